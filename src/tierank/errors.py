@@ -1,0 +1,45 @@
+"""Errors raised for bad input.
+
+Every problem with user input is reported as a :class:`TierankInputError`
+whose message says *what* was wrong, *where* (``file:line`` when there is a
+file) and, where useful, what is accepted.  The CLI turns it into one line per
+problem on stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One located problem in an input."""
+
+    source: str
+    line: int | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = self.source if self.line is None else f"{self.source}:{self.line}"
+        return f"{where}: {self.reason}"
+
+
+class TierankError(Exception):
+    """Base class of tierank's own errors."""
+
+
+class TierankInputError(TierankError, ValueError):
+    """Bad user input: malformed files, bad scores, unknown measures, ...
+
+    Examples
+    --------
+    >>> err = TierankInputError([Problem("run.txt", 3, "score 'abc' is not a number")])
+    >>> str(err)
+    "run.txt:3: score 'abc' is not a number"
+    """
+
+    def __init__(self, problems: list[Problem] | str):
+        if isinstance(problems, str):
+            problems = [Problem("input", None, problems)]
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))

@@ -1,0 +1,160 @@
+"""The one adapter layer: files, DataFrames and dicts in; :class:`Run` / :class:`Qrels` out.
+
+Accepted inputs for a run (and likewise for qrels):
+
+* a path (``str`` or ``os.PathLike``) to a TREC file, plain or gzip;
+* a :class:`Run` / :class:`Qrels` already built;
+* a pandas or polars DataFrame with a query column, a document column and a
+  score (run) or relevance (qrels) column, named as ir_measures, ranx or BEIR
+  name them (``query_id``/``qid``/``query-id``, ``doc_id``/``docno``/``corpus-id``,
+  ``score``, ``relevance``/``rel``/``grade``/``label``);
+* a dict of dicts ``{qid: {docid: score_or_grade}}`` as pytrec_eval and ranx take.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import Problem, TierankInputError
+from .model import Qrels, Run
+from .readers import MAX_PROBLEMS, read_qrels, read_run
+
+QUERY_COLUMNS = ("query_id", "qid", "query", "q_id", "query-id", "query-id")
+DOC_COLUMNS = ("doc_id", "docid", "docno", "doc", "corpus-id", "corpus_id", "did")
+SCORE_COLUMNS = ("score", "sim", "similarity")
+GRADE_COLUMNS = ("relevance", "rel", "grade", "label", "judgment", "score")
+
+
+def _pick(columns: list[str], wanted: tuple[str, ...], what: str, source: str) -> str:
+    lower = {c.lower(): c for c in columns}
+    for w in wanted:
+        if w in lower:
+            return lower[w]
+    raise TierankInputError([Problem(source, None,
+        f"no {what} column among {columns}; accepted names: {', '.join(dict.fromkeys(wanted))}")])
+
+
+def _frame_to_table(df, source: str) -> pa.Table:
+    mod = type(df).__module__
+    if mod.startswith("polars"):
+        return df.to_arrow()
+    if mod.startswith("pandas"):
+        return pa.Table.from_pandas(df, preserve_index=False)
+    raise TypeError(f"unsupported input type {type(df).__name__}")
+
+
+def _ids(col: pa.ChunkedArray | pa.Array) -> pa.Array:
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    if not pa.types.is_string(col.type):
+        if pa.types.is_large_string(col.type) or pa.types.is_string_view(col.type):
+            return col.cast(pa.string())
+        col = pc.cast(col, pa.string())
+    return col
+
+
+def _rows_problem(source: str, rows: np.ndarray, reason: str) -> TierankInputError:
+    probs = [Problem(source, None, f"row {int(r) + 1}: {reason}") for r in rows[:MAX_PROBLEMS]]
+    if len(rows) > MAX_PROBLEMS:
+        probs.append(Problem(source, None, f"... and {len(rows) - MAX_PROBLEMS} more rows"))
+    return TierankInputError(probs)
+
+
+def _validate_columns(qid: pa.Array, docid: pa.Array, values: np.ndarray, source: str, what: str) -> None:
+    if len(values) == 0:
+        raise TierankInputError([Problem(source, None, f"empty {what}: no rows")])
+    if qid.null_count or docid.null_count:
+        rows = np.flatnonzero(np.asarray(pc.or_(pc.is_null(qid), pc.is_null(docid))))
+        raise _rows_problem(source, rows, "missing query or document id")
+    bad = ~np.isfinite(values)
+    if bad.any():
+        raise _rows_problem(source, np.flatnonzero(bad), f"{'score' if what == 'run' else 'grade'} is NaN or infinite")
+    t = pa.table({"q": qid, "d": docid, "i": np.arange(len(values))})
+    first = t.group_by(["q", "d"]).aggregate([("i", "min"), ("i", "count")])
+    dup = np.asarray(first.column("i_count")) > 1
+    if dup.any():
+        tab = first.filter(pa.array(dup))
+        probs = [Problem(source, None, f"document {d!r} appears more than once in query {q!r}")
+                 for q, d in zip(tab.column("q").to_pylist()[:MAX_PROBLEMS], tab.column("d").to_pylist())]
+        raise TierankInputError(probs)
+
+
+def _from_dict(obj: Mapping, source: str, what: str) -> tuple[pa.Array, pa.Array, np.ndarray]:
+    qids: list[str] = []
+    docids: list[str] = []
+    vals: list[float] = []
+    for q, docs in obj.items():
+        if not isinstance(docs, Mapping):
+            raise TierankInputError([Problem(source, None,
+                f"query {q!r}: expected a mapping docid -> {'score' if what == 'run' else 'grade'}, "
+                f"got {type(docs).__name__}")])
+        for d, v in docs.items():
+            qids.append(str(q))
+            docids.append(str(d))
+            try:
+                vals.append(float(v))
+            except (TypeError, ValueError):
+                raise TierankInputError([Problem(source, None,
+                    f"query {q!r}, document {d!r}: value {v!r} is not a number")]) from None
+    return pa.array(qids, pa.string()), pa.array(docids, pa.string()), np.asarray(vals, dtype=np.float64)
+
+
+def to_run(obj, source: str | None = None) -> Run:
+    """Convert any accepted run input to a :class:`Run`.
+
+    Examples
+    --------
+    >>> run = to_run({"q1": {"d1": 0.5, "d2": 0.5}})
+    >>> len(run), run.score.tolist()
+    (2, [0.5, 0.5])
+    """
+    if isinstance(obj, Run):
+        return obj
+    if isinstance(obj, (str, os.PathLike)):
+        return read_run(obj)
+    source = source or "run"
+    if isinstance(obj, Mapping):
+        q, d, s = _from_dict(obj, source, "run")
+    else:
+        t = _frame_to_table(obj, source)
+        cols = t.column_names
+        q = _ids(t.column(_pick(cols, QUERY_COLUMNS, "query id", source)))
+        d = _ids(t.column(_pick(cols, DOC_COLUMNS, "document id", source)))
+        s = np.asarray(t.column(_pick(cols, SCORE_COLUMNS, "score", source)).to_numpy(zero_copy_only=False),
+                       dtype=np.float64)
+    _validate_columns(q, d, s, source, "run")
+    return Run(qid=q, docid=d, score=s, rank=None, source=source)
+
+
+def to_qrels(obj, source: str | None = None) -> Qrels:
+    """Convert any accepted qrels input to a :class:`Qrels`.
+
+    Examples
+    --------
+    >>> qrels = to_qrels({"q1": {"d1": 2, "d9": 0}})
+    >>> qrels.grade.tolist()
+    [2.0, 0.0]
+    """
+    if isinstance(obj, Qrels):
+        return obj
+    if isinstance(obj, (str, os.PathLike)):
+        return read_qrels(obj)
+    source = source or "qrels"
+    if isinstance(obj, Mapping):
+        q, d, g = _from_dict(obj, source, "qrels")
+    else:
+        t = _frame_to_table(obj, source)
+        cols = t.column_names
+        q = _ids(t.column(_pick(cols, QUERY_COLUMNS, "query id", source)))
+        d = _ids(t.column(_pick(cols, DOC_COLUMNS, "document id", source)))
+        g = np.asarray(t.column(_pick(cols, GRADE_COLUMNS, "relevance", source)).to_numpy(zero_copy_only=False),
+                       dtype=np.float64)
+    _validate_columns(q, d, g, source, "qrels")
+    return Qrels(qid=q, docid=d, grade=g, source=source)

@@ -1,0 +1,185 @@
+r"""Measures that are weighted sums over ranked positions: P, R, F1, Hits, Rprec, nDCG, RBP.
+
+Each is :math:`M = \sum_i w_i\, a_{\pi(i)}` with position weights :math:`w_i`
+(zero past the cutoff, normaliser folded in) and document values :math:`a`
+(binary relevance or graded gain).  Inside a tie group :math:`G` of size
+:math:`m` the documents are uniformly permuted over the group's positions, so
+
+* expectation (McSherry & Najork 2008; Yang et al. 2026, App. C, eqs. 10-17):
+  :math:`E[M] = \sum_G \bar a_G \sum_{i \in G} w_i`;
+* variance, exact, groups being independent (the variance of a linear
+  permutation statistic, Hoeffding 1951):
+  :math:`Var[M] = \sum_{G, m>1} \frac{1}{m-1}\sum_{d\in G}(a_d-\bar a_G)^2 \sum_{i\in G}(w_i-\bar w_G)^2`;
+* max / min: the optimistic / pessimistic arrangement (weights are non-increasing
+  in rank, so the rearrangement inequality makes them extremal).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Measure, Param, Stats, register
+
+REL = Param("rel", int, 1, "minimum grade counted relevant")
+
+
+def _group_moments(prep, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per tie group: mean of the document values and their sum of squared deviations."""
+    key = ("moments", kind)
+    if key not in prep._cache:
+        a = prep.rel.astype(np.float64) if kind == "rel" else prep.gain
+        m = prep.gsize.astype(np.float64)
+        s1 = prep.group_sum(a)
+        s2 = prep.group_sum(a * a)
+        prep._cache[key] = (s1 / m, np.maximum(s2 - s1 * s1 / m, 0.0))
+    return prep._cache[key]
+
+
+class Linear(Measure):
+    """Base of the positional-sum measures."""
+
+    kind = "rel"  # document value: binary "rel" or graded "gain"
+
+    def cutoff_per_query(self, prep) -> np.ndarray | float:
+        return self.k
+
+    def weights(self, prep, rows: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def rows(self, prep) -> np.ndarray:
+        k = self.cutoff_per_query(prep)
+        if np.isscalar(k):
+            return np.flatnonzero(prep.pos < k) if np.isfinite(k) else np.arange(prep.n)
+        return np.flatnonzero(prep.pos < k[prep.qi])
+
+    def compute(self, prep) -> Stats:
+        rows = self.rows(prep)
+        w = self.weights(prep, rows)
+        qi = prep.qi[rows]
+
+        def value(which: str) -> np.ndarray:
+            a = prep.arrangement(which, self.kind)[rows]
+            return np.bincount(qi, weights=w * a, minlength=prep.nq)
+
+        mean, ss = _group_moments(prep, self.kind)
+        g = prep.gid[rows]
+        expected = np.bincount(qi, weights=w * mean[g], minlength=prep.nq)
+        ng = len(prep.gsize)
+        m = prep.gsize.astype(np.float64)
+        sw = np.bincount(g, weights=w, minlength=ng)
+        sw2 = np.bincount(g, weights=w * w, minlength=ng)
+        ssw = np.maximum(sw2 - sw * sw / m, 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            vg = np.where(m > 1, ss * ssw / (m - 1), 0.0)
+        var = np.bincount(prep.gq, weights=vg, minlength=prep.nq)
+        return Stats(value("policy"), expected, value("pessimistic"), value("optimistic"), var)
+
+
+def _safe_inv(x: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return np.where(x > 0, 1.0 / np.where(x > 0, x, 1.0), 0.0)
+
+
+@register
+class P(Linear):
+    """Precision at k: relevant documents in the top k, divided by k (also when fewer are retrieved)."""
+
+    family = "P"
+    description = "precision at k: |relevant in top k| / k"
+    schema = (REL,)
+    cutoff_required = True
+
+    def weights(self, prep, rows):
+        return np.full(len(rows), 1.0 / self.cutoff)
+
+
+@register
+class R(Linear):
+    """Recall at k: relevant documents in the top k over all relevant documents N+."""
+
+    family = "R"
+    description = "recall at k: |relevant in top k| / N+ (0 when N+ = 0)"
+    schema = (REL,)
+
+    def weights(self, prep, rows):
+        return _safe_inv(prep.nrel)[prep.qi[rows]]
+
+
+@register
+class F1(Linear):
+    """F1 at k, harmonic mean of P@k and R@k: 2 |rel in top k| / (k + N+)."""
+
+    family = "F1"
+    description = "F1 at k: 2 |relevant in top k| / (k + N+)"
+    schema = (REL,)
+    cutoff_required = True
+
+    def weights(self, prep, rows):
+        return 2.0 / (self.cutoff + prep.nrel[prep.qi[rows]])
+
+
+@register
+class Hits(Linear):
+    """Number of relevant documents in the top k (a count, not a rate)."""
+
+    family = "Hits"
+    description = "count of relevant documents in the top k"
+    schema = (REL,)
+
+    def weights(self, prep, rows):
+        return np.ones(len(rows))
+
+
+@register
+class Rprec(Linear):
+    """R-precision: precision at rank N+ (trec_eval Rprec)."""
+
+    family = "Rprec"
+    description = "precision at rank N+ (R-precision)"
+    schema = (REL,)
+    cutoff_allowed = False
+
+    def cutoff_per_query(self, prep):
+        return prep.nrel
+
+    def weights(self, prep, rows):
+        return _safe_inv(prep.nrel)[prep.qi[rows]]
+
+
+@register
+class RBP(Linear):
+    """Rank-biased precision (Moffat & Zobel 2008), binary: (1-p) sum_i p^(i-1) rel_i."""
+
+    family = "RBP"
+    description = "rank-biased precision (1-p) sum_i p^(i-1) rel_i, binary relevance"
+    schema = (Param("p", float, 0.8, "persistence", always_shown=True), REL)
+
+    def validate(self, text):
+        from ..errors import TierankInputError
+        if not 0.0 < self.param("p") < 1.0:
+            raise TierankInputError(f"measure {text!r}: p must lie in (0, 1), got {self.param('p')}")
+
+    def weights(self, prep, rows):
+        p = self.param("p")
+        return (1.0 - p) * np.power(p, prep.pos[rows].astype(np.float64))
+
+
+def idcg(prep, k: float) -> np.ndarray:
+    """Ideal DCG at k per query, from the ideal gains sorted descending."""
+    ipos = np.arange(len(prep.ideal_gain)) - np.repeat(prep.ideal_start[:-1], np.diff(prep.ideal_start))
+    keep = ipos < k
+    iq = np.repeat(np.arange(prep.nq), np.diff(prep.ideal_start))
+    return np.bincount(iq[keep], weights=prep.ideal_gain[keep] / np.log2(ipos[keep] + 2.0), minlength=prep.nq)
+
+
+@register
+class nDCG(Linear):
+    """Normalised DCG with linear graded gains and log2(rank+1) discount (trec_eval ndcg / ndcg_cut)."""
+
+    family = "nDCG"
+    description = "normalised DCG, gain = grade (<= 0 counts 0), discount 1/log2(rank+1), ideal from qrels"
+    kind = "gain"
+
+    def weights(self, prep, rows):
+        norm = _safe_inv(idcg(prep, self.k))
+        return norm[prep.qi[rows]] / np.log2(prep.pos[rows] + 2.0)

@@ -1,0 +1,121 @@
+r"""Measures decided by the first relevant document: RR and Success.
+
+Only the first tie group :math:`G^*` holding a relevant document matters.  With
+:math:`m = |G^*|`, :math:`r` relevant documents in it and :math:`c` documents
+ranked above it, the offset :math:`t` of the first relevant document inside
+:math:`G^*` follows the negative hypergeometric law
+
+.. math:: P(T = t) = \binom{m-t-1}{r-1} \Big/ \binom{m}{r}, \qquad t = 0..m-r,
+
+which gives (McSherry & Najork 2008; Yang et al. 2026, App. C, eqs. 18-22, in
+an equivalent form) :math:`E[RR@k] = \sum_{t \le k-c-1} P(t)/(c+t+1)`, and the
+exact variance from :math:`E[RR^2]` the same way.  Success@k is Bernoulli with
+:math:`P = 1 - \binom{m-r}{s}/\binom{m}{s}`, :math:`s = \min(m, k - c)`.
+Binomials are evaluated in log space from one log-factorial table.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Measure, Stats, register
+from .linear import REL, _group_moments
+
+
+def log_factorials(n: int) -> np.ndarray:
+    """``lf[i] = log(i!)`` for i = 0..n."""
+    lf = np.zeros(n + 1)
+    if n > 0:
+        np.cumsum(np.log(np.arange(1, n + 1, dtype=np.float64)), out=lf[1:])
+    return lf
+
+
+def first_relevant_rank(prep, seq: np.ndarray) -> np.ndarray:
+    """0-based rank of the first relevant document per query (inf if none)."""
+    idx = np.flatnonzero(seq)
+    out = np.full(prep.nq, np.inf)
+    if len(idx):
+        q = prep.qi[idx]
+        first = np.flatnonzero(np.diff(q, prepend=-1))
+        out[q[first]] = prep.pos[idx[first]]
+    return out
+
+
+def first_relevant_group(prep):
+    """Per query with a relevant document: (query, group size m, relevant r, rank offset c)."""
+    mean, _ = _group_moments(prep, "rel")
+    r_g = np.rint(mean * prep.gsize).astype(np.int64)
+    gidx = np.flatnonzero(r_g > 0)
+    gq = prep.gq[gidx]
+    first = np.flatnonzero(np.diff(gq, prepend=-1))
+    g = gidx[first]
+    return gq[first], prep.gsize[g].astype(np.int64), r_g[g], prep.gpos0[g].astype(np.int64)
+
+
+class _FirstRelevant(Measure):
+    schema = (REL,)
+
+    def of_rank(self, rank: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def compute(self, prep) -> Stats:
+        vals = [self.of_rank(first_relevant_rank(prep, prep.arrangement(w, "rel")))
+                for w in ("policy", "pessimistic", "optimistic")]
+        e, v = self.moments(prep)
+        return Stats(vals[0], e, vals[1], vals[2], v)
+
+
+@register
+class RR(_FirstRelevant):
+    """Reciprocal rank of the first relevant document (0 if none in the top k)."""
+
+    family = "RR"
+    description = "reciprocal rank of the first relevant document within the cutoff"
+
+    def of_rank(self, rank):
+        return np.where(rank < self.k, 1.0 / (rank + 1.0), 0.0)
+
+    def moments(self, prep):
+        e = np.zeros(prep.nq)
+        e2 = np.zeros(prep.nq)
+        q, m, r, c = first_relevant_group(prep)
+        if len(q):
+            kk = np.minimum(self.k, np.iinfo(np.int64).max // 2)
+            u = np.minimum(m - r, np.asarray(kk - c - 1, dtype=np.float64)).astype(np.int64)
+            cnt = np.clip(u + 1, 0, None)
+            total = int(cnt.sum())
+            if total:
+                rep = np.repeat(np.arange(len(q)), cnt)
+                t = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+                mm, rr, cc = m[rep], r[rep], c[rep]
+                lf = log_factorials(int(m.max()))
+                logp = (lf[mm - t - 1] - lf[rr - 1] - lf[mm - t - rr]) - (lf[mm] - lf[rr] - lf[mm - rr])
+                p = np.exp(logp)
+                inv = 1.0 / (cc + t + 1.0)
+                e = np.bincount(q[rep], weights=p * inv, minlength=prep.nq)
+                e2 = np.bincount(q[rep], weights=p * inv * inv, minlength=prep.nq)
+        return e, np.maximum(e2 - e * e, 0.0)
+
+
+@register
+class Success(_FirstRelevant):
+    """1 if a relevant document is in the top k, else 0."""
+
+    family = "Success"
+    description = "1 if any relevant document is in the top k"
+
+    def of_rank(self, rank):
+        return (rank < self.k).astype(np.float64)
+
+    def moments(self, prep):
+        e = np.zeros(prep.nq)
+        q, m, r, c = first_relevant_group(prep)
+        if len(q):
+            s = np.clip(np.minimum(m.astype(np.float64), self.k - c), 0, None).astype(np.int64)
+            lf = log_factorials(int(m.max()))
+            none_ok = s <= m - r  # possible that the first s positions hold no relevant doc
+            ss = np.where(none_ok, s, 0)
+            p_none = np.exp(lf[m - r] - lf[np.where(none_ok, m - r - ss, 0)] - lf[m] + lf[m - ss])
+            p = np.where(s <= 0, 0.0, np.where(none_ok, 1.0 - p_none, 1.0))
+            e[q] = p
+        return e, e * (1.0 - e)

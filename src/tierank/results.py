@@ -1,0 +1,104 @@
+"""Typed evaluation results.
+
+Per (query, measure) the columns are the stable contract of the jsonl output:
+``query, measure, oblivious, expected, min, max, range, bias, std``.  The
+aggregate (``query == "all"``) is the mean over queries of each column; its
+``std`` is the standard deviation of the *mean* over all tie orderings, which is
+exact because orderings in different queries are independent:
+``sqrt(sum_q Var_q) / n_q``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .measures.base import Measure, Stats
+
+COLUMNS = ("oblivious", "expected", "min", "max", "range", "bias", "std")
+
+
+def _none_if_nan(x: float) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """Result of :func:`tierank.evaluate`.
+
+    Attributes
+    ----------
+    measures : list of Measure, in the order asked for
+    qids : list of str, evaluated queries (sorted)
+    stats : dict Measure -> Stats (per-query arrays)
+    ties : tie statistics of the evaluated documents
+    settings : tie-break policy and query-set conventions used
+    """
+
+    measures: list[Measure]
+    qids: list[str]
+    stats: dict[Measure, Stats]
+    ties: dict
+    settings: dict = field(default_factory=dict)
+
+    def _table(self, m: Measure) -> dict[str, np.ndarray]:
+        s = self.stats[m]
+        return {
+            "oblivious": s.oblivious, "expected": s.expected, "min": s.min, "max": s.max,
+            "range": s.max - s.min, "bias": s.oblivious - s.expected, "std": np.sqrt(s.var),
+        }
+
+    def per_query(self) -> pd.DataFrame:
+        """One row per (query, measure): query, measure, oblivious, expected, min, max, range, bias, std."""
+        frames = []
+        for m in self.measures:
+            t = self._table(m)
+            frames.append(pd.DataFrame({"query": self.qids, "measure": str(m), **t}))
+        if not frames:
+            return pd.DataFrame(columns=["query", "measure", *COLUMNS])
+        return pd.concat(frames, ignore_index=True)
+
+    def aggregate(self) -> pd.DataFrame:
+        """One row per measure with the mean over queries (``query`` = "all")."""
+        rows = []
+        n = len(self.qids)
+        for m in self.measures:
+            t = self._table(m)
+            row = {"query": "all", "measure": str(m)}
+            for c in COLUMNS[:-1]:
+                row[c] = float(np.mean(t[c])) if n else float("nan")
+            row["std"] = float(np.sqrt(np.sum(self.stats[m].var)) / n) if n else float("nan")
+            rows.append(row)
+        return pd.DataFrame(rows, columns=["query", "measure", *COLUMNS])
+
+    def records(self, per_query: bool = True) -> list[dict]:
+        """jsonl-ready records: per-query rows (if asked) then the aggregate rows; NaN -> None."""
+        frames = ([self.per_query()] if per_query else []) + [self.aggregate()]
+        out = []
+        for df in frames:
+            for rec in df.to_dict("records"):
+                out.append({k: (_none_if_nan(v) if k in COLUMNS else v) for k, v in rec.items()})
+        return out
+
+    def to_dict(self) -> dict:
+        """Nested plain-Python view: ``{"all": {measure: {stat: value}}, qid: {...}, ...}``.
+
+        Examples
+        --------
+        >>> import tierank
+        >>> res = tierank.evaluate({"q": {"a": 1}}, {"q": {"a": 0.5, "b": 0.5}}, ["P@1"])
+        >>> res.to_dict()["all"]["P@1"]["expected"]
+        0.5
+        """
+        out: dict = {}
+        for rec in self.records(per_query=True):
+            out.setdefault(rec["query"], {})[rec["measure"]] = {c: rec[c] for c in COLUMNS}
+        all_ = out.pop("all", {})
+        return {"all": all_, **out}
+
+    def __repr__(self) -> str:
+        return (f"EvalResult({len(self.qids)} queries, measures={[str(m) for m in self.measures]}, "
+                f"tie_break={self.settings.get('tie_break')!r})")
