@@ -20,6 +20,8 @@ class Problem:
     reason: str
 
     def __str__(self) -> str:
+        if not self.source:
+            return self.reason
         where = self.source if self.line is None else f"{self.source}:{self.line}"
         return f"{where}: {self.reason}"
 
@@ -40,6 +42,6 @@ class TierankInputError(TierankError, ValueError):
 
     def __init__(self, problems: list[Problem] | str):
         if isinstance(problems, str):
-            problems = [Problem("input", None, problems)]
+            problems = [Problem("", None, problems)]
         self.problems = list(problems)
         super().__init__("\n".join(str(p) for p in self.problems))

@@ -52,8 +52,8 @@ def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "tre
     >>> res = evaluate(qrels, run, ["R@3", "P@2"])
     >>> res.aggregate().round(4)[["measure", "oblivious", "expected", "min", "max", "bias", "std"]]
       measure  oblivious  expected     min  max    bias     std
-    0     R@3     1.0000    0.7778  0.6667  1.0  0.2222  0.1571
-    1     P@2     1.0000    0.8333  0.5000  1.0  0.1667  0.2357
+    0     R@3        1.0    0.7778  0.6667  1.0  0.2222  0.1571
+    1     P@2        1.0    0.8333  0.5000  1.0  0.1667  0.2357
     """
     if isinstance(measures, str):
         measures = [measures]

@@ -95,15 +95,51 @@ class Prepared:
     pos: np.ndarray         # 0-based rank of each row in its query
     gid: np.ndarray         # tie-group index of each row
     gstart: np.ndarray      # row offset of each group (+ sentinel)
-    rel: np.ndarray         # binary relevance (judged and grade >= rel_level), policy order
-    gain: np.ndarray        # graded gain max(grade, 0), unjudged 0, policy order
-    judged: np.ndarray      # has a judgment, policy order
-    nrel: np.ndarray        # N+ per query (qrels, or candidates with candidates_only)
-    ideal_gain: np.ndarray  # positive gains per query sorted descending (for IDCG)
-    ideal_start: np.ndarray
+    grade: np.ndarray       # grade of each row in policy order, NaN = unjudged
+    judged_grades: tuple    # (query index, grade) of every judgment counted for N+ / ideal DCG
+    rel_level: int          # default minimum grade counted relevant
     in_run: np.ndarray      # query present in the run
     docid: pa.Array | None = None  # docids in policy order (for inspection)
     _cache: dict = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def judged(self) -> np.ndarray:
+        return ~np.isnan(self.grade)
+
+    @cached_property
+    def gain(self) -> np.ndarray:
+        """Graded gain max(grade, 0) per row in policy order; unjudged 0."""
+        return np.where(self.judged, np.maximum(np.nan_to_num(self.grade), 0.0), 0.0)
+
+    def relevant(self, level: int | None = None) -> np.ndarray:
+        """Binary relevance (judged and grade >= level) per row in policy order."""
+        level = self.rel_level if level is None else level
+        key = ("rel", level)
+        if key not in self._cache:
+            self._cache[key] = self.judged & (np.nan_to_num(self.grade, nan=-np.inf) >= level)
+        return self._cache[key]
+
+    @property
+    def rel(self) -> np.ndarray:
+        return self.relevant()
+
+    def nrel(self, level: int | None = None) -> np.ndarray:
+        """N+ per query: judgments with grade >= level (qrels, or judged candidates)."""
+        level = self.rel_level if level is None else level
+        key = ("nrel", level)
+        if key not in self._cache:
+            q, g = self.judged_grades
+            self._cache[key] = np.bincount(q, weights=(g >= level), minlength=self.nq)
+        return self._cache[key]
+
+    @cached_property
+    def ideal(self) -> tuple[np.ndarray, np.ndarray]:
+        """Positive gains per query sorted descending, and their query offsets (for IDCG)."""
+        q, g = self.judged_grades
+        keep = g > 0
+        iq, ig = q[keep], g[keep]
+        o = np.lexsort((-ig, iq))
+        return ig[o], _segment_offsets(iq[o], self.nq)
 
     @property
     def nq(self) -> int:
@@ -139,21 +175,24 @@ class Prepared:
         qi = self.qi if rows is None else self.qi[rows]
         return np.bincount(qi, weights=values, minlength=self.nq)
 
-    def arrangement(self, which: str, kind: str) -> np.ndarray:
-        """``rel`` or ``gain`` sequence under ``policy``, ``optimistic`` or ``pessimistic``."""
-        base = self.rel if kind == "rel" else self.gain
+    def arrangement(self, which: str, kind: str, level: int | None = None) -> np.ndarray:
+        """``rel`` or ``gain`` sequence under ``policy``, ``optimistic`` or ``pessimistic``.
+
+        The extremal arrangements sort each tie group by (relevant at ``level``,
+        gain), descending or ascending: one rearrangement is extremal for binary
+        and graded measures alike.
+        """
+        level = self.rel_level if level is None else level
+        base = self.relevant(level) if kind == "rel" else self.gain
         if which == "policy":
             return base
-        key = (which, kind)
+        key = (which, kind, level)
         if key not in self._cache:
             out = base.copy()
             t = self.tied_rows
             if len(t):
-                # rank key: relevance first, then gain, so one rearrangement is
-                # extremal for binary and graded measures alike
-                k = self.rel[t].astype(np.float64) * (1.0 + self.gain.max()) + self.gain[t]
-                k = -k if which == "optimistic" else k
-                order = np.lexsort((k, self.gid[t]))
+                k = self.relevant(level)[t] * (1.0 + self.gain.max()) + self.gain[t]
+                order = np.lexsort((-k if which == "optimistic" else k, self.gid[t]))
                 out[t] = base[t][order]
             self._cache[key] = out
         return self._cache[key]
@@ -251,30 +290,18 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval"
     order, gid = _sort_order(qi, score, docid, policy)
     qi_s = qi[order]
     grade_s = grade[order]
-    judged = ~np.isnan(grade_s)
-    g0 = np.where(judged, grade_s, 0.0)
-    rel = judged & (g0 >= rel_level)
-    gain = np.maximum(g0, 0.0)
     qstart = _segment_offsets(qi_s, nq)
     pos = np.arange(len(qi_s), dtype=np.int64) - qstart[qi_s]
     gstart = np.append(np.flatnonzero(np.diff(gid, prepend=-1)), len(gid)).astype(np.int64)
-
-    # N+ and ideal gains: from qrels, or from judged candidates
     if candidates_only:
-        nrel = np.bincount(qi_s, weights=rel, minlength=nq)
-        iq, ig = qi_s[gain > 0], gain[gain > 0]
+        j = ~np.isnan(grade_s)
+        judged_grades = (qi_s[j], grade_s[j])
     else:
-        qq = qt.column("q").to_numpy()
-        qg = qt.column("g").to_numpy()
-        nrel = np.bincount(qq, weights=(qg >= rel_level), minlength=nq)
-        iq, ig = qq[qg > 0], qg[qg > 0]
-    o = np.lexsort((-ig, iq))
-    ideal_gain, iq = ig[o], iq[o]
+        judged_grades = (qt.column("q").to_numpy(), qt.column("g").to_numpy())
     in_run = np.zeros(nq, dtype=bool)
     in_run[np.unique(qi)] = True
     return Prepared(
-        qids=qids, qstart=qstart, qi=qi_s, pos=pos, gid=gid, gstart=gstart,
-        rel=rel, gain=gain, judged=judged, nrel=nrel, ideal_gain=ideal_gain,
-        ideal_start=_segment_offsets(iq, nq), in_run=in_run,
+        qids=qids, qstart=qstart, qi=qi_s, pos=pos, gid=gid, gstart=gstart, grade=grade_s,
+        judged_grades=judged_grades, rel_level=rel_level, in_run=in_run,
         docid=docid.take(pa.array(order)) if keep_docids else None,
     )

@@ -11,7 +11,8 @@ ahead of :math:`i` hold, given :math:`rel_i = 1`, a sample without replacement
 from the remaining :math:`m_n-1` documents of which :math:`r_n-1` are relevant.
 
 The variance of AP needs fourth-order joint inclusion probabilities and has no
-closed form implemented here: its ``std`` is reported as empty (NaN / null).
+closed form implemented here: its ``std`` is reported as empty (NaN / null),
+except where min == max, when it is exactly 0.
 """
 
 from __future__ import annotations
@@ -38,21 +39,21 @@ class AP(Measure):
         rows = self._rows(prep)
         qi = prep.qi[rows]
         pos1 = prep.pos[rows] + 1.0
-        norm = _safe_inv(prep.nrel)
+        norm = _safe_inv(prep.nrel(self.level))
         # rows are the first min(k, len) positions of each query: contiguous per query
         qfirst = np.flatnonzero(np.diff(qi, prepend=-1))
         qlen = np.diff(np.append(qfirst, len(rows)))
 
         def value(which: str) -> np.ndarray:
-            a = prep.arrangement(which, "rel")[rows].astype(np.float64)
+            a = prep.arrangement(which, "rel", self.level)[rows].astype(np.float64)
             cs = np.cumsum(a)
             base = np.repeat(cs[qfirst] - a[qfirst], qlen)
             return np.bincount(qi, weights=a * (cs - base) / pos1, minlength=prep.nq) * norm
 
-        mean, _ = _group_moments(prep, "rel")
+        mean, _ = _group_moments(prep, "rel", self.level)
         m = prep.gsize.astype(np.float64)
         r = mean * m
-        csum = np.concatenate(([0.0], np.cumsum(prep.rel)))
+        csum = np.concatenate(([0.0], np.cumsum(prep.relevant(self.level))))
         before = csum[prep.gstart[:-1]] - csum[prep.qstart[prep.gq]]
         g = prep.gid[rows]
         t = prep.pos[rows] - prep.gpos0[g]
@@ -60,5 +61,6 @@ class AP(Measure):
             frac = np.where(m[g] > 1, (r[g] - 1.0) / (m[g] - 1.0), 0.0)
         term = mean[g] * (before[g] + 1.0 + t * frac) / pos1
         expected = np.bincount(qi, weights=term, minlength=prep.nq) * norm
-        nan = np.full(prep.nq, np.nan)
-        return Stats(value("policy"), expected, value("pessimistic"), value("optimistic"), nan)
+        lo, hi = value("pessimistic"), value("optimistic")
+        var = np.where(hi == lo, 0.0, np.nan)  # no spread: exactly 0; otherwise not derived
+        return Stats(value("policy"), expected, lo, hi, var)

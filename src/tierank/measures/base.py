@@ -77,6 +77,11 @@ class Measure:
         raise NotImplementedError
 
     @property
+    def level(self) -> int | None:
+        """Relevance threshold of a binary measure (None: the evaluation's default)."""
+        return dict(self.params).get("rel")
+
+    @property
     def k(self) -> float:
         return float("inf") if self.cutoff is None else self.cutoff
 
@@ -109,7 +114,7 @@ def parse_measure(text: "str | Measure") -> Measure:
     >>> parse_measure("RBP(p=0.8)")
     Measure('RBP(p=0.8)')
     >>> str(parse_measure("P(rel=2)@5")), parse_measure("P@5").param("rel")
-    ('P(rel=2)@5', 1)
+    ('P(rel=2)@5', None)
     >>> parse_measure("P@0")
     Traceback (most recent call last):
     ...
@@ -135,7 +140,7 @@ def parse_measure(text: "str | Measure") -> Measure:
                 accepted = ", ".join(p.name for p in cls.schema) or "none"
                 raise TierankInputError(f"measure {text!r}: unknown parameter {k!r}; accepted: {accepted}")
             try:
-                values[k] = spec.type(v)
+                values[k] = spec.type(v) if spec.type is not int else int(v)
             except ValueError:
                 raise TierankInputError(f"measure {text!r}: parameter {k}={v!r} is not a {spec.type.__name__}") from None
     cutoff = None

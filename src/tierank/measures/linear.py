@@ -20,14 +20,14 @@ import numpy as np
 
 from .base import Measure, Param, Stats, register
 
-REL = Param("rel", int, 1, "minimum grade counted relevant")
+REL = Param("rel", int, None, "minimum grade counted relevant (default: the evaluation's rel, 1)")
 
 
-def _group_moments(prep, kind: str) -> tuple[np.ndarray, np.ndarray]:
+def _group_moments(prep, kind: str, level: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per tie group: mean of the document values and their sum of squared deviations."""
-    key = ("moments", kind)
+    key = ("moments", kind, level if kind == "rel" else None)
     if key not in prep._cache:
-        a = prep.rel.astype(np.float64) if kind == "rel" else prep.gain
+        a = prep.relevant(level).astype(np.float64) if kind == "rel" else prep.gain
         m = prep.gsize.astype(np.float64)
         s1 = prep.group_sum(a)
         s2 = prep.group_sum(a * a)
@@ -58,10 +58,10 @@ class Linear(Measure):
         qi = prep.qi[rows]
 
         def value(which: str) -> np.ndarray:
-            a = prep.arrangement(which, self.kind)[rows]
+            a = prep.arrangement(which, self.kind, self.level)[rows]
             return np.bincount(qi, weights=w * a, minlength=prep.nq)
 
-        mean, ss = _group_moments(prep, self.kind)
+        mean, ss = _group_moments(prep, self.kind, self.level)
         g = prep.gid[rows]
         expected = np.bincount(qi, weights=w * mean[g], minlength=prep.nq)
         ng = len(prep.gsize)
@@ -102,7 +102,7 @@ class R(Linear):
     schema = (REL,)
 
     def weights(self, prep, rows):
-        return _safe_inv(prep.nrel)[prep.qi[rows]]
+        return _safe_inv(prep.nrel(self.level))[prep.qi[rows]]
 
 
 @register
@@ -115,7 +115,7 @@ class F1(Linear):
     cutoff_required = True
 
     def weights(self, prep, rows):
-        return 2.0 / (self.cutoff + prep.nrel[prep.qi[rows]])
+        return 2.0 / (self.cutoff + prep.nrel(self.level)[prep.qi[rows]])
 
 
 @register
@@ -140,10 +140,10 @@ class Rprec(Linear):
     cutoff_allowed = False
 
     def cutoff_per_query(self, prep):
-        return prep.nrel
+        return prep.nrel(self.level)
 
     def weights(self, prep, rows):
-        return _safe_inv(prep.nrel)[prep.qi[rows]]
+        return _safe_inv(prep.nrel(self.level))[prep.qi[rows]]
 
 
 @register
@@ -166,10 +166,12 @@ class RBP(Linear):
 
 def idcg(prep, k: float) -> np.ndarray:
     """Ideal DCG at k per query, from the ideal gains sorted descending."""
-    ipos = np.arange(len(prep.ideal_gain)) - np.repeat(prep.ideal_start[:-1], np.diff(prep.ideal_start))
+    gains, start = prep.ideal
+    counts = np.diff(start)
+    ipos = np.arange(len(gains)) - np.repeat(start[:-1], counts)
     keep = ipos < k
-    iq = np.repeat(np.arange(prep.nq), np.diff(prep.ideal_start))
-    return np.bincount(iq[keep], weights=prep.ideal_gain[keep] / np.log2(ipos[keep] + 2.0), minlength=prep.nq)
+    iq = np.repeat(np.arange(prep.nq), counts)
+    return np.bincount(iq[keep], weights=gains[keep] / np.log2(ipos[keep] + 2.0), minlength=prep.nq)
 
 
 @register

@@ -41,9 +41,9 @@ def first_relevant_rank(prep, seq: np.ndarray) -> np.ndarray:
     return out
 
 
-def first_relevant_group(prep):
+def first_relevant_group(prep, level=None):
     """Per query with a relevant document: (query, group size m, relevant r, rank offset c)."""
-    mean, _ = _group_moments(prep, "rel")
+    mean, _ = _group_moments(prep, "rel", level)
     r_g = np.rint(mean * prep.gsize).astype(np.int64)
     gidx = np.flatnonzero(r_g > 0)
     gq = prep.gq[gidx]
@@ -59,7 +59,7 @@ class _FirstRelevant(Measure):
         raise NotImplementedError
 
     def compute(self, prep) -> Stats:
-        vals = [self.of_rank(first_relevant_rank(prep, prep.arrangement(w, "rel")))
+        vals = [self.of_rank(first_relevant_rank(prep, prep.arrangement(w, "rel", self.level)))
                 for w in ("policy", "pessimistic", "optimistic")]
         e, v = self.moments(prep)
         return Stats(vals[0], e, vals[1], vals[2], v)
@@ -78,7 +78,7 @@ class RR(_FirstRelevant):
     def moments(self, prep):
         e = np.zeros(prep.nq)
         e2 = np.zeros(prep.nq)
-        q, m, r, c = first_relevant_group(prep)
+        q, m, r, c = first_relevant_group(prep, self.level)
         if len(q):
             kk = np.minimum(self.k, np.iinfo(np.int64).max // 2)
             u = np.minimum(m - r, np.asarray(kk - c - 1, dtype=np.float64)).astype(np.int64)
@@ -109,7 +109,7 @@ class Success(_FirstRelevant):
 
     def moments(self, prep):
         e = np.zeros(prep.nq)
-        q, m, r, c = first_relevant_group(prep)
+        q, m, r, c = first_relevant_group(prep, self.level)
         if len(q):
             s = np.clip(np.minimum(m.astype(np.float64), self.k - c), 0, None).astype(np.int64)
             lf = log_factorials(int(m.max()))

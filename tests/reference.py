@@ -1,0 +1,101 @@
+"""Naive reference implementations, written from the textbook definitions.
+
+Nothing here shares code with tierank's kernels: one ranked list of grades in,
+one number out, and brute-force enumeration of every ordering inside tie groups.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import statistics
+
+
+def _rel(g, level):
+    return g is not None and g >= level
+
+
+def _gain(g):
+    return max(g, 0.0) if g is not None else 0.0
+
+
+def value(measure: str, grades: list, nrel: int, ideal: list[float], level: int = 1) -> float:
+    """Measure of one ranked list. ``grades``: grade per rank (None = unjudged)."""
+    m = re.fullmatch(r"([A-Za-z0-9]+)(?:\(p=([0-9.]+)\))?(?:@(\d+))?", measure)
+    name, p, k = m.group(1), m.group(2), m.group(3)
+    kideal = int(k) if k else None  # no cutoff: the ideal ranks every relevant document
+    k = int(k) if k else len(grades)
+    rel = [_rel(g, level) for g in grades]
+    top = rel[:k]
+    hits = sum(top)
+    if name == "P":
+        return hits / k
+    if name == "R":
+        return hits / nrel if nrel else 0.0
+    if name == "Hits":
+        return float(hits)
+    if name == "F1":
+        prec, rec = hits / k, (hits / nrel if nrel else 0.0)
+        return 2 * prec * rec / (prec + rec) if prec + rec > 0 else 0.0
+    if name == "Success":
+        return float(any(top))
+    if name == "RR":
+        for i, r in enumerate(top):
+            if r:
+                return 1.0 / (i + 1)
+        return 0.0
+    if name == "AP":
+        if not nrel:
+            return 0.0
+        total, seen = 0.0, 0
+        for i, r in enumerate(top):
+            if r:
+                seen += 1
+                total += seen / (i + 1)
+        return total / nrel
+    if name == "Rprec":
+        return sum(rel[:nrel]) / nrel if nrel else 0.0
+    if name == "RBP":
+        pp = float(p) if p else 0.8
+        return (1 - pp) * sum(pp ** i for i, r in enumerate(top) if r)
+    if name == "nDCG":
+        dcg = sum(_gain(g) / math.log2(i + 2) for i, g in enumerate(grades[:k]))
+        ideal_sorted = sorted((x for x in ideal if x > 0), reverse=True)[:kideal]
+        idcg = sum(x / math.log2(i + 2) for i, x in enumerate(ideal_sorted))
+        return dcg / idcg if idcg > 0 else 0.0
+    raise ValueError(measure)
+
+
+def orderings(docs: list[tuple[str, float, object]]):
+    """Every ranking of ``docs`` (docid, score, grade) consistent with score descending."""
+    scores = sorted({s for _, s, _ in docs}, reverse=True)
+    groups = [[d for d in docs if d[1] == s] for s in scores]
+    for combo in itertools.product(*(itertools.permutations(g) for g in groups)):
+        yield [d for grp in combo for d in grp]
+
+
+def brute_stats(measure: str, docs, nrel: int, ideal, level: int = 1) -> dict:
+    vals = [value(measure, [g for _, _, g in o], nrel, ideal, level) for o in orderings(docs)]
+    return {
+        "expected": statistics.fmean(vals),
+        "min": min(vals),
+        "max": max(vals),
+        "std": statistics.pstdev(vals),
+    }
+
+
+def ordered(docs, policy: str):
+    """The tie-oblivious order under a named policy (input order = list order)."""
+    idx = list(range(len(docs)))
+    if policy == "trec_eval":
+        key = sorted(idx, key=lambda i: docs[i][0].encode(), reverse=True)
+        key = sorted(key, key=lambda i: -docs[i][1])
+    elif policy == "docno":
+        key = sorted(idx, key=lambda i: docs[i][0].encode())
+        key = sorted(key, key=lambda i: -docs[i][1])
+    elif policy == "input":
+        key = sorted(idx, key=lambda i: -docs[i][1])
+    else:
+        raise ValueError(policy)
+    return [docs[i] for i in key]
