@@ -103,6 +103,38 @@ def test_relevance_level_equals_pytrec_eval(pair, rel, read_run_dict, read_qrels
     assert not bad, bad[:10]
 
 
+def with_rel(name: str, rel: int) -> str:
+    """``P@5`` -> ``P(rel=2)@5``, ``AP`` -> ``AP(rel=2)``."""
+    fam, _, cut = name.partition("@")
+    return f"{fam}(rel={rel})" + (f"@{cut}" if cut else "")
+
+
+@pytest.mark.parametrize("rel", [2, 3])
+@pytest.mark.parametrize("pair", GRADED)
+def test_per_measure_rel_equals_pytrec_eval(pair, rel, read_run_dict, read_qrels_dict):
+    """Per-measure thresholds (``P(rel=2)@5``) mixed with default ones in one evaluation.
+
+    Each binary measure with ``rel=R`` equals pytrec_eval at relevance_level R, and
+    the same measure without the parameter still equals relevance_level 1.
+    nDCG takes no threshold (graded gains), so it is left out.
+    """
+    run_path, qrels_path = PAIRS[pair]
+    run = as_float32(read_run_dict(run_path))
+    qrels = read_qrels_dict(qrels_path)
+    binary = {m: n for m, n in NAMES.items() if not n.startswith("nDCG")}
+    names = sorted(binary.values()) + [with_rel(n, rel) for n in sorted(binary.values())]
+    res = tierank.evaluate(qrels, run, names, tie_break="trec_eval")
+    pq = res.per_query()
+    per = {(q, m): float(v) for q, m, v in zip(pq["query"], pq["measure"], pq["oblivious"])}
+    bad = []
+    for level, name_of in ((1, lambda n: n), (rel, lambda n: with_rel(n, rel))):
+        for q, row in pytrec(qrels, run, rel=level).items():
+            for m, name in binary.items():
+                if abs(per[(q, name_of(name))] - row[m]) > 1e-9:
+                    bad.append((q, name_of(name), row[m], per[(q, name_of(name))]))
+    assert not bad, bad[:10]
+
+
 def test_comparison_discriminates_tie_breaks(read_run_dict, read_qrels_dict):
     """askubuntu's BM25 ties are real and matter: docno ascending disagrees with pytrec_eval."""
     run = as_float32(read_run_dict("askubuntu/dev.bm25.run"))
@@ -175,3 +207,18 @@ def test_ir_measures_askubuntu(split, data_dir):
                for r in ir_measures.iter_calc(measures, qrels, run)
                if abs(r.value - per[(r.query_id, str(r.measure))]) > 1e-9]
         assert not bad, (policy, bad[:10])
+
+
+def test_ir_measures_rel_parameter(data_dir):
+    """ir_measures' ``rel`` measure parameter on graded qrels (RAG 2024, grades 0-3)."""
+    ir_measures = pytest.importorskip("ir_measures")
+    qrels_path = data_dir / "trec_eval" / "qrels.comment.test"
+    run_path = data_dir / "trec_eval" / "results.comment.test"
+    names = ["P(rel=2)@5", "AP(rel=2)", "R(rel=3)@20", "RR(rel=3)", "Rprec(rel=2)", "Success(rel=3)@1", "nDCG@10"]
+    measures = [ir_measures.parse_measure(n) for n in names]
+    theirs = ir_measures.calc_aggregate(measures, list(ir_measures.read_trec_qrels(str(qrels_path))),
+                                        list(ir_measures.read_trec_run(str(run_path))))
+    ag = tierank.evaluate(qrels_path, run_path, names).aggregate()
+    agg = dict(zip(ag["measure"], ag["oblivious"]))
+    for n, m in zip(names, measures):
+        assert agg[n] == pytest.approx(theirs[m], abs=1e-9), n
