@@ -1,4 +1,13 @@
+import os
 import sys
 from pathlib import Path
 
+from hypothesis import settings
+
 sys.path.insert(0, str(Path(__file__).parent))
+
+# CI runs derandomized so a run is reproducible; locally hypothesis explores freely.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

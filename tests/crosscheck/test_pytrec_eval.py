@@ -159,6 +159,10 @@ def test_complete_matches_trec_eval_c_on_truncated_run(read_run_dict, read_qrels
     agg = dict(zip(res.aggregate()["measure"], res.aggregate()["oblivious"]))
     for m, name in NAMES.items():
         assert agg[name] == pytest.approx(sum(row[m] for row in theirs.values()) / 3, abs=1e-9), m
+    # tierank's own reader takes the tab-separated lines with trailing junk as trec_eval does
+    from_files = tierank.evaluate(DATA / "trec_eval" / "qrels.test", DATA / "trec_eval" / "results.trunc", sorted(set(NAMES.values())),
+                                  complete=True).aggregate()
+    np.testing.assert_allclose(from_files["oblivious"], res.aggregate()["oblivious"], rtol=0, atol=1e-12)
 
 
 def test_pytrec_eval_scores_are_float32():
