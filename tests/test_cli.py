@@ -1,0 +1,89 @@
+"""The command line, run as users run it (a subprocess), and its output contract."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+
+import pytest
+
+import tierank
+
+EXAMPLE = tierank.__file__.rsplit("/", 1)[0] + "/examples/"
+QRELS, RUN = EXAMPLE + "figure1.qrels", EXAMPLE + "figure1.run"
+KEYS = {"query", "measure", "oblivious", "expected", "min", "max", "range", "bias", "std"}
+
+
+def cli(*args, check=True):
+    p = subprocess.run([sys.executable, "-m", "tierank.cli", *args], capture_output=True, text=True)
+    if check:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+def test_default_table_shows_measures_and_tie_summary():
+    out = cli("eval", QRELS, RUN, "-m", "R@3").stdout
+    assert "R@3" in out and "0.7778" in out and "documents in ties (60.0%)" in out and "largest group 3" in out
+
+
+def test_jsonl_contract():
+    lines = cli("eval", QRELS, RUN, "-m", "R@3", "-m", "AP", "--format", "jsonl").stdout.splitlines()
+    recs = [json.loads(x) for x in lines]
+    assert all(KEYS <= set(r) for r in recs)
+    assert [(r["query"], r["measure"]) for r in recs] == [("q1", "R@3"), ("q1", "AP"), ("all", "R@3"), ("all", "AP")]
+    r3 = recs[2]
+    assert r3["expected"] == pytest.approx(7 / 9) and r3["range"] == pytest.approx(1 / 3)
+    assert recs[3]["std"] is None  # AP: no closed-form variance
+
+
+@pytest.mark.parametrize("fmt, sep", [("tsv", "\t"), ("csv", ",")])
+def test_delimited(fmt, sep, tmp_path):
+    out = tmp_path / f"o.{fmt}"
+    cli("eval", QRELS, RUN, "-m", "P@2", "--per-query", "--format", fmt, "-o", str(out))
+    rows = list(csv.reader(out.open(), delimiter=sep))
+    assert rows[0] == ["query", "measure", "oblivious", "expected", "min", "max", "range", "bias", "std"]
+    assert [r[0] for r in rows[1:]] == ["q1", "all"]
+    assert float(rows[2][3]) == pytest.approx(5 / 6)
+
+
+def test_json_document():
+    doc = json.loads(cli("eval", QRELS, RUN, "-m", "RR", "--format", "json", "--tie-break", "random:3").stdout)
+    assert doc["settings"]["tie_break"] == "random:3" and doc["ties"]["largest"] == 3
+    assert doc["aggregate"][0]["measure"] == "RR" and "per_query" not in doc
+
+
+def test_errors_exit_2_without_traceback(tmp_path):
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 d1 1 nan x\n")
+    p = cli("eval", QRELS, str(bad), check=False)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert f"{bad}:1: score 'nan' is not finite" in p.stderr
+    p = cli("eval", QRELS, RUN, "-m", "P@0", "-m", "XYZ", check=False)
+    assert p.returncode == 2 and p.stderr.count("tierank: error:") == 2 and "Traceback" not in p.stderr
+    p = cli("eval", QRELS, str(tmp_path / "missing.run"), check=False)
+    assert p.returncode == 2 and "no such file" in p.stderr
+    p = cli("eval", QRELS, RUN, "--tie-break", "sideways", check=False)
+    assert p.returncode == 2 and "unknown tie-break policy" in p.stderr
+
+
+def test_output_never_overwrites_an_input(tmp_path):
+    run = tmp_path / "run.txt"
+    run.write_text(open(RUN).read())
+    before = run.read_text()
+    p = cli("eval", QRELS, str(run), "-o", str(run), "--format", "tsv", check=False)
+    assert p.returncode == 2 and "refusing to overwrite an input" in p.stderr
+    assert run.read_text() == before
+
+
+def test_output_is_atomic_and_leaves_no_temporary(tmp_path):
+    out = tmp_path / "res.jsonl"
+    out.write_text("old\n")
+    cli("eval", QRELS, RUN, "-m", "P@1", "--format", "jsonl", "-o", str(out))
+    assert out.read_text().startswith('{"query"') and sorted(p.name for p in tmp_path.iterdir()) == ["res.jsonl"]
+
+
+def test_measures_and_example_commands():
+    assert "nDCG" in cli("measures").stdout and "RBP" in cli("measures").stdout
+    assert cli("example", "run").stdout.strip().endswith("figure1.run")
