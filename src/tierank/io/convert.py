@@ -106,6 +106,21 @@ def _from_dict(obj: Mapping, source: str, what: str) -> tuple[pa.Array, pa.Array
     return pa.array(qids, pa.string()), pa.array(docids, pa.string()), np.asarray(vals, dtype=np.float64)
 
 
+def _columns(obj, source: str, what: str, value_names: tuple[str, ...]):
+    """(qid, docid, values) from a DataFrame or a dict of dicts, validated."""
+    if isinstance(obj, Mapping):
+        q, d, v = _from_dict(obj, source, what)
+    else:
+        t = _frame_to_table(obj, source)
+        cols = t.column_names
+        q = _ids(t.column(_pick(cols, QUERY_COLUMNS, "query id", source)))
+        d = _ids(t.column(_pick(cols, DOC_COLUMNS, "document id", source)))
+        col = t.column(_pick(cols, value_names, "score" if what == "run" else "relevance", source))
+        v = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
+    _validate_columns(q, d, v, source, what)
+    return q, d, v
+
+
 def to_run(obj, source: str | None = None) -> Run:
     """Convert any accepted run input to a :class:`Run`.
 
@@ -120,16 +135,7 @@ def to_run(obj, source: str | None = None) -> Run:
     if isinstance(obj, (str, os.PathLike)):
         return read_run(obj)
     source = source or "run"
-    if isinstance(obj, Mapping):
-        q, d, s = _from_dict(obj, source, "run")
-    else:
-        t = _frame_to_table(obj, source)
-        cols = t.column_names
-        q = _ids(t.column(_pick(cols, QUERY_COLUMNS, "query id", source)))
-        d = _ids(t.column(_pick(cols, DOC_COLUMNS, "document id", source)))
-        s = np.asarray(t.column(_pick(cols, SCORE_COLUMNS, "score", source)).to_numpy(zero_copy_only=False),
-                       dtype=np.float64)
-    _validate_columns(q, d, s, source, "run")
+    q, d, s = _columns(obj, source, "run", SCORE_COLUMNS)
     return Run(qid=q, docid=d, score=s, rank=None, source=source)
 
 
@@ -147,14 +153,5 @@ def to_qrels(obj, source: str | None = None) -> Qrels:
     if isinstance(obj, (str, os.PathLike)):
         return read_qrels(obj)
     source = source or "qrels"
-    if isinstance(obj, Mapping):
-        q, d, g = _from_dict(obj, source, "qrels")
-    else:
-        t = _frame_to_table(obj, source)
-        cols = t.column_names
-        q = _ids(t.column(_pick(cols, QUERY_COLUMNS, "query id", source)))
-        d = _ids(t.column(_pick(cols, DOC_COLUMNS, "document id", source)))
-        g = np.asarray(t.column(_pick(cols, GRADE_COLUMNS, "relevance", source)).to_numpy(zero_copy_only=False),
-                       dtype=np.float64)
-    _validate_columns(q, d, g, source, "qrels")
+    q, d, g = _columns(obj, source, "qrels", GRADE_COLUMNS)
     return Qrels(qid=q, docid=d, grade=g, source=source)

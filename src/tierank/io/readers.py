@@ -77,10 +77,22 @@ def _parse_float(tok: str) -> float | None:
         return None
 
 
-def _raise(problems: list[Problem], total: int) -> None:
-    if total > len(problems):
-        problems = problems + [Problem(problems[0].source, None, f"... and {total - len(problems)} more problems")]
-    raise TierankInputError(problems)
+class _Problems:
+    """Collects located problems (the first MAX_PROBLEMS) and raises them together."""
+
+    def __init__(self, source: str):
+        self.source, self.items, self.total = source, [], 0
+
+    def __call__(self, line: int, reason: str) -> None:
+        self.total += 1
+        if len(self.items) < MAX_PROBLEMS:
+            self.items.append(Problem(self.source, line, reason))
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            more = self.total - len(self.items)
+            extra = [Problem(self.source, None, f"... and {more} more problems")] if more else []
+            raise TierankInputError(self.items + extra)
 
 
 # --------------------------------------------------------------------------- runs
@@ -89,19 +101,12 @@ def _raise(problems: list[Problem], total: int) -> None:
 def _run_slow(path: Path) -> Run:
     """Parse (and validate) a run line by line; raise with every located problem."""
     src = str(path)
-    problems: list[Problem] = []
-    nbad = 0
+    bad = _Problems(src)
     qids: list[str] = []
     docids: list[str] = []
     scores: list[float] = []
     ranks: list[float] = []
     seen: dict[str, dict[str, int]] = {}
-
-    def bad(line: int, reason: str) -> None:
-        nonlocal nbad
-        nbad += 1
-        if len(problems) < MAX_PROBLEMS:
-            problems.append(Problem(src, line, reason))
 
     with _open_text(path) as fh:
         for lineno, line in enumerate(fh, start=1):
@@ -130,8 +135,7 @@ def _run_slow(path: Path) -> Run:
             docids.append(d)
             scores.append(score)
             ranks.append(np.nan if rank is None else rank)
-    if problems:
-        _raise(problems, nbad)
+    bad.raise_if_any()
     if not qids:
         raise TierankInputError([Problem(src, None, "empty run: no result lines")])
     return Run(
@@ -192,20 +196,13 @@ def _has_duplicates(t: pa.Table) -> bool:
 
 def _qrels_slow(path: Path, beir: bool) -> Qrels:
     src = str(path)
-    problems: list[Problem] = []
-    nbad = 0
+    bad = _Problems(src)
     qids: list[str] = []
     docids: list[str] = []
     grades: list[float] = []
     seen: dict[tuple[str, str], int] = {}
     ncols = 3 if beir else 4
     layout = "query-id corpus-id score" if beir else "qid iter docid grade"
-
-    def bad(line: int, reason: str) -> None:
-        nonlocal nbad
-        nbad += 1
-        if len(problems) < MAX_PROBLEMS:
-            problems.append(Problem(src, line, reason))
 
     with _open_text(path) as fh:
         for lineno, line in enumerate(fh, start=1):
@@ -231,8 +228,7 @@ def _qrels_slow(path: Path, beir: bool) -> Qrels:
             qids.append(q)
             docids.append(d)
             grades.append(grade)
-    if problems:
-        _raise(problems, nbad)
+    bad.raise_if_any()
     if not qids:
         raise TierankInputError([Problem(src, None, "empty qrels: no judgment lines")])
     return Qrels(qid=pa.array(qids, pa.string()), docid=pa.array(docids, pa.string()),
