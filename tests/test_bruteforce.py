@@ -235,3 +235,20 @@ def test_cutoff_beyond_list_length(k):
     for m in (f"P@{k}", f"nDCG@{k}"):
         ref = brute_stats(m, docs, 2, [1.0, 1.0])
         assert math.isclose(res.loc[m, "expected"], ref["expected"], abs_tol=TOL)
+
+
+@settings(max_examples=150, deadline=None)
+@given(collection(), st.sampled_from(["trec_eval", "input", "docno", "random:5"]))
+def test_pruning_to_the_measured_depth_changes_nothing(data, policy):
+    """Alone, cutoff measures see only the ranks they read (whole tie groups kept);
+    next to a measure without cutoff, the whole list is kept. Values must agree."""
+    qs, run, qrels = data
+    if not qrels:
+        return
+    ms = ["P@2", "nDCG@3", "AP@2", "RR@1", "Rprec", "Success@2", "RBP(p=0.5)@2"]
+    pruned = tierank.evaluate(qrels, run, ms, tie_break=policy).per_query()
+    full = tierank.evaluate(qrels, run, ms + ["RR"], tie_break=policy).per_query()
+    full = full[full["measure"] != "RR"].reset_index(drop=True)
+    cols = ["oblivious", "expected", "min", "max", "std"]
+    np.testing.assert_allclose(pruned[cols].to_numpy(float), full[cols].to_numpy(float), atol=TOL, equal_nan=True)
+    assert tierank.evaluate(qrels, run, ["P@1"]).ties == tierank.evaluate(qrels, run, ["RR"]).ties

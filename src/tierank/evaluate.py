@@ -71,7 +71,8 @@ def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "tre
     policy = TieBreak.parse(tie_break)
     q = to_qrels(qrels)
     r = to_run(run)
-    prep = prepare(r, q, tie_break=policy, rel_level=rel, complete=complete, candidates_only=candidates_only)
+    prep = prepare(r, q, tie_break=policy, rel_level=rel, complete=complete, candidates_only=candidates_only,
+                   measures=tuple(parsed))
     if prep.nq == 0:
         raise TierankInputError(
             f"no query of {r.source} is judged in {q.source}: nothing to evaluate "

@@ -72,10 +72,6 @@ class TieBreak:
         return f"random:{self.seed}" if self.kind == "random" else self.kind
 
 
-def _stable_argsort(a: np.ndarray) -> np.ndarray:
-    return np.argsort(a, kind="stable")
-
-
 def _segment_offsets(codes: np.ndarray, n: int) -> np.ndarray:
     """Offsets of contiguous runs of sorted integer codes 0..n-1 (empty runs allowed)."""
     return np.searchsorted(codes, np.arange(n + 1), side="left").astype(np.int64)
@@ -99,7 +95,8 @@ class Prepared:
     judged_grades: tuple    # (query index, grade) of every judgment counted for N+ / ideal DCG
     rel_level: int          # default minimum grade counted relevant
     in_run: np.ndarray      # query present in the run
-    docid: pa.Array | None = None  # docids in policy order (for inspection)
+    summary: dict = field(default_factory=dict)  # tie statistics of the whole run
+    docid: pa.Array | None = None  # docids of the kept rows in policy order (for inspection)
     _cache: dict = field(default_factory=dict, repr=False)
 
     @cached_property
@@ -198,57 +195,88 @@ class Prepared:
         return self._cache[key]
 
     def tie_summary(self) -> dict:
-        """Tie statistics of the evaluated rows.
+        """Tie statistics of the whole run (before any pruning to the ranks measures read).
 
         ``groups``: tie groups of 2 or more documents; ``tied_docs``: documents in
         them; ``largest``: size of the largest group; ``share``: tied_docs / docs.
         """
-        gs = self.gsize
-        multi = gs[gs > 1]
-        return {
-            "docs": int(self.n),
-            "queries": int(self.nq),
-            "queries_with_ties": int(len(np.unique(self.gq[gs > 1]))) if len(multi) else 0,
-            "groups": int(len(multi)),
-            "tied_docs": int(multi.sum()),
-            "largest": int(multi.max()) if len(multi) else 1 if self.n else 0,
-            "share": float(multi.sum() / self.n) if self.n else 0.0,
-        }
+        return dict(self.summary)
 
 
-def _sort_order(qi: np.ndarray, score: np.ndarray, docid: pa.Array, policy: TieBreak) -> tuple[np.ndarray, np.ndarray]:
-    """Row order by (query asc, score desc, policy), and the group id of each sorted row."""
-    # Two stable passes: file order breaks remaining ties, which *is* the input policy.
-    # Timsort is adaptive, so runs already sorted by query and score cost ~O(n).
-    order = _stable_argsort(-score)
-    order = order[_stable_argsort(qi[order])]
-    sq, ss = qi[order], score[order]
-    new = np.empty(len(order), dtype=bool)
-    if len(order):
-        new[0] = True
-        new[1:] = (sq[1:] != sq[:-1]) | (ss[1:] != ss[:-1])
-    gid = np.cumsum(new) - 1
-    if policy.kind == "input" or not len(order):
-        return order, gid
-    gsize = np.bincount(gid)
-    tied = np.flatnonzero(gsize[gid] > 1)
-    if not len(tied):
-        return order, gid
+def _score_order(qi: np.ndarray, score: np.ndarray) -> np.ndarray | None:
+    """Row order by (query ascending, score descending), file order inside ties; None if already so.
+
+    Runs are normally grouped by query with scores non-increasing inside each
+    query; that is checked in O(n) and then only the query blocks are permuted.
+    Anything else is sorted with one stable lexsort.
+    """
+    n = len(qi)
+    if n == 0:
+        return None
+    change = np.flatnonzero(qi[1:] != qi[:-1]) + 1
+    starts = np.concatenate(([0], change))
+    grouped = len(starts) == len(np.unique(qi[starts]))
+    if grouped:
+        same = np.ones(n - 1, dtype=bool)
+        same[change - 1] = False
+        grouped = bool((score[1:][same] <= score[:-1][same]).all())
+    if not grouped:
+        return np.lexsort((-score, qi))
+    if (np.diff(qi[starts]) > 0).all():
+        return None
+    lens = np.diff(np.append(starts, n))
+    border = np.argsort(qi[starts], kind="stable")
+    lens_o = lens[border]
+    shift = starts[border] - (np.cumsum(lens_o) - lens_o)
+    return np.arange(n, dtype=np.int64) + np.repeat(shift, lens_o)
+
+
+def _break_ties(order: np.ndarray, gid: np.ndarray, tied: np.ndarray, docid: pa.Array, policy: TieBreak) -> None:
+    """Reorder, in place, the rows of each tie group (rows ``tied`` of ``order``) by the policy."""
+    if policy.kind == "input" or not len(tied):
+        return  # the score order is stable: file order inside ties
     g = gid[tied]
     if policy.kind == "random":
-        key = np.random.default_rng(policy.seed).random(len(tied))
-        sub = np.lexsort((key, g))
+        sub = np.lexsort((np.random.default_rng(policy.seed).random(len(tied)), g))
     else:
         # bytewise docno order, as trec_eval's strcmp; arrow sorts strings bytewise
         t = pa.table({"g": g, "d": docid.take(pa.array(order[tied]))})
         direction = "descending" if policy.kind == "trec_eval" else "ascending"
         sub = pc.sort_indices(t, sort_keys=[("g", "ascending"), ("d", direction)]).to_numpy()
     order[tied] = order[tied][sub]
-    return order, gid
+
+
+def _distinct(ids: pa.Array) -> list[str]:
+    if pa.types.is_dictionary(ids.type):
+        used = np.unique(ids.indices.to_numpy(zero_copy_only=False))
+        return ids.dictionary.take(pa.array(used)).to_pylist()
+    return pc.unique(ids).to_pylist()
+
+
+def _codes(ids: pa.Array, value_set: pa.Array) -> np.ndarray:
+    """Index of each id in ``value_set`` (int64), -1 where absent."""
+    if pa.types.is_dictionary(ids.type):
+        per_entry = pc.index_in(ids.dictionary, value_set=value_set).fill_null(-1).to_numpy()
+        return per_entry.astype(np.int64)[ids.indices.to_numpy(zero_copy_only=False)]
+    return pc.index_in(ids, value_set=value_set).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _tie_summary(gsize: np.ndarray, gq: np.ndarray, ndocs: int, nq: int) -> dict:
+    multi = gsize > 1
+    return {
+        "docs": int(ndocs),
+        "queries": int(nq),
+        "queries_with_ties": int(len(np.unique(gq[multi]))),
+        "groups": int(multi.sum()),
+        "tied_docs": int(gsize[multi].sum()),
+        "largest": int(gsize.max()) if len(gsize) else 0,
+        "share": float(gsize[multi].sum() / ndocs) if ndocs else 0.0,
+    }
 
 
 def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval", rel_level: int = 1,
-            complete: bool = False, candidates_only: bool = False, keep_docids: bool = False) -> Prepared:
+            complete: bool = False, candidates_only: bool = False, keep_docids: bool = False,
+            measures: tuple = ()) -> Prepared:
     """Join ``run`` with ``qrels`` and lay it out in the policy's total order with tie groups.
 
     Queries evaluated: those in both run and qrels (trec_eval's default), or with
@@ -257,51 +285,97 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval"
 
     ``candidates_only`` counts relevant documents and ideal gains only among judged
     documents present in the run (the reranking convention of MTEB and ``trm``).
+
+    With ``measures``, only the ranks they can read are kept: per query the deepest
+    cutoff asked for, extended to the end of the tie group that straddles it (a
+    group's composition decides every statistic at the ranks it covers).  The tie
+    summary always describes the whole run.
     """
     policy = TieBreak.parse(tie_break)
-    qrels_q = pc.unique(qrels.qid).to_pylist()
-    run_q = set(pc.unique(run.qid).to_pylist())
+    qrels_q = _distinct(qrels.qid)
+    run_q = set(_distinct(run.qid))
     qids = sorted(qrels_q) if complete else sorted(q for q in qrels_q if q in run_q)
     value_set = pa.array(qids, pa.string())
     nq = len(qids)
 
     # run rows of evaluated queries
-    rqi = pc.index_in(run.qid, value_set=value_set)
-    keep = np.asarray(pc.is_valid(rqi))
-    if keep.all():
-        rows = None
-        qi = rqi.to_numpy(zero_copy_only=False).astype(np.int64)
+    qi = _codes(run.qid, value_set)
+    if (qi >= 0).all():
         score, docid = run.score, run.docid
     else:
-        rows = np.flatnonzero(keep)
-        qi = rqi.filter(pa.array(keep)).to_numpy().astype(np.int64)
-        score, docid = run.score[rows], run.docid.take(pa.array(rows))
+        rows = np.flatnonzero(qi >= 0)
+        qi, score, docid = qi[rows], run.score[rows], run.docid.take(pa.array(rows))
 
-    # grades by hash join on (query, docid); unjudged stays NaN
     qqi = pc.index_in(qrels.qid, value_set=value_set)
     qkeep = pc.is_valid(qqi)
     qt = pa.table({"q": qqi.filter(qkeep).cast(pa.int64()), "d": qrels.docid.filter(qkeep),
                    "g": pa.array(qrels.grade).filter(qkeep)})
-    rt = pa.table({"q": qi, "d": docid, "i": np.arange(len(qi), dtype=np.int64)})
-    joined = rt.join(qt, keys=["q", "d"], join_type="inner", use_threads=True)
-    grade = np.full(len(qi), np.nan)
-    grade[joined.column("i").to_numpy()] = joined.column("g").to_numpy()
+    qrels_q_idx, qrels_grade = qt.column("q").to_numpy(), qt.column("g").to_numpy()
 
-    order, gid = _sort_order(qi, score, docid, policy)
-    qi_s = qi[order]
-    grade_s = grade[order]
+    # total order by score, tie groups over the whole run
+    order = _score_order(qi, score)
+    qi_s = qi if order is None else qi[order]
+    ss = score if order is None else score[order]
+    n = len(qi_s)
+    new = np.empty(n, dtype=bool)
+    if n:
+        new[0] = True
+        np.not_equal(qi_s[1:], qi_s[:-1], out=new[1:])
+        new[1:] |= ss[1:] != ss[:-1]
+    del ss
+    gstart_all = np.flatnonzero(new)
+    del new
+    gsize_all = np.diff(np.append(gstart_all, n))
+    gq_all = qi_s[gstart_all]
+    summary = _tie_summary(gsize_all, gq_all, n, nq)
+    qstart = _segment_offsets(qi_s, nq)
+    in_run = np.diff(qstart) > 0
+
+    # keep the ranks the measures read, whole tie groups
+    depth = _depth(measures, qrels_q_idx, qrels_grade, nq, rel_level)
+    if depth is not None:
+        gpos0 = gstart_all - qstart[gq_all]
+        keep_g = np.flatnonzero(gpos0 < depth[gq_all])
+        sizes = gsize_all[keep_g]
+        kept = np.arange(int(sizes.sum()), dtype=np.int64)
+        kept += np.repeat(gstart_all[keep_g] - (np.cumsum(sizes) - sizes), sizes)
+        order, qi_s = (kept if order is None else order[kept]), qi_s[kept]
+        gid = np.repeat(np.arange(len(keep_g), dtype=np.int64), sizes)
+        del kept
+    else:
+        gid = np.repeat(np.arange(len(gstart_all), dtype=np.int64), gsize_all)
+        order = np.arange(n, dtype=np.int64) if order is None else order
     qstart = _segment_offsets(qi_s, nq)
     pos = np.arange(len(qi_s), dtype=np.int64) - qstart[qi_s]
     gstart = np.append(np.flatnonzero(np.diff(gid, prepend=-1)), len(gid)).astype(np.int64)
+    tied = np.flatnonzero(np.diff(gstart)[gid] > 1)
+    _break_ties(order, gid, tied, docid, policy)
+
+    # grades of the kept rows by hash join on (query, docid); unjudged stays NaN
+    rt = pa.table({"q": qi_s, "d": docid.take(pa.array(order)), "i": np.arange(len(order), dtype=np.int64)})
+    joined = rt.join(qt, keys=["q", "d"], join_type="inner", use_threads=True)
+    grade_s = np.full(len(order), np.nan)
+    grade_s[joined.column("i").to_numpy()] = joined.column("g").to_numpy()
     if candidates_only:
-        j = ~np.isnan(grade_s)
-        judged_grades = (qi_s[j], grade_s[j])
+        # judged documents anywhere in the run, not only in the kept ranks
+        cand = pa.table({"q": qi, "d": docid}).join(qt, keys=["q", "d"], join_type="inner", use_threads=True)
+        judged_grades = (cand.column("q").to_numpy(), cand.column("g").to_numpy())
     else:
-        judged_grades = (qt.column("q").to_numpy(), qt.column("g").to_numpy())
-    in_run = np.zeros(nq, dtype=bool)
-    in_run[np.unique(qi)] = True
+        judged_grades = (qrels_q_idx, qrels_grade)
     return Prepared(
         qids=qids, qstart=qstart, qi=qi_s, pos=pos, gid=gid, gstart=gstart, grade=grade_s,
-        judged_grades=judged_grades, rel_level=rel_level, in_run=in_run,
-        docid=docid.take(pa.array(order)) if keep_docids else None,
+        judged_grades=judged_grades, rel_level=rel_level, in_run=in_run, summary=summary,
+        docid=rt.column("d").combine_chunks() if keep_docids else None,
     )
+
+
+def _depth(measures, q_idx: np.ndarray, grade: np.ndarray, nq: int, rel_level: int) -> np.ndarray | None:
+    """Deepest rank (exclusive) any measure reads, per query; None when some read the whole list."""
+    if not measures:
+        return None
+    depth = np.zeros(nq)
+    for m in measures:
+        d = m.depth(lambda level: np.bincount(q_idx, weights=grade >= (rel_level if level is None else level),
+                                              minlength=nq))
+        depth = np.maximum(depth, d)
+    return None if np.isinf(depth).any() else depth

@@ -16,6 +16,7 @@ import pyarrow as pa
 class Run:
     """A retrieval run: one row per (query, document) with a score.
 
+    ``qid`` may be dictionary-encoded (as the file reader returns it).
     ``rank`` holds the file's rank column (NaN where absent or unparsable); it is
     informative only and never used for ordering.
     """

@@ -76,6 +76,10 @@ class Measure:
     def compute(self, prep) -> Stats:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def depth(self, nrel) -> float | np.ndarray:
+        """Ranks this measure reads (exclusive bound), scalar or per query; ``nrel(level)`` gives N+."""
+        return self.k
+
     @property
     def level(self) -> int | None:
         """Relevance threshold of a binary measure (None: the evaluation's default)."""

@@ -142,6 +142,9 @@ class Rprec(Linear):
     def cutoff_per_query(self, prep):
         return prep.nrel(self.level)
 
+    def depth(self, nrel):
+        return nrel(self.level)
+
     def weights(self, prep, rows):
         return _safe_inv(prep.nrel(self.level))[prep.qi[rows]]
 
