@@ -356,6 +356,14 @@ def versions() -> dict:
     from importlib import metadata
 
     out = {"python": platform.python_version()}
+    try:
+        git = ["git", "-C", str(REPO)]
+        out["tierank_commit"] = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True,
+                                               text=True).stdout.strip() or None
+        out["tierank_src_dirty"] = bool(subprocess.run([*git, "status", "--porcelain", "--", "src"],
+                                                       capture_output=True, text=True).stdout.strip())
+    except OSError:
+        pass
     for dist in ("tierank", "numpy", "pyarrow", "pandas", "pytrec-eval-terrier", "ranx", "numba",
                  "tie-aware-retrieval-metrics", "ml_dtypes"):
         try:
@@ -508,6 +516,8 @@ def main(argv: list[str] | None = None) -> int:
     def log(msg: str) -> None:
         print(msg, flush=True)
 
+    v0 = versions()
+    log(f"tierank at {v0.get('tierank_commit')}{' (src modified)' if v0.get('tierank_src_dirty') else ''}")
     log(f"python {sys.executable}; {os.cpu_count()} CPUs; peak RSS via "
         f"{'/usr/bin/time -v' if _TIME_V else 'getrusage in the worker'}")
     log("generating data (cached)")
@@ -596,10 +606,14 @@ def main(argv: list[str] | None = None) -> int:
                    "small_docs": args.small_docs, "seed": args.seed, "measures": MEASURES,
                    "data": {k: {n: str(p) for n, p in v.items()} for k, v in (("large", large), ("small", small)) if v}},
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "peak_rss": "/usr/bin/time -v" if _TIME_V else "getrusage"},
-        "versions": versions(),
+        "versions": v0,
         "runs": rows,
         "profile_tierank_bf16": prof,
     }
+    v1 = versions()
+    if (v1.get("tierank_commit"), v1.get("tierank_src_dirty")) != (v0.get("tierank_commit"), v0.get("tierank_src_dirty")):
+        log("WARNING: tierank's source changed during the benchmark; its rows may mix versions")
+        result["versions_at_end"] = v1
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(json.dumps(result, indent=1))
     log(f"\nresults written to {out_path}")

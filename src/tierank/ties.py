@@ -217,9 +217,10 @@ def _score_order(qi: np.ndarray, score: np.ndarray) -> np.ndarray | None:
     starts = np.concatenate(([0], change))
     grouped = len(starts) == len(np.unique(qi[starts]))
     if grouped:
-        same = np.ones(n - 1, dtype=bool)
-        same[change - 1] = False
-        grouped = bool((score[1:][same] <= score[:-1][same]).all())
+        ok = score[1:] <= score[:-1]
+        ok[change - 1] = True  # a new query may start with any score
+        grouped = bool(ok.all())
+        del ok
     if not grouped:
         return np.lexsort((-score, qi))
     if (np.diff(qi[starts]) > 0).all():
@@ -248,30 +249,34 @@ def _break_ties(order: np.ndarray, gid: np.ndarray, tied: np.ndarray, docid: pa.
 
 def _distinct(ids: pa.Array) -> list[str]:
     if pa.types.is_dictionary(ids.type):
-        used = np.unique(ids.indices.to_numpy(zero_copy_only=False))
-        return ids.dictionary.take(pa.array(used)).to_pylist()
+        counts = np.bincount(ids.indices.to_numpy(zero_copy_only=False), minlength=len(ids.dictionary))
+        return ids.dictionary.filter(pa.array(counts > 0)).to_pylist()
     return pc.unique(ids).to_pylist()
 
 
 def _codes(ids: pa.Array, value_set: pa.Array) -> np.ndarray:
-    """Index of each id in ``value_set`` (int64), -1 where absent."""
+    """Index of each id in ``value_set`` (int32), -1 where absent."""
     if pa.types.is_dictionary(ids.type):
         per_entry = pc.index_in(ids.dictionary, value_set=value_set).fill_null(-1).to_numpy()
-        return per_entry.astype(np.int64)[ids.indices.to_numpy(zero_copy_only=False)]
-    return pc.index_in(ids, value_set=value_set).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        return per_entry.astype(np.int32)[ids.indices.to_numpy(zero_copy_only=False)]
+    return pc.index_in(ids, value_set=value_set).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)
 
 
-def _tie_summary(gsize: np.ndarray, gq: np.ndarray, ndocs: int, nq: int) -> dict:
-    multi = gsize > 1
-    return {
-        "docs": int(ndocs),
+def _tie_summary(starts: np.ndarray, qi_s: np.ndarray, n: int, nq: int) -> dict:
+    """Tie statistics from the first row of every tie group (rows sorted by query, score)."""
+    sizes = np.diff(starts, append=n)
+    multi = sizes > 1
+    tied = int(sizes[multi].sum())
+    out = {
+        "docs": int(n),
         "queries": int(nq),
-        "queries_with_ties": int(len(np.unique(gq[multi]))),
+        "queries_with_ties": int(len(np.unique(qi_s[starts[multi]]))),
         "groups": int(multi.sum()),
-        "tied_docs": int(gsize[multi].sum()),
-        "largest": int(gsize.max()) if len(gsize) else 0,
-        "share": float(gsize[multi].sum() / ndocs) if ndocs else 0.0,
+        "tied_docs": tied,
+        "largest": int(sizes.max()) if n else 0,
+        "share": tied / n if n else 0.0,
     }
+    return out
 
 
 def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval", rel_level: int = 1,
@@ -323,28 +328,33 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval"
         np.not_equal(qi_s[1:], qi_s[:-1], out=new[1:])
         new[1:] |= ss[1:] != ss[:-1]
     del ss
-    gstart_all = np.flatnonzero(new)
-    del new
-    gsize_all = np.diff(np.append(gstart_all, n))
-    gq_all = qi_s[gstart_all]
-    summary = _tie_summary(gsize_all, gq_all, n, nq)
+    starts = np.flatnonzero(new)  # first row of every tie group
     qstart = _segment_offsets(qi_s, nq)
     in_run = np.diff(qstart) > 0
+    summary = _tie_summary(starts, qi_s, n, nq)
 
     # keep the ranks the measures read, whole tie groups
     depth = _depth(measures, qrels_q_idx, qrels_grade, nq, rel_level)
     if depth is not None:
-        gpos0 = gstart_all - qstart[gq_all]
-        keep_g = np.flatnonzero(gpos0 < depth[gq_all])
-        sizes = gsize_all[keep_g]
+        first, qend = qstart[:-1], qstart[1:]
+        b = first + np.minimum(depth, qend - first).astype(np.int64)  # first rank not read
+        straddle = (b < qend) & ~new[np.minimum(b, n - 1)]
+        nxt = np.searchsorted(starts, b, side="right")  # end of the group holding rank b
+        end = np.where(straddle, np.append(starts, n)[nxt], b)
+        del starts
+        sizes = end - first
         kept = np.arange(int(sizes.sum()), dtype=np.int64)
-        kept += np.repeat(gstart_all[keep_g] - (np.cumsum(sizes) - sizes), sizes)
-        order, qi_s = (kept if order is None else order[kept]), qi_s[kept]
-        gid = np.repeat(np.arange(len(keep_g), dtype=np.int64), sizes)
+        kept += np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
+        order = kept if order is None else order[kept]
+        qi_s = qi_s[kept]
+        gid = np.cumsum(new[kept]) - 1
         del kept
     else:
-        gid = np.repeat(np.arange(len(gstart_all), dtype=np.int64), gsize_all)
+        del starts
+        gid = np.cumsum(new) - 1
         order = np.arange(n, dtype=np.int64) if order is None else order
+    del new
+    qi_s = qi_s.astype(np.int64)
     qstart = _segment_offsets(qi_s, nq)
     pos = np.arange(len(qi_s), dtype=np.int64) - qstart[qi_s]
     gstart = np.append(np.flatnonzero(np.diff(gid, prepend=-1)), len(gid)).astype(np.int64)
@@ -358,7 +368,7 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval"
     grade_s[joined.column("i").to_numpy()] = joined.column("g").to_numpy()
     if candidates_only:
         # judged documents anywhere in the run, not only in the kept ranks
-        cand = pa.table({"q": qi, "d": docid}).join(qt, keys=["q", "d"], join_type="inner", use_threads=True)
+        cand = pa.table({"q": qi.astype(np.int64), "d": docid}).join(qt, keys=["q", "d"], join_type="inner", use_threads=True)
         judged_grades = (cand.column("q").to_numpy(), cand.column("g").to_numpy())
     else:
         judged_grades = (qrels_q_idx, qrels_grade)

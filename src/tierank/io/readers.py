@@ -174,6 +174,7 @@ def read_run(path: str | os.PathLike) -> Run:
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
         return _run_slow(p)
+    pa.default_memory_pool().release_unused()  # the parser's buffers
     if t.num_rows == 0:
         raise TierankInputError([Problem(str(p), None, "empty run: no result lines")])
     score = t.column("score").to_numpy()
