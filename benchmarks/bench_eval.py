@@ -502,6 +502,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="skip the ranx run with an empty numba cache (JIT compilation included)")
     ap.add_argument("--profile", action="store_true", help="also cProfile tierank.evaluate on the large bf16 run")
     ap.add_argument("--timeout", type=float, default=3600.0, help="per-process time limit in seconds")
+    ap.add_argument("--reuse", type=Path, default=None,
+                    help="a previous results JSON: rows of tools not selected by --tools are taken from it "
+                         "(same sizes), e.g. to re-time tierank alone without rerunning ranx")
     ap.add_argument("--_worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
@@ -591,6 +594,21 @@ def main(argv: list[str] | None = None) -> int:
                     record("small", fl, "trm", "trm", run_worker({**job, "tool": "trm"}, timeout=args.timeout))
     finally:
         shutil.rmtree(numba_dir, ignore_errors=True)
+
+    if args.reuse:
+        prev = json.loads(args.reuse.read_text())
+        pc_ = prev.get("config", {})
+        same = {"large": (pc_.get("queries"), pc_.get("docs")) == (args.queries, args.docs),
+                "small": (pc_.get("small_queries"), pc_.get("small_docs")) == (args.small_queries, args.small_docs)}
+        have = {(r["scale"], r["flavour"], r["label"]) for r in rows}
+        order = {"large": 0, "small": 1}
+        for r in prev.get("runs", []):
+            if (same.get(r["scale"]) and r["flavour"] in flavours and r["tool"] not in tools
+                    and (r["scale"], r["flavour"], r["label"]) not in have):
+                rows.append({**r, "reused_from": str(args.reuse)})
+        tool_order = ["tierank", "tierank-cli", "pytrec_eval", "ranx", "trm"]
+        rows.sort(key=lambda r: (order[r["scale"]], flavours.index(r["flavour"]), tool_order.index(r["tool"])))
+        log(f"reused {sum('reused_from' in r for r in rows)} rows from {args.reuse}")
 
     print_timing_table(rows)
     for scale in ("large", "small"):

@@ -58,3 +58,19 @@ def test_block_permuted_run_keeps_file_order_inside_ties(tmp_path):
     assert res.loc["q2", "oblivious"] == 0.5 and res.loc["q10", "oblivious"] == 0.5
     res = tierank.evaluate(qrels, str(p), ["RR"], tie_break="docno").per_query().set_index("query")
     assert res.loc["q2", "oblivious"] == 1.0
+
+
+def test_random_policy_depends_on_seed_not_on_file_order():
+    docs = [f"d{i}" for i in range(30)]
+    qrels = {"q": {d: 1 for d in docs[::3]}}
+    run = {"q": {d: 1.0 for d in docs}}
+    rev = {"q": {d: 1.0 for d in reversed(docs)}}
+    vals = {}
+    for seed in range(20):
+        a = tierank.evaluate(qrels, run, ["AP", "RR"], tie_break=f"random:{seed}").per_query()
+        b = tierank.evaluate(qrels, rev, ["AP", "RR"], tie_break=f"random:{seed}").per_query()
+        assert a.equals(b)
+        vals[seed] = tuple(a["oblivious"])
+    assert len(set(vals.values())) > 10  # different seeds, different orders
+    huge = tierank.evaluate(qrels, run, ["RR"], tie_break=f"random:{2**70}").per_query()
+    assert 0 < huge["oblivious"][0] <= 1

@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import TierankInputError
+from .io.fingerprint import fingerprint, pair_fingerprint
 from .io.model import Qrels, Run
 
 _RANDOM = re.compile(r"^random(?::(\d+))?$")
@@ -42,8 +43,9 @@ class TieBreak:
     """A named tie-break policy for the tie-oblivious value.
 
     ``trec_eval``: score descending, then docno descending (bytewise), as trec_eval;
-    ``input``: file order; ``docno``: docno ascending; ``random:SEED``: uniformly
-    random order inside each tie group, reproducible from SEED.
+    ``input``: file order; ``docno``: docno ascending; ``random:SEED``: a
+    pseudo-random order inside each tie group, a function of SEED, query and docid
+    only (the same for any file order and any choice of measures).
 
     Examples
     --------
@@ -65,7 +67,7 @@ class TieBreak:
             return cls(t)
         m = _RANDOM.match(t)
         if m:
-            return cls("random", int(m.group(1) or 0))
+            return cls("random", int(m.group(1) or 0) % (1 << 64))
         raise TierankInputError(f"unknown tie-break policy {text!r}; accepted: {', '.join(POLICIES)}")
 
     def __str__(self) -> str:
@@ -175,22 +177,33 @@ class Prepared:
     def arrangement(self, which: str, kind: str, level: int | None = None) -> np.ndarray:
         """``rel`` or ``gain`` sequence under ``policy``, ``optimistic`` or ``pessimistic``.
 
-        The extremal arrangements sort each tie group by (relevant at ``level``,
-        gain), descending or ascending: one rearrangement is extremal for binary
-        and graded measures alike.
+        Extremal arrangements reorder each tie group only: for binary relevance the
+        optimistic one makes the group's first r_n positions relevant, the
+        pessimistic one its last r_n (no sort); graded gains are sorted inside the
+        groups whose gains differ.
         """
         level = self.rel_level if level is None else level
         base = self.relevant(level) if kind == "rel" else self.gain
         if which == "policy":
             return base
-        key = (which, kind, level)
+        key = (which, kind, level if kind == "rel" else None)
         if key not in self._cache:
-            out = base.copy()
-            t = self.tied_rows
-            if len(t):
-                k = self.relevant(level)[t] * (1.0 + self.gain.max()) + self.gain[t]
-                order = np.lexsort((-k if which == "optimistic" else k, self.gid[t]))
-                out[t] = base[t][order]
+            if kind == "rel":
+                r = np.rint(self.group_sum(base.astype(np.float64))).astype(np.int64)
+                offset = np.arange(self.n, dtype=np.int64) - self.gstart[self.gid]
+                if which == "optimistic":
+                    out = offset < r[self.gid]
+                else:
+                    out = offset >= (self.gsize - r)[self.gid]
+            else:
+                out = base.copy()
+                m = self.gsize.astype(np.float64)
+                s1, s2 = self.group_sum(base), self.group_sum(base * base)
+                mixed = (s2 - s1 * s1 / m) > 1e-12
+                t = np.flatnonzero(mixed[self.gid])
+                if len(t):
+                    order = np.lexsort((-base[t] if which == "optimistic" else base[t], self.gid[t]))
+                    out[t] = base[t][order]
             self._cache[key] = out
         return self._cache[key]
 
@@ -232,13 +245,21 @@ def _score_order(qi: np.ndarray, score: np.ndarray) -> np.ndarray | None:
     return np.arange(n, dtype=np.int64) + np.repeat(shift, lens_o)
 
 
-def _break_ties(order: np.ndarray, gid: np.ndarray, tied: np.ndarray, docid: pa.Array, policy: TieBreak) -> None:
-    """Reorder, in place, the rows of each tie group (rows ``tied`` of ``order``) by the policy."""
+def _break_ties(order: np.ndarray, gid: np.ndarray, tied: np.ndarray, docid: pa.Array, policy: TieBreak,
+                qfp: np.ndarray, qi_s: np.ndarray) -> None:
+    """Reorder, in place, the rows of each tie group (rows ``tied`` of ``order``) by the policy.
+
+    ``random:SEED`` orders a group by a seeded fingerprint of (query, docid): a pure
+    function of the seed and the documents, whatever the file order or the ranks
+    the measures read.
+    """
     if policy.kind == "input" or not len(tied):
         return  # the score order is stable: file order inside ties
     g = gid[tied]
     if policy.kind == "random":
-        sub = np.lexsort((np.random.default_rng(policy.seed).random(len(tied)), g))
+        seeded = pair_fingerprint(qfp, np.full(len(qfp), policy.seed, dtype=np.uint64))
+        key = pair_fingerprint(seeded[qi_s[tied]], fingerprint(docid.take(pa.array(order[tied]))))
+        sub = np.lexsort((key, g))
     else:
         # bytewise docno order, as trec_eval's strcmp; arrow sorts strings bytewise
         t = pa.table({"g": g, "d": docid.take(pa.array(order[tied]))})
@@ -359,7 +380,7 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval"
     pos = np.arange(len(qi_s), dtype=np.int64) - qstart[qi_s]
     gstart = np.append(np.flatnonzero(np.diff(gid, prepend=-1)), len(gid)).astype(np.int64)
     tied = np.flatnonzero(np.diff(gstart)[gid] > 1)
-    _break_ties(order, gid, tied, docid, policy)
+    _break_ties(order, gid, tied, docid, policy, fingerprint(value_set), qi_s)
 
     # grades of the kept rows by hash join on (query, docid); unjudged stays NaN
     rt = pa.table({"q": qi_s, "d": docid.take(pa.array(order)), "i": np.arange(len(order), dtype=np.int64)})
