@@ -14,7 +14,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
 from .measures.base import Measure, Stats
 
@@ -51,8 +50,13 @@ class EvalResult:
             "range": s.max - s.min, "bias": s.oblivious - s.expected, "std": np.sqrt(s.var),
         }
 
-    def per_query(self) -> pd.DataFrame:
-        """One row per (query, measure): query, measure, oblivious, expected, min, max, range, bias, std."""
+    def per_query(self):
+        """One row per (query, measure): query, measure, oblivious, expected, min, max, range, bias, std.
+
+        Returns a pandas DataFrame (pandas is imported on first use).
+        """
+        import pandas as pd
+
         frames = []
         for m in self.measures:
             t = self._table(m)
@@ -61,8 +65,7 @@ class EvalResult:
             return pd.DataFrame(columns=["query", "measure", *COLUMNS])
         return pd.concat(frames, ignore_index=True)
 
-    def aggregate(self) -> pd.DataFrame:
-        """One row per measure with the mean over queries (``query`` = "all")."""
+    def _aggregate_rows(self) -> list[dict]:
         rows = []
         n = len(self.qids)
         for m in self.measures:
@@ -72,15 +75,25 @@ class EvalResult:
                 row[c] = float(np.mean(t[c])) if n else float("nan")
             row["std"] = float(np.sqrt(np.sum(self.stats[m].var)) / n) if n else float("nan")
             rows.append(row)
-        return pd.DataFrame(rows, columns=["query", "measure", *COLUMNS])
+        return rows
+
+    def aggregate(self):
+        """One row per measure with the mean over queries (``query`` = "all"), as a pandas DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(self._aggregate_rows(), columns=["query", "measure", *COLUMNS])
 
     def records(self, per_query: bool = True) -> list[dict]:
         """jsonl-ready records: per-query rows (if asked) then the aggregate rows; NaN -> None."""
-        frames = ([self.per_query()] if per_query else []) + [self.aggregate()]
         out = []
-        for df in frames:
-            for rec in df.to_dict("records"):
-                out.append({k: (_none_if_nan(v) if k in COLUMNS else v) for k, v in rec.items()})
+        if per_query:
+            for m in self.measures:
+                cols = {c: v.tolist() for c, v in self._table(m).items()}
+                name = str(m)
+                for i, q in enumerate(self.qids):
+                    out.append({"query": q, "measure": name, **{c: _none_if_nan(cols[c][i]) for c in COLUMNS}})
+        for row in self._aggregate_rows():
+            out.append({k: (_none_if_nan(v) if k in COLUMNS else v) for k, v in row.items()})
         return out
 
     def to_dict(self) -> dict:
