@@ -446,7 +446,7 @@ def print_agreement(rows: list[dict], scale: str, flavour: str) -> None:
         print(line)
     for o in others:
         print(f"{short.get(o['tool'], o['tool'])}: {agreement(tr, o)}")
-    print("tr = tierank; std of AP is not derived by tierank (nan where min < max).")
+    print("tr = tierank.")
     if scale == "large":
         print("note: pytrec_eval's recip_rank has no cutoff (RR, not RR@10); ranx breaks ties its own way;"
               " tierank oblivious uses trec_eval's order (score desc, docno desc).")

@@ -35,7 +35,10 @@ def test_jsonl_contract():
     assert [(r["query"], r["measure"]) for r in recs] == [("q1", "R@3"), ("q1", "AP"), ("all", "R@3"), ("all", "AP")]
     r3 = recs[2]
     assert r3["expected"] == pytest.approx(7 / 9) and r3["range"] == pytest.approx(1 / 3)
-    assert recs[3]["std"] is None  # AP: no closed-form variance
+    # AP over the orderings of {d2, d3, d4}: (1 + 2/3 + 3/4)/3, (1 + 1 + 3/4)/3, 1, equally likely
+    ap = [(1 + 2 / 3 + 3 / 4) / 3, (1 + 1 + 3 / 4) / 3, 1.0]
+    mean = sum(ap) / 3
+    assert recs[3]["std"] == pytest.approx((sum((x - mean) ** 2 for x in ap) / 3) ** 0.5)
 
 
 @pytest.mark.parametrize("fmt, sep", [("tsv", "\t"), ("csv", ",")])

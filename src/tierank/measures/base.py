@@ -37,7 +37,7 @@ class Stats:
     expected: np.ndarray
     min: np.ndarray
     max: np.ndarray
-    var: np.ndarray  # NaN where no closed form is implemented
+    var: np.ndarray  # exact variance over tie orderings
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,6 @@ class Measure:
     schema: ClassVar[tuple[Param, ...]] = ()
     cutoff_required: ClassVar[bool] = False
     cutoff_allowed: ClassVar[bool] = True
-    has_variance: ClassVar[bool] = True
 
     params: tuple[tuple[str, Any], ...] = ()
     cutoff: int | None = None
