@@ -31,6 +31,9 @@ def value(measure: str, grades: list, nrel: int, ideal: list[float], level: int 
     hits = sum(top)
     if name == "P":
         return hits / k
+    if name == "Judged":
+        top_j = [g is not None for g in grades[:k]]
+        return sum(top_j) / len(top_j) if top_j else 0.0
     if name == "R":
         return hits / nrel if nrel else 0.0
     if name == "Hits":

@@ -24,6 +24,7 @@ MEASURES = [
     "P@1", "P@3", "P@10", "R@2", "R@5", "R@10", "F1@1", "F1@4", "F1@10", "Hits@3", "Hits@9",
     "Success@1", "Success@3", "Success@10", "RR", "RR@1", "RR@3", "AP", "AP@2", "AP@5",
     "nDCG", "nDCG@1", "nDCG@3", "nDCG@10", "Rprec", "RBP(p=0.8)", "RBP(p=0.5)@3", "R",
+    "Judged@1", "Judged@3", "Judged@10",
 ]
 # measures whose std has no closed form (reported as NaN): none since AP's was derived
 NO_VARIANCE: tuple[str, ...] = ()

@@ -90,3 +90,21 @@ def test_output_is_atomic_and_leaves_no_temporary(tmp_path):
 def test_measures_and_example_commands():
     assert "nDCG" in cli("measures").stdout and "RBP" in cli("measures").stdout
     assert cli("example", "run").stdout.strip().endswith("figure1.run")
+
+
+def test_unjudged_bounds_and_refusal(tmp_path):
+    qrels = tmp_path / "q"
+    qrels.write_text("q1 0 a 1\nq1 0 b 0\n")
+    run = tmp_path / "r"
+    run.write_text("q1 Q0 a 1 1.0 t\nq1 Q0 x 2 1.0 t\nq1 Q0 b 3 0.5 t\nq1 Q0 y 4 0.5 t\n")
+    recs = [json.loads(x) for x in cli("eval", str(qrels), str(run), "-m", "P@2", "-m", "RBP(p=0.5)",
+                                       "--unjudged", "bounds", "--format", "jsonl").stdout.splitlines()]
+    agg = {r["measure"]: r for r in recs if r["query"] == "all"}
+    assert KEYS <= set(agg["P@2"]) and agg["P@2"]["lower"] == 0.5 and agg["P@2"]["upper"] == 1.0
+    assert agg["RBP(p=0.5)"]["residual"] == pytest.approx(0.6875) and agg["P@2"]["residual"] is None
+    table = " ".join(cli("eval", str(qrels), str(run), "-m", "P@2").stdout.split())
+    assert "Judged@10" in table and "50.0% of the top 10 is unjudged" in table
+    p = cli("eval", str(qrels), str(run), "-m", "AP", "-m", "nDCG@5", "--unjudged", "bounds", check=False)
+    assert p.returncode == 2 and p.stderr.count("no valid bound") == 2 and "Traceback" not in p.stderr
+    cond = json.loads(cli("eval", str(qrels), str(run), "-m", "P@1", "--condensed", "--format", "json").stdout)
+    assert cond["settings"]["unjudged"] == "condensed" and cond["aggregate"][0]["expected"] == 1.0

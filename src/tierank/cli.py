@@ -26,6 +26,12 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 DEFAULT_MEASURES = ["nDCG@10", "RR@10", "AP", "P@10", "R@100"]
 
 
+class Unjudged(str, Enum):
+    nonrelevant = "nonrelevant"
+    bounds = "bounds"
+    condensed = "condensed"
+
+
 class Fmt(str, Enum):
     table = "table"
     tsv = "tsv"
@@ -45,23 +51,46 @@ def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.4f}"
 
 
-def _table(result, per_query: bool) -> Table:
+def _table(result, per_query: bool, coverage=None) -> Table:
     t = result.ties
     policy = result.settings["tie_break"]
     caption = (f"{t['queries']} queries, {t['docs']:,} documents. Ties: {t['groups']:,} tie groups, "
                f"{t['tied_docs']:,} documents in ties ({100 * t['share']:.1f}%), largest group {t['largest']:,}, "
                f"{t['queries_with_ties']} queries with ties. oblivious = tie-break '{policy}'; "
                f"bias = oblivious - expected; std over tie orderings.")
+    if result.bounds:
+        caption += (" lower/upper: over tie orderings and every relevance of the unjudged retrieved "
+                    "documents; residual: RBP's unjudged and unretrieved weight (Moffat & Zobel).")
+    if coverage is not None:
+        caption += (f" Judgments are incomplete: on average {100 * (1 - coverage):.1f}% of the top 10 is unjudged "
+                    "(counted non-relevant); see Judged@10, and --unjudged bounds.")
     table = Table(title="tierank eval", caption=caption, caption_justify="left")
     if per_query:
         table.add_column("query")
-    for name in ("measure", "oblivious", "expected", "min", "max", "range", "bias", "std"):
+    cols = result.columns
+    for name in ("measure", *cols):
         table.add_column(name, justify="left" if name == "measure" else "right")
     for r in result.records(per_query=per_query):
-        cells = [r["measure"], *(_fmt(r[c]) for c in ("oblivious", "expected", "min", "max", "range", "bias", "std"))]
-        table.add_row(*(([r["query"]] if per_query else []) + cells),
-                      end_section=per_query and r["query"] != "all" and False)
+        cells = [r["measure"], *(_fmt(r[c]) for c in cols)]
+        table.add_row(*(([r["query"]] if per_query else []) + cells))
     return table
+
+
+def _coverage(result, added: bool):
+    """Judged@10 kept in the table only when unjudged documents can reach the top 10."""
+    from dataclasses import replace
+
+    from .measures import parse_measure
+
+    judged10 = parse_measure("Judged@10")
+    if judged10 not in result.measures:
+        return result, None
+    stats = result.stats[judged10]
+    if float(stats.min.min()) >= 1.0:
+        if added:
+            result = replace(result, measures=[m for m in result.measures if m != judged10])
+        return result, None
+    return result, float(stats.expected.mean())
 
 
 def _status(text: str):
@@ -88,23 +117,36 @@ def eval_cmd(
     complete: Annotated[bool, typer.Option(
         "-c", "--complete", help="Average over all qrels queries; missing ones score 0 (trec_eval -c).")] = False,
     rel: Annotated[int, typer.Option("--rel", "-l", help="Minimum grade counted relevant (binary measures).")] = 1,
+    unjudged: Annotated[Unjudged, typer.Option(
+        "--unjudged", help="Unjudged documents: nonrelevant (trec_eval), bounds (also lower/upper bounds over "
+                           "every relevance they could have; refused for AP, nDCG, Rprec), condensed (dropped).")
+    ] = Unjudged.nonrelevant,
+    condensed: Annotated[bool, typer.Option("--condensed", help="Same as --unjudged condensed (Sakai).")] = False,
 ) -> None:
     """Evaluate RUN against QRELS with tie-aware statistics."""
     from .evaluate import evaluate
     from .io.writers import render, write_atomic
 
+    if condensed:
+        unjudged = Unjudged.condensed
+    measures = list(measure or DEFAULT_MEASURES)
+    # the table shows judgment coverage next to the measures when the top 10 is incomplete
+    add_judged = fmt is Fmt.table and unjudged is not Unjudged.condensed and "Judged@10" not in measures
     try:
         with _status("evaluating..."):
-            result = evaluate(str(qrels), str(run), measure or DEFAULT_MEASURES, tie_break=tie_break,
-                              rel=rel, complete=complete, candidates_only=candidates_only)
+            result = evaluate(str(qrels), str(run), measures + ["Judged@10"] * add_judged, tie_break=tie_break,
+                              rel=rel, complete=complete, candidates_only=candidates_only, unjudged=unjudged.value)
         if fmt is Fmt.table:
+            coverage = None
+            if unjudged is not Unjudged.condensed:
+                result, coverage = _coverage(result, add_judged)
             if output is not None:
-                console = Console(file=None, record=True, width=140, force_terminal=False)
+                console = Console(file=None, record=True, width=160, force_terminal=False)
                 with console.capture():
-                    console.print(_table(result, per_query))
+                    console.print(_table(result, per_query, coverage))
                 write_atomic(output, console.export_text(), protect=(qrels, run))
             else:
-                Console().print(_table(result, per_query))
+                Console(width=max(Console().width, 120)).print(_table(result, per_query, coverage))
             return
         text = render(result, fmt.value, per_query)
         if output is not None:

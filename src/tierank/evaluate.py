@@ -4,15 +4,42 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .errors import TierankInputError
+import numpy as np
+import pyarrow as pa
+
+from .errors import Problem, TierankInputError
 from .io.convert import to_qrels, to_run
+from .io.model import Qrels, Run
 from .measures import parse_measure
 from .results import EvalResult
 from .ties import TieBreak, prepare
 
 
+UNJUDGED = ("nonrelevant", "bounds", "condensed")
+
+
+def condense(run: Run, qrels: Qrels) -> Run:
+    """The run without its unjudged documents (Sakai's condensed lists), ranks closed up.
+
+    Examples
+    --------
+    >>> r = condense(to_run({"q": {"a": 3.0, "x": 2.0, "b": 1.0}}), to_qrels({"q": {"a": 0, "b": 1}}))
+    >>> r.docid.to_pylist()
+    ['a', 'b']
+    """
+    rq = run.qid.dictionary_decode() if pa.types.is_dictionary(run.qid.type) else run.qid
+    t = pa.table({"q": rq, "d": run.docid, "i": np.arange(len(run), dtype=np.int64)})
+    judged = t.join(pa.table({"q": qrels.qid, "d": qrels.docid}), keys=["q", "d"], join_type="left semi")
+    keep = np.sort(judged.column("i").to_numpy())
+    if len(keep) == 0:
+        raise TierankInputError(f"--condensed: no document of {run.source} is judged in {qrels.source}")
+    take = pa.array(keep)
+    return Run(qid=rq.take(take), docid=run.docid.take(take), score=run.score[keep],
+               rank=None if run.rank is None else run.rank[keep], source=run.source)
+
+
 def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "trec_eval", rel: int = 1,
-             complete: bool = False, candidates_only: bool = False) -> EvalResult:
+             complete: bool = False, candidates_only: bool = False, unjudged: str = "nonrelevant") -> EvalResult:
     """Tie-aware evaluation of ``run`` against ``qrels``.
 
     For every (query, measure): the tie-oblivious value under ``tie_break``, and
@@ -37,6 +64,12 @@ def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "tre
     candidates_only
         Count relevant documents and the ideal DCG only among judged documents
         present in the run (reranking convention of MTEB and the ``trm`` library).
+    unjudged
+        ``"nonrelevant"`` (trec_eval's convention), ``"bounds"`` (also report, per
+        query, a lower and an upper bound over tie orderings *and* every relevance
+        the unjudged retrieved documents could have, attained; RBP adds Moffat &
+        Zobel's residual; refused for AP, nDCG and Rprec, which no such assumption
+        bounds), or ``"condensed"`` (drop unjudged documents first, Sakai).
 
     Returns
     -------
@@ -69,15 +102,29 @@ def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "tre
         raise TierankInputError("no measure given")
     parsed = list(dict.fromkeys(parsed))
     policy = TieBreak.parse(tie_break)
+    if unjudged not in UNJUDGED:
+        raise TierankInputError(f"unknown unjudged convention {unjudged!r}; accepted: {', '.join(UNJUDGED)}")
+    if unjudged == "bounds":
+        refused = [m for m in parsed if m.bounds_refusal]
+        if refused:
+            raise TierankInputError([Problem("", None, f"--unjudged bounds: no valid bound for {m}: {m.bounds_refusal}")
+                                     for m in refused])
     q = to_qrels(qrels)
     r = to_run(run)
+    if unjudged == "condensed":
+        r = condense(r, q)
     prep = prepare(r, q, tie_break=policy, rel_level=rel, complete=complete, candidates_only=candidates_only,
-                   measures=tuple(parsed))
+                   measures=tuple(parsed), count_judged=unjudged == "bounds")
     if prep.nq == 0:
         raise TierankInputError(
             f"no query of {r.source} is judged in {q.source}: nothing to evaluate "
             "(query ids must match exactly)")
     stats = {m: m.compute(prep) for m in parsed}
-    settings = {"tie_break": str(policy), "rel": rel, "complete": complete,
-                "candidates_only": candidates_only, "run": r.source, "qrels": q.source}
-    return EvalResult(measures=parsed, qids=prep.qids, stats=stats, ties=prep.tie_summary(), settings=settings)
+    bounds, residual = {}, {}
+    if unjudged == "bounds":
+        bounds = {m: m.unjudged_bounds(prep, stats[m]) for m in parsed}
+        residual = {m: m.residual(prep) for m in parsed if hasattr(m, "residual")}
+    settings = {"tie_break": str(policy), "rel": rel, "complete": complete, "candidates_only": candidates_only,
+                "unjudged": unjudged, "run": r.source, "qrels": q.source}
+    return EvalResult(measures=parsed, qids=prep.qids, stats=stats, ties=prep.tie_summary(), settings=settings,
+                      bounds=bounds, residual=residual)

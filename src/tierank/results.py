@@ -18,6 +18,7 @@ import numpy as np
 from .measures.base import Measure, Stats
 
 COLUMNS = ("oblivious", "expected", "min", "max", "range", "bias", "std")
+EXTRA = ("lower", "upper", "residual")
 
 
 def _none_if_nan(x: float) -> float | None:
@@ -42,13 +43,25 @@ class EvalResult:
     stats: dict[Measure, Stats]
     ties: dict
     settings: dict = field(default_factory=dict)
+    bounds: dict = field(default_factory=dict)    # Measure -> (lower, upper), with unjudged="bounds"
+    residual: dict = field(default_factory=dict)  # Measure -> RBP residual, with unjudged="bounds"
 
     def _table(self, m: Measure) -> dict[str, np.ndarray]:
         s = self.stats[m]
-        return {
+        out = {
             "oblivious": s.oblivious, "expected": s.expected, "min": s.min, "max": s.max,
             "range": s.max - s.min, "bias": s.oblivious - s.expected, "std": np.sqrt(s.var),
         }
+        if self.bounds:
+            out["lower"], out["upper"] = self.bounds[m]
+            nan = np.full(len(self.qids), np.nan)
+            out["residual"] = self.residual.get(m, nan)
+        return out
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """Statistic columns: the stable seven, then ``lower, upper, residual`` with bounds."""
+        return COLUMNS + (EXTRA if self.bounds else ())
 
     def per_query(self):
         """One row per (query, measure): query, measure, oblivious, expected, min, max, range, bias, std.
@@ -62,7 +75,7 @@ class EvalResult:
             t = self._table(m)
             frames.append(pd.DataFrame({"query": self.qids, "measure": str(m), **t}))
         if not frames:
-            return pd.DataFrame(columns=["query", "measure", *COLUMNS])
+            return pd.DataFrame(columns=["query", "measure", *self.columns])
         return pd.concat(frames, ignore_index=True)
 
     def _aggregate_rows(self) -> list[dict]:
@@ -71,7 +84,7 @@ class EvalResult:
         for m in self.measures:
             t = self._table(m)
             row = {"query": "all", "measure": str(m)}
-            for c in COLUMNS[:-1]:
+            for c in self.columns:
                 row[c] = float(np.mean(t[c])) if n else float("nan")
             row["std"] = float(np.sqrt(np.sum(self.stats[m].var)) / n) if n else float("nan")
             rows.append(row)
@@ -81,7 +94,7 @@ class EvalResult:
         """One row per measure with the mean over queries (``query`` = "all"), as a pandas DataFrame."""
         import pandas as pd
 
-        return pd.DataFrame(self._aggregate_rows(), columns=["query", "measure", *COLUMNS])
+        return pd.DataFrame(self._aggregate_rows(), columns=["query", "measure", *self.columns])
 
     def records(self, per_query: bool = True) -> list[dict]:
         """jsonl-ready records: per-query rows (if asked) then the aggregate rows; NaN -> None."""
@@ -91,9 +104,9 @@ class EvalResult:
                 cols = {c: v.tolist() for c, v in self._table(m).items()}
                 name = str(m)
                 for i, q in enumerate(self.qids):
-                    out.append({"query": q, "measure": name, **{c: _none_if_nan(cols[c][i]) for c in COLUMNS}})
+                    out.append({"query": q, "measure": name, **{c: _none_if_nan(cols[c][i]) for c in self.columns}})
         for row in self._aggregate_rows():
-            out.append({k: (_none_if_nan(v) if k in COLUMNS else v) for k, v in row.items()})
+            out.append({k: (_none_if_nan(v) if k in self.columns else v) for k, v in row.items()})
         return out
 
     def to_dict(self) -> dict:
@@ -108,7 +121,7 @@ class EvalResult:
         """
         out: dict = {}
         for rec in self.records(per_query=True):
-            out.setdefault(rec["query"], {})[rec["measure"]] = {c: rec[c] for c in COLUMNS}
+            out.setdefault(rec["query"], {})[rec["measure"]] = {c: rec[c] for c in self.columns}
         all_ = out.pop("all", {})
         return {"all": all_, **out}
 

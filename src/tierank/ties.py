@@ -22,7 +22,7 @@ optimistic and pessimistic arrangements attain the exact max and min.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -97,9 +97,16 @@ class Prepared:
     judged_grades: tuple    # (query index, grade) of every judgment counted for N+ / ideal DCG
     rel_level: int          # default minimum grade counted relevant
     in_run: np.ndarray      # query present in the run
+    qlen: np.ndarray        # documents retrieved per query (before pruning)
+    qjudged: np.ndarray | None = None  # judged documents retrieved per query (whole run), if counted
     summary: dict = field(default_factory=dict)  # tie statistics of the whole run
     docid: pa.Array | None = None  # docids of the kept rows in policy order (for inspection)
+    unjudged_relevant: bool = False  # count unjudged documents as relevant (upper bounds)
     _cache: dict = field(default_factory=dict, repr=False)
+
+    def assuming_unjudged_relevant(self) -> "Prepared":
+        """The same run with every unjudged document counted relevant (N+ unchanged)."""
+        return replace(self, unjudged_relevant=True, _cache={})
 
     @cached_property
     def judged(self) -> np.ndarray:
@@ -115,8 +122,17 @@ class Prepared:
         level = self.rel_level if level is None else level
         key = ("rel", level)
         if key not in self._cache:
-            self._cache[key] = self.judged & (np.nan_to_num(self.grade, nan=-np.inf) >= level)
+            rel = self.judged & (np.nan_to_num(self.grade, nan=-np.inf) >= level)
+            self._cache[key] = rel | ~self.judged if self.unjudged_relevant else rel
         return self._cache[key]
+
+    def doc_values(self, kind: str, level: int | None = None) -> np.ndarray:
+        """Per-row document values in policy order: ``rel`` (at level), ``judged`` or ``gain``."""
+        if kind == "rel":
+            return self.relevant(level)
+        if kind == "judged":
+            return self.judged
+        return self.gain
 
     @property
     def rel(self) -> np.ndarray:
@@ -183,12 +199,12 @@ class Prepared:
         groups whose gains differ.
         """
         level = self.rel_level if level is None else level
-        base = self.relevant(level) if kind == "rel" else self.gain
+        base = self.doc_values(kind, level)
         if which == "policy":
             return base
         key = (which, kind, level if kind == "rel" else None)
         if key not in self._cache:
-            if kind == "rel":
+            if base.dtype == bool:
                 r = np.rint(self.group_sum(base.astype(np.float64))).astype(np.int64)
                 offset = np.arange(self.n, dtype=np.int64) - self.gstart[self.gid]
                 if which == "optimistic":
@@ -302,7 +318,7 @@ def _tie_summary(starts: np.ndarray, qi_s: np.ndarray, n: int, nq: int) -> dict:
 
 def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval", rel_level: int = 1,
             complete: bool = False, candidates_only: bool = False, keep_docids: bool = False,
-            measures: tuple = ()) -> Prepared:
+            measures: tuple = (), count_judged: bool = False) -> Prepared:
     """Join ``run`` with ``qrels`` and lay it out in the policy's total order with tie groups.
 
     Queries evaluated: those in both run and qrels (trec_eval's default), or with
@@ -351,7 +367,8 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval"
     del ss
     starts = np.flatnonzero(new)  # first row of every tie group
     qstart = _segment_offsets(qi_s, nq)
-    in_run = np.diff(qstart) > 0
+    qlen = np.diff(qstart)
+    in_run = qlen > 0
     summary = _tie_summary(starts, qi_s, n, nq)
 
     # keep the ranks the measures read, whole tie groups
@@ -387,15 +404,18 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval"
     joined = rt.join(qt, keys=["q", "d"], join_type="inner", use_threads=True)
     grade_s = np.full(len(order), np.nan)
     grade_s[joined.column("i").to_numpy()] = joined.column("g").to_numpy()
-    if candidates_only:
+    qjudged = None
+    if candidates_only or count_judged:
         # judged documents anywhere in the run, not only in the kept ranks
-        cand = pa.table({"q": qi.astype(np.int64), "d": docid}).join(qt, keys=["q", "d"], join_type="inner", use_threads=True)
-        judged_grades = (cand.column("q").to_numpy(), cand.column("g").to_numpy())
-    else:
-        judged_grades = (qrels_q_idx, qrels_grade)
+        cand = pa.table({"q": qi.astype(np.int64), "d": docid}).join(qt, keys=["q", "d"], join_type="inner",
+                                                                      use_threads=True)
+        cq = cand.column("q").to_numpy()
+        qjudged = np.bincount(cq, minlength=nq)
+    judged_grades = (cq, cand.column("g").to_numpy()) if candidates_only else (qrels_q_idx, qrels_grade)
     return Prepared(
         qids=qids, qstart=qstart, qi=qi_s, pos=pos, gid=gid, gstart=gstart, grade=grade_s,
-        judged_grades=judged_grades, rel_level=rel_level, in_run=in_run, summary=summary,
+        judged_grades=judged_grades, rel_level=rel_level, in_run=in_run, qlen=qlen, qjudged=qjudged,
+        summary=summary,
         docid=rt.column("d").combine_chunks() if keep_docids else None,
     )
 

@@ -17,10 +17,8 @@ import tempfile
 from pathlib import Path
 
 from ..errors import Problem, TierankInputError
-from ..results import COLUMNS
 
 FORMATS = ("table", "tsv", "json", "jsonl", "csv")
-FIELDS = ("query", "measure", *COLUMNS)
 
 
 def _num(x):
@@ -49,9 +47,9 @@ def render(result, fmt: str, per_query: bool) -> str:
     if fmt in ("tsv", "csv"):
         buf = io.StringIO()
         w = csv.writer(buf, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
-        w.writerow(FIELDS)
+        w.writerow(("query", "measure", *result.columns))
         for r in recs:
-            w.writerow([r["query"], r["measure"], *(_num(r[c]) for c in COLUMNS)])
+            w.writerow([r["query"], r["measure"], *(_num(r[c]) for c in result.columns)])
         return buf.getvalue()
     raise TierankInputError(f"unknown format {fmt!r}; accepted: {', '.join(FORMATS)}")
 

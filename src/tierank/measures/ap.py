@@ -45,6 +45,8 @@ class AP(Measure):
     family = "AP"
     description = "average precision, normalised by N+ (trec_eval map / map_cut)"
     schema = (REL,)
+    bounds_refusal = ("an unjudged document assumed relevant raises N+ and can lower AP, so neither "
+                      "assumption bounds it (Yang, Moffat & Turpin, sec. 2)")
 
     def _rows(self, prep):
         return np.flatnonzero(prep.pos < self.k) if np.isfinite(self.k) else np.arange(prep.n)

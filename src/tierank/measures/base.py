@@ -75,6 +75,18 @@ class Measure:
     def compute(self, prep) -> Stats:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    #: why ``unjudged_bounds`` is refused for this family (None: bounds are supported)
+    bounds_refusal: ClassVar[str | None] = None
+
+    def unjudged_bounds(self, prep, stats: Stats) -> tuple[np.ndarray, np.ndarray]:
+        """Attained (lower, upper) per query over tie orderings and every relevance of the
+        unjudged retrieved documents.  The default serves measures monotone in relevance with
+        no dependence on N+: lower = min with unjudged non-relevant, upper = max with unjudged
+        relevant."""
+        if self.bounds_refusal:
+            raise TierankInputError(f"--unjudged bounds: no valid bound for {self}: {self.bounds_refusal}")
+        return stats.min, self.compute(prep.assuming_unjudged_relevant()).max
+
     def depth(self, nrel) -> float | np.ndarray:
         """Ranks this measure reads (exclusive bound), scalar or per query; ``nrel(level)`` gives N+."""
         return self.k

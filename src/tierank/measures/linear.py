@@ -27,7 +27,7 @@ def _group_moments(prep, kind: str, level: int | None = None) -> tuple[np.ndarra
     """Per tie group: mean of the document values and their sum of squared deviations."""
     key = ("moments", kind, level if kind == "rel" else None)
     if key not in prep._cache:
-        a = prep.relevant(level).astype(np.float64) if kind == "rel" else prep.gain
+        a = prep.doc_values(kind, level).astype(np.float64)
         m = prep.gsize.astype(np.float64)
         s1 = prep.group_sum(a)
         s2 = prep.group_sum(a * a)
@@ -38,7 +38,7 @@ def _group_moments(prep, kind: str, level: int | None = None) -> tuple[np.ndarra
 class Linear(Measure):
     """Base of the positional-sum measures."""
 
-    kind = "rel"  # document value: binary "rel" or graded "gain"
+    kind = "rel"  # document value: binary "rel", "judged", or graded "gain"
 
     def cutoff_per_query(self, prep) -> np.ndarray | float:
         return self.k
@@ -75,6 +75,27 @@ class Linear(Measure):
         return Stats(value("policy"), expected, value("pessimistic"), value("optimistic"), var)
 
 
+def _filled_counts(prep, k: float, level, priority: tuple[str, str, str]) -> tuple[np.ndarray, np.ndarray]:
+    """Judged-relevant and unjudged documents in the top k per query when every tie group
+    fills its ranks inside the cutoff in the given priority of classes ``rel``, ``unj``, ``non``."""
+    m = prep.gsize
+    r = np.rint(prep.group_sum(prep.relevant(level) & prep.judged)).astype(np.int64) if prep.n else m * 0
+    j = np.rint(prep.group_sum((~prep.judged).astype(np.float64))).astype(np.int64) if prep.n else m * 0
+    avail = {"rel": r, "unj": j, "non": m - r - j}
+    slots = np.clip(np.minimum(k, np.iinfo(np.int64).max // 4) - prep.gpos0, 0, m).astype(np.int64)
+    taken = {}
+    for cls in priority:
+        taken[cls] = np.minimum(avail[cls], slots)
+        slots = slots - taken[cls]
+    h = np.bincount(prep.gq, weights=taken["rel"], minlength=prep.nq)
+    u = np.bincount(prep.gq, weights=taken["unj"], minlength=prep.nq)
+    return h, u
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+
+
 def _safe_inv(x: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore"):
         return np.where(x > 0, 1.0 / np.where(x > 0, x, 1.0), 0.0)
@@ -104,6 +125,17 @@ class R(Linear):
     def weights(self, prep, rows):
         return _safe_inv(prep.nrel(self.level))[prep.qi[rows]]
 
+    def unjudged_bounds(self, prep, stats):
+        """R = h / N+ where unjudged documents assumed relevant join N+.  Upper: unjudged in the
+        top k relevant, the others not, groups filling relevant > unjudged > non-relevant.
+        Lower: unjudged in the top k non-relevant, those below relevant (they only raise N+),
+        groups filling non-relevant > unjudged > relevant."""
+        n_plus, big_u = prep.nrel(self.level), prep.qlen - prep.qjudged
+        h, u = _filled_counts(prep, self.k, self.level, ("rel", "unj", "non"))
+        upper = _ratio(h + u, n_plus + u)
+        h, u = _filled_counts(prep, self.k, self.level, ("non", "unj", "rel"))
+        return _ratio(h, n_plus + big_u - u), upper
+
 
 @register
 class F1(Linear):
@@ -116,6 +148,14 @@ class F1(Linear):
 
     def weights(self, prep, rows):
         return 2.0 / (self.cutoff + prep.nrel(self.level)[prep.qi[rows]])
+
+    def unjudged_bounds(self, prep, stats):
+        """As for R, with F1 = 2h / (k + N+)."""
+        n_plus, big_u, k = prep.nrel(self.level), prep.qlen - prep.qjudged, self.cutoff
+        h, u = _filled_counts(prep, k, self.level, ("rel", "unj", "non"))
+        upper = _ratio(2.0 * (h + u), k + n_plus + u)
+        h, u = _filled_counts(prep, k, self.level, ("non", "unj", "rel"))
+        return _ratio(2.0 * h, k + n_plus + big_u - u), upper
 
 
 @register
@@ -131,6 +171,19 @@ class Hits(Linear):
 
 
 @register
+class Judged(Linear):
+    """Share of the top k retrieved documents that have a judgment (any grade), as ir_measures."""
+
+    family = "Judged"
+    description = "judged documents in the top k / min(k, retrieved) (judgment coverage)"
+    kind = "judged"
+    cutoff_required = True
+
+    def weights(self, prep, rows):
+        return 1.0 / np.minimum(self.cutoff, prep.qlen[prep.qi[rows]])
+
+
+@register
 class Rprec(Linear):
     """R-precision: precision at rank N+ (trec_eval Rprec)."""
 
@@ -138,6 +191,7 @@ class Rprec(Linear):
     description = "precision at rank N+ (R-precision)"
     schema = (REL,)
     cutoff_allowed = False
+    bounds_refusal = "its cutoff N+ moves with the relevance of unjudged documents"
 
     def cutoff_per_query(self, prep):
         return prep.nrel(self.level)
@@ -166,6 +220,25 @@ class RBP(Linear):
         p = self.param("p")
         return (1.0 - p) * np.power(p, prep.pos[rows].astype(np.float64))
 
+    def tail(self, prep) -> np.ndarray:
+        """Weight of the ranks past the list (unretrieved) up to the cutoff: p^len - p^k."""
+        p = self.param("p")
+        beyond = p ** self.cutoff if self.cutoff is not None else 0.0
+        return np.maximum(np.power(p, prep.qlen.astype(np.float64)) - beyond, 0.0)
+
+    def unjudged_bounds(self, prep, stats):
+        """Upper bound also counts the unretrieved ranks as relevant (Moffat & Zobel)."""
+        lower, upper = super().unjudged_bounds(prep, stats)
+        return lower, upper + self.tail(prep)
+
+    def residual(self, prep) -> np.ndarray:
+        """Moffat & Zobel's residual for the tie-oblivious ranking: weight of its unjudged
+        ranks and of the unretrieved ranks past the list."""
+        rows = self.rows(prep)
+        unj = ~prep.arrangement("policy", "judged")[rows]
+        w = self.weights(prep, rows)
+        return np.bincount(prep.qi[rows], weights=w * unj, minlength=prep.nq) + self.tail(prep)
+
 
 def idcg(prep, k: float) -> np.ndarray:
     """Ideal DCG at k per query, from the ideal gains sorted descending."""
@@ -184,6 +257,8 @@ class nDCG(Linear):
     family = "nDCG"
     description = "normalised DCG, gain = grade (<= 0 counts 0), discount 1/log2(rank+1), ideal from qrels"
     kind = "gain"
+    bounds_refusal = ("its ideal DCG grows with every unjudged document assumed relevant, so neither "
+                      "assumption bounds it (Yang, Moffat & Turpin, sec. 2)")
 
     def weights(self, prep, rows):
         norm = _safe_inv(idcg(prep, self.k))
