@@ -157,6 +157,170 @@ def eval_cmd(
         _fail(e)
 
 
+def _emit(text: str, output: Optional[Path], protect: tuple) -> None:
+    from .io.writers import write_atomic
+
+    if output is not None:
+        write_atomic(output, text, protect=protect)
+    else:
+        sys.stdout.write(text)
+
+
+def _print_tables(tables, output: Optional[Path], protect: tuple) -> None:
+    from .io.writers import write_atomic
+
+    if output is not None:
+        console = Console(file=None, record=True, width=160, force_terminal=False)
+        with console.capture():
+            for t in tables:
+                console.print(t)
+        write_atomic(output, console.export_text(), protect=protect)
+    else:
+        console = Console(width=max(Console().width, 120))
+        for t in tables:
+            console.print(t)
+
+
+def _split_run_qrels(a: Path, b: Path) -> tuple[Path, Path]:
+    """(run, qrels) from two paths in either order: a run line has 6 fields, a qrels line 3 or 4."""
+    from .io.readers import _check_path, _first_line
+
+    def fields(p: Path) -> int:
+        line = _first_line(_check_path(p))
+        return len(line.split()) if line else 0
+
+    fa, fb = fields(a), fields(b)
+    if fa == 6 and fb != 6:
+        return a, b
+    if fb == 6 and fa != 6:
+        return b, a
+    raise TierankInputError(f"cannot tell the run (6 columns) from the qrels (3-4 columns): {a} has {fa}, {b} has {fb}")
+
+
+@app.command("ties")
+def ties_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="TREC run files (.gz ok)")],
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.table,
+    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write to FILE (atomically).")] = None,
+    top: Annotated[int, typer.Option("--top", help="Largest tie groups listed per run.")] = 3,
+) -> None:
+    """Tie prevalence and ordering defects per run and for the set (Yang, Moffat & Turpin, Table 1)."""
+    from rich.progress import track
+
+    from .analysis.prevalence import analyze
+    from .io.readers import read_run
+    from .io.writers import render_records
+
+    try:
+        loaded = {}
+        for p in track(runs, description="reading runs", disable=not sys.stderr.isatty(), console=Console(stderr=True)):
+            loaded[p.name if p.name not in loaded else str(p)] = read_run(p, duplicates="keep")
+        report = analyze(loaded, top=top)
+        fields = ("name", "queries", "docs", "queries_with_ties", "tie_groups", "docs_in_ties",
+                  "docs_tied_with_predecessor", "contradictions", "queries_with_contradictions",
+                  "score_order_violations", "rank_order_violations", "duplicates")
+        if fmt is Fmt.table:
+            _print_tables(_ties_tables(report), output, tuple(runs))
+        else:
+            recs = [r.to_dict() for r in report.runs]
+            if fmt is Fmt.jsonl:
+                recs = recs + [{"name": "all", **report.summary}]
+                text = "".join(__import__("json").dumps(render_records_clean(r)) + "\n" for r in recs)
+            else:
+                text = render_records(recs, fields, fmt.value, document=report.to_dict())
+            _emit(text, output, tuple(runs))
+    except TierankInputError as e:
+        _fail(e)
+
+
+def render_records_clean(rec: dict) -> dict:
+    from .io.writers import _clean
+
+    return _clean(rec)
+
+
+def _ties_tables(report) -> list:
+    s = report.summary
+    t1 = Table(title="ties: the share of systems, system-topics and documents affected",
+               caption=f"{s['systems']} runs, {s['system_topics']:,} system-topics, {s['docs']:,} documents. "
+                       "Documents tied = tied with their predecessor after re-sorting by score (the paper's "
+                       "count). Contradiction: adjacent documents whose rank column says the opposite order.",
+               caption_justify="left")
+    for c in ("", "systems %", "system-topics %", "documents %"):
+        t1.add_column(c, justify="left" if not c else "right")
+    for label, key in (("tied scores", "tied_scores"), ("rank/score contradictions", "rank_score_contradictions")):
+        v = s[key]
+        t1.add_row(label, f"{v['systems_pct']:.1f}", f"{v['system_topics_pct']:.1f}", f"{v['docs_pct']:.2f}")
+    t2 = Table(title="per run", caption="tied: documents tied with their predecessor; score order: adjacent lines "
+               "whose score increases in file order; rank order: whose rank decreases; largest: the biggest tie "
+               "group (size in query).", caption_justify="left")
+    heads = ("run", "docs", "topics w/ ties", "tied %", "contradictions", "score order", "rank order",
+             "duplicates", "largest")
+    for h in heads:
+        t2.add_column(h, justify="left" if h in ("run", "largest") else "right", no_wrap=h == "run")
+    for r in report.runs:
+        g = r.largest_groups[0] if r.largest_groups else None
+        t2.add_row(r.name, f"{r.docs:,}", f"{r.queries_with_ties:,}/{r.queries:,}",
+                   f"{100 * r.docs_tied_with_predecessor / max(r.docs, 1):.2f}", f"{r.contradictions:,}",
+                   f"{r.score_order_violations:,}", f"{r.rank_order_violations:,}", f"{r.duplicates:,}",
+                   f"{g['size']} in {g['query']}" if g else "-")
+    return [t1, t2]
+
+
+@app.command("sweep")
+def sweep_cmd(
+    first: Annotated[Path, typer.Argument(metavar="RUN", help="TREC run (either order: RUN QRELS or QRELS RUN)")],
+    second: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels")],
+    measure: Annotated[Optional[list[str]], typer.Option("-m", "--measure", help="Measure, repeatable.")] = None,
+    formats: Annotated[str, typer.Option(
+        "--formats", help="Comma-separated score formats: fp32, fp16, bf16, fp8_e4m3, fp8_e5m2, int8 (per-query "
+                          "affine), sigN (N significant digits), bandRHO (rank bands, e.g. band1.4).")
+    ] = ",".join(("fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8", "sig3", "sig2", "band1.4", "band2")),
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.table,
+    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write to FILE (atomically).")] = None,
+    tie_break: Annotated[str, typer.Option("--tie-break", help="Order for the oblivious value.")] = "trec_eval",
+    candidates_only: Annotated[bool, typer.Option("--candidates-only")] = False,
+    rel: Annotated[int, typer.Option("--rel", "-l")] = 1,
+) -> None:
+    """What would lower precision do to my evaluation? Re-express RUN's scores in each format and
+    report ties, oblivious, expected, range and bias."""
+    from rich.progress import Progress
+
+    from .analysis.sweep import FIELDS, sweep
+    from .io.writers import render_records
+
+    try:
+        run, qrels = _split_run_qrels(first, second)
+        fmts = [f.strip() for f in formats.split(",") if f.strip()]
+        with Progress(console=Console(stderr=True), disable=not sys.stderr.isatty(), transient=True) as prog:
+            task = prog.add_task("sweeping formats", total=len(fmts))
+            result = sweep(str(qrels), str(run), measure or ["nDCG@10", "RR@10", "AP@100"], fmts,
+                           tie_break=tie_break, rel=rel, candidates_only=candidates_only,
+                           progress=lambda f: prog.advance(task))
+        if fmt is Fmt.table:
+            t = Table(title=f"sweep: {run.name} re-expressed per score format",
+                      caption="tie share: documents in tie groups; range = max - min over tie orderings; "
+                              f"bias = oblivious ({tie_break}) - expected.", caption_justify="left")
+            for h in ("format", "ties %", "largest", "measure", "oblivious", "expected", "min", "max", "range",
+                      "bias"):
+                t.add_column(h, justify="left" if h in ("format", "measure") else "right")
+            prev = None
+            for r in result.rows:
+                first_row = r["format"] != prev
+                t.add_row(r["format"] if first_row else "", f"{100 * r['tie_share']:.1f}" if first_row else "",
+                          f"{r['largest_group']:,}" if first_row else "", r["measure"],
+                          *(_fmt(r[c]) for c in ("oblivious", "expected", "min", "max", "range", "bias")),
+                          end_section=False)
+                prev = r["format"]
+            _print_tables([t], output, (first, second))
+        else:
+            _emit(render_records(result.rows, FIELDS, fmt.value, document={"settings": result.settings,
+                                                                             "rows": result.rows}),
+                  output, (first, second))
+    except TierankInputError as e:
+        _fail(e)
+
+
 @app.command("measures")
 def measures_cmd() -> None:
     """List the supported measures (generated from the registry)."""

@@ -100,7 +100,7 @@ class _Problems:
 # --------------------------------------------------------------------------- runs
 
 
-def _run_slow(path: Path) -> Run:
+def _run_slow(path: Path, duplicates: str = "error") -> Run:
     """Parse (and validate) a run line by line; raise with every located problem."""
     src = str(path)
     bad = _Problems(src)
@@ -128,10 +128,10 @@ def _run_slow(path: Path) -> Run:
                 bad(lineno, f"score {s!r} is not finite (NaN and infinities cannot be ranked)")
                 continue
             prev = seen.setdefault(q, {}).get(d)
-            if prev is not None:
+            if prev is not None and duplicates == "error":
                 bad(lineno, f"document {d!r} appears twice in query {q!r} (first at line {prev})")
                 continue
-            seen[q][d] = lineno
+            seen[q].setdefault(d, lineno)
             rank = _parse_float(r)
             qids.append(q)
             docids.append(d)
@@ -149,11 +149,13 @@ def _run_slow(path: Path) -> Run:
     )
 
 
-def read_run(path: str | os.PathLike) -> Run:
+def read_run(path: str | os.PathLike, duplicates: str = "error") -> Run:
     """Read a TREC run file (``qid Q0 docid rank score tag``), plain or gzip.
 
     Scores may use any float notation (``1.5``, ``-2e-07``, ``3E+02``).  The
     rank column is kept in :attr:`Run.rank` but never used for ordering.
+    ``duplicates="keep"`` accepts a document repeated in a query (for analysis
+    of a run's defects; evaluation refuses them).
 
     Raises
     ------
@@ -173,13 +175,13 @@ def read_run(path: str | os.PathLike) -> Run:
             ["qid", "docid", "rank", "score"],
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
-        return _run_slow(p)
+        return _run_slow(p, duplicates)
     pa.default_memory_pool().release_unused()  # the parser's buffers
     if t.num_rows == 0:
         raise TierankInputError([Problem(str(p), None, "empty run: no result lines")])
     score = t.column("score").to_numpy()
-    if not np.isfinite(score).all() or _has_duplicates(t):
-        return _run_slow(p)  # raises with the located problems
+    if not np.isfinite(score).all() or (duplicates == "error" and _has_duplicates(t)):
+        return _run_slow(p, duplicates)  # raises with the located problems
     return Run(
         qid=t.column("qid").unify_dictionaries().combine_chunks(),
         docid=t.column("docid").combine_chunks(),

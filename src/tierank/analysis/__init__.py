@@ -1,0 +1,1 @@
+"""Run analysis: tie prevalence, precision sweeps, rank banding, system comparisons."""

@@ -1,0 +1,195 @@
+"""Tie prevalence and ordering defects in runs: Table 1 of Yang, Moffat & Turpin, for any runs.
+
+For each run (a "system") and each of its queries (a "system-topic"):
+
+* **ties**: documents whose score equals that of another document of the query. As in the
+  paper, a document is *tied with its predecessor* when, after re-sorting by
+  (score descending, rank ascending), it has the same score as the document before it;
+  ``docs_in_ties`` also counts the first document of each tie group;
+* **rank/score contradictions**: adjacent documents in that re-sorted order whose rank
+  column says the opposite order (the later one has the smaller rank);
+* **score order violations**: adjacent lines of a query, in file order, whose score
+  *increases* (e.g. exponent notation sorted as text: ``-1.37`` before ``-7.763e-05``);
+* **rank order violations**: adjacent lines of a query, in file order, whose rank decreases;
+* **duplicates**: a document listed more than once for a query.
+
+Everything is vectorized over the whole run; documents are referred to by their row
+(1-based position among the run's result lines).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..io.fingerprint import fingerprint, fingerprint_ids, pair_fingerprint
+from ..io.model import Run
+
+MAX_EXAMPLES = 5
+
+
+@dataclass(frozen=True)
+class RunTies:
+    """Tie statistics and ordering defects of one run."""
+
+    name: str
+    queries: int
+    docs: int
+    queries_with_ties: int
+    tie_groups: int
+    docs_in_ties: int
+    docs_tied_with_predecessor: int
+    largest_groups: list = field(default_factory=list)  # [{"query", "score", "size"}]
+    contradictions: int = 0
+    queries_with_contradictions: int = 0
+    score_order_violations: int = 0
+    queries_with_score_order_violations: int = 0
+    rank_order_violations: int = 0
+    duplicates: int = 0
+    queries_with_duplicates: int = 0
+    examples: dict = field(default_factory=dict)  # defect -> [{"query", "row", ...}]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class TieReport:
+    """Per-run statistics and the summary over the set (percentages as in the paper's Table 1)."""
+
+    runs: list[RunTies]
+    summary: dict
+
+    def to_dict(self) -> dict:
+        return {"runs": [r.to_dict() for r in self.runs], "summary": self.summary}
+
+
+def _plain(ids: pa.Array) -> pa.Array:
+    return ids.dictionary_decode() if pa.types.is_dictionary(ids.type) else ids
+
+
+def _examples(mask_rows: np.ndarray, qid: pa.Array, extra: dict | None = None) -> list[dict]:
+    rows = mask_rows[:MAX_EXAMPLES]
+    qs = qid.take(pa.array(rows)).to_pylist() if len(rows) else []
+    out = [{"query": q, "row": int(r) + 1} for q, r in zip(qs, rows)]
+    for key, vals in (extra or {}).items():
+        for rec, v in zip(out, vals[:MAX_EXAMPLES]):
+            rec[key] = v
+    return out
+
+
+def analyze_run(run: Run, name: str | None = None, top: int = 5) -> RunTies:
+    """Tie statistics and ordering defects of ``run`` (see the module docstring).
+
+    Examples
+    --------
+    >>> from tierank import to_run
+    >>> r = analyze_run(to_run({"q": {"a": 2.0, "b": 1.0, "c": 1.0}}), "demo")
+    >>> r.tie_groups, r.docs_in_ties, r.docs_tied_with_predecessor, r.largest_groups[0]["size"]
+    (1, 2, 1, 2)
+    """
+    qid = _plain(run.qid)
+    n = len(run)
+    uniq = pc.unique(qid)
+    from ..ties import _codes
+
+    qi = _codes(qid, uniq).astype(np.int64)
+    score = run.score
+    rank = run.rank if run.rank is not None else np.arange(n, dtype=np.float64)
+    rank = np.where(np.isfinite(rank), rank, np.inf)
+
+    # re-sorted by (query, score desc, rank asc): ties and contradictions
+    order = np.lexsort((rank, -score, qi))
+    sq, ss, sr = qi[order], score[order], rank[order]
+    same_q = sq[1:] == sq[:-1]
+    tied_prev = same_q & (ss[1:] == ss[:-1])
+    new = np.ones(n, dtype=bool)
+    new[1:] = ~tied_prev
+    starts = np.flatnonzero(new)
+    sizes = np.diff(starts, append=n)
+    multi = sizes > 1
+    contra = same_q & (ss[1:] != ss[:-1]) & (sr[1:] < sr[:-1])
+    contra_rows = order[1:][contra]
+
+    big = np.argsort(-sizes, kind="stable")[:top]
+    big = big[sizes[big] > 1]
+    largest = [{"query": q, "score": float(s), "size": int(z)} for q, s, z in
+               zip(qid.take(pa.array(order[starts[big]])).to_pylist() if len(big) else [],
+                   ss[starts[big]], sizes[big])]
+
+    # file order: scores should not increase, ranks should not decrease, inside a query
+    fq = qi[1:] == qi[:-1]
+    score_up = fq & (score[1:] > score[:-1])
+    rank_down = fq & (rank[1:] < rank[:-1])
+    score_up_rows = np.flatnonzero(score_up) + 1
+
+    # duplicates: equal fingerprints, confirmed on the strings
+    key = pair_fingerprint(fingerprint_ids(qid), fingerprint(run.docid))
+    ko = np.argsort(key, kind="stable")
+    cand = np.flatnonzero(key[ko][1:] == key[ko][:-1])
+    dup_rows = np.zeros(0, dtype=np.int64)
+    if len(cand):
+        a, b = ko[cand], ko[cand + 1]
+        same = (np.asarray(pc.equal(run.docid.take(pa.array(a)), run.docid.take(pa.array(b))))
+                & (qi[a] == qi[b]))
+        dup_rows = np.sort(np.maximum(a, b)[same])
+
+    return RunTies(
+        name=name or run.source,
+        queries=len(uniq),
+        docs=n,
+        queries_with_ties=int(len(np.unique(sq[starts[multi]]))),
+        tie_groups=int(multi.sum()),
+        docs_in_ties=int(sizes[multi].sum()),
+        docs_tied_with_predecessor=int(tied_prev.sum()),
+        largest_groups=largest,
+        contradictions=int(contra.sum()),
+        queries_with_contradictions=int(len(np.unique(qi[contra_rows]))),
+        score_order_violations=int(score_up.sum()),
+        queries_with_score_order_violations=int(len(np.unique(qi[score_up_rows]))),
+        rank_order_violations=int(rank_down.sum()),
+        duplicates=int(len(dup_rows)),
+        queries_with_duplicates=int(len(np.unique(qi[dup_rows]))),
+        examples={
+            "contradictions": _examples(np.sort(contra_rows), qid),
+            "score_order_violations": _examples(score_up_rows, qid, {
+                "score": score[score_up_rows].tolist(), "previous_score": score[score_up_rows - 1].tolist()}),
+            "duplicates": _examples(dup_rows, qid, {"docid": run.docid.take(pa.array(dup_rows)).to_pylist()
+                                                    if len(dup_rows) else []}),
+        },
+    )
+
+
+def _pct(num: float, den: float) -> float:
+    return 100.0 * num / den if den else 0.0
+
+
+def analyze(runs: dict[str, Run], top: int = 5) -> TieReport:
+    """Analyze every run and summarise the set as the paper's Table 1 (percent of systems,
+    system-topic combinations and documents affected)."""
+    stats = [analyze_run(r, name, top) for name, r in runs.items()]
+    nsys = len(stats)
+    topics = sum(s.queries for s in stats)
+    docs = sum(s.docs for s in stats)
+    summary = {
+        "systems": nsys,
+        "system_topics": topics,
+        "docs": docs,
+        "tied_scores": {
+            "systems_pct": _pct(sum(s.tie_groups > 0 for s in stats), nsys),
+            "system_topics_pct": _pct(sum(s.queries_with_ties for s in stats), topics),
+            "docs_pct": _pct(sum(s.docs_tied_with_predecessor for s in stats), docs),
+        },
+        "rank_score_contradictions": {
+            "systems_pct": _pct(sum(s.contradictions > 0 for s in stats), nsys),
+            "system_topics_pct": _pct(sum(s.queries_with_contradictions for s in stats), topics),
+            "docs_pct": _pct(sum(s.contradictions for s in stats), docs),
+        },
+        "score_order_violations": sum(s.score_order_violations for s in stats),
+        "rank_order_violations": sum(s.rank_order_violations for s in stats),
+        "duplicates": sum(s.duplicates for s in stats),
+    }
+    return TieReport(runs=stats, summary=summary)

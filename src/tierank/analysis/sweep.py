@@ -1,0 +1,54 @@
+"""Precision sweep: evaluate one run with its scores re-expressed in each number format.
+
+For each format (see :mod:`.precision`): the tie statistics it creates and, per measure,
+the oblivious value, the exact expectation, min, max, range, bias and std over tie orderings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..evaluate import evaluate
+from ..io.convert import to_qrels, to_run
+from .precision import DEFAULT_FORMATS, requantize_run
+
+FIELDS = ("format", "measure", "oblivious", "expected", "min", "max", "range", "bias", "std",
+          "tie_share", "tie_groups", "largest_group", "queries_with_ties")
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One row per (format, measure), in the order asked for."""
+
+    rows: list[dict]
+    settings: dict
+
+    def to_records(self) -> list[dict]:
+        return [dict(r) for r in self.rows]
+
+
+def sweep(qrels, run, measures, formats=DEFAULT_FORMATS, *, tie_break: str = "trec_eval", rel: int = 1,
+          complete: bool = False, candidates_only: bool = False, progress=None) -> Sweep:
+    """Evaluate ``run`` once per score format.
+
+    Examples
+    --------
+    >>> s = sweep({"q": {"a": 1}}, {"q": {"a": 0.30079, "b": 0.30078125}}, ["RR"], ["fp32", "bf16"])
+    >>> [(r["format"], r["expected"], r["tie_share"]) for r in s.rows]
+    [('fp32', 1.0, 0.0), ('bf16', 0.75, 1.0)]
+    """
+    q = to_qrels(qrels)
+    r = to_run(run)
+    rows = []
+    for fmt in formats:
+        res = evaluate(q, requantize_run(r, fmt), measures, tie_break=tie_break, rel=rel, complete=complete,
+                       candidates_only=candidates_only)
+        t = res.ties
+        for rec in res.records(per_query=False):
+            rows.append({"format": fmt, **{k: rec[k] for k in FIELDS[1:9]},
+                         "tie_share": t["share"], "tie_groups": t["groups"], "largest_group": t["largest"],
+                         "queries_with_ties": t["queries_with_ties"]})
+        if progress is not None:
+            progress(fmt)
+    return Sweep(rows=rows, settings={"run": r.source, "qrels": q.source, "tie_break": tie_break,
+                                      "formats": list(formats), "measures": [str(m) for m in measures]})
