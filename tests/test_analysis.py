@@ -153,3 +153,19 @@ def test_sweep_command_on_askubuntu_either_argument_order(tmp_path):
     assert [json.loads(x) for x in same.splitlines()] == recs
     bad = cli("sweep", run, run, check=False)
     assert bad.returncode == 2 and "cannot tell the run" in bad.stderr
+
+
+def test_compare_command_flags_a_tie_flip(tmp_path):
+    # A ties its relevant document z with four others: trec_eval's docno-descending order puts z first
+    a, b, q = tmp_path / "A.run", tmp_path / "B.run", tmp_path / "qrels"
+    a.write_text("".join(f"q{i} Q0 {d} 1 1.0 A\n" for i in range(3) for d in "vwxyz"))
+    b.write_text("".join(f"q{i} Q0 {d} {r} {5 - r} B\n" for i in range(3) for r, d in enumerate("vzwxy", 1)))
+    q.write_text("".join(f"q{i} 0 z 1\n" for i in range(3)))
+    doc = json.loads(cli("compare", a, b, "--qrels", q, "-m", "RR", "--format", "json").stdout)
+    names = [s["name"] for s in doc["systems"]]
+    assert names == ["B.run", "A.run"]  # by expected: B 1/2 > A (1 + 1/2 + ... + 1/5) / 5
+    pair = doc["pairs"][0]
+    assert pair["order_flip"] and pair["undecidable"]
+    assert "FLIP" in cli("compare", a, b, "--qrels", q, "-m", "RR").stdout
+    bad = cli("compare", a, "--qrels", q, check=False)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr

@@ -321,6 +321,48 @@ def sweep_cmd(
         _fail(e)
 
 
+@app.command("compare")
+def compare_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="Two or more TREC runs (one per system)")],
+    qrels: Annotated[Path, typer.Option("--qrels", help="qrels file")],
+    measure: Annotated[str, typer.Option("-m", "--measure", help="One measure, e.g. nDCG@10")] = "nDCG@10",
+    band: Annotated[Optional[float], typer.Option(
+        "--band", help="Also band every run with geometric rank bands RHO > 1 and report which significant "
+                       "pairs stay significant (Yang, Moffat & Turpin, Table 3 / Fig. 4).")] = None,
+    alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the paired t-tests.")] = 0.05,
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="table or json.")] = Fmt.table,
+    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write to FILE (atomically).")] = None,
+    tie_break: Annotated[str, typer.Option("--tie-break", help="Order for the oblivious value.")] = "trec_eval",
+    candidates_only: Annotated[bool, typer.Option("--candidates-only")] = False,
+    complete: Annotated[bool, typer.Option("-c", "--complete")] = False,
+    rel: Annotated[int, typer.Option("--rel", "-l")] = 1,
+) -> None:
+    """Systems side by side with E[M] and [min, max]; paired t-tests on per-query expected values; every
+    pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable."""
+    import json
+
+    from .analysis.compare import compare, records, render_tables
+    from .io.readers import read_run
+    from .io.writers import _clean
+
+    try:
+        names = {}
+        for p in runs:
+            names[p.name if p.name not in names else str(p)] = read_run(p)
+        with _status("comparing..."):
+            cmp = compare(names, str(qrels), measure, tie_break=tie_break, rel=rel, complete=complete,
+                          candidates_only=candidates_only, alpha=alpha, band=band)
+        protect = (*runs, qrels)
+        if fmt is Fmt.table:
+            _print_tables(render_tables(cmp), output, protect)
+        elif fmt is Fmt.json:
+            _emit(json.dumps(_clean(records(cmp)), indent=2, allow_nan=False) + "\n", output, protect)
+        else:
+            raise TierankInputError(f"compare writes table or json, not {fmt.value}")
+    except TierankInputError as e:
+        _fail(e)
+
+
 @app.command("measures")
 def measures_cmd() -> None:
     """List the supported measures (generated from the registry)."""

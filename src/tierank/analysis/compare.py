@@ -1,0 +1,542 @@
+"""Compare systems tie-aware: can ties flip which system looks better?
+
+Ties make a system's score an interval, not a number: the tie-oblivious value
+(trec_eval's tie-break, say) is one point of it, the expectation over all tie
+orderings another.  Yang, Moffat & Turpin ("How precise does document scoring
+need to be?", Figure 2) show overlapping [pessimal, optimal] segments of TREC7
+systems; Yang et al. ("Reliable Evaluation Protocol for Low-Precision
+Retrieval", Section 3, Table 1) report a BF16 reranker that beats another under the
+oblivious nDCG@10 and loses under the expected one.  :func:`compare` puts a set
+of runs side by side on one measure and flags, for every pair of systems:
+
+* ``order_flip``: the oblivious means order the pair the other way round from
+  the expected means;
+* ``undecidable``: the systems' [min, max] intervals of the mean overlap, so
+  some tie orderings would rank the pair either way (or make it equal): the
+  comparison cannot be decided from these scores;
+* ``significant``: a paired t-test on the per-query expected values.
+
+With ``band=rho`` every run is also re-scored into geometric rank bands
+(:func:`~tierank.analysis.banding.band_run`) and re-evaluated, and the pairs'
+significance before and after banding is cross-tabulated as in the paper's
+Figure 4 (false positives, false negatives, percentage of pairs per quadrant).
+
+Examples
+--------
+>>> qrels = {"q1": {"a": 1}, "q2": {"c": 1}}
+>>> runs = {"tied": {"q1": {"a": 1.0, "b": 1.0}, "q2": {"c": 0.7, "d": 0.7}},
+...         "exact": {"q1": {"b": 0.9, "a": 0.8}, "q2": {"c": 0.9, "d": 0.1}}}
+>>> cmp = compare(runs, qrels, "RR")
+>>> cmp
+Comparison(RR, 2 systems, 2 queries, 1 pairs: 0 flipped, 1 undecidable)
+>>> [(s.name, s.oblivious, s.expected, s.min, s.max) for s in cmp.systems]
+[('tied', 0.5, 0.75, 0.5, 1.0), ('exact', 0.75, 0.75, 0.75, 0.75)]
+>>> flags(cmp.pair("exact", "tied"))
+['undecidable']
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from ..errors import TierankInputError
+from ..evaluate import evaluate
+from ..io.convert import to_qrels, to_run
+from ..io.model import Run
+from .banding import band_run
+
+#: Differences of means (and of per-query values) at most this large in absolute value count as zero.
+ZERO_TOL = 1e-12
+
+
+@dataclass(frozen=True)
+class SystemSummary:
+    """One system's tie-aware mean scores over the compared queries.
+
+    Attributes
+    ----------
+    name : str
+    oblivious, expected, min, max : float
+        Means over queries of the per-query values (``min``/``max``: pessimal and
+        optimal tie orderings, attained in every query at once).
+    range, bias : float
+        ``max - min`` and ``oblivious - expected`` of the means.
+    std : float
+        Standard deviation of the mean over tie orderings, ``sqrt(sum_q var_q) / n_q``.
+    """
+
+    name: str
+    oblivious: float
+    expected: float
+    min: float
+    max: float
+    range: float
+    bias: float
+    std: float
+
+
+@dataclass(frozen=True)
+class PairComparison:
+    """One unordered pair of systems, ``a`` ranked above (or level with) ``b`` by expected mean.
+
+    Attributes
+    ----------
+    a, b : str
+        System names; ``expected(a) >= expected(b)``.
+    diff_expected, diff_oblivious : float
+        Mean of ``a`` minus mean of ``b`` (``diff_expected >= 0``).
+    t, p : float
+        Two-sided paired t-test (``scipy.stats.ttest_rel``) on the per-query expected
+        values, ``a`` minus ``b``.  ``t = 0.0`` and ``p = 1.0`` when every per-query
+        difference is zero (the test is undefined there); NaN with a single query.
+    p_oblivious : float
+        The same test on the per-query oblivious values.
+    order_flip : bool
+        The oblivious means order the pair strictly the other way round: both mean
+        differences nonzero (beyond ``ZERO_TOL``) with opposite signs.  A pair level in
+        expectation is never a flip (its order is arbitrary), nor is a pair that the
+        oblivious means call level.
+    undecidable : bool
+        The intervals ``[min, max]`` of the two means overlap (touching counts): some tie
+        orderings would put ``b`` level with or above ``a``.
+    significant : bool
+        ``p < alpha``.
+    p_banded, diff_banded : float or None
+        With ``band``: the p-value of the same test, and the mean difference, on the
+        banded runs' per-query expected values.
+    significant_banded : bool or None
+        With ``band``: ``p_banded < alpha``.
+    """
+
+    a: str
+    b: str
+    diff_expected: float
+    diff_oblivious: float
+    t: float
+    p: float
+    p_oblivious: float
+    order_flip: bool
+    undecidable: bool
+    significant: bool
+    p_banded: float | None = None
+    diff_banded: float | None = None
+    significant_banded: bool | None = None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Result of :func:`compare`.
+
+    Attributes
+    ----------
+    measure : str
+        The measure, as tierank names it.
+    queries : tuple of str
+        The compared queries (evaluated for every system), sorted.
+    dropped_queries : int
+        Queries evaluated for some systems but not all, left out.
+    systems : tuple of SystemSummary
+        Sorted by expected mean, descending (input order among equal ones).
+    pairs : tuple of PairComparison
+        Every unordered pair, ``a`` before ``b`` in ``systems``.
+    kendall_tau : float
+        Kendall's tau-b (``scipy.stats.kendalltau``) between the system orderings by
+        oblivious and by expected mean; NaN when one of them is constant.
+    kendall_tau_min_max : float
+        The same between the orderings by min (pessimal) and by max (optimal) mean.
+    alpha : float
+        Significance level.
+    band : float or None
+        The rank-band parameter rho, if asked.
+    banded_systems : tuple of SystemSummary or None
+        With ``band``: the banded runs' summaries, in the order of ``systems``.
+    band_summary : dict or None
+        With ``band``: the Figure 4 cross-tabulation, see :func:`compare`.
+    settings : dict
+        Evaluation settings (tie_break, rel, complete, candidates_only).
+    """
+
+    measure: str
+    queries: tuple[str, ...]
+    dropped_queries: int
+    systems: tuple[SystemSummary, ...]
+    pairs: tuple[PairComparison, ...]
+    kendall_tau: float
+    kendall_tau_min_max: float
+    alpha: float
+    band: float | None = None
+    banded_systems: tuple[SystemSummary, ...] | None = None
+    band_summary: dict | None = None
+    settings: dict = field(default_factory=dict)
+
+    def system(self, name: str) -> SystemSummary:
+        """The summary of system ``name``."""
+        for s in self.systems:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    def pair(self, a: str, b: str) -> PairComparison:
+        """The comparison of systems ``a`` and ``b``, whichever is ranked first."""
+        for p in self.pairs:
+            if {p.a, p.b} == {a, b} and a != b:
+                return p
+        raise KeyError((a, b))
+
+    def __repr__(self) -> str:
+        flips = sum(p.order_flip for p in self.pairs)
+        undecidable = sum(p.undecidable for p in self.pairs)
+        return (f"Comparison({self.measure}, {len(self.systems)} systems, {len(self.queries)} queries, "
+                f"{len(self.pairs)} pairs: {flips} flipped, {undecidable} undecidable)")
+
+
+def _sign(x: float) -> int:
+    return 0 if abs(x) <= ZERO_TOL else (1 if x > 0 else -1)
+
+
+def _paired_t(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Two-sided paired t-test; (0.0, 1.0) when every difference is zero."""
+    d = x - y
+    if np.all(np.abs(d) <= ZERO_TOL):
+        return 0.0, 1.0
+    from scipy.stats import ttest_rel
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = ttest_rel(x, y)
+    return float(res.statistic), float(res.pvalue)
+
+
+def _tau(x: np.ndarray, y: np.ndarray) -> float:
+    from scipy.stats import kendalltau
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return float(kendalltau(x, y).statistic)
+
+
+def _summary(name: str, st: dict[str, np.ndarray]) -> SystemSummary:
+    n = len(st["expected"])
+    obl, exp_, lo, hi = (float(np.mean(st[k])) for k in ("oblivious", "expected", "min", "max"))
+    return SystemSummary(name=name, oblivious=obl, expected=exp_, min=lo, max=hi, range=hi - lo,
+                         bias=obl - exp_, std=float(np.sqrt(np.sum(st["var"])) / n))
+
+
+def _aligned(result, queries: list[str]) -> dict[str, np.ndarray]:
+    """The result's per-query arrays of its one measure, restricted and aligned to ``queries``."""
+    s = result.stats[result.measures[0]]
+    pos = {q: i for i, q in enumerate(result.qids)}
+    idx = np.fromiter((pos[q] for q in queries), dtype=np.int64, count=len(queries))
+    return {k: np.asarray(getattr(s, k), dtype=np.float64)[idx] for k in ("oblivious", "expected", "min", "max", "var")}
+
+
+def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval", rel: int = 1,
+            complete: bool = False, candidates_only: bool = False, alpha: float = 0.05,
+            band: float | None = None) -> Comparison:
+    """Compare systems on one measure, tie-aware, pair by pair.
+
+    Parameters
+    ----------
+    runs
+        ``{name: run}``, at least two systems; each run as :func:`tierank.evaluate`
+        accepts it (path, DataFrame, dict of dicts, :class:`tierank.Run`).
+    qrels
+        As :func:`tierank.evaluate` accepts it.
+    measure
+        One measure string (``"nDCG@10"``, ``"RR@10"``, ...).
+    tie_break, rel, complete, candidates_only
+        Passed to :func:`tierank.evaluate` for every system.
+    alpha
+        Significance level: a pair is significant when ``p < alpha``.
+    band
+        If given (rho > 1): also band every run into geometric rank bands
+        (:func:`~tierank.analysis.banding.band_run`), re-evaluate, and compare the
+        pairs' significance before and after banding.
+
+    Returns
+    -------
+    Comparison
+        ``systems`` sorted by expected mean; ``pairs`` for every unordered pair
+        (see :class:`PairComparison`); Kendall's tau between the orderings by
+        oblivious and by expected mean (``kendall_tau``) and by min and by max mean
+        (``kendall_tau_min_max``).
+
+    Notes
+    -----
+    Queries: each system is evaluated as :func:`tierank.evaluate` does (queries in
+    both its run and the qrels), and the comparison uses the queries common to all
+    systems' evaluations, so that the paired tests pair the same queries; the number
+    left out is ``dropped_queries``.  With ``complete=True`` every qrels query is
+    evaluated for every system (absent ones score 0), so all qrels queries are used.
+
+    The t-tests are two-sided paired t-tests (``scipy.stats.ttest_rel``) over the
+    compared queries.  Where every per-query difference is zero (beyond ``ZERO_TOL``)
+    the test is undefined and the pair gets ``t = 0.0, p = 1.0``; constant nonzero
+    differences give ``t = +-inf, p = 0.0``; a single query gives NaN.
+
+    With ``band``, the "original" p-value of a pair is the one on the *unbanded*
+    runs' per-query **expected** values (``p``), not the paper's tie-free reference
+    (its rho = 1.0 reads each run in file order); ``p_banded`` is the same test on
+    the banded runs' per-query expected values, where a band's documents tie.
+    ``band_summary`` holds ``rho, alpha, pairs``; the counts ``significant_original``,
+    ``significant_banded``, ``kept`` (significant before and after),
+    ``false_positives`` (only after banding), ``false_negatives`` (only before),
+    ``neither``; and the percentages of all pairs ``pct_kept``,
+    ``pct_false_positives``, ``pct_false_negatives``, ``pct_neither`` (summing to
+    100), as in the quadrants of the paper's Figure 4.
+
+    Raises
+    ------
+    TierankInputError
+        Fewer than two systems, an invalid measure, alpha or rho, input that
+        :func:`tierank.evaluate` rejects, or no query common to all systems.
+
+    Examples
+    --------
+    The oblivious RR (trec_eval breaks the tie by docno descending: "z" first) says
+    ``tied`` beats ``exact``; the expectation over the tie's orderings says otherwise.
+
+    >>> qrels = {"q1": {"z": 1}, "q2": {"z": 1}}
+    >>> runs = {"tied": {"q1": {"a": 1.0, "b": 1.0, "z": 1.0}, "q2": {"z": 0.5, "a": 0.5}},
+    ...         "exact": {"q1": {"a": 0.9, "z": 0.8}, "q2": {"z": 0.9, "a": 0.8}}}
+    >>> cmp = compare(runs, qrels, "RR")
+    >>> [(s.name, round(s.oblivious, 4), round(s.expected, 4)) for s in cmp.systems]
+    [('exact', 0.75, 0.75), ('tied', 1.0, 0.6806)]
+    >>> p = cmp.pairs[0]
+    >>> p.order_flip, p.undecidable, p.significant
+    (True, True, False)
+    >>> cmp.kendall_tau
+    -1.0
+    """
+    if not isinstance(runs, Mapping):
+        raise TierankInputError("compare: runs must be a mapping {system name: run}")
+    if len(runs) < 2:
+        raise TierankInputError(f"compare: need at least two systems to compare, got {len(runs)}")
+    if not isinstance(measure, str):
+        raise TierankInputError(f"compare: give exactly one measure as a string, got {measure!r}")
+    if not (isinstance(alpha, (int, float)) and 0.0 < alpha < 1.0):
+        raise TierankInputError(f"compare: alpha must be in (0, 1), got {alpha!r}")
+    if band is not None and not (isinstance(band, (int, float)) and band > 1.0):
+        raise TierankInputError(f"compare: band parameter rho must be > 1, got {band!r}")
+
+    names = [str(k) for k in runs]
+    if len(set(names)) != len(names):
+        raise TierankInputError("compare: system names must be distinct")
+    q = to_qrels(qrels)
+    converted: dict[str, Run] = {}
+    for name, obj in zip(names, runs.values()):
+        converted[name] = obj if isinstance(obj, Run) else to_run(obj, source=name)
+    opts = dict(tie_break=tie_break, rel=rel, complete=complete, candidates_only=candidates_only)
+
+    results = {name: evaluate(q, r, [measure], **opts) for name, r in converted.items()}
+    mname = str(results[names[0]].measures[0])
+    qsets = [set(res.qids) for res in results.values()]
+    common = sorted(set.intersection(*qsets))
+    if not common:
+        raise TierankInputError(f"compare: no query is evaluated for every system ({', '.join(names)}); "
+                                "the runs share no judged query")
+    dropped = len(set.union(*qsets)) - len(common)
+    per = {name: _aligned(res, common) for name, res in results.items()}
+
+    summaries = {name: _summary(name, st) for name, st in per.items()}
+    order = sorted(range(len(names)), key=lambda i: -summaries[names[i]].expected)  # stable
+    ranked = [names[i] for i in order]
+
+    banded_per = banded_summaries = None
+    if band is not None:
+        banded = {name: evaluate(q, band_run(r, float(band)), [measure], **opts) for name, r in converted.items()}
+        banded_per = {name: _aligned(res, common) for name, res in banded.items()}
+        banded_summaries = {name: _summary(name, st) for name, st in banded_per.items()}
+
+    pairs = []
+    for i, a in enumerate(ranked):
+        for b in ranked[i + 1:]:
+            sa, sb = summaries[a], summaries[b]
+            d_exp, d_obl = sa.expected - sb.expected, sa.oblivious - sb.oblivious
+            t, p = _paired_t(per[a]["expected"], per[b]["expected"])
+            _, p_obl = _paired_t(per[a]["oblivious"], per[b]["oblivious"])
+            se, so = _sign(d_exp), _sign(d_obl)
+            extra = {}
+            if banded_per is not None:
+                _, pb = _paired_t(banded_per[a]["expected"], banded_per[b]["expected"])
+                extra = dict(p_banded=pb, diff_banded=banded_summaries[a].expected - banded_summaries[b].expected,
+                             significant_banded=bool(pb < alpha))
+            pairs.append(PairComparison(
+                a=a, b=b, diff_expected=d_exp, diff_oblivious=d_obl, t=t, p=p, p_oblivious=p_obl,
+                order_flip=bool(se != 0 and so != 0 and se != so),
+                undecidable=bool(sa.min <= sb.max + ZERO_TOL and sb.min <= sa.max + ZERO_TOL),
+                significant=bool(p < alpha), **extra))
+
+    col = lambda k: np.array([getattr(summaries[n], k) for n in ranked])  # noqa: E731
+    band_summary = None
+    if band is not None:
+        band_summary = _band_summary(pairs, float(band), alpha)
+    return Comparison(
+        measure=mname, queries=tuple(common), dropped_queries=dropped,
+        systems=tuple(summaries[n] for n in ranked), pairs=tuple(pairs),
+        kendall_tau=_tau(col("oblivious"), col("expected")), kendall_tau_min_max=_tau(col("min"), col("max")),
+        alpha=float(alpha), band=None if band is None else float(band),
+        banded_systems=None if banded_summaries is None else tuple(banded_summaries[n] for n in ranked),
+        band_summary=band_summary, settings={**opts, "tie_break": results[names[0]].settings["tie_break"]})
+
+
+def _band_summary(pairs: list[PairComparison], rho: float, alpha: float) -> dict:
+    n = len(pairs)
+    kept = sum(p.significant and p.significant_banded for p in pairs)
+    fp = sum(p.significant_banded and not p.significant for p in pairs)
+    fn = sum(p.significant and not p.significant_banded for p in pairs)
+    neither = n - kept - fp - fn
+    pct = lambda c: 100.0 * c / n  # noqa: E731
+    return {"rho": rho, "alpha": alpha, "pairs": n,
+            "significant_original": kept + fn, "significant_banded": kept + fp,
+            "kept": kept, "false_positives": fp, "false_negatives": fn, "neither": neither,
+            "pct_kept": pct(kept), "pct_false_positives": pct(fp), "pct_false_negatives": pct(fn),
+            "pct_neither": pct(neither)}
+
+
+def _json_value(x):
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def records(comparison: Comparison) -> dict:
+    """JSON-ready plain-Python view of a :class:`Comparison`; NaN and infinities become None.
+
+    Keys: ``measure, queries`` (their number), ``dropped_queries, alpha, band, settings,
+    systems, pairs, kendall_tau, kendall_tau_min_max, banded_systems, band_summary``.
+
+    Examples
+    --------
+    >>> import json
+    >>> cmp = compare({"A": {"q": {"x": 2.0, "y": 1.0}}, "B": {"q": {"x": 1.0, "y": 1.0}}},
+    ...               {"q": {"x": 1}}, "P@1")
+    >>> rec = records(cmp)
+    >>> rec["systems"][0]["name"], rec["pairs"][0]["undecidable"], rec["kendall_tau_min_max"]
+    ('A', True, None)
+    >>> _ = json.dumps(rec, allow_nan=False)
+    """
+    c = comparison
+    clean = lambda d: {k: _json_value(v) for k, v in d.items()}  # noqa: E731
+    return {
+        "measure": c.measure,
+        "queries": len(c.queries),
+        "dropped_queries": c.dropped_queries,
+        "alpha": c.alpha,
+        "band": c.band,
+        "settings": dict(c.settings),
+        "systems": [clean(asdict(s)) for s in c.systems],
+        "pairs": [clean(asdict(p)) for p in c.pairs],
+        "kendall_tau": _json_value(c.kendall_tau),
+        "kendall_tau_min_max": _json_value(c.kendall_tau_min_max),
+        "banded_systems": None if c.banded_systems is None else [clean(asdict(s)) for s in c.banded_systems],
+        "band_summary": None if c.band_summary is None else clean(c.band_summary),
+    }
+
+
+def _f(x: float | None, digits: int = 4) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:.{digits}f}"
+
+
+def _p(x: float | None) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return "<1e-4" if x < 1e-4 else f"{x:.4f}"
+
+
+def flags(pair: PairComparison) -> list[str]:
+    """The pair's flags as words: ``FLIP``, ``undecidable``, ``significant``, and with a band
+    ``false positive`` (significant only after banding) or ``false negative`` (only before)."""
+    out = []
+    if pair.order_flip:
+        out.append("FLIP")
+    if pair.undecidable:
+        out.append("undecidable")
+    if pair.significant:
+        out.append("significant")
+    if pair.significant_banded is not None and pair.significant_banded != pair.significant:
+        out.append("false positive" if pair.significant_banded else "false negative")
+    return out
+
+
+def render_tables(comparison: Comparison) -> list:
+    """``rich`` tables for the terminal: systems, pairs (flags as words), and the band summary if any.
+
+    Examples
+    --------
+    >>> import io
+    >>> from rich.console import Console
+    >>> cmp = compare({"A": {"q": {"x": 2.0, "y": 1.0}}, "B": {"q": {"x": 1.0, "y": 1.0}}},
+    ...               {"q": {"x": 1}}, "P@1")
+    >>> console = Console(width=160, record=True, file=io.StringIO())
+    >>> for table in render_tables(cmp):
+    ...     console.print(table)
+    >>> text = console.export_text()
+    >>> "undecidable" in text and "tierank compare: P@1" in text
+    True
+    """
+    from rich.markup import escape
+    from rich.table import Table
+
+    c = comparison
+    policy = escape(str(c.settings.get("tie_break", "trec_eval")))
+    systems = Table(title=f"tierank compare: {c.measure}, {len(c.queries)} queries",
+                    caption=(f"Means over the queries common to all systems"
+                             + (f" ({c.dropped_queries} others left out)" if c.dropped_queries else "")
+                             + f". oblivious = tie-break '{policy}'; min/max: pessimal/optimal tie orderings; "
+                             f"bias = oblivious - expected; std of the mean over tie orderings. "
+                             f"Kendall's tau, oblivious vs expected order: {_f(c.kendall_tau)}; "
+                             f"min vs max order: {_f(c.kendall_tau_min_max)}."),
+                    caption_justify="left")
+    systems.add_column("system")
+    cols = ("oblivious", "expected", "min", "max", "range", "bias", "std")
+    for name in cols:
+        systems.add_column(name, justify="right")
+    if c.banded_systems is not None:
+        systems.add_column(f"expected band{c.band:g}", justify="right")
+    for i, s in enumerate(c.systems):
+        row = [escape(s.name), *(_f(getattr(s, k)) for k in cols)]
+        if c.banded_systems is not None:
+            row.append(_f(c.banded_systems[i].expected))
+        systems.add_row(*row)
+
+    pairs = Table(title=f"pairs (A ranked above B by expected {c.measure})",
+                  caption=(f"Two-sided paired t-tests over queries: p on expected values, p obl on oblivious "
+                           f"ones; significant: p < {c.alpha:g}. FLIP: the oblivious means order the pair the "
+                           "other way round. undecidable: the \\[min, max] intervals of the means overlap, so "
+                           "tie orderings alone could reverse or level the comparison."),
+                  caption_justify="left")
+    for name in ("A", "B", "Δ expected", "Δ oblivious", "t", "p", "p obl"):
+        pairs.add_column(name, justify="left" if name in ("A", "B") else "right")
+    if c.band is not None:
+        pairs.add_column(f"p band{c.band:g}", justify="right")
+    pairs.add_column("flags")
+    for p in c.pairs:
+        row = [escape(p.a), escape(p.b), _f(p.diff_expected), _f(p.diff_oblivious), _f(p.t, 3),
+               _p(p.p), _p(p.p_oblivious)]
+        if c.band is not None:
+            row.append(_p(p.p_banded))
+        row.append(", ".join(flags(p)))
+        pairs.add_row(*row)
+    tables = [systems, pairs]
+
+    if c.band_summary is not None:
+        b = c.band_summary
+        band = Table(title=f"significance before vs after banding (rho = {b['rho']:g}, alpha = {b['alpha']:g})",
+                     caption=("before: the unbanded runs' per-query expected values; after: the banded runs' "
+                              "(documents of a rank band tied). Percentages of all pairs."),
+                     caption_justify="left")
+        for name in ("", "significant after", "not significant after"):
+            band.add_column(name, justify="left" if not name else "right")
+        cell = lambda k: f"{b[k]} ({b['pct_' + k]:.1f}%)"  # noqa: E731
+        band.add_row("significant before", cell("kept"), cell("false_negatives") + " false neg.")
+        band.add_row("not significant before", cell("false_positives") + " false pos.", cell("neither"))
+        tables.append(band)
+    return tables
