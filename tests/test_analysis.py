@@ -169,3 +169,11 @@ def test_compare_command_flags_a_tie_flip(tmp_path):
     assert "FLIP" in cli("compare", a, b, "--qrels", q, "-m", "RR").stdout
     bad = cli("compare", a, "--qrels", q, check=False)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_bands_command_prints_table2_next_to_ours():
+    out = cli("bands").stdout
+    assert "0.0417 [0.0417]" in out and "0.1016 [0.1016]" in out
+    tsv = cli("bands", "--rho", "2", "--p", "0.5", "--format", "tsv").stdout.splitlines()
+    assert tsv[0].split("\t") == ["rho", "RR", "RBP(p=0.5)"]
+    assert cli("bands", "--rho", "x", check=False).returncode == 2

@@ -363,6 +363,50 @@ def compare_cmd(
         _fail(e)
 
 
+@app.command("bands")
+def bands_cmd(
+    rho: Annotated[str, typer.Option("--rho", help="Comma-separated band parameters > 1.")] = "1.1,1.2,1.4,1.7,2.0",
+    p: Annotated[str, typer.Option("--p", help="Comma-separated RBP persistence values.")] = "0.5,0.85",
+    depth: Annotated[int, typer.Option("--depth", help="Ranking depth.")] = 1000,
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.table,
+) -> None:
+    """Worst-case change of RR and RBP that geometric rank banding can cause under permutation averaging
+    (Yang, Moffat & Turpin, Table 2)."""
+    from .analysis.banding import PAPER_TABLE2, worst_case_table
+    from .io.writers import render_records
+
+    try:
+        try:
+            rhos = tuple(float(x) for x in rho.split(","))
+            ps = tuple(float(x) for x in p.split(","))
+        except ValueError:
+            raise TierankInputError(f"--rho and --p take comma-separated numbers, got {rho!r} and {p!r}") from None
+        rows = worst_case_table(rhos, ps, depth=depth)
+        if fmt is not Fmt.table:
+            sys.stdout.write(render_records(rows, tuple(rows[0]), fmt.value))
+            return
+        t = Table(title="worst-case metric change from rank banding (loss under permutation averaging)",
+                  caption="Bands b1 = 1, b(g+1) = ceil(rho b(g)); documents of a band tied. Values in brackets: the "
+                          "paper's Table 2 where it has the cell. AP has no such bound.", caption_justify="left")
+        cols = list(rows[0])
+        for c in cols:
+            t.add_column(c, justify="right")
+        printed = {row["rho"]: row for row in PAPER_TABLE2}
+        for r in rows:
+            paper = printed.get(r["rho"], {})
+            cells = []
+            for c in cols:
+                if c == "rho":
+                    cells.append(f"{r[c]:g}")
+                    continue
+                ref = paper.get(c)
+                cells.append(f"{r[c]:.4f}" + (f" [{ref:.4f}]" if ref is not None else ""))
+            t.add_row(*cells)
+        Console().print(t)
+    except TierankInputError as e:
+        _fail(e)
+
+
 @app.command("measures")
 def measures_cmd() -> None:
     """List the supported measures (generated from the registry)."""
