@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import tierank
 from reference import orderings, value

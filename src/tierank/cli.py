@@ -6,6 +6,7 @@ with exit code 2, never a traceback.
 
 from __future__ import annotations
 
+import json
 import sys
 from contextlib import nullcontext
 from enum import Enum
@@ -125,7 +126,7 @@ def eval_cmd(
 ) -> None:
     """Evaluate RUN against QRELS with tie-aware statistics."""
     from .evaluate import evaluate
-    from .io.writers import render, write_atomic
+    from .io.writers import render
 
     if condensed:
         unjudged = Unjudged.condensed
@@ -140,19 +141,9 @@ def eval_cmd(
             coverage = None
             if unjudged is not Unjudged.condensed:
                 result, coverage = _coverage(result, add_judged)
-            if output is not None:
-                console = Console(file=None, record=True, width=160, force_terminal=False)
-                with console.capture():
-                    console.print(_table(result, per_query, coverage))
-                write_atomic(output, console.export_text(), protect=(qrels, run))
-            else:
-                Console(width=max(Console().width, 120)).print(_table(result, per_query, coverage))
-            return
-        text = render(result, fmt.value, per_query)
-        if output is not None:
-            write_atomic(output, text, protect=(qrels, run))
+            _print_tables([_table(result, per_query, coverage)], output, (qrels, run))
         else:
-            sys.stdout.write(text)
+            _emit(render(result, fmt.value, per_query), output, (qrels, run))
     except TierankInputError as e:
         _fail(e)
 
@@ -209,7 +200,7 @@ def ties_cmd(
 
     from .analysis.prevalence import analyze
     from .io.readers import read_run
-    from .io.writers import render_records
+    from .io.writers import jsonable, render_records
 
     try:
         loaded = {}
@@ -225,18 +216,12 @@ def ties_cmd(
             recs = [r.to_dict() for r in report.runs]
             if fmt is Fmt.jsonl:
                 recs = recs + [{"name": "all", **report.summary}]
-                text = "".join(__import__("json").dumps(render_records_clean(r)) + "\n" for r in recs)
+                text = "".join(json.dumps(jsonable(r), allow_nan=False) + "\n" for r in recs)
             else:
                 text = render_records(recs, fields, fmt.value, document=report.to_dict())
             _emit(text, output, tuple(runs))
     except TierankInputError as e:
         _fail(e)
-
-
-def render_records_clean(rec: dict) -> dict:
-    from .io.writers import _clean
-
-    return _clean(rec)
 
 
 def _ties_tables(report) -> list:
@@ -339,11 +324,9 @@ def compare_cmd(
 ) -> None:
     """Systems side by side with E[M] and [min, max]; paired t-tests on per-query expected values; every
     pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable."""
-    import json
-
     from .analysis.compare import compare, records, render_tables
     from .io.readers import read_run
-    from .io.writers import _clean
+    from .io.writers import jsonable
 
     try:
         names = {}
@@ -356,7 +339,7 @@ def compare_cmd(
         if fmt is Fmt.table:
             _print_tables(render_tables(cmp), output, protect)
         elif fmt is Fmt.json:
-            _emit(json.dumps(_clean(records(cmp)), indent=2, allow_nan=False) + "\n", output, protect)
+            _emit(json.dumps(jsonable(records(cmp)), indent=2, allow_nan=False) + "\n", output, protect)
         else:
             raise TierankInputError(f"compare writes table or json, not {fmt.value}")
     except TierankInputError as e:

@@ -488,7 +488,7 @@ def render_tables(comparison: Comparison) -> list:
     c = comparison
     policy = escape(str(c.settings.get("tie_break", "trec_eval")))
     systems = Table(title=f"tierank compare: {c.measure}, {len(c.queries)} queries",
-                    caption=(f"Means over the queries common to all systems"
+                    caption=("Means over the queries common to all systems"
                              + (f" ({c.dropped_queries} others left out)" if c.dropped_queries else "")
                              + f". oblivious = tie-break '{policy}'; min/max: pessimal/optimal tie orderings; "
                              f"bias = oblivious - expected; std of the mean over tie orderings. "

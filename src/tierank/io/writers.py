@@ -85,9 +85,9 @@ def write_atomic(path: str | os.PathLike, text: str, protect: tuple = ()) -> Non
 def render_records(records: list[dict], fields: tuple[str, ...], fmt: str, document: dict | None = None) -> str:
     """Serialise flat records in a machine format (``json`` writes ``document`` when given)."""
     if fmt == "jsonl":
-        return "".join(json.dumps({k: _clean(r.get(k)) for k in fields}, allow_nan=False) + "\n" for r in records)
+        return "".join(json.dumps({k: jsonable(r.get(k)) for k in fields}, allow_nan=False) + "\n" for r in records)
     if fmt == "json":
-        return json.dumps(_clean(document if document is not None else records), indent=2, allow_nan=False) + "\n"
+        return json.dumps(jsonable(document if document is not None else records), indent=2, allow_nan=False) + "\n"
     if fmt in ("tsv", "csv"):
         buf = io.StringIO()
         w = csv.writer(buf, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
@@ -98,14 +98,14 @@ def render_records(records: list[dict], fields: tuple[str, ...], fmt: str, docum
     raise TierankInputError(f"unknown format {fmt!r}; accepted: {', '.join(FORMATS)}")
 
 
-def _clean(x):
-    """NaN -> None, numpy scalars -> Python, recursively (for JSON)."""
+def jsonable(x):
+    """NaN and infinities -> None, numpy scalars -> Python, recursively (for JSON)."""
     if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
+        return {k: jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
+        return [jsonable(v) for v in x]
     if hasattr(x, "item") and not isinstance(x, (str, bytes)):
         x = x.item()
-    if isinstance(x, float) and math.isnan(x):
+    if isinstance(x, float) and not math.isfinite(x):
         return None
     return x
