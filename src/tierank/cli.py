@@ -390,6 +390,185 @@ def bands_cmd(
         _fail(e)
 
 
+plot_app = typer.Typer(no_args_is_help=True, help="Figures (PNG and SVG): tierank plot cutoff|ranges|sweep|ties.")
+report_app = typer.Typer(no_args_is_help=True, help="One self-contained HTML page: tierank report eval|sweep|compare.")
+app.add_typer(plot_app, name="plot")
+app.add_typer(report_app, name="report")
+
+OutStem = Annotated[Path, typer.Option("-o", "--output", help="Output stem: writes STEM.png and STEM.svg.")]
+OutHtml = Annotated[Path, typer.Option("-o", "--output", help="The HTML file to write (atomically).")]
+Regimes = Annotated[Optional[str], typer.Option(
+    "--regimes", help="Comma-separated score formats to re-express each run in (fp32, bf16, fp8_e4m3, int8, "
+                      "sig3, band1.4, ...), one curve per run and format.")]
+
+
+def _runs_by_name(paths: list[Path], regimes: Optional[str], duplicates: str = "error") -> dict:
+    """Runs keyed by file name; with regimes, one entry per (run, format)."""
+    from .analysis.precision import requantize_run
+    from .io.readers import read_run
+
+    out = {}
+    for p in paths:
+        name = p.name if p.name not in out else str(p)
+        run = read_run(p, duplicates=duplicates)
+        if not regimes:
+            out[name] = run
+            continue
+        for fmt in (f.strip() for f in regimes.split(",") if f.strip()):
+            out[fmt if len(paths) == 1 else f"{name} [{fmt}]"] = requantize_run(run, fmt)
+    return out
+
+
+def _save(fig, stem: Path, protect: tuple) -> None:
+    from .report.plots import save_figure
+
+    for ext in ("png", "svg"):
+        target = stem.with_name(stem.name + "." + ext)
+        if any(target.exists() and Path(p).exists() and target.resolve() == Path(p).resolve() for p in protect):
+            raise TierankInputError(f"{target}: refusing to overwrite an input file with the figure")
+    for p in save_figure(fig, stem):
+        typer.echo(str(p))
+
+
+@plot_app.command("cutoff")
+def plot_cutoff_cmd(
+    qrels: Annotated[Path, typer.Argument(help="qrels")],
+    runs: Annotated[list[Path], typer.Argument(help="one or more runs")],
+    output: OutStem,
+    family: Annotated[str, typer.Option("-m", "--measure", help="Measure family: nDCG, RR, AP, P, R, ...")] = "nDCG",
+    kmax: Annotated[int, typer.Option("--kmax", help="Largest cutoff k.")] = 20,
+    regimes: Regimes = None,
+    tie_break: Annotated[str, typer.Option("--tie-break")] = "trec_eval",
+) -> None:
+    """Metric vs cutoff (the first paper's Figure 2): expected line, oblivious markers, [min, max] band."""
+    from .report.plots import cutoff_curves, plot_cutoff
+
+    try:
+        if kmax <= 0:
+            raise TierankInputError(f"--kmax must be a positive integer, got {kmax}")
+        curves = cutoff_curves(str(qrels), _runs_by_name(runs, regimes), family, kmax, tie_break=tie_break)
+        _save(plot_cutoff(curves), output, (qrels, *runs))
+    except TierankInputError as e:
+        _fail(e)
+
+
+@plot_app.command("ranges")
+def plot_ranges_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="two or more runs")],
+    qrels: Annotated[Path, typer.Option("--qrels", help="qrels")],
+    output: OutStem,
+    measure: Annotated[str, typer.Option("-m", "--measure")] = "nDCG@10",
+    regimes: Regimes = None,
+) -> None:
+    """Every system as a segment from min to max, oblivious and expected marked (second paper's Figure 2)."""
+    from .analysis.compare import compare
+    from .report.plots import plot_ranges
+
+    try:
+        _save(plot_ranges(compare(_runs_by_name(runs, regimes), str(qrels), measure)), output, (qrels, *runs))
+    except TierankInputError as e:
+        _fail(e)
+
+
+@plot_app.command("sweep")
+def plot_sweep_cmd(
+    first: Annotated[Path, typer.Argument(metavar="RUN")],
+    second: Annotated[Path, typer.Argument(metavar="QRELS")],
+    output: OutStem,
+    measure: Annotated[str, typer.Option("-m", "--measure")] = "nDCG@10",
+    formats: Annotated[str, typer.Option("--formats")] = "fp32,fp16,bf16,fp8_e4m3,fp8_e5m2,int8,sig3,band1.4",
+) -> None:
+    """Range, bias and tie share of a measure against the score format."""
+    from .analysis.sweep import sweep
+    from .report.plots import plot_sweep
+
+    try:
+        run, qrels = _split_run_qrels(first, second)
+        result = sweep(str(qrels), str(run), [measure], [f.strip() for f in formats.split(",") if f.strip()])
+        _save(plot_sweep(result, measure), output, (first, second))
+    except TierankInputError as e:
+        _fail(e)
+
+
+@plot_app.command("ties")
+def plot_ties_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="runs")],
+    output: OutStem,
+    regimes: Regimes = None,
+) -> None:
+    """Distribution of tie-group sizes per run or regime."""
+    from .report.plots import plot_tie_structure
+
+    try:
+        _save(plot_tie_structure(_runs_by_name(runs, regimes, duplicates="keep")), output, tuple(runs))
+    except TierankInputError as e:
+        _fail(e)
+
+
+@report_app.command("eval")
+def report_eval_cmd(
+    qrels: Annotated[Path, typer.Argument()],
+    run: Annotated[Path, typer.Argument()],
+    output: OutHtml,
+    measure: Annotated[Optional[list[str]], typer.Option("-m", "--measure")] = None,
+    family: Annotated[str, typer.Option("--curve", help="Measure family of the cutoff figure ('' for none).")] = "nDCG",
+    kmax: Annotated[int, typer.Option("--kmax")] = 20,
+    tie_break: Annotated[str, typer.Option("--tie-break")] = "trec_eval",
+) -> None:
+    """An evaluation: aggregate table, ties, the widest per-query ranges, the cutoff figure."""
+    from .evaluate import evaluate
+    from .report.html import eval_report, write_report
+    from .report.plots import cutoff_curves
+
+    try:
+        res = evaluate(str(qrels), str(run), measure or DEFAULT_MEASURES, tie_break=tie_break)
+        curves = cutoff_curves(str(qrels), {run.name: str(run)}, family, kmax, tie_break=tie_break) if family else None
+        typer.echo(str(write_report(output, eval_report(res, curves), protect=(qrels, run))))
+    except TierankInputError as e:
+        _fail(e)
+
+
+@report_app.command("sweep")
+def report_sweep_cmd(
+    first: Annotated[Path, typer.Argument(metavar="RUN")],
+    second: Annotated[Path, typer.Argument(metavar="QRELS")],
+    output: OutHtml,
+    measure: Annotated[Optional[list[str]], typer.Option("-m", "--measure")] = None,
+    formats: Annotated[str, typer.Option("--formats")] = "fp32,fp16,bf16,fp8_e4m3,fp8_e5m2,int8,sig3,band1.4",
+) -> None:
+    """A precision sweep: ties and every measure's range and bias per score format."""
+    from .analysis.sweep import sweep
+    from .report.html import sweep_report, write_report
+
+    try:
+        run, qrels = _split_run_qrels(first, second)
+        ms = measure or ["nDCG@10", "RR@10"]
+        result = sweep(str(qrels), str(run), ms, [f.strip() for f in formats.split(",") if f.strip()])
+        typer.echo(str(write_report(output, sweep_report(result, ms), protect=(first, second))))
+    except TierankInputError as e:
+        _fail(e)
+
+
+@report_app.command("compare")
+def report_compare_cmd(
+    runs: Annotated[list[Path], typer.Argument()],
+    qrels: Annotated[Path, typer.Option("--qrels")],
+    output: OutHtml,
+    measure: Annotated[str, typer.Option("-m", "--measure")] = "nDCG@10",
+    band: Annotated[Optional[float], typer.Option("--band")] = None,
+    regimes: Regimes = None,
+) -> None:
+    """A system comparison: ranges figure, systems and pairs with flags, band summary."""
+    from .analysis.compare import compare
+    from .report.html import compare_report, write_report
+
+    try:
+        cmp = compare(_runs_by_name(runs, regimes), str(qrels), measure, band=band)
+        typer.echo(str(write_report(output, compare_report(cmp), protect=(qrels, *runs))))
+    except TierankInputError as e:
+        _fail(e)
+
+
 @app.command("measures")
 def measures_cmd() -> None:
     """List the supported measures (generated from the registry)."""

@@ -54,32 +54,46 @@ def render(result, fmt: str, per_query: bool) -> str:
     raise TierankInputError(f"unknown format {fmt!r}; accepted: {', '.join(FORMATS)}")
 
 
-def write_atomic(path: str | os.PathLike, text: str, protect: tuple = ()) -> None:
-    """Write ``text`` to ``path`` atomically; refuse to overwrite any file in ``protect``."""
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(path: str | os.PathLike, data: str | bytes, protect: tuple = ()) -> Path:
+    """Write ``data`` (text as UTF-8) to ``path`` atomically; refuse to overwrite any file in ``protect``.
+
+    A temporary file in the target's folder is filled, synced, given ordinary permissions
+    (0o666 less the umask, not mkstemp's private 0o600) and moved into place with
+    :func:`os.replace`; on any failure it is removed and an existing ``path`` stays as it was.
+    """
     target = Path(path)
     for p in protect:
         try:
-            if target.exists() and Path(p).exists() and target.resolve() == Path(p).resolve():
-                raise TierankInputError([Problem(str(target), None,
-                                                 "refusing to overwrite an input file with the output")])
+            same = target.exists() and Path(p).exists() and target.resolve() == Path(p).resolve()
         except OSError:
-            pass
+            same = False
+        if same:
+            raise TierankInputError([Problem(str(target), None, "refusing to overwrite an input file with the output")])
     if target.is_dir():
         raise TierankInputError([Problem(str(target), None, "is a directory, expected an output file path")])
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise TierankInputError([Problem(str(target), None, f"folder {str(folder)!r} does not exist")])
+    payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    return target
 
 
 def render_records(records: list[dict], fields: tuple[str, ...], fmt: str, document: dict | None = None) -> str:

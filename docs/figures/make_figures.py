@@ -1,0 +1,65 @@
+"""Regenerate the README figures from the shared real data.
+
+    python docs/figures/make_figures.py            # docs/figures/askubuntu-ndcg-cutoff.png
+    python docs/figures/make_figures.py --extra DIR  # also ranges, sweep and tie-structure figures in DIR
+
+Data: the AskUbuntu BM25 run and qrels (Lei et al., NAACL 2016) from ../shared/data/askubuntu,
+the run's scores re-expressed in fp32, bf16 and fp8 (e4m3) with tierank's requantize_run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import tierank
+from tierank.analysis.precision import requantize_run
+from tierank.report import cutoff_curves, plot_cutoff, save_figure
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parents[1].parent / "shared" / "data" / "askubuntu"
+REGIMES = ("fp32", "bf16", "fp8_e4m3")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DATA, help="folder with test.bm25.run and test.qrels")
+    ap.add_argument("--out", type=Path, default=HERE, help="folder of the README figure")
+    ap.add_argument("--extra", type=Path, help="also write ranges, sweep and tie-structure figures here")
+    args = ap.parse_args(argv)
+    run_path, qrels_path = args.data / "test.bm25.run", args.data / "test.qrels"
+    if not run_path.exists():
+        print(f"missing {run_path}: the shared data is not available", file=sys.stderr)
+        return 1
+    run = tierank.read_run(run_path)
+    regimes = {f: requantize_run(run, f) for f in REGIMES}
+    curves = cutoff_curves(qrels_path, regimes, "nDCG", kmax=20)
+    nq = curves.series["fp32"].ties["queries"]
+    fig = plot_cutoff(curves, title=f"AskUbuntu BM25, {nq} queries: nDCG@k with scores in fp32, bf16, fp8")
+    for p in save_figure(fig, args.out / "askubuntu-ndcg-cutoff", formats=("png",)):
+        print(p)
+    for f, s in curves.series.items():
+        i = 9  # k = 10
+        print(f"{f:9s} share tied {s.ties['share']:.3f}  nDCG@10 oblivious {s.oblivious[i]:.4f} "
+              f"expected {s.expected[i]:.4f} [{s.min[i]:.4f}, {s.max[i]:.4f}]")
+    if args.extra:
+        from tierank.analysis.compare import compare
+        from tierank.analysis.sweep import sweep
+        from tierank.report import plot_ranges, plot_sweep, plot_tie_structure
+
+        cmp = compare(regimes, qrels_path, "nDCG@10")
+        out = [*save_figure(plot_ranges(cmp, title="AskUbuntu BM25: nDCG@10 per score format"),
+                            args.extra / "askubuntu-ranges", formats=("png",)),
+               *save_figure(plot_tie_structure(regimes, title="AskUbuntu BM25: tie groups per score format"),
+                            args.extra / "askubuntu-ties", formats=("png",)),
+               *save_figure(plot_sweep(sweep(qrels_path, run, ["nDCG@10"]), "nDCG@10",
+                                       title="AskUbuntu BM25: nDCG@10 across score formats"),
+                            args.extra / "askubuntu-sweep", formats=("png",))]
+        for p in out:
+            print(p)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,30 @@
+"""Figures and self-contained HTML reports of tie-aware evaluations.
+
+:mod:`.plots` draws matplotlib figures (cutoff curves, system ranges,
+precision sweeps, tie structure) and saves them atomically; :mod:`.html`
+renders one-file HTML reports with the figures embedded.  matplotlib is
+imported only when a figure is drawn (``pip install matplotlib``), so
+importing this package, like ``import tierank``, does not need it.
+
+Typical use::
+
+    import tierank
+    from tierank.analysis.precision import requantize_run
+    from tierank.report import cutoff_curves, plot_cutoff, save_figure
+
+    run = tierank.read_run("test.bm25.run")
+    regimes = {f: requantize_run(run, f) for f in ("fp32", "bf16", "fp8_e4m3")}
+    curves = cutoff_curves("test.qrels", regimes, "nDCG", kmax=20)
+    save_figure(plot_cutoff(curves), "ndcg-cutoff")   # ndcg-cutoff.png, ndcg-cutoff.svg
+"""
+
+from .html import FigureBlock, Section, Table, compare_report, eval_report, render_report, sweep_report, write_report
+from .plots import (CurveSeries, CutoffCurves, MissingMatplotlib, cutoff_curves, figure_bytes, plot_cutoff,
+                    plot_ranges, plot_sweep, plot_tie_structure, save_figure, tie_ccdf, tie_group_sizes)
+
+__all__ = [
+    "CurveSeries", "CutoffCurves", "cutoff_curves", "plot_cutoff", "plot_ranges", "plot_sweep", "tie_group_sizes",
+    "tie_ccdf", "plot_tie_structure", "figure_bytes", "save_figure", "MissingMatplotlib",
+    "Section", "Table", "FigureBlock", "render_report", "eval_report", "sweep_report", "compare_report",
+    "write_report",
+]

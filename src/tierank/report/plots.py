@@ -1,0 +1,663 @@
+"""Figures of tie-aware evaluations: cutoff curves, system ranges, precision sweeps, tie structure.
+
+Every plotting function returns a :class:`matplotlib.figure.Figure` built
+directly on matplotlib's Agg canvas: no ``pyplot``, no global backend switch,
+no window, so it works headless and leaves an interactive session's backend
+alone.  matplotlib is imported on first use only (``import tierank`` never
+imports it); install it with ``pip install matplotlib``.
+
+Every data artist carries a ``gid`` naming what it shows (``"expected:NAME"``,
+``"band:NAME"``, ``"range:NAME"``, ...), so that tests and downstream code can
+find it, and SVG output gets matching element ids.
+
+* :func:`cutoff_curves` + :func:`plot_cutoff`: a measure family at cutoffs
+  k = 1..kmax, one curve per run (e.g. one run in several precision regimes):
+  expected line, oblivious markers, [min, max] band, as Figure 2 of Yang et
+  al., "Reliable Evaluation Protocol for Low-Precision Retrieval".
+* :func:`plot_ranges`: every system as a segment from its min to its max mean,
+  oblivious value as a circle and expected value as a triangle, as Figure 2 of
+  Yang, Moffat & Turpin, "How precise does document scoring need to be?".
+* :func:`plot_sweep`: what each number format does to a measure (value, range,
+  bias) and to the ties (share of documents in ties).
+* :func:`tie_group_sizes` + :func:`plot_tie_structure`: how large the tie groups
+  of each run are (complementary cumulative counts).
+* :func:`save_figure`: atomic PNG/SVG output.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import TierankError, TierankInputError
+from ..evaluate import evaluate
+from ..io.convert import to_qrels, to_run
+
+#: Colours for successive runs/regimes (matplotlib's tab10, colour-blind friendlier order first).
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf")
+
+#: Line styles for successive runs, so that curves lying on each other stay distinguishable.
+LINESTYLES = ("-", "--", "-.", ":")
+
+#: Resolution of raster output (PNG) in dots per inch.
+DPI = 150
+
+_RC = {
+    "font.size": 9.5,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "legend.fontsize": 8.5,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "grid.linewidth": 0.6,
+    "svg.hashsalt": "tierank",  # stable ids: the same figure gives the same SVG bytes
+}
+
+
+class MissingMatplotlib(TierankError, ImportError):
+    """matplotlib is needed for figures and is not installed."""
+
+
+def _mpl():
+    try:
+        import matplotlib
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise MissingMatplotlib("tierank figures need matplotlib: pip install matplotlib") from None
+    return matplotlib, Figure, FigureCanvasAgg
+
+
+def _styled(func):
+    """Run a plotting function under tierank's matplotlib style (rcParams restored afterwards)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        matplotlib, _, _ = _mpl()
+        with matplotlib.rc_context(_RC):
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+def _figure(width: float, height: float, nrows: int = 1, ncols: int = 1, **subplot_kw):
+    """A constrained-layout Figure on an Agg canvas, and its axes (2-d array)."""
+    _, Figure, FigureCanvasAgg = _mpl()
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, squeeze=False, **subplot_kw)
+    return fig, axes
+
+
+def _text(s) -> str:
+    """A label safe for matplotlib: a literal ``$`` must not switch to mathtext."""
+    return str(s).replace("$", r"\$")
+
+
+def _short(v: float) -> str:
+    """Bar label: two significant digits, ``0`` for zero, ``-`` for NaN."""
+    if np.isnan(v):
+        return "-"
+    return "0" if v == 0 else f"{v:.2g}"
+
+
+def _pct(x: float) -> str:
+    if x == 0:
+        return "0%"
+    if x < 0.001:
+        return "<0.1%"
+    return f"{100 * x:.1f}%"
+
+
+# --------------------------------------------------------------------------------------------
+# cutoff curves
+
+
+@dataclass(frozen=True)
+class CurveSeries:
+    """One run's means over queries of ``family@k`` for every cutoff k.
+
+    Attributes
+    ----------
+    name : str
+    expected, oblivious, min, max, std : np.ndarray
+        Aligned with :attr:`CutoffCurves.ks` (float64; NaN where undefined).
+    ties : dict
+        The run's tie statistics (:attr:`tierank.EvalResult.ties`).
+    """
+
+    name: str
+    expected: np.ndarray
+    oblivious: np.ndarray
+    min: np.ndarray
+    max: np.ndarray
+    std: np.ndarray
+    ties: dict
+
+
+@dataclass(frozen=True)
+class CutoffCurves:
+    """Result of :func:`cutoff_curves`.
+
+    Attributes
+    ----------
+    family : str
+        The measure family, e.g. ``"nDCG"``.
+    ks : np.ndarray
+        The cutoffs, ``1..kmax``.
+    series : dict of str -> CurveSeries
+        One per run, in the order given.
+    settings : dict
+        Evaluation settings (tie_break and the extra evaluate arguments).
+    """
+
+    family: str
+    ks: np.ndarray
+    series: dict[str, CurveSeries]
+    settings: dict = field(default_factory=dict)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.series)
+
+    def records(self) -> list[dict]:
+        """Flat rows ``run, k, measure, oblivious, expected, min, max, range, bias, std`` (NaN -> None)."""
+        out = []
+        for name, s in self.series.items():
+            for i, k in enumerate(self.ks.tolist()):
+                vals = {c: float(getattr(s, c)[i]) for c in ("oblivious", "expected", "min", "max", "std")}
+                vals["range"] = vals["max"] - vals["min"]
+                vals["bias"] = vals["oblivious"] - vals["expected"]
+                out.append({"run": name, "k": int(k), "measure": f"{self.family}@{k}",
+                            **{c: (None if np.isnan(vals[c]) else vals[c])
+                               for c in ("oblivious", "expected", "min", "max", "range", "bias", "std")}})
+        return out
+
+
+def cutoff_curves(qrels, runs: Mapping, family: str = "nDCG", kmax: int = 20, *, tie_break: str = "trec_eval",
+                  **evaluate_kwargs) -> CutoffCurves:
+    """Mean ``family@k`` for k = 1..kmax of every run, tie-aware.
+
+    Each run is evaluated once, on all ``kmax`` measures together.
+
+    Parameters
+    ----------
+    qrels
+        Anything :func:`tierank.evaluate` accepts.
+    runs : mapping of str -> run-like
+        Named runs (paths, DataFrames, dicts or :class:`tierank.Run`); typically one
+        run in several precision regimes, e.g.
+        ``{"fp32": run, "bf16": requantize_run(run, "bf16")}``.
+    family : str
+        A measure family that takes a cutoff: ``nDCG``, ``P``, ``R``, ``RR``, ``AP``, ...
+    kmax : int
+        Largest cutoff.
+    tie_break, **evaluate_kwargs
+        Passed to :func:`tierank.evaluate` (``rel``, ``complete``, ``candidates_only``, ...).
+
+    Returns
+    -------
+    CutoffCurves
+
+    Examples
+    --------
+    >>> c = cutoff_curves({"q": {"a": 1}}, {"tied": {"q": {"a": 1.0, "b": 1.0}}}, "P", kmax=2)
+    >>> c.ks.tolist(), c.series["tied"].expected.tolist(), c.series["tied"].oblivious.tolist()
+    ([1, 2], [0.5, 0.5], [0.0, 0.5])
+    """
+    if not isinstance(runs, Mapping) or not runs:
+        raise TierankInputError("cutoff_curves: give the runs as a non-empty mapping name -> run")
+    if int(kmax) < 1:
+        raise TierankInputError(f"cutoff_curves: kmax must be at least 1, got {kmax}")
+    ks = np.arange(1, int(kmax) + 1)
+    measures = [f"{family}@{k}" for k in ks.tolist()]
+    q = to_qrels(qrels)
+    series = {}
+    for name, run in runs.items():
+        res = evaluate(q, run, measures, tie_break=tie_break, **evaluate_kwargs)
+        rows = res.records(per_query=False)
+        if len(rows) != len(ks):
+            raise TierankInputError(f"cutoff_curves: {family}@1..{kmax} did not give {kmax} distinct measures")
+        col = {c: np.array([np.nan if r[c] is None else r[c] for r in rows], dtype=np.float64)
+               for c in ("expected", "oblivious", "min", "max", "std")}
+        series[str(name)] = CurveSeries(name=str(name), ties=dict(res.ties), **col)
+    return CutoffCurves(family=family, ks=ks, series=series,
+                        settings={"tie_break": tie_break, "qrels": q.source, **evaluate_kwargs})
+
+
+@_styled
+def plot_cutoff(curves: CutoffCurves, title: str | None = None, *, ylabel: str | None = None):
+    """Expected value (line), oblivious value (x markers) and [min, max] band (shaded) against k.
+
+    One colour per run; the legend gives each run's share of documents in ties.
+
+    Parameters
+    ----------
+    curves : CutoffCurves
+    title : str, optional
+        Defaults to ``"<family>@k: expected, oblivious and [min, max] over tie orderings"``.
+    ylabel : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
+
+    fig, axes = _figure(7.2, 5.0)
+    ax = axes[0, 0]
+    ks = curves.ks
+    runs = []
+    for i, (name, s) in enumerate(curves.series.items()):
+        color, style = PALETTE[i % len(PALETTE)], LINESTYLES[i % len(LINESTYLES)]
+        band = ax.fill_between(ks, s.min, s.max, color=color, alpha=0.16, linewidth=0, zorder=1)
+        band.set_gid(f"band:{name}")
+        (line,) = ax.plot(ks, s.expected, color=color, linestyle=style, linewidth=1.8, zorder=3)
+        line.set_gid(f"expected:{name}")
+        (obl,) = ax.plot(ks, s.oblivious, linestyle="none", marker="x", markersize=5.5, markeredgewidth=1.3,
+                         color=color, zorder=4)
+        obl.set_gid(f"oblivious:{name}")
+        t = s.ties
+        runs.append(Line2D([], [], color=color, linestyle=style, linewidth=1.8,
+                           label=_text(f"{name}  ({_pct(t.get('share', 0.0))} of docs tied)")))
+    grey = "#555555"
+    styles = [Line2D([], [], color=grey, linewidth=1.8, label="expected over tie orderings"),
+              Line2D([], [], color=grey, linestyle="none", marker="x", markeredgewidth=1.3,
+                     label=_text(f"oblivious (tie-break {curves.settings.get('tie_break', 'trec_eval')})")),
+              Patch(facecolor=grey, alpha=0.25, linewidth=0, label="[min, max] over tie orderings")]
+    # below the axes, runs in the first row(s), what the marks mean in the last (legends fill column-major)
+    ncols = 3 if len(runs) <= 3 else 4
+    nrows = -(-len(runs) // ncols)
+    grid = [[None] * ncols for _ in range(nrows + 1)]
+    for j, h in enumerate(runs):
+        grid[j // ncols][j % ncols] = h
+    for j, h in enumerate(styles):
+        grid[nrows][j] = h
+    blank = Line2D([], [], linestyle="none", label=" ")
+    handles = [grid[r][c] or blank for c in range(ncols) for r in range(nrows + 1)]
+    fig.legend(handles=handles, loc="outside lower center", ncols=ncols, frameon=False, columnspacing=1.6)
+    ax.set_xlabel("cutoff k")
+    ax.set_ylabel(_text(ylabel or f"mean {curves.family}@k"))
+    ax.set_xlim(ks[0] - 0.5, ks[-1] + 0.5)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, steps=[1, 2, 5, 10]))
+    ax.set_title(_text(title or f"{curves.family}@k: expected, oblivious and [min, max] over tie orderings"))
+    return fig
+
+
+# --------------------------------------------------------------------------------------------
+# system ranges
+
+
+def _system_rows(data, measure: str | None) -> tuple[list[dict], str | None]:
+    """Normalize a Comparison / SystemSummary list / dict list to dicts and the measure name."""
+    systems = getattr(data, "systems", None)
+    if systems is not None:  # a Comparison
+        measure = measure or getattr(data, "measure", None)
+        data = systems
+    rows = []
+    for s in data:
+        if isinstance(s, Mapping):
+            d = s
+        else:
+            d = {k: getattr(s, k) for k in ("name", "min", "max", "oblivious", "expected")}
+        try:
+            rows.append({"name": str(d["name"]), **{k: float(d[k]) for k in ("min", "max", "oblivious", "expected")}})
+        except (KeyError, TypeError) as e:
+            raise TierankInputError(f"plot_ranges: every system needs name, min, max, oblivious, expected ({e})") \
+                from None
+    return rows, measure
+
+
+@_styled
+def plot_ranges(comparison_or_rows, measure: str | None = None, *, layout: str = "systems",
+                title: str | None = None, xlabel: str | None = None):
+    """Every system's [min, max] mean as a segment, oblivious (circle) and expected (triangle) marked.
+
+    Parameters
+    ----------
+    comparison_or_rows
+        A :class:`~tierank.analysis.compare.Comparison`, or a sequence of mappings (or
+        objects) with ``name, min, max, oblivious, expected``.
+    measure : str, optional
+        Measure name for the labels (a Comparison supplies its own).
+    layout : {"systems", "range"}
+        ``"systems"``: one row per system, best expected mean on top, names on the
+        axis.  ``"range"``: the paper's layout for many systems, the vertical
+        position is the system's range (log scale, floored at 1e-6), no names.
+    title, xlabel : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from matplotlib.lines import Line2D
+
+    rows, measure = _system_rows(comparison_or_rows, measure)
+    if layout not in ("systems", "range"):
+        raise TierankInputError(f"plot_ranges: layout must be 'systems' or 'range', got {layout!r}")
+    order = sorted(range(len(rows)), key=lambda i: (-rows[i]["expected"], i))
+    rows = [rows[i] for i in order]
+    n = len(rows)
+    mname = measure or "measure"
+    seg_color, obl_color, exp_color = "#4c72b0", "#1f1f1f", "#d62728"
+    if layout == "systems":
+        fig, axes = _figure(7.2, min(max(1.6 + 0.32 * n, 2.6), 16))
+        ax = axes[0, 0]
+        ys = np.arange(n)[::-1].astype(float)  # best on top
+    else:
+        fig, axes = _figure(7.2, 4.8)
+        ax = axes[0, 0]
+        floor = 1e-6
+        ys = np.array([max(r["max"] - r["min"], floor) for r in rows])
+        ax.set_yscale("log")
+    for y, r in zip(ys, rows):
+        (seg,) = ax.plot([r["min"], r["max"]], [y, y], color=seg_color, linewidth=2.2, solid_capstyle="butt",
+                         marker="|", markersize=7, markeredgewidth=1.2, zorder=2)
+        seg.set_gid(f"range:{r['name']}")
+    (obl,) = ax.plot([r["oblivious"] for r in rows], ys, linestyle="none", marker="o", markersize=5.5,
+                     markerfacecolor="white", markeredgecolor=obl_color, markeredgewidth=1.3, zorder=4)
+    obl.set_gid("oblivious")
+    (exp_,) = ax.plot([r["expected"] for r in rows], ys, linestyle="none", marker="^", markersize=6,
+                      color=exp_color, zorder=5)
+    exp_.set_gid("expected")
+    if layout == "systems":
+        ax.set_yticks(ys, [_text(r["name"]) for r in rows], fontsize=9 if n <= 30 else 7)
+        if n > 60:
+            ax.set_yticks([])
+        ax.set_ylim(-0.7, n - 0.3)
+        ax.grid(axis="y", visible=False)
+    else:
+        ax.set_ylabel(_text(f"range of mean {mname} (max - min, log; floored at 1e-6)"))
+    ax.set_xlabel(_text(xlabel or f"mean {mname}"))
+    handles = [Line2D([], [], color=seg_color, linewidth=2.2, marker="|", markersize=7,
+                      label="[min, max] over tie orderings"),
+               Line2D([], [], linestyle="none", marker="o", markerfacecolor="white", markeredgecolor=obl_color,
+                      markeredgewidth=1.3, label="oblivious"),
+               Line2D([], [], linestyle="none", marker="^", color=exp_color, label="expected")]
+    fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
+    ax.set_title(_text(title or f"{mname}: tie-aware score ranges of {n} system{'s' if n != 1 else ''}"))
+    return fig
+
+
+# --------------------------------------------------------------------------------------------
+# precision sweep
+
+
+def _canonical(measure: str) -> str:
+    from ..measures import parse_measure
+
+    try:
+        return str(parse_measure(measure))
+    except TierankInputError:
+        return str(measure)
+
+
+def _sweep_rows(sweep, measure: str) -> list[dict]:
+    rows = sweep.rows if hasattr(sweep, "rows") else list(sweep)
+    want = {measure, _canonical(measure)}
+    out = [r for r in rows if r["measure"] in want]
+    if not out:
+        have = ", ".join(dict.fromkeys(r["measure"] for r in rows))
+        raise TierankInputError(f"plot_sweep: measure {measure!r} is not in the sweep (it has: {have})")
+    return out
+
+
+def _nan(x) -> float:
+    return np.nan if x is None else float(x)
+
+
+@_styled
+def plot_sweep(sweep, measure: str, *, title: str | None = None):
+    """What each number format does to ``measure``, formats in sweep order.
+
+    Four panels sharing the format axis: (1) the measure's expected value
+    (triangle), oblivious value (circle) and [min, max] (vertical segment);
+    (2) range (max - min) and (3) bias (oblivious - expected) as labelled bars;
+    (4) the share of documents in ties (labelled bars, percent).  Artist gids: ``minmax:FMT`` (segment),
+    ``oblivious``, ``expected``, ``range:FMT``, ``bias:FMT``, ``tie_share:FMT`` (bars).
+
+    Parameters
+    ----------
+    sweep : Sweep or list of dict
+        :func:`tierank.analysis.sweep.sweep` output (or its rows).
+    measure : str
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from matplotlib.lines import Line2D
+
+    rows = _sweep_rows(sweep, measure)
+    name = rows[0]["measure"]
+    fmts = [str(r["format"]) for r in rows]
+    x = np.arange(len(rows), dtype=float)
+    fig, axes = _figure(max(6.0, 0.75 * len(rows) + 2.5), 8.2, nrows=4, ncols=1, sharex=True,
+                        gridspec_kw={"height_ratios": [1.4, 0.8, 0.8, 0.8]})
+    ax_v, ax_r, ax_b, ax_t = axes[:, 0]
+
+    lo = np.array([_nan(r["min"]) for r in rows])
+    hi = np.array([_nan(r["max"]) for r in rows])
+    for xi, f, a, b in zip(x, fmts, lo, hi):
+        (seg,) = ax_v.plot([xi, xi], [a, b], color="#4c72b0", linewidth=2.2, marker="_", markersize=9,
+                           markeredgewidth=1.3, solid_capstyle="butt", zorder=2)
+        seg.set_gid(f"minmax:{f}")
+    (obl,) = ax_v.plot(x, [_nan(r["oblivious"]) for r in rows], linestyle="none", marker="o", markersize=5.5,
+                       markerfacecolor="white", markeredgecolor="#1f1f1f", markeredgewidth=1.3, zorder=4)
+    obl.set_gid("oblivious")
+    (exp_,) = ax_v.plot(x, [_nan(r["expected"]) for r in rows], linestyle="none", marker="^", markersize=6,
+                        color="#d62728", zorder=5)
+    exp_.set_gid("expected")
+    ax_v.set_ylabel(_text(f"mean {name}"))
+    ax_v.legend(handles=[Line2D([], [], color="#4c72b0", linewidth=2.2, label="[min, max]"),
+                         Line2D([], [], linestyle="none", marker="o", markerfacecolor="white",
+                                markeredgecolor="#1f1f1f", label="oblivious"),
+                         Line2D([], [], linestyle="none", marker="^", color="#d62728", label="expected")],
+                ncols=3, loc="lower right", bbox_to_anchor=(1.0, 1.0), frameon=False, borderaxespad=0.2)
+
+    rng = [_nan(r["range"]) for r in rows]
+    bias = [_nan(r["bias"]) for r in rows]
+    bars_r = ax_r.bar(x, rng, width=0.6, color="#4c72b0")
+    bars_b = ax_b.bar(x, bias, width=0.6, color="#dd8452")
+    for f, p in zip(fmts, bars_r.patches):
+        p.set_gid(f"range:{f}")
+    for f, p in zip(fmts, bars_b.patches):
+        p.set_gid(f"bias:{f}")
+    for ax, bars, vals in ((ax_r, bars_r, rng), (ax_b, bars_b, bias)):
+        ax.bar_label(bars, labels=[_short(v) for v in vals], fontsize=7.5, padding=2)
+        ax.axhline(0, color="#333333", linewidth=0.8)
+        ax.margins(y=0.25)
+    top = max((v for v in rng if not np.isnan(v)), default=0.0)
+    ax_r.set_ylim(0, top * 1.3 if top > 0 else 1e-3)
+    ax_r.set_ylabel("range\n(max - min)")
+    ax_b.set_ylabel("bias\n(oblivious - expected)")
+
+    share = [100 * _nan(r.get("tie_share")) for r in rows]
+    bars_t = ax_t.bar(x, share, width=0.6, color="#8c8c8c")
+    for f, p in zip(fmts, bars_t.patches):
+        p.set_gid(f"tie_share:{f}")
+    ax_t.bar_label(bars_t, labels=[_pct(s / 100) if not np.isnan(s) else "-" for s in share], fontsize=8,
+                   padding=2)
+    ax_t.set_ylabel("docs in ties (%)")
+    ax_t.set_ylim(0, max(max((s for s in share if not np.isnan(s)), default=0) * 1.25, 1))
+    ax_t.set_xticks(x, [_text(f) for f in fmts], rotation=30 if len(rows) > 6 else 0,
+                    ha="right" if len(rows) > 6 else "center")
+    ax_t.set_xlabel("score format")
+    for ax in (ax_v, ax_r, ax_b, ax_t):
+        ax.grid(axis="x", visible=False)
+    fig.suptitle(_text(title or f"{name} across score formats"), fontsize=11)
+    return fig
+
+
+# --------------------------------------------------------------------------------------------
+# tie structure
+
+
+def tie_group_sizes(run) -> np.ndarray:
+    """Sizes of the run's tie groups of 2 or more documents (equal query and score), int64.
+
+    Computed with one sort; the order of the returned sizes is unspecified.
+
+    Examples
+    --------
+    >>> sorted(tie_group_sizes({"q": {"a": 1.0, "b": 1.0, "c": 0.5}, "r": {"a": 1.0, "b": 2.0}}).tolist())
+    [2]
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    r = to_run(run)
+    n = len(r)
+    if n < 2:
+        return np.zeros(0, dtype=np.int64)
+    qid = r.qid
+    if not pa.types.is_dictionary(qid.type):
+        qid = pc.dictionary_encode(qid)
+    qi = qid.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    s = np.asarray(r.score, dtype=np.float64)
+    order = np.lexsort((s, qi))
+    qs, ss = qi[order], s[order]
+    same = (qs[1:] == qs[:-1]) & ((ss[1:] == ss[:-1]) | (np.isnan(ss[1:]) & np.isnan(ss[:-1])))
+    starts = np.flatnonzero(np.concatenate(([True], ~same)))
+    sizes = np.diff(np.append(starts, n))
+    return sizes[sizes > 1].astype(np.int64)
+
+
+def tie_ccdf(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct group sizes ``s`` and the number of groups of size >= ``s`` (the plotted curve).
+
+    Examples
+    --------
+    >>> [a.tolist() for a in tie_ccdf(np.array([2, 2, 5]))]
+    [[2, 5], [3, 1]]
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    if len(sizes) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    vals, counts = np.unique(sizes, return_counts=True)
+    return vals, np.cumsum(counts[::-1])[::-1]
+
+
+@_styled
+def plot_tie_structure(runs: Mapping, *, title: str | None = None):
+    """Tie-group sizes per run: number of groups of size >= s against s (step curves, log counts).
+
+    The legend gives each run's share of documents in ties, number of groups and
+    largest group; a run without ties draws no curve.
+
+    Parameters
+    ----------
+    runs : mapping of str -> run-like
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    if not isinstance(runs, Mapping) or not runs:
+        raise TierankInputError("plot_tie_structure: give the runs as a non-empty mapping name -> run")
+    fig, axes = _figure(7.2, 4.4)
+    ax = axes[0, 0]
+    largest = 2
+    any_ties = False
+    for i, (name, run) in enumerate(runs.items()):
+        color = PALETTE[i % len(PALETTE)]
+        r = to_run(run)
+        sizes = tie_group_sizes(r)
+        share = sizes.sum() / len(r) if len(r) else 0.0
+        s, c = tie_ccdf(sizes)
+        label = (f"{name}: {_pct(share)} of docs tied, {len(sizes):,} groups, largest {int(sizes.max())}"
+                 if len(sizes) else f"{name}: no ties")
+        if len(sizes):
+            any_ties = True
+            largest = max(largest, int(s[-1]))
+            (line,) = ax.plot(s, c, drawstyle="steps-pre", marker="o", markersize=3.5, color=color, linewidth=1.6,
+                              label=_text(label))
+        else:
+            (line,) = ax.plot([], [], color=color, linewidth=1.6, label=_text(label))
+        line.set_gid(f"ties:{name}")
+    ax.set_yscale("log")
+    if largest > 40:
+        ax.set_xscale("log")
+    else:
+        ax.set_xlim(1.5, largest + 0.5)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if not any_ties:
+        ax.set_ylim(0.5, 10)
+    ax.set_xlabel("tie-group size s (documents sharing one score in one query)")
+    ax.set_ylabel("number of tie groups of size ≥ s")
+    ax.legend(loc="upper right", frameon=True, framealpha=0.9)
+    ax.set_title(_text(title or "Tie structure: how many documents share a score"))
+    return fig
+
+
+# --------------------------------------------------------------------------------------------
+# output
+
+
+def figure_bytes(fig, fmt: str = "png", *, dpi: int = DPI) -> bytes:
+    """The figure encoded as ``png`` or ``svg`` (no timestamps or software URLs in the metadata)."""
+    import io
+
+    matplotlib, _, _ = _mpl()
+    if fmt not in ("png", "svg", "pdf"):
+        raise TierankInputError(f"figure format must be png, svg or pdf, got {fmt!r}")
+    meta = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None, "Format": None, "Type": None},
+            "pdf": {"Creator": None, "Producer": None, "CreationDate": None}}[fmt]
+    buf = io.BytesIO()
+    with matplotlib.rc_context({"svg.hashsalt": "tierank"}):
+        fig.savefig(buf, format=fmt, dpi=dpi, metadata=meta, facecolor="white")
+    return buf.getvalue()
+
+
+def save_figure(fig, stem: str | os.PathLike, formats: Iterable[str] = ("png", "svg"), *,
+                dpi: int = DPI) -> list[Path]:
+    """Write ``stem.<fmt>`` for every format, each atomically (temporary file in the same folder, then
+    :func:`os.replace`), so a reader never sees a half-written figure.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    stem : path without suffix, e.g. ``docs/figures/askubuntu-ndcg-cutoff``
+    formats : iterable of {"png", "svg", "pdf"}
+    dpi : int
+
+    Returns
+    -------
+    list of Path, one per format, in the order asked for.
+    """
+    stem = Path(stem)
+    folder = stem.parent if str(stem.parent) else Path(".")
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for fmt in formats:
+        target = folder / f"{stem.name}.{fmt}"
+        atomic_write(target, figure_bytes(fig, fmt, dpi=dpi))
+        out.append(target)
+    return out
+
+
+def atomic_write(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` atomically with ordinary permissions (:func:`tierank.io.writers.write_atomic`)."""
+    from ..io.writers import write_atomic
+
+    return write_atomic(path, data)
+
+
+__all__ = ["CurveSeries", "CutoffCurves", "cutoff_curves", "plot_cutoff", "plot_ranges", "plot_sweep",
+           "tie_group_sizes", "tie_ccdf", "plot_tie_structure", "figure_bytes", "save_figure", "atomic_write",
+           "PALETTE", "DPI",
+           "MissingMatplotlib"]
