@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import ml_dtypes
@@ -12,6 +10,7 @@ import numpy as np
 import pytest
 
 import tierank
+from helpers import run_cli
 from tierank.analysis.banding import band_of_rank, band_run, band_starts
 from tierank.analysis.precision import quantize, requantize_run
 from tierank.analysis.prevalence import analyze, analyze_run
@@ -122,11 +121,7 @@ def test_sweep_rows_equal_direct_evaluation():
     assert coarse[0]["tie_share"] > 0.5
 
 
-def cli(*args, check=True):
-    p = subprocess.run([sys.executable, "-m", "tierank.cli", *map(str, args)], capture_output=True, text=True)
-    if check:
-        assert p.returncode == 0, p.stderr
-    return p
+cli = run_cli
 
 
 def test_ties_command(defects):

@@ -4,23 +4,18 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
 
 import pytest
 
 import tierank
+from helpers import run_cli
 
 EXAMPLE = tierank.__file__.rsplit("/", 1)[0] + "/examples/"
 QRELS, RUN = EXAMPLE + "figure1.qrels", EXAMPLE + "figure1.run"
 KEYS = {"query", "measure", "oblivious", "expected", "min", "max", "range", "bias", "std"}
 
 
-def cli(*args, check=True):
-    p = subprocess.run([sys.executable, "-m", "tierank.cli", *args], capture_output=True, text=True)
-    if check:
-        assert p.returncode == 0, p.stderr
-    return p
+cli = run_cli
 
 
 def test_default_table_shows_measures_and_tie_summary():

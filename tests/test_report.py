@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import run_cli
 
 pytest.importorskip("matplotlib")
 
@@ -364,35 +365,25 @@ def test_askubuntu_regimes_tie_structure_matches_engine():
     assert width["fp32"] < width["bf16"] < width["fp8_e4m3"]
 
 
-def _cli(*args, check=True):
-    import subprocess
-    import sys
-
-    p = subprocess.run([sys.executable, "-m", "tierank.cli", *map(str, args)], capture_output=True, text=True)
-    if check:
-        assert p.returncode == 0, p.stderr
-    return p
-
-
 def test_plot_and_report_commands(tmp_path):
     pytest.importorskip("matplotlib")
     import tierank
 
     ex = Path(tierank.__file__).parent / "examples"
     qrels, run = ex / "figure1.qrels", ex / "figure1.run"
-    out = _cli("plot", "cutoff", qrels, run, "-m", "R", "--kmax", "5", "--regimes", "fp32,band2", "-o",
+    out = run_cli("plot", "cutoff", qrels, run, "-m", "R", "--kmax", "5", "--regimes", "fp32,band2", "-o",
                tmp_path / "cut").stdout.split()
     assert out == [str(tmp_path / "cut.png"), str(tmp_path / "cut.svg")]
     assert (tmp_path / "cut.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    _cli("plot", "ties", run, "-o", tmp_path / "ties")
-    _cli("plot", "sweep", run, qrels, "-m", "R@3", "--formats", "fp32,bf16", "-o", tmp_path / "sweep")
-    _cli("plot", "ranges", run, "--regimes", "fp32,band2", "--qrels", qrels, "-m", "R@3", "-o", tmp_path / "rng")
+    run_cli("plot", "ties", run, "-o", tmp_path / "ties")
+    run_cli("plot", "sweep", run, qrels, "-m", "R@3", "--formats", "fp32,bf16", "-o", tmp_path / "sweep")
+    run_cli("plot", "ranges", run, "--regimes", "fp32,band2", "--qrels", qrels, "-m", "R@3", "-o", tmp_path / "rng")
     page = tmp_path / "r.html"
-    _cli("report", "eval", qrels, run, "-m", "R@3", "--kmax", "4", "-o", page)
+    run_cli("report", "eval", qrels, run, "-m", "R@3", "--kmax", "4", "-o", page)
     text = page.read_text()
     assert "0.7778" in text and "data:image/png;base64," in text and "http://" not in text
-    _cli("report", "sweep", run, qrels, "-m", "R@3", "--formats", "fp32,bf16", "-o", tmp_path / "s.html")
-    _cli("report", "compare", run, "--regimes", "fp32,band2", "--qrels", qrels, "-m", "R@3", "-o", tmp_path / "c.html")
-    bad = _cli("report", "eval", qrels, run, "-o", run, check=False)
+    run_cli("report", "sweep", run, qrels, "-m", "R@3", "--formats", "fp32,bf16", "-o", tmp_path / "s.html")
+    run_cli("report", "compare", run, "--regimes", "fp32,band2", "--qrels", qrels, "-m", "R@3", "-o", tmp_path / "c.html")
+    bad = run_cli("report", "eval", qrels, run, "-o", run, check=False)
     assert bad.returncode == 2 and "refusing to overwrite an input" in bad.stderr
-    assert _cli("plot", "cutoff", qrels, run, "--kmax", "0", "-o", tmp_path / "x", check=False).returncode == 2
+    assert run_cli("plot", "cutoff", qrels, run, "--kmax", "0", "-o", tmp_path / "x", check=False).returncode == 2
