@@ -96,11 +96,9 @@ class Prepared:
     grade: np.ndarray       # grade of each row in policy order, NaN = unjudged
     judged_grades: tuple    # (query index, grade) of every judgment counted for N+ / ideal DCG
     rel_level: int          # default minimum grade counted relevant
-    in_run: np.ndarray      # query present in the run
     qlen: np.ndarray        # documents retrieved per query (before pruning)
     qjudged: np.ndarray | None = None  # judged documents retrieved per query (whole run), if counted
     summary: dict = field(default_factory=dict)  # tie statistics of the whole run
-    docid: pa.Array | None = None  # docids of the kept rows in policy order (for inspection)
     unjudged_relevant: bool = False  # count unjudged documents as relevant (upper bounds)
     _cache: dict = field(default_factory=dict, repr=False)
 
@@ -133,10 +131,6 @@ class Prepared:
         if kind == "judged":
             return self.judged
         return self.gain
-
-    @property
-    def rel(self) -> np.ndarray:
-        return self.relevant()
 
     def nrel(self, level: int | None = None) -> np.ndarray:
         """N+ per query: judgments with grade >= level (qrels, or judged candidates)."""
@@ -178,17 +172,8 @@ class Prepared:
         """0-based rank of each group's first position."""
         return self.pos[self.gstart[:-1]] if self.n else np.zeros(0, np.int64)
 
-    @cached_property
-    def tied_rows(self) -> np.ndarray:
-        """Rows that belong to a tie group of two or more documents."""
-        return np.flatnonzero(self.gsize[self.gid] > 1)
-
     def group_sum(self, values: np.ndarray) -> np.ndarray:
         return np.bincount(self.gid, weights=values, minlength=len(self.gsize))
-
-    def query_sum(self, values: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-        qi = self.qi if rows is None else self.qi[rows]
-        return np.bincount(qi, weights=values, minlength=self.nq)
 
     def arrangement(self, which: str, kind: str, level: int | None = None) -> np.ndarray:
         """``rel`` or ``gain`` sequence under ``policy``, ``optimistic`` or ``pessimistic``.
@@ -317,7 +302,7 @@ def _tie_summary(starts: np.ndarray, qi_s: np.ndarray, n: int, nq: int) -> dict:
 
 
 def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval", rel_level: int = 1,
-            complete: bool = False, candidates_only: bool = False, keep_docids: bool = False,
+            complete: bool = False, candidates_only: bool = False,
             measures: tuple = (), count_judged: bool = False) -> Prepared:
     """Join ``run`` with ``qrels`` and lay it out in the policy's total order with tie groups.
 
@@ -368,7 +353,6 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval"
     starts = np.flatnonzero(new)  # first row of every tie group
     qstart = _segment_offsets(qi_s, nq)
     qlen = np.diff(qstart)
-    in_run = qlen > 0
     summary = _tie_summary(starts, qi_s, n, nq)
 
     # keep the ranks the measures read, whole tie groups
@@ -414,9 +398,8 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval"
     judged_grades = (cq, cand.column("g").to_numpy()) if candidates_only else (qrels_q_idx, qrels_grade)
     return Prepared(
         qids=qids, qstart=qstart, qi=qi_s, pos=pos, gid=gid, gstart=gstart, grade=grade_s,
-        judged_grades=judged_grades, rel_level=rel_level, in_run=in_run, qlen=qlen, qjudged=qjudged,
+        judged_grades=judged_grades, rel_level=rel_level, qlen=qlen, qjudged=qjudged,
         summary=summary,
-        docid=rt.column("d").combine_chunks() if keep_docids else None,
     )
 
 
