@@ -48,6 +48,11 @@ def _fail(err: TierankInputError) -> None:
     raise typer.Exit(2)
 
 
+def _n(count: int, one: str, many: str | None = None) -> str:
+    """'1 query', '2 queries', '1,000 documents'."""
+    return f"{count:,} {one if count == 1 else many or one + 's'}"
+
+
 def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.4f}"
 
@@ -55,9 +60,10 @@ def _fmt(x: float | None) -> str:
 def _table(result, per_query: bool, coverage=None) -> Table:
     t = result.ties
     policy = result.settings["tie_break"]
-    caption = (f"{t['queries']} queries, {t['docs']:,} documents. Ties: {t['groups']:,} tie groups, "
-               f"{t['tied_docs']:,} documents in ties ({100 * t['share']:.1f}%), largest group {t['largest']:,}, "
-               f"{t['queries_with_ties']} queries with ties. oblivious = tie-break '{policy}'; "
+    caption = (f"{_n(t['queries'], 'query', 'queries')}, {_n(t['docs'], 'document')}. "
+               f"Ties: {_n(t['groups'], 'tie group')}, {_n(t['tied_docs'], 'document')} in ties "
+               f"({100 * t['share']:.1f}%), largest group {t['largest']:,}, "
+               f"{_n(t['queries_with_ties'], 'query', 'queries')} with ties. oblivious = tie-break '{policy}'; "
                f"bias = oblivious - expected; std over tie orderings.")
     if result.bounds:
         caption += (" lower/upper: over tie orderings and every relevance of the unjudged retrieved "
