@@ -575,6 +575,103 @@ def report_compare_cmd(
         _fail(e)
 
 
+@app.command("rerank")
+def rerank_cmd(
+    data: Annotated[Path, typer.Option("--data", help="BEIR-layout directory: corpus.jsonl, queries.jsonl, qrels")],
+    model: Annotated[str, typer.Option("--model", help="Model: minilm, smollm2-yesno, smollm2-rank1, "
+                                                         "biencoder:PATH, cross:PATH, yesno:PATH, rank1:PATH")],
+    candidates: Annotated[Optional[Path], typer.Option(
+        "--candidates", help="First-stage TREC run to rerank (default DATA/candidates.run)")] = None,
+    regimes: Annotated[str, typer.Option(
+        "--regimes", help="Comma-separated: fp32, fp16, bf16, fp16->fp32, bf16->fp32; generative models also "
+                          "bf16->fp32:head (head in FP32); bi-encoders also emb-int8, emb-binary, "
+                          "emb-binary+rescore@K, onnx-int8 (minilm)")] = "fp32,bf16,bf16->fp32",
+    measure: Annotated[Optional[list[str]], typer.Option(
+        "-m", "--measure", help="Measure, repeatable. Default: nDCG@10 RR@10")] = None,
+    output: Annotated[Optional[Path], typer.Option(
+        "-o", "--output", help="Output directory: runs/ (one TREC run per regime, exact scores), "
+                               "table.tsv, table.json, cache/")] = None,
+    qrels: Annotated[Optional[Path], typer.Option("--qrels", help="qrels (default DATA/qrels.txt)")] = None,
+    cache: Annotated[Optional[Path], typer.Option("--cache", help="Score cache directory (default OUT/cache)")] = None,
+    batch_size: Annotated[int, typer.Option("--batch-size", "-b", help="Pairs / texts per forward pass "
+                                                                         "(recorded: it changes low-precision scores)")] = 16,
+    queries: Annotated[str, typer.Option("--queries", help="judged (default: queries with judgments) or all")] = "judged",
+    depth: Annotated[Optional[int], typer.Option("--depth", help="Rerank the top N candidates of each query")] = None,
+    max_queries: Annotated[Optional[int], typer.Option("--max-queries", help="Only the first N queries")] = None,
+    device: Annotated[str, typer.Option("--device", help="auto (CUDA when present), cpu, cuda, cuda:N")] = "auto",
+    budget: Annotated[int, typer.Option("--budget", help="Rank1-style: reasoning tokens per pair")] = 64,
+    max_doc_tokens: Annotated[int, typer.Option("--max-doc-tokens", help="Generative: document truncation")] = 256,
+    threads: Annotated[Optional[int], typer.Option("--threads", help="torch CPU threads")] = None,
+    tie_break: Annotated[str, typer.Option("--tie-break", help="Order for the oblivious value.")] = "trec_eval",
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Format of the table on stdout.")] = Fmt.table,
+) -> None:
+    """The low-precision reranking protocol (the paper's Table 1): score every candidate under every
+    precision regime, write one run per regime, report M at FP32 and per regime M_obl, E[M], range,
+    bias, tie statistics and scoring time. Scores are cached; an interrupted run resumes."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from .errors import TierankError
+    from .hps.protocol import TABLE_FIELDS, rerank
+    from .io.writers import jsonable, render_records, write_atomic
+
+    if output is None and cache is None:
+        _fail(TierankInputError("give -o/--output DIR (runs, table and cache are written there)"))
+    measures = list(measure or ["nDCG@10", "RR@10"])
+    console = Console(stderr=True)
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      TimeRemainingColumn(), console=console, disable=not sys.stderr.isatty()) as prog:
+            def progress(label: str, total: int):
+                task = prog.add_task(f"scoring {label}", total=total)
+                return lambda: prog.advance(task)
+
+            result = rerank(data, model, regimes, measures, out_dir=output, candidates=candidates, qrels=qrels,
+                            cache_dir=cache, batch_size=batch_size, queries=queries, depth=depth,
+                            max_queries=max_queries, device=device, budget=budget, max_doc_tokens=max_doc_tokens,
+                            tie_break=tie_break, progress=progress, threads=threads)
+    except TierankInputError as e:
+        _fail(e)
+    except TierankError as e:
+        _fail(TierankInputError(str(e)))
+    except KeyboardInterrupt:
+        console.print("tierank: interrupted; scores so far are cached, run the same command to resume",
+                      markup=False, highlight=False)
+        raise typer.Exit(130)
+    doc = {"settings": result.settings, "rows": result.rows,
+           "runs": {k: str(v) for k, v in result.runs.items()},
+           "reasoning": {k: str(v) for k, v in result.reasoning.items()}, "ties": result.ties}
+    if output is not None:
+        write_atomic(output / "table.tsv", render_records(result.rows, TABLE_FIELDS, "tsv"))
+        write_atomic(output / "table.json", json.dumps(jsonable(doc), indent=2) + "\n")
+    if fmt is not Fmt.table:
+        sys.stdout.write(render_records(result.rows, TABLE_FIELDS, fmt.value, document=doc))
+        return
+    Console(width=max(Console().width, 180)).print(_rerank_table(result))
+
+
+def _rerank_table(result) -> Table:
+    st = result.settings
+    t = Table(title=f"tierank rerank: {st['model']} on {Path(st['data']).name} ({st['queries']} queries, "
+                    f"{st['candidates']:,} candidates, batch {st['batch_size']}, {st['device']})",
+              caption="FP32 = M of the fp32 regime; M_obl = tie-oblivious value (tie-break "
+                      f"'{st['tie_break']}'); E[M] = expectation over tie orderings; range = max - min; "
+                      "bias = M_obl - E[M]; tied = share of candidates in tie groups; model s = forward "
+                      "pass; scoring ms = scoring step alone; HPS overhead = extra scoring time over the "
+                      "low-precision twin, relative to the forward pass.", caption_justify="left")
+    for h in ("measure", "regime", "FP32", "M_obl", "E[M]", "range", "bias", "tied %", "groups", "mean", "max",
+              "model s", "score ms", "HPS overhead"):
+        t.add_column(h, justify="left" if h in ("measure", "regime") else "right")
+    prev = None
+    for r in result.rows:
+        ov = r["hps_overhead"]
+        t.add_row(r["measure"] if r["measure"] != prev else "", r["variant"], _fmt(r["fp32"]), _fmt(r["oblivious"]),
+                  _fmt(r["expected"]), _fmt(r["range"]), _fmt(r["bias"]), f"{100 * r['tied_share']:.1f}",
+                  f"{r['tie_groups']:,}", f"{r['mean_group']:.2f}", f"{r['max_group']:,}", f"{r['model_s']:.2f}",
+                  f"{r['scoring_ms']:.2f}", "-" if ov is None else f"{100 * ov:+.3f}%")
+        prev = r["measure"]
+    return t
+
+
 @app.command("measures")
 def measures_cmd() -> None:
     """List the supported measures (generated from the registry)."""

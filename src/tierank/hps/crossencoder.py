@@ -1,0 +1,130 @@
+"""Cross-encoder scoring under a precision regime (transformers sequence classification).
+
+A cross-encoder reads the (query, document) pair and emits one logit (score
+``sigmoid(z)``) or two logits (score ``softmax(z)[1]``).  The model runs in
+its model dtype; the logits come back in that dtype and the scoring function
+runs in the regime's scoring dtype (:func:`tierank.hps.regimes.sigmoid_scores`,
+:func:`tierank.hps.regimes.softmax2_scores`), so ``bf16->fp32`` upcasts the
+BF16 logits before the sigmoid / softmax (paper eq. 3).
+
+Models load offline only, from a local directory (``HF_HUB_OFFLINE=1``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Sequence
+
+from tierank.errors import Problem, TierankError, TierankInputError
+from tierank.hps.biencoder import load_offline_error
+from tierank.hps.regimes import Regime, as_regime, sigmoid_scores, softmax2_scores, torch_dtype
+from tierank.hps.variants import quiet_loading, QueryScores, Variant, check_dtype, parse_variant, resolve_device
+
+__all__ = ["CrossEncoderScorer"]
+
+
+class CrossEncoderScorer:
+    """Score (query, document) pairs with a sequence-classification model.
+
+    Parameters
+    ----------
+    model:
+        Local model directory, or a loaded ``(model, tokenizer)`` pair.
+    model_dtype:
+        ``"fp32"``, ``"fp16"`` or ``"bf16"``.
+    batch_size:
+        Pairs per forward pass (recorded; it changes low-precision results).
+    max_length:
+        Truncation of the pair in tokens.
+    """
+
+    family = "cross"
+
+    def __init__(
+        self,
+        model: Any,
+        model_dtype: str = "bf16",
+        batch_size: int = 16,
+        max_length: int = 512,
+        device: str = "cpu",
+    ):
+        check_dtype(model_dtype)
+        if int(batch_size) < 1:
+            raise TierankInputError([Problem("", None, f"batch size must be >= 1, got {batch_size!r}")])
+        self.model_dtype = model_dtype
+        self.batch_size = int(batch_size)
+        self.max_length = int(max_length)
+        self.device = resolve_device(device)
+        self.model, self.tokenizer, self.model_name = self._load(model)
+        labels = int(getattr(self.model.config, "num_labels", 1))
+        if labels not in (1, 2):
+            raise TierankError(f"a cross-encoder needs 1 or 2 output logits, {self.model_name} has {labels}")
+        self.num_labels = labels
+        self.model.to(device=self.device, dtype=torch_dtype(model_dtype))
+        self.model.eval()
+
+    def _load(self, model: Any):
+        if isinstance(model, tuple):
+            return model[0], model[1], type(model[0]).__name__
+        quiet_loading()
+        try:
+            import torch
+            from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise TierankError("CrossEncoderScorer needs torch and transformers: pip install 'tierank[models]'") from exc
+        name = str(model)
+        try:
+            tok = AutoTokenizer.from_pretrained(name, local_files_only=True)
+            lm = AutoModelForSequenceClassification.from_pretrained(name, local_files_only=True, dtype=torch.float32)
+        except (OSError, ValueError) as exc:
+            raise load_offline_error(name, exc) from exc
+        return lm, tok, name
+
+    def logits(self, query: str, docs: Sequence[str]):
+        """Logits ``(n, num_labels)`` in the model dtype."""
+        import torch
+
+        out = []
+        with torch.inference_mode():
+            for i in range(0, len(docs), self.batch_size):
+                chunk = list(docs[i : i + self.batch_size])
+                enc = self.tokenizer(
+                    [query] * len(chunk), chunk, padding=True, truncation=True,
+                    max_length=self.max_length, return_tensors="pt",
+                ).to(self.device)
+                out.append(self.model(**enc).logits)
+        if not out:
+            return torch.zeros((0, self.num_labels), dtype=torch_dtype(self.model_dtype))
+        return torch.cat(out)
+
+    def _score_logits(self, z, regime: Regime):
+        if self.num_labels == 1:
+            return sigmoid_scores(z, regime)
+        return softmax2_scores(z, regime)
+
+    def score(self, query: str, docs: Sequence[str], regime: "Regime | str | None" = None):
+        """Scores of ``docs`` for ``query`` (a float64 array holding the scoring dtype's values)."""
+        regime = Regime(self.model_dtype, "fp32") if regime is None else as_regime(regime)
+        return self.score_query(query, docs, [parse_variant(str(regime))]).scores[str(regime)]
+
+    def score_query(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> QueryScores:
+        """One forward pass, every variant's scores and timings (the protocol's interface)."""
+        for v in variants:
+            v.check(self.family, self.model_dtype)
+        t0 = time.perf_counter()
+        z = self.logits(query, docs)
+        model_s = time.perf_counter() - t0
+        result = QueryScores(model_s=model_s)
+        for v in variants:
+            t0 = time.perf_counter()
+            s = self._score_logits(z, v.regime)
+            result.add(v, s, time.perf_counter() - t0)
+        return result
+
+    def metadata(self) -> dict:
+        return {
+            "scorer": self.family, "model": self.model_name, "model_dtype": self.model_dtype,
+            "batch_size": self.batch_size, "max_length": self.max_length, "num_labels": self.num_labels,
+            "device": str(self.device),
+        }

@@ -1,0 +1,303 @@
+"""The rerank protocol (tierank.hps.protocol) with deterministic fake scorers: no torch needed.
+
+Covers variant parsing, the BEIR reader's located errors, the on-disk cache
+(resume after an interruption gives the same runs as an uninterrupted run,
+a half-written line is dropped), exact scores in the written runs and Table 1
+rows that agree with `tierank.evaluate` on those runs.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tierank
+from tierank.errors import TierankError, TierankInputError
+from tierank.hps.protocol import load_beir, parse_model, rerank, tie_stats
+from tierank.hps.variants import QueryScores, parse_variant, parse_variants
+
+RAG24 = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "rag24"
+
+
+# ------------------------------------------------------------------ variants
+
+
+@pytest.mark.parametrize(
+    "text, model, scoring, level",
+    [
+        ("fp32", "fp32", "fp32", "none"),
+        ("bf16", "bf16", "bf16", "none"),
+        ("fp16->fp32", "fp16", "fp32", "softmax"),
+        ("bf16 -> fp32", "bf16", "fp32", "softmax"),
+        ("bf16->fp32:head", "bf16", "fp32", "head"),
+        ("FP16->FP32:HEAD", "fp16", "fp32", "head"),
+        ("emb-int8", "fp32", "int8", "none"),
+        ("emb-binary+rescore@10", "fp32", "binary", "none"),
+        ("onnx-int8", "int8", "fp32", "none"),
+    ],
+)
+def test_parse_variant(text, model, scoring, level):
+    v = parse_variant(text)
+    assert (v.model_dtype, v.scoring_dtype, v.level) == (model, scoring, level)
+    assert parse_variant(str(v)) == v
+
+
+@pytest.mark.parametrize("bad", ["int4", "fp32:head", "bf16:head", "emb-int4", "emb-binary+rescore@0", "fp32->bf16", ""])
+def test_parse_variant_rejects(bad):
+    with pytest.raises(TierankInputError, match="regime|rescore"):
+        parse_variant(bad)
+
+
+def test_variants_apply_to_families():
+    head = parse_variant("bf16->fp32:head")
+    assert head.family_ok("yesno") and head.family_ok("rank1") and not head.family_ok("cross")
+    for v in ("emb-int8", "onnx-int8"):
+        assert parse_variant(v).family_ok("biencoder") and not parse_variant(v).family_ok("yesno")
+    with pytest.raises(TierankInputError, match="does not apply"):
+        parse_variant("emb-binary").check("cross")
+    with pytest.raises(TierankInputError, match="needs a bf16 model"):
+        parse_variant("bf16->fp32").check("cross", "fp16")
+    assert [str(v) for v in parse_variants(["fp32,bf16", "bf16", "bf16->fp32"])] == ["fp32", "bf16", "bf16->fp32"]
+
+
+def test_parse_model():
+    assert parse_model("minilm").family == "biencoder"
+    assert parse_model("smollm2-yesno").source == "smollm2"
+    assert parse_model("rank1:/x/y").slug == "rank1_y"
+    with pytest.raises(TierankInputError, match="unknown model"):
+        parse_model("bert-base-uncased")
+
+
+def test_tie_stats_counts_groups():
+    st = tie_stats({"a": np.array([3.0, 3.0, 3.0, 1.0]), "b": np.array([2.0, 1.0]), "c": np.array([])})
+    assert st == {"candidates": 6, "tied": 3, "tied_share": 0.5, "tie_groups": 1, "mean_group": 3.0, "max_group": 3}
+
+
+# ----------------------------------------------------------------- fake data
+
+
+def _write_set(root: Path, n_queries=4, n_docs=6, seed=0) -> Path:
+    rng = np.random.default_rng(seed)
+    root.mkdir(parents=True, exist_ok=True)
+    queries, corpus, run, qrels = [], [], [], []
+    for qi in range(n_queries):
+        q = f"q{qi}"
+        queries.append({"_id": q, "text": f"query {qi}"})
+        for di in range(n_docs):
+            d = f"d{qi}_{di}"
+            corpus.append({"_id": d, "title": f"t{di}", "text": f"doc {qi} {di}"})
+            run.append(f"{q} Q0 {d} {di + 1} {n_docs - di} bm25")
+            if qi != n_queries - 1:  # the last query is unjudged
+                qrels.append(f"{q} 0 {d} {int(rng.integers(0, 3))}")
+    (root / "queries.jsonl").write_text("".join(json.dumps(r) + "\n" for r in queries))
+    (root / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in corpus))
+    (root / "candidates.run").write_text("\n".join(run) + "\n")
+    (root / "qrels.txt").write_text("\n".join(qrels) + "\n")
+    return root
+
+
+class FakeScorer:
+    """Deterministic scores from the texts; bf16-like rounding for low-precision groups."""
+
+    family = "yesno"
+
+    def __init__(self, group: str, fail_after: int | None = None):
+        self.group = group
+        self.calls = 0
+        self.fail_after = fail_after
+
+    def score_query(self, query, docs, variants):
+        if self.fail_after is not None and self.calls >= self.fail_after:
+            raise KeyboardInterrupt
+        self.calls += 1
+        base = np.array([(zlib.crc32(f'{query}|{d}'.encode()) % 10_000) / 10_000 + 0.1 for d in docs]) * 0.3 + 0.1
+        # values that print with many digits: exactness of the written runs is tested
+        base = base + 1e-9 * np.arange(len(docs))
+        out = QueryScores(model_s=0.5, reasoning=[f"because {d}" for d in docs])
+        for v in variants:
+            s = np.round(base, 2) if v.model_dtype != "fp32" and v.level == "none" else base
+            out.add(v, s, 0.001 if v.level == "none" else 0.002)
+        return out
+
+    def metadata(self):
+        return {"scorer": "fake", "group": self.group}
+
+
+def _factory(log=None, fail_after=None):
+    def make(spec, group):
+        if log is not None:
+            log.append(group)
+        return FakeScorer(group, fail_after)
+
+    return make
+
+
+def _rerank(tmp, data, **kw):
+    kw.setdefault("regimes", "fp32,bf16,bf16->fp32,bf16->fp32:head")
+    return rerank(data, "yesno:fake", measures=["nDCG@10", "RR@10", "P@3"], out_dir=tmp, scorer_factory=kw.pop("factory", _factory()), **kw)
+
+
+# ---------------------------------------------------------------- the tests
+
+
+def test_rows_agree_with_evaluate_on_written_runs(tmp_path):
+    data = _write_set(tmp_path / "set")
+    res = _rerank(tmp_path / "out", data)
+    assert res.settings["queries"] == 3  # judged only
+    assert set(res.runs) == {"fp32", "bf16", "bf16->fp32", "bf16->fp32:head"}
+    qrels = data / "qrels.txt"
+    for row in res.rows:
+        ev = tierank.evaluate(str(qrels), str(res.runs[row["variant"]]), [row["measure"]]).to_dict()["all"][row["measure"]]
+        for c in ("oblivious", "expected", "min", "max", "range", "bias"):
+            assert row[c] == pytest.approx(ev[c], abs=1e-12)
+        fp32 = tierank.evaluate(str(qrels), str(res.runs["fp32"]), [row["measure"]]).to_dict()["all"][row["measure"]]
+        assert row["fp32"] == pytest.approx(fp32["oblivious"])
+    by = {(r["variant"], r["measure"]): r for r in res.rows}
+    assert by[("bf16", "nDCG@10")]["tied_share"] > 0  # rounding to 2 decimals ties some of 18 candidates
+    assert by[("bf16->fp32", "nDCG@10")]["tied_share"] == 0
+    # HPS overhead: (0.002 - 0.001) per query over 0.5 s of forward pass
+    assert by[("bf16->fp32", "RR@10")]["hps_overhead"] == pytest.approx(0.002)
+    assert by[("fp32", "RR@10")]["hps_overhead"] is None
+    assert by[("fp32", "RR@10")]["model_s"] == pytest.approx(1.5)
+
+
+def test_runs_hold_exact_scores_and_reasoning(tmp_path):
+    data = _write_set(tmp_path / "set")
+    res = _rerank(tmp_path / "out", data, regimes="fp32")
+    cache_files = list((tmp_path / "out" / "cache").glob("*.jsonl"))
+    assert len(cache_files) == 1
+    recs = [json.loads(line) for line in cache_files[0].read_text().splitlines()[1:]]
+    expected = {(r["query"], d): s for r in recs for d, s in zip(r["docids"], r["scores"])}
+    got = {}
+    for line in res.runs["fp32"].read_text().splitlines():
+        q, _, d, rank, score, tag = line.split()
+        got[(q, d)] = float(score)
+    assert got == expected  # bit-exact round trip through the text file
+    lines = [json.loads(x) for x in res.reasoning["fp32"].read_text().splitlines()]
+    assert len(lines) == 18
+    for rec in lines:  # the reasoning of each document sits next to its docid (title + text)
+        qi, di = rec["docid"][1:].split("_")
+        assert rec["reasoning"] == f"because t{di} doc {qi} {di}"
+        assert rec["score"] == expected[(rec["query"], rec["docid"])]
+
+
+def test_interrupted_run_resumes_and_matches(tmp_path):
+    data = _write_set(tmp_path / "set", n_queries=6)
+    clean = _rerank(tmp_path / "clean", data)
+    with pytest.raises(KeyboardInterrupt):
+        _rerank(tmp_path / "resumed", data, factory=_factory(fail_after=2))
+    log: list = []
+    calls = []
+
+    def counting(spec, group):
+        log.append(group)
+        s = FakeScorer(group)
+        orig = s.score_query
+
+        def score_query(q, docs, variants):
+            calls.append((group, q, tuple(str(v) for v in variants)))
+            return orig(q, docs, variants)
+
+        s.score_query = score_query
+        return s
+
+    resumed = _rerank(tmp_path / "resumed", data, factory=counting)
+    # fp32 group: 2 queries were done before the interruption, 3 remain; bf16 group: all 5
+    assert [c[0] for c in calls].count("fp32") == 3
+    assert [c[0] for c in calls].count("bf16") == 5
+    for v in clean.runs:
+        assert clean.runs[v].read_text() == resumed.runs[v].read_text()
+    # a third run scores nothing and loads no model
+    log.clear()
+    again = _rerank(tmp_path / "resumed", data, factory=_factory(log))
+    assert log == []
+    assert [r["expected"] for r in again.rows] == [r["expected"] for r in clean.rows]
+
+
+def test_half_written_cache_line_is_dropped(tmp_path):
+    data = _write_set(tmp_path / "set")
+    _rerank(tmp_path / "out", data, regimes="fp32")
+    path = next((tmp_path / "out" / "cache").glob("*.jsonl"))
+    full = path.read_text()
+    lines = full.splitlines(keepends=True)
+    path.write_text("".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])  # cut the last record
+    log: list = []
+    _rerank(tmp_path / "out", data, regimes="fp32", factory=_factory(log))
+    assert log == ["fp32"]
+    assert path.read_text() == full  # the query was scored again, the file is whole
+
+
+def test_cache_key_separates_batch_sizes(tmp_path):
+    data = _write_set(tmp_path / "set")
+    _rerank(tmp_path / "out", data, regimes="fp32", batch_size=8)
+    log: list = []
+    _rerank(tmp_path / "out", data, regimes="fp32", batch_size=4, factory=_factory(log))
+    assert log == ["fp32"]
+    names = sorted(p.name for p in (tmp_path / "out" / "cache").glob("*.jsonl"))
+    assert len(names) == 2 and any("__bs8__" in n for n in names) and any("__bs4__" in n for n in names)
+
+
+def test_depth_max_queries_and_all_queries(tmp_path):
+    data = _write_set(tmp_path / "set")
+    res = _rerank(tmp_path / "a", data, regimes="fp32", depth=3, max_queries=2)
+    assert res.settings["queries"] == 2 and res.settings["candidates"] == 6
+    res = _rerank(tmp_path / "b", data, regimes="fp32", queries="all")
+    assert res.settings["queries"] == 4
+
+
+def test_variant_family_mismatch_is_refused(tmp_path):
+    data = _write_set(tmp_path / "set")
+    with pytest.raises(TierankInputError, match="does not apply"):
+        _rerank(tmp_path / "out", data, regimes="emb-int8")
+
+
+def test_scorer_returning_bad_scores_is_an_error(tmp_path):
+    data = _write_set(tmp_path / "set")
+
+    class Bad(FakeScorer):
+        def score_query(self, query, docs, variants):
+            out = super().score_query(query, docs, variants)
+            for k in out.scores:
+                out.scores[k] = out.scores[k][:-1]
+            return out
+
+    with pytest.raises(TierankError, match="scores"):
+        _rerank(tmp_path / "out", data, regimes="fp32", factory=lambda s, g: Bad(g))
+
+
+# ----------------------------------------------------------- BEIR input errors
+
+
+def test_beir_errors_are_located(tmp_path):
+    data = _write_set(tmp_path / "set")
+    with (data / "corpus.jsonl").open("a") as fh:
+        fh.write('{"_id": "x", "text": \n')
+    with pytest.raises(TierankInputError, match=r"corpus.jsonl:\d+: not valid JSON"):
+        load_beir(data)
+    data = _write_set(tmp_path / "set2")
+    lines = (data / "corpus.jsonl").read_text().splitlines()
+    (data / "corpus.jsonl").write_text("\n".join(lines[1:]) + "\n")
+    with pytest.raises(TierankInputError, match="'d0_0' is a candidate but not in the corpus"):
+        load_beir(data)
+    with pytest.raises(TierankInputError, match="no candidate run"):
+        (data / "candidates.run").unlink()
+        load_beir(data)
+    with pytest.raises(TierankInputError, match="not a directory"):
+        load_beir(tmp_path / "nope")
+
+
+def test_beir_reads_rag24():
+    if not RAG24.is_dir():
+        pytest.skip("../shared/data/rag24 not present")
+    s = load_beir(RAG24)
+    assert len(s.candidates) == 31
+    assert all(len(c) == 20 for c in s.candidates.values())
+    q = next(iter(s.candidates))
+    # first-stage order: candidates.run scores 21 - rank
+    run_lines = [ln.split() for ln in (RAG24 / "candidates.run").read_text().splitlines() if ln.startswith(q + " ")]
+    assert s.candidates[q] == [ln[2] for ln in sorted(run_lines, key=lambda x: -float(x[4]))]
+    assert all(s.docs[d] for d in s.candidates[q])
