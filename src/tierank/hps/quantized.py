@@ -16,9 +16,10 @@ similarity scaled into [-1, 1], so the run keeps one score order: the
 re-scored head above the quantized tail (the summary's idea A).
 
 >>> import numpy as np
->>> q = np.array([1.0, 0.0, 0.0, 0.0]); d = np.array([[1, .1, 0, 0], [1, -.1, 0, 0], [-1, 0, 0, 0]])
->>> quantized_scores(q, d, "binary").tolist()     # the first two share every sign bit
-[4.0, 3.0, 2.0]
+>>> q = np.array([1.0, 0.0, 0.0, 0.0])  # sign bits 1000 (a zero counts as not positive)
+>>> d = np.array([[1, -.1, 0, 0], [1, .1, 0, 0], [-1, .1, 0, 0], [2, -.3, 0, 0]])
+>>> quantized_scores(q, d, "binary").tolist()   # equal sign bits: 4 of 4, 3, 2, and a tie at 4
+[4.0, 3.0, 2.0, 4.0]
 >>> s = quantized_scores(q, d, "binary", rescore=1); bool(s[0] > 2 and s[1] < 2)
 True
 """
