@@ -301,3 +301,28 @@ def test_beir_reads_rag24():
     run_lines = [ln.split() for ln in (RAG24 / "candidates.run").read_text().splitlines() if ln.startswith(q + " ")]
     assert s.candidates[q] == [ln[2] for ln in sorted(run_lines, key=lambda x: -float(x[4]))]
     assert all(s.docs[d] for d in s.candidates[q])
+
+
+def test_rerank_report_html(tmp_path):
+    pytest.importorskip("matplotlib")
+    from helpers import run_cli
+
+    from tierank.io.writers import jsonable
+    from tierank.report.html import rerank_report
+
+    data = _write_set(tmp_path / "set")
+    res = _rerank(tmp_path / "out", data)
+    page = rerank_report(res)
+    for v in ("fp32", "bf16-&gt;fp32", "bf16-&gt;fp32:head"):
+        assert f"<td>{v}</td>" in page
+    assert page.count("<h2") >= 4 and "data:image/png;base64" in page and "<script" not in page
+    table = tmp_path / "table.json"
+    table.write_text(json.dumps(jsonable({"settings": res.settings, "rows": res.rows})))
+    assert rerank_report(json.loads(table.read_text())) == page
+    out = tmp_path / "r.html"
+    r = run_cli("report", "rerank", table, "-o", out)
+    assert out.read_text() == page and r.stdout.strip() == str(out)
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]")
+    r = run_cli("report", "rerank", bad, "-o", tmp_path / "x.html", check=False)
+    assert r.returncode == 2 and "not a table.json" in r.stderr and not (tmp_path / "x.html").exists()

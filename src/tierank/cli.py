@@ -575,6 +575,28 @@ def report_compare_cmd(
         _fail(e)
 
 
+@report_app.command("rerank")
+def report_rerank_cmd(
+    table: Annotated[Path, typer.Argument(help="table.json written by `tierank rerank -o DIR`")],
+    output: OutHtml,
+) -> None:
+    """The rerank protocol's Table 1 with a ranges figure per measure."""
+    from .report.html import rerank_report, write_report
+
+    try:
+        try:
+            doc = json.loads(table.read_text())
+            if not isinstance(doc, dict) or "rows" not in doc or "settings" not in doc:
+                raise ValueError("no 'settings' and 'rows'")
+        except OSError as exc:
+            raise TierankInputError(f"{table}: cannot read ({exc.strerror})") from None
+        except ValueError as exc:
+            raise TierankInputError(f"{table}: not a table.json of `tierank rerank` ({exc})") from None
+        typer.echo(str(write_report(output, rerank_report(doc), protect=(table,))))
+    except TierankInputError as e:
+        _fail(e)
+
+
 @app.command("rerank")
 def rerank_cmd(
     data: Annotated[Path, typer.Option("--data", help="BEIR-layout directory: corpus.jsonl, queries.jsonl, qrels")],

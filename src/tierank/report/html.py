@@ -13,10 +13,10 @@ Builders for tierank's results:
 * :func:`eval_report`: an :class:`~tierank.EvalResult` (aggregate table and
   figure, tie summary, the most tie-affected queries, optional cutoff curves);
 * :func:`sweep_report`: a precision :class:`~tierank.analysis.sweep.Sweep`;
-* :func:`compare_report`: a :class:`~tierank.analysis.compare.Comparison`.
-
-A report for the rerank protocol is out of scope for now: there is no
-``tierank rerank`` command yet to produce its results.
+* :func:`compare_report`: a :class:`~tierank.analysis.compare.Comparison`;
+* :func:`rerank_report`: the rerank protocol's Table 1 (the ``table.json``
+  that ``tierank rerank -o DIR`` writes, or a
+  :class:`~tierank.hps.protocol.ProtocolResult`).
 
 :func:`write_report` writes a page atomically.
 
@@ -489,3 +489,44 @@ def compare_report(comparison, *, title: str | None = None) -> str:
 
 __all__ = ["Table", "FigureBlock", "Section", "render_report", "write_report", "format_value", "eval_report",
            "sweep_report", "compare_report", "PER_QUERY_ROWS", "CSS"]
+
+
+def rerank_report(result, *, title: str | None = None) -> str:
+    """HTML report of the rerank protocol: per measure a ranges figure and Table 1's rows.
+
+    ``result`` is a :class:`~tierank.hps.protocol.ProtocolResult` or the
+    mapping stored in ``table.json`` (``settings`` and ``rows``).
+    """
+    from .plots import plot_ranges
+
+    doc = result if isinstance(result, Mapping) else {"settings": result.settings, "rows": result.rows}
+    st, rows = doc["settings"], doc["rows"]
+    tb = st.get("tie_break", "trec_eval")
+    setting = (f"Model {st.get('model')} ({st.get('family')}), {st.get('queries')} queries, {st.get('candidates')} "
+               f"candidates, batch size {st.get('batch_size')}, device {st.get('device')}"
+               + (f", reasoning budget {st['budget']} tokens" if "budget" in st else "") + ".")
+    sections = [Section("Setting", paragraphs=[
+        setting,
+        "FP32: the measure of the fp32 regime. " + _EXPLAIN.format(tb=repr(tb)),
+        "tied: share of candidates in tie groups; model s: the forward pass, summed over queries; scoring ms: the "
+        "scoring step alone; HPS overhead: the FP32 scoring step's extra time over its low-precision twin, "
+        "relative to the forward pass (negative: FP32 scoring was faster)."])]
+    cols = ["variant", "fp32", "oblivious", "expected", "min", "max", "range", "bias", "tied_share", "tie_groups",
+            "max_group", "model_s", "scoring_ms", "hps_overhead"]
+    labels = {"variant": "regime", "fp32": "FP32", **_STAT_LABELS, "tied_share": "tied", "tie_groups": "groups",
+              "max_group": "largest", "model_s": "model s", "scoring_ms": "scoring ms", "hps_overhead": "HPS overhead"}
+    formats = {"tied_share": _pct, "hps_overhead": lambda v: "-" if v is None else f"{100 * v:+.3f}%",
+               "model_s": lambda v: f"{v:.2f}", "scoring_ms": lambda v: f"{v:.2f}",
+               "tie_groups": lambda v: f"{v:,}", "max_group": lambda v: f"{v:,}"}
+    for m in dict.fromkeys(r["measure"] for r in rows):
+        mrows = [r for r in rows if r["measure"] == m]
+        ranges = [{"name": r["variant"], **{k: r[k] for k in ("min", "max", "oblivious", "expected")}} for r in mrows]
+        classes = ["flag" if (r["range"] or 0) > 0 else None for r in mrows]
+        sections.append(Section(
+            m,
+            paragraphs=[f"Highlighted: regimes whose ties leave {m} undetermined (range > 0)."],
+            figures=[FigureBlock(plot_ranges(ranges, m), caption=f"{m} per regime: [min, max] over tie orderings, "
+                                                                 "oblivious (circle), expected (triangle).")],
+            tables=[Table(mrows, columns=cols, labels=labels, formats=formats, row_classes=classes)]))
+    return render_report(title or f"tierank rerank: {st.get('model')}", sections,
+                         subtitle=f"data: {st.get('data')}; candidates: {st.get('candidates_file')}")
