@@ -24,7 +24,7 @@ import numpy as np
 
 from tierank.errors import Problem, TierankError, TierankInputError
 from tierank.hps.regimes import Regime, as_regime, pairwise_scores, torch_dtype
-from tierank.hps.variants import quiet_loading, QueryScores, Variant, resolve_device
+from tierank.hps.variants import QueryScores, Variant, check_batch_size, check_dtype, quiet_loading, resolve_device
 
 __all__ = ["BiEncoderScorer", "HPSScores", "load_offline_error", "minilm_dir"]
 
@@ -86,14 +86,9 @@ class BiEncoderScorer:
         normalize: bool = True,
         device: str = "cpu",
     ):
-        if model_dtype not in ("fp32", "fp16", "bf16"):
-            raise TierankInputError(
-                [Problem("", None, f"unknown model dtype {model_dtype!r}; accepted: fp32, fp16, bf16")]
-            )
-        if int(batch_size) < 1:
-            raise TierankInputError([Problem("", None, f"batch size must be >= 1, got {batch_size!r}")])
+        check_dtype(model_dtype)
         self.model_dtype = model_dtype
-        self.batch_size = int(batch_size)
+        self.batch_size = check_batch_size(batch_size)
         self.normalize = bool(normalize)
         self.device = resolve_device(device)
         if isinstance(model_path_or_name, str) and model_path_or_name == "minilm":

@@ -12,14 +12,13 @@ Models load offline only, from a local directory (``HF_HUB_OFFLINE=1``).
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any, Sequence
 
-from tierank.errors import Problem, TierankError, TierankInputError
+from tierank.errors import TierankError
 from tierank.hps.biencoder import load_offline_error
 from tierank.hps.regimes import Regime, as_regime, sigmoid_scores, softmax2_scores, torch_dtype
-from tierank.hps.variants import quiet_loading, QueryScores, Variant, check_dtype, parse_variant, resolve_device
+from tierank.hps.variants import QueryScores, Variant, check_batch_size, check_dtype, quiet_loading, parse_variant, resolve_device
 
 __all__ = ["CrossEncoderScorer"]
 
@@ -50,10 +49,8 @@ class CrossEncoderScorer:
         device: str = "cpu",
     ):
         check_dtype(model_dtype)
-        if int(batch_size) < 1:
-            raise TierankInputError([Problem("", None, f"batch size must be >= 1, got {batch_size!r}")])
         self.model_dtype = model_dtype
-        self.batch_size = int(batch_size)
+        self.batch_size = check_batch_size(batch_size)
         self.max_length = int(max_length)
         self.device = resolve_device(device)
         self.model, self.tokenizer, self.model_name = self._load(model)

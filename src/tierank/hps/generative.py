@@ -34,7 +34,7 @@ from typing import Any, Mapping, Sequence
 from tierank.errors import Problem, TierankError, TierankInputError
 from tierank.hps.biencoder import HPSScores, load_offline_error
 from tierank.hps.regimes import Regime, head_fp32_yes_no, torch_dtype, yes_no_scores
-from tierank.hps.variants import quiet_loading, QueryScores, Variant, check_dtype, resolve_device
+from tierank.hps.variants import QueryScores, Variant, check_batch_size, check_dtype, quiet_loading, resolve_device
 
 __all__ = ["YesNoScorer", "Rank1Scorer", "HPS_LEVELS", "smollm2_gguf", "DEFAULT_SYSTEM", "RANK1_PROMPT"]
 
@@ -104,10 +104,8 @@ class YesNoScorer:
         device: str = "cpu",
     ):
         check_dtype(model_dtype)
-        if int(batch_size) < 1:
-            raise TierankInputError([Problem("", None, f"batch size must be >= 1, got {batch_size!r}")])
         self.model_dtype = model_dtype
-        self.batch_size = int(batch_size)
+        self.batch_size = check_batch_size(batch_size)
         self.system = system
         self.instruction = instruction
         self.max_doc_tokens = int(max_doc_tokens)

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from tierank.errors import Problem, TierankError, TierankInputError
-from tierank.hps.variants import QueryScores, Variant
+from tierank.hps.variants import QueryScores, Variant, check_batch_size
 
 __all__ = ["OnnxBiEncoderScorer", "minilm_int8_path"]
 
@@ -51,9 +51,7 @@ class OnnxBiEncoderScorer:
             from tokenizers import Tokenizer
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise TierankError("onnx-int8 needs onnxruntime and tokenizers: pip install onnxruntime tokenizers") from exc
-        if int(batch_size) < 1:
-            raise TierankInputError([Problem("", None, f"batch size must be >= 1, got {batch_size!r}")])
-        self.batch_size = int(batch_size)
+        self.batch_size = check_batch_size(batch_size)
         self.onnx_path = Path(onnx_path) if onnx_path is not None else minilm_int8_path()
         if tokenizer_dir is None:
             from tierank.hps.biencoder import minilm_dir

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from tierank.errors import Problem, TierankError, TierankInputError
-from tierank.hps.variants import Variant, parse_variants
+from tierank.hps.variants import Variant, check_batch_size, parse_variants
 
 __all__ = [
     "ModelSpec",
@@ -407,8 +407,7 @@ def rerank(
     mlist = [measures] if isinstance(measures, str) else list(measures)
     parsed_measures = [parse_measure(m) for m in mlist]
     TieBreak.parse(tie_break)
-    if int(batch_size) < 1:
-        raise TierankInputError([Problem("", None, f"batch size must be >= 1, got {batch_size!r}")])
+    batch_size = check_batch_size(batch_size)
     if threads:
         import torch
 

@@ -37,7 +37,7 @@ import numpy as np
 from tierank.errors import Problem, TierankInputError
 from tierank.hps.regimes import DTYPES, REGIMES, Regime
 
-__all__ = ["Variant", "parse_variant", "parse_variants", "QueryScores", "check_dtype", "resolve_device", "VARIANT_HELP"]
+__all__ = ["Variant", "parse_variant", "parse_variants", "QueryScores", "check_dtype", "check_batch_size", "resolve_device", "VARIANT_HELP"]
 
 VARIANT_HELP = (
     "fp32, fp16, bf16, fp16->fp32, bf16->fp32; generative: fp16->fp32:head, bf16->fp32:head; "
@@ -67,6 +67,17 @@ def quiet_loading() -> None:
 def check_dtype(model_dtype: str) -> None:
     if model_dtype not in DTYPES:
         raise TierankInputError([Problem("", None, f"unknown model dtype {model_dtype!r}; accepted: {', '.join(DTYPES)}")])
+
+
+def check_batch_size(batch_size: Any) -> int:
+    """The batch size as an int >= 1 (it changes low-precision results, so scorers record it)."""
+    try:
+        n = int(batch_size)
+    except (TypeError, ValueError):
+        n = 0
+    if n < 1:
+        raise TierankInputError([Problem("", None, f"batch size must be >= 1, got {batch_size!r}")])
+    return n
 
 
 def resolve_device(device: str | None) -> str:
