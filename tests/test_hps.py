@@ -489,7 +489,8 @@ def test_cli_rerank_minilm_resumes_from_cache(minilm_dir, tmp_path):
     assert {(x["variant"], x["measure"]) for x in rows} == {
         (v, m) for v in ("fp32", "bf16", "bf16->fp32", "emb-binary") for m in ("nDCG@10", "RR@10")}
     for x in rows:
-        assert x["min"] <= x["expected"] <= x["max"] and x["queries"] == 2
+        assert x["min"] <= x["expected"] <= x["max"] and x["queries"] == 2 and x["query"] == "all"
+        assert {"oblivious", "expected", "min", "max", "range", "bias", "std"} <= set(x)
     by = {(x["variant"], x["measure"]): x for x in rows}
     assert by[("bf16->fp32", "nDCG@10")]["tied_share"] <= by[("bf16", "nDCG@10")]["tied_share"]
     assert by[("emb-binary", "nDCG@10")]["tied_share"] > 0  # Hamming similarities of 10 candidates collide

@@ -307,7 +307,7 @@ def _cache_key(spec: ModelSpec, v: Variant, batch_size: int, budget: int, max_do
 # -------------------------------------------------------------------- results
 
 TABLE_FIELDS = (
-    "variant", "measure", "fp32", "oblivious", "expected", "range", "bias", "min", "max", "std",
+    "query", "variant", "measure", "fp32", "oblivious", "expected", "range", "bias", "min", "max", "std",
     "tied_share", "tie_groups", "mean_group", "max_group", "model_s", "scoring_ms", "hps_overhead", "queries",
 )
 
@@ -496,7 +496,7 @@ def rerank(
             if twin in timing and t["model_s"] > 0:
                 overhead = (t["scoring_s"] - timing[twin]["scoring_s"]) / t["model_s"]
             rows.append({
-                "variant": v.name, "measure": str(m), "fp32": fp32_val,
+                "query": "all", "variant": v.name, "measure": str(m), "fp32": fp32_val,
                 "oblivious": a["oblivious"], "expected": a["expected"], "range": a["range"], "bias": a["bias"],
                 "min": a["min"], "max": a["max"], "std": a["std"],
                 "tied_share": ties[v.name]["tied_share"], "tie_groups": ties[v.name]["tie_groups"],
