@@ -518,6 +518,8 @@ def test_cli_rerank_errors(tmp_path):
     assert "unknown regime 'int4'" in err("--data", RAG24, "--model", "minilm", "--regimes", "fp32,int4")
     assert "does not apply to a biencoder" in err("--data", RAG24, "--model", "minilm", "--regimes", "bf16->fp32:head")
     assert "batch size must be >= 1" in err("--data", RAG24, "--model", "minilm", "-b", "0")
+    if not torch.cuda.is_available():
+        assert "no CUDA device" in err("--data", RAG24, "--model", "minilm", "--device", "cuda")
 
 
 @pytest.mark.slow  # the full rag24 set: 31 topics x 20 candidates, several minutes on CPU

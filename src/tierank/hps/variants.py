@@ -92,6 +92,11 @@ def resolve_device(device: str | None) -> str:
             return "cpu"
     if device != "cpu" and not device.startswith("cuda"):
         raise TierankInputError([Problem("", None, f"unknown device {device!r}; accepted: auto, cpu, cuda, cuda:N")])
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise TierankInputError([Problem("", None, f"device {device!r}: torch sees no CUDA device here; use --device cpu or auto")])
     return device
 
 
