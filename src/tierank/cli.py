@@ -638,6 +638,9 @@ def rerank_cmd(
 
     if output is None and cache is None:
         _fail(TierankInputError("give -o/--output DIR (runs, table and cache are written there)"))
+    import os
+
+    os.environ.setdefault("TQDM_DISABLE", "1")  # model loaders' tqdm bars (GGUF dequantization); rich shows progress
     measures = list(measure or ["nDCG@10", "RR@10"])
     console = Console(stderr=True)
     try:
