@@ -1,9 +1,11 @@
-"""Regenerate the README figures from the shared real data.
+"""Regenerate the README figures from the real AskUbuntu example shipped in the package.
 
     python docs/figures/make_figures.py            # docs/figures/askubuntu-ndcg-cutoff.png
     python docs/figures/make_figures.py --extra DIR  # also ranges, sweep and tie-structure figures in DIR
 
-Data: the AskUbuntu BM25 run and qrels (Lei et al., NAACL 2016) from ../shared/data/askubuntu,
+Data: the AskUbuntu BM25 run and qrels (Lei et al., NAACL 2016) shipped as ``tierank example askubuntu-run``
+and ``askubuntu-qrels`` (the same bytes as ../shared/data/askubuntu/test.*, gzip-compressed; ``--data DIR``
+reads DIR/test.bm25.run and DIR/test.qrels instead),
 the run's scores re-expressed in fp32, bf16 and fp8 (e4m3) with tierank's requantize_run.
 """
 
@@ -15,22 +17,25 @@ from pathlib import Path
 
 import tierank
 from tierank.analysis.precision import requantize_run
+from tierank.examples import path as example
 from tierank.report import cutoff_curves, plot_cutoff, save_figure
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parents[1].parent / "shared" / "data" / "askubuntu"
 REGIMES = ("fp32", "bf16", "fp8_e4m3")
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DATA, help="folder with test.bm25.run and test.qrels")
+    ap.add_argument("--data", type=Path, help="folder with test.bm25.run and test.qrels (default: the shipped example)")
     ap.add_argument("--out", type=Path, default=HERE, help="folder of the README figure")
     ap.add_argument("--extra", type=Path, help="also write ranges, sweep and tie-structure figures here")
     args = ap.parse_args(argv)
-    run_path, qrels_path = args.data / "test.bm25.run", args.data / "test.qrels"
+    if args.data is None:
+        run_path, qrels_path = example("askubuntu-run"), example("askubuntu-qrels")
+    else:
+        run_path, qrels_path = args.data / "test.bm25.run", args.data / "test.qrels"
     if not run_path.exists():
-        print(f"missing {run_path}: the shared data is not available", file=sys.stderr)
+        print(f"missing {run_path}", file=sys.stderr)
         return 1
     run = tierank.read_run(run_path)
     regimes = {f: requantize_run(run, f) for f in REGIMES}

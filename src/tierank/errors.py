@@ -45,3 +45,31 @@ class TierankInputError(TierankError, ValueError):
             problems = [Problem("", None, problems)]
         self.problems = list(problems)
         super().__init__("\n".join(str(p) for p in self.problems))
+
+
+def shorten(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters for an error message, saying how long it was.
+
+    Error lines echo the offending token; a 2-million-character document id
+    must not make a 2 MB error line.
+
+    Examples
+    --------
+    >>> shorten("d1")
+    'd1'
+    >>> shorten("x" * 2_000_000, limit=3)
+    'xxx…(2,000,000 chars)'
+    """
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}…({len(text):,} chars)"
+
+
+def quote(token: str, limit: int = 80) -> str:
+    """``repr`` of :func:`shorten` (control characters escaped), for echoing a token.
+
+    >>> quote("caf\\x00" + "e" * 100, limit=5)
+    "'caf\\\\x00e…(104 chars)'"
+    """
+    return repr(shorten(token, limit))

@@ -10,7 +10,8 @@ import pyarrow as pa
 from .errors import Problem, TierankInputError
 from .io.convert import to_qrels, to_run
 from .io.model import Qrels, Run
-from .measures import parse_measure
+from .measures import parse_measures
+from .measures.linear import REL
 from .results import EvalResult
 from .ties import TieBreak, prepare
 
@@ -58,7 +59,8 @@ def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "tre
         trec_eval's own), ``"input"`` (file order), ``"docno"`` (ascending), or
         ``"random:SEED"``.
     rel
-        Minimum grade counted relevant by binary measures (trec_eval ``-l``).
+        Minimum grade counted relevant by binary measures (trec_eval ``-l``); an integer in
+        [-2**53, 2**53], the range of a measure's own ``rel`` parameter.
     complete
         Average over every qrels query; queries absent from the run score 0 (``trec_eval -c``).
     candidates_only
@@ -90,17 +92,12 @@ def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "tre
     """
     if isinstance(measures, str):
         measures = [measures]
-    parsed, errors = [], []
-    for m in measures:
-        try:
-            parsed.append(parse_measure(m))
-        except TierankInputError as e:
-            errors.extend(e.problems)
-    if errors:
-        raise TierankInputError(errors)
+    parsed = parse_measures(measures)
     if not parsed:
         raise TierankInputError("no measure given")
-    parsed = list(dict.fromkeys(parsed))
+    problem = REL.check(rel)
+    if problem:
+        raise TierankInputError(problem)
     policy = TieBreak.parse(tie_break)
     if unjudged not in UNJUDGED:
         raise TierankInputError(f"unknown unjudged convention {unjudged!r}; accepted: {', '.join(UNJUDGED)}")
@@ -123,7 +120,7 @@ def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "tre
     bounds, residual = {}, {}
     if unjudged == "bounds":
         bounds = {m: m.unjudged_bounds(prep, stats[m]) for m in parsed}
-        residual = {m: m.residual(prep) for m in parsed if hasattr(m, "residual")}
+        residual = {m: res for m, res in ((m, m.residual(prep)) for m in parsed) if res is not None}
     settings = {"tie_break": str(policy), "rel": rel, "complete": complete, "candidates_only": candidates_only,
                 "unjudged": unjudged, "run": r.source, "qrels": q.source}
     return EvalResult(measures=parsed, qids=prep.qids, stats=stats, ties=prep.tie_summary(), settings=settings,

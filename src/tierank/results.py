@@ -6,6 +6,10 @@ aggregate (``query == "all"``) is the mean over queries of each column; its
 ``std`` is the standard deviation of the *mean* over all tie orderings, which is
 exact because orderings in different queries are independent:
 ``sqrt(sum_q Var_q) / n_q``.
+
+The query id ``all`` (:data:`AGGREGATE`) is reserved for the aggregate records: the
+readers refuse it with file and line, and :class:`EvalResult` refuses it for every
+other input, so a record or ``to_dict()`` key ``"all"`` is always the aggregate.
 """
 
 from __future__ import annotations
@@ -15,8 +19,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .errors import TierankInputError
+from .io.readers import RESERVED_QID
 from .measures.base import Measure, Stats
 
+#: the ``query`` value of the aggregate records, reserved: no evaluated query may have this id
+AGGREGATE = RESERVED_QID
 COLUMNS = ("oblivious", "expected", "min", "max", "range", "bias", "std")
 EXTRA = ("lower", "upper", "residual")
 
@@ -45,6 +53,12 @@ class EvalResult:
     settings: dict = field(default_factory=dict)
     bounds: dict = field(default_factory=dict)    # Measure -> (lower, upper), with unjudged="bounds"
     residual: dict = field(default_factory=dict)  # Measure -> RBP residual, with unjudged="bounds"
+
+    def __post_init__(self):
+        if AGGREGATE in self.qids:
+            raise TierankInputError(f"query id {AGGREGATE!r} is reserved for the aggregate records; rename "
+                                    f"that query in {self.settings.get('run') or 'the run'} and "
+                                    f"{self.settings.get('qrels') or 'the qrels'}")
 
     def _table(self, m: Measure) -> dict[str, np.ndarray]:
         s = self.stats[m]
@@ -83,7 +97,7 @@ class EvalResult:
         n = len(self.qids)
         for m in self.measures:
             t = self._table(m)
-            row = {"query": "all", "measure": str(m)}
+            row = {"query": AGGREGATE, "measure": str(m)}
             for c in self.columns:
                 row[c] = float(np.mean(t[c])) if n else float("nan")
             row["std"] = float(np.sqrt(np.sum(self.stats[m].var)) / n) if n else float("nan")
@@ -91,13 +105,17 @@ class EvalResult:
         return rows
 
     def aggregate(self):
-        """One row per measure with the mean over queries (``query`` = "all"), as a pandas DataFrame."""
+        """One row per measure with the mean over queries (``query`` = ``"all"``), as a pandas DataFrame."""
         import pandas as pd
 
         return pd.DataFrame(self._aggregate_rows(), columns=["query", "measure", *self.columns])
 
     def records(self, per_query: bool = True) -> list[dict]:
-        """jsonl-ready records: per-query rows (if asked) then the aggregate rows; NaN -> None."""
+        """jsonl-ready records: per-query rows (if asked) then the aggregate rows; NaN -> None.
+
+        The aggregate records, and only they, have ``query == "all"`` (:data:`AGGREGATE`; no
+        evaluated query may be called so).
+        """
         out = []
         if per_query:
             for m in self.measures:
@@ -112,6 +130,9 @@ class EvalResult:
     def to_dict(self) -> dict:
         """Nested plain-Python view: ``{"all": {measure: {stat: value}}, qid: {...}, ...}``.
 
+        ``"all"`` holds the aggregate (mean over queries; std of the mean) and is never a query
+        id (:data:`AGGREGATE` is reserved); the other keys are the evaluated queries, sorted.
+
         Examples
         --------
         >>> import tierank
@@ -119,11 +140,14 @@ class EvalResult:
         >>> res.to_dict()["all"]["P@1"]["expected"]
         0.5
         """
-        out: dict = {}
-        for rec in self.records(per_query=True):
+        recs = self.records(per_query=True)
+        n_agg = len(self.measures)
+        out: dict = {AGGREGATE: {}}
+        for rec in recs[len(recs) - n_agg:]:
+            out[AGGREGATE][rec["measure"]] = {c: rec[c] for c in self.columns}
+        for rec in recs[:len(recs) - n_agg]:
             out.setdefault(rec["query"], {})[rec["measure"]] = {c: rec[c] for c in self.columns}
-        all_ = out.pop("all", {})
-        return {"all": all_, **out}
+        return out
 
     def __repr__(self) -> str:
         return (f"EvalResult({len(self.qids)} queries, measures={[str(m) for m in self.measures]}, "

@@ -1,5 +1,11 @@
 """Tie groups and total orders over a whole run, vectorized.
 
+:func:`layout` is the one place where queries are coded and tie groups found: a
+:class:`RunLayout` holds the query codes, the score order (query ascending, score
+descending, file order inside ties), the tie groups and a typed
+:class:`TieSummary`.  Evaluation, tie prevalence, rank bands, score formats, the
+tie-structure figure and the rerank protocol all read it.
+
 :func:`prepare` joins a run with its qrels and lays every evaluated query's
 documents out in one flat array, sorted by the one explicit total order
 
@@ -22,7 +28,8 @@ optimistic and pessimistic arrangements attain the exact max and min.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Sequence
 from functools import cached_property
 
 import numpy as np
@@ -79,6 +86,64 @@ def _segment_offsets(codes: np.ndarray, n: int) -> np.ndarray:
     return np.searchsorted(codes, np.arange(n + 1), side="left").astype(np.int64)
 
 
+@dataclass(frozen=True)
+class TieSummary:
+    """Tie statistics of a run: how many documents share their score with another one of their query.
+
+    Attributes
+    ----------
+    docs, queries : int
+        Documents (rows) and queries laid out.
+    queries_with_ties : int
+        Queries with at least one tie group.
+    groups : int
+        Tie groups of 2 or more documents (equal query and score).
+    tied_docs : int
+        Documents in those groups.
+    largest : int
+        Size of the largest group, counting every document as a group of its own:
+        1 when nothing ties, 0 for no documents (see :attr:`largest_tie_group`).
+    share : float
+        ``tied_docs / docs`` (0.0 for no documents).
+
+    Examples
+    --------
+    >>> from tierank import to_run
+    >>> t = layout(to_run({"q": {"a": 2.0, "b": 1.0, "c": 1.0, "d": 1.0}, "r": {"x": 1.0}})).summary
+    >>> t
+    TieSummary(docs=5, queries=2, queries_with_ties=1, groups=1, tied_docs=3, largest=3, share=0.6)
+    >>> t.tied_with_predecessor, t.mean_group, t.largest_tie_group
+    (2, 3.0, 3)
+    """
+
+    docs: int = 0
+    queries: int = 0
+    queries_with_ties: int = 0
+    groups: int = 0
+    tied_docs: int = 0
+    largest: int = 0
+    share: float = 0.0
+
+    @property
+    def tied_with_predecessor(self) -> int:
+        """Tied documents that are not the first of their group (the first paper's "tied" count)."""
+        return self.tied_docs - self.groups
+
+    @property
+    def mean_group(self) -> float:
+        """Mean size of the tie groups (0.0 without ties)."""
+        return self.tied_docs / self.groups if self.groups else 0.0
+
+    @property
+    def largest_tie_group(self) -> int:
+        """Size of the largest tie group, 0 without ties."""
+        return self.largest if self.groups else 0
+
+    def to_dict(self) -> dict:
+        """``docs, queries, queries_with_ties, groups, tied_docs, largest, share`` (``EvalResult.ties``)."""
+        return asdict(self)
+
+
 @dataclass
 class Prepared:
     """A run joined with its qrels, in the policy's total order, with tie groups.
@@ -98,13 +163,32 @@ class Prepared:
     rel_level: int          # default minimum grade counted relevant
     qlen: np.ndarray        # documents retrieved per query (before pruning)
     qjudged: np.ndarray | None = None  # judged documents retrieved per query (whole run), if counted
-    summary: dict = field(default_factory=dict)  # tie statistics of the whole run
+    summary: TieSummary = field(default_factory=TieSummary)  # tie statistics of the whole run
     unjudged_relevant: bool = False  # count unjudged documents as relevant (upper bounds)
     _cache: dict = field(default_factory=dict, repr=False)
 
     def assuming_unjudged_relevant(self) -> "Prepared":
         """The same run with every unjudged document counted relevant (N+ unchanged)."""
         return replace(self, unjudged_relevant=True, _cache={})
+
+    def cached(self, key: tuple, compute):
+        """The value stored under ``key``, computing it once with ``compute()`` on first use.
+
+        Measures keep per-run intermediates here (group moments, arrangements, N+); the
+        cache lives as long as this :class:`Prepared` and is empty in the copy made by
+        :meth:`assuming_unjudged_relevant`.  Keys are tuples whose first element names
+        the owner (e.g. ``("moments", "rel", 1)``) so families do not collide.
+
+        >>> p = Prepared([], np.zeros(1, np.int64), *(np.zeros(0, np.int64),) * 4, np.zeros(0),
+        ...              (np.zeros(0), np.zeros(0)), 1, np.zeros(0, np.int64))
+        >>> p.cached(("demo",), lambda: 41) + p.cached(("demo",), lambda: 0)
+        82
+        """
+        try:
+            return self._cache[key]
+        except KeyError:
+            value = self._cache[key] = compute()
+            return value
 
     @cached_property
     def judged(self) -> np.ndarray:
@@ -118,11 +202,12 @@ class Prepared:
     def relevant(self, level: int | None = None) -> np.ndarray:
         """Binary relevance (judged and grade >= level) per row in policy order."""
         level = self.rel_level if level is None else level
-        key = ("rel", level)
-        if key not in self._cache:
+
+        def compute():
             rel = self.judged & (np.nan_to_num(self.grade, nan=-np.inf) >= level)
-            self._cache[key] = rel | ~self.judged if self.unjudged_relevant else rel
-        return self._cache[key]
+            return rel | ~self.judged if self.unjudged_relevant else rel
+
+        return self.cached(("rel", level), compute)
 
     def doc_values(self, kind: str, level: int | None = None) -> np.ndarray:
         """Per-row document values in policy order: ``rel`` (at level), ``judged`` or ``gain``."""
@@ -135,11 +220,12 @@ class Prepared:
     def nrel(self, level: int | None = None) -> np.ndarray:
         """N+ per query: judgments with grade >= level (qrels, or judged candidates)."""
         level = self.rel_level if level is None else level
-        key = ("nrel", level)
-        if key not in self._cache:
+
+        def compute():
             q, g = self.judged_grades
-            self._cache[key] = np.bincount(q, weights=(g >= level), minlength=self.nq)
-        return self._cache[key]
+            return np.bincount(q, weights=(g >= level), minlength=self.nq)
+
+        return self.cached(("nrel", level), compute)
 
     @cached_property
     def ideal(self) -> tuple[np.ndarray, np.ndarray]:
@@ -181,40 +267,41 @@ class Prepared:
         Extremal arrangements reorder each tie group only: for binary relevance the
         optimistic one makes the group's first r_n positions relevant, the
         pessimistic one its last r_n (no sort); graded gains are sorted inside the
-        groups whose gains differ.
+        groups whose gains differ at all (largest != smallest, exactly).
         """
         level = self.rel_level if level is None else level
         base = self.doc_values(kind, level)
         if which == "policy":
             return base
-        key = (which, kind, level if kind == "rel" else None)
-        if key not in self._cache:
+
+        def compute():
             if base.dtype == bool:
                 r = np.rint(self.group_sum(base.astype(np.float64))).astype(np.int64)
                 offset = np.arange(self.n, dtype=np.int64) - self.gstart[self.gid]
                 if which == "optimistic":
-                    out = offset < r[self.gid]
-                else:
-                    out = offset >= (self.gsize - r)[self.gid]
-            else:
-                out = base.copy()
-                m = self.gsize.astype(np.float64)
-                s1, s2 = self.group_sum(base), self.group_sum(base * base)
-                mixed = (s2 - s1 * s1 / m) > 1e-12
-                t = np.flatnonzero(mixed[self.gid])
-                if len(t):
-                    order = np.lexsort((-base[t] if which == "optimistic" else base[t], self.gid[t]))
-                    out[t] = base[t][order]
-            self._cache[key] = out
-        return self._cache[key]
+                    return offset < r[self.gid]
+                return offset >= (self.gsize - r)[self.gid]
+            out = base.copy()
+            if not self.n:
+                return out
+            first = self.gstart[:-1]
+            mixed = np.maximum.reduceat(base, first) != np.minimum.reduceat(base, first)
+            t = np.flatnonzero(mixed[self.gid])
+            if len(t):
+                order = np.lexsort((-base[t] if which == "optimistic" else base[t], self.gid[t]))
+                out[t] = base[t][order]
+            return out
+
+        return self.cached((which, kind, level if kind == "rel" else None), compute)
 
     def tie_summary(self) -> dict:
-        """Tie statistics of the whole run (before any pruning to the ranks measures read).
+        """Tie statistics of the whole run (before any pruning to the ranks measures read),
+        as a dict (:meth:`TieSummary.to_dict`; the typed form is :attr:`summary`).
 
         ``groups``: tie groups of 2 or more documents; ``tied_docs``: documents in
         them; ``largest``: size of the largest group; ``share``: tied_docs / docs.
         """
-        return dict(self.summary)
+        return self.summary.to_dict()
 
 
 def _score_order(qi: np.ndarray, score: np.ndarray) -> np.ndarray | None:
@@ -284,21 +371,169 @@ def _codes(ids: pa.Array, value_set: pa.Array) -> np.ndarray:
     return pc.index_in(ids, value_set=value_set).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)
 
 
-def _tie_summary(starts: np.ndarray, qi_s: np.ndarray, n: int, nq: int) -> dict:
-    """Tie statistics from the first row of every tie group (rows sorted by query, score)."""
-    sizes = np.diff(starts, append=n)
-    multi = sizes > 1
-    tied = int(sizes[multi].sum())
-    out = {
-        "docs": int(n),
-        "queries": int(nq),
-        "queries_with_ties": int(len(np.unique(qi_s[starts[multi]]))),
-        "groups": int(multi.sum()),
-        "tied_docs": tied,
-        "largest": int(sizes.max()) if n else 0,
-        "share": tied / n if n else 0.0,
-    }
-    return out
+@dataclass(frozen=True, eq=False, repr=False)
+class RunLayout:
+    """A run laid out by (query, score descending), file order inside ties, with its tie groups.
+
+    The one place where tierank codes queries and finds tie groups: :func:`prepare`
+    (evaluation), tie prevalence, rank bands, score formats, the tie-structure figure
+    and the rerank protocol all read it.  Build it with :func:`layout`.
+
+    Rows of the run are referred to by their index among the *kept* rows (all rows,
+    unless :func:`layout` was given a query set), in file order; *positions* are
+    indices in the score order.  Arrays are computed on first use and shared: do not
+    modify them.
+
+    Attributes
+    ----------
+    qids : list of str
+        The queries; a query's *code* is its index here (sorted, unless given otherwise).
+    codes : np.ndarray
+        int32 query code of every kept row, file order.
+    rows : np.ndarray or None
+        Indices in the run of the kept rows (None: every row, in file order).
+    score : np.ndarray
+        float64 score of every kept row, file order.
+
+    Examples
+    --------
+    >>> from tierank import to_run
+    >>> lay = layout(to_run({"q2": {"a": 1.0, "b": 3.0, "c": 1.0}, "q1": {"x": 0.5}}))
+    >>> lay.qids, lay.codes.tolist(), lay.order.tolist()
+    (['q1', 'q2'], [1, 1, 1, 0], [3, 1, 0, 2])
+    >>> lay.group_starts.tolist(), lay.group_sizes.tolist(), lay.query_starts.tolist()
+    ([0, 1, 2], [1, 1, 2], [0, 1, 4])
+    >>> lay.ranks().tolist(), lay.tied_sizes().tolist()
+    ([2, 1, 3, 1], [2])
+    """
+
+    qids: list[str]
+    codes: np.ndarray
+    rows: np.ndarray | None
+    score: np.ndarray
+    qid_array: pa.Array | None = field(default=None, repr=False)  # ``qids`` as an Arrow string array
+
+    def __post_init__(self):
+        if self.qid_array is None:
+            object.__setattr__(self, "qid_array", pa.array(self.qids, pa.string()))
+
+    def __repr__(self) -> str:
+        return f"RunLayout({self.nq} queries, {self.n} rows, {self.summary.groups} tie groups)"
+
+    @property
+    def nq(self) -> int:
+        return len(self.qids)
+
+    @property
+    def n(self) -> int:
+        return len(self.codes)
+
+    @cached_property
+    def _order(self) -> np.ndarray | None:
+        """The score order, or None where the kept rows already are in it."""
+        return _score_order(self.codes, self.score)
+
+    @cached_property
+    def order(self) -> np.ndarray:
+        """int64 kept-row index at every position: query ascending, score descending, file order in ties."""
+        o = self._order
+        return np.arange(self.n, dtype=np.int64) if o is None else o
+
+    @cached_property
+    def sorted_codes(self) -> np.ndarray:
+        """Query code at every position (non-decreasing)."""
+        return self.codes if self._order is None else self.codes[self._order]
+
+    @cached_property
+    def group_first(self) -> np.ndarray:
+        """bool per position: True at the first position of every tie group (a new query or score)."""
+        o = self._order
+        qi_s, ss = self.sorted_codes, self.score if o is None else self.score[o]
+        new = np.empty(self.n, dtype=bool)
+        if self.n:
+            new[0] = True
+            np.not_equal(qi_s[1:], qi_s[:-1], out=new[1:])
+            new[1:] |= ss[1:] != ss[:-1]
+        return new
+
+    @cached_property
+    def group_starts(self) -> np.ndarray:
+        """First position of every tie group (groups of one document included), ascending."""
+        return np.flatnonzero(self.group_first)
+
+    @cached_property
+    def group_sizes(self) -> np.ndarray:
+        """Size of every tie group, aligned with :attr:`group_starts`."""
+        return np.diff(self.group_starts, append=self.n)
+
+    @cached_property
+    def query_starts(self) -> np.ndarray:
+        """int64 position offsets of the queries (length nq + 1; a query absent from the run is empty)."""
+        return _segment_offsets(self.sorted_codes, self.nq)
+
+    @cached_property
+    def summary(self) -> TieSummary:
+        """The :class:`TieSummary` of the kept rows."""
+        starts, sizes, n = self.group_starts, self.group_sizes, self.n
+        multi = sizes > 1
+        tied = int(sizes[multi].sum())
+        return TieSummary(
+            docs=int(n),
+            queries=int(self.nq),
+            queries_with_ties=int(len(np.unique(self.sorted_codes[starts[multi]]))),
+            groups=int(multi.sum()),
+            tied_docs=tied,
+            largest=int(sizes.max()) if n else 0,
+            share=tied / n if n else 0.0,
+        )
+
+    def tied_sizes(self) -> np.ndarray:
+        """int64 sizes of the tie groups of 2 or more documents, in position order."""
+        sizes = self.group_sizes
+        return sizes[sizes > 1].astype(np.int64)
+
+    def ranks(self) -> np.ndarray:
+        """int64 1-based rank of every kept row (file order) in its query, by the score order."""
+        rank = np.empty(self.n, dtype=np.int64)
+        rank[self.order] = np.arange(self.n, dtype=np.int64) - self.query_starts[self.sorted_codes] + 1
+        return rank
+
+    def within_ties(self, key: np.ndarray) -> np.ndarray:
+        """The score order with the rows of every tie group re-sorted by ``key`` (one value per kept
+        row, file order); stable, so rows with equal keys stay in file order."""
+        o = self.order.copy()
+        sizes = self.group_sizes
+        gid = np.repeat(np.arange(len(sizes)), sizes)
+        tied = np.flatnonzero(sizes[gid] > 1)
+        if len(tied):
+            t = o[tied]
+            o[tied] = t[np.lexsort((np.asarray(key)[t], gid[tied]))]
+        return o
+
+
+def layout(run: Run, qids: Sequence[str] | None = None) -> RunLayout:
+    """The :class:`RunLayout` of ``run``: query codes, score order and tie groups.
+
+    Parameters
+    ----------
+    run : Run
+    qids : sequence of str, optional
+        The queries to lay out, in code order; rows of other queries are left out,
+        and a query without rows is empty.  Default: every query of the run, sorted.
+
+    Tie groups are documents of one query with equal scores (``==`` on float64).
+    Nothing is sorted until the order or the groups are asked for, so the query
+    codes alone are cheap.
+    """
+    if qids is None:
+        qids = sorted(_distinct(run.qid))
+    qids = list(qids)
+    value_set = pa.array(qids, pa.string())
+    qi = _codes(run.qid, value_set)
+    if (qi >= 0).all():
+        return RunLayout(qids, qi, None, run.score, value_set)
+    rows = np.flatnonzero(qi >= 0)
+    return RunLayout(qids, qi[rows], rows, run.score[rows], value_set)
 
 
 def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval", rel_level: int = 1,
@@ -322,16 +557,10 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval"
     qrels_q = _distinct(qrels.qid)
     run_q = set(_distinct(run.qid))
     qids = sorted(qrels_q) if complete else sorted(q for q in qrels_q if q in run_q)
-    value_set = pa.array(qids, pa.string())
-    nq = len(qids)
-
-    # run rows of evaluated queries
-    qi = _codes(run.qid, value_set)
-    if (qi >= 0).all():
-        score, docid = run.score, run.docid
-    else:
-        rows = np.flatnonzero(qi >= 0)
-        qi, score, docid = qi[rows], run.score[rows], run.docid.take(pa.array(rows))
+    # run rows of evaluated queries, in the total order by score, tie groups over the whole run
+    lay = layout(run, qids)
+    value_set, nq, qi = lay.qid_array, lay.nq, lay.codes
+    docid = run.docid if lay.rows is None else run.docid.take(pa.array(lay.rows))
 
     qqi = pc.index_in(qrels.qid, value_set=value_set)
     qkeep = pc.is_valid(qqi)
@@ -339,21 +568,11 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval"
                    "g": pa.array(qrels.grade).filter(qkeep)})
     qrels_q_idx, qrels_grade = qt.column("q").to_numpy(), qt.column("g").to_numpy()
 
-    # total order by score, tie groups over the whole run
-    order = _score_order(qi, score)
-    qi_s = qi if order is None else qi[order]
-    ss = score if order is None else score[order]
-    n = len(qi_s)
-    new = np.empty(n, dtype=bool)
-    if n:
-        new[0] = True
-        np.not_equal(qi_s[1:], qi_s[:-1], out=new[1:])
-        new[1:] |= ss[1:] != ss[:-1]
-    del ss
-    starts = np.flatnonzero(new)  # first row of every tie group
-    qstart = _segment_offsets(qi_s, nq)
+    order = lay._order  # None if already in score order; reordered in place below (the layout is ours)
+    qi_s, new, starts, qstart, n = lay.sorted_codes, lay.group_first, lay.group_starts, lay.query_starts, lay.n
     qlen = np.diff(qstart)
-    summary = _tie_summary(starts, qi_s, n, nq)
+    summary = lay.summary
+    del lay
 
     # keep the ranks the measures read, whole tie groups
     depth = _depth(measures, qrels_q_idx, qrels_grade, nq, rel_level)

@@ -22,20 +22,39 @@ import pyarrow as pa
 
 from ..errors import TierankInputError
 from ..io.model import Run
+from ..ties import layout
+
+
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+def check_rho(rho) -> float:
+    """``rho`` as a float if it is a band parameter (a finite number > 1), else :class:`TierankInputError`.
+
+    >>> check_rho(1.4)
+    1.4
+    >>> check_rho(float("inf"))
+    Traceback (most recent call last):
+    ...
+    tierank.errors.TierankInputError: band parameter rho must be a finite number > 1, got inf
+    """
+    ok = isinstance(rho, (int, float, np.integer, np.floating)) and not isinstance(rho, bool)
+    if not (ok and math.isfinite(rho) and rho > 1.0):
+        raise TierankInputError(f"band parameter rho must be a finite number > 1, got {float(rho) if ok else rho!r}")
+    return float(rho)
 
 
 def band_starts(rho: float, depth: int) -> np.ndarray:
     """Band starts b_1 = 1, b_{g+1} = ceil(rho * b_g), up to the first start beyond ``depth``.
 
     Computed in exact rational arithmetic on the decimal ``rho`` (``ceil(1.4 * 5)`` is 7, not 8
-    as float noise can make it at large ranks).
+    as float noise can make it at large ranks).  ``rho`` must be finite and > 1 (:func:`check_rho`);
+    a last start beyond the int64 range is stored as the largest int64 (no rank reaches it).
     """
-    if not rho > 1.0:
-        raise TierankInputError(f"band parameter rho must be > 1, got {rho}")
-    r = Fraction(str(rho))
+    r = Fraction(str(check_rho(rho)))
     starts = [1]
     while starts[-1] <= depth:
-        starts.append(max(math.ceil(r * starts[-1]), starts[-1] + 1))
+        starts.append(min(max(math.ceil(r * starts[-1]), starts[-1] + 1), _INT64_MAX))
     return np.asarray(starts, dtype=np.int64)
 
 
@@ -49,17 +68,8 @@ def band_of_rank(rank: np.ndarray, rho: float) -> np.ndarray:
 def band_run(run: Run, rho: float) -> Run:
     """The banded version of ``run``: ranks from the run's own order (score descending, file
     order inside ties, the paper's reference), each document scored 1/band."""
-    from ..ties import _codes, _score_order
-
     qid = run.qid.dictionary_decode() if pa.types.is_dictionary(run.qid.type) else run.qid
-    qids = pa.array(sorted(set(qid.to_pylist())), pa.string())
-    qi = _codes(qid, qids).astype(np.int64)
-    order = _score_order(qi, run.score)
-    order = np.arange(len(qi)) if order is None else order
-    qi_s = qi[order]
-    first = np.searchsorted(qi_s, qi_s, side="left")
-    rank = np.empty(len(qi), dtype=np.int64)
-    rank[order] = np.arange(len(qi)) - first + 1
+    rank = layout(run).ranks()
     score = 1.0 / band_of_rank(rank, rho)
     return Run(qid=qid, docid=run.docid, score=score, rank=rank.astype(np.float64),
                source=f"{run.source} [band{rho:g}]")
@@ -357,9 +367,10 @@ def worst_case_table(rhos=(1.1, 1.2, 1.4, 1.7, 2.0), ps=(0.5, 0.85), depth: int 
     >>> [round(r["RBP(p=0.85)"], 4) for r in rows]
     [0.0087, 0.0231, 0.0482, 0.0777, 0.0971]
     """
+    rhos = [check_rho(rho) for rho in rhos]  # every rho checked before the first row is computed
     rows = []
     for rho in rhos:
-        row = {"rho": float(rho), "RR": worst_case_rr(rho, depth, kind)}
+        row = {"rho": rho, "RR": worst_case_rr(rho, depth, kind)}
         for p in ps:
             row[f"RBP(p={p:g})"] = worst_case_rbp(rho, p, depth, kind)
         rows.append(row)

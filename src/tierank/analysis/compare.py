@@ -31,7 +31,7 @@ Examples
 Comparison(RR, 2 systems, 2 queries, 1 pairs: 0 flipped, 1 undecidable)
 >>> [(s.name, s.oblivious, s.expected, s.min, s.max) for s in cmp.systems]
 [('tied', 0.5, 0.75, 0.5, 1.0), ('exact', 0.75, 0.75, 0.75, 0.75)]
->>> flags(cmp.pair("exact", "tied"))
+>>> cmp.pair("exact", "tied").flags
 ['undecidable']
 """
 
@@ -48,7 +48,7 @@ from ..errors import TierankInputError
 from ..evaluate import evaluate
 from ..io.convert import to_qrels, to_run
 from ..io.model import Run
-from .banding import band_run
+from .banding import band_run, check_rho
 
 #: Differences of means (and of per-query values) at most this large in absolute value count as zero.
 ZERO_TOL = 1e-12
@@ -126,6 +126,21 @@ class PairComparison:
     p_banded: float | None = None
     diff_banded: float | None = None
     significant_banded: bool | None = None
+
+    @property
+    def flags(self) -> list[str]:
+        """The pair's flags as words: ``FLIP``, ``undecidable``, ``significant``, and with a band
+        ``false positive`` (significant only after banding) or ``false negative`` (only before)."""
+        out = []
+        if self.order_flip:
+            out.append("FLIP")
+        if self.undecidable:
+            out.append("undecidable")
+        if self.significant:
+            out.append("significant")
+        if self.significant_banded is not None and self.significant_banded != self.significant:
+            out.append("false positive" if self.significant_banded else "false negative")
+        return out
 
 
 @dataclass(frozen=True)
@@ -321,8 +336,8 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
         raise TierankInputError(f"compare: give exactly one measure as a string, got {measure!r}")
     if not (isinstance(alpha, (int, float)) and 0.0 < alpha < 1.0):
         raise TierankInputError(f"compare: alpha must be in (0, 1), got {alpha!r}")
-    if band is not None and not (isinstance(band, (int, float)) and band > 1.0):
-        raise TierankInputError(f"compare: band parameter rho must be > 1, got {band!r}")
+    if band is not None:
+        band = check_rho(band)
 
     names = [str(k) for k in runs]
     if len(set(names)) != len(names):
@@ -438,105 +453,3 @@ def records(comparison: Comparison) -> dict:
         "band_summary": None if c.band_summary is None else clean(c.band_summary),
     }
 
-
-def _f(x: float | None, digits: int = 4) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "-"
-    return f"{x:.{digits}f}"
-
-
-def _p(x: float | None) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "-"
-    return "<1e-4" if x < 1e-4 else f"{x:.4f}"
-
-
-def flags(pair: PairComparison) -> list[str]:
-    """The pair's flags as words: ``FLIP``, ``undecidable``, ``significant``, and with a band
-    ``false positive`` (significant only after banding) or ``false negative`` (only before)."""
-    out = []
-    if pair.order_flip:
-        out.append("FLIP")
-    if pair.undecidable:
-        out.append("undecidable")
-    if pair.significant:
-        out.append("significant")
-    if pair.significant_banded is not None and pair.significant_banded != pair.significant:
-        out.append("false positive" if pair.significant_banded else "false negative")
-    return out
-
-
-def render_tables(comparison: Comparison) -> list:
-    """``rich`` tables for the terminal: systems, pairs (flags as words), and the band summary if any.
-
-    Examples
-    --------
-    >>> import io
-    >>> from rich.console import Console
-    >>> cmp = compare({"A": {"q": {"x": 2.0, "y": 1.0}}, "B": {"q": {"x": 1.0, "y": 1.0}}},
-    ...               {"q": {"x": 1}}, "P@1")
-    >>> console = Console(width=160, record=True, file=io.StringIO())
-    >>> for table in render_tables(cmp):
-    ...     console.print(table)
-    >>> text = console.export_text()
-    >>> "undecidable" in text and "tierank compare: P@1" in text
-    True
-    """
-    from rich.markup import escape
-    from rich.table import Table
-
-    c = comparison
-    policy = escape(str(c.settings.get("tie_break", "trec_eval")))
-    systems = Table(title=f"tierank compare: {c.measure}, {len(c.queries)} queries",
-                    caption=("Means over the queries common to all systems"
-                             + (f" ({c.dropped_queries} others left out)" if c.dropped_queries else "")
-                             + f". oblivious = tie-break '{policy}'; min/max: pessimal/optimal tie orderings; "
-                             f"bias = oblivious - expected; std of the mean over tie orderings. "
-                             f"Kendall's tau, oblivious vs expected order: {_f(c.kendall_tau)}; "
-                             f"min vs max order: {_f(c.kendall_tau_min_max)}."),
-                    caption_justify="left")
-    systems.add_column("system")
-    cols = ("oblivious", "expected", "min", "max", "range", "bias", "std")
-    for name in cols:
-        systems.add_column(name, justify="right")
-    if c.banded_systems is not None:
-        systems.add_column(f"expected band{c.band:g}", justify="right")
-    for i, s in enumerate(c.systems):
-        row = [escape(s.name), *(_f(getattr(s, k)) for k in cols)]
-        if c.banded_systems is not None:
-            row.append(_f(c.banded_systems[i].expected))
-        systems.add_row(*row)
-
-    pairs = Table(title=f"pairs (A ranked above B by expected {c.measure})",
-                  caption=(f"Two-sided paired t-tests over queries: p on expected values, p obl on oblivious "
-                           f"ones; significant: p < {c.alpha:g}. FLIP: the oblivious means order the pair the "
-                           "other way round. undecidable: the \\[min, max] intervals of the means overlap, so "
-                           "tie orderings alone could reverse or level the comparison."),
-                  caption_justify="left")
-    for name in ("A", "B", "Δ expected", "Δ oblivious", "t", "p", "p obl"):
-        pairs.add_column(name, justify="left" if name in ("A", "B") else "right")
-    if c.band is not None:
-        pairs.add_column(f"p band{c.band:g}", justify="right")
-    pairs.add_column("flags")
-    for p in c.pairs:
-        row = [escape(p.a), escape(p.b), _f(p.diff_expected), _f(p.diff_oblivious), _f(p.t, 3),
-               _p(p.p), _p(p.p_oblivious)]
-        if c.band is not None:
-            row.append(_p(p.p_banded))
-        row.append(", ".join(flags(p)))
-        pairs.add_row(*row)
-    tables = [systems, pairs]
-
-    if c.band_summary is not None:
-        b = c.band_summary
-        band = Table(title=f"significance before vs after banding (rho = {b['rho']:g}, alpha = {b['alpha']:g})",
-                     caption=("before: the unbanded runs' per-query expected values; after: the banded runs' "
-                              "(documents of a rank band tied). Percentages of all pairs."),
-                     caption_justify="left")
-        for name in ("", "significant after", "not significant after"):
-            band.add_column(name, justify="left" if not name else "right")
-        cell = lambda k: f"{b[k]} ({b['pct_' + k]:.1f}%)"  # noqa: E731
-        band.add_row("significant before", cell("kept"), cell("false_negatives") + " false neg.")
-        band.add_row("not significant before", cell("false_positives") + " false pos.", cell("neither"))
-        tables.append(band)
-    return tables

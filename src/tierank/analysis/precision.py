@@ -30,6 +30,7 @@ import numpy as np
 
 from ..errors import TierankInputError
 from ..io.model import Run
+from ..ties import layout
 
 FLOAT_FORMATS = ("fp16", "bf16", "fp8_e4m3", "fp8_e5m2")
 DEFAULT_FORMATS = ("fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8", "sig3", "sig2", "band1.4", "band2")
@@ -89,10 +90,6 @@ def quantize(scores: np.ndarray, fmt: str, qi: np.ndarray | None = None) -> np.n
 
 def requantize_run(run: Run, fmt: str) -> Run:
     """A copy of ``run`` with its scores re-expressed in ``fmt`` (see the module docstring)."""
-    from ..ties import _codes  # the same query coding the engine uses
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     if fmt.startswith("band"):
         from .banding import band_run
 
@@ -101,7 +98,6 @@ def requantize_run(run: Run, fmt: str) -> Run:
         except ValueError:
             raise TierankInputError(f"format {fmt!r}: expected bandRHO, e.g. band1.4") from None
         return band_run(run, rho)
-    qids = pc.unique(run.qid.dictionary_decode() if pa.types.is_dictionary(run.qid.type) else run.qid)
-    qi = _codes(run.qid, qids).astype(np.int64)
+    qi = layout(run).codes.astype(np.int64) if fmt == "int8" else None  # per query: the engine's query codes
     return Run(qid=run.qid, docid=run.docid, score=quantize(run.score, fmt, qi), rank=run.rank,
                source=f"{run.source} [{fmt}]")

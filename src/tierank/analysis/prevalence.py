@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 
 from ..io.fingerprint import fingerprint, fingerprint_ids, pair_fingerprint
 from ..io.model import Run
+from ..ties import layout
 
 MAX_EXAMPLES = 5
 
@@ -93,32 +94,30 @@ def analyze_run(run: Run, name: str | None = None, top: int = 5) -> RunTies:
     """
     qid = _plain(run.qid)
     n = len(run)
-    uniq = pc.unique(qid)
-    from ..ties import _codes
-
-    qi = _codes(qid, uniq).astype(np.int64)
+    lay = layout(run)
+    qi = lay.codes.astype(np.int64)
     score = run.score
     rank = run.rank if run.rank is not None else np.arange(n, dtype=np.float64)
     rank = np.where(np.isfinite(rank), rank, np.inf)
+    ties = lay.summary
 
-    # re-sorted by (query, score desc, rank asc): ties and contradictions
-    order = np.lexsort((rank, -score, qi))
-    sq, ss, sr = qi[order], score[order], rank[order]
+    # re-sorted by (query, score desc, rank asc): contradictions between adjacent tie groups
+    order = lay.within_ties(rank)
+    sq, sr = lay.sorted_codes, rank[order]
     same_q = sq[1:] == sq[:-1]
-    tied_prev = same_q & (ss[1:] == ss[:-1])
-    new = np.ones(n, dtype=bool)
-    new[1:] = ~tied_prev
-    starts = np.flatnonzero(new)
-    sizes = np.diff(starts, append=n)
-    multi = sizes > 1
-    contra = same_q & (ss[1:] != ss[:-1]) & (sr[1:] < sr[:-1])
+    contra = same_q & lay.group_first[1:] & (sr[1:] < sr[:-1])
     contra_rows = order[1:][contra]
 
-    big = np.argsort(-sizes, kind="stable")[:top]
+    # the largest groups, queries in order of first appearance in the file, then by score
+    starts, sizes = lay.group_starts, lay.group_sizes
+    first_row = np.unique(qi, return_index=True)[1]
+    by_file = np.argsort(first_row[lay.sorted_codes[starts]], kind="stable")
+    big = by_file[np.argsort(-sizes[by_file], kind="stable")[:top]]
     big = big[sizes[big] > 1]
+    group_rows = lay.order[starts[big]]
     largest = [{"query": q, "score": float(s), "size": int(z)} for q, s, z in
-               zip(qid.take(pa.array(order[starts[big]])).to_pylist() if len(big) else [],
-                   ss[starts[big]], sizes[big])]
+               zip(qid.take(pa.array(group_rows)).to_pylist() if len(big) else [],
+                   score[group_rows], sizes[big])]
 
     # file order: scores should not increase, ranks should not decrease, inside a query
     fq = qi[1:] == qi[:-1]
@@ -139,12 +138,12 @@ def analyze_run(run: Run, name: str | None = None, top: int = 5) -> RunTies:
 
     return RunTies(
         name=name or run.source,
-        queries=len(uniq),
+        queries=ties.queries,
         docs=n,
-        queries_with_ties=int(len(np.unique(sq[starts[multi]]))),
-        tie_groups=int(multi.sum()),
-        docs_in_ties=int(sizes[multi].sum()),
-        docs_tied_with_predecessor=int(tied_prev.sum()),
+        queries_with_ties=ties.queries_with_ties,
+        tie_groups=ties.groups,
+        docs_in_ties=ties.tied_docs,
+        docs_tied_with_predecessor=ties.tied_with_predecessor,
         largest_groups=largest,
         contradictions=int(contra.sum()),
         queries_with_contradictions=int(len(np.unique(qi[contra_rows]))),

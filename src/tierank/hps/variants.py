@@ -29,15 +29,13 @@ form is what ``tierank rerank --regimes`` accepts:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from tierank.errors import Problem, TierankInputError
-from tierank.hps.regimes import DTYPES, REGIMES, Regime
+from tierank.hps.regimes import REGIMES, Regime
 
-__all__ = ["Variant", "parse_variant", "parse_variants", "QueryScores", "check_dtype", "check_batch_size", "resolve_device", "VARIANT_HELP"]
+__all__ = ["Variant", "parse_variant", "parse_variants", "VARIANT_HELP", "VARIANT_KINDS"]
 
 VARIANT_HELP = (
     "fp32, fp16, bf16, fp16->fp32, bf16->fp32; generative: fp16->fp32:head, bf16->fp32:head; "
@@ -45,59 +43,8 @@ VARIANT_HELP = (
 )
 
 _EMB = re.compile(r"^emb-(int8|binary)(?:\+rescore@(\d+))?$")
-_FAMILIES = ("biencoder", "cross", "yesno", "rank1")
-
-
-def quiet_loading() -> None:
-    """Offline mode and no per-tensor loading bars from transformers (the CLI has its own bar)."""
-    import os
-
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    try:
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()
-        hf_logging.set_verbosity_error()
-    except ImportError:  # pragma: no cover
-        pass
-
-
-def check_dtype(model_dtype: str) -> None:
-    if model_dtype not in DTYPES:
-        raise TierankInputError([Problem("", None, f"unknown model dtype {model_dtype!r}; accepted: {', '.join(DTYPES)}")])
-
-
-def check_batch_size(batch_size: Any) -> int:
-    """The batch size as an int >= 1 (it changes low-precision results, so scorers record it)."""
-    try:
-        n = int(batch_size)
-    except (TypeError, ValueError):
-        n = 0
-    if n < 1:
-        raise TierankInputError([Problem("", None, f"batch size must be >= 1, got {batch_size!r}")])
-    return n
-
-
-def resolve_device(device: str | None) -> str:
-    """``"auto"`` (CUDA when torch sees one, else CPU), ``"cpu"`` or ``"cuda[:N]"``."""
-    device = (device or "auto").lower()
-    if device == "auto":
-        try:
-            import torch
-
-            return "cuda" if torch.cuda.is_available() else "cpu"
-        except ImportError:  # pragma: no cover
-            return "cpu"
-    if device != "cpu" and not device.startswith("cuda"):
-        raise TierankInputError([Problem("", None, f"unknown device {device!r}; accepted: auto, cpu, cuda, cuda:N")])
-    if device.startswith("cuda"):
-        import torch
-
-        if not torch.cuda.is_available():
-            raise TierankInputError([Problem("", None, f"device {device!r}: torch sees no CUDA device here; use --device cpu or auto")])
-    return device
+#: What a model kind may declare it supports (:attr:`Variant.kind`).
+VARIANT_KINDS = ("precision", "head", "quant", "onnx")
 
 
 @dataclass(frozen=True)
@@ -134,20 +81,34 @@ class Variant:
         """Variants of one group share one model (one load, one forward pass per query)."""
         return "onnx-int8" if self.onnx else self.model_dtype
 
-    def family_ok(self, family: str) -> bool:
-        if self.onnx or self.quant:
-            return family == "biencoder"
-        if self.level == "head":
-            return family in ("yesno", "rank1")
-        return family in _FAMILIES
+    @property
+    def kind(self) -> str:
+        """``precision`` (a regime), ``head`` (FP32 head of a generative model), ``quant`` or ``onnx``."""
+        return "onnx" if self.onnx else "quant" if self.quant else "head" if self.level == "head" else "precision"
 
-    def check(self, family: str, model_dtype: str | None = None) -> None:
-        if not self.family_ok(family):
-            raise TierankInputError([Problem("", None, f"regime {self.name!r} does not apply to a {family} scorer")])
-        if model_dtype is not None and self.model_dtype != model_dtype:
+    def family_ok(self, family: str) -> bool:
+        """Whether the model kind ``family`` supports this variant (declared in :mod:`tierank.hps.registry`)."""
+        from tierank.hps.registry import model_kind
+
+        return self.kind in model_kind(family).variants
+
+    def unsupported(self, family: str) -> TierankInputError:
+        """The error for a model kind ``family`` that does not support this variant."""
+        return TierankInputError([Problem("", None, f"regime {self.name!r} does not apply to a {family} scorer")])
+
+    def check_dtype(self, model_dtype: str) -> None:
+        """Refuse a model running in another dtype than this variant's."""
+        if self.model_dtype != model_dtype:
             raise TierankInputError(
                 [Problem("", None, f"regime {self.name} needs a {self.model_dtype} model; this scorer runs in {model_dtype}")]
             )
+
+    def check(self, family: str, model_dtype: str | None = None) -> None:
+        """Refuse a model kind that does not support this variant, or (``model_dtype``) another model dtype."""
+        if not self.family_ok(family):
+            raise self.unsupported(family)
+        if model_dtype is not None:
+            self.check_dtype(model_dtype)
 
 
 def parse_variant(text: Any) -> Variant:
@@ -195,22 +156,3 @@ def parse_variants(texts) -> list[Variant]:
     if not out:
         raise TierankInputError([Problem("", None, "no precision regime given")])
     return out
-
-
-@dataclass
-class QueryScores:
-    """What a scorer returns for one query: scores per variant and where the time went.
-
-    ``model_s`` is the shared forward pass (encoding, or generation plus the
-    final forward pass); ``scoring_s[v]`` is the scoring step of variant ``v``
-    alone; ``reasoning`` holds generated text per document (Rank1-style).
-    """
-
-    model_s: float = 0.0
-    scores: dict[str, np.ndarray] = field(default_factory=dict)
-    scoring_s: dict[str, float] = field(default_factory=dict)
-    reasoning: list[str] | None = None
-
-    def add(self, variant: Variant, scores: np.ndarray, seconds: float) -> None:
-        self.scores[str(variant)] = np.asarray(scores, dtype=np.float64)
-        self.scoring_s[str(variant)] = float(seconds)

@@ -20,9 +20,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import Problem, TierankInputError
+from ..errors import Problem, TierankInputError, quote, shorten
+from .lexer import NUMBER_PATTERN, parse_number
 from .model import Qrels, Run
-from .readers import MAX_PROBLEMS, read_qrels, read_run
+from .readers import MAX_PROBLEMS, RESERVED_QID, RESERVED_REASON, read_qrels, read_run
 
 QUERY_COLUMNS = ("query_id", "qid", "query", "q_id", "query-id", "query-id")
 DOC_COLUMNS = ("doc_id", "docid", "docno", "doc", "corpus-id", "corpus_id", "did")
@@ -48,15 +49,19 @@ def _frame_to_table(df, source: str) -> pa.Table:
     raise TypeError(f"unsupported input type {type(df).__name__}")
 
 
-def _ids(col: pa.ChunkedArray | pa.Array) -> pa.Array:
+def _ids(col: pa.ChunkedArray | pa.Array, source: str) -> pa.Array:
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
     if not pa.types.is_string(col.type):
-        if pa.types.is_large_string(col.type) or pa.types.is_string_view(col.type):
-            return col.cast(pa.string())
-        col = pc.cast(col, pa.string())
+        try:
+            if pa.types.is_large_string(col.type) or pa.types.is_string_view(col.type):
+                return col.cast(pa.string())
+            col = pc.cast(col, pa.string())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            raise TierankInputError([Problem(source, None, f"identifiers of type {col.type} cannot be "
+                                             f"read as text ({e})")]) from None
     return col
 
 
@@ -67,12 +72,34 @@ def _rows_problem(source: str, rows: np.ndarray, reason: str) -> TierankInputErr
     return TierankInputError(probs)
 
 
+def _values(col: pa.ChunkedArray, source: str, what: str) -> np.ndarray:
+    """float64 values of a score/grade column; text is read with the file readers' number grammar."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type) or pa.types.is_string_view(col.type):
+        ok = pc.fill_null(pc.match_substring_regex(col, f"^(?:{NUMBER_PATTERN})$"), False)
+        bad = np.flatnonzero(~np.asarray(ok))
+        if len(bad):
+            raise _rows_problem(source, bad, f"{'score' if what == 'run' else 'grade'} is not a number")
+        return pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False)
+    try:
+        return np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
+    except (TypeError, ValueError, pa.ArrowException):
+        raise TierankInputError([Problem(source, None, f"{'score' if what == 'run' else 'relevance'} column "
+                                         f"of type {col.type} is not numeric")]) from None
+
+
 def _validate_columns(qid: pa.Array, docid: pa.Array, values: np.ndarray, source: str, what: str) -> None:
     if len(values) == 0:
         raise TierankInputError([Problem(source, None, f"empty {what}: no rows")])
     if qid.null_count or docid.null_count:
         rows = np.flatnonzero(np.asarray(pc.or_(pc.is_null(qid), pc.is_null(docid))))
         raise _rows_problem(source, rows, "missing query or document id")
+    reserved = np.asarray(pc.equal(qid, RESERVED_QID))
+    if reserved.any():
+        raise _rows_problem(source, np.flatnonzero(reserved), RESERVED_REASON)
     bad = ~np.isfinite(values)
     if bad.any():
         raise _rows_problem(source, np.flatnonzero(bad), f"{'score' if what == 'run' else 'grade'} is NaN or infinite")
@@ -81,9 +108,16 @@ def _validate_columns(qid: pa.Array, docid: pa.Array, values: np.ndarray, source
     dup = np.asarray(first.column("i_count")) > 1
     if dup.any():
         tab = first.filter(pa.array(dup))
-        probs = [Problem(source, None, f"document {d!r} appears more than once in query {q!r}")
+        probs = [Problem(source, None, f"document {quote(d)} appears more than once in query {quote(q)}")
                  for q, d in zip(tab.column("q").to_pylist()[:MAX_PROBLEMS], tab.column("d").to_pylist())]
         raise TierankInputError(probs)
+
+
+def _float(v) -> float | None:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
 
 
 def _from_dict(obj: Mapping, source: str, what: str) -> tuple[pa.Array, pa.Array, np.ndarray]:
@@ -93,16 +127,18 @@ def _from_dict(obj: Mapping, source: str, what: str) -> tuple[pa.Array, pa.Array
     for q, docs in obj.items():
         if not isinstance(docs, Mapping):
             raise TierankInputError([Problem(source, None,
-                f"query {q!r}: expected a mapping docid -> {'score' if what == 'run' else 'grade'}, "
+                f"query {quote(str(q))}: expected a mapping docid -> {'score' if what == 'run' else 'grade'}, "
                 f"got {type(docs).__name__}")])
         for d, v in docs.items():
             qids.append(str(q))
             docids.append(str(d))
-            try:
-                vals.append(float(v))
-            except (TypeError, ValueError):
+            x = parse_number(v) if isinstance(v, str) else _float(v)
+            if x is None:
                 raise TierankInputError([Problem(source, None,
-                    f"query {q!r}, document {d!r}: value {v!r} is not a number")]) from None
+                    f"query {quote(str(q))}, document {quote(str(d))}: value "
+                    f"{quote(v) if isinstance(v, str) else shorten(repr(v))} "
+                    f"is not a number")]) from None
+            vals.append(x)
     return pa.array(qids, pa.string()), pa.array(docids, pa.string()), np.asarray(vals, dtype=np.float64)
 
 
@@ -113,10 +149,10 @@ def _columns(obj, source: str, what: str, value_names: tuple[str, ...]):
     else:
         t = _frame_to_table(obj, source)
         cols = t.column_names
-        q = _ids(t.column(_pick(cols, QUERY_COLUMNS, "query id", source)))
-        d = _ids(t.column(_pick(cols, DOC_COLUMNS, "document id", source)))
+        q = _ids(t.column(_pick(cols, QUERY_COLUMNS, "query id", source)), source)
+        d = _ids(t.column(_pick(cols, DOC_COLUMNS, "document id", source)), source)
         col = t.column(_pick(cols, value_names, "score" if what == "run" else "relevance", source))
-        v = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
+        v = _values(col, source, what)
     _validate_columns(q, d, v, source, what)
     return q, d, v
 

@@ -17,6 +17,7 @@ import pyarrow.compute  # noqa: F401
 _MULT = np.uint64(0x9E3779B97F4A7C15)
 _CHUNK = 1 << 20
 _PRIME = np.uint64(0x100000001B3)
+_LONG = 256  # bytes
 _MASKS = np.array([(1 << (8 * i)) - 1 for i in range(9)], dtype=np.uint64)
 
 
@@ -31,9 +32,7 @@ def splitmix64(x: np.ndarray, inplace: bool = False) -> np.ndarray:
     return x
 
 
-def _horner(words: np.ndarray, off: np.ndarray, end: int) -> np.ndarray:
-    lens = np.diff(off)
-    start = off[:-1]
+def _horner(words: np.ndarray, start: np.ndarray, lens: np.ndarray, end: int) -> np.ndarray:
     h = lens.astype(np.uint64) * _MULT
     with np.errstate(over="ignore"):
         for w in range(int(-(-lens.max() // 8)) if len(lens) else 0):  # Horner's rule over 8-byte words
@@ -45,6 +44,24 @@ def _horner(words: np.ndarray, off: np.ndarray, end: int) -> np.ndarray:
                 h += word
             else:
                 h = np.where(rem > 0, h * _PRIME + word, h)
+    return h
+
+
+def _horner_long(words: np.ndarray, start: int, length: int) -> np.uint64:
+    """:func:`_horner` of one long string in closed form, vectorized over its words.
+
+    After k steps Horner's rule gives ``seed * P**k + sum(word[i] * P**(k-1-i))``
+    (mod 2**64): the same value without one numpy step per word of the longest string.
+    """
+    k = -(-length // 8)
+    w = words[start + 8 * np.arange(k)].copy()
+    w[-1] &= _MASKS[length - 8 * (k - 1)]
+    with np.errstate(over="ignore"):
+        pw = np.full(k + 1, _PRIME, dtype=np.uint64)
+        pw[0] = 1
+        pw = np.multiply.accumulate(pw)  # P**j
+        h = np.uint64(length) * _MULT * pw[k]
+        h += (w * pw[k - 1::-1]).sum(dtype=np.uint64)
     return h
 
 
@@ -69,9 +86,15 @@ def fingerprint(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     padded[:end] = raw[:end]
     # little-endian uint64 word starting at every byte offset (unaligned view, no copy)
     words = np.ndarray(shape=(end + 1,), dtype="<u8", buffer=padded, strides=(1,))
+    start, lens = off[:-1], np.diff(off)
+    # strings longer than _LONG bytes (rare) in closed form: the vectorized loop runs over the others' words only
+    long = np.flatnonzero(lens > _LONG)
+    short = lens if not len(long) else np.where(lens > _LONG, 0, lens)
     out = np.empty(n, dtype=np.uint64)
     for c in range(0, n, _CHUNK):  # chunks keep the temporaries small
-        out[c:c + _CHUNK] = _horner(words, off[c:c + _CHUNK + 1], end)
+        out[c:c + _CHUNK] = _horner(words, start[c:c + _CHUNK], short[c:c + _CHUNK], end)
+    for i in long:
+        out[i] = _horner_long(words, int(start[i]), int(lens[i]))
     return splitmix64(out, inplace=True)
 
 

@@ -1,70 +1,79 @@
 """Readers for TREC runs, TREC qrels and BEIR-style qrels (plain or gzip).
 
-The fast path parses with ``pyarrow.csv`` (multi-threaded C++).  Whenever it
-cannot parse a file, or a check on the parsed columns fails (non-finite score,
-duplicate document in a query, ...), the file is read again by a line-by-line
-validator whose only job is to say exactly which lines are wrong and why, or
-to parse files the fast path cannot (runs of spaces, padded columns).
+A file is read once (:func:`tierank.io.lexer.load`: pipes and ``/dev/stdin``
+work, gzip is decompressed and checked, a byte-order mark dropped) and put in
+canonical form (one space between fields), the grammar of
+:mod:`tierank.io.lexer`.  The fast path parses those bytes with ``pyarrow.csv``
+(multi-threaded C++).  Whenever it cannot parse them, or a check on the parsed
+columns fails (non-finite score, duplicate document in a query, the reserved
+query id ``all``, text that is not UTF-8, ...), the same bytes go to a
+line-by-line validator whose job is to say exactly which lines are wrong and
+why, or to parse what the fast path cannot.  Both paths see the same tokens,
+so the same bytes give the same result whichever path reads them.
 """
 
 from __future__ import annotations
 
-import gzip
-import io
 import math
 import os
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from ..errors import Problem, TierankInputError
+from ..errors import Problem, TierankInputError, quote
+from . import lexer
 from .fingerprint import fingerprint, fingerprint_ids, pair_fingerprint
 from .model import Qrels, Run
 
 MAX_PROBLEMS = 20
 
+#: Query id reserved for the aggregate records of results (``to_dict()``, jsonl).
+RESERVED_QID = "all"
+RESERVED_REASON = (f"query id {RESERVED_QID!r} is reserved for the aggregate over queries "
+                   f"in tierank's results; rename the query")
+
 _RUN_COLUMNS = ["qid", "q0", "docid", "rank", "score", "tag"]
 _QRELS_COLUMNS = ["qid", "iter", "docid", "grade"]
+_BEIR_COLUMNS = ["qid", "docid", "grade"]
 # query ids repeat on every line: dictionary-encoded while parsing
 _QID_DICT = pa.dictionary(pa.int32(), pa.string())
 
 
-def _is_gzip(path: Path) -> bool:
-    with open(path, "rb") as fh:
-        return fh.read(2) == b"\x1f\x8b"
-
-
-def _open_text(path: Path):
-    if _is_gzip(path):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")
-
-
-def _first_line(path: Path) -> str | None:
-    with _open_text(path) as fh:
-        for line in fh:
-            if line.strip():
-                return line.rstrip("\n\r")
-    return None
-
-
 def _check_path(path: str | os.PathLike) -> Path:
-    p = Path(path)
-    if not p.exists():
-        raise TierankInputError([Problem(str(p), None, "no such file")])
-    if p.is_dir():
-        raise TierankInputError([Problem(str(p), None, "is a directory, expected a file")])
-    return p
+    """``path`` as a Path if it names something readable that is not a directory."""
+    lexer._stat(path)
+    return Path(path)
 
 
-def _arrow_read(path: Path, names: list[str], delimiter: str, types: dict, include: list[str]):
-    stream = pa.input_stream(str(path), compression="gzip" if _is_gzip(path) else None)
+def _first_line(path: str | os.PathLike) -> str | None:
+    """The first non-blank line of ``path`` in canonical form (fields joined by one space)."""
+    fields = lexer.first_fields(path)
+    return None if fields is None else " ".join(fields)
+
+
+def first_fields(path: str | os.PathLike) -> list[str] | None:
+    """The fields of the first non-blank line of ``path``, None for an empty file.
+
+    Use it to sniff a file's layout (a run line has 6 fields, qrels 3 or 4):
+    it reads only the start of a regular file, and a pipe's bytes stay for
+    the reader that follows, so ``<(cmd)`` and ``/dev/stdin`` work.
+
+    Raises
+    ------
+    TierankInputError
+        For a missing, unreadable or directory path, or corrupt gzip data.
+    """
+    return lexer.first_fields(path)
+
+
+def _arrow_read(data: pa.Buffer, names: list[str], types: dict, include: list[str]) -> pa.Table:
     return pacsv.read_csv(
-        stream,
+        data,
         read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
-        parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False, ignore_empty_lines=True),
+        parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, ignore_empty_lines=True),
         convert_options=pacsv.ConvertOptions(
             column_types=types, include_columns=include, strings_can_be_null=False,
             quoted_strings_can_be_null=False, null_values=[],
@@ -72,11 +81,14 @@ def _arrow_read(path: Path, names: list[str], delimiter: str, types: dict, inclu
     )
 
 
-def _parse_float(tok: str) -> float | None:
-    try:
-        return float(tok)
-    except ValueError:
-        return None
+def _fast_ok(data: bytes) -> bool:
+    """True if Arrow's CSV parser sees exactly the tokens of :func:`lexer.lines` in ``data``.
+
+    Arrow drops a byte-order mark at the start of its input: after the
+    reader dropped the file's own, a second one belongs to the first id.
+    Text that is not UTF-8 goes to the validator, which locates it.
+    """
+    return bool(data) and not data.startswith(lexer.BOM) and lexer.is_utf8(data)
 
 
 class _Problems:
@@ -100,9 +112,8 @@ class _Problems:
 # --------------------------------------------------------------------------- runs
 
 
-def _run_slow(path: Path, duplicates: str = "error") -> Run:
-    """Parse (and validate) a run line by line; raise with every located problem."""
-    src = str(path)
+def _run_slow(src: str, data: bytes, duplicates: str = "error") -> Run:
+    """Parse (and validate) canonical run bytes line by line; raise with every located problem."""
     bad = _Problems(src)
     qids: list[str] = []
     docids: list[str] = []
@@ -110,38 +121,42 @@ def _run_slow(path: Path, duplicates: str = "error") -> Run:
     ranks: list[float] = []
     seen: dict[str, dict[str, int]] = {}
 
-    with _open_text(path) as fh:
-        for lineno, line in enumerate(fh, start=1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 6:
-                bad(lineno, f"expected 6 whitespace-separated columns "
-                            f"(qid Q0 docid rank score tag), found {len(parts)}")
-                continue
-            q, _, d, r, s, _ = parts
-            score = _parse_float(s)
-            if score is None:
-                bad(lineno, f"score {s!r} is not a number")
-                continue
-            if not math.isfinite(score):
-                bad(lineno, f"score {s!r} is not finite (NaN and infinities cannot be ranked)")
-                continue
-            prev = seen.setdefault(q, {}).get(d)
-            if prev is not None and duplicates == "error":
-                bad(lineno, f"document {d!r} appears twice in query {q!r} (first at line {prev})")
-                continue
-            seen[q].setdefault(d, lineno)
-            rank = _parse_float(r)
-            qids.append(q)
-            docids.append(d)
-            scores.append(score)
-            ranks.append(np.nan if rank is None else rank)
+    for lineno, raw in lexer.lines(data):
+        line, why = lexer.decode(raw)
+        if why:
+            bad(lineno, why)
+            continue
+        parts = line.split(" ", 6)  # fields after the tag are ignored, as trec_eval ignores them
+        if len(parts) < 6:
+            bad(lineno, f"expected 6 whitespace-separated columns "
+                        f"(qid Q0 docid rank score tag; spaces and tabs separate), found {len(parts)}")
+            continue
+        q, _, d, r, s = parts[:5]
+        score = lexer.parse_number(s)
+        if score is None:
+            bad(lineno, f"score {quote(s)} is not a number")
+            continue
+        if not math.isfinite(score):
+            bad(lineno, f"score {quote(s)} is not finite (NaN and infinities cannot be ranked)")
+            continue
+        if q == RESERVED_QID:
+            bad(lineno, RESERVED_REASON)
+            continue
+        prev = seen.setdefault(q, {}).get(d)
+        if prev is not None and duplicates == "error":
+            bad(lineno, f"document {quote(d)} appears twice in query {quote(q)} (first at line {prev})")
+            continue
+        seen[q].setdefault(d, lineno)
+        rank = lexer.parse_number(r)
+        qids.append(q)
+        docids.append(d)
+        scores.append(score)
+        ranks.append(np.nan if rank is None else rank)
     bad.raise_if_any()
     if not qids:
         raise TierankInputError([Problem(src, None, "empty run: no result lines")])
     return Run(
-        qid=pa.array(qids, pa.string()),
+        qid=pa.array(qids, pa.string()).dictionary_encode().cast(_QID_DICT),
         docid=pa.array(docids, pa.string()),
         score=np.asarray(scores, dtype=np.float64),
         rank=np.asarray(ranks, dtype=np.float64),
@@ -149,46 +164,58 @@ def _run_slow(path: Path, duplicates: str = "error") -> Run:
     )
 
 
+def _run_fast(src: str, data: bytes, duplicates: str = "error") -> Run | None:
+    """The run parsed by Arrow, or None where the validator must decide (it may accept or refuse)."""
+    if not _fast_ok(data):
+        return None
+    try:
+        t = _arrow_read(
+            pa.py_buffer(data), _RUN_COLUMNS,
+            {"qid": _QID_DICT, "docid": pa.string(), "score": pa.float64(), "rank": pa.float64()},
+            ["qid", "docid", "rank", "score"],
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    finally:
+        pa.default_memory_pool().release_unused()  # the parser's buffers
+    if t.num_rows == 0:
+        return None
+    qid = t.column("qid").unify_dictionaries().combine_chunks()
+    score = t.column("score").to_numpy()
+    if (not np.isfinite(score).all() or _reserved(qid.dictionary)
+            or (duplicates == "error" and _has_duplicates(t))):
+        return None
+    return Run(qid=qid, docid=t.column("docid").combine_chunks(), score=score,
+               rank=t.column("rank").to_numpy(), source=src)
+
+
 def read_run(path: str | os.PathLike, duplicates: str = "error") -> Run:
     """Read a TREC run file (``qid Q0 docid rank score tag``), plain or gzip.
 
-    Scores may use any float notation (``1.5``, ``-2e-07``, ``3E+02``).  The
-    rank column is kept in :attr:`Run.rank` but never used for ordering.
-    ``duplicates="keep"`` accepts a document repeated in a query (for analysis
-    of a run's defects; evaluation refuses them).
+    Fields are separated by runs of spaces and tabs; anything after the tag
+    is ignored (as trec_eval ignores it); scores may use any float
+    notation of the number grammar (``1.5``, ``-2e-07``, ``3E+02``; see
+    :mod:`tierank.io.lexer`).  The rank column is kept in :attr:`Run.rank`
+    but never used for ordering.  ``duplicates="keep"`` accepts a document
+    repeated in a query (for analysis of a run's defects; evaluation refuses
+    them).  ``path`` may be a pipe or ``/dev/stdin``.
 
     Raises
     ------
     TierankInputError
         Naming file, line and reason for wrong column counts, unparsable,
-        NaN or infinite scores, a document repeated in a query, or an empty file.
+        NaN or infinite scores, a document repeated in a query, the reserved
+        query id ``all``, text that is not UTF-8, an empty file, or gzip data
+        that is truncated or corrupt.
     """
-    p = _check_path(path)
-    first = _first_line(p)
-    if first is None:
-        raise TierankInputError([Problem(str(p), None, "empty run: no result lines")])
-    delim = "\t" if "\t" in first else " "
-    try:
-        t = _arrow_read(
-            p, _RUN_COLUMNS, delim,
-            {"qid": _QID_DICT, "docid": pa.string(), "score": pa.float64(), "rank": pa.float64()},
-            ["qid", "docid", "rank", "score"],
-        )
-    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
-        return _run_slow(p, duplicates)
-    pa.default_memory_pool().release_unused()  # the parser's buffers
-    if t.num_rows == 0:
-        raise TierankInputError([Problem(str(p), None, "empty run: no result lines")])
-    score = t.column("score").to_numpy()
-    if not np.isfinite(score).all() or (duplicates == "error" and _has_duplicates(t)):
-        return _run_slow(p, duplicates)  # raises with the located problems
-    return Run(
-        qid=t.column("qid").unify_dictionaries().combine_chunks(),
-        docid=t.column("docid").combine_chunks(),
-        score=score,
-        rank=t.column("rank").to_numpy(),
-        source=str(p),
-    )
+    src = str(path)
+    data = lexer.load(path)
+    run = _run_fast(src, data, duplicates)
+    return run if run is not None else _run_slow(src, data, duplicates)
+
+
+def _reserved(ids: pa.Array) -> bool:
+    return bool(pc.any(pc.equal(ids, RESERVED_QID)).as_py())
 
 
 def _has_duplicates(t: pa.Table) -> bool:
@@ -199,7 +226,9 @@ def _has_duplicates(t: pa.Table) -> bool:
     collision) parses the file normally.
     """
     key = fingerprint(t.column("docid"))
-    key = pair_fingerprint(fingerprint_ids(t.column("qid").unify_dictionaries()), key)
+    key = pair_fingerprint(fingerprint_ids(t.column("qid").unify_dictionaries()
+                                           if pa.types.is_dictionary(t.column("qid").type)
+                                           else t.column("qid")), key)
     key.sort()
     return bool((key[1:] == key[:-1]).any())
 
@@ -207,8 +236,25 @@ def _has_duplicates(t: pa.Table) -> bool:
 # -------------------------------------------------------------------------- qrels
 
 
-def _qrels_slow(path: Path, beir: bool) -> Qrels:
-    src = str(path)
+def _qrels_layout(data: bytes) -> tuple[bool, int]:
+    """(BEIR?, offset where judgments start) from the first non-blank line.
+
+    Three fields make BEIR qrels (``query-id corpus-id score``); if the third
+    is not a number the line is a header, skipped.  Anything else is TREC qrels.
+    """
+    first = lexer.first_line(data)
+    if first is None:
+        return False, 0
+    end, line = first
+    parts = line.split(b" ")
+    if len(parts) != 3:
+        return False, 0
+    header = lexer.parse_number(parts[2].decode("utf-8", "replace")) is None
+    return True, (end if header else 0)
+
+
+def _qrels_slow(src: str, data: bytes) -> Qrels:
+    beir, start = _qrels_layout(data)
     bad = _Problems(src)
     qids: list[str] = []
     docids: list[str] = []
@@ -216,31 +262,35 @@ def _qrels_slow(path: Path, beir: bool) -> Qrels:
     seen: dict[tuple[str, str], int] = {}
     ncols = 3 if beir else 4
     layout = "query-id corpus-id score" if beir else "qid iter docid grade"
+    header_line = data.count(b"\n", 0, start) + 1 if start else 0
 
-    with _open_text(path) as fh:
-        for lineno, line in enumerate(fh, start=1):
-            parts = line.split("\t") if beir else line.split()
-            parts = [x.strip() for x in parts]
-            if not any(parts):
-                continue
-            if beir and lineno == 1 and _parse_float(parts[-1]) is None:
-                continue  # header
-            if len(parts) != ncols:
-                bad(lineno, f"expected {ncols} columns ({layout}), found {len(parts)}")
-                continue
-            q, d, g = (parts[0], parts[1], parts[2]) if beir else (parts[0], parts[2], parts[3])
-            grade = _parse_float(g)
-            if grade is None or not math.isfinite(grade):
-                bad(lineno, f"relevance grade {g!r} is not a finite number")
-                continue
-            prev = seen.get((q, d))
-            if prev is not None:
-                bad(lineno, f"document {d!r} judged twice for query {q!r} (first at line {prev})")
-                continue
-            seen[(q, d)] = lineno
-            qids.append(q)
-            docids.append(d)
-            grades.append(grade)
+    for lineno, raw in lexer.lines(data):
+        line, why = lexer.decode(raw)
+        if why:
+            bad(lineno, why)
+            continue
+        if lineno == header_line:
+            continue
+        parts = line.split(" ")
+        if len(parts) != ncols:
+            bad(lineno, f"expected {ncols} columns ({layout}), found {len(parts)}")
+            continue
+        q, d, g = (parts[0], parts[1], parts[2]) if beir else (parts[0], parts[2], parts[3])
+        grade = lexer.parse_number(g)
+        if grade is None or not math.isfinite(grade):
+            bad(lineno, f"relevance grade {quote(g)} is not a finite number")
+            continue
+        if q == RESERVED_QID:
+            bad(lineno, RESERVED_REASON)
+            continue
+        prev = seen.get((q, d))
+        if prev is not None:
+            bad(lineno, f"document {quote(d)} judged twice for query {quote(q)} (first at line {prev})")
+            continue
+        seen[(q, d)] = lineno
+        qids.append(q)
+        docids.append(d)
+        grades.append(grade)
     bad.raise_if_any()
     if not qids:
         raise TierankInputError([Problem(src, None, "empty qrels: no judgment lines")])
@@ -248,50 +298,41 @@ def _qrels_slow(path: Path, beir: bool) -> Qrels:
                  grade=np.asarray(grades, dtype=np.float64), source=src)
 
 
+def _qrels_fast(src: str, data: bytes) -> Qrels | None:
+    """The qrels parsed by Arrow, or None where the validator must decide."""
+    if not _fast_ok(data):
+        return None
+    beir, start = _qrels_layout(data)
+    names, include = (_BEIR_COLUMNS, _BEIR_COLUMNS) if beir else (_QRELS_COLUMNS, ["qid", "docid", "grade"])
+    try:
+        t = _arrow_read(pa.py_buffer(data)[start:], names,
+                        {"qid": pa.string(), "docid": pa.string(), "grade": pa.float64()}, include)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    if t.num_rows == 0:
+        return None
+    grade = t.column("grade").to_numpy()
+    qid = t.column("qid").combine_chunks()
+    if not np.isfinite(grade).all() or _reserved(qid) or _has_duplicates(t):
+        return None
+    return Qrels(qid=qid, docid=t.column("docid").combine_chunks(), grade=grade, source=src)
+
+
 def read_qrels(path: str | os.PathLike) -> Qrels:
     """Read TREC qrels (``qid iter docid grade``) or BEIR qrels TSV
     (``query-id<TAB>corpus-id<TAB>score`` with or without a header), plain or gzip.
 
-    Grades may be any finite number; grades <= 0 are judged non-relevant.
+    The first non-blank line decides the layout: 3 fields are BEIR (a header
+    if its third field is not a number), otherwise TREC.  Fields are separated
+    by runs of spaces and tabs in both.  Grades may be any finite number;
+    grades <= 0 are judged non-relevant.  ``path`` may be a pipe or ``/dev/stdin``.
+
+    Raises
+    ------
+    TierankInputError
+        Naming file, line and reason, as :func:`read_run` does.
     """
-    p = _check_path(path)
-    first = _first_line(p)
-    if first is None:
-        raise TierankInputError([Problem(str(p), None, "empty qrels: no judgment lines")])
-    beir = "\t" in first and len(first.split("\t")) == 3
-    if beir:
-        return _qrels_slow(p, beir=True) if p.stat().st_size < (1 << 20) else _qrels_beir_fast(p)
-    delim = "\t" if "\t" in first else " "
-    try:
-        t = _arrow_read(p, _QRELS_COLUMNS, delim,
-                        {"qid": pa.string(), "docid": pa.string(), "grade": pa.float64()},
-                        ["qid", "docid", "grade"])
-    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
-        return _qrels_slow(p, beir=False)
-    return _qrels_checked(t, p, beir=False)
-
-
-def _qrels_beir_fast(p: Path) -> Qrels:
-    header = _parse_float(_first_line(p).split("\t")[-1]) is None
-    try:
-        stream = pa.input_stream(str(p), compression="gzip" if _is_gzip(p) else None)
-        t = pacsv.read_csv(
-            stream,
-            read_options=pacsv.ReadOptions(column_names=["qid", "docid", "grade"], skip_rows=int(header)),
-            parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False),
-            convert_options=pacsv.ConvertOptions(
-                column_types={"qid": pa.string(), "docid": pa.string(), "grade": pa.float64()}),
-        )
-    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
-        return _qrels_slow(p, beir=True)
-    return _qrels_checked(t, p, beir=True)
-
-
-def _qrels_checked(t: pa.Table, p: Path, beir: bool) -> Qrels:
-    if t.num_rows == 0:
-        raise TierankInputError([Problem(str(p), None, "empty qrels: no judgment lines")])
-    grade = t.column("grade").to_numpy()
-    if not np.isfinite(grade).all() or _has_duplicates(t):
-        return _qrels_slow(p, beir=beir)
-    return Qrels(qid=t.column("qid").combine_chunks(), docid=t.column("docid").combine_chunks(),
-                 grade=grade, source=str(p))
+    src = str(path)
+    data = lexer.load(path)
+    qrels = _qrels_fast(src, data)
+    return qrels if qrels is not None else _qrels_slow(src, data)

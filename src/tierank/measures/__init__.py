@@ -1,10 +1,14 @@
 """Measure families, one module per family; all register into one registry.
 
-``linear``: P, R, F1, Hits, Rprec, nDCG, RBP (positional sums);
-``rank``: RR, Success (first relevant document); ``ap``: AP.
+``linear``: P, R, F1, Hits, Judged, Rprec, nDCG, RBP (positional sums);
+``rank``: RR, Success (first relevant document); ``ap``: AP.  The contract a
+family implements is :class:`tierank.measures.base.Measure`; shared numeric
+helpers are in :mod:`tierank.measures.kernels`.
 """
 
 from . import ap, linear, rank  # noqa: F401  (registration)
-from .base import REGISTRY, Measure, Param, Stats, describe, parse_measure, register, supported
+from .base import (MAX_CUTOFF, REGISTRY, Measure, Param, Stats, describe, parse_measure, parse_measures, register,
+                   supported)
 
-__all__ = ["Measure", "Param", "Stats", "REGISTRY", "parse_measure", "register", "supported", "describe"]
+__all__ = ["Measure", "Param", "Stats", "REGISTRY", "MAX_CUTOFF", "parse_measure", "parse_measures", "register",
+           "supported", "describe"]

@@ -14,20 +14,27 @@ Exact variance (derived for tierank; checked against brute force in the tests).
 The number of relevant documents ranked before group :math:`G_n` is the fixed
 :math:`R_{n-1}`, so :math:`N_+ \cdot AP = \sum_n X_n` with independent terms
 
-.. math:: X_n = (R_{n-1}+1) A_n + B_n, \quad A_n = \sum_t w_t x_t, \quad
-          B_n = \sum_{s<t} w_t x_s x_t,
+.. math:: X_n = \sum_t w_t x_t (c + N_t), \qquad c = R_{n-1} + 1, \quad N_t = \sum_{s<t} x_s,
 
 over the group's positions :math:`t` (offsets, weight :math:`w_t = 1/\text{rank}`,
-0 past the cutoff) and exchangeable indicators :math:`x_t` with joint inclusion
-moments :math:`\mu_j = (r)_j/(m)_j`.  With :math:`W=\sum w_t`,
-:math:`S_1=\sum t w_t`, :math:`S_2=\sum t w_t^2`, :math:`D_a = \sum_{t>a} w_t + a w_a`
-(the weight of the pairs holding index :math:`a`) and :math:`Q = \sum_a D_a^2 - 2S_2`:
+0 past the cutoff) and exchangeable indicators :math:`x_t` with :math:`\sum_t x_t = r`.
+In the centered indicators :math:`y_t = x_t - p`, :math:`p = r/m`, and with
+:math:`D_a = \sum_{t>a} w_t + a w_a` (the weight of the pairs holding index a),
 
-* :math:`E[A^2] = \mu_1 \sum w^2 + \mu_2 (W^2 - \sum w^2)`,
-* :math:`E[AB] = \mu_3 W S_1 + (\mu_2-\mu_3) \sum_a w_a D_a`,
-* :math:`E[B^2] = \mu_2 S_2 + \mu_3 Q + \mu_4 (S_1^2 - S_2 - Q)`,
+.. math:: X - E[X] = \sum_a u_a y_a + (Q - E[Q]), \quad u_a = c\,w_a + p\,D_a,
+          \quad Q = \sum_{s<t} w_t y_s y_t,
 
-and :math:`Var[AP] = \sum_n Var[X_n] / N_+^2`.
+so, with the central moments of :func:`tierank.measures.kernels.central_moments`,
+:math:`S_1=\sum t w_t`, :math:`S_2=\sum t w_t^2`, :math:`P = \sum_a D_a^2 - 2S_2`
+(ordered pairs of pairs sharing one index) and :math:`O = S_1^2 - S_2 - P` (disjoint ones):
+
+* :math:`Var[L] = \frac{rs}{m(m-1)} \sum_a (u_a - \bar u)^2`,
+* :math:`Cov[L, Q] = c_3 \sum_a (u_a - \bar u)(D_a - \bar D)`,
+* :math:`Var[Q] = c_{22} S_2 + c_{211} P + c_{1111} O`,
+
+and :math:`Var[AP] = \sum_n (Var[L] + 2 Cov[L,Q] + Var[Q]) / N_+^2`.  Every term is
+centered (no :math:`E[X^2]-E[X]^2`) and carries the factor :math:`rs = r(m-r)`, so a
+group that is all relevant or all non-relevant adds exactly 0.
 """
 
 from __future__ import annotations
@@ -35,7 +42,8 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Measure, Stats, register
-from .linear import REL, _group_moments, _safe_inv
+from .kernels import central_moments, centered, comoment, group_counts, ratio, segment_firsts, select_segments
+from .linear import REL
 
 
 @register
@@ -51,38 +59,42 @@ class AP(Measure):
     def _rows(self, prep):
         return np.flatnonzero(prep.pos < self.k) if np.isfinite(self.k) else np.arange(prep.n)
 
-    def compute(self, prep) -> Stats:
+    def stats(self, prep) -> Stats:
         rows = self._rows(prep)
         qi = prep.qi[rows]
         pos1 = prep.pos[rows] + 1.0
-        norm = _safe_inv(prep.nrel(self.level))
+        nrel = prep.nrel(self.level)
         # rows are the first min(k, len) positions of each query: contiguous per query
-        qfirst = np.flatnonzero(np.diff(qi, prepend=-1))
+        qfirst = segment_firsts(qi)
         qlen = np.diff(np.append(qfirst, len(rows)))
 
         def value(which: str) -> np.ndarray:
             a = prep.arrangement(which, "rel", self.level)[rows].astype(np.float64)
             cs = np.cumsum(a)
             base = np.repeat(cs[qfirst] - a[qfirst], qlen)
-            return np.bincount(qi, weights=a * (cs - base) / pos1, minlength=prep.nq) * norm
+            return ratio(np.bincount(qi, weights=a * (cs - base) / pos1, minlength=prep.nq), nrel)
 
-        mean, _ = _group_moments(prep, "rel", self.level)
         m = prep.gsize.astype(np.float64)
-        r = np.rint(mean * m)
+        r = group_counts(prep, "rel", self.level).astype(np.float64)
         csum = np.concatenate(([0.0], np.cumsum(prep.relevant(self.level))))
         before = csum[prep.gstart[:-1]] - csum[prep.qstart[prep.gq]]
         g = prep.gid[rows]
         t = prep.pos[rows] - prep.gpos0[g]
         with np.errstate(invalid="ignore", divide="ignore"):
             frac = np.where(m[g] > 1, (r[g] - 1.0) / (m[g] - 1.0), 0.0)
-        term = mean[g] * (before[g] + 1.0 + t * frac) / pos1
-        expected = np.bincount(qi, weights=term, minlength=prep.nq) * norm
-        var = self._variance(prep, rows, g, t, pos1, m, r, before) * norm * norm
+        term = r[g] * (before[g] + 1.0 + t * frac) / (m[g] * pos1)
+        expected = ratio(np.bincount(qi, weights=term, minlength=prep.nq), nrel)
+        # only groups holding both relevant and non-relevant documents can vary
+        idx, local, mixed = select_segments(g, (r > 0) & (r < m))
+        vg = self._variance(local, t[idx], pos1[idx], m[mixed], r[mixed], before[mixed])
+        var = ratio(np.bincount(prep.gq[mixed], weights=vg, minlength=prep.nq), nrel * nrel)
         return Stats(value("policy"), expected, value("pessimistic"), value("optimistic"), var)
 
     @staticmethod
-    def _variance(prep, rows, g, t, pos1, m, r, before) -> np.ndarray:
-        """Exact Var[N+ AP] per query (module docstring)."""
+    def _variance(g, t, pos1, m, r, before) -> np.ndarray:
+        """Exact Var[X] of each group (module docstring), centered.  ``g``: group of each row
+        (0..len(m)-1, rows sorted and each group's rows its leading positions inside the cutoff),
+        ``t``: offset in the group, ``pos1``: rank; ``m``, ``r``, ``before`` per group."""
         ng = len(m)
         w = 1.0 / pos1
         tf = t.astype(np.float64)
@@ -90,29 +102,18 @@ class AP(Measure):
         def gsum(x):
             return np.bincount(g, weights=x, minlength=ng)
 
-        W, Sw2, S1, S2 = gsum(w), gsum(w * w), gsum(tf * w), gsum(tf * w * w)
-        # inclusive cumulative weight inside the group (rows hold each group's leading positions)
+        W, S1, S2 = gsum(w), gsum(tf * w), gsum(tf * w * w)
+        # weight of the pairs holding each position: later weights in the group plus t w_t
         cs = np.cumsum(w)
-        first = np.flatnonzero(np.diff(g, prepend=-1))
+        first = segment_firsts(g)
         base = np.repeat(cs[first] - w[first], np.diff(np.append(first, len(g))))
         D = (W[g] - (cs - base)) + tf * w
-        Q = gsum(D * D) - 2.0 * S2
-        WD = gsum(w * D)
-
-        def mu(j):  # (r)_j / (m)_j, 0 where m < j
-            num = np.ones(ng)
-            den = np.ones(ng)
-            for i in range(j):
-                num *= np.clip(r - i, 0, None)
-                den *= m - i
-            with np.errstate(invalid="ignore", divide="ignore"):
-                return np.where(m >= j, num / np.where(m >= j, den, 1.0), 0.0)
-
-        mu1, mu2, mu3, mu4 = mu(1), mu(2), mu(3), mu(4)
-        ea, eb = mu1 * W, mu2 * S1
-        var_a = mu1 * Sw2 + mu2 * (W * W - Sw2) - ea * ea
-        cov = mu3 * W * S1 + (mu2 - mu3) * WD - ea * eb
-        var_b = mu2 * S2 + mu3 * Q + mu4 * (S1 * S1 - S2 - Q) - eb * eb
-        c = before + 1.0
-        vg = np.maximum(c * c * var_a + 2.0 * c * cov + var_b, 0.0)
-        return np.bincount(prep.gq, weights=vg, minlength=prep.nq)
+        shared = gsum(D * D) - 2.0 * S2
+        disjoint = S1 * S1 - S2 - shared
+        u = (before[g] + 1.0) * w + (r[g] / m[g]) * D
+        cm = central_moments(r, m)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            var_l = np.where(m > 1, r * (m - r) / (m * (m - 1.0)), 0.0) * centered(u, g, ng, m)[1]
+        cov = cm["c3"] * comoment(u, D, g, ng, m)
+        var_q = cm["c22"] * S2 + cm["c211"] * shared + cm["c1111"] * disjoint
+        return var_l + 2.0 * cov + var_q

@@ -1,32 +1,107 @@
-"""Measures as parsed value objects, with one registry.
+"""The measure contract: value objects parsed from strings, one registry, declared hooks.
 
 A measure string is written as ir_measures writes it::
 
     NAME[(param=value[,param=value...])][@cutoff]
 
 e.g. ``nDCG@10``, ``P(rel=2)@5``, ``RBP(p=0.8)``, ``AP``.  Each family declares
-its parameters once (:class:`Param`); that schema drives parsing, validation,
-the canonical string (``parse(str(m)) == m``) and the CLI's list of measures.
+its parameters once (:class:`Param`, with their type and the range or choices
+they accept); that schema drives parsing, validation, the canonical string
+(``parse(str(m)) == m``) and the CLI's list of measures.
+
+Adding a measure family
+-----------------------
+Write one module in ``tierank/measures/`` with a subclass of :class:`Measure`
+(or of :class:`tierank.measures.linear.Linear` for a weighted sum over ranks)
+decorated with :func:`register`, and import it in ``measures/__init__.py``.
+The subclass sets the class attributes (``family``, ``description``, ``schema``,
+``cutoff_required``, ``cutoff_allowed``, ``bounds_refusal``) and implements
+:meth:`Measure.stats`; the other hooks (:meth:`Measure.depth`,
+:meth:`Measure.unjudged_bounds`, :meth:`Measure.residual`,
+:meth:`Measure.validate`) have defaults.  Shared numeric helpers are in
+:mod:`tierank.measures.kernels`.  The brute-force property tests in
+``tests/measures`` then check the new family against its textbook definition.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import TierankInputError
+from ..errors import TierankInputError, quote
+
+#: largest cutoff accepted (positions and cutoffs stay exact in float64 and int64)
+MAX_CUTOFF = 2 ** 53
 
 
 @dataclass(frozen=True)
 class Param:
+    """One parameter of a measure family.
+
+    ``type`` parses the text (``int`` or ``float``); ``low``/``high`` bound the value
+    (exclusive where ``open`` says so: ``"low"``, ``"high"`` or ``"both"``);
+    ``choices`` lists the accepted values instead.  ``None`` as a default means "the
+    evaluation's setting" and is always accepted.
+    """
+
     name: str
     type: type
     default: Any
     description: str
     always_shown: bool = False
+    low: float | None = None
+    high: float | None = None
+    open: str = ""
+    choices: tuple | None = None
+
+    def parse(self, text: str, measure: str) -> Any:
+        """The value of ``text`` for this parameter, or :class:`TierankInputError`."""
+        shown = f"measure {quote(measure)}"
+        grammar = {int: _INT_RE, float: _FLOAT_RE}.get(self.type)
+        try:
+            if grammar is not None and not grammar.fullmatch(text):
+                raise ValueError(text)  # ASCII numbers only: no '1_000', no other scripts' digits
+            value = None if self.type is int and len(text.lstrip("+-").lstrip("0")) > 18 else self.type(text)
+        except ValueError:
+            raise TierankInputError(f"{shown}: parameter {self.name}={quote(text)} is not "
+                                    f"{'an' if self.type is int else 'a'} {self.type.__name__}") from None
+        if value is None:  # too many digits to be in any range a measure accepts
+            raise TierankInputError(f"{shown}: {self.name} must lie in {self.range_text()}, got {quote(text)}")
+        problem = self.check(value)
+        if problem:
+            raise TierankInputError(f"{shown}: {problem}")
+        return value
+
+    def check(self, value: Any) -> str | None:
+        """Why ``value`` is not accepted (a sentence naming the parameter), or None.
+
+        >>> Param("p", float, 0.8, "persistence", low=0, high=1, open="both").check(1.0)
+        'p must lie in (0, 1), got 1.0'
+        """
+        if value is None and self.default is None:
+            return None
+        if self.choices is not None:
+            return None if value in self.choices else f"{self.name} must be one of {self.range_text()}, got {value!r}"
+        lo_open, hi_open = self.open in ("low", "both"), self.open in ("high", "both")
+        bad = isinstance(value, float) and math.isnan(value)
+        bad |= self.low is not None and (value < self.low or (lo_open and value == self.low))
+        bad |= self.high is not None and (value > self.high or (hi_open and value == self.high))
+        return f"{self.name} must lie in {self.range_text()}, got {value!r}" if bad else None
+
+    def range_text(self) -> str:
+        """The accepted values in words, e.g. ``(0, 1)`` or ``any integer``."""
+        if self.choices is not None:
+            return "{" + ", ".join(map(str, self.choices)) + "}"
+        if self.low is None and self.high is None:
+            return f"any {self.type.__name__}"
+        lo = "(" if self.open in ("low", "both") else "["
+        hi = ")" if self.open in ("high", "both") else "]"
+        return f"{lo}{'-inf' if self.low is None else _fmt(self.low)}, {'inf' if self.high is None else _fmt(self.high)}{hi}"
 
 
 @dataclass
@@ -39,16 +114,45 @@ class Stats:
     max: np.ndarray
     var: np.ndarray  # exact variance over tie orderings
 
+    def settled(self) -> "Stats":
+        """Where no tie ordering can change the value, ``expected`` is that one value, bit for bit.
+
+        Such a query has variance exactly 0 (the kernels make every tie group that cannot
+        vary add exactly 0.0) and equal extremal values; its expectation, a different float
+        sum, is then replaced by ``min``.  Requiring both guards against a variance that
+        underflows to 0 for a value that can change (e.g. Success with a 1e-600 chance).
+        """
+        fixed = (self.var == 0.0) & (self.min == self.max)
+        if not fixed.any():
+            return self
+        return replace(self, expected=np.where(fixed, self.min, self.expected))
+
 
 @dataclass(frozen=True)
 class Measure:
-    """Base class of measure families: ``name``, ``params`` (sorted tuple) and ``cutoff``."""
+    """Base class of measure families: ``params`` (sorted tuple of (name, value)) and ``cutoff``.
+
+    Class attributes a family sets:
+
+    ``family``, ``description``
+        name in measure strings and one line for ``tierank measures``;
+    ``schema``
+        its parameters (:class:`Param`);
+    ``cutoff_required``, ``cutoff_allowed``
+        whether ``@k`` must / may be given;
+    ``bounds_refusal``
+        why ``unjudged="bounds"`` is refused for the family (None: supported).
+
+    Hooks (override where the default does not fit): :meth:`stats` (required),
+    :meth:`depth`, :meth:`unjudged_bounds`, :meth:`residual`, :meth:`validate`.
+    """
 
     family: ClassVar[str] = ""
     description: ClassVar[str] = ""
     schema: ClassVar[tuple[Param, ...]] = ()
     cutoff_required: ClassVar[bool] = False
     cutoff_allowed: ClassVar[bool] = True
+    bounds_refusal: ClassVar[str | None] = None
 
     params: tuple[tuple[str, Any], ...] = ()
     cutoff: int | None = None
@@ -68,28 +172,42 @@ class Measure:
     def __repr__(self) -> str:
         return f"Measure({str(self)!r})"
 
+    # -- hooks ---------------------------------------------------------------------------
     def validate(self, text: str) -> None:
-        """Raise :class:`TierankInputError` for parameter values out of range."""
+        """Raise :class:`TierankInputError` for parameter combinations the schema cannot
+        express (each parameter's own range is checked from :attr:`schema` before)."""
 
-    # -- evaluation ------------------------------------------------------------------
-    def compute(self, prep) -> Stats:  # pragma: no cover - abstract
+    def stats(self, prep) -> Stats:  # pragma: no cover - abstract
+        """Per-query :class:`Stats` over the tie orderings of ``prep`` (a
+        :class:`tierank.ties.Prepared`): oblivious value under the policy, exact
+        expectation, min, max and variance.  Variances must be exactly 0 for queries
+        whose value no ordering changes (use :mod:`tierank.measures.kernels`)."""
         raise NotImplementedError
 
-    #: why ``unjudged_bounds`` is refused for this family (None: bounds are supported)
-    bounds_refusal: ClassVar[str | None] = None
+    def depth(self, nrel) -> float | np.ndarray:
+        """Ranks this measure reads (exclusive bound), scalar or per query; ``nrel(level)``
+        gives N+ per query.  Ranks past every measure's depth are dropped before
+        evaluation (whole tie groups kept).  Default: the cutoff (inf without one)."""
+        return self.k
 
     def unjudged_bounds(self, prep, stats: Stats) -> tuple[np.ndarray, np.ndarray]:
         """Attained (lower, upper) per query over tie orderings and every relevance of the
         unjudged retrieved documents.  The default serves measures monotone in relevance with
         no dependence on N+: lower = min with unjudged non-relevant, upper = max with unjudged
-        relevant."""
+        relevant.  Families set :attr:`bounds_refusal` where no such bound exists."""
         if self.bounds_refusal:
             raise TierankInputError(f"--unjudged bounds: no valid bound for {self}: {self.bounds_refusal}")
         return stats.min, self.compute(prep.assuming_unjudged_relevant()).max
 
-    def depth(self, nrel) -> float | np.ndarray:
-        """Ranks this measure reads (exclusive bound), scalar or per query; ``nrel(level)`` gives N+."""
-        return self.k
+    def residual(self, prep) -> np.ndarray | None:
+        """Per-query residual (the weight the unjudged and unretrieved documents could add),
+        reported with ``unjudged="bounds"``; None (the default) when the family has none."""
+        return None
+
+    # -- engine --------------------------------------------------------------------------
+    def compute(self, prep) -> Stats:
+        """:meth:`stats`, settled (:meth:`Stats.settled`).  What the engine calls."""
+        return self.stats(prep).settled()
 
     @property
     def level(self) -> int | None:
@@ -111,11 +229,25 @@ REGISTRY: dict[str, type[Measure]] = {}
 
 
 def register(cls: type[Measure], aliases: tuple[str, ...] = ()) -> type[Measure]:
-    for name in (cls.family, *aliases):
+    """Add a family (and optional alias names) to :data:`REGISTRY`; a name already taken by
+    another class is a programming error (``ValueError``)."""
+    names = (cls.family, *aliases)
+    if not cls.family or not all(_NAME_RE.fullmatch(n) for n in names):
+        raise ValueError(f"measure class {cls.__name__}: names {names!r} must match {_NAME_RE.pattern}")
+    for name in names:
+        taken = REGISTRY.get(name)
+        if taken is not None and taken is not cls:
+            raise ValueError(f"measure name {name!r} of {cls.__module__}.{cls.__qualname__} is already "
+                             f"registered by {taken.__module__}.{taken.__qualname__}")
+    for name in names:
         REGISTRY[name] = cls
     return cls
 
 
+_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+_FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|infinity|nan)",
+                       re.IGNORECASE)
 _MEASURE_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*(?:@\s*([^\s]+))?\s*$")
 
 
@@ -134,42 +266,75 @@ def parse_measure(text: "str | Measure") -> Measure:
     Traceback (most recent call last):
     ...
     tierank.errors.TierankInputError: measure 'P@0': cutoff must be a positive integer, got '0'
+    >>> parse_measure("P@99999999999999999999")
+    Traceback (most recent call last):
+    ...
+    tierank.errors.TierankInputError: measure 'P@99999999999999999999': cutoff must be at most 9007199254740992
     """
     if isinstance(text, Measure):
         return text
+    shown = quote(text)
     m = _MEASURE_RE.match(str(text))
     if not m:
-        raise TierankInputError(f"measure {text!r}: not of the form NAME[(param=value,...)][@k]")
+        raise TierankInputError(f"measure {shown}: not of the form NAME[(param=value,...)][@k]")
     name, args, cut = m.groups()
     cls = REGISTRY.get(name)
     if cls is None:
-        raise TierankInputError(f"unknown measure {name!r} in {text!r}; supported: {', '.join(supported())}")
+        raise TierankInputError(f"unknown measure {quote(name)} in {shown}; supported: {', '.join(supported())}")
     values = {p.name: p.default for p in cls.schema}
+    given = set()
     if args is not None and args.strip():
         for item in args.split(","):
             if "=" not in item:
-                raise TierankInputError(f"measure {text!r}: parameter {item.strip()!r} is not name=value")
+                raise TierankInputError(f"measure {shown}: parameter {quote(item.strip())} is not name=value")
             k, v = (x.strip() for x in item.split("=", 1))
             spec = next((p for p in cls.schema if p.name == k), None)
             if spec is None:
                 accepted = ", ".join(p.name for p in cls.schema) or "none"
-                raise TierankInputError(f"measure {text!r}: unknown parameter {k!r}; accepted: {accepted}")
-            try:
-                values[k] = spec.type(v) if spec.type is not int else int(v)
-            except ValueError:
-                raise TierankInputError(f"measure {text!r}: parameter {k}={v!r} is not a {spec.type.__name__}") from None
+                raise TierankInputError(f"measure {shown}: unknown parameter {quote(k)}; accepted: {accepted}")
+            if k in given:
+                raise TierankInputError(f"measure {shown}: parameter {k} is given twice")
+            given.add(k)
+            values[k] = spec.parse(v, text)
     cutoff = None
     if cut is not None:
         if not cls.cutoff_allowed:
-            raise TierankInputError(f"measure {text!r}: {name} takes no cutoff")
-        if not re.fullmatch(r"\d+", cut) or int(cut) <= 0:
-            raise TierankInputError(f"measure {text!r}: cutoff must be a positive integer, got {cut!r}")
+            raise TierankInputError(f"measure {shown}: {name} takes no cutoff")
+        if not re.fullmatch(r"[0-9]+", cut) or not cut.strip("0"):
+            raise TierankInputError(f"measure {shown}: cutoff must be a positive integer, got {quote(cut)}")
+        if len(cut.lstrip("0")) > len(str(MAX_CUTOFF)) or int(cut) > MAX_CUTOFF:
+            raise TierankInputError(f"measure {shown}: cutoff must be at most {MAX_CUTOFF}")
         cutoff = int(cut)
     elif cls.cutoff_required:
-        raise TierankInputError(f"measure {text!r}: {name} needs a cutoff, e.g. {name}@10")
+        raise TierankInputError(f"measure {shown}: {name} needs a cutoff, e.g. {name}@10")
     measure = cls(params=tuple(sorted(values.items())), cutoff=cutoff)
     measure.validate(text)
     return measure
+
+
+def parse_measures(texts: "Iterable[str | Measure]") -> list[Measure]:
+    """Parse every measure string of ``texts`` (see :func:`parse_measure`); the errors of all the bad
+    ones are reported together in one :class:`TierankInputError`.  Duplicates are removed, order kept.
+
+    >>> parse_measures(["P@5", "RR", "P@5", "P(rel=1)@5"])
+    [Measure('P@5'), Measure('RR'), Measure('P(rel=1)@5')]
+    >>> try:
+    ...     parse_measures(["P@0", "RR", "Nope"])
+    ... except TierankInputError as e:
+    ...     for problem in e.problems:
+    ...         print(problem)
+    measure 'P@0': cutoff must be a positive integer, got '0'
+    unknown measure 'Nope' in 'Nope'; supported: AP, F1, Hits, Judged, nDCG, P, R, RBP, Rprec, RR, Success
+    """
+    parsed, errors = [], []
+    for m in texts:
+        try:
+            parsed.append(parse_measure(m))
+        except TierankInputError as e:
+            errors.extend(e.problems)
+    if errors:
+        raise TierankInputError(errors)
+    return list(dict.fromkeys(parsed))
 
 
 def supported() -> list[str]:

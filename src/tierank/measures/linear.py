@@ -1,7 +1,7 @@
-r"""Measures that are weighted sums over ranked positions: P, R, F1, Hits, Rprec, nDCG, RBP.
+r"""Measures that are weighted sums over ranked positions: P, R, F1, Hits, Judged, Rprec, nDCG, RBP.
 
-Each is :math:`M = \sum_i w_i\, a_{\pi(i)}` with position weights :math:`w_i`
-(zero past the cutoff, normaliser folded in) and document values :math:`a`
+Each is :math:`M = \sum_i w_i\, a_{\pi(i)} / Z` with position weights :math:`w_i`
+(zero past the cutoff), a per-query normaliser :math:`Z` and document values :math:`a`
 (binary relevance or graded gain).  Inside a tie group :math:`G` of size
 :math:`m` the documents are uniformly permuted over the group's positions, so
 
@@ -9,9 +9,16 @@ Each is :math:`M = \sum_i w_i\, a_{\pi(i)}` with position weights :math:`w_i`
   :math:`E[M] = \sum_G \bar a_G \sum_{i \in G} w_i`;
 * variance, exact, groups being independent (the variance of a linear
   permutation statistic, Hoeffding 1951):
-  :math:`Var[M] = \sum_{G, m>1} \frac{1}{m-1}\sum_{d\in G}(a_d-\bar a_G)^2 \sum_{i\in G}(w_i-\bar w_G)^2`;
+  :math:`Var[M] = \sum_{G, m>1} \frac{1}{m-1}\sum_{d\in G}(a_d-\bar a_G)^2 \sum_{i\in G}(w_i-\bar w_G)^2`,
+  both sums of squared deviations computed about the group's own values
+  (:mod:`tierank.measures.kernels`), so a group of equal values or equal weights
+  adds exactly 0;
 * max / min: the optimistic / pessimistic arrangement (weights are non-increasing
   in rank, so the rearrangement inequality makes them extremal).
+
+A family gives position weights :meth:`Linear.weights` and, for a ratio, the per-query
+:meth:`Linear.denominator` :math:`Z`: sums are divided once at the end, so ratios of counts
+(P, R, F1, Rprec, Judged) are one division of exact integer counts.
 """
 
 from __future__ import annotations
@@ -19,24 +26,14 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Measure, Param, Stats, register
+from .kernels import centered, group_moments, ratio, select_segments
 
-REL = Param("rel", int, None, "minimum grade counted relevant (default: the evaluation's rel, 1)")
-
-
-def _group_moments(prep, kind: str, level: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Per tie group: mean of the document values and their sum of squared deviations."""
-    key = ("moments", kind, level if kind == "rel" else None)
-    if key not in prep._cache:
-        a = prep.doc_values(kind, level).astype(np.float64)
-        m = prep.gsize.astype(np.float64)
-        s1 = prep.group_sum(a)
-        s2 = prep.group_sum(a * a)
-        prep._cache[key] = (s1 / m, np.maximum(s2 - s1 * s1 / m, 0.0))
-    return prep._cache[key]
+REL = Param("rel", int, None, "minimum grade counted relevant (default: the evaluation's rel, 1)",
+            low=-2 ** 53, high=2 ** 53)
 
 
 class Linear(Measure):
-    """Base of the positional-sum measures."""
+    """Base of the positional-sum measures: ``sum_i weights_i * value_i / denominator``."""
 
     kind = "rel"  # document value: binary "rel", "judged", or graded "gain"
 
@@ -44,7 +41,13 @@ class Linear(Measure):
         return self.k
 
     def weights(self, prep, rows: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        """Weight of each position in ``rows`` (positions inside the cutoff)."""
         raise NotImplementedError
+
+    def denominator(self, prep) -> np.ndarray | float | None:
+        """Per-query divisor applied once to the weighted sums (0 or less: the value is 0);
+        None for none."""
+        return None
 
     def rows(self, prep) -> np.ndarray:
         k = self.cutoff_per_query(prep)
@@ -52,26 +55,30 @@ class Linear(Measure):
             return np.flatnonzero(prep.pos < k) if np.isfinite(k) else np.arange(prep.n)
         return np.flatnonzero(prep.pos < k[prep.qi])
 
-    def compute(self, prep) -> Stats:
+    def stats(self, prep) -> Stats:
         rows = self.rows(prep)
         w = self.weights(prep, rows)
         qi = prep.qi[rows]
+        g = prep.gid[rows]
+        m = prep.gsize.astype(np.float64)
+        den = self.denominator(prep)
+
+        def scale(x, power=1):
+            return x if den is None else ratio(x, np.broadcast_to(den, x.shape) ** power)
 
         def value(which: str) -> np.ndarray:
             a = prep.arrangement(which, self.kind, self.level)[rows]
-            return np.bincount(qi, weights=w * a, minlength=prep.nq)
+            return scale(np.bincount(qi, weights=w * a, minlength=prep.nq))
 
-        mean, ss = _group_moments(prep, self.kind, self.level)
-        g = prep.gid[rows]
-        expected = np.bincount(qi, weights=w * mean[g], minlength=prep.nq)
-        ng = len(prep.gsize)
-        m = prep.gsize.astype(np.float64)
-        sw = np.bincount(g, weights=w, minlength=ng)
-        sw2 = np.bincount(g, weights=w * w, minlength=ng)
-        ssw = np.maximum(sw2 - sw * sw / m, 0.0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            vg = np.where(m > 1, ss * ssw / (m - 1), 0.0)
-        var = np.bincount(prep.gq, weights=vg, minlength=prep.nq)
+        s1, ss_a = group_moments(prep, self.kind, self.level)
+        sw = np.bincount(g, weights=w, minlength=len(m))
+        # E: per group (sum of values) x (sum of weights) / m, exact counts stay exact
+        expected = scale(np.bincount(prep.gq, weights=s1 * sw / m, minlength=prep.nq))
+        # Var: only groups whose values differ (ss_a > 0, so m > 1) can add to it
+        idx, local, vg_ids = select_segments(g, ss_a > 0)
+        _, ss_w = centered(w[idx], local, len(vg_ids), m[vg_ids])
+        vg = ss_a[vg_ids] * ss_w / (m[vg_ids] - 1.0)
+        var = scale(np.bincount(prep.gq[vg_ids], weights=vg, minlength=prep.nq), power=2)
         return Stats(value("policy"), expected, value("pessimistic"), value("optimistic"), var)
 
 
@@ -92,13 +99,18 @@ def _filled_counts(prep, k: float, level, priority: tuple[str, str, str]) -> tup
     return h, u
 
 
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
-
-
-def _safe_inv(x: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore"):
-        return np.where(x > 0, 1.0 / np.where(x > 0, x, 1.0), 0.0)
+def _hits_ratio_bounds(prep, k: float, level, scale: float, offset: float) -> tuple[np.ndarray, np.ndarray]:
+    """Attained (lower, upper) per query of ``scale * h / (offset + N+)``, h the relevant documents in
+    the top k (R: scale 1, offset 0; F1: scale 2, offset k), over tie orderings and every relevance of
+    the unjudged documents, which join N+ when assumed relevant.  Upper: unjudged in the top k
+    relevant, the others not, groups filling relevant > unjudged > non-relevant.  Lower: unjudged in
+    the top k non-relevant, those below relevant (they only raise N+), groups filling non-relevant >
+    unjudged > relevant.  Counts are exact integers in float64, so the order of the sums is immaterial."""
+    n_plus, big_u = prep.nrel(level), prep.qlen - prep.qjudged
+    h, u = _filled_counts(prep, k, level, ("rel", "unj", "non"))
+    upper = ratio(scale * (h + u), offset + (n_plus + u))
+    h, u = _filled_counts(prep, k, level, ("non", "unj", "rel"))
+    return ratio(scale * h, offset + (n_plus + big_u - u)), upper
 
 
 @register
@@ -111,7 +123,10 @@ class P(Linear):
     cutoff_required = True
 
     def weights(self, prep, rows):
-        return np.full(len(rows), 1.0 / self.cutoff)
+        return np.ones(len(rows))
+
+    def denominator(self, prep):
+        return float(self.cutoff)
 
 
 @register
@@ -123,18 +138,14 @@ class R(Linear):
     schema = (REL,)
 
     def weights(self, prep, rows):
-        return _safe_inv(prep.nrel(self.level))[prep.qi[rows]]
+        return np.ones(len(rows))
+
+    def denominator(self, prep):
+        return prep.nrel(self.level)
 
     def unjudged_bounds(self, prep, stats):
-        """R = h / N+ where unjudged documents assumed relevant join N+.  Upper: unjudged in the
-        top k relevant, the others not, groups filling relevant > unjudged > non-relevant.
-        Lower: unjudged in the top k non-relevant, those below relevant (they only raise N+),
-        groups filling non-relevant > unjudged > relevant."""
-        n_plus, big_u = prep.nrel(self.level), prep.qlen - prep.qjudged
-        h, u = _filled_counts(prep, self.k, self.level, ("rel", "unj", "non"))
-        upper = _ratio(h + u, n_plus + u)
-        h, u = _filled_counts(prep, self.k, self.level, ("non", "unj", "rel"))
-        return _ratio(h, n_plus + big_u - u), upper
+        """R = h / N+ (:func:`_hits_ratio_bounds`)."""
+        return _hits_ratio_bounds(prep, self.k, self.level, scale=1.0, offset=0.0)
 
 
 @register
@@ -147,15 +158,14 @@ class F1(Linear):
     cutoff_required = True
 
     def weights(self, prep, rows):
-        return 2.0 / (self.cutoff + prep.nrel(self.level)[prep.qi[rows]])
+        return np.full(len(rows), 2.0)
+
+    def denominator(self, prep):
+        return self.cutoff + prep.nrel(self.level)
 
     def unjudged_bounds(self, prep, stats):
-        """As for R, with F1 = 2h / (k + N+)."""
-        n_plus, big_u, k = prep.nrel(self.level), prep.qlen - prep.qjudged, self.cutoff
-        h, u = _filled_counts(prep, k, self.level, ("rel", "unj", "non"))
-        upper = _ratio(2.0 * (h + u), k + n_plus + u)
-        h, u = _filled_counts(prep, k, self.level, ("non", "unj", "rel"))
-        return _ratio(2.0 * h, k + n_plus + big_u - u), upper
+        """F1 = 2h / (k + N+) (:func:`_hits_ratio_bounds`)."""
+        return _hits_ratio_bounds(prep, self.cutoff, self.level, scale=2.0, offset=float(self.cutoff))
 
 
 @register
@@ -180,7 +190,10 @@ class Judged(Linear):
     cutoff_required = True
 
     def weights(self, prep, rows):
-        return 1.0 / np.minimum(self.cutoff, prep.qlen[prep.qi[rows]])
+        return np.ones(len(rows))
+
+    def denominator(self, prep):
+        return np.minimum(self.cutoff, prep.qlen)
 
 
 @register
@@ -200,7 +213,10 @@ class Rprec(Linear):
         return nrel(self.level)
 
     def weights(self, prep, rows):
-        return _safe_inv(prep.nrel(self.level))[prep.qi[rows]]
+        return np.ones(len(rows))
+
+    def denominator(self, prep):
+        return prep.nrel(self.level)
 
 
 @register
@@ -209,12 +225,7 @@ class RBP(Linear):
 
     family = "RBP"
     description = "rank-biased precision (1-p) sum_i p^(i-1) rel_i, binary relevance"
-    schema = (Param("p", float, 0.8, "persistence", always_shown=True), REL)
-
-    def validate(self, text):
-        from ..errors import TierankInputError
-        if not 0.0 < self.param("p") < 1.0:
-            raise TierankInputError(f"measure {text!r}: p must lie in (0, 1), got {self.param('p')}")
+    schema = (Param("p", float, 0.8, "persistence", always_shown=True, low=0.0, high=1.0, open="both"), REL)
 
     def weights(self, prep, rows):
         p = self.param("p")
@@ -261,5 +272,7 @@ class nDCG(Linear):
                       "assumption bounds it (Yang, Moffat & Turpin, sec. 2)")
 
     def weights(self, prep, rows):
-        norm = _safe_inv(idcg(prep, self.k))
-        return norm[prep.qi[rows]] / np.log2(prep.pos[rows] + 2.0)
+        return 1.0 / np.log2(prep.pos[rows] + 2.0)
+
+    def denominator(self, prep):
+        return idcg(prep, self.k)

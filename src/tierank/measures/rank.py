@@ -9,8 +9,10 @@ ranked above it, the offset :math:`t` of the first relevant document inside
 
 which gives (McSherry & Najork 2008; Yang et al. 2026, App. C, eqs. 18-22, in
 an equivalent form) :math:`E[RR@k] = \sum_{t \le k-c-1} P(t)/(c+t+1)`, and the
-exact variance from :math:`E[RR^2]` the same way.  Success@k is Bernoulli with
-:math:`P = 1 - \binom{m-r}{s}/\binom{m}{s}`, :math:`s = \min(m, k - c)`.
+exact variance as :math:`\sum_t P(t) (RR_t - E[RR])^2` (centered: exactly 0 when
+the group is all relevant or lies past the cutoff).  Success@k is Bernoulli with
+:math:`P = 1 - \binom{m-r}{s}/\binom{m}{s}`, :math:`s = \min(m, k - c)`, variance
+:math:`P \cdot (1 - P)` with :math:`1 - P` the probability itself, not a difference.
 Binomials are evaluated in log space from one log-factorial table.
 """
 
@@ -19,15 +21,10 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Measure, Stats, register
-from .linear import REL, _group_moments
+from .kernels import group_counts, log_factorials, segment_firsts
+from .linear import REL
 
-
-def log_factorials(n: int) -> np.ndarray:
-    """``lf[i] = log(i!)`` for i = 0..n."""
-    lf = np.zeros(n + 1)
-    if n > 0:
-        np.cumsum(np.log(np.arange(1, n + 1, dtype=np.float64)), out=lf[1:])
-    return lf
+__all__ = ["RR", "Success", "first_relevant_rank", "first_relevant_group"]
 
 
 def first_relevant_rank(prep, seq: np.ndarray) -> np.ndarray:
@@ -43,11 +40,10 @@ def first_relevant_rank(prep, seq: np.ndarray) -> np.ndarray:
 
 def first_relevant_group(prep, level=None):
     """Per query with a relevant document: (query, group size m, relevant r, rank offset c)."""
-    mean, _ = _group_moments(prep, "rel", level)
-    r_g = np.rint(mean * prep.gsize).astype(np.int64)
+    r_g = group_counts(prep, "rel", level)
     gidx = np.flatnonzero(r_g > 0)
     gq = prep.gq[gidx]
-    first = np.flatnonzero(np.diff(gq, prepend=-1))
+    first = segment_firsts(gq)
     g = gidx[first]
     return gq[first], prep.gsize[g].astype(np.int64), r_g[g], prep.gpos0[g].astype(np.int64)
 
@@ -58,7 +54,7 @@ class _FirstRelevant(Measure):
     def of_rank(self, rank: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def compute(self, prep) -> Stats:
+    def stats(self, prep) -> Stats:
         vals = [self.of_rank(first_relevant_rank(prep, prep.arrangement(w, "rel", self.level)))
                 for w in ("policy", "pessimistic", "optimistic")]
         e, v = self.moments(prep)
@@ -77,7 +73,7 @@ class RR(_FirstRelevant):
 
     def moments(self, prep):
         e = np.zeros(prep.nq)
-        e2 = np.zeros(prep.nq)
+        var = np.zeros(prep.nq)
         q, m, r, c = first_relevant_group(prep, self.level)
         if len(q):
             kk = np.minimum(self.k, np.iinfo(np.int64).max // 2)
@@ -92,9 +88,15 @@ class RR(_FirstRelevant):
                 logp = (lf[mm - t - 1] - lf[rr - 1] - lf[mm - t - rr]) - (lf[mm] - lf[rr] - lf[mm - rr])
                 p = np.exp(logp)
                 inv = 1.0 / (cc + t + 1.0)
-                e = np.bincount(q[rep], weights=p * inv, minlength=prep.nq)
-                e2 = np.bincount(q[rep], weights=p * inv * inv, minlength=prep.nq)
-        return e, np.maximum(e2 - e * e, 0.0)
+                n = len(q)
+                eq = np.bincount(rep, weights=p * inv, minlength=n)
+                # offsets past the cutoff score 0: their probability is 1 - P(T <= u), exactly 0
+                # when every offset is inside the cutoff
+                inside = np.bincount(rep, weights=p, minlength=n)
+                past = np.where(u >= m - r, 0.0, np.clip(1.0 - inside, 0.0, None))
+                vq = np.bincount(rep, weights=p * (inv - eq[rep]) ** 2, minlength=n) + past * eq * eq
+                e[q], var[q] = eq, vq
+        return e, var
 
 
 @register
@@ -109,6 +111,7 @@ class Success(_FirstRelevant):
 
     def moments(self, prep):
         e = np.zeros(prep.nq)
+        var = np.zeros(prep.nq)
         q, m, r, c = first_relevant_group(prep, self.level)
         if len(q):
             s = np.clip(np.minimum(m.astype(np.float64), self.k - c), 0, None).astype(np.int64)
@@ -116,6 +119,7 @@ class Success(_FirstRelevant):
             none_ok = s <= m - r  # possible that the first s positions hold no relevant doc
             ss = np.where(none_ok, s, 0)
             p_none = np.exp(lf[m - r] - lf[np.where(none_ok, m - r - ss, 0)] - lf[m] + lf[m - ss])
-            p = np.where(s <= 0, 0.0, np.where(none_ok, 1.0 - p_none, 1.0))
-            e[q] = p
-        return e, e * (1.0 - e)
+            p_none = np.where(s <= 0, 1.0, np.where(none_ok, p_none, 0.0))
+            e[q] = 1.0 - p_none
+            var[q] = (1.0 - p_none) * p_none
+        return e, var

@@ -1,10 +1,15 @@
 """Figures and self-contained HTML reports of tie-aware evaluations.
 
 :mod:`.plots` draws matplotlib figures (cutoff curves, system ranges,
-precision sweeps, tie structure) and saves them atomically; :mod:`.html`
-renders one-file HTML reports with the figures embedded.  matplotlib is
-imported only when a figure is drawn (``pip install matplotlib``), so
-importing this package, like ``import tierank``, does not need it.
+precision sweeps, tie structure) and saves them atomically; :mod:`.page` is
+the kit of one-file HTML pages (tables, embedded figures, sections) and
+:mod:`.html` builds the reports of tierank's results with it;
+:mod:`.terminal` lays out the command line's tables.  The numbers come from
+:mod:`tierank.analysis` (e.g. the cutoff curves from
+:mod:`tierank.analysis.cutoff`, re-exported here); nothing here evaluates.
+matplotlib is imported only when a figure is drawn (``pip install
+"tierank[report]"``), so importing this package, like ``import tierank``, does not
+need it.
 
 Typical use::
 
@@ -18,13 +23,15 @@ Typical use::
     save_figure(plot_cutoff(curves), "ndcg-cutoff")   # ndcg-cutoff.png, ndcg-cutoff.svg
 """
 
-from .html import FigureBlock, Section, Table, compare_report, eval_report, render_report, sweep_report, write_report
-from .plots import (CurveSeries, CutoffCurves, MissingMatplotlib, cutoff_curves, figure_bytes, plot_cutoff,
-                    plot_ranges, plot_sweep, plot_tie_structure, save_figure, tie_ccdf, tie_group_sizes)
+from ..analysis.cutoff import CurveSeries, CutoffCurves, cutoff_curves
+from .html import compare_report, eval_report, rerank_report, sweep_report, write_report
+from .page import FigureBlock, Section, Table, render_report
+from .plots import (MissingMatplotlib, figure_bytes, plot_cutoff, plot_ranges, plot_sweep, plot_tie_structure,
+                    save_figure, tie_ccdf, tie_group_sizes)
 
 __all__ = [
     "CurveSeries", "CutoffCurves", "cutoff_curves", "plot_cutoff", "plot_ranges", "plot_sweep", "tie_group_sizes",
     "tie_ccdf", "plot_tie_structure", "figure_bytes", "save_figure", "MissingMatplotlib",
     "Section", "Table", "FigureBlock", "render_report", "eval_report", "sweep_report", "compare_report",
-    "write_report",
+    "rerank_report", "write_report",
 ]

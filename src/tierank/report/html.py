@@ -1,14 +1,6 @@
-"""Self-contained HTML reports: one file, inline CSS, figures embedded, no network needed.
+"""HTML reports of tierank's results, built with the page kit of :mod:`tierank.report.page`.
 
-A report is a title and a list of :class:`Section` s; a section has a heading,
-optional paragraphs, figures (:class:`FigureBlock`: a matplotlib figure, PNG
-bytes or SVG text, embedded as a ``data:image/png;base64`` URI or inline
-``<svg>``) and tables (:class:`Table`: records and a column order; floats are
-written with 4 decimals, None and NaN as ``-``).  All text is escaped with
-:func:`html.escape`; the page loads no script, style sheet, font or image
-from anywhere.
-
-Builders for tierank's results:
+Builders:
 
 * :func:`eval_report`: an :class:`~tierank.EvalResult` (aggregate table and
   figure, tie summary, the most tie-affected queries, optional cutoff curves);
@@ -18,271 +10,30 @@ Builders for tierank's results:
   that ``tierank rerank -o DIR`` writes, or a
   :class:`~tierank.hps.protocol.ProtocolResult`).
 
-:func:`write_report` writes a page atomically.
-
-Examples
---------
->>> page = render_report("Demo", [Section("Numbers", paragraphs=["x < y"],
-...                                        tables=[Table([{"name": "a", "v": 0.5, "w": None}])])])
->>> '<td>a</td><td class="num">0.5000</td><td class="num">-</td>' in page and "x &lt; y" in page
-True
+Each returns one self-contained page (a string); :func:`write_report` writes a page
+atomically.  The kit (:class:`Table`, :class:`FigureBlock`, :class:`Section`,
+:func:`render_report`, :func:`format_value`) is re-exported here; see
+:mod:`tierank.report.page` for its use.
 """
 
 from __future__ import annotations
 
-import base64
 import math
 import os
-import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from html import escape
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import numpy as np
+from .page import CSS, FigureBlock, Section, Table, format_value, render_report  # noqa: F401  (re-exported)
+from .page import p_value as _p_value
+from .page import percent as _pct
 
 #: Rows of the per-query table in :func:`eval_report` by default.
 PER_QUERY_ROWS = 20
 
 
-@dataclass(frozen=True)
-class Table:
-    """A table of records.
-
-    Attributes
-    ----------
-    records : sequence of mappings
-    columns : sequence of str, optional
-        Column order (default: the keys of the first record, then new keys as met).
-    caption : str, optional
-    labels : mapping of str -> str, optional
-        Header text per column (default: the column name).
-    formats : mapping of str -> callable, optional
-        Per-column formatter (value -> str, escaped afterwards); the default writes
-        floats with 4 decimals, None/NaN as ``-``, booleans as yes/no.
-    max_rows : int, optional
-        Show at most this many rows and say how many were left out.
-    row_classes : sequence of str or None, optional
-        A CSS class per record (``"flag"`` highlights a row).
-    collapsed : bool
-        Wrap the table in a closed ``<details>`` element (caption as its summary).
-    """
-
-    records: Sequence[Mapping]
-    columns: Sequence[str] | None = None
-    caption: str | None = None
-    labels: Mapping[str, str] | None = None
-    formats: Mapping[str, Callable] | None = None
-    max_rows: int | None = None
-    row_classes: Sequence[str | None] | None = None
-    collapsed: bool = False
-
-
-@dataclass(frozen=True)
-class FigureBlock:
-    """A figure to embed.
-
-    Attributes
-    ----------
-    figure : matplotlib Figure, bytes (PNG) or str (SVG text)
-    caption : str, optional
-    alt : str, optional
-        Alternative text (default: the caption).
-    format : {"png", "svg"}
-        How a matplotlib figure is embedded: base64 PNG (default) or inline SVG.
-    """
-
-    figure: object
-    caption: str | None = None
-    alt: str | None = None
-    format: str = "png"
-
-
-@dataclass(frozen=True)
-class Section:
-    """A heading with paragraphs, figures and tables (rendered in that order)."""
-
-    heading: str
-    paragraphs: Sequence[str] = ()
-    tables: Sequence[Table] = ()
-    figures: Sequence[FigureBlock] = ()
-
-
-CSS = """
-:root { --fg: #1d1d1f; --muted: #5f6368; --line: #d9dce1; --head: #f3f4f6; --flag: #fff4d6; --accent: #1f5fa8; }
-* { box-sizing: border-box; }
-body { font: 15px/1.5 -apple-system, BlinkMacSystemFont, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
-       color: var(--fg); margin: 0; background: #fff; }
-main { max-width: 1080px; margin: 0 auto; padding: 28px 24px 64px; }
-h1 { font-size: 1.6em; margin: 0 0 4px; }
-h2 { font-size: 1.22em; margin: 36px 0 10px; padding-bottom: 4px; border-bottom: 2px solid var(--line); }
-p { margin: 6px 0 10px; }
-.meta { color: var(--muted); font-size: 0.9em; }
-nav { margin: 10px 0 0; font-size: 0.92em; }
-nav a { color: var(--accent); text-decoration: none; margin-right: 14px; }
-figure { margin: 14px 0 18px; }
-figure img, figure svg { max-width: 100%; height: auto; display: block; border: 1px solid var(--line);
-                         border-radius: 4px; }
-figcaption, caption, summary { color: var(--muted); font-size: 0.88em; text-align: left; padding: 4px 0; }
-summary { cursor: pointer; }
-.tablewrap { overflow-x: auto; margin: 10px 0 18px; }
-table { border-collapse: collapse; font-size: 0.88em; font-variant-numeric: tabular-nums; }
-th, td { padding: 3px 10px; border-bottom: 1px solid var(--line); white-space: nowrap; }
-th { background: var(--head); text-align: left; position: sticky; top: 0; }
-td.num { text-align: right; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
-tr.flag td { background: var(--flag); }
-.more { color: var(--muted); font-size: 0.85em; }
-"""
-
-
-# --------------------------------------------------------------------------------------------
-# rendering
-
-
-def _is_num(v) -> bool:
-    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
-
-
-def format_value(v) -> str:
-    """Default cell text: floats with 4 decimals, None/NaN as ``-``, booleans as yes/no.
-
-    Examples
-    --------
-    >>> [format_value(v) for v in (0.123456, -1e-9, None, float("nan"), 3, True, "a")]
-    ['0.1235', '0.0000', '-', '-', '3', 'yes', 'a']
-    """
-    if v is None:
-        return "-"
-    if isinstance(v, (bool, np.bool_)):
-        return "yes" if v else "no"
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    if isinstance(v, (float, np.floating)):
-        v = float(v)
-        if math.isnan(v):
-            return "-"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        text = f"{v:.4f}"
-        return "0.0000" if text == "-0.0000" else text
-    return str(v)
-
-
-def _p_value(x) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "-"
-    return "<1e-4" if x < 1e-4 else f"{x:.4f}"
-
-
-def _pct(x) -> str:
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.2f}%"
-
-
-def _render_table(t: Table) -> str:
-    records = list(t.records)
-    cols = list(t.columns) if t.columns is not None else list(dict.fromkeys(k for r in records for k in r))
-    labels = dict(t.labels or {})
-    formats = dict(t.formats or {})
-    shown = records if t.max_rows is None else records[: max(int(t.max_rows), 0)]
-    classes = list(t.row_classes) if t.row_classes is not None else [None] * len(records)
-    out = ["<table>"]
-    if t.caption and not t.collapsed:
-        out.append(f"<caption>{escape(t.caption)}</caption>")
-    out.append("<thead><tr>" + "".join(f"<th>{escape(str(labels.get(c, c)))}</th>" for c in cols)
-               + "</tr></thead><tbody>")
-    for i, r in enumerate(shown):
-        cls = classes[i] if i < len(classes) else None
-        cells = []
-        for c in cols:
-            v = r.get(c)
-            text = formats[c](v) if c in formats else format_value(v)
-            num = _is_num(v) or v is None
-            cells.append(f'<td class="num">{escape(text)}</td>' if num else f"<td>{escape(text)}</td>")
-        attr = f' class="{escape(cls)}"' if cls else ""
-        out.append(f"<tr{attr}>" + "".join(cells) + "</tr>")
-    out.append("</tbody></table>")
-    html = '<div class="tablewrap">' + "".join(out)
-    if len(shown) < len(records):
-        html += f'<p class="more">showing {len(shown)} of {len(records)} rows</p>'
-    html += "</div>"
-    if t.collapsed:
-        html = f"<details><summary>{escape(t.caption or 'table')}</summary>{html}</details>"
-    return html
-
-
-_SVG_DROP = (re.compile(r"<\?xml[^>]*\?>\s*"), re.compile(r"<!DOCTYPE[^>]*>\s*", re.I),
-             re.compile(r"<metadata>.*?</metadata>\s*", re.S), re.compile(r'\s+xmlns(:\w+)?="[^"]*"'))
-
-
-def _inline_svg(svg: str) -> str:
-    """SVG text made safe to inline: no XML prolog, doctype, metadata or namespace URLs (HTML5 needs none)."""
-    for pat in _SVG_DROP:
-        svg = pat.sub("", svg)
-    return svg.strip()
-
-
-def _render_figure(f: FigureBlock) -> str:
-    fig, alt = f.figure, f.alt if f.alt is not None else (f.caption or "figure")
-    if isinstance(fig, (bytes, bytearray)):
-        body = f'<img alt="{escape(alt)}" src="data:image/png;base64,{base64.b64encode(bytes(fig)).decode("ascii")}">'
-    elif isinstance(fig, str):
-        body = _inline_svg(fig)
-    else:
-        from .plots import figure_bytes
-
-        if f.format == "svg":
-            body = _inline_svg(figure_bytes(fig, "svg").decode("utf-8"))
-        else:
-            data = base64.b64encode(figure_bytes(fig, "png")).decode("ascii")
-            body = f'<img alt="{escape(alt)}" src="data:image/png;base64,{data}">'
-    cap = f"<figcaption>{escape(f.caption)}</figcaption>" if f.caption else ""
-    return f"<figure>{body}{cap}</figure>"
-
-
-def _anchor(i: int, heading: str) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")[:40]
-    return f"s{i}-{slug}" if slug else f"s{i}"
-
-
-def render_report(title: str, sections: Sequence[Section], *, subtitle: str | None = None) -> str:
-    """One self-contained HTML page.
-
-    Parameters
-    ----------
-    title : str
-    sections : sequence of Section
-    subtitle : str, optional
-        A muted line under the title (e.g. the inputs).
-
-    Returns
-    -------
-    str
-        The page: inline CSS, figures embedded, every text escaped.
-    """
-    parts = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-             '<meta name="generator" content="tierank">',
-             f"<title>{escape(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body><main>",
-             f"<h1>{escape(title)}</h1>"]
-    if subtitle:
-        parts.append(f'<p class="meta">{escape(subtitle)}</p>')
-    anchors = [_anchor(i, s.heading) for i, s in enumerate(sections)]
-    if len(sections) > 2:
-        parts.append("<nav>" + "".join(f'<a href="#{a}">{escape(s.heading)}</a>' for a, s in zip(anchors, sections))
-                     + "</nav>")
-    for a, s in zip(anchors, sections):
-        parts.append(f'<section id="{a}"><h2>{escape(s.heading)}</h2>')
-        parts += [f"<p>{escape(p)}</p>" for p in s.paragraphs]
-        parts += [_render_figure(f) for f in s.figures]
-        parts += [_render_table(t) for t in s.tables]
-        parts.append("</section>")
-    parts.append("</main></body></html>")
-    return "\n".join(parts) + "\n"
-
-
-def write_report(path: str | os.PathLike, html: str, *, protect: tuple = ()) -> Path:
-    """Write ``html`` (UTF-8) to ``path`` atomically (a temporary file in the same folder, then
-    :func:`os.replace`), refusing to overwrite any of ``protect`` (the inputs).  Returns the path."""
+def write_report(path: str | os.PathLike, html: str, *, protect: tuple = ()) -> Path | None:
+    """Write ``html`` (UTF-8) to ``path`` with :func:`tierank.io.writers.write_atomic` (atomic; refuses
+    the inputs in ``protect``, special files and unwritable folders; ``"-"`` is stdout).  Returns the path."""
     from ..io.writers import write_atomic
 
     return write_atomic(path, html, protect=protect)
@@ -317,7 +68,7 @@ def eval_report(result, curves=None, *, per_query: int | None = PER_QUERY_ROWS, 
     ----------
     result : EvalResult
     curves : CutoffCurves, optional
-        From :func:`~tierank.report.plots.cutoff_curves`.
+        From :func:`~tierank.analysis.cutoff.cutoff_curves` or :func:`~tierank.analysis.cutoff.evaluate_with_curves`.
     per_query : int or None
     title : str, optional
 
@@ -428,7 +179,6 @@ def compare_report(comparison, *, title: str | None = None) -> str:
     The ranges figure (one segment per system), the systems table, the pairs table
     (flags as words, flagged pairs highlighted) and, with a band, the band summary.
     """
-    from ..analysis.compare import flags
     from .plots import plot_ranges
 
     c = comparison
@@ -460,8 +210,7 @@ def compare_report(comparison, *, title: str | None = None) -> str:
     pair_cols.append("flags")
     pair_rows, classes = [], []
     for p in c.pairs:
-        fl = flags(p)
-        pair_rows.append({**{k: getattr(p, k) for k in pair_cols if k != "flags"}, "flags": ", ".join(fl)})
+        pair_rows.append({**{k: getattr(p, k) for k in pair_cols if k != "flags"}, "flags": ", ".join(p.flags)})
         classes.append("flag" if (p.order_flip or p.undecidable) else None)
     sections.append(Section(
         "Pairs",
@@ -488,18 +237,80 @@ def compare_report(comparison, *, title: str | None = None) -> str:
 
 
 __all__ = ["Table", "FigureBlock", "Section", "render_report", "write_report", "format_value", "eval_report",
-           "sweep_report", "compare_report", "PER_QUERY_ROWS", "CSS"]
+           "sweep_report", "compare_report", "rerank_report", "check_rerank_table", "PER_QUERY_ROWS", "CSS"]
 
 
-def rerank_report(result, *, title: str | None = None) -> str:
+def _or_dash(spec: str):
+    """A cell formatter: ``spec.format(v)``, ``-`` for a missing value (None).
+
+    >>> _or_dash("{:+.3%}")(0.0125), _or_dash("{:,}")(None)
+    ('+1.250%', '-')
+    """
+    return lambda v: "-" if v is None else spec.format(v)
+
+
+#: what every row of a rerank table needs (:func:`check_rerank_table`): text, and numbers
+RERANK_TEXT = ("variant", "measure")
+RERANK_NUMBERS = ("oblivious", "expected", "min", "max")
+#: the columns a rerank row may have, numbers or null (NaN) where present
+RERANK_OPTIONAL = ("fp32", "range", "bias", "std", "tied_share", "tie_groups", "mean_group", "max_group", "model_s",
+                   "scoring_ms", "hps_overhead", "queries")
+
+
+def _number(v, optional: bool) -> bool:
+    return (v is None and optional) or (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+def check_rerank_table(doc, source: str = "table.json") -> Mapping:
+    """``doc`` if it is a rerank table (a mapping with ``settings`` and a list of ``rows``, each row a
+    mapping with the keys :func:`rerank_report` reads), else :class:`~tierank.errors.TierankInputError`
+    naming ``source`` and what is wrong.
+
+    >>> check_rerank_table({"settings": {}, "rows": [{"variant": "fp32", "measure": "RR"}]}, "t.json")
+    Traceback (most recent call last):
+    ...
+    tierank.errors.TierankInputError: t.json: not a table.json of `tierank rerank`: row 1 has no 'oblivious', 'expected', 'min', 'max'
+    """
+    from ..errors import TierankInputError, shorten
+
+    def refuse(reason: str):
+        raise TierankInputError(f"{source}: not a table.json of `tierank rerank`: {reason}")
+
+    if not isinstance(doc, Mapping) or "rows" not in doc or "settings" not in doc:
+        refuse("no 'settings' and 'rows'")
+    if not isinstance(doc["settings"], Mapping):
+        refuse("'settings' is not an object")
+    if not isinstance(doc["rows"], list):
+        refuse("'rows' is not a list")
+    for i, row in enumerate(doc["rows"], 1):
+        if not isinstance(row, Mapping):
+            refuse(f"row {i} is not an object")
+        missing = [k for k in (*RERANK_TEXT, *RERANK_NUMBERS) if k not in row]
+        if missing:
+            refuse(f"row {i} has no {', '.join(map(repr, missing))}")
+        for k in RERANK_TEXT:
+            if not isinstance(row[k], str):
+                refuse(f"row {i}: {k!r} is {shorten(repr(row[k]))}, not text")
+        for k in (*RERANK_NUMBERS, *RERANK_OPTIONAL):
+            if k in row and not _number(row[k], k in RERANK_OPTIONAL):
+                refuse(f"row {i}: {k!r} is {shorten(repr(row[k]))}, not a number")
+    return doc
+
+
+def rerank_report(result, *, title: str | None = None, source: str = "table.json") -> str:
     """HTML report of the rerank protocol: per measure a ranges figure and Table 1's rows.
 
     ``result`` is a :class:`~tierank.hps.protocol.ProtocolResult` or the
-    mapping stored in ``table.json`` (``settings`` and ``rows``).
+    mapping stored in ``table.json`` (``settings`` and ``rows``), checked with
+    :func:`check_rerank_table` (``source`` names it in the errors).
     """
     from .plots import plot_ranges
 
-    doc = result if isinstance(result, Mapping) else {"settings": result.settings, "rows": result.rows}
+    if isinstance(result, Mapping) or not (hasattr(result, "settings") and hasattr(result, "rows")):
+        doc = result
+    else:
+        doc = {"settings": result.settings, "rows": result.rows}
+    check_rerank_table(doc, source)
     st, rows = doc["settings"], doc["rows"]
     tb = st.get("tie_break", "trec_eval")
     setting = (f"Model {st.get('model')} ({st.get('family')}), {st.get('queries')} queries, {st.get('candidates')} "
@@ -515,9 +326,8 @@ def rerank_report(result, *, title: str | None = None) -> str:
             "max_group", "model_s", "scoring_ms", "hps_overhead"]
     labels = {"variant": "regime", "fp32": "FP32", **_STAT_LABELS, "tied_share": "tied", "tie_groups": "groups",
               "max_group": "largest", "model_s": "model s", "scoring_ms": "scoring ms", "hps_overhead": "HPS overhead"}
-    formats = {"tied_share": _pct, "hps_overhead": lambda v: "-" if v is None else f"{100 * v:+.3f}%",
-               "model_s": lambda v: f"{v:.2f}", "scoring_ms": lambda v: f"{v:.2f}",
-               "tie_groups": lambda v: f"{v:,}", "max_group": lambda v: f"{v:,}"}
+    formats = {"tied_share": _pct, "hps_overhead": _or_dash("{:+.3%}"), "model_s": _or_dash("{:.2f}"),
+               "scoring_ms": _or_dash("{:.2f}"), "tie_groups": _or_dash("{:,}"), "max_group": _or_dash("{:,}")}
     for m in dict.fromkeys(r["measure"] for r in rows):
         mrows = [r for r in rows if r["measure"] == m]
         ranges = [{"name": r["variant"], **{k: r[k] for k in ("min", "max", "oblivious", "expected")}} for r in mrows]

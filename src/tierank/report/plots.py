@@ -4,16 +4,17 @@ Every plotting function returns a :class:`matplotlib.figure.Figure` built
 directly on matplotlib's Agg canvas: no ``pyplot``, no global backend switch,
 no window, so it works headless and leaves an interactive session's backend
 alone.  matplotlib is imported on first use only (``import tierank`` never
-imports it); install it with ``pip install matplotlib``.
+imports it); install it with ``pip install "tierank[report]"``.
 
 Every data artist carries a ``gid`` naming what it shows (``"expected:NAME"``,
 ``"band:NAME"``, ``"range:NAME"``, ...), so that tests and downstream code can
 find it, and SVG output gets matching element ids.
 
-* :func:`cutoff_curves` + :func:`plot_cutoff`: a measure family at cutoffs
-  k = 1..kmax, one curve per run (e.g. one run in several precision regimes):
-  expected line, oblivious markers, [min, max] band, as Figure 2 of Yang et
-  al., "Reliable Evaluation Protocol for Low-Precision Retrieval".
+* :func:`plot_cutoff`: a measure family at cutoffs k = 1..kmax, one curve per
+  run (e.g. one run in several precision regimes): expected line, oblivious
+  markers, [min, max] band, as Figure 2 of Yang et al., "Reliable Evaluation
+  Protocol for Low-Precision Retrieval".  The numbers come from
+  :func:`tierank.analysis.cutoff.cutoff_curves` (re-exported here).
 * :func:`plot_ranges`: every system as a segment from its min to its max mean,
   oblivious value as a circle and expected value as a triangle, as Figure 2 of
   Yang, Moffat & Turpin, "How precise does document scoring need to be?".
@@ -29,14 +30,13 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from ..analysis.cutoff import CurveSeries, CutoffCurves, cutoff_curves  # noqa: F401  (the data; drawn here)
 from ..errors import TierankError, TierankInputError
-from ..evaluate import evaluate
-from ..io.convert import to_qrels, to_run
+from ..io.convert import to_run
 
 #: Colours for successive runs/regimes (matplotlib's tab10, colour-blind friendlier order first).
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
@@ -72,7 +72,8 @@ def _mpl():
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        raise MissingMatplotlib("tierank figures need matplotlib: pip install matplotlib") from None
+        raise MissingMatplotlib('tierank figures need matplotlib, which is not installed: '
+                                'pip install "tierank[report]"') from None
     return matplotlib, Figure, FigureCanvasAgg
 
 
@@ -119,118 +120,6 @@ def _pct(x: float) -> str:
 
 # --------------------------------------------------------------------------------------------
 # cutoff curves
-
-
-@dataclass(frozen=True)
-class CurveSeries:
-    """One run's means over queries of ``family@k`` for every cutoff k.
-
-    Attributes
-    ----------
-    name : str
-    expected, oblivious, min, max, std : np.ndarray
-        Aligned with :attr:`CutoffCurves.ks` (float64; NaN where undefined).
-    ties : dict
-        The run's tie statistics (:attr:`tierank.EvalResult.ties`).
-    """
-
-    name: str
-    expected: np.ndarray
-    oblivious: np.ndarray
-    min: np.ndarray
-    max: np.ndarray
-    std: np.ndarray
-    ties: dict
-
-
-@dataclass(frozen=True)
-class CutoffCurves:
-    """Result of :func:`cutoff_curves`.
-
-    Attributes
-    ----------
-    family : str
-        The measure family, e.g. ``"nDCG"``.
-    ks : np.ndarray
-        The cutoffs, ``1..kmax``.
-    series : dict of str -> CurveSeries
-        One per run, in the order given.
-    settings : dict
-        Evaluation settings (tie_break and the extra evaluate arguments).
-    """
-
-    family: str
-    ks: np.ndarray
-    series: dict[str, CurveSeries]
-    settings: dict = field(default_factory=dict)
-
-    @property
-    def names(self) -> list[str]:
-        return list(self.series)
-
-    def records(self) -> list[dict]:
-        """Flat rows ``run, k, measure, oblivious, expected, min, max, range, bias, std`` (NaN -> None)."""
-        out = []
-        for name, s in self.series.items():
-            for i, k in enumerate(self.ks.tolist()):
-                vals = {c: float(getattr(s, c)[i]) for c in ("oblivious", "expected", "min", "max", "std")}
-                vals["range"] = vals["max"] - vals["min"]
-                vals["bias"] = vals["oblivious"] - vals["expected"]
-                out.append({"run": name, "k": int(k), "measure": f"{self.family}@{k}",
-                            **{c: (None if np.isnan(vals[c]) else vals[c])
-                               for c in ("oblivious", "expected", "min", "max", "range", "bias", "std")}})
-        return out
-
-
-def cutoff_curves(qrels, runs: Mapping, family: str = "nDCG", kmax: int = 20, *, tie_break: str = "trec_eval",
-                  **evaluate_kwargs) -> CutoffCurves:
-    """Mean ``family@k`` for k = 1..kmax of every run, tie-aware.
-
-    Each run is evaluated once, on all ``kmax`` measures together.
-
-    Parameters
-    ----------
-    qrels
-        Anything :func:`tierank.evaluate` accepts.
-    runs : mapping of str -> run-like
-        Named runs (paths, DataFrames, dicts or :class:`tierank.Run`); typically one
-        run in several precision regimes, e.g.
-        ``{"fp32": run, "bf16": requantize_run(run, "bf16")}``.
-    family : str
-        A measure family that takes a cutoff: ``nDCG``, ``P``, ``R``, ``RR``, ``AP``, ...
-    kmax : int
-        Largest cutoff.
-    tie_break, **evaluate_kwargs
-        Passed to :func:`tierank.evaluate` (``rel``, ``complete``, ``candidates_only``, ...).
-
-    Returns
-    -------
-    CutoffCurves
-
-    Examples
-    --------
-    >>> c = cutoff_curves({"q": {"a": 1}}, {"tied": {"q": {"a": 1.0, "b": 1.0}}}, "P", kmax=2)
-    >>> c.ks.tolist(), c.series["tied"].expected.tolist(), c.series["tied"].oblivious.tolist()
-    ([1, 2], [0.5, 0.5], [0.0, 0.5])
-    """
-    if not isinstance(runs, Mapping) or not runs:
-        raise TierankInputError("cutoff_curves: give the runs as a non-empty mapping name -> run")
-    if int(kmax) < 1:
-        raise TierankInputError(f"cutoff_curves: kmax must be at least 1, got {kmax}")
-    ks = np.arange(1, int(kmax) + 1)
-    measures = [f"{family}@{k}" for k in ks.tolist()]
-    q = to_qrels(qrels)
-    series = {}
-    for name, run in runs.items():
-        res = evaluate(q, run, measures, tie_break=tie_break, **evaluate_kwargs)
-        rows = res.records(per_query=False)
-        if len(rows) != len(ks):
-            raise TierankInputError(f"cutoff_curves: {family}@1..{kmax} did not give {kmax} distinct measures")
-        col = {c: np.array([np.nan if r[c] is None else r[c] for r in rows], dtype=np.float64)
-               for c in ("expected", "oblivious", "min", "max", "std")}
-        series[str(name)] = CurveSeries(name=str(name), ties=dict(res.ties), **col)
-    return CutoffCurves(family=family, ks=ks, series=series,
-                        settings={"tie_break": tie_break, "qrels": q.source, **evaluate_kwargs})
 
 
 @_styled
@@ -507,31 +396,16 @@ def plot_sweep(sweep, measure: str, *, title: str | None = None):
 def tie_group_sizes(run) -> np.ndarray:
     """Sizes of the run's tie groups of 2 or more documents (equal query and score), int64.
 
-    Computed with one sort; the order of the returned sizes is unspecified.
+    From the run's :func:`tierank.ties.layout`; the order of the returned sizes is unspecified.
 
     Examples
     --------
     >>> sorted(tie_group_sizes({"q": {"a": 1.0, "b": 1.0, "c": 0.5}, "r": {"a": 1.0, "b": 2.0}}).tolist())
     [2]
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    from ..ties import layout
 
-    r = to_run(run)
-    n = len(r)
-    if n < 2:
-        return np.zeros(0, dtype=np.int64)
-    qid = r.qid
-    if not pa.types.is_dictionary(qid.type):
-        qid = pc.dictionary_encode(qid)
-    qi = qid.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    s = np.asarray(r.score, dtype=np.float64)
-    order = np.lexsort((s, qi))
-    qs, ss = qi[order], s[order]
-    same = (qs[1:] == qs[:-1]) & ((ss[1:] == ss[:-1]) | (np.isnan(ss[1:]) & np.isnan(ss[:-1])))
-    starts = np.flatnonzero(np.concatenate(([True], ~same)))
-    sizes = np.diff(np.append(starts, n))
-    return sizes[sizes > 1].astype(np.int64)
+    return layout(to_run(run)).tied_sizes()
 
 
 def tie_ccdf(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -624,9 +498,12 @@ def figure_bytes(fig, fmt: str = "png", *, dpi: int = DPI) -> bytes:
 
 
 def save_figure(fig, stem: str | os.PathLike, formats: Iterable[str] = ("png", "svg"), *,
-                dpi: int = DPI) -> list[Path]:
-    """Write ``stem.<fmt>`` for every format, each atomically (temporary file in the same folder, then
-    :func:`os.replace`), so a reader never sees a half-written figure.
+                dpi: int = DPI, protect: Iterable = ()) -> list[Path]:
+    """Write ``stem.<fmt>`` for every format, each atomically with :func:`tierank.io.writers.write_atomic`
+    (temporary file in the same folder, then :func:`os.replace`), so a reader never sees a half-written figure.
+
+    Every target is checked (:func:`tierank.io.writers.check_output`: not one of ``protect``, not a
+    special file, a writable folder) before the first is written.
 
     Parameters
     ----------
@@ -634,30 +511,26 @@ def save_figure(fig, stem: str | os.PathLike, formats: Iterable[str] = ("png", "
     stem : path without suffix, e.g. ``docs/figures/askubuntu-ndcg-cutoff``
     formats : iterable of {"png", "svg", "pdf"}
     dpi : int
+    protect : iterable of paths
+        Inputs that must not be overwritten.
 
     Returns
     -------
     list of Path, one per format, in the order asked for.
     """
+    from ..io.writers import check_output, ensure_dir, write_atomic
+
     stem = Path(stem)
-    folder = stem.parent if str(stem.parent) else Path(".")
-    folder.mkdir(parents=True, exist_ok=True)
-    out = []
-    for fmt in formats:
-        target = folder / f"{stem.name}.{fmt}"
-        atomic_write(target, figure_bytes(fig, fmt, dpi=dpi))
-        out.append(target)
-    return out
-
-
-def atomic_write(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` atomically with ordinary permissions (:func:`tierank.io.writers.write_atomic`)."""
-    from ..io.writers import write_atomic
-
-    return write_atomic(path, data)
+    folder = ensure_dir(stem.parent)
+    targets = [(folder / f"{stem.name}.{fmt}", fmt) for fmt in formats]
+    for target, _ in targets:
+        check_output(target, protect)
+    for target, fmt in targets:
+        write_atomic(target, figure_bytes(fig, fmt, dpi=dpi), protect=protect)
+    return [t for t, _ in targets]
 
 
 __all__ = ["CurveSeries", "CutoffCurves", "cutoff_curves", "plot_cutoff", "plot_ranges", "plot_sweep",
-           "tie_group_sizes", "tie_ccdf", "plot_tie_structure", "figure_bytes", "save_figure", "atomic_write",
+           "tie_group_sizes", "tie_ccdf", "plot_tie_structure", "figure_bytes", "save_figure",
            "PALETTE", "DPI",
            "MissingMatplotlib"]

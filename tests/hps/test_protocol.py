@@ -9,18 +9,22 @@ rows that agree with `tierank.evaluate` on those runs.
 from __future__ import annotations
 
 import json
-import zlib
-from pathlib import Path
 
-import numpy as np
 import pytest
+from hypothesis import assume, given, settings, strategies as st
 
 import tierank
 from tierank.errors import TierankError, TierankInputError
-from tierank.hps.protocol import load_beir, parse_model, rerank, tie_stats
-from tierank.hps.variants import QueryScores, parse_variant, parse_variants
+from tierank.hps import registry
+from tierank.hps.base import Scorer, ScorerBase
+from tierank.hps.cache import CacheWarning
+from tierank.hps.protocol import rerank
+from tierank.hps.registry import ModelKind, parse_model
+from tierank.hps.table import tie_stats
+from tierank.hps.variants import parse_variant, parse_variants
+from tierank.io.beir import load_beir
 
-RAG24 = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "rag24"
+from .fakes import FakeScorer, factory as _factory, rerank_fake as _rerank, write_set as _write_set
 
 
 # ------------------------------------------------------------------ variants
@@ -72,73 +76,96 @@ def test_parse_model():
         parse_model("bert-base-uncased")
 
 
+def test_registry_is_the_one_source_of_model_kinds(tmp_path, monkeypatch):
+    help_text = registry.model_help()
+    for k in registry.kinds():
+        assert f"{k.family}:{k.arg}" in help_text
+    with pytest.raises(ValueError, match="already registered"):
+        registry.register(ModelKind("cross", "x:Y", frozenset({"precision"})))
+    # a new model kind: one scorer class and one registration; parsing, checks, cache key and loading follow
+    monkeypatch.setitem(registry._KINDS, "fake", ModelKind("fake", "tests.hps.fakes:FakeScorer",
+                                                           frozenset({"precision", "head"}), options=("budget",)))
+    assert "fake:PATH" in registry.model_help()
+    with pytest.raises(TierankInputError, match="does not apply to a fake scorer"):
+        parse_variant("emb-int8").check("fake")
+    model_dir = tmp_path / "model"
+    model_dir.mkdir()
+    data = _write_set(tmp_path / "set")
+    res = rerank(data, f"fake:{model_dir}", "fp32,bf16->fp32:head", ["RR@10"], out_dir=tmp_path / "out",
+                 device="cpu", budget=7)
+    assert res.settings["family"] == "fake" and res.settings["budget"] == 7
+    assert res.settings["scorers"] == {"fp32": {"scorer": "fake", "group": "fp32"},
+                                       "bf16": {"scorer": "fake", "group": "bf16"}}
+    key = json.loads((next((tmp_path / "out" / "cache").glob("*.jsonl"))).read_text().splitlines()[0])["key"]
+    assert key["budget"] == 7 and key["family"] == "fake" and "max_doc_tokens" not in key
+    with pytest.raises(TierankInputError, match="not a local path"):
+        rerank(data, "fake:org/hub-model", "fp32", out_dir=tmp_path / "o2", device="cpu")
+
+
+def test_scorer_protocol_declares_what_the_registry_calls():
+    """The registry calls check_spec and from_spec: the protocol declares them (before the fix it did not,
+    so a class without them passed as a Scorer)."""
+    for k in registry.kinds():
+        assert isinstance(registry.scorer_class(k.family), Scorer), k.family
+
+    class NoSpec:  # family, model_dtype, score_query, metadata: the protocol before the fix
+        family, model_dtype = "yesno", "fp32"
+
+        def score_query(self, query, docs, variants): ...
+
+        def metadata(self): ...
+
+    assert not isinstance(NoSpec, Scorer)
+    assert isinstance(FakeScorer, Scorer)  # check_spec from ScorerBase
+
+
+def test_family_checks_ask_the_scorer_what_it_supports(tmp_path, monkeypatch):
+    """ScorerBase.supports decides check_spec and check_variants (before the fix nothing called it)."""
+    from .fakes import Fp32OnlyScorer
+
+    with pytest.raises(TierankInputError, match="regime 'bf16' does not apply to a yesno scorer"):
+        Fp32OnlyScorer.check_spec("x", parse_variants("fp32,bf16"))
+    with pytest.raises(TierankInputError, match="regime 'bf16' does not apply to a yesno scorer"):
+        Fp32OnlyScorer("bf16").check_variants(parse_variants("bf16"))
+    Fp32OnlyScorer("fp32").check_variants(parse_variants("fp32"))
+    with pytest.raises(TierankInputError, match="regime bf16 needs a bf16 model; this scorer runs in fp32"):
+        FakeScorer("fp32").check_variants(parse_variants("bf16"))
+    # through the registry: refused before OUT/ is made or a model loads
+    monkeypatch.setitem(registry._KINDS, "fake32", ModelKind("fake32", "tests.hps.fakes:Fp32OnlyScorer",
+                                                             frozenset({"precision", "head"})))
+    model_dir = tmp_path / "model"
+    model_dir.mkdir()
+    data = _write_set(tmp_path / "set")
+    with pytest.raises(TierankInputError, match="regime 'bf16' does not apply to a yesno scorer"):
+        rerank(data, f"fake32:{model_dir}", "fp32,bf16", out_dir=tmp_path / "out", device="cpu")
+    assert not (tmp_path / "out").exists()
+    res = rerank(data, f"fake32:{model_dir}", "fp32", out_dir=tmp_path / "out", device="cpu")
+    assert list(res.runs) == ["fp32"]
+
+
+@given(st.lists(st.lists(st.sampled_from([0.0, 0.5, 1.0, -2.0, 1e-300]), max_size=8), min_size=1, max_size=4))
+@settings(max_examples=60, deadline=None)
+def test_run_rows_are_in_score_order_with_ties_in_candidate_order(lists):
+    """The protocol's run rows (ordered by tierank.ties.layout) against sorting by hand."""
+    from tierank.hps.protocol import _ordered
+
+    qids = [f"q{i}" for i in range(len(lists))]
+    assume(any(lists))
+    cands = {q: [f"d{j}" for j in range(len(x))] for q, x in zip(qids, lists)}
+    scores = {q: x for q, x in zip(qids, lists)}
+    run, lay = _ordered(qids, cands, scores)
+    want = [(q, f"d{j}", x[j], r + 1) for q, x in zip(qids, lists)
+            for r, j in enumerate(sorted(range(len(x)), key=lambda j: (-x[j], j)))]
+    assert list(zip(run.qid.to_pylist(), run.docid.to_pylist(), run.score.tolist(), run.rank.tolist())) == want
+    assert tie_stats(lay) == tie_stats(run)
+
+
 def test_tie_stats_counts_groups():
-    st = tie_stats({"a": np.array([3.0, 3.0, 3.0, 1.0]), "b": np.array([2.0, 1.0]), "c": np.array([])})
-    assert st == {"candidates": 6, "tied": 3, "tied_share": 0.5, "tie_groups": 1, "mean_group": 3.0, "max_group": 3}
-
-
-# ----------------------------------------------------------------- fake data
-
-
-def _write_set(root: Path, n_queries=4, n_docs=6, seed=0) -> Path:
-    rng = np.random.default_rng(seed)
-    root.mkdir(parents=True, exist_ok=True)
-    queries, corpus, run, qrels = [], [], [], []
-    for qi in range(n_queries):
-        q = f"q{qi}"
-        queries.append({"_id": q, "text": f"query {qi}"})
-        for di in range(n_docs):
-            d = f"d{qi}_{di}"
-            corpus.append({"_id": d, "title": f"t{di}", "text": f"doc {qi} {di}"})
-            run.append(f"{q} Q0 {d} {di + 1} {n_docs - di} bm25")
-            if qi != n_queries - 1:  # the last query is unjudged
-                qrels.append(f"{q} 0 {d} {int(rng.integers(0, 3))}")
-    (root / "queries.jsonl").write_text("".join(json.dumps(r) + "\n" for r in queries))
-    (root / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in corpus))
-    (root / "candidates.run").write_text("\n".join(run) + "\n")
-    (root / "qrels.txt").write_text("\n".join(qrels) + "\n")
-    return root
-
-
-class FakeScorer:
-    """Deterministic scores from the texts; bf16-like rounding for low-precision groups."""
-
-    family = "yesno"
-
-    def __init__(self, group: str, fail_after: int | None = None):
-        self.group = group
-        self.calls = 0
-        self.fail_after = fail_after
-
-    def score_query(self, query, docs, variants):
-        if self.fail_after is not None and self.calls >= self.fail_after:
-            raise KeyboardInterrupt
-        self.calls += 1
-        base = np.array([(zlib.crc32(f'{query}|{d}'.encode()) % 10_000) / 10_000 + 0.1 for d in docs]) * 0.3 + 0.1
-        # values that print with many digits: exactness of the written runs is tested
-        base = base + 1e-9 * np.arange(len(docs))
-        out = QueryScores(model_s=0.5, reasoning=[f"because {d}" for d in docs])
-        for v in variants:
-            s = np.round(base, 2) if v.model_dtype != "fp32" and v.level == "none" else base
-            out.add(v, s, 0.001 if v.level == "none" else 0.002)
-        return out
-
-    def metadata(self):
-        return {"scorer": "fake", "group": self.group}
-
-
-def _factory(log=None, fail_after=None):
-    def make(spec, group):
-        if log is not None:
-            log.append(group)
-        return FakeScorer(group, fail_after)
-
-    return make
-
-
-def _rerank(tmp, data, **kw):
-    kw.setdefault("regimes", "fp32,bf16,bf16->fp32,bf16->fp32:head")
-    return rerank(data, "yesno:fake", measures=["nDCG@10", "RR@10", "P@3"], out_dir=tmp, scorer_factory=kw.pop("factory", _factory()), **kw)
+    run = tierank.to_run({"a": {"x": 3.0, "y": 3.0, "z": 3.0, "w": 1.0}, "b": {"x": 2.0, "y": 1.0, "z": 1.0 + 2**-52}})
+    st = tie_stats(run)  # a tie is exact float64 equality, inside one query
+    assert st == {"candidates": 7, "tied": 3, "tied_share": 3 / 7, "tie_groups": 1, "mean_group": 3.0, "max_group": 3}
+    none = tie_stats(tierank.to_run({"a": {"x": 1.0, "y": 2.0}}))
+    assert none == {"candidates": 2, "tied": 0, "tied_share": 0.0, "tie_groups": 0, "mean_group": 0.0, "max_group": 0}
 
 
 # ---------------------------------------------------------------- the tests
@@ -170,7 +197,9 @@ def test_runs_hold_exact_scores_and_reasoning(tmp_path):
     res = _rerank(tmp_path / "out", data, regimes="fp32")
     cache_files = list((tmp_path / "out" / "cache").glob("*.jsonl"))
     assert len(cache_files) == 1
-    recs = [json.loads(line) for line in cache_files[0].read_text().splitlines()[1:]]
+    lines = [json.loads(line) for line in cache_files[0].read_text().splitlines()[1:]]
+    assert lines[0] == {"metadata": {"scorer": "fake", "group": "fp32"}}  # the scorer's description, then the records
+    recs = lines[1:]
     expected = {(r["query"], d): s for r in recs for d, s in zip(r["docids"], r["scores"])}
     got = {}
     for line in res.runs["fp32"].read_text().splitlines():
@@ -226,7 +255,8 @@ def test_half_written_cache_line_is_dropped(tmp_path):
     lines = full.splitlines(keepends=True)
     path.write_text("".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])  # cut the last record
     log: list = []
-    _rerank(tmp_path / "out", data, regimes="fp32", factory=_factory(log))
+    with pytest.warns(CacheWarning, match=rf"{path.name}:{len(lines)}: record cut short \(an interrupted write\)"):
+        _rerank(tmp_path / "out", data, regimes="fp32", factory=_factory(log))
     assert log == ["fp32"]
     assert path.read_text() == full  # the query was scored again, the file is whole
 
@@ -290,9 +320,8 @@ def test_beir_errors_are_located(tmp_path):
         load_beir(tmp_path / "nope")
 
 
-def test_beir_reads_rag24():
-    if not RAG24.is_dir():
-        pytest.skip("../shared/data/rag24 not present")
+def test_beir_reads_rag24(shared_data):
+    RAG24 = shared_data / "rag24"
     s = load_beir(RAG24)
     assert len(s.candidates) == 31
     assert all(len(c) == 20 for c in s.candidates.values())

@@ -5,17 +5,15 @@ from __future__ import annotations
 import io
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 from rich.console import Console
 
 import tierank
-from tierank.analysis.compare import Comparison, compare, flags, records, render_tables
+from tierank.analysis.compare import Comparison, compare, records
+from tierank.report.terminal import compare_tables
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-ASKUBUNTU = SHARED_DATA / "askubuntu"
 
 
 def _h(k: int) -> float:
@@ -53,7 +51,7 @@ def test_tie_flip_oblivious_says_a_expected_says_b():
     assert pair.diff_expected == pytest.approx(b.expected - a.expected) and pair.diff_expected > 0
     assert pair.diff_oblivious < 0
     assert pair.order_flip and pair.undecidable
-    assert flags(pair)[:2] == ["FLIP", "undecidable"]
+    assert pair.flags[:2] == ["FLIP", "undecidable"]
     assert cmp.kendall_tau == pytest.approx(-1.0)
     assert cmp.pair("A", "B") is pair
 
@@ -92,7 +90,7 @@ def test_separated_systems_significant_no_flip():
     assert pair.significant and pair.p < 1e-6 and pair.t > 0
     assert pair.p_oblivious == pytest.approx(pair.p)  # no ties: the same values
     assert not pair.order_flip and not pair.undecidable
-    assert flags(pair) == ["significant"]
+    assert pair.flags == ["significant"]
     assert cmp.kendall_tau == pytest.approx(1.0)
     assert pair.p_banded is None and cmp.band_summary is None and cmp.banded_systems is None
     for s in cmp.systems:
@@ -139,7 +137,8 @@ def test_common_queries_and_complete():
     (dict(measure="NoSuchMeasure@10"), "NoSuchMeasure"),
     (dict(measure=["RR", "P@5"]), "exactly one measure"),
     (dict(alpha=1.5), "alpha"),
-    (dict(band=1.0), "rho must be > 1"),
+    (dict(band=1.0), "rho must be a finite number > 1, got 1.0"),
+    (dict(band=float("inf")), "rho must be a finite number > 1, got inf"),
     (dict(runs={"A": FLIP_RUNS["A"], "other": {"zz": {"z": 1.0}}}), "no query"),
 ])
 def test_input_errors(kwargs, message):
@@ -158,7 +157,7 @@ def test_records_and_tables():
     json.dumps(rec, allow_nan=False)
 
     console = Console(width=200, record=True, file=io.StringIO())
-    tables = render_tables(cmp)
+    tables = compare_tables(cmp)
     assert len(tables) == 3  # systems, pairs, band summary
     for t in tables:
         console.print(t)
@@ -210,6 +209,10 @@ def _check_band_summary(cmp: Comparison):
     assert b["pct_kept"] == pytest.approx(100.0 * b["kept"] / b["pairs"])
     assert all(0.0 <= p.p_banded <= 1.0 for p in cmp.pairs)
     assert [s.name for s in cmp.banded_systems] == [s.name for s in cmp.systems]
+    for p in cmp.pairs:  # the flags in words say the same
+        assert ("false positive" in p.flags) == ((not p.significant) and p.significant_banded)
+        assert ("false negative" in p.flags) == (p.significant and not p.significant_banded)
+        assert ("significant" in p.flags) == p.significant and ("FLIP" in p.flags) == p.order_flip
 
 
 def test_band_summary_counts_consistent():
@@ -256,13 +259,12 @@ def test_tiny_rho_on_tied_runs_reads_file_order():
 
 # --- (4) real data: AskUbuntu BM25 vs the same scores in bfloat16 ---------------------------------
 
-@pytest.mark.skipif(not (ASKUBUNTU / "test.bm25.run").exists(), reason="shared data not available")
-def test_askubuntu_bm25_vs_bf16():
+def test_askubuntu_bm25_vs_bf16(shared_data):
     from tierank.analysis.precision import requantize_run
 
-    run = tierank.read_run(ASKUBUNTU / "test.bm25.run")
+    run = tierank.read_run(shared_data / "askubuntu" / "test.bm25.run")
     bf16 = requantize_run(run, "bf16")
-    cmp = compare({"bm25": run, "bm25-bf16": bf16}, ASKUBUNTU / "test.qrels", "nDCG@10", band=1.4)
+    cmp = compare({"bm25": run, "bm25-bf16": bf16}, shared_data / "askubuntu" / "test.qrels", "nDCG@10", band=1.4)
     assert len(cmp.queries) == 200 and cmp.dropped_queries == 0
     fp32, low = cmp.system("bm25"), cmp.system("bm25-bf16")
     for s in (fp32, low):

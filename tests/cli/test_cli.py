@@ -103,3 +103,22 @@ def test_unjudged_bounds_and_refusal(tmp_path):
     assert p.returncode == 2 and p.stderr.count("no valid bound") == 2 and "Traceback" not in p.stderr
     cond = json.loads(cli("eval", str(qrels), str(run), "-m", "P@1", "--condensed", "--format", "json").stdout)
     assert cond["settings"]["unjudged"] == "condensed" and cond["aggregate"][0]["expected"] == 1.0
+
+
+@pytest.mark.parametrize("target", ["file", "-"])
+def test_table_written_with_output_is_the_plain_table(target, tmp_path):
+    """`--format table -o FILE` used to write an empty file (the recording console was captured)."""
+    out = tmp_path / "table.txt"
+    p = cli("eval", QRELS, RUN, "-m", "R@3", "-o", out if target == "file" else "-")
+    text = out.read_text() if target == "file" else p.stdout
+    lines = text.splitlines()
+    assert lines[0].strip() == "tierank eval"
+    assert "│ R@3     │    1.0000 │   0.7778 │ 0.6667 │ 1.0000 │ 0.3333 │ 0.2222 │ 0.1571 │" in lines
+    assert "\x1b" not in text and "1 query, 5 documents. Ties: 1 tie group" in text
+
+
+def test_ties_table_to_a_file(tmp_path):
+    out = tmp_path / "ties.txt"
+    cli("ties", RUN, "-o", out)
+    text = " ".join(out.read_text().split())
+    assert "tied scores │ 100.0 │ 100.0 │ 40.00" in text and "figure1.run │ 5 │ 1/1 │ 40.00" in text

@@ -10,20 +10,18 @@ from __future__ import annotations
 
 import itertools
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 
 import tierank
 from reference import orderings, value
-from test_bruteforce import collection
+from measures.strategies import collection
 
 BOUNDED = ["P@1", "P@3", "Hits@2", "Success@1", "Success@3", "RR", "RR@2", "R@1", "R@3", "R", "F1@2",
            "F1@5", "RBP(p=0.5)", "RBP(p=0.8)@3", "Judged@2", "Judged@5"]
 TOL = 1e-9
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 def rbp_tail(measure: str, n: int) -> float:
@@ -52,8 +50,7 @@ def brute_bounds(measure, docs, extra, level=1):
 @given(collection(max_queries=2))
 def test_bounds_contain_every_value_and_are_attained(data):
     qs, run, qrels = data
-    if not qrels:
-        return
+    assume(qrels)
     res = tierank.evaluate(qrels, run, BOUNDED, unjudged="bounds").per_query().set_index(["query", "measure"])
     for i, (docs, extra) in enumerate(qs):
         q = f"q{i}"
@@ -72,8 +69,7 @@ def test_bounds_contain_every_value_and_are_attained(data):
 @given(collection(max_queries=2))
 def test_candidates_only_bounds(data):
     qs, run, qrels = data
-    if not qrels:
-        return
+    assume(qrels)
     ms = ["R@2", "F1@3", "P@2", "RR"]
     res = tierank.evaluate(qrels, run, ms, unjudged="bounds", candidates_only=True).per_query()
     res = res.set_index(["query", "measure"])
@@ -118,11 +114,10 @@ def test_unknown_unjudged_mode():
         tierank.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["P@1"], unjudged="guess")
 
 
-@pytest.mark.skipif(not (DATA / "trec_eval").is_dir(), reason="shared data not found")
-def test_judged_matches_ir_measures_on_rag24_run():
-    import ir_measures
+def test_judged_matches_ir_measures_on_rag24_run(shared_data):
+    ir_measures = pytest.importorskip("ir_measures")
 
-    qrels, run = DATA / "trec_eval/qrels.comment.test", DATA / "trec_eval/results.comment.test"
+    qrels, run = shared_data / "trec_eval/qrels.comment.test", shared_data / "trec_eval/results.comment.test"
     ms = ["Judged@5", "Judged@10", "Judged@100"]
     ours = tierank.evaluate(str(qrels), str(run), ms).per_query()
     theirs = {(r.query_id, str(r.measure)): r.value for r in ir_measures.iter_calc(
@@ -138,9 +133,8 @@ def test_judged_matches_ir_measures_on_rag24_run():
             assert row.min - 1e-12 <= v <= row.max + 1e-12
 
 
-@pytest.mark.skipif(not (DATA / "trec_eval").is_dir(), reason="shared data not found")
-def test_rag24_run_bounds_are_wide_where_judgments_are_missing():
-    qrels, run = DATA / "trec_eval/qrels.comment.test", DATA / "trec_eval/results.comment.test"
+def test_rag24_run_bounds_are_wide_where_judgments_are_missing(shared_data):
+    qrels, run = shared_data / "trec_eval/qrels.comment.test", shared_data / "trec_eval/results.comment.test"
     res = tierank.evaluate(str(qrels), str(run), ["P@10", "Judged@10", "RR@10"], unjudged="bounds")
     agg = res.aggregate().set_index("measure")
     judged = agg.loc["Judged@10", "expected"]

@@ -218,3 +218,17 @@ def test_other_band_recursions_do_not_reproduce_table2():
         while s[-1] <= 1000:
             s.append(s[-1] + math.ceil((r - 1) * s[-1]))
         assert s == band_starts(rho, 1000).tolist()
+
+
+@pytest.mark.parametrize("rho", [float("inf"), float("-inf"), float("nan"), 1.0, 0.5, "2"])
+def test_band_starts_refuses_what_is_not_a_finite_number_above_1(rho):
+    """`inf` and `nan` reached Fraction() and ended in a ValueError."""
+    with pytest.raises(TierankInputError, match="rho must be a finite number > 1, got "):
+        band_starts(rho, 10)
+
+
+def test_huge_rho_puts_every_rank_in_band_1():
+    """rho = 1e300 made the second band start overflow int64 (OverflowError)."""
+    assert band_starts(1e300, 1000).tolist() == [1, np.iinfo(np.int64).max]
+    assert band_of_rank(np.array([1, 2, 1000]), 1e300).tolist() == [1, 1, 1]
+    assert worst_case_table([1e300], [0.5], depth=5)[0]["rho"] == 1e300

@@ -1,0 +1,54 @@
+"""Command line: ``tierank eval QRELS RUN -m nDCG@10 -m RR@10 ...``.
+
+Bad input is reported as one line per problem on stderr (``file:line: reason``)
+with exit code 2, never a traceback.
+
+One module per command group: :mod:`.eval`, :mod:`.analysis` (ties, sweep,
+compare, bands), :mod:`.plots` (the plot and report groups), :mod:`.rerank`,
+:mod:`.misc` (measures, example); the shared option types, the error decorator
+and the output helpers are in :mod:`.common`, and every table printed on the
+terminal is built in :mod:`tierank.report.terminal`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from .common import Group
+
+app = typer.Typer(cls=Group, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Tie-aware evaluation of retrieval runs: oblivious value, exact expectation, "
+                       "min, max, range, bias and std over all orderings of tied scores.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            v = version("tierank")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree that is not installed
+            v = "unknown (not installed)"
+        typer.echo(f"tierank {v}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_version, help="Print the version and exit.")] = False,
+) -> None:
+    pass
+
+
+# the command modules register on `app`; this order is the order of `tierank --help`
+from . import eval, analysis, plots, rerank, misc  # noqa: E402,F401,I001
+
+
+def main() -> None:
+    app()
+
+
+__all__ = ["app", "main"]

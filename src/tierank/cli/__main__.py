@@ -1,0 +1,5 @@
+"""``python -m tierank.cli``."""
+
+from . import main
+
+main()

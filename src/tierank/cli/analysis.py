@@ -1,0 +1,205 @@
+"""`tierank ties`, `sweep`, `compare` and `bands`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from ..analysis.precision import DEFAULT_FORMATS
+from ..errors import TierankInputError
+from ..io.writers import check_output
+from . import app
+from .common import (CandidatesOnly, Complete, Fmt, Format, Output, Rel, ScoreFormats, TieBreakOption, choices_enum,
+                     emit, input_errors, measures_option, one_measure, one_measure_option, print_tables,
+                     score_formats, split_run_qrels, status)
+
+#: the measures of `tierank sweep` when no -m is given
+SWEEP_MEASURES = ["nDCG@10", "RR@10", "AP@100"]
+
+#: what `tierank compare --format` writes: its tables, or the whole comparison as one JSON document
+CompareFmt = choices_enum("CompareFmt", ("table", "json"))
+
+
+@app.command("ties")
+@input_errors
+def ties_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="TREC run files (.gz ok)")],
+    fmt: Format = Fmt.table,
+    output: Output = None,
+    top: Annotated[int, typer.Option("--top", help="Largest tie groups listed per run.")] = 3,
+) -> None:
+    """Tie prevalence and ordering defects per run and for the set (Yang, Moffat & Turpin, Table 1)."""
+    from rich.progress import track
+
+    from ..analysis.prevalence import analyze
+    from ..io.readers import read_run
+    from ..io.writers import jsonable, render_records
+    from ..report.terminal import ties_tables
+
+    check_output(output, tuple(runs))
+    loaded = {}
+    for p in track(runs, description="reading runs", disable=not sys.stderr.isatty(), console=Console(stderr=True)):
+        loaded[p.name if p.name not in loaded else str(p)] = read_run(p, duplicates="keep")
+    report = analyze(loaded, top=top)
+    fields = ("name", "queries", "docs", "queries_with_ties", "tie_groups", "docs_in_ties",
+              "docs_tied_with_predecessor", "contradictions", "queries_with_contradictions",
+              "score_order_violations", "rank_order_violations", "duplicates")
+    if fmt is Fmt.table:
+        print_tables(ties_tables(report), output, tuple(runs))
+    else:
+        recs = [r.to_dict() for r in report.runs]
+        if fmt is Fmt.jsonl:
+            recs = recs + [{"name": "all", **report.summary}]
+            text = "".join(json.dumps(jsonable(r), allow_nan=False) + "\n" for r in recs)
+        else:
+            text = render_records(recs, fields, fmt.value, document=report.to_dict())
+        emit(text, output, tuple(runs))
+
+
+def _sweep_run_paths(folder: Path, run: Path, fmts: list[str], protect: tuple) -> dict[str, Path]:
+    """``FOLDER/NAME.FORMAT.run`` per format (NAME: the run's file name less ``.gz`` and ``.run``),
+    created and checked with :func:`tierank.io.writers.check_output` before any work."""
+    import re
+
+    from ..io.writers import ensure_dir
+
+    for f in fmts:
+        if not re.fullmatch(r"[A-Za-z0-9_.+-]+", f) or f.startswith("."):
+            raise TierankInputError(f"score format {f!r}: not a valid format name (see --formats)")
+    ensure_dir(folder, why="; --write-runs takes a folder")
+    name = run.name.removesuffix(".gz").removesuffix(".run")
+    paths = {f: folder / f"{name}.{f}.run" for f in fmts}
+    for p in paths.values():
+        check_output(p, protect)
+    return paths
+
+
+def _write_sweep_runs(run: Path, paths: dict[str, Path], protect: tuple) -> None:
+    """Write ``run`` re-expressed in every format of ``paths`` (exact scores, :func:`~tierank.io.writers.write_run`)."""
+    import re
+
+    from ..analysis.precision import requantize_run
+    from ..io.readers import read_run
+    from ..io.writers import write_run
+
+    source = read_run(run)
+    for f, path in paths.items():
+        q = requantize_run(source, f)
+        write_run(path, q.qid, q.docid, q.score, re.sub(r"\s", "_", f"{path.stem}"), protect=protect)
+        typer.echo(f"wrote {path}", err=True)
+
+
+@app.command("sweep")
+@input_errors
+def sweep_cmd(
+    first: Annotated[Path, typer.Argument(metavar="RUN", help="TREC run (either order: RUN QRELS or QRELS RUN)")],
+    second: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels")],
+    measure: measures_option(SWEEP_MEASURES) = None,
+    formats: ScoreFormats = ",".join(DEFAULT_FORMATS),
+    fmt: Format = Fmt.table,
+    output: Output = None,
+    tie_break: TieBreakOption = "trec_eval",
+    candidates_only: CandidatesOnly = False,
+    rel: Rel = 1,
+    write_runs: Annotated[Optional[Path], typer.Option(
+        "--write-runs", metavar="DIR",
+        help="Also write each re-expressed run to DIR/NAME.FORMAT.run (e.g. DIR/test.bm25.bf16.run; "
+             "scores exact, so the files evaluate to the numbers shown).")] = None,
+) -> None:
+    """What would lower precision do to my evaluation? Re-express RUN's scores in each format and
+    report ties, oblivious, expected, range and bias."""
+    from rich.progress import Progress
+
+    from ..analysis.sweep import FIELDS, sweep
+    from ..io.writers import render_records
+    from ..report.terminal import sweep_table
+
+    check_output(output, (first, second))
+    run, qrels = split_run_qrels(first, second)
+    fmts = score_formats(formats)
+    run_paths = _sweep_run_paths(write_runs, run, fmts, (first, second)) if write_runs is not None else None
+    with Progress(console=Console(stderr=True), disable=not sys.stderr.isatty(), transient=True) as prog:
+        task = prog.add_task("sweeping formats", total=len(fmts))
+        result = sweep(str(qrels), str(run), measure or SWEEP_MEASURES, fmts,
+                       tie_break=tie_break, rel=rel, candidates_only=candidates_only,
+                       progress=lambda f: prog.advance(task))
+    if run_paths is not None:
+        _write_sweep_runs(run, run_paths, (first, second))
+    if fmt is Fmt.table:
+        print_tables([sweep_table(result, run.name, tie_break)], output, (first, second))
+    else:
+        emit(render_records(result.rows, FIELDS, fmt.value, document={"settings": result.settings,
+                                                                        "rows": result.rows}),
+             output, (first, second))
+
+
+@app.command("compare")
+@input_errors
+def compare_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="Two or more TREC runs (one per system)")],
+    qrels: Annotated[Path, typer.Option("--qrels", help="qrels file")],
+    measure: one_measure_option("nDCG@10") = None,
+    band: Annotated[Optional[float], typer.Option(
+        "--band", help="Also band every run with geometric rank bands RHO > 1 and report which significant "
+                       "pairs stay significant (Yang, Moffat & Turpin, Table 3 / Fig. 4).")] = None,
+    alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the paired t-tests.")] = 0.05,
+    fmt: Annotated[CompareFmt, typer.Option(
+        "--format", "-f", help="table, or json (the whole comparison as one document).")] = CompareFmt.table,
+    output: Output = None,
+    tie_break: TieBreakOption = "trec_eval",
+    candidates_only: CandidatesOnly = False,
+    complete: Complete = False,
+    rel: Rel = 1,
+) -> None:
+    """Systems side by side with E[M] and \\[min, max]; paired t-tests on per-query expected values; every
+    pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable.
+    One measure per call (-m given twice is an error)."""
+    from ..analysis.compare import compare, records
+    from ..io.readers import read_run
+    from ..io.writers import jsonable
+    from ..report.terminal import compare_tables
+
+    protect = (*runs, qrels)
+    check_output(output, protect)
+    measure = one_measure(measure, "nDCG@10")
+    names = {}
+    for p in runs:
+        names[p.name if p.name not in names else str(p)] = read_run(p)
+    with status("comparing..."):
+        cmp = compare(names, str(qrels), measure, tie_break=tie_break, rel=rel, complete=complete,
+                      candidates_only=candidates_only, alpha=alpha, band=band)
+    if fmt is CompareFmt.table:
+        print_tables(compare_tables(cmp), output, protect)
+    else:
+        emit(json.dumps(jsonable(records(cmp)), indent=2, allow_nan=False) + "\n", output, protect)
+
+
+@app.command("bands")
+@input_errors
+def bands_cmd(
+    rho: Annotated[str, typer.Option("--rho", help="Comma-separated band parameters > 1.")] = "1.1,1.2,1.4,1.7,2.0",
+    p: Annotated[str, typer.Option("--p", help="Comma-separated RBP persistence values.")] = "0.5,0.85",
+    depth: Annotated[int, typer.Option("--depth", help="Ranking depth.")] = 1000,
+    fmt: Format = Fmt.table,
+) -> None:
+    """Worst-case change of RR and RBP that geometric rank banding can cause under permutation averaging
+    (Yang, Moffat & Turpin, Table 2)."""
+    from ..analysis.banding import PAPER_TABLE2, worst_case_table
+    from ..io.writers import render_records
+    from ..report.terminal import bands_table
+
+    try:
+        rhos = tuple(float(x) for x in rho.split(","))
+        ps = tuple(float(x) for x in p.split(","))
+    except ValueError:
+        raise TierankInputError(f"--rho and --p take comma-separated numbers, got {rho!r} and {p!r}") from None
+    rows = worst_case_table(rhos, ps, depth=depth)
+    if fmt is not Fmt.table:
+        sys.stdout.write(render_records(rows, tuple(rows[0]), fmt.value))
+        return
+    Console().print(bands_table(rows, PAPER_TABLE2))

@@ -1,0 +1,267 @@
+"""Shared pieces of the command line: option types, error handling, output helpers.
+
+* :func:`input_errors` turns a :class:`~tierank.errors.TierankInputError` into one
+  ``tierank: error: ...`` line per problem on stderr and exit code 2;
+  :func:`require` does the same for a missing optional dependency (one line naming
+  the ``pip install`` command).
+* The option types (``Output``, ``Format``, ``Measures``, ``TieBreakOption``, ...) take
+  their choices and help from the registries and constants (the measure registry,
+  :data:`tierank.ties.POLICIES`, :data:`tierank.io.writers.FORMATS`,
+  :data:`tierank.evaluate.UNJUDGED`, the score formats of :mod:`tierank.analysis.precision`),
+  so that the help cannot drift from what is accepted.
+* Every ``-o`` target is checked with :func:`tierank.io.writers.check_output` before any
+  work is done (:func:`check_figure_stem` for the two files of a figure).
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import sys
+from contextlib import nullcontext
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from typer.core import TyperGroup, TyperOption
+
+from ..analysis.precision import DEFAULT_FORMATS, FLOAT_FORMATS
+from ..errors import TierankError, TierankInputError
+from ..evaluate import UNJUDGED
+from ..io.writers import FORMATS, check_output, ensure_dir
+from ..measures import supported
+from ..measures.linear import REL
+from ..ties import POLICIES
+
+DEFAULT_MEASURES = ["nDCG@10", "RR@10", "AP", "P@10", "R@100"]
+
+#: the figures' default score formats: the sweep's less sig2 and band2 (fewer curves on one plot)
+FIGURE_FORMATS = tuple(f for f in DEFAULT_FORMATS if f not in ("sig2", "band2"))
+
+#: the files one figure is written as (``STEM.png``, ``STEM.svg``)
+FIGURE_SUFFIXES = ("png", "svg")
+
+#: the pip extra that provides each optional dependency the command line can need
+EXTRAS = {"matplotlib": "report"}
+
+
+def choices_enum(name: str, values) -> type[Enum]:
+    """A str Enum whose members are ``values`` (typer shows and checks them as the choices)."""
+    return Enum(name, [(v, v) for v in values], type=str)
+
+
+#: output formats (:data:`tierank.io.writers.FORMATS`)
+Fmt = choices_enum("Fmt", FORMATS)
+#: conventions for unjudged documents (:data:`tierank.evaluate.UNJUDGED`)
+Unjudged = choices_enum("Unjudged", UNJUDGED)
+
+
+# errors
+
+def _fail(err: TierankInputError) -> None:
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    for p in err.problems:
+        console.print(f"tierank: error: {p}", markup=False)
+    raise typer.Exit(2)
+
+
+def input_errors(command):
+    """Decorate a command: a TierankInputError it raises becomes one ``tierank: error: ...`` line per
+    problem on stderr and exit code 2; so does a tierank error for a missing optional dependency
+    (an :class:`ImportError` such as :class:`tierank.report.MissingMatplotlib`)."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except TierankInputError as e:
+            _fail(e)
+        except TierankError as e:
+            if not isinstance(e, ImportError):
+                raise
+            _fail(TierankInputError(str(e)))
+
+    return wrapper
+
+
+def require(module: str, what: str) -> None:
+    """Exit 2 with one line naming the install command when the optional ``module`` is missing.
+
+    Called first thing by the commands that need it, before reading any input."""
+    try:
+        __import__(module)
+    except ImportError:
+        _fail(TierankInputError(f'{what} needs {module}, which is not installed: '
+                                f'pip install "tierank[{EXTRAS[module]}]"'))
+
+
+# help without a type for flags
+
+def _untyped_flags(params: list) -> list:
+    """Flags take no value: show no ``<bool>`` type next to them in the help."""
+    for p in params:
+        if isinstance(p, TyperOption) and (p.is_flag or p.count) and p.metavar is None:
+            p.metavar = ""
+    return params
+
+
+class Group(TyperGroup):
+    """The command group of ``tierank`` and its sub-groups (plot, report)."""
+
+    def get_params(self, ctx) -> list:
+        return _untyped_flags(super().get_params(ctx))
+
+    def get_command(self, ctx, cmd_name: str):
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is not None and not isinstance(cmd, TyperGroup):
+            _untyped_flags(cmd.get_params(ctx))
+        return cmd
+
+
+# option types
+
+def _measure_help(head: str) -> str:
+    return f"{head} Families: {', '.join(supported())} (see `tierank measures`)."
+
+
+SCORE_FORMATS_HELP = (f"fp32, {', '.join(FLOAT_FORMATS)}, int8 (per-query affine), sigN (N significant digits), "
+                      "bandRHO (rank bands, e.g. band1.4)")
+
+Output = Annotated[Optional[Path], typer.Option(
+    "-o", "--output", help="Write to FILE (atomically; checked before any work; - for stdout).")]
+Format = Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")]
+
+
+def measures_option(default: list[str]):
+    """The type of a repeatable ``-m/--measure`` option whose default is ``default``."""
+    return Annotated[Optional[list[str]], typer.Option(
+        "-m", "--measure", help=_measure_help("Measure as ir_measures writes it, repeatable. "
+                                              f"Default: {' '.join(default)}."))]
+
+
+def one_measure_option(default: str, family: bool = False):
+    """The type of a ``-m/--measure`` option taking one measure (or, with ``family``, one measure family)
+    whose default is ``default``; read it with :func:`one_measure` (given twice: an error)."""
+    head = "Measure family" if family else "One measure as ir_measures writes it"
+    return Annotated[Optional[list[str]], typer.Option(
+        "-m", "--measure", metavar="<str>", help=_measure_help(f"{head}. Default: {default}."))]
+
+
+TieBreakOption = Annotated[str, typer.Option(
+    "--tie-break", help=f"Order for the oblivious value: {', '.join(POLICIES)} "
+                        "(trec_eval: score, then docno descending).")]
+Rel = Annotated[int, typer.Option("--rel", "-l", help="Minimum grade counted relevant (binary measures), "
+                                                     f"in {REL.range_text()} as a measure's rel=.")]
+CandidatesOnly = Annotated[bool, typer.Option(
+    "--candidates-only", help="N+ and ideal DCG from judged documents in the run only (reranking).")]
+Complete = Annotated[bool, typer.Option(
+    "-c", "--complete", help="Average over all qrels queries; missing ones score 0 (trec_eval -c).")]
+ScoreFormats = Annotated[str, typer.Option("--formats", help=f"Comma-separated score formats: {SCORE_FORMATS_HELP}.")]
+OutStem = Annotated[Path, typer.Option("-o", "--output", help="Output stem: writes STEM.png and STEM.svg.")]
+OutHtml = Annotated[Path, typer.Option("-o", "--output", help="The HTML file to write (atomically).")]
+Regimes = Annotated[Optional[str], typer.Option(
+    "--regimes", help=f"Comma-separated score formats to re-express each run in ({SCORE_FORMATS_HELP}), "
+                      "one curve per run and format.")]
+
+
+def one_measure(values: Optional[list[str]], default: str) -> str:
+    """The single ``-m`` of a command that compares one measure; given twice, an error (not the last one)."""
+    if not values:
+        return default
+    if len(values) > 1:
+        raise TierankInputError(f"-m/--measure takes one measure here, got {len(values)}: {', '.join(values)}; "
+                                "run the command once per measure")
+    return values[0]
+
+
+def score_formats(text: str) -> list[str]:
+    """``"fp32, bf16,"`` -> ``["fp32", "bf16"]``."""
+    return [f.strip() for f in text.split(",") if f.strip()]
+
+
+# outputs
+
+def check_figure_stem(stem: Path, protect: tuple) -> None:
+    """Check ``STEM.png`` and ``STEM.svg`` as outputs before any work (see :func:`check_output`).
+
+    The figure writer creates a missing folder (:func:`~tierank.io.writers.ensure_dir`): then it is
+    checked that it can be."""
+    if ensure_dir(stem.parent, create=False).is_dir():
+        for ext in FIGURE_SUFFIXES:
+            check_output(stem.with_name(f"{stem.name}.{ext}"), protect)
+
+
+def status(text: str):
+    """A spinner on stderr while the work runs, when stderr is a terminal."""
+    if sys.stderr.isatty():
+        return Console(stderr=True).status(text)
+    return nullcontext()
+
+
+def emit(text: str, output: Optional[Path], protect: tuple) -> None:
+    """``text`` to ``output`` (atomically) or to stdout."""
+    from ..io.writers import write_atomic
+
+    if output is not None:
+        write_atomic(output, text, protect=protect)
+    else:
+        sys.stdout.write(text)
+
+
+def print_tables(tables, output: Optional[Path], protect: tuple) -> None:
+    """rich tables to the terminal, or as plain text (160 columns, no colours) to ``output`` (``-``: stdout)."""
+    from ..io.writers import write_atomic
+
+    if output is not None:
+        buf = io.StringIO()
+        console = Console(file=buf, width=160, force_terminal=False, color_system=None)
+        for t in tables:
+            console.print(t)
+        write_atomic(output, buf.getvalue(), protect=protect)
+    else:
+        console = Console(width=max(Console().width, 120))
+        for t in tables:
+            console.print(t)
+
+
+def split_run_qrels(a: Path, b: Path) -> tuple[Path, Path]:
+    """(run, qrels) from two paths in either order: a run line has 6 fields, a qrels line 3 or 4."""
+    from ..io.readers import first_fields
+
+    def fields(p: Path) -> int:
+        f = first_fields(p)
+        return len(f) if f else 0
+
+    fa, fb = fields(a), fields(b)
+    if fa == 6 and fb != 6:
+        return a, b
+    if fb == 6 and fa != 6:
+        return b, a
+    raise TierankInputError(f"cannot tell the run (6 columns) from the qrels (3-4 columns): {a} has {fa}, {b} has {fb}")
+
+
+def runs_by_name(paths: list[Path], regimes: Optional[str], duplicates: str = "error") -> dict:
+    """Runs keyed by file name; with regimes, one entry per (run, format)."""
+    from ..analysis.precision import requantize_run
+    from ..io.readers import read_run
+
+    out = {}
+    for p in paths:
+        name = p.name if p.name not in out else str(p)
+        run = read_run(p, duplicates=duplicates)
+        if not regimes:
+            out[name] = run
+            continue
+        for fmt in score_formats(regimes):
+            out[fmt if len(paths) == 1 else f"{name} [{fmt}]"] = requantize_run(run, fmt)
+    return out
+
+
+def save(fig, stem: Path, protect: tuple) -> None:
+    """Write ``fig`` as STEM.png and STEM.svg and print their paths."""
+    from ..report.plots import save_figure
+
+    for p in save_figure(fig, stem, FIGURE_SUFFIXES, protect=protect):
+        typer.echo(str(p))

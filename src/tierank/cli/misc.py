@@ -1,0 +1,34 @@
+"""`tierank measures` and `tierank example`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from . import app
+from .common import input_errors
+
+
+@app.command("measures")
+def measures_cmd() -> None:
+    """List the supported measures (generated from the registry)."""
+    from ..measures import describe
+    from ..report.terminal import measures_table
+
+    Console().print(measures_table(describe()))
+
+
+@app.command("example")
+@input_errors
+def example_cmd(
+    which: Annotated[str, typer.Argument(
+        help="run, qrels (Figure 1's tie), askubuntu-run, askubuntu-qrels (a real BM25 run with ties), "
+             "trec-run, rag24-run, rag24-qrels (trec_eval's test data), or dir")] = "dir",
+) -> None:
+    """Print the path of a shipped example file (sources and licences: README.md in `tierank example dir`)."""
+    from ..examples import path
+
+    typer.echo(str(path(which)))
+

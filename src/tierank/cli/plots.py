@@ -1,0 +1,206 @@
+"""`tierank plot ...` (figures) and `tierank report ...` (HTML pages).
+
+Both need matplotlib (the ``report`` extra): every command checks for it first and
+exits 2 with the install command when it is missing, before reading any input.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..analysis.cutoff import MAX_KMAX, check_kmax
+from ..errors import TierankInputError
+from ..io.writers import check_output
+from ..measures import supported
+from . import app
+from .common import (DEFAULT_MEASURES, FIGURE_FORMATS, Group, OutHtml, OutStem, Regimes, ScoreFormats,
+                     TieBreakOption, check_figure_stem, input_errors, measures_option, one_measure,
+                     one_measure_option, require, runs_by_name, save, score_formats, split_run_qrels)
+
+plot_app = typer.Typer(cls=Group, no_args_is_help=True)
+report_app = typer.Typer(cls=Group, no_args_is_help=True)
+app.add_typer(plot_app, name="plot")
+app.add_typer(report_app, name="report")
+
+#: the measures of `tierank report sweep` when no -m is given
+REPORT_SWEEP_MEASURES = ["nDCG@10", "RR@10"]
+
+Kmax = Annotated[int, typer.Option("--kmax", help=f"Largest cutoff k of the curves, 1 to {MAX_KMAX} (all k are "
+                                                  "evaluated together).")]
+
+
+@plot_app.command("cutoff")
+@input_errors
+def plot_cutoff_cmd(
+    qrels: Annotated[Path, typer.Argument(help="qrels")],
+    runs: Annotated[list[Path], typer.Argument(help="one or more runs")],
+    output: OutStem,
+    family: one_measure_option("nDCG", family=True) = None,
+    kmax: Kmax = 20,
+    regimes: Regimes = None,
+    tie_break: TieBreakOption = "trec_eval",
+) -> None:
+    """Metric vs cutoff (the first paper's Figure 2): expected line, oblivious markers, \\[min, max] band."""
+    from ..analysis.cutoff import cutoff_curves
+    from ..report.plots import plot_cutoff
+
+    require("matplotlib", "tierank plot")
+    check_figure_stem(output, (qrels, *runs))
+    family = one_measure(family, "nDCG")
+    check_kmax(kmax)
+    curves = cutoff_curves(str(qrels), runs_by_name(runs, regimes), family, kmax, tie_break=tie_break)
+    save(plot_cutoff(curves), output, (qrels, *runs))
+
+
+@plot_app.command("ranges")
+@input_errors
+def plot_ranges_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="two or more runs")],
+    qrels: Annotated[Path, typer.Option("--qrels", help="qrels")],
+    output: OutStem,
+    measure: one_measure_option("nDCG@10") = None,
+    regimes: Regimes = None,
+) -> None:
+    """Every system as a segment from min to max, oblivious and expected marked (second paper's Figure 2)."""
+    from ..analysis.compare import compare
+    from ..report.plots import plot_ranges
+
+    require("matplotlib", "tierank plot")
+    check_figure_stem(output, (qrels, *runs))
+    measure = one_measure(measure, "nDCG@10")
+    save(plot_ranges(compare(runs_by_name(runs, regimes), str(qrels), measure)), output, (qrels, *runs))
+
+
+@plot_app.command("sweep")
+@input_errors
+def plot_sweep_cmd(
+    first: Annotated[Path, typer.Argument(metavar="RUN")],
+    second: Annotated[Path, typer.Argument(metavar="QRELS")],
+    output: OutStem,
+    measure: one_measure_option("nDCG@10") = None,
+    formats: ScoreFormats = ",".join(FIGURE_FORMATS),
+) -> None:
+    """Range, bias and tie share of a measure against the score format."""
+    from ..analysis.sweep import sweep
+    from ..report.plots import plot_sweep
+
+    require("matplotlib", "tierank plot")
+    check_figure_stem(output, (first, second))
+    measure = one_measure(measure, "nDCG@10")
+    run, qrels = split_run_qrels(first, second)
+    result = sweep(str(qrels), str(run), [measure], score_formats(formats))
+    save(plot_sweep(result, measure), output, (first, second))
+
+
+@plot_app.command("ties")
+@input_errors
+def plot_ties_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="runs")],
+    output: OutStem,
+    regimes: Regimes = None,
+) -> None:
+    """Distribution of tie-group sizes per run or regime."""
+    from ..report.plots import plot_tie_structure
+
+    require("matplotlib", "tierank plot")
+    check_figure_stem(output, tuple(runs))
+    save(plot_tie_structure(runs_by_name(runs, regimes, duplicates="keep")), output, tuple(runs))
+
+
+@report_app.command("eval")
+@input_errors
+def report_eval_cmd(
+    qrels: Annotated[Path, typer.Argument()],
+    run: Annotated[Path, typer.Argument()],
+    output: OutHtml,
+    measure: measures_option(DEFAULT_MEASURES) = None,
+    family: Annotated[str, typer.Option(
+        "--curve", help=f"Measure family of the cutoff figure ({', '.join(supported())}; '' for none).")] = "nDCG",
+    kmax: Kmax = 20,
+    tie_break: TieBreakOption = "trec_eval",
+) -> None:
+    """An evaluation: aggregate table, ties, the widest per-query ranges, the cutoff figure."""
+    from ..analysis.cutoff import evaluate_with_curves
+    from ..report.html import eval_report, write_report
+
+    require("matplotlib", "tierank report")
+    check_output(output, (qrels, run))
+    check_kmax(kmax)
+    res, curves = evaluate_with_curves(str(qrels), str(run), measure or DEFAULT_MEASURES, family, kmax,
+                                       name=run.name, tie_break=tie_break)  # one evaluation: table and curves
+    typer.echo(str(write_report(output, eval_report(res, curves), protect=(qrels, run))))
+
+
+@report_app.command("sweep")
+@input_errors
+def report_sweep_cmd(
+    first: Annotated[Path, typer.Argument(metavar="RUN")],
+    second: Annotated[Path, typer.Argument(metavar="QRELS")],
+    output: OutHtml,
+    measure: measures_option(REPORT_SWEEP_MEASURES) = None,
+    formats: ScoreFormats = ",".join(FIGURE_FORMATS),
+) -> None:
+    """A precision sweep: ties and every measure's range and bias per score format."""
+    from ..analysis.sweep import sweep
+    from ..report.html import sweep_report, write_report
+
+    require("matplotlib", "tierank report")
+    check_output(output, (first, second))
+    run, qrels = split_run_qrels(first, second)
+    ms = measure or REPORT_SWEEP_MEASURES
+    result = sweep(str(qrels), str(run), ms, score_formats(formats))
+    typer.echo(str(write_report(output, sweep_report(result, ms), protect=(first, second))))
+
+
+@report_app.command("compare")
+@input_errors
+def report_compare_cmd(
+    runs: Annotated[list[Path], typer.Argument()],
+    qrels: Annotated[Path, typer.Option("--qrels")],
+    output: OutHtml,
+    measure: one_measure_option("nDCG@10") = None,
+    band: Annotated[Optional[float], typer.Option("--band")] = None,
+    regimes: Regimes = None,
+) -> None:
+    """A system comparison: ranges figure, systems and pairs with flags, band summary."""
+    from ..analysis.compare import compare
+    from ..report.html import compare_report, write_report
+
+    require("matplotlib", "tierank report")
+    check_output(output, (qrels, *runs))
+    measure = one_measure(measure, "nDCG@10")
+    cmp = compare(runs_by_name(runs, regimes), str(qrels), measure, band=band)
+    typer.echo(str(write_report(output, compare_report(cmp), protect=(qrels, *runs))))
+
+
+@report_app.command("rerank")
+@input_errors
+def report_rerank_cmd(
+    table: Annotated[Path, typer.Argument(help="table.json written by `tierank rerank -o DIR`")],
+    output: OutHtml,
+) -> None:
+    """The rerank protocol's Table 1 with a ranges figure per measure."""
+    from ..report.html import rerank_report, write_report
+
+    require("matplotlib", "tierank report")
+    check_output(output, (table,))
+    try:
+        doc = json.loads(table.read_text())
+    except OSError as exc:
+        raise TierankInputError(f"{table}: cannot read ({exc.strerror})") from None
+    except ValueError as exc:
+        raise TierankInputError(f"{table}: not a table.json of `tierank rerank`: not JSON ({exc})") from None
+    typer.echo(str(write_report(output, rerank_report(doc, source=str(table)), protect=(table,))))
+
+
+def _commands(group: typer.Typer) -> str:
+    return "|".join(c.name for c in group.registered_commands)
+
+
+# the groups' help lists their commands as registered above
+plot_app.info.help = f"Figures (PNG and SVG): tierank plot {_commands(plot_app)}."
+report_app.info.help = f"One self-contained HTML page: tierank report {_commands(report_app)}."

@@ -1,0 +1,97 @@
+"""`tierank rerank`: the low-precision reranking protocol.
+
+The command parses its options, calls :func:`tierank.hps.protocol.rerank`
+(which checks everything before loading a model, and writes every file of
+OUT/) and prints the table.  Its ``--model`` and ``--regimes`` help comes
+from :mod:`tierank.hps.registry` and :mod:`tierank.hps.variants`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from ..errors import TierankError, TierankInputError
+from ..hps.protocol import RERANK_MEASURES, RERANK_REGIMES
+from ..hps.registry import model_help
+from ..hps.variants import VARIANT_HELP
+from ..io.beir import QUERY_SETS
+from ..report.terminal import rerank_table as _rerank_table
+from . import app
+from .common import Fmt, TieBreakOption, input_errors, measures_option
+
+
+@app.command("rerank")
+@input_errors
+def rerank_cmd(
+    data: Annotated[Path, typer.Option("--data", help="BEIR-layout directory: corpus.jsonl, queries.jsonl, qrels")],
+    model: Annotated[str, typer.Option("--model", help=f"Model: {model_help()}")],
+    candidates: Annotated[Optional[Path], typer.Option(
+        "--candidates", help="First-stage TREC run to rerank (default DATA/candidates.run)")] = None,
+    regimes: Annotated[str, typer.Option(
+        "--regimes", help=f"Comma-separated: {VARIANT_HELP}")] = ",".join(RERANK_REGIMES),
+    measure: measures_option(list(RERANK_MEASURES)) = None,
+    output: Annotated[Optional[Path], typer.Option(
+        "-o", "--output", help="Output directory: runs/ (one TREC run per regime, exact scores), "
+                               "table.tsv, table.json, cache/")] = None,
+    qrels: Annotated[Optional[Path], typer.Option("--qrels", help="qrels (default DATA/qrels.txt)")] = None,
+    cache: Annotated[Optional[Path], typer.Option("--cache", help="Score cache directory (default OUT/cache)")] = None,
+    batch_size: Annotated[int, typer.Option("--batch-size", "-b", help="Pairs / texts per forward pass "
+                                                                         "(recorded: it changes low-precision scores)")] = 16,
+    queries: Annotated[str, typer.Option(
+        "--queries", help=f"{QUERY_SETS[0]} (default: queries with judgments) or {QUERY_SETS[1]}")] = QUERY_SETS[0],
+    depth: Annotated[Optional[int], typer.Option("--depth", help="Rerank the top N candidates of each query")] = None,
+    max_queries: Annotated[Optional[int], typer.Option("--max-queries", help="Only the first N queries")] = None,
+    device: Annotated[str, typer.Option("--device", help="auto (CUDA when present), cpu, cuda, cuda:N")] = "auto",
+    budget: Annotated[int, typer.Option("--budget", help="Rank1-style: reasoning tokens per pair (>= 0)")] = 64,
+    max_doc_tokens: Annotated[int, typer.Option(
+        "--max-doc-tokens", help="Generative: document truncation in tokens (>= 1)")] = 256,
+    threads: Annotated[Optional[int], typer.Option("--threads", help="torch CPU threads (>= 1)")] = None,
+    tie_break: TieBreakOption = "trec_eval",
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Format of the table on stdout.")] = Fmt.table,
+) -> None:
+    """The low-precision reranking protocol (the paper's Table 1): score every candidate under every
+    precision regime, write one run per regime, report M at FP32 and per regime M_obl, E[M], range,
+    bias, tie statistics and scoring time. Scores are cached; an interrupted run resumes."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from ..hps.protocol import TABLE_FIELDS, rerank
+    from ..io.writers import render_records
+
+    if output is None and cache is None:
+        raise TierankInputError("give -o/--output DIR (runs, table and cache are written there)")
+    os.environ.setdefault("TQDM_DISABLE", "1")  # model loaders' tqdm bars (GGUF dequantization); rich shows progress
+    measures = list(measure or RERANK_MEASURES)
+    console = Console(stderr=True)
+
+    def warn(message: str) -> None:
+        console.print(f"tierank: warning: {message}", markup=False, highlight=False, soft_wrap=True)
+
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      TimeRemainingColumn(), console=console, disable=not sys.stderr.isatty()) as prog:
+            def progress(label: str, total: int):
+                task = prog.add_task(f"scoring {label}", total=total)
+                return lambda: prog.advance(task)
+
+            result = rerank(data, model, regimes, measures, out_dir=output, candidates=candidates, qrels=qrels,
+                            cache_dir=cache, batch_size=batch_size, queries=queries, depth=depth,
+                            max_queries=max_queries, device=device, budget=budget, max_doc_tokens=max_doc_tokens,
+                            tie_break=tie_break, progress=progress, threads=threads, warn=warn)
+    except TierankInputError:
+        raise
+    except TierankError as e:  # a model that cannot be loaded, a scorer's bad output: one line, exit 2 (input_errors)
+        raise TierankInputError(str(e)) from None
+    except KeyboardInterrupt:
+        console.print("tierank: interrupted; scores so far are cached, run the same command to resume",
+                      markup=False, highlight=False)
+        raise typer.Exit(130)
+    if fmt is not Fmt.table:
+        sys.stdout.write(render_records(result.rows, TABLE_FIELDS, fmt.value, document=result.document()))
+        return
+    Console(width=max(Console().width, 180)).print(_rerank_table(result))

@@ -1,0 +1,205 @@
+"""The model kinds ``tierank rerank --model`` accepts, in one registry.
+
+A *model kind* (``biencoder``, ``cross``, ``yesno``, ``rank1``) names a scorer
+class, the variant kinds it supports (:attr:`tierank.hps.variants.Variant.kind`),
+the protocol options that change its scores (part of the cache key and of the
+table's settings) and the sources it knows by name besides local paths.  A
+*named model* (``minilm``, ``smollm2-yesno``, ...) is a kind with a fixed source.
+
+Model-name parsing (:func:`parse_model`), the ``--model`` help
+(:func:`model_help`), the family checks of variants, the cache key
+(:func:`cache_key`) and building a scorer (:func:`make_scorer`) all read this
+registry.  Adding a model kind is one scorer module plus one :func:`register`
+line at the bottom of this file.  Nothing here imports torch: a model that
+cannot exist fails before any model library is loaded.
+
+>>> parse_model("smollm2-rank1")
+ModelSpec(family='rank1', source='smollm2', name='smollm2-rank1')
+>>> parse_model("cross:/models/ms-marco").family
+'cross'
+>>> [k.family for k in kinds()]
+['biencoder', 'cross', 'yesno', 'rank1']
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from tierank.errors import Problem, TierankInputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tierank.hps.variants import Variant
+
+__all__ = [
+    "ModelKind", "NamedModel", "ModelSpec", "register", "register_named", "kinds", "named_models", "model_kind",
+    "parse_model", "model_help", "check_model", "cache_key", "scorer_class", "make_scorer", "OPTIONS",
+]
+
+#: Protocol options a model kind may declare (they change its scores).
+OPTIONS = ("budget", "max_doc_tokens")
+
+
+def slug(text: str) -> str:
+    """File-name-safe lower-case form: ``bf16->fp32`` -> ``bf16_fp32``."""
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower() or "x"
+
+
+@dataclass(frozen=True)
+class ModelKind:
+    """One model kind: written ``FAMILY:ARG`` on the command line."""
+
+    family: str
+    scorer: str  # "module:Class", imported when needed
+    variants: frozenset  # variant kinds it supports: precision, head, quant, onnx
+    options: tuple[str, ...] = ()  # protocol options that change its scores, in the order the table lists them
+    sources: tuple[str, ...] = ()  # sources known by name (installed model packages) besides local paths
+    arg: str = "PATH"  # how the help spells the source
+
+
+@dataclass(frozen=True)
+class NamedModel:
+    """A model known by name: a kind with a fixed source."""
+
+    name: str
+    family: str
+    source: str
+    help: str = ""
+
+
+_KINDS: dict[str, ModelKind] = {}
+_NAMED: dict[str, NamedModel] = {}
+
+
+def register(kind: ModelKind) -> ModelKind:
+    """Add a model kind (a family registered twice is an error)."""
+    if kind.family in _KINDS:
+        raise ValueError(f"model kind {kind.family!r} is already registered")
+    unknown = set(kind.options) - set(OPTIONS)
+    if unknown:
+        raise ValueError(f"unknown protocol options {sorted(unknown)}; known: {OPTIONS}")
+    _KINDS[kind.family] = kind
+    return kind
+
+
+def register_named(model: NamedModel) -> NamedModel:
+    """Add a named model of a registered kind."""
+    if model.family not in _KINDS:
+        raise ValueError(f"named model {model.name!r}: unknown model kind {model.family!r}")
+    if model.name in _NAMED:
+        raise ValueError(f"named model {model.name!r} is already registered")
+    _NAMED[model.name] = model
+    return model
+
+
+def kinds() -> list[ModelKind]:
+    return list(_KINDS.values())
+
+
+def named_models() -> list[NamedModel]:
+    return list(_NAMED.values())
+
+
+def model_kind(family: str) -> ModelKind:
+    try:
+        return _KINDS[family]
+    except KeyError:
+        raise TierankInputError([Problem("", None, f"unknown model kind {family!r}; "
+                                                   f"accepted: {', '.join(_KINDS)}")]) from None
+
+
+def model_help() -> str:
+    """The accepted model spellings, for ``--model``'s help and the unknown-model error."""
+    named = ", ".join(f"{m.name} ({m.help})" if m.help else m.name for m in _NAMED.values())
+    fams = ", ".join(f"{k.family}:{k.arg}" for k in _KINDS.values())
+    return f"{named}, or {fams}"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model named on the command line: its family and where it loads from."""
+
+    family: str  # a registered model kind
+    source: str  # a named source ("minilm", "smollm2") or a local path
+    name: str  # as given
+
+    @property
+    def kind(self) -> ModelKind:
+        return model_kind(self.family)
+
+    @property
+    def slug(self) -> str:
+        return slug(self.name if self.name in _NAMED else f"{self.family}-{Path(self.source).name}")
+
+
+def parse_model(text: str) -> ModelSpec:
+    """Parse a model spec: a named model or ``FAMILY:SOURCE`` (no file-system check; see :func:`check_model`)."""
+    t = str(text).strip()
+    named = _NAMED.get(t.lower())
+    if named is not None:
+        return ModelSpec(named.family, named.source, named.name)
+    fam, sep, src = t.partition(":")
+    if sep and fam.lower() in _KINDS and src:
+        return ModelSpec(fam.lower(), src, t)
+    raise TierankInputError([Problem("", None, f"unknown model {text!r}; accepted: {model_help()}")])
+
+
+def scorer_class(family: str) -> type:
+    """The scorer class of a model kind, a :class:`tierank.hps.base.Scorer` (its module is imported; torch is not)."""
+    module, _, name = model_kind(family).scorer.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def check_model(spec: ModelSpec, variants: Sequence["Variant"], source: bool = True) -> None:
+    """Everything that can be known about a model before loading it.
+
+    Every variant must be supported by the kind, and (``source``) the source
+    must be a named source of the kind or exist on disk: a hub name fails
+    here, at once.
+    """
+    for v in variants:
+        v.check(spec.family)
+    kind = spec.kind
+    if source and spec.source not in kind.sources and not Path(spec.source).exists():
+        raise TierankInputError([Problem("", None, (
+            f"model {spec.name!r}: {spec.source!r} is not a local path (nothing is downloaded: there is no hub "
+            f"access); pass a local model directory or file"
+            + (f", or one of: {', '.join(kind.sources)}" if kind.sources else ""))
+        )])
+    scorer_class(spec.family).check_spec(spec.source, variants)
+
+
+def cache_key(spec: ModelSpec, variant: "Variant", batch_size: int, device: str, options: Mapping[str, Any]) -> dict:
+    """What the scores of ``variant`` depend on: model, variant, batch size, the kind's options, device class."""
+    key = {"model": spec.slug, "family": spec.family, "source": spec.source, "variant": variant.name,
+           "batch_size": int(batch_size)}
+    if not variant.onnx:  # the ONNX twin reads no protocol option
+        key.update({o: int(options[o]) for o in spec.kind.options})
+    # GPU and CPU kernels round low-precision arithmetic differently
+    key["device"] = "cuda" if str(device).startswith("cuda") else "cpu"
+    return key
+
+
+def make_scorer(spec: ModelSpec, group: str, batch_size: int, device: str, options: Mapping[str, Any]):
+    """Load the scorer of one variant group (a model dtype, or ``onnx-int8``)."""
+    cls = scorer_class(spec.family)
+    return cls.from_spec(spec.source, group, batch_size=batch_size, device=device,
+                         **{o: options[o] for o in spec.kind.options})
+
+
+# ------------------------------------------------------------------ the registry
+
+register(ModelKind("biencoder", "tierank.hps.biencoder:BiEncoderScorer", frozenset({"precision", "quant", "onnx"}),
+                   sources=("minilm",)))
+register(ModelKind("cross", "tierank.hps.crossencoder:CrossEncoderScorer", frozenset({"precision"})))
+register(ModelKind("yesno", "tierank.hps.generative:YesNoScorer", frozenset({"precision", "head"}),
+                   options=("max_doc_tokens",), sources=("smollm2",), arg="PATH|smollm2"))
+register(ModelKind("rank1", "tierank.hps.generative:Rank1Scorer", frozenset({"precision", "head"}),
+                   options=("budget", "max_doc_tokens"), sources=("smollm2",), arg="PATH|smollm2"))
+
+register_named(NamedModel("minilm", "biencoder", "minilm", "all-MiniLM-L6-v2; onnx-int8 uses its int8 ONNX twin"))
+register_named(NamedModel("smollm2-yesno", "yesno", "smollm2"))
+register_named(NamedModel("smollm2-rank1", "rank1", "smollm2"))

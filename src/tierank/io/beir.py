@@ -1,0 +1,188 @@
+"""BEIR-layout reranking sets: ``queries.jsonl``, ``corpus.jsonl``, qrels and a candidate run.
+
+:func:`load_beir` finds the files of a BEIR-layout directory, reads the
+qrels and the first-stage candidate run with :func:`tierank.io.readers.read_qrels`
+and :func:`tierank.io.readers.read_run`, orders each query's candidates by
+first-stage score, and reads the texts of exactly the queries and documents
+that are needed.  Every malformed line is reported as ``file:line: reason``
+(:class:`~tierank.errors.TierankInputError`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..errors import Problem, TierankInputError
+
+__all__ = ["BeirSet", "load_beir", "check_selection", "read_jsonl", "QRELS_NAMES", "CANDIDATE_NAMES", "QUERY_SETS"]
+
+#: Where the qrels and the candidate run are looked for inside the directory, in this order.
+QRELS_NAMES = ("qrels.txt", "qrels/test.tsv", "qrels.tsv", "qrels")
+CANDIDATE_NAMES = ("candidates.run", "candidates.txt")
+MAX_PROBLEMS = 20
+#: Which queries :func:`load_beir` keeps: those with a judgment, or every query with candidates.
+QUERY_SETS = ("judged", "all")
+
+
+def _count(value: Any, what: str) -> int | None:
+    """``value`` as an int >= 1 (None stays None), or a :class:`TierankInputError` naming ``what``."""
+    if value is None:
+        return None
+    try:
+        n = int(value)
+        ok = not isinstance(value, bool) and (n == value if isinstance(value, float) else True)
+    except (TypeError, ValueError):
+        n, ok = 0, False
+    if not ok or n < 1:
+        raise TierankInputError([Problem("", None, f"{what} must be >= 1, got {value!r}")])
+    return n
+
+
+def check_selection(queries: str = "judged", depth: Any = None, max_queries: Any = None) -> tuple[str, int | None, int | None]:
+    """The query selection of :func:`load_beir`, checked without reading anything.
+
+    Callers that write outputs check it before making any directory.
+
+    >>> check_selection("all", 5, None)
+    ('all', 5, None)
+    >>> check_selection("judged", -1)
+    Traceback (most recent call last):
+    ...
+    tierank.errors.TierankInputError: depth must be >= 1, got -1
+    """
+    if queries not in QUERY_SETS:
+        raise TierankInputError([Problem("", None, f"queries must be 'judged' or 'all', got {queries!r}")])
+    return queries, _count(depth, "depth"), _count(max_queries, "max queries")
+
+
+def read_jsonl(path: str | os.PathLike, keep: Callable[[dict], bool] | None = None) -> list[dict]:
+    """The objects of a JSON-lines file that have an ``"_id"`` (and pass ``keep``).
+
+    Blank lines are skipped; a UTF-8 byte-order mark is ignored; a line that is
+    not valid UTF-8, not valid JSON or not an object with an ``"_id"`` is
+    reported with its line number (at most 20 problems).
+    """
+    path = Path(path)
+    out, problems = [], []
+    with open(path, "rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                problems.append(Problem(str(path), n, "not valid UTF-8"))
+            except json.JSONDecodeError as exc:
+                problems.append(Problem(str(path), n, f"not valid JSON ({exc.msg})"))
+            else:
+                if not isinstance(rec, dict) or "_id" not in rec:
+                    problems.append(Problem(str(path), n, 'expected an object with an "_id"'))
+                elif keep is None or keep(rec):
+                    out.append(rec)
+            if len(problems) >= MAX_PROBLEMS:
+                break
+    if problems:
+        raise TierankInputError(problems)
+    return out
+
+
+@dataclass
+class BeirSet:
+    """Query texts, document texts, qrels and candidates (first-stage order) of a reranking set."""
+
+    queries: dict[str, str]
+    docs: dict[str, str]
+    candidates: dict[str, list[str]]  # qid -> docids in first-stage order
+    qrels: Any  # tierank.io.model.Qrels
+    qrels_path: Path
+    candidates_path: Path
+    queries_path: Path | None = None
+    corpus_path: Path | None = None
+
+    @property
+    def inputs(self) -> tuple[Path, ...]:
+        """Every file read: outputs must never overwrite one of them."""
+        return tuple(p for p in (self.qrels_path, self.candidates_path, self.queries_path, self.corpus_path) if p)
+
+
+def _find(data: Path, names: Sequence[str], what: str) -> Path:
+    for n in names:
+        if (data / n).is_file():
+            return data / n
+    raise TierankInputError([Problem(str(data), None, f"no {what} file (looked for {', '.join(names)})")])
+
+
+def find_inputs(data_dir: str | os.PathLike, candidates=None, qrels=None) -> tuple[Path, Path]:
+    """The qrels and candidate-run paths of a BEIR directory (given paths win)."""
+    data = Path(data_dir)
+    if not data.is_dir():
+        raise TierankInputError([Problem(str(data), None, "not a directory")])
+    qrels_path = Path(qrels) if qrels else _find(data, QRELS_NAMES, "qrels")
+    cand_path = Path(candidates) if candidates else _find(data, CANDIDATE_NAMES, "candidate run")
+    return qrels_path, cand_path
+
+
+def load_beir(
+    data_dir: str | os.PathLike,
+    candidates: str | os.PathLike | None = None,
+    qrels: str | os.PathLike | None = None,
+    queries: str = "judged",
+    depth: int | None = None,
+    max_queries: int | None = None,
+) -> BeirSet:
+    """Read a BEIR-layout directory and a candidate run.
+
+    ``queries="judged"`` keeps the queries with at least one judgment (the
+    only ones any measure can see); ``"all"`` keeps every query with
+    candidates.  Candidates are ordered by first-stage score (descending;
+    ties by the file's order), ``depth`` keeps the top ``depth`` of each
+    query and ``max_queries`` the first queries in sorted order.
+    """
+    from .readers import read_qrels, read_run
+
+    queries, depth, max_queries = check_selection(queries, depth, max_queries)
+    data = Path(data_dir)
+    if not data.is_dir():
+        raise TierankInputError([Problem(str(data), None, "not a directory")])
+    qrels_path, cand_path = find_inputs(data, candidates, qrels)
+    qr = read_qrels(qrels_path)
+    run = read_run(cand_path)
+
+    qid = np.asarray(run.qid.to_pylist(), dtype=object)
+    docid = np.asarray(run.docid.to_pylist(), dtype=object)
+    order = np.lexsort((np.arange(len(qid)), -run.score, qid.astype(str)))
+    cands: dict[str, list[str]] = {}
+    for q, d in zip(qid[order].tolist(), docid[order].tolist()):
+        cands.setdefault(str(q), []).append(str(d))
+    judged = set(map(str, qr.qid.to_pylist()))
+    keep = sorted(q for q in cands if queries == "all" or q in judged)
+    if max_queries is not None:
+        keep = keep[:max_queries]
+    cands = {q: cands[q][:depth] if depth else cands[q] for q in keep}
+    if not cands:
+        raise TierankInputError([Problem(str(cand_path), None,
+                                         f"no {'judged ' if queries == 'judged' else ''}query has candidates")])
+
+    need_q = set(cands)
+    need_d = {d for ds in cands.values() for d in ds}
+    qfile = _find(data, ("queries.jsonl",), "queries")
+    cfile = _find(data, ("corpus.jsonl",), "corpus")
+    qtexts = {str(r["_id"]): str(r.get("text", "")) for r in read_jsonl(qfile, lambda r: str(r["_id"]) in need_q)}
+    docs = {}
+    for r in read_jsonl(cfile, lambda r: str(r["_id"]) in need_d):
+        title, text = str(r.get("title") or ""), str(r.get("text") or "")
+        docs[str(r["_id"])] = f"{title} {text}".strip() if title else text
+    problems = [Problem(str(qfile), None, f"query {q!r} has candidates but no text") for q in sorted(need_q - set(qtexts))]
+    problems += [Problem(str(cfile), None, f"document {d!r} is a candidate but not in the corpus")
+                 for d in sorted(need_d - set(docs))]
+    if problems:
+        raise TierankInputError(problems[:MAX_PROBLEMS])
+    return BeirSet(qtexts, docs, cands, qr, qrels_path, cand_path, qfile, cfile)

@@ -1,0 +1,351 @@
+"""The one byte-level grammar of tierank's TREC/BEIR readers, shared by every code path.
+
+Both the fast reader (Arrow's CSV parser) and the line-by-line validator see the
+*same* bytes: :func:`load` reads a file once (regular file, pipe, ``/dev/stdin``,
+``<(cmd)``), decompresses gzip in memory and drops a byte-order mark, and
+:func:`canonical` rewrites the field separators so that every field is followed
+by exactly one space.  The fast path then splits on ``' '`` (nothing else is
+special to it: quoting and escaping are off, ``\\r`` is gone), the validator on
+``b' '`` too, so a line can never tokenize differently on the two paths.
+
+The grammar (also in README "Inputs"):
+
+* **Compression**: a file starting with the gzip magic bytes is decompressed
+  whole (several members are concatenated, trailing zero padding is ignored);
+  a truncated or corrupt stream, or other bytes after its end, is refused.
+* **Byte-order mark**: one UTF-8 BOM at the start of the (decompressed) content
+  is dropped; anywhere else it is an ordinary character of an identifier.
+* **Lines** end at LF, CRLF or a lone CR.  A line of nothing but spaces and
+  tabs is blank and skipped.
+* **Fields** are separated by any run of ASCII spaces (0x20) and tabs (0x09),
+  as trec_eval splits them; leading and trailing ones are ignored.  No other
+  character separates fields: NBSP, U+2003, U+3000, U+001C-U+001F, vertical
+  tab, form feed and NUL are ordinary characters of an identifier (and make a
+  number invalid).
+* **Text**: every line must be valid UTF-8; a line that is not is refused with
+  its line number (never decoded with replacement characters).
+* **Numbers** (scores, grades, ranks) are ASCII only: an optional sign, digits
+  with an optional decimal point (``12``, ``1.``, ``.5``, ``1.5``), and an
+  optional exponent (``e-07``, ``E+02``); or, in any letter case, an optional
+  sign and ``inf``, ``infinity`` or ``nan``, which parse (so that the message
+  can say "not finite") but are refused as scores and grades.  Digit group
+  separators (``1_000``, ``1,000``), non-ASCII digits (``١``, ``１``), hex
+  and spaces inside a number are not numbers.  A rank that is not a number is
+  kept as NaN (ranks are informative only).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import Problem, TierankInputError
+
+BOM = b"\xef\xbb\xbf"
+GZIP_MAGIC = b"\x1f\x8b"
+
+#: The number grammar as a regular expression (Python ``re`` and RE2 syntax), to match whole tokens.
+#: Unambiguous (each digit can match one way only), so matching stays linear on huge tokens.
+NUMBER_PATTERN = r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))"
+_NUMBER = re.compile(NUMBER_PATTERN, re.ASCII)
+_TAB_TO_SPACE = bytes.maketrans(b"\t", b" ")
+_CHUNK = 1 << 23  # normalisation works on ~8 MiB of whole lines at a time
+
+
+def parse_number(token: str) -> float | None:
+    """The value of ``token`` under the number grammar, or None if it is not a number.
+
+    Examples
+    --------
+    >>> [parse_number(t) for t in ["1.5", "-2e-07", "3E+02", ".5", "1.", "+4"]]
+    [1.5, -2e-07, 300.0, 0.5, 1.0, 4.0]
+    >>> parse_number("-Infinity"), parse_number("NaN") != parse_number("NaN")
+    (-inf, True)
+    >>> [parse_number(t) for t in ["1_000", "1,5", "\\u0661", "\\uff11", " 1", "0x10", "", "."]]
+    [None, None, None, None, None, None, None, None]
+    """
+    if _NUMBER.fullmatch(token) is None:
+        return None
+    return float(token)
+
+
+# ----------------------------------------------------------------------- reading
+
+
+class _Spool:
+    """Contents of non-seekable inputs (pipes, ``/dev/stdin``) read by a peek, kept for the one read that follows.
+
+    A pipe can be read once only, but a caller may look at its first line
+    (:func:`first_fields`) before reading it: the bytes read by the peek wait
+    here, keyed by the pipe's identity, and the next :func:`read_bytes` takes them.
+    """
+
+    def __init__(self):
+        self.items: dict[tuple, bytes] = {}
+
+    @staticmethod
+    def key(st: os.stat_result) -> tuple:
+        return (st.st_dev, st.st_ino, st.st_mode)
+
+    def take(self, st: os.stat_result) -> bytes | None:
+        return self.items.pop(self.key(st), None)
+
+    def put(self, st: os.stat_result, data: bytes) -> None:
+        self.items[self.key(st)] = data
+
+
+_SPOOL = _Spool()
+
+
+def _fail(src: str, reason: str) -> TierankInputError:
+    return TierankInputError([Problem(src, None, reason)])
+
+
+def read_bytes(path: str | os.PathLike, *, keep: bool = False) -> bytes:
+    """All raw bytes of ``path`` (regular file, pipe or device), read once.
+
+    ``keep=True`` (used by peeks) leaves a non-seekable input's bytes for the
+    next call.  Refuses missing paths, directories and unreadable files with a
+    :class:`TierankInputError` naming the path.
+    """
+    src = str(path)
+    st = _stat(path)
+    regular = stat.S_ISREG(st.st_mode)
+    if not regular:
+        data = _SPOOL.take(st)
+        if data is not None:
+            if keep:
+                _SPOOL.put(st, data)
+            return data
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+            st = os.fstat(fh.fileno())
+    except OSError as e:
+        raise _fail(src, f"cannot read ({e.strerror or e})") from None
+    if keep and not regular:
+        _SPOOL.put(st, data)
+    return data
+
+
+def gunzip(raw: bytes, src: str) -> bytes:
+    """Decompress a whole gzip file (every member), refusing truncated, corrupt or trailing data.
+
+    Examples
+    --------
+    >>> import gzip
+    >>> gunzip(gzip.compress(b"a ") + gzip.compress(b"b\\n") + bytes(4), "f.gz")
+    b'a b\\n'
+    >>> gunzip(gzip.compress(b"a b\\n")[:-3], "f.gz")
+    Traceback (most recent call last):
+    ...
+    tierank.errors.TierankInputError: f.gz: truncated gzip data: the compressed stream ends early
+    """
+    out = []
+    view = memoryview(raw)
+    pos = 0
+    while True:
+        d = zlib.decompressobj(wbits=31)
+        try:
+            out.append(d.decompress(view[pos:]))
+            out.append(d.flush())
+        except zlib.error as e:
+            raise _fail(src, f"corrupt gzip data ({e})") from None
+        if not d.eof:
+            raise _fail(src, "truncated gzip data: the compressed stream ends early")
+        rest = d.unused_data
+        pos = len(raw) - len(rest)
+        if not rest.strip(b"\x00"):  # end of data, or zero padding (gzip ignores it too)
+            break
+        if not rest.startswith(GZIP_MAGIC):
+            raise _fail(src, f"unexpected data after the end of the gzip stream (at byte {pos:,})")
+    return b"".join(out)
+
+
+def load(path: str | os.PathLike, *, keep: bool = False) -> bytes:
+    """The content of ``path`` as the readers parse it: decompressed, BOM dropped, :func:`canonical`."""
+    src = str(path)
+    data = read_bytes(path, keep=keep)
+    if data.startswith(GZIP_MAGIC):
+        data = gunzip(data, src)
+    if data.startswith(BOM):
+        data = data[len(BOM):]
+    return canonical(data)
+
+
+# ---------------------------------------------------------------- tokenization
+
+
+def canonical(data: bytes) -> bytes:
+    """``data`` with LF line ends and exactly one space between fields, none around them.
+
+    Every run of spaces and tabs becomes one space; leading and trailing ones
+    are dropped (a blank line becomes empty); CRLF and lone CR become LF.
+    Line numbers are kept.  Already canonical content is returned as is.
+
+    Examples
+    --------
+    >>> canonical(b"\\t1 Q0  a\\t 2 2.0 t \\r\\n \\t\\r2\\xc2\\xa0Q0 b 1 1 t")
+    b'1 Q0 a 2 2.0 t\\n\\n2\\xc2\\xa0Q0 b 1 1 t'
+    """
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if b"\t" in data:
+        data = data.translate(_TAB_TO_SPACE)
+    if not _needs_squeeze(data):
+        return data
+    parts = []
+    start = 0
+    while start < len(data):  # whole lines at a time: bounded temporaries
+        end = data.find(b"\n", start + _CHUNK)
+        end = len(data) if end < 0 else end + 1
+        parts.append(_squeeze(np.frombuffer(data, np.uint8, end - start, start)))
+        start = end
+    return b"".join(parts)
+
+
+def _needs_squeeze(data: bytes) -> bool:
+    """True if ``data`` (spaces the only separator, LF line ends) has two spaces in a row or one at a line's edge."""
+    if data[:1] == b" " or data[-1:] == b" ":
+        return True
+    b = np.frombuffer(data, np.uint8)
+    for c in range(0, len(b), _CHUNK):  # a byte of overlap: pairs across chunks count
+        sp = b[c:c + _CHUNK + 1] == 32
+        nl = b[c:c + _CHUNK + 1] == 10
+        nl |= sp  # a space after a space or a newline
+        if (sp[1:] & nl[:-1]).any():
+            return True
+        if (sp[:-1] & nl[1:]).any():  # a newline (or space) after a space
+            return True
+    return False
+
+
+def _squeeze(b: np.ndarray) -> bytes:
+    """Whole lines with spaces only as separators -> one space between fields, none around."""
+    sp = b == 32
+    keep = ~sp
+    keep[1:] |= ~sp[:-1]  # the first space of every run stays
+    keep[0] = True
+    c = b[keep]
+    sp = c == 32
+    edge = np.empty(len(c), dtype=bool)
+    edge[0] = True  # start of a line
+    np.equal(c[:-1], 10, out=edge[1:])
+    drop = sp & edge  # leading space
+    np.equal(c[1:], 10, out=edge[:-1])
+    edge[-1] = True  # end of a line
+    drop |= sp & edge  # trailing space
+    return c[~drop].tobytes()
+
+
+def lines(data: bytes):
+    """``(line number, line)`` for every non-blank line of canonical ``data``."""
+    for n, line in enumerate(data.split(b"\n"), start=1):
+        if line:
+            yield n, line
+
+
+def first_line(data: bytes) -> tuple[int, bytes] | None:
+    """The first non-blank line of canonical ``data`` and its end offset, or None."""
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        if end > start:
+            return end, data[start:end]
+        start = end + 1
+    return None
+
+
+def decode(line: bytes) -> tuple[str | None, str | None]:
+    """``(text, None)`` for valid UTF-8, else ``(None, reason)`` naming the first bad byte."""
+    try:
+        return line.decode("utf-8"), None
+    except UnicodeDecodeError as e:
+        field = line.count(b" ", 0, e.start) + 1
+        return None, f"field {field} is not valid UTF-8 (byte 0x{line[e.start]:02x}); text must be UTF-8"
+
+
+def is_utf8(data: bytes) -> bool:
+    """True if all of ``data`` is valid UTF-8 (fast for ASCII)."""
+    if data.isascii():
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _stat(path: str | os.PathLike) -> os.stat_result:
+    src = str(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise _fail(src, "no such file") from None
+    except OSError as e:
+        raise _fail(src, f"cannot read ({e.strerror or e})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise _fail(src, "is a directory, expected a file")
+    return st
+
+
+def _prefix(path: str | os.PathLike, size: int) -> tuple[bytes | None, bool]:
+    """At least ``size`` bytes of a regular file's decompressed content (fewer at its end), and whether that is all.
+
+    None (read it all) for a gzip file of several members that end early.
+    """
+    src = str(path)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(size)
+            if not raw.startswith(GZIP_MAGIC):
+                return raw, len(raw) < size
+            d = zlib.decompressobj(wbits=31)
+            out = b""
+            while len(out) < size and raw:
+                out += d.decompress(raw, size - len(out))
+                raw = d.unconsumed_tail or fh.read(1 << 16)
+                if d.eof:  # end of the first member
+                    if d.unused_data or fh.read(1):
+                        return None, True  # several members: the caller reads it all
+                    return out, True
+            return out, not raw
+    except zlib.error as e:
+        raise _fail(src, f"corrupt gzip data ({e})") from None
+    except OSError as e:
+        raise _fail(src, f"cannot read ({e.strerror or e})") from None
+
+
+def first_fields(path: str | os.PathLike) -> list[str] | None:
+    """The fields of the first non-blank line of ``path`` (None if it has none).
+
+    Reads only the start of a regular file; a pipe is read whole and its bytes
+    stay for the reader that follows.  Undecodable bytes show as U+FFFD here
+    only (the readers refuse them).
+    """
+    st = _stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        data, complete = load(path, keep=True), True
+    else:
+        size = 1 << 16
+        while True:
+            data, complete = _prefix(path, size)
+            if data is None:
+                data = load(path)
+                break
+            if data.startswith(BOM):
+                data = data[len(BOM):]
+            data = canonical(data)
+            if not complete:
+                data = data[:data.rfind(b"\n") + 1]  # whole lines only
+            if complete or first_line(data) is not None:
+                break
+            size *= 4
+    first = first_line(data)
+    return None if first is None else first[1].decode("utf-8", "replace").split(" ")

@@ -1,0 +1,278 @@
+"""Every table the command line prints on a terminal, as ``rich`` tables.
+
+The builders here take finished results (an :class:`~tierank.results.EvalResult`, a
+prevalence report, a sweep, a comparison, ...) and only lay them out: no evaluation
+happens here.  The command line (:mod:`tierank.cli`) prints them, or writes them as
+plain text with ``--format table -o FILE``.
+
+Text from the inputs (run names, query ids, system names) is escaped, so that rich
+markup in a file name is shown as written.
+
+Examples
+--------
+>>> count(1, "query", "queries"), count(1000, "document")
+('1 query', '1,000 documents')
+>>> value(None), value(0.5), num(float("nan")), num(2.0, 3), pvalue(3e-5)
+('-', '0.5000', '-', '2.000', '<1e-4')
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from rich.markup import escape
+from rich.table import Table
+
+
+def count(n: int, one: str, many: str | None = None) -> str:
+    """'1 query', '2 queries', '1,000 documents'."""
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
+
+
+def value(x: float | None) -> str:
+    """A measure value with 4 decimals; ``-`` for None."""
+    return "-" if x is None else f"{x:.4f}"
+
+
+def num(x: float | None, digits: int = 4) -> str:
+    """A measure value with ``digits`` decimals; ``-`` for a missing value (None or NaN)."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:.{digits}f}"
+
+
+def pvalue(x: float | None) -> str:
+    """A p-value: ``<1e-4`` below 1e-4, ``-`` when missing."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return "<1e-4" if x < 1e-4 else f"{x:.4f}"
+
+
+# tierank eval
+
+def eval_table(result, per_query: bool, coverage: float | None = None) -> Table:
+    """The table of ``tierank eval``: one row per measure (per query and measure with ``per_query``),
+    a caption with the tie summary; ``coverage`` (mean Judged@10) adds a sentence on incomplete judgments."""
+    t = result.ties
+    policy = escape(str(result.settings["tie_break"]))
+    caption = (f"{count(t['queries'], 'query', 'queries')}, {count(t['docs'], 'document')}. "
+               f"Ties: {count(t['groups'], 'tie group')}, {count(t['tied_docs'], 'document')} in ties "
+               f"({100 * t['share']:.1f}%), largest group {t['largest']:,}, "
+               f"{count(t['queries_with_ties'], 'query', 'queries')} with ties. oblivious = tie-break '{policy}'; "
+               f"bias = oblivious - expected; std over tie orderings.")
+    if result.bounds:
+        caption += (" lower/upper: over tie orderings and every relevance of the unjudged retrieved "
+                    "documents; residual: RBP's unjudged and unretrieved weight (Moffat & Zobel).")
+    if coverage is not None:
+        caption += (f" Judgments are incomplete: on average {100 * (1 - coverage):.1f}% of the top 10 is unjudged "
+                    "(counted non-relevant); see Judged@10, and --unjudged bounds.")
+    table = Table(title="tierank eval", caption=caption, caption_justify="left")
+    if per_query:
+        table.add_column("query")
+    cols = result.columns
+    for name in ("measure", *cols):
+        table.add_column(name, justify="left" if name == "measure" else "right")
+    for r in result.records(per_query=per_query):
+        cells = [r["measure"], *(value(r[c]) for c in cols)]
+        table.add_row(*(([escape(r["query"])] if per_query else []) + cells))
+    return table
+
+
+# tierank ties
+
+def ties_tables(report) -> list[Table]:
+    """The tables of ``tierank ties``: shares of systems, system-topics and documents affected, and one
+    row per run (a :class:`~tierank.analysis.prevalence` report)."""
+    s = report.summary
+    t1 = Table(title="ties: the share of systems, system-topics and documents affected",
+               caption=f"{s['systems']} runs, {s['system_topics']:,} system-topics, {s['docs']:,} documents. "
+                       "Documents tied = tied with their predecessor after re-sorting by score (the paper's "
+                       "count). Contradiction: adjacent documents whose rank column says the opposite order.",
+               caption_justify="left")
+    for c in ("", "systems %", "system-topics %", "documents %"):
+        t1.add_column(c, justify="left" if not c else "right")
+    for label, key in (("tied scores", "tied_scores"), ("rank/score contradictions", "rank_score_contradictions")):
+        v = s[key]
+        t1.add_row(label, f"{v['systems_pct']:.1f}", f"{v['system_topics_pct']:.1f}", f"{v['docs_pct']:.2f}")
+    t2 = Table(title="per run", caption="tied: documents tied with their predecessor; score order: adjacent lines "
+               "whose score increases in file order; rank order: whose rank decreases; largest: the biggest tie "
+               "group (size in query).", caption_justify="left")
+    heads = ("run", "docs", "topics w/ ties", "tied %", "contradictions", "score order", "rank order",
+             "duplicates", "largest")
+    for h in heads:
+        t2.add_column(h, justify="left" if h in ("run", "largest") else "right", no_wrap=h == "run")
+    for r in report.runs:
+        g = r.largest_groups[0] if r.largest_groups else None
+        t2.add_row(escape(r.name), f"{r.docs:,}", f"{r.queries_with_ties:,}/{r.queries:,}",
+                   f"{100 * r.docs_tied_with_predecessor / max(r.docs, 1):.2f}", f"{r.contradictions:,}",
+                   f"{r.score_order_violations:,}", f"{r.rank_order_violations:,}", f"{r.duplicates:,}",
+                   escape(f"{g['size']} in {g['query']}") if g else "-")
+    return [t1, t2]
+
+
+# tierank sweep
+
+def sweep_table(result, run_name: str, tie_break: str) -> Table:
+    """The table of ``tierank sweep``: per score format its tie share and largest group, then one row per
+    measure (a :class:`~tierank.analysis.sweep.Sweep`)."""
+    t = Table(title=f"sweep: {escape(run_name)} re-expressed per score format",
+              caption="tie share: documents in tie groups; range = max - min over tie orderings; "
+                      f"bias = oblivious ({escape(tie_break)}) - expected.", caption_justify="left")
+    for h in ("format", "ties %", "largest", "measure", "oblivious", "expected", "min", "max", "range", "bias"):
+        t.add_column(h, justify="left" if h in ("format", "measure") else "right")
+    prev = None
+    for r in result.rows:
+        first_row = r["format"] != prev
+        t.add_row(r["format"] if first_row else "", f"{100 * r['tie_share']:.1f}" if first_row else "",
+                  f"{r['largest_group']:,}" if first_row else "", r["measure"],
+                  *(value(r[c]) for c in ("oblivious", "expected", "min", "max", "range", "bias")),
+                  end_section=False)
+        prev = r["format"]
+    return t
+
+
+# tierank compare
+
+def compare_tables(comparison) -> list[Table]:
+    """The tables of ``tierank compare`` (a :class:`~tierank.analysis.compare.Comparison`): systems, pairs
+    (their flags as words), and the band summary if any.
+
+    Examples
+    --------
+    >>> import io
+    >>> from rich.console import Console
+    >>> from tierank.analysis.compare import compare
+    >>> cmp = compare({"A": {"q": {"x": 2.0, "y": 1.0}}, "B": {"q": {"x": 1.0, "y": 1.0}}},
+    ...               {"q": {"x": 1}}, "P@1")
+    >>> console = Console(width=160, record=True, file=io.StringIO())
+    >>> for table in compare_tables(cmp):
+    ...     console.print(table)
+    >>> text = console.export_text()
+    >>> "undecidable" in text and "tierank compare: P@1" in text
+    True
+    """
+    c = comparison
+    policy = escape(str(c.settings.get("tie_break", "trec_eval")))
+    systems = Table(title=f"tierank compare: {c.measure}, {len(c.queries)} queries",
+                    caption=("Means over the queries common to all systems"
+                             + (f" ({c.dropped_queries} others left out)" if c.dropped_queries else "")
+                             + f". oblivious = tie-break '{policy}'; min/max: pessimal/optimal tie orderings; "
+                             f"bias = oblivious - expected; std of the mean over tie orderings. "
+                             f"Kendall's tau, oblivious vs expected order: {num(c.kendall_tau)}; "
+                             f"min vs max order: {num(c.kendall_tau_min_max)}."),
+                    caption_justify="left")
+    systems.add_column("system")
+    cols = ("oblivious", "expected", "min", "max", "range", "bias", "std")
+    for name in cols:
+        systems.add_column(name, justify="right")
+    if c.banded_systems is not None:
+        systems.add_column(f"expected band{c.band:g}", justify="right")
+    for i, s in enumerate(c.systems):
+        row = [escape(s.name), *(num(getattr(s, k)) for k in cols)]
+        if c.banded_systems is not None:
+            row.append(num(c.banded_systems[i].expected))
+        systems.add_row(*row)
+
+    pairs = Table(title=f"pairs (A ranked above B by expected {c.measure})",
+                  caption=(f"Two-sided paired t-tests over queries: p on expected values, p obl on oblivious "
+                           f"ones; significant: p < {c.alpha:g}. FLIP: the oblivious means order the pair the "
+                           "other way round. undecidable: the \\[min, max] intervals of the means overlap, so "
+                           "tie orderings alone could reverse or level the comparison."),
+                  caption_justify="left")
+    for name in ("A", "B", "Δ expected", "Δ oblivious", "t", "p", "p obl"):
+        pairs.add_column(name, justify="left" if name in ("A", "B") else "right")
+    if c.band is not None:
+        pairs.add_column(f"p band{c.band:g}", justify="right")
+    pairs.add_column("flags")
+    for p in c.pairs:
+        row = [escape(p.a), escape(p.b), num(p.diff_expected), num(p.diff_oblivious), num(p.t, 3),
+               pvalue(p.p), pvalue(p.p_oblivious)]
+        if c.band is not None:
+            row.append(pvalue(p.p_banded))
+        row.append(", ".join(p.flags))
+        pairs.add_row(*row)
+    tables = [systems, pairs]
+
+    if c.band_summary is not None:
+        b = c.band_summary
+        band = Table(title=f"significance before vs after banding (rho = {b['rho']:g}, alpha = {b['alpha']:g})",
+                     caption=("before: the unbanded runs' per-query expected values; after: the banded runs' "
+                              "(documents of a rank band tied). Percentages of all pairs."),
+                     caption_justify="left")
+        for name in ("", "significant after", "not significant after"):
+            band.add_column(name, justify="left" if not name else "right")
+        cell = lambda k: f"{b[k]} ({b['pct_' + k]:.1f}%)"  # noqa: E731
+        band.add_row("significant before", cell("kept"), cell("false_negatives") + " false neg.")
+        band.add_row("not significant before", cell("false_positives") + " false pos.", cell("neither"))
+        tables.append(band)
+    return tables
+
+
+# tierank bands
+
+def bands_table(rows: list[dict], paper: list[dict] = ()) -> Table:
+    """The table of ``tierank bands``: worst-case change per rho and measure (rows of
+    :func:`~tierank.analysis.banding.worst_case_table`), with the paper's value in brackets
+    where ``paper`` (rows keyed by ``rho``) has the cell."""
+    t = Table(title="worst-case metric change from rank banding (loss under permutation averaging)",
+              caption="Bands b1 = 1, b(g+1) = ceil(rho b(g)); documents of a band tied. Values in brackets: the "
+                      "paper's Table 2 where it has the cell. AP has no such bound.", caption_justify="left")
+    cols = list(rows[0])
+    for c in cols:
+        t.add_column(c, justify="right")
+    printed = {row["rho"]: row for row in paper}
+    for r in rows:
+        ref_row = printed.get(r["rho"], {})
+        cells = []
+        for c in cols:
+            if c == "rho":
+                cells.append(f"{r[c]:g}")
+                continue
+            ref = ref_row.get(c)
+            cells.append(f"{r[c]:.4f}" + (f" [{ref:.4f}]" if ref is not None else ""))
+        t.add_row(*cells)
+    return t
+
+
+# tierank measures
+
+def measures_table(rows) -> Table:
+    """The table of ``tierank measures``: (family, parameters, definition) rows of
+    :func:`tierank.measures.describe`."""
+    table = Table(title="measures (write them as ir_measures does, e.g. nDCG@10, P(rel=2)@5, RBP(p=0.8))")
+    for col in ("measure", "parameters", "definition"):
+        table.add_column(col)
+    for row in rows:
+        table.add_row(*(escape(str(x)) for x in row))
+    return table
+
+
+# tierank rerank
+
+def rerank_table(result) -> Table:
+    """The table of ``tierank rerank`` (the paper's Table 1), from a :class:`~tierank.hps.protocol` result."""
+    st = result.settings
+    t = Table(title=f"tierank rerank: {st['model']} on {Path(st['data']).name} ({st['queries']} queries, "
+                    f"{st['candidates']:,} candidates, batch {st['batch_size']}, {st['device']})",
+              caption="FP32 = M of the fp32 regime; M_obl = tie-oblivious value (tie-break "
+                      f"'{st['tie_break']}'); E[M] = expectation over tie orderings; range = max - min; "
+                      "bias = M_obl - E[M]; tied = share of candidates in tie groups; model s = forward "
+                      "pass; scoring ms = scoring step alone; HPS overhead = extra scoring time over the "
+                      "low-precision twin, relative to the forward pass.", caption_justify="left")
+    for h in ("measure", "regime", "FP32", "M_obl", "E[M]", "range", "bias", "tied %", "groups", "mean", "max",
+              "model s", "score ms", "HPS overhead"):
+        t.add_column(h, justify="left" if h in ("measure", "regime") else "right")
+    prev = None
+    for r in result.rows:
+        ov = r["hps_overhead"]
+        t.add_row(r["measure"] if r["measure"] != prev else "", r["variant"], value(r["fp32"]), value(r["oblivious"]),
+                  value(r["expected"]), value(r["range"]), value(r["bias"]), f"{100 * r['tied_share']:.1f}",
+                  f"{r['tie_groups']:,}", f"{r['mean_group']:.2f}", f"{r['max_group']:,}", f"{r['model_s']:.2f}",
+                  f"{r['scoring_ms']:.2f}", "-" if ov is None else f"{100 * ov:+.3f}%")
+        prev = r["measure"]
+    return t
+
+
+__all__ = ["count", "value", "num", "pvalue", "eval_table", "ties_tables", "sweep_table", "compare_tables",
+           "bands_table", "measures_table", "rerank_table"]
