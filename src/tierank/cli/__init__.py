@@ -48,7 +48,32 @@ from . import eval, analysis, plots, rerank, misc  # noqa: E402,F401,I001
 
 
 def main() -> None:
-    app()
+    """Run the command line and leave without interpreter finalization.
+
+    The exit status is typer's; output is flushed first.  ``os._exit`` skips
+    the finalizers because, once in a few dozen runs, a native thread pool's
+    teardown at interpreter exit aborted the process (``terminate called
+    without an active exception``, exit 134) after all output was written.
+    """
+    import os
+    import sys
+
+    try:
+        app()
+        code = 0
+    except SystemExit as done:
+        code = done.code
+        if code is None:
+            code = 0
+        elif not isinstance(code, int):
+            print(code, file=sys.stderr)
+            code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can be said
+            pass
+    os._exit(code)
 
 
 __all__ = ["app", "main"]
