@@ -48,18 +48,23 @@ from . import eval, analysis, plots, rerank, misc  # noqa: E402,F401,I001
 
 
 def main() -> None:
-    """Run the command line and leave without interpreter finalization.
+    """Run the command line in this process (typer's ``SystemExit`` carries the status)."""
+    app()
 
-    The exit status is typer's; output is flushed first.  ``os._exit`` skips
-    the finalizers because, once in a few dozen runs, a native thread pool's
-    teardown at interpreter exit aborted the process (``terminate called
-    without an active exception``, exit 134) after all output was written.
+
+def run() -> None:
+    """The ``tierank`` program: :func:`main`, then leave without interpreter finalization.
+
+    Output is flushed first.  ``os._exit`` skips the finalizers because, once in
+    a few dozen runs, a native thread pool's teardown at interpreter exit aborted
+    the process (``terminate called without an active exception``, exit 134)
+    after all output was written.  Python callers use :func:`main`.
     """
     import os
     import sys
 
     try:
-        app()
+        main()
         code = 0
     except SystemExit as done:
         code = done.code
@@ -76,4 +81,4 @@ def main() -> None:
     os._exit(code)
 
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "run"]

@@ -1,5 +1,5 @@
 """``python -m tierank.cli``."""
 
-from . import main
+from . import run
 
-main()
+run()
