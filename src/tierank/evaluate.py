@@ -40,7 +40,8 @@ def condense(run: Run, qrels: Qrels) -> Run:
 
 
 def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "trec_eval", rel: int = 1,
-             complete: bool = False, candidates_only: bool = False, unjudged: str = "nonrelevant") -> EvalResult:
+             complete: bool = False, candidates_only: bool = False, unjudged: str = "nonrelevant",
+             max_depth: int | None = None, samples: int = 1000, seed: int = 0) -> EvalResult:
     """Tie-aware evaluation of ``run`` against ``qrels``.
 
     For every (query, measure): the tie-oblivious value under ``tie_break``, and
@@ -71,7 +72,13 @@ def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "tre
         query, a lower and an upper bound over tie orderings *and* every relevance
         the unjudged retrieved documents could have, attained; RBP adds Moffat &
         Zobel's residual; refused for AP, nDCG and Rprec, which no such assumption
-        bounds), or ``"condensed"`` (drop unjudged documents first, Sakai).
+        bounds), or ``"condensed"`` (drop unjudged documents first, Sakai; ``trec_eval -J``).
+    max_depth
+        Read at most this many ranks per query (``trec_eval -M``): every measure's cutoff is
+        capped by it, and a tie group straddling it is a tie straddling a cutoff.
+    samples, seed
+        Random tie orderings drawn, and their seed, by the measures that have no exact method
+        for their expectation (their records say ``method: sampled`` with a standard error ``se``).
 
     Returns
     -------
@@ -98,6 +105,11 @@ def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "tre
     problem = REL.check(rel)
     if problem:
         raise TierankInputError(problem)
+    if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, (int, np.integer))
+                                  or max_depth < 1):
+        raise TierankInputError(f"max_depth must be a positive integer, got {max_depth!r}")
+    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 2:
+        raise TierankInputError(f"samples must be an integer of at least 2, got {samples!r}")
     policy = TieBreak.parse(tie_break)
     if unjudged not in UNJUDGED:
         raise TierankInputError(f"unknown unjudged convention {unjudged!r}; accepted: {', '.join(UNJUDGED)}")
@@ -111,7 +123,9 @@ def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "tre
     if unjudged == "condensed":
         r = condense(r, q)
     prep = prepare(r, q, tie_break=policy, rel_level=rel, complete=complete, candidates_only=candidates_only,
-                   measures=tuple(parsed), count_judged=unjudged == "bounds")
+                   measures=tuple(parsed), count_judged=unjudged == "bounds",
+                   max_depth=float("inf") if max_depth is None else int(max_depth), samples=int(samples),
+                   seed=int(seed))
     if prep.nq == 0:
         raise TierankInputError(
             f"no query of {r.source} is judged in {q.source}: nothing to evaluate "
@@ -123,5 +137,7 @@ def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "tre
         residual = {m: res for m, res in ((m, m.residual(prep)) for m in parsed) if res is not None}
     settings = {"tie_break": str(policy), "rel": rel, "complete": complete, "candidates_only": candidates_only,
                 "unjudged": unjudged, "run": r.source, "qrels": q.source}
+    if max_depth is not None:
+        settings["max_depth"] = int(max_depth)
     return EvalResult(measures=parsed, qids=prep.qids, stats=stats, ties=prep.tie_summary(), settings=settings,
                       bounds=bounds, residual=residual)

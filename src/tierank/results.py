@@ -92,17 +92,37 @@ class EvalResult:
             return pd.DataFrame(columns=["query", "measure", *self.columns])
         return pd.concat(frames, ignore_index=True)
 
+    def summary(self, m: Measure):
+        """The :class:`tierank.measures.Aggregate` of measure ``m`` (its family's summary over queries)."""
+        return m.aggregate(self.stats[m])
+
     def _aggregate_rows(self) -> list[dict]:
+        """One row per measure: the family's summary (:meth:`Measure.aggregate`; the mean, a sum for
+        counts, trec_eval's geometric mean for gm_map) of each column."""
         rows = []
         n = len(self.qids)
         for m in self.measures:
             t = self._table(m)
+            a = self.summary(m)
             row = {"query": AGGREGATE, "measure": str(m)}
+            agg = np.sum if m.is_count else np.mean
             for c in self.columns:
-                row[c] = float(np.mean(t[c])) if n else float("nan")
-            row["std"] = float(np.sqrt(np.sum(self.stats[m].var)) / n) if n else float("nan")
+                row[c] = float(agg(t[c])) if n and a.linear else float("nan")
+            row.update(oblivious=a.oblivious, expected=a.expected, min=a.min, max=a.max, std=a.std)
+            if not a.linear:
+                row.update(range=a.max - a.min, bias=a.oblivious - a.expected)
             rows.append(row)
         return rows
+
+    def _labels(self, m: Measure, i: int | None = None) -> dict:
+        """``method`` for every record; with a sampled measure also ``samples``, ``seed`` and ``se``
+        (per query, or of the summary when ``i`` is None)."""
+        s = self.stats[m]
+        out = m.sampling(s)
+        if s.method != "exact":
+            se = self.summary(m).se if i is None else (None if s.se is None else float(s.se[i]))
+            out["se"] = se
+        return out
 
     def aggregate(self):
         """One row per measure with the mean over queries (``query`` = ``"all"``), as a pandas DataFrame."""
@@ -122,9 +142,11 @@ class EvalResult:
                 cols = {c: v.tolist() for c, v in self._table(m).items()}
                 name = str(m)
                 for i, q in enumerate(self.qids):
-                    out.append({"query": q, "measure": name, **{c: _none_if_nan(cols[c][i]) for c in self.columns}})
-        for row in self._aggregate_rows():
-            out.append({k: (_none_if_nan(v) if k in self.columns else v) for k, v in row.items()})
+                    out.append({"query": q, "measure": name, **{c: _none_if_nan(cols[c][i]) for c in self.columns},
+                                **self._labels(m, i)})
+        for m, row in zip(self.measures, self._aggregate_rows()):
+            out.append({**{k: (_none_if_nan(v) if k in self.columns else v) for k, v in row.items()},
+                        **self._labels(m)})
         return out
 
     def to_dict(self) -> dict:

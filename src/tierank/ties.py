@@ -165,7 +165,27 @@ class Prepared:
     qjudged: np.ndarray | None = None  # judged documents retrieved per query (whole run), if counted
     summary: TieSummary = field(default_factory=TieSummary)  # tie statistics of the whole run
     unjudged_relevant: bool = False  # count unjudged documents as relevant (upper bounds)
+    max_depth: float = float("inf")  # ranks read at most (trec_eval -M): every measure's cutoff is capped by it
+    samples: int = 1000  # tie orderings drawn by the measures that have no exact method
+    seed: int = 0        # seed of those draws
     _cache: dict = field(default_factory=dict, repr=False)
+
+    def cut(self, k: float) -> float:
+        """A measure's cutoff ``k`` capped by :attr:`max_depth` (``trec_eval -M``): every family reads
+        ranks below ``prep.cut(self.k)`` only, so a tie group straddling the depth limit is a tie
+        straddling a cutoff, with its exact statistics.
+
+        >>> p = Prepared([], np.zeros(1, np.int64), *(np.zeros(0, np.int64),) * 4, np.zeros(0),
+        ...              (np.zeros(0), np.zeros(0)), 1, np.zeros(0, np.int64), max_depth=10)
+        >>> p.cut(5), p.cut(float("inf"))
+        (5, 10)
+        """
+        return k if k <= self.max_depth else self.max_depth
+
+    @property
+    def qret(self) -> np.ndarray:
+        """Documents retrieved per query after the depth limit: ``min(qlen, max_depth)``."""
+        return self.qlen if not np.isfinite(self.max_depth) else np.minimum(self.qlen, int(self.max_depth))
 
     def assuming_unjudged_relevant(self) -> "Prepared":
         """The same run with every unjudged document counted relevant (N+ unchanged)."""
@@ -538,7 +558,8 @@ def layout(run: Run, qids: Sequence[str] | None = None) -> RunLayout:
 
 def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval", rel_level: int = 1,
             complete: bool = False, candidates_only: bool = False,
-            measures: tuple = (), count_judged: bool = False) -> Prepared:
+            measures: tuple = (), count_judged: bool = False, max_depth: float = float("inf"),
+            samples: int = 1000, seed: int = 0) -> Prepared:
     """Join ``run`` with ``qrels`` and lay it out in the policy's total order with tie groups.
 
     Queries evaluated: those in both run and qrels (trec_eval's default), or with
@@ -576,6 +597,8 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval"
 
     # keep the ranks the measures read, whole tie groups
     depth = _depth(measures, qrels_q_idx, qrels_grade, nq, rel_level)
+    if np.isfinite(max_depth):
+        depth = np.minimum(np.full(nq, float(max_depth)) if depth is None else depth, max_depth)
     if depth is not None:
         first, qend = qstart[:-1], qstart[1:]
         b = first + np.minimum(depth, qend - first).astype(np.int64)  # first rank not read
@@ -618,7 +641,7 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval"
     return Prepared(
         qids=qids, qstart=qstart, qi=qi_s, pos=pos, gid=gid, gstart=gstart, grade=grade_s,
         judged_grades=judged_grades, rel_level=rel_level, qlen=qlen, qjudged=qjudged,
-        summary=summary,
+        summary=summary, max_depth=max_depth, samples=samples, seed=seed,
     )
 
 

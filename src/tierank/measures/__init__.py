@@ -7,8 +7,8 @@ helpers are in :mod:`tierank.measures.kernels`.
 """
 
 from . import ap, linear, rank  # noqa: F401  (registration)
-from .base import (MAX_CUTOFF, REGISTRY, Measure, Param, Stats, describe, parse_measure, parse_measures, register,
+from .base import (MAX_CUTOFF, REGISTRY, Aggregate, Measure, Param, Stats, describe, parse_measure, parse_measures, register,
                    supported)
 
-__all__ = ["Measure", "Param", "Stats", "REGISTRY", "MAX_CUTOFF", "parse_measure", "parse_measures", "register",
+__all__ = ["Measure", "Param", "Stats", "Aggregate", "REGISTRY", "MAX_CUTOFF", "parse_measure", "parse_measures", "register",
            "supported", "describe"]

@@ -57,7 +57,8 @@ class AP(Measure):
                       "assumption bounds it (Yang, Moffat & Turpin, sec. 2)")
 
     def _rows(self, prep):
-        return np.flatnonzero(prep.pos < self.k) if np.isfinite(self.k) else np.arange(prep.n)
+        k = prep.cut(self.k)
+        return np.flatnonzero(prep.pos < k) if np.isfinite(k) else np.arange(prep.n)
 
     def stats(self, prep) -> Stats:
         rows = self._rows(prep)

@@ -112,7 +112,11 @@ class Stats:
     expected: np.ndarray
     min: np.ndarray
     max: np.ndarray
-    var: np.ndarray  # exact variance over tie orderings
+    var: np.ndarray  # variance over tie orderings (exact unless ``method == "sampled"``)
+    method: str = "exact"  # "exact", or "sampled": expected and var estimated from random tie orderings
+    samples: int | None = None  # with "sampled": orderings drawn per query
+    seed: int | None = None     # with "sampled": the seed of the draws
+    se: np.ndarray | None = None  # with "sampled": standard error of ``expected`` per query (0 where exact)
 
     def settled(self) -> "Stats":
         """Where no tie ordering can change the value, ``expected`` is that one value, bit for bit.
@@ -125,7 +129,28 @@ class Stats:
         fixed = (self.var == 0.0) & (self.min == self.max)
         if not fixed.any():
             return self
-        return replace(self, expected=np.where(fixed, self.min, self.expected))
+        se = None if self.se is None else np.where(fixed, 0.0, self.se)
+        return replace(self, expected=np.where(fixed, self.min, self.expected), se=se)
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """The summary over queries of one measure's :class:`Stats` (what trec_eval prints as ``all``).
+
+    ``std`` is the standard deviation over tie orderings of the summary value itself; ``se`` the
+    standard error of a sampled ``expected`` (None when exact).
+    """
+
+    oblivious: float
+    expected: float
+    min: float
+    max: float
+    std: float
+    method: str = "exact"
+    se: float | None = None
+    #: True: the summary's ``range``, ``bias`` (and bounds) are the means (sums for counts) of the
+    #: per-query columns; False: ``max - min`` and ``oblivious - expected`` of this summary
+    linear: bool = True
 
 
 @dataclass(frozen=True)
@@ -152,10 +177,17 @@ class Measure:
     schema: ClassVar[tuple[Param, ...]] = ()
     cutoff_required: ClassVar[bool] = False
     cutoff_allowed: ClassVar[bool] = True
+    #: a family whose ``@`` value is a recall level (ir_measures' ``IPrec@0.1``) sets a :class:`Param`
+    #: here: the cutoff is then that float, checked by the Param, and not a rank
+    cutoff_param: ClassVar["Param | None"] = None
     bounds_refusal: ClassVar[str | None] = None
+    #: the value is a count (trec_eval prints it as an integer; its summary is a sum, not a mean)
+    is_count: ClassVar[bool] = False
+    #: trec_eval prints it only in the summary (``all``), e.g. ``num_q``, ``gm_map``
+    summary_only: ClassVar[bool] = False
 
     params: tuple[tuple[str, Any], ...] = ()
-    cutoff: int | None = None
+    cutoff: int | float | None = None
 
     def param(self, name: str) -> Any:
         return dict(self.params)[name]
@@ -167,7 +199,7 @@ class Measure:
             if p.always_shown or v != p.default:
                 shown.append(f"{p.name}={_fmt(v)}")
         s = self.family + (f"({','.join(shown)})" if shown else "")
-        return s + (f"@{self.cutoff}" if self.cutoff is not None else "")
+        return s + (f"@{_fmt(self.cutoff)}" if self.cutoff is not None else "")
 
     def __repr__(self) -> str:
         return f"Measure({str(self)!r})"
@@ -199,6 +231,29 @@ class Measure:
             raise TierankInputError(f"--unjudged bounds: no valid bound for {self}: {self.bounds_refusal}")
         return stats.min, self.compute(prep.assuming_unjudged_relevant()).max
 
+    def aggregate(self, stats: Stats) -> Aggregate:
+        """Summary over the queries of ``stats``.  Default: the mean of each statistic, with
+        ``std`` that of the mean, exact because orderings in different queries are independent:
+        ``sqrt(sum_q Var_q) / n``.  Counts (:attr:`is_count`) sum instead (``std``
+        ``sqrt(sum_q Var_q)``).  A family whose summary is not a mean (e.g. a geometric mean)
+        overrides this."""
+        n = len(stats.expected)
+        if n == 0:
+            nan = float("nan")
+            return Aggregate(nan, nan, nan, nan, nan, stats.method)
+        div = 1 if self.is_count else n
+        agg = np.sum if self.is_count else np.mean
+        se = None if stats.se is None else float(np.sqrt(np.sum(stats.se ** 2)) / div)
+        return Aggregate(float(agg(stats.oblivious)), float(agg(stats.expected)), float(agg(stats.min)),
+                         float(agg(stats.max)), float(np.sqrt(np.sum(stats.var)) / div), stats.method, se)
+
+    def sampling(self, stats: Stats) -> dict:
+        """The labels of how ``stats`` were obtained, for records: ``{"method": "exact"}`` or
+        ``{"method": "sampled", "samples": N, "seed": S}``."""
+        if stats.method == "exact":
+            return {"method": "exact"}
+        return {"method": stats.method, "samples": stats.samples, "seed": stats.seed}
+
     def residual(self, prep) -> np.ndarray | None:
         """Per-query residual (the weight the unjudged and unretrieved documents could add),
         reported with ``unjudged="bounds"``; None (the default) when the family has none."""
@@ -216,7 +271,8 @@ class Measure:
 
     @property
     def k(self) -> float:
-        return float("inf") if self.cutoff is None else self.cutoff
+        """The rank cutoff (inf without one, or when the ``@`` value is not a rank)."""
+        return float("inf") if self.cutoff is None or self.cutoff_param is not None else self.cutoff
 
 
 def _fmt(v: Any) -> str:
@@ -300,11 +356,14 @@ def parse_measure(text: "str | Measure") -> Measure:
     if cut is not None:
         if not cls.cutoff_allowed:
             raise TierankInputError(f"measure {shown}: {name} takes no cutoff")
-        if not re.fullmatch(r"[0-9]+", cut) or not cut.strip("0"):
+        if cls.cutoff_param is not None:
+            cutoff = cls.cutoff_param.parse(cut, text)
+        elif not re.fullmatch(r"[0-9]+", cut) or not cut.strip("0"):
             raise TierankInputError(f"measure {shown}: cutoff must be a positive integer, got {quote(cut)}")
-        if len(cut.lstrip("0")) > len(str(MAX_CUTOFF)) or int(cut) > MAX_CUTOFF:
+        elif len(cut.lstrip("0")) > len(str(MAX_CUTOFF)) or int(cut) > MAX_CUTOFF:
             raise TierankInputError(f"measure {shown}: cutoff must be at most {MAX_CUTOFF}")
-        cutoff = int(cut)
+        else:
+            cutoff = int(cut)
     elif cls.cutoff_required:
         raise TierankInputError(f"measure {shown}: {name} needs a cutoff, e.g. {name}@10")
     measure = cls(params=tuple(sorted(values.items())), cutoff=cutoff)

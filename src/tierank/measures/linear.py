@@ -51,6 +51,7 @@ class Linear(Measure):
 
     def rows(self, prep) -> np.ndarray:
         k = self.cutoff_per_query(prep)
+        k = prep.cut(k) if np.isscalar(k) else np.minimum(k, prep.max_depth)
         if np.isscalar(k):
             return np.flatnonzero(prep.pos < k) if np.isfinite(k) else np.arange(prep.n)
         return np.flatnonzero(prep.pos < k[prep.qi])
@@ -106,7 +107,7 @@ def _hits_ratio_bounds(prep, k: float, level, scale: float, offset: float) -> tu
     relevant, the others not, groups filling relevant > unjudged > non-relevant.  Lower: unjudged in
     the top k non-relevant, those below relevant (they only raise N+), groups filling non-relevant >
     unjudged > relevant.  Counts are exact integers in float64, so the order of the sums is immaterial."""
-    n_plus, big_u = prep.nrel(level), prep.qlen - prep.qjudged
+    n_plus, big_u = prep.nrel(level), prep.qlen - prep.qjudged  # unjudged anywhere in the run
     h, u = _filled_counts(prep, k, level, ("rel", "unj", "non"))
     upper = ratio(scale * (h + u), offset + (n_plus + u))
     h, u = _filled_counts(prep, k, level, ("non", "unj", "rel"))
@@ -145,7 +146,7 @@ class R(Linear):
 
     def unjudged_bounds(self, prep, stats):
         """R = h / N+ (:func:`_hits_ratio_bounds`)."""
-        return _hits_ratio_bounds(prep, self.k, self.level, scale=1.0, offset=0.0)
+        return _hits_ratio_bounds(prep, prep.cut(self.k), self.level, scale=1.0, offset=0.0)
 
 
 @register
@@ -165,7 +166,7 @@ class F1(Linear):
 
     def unjudged_bounds(self, prep, stats):
         """F1 = 2h / (k + N+) (:func:`_hits_ratio_bounds`)."""
-        return _hits_ratio_bounds(prep, self.cutoff, self.level, scale=2.0, offset=float(self.cutoff))
+        return _hits_ratio_bounds(prep, prep.cut(self.cutoff), self.level, scale=2.0, offset=float(self.cutoff))
 
 
 @register
@@ -193,7 +194,7 @@ class Judged(Linear):
         return np.ones(len(rows))
 
     def denominator(self, prep):
-        return np.minimum(self.cutoff, prep.qlen)
+        return np.minimum(self.cutoff, prep.qret)
 
 
 @register
@@ -235,7 +236,7 @@ class RBP(Linear):
         """Weight of the ranks past the list (unretrieved) up to the cutoff: p^len - p^k."""
         p = self.param("p")
         beyond = p ** self.cutoff if self.cutoff is not None else 0.0
-        return np.maximum(np.power(p, prep.qlen.astype(np.float64)) - beyond, 0.0)
+        return np.maximum(np.power(p, prep.qret.astype(np.float64)) - beyond, 0.0)
 
     def unjudged_bounds(self, prep, stats):
         """Upper bound also counts the unretrieved ranks as relevant (Moffat & Zobel)."""

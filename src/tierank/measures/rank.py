@@ -51,11 +51,11 @@ def first_relevant_group(prep, level=None):
 class _FirstRelevant(Measure):
     schema = (REL,)
 
-    def of_rank(self, rank: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+    def of_rank(self, rank: np.ndarray, k: float) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def stats(self, prep) -> Stats:
-        vals = [self.of_rank(first_relevant_rank(prep, prep.arrangement(w, "rel", self.level)))
+        vals = [self.of_rank(first_relevant_rank(prep, prep.arrangement(w, "rel", self.level)), prep.cut(self.k))
                 for w in ("policy", "pessimistic", "optimistic")]
         e, v = self.moments(prep)
         return Stats(vals[0], e, vals[1], vals[2], v)
@@ -68,15 +68,15 @@ class RR(_FirstRelevant):
     family = "RR"
     description = "reciprocal rank of the first relevant document within the cutoff"
 
-    def of_rank(self, rank):
-        return np.where(rank < self.k, 1.0 / (rank + 1.0), 0.0)
+    def of_rank(self, rank, k):
+        return np.where(rank < k, 1.0 / (rank + 1.0), 0.0)
 
     def moments(self, prep):
         e = np.zeros(prep.nq)
         var = np.zeros(prep.nq)
         q, m, r, c = first_relevant_group(prep, self.level)
         if len(q):
-            kk = np.minimum(self.k, np.iinfo(np.int64).max // 2)
+            kk = np.minimum(prep.cut(self.k), np.iinfo(np.int64).max // 2)
             u = np.minimum(m - r, np.asarray(kk - c - 1, dtype=np.float64)).astype(np.int64)
             cnt = np.clip(u + 1, 0, None)
             total = int(cnt.sum())
@@ -106,15 +106,15 @@ class Success(_FirstRelevant):
     family = "Success"
     description = "1 if any relevant document is in the top k"
 
-    def of_rank(self, rank):
-        return (rank < self.k).astype(np.float64)
+    def of_rank(self, rank, k):
+        return (rank < k).astype(np.float64)
 
     def moments(self, prep):
         e = np.zeros(prep.nq)
         var = np.zeros(prep.nq)
         q, m, r, c = first_relevant_group(prep, self.level)
         if len(q):
-            s = np.clip(np.minimum(m.astype(np.float64), self.k - c), 0, None).astype(np.int64)
+            s = np.clip(np.minimum(m.astype(np.float64), prep.cut(self.k) - c), 0, None).astype(np.int64)
             lf = log_factorials(int(m.max()))
             none_ok = s <= m - r  # possible that the first s positions hold no relevant doc
             ss = np.where(none_ok, s, 0)
