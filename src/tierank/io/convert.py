@@ -2,7 +2,10 @@
 
 Accepted inputs for a run (and likewise for qrels):
 
-* a path (``str`` or ``os.PathLike``) to a TREC file, plain or gzip;
+* a path (``str`` or ``os.PathLike``) to a TREC file, plain or gzip, or to a Parquet or Arrow
+  IPC file (``.parquet``, ``.arrow``, ``.feather``, ``.ipc``; :mod:`tierank.io.columnar`) with
+  the columns named as for DataFrames below;
+* a pyarrow Table;
 * a :class:`Run` / :class:`Qrels` already built;
 * a pandas or polars DataFrame with a query column, a document column and a
   score (run) or relevance (qrels) column, named as ir_measures, ranx or BEIR
@@ -21,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import Problem, TierankInputError, quote, shorten
+from .columnar import is_columnar, read_table
 from .lexer import NUMBER_PATTERN, parse_number
 from .model import Qrels, Run
 from .readers import MAX_PROBLEMS, RESERVED_QID, RESERVED_REASON, read_qrels, read_run
@@ -41,6 +45,8 @@ def _pick(columns: list[str], wanted: tuple[str, ...], what: str, source: str) -
 
 
 def _frame_to_table(df, source: str) -> pa.Table:
+    if isinstance(df, pa.Table):
+        return df
     mod = type(df).__module__
     if mod.startswith("polars"):
         return df.to_arrow()
@@ -169,7 +175,9 @@ def to_run(obj, source: str | None = None) -> Run:
     if isinstance(obj, Run):
         return obj
     if isinstance(obj, (str, os.PathLike)):
-        return read_run(obj)
+        if not is_columnar(obj):
+            return read_run(obj)
+        source, obj = str(obj), read_table(obj)
     source = source or "run"
     q, d, s = _columns(obj, source, "run", SCORE_COLUMNS)
     return Run(qid=q, docid=d, score=s, rank=None, source=source)
@@ -187,7 +195,9 @@ def to_qrels(obj, source: str | None = None) -> Qrels:
     if isinstance(obj, Qrels):
         return obj
     if isinstance(obj, (str, os.PathLike)):
-        return read_qrels(obj)
+        if not is_columnar(obj):
+            return read_qrels(obj)
+        source, obj = str(obj), read_table(obj)
     source = source or "qrels"
     q, d, g = _columns(obj, source, "qrels", GRADE_COLUMNS)
     return Qrels(qid=q, docid=d, grade=g, source=source)

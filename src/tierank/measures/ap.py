@@ -42,7 +42,8 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Measure, Stats, register
-from .kernels import central_moments, centered, comoment, group_counts, ratio, segment_firsts, select_segments
+from .kernels import (central_moments, centered, comoment, group_counts, ratio, segment_cumsum, segment_firsts,
+                      select_segments)
 from .linear import REL
 
 
@@ -105,10 +106,8 @@ class AP(Measure):
 
         W, S1, S2 = gsum(w), gsum(tf * w), gsum(tf * w * w)
         # weight of the pairs holding each position: later weights in the group plus t w_t
-        cs = np.cumsum(w)
-        first = segment_firsts(g)
-        base = np.repeat(cs[first] - w[first], np.diff(np.append(first, len(g))))
-        D = (W[g] - (cs - base)) + tf * w
+        # weight of the group's positions up to each one, summed inside the group only (batch-invariant)
+        D = (W[g] - segment_cumsum(w, g)) + tf * w
         shared = gsum(D * D) - 2.0 * S2
         disjoint = S1 * S1 - S2 - shared
         u = (before[g] + 1.0) * w + (r[g] / m[g]) * D

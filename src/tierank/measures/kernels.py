@@ -19,7 +19,7 @@ import numpy as np
 
 __all__ = [
     "ratio", "log_factorials", "segment_firsts", "select_segments", "centered", "comoment",
-    "group_moments", "group_counts", "central_moments",
+    "group_moments", "group_counts", "central_moments", "segment_cumsum",
 ]
 
 
@@ -57,6 +57,35 @@ def segment_firsts(seg: np.ndarray) -> np.ndarray:
     array([0, 2, 5])
     """
     return np.flatnonzero(np.diff(seg, prepend=-1)) if len(seg) else np.zeros(0, np.int64)
+
+
+def segment_cumsum(x: np.ndarray, seg: np.ndarray) -> np.ndarray:
+    """Inclusive cumulative sums of ``x`` restarted at every segment of ``seg`` (sorted ids).
+
+    Each segment is summed from zero, in order, on its own: the result for a segment does not
+    depend on the other segments (no difference of global prefix sums, whose rounding would),
+    so a query evaluated alone or in any batch of queries gets the same bits.  Segments are
+    padded into matrices by size class (powers of two), so the work is O(n) and vectorized.
+
+    >>> segment_cumsum(np.array([0.1, 0.2, 0.3, 1.0, 2.0]), np.array([0, 0, 0, 5, 5])).tolist()
+    [0.1, 0.30000000000000004, 0.6000000000000001, 1.0, 3.0]
+    """
+    x = np.asarray(x, dtype=np.float64)
+    out = np.empty_like(x)
+    if not len(x):
+        return out
+    first = segment_firsts(seg)
+    lens = np.diff(np.append(first, len(x)))
+    cls = np.ceil(np.log2(lens)).astype(np.int64)
+    for c in np.unique(cls):
+        pick = np.flatnonzero(cls == c)
+        width = 1 << int(c)
+        idx = first[pick][:, None] + np.arange(width)
+        valid = np.arange(width) < lens[pick][:, None]
+        block = np.where(valid, x[np.where(valid, idx, 0)], 0.0)
+        np.cumsum(block, axis=1, out=block)
+        out[idx[valid]] = block[valid]
+    return out
 
 
 def select_segments(seg: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,0 +1,131 @@
+"""Streaming evaluation (tierank.stream): equal to the in-memory engine bit for bit, whatever the batches."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tierank
+from tierank.errors import TierankInputError
+from tierank.examples import path as example_path
+from tierank.stream import evaluate_stream, iter_batches, iter_evaluate, partition
+
+from measures.strategies import collection
+
+MEASURES = ["AP", "nDCG@3", "RR", "P@2", "R@4", "Success@1", "RBP(p=0.5)", "Rprec", "F1@3", "AP@3"]
+
+
+def _write_run(run: dict, path, shuffle_seed: int | None = None) -> None:
+    lines = [f"{q} Q0 {d} {i + 1} {s!r} tag" for q, docs in run.items() for i, (d, s) in enumerate(docs.items())]
+    if shuffle_seed is not None:
+        np.random.default_rng(shuffle_seed).shuffle(lines)
+    path.write_text("\n".join(lines) + "\n")
+
+
+@settings(max_examples=60, deadline=None)
+@given(collection(max_queries=4), st.integers(1, 120), st.sampled_from(["trec_eval", "input", "random:7"]))
+def test_stream_equals_in_memory_for_any_batch_size(tmp_path_factory, case, block, tie_break):
+    _, run, qrels = case
+    if not qrels:
+        return
+    p = tmp_path_factory.mktemp("s") / "run.txt"
+    _write_run(run, p)
+    try:
+        ref = tierank.evaluate(qrels, str(p), MEASURES, tie_break=tie_break)
+    except TierankInputError:
+        with pytest.raises(TierankInputError):
+            evaluate_stream(qrels, p, MEASURES, tie_break=tie_break, block_bytes=block)
+        return
+    got = evaluate_stream(qrels, p, MEASURES, tie_break=tie_break, block_bytes=block)
+    assert got.records() == ref.records()
+    assert got.ties == ref.ties
+    # a query is never split: every batch holds whole queries, and each query is in one batch
+    seen = []
+    for b in iter_batches(p, block):
+        qs = set(b.qid.to_pylist())
+        assert not qs & set(seen)
+        seen.extend(qs)
+    assert sorted(seen) == sorted(run)
+
+
+def test_complete_adds_the_qrels_queries_the_run_lacks(tmp_path):
+    p = tmp_path / "run.txt"
+    _write_run({"a": {"x": 1.0, "y": 1.0}, "b": {"z": 2.0}}, p)
+    qrels = {"a": {"x": 1}, "b": {"z": 0}, "c": {"w": 1}}
+    ref = tierank.evaluate(qrels, str(p), MEASURES, complete=True)
+    got = evaluate_stream(qrels, p, MEASURES, complete=True, block_bytes=8)
+    assert got.records() == ref.records() and "c" in got.qids
+
+
+def test_real_run_gzip_and_workers(tmp_path):
+    q, r = example_path("askubuntu-qrels"), example_path("askubuntu-run")
+    ref = tierank.evaluate(q, r, MEASURES).records()
+    assert any(x["std"] > 0 for x in ref)
+    assert evaluate_stream(q, r, MEASURES, block_bytes=5000).records() == ref  # a gzip file, streamed
+    assert evaluate_stream(q, r, MEASURES, block_bytes=5000, jobs=2).records() == ref
+    parts = list(iter_evaluate(q, r, MEASURES, block_bytes=5000))
+    assert len(parts) > 3 and sum(len(p.qids) for p in parts) == 200
+
+
+def test_errors_are_located_in_the_file_across_blocks(tmp_path):
+    p = tmp_path / "run.txt"
+    lines = [f"q{i // 10} Q0 d{i} {i} {1.0 / (i + 1)!r} t" for i in range(100)]
+    lines[73] = "q7 Q0 d73 74 notanumber t"
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(TierankInputError, match=r"run\.txt:74:"):
+        evaluate_stream({"q7": {"d70": 1}}, p, ["AP"], block_bytes=100)
+
+
+def test_ungrouped_run_is_refused_then_partitioned(tmp_path):
+    q, r = example_path("askubuntu-qrels"), example_path("askubuntu-run")
+    shuffled = tmp_path / "shuffled.txt"
+    run = tierank.read_run(r)
+    lines = gzip.decompress(r.read_bytes()).decode().splitlines()
+    np.random.default_rng(3).shuffle(lines)
+    shuffled.write_text("\n".join(lines) + "\n")
+    with pytest.raises(TierankInputError, match="not grouped by query"):
+        evaluate_stream(q, shuffled, MEASURES, block_bytes=2000)
+    pytest.importorskip("duckdb", reason="DuckDB (tierank[scale]) partitions ungrouped runs")
+    out = partition(shuffled, tmp_path / "parts", buckets=8)
+    for tb in ("trec_eval", "input"):  # input: file order inside ties survives the partitioning
+        ref = tierank.evaluate(q, str(shuffled), MEASURES, tie_break=tb).records()
+        assert evaluate_stream(q, out, MEASURES, tie_break=tb).records() == ref
+    assert len(run) == 4000
+    with pytest.raises(TierankInputError, match="not an empty folder"):
+        partition(shuffled, out)
+
+
+def test_partition_refuses_bad_lines(tmp_path):
+    pytest.importorskip("duckdb", reason="DuckDB (tierank[scale]) partitions ungrouped runs")
+    p = tmp_path / "run.txt"
+    p.write_text("q1 Q0 a 1 0.5 t\nq1 Q0 b 2 x t\nq1 Q0 c 3\n")
+    with pytest.raises(TierankInputError) as e:
+        partition(p, tmp_path / "out")
+    assert [x.line for x in e.value.problems] == [2, 3]
+
+
+def test_duplicate_across_a_block_boundary_is_refused(tmp_path):
+    p = tmp_path / "run.txt"
+    lines = [f"q1 Q0 d{i} {i} {1.0 / (i + 1)!r} t" for i in range(40)] + ["q1 Q0 d0 41 0.0001 t"]
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(TierankInputError, match="more than once in query 'q1'"):
+        evaluate_stream({"q1": {"d3": 1}}, p, ["AP"], block_bytes=64)
+
+
+def test_gzip_members_and_truncation(tmp_path):
+    text = "".join(f"q{i // 5} Q0 d{i} {i} {i % 3}.5 t\n" for i in range(50)).encode()
+    multi = tmp_path / "multi.gz"
+    multi.write_bytes(gzip.compress(text[:333]) + gzip.compress(text[333:]))
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(text)
+    qrels = {f"q{i}": {f"d{5 * i + 1}": 1} for i in range(10)}
+    ref = tierank.evaluate(qrels, str(plain), MEASURES).records()
+    assert evaluate_stream(qrels, multi, MEASURES, block_bytes=40).records() == ref
+    cut = tmp_path / "cut.gz"
+    cut.write_bytes(gzip.compress(text)[:-12])
+    with pytest.raises(TierankInputError, match="truncated gzip"):
+        evaluate_stream(qrels, cut, MEASURES, block_bytes=40)
