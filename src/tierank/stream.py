@@ -22,6 +22,7 @@ and a temporary directory), never a home-made external sort.
 from __future__ import annotations
 
 import os
+import re
 import zlib
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -111,56 +112,50 @@ def _qids(run: Run) -> pa.Array:
     return run.qid.dictionary_decode() if pa.types.is_dictionary(run.qid.type) else run.qid
 
 
-def _concat(a: Run | None, b: Run) -> Run:
-    if a is None:
-        return b
-    rank = None if a.rank is None or b.rank is None else np.concatenate([a.rank, b.rank])
-    return Run(qid=pa.concat_arrays([_qids(a), _qids(b)]), docid=pa.concat_arrays([a.docid, b.docid]),
-               score=np.concatenate([a.score, b.score]), rank=rank, source=a.source)
+_FIRST_FIELD = re.compile(rb"[ \t]*([^ \t\r\n]*)")
 
 
-def _take(run: Run, start: int, stop: int) -> Run:
-    return Run(qid=_qids(run)[start:stop], docid=run.docid[start:stop], score=run.score[start:stop],
-               rank=None if run.rank is None else run.rank[start:stop], source=run.source)
+def _tail_start(buf: bytearray, start: int, end: int) -> int:
+    """Offset in ``buf[start:end]`` (whole lines) where the lines of its last query begin
+    (``start`` when the block is one query).  Lines end at LF, CRLF or a lone CR, fields are
+    separated by spaces and tabs (the readers' grammar); blank lines go with the query after them.
+    A Python step per line of the last query only."""
+    qid = None
+    pos = end  # the start of the line after the one examined
+    while pos > start:
+        stop = pos - 1  # the line terminator ending the examined line
+        if buf[stop] == 0x0A and stop > start and buf[stop - 1] == 0x0D:
+            stop -= 1
+        line_start = max(buf.rfind(b"\n", start, stop), buf.rfind(b"\r", start, stop)) + 1
+        if line_start <= start:
+            line_start = start
+        field = _FIRST_FIELD.match(buf, line_start, stop).group(1)
+        if field:
+            if qid is None:
+                qid = field
+            elif field != qid:
+                return pos
+        pos = line_start
+    return start
 
 
-def iter_batches(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[Run]:
-    """The run at ``path`` as :class:`Run` batches holding whole queries, in file order.
+def _line_count(block: bytes) -> int:
+    """Lines ended in ``block``: LF, CRLF and lone CR each end one (the readers' rule)."""
+    return block.count(b"\n") + block.count(b"\r") - block.count(b"\r\n")
 
-    Raises :class:`TierankInputError` (file and line) for bad lines, and for a run not grouped by
-    query (a query that reappears after other queries), naming the query and the way out.
-    """
+
+def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[tuple[bytes, int]]:
+    """The text of the run at ``path`` as (bytes, number of its first line) blocks of about
+    ``block_bytes``, each holding whole queries when the run is grouped by query: a block ends
+    where its last query begins, and that query's lines start the next block.  Decompressed on
+    the fly (gzip); the BOM of the file is dropped.  Nothing is parsed here: the blocks are
+    parsed where they are evaluated (in the workers)."""
     if block_bytes < 1:
         raise TierankInputError(f"block size must be positive, got {block_bytes}")
-    src = str(path)
-    seen: set[str] = set()
-    carry: Run | None = None
     line = 1
     first = True
-    any_rows = False
-
-    def emit(batch: Run, joined: int) -> Run:
-        """``batch``, after the checks across blocks: no query seen before (grouped), and no document
-        twice in the query that was joined across a block boundary (its first ``joined`` rows came
-        from the earlier block; each block's own rows were checked by the reader)."""
-        q = _qids(batch)
-        qs = pc.unique(q).to_pylist()
-        again = [x for x in qs if x in seen]
-        if again:
-            raise TierankInputError([Problem(src, None,
-                f"the run is not grouped by query: query {again[0]!r} appears again after other queries; "
-                "streaming needs each query's lines together: group it first with "
-                "tierank.stream.partition() (DuckDB, out of core), or evaluate it in memory")])
-        if joined:
-            mask = pc.equal(q, q[0])
-            docs = batch.docid.filter(mask)
-            if len(pc.unique(docs)) != len(docs):
-                raise TierankInputError([Problem(src, None, f"a document appears more than once in query "
-                                                 f"{q[0].as_py()!r} (across a block boundary)")])
-        seen.update(qs)
-        return batch
-
     buf = bytearray()
+    retry_at = 0  # a query longer than a block: look again only when the buffer has doubled
     for chunk in _raw_blocks(path, block_bytes):
         if first:
             if chunk.startswith(lexer.BOM):
@@ -168,40 +163,66 @@ def iter_batches(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Ite
             first = False
         buf += chunk
         start = 0
-        while len(buf) - start >= block_bytes:
-            cut = buf.rfind(b"\n", start, start + block_bytes)
-            if cut < 0:
-                cut = buf.find(b"\n", start + block_bytes)
-                if cut < 0:
-                    break
-            block = bytes(buf[start:cut + 1])
-            start = cut + 1
-            if block.isspace():
-                line += block.count(b"\n")
+        size = block_bytes
+        while len(buf) - start >= size and len(buf) >= retry_at:
+            # cut at a line end past ``size``, then go back to where the last query begins
+            at = start + size
+            cut = max(buf.find(b"\n", at), buf.find(b"\r", at))
+            if cut < 0 or (buf[cut] == 0x0D and cut + 1 == len(buf)):
+                break  # no line end yet (or a CR that may be half of a CRLF): read on
+            if buf[cut] == 0x0D and buf[cut + 1] == 0x0A:
+                cut += 1
+            end = _tail_start(buf, start, cut + 1)
+            if end == start:  # one query longer than the block: try a block twice as long
+                size *= 2
+                retry_at = start + size
                 continue
-            run = _parse(src, block, line)
-            line += block.count(b"\n")
-            any_rows = True
-            joined = 0 if carry is None else len(carry)
-            batch = _concat(carry, run)
-            q = _qids(batch)
-            # hold back the rows of the last query: its lines may go on in the next block
-            last = q[len(q) - 1]
-            change = np.flatnonzero(~np.asarray(pc.equal(q, last)))
-            split = int(change[-1]) + 1 if len(change) else 0
-            carry = _take(batch, split, len(batch))
-            if split:
-                yield emit(_take(batch, 0, split), joined)
+            retry_at, size = 0, block_bytes
+            block = bytes(buf[start:end])
+            start = end
+            yield block, line
+            line += _line_count(block)
         del buf[:start]
-    pending = bytes(buf)
-    joined = 0 if carry is None else len(carry)
-    if pending and not pending.isspace():
-        carry = _concat(carry, _parse(src, pending, line))
+        retry_at = max(0, retry_at - start)
+    if buf:
+        yield bytes(buf), line
+
+
+def iter_batches(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[Run]:
+    """The run at ``path`` as :class:`Run` batches holding whole queries, in file order (the
+    blocks of :func:`iter_blocks`, parsed).
+
+    Raises :class:`TierankInputError` (file and line) for bad lines, and for a run not grouped by
+    query (a query that reappears after other queries), naming the query and the way out.
+    """
+    src = str(path)
+    check = _GroupCheck(src)
+    any_rows = False
+    for block, line in iter_blocks(path, block_bytes):
+        if block.isspace():
+            continue
+        run = _parse(src, block, line)
         any_rows = True
-    if carry is not None and len(carry):
-        yield emit(carry, joined)
+        check(pc.unique(_qids(run)).to_pylist())
+        yield run
     if not any_rows:
         raise TierankInputError([Problem(src, None, "empty run: no lines")])
+
+
+class _GroupCheck:
+    """Refuses a query seen in an earlier batch: the run is not grouped by query."""
+
+    def __init__(self, src: str):
+        self.src, self.seen = src, set()
+
+    def __call__(self, qids: list[str]) -> None:
+        again = [x for x in qids if x in self.seen]
+        if again:
+            raise TierankInputError([Problem(self.src, None,
+                f"the run is not grouped by query: query {again[0]!r} appears again after other queries; "
+                "streaming needs each query's lines together: group it first with "
+                "tierank.stream.partition() (DuckDB, out of core), or evaluate it in memory")])
+        self.seen.update(qids)
 
 
 def batches_of(run_path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[Run]:
@@ -236,18 +257,49 @@ def _judgments_of(qrels: Qrels, qids: pa.Array) -> Qrels:
                  grade=np.asarray(qrels.grade)[np.asarray(keep)], source=qrels.source)
 
 
-def _evaluate_batch(args) -> EvalResult | None:
+_WORKER: dict = {}
+
+
+def _init_worker(qrels: Qrels, measures, kwargs: dict) -> None:
+    _WORKER.update(qrels=qrels, measures=measures, kwargs=kwargs)
+
+
+def _evaluate_task(task) -> tuple[list[str], EvalResult | None]:
+    """Parse (a text block) and evaluate one batch: (its query ids in file order, the result, or
+    None when none of its queries is judged)."""
     from .evaluate import evaluate
 
-    qrels, run, measures, kwargs = args
-    if len(qrels) == 0:
-        return None  # no query of this batch is judged
+    if task[0] == "text":
+        _, src, block, line = task
+        if block.isspace():
+            return [], None
+        run = _parse(src, block, line)
+    else:
+        run = task[1]
+    qids = pc.unique(_qids(run)).to_pylist()
+    q = _WORKER["qrels"]
+    judged = _judgments_of(q, pa.array(qids, pa.string()))
+    if len(judged) == 0:
+        return qids, None
     try:
-        return evaluate(qrels, run, measures, **kwargs)
+        return qids, evaluate(judged, run, _WORKER["measures"], **_WORKER["kwargs"])
     except TierankInputError as e:
         if any("nothing to evaluate" in p.reason for p in e.problems):
-            return None
+            return qids, None
         raise
+
+
+def _tasks(run_path, block_bytes: int) -> Iterator[tuple]:
+    from .io.columnar import is_columnar
+
+    p = Path(run_path)
+    if p.is_dir() or is_columnar(p):
+        for run in batches_of(p, block_bytes):
+            yield ("run", run)
+    else:
+        src = str(run_path)
+        for block, line in iter_blocks(p, block_bytes):
+            yield ("text", src, block, line)
 
 
 def _combine(parts: list[EvalResult], measures, settings: dict) -> EvalResult:
@@ -261,8 +313,11 @@ def _combine(parts: list[EvalResult], measures, settings: dict) -> EvalResult:
     stats = {}
     for m in measures:
         ss = [p.stats[m] for p in parts]
-        se = None if any(s.se is None for s in ss) else cat([s.se for s in ss])
-        stats[m] = replace(ss[0], oblivious=cat([s.oblivious for s in ss]), expected=cat([s.expected for s in ss]),
+        se = None if all(s.se is None for s in ss) else cat(
+            [s.se if s.se is not None else np.zeros(len(s.expected)) for s in ss])
+        labelled = next((s for s in ss if s.method != "exact"), ss[0])  # sampled if any batch is
+        stats[m] = replace(Stats(*(getattr(labelled, f) for f in ("oblivious", "expected", "min", "max", "var")),
+                                 method=labelled.method, samples=labelled.samples, seed=labelled.seed), oblivious=cat([s.oblivious for s in ss]), expected=cat([s.expected for s in ss]),
                            min=cat([s.min for s in ss]), max=cat([s.max for s in ss]), var=cat([s.var for s in ss]),
                            se=se)
     bounds = {m: tuple(cat([p.bounds[m][i] for p in parts]) for i in (0, 1)) for m in parts[0].bounds}
@@ -281,49 +336,59 @@ def _combine(parts: list[EvalResult], measures, settings: dict) -> EvalResult:
 def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | str, *, jobs: int = 1,
                   block_bytes: int = BLOCK_BYTES, **kwargs) -> Iterator[EvalResult]:
     """Evaluate the run at ``run_path`` batch by batch: one :class:`EvalResult` per batch of whole
-    queries (those judged), in file order, as soon as it is ready.  ``jobs`` worker processes
-    evaluate batches in parallel (at most ``jobs + 1`` batches in memory).  ``kwargs`` are those of
+    queries (those judged), in file order, as soon as it is ready.  ``jobs`` worker processes parse
+    and evaluate batches in parallel while this process only cuts the text into blocks at query
+    boundaries (at most ``jobs + 1`` blocks in flight).  ``kwargs`` are those of
     :func:`tierank.evaluate` (``complete`` is refused: use :func:`evaluate_stream`)."""
-    from .measures import parse_measures
+    from .measures import Measure, parse_measures
 
     if kwargs.get("complete"):
         raise TierankInputError("iter_evaluate: complete=True needs the whole query set; use evaluate_stream")
     parsed = parse_measures([measures] if isinstance(measures, str) else list(measures))
+    whole = [str(m) for m in parsed if type(m).aggregate is not Measure.aggregate]
+    if whole:
+        raise TierankInputError(f"{', '.join(whole)}: the summary over queries is not a sum of per-query terms "
+                                "(it needs every query at once); evaluate it in memory (tierank.evaluate)")
     q = to_qrels(qrels)
-    batches = ((_judgments_of(q, pc.unique(_qids(b))), b, parsed, kwargs) for b in batches_of(run_path, block_bytes))
+    check = _GroupCheck(str(run_path))
+    tasks = _tasks(run_path, block_bytes)
+    any_rows = False
     if jobs <= 1:
-        for args in batches:
-            res = _evaluate_batch(args)
+        _init_worker(q, parsed, kwargs)
+        for task in tasks:
+            qids, res = _evaluate_task(task)
+            check(qids)
+            any_rows |= bool(qids)
             if res is not None:
                 yield res
-        return
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        running: list = []
-        done_in_order: dict = {}
-        nxt = submitted = 0
-        exhausted = False
-        while True:
-            while not exhausted and len(running) < jobs + 1:
-                try:
-                    args = next(batches)
-                except StopIteration:
-                    exhausted = True
+    else:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(q, parsed, kwargs)) as pool:
+            running: dict = {}
+            ready: dict = {}
+            nxt = submitted = 0
+            exhausted = False
+            while True:
+                while not exhausted and len(running) < jobs + 1:
+                    task = next(tasks, None)
+                    if task is None:
+                        exhausted = True
+                        break
+                    running[pool.submit(_evaluate_task, task)] = submitted
+                    submitted += 1
+                if not running:
                     break
-                fut = pool.submit(_evaluate_batch, args)
-                fut.index = submitted
-                submitted += 1
-                running.append(fut)
-            if not running:
-                break
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                running.remove(fut)
-                done_in_order[fut.index] = fut.result()
-            while nxt in done_in_order:
-                res = done_in_order.pop(nxt)
-                nxt += 1
-                if res is not None:
-                    yield res
+                finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    ready[running.pop(fut)] = fut.result()
+                while nxt in ready:
+                    qids, res = ready.pop(nxt)
+                    nxt += 1
+                    check(qids)
+                    any_rows |= bool(qids)
+                    if res is not None:
+                        yield res
+    if not any_rows:
+        raise TierankInputError([Problem(str(run_path), None, "empty run: no lines")])
 
 
 def evaluate_stream(qrels, run_path: str | os.PathLike, measures: Iterable[str] | str, *, jobs: int = 1,

@@ -108,12 +108,33 @@ def test_partition_refuses_bad_lines(tmp_path):
     assert [x.line for x in e.value.problems] == [2, 3]
 
 
-def test_duplicate_across_a_block_boundary_is_refused(tmp_path):
+def test_a_query_longer_than_a_block_stays_whole(tmp_path):
     p = tmp_path / "run.txt"
-    lines = [f"q1 Q0 d{i} {i} {1.0 / (i + 1)!r} t" for i in range(40)] + ["q1 Q0 d0 41 0.0001 t"]
+    lines = [f"q1 Q0 d{i} {i} {float(i % 4)!r} t" for i in range(40)]
+    lines += [f"q{2 + i // 10} Q0 x{i} 1 1.0 t" for i in range(40)]
     p.write_text("\n".join(lines) + "\n")
-    with pytest.raises(TierankInputError, match="more than once in query 'q1'"):
-        evaluate_stream({"q1": {"d3": 1}}, p, ["AP"], block_bytes=64)
+    qrels = {"q1": {"d3": 1, "d7": 1}, "q2": {"x1": 1}}
+    first = next(iter_batches(p, 64)).qid.to_pylist()
+    assert first.count("q1") == 40 and len(first) < len(lines)
+    assert evaluate_stream(qrels, p, MEASURES, block_bytes=64).records() == tierank.evaluate(qrels, str(p), MEASURES).records()
+    # a duplicate anywhere in that query is located by the reader, with both lines
+    p.write_text("\n".join(lines[:40] + ["q1 Q0 d0 41 0.0001 t"]) + "\n")
+    with pytest.raises(TierankInputError, match=r"run\.txt:41: document 'd0' appears twice in query 'q1' \(first at line 1\)"):
+        evaluate_stream(qrels, p, ["AP"], block_bytes=64)
+
+
+@pytest.mark.parametrize("eol", ["\r\n", "\r"])
+def test_crlf_and_lone_cr_line_ends(tmp_path, eol):
+    p = tmp_path / "run.txt"
+    lines = [f"q{i // 7} Q0 d{i} {i} {float(i % 3)!r} t" for i in range(70)]
+    p.write_bytes((eol.join(lines) + eol).encode())
+    qrels = {f"q{i}": {f"d{7 * i + 2}": 1} for i in range(10)}
+    ref = tierank.evaluate(qrels, str(p), MEASURES).records()
+    assert evaluate_stream(qrels, p, MEASURES, block_bytes=50).records() == ref
+    lines[45] = "q6 Q0 d45 46 oops t"
+    p.write_bytes((eol.join(lines) + eol).encode())
+    with pytest.raises(TierankInputError, match=r"run\.txt:46: "):
+        evaluate_stream(qrels, p, MEASURES, block_bytes=50)
 
 
 def test_gzip_members_and_truncation(tmp_path):
