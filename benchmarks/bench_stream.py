@@ -109,7 +109,7 @@ def measure(cmd: list[str]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", type=Path, default=REPO / "bench-data")
-    ap.add_argument("--sizes", default="7,70", help="millions of lines, multiples of 7 (comma-separated)")
+    ap.add_argument("--sizes", default="7,70", help="millions of lines, multiples of 7 (comma-separated; '' for none)")
     ap.add_argument("--flavour", default="bf16", choices=["f32", "bf16"])
     ap.add_argument("--skip-memory-above", type=int, default=70, help="no in-memory run above this many M lines")
     ap.add_argument("--shuffled", type=int, default=70, help="size (M lines) of the shuffled/partitioned case; 0: none")
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
 
     base = generate(args.data_dir, 6980, 1000, args.seed, False, lambda s: print(s, file=sys.stderr))
     rows = []
-    for size in (int(x) for x in args.sizes.split(",")):
+    for size in (int(x) for x in args.sizes.split(",") if x):
         n = max(1, size // 7)
         run = args.data_dir / f"run-x{n}-{args.flavour}.trec"
         qrels = args.data_dir / f"qrels-x{n}.trec"
@@ -134,7 +134,13 @@ def main(argv: list[str] | None = None) -> int:
                      mlines_per_s=lines / r["seconds"] / 1e6 if "seconds" in r else None)
             rows.append(r)
             print(json.dumps({k: v for k, v in r.items() if k != "values"}), file=sys.stderr)
-        if args.shuffled and size == args.shuffled:
+    if args.shuffled:
+        size = args.shuffled
+        n = max(1, size // 7)
+        run, qrels, lines = args.data_dir / f"run-x{n}-{args.flavour}.trec", args.data_dir / f"qrels-x{n}.trec", 6_980_000 * n
+        copies(base[args.flavour], run, n, 1)
+        copies(base["qrels"], qrels, n, 1)
+        if True:
             shuffled = args.data_dir / f"run-x{n}-{args.flavour}-shuffled.trec"
             block_shuffle(run, shuffled, args.seed)
             parts = args.data_dir / f"parts-x{n}-{args.flavour}"

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import replace
 from pathlib import Path
@@ -126,9 +126,8 @@ def _tail_start(buf: bytearray, start: int, end: int) -> int:
         stop = pos - 1  # the line terminator ending the examined line
         if buf[stop] == 0x0A and stop > start and buf[stop - 1] == 0x0D:
             stop -= 1
-        line_start = max(buf.rfind(b"\n", start, stop), buf.rfind(b"\r", start, stop)) + 1
-        if line_start <= start:
-            line_start = start
+        line_start = max(buf.rfind(b"\n", start, stop) + 1, start)
+        line_start = max(buf.rfind(b"\r", line_start, stop) + 1, line_start)  # a lone CR inside: a line end
         field = _FIRST_FIELD.match(buf, line_start, stop).group(1)
         if field:
             if qid is None:
@@ -141,7 +140,8 @@ def _tail_start(buf: bytearray, start: int, end: int) -> int:
 
 def _line_count(block: bytes) -> int:
     """Lines ended in ``block``: LF, CRLF and lone CR each end one (the readers' rule)."""
-    return block.count(b"\n") + block.count(b"\r") - block.count(b"\r\n")
+    n = block.count(b"\n")
+    return n if block.find(b"\r") < 0 else n + block.count(b"\r") - block.count(b"\r\n")
 
 
 def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[tuple[bytes, int]]:
@@ -167,7 +167,9 @@ def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iter
         while len(buf) - start >= size and len(buf) >= retry_at:
             # cut at a line end past ``size``, then go back to where the last query begins
             at = start + size
-            cut = max(buf.find(b"\n", at), buf.find(b"\r", at))
+            cut = buf.find(b"\n", at)
+            cr = buf.find(b"\r", at, cut if cut >= 0 else len(buf))
+            cut = cr if cr >= 0 and not (cr + 1 < len(buf) and buf[cr + 1] == 0x0A) else cut
             if cut < 0 or (buf[cut] == 0x0D and cut + 1 == len(buf)):
                 break  # no line end yet (or a CR that may be half of a CRLF): read on
             if buf[cut] == 0x0D and buf[cut + 1] == 0x0A:
@@ -178,7 +180,7 @@ def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iter
                 retry_at = start + size
                 continue
             retry_at, size = 0, block_bytes
-            block = bytes(buf[start:end])
+            block = bytes(memoryview(buf)[start:end])
             start = end
             yield block, line
             line += _line_count(block)
@@ -264,15 +266,15 @@ def _init_worker(qrels: Qrels, measures, kwargs: dict) -> None:
     _WORKER.update(qrels=qrels, measures=measures, kwargs=kwargs)
 
 
-def _evaluate_task(task) -> tuple[list[str], EvalResult | None]:
+def _evaluate_task(task) -> tuple[list[str], EvalResult | None, int]:
     """Parse (a text block) and evaluate one batch: (its query ids in file order, the result, or
-    None when none of its queries is judged)."""
+    None when none of its queries is judged, the number of run lines in it)."""
     from .evaluate import evaluate
 
     if task[0] == "text":
         _, src, block, line = task
         if block.isspace():
-            return [], None
+            return [], None, 0
         run = _parse(src, block, line)
     else:
         run = task[1]
@@ -280,12 +282,12 @@ def _evaluate_task(task) -> tuple[list[str], EvalResult | None]:
     q = _WORKER["qrels"]
     judged = _judgments_of(q, pa.array(qids, pa.string()))
     if len(judged) == 0:
-        return qids, None
+        return qids, None, len(run)
     try:
-        return qids, evaluate(judged, run, _WORKER["measures"], **_WORKER["kwargs"])
+        return qids, evaluate(judged, run, _WORKER["measures"], **_WORKER["kwargs"]), len(run)
     except TierankInputError as e:
         if any("nothing to evaluate" in p.reason for p in e.problems):
-            return qids, None
+            return qids, None, len(run)
         raise
 
 
@@ -334,11 +336,13 @@ def _combine(parts: list[EvalResult], measures, settings: dict) -> EvalResult:
 
 
 def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | str, *, jobs: int = 1,
-                  block_bytes: int = BLOCK_BYTES, **kwargs) -> Iterator[EvalResult]:
+                  block_bytes: int = BLOCK_BYTES, progress: Callable[[int, int], None] | None = None,
+                  **kwargs) -> Iterator[EvalResult]:
     """Evaluate the run at ``run_path`` batch by batch: one :class:`EvalResult` per batch of whole
     queries (those judged), in file order, as soon as it is ready.  ``jobs`` worker processes parse
     and evaluate batches in parallel while this process only cuts the text into blocks at query
-    boundaries (at most ``jobs + 1`` blocks in flight).  ``kwargs`` are those of
+    boundaries (at most ``jobs + 1`` blocks in flight).  ``progress(lines, queries)`` is called with
+    the run lines and queries done after each batch.  ``kwargs`` are those of
     :func:`tierank.evaluate` (``complete`` is refused: use :func:`evaluate_stream`)."""
     from .measures import Measure, parse_measures
 
@@ -353,11 +357,16 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | 
     check = _GroupCheck(str(run_path))
     tasks = _tasks(run_path, block_bytes)
     any_rows = False
+    done = [0, 0]
     if jobs <= 1:
         _init_worker(q, parsed, kwargs)
         for task in tasks:
-            qids, res = _evaluate_task(task)
+            qids, res, rows = _evaluate_task(task)
             check(qids)
+            done[0] += rows
+            done[1] += len(qids)
+            if progress is not None:
+                progress(*done)
             any_rows |= bool(qids)
             if res is not None:
                 yield res
@@ -381,9 +390,13 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | 
                 for fut in finished:
                     ready[running.pop(fut)] = fut.result()
                 while nxt in ready:
-                    qids, res = ready.pop(nxt)
+                    qids, res, rows = ready.pop(nxt)
                     nxt += 1
                     check(qids)
+                    done[0] += rows
+                    done[1] += len(qids)
+                    if progress is not None:
+                        progress(*done)
                     any_rows |= bool(qids)
                     if res is not None:
                         yield res
@@ -392,7 +405,8 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | 
 
 
 def evaluate_stream(qrels, run_path: str | os.PathLike, measures: Iterable[str] | str, *, jobs: int = 1,
-                    block_bytes: int = BLOCK_BYTES, complete: bool = False, **kwargs) -> EvalResult:
+                    block_bytes: int = BLOCK_BYTES, complete: bool = False,
+                    progress: Callable[[int, int], None] | None = None, **kwargs) -> EvalResult:
     """:func:`tierank.evaluate` on a run of any size, read in query-aligned batches.
 
     Equal, bit for bit, to ``tierank.evaluate(qrels, run_path, measures, **kwargs)``; memory is
@@ -412,7 +426,7 @@ def evaluate_stream(qrels, run_path: str | os.PathLike, measures: Iterable[str] 
 
     parsed = parse_measures([measures] if isinstance(measures, str) else list(measures))
     q = to_qrels(qrels)
-    parts = list(iter_evaluate(q, run_path, parsed, jobs=jobs, block_bytes=block_bytes, **kwargs))
+    parts = list(iter_evaluate(q, run_path, parsed, jobs=jobs, block_bytes=block_bytes, progress=progress, **kwargs))
     if complete:
         # qrels queries the run does not have: evaluated with no documents (every one scores as trec_eval -c)
         have = {x for p in parts for x in p.qids}
@@ -459,10 +473,15 @@ def partition(run_path: str | os.PathLike, out_dir: str | os.PathLike, *, bucket
     if temp_dir is not None:
         con.execute(f"SET temp_directory = '{Path(temp_dir).as_posix()}'")
     lit = "'" + src.replace("'", "''") + "'"
-    con.execute("CREATE TEMP VIEW lines AS "
-                "SELECT row_number() OVER () AS line, string_split_regex(trim(l, ' \t\r'), '[ \t]+') AS f "
-                f"FROM read_csv({lit}, columns={{'l': 'VARCHAR'}}, delim='\x01', quote='', escape='', "
-                "header=false, auto_detect=false, strict_mode=false)")
+    con.execute("SET enable_progress_bar = false")
+    lines = (f"read_csv({lit}, columns={{'l': 'VARCHAR'}}, delim='\x01', quote='', escape='', header=false, "
+             "auto_detect=false, strict_mode=false)")
+    # fields split on runs of spaces and tabs (the readers' grammar); plain single spaces, the usual
+    # layout, take the fast split
+    irregular = con.execute(f"SELECT bool_or(contains(l, '\t') OR contains(l, '  ') OR starts_with(l, ' ') "
+                            f"OR ends_with(l, ' ') OR contains(l, '\r')) FROM {lines}").fetchone()[0]
+    split = ("string_split_regex(trim(l, ' \t\r'), '[ \t]+')" if irregular else "string_split(l, ' ')")
+    con.execute(f"CREATE TEMP VIEW lines AS SELECT row_number() OVER () AS line, {split} AS f FROM {lines}")
     bad = con.execute("""SELECT line, len(f) FROM lines
         WHERE trim(f[1]) <> '' AND (len(f) < 6 OR TRY_CAST(f[5] AS DOUBLE) IS NULL
                                     OR NOT isfinite(TRY_CAST(f[5] AS DOUBLE)))

@@ -150,3 +150,11 @@ def test_gzip_members_and_truncation(tmp_path):
     cut.write_bytes(gzip.compress(text)[:-12])
     with pytest.raises(TierankInputError, match="truncated gzip"):
         evaluate_stream(qrels, cut, MEASURES, block_bytes=40)
+
+
+def test_progress_counts_lines_and_queries(tmp_path):
+    q, r = example_path("askubuntu-qrels"), example_path("askubuntu-run")
+    calls = []
+    evaluate_stream(q, r, ["AP"], block_bytes=20000, progress=lambda lines, queries: calls.append((lines, queries)))
+    assert len(calls) > 3 and calls[-1] == (4000, 200)
+    assert all(a[0] < b[0] and a[1] < b[1] for a, b in zip(calls, calls[1:]))
