@@ -54,9 +54,15 @@ def _raw_blocks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
     """Decompressed bytes of ``path`` in pieces of about ``size`` (gzip detected by its magic)."""
     src = str(path)
     try:
-        fh = open(path, "rb")
-    except OSError as e:
-        raise TierankInputError([Problem(src, None, f"cannot read ({e.strerror or e})")]) from None
+        if "://" in src:  # any filesystem pyarrow supports (s3://, gs://, hdfs://, file://)
+            import pyarrow.fs as pafs
+
+            fs, inner = pafs.FileSystem.from_uri(src)
+            fh = fs.open_input_stream(inner, compression=None)
+        else:
+            fh = open(path, "rb")
+    except (OSError, ValueError) as e:
+        raise TierankInputError([Problem(src, None, f"cannot read ({getattr(e, 'strerror', None) or e})")]) from None
     with fh:
         step = max(1, min(_READ, size))
         head = fh.read(step)
@@ -214,8 +220,8 @@ def iter_batches(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Ite
 class _GroupCheck:
     """Refuses a query seen in an earlier batch: the run is not grouped by query."""
 
-    def __init__(self, src: str):
-        self.src, self.seen = src, set()
+    def __init__(self, src: str, order: list | None = None):
+        self.src, self.seen, self.order = src, set(), order
 
     def __call__(self, qids: list[str]) -> None:
         again = [x for x in qids if x in self.seen]
@@ -225,29 +231,34 @@ class _GroupCheck:
                 "streaming needs each query's lines together: group it first with "
                 "tierank.stream.partition() (DuckDB, out of core), or evaluate it in memory")])
         self.seen.update(qids)
+        if self.order is not None:
+            self.order.extend(qids)
 
 
 def batches_of(run_path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[Run]:
     """Query-aligned batches of any run source: a TREC text file (:func:`iter_batches`), a folder
     written by :func:`partition` (one batch per Parquet file, each holding whole queries), or one
     Parquet/Arrow file (read whole: columnar files are compact; split them with :func:`partition`)."""
-    from .io.columnar import is_columnar
+    from .io.columnar import is_columnar, read_table
     from .io.convert import to_run
 
-    p = Path(run_path)
-    if p.is_dir():
-        files = sorted(p.rglob("*.parquet"))
-        if not files:
-            raise TierankInputError([Problem(str(p), None, "no Parquet files in this folder")])
-        import pyarrow.parquet as pq
+    def columnar(src: str) -> Run:
+        t = read_table(src)
+        if "line" in t.column_names:  # written by partition(): back to file order
+            t = t.sort_by([("line", "ascending")]).drop_columns(["line"])
+        return to_run(t, source=src)
 
+    text = str(run_path)
+    if "://" not in text and Path(text).is_dir():
+        files = sorted(Path(text).rglob("*.parquet"))
+        if not files:
+            raise TierankInputError([Problem(text, None, "no Parquet files in this folder")])
         for f in files:
-            t = pq.read_table(f).sort_by([("qid", "ascending"), ("line", "ascending")])
-            yield to_run(t.select(["qid", "docid", "score"]), source=str(f))
-    elif is_columnar(p):
-        yield to_run(p)
+            yield columnar(str(f))
+    elif is_columnar(text):
+        yield columnar(text)
     else:
-        yield from iter_batches(p, block_bytes)
+        yield from iter_batches(text, block_bytes)
 
 
 # --------------------------------------------------------------------------------------- evaluating
@@ -294,13 +305,12 @@ def _evaluate_task(task) -> tuple[list[str], EvalResult | None, int]:
 def _tasks(run_path, block_bytes: int) -> Iterator[tuple]:
     from .io.columnar import is_columnar
 
-    p = Path(run_path)
-    if p.is_dir() or is_columnar(p):
-        for run in batches_of(p, block_bytes):
+    src = str(run_path)
+    if ("://" not in src and Path(src).is_dir()) or is_columnar(src):
+        for run in batches_of(src, block_bytes):
             yield ("run", run)
     else:
-        src = str(run_path)
-        for block, line in iter_blocks(p, block_bytes):
+        for block, line in iter_blocks(src, block_bytes):
             yield ("text", src, block, line)
 
 
@@ -337,12 +347,13 @@ def _combine(parts: list[EvalResult], measures, settings: dict) -> EvalResult:
 
 def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | str, *, jobs: int = 1,
                   block_bytes: int = BLOCK_BYTES, progress: Callable[[int, int], None] | None = None,
-                  **kwargs) -> Iterator[EvalResult]:
+                  queries_seen: list | None = None, **kwargs) -> Iterator[EvalResult]:
     """Evaluate the run at ``run_path`` batch by batch: one :class:`EvalResult` per batch of whole
     queries (those judged), in file order, as soon as it is ready.  ``jobs`` worker processes parse
     and evaluate batches in parallel while this process only cuts the text into blocks at query
     boundaries (at most ``jobs + 1`` blocks in flight).  ``progress(lines, queries)`` is called with
-    the run lines and queries done after each batch.  ``kwargs`` are those of
+    the run lines and queries done after each batch; ``queries_seen``, a list, receives every query id
+    of the run in file order (judged or not).  ``kwargs`` are those of
     :func:`tierank.evaluate` (``complete`` is refused: use :func:`evaluate_stream`)."""
     from .measures import Measure, parse_measures
 
@@ -354,7 +365,7 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | 
         raise TierankInputError(f"{', '.join(whole)}: the summary over queries is not a sum of per-query terms "
                                 "(it needs every query at once); evaluate it in memory (tierank.evaluate)")
     q = to_qrels(qrels)
-    check = _GroupCheck(str(run_path))
+    check = _GroupCheck(str(run_path), queries_seen)
     tasks = _tasks(run_path, block_bytes)
     any_rows = False
     done = [0, 0]

@@ -33,6 +33,8 @@ def is_columnar(path: str | os.PathLike) -> bool:
 def read_table(path: str | os.PathLike) -> pa.Table:
     """The table stored in a Parquet or Arrow IPC file (IPC file or stream format)."""
     src = str(path)
+    if "://" in src:  # any filesystem pyarrow supports
+        return _read_uri(src)
     p = Path(path)
     if not p.exists():
         raise TierankInputError([Problem(src, None, "no such file")])
@@ -54,3 +56,24 @@ def read_table(path: str | os.PathLike) -> pa.Table:
     except (pa.ArrowException, OSError) as e:
         kind = "Parquet" if p.suffix.lower() in PARQUET else "Arrow IPC"
         raise TierankInputError([Problem(src, None, f"not a readable {kind} file ({e})")]) from None
+
+
+def _read_uri(uri: str) -> pa.Table:
+    import pyarrow.fs as pafs
+
+    try:
+        fs, inner = pafs.FileSystem.from_uri(uri)
+        if uri.lower().endswith(PARQUET):
+            import pyarrow.parquet as pq
+
+            return pq.read_table(inner, filesystem=fs)
+        import pyarrow.ipc as ipc
+
+        with fs.open_input_file(inner) as fh:
+            try:
+                return ipc.open_file(fh).read_all()
+            except pa.ArrowInvalid:
+                fh.seek(0)
+                return ipc.open_stream(fh).read_all()
+    except (pa.ArrowException, OSError, ValueError) as e:
+        raise TierankInputError([Problem(uri, None, f"cannot be read ({e})")]) from None

@@ -1,0 +1,122 @@
+"""Work across machines with Ray: the one place tierank talks to a Ray cluster.
+
+Nothing here imports Ray until it is used (``pip install 'tierank[ray]'``).  The evaluation of
+many run files, or of a run partitioned into files (:func:`tierank.stream.partition`), is spread
+over the cluster as one Ray task per file: each task streams its file with the engine of
+:mod:`tierank.stream` (query-aligned batches, bounded memory) against the qrels put once in the
+object store, and returns its per-query statistics; the driver checks that no query is in two
+files and combines them exactly as the single-process engine does, so the result equals
+:func:`tierank.evaluate` on the concatenated run, bit for bit.
+
+Files may be local paths or URIs of any filesystem pyarrow supports (``s3://``, ``gs://``,
+``hdfs://``, ...), read by the workers themselves.  On a cluster, start Ray on the nodes
+(``ray start --head`` on one, ``ray start --address HEAD:6379`` on the others) and pass
+``address="HEAD:6379"`` (or ``"auto"`` on a node of the cluster); without an address a local
+Ray is started with ``num_cpus`` workers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from .errors import Problem, TierankInputError
+
+#: file names evaluated when a folder is given: TREC text runs (plain or gzip) and Parquet/Arrow files
+RUN_SUFFIXES = (".parquet", ".pq", ".arrow", ".feather", ".ipc", ".arrows", ".trec", ".txt", ".run", ".gz", ".tsv")
+
+
+def require_ray():
+    """The ``ray`` module, or a one-line error with the install command."""
+    try:
+        import ray
+    except ImportError:
+        raise TierankInputError("distributed evaluation needs Ray: pip install 'tierank[ray]'") from None
+    return ray
+
+
+def connect(address: str | None = None, num_cpus: int | None = None):
+    """Join the Ray cluster at ``address`` (``"auto"``, ``"HOST:PORT"``, ``"ray://HOST:10001"``), or
+    start a local one with ``num_cpus`` CPUs; an existing connection is reused.  Returns ``ray``."""
+    ray = require_ray()
+    if not ray.is_initialized():
+        kwargs = dict(include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+        if address:
+            ray.init(address=address, **kwargs)
+        else:
+            ray.init(num_cpus=num_cpus, **kwargs)
+    return ray
+
+
+def list_sources(source: str | os.PathLike | Iterable) -> list[str]:
+    """The run files of ``source``: a list as given, one file, or the files under a folder (local
+    or a pyarrow filesystem URI) whose names end in :data:`RUN_SUFFIXES`, sorted."""
+    if not isinstance(source, (str, os.PathLike)):
+        return [str(s) for s in source]
+    text = str(source)
+    import pyarrow.fs as pafs
+
+    try:
+        fs, root = pafs.FileSystem.from_uri(text) if "://" in text else (pafs.LocalFileSystem(), str(Path(text).resolve()))
+        info = fs.get_file_info(root)
+    except (OSError, ValueError) as e:
+        raise TierankInputError([Problem(text, None, f"cannot be opened ({e})")]) from None
+    if info.type == pafs.FileType.NotFound:
+        raise TierankInputError([Problem(text, None, "no such file or folder")])
+    if info.type == pafs.FileType.File:
+        return [text]
+    files = fs.get_file_info(pafs.FileSelector(root, recursive=True))
+    prefix = text.split("://", 1)[0] + "://" if "://" in text else ""
+    out = sorted(prefix + f.path for f in files
+                 if f.type == pafs.FileType.File and f.path.lower().endswith(RUN_SUFFIXES)
+                 and not Path(f.path).name.startswith("."))
+    if not out:
+        raise TierankInputError([Problem(text, None, f"no run files in this folder ({', '.join(RUN_SUFFIXES)})")])
+    return out
+
+
+def _evaluate_source(qrels, source: str, measures, block_bytes: int, kwargs: dict):
+    """On a worker: stream one file; its per-query parts (EvalResults) and its query ids in file order."""
+    from .stream import iter_evaluate
+
+    qids: list[str] = []
+    parts = list(iter_evaluate(qrels, source, measures, block_bytes=block_bytes, queries_seen=qids, **kwargs))
+    return parts, qids
+
+
+def evaluate_files(qrels, source, measures, *, address: str | None = None, num_cpus: int | None = None,
+                   block_bytes: int | None = None, **kwargs):
+    """:func:`tierank.evaluate` over run files spread on a Ray cluster (one task per file).
+
+    ``source``: a folder (local or a pyarrow URI), a file, or a list of files that together make one
+    run, each query in one file only (as :func:`tierank.stream.partition` writes them, or a run
+    split by query).  ``kwargs`` are those of :func:`tierank.evaluate` except ``complete``.
+
+    Returns the :class:`tierank.results.EvalResult` of the whole run, identical to the in-memory one.
+    """
+    from .io.convert import to_qrels
+    from .measures import parse_measures
+    from .stream import BLOCK_BYTES, _combine
+
+    if kwargs.get("complete"):
+        raise TierankInputError("evaluate_files: complete=True is not supported; evaluate the missing queries apart")
+    parsed = parse_measures([measures] if isinstance(measures, str) else list(measures))
+    files = list_sources(source)
+    q = to_qrels(qrels)
+    ray = connect(address, num_cpus)
+    task = ray.remote(_evaluate_source)
+    ref = ray.put(q)
+    futures = [task.remote(ref, f, parsed, block_bytes or BLOCK_BYTES, kwargs) for f in files]
+    parts, owner = [], {}
+    for f, (ps, qids) in zip(files, ray.get(futures)):
+        for x in qids:
+            if x in owner:
+                raise TierankInputError([Problem(f, None, f"query {x!r} is also in {owner[x]}: each query must be "
+                                                 "in one file (tierank.stream.partition groups a run by query)")])
+            owner[x] = f
+        parts.extend(ps)
+    if not parts:
+        raise TierankInputError(f"no query of {source} is judged in {q.source}: nothing to evaluate")
+    settings = dict(parts[0].settings, run=str(source), distributed=f"ray: {len(files)} files")
+    return _combine(parts, parts[0].measures, settings)
