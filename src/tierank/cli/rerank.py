@@ -54,6 +54,11 @@ def rerank_cmd(
     threads: Annotated[Optional[int], typer.Option("--threads", help="torch CPU threads (>= 1)")] = None,
     tie_break: TieBreakOption = "trec_eval",
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Format of the table on stdout.")] = Fmt.table,
+    ray: Annotated[Optional[str], typer.Option(
+        "--ray", help="Shard the queries over Ray workers: 'local' starts a local Ray, 'auto' joins the cluster "
+                      "of this node, HOST:PORT a cluster's head (pip install 'tierank[ray]')")] = None,
+    workers: Annotated[Optional[int], typer.Option(
+        "--workers", help="With --ray: model copies (default one per GPU of the cluster, else one per CPU)")] = None,
 ) -> None:
     """The low-precision reranking protocol (the paper's Table 1): score every candidate under every
     precision regime, write one run per regime, report M at FP32 and per regime M_obl, E[M], range,
@@ -65,6 +70,12 @@ def rerank_cmd(
 
     if output is None and cache is None:
         raise TierankInputError("give -o/--output DIR (runs, table and cache are written there)")
+    if workers is not None and ray is None:
+        raise TierankInputError("--workers needs --ray")
+    if ray is not None:
+        from ..cluster import require_ray
+
+        require_ray()
     os.environ.setdefault("TQDM_DISABLE", "1")  # model loaders' tqdm bars (GGUF dequantization); rich shows progress
     measures = list(measure or RERANK_MEASURES)
     console = Console(stderr=True)
@@ -82,7 +93,8 @@ def rerank_cmd(
             result = rerank(data, model, regimes, measures, out_dir=output, candidates=candidates, qrels=qrels,
                             cache_dir=cache, batch_size=batch_size, queries=queries, depth=depth,
                             max_queries=max_queries, device=device, budget=budget, max_doc_tokens=max_doc_tokens,
-                            tie_break=tie_break, progress=progress, threads=threads, warn=warn)
+                            tie_break=tie_break, progress=progress, threads=threads, warn=warn,
+                            ray=None if ray is None else (True if ray == "local" else ray), workers=workers)
     except TierankInputError:
         raise
     except TierankError as e:  # a model that cannot be loaded, a scorer's bad output: one line, exit 2 (input_errors)

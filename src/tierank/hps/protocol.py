@@ -41,7 +41,8 @@ import numpy as np
 from tierank.errors import Problem, TierankError, TierankInputError
 from tierank.hps.base import check_batch_size, check_device, check_positive, resolve_device
 from tierank.hps.cache import ScoreCache
-from tierank.hps.registry import ModelSpec, cache_key, check_model, make_scorer, model_help, parse_model, slug
+from tierank.hps.registry import (ModelSpec, cache_key, check_model, make_scorer, model_help, model_kind, parse_model,
+                                  slug)
 from tierank.hps.table import TABLE_FIELDS, table_rows, tie_stats
 from tierank.hps.variants import Variant, parse_variants
 
@@ -89,39 +90,54 @@ def _options(spec: ModelSpec, budget: Any, max_doc_tokens: Any) -> dict:
     return {"budget": b, "max_doc_tokens": check_positive(max_doc_tokens, "max doc tokens")}
 
 
-def _score(spec, groups, qids, data, caches, factory, progress, threads) -> None:
-    """Score what the caches lack, one variant group (one model) at a time."""
+def _records(q: str, dids: list, res, missing) -> list[tuple[str, dict]]:
+    """The cache records of one scored query, one per variant scored; wrong shapes refused."""
+    out = []
+    for v in missing:
+        s = np.asarray(res.scores[v.name], dtype=np.float64)
+        if s.shape != (len(dids),) or not np.all(np.isfinite(s)):
+            raise TierankError(f"scorer returned {s.shape} scores (finite: {bool(np.all(np.isfinite(s)))}) "
+                               f"for query {q!r}")
+        rec = {"query": q, "docids": list(dids), "scores": s.tolist(),
+               "model_s": float(res.model_s), "scoring_s": float(res.scoring_s[v.name])}
+        if res.reasoning is not None:
+            rec["reasoning"] = list(res.reasoning)
+        out.append((v.name, rec))
+    return out
+
+
+def _score(spec, groups, qids, data, caches, factory, progress, threads, ray=None) -> None:
+    """Score what the caches lack, one variant group (one model) at a time; with ``ray`` (a
+    :class:`tierank.cluster.RayScoring`) the queries are sharded over Ray workers, and this
+    process alone writes the caches, each query's records as soon as they arrive."""
     for group, vs in groups.items():
         todo = sorted(set().union(*(caches[v.name].missing(data.candidates, qids) for v in vs)))
         if not todo:
             continue
-        if threads is not None:
-            import torch
+        advance = progress(f"{spec.slug} {group}", len(todo)) if progress else None
 
-            torch.set_num_threads(threads)
-        scorer = factory(spec, group)
-        if hasattr(scorer, "metadata"):
-            meta = scorer.metadata()
+        def missing_of(q):
+            return [v for v in vs if caches[v.name].get(q, data.candidates[q]) is None]
+
+        if ray is not None:
+            results, meta = ray.score(factory, spec, group, todo, data, missing_of, threads)
+        else:
+            if threads is not None:
+                import torch
+
+                torch.set_num_threads(threads)
+            scorer = factory(spec, group)
+            meta = scorer.metadata() if hasattr(scorer, "metadata") else None
+            results = ((q, m, scorer.score_query(data.queries[q], [data.docs[d] for d in data.candidates[q]], m))
+                       for q, m in ((q, missing_of(q)) for q in todo))
+        if meta is not None:
             for v in vs:
                 caches[v.name].set_metadata(meta)
-        advance = progress(f"{spec.slug} {group}", len(todo)) if progress else None
-        for q in todo:
-            dids = data.candidates[q]
-            missing = [v for v in vs if caches[v.name].get(q, dids) is None]
-            res = scorer.score_query(data.queries[q], [data.docs[d] for d in dids], missing)
-            for v in missing:
-                s = np.asarray(res.scores[v.name], dtype=np.float64)
-                if s.shape != (len(dids),) or not np.all(np.isfinite(s)):
-                    raise TierankError(f"scorer returned {s.shape} scores (finite: {bool(np.all(np.isfinite(s)))}) "
-                                       f"for query {q!r}")
-                rec = {"query": q, "docids": list(dids), "scores": s.tolist(),
-                       "model_s": float(res.model_s), "scoring_s": float(res.scoring_s[v.name])}
-                if res.reasoning is not None:
-                    rec["reasoning"] = list(res.reasoning)
-                caches[v.name].append(rec)
+        for q, missing, res in results:
+            for name, rec in _records(q, data.candidates[q], res, missing):
+                caches[name].append(rec)
             if advance:
                 advance()
-        del scorer
 
 
 def _ordered(qids, cands, scores):
@@ -168,6 +184,8 @@ def rerank(
     scorer_factory: Callable[[ModelSpec, str], Any] | None = None,
     threads: int | None = None,
     warn: Callable[[str], Any] | None = None,
+    ray: str | bool | None = None,
+    workers: int | None = None,
 ) -> ProtocolResult:
     """Run the protocol: score, cache, write runs, evaluate, build Table 1 and write OUT/.
 
@@ -178,7 +196,10 @@ def rerank(
     replaces :func:`tierank.hps.registry.make_scorer` (tests use it).  With
     ``out_dir`` every file of OUT/ is written (runs/, cache/, table.tsv,
     table.json; the CLI writes the same); with only ``cache_dir`` the runs land
-    in ``cache_dir/runs``.  Returns a :class:`ProtocolResult`.
+    in ``cache_dir/runs``.  ``ray`` (True, or a Ray address such as ``"auto"`` or ``"HOST:6379"``)
+    shards the queries over ``workers`` Ray workers, one model load each (one GPU each where the
+    cluster has GPUs), writing into the same per-query cache: a killed run resumes with no query
+    lost or scored twice (:mod:`tierank.cluster`).  Returns a :class:`ProtocolResult`.
     """
     from tierank.evaluate import evaluate
     from tierank.hps.output import locked, plan_output, run_paths, write_table
@@ -216,8 +237,14 @@ def rerank(
         groups: dict[str, list[Variant]] = {}
         for v in variants:
             groups.setdefault(v.group, []).append(v)
-        factory = scorer_factory or (lambda s, g: make_scorer(s, g, batch_size, dev, options))
-        _score(spec, groups, qids, data, caches, factory, progress, threads)
+        kind = model_kind(spec.family)  # resolved here: a Ray worker's registry may lack run-time kinds
+        factory = scorer_factory or (lambda s, g: make_scorer(s, g, batch_size, dev, options, kind))
+        distributed = None
+        if ray:
+            from tierank.cluster import RayScoring
+
+            distributed = RayScoring(address=None if ray is True else str(ray), workers=workers)
+        _score(spec, groups, qids, data, caches, factory, progress, threads, distributed)
 
         recs = {v.name: [caches[v.name].get(q, data.candidates[q]) for q in qids] for v in variants}
         scores = {name: {q: np.asarray(r["scores"], dtype=np.float64) for q, r in zip(qids, rs)}

@@ -183,11 +183,16 @@ def cache_key(spec: ModelSpec, variant: "Variant", batch_size: int, device: str,
     return key
 
 
-def make_scorer(spec: ModelSpec, group: str, batch_size: int, device: str, options: Mapping[str, Any]):
-    """Load the scorer of one variant group (a model dtype, or ``onnx-int8``)."""
-    cls = scorer_class(spec.family)
+def make_scorer(spec: ModelSpec, group: str, batch_size: int, device: str, options: Mapping[str, Any],
+                kind: ModelKind | None = None):
+    """Load the scorer of one variant group (a model dtype, or ``onnx-int8``).  ``kind`` (default: the
+    registered one) lets another process (a Ray worker, whose registry lacks kinds registered at run
+    time) load it from the :class:`ModelKind` resolved here."""
+    kind = kind or model_kind(spec.family)
+    module, _, name = kind.scorer.partition(":")
+    cls = getattr(importlib.import_module(module), name)
     return cls.from_spec(spec.source, group, batch_size=batch_size, device=device,
-                         **{o: options[o] for o in spec.kind.options})
+                         **{o: options[o] for o in kind.options})
 
 
 # ------------------------------------------------------------------ the registry
