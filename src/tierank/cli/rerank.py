@@ -26,6 +26,16 @@ from . import app
 from .common import Fmt, TieBreakOption, input_errors, measures_option
 
 
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise TierankInputError(f"--batch-sizes: {text!r} is not a comma-separated list of integers") from None
+    if not sizes or min(sizes) < 1:
+        raise TierankInputError(f"--batch-sizes: give positive integers, e.g. 1,8,32 (got {text!r})")
+    return sizes
+
+
 @app.command("rerank")
 @input_errors
 def rerank_cmd(
@@ -59,6 +69,10 @@ def rerank_cmd(
                       "of this node, HOST:PORT a cluster's head (pip install 'tierank[ray]')")] = None,
     workers: Annotated[Optional[int], typer.Option(
         "--workers", help="With --ray: model copies (default one per GPU of the cluster, else one per CPU)")] = None,
+    batch_sizes: Annotated[Optional[str], typer.Option(
+        "--batch-sizes", help="Run-to-run variance: also score every variant under these batch sizes "
+                              "(comma-separated, e.g. 1,8,32); table.json 'variance' gets the share of scores that "
+                              "changed and E[M] per batch size")] = None,
 ) -> None:
     """The low-precision reranking protocol (the paper's Table 1): score every candidate under every
     precision regime, write one run per regime, report M at FP32 and per regime M_obl, E[M], range,
@@ -94,7 +108,8 @@ def rerank_cmd(
                             cache_dir=cache, batch_size=batch_size, queries=queries, depth=depth,
                             max_queries=max_queries, device=device, budget=budget, max_doc_tokens=max_doc_tokens,
                             tie_break=tie_break, progress=progress, threads=threads, warn=warn,
-                            ray=None if ray is None else (True if ray == "local" else ray), workers=workers)
+                            ray=None if ray is None else (True if ray == "local" else ray), workers=workers,
+                            batch_sizes=None if batch_sizes is None else _sizes(batch_sizes))
     except TierankInputError:
         raise
     except TierankError as e:  # a model that cannot be loaded, a scorer's bad output: one line, exit 2 (input_errors)
@@ -107,3 +122,9 @@ def rerank_cmd(
         sys.stdout.write(render_records(result.rows, TABLE_FIELDS, fmt.value, document=result.document()))
         return
     Console(width=max(Console().width, 180)).print(_rerank_table(result))
+    variance = result.settings.get("variance")
+    if variance:
+        sizes = ",".join(map(str, variance["batch_sizes"]))
+        for v, row in variance["variants"].items():
+            spreads = ", ".join(f"{m} E spread {x['spread']:.4g}" for m, x in row["measures"].items())
+            print(f"batch sizes {sizes}: {v}: {row['changed_share']:.1%} of scores changed; {spreads}")

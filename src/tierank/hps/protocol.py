@@ -186,6 +186,7 @@ def rerank(
     warn: Callable[[str], Any] | None = None,
     ray: str | bool | None = None,
     workers: int | None = None,
+    batch_sizes: Iterable[int] | None = None,
 ) -> ProtocolResult:
     """Run the protocol: score, cache, write runs, evaluate, build Table 1 and write OUT/.
 
@@ -199,10 +200,15 @@ def rerank(
     in ``cache_dir/runs``.  ``ray`` (True, or a Ray address such as ``"auto"`` or ``"HOST:6379"``)
     shards the queries over ``workers`` Ray workers, one model load each (one GPU each where the
     cluster has GPUs), writing into the same per-query cache: a killed run resumes with no query
-    lost or scored twice (:mod:`tierank.cluster`).  Returns a :class:`ProtocolResult`.
+    lost or scored twice (:mod:`tierank.cluster`).  ``batch_sizes`` also scores every variant under
+    each of these batch sizes (the runs and Table 1 stay those of ``batch_size``) and reports the
+    run-to-run variance in ``table.json`` (``variance``: the share of candidates whose score changed,
+    E[M] per batch size and its spread; :mod:`tierank.hps.variance`).  ``settings["platform"]``
+    records the CPU, GPU, library versions and threads.  Returns a :class:`ProtocolResult`.
     """
     from tierank.evaluate import evaluate
     from tierank.hps.output import locked, plan_output, run_paths, write_table
+    from tierank.hps.variance import platform
     from tierank.io.beir import check_selection, find_inputs, load_beir
     from tierank.io.writers import jsonable, write_atomic, write_run
     from tierank.measures.base import parse_measure
@@ -216,6 +222,8 @@ def rerank(
     parsed_measures = [parse_measure(m) for m in mlist]
     TieBreak.parse(tie_break)
     batch_size = check_batch_size(batch_size)
+    extra_sizes = [] if batch_sizes is None else [check_batch_size(b) for b in batch_sizes]
+    extra_sizes = [b for b in dict.fromkeys(extra_sizes) if b != batch_size]
     threads = None if threads is None else check_positive(threads, "threads")
     options = _options(spec, budget, max_doc_tokens)
     queries, depth, max_queries = check_selection(queries, depth, max_queries)
@@ -238,13 +246,24 @@ def rerank(
         for v in variants:
             groups.setdefault(v.group, []).append(v)
         kind = model_kind(spec.family)  # resolved here: a Ray worker's registry may lack run-time kinds
-        factory = scorer_factory or (lambda s, g: make_scorer(s, g, batch_size, dev, options, kind))
+
+        def factory_for(bs):
+            return scorer_factory or (lambda s, g: make_scorer(s, g, bs, dev, options, kind))
+
         distributed = None
         if ray:
             from tierank.cluster import RayScoring
 
             distributed = RayScoring(address=None if ray is True else str(ray), workers=workers)
-        _score(spec, groups, qids, data, caches, factory, progress, threads, distributed)
+        _score(spec, groups, qids, data, caches, factory_for(batch_size), progress, threads, distributed)
+        extra_scores = {}
+        for bs in extra_sizes:  # run-to-run variance: the same variants under other batch sizes
+            bs_caches = {v.name: ScoreCache(plan.cache, cache_key(spec, v, bs, dev, options), warn=warn)
+                         for v in variants}
+            label = (lambda lbl, total, bs=bs: progress(f"{lbl} bs={bs}", total)) if progress else None
+            _score(spec, groups, qids, data, bs_caches, factory_for(bs), label, threads, distributed)
+            extra_scores[bs] = {v.name: {q: np.asarray(bs_caches[v.name].get(q, data.candidates[q])["scores"],
+                                                       dtype=np.float64) for q in qids} for v in variants}
 
         recs = {v.name: [caches[v.name].get(q, data.candidates[q]) for q in qids] for v in variants}
         scores = {name: {q: np.asarray(r["scores"], dtype=np.float64) for q, r in zip(qids, rs)}
@@ -272,6 +291,17 @@ def rerank(
             evals[v.name] = evaluate(data.qrels, run, parsed_measures, tie_break=tie_break)
             ties[v.name] = tie_stats(lay)
 
+        variance = None
+        if extra_sizes:
+            from tierank.hps.variance import batch_variance
+
+            all_scores = {batch_size: scores, **extra_scores}
+            all_evals = {batch_size: evals}
+            for bs, sc in extra_scores.items():
+                all_evals[bs] = {v.name: evaluate(data.qrels, _ordered(qids, data.candidates, sc[v.name])[0],
+                                                  parsed_measures, tie_break=tie_break) for v in variants}
+            variance = {"batch_sizes": [batch_size, *extra_sizes],
+                        "variants": batch_variance([batch_size, *extra_sizes], all_scores, all_evals, parsed_measures)}
         rows = table_rows(variants, parsed_measures, evals, ties, timing, len(qids))
         settings = {
             "model": spec.name, "family": spec.family, "source": spec.source,
@@ -279,8 +309,10 @@ def rerank(
             "batch_size": int(batch_size), "device": dev, "tie_break": tie_break, "queries": len(qids),
             "candidates": sum(len(c) for c in data.candidates.values()), "data": str(data_dir),
             "candidates_file": str(data.candidates_path), "qrels_file": str(data.qrels_path),
-            "cache": str(plan.cache), "scorers": meta,
+            "cache": str(plan.cache), "scorers": meta, "platform": platform(dev),
         }
+        if variance is not None:
+            settings["variance"] = variance
         settings.update({o: options[o] for o in spec.kind.options})
         result = ProtocolResult(rows, runs, reasoning, settings, ties, timing, evals)
 

