@@ -309,7 +309,7 @@ def rerank(
             "batch_size": int(batch_size), "device": dev, "tie_break": tie_break, "queries": len(qids),
             "candidates": sum(len(c) for c in data.candidates.values()), "data": str(data_dir),
             "candidates_file": str(data.candidates_path), "qrels_file": str(data.qrels_path),
-            "cache": str(plan.cache), "scorers": meta, "platform": platform(dev),
+            "cache": str(plan.cache), "scorers": meta, "platform": platform(dev, threads),
         }
         if variance is not None:
             settings["variance"] = variance

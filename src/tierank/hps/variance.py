@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 
-def platform(device: str) -> dict:
+def platform(device: str, threads: int | None = None) -> dict:
     """CPU model and flags, GPU name, library versions and threads: what run-to-run differences hang on."""
     info: dict = {"machine": _platform.machine(), "python": _platform.python_version(), "device": device,
                   "cpus": os.cpu_count()}
@@ -39,13 +39,13 @@ def platform(device: str) -> dict:
             info[pkg] = md.version(pkg)
         except md.PackageNotFoundError:
             pass
-    import sys
+    info["omp_num_threads"] = os.environ.get("OMP_NUM_THREADS")
+    if threads is not None:
+        info["threads"] = threads
+    if device.startswith("cuda"):  # torch is loaded already: the scorers ran on it
+        import torch
 
-    if "torch" in sys.modules:
-        torch = sys.modules["torch"]
-        info["torch_threads"] = torch.get_num_threads()
-        if torch.cuda.is_available():
-            info["gpu"] = torch.cuda.get_device_name(0)
+        info["gpu"] = torch.cuda.get_device_name(torch.device(device))
     return info
 
 
