@@ -66,7 +66,7 @@ def rerank_cmd(
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Format of the table on stdout.")] = Fmt.table,
     ray: Annotated[Optional[str], typer.Option(
         "--ray", help="Shard the queries over Ray workers: 'local' starts a local Ray, 'auto' joins the cluster "
-                      "of this node, HOST:PORT a cluster's head (pip install 'tierank[ray]')")] = None,
+                      "of this node, HOST:PORT a cluster's head (pip install 'tierank\\[ray]')")] = None,
     workers: Annotated[Optional[int], typer.Option(
         "--workers", help="With --ray: model copies (default one per GPU of the cluster, else one per CPU)")] = None,
     batch_sizes: Annotated[Optional[str], typer.Option(
