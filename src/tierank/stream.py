@@ -345,6 +345,36 @@ def _combine(parts: list[EvalResult], measures, settings: dict) -> EvalResult:
                       settings=settings, bounds=bounds, residual=residual)
 
 
+def _in_order(tasks: Iterator[tuple], jobs: int, init: tuple) -> Iterator[tuple]:
+    """:func:`_evaluate_task` of every task, in task order: here, or in ``jobs`` worker processes with
+    at most ``jobs + 1`` tasks in flight (results that finish early wait for their turn)."""
+    if jobs <= 1:
+        _init_worker(*init)
+        yield from map(_evaluate_task, tasks)
+        return
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=init) as pool:
+        running: dict = {}
+        ready: dict = {}
+        nxt = submitted = 0
+        exhausted = False
+        while True:
+            while not exhausted and len(running) < jobs + 1:
+                task = next(tasks, None)
+                if task is None:
+                    exhausted = True
+                    break
+                running[pool.submit(_evaluate_task, task)] = submitted
+                submitted += 1
+            if not running:
+                break
+            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for fut in finished:
+                ready[running.pop(fut)] = fut.result()
+            while nxt in ready:
+                yield ready.pop(nxt)
+                nxt += 1
+
+
 def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | str, *, jobs: int = 1,
                   block_bytes: int = BLOCK_BYTES, progress: Callable[[int, int], None] | None = None,
                   queries_seen: list | None = None, **kwargs) -> Iterator[EvalResult]:
@@ -369,48 +399,15 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | 
     tasks = _tasks(run_path, block_bytes)
     any_rows = False
     done = [0, 0]
-    if jobs <= 1:
-        _init_worker(q, parsed, kwargs)
-        for task in tasks:
-            qids, res, rows = _evaluate_task(task)
-            check(qids)
-            done[0] += rows
-            done[1] += len(qids)
-            if progress is not None:
-                progress(*done)
-            any_rows |= bool(qids)
-            if res is not None:
-                yield res
-    else:
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(q, parsed, kwargs)) as pool:
-            running: dict = {}
-            ready: dict = {}
-            nxt = submitted = 0
-            exhausted = False
-            while True:
-                while not exhausted and len(running) < jobs + 1:
-                    task = next(tasks, None)
-                    if task is None:
-                        exhausted = True
-                        break
-                    running[pool.submit(_evaluate_task, task)] = submitted
-                    submitted += 1
-                if not running:
-                    break
-                finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    ready[running.pop(fut)] = fut.result()
-                while nxt in ready:
-                    qids, res, rows = ready.pop(nxt)
-                    nxt += 1
-                    check(qids)
-                    done[0] += rows
-                    done[1] += len(qids)
-                    if progress is not None:
-                        progress(*done)
-                    any_rows |= bool(qids)
-                    if res is not None:
-                        yield res
+    for qids, res, rows in _in_order(tasks, jobs, (q, parsed, kwargs)):
+        check(qids)
+        done[0] += rows
+        done[1] += len(qids)
+        if progress is not None:
+            progress(*done)
+        any_rows |= bool(qids)
+        if res is not None:
+            yield res
     if not any_rows:
         raise TierankInputError([Problem(str(run_path), None, "empty run: no lines")])
 
