@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .errors import Problem, TierankInputError
 from .io.convert import to_qrels, to_run
 from .io.model import Qrels, Run
-from .measures import parse_measures
+from .measures.names import plan as measure_plan
 from .measures.linear import REL
 from .results import EvalResult
 from .ties import TieBreak, prepare
@@ -19,8 +21,11 @@ from .ties import TieBreak, prepare
 UNJUDGED = ("nonrelevant", "bounds", "condensed")
 
 
-def condense(run: Run, qrels: Qrels) -> Run:
+def condense(run: Run, qrels: Qrels, negative_unjudged: bool = False) -> Run:
     """The run without its unjudged documents (Sakai's condensed lists), ranks closed up.
+
+    With ``negative_unjudged`` a document whose qrels grade is negative counts as unjudged too
+    (trec_eval's convention for ``-J``: "in the pool but unjudged", ``form_res_rels.c``).
 
     Examples
     --------
@@ -30,7 +35,10 @@ def condense(run: Run, qrels: Qrels) -> Run:
     """
     rq = run.qid.dictionary_decode() if pa.types.is_dictionary(run.qid.type) else run.qid
     t = pa.table({"q": rq, "d": run.docid, "i": np.arange(len(run), dtype=np.int64)})
-    judged = t.join(pa.table({"q": qrels.qid, "d": qrels.docid}), keys=["q", "d"], join_type="left semi")
+    qt = pa.table({"q": qrels.qid, "d": qrels.docid})
+    if negative_unjudged:
+        qt = qt.filter(pa.array(np.asarray(qrels.grade) >= 0))
+    judged = t.join(qt, keys=["q", "d"], join_type="left semi")
     keep = np.sort(judged.column("i").to_numpy())
     if len(keep) == 0:
         raise TierankInputError(f"--condensed: no document of {run.source} is judged in {qrels.source}")
@@ -41,7 +49,8 @@ def condense(run: Run, qrels: Qrels) -> Run:
 
 def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "trec_eval", rel: int = 1,
              complete: bool = False, candidates_only: bool = False, unjudged: str = "nonrelevant",
-             max_depth: int | None = None, samples: int = 1000, seed: int = 0) -> EvalResult:
+             max_depth: int | None = None, samples: int = 1000, seed: int = 0,
+             judged_only: bool = False) -> EvalResult:
     """Tie-aware evaluation of ``run`` against ``qrels``.
 
     For every (query, measure): the tie-oblivious value under ``tie_break``, and
@@ -54,7 +63,10 @@ def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "tre
         A path to a TREC file (plain or gzip; BEIR qrels TSV too), a pandas or
         polars DataFrame, or a dict of dicts ``{qid: {docid: value}}``.
     measures
-        Measure strings as ir_measures writes them (``"nDCG@10"``, ``"RR"``, ...).
+        Measure strings as ir_measures writes them (``"nDCG@10"``, ``"RR"``, ...), or as
+        trec_eval names them (``"map"``, ``"P.5,10"``, ``"ndcg_cut.10"``, the nicknames
+        ``"official"`` and ``"all_trec"``; see :mod:`tierank.measures.names`).  trec_eval
+        measures tierank lacks are left out of a nickname with a :class:`UserWarning`.
     tie_break
         Order used for the tie-oblivious value: ``"trec_eval"`` (docno descending,
         trec_eval's own), ``"input"`` (file order), ``"docno"`` (ascending), or
@@ -79,6 +91,10 @@ def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "tre
     samples, seed
         Random tie orderings drawn, and their seed, by the measures that have no exact method
         for their expectation (their records say ``method: sampled`` with a standard error ``se``).
+    judged_only
+        trec_eval's ``-J``: ``unjudged="condensed"`` with trec_eval's conventions: a negative qrels
+        grade also marks a document unjudged, and a query of the run whose documents are all
+        unjudged is still evaluated (as a query that retrieved nothing).
 
     Returns
     -------
@@ -99,7 +115,10 @@ def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "tre
     """
     if isinstance(measures, str):
         measures = [measures]
-    parsed = parse_measures(measures)
+    resolved = measure_plan(measures)
+    for note in resolved.notes:
+        warnings.warn(note, stacklevel=2)
+    parsed = resolved.measures
     if not parsed:
         raise TierankInputError("no measure given")
     problem = REL.check(rel)
@@ -118,11 +137,26 @@ def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "tre
         if refused:
             raise TierankInputError([Problem("", None, f"--unjudged bounds: no valid bound for {m}: {m.bounds_refusal}")
                                      for m in refused])
+    if judged_only:
+        if unjudged == "bounds":
+            raise TierankInputError("judged_only (trec_eval -J) drops unjudged documents: it cannot be combined "
+                                    "with unjudged='bounds'")
+        unjudged = "condensed"
     q = to_qrels(qrels)
     r = to_run(run)
+    eval_q, eval_complete = q, complete
     if unjudged == "condensed":
-        r = condense(r, q)
-    prep = prepare(r, q, tie_break=policy, rel_level=rel, complete=complete, candidates_only=candidates_only,
+        if judged_only and not complete:
+            # trec_eval -J keeps a query whose documents were all unjudged: evaluate every qrels
+            # query of the uncondensed run, as -c does for the whole qrels
+            rq = r.qid.dictionary_decode() if pa.types.is_dictionary(r.qid.type) else r.qid
+            keep = pc.is_in(q.qid, value_set=pc.unique(rq)).to_numpy(zero_copy_only=False)
+            idx = pa.array(np.flatnonzero(keep))
+            eval_q = Qrels(qid=q.qid.take(idx), docid=q.docid.take(idx), grade=np.asarray(q.grade)[keep],
+                           source=q.source)
+            eval_complete = True
+        r = condense(r, q, negative_unjudged=judged_only)
+    prep = prepare(r, eval_q, tie_break=policy, rel_level=rel, complete=eval_complete, candidates_only=candidates_only,
                    measures=tuple(parsed), count_judged=unjudged == "bounds",
                    max_depth=float("inf") if max_depth is None else int(max_depth), samples=int(samples),
                    seed=int(seed))
@@ -137,6 +171,8 @@ def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "tre
         residual = {m: res for m, res in ((m, m.residual(prep)) for m in parsed) if res is not None}
     settings = {"tie_break": str(policy), "rel": rel, "complete": complete, "candidates_only": candidates_only,
                 "unjudged": unjudged, "run": r.source, "qrels": q.source}
+    if judged_only:
+        settings["judged_only"] = True
     if max_depth is not None:
         settings["max_depth"] = int(max_depth)
     return EvalResult(measures=parsed, qids=prep.qids, stats=stats, ties=prep.tie_summary(), settings=settings,

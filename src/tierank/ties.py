@@ -210,6 +210,30 @@ class Prepared:
             value = self._cache[key] = compute()
             return value
 
+    def condensed(self, keep: np.ndarray) -> "Prepared":
+        """The same evaluation with only the rows where ``keep`` is true, ranks closed up (a
+        condensed list: trec_eval -J, ir_measures' ``judged_only``).  Tie groups keep their
+        remaining members; the depth limit is taken as already applied by ``keep`` (the copy has
+        ``max_depth`` inf), so the caller must not cut a tie group with it.  The cache is empty.
+
+        >>> p = Prepared(["q"], np.array([0, 3]), np.zeros(3, np.int64), np.arange(3), np.array([0, 0, 1]),
+        ...              np.array([0, 2, 3]), np.array([1.0, np.nan, 0.0]), (np.zeros(0), np.zeros(0)), 1,
+        ...              np.array([3]))
+        >>> c = p.condensed(p.judged)
+        >>> c.pos.tolist(), c.gid.tolist(), c.gstart.tolist(), c.grade.tolist()
+        ([0, 1], [0, 1], [0, 1, 2], [1.0, 0.0])
+        """
+        rows = np.flatnonzero(keep)
+        qi = self.qi[rows]
+        qstart = _segment_offsets(qi, self.nq)
+        pos = np.arange(len(rows), dtype=np.int64) - qstart[qi]
+        g = self.gid[rows]
+        gid = np.cumsum(np.diff(g, prepend=-1) != 0) - 1 if len(g) else g
+        gstart = np.append(np.flatnonzero(np.diff(gid, prepend=-1)), len(gid)).astype(np.int64)
+        qlen = np.diff(qstart)
+        return replace(self, qstart=qstart, qi=qi, pos=pos, gid=gid, gstart=gstart, grade=self.grade[rows],
+                       qlen=qlen, max_depth=float("inf"), _cache={})
+
     @cached_property
     def judged(self) -> np.ndarray:
         return ~np.isnan(self.grade)

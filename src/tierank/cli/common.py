@@ -30,7 +30,7 @@ from typer.core import TyperGroup, TyperOption
 from ..analysis.precision import DEFAULT_FORMATS, FLOAT_FORMATS
 from ..errors import TierankError, TierankInputError
 from ..evaluate import UNJUDGED
-from ..io.writers import FORMATS, check_output, ensure_dir
+from ..io.writers import EVAL_FORMATS, FORMATS, TREC_STATS, check_output, ensure_dir
 from ..measures import supported
 from ..measures.linear import REL
 from ..ties import POLICIES
@@ -54,6 +54,10 @@ def choices_enum(name: str, values) -> type[Enum]:
 
 #: output formats (:data:`tierank.io.writers.FORMATS`)
 Fmt = choices_enum("Fmt", FORMATS)
+#: output formats of ``tierank eval`` (:data:`tierank.io.writers.EVAL_FORMATS`: also trec_eval's layout)
+EvalFmt = choices_enum("EvalFmt", EVAL_FORMATS)
+#: the statistic ``--format trec_eval`` prints (:data:`tierank.io.writers.TREC_STATS`)
+Stat = choices_enum("Stat", TREC_STATS)
 #: conventions for unjudged documents (:data:`tierank.evaluate.UNJUDGED`)
 Unjudged = choices_enum("Unjudged", UNJUDGED)
 
@@ -84,6 +88,11 @@ def input_errors(command):
             _fail(TierankInputError(str(e)))
 
     return wrapper
+
+
+def note(text: str) -> None:
+    """One ``tierank: note: ...`` line on stderr (something left out or ignored; not an error)."""
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"tierank: note: {text}", markup=False)
 
 
 def require(module: str, what: str) -> None:
@@ -132,13 +141,37 @@ SCORE_FORMATS_HELP = (f"fp32, {', '.join(FLOAT_FORMATS)}, int8 (per-query affine
 Output = Annotated[Optional[Path], typer.Option(
     "-o", "--output", help="Write to FILE (atomically; checked before any work; - for stdout).")]
 Format = Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")]
+EvalFormat = Annotated[EvalFmt, typer.Option(
+    "--format", "-f", help="Output format; trec_eval: trec_eval's own layout (measure, query, value), "
+                           "filled with --stat.")]
+StatOption = Annotated[Optional[Stat], typer.Option(
+    "--stat", help="The statistic --format trec_eval prints (default oblivious: trec_eval's own value "
+                   "under --tie-break); the other formats print all of them.")]
+MaxRetrieved = Annotated[Optional[int], typer.Option(
+    "-M", "--max-retrieved", min=1, help="Read at most N documents per query (trec_eval -M); a tie straddling "
+                                         "rank N is a tie straddling a cutoff.")]
+JudgedOnly = Annotated[bool, typer.Option(
+    "-J", "--judged-only", help="Drop unjudged documents before ranking, as trec_eval -J does: --condensed, with a "
+                                "negative grade also unjudged and a query left with no document still counted.")]
+DocsInCollection = Annotated[Optional[int], typer.Option(
+    "-N", "--docs-in-collection", min=1, help="Documents in the collection (trec_eval -N): read only by "
+                                              "trec_eval's utility measure, which tierank lacks; accepted, no effect.")]
+NoSummary = Annotated[bool, typer.Option(
+    "-n", "--no-summary", help="No summary (all) lines (trec_eval -n; --format trec_eval only).")]
+Samples = Annotated[int, typer.Option(
+    "--samples", min=2, help="Random tie orderings drawn by the measures with no exact expectation "
+                             "(their records say method: sampled).")]
+Seed = Annotated[int, typer.Option("--seed", help="Seed of those draws.")]
 
 
-def measures_option(default: list[str]):
-    """The type of a repeatable ``-m/--measure`` option whose default is ``default``."""
-    return Annotated[Optional[list[str]], typer.Option(
-        "-m", "--measure", help=_measure_help("Measure as ir_measures writes it, repeatable. "
-                                              f"Default: {' '.join(default)}."))]
+def measures_option(default: list[str], trec: bool = False):
+    """The type of a repeatable ``-m/--measure`` option whose default is ``default``; with ``trec``
+    the option also takes trec_eval's names (:mod:`tierank.measures.names`)."""
+    head = ("Measure as ir_measures writes it (nDCG@10) or as trec_eval names it (ndcg_cut.10, P.5,10, "
+            "map, official, all_trec), repeatable; -mNAME works too. "
+            f"Default: {' '.join(default)} (official with --format trec_eval)." if trec else
+            f"Measure as ir_measures writes it, repeatable. Default: {' '.join(default)}.")
+    return Annotated[Optional[list[str]], typer.Option("-m", "--measure", help=_measure_help(head))]
 
 
 def one_measure_option(default: str, family: bool = False):

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
+from ..errors import TierankInputError
 from ..io.writers import check_output
 from . import app
-from .common import (DEFAULT_MEASURES, CandidatesOnly, Complete, Fmt, Format, Output, Rel, TieBreakOption, Unjudged,
-                     emit, input_errors, measures_option, print_tables, status)
+from .common import (DEFAULT_MEASURES, CandidatesOnly, Complete, DocsInCollection, EvalFmt, EvalFormat, JudgedOnly,
+                     MaxRetrieved, NoSummary, Output, Rel, Samples, Seed, StatOption, TieBreakOption, Unjudged, emit,
+                     input_errors, measures_option, note, print_tables, status)
+
+#: ``-m`` with ``--format trec_eval`` and no ``-m``: trec_eval's own default
+TREC_DEFAULT = ["official"]
 
 
 def _coverage(result, added: bool):
@@ -34,10 +41,12 @@ def _coverage(result, added: bool):
 @input_errors
 def eval_cmd(
     qrels: Annotated[Path, typer.Argument(help="TREC qrels (qid iter docid grade) or BEIR qrels TSV; .gz ok")],
-    run: Annotated[Path, typer.Argument(help="TREC run (qid Q0 docid rank score tag); .gz ok")],
-    measure: measures_option(DEFAULT_MEASURES) = None,
+    runs: Annotated[list[Path], typer.Argument(
+        help="TREC run(s) (qid Q0 docid rank score tag; .gz ok), Parquet/Arrow files, or folders of them; "
+             "several runs are evaluated against the qrels read once, each output tagged with the run's name")],
+    measure: measures_option(DEFAULT_MEASURES, trec=True) = None,
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also report every query.")] = False,
-    fmt: Format = Fmt.table,
+    fmt: EvalFormat = EvalFmt.table,
     output: Output = None,
     tie_break: TieBreakOption = "trec_eval",
     candidates_only: CandidatesOnly = False,
@@ -48,25 +57,141 @@ def eval_cmd(
                            "every relevance they could have; refused for AP, nDCG, Rprec), condensed (dropped).")
     ] = Unjudged.nonrelevant,
     condensed: Annotated[bool, typer.Option("--condensed", help="Same as --unjudged condensed (Sakai).")] = False,
+    max_retrieved: MaxRetrieved = None,
+    judged_only: JudgedOnly = False,
+    docs_in_collection: DocsInCollection = None,
+    no_summary: NoSummary = False,
+    stat: StatOption = None,
+    samples: Samples = 1000,
+    seed: Seed = 0,
+    jobs: Annotated[Optional[int], typer.Option(
+        "--jobs", "-j", help="Stream each run in query-aligned blocks with N worker processes (bounded memory; "
+                             "the same numbers to the last bit); several runs: N runs at once")] = None,
 ) -> None:
-    """Evaluate RUN against QRELS with tie-aware statistics."""
-    from ..evaluate import evaluate
-    from ..io.writers import render
+    """Evaluate RUN (or several runs) against QRELS with tie-aware statistics.
+
+    trec_eval's measure names, flags (-q -c -l -M -J -N -n) and, with --format trec_eval, its
+    output layout are accepted as trec_eval accepts them.
+    """
+    from ..io.writers import render_many, run_tag
+    from ..measures.names import plan as measure_plan
     from ..report.terminal import eval_table
 
-    check_output(output, (qrels, run))
-    if condensed:
+    trec = fmt is EvalFmt.trec_eval
+    problems = []
+    if stat is not None and not trec:
+        problems.append("--stat picks the statistic of --format trec_eval; the other formats print every statistic")
+    if no_summary and not trec:
+        problems.append("-n/--no-summary applies to --format trec_eval (the other formats always hold the summary)")
+    if judged_only and unjudged is Unjudged.bounds:
+        problems.append("-J/--judged-only drops unjudged documents: it cannot be combined with --unjudged bounds")
+    if problems:
+        raise TierankInputError(problems)
+    if jobs is not None and jobs < 1:
+        raise TierankInputError(f"--jobs must be at least 1, got {jobs}")
+    named = _run_files(runs)
+    run = next(iter(named.values()))
+    check_output(output, (qrels, *named.values()))
+    if condensed or judged_only:
         unjudged = Unjudged.condensed
-    measures = list(measure or DEFAULT_MEASURES)
+    if judged_only and max_retrieved is not None:
+        note("-J with -M: tierank drops the unjudged documents first, then reads M ranks of the rest; trec_eval "
+             "reads M ranks, then drops the unjudged documents among them")
+    texts = list(measure or (TREC_DEFAULT if trec else DEFAULT_MEASURES))
+    plan = measure_plan(texts)
+    for line in plan.notes:
+        note(line)
+    measures = plan.measures
     # the table shows judgment coverage next to the measures when the top 10 is incomplete
-    add_judged = fmt is Fmt.table and unjudged is not Unjudged.condensed and "Judged@10" not in measures
+    judged10 = "Judged@10" in texts or any(str(m) == "Judged@10" for m in measures)
+    add_judged = fmt is EvalFmt.table and unjudged is not Unjudged.condensed and not judged10
+    extra = ["Judged@10"] * add_judged
+    if not measures and not extra:  # only runid / num_q asked for: any measure gives the query set
+        extra = ["Hits@1"]
+    kwargs = dict(tie_break=tie_break, rel=rel, complete=complete, candidates_only=candidates_only,
+                  unjudged=unjudged.value, max_depth=max_retrieved, samples=samples, seed=seed, judged_only=judged_only)
+    protect = (qrels, *named.values())
     with status("evaluating..."):
-        result = evaluate(str(qrels), str(run), measures + ["Judged@10"] * add_judged, tie_break=tie_break,
-                          rel=rel, complete=complete, candidates_only=candidates_only, unjudged=unjudged.value)
-    if fmt is Fmt.table:
-        coverage = None
-        if unjudged is not Unjudged.condensed:
-            result, coverage = _coverage(result, add_judged)
-        print_tables([eval_table(result, per_query, coverage)], output, (qrels, run))
+        results = _evaluate(qrels, named, measures + extra, jobs, kwargs)
+    if fmt is EvalFmt.table:
+        tables = []
+        for name, result in results.items():
+            coverage = None
+            if unjudged is not Unjudged.condensed:
+                result, coverage = _coverage(result, add_judged)
+            table = eval_table(result, per_query, coverage)
+            if len(results) > 1:
+                table.title = f"run {name}"
+            tables.append(table)
+        print_tables(tables, output, protect)
+    elif trec:
+        runids = {name: run_tag(path) for name, path in named.items()} if plan.runid else {}
+        text = render_many(results, "trec_eval", per_query, plan=plan, stat=(stat.value if stat else "oblivious"),
+                           summary=not no_summary, **({"runid": runids.get(next(iter(named)))} if len(results) == 1
+                                                      else {"runids": runids}))
+        emit(text, output, protect)
     else:
-        emit(render(result, fmt.value, per_query), output, (qrels, run))
+        emit(render_many(results, fmt.value, per_query), output, protect)
+
+
+def _run_files(paths: list[Path]) -> dict[str, Path]:
+    """``{name: path}``: files as given, folders expanded to their run files (sorted); names are the paths
+    as given, or the folder's relative paths; the same file twice is an error."""
+    from ..cluster import RUN_SUFFIXES
+
+    out: dict[str, Path] = {}
+    for p in paths:
+        if p.is_dir():
+            files = sorted(f for f in p.rglob("*") if f.is_file() and f.name.lower().endswith(RUN_SUFFIXES)
+                           and not f.name.startswith("."))
+            if not files:
+                raise TierankInputError(f"{p}: no run files in this folder ({', '.join(RUN_SUFFIXES)})")
+            items = [(str(f), f) for f in files]
+        else:
+            items = [(str(p), p)]
+        for name, f in items:
+            if name in out:
+                raise TierankInputError(f"{name}: given twice")
+            out[name] = f
+    return out
+
+
+def _evaluate(qrels: Path, named: dict[str, Path], measures: list, jobs: int | None, kwargs: dict) -> dict:
+    """``{name: EvalResult}``: in memory, or streamed with ``jobs`` workers (one run), or ``jobs`` runs at
+    once; the qrels are read once.  A rich progress bar (lines, queries, rate) on a terminal when streaming."""
+    from ..evaluate import evaluate
+    from ..io.convert import to_qrels
+    from ..stream import evaluate_many, evaluate_stream
+
+    if len(named) == 1:
+        (path,) = named.values()
+        if jobs is None:
+            return {str(path): evaluate(str(qrels), str(path), measures, **kwargs)}
+        with _progress() as advance:
+            return {str(path): evaluate_stream(str(qrels), str(path), measures, jobs=jobs, progress=advance,
+                                               **kwargs)}
+    q = to_qrels(str(qrels))
+    return evaluate_many(q, {name: str(p) for name, p in named.items()}, measures, jobs=jobs or 1, **kwargs)
+
+
+@contextmanager
+def _progress():
+    """A progress bar on stderr when it is a terminal (lines read, queries done, rate); silent otherwise."""
+    import sys
+
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as prog:
+        task = prog.add_task("evaluating", total=None)
+        start = time.perf_counter()
+
+        def advance(lines: int, queries: int) -> None:
+            rate = lines / max(time.perf_counter() - start, 1e-9)
+            prog.update(task, description=f"{lines:,} lines, {queries:,} queries, {rate / 1e6:.2f}M lines/s")
+
+        yield advance

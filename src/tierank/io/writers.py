@@ -34,19 +34,25 @@ import pyarrow as pa
 from ..errors import Problem, TierankInputError, shorten
 
 FORMATS = ("table", "tsv", "json", "jsonl", "csv")
+#: the formats of ``tierank eval``: :data:`FORMATS` and trec_eval's own layout (:func:`render_trec_eval`)
+EVAL_FORMATS = FORMATS + ("trec_eval",)
+#: the statistics ``--format trec_eval`` can print (``--stat``): the result's columns
+TREC_STATS = ("oblivious", "expected", "min", "max", "std", "range", "bias")
 
 
 def _num(x):
     return "" if x is None or (isinstance(x, float) and math.isnan(x)) else repr(float(x))
 
 
-def render(result, fmt: str, per_query: bool) -> str:
+def render(result, fmt: str, per_query: bool, **trec) -> str:
     """Serialise ``result`` in a machine format.
 
     ``jsonl`` always carries every (query, measure) record followed by the aggregate
     records (``query == "all"``); the other formats add per-query rows only with
-    ``per_query``.
+    ``per_query``.  ``trec_eval`` is :func:`render_trec_eval` (``trec`` holds its keywords).
     """
+    if fmt == "trec_eval":
+        return render_trec_eval(result, per_query=per_query, **trec)
     if fmt == "jsonl":
         return "".join(json.dumps(r, allow_nan=False) + "\n" for r in result.records(per_query=True))
     recs = result.records(per_query=per_query)
@@ -67,6 +73,165 @@ def render(result, fmt: str, per_query: bool) -> str:
             w.writerow([r["query"], r["measure"], *(_num(r[c]) for c in result.columns)])
         return buf.getvalue()
     raise TierankInputError(f"unknown format {fmt!r}; accepted: {', '.join(FORMATS)}")
+
+
+def render_many(results: dict, fmt: str, per_query: bool, **trec) -> str:
+    """Several runs' results (``{run name: EvalResult}``, one qrels) in one machine format: every
+    record, row or JSON document gains the run's name (``run``), in the order given; ``trec_eval``
+    concatenates each run's output, as trec_eval run once per run would print it.  One run renders
+    as :func:`render` does (no ``run`` key), so single-run output never changes."""
+    if len(results) == 1:
+        (result,) = results.values()
+        return render(result, fmt, per_query, **trec)
+    if fmt == "trec_eval":
+        runids = trec.pop("runids", {})
+        return "".join(render(r, fmt, per_query, runid=runids.get(name), **trec) for name, r in results.items())
+    if fmt == "jsonl":
+        return "".join(json.dumps({"run": name, **rec}, allow_nan=False) + "\n"
+                       for name, r in results.items() for rec in r.records(per_query=True))
+    if fmt == "json":
+        docs = {name: json.loads(render(r, "json", per_query)) for name, r in results.items()}
+        return json.dumps({"runs": docs}, indent=2, allow_nan=False) + "\n"
+    if fmt in ("tsv", "csv"):
+        buf = io.StringIO()
+        w = csv.writer(buf, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
+        first = next(iter(results.values()))
+        w.writerow(("run", "query", "measure", *first.columns))
+        for name, r in results.items():
+            for rec in r.records(per_query=per_query):
+                w.writerow([name, rec["query"], rec["measure"], *(_num(rec[c]) for c in r.columns)])
+        return buf.getvalue()
+    raise TierankInputError(f"unknown format {fmt!r}; accepted: {', '.join(EVAL_FORMATS)}")
+
+
+def _trec_value(x: float, count: bool) -> str:
+    """trec_eval's number: ``%6.4f``; a count (``%ld`` in trec_eval) as an integer when it is one."""
+    if count and math.isfinite(x) and float(x).is_integer():
+        return "%d" % x
+    return "%6.4f" % x
+
+
+def _stat_column(s, stat: str) -> np.ndarray:
+    """Per-query values of one statistic of :class:`~tierank.measures.Stats` ``s`` (the result's columns)."""
+    v = {"oblivious": s.oblivious, "expected": s.expected, "min": s.min, "max": s.max,
+         "std": np.sqrt(s.var), "range": s.max - s.min, "bias": s.oblivious - s.expected}[stat]
+    return np.asarray(v, dtype=float)
+
+
+def render_trec_eval(result, *, plan=None, stat: str = "oblivious", per_query: bool = False, summary: bool = True,
+                     runid: str | None = None) -> str:
+    """``result`` in trec_eval's exact layout (``trec_eval [-q] [-n]``), one statistic per line.
+
+    Each line is ``"%-22s\t%s\t%6.4f"`` (measure, query, value), counts as integers; with
+    ``per_query`` one block per query (sorted bytewise, as trec_eval's qrels order) holding every
+    measure in trec_eval's print order, then (unless ``summary`` is False, trec_eval's ``-n``) the
+    ``all`` block: ``runid`` (when ``plan`` asks for it and ``runid`` is known), ``num_q``, then the
+    measures.  Measures are named as trec_eval prints them (``P_10``, ``iprec_at_recall_0.10``;
+    :mod:`tierank.measures.names`), the others by their tierank name.  ``stat`` picks the value:
+    ``oblivious`` (the default: what trec_eval prints, under the result's tie-break), ``expected``,
+    ``min``, ``max``, ``std``, ``range`` or ``bias``: the columns of :meth:`EvalResult.records`, and
+    the ``all`` line is that record's aggregate value.  Measures trec_eval prints only in the
+    summary (``num_q``, ``gm_map``; ``summary_only``) have no per-query lines.  An ``all`` value
+    that is a mean (a sum for counts) is computed as trec_eval computes it, the per-query values
+    added in query order and divided once, so that its last printed digit is trec_eval's where the
+    exact mean lies on a rounding boundary (e.g. 1177/4000 = 0.29425); it differs from the record's
+    aggregate by a few units in the 16th digit at most.
+
+    Examples
+    --------
+    >>> import tierank
+    >>> res = tierank.evaluate({"q": {"a": 1, "b": 0}}, {"q": {"a": 0.5, "b": 0.5, "c": 0.1}}, ["P.1", "map"])
+    >>> print(render_trec_eval(res, per_query=True, stat="expected").replace("\\t", "|"), end="")
+    map                   |q|0.7500
+    P_1                   |q|0.5000
+    map                   |all|0.7500
+    P_1                   |all|0.5000
+    """
+    from ..measures.names import plan as measure_plan
+
+    if stat not in TREC_STATS:
+        raise TierankInputError(f"unknown statistic {stat!r}; accepted: {', '.join(TREC_STATS)}")
+    if plan is None:
+        plan = measure_plan(result.measures)
+    entries = [e for e in plan.printed if e.measure is None or e.measure in result.stats]
+    n = len(result.qids)
+    agg = {row["measure"]: row for row in result.aggregate().to_dict("records")}
+    lines: list[str] = []
+    if per_query and n:
+        cols = []
+        for e in entries:
+            m = e.measure
+            if m is None or getattr(m, "summary_only", False):
+                continue
+            v = _stat_column(result.stats[m], stat)
+            count = getattr(m, "is_count", False)
+            vals = v.tolist()
+            text = [_trec_value(x, True) for x in vals] if count else ["%6.4f" % x for x in vals]
+            cols.append((f"{e.name:<22}", text))
+        for i, q in enumerate(result.qids):
+            lines.extend(f"{name}\t{q}\t{vals[i]}" for name, vals in cols)
+    if summary:
+        if plan.runid and runid is not None:
+            lines.append(f"{'runid':<22}\tall\t{runid}")
+        for e in entries:
+            if e.measure is None:  # num_q without a NumQ family: the number of queries evaluated
+                lines.append(f"{e.name:<22}\tall\t{n if stat in ('oblivious', 'expected', 'min', 'max') else 0}")
+                continue
+            m = e.measure
+            value = agg[str(m)][stat]
+            count = getattr(m, "is_count", False)
+            if stat != "std" and n and m.aggregate(result.stats[m]).linear:
+                # trec_eval's own arithmetic (meas_acc.c, meas_avg.c): the per-query values added in
+                # query order, then one division: the same double, so the same last printed digit
+                col = _stat_column(result.stats[m], stat)
+                value = float(np.cumsum(col)[-1]) / (1 if count else n)
+            lines.append(f"{e.name:<22}\tall\t{_trec_value(value, getattr(e.measure, 'is_count', False))}")
+    return "".join(line + "\n" for line in lines)
+
+
+def run_tag(path: str | os.PathLike) -> str | None:
+    """The tag (6th field) of the last content line of a TREC run: what trec_eval prints as ``runid``.
+
+    trec_eval keeps the run_id of the last line that is neither blank nor a ``#`` comment
+    (``get_trec_results.c``).  A plain file is read from its end; gzip and pipes are read whole
+    (a pipe's bytes are kept for the reader that follows).  None when no line has 6 fields.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "run"
+    >>> _ = p.write_text("q Q0 d 1 2.0 first\\nq Q0 e 2 1.0 last\\n# comment\\n\\n")
+    >>> run_tag(p)
+    'last'
+    """
+    from .lexer import GZIP_MAGIC, load
+
+    def last(data: bytes) -> str | None:
+        for line in reversed(data.splitlines()):
+            f = line.split()
+            if not f or f[0].startswith(b"#"):
+                continue
+            return f[5].decode("utf-8", "replace") if len(f) >= 6 else None
+        return None
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if stat.S_ISREG(st.st_mode):
+        with open(path, "rb") as fh:
+            if fh.read(2) != GZIP_MAGIC:
+                size = st.st_size
+                block = 1 << 16
+                while True:
+                    start = max(0, size - block)
+                    fh.seek(start)
+                    data = fh.read(size - start)
+                    tag = last(data if start == 0 else data[data.find(b"\n") + 1:])
+                    if tag is not None or start == 0:
+                        return tag
+                    block *= 4
+    return last(load(path, keep=True))
 
 
 _TMP_RE = re.compile(r"^\..*\.tierank-(?P<host>[A-Za-z0-9-]*)-(?P<pid>[0-9]+)-[0-9a-f]{8}\.tmp$")

@@ -1,12 +1,16 @@
 """Measure families, one module per family; all register into one registry.
 
-``linear``: P, R, F1, Hits, Judged, Rprec, nDCG, RBP (positional sums);
-``rank``: RR, Success (first relevant document); ``ap``: AP.  The contract a
+``linear``: P, R, R_cap, F1, Hits, Judged, Rprec, nDCG, RBP (positional sums);
+``rank``: RR, Success (first relevant document); ``ap``: AP; ``bpref``: Bpref; ``err``: ERR;
+``counts``: NumQ, NumRet, NumRel, NumRelRet, NumNonRelJudgedRet, SetP, SetR, SetF, SetAP;
+``iprec``: IPrec, IPrecAvg; ``gmap``: GMAP (with ``sampling``, the labelled sampled estimates).  The contract a
 family implements is :class:`tierank.measures.base.Measure`; shared numeric
 helpers are in :mod:`tierank.measures.kernels`.
 """
 
 from . import ap, linear, rank  # noqa: F401  (registration)
+from . import bpref, counts, err  # noqa: F401  (registration)
+from . import sampling, iprec, gmap  # noqa: F401  (registration; iprec and gmap import .linear and .sampling)
 from .base import (MAX_CUTOFF, REGISTRY, Aggregate, Measure, Param, Stats, describe, parse_measure, parse_measures, register,
                    supported)
 

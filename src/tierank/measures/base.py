@@ -60,8 +60,24 @@ class Param:
     choices: tuple | None = None
 
     def parse(self, text: str, measure: str) -> Any:
-        """The value of ``text`` for this parameter, or :class:`TierankInputError`."""
+        """The value of ``text`` for this parameter, or :class:`TierankInputError`.
+
+        ``int``/``float``: ASCII numbers; ``str``: a quoted string (``'x'`` or ``"x"``; a bare
+        word is accepted too); ``bool``: ``True`` or ``False``; ``dict``: a map of integer keys
+        to numbers, ``{0:0,1:1,2:3}``, stored as a sorted tuple of (key, value) pairs (hashable).
+
+        >>> Param("dcg", str, "log2", "", choices=("log2", "exp-log2")).parse("'exp-log2'", "nDCG")
+        'exp-log2'
+        >>> Param("gains", dict, None, "").parse("{2:3, 0:0,1:1.5}", "nDCG")  # identity entries dropped
+        ((1, 1.5), (2, 3))
+        """
         shown = f"measure {quote(measure)}"
+        if self.type in (str, bool, dict):
+            value = _parse_special(self, text.strip(), shown)
+            problem = self.check(value)
+            if problem:
+                raise TierankInputError(f"{shown}: {problem}")
+            return value
         grammar = {int: _INT_RE, float: _FLOAT_RE}.get(self.type)
         try:
             if grammar is not None and not grammar.fullmatch(text):
@@ -87,6 +103,8 @@ class Param:
             return None
         if self.choices is not None:
             return None if value in self.choices else f"{self.name} must be one of {self.range_text()}, got {value!r}"
+        if self.type in (bool, dict, str):
+            return None
         lo_open, hi_open = self.open in ("low", "both"), self.open in ("high", "both")
         bad = isinstance(value, float) and math.isnan(value)
         bad |= self.low is not None and (value < self.low or (lo_open and value == self.low))
@@ -97,6 +115,10 @@ class Param:
         """The accepted values in words, e.g. ``(0, 1)`` or ``any integer``."""
         if self.choices is not None:
             return "{" + ", ".join(map(str, self.choices)) + "}"
+        if self.type is bool:
+            return "{True, False}"
+        if self.type is dict:
+            return "a map {grade:number,...}"
         if self.low is None and self.high is None:
             return f"any {self.type.__name__}"
         lo = "(" if self.open in ("low", "both") else "["
@@ -276,9 +298,83 @@ class Measure:
 
 
 def _fmt(v: Any) -> str:
+    """Canonical text of a parameter value (what :meth:`Param.parse` reads back)."""
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, str):
+        return "'" + v + "'" if "'" not in v else '"' + v + '"'
+    if isinstance(v, tuple):  # a map, stored as sorted (key, value) pairs
+        return "{" + ",".join(f"{_fmt(k)}:{_fmt(x)}" for k, x in v) + "}"
     if isinstance(v, float):
         return repr(v).rstrip("0").rstrip(".") if "." in repr(v) else repr(v)
     return str(v)
+
+
+def _split_top(args: str, shown: str) -> list[str]:
+    """``args`` split at the commas outside braces and quotes (a map's commas stay inside).
+
+    >>> _split_top("gains={0:0,1:1},dcg='a,b', judged_only=True", "m")
+    ['gains={0:0,1:1}', "dcg='a,b'", ' judged_only=True']
+    """
+    items, depth, quote_ch, cur = [], 0, None, []
+    for ch in args:
+        if quote_ch:
+            quote_ch = None if ch == quote_ch else quote_ch
+        elif ch in "'\"":
+            quote_ch = ch
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth < 0:
+                raise TierankInputError(f"{shown}: unbalanced '}}' in the parameters")
+        elif ch == "," and depth == 0:
+            items.append("".join(cur))
+            cur = []
+            continue
+        cur.append(ch)
+    if quote_ch or depth:
+        raise TierankInputError(f"{shown}: unclosed {'quote' if quote_ch else chr(123)} in the parameters")
+    items.append("".join(cur))
+    return items
+
+
+_STR_RE = re.compile(r"'([^']*)'|\"([^\"]*)\"|([A-Za-z0-9_.+-]+)")
+
+
+def _parse_special(spec: "Param", text: str, shown: str) -> Any:
+    """A ``str``, ``bool`` or ``dict`` parameter value (see :meth:`Param.parse`)."""
+    name = spec.name
+    if spec.type is bool:
+        value = {"true": True, "false": False}.get(text.lower())
+        if value is None:
+            raise TierankInputError(f"{shown}: parameter {name}={quote(text)} is not True or False")
+        return value
+    if spec.type is str:
+        m = _STR_RE.fullmatch(text)
+        if not m:
+            raise TierankInputError(f"{shown}: parameter {name}={quote(text)} is not a quoted string")
+        return next(g for g in m.groups() if g is not None)
+    # dict: {int:number,...}
+    if not (text.startswith("{") and text.endswith("}")):
+        raise TierankInputError(f"{shown}: parameter {name}={quote(text)} is not a map like {{0:0,1:1,2:3}}")
+    body = text[1:-1].strip()
+    pairs: dict[int, int | float] = {}
+    for item in (body.split(",") if body else []):
+        k, sep, v = (x.strip() for x in item.partition(":"))
+        if not sep or not _INT_RE.fullmatch(k) or not _FLOAT_RE.fullmatch(v) or len(k.lstrip("+-")) > 18:
+            raise TierankInputError(f"{shown}: parameter {name}: entry {quote(item.strip())} is not grade:number "
+                                    f"(integer grade, finite number), as in {{0:0,1:1,2:3}}")
+        x = int(v) if _INT_RE.fullmatch(v) and len(v.lstrip("+-")) <= 18 else float(v)
+        if isinstance(x, float) and not math.isfinite(x):
+            raise TierankInputError(f"{shown}: parameter {name}: entry {quote(item.strip())}: the number must be finite")
+        if int(k) in pairs:
+            raise TierankInputError(f"{shown}: parameter {name}: grade {int(k)} is mapped twice")
+        pairs[int(k)] = x
+    # identity entries change nothing (unmapped grades keep their grade, as ir_measures): dropped,
+    # so equal maps are equal measures; a map of identities only is the default
+    kept = tuple(sorted((k, x) for k, x in pairs.items() if x != k))
+    return kept if kept else None
 
 
 REGISTRY: dict[str, type[Measure]] = {}
@@ -340,7 +436,7 @@ def parse_measure(text: "str | Measure") -> Measure:
     values = {p.name: p.default for p in cls.schema}
     given = set()
     if args is not None and args.strip():
-        for item in args.split(","):
+        for item in _split_top(args, shown):
             if "=" not in item:
                 raise TierankInputError(f"measure {shown}: parameter {quote(item.strip())} is not name=value")
             k, v = (x.strip() for x in item.split("=", 1))
@@ -381,9 +477,9 @@ def parse_measures(texts: "Iterable[str | Measure]") -> list[Measure]:
     ...     parse_measures(["P@0", "RR", "Nope"])
     ... except TierankInputError as e:
     ...     for problem in e.problems:
-    ...         print(problem)
+    ...         print(problem)  # doctest: +ELLIPSIS
     measure 'P@0': cutoff must be a positive integer, got '0'
-    unknown measure 'Nope' in 'Nope'; supported: AP, F1, Hits, Judged, nDCG, P, R, RBP, Rprec, RR, Success
+    unknown measure 'Nope' in 'Nope'; supported: AP, Bpref, ERR, F1, ..., RR, ..., Success
     """
     parsed, errors = [], []
     for m in texts:

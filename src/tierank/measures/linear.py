@@ -1,4 +1,4 @@
-r"""Measures that are weighted sums over ranked positions: P, R, F1, Hits, Judged, Rprec, nDCG, RBP.
+r"""Measures that are weighted sums over ranked positions: P, R, R_cap, F1, Hits, Judged, Rprec, nDCG, RBP.
 
 Each is :math:`M = \sum_i w_i\, a_{\pi(i)} / Z` with position weights :math:`w_i`
 (zero past the cutoff), a per-query normaliser :math:`Z` and document values :math:`a`
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import TierankInputError
 from .base import Measure, Param, Stats, register
 from .kernels import centered, group_moments, ratio, select_segments
 
@@ -49,6 +50,16 @@ class Linear(Measure):
         None for none."""
         return None
 
+    def values(self, prep) -> "np.ndarray | None":
+        """Per-row document values (policy order) when the family computes its own (e.g. mapped
+        gains); None (default): ``prep.doc_values(self.kind, self.level)``."""
+        return None
+
+    def view(self, prep):
+        """The :class:`tierank.ties.Prepared` the sums run over (default: ``prep`` itself; a
+        condensed list for ``judged_only``)."""
+        return prep
+
     def rows(self, prep) -> np.ndarray:
         k = self.cutoff_per_query(prep)
         k = prep.cut(k) if np.isscalar(k) else np.minimum(k, prep.max_depth)
@@ -57,21 +68,23 @@ class Linear(Measure):
         return np.flatnonzero(prep.pos < k[prep.qi])
 
     def stats(self, prep) -> Stats:
+        prep = self.view(prep)
         rows = self.rows(prep)
         w = self.weights(prep, rows)
         qi = prep.qi[rows]
         g = prep.gid[rows]
         m = prep.gsize.astype(np.float64)
         den = self.denominator(prep)
+        own = self.values(prep)
 
         def scale(x, power=1):
             return x if den is None else ratio(x, np.broadcast_to(den, x.shape) ** power)
 
         def value(which: str) -> np.ndarray:
-            a = prep.arrangement(which, self.kind, self.level)[rows]
+            a = (prep.arrangement(which, self.kind, self.level) if own is None else arranged(prep, own, which))[rows]
             return scale(np.bincount(qi, weights=w * a, minlength=prep.nq))
 
-        s1, ss_a = group_moments(prep, self.kind, self.level)
+        s1, ss_a = group_moments(prep, self.kind, self.level) if own is None else value_moments(prep, own)
         sw = np.bincount(g, weights=w, minlength=len(m))
         # E: per group (sum of values) x (sum of weights) / m, exact counts stay exact
         expected = scale(np.bincount(prep.gq, weights=s1 * sw / m, minlength=prep.nq))
@@ -81,6 +94,30 @@ class Linear(Measure):
         vg = ss_a[vg_ids] * ss_w / (m[vg_ids] - 1.0)
         var = scale(np.bincount(prep.gq[vg_ids], weights=vg, minlength=prep.nq), power=2)
         return Stats(value("policy"), expected, value("pessimistic"), value("optimistic"), var)
+
+
+def arranged(prep, a: np.ndarray, which: str) -> np.ndarray:
+    """Per-row values ``a`` (policy order) under ``policy``, ``optimistic`` (each tie group's
+    values sorted descending) or ``pessimistic`` (ascending); only groups whose values differ
+    are sorted, as :meth:`tierank.ties.Prepared.arrangement` does for the built-in kinds."""
+    if which == "policy" or not prep.n:
+        return a
+    out = a.copy()
+    first = prep.gstart[:-1]
+    mixed = np.maximum.reduceat(a, first) != np.minimum.reduceat(a, first)
+    t = np.flatnonzero(mixed[prep.gid])
+    if len(t):
+        order = np.lexsort((-a[t] if which == "optimistic" else a[t], prep.gid[t]))
+        out[t] = a[t][order]
+    return out
+
+
+def value_moments(prep, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per tie group: the sum of the values ``a`` and their sum of squared deviations (two
+    passes about each group's first value: exactly 0 for a group of equal values)."""
+    m = prep.gsize.astype(np.float64)
+    s1 = np.bincount(prep.gid, weights=a, minlength=len(m))
+    return s1, centered(a, prep.gid, len(m), m)[1] if prep.n else np.zeros(len(m))
 
 
 def _filled_counts(prep, k: float, level, priority: tuple[str, str, str]) -> tuple[np.ndarray, np.ndarray]:
@@ -263,17 +300,105 @@ def idcg(prep, k: float) -> np.ndarray:
 
 
 @register
+class R_cap(Linear):
+    """Capped recall (BEIR / MTEB): relevant documents in the top k over min(k, N+)."""
+
+    family = "R_cap"
+    description = "capped recall at k: |relevant in top k| / min(k, N+) (BEIR, MTEB)"
+    schema = (REL,)
+    cutoff_required = True
+    bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
+
+    def weights(self, prep, rows):
+        return np.ones(len(rows))
+
+    def denominator(self, prep):
+        return np.minimum(float(self.cutoff), prep.nrel(self.level))
+
+
+def _mapped(grade: np.ndarray, gains) -> np.ndarray:
+    """Grades through a gains map (sorted (grade, value) pairs); unmapped grades keep their grade,
+    unjudged (NaN) stay NaN (ir_measures: ``gains.get(grade, grade)``)."""
+    if not gains:
+        return grade
+    out = np.array(grade, dtype=np.float64, copy=True)
+    for k, v in gains:
+        out[grade == k] = v
+    return out
+
+
+def _gain_of(mapped: np.ndarray, dcg: str) -> np.ndarray:
+    """Gain of each (mapped) grade: the grade (``log2``) or ``2^g - 1`` (``exp-log2``, Burges et al.
+    2005, gdeval); grades <= 0 and unjudged documents give 0 (trec_eval, gdeval)."""
+    g = np.where(np.isnan(mapped), 0.0, np.maximum(np.nan_to_num(mapped), 0.0))
+    return np.exp2(g) - 1.0 if dcg == "exp-log2" else g
+
+
+@register
 class nDCG(Linear):
-    """Normalised DCG with linear graded gains and log2(rank+1) discount (trec_eval ndcg / ndcg_cut)."""
+    """Normalised DCG with log2(rank+1) discount (trec_eval ndcg / ndcg_cut), and ir_measures' parameters.
+
+    ``dcg='log2'`` (default): gain = grade; ``dcg='exp-log2'``: gain = 2^grade - 1 (Burges et al. 2005);
+    ``gains={0:0,1:1,2:3}``: grades mapped first (unmapped grades keep their grade, as ir_measures
+    does); ``judged_only=True``: unjudged documents (and negative grades, trec_eval's "unjudged in the
+    pool") removed before ranking, ranks closing up (trec_eval -J, pytrec_eval's judged_docs_only).
+    The ideal DCG uses the same gains.  Every variant is a position sum, so the closed forms of
+    :class:`Linear` apply; with ``judged_only`` they run over the condensed list, whose tie groups
+    are the judged members of the original ones (still uniformly permuted).
+
+    >>> from tierank.measures import parse_measure
+    >>> str(parse_measure("nDCG(gains={0:0,1:1,2:3},dcg='exp-log2',judged_only=True)@10"))
+    "nDCG(dcg='exp-log2',gains={2:3},judged_only=True)@10"
+    """
 
     family = "nDCG"
     description = "normalised DCG, gain = grade (<= 0 counts 0), discount 1/log2(rank+1), ideal from qrels"
     kind = "gain"
+    schema = (
+        Param("dcg", str, "log2", "gain: 'log2' (the grade) or 'exp-log2' (2^grade - 1)", choices=("log2", "exp-log2")),
+        Param("gains", dict, None, "grade -> gain map, e.g. {0:0,1:1,2:3} (unmapped grades keep their grade)"),
+        Param("judged_only", bool, False, "drop unjudged documents before ranking (ranks close up)"),
+    )
     bounds_refusal = ("its ideal DCG grows with every unjudged document assumed relevant, so neither "
                       "assumption bounds it (Yang, Moffat & Turpin, sec. 2)")
+
+    @property
+    def _plain(self) -> bool:
+        return self.param("dcg") == "log2" and self.param("gains") is None
+
+    def depth(self, nrel):
+        return float("inf") if self.param("judged_only") else self.k
+
+    def view(self, prep):
+        if not self.param("judged_only"):
+            return prep
+        cut = prep.cut(float("inf"))
+        if np.isfinite(cut) and prep.n:
+            end = prep.gpos0 + prep.gsize
+            if ((prep.gpos0 < cut) & (end > cut) & (prep.gsize > 1)).any():
+                raise TierankInputError(f"{self}: judged_only with a depth limit (-M) that cuts through a tie "
+                                        "group is not supported")
+        mapped = _mapped(prep.grade, self.param("gains"))
+        return prep.condensed((mapped >= 0) & (prep.pos < cut))
+
+    def values(self, prep):
+        if self._plain:
+            return None
+        return _gain_of(_mapped(prep.grade, self.param("gains")), self.param("dcg"))
 
     def weights(self, prep, rows):
         return 1.0 / np.log2(prep.pos[rows] + 2.0)
 
     def denominator(self, prep):
-        return idcg(prep, self.k)
+        if self._plain:
+            return idcg(prep, self.k)
+        q, g = prep.judged_grades
+        gain = _gain_of(_mapped(np.asarray(g, dtype=np.float64), self.param("gains")), self.param("dcg"))
+        keep = gain > 0
+        iq, ig = q[keep], gain[keep]
+        o = np.lexsort((-ig, iq))
+        iq, ig = iq[o], ig[o]
+        start = np.searchsorted(iq, np.arange(prep.nq + 1))
+        ipos = np.arange(len(ig)) - np.repeat(start[:-1], np.diff(start))
+        sel = ipos < self.k
+        return np.bincount(iq[sel].astype(np.int64), weights=ig[sel] / np.log2(ipos[sel] + 2.0), minlength=prep.nq)

@@ -1,0 +1,214 @@
+r"""trec_eval's counts and set measures: num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret,
+set_P, set_recall, set_F, set_map (trec_eval 10, ``m_num_*.c``, ``m_set_*.c``).
+
+With :math:`h` the relevant documents retrieved, :math:`n` the documents retrieved (``num_ret``,
+``min(len, -M)``) and :math:`N_+` the relevant documents:
+
+* ``set_P`` :math:`= h/n`, ``set_recall`` :math:`= h/N_+`,
+* ``set_F`` (parameter x, default 1) :math:`= (x+1)PR/(xP+R) = (x+1)h/(xN_+ + n)` (0 when h = 0),
+* ``set_map`` :math:`= h^2/(n N_+)`.
+
+None of these depends on the order of the retrieved documents, so **without a depth limit no
+tie ordering changes them**: min = max = expected and the variance is exactly 0, computed, not
+assumed.  With ``trec_eval -M`` (``prep.cut(inf)``) a tie group straddling the limit makes
+:math:`h` random: the part of :math:`h` from that group is hypergeometric (a uniformly random
+subset of the group fills the ranks left).  The linear ones (num_rel_ret, set_P, set_recall,
+set_F, num_nonrel_judged_ret) are then position sums with weight 1 up to the limit, so the
+closed forms of :class:`tierank.measures.linear.Linear` give their exact statistics; ``set_map``,
+quadratic in :math:`h`, sums over the hypergeometric law of that one group (exact, centered).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from .base import Measure, Param, Stats, register
+from .kernels import group_counts, log_factorials, ratio
+from .linear import REL, Linear
+
+__all__ = ["NumQ", "NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet", "SetP", "SetR", "SetF", "SetAP"]
+
+
+def _constant(v: np.ndarray) -> Stats:
+    v = np.asarray(v, dtype=np.float64)
+    return Stats(v, v.copy(), v.copy(), v.copy(), np.zeros(len(v)))
+
+
+@register
+class NumQ(Measure):
+    """Number of queries evaluated (trec_eval num_q): 1 per query, summed."""
+
+    family = "NumQ"
+    description = "number of queries evaluated (a count, summed)"
+    cutoff_allowed = False
+    is_count = True
+    summary_only = True
+
+    def stats(self, prep) -> Stats:
+        return _constant(np.ones(prep.nq))
+
+
+@register
+class NumRet(Measure):
+    """Documents retrieved (trec_eval num_ret), after the depth limit."""
+
+    family = "NumRet"
+    description = "documents retrieved (a count; after the depth limit -M)"
+    cutoff_allowed = False
+    is_count = True
+
+    def stats(self, prep) -> Stats:
+        return _constant(prep.qret)
+
+
+@register
+class NumRel(Measure):
+    """Relevant documents in the qrels (trec_eval num_rel, N+)."""
+
+    family = "NumRel"
+    description = "relevant documents judged for the query, N+ (a count)"
+    schema = (REL,)
+    cutoff_allowed = False
+    is_count = True
+
+    def stats(self, prep) -> Stats:
+        return _constant(prep.nrel(self.level))
+
+
+class _Set(Linear):
+    """Order-free counts over the documents retrieved (up to the depth limit): weight 1 each."""
+
+    cutoff_allowed = False
+    schema = (REL,)
+
+    def weights(self, prep, rows):
+        return np.ones(len(rows))
+
+
+@register
+class NumRelRet(_Set):
+    """Relevant documents retrieved (trec_eval num_rel_ret)."""
+
+    family = "NumRelRet"
+    description = "relevant documents retrieved (a count)"
+    is_count = True
+
+
+@register
+class NumNonRelJudgedRet(_Set):
+    """Judged non-relevant documents retrieved (trec_eval num_nonrel_judged_ret: 0 <= grade < rel)."""
+
+    family = "NumNonRelJudgedRet"
+    description = "judged non-relevant documents retrieved (a count)"
+    is_count = True
+    bounds_refusal = "it counts judged documents only"
+
+    def values(self, prep):
+        level = prep.rel_level if self.level is None else self.level
+        g = np.nan_to_num(prep.grade, nan=-np.inf)
+        return ((g >= 0) & (g < level)).astype(np.float64)
+
+
+@register
+class SetP(_Set):
+    """Set precision (trec_eval set_P): relevant retrieved / retrieved."""
+
+    family = "SetP"
+    description = "set precision: relevant retrieved / retrieved (trec_eval set_P)"
+
+    def denominator(self, prep):
+        return prep.qret
+
+
+@register
+class SetR(_Set):
+    """Set recall (trec_eval set_recall): relevant retrieved / N+."""
+
+    family = "SetR"
+    description = "set recall: relevant retrieved / N+ (trec_eval set_recall)"
+    bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
+
+    def denominator(self, prep):
+        return prep.nrel(self.level)
+
+
+@register
+class SetF(_Set):
+    """Set F (trec_eval set_F): (x+1) P R / (x P + R) = (x+1) h / (x N+ + n)."""
+
+    family = "SetF"
+    description = "set F: (beta+1) P R / (beta P + R) over the retrieved set (trec_eval set_F)"
+    schema = (Param("beta", float, 1.0, "weight of recall relative to precision", low=0.0), REL)
+    bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
+
+    def weights(self, prep, rows):
+        return np.full(len(rows), self.param("beta") + 1.0)
+
+    def denominator(self, prep):
+        return self.param("beta") * prep.nrel(self.level) + prep.qret
+
+    def stats(self, prep) -> Stats:
+        """The Linear statistics; the values of single orderings (oblivious, min, max) are computed as
+        trec_eval computes them (m_set_F.c: P = h/n, R = h/N+, then (x+1) P R / (R + x P), in doubles),
+        so that a value on a printed rounding tie (118/320 = 0.36875) prints trec_eval's digit.  A value
+        no ordering changes is then that one value, bit for bit (Stats.settled)."""
+        s = super().stats(prep)
+        h = NumRelRet(params=(("rel", self.level),)).stats(prep)
+        x = self.param("beta")
+        n = prep.qret.astype(np.float64)
+        nrel = prep.nrel(self.level)
+
+        def te(hits):
+            p, r = ratio(hits, n), ratio(hits, nrel)
+            return ratio((x + 1.0) * p * r, r + x * p)
+
+        return replace(s, oblivious=te(h.oblivious), min=te(h.min), max=te(h.max))
+
+
+@register
+class SetAP(Measure):
+    """Unranked set average precision (trec_eval set_map): h^2 / (n N+)."""
+
+    family = "SetAP"
+    description = "set average precision: (relevant retrieved)^2 / (retrieved x N+) (trec_eval set_map)"
+    schema = (REL,)
+    cutoff_allowed = False
+    bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
+
+    def stats(self, prep) -> Stats:
+        h = NumRelRet(params=(("rel", self.level),)).stats(prep)
+        den = prep.qret.astype(np.float64) * prep.nrel(self.level)
+        # h = h0 + H: H from the (at most one) group straddling the depth limit, hypergeometric
+        cut = prep.cut(float("inf"))
+        m = prep.gsize.astype(np.int64)
+        r = group_counts(prep, "rel", self.level)
+        inside = prep.gpos0 + m <= cut
+        h0 = np.bincount(prep.gq, weights=np.where(inside, r, 0), minlength=prep.nq)
+        expected = h0 * h0
+        var = np.zeros(prep.nq)
+        strad = np.flatnonzero((prep.gpos0 < cut) & ~inside & (r > 0) & (r < m))
+        if len(strad):
+            L = (cut - prep.gpos0[strad]).astype(np.int64)
+            mm, rr = m[strad], r[strad]
+            lo, hi = np.maximum(0, L - (mm - rr)), np.minimum(rr, L)
+            lens = hi - lo + 1
+            seg = np.repeat(np.arange(len(strad)), lens)
+            k = lo[seg] + np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
+            lf = log_factorials(int(mm.max()))
+
+            def lc(n, j):
+                return lf[n] - lf[j] - lf[n - j]
+
+            p = np.exp(lc(rr[seg], k) + lc(mm[seg] - rr[seg], L[seg] - k) - lc(mm[seg], L[seg]))
+            q = prep.gq[strad]
+            val = (h0[q][seg] + k) ** 2.0
+            e = np.bincount(seg, weights=p * val, minlength=len(strad))
+            v = np.bincount(seg, weights=p * (val - e[seg]) ** 2, minlength=len(strad))
+            expected[q] = e
+            var[q] = v
+        sq = lambda x: ratio(x * x, den)  # noqa: E731
+        return Stats(sq(h.oblivious), ratio(expected, den), sq(h.min), sq(h.max), ratio(var, den * den))
+
+

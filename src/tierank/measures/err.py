@@ -1,0 +1,235 @@
+r"""Expected reciprocal rank, graded (Chapelle, Metzler, Zhang & Grinspan, CIKM 2009), as gdeval computes it.
+
+Definition (``gdeval.pl``, ir_measures' ``gdeval`` provider): with ``MAX_JUDGMENT = 4`` and the
+gain grade :math:`g` of each ranked document (grades <= 0 and unjudged documents count 0),
+:math:`R = (2^g - 1) / 2^{4}` and
+
+.. math:: ERR@k = \sum_{i \le k} \frac{1}{i} R_i \prod_{j<i} (1 - R_j),
+
+not normalised.  gdeval refuses grades above 4; so does tierank, unless ``max_grade`` says
+otherwise (``ERR(max_grade=5)`` uses :math:`2^5`).
+
+Tie orderings (derived for tierank; checked against enumeration in the tests).  Write
+:math:`q = 1 - R`.  The product over the documents of the groups before a tie group :math:`G`
+does not depend on the ordering (:math:`P_G`), and groups are independent, so
+:math:`ERR = \sum_G P_G X_G` with :math:`X_G = \sum_t w_t R_{\pi(t)} \Pi_t` over the group's
+positions :math:`t` (:math:`w_t = 1/\text{rank}`, 0 past the cutoff) and
+:math:`\Pi_t = \prod_{s<t} q_{\pi(s)}`.  Since :math:`R_{\pi(t)}\Pi_t = \Pi_t - \Pi_{t+1}` and
+documents with :math:`R = 0` do not change :math:`\Pi`, only the :math:`n'` documents with
+:math:`R > 0` matter: they occupy a uniformly random :math:`n'`-subset of the group's :math:`m`
+positions, in a uniformly random order independent of it.  With :math:`p_j` the :math:`j`-th of
+those positions and :math:`Y_j = \Pi'_j - \Pi'_{j+1}` (products over that order),
+
+.. math:: E[X_G] = \sum_j E[w_{p_j}]\,E[Y_j], \qquad
+          E[X_G^2] = \sum_{j,l} E[w_{p_j} w_{p_l}]\,E[Y_j Y_l],
+
+where :math:`E[\Pi'_a \Pi'_b]` (:math:`a \le b`) is the bivariate elementary symmetric *mean*
+:math:`f_{a,b-a}` of :math:`(q^2, q)`: the mean over ordered disjoint subsets :math:`A, B` of sizes
+:math:`a, b-a` of :math:`\prod_A q^2 \prod_B q`.  It is computed by the recurrence over the
+documents, each step a convex combination (so every value stays in [0, 1]; no overflow):
+:math:`f^{(n+1)}_{a,b} = [(n+1-a-b) f^{(n)}_{a,b} + a q^2 f^{(n)}_{a-1,b} + b q f^{(n)}_{a,b-1}]/(n+1)`.
+The order statistics of a random subset give :math:`P(p_j = p) = \binom{p}{j}\binom{m-1-p}{n'-1-j}/\binom{m}{n'}`
+and the joint law of two of them likewise.  :math:`Var[ERR] = \sum_G P_G^2 (E[X_G^2] - E[X_G]^2)`,
+over the groups whose values differ (the others add exactly 0).  Cost per such group
+:math:`O(n' J^2 + J^2 T)`, :math:`T` its positions inside the cutoff, :math:`J = \min(n', T)`: the
+pair law of two order statistics is summed by repeated prefix sums (hockey-stick identity), every
+term positive and rescaled as it goes, so nothing overflows.
+
+Min / max: swapping adjacent documents with values :math:`x` (first) and :math:`y` changes the
+sum by :math:`(w_t - w_{t+1})(x - y)` and nothing after them, and :math:`w` is non-increasing, so
+sorting each group by grade ascending / descending gives the exact min / max (:math:`P_G \ge 0`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import TierankInputError
+from .base import Measure, Param, Stats, register
+from .kernels import log_factorials, segment_cumsum
+
+__all__ = ["ERR"]
+
+#: bound on the work arrays of the variance ((groups, J, J, T) entries at once)
+_CHUNK_ENTRIES = 1 << 22
+
+
+@register
+class ERR(Measure):
+    """Expected reciprocal rank (graded, gdeval): sum_i R_i / i prod_{j<i} (1 - R_j), R = (2^g - 1)/2^4."""
+
+    family = "ERR"
+    description = "expected reciprocal rank (gdeval): R = (2^grade - 1) / 2^max_grade, cascade model"
+    schema = (Param("max_grade", int, 4, "largest grade (gdeval's MAX_JUDGMENT)", low=1, high=60),)
+    bounds_refusal = "an unjudged document's grade is unknown, and ERR has no bound short of the largest grade"
+
+    def _r(self, prep, gain: np.ndarray) -> np.ndarray:
+        gmax = self.param("max_grade")
+        return (np.exp2(gain) - 1.0) / 2.0 ** gmax
+
+    def stats(self, prep) -> Stats:
+        gmax = self.param("max_grade")
+        k = prep.cut(self.k)
+        rows = np.flatnonzero(prep.pos < k) if np.isfinite(k) else np.arange(prep.n)
+        gain = prep.gain
+        if len(rows) and gain[rows].max() > gmax:
+            raise TierankInputError(f"{self}: a retrieved document has grade {gain[rows].max():g}, above the largest "
+                                    f"grade {gmax} (gdeval's MAX_JUDGMENT); use ERR(max_grade=...)")
+        qi = prep.qi[rows]
+        w = 1.0 / (prep.pos[rows] + 1.0)
+
+        def value(which: str) -> np.ndarray:
+            r = self._r(prep, prep.arrangement(which, "gain")[rows])
+            lq = np.log1p(-r)
+            decay = np.exp(segment_cumsum(lq, qi) - lq) if len(rows) else lq
+            return np.bincount(qi, weights=w * r * decay, minlength=prep.nq).astype(np.float64)
+
+        obl, lo, hi = value("policy"), value("pessimistic"), value("optimistic")
+        # expectation: fixed groups as under the policy, mixed groups (values differ) by their law
+        r = self._r(prep, gain[rows])
+        g = prep.gid[rows]
+        lq = np.log1p(-r)
+        decay = np.exp(segment_cumsum(lq, qi) - lq) if len(rows) else lq
+        ng = len(prep.gsize)
+        if len(rows):
+            first = prep.gstart[:-1]
+            mixed = np.zeros(ng, dtype=bool)
+            inc = np.unique(g)
+            gmin = np.minimum.reduceat(gain, first)
+            gmx = np.maximum.reduceat(gain, first)
+            mixed[inc] = gmin[inc] != gmx[inc]
+        else:
+            mixed = np.zeros(ng, dtype=bool)
+        fixed_rows = ~mixed[g]
+        expected = np.bincount(qi[fixed_rows], weights=(w * r * decay)[fixed_rows], minlength=prep.nq).astype(np.float64)
+        var = np.zeros(prep.nq)
+        mg = np.flatnonzero(mixed)
+        if len(mg):
+            # P_G: product of q over the documents before the group (order-free), from the first row
+            start_rows = np.searchsorted(rows, prep.gstart[mg])
+            p_before = decay[start_rows]
+            m = prep.gsize[mg].astype(np.int64)
+            c = prep.gpos0[mg].astype(np.int64)
+            T = np.minimum(m, (np.minimum(k, np.iinfo(np.int64).max // 4) - c)).astype(np.int64)
+            r_all = self._r(prep, gain)
+            ex, ex2 = _group_moments(prep, mg, m, c, T, r_all)
+            q = prep.gq[mg]
+            expected += np.bincount(q, weights=p_before * ex, minlength=prep.nq)
+            var += np.bincount(q, weights=p_before ** 2 * np.maximum(ex2 - ex * ex, 0.0), minlength=prep.nq)
+        return Stats(obl, expected, lo, hi, var)
+
+
+def _lcomb(lf, n, k):
+    """log C(n, k), -inf where k < 0 or k > n (broadcasts)."""
+    n = np.asarray(n)
+    k = np.asarray(k)
+    ok = (k >= 0) & (k <= n) & (n >= 0)
+    nn, kk = np.where(ok, n, 0), np.where(ok, k, 0)
+    return np.where(ok, lf[nn] - lf[kk] - lf[nn - kk], -np.inf)
+
+
+def _group_moments(prep, mg, m, c, T, r_all) -> tuple[np.ndarray, np.ndarray]:
+    """E[X_G] and E[X_G^2] of each mixed group ``mg`` (module docstring)."""
+    ex = np.zeros(len(mg))
+    ex2 = np.zeros(len(mg))
+    # the documents with R > 0 of each group, padded into a matrix
+    row_g = np.repeat(np.arange(len(mg)), m)
+    rows = np.repeat(prep.gstart[mg], m) + (np.arange(int(m.sum())) - np.repeat(np.cumsum(m) - m, m))
+    rv = r_all[rows]
+    pos_nz = rv > 0
+    nz = np.bincount(row_g[pos_nz], minlength=len(mg)).astype(np.int64)
+    J = np.minimum(nz, T)
+    lf = log_factorials(int(m.max()) + 1)
+    keys = J * (int(T.max()) + 1) + T
+    for key in np.unique(keys):
+        sel = np.flatnonzero(keys == key)
+        Jb, Tb = int(J[sel[0]]), int(T[sel[0]])
+        if Tb <= 0 or Jb <= 0:
+            continue
+        per = max(1, _CHUNK_ENTRIES // ((Jb + 1) ** 2 * (Tb + 1) + int(nz[sel].max())))
+        for lo in range(0, len(sel), per):
+            part = sel[lo:lo + per]
+            e, e2 = _batch(part, Jb, Tb, nz, m, c, row_g, rv, pos_nz, lf)
+            ex[part], ex2[part] = e, e2
+    return ex, ex2
+
+
+def _batch(part, J, T, nz, m, c, row_g, rv, pos_nz, lf):
+    G = len(part)
+    # q values of the non-zero documents of each group in the batch, padded (mask by count)
+    n_p = nz[part]
+    nmax = int(n_p.max())
+    Q = np.ones((G, nmax))
+    inb = np.zeros(len(nz), dtype=np.int64) - 1
+    inb[part] = np.arange(G)
+    pick = pos_nz & (inb[row_g] >= 0)
+    gi = inb[row_g[pick]]
+    order = np.argsort(gi, kind="stable")
+    gi = gi[order]
+    vals = 1.0 - rv[pick][order]
+    slot = np.arange(len(gi)) - np.searchsorted(gi, gi)
+    Q[gi, slot] = vals
+    # bivariate symmetric means f[a, b], a + b <= J
+    f = np.zeros((G, J + 1, J + 1))
+    f[:, 0, 0] = 1.0
+    a = np.arange(J + 1)[:, None].astype(np.float64)
+    b = np.arange(J + 1)[None, :].astype(np.float64)
+    for i in range(nmax):
+        active = i < n_p
+        q = Q[:, i][:, None, None]
+        new = (i + 1.0 - a - b) * f
+        new[:, 1:, :] += a[1:, :] * (q * q) * f[:, :-1, :]
+        new[:, :, 1:] += b[:, 1:] * q * f[:, :, :-1]
+        new /= (i + 1.0)
+        new = np.where(a + b <= i + 1, new, 0.0)
+        f = np.where(active[:, None, None], new, f)
+
+    def g2(x, y):  # E[Pi_x Pi_y]
+        lo_, hi_ = np.minimum(x, y), np.abs(x - y)
+        return f[:, lo_, hi_]
+
+    j = np.arange(J)
+    ey = f[:, 0, j] - f[:, 0, j + 1]                                    # (G, J)
+    jj, ll = np.meshgrid(j, j, indexing="ij")
+    eyy = g2(jj, ll) - g2(jj, ll + 1) - g2(jj + 1, ll) + g2(jj + 1, ll + 1)  # (G, J, J)
+    # order statistics of the positions of the n' non-zero documents among the group's m
+    mm, nn, cc = m[part][:, None], n_p[:, None], c[part][:, None]
+    p = np.arange(T)[None, :]
+    w = 1.0 / (cc + p + 1.0)                                             # (G, T)
+    base = _lcomb(lf, mm, nn)                                            # (G, 1)
+    jx = j[None, :, None]
+    lp = _lcomb(lf, p[:, None, :], jx) + _lcomb(lf, (mm - 1 - p)[:, None, :], (nn - 1)[:, :, None] - jx) - base[:, :, None]
+    pj = np.exp(lp)                                                      # (G, J, T): P(p_j = p)
+    A = (pj * w[:, None, :]).sum(axis=2)
+    # joint: E[w_{p_j} w_{p_l}], j < l, = sum_{p<p'} w_p C(p, j) C(p'-p-1, l-j-1) w_p' C(m-1-p', n'-1-l) / C(m, n').
+    # The middle binomial is summed by repeated prefix sums (hockey stick: C(x, d-1) = sum_{y<x} C(y, d-2)),
+    # O(J^2 T) per group; all terms are positive, each step rescaled by its maximum (log scale kept).
+    M = np.zeros((G, J, J))
+    lw = np.log(w)                                                       # (G, T)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lb = lw[:, None, :] + _lcomb(lf, (mm - 1 - p)[:, None, :], (nn - 1)[:, :, None] - jx)  # (G, J, T): l
+        bmax = np.max(lb, axis=2, keepdims=True)
+        bmax = np.where(np.isfinite(bmax), bmax, 0.0)
+        beta = np.exp(lb - bmax)
+        for jv in range(J - 1):
+            la = lw + _lcomb(lf, p, jv)                                  # (G, T)
+            amax = np.max(la, axis=1, keepdims=True)
+            amax = np.where(np.isfinite(amax), amax, 0.0)
+            acc = np.exp(la - amax)
+            logsc = amax[:, 0].copy()
+            for lv in range(jv + 1, J):
+                acc = np.concatenate((np.zeros((G, 1)), np.cumsum(acc[:, :-1], axis=1)), axis=1)
+                mx = acc.max(axis=1)
+                ok = mx > 0
+                acc[ok] /= mx[ok, None]
+                logsc = logsc + np.where(ok, np.log(np.where(ok, mx, 1.0)), 0.0)
+                tot = (acc * beta[:, lv, :]).sum(axis=1)
+                M[:, jv, lv] = np.where(tot > 0, np.exp(logsc + bmax[:, lv, 0] - base[:, 0]) * tot, 0.0)
+    upper = jj < ll
+    M = np.where(upper, M, 0.0)
+    M = M + np.transpose(M, (0, 2, 1))
+    diag = (pj * (w * w)[:, None, :]).sum(axis=2)                        # E[w_{p_j}^2]
+    M[:, j, j] = diag
+    e = (A * ey).sum(axis=1)
+    e2 = (M * eyy).sum(axis=(1, 2))
+    return e, e2

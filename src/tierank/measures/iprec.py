@@ -1,0 +1,168 @@
+r"""Interpolated precision at recall levels: trec_eval's ``iprec_at_recall`` and ``11pt_avg``.
+
+Definition (trec_eval 10, ``m_iprec_at_recall.c`` and ``m_11pt_avg.c``).  With :math:`N_+`
+relevant documents judged, :math:`n` of them retrieved (ranks read only: ``prep.cut``,
+trec_eval's ``-M``), at 1-based ranks :math:`p_1 < \dots < p_n`, the recall level
+:math:`\rho` becomes the count :math:`c = \mathrm{lround}(\rho N_+)` (C ``lround``: halves away
+from zero, applied to the double product) and
+
+.. math:: IPrec@\rho = \begin{cases} 0 & c > n \text{ or } n = 0,\\
+          \max_{i \ge \max(c, 1)} i / p_i & \text{otherwise.} \end{cases}
+
+trec_eval scans the ranks bottom-up keeping :math:`\max_{j \ge x} prec(j)` over *every* rank
+:math:`j`, but the precision rises only at relevant ranks, so the maximum is attained at one
+of them (and :math:`c = 0` takes the value of :math:`c = 1`).  Unretrieved relevant documents
+count only through :math:`N_+` (they make :math:`c` larger than :math:`n`, giving 0).
+``11pt_avg`` is the mean of the 11 levels 0.0, 0.1, ..., 1.0, summed from the highest level
+down as trec_eval does.
+
+Statistics over tie orderings:
+
+* **oblivious, min, max: exact.**  Every term :math:`i/p_i` decreases when a relevant document
+  moves down (its :math:`p_i` grows), and one pushed past the ranks read drops a term of the
+  maximum (or makes :math:`c > n`); so the value is monotone, and the arrangement with every
+  tie group's relevant documents last (first) gives the minimum (maximum): all the
+  :math:`p_i` are then simultaneously largest (smallest).  Checked against enumeration of
+  every ordering in the tests.
+* **expected, var: sampled** (:mod:`tierank.measures.sampling`; ``method="sampled"`` with the
+  sample count, seed and standard error).  We know of no polynomial exact method: the
+  expectation of a suffix maximum of ratios :math:`i/p_i` couples all the tie groups below
+  the level's rank.  Queries whose value no ordering changes are exact (variance 0).
+
+The 11 standard levels and their average are computed together, once per run and relevance
+level (cached on ``prep``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Measure, Param, Stats, register
+from .linear import REL
+from .sampling import Draws, fixed_draws, sample_moments
+
+__all__ = ["IPrec", "IPrecAvg", "LEVELS", "iprec_values"]
+
+#: trec_eval's default recall levels (``double_cutoff_array`` of m_iprec_at_recall.c, m_11pt_avg.c)
+LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+_REFUSAL = ("its recall levels are counts of the N+ relevant documents: an unjudged document assumed "
+            "relevant would change N+, so neither assumption bounds it")
+
+
+def _lround(x: np.ndarray) -> np.ndarray:
+    """C ``lround`` of non-negative doubles: nearest integer, halves up (exact, no ``x + 0.5``)."""
+    fl = np.floor(x)
+    return fl + (x - fl >= 0.5)
+
+
+def iprec_values(d: Draws, nrel: np.ndarray, levels, out: np.ndarray | None = None) -> np.ndarray:
+    """Interpolated precision at each of ``levels`` for every ranking of ``d``: shape ``(L, d.nseg)``.
+
+    ``nrel`` is N+ per query; ``out`` (optional) receives the result.  The precisions at the
+    relevant ranks, their suffix maxima inside each ranking (:meth:`Draws.suffix_max`), then
+    one gather per level.
+
+    >>> d = Draws.build(np.array([0]), np.array([0]), np.array([0, 0, 0]), np.array([1.0, 3.0, 6.0]))
+    >>> iprec_values(d, np.array([4.0]), (0.0, 0.5, 0.75, 1.0)).round(4).tolist()
+    [[1.0], [0.6667], [0.5], [0.0]]
+    """
+    levels = np.asarray(levels, dtype=np.float64)
+    if out is None:
+        out = np.empty((len(levels), d.nseg))
+    if not d.nseg:
+        return out
+    best = np.append(d.suffix_max(d.count / d.rank), 0.0)  # padded: index len(entries) reads 0
+    npos = np.asarray(nrel, dtype=np.float64)[d.queries]
+    c = _lround(levels[:, None] * npos[None, :]).astype(np.int64)  # (L, queries drawn)
+    found = d.found
+    first = d.start[:-1] - 1
+    for i in range(len(levels)):  # one level at a time: arrays of one row stay in cache
+        ci = c[i][d.qidx]
+        at = np.where((ci <= found) & (found > 0), first + np.maximum(ci, 1), len(best) - 1)
+        np.take(best, at, out=out[i])
+    return out
+
+
+def _average(rows: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """trec_eval's 11pt_avg of the 11 level rows into ``out``: summed from the highest level down, / 11."""
+    out[:] = 0.0
+    for row in rows[::-1]:
+        out += row
+    out /= float(len(rows))
+    return out
+
+
+def _bundle(prep, levels: tuple, level: int | None) -> list[Stats]:
+    """Stats of every level of ``levels`` (and, for the standard levels, of their average)."""
+    resolved = prep.rel_level if level is None else level
+
+    def compute():
+        cut = prep.cut(float("inf"))
+        nrel = prep.nrel(level)
+        with_avg = levels == LEVELS
+
+        def values(d):
+            out = np.empty((len(levels) + with_avg, d.nseg))
+            iprec_values(d, nrel, levels, out=out[:len(levels)])
+            if with_avg:
+                _average(out[:len(levels)], out[len(levels)])
+            return out
+
+        obl, lo, hi = (values(fixed_draws(prep, prep.arrangement(w, "rel", level), cut))
+                       for w in ("policy", "pessimistic", "optimistic"))
+        vary = np.flatnonzero((lo < hi).any(axis=0))
+        mu, var = sample_moments(prep, vary, values, level, cut)
+        out = []
+        for i in range(len(lo)):
+            e, v, se = lo[i].copy(), np.zeros(prep.nq), np.zeros(prep.nq)
+            own = lo[i][vary] < hi[i][vary]
+            at = vary[own]
+            e[at], v[at] = np.clip(mu[i][own], lo[i][at], hi[i][at]), var[i][own]  # no rounding past the bounds
+            se[at] = np.sqrt(var[i][own] / prep.samples)
+            if len(at):
+                out.append(Stats(obl[i], e, lo[i], hi[i], v, method="sampled", samples=int(prep.samples),
+                                 seed=int(prep.seed), se=se))
+            else:
+                out.append(Stats(obl[i], e, lo[i], hi[i], v))
+        return out
+
+    return prep.cached(("iprec", levels, resolved), compute)
+
+
+@register
+class IPrec(Measure):
+    """Interpolated precision at a recall level (trec_eval iprec_at_recall).
+
+    >>> from tierank.measures import parse_measure
+    >>> str(parse_measure("IPrec@0.1")), str(parse_measure("IPrec@1"))
+    ('IPrec@0.1', 'IPrec@1')
+    """
+
+    family = "IPrec"
+    description = ("interpolated precision at a recall level (trec_eval iprec_at_recall); "
+                   "min/max exact, expectation sampled")
+    schema = (REL,)
+    cutoff_required = True
+    cutoff_param = Param("recall", float, None, "recall level", low=0, high=1)
+    bounds_refusal = _REFUSAL
+
+    def stats(self, prep) -> Stats:
+        r = float(self.cutoff)
+        levels = LEVELS if r in LEVELS else (r,)
+        return _bundle(prep, levels, self.level)[levels.index(r)]
+
+
+@register
+class IPrecAvg(Measure):
+    """trec_eval's 11pt_avg: mean interpolated precision at recall 0.0, 0.1, ..., 1.0."""
+
+    family = "IPrecAvg"
+    description = ("mean interpolated precision at the 11 recall levels 0, 0.1, ..., 1 (trec_eval 11pt_avg); "
+                   "min/max exact, expectation sampled")
+    schema = (REL,)
+    cutoff_allowed = False
+    bounds_refusal = _REFUSAL
+
+    def stats(self, prep) -> Stats:
+        return _bundle(prep, LEVELS, self.level)[len(LEVELS)]

@@ -1,0 +1,539 @@
+"""trec_eval's measure names, side by side with the ir_measures names.
+
+``tierank eval -m`` (and :func:`tierank.evaluate`) accept every measure the way trec_eval 10
+accepts it, next to the ir_measures strings of :func:`tierank.measures.parse_measure`:
+
+* ``NAME`` or ``NAME.PARAMS``: ``map``, ``P`` (trec_eval's default cutoffs 5, 10, 15, 20, 30, 100,
+  200, 500, 1000), ``P.5,10,20``, ``recall.100``, ``ndcg``, ``ndcg.1=3.5,2=9`` (gain map),
+  ``ndcg_cut.10``, ``map_cut.100``, ``recip_rank``, ``Rprec``, ``success.1,5`` (default 1, 5, 10),
+  ``bpref``, ``iprec_at_recall`` (default the 11 levels 0.0, 0.1, ..., 1.0), ``11pt_avg``,
+  ``gm_map``, ``set_P``, ``set_recall``, ``set_F`` / ``set_F.0.5``, ``set_map``, ``num_q``,
+  ``num_ret``, ``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret``, ``rbp`` / ``rbp.p=0.8``;
+* the nicknames ``official`` (trec_eval's default set), ``set`` and ``all_trec``.
+
+The source is trec_eval 10.0 (usnistgov/trec_eval): ``measures.c`` (the measure table, whose order
+is the print order, and the nicknames), ``trec_eval.c`` (``mark_measure``: the name is what precedes
+the first ``.``, the parameters what follows), ``meas_init.c`` (parameter parsing: cutoff lists are
+comma separated, sorted ascending, duplicates and cutoffs <= 0 refused; printed names ``P_5``
+(``%s_%ld``), ``iprec_at_recall_0.10`` (``%s_%3.2f``), and for measures with free parameters the
+parameter text appended verbatim, ``rbp_p=0.8``, ``set_F_0.5``) and the ``m_*.c`` files (defaults).
+trec_eval quirks kept on purpose so that the output is the same: parameters of a measure given
+twice (``-m P.5 -m P.10``) are taken from the first and the others ignored (trec_eval does so
+silently; tierank adds a note); the nicknames mark measures with their default (or given) parameters.
+
+Semantics (checked against the real trec_eval 10 by ``tests/crosscheck/test_trec_eval_binary.py``):
+
+* ``rbp``: trec_eval's default persistence is p = 0.9 (``m_rbp.c``), so ``rbp`` is
+  ``RBP(p=0.9,rel=1)``, not tierank's default 0.8; ``rel=1`` because trec_eval's rbp ignores ``-l``.
+  trec_eval's rbp uses the qrels grades as gains and, when a grade exceeds 1, rescales them to
+  [0, 1] (with ``min``/``max`` read before being set, undefined in C); tierank's RBP is binary
+  (grade >= 1).  The two agree on binary qrels; on graded qrels they differ (the conformance
+  test shows where).
+* ``set_F.x``: trec_eval computes (x+1) P R / (R + x P); it maps to ``SetF(beta=x)``.
+* ``ndcg.L=G,...``: trec_eval's gain map (levels not named keep gain = level) maps to
+  ``nDCG(gains={L:G,...})``.
+* Measures of ``all_trec`` tierank does not implement (relstring, infAP, gm_bpref, Rprec_mult,
+  utility, binG, G, ndcg_rel, Rndcg, relative_P, set_relative_P, rbp_resid, unj) are left out of
+  the nickname with a note (:attr:`Plan.left_out`); asked for by name they are an error.
+* ``-N`` (documents in the collection) is read by trec_eval's ``utility`` only: accepted, no effect.
+
+The reverse, :func:`trec_name`, gives the name trec_eval prints for a measure (``P@10`` ->
+``P_10``) or None; :func:`trec_order` its position in trec_eval's print order.  Unknown names get
+"did you mean" suggestions (:func:`suggest`).
+
+Examples
+--------
+>>> [str(m) for m in resolve(["P.10,5", "map", "nDCG@10"])]
+['P@5', 'P@10', 'AP', 'nDCG@10']
+>>> [e.name for e in plan(["P.10,5", "map", "nDCG@10"]).printed]
+['map', 'P_5', 'P_10', 'ndcg_cut_10']
+>>> trec_name(parse_measure("nDCG@10")), trec_name(parse_measure("RR")), trec_name(parse_measure("F1@5"))
+('ndcg_cut_10', 'recip_rank', None)
+>>> suggest("MRR@10")
+['RR@10']
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..errors import TierankInputError, quote
+from .base import REGISTRY, Measure, parse_measure, supported
+
+#: trec_eval 10's measure table (``measures.c``, ``te_trec_measures``): its order is the print order
+TREC_ORDER = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
+    "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success",
+    "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
+    "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair",
+    "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret",
+    "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp", "map_avgjg", "P_avgjg",
+    "Rprec_mult_avgjg", "yaap", "rbp", "rbp_resid", "unj",
+)
+
+#: trec_eval 10's nicknames (``measures.c``)
+NICKNAMES = {
+    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+            "set_relative_P", "set_map", "set_F"),
+    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid", "infAP",
+                 "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut",
+                 "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map",
+                 "set_F", "num_nonrel_judged_ret"),
+}
+
+_LONG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_IPREC_LEVELS = tuple(i / 10 for i in range(11))
+
+#: special lines of trec_eval's output that are not measures
+RUNID = "runid"
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """How one trec_eval measure maps to tierank: ``kind`` of its parameters and a builder."""
+
+    kind: str  # "plain" | "long_cuts" | "double_cuts" | "pairs" | "doubles"
+    build: Callable  # parameters -> tierank measure string (None: those parameters are not supported)
+    defaults: tuple = ()
+
+
+def _fmt_num(x: float) -> str:
+    return repr(float(x)).rstrip("0").rstrip(".") if "." in repr(float(x)) else repr(float(x))
+
+
+_SPECS: dict[str, _Spec] = {
+    "num_q": _Spec("plain", lambda p: "NumQ"),
+    "num_ret": _Spec("plain", lambda p: "NumRet"),
+    "num_rel": _Spec("plain", lambda p: "NumRel"),
+    "num_rel_ret": _Spec("plain", lambda p: "NumRelRet"),
+    "num_nonrel_judged_ret": _Spec("plain", lambda p: "NumNonRelJudgedRet"),
+    "map": _Spec("plain", lambda p: "AP"),
+    "gm_map": _Spec("plain", lambda p: "GMAP"),
+    "Rprec": _Spec("plain", lambda p: "Rprec"),
+    "bpref": _Spec("plain", lambda p: "Bpref"),
+    "recip_rank": _Spec("plain", lambda p: "RR"),
+    "iprec_at_recall": _Spec("double_cuts", lambda x: f"IPrec@{_fmt_num(x)}", _IPREC_LEVELS),
+    "P": _Spec("long_cuts", lambda k: f"P@{k}", _LONG_CUTS),
+    "recall": _Spec("long_cuts", lambda k: f"R@{k}", _LONG_CUTS),
+    "11pt_avg": _Spec("doubles", lambda p: "IPrecAvg" if p is None else None),
+    "ndcg": _Spec("pairs", lambda p: "nDCG" if p is None else
+                  "nDCG(gains={" + ",".join(f"{_fmt_num(k)}:{_fmt_num(v)}" for k, v in p) + "})"),
+    "ndcg_cut": _Spec("long_cuts", lambda k: f"nDCG@{k}", _LONG_CUTS),
+    "map_cut": _Spec("long_cuts", lambda k: f"AP@{k}", _LONG_CUTS),
+    "success": _Spec("long_cuts", lambda k: f"Success@{k}", (1, 5, 10)),
+    "set_P": _Spec("plain", lambda p: "SetP"),
+    "set_recall": _Spec("plain", lambda p: "SetR"),
+    "set_map": _Spec("plain", lambda p: "SetAP"),
+    "set_F": _Spec("doubles", lambda p: "SetF" if p is None else f"SetF(beta={_fmt_num(p[0])})"),
+    "rbp": _Spec("pairs", lambda p: "RBP(p=" + _fmt_num(dict(p or ()).get("p", 0.9)) + ",rel=1)"),
+}
+_NOT_IMPLEMENTED = {
+    "relstring": "the relevance string of the top 10 (not a number)",
+    "infAP": "inferred AP (sampled judgments)",
+    "gm_bpref": "geometric mean of bpref",
+    "Rprec_mult": "precision at multiples of R",
+    "utility": "set utility (the only measure that reads -N)",
+    "binG": "binary G (experimental)",
+    "G": "normalized gain G (experimental)",
+    "dcg": "unnormalised DCG",
+    "ideal_dcg": "ideal DCG",
+    "ndcg_rel": "nDCG averaged over relevant documents (experimental)",
+    "Rndcg": "nDCG at R levels (experimental)",
+    "relative_P": "precision relative to the best possible at the cutoff",
+    "set_relative_P": "set precision relative to the best possible",
+    "rbp_resid": "RBP residual (tierank reports it as `residual` with --unjudged bounds)",
+    "unj": "fraction unjudged at cutoffs, with nonrelevant fill (tierank has Judged@k over min(k, retrieved))",
+    "yaap": "yet another AP (experimental)",
+}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line kind of trec_eval's output: the printed ``name`` and the tierank ``measure``
+    (None for ``runid`` and for ``num_q`` when no NumQ family is registered)."""
+
+    name: str
+    measure: Measure | None
+    key: tuple = ()  # sort key: trec_eval's print order
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a list of ``-m`` texts asks for.
+
+    ``entries`` in the order asked for (:attr:`printed`: in trec_eval's print order);
+    ``left_out``: trec_eval measures of a nickname that tierank does not have; ``notes``: what was
+    ignored or left out, in words (the CLI prints them on stderr).
+    """
+
+    entries: tuple[Entry, ...]
+    left_out: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    runid: bool = False
+
+    @property
+    def measures(self) -> list[Measure]:
+        """The measures to evaluate, each once, in the order asked for (a trec_eval name or
+        nickname expanded in trec_eval's order)."""
+        return list(dict.fromkeys(e.measure for e in self.entries if e.measure is not None))
+
+    @property
+    def printed(self) -> tuple[Entry, ...]:
+        """The entries in trec_eval's print order (its measure table, cutoffs ascending), the
+        measures trec_eval lacks after them in the order asked for."""
+        return tuple(sorted(self.entries, key=lambda e: e.key))
+
+    def name_of(self, m: Measure) -> str:
+        """The name printed for ``m``."""
+        for e in self.entries:
+            if e.measure == m:
+                return e.name
+        return trec_name(m) or str(m)
+
+
+@dataclass
+class _State:
+    params: dict = field(default_factory=dict)  # trec name -> first parameter text
+    marked: list = field(default_factory=list)  # trec names marked, in first-marked order
+    explicit: set = field(default_factory=set)  # named directly (not through a nickname)
+
+
+_TREC_TEXT = re.compile(r"^\s*([A-Za-z0-9_]+)(?:\.(.*?))?\s*$")
+
+
+def is_trec(text: str) -> bool:
+    """Whether ``text`` is written in trec_eval's syntax (a trec_eval measure name or nickname,
+    optionally followed by ``.PARAMS``).
+
+    >>> is_trec("P.10"), is_trec("P@10"), is_trec("official"), is_trec("ndcg_cut.5")
+    (True, False, True, True)
+    """
+    m = _TREC_TEXT.match(text) if isinstance(text, str) else None
+    return bool(m) and (m.group(1) in TREC_ORDER or m.group(1) in NICKNAMES)
+
+
+def _long_cuts(name: str, text: str) -> tuple[int, ...]:
+    out = []
+    for tok in text.split(","):
+        t = tok.strip()
+        if not re.fullmatch(r"[0-9]+", t):
+            raise TierankInputError(f"trec_eval measure {quote(name + '.' + text)}: cutoff {quote(t)} is not a "
+                                    "positive integer")
+        out.append(int(t))
+    out.sort()
+    if out[0] <= 0:
+        raise TierankInputError(f"trec_eval measure {quote(name + '.' + text)}: cutoffs must be positive")
+    if len(set(out)) != len(out):
+        raise TierankInputError(f"trec_eval measure {quote(name + '.' + text)}: duplicate cutoffs")
+    return tuple(out)
+
+
+def _float(name: str, text: str, tok: str) -> float:
+    t = tok.strip()
+    if not re.fullmatch(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", t):
+        raise TierankInputError(f"trec_eval measure {quote(name + '.' + text)}: {quote(t)} is not a number")
+    return float(t)
+
+
+def _double_cuts(name: str, text: str) -> tuple[float, ...]:
+    out = sorted(_float(name, text, t) for t in text.split(","))
+    if len(set(out)) != len(out):
+        raise TierankInputError(f"trec_eval measure {quote(name + '.' + text)}: duplicate cutoffs")
+    return tuple(out)
+
+
+def _pairs(name: str, text: str) -> tuple[tuple, ...]:
+    out = []
+    for item in text.split(","):
+        if "=" not in item:
+            raise TierankInputError(f"trec_eval measure {quote(name + '.' + text)}: parameter {quote(item)} is not "
+                                    "name=value")
+        k, v = item.split("=", 1)
+        key = k.strip() if name == "rbp" else _float(name, text, k)
+        out.append((key, _float(name, text, v)))
+    return tuple(out)
+
+
+def _entries(name: str, text: str | None) -> list[tuple[str, str | None, tuple]]:
+    """(printed name, tierank measure string or None, sort key) of trec_eval measure ``name`` with
+    parameter text ``text`` (None: the defaults)."""
+    idx = TREC_ORDER.index(name)
+    spec = _SPECS.get(name)
+    if spec is None:
+        return [(name, None, (idx,))]
+    if spec.kind == "long_cuts":
+        cuts = spec.defaults if text is None else _long_cuts(name, text)
+        return [(f"{name}_{k}", spec.build(k), (idx, k)) for k in cuts]
+    if spec.kind == "double_cuts":
+        cuts = spec.defaults if text is None else _double_cuts(name, text)
+        return [(f"{name}_{x:3.2f}", spec.build(x), (idx, x)) for x in cuts]
+    printed = name if text is None else f"{name}_{text}"
+    if spec.kind == "plain":
+        return [(name, spec.build(None), (idx,))]  # trec_eval ignores parameters of these
+    if spec.kind == "pairs":
+        return [(printed, spec.build(None if text is None else _pairs(name, text)), (idx,))]
+    vals = None if text is None else tuple(_float(name, text, t) for t in text.split(","))
+    return [(printed, spec.build(vals), (idx,))]
+
+
+def _available(text: str) -> Measure | None:
+    try:
+        return parse_measure(text)
+    except TierankInputError:
+        return None
+
+
+def plan(texts: Iterable[str | Measure]) -> Plan:
+    """Resolve ``-m`` texts (trec_eval names and nicknames, ir_measures strings, Measures) into a
+    :class:`Plan`; bad or unknown texts raise one :class:`TierankInputError` listing all problems
+    (unknown names with "did you mean" suggestions).
+    """
+    st = _State()
+    slots: list = []  # ("trec", name) or ("m", Measure), in the order first asked for
+    errors: list = []
+    for t in texts:
+        if isinstance(t, Measure):
+            slots.append(("m", t))
+            continue
+        if not isinstance(t, str):
+            errors.append(f"measure {t!r} is not a string")
+            continue
+        m = _TREC_TEXT.match(t)
+        if m and (m.group(1) in TREC_ORDER or m.group(1) in NICKNAMES):
+            name, params = m.group(1), m.group(2)
+            if params is not None and params == "":
+                errors.append(f"trec_eval measure {quote(t)}: empty parameter list after '.'")
+                continue
+            if name in NICKNAMES:
+                names = tuple(n for n in TREC_ORDER if n in NICKNAMES[name])
+            else:
+                names = (name,)
+                st.explicit.add(name)
+                if params is not None:
+                    if name in st.params and st.params[name] != params:
+                        st.params.setdefault("__ignored__", []).append(t)
+                    st.params.setdefault(name, params)
+            for n in names:
+                if n not in st.marked:
+                    st.marked.append(n)
+                    slots.append(("trec", n))
+            continue
+        try:
+            slots.append(("m", parse_measure(t)))
+        except TierankInputError as e:
+            if str(e).startswith("unknown measure"):
+                hint = suggest(t)
+                errors.append(f"unknown measure {quote(t)}" + (f"; did you mean {' or '.join(map(quote, hint))}?"
+                                                             if hint else "") + " (see `tierank measures`)")
+            else:
+                errors.extend(e.problems)
+    entries: list[Entry] = []
+    left_out: list[str] = []
+    notes: list[str] = []
+    runid = False
+    seen: set = set()
+    for i, (kind, item) in enumerate(slots):
+        if kind == "m":
+            if item not in seen:
+                seen.add(item)
+                name = trec_name(item)
+                entries.append(Entry(name or str(item), item, trec_order(item) if name else (len(TREC_ORDER), i)))
+            continue
+        name = item
+        if name == RUNID:
+            runid = True
+            continue
+        if name not in _SPECS:
+            if name in st.explicit:
+                errors.append(f"trec_eval measure {quote(name)} ({_NOT_IMPLEMENTED.get(name, 'preference measure')}) "
+                              "is not implemented by tierank")
+            else:
+                left_out.append(name)
+            continue
+        try:
+            rows = _entries(name, st.params.get(name))
+        except TierankInputError as e:
+            errors.extend(e.problems)
+            continue
+        for printed, text, key in rows:
+            meas = None if text is None else _available(text)
+            if meas is None and name == "num_q":
+                entries.append(Entry(printed, None, key))  # printed from the query count
+                continue
+            if meas is None:
+                why = ("these parameters are not supported by tierank" if text is None
+                       else f"needs {text}, not available in this tierank")
+                if name in st.explicit:
+                    errors.append(f"trec_eval measure {quote(printed)}: {why}")
+                elif name not in left_out:
+                    left_out.append(name)
+                continue
+            if meas not in seen:
+                seen.add(meas)
+                entries.append(Entry(printed, meas, key))
+    for t in st.params.get("__ignored__", []):
+        notes.append(f"-m {t}: trec_eval takes the parameters of a measure from its first -m only; ignored")
+    if left_out:
+        notes.append("left out (no such measure in tierank): " + ", ".join(left_out))
+    if errors:
+        raise TierankInputError(errors)
+    return Plan(tuple(entries), tuple(left_out), tuple(notes), runid)
+
+
+def resolve(texts: Iterable[str | Measure] | str) -> list[Measure]:
+    """The measures that ``texts`` (trec_eval names and nicknames, ir_measures strings) ask for.
+
+    trec_eval names come in trec_eval's print order, the others after them in the order given;
+    each measure once.  Raises :class:`TierankInputError` (all problems together) for unknown
+    names, with suggestions.
+
+    >>> [str(m) for m in resolve("success")]
+    ['Success@1', 'Success@5', 'Success@10']
+    >>> resolve(["ndcg@10"])
+    Traceback (most recent call last):
+    ...
+    tierank.errors.TierankInputError: unknown measure 'ndcg@10'; did you mean 'nDCG@10'? (see `tierank measures`)
+    """
+    if isinstance(texts, (str, Measure)):
+        texts = [texts]
+    return plan(texts).measures
+
+
+# -- reverse ---------------------------------------------------------------------------------------
+
+_PLAIN = {"AP": "map", "RR": "recip_rank", "nDCG": "ndcg", "Rprec": "Rprec", "Bpref": "bpref", "GMAP": "gm_map",
+          "SetP": "set_P", "SetR": "set_recall", "SetAP": "set_map", "SetF": "set_F", "NumQ": "num_q",
+          "NumRet": "num_ret", "NumRel": "num_rel", "NumRelRet": "num_rel_ret",
+          "NumNonRelJudgedRet": "num_nonrel_judged_ret", "IPrecAvg": "11pt_avg"}
+_CUT = {"P": "P", "R": "recall", "nDCG": "ndcg_cut", "AP": "map_cut", "Success": "success"}
+
+
+def _defaults_only(m: Measure, allowed: tuple = ()) -> bool:
+    return all(v == p.default for p in m.schema for k, v in m.params if k == p.name and k not in allowed)
+
+
+def trec_name(m: Measure) -> str | None:
+    """The name trec_eval prints for measure ``m``, or None when trec_eval has no such measure.
+
+    >>> [trec_name(parse_measure(t)) for t in ("P@5", "AP@100", "R@10", "R", "RBP(p=0.9,rel=1)", "P(rel=2)@5")]
+    ['P_5', 'map_cut_100', 'recall_10', None, 'rbp', None]
+    """
+    fam = m.family
+    if fam == "RBP":
+        if m.cutoff is not None or m.param("rel") not in (None, 1):
+            return None
+        p = m.param("p")
+        return "rbp" if p == 0.9 else f"rbp_p={_fmt_num(p)}"
+    if fam == "IPrec":
+        if m.cutoff is None or not _defaults_only(m):
+            return None
+        return f"iprec_at_recall_{float(m.cutoff):3.2f}"
+    if fam == "SetF":
+        if m.cutoff is not None:
+            return None
+        beta = dict(m.params).get("beta", 1.0)
+        others = tuple(k for k, _ in m.params if k != "beta")
+        if not _defaults_only(m, ("beta",)) and others:
+            return None
+        return "set_F" if beta in (None, 1, 1.0) else f"set_F_{_fmt_num(beta)}"
+    if fam == "nDCG" and m.cutoff is None and dict(m.params).get("gains") and _defaults_only(m, ("gains",)):
+        return "ndcg_" + ",".join(f"{_fmt_num(k)}={_fmt_num(v)}" for k, v in dict(m.params)["gains"])
+    if not _defaults_only(m):
+        return None
+    if m.cutoff is None:
+        return _PLAIN.get(fam)
+    if fam in _CUT and isinstance(m.cutoff, int):
+        return f"{_CUT[fam]}_{m.cutoff}"
+    return None
+
+
+def trec_order(m: Measure) -> tuple:
+    """Sort key of ``m`` in trec_eval's print order (measures trec_eval lacks sort last)."""
+    name = trec_name(m)
+    if name is None:
+        return (len(TREC_ORDER),)
+    for base in sorted(TREC_ORDER, key=len, reverse=True):
+        if name == base:
+            return (TREC_ORDER.index(base),)
+        if name.startswith(base + "_"):
+            rest = name[len(base) + 1:]
+            try:
+                return (TREC_ORDER.index(base), float(rest))
+            except ValueError:
+                return (TREC_ORDER.index(base), 0.0)
+    return (len(TREC_ORDER),)
+
+
+# -- did you mean ----------------------------------------------------------------------------------
+
+_ALIASES = {"mrr": "RR", "rr": "RR", "map": "AP", "ap": "AP", "ndcg": "nDCG", "recall": "R", "r": "R",
+            "precision": "P", "prec": "P", "p": "P", "success": "Success", "hits": "Hits", "hit": "Hits",
+            "bpref": "Bpref", "err": "ERR", "rprec": "Rprec", "rbp": "RBP", "f1": "F1", "judged": "Judged",
+            "mrr_cut": "RR", "ndcg_cut": "nDCG", "map_cut": "AP", "recip_rank": "RR", "gm_map": "GMAP",
+            "set_p": "SetP", "set_recall": "SetR", "set_f": "SetF", "set_map": "SetAP", "num_q": "NumQ",
+            "num_ret": "NumRet", "num_rel": "NumRel", "num_rel_ret": "NumRelRet", "iprec": "IPrec",
+            "iprec_at_recall": "IPrec", "hitrate": "Success", "hit_rate": "Success", "recall_cap": "R_cap"}
+
+
+def _all_names() -> list[str]:
+    return sorted(set(supported()) | set(REGISTRY) | set(_SPECS) | set(NICKNAMES))
+
+
+def suggest(text: str, n: int = 3) -> list[str]:
+    """Likely intended spellings of an unknown measure ``text`` (case, ir_measures/trec_eval
+    aliases, the printed form ``P_10``, then :mod:`difflib` over every name).
+
+    >>> suggest("ndcg@10"), suggest("mAP"), suggest("P_10"), suggest("ndcg_cut_10")
+    (['nDCG@10'], ['AP', 'map'], ['P.10', 'P@10'], ['ndcg_cut.10', 'nDCG@10'])
+    """
+    text = str(text).strip()
+    m = re.match(r"^([A-Za-z0-9_]+?)(?:_([0-9.]+))?((?:\(.*\))?(?:@.*)?)$", text)
+    out: list[str] = []
+    known = set(REGISTRY)
+    if m:
+        base, num, rest = m.groups()
+        low = base.lower()
+        if num is not None and not rest:  # trec_eval's printed name, e.g. P_10, ndcg_cut_10
+            trec = next((t for t in _SPECS if t.lower() == low), None)
+            if trec is not None and _SPECS[trec].kind in ("long_cuts", "double_cuts"):
+                out.append(f"{trec}.{num}")
+            fam = _ALIASES.get(low)
+            if fam in known and re.fullmatch(r"[0-9]+", num):
+                out.append(f"{fam}@{num}")
+        else:
+            fam = next((f for f in known if f.lower() == low), None) or _ALIASES.get(low)
+            if num is not None:
+                rest = f"_{num}{rest}"
+            if fam in known:
+                out.append(fam + rest)
+            trec = next((t for t in (*_SPECS, *NICKNAMES) if t.lower() == low and t != base), None)
+            if trec is not None and not rest:
+                out.append(trec)
+    if not out:
+        head = re.split(r"[(@.]", text, maxsplit=1)[0]
+        tail = text[len(head):]
+        close = difflib.get_close_matches(head, _all_names(), n=n, cutoff=0.7)
+        close += [c for c in difflib.get_close_matches(head.lower(), [x.lower() for x in _all_names()], n=n,
+                                                       cutoff=0.7)
+                  if c not in [x.lower() for x in close]]
+        lowmap = {x.lower(): x for x in _all_names()}
+        for c in close:
+            name = lowmap.get(c.lower(), c)
+            fam = name if name in REGISTRY else next((f for f in known if f.lower() == name.lower()), None)
+            fam = fam or _ALIASES.get(name.lower())
+            for cand in ((fam + tail) if fam in known else None, name if not tail or name in REGISTRY else None):
+                if cand and cand not in out:
+                    out.append(cand)
+    return [o for o in dict.fromkeys(out) if o != text and (is_trec(o) or _available(o) is not None)][:n]
+
+
+__all__ = ["TREC_ORDER", "NICKNAMES", "RUNID", "Entry", "Plan", "plan", "resolve", "trec_name", "trec_order",
+           "suggest", "is_trec"]

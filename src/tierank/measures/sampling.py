@@ -1,0 +1,296 @@
+r"""Uniform random tie orderings, drawn in bulk, for the measures with no exact expectation.
+
+Some statistics have no closed form or polynomial algorithm we know of (the expectation of
+interpolated precision, trec_eval's ``iprec_at_recall`` / ``11pt_avg``, and of the geometric
+mean ``gm_map``).  Their families estimate them from ``prep.samples`` uniformly random
+orderings of every tie group and label the result (``Stats(method="sampled", samples=,
+seed=, se=)``), never silently.
+
+What is drawn
+-------------
+The binary-relevance measures served here depend on an ordering only through the ranks of
+the relevant documents.  A uniformly random ordering of a tie group of ``m`` documents of
+which ``r`` are relevant puts the relevant ones on a uniformly random ``r``-subset of the
+group's ``m`` positions, independently across groups.  So, per sampled query and ordering:
+
+* groups with no relevant document, and groups past the ranks read (``prep.cut``), are not
+  touched; all-relevant groups are copied; only *mixed* groups are drawn;
+* a mixed group draws the smaller of its relevant / non-relevant sets,
+  ``k = min(r, m - r)`` offsets, by Floyd's algorithm (Bentley & Floyd, "Programming
+  pearls: a sample of brilliance", CACM 30(9), 1987): ``k`` steps, each one uniform
+  integer, vectorized over every (group, ordering) pair of a chunk at once; the offsets are
+  marked in a bit map of the chunk's relevant-bearing positions;
+* the relevant ranks of every (ordering, query) then come out of one ``flatnonzero``, sorted:
+  :class:`Draws`.  A measure turns them into one value per (ordering, query) with
+  segment sums / maxima, in O(relevant documents) per ordering.
+
+Only queries whose value can change (``min < max``) are sampled; the others keep their one
+value exactly, with variance 0 and standard error 0.  Chunks are bounded (at most
+:data:`MAX_ENTRIES` bit-map entries, split over orderings when one query alone is larger).
+
+Reproducibility
+---------------
+The draws of a query depend only on ``prep.seed``, the query id, the rank of each tie group
+and the ordering's index: the uniform integers come from a counter-based generator (the
+splitmix64 stream of a per-(query, group, ordering) key, :func:`tierank.io.fingerprint.splitmix64`),
+not from a shared stream.  A query therefore gets bit-identical estimates whatever other
+queries are evaluated with it and however the work is chunked (streamed batches, depth
+pruning), and the same seed gives the same numbers.  A uniform integer in ``[0, j]`` is
+``floor(u (j + 1))`` with a 53-bit uniform ``u``: its bias is below ``(j + 1) 2^{-53}``.
+
+Estimates
+---------
+Per query: the mean of the ``S`` sampled values, their variance (``ddof = 1``) and the
+standard error of the mean ``sqrt(var / S)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from ..io.fingerprint import fingerprint, pair_fingerprint, splitmix64
+from .base import Stats
+from .kernels import group_counts
+
+__all__ = ["Draws", "MAX_ENTRIES", "fixed_draws", "random_draws", "sample_moments", "sampled_stats", "query_keys"]
+
+#: largest bit map (orderings x relevant-bearing positions) drawn at once; the work arrays of a
+#: chunk are bounded by it: at most MAX_ENTRIES / 2 (group, ordering) pairs of 40 bytes and
+#: MAX_ENTRIES relevant entries of about 50 bytes (under 100 MB at worst)
+MAX_ENTRIES = 1 << 20
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_TWO53 = 2.0 ** -53
+
+
+@dataclass(frozen=True)
+class Draws:
+    """The relevant documents of ``nseg`` rankings (segments), ranks read only.
+
+    Entries are sorted by segment, then rank.  Segment ``s`` ranks query ``queries[qidx[s]]``
+    (``queries``: the distinct queries drawn); ``start`` (length ``nseg + 1``) delimits each
+    segment's entries; ``rank`` is the 1-based rank of each relevant document and ``count``
+    its 1-based index among the relevant documents of its segment (so ``count / rank`` is the
+    precision at it).
+    """
+
+    nseg: int
+    queries: np.ndarray
+    qidx: np.ndarray
+    seg: np.ndarray
+    rank: np.ndarray
+    count: np.ndarray
+    start: np.ndarray
+
+    @property
+    def query(self) -> np.ndarray:
+        """Query index of every segment."""
+        return self.queries[self.qidx]
+
+    @property
+    def found(self) -> np.ndarray:
+        """Relevant documents retrieved per segment (int64)."""
+        return np.diff(self.start)
+
+    @classmethod
+    def build(cls, queries: np.ndarray, qidx: np.ndarray, seg: np.ndarray, rank: np.ndarray) -> "Draws":
+        """Draws from the segment and 1-based rank of every relevant entry (sorted by segment, rank).
+
+        >>> d = Draws.build(np.array([7]), np.array([0, 0]), np.array([1, 1]), np.array([2.0, 5.0]))
+        >>> d.query.tolist(), d.found.tolist(), d.count.tolist()
+        ([7, 7], [0, 2], [1.0, 2.0])
+        """
+        nseg = len(qidx)
+        seg = np.asarray(seg, dtype=np.int64)
+        start = np.zeros(nseg + 1, dtype=np.int64)
+        np.cumsum(np.bincount(seg, minlength=nseg), out=start[1:])
+        count = (np.arange(len(seg), dtype=np.int64) - start[seg] + 1).astype(np.float64)
+        return cls(nseg, np.asarray(queries), np.asarray(qidx), seg, np.asarray(rank, dtype=np.float64), count, start)
+
+    def suffix_max(self, x: np.ndarray) -> np.ndarray:
+        """Per entry, the maximum of ``x`` over it and the later entries of its segment (exact;
+        log2(longest segment) vectorized doubling steps).
+
+        >>> d = Draws.build(np.array([0]), np.array([0, 0]), np.array([0, 0, 1, 1]), np.array([1.0, 2, 1, 3]))
+        >>> d.suffix_max(np.array([0.2, 0.5, 0.9, 0.1])).tolist()
+        [0.5, 0.5, 0.9, 0.1]
+        """
+        out = np.array(x, dtype=np.float64, copy=True)
+        if not len(out):
+            return out
+        room = self.start[self.seg + 1] - np.arange(len(out))  # entries from each one to its segment's end
+        longest = int(room.max())
+        step = 1
+        while step < longest:
+            ok = room[:-step] > step
+            out[:-step] = np.where(ok, np.maximum(out[:-step], out[step:]), out[:-step])
+            step *= 2
+        return out
+
+
+def fixed_draws(prep, seq: np.ndarray, cut: float) -> Draws:
+    """:class:`Draws` of one ranking per query: rows of ``prep`` in order, ``seq`` the relevance
+    of each row (e.g. ``prep.arrangement("pessimistic", "rel")``), ranks below ``cut`` only."""
+    keep = seq & (prep.pos < cut) if np.isfinite(cut) else seq
+    rows = np.flatnonzero(keep)
+    return Draws.build(np.arange(prep.nq), np.arange(prep.nq), prep.qi[rows], prep.pos[rows] + 1.0)
+
+
+def query_keys(prep, seed: int | None = None) -> np.ndarray:
+    """uint64 key of every query: a function of the seed and the query id only."""
+    def compute():
+        s = np.full(prep.nq, np.uint64((prep.seed if seed is None else seed) % (1 << 64)), dtype=np.uint64)
+        return pair_fingerprint(splitmix64(s), fingerprint(pa.array(prep.qids, pa.string())))
+
+    return prep.cached(("sampling-keys", prep.seed if seed is None else seed), compute)
+
+
+def random_draws(prep, queries: np.ndarray, level: int | None, cut: float) -> Iterator[tuple[np.ndarray, int, Draws]]:
+    """Uniformly random tie orderings of the ``queries`` (sorted query indices) of ``prep``.
+
+    Yields ``(queries of the chunk, first ordering index, draws)``: the draws hold
+    ``S_chunk * len(chunk)`` segments, segment ``s * len(chunk) + i`` being ordering
+    ``first + s`` of the chunk's query ``i``.  Chunks cover every query and every one of the
+    ``prep.samples`` orderings once.
+    """
+    queries = np.asarray(queries, dtype=np.int64)
+    S = int(prep.samples)
+    if not len(queries):
+        return
+    r_g = group_counts(prep, "rel", level)
+    want = np.zeros(prep.nq, dtype=bool)
+    want[queries] = True
+    gsel = np.flatnonzero((r_g > 0) & want[prep.gq] & (prep.gpos0 < cut))
+    m_all = prep.gsize[gsel].astype(np.int64)
+    gq_all = prep.gq[gsel]
+    # positions held per query, and chunks of queries whose bit map fits
+    per_q = np.bincount(gq_all, weights=m_all, minlength=prep.nq)[queries].astype(np.int64)
+    qkeys = query_keys(prep)
+    qcum = np.concatenate(([0], np.cumsum(per_q)))
+    gcut = np.searchsorted(gq_all, queries, side="left")
+    gcut = np.append(gcut, len(gsel))
+    lo = 0
+    while lo < len(queries):
+        # as many queries as fit (at least one)
+        hi = int(np.searchsorted(qcum, qcum[lo] + max(MAX_ENTRIES // S, 1), side="right")) - 1
+        hi = min(max(hi, lo + 1), len(queries))
+        chunk = queries[lo:hi]
+        g = gsel[gcut[lo]:gcut[hi]]
+        nslots = int(qcum[hi] - qcum[lo])
+        step = S if nslots * S <= MAX_ENTRIES else max(MAX_ENTRIES // max(nslots, 1), 1)
+        for s0 in range(0, S, step):
+            sb = min(step, S - s0)
+            yield chunk, s0, _draw_chunk(prep, chunk, g, r_g[g], nslots, s0, sb, cut, qkeys)
+        lo = hi
+
+
+def _draw_chunk(prep, chunk, g, r, nslots, s0, sb, cut, qkeys) -> Draws:
+    """Orderings ``s0 .. s0+sb-1`` of the queries ``chunk``; ``g`` their relevant-bearing groups."""
+    nqc = len(chunk)
+    m = prep.gsize[g].astype(np.int64)
+    gstart = np.concatenate(([0], np.cumsum(m)[:-1])) if len(m) else np.zeros(0, np.int64)
+    qloc = np.searchsorted(chunk, prep.gq[g])
+    slot_group = np.repeat(np.arange(len(g)), m)
+    slot_rank = (prep.gpos0[g][slot_group] + (np.arange(nslots) - gstart[slot_group]) + 1).astype(np.float64)
+    slot_q = qloc[slot_group]
+    k = np.minimum(r, m - r)
+    init = 2 * r > m  # the group starts all relevant and the k drawn offsets are flipped, or the reverse
+    # marks of the drawn offsets; relevant = the group's initial state XOR marked
+    bm = np.zeros((sb, nslots), dtype=bool)
+    flat = bm.reshape(-1)
+    mixed = np.flatnonzero(k > 0)
+    if len(mixed):
+        order = mixed[np.argsort(-k[mixed], kind="stable")]
+        kk = k[order]
+        # (group, ordering) pairs, group-major: the pairs still drawing at step t are a prefix
+        samples = np.arange(s0, s0 + sb, dtype=np.uint64)
+        gkey = pair_fingerprint(qkeys[prep.gq[g[order]]], prep.gpos0[g[order]].astype(np.uint64))
+        with np.errstate(over="ignore"):
+            state = pair_fingerprint(np.repeat(gkey, sb), np.tile(samples, len(order)))
+        base = (np.arange(sb, dtype=np.int64)[None, :] * nslots + gstart[order][:, None]).reshape(-1)
+        top = np.repeat(m[order] - kk, sb)  # Floyd's j at step 0
+        last = base + top                   # the flat index of offset j at step 0
+        scale = (top + 1).astype(np.float64) * _TWO53  # (j + 1) 2^-53 at step 0, exact
+        active_groups = np.searchsorted(-kk, -np.arange(1, int(kk[0]) + 1), side="right")  # groups with k > t
+        for t in range(int(kk[0])):
+            n = int(active_groups[t]) * sb
+            with np.errstate(over="ignore"):
+                state[:n] += _GOLDEN
+                x = splitmix64(state[:n])
+            # uniform offset in [0, j]: floor(u (j + 1)), u = 53 random bits / 2^53 (one rounding)
+            pick = ((x >> np.uint64(11)).astype(np.float64) * (scale[:n] + t * _TWO53)).astype(np.int64)
+            np.minimum(pick, top[:n] + t, out=pick)
+            at = base[:n] + pick
+            at = np.where(flat[at], last[:n] + t, at)  # already drawn: take j itself (Floyd)
+            flat[at] = True
+    np.not_equal(bm, init[slot_group][None, :], out=bm)
+    idx = np.flatnonzero(flat)
+    s_loc, slot = np.divmod(idx, nslots) if nslots else (idx, idx)
+    rank = slot_rank[slot]
+    if np.isfinite(cut):
+        keep = rank <= cut
+        s_loc, slot, rank = s_loc[keep], slot[keep], rank[keep]
+    seg = s_loc * nqc + slot_q[slot]
+    return Draws.build(chunk, np.tile(np.arange(nqc), sb), seg, rank)
+
+
+def sample_moments(prep, queries: np.ndarray, values: Callable[[Draws], np.ndarray], level: int | None,
+                   cut: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per query of ``queries``: mean and variance (``ddof=1``) over ``prep.samples`` random tie
+    orderings of the rows of ``values(draws)`` (an array ``(L, draws.nseg)``: L values per ranking).
+
+    Returns two arrays of shape ``(L, len(queries))``.  Each query's numbers depend on its own
+    orderings only (bit for bit, whatever the chunking).
+    """
+    queries = np.asarray(queries, dtype=np.int64)
+    S = int(prep.samples)
+    mean = var = None
+    pending: dict = {}
+    for chunk, s0, draws in random_draws(prep, queries, level, cut):
+        v = np.atleast_2d(np.asarray(values(draws), dtype=np.float64))
+        L = v.shape[0]
+        if mean is None:
+            mean = np.zeros((L, len(queries)))
+            var = np.zeros((L, len(queries)))
+        key = int(chunk[0])
+        if key not in pending:
+            pending[key] = np.empty((L, S, len(chunk)))
+        pending[key][:, s0:s0 + v.shape[1] // len(chunk), :] = v.reshape(L, -1, len(chunk))
+        if s0 + v.shape[1] // len(chunk) == S:
+            block = np.ascontiguousarray(pending.pop(key).transpose(0, 2, 1))  # (L, queries, S)
+            mu = block.mean(axis=-1)
+            d = block - mu[..., None]
+            at = np.searchsorted(queries, chunk)
+            mean[:, at] = mu
+            var[:, at] = np.einsum("lqs,lqs->lq", d, d) / (S - 1)
+    if mean is None:
+        empty = np.zeros(0, np.int64)
+        L = np.atleast_2d(np.asarray(values(Draws.build(empty, empty, empty, np.zeros(0))),
+                                     dtype=np.float64)).shape[0]
+        mean, var = np.zeros((L, 0)), np.zeros((L, 0))
+    return mean, var
+
+
+def sampled_stats(prep, oblivious: np.ndarray, vmin: np.ndarray, vmax: np.ndarray,
+                  values: Callable[[Draws], np.ndarray], level: int | None, cut: float) -> Stats:
+    """:class:`Stats` of a measure with exact ``oblivious``/``min``/``max`` per query and a sampled
+    expectation and variance: ``values(draws)`` gives the measure of each ranking of ``draws``
+    (shape ``(draws.nseg,)``).  Queries with ``min == max`` are not sampled: their expectation is
+    that value, with variance and standard error exactly 0; with no query that can vary the
+    result is ``method="exact"``.
+    """
+    vary = np.flatnonzero(vmin < vmax)
+    expected = vmin.astype(np.float64).copy()
+    var = np.zeros(prep.nq)
+    if not len(vary):
+        return Stats(oblivious, expected, vmin, vmax, var)
+    mu, v = sample_moments(prep, vary, lambda d: np.atleast_2d(values(d)), level, cut)
+    expected[vary], var[vary] = np.clip(mu[0], vmin[vary], vmax[vary]), v[0]
+    se = np.zeros(prep.nq)
+    se[vary] = np.sqrt(v[0] / prep.samples)
+    return Stats(oblivious, expected, vmin, vmax, var, method="sampled", samples=int(prep.samples),
+                 seed=int(prep.seed), se=se)
