@@ -276,3 +276,106 @@ def test_askubuntu_bm25_vs_bf16(shared_data):
     assert 0.0 <= pair.p <= 1.0 and 0.0 <= pair.p_oblivious <= 1.0
     _check_band_summary(cmp)
     json.dumps(records(cmp), allow_nan=False)
+
+
+# --- (5) tie-aware significance: P(A above B) under random tie breaking, multiple comparisons ------
+
+from tierank.analysis.compare import adjust_pvalues, prob_above  # noqa: E402
+from reference import orderings, value  # noqa: E402
+
+
+def _query_values(run_q: dict, qrels_q: dict, measure: str) -> list[float]:
+    """The measure over every tie ordering of one query (each ordering equally likely)."""
+    docs = [(d, s, qrels_q.get(d)) for d, s in run_q.items()]
+    nrel = sum(1 for g in qrels_q.values() if g >= 1)
+    ideal = sorted(qrels_q.values(), reverse=True)
+    return [value(measure, [g for _, _, g in o], nrel, ideal) for o in orderings(docs)]
+
+
+def _mean_distribution(run: dict, qrels: dict, measure: str) -> dict[float, float]:
+    """Exact distribution {mean over queries: probability}, orderings independent across queries."""
+    dist = {0.0: 1.0}
+    n = len(qrels)
+    for q in sorted(qrels):
+        vals = _query_values(run[q], qrels[q], measure)
+        nxt: dict[float, float] = {}
+        for m, p in dist.items():
+            for v in vals:
+                key = round(m + v / n, 12)
+                nxt[key] = nxt.get(key, 0.0) + p / len(vals)
+        dist = nxt
+    return dist
+
+
+SIG_QRELS = {"q1": {"a": 1, "c": 1}, "q2": {"b": 1}, "q3": {"e": 1, "a": 0}}
+SIG_RUNS = {
+    "A": {"q1": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.5}, "q2": {"a": 0.9, "b": 0.9, "c": 0.9},
+          "q3": {"e": 0.4, "a": 0.4, "b": 0.4, "c": 0.4}},
+    "B": {"q1": {"b": 2.0, "a": 1.0, "c": 1.0, "d": 1.0}, "q2": {"b": 0.5, "c": 0.5, "d": 0.1},
+          "q3": {"a": 3.0, "e": 2.0, "b": 2.0, "c": 1.0}},
+}
+
+
+@pytest.mark.parametrize("measure", ["RR", "AP", "P@2", "nDCG@3"])
+def test_prob_above_against_enumerating_every_tie_ordering_of_both_runs(measure):
+    cmp = compare(SIG_RUNS, SIG_QRELS, measure)
+    (pair,) = cmp.pairs
+    da = _mean_distribution(SIG_RUNS[pair.a], SIG_QRELS, measure)
+    db = _mean_distribution(SIG_RUNS[pair.b], SIG_QRELS, measure)
+    diffs = [(x - y, p * r) for x, p in da.items() for y, r in db.items()]
+    mean = sum(d * w for d, w in diffs)
+    std = math.sqrt(sum((d - mean) ** 2 * w for d, w in diffs))
+    exact_above = sum(w for d, w in diffs if d > 1e-12)
+    assert pair.diff_expected == pytest.approx(mean, abs=1e-12)
+    assert pair.std_diff == pytest.approx(std, abs=1e-12)
+    assert std > 0.01  # real ties in both runs
+    assert pair.p_a_above_bound <= exact_above + 1e-12        # Cantelli: a guaranteed lower bound
+    assert abs(pair.p_a_above - exact_above) < 0.25            # the normal approximation, 3 queries
+    assert 0.0 <= pair.p_a_above_bound <= pair.p_a_above <= 1.0
+
+
+def test_prob_above_exact_without_variation():
+    qrels = {"q1": {"x": 1}, "q2": {"x": 1}}
+    runs = {"hi": {"q1": {"x": 2.0, "y": 1.0}, "q2": {"x": 2.0, "y": 1.0}},
+            "lo": {"q1": {"y": 2.0, "x": 1.0}, "q2": {"y": 2.0, "x": 1.0}}}
+    (pair,) = compare(runs, qrels, "RR").pairs
+    assert (pair.a, pair.std_diff, pair.p_a_above, pair.p_a_above_bound) == ("hi", 0.0, 1.0, 1.0)
+    (same,) = compare({"u": runs["hi"], "v": runs["hi"]}, qrels, "RR").pairs
+    assert (same.p_a_above, same.p_a_above_bound) == (0.0, 0.0)   # level: neither is above
+    assert prob_above(-0.2, 0.04)[0] == pytest.approx(0.158655, abs=1e-6)
+    assert prob_above(-0.2, 0.04)[1] == 0.0
+
+
+def test_adjust_pvalues_against_statsmodels():
+    multipletests = pytest.importorskip("statsmodels.stats.multitest").multipletests
+    rng = np.random.default_rng(11)
+    p = np.concatenate([rng.uniform(0, 0.05, 6), rng.uniform(0, 1, 14), [0.02, 0.02]])
+    for ours, theirs in (("bonferroni", "bonferroni"), ("holm", "holm"), ("bh", "fdr_bh")):
+        assert adjust_pvalues(p, ours) == pytest.approx(multipletests(p, method=theirs)[1], abs=1e-12), ours
+
+
+def test_adjust_pvalues_by_hand_and_nan():
+    # Holm: sorted 0.01, 0.02, 0.04 times 3, 2, 1, running max; BH: times 3/1, 3/2, 3/3, running min from the top
+    assert adjust_pvalues([0.04, 0.01, 0.02], "holm").tolist() == pytest.approx([0.04, 0.03, 0.04])
+    assert adjust_pvalues([0.04, 0.01, 0.02], "bh").tolist() == pytest.approx([0.04, 0.03, 0.03])
+    out = adjust_pvalues([0.01, float("nan"), 0.03], "bonferroni")
+    assert out[0] == pytest.approx(0.02) and math.isnan(out[1]) and out[2] == pytest.approx(0.06)
+    with pytest.raises(tierank.TierankInputError, match="correction"):
+        adjust_pvalues([0.1], "sidak")
+    with pytest.raises(tierank.TierankInputError, match=r"\[0, 1\]"):
+        adjust_pvalues([1.5], "holm")
+
+
+def test_compare_correction_adjusts_every_pair():
+    runs, qrels = _synthetic(n_sys=4, n_q=20)
+    plain = compare(runs, qrels, "nDCG@10")
+    holm = compare(runs, qrels, "nDCG@10", correction="holm")
+    raw = [p.p for p in plain.pairs]
+    assert [p.p_adjusted for p in holm.pairs] == pytest.approx(adjust_pvalues(raw, "holm").tolist())
+    assert all(p.p_adjusted is None for p in plain.pairs)
+    assert [p.significant for p in holm.pairs] == [bool(v < 0.05) for v in adjust_pvalues(raw, "holm")]
+    assert sum(p.significant for p in holm.pairs) <= sum(p.significant for p in plain.pairs)
+    assert holm.settings["correction"] == "holm" and "correction" not in plain.settings
+    assert json.dumps(records(holm)["pairs"][0]["p_adjusted"]) != "null"
+    with pytest.raises(tierank.TierankInputError, match="correction"):
+        compare(runs, qrels, "nDCG@10", correction="fdr")

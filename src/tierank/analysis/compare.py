@@ -14,7 +14,18 @@ of runs side by side on one measure and flags, for every pair of systems:
 * ``undecidable``: the systems' [min, max] intervals of the mean overlap, so
   some tie orderings would rank the pair either way (or make it equal): the
   comparison cannot be decided from these scores;
-* ``significant``: a paired t-test on the per-query expected values.
+* ``significant``: a paired t-test on the per-query expected values (optionally with a
+  multiple-comparison ``correction`` across all pairs: Bonferroni, Holm or Benjamini-Hochberg,
+  :func:`adjust_pvalues`);
+* ``p_a_above``: the probability that ``a``'s mean exceeds ``b``'s when both runs' ties are broken
+  uniformly at random, independently across queries and systems.  The difference of the means
+  then has the exact mean ``diff_expected`` and the exact variance
+  ``(sum_q var_a,q + sum_q var_b,q) / n^2`` (tierank's per-query variances; the orderings are
+  independent); ``p_a_above`` is the normal approximation ``Phi(mean / sd)`` of that sum of
+  independent per-query differences (Lyapunov CLT), and ``p_a_above_bound`` a distribution-free
+  lower bound from the same two moments (Cantelli's inequality,
+  ``P(D > 0) >= mean^2 / (mean^2 + var)`` for ``mean > 0``).  Where no tie can change the
+  difference (variance 0) both are exactly 1 or 0.
 
 With ``band=rho`` every run is also re-scored into geometric rank bands
 (:func:`~tierank.analysis.banding.band_run`) and re-evaluated, and the pairs'
@@ -40,7 +51,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
@@ -111,6 +122,18 @@ class PairComparison:
         banded runs' per-query expected values.
     significant_banded : bool or None
         With ``band``: ``p_banded < alpha``.
+    std_diff : float
+        Standard deviation of ``mean(a) - mean(b)`` over both runs' tie orderings (independent):
+        ``sqrt(sum_q var_a,q + sum_q var_b,q) / n``; its mean over the orderings is ``diff_expected``.
+    p_a_above : float
+        Probability that ``a``'s mean over the compared queries is strictly above ``b``'s when
+        both runs' ties are broken uniformly at random (normal approximation with the exact mean
+        and variance of the difference; 1.0 or 0.0 exactly where the variance is 0).
+    p_a_above_bound : float
+        A distribution-free lower bound of that probability (Cantelli), from the same moments.
+    p_adjusted : float or None
+        With ``correction``: ``p`` adjusted for all pairs (:func:`adjust_pvalues`); then
+        ``significant`` is ``p_adjusted < alpha``.
     """
 
     a: str
@@ -126,6 +149,10 @@ class PairComparison:
     p_banded: float | None = None
     diff_banded: float | None = None
     significant_banded: bool | None = None
+    std_diff: float = float("nan")
+    p_a_above: float = float("nan")
+    p_a_above_bound: float = float("nan")
+    p_adjusted: float | None = None
 
     @property
     def flags(self) -> list[str]:
@@ -227,6 +254,69 @@ def _paired_t(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return float(res.statistic), float(res.pvalue)
 
 
+CORRECTIONS = ("bonferroni", "holm", "bh")
+
+
+def adjust_pvalues(pvalues, method: str) -> np.ndarray:
+    """p-values adjusted for multiple comparisons: ``"bonferroni"``, ``"holm"`` (Holm 1979,
+    step-down, controls the family-wise error) or ``"bh"`` (Benjamini & Hochberg 1995, step-up,
+    controls the false discovery rate).  NaN p-values stay NaN and do not count as tests.
+
+    Examples
+    --------
+    >>> adjust_pvalues([0.01, 0.04, 0.03], "bonferroni").round(4).tolist()
+    [0.03, 0.12, 0.09]
+    >>> adjust_pvalues([0.01, 0.04, 0.03], "holm").round(4).tolist()
+    [0.03, 0.06, 0.06]
+    >>> adjust_pvalues([0.01, 0.04, 0.03], "bh").round(4).tolist()
+    [0.03, 0.04, 0.04]
+    """
+    if method not in CORRECTIONS:
+        raise TierankInputError(f"unknown correction {method!r}; accepted: {', '.join(CORRECTIONS)}")
+    p = np.asarray(pvalues, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    m = len(ok)
+    if m == 0:
+        return out
+    if np.any((p[ok] < 0) | (p[ok] > 1)):
+        raise TierankInputError("p-values must lie in [0, 1]")
+    if method == "bonferroni":
+        out[ok] = np.minimum(1.0, p[ok] * m)
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    ps = p[order]
+    if method == "holm":
+        adj = np.maximum.accumulate(np.minimum(1.0, ps * (m - np.arange(m))))
+    else:
+        adj = np.minimum.accumulate((ps * m / np.arange(1, m + 1))[::-1])[::-1]
+        adj = np.minimum(1.0, adj)
+    out[order] = adj
+    return out
+
+
+def prob_above(diff: float, var: float) -> tuple[float, float]:
+    """``(P(D > 0) by the normal approximation, Cantelli's lower bound of it)`` for a difference
+    ``D`` of mean ``diff`` and variance ``var``; exact 1/0 when ``var`` is 0.
+
+    Examples
+    --------
+    >>> prob_above(0.1, 0.0), prob_above(0.0, 0.0), prob_above(-0.1, 0.0)
+    ((1.0, 1.0), (0.0, 0.0), (0.0, 0.0))
+    >>> [round(x, 4) for x in prob_above(0.1, 0.01)]
+    [0.8413, 0.5]
+    """
+    if var <= 0.0:
+        hit = 1.0 if diff > ZERO_TOL else 0.0
+        return hit, hit
+    from scipy.stats import norm
+
+    sd = math.sqrt(var)
+    approx = float(norm.cdf(diff / sd))
+    bound = diff * diff / (diff * diff + var) if diff > 0 else 0.0
+    return approx, float(bound)
+
+
 def _tau(x: np.ndarray, y: np.ndarray) -> float:
     from scipy.stats import kendalltau
 
@@ -252,7 +342,7 @@ def _aligned(result, queries: list[str]) -> dict[str, np.ndarray]:
 
 def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval", rel: int = 1,
             complete: bool = False, candidates_only: bool = False, alpha: float = 0.05,
-            band: float | None = None) -> Comparison:
+            band: float | None = None, correction: str | None = None) -> Comparison:
     """Compare systems on one measure, tie-aware, pair by pair.
 
     Parameters
@@ -272,6 +362,10 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
         If given (rho > 1): also band every run into geometric rank bands
         (:func:`~tierank.analysis.banding.band_run`), re-evaluate, and compare the
         pairs' significance before and after banding.
+    correction
+        ``None``, ``"bonferroni"``, ``"holm"`` or ``"bh"``: adjust the pairs' t-test p-values for
+        the number of pairs (:func:`adjust_pvalues`); ``significant`` then reads the adjusted
+        value ``p_adjusted``.
 
     Returns
     -------
@@ -338,6 +432,8 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
         raise TierankInputError(f"compare: alpha must be in (0, 1), got {alpha!r}")
     if band is not None:
         band = check_rho(band)
+    if correction is not None and correction not in CORRECTIONS:
+        raise TierankInputError(f"compare: unknown correction {correction!r}; accepted: {', '.join(CORRECTIONS)}")
 
     names = [str(k) for k in runs]
     if len(set(names)) != len(names):
@@ -381,11 +477,17 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
                 _, pb = _paired_t(banded_per[a]["expected"], banded_per[b]["expected"])
                 extra = dict(p_banded=pb, diff_banded=banded_summaries[a].expected - banded_summaries[b].expected,
                              significant_banded=bool(pb < alpha))
+            n = len(common)
+            var_d = float((np.sum(per[a]["var"]) + np.sum(per[b]["var"])) / (n * n))
+            above, above_bound = prob_above(float(np.mean(per[a]["expected"] - per[b]["expected"])), var_d)
             pairs.append(PairComparison(
                 a=a, b=b, diff_expected=d_exp, diff_oblivious=d_obl, t=t, p=p, p_oblivious=p_obl,
                 order_flip=bool(se != 0 and so != 0 and se != so),
                 undecidable=bool(sa.min <= sb.max + ZERO_TOL and sb.min <= sa.max + ZERO_TOL),
-                significant=bool(p < alpha), **extra))
+                significant=bool(p < alpha), std_diff=math.sqrt(var_d), p_a_above=above, p_a_above_bound=above_bound, **extra))
+    if correction is not None and pairs:
+        adjusted = adjust_pvalues([pc.p for pc in pairs], correction)
+        pairs = [replace(pc, p_adjusted=float(v), significant=bool(v < alpha)) for pc, v in zip(pairs, adjusted)]
 
     col = lambda k: np.array([getattr(summaries[n], k) for n in ranked])  # noqa: E731
     band_summary = None
@@ -397,7 +499,8 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
         kendall_tau=_tau(col("oblivious"), col("expected")), kendall_tau_min_max=_tau(col("min"), col("max")),
         alpha=float(alpha), band=None if band is None else float(band),
         banded_systems=None if banded_summaries is None else tuple(banded_summaries[n] for n in ranked),
-        band_summary=band_summary, settings={**opts, "tie_break": results[names[0]].settings["tie_break"]})
+        band_summary=band_summary, settings={**opts, "tie_break": results[names[0]].settings["tie_break"],
+                                             **({"correction": correction} if correction else {})})
 
 
 def _band_summary(pairs: list[PairComparison], rho: float, alpha: float) -> dict:

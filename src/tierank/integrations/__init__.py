@@ -1,0 +1,43 @@
+"""Tie-aware evaluation where users already evaluate: thin adapters over :func:`tierank.evaluate`.
+
+One module per framework; each imports its framework only when used, and a missing framework is
+one line naming the extra to install:
+
+* :mod:`tierank.integrations.ir_measures`: an ir_measures ``Provider`` (also reached by PyTerrier's
+  ``pt.Experiment`` once registered);
+* :mod:`tierank.integrations.ranx`: ``ranx.Qrels`` / ``ranx.Run`` in, tie-aware per-query values out
+  to ranx's ``compare`` report;
+* (in progress, not shipped yet: sentence-transformers evaluators and MTEB predictions.)
+
+Every number these adapters return is computed by :func:`tierank.evaluate`; they only convert
+inputs and outputs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+#: the extra of ``pyproject.toml`` that installs each framework
+EXTRAS = {"ir_measures": "irm", "pyterrier": "pyterrier", "ranx": "ranx",
+          "sentence_transformers": "st", "mteb": "mteb"}
+
+
+def require(module: str) -> ModuleType:
+    """Import a framework, or raise one ``ImportError`` line saying how to install it.
+
+    Examples
+    --------
+    >>> require("json").__name__
+    'json'
+    >>> try:
+    ...     require("ranx_not_a_module")
+    ... except ImportError as e:
+    ...     print(e)
+    ranx_not_a_module is not installed: pip install 'tierank[ranx_not_a_module]'
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        extra = EXTRAS.get(module.split(".")[0], module)
+        raise ImportError(f"{module} is not installed: pip install 'tierank[{extra}]'") from None

@@ -1,0 +1,151 @@
+"""tierank.integrations.ir_measures against the installed ir_measures (and PyTerrier, if present)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+ir_measures = pytest.importorskip("ir_measures", reason="ir_measures not installed: pip install 'tierank[irm]'")
+
+import tierank  # noqa: E402
+from ir_measures import AP, RR, P, R, nDCG, infAP  # noqa: E402
+from tierank.integrations.ir_measures import (TierankProvider, provider, register, tie_aware,  # noqa: E402
+                                             unregister)
+
+# 1 relevant among 5 tied documents: E[RR] = H_5 / 5 = 137/300
+TIE_QRELS = {"q1": {"d3": 1}}
+TIE_RUN = {"q1": {f"d{i}": 1.0 for i in range(1, 6)}}
+
+
+def _mixed():
+    """Three queries with real ties, graded qrels, one qrels query absent from the run."""
+    rng = np.random.default_rng(7)
+    qrels, run = {}, {}
+    for i in range(3):
+        q = f"q{i}"
+        docs = [f"doc{j:02d}" for j in range(12)]
+        run[q] = {d: float(rng.integers(0, 4)) for d in docs}  # 4 score levels over 12 docs: ties
+        qrels[q] = {d: int(rng.integers(0, 3)) for d in docs[::2]}
+    qrels["q_absent"] = {"x": 1}
+    return qrels, run
+
+
+def test_known_tie_case_differs_from_stock_provider():
+    assert provider.calc_aggregate([RR], TIE_QRELS, TIE_RUN)[RR] == pytest.approx(137 / 300, abs=1e-15)
+    # pytrec_eval (ir_measures' default for RR) breaks the tie by docno descending: d5, d4, d3
+    assert ir_measures.pytrec_eval.calc_aggregate([RR], TIE_QRELS, TIE_RUN)[RR] == pytest.approx(1 / 3)
+    got = {s: TierankProvider(s).calc_aggregate([RR], TIE_QRELS, TIE_RUN)[RR] for s in
+           ("min", "max", "oblivious")}
+    assert got == {"min": pytest.approx(0.2), "max": 1.0, "oblivious": pytest.approx(1 / 3)}
+
+
+def test_per_query_values_equal_tierank_evaluate_for_every_input_type(tmp_path):
+    qrels, run = _mixed()
+    measures = [nDCG@10, RR, AP, P@5, R@10, AP(rel=2)]
+    ref = tierank.evaluate(qrels, run, [str(m) for m in measures])
+    run_df = pd.DataFrame([(q, d, s) for q, ds in run.items() for d, s in ds.items()],
+                          columns=["query_id", "doc_id", "score"])
+    qrels_df = pd.DataFrame([(q, d, g) for q, ds in qrels.items() for d, g in ds.items()],
+                            columns=["query_id", "doc_id", "relevance"])
+    run_file = tmp_path / "run.txt"
+    run_file.write_text("".join(f"{q} Q0 {d} 0 {s} x\n" for q, ds in run.items() for d, s in ds.items()))
+    inputs = [(qrels, run), (qrels_df, run_df),
+              (list(ir_measures.util.QrelsConverter(qrels).as_namedtuple_iter()),
+               ir_measures.read_trec_run(str(run_file)))]
+    for stat, col in (("expected", "expected"), ("min", "min"), ("max", "max"), ("std", "std")):
+        want = ref.per_query().set_index(["query", "measure"])[col]
+        for q_in, r_in in inputs:
+            if not isinstance(r_in, (dict, pd.DataFrame)):
+                r_in = ir_measures.read_trec_run(str(run_file))  # a fresh iterator per call
+            got = {(m.query_id, str(m.measure)): m.value for m in TierankProvider(stat).iter_calc(measures, q_in, r_in)}
+            for (q, name), v in want.items():
+                assert got[(q, name)] == pytest.approx(v, abs=1e-12), (stat, q, name)
+            # the qrels query absent from the run gets ir_measures' default, as with pytrec_eval
+            assert all(got[("q_absent", str(m))] == 0 for m in measures)
+    # at least one query really has a range, so the statistics differ
+    assert (ref.per_query()["max"] - ref.per_query()["min"]).max() > 0.1
+
+
+def test_aggregates_follow_ir_measures_conventions():
+    qrels, run = _mixed()
+    names = ["nDCG@10", "RR", "AP"]
+    # ir_measures averages over every qrels query (absent ones 0): tierank's complete=True
+    ref = tierank.evaluate(qrels, run, names, complete=True).aggregate().set_index("measure")
+    agg = provider.calc_aggregate([nDCG@10, RR, AP], qrels, run)
+    assert {str(k): v for k, v in agg.items()} == pytest.approx(ref["expected"].to_dict(), abs=1e-12)
+    std = TierankProvider("std").calc_aggregate([nDCG@10, RR, AP], qrels, run)
+    # the std of the mean over tie orderings, not the mean of per-query stds
+    assert {str(k): v for k, v in std.items()} == pytest.approx(ref["std"].to_dict(), abs=1e-12)
+    pq = tierank.evaluate(qrels, run, ["RR"]).per_query()
+    assert std[RR] < pq["std"].sum() / 4
+
+
+def test_equals_pytrec_eval_without_ties():
+    rng = np.random.default_rng(1)
+    qrels = {f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in range(0, 20, 2)} for i in range(4)}
+    run = {q: {f"d{j}": float(v) for j, v in enumerate(rng.permutation(20))} for q in qrels}
+    measures = [nDCG@10, RR, AP, P@5, R@10, AP(rel=2), P(rel=2)@5]
+    ours = provider.calc_aggregate(measures, qrels, run)
+    stock = ir_measures.pytrec_eval.calc_aggregate(measures, qrels, run)
+    for m in measures:
+        assert ours[m] == pytest.approx(stock[m], abs=1e-12), m
+
+
+def test_unsupported_measures_fall_through_and_registration_is_undone():
+    before = list(ir_measures.DefaultPipeline.providers)
+    qrels, run = _mixed()
+    stock = ir_measures.calc_aggregate([RR, infAP], qrels, run)
+    with tie_aware():
+        assert isinstance(ir_measures.DefaultPipeline.providers[0], TierankProvider)
+        got = ir_measures.calc_aggregate([RR, infAP], qrels, run)
+    assert ir_measures.DefaultPipeline.providers == before and "tierank" not in ir_measures.providers.registry
+    ref = tierank.evaluate(qrels, run, ["RR"], complete=True).aggregate()["expected"][0]
+    assert got[RR] == pytest.approx(ref, abs=1e-12) and not math.isclose(got[RR], stock[RR])
+    assert got[infAP] == stock[infAP]                      # tierank lacks infAP: next provider
+    assert not provider.supports(infAP)
+    assert provider.supports(AP(rel=2))
+    p = register(TierankProvider("max"))
+    try:
+        assert ir_measures.calc_aggregate([RR], TIE_QRELS, TIE_RUN)[RR] == 1.0
+        assert ir_measures.providers.registry["tierank"] is p
+    finally:
+        unregister()
+    assert ir_measures.DefaultPipeline.providers == before
+
+
+def test_bad_input_is_a_tierank_error():
+    with pytest.raises(tierank.TierankInputError, match="statistic"):
+        TierankProvider("median")
+    with pytest.raises(tierank.TierankInputError, match="not a number"):
+        provider.calc_aggregate([RR], TIE_QRELS, {"q1": {"d1": "high"}})
+
+
+def test_empty_run_and_unjudged_run_score_defaults():
+    assert provider.calc_aggregate([RR], TIE_QRELS, {})[RR] == 0
+    assert provider.calc_aggregate([RR], TIE_QRELS, {"other": {"d1": 1.0}})[RR] == 0
+
+
+def test_pyterrier_experiment_reports_tie_aware_values():
+    pt = pytest.importorskip("pyterrier", reason="python-terrier not installed: pip install 'tierank[pyterrier]'")
+    res = pd.DataFrame({"qid": ["q1"] * 5 + ["q2"] * 3, "docno": [f"d{i}" for i in range(1, 6)] + ["a", "b", "c"],
+                        "score": [1.0] * 5 + [3.0, 2.0, 2.0]})
+
+    class Fixed(pt.Transformer):  # no index, no Java: a fixed result list with ties
+        def transform(self, topics):
+            return res[res.qid.isin(topics.qid)].copy()
+
+    topics = pd.DataFrame({"qid": ["q1", "q2"], "query": ["x", "y"]})
+    qrels = pd.DataFrame({"qid": ["q1", "q2"], "docno": ["d3", "b"], "label": [1, 1]})
+    stock = pt.Experiment([Fixed()], topics, qrels, eval_metrics=[RR, nDCG@10], names=["fixed"])
+    with tie_aware():
+        ours = pt.Experiment([Fixed()], topics, qrels, eval_metrics=[RR, nDCG@10], names=["fixed"])
+    ref = tierank.evaluate({"q1": {"d3": 1}, "q2": {"b": 1}},
+                           {"q1": {f"d{i}": 1.0 for i in range(1, 6)}, "q2": {"a": 3.0, "b": 2.0, "c": 2.0}},
+                           ["RR", "nDCG@10"]).aggregate().set_index("measure")
+    assert ours["RR"][0] == pytest.approx((137 / 300 + 5 / 12) / 2, abs=1e-12)
+    assert ours["RR"][0] == pytest.approx(ref["expected"]["RR"], abs=1e-12)
+    assert ours["nDCG@10"][0] == pytest.approx(ref["expected"]["nDCG@10"], abs=1e-12)
+    assert stock["RR"][0] == pytest.approx(1 / 3)  # pytrec_eval: d5, d4, d3 and a, c, b
