@@ -325,18 +325,24 @@ class Prepared:
                 if which == "optimistic":
                     return offset < r[self.gid]
                 return offset >= (self.gsize - r)[self.gid]
-            out = base.copy()
-            if not self.n:
-                return out
-            first = self.gstart[:-1]
-            mixed = np.maximum.reduceat(base, first) != np.minimum.reduceat(base, first)
-            t = np.flatnonzero(mixed[self.gid])
-            if len(t):
-                order = np.lexsort((-base[t] if which == "optimistic" else base[t], self.gid[t]))
-                out[t] = base[t][order]
-            return out
+            return self.sorted_in_groups(base, which)
 
         return self.cached((which, kind, level if kind == "rel" else None), compute)
+
+    def sorted_in_groups(self, a: np.ndarray, which: str) -> np.ndarray:
+        """Per-row values ``a`` (policy order) with each tie group's values sorted descending
+        (``optimistic``) or ascending (``pessimistic``); only groups whose values differ
+        (largest != smallest, exactly) are touched.  ``policy``: ``a`` itself."""
+        if which == "policy" or not self.n:
+            return a
+        out = a.copy()
+        first = self.gstart[:-1]
+        mixed = np.maximum.reduceat(a, first) != np.minimum.reduceat(a, first)
+        t = np.flatnonzero(mixed[self.gid])
+        if len(t):
+            order = np.lexsort((-a[t] if which == "optimistic" else a[t], self.gid[t]))
+            out[t] = a[t][order]
+        return out
 
     def tie_summary(self) -> dict:
         """Tie statistics of the whole run (before any pruning to the ranks measures read),

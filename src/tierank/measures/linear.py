@@ -98,18 +98,8 @@ class Linear(Measure):
 
 def arranged(prep, a: np.ndarray, which: str) -> np.ndarray:
     """Per-row values ``a`` (policy order) under ``policy``, ``optimistic`` (each tie group's
-    values sorted descending) or ``pessimistic`` (ascending); only groups whose values differ
-    are sorted, as :meth:`tierank.ties.Prepared.arrangement` does for the built-in kinds."""
-    if which == "policy" or not prep.n:
-        return a
-    out = a.copy()
-    first = prep.gstart[:-1]
-    mixed = np.maximum.reduceat(a, first) != np.minimum.reduceat(a, first)
-    t = np.flatnonzero(mixed[prep.gid])
-    if len(t):
-        order = np.lexsort((-a[t] if which == "optimistic" else a[t], prep.gid[t]))
-        out[t] = a[t][order]
-    return out
+    values sorted descending) or ``pessimistic`` (ascending): :meth:`tierank.ties.Prepared.sorted_in_groups`."""
+    return prep.sorted_in_groups(a, which)
 
 
 def value_moments(prep, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
