@@ -1,12 +1,14 @@
 """Work across machines with Ray: the one place tierank talks to a Ray cluster.
 
 Nothing here imports Ray until it is used (``pip install 'tierank[ray]'``).  The evaluation of
-many run files, or of a run partitioned into files (:func:`tierank.stream.partition`), is spread
-over the cluster as one Ray task per file: each task streams its file with the engine of
-:mod:`tierank.stream` (query-aligned batches, bounded memory) against the qrels put once in the
-object store, and returns its per-query statistics; the driver checks that no query is in two
-files and combines them exactly as the single-process engine does, so the result equals
-:func:`tierank.evaluate` on the concatenated run, bit for bit.
+run files (one large run, many files of one run, or a run partitioned by
+:func:`tierank.stream.partition`) is a Ray Data pipeline over query-aligned blocks: plain text
+files cut into byte ranges at query boundaries, gzip and columnar files whole; one evaluator
+per worker holds the qrels (put once in the object store) and evaluates blocks with the engine
+of :mod:`tierank.stream`; the driver checks that no query is in two blocks and combines the
+per-query statistics exactly as the single-process engine does, so the result equals
+:func:`tierank.evaluate` on the concatenated run, bit for bit.  Reranking uses the same Ray
+cluster with one model actor per worker (:class:`RayScoring`).
 
 Files may be local paths or URIs of any filesystem pyarrow supports (``s3://``, ``gs://``,
 ``hdfs://``, ...), read by the workers themselves.  On a cluster, start Ray on the nodes
@@ -76,49 +78,112 @@ def list_sources(source: str | os.PathLike | Iterable) -> list[str]:
     return out
 
 
-def _evaluate_source(qrels, source: str, measures, block_bytes: int, kwargs: dict):
-    """On a worker: stream one file; its per-query parts (EvalResults) and its query ids in file order."""
-    from .stream import iter_evaluate
+class _BlockEvaluator:
+    """A Ray Data worker (one per CPU of the cluster): the qrels and measures loaded once, then
+    one query-aligned block per call: a byte range of a plain text run (parsed by tierank's
+    readers) or a whole gzip/Parquet/Arrow file (streamed).  Its output row carries the
+    per-query statistics pickled, or the located input error (line numbers relative to the
+    range: the driver shifts them)."""
 
-    qids: list[str] = []
-    parts = list(iter_evaluate(qrels, source, measures, block_bytes=block_bytes, queries_seen=qids, **kwargs))
-    return parts, qids
+    def __init__(self, qrels, measures, block_bytes: int, kwargs: dict):
+        from .stream import _init_worker
+
+        if not hasattr(qrels, "qid"):  # an ObjectRef
+            import ray
+
+            qrels = ray.get(qrels)
+        _init_worker(qrels, measures, kwargs, 1)
+        self.block_bytes, self.qrels, self.measures, self.kwargs = block_bytes, qrels, measures, kwargs
+
+    def __call__(self, batch: dict) -> dict:
+        import pickle
+
+        from .stream import _evaluate_task, iter_evaluate
+
+        out = []
+        for src, start, end in zip(batch["src"], batch["start"], batch["end"]):
+            src, start, end = str(src), int(start), int(end)
+            try:
+                if start >= 0:
+                    qids, res, rows, lines = _evaluate_task(("range", src, start, end))
+                    parts = [] if res is None else [res]
+                else:
+                    qids = []
+                    parts = list(iter_evaluate(self.qrels, src, self.measures, block_bytes=self.block_bytes,
+                                               queries_seen=qids, **self.kwargs))
+                    rows, lines = None, None
+            except TierankInputError as e:
+                qids, parts, rows, lines = e, [], None, None
+            out.append(pickle.dumps((qids, parts, rows, lines)))
+        return {"seq": batch["seq"], "payload": out}
 
 
 def evaluate_files(qrels, source, measures, *, address: str | None = None, num_cpus: int | None = None,
-                   block_bytes: int | None = None, **kwargs):
-    """:func:`tierank.evaluate` over run files spread on a Ray cluster (one task per file).
+                   block_bytes: int | None = None, workers: int | None = None, **kwargs):
+    """:func:`tierank.evaluate` over run files on a Ray cluster, in query-aligned blocks with Ray Data.
 
     ``source``: a folder (local or a pyarrow URI), a file, or a list of files that together make one
-    run, each query in one file only (as :func:`tierank.stream.partition` writes them, or a run
-    split by query).  ``kwargs`` are those of :func:`tierank.evaluate` except ``complete``.
-
-    Returns the :class:`tierank.results.EvalResult` of the whole run, identical to the in-memory one.
+    run, each query in one file only and grouped by query inside it (as
+    :func:`tierank.stream.partition` writes them, or any TREC run).  Plain text files are cut into
+    byte ranges of about ``block_bytes`` at query boundaries (:func:`tierank.stream.iter_ranges`), so
+    one large file is spread over the whole cluster; gzip, Parquet and Arrow files are one block
+    each, streamed by their worker.  The blocks go through a Ray Data pipeline
+    (``from_items(...).map_batches(_BlockEvaluator, concurrency=workers)``, one evaluator per CPU
+    by default, the qrels put once in the object store); the driver checks that no query is in two
+    blocks and combines them exactly as the single-process engine does, so the result equals
+    :func:`tierank.evaluate` on the concatenated run, bit for bit.  ``kwargs`` are those of
+    :func:`tierank.evaluate` except ``complete``.
     """
+    import pickle
+
     from .io.convert import to_qrels
     from .measures import parse_measures
-    from .stream import BLOCK_BYTES, _combine
+    from .stream import BLOCK_BYTES, _combine, iter_ranges, seekable_text
 
     if kwargs.get("complete"):
         raise TierankInputError("evaluate_files: complete=True is not supported; evaluate the missing queries apart")
+    if workers is not None and workers < 1:
+        raise TierankInputError(f"workers must be at least 1, got {workers}")
+    block = block_bytes or BLOCK_BYTES
     parsed = parse_measures([measures] if isinstance(measures, str) else list(measures))
     files = list_sources(source)
     q = to_qrels(qrels)
+    items = []
+    for f in files:
+        spans = list(iter_ranges(f, block)) if seekable_text(f) else [(-1, -1)]
+        items.extend({"seq": len(items), "src": f, "start": a, "end": b} for a, b in spans)
     ray = connect(address, num_cpus)
-    task = ray.remote(_evaluate_source)
-    ref = ray.put(q)
-    futures = [task.remote(ref, f, parsed, block_bytes or BLOCK_BYTES, kwargs) for f in files]
-    parts, owner = [], {}
-    for f, (ps, qids) in zip(files, ray.get(futures)):
+    from ray.data import DataContext
+
+    DataContext.get_current().enable_progress_bars = False
+    n = workers or max(1, min(len(items), int(ray.cluster_resources().get("CPU", 1))))
+    ds = ray.data.from_items(items).map_batches(
+        _BlockEvaluator, batch_size=1, concurrency=n, num_cpus=1,
+        fn_constructor_args=(ray.put(q), parsed, block, kwargs))
+    rows = sorted(ds.take_all(), key=lambda r: r["seq"])
+    parts, owner, lines_before = [], {}, {}
+    for item, row in zip(items, rows):
+        f = item["src"]
+        qids, ps, _, lines = pickle.loads(row["payload"])
+        if isinstance(qids, TierankInputError):
+            shift = lines_before.get(f, 0) if item["start"] >= 0 else 0
+            raise TierankInputError([p if p.line is None else Problem(p.source, p.line + shift, p.reason)
+                                     for p in qids.problems])
+        lines_before[f] = lines_before.get(f, 0) + (lines or 0)
         for x in qids:
             if x in owner:
-                raise TierankInputError([Problem(f, None, f"query {x!r} is also in {owner[x]}: each query must be "
-                                                 "in one file (tierank.stream.partition groups a run by query)")])
+                where = owner[x]
+                raise TierankInputError([Problem(f, None,
+                    f"query {x!r} is also in {where}: each query must be in one file (tierank.stream.partition "
+                    "groups a run by query)" if where != f else
+                    f"the run is not grouped by query: query {x!r} appears again after other queries; "
+                    "group it first with tierank.stream.partition() (DuckDB, out of core)")])
             owner[x] = f
         parts.extend(ps)
     if not parts:
         raise TierankInputError(f"no query of {source} is judged in {q.source}: nothing to evaluate")
-    settings = dict(parts[0].settings, run=str(source), distributed=f"ray: {len(files)} files")
+    settings = dict(parts[0].settings, run=str(source),
+                    distributed=f"ray data: {len(files)} files, {len(items)} blocks, {n} workers")
     return _combine(parts, parts[0].measures, settings)
 
 

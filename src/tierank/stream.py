@@ -1,10 +1,10 @@
 """Evaluation at any size: a run read in query-aligned batches, evaluated batch by batch.
 
-Memory is bounded by the batch size, not by the input.  A TREC run is read in blocks of about
-``block_bytes`` (plain, gzip or a pipe), each block cut at a line end and parsed by the same
-readers as a whole file (:mod:`tierank.io.readers`; every refusal still names the file and the
-line).  The rows of the query the block ends in are held back and joined to the next block, so
-**a query is never split between batches**.  Each batch is evaluated by the one engine
+Memory is bounded by the batch size, not by the input.  The run is read as blocks that hold
+whole queries (:mod:`tierank.io.blocks`: byte ranges of a plain file, read by the workers
+themselves; decompressed blocks of a gzip file or a pipe; the files of a partitioned run), so
+**a query is never split between batches**.  Each batch is parsed by the same readers as a whole
+file (every refusal names the file and the line) and evaluated by the one engine
 (:func:`tierank.evaluate`) against the judgments of its queries only, in this process or in
 ``jobs`` worker processes, and the per-query statistics are put together at the end.
 
@@ -22,10 +22,8 @@ and a temporary directory), never a home-made external sort.
 from __future__ import annotations
 
 import os
-import re
-import zlib
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_completed, wait
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,231 +32,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import Problem, TierankInputError
-from .io import lexer
+from .io.blocks import (BLOCK_BYTES, GroupCheck, _line_count, _parse, _qids, batches_of, iter_batches,  # noqa: F401
+                        iter_blocks, iter_ranges, read_range, seekable_text)
 from .io.convert import to_qrels
 from .io.model import Qrels, Run
-from .io.readers import _run_fast, _run_slow
 from .measures import Stats
 from .results import EvalResult
 from .ties import TieSummary
-
-#: default size of the blocks read from a text run (bytes); a batch holds about this much text
-BLOCK_BYTES = 64 << 20
-_READ = 8 << 20
-
-
-# ------------------------------------------------------------------------------------------ reading
-
-
-def _raw_blocks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
-    """Decompressed bytes of ``path`` in pieces of about ``size`` (gzip detected by its magic)."""
-    src = str(path)
-    try:
-        if "://" in src:  # any filesystem pyarrow supports (s3://, gs://, hdfs://, file://)
-            import pyarrow.fs as pafs
-
-            fs, inner = pafs.FileSystem.from_uri(src)
-            fh = fs.open_input_stream(inner, compression=None)
-        else:
-            fh = open(path, "rb")
-    except (OSError, ValueError) as e:
-        raise TierankInputError([Problem(src, None, f"cannot read ({getattr(e, 'strerror', None) or e})")]) from None
-    with fh:
-        step = max(1, min(_READ, size))
-        head = fh.read(step)
-        if not head.startswith(lexer.GZIP_MAGIC):
-            chunk = head
-            while chunk:
-                yield chunk
-                chunk = fh.read(size)
-            return
-        d = zlib.decompressobj(wbits=31)
-        raw = head
-        while True:
-            if not raw:
-                raw = fh.read(step)
-                if not raw:
-                    break
-            try:
-                out = d.decompress(raw)
-            except zlib.error as e:
-                raise TierankInputError([Problem(src, None, f"corrupt gzip data ({e})")]) from None
-            raw = b""
-            if out:
-                yield out
-            if d.eof:
-                rest = d.unused_data
-                if not rest:
-                    rest = fh.read(step)
-                if not rest.strip(b"\x00"):
-                    if not fh.read(1):  # zero padding or nothing: the end
-                        return
-                    rest = rest  # more data after padding: fall through to the magic check
-                if not rest.startswith(lexer.GZIP_MAGIC):
-                    raise TierankInputError([Problem(src, None, "unexpected data after the end of the gzip stream")])
-                d = zlib.decompressobj(wbits=31)
-                raw = rest
-        if not d.eof:
-            raise TierankInputError([Problem(src, None, "truncated gzip data: the compressed stream ends early")])
-
-
-def _parse(src: str, data: bytes, first_line: int) -> Run:
-    """Parse a block of whole lines; problems are located in the file (``first_line`` is the block's)."""
-    try:
-        data = lexer.canonical(data)
-        run = _run_fast(src, data)
-        return run if run is not None else _run_slow(src, data)
-    except TierankInputError as e:
-        shift = first_line - 1
-        raise TierankInputError([p if p.line is None else Problem(p.source, p.line + shift, p.reason)
-                                 for p in e.problems]) from None
-
-
-def _qids(run: Run) -> pa.Array:
-    return run.qid.dictionary_decode() if pa.types.is_dictionary(run.qid.type) else run.qid
-
-
-_FIRST_FIELD = re.compile(rb"[ \t]*([^ \t\r\n]*)")
-
-
-def _tail_start(buf: bytearray, start: int, end: int) -> int:
-    """Offset in ``buf[start:end]`` (whole lines) where the lines of its last query begin
-    (``start`` when the block is one query).  Lines end at LF, CRLF or a lone CR, fields are
-    separated by spaces and tabs (the readers' grammar); blank lines go with the query after them.
-    A Python step per line of the last query only."""
-    qid = None
-    pos = end  # the start of the line after the one examined
-    while pos > start:
-        stop = pos - 1  # the line terminator ending the examined line
-        if buf[stop] == 0x0A and stop > start and buf[stop - 1] == 0x0D:
-            stop -= 1
-        line_start = max(buf.rfind(b"\n", start, stop) + 1, start)
-        line_start = max(buf.rfind(b"\r", line_start, stop) + 1, line_start)  # a lone CR inside: a line end
-        field = _FIRST_FIELD.match(buf, line_start, stop).group(1)
-        if field:
-            if qid is None:
-                qid = field
-            elif field != qid:
-                return pos
-        pos = line_start
-    return start
-
-
-def _line_count(block: bytes) -> int:
-    """Lines ended in ``block``: LF, CRLF and lone CR each end one (the readers' rule)."""
-    n = block.count(b"\n")
-    return n if block.find(b"\r") < 0 else n + block.count(b"\r") - block.count(b"\r\n")
-
-
-def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[tuple[bytes, int]]:
-    """The text of the run at ``path`` as (bytes, number of its first line) blocks of about
-    ``block_bytes``, each holding whole queries when the run is grouped by query: a block ends
-    where its last query begins, and that query's lines start the next block.  Decompressed on
-    the fly (gzip); the BOM of the file is dropped.  Nothing is parsed here: the blocks are
-    parsed where they are evaluated (in the workers)."""
-    if block_bytes < 1:
-        raise TierankInputError(f"block size must be positive, got {block_bytes}")
-    line = 1
-    first = True
-    buf = bytearray()
-    retry_at = 0  # a query longer than a block: look again only when the buffer has doubled
-    for chunk in _raw_blocks(path, block_bytes):
-        if first:
-            if chunk.startswith(lexer.BOM):
-                chunk = chunk[len(lexer.BOM):]
-            first = False
-        buf += chunk
-        start = 0
-        size = block_bytes
-        while len(buf) - start >= size and len(buf) >= retry_at:
-            # cut at a line end past ``size``, then go back to where the last query begins
-            at = start + size
-            cut = buf.find(b"\n", at)
-            cr = buf.find(b"\r", at, cut if cut >= 0 else len(buf))
-            cut = cr if cr >= 0 and not (cr + 1 < len(buf) and buf[cr + 1] == 0x0A) else cut
-            if cut < 0 or (buf[cut] == 0x0D and cut + 1 == len(buf)):
-                break  # no line end yet (or a CR that may be half of a CRLF): read on
-            if buf[cut] == 0x0D and buf[cut + 1] == 0x0A:
-                cut += 1
-            end = _tail_start(buf, start, cut + 1)
-            if end == start:  # one query longer than the block: try a block twice as long
-                size *= 2
-                retry_at = start + size
-                continue
-            retry_at, size = 0, block_bytes
-            block = bytes(memoryview(buf)[start:end])
-            start = end
-            yield block, line
-            line += _line_count(block)
-        del buf[:start]
-        retry_at = max(0, retry_at - start)
-    if buf:
-        yield bytes(buf), line
-
-
-def iter_batches(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[Run]:
-    """The run at ``path`` as :class:`Run` batches holding whole queries, in file order (the
-    blocks of :func:`iter_blocks`, parsed).
-
-    Raises :class:`TierankInputError` (file and line) for bad lines, and for a run not grouped by
-    query (a query that reappears after other queries), naming the query and the way out.
-    """
-    src = str(path)
-    check = _GroupCheck(src)
-    any_rows = False
-    for block, line in iter_blocks(path, block_bytes):
-        if block.isspace():
-            continue
-        run = _parse(src, block, line)
-        any_rows = True
-        check(pc.unique(_qids(run)).to_pylist())
-        yield run
-    if not any_rows:
-        raise TierankInputError([Problem(src, None, "empty run: no lines")])
-
-
-class _GroupCheck:
-    """Refuses a query seen in an earlier batch: the run is not grouped by query."""
-
-    def __init__(self, src: str, order: list | None = None):
-        self.src, self.seen, self.order = src, set(), order
-
-    def __call__(self, qids: list[str]) -> None:
-        again = [x for x in qids if x in self.seen]
-        if again:
-            raise TierankInputError([Problem(self.src, None,
-                f"the run is not grouped by query: query {again[0]!r} appears again after other queries; "
-                "streaming needs each query's lines together: group it first with "
-                "tierank.stream.partition() (DuckDB, out of core), or evaluate it in memory")])
-        self.seen.update(qids)
-        if self.order is not None:
-            self.order.extend(qids)
-
-
-def batches_of(run_path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[Run]:
-    """Query-aligned batches of any run source: a TREC text file (:func:`iter_batches`), a folder
-    written by :func:`partition` (one batch per Parquet file, each holding whole queries), or one
-    Parquet/Arrow file (read whole: columnar files are compact; split them with :func:`partition`)."""
-    from .io.columnar import is_columnar, read_table
-    from .io.convert import to_run
-
-    def columnar(src: str) -> Run:
-        t = read_table(src)
-        if "line" in t.column_names:  # written by partition(): back to file order
-            t = t.sort_by([("line", "ascending")]).drop_columns(["line"])
-        return to_run(t, source=src)
-
-    text = str(run_path)
-    if "://" not in text and Path(text).is_dir():
-        files = sorted(Path(text).rglob("*.parquet"))
-        if not files:
-            raise TierankInputError([Problem(text, None, "no Parquet files in this folder")])
-        for f in files:
-            yield columnar(str(f))
-    elif is_columnar(text):
-        yield columnar(text)
-    else:
-        yield from iter_batches(text, block_bytes)
 
 
 # --------------------------------------------------------------------------------------- evaluating
@@ -273,19 +53,34 @@ def _judgments_of(qrels: Qrels, qids: pa.Array) -> Qrels:
 _WORKER: dict = {}
 
 
-def _init_worker(qrels: Qrels, measures, kwargs: dict) -> None:
+def _init_worker(qrels: Qrels, measures, kwargs: dict, threads: int | None = None) -> None:
+    if threads is not None:  # one worker per core: Arrow's own thread pool would only contend
+        pa.set_cpu_count(threads)
     _WORKER.update(qrels=qrels, measures=measures, kwargs=kwargs)
 
 
-def _evaluate_task(task) -> tuple[list[str], EvalResult | None, int]:
-    """Parse (a text block) and evaluate one batch: (its query ids in file order, the result, or
-    None when none of its queries is judged, the number of run lines in it)."""
+def _evaluate_task(task) -> tuple:
+    """Parse (a byte range or a text block) and evaluate one batch: (its query ids in file order, the
+    result, or None when none of its queries is judged, the number of run lines in it, the number
+    of text lines of a byte range).  A parse error in a byte range is returned in place of the
+    query ids, its line numbers relative to the range."""
     from .evaluate import evaluate
 
-    if task[0] == "text":
+    lines = None
+    if task[0] == "range":  # a byte range of a plain file, read here
+        _, src, start, end = task
+        block = read_range(src, start, end)
+        lines = _line_count(block)
+        if block.isspace() or not block:
+            return [], None, 0, lines
+        try:
+            run = _parse(src, block, 1)  # line numbers relative to the range: the caller shifts them
+        except TierankInputError as e:
+            return e, None, 0, lines
+    elif task[0] == "text":
         _, src, block, line = task
         if block.isspace():
-            return [], None, 0
+            return [], None, 0, None
         run = _parse(src, block, line)
     else:
         run = task[1]
@@ -293,12 +88,12 @@ def _evaluate_task(task) -> tuple[list[str], EvalResult | None, int]:
     q = _WORKER["qrels"]
     judged = _judgments_of(q, pa.array(qids, pa.string()))
     if len(judged) == 0:
-        return qids, None, len(run)
+        return qids, None, len(run), lines
     try:
-        return qids, evaluate(judged, run, _WORKER["measures"], **_WORKER["kwargs"]), len(run)
+        return qids, evaluate(judged, run, _WORKER["measures"], **_WORKER["kwargs"]), len(run), lines
     except TierankInputError as e:
         if any("nothing to evaluate" in p.reason for p in e.problems):
-            return qids, None, len(run)
+            return qids, None, len(run), lines
         raise
 
 
@@ -309,6 +104,9 @@ def _tasks(run_path, block_bytes: int) -> Iterator[tuple]:
     if ("://" not in src and Path(src).is_dir()) or is_columnar(src):
         for run in batches_of(src, block_bytes):
             yield ("run", run)
+    elif seekable_text(src):
+        for start, end in iter_ranges(src, block_bytes):
+            yield ("range", src, start, end)
     else:
         for block, line in iter_blocks(src, block_bytes):
             yield ("text", src, block, line)
@@ -352,7 +150,7 @@ def _in_order(tasks: Iterator[tuple], jobs: int, init: tuple) -> Iterator[tuple]
         _init_worker(*init)
         yield from map(_evaluate_task, tasks)
         return
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=init) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(*init, 1)) as pool:
         running: dict = {}
         ready: dict = {}
         nxt = submitted = 0
@@ -395,11 +193,16 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | 
         raise TierankInputError(f"{', '.join(whole)}: the summary over queries is not a sum of per-query terms "
                                 "(it needs every query at once); evaluate it in memory (tierank.evaluate)")
     q = to_qrels(qrels)
-    check = _GroupCheck(str(run_path), queries_seen)
+    check = GroupCheck(str(run_path), queries_seen)
     tasks = _tasks(run_path, block_bytes)
     any_rows = False
     done = [0, 0]
-    for qids, res, rows in _in_order(tasks, jobs, (q, parsed, kwargs)):
+    lines_before = 0
+    for qids, res, rows, lines in _in_order(tasks, jobs, (q, parsed, kwargs)):
+        if isinstance(qids, TierankInputError):  # lines counted from the range's first line
+            raise TierankInputError([p if p.line is None else Problem(p.source, p.line + lines_before, p.reason)
+                                     for p in qids.problems]) from None
+        lines_before += lines or 0
         check(qids)
         done[0] += rows
         done[1] += len(qids)
@@ -533,12 +336,14 @@ def run_names(runs) -> dict[str, object]:
     return out
 
 
-def evaluate_many(qrels, runs, measures: Iterable[str] | str, *, jobs: int = 1, **kwargs) -> dict[str, EvalResult]:
+def evaluate_many(qrels, runs, measures: Iterable[str] | str, *, jobs: int = 1,
+                  progress: Callable[[str], None] | None = None, **kwargs) -> dict[str, EvalResult]:
     """Evaluate many runs against one qrels, read once: ``{run name: EvalResult}`` in the order given.
 
     ``runs`` is a list of paths (named by file name) or a dict ``{name: run}`` of any input
-    :func:`tierank.evaluate` takes.  ``jobs`` worker processes evaluate runs in parallel.  Each
-    result equals ``tierank.evaluate(qrels, run, measures, **kwargs)``.
+    :func:`tierank.evaluate` takes.  ``jobs`` worker processes evaluate runs in parallel;
+    ``progress(name)`` is called as each run is done.  Each result equals
+    ``tierank.evaluate(qrels, run, measures, **kwargs)``.
 
     >>> from tierank.examples import path
     >>> res = evaluate_many(path("qrels"), {"a": path("run"), "b": path("run")}, ["P@2"])
@@ -554,7 +359,18 @@ def evaluate_many(qrels, runs, measures: Iterable[str] | str, *, jobs: int = 1, 
     q = to_qrels(qrels)
     jobs_args = [(name, q, r if not isinstance(r, (str, os.PathLike)) else str(r), parsed, kwargs)
                  for name, r in named.items()]
+    done: dict[str, EvalResult] = {}
+
+    def finished(name: str, res: EvalResult) -> None:
+        done[name] = res
+        if progress is not None:
+            progress(name)
+
     if jobs <= 1 or len(jobs_args) == 1:
-        return dict(_evaluate_named(a) for a in jobs_args)
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return dict(pool.map(_evaluate_named, jobs_args))
+        for a in jobs_args:
+            finished(*_evaluate_named(a))
+    else:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(jobs_args))) as pool:
+            for fut in as_completed([pool.submit(_evaluate_named, a) for a in jobs_args]):
+                finished(*fut.result())
+    return {name: done[name] for name in named}

@@ -85,3 +85,25 @@ def test_without_ray_nothing_imports_it():
             "tierank.evaluate({'q': {'a': 1}}, {'q': {'a': 1.0}}, ['AP']); print('ray' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"
+
+
+def test_one_large_text_file_is_spread_over_blocks_and_errors_are_located(tmp_path, ray_local):
+    from tierank.cluster import evaluate_files
+
+    run = tmp_path / "run.trec"
+    text = gzip.decompress(example_path("askubuntu-run").read_bytes())
+    run.write_bytes(text)
+    q = example_path("askubuntu-qrels")
+    got = evaluate_files(q, run, MEASURES, block_bytes=20_000)
+    assert got.records() == tierank.evaluate(q, str(run), MEASURES).records()
+    assert int(got.settings["distributed"].split(", ")[1].split()[0]) > 5  # blocks
+    lines = text.decode().splitlines(keepends=True)
+    f = lines[3210].split()
+    lines[3210] = " ".join(f[:4] + ["oops"] + f[5:]) + "\n"  # a score that is not a number
+    run.write_text("".join(lines))
+    with pytest.raises(TierankInputError, match=r"run\.trec:3211: "):
+        evaluate_files(q, run, MEASURES, block_bytes=20_000)
+    shuffled = tmp_path / "shuffled.trec"
+    shuffled.write_text("".join(lines[3000:3010] + lines[:3000] + lines[3010:3210]))  # half a query moved up
+    with pytest.raises(TierankInputError, match="not grouped by query"):
+        evaluate_files(q, shuffled, ["AP"], block_bytes=20_000)

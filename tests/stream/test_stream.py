@@ -158,3 +158,14 @@ def test_progress_counts_lines_and_queries(tmp_path):
     evaluate_stream(q, r, ["AP"], block_bytes=20000, progress=lambda lines, queries: calls.append((lines, queries)))
     assert len(calls) > 3 and calls[-1] == (4000, 200)
     assert all(a[0] < b[0] and a[1] < b[1] for a, b in zip(calls, calls[1:]))
+
+
+def test_bad_line_in_a_later_range_is_located_with_workers(tmp_path):
+    p = tmp_path / "run.txt"
+    lines = [f"q{i // 10} Q0 d{i} {i} {1.0 / (i + 1)!r} t" for i in range(300)]
+    lines[257] = "q25 Q0 d257 258 1.0"
+    p.write_text("\n".join(lines) + "\n")
+    qrels = {f"q{i}": {f"d{10 * i}": 1} for i in range(30)}
+    for jobs in (1, 2):
+        with pytest.raises(TierankInputError, match=r"run\.txt:258: "):
+            evaluate_stream(qrels, p, ["AP"], block_bytes=300, jobs=jobs)

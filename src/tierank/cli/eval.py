@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -14,7 +12,7 @@ from ..io.writers import check_output
 from . import app
 from .common import (DEFAULT_MEASURES, CandidatesOnly, Complete, DocsInCollection, EvalFmt, EvalFormat, JudgedOnly,
                      MaxRetrieved, NoSummary, Output, Rel, Samples, Seed, StatOption, TieBreakOption, Unjudged, emit,
-                     input_errors, measures_option, note, print_tables, status)
+                     input_errors, measures_option, note, print_tables)
 
 #: ``-m`` with ``--format trec_eval`` and no ``-m``: trec_eval's own default
 TREC_DEFAULT = ["official"]
@@ -65,8 +63,9 @@ def eval_cmd(
     samples: Samples = 1000,
     seed: Seed = 0,
     jobs: Annotated[Optional[int], typer.Option(
-        "--jobs", "-j", help="Stream each run in query-aligned blocks with N worker processes (bounded memory; "
-                             "the same numbers to the last bit); several runs: N runs at once")] = None,
+        "--jobs", "-j", help="Stream the run in query-aligned blocks with N worker processes (bounded memory; "
+                             "the same numbers to the last bit; default: every core for a run file over 64 MB, "
+                             "in memory otherwise); several runs: N runs at once (default: every core)")] = None,
 ) -> None:
     """Evaluate RUN (or several runs) against QRELS with tie-aware statistics.
 
@@ -90,7 +89,6 @@ def eval_cmd(
     if jobs is not None and jobs < 1:
         raise TierankInputError(f"--jobs must be at least 1, got {jobs}")
     named = _run_files(runs)
-    run = next(iter(named.values()))
     check_output(output, (qrels, *named.values()))
     if condensed or judged_only:
         unjudged = Unjudged.condensed
@@ -111,8 +109,7 @@ def eval_cmd(
     kwargs = dict(tie_break=tie_break, rel=rel, complete=complete, candidates_only=candidates_only,
                   unjudged=unjudged.value, max_depth=max_retrieved, samples=samples, seed=seed, judged_only=judged_only)
     protect = (qrels, *named.values())
-    with status("evaluating..."):
-        results = _evaluate(qrels, named, measures + extra, jobs, kwargs)
+    results = _evaluate(qrels, named, measures + extra, jobs, kwargs)
     if fmt is EvalFmt.table:
         tables = []
         for name, result in results.items():
@@ -156,42 +153,66 @@ def _run_files(paths: list[Path]) -> dict[str, Path]:
     return out
 
 
+#: a single text run larger than this is streamed by default (all cores); smaller ones fit one block
+AUTO_STREAM_BYTES = 64 << 20
+
+
+def _auto_jobs(path: Path, measures: list) -> int | None:
+    """``--jobs`` left out: stream a large plain or gzip run file with every core (the same numbers
+    to the last bit, bounded memory); a small one, a columnar file, a pipe, or measures whose summary
+    needs every query at once (GMAP) are evaluated in memory."""
+    import os
+
+    from ..io import lexer
+    from ..io.columnar import is_columnar
+    from ..measures import Measure, parse_measures
+
+    if not path.is_file() or is_columnar(str(path)):
+        return None
+    with open(path, "rb") as fh:
+        gz = fh.read(2).startswith(lexer.GZIP_MAGIC)
+    if path.stat().st_size * (4 if gz else 1) <= AUTO_STREAM_BYTES:
+        return None
+    if any(type(m).aggregate is not Measure.aggregate for m in parse_measures(measures)):
+        return None
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def _evaluate(qrels: Path, named: dict[str, Path], measures: list, jobs: int | None, kwargs: dict) -> dict:
-    """``{name: EvalResult}``: in memory, or streamed with ``jobs`` workers (one run), or ``jobs`` runs at
-    once; the qrels are read once.  A rich progress bar (lines, queries, rate) on a terminal when streaming."""
+    """``{name: EvalResult}``: in memory, or streamed with ``jobs`` workers (one run; a large run file
+    streams by default), or ``jobs`` runs at once (default: every core); the qrels are read once.
+    A live line on stderr when it is a terminal: the phase, or lines, queries and rate when
+    streaming, or runs done."""
+    import os
+
     from ..evaluate import evaluate
     from ..io.convert import to_qrels
     from ..stream import evaluate_many, evaluate_stream
+    from .progress import Progress, size_text
 
-    if len(named) == 1:
-        (path,) = named.values()
-        if jobs is None:
-            return {str(path): evaluate(str(qrels), str(path), measures, **kwargs)}
-        with _progress() as advance:
-            return {str(path): evaluate_stream(str(qrels), str(path), measures, jobs=jobs, progress=advance,
+    with Progress() as prog:
+        if len(named) == 1:
+            (path,) = named.values()
+            if jobs is None:
+                jobs = _auto_jobs(path, measures)
+            if jobs is None:
+                size = f" ({size_text(path.stat().st_size)})" if path.is_file() else ""
+                prog.phase(f"evaluating {path}{size} in memory")
+                return {str(path): evaluate(str(qrels), str(path), measures, **kwargs)}
+            prog.phase(f"streaming {path} with {jobs} worker{'s' * (jobs > 1)}")
+            return {str(path): evaluate_stream(str(qrels), str(path), measures, jobs=jobs, progress=prog.stream,
                                                **kwargs)}
-    q = to_qrels(str(qrels))
-    return evaluate_many(q, {name: str(p) for name, p in named.items()}, measures, jobs=jobs or 1, **kwargs)
+        prog.phase(f"reading {qrels}")
+        q = to_qrels(str(qrels))
+        total = len(named)
+        done = [0]
 
+        def one_done(name: str) -> None:
+            done[0] += 1
+            prog.runs(done[0], total, name)
 
-@contextmanager
-def _progress():
-    """A progress bar on stderr when it is a terminal (lines read, queries done, rate); silent otherwise."""
-    import sys
-
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as prog:
-        task = prog.add_task("evaluating", total=None)
-        start = time.perf_counter()
-
-        def advance(lines: int, queries: int) -> None:
-            rate = lines / max(time.perf_counter() - start, 1e-9)
-            prog.update(task, description=f"{lines:,} lines, {queries:,} queries, {rate / 1e6:.2f}M lines/s")
-
-        yield advance
+        if jobs is None:
+            jobs = min(total, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+        prog.runs(0, total)
+        return evaluate_many(q, {name: str(p) for name, p in named.items()}, measures, jobs=jobs, progress=one_done,
+                             **kwargs)

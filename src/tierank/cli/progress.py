@@ -1,0 +1,86 @@
+"""One live progress display on stderr for a command: phases, streamed lines, runs done.
+
+Silent when stderr is not a terminal (pipes, files, CI logs): nothing is written at all.  There
+is one display per command because rich allows one live display at a time.
+
+>>> import io
+>>> from rich.console import Console
+>>> buf = io.StringIO()
+>>> with Progress(console=Console(file=buf, force_terminal=True, width=100)) as p:
+...     p.stream(2_000_000, 2_000)
+>>> p.description  # doctest: +ELLIPSIS
+'2,000,000 lines, 2,000 queries, ...M lines/s'
+>>> "2,000,000 lines" in buf.getvalue()
+True
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+
+class Progress:
+    """A transient spinner line with what is going on and the time elapsed.
+
+    * :meth:`phase` names a step (``reading run.txt (3.1 GB)``);
+    * :meth:`stream` is the ``progress(lines, queries)`` callback of :func:`tierank.stream.evaluate_stream`
+      (lines and queries done, rate);
+    * :meth:`runs` counts runs done out of a total, with a bar.
+
+    ``console`` defaults to stderr; without a terminal the display is off and the methods only
+    keep :attr:`description` (what would be shown).
+    """
+
+    def __init__(self, console=None, enabled: bool | None = None):
+        self.enabled = sys.stderr.isatty() if enabled is None and console is None else (enabled is not False)
+        self.console = console
+        self.description = ""
+        self._prog = self._task = None
+        self._start = time.perf_counter()
+
+    def __enter__(self) -> Progress:
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as RichProgress
+
+            self._prog = RichProgress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                                      MofNCompleteColumn(), TimeElapsedColumn(),
+                                      console=self.console or Console(stderr=True), transient=True)
+            self._prog.__enter__()
+            self._task = self._prog.add_task("", total=None)
+        self._start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._prog is not None:
+            self._prog.__exit__(*exc)
+            self._prog = None
+
+    def _show(self, text: str, **fields) -> None:
+        self.description = text
+        if self._prog is not None:
+            self._prog.update(self._task, description=text, **fields)
+
+    def phase(self, text: str) -> None:
+        self._show(text)
+
+    def stream(self, lines: int, queries: int) -> None:
+        rate = lines / max(time.perf_counter() - self._start, 1e-9)
+        self._show(f"{lines:,} lines, {queries:,} queries, {rate / 1e6:.2f}M lines/s")
+
+    def runs(self, done: int, total: int, name: str = "") -> None:
+        self._show(f"runs evaluated{': ' + name if name else ''}", completed=done, total=total)
+
+
+def size_text(n: int) -> str:
+    """``n`` bytes for people.
+
+    >>> size_text(3_100_000_000), size_text(512)
+    ('3.1 GB', '512 B')
+    """
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"

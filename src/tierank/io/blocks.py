@@ -1,0 +1,353 @@
+"""A run file as query-aligned blocks: the reading half of evaluation at any size (:mod:`tierank.stream`).
+
+A plain file (local, or behind any filesystem pyarrow supports) is cut into byte ranges that end
+where a query begins (:func:`iter_ranges`; only the lines around each cut are read), which the
+workers read themselves (:func:`read_range`).  A gzip file or a pipe is decompressed on the fly
+and cut into blocks the same way (:func:`iter_blocks`).  Blocks are parsed by the same readers as
+a whole file (:mod:`tierank.io.readers`), so every refusal still names the file and the line.
+Line ends are LF, CRLF and lone CR, fields are split on runs of spaces and tabs (the readers'
+grammar, :mod:`tierank.io.lexer`).  A run whose queries are not grouped is detected
+(:class:`GroupCheck`) and refused with the way out (:func:`tierank.stream.partition`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import Problem, TierankInputError
+from . import lexer
+from .model import Run
+from .readers import _run_fast, _run_slow
+
+#: default size of the blocks read from a text run (bytes); a batch holds about this much text
+BLOCK_BYTES = 64 << 20
+_READ = 8 << 20
+
+
+def _raw_blocks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
+    """Decompressed bytes of ``path`` in pieces of about ``size`` (gzip detected by its magic)."""
+    src = str(path)
+    try:
+        if "://" in src:  # any filesystem pyarrow supports (s3://, gs://, hdfs://, file://)
+            import pyarrow.fs as pafs
+
+            fs, inner = pafs.FileSystem.from_uri(src)
+            fh = fs.open_input_stream(inner, compression=None)
+        else:
+            fh = open(path, "rb")
+    except (OSError, ValueError) as e:
+        raise TierankInputError([Problem(src, None, f"cannot read ({getattr(e, 'strerror', None) or e})")]) from None
+    with fh:
+        step = max(1, min(_READ, size))
+        head = fh.read(step)
+        if not head.startswith(lexer.GZIP_MAGIC):
+            chunk = head
+            while chunk:
+                yield chunk
+                chunk = fh.read(size)
+            return
+        d = zlib.decompressobj(wbits=31)
+        raw = head
+        while True:
+            if not raw:
+                raw = fh.read(step)
+                if not raw:
+                    break
+            try:
+                out = d.decompress(raw)
+            except zlib.error as e:
+                raise TierankInputError([Problem(src, None, f"corrupt gzip data ({e})")]) from None
+            raw = b""
+            if out:
+                yield out
+            if d.eof:
+                rest = d.unused_data
+                if not rest:
+                    rest = fh.read(step)
+                if not rest.strip(b"\x00"):
+                    if not fh.read(1):  # zero padding or nothing: the end
+                        return
+                    rest = rest  # more data after padding: fall through to the magic check
+                if not rest.startswith(lexer.GZIP_MAGIC):
+                    raise TierankInputError([Problem(src, None, "unexpected data after the end of the gzip stream")])
+                d = zlib.decompressobj(wbits=31)
+                raw = rest
+        if not d.eof:
+            raise TierankInputError([Problem(src, None, "truncated gzip data: the compressed stream ends early")])
+
+
+def _parse(src: str, data: bytes, first_line: int) -> Run:
+    """Parse a block of whole lines; problems are located in the file (``first_line`` is the block's)."""
+    try:
+        data = lexer.canonical(data)
+        run = _run_fast(src, data)
+        return run if run is not None else _run_slow(src, data)
+    except TierankInputError as e:
+        shift = first_line - 1
+        raise TierankInputError([p if p.line is None else Problem(p.source, p.line + shift, p.reason)
+                                 for p in e.problems]) from None
+
+
+def _qids(run: Run) -> pa.Array:
+    return run.qid.dictionary_decode() if pa.types.is_dictionary(run.qid.type) else run.qid
+
+
+_FIRST_FIELD = re.compile(rb"[ \t]*([^ \t\r\n]*)")
+
+
+def _tail_start(buf: bytearray, start: int, end: int) -> int:
+    """Offset in ``buf[start:end]`` (whole lines) where the lines of its last query begin
+    (``start`` when the block is one query).  Lines end at LF, CRLF or a lone CR, fields are
+    separated by spaces and tabs (the readers' grammar); blank lines go with the query after them.
+    A Python step per line of the last query only."""
+    qid = None
+    pos = end  # the start of the line after the one examined
+    while pos > start:
+        stop = pos - 1  # the line terminator ending the examined line
+        if buf[stop] == 0x0A and stop > start and buf[stop - 1] == 0x0D:
+            stop -= 1
+        line_start = max(buf.rfind(b"\n", start, stop) + 1, start)
+        line_start = max(buf.rfind(b"\r", line_start, stop) + 1, line_start)  # a lone CR inside: a line end
+        field = _FIRST_FIELD.match(buf, line_start, stop).group(1)
+        if field:
+            if qid is None:
+                qid = field
+            elif field != qid:
+                return pos
+        pos = line_start
+    return start
+
+
+def _line_count(block: bytes) -> int:
+    """Lines ended in ``block``: LF, CRLF and lone CR each end one (the readers' rule)."""
+    n = block.count(b"\n")
+    return n if block.find(b"\r") < 0 else n + block.count(b"\r") - block.count(b"\r\n")
+
+
+def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[tuple[bytes, int]]:
+    """The text of the run at ``path`` as (bytes, number of its first line) blocks of about
+    ``block_bytes``, each holding whole queries when the run is grouped by query: a block ends
+    where its last query begins, and that query's lines start the next block.  Decompressed on
+    the fly (gzip); the BOM of the file is dropped.  Nothing is parsed here: the blocks are
+    parsed where they are evaluated (in the workers)."""
+    if block_bytes < 1:
+        raise TierankInputError(f"block size must be positive, got {block_bytes}")
+    line = 1
+    first = True
+    buf = bytearray()
+    retry_at = 0  # a query longer than a block: look again only when the buffer has doubled
+    for chunk in _raw_blocks(path, block_bytes):
+        if first:
+            if chunk.startswith(lexer.BOM):
+                chunk = chunk[len(lexer.BOM):]
+            first = False
+        buf += chunk
+        start = 0
+        size = block_bytes
+        while len(buf) - start >= size and len(buf) >= retry_at:
+            # cut at a line end past ``size``, then go back to where the last query begins
+            at = start + size
+            cut = buf.find(b"\n", at)
+            cr = buf.find(b"\r", at, cut if cut >= 0 else len(buf))
+            cut = cr if cr >= 0 and not (cr + 1 < len(buf) and buf[cr + 1] == 0x0A) else cut
+            if cut < 0 or (buf[cut] == 0x0D and cut + 1 == len(buf)):
+                break  # no line end yet (or a CR that may be half of a CRLF): read on
+            if buf[cut] == 0x0D and buf[cut + 1] == 0x0A:
+                cut += 1
+            end = _tail_start(buf, start, cut + 1)
+            if end == start:  # one query longer than the block: try a block twice as long
+                size *= 2
+                retry_at = start + size
+                continue
+            retry_at, size = 0, block_bytes
+            block = bytes(memoryview(buf)[start:end])
+            start = end
+            yield block, line
+            line += _line_count(block)
+        del buf[:start]
+        retry_at = max(0, retry_at - start)
+    if buf:
+        yield bytes(buf), line
+
+
+_TERM = re.compile(rb"\r\n|\r|\n")
+
+
+def _query_start_after(fh, pos: int, size: int) -> int:
+    """The first offset at or after ``pos`` where a line of a new query begins: past the end of the
+    line ``pos`` falls in, the lines of that line's query are skipped (blank lines too), and the
+    start of the first line with another query id is returned (``size`` when the file ends first).
+    Line ends are LF, CRLF and lone CR, as the readers have them; only the lines of one query are
+    looked at."""
+    if pos >= size:
+        return size
+    base = pos - 1  # one byte back: tells whether ``pos`` itself starts a line
+    want = 1 << 16
+    while True:
+        fh.seek(base)
+        window = fh.read(want)
+        eof = base + len(window) >= size
+        m = _TERM.search(window, 0)
+        if m is None or (m.end() == len(window) and not eof):
+            want *= 2
+            continue
+        at = m.end()
+        qid = None
+        while True:
+            if at >= len(window):
+                if eof:
+                    return size
+                break  # read a longer window
+            nxt = _TERM.search(window, at)
+            if nxt is None and not eof:
+                break
+            if nxt is not None and nxt.end() == len(window) and window[-1] == 0x0D and not eof:
+                break  # a CR that may be half of a CRLF
+            field = _FIRST_FIELD.match(window, at).group(1)
+            if field:
+                if qid is None:
+                    qid = field
+                elif field != qid:
+                    return base + at
+            if nxt is None:
+                return size
+            at = nxt.end()
+        want *= 2
+
+
+def _open_random(src: str):
+    """A seekable handle on ``src`` (a local path or a pyarrow filesystem URI) and its size."""
+    try:
+        if "://" in src:
+            import pyarrow.fs as pafs
+
+            fs, inner = pafs.FileSystem.from_uri(src)
+            fh = fs.open_input_file(inner)
+            return fh, fh.size()
+        return open(src, "rb"), os.path.getsize(src)
+    except (OSError, ValueError) as e:
+        raise TierankInputError([Problem(src, None, f"cannot read ({getattr(e, 'strerror', None) or e})")]) from None
+
+
+def iter_ranges(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[tuple[int, int]]:
+    """Byte ranges ``[start, end)`` of the plain (uncompressed) run file at ``path`` (local, or a URI
+    of any filesystem pyarrow supports), of about ``block_bytes`` each, cut where a query begins,
+    so that a range holds whole queries when the run is grouped by query.  Only the few lines
+    around each cut are read: the ranges themselves are read where they are parsed
+    (:func:`read_range`), so this process never holds the text.
+
+    >>> import tempfile
+    >>> f = os.path.join(tempfile.mkdtemp(), "run")
+    >>> _ = open(f, "wb").write(b"q1 Q0 a 1 2 t\\nq1 Q0 b 2 1 t\\nq2 Q0 a 1 3 t\\n")
+    >>> list(iter_ranges(f, 5))
+    [(0, 28), (28, 42)]
+    """
+    if block_bytes < 1:
+        raise TierankInputError(f"block size must be positive, got {block_bytes}")
+    fh, size = _open_random(str(path))
+    start = 0
+    with fh:
+        while start < size:
+            end = _query_start_after(fh, start + block_bytes, size)
+            yield start, end
+            start = end
+
+
+def read_range(path: str | os.PathLike, start: int, end: int) -> bytes:
+    """The bytes ``[start, end)`` of ``path`` (local or a pyarrow URI), without the file's BOM."""
+    fh, _ = _open_random(str(path))
+    with fh:
+        fh.seek(start)
+        data = bytes(fh.read(end - start))
+    if start == 0 and data.startswith(lexer.BOM):
+        data = data[len(lexer.BOM):]
+    return data
+
+
+def seekable_text(src: str) -> bool:
+    """True for a plain text file (not gzip, not a pipe, not Parquet/Arrow), local or behind a pyarrow
+    filesystem URI: it can be cut into byte ranges (:func:`iter_ranges`)."""
+    from .columnar import is_columnar
+
+    if is_columnar(src) or ("://" not in src and not os.path.isfile(src)):
+        return False
+    if "://" in src and src.startswith(("http://", "https://")):
+        return False
+    try:
+        fh, _ = _open_random(src)
+    except TierankInputError:
+        return False
+    with fh:
+        return not bytes(fh.read(len(lexer.GZIP_MAGIC))).startswith(lexer.GZIP_MAGIC)
+
+
+def iter_batches(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[Run]:
+    """The run at ``path`` as :class:`Run` batches holding whole queries, in file order (the
+    blocks of :func:`iter_blocks`, parsed).
+
+    Raises :class:`TierankInputError` (file and line) for bad lines, and for a run not grouped by
+    query (a query that reappears after other queries), naming the query and the way out.
+    """
+    src = str(path)
+    check = GroupCheck(src)
+    any_rows = False
+    for block, line in iter_blocks(path, block_bytes):
+        if block.isspace():
+            continue
+        run = _parse(src, block, line)
+        any_rows = True
+        check(pc.unique(_qids(run)).to_pylist())
+        yield run
+    if not any_rows:
+        raise TierankInputError([Problem(src, None, "empty run: no lines")])
+
+
+class GroupCheck:
+    """Refuses a query seen in an earlier batch: the run is not grouped by query."""
+
+    def __init__(self, src: str, order: list | None = None):
+        self.src, self.seen, self.order = src, set(), order
+
+    def __call__(self, qids: list[str]) -> None:
+        again = [x for x in qids if x in self.seen]
+        if again:
+            raise TierankInputError([Problem(self.src, None,
+                f"the run is not grouped by query: query {again[0]!r} appears again after other queries; "
+                "streaming needs each query's lines together: group it first with "
+                "tierank.stream.partition() (DuckDB, out of core), or evaluate it in memory")])
+        self.seen.update(qids)
+        if self.order is not None:
+            self.order.extend(qids)
+
+
+def batches_of(run_path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[Run]:
+    """Query-aligned batches of any run source: a TREC text file (:func:`iter_batches`), a folder
+    written by :func:`partition` (one batch per Parquet file, each holding whole queries), or one
+    Parquet/Arrow file (read whole: columnar files are compact; split them with :func:`partition`)."""
+    from .columnar import is_columnar, read_table
+    from .convert import to_run
+
+    def columnar(src: str) -> Run:
+        t = read_table(src)
+        if "line" in t.column_names:  # written by partition(): back to file order
+            t = t.sort_by([("line", "ascending")]).drop_columns(["line"])
+        return to_run(t, source=src)
+
+    text = str(run_path)
+    if "://" not in text and Path(text).is_dir():
+        files = sorted(Path(text).rglob("*.parquet"))
+        if not files:
+            raise TierankInputError([Problem(text, None, "no Parquet files in this folder")])
+        for f in files:
+            yield columnar(str(f))
+    elif is_columnar(text):
+        yield columnar(text)
+    else:
+        yield from iter_batches(text, block_bytes)
