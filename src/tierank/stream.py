@@ -265,7 +265,8 @@ def partition(run_path: str | os.PathLike, out_dir: str | os.PathLike, *, bucket
     their line numbers and writes one Parquet file per query-hash bucket (``COPY ...
     PARTITION_BY``), under ``memory_limit`` and spilling to ``temp_dir``.  Each file holds whole
     queries; :func:`batches_of` reads them back in (query, line) order, so file order inside ties
-    (``tie_break="input"``) is kept.  Lines without 6 fields or with a score that is not a finite
+    (``tie_break="input"``) is kept.  Comment lines (``#`` first) are skipped, as trec_eval does.
+    Lines without 6 fields or with a score that is not a finite
     number are refused with their line numbers.  Returns ``out_dir``, which must not exist or be
     empty.  Needs ``pip install 'tierank[scale]'``.
     """
@@ -294,7 +295,7 @@ def partition(run_path: str | os.PathLike, out_dir: str | os.PathLike, *, bucket
     split = ("string_split_regex(trim(l, ' \t\r'), '[ \t]+')" if irregular else "string_split(l, ' ')")
     con.execute(f"CREATE TEMP VIEW lines AS SELECT row_number() OVER () AS line, {split} AS f FROM {lines}")
     bad = con.execute("""SELECT line, len(f) FROM lines
-        WHERE trim(f[1]) <> '' AND (len(f) < 6 OR TRY_CAST(f[5] AS DOUBLE) IS NULL
+        WHERE trim(f[1]) <> '' AND NOT starts_with(trim(f[1]), '#') AND (len(f) < 6 OR TRY_CAST(f[5] AS DOUBLE) IS NULL
                                     OR NOT isfinite(TRY_CAST(f[5] AS DOUBLE)))
         ORDER BY line LIMIT 5""").fetchall()
     if bad:
@@ -304,7 +305,7 @@ def partition(run_path: str | os.PathLike, out_dir: str | os.PathLike, *, bucket
     dest = "'" + out.as_posix().replace("'", "''") + "'"
     con.execute(f"""COPY (SELECT f[1] AS qid, f[3] AS docid, CAST(f[5] AS DOUBLE) AS score, line,
                          hash(f[1]) % {int(buckets)} AS bucket
-                  FROM lines WHERE trim(f[1]) <> '') TO {dest}
+                  FROM lines WHERE trim(f[1]) <> '' AND NOT starts_with(trim(f[1]), '#')) TO {dest}
                   (FORMAT parquet, PARTITION_BY (bucket), OVERWRITE_OR_IGNORE)""")
     return out
 

@@ -432,3 +432,21 @@ def test_quirk_ndcg_gain_order(trec_eval):
     worse = [qid for qid in ours if round(ours[qid], 4) != te[qid]]
     assert worse, "trec_eval's gain-order quirk did not show"
     assert all(te[qid] > ours[qid] for qid in worse)  # a smaller (non-ideal) ideal DCG inflates nDCG
+
+
+def test_comment_lines_are_skipped_as_trec_eval_skips_them(trec_eval, tmp_path):
+    """A line whose first non-blank character is '#' is a comment in runs and qrels (get_trec_results.c,
+    get_qrels.c); '#' inside a field is an ordinary character (the docids of comment.test)."""
+    _, qrels, run = (DATA / x if i else x for i, x in enumerate(next(p for p in PAIRS if p[0] == "te-comment")))
+    lines, qlines = run.read_text().splitlines(), qrels.read_text().splitlines()
+    assert any("#" in x for x in lines)  # docids with '#'
+    commented_run = tmp_path / "run.txt"
+    commented_run.write_text("# a comment\n" + "\n".join(lines[:7] + ["  \t# indented comment 1 2 3 4.0 t"] + lines[7:])
+                             + "\n#last\n")
+    commented_qrels = tmp_path / "qrels.txt"
+    commented_qrels.write_text("#header q 0 d 1\n" + "\n".join(qlines) + "\n")
+    _check(compare(trec_eval, commented_qrels, commented_run, (), True))
+    with_bad = tmp_path / "bad.txt"
+    with_bad.write_text("# a comment\n" + "\n".join(lines[:2] + ["q Q0 d 1 notanumber t"]) + "\n")
+    code, _, err = run_tierank("-m", "map", qrels, with_bad)
+    assert code == 2 and "bad.txt:4:" in err  # line numbers count the comment lines

@@ -14,7 +14,7 @@ from tierank.io.blocks import iter_ranges, read_range
        st.booleans(), st.booleans(), st.integers(1, 90), st.randoms(use_true_random=False))
 def test_byte_ranges_hold_whole_queries(tmp_path_factory, groups, eols, bom, blanks, block, rnd):
     """The plain-file cutter (iter_ranges): ranges tile the file and never split a query, whatever
-    the line ends (LF, CRLF, lone CR, mixed), blank lines, leading blanks or a BOM."""
+    the line ends (LF, CRLF, lone CR, mixed), blank or comment lines, leading blanks or a BOM."""
     lines, used = [], []
     for i, (q, n) in enumerate(groups):  # consecutive groups may share a query id: then they are one query
         if q in used[:-1]:
@@ -24,7 +24,7 @@ def test_byte_ranges_hold_whole_queries(tmp_path_factory, groups, eols, bom, bla
             lead = rnd.choice(["", " ", "\t"])
             lines.append(f"{lead}q{q} Q0 d{i}_{j} {j} 1.0 t")
             if blanks and rnd.random() < 0.2:
-                lines.append(rnd.choice(["", "  "]))
+                lines.append(rnd.choice(["", "  ", "# comment", " #q9 Q0 x 1 1.0 t"]))
     text = "".join(x + rnd.choice(eols) for x in lines).encode()
     p = tmp_path_factory.mktemp("r") / "run.txt"
     p.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text)
@@ -34,7 +34,8 @@ def test_byte_ranges_hold_whole_queries(tmp_path_factory, groups, eols, bom, bla
     seen_before: set = set()
     for a, b in ranges:
         chunk = read_range(p, a, b).decode()
-        qs = {x.split()[0] for x in chunk.replace("\r\n", "\n").replace("\r", "\n").split("\n") if x.strip()}
+        qs = {x.split()[0] for x in chunk.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+              if x.strip() and not x.strip().startswith("#")}
         # a query in this range ends here unless it continues without interruption (same id next range)
         assert not qs & seen_before
         seen_before |= qs

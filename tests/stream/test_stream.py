@@ -102,10 +102,14 @@ def test_ungrouped_run_is_refused_then_partitioned(tmp_path):
 def test_partition_refuses_bad_lines(tmp_path):
     pytest.importorskip("duckdb", reason="DuckDB (tierank[scale]) partitions ungrouped runs")
     p = tmp_path / "run.txt"
-    p.write_text("q1 Q0 a 1 0.5 t\nq1 Q0 b 2 x t\nq1 Q0 c 3\n")
+    p.write_text("# q0 Q0 z 1 0.5 t\nq1 Q0 a 1 0.5 t\nq1 Q0 b 2 x t\nq1 Q0 c 3\n")
     with pytest.raises(TierankInputError) as e:
         partition(p, tmp_path / "out")
-    assert [x.line for x in e.value.problems] == [2, 3]
+    assert [x.line for x in e.value.problems] == [3, 4]
+    p.write_text("# q0 Q0 z 1 0.5 t\nq1 Q0 a 1 0.5 t\n#q1 Q0 b 2 0.7 t\nq1 Q0 c 3 0.5 t\n")  # comments skipped
+    got = evaluate_stream({"q1": {"c": 1}}, partition(p, tmp_path / "out2"), ["AP"], tie_break="input")
+    assert got.records() == tierank.evaluate({"q1": {"c": 1}}, str(p), ["AP"], tie_break="input").records()
+    assert got.ties["docs"] == 2
 
 
 def test_a_query_longer_than_a_block_stays_whole(tmp_path):

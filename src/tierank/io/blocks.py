@@ -116,7 +116,7 @@ def _tail_start(buf: bytearray, start: int, end: int) -> int:
         line_start = max(buf.rfind(b"\n", start, stop) + 1, start)
         line_start = max(buf.rfind(b"\r", line_start, stop) + 1, line_start)  # a lone CR inside: a line end
         field = _FIRST_FIELD.match(buf, line_start, stop).group(1)
-        if field:
+        if field and not field.startswith(b"#"):  # a comment line goes with any query, as a blank one
             if qid is None:
                 qid = field
             elif field != qid:
@@ -211,7 +211,7 @@ def _query_start_after(fh, pos: int, size: int) -> int:
             if nxt is not None and nxt.end() == len(window) and window[-1] == 0x0D and not eof:
                 break  # a CR that may be half of a CRLF
             field = _FIRST_FIELD.match(window, at).group(1)
-            if field:
+            if field and not field.startswith(b"#"):  # comment lines are blank lines
                 if qid is None:
                     qid = field
                 elif field != qid:

@@ -185,20 +185,24 @@ def canonical(data: bytes) -> bytes:
     """``data`` with LF line ends and exactly one space between fields, none around them.
 
     Every run of spaces and tabs becomes one space; leading and trailing ones
-    are dropped (a blank line becomes empty); CRLF and lone CR become LF.
+    are dropped (a blank line becomes empty); CRLF and lone CR become LF.  A
+    line whose first non-blank character is ``#`` is a comment and becomes
+    empty, as trec_eval skips it (``get_trec_results.c``, ``get_qrels.c``).
     Line numbers are kept.  Already canonical content is returned as is.
 
     Examples
     --------
     >>> canonical(b"\\t1 Q0  a\\t 2 2.0 t \\r\\n \\t\\r2\\xc2\\xa0Q0 b 1 1 t")
     b'1 Q0 a 2 2.0 t\\n\\n2\\xc2\\xa0Q0 b 1 1 t'
+    >>> canonical(b"# run of 2024\\n  # tuned\\nq1 Q0 doc#3 1 2.0 t\\n")
+    b'\\n\\nq1 Q0 doc#3 1 2.0 t\\n'
     """
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     if b"\t" in data:
         data = data.translate(_TAB_TO_SPACE)
     if not _needs_squeeze(data):
-        return data
+        return _blank_comments(data)
     parts = []
     start = 0
     while start < len(data):  # whole lines at a time: bounded temporaries
@@ -206,7 +210,17 @@ def canonical(data: bytes) -> bytes:
         end = len(data) if end < 0 else end + 1
         parts.append(_squeeze(np.frombuffer(data, np.uint8, end - start, start)))
         start = end
-    return b"".join(parts)
+    return _blank_comments(b"".join(parts))
+
+
+_COMMENT = re.compile(rb"(?m)^#[^\n]*")
+
+
+def _blank_comments(data: bytes) -> bytes:
+    """Canonical ``data`` with its comment lines (``#`` first) made empty, line numbers kept."""
+    if data.startswith(b"#") or b"\n#" in data:
+        return _COMMENT.sub(b"", data)
+    return data
 
 
 def _needs_squeeze(data: bytes) -> bool:
