@@ -164,6 +164,19 @@ def _columns(obj, source: str, what: str, value_names: tuple[str, ...]):
     return q, d, v
 
 
+def _unwrap(obj, source: str | None, read_text):
+    """``(obj, source)`` with a ranx object turned into its dict (no ranx import), a columnar file
+    into its table and a text file read by ``read_text`` (then ``obj`` is the Run/Qrels itself)."""
+    if type(obj).__module__.startswith("ranx.") and hasattr(obj, "to_dict"):  # ranx.Run / ranx.Qrels
+        source = source or getattr(obj, "name", None) or f"ranx.{type(obj).__name__}"
+        obj = obj.to_dict()
+    if isinstance(obj, (str, os.PathLike)):
+        if not is_columnar(obj):
+            return read_text(obj), source
+        source, obj = str(obj), read_table(obj)
+    return obj, source
+
+
 def to_run(obj, source: str | None = None) -> Run:
     """Convert any accepted run input to a :class:`Run`.
 
@@ -175,13 +188,9 @@ def to_run(obj, source: str | None = None) -> Run:
     """
     if isinstance(obj, Run):
         return obj
-    if type(obj).__module__.startswith("ranx.") and hasattr(obj, "to_dict"):  # ranx.Run / ranx.Qrels, no import
-        source = source or getattr(obj, "name", None) or f"ranx.{type(obj).__name__}"
-        obj = obj.to_dict()
-    if isinstance(obj, (str, os.PathLike)):
-        if not is_columnar(obj):
-            return read_run(obj)
-        source, obj = str(obj), read_table(obj)
+    obj, source = _unwrap(obj, source, read_run)
+    if isinstance(obj, Run):
+        return obj
     source = source or "run"
     q, d, s = _columns(obj, source, "run", SCORE_COLUMNS)
     return Run(qid=q, docid=d, score=s, rank=None, source=source)
@@ -198,13 +207,9 @@ def to_qrels(obj, source: str | None = None) -> Qrels:
     """
     if isinstance(obj, Qrels):
         return obj
-    if type(obj).__module__.startswith("ranx.") and hasattr(obj, "to_dict"):  # ranx.Run / ranx.Qrels, no import
-        source = source or getattr(obj, "name", None) or f"ranx.{type(obj).__name__}"
-        obj = obj.to_dict()
-    if isinstance(obj, (str, os.PathLike)):
-        if not is_columnar(obj):
-            return read_qrels(obj)
-        source, obj = str(obj), read_table(obj)
+    obj, source = _unwrap(obj, source, read_qrels)
+    if isinstance(obj, Qrels):
+        return obj
     source = source or "qrels"
     q, d, g = _columns(obj, source, "qrels", GRADE_COLUMNS)
     return Qrels(qid=q, docid=d, grade=g, source=source)
