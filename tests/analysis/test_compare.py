@@ -379,3 +379,217 @@ def test_compare_correction_adjusts_every_pair():
     assert json.dumps(records(holm)["pairs"][0]["p_adjusted"]) != "null"
     with pytest.raises(tierank.TierankInputError, match="correction"):
         compare(runs, qrels, "nDCG@10", correction="fdr")
+
+
+# --- (6) P(A above B) on random tiny runs, against every joint tie ordering (hypothesis) ---------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tierank.analysis import significance  # noqa: E402
+
+_DOCS = ["a", "b", "c", "d", "e"]
+
+
+@st.composite
+def _two_tied_runs(draw):
+    """(qrels, run A, run B) over 1-3 queries, each run 1-5 documents with scores from 3 values."""
+    nq = draw(st.integers(1, 3))
+    qrels, runs = {}, ({}, {})
+    for i in range(nq):
+        q = f"q{i}"
+        grades = draw(st.lists(st.sampled_from([0, 1, 1, 2]), min_size=5, max_size=5))
+        if not any(grades):
+            grades[draw(st.integers(0, 4))] = 1
+        qrels[q] = dict(zip(_DOCS, grades))
+        for run in runs:
+            n = draw(st.integers(1, 5))
+            docs = draw(st.permutations(_DOCS))[:n]
+            run[q] = {d: draw(st.sampled_from([0.0, 0.5, 1.0])) for d in docs}
+    return qrels, runs[0], runs[1]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=_two_tied_runs(), measure=st.sampled_from(["RR", "AP", "P@2", "nDCG@3"]))
+def test_prob_above_property_against_joint_enumeration(data, measure):
+    qrels, run_a, run_b = data
+    cmp = compare({"A": run_a, "B": run_b}, qrels, measure)
+    (pair,) = cmp.pairs
+    runs = {"A": run_a, "B": run_b}
+    da = _mean_distribution(runs[pair.a], qrels, measure)
+    db = _mean_distribution(runs[pair.b], qrels, measure)
+    diffs = [(x - y, p * r) for x, p in da.items() for y, r in db.items()]
+    mean = sum(d * w for d, w in diffs)
+    var = sum((d - mean) ** 2 * w for d, w in diffs)
+    exact_above = sum(w for d, w in diffs if d > 1e-9)
+    # the two moments are exact
+    assert pair.diff_expected == pytest.approx(mean, abs=1e-9)
+    assert pair.std_diff ** 2 == pytest.approx(var, abs=1e-9)
+    # Cantelli is a true lower bound of the exact probability
+    assert pair.p_a_above_bound <= exact_above + 1e-9
+    assert 0.0 <= pair.p_a_above_bound <= pair.p_a_above <= 1.0 or pair.diff_expected <= 1e-12
+    if not pair.undecidable:  # every ordering ranks a above b: exactly 1, not approximated
+        assert exact_above == pytest.approx(1.0, abs=1e-9)
+        assert pair.p_a_above == pair.p_a_above_bound == 1.0
+    elif var <= 1e-15:  # no ordering moves the difference: exact, not approximated
+        assert pair.std_diff == 0.0
+        assert pair.p_a_above == pair.p_a_above_bound == round(exact_above)
+        assert exact_above == pytest.approx(round(exact_above), abs=1e-9)
+    else:  # the normal approximation sits on the right side of 1/2
+        assert (pair.p_a_above >= 0.5) == (pair.diff_expected >= 0.0)
+
+
+def test_diff_moments_and_prob_above_refuse_bad_input():
+    with pytest.raises(tierank.TierankInputError, match="one length"):
+        significance.diff_moments(np.zeros(2), np.zeros(2), np.zeros(3), np.zeros(2))
+    with pytest.raises(tierank.TierankInputError, match="variance >= 0"):
+        prob_above(0.1, -1.0)
+    with pytest.raises(tierank.TierankInputError, match="finite"):
+        prob_above(float("nan"), 0.1)
+
+
+def test_prob_above_worked_example_by_hand():
+    # A: one query, the relevant document tied with one other at the top: RR 1 or 1/2, each w.p. 1/2.
+    # B: RR 0.7 fixed is impossible; B has RR 1/2 fixed.  D = 1/2 or 0: mean 1/4, var 1/16.
+    qrels = {"q": {"r": 1}}
+    cmp = compare({"A": {"q": {"r": 1.0, "x": 1.0}}, "B": {"q": {"x": 2.0, "r": 1.0}}}, qrels, "RR")
+    (pair,) = cmp.pairs
+    assert (pair.a, pair.diff_expected, pair.std_diff) == ("A", 0.25, 0.25)
+    assert pair.p_a_above == pytest.approx(0.841344746, abs=1e-9)  # Phi(1); the exact value is 1/2
+    assert pair.p_a_above_bound == pytest.approx(0.5)                # Cantelli: 1/16 / (1/16 + 1/16)
+
+
+def test_compare_banded_correction_is_a_family_of_its_own():
+    runs, qrels = _synthetic(n_sys=4, n_q=20, decimals=1)
+    plain = compare(runs, qrels, "nDCG@10", band=1.4)
+    bh = compare(runs, qrels, "nDCG@10", band=1.4, correction="bh")
+    raw = [p.p_banded for p in plain.pairs]
+    assert [p.p_banded_adjusted for p in bh.pairs] == pytest.approx(adjust_pvalues(raw, "bh").tolist())
+    assert [p.significant_banded for p in bh.pairs] == [bool(v < 0.05) for v in adjust_pvalues(raw, "bh")]
+    assert all(p.p_banded_adjusted is None for p in plain.pairs)
+    _check_band_summary_adjusted(bh)
+
+
+def _check_band_summary_adjusted(cmp):
+    b = cmp.band_summary
+    assert b["significant_original"] == sum(p.p_adjusted < cmp.alpha for p in cmp.pairs)
+    assert b["significant_banded"] == sum(p.p_banded_adjusted < cmp.alpha for p in cmp.pairs)
+
+
+# --- (7) `tierank compare`: P(A>B) and --correction in the table and the JSON --------------------
+
+def _write_runs(tmp_path):
+    """Three systems on two queries (relevant document "r"), as TREC files, with hand-computable values.
+
+    tied: q1 ties r with 3 others at the top (RR 1, 1/2, 1/3, 1/4 uniformly: E = 25/48), q2 puts r first;
+    its mean RR lies in [5/8, 1].  mid: r at rank 2 in q1 and 1 in q2 (mean 3/4, no ties): the intervals
+    overlap.  low: r at rank 4 in both (RR 1/4, no ties), below tied's whole interval.
+    """
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("".join(f"{q} 0 r 1\n" for q in ("q1", "q2")))
+    lines = {
+        "tied": [("q1", d, 1.0) for d in ("r", "a", "b", "c")] + [("q2", "r", 2.0), ("q2", "a", 1.0)],
+        "mid": [("q1", "a", 3.0), ("q1", "r", 2.0), ("q1", "b", 1.0), ("q2", "r", 3.0), ("q2", "a", 2.0)],
+        "low": [(q, d, s) for q in ("q1", "q2") for d, s in (("a", 4.0), ("b", 3.0), ("c", 2.0), ("r", 1.0))],
+    }
+    paths = []
+    for name, rows in lines.items():
+        p = tmp_path / f"{name}.run"
+        p.write_text("".join(f"{q} Q0 {d} {i} {s} {name}\n" for i, (q, d, s) in enumerate(rows)))
+        paths.append(p)
+    return qrels, paths
+
+
+def _pair(doc, a, b):
+    (p,) = [p for p in doc["pairs"] if {p["a"], p["b"]} == {a + ".run", b + ".run"}]
+    return p
+
+
+def _cli(*args, code=0):
+    from typer.testing import CliRunner
+
+    from tierank.cli import app
+
+    res = CliRunner().invoke(app, [str(a) for a in args])
+    assert res.exit_code == code, res.output
+    return res
+
+
+def test_cli_compare_reports_p_a_above_and_holm_by_default(tmp_path, monkeypatch):
+    from scipy.stats import norm
+
+    monkeypatch.chdir(tmp_path)  # system names are the file names
+    qrels, paths = _write_runs(tmp_path)
+    paths = [p.name for p in paths]
+    run_cli = _cli
+    doc = json.loads(run_cli("compare", *paths, "--qrels", qrels, "-m", "RR", "-f", "json").stdout)
+    assert doc["settings"]["correction"] == "holm"   # three pairs: Holm by default
+    # tied vs mid: D = (RR_q1 + 1) / 2 - (1/2 + 1) / 2, so E[D] = 25/96 - 1/4, Var[D] = Var(RR_q1) / 4
+    e1 = 25 / 48
+    v1 = (1 + 1 / 4 + 1 / 9 + 1 / 16) / 4 - e1 ** 2
+    tm = _pair(doc, "tied", "mid")
+    assert (tm["a"], tm["b"]) == ("tied.run", "mid.run")
+    mean, sd = e1 / 2 - 0.25, math.sqrt(v1) / 2
+    assert tm["undecidable"] and 0 < mean < sd  # a real question: the normal approximation answers it
+    assert tm["diff_expected"] == pytest.approx(mean, abs=1e-12)
+    assert tm["std_diff"] == pytest.approx(sd, abs=1e-12)
+    assert tm["p_a_above"] == pytest.approx(norm.cdf(mean / sd), abs=1e-12)
+    assert tm["p_a_above_bound"] == pytest.approx(mean ** 2 / (mean ** 2 + sd ** 2), abs=1e-12)
+    # mid vs low: no ties on either side, so exactly 1
+    ml = _pair(doc, "mid", "low")
+    assert (ml["p_a_above"], ml["p_a_above_bound"], ml["std_diff"]) == (1.0, 1.0, 0.0)
+    # tied vs low: tied's ties vary the difference (std > 0) but its worst ordering still beats low: exactly 1
+    tl = _pair(doc, "tied", "low")
+    assert tl["std_diff"] > 0.1 and not tl["undecidable"]
+    assert (tl["p_a_above"], tl["p_a_above_bound"]) == (1.0, 1.0)
+    # the Holm-adjusted p-values are those of the raw ones; the existing keys are all still there
+    raw = [p["p"] for p in doc["pairs"]]
+    assert [p["p_adjusted"] for p in doc["pairs"]] == pytest.approx(adjust_pvalues(raw, "holm").tolist())
+    assert {"a", "b", "diff_expected", "diff_oblivious", "t", "p", "p_oblivious", "order_flip", "undecidable",
+            "significant"} <= set(tm)
+
+    none = json.loads(run_cli("compare", *paths, "--qrels", qrels, "-m", "RR", "-f", "json",
+                              "--correction", "none").stdout)
+    assert "correction" not in none["settings"] and all(p["p_adjusted"] is None for p in none["pairs"])
+    assert _pair(none, "tied", "mid")["p_a_above"] == tm["p_a_above"]
+    bonf = json.loads(run_cli("compare", *paths, "--qrels", qrels, "-m", "RR", "-f", "json",
+                              "--correction", "bonferroni").stdout)
+    assert [p["p_adjusted"] for p in bonf["pairs"]] == pytest.approx([min(1.0, 3 * p) for p in raw])
+
+    # two systems, one pair: no correction unless asked
+    two = json.loads(run_cli("compare", *paths[:2], "--qrels", qrels, "-m", "RR", "-f", "json").stdout)
+    assert "correction" not in two["settings"] and two["pairs"][0]["p_adjusted"] is None
+
+    table = run_cli("compare", *paths, "--qrels", qrels, "-m", "RR", "-o", "-").stdout
+    assert "P(A>B)" in table and "p adj" in table and "normal approximation" in table
+    assert "Cantelli" in table and "Holm" in table
+    row = next(line for line in table.splitlines() if "tied.run" in line and "mid.run" in line)
+    assert f"{tm['p_a_above']:.4f}" in row and f"{tm['p_a_above_bound']:.4f}" in row
+
+    bad = _cli("compare", *paths, "--qrels", qrels, "--correction", "sidak", code=2)
+    assert "sidak" in bad.output and "Traceback" not in bad.output
+
+
+def test_adjust_across_measures_is_one_family():
+    from tierank.analysis.significance import adjust_across
+
+    runs, qrels = _synthetic(n_sys=3, n_q=15, decimals=1)
+    measures = ("nDCG@10", "RR", "AP")
+    plain = [compare(runs, qrels, m, band=1.4) for m in measures]
+    both = adjust_across(plain, "holm")
+    raw = [p.p for c in plain for p in c.pairs]
+    assert len(raw) == 9
+    want = adjust_pvalues(raw, "holm")
+    assert [p.p_adjusted for c in both for p in c.pairs] == pytest.approx(want.tolist())
+    # one family of 9 is stricter than three families of 3
+    per_measure = [v for c in plain for v in adjust_pvalues([p.p for p in c.pairs], "holm")]
+    assert all(a >= b - 1e-15 for a, b in zip(want, per_measure)) and any(a > b for a, b in zip(want, per_measure))
+    raw_b = [p.p_banded for c in plain for p in c.pairs]
+    assert [p.p_banded_adjusted for c in both for p in c.pairs] == pytest.approx(adjust_pvalues(raw_b, "holm").tolist())
+    for c in both:
+        assert c.settings["correction"] == "holm" and c.settings["family"] == 9
+        assert [p.significant for p in c.pairs] == [bool(p.p_adjusted < c.alpha) for p in c.pairs]
+        _check_band_summary_adjusted(c)
+    # the raw values and the inputs are untouched
+    assert [p.p for c in both for p in c.pairs] == raw
+    assert all(p.p_adjusted is None for c in plain for p in c.pairs)

@@ -25,7 +25,9 @@ of runs side by side on one measure and flags, for every pair of systems:
   independent per-query differences (Lyapunov CLT), and ``p_a_above_bound`` a distribution-free
   lower bound from the same two moments (Cantelli's inequality,
   ``P(D > 0) >= mean^2 / (mean^2 + var)`` for ``mean > 0``).  Where no tie can change the
-  difference (variance 0) both are exactly 1 or 0.
+  difference (variance 0), or the pair is not ``undecidable`` (every ordering ranks ``a`` above),
+  both are exact: 1 or 0.  The moments, the two probabilities and the
+  corrections live in :mod:`tierank.analysis.significance` (re-exported here).
 
 With ``band=rho`` every run is also re-scored into geometric rank bands
 (:func:`~tierank.analysis.banding.band_run`) and re-evaluated, and the pairs'
@@ -61,8 +63,7 @@ from ..io.convert import to_qrels, to_run
 from ..io.model import Run
 from .banding import band_run, check_rho
 
-#: Differences of means (and of per-query values) at most this large in absolute value count as zero.
-ZERO_TOL = 1e-12
+from .significance import CORRECTIONS, ZERO_TOL, adjust_pvalues, diff_moments, prob_above  # noqa: F401 (re-exported)
 
 
 @dataclass(frozen=True)
@@ -128,12 +129,16 @@ class PairComparison:
     p_a_above : float
         Probability that ``a``'s mean over the compared queries is strictly above ``b``'s when
         both runs' ties are broken uniformly at random (normal approximation with the exact mean
-        and variance of the difference; 1.0 or 0.0 exactly where the variance is 0).
+        and variance of the difference; exactly 1.0 or 0.0 where the variance is 0 or the
+        intervals do not overlap).
     p_a_above_bound : float
         A distribution-free lower bound of that probability (Cantelli), from the same moments.
     p_adjusted : float or None
         With ``correction``: ``p`` adjusted for all pairs (:func:`adjust_pvalues`); then
         ``significant`` is ``p_adjusted < alpha``.
+    p_banded_adjusted : float or None
+        With ``correction`` and ``band``: ``p_banded`` adjusted the same way over all pairs; then
+        ``significant_banded`` is ``p_banded_adjusted < alpha``.
     """
 
     a: str
@@ -153,6 +158,7 @@ class PairComparison:
     p_a_above: float = float("nan")
     p_a_above_bound: float = float("nan")
     p_adjusted: float | None = None
+    p_banded_adjusted: float | None = None
 
     @property
     def flags(self) -> list[str]:
@@ -254,69 +260,6 @@ def _paired_t(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return float(res.statistic), float(res.pvalue)
 
 
-CORRECTIONS = ("bonferroni", "holm", "bh")
-
-
-def adjust_pvalues(pvalues, method: str) -> np.ndarray:
-    """p-values adjusted for multiple comparisons: ``"bonferroni"``, ``"holm"`` (Holm 1979,
-    step-down, controls the family-wise error) or ``"bh"`` (Benjamini & Hochberg 1995, step-up,
-    controls the false discovery rate).  NaN p-values stay NaN and do not count as tests.
-
-    Examples
-    --------
-    >>> adjust_pvalues([0.01, 0.04, 0.03], "bonferroni").round(4).tolist()
-    [0.03, 0.12, 0.09]
-    >>> adjust_pvalues([0.01, 0.04, 0.03], "holm").round(4).tolist()
-    [0.03, 0.06, 0.06]
-    >>> adjust_pvalues([0.01, 0.04, 0.03], "bh").round(4).tolist()
-    [0.03, 0.04, 0.04]
-    """
-    if method not in CORRECTIONS:
-        raise TierankInputError(f"unknown correction {method!r}; accepted: {', '.join(CORRECTIONS)}")
-    p = np.asarray(pvalues, dtype=np.float64)
-    out = np.full(p.shape, np.nan)
-    ok = np.flatnonzero(~np.isnan(p))
-    m = len(ok)
-    if m == 0:
-        return out
-    if np.any((p[ok] < 0) | (p[ok] > 1)):
-        raise TierankInputError("p-values must lie in [0, 1]")
-    if method == "bonferroni":
-        out[ok] = np.minimum(1.0, p[ok] * m)
-        return out
-    order = ok[np.argsort(p[ok], kind="stable")]
-    ps = p[order]
-    if method == "holm":
-        adj = np.maximum.accumulate(np.minimum(1.0, ps * (m - np.arange(m))))
-    else:
-        adj = np.minimum.accumulate((ps * m / np.arange(1, m + 1))[::-1])[::-1]
-        adj = np.minimum(1.0, adj)
-    out[order] = adj
-    return out
-
-
-def prob_above(diff: float, var: float) -> tuple[float, float]:
-    """``(P(D > 0) by the normal approximation, Cantelli's lower bound of it)`` for a difference
-    ``D`` of mean ``diff`` and variance ``var``; exact 1/0 when ``var`` is 0.
-
-    Examples
-    --------
-    >>> prob_above(0.1, 0.0), prob_above(0.0, 0.0), prob_above(-0.1, 0.0)
-    ((1.0, 1.0), (0.0, 0.0), (0.0, 0.0))
-    >>> [round(x, 4) for x in prob_above(0.1, 0.01)]
-    [0.8413, 0.5]
-    """
-    if var <= 0.0:
-        hit = 1.0 if diff > ZERO_TOL else 0.0
-        return hit, hit
-    from scipy.stats import norm
-
-    sd = math.sqrt(var)
-    approx = float(norm.cdf(diff / sd))
-    bound = diff * diff / (diff * diff + var) if diff > 0 else 0.0
-    return approx, float(bound)
-
-
 def _tau(x: np.ndarray, y: np.ndarray) -> float:
     from scipy.stats import kendalltau
 
@@ -365,7 +308,7 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
     correction
         ``None``, ``"bonferroni"``, ``"holm"`` or ``"bh"``: adjust the pairs' t-test p-values for
         the number of pairs (:func:`adjust_pvalues`); ``significant`` then reads the adjusted
-        value ``p_adjusted``.
+        value ``p_adjusted`` (and with ``band``, ``significant_banded`` the adjusted ``p_banded``).
 
     Returns
     -------
@@ -477,17 +420,21 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
                 _, pb = _paired_t(banded_per[a]["expected"], banded_per[b]["expected"])
                 extra = dict(p_banded=pb, diff_banded=banded_summaries[a].expected - banded_summaries[b].expected,
                              significant_banded=bool(pb < alpha))
-            n = len(common)
-            var_d = float((np.sum(per[a]["var"]) + np.sum(per[b]["var"])) / (n * n))
-            above, above_bound = prob_above(float(np.mean(per[a]["expected"] - per[b]["expected"])), var_d)
+            mean_d, var_d = diff_moments(per[a]["expected"], per[a]["var"], per[b]["expected"], per[b]["var"])
+            above, above_bound = prob_above(mean_d, var_d, lo=sa.min - sb.max, hi=sa.max - sb.min)
             pairs.append(PairComparison(
                 a=a, b=b, diff_expected=d_exp, diff_oblivious=d_obl, t=t, p=p, p_oblivious=p_obl,
                 order_flip=bool(se != 0 and so != 0 and se != so),
                 undecidable=bool(sa.min <= sb.max + ZERO_TOL and sb.min <= sa.max + ZERO_TOL),
-                significant=bool(p < alpha), std_diff=math.sqrt(var_d), p_a_above=above, p_a_above_bound=above_bound, **extra))
+                significant=bool(p < alpha), std_diff=math.sqrt(var_d), p_a_above=above,
+                p_a_above_bound=above_bound, **extra))
     if correction is not None and pairs:
         adjusted = adjust_pvalues([pc.p for pc in pairs], correction)
         pairs = [replace(pc, p_adjusted=float(v), significant=bool(v < alpha)) for pc, v in zip(pairs, adjusted)]
+        if band is not None:  # the banded tests are a family of their own, adjusted the same way
+            adjusted = adjust_pvalues([pc.p_banded for pc in pairs], correction)
+            pairs = [replace(pc, p_banded_adjusted=float(v), significant_banded=bool(v < alpha))
+                     for pc, v in zip(pairs, adjusted)]
 
     col = lambda k: np.array([getattr(summaries[n], k) for n in ranked])  # noqa: E731
     band_summary = None

@@ -24,6 +24,9 @@ SWEEP_MEASURES = ["nDCG@10", "RR@10", "AP@100"]
 #: what `tierank compare --format` writes: its tables, or the whole comparison as one JSON document
 CompareFmt = choices_enum("CompareFmt", ("table", "json"))
 
+#: `tierank compare --correction`: none, or a multiple-comparison correction across the pairs
+CompareCorrection = choices_enum("CompareCorrection", ("none", "bonferroni", "holm", "bh"))
+
 
 @app.command("ties")
 @input_errors
@@ -148,6 +151,10 @@ def compare_cmd(
         "--band", help="Also band every run with geometric rank bands RHO > 1 and report which significant "
                        "pairs stay significant (Yang, Moffat & Turpin, Table 3 / Fig. 4).")] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the paired t-tests.")] = 0.05,
+    correction: Annotated[Optional[CompareCorrection], typer.Option(
+        "--correction", help="Multiple-comparison correction of the t-tests' p-values across all pairs "
+                             "(Holm, Benjamini-Hochberg, Bonferroni); 'significant' then reads the adjusted p. "
+                             "Default: holm with more than one pair, none with one.")] = None,
     fmt: Annotated[CompareFmt, typer.Option(
         "--format", "-f", help="table, or json (the whole comparison as one document).")] = CompareFmt.table,
     output: Output = None,
@@ -157,7 +164,8 @@ def compare_cmd(
     rel: Rel = 1,
 ) -> None:
     """Systems side by side with E[M] and \\[min, max]; paired t-tests on per-query expected values; every
-    pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable.
+    pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable;
+    P(A>B): the probability that A's mean beats B's when both runs' ties are broken at random.
     One measure per call (-m given twice is an error)."""
     from ..analysis.compare import compare, records
     from ..io.readers import read_run
@@ -170,9 +178,13 @@ def compare_cmd(
     names = {}
     for p in runs:
         names[p.name if p.name not in names else str(p)] = read_run(p)
+    if correction is None:
+        chosen = "holm" if len(runs) > 2 else None
+    else:
+        chosen = None if correction.value == "none" else correction.value
     with status("comparing..."):
         cmp = compare(names, str(qrels), measure, tie_break=tie_break, rel=rel, complete=complete,
-                      candidates_only=candidates_only, alpha=alpha, band=band)
+                      candidates_only=candidates_only, alpha=alpha, band=band, correction=chosen)
     if fmt is CompareFmt.table:
         print_tables(compare_tables(cmp), output, protect)
     else:

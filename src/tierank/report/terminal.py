@@ -134,6 +134,9 @@ def sweep_table(result, run_name: str, tie_break: str) -> Table:
 
 # tierank compare
 
+_CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "bonferroni": "Bonferroni"}
+
+
 def compare_tables(comparison) -> list[Table]:
     """The tables of ``tierank compare`` (a :class:`~tierank.analysis.compare.Comparison`): systems, pairs
     (their flags as words), and the band summary if any.
@@ -174,22 +177,38 @@ def compare_tables(comparison) -> list[Table]:
             row.append(num(c.banded_systems[i].expected))
         systems.add_row(*row)
 
+    corr = c.settings.get("correction")
     pairs = Table(title=f"pairs (A ranked above B by expected {c.measure})",
                   caption=(f"Two-sided paired t-tests over queries: p on expected values, p obl on oblivious "
-                           f"ones; significant: p < {c.alpha:g}. FLIP: the oblivious means order the pair the "
-                           "other way round. undecidable: the \\[min, max] intervals of the means overlap, so "
-                           "tie orderings alone could reverse or level the comparison."),
+                           f"ones; significant: {'p adj' if corr else 'p'} < {c.alpha:g}. FLIP: the oblivious "
+                           "means order the pair the other way round. undecidable: the \\[min, max] intervals "
+                           "of the means overlap, so tie orderings alone could reverse or level the comparison. "
+                           "P(A>B): probability that "
+                           "A's mean is above B's when both runs' ties are broken uniformly at random "
+                           "(independently): normal approximation from the exact mean and variance of the "
+                           "difference, and ≥ bound: Cantelli's distribution-free lower bound; both exact (1 or 0) "
+                           "where no tie can change the difference or the \\[min, max] intervals do not overlap."
+                           + (f" p adj: p adjusted across all {c.settings.get('family', len(c.pairs))} "
+                              f"{'tests' if 'family' in c.settings else 'pairs'} ({_CORRECTION_NAMES.get(corr, corr)})."
+                              if corr else "")),
                   caption_justify="left")
     for name in ("A", "B", "Δ expected", "Δ oblivious", "t", "p", "p obl"):
         pairs.add_column(name, justify="left" if name in ("A", "B") else "right")
+    if corr:
+        pairs.add_column("p adj", justify="right")
+    pairs.add_column("P(A>B)", justify="right")
+    pairs.add_column("≥ bound", justify="right")
     if c.band is not None:
-        pairs.add_column(f"p band{c.band:g}", justify="right")
+        pairs.add_column(f"p band{c.band:g}" + (" adj" if corr else ""), justify="right")
     pairs.add_column("flags")
     for p in c.pairs:
         row = [escape(p.a), escape(p.b), num(p.diff_expected), num(p.diff_oblivious), num(p.t, 3),
                pvalue(p.p), pvalue(p.p_oblivious)]
+        if corr:
+            row.append(pvalue(p.p_adjusted))
+        row += [num(p.p_a_above), num(p.p_a_above_bound)]
         if c.band is not None:
-            row.append(pvalue(p.p_banded))
+            row.append(pvalue(p.p_banded_adjusted if corr else p.p_banded))
         row.append(", ".join(p.flags))
         pairs.add_row(*row)
     tables = [systems, pairs]
