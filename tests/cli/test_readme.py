@@ -186,3 +186,44 @@ def test_number_matching_is_strict():
     assert _matches("199", ["199"]) and not _matches("199", ["198", "1990"])
     assert _numbers("RR@10 0.6302 | 4.2% | [0.5642, 0.5769] | -0.0004") == ["10", "0.6302", "4.2", "0.5642", "0.5769",
                                                                           "-0.0004"]
+
+
+FRAMEWORKS = ("ir_measures", "ranx", "sentence_transformers", "mteb", "pyterrier")
+
+
+def _framework_blocks() -> list[Block]:
+    return [b for b in BLOCKS if b.lang == "python" and any(f"import {f}" in b.code or f"from {f}" in b.code
+                                                              or f"integrations.{f}" in b.code for f in FRAMEWORKS)]
+
+
+@pytest.mark.parametrize("block", _framework_blocks(), ids=lambda b: f"line{b.line}")
+def test_readme_framework_examples_run_and_print_their_numbers(block, tmp_path):
+    """Each framework section's example runs offline from any folder (skipped when its framework is not
+    installed); the numbers it shows (in an output block right after it, or in its comments) are printed."""
+    for f in FRAMEWORKS:
+        if f"import {f}" in block.code or f"from {f}" in block.code or f"integrations.{f}" in block.code:
+            pytest.importorskip(f, reason=f"{f} (an optional extra) runs this README example")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1")
+    code = block.code if "print(" in block.code else _echo_last_expression(block.code)
+    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    lines = README.read_text().splitlines()
+    k = block.line + block.code.count("\n") + 2  # 0-based index of the line after the closing fence
+    while k < len(lines) and not lines[k].strip():
+        k += 1
+    if lines[k:k + 1] == ["```"]:  # an output block follows
+        end = lines.index("```", k + 1)
+        expected = [n for line in lines[k + 1:end] for n in _numbers(line)]
+    else:  # the value a comment shows is its first decimal number ("# 0.4567 (pytrec_eval says 0.3333)")
+        expected = [ns[0] for line in block.code.splitlines() if "#" in line
+                    for ns in [[n for n in _numbers(line.split("#", 1)[1].replace("@10", "")) if "." in n]] if ns]
+    assert expected, "the example shows no number to check"
+    printed = _numbers(p.stdout)
+    assert not [n for n in expected if not _matches(n, printed)], p.stdout
+
+
+def _echo_last_expression(code: str) -> str:
+    """``code`` with its last line printed (a REPL-style example ends in an expression)."""
+    *body, last = code.rstrip().splitlines()
+    expr = last.split("#", 1)[0].rstrip()
+    return "\n".join([*body, f"print({expr})"])

@@ -5,7 +5,7 @@ with exit code 2, never a traceback.
 
 One module per command group: :mod:`.eval`, :mod:`.analysis` (ties, sweep,
 compare, bands), :mod:`.plots` (the plot and report groups), :mod:`.rerank`,
-:mod:`.misc` (measures, example); the shared option types, the error decorator
+:mod:`.mteb` (MTEB's saved predictions), :mod:`.misc` (measures, example); the shared option types, the error decorator
 and the output helpers are in :mod:`.common`, and every table printed on the
 terminal is built in :mod:`tierank.report.terminal`.
 """
@@ -44,7 +44,7 @@ def _root(
 
 
 # the command modules register on `app`; this order is the order of `tierank --help`
-from . import eval, analysis, plots, rerank, misc  # noqa: E402,F401,I001
+from . import eval, analysis, plots, rerank, mteb, misc  # noqa: E402,F401,I001
 
 
 def main() -> None:

@@ -7,7 +7,11 @@ one line naming the extra to install:
   ``pt.Experiment`` once registered);
 * :mod:`tierank.integrations.ranx`: ``ranx.Qrels`` / ``ranx.Run`` in, tie-aware per-query values out
   to ranx's ``compare`` report;
-* (in progress, not shipped yet: sentence-transformers evaluators and MTEB predictions.)
+* :mod:`tierank.integrations.sentence_transformers`: tie-aware drop-ins for ``InformationRetrievalEvaluator``
+  and ``CrossEncoderRerankingEvaluator`` (expected values, ``_min``/``_max``, tied share; the whole tie
+  group kept at the top-k cutoff);
+* :mod:`tierank.integrations.mteb`: MTEB's saved predictions evaluated against a task's qrels, and
+  tie-aware scores inside an MTEB run.
 
 Every number these adapters return is computed by :func:`tierank.evaluate`; they only convert
 inputs and outputs.

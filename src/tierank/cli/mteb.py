@@ -1,0 +1,91 @@
+"""`tierank mteb`: MTEB's saved retrieval predictions against the task's qrels (mteb not needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..io.writers import check_output
+from . import app
+from .common import Fmt, Format, Output, TieBreakOption, emit, input_errors, measures_option, print_tables
+
+DEFAULT = ["ndcg_at_10", "mrr_at_10", "map_at_10", "recall_at_100", "precision_at_10"]
+
+
+@app.command("mteb")
+@input_errors
+def mteb_cmd(
+    predictions: Annotated[Path, typer.Argument(
+        help="MTEB's {task}_predictions.json, written by mteb.evaluate(..., prediction_folder=DIR): "
+             "{subset: {split: {qid: {docid: score}}}}")],
+    qrels: Annotated[Path, typer.Argument(
+        help="The task's qrels: TREC or BEIR qrels file, JSON {qid: {docid: grade}} or the same nested by "
+             "subset and split, or JSON lines of MTEB's qrels rows (query-id, corpus-id, score)")],
+    measure: measures_option(DEFAULT) = None,
+    subset: Annotated[Optional[str], typer.Option("--subset", help="Only this subset (default: all).")] = None,
+    split: Annotated[Optional[str], typer.Option("--split", help="Only this split (default: all).")] = None,
+    per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also report every query.")] = False,
+    fmt: Format = Fmt.table,
+    output: Output = None,
+    tie_break: TieBreakOption = "trec_eval",
+    ignore_identical_ids: Annotated[bool, typer.Option(
+        "--ignore-identical-ids", help="Drop a document whose id is the query's id (the task's "
+                                       "ignore_identical_ids, as MTEB applies it before scoring).")] = False,
+) -> None:
+    """Evaluate MTEB's saved retrieval PREDICTIONS against QRELS with tie-aware statistics.
+
+    -m takes MTEB's metric keys (ndcg_at_10, mrr_at_10, map_at_10, recall_at_100, precision_at_10,
+    hit_rate_at_5, accuracy) or tierank measures; oblivious is MTEB's own value (tie-break score,
+    then docid descending) before MTEB rounds it.  One output per subset and split; with several,
+    every record gains "subset" and "split".
+    """
+    from ..integrations.mteb import evaluate_predictions
+    from ..report.terminal import eval_table
+
+    protect = (predictions, qrels)
+    check_output(output, protect)
+    results = evaluate_predictions(predictions, qrels, list(measure or DEFAULT), subset=subset, split=split,
+                                   ignore_identical_ids=ignore_identical_ids, tie_break=tie_break)
+    if fmt is Fmt.table:
+        tables = []
+        for (sub, spl), result in results.items():
+            table = eval_table(result, per_query)
+            table.title = f"tierank mteb: subset {sub}, split {spl}"
+            tables.append(table)
+        print_tables(tables, output, protect)
+        return
+    emit(render(results, fmt.value, per_query), output, protect)
+
+
+def render(results: dict, fmt: str, per_query: bool) -> str:
+    """``{(subset, split): EvalResult}`` in a machine format: one (subset, split) renders exactly as
+    ``tierank eval`` renders one run; several add ``subset`` and ``split`` to every record and row
+    (json: ``{"subsets": {subset: {split: document}}}``)."""
+    import csv
+    import io
+    import json
+
+    from ..io.writers import _num
+    from ..io.writers import render as render_one
+
+    if len(results) == 1:
+        (result,) = results.values()
+        return render_one(result, fmt, per_query)
+    if fmt == "jsonl":
+        return "".join(json.dumps({"subset": sub, "split": spl, **rec}, allow_nan=False) + "\n"
+                       for (sub, spl), r in results.items() for rec in r.records(per_query=True))
+    if fmt == "json":
+        doc: dict = {}
+        for (sub, spl), r in results.items():
+            doc.setdefault(sub, {})[spl] = json.loads(render_one(r, "json", per_query))
+        return json.dumps({"subsets": doc}, indent=2, allow_nan=False) + "\n"
+    buf = io.StringIO()
+    w = csv.writer(buf, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
+    first = next(iter(results.values()))
+    w.writerow(("subset", "split", "query", "measure", *first.columns))
+    for (sub, spl), r in results.items():
+        for rec in r.records(per_query=per_query):
+            w.writerow([sub, spl, rec["query"], rec["measure"], *(_num(rec[c]) for c in r.columns)])
+    return buf.getvalue()

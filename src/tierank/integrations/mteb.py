@@ -1,0 +1,425 @@
+"""MTEB retrieval predictions and MTEB runs, evaluated over every ordering of tied scores.
+
+MTEB (Muennighoff et al., EACL 2023; version 2.26.24 read here) scores a retrieval task with
+``pytrec_eval`` (nDCG, MAP, recall, precision and hit rate at the task's ``k_values``) and its own
+MRR, each for one order of tied scores: ``(score, docid)`` descending, trec_eval's order (MRR
+followed the input order until MTEB fixed it, issue #5092).  This module gives MTEB users the exact
+expectation, minimum, maximum and standard deviation over all orderings of tied scores, computed
+by :func:`tierank.evaluate` (the one engine; nothing here computes a measure):
+
+* :func:`evaluate_predictions`: the file ``mteb.evaluate(..., prediction_folder=DIR)`` writes,
+  ``DIR/{task}_predictions.json`` = ``{"mteb_model_meta": {...}, subset: {split: {qid: {docid:
+  score}}}}`` (``AbsTask._save_task_predictions``), against the task's qrels: a TREC/BEIR qrels
+  file, a qrels dict ``{qid: {docid: grade}}``, the same nested by subset and split, or a loaded
+  mteb retrieval task.  One :class:`tierank.EvalResult` per (subset, split).  mteb is not needed.
+  ``tierank mteb PREDICTIONS QRELS`` is the command line of it.
+* :func:`tie_aware` (and the mixin :class:`TieAwareScores`): inside an MTEB run.  A copy of a
+  retrieval task whose ``task_specific_scores`` hook (called by ``AbsTaskRetrieval._evaluate_subset``
+  with the qrels and the run of each subset and split) adds, for each MTEB metric key ``K``
+  (``ndcg_at_10``, ...), ``K_expected``, ``K_min``, ``K_max`` and ``K_std``, and ``tied_share``
+  (share of the retrieved documents whose score another document of the same query shares).
+  MTEB's own ``K`` is kept (it is tierank's ``oblivious`` value, rounded by MTEB to 5 decimals),
+  unless ``replace=True`` puts the expected value there (and so in ``main_score``).
+
+MTEB metric names map to tierank measures as MTEB computes them (``retrieval_metrics.py``):
+``ndcg_at_k`` -> ``nDCG@k`` (trec_eval ``ndcg_cut.k``), ``map_at_k`` -> ``AP@k`` (``map_cut.k``),
+``recall_at_k`` -> ``R@k``, ``precision_at_k`` -> ``P@k``, ``hit_rate_at_k`` -> ``Success@k``,
+``mrr_at_k`` -> ``RR@k`` (first document with grade > 0) and ``accuracy`` -> ``R@1``.  tierank's
+own measure names are accepted too.  Queries are those of the predictions that have judgments, as
+``pytrec_eval`` averages them.
+
+Examples
+--------
+Two documents tie at the top of a query, one of them relevant:
+
+>>> preds = {"mteb_model_meta": {"model_name": "m", "revision": "r"},
+...          "default": {"test": {"q1": {"d1": 0.5, "d2": 0.5, "d3": 0.1}}}}
+>>> res = evaluate_predictions(preds, {"q1": {"d1": 1}}, ["mrr_at_10", "ndcg_at_10"])
+>>> agg = res["default", "test"].aggregate()
+>>> agg[["measure", "oblivious", "expected", "min", "max"]].round(4).values.tolist()
+[['RR@10', 0.5, 0.75, 0.5, 1.0], ['nDCG@10', 0.6309, 0.8155, 0.6309, 1.0]]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+
+from ..errors import Problem, TierankInputError, quote
+from ..evaluate import evaluate
+from ..io.convert import to_qrels, to_run
+from ..measures.base import Measure, parse_measure
+
+__all__ = ["FAMILIES", "DEFAULT_METRICS", "tierank_measure", "load_predictions", "load_qrels",
+           "evaluate_predictions", "TieAwareScores", "tie_aware"]
+
+#: MTEB metric family (``{family}_at_{k}``) -> tierank family
+FAMILIES = {"ndcg": "nDCG", "map": "AP", "recall": "R", "precision": "P", "mrr": "RR", "hit_rate": "Success"}
+#: MTEB's ``accuracy`` key is its ``recall_at_1`` (``make_score_dict``)
+ALIASES = {"accuracy": "R@1"}
+#: what :func:`evaluate_predictions` and ``tierank mteb`` report when no measure is given
+DEFAULT_METRICS = ("ndcg_at_10", "mrr_at_10", "map_at_10", "recall_at_100", "precision_at_10")
+#: top-level keys of a predictions file that are not subsets
+META_KEYS = ("mteb_model_meta",)
+#: the statistics the in-run hook adds, as key suffixes
+HOOK_STATS = ("expected", "min", "max", "std")
+_NAME = re.compile(r"^(?P<family>[a-z_]+?)_at_(?P<k>\d+)$")
+
+
+def tierank_measure(metric) -> Measure:
+    """The tierank measure of an MTEB metric key (tierank's own names are accepted too).
+
+    Examples
+    --------
+    >>> [str(tierank_measure(m)) for m in ("ndcg_at_10", "mrr_at_1000", "hit_rate_at_5", "accuracy", "AP")]
+    ['nDCG@10', 'RR@1000', 'Success@5', 'R@1', 'AP']
+    """
+    if isinstance(metric, Measure):
+        return metric
+    if not isinstance(metric, str):
+        raise TierankInputError(f"a metric name must be a string, got {metric!r}")
+    if metric in ALIASES:
+        return parse_measure(ALIASES[metric])
+    m = _NAME.match(metric)
+    if m and m["family"] in FAMILIES:
+        return parse_measure(f"{FAMILIES[m['family']]}@{int(m['k'])}")
+    try:
+        return parse_measure(metric)
+    except TierankInputError:
+        raise TierankInputError(
+            f"unknown metric {metric!r}: give an MTEB retrieval key ({', '.join(f'{f}_at_K' for f in FAMILIES)}, "
+            f"accuracy) or a tierank measure (see `tierank measures`)") from None
+
+
+def _named(metrics) -> list[tuple[str, Measure]]:
+    metrics = [metrics] if isinstance(metrics, (str, Measure)) else list(metrics)
+    if not metrics:
+        raise TierankInputError("no measure given")
+    return [(str(m), tierank_measure(m)) for m in metrics]
+
+
+# reading
+
+def _read_json(path, what: str):
+    source = os.fspath(path)
+    try:
+        with open(source, "rb") as fh:
+            return json.load(fh)
+    except OSError as e:
+        raise TierankInputError([Problem(source, None, f"cannot read the {what}: {e.strerror or e}")]) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise TierankInputError([Problem(source, None, f"not a JSON file ({e}); expected MTEB's {what}")]) from None
+
+
+def _kind(x) -> str:
+    return "a mapping" if isinstance(x, Mapping) else type(x).__name__
+
+
+def load_predictions(predictions, source: str | None = None) -> dict[tuple[str, str], dict]:
+    """``{(subset, split): {qid: {docid: score}}}`` from MTEB's predictions file (a path) or its dict.
+
+    The ``mteb_model_meta`` entry is skipped.  Anything else that is not ``subset -> split -> qid
+    -> docid -> number`` (a classification task's predictions are lists, for one) is refused with
+    the file and the place.
+
+    Examples
+    --------
+    >>> load_predictions({"mteb_model_meta": {}, "en": {"test": {"q": {"d": 1.0}}}})
+    {('en', 'test'): {'q': {'d': 1.0}}}
+    >>> load_predictions({"en": {"test": [0, 1]}})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    tierank.errors.TierankInputError: predictions: subset 'en', split 'test': expected a mapping qid -> ..., got list
+    """
+    if isinstance(predictions, (str, os.PathLike)):
+        source = source or os.fspath(predictions)
+        predictions = _read_json(predictions, "retrieval predictions")
+    source = source or "predictions"
+
+    def bad(where: str, reason: str) -> TierankInputError:
+        return TierankInputError([Problem(source, None, f"{where}{reason}")])
+
+    shape = "{subset: {split: {qid: {docid: score}}}}"
+    if not isinstance(predictions, Mapping):
+        raise bad("", f"expected MTEB's retrieval predictions {shape}, got {_kind(predictions)}")
+    out: dict[tuple[str, str], dict] = {}
+    for subset, splits in predictions.items():
+        if subset in META_KEYS:
+            continue
+        if not isinstance(splits, Mapping):
+            raise bad(f"subset {quote(str(subset))}: ", f"expected a mapping split -> run {shape}, "
+                      f"got {_kind(splits)}")
+        for split, run in splits.items():
+            where = f"subset {quote(str(subset))}, split {quote(str(split))}: "
+            if not isinstance(run, Mapping) or not all(isinstance(d, Mapping) for d in run.values()):
+                got = _kind(run) if not isinstance(run, Mapping) else "a mapping whose values are not mappings"
+                raise bad(where, f"expected a mapping qid -> {{docid: score}} (MTEB's retrieval predictions), "
+                                 f"got {got}")
+            out[str(subset), str(split)] = run
+    if not out:
+        raise bad("", f"no subset in the predictions (expected {shape})")
+    return out
+
+
+def _depth(obj, limit: int = 4) -> int:
+    """How many levels of non-empty mappings ``obj`` nests (its first entries followed)."""
+    d = 0
+    while isinstance(obj, Mapping) and obj and d < limit:
+        obj = next(iter(obj.values()))
+        d += 1
+    return d
+
+
+def _jsonl_qrels(path: str):
+    import pyarrow as pa
+
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for i, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise TierankInputError([Problem(path, i, f"not a JSON line ({e})")]) from None
+            if not isinstance(rec, Mapping):
+                raise TierankInputError([Problem(path, i, f"expected a JSON object with query-id, corpus-id, "
+                                                          f"score; got {_kind(rec)}")])
+            rows.append(rec)
+    if not rows:
+        raise TierankInputError([Problem(path, None, "empty qrels: no rows")])
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    return to_qrels(pa.table({k: [None if r.get(k) is None else str(r.get(k)) for r in rows] for k in keys}),
+                    source=path)
+
+
+def load_qrels(qrels, source: str | None = None):
+    """The qrels for :func:`evaluate_predictions`: one tierank ``Qrels`` for every subset and split,
+    or ``{(subset, split): Qrels}``.
+
+    Accepted: a path to a TREC or BEIR qrels file (or Parquet, as :func:`tierank.to_qrels`), a JSON
+    file or dict ``{qid: {docid: grade}}`` or the same nested ``{subset: {split: ...}}`` (the
+    predictions' layout), a JSON-lines file of MTEB's qrels rows (``query-id``, ``corpus-id``,
+    ``score``), or a loaded mteb retrieval task (its ``dataset[subset][split]["relevant_docs"]``).
+    """
+    if hasattr(qrels, "metadata") and hasattr(qrels, "dataset") and not isinstance(qrels, Mapping):
+        return _task_qrels(qrels)
+    if isinstance(qrels, (str, os.PathLike)):
+        path = os.fspath(qrels)
+        low = path.lower()
+        if low.endswith(".jsonl"):
+            return _jsonl_qrels(path)
+        if not low.endswith(".json"):
+            return to_qrels(path)
+        source = source or path
+        qrels = _read_json(path, "qrels")
+    source = source or "qrels"
+    if not isinstance(qrels, Mapping):
+        raise TierankInputError([Problem(source, None, "expected qrels {qid: {docid: grade}} or "
+                                         f"{{subset: {{split: {{qid: {{docid: grade}}}}}}}}, got {_kind(qrels)}")])
+    if _depth(qrels) < 4:
+        return to_qrels(qrels, source=source)
+    out = {}
+    for subset, splits in qrels.items():
+        if not isinstance(splits, Mapping):
+            raise TierankInputError([Problem(source, None, f"subset {quote(str(subset))}: expected a mapping "
+                                             f"split -> qrels, got {_kind(splits)}")])
+        for split, q in splits.items():
+            out[str(subset), str(split)] = to_qrels(q, source=f"{source} [{subset}/{split}]")
+    return out
+
+
+def _task_qrels(task) -> dict:
+    if not getattr(task, "data_loaded", True):
+        task.load_data()
+    convert = getattr(task, "convert_v1_dataset_format_to_v2", None)
+    if convert is not None:
+        convert(num_proc=None)
+    name = task.metadata.name
+    out = {}
+    for subset, splits in (task.dataset or {}).items():
+        for split, data in splits.items():
+            rel = data.get("relevant_docs") if isinstance(data, Mapping) else None
+            if rel:
+                out[str(subset), str(split)] = to_qrels(rel, source=f"{name} [{subset}/{split}]")
+    if not out:
+        raise TierankInputError(f"task {name!r} has no relevant_docs: not a loaded retrieval task")
+    return out
+
+
+# evaluating
+
+def _pick(keys: list[tuple[str, str]], subset: str | None, split: str | None, source: str) -> list[tuple[str, str]]:
+    problems = []
+    subsets = list(dict.fromkeys(s for s, _ in keys))
+    if subset is not None and subset not in subsets:
+        problems.append(Problem(source, None, f"no subset {quote(subset)}; available: {', '.join(subsets)}"))
+    chosen = [k for k in keys if subset is None or k[0] == subset]
+    splits = list(dict.fromkeys(s for _, s in chosen))
+    if split is not None and chosen and split not in splits:
+        where = f" in subset {quote(subset)}" if subset is not None else ""
+        problems.append(Problem(source, None, f"no split {quote(split)}{where}; available: {', '.join(splits)}"))
+    if problems:
+        raise TierankInputError(problems)
+    return [k for k in chosen if split is None or k[1] == split]
+
+
+def _drop_identical(run: Mapping) -> dict:
+    """MTEB's ``ignore_identical_ids``: a document whose id is the query's id is not retrieved."""
+    return {q: {d: s for d, s in docs.items() if d != q} for q, docs in run.items()}
+
+
+def _skip_first(run: Mapping) -> dict:
+    """MTEB's ``skip_first_result``: each query's best document dropped (MTEB's own stable sort by score)."""
+    return {q: dict(sorted(docs.items(), key=lambda x: x[1], reverse=True)[1:]) for q, docs in run.items()}
+
+
+def evaluate_predictions(predictions, qrels, measures=DEFAULT_METRICS, *, subset: str | None = None,
+                         split: str | None = None, ignore_identical_ids: bool = False,
+                         skip_first_result: bool = False, **evaluate_kwargs) -> dict:
+    """Tie-aware evaluation of MTEB's saved retrieval predictions.
+
+    Parameters
+    ----------
+    predictions
+        The path of ``{task}_predictions.json`` (written by ``mteb.evaluate(..., prediction_folder=)``)
+        or its content as a dict.
+    qrels
+        The task's judgments (see :func:`load_qrels`): one set for every subset and split, or one per
+        (subset, split).
+    measures
+        MTEB metric keys (``"ndcg_at_10"``, ``"mrr_at_10"``, ...) or tierank measures.
+    subset, split
+        Evaluate only this subset / split (default: all in the predictions); an unknown one is an
+        error listing the available ones.
+    ignore_identical_ids, skip_first_result
+        The task's settings of these names, as MTEB applies them before scoring.
+    evaluate_kwargs
+        Passed to :func:`tierank.evaluate` (``tie_break``, ``max_depth``, ...).
+
+    Returns
+    -------
+    dict
+        ``{(subset, split): EvalResult}`` in the predictions' order.
+    """
+    named = _named(measures)
+    src = os.fspath(predictions) if isinstance(predictions, (str, os.PathLike)) else "predictions"
+    runs = load_predictions(predictions, source=src)
+    q = load_qrels(qrels)
+    keys = _pick(list(runs), subset, split, src)
+    if isinstance(q, dict):
+        missing = [k for k in keys if k not in q]
+        if missing:
+            qsrc = os.fspath(qrels) if isinstance(qrels, (str, os.PathLike)) else "qrels"
+            have = ", ".join(f"{a}/{b}" for a, b in q)
+            raise TierankInputError([Problem(qsrc, None, f"no qrels for subset {quote(a)}, split {quote(b)}; "
+                                             f"available: {have}") for a, b in missing])
+    out = {}
+    for key in keys:
+        run = runs[key]
+        if ignore_identical_ids:
+            run = _drop_identical(run)
+        if skip_first_result:
+            run = _skip_first(run)
+        r = to_run(run, source=f"{src} [{key[0]}/{key[1]}]")
+        out[key] = evaluate(q[key] if isinstance(q, dict) else q, r, [m for _, m in named], **evaluate_kwargs)
+    return out
+
+
+# inside an MTEB run
+
+def hook_scores(result, named: Sequence[tuple[str, Measure]], replace: bool = False) -> dict[str, float]:
+    """The keys the in-run hook adds to MTEB's scores, from a :class:`tierank.EvalResult`.
+
+    Examples
+    --------
+    >>> import tierank
+    >>> res = tierank.evaluate({"q": {"a": 1}}, {"q": {"a": 0.5, "b": 0.5}}, ["RR@10"])
+    >>> hook_scores(res, [("mrr_at_10", res.measures[0])])
+    {'mrr_at_10_expected': 0.75, 'mrr_at_10_min': 0.5, 'mrr_at_10_max': 1.0, 'mrr_at_10_std': 0.25, 'tied_share': 1.0}
+    """
+    rows = {r["measure"]: r for r in result.records(per_query=False)}
+    out: dict[str, float] = {}
+    for key, m in named:
+        row = rows[str(m)]
+        for stat in HOOK_STATS:
+            out[f"{key}_{stat}"] = row[stat]
+        if replace:
+            out[key] = row["expected"]
+    out["tied_share"] = float(result.ties["share"])
+    return out
+
+
+class TieAwareScores:
+    """Mixin for an mteb ``AbsTaskRetrieval`` subclass: its scores also hold tie-aware statistics.
+
+    ``class MyTask(TieAwareScores, AbsTaskRetrieval): ...``, or :func:`tie_aware` on a task.
+    Class attributes (set per copy by :func:`tie_aware`): ``tierank_metrics`` (MTEB keys or tierank
+    measures; None: the six MTEB families at the task's ``k_values``), ``tierank_replace``,
+    ``tierank_options`` (keywords of :func:`tierank.evaluate`).  After a run,
+    ``tierank_results[(subset, split)]`` holds each :class:`tierank.EvalResult` (per-query values).
+    """
+
+    tierank_metrics = None
+    tierank_replace = False
+    tierank_options: dict = {}
+
+    def _tierank_named(self) -> list[tuple[str, Measure]]:
+        if self.tierank_metrics is not None:
+            return _named(self.tierank_metrics)
+        ks = getattr(self, "k_values", (1, 3, 5, 10, 20, 100, 1000))
+        return _named([f"{f}_at_{k}" for f in FAMILIES for k in ks])
+
+    def task_specific_scores(self, scores, qrels, results, hf_split, hf_subset):
+        base = dict(super().task_specific_scores(scores, qrels, results, hf_split=hf_split, hf_subset=hf_subset))
+        named = self._tierank_named()
+        run = _skip_first(results) if getattr(self, "skip_first_result", False) else results
+        # results are already without identical ids when the task ignores them (RetrievalEvaluator.evaluate)
+        res = evaluate(to_qrels(qrels, source=f"{self.metadata.name} qrels [{hf_subset}/{hf_split}]"),
+                       to_run(run, source=f"{self.metadata.name} [{hf_subset}/{hf_split}]"),
+                       [m for _, m in named], **self.tierank_options)
+        if not isinstance(getattr(self, "tierank_results", None), dict):
+            self.tierank_results = {}
+        self.tierank_results[hf_subset, hf_split] = res
+        return {**base, **hook_scores(res, named, self.tierank_replace)}
+
+
+_CLASSES: dict[type, type] = {}
+
+
+def tie_aware(task, metrics=None, *, replace: bool = False, **evaluate_kwargs):
+    """A copy of the mteb retrieval ``task`` whose scores also hold tie-aware statistics.
+
+    For each MTEB key ``K`` of ``metrics`` (default: ``ndcg``, ``map``, ``recall``, ``precision``,
+    ``mrr``, ``hit_rate`` at the task's ``k_values``) the task's scores gain ``K_expected``,
+    ``K_min``, ``K_max`` and ``K_std`` (over all orderings of tied scores), and ``tied_share``;
+    ``replace=True`` also puts the expected value in ``K`` itself (and so in ``main_score``).
+    ``evaluate_kwargs`` go to :func:`tierank.evaluate`.  The task keeps its name and metadata, so
+    results and predictions are saved where MTEB saves them; ``task`` itself is not changed.
+
+    ``mteb.evaluate(model, tie_aware(mteb.get_task("SciFact")), prediction_folder="preds")``
+    """
+    from . import require
+
+    require("mteb")
+    from mteb.abstasks.retrieval import AbsTaskRetrieval
+
+    if not isinstance(task, AbsTaskRetrieval):
+        raise TierankInputError(f"tie_aware takes an mteb retrieval task (AbsTaskRetrieval), got {type(task).__name__}")
+    if metrics is not None:
+        _named(metrics)  # refuse an unknown metric now, not in the middle of the run
+    cls = type(task)
+    if not issubclass(cls, TieAwareScores):
+        if cls not in _CLASSES:
+            _CLASSES[cls] = type(f"TieAware{cls.__name__}", (TieAwareScores, cls),
+                                  {"__module__": cls.__module__})
+        cls = _CLASSES[cls]
+    new = cls.__new__(cls)   # a shallow copy of the task as an instance of the hooked class
+    new.__dict__.update(task.__dict__)
+    new.tierank_metrics = metrics
+    new.tierank_replace = bool(replace)
+    new.tierank_options = dict(evaluate_kwargs)
+    new.tierank_results = {}
+    return new
