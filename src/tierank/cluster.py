@@ -94,6 +94,7 @@ class _BlockEvaluator:
             qrels = ray.get(qrels)
         _init_worker(qrels, measures, kwargs, 1)
         self.block_bytes, self.qrels, self.measures, self.kwargs = block_bytes, qrels, measures, kwargs
+        self.ctx = dict(qrels=qrels, measures=measures, kwargs=kwargs)
 
     def __call__(self, batch: dict) -> dict:
         import pickle
@@ -104,17 +105,19 @@ class _BlockEvaluator:
         for src, start, end in zip(batch["src"], batch["start"], batch["end"]):
             src, start, end = str(src), int(start), int(end)
             try:
+                empty = False
                 if start >= 0:
-                    qids, res, rows, lines = _evaluate_task(("range", src, start, end))
-                    parts = [] if res is None else [res]
+                    qids, res, rows, lines = _evaluate_task(("range", src, start, end), self.ctx)
+                    empty = isinstance(res, str)  # judged queries, no judged document (condensed)
+                    parts = [res] if hasattr(res, "stats") else []
                 else:
-                    qids = []
+                    qids, notes = [], {}
                     parts = list(iter_evaluate(self.qrels, src, self.measures, block_bytes=self.block_bytes,
-                                               queries_seen=qids, **self.kwargs))
-                    rows, lines = None, None
+                                               queries_seen=qids, notes=notes, **self.kwargs))
+                    rows, lines, empty = None, None, bool(notes.get("condensed_empty"))
             except TierankInputError as e:
-                qids, parts, rows, lines = e, [], None, None
-            out.append(pickle.dumps((qids, parts, rows, lines)))
+                qids, parts, rows, lines, empty = e, [], None, None, False
+            out.append(pickle.dumps((qids, parts, rows, lines, empty)))
         return {"seq": batch["seq"], "payload": out}
 
 
@@ -138,7 +141,7 @@ def evaluate_files(qrels, source, measures, *, address: str | None = None, num_c
 
     from .io.convert import to_qrels
     from .measures import parse_measures
-    from .stream import BLOCK_BYTES, _combine, iter_ranges, seekable_text
+    from .stream import BLOCK_BYTES, CONDENSED_EMPTY, _combine, iter_ranges, seekable_text, shift_problems
 
     if kwargs.get("complete"):
         raise TierankInputError("evaluate_files: complete=True is not supported; evaluate the missing queries apart")
@@ -158,17 +161,17 @@ def evaluate_files(qrels, source, measures, *, address: str | None = None, num_c
     DataContext.get_current().enable_progress_bars = False
     n = workers or max(1, min(len(items), int(ray.cluster_resources().get("CPU", 1))))
     ds = ray.data.from_items(items).map_batches(
-        _BlockEvaluator, batch_size=1, concurrency=n, num_cpus=1,
+        _BlockEvaluator, batch_size=1, compute=ray.data.ActorPoolStrategy(size=n), num_cpus=1,
         fn_constructor_args=(ray.put(q), parsed, block, kwargs))
     rows = sorted(ds.take_all(), key=lambda r: r["seq"])
-    parts, owner, lines_before = [], {}, {}
+    parts, owner, lines_before, condensed_empty = [], {}, {}, False
     for item, row in zip(items, rows):
         f = item["src"]
-        qids, ps, _, lines = pickle.loads(row["payload"])
+        qids, ps, _, lines, empty = pickle.loads(row["payload"])
+        condensed_empty |= empty
         if isinstance(qids, TierankInputError):
             shift = lines_before.get(f, 0) if item["start"] >= 0 else 0
-            raise TierankInputError([p if p.line is None else Problem(p.source, p.line + shift, p.reason)
-                                     for p in qids.problems])
+            raise TierankInputError(shift_problems(qids.problems, shift))
         lines_before[f] = lines_before.get(f, 0) + (lines or 0)
         for x in qids:
             if x in owner:
@@ -181,6 +184,8 @@ def evaluate_files(qrels, source, measures, *, address: str | None = None, num_c
             owner[x] = f
         parts.extend(ps)
     if not parts:
+        if condensed_empty:
+            raise TierankInputError(f"{CONDENSED_EMPTY} {source} is judged in {q.source}")
         raise TierankInputError(f"no query of {source} is judged in {q.source}: nothing to evaluate")
     settings = dict(parts[0].settings, run=str(source),
                     distributed=f"ray data: {len(files)} files, {len(items)} blocks, {n} workers")

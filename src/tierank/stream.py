@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 
 from .errors import Problem, TierankInputError
 from .io.blocks import (BLOCK_BYTES, GroupCheck, _line_count, _parse, _qids, batches_of, iter_batches,  # noqa: F401
-                        iter_blocks, iter_ranges, read_range, seekable_text)
+                        iter_blocks, iter_ranges, read_range, seekable_text, shift_problems)
 from .io.convert import to_qrels
 from .io.model import Qrels, Run
 from .measures import Stats
@@ -51,6 +51,8 @@ def _judgments_of(qrels: Qrels, qids: pa.Array) -> Qrels:
 
 
 _WORKER: dict = {}
+#: how :func:`tierank.evaluate` says that dropping unjudged documents left nothing
+CONDENSED_EMPTY = "--condensed: no document of"
 
 
 def _init_worker(qrels: Qrels, measures, kwargs: dict, threads: int | None = None) -> None:
@@ -59,12 +61,15 @@ def _init_worker(qrels: Qrels, measures, kwargs: dict, threads: int | None = Non
     _WORKER.update(qrels=qrels, measures=measures, kwargs=kwargs)
 
 
-def _evaluate_task(task) -> tuple:
+def _evaluate_task(task, ctx: dict | None = None) -> tuple:
     """Parse (a byte range or a text block) and evaluate one batch: (its query ids in file order, the
     result, or None when none of its queries is judged, the number of run lines in it, the number
     of text lines of a byte range).  A parse error in a byte range is returned in place of the
-    query ids, its line numbers relative to the range."""
+    query ids, its line numbers relative to the range.  ``ctx`` (qrels, measures, kwargs) is given
+    in this process; a worker process reads its own, set once by :func:`_init_worker`."""
     from .evaluate import evaluate
+
+    ctx = _WORKER if ctx is None else ctx
 
     lines = None
     if task[0] == "range":  # a byte range of a plain file, read here
@@ -85,16 +90,43 @@ def _evaluate_task(task) -> tuple:
     else:
         run = task[1]
     qids = pc.unique(_qids(run)).to_pylist()
-    q = _WORKER["qrels"]
-    judged = _judgments_of(q, pa.array(qids, pa.string()))
+    judged = _judgments_of(ctx["qrels"], pa.array(qids, pa.string()))
     if len(judged) == 0:
         return qids, None, len(run), lines
     try:
-        return qids, evaluate(judged, run, _WORKER["measures"], **_WORKER["kwargs"]), len(run), lines
+        return qids, evaluate(judged, run, ctx["measures"], **ctx["kwargs"]), len(run), lines
     except TierankInputError as e:
         if any("nothing to evaluate" in p.reason for p in e.problems):
             return qids, None, len(run), lines
-        raise
+        if not any(p.reason.startswith(CONDENSED_EMPTY) for p in e.problems):
+            raise
+        # judged queries, none of their documents judged in this batch
+        if not ctx["kwargs"].get("judged_only"):
+            return qids, CONDENSED_EMPTY, len(run), lines  # condensed: such queries drop out, as in memory
+        # trec_eval -J keeps them, with no documents (evaluate() scores them as -c does)
+        res = _without_documents(judged, ctx["measures"], ctx["kwargs"], run.source)
+        return qids, replace(res, settings=dict(res.settings, empty_batch=True)), len(run), lines
+
+
+def _without_documents(qrels: Qrels, measures, kwargs: dict, source: str) -> EvalResult:
+    """The queries of ``qrels`` evaluated with no retrieved document (as ``-c`` scores a query the run
+    lacks), under the settings ``kwargs`` name (their ``settings`` record says so)."""
+    from .evaluate import evaluate
+
+    kw = {k: v for k, v in kwargs.items() if k != "complete"}
+    condensed = kw.get("judged_only") or kw.get("unjudged") == "condensed"
+    if condensed:  # nothing to condense in an empty run (condense() refuses an empty result)
+        kw.pop("judged_only", None)
+        kw["unjudged"] = "nonrelevant"
+    empty = Run(qid=pa.array([], pa.string()), docid=pa.array([], pa.string()), score=np.zeros(0), rank=None,
+                source=source)
+    res = evaluate(qrels, empty, measures, complete=True, **kw)
+    settings = dict(res.settings, complete=bool(kwargs.get("complete")))
+    if condensed:
+        settings["unjudged"] = "condensed"
+        if kwargs.get("judged_only"):
+            settings["judged_only"] = True
+    return replace(res, settings=settings)
 
 
 def _tasks(run_path, block_bytes: int) -> Iterator[tuple]:
@@ -146,9 +178,10 @@ def _combine(parts: list[EvalResult], measures, settings: dict) -> EvalResult:
 def _in_order(tasks: Iterator[tuple], jobs: int, init: tuple) -> Iterator[tuple]:
     """:func:`_evaluate_task` of every task, in task order: here, or in ``jobs`` worker processes with
     at most ``jobs + 1`` tasks in flight (results that finish early wait for their turn)."""
-    if jobs <= 1:
-        _init_worker(*init)
-        yield from map(_evaluate_task, tasks)
+    if jobs <= 1:  # the context goes with each call: two evaluations may run in one process at once
+        ctx = dict(qrels=init[0], measures=init[1], kwargs=init[2])
+        for task in tasks:
+            yield _evaluate_task(task, ctx)
         return
     with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(*init, 1)) as pool:
         running: dict = {}
@@ -175,13 +208,14 @@ def _in_order(tasks: Iterator[tuple], jobs: int, init: tuple) -> Iterator[tuple]
 
 def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | str, *, jobs: int = 1,
                   block_bytes: int = BLOCK_BYTES, progress: Callable[[int, int], None] | None = None,
-                  queries_seen: list | None = None, **kwargs) -> Iterator[EvalResult]:
+                  queries_seen: list | None = None, notes: dict | None = None, **kwargs) -> Iterator[EvalResult]:
     """Evaluate the run at ``run_path`` batch by batch: one :class:`EvalResult` per batch of whole
     queries (those judged), in file order, as soon as it is ready.  ``jobs`` worker processes parse
     and evaluate batches in parallel while this process only cuts the text into blocks at query
     boundaries (at most ``jobs + 1`` blocks in flight).  ``progress(lines, queries)`` is called with
     the run lines and queries done after each batch; ``queries_seen``, a list, receives every query id
-    of the run in file order (judged or not).  ``kwargs`` are those of
+    of the run in file order (judged or not); ``notes``, a dict, gets ``condensed_empty`` when a batch
+    had judged queries but no judged document (``unjudged="condensed"``).  ``kwargs`` are those of
     :func:`tierank.evaluate` (``complete`` is refused: use :func:`evaluate_stream`)."""
     from .measures import Measure, parse_measures
 
@@ -200,8 +234,7 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | 
     lines_before = 0
     for qids, res, rows, lines in _in_order(tasks, jobs, (q, parsed, kwargs)):
         if isinstance(qids, TierankInputError):  # lines counted from the range's first line
-            raise TierankInputError([p if p.line is None else Problem(p.source, p.line + lines_before, p.reason)
-                                     for p in qids.problems]) from None
+            raise TierankInputError(shift_problems(qids.problems, lines_before)) from None
         lines_before += lines or 0
         check(qids)
         done[0] += rows
@@ -209,7 +242,10 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | 
         if progress is not None:
             progress(*done)
         any_rows |= bool(qids)
-        if res is not None:
+        if isinstance(res, str):
+            if notes is not None:
+                notes["condensed_empty"] = True
+        elif res is not None:
             yield res
     if not any_rows:
         raise TierankInputError([Problem(str(run_path), None, "empty run: no lines")])
@@ -232,25 +268,30 @@ def evaluate_stream(qrels, run_path: str | os.PathLike, measures: Iterable[str] 
     >>> a.records() == b.records()
     True
     """
-    from .evaluate import evaluate
     from .measures import parse_measures
 
     parsed = parse_measures([measures] if isinstance(measures, str) else list(measures))
     q = to_qrels(qrels)
-    parts = list(iter_evaluate(q, run_path, parsed, jobs=jobs, block_bytes=block_bytes, progress=progress, **kwargs))
+    notes: dict = {}
+    parts = list(iter_evaluate(q, run_path, parsed, jobs=jobs, block_bytes=block_bytes, progress=progress,
+                               notes=notes, **kwargs))
+    evaluated = [p for p in parts if not p.settings.get("empty_batch")]
+    if not evaluated and (notes.get("condensed_empty") or parts):
+        # no document of the run is judged: the in-memory engine refuses this, -c or not
+        raise TierankInputError(f"{CONDENSED_EMPTY} {run_path} is judged in {q.source}")
     if complete:
         # qrels queries the run does not have: evaluated with no documents (every one scores as trec_eval -c)
         have = {x for p in parts for x in p.qids}
         missing = sorted(set(pc.unique(q.qid).to_pylist()) - have)
         if missing:
-            empty = Run(qid=pa.array([], pa.string()), docid=pa.array([], pa.string()), score=np.zeros(0),
-                        rank=None, source=str(run_path))
-            parts.append(evaluate(_judgments_of(q, pa.array(missing, pa.string())), empty, parsed,
-                                  complete=True, **kwargs))
+            parts.append(_without_documents(_judgments_of(q, pa.array(missing, pa.string())), parsed,
+                                            dict(kwargs, complete=True), str(run_path)))
     if not parts:
         raise TierankInputError(f"no query of {run_path} is judged in {q.source}: nothing to evaluate "
                                 "(query ids must match exactly)")
-    settings = dict(parts[0].settings, run=str(run_path), complete=complete, streamed=True)
+    first = (evaluated or parts)[0]
+    settings = dict(first.settings, run=str(run_path), complete=complete, streamed=True)
+    settings.pop("empty_batch", None)
     return _combine(parts, parts[0].measures, settings)
 
 
@@ -371,7 +412,8 @@ def evaluate_many(qrels, runs, measures: Iterable[str] | str, *, jobs: int = 1,
         for a in jobs_args:
             finished(*_evaluate_named(a))
     else:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(jobs_args))) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(jobs_args)), initializer=pa.set_cpu_count,
+                                 initargs=(1,)) as pool:
             for fut in as_completed([pool.submit(_evaluate_named, a) for a in jobs_args]):
                 finished(*fut.result())
     return {name: done[name] for name in named}

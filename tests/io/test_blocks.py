@@ -11,8 +11,8 @@ from tierank.io.blocks import iter_ranges, read_range
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(1, 6)), min_size=1, max_size=8),
        st.lists(st.sampled_from(["\n", "\r\n", "\r"]), min_size=1, max_size=3),
-       st.booleans(), st.booleans(), st.integers(1, 90), st.randoms(use_true_random=False))
-def test_byte_ranges_hold_whole_queries(tmp_path_factory, groups, eols, bom, blanks, block, rnd):
+       st.booleans(), st.booleans(), st.integers(1, 90), st.randoms(use_true_random=False), st.booleans())
+def test_byte_ranges_hold_whole_queries(tmp_path_factory, groups, eols, bom, blanks, block, rnd, last_eol):
     """The plain-file cutter (iter_ranges): ranges tile the file and never split a query, whatever
     the line ends (LF, CRLF, lone CR, mixed), blank or comment lines, leading blanks or a BOM."""
     lines, used = [], []
@@ -26,6 +26,8 @@ def test_byte_ranges_hold_whole_queries(tmp_path_factory, groups, eols, bom, bla
             if blanks and rnd.random() < 0.2:
                 lines.append(rnd.choice(["", "  ", "# comment", " #q9 Q0 x 1 1.0 t"]))
     text = "".join(x + rnd.choice(eols) for x in lines).encode()
+    if not last_eol:  # a file whose last line has no line end
+        text = text.rstrip(b"\r\n")
     p = tmp_path_factory.mktemp("r") / "run.txt"
     p.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text)
     ranges = list(iter_ranges(p, block))
@@ -39,3 +41,30 @@ def test_byte_ranges_hold_whole_queries(tmp_path_factory, groups, eols, bom, bla
         # a query in this range ends here unless it continues without interruption (same id next range)
         assert not qs & seen_before
         seen_before |= qs
+
+
+def test_tiny_files_and_no_final_line_end():
+    import os
+    import tempfile
+
+    d = tempfile.mkdtemp()
+    for content in (b"q1 Q0 a 1 2 t\nq2 Q0 b 1 1 t", b"\xef\xbb\xbf", b"q1 Q0 a 1 2 t", b"\n\n"):
+        f = os.path.join(d, "run")
+        with open(f, "wb") as fh:
+            fh.write(content)
+        for block in (1, 3, 20):
+            ranges = list(iter_ranges(f, block))
+            assert ranges[0][0] == 0 and ranges[-1][1] == len(content)
+            assert b"".join(read_range(f, a, b) for a, b in ranges) == content.removeprefix(b"\xef\xbb\xbf")
+
+
+def test_gzip_and_bom_at_any_block_size(tmp_path):
+    import gzip
+
+    from tierank.io.blocks import iter_blocks
+
+    text = b"\xef\xbb\xbfq1 Q0 a 1 2 t\nq2 Q0 b 1 1 t\n"
+    gz = tmp_path / "run.gz"
+    gz.write_bytes(gzip.compress(text))
+    for block in (1, 2, 3, 4, 7, 1000):
+        assert b"".join(b for b, _ in iter_blocks(gz, block)) == text[3:]

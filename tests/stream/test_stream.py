@@ -173,3 +173,86 @@ def test_bad_line_in_a_later_range_is_located_with_workers(tmp_path):
     for jobs in (1, 2):
         with pytest.raises(TierankInputError, match=r"run\.txt:258: "):
             evaluate_stream(qrels, p, ["AP"], block_bytes=300, jobs=jobs)
+
+
+def test_two_streaming_evaluations_in_one_process_do_not_mix(tmp_path):
+    """The qrels and measures go with each batch in this process: interleaved generators and threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    p = tmp_path / "run.txt"
+    p.write_text("".join(f"q{i} Q0 d{j} {j} {3 - j}.0 t\n" for i in range(6) for j in range(3)))
+    qa = {f"q{i}": {"d0": 1} for i in range(6)}
+    qb = {f"q{i}": {"d2": 1} for i in range(6)}
+    ga = iter_evaluate(qa, p, ["AP"], block_bytes=20)
+    gb = iter_evaluate(qb, p, ["AP"], block_bytes=20)
+    pairs = list(zip(ga, gb))
+    assert [float(x) for a, _ in pairs for x in a.stats[a.measures[0]].expected] == [1.0] * 6
+    assert [round(float(x), 4) for _, b in pairs for x in b.stats[b.measures[0]].expected] == [0.3333] * 6
+    with ThreadPoolExecutor(2) as pool:
+        fa = pool.submit(evaluate_stream, qa, p, ["AP"], block_bytes=20)
+        fb = pool.submit(evaluate_stream, qb, p, ["P@1"], block_bytes=20)
+        a, b = fa.result(), fb.result()
+    assert a.aggregate()["expected"].tolist() == [1.0] and str(b.measures[0]) == "P@1"
+    assert b.aggregate()["expected"].tolist() == [0.0]
+
+
+def test_condensed_batches_without_judged_documents_are_skipped_as_in_memory(tmp_path):
+    p = tmp_path / "run.txt"
+    p.write_text("q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 x 1 2.0 t\nq2 Q0 y 2 1.0 t\n")
+    qrels = {"q1": {"a": 1}, "q2": {"z": 1}}
+    for kw in ({"judged_only": True}, {"unjudged": "condensed"}):
+        ref = tierank.evaluate(qrels, str(p), ["AP"], **kw).records()
+        for jobs in (1, 2):
+            assert evaluate_stream(qrels, p, ["AP"], block_bytes=16, jobs=jobs, **kw).records() == ref
+    none = {"q2": {"z": 1}}
+    with pytest.raises(TierankInputError) as mem:
+        tierank.evaluate(none, str(p), ["AP"], unjudged="condensed")
+    with pytest.raises(TierankInputError) as got:
+        evaluate_stream(none, p, ["AP"], block_bytes=16, unjudged="condensed")
+    assert str(mem.value).split(" is judged")[0].split(":")[0] == str(got.value).split(" is judged")[0].split(":")[0]
+
+
+def test_a_duplicate_in_a_later_block_names_both_lines(tmp_path):
+    p = tmp_path / "dup.txt"
+    lines = [f"q{i // 5} Q0 d{i % 5} {i} {1.0 / (i + 1)!r} t" for i in range(30)]
+    lines[27] = "q5 Q0 d0 28 0.5 t"
+    p.write_text("\n".join(lines) + "\n")
+    qrels = {f"q{i}": {"d1": 1} for i in range(6)}
+    with pytest.raises(TierankInputError) as mem:
+        tierank.evaluate(qrels, str(p), ["AP"])
+    for kw in ({"jobs": 1}, {"jobs": 2}):
+        with pytest.raises(TierankInputError) as got:
+            evaluate_stream(qrels, p, ["AP"], block_bytes=40, **kw)
+        assert str(got.value) == str(mem.value) and "(first at line 26)" in str(got.value)
+    gz = tmp_path / "dup.txt.gz"
+    gz.write_bytes(gzip.compress(p.read_bytes()))
+    with pytest.raises(TierankInputError, match=r"dup\.txt\.gz:28: .*\(first at line 26\)"):
+        evaluate_stream(qrels, gz, ["AP"], block_bytes=40)
+
+
+SETTINGS = [{}, {"judged_only": True}, {"unjudged": "condensed"}, {"complete": True},
+            {"complete": True, "judged_only": True}, {"complete": True, "unjudged": "condensed"},
+            {"max_depth": 3}, {"unjudged": "bounds"}]
+
+
+@settings(max_examples=60, deadline=None)
+@given(collection(max_queries=4), st.integers(1, 90), st.sampled_from(SETTINGS), st.booleans())
+def test_stream_equals_in_memory_under_every_setting(tmp_path_factory, case, block, kw, gz):
+    """-J, --condensed, -c, -M and bounds, streamed in tiny batches (plain or gzip): the in-memory
+    records, or the same refusal."""
+    _, run, qrels = case
+    if not qrels:
+        return
+    measures = ["P@2", "RR", "R@4"] if kw.get("unjudged") == "bounds" else MEASURES
+    p = tmp_path_factory.mktemp("s") / ("run.txt.gz" if gz else "run.txt")
+    _write_run(run, p.with_suffix(".plain"))
+    p.write_bytes(gzip.compress(p.with_suffix(".plain").read_bytes()) if gz else p.with_suffix(".plain").read_bytes())
+    try:
+        ref = tierank.evaluate(qrels, str(p), measures, **kw)
+    except TierankInputError as e:
+        with pytest.raises(TierankInputError) as got:
+            evaluate_stream(qrels, p, measures, block_bytes=block, **kw)
+        assert str(got.value).split(" ")[0] == str(e).split(" ")[0]  # the same kind of refusal
+        return
+    got = evaluate_stream(qrels, p, measures, block_bytes=block, **kw)
+    assert got.records() == ref.records()

@@ -46,7 +46,7 @@ def _raw_blocks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
         raise TierankInputError([Problem(src, None, f"cannot read ({getattr(e, 'strerror', None) or e})")]) from None
     with fh:
         step = max(1, min(_READ, size))
-        head = fh.read(step)
+        head = fh.read(max(step, 64))  # enough to see the gzip magic, whatever the block size
         if not head.startswith(lexer.GZIP_MAGIC):
             chunk = head
             while chunk:
@@ -90,9 +90,25 @@ def _parse(src: str, data: bytes, first_line: int) -> Run:
         run = _run_fast(src, data)
         return run if run is not None else _run_slow(src, data)
     except TierankInputError as e:
-        shift = first_line - 1
-        raise TierankInputError([p if p.line is None else Problem(p.source, p.line + shift, p.reason)
-                                 for p in e.problems]) from None
+        raise TierankInputError(shift_problems(e.problems, first_line - 1)) from None
+
+
+_FIRST_AT = re.compile(r"\(first at line (\d+)\)")
+
+
+def shift_problems(problems, shift: int) -> list[Problem]:
+    """``problems`` located in a block, moved ``shift`` lines down to their place in the file (the
+    line of each problem and any "(first at line N)" in its reason).
+
+    >>> shift_problems([Problem("run", 3, "document 'd' appears twice in query 'q' (first at line 1)")], 10)
+    [Problem(source='run', line=13, reason="document 'd' appears twice in query 'q' (first at line 11)")]
+    """
+    if not shift:
+        return list(problems)
+    return [p if p.line is None else
+            Problem(p.source, p.line + shift, _FIRST_AT.sub(lambda m: f"(first at line {int(m.group(1)) + shift})",
+                                                            p.reason))
+            for p in problems]
 
 
 def _qids(run: Run) -> pa.Array:
@@ -144,11 +160,13 @@ def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iter
     buf = bytearray()
     retry_at = 0  # a query longer than a block: look again only when the buffer has doubled
     for chunk in _raw_blocks(path, block_bytes):
-        if first:
-            if chunk.startswith(lexer.BOM):
-                chunk = chunk[len(lexer.BOM):]
-            first = False
         buf += chunk
+        if first:  # the file's BOM, however the first bytes were cut into chunks
+            if len(buf) < len(lexer.BOM) and lexer.BOM.startswith(bytes(buf)):
+                continue
+            if buf.startswith(lexer.BOM):
+                del buf[:len(lexer.BOM)]
+            first = False
         start = 0
         size = block_bytes
         while len(buf) - start >= size and len(buf) >= retry_at:
@@ -173,6 +191,8 @@ def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iter
             line += _line_count(block)
         del buf[:start]
         retry_at = max(0, retry_at - start)
+    if first and buf.startswith(lexer.BOM):
+        del buf[:len(lexer.BOM)]
     if buf:
         yield bytes(buf), line
 
@@ -195,6 +215,8 @@ def _query_start_after(fh, pos: int, size: int) -> int:
         window = fh.read(want)
         eof = base + len(window) >= size
         m = _TERM.search(window, 0)
+        if m is None and eof:
+            return size  # ``pos`` falls in the last line, which has no line end
         if m is None or (m.end() == len(window) and not eof):
             want *= 2
             continue
