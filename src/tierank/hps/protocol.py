@@ -42,7 +42,7 @@ from tierank.errors import Problem, TierankError, TierankInputError
 from tierank.hps.base import check_batch_size, check_device, check_positive, resolve_device
 from tierank.hps.cache import ScoreCache
 from tierank.hps.registry import (ModelSpec, cache_key, check_model, make_scorer, model_help, model_kind, parse_model,
-                                  slug)
+                                  scorer_class, slug)
 from tierank.hps.table import TABLE_FIELDS, table_rows, tie_stats
 from tierank.hps.variants import Variant, parse_variants
 
@@ -138,6 +138,8 @@ def _score(spec, groups, qids, data, caches, factory, progress, threads, ray=Non
                 caches[name].append(rec)
             if advance:
                 advance()
+        if ray is None and hasattr(scorer, "close"):
+            scorer.close()  # free the model (a vLLM engine: its processes) before the next group loads one
 
 
 def _ordered(qids, cands, scores):
@@ -187,6 +189,8 @@ def rerank(
     ray: str | bool | None = None,
     workers: int | None = None,
     batch_sizes: Iterable[int] | None = None,
+    backend: str = "hf",
+    orders: Iterable[int] | None = None,
 ) -> ProtocolResult:
     """Run the protocol: score, cache, write runs, evaluate, build Table 1 and write OUT/.
 
@@ -203,8 +207,11 @@ def rerank(
     lost or scored twice (:mod:`tierank.cluster`).  ``batch_sizes`` also scores every variant under
     each of these batch sizes (the runs and Table 1 stay those of ``batch_size``) and reports the
     run-to-run variance in ``table.json`` (``variance``: the share of candidates whose score changed,
-    E[M] per batch size and its spread; :mod:`tierank.hps.variance`).  ``settings["platform"]``
-    records the CPU, GPU, library versions and threads.  Returns a :class:`ProtocolResult`.
+    E[M] per batch size and its spread; :mod:`tierank.hps.variance`); ``orders`` (seeds) also scores
+    every variant with each query's candidates in a seeded random order (other batches, other padding).  ``settings["platform"]``
+    records the CPU, GPU, library versions and threads.  ``backend`` ``"vllm"`` runs the model kinds that
+    have a vLLM scorer through vLLM (:mod:`tierank.hps.vllm`; the variants keep their meaning, the cache
+    key records the backend).  Returns a :class:`ProtocolResult`.
     """
     from tierank.evaluate import evaluate
     from tierank.hps.output import locked, plan_output, run_paths, write_table
@@ -215,15 +222,22 @@ def rerank(
     from tierank.ties import TieBreak
 
     # ---- 1. check everything before any work: the model and the options, then OUT/, then (torch) the device
+    from tierank.hps.vllm import check_backend
+
     spec = model if isinstance(model, ModelSpec) else parse_model(model)
     variants = parse_variants(regimes)
-    check_model(spec, variants, source=scorer_factory is None)
+    backend = check_backend(backend)
+    check_model(spec, variants, source=scorer_factory is None, backend=backend)  # vLLM's scorers: vllm installed
     mlist = [measures] if isinstance(measures, str) else list(measures)
     parsed_measures = [parse_measure(m) for m in mlist]
     TieBreak.parse(tie_break)
     batch_size = check_batch_size(batch_size)
     extra_sizes = [] if batch_sizes is None else [check_batch_size(b) for b in batch_sizes]
     extra_sizes = [b for b in dict.fromkeys(extra_sizes) if b != batch_size]
+    try:
+        extra_orders = [] if orders is None else list(dict.fromkeys(int(o) for o in orders))
+    except (TypeError, ValueError):
+        raise TierankInputError(f"orders: give integer seeds, got {orders!r}") from None
     threads = None if threads is None else check_positive(threads, "threads")
     options = _options(spec, budget, max_doc_tokens)
     queries, depth, max_queries = check_selection(queries, depth, max_queries)
@@ -232,7 +246,12 @@ def rerank(
     inputs = [qrels_path, cand_path, Path(data_dir) / "queries.jsonl", Path(data_dir) / "corpus.jsonl"]
     targets = [p.name for v in variants for p in run_paths(Path(), spec.slug, slug(v.name))]
     plan = plan_output(out_dir, cache_dir, targets, inputs)
-    dev = resolve_device(checked_device) if scorer_factory is None else (device or "cpu")
+    if scorer_factory is not None:
+        dev = device or "cpu"
+    elif backend != "hf":  # a backend's scorer resolves its device (a vLLM build runs on one device kind)
+        dev = getattr(scorer_class(spec.family, backend), "resolve_device", resolve_device)(checked_device)
+    else:
+        dev = resolve_device(checked_device)
 
     with locked(plan.dirs):
         # ---- 2. read
@@ -240,7 +259,7 @@ def rerank(
         qids = sorted(data.candidates)
 
         # ---- 3. score through the cache
-        caches = {v.name: ScoreCache(plan.cache, cache_key(spec, v, batch_size, dev, options), warn=warn)
+        caches = {v.name: ScoreCache(plan.cache, cache_key(spec, v, batch_size, dev, options, backend), warn=warn)
                   for v in variants}
         groups: dict[str, list[Variant]] = {}
         for v in variants:
@@ -248,7 +267,7 @@ def rerank(
         kind = model_kind(spec.family)  # resolved here: a Ray worker's registry may lack run-time kinds
 
         def factory_for(bs):
-            return scorer_factory or (lambda s, g: make_scorer(s, g, bs, dev, options, kind))
+            return scorer_factory or (lambda s, g: make_scorer(s, g, bs, dev, options, kind, backend))
 
         distributed = None
         if ray:
@@ -258,12 +277,22 @@ def rerank(
         _score(spec, groups, qids, data, caches, factory_for(batch_size), progress, threads, distributed)
         extra_scores = {}
         for bs in extra_sizes:  # run-to-run variance: the same variants under other batch sizes
-            bs_caches = {v.name: ScoreCache(plan.cache, cache_key(spec, v, bs, dev, options), warn=warn)
+            bs_caches = {v.name: ScoreCache(plan.cache, cache_key(spec, v, bs, dev, options, backend), warn=warn)
                          for v in variants}
             label = (lambda lbl, total, bs=bs: progress(f"{lbl} bs={bs}", total)) if progress else None
             _score(spec, groups, qids, data, bs_caches, factory_for(bs), label, threads, distributed)
             extra_scores[bs] = {v.name: {q: np.asarray(bs_caches[v.name].get(q, data.candidates[q])["scores"],
                                                        dtype=np.float64) for q in qids} for v in variants}
+        for seed in extra_orders:  # ... and with each query's candidates in a seeded random order
+            from tierank.hps.variance import realign, shuffle_candidates
+
+            shuffled = shuffle_candidates(data, seed)
+            o_caches = {v.name: ScoreCache(plan.cache, dict(cache_key(spec, v, batch_size, dev, options, backend),
+                                                            order=seed), warn=warn) for v in variants}
+            label = (lambda lbl, total, seed=seed: progress(f"{lbl} order={seed}", total)) if progress else None
+            _score(spec, groups, qids, shuffled, o_caches, factory_for(batch_size), label, threads, distributed)
+            extra_scores[f"order={seed}"] = {v.name: {q: realign(o_caches[v.name].get(q, shuffled.candidates[q]),
+                                                                 data.candidates[q]) for q in qids} for v in variants}
 
         recs = {v.name: [caches[v.name].get(q, data.candidates[q]) for q in qids] for v in variants}
         scores = {name: {q: np.asarray(r["scores"], dtype=np.float64) for q, r in zip(qids, rs)}
@@ -292,7 +321,7 @@ def rerank(
             ties[v.name] = tie_stats(lay)
 
         variance = None
-        if extra_sizes:
+        if extra_scores:
             from tierank.hps.variance import batch_variance
 
             all_scores = {batch_size: scores, **extra_scores}
@@ -300,13 +329,16 @@ def rerank(
             for bs, sc in extra_scores.items():
                 all_evals[bs] = {v.name: evaluate(data.qrels, _ordered(qids, data.candidates, sc[v.name])[0],
                                                   parsed_measures, tie_break=tie_break) for v in variants}
-            variance = {"batch_sizes": [batch_size, *extra_sizes],
-                        "variants": batch_variance([batch_size, *extra_sizes], all_scores, all_evals, parsed_measures)}
+            keys = [batch_size, *extra_scores]
+            variance = {"batch_sizes": [batch_size, *extra_sizes], "orders": extra_orders,
+                        "settings": [f"bs={k}" if isinstance(k, int) else k for k in keys],
+                        "variants": batch_variance(keys, all_scores, all_evals, parsed_measures)}
         rows = table_rows(variants, parsed_measures, evals, ties, timing, len(qids))
         settings = {
             "model": spec.name, "family": spec.family, "source": spec.source,
             "variants": [v.name for v in variants], "measures": [str(m) for m in parsed_measures],
-            "batch_size": int(batch_size), "device": dev, "tie_break": tie_break, "queries": len(qids),
+            "batch_size": int(batch_size), "device": dev, "backend": backend, "tie_break": tie_break,
+            "queries": len(qids),
             "candidates": sum(len(c) for c in data.candidates.values()), "data": str(data_dir),
             "candidates_file": str(data.candidates_path), "qrels_file": str(data.qrels_path),
             "cache": str(plan.cache), "scorers": meta, "platform": platform(dev, threads),

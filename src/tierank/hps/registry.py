@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "ModelKind", "NamedModel", "ModelSpec", "register", "register_named", "kinds", "named_models", "model_kind",
-    "parse_model", "model_help", "check_model", "cache_key", "scorer_class", "make_scorer", "OPTIONS",
+    "parse_model", "model_help", "check_model", "cache_key", "scorer_path", "scorer_class", "make_scorer", "OPTIONS",
 ]
 
 #: Protocol options a model kind may declare (they change its scores).
@@ -58,6 +58,7 @@ class ModelKind:
     options: tuple[str, ...] = ()  # protocol options that change its scores, in the order the table lists them
     sources: tuple[str, ...] = ()  # sources known by name (installed model packages) besides local paths
     arg: str = "PATH"  # how the help spells the source
+    vllm: str | None = None  # "module:Class" of its scorer on the vLLM backend (``--backend vllm``), if any
 
 
 @dataclass(frozen=True)
@@ -147,13 +148,25 @@ def parse_model(text: str) -> ModelSpec:
     raise TierankInputError([Problem("", None, f"unknown model {text!r}; accepted: {model_help()}")])
 
 
-def scorer_class(family: str) -> type:
+def scorer_path(kind: ModelKind, backend: str = "hf") -> str:
+    """``module:Class`` of the kind's scorer on ``backend`` (``hf`` or ``vllm``); a kind without a vLLM
+    scorer is refused here, before anything is loaded."""
+    if backend == "hf":
+        return kind.scorer
+    if backend == "vllm" and kind.vllm:
+        return kind.vllm
+    with_vllm = ", ".join(k.family for k in _KINDS.values() if k.vllm)
+    raise TierankInputError([Problem("", None, f"model kind {kind.family!r} has no {backend} backend; "
+                                               f"--backend vllm scores: {with_vllm}")])
+
+
+def scorer_class(family: str, backend: str = "hf") -> type:
     """The scorer class of a model kind, a :class:`tierank.hps.base.Scorer` (its module is imported; torch is not)."""
-    module, _, name = model_kind(family).scorer.partition(":")
+    module, _, name = scorer_path(model_kind(family), backend).partition(":")
     return getattr(importlib.import_module(module), name)
 
 
-def check_model(spec: ModelSpec, variants: Sequence["Variant"], source: bool = True) -> None:
+def check_model(spec: ModelSpec, variants: Sequence["Variant"], source: bool = True, backend: str = "hf") -> None:
     """Everything that can be known about a model before loading it.
 
     Every variant must be supported by the kind, and (``source``) the source
@@ -169,27 +182,32 @@ def check_model(spec: ModelSpec, variants: Sequence["Variant"], source: bool = T
             f"access); pass a local model directory or file"
             + (f", or one of: {', '.join(kind.sources)}" if kind.sources else ""))
         )])
-    scorer_class(spec.family).check_spec(spec.source, variants)
+    scorer_class(spec.family, backend).check_spec(spec.source, variants)
 
 
-def cache_key(spec: ModelSpec, variant: "Variant", batch_size: int, device: str, options: Mapping[str, Any]) -> dict:
-    """What the scores of ``variant`` depend on: model, variant, batch size, the kind's options, device class."""
+def cache_key(spec: ModelSpec, variant: "Variant", batch_size: int, device: str, options: Mapping[str, Any],
+              backend: str = "hf") -> dict:
+    """What the scores of ``variant`` depend on: model, variant, batch size, the kind's options, device class,
+    and the backend (only a non-HF backend is written, so HF caches made before backends existed stay valid
+    and the two backends' scores never share a cache file)."""
     key = {"model": spec.slug, "family": spec.family, "source": spec.source, "variant": variant.name,
            "batch_size": int(batch_size)}
     if not variant.onnx:  # the ONNX twin reads no protocol option
         key.update({o: int(options[o]) for o in spec.kind.options})
     # GPU and CPU kernels round low-precision arithmetic differently
     key["device"] = "cuda" if str(device).startswith("cuda") else "cpu"
+    if backend != "hf":
+        key["backend"] = str(backend)
     return key
 
 
 def make_scorer(spec: ModelSpec, group: str, batch_size: int, device: str, options: Mapping[str, Any],
-                kind: ModelKind | None = None):
+                kind: ModelKind | None = None, backend: str = "hf"):
     """Load the scorer of one variant group (a model dtype, or ``onnx-int8``).  ``kind`` (default: the
     registered one) lets another process (a Ray worker, whose registry lacks kinds registered at run
     time) load it from the :class:`ModelKind` resolved here."""
     kind = kind or model_kind(spec.family)
-    module, _, name = kind.scorer.partition(":")
+    module, _, name = scorer_path(kind, backend).partition(":")
     cls = getattr(importlib.import_module(module), name)
     return cls.from_spec(spec.source, group, batch_size=batch_size, device=device,
                          **{o: options[o] for o in kind.options})
@@ -199,11 +217,14 @@ def make_scorer(spec: ModelSpec, group: str, batch_size: int, device: str, optio
 
 register(ModelKind("biencoder", "tierank.hps.biencoder:BiEncoderScorer", frozenset({"precision", "quant", "onnx"}),
                    sources=("minilm",)))
-register(ModelKind("cross", "tierank.hps.crossencoder:CrossEncoderScorer", frozenset({"precision"})))
+register(ModelKind("cross", "tierank.hps.crossencoder:CrossEncoderScorer", frozenset({"precision"}),
+                   vllm="tierank.hps.vllm:VllmCrossScorer"))
 register(ModelKind("yesno", "tierank.hps.generative:YesNoScorer", frozenset({"precision", "head"}),
-                   options=("max_doc_tokens",), sources=("smollm2",), arg="PATH|smollm2"))
+                   options=("max_doc_tokens",), sources=("smollm2",), arg="PATH|smollm2",
+                   vllm="tierank.hps.vllm:VllmYesNoScorer"))
 register(ModelKind("rank1", "tierank.hps.generative:Rank1Scorer", frozenset({"precision", "head"}),
-                   options=("budget", "max_doc_tokens"), sources=("smollm2",), arg="PATH|smollm2"))
+                   options=("budget", "max_doc_tokens"), sources=("smollm2",), arg="PATH|smollm2",
+                   vllm="tierank.hps.vllm:VllmRank1Scorer"))
 
 register_named(NamedModel("minilm", "biencoder", "minilm", "all-MiniLM-L6-v2; onnx-int8 uses its int8 ONNX twin"))
 register_named(NamedModel("smollm2-yesno", "yesno", "smollm2"))

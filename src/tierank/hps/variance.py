@@ -1,16 +1,20 @@
 """Run-to-run variance: a second source of uncertainty beside ties.
 
 A low-precision model's scores depend on the batch size and padding (the paper's footnote 5) and on
-the hardware.  :func:`batch_variance` compares the scores of each variant under several batch
-sizes (each scored through its own cache key, so a re-run scores nothing): per variant the share
-of candidates whose score changed against the first setting, and per measure E[M] under each
-setting and its spread (max - min).  :func:`platform` records where the scores were computed.
+the hardware.  :func:`batch_variance` compares the scores of each variant under several settings
+(batch sizes, and candidate orders: :func:`shuffle_candidates` puts each query's candidates in a
+seeded random order, which changes which documents share a batch and how much each is padded),
+each scored through its own cache key, so a re-run scores nothing: per variant the share of
+candidates whose score changed against the first setting, and per measure E[M] under each setting
+and its spread (max - min).  :func:`platform` records where the scores were computed.
 """
 
 from __future__ import annotations
 
 import os
 import platform as _platform
+import zlib
+from dataclasses import replace
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -76,3 +80,32 @@ def batch_variance(batch_sizes: Sequence[int], scores: Mapping[int, Mapping[str,
             row["measures"][str(m)] = {"expected": e, "spread": max(vals) - min(vals)}
         out[v] = row
     return out
+
+
+def shuffle_candidates(data, seed: int):
+    """``data`` (a :class:`tierank.io.beir.BeirSet`) with each query's candidates in a random order drawn
+    from (``seed``, the query id): the same documents, scored in another order and so in other batches.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class D:
+    ...     candidates: dict
+    >>> a, b = (shuffle_candidates(D({"q": list("abcdefgh")}), 1).candidates["q"] for _ in range(2))
+    >>> a == b, sorted(a) == list("abcdefgh"), a != list("abcdefgh")
+    (True, True, True)
+    """
+    out = {}
+    for q, docs in data.candidates.items():
+        rng = np.random.default_rng([int(seed), zlib.crc32(q.encode())])
+        out[q] = [docs[i] for i in rng.permutation(len(docs))]
+    return replace(data, candidates=out)
+
+
+def realign(record: Mapping, docids: Sequence[str]) -> np.ndarray:
+    """The scores of a cache record, in the order of ``docids`` (the same documents, in another order).
+
+    >>> realign({"docids": ["b", "a"], "scores": [2.0, 1.0]}, ["a", "b"]).tolist()
+    [1.0, 2.0]
+    """
+    by_doc = dict(zip(record["docids"], record["scores"]))
+    return np.asarray([by_doc[d] for d in docids], dtype=np.float64)
