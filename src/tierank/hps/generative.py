@@ -249,7 +249,23 @@ RANK1_PROMPT = (
 )
 
 
-class Rank1Scorer(YesNoScorer):
+class Rank1Texts:
+    """What a Rank1-style scorer adds to a yes/no one, on any backend: the texts the answer is read
+    from (prompt, greedy reasoning from :meth:`reason`, then ``</think>``) and the metadata."""
+
+    def _pair_texts(self, query: str, docs: Sequence[str]) -> tuple[list[str], list[str] | None]:
+        prompts = [self.prompt(query, d) for d in docs]
+        reasoning = self.reason(prompts)
+        finals = [p + r + ("\n" if r else "") + "</think>\n" for p, r in zip(prompts, reasoning)]
+        return finals, reasoning
+
+    def metadata(self) -> dict:
+        meta = super().metadata()
+        meta.update({"budget": self.budget, "answer_tokens": ["true", "false"]})
+        return meta
+
+
+class Rank1Scorer(Rank1Texts, YesNoScorer):
     """Rank1-style reasoning reranker: think first, then read the "true"/"false" logits.
 
     For each (query, passage) the model receives Rank1's prompt (in the chat
@@ -323,14 +339,3 @@ class Rank1Scorer(YesNoScorer):
                 for row in self.tokenizer.batch_decode(new, skip_special_tokens=True):
                     out.append(row.split("</think>")[0].strip())
         return out
-
-    def _pair_texts(self, query: str, docs: Sequence[str]) -> tuple[list[str], list[str] | None]:
-        prompts = [self.prompt(query, d) for d in docs]
-        reasoning = self.reason(prompts)
-        finals = [p + r + ("\n" if r else "") + "</think>\n" for p, r in zip(prompts, reasoning)]
-        return finals, reasoning
-
-    def metadata(self) -> dict:
-        meta = super().metadata()
-        meta.update({"budget": self.budget, "answer_tokens": ["true", "false"]})
-        return meta

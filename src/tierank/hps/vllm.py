@@ -65,6 +65,7 @@ import numpy as np
 from tierank.errors import Problem, TierankError, TierankInputError
 from tierank.hps.base import QueryScores, ScorerBase, check_batch_size, check_dtype, check_positive, local_model
 from tierank.hps.variants import Variant
+from tierank.hps.generative import Rank1Texts as _Rank1Texts  # imports neither torch nor transformers
 
 __all__ = [
     "INSTALL", "VllmUnsupported", "require_vllm", "vllm_dtype", "answer_logits", "logprob_scores", "head_logits",
@@ -535,7 +536,7 @@ class VllmYesNoScorer(_PromptsMixin, ScorerBase):
                          else "pooling classify, classifier_from_token, head_dtype float32")}
 
 
-class VllmRank1Scorer(VllmYesNoScorer):
+class VllmRank1Scorer(_Rank1Texts, VllmYesNoScorer):
     """Rank1-style on vLLM: greedy reasoning up to ``budget`` tokens (stop at ``</think>``), then true/false."""
 
     family = "rank1"
@@ -575,17 +576,6 @@ class VllmRank1Scorer(VllmYesNoScorer):
                                 skip_special_tokens=True)
         outs = self.llm.generate(self._ids(prompts), params, use_tqdm=False)
         return [o.outputs[0].text.split("</think>")[0].strip() for o in outs]
-
-    def _pair_texts(self, query: str, docs: Sequence[str]) -> tuple[list[str], list[str] | None]:
-        prompts = [self.prompt(query, d) for d in docs]
-        reasoning = self.reason(prompts)
-        finals = [p + r + ("\n" if r else "") + "</think>\n" for p, r in zip(prompts, reasoning)]
-        return finals, reasoning
-
-    def metadata(self) -> dict:
-        meta = super().metadata()
-        meta.update({"budget": self.budget, "answer_tokens": ["true", "false"]})
-        return meta
 
 
 class VllmCrossScorer(_PromptsMixin, ScorerBase):
