@@ -217,8 +217,15 @@ def test_runs_hold_exact_scores_and_reasoning(tmp_path):
 def test_interrupted_run_resumes_and_matches(tmp_path):
     data = _write_set(tmp_path / "set", n_queries=6)
     clean = _rerank(tmp_path / "clean", data)
+    closed = []
+
+    class Closing(FakeScorer):  # a scorer holding processes (a vLLM engine): closed even on Ctrl-C
+        def close(self):
+            closed.append(self.group)
+
     with pytest.raises(KeyboardInterrupt):
-        _rerank(tmp_path / "resumed", data, factory=_factory(fail_after=2))
+        _rerank(tmp_path / "resumed", data, factory=lambda spec, group: Closing(group, fail_after=2))
+    assert closed == ["fp32"]
     log: list = []
     calls = []
 

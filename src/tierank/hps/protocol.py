@@ -119,27 +119,30 @@ def _score(spec, groups, qids, data, caches, factory, progress, threads, ray=Non
         def missing_of(q):
             return [v for v in vs if caches[v.name].get(q, data.candidates[q]) is None]
 
-        if ray is not None:
-            results, meta = ray.score(factory, spec, group, todo, data, missing_of, threads)
-        else:
-            if threads is not None:
-                import torch
+        scorer = None
+        try:
+            if ray is not None:
+                results, meta = ray.score(factory, spec, group, todo, data, missing_of, threads)
+            else:
+                if threads is not None:
+                    import torch
 
-                torch.set_num_threads(threads)
-            scorer = factory(spec, group)
-            meta = scorer.metadata() if hasattr(scorer, "metadata") else None
-            results = ((q, m, scorer.score_query(data.queries[q], [data.docs[d] for d in data.candidates[q]], m))
-                       for q, m in ((q, missing_of(q)) for q in todo))
-        if meta is not None:
-            for v in vs:
-                caches[v.name].set_metadata(meta)
-        for q, missing, res in results:
-            for name, rec in _records(q, data.candidates[q], res, missing):
-                caches[name].append(rec)
-            if advance:
-                advance()
-        if ray is None and hasattr(scorer, "close"):
-            scorer.close()  # free the model (a vLLM engine: its processes) before the next group loads one
+                    torch.set_num_threads(threads)
+                scorer = factory(spec, group)
+                meta = scorer.metadata() if hasattr(scorer, "metadata") else None
+                results = ((q, m, scorer.score_query(data.queries[q], [data.docs[d] for d in data.candidates[q]], m))
+                           for q, m in ((q, missing_of(q)) for q in todo))
+            if meta is not None:
+                for v in vs:
+                    caches[v.name].set_metadata(meta)
+            for q, missing, res in results:
+                for name, rec in _records(q, data.candidates[q], res, missing):
+                    caches[name].append(rec)
+                if advance:
+                    advance()
+        finally:  # free the model (a vLLM engine: its processes) before the next group, and on Ctrl-C or an error
+            if scorer is not None and hasattr(scorer, "close"):
+                scorer.close()
 
 
 def _ordered(qids, cands, scores):
