@@ -20,6 +20,10 @@ Two steps.
    * ``VLLM_BATCH_INVARIANT=1`` (``--batch-invariant``): whether this vLLM
      accepts it here and whether BF16 scores change between batch sizes 1 and 8.
 
+3. ``batch DATA --sizes 1,8``: the share of pairs whose BF16 yes/no logits change
+   with the engine's batch size, with ``VLLM_BATCH_INVARIANT`` 0 and 1 (each in
+   a fresh process).
+
 Example (the evidence of /tmp/coord/vllm_notes.md)::
 
     tierank rerank --data ../shared/data/rag24 --model smollm2-yesno --backend hf --device cpu \\
@@ -82,7 +86,26 @@ def compare(hf_out: Path, vllm_out: Path) -> dict:
         f = lambda r: f"{r['oblivious']:.4f} {r['expected']:.4f} {r['range']:.4f} {r['tied_share']:.3f}"  # noqa: E731
         print(f"{rh['variant']:<18}{rh['measure']:<9} {f(rh)} | {f(rv)}")
     report["table_hf"], report["table_vllm"] = hf_doc["rows"], vl_doc["rows"]
+    same = _same_reasoning(hf_out, vllm_out)
+    if same:
+        report["same_reasoning_share"] = same
+        print("\nRank1-style reasoning identical on both backends (share of pairs): "
+              + ", ".join(f"{v} {x:.0%}" for v, x in same.items()))
     return report
+
+
+def _same_reasoning(hf_out: Path, vllm_out: Path) -> dict[str, float]:
+    """variant file stem -> share of pairs whose generated reasoning is the same text on both backends."""
+    out = {}
+    for f in sorted((hf_out / "runs").glob("*.reasoning.jsonl")):
+        g = vllm_out / "runs" / f.name
+        if not g.exists():
+            continue
+        read = lambda p: {(r["query"], r["docid"]): r["reasoning"]  # noqa: E731
+                          for r in map(json.loads, p.read_text().splitlines())}
+        a, b = read(f), read(g)
+        out[f.name.split(".")[1]] = sum(a[k] == b.get(k) for k in a) / max(len(a), 1)
+    return out
 
 
 def _tied_share(scores_by_query: list[np.ndarray]) -> float:
@@ -146,6 +169,7 @@ def extras(data_dir: str, n_queries: int, depth: int, batch_invariant: bool) -> 
     # 3. batch invariance (the env is read when the engine process starts)
     if batch_invariant:
         os.environ["VLLM_BATCH_INVARIANT"] = "1"
+        hv.check_batch_invariant = lambda device: None  # measure vLLM itself, not tierank's refusal on a CPU
         try:
             res = {}
             for bs in (1, 8):
@@ -155,6 +179,58 @@ def extras(data_dir: str, n_queries: int, depth: int, batch_invariant: bool) -> 
             out["batch_invariant_bs1_vs_bs8_changed_logits"] = float(np.mean(np.any(res[1] != res[8], axis=1)))
         except Exception as exc:
             out["batch_invariant_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+    return out
+
+
+def batch_logits(data_dir: str, n_queries: int, depth: int, sizes: list[int]) -> dict:
+    """BF16 answer logits of every pair under each engine batch size (``max_num_seqs``), in this process's
+    ``VLLM_BATCH_INVARIANT`` mode; an engine that will not start is recorded, not raised."""
+    from tierank.hps import vllm as hv
+    from tierank.io.beir import load_beir
+
+    hv.check_batch_invariant = lambda device: None  # measure vLLM itself, not tierank's refusal on a CPU
+    data = load_beir(data_dir, max_queries=n_queries, depth=depth)
+    qids = sorted(data.candidates)
+    res: dict = {"mode": os.environ.get("VLLM_BATCH_INVARIANT", "0"), "logits": {}}
+    for bs in sizes:
+        s = hv.VllmYesNoScorer("smollm2", "bf16", batch_size=bs, device="cpu")
+        try:
+            texts = [s.prompt(data.queries[q], data.docs[d]) for q in qids for d in data.candidates[q]]
+            res["logits"][bs] = s.answer_logits(texts).tolist()
+        except Exception as exc:  # the evidence records what failed
+            res["error"] = f"{type(exc).__name__}: {str(exc)[:400]}"
+            break
+        finally:
+            s.close()
+    return res
+
+
+def batch(data_dir: str, n_queries: int, depth: int, sizes: list[int]) -> dict:
+    """vLLM's batch (in)variance on this machine: for ``VLLM_BATCH_INVARIANT`` 0 and 1 (each in a fresh process,
+    as vLLM reads it when its engine starts), the share of pairs whose BF16 yes/no logits differ between the
+    first batch size and each other one."""
+    import subprocess
+
+    out: dict = {"sizes": sizes}
+    for mode in ("0", "1"):
+        env = dict(os.environ, VLLM_BATCH_INVARIANT=mode)
+        code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import bench_vllm as b; "
+                f"print('@@' + json.dumps(b.batch_logits({data_dir!r}, {n_queries}, {depth}, {sizes!r})))")
+        p = subprocess.run([sys.executable, "-c", f"if __name__ == '__main__':\n    {code}"], capture_output=True,
+                           text=True, env=env)
+        line = [x for x in p.stdout.splitlines() if x.startswith("@@")]
+        if not line:
+            out[f"VLLM_BATCH_INVARIANT={mode}"] = {"error": (p.stderr.strip().splitlines() or ["no output"])[-1][:400]}
+            continue
+        res = json.loads(line[0][2:])
+        logits = {int(k): np.array(v) for k, v in res["logits"].items()}
+        row: dict = {"error": res["error"]} if "error" in res else {}
+        base = logits.get(sizes[0])
+        for bs in sizes[1:]:
+            if base is not None and bs in logits:
+                row[f"changed_share_bs{sizes[0]}_vs_bs{bs}"] = float(np.mean(np.any(logits[bs] != base, axis=1)))
+                row[f"max_abs_logit_diff_bs{sizes[0]}_vs_bs{bs}"] = float(np.max(np.abs(logits[bs] - base)))
+        out[f"VLLM_BATCH_INVARIANT={mode}"] = row
     return out
 
 
@@ -169,11 +245,20 @@ def main(argv=None) -> None:
     e.add_argument("--queries", type=int, default=2)
     e.add_argument("--depth", type=int, default=10)
     e.add_argument("--batch-invariant", action="store_true")
+    b = sub.add_parser("batch")
+    b.add_argument("data")
+    b.add_argument("--queries", type=int, default=1)
+    b.add_argument("--depth", type=int, default=6)
+    b.add_argument("--sizes", default="1,8")
     p.add_argument("--json", type=Path, help="also write the numbers here")
     a = p.parse_args(argv)
-    rep = compare(a.hf_out, a.vllm_out) if a.cmd == "compare" else extras(a.data, a.queries, a.depth,
-                                                                             a.batch_invariant)
-    if a.cmd == "extras":
+    if a.cmd == "compare":
+        rep = compare(a.hf_out, a.vllm_out)
+    elif a.cmd == "batch":
+        rep = batch(a.data, a.queries, a.depth, [int(x) for x in a.sizes.split(",")])
+    else:
+        rep = extras(a.data, a.queries, a.depth, a.batch_invariant)
+    if a.cmd != "compare":
         print(json.dumps(rep, indent=1))
     if a.json:
         a.json.write_text(json.dumps(rep, indent=1, default=str))

@@ -211,6 +211,34 @@ class _ScorerActor:
     def score(self, query: str, docs: list, variants: list):
         return self.scorer.score_query(query, docs, variants)
 
+    def close(self) -> bool:
+        """Free what the scorer holds beyond this process (a vLLM engine's processes), before the actor dies."""
+        close = getattr(self.scorer, "close", None)
+        if callable(close):
+            close()
+            return True
+        return False
+
+
+def _shut_down(ray, actors, timeout: float = 120.0) -> None:
+    """Ask every live actor to close its scorer (a vLLM engine runs in processes of its own, which a killed
+    actor would leave behind), wait up to ``timeout`` seconds, then kill the actors."""
+    from ray.exceptions import GetTimeoutError, RayActorError
+
+    refs = []
+    for a in actors:
+        try:
+            refs.append(a.close.remote())
+        except RayActorError:  # pragma: no cover - already dead
+            pass
+    if refs:
+        try:
+            ray.wait(refs, num_returns=len(refs), timeout=timeout)
+        except (GetTimeoutError, RayActorError):  # pragma: no cover - a dead or stuck actor is killed below
+            pass
+    for a in actors:
+        ray.kill(a)
+
 
 class RayScoring:
     """Shards a rerank's queries over Ray workers (:func:`tierank.hps.protocol.rerank` with ``ray=``).
@@ -244,8 +272,7 @@ class RayScoring:
         try:
             meta = ray.get(actors[0].metadata.remote())
         except Exception:
-            for a in actors:
-                ray.kill(a)
+            _shut_down(ray, actors)  # the others may still be loading their model (a vLLM engine: a minute or more)
             raise
         return self._results(ray, actors, start, todo, data, missing_of), meta
 
@@ -285,5 +312,9 @@ class RayScoring:
                     submit(i)
                 yield q, variants, result
         finally:
-            for a in actors:
-                ray.kill(a)
+            for ref in running:  # stop what is still scoring (an actor runs one task at a time: close waits on it)
+                try:
+                    ray.cancel(ref)
+                except Exception:  # pragma: no cover - already finished or gone
+                    pass
+            _shut_down(ray, actors)

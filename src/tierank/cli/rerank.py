@@ -37,6 +37,14 @@ def _sizes(text: str, option: str = "--batch-sizes", least: int = 1) -> list[int
     return sizes
 
 
+def _sides(text: str) -> list[str]:
+    """``--padding-sides``: comma-separated sides (checked by the protocol, with the model)."""
+    sides = [x.strip() for x in text.split(",") if x.strip()]
+    if not sides:
+        raise TierankInputError(f"--padding-sides: give left and/or right, e.g. left,right (got {text!r})")
+    return sides
+
+
 @app.command("rerank")
 @input_errors
 def rerank_cmd(
@@ -81,6 +89,10 @@ def rerank_cmd(
         "--orders", help="Run-to-run variance: also score every variant with each query's candidates in these "
                          "seeded random orders (other batches, other padding), e.g. 1,2; reported like "
                          "--batch-sizes")] = None,
+    padding_sides: Annotated[Optional[str], typer.Option(
+        "--padding-sides", help="Run-to-run variance: also score every variant with the batches padded on these "
+                                "sides, e.g. left,right (yes/no and Rank1-style models on the hf backend: RoPE makes "
+                                "the sides equal but for rounding); reported like --batch-sizes")] = None,
 ) -> None:
     """The low-precision reranking protocol (the paper's Table 1): score every candidate under every
     precision regime, write one run per regime, report M at FP32 and per regime M_obl, E[M], range,
@@ -118,7 +130,8 @@ def rerank_cmd(
                             tie_break=tie_break, progress=progress, threads=threads, warn=warn,
                             ray=None if ray is None else (True if ray == "local" else ray), workers=workers,
                             batch_sizes=None if batch_sizes is None else _sizes(batch_sizes), backend=backend,
-                            orders=None if orders is None else _sizes(orders, "--orders", 0))
+                            orders=None if orders is None else _sizes(orders, "--orders", 0),
+                            padding_sides=None if padding_sides is None else _sides(padding_sides))
     except TierankInputError:
         raise
     except TierankError as e:  # a model that cannot be loaded, a scorer's bad output: one line, exit 2 (input_errors)
@@ -135,6 +148,8 @@ def rerank_cmd(
     if variance:
         sizes = ",".join(map(str, variance["batch_sizes"]))
         orders = f" and candidate orders {','.join(map(str, variance['orders']))}" if variance.get("orders") else ""
+        if len(variance.get("padding_sides") or []) > 1:
+            orders += f" and padding sides {','.join(variance['padding_sides'])}"
         for v, row in variance["variants"].items():
             spreads = ", ".join(f"{m} E spread {x['spread']:.4g}" for m, x in row["measures"].items())
             print(f"batch sizes {sizes}{orders}: {v}: {row['changed_share']:.1%} of scores changed; {spreads}")

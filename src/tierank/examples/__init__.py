@@ -11,6 +11,10 @@ name               file
 ``trec-run``       ``trec_eval-results.test.gz``: trec_eval's test run (TREC topics 301-303)
 ``rag24-run``      ``trec_eval-results.comment.test.gz``: a real TREC RAG 2024 run (301 topics x 100)
 ``rag24-qrels``    ``trec_eval-qrels.comment.test.gz``: TREC RAG 2024 graded qrels (31 topics)
+``rag24-mini``     ``rag24-mini/``: a BEIR-layout reranking set for ``tierank rerank --data``: 5 judged
+                   TREC RAG 2024 topics x their 20 MS MARCO v2.1 candidate passages, with texts
+                   (``queries.jsonl.gz``, ``corpus.jsonl.gz``, ``candidates.run.gz``, ``qrels.txt.gz``;
+                   built by :mod:`tierank.examples.build_rag24_mini`)
 ``dir``            the folder itself
 =================  ===================================================================================
 
@@ -23,6 +27,10 @@ Examples
 >>> agg = tierank.evaluate(path("qrels"), path("run"), ["R@3"]).aggregate()
 >>> [round(float(agg[c].iloc[0]), 4) for c in ("expected", "min", "max")]
 [0.7778, 0.6667, 1.0]
+>>> from tierank.io.beir import load_beir
+>>> mini = load_beir(path("rag24-mini"))
+>>> len(mini.queries), sum(map(len, mini.candidates.values())), len(mini.docs)
+(5, 100, 100)
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from ..errors import TierankInputError
 
 FOLDER = Path(__file__).resolve().parent
 
-#: Example name -> file name in :data:`FOLDER`.
+#: Example name -> file (or folder) name in :data:`FOLDER`.
 FILES = {
     "run": "figure1.run",
     "qrels": "figure1.qrels",
@@ -42,6 +50,7 @@ FILES = {
     "trec-run": "trec_eval-results.test.gz",
     "rag24-run": "trec_eval-results.comment.test.gz",
     "rag24-qrels": "trec_eval-qrels.comment.test.gz",
+    "rag24-mini": "rag24-mini",
 }
 
 NAMES = (*FILES, "dir")

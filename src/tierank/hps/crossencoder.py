@@ -7,7 +7,9 @@ runs in the regime's scoring dtype (:func:`tierank.hps.regimes.sigmoid_scores`,
 :func:`tierank.hps.regimes.softmax2_scores`), so ``bf16->fp32`` upcasts the
 BF16 logits before the sigmoid / softmax (paper eq. 3).
 
-Models load offline only, from a local directory (``HF_HUB_OFFLINE=1``).
+Models load offline only, from a local directory (``HF_HUB_OFFLINE=1``), or
+``smollm2``: SmolLM2 with its yes-no LM head difference as a one-logit
+classifier (:func:`tierank.hps.checkpoints.smollm2_cross_dir`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any, Sequence
 
 from tierank.errors import TierankError
 from tierank.hps.base import (
-    QueryScores, ScorerBase, bounded_text, check_batch_size, check_dtype, load_offline_error, local_model, quiet_loading,
+    QueryScores, ScorerBase, bounded_text, check_batch_size, check_dtype, load_offline_error, quiet_loading,
     resolve_device,
 )
 from tierank.hps.regimes import Regime, sigmoid_scores, softmax2_scores, torch_dtype
@@ -72,13 +74,15 @@ class CrossEncoderScorer(ScorerBase):
     def _load(self, model: Any):
         if isinstance(model, tuple):
             return model[0], model[1], type(model[0]).__name__
-        name = local_model(model)
+        from tierank.hps.checkpoints import model_folder
+
         quiet_loading()
         try:
             import torch
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise TierankError("CrossEncoderScorer needs torch and transformers: pip install 'tierank[models]'") from exc
+        name = str(model_folder(str(model), "cross"))  # "smollm2": its yes-no head as a classifier
         try:
             tok = AutoTokenizer.from_pretrained(name, local_files_only=True)
             lm = AutoModelForSequenceClassification.from_pretrained(name, local_files_only=True, dtype=torch.float32)

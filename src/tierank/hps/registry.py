@@ -198,6 +198,11 @@ def cache_key(spec: ModelSpec, variant: "Variant", batch_size: int, device: str,
     key["device"] = "cuda" if str(device).startswith("cuda") else "cpu"
     if backend != "hf":
         key["backend"] = str(backend)
+    if backend == "vllm":
+        from tierank.hps.vllm import batch_invariant  # imports no vllm
+
+        if batch_invariant():  # vLLM's batch-invariant kernels: other scores (written only when on)
+            key["batch_invariant"] = True
     return key
 
 
@@ -218,7 +223,7 @@ def make_scorer(spec: ModelSpec, group: str, batch_size: int, device: str, optio
 register(ModelKind("biencoder", "tierank.hps.biencoder:BiEncoderScorer", frozenset({"precision", "quant", "onnx"}),
                    sources=("minilm",)))
 register(ModelKind("cross", "tierank.hps.crossencoder:CrossEncoderScorer", frozenset({"precision"}),
-                   vllm="tierank.hps.vllm:VllmCrossScorer"))
+                   sources=("smollm2",), arg="PATH|smollm2", vllm="tierank.hps.vllm:VllmCrossScorer"))
 register(ModelKind("yesno", "tierank.hps.generative:YesNoScorer", frozenset({"precision", "head"}),
                    options=("max_doc_tokens",), sources=("smollm2",), arg="PATH|smollm2",
                    vllm="tierank.hps.vllm:VllmYesNoScorer"))
@@ -229,3 +234,5 @@ register(ModelKind("rank1", "tierank.hps.generative:Rank1Scorer", frozenset({"pr
 register_named(NamedModel("minilm", "biencoder", "minilm", "all-MiniLM-L6-v2; onnx-int8 uses its int8 ONNX twin"))
 register_named(NamedModel("smollm2-yesno", "yesno", "smollm2"))
 register_named(NamedModel("smollm2-rank1", "rank1", "smollm2"))
+register_named(NamedModel("smollm2-cross", "cross", "smollm2",
+                          "SmolLM2, its yes-no head row as a one-logit classifier"))

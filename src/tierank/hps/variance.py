@@ -6,7 +6,9 @@ the hardware.  :func:`batch_variance` compares the scores of each variant under 
 seeded random order, which changes which documents share a batch and how much each is padded),
 each scored through its own cache key, so a re-run scores nothing: per variant the share of
 candidates whose score changed against the first setting, and per measure E[M] under each setting
-and its spread (max - min).  :func:`platform` records where the scores were computed.
+and its spread (max - min).  :func:`padding_sides` checks the padding sides asked for (the
+generative scorers pad left or right: :mod:`tierank.hps.generative`).  :func:`platform` records
+where the scores were computed.
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ from dataclasses import replace
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+
+from tierank.errors import Problem, TierankInputError
+
+#: The padding sides a scorer may offer (``padding_sides`` on its class, its default first).
+SIDES = ("left", "right")
 
 
 def platform(device: str, threads: int | None = None) -> dict:
@@ -44,6 +51,8 @@ def platform(device: str, threads: int | None = None) -> dict:
         except md.PackageNotFoundError:
             pass
     info["omp_num_threads"] = os.environ.get("OMP_NUM_THREADS")
+    if os.environ.get("VLLM_BATCH_INVARIANT"):
+        info["vllm_batch_invariant"] = os.environ["VLLM_BATCH_INVARIANT"]
     if threads is not None:
         info["threads"] = threads
     if device.startswith("cuda"):  # torch is loaded already: the scorers ran on it
@@ -51,6 +60,47 @@ def platform(device: str, threads: int | None = None) -> dict:
 
         info["gpu"] = torch.cuda.get_device_name(torch.device(device))
     return info
+
+
+def padding_sides(sides, family: str, backend: str, scorer_cls: type, offered_by: Sequence[str] = ()) -> tuple[str, list[str]]:
+    """The default padding side of ``scorer_cls`` and the other ``sides`` to score, checked before any work.
+
+    A scorer class offers sides through its ``padding_sides`` attribute (default first).  The vLLM
+    backend and the encoders have none, and are refused with the reason; ``offered_by`` names the
+    model kinds that have (for the message).
+
+    >>> class S:
+    ...     padding_sides = ("left", "right")
+    >>> padding_sides(["Right", "left"], "yesno", "hf", S)
+    ('left', ['right'])
+    >>> padding_sides(["right"], "cross", "hf", object, ["yesno", "rank1"])
+    Traceback (most recent call last):
+    ...
+    tierank.errors.TierankInputError: padding sides: model kind 'cross' has no padding side to vary: its scorer pads on its tokenizer's side only, and BERT-style encoders (MiniLM, ms-marco cross-encoders) add absolute position embeddings, so for them the other side would change the input itself (every real token's position), not only the arithmetic; offered by: yesno, rank1
+    """
+    bad = [x for x in sides if str(x).strip().lower() not in SIDES]
+    if bad or not sides:
+        raise TierankInputError([Problem("", None, f"padding sides: give {' and/or '.join(SIDES)}, got "
+                                                   f"{list(sides)!r}")])
+    wanted = list(dict.fromkeys(str(x).strip().lower() for x in sides))
+    if backend != "hf":
+        raise TierankInputError([Problem("", None, (
+            f"padding sides: the {backend} backend has no padding side to vary: vLLM packs a batch's tokens "
+            "into one sequence without any padding (each prompt keeps positions 0..n-1); use --batch-sizes or "
+            "--orders there, or --backend hf"))])
+    offered = getattr(scorer_cls, "padding_sides", None)
+    if not offered:
+        raise TierankInputError([Problem("", None, (
+            f"padding sides: model kind {family!r} has no padding side to vary: its scorer pads on its "
+            "tokenizer's side only, and BERT-style encoders (MiniLM, ms-marco cross-encoders) add absolute position "
+            "embeddings, so for them the other side would change the input itself (every real token's position), "
+            "not only the arithmetic"
+            + (f"; offered by: {', '.join(offered_by)}" if offered_by else "")))])
+    unknown = [x for x in wanted if x not in offered]
+    if unknown:
+        raise TierankInputError([Problem("", None, f"padding sides: model kind {family!r} offers "
+                                                   f"{', '.join(offered)}, not {', '.join(unknown)}")])
+    return offered[0], [x for x in wanted if x != offered[0]]
 
 
 def batch_variance(batch_sizes: Sequence[int], scores: Mapping[int, Mapping[str, Mapping[str, np.ndarray]]],

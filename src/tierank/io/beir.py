@@ -4,14 +4,18 @@
 qrels and the first-stage candidate run with :func:`tierank.io.readers.read_qrels`
 and :func:`tierank.io.readers.read_run`, orders each query's candidates by
 first-stage score, and reads the texts of exactly the queries and documents
-that are needed.  Every malformed line is reported as ``file:line: reason``
-(:class:`~tierank.errors.TierankInputError`).
+that are needed.  Every file may be gzip-compressed (``corpus.jsonl.gz``,
+``qrels.txt.gz``, ...: a name with ``.gz`` added is looked for after the plain
+one; gzip is recognised by its magic bytes).  Every malformed line is reported
+as ``file:line: reason`` (:class:`~tierank.errors.TierankInputError`).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -19,8 +23,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import Problem, TierankInputError
+from .lexer import GZIP_MAGIC
 
-__all__ = ["BeirSet", "load_beir", "check_selection", "read_jsonl", "QRELS_NAMES", "CANDIDATE_NAMES", "QUERY_SETS"]
+__all__ = ["BeirSet", "load_beir", "check_selection", "read_jsonl", "find_inputs", "find_texts", "QRELS_NAMES",
+           "CANDIDATE_NAMES", "QUERY_SETS"]
 
 #: Where the qrels and the candidate run are looked for inside the directory, in this order.
 QRELS_NAMES = ("qrels.txt", "qrels/test.tsv", "qrels.tsv", "qrels")
@@ -64,31 +70,54 @@ def check_selection(queries: str = "judged", depth: Any = None, max_queries: Any
 def read_jsonl(path: str | os.PathLike, keep: Callable[[dict], bool] | None = None) -> list[dict]:
     """The objects of a JSON-lines file that have an ``"_id"`` (and pass ``keep``).
 
-    Blank lines are skipped; a UTF-8 byte-order mark is ignored; a line that is
+    Blank lines are skipped; a UTF-8 byte-order mark is ignored; a gzip file
+    (magic bytes ``1f 8b``) is decompressed while it is read; a line that is
     not valid UTF-8, not valid JSON or not an object with an ``"_id"`` is
-    reported with its line number (at most 20 problems).
+    reported with its line number (at most 20 problems), corrupt or truncated
+    gzip data with the file's name.
+
+    Examples
+    --------
+    >>> import gzip, tempfile
+    >>> f = Path(tempfile.mkdtemp()) / "queries.jsonl.gz"
+    >>> _ = f.write_bytes(gzip.compress(b'{"_id": "q1", "text": "tie"}\\n\\n{"_id": 2}\\n'))
+    >>> read_jsonl(f)
+    [{'_id': 'q1', 'text': 'tie'}, {'_id': 2}]
+    >>> _ = f.write_bytes(gzip.compress(b'{"_id": "q1"}\\n')[:-4])
+    >>> read_jsonl(f)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    tierank.errors.TierankInputError: .../queries.jsonl.gz: corrupt or truncated gzip data (...)
     """
     path = Path(path)
     out, problems = [], []
-    with open(path, "rb") as fh:
-        for n, raw in enumerate(fh, 1):
-            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError:
-                problems.append(Problem(str(path), n, "not valid UTF-8"))
-            except json.JSONDecodeError as exc:
-                problems.append(Problem(str(path), n, f"not valid JSON ({exc.msg})"))
-            else:
-                if not isinstance(rec, dict) or "_id" not in rec:
-                    problems.append(Problem(str(path), n, 'expected an object with an "_id"'))
-                elif keep is None or keep(rec):
-                    out.append(rec)
-            if len(problems) >= MAX_PROBLEMS:
-                break
+    gz = False
+    try:
+        with open(path, "rb") as fh:
+            gz = fh.read(2) == GZIP_MAGIC
+        with (gzip.open(path, "rb") if gz else open(path, "rb")) as fh:
+            for n, raw in enumerate(fh, 1):
+                if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                if not raw.strip():
+                    continue
+                try:
+                    rec = json.loads(raw.decode("utf-8"))
+                except UnicodeDecodeError:
+                    problems.append(Problem(str(path), n, "not valid UTF-8"))
+                except json.JSONDecodeError as exc:
+                    problems.append(Problem(str(path), n, f"not valid JSON ({exc.msg})"))
+                else:
+                    if not isinstance(rec, dict) or "_id" not in rec:
+                        problems.append(Problem(str(path), n, 'expected an object with an "_id"'))
+                    elif keep is None or keep(rec):
+                        out.append(rec)
+                if len(problems) >= MAX_PROBLEMS:
+                    break
+    except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+        reason = (f"corrupt or truncated gzip data ({exc})" if gz
+                  else f"cannot read ({getattr(exc, 'strerror', None) or exc})")
+        raise TierankInputError(problems[:MAX_PROBLEMS - 1] + [Problem(str(path), None, reason)]) from None
     if problems:
         raise TierankInputError(problems)
     return out
@@ -114,10 +143,19 @@ class BeirSet:
 
 
 def _find(data: Path, names: Sequence[str], what: str) -> Path:
+    """The first of ``names`` (each plain, then with ``.gz``) that is a file in ``data``."""
     for n in names:
-        if (data / n).is_file():
-            return data / n
-    raise TierankInputError([Problem(str(data), None, f"no {what} file (looked for {', '.join(names)})")])
+        for name in (n, f"{n}.gz"):
+            if (data / name).is_file():
+                return data / name
+    raise TierankInputError([Problem(str(data), None,
+                                     f"no {what} file (looked for {', '.join(names)}, each also with .gz)")])
+
+
+def find_texts(data_dir: str | os.PathLike) -> tuple[Path, Path]:
+    """The ``queries.jsonl`` and ``corpus.jsonl`` paths of a BEIR directory (each plain or ``.gz``)."""
+    data = Path(data_dir)
+    return _find(data, ("queries.jsonl",), "queries"), _find(data, ("corpus.jsonl",), "corpus")
 
 
 def find_inputs(data_dir: str | os.PathLike, candidates=None, qrels=None) -> tuple[Path, Path]:
@@ -173,8 +211,7 @@ def load_beir(
 
     need_q = set(cands)
     need_d = {d for ds in cands.values() for d in ds}
-    qfile = _find(data, ("queries.jsonl",), "queries")
-    cfile = _find(data, ("corpus.jsonl",), "corpus")
+    qfile, cfile = find_texts(data)
     qtexts = {str(r["_id"]): str(r.get("text", "")) for r in read_jsonl(qfile, lambda r: str(r["_id"]) in need_q)}
     docs = {}
     for r in read_jsonl(cfile, lambda r: str(r["_id"]) in need_d):
