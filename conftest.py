@@ -1,8 +1,60 @@
-"""Root conftest: doctest collection of modules whose examples need the optional model stack."""
+"""Root conftest: what needs an optional extra that is not installed is skipped, with the install line.
 
-import importlib.util
+One rule for test modules and doctests alike, from one table (:mod:`tierank.extras`): a missing
+optional dependency (:func:`tierank.extras.missing`: tierank's own ``MissingExtra`` and friends, or a
+``ModuleNotFoundError`` for a module an extra installs), raised while a module is imported for its
+doctests or while a doctest runs, skips that module or example with the reason and the install
+command.  Anything else (a real import error, a wrong result) still fails.
+"""
 
-collect_ignore = []
-if importlib.util.find_spec("sentence_transformers") is None:
-    # its doctest quantizes with sentence-transformers (the `models` extra)
-    collect_ignore.append("src/tierank/hps/quantized.py")
+from __future__ import annotations
+
+import doctest
+
+import pytest
+
+from tierank.extras import missing
+
+
+def _skip_reason(exc: BaseException | None) -> str | None:
+    """The skip reason when ``exc`` (or what caused it: pytest wraps import errors) is a missing extra."""
+    while exc is not None:
+        if isinstance(exc, doctest.UnexpectedException):
+            exc = exc.exc_info[1]
+            continue
+        m = missing(exc)
+        if m is not None:
+            return f"needs an optional extra ({m})"
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    # A module collected for its doctests imports the module; one that needs a missing extra at
+    # import time (a framework adapter subclassing the framework's classes) is skipped, not an error.
+    if type(collector).__name__ == "DoctestModule":
+        collect = collector.collect
+
+        def guarded():
+            try:
+                yield from collect()
+            except Exception as exc:  # pytest's CollectError, caused by the module's ImportError
+                reason = _skip_reason(exc)
+                if reason is None:
+                    raise
+                pytest.skip(f"{collector.path.name} {reason}")
+
+        collector.collect = guarded
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if call.excinfo is not None and call.when == "call" and type(item).__name__ == "DoctestItem":
+        reason = _skip_reason(call.excinfo.value)
+        if reason is not None:
+            report.outcome = "skipped"
+            report.longrepr = (str(item.path), item.reportinfo()[1] or 0, f"Skipped: {reason}")
+    return report

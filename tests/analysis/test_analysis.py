@@ -132,8 +132,8 @@ def test_ties_command(defects):
     assert "rank/score contradictions" in table and "3 in q1" in table
 
 
-def test_sweep_command_on_askubuntu_either_argument_order(tmp_path, shared_data):
-    run, qrels = shared_data / "askubuntu/test.bm25.run", shared_data / "askubuntu/test.qrels"
+def test_sweep_command_on_askubuntu_either_argument_order(tmp_path, real_data):
+    run, qrels = real_data / "askubuntu/test.bm25.run", real_data / "askubuntu/test.qrels"
     out = tmp_path / "s.jsonl"
     cli("sweep", run, qrels, "-m", "nDCG@10", "--formats", "fp32,bf16,fp8_e5m2", "--format", "jsonl", "-o", out)
     recs = [json.loads(x) for x in out.read_text().splitlines()]

@@ -259,12 +259,12 @@ def test_tiny_rho_on_tied_runs_reads_file_order():
 
 # --- (4) real data: AskUbuntu BM25 vs the same scores in bfloat16 ---------------------------------
 
-def test_askubuntu_bm25_vs_bf16(shared_data):
+def test_askubuntu_bm25_vs_bf16(real_data):
     from tierank.analysis.precision import requantize_run
 
-    run = tierank.read_run(shared_data / "askubuntu" / "test.bm25.run")
+    run = tierank.read_run(real_data / "askubuntu" / "test.bm25.run")
     bf16 = requantize_run(run, "bf16")
-    cmp = compare({"bm25": run, "bm25-bf16": bf16}, shared_data / "askubuntu" / "test.qrels", "nDCG@10", band=1.4)
+    cmp = compare({"bm25": run, "bm25-bf16": bf16}, real_data / "askubuntu" / "test.qrels", "nDCG@10", band=1.4)
     assert len(cmp.queries) == 200 and cmp.dropped_queries == 0
     fp32, low = cmp.system("bm25"), cmp.system("bm25-bf16")
     for s in (fp32, low):

@@ -109,12 +109,12 @@ def test_select_keeps_the_numbers_of_the_measures_alone():
 
 @pytest.mark.parametrize("table", [["nDCG@10", "RR@10", "AP", "P@10", "R@100"], ["nDCG@10"], ["RR@3", "P@5"]])
 @pytest.mark.parametrize("fmt", ["fp32", "bf16"])
-def test_askubuntu_one_evaluation_is_bit_identical(shared_data, table, fmt):
+def test_askubuntu_one_evaluation_is_bit_identical(real_data, table, fmt):
     # the curve measures reach deeper than a table of nDCG@10 alone: the numbers must not move by one bit
     from tierank.analysis.precision import requantize_run
 
-    qrels = tierank.read_qrels(shared_data / "askubuntu" / "test.qrels")
-    run = requantize_run(tierank.read_run(shared_data / "askubuntu" / "test.bm25.run"), fmt)
+    qrels = tierank.read_qrels(real_data / "askubuntu" / "test.qrels")
+    run = requantize_run(tierank.read_run(real_data / "askubuntu" / "test.bm25.run"), fmt)
     res, curves = evaluate_with_curves(qrels, run, table, "nDCG", 20, name="r")
     assert res.records() == tierank.evaluate(qrels, run, table).records()
     ref = cutoff_curves(qrels, {"r": run}, "nDCG", 20).series["r"]

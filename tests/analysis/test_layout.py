@@ -215,8 +215,8 @@ def test_extremal_gain_arrangements_sort_groups_whose_gains_differ_by_little():
 
 
 @pytest.mark.parametrize("name", ["test.bm25.run", "dev.bm25.run"])
-def test_askubuntu_layout_and_prevalence(shared_data, name):
-    run = tierank.read_run(shared_data / "askubuntu" / name)
+def test_askubuntu_layout_and_prevalence(real_data, name):
+    run = tierank.read_run(real_data / "askubuntu" / name)
     lay = layout(run)
     qid, score = run.qid.to_pylist(), run.score.tolist()
     want = brute(qid, score)

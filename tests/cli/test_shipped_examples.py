@@ -65,6 +65,7 @@ def test_askubuntu_example_is_the_real_run_and_reads():
     ("trec-run", "trec_eval/results.test"), ("rag24-run", "trec_eval/results.comment.test"),
     ("rag24-qrels", "trec_eval/qrels.comment.test"),
 ])
+@pytest.mark.slow
 def test_shipped_files_are_the_shared_files_gzipped_reproducibly(shared_data, name, shared):
     raw = path(name).read_bytes()
     assert gzip.decompress(raw) == (shared_data / shared).read_bytes()
@@ -110,10 +111,10 @@ def test_rag24_mini_fits_the_size_bound():
     assert 40_000 < size < 150_000, size
 
 
-def test_rag24_mini_is_a_true_subset_of_the_shared_rag24(shared_data):
+def test_rag24_mini_is_a_true_subset_of_the_shared_rag24(real_data):
     """Independently of the builder: the first 5 judged topics (ids sorted as strings), every line as in
-    ../shared/data/rag24, in its order, all of those topics' candidates and judgments, exactly their passages."""
-    full = {n: (shared_data / "rag24" / n).read_bytes().splitlines(keepends=True) for n in MINI_NAMES}
+    rag24 (the tests' copy: tests/data/rag24), in its order, all of those topics' candidates and judgments, exactly their passages."""
+    full = {n: (real_data / "rag24" / n).read_bytes().splitlines(keepends=True) for n in MINI_NAMES}
     topics = sorted({line.split()[0] for line in full["qrels.txt"]})[:5]
     assert topics == [t.encode() for t in ("2024-127266", "2024-12875", "2024-137182", "2024-152259", "2024-158677")]
     assert _mini("qrels.txt") == [line for line in full["qrels.txt"] if line.split()[0] in topics]
@@ -125,10 +126,10 @@ def test_rag24_mini_is_a_true_subset_of_the_shared_rag24(shared_data):
     assert len(_mini("queries.jsonl")) == 5 and len(docs) == 100
 
 
-def test_rag24_mini_rebuilds_from_the_shared_set(shared_data, tmp_path):
+def test_rag24_mini_rebuilds_from_the_shared_set(real_data, tmp_path):
     from tierank.examples import build_rag24_mini
 
-    build_rag24_mini.main([str(shared_data / "rag24"), "--out", str(tmp_path)])
+    build_rag24_mini.main([str(real_data / "rag24"), "--out", str(tmp_path)])
     for n in MINI_NAMES:
         assert gzip.decompress((tmp_path / f"{n}.gz").read_bytes()) == b"".join(_mini(n)), n
 
@@ -255,3 +256,26 @@ def test_sweep_write_runs_refuses_before_any_work(files):
     assert p.returncode == 2 and "refusing to overwrite an input" in p.stderr
     assert sorted(x.name for x in (files / "d").iterdir()) == ["sys.bf16.run"]
     assert (files / "d" / "sys.bf16.run").read_text() == QRELS
+
+
+@pytest.mark.slow
+def test_the_tests_data_files_are_the_shared_files(shared_data):
+    """tests/data (and so the default tier's real data) is byte for byte the team's ../shared/data;
+    rag24's corpus and queries are its subset, in order."""
+    from realdata import DATA, SOURCE, TREC_EVAL_SOURCE
+
+    subset = {"rag24/corpus.jsonl", "rag24/queries.jsonl"}
+    for p in DATA.rglob("*"):
+        rel = p.relative_to(DATA).as_posix()
+        if p.is_file() and rel != ".complete" and rel not in subset:
+            assert p.read_bytes() == (shared_data / rel).read_bytes(), rel
+    for rel in subset:
+        full = (shared_data / rel).read_bytes().splitlines(keepends=True)
+        part = (DATA / rel).read_bytes().splitlines(keepends=True)
+        it = iter(full)
+        assert len(part) > 30 and all(line in it for line in part), rel  # an ordered subsequence
+    vendor = shared_data.parent / "vendor" / "trec_eval-10.0"
+    for p in vendor.rglob("*"):
+        if p.is_file():
+            assert p.read_bytes() == (TREC_EVAL_SOURCE / p.relative_to(vendor)).read_bytes(), p
+    assert sorted(x.name for x in SOURCE.iterdir()) == ["README.md", "askubuntu", "rag24", "trec_eval", "trec_eval-10.0"]

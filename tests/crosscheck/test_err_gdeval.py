@@ -6,7 +6,7 @@
 
 Inputs: synthetic runs with distinct scores (numeric query ids and grades 0..4, as gdeval requires,
 with unjudged documents and relevant documents never retrieved), and trec_eval's own test run
-from ``../shared/data`` when present.  gdeval and trec_eval break ties the same way (docno
+(``tests/realdata.py``).  gdeval and trec_eval break ties the same way (docno
 descending), which ``tie_break="trec_eval"`` reproduces.
 """
 

@@ -1,15 +1,15 @@
-"""Conformance with the real trec_eval 10, built from its source (``../shared/vendor/trec_eval-10.0``).
+"""Conformance with the real trec_eval 10, built from its source (``tests/data/trec_eval-10.0``).
 
 For every trec_eval measure tierank implements, ``tierank eval -q -f trec_eval -m all_trec FLAGS``
 must print exactly the lines ``trec_eval -q -m all_trec FLAGS`` prints for those measures
-(same names, same order, same ``%6.4f`` text, ``runid`` and ``num_q`` included), on every run of
-``../shared/data`` and on the same runs with scores rounded to bfloat16 (ties everywhere), with
+(same names, same order, same ``%6.4f`` text, ``runid`` and ``num_q`` included), on every real run of
+the tests' data (``tests/realdata.py``) and on the same runs with scores rounded to bfloat16 (ties everywhere), with
 no flag, ``-c``, ``-l 2``, ``-M 10`` and ``-J``.  trec_eval's lines for measures tierank does not
 implement must be exactly those of the measures the nickname left out (``Plan.left_out``): nothing
 else may be missing.
 
 trec_eval is compiled once per session into a temporary folder (about 5 s); the tests skip with the
-reason when ``../shared`` or a C compiler and make are missing.  tierank runs in-process (typer's
+reason only when a C compiler or make is missing.  tierank runs in-process (typer's
 runner) to stay fast.
 
 Genuine trec_eval behaviours tierank does not copy, shown by the tests named after them:
@@ -53,12 +53,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared"
-VENDOR = SHARED / "vendor" / "trec_eval-10.0"
-DATA = SHARED / "data"
+from realdata import DATA
 
-# (name, qrels, run) relative to ../shared/data; every run of the folder, with trec_eval's test pairs
+ROOT = Path(__file__).resolve().parents[2]
+
+# (name, qrels, run) relative to the real data (tests/realdata.py, laid out as ../shared/data); every run of the folder, with trec_eval's test pairs
 PAIRS = [
     ("te-results", "trec_eval/qrels.test", "trec_eval/results.test"),
     ("te-rel_level", "trec_eval/qrels.rel_level", "trec_eval/results.test"),
@@ -74,25 +73,9 @@ GRADED = {"te-rel_level", "te-comment", "rag24"}  # qrels with grades above 1
 
 
 @pytest.fixture(scope="session")
-def trec_eval(tmp_path_factory) -> Path:
-    """The trec_eval 10 binary, built from the vendored source once per session."""
-    if not VENDOR.is_dir():
-        pytest.skip(f"trec_eval source not found: {VENDOR} (needs ../shared)")
-    if not DATA.is_dir():
-        pytest.skip(f"shared data folder not found: {DATA}")
-    if shutil.which("make") is None or (shutil.which("cc") is None and shutil.which("gcc") is None):
-        pytest.skip("building trec_eval needs make and a C compiler (cc)")
-    src = tmp_path_factory.mktemp("trec_eval") / "te"
-    shutil.copytree(VENDOR, src)
-    for p in [src, *src.rglob("*")]:
-        p.chmod(p.stat().st_mode | 0o200)
-    env = dict(os.environ)
-    if shutil.which("cc") is None:
-        env["CC"] = "gcc"
-    done = subprocess.run(["make", "-s", "-C", str(src)], capture_output=True, text=True, env=env)
-    if done.returncode != 0 or not (src / "trec_eval").exists():
-        pytest.fail(f"building trec_eval failed:\n{done.stdout}\n{done.stderr}")
-    return src / "trec_eval"
+def trec_eval(trec_eval_bin) -> Path:
+    """The trec_eval 10 binary, built from the source in tests/data once per session (tests/conftest.py)."""
+    return trec_eval_bin
 
 
 @pytest.fixture(scope="session")

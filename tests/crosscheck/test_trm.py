@@ -28,7 +28,7 @@ import tierank
 
 trm = pytest.importorskip("trm")
 
-# tests that read ../shared/data take the data_dir / read_*_dict fixtures, which skip when it is absent;
+# tests on the real data take the data_dir / read_*_dict fixtures (tests/realdata.py);
 # the synthetic tests run regardless
 
 FAMILY = {"recall": "R", "precision": "P", "f1": "F1", "hits": "Hits", "ndcg": "nDCG", "mrr": "RR", "map": "AP"}

@@ -1,6 +1,6 @@
 """The scorers on real offline models (README: High-Precision Scoring) and the rerank command end to end.
 
-Skipped without torch, the model packages or ../shared/data.
+Skipped without torch or the model packages.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ def _has(mod: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def rag24(shared_data):
-    return shared_data / "rag24"
+def rag24(real_data):
+    return real_data / "rag24"
 
 
 def _rag24_sample(rag24, n_queries=2, n_docs=5):

@@ -327,8 +327,8 @@ def test_beir_errors_are_located(tmp_path):
         load_beir(tmp_path / "nope")
 
 
-def test_beir_reads_rag24(shared_data):
-    RAG24 = shared_data / "rag24"
+def test_beir_reads_rag24(real_data):
+    RAG24 = real_data / "rag24"
     s = load_beir(RAG24)
     assert len(s.candidates) == 31
     assert all(len(c) == 20 for c in s.candidates.values())

@@ -410,10 +410,10 @@ def _real_scores(tmp_path, data_dir, kind, dtype, regimes):
 N_PAIRS = 6
 
 
-def test_real_vllm_matches_hf_per_variant(tmp_path, shared_data):
+def test_real_vllm_matches_hf_per_variant(tmp_path, real_data):
     """SmolLM2 on the first rag24 query x 6 candidates: vLLM (CPU) against HF, per variant."""
     pytest.importorskip("vllm")
-    hf, vl = _real_scores(tmp_path, shared_data / "rag24", "yesno", "bf16", "bf16,bf16->fp32,bf16->fp32:head")
+    hf, vl = _real_scores(tmp_path, real_data / "rag24", "yesno", "bf16", "bf16,bf16->fp32,bf16->fp32:head")
     assert hf.keys() == vl.keys() and all(len(v) == N_PAIRS for k, v in vl.items() if k != "reasoning")
     lo = vl["bf16"]
     assert np.array_equal(lo, bf16(lo))  # BF16 softmax: on the BF16 grid
@@ -430,14 +430,14 @@ def test_real_vllm_matches_hf_per_variant(tmp_path, shared_data):
         assert len(np.unique(g["bf16->fp32:head"])) == N_PAIRS
 
 
-def test_real_vllm_cross_encoder_matches_hf(tmp_path, shared_data):
+def test_real_vllm_cross_encoder_matches_hf(tmp_path, real_data):
     """``smollm2-cross`` (SmolLM2 with its yes-no row as a one-logit classifier) in vLLM's pooling runner
     (``LLM.classify``) against HF's sequence classification: FP32 agrees to float noise; BF16 within
     BF16 noise, and its FP32 scoring step only refines the BF16 one's order."""
     pytest.importorskip("vllm")
-    hf, vl = _real_scores(tmp_path, shared_data / "rag24", "cross", "fp32", "fp32")
+    hf, vl = _real_scores(tmp_path, real_data / "rag24", "cross", "fp32", "fp32")
     assert len(vl["fp32"]) == N_PAIRS and np.max(np.abs(vl["fp32"] - hf["fp32"])) < 1e-4
-    hf, vl = _real_scores(tmp_path, shared_data / "rag24", "cross", "bf16", "bf16,bf16->fp32")
+    hf, vl = _real_scores(tmp_path, real_data / "rag24", "cross", "bf16", "bf16,bf16->fp32")
     lo = vl["bf16"]
     assert np.array_equal(lo, bf16(lo))  # the sigmoid in BF16: on the BF16 grid
     assert np.max(np.abs(vl["bf16->fp32"] - hf["bf16->fp32"])) < 0.05
@@ -447,11 +447,11 @@ def test_real_vllm_cross_encoder_matches_hf(tmp_path, shared_data):
         assert np.all(same_lo[same_hps])
 
 
-def test_real_vllm_rank1_reasons_as_hf_in_fp32(tmp_path, shared_data):
+def test_real_vllm_rank1_reasons_as_hf_in_fp32(tmp_path, real_data):
     """Rank1-style in FP32 (greedy reasoning, 8 tokens, then true/false): vLLM's reasoning is HF's, word for
     word, and the scores agree to float noise (in BF16 the reasoning itself may differ between engines)."""
     pytest.importorskip("vllm")
-    hf, vl = _real_scores(tmp_path, shared_data / "rag24", "rank1", "fp32", "fp32")
+    hf, vl = _real_scores(tmp_path, real_data / "rag24", "rank1", "fp32", "fp32")
     assert len(vl["reasoning"]) == N_PAIRS and all(vl["reasoning"])
     assert vl["reasoning"] == hf["reasoning"]
     assert np.max(np.abs(vl["fp32"] - hf["fp32"])) < 1e-4

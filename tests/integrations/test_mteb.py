@@ -1,7 +1,7 @@
 """tierank.integrations.mteb: MTEB's saved predictions and an in-run hook, against the installed mteb.
 
 The MTEB tests run a real (small, local) retrieval task through ``mteb.evaluate``: queries, corpus,
-top-20 candidates and graded qrels of the 31 judged TREC RAG 2024 topics in ``../shared/data/rag24``,
+top-20 candidates and graded qrels of the 31 judged TREC RAG 2024 topics in the tests' real data (``tests/realdata.py``),
 embedded by a deterministic bag-of-words encoder whose dot products are small integers, so scores
 tie as they do with binary or low-precision embeddings.  No dataset or model is downloaded.
 """
@@ -227,9 +227,9 @@ METRICS = ["ndcg_at_10", "mrr_at_10", "map_at_10", "precision_at_5", "recall_at_
 
 
 @pytest.fixture(scope="module")
-def mteb_run(shared_data, tmp_path_factory):
+def mteb_run(real_data, tmp_path_factory):
     mteb = _mteb()
-    root = shared_data / "rag24"
+    root = real_data / "rag24"
     task = _local_task(root)
     task.load_data()
     hooked = tie_aware(task, METRICS)

@@ -169,9 +169,9 @@ def test_a_tie_straddling_the_topk_cutoff_is_kept_whole(tmp_path):
 # ---------------------------------------------------------------- the offline MiniLM on rag24
 
 @pytest.fixture(scope="module")
-def rag24(shared_data):
+def rag24(real_data):
     """5 judged rag24 topics with relevant and non-relevant candidates; each topic's first 12."""
-    d = shared_data / "rag24"
+    d = real_data / "rag24"
     queries = {j["_id"]: j["text"] for j in map(json.loads, open(d / "queries.jsonl", encoding="utf-8"))}
     corpus = {j["_id"]: (j["title"] + " " + j["text"]).strip()
               for j in map(json.loads, open(d / "corpus.jsonl", encoding="utf-8"))}

@@ -1,4 +1,4 @@
-"""Fuzzing tier: seeded mutants of the real runs and qrels in ``../shared/data``.
+"""Fuzzing tier: seeded mutants of the real runs and qrels of ``tests/realdata.py`` (files in the repository).
 
 For every mutant, the file readers (through ``tierank.evaluate``) must either
 give exactly the numbers of :mod:`strict_reader` (an independent reader of the
@@ -60,11 +60,11 @@ def _slice(shared: Path, run: str, qrels: str, queries: int) -> tuple[bytes, byt
 
 
 @pytest.fixture(scope="module")
-def seeds(shared_data) -> list[tuple[str, bytes, bytes]]:
+def seeds(real_data) -> list[tuple[str, bytes, bytes]]:
     return [
-        ("askubuntu", *_slice(shared_data, "askubuntu/test.bm25.run", "askubuntu/test.qrels", 25)),
-        ("askubuntu-dev", *_slice(shared_data, "askubuntu/dev.bm25.run", "askubuntu/dev.qrels", 25)),
-        ("trec_eval", *_slice(shared_data, "trec_eval/results.test", "trec_eval/qrels.test", 2)),
+        ("askubuntu", *_slice(real_data, "askubuntu/test.bm25.run", "askubuntu/test.qrels", 25)),
+        ("askubuntu-dev", *_slice(real_data, "askubuntu/dev.bm25.run", "askubuntu/dev.qrels", 25)),
+        ("trec_eval", *_slice(real_data, "trec_eval/results.test", "trec_eval/qrels.test", 2)),
     ]
 
 

@@ -333,8 +333,8 @@ def _te_rows(path):
 
 
 @pytest.mark.parametrize("case", ["out.test.a", "out.test.aq", "out.test"])
-def test_oblivious_equals_trec_eval(shared_data, case):
-    te = shared_data / "trec_eval"
+def test_oblivious_equals_trec_eval(real_data, case):
+    te = real_data / "trec_eval"
     rows = _te_rows(te / case)
     names = {f"iprec_at_recall_{x:.2f}": f"IPrec@{m.split('@')[1]}" for x, m in zip(LEVELS, IPREC)}
     names.update({"11pt_avg": "IPrecAvg", "gm_map": "GMAP"})
@@ -399,29 +399,11 @@ def test_complete_counts_missing_queries_at_the_floor():
     assert math.isclose(agg.expected, math.sqrt(1e-5) * (1 + math.sqrt(0.5)) / 2, rel_tol=0, abs_tol=5 * agg.se)
 
 
-@pytest.fixture(scope="module")
-def trec_eval_bin(shared_data, tmp_path_factory):
-    """trec_eval 10 built from ../shared/vendor (skips without make and a C compiler)."""
-    import shutil
-    import subprocess
-    vendor = shared_data.parent / "vendor" / "trec_eval-10.0"
-    if not vendor.is_dir() or shutil.which("make") is None or shutil.which("cc") is None:
-        pytest.skip("needs ../shared/vendor/trec_eval-10.0, make and cc")
-    src = tmp_path_factory.mktemp("te") / "src"
-    shutil.copytree(vendor, src)
-    for p in [src, *src.rglob("*")]:
-        p.chmod(p.stat().st_mode | 0o200)
-    done = subprocess.run(["make", "-s", "-C", str(src)], capture_output=True, text=True)
-    if done.returncode or not (src / "trec_eval").exists():
-        pytest.fail(f"building trec_eval failed: {done.stderr}")
-    return src / "trec_eval"
-
-
 @pytest.mark.parametrize("flags", [(), ("-M", "10"), ("-l", "2"), ("-c",)])
-def test_oblivious_equals_trec_eval_binary_on_tied_scores(shared_data, trec_eval_bin, tmp_path, flags):
+def test_oblivious_equals_trec_eval_binary_on_tied_scores(real_data, trec_eval_bin, tmp_path, flags):
     """results.test with scores rounded to 2 significant digits (heavy ties), trec_eval 10 itself."""
     import subprocess
-    te = shared_data / "trec_eval"
+    te = real_data / "trec_eval"
     qrels = te / ("qrels.rel_level" if "-l" in flags else "qrels.test")
     lines = []
     for line in (te / "results.test").read_text().splitlines():

@@ -1,6 +1,6 @@
 """trec_eval's measure names (``tierank.measures.names``): translation, nicknames, reverse names,
 suggestions, errors.  The names, defaults and print order are trec_eval 10's (measures.c, m_*.c,
-meas_init.c); where ``../shared`` is present they are also checked against trec_eval's own outputs
+meas_init.c); they are also checked against trec_eval's own outputs
 (``out.test``: the official set, ``out.test.a``: all_trec).  Families still missing from the registry
 are skipped with their name (they arrive with the measure modules)."""
 
@@ -16,7 +16,9 @@ from tierank.errors import TierankInputError
 from tierank.measures import REGISTRY, parse_measure
 from tierank.measures.names import NICKNAMES, TREC_ORDER, is_trec, plan, resolve, suggest, trec_name, trec_order
 
-OUT = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "trec_eval"
+from realdata import DATA
+
+OUT = DATA / "trec_eval"
 
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 IPREC = ("0.00", "0.10", "0.20", "0.30", "0.40", "0.50", "0.60", "0.70", "0.80", "0.90", "1.00")
@@ -106,8 +108,6 @@ def trec_order_base(printed: str) -> str:
 @pytest.mark.parametrize("nick, out", [("official", "out.test"), ("all_trec", "out.test.a")])
 def test_nickname_order_matches_trec_eval_output(nick, out):
     """The printed names, in order, are trec_eval's own (its expected outputs), less the left-out."""
-    if not (OUT / out).is_file():
-        pytest.skip(f"trec_eval expected outputs not found at {OUT} (needs ../shared)")
     theirs = [line.split("\t")[0].rstrip() for line in (OUT / out).read_text().splitlines() if line.strip()]
     p = plan([nick])
     left = set(p.left_out)

@@ -16,8 +16,8 @@ import tierank
 from tierank.measures import parse_measure
 
 
-def test_judged_at_10_is_exactly_one_on_askubuntu(shared_data):
-    d = shared_data / "askubuntu"
+def test_judged_at_10_is_exactly_one_on_askubuntu(real_data):
+    d = real_data / "askubuntu"
     res = tierank.evaluate(str(d / "test.qrels"), str(d / "test.bm25.run"), ["nDCG@10", "Judged@10", "Judged@20"])
     for m in ("Judged@10", "Judged@20"):
         s = res.stats[parse_measure(m)]

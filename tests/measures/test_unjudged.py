@@ -114,10 +114,10 @@ def test_unknown_unjudged_mode():
         tierank.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["P@1"], unjudged="guess")
 
 
-def test_judged_matches_ir_measures_on_rag24_run(shared_data):
+def test_judged_matches_ir_measures_on_rag24_run(real_data):
     ir_measures = pytest.importorskip("ir_measures")
 
-    qrels, run = shared_data / "trec_eval/qrels.comment.test", shared_data / "trec_eval/results.comment.test"
+    qrels, run = real_data / "trec_eval/qrels.comment.test", real_data / "trec_eval/results.comment.test"
     ms = ["Judged@5", "Judged@10", "Judged@100"]
     ours = tierank.evaluate(str(qrels), str(run), ms).per_query()
     theirs = {(r.query_id, str(r.measure)): r.value for r in ir_measures.iter_calc(
@@ -133,8 +133,8 @@ def test_judged_matches_ir_measures_on_rag24_run(shared_data):
             assert row.min - 1e-12 <= v <= row.max + 1e-12
 
 
-def test_rag24_run_bounds_are_wide_where_judgments_are_missing(shared_data):
-    qrels, run = shared_data / "trec_eval/qrels.comment.test", shared_data / "trec_eval/results.comment.test"
+def test_rag24_run_bounds_are_wide_where_judgments_are_missing(real_data):
+    qrels, run = real_data / "trec_eval/qrels.comment.test", real_data / "trec_eval/results.comment.test"
     res = tierank.evaluate(str(qrels), str(run), ["P@10", "Judged@10", "RR@10"], unjudged="bounds")
     agg = res.aggregate().set_index("measure")
     judged = agg.loc["Judged@10", "expected"]

@@ -198,9 +198,9 @@ def test_save_figure_writes_both_files_atomically(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------------------------------------------- real data
 
-def test_askubuntu_regimes_tie_structure_matches_engine(shared_data):
-    run = tierank.read_run(shared_data / "askubuntu" / "test.bm25.run")
-    qrels = shared_data / "askubuntu" / "test.qrels"
+def test_askubuntu_regimes_tie_structure_matches_engine(real_data):
+    run = tierank.read_run(real_data / "askubuntu" / "test.bm25.run")
+    qrels = real_data / "askubuntu" / "test.qrels"
     regimes = {f: requantize_run(run, f) for f in ("fp32", "bf16", "fp8_e4m3")}
     curves = cutoff_curves(qrels, regimes, "nDCG", kmax=10)
     shares = []

@@ -19,16 +19,14 @@ inputs and outputs.
 
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
 
-#: the extra of ``pyproject.toml`` that installs each framework
-EXTRAS = {"ir_measures": "irm", "pyterrier": "pyterrier", "ranx": "ranx",
-          "sentence_transformers": "st", "mteb": "mteb"}
+from ..extras import EXTRAS, MissingExtra
+from ..extras import require as _require
 
 
 def require(module: str) -> ModuleType:
-    """Import a framework, or raise one ``ImportError`` line saying how to install it.
+    """Import a framework, or raise :class:`tierank.extras.MissingExtra`: one line saying how to install it.
 
     Examples
     --------
@@ -40,8 +38,7 @@ def require(module: str) -> ModuleType:
     ...     print(e)
     ranx_not_a_module is not installed: pip install 'tierank[ranx_not_a_module]'
     """
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        extra = EXTRAS.get(module.split(".")[0], module)
-        raise ImportError(f"{module} is not installed: pip install 'tierank[{extra}]'") from None
+    return _require(module)
+
+
+__all__ = ["EXTRAS", "MissingExtra", "require"]
