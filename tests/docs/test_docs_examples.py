@@ -269,6 +269,10 @@ def test_every_install_hint_names_a_real_extra():
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     hinted = {e for _, _, hint in NEEDS for e in re.findall(r'"\.\[(\w+)\]"', hint)}
     assert hinted and hinted <= set(extras), hinted - set(extras)
+    for _, modules, hint in NEEDS:  # and that extra installs the modules the block needs
+        for extra in re.findall(r'"\.\[(\w+)\]"', hint):
+            provides = {re.split(r"[\[<>=!~; ]", req, maxsplit=1)[0].lower().replace("-", "_") for req in extras[extra]}
+            assert set(modules) <= provides, (extra, set(modules) - provides)
     for page in PAGES:  # and so does every ".[extra]" the pages name
         named = set(re.findall(r'\.\[(\w+)\]', page.read_text(encoding="utf-8")))
         assert named <= set(extras), (page, named - set(extras))
