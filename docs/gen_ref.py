@@ -1,0 +1,227 @@
+"""Generate the command-line and measure references of the documentation site.
+
+Nothing in these two pages is typed by hand, so they cannot drift from the code:
+
+* ``reference/cli.md`` walks the click command tree of the typer app ``tierank.cli.app`` (every
+  command and sub-command, in ``tierank --help`` order) and writes each one's usage line, help
+  text, arguments and options (names, type, default, help) as click itself reports them;
+* ``reference/measures.md`` walks the measure registry (``tierank.measures.REGISTRY``): each
+  family's name, description, parameters (from its ``Param`` schema), cutoff, the trec_eval names
+  that map to it (resolved through ``tierank.measures.names``, trec_eval's own measure table), and
+  which statistics are exact and which sampled, read from what the engine labels when it evaluates
+  the family on a small run with ties.
+
+MkDocs runs this file through the ``gen-files`` plugin (``mkdocs.yml``); ``python docs/gen_ref.py
+DIR`` writes the two pages into DIR, and the tests call :func:`cli_reference` and
+:func:`measure_reference` directly.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import sys
+import warnings
+from pathlib import Path
+
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+
+
+def _plain(text: str | None) -> str:
+    """Help text without typer/rich markup escapes (``\\[ray]`` -> ``[ray]``), whitespace tidied."""
+    if not text:
+        return ""
+    text = text.replace("\\[", "[")
+    paras = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text.strip())]
+    return "\n\n".join(p for p in paras if p)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _code(text: str) -> str:
+    """``text`` as inline code inside a table cell (a ``|`` in a backtick span would show its escape)."""
+    return "<code>" + html.escape(text).replace("|", "&#124;") + "</code>"
+
+
+def _commands(cmd, ctx, path: tuple[str, ...]):
+    """(path, command, context) for ``cmd`` and every sub-command, depth first, in listing order.
+
+    Duck-typed: typer ships its own copy of click (``typer._click``) whose classes are not click's."""
+    yield path, cmd, ctx
+    if hasattr(cmd, "list_commands"):
+        for name in cmd.list_commands(ctx):
+            sub = cmd.get_command(ctx, name)
+            if sub is None or getattr(sub, "hidden", False):
+                continue
+            yield from _commands(sub, sub.context_class(sub, info_name=name, parent=ctx), path + (name,))
+
+
+def command_tree():
+    """The click command of ``tierank`` and its context (the typer app as click sees it)."""
+    import typer.main
+
+    from tierank.cli import app
+
+    root = typer.main.get_command(app)
+    return root, root.context_class(root, info_name="tierank")
+
+
+def cli_reference() -> str:
+    """The command-line reference page (markdown), generated from the typer app."""
+    root, ctx = command_tree()
+    out = ["# Command-line reference", "",
+           "Generated from the command tree of `tierank.cli` when the site is built (`docs/gen_ref.py`); "
+           "`tierank COMMAND --help` prints the same.", ""]
+    entries = list(_commands(root, ctx, ("tierank",)))
+    out += ["| command | what it does |", "|---|---|"]
+    for path, cmd, _ in entries[1:]:
+        anchor = "-".join(path)
+        short = _plain(cmd.get_short_help_str(limit=200))
+        out.append(f"| [`{' '.join(path)}`](#{anchor}) | {_cell(short)} |")
+    out.append("")
+    for path, cmd, cctx in entries:
+        level = "#" * min(len(path) + 1, 4)
+        anchor = "-".join(path)
+        out += [f"{level} `{' '.join(path)}` {{#{anchor}}}", ""]
+        usage = cmd.get_usage(cctx).strip()
+        out += ["```text", usage, "```", ""]
+        if cmd.help:
+            out += [_plain(cmd.help), ""]
+        params = [p for p in cmd.get_params(cctx) if not getattr(p, "hidden", False)]
+        for kind, title in (("argument", "argument"), ("option", "option")):
+            rows = [p.get_help_record(cctx) for p in params if p.param_type_name == kind]
+            rows = [r for r in rows if r]
+            if rows:
+                out += [f"| {title} | description |", "|---|---|"]
+                out += [f"| {_code(names)} | {_cell(_plain(text))} |" for names, text in rows]
+                out.append("")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# measures
+
+#: a small run with ties in every query, relevant and non-relevant documents in the same tie groups
+_QRELS = {"q1": {"a": 1, "c": 2, "e": 0}, "q2": {"b": 1, "d": 1, "x": 1}}
+_RUN = {"q1": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.5, "e": 0.5, "f": 0.25},
+        "q2": {"a": 2.0, "b": 2.0, "c": 2.0, "d": 2.0, "e": 1.0}}
+
+
+def _instance(cls) -> str:
+    """A measure string of family ``cls`` with its default parameters."""
+    if cls.cutoff_required:
+        return f"{cls.family}@0.5" if cls.cutoff_param is not None else f"{cls.family}@3"
+    return cls.family
+
+
+def _trec_names() -> dict[str, list[str]]:
+    """family -> the trec_eval names (``-m`` spellings) that resolve to it."""
+    from tierank.measures import names
+
+    out: dict[str, list[str]] = {}
+    for name in names.TREC_ORDER:
+        if name == names.RUNID:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                measures = names.resolve([name])
+        except Exception:  # a trec_eval measure tierank lacks
+            continue
+        for fam in dict.fromkeys(m.family for m in measures):
+            out.setdefault(fam, []).append(name)
+    return out
+
+
+def _methods(cls) -> tuple[str, str]:
+    """(how E and std are computed, how min and max are) for family ``cls``: what the engine labels."""
+    import tierank
+
+    res = tierank.evaluate(_QRELS, _RUN, [_instance(cls)], samples=50, seed=0)
+    recs = res.records(per_query=not cls.summary_only)
+    sampled = any(r.get("method", "exact") != "exact" for r in recs)
+    return ("sampled" if sampled else "exact"), "exact"
+
+
+def measure_reference() -> str:
+    """The measure reference page (markdown), generated from the measure registry."""
+    from tierank.measures import REGISTRY, supported
+
+    trec = _trec_names()
+    out = ["# Measure reference", "",
+           "Generated from the measure registry (`tierank.measures.REGISTRY`) when the site is built "
+           "(`docs/gen_ref.py`); `tierank measures` prints the same list. Measure strings are written as "
+           "ir_measures writes them, `NAME[(param=value,...)][@cutoff]`; `tierank eval -m` and "
+           "`tierank.evaluate` also take the trec_eval names in the table. \"Exact\" is a closed form or a "
+           "polynomial algorithm checked against every ordering by the brute-force tests; \"sampled\" is a "
+           "labelled estimate (`method: \"sampled\"`, `samples`, `seed`, standard error `se`; "
+           "`--samples N --seed S`). The exact/sampled column is read from what the engine labels when it "
+           "evaluates each family on a small run with ties.", "",
+           "| family | trec_eval names | cutoff | E, std | min, max | description |",
+           "|---|---|---|---|---|---|"]
+    fams = supported()
+    info = {}
+    for fam in fams:
+        cls = REGISTRY[fam]
+        e, mm = _methods(cls)
+        cut = ("`@r` required (a recall level)" if cls.cutoff_param is not None else "`@k` required") \
+            if cls.cutoff_required else "`@k` optional" if cls.cutoff_allowed else "none"
+        info[fam] = (cls, e, mm, cut)
+        tn = ", ".join(f"`{n}`" for n in trec.get(fam, [])) or ""
+        out.append(f"| [`{fam}`](#{fam.lower()}) | {tn} | {cut} | {e} | {mm} | {_cell(cls.description)} |")
+    out.append("")
+    for fam in fams:
+        cls, e, mm, cut = info[fam]
+        out += [f"## `{fam}` {{#{fam.lower()}}}", "", _plain(cls.description) + ".", ""]
+        facts = [f"- module: `{cls.__module__}`",
+                 f"- cutoff: {cut}",
+                 f"- expectation and standard deviation: **{e}**; minimum and maximum: **{mm}**",
+                 f"- example: `{_instance(cls)}`"]
+        if trec.get(fam):
+            facts.append("- trec_eval names: " + ", ".join(f"`{n}`" for n in trec[fam]))
+        if cls.is_count:
+            facts.append("- a count: the summary is the sum over queries")
+        if cls.summary_only:
+            facts.append("- printed in the summary only")
+        if cls.bounds_refusal:
+            facts.append(f"- `--unjudged bounds`: refused ({_plain(cls.bounds_refusal)})")
+        else:
+            facts.append("- `--unjudged bounds`: supported")
+        out += facts + [""]
+        if cls.schema:
+            out += ["| parameter | type | default | accepted | description |", "|---|---|---|---|---|"]
+            for p in cls.schema:
+                default = "the evaluation's setting" if p.default is None else f"`{p.default}`"
+                out.append(f"| `{p.name}` | {p.type.__name__} | {default} | {_cell(p.range_text())} "
+                           f"| {_cell(p.description)} |")
+            out.append("")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+
+PAGES = {"reference/cli.md": cli_reference, "reference/measures.md": measure_reference}
+
+
+def main(argv: list[str]) -> None:
+    if argv:  # python docs/gen_ref.py DIR
+        for name, make in PAGES.items():
+            target = Path(argv[0]) / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(make() + "\n", encoding="utf-8")
+        return
+    import mkdocs_gen_files
+
+    for name, make in PAGES.items():
+        with mkdocs_gen_files.open(name, "w") as f:
+            f.write(make() + "\n")
+        mkdocs_gen_files.set_edit_path(name, "gen_ref.py")
+
+
+if __name__ in ("__main__", "<run_path>"):
+    main(sys.argv[1:] if __name__ == "__main__" else [])
