@@ -237,6 +237,7 @@ def test_cross_scorer_head_in_model_dtype(tmp_path, fake_vllm):
 def test_cross_scorer_sends_the_hf_pair_encoding_with_segment_ids(tmp_path, fake_vllm):
     """vLLM gets the pair as HF's tokenizer encodes it, with ``token_type_ids`` where the tokenizer has them
     (BERT cross-encoders: without them vLLM would read every token as segment 0)."""
+    pytest.importorskip("torch")  # the scoring step of the regimes runs in torch
 
     class SegmentTokenizer(FakeTokenizer):
         def __call__(self, a, b="", truncation=None, max_length=None, add_special_tokens=True):

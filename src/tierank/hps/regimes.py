@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tierank.errors import Problem, TierankError, TierankInputError
+from tierank.extras import require
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -55,13 +56,8 @@ REGIMES = ("fp32", "fp16", "bf16", "fp16->fp32", "bf16->fp32")
 
 
 def _torch():
-    try:
-        import torch
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise TierankError(
-            "tierank.hps needs torch; install the CPU build with `pip install torch==2.13.0`"
-        ) from exc
-    return torch
+    # the models extra pins torch==2.13.0 (the CPU build here; an unpinned torch pulls CUDA packages)
+    return require("torch", what="tierank.hps")
 
 
 def torch_dtype(name: str) -> "torch.dtype":
