@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tierank.errors import Problem, TierankError, TierankInputError
+from tierank.errors import Problem, TierankInputError
 from tierank.extras import require
 
 if TYPE_CHECKING:  # pragma: no cover
