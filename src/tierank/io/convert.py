@@ -128,6 +128,14 @@ def _rows_problem(source: str, rows: np.ndarray, reason: str) -> TierankInputErr
     return TierankInputError(probs)
 
 
+def _rows_problems(source: str, rows: np.ndarray, reason) -> TierankInputError:
+    """As :func:`_rows_problem` with a reason per row (``reason(row)``)."""
+    probs = [Problem(source, None, f"row {int(r) + 1}: {reason(r)}") for r in rows[:MAX_PROBLEMS]]
+    if len(rows) > MAX_PROBLEMS:
+        probs.append(Problem(source, None, f"... and {len(rows) - MAX_PROBLEMS} more rows"))
+    return TierankInputError(probs)
+
+
 def _inexact_ints(col: pa.Array) -> np.ndarray:
     """Rows of an integer column whose value float64 cannot hold exactly."""
     if col.type.bit_width < 64:
@@ -160,9 +168,9 @@ def _values(col: pa.ChunkedArray, source: str, what: str, name: str = "") -> np.
     if pa.types.is_integer(t):
         bad = _inexact_ints(col)
         if len(bad):
-            raise _rows_problem(source, bad, f"integer {label} {col[int(bad[0])].as_py()} cannot be held exactly as a "
-                                             f"float64 (beyond 2**53 distinct integers would become ties that are "
-                                             f"not in the input); give {label}s as float64")
+            raise _rows_problems(source, bad, lambda r: f"integer {label} {col[int(r)].as_py()} cannot be held exactly "
+                                 "as a float64 (beyond 2**53 distinct integers would become ties that are not in the "
+                                 f"input); give {label}s as float64")
         return np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
     if pa.types.is_floating(t):
         return np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
@@ -174,9 +182,8 @@ def _values(col: pa.ChunkedArray, source: str, what: str, name: str = "") -> np.
         bad = np.asarray([i for i, (v, f) in enumerate(zip(vals, out)) if v.is_finite() and Decimal(float(f)) != v],
                          dtype=np.int64)
         if len(bad):
-            raise _rows_problem(source, bad, f"decimal {label} {vals[int(bad[0])]} cannot be held exactly as a float64 "
-                                             f"(it could become a tie that is not in the input); give {label}s "
-                                             "as float64")
+            raise _rows_problems(source, bad, lambda r: f"decimal {label} {vals[int(r)]} cannot be held exactly as a "
+                                 f"float64 (it could become a tie that is not in the input); give {label}s as float64")
         return out
     raise TierankInputError([Problem(source, None, f"{label} column{where} of type {t} is not numeric: "
                                                    f"{label}s are integers or floating-point numbers")])
@@ -256,6 +263,10 @@ def _from_dict(obj: Mapping, source: str, what: str) -> tuple[pa.Array, pa.Array
 
 def _value_column(cols: list[str], what: str, source: str) -> str:
     if what == "run":
+        grades = _matches(cols, GRADE_COLUMNS)
+        if grades and not _matches(cols, SCORE_COLUMNS):
+            raise TierankInputError([Problem(source, None, f"looks like qrels, not a run: its column {grades[0]!r} "
+                                             f"holds judgments and it has no score column ({', '.join(SCORE_COLUMNS)})")])
         return _pick(cols, SCORE_COLUMNS, "score", source)
     return _pick(cols, GRADE_COLUMNS, "relevance", source, fallback=GRADE_FALLBACK)
 
@@ -549,7 +560,7 @@ def _run_or_why(f: Path) -> str | None:
         return None
     if known:
         return None  # read as a run: its reader says which lines are wrong
-    role = "qrels" if len(fields) in (3, 4) else "not a run"
+    role = "qrels" if len(fields) in (3, 4) and parse_number(fields[-1]) is not None else "not a run"
     return (f"{role}: its first line has {len(fields)} field{'s' * (len(fields) != 1)}, a run line 6 "
             "(qid Q0 docid rank score tag)")
 
