@@ -44,7 +44,8 @@ def read_table(path: str | os.PathLike) -> pa.Table:
         if p.suffix.lower() in PARQUET:
             import pyarrow.parquet as pq
 
-            return pq.read_table(p)
+            with pq.ParquetFile(p) as f:  # pq.read_table fails on two columns of one name: refused later, named
+                return f.read()
         import pyarrow.ipc as ipc
 
         try:

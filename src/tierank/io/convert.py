@@ -383,9 +383,13 @@ def input_role(path: str | os.PathLike) -> tuple[str | None, str]:
     A Parquet/Arrow file by its columns and content (:func:`table_role`), a folder written by
     :func:`tierank.stream.partition` is a run, a text file by its first line (6 fields: a run;
     3 or 4: qrels).  Unreadable inputs give ``(None, "")``: their reader says what is wrong."""
+    if "://" in str(path):
+        return None, ""  # remote: read once, by its reader
     try:
         if is_partitioned(path):
             return "run", "it is a folder written by tierank.stream.partition()"
+        if not os.path.isfile(path):
+            return None, ""  # a pipe is read once, by its reader (a peek would hold it all in memory)
         if is_columnar(path):
             return _columnar_role(path)
         fields = first_fields(path)
