@@ -11,8 +11,20 @@ Accepted inputs for a run (and likewise for qrels):
   score (run) or relevance (qrels) column, named as ir_measures, ranx or BEIR
   name them (``query_id``/``qid``/``query-id``, ``doc_id``/``docno``/``corpus-id``,
   ``score``, ``relevance``/``rel``/``grade``/``label``);
+* a folder written by :func:`tierank.stream.partition` (one run, read back in its file's line order);
 * a dict of dicts ``{qid: {docid: score_or_grade}}`` as pytrec_eval and ranx take;
 * ``ranx.Run`` and ``ranx.Qrels`` objects (read through their ``to_dict()``; ranx is not imported).
+
+Tables and frames are held to what a TREC line can say, so that no input means something a text
+file could not: exactly one column per field (``qid`` beside ``query_id``, or ``QID`` beside
+``qid``, is refused, naming both); scores and grades are integers, floating-point numbers, decimals
+or number text (booleans, dates and other types are refused), none missing or non-finite, and held
+exactly by float64 (an integer beyond 2**53 that float64 would round is refused: it could become a
+tie that is not in the input); ids are text or integers, never empty and never holding a space, tab
+or line end.  BEIR names its grade column ``score``, as runs name theirs: such a table is told
+apart by its content (:func:`table_role`), and a run given as qrels is refused with the reason
+(:func:`check_roles` and :func:`split_pair` do the same for two files, in the command line).
+Folders of runs are listed by content, not by name (:func:`folder_runs`).
 """
 
 from __future__ import annotations
