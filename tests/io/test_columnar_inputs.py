@@ -300,3 +300,15 @@ def test_missing_values_in_an_integer_column_are_refused(tmp_path):
     p = tmp_path / "run.parquet"
     pq.write_table(pa.table({"qid": ["q1", "q1"], "docid": ["a", "b"], "score": pa.array([1, None], pa.int64())}), p)
     assert "row 2: score is missing" in refused("eval", example_path("qrels"), p)
+
+
+def test_json_true_in_mteb_predictions_is_refused(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "mteb", None)
+    preds = tmp_path / "Task_predictions.json"
+    preds.write_text(json.dumps({"mteb_model_meta": {"model_name": "m", "revision": "r"},
+                                 "default": {"test": {"q1": {"d1": True, "d2": 0.5}}}}))
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\n")
+    assert "value True is a boolean, not a number" in refused("mteb", preds, qrels)  # was read as 1.0
