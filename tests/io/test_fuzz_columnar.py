@@ -170,7 +170,8 @@ def m_value_type(rng, tab: Table, role: str) -> None:
     elif kind == "date32":
         arr = pa.array([datetime.date(2024, 1, 1) + datetime.timedelta(days=int(v) % 300) for v in x], pa.date32())
     elif kind == "timestamp":
-        arr = pa.array(np.nan_to_num(np.asarray(x, dtype=np.float64), posinf=0, neginf=0).astype(np.int64), pa.timestamp("s"))
+        seconds = np.nan_to_num(np.asarray(x, dtype=np.float64), posinf=0, neginf=0).astype(np.int64)
+        arr = pa.array(seconds, pa.timestamp("s"))
     elif kind == "binary":
         arr = pa.array([_as_str(v).encode() for v in x.tolist()], pa.binary())
     elif kind == "float16":

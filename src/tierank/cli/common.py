@@ -213,7 +213,8 @@ def score_formats(text: str) -> list[str]:
     """``"fp32, bf16,"`` -> ``["fp32", "bf16"]``; none at all (``''``) is an error, not an empty result."""
     out = [f.strip() for f in text.split(",") if f.strip()]
     if not out:
-        raise TierankInputError(f"no score format in {text!r}: give one or more, comma-separated ({SCORE_FORMATS_HELP})")
+        raise TierankInputError(f"no score format in {text!r}: give one or more, comma-separated "
+                                f"({SCORE_FORMATS_HELP})")
     return out
 
 

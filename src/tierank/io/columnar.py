@@ -125,7 +125,7 @@ def read_partitioned(path: str | os.PathLike) -> pa.Table:
     for f, t in zip(files, tables):
         if tuple(t.column_names) != PARTITION_COLUMNS:
             raise TierankInputError([Problem(str(f), None, f"columns {t.column_names}, expected "
-                                                           f"{', '.join(PARTITION_COLUMNS)} as partition() writes them")])
+                                             f"{', '.join(PARTITION_COLUMNS)} as partition() writes them")])
     try:
         t = pa.concat_tables(tables, promote_options="permissive")
     except pa.ArrowException as e:

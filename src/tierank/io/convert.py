@@ -277,8 +277,9 @@ def _value_column(cols: list[str], what: str, source: str) -> str:
     if what == "run":
         grades = _matches(cols, GRADE_COLUMNS)
         if grades and not _matches(cols, SCORE_COLUMNS):
-            raise TierankInputError([Problem(source, None, f"looks like qrels, not a run: its column {grades[0]!r} "
-                                             f"holds judgments and it has no score column ({', '.join(SCORE_COLUMNS)})")])
+            raise TierankInputError([Problem(source, None,
+                f"looks like qrels, not a run: its column {grades[0]!r} holds judgments and it has no score "
+                f"column ({', '.join(SCORE_COLUMNS)})")])
         return _pick(cols, SCORE_COLUMNS, "score", source)
     return _pick(cols, GRADE_COLUMNS, "relevance", source, fallback=GRADE_FALLBACK)
 
@@ -314,7 +315,8 @@ def _columns(obj, source: str, what: str, duplicates: str = "error"):
 def _role_parts(t: pa.Table) -> tuple[str | None, str, str | None]:
     """(role by the columns' names or None, why, the shared ``score`` column to judge by content)."""
     cols = t.column_names
-    rank, runs = _matches(cols, RANK_COLUMNS), _matches(cols, tuple(c for c in SCORE_COLUMNS if c not in GRADE_FALLBACK))
+    rank = _matches(cols, RANK_COLUMNS)
+    runs = _matches(cols, tuple(c for c in SCORE_COLUMNS if c not in GRADE_FALLBACK))
     grades, shared = _matches(cols, GRADE_COLUMNS), _matches(cols, GRADE_FALLBACK)
     if rank:
         return "run", f"it has a {rank[0]!r} column", None
