@@ -166,7 +166,7 @@ def m_value_type(rng, tab: Table, role: str) -> None:
         arr = pa.array([Decimal(repr(round(float(v), 4))) + Decimal("0.000000000000000000001") for v in x],
                        pa.decimal128(38, 24))
     elif kind == "bool":
-        arr = pa.array(x > np.median(x))
+        arr = pa.array(x > (np.median(x) if len(x) else 0))
     elif kind == "date32":
         arr = pa.array([datetime.date(2024, 1, 1) + datetime.timedelta(days=int(v) % 300) for v in x], pa.date32())
     elif kind == "timestamp":
