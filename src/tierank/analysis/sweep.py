@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import TierankInputError
 from ..evaluate import evaluate
 from ..io.convert import to_qrels, to_run
 from .precision import DEFAULT_FORMATS, requantize_run
@@ -37,6 +38,9 @@ def sweep(qrels, run, measures, formats=DEFAULT_FORMATS, *, tie_break: str = "tr
     >>> [(r["format"], r["expected"], r["tie_share"]) for r in s.rows]
     [('fp32', 1.0, 0.0), ('bf16', 0.75, 1.0)]
     """
+    formats = list(formats)
+    if not formats:
+        raise TierankInputError("sweep: no score format given; the sweep would be empty")
     q = to_qrels(qrels)
     r = to_run(run)
     rows = []

@@ -40,14 +40,14 @@ def ties_cmd(
     from rich.progress import track
 
     from ..analysis.prevalence import analyze
-    from ..io.readers import read_run
+    from ..io.convert import to_run
     from ..io.writers import jsonable, render_records
     from ..report.terminal import ties_tables
 
     check_output(output, tuple(runs))
     loaded = {}
     for p in track(runs, description="reading runs", disable=not sys.stderr.isatty(), console=Console(stderr=True)):
-        loaded[p.name if p.name not in loaded else str(p)] = read_run(p, duplicates="keep")
+        loaded[p.name if p.name not in loaded else str(p)] = to_run(p, duplicates="keep")
     report = analyze(loaded, top=top)
     fields = ("name", "queries", "docs", "queries_with_ties", "tie_groups", "docs_in_ties",
               "docs_tied_with_predecessor", "contradictions", "queries_with_contradictions",
@@ -87,10 +87,10 @@ def _write_sweep_runs(run: Path, paths: dict[str, Path], protect: tuple) -> None
     import re
 
     from ..analysis.precision import requantize_run
-    from ..io.readers import read_run
+    from ..io.convert import to_run
     from ..io.writers import write_run
 
-    source = read_run(run)
+    source = to_run(run)
     for f, path in paths.items():
         q = requantize_run(source, f)
         write_run(path, q.qid, q.docid, q.score, re.sub(r"\s", "_", f"{path.stem}"), protect=protect)
@@ -168,7 +168,7 @@ def compare_cmd(
     P(A>B): the probability that A's mean beats B's when both runs' ties are broken at random.
     One measure per call (-m given twice is an error)."""
     from ..analysis.compare import compare, records
-    from ..io.readers import read_run
+    from ..io.convert import to_run
     from ..io.writers import jsonable
     from ..report.terminal import compare_tables
 
@@ -177,7 +177,7 @@ def compare_cmd(
     measure = one_measure(measure, "nDCG@10")
     names = {}
     for p in runs:
-        names[p.name if p.name not in names else str(p)] = read_run(p)
+        names[p.name if p.name not in names else str(p)] = to_run(p)
     if correction is None:
         chosen = "holm" if len(runs) > 2 else None
     else:

@@ -210,8 +210,12 @@ def one_measure(values: Optional[list[str]], default: str) -> str:
 
 
 def score_formats(text: str) -> list[str]:
-    """``"fp32, bf16,"`` -> ``["fp32", "bf16"]``."""
-    return [f.strip() for f in text.split(",") if f.strip()]
+    """``"fp32, bf16,"`` -> ``["fp32", "bf16"]``; none at all (``''``) is an error, not an empty result."""
+    out = [f.strip() for f in text.split(",") if f.strip()]
+    if not out:
+        raise TierankInputError(f"no score format in {text!r}: give one or more, comma-separated "
+                                f"({SCORE_FORMATS_HELP})")
+    return out
 
 
 # outputs
@@ -260,8 +264,14 @@ def print_tables(tables, output: Optional[Path], protect: tuple) -> None:
 
 
 def split_run_qrels(a: Path, b: Path) -> tuple[Path, Path]:
-    """(run, qrels) from two paths in either order: a run line has 6 fields, a qrels line 3 or 4."""
+    """(run, qrels) from two paths in either order: a run line has 6 fields, a qrels line 3 or 4; Parquet/Arrow
+    files are told apart by their columns and content (:func:`tierank.io.convert.split_pair`)."""
+    from ..io.convert import split_pair
     from ..io.readers import first_fields
+
+    pair = split_pair(a, b)
+    if pair is not None:
+        return pair
 
     def fields(p: Path) -> int:
         f = first_fields(p)
@@ -278,12 +288,12 @@ def split_run_qrels(a: Path, b: Path) -> tuple[Path, Path]:
 def runs_by_name(paths: list[Path], regimes: Optional[str], duplicates: str = "error") -> dict:
     """Runs keyed by file name; with regimes, one entry per (run, format)."""
     from ..analysis.precision import requantize_run
-    from ..io.readers import read_run
+    from ..io.convert import to_run
 
     out = {}
     for p in paths:
         name = p.name if p.name not in out else str(p)
-        run = read_run(p, duplicates=duplicates)
+        run = to_run(p, duplicates=duplicates)
         if not regimes:
             out[name] = run
             continue

@@ -72,6 +72,7 @@ def eval_cmd(
     trec_eval's measure names, flags (-q -c -l -M -J -N -n) and, with --format trec_eval, its
     output layout are accepted as trec_eval accepts them.
     """
+    from ..io.convert import check_roles
     from ..io.writers import render_many, run_tag
     from ..measures.names import plan as measure_plan
     from ..report.terminal import eval_table
@@ -90,6 +91,8 @@ def eval_cmd(
         raise TierankInputError(f"--jobs must be at least 1, got {jobs}")
     named = _run_files(runs)
     check_output(output, (qrels, *named.values()))
+    for path in named.values():
+        check_roles(qrels, path)
     if condensed or judged_only:
         unjudged = Unjudged.condensed
     if judged_only and max_retrieved is not None:
@@ -132,17 +135,22 @@ def eval_cmd(
 
 
 def _run_files(paths: list[Path]) -> dict[str, Path]:
-    """``{name: path}``: files as given, folders expanded to their run files (sorted); names are the paths
-    as given, or the folder's relative paths; the same file twice is an error."""
-    from ..cluster import RUN_SUFFIXES
+    """``{name: path}``: files as given, folders expanded to their runs (:func:`tierank.io.convert.folder_runs`:
+    every file that parses as a run, sorted; what is skipped is listed on stderr, with why), a folder written
+    by :func:`tierank.stream.partition` as one run; names are the paths as given, or the folder's relative
+    paths; the same file twice is an error."""
+    from ..io.columnar import is_partitioned
+    from ..io.convert import folder_runs
 
     out: dict[str, Path] = {}
     for p in paths:
-        if p.is_dir():
-            files = sorted(f for f in p.rglob("*") if f.is_file() and f.name.lower().endswith(RUN_SUFFIXES)
-                           and not f.name.startswith("."))
+        if p.is_dir() and not is_partitioned(p):
+            files, skipped = folder_runs(p)
+            for f, why in skipped:
+                note(f"{f}: skipped: {why}")
             if not files:
-                raise TierankInputError(f"{p}: no run files in this folder ({', '.join(RUN_SUFFIXES)})")
+                raise TierankInputError(f"{p}: no run files in this folder (a run file's first line is qid Q0 "
+                                        "docid rank score tag; Parquet/Arrow files with a score column)")
             items = [(str(f), f) for f in files]
         else:
             items = [(str(p), p)]

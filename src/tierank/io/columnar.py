@@ -44,7 +44,8 @@ def read_table(path: str | os.PathLike) -> pa.Table:
         if p.suffix.lower() in PARQUET:
             import pyarrow.parquet as pq
 
-            return pq.read_table(p)
+            with pq.ParquetFile(p) as f:  # pq.read_table fails on two columns of one name: refused later, named
+                return f.read()
         import pyarrow.ipc as ipc
 
         try:
@@ -77,3 +78,56 @@ def _read_uri(uri: str) -> pa.Table:
                 return ipc.open_stream(fh).read_all()
     except (pa.ArrowException, OSError, ValueError) as e:
         raise TierankInputError([Problem(uri, None, f"cannot be read ({e})")]) from None
+
+
+#: the columns of every file :func:`tierank.stream.partition` writes
+PARTITION_COLUMNS = ("qid", "docid", "score", "line")
+
+
+def partition_files(path: str | os.PathLike) -> list[Path] | None:
+    """The Parquet files of a folder written by :func:`tierank.stream.partition` (``bucket=N/*.parquet``,
+    each with the columns ``qid, docid, score, line``), sorted; None for anything else (a file, another
+    folder).  Such a folder holds *one* run, split by query hash: it is read as one run.
+    """
+    text = str(path)
+    if "://" in text:
+        return None
+    p = Path(path)
+    if not p.is_dir():
+        return None
+    entries = [e for e in p.iterdir() if not e.name.startswith(".")]
+    if not entries or not all(e.is_dir() and e.name.startswith("bucket=") for e in entries):
+        return None
+    files = sorted(f for e in entries for f in e.iterdir() if not f.name.startswith("."))
+    if not files or not all(f.is_file() and f.suffix.lower() in PARQUET for f in files):
+        return None
+    import pyarrow.parquet as pq
+
+    try:
+        names = pq.read_schema(files[0]).names
+    except (pa.ArrowException, OSError):
+        return None
+    return files if tuple(names) == PARTITION_COLUMNS else None
+
+
+def is_partitioned(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a folder written by :func:`tierank.stream.partition` (one run)."""
+    return partition_files(path) is not None
+
+
+def read_partitioned(path: str | os.PathLike) -> pa.Table:
+    """The one run of a :func:`tierank.stream.partition` folder as a table in the original file's line
+    order (``qid, docid, score``): what the partitioned run file itself would give."""
+    files = partition_files(path)
+    if files is None:
+        raise TierankInputError([Problem(str(path), None, "not a folder written by tierank.stream.partition()")])
+    tables = [read_table(f) for f in files]
+    for f, t in zip(files, tables):
+        if tuple(t.column_names) != PARTITION_COLUMNS:
+            raise TierankInputError([Problem(str(f), None, f"columns {t.column_names}, expected "
+                                             f"{', '.join(PARTITION_COLUMNS)} as partition() writes them")])
+    try:
+        t = pa.concat_tables(tables, promote_options="permissive")
+    except pa.ArrowException as e:
+        raise TierankInputError([Problem(str(path), None, f"its files do not hold one table ({e})")]) from None
+    return t.sort_by([("line", "ascending")]).drop_columns(["line"])
