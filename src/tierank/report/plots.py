@@ -172,7 +172,7 @@ def _wrap(fig, text: str, room: float, fontsize: float) -> str:
     return "\n".join(lines)
 
 
-def _title_size(key: str = "axes.titlesize") -> float:
+def _font_size(key: str = "axes.titlesize") -> float:
     from matplotlib.font_manager import FontProperties
 
     return FontProperties(size=_mpl()[0].rcParams[key]).get_size_in_points()
@@ -288,7 +288,7 @@ def plot_cutoff(curves: CutoffCurves, title: str | None = None, *, ylabel: str |
     ax.set_xlim(ks[0] - 0.5, ks[-1] + 0.5)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True, steps=[1, 2, 5, 10]))
     ax.set_title(_text(_wrap(fig, title or f"{curves.family}@k: expected, oblivious and [min, max] over tie orderings",
-                             width - 0.3, _title_size())))
+                             width - 1.3, _font_size())))  # centred over the axes: about their width
     return fig
 
 
@@ -369,13 +369,17 @@ def plot_ranges(comparison_or_rows, measure: str | None = None, *, layout: str =
                       color=exp_color, zorder=5)
     exp_.set_gid("expected")
     if layout == "systems":
-        ax.set_yticks(ys, [_text(r["name"]) for r in rows], fontsize=9 if n <= 30 else 7)
+        size = 9 if n <= 30 else 7  # names beyond ~40% of the width are shortened in the middle
+        shown = _fit_names(fig, [r["name"] for r in rows], 0.42 * 7.2, size)
+        ax.set_yticks(ys, [_text(t) for t in shown], fontsize=size)
+        beside = max(_text_width(fig, t, size) for t in shown) + 0.4
         if n > 60:
             ax.set_yticks([])
         ax.set_ylim(-0.7, n - 0.3)
         ax.grid(axis="y", visible=False)
     else:
         ax.set_ylabel(_text(f"range of mean {mname} (max - min, log; floored at 1e-6)"))
+        beside = 1.0
     ax.set_xlabel(_text(xlabel or f"mean {mname}"))
     handles = [Line2D([], [], color=seg_color, linewidth=2.2, marker="|", markersize=7,
                       label="[min, max] over tie orderings"),
@@ -383,7 +387,8 @@ def plot_ranges(comparison_or_rows, measure: str | None = None, *, layout: str =
                       markeredgewidth=1.3, label="oblivious"),
                Line2D([], [], linestyle="none", marker="^", color=exp_color, label="expected")]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
-    ax.set_title(_text(title or f"{mname}: tie-aware score ranges of {n} system{'s' if n != 1 else ''}"))
+    ax.set_title(_text(_wrap(fig, title or f"{mname}: tie-aware score ranges of {n} system{'s' if n != 1 else ''}",
+                             7.2 - 0.3 - beside, _font_size())))  # centred over the axes, beside the names
     return fig
 
 
@@ -489,12 +494,15 @@ def plot_sweep(sweep, measure: str, *, title: str | None = None):
                    padding=2)
     ax_t.set_ylabel("docs in ties (%)")
     ax_t.set_ylim(0, max(max((s for s in share if not np.isnan(s)), default=0) * 1.25, 1))
-    ax_t.set_xticks(x, [_text(f) for f in fmts], rotation=30 if len(rows) > 6 else 0,
-                    ha="right" if len(rows) > 6 else "center")
+    size = _font_size("xtick.labelsize")
+    slot = (fig.get_figwidth() - 1.4) / len(rows)  # the room of one format under its bar
+    tilt = len(rows) > 6 or max(_text_width(fig, f, size) for f in fmts) > 0.9 * slot
+    shown = _fit_names(fig, fmts, 1.8 if tilt else 0.9 * slot, size)  # long names shortened in the middle
+    ax_t.set_xticks(x, [_text(f) for f in shown], rotation=30 if tilt else 0, ha="right" if tilt else "center")
     ax_t.set_xlabel("score format")
     for ax in (ax_v, ax_r, ax_b, ax_t):
         ax.grid(axis="x", visible=False)
-    fig.suptitle(_text(title or f"{name} across score formats"), fontsize=11)
+    fig.suptitle(_text(_wrap(fig, title or f"{name} across score formats", fig.get_figwidth() - 0.3, 11)), fontsize=11)
     return fig
 
 
@@ -536,8 +544,9 @@ def tie_ccdf(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def plot_tie_structure(runs: Mapping, *, title: str | None = None):
     """Tie-group sizes per run: number of groups of size >= s against s (step curves, log counts).
 
-    The legend gives each run's share of documents in ties, number of groups and
-    largest group; a run without ties draws no curve.
+    The legend, under the axes, gives each run's share of documents in ties, number of groups
+    and largest group (names shortened in the middle where they do not fit); a run without ties
+    draws no curve.
 
     Parameters
     ----------
@@ -548,30 +557,41 @@ def plot_tie_structure(runs: Mapping, *, title: str | None = None):
     -------
     matplotlib.figure.Figure
     """
+    from matplotlib.lines import Line2D
     from matplotlib.ticker import MaxNLocator
 
     if not isinstance(runs, Mapping) or not runs:
         raise TierankInputError("plot_tie_structure: give the runs as a non-empty mapping name -> run")
-    fig, axes = _figure(7.2, 4.4)
+    width, axes_height = 7.2, 4.0
+    fig, axes = _figure(width, axes_height)
     ax = axes[0, 0]
     largest = 2
     any_ties = False
+    facts = {}
     for i, (name, run) in enumerate(runs.items()):
         color = PALETTE[i % len(PALETTE)]
         r = to_run(run)
         sizes = tie_group_sizes(r)
         share = sizes.sum() / len(r) if len(r) else 0.0
         s, c = tie_ccdf(sizes)
-        label = (f"{name}: {_pct(share)} of docs tied, {len(sizes):,} groups, largest {int(sizes.max())}"
-                 if len(sizes) else f"{name}: no ties")
+        facts[name] = (color, f": {_pct(share)} of docs tied, {len(sizes):,} groups, largest {int(sizes.max())}"
+                       if len(sizes) else ": no ties")
         if len(sizes):
             any_ties = True
             largest = max(largest, int(s[-1]))
-            (line,) = ax.plot(s, c, drawstyle="steps-pre", marker="o", markersize=3.5, color=color, linewidth=1.6,
-                              label=_text(label))
+            (line,) = ax.plot(s, c, drawstyle="steps-pre", marker="o", markersize=3.5, color=color, linewidth=1.6)
         else:
-            (line,) = ax.plot([], [], color=color, linewidth=1.6, label=_text(label))
+            (line,) = ax.plot([], [], color=color, linewidth=1.6)
         line.set_gid(f"ties:{name}")
+
+    def entries(shown):
+        return [Line2D([], [], color=color, linewidth=1.6, marker="o" if fact != ": no ties" else None,
+                       markersize=3.5, label=_text(label + fact))
+                for label, (color, fact) in zip(shown, facts.values())]
+
+    # under the axes (a legend inside them covers the curves, and long names push it off the canvas)
+    _, leg_h, _ = _legend_below(fig, list(facts), entries, ncols_first=2 if len(facts) > 1 else 1)
+    fig.set_size_inches(width, axes_height + leg_h + 0.1)
     ax.set_yscale("log")
     if largest > 40:
         ax.set_xscale("log")
@@ -582,8 +602,8 @@ def plot_tie_structure(runs: Mapping, *, title: str | None = None):
         ax.set_ylim(0.5, 10)
     ax.set_xlabel("tie-group size s (documents sharing one score in one query)")
     ax.set_ylabel("number of tie groups of size ≥ s")
-    ax.legend(loc="upper right", frameon=True, framealpha=0.9)
-    ax.set_title(_text(title or "Tie structure: how many documents share a score"))
+    ax.set_title(_text(_wrap(fig, title or "Tie structure: how many documents share a score", width - 1.3,
+                             _font_size())))
     return fig
 
 
