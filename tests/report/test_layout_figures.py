@@ -35,7 +35,7 @@ LONG = 80
 ISSUE_CASES = {
     "cutoff-one-run": ["askubuntu-test.bm25.bf16.run"],
     "cutoff-three-runs": [f"askubuntu-test.bm25.band{b}.run" for b in ("1.4", "2.0", "4.0")],
-    "ties-60-chars": ["bm25-rm3-bf16-reranked-by-minilm-final-v2-with-extra-settings"[:60]],
+    "ties-60-chars": ["bm25-rm3-bf16-reranked-by-minilm-final-v2-with-extra-setting"],
 }
 
 
@@ -118,9 +118,25 @@ def assert_fits(fig, what: str) -> None:
 
     ticks = {id(t) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
              for tick in (*axis.get_major_ticks(), *axis.get_minor_ticks()) for t in (tick.label1, tick.label2)}
-    for t in fig.findobj(Text):  # titles, axis labels, legend entries, bar labels
-        if id(t) not in ticks and t.get_visible() and t.get_text().strip():
-            inside(t)
+    texts = [t for t in fig.findobj(Text) if id(t) not in ticks and t.get_visible() and t.get_text().strip()]
+    for t in texts:  # titles, axis labels, legend entries, bar labels
+        inside(t)
+    # a legend covers no other text (titles, axis labels, tick labels)
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
+    own = {id(t) for leg in legends for t in leg.findobj(Text)}
+    others = [t for t in texts if id(t) not in own]
+    others += [t for ax in fig.axes for axis in (ax.xaxis, ax.yaxis) for t in _drawn_ticklabels(axis)]
+    for ax in fig.axes:  # a legend placed in the axes stays in them
+        leg = ax.get_legend()
+        if leg is not None and leg.get_bbox_to_anchor().bounds == ax.bbox.bounds:
+            box, frame = leg.get_window_extent(renderer), ax.bbox
+            assert box.x0 >= frame.x0 - 1 and box.x1 <= frame.x1 + 1 and box.y0 >= frame.y0 - 1 \
+                and box.y1 <= frame.y1 + 1, f"{what}: the legend leaves its axes"
+    for leg in legends:
+        box = leg.get_window_extent(renderer)
+        for t in others:
+            assert not _overlap(box, t.get_window_extent(renderer)), \
+                f"{what}: the legend covers {t.get_text()!r}"
     for ax in fig.axes:
         box = ax.get_position()
         assert box.width * width >= 2.0 and box.height * height >= 0.8, \

@@ -498,6 +498,10 @@ def plot_sweep(sweep, measure: str, *, title: str | None = None):
     slot = (fig.get_figwidth() - 1.4) / len(rows)  # the room of one format under its bar
     tilt = len(rows) > 6 or max(_text_width(fig, f, size) for f in fmts) > 0.9 * slot
     shown = _fit_names(fig, fmts, 1.8 if tilt else 0.9 * slot, size)  # long names shortened in the middle
+    if tilt:  # the first tilted name reaches left of the axes: widen the canvas by that much
+        reach = 0.87 * _text_width(fig, shown[0], size) - 0.5 * slot - 0.6
+        if reach > 0:
+            fig.set_size_inches(fig.get_figwidth() + reach, fig.get_figheight())
     ax_t.set_xticks(x, [_text(f) for f in shown], rotation=30 if tilt else 0, ha="right" if tilt else "center")
     ax_t.set_xlabel("score format")
     for ax in (ax_v, ax_r, ax_b, ax_t):
@@ -569,25 +573,27 @@ def plot_tie_structure(runs: Mapping, *, title: str | None = None):
     any_ties = False
     facts = {}
     for i, (name, run) in enumerate(runs.items()):
-        color = PALETTE[i % len(PALETTE)]
+        # the colours repeat after ten runs: the line style tells those apart
+        color, style = PALETTE[i % len(PALETTE)], LINESTYLES[i // len(PALETTE) % len(LINESTYLES)]
         r = to_run(run)
         sizes = tie_group_sizes(r)
         share = sizes.sum() / len(r) if len(r) else 0.0
         s, c = tie_ccdf(sizes)
-        facts[name] = (color, f": {_pct(share)} of docs tied, {len(sizes):,} groups, largest {int(sizes.max())}"
+        facts[name] = (color, style, f": {_pct(share)} of docs tied, {len(sizes):,} groups, largest {int(sizes.max())}"
                        if len(sizes) else ": no ties")
         if len(sizes):
             any_ties = True
             largest = max(largest, int(s[-1]))
-            (line,) = ax.plot(s, c, drawstyle="steps-pre", marker="o", markersize=3.5, color=color, linewidth=1.6)
+            (line,) = ax.plot(s, c, drawstyle="steps-pre", marker="o", markersize=3.5, color=color, linestyle=style,
+                              linewidth=1.6)
         else:
-            (line,) = ax.plot([], [], color=color, linewidth=1.6)
+            (line,) = ax.plot([], [], color=color, linestyle=style, linewidth=1.6)
         line.set_gid(f"ties:{name}")
 
     def entries(shown):
-        return [Line2D([], [], color=color, linewidth=1.6, marker="o" if fact != ": no ties" else None,
+        return [Line2D([], [], color=color, linestyle=style, linewidth=1.6, marker="o" if fact != ": no ties" else None,
                        markersize=3.5, label=_text(label + fact))
-                for label, (color, fact) in zip(shown, facts.values())]
+                for label, (color, style, fact) in zip(shown, facts.values())]
 
     # under the axes (a legend inside them covers the curves, and long names push it off the canvas)
     _, leg_h, _ = _legend_below(fig, list(facts), entries, ncols_first=2 if len(facts) > 1 else 1)
