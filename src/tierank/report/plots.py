@@ -269,7 +269,8 @@ def plot_cutoff(curves: CutoffCurves, title: str | None = None, *, ylabel: str |
         obl.set_gid(f"oblivious:{name}")
 
     def entries(shown):
-        return [Line2D([], [], color=c, linestyle=ls, linewidth=1.8, label=_text(f"{label}  ({_pct(share)} of docs tied)"))
+        return [Line2D([], [], color=c, linestyle=ls, linewidth=1.8,
+                       label=_text(f"{label}  ({_pct(share)} of docs tied)"))
                 for label, (c, ls, share) in zip(shown, look.values())]
 
     grey = "#555555"
