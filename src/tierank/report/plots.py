@@ -23,6 +23,12 @@ find it, and SVG output gets matching element ids.
 * :func:`tie_group_sizes` + :func:`plot_tie_structure`: how large the tie groups
   of each run are (complementary cumulative counts).
 * :func:`save_figure`: atomic PNG/SVG output.
+
+Every figure lays itself out for any number of runs and any name length, measuring its text
+before the layout: legends take as many columns as fit and move under the axes, the canvas grows
+with their rows, names without room are shortened in the middle
+(:func:`tierank.report.labels.shorten_names`; the reports keep the full names in their tables),
+titles wrap.  Nothing is cut (``tests/report/test_layout_figures.py``).
 """
 
 from __future__ import annotations
