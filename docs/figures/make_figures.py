@@ -2,11 +2,18 @@
 
     python docs/figures/make_figures.py            # docs/figures/askubuntu-ndcg-cutoff.png
     python docs/figures/make_figures.py --extra DIR  # also ranges, sweep and tie-structure figures in DIR
+    python docs/figures/make_figures.py --layout after  # cutoff-one-run-after.png, cutoff-three-runs-after.png
 
 Data: the AskUbuntu BM25 run and qrels (Lei et al., NAACL 2016) shipped as ``tierank example askubuntu-run``
 and ``askubuntu-qrels`` (the same bytes as ../shared/data/askubuntu/test.*, gzip-compressed; ``--data DIR``
 reads DIR/test.bm25.run and DIR/test.qrels instead),
 the run's scores re-expressed in fp32, bf16 and fp8 (e4m3) with tierank's requantize_run.
+
+``--layout SUFFIX`` draws the cutoff figure as users name their runs (issue 27): one run,
+``askubuntu-test.bm25.bf16.run``, and three, ``askubuntu-test.bm25.band{1.4,2.0,4.0}.run`` (the run in
+rank bands, tierank.analysis.banding.band_run), at 80 dpi, as ``cutoff-one-run-SUFFIX.png`` and
+``cutoff-three-runs-SUFFIX.png``.  The ``-before`` images were drawn by this option with the figure code
+of tierank before the layout of issue 27 (commit 5c8f4e4); the ``-after`` ones with the code since.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ def main(argv=None) -> int:
     ap.add_argument("--data", type=Path, help="folder with test.bm25.run and test.qrels (default: the shipped example)")
     ap.add_argument("--out", type=Path, default=HERE, help="folder of the README figure")
     ap.add_argument("--extra", type=Path, help="also write ranges, sweep and tie-structure figures here")
+    ap.add_argument("--layout", metavar="SUFFIX", help="only the one- and three-run cutoff figures, named *-SUFFIX.png")
     args = ap.parse_args(argv)
     if args.data is None:
         run_path, qrels_path = example("askubuntu-run"), example("askubuntu-qrels")
@@ -38,6 +46,10 @@ def main(argv=None) -> int:
         print(f"missing {run_path}", file=sys.stderr)
         return 1
     run = tierank.read_run(run_path)
+    if args.layout:
+        for p in layout_examples(run, qrels_path, args.out, args.layout):
+            print(p)
+        return 0
     regimes = {f: requantize_run(run, f) for f in REGIMES}
     curves = cutoff_curves(qrels_path, regimes, "nDCG", kmax=20)
     nq = curves.series["fp32"].ties["queries"]
@@ -64,6 +76,19 @@ def main(argv=None) -> int:
         for p in out:
             print(p)
     return 0
+
+
+def layout_examples(run, qrels_path, out: Path, suffix: str) -> list[Path]:
+    """The cutoff figure with one and with three runs named as users name them, at 80 dpi."""
+    from tierank.analysis.banding import band_run
+
+    one = {"askubuntu-test.bm25.bf16.run": requantize_run(run, "bf16")}
+    three = {f"askubuntu-test.bm25.band{rho}.run": band_run(run, float(rho)) for rho in ("1.4", "2.0", "4.0")}
+    paths = []
+    for stem, runs in (("cutoff-one-run", one), ("cutoff-three-runs", three)):
+        fig = plot_cutoff(cutoff_curves(qrels_path, runs, "nDCG", kmax=20))
+        paths += save_figure(fig, out / f"{stem}-{suffix}", formats=("png",), dpi=80)
+    return paths
 
 
 if __name__ == "__main__":

@@ -129,3 +129,23 @@ def test_svg_embedding_has_no_urls():
     page = render_report("svg", [Section("ranges", figures=[FigureBlock(plot_ranges(cmp), format="svg")])])
     assert "<svg" in page and "data:image/png" not in page
     assert_self_contained(page)
+
+
+def test_every_report_says_which_tierank_made_it_beside_its_settings():
+    from tierank.report.html import rerank_report
+
+    res = tierank.evaluate(QRELS, TIED, ["RR"])
+    run = {"q1": {"a": 0.30079, "b": 0.30078125, "c": 0.1}, "q2": {"x": 0.50001, "y": 0.5, "z": 0.2}}
+    rerank = {"settings": {"model": "m"}, "rows": [{"variant": "fp32", "measure": "RR", "min": 0.5, "max": 0.5,
+                                                     "oblivious": 0.5, "expected": 0.5}]}
+    pages = {"eval": eval_report(res, per_query=None),
+             "sweep": sweep_report(sweep({"q1": {"a": 1}, "q2": {"y": 1}}, run, ["RR"], ["fp32", "bf16"])),
+             "compare": compare_report(systems()[1]), "rerank": rerank_report(rerank),
+             "kit": render_report("t", [])}
+    for what, page in pages.items():
+        meta = re.search(r'<p class="meta">(.*?)</p>', page)
+        assert meta, what
+        assert meta.group(1).endswith(f"made by tierank {tierank.__version__}"), (what, meta.group(1))
+        assert f'<meta name="generator" content="tierank {tierank.__version__}">' in page, what
+    assert re.search(r'<p class="meta">run \S+ · qrels \S+ · tie-break trec_eval · .*rel=1.* · made by tierank ',
+                     pages["eval"])

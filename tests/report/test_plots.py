@@ -153,9 +153,10 @@ def test_tie_group_sizes_and_structure_plot():
         assert line.get_xdata().tolist() == xs
         assert line.get_ydata().tolist() == [sum(s >= x for s in sizes) for x in xs]
     assert len(by_gid(fig, "ties:exact").get_xdata()) == 0
-    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert legend[0] == "exact: no ties"
-    assert legend[1] == "tied: 66.7% of docs tied, 3 groups, largest 3"  # 8 of 12 documents
+    (legend,) = fig.legends  # under the axes
+    legend = [t.get_text() for t in legend.get_texts()]
+    assert "exact: no ties" in legend
+    assert "tied: 66.7% of docs tied, 3 groups, largest 3" in legend  # 8 of 12 documents
     assert fig.axes[0].get_yscale() == "log"
 
 

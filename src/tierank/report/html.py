@@ -331,7 +331,7 @@ def rerank_report(result, *, title: str | None = None, source: str = "table.json
     for m in dict.fromkeys(r["measure"] for r in rows):
         mrows = [r for r in rows if r["measure"] == m]
         ranges = [{"name": r["variant"], **{k: r[k] for k in ("min", "max", "oblivious", "expected")}} for r in mrows]
-        classes = ["flag" if (r["range"] or 0) > 0 else None for r in mrows]
+        classes = ["flag" if (r.get("range") or 0) > 0 else None for r in mrows]
         sections.append(Section(
             m,
             paragraphs=[f"Highlighted: regimes whose ties leave {m} undetermined (range > 0)."],

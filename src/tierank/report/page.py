@@ -238,6 +238,13 @@ def _anchor(i: int, heading: str) -> str:
     return f"s{i}-{slug}" if slug else f"s{i}"
 
 
+def made_by() -> str:
+    """Which tierank made a page: ``"tierank <version>"`` (:data:`tierank.__version__`)."""
+    from .. import __version__
+
+    return f"tierank {__version__}"
+
+
 def render_report(title: str, sections: Sequence[Section], *, subtitle: str | None = None) -> str:
     """One self-contained HTML page.
 
@@ -246,20 +253,22 @@ def render_report(title: str, sections: Sequence[Section], *, subtitle: str | No
     title : str
     sections : sequence of Section
     subtitle : str, optional
-        A muted line under the title (e.g. the inputs).
+        A muted line under the title listing the settings (e.g. the inputs); the page's
+        maker, ``tierank <version>`` (:func:`made_by`), closes it, and is the page's
+        ``generator`` too.
 
     Returns
     -------
     str
         The page: inline CSS, figures embedded, every text escaped.
     """
+    maker = made_by()
     parts = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
-             '<meta name="generator" content="tierank">',
+             f'<meta name="generator" content="{escape(maker)}">',
              f"<title>{escape(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body><main>",
              f"<h1>{escape(title)}</h1>"]
-    if subtitle:
-        parts.append(f'<p class="meta">{escape(subtitle)}</p>')
+    parts.append(f'<p class="meta">{escape(f"{subtitle} · made by {maker}" if subtitle else f"made by {maker}")}</p>')
     anchors = [_anchor(i, s.heading) for i, s in enumerate(sections)]
     if len(sections) > 2:
         parts.append("<nav>" + "".join(f'<a href="#{a}">{escape(s.heading)}</a>' for a, s in zip(anchors, sections))
@@ -274,4 +283,5 @@ def render_report(title: str, sections: Sequence[Section], *, subtitle: str | No
     return "\n".join(parts) + "\n"
 
 
-__all__ = ["Table", "FigureBlock", "Section", "render_report", "format_value", "percent", "p_value", "CSS"]
+__all__ = ["Table", "FigureBlock", "Section", "render_report", "made_by", "format_value", "percent", "p_value",
+           "CSS"]

@@ -23,6 +23,12 @@ find it, and SVG output gets matching element ids.
 * :func:`tie_group_sizes` + :func:`plot_tie_structure`: how large the tie groups
   of each run are (complementary cumulative counts).
 * :func:`save_figure`: atomic PNG/SVG output.
+
+Every figure lays itself out for any number of runs and any name length, measuring its text
+before the layout: legends take as many columns as fit and move under the axes, the canvas grows
+with their rows, names without room are shortened in the middle
+(:func:`tierank.report.labels.shorten_names`; the reports keep the full names in their tables),
+titles wrap.  Nothing is cut (``tests/report/test_layout_figures.py``).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ import numpy as np
 from ..analysis.cutoff import CurveSeries, CutoffCurves, cutoff_curves  # noqa: F401  (the data; drawn here)
 from ..errors import TierankError, TierankInputError
 from ..io.convert import to_run
+from .labels import shorten_names
 
 #: Colours for successive runs/regimes (matplotlib's tab10, colour-blind friendlier order first).
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
@@ -119,6 +126,114 @@ def _pct(x: float) -> str:
 
 
 # --------------------------------------------------------------------------------------------
+# layout: measured text, names shortened in the middle, legends that fit the canvas
+
+
+def _text_width(fig, text: str, fontsize: float) -> float:
+    """Width in inches of ``text`` drawn in tierank's font at ``fontsize`` points (no mathtext)."""
+    from matplotlib.font_manager import FontProperties
+
+    renderer = fig.canvas.get_renderer()
+    w, _, _ = renderer.get_text_width_height_descent(str(text), FontProperties(size=fontsize), ismath=False)
+    return w / fig.dpi
+
+
+def _fit_names(fig, names, room: float, fontsize: float) -> list[str]:
+    """``names`` shortened in the middle (one common width in characters) so the widest fits ``room`` inches.
+
+    Distinct names stay distinct (:func:`tierank.report.labels.shorten_names`); no name goes below
+    8 characters, whatever the room."""
+    names = [str(n) for n in names]
+
+    def widest(ns):
+        return max((_text_width(fig, n, fontsize) for n in ns), default=0.0)
+
+    if widest(names) <= room:
+        return names
+    lo, hi = 8, max(len(n) for n in names)
+    while lo < hi:  # the largest width in characters that fits
+        mid = (lo + hi + 1) // 2
+        if widest(shorten_names(names, mid)) <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    return shorten_names(names, lo)
+
+
+def _wrap(fig, text: str, room: float, fontsize: float) -> str:
+    """``text`` broken into lines at spaces so that each fits ``room`` inches (a word too long is shortened)."""
+    lines: list[str] = []
+    for para in str(text).split("\n"):
+        cur = ""
+        for word in para.split(" "):
+            if _text_width(fig, word, fontsize) > room:
+                word = _fit_names(fig, [word], room, fontsize)[0]
+            cand = f"{cur} {word}" if cur else word
+            if cur and _text_width(fig, cand, fontsize) > room:
+                lines.append(cur)
+                cur = word
+            else:
+                cur = cand
+        lines.append(cur)
+    return "\n".join(lines)
+
+
+def _font_size(key: str = "axes.titlesize") -> float:
+    from matplotlib.font_manager import FontProperties
+
+    return FontProperties(size=_mpl()[0].rcParams[key]).get_size_in_points()
+
+
+def _grid(first: list, last: list, ncols: int) -> list:
+    """Legend handles laid out row by row in ``ncols`` columns (``first`` in the first rows, ``last`` from a new
+    row), as the column-major list :meth:`Figure.legend` fills; empty cells are invisible entries."""
+    from matplotlib.lines import Line2D
+
+    rows_a, rows_b = -(-len(first) // ncols), -(-len(last) // ncols)
+    grid = [[None] * ncols for _ in range(rows_a + rows_b)]
+    for j, h in enumerate(first):
+        grid[j // ncols][j % ncols] = h
+    for j, h in enumerate(last):
+        grid[rows_a + j // ncols][j % ncols] = h
+    blank = Line2D([], [], linestyle="none", label=" ")
+    return [grid[r][c] or blank for c in range(ncols) for r in range(rows_a + rows_b)]
+
+
+#: Widths in characters tried for names, in turn, when a legend does not fit with full names in one column.
+_NAME_WIDTHS = (64, 52, 44, 36, 30, 24, 20, 16, 12, 8)
+
+
+def _legend_below(fig, names, make_entries, marks=(), *, ncols_first: int, margin: float = 0.15, **kw):
+    """A figure legend under the axes that fits the canvas's width.
+
+    Tries ``ncols_first`` columns down to one with the full names, then, in turn, the names shortened in
+    the middle to each of :data:`_NAME_WIDTHS` characters, again from ``ncols_first`` columns down;
+    ``make_entries(shown_names)`` returns the run entries, and ``marks`` (what the marks mean) start a new
+    row.  Returns the legend, its height in inches and its number of rows.
+    """
+    renderer = fig.canvas.get_renderer()
+    room = fig.get_figwidth() - 2 * margin
+    names, marks = [str(n) for n in names], list(marks)
+    longest = max((len(n) for n in names), default=0)
+    leg = None
+    for width in (None, *(w for w in _NAME_WIDTHS if w < longest)):
+        entries = make_entries(names if width is None else shorten_names(names, width))
+        for ncols in range(max(ncols_first, 1), 0, -1):
+            if leg is not None:
+                leg.remove()
+            leg = fig.legend(handles=_grid(entries, marks, ncols), loc="outside lower center", ncols=ncols,
+                             frameon=False, **kw)
+            box = leg.get_window_extent(renderer)
+            if box.width / fig.dpi <= room:
+                break
+        else:
+            continue
+        break
+    rows = -(-len(entries) // ncols) + -(-len(marks) // ncols)
+    return leg, box.height / fig.dpi, rows
+
+
+# --------------------------------------------------------------------------------------------
 # cutoff curves
 
 
@@ -143,12 +258,14 @@ def plot_cutoff(curves: CutoffCurves, title: str | None = None, *, ylabel: str |
     from matplotlib.patches import Patch
     from matplotlib.ticker import MaxNLocator
 
-    fig, axes = _figure(7.2, 5.0)
+    width, height = 7.2, 5.0
+    fig, axes = _figure(width, height)
     ax = axes[0, 0]
     ks = curves.ks
-    runs = []
+    look = {}
     for i, (name, s) in enumerate(curves.series.items()):
         color, style = PALETTE[i % len(PALETTE)], LINESTYLES[i % len(LINESTYLES)]
+        look[name] = (color, style, s.ties.get("share", 0.0))
         band = ax.fill_between(ks, s.min, s.max, color=color, alpha=0.16, linewidth=0, zorder=1)
         band.set_gid(f"band:{name}")
         (line,) = ax.plot(ks, s.expected, color=color, linestyle=style, linewidth=1.8, zorder=3)
@@ -156,30 +273,29 @@ def plot_cutoff(curves: CutoffCurves, title: str | None = None, *, ylabel: str |
         (obl,) = ax.plot(ks, s.oblivious, linestyle="none", marker="x", markersize=5.5, markeredgewidth=1.3,
                          color=color, zorder=4)
         obl.set_gid(f"oblivious:{name}")
-        t = s.ties
-        runs.append(Line2D([], [], color=color, linestyle=style, linewidth=1.8,
-                           label=_text(f"{name}  ({_pct(t.get('share', 0.0))} of docs tied)")))
+
+    def entries(shown):
+        return [Line2D([], [], color=c, linestyle=ls, linewidth=1.8,
+                       label=_text(f"{label}  ({_pct(share)} of docs tied)"))
+                for label, (c, ls, share) in zip(shown, look.values())]
+
     grey = "#555555"
-    styles = [Line2D([], [], color=grey, linewidth=1.8, label="expected over tie orderings"),
-              Line2D([], [], color=grey, linestyle="none", marker="x", markeredgewidth=1.3,
-                     label=_text(f"oblivious (tie-break {curves.settings.get('tie_break', 'trec_eval')})")),
-              Patch(facecolor=grey, alpha=0.25, linewidth=0, label="[min, max] over tie orderings")]
-    # below the axes, runs in the first row(s), what the marks mean in the last (legends fill column-major)
-    ncols = 3 if len(runs) <= 3 else 4
-    nrows = -(-len(runs) // ncols)
-    grid = [[None] * ncols for _ in range(nrows + 1)]
-    for j, h in enumerate(runs):
-        grid[j // ncols][j % ncols] = h
-    for j, h in enumerate(styles):
-        grid[nrows][j] = h
-    blank = Line2D([], [], linestyle="none", label=" ")
-    handles = [grid[r][c] or blank for c in range(ncols) for r in range(nrows + 1)]
-    fig.legend(handles=handles, loc="outside lower center", ncols=ncols, frameon=False, columnspacing=1.6)
+    marks = [Line2D([], [], color=grey, linewidth=1.8, label="expected over tie orderings"),
+             Line2D([], [], color=grey, linestyle="none", marker="x", markeredgewidth=1.3,
+                    label=_text(f"oblivious (tie-break {curves.settings.get('tie_break', 'trec_eval')})")),
+             Patch(facecolor=grey, alpha=0.25, linewidth=0, label="[min, max] over tie orderings")]
+    # below the axes: runs in the first row(s), what the marks mean from a new row; as many columns as fit,
+    # names shortened in the middle only where one column is too narrow; the canvas grows with the rows
+    _, leg_h, rows = _legend_below(fig, list(look), entries, marks, ncols_first=3 if len(look) <= 3 else 4,
+                                   columnspacing=1.6)
+    if rows > 2:
+        fig.set_size_inches(width, height + leg_h * (rows - 2) / rows)
     ax.set_xlabel("cutoff k")
     ax.set_ylabel(_text(ylabel or f"mean {curves.family}@k"))
     ax.set_xlim(ks[0] - 0.5, ks[-1] + 0.5)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True, steps=[1, 2, 5, 10]))
-    ax.set_title(_text(title or f"{curves.family}@k: expected, oblivious and [min, max] over tie orderings"))
+    ax.set_title(_text(_wrap(fig, title or f"{curves.family}@k: expected, oblivious and [min, max] over tie orderings",
+                             width - 1.3, _font_size())))  # centred over the axes: about their width
     return fig
 
 
@@ -260,13 +376,17 @@ def plot_ranges(comparison_or_rows, measure: str | None = None, *, layout: str =
                       color=exp_color, zorder=5)
     exp_.set_gid("expected")
     if layout == "systems":
-        ax.set_yticks(ys, [_text(r["name"]) for r in rows], fontsize=9 if n <= 30 else 7)
+        size = 9 if n <= 30 else 7  # names beyond ~40% of the width are shortened in the middle
+        shown = _fit_names(fig, [r["name"] for r in rows], 0.42 * 7.2, size)
+        ax.set_yticks(ys, [_text(t) for t in shown], fontsize=size)
+        beside = max(_text_width(fig, t, size) for t in shown) + 0.4
         if n > 60:
             ax.set_yticks([])
         ax.set_ylim(-0.7, n - 0.3)
         ax.grid(axis="y", visible=False)
     else:
         ax.set_ylabel(_text(f"range of mean {mname} (max - min, log; floored at 1e-6)"))
+        beside = 1.0
     ax.set_xlabel(_text(xlabel or f"mean {mname}"))
     handles = [Line2D([], [], color=seg_color, linewidth=2.2, marker="|", markersize=7,
                       label="[min, max] over tie orderings"),
@@ -274,7 +394,8 @@ def plot_ranges(comparison_or_rows, measure: str | None = None, *, layout: str =
                       markeredgewidth=1.3, label="oblivious"),
                Line2D([], [], linestyle="none", marker="^", color=exp_color, label="expected")]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
-    ax.set_title(_text(title or f"{mname}: tie-aware score ranges of {n} system{'s' if n != 1 else ''}"))
+    ax.set_title(_text(_wrap(fig, title or f"{mname}: tie-aware score ranges of {n} system{'s' if n != 1 else ''}",
+                             7.2 - 0.3 - beside, _font_size())))  # centred over the axes, beside the names
     return fig
 
 
@@ -380,12 +501,19 @@ def plot_sweep(sweep, measure: str, *, title: str | None = None):
                    padding=2)
     ax_t.set_ylabel("docs in ties (%)")
     ax_t.set_ylim(0, max(max((s for s in share if not np.isnan(s)), default=0) * 1.25, 1))
-    ax_t.set_xticks(x, [_text(f) for f in fmts], rotation=30 if len(rows) > 6 else 0,
-                    ha="right" if len(rows) > 6 else "center")
+    size = _font_size("xtick.labelsize")
+    slot = (fig.get_figwidth() - 1.4) / len(rows)  # the room of one format under its bar
+    tilt = len(rows) > 6 or max(_text_width(fig, f, size) for f in fmts) > 0.9 * slot
+    shown = _fit_names(fig, fmts, 1.8 if tilt else 0.9 * slot, size)  # long names shortened in the middle
+    if tilt:  # the first tilted name reaches left of the axes: widen the canvas by that much
+        reach = 0.87 * _text_width(fig, shown[0], size) - 0.5 * slot - 0.6
+        if reach > 0:
+            fig.set_size_inches(fig.get_figwidth() + reach, fig.get_figheight())
+    ax_t.set_xticks(x, [_text(f) for f in shown], rotation=30 if tilt else 0, ha="right" if tilt else "center")
     ax_t.set_xlabel("score format")
     for ax in (ax_v, ax_r, ax_b, ax_t):
         ax.grid(axis="x", visible=False)
-    fig.suptitle(_text(title or f"{name} across score formats"), fontsize=11)
+    fig.suptitle(_text(_wrap(fig, title or f"{name} across score formats", fig.get_figwidth() - 0.3, 11)), fontsize=11)
     return fig
 
 
@@ -427,8 +555,9 @@ def tie_ccdf(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def plot_tie_structure(runs: Mapping, *, title: str | None = None):
     """Tie-group sizes per run: number of groups of size >= s against s (step curves, log counts).
 
-    The legend gives each run's share of documents in ties, number of groups and
-    largest group; a run without ties draws no curve.
+    The legend, under the axes, gives each run's share of documents in ties, number of groups
+    and largest group (names shortened in the middle where they do not fit); a run without ties
+    draws no curve.
 
     Parameters
     ----------
@@ -439,30 +568,43 @@ def plot_tie_structure(runs: Mapping, *, title: str | None = None):
     -------
     matplotlib.figure.Figure
     """
+    from matplotlib.lines import Line2D
     from matplotlib.ticker import MaxNLocator
 
     if not isinstance(runs, Mapping) or not runs:
         raise TierankInputError("plot_tie_structure: give the runs as a non-empty mapping name -> run")
-    fig, axes = _figure(7.2, 4.4)
+    width, axes_height = 7.2, 4.0
+    fig, axes = _figure(width, axes_height)
     ax = axes[0, 0]
     largest = 2
     any_ties = False
+    facts = {}
     for i, (name, run) in enumerate(runs.items()):
-        color = PALETTE[i % len(PALETTE)]
+        # the colours repeat after ten runs: the line style tells those apart
+        color, style = PALETTE[i % len(PALETTE)], LINESTYLES[i // len(PALETTE) % len(LINESTYLES)]
         r = to_run(run)
         sizes = tie_group_sizes(r)
         share = sizes.sum() / len(r) if len(r) else 0.0
         s, c = tie_ccdf(sizes)
-        label = (f"{name}: {_pct(share)} of docs tied, {len(sizes):,} groups, largest {int(sizes.max())}"
-                 if len(sizes) else f"{name}: no ties")
+        facts[name] = (color, style, f": {_pct(share)} of docs tied, {len(sizes):,} groups, largest {int(sizes.max())}"
+                       if len(sizes) else ": no ties")
         if len(sizes):
             any_ties = True
             largest = max(largest, int(s[-1]))
-            (line,) = ax.plot(s, c, drawstyle="steps-pre", marker="o", markersize=3.5, color=color, linewidth=1.6,
-                              label=_text(label))
+            (line,) = ax.plot(s, c, drawstyle="steps-pre", marker="o", markersize=3.5, color=color, linestyle=style,
+                              linewidth=1.6)
         else:
-            (line,) = ax.plot([], [], color=color, linewidth=1.6, label=_text(label))
+            (line,) = ax.plot([], [], color=color, linestyle=style, linewidth=1.6)
         line.set_gid(f"ties:{name}")
+
+    def entries(shown):
+        return [Line2D([], [], color=color, linestyle=style, linewidth=1.6, marker="o" if fact != ": no ties" else None,
+                       markersize=3.5, label=_text(label + fact))
+                for label, (color, style, fact) in zip(shown, facts.values())]
+
+    # under the axes (a legend inside them covers the curves, and long names push it off the canvas)
+    _, leg_h, _ = _legend_below(fig, list(facts), entries, ncols_first=2 if len(facts) > 1 else 1)
+    fig.set_size_inches(width, axes_height + leg_h + 0.1)
     ax.set_yscale("log")
     if largest > 40:
         ax.set_xscale("log")
@@ -473,8 +615,8 @@ def plot_tie_structure(runs: Mapping, *, title: str | None = None):
         ax.set_ylim(0.5, 10)
     ax.set_xlabel("tie-group size s (documents sharing one score in one query)")
     ax.set_ylabel("number of tie groups of size ≥ s")
-    ax.legend(loc="upper right", frameon=True, framealpha=0.9)
-    ax.set_title(_text(title or "Tie structure: how many documents share a score"))
+    ax.set_title(_text(_wrap(fig, title or "Tie structure: how many documents share a score", width - 1.3,
+                             _font_size())))
     return fig
 
 
