@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from ..errors import Problem, TierankInputError
 from . import lexer
 from .model import Run
-from .readers import _run_fast, _run_slow
+from .readers import MAX_PROBLEMS, _run_fast, _run_slow
 
 #: default size of the blocks read from a text run (bytes); a batch holds about this much text
 BLOCK_BYTES = 64 << 20
@@ -91,6 +91,44 @@ def _parse(src: str, data: bytes, first_line: int) -> Run:
         return run if run is not None else _run_slow(src, data)
     except TierankInputError as e:
         raise TierankInputError(shift_problems(e.problems, first_line - 1)) from None
+
+
+#: how the readers refuse a run without a result line (a block of comment lines only is not refused)
+EMPTY_RUN = "empty run: no result lines"
+_MORE = re.compile(r"\.\.\. and (\d+) more problems")
+
+
+class ProblemLog:
+    """The problems of a file's blocks, gathered in file order and reported as the in-memory reader
+    reports the whole file: the first ``MAX_PROBLEMS`` located problems, then how many more.
+
+    >>> log = ProblemLog("run")
+    >>> log.add([Problem("run", 3, "bad")] * MAX_PROBLEMS + [Problem("run", None, "... and 4 more problems")])
+    >>> log.add([Problem("run", 900, "worse")])
+    >>> [str(p) for p in log.error().problems[-2:]]
+    ['run:3: bad', 'run: ... and 5 more problems']
+    """
+
+    def __init__(self, source: str):
+        self.source, self.items, self.total = source, [], 0
+
+    def add(self, problems) -> None:
+        for p in problems:
+            more = _MORE.fullmatch(p.reason) if p.line is None else None
+            if more:
+                self.total += int(more.group(1))
+                continue
+            self.total += 1
+            if len(self.items) < MAX_PROBLEMS:
+                self.items.append(p)
+
+    def __bool__(self) -> bool:
+        return self.total > 0
+
+    def error(self) -> TierankInputError:
+        more = self.total - len(self.items)
+        return TierankInputError(self.items + ([Problem(self.source, None, f"... and {more} more problems")]
+                                               if more else []))
 
 
 _FIRST_AT = re.compile(r"\(first at line (\d+)\)")
@@ -314,21 +352,40 @@ def iter_batches(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Ite
     """The run at ``path`` as :class:`Run` batches holding whole queries, in file order (the
     blocks of :func:`iter_blocks`, parsed).
 
-    Raises :class:`TierankInputError` (file and line) for bad lines, and for a run not grouped by
-    query (a query that reappears after other queries), naming the query and the way out.
+    Raises :class:`TierankInputError` (file and line) for bad lines, the same problems the
+    in-memory reader reports for the whole file (after a bad line, the rest of the file is parsed
+    for its problems and nothing more is yielded), and for a run not grouped by query (a query
+    that reappears after other queries), naming the query and the way out.
     """
     src = str(path)
     check = GroupCheck(src)
+    problems = ProblemLog(src)
+    ungrouped = None
     any_rows = False
     for block, line in iter_blocks(path, block_bytes):
         if block.isspace():
             continue
-        run = _parse(src, block, line)
+        try:
+            run = _parse(src, block, line)
+        except TierankInputError as e:
+            if [p.reason for p in e.problems] != [EMPTY_RUN]:  # not a block of comment lines only
+                problems.add(e.problems)
+            continue
         any_rows = True
-        check(pc.unique(_qids(run)).to_pylist())
+        if problems or ungrouped:
+            continue
+        try:
+            check(pc.unique(_qids(run)).to_pylist())
+        except TierankInputError as e:
+            ungrouped = e
+            continue
         yield run
+    if problems:
+        raise problems.error()
+    if ungrouped:
+        raise ungrouped
     if not any_rows:
-        raise TierankInputError([Problem(src, None, "empty run: no lines")])
+        raise TierankInputError([Problem(src, None, EMPTY_RUN)])
 
 
 class GroupCheck:
