@@ -102,3 +102,34 @@ def test_a_killed_evaluation_leaves_no_worker_and_no_output(tmp_path, sig, how):
         for w in workers:  # never leave a stray process, even when the test fails
             if _alive(w):
                 os.kill(w, signal.SIGKILL)
+
+
+def test_the_watchdog_alone_ends_an_orphaned_worker(tmp_path):
+    """Where there is no parent-death signal (not Linux), the worker's own watchdog thread ends it."""
+    ready = tmp_path / "ready"
+    middle = (
+        "import os, sys, time\n"
+        "from tierank.stream import _die_with_parent\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    sys.platform = 'darwin'  # no prctl: the watchdog alone\n"
+        "    _die_with_parent(os.getppid())\n"
+        f"    open({str(ready)!r}, 'w').close()\n"
+        "    time.sleep(60)\n"
+        "    os._exit(0)\n"
+        "print(pid, flush=True)\n"
+        f"while not os.path.exists({str(ready)!r}):\n"
+        "    time.sleep(0.01)\n"
+        "os._exit(0)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", middle], capture_output=True, text=True, timeout=30)
+    child = int(p.stdout.split()[0])
+    try:
+        deadline = time.monotonic() + 5
+        while _alive(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ready.exists(), "the worker never got to wait"
+        assert not _alive(child), "the orphaned worker is still running"
+    finally:
+        if _alive(child):
+            os.kill(child, signal.SIGKILL)
