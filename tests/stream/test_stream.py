@@ -256,3 +256,40 @@ def test_stream_equals_in_memory_under_every_setting(tmp_path_factory, case, blo
         return
     got = evaluate_stream(qrels, p, measures, block_bytes=block, **kw)
     assert got.records() == ref.records()
+
+
+def _rag24_without(tmp_path, drop: int = 1, gz: bool = False):
+    """The shipped RAG 2024 run without its first ``drop`` judged queries, and its qrels (which keep them)."""
+    q = tierank.read_qrels(example_path("rag24-qrels"))
+    judged = sorted(set(q.qid.to_pylist()))[:drop]
+    lines = gzip.decompress(example_path("rag24-run").read_bytes()).decode().splitlines(keepends=True)
+    kept = "".join(x for x in lines if x.split()[0] not in judged).encode()
+    p = tmp_path / ("run.txt.gz" if gz else "run.txt")
+    p.write_bytes(gzip.compress(kept) if gz else kept)
+    return example_path("rag24-qrels"), p, judged
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_complete_with_max_depth_scores_the_queries_the_run_lacks(tmp_path, jobs):
+    """Issue 22 item 9: -c -M N streamed crashed (IndexError in ties.prepare on a run with no row)
+    when the qrels hold a query the run lacks."""
+    qrels, run, missing = _rag24_without(tmp_path, drop=2)
+    for kw in ({"complete": True, "max_depth": 5}, {"complete": True, "max_depth": 5, "judged_only": True},
+               {"complete": True, "max_depth": 3, "unjudged": "condensed"}):
+        ref = tierank.evaluate(qrels, str(run), MEASURES, **kw)
+        got = evaluate_stream(qrels, run, MEASURES, block_bytes=20_000, jobs=jobs, **kw)
+        assert got.records() == ref.records(), kw
+        assert set(missing) <= set(got.qids)
+        assert all(x["expected"] == 0 for x in got.records(per_query=True) if x["query"] in missing)
+
+
+def test_judged_only_with_max_depth_keeps_a_batch_whose_judged_queries_lack_judged_documents(tmp_path):
+    """Issue 22 item 9: -J -M streamed crashed when a batch's judged queries had no judged document."""
+    p = tmp_path / "run.txt"
+    p.write_text("q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 x 1 2.0 t\nq2 Q0 y 2 2.0 t\nq3 Q0 c 1 1.0 t\n")
+    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"z": 1}, "q3": {"c": 1}}
+    for kw in ({"judged_only": True, "max_depth": 1}, {"judged_only": True, "max_depth": 2, "complete": True}):
+        ref = tierank.evaluate(qrels, str(p), MEASURES, **kw)
+        for jobs in (1, 2):
+            got = evaluate_stream(qrels, p, MEASURES, block_bytes=16, jobs=jobs, **kw)
+            assert got.records() == ref.records() and "q2" in got.qids, kw
