@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import tierank
 from tierank.errors import TierankInputError
 from tierank.examples import path as example_path
-from tierank.stream import evaluate_stream, iter_batches, iter_evaluate, partition
+from tierank.stream import evaluate_stream, iter_batches, iter_blocks, iter_evaluate, partition
 
 from measures.strategies import collection
 
@@ -293,3 +293,89 @@ def test_judged_only_with_max_depth_keeps_a_batch_whose_judged_queries_lack_judg
         for jobs in (1, 2):
             got = evaluate_stream(qrels, p, MEASURES, block_bytes=16, jobs=jobs, **kw)
             assert got.records() == ref.records() and "q2" in got.qids, kw
+
+
+def _two_bad_lines() -> bytes:
+    """A run whose first query is long (its block slow to parse: it goes to the line-by-line reader)
+    with a bad line near its end, and many short queries after it, one with another bad line in a
+    later block: with two workers, the later block may fail first."""
+    lines = [f"q0 Q0 d{i} {i + 1} {i % 97} t" for i in range(20_000)]
+    lines[19_990] = "q0 Q0 d19990 19991 oops t"
+    lines += [f"q{1 + i // 5} Q0 x{i} {i % 5 + 1} {i % 3} t" for i in range(20_000)]
+    lines[39_000] = "q3801 Q0 x19000 1"  # 4 fields
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_bad_lines_of_a_gzip_are_reported_in_file_order_as_in_memory(tmp_path, jobs):
+    """Issue 22 item 13: streaming a gzip (or a pipe) with workers reported a later bad line and
+    dropped an earlier one; the in-memory reader reports both."""
+    gz = tmp_path / "run.txt.gz"
+    gz.write_bytes(gzip.compress(_two_bad_lines(), compresslevel=1))
+    qrels = {"q0": {"d1": 1}, "q3": {"x12": 1}}
+    with pytest.raises(TierankInputError) as mem:
+        tierank.evaluate(qrels, str(gz), ["AP"])
+    assert [p.line for p in mem.value.problems] == [19_991, 39_001]
+    starts = [line for _, line in iter_blocks(gz, 2000)]
+    assert sum(19_991 < x <= 39_001 for x in starts) > 20  # many blocks apart
+    for _ in range(2):  # whichever worker finishes first
+        with pytest.raises(TierankInputError) as got:
+            evaluate_stream(qrels, gz, ["AP"], block_bytes=2000, jobs=jobs)
+        assert got.value.problems == mem.value.problems
+
+
+def test_more_bad_lines_than_reported_are_counted_as_in_memory(tmp_path):
+    lines = [f"q{i // 10} Q0 d{i} {i} {1.0 / (i + 1)!r} t" for i in range(600)]
+    for i in range(5, 600, 23):  # 26 bad lines in many blocks: the first 20 reported, 6 more counted
+        lines[i] = lines[i].rsplit(" ", 2)[0] + " x t"
+    p = tmp_path / "run.txt"
+    p.write_text("\n".join(lines) + "\n")
+    qrels = {"q1": {"d10": 1}}
+    with pytest.raises(TierankInputError) as mem:
+        tierank.evaluate(qrels, str(p), ["AP"])
+    assert str(mem.value.problems[-1]).endswith("... and 6 more problems")
+    for jobs in (1, 2):
+        for src in (p, tmp_path / "run.gz"):
+            src.write_bytes(p.read_bytes() if src == p else gzip.compress(p.read_bytes()))
+            with pytest.raises(TierankInputError) as got:
+                evaluate_stream(qrels, src, ["AP"], block_bytes=150, jobs=jobs)
+            assert [str(x).replace(str(src), "RUN") for x in got.value.problems] == \
+                [str(x).replace(str(p), "RUN") for x in mem.value.problems]
+
+
+def test_bad_lines_of_an_ungrouped_run_are_reported_before_the_grouping(tmp_path):
+    """A bad line is what the in-memory reader reports; only a run that parses is refused as not grouped."""
+    p = tmp_path / "run.txt"
+    p.write_text("q1 Q0 a 1 2.0 t\nq2 Q0 b 1 2.0 t\nq1 Q0 c 2 1.0 t\nq4 Q0 e 1 2.0 t\nq4 Q0 f 2 1.0 t\n"
+                 "q5 Q0 g 1 2.0 t\nq5 Q0 h 2 1.0 t\nq3 Q0 d 1 zz t\n")
+    with pytest.raises(TierankInputError) as mem:
+        tierank.evaluate({"q1": {"a": 1}}, str(p), ["AP"])
+    for jobs in (1, 2):
+        with pytest.raises(TierankInputError) as got:
+            evaluate_stream({"q1": {"a": 1}}, p, ["AP"], block_bytes=10, jobs=jobs)
+        assert got.value.problems == mem.value.problems
+    p.write_text("q1 Q0 a 1 2.0 t\nq2 Q0 b 1 2.0 t\nq1 Q0 c 2 1.0 t\n")
+    with pytest.raises(TierankInputError, match="not grouped by query"):
+        evaluate_stream({"q1": {"a": 1}}, p, ["AP"], block_bytes=10)
+
+
+def test_bad_lines_of_a_pipe_are_reported_as_in_memory(tmp_path):
+    """The command line, a run piped in: streamed with 2 workers, the error lines of the in-memory reader."""
+    import subprocess
+    import sys
+
+    src = tmp_path / "run.txt"
+    src.write_bytes(_two_bad_lines())
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q0 0 d1 1\nq3 0 x12 1\n")
+
+    def piped(*extra):
+        with open(src, "rb") as fh:
+            p = subprocess.run([sys.executable, "-m", "tierank.cli", "eval", str(qrels), "/dev/stdin", "-m", "AP",
+                                *extra], stdin=fh, capture_output=True, text=True)
+        assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+        return p.stderr.splitlines()
+
+    mem = piped()
+    assert [x.split(":")[3] for x in mem] == ["19991", "39001"]  # tierank: error: /dev/stdin:LINE: ...
+    assert piped("-j", "2", "--block-bytes", "2000") == mem
