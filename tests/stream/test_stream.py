@@ -232,17 +232,27 @@ def test_a_duplicate_in_a_later_block_names_both_lines(tmp_path):
 
 SETTINGS = [{}, {"judged_only": True}, {"unjudged": "condensed"}, {"complete": True},
             {"complete": True, "judged_only": True}, {"complete": True, "unjudged": "condensed"},
-            {"max_depth": 3}, {"unjudged": "bounds"}]
+            {"max_depth": 3}, {"unjudged": "bounds"},
+            # every combination of -c and -M (issue 22 item 9), --rel, --candidates-only, tie-breaks
+            {"complete": True, "max_depth": 2}, {"complete": True, "max_depth": 1, "judged_only": True},
+            {"judged_only": True, "max_depth": 1}, {"complete": True, "max_depth": 3, "unjudged": "condensed"},
+            {"complete": True, "max_depth": 2, "unjudged": "bounds"}, {"rel": 2}, {"rel": 2, "complete": True},
+            {"candidates_only": True}, {"candidates_only": True, "complete": True, "max_depth": 2},
+            {"tie_break": "input", "max_depth": 2}, {"tie_break": "docno", "complete": True},
+            {"tie_break": "random:5", "judged_only": True}]
 
 
-@settings(max_examples=60, deadline=None)
-@given(collection(max_queries=4), st.integers(1, 90), st.sampled_from(SETTINGS), st.booleans())
-def test_stream_equals_in_memory_under_every_setting(tmp_path_factory, case, block, kw, gz):
-    """-J, --condensed, -c, -M and bounds, streamed in tiny batches (plain or gzip): the in-memory
+@settings(max_examples=100, deadline=None)
+@given(collection(max_queries=4), st.integers(1, 90), st.sampled_from(SETTINGS), st.booleans(), st.booleans())
+def test_stream_equals_in_memory_under_every_setting(tmp_path_factory, case, block, kw, gz, lacking):
+    """-J, --condensed, -c, -M, --rel, --candidates-only, tie-breaks and bounds, streamed in tiny
+    batches (plain or gzip), with qrels that may hold queries the run lacks: the in-memory
     records, or the same refusal."""
     _, run, qrels = case
     if not qrels:
         return
+    if lacking:  # judged queries the run does not have (what -c scores)
+        qrels = dict(qrels, zz1={"a": 1}, zz2={"b": 0})
     measures = ["P@2", "RR", "R@4"] if kw.get("unjudged") == "bounds" else MEASURES
     p = tmp_path_factory.mktemp("s") / ("run.txt.gz" if gz else "run.txt")
     _write_run(run, p.with_suffix(".plain"))
