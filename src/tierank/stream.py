@@ -340,7 +340,8 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | 
     # after a refusal the rest of the file is only parsed, for its problems: the in-memory reader
     # reports every bad line (the first MAX_PROBLEMS, and how many more), and so must this
     problems = ProblemLog(src)
-    refusal: list[TierankInputError] = []  # an evaluation error, then a run not grouped by query
+    evaluation: list[TierankInputError] = []  # an error of the evaluation of a batch (the first)
+    ungrouped: list[TierankInputError] = []  # a query seen again after other queries (the first)
     failed = [False]
 
     def tasks() -> Iterator[tuple]:
@@ -358,16 +359,15 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | 
             continue
         lines_before += lines or 0
         any_rows |= bool(qids)
-        if failed[0]:
-            continue
-        try:
+        try:  # checked after a refusal too: a run both bad and not grouped is told both
             check(qids)
         except TierankInputError as e:
-            refusal.append(e)
+            ungrouped[:] = ungrouped or [e]
             failed[0] = True
+        if failed[0]:
             continue
         if isinstance(res, TierankInputError):
-            refusal.insert(0, res)
+            evaluation.append(res)
             failed[0] = True
             continue
         done[0] += rows
@@ -379,10 +379,10 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | 
                 notes["condensed_empty"] = True
         elif res is not None:
             yield res
-    if problems:
-        raise problems.error()
-    if refusal:
-        raise refusal[0]
+    if problems:  # the in-memory reader's problems (a run not grouped also says so: it cannot be streamed)
+        raise TierankInputError(problems.error().problems + [p for e in ungrouped for p in e.problems])
+    if evaluation or ungrouped:
+        raise (evaluation or ungrouped)[0]
     if not any_rows:
         raise TierankInputError([Problem(src, None, EMPTY_RUN)])
 

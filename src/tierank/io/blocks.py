@@ -55,11 +55,13 @@ def _raw_blocks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
             return
         d = zlib.decompressobj(wbits=31)
         raw = head
+        read = len(head)  # compressed bytes read so far
         while True:
             if not raw:
                 raw = fh.read(step)
                 if not raw:
                     break
+                read += len(raw)
             try:
                 out = d.decompress(raw)
             except zlib.error as e:
@@ -67,18 +69,25 @@ def _raw_blocks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
             raw = b""
             if out:
                 yield out
-            if d.eof:
+            if d.eof:  # as lexer.gunzip: another member, or zero padding to the end, or nothing
                 rest = d.unused_data
-                if not rest:
+                end = read - len(rest)  # where this member ends in the file
+                while len(rest) < len(lexer.GZIP_MAGIC):
+                    more = fh.read(step)
+                    if not more:
+                        break
+                    read += len(more)
+                    rest += more
+                if rest.startswith(lexer.GZIP_MAGIC):
+                    d = zlib.decompressobj(wbits=31)
+                    raw = rest
+                    continue
+                while rest:
+                    if rest.strip(b"\x00"):
+                        raise TierankInputError([Problem(
+                            src, None, f"unexpected data after the end of the gzip stream (at byte {end:,})")])
                     rest = fh.read(step)
-                if not rest.strip(b"\x00"):
-                    if not fh.read(1):  # zero padding or nothing: the end
-                        return
-                    rest = rest  # more data after padding: fall through to the magic check
-                if not rest.startswith(lexer.GZIP_MAGIC):
-                    raise TierankInputError([Problem(src, None, "unexpected data after the end of the gzip stream")])
-                d = zlib.decompressobj(wbits=31)
-                raw = rest
+                return
         if not d.eof:
             raise TierankInputError([Problem(src, None, "truncated gzip data: the compressed stream ends early")])
 
@@ -372,16 +381,15 @@ def iter_batches(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Ite
                 problems.add(e.problems)
             continue
         any_rows = True
-        if problems or ungrouped:
-            continue
         try:
             check(pc.unique(_qids(run)).to_pylist())
         except TierankInputError as e:
-            ungrouped = e
+            ungrouped = ungrouped or e
+        if problems or ungrouped:
             continue
         yield run
     if problems:
-        raise problems.error()
+        raise TierankInputError(problems.error().problems + (ungrouped.problems if ungrouped else []))
     if ungrouped:
         raise ungrouped
     if not any_rows:
