@@ -33,8 +33,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import Problem, TierankInputError
-from .io.blocks import (BLOCK_BYTES, EMPTY_RUN, GroupCheck, ProblemLog, _line_count, _parse, _qids, batches_of, iter_batches,  # noqa: F401
-                        iter_blocks, iter_ranges, read_range, seekable_text, shift_problems)
+from .io.blocks import (BLOCK_BYTES, EMPTY_RUN, GroupCheck, ProblemLog, _line_count, _parse, _qids,  # noqa: F401
+                        batches_of, blank, query_ids, iter_batches, iter_blocks, iter_ranges, read_range, seekable_text,
+                        shift_problems)
 from .io.convert import to_qrels
 from .io.model import Qrels, Run
 from .measures import Stats
@@ -174,12 +175,12 @@ def _evaluate_task(task, ctx: dict | None = None) -> tuple:
         _, src, start, end = task
         block = read_range(src, start, end)
         lines = _line_count(block)
-        if block.isspace() or not block:
+        if blank(block):
             return [], None, 0, lines
         first = 1  # line numbers relative to the range: the caller shifts them
     elif task[0] == "text":
         _, src, block, first = task
-        if block.isspace():
+        if blank(block):
             return [], None, 0, None
     if task[0] in ("range", "text"):
         try:
@@ -187,7 +188,7 @@ def _evaluate_task(task, ctx: dict | None = None) -> tuple:
         except TierankInputError as e:
             if [p.reason for p in e.problems] == [EMPTY_RUN]:  # comment lines only: no run lines here
                 return [], None, 0, lines
-            return e, None, 0, lines
+            return e, query_ids(block), 0, lines  # the queries still tell whether the run is grouped
         del block
     else:
         run = task[1]
@@ -355,8 +356,7 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | 
         if isinstance(qids, TierankInputError):  # a range's lines are counted from its first line
             problems.add(shift_problems(qids.problems, lines_before) if lines is not None else qids.problems)
             failed[0] = True
-            lines_before += lines or 0
-            continue
+            qids = res
         lines_before += lines or 0
         any_rows |= bool(qids)
         try:  # checked after a refusal too: a run both bad and not grouped is told both

@@ -108,17 +108,20 @@ BAD = {Outcome.MISMATCH, Outcome.DIFFERENT_REFUSAL, Outcome.ONE_REFUSES, Outcome
        Outcome.STRICT, Outcome.OTHER}
 
 
+def _lines(raw: bytes) -> list[bytes]:
+    """The lines of ``raw`` (decompressed, BOM dropped) with comment lines (``#`` first) emptied, as documented."""
+    return [b"" if (strict.fields(x) or [b""])[0].startswith(b"#") else x for x in strict.split_lines(raw)]
+
+
 def _without_comments(raw: bytes) -> bytes:
-    """``raw`` (decompressed) with comment lines (``#`` first) emptied, as documented, and one BOM
-    in front again (the reader drops one)."""
-    lines = strict.split_lines(raw)
-    return strict.BOM + b"\n".join(b"" if (strict.fields(x) or [b""])[0].startswith(b"#") else x for x in lines)
+    """``raw`` for the strict reader: comment lines emptied, one BOM in front again (it drops one)."""
+    return strict.BOM + b"\n".join(_lines(raw))
 
 
 def _grouped(raw: bytes) -> bool:
     """Whether every query's lines are together (an independent look at the lines)."""
     seen, last = set(), None
-    for line in _without_comments(raw).split(b"\n"):
+    for line in _lines(raw):
         f = strict.fields(line)
         if not f or f[0] == last:
             continue

@@ -409,3 +409,29 @@ def test_zero_padding_after_gzip_is_read_as_in_memory_at_any_block_size(tmp_path
     with pytest.raises(TierankInputError) as got:
         evaluate_stream(qrels, gz, MEASURES, block_bytes=40)
     assert got.value.problems == mem.value.problems and "(at byte " in str(got.value)
+
+
+def test_a_form_feed_line_is_a_bad_line_not_a_blank_one(tmp_path):
+    """Found by the streaming fuzz tier: a block of a form feed was skipped as blank (bytes.isspace)."""
+    p = tmp_path / "run.txt"
+    p.write_bytes(b"q1 Q0 a 1 2.0 t\n\x0c\nq2 Q0 b 1 1.0 t\n")
+    gz = tmp_path / "run.gz"
+    gz.write_bytes(gzip.compress(p.read_bytes()))
+    for src in (p, gz):
+        with pytest.raises(TierankInputError) as mem:
+            tierank.evaluate({"q1": {"a": 1}}, str(src), ["AP"])
+        for block in (1, 100):
+            with pytest.raises(TierankInputError) as got:
+                evaluate_stream({"q1": {"a": 1}}, src, ["AP"], block_bytes=block)
+            assert got.value.problems == mem.value.problems and mem.value.problems[0].line == 2
+
+
+def test_a_bad_block_still_tells_that_the_run_is_not_grouped(tmp_path):
+    """Found by the streaming fuzz tier: a query seen again in a block that does not parse."""
+    p = tmp_path / "run.txt"
+    p.write_text("q1 Q0 a 1 2.0 t\nq2 Q0 b 1 2.0 t\nq2 Q0 c 2 1.0 t\nq1 Q0 d 1 zz t\n")
+    for jobs in (1, 2):
+        with pytest.raises(TierankInputError) as got:
+            evaluate_stream({"q1": {"a": 1}}, p, ["AP"], block_bytes=10, jobs=jobs)
+        assert [x.line for x in got.value.problems] == [4, None]
+        assert "query 'q1' appears again" in got.value.problems[1].reason

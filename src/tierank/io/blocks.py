@@ -158,6 +158,28 @@ def shift_problems(problems, shift: int) -> list[Problem]:
             for p in problems]
 
 
+def blank(block: bytes) -> bool:
+    """Whether ``block`` holds no field at all: only spaces, tabs and line ends (the readers' blanks;
+    a form feed or a vertical tab is a character of a field).
+
+    >>> blank(b" \\t\\r\\n"), blank(b"\\n\\x0c")
+    (True, False)
+    """
+    return not block.strip(b" \t\r\n")
+
+
+def query_ids(block: bytes) -> list[str]:
+    """The first field of each line of ``block`` (comment and blank lines skipped), distinct, in order:
+    the queries of a block that does not parse, to tell whether the run is grouped (bytes that are
+    not UTF-8 kept distinct).
+
+    >>> query_ids(b"q1 Q0 a 1 x t\\n# c\\nq2\\tQ0 b\\nq1 Q0 c 1 1 t\\n")
+    ['q1', 'q2']
+    """
+    first = (line.split(b" ", 1)[0] for line in lexer.canonical(block).split(b"\n"))
+    return list(dict.fromkeys(f.decode("utf-8", "surrogateescape") for f in first if f))
+
+
 def _qids(run: Run) -> pa.Array:
     return run.qid.dictionary_decode() if pa.types.is_dictionary(run.qid.type) else run.qid
 
@@ -372,17 +394,19 @@ def iter_batches(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Ite
     ungrouped = None
     any_rows = False
     for block, line in iter_blocks(path, block_bytes):
-        if block.isspace():
+        if blank(block):
             continue
         try:
             run = _parse(src, block, line)
+            qids = pc.unique(_qids(run)).to_pylist()
         except TierankInputError as e:
-            if [p.reason for p in e.problems] != [EMPTY_RUN]:  # not a block of comment lines only
-                problems.add(e.problems)
-            continue
+            if [p.reason for p in e.problems] == [EMPTY_RUN]:  # a block of comment lines only
+                continue
+            problems.add(e.problems)
+            qids = query_ids(block)
         any_rows = True
         try:
-            check(pc.unique(_qids(run)).to_pylist())
+            check(qids)
         except TierankInputError as e:
             ungrouped = ungrouped or e
         if problems or ungrouped:
