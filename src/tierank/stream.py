@@ -17,6 +17,10 @@ A run whose queries are not grouped (a query's lines interrupted by another quer
 read this way; it is detected (a query seen again in a later batch) and refused with the way
 out: :func:`partition` writes it grouped by query with DuckDB (out of core, with a memory limit
 and a temporary directory), never a home-made external sort.
+
+Worker processes never outlive the evaluation (:func:`worker_pool`): they die with their parent,
+even one killed with SIGKILL, and are terminated at once when the evaluation stops on an error or
+an interrupt.
 """
 
 from __future__ import annotations
@@ -324,7 +328,13 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | 
     the run lines and queries done after each batch; ``queries_seen``, a list, receives every query id
     of the run in file order (judged or not); ``notes``, a dict, gets ``condensed_empty`` when a batch
     had judged queries but no judged document (``unjudged="condensed"``).  ``kwargs`` are those of
-    :func:`tierank.evaluate` (``complete`` is refused: use :func:`evaluate_stream`)."""
+    :func:`tierank.evaluate` (``complete`` is refused: use :func:`evaluate_stream`).
+
+    Refusals are those of the in-memory engine: the settings it refuses, before any block is read;
+    then every bad line, in file order, however the blocks are cut and whichever worker finishes
+    first (after a bad line the rest of the file is parsed, not evaluated, for its problems); a run
+    not grouped by query is refused too (with its bad lines, if any: the duplicates of an ungrouped
+    run whose first line is in another block are the one thing streaming cannot see)."""
     from .measures import Measure, parse_measures
 
     if kwargs.get("complete"):
