@@ -17,6 +17,10 @@ A run whose queries are not grouped (a query's lines interrupted by another quer
 read this way; it is detected (a query seen again in a later batch) and refused with the way
 out: :func:`partition` writes it grouped by query with DuckDB (out of core, with a memory limit
 and a temporary directory), never a home-made external sort.
+
+Worker processes never outlive the evaluation (:func:`worker_pool`): they die with their parent,
+even one killed with SIGKILL, and are terminated at once when the evaluation stops on an error or
+an interrupt.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_completed, wait
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -32,8 +37,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import Problem, TierankInputError
-from .io.blocks import (BLOCK_BYTES, GroupCheck, _line_count, _parse, _qids, batches_of, iter_batches,  # noqa: F401
-                        iter_blocks, iter_ranges, read_range, seekable_text, shift_problems)
+from .io.blocks import (BLOCK_BYTES, EMPTY_RUN, GroupCheck, ProblemLog, _line_count, _parse, _qids,  # noqa: F401
+                        batches_of, blank, query_ids, iter_batches, iter_blocks, iter_ranges, read_range, seekable_text,
+                        shift_problems)
 from .io.convert import to_qrels
 from .io.model import Qrels, Run
 from .measures import Stats
@@ -50,6 +56,97 @@ def _judgments_of(qrels: Qrels, qids: pa.Array) -> Qrels:
                  grade=np.asarray(qrels.grade)[np.asarray(keep)], source=qrels.source)
 
 
+# ------------------------------------------------------------------------------------------- workers
+
+
+@contextmanager
+def worker_pool(jobs: int, initializer: Callable | None = None, initargs: tuple = ()) -> Iterator[ProcessPoolExecutor]:
+    """A :class:`ProcessPoolExecutor` of ``jobs`` workers that never outlive this process.
+
+    * Each worker dies with its parent: on Linux the kernel sends it SIGKILL when the parent dies
+      (``prctl(PR_SET_PDEATHSIG)``), even when the parent is killed with SIGKILL; elsewhere a
+      thread in the worker polls its parent's pid and exits when the worker is orphaned.
+    * Leaving the block by an exception (an error, Ctrl-C, SIGTERM turned into
+      ``KeyboardInterrupt`` by the command line, a generator closed early) cancels the tasks not
+      started and terminates the workers at once, rather than waiting for the tasks in flight.
+    * Workers ignore SIGINT (Ctrl-C reaches the whole process group: the parent alone handles
+      it, so the workers print no traceback) and die quietly on SIGTERM.
+    """
+    import multiprocessing
+
+    ctx = multiprocessing.get_context()
+    # the pid a worker's parent must have: this process, except under the forkserver (its parent
+    # is the server, which exits when this process does)
+    parent = os.getpid() if ctx.get_start_method() != "forkserver" else None
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_start_worker,
+                               initargs=(parent, initializer, initargs))
+    try:
+        yield pool
+    except BaseException:
+        _stop_workers(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and terminate the workers now (what Python 3.14's
+    ``ProcessPoolExecutor.terminate_workers`` does), then reap them."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        try:
+            p.terminate()
+        except (OSError, ValueError):  # already gone, or closed
+            pass
+    for p in procs:
+        try:
+            p.join(5)
+        except (OSError, ValueError, AssertionError):
+            pass
+
+
+def _start_worker(parent: int | None, initializer: Callable | None, initargs: tuple) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler (fork copies it)
+    _die_with_parent(parent)
+    if initializer is not None:
+        initializer(*initargs)
+
+
+#: how often an orphaned worker notices, where the kernel does not tell it (seconds)
+WATCH_SECONDS = 0.5
+
+
+def _die_with_parent(parent: int | None) -> None:
+    """Make this worker exit when its parent process does (see :func:`worker_pool`)."""
+    import signal
+    import sys
+    import threading
+    import time
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+        except (OSError, AttributeError):  # no libc symbol: the watchdog below still works
+            pass
+    ppid = os.getppid()
+    if parent is not None and ppid != parent:  # the parent died before the signal was set up
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(WATCH_SECONDS)
+            if os.getppid() != ppid:  # orphaned: adopted by init or a subreaper
+                os._exit(1)
+
+    threading.Thread(target=watch, name="tierank-parent-watch", daemon=True).start()
+
+
 _WORKER: dict = {}
 #: how :func:`tierank.evaluate` says that dropping unjudged documents left nothing
 CONDENSED_EMPTY = "--condensed: no document of"
@@ -64,31 +161,43 @@ def _init_worker(qrels: Qrels, measures, kwargs: dict, threads: int | None = Non
 def _evaluate_task(task, ctx: dict | None = None) -> tuple:
     """Parse (a byte range or a text block) and evaluate one batch: (its query ids in file order, the
     result, or None when none of its queries is judged, the number of run lines in it, the number
-    of text lines of a byte range).  A parse error in a byte range is returned in place of the
-    query ids, its line numbers relative to the range.  ``ctx`` (qrels, measures, kwargs) is given
-    in this process; a worker process reads its own, set once by :func:`_init_worker`."""
+    of text lines of a byte range).  A parse error is returned in place of the query ids (for a
+    byte range its line numbers relative to the range, the caller shifts them), so that errors are
+    reported in file order whichever worker finishes first.  ``("check", task)`` only parses
+    (after a refusal the rest of the file is read for its problems, as the in-memory reader does).
+    ``ctx`` (qrels, measures, kwargs) is given in this process; a worker process reads its own, set
+    once by :func:`_init_worker`."""
     from .evaluate import evaluate
 
     ctx = _WORKER if ctx is None else ctx
+    check_only = task[0] == "check"
+    if check_only:
+        task = task[1]
 
     lines = None
     if task[0] == "range":  # a byte range of a plain file, read here
         _, src, start, end = task
         block = read_range(src, start, end)
         lines = _line_count(block)
-        if block.isspace() or not block:
+        if blank(block):
             return [], None, 0, lines
-        try:
-            run = _parse(src, block, 1)  # line numbers relative to the range: the caller shifts them
-        except TierankInputError as e:
-            return e, None, 0, lines
+        first = 1  # line numbers relative to the range: the caller shifts them
     elif task[0] == "text":
-        _, src, block, line = task
-        if block.isspace():
+        _, src, block, first = task
+        if blank(block):
             return [], None, 0, None
-        run = _parse(src, block, line)
+    if task[0] in ("range", "text"):
+        try:
+            run = _parse(src, block, first)
+        except TierankInputError as e:
+            if [p.reason for p in e.problems] == [EMPTY_RUN]:  # comment lines only: no run lines here
+                return [], None, 0, lines
+            return e, query_ids(block), 0, lines  # the queries still tell whether the run is grouped
+        del block
     else:
         run = task[1]
+    if check_only:
+        return pc.unique(_qids(run)).to_pylist(), None, len(run), lines
     qids = pc.unique(_qids(run)).to_pylist()
     judged = _judgments_of(ctx["qrels"], pa.array(qids, pa.string()))
     if len(judged) == 0:
@@ -99,7 +208,7 @@ def _evaluate_task(task, ctx: dict | None = None) -> tuple:
         if any("nothing to evaluate" in p.reason for p in e.problems):
             return qids, None, len(run), lines
         if not any(p.reason.startswith(CONDENSED_EMPTY) for p in e.problems):
-            raise
+            return qids, e, len(run), lines  # raised in file order, after the file's bad lines
         # judged queries, none of their documents judged in this batch
         if not ctx["kwargs"].get("judged_only"):
             return qids, CONDENSED_EMPTY, len(run), lines  # condensed: such queries drop out, as in memory
@@ -177,13 +286,14 @@ def _combine(parts: list[EvalResult], measures, settings: dict) -> EvalResult:
 
 def _in_order(tasks: Iterator[tuple], jobs: int, init: tuple) -> Iterator[tuple]:
     """:func:`_evaluate_task` of every task, in task order: here, or in ``jobs`` worker processes with
-    at most ``jobs + 1`` tasks in flight (results that finish early wait for their turn)."""
+    at most ``jobs + 1`` tasks in flight (results that finish early wait for their turn, and so do
+    a worker's exceptions: the first in task order is raised, whichever worker fails first)."""
     if jobs <= 1:  # the context goes with each call: two evaluations may run in one process at once
         ctx = dict(qrels=init[0], measures=init[1], kwargs=init[2])
         for task in tasks:
             yield _evaluate_task(task, ctx)
         return
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(*init, 1)) as pool:
+    with worker_pool(jobs, _init_worker, (*init, 1)) as pool:
         running: dict = {}
         ready: dict = {}
         nxt = submitted = 0
@@ -196,14 +306,16 @@ def _in_order(tasks: Iterator[tuple], jobs: int, init: tuple) -> Iterator[tuple]
                     break
                 running[pool.submit(_evaluate_task, task)] = submitted
                 submitted += 1
-            if not running:
+            if not running and not ready:
                 break
-            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
-            for fut in finished:
-                ready[running.pop(fut)] = fut.result()
+            if running:
+                finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    ready[running.pop(fut)] = fut
             while nxt in ready:
-                yield ready.pop(nxt)
+                fut = ready.pop(nxt)
                 nxt += 1
+                yield fut.result()
 
 
 def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | str, *, jobs: int = 1,
@@ -216,7 +328,13 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | 
     the run lines and queries done after each batch; ``queries_seen``, a list, receives every query id
     of the run in file order (judged or not); ``notes``, a dict, gets ``condensed_empty`` when a batch
     had judged queries but no judged document (``unjudged="condensed"``).  ``kwargs`` are those of
-    :func:`tierank.evaluate` (``complete`` is refused: use :func:`evaluate_stream`)."""
+    :func:`tierank.evaluate` (``complete`` is refused: use :func:`evaluate_stream`).
+
+    Refusals are those of the in-memory engine: the settings it refuses, before any block is read;
+    then every bad line, in file order, however the blocks are cut and whichever worker finishes
+    first (after a bad line the rest of the file is parsed, not evaluated, for its problems); a run
+    not grouped by query is refused too (with its bad lines, if any: the duplicates of an ungrouped
+    run whose first line is in another block are the one thing streaming cannot see)."""
     from .measures import Measure, parse_measures
 
     if kwargs.get("complete"):
@@ -226,29 +344,68 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | 
     if whole:
         raise TierankInputError(f"{', '.join(whole)}: the summary over queries is not a sum of per-query terms "
                                 "(it needs every query at once); evaluate it in memory (tierank.evaluate)")
+    _check_settings(parsed, kwargs)
     q = to_qrels(qrels)
-    check = GroupCheck(str(run_path), queries_seen)
-    tasks = _tasks(run_path, block_bytes)
+    src = str(run_path)
+    check = GroupCheck(src, queries_seen)
+    # after a refusal the rest of the file is only parsed, for its problems: the in-memory reader
+    # reports every bad line (the first MAX_PROBLEMS, and how many more), and so must this
+    problems = ProblemLog(src)
+    evaluation: list[TierankInputError] = []  # an error of the evaluation of a batch (the first)
+    ungrouped: list[TierankInputError] = []  # a query seen again after other queries (the first)
+    failed = [False]
+
+    def tasks() -> Iterator[tuple]:
+        for task in _tasks(run_path, block_bytes):
+            yield ("check", task) if failed[0] else task
+
     any_rows = False
     done = [0, 0]
     lines_before = 0
-    for qids, res, rows, lines in _in_order(tasks, jobs, (q, parsed, kwargs)):
-        if isinstance(qids, TierankInputError):  # lines counted from the range's first line
-            raise TierankInputError(shift_problems(qids.problems, lines_before)) from None
+    for qids, res, rows, lines in _in_order(tasks(), jobs, (q, parsed, kwargs)):
+        if isinstance(qids, TierankInputError):  # a range's lines are counted from its first line
+            problems.add(shift_problems(qids.problems, lines_before) if lines is not None else qids.problems)
+            failed[0] = True
+            qids = res
         lines_before += lines or 0
-        check(qids)
+        any_rows |= bool(qids)
+        try:  # checked after a refusal too: a run both bad and not grouped is told both
+            check(qids)
+        except TierankInputError as e:
+            ungrouped[:] = ungrouped or [e]
+            failed[0] = True
+        if failed[0]:
+            continue
+        if isinstance(res, TierankInputError):
+            evaluation.append(res)
+            failed[0] = True
+            continue
         done[0] += rows
         done[1] += len(qids)
         if progress is not None:
             progress(*done)
-        any_rows |= bool(qids)
         if isinstance(res, str):
             if notes is not None:
                 notes["condensed_empty"] = True
         elif res is not None:
             yield res
+    if problems:  # the in-memory reader's problems (a run not grouped also says so: it cannot be streamed)
+        raise TierankInputError(problems.error().problems + [p for e in ungrouped for p in e.problems])
+    if evaluation or ungrouped:
+        raise (evaluation or ungrouped)[0]
     if not any_rows:
-        raise TierankInputError([Problem(str(run_path), None, "empty run: no lines")])
+        raise TierankInputError([Problem(src, None, EMPTY_RUN)])
+
+
+def _check_settings(measures: list, kwargs: dict) -> None:
+    """Refuse the settings :func:`tierank.evaluate` refuses before it reads a run (the same message,
+    before any block is read): evaluated once on a one-line run."""
+    from .evaluate import evaluate
+
+    one = pa.array(["q"], pa.string())
+    evaluate(Qrels(qid=one, docid=one, grade=np.ones(1), source=""),
+             Run(qid=one, docid=one, score=np.ones(1), rank=None, source=""), measures,
+             **{k: v for k, v in kwargs.items() if k != "complete"})
 
 
 def evaluate_stream(qrels, run_path: str | os.PathLike, measures: Iterable[str] | str, *, jobs: int = 1,
@@ -412,8 +569,7 @@ def evaluate_many(qrels, runs, measures: Iterable[str] | str, *, jobs: int = 1,
         for a in jobs_args:
             finished(*_evaluate_named(a))
     else:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(jobs_args)), initializer=pa.set_cpu_count,
-                                 initargs=(1,)) as pool:
+        with worker_pool(min(jobs, len(jobs_args)), pa.set_cpu_count, (1,)) as pool:
             for fut in as_completed([pool.submit(_evaluate_named, a) for a in jobs_args]):
                 finished(*fut.result())
     return {name: done[name] for name in named}

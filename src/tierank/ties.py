@@ -632,7 +632,9 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval"
     if depth is not None:
         first, qend = qstart[:-1], qstart[1:]
         b = first + np.minimum(depth, qend - first).astype(np.int64)  # first rank not read
-        straddle = (b < qend) & ~new[np.minimum(b, n - 1)]
+        straddle = b < qend
+        if n:  # (no row at all: a run with no document, as -c evaluates the queries it lacks)
+            straddle &= ~new[np.minimum(b, n - 1)]
         nxt = np.searchsorted(starts, b, side="right")  # end of the group holding rank b
         end = np.where(straddle, np.append(starts, n)[nxt], b)
         del starts

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import tierank
 from tierank.errors import TierankInputError
 from tierank.examples import path as example_path
-from tierank.stream import evaluate_stream, iter_batches, iter_evaluate, partition
+from tierank.stream import evaluate_stream, iter_batches, iter_blocks, iter_evaluate, partition
 
 from measures.strategies import collection
 
@@ -232,17 +232,27 @@ def test_a_duplicate_in_a_later_block_names_both_lines(tmp_path):
 
 SETTINGS = [{}, {"judged_only": True}, {"unjudged": "condensed"}, {"complete": True},
             {"complete": True, "judged_only": True}, {"complete": True, "unjudged": "condensed"},
-            {"max_depth": 3}, {"unjudged": "bounds"}]
+            {"max_depth": 3}, {"unjudged": "bounds"},
+            # every combination of -c and -M (issue 22 item 9), --rel, --candidates-only, tie-breaks
+            {"complete": True, "max_depth": 2}, {"complete": True, "max_depth": 1, "judged_only": True},
+            {"judged_only": True, "max_depth": 1}, {"complete": True, "max_depth": 3, "unjudged": "condensed"},
+            {"complete": True, "max_depth": 2, "unjudged": "bounds"}, {"rel": 2}, {"rel": 2, "complete": True},
+            {"candidates_only": True}, {"candidates_only": True, "complete": True, "max_depth": 2},
+            {"tie_break": "input", "max_depth": 2}, {"tie_break": "docno", "complete": True},
+            {"tie_break": "random:5", "judged_only": True}]
 
 
-@settings(max_examples=60, deadline=None)
-@given(collection(max_queries=4), st.integers(1, 90), st.sampled_from(SETTINGS), st.booleans())
-def test_stream_equals_in_memory_under_every_setting(tmp_path_factory, case, block, kw, gz):
-    """-J, --condensed, -c, -M and bounds, streamed in tiny batches (plain or gzip): the in-memory
+@settings(max_examples=100, deadline=None)
+@given(collection(max_queries=4), st.integers(1, 90), st.sampled_from(SETTINGS), st.booleans(), st.booleans())
+def test_stream_equals_in_memory_under_every_setting(tmp_path_factory, case, block, kw, gz, lacking):
+    """-J, --condensed, -c, -M, --rel, --candidates-only, tie-breaks and bounds, streamed in tiny
+    batches (plain or gzip), with qrels that may hold queries the run lacks: the in-memory
     records, or the same refusal."""
     _, run, qrels = case
     if not qrels:
         return
+    if lacking:  # judged queries the run does not have (what -c scores)
+        qrels = dict(qrels, zz1={"a": 1}, zz2={"b": 0})
     measures = ["P@2", "RR", "R@4"] if kw.get("unjudged") == "bounds" else MEASURES
     p = tmp_path_factory.mktemp("s") / ("run.txt.gz" if gz else "run.txt")
     _write_run(run, p.with_suffix(".plain"))
@@ -256,3 +266,172 @@ def test_stream_equals_in_memory_under_every_setting(tmp_path_factory, case, blo
         return
     got = evaluate_stream(qrels, p, measures, block_bytes=block, **kw)
     assert got.records() == ref.records()
+
+
+def _rag24_without(tmp_path, drop: int = 1, gz: bool = False):
+    """The shipped RAG 2024 run without its first ``drop`` judged queries, and its qrels (which keep them)."""
+    q = tierank.read_qrels(example_path("rag24-qrels"))
+    judged = sorted(set(q.qid.to_pylist()))[:drop]
+    lines = gzip.decompress(example_path("rag24-run").read_bytes()).decode().splitlines(keepends=True)
+    kept = "".join(x for x in lines if x.split()[0] not in judged).encode()
+    p = tmp_path / ("run.txt.gz" if gz else "run.txt")
+    p.write_bytes(gzip.compress(kept) if gz else kept)
+    return example_path("rag24-qrels"), p, judged
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_complete_with_max_depth_scores_the_queries_the_run_lacks(tmp_path, jobs):
+    """Issue 22 item 9: -c -M N streamed crashed (IndexError in ties.prepare on a run with no row)
+    when the qrels hold a query the run lacks."""
+    qrels, run, missing = _rag24_without(tmp_path, drop=2)
+    for kw in ({"complete": True, "max_depth": 5}, {"complete": True, "max_depth": 5, "judged_only": True},
+               {"complete": True, "max_depth": 3, "unjudged": "condensed"}):
+        ref = tierank.evaluate(qrels, str(run), MEASURES, **kw)
+        got = evaluate_stream(qrels, run, MEASURES, block_bytes=20_000, jobs=jobs, **kw)
+        assert got.records() == ref.records(), kw
+        assert set(missing) <= set(got.qids)
+        assert all(x["expected"] == 0 for x in got.records(per_query=True) if x["query"] in missing)
+
+
+def test_judged_only_with_max_depth_keeps_a_batch_whose_judged_queries_lack_judged_documents(tmp_path):
+    """Issue 22 item 9: -J -M streamed crashed when a batch's judged queries had no judged document."""
+    p = tmp_path / "run.txt"
+    p.write_text("q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 x 1 2.0 t\nq2 Q0 y 2 2.0 t\nq3 Q0 c 1 1.0 t\n")
+    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"z": 1}, "q3": {"c": 1}}
+    for kw in ({"judged_only": True, "max_depth": 1}, {"judged_only": True, "max_depth": 2, "complete": True}):
+        ref = tierank.evaluate(qrels, str(p), MEASURES, **kw)
+        for jobs in (1, 2):
+            got = evaluate_stream(qrels, p, MEASURES, block_bytes=16, jobs=jobs, **kw)
+            assert got.records() == ref.records() and "q2" in got.qids, kw
+
+
+def _two_bad_lines() -> bytes:
+    """A run whose first query is long (its block slow to parse: it goes to the line-by-line reader)
+    with a bad line near its end, and many short queries after it, one with another bad line in a
+    later block: with two workers, the later block may fail first."""
+    lines = [f"q0 Q0 d{i} {i + 1} {i % 97} t" for i in range(20_000)]
+    lines[19_990] = "q0 Q0 d19990 19991 oops t"
+    lines += [f"q{1 + i // 5} Q0 x{i} {i % 5 + 1} {i % 3} t" for i in range(20_000)]
+    lines[39_000] = "q3801 Q0 x19000 1"  # 4 fields
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_bad_lines_of_a_gzip_are_reported_in_file_order_as_in_memory(tmp_path, jobs):
+    """Issue 22 item 13: streaming a gzip (or a pipe) with workers reported a later bad line and
+    dropped an earlier one; the in-memory reader reports both."""
+    gz = tmp_path / "run.txt.gz"
+    gz.write_bytes(gzip.compress(_two_bad_lines(), compresslevel=1))
+    qrels = {"q0": {"d1": 1}, "q3": {"x12": 1}}
+    with pytest.raises(TierankInputError) as mem:
+        tierank.evaluate(qrels, str(gz), ["AP"])
+    assert [p.line for p in mem.value.problems] == [19_991, 39_001]
+    starts = [line for _, line in iter_blocks(gz, 2000)]
+    assert sum(19_991 < x <= 39_001 for x in starts) > 20  # many blocks apart
+    for _ in range(2):  # whichever worker finishes first
+        with pytest.raises(TierankInputError) as got:
+            evaluate_stream(qrels, gz, ["AP"], block_bytes=2000, jobs=jobs)
+        assert got.value.problems == mem.value.problems
+
+
+def test_more_bad_lines_than_reported_are_counted_as_in_memory(tmp_path):
+    lines = [f"q{i // 10} Q0 d{i} {i} {1.0 / (i + 1)!r} t" for i in range(600)]
+    for i in range(5, 600, 23):  # 26 bad lines in many blocks: the first 20 reported, 6 more counted
+        lines[i] = lines[i].rsplit(" ", 2)[0] + " x t"
+    p = tmp_path / "run.txt"
+    p.write_text("\n".join(lines) + "\n")
+    qrels = {"q1": {"d10": 1}}
+    with pytest.raises(TierankInputError) as mem:
+        tierank.evaluate(qrels, str(p), ["AP"])
+    assert str(mem.value.problems[-1]).endswith("... and 6 more problems")
+    for jobs in (1, 2):
+        for src in (p, tmp_path / "run.gz"):
+            src.write_bytes(p.read_bytes() if src == p else gzip.compress(p.read_bytes()))
+            with pytest.raises(TierankInputError) as got:
+                evaluate_stream(qrels, src, ["AP"], block_bytes=150, jobs=jobs)
+            assert [str(x).replace(str(src), "RUN") for x in got.value.problems] == \
+                [str(x).replace(str(p), "RUN") for x in mem.value.problems]
+
+
+def test_bad_lines_of_an_ungrouped_run_are_reported_with_the_grouping(tmp_path):
+    """The bad lines the in-memory reader reports, then why the run cannot be streamed."""
+    p = tmp_path / "run.txt"
+    p.write_text("q1 Q0 a 1 2.0 t\nq2 Q0 b 1 2.0 t\nq1 Q0 c 2 1.0 t\nq4 Q0 e 1 2.0 t\nq4 Q0 f 2 1.0 t\n"
+                 "q5 Q0 g 1 2.0 t\nq5 Q0 h 2 1.0 t\nq3 Q0 d 1 zz t\n")
+    with pytest.raises(TierankInputError) as mem:
+        tierank.evaluate({"q1": {"a": 1}}, str(p), ["AP"])
+    for jobs in (1, 2):
+        with pytest.raises(TierankInputError) as got:
+            evaluate_stream({"q1": {"a": 1}}, p, ["AP"], block_bytes=10, jobs=jobs)
+        assert got.value.problems[:-1] == mem.value.problems
+        assert "query 'q1' appears again" in got.value.problems[-1].reason
+    p.write_text("q1 Q0 a 1 2.0 t\nq2 Q0 b 1 2.0 t\nq1 Q0 c 2 1.0 t\n")
+    with pytest.raises(TierankInputError, match="not grouped by query") as got:
+        evaluate_stream({"q1": {"a": 1}}, p, ["AP"], block_bytes=10)
+    assert len(got.value.problems) == 1
+
+
+def test_bad_lines_of_a_pipe_are_reported_as_in_memory(tmp_path):
+    """The command line, a run piped in: streamed with 2 workers, the error lines of the in-memory reader."""
+    import subprocess
+    import sys
+
+    src = tmp_path / "run.txt"
+    src.write_bytes(_two_bad_lines())
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q0 0 d1 1\nq3 0 x12 1\n")
+
+    def piped(*extra):
+        with open(src, "rb") as fh:
+            p = subprocess.run([sys.executable, "-m", "tierank.cli", "eval", str(qrels), "/dev/stdin", "-m", "AP",
+                                *extra], stdin=fh, capture_output=True, text=True)
+        assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+        return p.stderr.splitlines()
+
+    mem = piped()
+    assert [x.split(":")[3] for x in mem] == ["19991", "39001"]  # tierank: error: /dev/stdin:LINE: ...
+    assert piped("-j", "2", "--block-bytes", "2000") == mem
+
+
+@pytest.mark.parametrize("padding", [600, 5])
+def test_zero_padding_after_gzip_is_read_as_in_memory_at_any_block_size(tmp_path, padding):
+    """Found by the streaming fuzz tier: zero padding longer than a read was refused when streamed."""
+    text = "".join(f"q{i // 5} Q0 d{i} {i} {i % 3}.5 t\n" for i in range(50)).encode()
+    gz = tmp_path / "run.gz"
+    gz.write_bytes(gzip.compress(text) + bytes(padding))
+    qrels = {"q1": {"d6": 1}}
+    ref = tierank.evaluate(qrels, str(gz), MEASURES).records()
+    for block in (40, 5000):
+        assert evaluate_stream(qrels, gz, MEASURES, block_bytes=block).records() == ref
+    gz.write_bytes(gzip.compress(text) + bytes(padding) + b"junk")
+    with pytest.raises(TierankInputError) as mem:
+        tierank.evaluate(qrels, str(gz), MEASURES)
+    with pytest.raises(TierankInputError) as got:
+        evaluate_stream(qrels, gz, MEASURES, block_bytes=40)
+    assert got.value.problems == mem.value.problems and "(at byte " in str(got.value)
+
+
+def test_a_form_feed_line_is_a_bad_line_not_a_blank_one(tmp_path):
+    """Found by the streaming fuzz tier: a block of a form feed was skipped as blank (bytes.isspace)."""
+    p = tmp_path / "run.txt"
+    p.write_bytes(b"q1 Q0 a 1 2.0 t\n\x0c\nq2 Q0 b 1 1.0 t\n")
+    gz = tmp_path / "run.gz"
+    gz.write_bytes(gzip.compress(p.read_bytes()))
+    for src in (p, gz):
+        with pytest.raises(TierankInputError) as mem:
+            tierank.evaluate({"q1": {"a": 1}}, str(src), ["AP"])
+        for block in (1, 100):
+            with pytest.raises(TierankInputError) as got:
+                evaluate_stream({"q1": {"a": 1}}, src, ["AP"], block_bytes=block)
+            assert got.value.problems == mem.value.problems and mem.value.problems[0].line == 2
+
+
+def test_a_bad_block_still_tells_that_the_run_is_not_grouped(tmp_path):
+    """Found by the streaming fuzz tier: a query seen again in a block that does not parse."""
+    p = tmp_path / "run.txt"
+    p.write_text("q1 Q0 a 1 2.0 t\nq2 Q0 b 1 2.0 t\nq2 Q0 c 2 1.0 t\nq1 Q0 d 1 zz t\n")
+    for jobs in (1, 2):
+        with pytest.raises(TierankInputError) as got:
+            evaluate_stream({"q1": {"a": 1}}, p, ["AP"], block_bytes=10, jobs=jobs)
+        assert [x.line for x in got.value.problems] == [4, None]
+        assert "query 'q1' appears again" in got.value.problems[1].reason

@@ -51,14 +51,29 @@ def main() -> None:
 def run() -> None:
     """The ``tierank`` program: :func:`main`, then leave without interpreter finalization.
 
+    SIGTERM (what ``timeout``, Slurm and Kubernetes send) is handled as Ctrl-C is: it raises
+    ``KeyboardInterrupt`` in the command, so that worker processes are terminated and no partial
+    output is left (outputs are written atomically, at the end); the program then dies of SIGTERM.
+
     Output is flushed first.  ``os._exit`` skips the finalizers because, once in
     a few dozen runs, a native thread pool's teardown at interpreter exit aborted
     the process (``terminate called without an active exception``, exit 134)
     after all output was written.  Python callers use :func:`main`.
     """
     import os
+    import signal
     import sys
 
+    terminated = []
+
+    def on_sigterm(signum, frame):
+        if not terminated:  # once: a second SIGTERM does not interrupt the cleanup
+            terminated.append(signum)
+            raise KeyboardInterrupt
+
+    handled = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # left alone where it is ignored
+    if handled:
+        signal.signal(signal.SIGTERM, on_sigterm)
     try:
         main()
         code = 0
@@ -69,11 +84,17 @@ def run() -> None:
         elif not isinstance(code, int):
             print(code, file=sys.stderr)
             code = 1
+    except KeyboardInterrupt:  # outside the command (click turns one inside into exit 1)
+        code = 130
+    if handled:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe: nothing more can be said
             pass
+    if terminated:  # cleaned up: now die of the signal, as the caller expects
+        os.kill(os.getpid(), signal.SIGTERM)
     os._exit(code)
 
 

@@ -66,6 +66,9 @@ def eval_cmd(
         "--jobs", "-j", help="Stream the run in query-aligned blocks with N worker processes (bounded memory; "
                              "the same numbers to the last bit; default: every core for a run file over 64 MB, "
                              "in memory otherwise); several runs: N runs at once (default: every core)")] = None,
+    block_bytes: Annotated[Optional[int], typer.Option(
+        "--block-bytes", min=1, help="Stream the run in blocks of about N bytes of text (default 64 MB; memory "
+                                     "grows with N times jobs + 1); one run only")] = None,
 ) -> None:
     """Evaluate RUN (or several runs) against QRELS with tie-aware statistics.
 
@@ -90,6 +93,8 @@ def eval_cmd(
     if jobs is not None and jobs < 1:
         raise TierankInputError(f"--jobs must be at least 1, got {jobs}")
     named = _run_files(runs)
+    if block_bytes is not None and len(named) > 1:
+        raise TierankInputError("--block-bytes streams one run; several runs are each evaluated in memory")
     check_output(output, (qrels, *named.values()))
     for path in named.values():
         check_roles(qrels, path)
@@ -112,7 +117,7 @@ def eval_cmd(
     kwargs = dict(tie_break=tie_break, rel=rel, complete=complete, candidates_only=candidates_only,
                   unjudged=unjudged.value, max_depth=max_retrieved, samples=samples, seed=seed, judged_only=judged_only)
     protect = (qrels, *named.values())
-    results = _evaluate(qrels, named, measures + extra, jobs, kwargs)
+    results = _evaluate(qrels, named, measures + extra, jobs, kwargs, block_bytes)
     if fmt is EvalFmt.table:
         tables = []
         for name, result in results.items():
@@ -186,7 +191,8 @@ def _auto_jobs(path: Path, measures: list) -> int | None:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _evaluate(qrels: Path, named: dict[str, Path], measures: list, jobs: int | None, kwargs: dict) -> dict:
+def _evaluate(qrels: Path, named: dict[str, Path], measures: list, jobs: int | None, kwargs: dict,
+              block_bytes: int | None = None) -> dict:
     """``{name: EvalResult}``: in memory, or streamed with ``jobs`` workers (one run; a large run file
     streams by default), or ``jobs`` runs at once (default: every core); the qrels are read once.
     A live line on stderr when it is a terminal: the phase, or lines, queries and rate when
@@ -202,14 +208,14 @@ def _evaluate(qrels: Path, named: dict[str, Path], measures: list, jobs: int | N
         if len(named) == 1:
             (path,) = named.values()
             if jobs is None:
-                jobs = _auto_jobs(path, measures)
+                jobs = _auto_jobs(path, measures) or (1 if block_bytes else None)
             if jobs is None:
                 size = f" ({size_text(path.stat().st_size)})" if path.is_file() else ""
                 prog.phase(f"evaluating {path}{size} in memory")
                 return {str(path): evaluate(str(qrels), str(path), measures, **kwargs)}
             prog.phase(f"streaming {path} with {jobs} worker{'s' * (jobs > 1)}")
             return {str(path): evaluate_stream(str(qrels), str(path), measures, jobs=jobs, progress=prog.stream,
-                                               **kwargs)}
+                                               **({"block_bytes": block_bytes} if block_bytes else {}), **kwargs)}
         prog.phase(f"reading {qrels}")
         q = to_qrels(str(qrels))
         total = len(named)

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from ..errors import Problem, TierankInputError
 from . import lexer
 from .model import Run
-from .readers import _run_fast, _run_slow
+from .readers import MAX_PROBLEMS, _run_fast, _run_slow
 
 #: default size of the blocks read from a text run (bytes); a batch holds about this much text
 BLOCK_BYTES = 64 << 20
@@ -55,11 +55,13 @@ def _raw_blocks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
             return
         d = zlib.decompressobj(wbits=31)
         raw = head
+        read = len(head)  # compressed bytes read so far
         while True:
             if not raw:
                 raw = fh.read(step)
                 if not raw:
                     break
+                read += len(raw)
             try:
                 out = d.decompress(raw)
             except zlib.error as e:
@@ -67,18 +69,25 @@ def _raw_blocks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
             raw = b""
             if out:
                 yield out
-            if d.eof:
+            if d.eof:  # as lexer.gunzip: another member, or zero padding to the end, or nothing
                 rest = d.unused_data
-                if not rest:
+                end = read - len(rest)  # where this member ends in the file
+                while len(rest) < len(lexer.GZIP_MAGIC):
+                    more = fh.read(step)
+                    if not more:
+                        break
+                    read += len(more)
+                    rest += more
+                if rest.startswith(lexer.GZIP_MAGIC):
+                    d = zlib.decompressobj(wbits=31)
+                    raw = rest
+                    continue
+                while rest:
+                    if rest.strip(b"\x00"):
+                        raise TierankInputError([Problem(
+                            src, None, f"unexpected data after the end of the gzip stream (at byte {end:,})")])
                     rest = fh.read(step)
-                if not rest.strip(b"\x00"):
-                    if not fh.read(1):  # zero padding or nothing: the end
-                        return
-                    rest = rest  # more data after padding: fall through to the magic check
-                if not rest.startswith(lexer.GZIP_MAGIC):
-                    raise TierankInputError([Problem(src, None, "unexpected data after the end of the gzip stream")])
-                d = zlib.decompressobj(wbits=31)
-                raw = rest
+                return
         if not d.eof:
             raise TierankInputError([Problem(src, None, "truncated gzip data: the compressed stream ends early")])
 
@@ -91,6 +100,44 @@ def _parse(src: str, data: bytes, first_line: int) -> Run:
         return run if run is not None else _run_slow(src, data)
     except TierankInputError as e:
         raise TierankInputError(shift_problems(e.problems, first_line - 1)) from None
+
+
+#: how the readers refuse a run without a result line (a block of comment lines only is not refused)
+EMPTY_RUN = "empty run: no result lines"
+_MORE = re.compile(r"\.\.\. and (\d+) more problems")
+
+
+class ProblemLog:
+    """The problems of a file's blocks, gathered in file order and reported as the in-memory reader
+    reports the whole file: the first ``MAX_PROBLEMS`` located problems, then how many more.
+
+    >>> log = ProblemLog("run")
+    >>> log.add([Problem("run", 3, "bad")] * MAX_PROBLEMS + [Problem("run", None, "... and 4 more problems")])
+    >>> log.add([Problem("run", 900, "worse")])
+    >>> [str(p) for p in log.error().problems[-2:]]
+    ['run:3: bad', 'run: ... and 5 more problems']
+    """
+
+    def __init__(self, source: str):
+        self.source, self.items, self.total = source, [], 0
+
+    def add(self, problems) -> None:
+        for p in problems:
+            more = _MORE.fullmatch(p.reason) if p.line is None else None
+            if more:
+                self.total += int(more.group(1))
+                continue
+            self.total += 1
+            if len(self.items) < MAX_PROBLEMS:
+                self.items.append(p)
+
+    def __bool__(self) -> bool:
+        return self.total > 0
+
+    def error(self) -> TierankInputError:
+        more = self.total - len(self.items)
+        return TierankInputError(self.items + ([Problem(self.source, None, f"... and {more} more problems")]
+                                               if more else []))
 
 
 _FIRST_AT = re.compile(r"\(first at line (\d+)\)")
@@ -109,6 +156,28 @@ def shift_problems(problems, shift: int) -> list[Problem]:
             Problem(p.source, p.line + shift, _FIRST_AT.sub(lambda m: f"(first at line {int(m.group(1)) + shift})",
                                                             p.reason))
             for p in problems]
+
+
+def blank(block: bytes) -> bool:
+    """Whether ``block`` holds no field at all: only spaces, tabs and line ends (the readers' blanks;
+    a form feed or a vertical tab is a character of a field).
+
+    >>> blank(b" \\t\\r\\n"), blank(b"\\n\\x0c")
+    (True, False)
+    """
+    return not block.strip(b" \t\r\n")
+
+
+def query_ids(block: bytes) -> list[str]:
+    """The first field of each line of ``block`` (comment and blank lines skipped), distinct, in order:
+    the queries of a block that does not parse, to tell whether the run is grouped (bytes that are
+    not UTF-8 kept distinct).
+
+    >>> query_ids(b"q1 Q0 a 1 x t\\n# c\\nq2\\tQ0 b\\nq1 Q0 c 1 1 t\\n")
+    ['q1', 'q2']
+    """
+    first = (line.split(b" ", 1)[0] for line in lexer.canonical(block).split(b"\n"))
+    return list(dict.fromkeys(f.decode("utf-8", "surrogateescape") for f in first if f))
 
 
 def _qids(run: Run) -> pa.Array:
@@ -314,21 +383,41 @@ def iter_batches(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Ite
     """The run at ``path`` as :class:`Run` batches holding whole queries, in file order (the
     blocks of :func:`iter_blocks`, parsed).
 
-    Raises :class:`TierankInputError` (file and line) for bad lines, and for a run not grouped by
-    query (a query that reappears after other queries), naming the query and the way out.
+    Raises :class:`TierankInputError` (file and line) for bad lines, the same problems the
+    in-memory reader reports for the whole file (after a bad line, the rest of the file is parsed
+    for its problems and nothing more is yielded), and for a run not grouped by query (a query
+    that reappears after other queries), naming the query and the way out.
     """
     src = str(path)
     check = GroupCheck(src)
+    problems = ProblemLog(src)
+    ungrouped = None
     any_rows = False
     for block, line in iter_blocks(path, block_bytes):
-        if block.isspace():
+        if blank(block):
             continue
-        run = _parse(src, block, line)
+        try:
+            run = _parse(src, block, line)
+            qids = pc.unique(_qids(run)).to_pylist()
+        except TierankInputError as e:
+            if [p.reason for p in e.problems] == [EMPTY_RUN]:  # a block of comment lines only
+                continue
+            problems.add(e.problems)
+            qids = query_ids(block)
         any_rows = True
-        check(pc.unique(_qids(run)).to_pylist())
+        try:
+            check(qids)
+        except TierankInputError as e:
+            ungrouped = ungrouped or e
+        if problems or ungrouped:
+            continue
         yield run
+    if problems:
+        raise TierankInputError(problems.error().problems + (ungrouped.problems if ungrouped else []))
+    if ungrouped:
+        raise ungrouped
     if not any_rows:
-        raise TierankInputError([Problem(src, None, "empty run: no lines")])
+        raise TierankInputError([Problem(src, None, EMPTY_RUN)])
 
 
 class GroupCheck:
