@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import io
 import sys
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -259,30 +259,79 @@ def print_tables(tables, output: Optional[Path], protect: tuple) -> None:
             console.print(t)
 
 
-def split_run_qrels(a: Path, b: Path) -> tuple[Path, Path]:
-    """(run, qrels) from two paths in either order: a run line has 6 fields, a qrels line 3 or 4."""
+#: what a line of each input looks like, for the messages of :func:`swapped`
+RUN_LAYOUT = "6 columns: qid Q0 docid rank score tag"
+QRELS_LAYOUT = "4 columns: qid iter docid grade"
+
+
+def layout(path: Path) -> Optional[str]:
+    """``"run"`` or ``"qrels"``: what the first line of the text file ``path`` looks like (a TREC run
+    line has 6 fields; a qrels line 4, or 3 in a BEIR qrels TSV); None when it cannot be told (not a
+    regular file, a Parquet/Arrow file, unreadable, another shape)."""
+    from ..io.columnar import is_columnar
     from ..io.readers import first_fields
 
-    def fields(p: Path) -> int:
-        f = first_fields(p)
-        return len(f) if f else 0
-
-    fa, fb = fields(a), fields(b)
-    if fa == 6 and fb != 6:
-        return a, b
-    if fb == 6 and fa != 6:
-        return b, a
-    raise TierankInputError(f"cannot tell the run (6 columns) from the qrels (3-4 columns): {a} has {fa}, {b} has {fb}")
+    try:
+        if not Path(path).is_file() or is_columnar(str(path)):
+            return None
+        fields = first_fields(path)
+    except (TierankInputError, OSError):
+        return None
+    n = len(fields) if fields else 0
+    return "run" if n == 6 else "qrels" if n in (3, 4) else None
 
 
-def runs_by_name(paths: list[Path], regimes: Optional[str], duplicates: str = "error") -> dict:
-    """Runs keyed by file name; with regimes, one entry per (run, format)."""
+def swapped(qrels: Optional[Path], runs: list[Path], usage: str) -> Optional[str]:
+    """One line when the inputs look given in the wrong places: a run where the qrels go, or qrels
+    where a run goes (``usage``: the command's synopsis, e.g. ``tierank eval QRELS RUN``); else None."""
+    q = layout(qrels) if qrels is not None else None
+    wrong = [r for r in runs if layout(r) == "qrels"]
+    if q == "run" and wrong:
+        return (f"did you swap QRELS and RUN? {qrels} looks like a run ({RUN_LAYOUT}) and {wrong[0]} like qrels "
+                f"({QRELS_LAYOUT}); usage: {usage}")
+    if q == "run":
+        return f"{qrels} is given as the qrels but looks like a run ({RUN_LAYOUT}); the qrels come first: {usage}"
+    if wrong:
+        return f"{wrong[0]} is given as a run but looks like qrels ({QRELS_LAYOUT}); usage: {usage}"
+    return None
+
+
+@contextmanager
+def swap_check(qrels: Optional[Path], runs: list[Path], usage: str):
+    """Inputs read inside this block: a :class:`TierankInputError` about them becomes the one line of
+    :func:`swapped` when the files look given in the wrong places (the reader's errors, e.g. one
+    "expected 4 columns" per line of a run read as qrels, say less).  Sniffed only after a failure."""
+    try:
+        yield
+    except TierankInputError as e:
+        files = {str(p) for p in (qrels, *runs) if p is not None}
+        hint = swapped(qrels, list(runs), usage) if any(p.source in files for p in e.problems) else None
+        if hint is None:
+            raise
+        raise TierankInputError(hint) from None
+
+
+def qrels_and_runs(paths: list[Path], qrels: Optional[Path], usage: str) -> tuple[Path, list[Path]]:
+    """``QRELS RUN RUN...`` as ``tierank eval`` takes them, or ``RUN RUN... --qrels QRELS``."""
+    if qrels is not None:
+        return qrels, list(paths)
+    if paths and layout(paths[0]) == "run":
+        raise TierankInputError(f"{paths[0]} is given as the qrels but looks like a run ({RUN_LAYOUT}); the qrels "
+                                f"come first (or --qrels QRELS): {usage}")
+    if len(paths) < 2:
+        raise TierankInputError(f"give the qrels first, then the runs (or --qrels QRELS): {usage}")
+    return paths[0], list(paths[1:])
+
+
+def runs_by_name(paths: list[Path], regimes: Optional[str] = None, duplicates: str = "error") -> dict:
+    """Runs read and named by :func:`tierank.io.naming.run_names` (the shortest distinguishing path
+    suffix: never two runs under one name); with regimes, one entry per (run, format)."""
     from ..analysis.precision import requantize_run
+    from ..io.naming import run_names
     from ..io.readers import read_run
 
     out = {}
-    for p in paths:
-        name = p.name if p.name not in out else str(p)
+    for name, p in zip(run_names(paths), paths):
         run = read_run(p, duplicates=duplicates)
         if not regimes:
             out[name] = run

@@ -12,10 +12,12 @@ from ..io.writers import check_output
 from . import app
 from .common import (DEFAULT_MEASURES, CandidatesOnly, Complete, DocsInCollection, EvalFmt, EvalFormat, JudgedOnly,
                      MaxRetrieved, NoSummary, Output, Rel, Samples, Seed, StatOption, TieBreakOption, Unjudged, emit,
-                     input_errors, measures_option, note, print_tables)
+                     input_errors, measures_option, note, print_tables, swap_check)
 
 #: ``-m`` with ``--format trec_eval`` and no ``-m``: trec_eval's own default
 TREC_DEFAULT = ["official"]
+
+USAGE = "tierank eval QRELS RUN [RUN...]"
 
 
 def _coverage(result, added: bool):
@@ -109,7 +111,8 @@ def eval_cmd(
     kwargs = dict(tie_break=tie_break, rel=rel, complete=complete, candidates_only=candidates_only,
                   unjudged=unjudged.value, max_depth=max_retrieved, samples=samples, seed=seed, judged_only=judged_only)
     protect = (qrels, *named.values())
-    results = _evaluate(qrels, named, measures + extra, jobs, kwargs)
+    with swap_check(qrels, list(named.values()), USAGE):
+        results = _evaluate(qrels, named, measures + extra, jobs, kwargs)
     if fmt is EvalFmt.table:
         tables = []
         for name, result in results.items():
@@ -132,25 +135,23 @@ def eval_cmd(
 
 
 def _run_files(paths: list[Path]) -> dict[str, Path]:
-    """``{name: path}``: files as given, folders expanded to their run files (sorted); names are the paths
-    as given, or the folder's relative paths; the same file twice is an error."""
+    """``{name: path}``: files as given, folders expanded to their run files (sorted); each named by
+    :func:`tierank.io.naming.run_names` (its shortest distinguishing path suffix); the same file twice
+    is an error."""
     from ..cluster import RUN_SUFFIXES
+    from ..io.naming import run_names
 
-    out: dict[str, Path] = {}
+    files: list[Path] = []
     for p in paths:
         if p.is_dir():
-            files = sorted(f for f in p.rglob("*") if f.is_file() and f.name.lower().endswith(RUN_SUFFIXES)
+            found = sorted(f for f in p.rglob("*") if f.is_file() and f.name.lower().endswith(RUN_SUFFIXES)
                            and not f.name.startswith("."))
-            if not files:
+            if not found:
                 raise TierankInputError(f"{p}: no run files in this folder ({', '.join(RUN_SUFFIXES)})")
-            items = [(str(f), f) for f in files]
+            files.extend(found)
         else:
-            items = [(str(p), p)]
-        for name, f in items:
-            if name in out:
-                raise TierankInputError(f"{name}: given twice")
-            out[name] = f
-    return out
+            files.append(p)
+    return dict(zip(run_names(files), files))
 
 
 #: a single text run larger than this is streamed by default (all cores); smaller ones fit one block
@@ -192,16 +193,16 @@ def _evaluate(qrels: Path, named: dict[str, Path], measures: list, jobs: int | N
 
     with Progress() as prog:
         if len(named) == 1:
-            (path,) = named.values()
+            ((name, path),) = named.items()
             if jobs is None:
                 jobs = _auto_jobs(path, measures)
             if jobs is None:
                 size = f" ({size_text(path.stat().st_size)})" if path.is_file() else ""
                 prog.phase(f"evaluating {path}{size} in memory")
-                return {str(path): evaluate(str(qrels), str(path), measures, **kwargs)}
+                return {name: evaluate(str(qrels), str(path), measures, **kwargs)}
             prog.phase(f"streaming {path} with {jobs} worker{'s' * (jobs > 1)}")
-            return {str(path): evaluate_stream(str(qrels), str(path), measures, jobs=jobs, progress=prog.stream,
-                                               **kwargs)}
+            return {name: evaluate_stream(str(qrels), str(path), measures, jobs=jobs, progress=prog.stream,
+                                           **kwargs)}
         prog.phase(f"reading {qrels}")
         q = to_qrels(str(qrels))
         total = len(named)
