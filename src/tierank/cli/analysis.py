@@ -33,7 +33,7 @@ CompareCorrection = choices_enum("CompareCorrection", ("none", "bonferroni", "ho
 @app.command("ties")
 @input_errors
 def ties_cmd(
-    runs: Annotated[list[Path], typer.Argument(help="TREC run files (.gz ok)")],
+    runs: Annotated[list[Path], typer.Argument(metavar="RUN", help="TREC run files (.gz ok)")],
     fmt: Format = Fmt.table,
     output: Output = None,
     top: Annotated[int, typer.Option("--top", help="Largest tie groups listed per run.")] = 3,
@@ -52,7 +52,7 @@ def ties_cmd(
     names = dict(zip(runs, run_names(runs)))
     with swap_check(None, runs, "tierank ties RUN [RUN...]"):
         for p in track(runs, description="reading runs", disable=not sys.stderr.isatty(),
-                       console=Console(stderr=True)):
+                       console=Console(emoji=False, stderr=True)):
             loaded[names[p]] = read_run(p, duplicates="keep")
     report = analyze(loaded, top=top)
     fields = ("name", "queries", "docs", "queries_with_ties", "tie_groups", "docs_in_ties",
@@ -106,8 +106,8 @@ def _write_sweep_runs(run: Path, paths: dict[str, Path], protect: tuple) -> None
 @app.command("sweep")
 @input_errors
 def sweep_cmd(
-    qrels: Annotated[Path, typer.Argument(help="qrels (as tierank eval: QRELS first)")],
-    run: Annotated[Path, typer.Argument(help="TREC run (.gz ok)")],
+    qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels (as tierank eval: QRELS first)")],
+    run: Annotated[Path, typer.Argument(metavar="RUN", help="TREC run (.gz ok)")],
     measure: measures_option(SWEEP_MEASURES) = None,
     formats: ScoreFormats = ",".join(DEFAULT_FORMATS),
     fmt: Format = Fmt.table,
@@ -134,7 +134,8 @@ def sweep_cmd(
     fmts = score_formats(formats)
     run_paths = _sweep_run_paths(write_runs, run, fmts, protect) if write_runs is not None else None
     with swap_check(qrels, [run], "tierank sweep QRELS RUN"), \
-            Progress(console=Console(stderr=True), disable=not sys.stderr.isatty(), transient=True) as prog:
+            Progress(console=Console(emoji=False, stderr=True), disable=not sys.stderr.isatty(),
+                     transient=True) as prog:
         task = prog.add_task("sweeping formats", total=len(fmts))
         result = sweep(str(qrels), str(run), measure or SWEEP_MEASURES, fmts,
                        tie_break=tie_break, rel=rel, candidates_only=candidates_only,
@@ -153,7 +154,7 @@ def sweep_cmd(
 @input_errors
 def compare_cmd(
     files: Annotated[list[Path], typer.Argument(
-        metavar="QRELS RUN RUN...", help="The qrels, then two or more TREC runs (one per system); with --qrels "
+        metavar="FILES", help="The qrels, then two or more TREC runs (one per system); with --qrels "
                                          "only the runs")],
     qrels: Annotated[Optional[Path], typer.Option("--qrels", help="The qrels (then every argument is a run).")] = None,
     measure: one_measure_option("nDCG@10") = None,
@@ -223,4 +224,4 @@ def bands_cmd(
     if fmt is not Fmt.table:
         sys.stdout.write(render_records(rows, tuple(rows[0]), fmt.value))
         return
-    Console().print(bands_table(rows, PAPER_TABLE2))
+    Console(emoji=False).print(bands_table(rows, PAPER_TABLE2))

@@ -65,7 +65,7 @@ Unjudged = choices_enum("Unjudged", UNJUDGED)
 # errors
 
 def _fail(err: TierankInputError) -> None:
-    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    console = Console(emoji=False, markup=False, stderr=True, highlight=False, soft_wrap=True)
     for p in err.problems:
         console.print(f"tierank: error: {p}", markup=False)
     raise typer.Exit(2)
@@ -92,7 +92,7 @@ def input_errors(command):
 
 def note(text: str) -> None:
     """One ``tierank: note: ...`` line on stderr (something left out or ignored; not an error)."""
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"tierank: note: {text}", markup=False)
+    Console(emoji=False, markup=False, stderr=True, highlight=False, soft_wrap=True).print(f"tierank: note: {text}")
 
 
 def require(module: str, what: str) -> None:
@@ -126,7 +126,25 @@ class Group(TyperGroup):
         cmd = super().get_command(ctx, cmd_name)
         if cmd is not None and not isinstance(cmd, TyperGroup):
             _untyped_flags(cmd.get_params(ctx))
+        if cmd is not None and cmd.help and not getattr(cmd, "_reflowed", False):
+            cmd.help, cmd._reflowed = reflow(cmd.help), True
+            if cmd.short_help is None:
+                cmd.short_help = cmd.help.split("\n\n")[0]
         return cmd
+
+
+def reflow(text: str) -> str:
+    """A help text with each paragraph on one line (typer's rich mode keeps a docstring's single line
+    breaks, which then break sentences in the middle at any terminal width); ``\f`` and what follows
+    it dropped, ``\b`` paragraphs kept as written.
+
+    >>> reflow("Evaluate RUN against\n    QRELS.\n\n    More\n    text.")
+    'Evaluate RUN against QRELS.\n\nMore text.'
+    """
+    import inspect
+
+    paragraphs = inspect.cleandoc(text).partition("\f")[0].split("\n\n")
+    return "\n\n".join(p if p.startswith("\b") else " ".join(p.split()) for p in paragraphs)
 
 
 # option types
@@ -229,7 +247,7 @@ def check_figure_stem(stem: Path, protect: tuple) -> None:
 def status(text: str):
     """A spinner on stderr while the work runs, when stderr is a terminal."""
     if sys.stderr.isatty():
-        return Console(stderr=True).status(text)
+        return Console(emoji=False, stderr=True).status(text)
     return nullcontext()
 
 
@@ -249,12 +267,12 @@ def print_tables(tables, output: Optional[Path], protect: tuple) -> None:
 
     if output is not None:
         buf = io.StringIO()
-        console = Console(file=buf, width=160, force_terminal=False, color_system=None)
+        console = Console(emoji=False, file=buf, width=160, force_terminal=False, color_system=None)
         for t in tables:
             console.print(t)
         write_atomic(output, buf.getvalue(), protect=protect)
     else:
-        console = Console(width=max(Console().width, 120))
+        console = Console(emoji=False, width=max(Console().width, 120))
         for t in tables:
             console.print(t)
 
@@ -305,7 +323,8 @@ def swap_check(qrels: Optional[Path], runs: list[Path], usage: str):
         yield
     except TierankInputError as e:
         files = {str(p) for p in (qrels, *runs) if p is not None}
-        hint = swapped(qrels, list(runs), usage) if any(p.source in files for p in e.problems) else None
+        about = any(getattr(p, "source", None) in files for p in e.problems)
+        hint = swapped(qrels, list(runs), usage) if about else None
         if hint is None:
             raise
         raise TierankInputError(hint) from None

@@ -40,9 +40,10 @@ def _coverage(result, added: bool):
 @app.command("eval")
 @input_errors
 def eval_cmd(
-    qrels: Annotated[Path, typer.Argument(help="TREC qrels (qid iter docid grade) or BEIR qrels TSV; .gz ok")],
+    qrels: Annotated[Path, typer.Argument(
+        metavar="QRELS", help="TREC qrels (qid iter docid grade) or BEIR qrels TSV; .gz ok")],
     runs: Annotated[list[Path], typer.Argument(
-        help="TREC run(s) (qid Q0 docid rank score tag; .gz ok), Parquet/Arrow files, or folders of them; "
+        metavar="RUN", help="TREC run(s) (qid Q0 docid rank score tag; .gz ok), Parquet/Arrow files, or folders of them; "
              "several runs are evaluated against the qrels read once, each output tagged with the run's name")],
     measure: measures_option(DEFAULT_MEASURES, trec=True) = None,
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also report every query.")] = False,
@@ -76,7 +77,7 @@ def eval_cmd(
     """
     from ..io.writers import render_many, run_tag
     from ..measures.names import plan as measure_plan
-    from ..report.terminal import eval_table
+    from ..report.terminal import eval_table, text
 
     trec = fmt is EvalFmt.trec_eval
     problems = []
@@ -120,8 +121,9 @@ def eval_cmd(
             if unjudged is not Unjudged.condensed:
                 result, coverage = _coverage(result, add_judged)
             table = eval_table(result, per_query, coverage)
-            if len(results) > 1:
-                table.title = f"run {name}"
+            if len(results) > 1:  # the run's name (io.naming), as written, on one line
+                table.title = text(f"run {name}")
+                table.min_width = len(table.title) + 4
             tables.append(table)
         print_tables(tables, output, protect)
     elif trec:

@@ -18,7 +18,7 @@ def measures_cmd() -> None:
     from ..measures import describe
     from ..report.terminal import measures_table
 
-    Console().print(measures_table(describe()))
+    Console(emoji=False).print(measures_table(describe()))
 
 
 @app.command("example")

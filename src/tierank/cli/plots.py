@@ -36,8 +36,8 @@ Kmax = Annotated[int, typer.Option("--kmax", help=f"Largest cutoff k of the curv
 @plot_app.command("cutoff")
 @input_errors
 def plot_cutoff_cmd(
-    qrels: Annotated[Path, typer.Argument(help="qrels")],
-    runs: Annotated[list[Path], typer.Argument(help="one or more runs")],
+    qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels")],
+    runs: Annotated[list[Path], typer.Argument(metavar="RUN", help="one or more runs")],
     output: OutStem,
     family: one_measure_option("nDCG", family=True) = None,
     kmax: Kmax = 20,
@@ -61,7 +61,7 @@ def plot_cutoff_cmd(
 @input_errors
 def plot_ranges_cmd(
     files: Annotated[list[Path], typer.Argument(
-        metavar="QRELS RUN RUN...", help="the qrels, then two or more runs (with --qrels: only the runs)")],
+        metavar="FILES", help="the qrels, then two or more runs (with --qrels: only the runs)")],
     output: OutStem,
     qrels: Annotated[Optional[Path], typer.Option("--qrels", help="qrels (then every argument is a run)")] = None,
     measure: one_measure_option("nDCG@10") = None,
@@ -84,8 +84,8 @@ def plot_ranges_cmd(
 @plot_app.command("sweep")
 @input_errors
 def plot_sweep_cmd(
-    qrels: Annotated[Path, typer.Argument(help="qrels")],
-    run: Annotated[Path, typer.Argument(help="run")],
+    qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels")],
+    run: Annotated[Path, typer.Argument(metavar="RUN", help="run")],
     output: OutStem,
     measure: one_measure_option("nDCG@10") = None,
     formats: ScoreFormats = ",".join(FIGURE_FORMATS),
@@ -105,7 +105,7 @@ def plot_sweep_cmd(
 @plot_app.command("ties")
 @input_errors
 def plot_ties_cmd(
-    runs: Annotated[list[Path], typer.Argument(help="runs")],
+    runs: Annotated[list[Path], typer.Argument(metavar="RUN", help="runs")],
     output: OutStem,
     regimes: Regimes = None,
 ) -> None:
@@ -122,8 +122,8 @@ def plot_ties_cmd(
 @report_app.command("eval")
 @input_errors
 def report_eval_cmd(
-    qrels: Annotated[Path, typer.Argument(help="qrels")],
-    run: Annotated[Path, typer.Argument(help="run")],
+    qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels")],
+    run: Annotated[Path, typer.Argument(metavar="RUN", help="run")],
     output: OutHtml,
     measure: measures_option(DEFAULT_MEASURES) = None,
     family: Annotated[str, typer.Option(
@@ -148,8 +148,8 @@ def report_eval_cmd(
 @report_app.command("sweep")
 @input_errors
 def report_sweep_cmd(
-    qrels: Annotated[Path, typer.Argument(help="qrels")],
-    run: Annotated[Path, typer.Argument(help="run")],
+    qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels")],
+    run: Annotated[Path, typer.Argument(metavar="RUN", help="run")],
     output: OutHtml,
     measure: measures_option(REPORT_SWEEP_MEASURES) = None,
     formats: ScoreFormats = ",".join(FIGURE_FORMATS),
@@ -170,7 +170,7 @@ def report_sweep_cmd(
 @input_errors
 def report_compare_cmd(
     files: Annotated[list[Path], typer.Argument(
-        metavar="QRELS RUN RUN...", help="the qrels, then two or more runs (with --qrels: only the runs)")],
+        metavar="FILES", help="the qrels, then two or more runs (with --qrels: only the runs)")],
     output: OutHtml,
     qrels: Annotated[Optional[Path], typer.Option("--qrels", help="qrels (then every argument is a run)")] = None,
     measure: one_measure_option("nDCG@10") = None,
