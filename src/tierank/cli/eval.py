@@ -43,8 +43,9 @@ def eval_cmd(
     qrels: Annotated[Path, typer.Argument(
         metavar="QRELS", help="TREC qrels (qid iter docid grade) or BEIR qrels TSV; .gz ok")],
     runs: Annotated[list[Path], typer.Argument(
-        metavar="RUN", help="TREC run(s) (qid Q0 docid rank score tag; .gz ok), Parquet/Arrow files, or folders of them; "
-             "several runs are evaluated against the qrels read once, each output tagged with the run's name")],
+        metavar="RUN", help="TREC run(s) (qid Q0 docid rank score tag; .gz ok), Parquet/Arrow files, or folders "
+                            "of them; several runs are evaluated against the qrels read once, each output tagged "
+                            "with the run's name (its shortest distinguishing path suffix)")],
     measure: measures_option(DEFAULT_MEASURES, trec=True) = None,
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also report every query.")] = False,
     fmt: EvalFormat = EvalFmt.table,

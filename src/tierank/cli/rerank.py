@@ -119,7 +119,8 @@ def rerank_cmd(
 
     try:
         with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), TimeRemainingColumn(), console=console, disable=not sys.stderr.isatty()) as prog:
+                      TimeElapsedColumn(), TimeRemainingColumn(), console=console,
+                      disable=not sys.stderr.isatty()) as prog:
             def progress(label: str, total: int):
                 task = prog.add_task(f"scoring {label}", total=total)
                 return lambda: prog.advance(task)

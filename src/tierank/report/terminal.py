@@ -359,5 +359,5 @@ def rerank_table(result) -> Table:
     return t
 
 
-__all__ = ["text", "distinct_labels", "count", "value", "num", "pvalue", "eval_table", "ties_tables", "sweep_table", "compare_tables",
-           "bands_table", "measures_table", "rerank_table"]
+__all__ = ["text", "distinct_labels", "count", "value", "num", "pvalue", "eval_table", "ties_tables", "sweep_table",
+           "compare_tables", "bands_table", "measures_table", "rerank_table"]
