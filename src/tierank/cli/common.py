@@ -134,7 +134,7 @@ class Group(TyperGroup):
 
 
 def reflow(text: str) -> str:
-    """A help text with each paragraph on one line (typer's rich mode keeps a docstring's single line
+    r"""A help text with each paragraph on one line (typer's rich mode keeps a docstring's single line
     breaks, which then break sentences in the middle at any terminal width); ``\f`` and what follows
     it dropped, ``\b`` paragraphs kept as written.
 
