@@ -222,7 +222,7 @@ def test_parse_measure_accepts_what_evaluate_accepts():
     from tierank.measures import parse_measures
 
     assert [str(m) for m in parse_measures(["P.5,10", "map"])] == ["P@5", "P@10", "AP"]
-    with pytest.raises(tierank.TierankInputError, match="names 2 measures"):
+    with pytest.raises(tierank.TierankInputError, match="is 2 measures"):
         tierank.parse_measure("P.5,10")
 
 

@@ -429,27 +429,25 @@ def parse_measure(text: "str | Measure") -> Measure:
         return text
     try:
         return _parse_ir_measures(text)
-    except TierankInputError:
+    except TierankInputError as e:
         from .names import is_trec
 
         if not is_trec(text):
             raise
-    (one,) = _trec_measures(text, single=True)
-    return one
+        first = e
+    found = _trec_measures(text)
+    if len(found) != 1:  # e.g. P: trec_eval's P@5 ... P@1000
+        raise TierankInputError(f"{first}; as trec_eval's name, {quote(text)} is {len(found)} measures "
+                                f"({', '.join(map(str, found))}): parse_measures takes it") from None
+    return found[0]
 
 
-def _trec_measures(text: str, single: bool = False) -> list[Measure]:
+def _trec_measures(text: str) -> list[Measure]:
     """The measures a trec_eval name asks for, through :func:`tierank.measures.names.resolve` (the
-    path of :func:`tierank.evaluate`'s ``-m``); ``single``: exactly one, or an error saying how many."""
+    path of :func:`tierank.evaluate`'s ``-m``)."""
     from .names import resolve
 
-    found = resolve([text])
-    if single and len(found) != 1:
-        listed = ", ".join(map(str, found))
-        raise TierankInputError(f"measure {quote(text)} names {len(found)} measures ({listed}); parse_measure takes "
-                                "one: use parse_measures, or name one (e.g. " + (str(found[0]) if found else "P@10")
-                                + ")")
-    return found
+    return resolve([text])
 
 
 def _parse_ir_measures(text: str) -> Measure:
