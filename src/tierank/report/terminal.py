@@ -338,8 +338,8 @@ def measures_table(rows) -> Table:
 def rerank_table(result) -> Table:
     """The table of ``tierank rerank`` (the paper's Table 1), from a :class:`~tierank.hps.protocol` result."""
     st = result.settings
-    t = Table(title=f"tierank rerank: {st['model']} on {Path(st['data']).name} ({st['queries']} queries, "
-                    f"{st['candidates']:,} candidates, batch {st['batch_size']}, {st['device']})",
+    t = Table(title=text(f"tierank rerank: {st['model']} on {Path(st['data']).name} ({st['queries']} queries, "
+                         f"{st['candidates']:,} candidates, batch {st['batch_size']}, {st['device']})"),
               caption="FP32 = M of the fp32 regime; M_obl = tie-oblivious value (tie-break "
                       f"'{st['tie_break']}'); E[M] = expectation over tie orderings; range = max - min; "
                       "bias = M_obl - E[M]; tied = share of candidates in tie groups; model s = forward "
