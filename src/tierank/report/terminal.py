@@ -77,6 +77,12 @@ def pvalue(x: float | None) -> str:
     return "<1e-4" if x < 1e-4 else f"{x:.4f}"
 
 
+def _name_column(names: list[str], widest: int = 48) -> dict:
+    """Column settings for names that must stay whole: on one line up to ``widest`` characters, folded
+    onto more lines beyond that; never cut with an ellipsis."""
+    return {"no_wrap": True} if max(map(len, names), default=0) <= widest else {"overflow": "fold"}
+
+
 # tierank eval
 
 def eval_table(result, per_query: bool, coverage: float | None = None) -> Table:
@@ -131,7 +137,9 @@ def ties_tables(report) -> list[Table]:
     heads = ("run", "docs", "topics w/ ties", "tied %", "contradictions", "score order", "rank order",
              "duplicates", "largest")
     for h in heads:
-        t2.add_column(h, justify="left" if h in ("run", "largest") else "right", no_wrap=h == "run")
+        t2.add_column(h, justify="left" if h in ("run", "largest") else "right",  # a name is never cut short:
+                      **(_name_column([r.name for r in report.runs]) if h == "run" else
+                         {"overflow": "fold"} if h == "largest" else {}))
     for r in report.runs:
         g = r.largest_groups[0] if r.largest_groups else None
         t2.add_row(text(r.name), f"{r.docs:,}", f"{r.queries_with_ties:,}/{r.queries:,}",
@@ -227,7 +235,7 @@ def compare_tables(comparison) -> list[Table]:
                              f"Kendall's tau, oblivious vs expected order: {num(c.kendall_tau)}; "
                              f"min vs max order: {num(c.kendall_tau_min_max)}."),
                     caption_justify="left")
-    systems.add_column("system", overflow="fold")  # a name is never cut short
+    systems.add_column("system", **_name_column([s.name for s in c.systems]))  # a name is never cut short
     cols = ("oblivious", "expected", "min", "max", "range", "bias", "std")
     for name in cols:
         systems.add_column(name, justify="right")
