@@ -519,20 +519,20 @@ def _evaluate_named(args) -> tuple[str, EvalResult]:
 
 
 def run_names(runs) -> dict[str, object]:
-    """``{name: run}`` from a mapping, or from paths named by their file names (a clash is an error).
+    """``{name: run}`` from a mapping, or from paths named by :func:`tierank.io.naming.run_names`
+    (the shortest distinguishing path suffix; the same file twice is an error).
 
     >>> list(run_names(["a/bm25.txt", "b/dense.txt"]))
     ['bm25.txt', 'dense.txt']
+    >>> list(run_names(["sub/a.txt", "a.txt"]))
+    ['sub/a.txt', 'a.txt']
     """
     if isinstance(runs, dict):
         return dict(runs)
-    out: dict[str, object] = {}
-    for r in runs:
-        name = Path(r).name
-        if name in out:
-            raise TierankInputError(f"two runs are named {name!r} ({out[name]} and {r}); pass a dict of names")
-        out[name] = r
-    return out
+    from .io.naming import run_names as names
+
+    runs = list(runs)
+    return dict(zip(names(runs), runs))
 
 
 def evaluate_many(qrels, runs, measures: Iterable[str] | str, *, jobs: int = 1,

@@ -58,6 +58,10 @@ class TieBreak:
     --------
     >>> TieBreak.parse("random:7")
     TieBreak(kind='random', seed=7)
+    >>> TieBreak.parse("random")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    tierank.errors.TierankInputError: tie-break 'random': random needs a seed: random:SEED (e.g. random:0), ...
     >>> str(TieBreak.parse("trec_eval"))
     'trec_eval'
     """
@@ -73,8 +77,11 @@ class TieBreak:
         if t in ("trec_eval", "input", "docno"):
             return cls(t)
         m = _RANDOM.match(t)
+        if m and m.group(1) is None:
+            raise TierankInputError(f"tie-break {text!r}: random needs a seed: random:SEED (e.g. random:0), so that "
+                                    "the oblivious value can be reproduced")
         if m:
-            return cls("random", int(m.group(1) or 0) % (1 << 64))
+            return cls("random", int(m.group(1)) % (1 << 64))
         raise TierankInputError(f"unknown tie-break policy {text!r}; accepted: {', '.join(POLICIES)}")
 
     def __str__(self) -> str:

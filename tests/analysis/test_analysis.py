@@ -132,19 +132,20 @@ def test_ties_command(defects):
     assert "rank/score contradictions" in table and "3 in q1" in table
 
 
-def test_sweep_command_on_askubuntu_either_argument_order(tmp_path, real_data):
+def test_sweep_command_on_askubuntu_qrels_first(tmp_path, real_data):
     run, qrels = real_data / "askubuntu/test.bm25.run", real_data / "askubuntu/test.qrels"
     out = tmp_path / "s.jsonl"
-    cli("sweep", run, qrels, "-m", "nDCG@10", "--formats", "fp32,bf16,fp8_e5m2", "--format", "jsonl", "-o", out)
+    cli("sweep", qrels, run, "-m", "nDCG@10", "--formats", "fp32,bf16,fp8_e5m2", "--format", "jsonl", "-o", out)
     recs = [json.loads(x) for x in out.read_text().splitlines()]
     shares = {r["format"]: r["tie_share"] for r in recs}
     assert shares["fp32"] < shares["bf16"] < shares["fp8_e5m2"]
     rng = {r["format"]: r["range"] for r in recs}
     assert rng["fp32"] < rng["bf16"] < rng["fp8_e5m2"]
-    same = cli("sweep", qrels, run, "-m", "nDCG@10", "--formats", "fp32,bf16,fp8_e5m2", "--format", "jsonl").stdout
-    assert [json.loads(x) for x in same.splitlines()] == recs
+    swapped = cli("sweep", run, qrels, "-m", "nDCG@10", check=False)
+    assert swapped.returncode == 2 and swapped.stderr.count("\n") == 1
+    assert "did you swap QRELS and RUN?" in swapped.stderr
     bad = cli("sweep", run, run, check=False)
-    assert bad.returncode == 2 and "cannot tell the run" in bad.stderr
+    assert bad.returncode == 2 and "looks like a run" in bad.stderr
 
 
 def test_compare_command_flags_a_tie_flip(tmp_path):

@@ -16,6 +16,14 @@ EXAMPLE = tierank.__file__.rsplit("/", 1)[0] + "/examples/"
 QRELS, RUN = EXAMPLE + "figure1.qrels", EXAMPLE + "figure1.run"
 
 
+@pytest.fixture(scope="module")
+def run2(tmp_path_factory):
+    """A second system: a copy of RUN under another name (the same file twice is refused)."""
+    p = tmp_path_factory.mktemp("systems") / "other.run"
+    p.write_text(open(RUN).read())
+    return p
+
+
 def _errors(p: subprocess.CompletedProcess) -> list[str]:
     """stderr's lines, after checking that the command failed cleanly with exit 2."""
     assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
@@ -35,10 +43,10 @@ def run_without_matplotlib(*args) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("args", [
     ("plot", "cutoff", QRELS, RUN),
     ("plot", "ranges", RUN, RUN, "--qrels", QRELS),
-    ("plot", "sweep", RUN, QRELS),
+    ("plot", "sweep", QRELS, RUN),
     ("plot", "ties", RUN),
     ("report", "eval", QRELS, RUN),
-    ("report", "sweep", RUN, QRELS),
+    ("report", "sweep", QRELS, RUN),
     ("report", "compare", RUN, RUN, "--qrels", QRELS),
     ("report", "rerank", RUN),
 ], ids=lambda a: " ".join(a[:2]))
@@ -60,7 +68,7 @@ def test_missing_matplotlib_is_reported_before_the_inputs_are_read(tmp_path):
 @pytest.mark.parametrize("args", [
     ("compare", RUN, RUN, "--qrels", QRELS),
     ("plot", "ranges", RUN, RUN, "--qrels", QRELS, "-o", "{tmp}/fig"),
-    ("plot", "sweep", RUN, QRELS, "-o", "{tmp}/fig"),
+    ("plot", "sweep", QRELS, RUN, "-o", "{tmp}/fig"),
     ("report", "compare", RUN, RUN, "--qrels", QRELS, "-o", "{tmp}/r.html"),
 ], ids=lambda a: " ".join(x for x in a[:2] if "/" not in x))
 def test_one_measure_commands_refuse_two(args, tmp_path):
@@ -77,9 +85,9 @@ def test_plot_cutoff_refuses_two_families(tmp_path):
     assert "takes one measure here, got 2: nDCG, P" in _errors(p)[0]
 
 
-def test_compare_with_one_measure_uses_it():
-    doc = json.loads(run_cli("compare", RUN, RUN, "--qrels", QRELS, "-m", "RR", "-f", "json").stdout)
-    assert doc["measure"] == "RR" and [s["name"] for s in doc["systems"]] == ["figure1.run", str(RUN)]
+def test_compare_with_one_measure_uses_it(run2):
+    doc = json.loads(run_cli("compare", RUN, run2, "--qrels", QRELS, "-m", "RR", "-f", "json").stdout)
+    assert doc["measure"] == "RR" and [s["name"] for s in doc["systems"]] == ["figure1.run", "other.run"]
 
 
 @pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl"])
@@ -100,10 +108,10 @@ def _bad_run(tmp_path):
     ("eval", QRELS, "{bad}"),
     ("eval", QRELS, "{bad}", "-f", "jsonl"),
     ("ties", "{bad}"),
-    ("sweep", "{bad}", QRELS),
+    ("sweep", QRELS, "{bad}"),
     ("compare", "{bad}", RUN, "--qrels", QRELS),
     ("report", "eval", QRELS, "{bad}"),
-    ("report", "sweep", "{bad}", QRELS),
+    ("report", "sweep", QRELS, "{bad}"),
     ("report", "compare", "{bad}", RUN, "--qrels", QRELS),
 ], ids=lambda a: " ".join(x for x in a[:2] if "/" not in x and "{" not in x))
 def test_output_is_checked_before_any_input_is_read(args, tmp_path):
@@ -187,9 +195,9 @@ def test_bands_refuses_a_rho_too_large_for_ranks():
 
 
 @pytest.mark.parametrize("cmd", [("compare",), ("report", "compare")], ids=["compare", "report compare"])
-def test_compare_refuses_a_band_that_is_not_finite(cmd, tmp_path):
+def test_compare_refuses_a_band_that_is_not_finite(cmd, tmp_path, run2):
     out = ("-o", tmp_path / "r.html") if cmd[0] == "report" else ()
-    p = run_cli(*cmd, RUN, RUN, "--qrels", QRELS, "--band", "1e309", *out, check=False)
+    p = run_cli(*cmd, QRELS, RUN, run2, "--band", "1e309", *out, check=False)
     assert _errors(p) == ["tierank: error: band parameter rho must be a finite number > 1, got inf"]
     assert list(tmp_path.iterdir()) == []
 
@@ -239,11 +247,11 @@ def test_report_rerank_accepts_rows_without_the_optional_columns(tmp_path):
 
 
 @pytest.mark.parametrize("rel", ["99999999999999999999", "-9007199254740993"])
-@pytest.mark.parametrize("cmd", [("eval", QRELS, RUN), ("sweep", RUN, QRELS), ("compare", RUN, RUN, "--qrels", QRELS)],
+@pytest.mark.parametrize("cmd", [("eval", QRELS, RUN), ("sweep", QRELS, RUN), ("compare", QRELS, RUN, "{run2}")],
                          ids=["eval", "sweep", "compare"])
-def test_rel_has_the_measures_bound(cmd, rel):
+def test_rel_has_the_measures_bound(cmd, rel, run2):
     """`--rel 99999999999999999999` was accepted while `P(rel=...)` caps rel at +-2**53."""
-    p = run_cli(*cmd, "--rel", rel, check=False)
+    p = run_cli(*(str(run2) if a == "{run2}" else a for a in cmd), "--rel", rel, check=False)
     assert _errors(p) == [f"tierank: error: rel must lie in [-9007199254740992, 9007199254740992], got {rel}"]
 
 

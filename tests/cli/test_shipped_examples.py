@@ -218,7 +218,7 @@ def files(tmp_path):
 
 def test_sweep_write_runs_writes_one_exact_run_per_format(files):
     out = files / "runs"
-    p = run_cli("sweep", files / "sys.run", files / "q.txt", "-m", "nDCG@5", "-m", "RR", "--formats",
+    p = run_cli("sweep", files / "q.txt", files / "sys.run", "-m", "nDCG@5", "-m", "RR", "--formats",
                 "fp32,bf16,int8,sig2,band1.4", "-f", "json", "--write-runs", out)
     rows = json.loads(p.stdout)["rows"]
     assert sorted(x.name for x in out.iterdir()) == sorted(f"sys.{f}.run" for f in
@@ -239,19 +239,19 @@ def test_sweep_write_runs_writes_one_exact_run_per_format(files):
 def test_sweep_write_runs_names_a_gz_run_without_suffixes(tmp_path):
     (tmp_path / "a.run.gz").write_bytes(gzip.compress(RUN.encode()))
     (tmp_path / "q.txt").write_text(QRELS)
-    run_cli("sweep", tmp_path / "a.run.gz", tmp_path / "q.txt", "--formats", "bf16", "--write-runs", tmp_path / "o")
+    run_cli("sweep", tmp_path / "q.txt", tmp_path / "a.run.gz", "--formats", "bf16", "--write-runs", tmp_path / "o")
     assert [x.name for x in (tmp_path / "o").iterdir()] == ["a.bf16.run"]
 
 
 def test_sweep_write_runs_refuses_before_any_work(files):
     (files / "afile").write_text("x")
-    p = run_cli("sweep", files / "sys.run", files / "q.txt", "--formats", "fp32", "--write-runs", files / "afile",
+    p = run_cli("sweep", files / "q.txt", files / "sys.run", "--formats", "fp32", "--write-runs", files / "afile",
                 check=False)
     assert p.returncode == 2 and "afile: is not a directory" in p.stderr and "Traceback" not in p.stderr
     # a target that is one of the inputs: nothing is written, not even the other formats
     (files / "d").mkdir()
     (files / "d" / "sys.bf16.run").write_text(QRELS)
-    p = run_cli("sweep", files / "sys.run", files / "d" / "sys.bf16.run", "--formats", "fp32,bf16",
+    p = run_cli("sweep", files / "d" / "sys.bf16.run", files / "sys.run", "--formats", "fp32,bf16",
                 "--write-runs", files / "d", check=False)
     assert p.returncode == 2 and "refusing to overwrite an input" in p.stderr
     assert sorted(x.name for x in (files / "d").iterdir()) == ["sys.bf16.run"]

@@ -68,7 +68,7 @@ def test_plot_ties_sweep_and_ranges_write_their_figures(tmp_path):
     assert_figure_files(tmp_path / "ties", fig, out)
     assert 'id="ties:figure1.run"' in (tmp_path / "ties.svg").read_text()
 
-    out = run_cli("plot", "sweep", RUN, QRELS, "-m", "R@3", "--formats", "fp32,bf16", "-o", tmp_path / "sweep").stdout
+    out = run_cli("plot", "sweep", QRELS, RUN, "-m", "R@3", "--formats", "fp32,bf16", "-o", tmp_path / "sweep").stdout
     assert_figure_files(tmp_path / "sweep", plot_sweep(sweep(str(QRELS), str(RUN), ["R@3"], ["fp32", "bf16"]), "R@3"),
                         out)
 
@@ -105,7 +105,7 @@ def test_report_eval_writes_the_evaluation(tmp_path):
 
 
 def test_report_sweep_and_compare_write_their_pages(tmp_path):
-    run_cli("report", "sweep", RUN, QRELS, "-m", "R@3", "--formats", "fp32,bf16", "-o", tmp_path / "s.html")
+    run_cli("report", "sweep", QRELS, RUN, "-m", "R@3", "--formats", "fp32,bf16", "-o", tmp_path / "s.html")
     page = (tmp_path / "s.html").read_text(encoding="utf-8")
     sw = sweep(str(QRELS), str(RUN), ["R@3"], ["fp32", "bf16"])
     assert page == sweep_report(sw, ["R@3"])

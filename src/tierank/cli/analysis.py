@@ -16,13 +16,15 @@ from ..io.writers import check_output
 from . import app
 from .common import (CandidatesOnly, Complete, Fmt, Format, Output, Rel, ScoreFormats, TieBreakOption, choices_enum,
                      emit, input_errors, measures_option, one_measure, one_measure_option, print_tables,
-                     score_formats, split_run_qrels, status)
+                     qrels_and_runs, runs_by_name, score_formats, status, swap_check)
 
 #: the measures of `tierank sweep` when no -m is given
 SWEEP_MEASURES = ["nDCG@10", "RR@10", "AP@100"]
 
 #: what `tierank compare --format` writes: its tables, or the whole comparison as one JSON document
 CompareFmt = choices_enum("CompareFmt", ("table", "json"))
+
+COMPARE_USAGE = "tierank compare QRELS RUN RUN... (or RUN RUN... --qrels QRELS)"
 
 #: `tierank compare --correction`: none, or a multiple-comparison correction across the pairs
 CompareCorrection = choices_enum("CompareCorrection", ("none", "bonferroni", "holm", "bh"))
@@ -31,7 +33,7 @@ CompareCorrection = choices_enum("CompareCorrection", ("none", "bonferroni", "ho
 @app.command("ties")
 @input_errors
 def ties_cmd(
-    runs: Annotated[list[Path], typer.Argument(help="TREC run files (.gz ok)")],
+    runs: Annotated[list[Path], typer.Argument(metavar="RUN", help="TREC run files (.gz ok)")],
     fmt: Format = Fmt.table,
     output: Output = None,
     top: Annotated[int, typer.Option("--top", help="Largest tie groups listed per run.")] = 3,
@@ -41,13 +43,17 @@ def ties_cmd(
 
     from ..analysis.prevalence import analyze
     from ..io.convert import to_run
+    from ..io.naming import run_names
     from ..io.writers import jsonable, render_records
     from ..report.terminal import ties_tables
 
     check_output(output, tuple(runs))
     loaded = {}
-    for p in track(runs, description="reading runs", disable=not sys.stderr.isatty(), console=Console(stderr=True)):
-        loaded[p.name if p.name not in loaded else str(p)] = to_run(p, duplicates="keep")
+    names = dict(zip(runs, run_names(runs)))
+    with swap_check(None, runs, "tierank ties RUN [RUN...]"):
+        for p in track(runs, description="reading runs", disable=not sys.stderr.isatty(),
+                       console=Console(emoji=False, stderr=True)):
+            loaded[names[p]] = to_run(p, duplicates="keep")
     report = analyze(loaded, top=top)
     fields = ("name", "queries", "docs", "queries_with_ties", "tie_groups", "docs_in_ties",
               "docs_tied_with_predecessor", "contradictions", "queries_with_contradictions",
@@ -100,8 +106,8 @@ def _write_sweep_runs(run: Path, paths: dict[str, Path], protect: tuple) -> None
 @app.command("sweep")
 @input_errors
 def sweep_cmd(
-    first: Annotated[Path, typer.Argument(metavar="RUN", help="TREC run (either order: RUN QRELS or QRELS RUN)")],
-    second: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels")],
+    qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels (as tierank eval: QRELS first)")],
+    run: Annotated[Path, typer.Argument(metavar="RUN", help="TREC run (.gz ok)")],
     measure: measures_option(SWEEP_MEASURES) = None,
     formats: ScoreFormats = ",".join(DEFAULT_FORMATS),
     fmt: Format = Fmt.table,
@@ -119,33 +125,38 @@ def sweep_cmd(
     from rich.progress import Progress
 
     from ..analysis.sweep import FIELDS, sweep
+    from ..io.naming import short_name
     from ..io.writers import render_records
     from ..report.terminal import sweep_table
 
-    check_output(output, (first, second))
-    run, qrels = split_run_qrels(first, second)
+    protect = (qrels, run)
+    check_output(output, protect)
     fmts = score_formats(formats)
-    run_paths = _sweep_run_paths(write_runs, run, fmts, (first, second)) if write_runs is not None else None
-    with Progress(console=Console(stderr=True), disable=not sys.stderr.isatty(), transient=True) as prog:
+    run_paths = _sweep_run_paths(write_runs, run, fmts, protect) if write_runs is not None else None
+    with swap_check(qrels, [run], "tierank sweep QRELS RUN"), \
+            Progress(console=Console(emoji=False, stderr=True), disable=not sys.stderr.isatty(),
+                     transient=True) as prog:
         task = prog.add_task("sweeping formats", total=len(fmts))
         result = sweep(str(qrels), str(run), measure or SWEEP_MEASURES, fmts,
                        tie_break=tie_break, rel=rel, candidates_only=candidates_only,
                        progress=lambda f: prog.advance(task))
     if run_paths is not None:
-        _write_sweep_runs(run, run_paths, (first, second))
+        _write_sweep_runs(run, run_paths, protect)
     if fmt is Fmt.table:
-        print_tables([sweep_table(result, run.name, tie_break)], output, (first, second))
+        print_tables([sweep_table(result, short_name(run), tie_break)], output, protect)
     else:
         emit(render_records(result.rows, FIELDS, fmt.value, document={"settings": result.settings,
                                                                         "rows": result.rows}),
-             output, (first, second))
+             output, protect)
 
 
 @app.command("compare")
 @input_errors
 def compare_cmd(
-    runs: Annotated[list[Path], typer.Argument(help="Two or more TREC runs (one per system)")],
-    qrels: Annotated[Path, typer.Option("--qrels", help="qrels file")],
+    files: Annotated[list[Path], typer.Argument(
+        metavar="FILES", help="The qrels, then two or more TREC runs (one per system); with --qrels "
+                                         "only the runs")],
+    qrels: Annotated[Optional[Path], typer.Option("--qrels", help="The qrels (then every argument is a run).")] = None,
     measure: one_measure_option("nDCG@10") = None,
     band: Annotated[Optional[float], typer.Option(
         "--band", help="Also band every run with geometric rank bands RHO > 1 and report which significant "
@@ -168,21 +179,20 @@ def compare_cmd(
     P(A>B): the probability that A's mean beats B's when both runs' ties are broken at random.
     One measure per call (-m given twice is an error)."""
     from ..analysis.compare import compare, records
-    from ..io.convert import to_run
     from ..io.writers import jsonable
     from ..report.terminal import compare_tables
 
+    qrels, runs = qrels_and_runs(files, qrels, COMPARE_USAGE)
     protect = (*runs, qrels)
     check_output(output, protect)
     measure = one_measure(measure, "nDCG@10")
-    names = {}
-    for p in runs:
-        names[p.name if p.name not in names else str(p)] = to_run(p)
+    with swap_check(qrels, runs, COMPARE_USAGE):
+        names = runs_by_name(runs)
     if correction is None:
         chosen = "holm" if len(runs) > 2 else None
     else:
         chosen = None if correction.value == "none" else correction.value
-    with status("comparing..."):
+    with swap_check(qrels, runs, COMPARE_USAGE), status("comparing..."):
         cmp = compare(names, str(qrels), measure, tie_break=tie_break, rel=rel, complete=complete,
                       candidates_only=candidates_only, alpha=alpha, band=band, correction=chosen)
     if fmt is CompareFmt.table:
@@ -214,4 +224,4 @@ def bands_cmd(
     if fmt is not Fmt.table:
         sys.stdout.write(render_records(rows, tuple(rows[0]), fmt.value))
         return
-    Console().print(bands_table(rows, PAPER_TABLE2))
+    Console(emoji=False).print(bands_table(rows, PAPER_TABLE2))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import io
 import sys
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -65,7 +65,7 @@ Unjudged = choices_enum("Unjudged", UNJUDGED)
 # errors
 
 def _fail(err: TierankInputError) -> None:
-    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    console = Console(emoji=False, markup=False, stderr=True, highlight=False, soft_wrap=True)
     for p in err.problems:
         console.print(f"tierank: error: {p}", markup=False)
     raise typer.Exit(2)
@@ -92,7 +92,7 @@ def input_errors(command):
 
 def note(text: str) -> None:
     """One ``tierank: note: ...`` line on stderr (something left out or ignored; not an error)."""
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"tierank: note: {text}", markup=False)
+    Console(emoji=False, markup=False, stderr=True, highlight=False, soft_wrap=True).print(f"tierank: note: {text}")
 
 
 def require(module: str, what: str) -> None:
@@ -126,7 +126,25 @@ class Group(TyperGroup):
         cmd = super().get_command(ctx, cmd_name)
         if cmd is not None and not isinstance(cmd, TyperGroup):
             _untyped_flags(cmd.get_params(ctx))
+        if cmd is not None and cmd.help and not getattr(cmd, "_reflowed", False):
+            cmd.help, cmd._reflowed = reflow(cmd.help), True
+            if cmd.short_help is None:
+                cmd.short_help = cmd.help.split("\n\n")[0]
         return cmd
+
+
+def reflow(text: str) -> str:
+    r"""A help text with each paragraph on one line (typer's rich mode keeps a docstring's single line
+    breaks, which then break sentences in the middle at any terminal width); ``\f`` and what follows
+    it dropped, ``\b`` paragraphs kept as written.
+
+    >>> reflow("Evaluate RUN against\n    QRELS.\n\n    More\n    text.")
+    'Evaluate RUN against QRELS.\n\nMore text.'
+    """
+    import inspect
+
+    paragraphs = inspect.cleandoc(text).partition("\f")[0].split("\n\n")
+    return "\n\n".join(p if p.startswith("\b") else " ".join(p.split()) for p in paragraphs)
 
 
 # option types
@@ -233,7 +251,7 @@ def check_figure_stem(stem: Path, protect: tuple) -> None:
 def status(text: str):
     """A spinner on stderr while the work runs, when stderr is a terminal."""
     if sys.stderr.isatty():
-        return Console(stderr=True).status(text)
+        return Console(emoji=False, stderr=True).status(text)
     return nullcontext()
 
 
@@ -253,46 +271,97 @@ def print_tables(tables, output: Optional[Path], protect: tuple) -> None:
 
     if output is not None:
         buf = io.StringIO()
-        console = Console(file=buf, width=160, force_terminal=False, color_system=None)
+        console = Console(emoji=False, file=buf, width=160, force_terminal=False, color_system=None)
         for t in tables:
             console.print(t)
         write_atomic(output, buf.getvalue(), protect=protect)
     else:
-        console = Console(width=max(Console().width, 120))
+        console = Console(emoji=False, width=max(Console().width, 120))
         for t in tables:
             console.print(t)
 
 
-def split_run_qrels(a: Path, b: Path) -> tuple[Path, Path]:
-    """(run, qrels) from two paths in either order: a run line has 6 fields, a qrels line 3 or 4; Parquet/Arrow
-    files are told apart by their columns and content (:func:`tierank.io.convert.split_pair`)."""
-    from ..io.convert import split_pair
+#: what a line of each input looks like, for the messages of :func:`swapped`
+RUN_LAYOUT = "6 columns: qid Q0 docid rank score tag"
+QRELS_LAYOUT = "4 columns: qid iter docid grade"
+
+
+def layout(path: Path) -> Optional[str]:
+    """``"run"`` or ``"qrels"``: what the first line of the text file ``path`` looks like (a TREC run
+    line has 6 fields; a qrels line 4, or 3 in a BEIR qrels TSV); None when it cannot be told (not a
+    regular file, a Parquet/Arrow file, unreadable, another shape)."""
+    from ..io.columnar import is_columnar
     from ..io.readers import first_fields
 
-    pair = split_pair(a, b)
-    if pair is not None:
-        return pair
-
-    def fields(p: Path) -> int:
-        f = first_fields(p)
-        return len(f) if f else 0
-
-    fa, fb = fields(a), fields(b)
-    if fa == 6 and fb != 6:
-        return a, b
-    if fb == 6 and fa != 6:
-        return b, a
-    raise TierankInputError(f"cannot tell the run (6 columns) from the qrels (3-4 columns): {a} has {fa}, {b} has {fb}")
+    try:
+        if not Path(path).is_file() or is_columnar(str(path)):
+            return None
+        fields = first_fields(path)
+    except (TierankInputError, OSError):
+        return None
+    n = len(fields) if fields else 0
+    return "run" if n == 6 else "qrels" if n in (3, 4) else None
 
 
-def runs_by_name(paths: list[Path], regimes: Optional[str], duplicates: str = "error") -> dict:
-    """Runs keyed by file name; with regimes, one entry per (run, format)."""
+def swapped(qrels: Optional[Path], runs: list[Path], usage: str) -> Optional[str]:
+    """One line when the inputs look given in the wrong places: a run where the qrels go, or qrels
+    where a run goes (``usage``: the command's synopsis, e.g. ``tierank eval QRELS RUN``); else None."""
+    q = layout(qrels) if qrels is not None else None
+    wrong = [r for r in runs if layout(r) == "qrels"]
+    if q == "run" and wrong:
+        return (f"did you swap QRELS and RUN? {qrels} looks like a run ({RUN_LAYOUT}) and {wrong[0]} like qrels "
+                f"({QRELS_LAYOUT}); usage: {usage}")
+    if q == "run":
+        return f"{qrels} is given as the qrels but looks like a run ({RUN_LAYOUT}); the qrels come first: {usage}"
+    if wrong:
+        return f"{wrong[0]} is given as a run but looks like qrels ({QRELS_LAYOUT}); usage: {usage}"
+    return None
+
+
+@contextmanager
+def swap_check(qrels: Optional[Path], runs: list[Path], usage: str):
+    """Inputs read inside this block: a :class:`TierankInputError` about them becomes the one line of
+    :func:`swapped` when the files look given in the wrong places (the reader's errors, e.g. one
+    "expected 4 columns" per line of a run read as qrels, say less).  Text files are sniffed only after
+    a failure; Parquet/Arrow tables, which a swap can leave readable (BEIR's ``score`` column is both a
+    run's score and a grade), are told apart by content first (:func:`tierank.io.convert.check_roles`)."""
+    from ..io.convert import check_roles
+
+    if qrels is not None:
+        for r in runs:
+            check_roles(qrels, r)
+    try:
+        yield
+    except TierankInputError as e:
+        files = {str(p) for p in (qrels, *runs) if p is not None}
+        about = any(getattr(p, "source", None) in files for p in e.problems)
+        hint = swapped(qrels, list(runs), usage) if about else None
+        if hint is None:
+            raise
+        raise TierankInputError(hint) from None
+
+
+def qrels_and_runs(paths: list[Path], qrels: Optional[Path], usage: str) -> tuple[Path, list[Path]]:
+    """``QRELS RUN RUN...`` as ``tierank eval`` takes them, or ``RUN RUN... --qrels QRELS``."""
+    if qrels is not None:
+        return qrels, list(paths)
+    if paths and layout(paths[0]) == "run":
+        raise TierankInputError(f"{paths[0]} is given as the qrels but looks like a run ({RUN_LAYOUT}); the qrels "
+                                f"come first (or --qrels QRELS): {usage}")
+    if len(paths) < 2:
+        raise TierankInputError(f"give the qrels first, then the runs (or --qrels QRELS): {usage}")
+    return paths[0], list(paths[1:])
+
+
+def runs_by_name(paths: list[Path], regimes: Optional[str] = None, duplicates: str = "error") -> dict:
+    """Runs read and named by :func:`tierank.io.naming.run_names` (the shortest distinguishing path
+    suffix: never two runs under one name); with regimes, one entry per (run, format)."""
     from ..analysis.precision import requantize_run
     from ..io.convert import to_run
+    from ..io.naming import run_names
 
     out = {}
-    for p in paths:
-        name = p.name if p.name not in out else str(p)
+    for name, p in zip(run_names(paths), paths):
         run = to_run(p, duplicates=duplicates)
         if not regimes:
             out[name] = run

@@ -12,10 +12,12 @@ from ..io.writers import check_output
 from . import app
 from .common import (DEFAULT_MEASURES, CandidatesOnly, Complete, DocsInCollection, EvalFmt, EvalFormat, JudgedOnly,
                      MaxRetrieved, NoSummary, Output, Rel, Samples, Seed, StatOption, TieBreakOption, Unjudged, emit,
-                     input_errors, measures_option, note, print_tables)
+                     input_errors, measures_option, note, print_tables, swap_check)
 
 #: ``-m`` with ``--format trec_eval`` and no ``-m``: trec_eval's own default
 TREC_DEFAULT = ["official"]
+
+USAGE = "tierank eval QRELS RUN [RUN...]"
 
 
 def _coverage(result, added: bool):
@@ -38,10 +40,12 @@ def _coverage(result, added: bool):
 @app.command("eval")
 @input_errors
 def eval_cmd(
-    qrels: Annotated[Path, typer.Argument(help="TREC qrels (qid iter docid grade) or BEIR qrels TSV; .gz ok")],
+    qrels: Annotated[Path, typer.Argument(
+        metavar="QRELS", help="TREC qrels (qid iter docid grade) or BEIR qrels TSV; .gz ok")],
     runs: Annotated[list[Path], typer.Argument(
-        help="TREC run(s) (qid Q0 docid rank score tag; .gz ok), Parquet/Arrow files, or folders of them; "
-             "several runs are evaluated against the qrels read once, each output tagged with the run's name")],
+        metavar="RUN", help="TREC run(s) (qid Q0 docid rank score tag; .gz ok), Parquet/Arrow files, or folders "
+                            "of them; several runs are evaluated against the qrels read once, each output tagged "
+                            "with the run's name (its shortest distinguishing path suffix)")],
     measure: measures_option(DEFAULT_MEASURES, trec=True) = None,
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also report every query.")] = False,
     fmt: EvalFormat = EvalFmt.table,
@@ -75,10 +79,9 @@ def eval_cmd(
     trec_eval's measure names, flags (-q -c -l -M -J -N -n) and, with --format trec_eval, its
     output layout are accepted as trec_eval accepts them.
     """
-    from ..io.convert import check_roles
     from ..io.writers import render_many, run_tag
     from ..measures.names import plan as measure_plan
-    from ..report.terminal import eval_table
+    from ..report.terminal import eval_table, text
 
     trec = fmt is EvalFmt.trec_eval
     problems = []
@@ -96,8 +99,6 @@ def eval_cmd(
     if block_bytes is not None and len(named) > 1:
         raise TierankInputError("--block-bytes streams one run; several runs are each evaluated in memory")
     check_output(output, (qrels, *named.values()))
-    for path in named.values():
-        check_roles(qrels, path)
     if condensed or judged_only:
         unjudged = Unjudged.condensed
     if judged_only and max_retrieved is not None:
@@ -117,7 +118,8 @@ def eval_cmd(
     kwargs = dict(tie_break=tie_break, rel=rel, complete=complete, candidates_only=candidates_only,
                   unjudged=unjudged.value, max_depth=max_retrieved, samples=samples, seed=seed, judged_only=judged_only)
     protect = (qrels, *named.values())
-    results = _evaluate(qrels, named, measures + extra, jobs, kwargs, block_bytes)
+    with swap_check(qrels, list(named.values()), USAGE):
+        results = _evaluate(qrels, named, measures + extra, jobs, kwargs, block_bytes)
     if fmt is EvalFmt.table:
         tables = []
         for name, result in results.items():
@@ -125,8 +127,9 @@ def eval_cmd(
             if unjudged is not Unjudged.condensed:
                 result, coverage = _coverage(result, add_judged)
             table = eval_table(result, per_query, coverage)
-            if len(results) > 1:
-                table.title = f"run {name}"
+            if len(results) > 1:  # the run's name (io.naming), as written, on one line
+                table.title = text(f"run {name}")
+                table.min_width = len(table.title) + 4
             tables.append(table)
         print_tables(tables, output, protect)
     elif trec:
@@ -142,28 +145,25 @@ def eval_cmd(
 def _run_files(paths: list[Path]) -> dict[str, Path]:
     """``{name: path}``: files as given, folders expanded to their runs (:func:`tierank.io.convert.folder_runs`:
     every file that parses as a run, sorted; what is skipped is listed on stderr, with why), a folder written
-    by :func:`tierank.stream.partition` as one run; names are the paths as given, or the folder's relative
-    paths; the same file twice is an error."""
+    by :func:`tierank.stream.partition` as one run; each named by :func:`tierank.io.naming.run_names` (its
+    shortest distinguishing path suffix); the same file twice is an error."""
     from ..io.columnar import is_partitioned
     from ..io.convert import folder_runs
+    from ..io.naming import run_names
 
-    out: dict[str, Path] = {}
+    files: list[Path] = []
     for p in paths:
         if p.is_dir() and not is_partitioned(p):
-            files, skipped = folder_runs(p)
+            found, skipped = folder_runs(p)
             for f, why in skipped:
                 note(f"{f}: skipped: {why}")
-            if not files:
+            if not found:
                 raise TierankInputError(f"{p}: no run files in this folder (a run file's first line is qid Q0 "
                                         "docid rank score tag; Parquet/Arrow files with a score column)")
-            items = [(str(f), f) for f in files]
+            files.extend(found)
         else:
-            items = [(str(p), p)]
-        for name, f in items:
-            if name in out:
-                raise TierankInputError(f"{name}: given twice")
-            out[name] = f
-    return out
+            files.append(p)
+    return dict(zip(run_names(files), files))
 
 
 #: a single text run larger than this is streamed by default (all cores); smaller ones fit one block
@@ -206,16 +206,16 @@ def _evaluate(qrels: Path, named: dict[str, Path], measures: list, jobs: int | N
 
     with Progress() as prog:
         if len(named) == 1:
-            (path,) = named.values()
+            ((name, path),) = named.items()
             if jobs is None:
                 jobs = _auto_jobs(path, measures) or (1 if block_bytes else None)
             if jobs is None:
                 size = f" ({size_text(path.stat().st_size)})" if path.is_file() else ""
                 prog.phase(f"evaluating {path}{size} in memory")
-                return {str(path): evaluate(str(qrels), str(path), measures, **kwargs)}
+                return {name: evaluate(str(qrels), str(path), measures, **kwargs)}
             prog.phase(f"streaming {path} with {jobs} worker{'s' * (jobs > 1)}")
-            return {str(path): evaluate_stream(str(qrels), str(path), measures, jobs=jobs, progress=prog.stream,
-                                               **({"block_bytes": block_bytes} if block_bytes else {}), **kwargs)}
+            return {name: evaluate_stream(str(qrels), str(path), measures, jobs=jobs, progress=prog.stream,
+                                          **({"block_bytes": block_bytes} if block_bytes else {}), **kwargs)}
         prog.phase(f"reading {qrels}")
         q = to_qrels(str(qrels))
         total = len(named)

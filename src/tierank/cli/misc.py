@@ -18,16 +18,21 @@ def measures_cmd() -> None:
     from ..measures import describe
     from ..report.terminal import measures_table
 
-    Console().print(measures_table(describe()))
+    Console(emoji=False).print(measures_table(describe()))
 
 
-@app.command("example")
+#: the synopsis of `tierank example`, from the examples registry (:data:`tierank.examples.NAMES`)
+EXAMPLE_SYNOPSIS = f"tierank example NAME, NAME one of: {', '.join(EXAMPLES)}"
+
+
+@app.command("example", help=f"Print the path of a shipped example file or folder ({EXAMPLE_SYNOPSIS}; sources "
+                             "and licences: README.md in `tierank example dir`).")
 @input_errors
 def example_cmd(
     which: Annotated[str, typer.Argument(
-        help=f"one of: {', '.join(EXAMPLES)} (what each is: README.md in `tierank example dir`)")] = "dir",
+        metavar="NAME", help=f"one of: {', '.join(EXAMPLES)} (what each is: README.md in `tierank example dir`)")
+    ] = "dir",
 ) -> None:
-    """Print the path of a shipped example file (sources and licences: README.md in `tierank example dir`)."""
     from ..examples import path
 
     typer.echo(str(path(which)))

@@ -19,7 +19,7 @@ from ..measures import supported
 from . import app
 from .common import (DEFAULT_MEASURES, FIGURE_FORMATS, Group, OutHtml, OutStem, Regimes, ScoreFormats,
                      TieBreakOption, check_figure_stem, input_errors, measures_option, one_measure,
-                     one_measure_option, require, runs_by_name, save, score_formats, split_run_qrels)
+                     one_measure_option, qrels_and_runs, require, runs_by_name, save, score_formats, swap_check)
 
 plot_app = typer.Typer(cls=Group, no_args_is_help=True)
 report_app = typer.Typer(cls=Group, no_args_is_help=True)
@@ -36,8 +36,8 @@ Kmax = Annotated[int, typer.Option("--kmax", help=f"Largest cutoff k of the curv
 @plot_app.command("cutoff")
 @input_errors
 def plot_cutoff_cmd(
-    qrels: Annotated[Path, typer.Argument(help="qrels")],
-    runs: Annotated[list[Path], typer.Argument(help="one or more runs")],
+    qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels")],
+    runs: Annotated[list[Path], typer.Argument(metavar="RUN", help="one or more runs")],
     output: OutStem,
     family: one_measure_option("nDCG", family=True) = None,
     kmax: Kmax = 20,
@@ -52,16 +52,18 @@ def plot_cutoff_cmd(
     check_figure_stem(output, (qrels, *runs))
     family = one_measure(family, "nDCG")
     check_kmax(kmax)
-    curves = cutoff_curves(str(qrels), runs_by_name(runs, regimes), family, kmax, tie_break=tie_break)
+    with swap_check(qrels, runs, "tierank plot cutoff QRELS RUN [RUN...] -o STEM"):
+        curves = cutoff_curves(str(qrels), runs_by_name(runs, regimes), family, kmax, tie_break=tie_break)
     save(plot_cutoff(curves), output, (qrels, *runs))
 
 
 @plot_app.command("ranges")
 @input_errors
 def plot_ranges_cmd(
-    runs: Annotated[list[Path], typer.Argument(help="two or more runs")],
-    qrels: Annotated[Path, typer.Option("--qrels", help="qrels")],
+    files: Annotated[list[Path], typer.Argument(
+        metavar="FILES", help="the qrels, then two or more runs (with --qrels: only the runs)")],
     output: OutStem,
+    qrels: Annotated[Optional[Path], typer.Option("--qrels", help="qrels (then every argument is a run)")] = None,
     measure: one_measure_option("nDCG@10") = None,
     regimes: Regimes = None,
 ) -> None:
@@ -70,16 +72,20 @@ def plot_ranges_cmd(
     from ..report.plots import plot_ranges
 
     require("matplotlib", "tierank plot")
+    usage = "tierank plot ranges QRELS RUN RUN... -o STEM"
+    qrels, runs = qrels_and_runs(files, qrels, usage)
     check_figure_stem(output, (qrels, *runs))
     measure = one_measure(measure, "nDCG@10")
-    save(plot_ranges(compare(runs_by_name(runs, regimes), str(qrels), measure)), output, (qrels, *runs))
+    with swap_check(qrels, runs, usage):
+        cmp = compare(runs_by_name(runs, regimes), str(qrels), measure)
+    save(plot_ranges(cmp), output, (qrels, *runs))
 
 
 @plot_app.command("sweep")
 @input_errors
 def plot_sweep_cmd(
-    first: Annotated[Path, typer.Argument(metavar="RUN")],
-    second: Annotated[Path, typer.Argument(metavar="QRELS")],
+    qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels")],
+    run: Annotated[Path, typer.Argument(metavar="RUN", help="run")],
     output: OutStem,
     measure: one_measure_option("nDCG@10") = None,
     formats: ScoreFormats = ",".join(FIGURE_FORMATS),
@@ -89,17 +95,17 @@ def plot_sweep_cmd(
     from ..report.plots import plot_sweep
 
     require("matplotlib", "tierank plot")
-    check_figure_stem(output, (first, second))
+    check_figure_stem(output, (qrels, run))
     measure = one_measure(measure, "nDCG@10")
-    run, qrels = split_run_qrels(first, second)
-    result = sweep(str(qrels), str(run), [measure], score_formats(formats))
-    save(plot_sweep(result, measure), output, (first, second))
+    with swap_check(qrels, [run], "tierank plot sweep QRELS RUN -o STEM"):
+        result = sweep(str(qrels), str(run), [measure], score_formats(formats))
+    save(plot_sweep(result, measure), output, (qrels, run))
 
 
 @plot_app.command("ties")
 @input_errors
 def plot_ties_cmd(
-    runs: Annotated[list[Path], typer.Argument(help="runs")],
+    runs: Annotated[list[Path], typer.Argument(metavar="RUN", help="runs")],
     output: OutStem,
     regimes: Regimes = None,
 ) -> None:
@@ -108,14 +114,16 @@ def plot_ties_cmd(
 
     require("matplotlib", "tierank plot")
     check_figure_stem(output, tuple(runs))
-    save(plot_tie_structure(runs_by_name(runs, regimes, duplicates="keep")), output, tuple(runs))
+    with swap_check(None, runs, "tierank plot ties RUN [RUN...] -o STEM"):
+        loaded = runs_by_name(runs, regimes, duplicates="keep")
+    save(plot_tie_structure(loaded), output, tuple(runs))
 
 
 @report_app.command("eval")
 @input_errors
 def report_eval_cmd(
-    qrels: Annotated[Path, typer.Argument()],
-    run: Annotated[Path, typer.Argument()],
+    qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels")],
+    run: Annotated[Path, typer.Argument(metavar="RUN", help="run")],
     output: OutHtml,
     measure: measures_option(DEFAULT_MEASURES) = None,
     family: Annotated[str, typer.Option(
@@ -125,21 +133,23 @@ def report_eval_cmd(
 ) -> None:
     """An evaluation: aggregate table, ties, the widest per-query ranges, the cutoff figure."""
     from ..analysis.cutoff import evaluate_with_curves
+    from ..io.naming import short_name
     from ..report.html import eval_report, write_report
 
     require("matplotlib", "tierank report")
     check_output(output, (qrels, run))
     check_kmax(kmax)
-    res, curves = evaluate_with_curves(str(qrels), str(run), measure or DEFAULT_MEASURES, family, kmax,
-                                       name=run.name, tie_break=tie_break)  # one evaluation: table and curves
+    with swap_check(qrels, [run], "tierank report eval QRELS RUN -o FILE"):
+        res, curves = evaluate_with_curves(str(qrels), str(run), measure or DEFAULT_MEASURES, family, kmax,
+                                           name=short_name(run), tie_break=tie_break)  # one evaluation: table, curves
     typer.echo(str(write_report(output, eval_report(res, curves), protect=(qrels, run))))
 
 
 @report_app.command("sweep")
 @input_errors
 def report_sweep_cmd(
-    first: Annotated[Path, typer.Argument(metavar="RUN")],
-    second: Annotated[Path, typer.Argument(metavar="QRELS")],
+    qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels")],
+    run: Annotated[Path, typer.Argument(metavar="RUN", help="run")],
     output: OutHtml,
     measure: measures_option(REPORT_SWEEP_MEASURES) = None,
     formats: ScoreFormats = ",".join(FIGURE_FORMATS),
@@ -149,21 +159,23 @@ def report_sweep_cmd(
     from ..report.html import sweep_report, write_report
 
     require("matplotlib", "tierank report")
-    check_output(output, (first, second))
-    run, qrels = split_run_qrels(first, second)
+    check_output(output, (qrels, run))
     ms = measure or REPORT_SWEEP_MEASURES
-    result = sweep(str(qrels), str(run), ms, score_formats(formats))
-    typer.echo(str(write_report(output, sweep_report(result, ms), protect=(first, second))))
+    with swap_check(qrels, [run], "tierank report sweep QRELS RUN -o FILE"):
+        result = sweep(str(qrels), str(run), ms, score_formats(formats))
+    typer.echo(str(write_report(output, sweep_report(result, ms), protect=(qrels, run))))
 
 
 @report_app.command("compare")
 @input_errors
 def report_compare_cmd(
-    runs: Annotated[list[Path], typer.Argument()],
-    qrels: Annotated[Path, typer.Option("--qrels")],
+    files: Annotated[list[Path], typer.Argument(
+        metavar="FILES", help="the qrels, then two or more runs (with --qrels: only the runs)")],
     output: OutHtml,
+    qrels: Annotated[Optional[Path], typer.Option("--qrels", help="qrels (then every argument is a run)")] = None,
     measure: one_measure_option("nDCG@10") = None,
-    band: Annotated[Optional[float], typer.Option("--band")] = None,
+    band: Annotated[Optional[float], typer.Option(
+        "--band", help="Also band every run with geometric rank bands RHO > 1 (see tierank compare).")] = None,
     regimes: Regimes = None,
 ) -> None:
     """A system comparison: ranges figure, systems and pairs with flags, band summary."""
@@ -171,9 +183,12 @@ def report_compare_cmd(
     from ..report.html import compare_report, write_report
 
     require("matplotlib", "tierank report")
+    usage = "tierank report compare QRELS RUN RUN... -o FILE"
+    qrels, runs = qrels_and_runs(files, qrels, usage)
     check_output(output, (qrels, *runs))
     measure = one_measure(measure, "nDCG@10")
-    cmp = compare(runs_by_name(runs, regimes), str(qrels), measure, band=band)
+    with swap_check(qrels, runs, usage):
+        cmp = compare(runs_by_name(runs, regimes), str(qrels), measure, band=band)
     typer.echo(str(write_report(output, compare_report(cmp), protect=(qrels, *runs))))
 
 

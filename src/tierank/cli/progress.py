@@ -45,9 +45,9 @@ class Progress:
             from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
             from rich.progress import Progress as RichProgress
 
-            self._prog = RichProgress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+            self._prog = RichProgress(SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(),
                                       MofNCompleteColumn(), TimeElapsedColumn(),
-                                      console=self.console or Console(stderr=True), transient=True)
+                                      console=self.console or Console(emoji=False, stderr=True), transient=True)
             self._prog.__enter__()
             self._task = self._prog.add_task("", total=None)
         self._start = time.perf_counter()

@@ -112,14 +112,15 @@ def rerank_cmd(
         require_ray()
     os.environ.setdefault("TQDM_DISABLE", "1")  # model loaders' tqdm bars (GGUF dequantization); rich shows progress
     measures = list(measure or RERANK_MEASURES)
-    console = Console(stderr=True)
+    console = Console(emoji=False, stderr=True)
 
     def warn(message: str) -> None:
         console.print(f"tierank: warning: {message}", markup=False, highlight=False, soft_wrap=True)
 
     try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      TimeRemainingColumn(), console=console, disable=not sys.stderr.isatty()) as prog:
+        with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), TimeRemainingColumn(), console=console,
+                      disable=not sys.stderr.isatty()) as prog:
             def progress(label: str, total: int):
                 task = prog.add_task(f"scoring {label}", total=total)
                 return lambda: prog.advance(task)
@@ -143,7 +144,7 @@ def rerank_cmd(
     if fmt is not Fmt.table:
         sys.stdout.write(render_records(result.rows, TABLE_FIELDS, fmt.value, document=result.document()))
         return
-    Console(width=max(Console().width, 180)).print(_rerank_table(result))
+    Console(emoji=False, width=max(Console().width, 180)).print(_rerank_table(result))
     variance = result.settings.get("variance")
     if variance:
         sizes = ",".join(map(str, variance["batch_sizes"]))

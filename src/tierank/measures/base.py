@@ -414,6 +414,8 @@ def parse_measure(text: "str | Measure") -> Measure:
     Measure('RBP(p=0.8)')
     >>> str(parse_measure("P(rel=2)@5")), parse_measure("P@5").param("rel")
     ('P(rel=2)@5', None)
+    >>> parse_measure("ndcg_cut.10"), parse_measure("map")  # trec_eval's names, as tierank.evaluate takes them
+    (Measure('nDCG@10'), Measure('AP'))
     >>> parse_measure("P@0")
     Traceback (most recent call last):
     ...
@@ -425,6 +427,30 @@ def parse_measure(text: "str | Measure") -> Measure:
     """
     if isinstance(text, Measure):
         return text
+    try:
+        return _parse_ir_measures(text)
+    except TierankInputError as e:
+        from .names import is_trec
+
+        if not is_trec(text):
+            raise
+        first = e
+    found = _trec_measures(text)
+    if len(found) != 1:  # e.g. P: trec_eval's P@5 ... P@1000
+        raise TierankInputError(f"{first}; as trec_eval's name, {quote(text)} is {len(found)} measures "
+                                f"({', '.join(map(str, found))}): parse_measures takes it") from None
+    return found[0]
+
+
+def _trec_measures(text: str) -> list[Measure]:
+    """The measures a trec_eval name asks for, through :func:`tierank.measures.names.resolve` (the
+    path of :func:`tierank.evaluate`'s ``-m``)."""
+    from .names import resolve
+
+    return resolve([text])
+
+
+def _parse_ir_measures(text: str) -> Measure:
     shown = quote(text)
     m = _MEASURE_RE.match(str(text))
     if not m:
@@ -486,6 +512,14 @@ def parse_measures(texts: "Iterable[str | Measure]") -> list[Measure]:
         try:
             parsed.append(parse_measure(m))
         except TierankInputError as e:
+            from .names import is_trec
+
+            if isinstance(m, str) and is_trec(m):  # a trec_eval name of several measures (P.5,10; official)
+                try:
+                    parsed.extend(_trec_measures(m))
+                    continue
+                except TierankInputError as e2:
+                    e = e2
             errors.extend(e.problems)
     if errors:
         raise TierankInputError(errors)
@@ -497,12 +531,29 @@ def supported() -> list[str]:
     return sorted({cls.family for cls in REGISTRY.values()}, key=str.lower)
 
 
+def _cutoff_text(cls) -> str:
+    """What ``@`` takes in a family's measure strings, from its class attributes: a rank cutoff
+    (``@k``), or the value of its :attr:`Measure.cutoff_param` (``IPrec@0.5``).
+
+    >>> _cutoff_text(REGISTRY["IPrec"]), _cutoff_text(REGISTRY["P"]), _cutoff_text(REGISTRY["IPrecAvg"])
+    ('@recall required (recall level in [0, 1], e.g. IPrec@0.5)', '@k required', 'no cutoff')
+    """
+    if not cls.cutoff_allowed:
+        return "no cutoff"
+    need = "required" if cls.cutoff_required else "optional"
+    p = cls.cutoff_param
+    if p is None:
+        return f"@k {need}"
+    low, high = p.low if p.low is not None else 0, p.high if p.high is not None else 1
+    return f"@{p.name} {need} ({p.description} in {p.range_text()}, e.g. {cls.family}@{_fmt((low + high) / 2)})"
+
+
 def describe() -> list[tuple[str, str, str]]:
     """(family, parameters, description) for each family, for help texts and docs."""
     out = []
     for fam in supported():
         cls = REGISTRY[fam]
         params = ", ".join(f"{p.name}={p.default} ({p.description})" for p in cls.schema)
-        cut = "@k required" if cls.cutoff_required else "@k optional" if cls.cutoff_allowed else "no cutoff"
+        cut = _cutoff_text(cls)
         out.append((fam, "; ".join(x for x in (params, cut) if x), cls.description))
     return out

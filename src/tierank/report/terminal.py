@@ -5,8 +5,9 @@ prevalence report, a sweep, a comparison, ...) and only lay them out: no evaluat
 happens here.  The command line (:mod:`tierank.cli`) prints them, or writes them as
 plain text with ``--format table -o FILE``.
 
-Text from the inputs (run names, query ids, system names) is escaped, so that rich
-markup in a file name is shown as written.
+Text from the inputs (run names, query ids, system names) goes in as :class:`rich.text.Text`
+(:func:`text`), so that neither rich markup (``[b]``) nor emoji codes (``:100:``) in a file name or a
+query id are interpreted: it is shown as written.
 
 Examples
 --------
@@ -23,6 +24,13 @@ from pathlib import Path
 
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
+
+
+def text(s) -> Text:
+    """A string from the inputs as a table cell or title, shown as written: no rich markup, no emoji
+    codes (a query id ``:100:`` stays ``:100:``, a file name ``[b]x.run`` stays ``[b]x.run``)."""
+    return Text(str(s))
 
 
 def count(n: int, one: str, many: str | None = None) -> str:
@@ -30,16 +38,36 @@ def count(n: int, one: str, many: str | None = None) -> str:
     return f"{n:,} {one if n == 1 else many or one + 's'}"
 
 
-def value(x: float | None) -> str:
-    """A measure value with 4 decimals; ``-`` for None."""
-    return "-" if x is None else f"{x:.4f}"
+def _fixed(x: float, digits: int) -> str:
+    """``x`` with ``digits`` decimals; a value that rounds to zero prints without a sign (``0.0000``,
+    never ``-0.0000``)."""
+    text = f"{x:.{digits}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
+
+
+def value(x: float | None, count: bool = False) -> str:
+    """A measure value with 4 decimals; ``-`` for None; with ``count`` (a measure that counts, e.g.
+    NumRet) an integral value as an integer.
+
+    >>> value(-1e-9), value(200.0, count=True), value(200.5, count=True), value(200.0)
+    ('0.0000', '200', '200.5000', '200.0000')
+    """
+    if x is None:
+        return "-"
+    if count and math.isfinite(x) and float(x).is_integer():
+        return f"{int(x)}"
+    return _fixed(x, 4)
 
 
 def num(x: float | None, digits: int = 4) -> str:
-    """A measure value with ``digits`` decimals; ``-`` for a missing value (None or NaN)."""
+    """A measure value with ``digits`` decimals; ``-`` for a missing value (None or NaN).
+
+    >>> num(-0.00001), num(-0.5, 1)
+    ('0.0000', '-0.5')
+    """
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
-    return f"{x:.{digits}f}"
+    return _fixed(x, digits)
 
 
 def pvalue(x: float | None) -> str:
@@ -47,6 +75,12 @@ def pvalue(x: float | None) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
     return "<1e-4" if x < 1e-4 else f"{x:.4f}"
+
+
+def _name_column(names: list[str], widest: int = 48) -> dict:
+    """Column settings for names that must stay whole: on one line up to ``widest`` characters, folded
+    onto more lines beyond that; never cut with an ellipsis."""
+    return {"no_wrap": True} if max(map(len, names), default=0) <= widest else {"overflow": "fold"}
 
 
 # tierank eval
@@ -73,9 +107,11 @@ def eval_table(result, per_query: bool, coverage: float | None = None) -> Table:
     cols = result.columns
     for name in ("measure", *cols):
         table.add_column(name, justify="left" if name == "measure" else "right")
+    counts = {str(m) for m in result.measures if getattr(m, "is_count", False)}
     for r in result.records(per_query=per_query):
-        cells = [r["measure"], *(value(r[c]) for c in cols)]
-        table.add_row(*(([escape(r["query"])] if per_query else []) + cells))
+        integral = r["measure"] in counts
+        cells = [text(r["measure"]), *(value(r[c], count=integral and c != "std") for c in cols)]
+        table.add_row(*(([text(r["query"])] if per_query else []) + cells))
     return table
 
 
@@ -101,13 +137,15 @@ def ties_tables(report) -> list[Table]:
     heads = ("run", "docs", "topics w/ ties", "tied %", "contradictions", "score order", "rank order",
              "duplicates", "largest")
     for h in heads:
-        t2.add_column(h, justify="left" if h in ("run", "largest") else "right", no_wrap=h == "run")
+        t2.add_column(h, justify="left" if h in ("run", "largest") else "right",  # a name is never cut short:
+                      **(_name_column([r.name for r in report.runs]) if h == "run" else
+                         {"overflow": "fold"} if h == "largest" else {}))
     for r in report.runs:
         g = r.largest_groups[0] if r.largest_groups else None
-        t2.add_row(escape(r.name), f"{r.docs:,}", f"{r.queries_with_ties:,}/{r.queries:,}",
+        t2.add_row(text(r.name), f"{r.docs:,}", f"{r.queries_with_ties:,}/{r.queries:,}",
                    f"{100 * r.docs_tied_with_predecessor / max(r.docs, 1):.2f}", f"{r.contradictions:,}",
                    f"{r.score_order_violations:,}", f"{r.rank_order_violations:,}", f"{r.duplicates:,}",
-                   escape(f"{g['size']} in {g['query']}") if g else "-")
+                   text(f"{g['size']} in {g['query']}") if g else "-")
     return [t1, t2]
 
 
@@ -116,9 +154,9 @@ def ties_tables(report) -> list[Table]:
 def sweep_table(result, run_name: str, tie_break: str) -> Table:
     """The table of ``tierank sweep``: per score format its tie share and largest group, then one row per
     measure (a :class:`~tierank.analysis.sweep.Sweep`)."""
-    t = Table(title=f"sweep: {escape(run_name)} re-expressed per score format",
-              caption="tie share: documents in tie groups; range = max - min over tie orderings; "
-                      f"bias = oblivious ({escape(tie_break)}) - expected.", caption_justify="left")
+    t = Table(title=text(f"sweep: {run_name} re-expressed per score format"),
+              caption=text("tie share: documents in tie groups; range = max - min over tie orderings; "
+                           f"bias = oblivious ({tie_break}) - expected."), caption_justify="left")
     for h in ("format", "ties %", "largest", "measure", "oblivious", "expected", "min", "max", "range", "bias"):
         t.add_column(h, justify="left" if h in ("format", "measure") else "right")
     prev = None
@@ -133,6 +171,38 @@ def sweep_table(result, run_name: str, tie_break: str) -> Table:
 
 
 # tierank compare
+
+_SEPARATORS = "/._- "
+
+
+def distinct_labels(names, width: int = 20) -> dict[str, str]:
+    """Short labels that keep names apart: when a name is longer than ``width``, the start and end
+    that every name shares (cut at a separator) become ``…``.  Labels are unique when the names are.
+
+    >>> distinct_labels(["askubuntu-test.bm25.bf16.run", "askubuntu-test.bm25.run.gz"])
+    {'askubuntu-test.bm25.bf16.run': '…bf16.run', 'askubuntu-test.bm25.run.gz': '…run.gz'}
+    >>> distinct_labels(["bm25.run", "dense.run"])
+    {'bm25.run': 'bm25.run', 'dense.run': 'dense.run'}
+    """
+    names = list(dict.fromkeys(names))
+    if len(names) < 2 or max(map(len, names)) <= width:
+        return {n: n for n in names}
+    first, shortest = names[0], min(map(len, names))
+    pre = 0
+    while pre < shortest and all(n[pre] == first[pre] for n in names):
+        pre += 1
+    while pre and first[pre - 1] not in _SEPARATORS:  # cut after a separator
+        pre -= 1
+    suf = 0
+    while suf < shortest - pre and all(n[-1 - suf] == first[-1 - suf] for n in names):
+        suf += 1
+    while suf and first[-suf] not in _SEPARATORS:  # cut before a separator
+        suf -= 1
+    labels = {n: ("…" if pre else "") + n[pre:len(n) - suf] + ("…" if suf else "") for n in names}
+    if len(set(labels.values())) < len(names) or any(not n[pre:len(n) - suf] for n in names):
+        return {n: n for n in names}
+    return labels
+
 
 _CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "bonferroni": "Bonferroni"}
 
@@ -165,19 +235,21 @@ def compare_tables(comparison) -> list[Table]:
                              f"Kendall's tau, oblivious vs expected order: {num(c.kendall_tau)}; "
                              f"min vs max order: {num(c.kendall_tau_min_max)}."),
                     caption_justify="left")
-    systems.add_column("system")
+    systems.add_column("system", **_name_column([s.name for s in c.systems]))  # a name is never cut short
     cols = ("oblivious", "expected", "min", "max", "range", "bias", "std")
     for name in cols:
         systems.add_column(name, justify="right")
     if c.banded_systems is not None:
         systems.add_column(f"expected band{c.band:g}", justify="right")
     for i, s in enumerate(c.systems):
-        row = [escape(s.name), *(num(getattr(s, k)) for k in cols)]
+        row = [text(s.name), *(num(getattr(s, k)) for k in cols)]
         if c.banded_systems is not None:
             row.append(num(c.banded_systems[i].expected))
         systems.add_row(*row)
 
     corr = c.settings.get("correction")
+    labels = distinct_labels([s.name for s in c.systems])
+    shortened = any(k != v for k, v in labels.items())
     pairs = Table(title=f"pairs (A ranked above B by expected {c.measure})",
                   caption=(f"Two-sided paired t-tests over queries: p on expected values, p obl on oblivious "
                            f"ones; significant: {'p adj' if corr else 'p'} < {c.alpha:g}. FLIP: the oblivious "
@@ -190,10 +262,12 @@ def compare_tables(comparison) -> list[Table]:
                            "where no tie can change the difference or the \\[min, max] intervals do not overlap."
                            + (f" p adj: p adjusted across all {c.settings.get('family', len(c.pairs))} "
                               f"{'tests' if 'family' in c.settings else 'pairs'} ({_CORRECTION_NAMES.get(corr, corr)})."
-                              if corr else "")),
+                              if corr else "")
+                           + (" A, B: the systems' names less what all of them share (…)." if shortened else "")),
                   caption_justify="left")
     for name in ("A", "B", "Δ expected", "Δ oblivious", "t", "p", "p obl"):
-        pairs.add_column(name, justify="left" if name in ("A", "B") else "right")
+        pairs.add_column(name, justify="left" if name in ("A", "B") else "right",
+                         overflow="fold" if name in ("A", "B") else "ellipsis")
     if corr:
         pairs.add_column("p adj", justify="right")
     pairs.add_column("P(A>B)", justify="right")
@@ -202,7 +276,7 @@ def compare_tables(comparison) -> list[Table]:
         pairs.add_column(f"p band{c.band:g}" + (" adj" if corr else ""), justify="right")
     pairs.add_column("flags")
     for p in c.pairs:
-        row = [escape(p.a), escape(p.b), num(p.diff_expected), num(p.diff_oblivious), num(p.t, 3),
+        row = [text(labels[p.a]), text(labels[p.b]), num(p.diff_expected), num(p.diff_oblivious), num(p.t, 3),
                pvalue(p.p), pvalue(p.p_oblivious)]
         if corr:
             row.append(pvalue(p.p_adjusted))
@@ -263,7 +337,7 @@ def measures_table(rows) -> Table:
     for col in ("measure", "parameters", "definition"):
         table.add_column(col)
     for row in rows:
-        table.add_row(*(escape(str(x)) for x in row))
+        table.add_row(*(text(x) for x in row))
     return table
 
 
@@ -272,8 +346,8 @@ def measures_table(rows) -> Table:
 def rerank_table(result) -> Table:
     """The table of ``tierank rerank`` (the paper's Table 1), from a :class:`~tierank.hps.protocol` result."""
     st = result.settings
-    t = Table(title=f"tierank rerank: {st['model']} on {Path(st['data']).name} ({st['queries']} queries, "
-                    f"{st['candidates']:,} candidates, batch {st['batch_size']}, {st['device']})",
+    t = Table(title=text(f"tierank rerank: {st['model']} on {Path(st['data']).name} ({st['queries']} queries, "
+                         f"{st['candidates']:,} candidates, batch {st['batch_size']}, {st['device']})"),
               caption="FP32 = M of the fp32 regime; M_obl = tie-oblivious value (tie-break "
                       f"'{st['tie_break']}'); E[M] = expectation over tie orderings; range = max - min; "
                       "bias = M_obl - E[M]; tied = share of candidates in tie groups; model s = forward "
@@ -293,5 +367,5 @@ def rerank_table(result) -> Table:
     return t
 
 
-__all__ = ["count", "value", "num", "pvalue", "eval_table", "ties_tables", "sweep_table", "compare_tables",
-           "bands_table", "measures_table", "rerank_table"]
+__all__ = ["text", "distinct_labels", "count", "value", "num", "pvalue", "eval_table", "ties_tables", "sweep_table",
+           "compare_tables", "bands_table", "measures_table", "rerank_table"]
