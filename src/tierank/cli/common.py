@@ -329,7 +329,10 @@ def swap_check(qrels: Optional[Path], runs: list[Path], usage: str):
 
     if qrels is not None:
         for r in runs:
-            check_roles(qrels, r)
+            try:
+                check_roles(qrels, r)
+            except TierankInputError as e:
+                raise TierankInputError(f"{e}; usage: {usage}") from None
     try:
         yield
     except TierankInputError as e:

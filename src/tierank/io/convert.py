@@ -430,8 +430,8 @@ def check_roles(qrels: str | os.PathLike, run: str | os.PathLike) -> None:
     rq, wq = input_role(qrels)
     rr, wr = input_role(run)
     if rq == "run" and rr == "qrels":
-        raise TierankInputError(f"{qrels} looks like a run ({wq}) and {run} like qrels ({wr}): "
-                                "did you swap QRELS and RUN?")
+        raise TierankInputError(f"did you swap QRELS and RUN? {qrels} looks like a run ({wq}) and {run} like "
+                                f"qrels ({wr})")
     if (rq == rr == "qrels" and is_columnar(qrels) and is_columnar(run)
             and all(_role_shared(p) for p in (qrels, run))):
         raise TierankInputError(f"cannot tell the run from the qrels: {qrels} ({wq}) and {run} ({wr}) could each be "
