@@ -398,11 +398,9 @@ def _t_ci(X: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarr
         nan = np.full(X.shape[1], np.nan)
         return nan, nan.copy(), nan.copy()
     se = X.std(axis=0, ddof=1) / math.sqrt(n)
-    lo, hi = student.interval(level, n - 1, loc=mean, scale=se)
-    const = se == 0
-    lo = np.where(const, mean, lo)
-    hi = np.where(const, mean, hi)
-    return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64), se
+    # scipy.stats.t.interval(level, n - 1, loc=mean, scale=se), term for term
+    q_lo, q_hi = student.ppf((1 - level) / 2, n - 1), student.ppf((1 + level) / 2, n - 1)
+    return q_lo * se + mean, q_hi * se + mean, se
 
 
 # --- per system -----------------------------------------------------------------------------------
