@@ -328,3 +328,129 @@ def test_invalid_arguments_raise():
         inf.mean_cis([[np.nan]])
     with pytest.raises(TierankInputError, match="seed"):
         inf.mean_cis([[1.0]], seed=-1)
+
+
+# --- wired into compare ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def askubuntu_runs():
+    """The shipped BM25 run, its bf16-rounded copy and a noisy copy, as dict runs, with the qrels."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    run = read_run(path("askubuntu-run"))
+    qids, docids = run.qid.to_pylist(), run.docid.to_pylist()
+    score = np.asarray(run.score, dtype=np.float64)
+    variants = {"fp32": score,
+                "bf16": np.asarray(run.score, dtype=np.float32).astype(ml_dtypes.bfloat16).astype(np.float64),
+                "noisy": score + np.random.default_rng(0).normal(0, 3.0, len(score))}
+    runs = {}
+    for name, s in variants.items():
+        d = {}
+        for q, doc, x in zip(qids, docids, s):
+            d.setdefault(q, {})[doc] = float(x)
+        runs[name] = d
+    return runs, path("askubuntu-qrels")
+
+
+def _per_query_expected(qrels, run):
+    res = tierank.evaluate(qrels, run, ["nDCG@10"])
+    order = np.argsort(np.asarray(res.qids))
+    return np.asarray(res.stats[res.measures[0]].expected, float)[order]
+
+
+def test_compare_default_is_the_t_test_and_adds_the_keys(askubuntu_runs):
+    from tierank.analysis.compare import compare, records
+
+    runs, qrels = askubuntu_runs
+    two = {k: runs[k] for k in ("fp32", "bf16")}
+    cmp = compare(two, qrels, "nDCG@10")
+    x, y = (_per_query_expected(qrels, runs[n]) for n in (cmp.pairs[0].a, cmp.pairs[0].b))
+    (pair,) = cmp.pairs
+    ref = st.ttest_rel(x, y)
+    assert (pair.t, pair.p) == pytest.approx((ref.statistic, ref.pvalue), rel=1e-12)
+    ci = ref.confidence_interval()
+    assert (pair.diff_ci_low, pair.diff_ci_high) == pytest.approx((ci.low, ci.high), rel=1e-12)
+    assert (pair.test, pair.method, pair.samples, pair.seed) == ("t", "analytic", None, None)
+    top = cmp.systems[0]
+    tci = st.ttest_1samp(x, 0).confidence_interval()
+    assert (top.ci_low, top.ci_high, top.ci_method) == (pytest.approx(tci.low), pytest.approx(tci.high), "t")
+    rec = records(cmp)
+    assert set(rec["systems"][0]) >= {"ci_low", "ci_high", "ci_method", "rank", "rank_oblivious", "rank_low",
+                                      "rank_high", "group"}
+    assert set(rec["pairs"][0]) >= {"test", "p", "p_adjusted", "effect_size", "diff_ci_low", "diff_ci_high",
+                                    "method", "samples", "seed"}
+    assert {"seed", "resamples", "permutations", "test", "ci"} <= set(rec["settings"])
+    assert [s["rank"] for s in rec["systems"]] == [1, 2] and rec["systems"][0]["rank_low"] is None
+
+
+def test_compare_wilcoxon_and_holm_on_three_systems(askubuntu_runs):
+    from tierank.analysis.compare import compare
+    from tierank.analysis.significance import adjust_pvalues
+
+    runs, qrels = askubuntu_runs
+    cmp = compare(runs, qrels, "nDCG@10", test="wilcoxon", correction="holm")
+    ps = []
+    for pc in cmp.pairs:
+        d = _per_query_expected(qrels, runs[pc.a]) - _per_query_expected(qrels, runs[pc.b])
+        assert pc.p == pytest.approx(st.wilcoxon(d).pvalue, rel=1e-12) and pc.test == "wilcoxon"
+        ps.append(st.wilcoxon(d).pvalue)
+    assert [pc.p_adjusted for pc in cmp.pairs] == pytest.approx(adjust_pvalues(ps, "holm").tolist())
+    assert [pc.significant for pc in cmp.pairs] == [pc.p_adjusted < 0.05 for pc in cmp.pairs]
+
+
+def test_compare_ci_does_not_change_when_a_system_is_added(askubuntu_runs):
+    from tierank.analysis.compare import compare
+
+    runs, qrels = askubuntu_runs
+    kw = dict(ci="bca", resamples=400, seed=5)
+    two = compare({k: runs[k] for k in ("fp32", "bf16")}, qrels, "nDCG@10", **kw)
+    three = compare(runs, qrels, "nDCG@10", **kw)
+    for name in ("fp32", "bf16"):
+        a, b = two.system(name), three.system(name)
+        assert (a.ci_low, a.ci_high) == (b.ci_low, b.ci_high)
+    pa, pb = two.pair("fp32", "bf16"), three.pair("fp32", "bf16")
+    assert (pa.diff_ci_low, pa.diff_ci_high) == (pb.diff_ci_low, pb.diff_ci_high)
+
+
+def test_compare_leaderboard(askubuntu_runs):
+    from tierank.analysis.compare import compare
+
+    runs, qrels = askubuntu_runs
+    cmp = compare(runs, qrels, "nDCG@10", leaderboard=True, resamples=500, permutations=500, seed=2)
+    E = np.column_stack([_per_query_expected(qrels, runs[s.name]) for s in cmp.systems])
+    hsd = inf.tukey_hsd(E, [s.name for s in cmp.systems], permutations=500, seed=2)
+    ri = inf.rank_intervals(E, [s.name for s in cmp.systems], resamples=500, seed=2)
+    assert [s.group for s in cmp.systems] == list(hsd.groups)
+    assert [(s.rank_low, s.rank_high) for s in cmp.systems] == list(zip(ri.low.tolist(), ri.high.tolist()))
+    assert cmp.best == hsd.best and cmp.systems[0].name in cmp.best
+    assert [s.rank for s in cmp.systems] == [1, 2, 3]
+    assert all(s.rank_low <= s.rank <= s.rank_high for s in cmp.systems)
+    # the noisy copy is clearly worse: separated from the two others
+    assert cmp.systems[-1].name == "noisy" and "noisy" not in cmp.best
+
+
+def test_cli_compare_test_and_leaderboard(askubuntu_runs, tmp_path, monkeypatch):
+    import json
+
+    from typer.testing import CliRunner
+
+    from tierank.cli import app
+
+    runs, qrels = askubuntu_runs
+    monkeypatch.chdir(tmp_path)
+    files = []
+    for name in ("fp32", "bf16"):
+        p = tmp_path / f"{name}.run"
+        p.write_text("".join(f"{q} Q0 {d} 0 {s!r} {name}\n" for q, docs in runs[name].items()
+                             for d, s in docs.items()))
+        files.append(p.name)
+    res = CliRunner().invoke(app, ["compare", *files, "--qrels", str(qrels), "--test", "randomization",
+                                   "--permutations", "300", "--seed", "4", "-f", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    (pair,) = doc["pairs"]
+    assert (pair["test"], pair["method"], pair["samples"], pair["seed"]) == ("randomization", "monte-carlo", 300, 4)
+    assert doc["settings"]["seed"] == 4 and doc["settings"]["permutations"] == 300
+    res = CliRunner().invoke(app, ["compare", *files, "--qrels", str(qrels), "--leaderboard", "--resamples", "200",
+                                   "--permutations", "200"])
+    assert res.exit_code == 0, res.output
+    assert "leaderboard: nDCG@10" in res.stdout and "rank interval" in res.stdout
