@@ -127,6 +127,8 @@ def prob_above(diff: float, var: float, lo: float | None = None, hi: float | Non
         return hit, hit
     from scipy.stats import norm
 
+    if abs(diff) <= ZERO_TOL:  # level in expectation up to rounding: P = 1/2, not 1/2 - rounding noise
+        diff = 0.0
     approx = float(norm.cdf(diff / math.sqrt(var)))
     bound = diff * diff / (diff * diff + var) if diff > 0 else 0.0
     return approx, float(bound)
