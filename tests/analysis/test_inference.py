@@ -265,6 +265,7 @@ def test_tukey_hsd_agrees_with_straightforward_implementation(askubuntu):
     rng = np.random.default_rng(3)
     X = np.column_stack([fp, bf, np.clip(fp - 0.1 + rng.normal(0, 0.1, 60), 0, 1),
                          np.clip(fp - 0.05 + rng.normal(0, 0.1, 60), 0, 1), rng.random(60) * 0.5])
+    X = np.vstack([X, np.zeros((15, 5)), np.full((5, 5), 0.5)])  # queries where every system scores the same
     T = 3000
     h = inf.tukey_hsd(X, list("ABCDE"), permutations=T, seed=4)
     ref = _straightforward_tukey(X, T, np.random.default_rng(10))
