@@ -312,7 +312,7 @@ def resample_counts(n: int, resamples: int, seed: int):
     """
     rng = np.random.default_rng(seed)
     for c in _chunks(resamples, n):
-        idx = rng.integers(0, n, size=(c, n))
+        idx = rng.integers(0, n, size=(c, n), dtype=np.int32 if c * n < 2 ** 31 else np.int64)
         idx += (np.arange(c, dtype=idx.dtype) * n)[:, None]
         yield np.bincount(idx.ravel(), minlength=c * n).reshape(c, n)
 
@@ -499,16 +499,25 @@ def _dz_ci(dz: np.ndarray, n: int, level: float) -> tuple[np.ndarray, np.ndarray
     df = n - 1
     alpha = 1.0 - level
     out = []
+    # bracket: 8 standard errors of the normal approximation sd(nc) ~ sqrt(1 + t^2 / (2 df)),
+    # widened until it holds the root (nct.cdf is costly: bisection to 1e-9 on a tight bracket)
+    half = 8.0 * np.sqrt(1.0 + t_obs ** 2 / (2.0 * df)) + 1.0
     for target in (1 - alpha / 2, alpha / 2):  # cdf decreases in nc: low end first
-        a = t_obs - 10.0 - 2.0 * np.abs(t_obs)
-        b = t_obs + 10.0 + 2.0 * np.abs(t_obs)
+        a, b = t_obs - half, t_obs + half
         with np.errstate(all="ignore"):
-            for _ in range(100):
+            for _ in range(60):
+                bad_a = nct.cdf(t_obs, df, a) < target
+                bad_b = nct.cdf(t_obs, df, b) > target
+                if not (np.any(bad_a) or np.any(bad_b)):
+                    break
+                a = np.where(bad_a, a - 2 * half, a)
+                b = np.where(bad_b, b + 2 * half, b)
+            for _ in range(200):
                 mid = 0.5 * (a + b)
                 above = nct.cdf(t_obs, df, mid) > target  # nc too small
                 a = np.where(above, mid, a)
                 b = np.where(above, b, mid)
-                if np.all(b - a <= 1e-10 * (1 + np.abs(mid))):
+                if np.all(b - a <= 1e-9):
                     break
         out.append(0.5 * (a + b) / math.sqrt(n))
     lo[ok], hi[ok] = out
