@@ -279,13 +279,18 @@ def leaderboard_tables(comparison) -> list[Table]:
                       f"\\[{num(s.ci_low)}, {num(s.ci_high)}]", str(s.rank),
                       str(s.rank_oblivious) + (" *" if s.rank_oblivious != s.rank else ""), interval, s.group or "")
     flips = [p for p in c.pairs if p.order_flip]
+    corr = st.get("correction")
     out = Table(title=f"pairs whose order flips ({len(flips)} of {len(c.pairs)})",
                 caption=("A is above B by E[M] and below it by the oblivious mean (* in rank obl: a rank that "
-                         "differs from the rank by E[M])."), caption_justify="left")
-    for name in ("A", "B", "Δ expected", "Δ oblivious", f"p ({st.get('test', 't')})"):
+                         "differs from the rank by E[M])."
+                         + (f" p adj: adjusted across all {len(c.pairs)} pairs ({_CORRECTION_NAMES.get(corr, corr)})."
+                            if corr else "")), caption_justify="left")
+    p_name = f"p {'adj ' if corr else ''}({st.get('test', 't')})"
+    for name in ("A", "B", "Δ expected", "Δ oblivious", p_name):
         out.add_column(name, justify="left" if name in ("A", "B") else "right")
     for p in flips:
-        out.add_row(escape(p.a), escape(p.b), num(p.diff_expected), num(p.diff_oblivious), pvalue(p.p))
+        out.add_row(escape(p.a), escape(p.b), num(p.diff_expected), num(p.diff_oblivious),
+                    pvalue(p.p_adjusted if corr else p.p))
     return [board, out]
 
 
