@@ -12,7 +12,10 @@ Beta-distributed, systems differing by small shifts), timed piece by piece on th
 Wall and CPU seconds are both printed: on a shared machine the CPU seconds say what the work costs.
 
     python benchmarks/bench_inference.py
+    python benchmarks/bench_inference.py --jobs 2                        # Tukey HSD on 2 processes
     python benchmarks/bench_inference.py --systems 5 --queries 1000      # quick check
+
+CPU seconds are this process's; with ``--jobs 2`` the workers' CPU time is not in them.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ def main() -> None:
     ap.add_argument("--resamples", type=int, default=10_000)
     ap.add_argument("--permutations", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=1, help="processes sharing Tukey HSD's permutations")
     ap.add_argument("--json", action="store_true", help="print the timings as one JSON object")
     a = ap.parse_args()
     X = values(a.systems, a.queries, a.seed)
@@ -67,8 +71,8 @@ def main() -> None:
     t["bootstrap total"] = tuple(sum(v[i] for v in t.values()) for i in (0, 1))
     timed("Wilcoxon (all pairs)", lambda: inf.paired_tests(X, names, test="wilcoxon"))
     hsd = timed("randomized Tukey HSD",
-                lambda: inf.tukey_hsd(X, names, permutations=a.permutations, seed=a.seed))
-    info = {"systems": a.systems, "queries": a.queries, "resamples": a.resamples, "permutations": a.permutations,
+                lambda: inf.tukey_hsd(X, names, permutations=a.permutations, seed=a.seed, jobs=a.jobs))
+    info = {"jobs": a.jobs, "systems": a.systems, "queries": a.queries, "resamples": a.resamples, "permutations": a.permutations,
             "cpus": os.cpu_count(), "load_1min": os.getloadavg()[0], "machine": platform.machine(),
             "numpy": np.__version__, "wall_s": {k: round(v[0], 2) for k, v in t.items()},
             "cpu_s": {k: round(v[1], 2) for k, v in t.items()},
@@ -77,7 +81,7 @@ def main() -> None:
         print(json.dumps(info))
         return
     print(f"{a.systems} systems x {a.queries} queries, {a.resamples} resamples, {a.permutations} permutations "
-          f"({info['cpus']} CPUs, 1-min load {info['load_1min']:.1f}, numpy {np.__version__})")
+          f"(Tukey on {a.jobs} process(es); {info['cpus']} CPUs, 1-min load {info['load_1min']:.1f}, numpy {np.__version__})")
     print(f"  {'':<40} {'wall s':>8} {'CPU s':>8}")
     for k, (w, c) in t.items():
         print(f"  {k:<40} {w:8.2f} {c:8.2f}")

@@ -455,3 +455,12 @@ def test_cli_compare_test_and_leaderboard(askubuntu_runs, tmp_path, monkeypatch)
                                    "--permutations", "200"])
     assert res.exit_code == 0, res.output  # three systems: Holm-adjusted p in the flips table
     assert "leaderboard: nDCG@10" in res.stdout and "rank interval" in res.stdout and "p adj (t)" in res.stdout
+
+
+def test_tukey_permutations_do_not_depend_on_the_number_of_processes():
+    X = np.random.default_rng(2).random((30, 4))
+    X[:5] = 0.25  # constant rows are left out of the permuting
+    one = inf.permutation_ranges(X, 1200, seed=7)
+    two = inf.permutation_ranges(X, 1200, seed=7, jobs=2)
+    assert np.array_equal(one, two) and len(one) == 1200
+    assert not np.array_equal(one, inf.permutation_ranges(X, 1200, seed=8))

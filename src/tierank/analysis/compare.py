@@ -334,7 +334,8 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
             complete: bool = False, candidates_only: bool = False, alpha: float = 0.05,
             band: float | None = None, correction: str | None = None, test: str = "t", ci: str = "t",
             level: float = 0.95, seed: int = 0, resamples: int = inference.DEFAULT_RESAMPLES,
-            permutations: int = inference.DEFAULT_PERMUTATIONS, leaderboard: bool = False) -> Comparison:
+            permutations: int = inference.DEFAULT_PERMUTATIONS, leaderboard: bool = False,
+            jobs: int = 1) -> Comparison:
     """Compare systems on one measure, tie-aware, pair by pair.
 
     Parameters
@@ -375,6 +376,8 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
     leaderboard
         Also compute the rank intervals (query bootstrap) and randomized Tukey HSD (``permutations``)
         groups of the systems, and the systems indistinguishable from the best (``best``).
+    jobs
+        Processes sharing Tukey HSD's permutations (the same result for any number).
 
     Returns
     -------
@@ -479,7 +482,7 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
 
     # inference over the query sample (tierank.analysis.inference), on the per-query expected values
     summaries, infer = _infer(per, ranked, summaries, test=test, ci=ci, level=level, seed=seed, resamples=resamples,
-                              permutations=permutations, alpha=alpha, leaderboard=leaderboard)
+                              permutations=permutations, alpha=alpha, leaderboard=leaderboard, jobs=jobs)
     pair_names = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1:]]
     kw = dict(test=test, pairs=pair_names, level=level, resamples=resamples, samples=permutations, seed=seed)
     matrix = lambda src, k: np.column_stack([src[n][k] for n in ranked])  # noqa: E731
@@ -542,7 +545,7 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
 
 
 def _infer(per: dict, ranked: list[str], summaries: dict, *, test: str, ci: str, level: float, seed: int,
-           resamples: int, permutations: int, alpha: float, leaderboard: bool) -> tuple[dict, dict]:
+           resamples: int, permutations: int, alpha: float, leaderboard: bool, jobs: int) -> tuple[dict, dict]:
     """The systems' summaries with their CI, ranks and (with ``leaderboard``) rank interval and Tukey
     group; and ``{"boot": shared bootstrap means or None, "best": systems not separated from the best}``."""
     E = np.column_stack([per[n]["expected"] for n in ranked])
@@ -556,7 +559,7 @@ def _infer(per: dict, ranked: list[str], summaries: dict, *, test: str, ci: str,
     if leaderboard:
         ri = inference.rank_intervals(E, ranked, level=level, resamples=resamples, seed=seed, boot=boot)
         lows, highs = [int(v) for v in ri.low], [int(v) for v in ri.high]
-        hsd = inference.tukey_hsd(E, ranked, alpha=alpha, permutations=permutations, seed=seed)
+        hsd = inference.tukey_hsd(E, ranked, alpha=alpha, permutations=permutations, seed=seed, jobs=jobs)
         groups, best = list(hsd.groups), hsd.best
     out = {n: replace(summaries[n], ci_low=c.ci_low, ci_high=c.ci_high, ci_method=c.ci_method, rank=int(r),
                       rank_oblivious=int(ro), rank_low=lo, rank_high=hi, group=g)

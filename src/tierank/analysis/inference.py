@@ -677,26 +677,18 @@ def paired_tests(values, names=None, *, test: str = "t", pairs=None, level: floa
 
 # --- many systems ---------------------------------------------------------------------------------
 
-def permutation_ranges(values, permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0) -> np.ndarray:
-    """The ``(permutations,)`` largest differences of column means (max - min) after permuting each
-    row of ``values`` (queries x systems) independently and uniformly (``Generator.permuted``, in
-    chunks of whole permutations; reproducible from ``seed`` and the values).
+#: permutations per block of :func:`permutation_ranges`: block ``k`` draws from ``default_rng([seed, k])``,
+#: so the result does not depend on how many processes share the blocks
+_PERM_BLOCK = 500
 
-    A query whose systems all score the same adds the same to every system's sum whatever the
-    permutation, so it cannot change a difference: such rows are left out of the permuting (exact;
-    on IR data, where every system often scores 0 on a query, it saves their share of the work).
-    The cost is ``permutations x n x S`` element moves; it dominates :func:`tukey_hsd`."""
-    X, _ = _matrix(values, None)
-    n = X.shape[0]
-    X = X[np.ptp(X, axis=1) > 0]
+
+def _ranges_block(X: np.ndarray, n: int, count: int, seed: int, block: int) -> np.ndarray:
+    """``count`` permutation ranges of block ``block`` (see :func:`permutation_ranges`)."""
     m, S = X.shape
-    rng = np.random.default_rng(seed)
-    out = np.empty(permutations)
-    if m == 0:
-        out[:] = 0.0
-        return out
+    rng = np.random.default_rng([seed, block])
+    out = np.empty(count)
     start = 0
-    for c in _chunks(permutations, m * S):
+    for c in _chunks(count, m * S):
         V = np.empty((c, m, S))
         V[...] = X
         rng.permuted(V, axis=-1, out=V)
@@ -704,6 +696,36 @@ def permutation_ranges(values, permutations: int = DEFAULT_PERMUTATIONS, seed: i
         out[start:start + c] = means.max(axis=1) - means.min(axis=1)
         start += c
     return out
+
+
+def permutation_ranges(values, permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0, *, jobs: int = 1) -> np.ndarray:
+    """The ``(permutations,)`` largest differences of column means (max - min) after permuting each
+    row of ``values`` (queries x systems) independently and uniformly (``Generator.permuted``).
+
+    Reproducible from ``seed`` and the values, whatever ``jobs``: the permutations come in blocks
+    of 500, block ``k`` drawn from ``numpy.random.default_rng([seed, k])``; ``jobs > 1`` spreads the
+    blocks over that many processes.
+
+    A query whose systems all score the same adds the same to every system's sum whatever the
+    permutation, so it cannot change a difference: such rows are left out of the permuting (exact;
+    on IR data, where every system often scores 0 on a query, it saves their share of the work).
+    The cost is ``permutations x n x S`` element moves; it dominates :func:`tukey_hsd`."""
+    X, _ = _matrix(values, None)
+    if not (isinstance(jobs, (int, np.integer)) and jobs >= 1):
+        raise TierankInputError(f"inference: jobs must be a positive integer, got {jobs!r}")
+    n = X.shape[0]
+    X = np.ascontiguousarray(X[np.ptp(X, axis=1) > 0])
+    if X.shape[0] == 0:
+        return np.zeros(permutations)
+    counts = [min(_PERM_BLOCK, permutations - k) for k in range(0, permutations, _PERM_BLOCK)]
+    if jobs == 1 or len(counts) == 1:
+        parts = [_ranges_block(X, n, c, seed, k) for k, c in enumerate(counts)]
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=min(jobs, len(counts))) as pool:
+            parts = list(pool.map(_ranges_block, *zip(*[(X, n, c, seed, k) for k, c in enumerate(counts)])))
+    return np.concatenate(parts)
 
 
 def letter_groups(means: np.ndarray, separated: np.ndarray) -> tuple[str, ...]:
@@ -747,12 +769,13 @@ def _letter(k: int) -> str:
 
 
 def tukey_hsd(values, names=None, *, alpha: float = 0.05, permutations: int = DEFAULT_PERMUTATIONS,
-              seed: int = 0) -> TukeyHSD:
+              seed: int = 0, jobs: int = 1) -> TukeyHSD:
     """Randomized Tukey HSD (Carterette 2012) over the columns of ``values`` (queries x systems).
 
     Each of ``permutations`` draws permutes every query's values across the systems; the pair
     ``(i, j)`` gets ``p = (1 + #{t: range_t >= |mean_i - mean_j|}) / (1 + permutations)``, with
-    ``range_t`` the max - min of the systems' means in draw ``t`` (:func:`permutation_ranges`).
+    ``range_t`` the max - min of the systems' means in draw ``t`` (:func:`permutation_ranges`;
+    ``jobs`` processes share the permutations, with the same result for any ``jobs``).
 
     Examples
     --------
@@ -766,7 +789,7 @@ def tukey_hsd(values, names=None, *, alpha: float = 0.05, permutations: int = DE
     if len(names) < 2:
         raise TierankInputError("tukey_hsd: need at least two systems")
     means = X.mean(axis=0)
-    ranges = np.sort(permutation_ranges(X, permutations, seed))
+    ranges = np.sort(permutation_ranges(X, permutations, seed, jobs=jobs))
     diff = np.abs(means[:, None] - means[None, :])
     tol = _REL_TOL * max(1.0, float(np.abs(X).max()))
     hits = permutations - np.searchsorted(ranges, diff - tol, side="left")

@@ -181,6 +181,8 @@ def compare_cmd(
     resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")] = 10_000,
     permutations: Annotated[int, typer.Option(
         "--permutations", help="Tukey HSD permutations and Monte Carlo sign flips.")] = 10_000,
+    jobs: Annotated[int, typer.Option(
+        "--jobs", "-j", help="Processes sharing the Tukey HSD permutations (same result for any number).")] = 1,
 ) -> None:
     """Systems side by side with E[M] and \\[min, max]; paired t-tests on per-query expected values; every
     pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable;
@@ -205,7 +207,7 @@ def compare_cmd(
         cmp = compare(names, str(qrels), measure, tie_break=tie_break, rel=rel, complete=complete,
                       candidates_only=candidates_only, alpha=alpha, band=band, correction=chosen,
                       test=test.value, ci=ci.value, seed=seed, resamples=resamples, permutations=permutations,
-                      leaderboard=leaderboard)
+                      leaderboard=leaderboard, jobs=jobs)
     if fmt is CompareFmt.table and leaderboard:
         from ..report.terminal import leaderboard_tables
 
