@@ -72,7 +72,8 @@ def main() -> None:
     timed("Wilcoxon (all pairs)", lambda: inf.paired_tests(X, names, test="wilcoxon"))
     hsd = timed("randomized Tukey HSD",
                 lambda: inf.tukey_hsd(X, names, permutations=a.permutations, seed=a.seed, jobs=a.jobs))
-    info = {"jobs": a.jobs, "systems": a.systems, "queries": a.queries, "resamples": a.resamples, "permutations": a.permutations,
+    info = {"jobs": a.jobs, "systems": a.systems, "queries": a.queries, "resamples": a.resamples,
+            "permutations": a.permutations,
             "cpus": os.cpu_count(), "load_1min": os.getloadavg()[0], "machine": platform.machine(),
             "numpy": np.__version__, "wall_s": {k: round(v[0], 2) for k, v in t.items()},
             "cpu_s": {k: round(v[1], 2) for k, v in t.items()},
@@ -81,7 +82,8 @@ def main() -> None:
         print(json.dumps(info))
         return
     print(f"{a.systems} systems x {a.queries} queries, {a.resamples} resamples, {a.permutations} permutations "
-          f"(Tukey on {a.jobs} process(es); {info['cpus']} CPUs, 1-min load {info['load_1min']:.1f}, numpy {np.__version__})")
+          f"(Tukey on {a.jobs} process(es); {info['cpus']} CPUs, 1-min load {info['load_1min']:.1f}, "
+          f"numpy {np.__version__})")
     print(f"  {'':<40} {'wall s':>8} {'CPU s':>8}")
     for k, (w, c) in t.items():
         print(f"  {k:<40} {w:8.2f} {c:8.2f}")

@@ -1,4 +1,4 @@
-r"""Inference over the query sample, on tie-aware per-query values: confidence intervals, paired
+"""Inference over the query sample, on tie-aware per-query values: confidence intervals, paired
 tests, effect sizes, randomized Tukey HSD and rank intervals.
 
 tierank's expected value ``E[M]`` already averages over every ordering of a run's tied
@@ -30,35 +30,28 @@ TOIS 2012; Efron & Tibshirani, *An Introduction to the Bootstrap*, 1993):
 * :func:`rank_intervals`: the 2.5-97.5% range of each system's rank over query-bootstrap
   resamples.
 
-Resampling and reproducibility
-------------------------------
-Bootstrap resamples are drawn **once per query set**, from ``seed`` and the number of queries
-only, and the same resamples are used for every system (a multinomial count matrix ``W``, ``B``
-resamples x ``n`` queries, built in fixed-size chunks from one ``numpy.random.Generator(seed)``;
-the resampled means of all systems are one matrix product ``W @ X / n``).  So a system's bootstrap
-CI depends on its own values, ``seed``, ``n`` and ``B`` only: it does not change when other
-systems are added or removed, and all systems and all pairs are resampled jointly, which is what
-rank intervals and paired bootstrap differences need (a per-system stream seeded from the system's
-name would keep the first property but lose the second).  The sign-flip matrix of the Monte Carlo
-randomization test is shared by all pairs in the same way.  Monte Carlo p-values are
-``(1 + hits) / (1 + samples)`` (Phipson & Smyth 2010: never 0), with the standard error
+**Resampling and reproducibility.** Bootstrap resamples are drawn **once per query set**, from
+``seed`` and the number of queries only, and the same resamples are used for every system (a
+multinomial count matrix ``W``, ``B`` resamples x ``n`` queries, built in fixed-size chunks from one
+``numpy.random.Generator(seed)``; the resampled means of all systems are one matrix product
+``W @ X / n``). So a system's bootstrap CI depends on its own values, ``seed``, ``n`` and ``B`` only: it
+does not change when other systems are added or removed, and all systems and all pairs are resampled
+jointly, which is what rank intervals and paired bootstrap differences need (a per-system stream
+seeded from the system's name would keep the first property but lose the second). The sign-flip
+matrix of the Monte Carlo randomization test is shared by all pairs in the same way. Monte Carlo
+p-values are ``(1 + hits) / (1 + samples)`` (Phipson & Smyth 2010: never 0), with the standard error
 ``sqrt(p (1 - p) / samples)``; they carry ``method``, ``samples`` and ``seed``.
 
-The combined view (law of total variance)
------------------------------------------
-A user who reports the tie-oblivious mean reports one draw of the tie orderings.  Model query
-``q`` as drawn at random from a population, and its oblivious value, given the query, as
-``M_q = e_q + eps_q`` where ``e_q`` is its expected value over tie orderings and ``eps_q`` has mean
-0 and variance ``v_q`` (tierank's per-query tie variance; an arbitrary but fixed tie-break acts,
-for a query drawn at random, like one random ordering).  For the mean ``Mbar`` of ``n``
-independently drawn queries, the law of total variance conditioning on the drawn queries gives
+**The combined view (law of total variance).** A user who reports the tie-oblivious mean reports one
+draw of the tie orderings. Model query ``q`` as drawn at random from a population, and its oblivious
+value, given the query, as ``M_q = e_q + eps_q`` where ``e_q`` is its expected value over tie
+orderings and ``eps_q`` has mean 0 and variance ``v_q`` (tierank's per-query tie variance; an
+arbitrary but fixed tie-break acts, for a query drawn at random, like one random ordering). For the
+mean ``Mbar`` of ``n`` independently drawn queries, the law of total variance conditioning on the
+drawn queries gives
 
-.. math::
-
-    \operatorname{Var}[\bar M]
-      = \operatorname{E}\big[\operatorname{Var}[\bar M \mid q_1..q_n]\big]
-        + \operatorname{Var}\big[\operatorname{E}[\bar M \mid q_1..q_n]\big]
-      = \frac{\operatorname{E}[v]}{n} + \frac{\operatorname{Var}[e]}{n},
+    Var[Mbar] = E[ Var[Mbar | q_1..q_n] ] + Var[ E[Mbar | q_1..q_n] ]
+              = E[v] / n + Var[e] / n,
 
 since, given the queries, the ``eps_q`` are independent (``Var = sum_q v_q / n^2``) and
 ``E[Mbar | q] = mean_q e_q``.  Its plug-in estimate is
@@ -273,7 +266,8 @@ def _matrix(values, names) -> tuple[np.ndarray, tuple[str, ...]]:
     if X.ndim == 1:
         X = X[:, None]
     if X.ndim != 2 or X.shape[0] == 0:
-        raise TierankInputError(f"inference: need a matrix of per-query values (queries x systems), got shape {X.shape}")
+        raise TierankInputError("inference: need a matrix of per-query values (queries x systems), "
+                                f"got shape {X.shape}")
     if not np.all(np.isfinite(X)):
         raise TierankInputError("inference: per-query values must be finite")
     names = tuple(str(n) for n in names) if names is not None else tuple(f"s{i}" for i in range(X.shape[1]))

@@ -256,7 +256,8 @@ def leaderboard_tables(comparison) -> list[Table]:
     """
     c = comparison
     st = c.settings
-    ci_name = {"t": "Student t", "percentile": "bootstrap percentile", "bca": "bootstrap BCa"}.get(st.get("ci"), st.get("ci"))
+    ci_name = {"t": "Student t", "percentile": "bootstrap percentile",
+               "bca": "bootstrap BCa"}.get(st.get("ci"), st.get("ci"))
     sampled = st.get("ci") != "t"
     level = st.get("level", 0.95)
     board = Table(title=f"leaderboard: {c.measure}, {len(c.queries)} queries",
@@ -269,7 +270,8 @@ def leaderboard_tables(comparison) -> list[Table]:
                            f"of the rank over {st.get('resamples')} query-bootstrap resamples (seed {st.get('seed')}). "
                            f"group: randomized Tukey HSD ({st.get('permutations')} permutations, seed "
                            f"{st.get('seed')}, alpha {c.alpha:g}); systems sharing a letter are not separated. "
-                           + (f"Not separated from the best: {', '.join(escape(b) for b in c.best)}." if c.best else "")),
+                           + (f"Not separated from the best: {', '.join(escape(b) for b in c.best)}."
+                              if c.best else "")),
                   caption_justify="left")
     for name in ("system", "E[M]", "\\[min, max]", "CI", "rank", "rank obl", "rank interval", "group"):
         board.add_column(name, justify="left" if name in ("system", "group") else "right")
