@@ -372,7 +372,8 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
     seed, resamples, permutations
         Every sampled figure is reproducible from ``seed``: bootstrap resamples are drawn from
         ``seed`` and the number of queries only and shared by all systems, so a system's interval
-        does not change when other systems are added (:mod:`tierank.analysis.inference`).
+        does not change when other systems are added, as long as the compared queries (those common
+        to all systems) stay the same (:mod:`tierank.analysis.inference`).
     leaderboard
         Also compute the rank intervals (query bootstrap) and randomized Tukey HSD (``permutations``)
         groups of the systems, and the systems indistinguishable from the best (``best``).
