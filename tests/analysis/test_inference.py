@@ -43,6 +43,14 @@ def askubuntu():
     return out
 
 
+def _scipy_bootstrap(x: np.ndarray, method: str, B: int, seed: int):
+    """``scipy.stats.bootstrap`` of the mean of ``x`` (its ``rng`` argument is ``random_state`` before 1.15)."""
+    try:
+        return st.bootstrap((x,), np.mean, method=method, n_resamples=B, rng=np.random.default_rng(seed))
+    except TypeError:
+        return st.bootstrap((x,), np.mean, method=method, n_resamples=B, random_state=np.random.default_rng(seed))
+
+
 def _quantile_se(boot_sd: float, prob: float, B: int) -> float:
     """Monte Carlo standard error of the ``prob`` quantile of ``B`` resampled means (normal density)."""
     z = st.norm.ppf(prob)
@@ -68,7 +76,7 @@ def test_bootstrap_ci_matches_scipy_on_askubuntu(askubuntu, method):
     for name in ("fp32", "bf16"):
         x = askubuntu[name][0]
         (c,) = inf.mean_cis(x, [name], method=method, resamples=B, seed=11)
-        ref = st.bootstrap((x,), np.mean, method=method, n_resamples=B, rng=np.random.default_rng(5))
+        ref = _scipy_bootstrap(x, method, B, 5)
         sd = ref.standard_error
         for mine, theirs, prob in ((c.ci_low, ref.confidence_interval.low, 0.025),
                                    (c.ci_high, ref.confidence_interval.high, 0.975)):
@@ -83,8 +91,8 @@ def test_bca_matches_scipy_where_it_differs_from_percentile():
     x = np.random.default_rng(0).lognormal(0.0, 1.2, size=25)
     B = 40000
     (c,) = inf.mean_cis(x, method="bca", resamples=B, seed=1)
-    ref = st.bootstrap((x,), np.mean, method="bca", n_resamples=B, rng=np.random.default_rng(2))
-    pct = st.bootstrap((x,), np.mean, method="percentile", n_resamples=B, rng=np.random.default_rng(2))
+    ref = _scipy_bootstrap(x, "bca", B, 2)
+    pct = _scipy_bootstrap(x, "percentile", B, 2)
     sd = ref.standard_error
     for mine, theirs, other, prob in ((c.ci_low, ref.confidence_interval.low, pct.confidence_interval.low, 0.025),
                                       (c.ci_high, ref.confidence_interval.high, pct.confidence_interval.high, 0.975)):
@@ -222,7 +230,7 @@ def test_paired_bootstrap_test_against_scipy_bootstrap_distribution(askubuntu):
     (pt,) = inf.paired_tests(np.column_stack([fp, other]), ["fp32", "other"], test="bootstrap", resamples=B,
                              seed=2, ci="percentile")
     d = fp - other
-    ref = st.bootstrap((d,), np.mean, method="percentile", n_resamples=B, rng=np.random.default_rng(9))
+    ref = _scipy_bootstrap(d, "percentile", B, 9)
     p_ref = (1 + np.sum(np.abs(ref.bootstrap_distribution - d.mean()) >= abs(d.mean()))) / (1 + B)
     assert abs(pt.p - p_ref) <= 4 * math.sqrt(2 * p_ref * (1 - p_ref) / B) + 2 / B, (pt.p, p_ref)
     assert 0.0005 < p_ref < 0.5
