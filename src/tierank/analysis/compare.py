@@ -14,9 +14,12 @@ of runs side by side on one measure and flags, for every pair of systems:
 * ``undecidable``: the systems' [min, max] intervals of the mean overlap, so
   some tie orderings would rank the pair either way (or make it equal): the
   comparison cannot be decided from these scores;
-* ``significant``: a paired t-test on the per-query expected values (optionally with a
+* ``significant``: a paired t-test on the per-query expected values, or with ``test`` a
+  Wilcoxon signed-rank, randomization or paired bootstrap test (optionally with a
   multiple-comparison ``correction`` across all pairs: Bonferroni, Holm or Benjamini-Hochberg,
-  :func:`adjust_pvalues`);
+  :func:`adjust_pvalues`); every pair also gets its mean difference's CI and Cohen's d_z, every
+  system a CI of its mean and its ranks, and with ``leaderboard`` bootstrap rank intervals and
+  randomized Tukey HSD groups (:mod:`tierank.analysis.inference`);
 * ``p_a_above``: the probability that ``a``'s mean exceeds ``b``'s when both runs' ties are broken
   uniformly at random, independently across queries and systems.  The difference of the means
   then has the exact mean ``diff_expected`` and the exact variance
