@@ -174,7 +174,7 @@ def compare_cmd(
         "--ci", help="Confidence intervals of E[M] and of the differences over the query sample: t, percentile "
                      "or bca (bootstrap).")] = CompareCI.t,
     leaderboard: Annotated[bool, typer.Option(
-        "--leaderboard", help="Leaderboard view: systems by E[M] with [min, max], CI, ranks by E and by the "
+        "--leaderboard", help="Leaderboard view: systems by E[M] with \\[min, max], CI, ranks by E and by the "
                               "oblivious value, bootstrap rank intervals, randomized Tukey HSD groups, and the "
                               "pairs whose order flips.")] = False,
     seed: Annotated[int, typer.Option("--seed", help="Seed of every sampled figure.")] = 0,
