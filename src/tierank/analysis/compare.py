@@ -14,9 +14,12 @@ of runs side by side on one measure and flags, for every pair of systems:
 * ``undecidable``: the systems' [min, max] intervals of the mean overlap, so
   some tie orderings would rank the pair either way (or make it equal): the
   comparison cannot be decided from these scores;
-* ``significant``: a paired t-test on the per-query expected values (optionally with a
+* ``significant``: a paired t-test on the per-query expected values, or with ``test`` a
+  Wilcoxon signed-rank, randomization or paired bootstrap test (optionally with a
   multiple-comparison ``correction`` across all pairs: Bonferroni, Holm or Benjamini-Hochberg,
-  :func:`adjust_pvalues`);
+  :func:`adjust_pvalues`); every pair also gets its mean difference's CI and Cohen's d_z, every
+  system a CI of its mean and its ranks, and with ``leaderboard`` bootstrap rank intervals and
+  randomized Tukey HSD groups (:mod:`tierank.analysis.inference`);
 * ``p_a_above``: the probability that ``a``'s mean exceeds ``b``'s when both runs' ties are broken
   uniformly at random, independently across queries and systems.  The difference of the means
   then has the exact mean ``diff_expected`` and the exact variance
@@ -61,6 +64,7 @@ from ..errors import TierankInputError
 from ..evaluate import evaluate
 from ..io.convert import to_qrels, to_run
 from ..io.model import Run
+from . import inference
 from .banding import band_run, check_rho
 
 from .significance import CORRECTIONS, ZERO_TOL, adjust_pvalues, diff_moments, prob_above  # noqa: F401 (re-exported)
@@ -80,6 +84,17 @@ class SystemSummary:
         ``max - min`` and ``oblivious - expected`` of the means.
     std : float
         Standard deviation of the mean over tie orderings, ``sqrt(sum_q var_q) / n_q``.
+    ci_low, ci_high, ci_method : float, float, str
+        Confidence interval of the mean of the per-query expected values over the query sample
+        (:func:`~tierank.analysis.inference.mean_cis`: ``t``, ``percentile`` or ``bca``).
+    rank, rank_oblivious : int
+        Rank by expected and by oblivious mean (1 = best; equal means share the better rank).
+    rank_low, rank_high : int or None
+        With ``leaderboard``: the 2.5-97.5% range of the rank by expected mean over query-bootstrap
+        resamples (:func:`~tierank.analysis.inference.rank_intervals`).
+    group : str or None
+        With ``leaderboard``: randomized Tukey HSD letters (:func:`~tierank.analysis.inference.tukey_hsd`);
+        systems sharing a letter are not separated at ``alpha``.
     """
 
     name: str
@@ -90,6 +105,14 @@ class SystemSummary:
     range: float
     bias: float
     std: float
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ci_method: str | None = None
+    rank: int | None = None
+    rank_oblivious: int | None = None
+    rank_low: int | None = None
+    rank_high: int | None = None
+    group: str | None = None
 
 
 @dataclass(frozen=True)
@@ -102,10 +125,13 @@ class PairComparison:
         System names; ``expected(a) >= expected(b)``.
     diff_expected, diff_oblivious : float
         Mean of ``a`` minus mean of ``b`` (``diff_expected >= 0``).
-    t, p : float
-        Two-sided paired t-test (``scipy.stats.ttest_rel``) on the per-query expected
-        values, ``a`` minus ``b``.  ``t = 0.0`` and ``p = 1.0`` when every per-query
-        difference is zero (the test is undefined there); NaN with a single query.
+    t : float
+        Paired t statistic (``scipy.stats.ttest_rel``) on the per-query expected values, ``a``
+        minus ``b``.  0.0 when every per-query difference is zero; NaN with a single query.
+    p : float
+        Two-sided p-value of the pair's ``test`` on the per-query expected values (the paired
+        t-test by default).  1.0 when every per-query difference is zero (the test is undefined
+        there); NaN with a single query (t).
     p_oblivious : float
         The same test on the per-query oblivious values.
     order_flip : bool
@@ -139,6 +165,16 @@ class PairComparison:
     p_banded_adjusted : float or None
         With ``correction`` and ``band``: ``p_banded`` adjusted the same way over all pairs; then
         ``significant_banded`` is ``p_banded_adjusted < alpha``.
+    test : str
+        The test behind ``p``: ``t``, ``wilcoxon``, ``randomization`` or ``bootstrap``
+        (:func:`~tierank.analysis.inference.paired_tests`).
+    method, samples, seed, se : str, int or None, int or None, float or None
+        How ``p`` was computed: ``analytic``, ``exact`` (all sign flips; ``samples`` = 2^m) or
+        ``monte-carlo`` (with ``samples``, ``seed`` and the standard error ``se`` of ``p``).
+    effect_size, effect_ci_low, effect_ci_high : float
+        Cohen's d_z of the per-query expected-value differences and its CI (noncentral t).
+    diff_ci_low, diff_ci_high : float
+        CI of ``diff_expected`` over the query sample (method: the comparison's ``ci``).
     """
 
     a: str
@@ -159,6 +195,16 @@ class PairComparison:
     p_a_above_bound: float = float("nan")
     p_adjusted: float | None = None
     p_banded_adjusted: float | None = None
+    test: str = "t"
+    method: str = "analytic"
+    samples: int | None = None
+    seed: int | None = None
+    se: float | None = None
+    effect_size: float = float("nan")
+    effect_ci_low: float = float("nan")
+    effect_ci_high: float = float("nan")
+    diff_ci_low: float = float("nan")
+    diff_ci_high: float = float("nan")
 
     @property
     def flags(self) -> list[str]:
@@ -206,7 +252,10 @@ class Comparison:
     band_summary : dict or None
         With ``band``: the Figure 4 cross-tabulation, see :func:`compare`.
     settings : dict
-        Evaluation settings (tie_break, rel, complete, candidates_only).
+        Evaluation settings (tie_break, rel, complete, candidates_only) and the inference settings
+        (test, ci, level, seed, resamples, permutations).
+    best : tuple of str or None
+        With ``leaderboard``: the systems randomized Tukey HSD cannot separate from the best.
     """
 
     measure: str
@@ -221,6 +270,7 @@ class Comparison:
     banded_systems: tuple[SystemSummary, ...] | None = None
     band_summary: dict | None = None
     settings: dict = field(default_factory=dict)
+    best: tuple[str, ...] | None = None
 
     def system(self, name: str) -> SystemSummary:
         """The summary of system ``name``."""
@@ -285,7 +335,10 @@ def _aligned(result, queries: list[str]) -> dict[str, np.ndarray]:
 
 def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval", rel: int = 1,
             complete: bool = False, candidates_only: bool = False, alpha: float = 0.05,
-            band: float | None = None, correction: str | None = None) -> Comparison:
+            band: float | None = None, correction: str | None = None, test: str = "t", ci: str = "t",
+            level: float = 0.95, seed: int = 0, resamples: int = inference.DEFAULT_RESAMPLES,
+            permutations: int = inference.DEFAULT_PERMUTATIONS, leaderboard: bool = False,
+            jobs: int = 1) -> Comparison:
     """Compare systems on one measure, tie-aware, pair by pair.
 
     Parameters
@@ -306,9 +359,29 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
         (:func:`~tierank.analysis.banding.band_run`), re-evaluate, and compare the
         pairs' significance before and after banding.
     correction
-        ``None``, ``"bonferroni"``, ``"holm"`` or ``"bh"``: adjust the pairs' t-test p-values for
+        ``None``, ``"bonferroni"``, ``"holm"`` or ``"bh"``: adjust the pairs' p-values for
         the number of pairs (:func:`adjust_pvalues`); ``significant`` then reads the adjusted
         value ``p_adjusted`` (and with ``band``, ``significant_banded`` the adjusted ``p_banded``).
+    test
+        The pairs' test on the per-query values (:func:`~tierank.analysis.inference.paired_tests`):
+        ``"t"`` (paired t, the default), ``"wilcoxon"``, ``"randomization"`` (Fisher's sign flips:
+        exact with at most 20 nonzero differences, else ``permutations`` Monte Carlo flips) or
+        ``"bootstrap"`` (``resamples`` paired bootstrap resamples).
+    ci
+        The systems' and the mean differences' confidence intervals over the query sample:
+        ``"t"`` (default), ``"percentile"`` or ``"bca"`` (bootstrap, ``resamples``).
+    level
+        Confidence level of the intervals.
+    seed, resamples, permutations
+        Every sampled figure is reproducible from ``seed``: bootstrap resamples are drawn from
+        ``seed`` and the number of queries only and shared by all systems, so a system's interval
+        does not change when other systems are added, as long as the compared queries (those common
+        to all systems) stay the same (:mod:`tierank.analysis.inference`).
+    leaderboard
+        Also compute the rank intervals (query bootstrap) and randomized Tukey HSD (``permutations``)
+        groups of the systems, and the systems indistinguishable from the best (``best``).
+    jobs
+        Processes sharing Tukey HSD's permutations (the same result for any number).
 
     Returns
     -------
@@ -377,6 +450,10 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
         band = check_rho(band)
     if correction is not None and correction not in CORRECTIONS:
         raise TierankInputError(f"compare: unknown correction {correction!r}; accepted: {', '.join(CORRECTIONS)}")
+    if test not in inference.TESTS:
+        raise TierankInputError(f"compare: unknown test {test!r}; accepted: {', '.join(inference.TESTS)}")
+    if ci not in inference.CI_METHODS:
+        raise TierankInputError(f"compare: unknown CI method {ci!r}; accepted: {', '.join(inference.CI_METHODS)}")
 
     names = [str(k) for k in runs]
     if len(set(names)) != len(names):
@@ -407,27 +484,45 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
         banded_per = {name: _aligned(res, common) for name, res in banded.items()}
         banded_summaries = {name: _summary(name, st) for name, st in banded_per.items()}
 
+    # inference over the query sample (tierank.analysis.inference), on the per-query expected values
+    summaries, infer = _infer(per, ranked, summaries, test=test, ci=ci, level=level, seed=seed, resamples=resamples,
+                              permutations=permutations, alpha=alpha, leaderboard=leaderboard, jobs=jobs)
+    pair_names = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1:]]
+    kw = dict(test=test, pairs=pair_names, level=level, resamples=resamples, samples=permutations, seed=seed)
+    matrix = lambda src, k: np.column_stack([src[n][k] for n in ranked])  # noqa: E731
+    tests = inference.paired_tests(matrix(per, "expected"), ranked, ci=ci, boot=infer["boot"], **kw)
+    if test != "t":  # the paired t-test keeps its own path below (the default's numbers stay as they were)
+        tests_obl = inference.paired_tests(matrix(per, "oblivious"), ranked, **kw)
+        tests_band = (inference.paired_tests(matrix(banded_per, "expected"), ranked, **kw)
+                      if banded_per is not None else None)
+
     pairs = []
-    for i, a in enumerate(ranked):
-        for b in ranked[i + 1:]:
-            sa, sb = summaries[a], summaries[b]
-            d_exp, d_obl = sa.expected - sb.expected, sa.oblivious - sb.oblivious
-            t, p = _paired_t(per[a]["expected"], per[b]["expected"])
-            _, p_obl = _paired_t(per[a]["oblivious"], per[b]["oblivious"])
-            se, so = _sign(d_exp), _sign(d_obl)
-            extra = {}
-            if banded_per is not None:
-                _, pb = _paired_t(banded_per[a]["expected"], banded_per[b]["expected"])
-                extra = dict(p_banded=pb, diff_banded=banded_summaries[a].expected - banded_summaries[b].expected,
-                             significant_banded=bool(pb < alpha))
-            mean_d, var_d = diff_moments(per[a]["expected"], per[a]["var"], per[b]["expected"], per[b]["var"])
-            above, above_bound = prob_above(mean_d, var_d, lo=sa.min - sb.max, hi=sa.max - sb.min)
-            pairs.append(PairComparison(
-                a=a, b=b, diff_expected=d_exp, diff_oblivious=d_obl, t=t, p=p, p_oblivious=p_obl,
-                order_flip=bool(se != 0 and so != 0 and se != so),
-                undecidable=bool(sa.min <= sb.max + ZERO_TOL and sb.min <= sa.max + ZERO_TOL),
-                significant=bool(p < alpha), std_diff=math.sqrt(var_d), p_a_above=above,
-                p_a_above_bound=above_bound, **extra))
+    for k, (a, b) in enumerate(pair_names):
+        sa, sb = summaries[a], summaries[b]
+        d_exp, d_obl = sa.expected - sb.expected, sa.oblivious - sb.oblivious
+        t, p = _paired_t(per[a]["expected"], per[b]["expected"])
+        _, p_obl = _paired_t(per[a]["oblivious"], per[b]["oblivious"])
+        pt = tests[k]
+        if test != "t":
+            p, p_obl = pt.p, tests_obl[k].p
+        se, so = _sign(d_exp), _sign(d_obl)
+        extra = dict(test=test, method=pt.method, samples=pt.samples, seed=pt.seed, se=pt.se,
+                     effect_size=pt.effect_size, effect_ci_low=pt.effect_ci_low, effect_ci_high=pt.effect_ci_high,
+                     diff_ci_low=pt.diff_ci_low, diff_ci_high=pt.diff_ci_high)
+        if banded_per is not None:
+            _, pb = _paired_t(banded_per[a]["expected"], banded_per[b]["expected"])
+            if test != "t":
+                pb = tests_band[k].p
+            extra.update(p_banded=pb, diff_banded=banded_summaries[a].expected - banded_summaries[b].expected,
+                         significant_banded=bool(pb < alpha))
+        mean_d, var_d = diff_moments(per[a]["expected"], per[a]["var"], per[b]["expected"], per[b]["var"])
+        above, above_bound = prob_above(mean_d, var_d, lo=sa.min - sb.max, hi=sa.max - sb.min)
+        pairs.append(PairComparison(
+            a=a, b=b, diff_expected=d_exp, diff_oblivious=d_obl, t=t, p=p, p_oblivious=p_obl,
+            order_flip=bool(se != 0 and so != 0 and se != so),
+            undecidable=bool(sa.min <= sb.max + ZERO_TOL and sb.min <= sa.max + ZERO_TOL),
+            significant=bool(p < alpha), std_diff=math.sqrt(var_d), p_a_above=above,
+            p_a_above_bound=above_bound, **extra))
     if correction is not None and pairs:
         adjusted = adjust_pvalues([pc.p for pc in pairs], correction)
         pairs = [replace(pc, p_adjusted=float(v), significant=bool(v < alpha)) for pc, v in zip(pairs, adjusted)]
@@ -446,8 +541,34 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
         kendall_tau=_tau(col("oblivious"), col("expected")), kendall_tau_min_max=_tau(col("min"), col("max")),
         alpha=float(alpha), band=None if band is None else float(band),
         banded_systems=None if banded_summaries is None else tuple(banded_summaries[n] for n in ranked),
-        band_summary=band_summary, settings={**opts, "tie_break": results[names[0]].settings["tie_break"],
-                                             **({"correction": correction} if correction else {})})
+        band_summary=band_summary, best=infer["best"],
+        settings={**opts, "tie_break": results[names[0]].settings["tie_break"],
+                  **({"correction": correction} if correction else {}),
+                  "test": test, "ci": ci, "level": float(level), "seed": int(seed), "resamples": int(resamples),
+                  "permutations": int(permutations), "leaderboard": bool(leaderboard)})
+
+
+def _infer(per: dict, ranked: list[str], summaries: dict, *, test: str, ci: str, level: float, seed: int,
+           resamples: int, permutations: int, alpha: float, leaderboard: bool, jobs: int) -> tuple[dict, dict]:
+    """The systems' summaries with their CI, ranks and (with ``leaderboard``) rank interval and Tukey
+    group; and ``{"boot": shared bootstrap means or None, "best": systems not separated from the best}``."""
+    E = np.column_stack([per[n]["expected"] for n in ranked])
+    sampled = ci != "t" or test == "bootstrap" or leaderboard
+    boot = inference.bootstrap_means(E, resamples, seed) if sampled else None
+    cis = inference.mean_cis(E, ranked, method=ci, level=level, resamples=resamples, seed=seed, boot=boot)
+    rank = inference.competition_ranks(np.array([summaries[n].expected for n in ranked]))
+    rank_obl = inference.competition_ranks(np.array([summaries[n].oblivious for n in ranked]))
+    lows = highs = groups = [None] * len(ranked)
+    best = None
+    if leaderboard:
+        ri = inference.rank_intervals(E, ranked, level=level, resamples=resamples, seed=seed, boot=boot)
+        lows, highs = [int(v) for v in ri.low], [int(v) for v in ri.high]
+        hsd = inference.tukey_hsd(E, ranked, alpha=alpha, permutations=permutations, seed=seed, jobs=jobs)
+        groups, best = list(hsd.groups), hsd.best
+    out = {n: replace(summaries[n], ci_low=c.ci_low, ci_high=c.ci_high, ci_method=c.ci_method, rank=int(r),
+                      rank_oblivious=int(ro), rank_low=lo, rank_high=hi, group=g)
+           for n, c, r, ro, lo, hi, g in zip(ranked, cis, rank, rank_obl, lows, highs, groups)}
+    return {**summaries, **out}, {"boot": boot, "best": best}
 
 
 def _band_summary(pairs: list[PairComparison], rho: float, alpha: float) -> dict:
@@ -474,7 +595,7 @@ def records(comparison: Comparison) -> dict:
     """JSON-ready plain-Python view of a :class:`Comparison`; NaN and infinities become None.
 
     Keys: ``measure, queries`` (their number), ``dropped_queries, alpha, band, settings,
-    systems, pairs, kendall_tau, kendall_tau_min_max, banded_systems, band_summary``.
+    systems, pairs, kendall_tau, kendall_tau_min_max, banded_systems, band_summary, best``.
 
     Examples
     --------
@@ -501,5 +622,6 @@ def records(comparison: Comparison) -> dict:
         "kendall_tau_min_max": _json_value(c.kendall_tau_min_max),
         "banded_systems": None if c.banded_systems is None else [clean(asdict(s)) for s in c.banded_systems],
         "band_summary": None if c.band_summary is None else clean(c.band_summary),
+        "best": None if c.best is None else list(c.best),
     }
 

@@ -127,6 +127,8 @@ def prob_above(diff: float, var: float, lo: float | None = None, hi: float | Non
         return hit, hit
     from scipy.stats import norm
 
+    if abs(diff) <= ZERO_TOL:  # level in expectation up to rounding: P = 1/2, not 1/2 - rounding noise
+        diff = 0.0
     approx = float(norm.cdf(diff / math.sqrt(var)))
     bound = diff * diff / (diff * diff + var) if diff > 0 else 0.0
     return approx, float(bound)
@@ -134,7 +136,8 @@ def prob_above(diff: float, var: float, lo: float | None = None, hi: float | Non
 
 def adjust_across(comparisons, method: str) -> list:
     """Comparisons (:class:`~tierank.analysis.compare.Comparison`, e.g. one per measure) with their
-    pairs' t-test p-values adjusted together, as one family of ``sum(len(c.pairs))`` tests.
+    pairs' p-values (of each comparison's ``test``, the paired t-test by default) adjusted together,
+    as one family of ``sum(len(c.pairs))`` tests.
 
     Every pair gets ``p_adjusted`` and ``significant = p_adjusted < alpha`` (its comparison's alpha);
     with a band, the banded p-values are adjusted as a second family the same way and the band

@@ -29,6 +29,10 @@ COMPARE_USAGE = "tierank compare QRELS RUN RUN... (or RUN RUN... --qrels QRELS)"
 #: `tierank compare --correction`: none, or a multiple-comparison correction across the pairs
 CompareCorrection = choices_enum("CompareCorrection", ("none", "bonferroni", "holm", "bh"))
 
+#: `tierank compare --test` and `--ci` (tierank.analysis.inference)
+CompareTest = choices_enum("CompareTest", ("t", "wilcoxon", "randomization", "bootstrap"))
+CompareCI = choices_enum("CompareCI", ("t", "percentile", "bca"))
+
 
 @app.command("ties")
 @input_errors
@@ -173,6 +177,23 @@ def compare_cmd(
     candidates_only: CandidatesOnly = False,
     complete: Complete = False,
     rel: Rel = 1,
+    test: Annotated[CompareTest, typer.Option(
+        "--test", help="Paired test on per-query expected values: t, wilcoxon, randomization (Fisher sign flips; "
+                       "exact with <= 20 nonzero differences, else --permutations Monte Carlo) or bootstrap "
+                       "(--resamples).")] = CompareTest.t,
+    ci: Annotated[CompareCI, typer.Option(
+        "--ci", help="Confidence intervals of E[M] and of the differences over the query sample: t, percentile "
+                     "or bca (bootstrap).")] = CompareCI.t,
+    leaderboard: Annotated[bool, typer.Option(
+        "--leaderboard", help="Leaderboard view: systems by E[M] with \\[min, max], CI, ranks by E and by the "
+                              "oblivious value, bootstrap rank intervals, randomized Tukey HSD groups, and the "
+                              "pairs whose order flips.")] = False,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of every sampled figure.")] = 0,
+    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")] = 10_000,
+    permutations: Annotated[int, typer.Option(
+        "--permutations", help="Tukey HSD permutations and Monte Carlo sign flips.")] = 10_000,
+    jobs: Annotated[int, typer.Option(
+        "--jobs", "-j", help="Processes sharing the Tukey HSD permutations (same result for any number).")] = 1,
 ) -> None:
     """Systems side by side with E[M] and \\[min, max]; paired t-tests on per-query expected values; every
     pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable;
@@ -194,8 +215,14 @@ def compare_cmd(
         chosen = None if correction.value == "none" else correction.value
     with swap_check(qrels, runs, COMPARE_USAGE), status("comparing..."):
         cmp = compare(names, str(qrels), measure, tie_break=tie_break, rel=rel, complete=complete,
-                      candidates_only=candidates_only, alpha=alpha, band=band, correction=chosen)
-    if fmt is CompareFmt.table:
+                      candidates_only=candidates_only, alpha=alpha, band=band, correction=chosen,
+                      test=test.value, ci=ci.value, seed=seed, resamples=resamples, permutations=permutations,
+                      leaderboard=leaderboard, jobs=jobs)
+    if fmt is CompareFmt.table and leaderboard:
+        from ..report.terminal import leaderboard_tables
+
+        print_tables(leaderboard_tables(cmp), output, protect)
+    elif fmt is CompareFmt.table:
         print_tables(compare_tables(cmp), output, protect)
     else:
         emit(json.dumps(jsonable(records(cmp)), indent=2, allow_nan=False) + "\n", output, protect)

@@ -207,6 +207,11 @@ def distinct_labels(names, width: int = 20) -> dict[str, str]:
 _CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "bonferroni": "Bonferroni"}
 
 
+#: the pairs' tests of ``tierank compare --test`` as the pairs table's caption names them
+_TEST_NAMES = {"t": "t-tests", "wilcoxon": "Wilcoxon signed-rank tests",
+               "randomization": "randomization (sign-flip) tests", "bootstrap": "bootstrap tests"}
+
+
 def compare_tables(comparison) -> list[Table]:
     """The tables of ``tierank compare`` (a :class:`~tierank.analysis.compare.Comparison`): systems, pairs
     (their flags as words), and the band summary if any.
@@ -251,7 +256,8 @@ def compare_tables(comparison) -> list[Table]:
     labels = distinct_labels([s.name for s in c.systems])
     shortened = any(k != v for k, v in labels.items())
     pairs = Table(title=f"pairs (A ranked above B by expected {c.measure})",
-                  caption=(f"Two-sided paired t-tests over queries: p on expected values, p obl on oblivious "
+                  caption=(f"Two-sided paired {_TEST_NAMES.get(c.settings.get('test', 't'), 't-tests')} over queries: "
+                           f"p on expected values, p obl on oblivious "
                            f"ones; significant: {'p adj' if corr else 'p'} < {c.alpha:g}. FLIP: the oblivious "
                            "means order the pair the other way round. undecidable: the \\[min, max] intervals "
                            "of the means overlap, so tie orderings alone could reverse or level the comparison. "
@@ -300,6 +306,68 @@ def compare_tables(comparison) -> list[Table]:
         band.add_row("not significant before", cell("false_positives") + " false pos.", cell("neither"))
         tables.append(band)
     return tables
+
+
+def leaderboard_tables(comparison) -> list[Table]:
+    """The tables of ``tierank compare --leaderboard``: systems sorted by E[M] with the tie interval,
+    the CI over queries, ranks by expected and by oblivious mean, the bootstrap rank interval and the
+    Tukey HSD group letters; then every pair whose order flips between oblivious and expected means.
+
+    Examples
+    --------
+    >>> import io
+    >>> from rich.console import Console
+    >>> from tierank.analysis.compare import compare
+    >>> runs = {"A": {"q1": {"x": 2.0, "y": 1.0}, "q2": {"x": 2.0, "y": 1.0}, "q3": {"x": 1.0, "y": 1.0}},
+    ...         "B": {"q1": {"y": 2.0, "x": 1.0}, "q2": {"x": 1.0, "y": 1.0}, "q3": {"y": 2.0, "x": 1.0}}}
+    >>> cmp = compare(runs, {q: {"x": 1} for q in ("q1", "q2", "q3")}, "P@1", leaderboard=True,
+    ...               resamples=200, permutations=200)
+    >>> console = Console(width=160, record=True, file=io.StringIO())
+    >>> for table in leaderboard_tables(cmp):
+    ...     console.print(table)
+    >>> "leaderboard: P@1" in console.export_text()
+    True
+    """
+    c = comparison
+    st = c.settings
+    ci_name = {"t": "Student t", "percentile": "bootstrap percentile",
+               "bca": "bootstrap BCa"}.get(st.get("ci"), st.get("ci"))
+    sampled = st.get("ci") != "t"
+    level = st.get("level", 0.95)
+    board = Table(title=f"leaderboard: {c.measure}, {len(c.queries)} queries",
+                  caption=(f"Sorted by E[M], the mean over queries of the expectation over tie orderings; "
+                           f"\\[min, max]: pessimal/optimal tie orderings. CI: {level:.0%} {ci_name} interval of "
+                           f"E[M] over the query sample"
+                           + (f" ({st.get('resamples')} resamples, seed {st.get('seed')})" if sampled else "")
+                           + f". rank: by E[M]; rank obl: by the oblivious mean (tie-break "
+                           f"'{escape(str(st.get('tie_break', 'trec_eval')))}'); rank interval: {level:.0%} range "
+                           f"of the rank over {st.get('resamples')} query-bootstrap resamples (seed {st.get('seed')}). "
+                           f"group: randomized Tukey HSD ({st.get('permutations')} permutations, seed "
+                           f"{st.get('seed')}, alpha {c.alpha:g}); systems sharing a letter are not separated. "
+                           + (f"Not separated from the best: {', '.join(escape(b) for b in c.best)}."
+                              if c.best else "")),
+                  caption_justify="left")
+    for name in ("system", "E[M]", "\\[min, max]", "CI", "rank", "rank obl", "rank interval", "group"):
+        board.add_column(name, justify="left" if name in ("system", "group") else "right")
+    for s in c.systems:
+        interval = "" if s.rank_low is None else f"{s.rank_low}-{s.rank_high}"
+        board.add_row(escape(s.name), num(s.expected), f"\\[{num(s.min)}, {num(s.max)}]",
+                      f"\\[{num(s.ci_low)}, {num(s.ci_high)}]", str(s.rank),
+                      str(s.rank_oblivious) + (" *" if s.rank_oblivious != s.rank else ""), interval, s.group or "")
+    flips = [p for p in c.pairs if p.order_flip]
+    corr = st.get("correction")
+    out = Table(title=f"pairs whose order flips ({len(flips)} of {len(c.pairs)})",
+                caption=("A is above B by E[M] and below it by the oblivious mean (* in rank obl: a rank that "
+                         "differs from the rank by E[M])."
+                         + (f" p adj: adjusted across all {len(c.pairs)} pairs ({_CORRECTION_NAMES.get(corr, corr)})."
+                            if corr else "")), caption_justify="left")
+    p_name = f"p {'adj ' if corr else ''}({st.get('test', 't')})"
+    for name in ("A", "B", "Δ expected", "Δ oblivious", p_name):
+        out.add_column(name, justify="left" if name in ("A", "B") else "right")
+    for p in flips:
+        out.add_row(escape(p.a), escape(p.b), num(p.diff_expected), num(p.diff_oblivious),
+                    pvalue(p.p_adjusted if corr else p.p))
+    return [board, out]
 
 
 # tierank bands

@@ -1,0 +1,93 @@
+"""Inference over the query sample at leaderboard scale (issue 24): 20 systems x 7,000 queries,
+10,000 bootstrap resamples and 10,000 randomized Tukey HSD permutations.
+
+Synthetic per-query expected values shaped like nDCG@10 (a third of the queries at 0, the rest
+Beta-distributed, systems differing by small shifts), timed piece by piece on this machine:
+
+* the shared bootstrap means (one multinomial count matrix x the value matrix, in chunks);
+* BCa intervals of all systems from them; rank intervals from them;
+* paired tests of all 190 pairs (t, with BCa intervals of the differences; and Wilcoxon);
+* randomized Tukey HSD.
+
+Wall and CPU seconds are both printed: on a shared machine the CPU seconds say what the work costs.
+
+    python benchmarks/bench_inference.py
+    python benchmarks/bench_inference.py --jobs 2                        # Tukey HSD on 2 processes
+    python benchmarks/bench_inference.py --systems 5 --queries 1000      # quick check
+
+CPU seconds are this process's; with ``--jobs 2`` the workers' CPU time is not in them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+
+import numpy as np
+import scipy.special  # noqa: F401  (imported before the clock starts: import time is not work)
+import scipy.stats  # noqa: F401
+
+from tierank.analysis import inference as inf
+
+
+def values(systems: int, queries: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    base = rng.beta(2.0, 2.5, size=queries)
+    zero = rng.random(queries) < 1 / 3
+    X = np.clip(base[:, None] + rng.normal(0, 0.15, (queries, systems)) + np.linspace(0.03, 0, systems), 0, 1)
+    X[zero] = 0.0
+    return X
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--systems", type=int, default=20)
+    ap.add_argument("--queries", type=int, default=7000)
+    ap.add_argument("--resamples", type=int, default=10_000)
+    ap.add_argument("--permutations", type=int, default=10_000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=1, help="processes sharing Tukey HSD's permutations")
+    ap.add_argument("--json", action="store_true", help="print the timings as one JSON object")
+    a = ap.parse_args()
+    X = values(a.systems, a.queries, a.seed)
+    names = [f"s{i:02d}" for i in range(a.systems)]
+    t: dict[str, tuple[float, float]] = {}
+
+    def timed(label, fn):
+        w, c = time.perf_counter(), time.process_time()
+        out = fn()
+        t[label] = (time.perf_counter() - w, time.process_time() - c)
+        return out
+
+    boot = timed("bootstrap means", lambda: inf.bootstrap_means(X, a.resamples, a.seed))
+    timed("BCa CIs (all systems)",
+          lambda: inf.mean_cis(X, names, method="bca", resamples=a.resamples, seed=a.seed, boot=boot))
+    timed("rank intervals", lambda: inf.rank_intervals(X, names, resamples=a.resamples, seed=a.seed, boot=boot))
+    timed("paired t + BCa diff CIs (all pairs)",
+          lambda: inf.paired_tests(X, names, test="t", ci="bca", resamples=a.resamples, seed=a.seed, boot=boot))
+    t["bootstrap total"] = tuple(sum(v[i] for v in t.values()) for i in (0, 1))
+    timed("Wilcoxon (all pairs)", lambda: inf.paired_tests(X, names, test="wilcoxon"))
+    hsd = timed("randomized Tukey HSD",
+                lambda: inf.tukey_hsd(X, names, permutations=a.permutations, seed=a.seed, jobs=a.jobs))
+    info = {"jobs": a.jobs, "systems": a.systems, "queries": a.queries, "resamples": a.resamples,
+            "permutations": a.permutations,
+            "cpus": os.cpu_count(), "load_1min": os.getloadavg()[0], "machine": platform.machine(),
+            "numpy": np.__version__, "wall_s": {k: round(v[0], 2) for k, v in t.items()},
+            "cpu_s": {k: round(v[1], 2) for k, v in t.items()},
+            "tukey_groups": len(set("".join(hsd.groups)))}
+    if a.json:
+        print(json.dumps(info))
+        return
+    print(f"{a.systems} systems x {a.queries} queries, {a.resamples} resamples, {a.permutations} permutations "
+          f"(Tukey on {a.jobs} process(es); {info['cpus']} CPUs, 1-min load {info['load_1min']:.1f}, "
+          f"numpy {np.__version__})")
+    print(f"  {'':<40} {'wall s':>8} {'CPU s':>8}")
+    for k, (w, c) in t.items():
+        print(f"  {k:<40} {w:8.2f} {c:8.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,838 @@
+"""Inference over the query sample, on tie-aware per-query values: confidence intervals, paired
+tests, effect sizes, randomized Tukey HSD and rank intervals.
+
+tierank's expected value ``E[M]`` already averages over every ordering of a run's tied
+documents; what it does not say is how far the mean over *these* queries is from the mean over
+the population of queries they were drawn from.  This module answers that, on the matrix of
+per-query expected values (``n`` queries x ``S`` systems), with the usual tools of IR
+significance testing (Sakai, *Statistical Reform in Information Retrieval?*, 2014; Carterette,
+*Multiple testing in statistical analysis of systems-based information retrieval experiments*,
+TOIS 2012; Efron & Tibshirani, *An Introduction to the Bootstrap*, 1993):
+
+* :func:`mean_cis`: per system, a confidence interval of the mean of the per-query expected
+  values: Student's t (``scipy.stats.t``), bootstrap percentile or bootstrap BCa (Efron &
+  Tibshirani 14.3 and Eq. 15.36, as ``scipy.stats.bootstrap`` computes it).  It covers the query
+  sample only: the ties are averaged out by ``E`` (the tie interval ``[min, max]`` and the tie
+  std of the mean, :class:`~tierank.analysis.compare.SystemSummary`, describe the other
+  uncertainty; they shrink to nothing when the scores have no ties, the CI does not).
+* :func:`paired_tests`: per pair of systems, on the paired per-query expected values: paired t,
+  Wilcoxon signed-rank (``scipy.stats.wilcoxon``), Fisher's randomization test (sign flips of the
+  differences; exact by enumeration when at most :data:`EXACT_MAX` differences are nonzero,
+  Monte Carlo otherwise) and a paired bootstrap test; every test two-sided on the mean
+  difference.  Each pair also gets the mean difference with its CI and Cohen's ``d_z`` (mean
+  over standard deviation of the differences) with its CI (inverting the noncentral t
+  distribution of ``sqrt(n) d_z``; exact for normal differences, Cumming & Finch 2001).
+* :func:`tukey_hsd`: randomized Tukey HSD (Carterette 2012): the per-query values are permuted
+  across systems within each query, and each pair's absolute mean difference is compared with the
+  permutation distribution of the largest difference (max - min of the systems' means); plus the
+  groups it cannot separate as a compact letter display, and the systems indistinguishable from
+  the best.
+* :func:`rank_intervals`: the 2.5-97.5% range of each system's rank over query-bootstrap
+  resamples.
+
+**Resampling and reproducibility.** Bootstrap resamples are drawn **once per query set**, from
+``seed`` and the number of queries only, and the same resamples are used for every system (a
+multinomial count matrix ``W``, ``B`` resamples x ``n`` queries, built in fixed-size chunks from one
+``numpy.random.Generator(seed)``; the resampled means of all systems are one matrix product
+``W @ X / n``). So a system's bootstrap CI depends on its own values, ``seed``, ``n`` and ``B`` only: it
+does not change when other systems are added or removed, and all systems and all pairs are resampled
+jointly, which is what rank intervals and paired bootstrap differences need (a per-system stream
+seeded from the system's name would keep the first property but lose the second). The sign-flip
+matrix of the Monte Carlo randomization test is shared by all pairs in the same way. Monte Carlo
+p-values are ``(1 + hits) / (1 + samples)`` (Phipson & Smyth 2010: never 0), with the standard error
+``sqrt(p (1 - p) / samples)``; they carry ``method``, ``samples`` and ``seed``.
+
+**The combined view (law of total variance).** A user who reports the tie-oblivious mean reports one
+draw of the tie orderings. Model query ``q`` as drawn at random from a population, and its oblivious
+value, given the query, as ``M_q = e_q + eps_q`` where ``e_q`` is its expected value over tie
+orderings and ``eps_q`` has mean 0 and variance ``v_q`` (tierank's per-query tie variance; an
+arbitrary but fixed tie-break acts, for a query drawn at random, like one random ordering). For the
+mean ``Mbar`` of ``n`` independently drawn queries, the law of total variance conditioning on the
+drawn queries gives
+
+    Var[Mbar] = E[ Var[Mbar | q_1..q_n] ] + Var[ E[Mbar | q_1..q_n] ]
+              = E[v] / n + Var[e] / n,
+
+since, given the queries, the ``eps_q`` are independent (``Var = sum_q v_q / n^2``) and
+``E[Mbar | q] = mean_q e_q``.  Its plug-in estimate is
+``se_combined^2 = sum_q v_q / n^2 + s_e^2 / n`` (``s_e^2``: the sample variance of the ``e_q``,
+ddof 1): the tie variance of the mean (``SystemSummary.std ** 2``) plus the squared standard
+error of the mean of the expected values.  :func:`combined_se` returns it with a normal interval
+``mean_e +- z se_combined``: where a reported (oblivious) mean may land around the population's
+mean when both the queries and the tie orderings are left to chance.
+
+Examples
+--------
+>>> import numpy as np
+>>> X = np.array([[0.5, 0.4], [0.7, 0.6], [0.2, 0.3], [0.9, 0.5], [0.6, 0.6]])
+>>> [round(c.ci_low, 4) for c in mean_cis(X, ["A", "B"], method="t")]
+[0.2586, 0.3181]
+>>> pt = paired_tests(X, ["A", "B"], test="randomization")[0]
+>>> pt.method, pt.samples, round(pt.p, 4)   # 4 nonzero differences: all 16 sign flips
+('exact', 16, 0.5)
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from ..errors import TierankInputError
+
+#: default number of bootstrap resamples
+DEFAULT_RESAMPLES = 10_000
+#: default number of permutations (randomized Tukey HSD) and sign-flip samples (randomization test)
+DEFAULT_PERMUTATIONS = 10_000
+#: the randomization test enumerates all 2^m sign flips when at most this many differences are nonzero
+EXACT_MAX = 20
+#: confidence-interval methods of :func:`mean_cis`
+CI_METHODS = ("t", "percentile", "bca")
+#: paired tests of :func:`paired_tests`
+TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
+#: values this close (relative to the data's scale) count as equal when counting permutation hits
+_REL_TOL = 1e-12
+#: about this many matrix cells per chunk of resamples (memory bound, not a tuning knob: the chunk
+#: size depends on n only, so results depend on seed, n and the number of resamples only)
+_CHUNK_CELLS = 2_000_000
+
+
+# --- results --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MeanCI:
+    """A confidence interval of one system's mean over queries.
+
+    Attributes
+    ----------
+    name : str
+    mean : float
+        Mean of the per-query values.
+    ci_low, ci_high : float
+    ci_method : str
+        ``"t"``, ``"percentile"`` or ``"bca"``.
+    level : float
+        Confidence level (0.95).
+    n : int
+        Number of queries.
+    se : float
+        Standard error of the mean: ``s / sqrt(n)`` for ``t``; the standard deviation of the
+        resampled means for the bootstrap.
+    method : str
+        ``"analytic"`` or ``"bootstrap"``.
+    samples, seed : int or None
+        Resamples and seed where sampled.
+    """
+
+    name: str
+    mean: float
+    ci_low: float
+    ci_high: float
+    ci_method: str
+    level: float
+    n: int
+    se: float
+    method: str
+    samples: int | None = None
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class CombinedSE:
+    """Sampling plus tie variance of a reported mean (see the module docstring).
+
+    ``se_tie = sqrt(sum v_q) / n``, ``se_sampling = s_e / sqrt(n)``,
+    ``se_combined = sqrt(se_tie^2 + se_sampling^2)``; ``ci_low, ci_high = mean -+ z se_combined``.
+    """
+
+    name: str
+    mean: float
+    se_tie: float
+    se_sampling: float
+    se_combined: float
+    ci_low: float
+    ci_high: float
+    level: float
+    ci_method: str = "normal-combined"
+
+
+@dataclass(frozen=True)
+class PairTest:
+    """A paired test of systems ``a`` and ``b`` on per-query values (``a`` minus ``b``).
+
+    Attributes
+    ----------
+    a, b : str
+    test : str
+        One of :data:`TESTS`.
+    statistic : float
+        t for ``t``; W (scipy's) for ``wilcoxon``; the mean difference for ``randomization`` and
+        ``bootstrap``.
+    p : float
+        Two-sided p-value.  1.0 when every difference is zero.
+    method : str
+        ``"analytic"`` (t; Wilcoxon as scipy chooses, exact or normal), ``"exact"`` (all sign
+        flips) or ``"monte-carlo"``.
+    samples, seed : int or None
+        Sign flips / resamples and seed where sampled (``samples``: 2^m for the exact test).
+    se : float or None
+        Monte Carlo standard error of ``p``, where sampled.
+    mean_diff, diff_ci_low, diff_ci_high : float
+        The mean difference and its CI (``diff_ci_method``: ``t``, ``percentile`` or ``bca``).
+    effect_size, effect_ci_low, effect_ci_high : float
+        Cohen's ``d_z = mean(d) / sd(d)`` (ddof 1) and its CI (noncentral t); NaN where
+        ``sd(d) = 0``.
+    """
+
+    a: str
+    b: str
+    test: str
+    statistic: float
+    p: float
+    method: str
+    samples: int | None
+    seed: int | None
+    se: float | None
+    mean_diff: float
+    diff_ci_low: float
+    diff_ci_high: float
+    diff_ci_method: str
+    effect_size: float
+    effect_ci_low: float
+    effect_ci_high: float
+    level: float = 0.95
+
+
+@dataclass(frozen=True)
+class TukeyHSD:
+    """Randomized Tukey HSD over ``S`` systems.
+
+    Attributes
+    ----------
+    names : tuple of str
+        Systems, in the order given.
+    means : numpy.ndarray
+        ``(S,)`` means.
+    p : numpy.ndarray
+        ``(S, S)`` symmetric matrix of p-values ``(1 + #{t: range_t >= |mean_i - mean_j|}) / (1 + T)``;
+        1 on the diagonal.
+    alpha : float
+    groups : tuple of str
+        Per system (order of ``names``), the compact letter display: systems sharing a letter are
+        not separated at ``alpha``; ``a`` is the group of the best system.
+    best : tuple of str
+        Systems not separated from the best (highest mean) one, the best included.
+    samples, seed : int
+    """
+
+    names: tuple[str, ...]
+    means: np.ndarray
+    p: np.ndarray
+    alpha: float
+    groups: tuple[str, ...]
+    best: tuple[str, ...]
+    samples: int
+    seed: int
+    method: str = "monte-carlo"
+
+    def pvalue(self, a: str, b: str) -> float:
+        """The p-value of the pair ``a``, ``b``."""
+        i, j = self.names.index(a), self.names.index(b)
+        return float(self.p[i, j])
+
+
+@dataclass(frozen=True)
+class RankIntervals:
+    """Ranks of ``S`` systems by mean (1 = best; equal means share the better rank) and the
+    ``[low, high]`` quantiles of each system's rank over query-bootstrap resamples."""
+
+    names: tuple[str, ...]
+    rank: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    level: float
+    samples: int
+    seed: int
+    method: str = "bootstrap"
+
+
+# --- validation -----------------------------------------------------------------------------------
+
+def _matrix(values, names) -> tuple[np.ndarray, tuple[str, ...]]:
+    X = np.asarray(values, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2 or X.shape[0] == 0:
+        raise TierankInputError("inference: need a matrix of per-query values (queries x systems), "
+                                f"got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise TierankInputError("inference: per-query values must be finite")
+    names = tuple(str(n) for n in names) if names is not None else tuple(f"s{i}" for i in range(X.shape[1]))
+    if len(names) != X.shape[1]:
+        raise TierankInputError(f"inference: {len(names)} names for {X.shape[1]} systems")
+    return X, names
+
+
+def _check(level: float, count: int, seed, what: str) -> None:
+    if not (isinstance(level, (int, float)) and 0.0 < level < 1.0):
+        raise TierankInputError(f"inference: level must be in (0, 1), got {level!r}")
+    if not (isinstance(count, (int, np.integer)) and count >= 1):
+        raise TierankInputError(f"inference: {what} must be a positive integer, got {count!r}")
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise TierankInputError(f"inference: seed must be an integer >= 0, got {seed!r}")
+
+
+# --- resampling -----------------------------------------------------------------------------------
+
+def _chunks(total: int, n: int):
+    """Chunk sizes of ``total`` resamples over ``n`` queries (a function of ``n`` only)."""
+    size = max(1, _CHUNK_CELLS // max(n, 1))
+    done = 0
+    while done < total:
+        c = min(size, total - done)
+        yield c
+        done += c
+
+
+def resample_counts(n: int, resamples: int, seed: int):
+    """Yield the bootstrap count matrices (``chunk x n``, how often each query is drawn in each
+    resample), ``resamples`` rows in all, from ``numpy.random.default_rng(seed)``.
+
+    The rows depend on ``n``, ``resamples``'s prefix and ``seed`` only (the chunk sizes are a
+    function of ``n``), never on the values being resampled.
+    """
+    rng = np.random.default_rng(seed)
+    for c in _chunks(resamples, n):
+        idx = rng.integers(0, n, size=(c, n), dtype=np.int32 if c * n < 2 ** 31 else np.int64)
+        idx += (np.arange(c, dtype=idx.dtype) * n)[:, None]
+        yield np.bincount(idx.ravel(), minlength=c * n).reshape(c, n)
+
+
+def bootstrap_means(values, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> np.ndarray:
+    """``(resamples, S)`` bootstrap means of the columns of ``values`` (queries x systems), all
+    columns resampled with the same query draws (:func:`resample_counts`).
+
+    Examples
+    --------
+    >>> bootstrap_means([[1.0], [1.0], [1.0]], 4, seed=1).ravel().tolist()
+    [1.0, 1.0, 1.0, 1.0]
+    """
+    X, _ = _matrix(values, None)
+    n = X.shape[0]
+    out = np.empty((resamples, X.shape[1]))
+    start = 0
+    for W in resample_counts(n, resamples, seed):
+        out[start:start + len(W)] = (W.astype(np.float64) @ X) / n
+        start += len(W)
+    return out
+
+
+def _quantiles(theta_b: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """Per column ``j`` of ``theta_b`` (B x S), the linear-interpolation quantiles at ``probs[:, j]``
+    (as ``numpy.percentile`` / ``scipy.stats.quantile`` compute them)."""
+    B = theta_b.shape[0]
+    srt = np.sort(theta_b, axis=0)
+    pos = np.clip(probs * (B - 1), 0, B - 1)
+    lo = np.floor(pos).astype(np.int64)
+    hi = np.minimum(lo + 1, B - 1)
+    frac = pos - lo
+    cols = np.arange(theta_b.shape[1])[None, :]
+    return srt[lo, cols] * (1 - frac) + srt[hi, cols] * frac
+
+
+def _bca_probs(X: np.ndarray, theta_b: np.ndarray, alpha: float) -> np.ndarray:
+    """The BCa quantile levels (2 x S) for the means of the columns of X (Efron & Tibshirani
+    Eq. 14.14-14.15; the jackknife of a mean is ``(sum - x_i) / (n - 1)``)."""
+    from scipy.special import ndtr, ndtri
+
+    n = X.shape[0]
+    theta = X.mean(axis=0)
+    B = theta_b.shape[0]
+    below = (theta_b < theta).sum(axis=0) + (theta_b <= theta).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z0 = ndtri(below / (2.0 * B))
+        jack = (X.sum(axis=0) - X) / (n - 1)
+        u = (n - 1) * (jack.mean(axis=0) - jack)
+        a = (np.sum(u ** 3, axis=0) / n ** 3) / (6.0 * (np.sum(u ** 2, axis=0) / n ** 2) ** 1.5)
+        z = ndtri(np.array([alpha / 2, 1 - alpha / 2]))[:, None]
+        num = z0 + z
+        probs = ndtr(z0 + num / (1 - a * num))
+    return probs
+
+
+def _boot_ci(X: np.ndarray, theta_b: np.ndarray, method: str, level: float) -> tuple[np.ndarray, np.ndarray]:
+    alpha = 1.0 - level
+    S = X.shape[1]
+    if method == "percentile":
+        probs = np.tile(np.array([[alpha / 2], [1 - alpha / 2]]), (1, S))
+    else:
+        probs = _bca_probs(X, theta_b, alpha)
+    lo = np.full(S, np.nan)
+    hi = np.full(S, np.nan)
+    ok = np.all(np.isfinite(probs), axis=0)
+    const = np.ptp(X, axis=0) == 0  # every resample equals the mean: the interval is the point
+    lo[const] = hi[const] = X[0, const]
+    use = ok & ~const
+    if np.any(use):
+        q = _quantiles(theta_b[:, use], probs[:, use][0][None, :])[0]
+        r = _quantiles(theta_b[:, use], probs[:, use][1][None, :])[0]
+        lo[use], hi[use] = q, r
+    return lo, hi
+
+
+def _t_ci(X: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    from scipy.stats import t as student
+
+    n = X.shape[0]
+    mean = X.mean(axis=0)
+    if n < 2:
+        nan = np.full(X.shape[1], np.nan)
+        return nan, nan.copy(), nan.copy()
+    se = X.std(axis=0, ddof=1) / math.sqrt(n)
+    # scipy.stats.t.interval(level, n - 1, loc=mean, scale=se), term for term
+    q_lo, q_hi = student.ppf((1 - level) / 2, n - 1), student.ppf((1 + level) / 2, n - 1)
+    return q_lo * se + mean, q_hi * se + mean, se
+
+
+# --- per system -----------------------------------------------------------------------------------
+
+def mean_cis(values, names=None, *, method: str = "bca", level: float = 0.95,
+             resamples: int = DEFAULT_RESAMPLES, seed: int = 0, boot: np.ndarray | None = None) -> tuple[MeanCI, ...]:
+    """Confidence intervals of the mean of each column of ``values`` (queries x systems).
+
+    Parameters
+    ----------
+    values
+        ``(n, S)`` per-query values (tie-aware: the expected values), or ``(n,)`` for one system.
+    names
+        ``S`` system names (default ``s0, s1, ...``).
+    method
+        ``"t"`` (Student's t, as ``scipy.stats.t.interval``), ``"percentile"`` or ``"bca"``
+        (bootstrap, as ``scipy.stats.bootstrap``).
+    level
+        Confidence level.
+    resamples, seed
+        Bootstrap resamples and seed (:func:`bootstrap_means`); ignored by ``t``.
+    boot
+        Optional precomputed :func:`bootstrap_means` of ``values`` with ``resamples`` and ``seed``.
+
+    Returns
+    -------
+    tuple of MeanCI
+
+    Examples
+    --------
+    >>> cis = mean_cis([[0.1], [0.5], [0.6], [0.9]], ["A"], method="percentile", resamples=2000, seed=7)
+    >>> c = cis[0]
+    >>> c.ci_method, c.method, c.samples, c.seed, c.ci_low < c.mean < c.ci_high
+    ('percentile', 'bootstrap', 2000, 7, True)
+    """
+    X, names = _matrix(values, names)
+    _check(level, resamples, seed, "resamples")
+    if method not in CI_METHODS:
+        raise TierankInputError(f"inference: unknown CI method {method!r}; accepted: {', '.join(CI_METHODS)}")
+    n = X.shape[0]
+    mean = X.mean(axis=0)
+    if method == "t":
+        lo, hi, se = _t_ci(X, level)
+        return tuple(MeanCI(name=nm, mean=float(m), ci_low=float(a), ci_high=float(b), ci_method="t", level=level,
+                            n=n, se=float(s), method="analytic")
+                     for nm, m, a, b, s in zip(names, mean, lo, hi, se))
+    theta_b = bootstrap_means(X, resamples, seed) if boot is None else boot
+    lo, hi = _boot_ci(X, theta_b, method, level)
+    se = theta_b.std(axis=0, ddof=1) if resamples > 1 else np.full(X.shape[1], np.nan)
+    return tuple(MeanCI(name=nm, mean=float(m), ci_low=float(a), ci_high=float(b), ci_method=method, level=level,
+                        n=n, se=float(s), method="bootstrap", samples=int(resamples), seed=int(seed))
+                 for nm, m, a, b, s in zip(names, mean, lo, hi, se))
+
+
+def combined_se(expected, var, names=None, *, level: float = 0.95) -> tuple[CombinedSE, ...]:
+    """Standard error of a reported mean when both the queries and the tie orderings are left to
+    chance: ``sqrt(sum_q v_q / n^2 + s_e^2 / n)`` (law of total variance, module docstring).
+
+    Examples
+    --------
+    >>> c = combined_se([[0.5], [1.0], [0.0]], [[0.25], [0.0], [0.0]])[0]
+    >>> round(c.se_tie, 4), round(c.se_sampling, 4), round(c.se_combined, 4)
+    (0.1667, 0.2887, 0.3333)
+    """
+    from scipy.stats import norm
+
+    E, names = _matrix(expected, names)
+    V, _ = _matrix(var, names)
+    if V.shape != E.shape or np.any(V < 0):
+        raise TierankInputError("combined_se: var must match expected in shape and be >= 0")
+    n = E.shape[0]
+    mean = E.mean(axis=0)
+    se_tie = np.sqrt(V.sum(axis=0)) / n
+    se_s = E.std(axis=0, ddof=1) / math.sqrt(n) if n > 1 else np.full(E.shape[1], np.nan)
+    se_c = np.sqrt(se_tie ** 2 + se_s ** 2)
+    z = float(norm.ppf(0.5 + level / 2))
+    return tuple(CombinedSE(name=nm, mean=float(m), se_tie=float(a), se_sampling=float(b), se_combined=float(c),
+                            ci_low=float(m - z * c), ci_high=float(m + z * c), level=level)
+                 for nm, m, a, b, c in zip(names, mean, se_tie, se_s, se_c))
+
+
+# --- per pair -------------------------------------------------------------------------------------
+
+def _dz_ci(dz: np.ndarray, n: int, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """CI of Cohen's d_z by inverting the noncentral t distribution of ``t = sqrt(n) d_z`` (df
+    ``n - 1``): the noncentrality ``nc`` with ``P(T <= t_obs; nc) = 1 - alpha/2`` (low) and
+    ``alpha/2`` (high), divided by ``sqrt(n)``; bisection, vectorised over the pairs."""
+    from scipy.stats import nct
+
+    lo = np.full(dz.shape, np.nan)
+    hi = np.full(dz.shape, np.nan)
+    ok = np.isfinite(dz)
+    if n < 2 or not np.any(ok):
+        return lo, hi
+    t_obs = dz[ok] * math.sqrt(n)
+    df = n - 1
+    alpha = 1.0 - level
+    out = []
+    # bracket: 8 standard errors of the normal approximation sd(nc) ~ sqrt(1 + t^2 / (2 df)),
+    # widened until it holds the root (nct.cdf is costly: bisection to 1e-9 on a tight bracket)
+    half = 8.0 * np.sqrt(1.0 + t_obs ** 2 / (2.0 * df)) + 1.0
+    for target in (1 - alpha / 2, alpha / 2):  # cdf decreases in nc: low end first
+        a, b = t_obs - half, t_obs + half
+        with np.errstate(all="ignore"):
+            for _ in range(60):
+                bad_a = nct.cdf(t_obs, df, a) < target
+                bad_b = nct.cdf(t_obs, df, b) > target
+                if not (np.any(bad_a) or np.any(bad_b)):
+                    break
+                a = np.where(bad_a, a - 2 * half, a)
+                b = np.where(bad_b, b + 2 * half, b)
+            for _ in range(200):
+                mid = 0.5 * (a + b)
+                above = nct.cdf(t_obs, df, mid) > target  # nc too small
+                a = np.where(above, mid, a)
+                b = np.where(above, b, mid)
+                if np.all(b - a <= 1e-9):
+                    break
+        out.append(0.5 * (a + b) / math.sqrt(n))
+    lo[ok], hi[ok] = out
+    return lo, hi
+
+
+def _flip_counts(D: np.ndarray, samples: int, seed: int) -> np.ndarray:
+    """Per column of ``D`` (n x P), how many of ``samples`` random sign-flip vectors (shared by all
+    columns) give ``|sum(s d)| >= |sum(d)|``."""
+    n = D.shape[0]
+    obs = np.abs(D.sum(axis=0))
+    tol = _REL_TOL * np.maximum(1.0, np.abs(D).sum(axis=0))
+    rng = np.random.default_rng(seed)
+    hits = np.zeros(D.shape[1], dtype=np.int64)
+    for c in _chunks(samples, n):
+        signs = rng.integers(0, 2, size=(c, n), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
+        hits += (np.abs(signs @ D) >= obs - tol).sum(axis=0)
+    return hits
+
+
+def _exact_flip_p(d: np.ndarray) -> tuple[float, int]:
+    """Exact two-sided sign-flip p-value of the mean of ``d`` (nonzero entries only, m <= EXACT_MAX):
+    the share of the 2^m sign vectors with ``|sum(s d)| >= |sum(d)|``."""
+    m = len(d)
+    if m == 0:
+        return 1.0, 1
+    codes = np.arange(2 ** m, dtype=np.int64)[:, None]
+    signs = 1.0 - 2.0 * ((codes >> np.arange(m)) & 1).astype(np.float64)
+    sums = signs @ d
+    tol = _REL_TOL * max(1.0, float(np.abs(d).sum()))
+    return float(np.mean(np.abs(sums) >= abs(float(d.sum())) - tol)), 2 ** m
+
+
+def paired_tests(values, names=None, *, test: str = "t", pairs=None, level: float = 0.95, ci: str = "t",
+                 resamples: int = DEFAULT_RESAMPLES, samples: int = DEFAULT_PERMUTATIONS, seed: int = 0,
+                 boot: np.ndarray | None = None) -> tuple[PairTest, ...]:
+    """Paired two-sided tests of pairs of columns of ``values`` (queries x systems), ``a`` minus ``b``.
+
+    Parameters
+    ----------
+    values, names
+        As :func:`mean_cis`.
+    test
+        ``"t"`` (``scipy.stats.ttest_rel``), ``"wilcoxon"`` (``scipy.stats.wilcoxon``, its defaults:
+        zero differences dropped, exact or normal as scipy chooses), ``"randomization"`` (Fisher's
+        sign-flip test of the mean difference: exact when at most :data:`EXACT_MAX` differences are
+        nonzero, else ``samples`` Monte Carlo sign flips) or ``"bootstrap"`` (the centred
+        bootstrap distribution of the mean difference: ``p = (1 + #{|dbar* - dbar| >= |dbar|}) /
+        (1 + resamples)``).
+    pairs
+        ``(a, b)`` name pairs; default every pair ``i < j`` in the order of ``names``.
+    ci
+        Method of the mean difference's CI: ``"t"``, ``"percentile"`` or ``"bca"``.
+    resamples, samples, seed
+        Bootstrap resamples, Monte Carlo sign flips and seed.
+    boot
+        Optional precomputed :func:`bootstrap_means` of ``values`` (same resamples and seed).
+
+    Examples
+    --------
+    >>> X = [[0.9, 0.1], [0.8, 0.3], [0.7, 0.6], [0.6, 0.2]]
+    >>> [(p.test, round(p.p, 4)) for t in TESTS[:3] for p in paired_tests(X, ["A", "B"], test=t)]
+    [('t', 0.0526), ('wilcoxon', 0.125), ('randomization', 0.125)]
+    """
+    X, names = _matrix(values, names)
+    _check(level, resamples, seed, "resamples")
+    _check(level, samples, seed, "samples")
+    if test not in TESTS:
+        raise TierankInputError(f"inference: unknown test {test!r}; accepted: {', '.join(TESTS)}")
+    if ci not in CI_METHODS:
+        raise TierankInputError(f"inference: unknown CI method {ci!r}; accepted: {', '.join(CI_METHODS)}")
+    index = {nm: i for i, nm in enumerate(names)}
+    if pairs is None:
+        pairs = list(combinations(names, 2))
+    try:
+        ij = np.array([(index[a], index[b]) for a, b in pairs], dtype=np.int64).reshape(-1, 2)
+    except KeyError as e:
+        raise TierankInputError(f"inference: unknown system {e.args[0]!r}") from None
+    n = X.shape[0]
+    D = X[:, ij[:, 0]] - X[:, ij[:, 1]]  # n x P
+    P = D.shape[1]
+    mean_d = D.mean(axis=0)
+    tol = _REL_TOL * np.maximum(1.0, np.abs(X).max(initial=0.0))
+    zero = np.all(np.abs(D) <= tol, axis=0)
+    need_boot = test == "bootstrap" or ci != "t"
+    if need_boot and boot is None:
+        boot = bootstrap_means(X, resamples, seed)
+    boot_d = boot[:, ij[:, 0]] - boot[:, ij[:, 1]] if need_boot else None
+
+    # the mean difference's CI and the effect size
+    if ci == "t":
+        dlo, dhi, _ = _t_ci(D, level)
+    else:
+        dlo, dhi = _boot_ci(D, boot_d, ci, level)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sd = D.std(axis=0, ddof=1) if n > 1 else np.full(P, np.nan)
+        dz = np.where(sd > 0, mean_d / sd, np.nan)
+    elo, ehi = _dz_ci(dz, n, level)
+
+    stat = np.full(P, np.nan)
+    p = np.full(P, np.nan)
+    method = ["analytic"] * P
+    nsamp: list[int | None] = [None] * P
+    seeds: list[int | None] = [None] * P
+    ses: list[float | None] = [None] * P
+    if test == "t":
+        from scipy.stats import ttest_rel
+
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            res = ttest_rel(X[:, ij[:, 0]], X[:, ij[:, 1]], axis=0)
+        stat, p = np.asarray(res.statistic, dtype=np.float64), np.asarray(res.pvalue, dtype=np.float64)
+    elif test == "wilcoxon":
+        from scipy.stats import wilcoxon
+
+        for k in np.flatnonzero(~zero):  # scipy's wilcoxon per pair: its exact/normal choice depends on the data
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                res = wilcoxon(D[:, k])
+            stat[k], p[k] = float(res.statistic), float(res.pvalue)
+    elif test == "randomization":
+        stat = mean_d.copy()
+        nz = np.abs(D) > tol
+        m = nz.sum(axis=0)
+        exact = m <= EXACT_MAX
+        for k in np.flatnonzero(exact):
+            p[k], nsamp[k] = _exact_flip_p(D[nz[:, k], k])
+            method[k] = "exact"
+        mc = np.flatnonzero(~exact)
+        if len(mc):
+            hits = _flip_counts(D[:, mc], samples, seed)
+            for k, h in zip(mc, hits):
+                p[k] = (1.0 + h) / (1.0 + samples)
+                method[k], nsamp[k], seeds[k] = "monte-carlo", int(samples), int(seed)
+                ses[k] = math.sqrt(p[k] * (1 - p[k]) / samples)
+    else:  # bootstrap
+        stat = mean_d.copy()
+        dev = np.abs(boot_d - mean_d)
+        btol = _REL_TOL * np.maximum(1.0, np.abs(D).sum(axis=0) / n)
+        hits = (dev >= np.abs(mean_d) - btol).sum(axis=0)
+        p = (1.0 + hits) / (1.0 + resamples)
+        method = ["monte-carlo"] * P
+        nsamp = [int(resamples)] * P
+        seeds = [int(seed)] * P
+        ses = [math.sqrt(v * (1 - v) / resamples) for v in p]
+    # every difference zero: no evidence at all (the tests are undefined there)
+    p = np.where(zero, 1.0, p)
+    if test in ("t", "wilcoxon", "randomization", "bootstrap"):
+        stat = np.where(zero, 0.0, stat)
+    return tuple(PairTest(a=names[i], b=names[j], test=test, statistic=float(stat[k]), p=float(p[k]),
+                          method=method[k], samples=nsamp[k], seed=seeds[k], se=ses[k],
+                          mean_diff=float(mean_d[k]), diff_ci_low=float(dlo[k]), diff_ci_high=float(dhi[k]),
+                          diff_ci_method=ci, effect_size=float(dz[k]), effect_ci_low=float(elo[k]),
+                          effect_ci_high=float(ehi[k]), level=level)
+                 for k, (i, j) in enumerate(ij))
+
+
+# --- many systems ---------------------------------------------------------------------------------
+
+#: permutations per block of :func:`permutation_ranges`: block ``k`` draws from ``default_rng([seed, k])``,
+#: so the result does not depend on how many processes share the blocks
+_PERM_BLOCK = 500
+
+
+def _ranges_block(X: np.ndarray, n: int, count: int, seed: int, block: int) -> np.ndarray:
+    """``count`` permutation ranges of block ``block`` (see :func:`permutation_ranges`)."""
+    m, S = X.shape
+    rng = np.random.default_rng([seed, block])
+    out = np.empty(count)
+    start = 0
+    for c in _chunks(count, m * S):
+        V = np.empty((c, m, S))
+        V[...] = X
+        rng.permuted(V, axis=-1, out=V)
+        means = V.sum(axis=1) / n
+        out[start:start + c] = means.max(axis=1) - means.min(axis=1)
+        start += c
+    return out
+
+
+def permutation_ranges(values, permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0, *, jobs: int = 1) -> np.ndarray:
+    """The ``(permutations,)`` largest differences of column means (max - min) after permuting each
+    row of ``values`` (queries x systems) independently and uniformly (``Generator.permuted``).
+
+    Reproducible from ``seed`` and the values, whatever ``jobs``: the permutations come in blocks
+    of 500, block ``k`` drawn from ``numpy.random.default_rng([seed, k])``; ``jobs > 1`` spreads the
+    blocks over that many processes.
+
+    A query whose systems all score the same adds the same to every system's sum whatever the
+    permutation, so it cannot change a difference: such rows are left out of the permuting (exact;
+    on IR data, where every system often scores 0 on a query, it saves their share of the work).
+    The cost is ``permutations x n x S`` element moves; it dominates :func:`tukey_hsd`."""
+    X, _ = _matrix(values, None)
+    if not (isinstance(jobs, (int, np.integer)) and jobs >= 1):
+        raise TierankInputError(f"inference: jobs must be a positive integer, got {jobs!r}")
+    n = X.shape[0]
+    X = np.ascontiguousarray(X[np.ptp(X, axis=1) > 0])
+    if X.shape[0] == 0:
+        return np.zeros(permutations)
+    counts = [min(_PERM_BLOCK, permutations - k) for k in range(0, permutations, _PERM_BLOCK)]
+    if jobs == 1 or len(counts) == 1:
+        parts = [_ranges_block(X, n, c, seed, k) for k, c in enumerate(counts)]
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=min(jobs, len(counts))) as pool:
+            parts = list(pool.map(_ranges_block, *zip(*[(X, n, c, seed, k) for k, c in enumerate(counts)])))
+    return np.concatenate(parts)
+
+
+def letter_groups(means: np.ndarray, separated: np.ndarray) -> tuple[str, ...]:
+    """Compact letter display for systems with ``means`` and a symmetric boolean matrix
+    ``separated`` (pair significantly different): sorted by mean (descending), each maximal run
+    of consecutive systems in which no pair is separated gets a letter (``a`` for the run holding
+    the best); a system's group is the letters of the runs holding it.  Exact when separation is
+    monotone in the difference of means (as in Tukey HSD, whose p-value is a function of it).
+
+    Examples
+    --------
+    >>> sep = np.array([[0, 0, 1], [0, 0, 0], [1, 0, 0]], dtype=bool)
+    >>> letter_groups(np.array([0.9, 0.8, 0.7]), sep)
+    ('a', 'ab', 'b')
+    """
+    S = len(means)
+    order = np.argsort(-np.asarray(means), kind="stable")
+    runs: list[tuple[int, int]] = []
+    for start in range(S):
+        end = start
+        while end + 1 < S and not separated[order[end + 1], order[start:end + 1]].any():
+            end += 1
+        if not runs or end > runs[-1][1]:
+            runs.append((start, end))
+    letters = [""] * S
+    for k, (start, end) in enumerate(runs):
+        tag = _letter(k)
+        for pos in range(start, end + 1):
+            letters[order[pos]] += tag
+    return tuple(letters)
+
+
+def _letter(k: int) -> str:
+    alphabet = "abcdefghijklmnopqrstuvwxyz"
+    s = ""
+    k += 1
+    while k:
+        k, r = divmod(k - 1, 26)
+        s = alphabet[r] + s
+    return s if len(s) == 1 else f"[{s}]"
+
+
+def tukey_hsd(values, names=None, *, alpha: float = 0.05, permutations: int = DEFAULT_PERMUTATIONS,
+              seed: int = 0, jobs: int = 1) -> TukeyHSD:
+    """Randomized Tukey HSD (Carterette 2012) over the columns of ``values`` (queries x systems).
+
+    Each of ``permutations`` draws permutes every query's values across the systems; the pair
+    ``(i, j)`` gets ``p = (1 + #{t: range_t >= |mean_i - mean_j|}) / (1 + permutations)``, with
+    ``range_t`` the max - min of the systems' means in draw ``t`` (:func:`permutation_ranges`;
+    ``jobs`` processes share the permutations, with the same result for any ``jobs``).
+
+    Examples
+    --------
+    >>> X = np.array([[0.9, 0.2, 0.3], [0.8, 0.3, 0.2], [0.95, 0.1, 0.25], [0.7, 0.35, 0.3]] * 3)
+    >>> h = tukey_hsd(X, ["A", "B", "C"], permutations=2000, seed=1)
+    >>> h.groups, h.best, h.pvalue("A", "B") < 0.01
+    (('a', 'b', 'b'), ('A',), True)
+    """
+    X, names = _matrix(values, names)
+    _check(1 - alpha if isinstance(alpha, (int, float)) else alpha, permutations, seed, "permutations")
+    if len(names) < 2:
+        raise TierankInputError("tukey_hsd: need at least two systems")
+    means = X.mean(axis=0)
+    ranges = np.sort(permutation_ranges(X, permutations, seed, jobs=jobs))
+    diff = np.abs(means[:, None] - means[None, :])
+    tol = _REL_TOL * max(1.0, float(np.abs(X).max()))
+    hits = permutations - np.searchsorted(ranges, diff - tol, side="left")
+    p = (1.0 + hits) / (1.0 + permutations)
+    np.fill_diagonal(p, 1.0)
+    separated = p < alpha
+    groups = letter_groups(means, separated)
+    top = int(np.argmax(means))
+    best = tuple(nm for k, nm in enumerate(names) if not separated[top, k])
+    return TukeyHSD(names=names, means=means, p=p, alpha=float(alpha), groups=groups, best=best,
+                    samples=int(permutations), seed=int(seed))
+
+
+def competition_ranks(means: np.ndarray) -> np.ndarray:
+    """Rank 1 for the highest; equal values share the better rank (``1, 2, 2, 4``); along the last
+    axis.
+
+    Examples
+    --------
+    >>> competition_ranks(np.array([0.5, 0.9, 0.5, 0.1])).tolist()
+    [2, 1, 2, 4]
+    """
+    m = np.asarray(means)
+    return 1 + (m[..., None, :] > m[..., :, None]).sum(axis=-1)
+
+
+def rank_intervals(values, names=None, *, level: float = 0.95, resamples: int = DEFAULT_RESAMPLES,
+                   seed: int = 0, boot: np.ndarray | None = None) -> RankIntervals:
+    """Each system's rank by mean and the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles
+    (lower and higher order statistics) of its rank over query-bootstrap resamples.
+
+    Examples
+    --------
+    >>> X = np.array([[0.9, 0.5, 0.1], [0.8, 0.6, 0.2], [0.7, 0.4, 0.3]] * 4)
+    >>> r = rank_intervals(X, ["A", "B", "C"], resamples=500, seed=3)
+    >>> r.rank.tolist(), r.low.tolist(), r.high.tolist()
+    ([1, 2, 3], [1, 2, 3], [1, 2, 3])
+    """
+    X, names = _matrix(values, names)
+    _check(level, resamples, seed, "resamples")
+    theta_b = bootstrap_means(X, resamples, seed) if boot is None else boot
+    ranks = competition_ranks(theta_b)
+    lo = np.quantile(ranks, (1 - level) / 2, axis=0, method="lower").astype(np.int64)
+    hi = np.quantile(ranks, (1 + level) / 2, axis=0, method="higher").astype(np.int64)
+    return RankIntervals(names=names, rank=competition_ranks(X.mean(axis=0)), low=lo, high=hi, level=level,
+                         samples=int(resamples), seed=int(seed))
+
+
+__all__ = ["CI_METHODS", "DEFAULT_PERMUTATIONS", "DEFAULT_RESAMPLES", "EXACT_MAX", "TESTS", "CombinedSE",
+           "MeanCI", "PairTest", "RankIntervals", "TukeyHSD", "bootstrap_means", "combined_se",
+           "competition_ranks", "letter_groups", "mean_cis", "paired_tests", "permutation_ranges",
+           "rank_intervals", "resample_counts", "tukey_hsd"]
