@@ -195,8 +195,18 @@ def _no_constant(name: str):
     raise _Refused(f"{name} is not a JSON number")
 
 
+def _unique_pairs(pairs: list) -> dict:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        seen: set = set()
+        raise _Refused(f"key {quote(next(k for k in keys if k in seen or seen.add(k)))} appears twice in one object")
+    return dict(pairs)
+
+
 #: one query's ``{docid: score}`` as a list of pairs (duplicates kept, to be refused)
 _DECODER = json.JSONDecoder(object_pairs_hook=list, parse_constant=_no_constant)
+#: the model's metadata, checked as strict JSON
+_META_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_no_constant)
 
 
 def _kind_at(ch: str) -> str:
@@ -288,11 +298,12 @@ class _Text:
                     continue
                 self.refuse(self._syntax(e), at=e.pos)
 
-    def value(self, where: str):
-        """The JSON value at the position (objects as lists of pairs), the position moved past it."""
+    def value(self, where: str, decoder: json.JSONDecoder | None = None):
+        """The JSON value at the position (objects as lists of pairs, unless ``decoder`` says
+        otherwise), the position moved past it."""
         while True:
             try:
-                v, self.pos = _DECODER.raw_decode(self.buf, self.pos)
+                v, self.pos = (decoder or _DECODER).raw_decode(self.buf, self.pos)
                 return v
             except json.JSONDecodeError as e:
                 if self._needs_more(e):
@@ -412,13 +423,15 @@ class _Columns:
             self.chunks.append((pa.array(self.qids, pa.string()), pa.array(self.docids, pa.string())))
             self.qids, self.docids, self.pending = [], [], 0
 
-    def run(self) -> Run:
+    def run(self, refuse=None) -> Run:
         """The :class:`tierank.io.model.Run` of the columns.  :meth:`add` checked every row as
         :func:`tierank.to_run` checks a table (ids, finite scores, one score per document), query by
         query; its whole-table duplicate check (a hash aggregation over all rows: 400 MB for 1.5
         million rows) is not needed, as a query's documents all come in one object."""
         self.flush()
         if not self.chunks:
+            if refuse is not None:
+                refuse("no documents: an empty run")
             raise TierankInputError([Problem(self.source, None, "empty run: no rows")])
         q = pa.chunked_array([c[0] for c in self.chunks], pa.string()).combine_chunks()
         d = pa.chunked_array([c[1] for c in self.chunks], pa.string()).combine_chunks()
@@ -480,7 +493,7 @@ def read_predictions(path, source: str | None = None, *, ignore_identical_ids: b
             t.refuse(f"expected MTEB's retrieval predictions {_SHAPE}, got {_kind_at(c)}")
         for subset in t.members("the top object", "subset"):
             if subset in META_KEYS:
-                t.value(f"{subset}")
+                t.value(subset, _META_DECODER)  # checked as JSON, not used
                 continue
             c = t.peek()
             if c != "{":
@@ -499,7 +512,7 @@ def read_predictions(path, source: str | None = None, *, ignore_identical_ids: b
                         t.refuse(f"{where}, query {quote(qid)}: expected a mapping docid -> score, got {_kind_at(c)}")
                     pairs = t.value(f"{where}, query {quote(qid)}")
                     cols.add(qid, pairs, lambda reason: t.refuse(f"{where}, {reason}", at=at))
-                out[subset, split] = cols.run()
+                out[subset, split] = cols.run(lambda reason: t.refuse(f"{where}: {reason}"))
         c = t.peek()
         if c:
             t.refuse(f"not a JSON file: {t.snippet()} after the end of the predictions")
@@ -520,7 +533,7 @@ def _columns_of(runs: Mapping, source: str, ignore_identical_ids: bool, skip_fir
 
         for q, docs in run.items():
             cols.add(str(q), [(str(d), v) for d, v in docs.items()], refuse)
-        out[subset, split] = cols.run()
+        out[subset, split] = cols.run(refuse)
     return out
 
 
