@@ -205,3 +205,28 @@ def run_file(tmp_path):
     path = tmp_path / "tiny_predictions.json"
     path.write_text('{"default": {"test": {"q0": {"a": 1.0}}}}')
     return path
+
+
+@pytest.mark.parametrize("name, text, reason", [
+    ("q.json", '{"7": {"d9": NaN}}', "not valid JSON: NaN is not a JSON number"),
+    ("q.json", '{"7": {"d9": 1' + "0" * 400 + "}}", "not valid JSON: number 1"),
+    ("q.json", '{"7": {"d9": 1, "d9": 0}}', "not valid JSON: key 'd9' appears twice in one object"),
+    ("q.json", "[" * 100_000 + "]" * 100_000, "not valid JSON: nested too deeply"),
+    ("q.jsonl", '{"query-id": "7", "corpus-id": "d9", "score": 1}\n' + "[" * 100_000, "not valid JSON: nested too deeply"),
+    ("q.jsonl", b'{"query-id": "7", "corpus-id": "d9", "score": 1}\n\xff\n', "not valid JSON: byte 1 is not UTF-8"),
+    ("missing.jsonl", None, "cannot read the qrels: No such file or directory"),
+], ids=["NaN", "400 digits", "duplicate", "deep", "jsonl deep", "jsonl not UTF-8", "missing"])
+def test_json_qrels_are_read_strictly(tmp_path, name, text, reason):
+    """The qrels JSON of `tierank mteb` ended in the same tracebacks (RecursionError, OverflowError,
+    UnicodeDecodeError) or kept the last duplicate."""
+    preds = tmp_path / "T_predictions.json"
+    preds.write_text(run_of('"7": {"d9": 0.5, "d2": 0.5}'))
+    qrels = tmp_path / name
+    if isinstance(text, bytes):
+        qrels.write_bytes(text)
+    elif text is not None:
+        qrels.write_text(text)
+    p = in_process("mteb", preds, qrels)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    (line,) = p.stderr.splitlines()
+    assert line.startswith(f"tierank: error: {qrels}") and reason in line, line

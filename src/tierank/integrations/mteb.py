@@ -550,7 +550,11 @@ def _jsonl_qrels(path: str):
     from ..io.strict_json import loads
 
     rows = []
-    with open(path, encoding="utf-8") as fh:
+    try:
+        fh = open(path, "rb")
+    except OSError as e:
+        raise TierankInputError([Problem(path, None, f"cannot read the qrels: {e.strerror or e}")]) from None
+    with fh:
         for i, line in enumerate(fh, 1):
             if not line.strip():
                 continue
