@@ -321,7 +321,8 @@ def test_quirk_missing_query_exits(trec_eval):
 
 def test_rbp_graded(trec_eval):
     """rbp: equal on binary and on graded qrels (trec_eval rescales graded gains; so does `rbp`)."""
-    for qrels, run in (("askubuntu/test.qrels", "askubuntu/test.bm25.run"), ("rag24/qrels.txt", "rag24/candidates.run")):
+    for qrels, run in (("askubuntu/test.qrels", "askubuntu/test.bm25.run"),
+                       ("rag24/qrels.txt", "rag24/candidates.run")):
         for m in ("rbp", "rbp.p=0.5"):
             te = lines_of(run_te(trec_eval, ["-q", "-m", m, DATA / qrels, DATA / run]).stdout)
             code, out, err = run_tierank("-q", "-f", "trec_eval", "-m", m, DATA / qrels, DATA / run)

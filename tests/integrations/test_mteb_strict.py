@@ -212,7 +212,8 @@ def run_file(tmp_path):
     ("q.json", '{"7": {"d9": 1' + "0" * 400 + "}}", "not valid JSON: number 1"),
     ("q.json", '{"7": {"d9": 1, "d9": 0}}', "not valid JSON: key 'd9' appears twice in one object"),
     ("q.json", "[" * 100_000 + "]" * 100_000, "not valid JSON: nested too deeply"),
-    ("q.jsonl", '{"query-id": "7", "corpus-id": "d9", "score": 1}\n' + "[" * 100_000, "not valid JSON: nested too deeply"),
+    ("q.jsonl", '{"query-id": "7", "corpus-id": "d9", "score": 1}\n' + "[" * 100_000,
+     "not valid JSON: nested too deeply"),
     ("q.jsonl", b'{"query-id": "7", "corpus-id": "d9", "score": 1}\n\xff\n', "not valid JSON: byte 1 is not UTF-8"),
     ("missing.jsonl", None, "cannot read the qrels: No such file or directory"),
 ], ids=["NaN", "400 digits", "duplicate", "deep", "jsonl deep", "jsonl not UTF-8", "missing"])

@@ -477,7 +477,7 @@ def read_predictions(path, source: str | None = None, *, ignore_identical_ids: b
     >>> read_predictions(p)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    tierank.errors.TierankInputError: ...: subset 'en', split 'test', query 'q': document 'a' appears twice (a document has one score per query) (line 1, column 23)
+    tierank.errors.TierankInputError: ...: subset 'en', split 'test', query 'q': document 'a' appears twice ... (line 1, column 23)
     """
     source = source or os.fspath(path)
     try:
