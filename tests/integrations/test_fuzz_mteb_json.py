@@ -15,7 +15,9 @@ reserved ids, cut files, a byte order mark, wrong top-level types, trailing data
 and benign rewrites that must change nothing (indentation, escaped ids, other spellings of the same
 number, large integers within float range).  ``DEFAULT_MUTANTS`` run by default (well under a
 minute), ``SLOW_MUTANTS`` more with ``-m slow``; the counts by outcome are printed (``-s``).  Mutant
-``seed`` is reproduced by ``mutant(seed)``.
+``seed`` is reproduced by ``mutant(seed)``.  Every mutant is also read with chunks of 1 to 5
+characters: the incremental reader must give the same columns or the same error (line and column
+included) as when the file fits in one chunk.
 """
 
 from __future__ import annotations
@@ -342,9 +344,27 @@ def expected_records(runs: dict, qrels_path) -> list:
     return out
 
 
+def read_in_chunks(preds, chunk: int):
+    """What :func:`read_predictions` gives with ``chunk`` characters read at a time: the columns, or
+    the error line."""
+    import tierank.integrations.mteb as mteb
+
+    saved, mteb._CHUNK = mteb._CHUNK, chunk
+    try:
+        runs = mteb.read_predictions(preds)
+        return {k: (r.qid.to_pylist(), r.docid.to_pylist(), r.score.tolist()) for k, r in runs.items()}
+    except tierank.TierankInputError as e:
+        return str(e)
+    finally:
+        mteb._CHUNK = saved
+
+
 def judge(m: Mutant, tmp_path) -> tuple[str, str]:
     preds = tmp_path / f"m{m.seed}_predictions.json"
     preds.write_bytes(m.data)
+    whole, small = read_in_chunks(preds, 1 << 20), read_in_chunks(preds, 1 + m.seed % 5)
+    if whole != small:  # the incremental reader: the same columns or error whatever the chunks
+        return "CHUNKS DIFFER", f"{str(whole)[:300]} != {str(small)[:300]}"
     qrels = tmp_path / "qrels.txt"
     qrels.write_text(QRELS)
     try:

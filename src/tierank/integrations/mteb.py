@@ -228,15 +228,17 @@ class _Text:
         self.decoder = codecs.getincrementaldecoder(json.detect_encoding(head) if head else "utf-8")("strict")
         self.buf, self.pos, self.eof = "", 0, False
         self.bytes_read = 0
-        self.lines = 0     # newlines in the text already dropped from buf
-        self.column = 0    # characters after the last of them
+        self.dropped = 0   # characters already dropped from buf: a position is absolute, dropped + index
+        self.lines = 0     # newlines in them
+        self.column = 0    # characters after the last of those
         self._feed(head)
 
     def _feed(self, data: bytes) -> None:
+        pending = len(self.decoder.getstate()[0])  # bytes of a character cut by the previous read
         try:
             self.buf += self.decoder.decode(data, final=not data)
         except UnicodeDecodeError as e:
-            self.refuse(f"not a JSON file: byte {self.bytes_read + max(e.start, 0) + 1:,} is not "
+            self.refuse(f"not a JSON file: byte {self.bytes_read - pending + max(e.start, 0) + 1:,} is not "
                         f"{e.encoding.upper().replace('-SIG', '')}", at=None)
         self.bytes_read += len(data)
         if not data:
@@ -249,11 +251,19 @@ class _Text:
         n = dropped.count("\n")
         self.column = len(dropped) - dropped.rfind("\n") - 1 if n else self.column + len(dropped)
         self.lines += n
+        self.dropped += len(dropped)
         self.buf, self.pos = self.buf[self.pos:], 0
         self._feed(self.fh.read(max(_CHUNK, len(self.buf))))
 
+    @property
+    def here(self) -> int:
+        """The absolute position (what :meth:`refuse` takes)."""
+        return self.dropped + self.pos
+
     def where(self, at: int | None = None) -> str:
-        at = self.pos if at is None else at
+        """Line and column of the absolute position ``at`` (default: the position); ``at`` must not
+        lie in the text already dropped (a caller keeps positions of the value being read only)."""
+        at = self.pos if at is None else at - self.dropped
         nl = self.buf.rfind("\n", 0, at)
         line = self.lines + self.buf.count("\n", 0, at) + 1
         col = at - nl if nl >= 0 else self.column + at + 1
@@ -276,6 +286,8 @@ class _Text:
         """The text at the position, quoted and cut short (or 'the end of the file')."""
         if self.peek() == "":
             return "the end of the file"
+        while len(self.buf) - self.pos < 20 and not self.eof:
+            self.more()
         return quote(self.buf[self.pos:self.pos + 20].split("\n")[0], 20)
 
     def _syntax(self, e: json.JSONDecodeError) -> str:
@@ -296,7 +308,7 @@ class _Text:
                 if self._needs_more(e):
                     self.more()
                     continue
-                self.refuse(self._syntax(e), at=e.pos)
+                self.refuse(self._syntax(e), at=self.dropped + e.pos)
 
     def value(self, where: str, decoder: json.JSONDecoder | None = None):
         """The JSON value at the position (objects as lists of pairs, unless ``decoder`` says
@@ -309,7 +321,7 @@ class _Text:
                 if self._needs_more(e):
                     self.more()
                     continue
-                self.refuse(self._syntax(e), at=e.pos)
+                self.refuse(self._syntax(e), at=self.dropped + e.pos)
             except _Refused as e:
                 self.refuse(f"{where}: {e}")
             except RecursionError:
@@ -328,7 +340,7 @@ class _Text:
         while True:
             if self.peek() != '"':
                 self.refuse(f"not a JSON file: {where}: expected a {what} in double quotes, got {self.snippet()}")
-            at = self.pos
+            at = self.here
             key = self.string()
             if key in seen:
                 self.refuse(f"{where}: {what} {quote(key)} appears twice (a JSON key is given once)", at=at)
@@ -507,7 +519,7 @@ def read_predictions(path, source: str | None = None, *, ignore_identical_ids: b
                 cols = _Columns(f"{source} [{subset}/{split}]", ignore_identical_ids, skip_first_result)
                 for qid in t.members(where, "query id"):
                     c = t.peek()
-                    at = t.pos
+                    at = t.here
                     if c != "{":
                         t.refuse(f"{where}, query {quote(qid)}: expected a mapping docid -> score, got {_kind_at(c)}")
                     pairs = t.value(f"{where}, query {quote(qid)}")
