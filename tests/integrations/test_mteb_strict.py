@@ -98,7 +98,8 @@ DOC = f"{WHERE}, query '96821'"
     ("null", f"{DOC}, document 'd1': score null is not a number"),
     ('"0.5"', f"{DOC}, document 'd1': score '0.5' (text) is not a number"),
     ('{"x": 1}', f"{DOC}, document 'd1': score an object is not a number"),
-], ids=["400 digits", "5001 digits", "1e999", "NaN", "-Infinity", "deep", "true", "null", "text", "object"])
+    ("[0.5]", f"{DOC}, document 'd1': score a list is not a number"),
+], ids=["400 digits", "5001 digits", "1e999", "NaN", "-Infinity", "deep", "true", "null", "text", "object", "list"])
 def test_a_bad_score_is_one_error_line(tmp_path, qrels, score, reason):
     """Item 10: OverflowError, ValueError (int's 4300-digit limit), RecursionError tracebacks before."""
     assert one_error(tmp_path, qrels, run_of('"96821": {"d1": ' + score + ', "d2": 0.5}')) == reason + \

@@ -203,8 +203,12 @@ def _unique_pairs(pairs: list) -> dict:
     return dict(pairs)
 
 
+class _Object(list):
+    """A JSON object as the decoder gives it: its (key, value) pairs, a key given twice kept twice."""
+
+
 #: one query's ``{docid: score}`` as a list of pairs (duplicates kept, to be refused)
-_DECODER = json.JSONDecoder(object_pairs_hook=list, parse_constant=_no_constant)
+_DECODER = json.JSONDecoder(object_pairs_hook=_Object, parse_constant=_no_constant)
 #: the model's metadata, checked as strict JSON
 _META_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_no_constant)
 
@@ -457,8 +461,8 @@ def _real(v) -> bool:
 
 
 def _shown(v) -> str:
-    if isinstance(v, list):  # an object, as the decoder returns it
-        return "an object"
+    if isinstance(v, list):
+        return "an object" if isinstance(v, _Object) else "a list"
     return quote(v) + " (text)" if isinstance(v, str) else shorten(json.dumps(v) if v is None or
                                                                       isinstance(v, bool) else repr(v), 60)
 
