@@ -115,6 +115,13 @@ def test_a_document_id_that_is_not_text_is_an_error(tmp_path, qrels, docid):
         "(line 1, column 89)")
 
 
+def test_a_subset_or_split_that_is_not_a_name_is_an_error(tmp_path, qrels):
+    assert one_error(tmp_path, qrels, '{"a\\tb": {"test": {"7": {"d9": 1}}}}') == (
+        "the top object: subset 'a\\tb' is not a name (empty, or with a control character) (line 1, column 2)")
+    assert one_error(tmp_path, qrels, '{"en": {"": {"7": {"d9": 1}}}}') == (
+        "subset 'en': split '' is not a name (empty, or with a control character) (line 1, column 9)")
+
+
 def test_a_query_id_that_is_not_text_is_an_error(tmp_path, qrels):
     assert one_error(tmp_path, qrels, run_of('"\\ud800": {"d2": 0.5}')).startswith(
         f"{WHERE}: query id '\\ud800' holds a lone surrogate escape")

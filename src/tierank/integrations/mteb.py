@@ -351,6 +351,8 @@ class _Text:
             if lone_surrogate(key):
                 self.refuse(f"{where}: {what} {quote(key)} holds a lone surrogate escape (\\ud800-\\udfff), "
                             "which is not text", at=at)
+            if what in ("subset", "split") and (not key or _CONTROL.search(key)):
+                self.refuse(f"{where}: {what} {quote(key)} is not a name (empty, or with a control character)", at=at)
             seen.add(key)
             if self.peek() != ":":
                 self.refuse(f"not a JSON file: expected ':' after {what} {quote(key)}, got {self.snippet()}")
