@@ -169,7 +169,10 @@ def escaped_id(rnd, tree):
 def respelled_number(rnd, tree):
     """Benign: the same float written otherwise (exponent, trailing zeros, a 17-digit int)."""
     docs, j = _any_doc(rnd, tree)
-    v = float(docs[j][1])
+    try:
+        v = float(docs[j][1])
+    except ValueError:  # a score an earlier mutation made no number
+        return
     docs[j] = (docs[j][0], rnd.choice([f"{v!r}0", f"{v:e}", f"{v * 10!r}e-1" if v * 10 / 10 == v else repr(v),
                                        json.dumps(v), "12345678901234567", "-0", "0.0", "1E2"]))
 
