@@ -380,24 +380,33 @@ def judge(m: Mutant, tmp_path) -> tuple[str, str]:
     p = in_process(*args)
     if p.returncode not in (0, 2) or "Traceback" in p.stderr:
         return "TRACEBACK", p.stderr
+    want = None
+    if runs is not None:
+        try:
+            want = expected_records(runs, qrels)
+        except tierank.TierankInputError as e:  # a valid file that evaluate refuses (no judged query)
+            why = f"evaluate: {e}"
     if p.returncode == 2:
         lines = p.stderr.splitlines()
-        if len(lines) != 1 or not lines[0].startswith(f"tierank: error: {preds}: "):
+        if len(lines) != 1 or not lines[0].startswith("tierank: error: ") or str(preds) not in lines[0]:
             return "BAD MESSAGE", p.stderr
-        if runs is not None:
+        if want is not None:
             return "REFUSED A VALID FILE", p.stderr
+        if runs is not None:
+            return "refused, as evaluate refuses the reference's run", ""
+        if not lines[0].startswith(f"tierank: error: {preds}: "):
+            return "BAD MESSAGE", p.stderr
         return "refused, as the reference", ""
-    if runs is None:
+    if want is None:
         return "ACCEPTED AN INVALID FILE", why
     got = [((r["subset"], r["split"]) if "subset" in r else None, r["query"], r["measure"], *(r[s] for s in STATS))
            for r in map(json.loads, p.stdout.splitlines())]
-    want = expected_records(runs, qrels)
     if sorted(got, key=repr) != sorted(want, key=repr):
         return "WRONG NUMBERS", f"{got[:3]} != {want[:3]}"
     return "equal numbers", ""
 
 
-GOOD = {"refused, as the reference", "equal numbers"}
+GOOD = {"refused, as the reference", "refused, as evaluate refuses the reference's run", "equal numbers"}
 
 
 def check(first: int, count: int, tmp_path) -> Counter:

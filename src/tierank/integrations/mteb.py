@@ -232,18 +232,23 @@ class _Text:
         self.decoder = codecs.getincrementaldecoder(json.detect_encoding(head) if head else "utf-8")("strict")
         self.buf, self.pos, self.eof = "", 0, False
         self.bytes_read = 0
+        self.broken: str | None = None  # bytes that are not text: refused when the parser reaches them
         self.dropped = 0   # characters already dropped from buf: a position is absolute, dropped + index
         self.lines = 0     # newlines in them
         self.column = 0    # characters after the last of those
         self._feed(head)
 
     def _feed(self, data: bytes) -> None:
-        pending = len(self.decoder.getstate()[0])  # bytes of a character cut by the previous read
+        pending = self.decoder.getstate()[0]  # bytes of a character cut by the previous read
         try:
             self.buf += self.decoder.decode(data, final=not data)
         except UnicodeDecodeError as e:
-            self.refuse(f"not a JSON file: byte {self.bytes_read - pending + max(e.start, 0) + 1:,} is not "
-                        f"{e.encoding.upper().replace('-SIG', '')}", at=None)
+            # the text before the bad byte is parsed first, so that an earlier problem is the one reported
+            bom = 3 if self.bytes_read == 0 and data.startswith(codecs.BOM_UTF8) else 0  # utf-8-sig drops it
+            start = max(e.start, 0)
+            self.buf += (pending + data)[bom:][:start].decode(e.encoding, errors="replace")
+            at = self.bytes_read - len(pending) + bom + start + 1
+            self.broken = f"not a JSON file: byte {at:,} is not {e.encoding.upper().replace('-SIG', '')}"
         self.bytes_read += len(data)
         if not data:
             self.eof = True
@@ -251,6 +256,8 @@ class _Text:
     def more(self) -> None:
         """Drop what was read, add at least as many characters as are left (a value that does not fit
         is read in doubling steps)."""
+        if self.broken:
+            self.refuse(self.broken, at=None)
         dropped = self.buf[:self.pos]
         n = dropped.count("\n")
         self.column = len(dropped) - dropped.rfind("\n") - 1 if n else self.column + len(dropped)
@@ -290,7 +297,7 @@ class _Text:
         """The text at the position, quoted and cut short (or 'the end of the file')."""
         if self.peek() == "":
             return "the end of the file"
-        while len(self.buf) - self.pos < 20 and not self.eof:
+        while len(self.buf) - self.pos < 20 and not self.eof and not self.broken:
             self.more()
         return quote(self.buf[self.pos:self.pos + 20].split("\n")[0], 20)
 
