@@ -250,7 +250,7 @@ class _Text:
             at = self.bytes_read - len(pending) + bom + start + 1
             self.broken = f"not a JSON file: byte {at:,} is not {e.encoding.upper().replace('-SIG', '')}"
         self.bytes_read += len(data)
-        if not data:
+        if not data and not self.broken:  # a broken end is reported, not read as the end
             self.eof = True
 
     def more(self) -> None:
