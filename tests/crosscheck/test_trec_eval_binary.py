@@ -35,10 +35,10 @@ Genuine trec_eval behaviours tierank does not copy, shown by the tests named aft
   counts prints 0.3688 and trec_eval's double expression 0.3687.  Such a cell (and only when every
   difference in it is such a tie, checked from the exact counts) is marked xfail with the lines;
   it passes by itself once SetF computes trec_eval's expression (requested from counts.py's owner).
-* ``test_quirk_rbp_graded``: trec_eval's rbp takes the qrels grades as gains rescaled to [0, 1]
-  (``m_rbp.c``, with ``min``/``max`` used uninitialised); tierank's RBP is binary.  Equal on binary
-  qrels (checked in the matrix), different on graded qrels: the rbp lines of graded qrels are
-  left out of the matrix and the difference is shown.
+* ``test_rbp_graded``: trec_eval's rbp takes the qrels grades as gains rescaled to [0, 1]
+  (``m_rbp.c``, with ``min``/``max`` used uninitialised, read as 0); tierank's ``rbp`` is that
+  definition (``RBP(p=0.9,gain='trec_eval')``, issue 22), its binary RBP another measure.  Equal on
+  binary and graded qrels.
 """
 
 from __future__ import annotations
@@ -190,7 +190,7 @@ def compare(te_bin: Path, qrels: Path, run: Path, flags: tuple, graded: bool, st
     code, out, err = run_tierank("-q", "-f", "trec_eval", "--stat", stat, "-m", "all_trec", *flags, qrels, run)
     assert code == 0, err
     left_out = set(plan(["all_trec"]).left_out)
-    skip = set(skip) | ({"rbp"} if graded else set())
+    skip = set(skip)
     ours = [ln for ln in lines_of(out) if base_of(ln.split("\t")[0].rstrip()) not in skip]
     printed = {ln.split("\t")[0].rstrip() for ln in ours}
     theirs, missing = [], set()
@@ -302,14 +302,15 @@ def test_quirk_missing_query_exits(trec_eval):
     assert lines_of(out) == lines_of(run_te(trec_eval, ["-c", "-m", "num_q", q, r]).stdout)
 
 
-def test_quirk_rbp_graded(trec_eval):
-    """rbp: equal on binary qrels, different on graded ones (trec_eval rescales graded gains)."""
-    for qrels, run, equal in (("askubuntu/test.qrels", "askubuntu/test.bm25.run", True),
-                              ("rag24/qrels.txt", "rag24/candidates.run", False)):
-        te = lines_of(run_te(trec_eval, ["-m", "rbp", DATA / qrels, DATA / run]).stdout)
-        code, out, err = run_tierank("-f", "trec_eval", "-m", "rbp", DATA / qrels, DATA / run)
-        assert code == 0, err
-        assert (lines_of(out) == te) is equal, (qrels, lines_of(out), te)
+def test_rbp_graded(trec_eval):
+    """rbp: equal on binary and on graded qrels (trec_eval rescales graded gains; so does `rbp`)."""
+    for qrels, run in (("askubuntu/test.qrels", "askubuntu/test.bm25.run"),
+                       ("rag24/qrels.txt", "rag24/candidates.run")):
+        for m in ("rbp", "rbp.p=0.5"):
+            te = lines_of(run_te(trec_eval, ["-q", "-m", m, DATA / qrels, DATA / run]).stdout)
+            code, out, err = run_tierank("-q", "-f", "trec_eval", "-m", m, DATA / qrels, DATA / run)
+            assert code == 0, err
+            assert lines_of(out) == te, (qrels, m)
 
 
 @pytest.mark.parametrize("measure", [
@@ -327,8 +328,6 @@ def test_parameters_match_trec_eval(trec_eval, bf16_dir, measure, pair):
         plan([measure])
     except TierankInputError as e:
         pytest.skip(f"{measure}: {e}")
-    if pair == "rag24" and measure.startswith("rbp"):
-        pytest.skip("rbp differs on graded qrels (test_quirk_rbp_graded)")
     _, qrels, run = next(p for p in PAIRS if p[0] == pair)
     q, r = DATA / qrels, bf16_dir / run.replace("/", "__")
     code, out, err = run_tierank("-q", "-f", "trec_eval", "-m", measure, q, r)

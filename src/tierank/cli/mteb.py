@@ -39,7 +39,9 @@ def mteb_cmd(
     -m takes MTEB's metric keys (ndcg_at_10, mrr_at_10, map_at_10, recall_at_100, precision_at_10,
     hit_rate_at_5, accuracy) or tierank measures; oblivious is MTEB's own value (tie-break score,
     then docid descending) before MTEB rounds it.  One output per subset and split; with several,
-    every record gains "subset" and "split".
+    every record gains "subset" and "split".  PREDICTIONS is read incrementally, as strict JSON: a
+    document or query given twice, NaN, a score that is not a finite number, an id that is not text
+    is an error naming the place.
     """
     from ..integrations.mteb import evaluate_predictions
     from ..report.terminal import eval_table

@@ -6,14 +6,12 @@ exits 2 with the install command when it is missing, before reading any input.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from ..analysis.cutoff import MAX_KMAX, check_kmax
-from ..errors import TierankInputError
 from ..io.writers import check_output
 from ..measures import supported
 from . import app
@@ -199,16 +197,11 @@ def report_rerank_cmd(
     output: OutHtml,
 ) -> None:
     """The rerank protocol's Table 1 with a ranges figure per measure."""
-    from ..report.html import rerank_report, write_report
+    from ..report.html import load_rerank_table, rerank_report, write_report
 
     require("matplotlib", "tierank report")
     check_output(output, (table,))
-    try:
-        doc = json.loads(table.read_text())
-    except OSError as exc:
-        raise TierankInputError(f"{table}: cannot read ({exc.strerror})") from None
-    except ValueError as exc:
-        raise TierankInputError(f"{table}: not a table.json of `tierank rerank`: not JSON ({exc})") from None
+    doc = load_rerank_table(table)  # strict JSON, rows checked: one line and exit 2 on any fault
     typer.echo(str(write_report(output, rerank_report(doc, source=str(table)), protect=(table,))))
 
 

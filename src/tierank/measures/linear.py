@@ -249,11 +249,44 @@ class Rprec(Linear):
 
 @register
 class RBP(Linear):
-    """Rank-biased precision (Moffat & Zobel 2008), binary: (1-p) sum_i p^(i-1) rel_i."""
+    """Rank-biased precision (Moffat & Zobel 2008): (1-p) sum_i p^(i-1) a_i.
+
+    ``gain='binary'`` (default): a_i = rel_i, relevance at ``rel``.  ``gain='trec_eval'``: trec_eval
+    10's ``rbp`` (``m_rbp.c``), a_i = g_i / max(1, G_q) with g_i the document's grade (0 when
+    unjudged or negative) and G_q the largest grade of the query's judgments: trec_eval takes the
+    grades 0..G_q as gains and, when one lies outside [0, 1], rescales them by (g - min) / (max - min)
+    (min = 0, the gain of grade 0; ``min`` and ``max`` start unset in C and are read as 0 by the
+    released binary).  Equal on binary qrels; ``rel`` is not used (trec_eval's rbp ignores ``-l``).
+
+    >>> from tierank.measures import parse_measure
+    >>> str(parse_measure("RBP(p=0.9,gain='trec_eval')"))
+    "RBP(p=0.9,gain='trec_eval')"
+    """
 
     family = "RBP"
-    description = "rank-biased precision (1-p) sum_i p^(i-1) rel_i, binary relevance"
-    schema = (Param("p", float, 0.8, "persistence", always_shown=True, low=0.0, high=1.0, open="both"), REL)
+    description = ("rank-biased precision (1-p) sum_i p^(i-1) rel_i, binary relevance; gain='trec_eval': "
+                   "trec_eval's rbp, grades as gains over the query's top grade (trec_eval -m rbp)")
+    schema = (Param("p", float, 0.8, "persistence", always_shown=True, low=0.0, high=1.0, open="both"), REL,
+              Param("gain", str, "binary", "document value: 'binary' (grade >= rel) or 'trec_eval' (the grade "
+                    "over the query's top grade when that exceeds 1: trec_eval 10's rbp, m_rbp.c)",
+                    choices=("binary", "trec_eval")))
+
+    @property
+    def bounds_refusal(self) -> str | None:
+        if self.param("gain") == "trec_eval":
+            return "an unjudged document's grade is unknown, and with it the query's rescaling of gains"
+        return None
+
+    def values(self, prep):
+        """trec_eval's gains (``gain='trec_eval'``): grade / max(1, the query's top grade), else None."""
+        if self.param("gain") != "trec_eval":
+            return None
+        q, g = prep.judged_grades
+        top = np.ones(prep.nq)
+        keep = g >= 0
+        np.maximum.at(top, np.asarray(q[keep], dtype=np.int64), np.asarray(g[keep], dtype=np.float64))
+        grade = np.where(np.isnan(prep.grade), 0.0, np.maximum(np.nan_to_num(prep.grade), 0.0))
+        return grade / top[prep.qi]
 
     def weights(self, prep, rows):
         p = self.param("p")

@@ -24,11 +24,12 @@ silently; tierank adds a note); the nicknames mark measures with their default (
 Semantics (checked against the real trec_eval 10 by ``tests/crosscheck/test_trec_eval_binary.py``):
 
 * ``rbp``: trec_eval's default persistence is p = 0.9 (``m_rbp.c``), so ``rbp`` is
-  ``RBP(p=0.9,rel=1)``, not tierank's default 0.8; ``rel=1`` because trec_eval's rbp ignores ``-l``.
-  trec_eval's rbp uses the qrels grades as gains and, when a grade exceeds 1, rescales them to
-  [0, 1] (with ``min``/``max`` read before being set, undefined in C); tierank's RBP is binary
-  (grade >= 1).  The two agree on binary qrels; on graded qrels they differ (the conformance
-  test shows where).
+  ``RBP(p=0.9,gain='trec_eval')``, not tierank's default 0.8.  trec_eval's rbp takes the qrels grades
+  as gains and, when the query's top grade G exceeds 1, rescales them to [0, 1], so a document counts
+  grade / G (``min``/``max`` are read before being set in C; the released binary reads them as 0,
+  which is the definition's own min); it ignores ``-l``.  ``gain='trec_eval'`` is that; tierank's
+  plain RBP is binary (grade >= rel) and is not printed under trec_eval's name.  Gain parameters
+  (``rbp.2=5``) are refused.
 * ``set_F.x``: trec_eval computes (x+1) P R / (R + x P); it maps to ``SetF(beta=x)``.
 * ``ndcg.L=G,...``: trec_eval's gain map (levels not named keep gain = level) maps to
   ``nDCG(gains={L:G,...})``.
@@ -133,7 +134,7 @@ _SPECS: dict[str, _Spec] = {
     "set_recall": _Spec("plain", lambda p: "SetR"),
     "set_map": _Spec("plain", lambda p: "SetAP"),
     "set_F": _Spec("doubles", lambda p: "SetF" if p is None else f"SetF(beta={_fmt_num(p[0])})"),
-    "rbp": _Spec("pairs", lambda p: "RBP(p=" + _fmt_num(dict(p or ()).get("p", 0.9)) + ",rel=1)"),
+    "rbp": _Spec("pairs", lambda p: "RBP(p=" + _fmt_num(dict(p or ()).get("p", 0.9)) + ",gain='trec_eval')"),
 }
 _NOT_IMPLEMENTED = {
     "relstring": "the relevance string of the top 10 (not a number)",
@@ -258,6 +259,9 @@ def _pairs(name: str, text: str) -> tuple[tuple, ...]:
                                     "name=value")
         k, v = item.split("=", 1)
         key = k.strip() if name == "rbp" else _float(name, text, k)
+        if name == "rbp" and re.fullmatch(r"[+-]?[0-9]+", key):
+            raise TierankInputError(f"trec_eval measure {quote(name + '.' + text)}: gain parameters ({key}=...) are "
+                                    "not supported by tierank; rbp takes the grades as gains")
         out.append((key, _float(name, text, v)))
     return tuple(out)
 
@@ -423,12 +427,13 @@ def _defaults_only(m: Measure, allowed: tuple = ()) -> bool:
 def trec_name(m: Measure) -> str | None:
     """The name trec_eval prints for measure ``m``, or None when trec_eval has no such measure.
 
-    >>> [trec_name(parse_measure(t)) for t in ("P@5", "AP@100", "R@10", "R", "RBP(p=0.9,rel=1)", "P(rel=2)@5")]
-    ['P_5', 'map_cut_100', 'recall_10', None, 'rbp', None]
+    >>> [trec_name(parse_measure(t)) for t in ("P@5", "AP@100", "R@10", "R", "RBP(p=0.9,gain='trec_eval')",
+    ...                                        "RBP(p=0.9)", "P(rel=2)@5")]
+    ['P_5', 'map_cut_100', 'recall_10', None, 'rbp', None, None]
     """
     fam = m.family
-    if fam == "RBP":
-        if m.cutoff is not None or m.param("rel") not in (None, 1):
+    if fam == "RBP":  # only trec_eval's own definition (graded gains) prints as trec_eval's rbp
+        if m.cutoff is not None or m.param("gain") != "trec_eval" or m.param("rel") is not None:
             return None
         p = m.param("p")
         return "rbp" if p == 0.9 else f"rbp_p={_fmt_num(p)}"

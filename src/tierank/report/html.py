@@ -237,7 +237,7 @@ def compare_report(comparison, *, title: str | None = None) -> str:
 
 
 __all__ = ["Table", "FigureBlock", "Section", "render_report", "write_report", "format_value", "eval_report",
-           "sweep_report", "compare_report", "rerank_report", "check_rerank_table", "PER_QUERY_ROWS", "CSS"]
+           "sweep_report", "compare_report", "rerank_report", "check_rerank_table", "load_rerank_table", "PER_QUERY_ROWS", "CSS"]
 
 
 def _or_dash(spec: str):
@@ -258,7 +258,37 @@ RERANK_OPTIONAL = ("fp32", "range", "bias", "std", "tied_share", "tie_groups", "
 
 
 def _number(v, optional: bool) -> bool:
-    return (v is None and optional) or (isinstance(v, (int, float)) and not isinstance(v, bool))
+    """A finite int or float (an optional column may also be None, or NaN in memory: JSON's null)."""
+    if v is None:
+        return optional
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return False
+    try:
+        x = float(v)
+    except OverflowError:  # an int beyond float range
+        return False
+    return math.isfinite(x) or (optional and math.isnan(x))
+
+
+def load_rerank_table(path) -> Mapping:
+    """The checked rerank table of the ``table.json`` at ``path`` (:func:`check_rerank_table`), read
+    as strict JSON (:func:`tierank.io.strict_json.loads`: no NaN or Infinity, no duplicated key, no
+    number beyond float range), else :class:`~tierank.errors.TierankInputError` in one line."""
+    from ..errors import TierankInputError
+    from ..io.strict_json import loads
+
+    source = os.fspath(path)
+    try:
+        with open(source, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise TierankInputError(f"{source}: cannot read ({exc.strerror or exc})") from None
+    try:
+        doc = loads(data, source)
+    except TierankInputError as exc:
+        reason = str(exc).removeprefix(f"{source}: ")
+        raise TierankInputError(f"{source}: not a table.json of `tierank rerank`: {reason}") from None
+    return check_rerank_table(doc, source)
 
 
 def check_rerank_table(doc, source: str = "table.json") -> Mapping:
@@ -293,7 +323,8 @@ def check_rerank_table(doc, source: str = "table.json") -> Mapping:
                 refuse(f"row {i}: {k!r} is {shorten(repr(row[k]))}, not text")
         for k in (*RERANK_NUMBERS, *RERANK_OPTIONAL):
             if k in row and not _number(row[k], k in RERANK_OPTIONAL):
-                refuse(f"row {i}: {k!r} is {shorten(repr(row[k]))}, not a number")
+                numeric = isinstance(row[k], (int, float)) and not isinstance(row[k], bool)
+                refuse(f"row {i}: {k!r} is {shorten(repr(row[k]))}, not a {'finite ' if numeric else ''}number")
     return doc
 
 
@@ -331,7 +362,7 @@ def rerank_report(result, *, title: str | None = None, source: str = "table.json
     for m in dict.fromkeys(r["measure"] for r in rows):
         mrows = [r for r in rows if r["measure"] == m]
         ranges = [{"name": r["variant"], **{k: r[k] for k in ("min", "max", "oblivious", "expected")}} for r in mrows]
-        classes = ["flag" if (r.get("range") or 0) > 0 else None for r in mrows]
+        classes = ["flag" if (r.get("range") or 0) > 0 else None for r in mrows]  # range is optional
         sections.append(Section(
             m,
             paragraphs=[f"Highlighted: regimes whose ties leave {m} undetermined (range > 0)."],
