@@ -1,4 +1,4 @@
-"""`tierank mteb PREDICTIONS QRELS`: MTEB's saved retrieval predictions, evaluated without mteb.
+"""`tierank mteb QRELS PREDICTIONS`: MTEB's saved retrieval predictions, evaluated without mteb.
 
 Every command here runs where ``import mteb`` fails (``sys.modules['mteb'] = None``), as in an install
 without the ``mteb`` extra: the predictions file is plain JSON.  The first test runs ``tierank`` as a
@@ -75,8 +75,8 @@ def files(tmp_path):
 
 def test_jsonl_holds_the_hand_computed_statistics(files):
     preds, trec, *_ = files
-    out = ok("mteb", preds, trec, "-m", "mrr_at_10", "-m", "P@1", "-f", "jsonl", run=tierank_without_mteb)
-    assert out == ok("mteb", preds, trec, "-m", "mrr_at_10", "-m", "P@1", "-f", "jsonl")   # in process: the same
+    out = ok("mteb", trec, preds, "-m", "mrr_at_10", "-m", "P@1", "-f", "jsonl", run=tierank_without_mteb)
+    assert out == ok("mteb", trec, preds, "-m", "mrr_at_10", "-m", "P@1", "-f", "jsonl")   # in process: the same
     recs = [json.loads(x) for x in out.splitlines()]
     assert all(list(r)[:9] == KEYS for r in recs)
     by = {(r["query"], r["measure"]): r for r in recs}
@@ -93,11 +93,11 @@ def test_every_qrels_layout_gives_the_same_numbers(files, tmp_path):
     preds, trec, flat, rows = files
     nested = tmp_path / "nested.json"
     nested.write_text(json.dumps({"default": {"test": QRELS}}))
-    outs = [ok("mteb", preds, q, "-m", "ndcg_at_3", "-m", "map_at_10", "-f", "jsonl")
+    outs = [ok("mteb", q, preds, "-m", "ndcg_at_3", "-m", "map_at_10", "-f", "jsonl")
             for q in (trec, flat, rows, nested)]
     assert len(set(outs)) == 1 and '"measure": "nDCG@3"' in outs[0]
     # MTEB's names and tierank's give the same records
-    assert ok("mteb", preds, trec, "-m", "nDCG@3", "-m", "AP@10", "-f", "jsonl") == outs[0]
+    assert ok("mteb", trec, preds, "-m", "nDCG@3", "-m", "AP@10", "-f", "jsonl") == outs[0]
 
 
 def test_several_subsets_tag_their_records_and_can_be_picked(tmp_path, files):
@@ -105,48 +105,57 @@ def test_several_subsets_tag_their_records_and_can_be_picked(tmp_path, files):
     preds = tmp_path / "multi_predictions.json"
     preds.write_text(json.dumps({**META, "en": {"test": RUN, "dev": {"q1": RUN["q1"]}},
                                  "fr": {"test": {"q2": RUN["q2"]}}}))
-    recs = [json.loads(x) for x in ok("mteb", preds, trec, "-m", "mrr_at_10", "-f", "jsonl").splitlines()]
+    recs = [json.loads(x) for x in ok("mteb", trec, preds, "-m", "mrr_at_10", "-f", "jsonl").splitlines()]
     assert [(r["subset"], r["split"], r["query"]) for r in recs] == [
         ("en", "test", "q1"), ("en", "test", "q2"), ("en", "test", "all"),
         ("en", "dev", "q1"), ("en", "dev", "all"), ("fr", "test", "q2"), ("fr", "test", "all")]
     assert recs[4]["expected"] == 0.75
-    tsv = list(csv.reader(ok("mteb", preds, trec, "-m", "mrr_at_10", "-f", "tsv").splitlines(), delimiter="\t"))
+    tsv = list(csv.reader(ok("mteb", trec, preds, "-m", "mrr_at_10", "-f", "tsv").splitlines(), delimiter="\t"))
     assert tsv[0][:5] == ["subset", "split", "query", "measure", "oblivious"] and len(tsv) == 4
     # one subset and split picked: the output of `tierank eval` for one run (no subset/split keys)
-    one = ok("mteb", preds, trec, "-m", "mrr_at_10", "--subset", "fr", "-f", "jsonl")
+    one = ok("mteb", trec, preds, "-m", "mrr_at_10", "--subset", "fr", "-f", "jsonl")
     one = [json.loads(x) for x in one.splitlines()]
     assert [r["query"] for r in one] == ["q2", "all"] and "subset" not in one[0]
-    doc = json.loads(ok("mteb", preds, trec, "-m", "mrr_at_10", "--split", "dev", "-f", "json", "-q"))
+    doc = json.loads(ok("mteb", trec, preds, "-m", "mrr_at_10", "--split", "dev", "-f", "json", "-q"))
     assert doc["aggregate"][0]["expected"] == 0.75 and doc["per_query"][0]["query"] == "q1"
 
 
 def test_table_and_output_file(files, tmp_path):
     preds, trec, *_ = files
     out = tmp_path / "out.txt"
-    assert ok("mteb", preds, trec, "-m", "mrr_at_10", "-o", out) == ""
+    assert ok("mteb", trec, preds, "-m", "mrr_at_10", "-o", out) == ""
     text = " ".join(out.read_text().split())
     assert "subset default, split test" in text and "RR@10" in text and "0.5556" in text   # (3/4 + 13/36) / 2
 
 
 def test_bad_input_is_named_with_the_file_and_exit_2(files, tmp_path):
     preds, trec, flat, _ = files
-    (lines,) = [errors("mteb", preds, trec, "--subset", "en")]
+    (lines,) = [errors("mteb", trec, preds, "--subset", "en")]
     assert lines == [f"tierank: error: {preds}: no subset 'en'; available: default"]
-    assert errors("mteb", preds, trec, "--split", "dev") == [
+    assert errors("mteb", trec, preds, "--split", "dev") == [
         f"tierank: error: {preds}: no split 'dev'; available: test"]
     listed = tmp_path / "Classif_predictions.json"
     listed.write_text(json.dumps({**META, "default": {"test": [[0, 1], [1, 0]]}}))
-    (line,) = errors("mteb", listed, trec)
+    (line,) = errors("mteb", trec, listed)
     assert line.startswith(f"tierank: error: {listed}: subset 'default', split 'test': expected a mapping qid")
     text = tmp_path / "broken.json"
     text.write_text("{not json")
-    (line,) = errors("mteb", text, trec)
+    (line,) = errors("mteb", trec, text)
     assert line.startswith(f"tierank: error: {text}: not a JSON file")
     nested = tmp_path / "nested.json"
     nested.write_text(json.dumps({"en": {"test": QRELS}}))
-    assert errors("mteb", preds, nested) == [
+    assert errors("mteb", nested, preds) == [
         f"tierank: error: {nested}: no qrels for subset 'default', split 'test'; available: en/test"]
-    (line,) = errors("mteb", preds, trec, "-m", "nauc_ndcg_at_10_max")
+    (line,) = errors("mteb", trec, preds, "-m", "nauc_ndcg_at_10_max")
     assert "unknown metric 'nauc_ndcg_at_10_max'" in line
-    assert errors("mteb", preds, trec, "-o", preds) == [
+    assert errors("mteb", trec, preds, "-o", preds) == [
         f"tierank: error: {preds}: refusing to overwrite an input file with the output"]
+
+
+def test_qrels_come_first_and_a_swap_is_named(files):
+    """Every command takes QRELS first; PREDICTIONS given first is one line naming the swap."""
+    preds, trec, _, _ = files
+    (line,) = errors("mteb", preds, trec, "-m", "mrr_at_10")
+    assert line == (f"tierank: error: did you swap QRELS and PREDICTIONS? {trec} is not a JSON object and {preds} "
+                    "is one; usage: tierank mteb QRELS PREDICTIONS")
+    assert '"measure": "RR@10"' in ok("mteb", trec, preds, "-m", "mrr_at_10", "-f", "jsonl")

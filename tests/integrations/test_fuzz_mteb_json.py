@@ -374,7 +374,7 @@ def judge(m: Mutant, tmp_path) -> tuple[str, str]:
         runs, why = reference(m.data), None
     except Refuse as e:
         runs, why = None, str(e)
-    args = ["mteb", preds, qrels, "-q", "-f", "jsonl"]
+    args = ["mteb", qrels, preds, "-q", "-f", "jsonl"]
     for x in MEASURES:
         args += ["-m", x]
     p = in_process(*args)

@@ -49,7 +49,7 @@ def one_error(tmp_path, qrels, text: str | bytes) -> str:
         preds.write_bytes(text)
     else:
         preds.write_text(text, encoding="utf-8")
-    p = in_process("mteb", preds, qrels, "-m", "ndcg_at_10", "-f", "json")
+    p = in_process("mteb", qrels, preds, "-m", "ndcg_at_10", "-f", "json")
     assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
     assert "Traceback" not in p.stderr and p.stdout == ""
     lines = p.stderr.splitlines()
@@ -146,9 +146,9 @@ def test_a_byte_order_mark_changes_nothing(tmp_path, qrels):
     preds = tmp_path / "P_predictions.json"
     text = run_of('"96821": {"d1": 0.5, "d2": 0.5}, "7": {"d9": 0.25, "d3": 0.25}')
     preds.write_text(text)
-    plain = in_process("mteb", preds, qrels, "-f", "json")
+    plain = in_process("mteb", qrels, preds, "-f", "json")
     preds.write_bytes(b"\xef\xbb\xbf" + text.encode())
-    bom = in_process("mteb", preds, qrels, "-f", "json")
+    bom = in_process("mteb", qrels, preds, "-f", "json")
     assert plain.returncode == bom.returncode == 0 and plain.stdout == bom.stdout
     assert json.loads(plain.stdout)["aggregate"]
 
@@ -235,7 +235,7 @@ def test_json_qrels_are_read_strictly(tmp_path, name, text, reason):
         qrels.write_bytes(text)
     elif text is not None:
         qrels.write_text(text)
-    p = in_process("mteb", preds, qrels)
+    p = in_process("mteb", qrels, preds)
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     (line,) = p.stderr.splitlines()
     assert line.startswith(f"tierank: error: {qrels}") and reason in line, line

@@ -316,4 +316,4 @@ def test_json_true_in_mteb_predictions_is_refused(tmp_path, monkeypatch):
                                  "default": {"test": {"q1": {"d1": True, "d2": 0.5}}}}))
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 d1 1\n")
-    assert "value True is a boolean, not a number" in refused("mteb", preds, qrels)  # was read as 1.0
+    assert "score true is not a number" in refused("mteb", qrels, preds)  # was read as 1.0

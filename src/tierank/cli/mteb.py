@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..errors import TierankInputError
 from ..io.writers import check_output
 from . import app
 from .common import Fmt, Format, Output, TieBreakOption, emit, input_errors, measures_option, print_tables
@@ -17,12 +18,12 @@ DEFAULT = ["ndcg_at_10", "mrr_at_10", "map_at_10", "recall_at_100", "precision_a
 @app.command("mteb")
 @input_errors
 def mteb_cmd(
-    predictions: Annotated[Path, typer.Argument(
-        help="MTEB's {task}_predictions.json, written by mteb.evaluate(..., prediction_folder=DIR): "
-             "{subset: {split: {qid: {docid: score}}}}")],
     qrels: Annotated[Path, typer.Argument(
         help="The task's qrels: TREC or BEIR qrels file, JSON {qid: {docid: grade}} or the same nested by "
              "subset and split, or JSON lines of MTEB's qrels rows (query-id, corpus-id, score)")],
+    predictions: Annotated[Path, typer.Argument(
+        help="MTEB's {task}_predictions.json, written by mteb.evaluate(..., prediction_folder=DIR): "
+             "{subset: {split: {qid: {docid: score}}}}")],
     measure: measures_option(DEFAULT) = None,
     subset: Annotated[Optional[str], typer.Option("--subset", help="Only this subset (default: all).")] = None,
     split: Annotated[Optional[str], typer.Option("--split", help="Only this split (default: all).")] = None,
@@ -34,7 +35,8 @@ def mteb_cmd(
         "--ignore-identical-ids", help="Drop a document whose id is the query's id (the task's "
                                        "ignore_identical_ids, as MTEB applies it before scoring).")] = False,
 ) -> None:
-    """Evaluate MTEB's saved retrieval PREDICTIONS against QRELS with tie-aware statistics.
+    """Evaluate MTEB's saved retrieval PREDICTIONS against QRELS (given first, as in every command) with
+    tie-aware statistics.
 
     -m takes MTEB's metric keys (ndcg_at_10, mrr_at_10, map_at_10, recall_at_100, precision_at_10,
     hit_rate_at_5, accuracy) or tierank measures; oblivious is MTEB's own value (tie-break score,
@@ -48,8 +50,14 @@ def mteb_cmd(
 
     protect = (predictions, qrels)
     check_output(output, protect)
-    results = evaluate_predictions(predictions, qrels, list(measure or DEFAULT), subset=subset, split=split,
-                                   ignore_identical_ids=ignore_identical_ids, tie_break=tie_break)
+    try:
+        results = evaluate_predictions(predictions, qrels, list(measure or DEFAULT), subset=subset, split=split,
+                                       ignore_identical_ids=ignore_identical_ids, tie_break=tie_break)
+    except TierankInputError:
+        if _starts_with_brace(qrels) and not _starts_with_brace(predictions):
+            raise TierankInputError(f"did you swap QRELS and PREDICTIONS? {predictions} is not a JSON object and "
+                                    f"{qrels} is one; usage: tierank mteb QRELS PREDICTIONS") from None
+        raise
     if fmt is Fmt.table:
         tables = []
         for (sub, spl), result in results.items():
@@ -59,6 +67,18 @@ def mteb_cmd(
         print_tables(tables, output, protect)
         return
     emit(render(results, fmt.value, per_query), output, protect)
+
+
+def _starts_with_brace(path: Path) -> bool:
+    """True when the regular file ``path`` starts (after a BOM and blanks) with ``{``, as predictions do."""
+    try:
+        if not Path(path).is_file():
+            return False
+        with open(path, "rb") as fh:
+            head = fh.read(4096).removeprefix(b"\xef\xbb\xbf").lstrip()
+    except OSError:
+        return False
+    return head[:1] == b"{"
 
 
 def render(results: dict, fmt: str, per_query: bool) -> str:

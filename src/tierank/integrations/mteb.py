@@ -12,7 +12,7 @@ by :func:`tierank.evaluate` (the one engine; nothing here computes a measure):
   score}}}}`` (``AbsTask._save_task_predictions``), against the task's qrels: a TREC/BEIR qrels
   file, a qrels dict ``{qid: {docid: grade}}``, the same nested by subset and split, or a loaded
   mteb retrieval task.  One :class:`tierank.EvalResult` per (subset, split).  mteb is not needed.
-  ``tierank mteb PREDICTIONS QRELS`` is the command line of it.
+  ``tierank mteb QRELS PREDICTIONS`` is the command line of it.
 * :func:`tie_aware` (and the mixin :class:`TieAwareScores`): inside an MTEB run.  A copy of a
   retrieval task whose ``task_specific_scores`` hook (called by ``AbsTaskRetrieval._evaluate_subset``
   with the qrels and the run of each subset and split) adds, for each MTEB metric key ``K``
