@@ -188,10 +188,19 @@ def measure_reference() -> str:
             facts.append("- a count: the summary is the sum over queries")
         if cls.summary_only:
             facts.append("- printed in the summary only")
-        if cls.bounds_refusal:
-            facts.append(f"- `--unjudged bounds`: refused ({_plain(cls.bounds_refusal)})")
+        refusal = cls.bounds_refusal
+        if isinstance(refusal, property):  # it depends on the parameters: ask the default instance
+            default = _instance(cls)
+            from tierank.measures import parse_measure
+
+            refusal = parse_measure(default).bounds_refusal
+            note = " with the default parameters; see the parameters" if refusal is None else ""
         else:
-            facts.append("- `--unjudged bounds`: supported")
+            note = ""
+        if refusal:
+            facts.append(f"- `--unjudged bounds`: refused ({_plain(refusal)})")
+        else:
+            facts.append(f"- `--unjudged bounds`: supported{note}")
         out += facts + [""]
         if cls.schema:
             out += ["| parameter | type | default | accepted | description |", "|---|---|---|---|---|"]
