@@ -43,7 +43,7 @@ def trec_eval_bin(tmp_path_factory) -> Path:
 
     cc = shutil.which("cc") or shutil.which("gcc")
     if shutil.which("make") is None or cc is None:
-        pytest.skip("building trec_eval 10 (tests/data/trec_eval-10.0) needs make and a C compiler (cc or gcc)")
+        pytest.skip("building trec_eval 10 (tests/vendor/trec_eval-10.0) needs make and a C compiler (cc or gcc)")
     src = tmp_path_factory.mktemp("trec_eval") / "te"
     shutil.copytree(TREC_EVAL_SOURCE, src)
     for p in [src, *src.rglob("*")]:

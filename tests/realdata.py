@@ -10,7 +10,7 @@
   subset (every candidate and judgment; the passages and queries of the 31 judged topics and of the
   first two topics).
 
-:data:`TREC_EVAL_SOURCE` is trec_eval 10's C source (``tests/data/trec_eval-10.0``, unmodified, NIST
+:data:`TREC_EVAL_SOURCE` is trec_eval 10's C source (``tests/vendor/trec_eval-10.0``, unmodified, NIST
 notice kept), which the conformance tests build into a temporary folder.
 
 Only ``slow`` tests may read ``../shared`` itself (fixture ``real_data``): the full rag24 corpus.
@@ -29,7 +29,7 @@ from tierank.examples import path as example
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "data"
-TREC_EVAL_SOURCE = SOURCE / "trec_eval-10.0"
+TREC_EVAL_SOURCE = HERE / "vendor" / "trec_eval-10.0"
 
 #: files of DATA taken from the package's shipped examples (gzipped there)
 FROM_PACKAGE = {

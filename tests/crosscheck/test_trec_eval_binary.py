@@ -1,4 +1,4 @@
-"""Conformance with the real trec_eval 10, built from its source (``tests/data/trec_eval-10.0``).
+"""Conformance with the real trec_eval 10, built from its source (``tests/vendor/trec_eval-10.0``).
 
 For every trec_eval measure tierank implements, ``tierank eval -q -f trec_eval -m all_trec FLAGS``
 must print exactly the lines ``trec_eval -q -m all_trec FLAGS`` prints for those measures
