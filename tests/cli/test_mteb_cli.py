@@ -159,3 +159,21 @@ def test_qrels_come_first_and_a_swap_is_named(files):
     assert line == (f"tierank: error: did you swap QRELS and PREDICTIONS? {trec} is not a JSON object and {preds} "
                     "is one; usage: tierank mteb QRELS PREDICTIONS")
     assert '"measure": "RR@10"' in ok("mteb", trec, preds, "-m", "mrr_at_10", "-f", "jsonl")
+
+
+def test_two_json_files_swapped_are_refused_not_evaluated(tmp_path):
+    """Both files JSON, predictions given as the qrels: real-valued grades or MTEB's meta key give one line
+    (before the fix: nDCG@10 0.677, exit 0, from the predictions read as judgments)."""
+    preds = tmp_path / "Task_predictions.json"
+    preds.write_text(json.dumps({"default": {"test": {"q1": {"d1": 0.9, "d2": 0.5, "d3": 0.1}}}}))
+    nested = tmp_path / "qrels.json"
+    nested.write_text(json.dumps({"default": {"test": {"q1": {"d3": 1, "d1": 0}}}}))
+    (line,) = errors("mteb", preds, nested, "-m", "ndcg_at_10")
+    assert line == (f"tierank: error: {preds} [default/test]: query 'q1', document 'd1': grade 0.9 is not an integer: "
+                    "MTEB's qrels hold integer grades (are these predictions? QRELS come first)")
+    assert '"expected": 0.5' in ok("mteb", nested, preds, "-m", "ndcg_at_10", "-f", "jsonl")  # d3 at rank 3
+    meta = tmp_path / "Meta_predictions.json"
+    meta.write_text(json.dumps({**META, "default": {"test": {"q1": {"d1": 1, "d2": 0}}}}))
+    (line,) = errors("mteb", meta, nested)
+    assert line == (f"tierank: error: {meta}: holds 'mteb_model_meta': these are MTEB's predictions, not qrels "
+                    "(QRELS come first)")

@@ -284,3 +284,15 @@ def test_line_numbers_and_ids_like_emoji_codes_are_shown_as_written(tmp_path):
     assert ":100:.run" in ties and "[b]x.run" in ties and "💯" not in ties
     cmp = _cli_at(160, "compare", qrels, run, other, "-m", "P@1")
     assert ":100:.run" in cmp and "[b]x.run" in cmp and "💯" not in cmp
+
+
+@pytest.mark.parametrize("measure, says", [
+    ("nDCG@10", "nDCG@10: the curves take a measure family without a cutoff (e.g. nDCG)"),
+    ("Bpref", "Bpref: not a measure family with a rank cutoff @k; the curves take one of AP, "),
+])
+def test_a_curve_measure_with_a_cutoff_or_without_one_is_one_line(measure, says, tmp_path):
+    """`plot cutoff -m nDCG@10` printed 20 lines ('nDCG@10@1' ... 'nDCG@10@20')."""
+    pytest.importorskip("matplotlib")
+    line = _one_error(run_cli("plot", "cutoff", QRELS, RUN, "-m", measure, "-o", tmp_path / "f", check=False))
+    assert line.startswith(f"tierank: error: {says}"), line
+    assert not list(tmp_path.iterdir())

@@ -317,3 +317,21 @@ def test_json_true_in_mteb_predictions_is_refused(tmp_path, monkeypatch):
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 d1 1\n")
     assert "score true is not a number" in refused("mteb", qrels, preds)  # was read as 1.0
+
+
+def test_a_folder_skips_its_qrels_and_keeps_a_run_of_small_integer_scores(tmp_path):
+    """Review findings: the qrels kept in the folder of runs was read as a run (exit 2), and an Arrow run
+    whose 'score' column holds small integers was skipped as qrels (only a note on stderr)."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "qrels.txt").write_text("q1 0 a 1\nq1 0 b 0\n")
+    (runs / "t.run").write_text("q1 Q0 b 1 2.5 t\nq1 Q0 a 2 1.5 t\n")
+    with pa.ipc.new_file(runs / "a.arrow", pa.schema([("qid", pa.string()), ("docid", pa.string()),
+                                                      ("score", pa.int64())])) as w:
+        w.write_table(pa.table({"qid": ["q1"] * 3, "docid": ["a", "b", "c"], "score": [3, 2, 1]}))
+    p = cli("eval", runs / "qrels.txt", runs, "-m", "RR", "-f", "jsonl")
+    assert p.returncode == 0, p.stderr
+    got = {r["run"]: r["expected"] for r in map(json.loads, p.stdout.splitlines()) if r["query"] == "all"}
+    assert got == {"a.arrow": 1.0, "t.run": 0.5}
+    assert p.stderr == f"tierank: note: {runs / 'qrels.txt'}: skipped: qrels: its first line has 4 fields, a run " \
+                       "line 6 (qid Q0 docid rank score tag)\n"

@@ -121,8 +121,31 @@ def cutoff_measures(family: str, kmax: int) -> list[str]:
 
     >>> cutoff_measures("P", 3)
     ['P@1', 'P@2', 'P@3']
+    >>> cutoff_measures("nDCG@10", 3)
+    Traceback (most recent call last):
+    ...
+    tierank.errors.TierankInputError: nDCG@10: the curves take a measure family without a cutoff (e.g. nDCG); they run k = 1..kmax
     """
-    return [f"{family}@{k}" for k in range(1, check_kmax(kmax) + 1)]
+    kmax = check_kmax(kmax)
+    check_curve_family(family)
+    return [f"{family}@{k}" for k in range(1, kmax + 1)]
+
+
+def check_curve_family(family: str) -> None:
+    """Refuse, in one line, a family that cannot be drawn against the cutoff k: one written with its own
+    cutoff (``nDCG@10``), unknown, or one whose cutoff is not an integer rank."""
+    from ..measures import REGISTRY
+
+    name = str(family)
+    if "@" in name:
+        raise TierankInputError(f"{name}: the curves take a measure family without a cutoff "
+                                f"(e.g. {name.split('@')[0] or 'nDCG'}); they run k = 1..kmax")
+    base = name.split("(")[0]
+    cls = REGISTRY.get(base)
+    if cls is None or not cls.cutoff_allowed or cls.cutoff_param is not None:
+        fams = sorted(f for f, c in REGISTRY.items() if c.cutoff_allowed and c.cutoff_param is None)
+        raise TierankInputError(f"{name}: not a measure family with a rank cutoff @k; the curves take one of "
+                                f"{', '.join(fams)}")
 
 
 def select(result, measures: Sequence):

@@ -304,6 +304,7 @@ def resample_counts(n: int, resamples: int, seed: int):
     The rows depend on ``n``, ``resamples``'s prefix and ``seed`` only (the chunk sizes are a
     function of ``n``), never on the values being resampled.
     """
+    _check(0.5, resamples, seed, "resamples")
     rng = np.random.default_rng(seed)
     for c in _chunks(resamples, n):
         idx = rng.integers(0, n, size=(c, n), dtype=np.int32 if c * n < 2 ** 31 else np.int64)
@@ -705,6 +706,7 @@ def permutation_ranges(values, permutations: int = DEFAULT_PERMUTATIONS, seed: i
     on IR data, where every system often scores 0 on a query, it saves their share of the work).
     The cost is ``permutations x n x S`` element moves; it dominates :func:`tukey_hsd`."""
     X, _ = _matrix(values, None)
+    _check(0.5, permutations, seed, "permutations")
     if not (isinstance(jobs, (int, np.integer)) and jobs >= 1):
         raise TierankInputError(f"inference: jobs must be a positive integer, got {jobs!r}")
     n = X.shape[0]

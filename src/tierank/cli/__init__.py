@@ -64,12 +64,14 @@ def run() -> None:
     import signal
     import sys
 
-    terminated = []
+    terminated: list[int] = []
+    finished: list[bool] = []
 
     def on_sigterm(signum, frame):
         if not terminated:  # once: a second SIGTERM does not interrupt the cleanup
             terminated.append(signum)
-            raise KeyboardInterrupt
+            if not finished:  # after the command returned, only remember it (die of it below)
+                raise KeyboardInterrupt
 
     handled = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # left alone where it is ignored
     if handled:
@@ -86,6 +88,7 @@ def run() -> None:
             code = 1
     except KeyboardInterrupt:  # outside the command (click turns one inside into exit 1)
         code = 130
+    finished.append(True)
     if handled:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
     for stream in (sys.stdout, sys.stderr):

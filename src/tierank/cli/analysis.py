@@ -188,7 +188,7 @@ def compare_cmd(
         "--leaderboard", help="Leaderboard view: systems by E[M] with \\[min, max], CI, ranks by E and by the "
                               "oblivious value, bootstrap rank intervals, randomized Tukey HSD groups, and the "
                               "pairs whose order flips.")] = False,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of every sampled figure.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of every sampled figure.")] = 0,
     resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")] = 10_000,
     permutations: Annotated[int, typer.Option(
         "--permutations", help="Tukey HSD permutations and Monte Carlo sign flips.")] = 10_000,

@@ -283,7 +283,7 @@ def print_tables(tables, output: Optional[Path], protect: tuple) -> None:
 
 #: what a line of each input looks like, for the messages of :func:`swapped`
 RUN_LAYOUT = "6 columns: qid Q0 docid rank score tag"
-QRELS_LAYOUT = "4 columns: qid iter docid grade"
+QRELS_LAYOUT = "3-4 columns: qid iter docid grade, or BEIR's query-id corpus-id score; a run has 6"
 
 
 def layout(path: Path) -> Optional[str]:

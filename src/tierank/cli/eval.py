@@ -182,8 +182,11 @@ def _auto_jobs(path: Path, measures: list) -> int | None:
 
     if not path.is_file() or is_columnar(str(path)):
         return None
-    with open(path, "rb") as fh:
-        gz = fh.read(2).startswith(lexer.GZIP_MAGIC)
+    try:
+        with open(path, "rb") as fh:
+            gz = fh.read(2).startswith(lexer.GZIP_MAGIC)
+    except OSError:
+        return None  # the reader reports it, with the file's name
     if path.stat().st_size * (4 if gz else 1) <= AUTO_STREAM_BYTES:
         return None
     if any(type(m).aggregate is not Measure.aggregate for m in parse_measures(measures)):

@@ -622,16 +622,33 @@ def load_qrels(qrels, source: str | None = None):
     if not isinstance(qrels, Mapping):
         raise TierankInputError([Problem(source, None, "expected qrels {qid: {docid: grade}} or "
                                          f"{{subset: {{split: {{qid: {{docid: grade}}}}}}}}, got {_kind(qrels)}")])
+    if any(k in qrels for k in META_KEYS):
+        raise TierankInputError([Problem(source, None, f"holds {next(k for k in META_KEYS if k in qrels)!r}: "
+                                         "these are MTEB's predictions, not qrels (QRELS come first)")])
     if _depth(qrels) < 4:
-        return to_qrels(qrels, source=source)
+        return _integer_grades(to_qrels(qrels, source=source), source)
     out = {}
     for subset, splits in qrels.items():
         if not isinstance(splits, Mapping):
             raise TierankInputError([Problem(source, None, f"subset {quote(str(subset))}: expected a mapping "
                                              f"split -> qrels, got {_kind(splits)}")])
         for split, q in splits.items():
-            out[str(subset), str(split)] = to_qrels(q, source=f"{source} [{subset}/{split}]")
+            where = f"{source} [{subset}/{split}]"
+            out[str(subset), str(split)] = _integer_grades(to_qrels(q, source=where), where)
     return out
+
+
+def _integer_grades(q, source: str):
+    """MTEB's qrels hold integer grades; a real-valued one means scores (predictions given as qrels)."""
+    grades = np.asarray(q.grade, dtype=np.float64)
+    bad = np.flatnonzero(grades != np.round(grades))
+    if bad.size:
+        i = int(bad[0])
+        raise TierankInputError([Problem(source, None,
+            f"query {quote(str(q.qid[i].as_py()))}, document {quote(str(q.docid[i].as_py()))}: grade "
+            f"{float(grades[i])!r} is not an integer: MTEB's qrels hold integer grades (are these predictions? "
+            "QRELS come first)")])
+    return q
 
 
 def _task_qrels(task) -> dict:

@@ -559,7 +559,8 @@ def _run_or_why(f: Path) -> str | None:
     known = f.name.lower().endswith(RUN_SUFFIXES)
     if is_columnar(f):
         role, why = input_role(f)
-        return f"looks like qrels, not a run ({why})" if role == "qrels" else None
+        # by a grade column's name only: a run of small integer scores in BEIR's 'score' column is a run here
+        return f"looks like qrels, not a run ({why})" if role == "qrels" and not _role_shared(f) else None
     try:
         with open(f, "rb") as fh:
             head = fh.read(8)
@@ -576,9 +577,9 @@ def _run_or_why(f: Path) -> str | None:
         return None if known else "empty file"
     if len(fields) >= 6 and parse_number(fields[4]) is not None:
         return None
-    if known:
-        return None  # read as a run: its reader says which lines are wrong
     role = "qrels" if len(fields) in (3, 4) and parse_number(fields[-1]) is not None else "not a run"
+    if known and role != "qrels":
+        return None  # read as a run: its reader says which lines are wrong
     return (f"{role}: its first line has {len(fields)} field{'s' * (len(fields) != 1)}, a run line 6 "
             "(qid Q0 docid rank score tag)")
 
