@@ -114,7 +114,7 @@ def test_several_runs_equal_each_run_alone(runs):
     for run in (plain, gz):
         alone = [json.loads(x) for x in _eval(QRELS, run, "-c", "-M", "5", *MEASURES, "-q", "-f", "jsonl",
                                               "-j", "1", "--block-bytes", "4000").splitlines()]
-        assert [{k: v for k, v in r.items() if k != "run"} for r in both if r["run"] == str(run)] == alone
+        assert [{k: v for k, v in r.items() if k != "run"} for r in both if r["run"] == run.name] == alone
 
 
 def test_block_bytes_is_for_one_run(runs):
