@@ -207,17 +207,17 @@ def compare_cmd(
     protect = (*runs, qrels)
     check_output(output, protect)
     measure = one_measure(measure, "nDCG@10")
-    with swap_check(qrels, runs, COMPARE_USAGE):
-        names = runs_by_name(runs)
     if correction is None:
         chosen = "holm" if len(runs) > 2 else None
     else:
         chosen = None if correction.value == "none" else correction.value
-    with swap_check(qrels, runs, COMPARE_USAGE), status("comparing..."):
-        cmp = compare(names, str(qrels), measure, tie_break=tie_break, rel=rel, complete=complete,
-                      candidates_only=candidates_only, alpha=alpha, band=band, correction=chosen,
-                      test=test.value, ci=ci.value, seed=seed, resamples=resamples, permutations=permutations,
-                      leaderboard=leaderboard, jobs=jobs)
+    with swap_check(qrels, runs, COMPARE_USAGE):  # one role check for the runs and the qrels
+        names = runs_by_name(runs)
+        with status("comparing..."):
+            cmp = compare(names, str(qrels), measure, tie_break=tie_break, rel=rel, complete=complete,
+                          candidates_only=candidates_only, alpha=alpha, band=band, correction=chosen,
+                          test=test.value, ci=ci.value, seed=seed, resamples=resamples,
+                          permutations=permutations, leaderboard=leaderboard, jobs=jobs)
     if fmt is CompareFmt.table and leaderboard:
         from ..report.terminal import leaderboard_tables
 

@@ -23,7 +23,7 @@ exactly by float64 (an integer beyond 2**53 that float64 would round is refused:
 tie that is not in the input); ids are text or integers, never empty and never holding a space, tab
 or line end.  BEIR names its grade column ``score``, as runs name theirs: such a table is told
 apart by its content (:func:`table_role`), and a run given as qrels is refused with the reason
-(:func:`check_roles` and :func:`split_pair` do the same for two files, in the command line).
+(:func:`check_roles` does the same for two files, in the command line).
 Folders of runs are listed by content, not by name (:func:`folder_runs`).
 """
 
@@ -451,26 +451,6 @@ def _role_shared(path) -> bool:
     except (TierankInputError, pa.ArrowException, OSError, ValueError):
         return False
     return _role_parts(t)[2] is not None
-
-
-def split_pair(a: str | os.PathLike, b: str | os.PathLike):
-    """``(run, qrels)`` from two inputs given in either order, told apart by :func:`input_role`;
-    None when neither is a Parquet/Arrow file or partitioned folder (the caller sorts out text files).
-
-    Raises
-    ------
-    TierankInputError
-        When the two cannot be told apart, with each one's reason.
-    """
-    if not any(is_columnar(p) or is_partitioned(p) for p in (a, b)):
-        return None
-    ra, wa = input_role(a)
-    rb, wb = input_role(b)
-    if ra == "run" and rb != "run" or rb == "qrels" and ra != "qrels":
-        return a, b
-    if rb == "run" and ra != "run" or ra == "qrels" and rb != "qrels":
-        return b, a
-    raise TierankInputError(f"cannot tell the run from the qrels: {a}: {wa or 'unknown'}; {b}: {wb or 'unknown'}")
 
 
 def _unwrap(obj, source: str | None, read_text):
