@@ -141,7 +141,14 @@ def evaluate_files(qrels, source, measures, *, address: str | None = None, num_c
 
     from .io.convert import to_qrels
     from .measures import parse_measures
-    from .stream import BLOCK_BYTES, CONDENSED_EMPTY, _combine, iter_ranges, seekable_text, shift_problems
+    from .stream import (
+        BLOCK_BYTES,
+        CONDENSED_EMPTY,
+        _combine,
+        iter_ranges,
+        seekable_text,
+        shift_problems,
+    )
 
     if kwargs.get("complete"):
         raise TierankInputError("evaluate_files: complete=True is not supported; evaluate the missing queries apart")

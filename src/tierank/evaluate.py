@@ -12,11 +12,10 @@ import pyarrow.compute as pc
 from .errors import Problem, TierankInputError
 from .io.convert import to_qrels, to_run
 from .io.model import Qrels, Run
-from .measures.names import plan as measure_plan
 from .measures.linear import REL
+from .measures.names import plan as measure_plan
 from .results import EvalResult
 from .ties import TieBreak, prepare
-
 
 UNJUDGED = ("nonrelevant", "bounds", "condensed")
 

@@ -37,15 +37,29 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import Problem, TierankInputError
-from .io.blocks import (BLOCK_BYTES, EMPTY_RUN, GroupCheck, ProblemLog, _line_count, _parse, _qids,  # noqa: F401
-                        batches_of, blank, query_ids, iter_batches, iter_blocks, iter_ranges, read_range, seekable_text,
-                        shift_problems)
+from .io.blocks import (  # noqa: F401
+    BLOCK_BYTES,
+    EMPTY_RUN,
+    GroupCheck,
+    ProblemLog,
+    _line_count,
+    _parse,
+    _qids,
+    batches_of,
+    blank,
+    iter_batches,
+    iter_blocks,
+    iter_ranges,
+    query_ids,
+    read_range,
+    seekable_text,
+    shift_problems,
+)
 from .io.convert import to_qrels
 from .io.model import Qrels, Run
 from .measures import Stats
 from .results import EvalResult
 from .ties import TieSummary
-
 
 # --------------------------------------------------------------------------------------- evaluating
 

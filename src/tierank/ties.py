@@ -28,8 +28,8 @@ optimistic and pessimistic arrangements attain the exact max and min.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field, replace
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -70,7 +70,7 @@ class TieBreak:
     seed: int | None = None
 
     @classmethod
-    def parse(cls, text: "str | TieBreak") -> "TieBreak":
+    def parse(cls, text: str | TieBreak) -> TieBreak:
         if isinstance(text, TieBreak):
             return text
         t = str(text).strip().lower()
@@ -194,7 +194,7 @@ class Prepared:
         """Documents retrieved per query after the depth limit: ``min(qlen, max_depth)``."""
         return self.qlen if not np.isfinite(self.max_depth) else np.minimum(self.qlen, int(self.max_depth))
 
-    def assuming_unjudged_relevant(self) -> "Prepared":
+    def assuming_unjudged_relevant(self) -> Prepared:
         """The same run with every unjudged document counted relevant (N+ unchanged)."""
         return replace(self, unjudged_relevant=True, _cache={})
 
@@ -217,7 +217,7 @@ class Prepared:
             value = self._cache[key] = compute()
             return value
 
-    def condensed(self, keep: np.ndarray) -> "Prepared":
+    def condensed(self, keep: np.ndarray) -> Prepared:
         """The same evaluation with only the rows where ``keep`` is true, ranks closed up (a
         condensed list: trec_eval -J, ir_measures' ``judged_only``).  Tie groups keep their
         remaining members; the depth limit is taken as already applied by ``keep`` (the copy has
@@ -593,7 +593,7 @@ def layout(run: Run, qids: Sequence[str] | None = None) -> RunLayout:
     return RunLayout(qids, qi[rows], rows, run.score[rows], value_set)
 
 
-def prepare(run: Run, qrels: Qrels, *, tie_break: "str | TieBreak" = "trec_eval", rel_level: int = 1,
+def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", rel_level: int = 1,
             complete: bool = False, candidates_only: bool = False,
             measures: tuple = (), count_judged: bool = False, max_depth: float = float("inf"),
             samples: int = 1000, seed: int = 0) -> Prepared:

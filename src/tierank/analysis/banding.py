@@ -24,7 +24,6 @@ from ..errors import TierankInputError
 from ..io.model import Run
 from ..ties import layout
 
-
 _INT64_MAX = int(np.iinfo(np.int64).max)
 
 

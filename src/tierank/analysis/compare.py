@@ -66,7 +66,6 @@ from ..io.convert import to_qrels, to_run
 from ..io.model import Run
 from . import inference
 from .banding import band_run, check_rho
-
 from .significance import CORRECTIONS, ZERO_TOL, adjust_pvalues, diff_moments, prob_above  # noqa: F401 (re-exported)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -14,9 +14,28 @@ from ..analysis.precision import DEFAULT_FORMATS
 from ..errors import TierankInputError
 from ..io.writers import check_output
 from . import app
-from .common import (CandidatesOnly, Complete, Fmt, Format, Output, Rel, ScoreFormats, TieBreakOption, choices_enum,
-                     emit, input_errors, measures_option, one_measure, one_measure_option, print_tables,
-                     qrels_and_runs, runs_by_name, score_formats, status, swap_check)
+from .common import (
+    CandidatesOnly,
+    Complete,
+    Fmt,
+    Format,
+    Output,
+    Rel,
+    ScoreFormats,
+    TieBreakOption,
+    choices_enum,
+    emit,
+    input_errors,
+    measures_option,
+    one_measure,
+    one_measure_option,
+    print_tables,
+    qrels_and_runs,
+    runs_by_name,
+    score_formats,
+    status,
+    swap_check,
+)
 
 #: the measures of `tierank sweep` when no -m is given
 SWEEP_MEASURES = ["nDCG@10", "RR@10", "AP@100"]
@@ -119,7 +138,7 @@ def sweep_cmd(
     tie_break: TieBreakOption = "trec_eval",
     candidates_only: CandidatesOnly = False,
     rel: Rel = 1,
-    write_runs: Annotated[Optional[Path], typer.Option(
+    write_runs: Annotated[Path | None, typer.Option(
         "--write-runs", metavar="DIR",
         help="Also write each re-expressed run to DIR/NAME.FORMAT.run (e.g. DIR/test.bm25.bf16.run; "
              "scores exact, so the files evaluate to the numbers shown).")] = None,
@@ -160,13 +179,13 @@ def compare_cmd(
     files: Annotated[list[Path], typer.Argument(
         metavar="FILES", help="The qrels, then two or more TREC runs (one per system); with --qrels "
                                          "only the runs")],
-    qrels: Annotated[Optional[Path], typer.Option("--qrels", help="The qrels (then every argument is a run).")] = None,
+    qrels: Annotated[Path | None, typer.Option("--qrels", help="The qrels (then every argument is a run).")] = None,
     measure: one_measure_option("nDCG@10") = None,
-    band: Annotated[Optional[float], typer.Option(
+    band: Annotated[float | None, typer.Option(
         "--band", help="Also band every run with geometric rank bands RHO > 1 and report which significant "
                        "pairs stay significant (Yang, Moffat & Turpin, Table 3 / Fig. 4).")] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the paired t-tests.")] = 0.05,
-    correction: Annotated[Optional[CompareCorrection], typer.Option(
+    correction: Annotated[CompareCorrection | None, typer.Option(
         "--correction", help="Multiple-comparison correction of the t-tests' p-values across all pairs "
                              "(Holm, Benjamini-Hochberg, Bonferroni); 'significant' then reads the adjusted p. "
                              "Default: holm with more than one pair, none with one.")] = None,

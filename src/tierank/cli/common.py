@@ -21,7 +21,7 @@ import sys
 from contextlib import contextmanager, nullcontext
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -156,22 +156,22 @@ def _measure_help(head: str) -> str:
 SCORE_FORMATS_HELP = (f"fp32, {', '.join(FLOAT_FORMATS)}, int8 (per-query affine), sigN (N significant digits), "
                       "bandRHO (rank bands, e.g. band1.4)")
 
-Output = Annotated[Optional[Path], typer.Option(
+Output = Annotated[Path | None, typer.Option(
     "-o", "--output", help="Write to FILE (atomically; checked before any work; - for stdout).")]
 Format = Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")]
 EvalFormat = Annotated[EvalFmt, typer.Option(
     "--format", "-f", help="Output format; trec_eval: trec_eval's own layout (measure, query, value), "
                            "filled with --stat.")]
-StatOption = Annotated[Optional[Stat], typer.Option(
+StatOption = Annotated[Stat | None, typer.Option(
     "--stat", help="The statistic --format trec_eval prints (default oblivious: trec_eval's own value "
                    "under --tie-break); the other formats print all of them.")]
-MaxRetrieved = Annotated[Optional[int], typer.Option(
+MaxRetrieved = Annotated[int | None, typer.Option(
     "-M", "--max-retrieved", min=1, help="Read at most N documents per query (trec_eval -M); a tie straddling "
                                          "rank N is a tie straddling a cutoff.")]
 JudgedOnly = Annotated[bool, typer.Option(
     "-J", "--judged-only", help="Drop unjudged documents before ranking, as trec_eval -J does: --condensed, with a "
                                 "negative grade also unjudged and a query left with no document still counted.")]
-DocsInCollection = Annotated[Optional[int], typer.Option(
+DocsInCollection = Annotated[int | None, typer.Option(
     "-N", "--docs-in-collection", min=1, help="Documents in the collection (trec_eval -N): read only by "
                                               "trec_eval's utility measure, which tierank lacks; accepted, no effect.")]
 NoSummary = Annotated[bool, typer.Option(
@@ -189,14 +189,14 @@ def measures_option(default: list[str], trec: bool = False):
             "map, official, all_trec), repeatable; -mNAME works too. "
             f"Default: {' '.join(default)} (official with --format trec_eval)." if trec else
             f"Measure as ir_measures writes it, repeatable. Default: {' '.join(default)}.")
-    return Annotated[Optional[list[str]], typer.Option("-m", "--measure", help=_measure_help(head))]
+    return Annotated[list[str] | None, typer.Option("-m", "--measure", help=_measure_help(head))]
 
 
 def one_measure_option(default: str, family: bool = False):
     """The type of a ``-m/--measure`` option taking one measure (or, with ``family``, one measure family)
     whose default is ``default``; read it with :func:`one_measure` (given twice: an error)."""
     head = "Measure family" if family else "One measure as ir_measures writes it"
-    return Annotated[Optional[list[str]], typer.Option(
+    return Annotated[list[str] | None, typer.Option(
         "-m", "--measure", metavar="<str>", help=_measure_help(f"{head}. Default: {default}."))]
 
 
@@ -212,12 +212,12 @@ Complete = Annotated[bool, typer.Option(
 ScoreFormats = Annotated[str, typer.Option("--formats", help=f"Comma-separated score formats: {SCORE_FORMATS_HELP}.")]
 OutStem = Annotated[Path, typer.Option("-o", "--output", help="Output stem: writes STEM.png and STEM.svg.")]
 OutHtml = Annotated[Path, typer.Option("-o", "--output", help="The HTML file to write (atomically).")]
-Regimes = Annotated[Optional[str], typer.Option(
+Regimes = Annotated[str | None, typer.Option(
     "--regimes", help=f"Comma-separated score formats to re-express each run in ({SCORE_FORMATS_HELP}), "
                       "one curve per run and format.")]
 
 
-def one_measure(values: Optional[list[str]], default: str) -> str:
+def one_measure(values: list[str] | None, default: str) -> str:
     """The single ``-m`` of a command that compares one measure; given twice, an error (not the last one)."""
     if not values:
         return default
@@ -255,7 +255,7 @@ def status(text: str):
     return nullcontext()
 
 
-def emit(text: str, output: Optional[Path], protect: tuple) -> None:
+def emit(text: str, output: Path | None, protect: tuple) -> None:
     """``text`` to ``output`` (atomically) or to stdout."""
     from ..io.writers import write_atomic
 
@@ -265,7 +265,7 @@ def emit(text: str, output: Optional[Path], protect: tuple) -> None:
         sys.stdout.write(text)
 
 
-def print_tables(tables, output: Optional[Path], protect: tuple) -> None:
+def print_tables(tables, output: Path | None, protect: tuple) -> None:
     """rich tables to the terminal, or as plain text (160 columns, no colours) to ``output`` (``-``: stdout)."""
     from ..io.writers import write_atomic
 
@@ -286,7 +286,7 @@ RUN_LAYOUT = "6 columns: qid Q0 docid rank score tag"
 QRELS_LAYOUT = "3-4 columns: qid iter docid grade, or BEIR's query-id corpus-id score; a run has 6"
 
 
-def layout(path: Path) -> Optional[str]:
+def layout(path: Path) -> str | None:
     """``"run"`` or ``"qrels"``: what the first line of the text file ``path`` looks like (a TREC run
     line has 6 fields; a qrels line 4, or 3 in a BEIR qrels TSV); None when it cannot be told (not a
     regular file, a Parquet/Arrow file, unreadable, another shape)."""
@@ -303,7 +303,7 @@ def layout(path: Path) -> Optional[str]:
     return "run" if n == 6 else "qrels" if n in (3, 4) else None
 
 
-def swapped(qrels: Optional[Path], runs: list[Path], usage: str) -> Optional[str]:
+def swapped(qrels: Path | None, runs: list[Path], usage: str) -> str | None:
     """One line when the inputs look given in the wrong places: a run where the qrels go, or qrels
     where a run goes (``usage``: the command's synopsis, e.g. ``tierank eval QRELS RUN``); else None."""
     q = layout(qrels) if qrels is not None else None
@@ -319,7 +319,7 @@ def swapped(qrels: Optional[Path], runs: list[Path], usage: str) -> Optional[str
 
 
 @contextmanager
-def swap_check(qrels: Optional[Path], runs: list[Path], usage: str):
+def swap_check(qrels: Path | None, runs: list[Path], usage: str):
     """Inputs read inside this block: a :class:`TierankInputError` about them becomes the one line of
     :func:`swapped` when the files look given in the wrong places (the reader's errors, e.g. one
     "expected 4 columns" per line of a run read as qrels, say less).  Text files are sniffed only after
@@ -344,7 +344,7 @@ def swap_check(qrels: Optional[Path], runs: list[Path], usage: str):
         raise TierankInputError(hint) from None
 
 
-def qrels_and_runs(paths: list[Path], qrels: Optional[Path], usage: str) -> tuple[Path, list[Path]]:
+def qrels_and_runs(paths: list[Path], qrels: Path | None, usage: str) -> tuple[Path, list[Path]]:
     """``QRELS RUN RUN...`` as ``tierank eval`` takes them, or ``RUN RUN... --qrels QRELS``."""
     if qrels is not None:
         return qrels, list(paths)
@@ -356,7 +356,7 @@ def qrels_and_runs(paths: list[Path], qrels: Optional[Path], usage: str) -> tupl
     return paths[0], list(paths[1:])
 
 
-def runs_by_name(paths: list[Path], regimes: Optional[str] = None, duplicates: str = "error") -> dict:
+def runs_by_name(paths: list[Path], regimes: str | None = None, duplicates: str = "error") -> dict:
     """Runs read and named by :func:`tierank.io.naming.run_names` (the shortest distinguishing path
     suffix: never two runs under one name); with regimes, one entry per (run, format)."""
     from ..analysis.precision import requantize_run

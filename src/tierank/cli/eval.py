@@ -3,16 +3,37 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from ..errors import TierankInputError
 from ..io.writers import check_output
 from . import app
-from .common import (DEFAULT_MEASURES, CandidatesOnly, Complete, DocsInCollection, EvalFmt, EvalFormat, JudgedOnly,
-                     MaxRetrieved, NoSummary, Output, Rel, Samples, Seed, StatOption, TieBreakOption, Unjudged, emit,
-                     input_errors, measures_option, note, print_tables, swap_check)
+from .common import (
+    DEFAULT_MEASURES,
+    CandidatesOnly,
+    Complete,
+    DocsInCollection,
+    EvalFmt,
+    EvalFormat,
+    JudgedOnly,
+    MaxRetrieved,
+    NoSummary,
+    Output,
+    Rel,
+    Samples,
+    Seed,
+    StatOption,
+    TieBreakOption,
+    Unjudged,
+    emit,
+    input_errors,
+    measures_option,
+    note,
+    print_tables,
+    swap_check,
+)
 
 #: ``-m`` with ``--format trec_eval`` and no ``-m``: trec_eval's own default
 TREC_DEFAULT = ["official"]
@@ -66,11 +87,11 @@ def eval_cmd(
     stat: StatOption = None,
     samples: Samples = 1000,
     seed: Seed = 0,
-    jobs: Annotated[Optional[int], typer.Option(
+    jobs: Annotated[int | None, typer.Option(
         "--jobs", "-j", help="Stream the run in query-aligned blocks with N worker processes (bounded memory; "
                              "the same numbers to the last bit; default: every core for a run file over 64 MB, "
                              "in memory otherwise); several runs: N runs at once (default: every core)")] = None,
-    block_bytes: Annotated[Optional[int], typer.Option(
+    block_bytes: Annotated[int | None, typer.Option(
         "--block-bytes", min=1, help="Stream the run in blocks of about N bytes of text (default 64 MB; memory "
                                      "grows with N times jobs + 1); one run only")] = None,
 ) -> None:

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from ..errors import TierankInputError
 from ..io.writers import check_output
 from . import app
-from .common import Fmt, Format, Output, TieBreakOption, emit, input_errors, measures_option, print_tables
+from .common import (
+    Fmt,
+    Format,
+    Output,
+    TieBreakOption,
+    emit,
+    input_errors,
+    measures_option,
+    print_tables,
+)
 
 DEFAULT = ["ndcg_at_10", "mrr_at_10", "map_at_10", "recall_at_100", "precision_at_10"]
 
@@ -25,8 +34,8 @@ def mteb_cmd(
         help="MTEB's {task}_predictions.json, written by mteb.evaluate(..., prediction_folder=DIR): "
              "{subset: {split: {qid: {docid: score}}}}")],
     measure: measures_option(DEFAULT) = None,
-    subset: Annotated[Optional[str], typer.Option("--subset", help="Only this subset (default: all).")] = None,
-    split: Annotated[Optional[str], typer.Option("--split", help="Only this split (default: all).")] = None,
+    subset: Annotated[str | None, typer.Option("--subset", help="Only this subset (default: all).")] = None,
+    split: Annotated[str | None, typer.Option("--split", help="Only this split (default: all).")] = None,
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also report every query.")] = False,
     fmt: Format = Fmt.table,
     output: Output = None,

@@ -7,7 +7,7 @@ exits 2 with the install command when it is missing, before reading any input.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -15,9 +15,27 @@ from ..analysis.cutoff import MAX_KMAX, check_kmax
 from ..io.writers import check_output
 from ..measures import supported
 from . import app
-from .common import (DEFAULT_MEASURES, FIGURE_FORMATS, Group, OutHtml, OutStem, Regimes, ScoreFormats,
-                     TieBreakOption, check_figure_stem, input_errors, measures_option, one_measure,
-                     one_measure_option, qrels_and_runs, require, runs_by_name, save, score_formats, swap_check)
+from .common import (
+    DEFAULT_MEASURES,
+    FIGURE_FORMATS,
+    Group,
+    OutHtml,
+    OutStem,
+    Regimes,
+    ScoreFormats,
+    TieBreakOption,
+    check_figure_stem,
+    input_errors,
+    measures_option,
+    one_measure,
+    one_measure_option,
+    qrels_and_runs,
+    require,
+    runs_by_name,
+    save,
+    score_formats,
+    swap_check,
+)
 
 plot_app = typer.Typer(cls=Group, no_args_is_help=True)
 report_app = typer.Typer(cls=Group, no_args_is_help=True)
@@ -61,7 +79,7 @@ def plot_ranges_cmd(
     files: Annotated[list[Path], typer.Argument(
         metavar="FILES", help="the qrels, then two or more runs (with --qrels: only the runs)")],
     output: OutStem,
-    qrels: Annotated[Optional[Path], typer.Option("--qrels", help="qrels (then every argument is a run)")] = None,
+    qrels: Annotated[Path | None, typer.Option("--qrels", help="qrels (then every argument is a run)")] = None,
     measure: one_measure_option("nDCG@10") = None,
     regimes: Regimes = None,
 ) -> None:
@@ -170,9 +188,9 @@ def report_compare_cmd(
     files: Annotated[list[Path], typer.Argument(
         metavar="FILES", help="the qrels, then two or more runs (with --qrels: only the runs)")],
     output: OutHtml,
-    qrels: Annotated[Optional[Path], typer.Option("--qrels", help="qrels (then every argument is a run)")] = None,
+    qrels: Annotated[Path | None, typer.Option("--qrels", help="qrels (then every argument is a run)")] = None,
     measure: one_measure_option("nDCG@10") = None,
-    band: Annotated[Optional[float], typer.Option(
+    band: Annotated[float | None, typer.Option(
         "--band", help="Also band every run with geometric rank bands RHO > 1 (see tierank compare).")] = None,
     regimes: Regimes = None,
 ) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -50,22 +50,22 @@ def _sides(text: str) -> list[str]:
 def rerank_cmd(
     data: Annotated[Path, typer.Option("--data", help="BEIR-layout directory: corpus.jsonl, queries.jsonl, qrels")],
     model: Annotated[str, typer.Option("--model", help=f"Model: {model_help()}")],
-    candidates: Annotated[Optional[Path], typer.Option(
+    candidates: Annotated[Path | None, typer.Option(
         "--candidates", help="First-stage TREC run to rerank (default DATA/candidates.run)")] = None,
     regimes: Annotated[str, typer.Option(
         "--regimes", help=f"Comma-separated: {VARIANT_HELP}")] = ",".join(RERANK_REGIMES),
     measure: measures_option(list(RERANK_MEASURES)) = None,
-    output: Annotated[Optional[Path], typer.Option(
+    output: Annotated[Path | None, typer.Option(
         "-o", "--output", help="Output directory: runs/ (one TREC run per regime, exact scores), "
                                "table.tsv, table.json, cache/")] = None,
-    qrels: Annotated[Optional[Path], typer.Option("--qrels", help="qrels (default DATA/qrels.txt)")] = None,
-    cache: Annotated[Optional[Path], typer.Option("--cache", help="Score cache directory (default OUT/cache)")] = None,
+    qrels: Annotated[Path | None, typer.Option("--qrels", help="qrels (default DATA/qrels.txt)")] = None,
+    cache: Annotated[Path | None, typer.Option("--cache", help="Score cache directory (default OUT/cache)")] = None,
     batch_size: Annotated[int, typer.Option("--batch-size", "-b", help="Pairs / texts per forward pass "
                                                                          "(recorded: it changes low-precision scores)")] = 16,
     queries: Annotated[str, typer.Option(
         "--queries", help=f"{QUERY_SETS[0]} (default: queries with judgments) or {QUERY_SETS[1]}")] = QUERY_SETS[0],
-    depth: Annotated[Optional[int], typer.Option("--depth", help="Rerank the top N candidates of each query")] = None,
-    max_queries: Annotated[Optional[int], typer.Option("--max-queries", help="Only the first N queries")] = None,
+    depth: Annotated[int | None, typer.Option("--depth", help="Rerank the top N candidates of each query")] = None,
+    max_queries: Annotated[int | None, typer.Option("--max-queries", help="Only the first N queries")] = None,
     device: Annotated[str, typer.Option("--device", help="auto (CUDA when present), cpu, cuda, cuda:N")] = "auto",
     backend: Annotated[str, typer.Option(
         "--backend", help="hf (transformers, default) or vllm (the model kinds yesno, rank1, cross; "
@@ -73,23 +73,23 @@ def rerank_cmd(
     budget: Annotated[int, typer.Option("--budget", help="Rank1-style: reasoning tokens per pair (>= 0)")] = 64,
     max_doc_tokens: Annotated[int, typer.Option(
         "--max-doc-tokens", help="Generative: document truncation in tokens (>= 1)")] = 256,
-    threads: Annotated[Optional[int], typer.Option("--threads", help="torch CPU threads (>= 1)")] = None,
+    threads: Annotated[int | None, typer.Option("--threads", help="torch CPU threads (>= 1)")] = None,
     tie_break: TieBreakOption = "trec_eval",
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Format of the table on stdout.")] = Fmt.table,
-    ray: Annotated[Optional[str], typer.Option(
+    ray: Annotated[str | None, typer.Option(
         "--ray", help="Shard the queries over Ray workers: 'local' starts a local Ray, 'auto' joins the cluster "
                       "of this node, HOST:PORT a cluster's head (pip install 'tierank\\[ray]')")] = None,
-    workers: Annotated[Optional[int], typer.Option(
+    workers: Annotated[int | None, typer.Option(
         "--workers", help="With --ray: model copies (default one per GPU of the cluster, else one per CPU)")] = None,
-    batch_sizes: Annotated[Optional[str], typer.Option(
+    batch_sizes: Annotated[str | None, typer.Option(
         "--batch-sizes", help="Run-to-run variance: also score every variant under these batch sizes "
                               "(comma-separated, e.g. 1,8,32); table.json 'variance' gets the share of scores that "
                               "changed and E[M] per batch size")] = None,
-    orders: Annotated[Optional[str], typer.Option(
+    orders: Annotated[str | None, typer.Option(
         "--orders", help="Run-to-run variance: also score every variant with each query's candidates in these "
                          "seeded random orders (other batches, other padding), e.g. 1,2; reported like "
                          "--batch-sizes")] = None,
-    padding_sides: Annotated[Optional[str], typer.Option(
+    padding_sides: Annotated[str | None, typer.Option(
         "--padding-sides", help="Run-to-run variance: also score every variant with the batches padded on these "
                                 "sides, e.g. left,right (yes/no and Rank1-style models on the hf backend: RoPE makes "
                                 "the sides equal but for rounding); reported like --batch-sizes")] = None,
@@ -97,7 +97,14 @@ def rerank_cmd(
     """The low-precision reranking protocol (the paper's Table 1): score every candidate under every
     precision regime, write one run per regime, report M at FP32 and per regime M_obl, E[M], range,
     bias, tie statistics and scoring time. Scores are cached; an interrupted run resumes."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     from ..hps.protocol import TABLE_FIELDS, rerank
     from ..io.writers import render_records

@@ -12,9 +12,10 @@ Nothing here imports torch.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -45,7 +46,7 @@ class QueryScores:
     scoring_s: dict[str, float] = field(default_factory=dict)
     reasoning: list[str] | None = None
 
-    def add(self, variant: "Variant | str", scores: Any, seconds: float) -> None:
+    def add(self, variant: Variant | str, scores: Any, seconds: float) -> None:
         self.scores[str(variant)] = np.asarray(scores, dtype=np.float64)
         self.scoring_s[str(variant)] = float(seconds)
 
@@ -68,17 +69,17 @@ class Scorer(Protocol):
     model_dtype: str
 
     @classmethod
-    def check_spec(cls, source: str, variants: Sequence["Variant"]) -> None:
+    def check_spec(cls, source: str, variants: Sequence[Variant]) -> None:
         """Refuse, before any model library is imported, what ``source`` cannot score (a TierankInputError)."""
 
     @classmethod
-    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, **options: Any) -> "Scorer":
+    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, **options: Any) -> Scorer:
         """Load the scorer of one variant group (a model dtype, or ``onnx-int8``) from ``source``.
 
         ``options`` are the protocol options the model kind declares (``budget``, ``max_doc_tokens``).
         """
 
-    def score_query(self, query: str, docs: Sequence[str], variants: Sequence["Variant"]) -> QueryScores:
+    def score_query(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> QueryScores:
         """Scores of ``docs`` for ``query`` under every variant, from one forward pass."""
 
     def metadata(self) -> dict:
@@ -92,18 +93,18 @@ class ScorerBase:
     model_dtype: str = "fp32"
 
     @classmethod
-    def supports(cls, variant: "Variant") -> bool:
+    def supports(cls, variant: Variant) -> bool:
         """Whether this scorer's model kind scores ``variant`` (declared in the registry)."""
         return variant.family_ok(cls.family)
 
     @classmethod
-    def check_spec(cls, source: str, variants: Sequence["Variant"]) -> None:
+    def check_spec(cls, source: str, variants: Sequence[Variant]) -> None:
         """Refuse, before loading, the variants this scorer does not :meth:`support <supports>`."""
         for v in variants:
             if not cls.supports(v):
                 raise v.unsupported(cls.family)
 
-    def check_variants(self, variants: Sequence["Variant"], dtype: bool = True) -> None:
+    def check_variants(self, variants: Sequence[Variant], dtype: bool = True) -> None:
         """Refuse the variants this scorer does not :meth:`support <supports>`, or (``dtype``) of another model dtype."""
         for v in variants:
             if not self.supports(v):

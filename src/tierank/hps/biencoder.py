@@ -18,13 +18,21 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from tierank.errors import Problem, TierankError, TierankInputError
 from tierank.hps.base import (
-    QueryScores, ScorerBase, bounded_text, check_batch_size, check_dtype, load_offline_error, local_model, quiet_loading,
+    QueryScores,
+    ScorerBase,
+    bounded_text,
+    check_batch_size,
+    check_dtype,
+    load_offline_error,
+    local_model,
+    quiet_loading,
     resolve_device,
 )
 from tierank.hps.regimes import pairwise_scores, torch_dtype

@@ -30,8 +30,9 @@ import json
 import math
 import os
 import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from tierank.errors import Problem, TierankError
 

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from tierank.errors import TierankError
 
@@ -151,7 +151,11 @@ def smollm2_cross_dir(root: str | os.PathLike | None = None, yes: str = "yes", n
         return out
     with _Building(out):
         import torch
-        from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
+        from transformers import (
+            AutoModelForCausalLM,
+            AutoModelForSequenceClassification,
+            AutoTokenizer,
+        )
 
         from tierank.hps.base import quiet_loading
         from tierank.hps.generative import _resolve_token

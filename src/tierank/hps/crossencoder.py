@@ -15,11 +15,18 @@ classifier (:func:`tierank.hps.checkpoints.smollm2_cross_dir`).
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from tierank.errors import TierankError
 from tierank.hps.base import (
-    QueryScores, ScorerBase, bounded_text, check_batch_size, check_dtype, load_offline_error, quiet_loading,
+    QueryScores,
+    ScorerBase,
+    bounded_text,
+    check_batch_size,
+    check_dtype,
+    load_offline_error,
+    quiet_loading,
     resolve_device,
 )
 from tierank.hps.regimes import Regime, sigmoid_scores, softmax2_scores, torch_dtype
@@ -67,7 +74,7 @@ class CrossEncoderScorer(ScorerBase):
         self.model.eval()
 
     @classmethod
-    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str) -> "CrossEncoderScorer":
+    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str) -> CrossEncoderScorer:
         """The scorer of one variant group (the model in dtype ``group``)."""
         return cls(source, model_dtype=group, batch_size=batch_size, device=device)
 

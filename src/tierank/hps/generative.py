@@ -41,13 +41,22 @@ from __future__ import annotations
 import importlib.util
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from tierank.errors import Problem, TierankError, TierankInputError
 from tierank.hps.base import (
-    QueryScores, ScorerBase, bounded_text, check_batch_size, check_dtype, check_positive, load_offline_error,
-    local_model, quiet_loading, resolve_device,
+    QueryScores,
+    ScorerBase,
+    bounded_text,
+    check_batch_size,
+    check_dtype,
+    check_positive,
+    load_offline_error,
+    local_model,
+    quiet_loading,
+    resolve_device,
 )
 from tierank.hps.regimes import head_fp32_yes_no, torch_dtype, yes_no_scores
 from tierank.hps.variants import Variant
@@ -165,7 +174,7 @@ class YesNoScorer(ScorerBase):
 
     @classmethod
     def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, max_doc_tokens: int,
-                  padding_side: str = "left") -> "YesNoScorer":
+                  padding_side: str = "left") -> YesNoScorer:
         """The scorer of one variant group (the model in dtype ``group``)."""
         return cls(source, model_dtype=group, batch_size=batch_size, max_doc_tokens=max_doc_tokens, device=device,
                    padding_side=padding_side)
@@ -391,7 +400,7 @@ class Rank1Scorer(Rank1Texts, YesNoScorer):
 
     @classmethod
     def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, budget: int,
-                  max_doc_tokens: int, padding_side: str = "left") -> "Rank1Scorer":
+                  max_doc_tokens: int, padding_side: str = "left") -> Rank1Scorer:
         """The scorer of one variant group (the model in dtype ``group``)."""
         return cls(source, model_dtype=group, batch_size=batch_size, budget=budget, max_doc_tokens=max_doc_tokens,
                    device=device, padding_side=padding_side)

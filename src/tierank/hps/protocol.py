@@ -31,18 +31,29 @@ from __future__ import annotations
 
 import json
 import os
-from itertools import chain
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import numpy as np
 
 from tierank.errors import Problem, TierankError, TierankInputError
 from tierank.hps.base import check_batch_size, check_device, check_positive, resolve_device
 from tierank.hps.cache import ScoreCache
-from tierank.hps.registry import (ModelSpec, cache_key, check_model, kinds, make_scorer, model_help, model_kind,
-                                  parse_model, scorer_class, slug)
+from tierank.hps.registry import (
+    ModelSpec,
+    cache_key,
+    check_model,
+    kinds,
+    make_scorer,
+    model_help,
+    model_kind,
+    parse_model,
+    scorer_class,
+    slug,
+)
 from tierank.hps.table import TABLE_FIELDS, table_rows, tie_stats
 from tierank.hps.variants import Variant, parse_variants
 
@@ -251,13 +262,13 @@ def rerank(
     from tierank.evaluate import evaluate
     from tierank.hps.output import locked, plan_output, run_paths, write_table
     from tierank.hps.variance import platform
+
+    # ---- 1. check everything before any work: the model and the options, then OUT/, then (torch) the device
+    from tierank.hps.vllm import check_backend
     from tierank.io.beir import check_selection, find_inputs, find_texts, load_beir
     from tierank.io.writers import jsonable, write_atomic, write_run
     from tierank.measures.base import parse_measure
     from tierank.ties import TieBreak
-
-    # ---- 1. check everything before any work: the model and the options, then OUT/, then (torch) the device
-    from tierank.hps.vllm import check_backend
 
     spec = model if isinstance(model, ModelSpec) else parse_model(model)
     variants = parse_variants(regimes)

@@ -60,7 +60,7 @@ def _torch():
     return require("torch", what="tierank.hps")
 
 
-def torch_dtype(name: str) -> "torch.dtype":
+def torch_dtype(name: str) -> torch.dtype:
     """The torch dtype for ``"fp32"``, ``"fp16"`` or ``"bf16"``."""
     torch = _torch()
     table = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
@@ -91,7 +91,7 @@ class Regime:
             )
 
     @classmethod
-    def parse(cls, text: str) -> "Regime":
+    def parse(cls, text: str) -> Regime:
         """Parse ``"fp32"``, ``"fp16"``, ``"bf16"``, ``"fp16->fp32"`` or ``"bf16->fp32"``.
 
         >>> Regime.parse("int8")
@@ -127,41 +127,41 @@ class Regime:
         return self.name
 
     @property
-    def torch_model_dtype(self) -> "torch.dtype":
+    def torch_model_dtype(self) -> torch.dtype:
         return torch_dtype(self.model_dtype)
 
     @property
-    def torch_scoring_dtype(self) -> "torch.dtype":
+    def torch_scoring_dtype(self) -> torch.dtype:
         return torch_dtype(self.scoring_dtype)
 
 
-def as_regime(regime: "Regime | str") -> Regime:
+def as_regime(regime: Regime | str) -> Regime:
     """Accept a :class:`Regime` or its string form."""
     if isinstance(regime, Regime):
         return regime
     return Regime.parse(regime)
 
 
-def _as_tensor(x: Any) -> "torch.Tensor":
+def _as_tensor(x: Any) -> torch.Tensor:
     torch = _torch()
     if isinstance(x, torch.Tensor):
         return x.detach()
     return torch.as_tensor(np.asarray(x))
 
 
-def _prepare(x: Any, regime: Regime) -> "torch.Tensor":
+def _prepare(x: Any, regime: Regime) -> torch.Tensor:
     """Round to the model dtype (eq. 1's z_i), then cast to the scoring dtype."""
     t = _as_tensor(x)
     return t.to(regime.torch_model_dtype).to(regime.torch_scoring_dtype)
 
 
-def _to_numpy(t: "torch.Tensor") -> np.ndarray:
+def _to_numpy(t: torch.Tensor) -> np.ndarray:
     torch = _torch()
     # float64 holds every fp16/bf16/fp32 value exactly: no new rounding, no new ties
     return t.detach().to(device="cpu", dtype=torch.float64).numpy()
 
 
-def pairwise_scores(q_emb: Any, d_emb: Any, regime: "Regime | str", normalize: bool = True) -> np.ndarray:
+def pairwise_scores(q_emb: Any, d_emb: Any, regime: Regime | str, normalize: bool = True) -> np.ndarray:
     """Cosine (``normalize=True``) or dot-product scores between embeddings.
 
     ``q_emb`` is one query ``(dim,)`` (result ``(n_docs,)``) or several
@@ -183,7 +183,7 @@ def pairwise_scores(q_emb: Any, d_emb: Any, regime: "Regime | str", normalize: b
     return _to_numpy(q @ d.T)
 
 
-def sigmoid_scores(logits: Any, regime: "Regime | str") -> np.ndarray:
+def sigmoid_scores(logits: Any, regime: Regime | str) -> np.ndarray:
     """``sigmoid(z)`` of single-logit cross-encoder outputs (shape ``(n,)`` or ``(n, 1)``)."""
     regime = as_regime(regime)
     z = _prepare(logits, regime)
@@ -192,7 +192,7 @@ def sigmoid_scores(logits: Any, regime: "Regime | str") -> np.ndarray:
     return _to_numpy(_torch().sigmoid(z))
 
 
-def softmax2_scores(logits_2col: Any, regime: "Regime | str") -> np.ndarray:
+def softmax2_scores(logits_2col: Any, regime: Regime | str) -> np.ndarray:
     """Probability of class 1 ("yes"/"relevant") of two-column logits ``(n, 2)``."""
     regime = as_regime(regime)
     z = _prepare(logits_2col, regime)
@@ -201,7 +201,7 @@ def softmax2_scores(logits_2col: Any, regime: "Regime | str") -> np.ndarray:
     return _to_numpy(_torch().softmax(z, dim=-1)[:, 1])
 
 
-def yes_no_scores(last_logits: Any, yes_id: int, no_id: int, regime: "Regime | str") -> np.ndarray:
+def yes_no_scores(last_logits: Any, yes_id: int, no_id: int, regime: Regime | str) -> np.ndarray:
     """P(yes) from a two-way softmax over the "no" and "yes" logits of the last position.
 
     ``last_logits`` is ``(n, vocab)``; only the two columns are used

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from tierank.errors import Problem, TierankInputError
 
@@ -166,7 +167,7 @@ def scorer_class(family: str, backend: str = "hf") -> type:
     return getattr(importlib.import_module(module), name)
 
 
-def check_model(spec: ModelSpec, variants: Sequence["Variant"], source: bool = True, backend: str = "hf") -> None:
+def check_model(spec: ModelSpec, variants: Sequence[Variant], source: bool = True, backend: str = "hf") -> None:
     """Everything that can be known about a model before loading it.
 
     Every variant must be supported by the kind, and (``source``) the source
@@ -185,7 +186,7 @@ def check_model(spec: ModelSpec, variants: Sequence["Variant"], source: bool = T
     scorer_class(spec.family, backend).check_spec(spec.source, variants)
 
 
-def cache_key(spec: ModelSpec, variant: "Variant", batch_size: int, device: str, options: Mapping[str, Any],
+def cache_key(spec: ModelSpec, variant: Variant, batch_size: int, device: str, options: Mapping[str, Any],
               backend: str = "hf") -> dict:
     """What the scores of ``variant`` depend on: model, variant, batch size, the kind's options, device class,
     and the backend (only a non-HF backend is written, so HF caches made before backends existed stay valid

@@ -9,7 +9,8 @@ HPS's overhead: ``(scoring_s(X->fp32) - scoring_s(X)) / model_s``.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 __all__ = ["TABLE_FIELDS", "tie_stats", "table_rows"]
 

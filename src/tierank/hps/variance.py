@@ -16,8 +16,8 @@ from __future__ import annotations
 import os
 import platform as _platform
 import zlib
-from dataclasses import replace
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 

@@ -57,16 +57,23 @@ from __future__ import annotations
 import importlib
 import os
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from tierank.errors import Problem, TierankError, TierankInputError
 from tierank.hps.base import QueryScores, ScorerBase, check_batch_size, check_dtype, check_positive
+from tierank.hps.checkpoints import (  # models on disk (no torch at import)
+    checkpoint_rows,
+    model_folder,
+    smollm2_dir,
+)
+from tierank.hps.generative import (
+    Rank1Texts as _Rank1Texts,  # imports neither torch nor transformers
+)
 from tierank.hps.variants import Variant
-from tierank.hps.checkpoints import checkpoint_rows, model_folder, smollm2_dir  # models on disk (no torch at import)
-from tierank.hps.generative import Rank1Texts as _Rank1Texts  # imports neither torch nor transformers
 
 __all__ = [
     "INSTALL", "VllmUnsupported", "require_vllm", "vllm_dtype", "answer_logits", "logprob_scores", "head_logits",
@@ -409,7 +416,7 @@ class VllmYesNoScorer(_PromptsMixin, ScorerBase):
 
     @classmethod
     def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, max_doc_tokens: int,
-                  **_: Any) -> "VllmYesNoScorer":
+                  **_: Any) -> VllmYesNoScorer:
         return cls(source, model_dtype=group, batch_size=batch_size, max_doc_tokens=max_doc_tokens, device=device)
 
     # ---------------------------------------------------------------- engines
@@ -556,7 +563,7 @@ class VllmRank1Scorer(_Rank1Texts, VllmYesNoScorer):
 
     @classmethod
     def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, budget: int, max_doc_tokens: int,
-                  **_: Any) -> "VllmRank1Scorer":
+                  **_: Any) -> VllmRank1Scorer:
         return cls(source, model_dtype=group, batch_size=batch_size, budget=budget, max_doc_tokens=max_doc_tokens,
                    device=device)
 
@@ -611,7 +618,7 @@ class VllmCrossScorer(_PromptsMixin, ScorerBase):
         return CrossEncoderScorer._bounded(self, text)
 
     @classmethod
-    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, **_: Any) -> "VllmCrossScorer":
+    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, **_: Any) -> VllmCrossScorer:
         return cls(source, model_dtype=group, batch_size=batch_size, device=device)
 
     @property

@@ -40,7 +40,6 @@ import os
 import re
 import stat
 import zlib
-from pathlib import Path
 
 import numpy as np
 

@@ -8,11 +8,20 @@ family implements is :class:`tierank.measures.base.Measure`; shared numeric
 helpers are in :mod:`tierank.measures.kernels`.
 """
 
-from . import ap, linear, rank  # noqa: F401  (registration)
-from . import bpref, counts, err  # noqa: F401  (registration)
-from . import sampling, iprec, gmap  # noqa: F401  (registration; iprec and gmap import .linear and .sampling)
-from .base import (MAX_CUTOFF, REGISTRY, Aggregate, Measure, Param, Stats, describe, parse_measure, parse_measures, register,
-                   supported)
+from . import ap, bpref, counts, err, gmap, iprec, linear, rank, sampling  # noqa: F401  (registration)  # noqa: F401  (registration)  # noqa: F401  (registration; iprec and gmap import .linear and .sampling)
+from .base import (
+                   MAX_CUTOFF,
+                   REGISTRY,
+                   Aggregate,
+                   Measure,
+                   Param,
+                   Stats,
+                   describe,
+                   parse_measure,
+                   parse_measures,
+                   register,
+                   supported,
+)
 
 __all__ = ["Measure", "Param", "Stats", "Aggregate", "REGISTRY", "MAX_CUTOFF", "parse_measure", "parse_measures", "register",
            "supported", "describe"]

@@ -42,8 +42,16 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Measure, Stats, register
-from .kernels import (central_moments, centered, comoment, group_counts, ratio, segment_cumsum, segment_firsts,
-                      select_segments)
+from .kernels import (
+    centered,
+    central_moments,
+    comoment,
+    group_counts,
+    ratio,
+    segment_cumsum,
+    segment_firsts,
+    select_segments,
+)
 from .linear import REL
 
 

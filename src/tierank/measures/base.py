@@ -140,7 +140,7 @@ class Stats:
     seed: int | None = None     # with "sampled": the seed of the draws
     se: np.ndarray | None = None  # with "sampled": standard error of ``expected`` per query (0 where exact)
 
-    def settled(self) -> "Stats":
+    def settled(self) -> Stats:
         """Where no tie ordering can change the value, ``expected`` is that one value, bit for bit.
 
         Such a query has variance exactly 0 (the kernels make every tie group that cannot
@@ -201,7 +201,7 @@ class Measure:
     cutoff_allowed: ClassVar[bool] = True
     #: a family whose ``@`` value is a recall level (ir_measures' ``IPrec@0.1``) sets a :class:`Param`
     #: here: the cutoff is then that float, checked by the Param, and not a rank
-    cutoff_param: ClassVar["Param | None"] = None
+    cutoff_param: ClassVar[Param | None] = None
     bounds_refusal: ClassVar[str | None] = None
     #: the value is a count (trec_eval prints it as an integer; its summary is a sum, not a mean)
     is_count: ClassVar[bool] = False
@@ -342,7 +342,7 @@ def _split_top(args: str, shown: str) -> list[str]:
 _STR_RE = re.compile(r"'([^']*)'|\"([^\"]*)\"|([A-Za-z0-9_.+-]+)")
 
 
-def _parse_special(spec: "Param", text: str, shown: str) -> Any:
+def _parse_special(spec: Param, text: str, shown: str) -> Any:
     """A ``str``, ``bool`` or ``dict`` parameter value (see :meth:`Param.parse`)."""
     name = spec.name
     if spec.type is bool:
@@ -403,7 +403,7 @@ _FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+
 _MEASURE_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*(?:@\s*([^\s]+))?\s*$")
 
 
-def parse_measure(text: "str | Measure") -> Measure:
+def parse_measure(text: str | Measure) -> Measure:
     """Parse an ir_measures-style measure string.
 
     Examples
@@ -493,7 +493,7 @@ def _parse_ir_measures(text: str) -> Measure:
     return measure
 
 
-def parse_measures(texts: "Iterable[str | Measure]") -> list[Measure]:
+def parse_measures(texts: Iterable[str | Measure]) -> list[Measure]:
     """Parse every measure string of ``texts`` (see :func:`parse_measure`); the errors of all the bad
     ones are reported together in one :class:`TierankInputError`.  Duplicates are removed, order kept.
 
@@ -514,13 +514,14 @@ def parse_measures(texts: "Iterable[str | Measure]") -> list[Measure]:
         except TierankInputError as e:
             from .names import is_trec
 
+            err = e
             if isinstance(m, str) and is_trec(m):  # a trec_eval name of several measures (P.5,10; official)
                 try:
                     parsed.extend(_trec_measures(m))
                     continue
                 except TierankInputError as e2:
-                    e = e2
-            errors.extend(e.problems)
+                    err = e2
+            errors.extend(err.problems)
     if errors:
         raise TierankInputError(errors)
     return list(dict.fromkeys(parsed))

@@ -50,7 +50,7 @@ class Linear(Measure):
         None for none."""
         return None
 
-    def values(self, prep) -> "np.ndarray | None":
+    def values(self, prep) -> np.ndarray | None:
         """Per-row document values (policy order) when the family computes its own (e.g. mapped
         gains); None (default): ``prep.doc_values(self.kind, self.level)``."""
         return None

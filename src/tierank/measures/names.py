@@ -58,9 +58,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from ..errors import TierankInputError, quote
 from .base import REGISTRY, Measure, parse_measure, supported

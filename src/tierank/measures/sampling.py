@@ -97,7 +97,7 @@ class Draws:
         return np.diff(self.start)
 
     @classmethod
-    def build(cls, queries: np.ndarray, qidx: np.ndarray, seg: np.ndarray, rank: np.ndarray) -> "Draws":
+    def build(cls, queries: np.ndarray, qidx: np.ndarray, seg: np.ndarray, rank: np.ndarray) -> Draws:
         """Draws from the segment and 1-based rank of every relevant entry (sorted by segment, rank).
 
         >>> d = Draws.build(np.array([7]), np.array([0, 0]), np.array([1, 1]), np.array([2.0, 5.0]))

@@ -26,8 +26,17 @@ Typical use::
 from ..analysis.cutoff import CurveSeries, CutoffCurves, cutoff_curves
 from .html import compare_report, eval_report, rerank_report, sweep_report, write_report
 from .page import FigureBlock, Section, Table, render_report
-from .plots import (MissingMatplotlib, figure_bytes, plot_cutoff, plot_ranges, plot_sweep, plot_tie_structure,
-                    save_figure, tie_ccdf, tie_group_sizes)
+from .plots import (
+                    MissingMatplotlib,
+                    figure_bytes,
+                    plot_cutoff,
+                    plot_ranges,
+                    plot_sweep,
+                    plot_tie_structure,
+                    save_figure,
+                    tie_ccdf,
+                    tie_group_sizes,
+)
 
 __all__ = [
     "CurveSeries", "CutoffCurves", "cutoff_curves", "plot_cutoff", "plot_ranges", "plot_sweep", "tie_group_sizes",
