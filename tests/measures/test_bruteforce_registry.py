@@ -1,0 +1,40 @@
+"""Every registered measure family has a brute-force reference test, derived from the registry.
+
+The brute-force tests enumerate every ordering of every tie group (``reference.orderings``) and
+compare tierank's statistics with a reference written from the definition.  Each module below
+declares the measures it parametrises; a family in :data:`tierank.measures.REGISTRY` that none of
+them lists fails here by name, so a new family cannot land without its brute-force check:
+add its measures to one of these lists (or a new module with a reference, listed here).
+"""
+
+from __future__ import annotations
+
+from measures import test_bruteforce, test_families_exact, test_families_sampled
+from tierank.measures import REGISTRY, parse_measure
+
+# module -> the measures its brute-force tests evaluate on every ordering
+BRUTE_FORCE: dict[str, list[str]] = {
+    "tests/measures/test_bruteforce.py": list(test_bruteforce.MEASURES),
+    "tests/measures/test_families_exact.py": test_families_exact.EXACT + test_families_exact.COUNTS,
+    "tests/measures/test_families_sampled.py": list(test_families_sampled.MEASURES),
+}
+
+
+def covered() -> dict[str, list[str]]:
+    """family -> the modules whose brute-force parametrisation has a measure of it."""
+    out: dict[str, list[str]] = {}
+    for module, measures in BRUTE_FORCE.items():
+        for text in measures:
+            out.setdefault(parse_measure(text).family, []).append(module)
+    return out
+
+
+def test_every_registered_family_has_a_brute_force_test():
+    families = {cls.family for cls in REGISTRY.values()}
+    missing = sorted(families - set(covered()), key=str.lower)
+    assert not missing, (f"measure families without a brute-force reference test: {', '.join(missing)} "
+                         f"(add them to the parametrisation of one of {sorted(BRUTE_FORCE)})")
+
+
+def test_the_parametrisations_name_registered_families_only():
+    assert set(covered()) <= {cls.family for cls in REGISTRY.values()}
