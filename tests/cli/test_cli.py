@@ -1,4 +1,5 @@
-"""The command line, run as users run it (a subprocess), and its output contract."""
+"""The command line and its output contract, run in this process (``helpers.invoke``); the exit status
+of bad input is also checked on a real process (``helpers.run_cli``)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ import json
 import pytest
 
 import tierank
-from helpers import run_cli
+from helpers import invoke, run_cli
 
 EXAMPLE = tierank.__file__.rsplit("/", 1)[0] + "/examples/"
 QRELS, RUN = EXAMPLE + "figure1.qrels", EXAMPLE + "figure1.run"
 KEYS = {"query", "measure", "oblivious", "expected", "min", "max", "range", "bias", "std"}
 
 
-cli = run_cli
+cli = invoke
 
 
 def test_default_table_shows_measures_and_tie_summary():
@@ -55,7 +56,7 @@ def test_json_document():
 def test_errors_exit_2_without_traceback(tmp_path):
     bad = tmp_path / "bad.run"
     bad.write_text("q1 Q0 d1 1 nan x\n")
-    p = cli("eval", QRELS, str(bad), check=False)
+    p = run_cli("eval", QRELS, str(bad), check=False)  # the exit status of the real process
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert f"{bad}:1: score 'nan' is not finite" in p.stderr
     p = cli("eval", QRELS, RUN, "-m", "P@0", "-m", "XYZ", check=False)
