@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import tierank
-from helpers import run_cli
+from helpers import invoke
 
 EXAMPLE = tierank.__file__.rsplit("/", 1)[0] + "/examples/"
 QRELS, RUN = EXAMPLE + "figure1.qrels", EXAMPLE + "figure1.run"
@@ -74,26 +74,26 @@ def test_missing_matplotlib_is_reported_before_the_inputs_are_read(tmp_path):
 def test_one_measure_commands_refuse_two(args, tmp_path):
     """`-m P@1 -m RR` used to compare RR alone, silently."""
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
-    p = run_cli(*args, "-m", "P@1", "-m", "RR", check=False)
+    p = invoke(*args, "-m", "P@1", "-m", "RR", check=False)
     assert _errors(p) == ["tierank: error: -m/--measure takes one measure here, got 2: P@1, RR; "
                           "run the command once per measure"]
     assert list(tmp_path.iterdir()) == []
 
 
 def test_plot_cutoff_refuses_two_families(tmp_path):
-    p = run_cli("plot", "cutoff", QRELS, RUN, "-m", "nDCG", "-m", "P", "-o", tmp_path / "fig", check=False)
+    p = invoke("plot", "cutoff", QRELS, RUN, "-m", "nDCG", "-m", "P", "-o", tmp_path / "fig", check=False)
     assert "takes one measure here, got 2: nDCG, P" in _errors(p)[0]
 
 
 def test_compare_with_one_measure_uses_it(run2):
-    doc = json.loads(run_cli("compare", RUN, run2, "--qrels", QRELS, "-m", "RR", "-f", "json").stdout)
+    doc = json.loads(invoke("compare", RUN, run2, "--qrels", QRELS, "-m", "RR", "-f", "json").stdout)
     assert doc["measure"] == "RR" and [s["name"] for s in doc["systems"]] == ["figure1.run", "other.run"]
 
 
 @pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl"])
 def test_compare_format_offers_only_what_it_writes(fmt):
     """`compare --format` listed csv/tsv/jsonl and refused them after the whole comparison."""
-    p = run_cli("compare", RUN, RUN, "--qrels", QRELS, "-f", fmt, check=False)
+    p = invoke("compare", RUN, RUN, "--qrels", QRELS, "-f", fmt, check=False)
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert f"'{fmt}' is not one of 'table', 'json'." in " ".join(p.stderr.replace("│", " ").split())
 
@@ -120,18 +120,18 @@ def test_output_is_checked_before_any_input_is_read(args, tmp_path):
     bad = _bad_run(tmp_path)
     target = tmp_path / "out"
     target.mkdir()
-    p = run_cli(*[a.replace("{bad}", str(bad)) for a in args], "-o", target, check=False)
+    p = invoke(*[a.replace("{bad}", str(bad)) for a in args], "-o", target, check=False)
     assert _errors(p) == [f"tierank: error: {target}: is a directory, expected an output file path"]
 
 
 def test_output_that_is_an_input_is_refused_before_reading(tmp_path):
     bad = _bad_run(tmp_path)
-    p = run_cli("eval", QRELS, bad, "-o", QRELS, check=False)
+    p = invoke("eval", QRELS, bad, "-o", QRELS, check=False)
     assert _errors(p) == [f"tierank: error: {QRELS}: refusing to overwrite an input file with the output"]
 
 
 def test_special_file_output_is_refused(tmp_path):
-    p = run_cli("eval", QRELS, _bad_run(tmp_path), "-o", "/dev/null", check=False)
+    p = invoke("eval", QRELS, _bad_run(tmp_path), "-o", "/dev/null", check=False)
     assert _errors(p) == ["tierank: error: /dev/null: is a special file (character device), not a regular file; "
                           "use -o - to write to stdout"]
 
@@ -140,14 +140,14 @@ def test_special_file_output_is_refused(tmp_path):
 def test_figure_outputs_are_checked_before_reading(cmd, tmp_path):
     bad = _bad_run(tmp_path)
     (tmp_path / "fig.svg").mkdir()
-    p = run_cli(*cmd, bad, "-o", tmp_path / "fig", check=False)
+    p = invoke(*cmd, bad, "-o", tmp_path / "fig", check=False)
     assert _errors(p) == [f"tierank: error: {tmp_path / 'fig.svg'}: is a directory, expected an output file path"]
     assert sorted(x.name for x in tmp_path.iterdir()) == ["bad.run", "fig.svg"]
 
 
 def test_figure_into_a_new_folder_still_works(tmp_path):
     out = tmp_path / "new" / "deeper" / "fig"
-    p = run_cli("plot", "ties", RUN, "-o", out)
+    p = invoke("plot", "ties", RUN, "-o", out)
     assert p.stdout.split() == [f"{out}.png", f"{out}.svg"]
     assert (tmp_path / "new" / "deeper" / "fig.png").read_bytes()[:4] == b"\x89PNG"
 
@@ -156,7 +156,7 @@ def test_names_with_markup_are_shown_as_written(tmp_path):
     """A run named `[red]a.run` lost its `[red]` in the table (read as rich markup)."""
     run = tmp_path / "[red]a.run"
     run.write_text(open(RUN).read())
-    out = run_cli("ties", run).stdout
+    out = invoke("ties", run).stdout
     assert "[red]a.run" in out
 
 
@@ -183,21 +183,21 @@ def test_a_missing_dependency_found_late_is_one_line(capsys):
 @pytest.mark.parametrize("rho", ["1e309", "inf", "nan", "-inf"])
 def test_bands_refuses_a_rho_that_is_not_finite(rho):
     """`bands --rho 1e309` ended in a ValueError traceback from Fraction('inf')."""
-    p = run_cli("bands", "--rho", rho, check=False)
+    p = invoke("bands", "--rho", rho, check=False)
     value = {"1e309": "inf"}.get(rho, rho)
     assert _errors(p) == [f"tierank: error: band parameter rho must be a finite number > 1, got {value}"]
 
 
 def test_bands_refuses_a_rho_too_large_for_ranks():
     """`--rho 1e300` overflowed int64 in band_starts (traceback)."""
-    p = run_cli("bands", "--rho", "1e300", "--p", "0.5", "--depth", "10", "-f", "tsv")
+    p = invoke("bands", "--rho", "1e300", "--p", "0.5", "--depth", "10", "-f", "tsv")
     assert p.stdout.splitlines()[0].split("\t") == ["rho", "RR", "RBP(p=0.5)"]
 
 
 @pytest.mark.parametrize("cmd", [("compare",), ("report", "compare")], ids=["compare", "report compare"])
 def test_compare_refuses_a_band_that_is_not_finite(cmd, tmp_path, run2):
     out = ("-o", tmp_path / "r.html") if cmd[0] == "report" else ()
-    p = run_cli(*cmd, QRELS, RUN, run2, "--band", "1e309", *out, check=False)
+    p = invoke(*cmd, QRELS, RUN, run2, "--band", "1e309", *out, check=False)
     assert _errors(p) == ["tierank: error: band parameter rho must be a finite number > 1, got inf"]
     assert list(tmp_path.iterdir()) == []
 
@@ -208,7 +208,7 @@ def test_compare_refuses_a_band_that_is_not_finite(cmd, tmp_path, run2):
 @pytest.mark.parametrize("kmax", ["1001", "100000000", "99999999999"])
 def test_kmax_is_bounded(cmd, kmax, tmp_path):
     """`report eval --kmax 100000000` ended in MemoryError; `plot cutoff --kmax 99999999999` never finished."""
-    p = run_cli(*[str(a).replace("{tmp}", str(tmp_path)) for a in cmd], "--kmax", kmax, check=False)
+    p = invoke(*[str(a).replace("{tmp}", str(tmp_path)) for a in cmd], "--kmax", kmax, check=False)
     assert _errors(p) == [f"tierank: error: kmax must be between 1 and 1000, got {kmax}"]
     assert list(tmp_path.iterdir()) == []
 
@@ -234,7 +234,7 @@ ROW = {"variant": "fp32", "measure": "nDCG@10", "fp32": 0.5, "oblivious": 0.5, "
 def test_report_rerank_validates_the_table(rows, reason, tmp_path):
     """Rows without `min` ended in a KeyError traceback inside the report builder."""
     table = _rerank_table(tmp_path, rows)
-    p = run_cli("report", "rerank", table, "-o", tmp_path / "r.html", check=False)
+    p = invoke("report", "rerank", table, "-o", tmp_path / "r.html", check=False)
     assert _errors(p) == [f"tierank: error: {table}: not a table.json of `tierank rerank`: {reason}"]
     assert not (tmp_path / "r.html").exists()
 
@@ -242,7 +242,7 @@ def test_report_rerank_validates_the_table(rows, reason, tmp_path):
 def test_report_rerank_accepts_rows_without_the_optional_columns(tmp_path):
     table = _rerank_table(tmp_path, [ROW, {**ROW, "variant": "bf16", "min": 0.25, "range": 0.25}])
     out = tmp_path / "r.html"
-    run_cli("report", "rerank", table, "-o", out)
+    invoke("report", "rerank", table, "-o", out)
     assert "bf16" in out.read_text()
 
 
@@ -251,15 +251,15 @@ def test_report_rerank_accepts_rows_without_the_optional_columns(tmp_path):
                          ids=["eval", "sweep", "compare"])
 def test_rel_has_the_measures_bound(cmd, rel, run2):
     """`--rel 99999999999999999999` was accepted while `P(rel=...)` caps rel at +-2**53."""
-    p = run_cli(*(str(run2) if a == "{run2}" else a for a in cmd), "--rel", rel, check=False)
+    p = invoke(*(str(run2) if a == "{run2}" else a for a in cmd), "--rel", rel, check=False)
     assert _errors(p) == [f"tierank: error: rel must lie in [-9007199254740992, 9007199254740992], got {rel}"]
 
 
 def test_rel_at_the_bound_is_accepted():
-    assert run_cli("eval", QRELS, RUN, "--rel", "9007199254740992", "-m", "P@2", "-f", "tsv").stdout
+    assert invoke("eval", QRELS, RUN, "--rel", "9007199254740992", "-m", "P@2", "-f", "tsv").stdout
 
 
 def test_a_repeated_measure_parameter_is_refused():
     """`RBP(p=0.5,p=0.6)` silently evaluated RBP(p=0.6)."""
-    p = run_cli("eval", QRELS, RUN, "-m", "RBP(p=0.5,p=0.6)", check=False)
+    p = invoke("eval", QRELS, RUN, "-m", "RBP(p=0.5,p=0.6)", check=False)
     assert _errors(p) == ["tierank: error: measure 'RBP(p=0.5,p=0.6)': parameter p is given twice"]

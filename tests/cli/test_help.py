@@ -9,7 +9,7 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from helpers import run_cli
+from helpers import invoke
 from tierank.cli import app
 from tierank.io.writers import EVAL_FORMATS
 from tierank.measures import supported
@@ -90,5 +90,5 @@ def test_choices_and_help_come_from_the_registries():
 
 
 def test_version():
-    out = run_cli("--version").stdout
+    out = invoke("--version").stdout
     assert out == f"tierank {version('tierank')}\n"

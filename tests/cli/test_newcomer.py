@@ -9,13 +9,12 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import tierank
-from helpers import run_cli
+from helpers import invoke
 from tierank.examples import path as example_path
 
 Q, R = example_path("askubuntu-qrels"), example_path("askubuntu-run")
@@ -33,11 +32,7 @@ def _one_error(p: subprocess.CompletedProcess) -> str:
 
 def _cli_at(width: int, *args) -> str:
     """``tierank ARGS`` on a terminal ``width`` columns wide (rich reads COLUMNS)."""
-    env = {**os.environ, "COLUMNS": str(width), "TERM": "dumb"}
-    p = subprocess.run([sys.executable, "-m", "tierank.cli", *map(str, args)], capture_output=True, text=True,
-                       env=env)
-    assert p.returncode == 0, p.stderr
-    return p.stdout
+    return invoke(*args, env={"COLUMNS": str(width), "TERM": "dumb"}).stdout
 
 
 # -- 1. swapped QRELS and RUN; QRELS first everywhere ------------------------------------------------
@@ -50,7 +45,7 @@ def test_swapped_qrels_and_run_is_one_line(cmd, tmp_path):
     if cmd[0] in ("report", "plot"):
         pytest.importorskip("matplotlib")
         out = ("-o", tmp_path / "out")
-    line = _one_error(run_cli(*cmd, R, Q, *out, check=False))
+    line = _one_error(invoke(*cmd, R, Q, *out, check=False))
     assert line.startswith("tierank: error: did you swap QRELS and RUN? ")
     assert f"{R} looks like a run" in line and f"{Q} like qrels" in line and " QRELS RUN" in line
     assert list(tmp_path.iterdir()) == []
@@ -59,28 +54,28 @@ def test_swapped_qrels_and_run_is_one_line(cmd, tmp_path):
 def test_a_qrels_file_given_as_the_run_or_a_run_as_the_qrels(tmp_path):
     run = tmp_path / "r.run"
     shutil.copy(RUN, run)
-    assert "is given as a run but looks like qrels" in _one_error(run_cli("eval", QRELS, QRELS, check=False))
-    assert "is given as the qrels but looks like a run" in _one_error(run_cli("eval", RUN, run, check=False))
-    assert "is given as a run but looks like qrels" in _one_error(run_cli("ties", RUN, QRELS, check=False))
+    assert "is given as a run but looks like qrels" in _one_error(invoke("eval", QRELS, QRELS, check=False))
+    assert "is given as the qrels but looks like a run" in _one_error(invoke("eval", RUN, run, check=False))
+    assert "is given as a run but looks like qrels" in _one_error(invoke("ties", RUN, QRELS, check=False))
     # compare: QRELS first as eval, or --qrels; runs without qrels are refused in one line
-    line = _one_error(run_cli("compare", RUN, run, check=False))
+    line = _one_error(invoke("compare", RUN, run, check=False))
     assert "is given as the qrels but looks like a run" in line and "--qrels" in line
 
 
 def test_sweep_takes_qrels_first():
     """`sweep` took RUN QRELS (and guessed either order); every command takes QRELS before RUN."""
-    doc = json.loads(run_cli("sweep", QRELS, RUN, "-m", "R@3", "--formats", "fp32", "-f", "json").stdout)
+    doc = json.loads(invoke("sweep", QRELS, RUN, "-m", "R@3", "--formats", "fp32", "-f", "json").stdout)
     assert doc["rows"][0]["format"] == "fp32"
     for cmd in ("sweep",), ("plot", "sweep"), ("report", "sweep"), ("eval",), ("report", "eval"), ("plot", "cutoff"):
-        usage = " ".join(run_cli(*cmd, "--help").stdout.split())
+        usage = " ".join(invoke(*cmd, "--help").stdout.split())
         assert re.search(r"\{QRELS\} \{RUN\}", usage), (cmd, usage[:200])
 
 
 def test_compare_takes_qrels_first_like_eval(tmp_path):
     other = tmp_path / "other.run"
     shutil.copy(RUN, other)
-    first = json.loads(run_cli("compare", QRELS, RUN, other, "-m", "R@3", "-f", "json").stdout)
-    option = json.loads(run_cli("compare", RUN, other, "--qrels", QRELS, "-m", "R@3", "-f", "json").stdout)
+    first = json.loads(invoke("compare", QRELS, RUN, other, "-m", "R@3", "-f", "json").stdout)
+    option = json.loads(invoke("compare", RUN, other, "--qrels", QRELS, "-m", "R@3", "-f", "json").stdout)
     assert first == option and [s["name"] for s in first["systems"]] == ["figure1.run", "other.run"]
 
 
@@ -101,10 +96,10 @@ def test_compare_keeps_runs_whose_file_names_clash(tmp_path, monkeypatch):
     """`tierank compare sub/a.run a.run b.run` compared two systems: sub/a.run was overwritten."""
     sub_a, a, b = _clashing(tmp_path)
     monkeypatch.chdir(tmp_path)
-    doc = json.loads(run_cli("compare", "sub/a.run", "a.run", "b.run", "--qrels", Q, "-m", "RR@10", "-f", "json")
+    doc = json.loads(invoke("compare", "sub/a.run", "a.run", "b.run", "--qrels", Q, "-m", "RR@10", "-f", "json")
                      .stdout)
     assert sorted(s["name"] for s in doc["systems"]) == ["a.run", "b.run", "sub/a.run"]
-    alone = {n: json.loads(run_cli("eval", Q, n, "-m", "RR@10", "-f", "json").stdout)["aggregate"][0]["expected"]
+    alone = {n: json.loads(invoke("eval", Q, n, "-m", "RR@10", "-f", "json").stdout)["aggregate"][0]["expected"]
              for n in ("sub/a.run", "a.run", "b.run")}
     assert {s["name"]: s["expected"] for s in doc["systems"]} == pytest.approx(alone, abs=1e-12)
     assert len(set(alone.values())) == 3  # three different systems
@@ -114,19 +109,19 @@ def test_every_command_names_runs_by_the_shortest_distinguishing_path(tmp_path, 
     _clashing(tmp_path)
     monkeypatch.chdir(tmp_path)
     sub_a, a, b = "sub/a.run", "a.run", "b.run"
-    ties = [r["name"] for r in json.loads(run_cli("ties", sub_a, a, b, "-f", "json").stdout)["runs"]]
+    ties = [r["name"] for r in json.loads(invoke("ties", sub_a, a, b, "-f", "json").stdout)["runs"]]
     assert ties == ["sub/a.run", "a.run", "b.run"]
-    ev = {json.loads(x)["run"] for x in run_cli("eval", Q, sub_a, a, b, "-m", "AP", "-f", "jsonl").stdout.split("\n")
+    ev = {json.loads(x)["run"] for x in invoke("eval", Q, sub_a, a, b, "-m", "AP", "-f", "jsonl").stdout.split("\n")
           if x}
     assert ev == {"sub/a.run", "a.run", "b.run"}
-    table = run_cli("eval", Q, sub_a, a, "-m", "AP").stdout
+    table = invoke("eval", Q, sub_a, a, "-m", "AP").stdout
     assert "run sub/a.run" in table and "run a.run" in table and str(tmp_path) not in table
     from tierank.stream import evaluate_many
 
     assert list(evaluate_many(Q, [sub_a, a], ["AP"])) == ["sub/a.run", "a.run"]
-    same = _one_error(run_cli("ties", a, "sub/../a.run", check=False))
+    same = _one_error(invoke("ties", a, "sub/../a.run", check=False))
     assert same.endswith("a.run: given twice")
-    absolute = [r["name"] for r in json.loads(run_cli("ties", tmp_path / sub_a, tmp_path / a, "-f", "json").stdout)
+    absolute = [r["name"] for r in json.loads(invoke("ties", tmp_path / sub_a, tmp_path / a, "-f", "json").stdout)
                 ["runs"]]
     assert absolute == ["sub/a.run", f"{tmp_path.name}/a.run"]  # the shortest suffix that tells them apart
 
@@ -147,7 +142,7 @@ def test_plots_and_reports_keep_clashing_runs(tmp_path, monkeypatch):
 def test_compare_pairs_keep_long_system_names_apart(tmp_path):
     """The pairs table showed `askubunt…` and `askubuntu…`."""
     bf16 = tmp_path / "askubuntu-test.bm25.bf16.run"
-    run_cli("sweep", Q, R, "--formats", "bf16", "--write-runs", tmp_path, "-f", "json")
+    invoke("sweep", Q, R, "--formats", "bf16", "--write-runs", tmp_path, "-f", "json")
     out = _cli_at(100, "compare", R, bf16, "--qrels", Q)
     pairs = out[out.index("pairs (A ranked above B"):]
     row = next(line for line in pairs.splitlines() if "undecidable" in line or "FLIP" in line)
@@ -185,7 +180,7 @@ def test_counts_print_as_integers_and_no_negative_zero():
 
 def test_bias_of_a_sweep_prints_no_negative_zero(tmp_path):
     bf16 = tmp_path / "askubuntu-test.bm25.bf16.run"
-    run_cli("sweep", Q, R, "--formats", "bf16", "--write-runs", tmp_path, "-f", "json")
+    invoke("sweep", Q, R, "--formats", "bf16", "--write-runs", tmp_path, "-f", "json")
     out = _cli_at(140, "compare", R, bf16, "--qrels", Q)
     assert "-0.0000" not in out
     assert re.search(r"askubuntu-test\.bm25\.bf16\.run\s+│.*│\s+0\.0000 │", out)  # its bias is -0.00001
@@ -236,14 +231,14 @@ def test_measures_describes_iprec_as_a_recall_level():
     out = _cli_at(300, "measures")
     (row,) = [line for line in out.splitlines() if line.startswith("│ IPrec ")]
     assert "@recall required (recall level in [0, 1], e.g. IPrec@0.5)" in row and "@k" not in row
-    run_cli("eval", QRELS, RUN, "-m", "IPrec@0.5", "-f", "tsv")
+    invoke("eval", QRELS, RUN, "-m", "IPrec@0.5", "-f", "tsv")
 
 
 def test_random_tie_break_needs_its_seed():
     """`--tie-break random` silently meant random:0."""
-    line = _one_error(run_cli("eval", QRELS, RUN, "--tie-break", "random", check=False))
+    line = _one_error(invoke("eval", QRELS, RUN, "--tie-break", "random", check=False))
     assert "random needs a seed: random:SEED" in line
-    assert run_cli("eval", QRELS, RUN, "--tie-break", "random:3", "-m", "P@1", "-f", "tsv").stdout
+    assert invoke("eval", QRELS, RUN, "--tie-break", "random:3", "-m", "P@1", "-f", "tsv").stdout
 
 
 def test_example_synopsis_lists_every_example():
@@ -251,7 +246,7 @@ def test_example_synopsis_lists_every_example():
 
     top = " ".join(_cli_at(200, "--help").split())
     assert all(n in top for n in NAMES) and "rag24-mini" in top
-    assert "rag24-mini" in " ".join(run_cli("example", "--help").stdout.split())
+    assert "rag24-mini" in " ".join(invoke("example", "--help").stdout.split())
 
 
 def test_readme_outputs_are_git_ignored():
@@ -267,7 +262,7 @@ def test_line_numbers_and_ids_like_emoji_codes_are_shown_as_written(tmp_path):
     bad = tmp_path / "bad.run"
     bad.write_text("".join(f"q1 Q0 d{i} {i} {1000 - i} x\n" for i in range(1, 100)) + "q1 Q0 z 100 abc x\n"
                    + "".join(f"q1 Q0 e{i} {i} 1 x\n" for i in range(101, 1234)) + "q1 Q0 y 1234 nan x\n")
-    p = run_cli("eval", QRELS, bad, check=False)
+    p = invoke("eval", QRELS, bad, check=False)
     assert p.returncode == 2
     assert f"tierank: error: {bad}:100: score 'abc' is not a number" in p.stderr.splitlines()
     assert any(line.startswith(f"tierank: error: {bad}:1234: ") for line in p.stderr.splitlines())
@@ -293,6 +288,6 @@ def test_line_numbers_and_ids_like_emoji_codes_are_shown_as_written(tmp_path):
 def test_a_curve_measure_with_a_cutoff_or_without_one_is_one_line(measure, says, tmp_path):
     """`plot cutoff -m nDCG@10` printed 20 lines ('nDCG@10@1' ... 'nDCG@10@20')."""
     pytest.importorskip("matplotlib")
-    line = _one_error(run_cli("plot", "cutoff", QRELS, RUN, "-m", measure, "-o", tmp_path / "f", check=False))
+    line = _one_error(invoke("plot", "cutoff", QRELS, RUN, "-m", measure, "-o", tmp_path / "f", check=False))
     assert line.startswith(f"tierank: error: {says}"), line
     assert not list(tmp_path.iterdir())

@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from helpers import invoke
 
 from tierank.errors import TierankInputError
 from tierank.examples import FILES, FOLDER, NAMES, path
@@ -20,13 +20,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_example_command_prints_every_shipped_file():
     for name in NAMES:
-        printed = Path(run_cli("example", name).stdout.strip())
+        printed = Path(invoke("example", name).stdout.strip())
         assert printed == path(name) and printed.exists()
-    assert run_cli("example").stdout.strip() == str(FOLDER)
+    assert invoke("example").stdout.strip() == str(FOLDER)
 
 
 def test_unknown_example_is_a_located_error():
-    p = run_cli("example", "nope", check=False)
+    p = invoke("example", "nope", check=False)
     assert p.returncode == 2 and "unknown example file 'nope'" in p.stderr and "askubuntu-run" in p.stderr
     assert "Traceback" not in p.stderr
 
@@ -54,7 +54,7 @@ def test_askubuntu_example_is_the_real_run_and_reads():
     qrels = gzip.decompress(path("askubuntu-qrels").read_bytes()).decode().splitlines()
     assert len(run) == 4000 and len({line.split()[0] for line in run}) == 200
     assert len({line.split()[0] for line in qrels}) == 200
-    res = json.loads(run_cli("eval", path("askubuntu-qrels"), path("askubuntu-run"), "-m", "nDCG@10",
+    res = json.loads(invoke("eval", path("askubuntu-qrels"), path("askubuntu-run"), "-m", "nDCG@10",
                              "-f", "json").stdout)
     (agg,) = [r for r in res["aggregate"] if r["measure"] == "nDCG@10"]
     assert round(agg["expected"], 4) == 0.5698 and round(agg["min"], 4) == 0.5695 and round(agg["max"], 4) == 0.5702
@@ -85,7 +85,7 @@ def _mini(name: str) -> list[bytes]:
 
 
 def test_rag24_mini_is_the_folder_the_example_command_prints():
-    printed = Path(run_cli("example", "rag24-mini").stdout.strip())
+    printed = Path(invoke("example", "rag24-mini").stdout.strip())
     assert printed.is_dir() and sorted(x.name for x in printed.iterdir()) == sorted(f"{n}.gz" for n in MINI_NAMES)
 
 
@@ -189,7 +189,7 @@ def test_rerank_reports_a_truncated_gzip_corpus_in_one_line(tmp_path):
     target = folder / "corpus.jsonl.gz"
     target.write_bytes(target.read_bytes()[:-6])
     (tmp_path / "model").mkdir()  # a local model folder: the data are read before any model is loaded
-    p = run_cli("rerank", "--data", folder, "--model", f"cross:{tmp_path / 'model'}", "-o", tmp_path / "out",
+    p = invoke("rerank", "--data", folder, "--model", f"cross:{tmp_path / 'model'}", "-o", tmp_path / "out",
                 check=False)
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert f"{target}: corrupt or truncated gzip data" in p.stderr
@@ -218,14 +218,14 @@ def files(tmp_path):
 
 def test_sweep_write_runs_writes_one_exact_run_per_format(files):
     out = files / "runs"
-    p = run_cli("sweep", files / "q.txt", files / "sys.run", "-m", "nDCG@5", "-m", "RR", "--formats",
+    p = invoke("sweep", files / "q.txt", files / "sys.run", "-m", "nDCG@5", "-m", "RR", "--formats",
                 "fp32,bf16,int8,sig2,band1.4", "-f", "json", "--write-runs", out)
     rows = json.loads(p.stdout)["rows"]
     assert sorted(x.name for x in out.iterdir()) == sorted(f"sys.{f}.run" for f in
                                                            ("fp32", "bf16", "int8", "sig2", "band1.4"))
     assert p.stderr.count("wrote ") == 5
     for f in ("fp32", "bf16", "int8", "sig2", "band1.4"):
-        ev = json.loads(run_cli("eval", files / "q.txt", out / f"sys.{f}.run", "-m", "nDCG@5", "-m", "RR",
+        ev = json.loads(invoke("eval", files / "q.txt", out / f"sys.{f}.run", "-m", "nDCG@5", "-m", "RR",
                                 "-f", "json").stdout)["aggregate"]
         for r in (r for r in rows if r["format"] == f):
             (e,) = [e for e in ev if e["measure"] == r["measure"]]
@@ -239,19 +239,19 @@ def test_sweep_write_runs_writes_one_exact_run_per_format(files):
 def test_sweep_write_runs_names_a_gz_run_without_suffixes(tmp_path):
     (tmp_path / "a.run.gz").write_bytes(gzip.compress(RUN.encode()))
     (tmp_path / "q.txt").write_text(QRELS)
-    run_cli("sweep", tmp_path / "q.txt", tmp_path / "a.run.gz", "--formats", "bf16", "--write-runs", tmp_path / "o")
+    invoke("sweep", tmp_path / "q.txt", tmp_path / "a.run.gz", "--formats", "bf16", "--write-runs", tmp_path / "o")
     assert [x.name for x in (tmp_path / "o").iterdir()] == ["a.bf16.run"]
 
 
 def test_sweep_write_runs_refuses_before_any_work(files):
     (files / "afile").write_text("x")
-    p = run_cli("sweep", files / "q.txt", files / "sys.run", "--formats", "fp32", "--write-runs", files / "afile",
+    p = invoke("sweep", files / "q.txt", files / "sys.run", "--formats", "fp32", "--write-runs", files / "afile",
                 check=False)
     assert p.returncode == 2 and "afile: is not a directory" in p.stderr and "Traceback" not in p.stderr
     # a target that is one of the inputs: nothing is written, not even the other formats
     (files / "d").mkdir()
     (files / "d" / "sys.bf16.run").write_text(QRELS)
-    p = run_cli("sweep", files / "d" / "sys.bf16.run", files / "sys.run", "--formats", "fp32,bf16",
+    p = invoke("sweep", files / "d" / "sys.bf16.run", files / "sys.run", "--formats", "fp32,bf16",
                 "--write-runs", files / "d", check=False)
     assert p.returncode == 2 and "refusing to overwrite an input" in p.stderr
     assert sorted(x.name for x in (files / "d").iterdir()) == ["sys.bf16.run"]
