@@ -57,6 +57,7 @@ import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -66,7 +67,14 @@ from ..io.convert import to_qrels, to_run
 from ..io.model import Run
 from . import inference
 from .banding import band_run, check_rho
-from .significance import CORRECTIONS, ZERO_TOL, adjust_pvalues, diff_moments, prob_above  # noqa: F401 (re-exported)
+from .significance import (  # noqa: F401 (re-exported)
+    CORRECTIONS,
+    ZERO_TOL,
+    adjust_pvalues,
+    diff_moments,
+    prob_above,
+)
+from .significance import band_summary as summarise_band
 
 
 @dataclass(frozen=True)
@@ -461,7 +469,7 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
     converted: dict[str, Run] = {}
     for name, obj in zip(names, runs.values()):
         converted[name] = obj if isinstance(obj, Run) else to_run(obj, source=name)
-    opts = dict(tie_break=tie_break, rel=rel, complete=complete, candidates_only=candidates_only)
+    opts: dict[str, Any] = dict(tie_break=tie_break, rel=rel, complete=complete, candidates_only=candidates_only)
 
     results = {name: evaluate(q, r, [measure], **opts) for name, r in converted.items()}
     mname = str(results[names[0]].measures[0])
@@ -487,7 +495,7 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
     summaries, infer = _infer(per, ranked, summaries, test=test, ci=ci, level=level, seed=seed, resamples=resamples,
                               permutations=permutations, alpha=alpha, leaderboard=leaderboard, jobs=jobs)
     pair_names = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1:]]
-    kw = dict(test=test, pairs=pair_names, level=level, resamples=resamples, samples=permutations, seed=seed)
+    kw: dict[str, Any] = dict(test=test, pairs=pair_names, level=level, resamples=resamples, samples=permutations, seed=seed)
     matrix = lambda src, k: np.column_stack([src[n][k] for n in ranked])  # noqa: E731
     tests = inference.paired_tests(matrix(per, "expected"), ranked, ci=ci, boot=infer["boot"], **kw)
     if test != "t":  # the paired t-test keeps its own path below (the default's numbers stay as they were)
@@ -505,13 +513,15 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
         if test != "t":
             p, p_obl = pt.p, tests_obl[k].p
         se, so = _sign(d_exp), _sign(d_obl)
-        extra = dict(test=test, method=pt.method, samples=pt.samples, seed=pt.seed, se=pt.se,
+        extra: dict[str, Any] = dict(test=test, method=pt.method, samples=pt.samples, seed=pt.seed, se=pt.se,
                      effect_size=pt.effect_size, effect_ci_low=pt.effect_ci_low, effect_ci_high=pt.effect_ci_high,
                      diff_ci_low=pt.diff_ci_low, diff_ci_high=pt.diff_ci_high)
         if banded_per is not None:
             _, pb = _paired_t(banded_per[a]["expected"], banded_per[b]["expected"])
             if test != "t":
+                assert tests_band is not None
                 pb = tests_band[k].p
+            assert banded_summaries is not None
             extra.update(p_banded=pb, diff_banded=banded_summaries[a].expected - banded_summaries[b].expected,
                          significant_banded=bool(pb < alpha))
         mean_d, var_d = diff_moments(per[a]["expected"], per[a]["var"], per[b]["expected"], per[b]["var"])
@@ -533,7 +543,7 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
     col = lambda k: np.array([getattr(summaries[n], k) for n in ranked])  # noqa: E731
     band_summary = None
     if band is not None:
-        band_summary = _band_summary(pairs, float(band), alpha)
+        band_summary = summarise_band(pairs, float(band), alpha)
     return Comparison(
         measure=mname, queries=tuple(common), dropped_queries=dropped,
         systems=tuple(summaries[n] for n in ranked), pairs=tuple(pairs),
@@ -557,7 +567,9 @@ def _infer(per: dict, ranked: list[str], summaries: dict, *, test: str, ci: str,
     cis = inference.mean_cis(E, ranked, method=ci, level=level, resamples=resamples, seed=seed, boot=boot)
     rank = inference.competition_ranks(np.array([summaries[n].expected for n in ranked]))
     rank_obl = inference.competition_ranks(np.array([summaries[n].oblivious for n in ranked]))
-    lows = highs = groups = [None] * len(ranked)
+    lows: list[int | None] = [None] * len(ranked)
+    highs: list[int | None] = [None] * len(ranked)
+    groups: list[str | None] = [None] * len(ranked)
     best = None
     if leaderboard:
         ri = inference.rank_intervals(E, ranked, level=level, resamples=resamples, seed=seed, boot=boot)
@@ -568,20 +580,6 @@ def _infer(per: dict, ranked: list[str], summaries: dict, *, test: str, ci: str,
                       rank_oblivious=int(ro), rank_low=lo, rank_high=hi, group=g)
            for n, c, r, ro, lo, hi, g in zip(ranked, cis, rank, rank_obl, lows, highs, groups)}
     return {**summaries, **out}, {"boot": boot, "best": best}
-
-
-def _band_summary(pairs: list[PairComparison], rho: float, alpha: float) -> dict:
-    n = len(pairs)
-    kept = sum(p.significant and p.significant_banded for p in pairs)
-    fp = sum(p.significant_banded and not p.significant for p in pairs)
-    fn = sum(p.significant and not p.significant_banded for p in pairs)
-    neither = n - kept - fp - fn
-    pct = lambda c: 100.0 * c / n  # noqa: E731
-    return {"rho": rho, "alpha": alpha, "pairs": n,
-            "significant_original": kept + fn, "significant_banded": kept + fp,
-            "kept": kept, "false_positives": fp, "false_negatives": fn, "neither": neither,
-            "pct_kept": pct(kept), "pct_false_positives": pct(fp), "pct_false_negatives": pct(fn),
-            "pct_neither": pct(neither)}
 
 
 def _json_value(x):

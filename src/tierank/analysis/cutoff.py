@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -244,7 +245,8 @@ def evaluate_with_curves(qrels, run, measures: Sequence[str] | str, family: str 
     if not family:
         return evaluate(q, r, measures, tie_break=tie_break, **evaluate_kwargs), None
     curve = parse_measures(cutoff_measures(family, kmax))
-    res = evaluate(q, r, list(dict.fromkeys([*table, *curve])), tie_break=tie_break, **evaluate_kwargs)
+    wanted: list[Any] = list(dict.fromkeys([*table, *curve]))  # Measure objects
+    res = evaluate(q, r, wanted, tie_break=tie_break, **evaluate_kwargs)
     series = curve_series(res, family, kmax, r.source if name is None else name)
     curves = CutoffCurves(family=family, ks=np.arange(1, int(kmax) + 1), series={series.name: series},
                           settings={"tie_break": tie_break, "qrels": q.source, **evaluate_kwargs})

@@ -598,14 +598,17 @@ def paired_tests(values, names=None, *, test: str = "t", pairs=None, level: floa
     tol = _REL_TOL * np.maximum(1.0, np.abs(X).max(initial=0.0))
     zero = np.all(np.abs(D) <= tol, axis=0)
     need_boot = test == "bootstrap" or ci != "t"
-    if need_boot and boot is None:
-        boot = bootstrap_means(X, resamples, seed)
-    boot_d = boot[:, ij[:, 0]] - boot[:, ij[:, 1]] if need_boot else None
+    boot_d = None
+    if need_boot:
+        if boot is None:
+            boot = bootstrap_means(X, resamples, seed)
+        boot_d = boot[:, ij[:, 0]] - boot[:, ij[:, 1]]
 
     # the mean difference's CI and the effect size
     if ci == "t":
         dlo, dhi, _ = _t_ci(D, level)
     else:
+        assert boot_d is not None  # ci != "t" needs the bootstrap
         dlo, dhi = _boot_ci(D, boot_d, ci, level)
     with np.errstate(divide="ignore", invalid="ignore"):
         sd = D.std(axis=0, ddof=1) if n > 1 else np.full(P, np.nan)

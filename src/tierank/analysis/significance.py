@@ -37,6 +37,9 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -155,10 +158,6 @@ def adjust_across(comparisons, method: str) -> list:
     >>> [(c.measure, round(c.pairs[0].p, 4), round(c.pairs[0].p_adjusted, 4), c.settings["family"]) for c in both]
     [('RR', 0.2048, 0.4097, 2), ('P@1', 0.2048, 0.4097, 2)]
     """
-    from dataclasses import replace
-
-    from .compare import _band_summary
-
     comparisons = list(comparisons)
     flat = [(i, j) for i, c in enumerate(comparisons) for j in range(len(c.pairs))]
     adj = adjust_pvalues([comparisons[i].pairs[j].p for i, j in flat], method)
@@ -169,16 +168,41 @@ def adjust_across(comparisons, method: str) -> list:
         alpha = comparisons[i].alpha
         pc = replace(pairs[i][j], p_adjusted=float(adj[n]), significant=bool(adj[n] < alpha))
         if comparisons[i].band is not None:
-            pb = float(adj_b[n]) if banded else pc.p_banded_adjusted
+            pb = float(adj_b[n]) if adj_b is not None else pc.p_banded_adjusted
             pc = replace(pc, p_banded_adjusted=pb, significant_banded=bool(pb < alpha) if pb is not None
                          else pc.significant_banded)
         pairs[i][j] = pc
     out = []
     for c, ps in zip(comparisons, pairs):
-        summary = _band_summary(ps, c.band, c.alpha) if c.band is not None else c.band_summary
+        summary = band_summary(ps, c.band, c.alpha) if c.band is not None else c.band_summary
         out.append(replace(c, pairs=tuple(ps), band_summary=summary,
                            settings={**c.settings, "correction": method, "family": len(flat)}))
     return out
 
 
-__all__ = ["CORRECTIONS", "ZERO_TOL", "adjust_across", "adjust_pvalues", "diff_moments", "prob_above"]
+def band_summary(pairs: Sequence[Any], rho: float, alpha: float) -> dict:
+    """How banding at ``rho`` changed the significance of ``pairs`` (each with ``significant`` and
+    ``significant_banded``, as :class:`~tierank.analysis.compare.PairComparison`): counts and
+    percentages of pairs kept, gained (false positives), lost (false negatives) and neither.
+
+    >>> from types import SimpleNamespace as P
+    >>> s = band_summary([P(significant=True, significant_banded=True),
+    ...                   P(significant=True, significant_banded=False)], 0.5, 0.05)
+    >>> s["kept"], s["false_negatives"], s["pct_kept"]
+    (1, 1, 50.0)
+    """
+    n = len(pairs)
+    kept = sum(p.significant and p.significant_banded for p in pairs)
+    fp = sum(p.significant_banded and not p.significant for p in pairs)
+    fn = sum(p.significant and not p.significant_banded for p in pairs)
+    neither = n - kept - fp - fn
+    pct = lambda c: 100.0 * c / n  # noqa: E731
+    return {"rho": rho, "alpha": alpha, "pairs": n,
+            "significant_original": kept + fn, "significant_banded": kept + fp,
+            "kept": kept, "false_positives": fp, "false_negatives": fn, "neither": neither,
+            "pct_kept": pct(kept), "pct_false_positives": pct(fp), "pct_false_negatives": pct(fn),
+            "pct_neither": pct(neither)}
+
+
+__all__ = ["CORRECTIONS", "ZERO_TOL", "adjust_across", "adjust_pvalues", "band_summary", "diff_moments",
+           "prob_above"]

@@ -80,11 +80,13 @@ def run() -> None:
         main()
         code = 0
     except SystemExit as done:
-        code = done.code
-        if code is None:
+        status = done.code
+        if status is None:
             code = 0
-        elif not isinstance(code, int):
-            print(code, file=sys.stderr)
+        elif isinstance(status, int):
+            code = status
+        else:
+            print(status, file=sys.stderr)
             code = 1
     except KeyboardInterrupt:  # outside the command (click turns one inside into exit 1)
         code = 130

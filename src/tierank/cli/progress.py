@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Any
 
 
 class Progress:
@@ -36,7 +37,8 @@ class Progress:
         self.enabled = sys.stderr.isatty() if enabled is None and console is None else (enabled is not False)
         self.console = console
         self.description = ""
-        self._prog = self._task = None
+        self._prog: Any = None  # a rich Progress while shown (rich is imported only then)
+        self._task: Any = None
         self._start = time.perf_counter()
 
     def __enter__(self) -> Progress:
