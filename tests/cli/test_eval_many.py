@@ -1,4 +1,7 @@
-"""`tierank eval QRELS RUN [RUN...]` (folders too) and `--jobs` streaming: same numbers, tagged by run."""
+"""`tierank eval QRELS RUN [RUN...]` (folders too) and `--jobs` streaming: same numbers, tagged by run.
+
+Commands run in this process (``helpers.invoke``) except those with ``--jobs`` (worker processes)
+and the killed evaluation, which run as users run them (``helpers.run_cli``)."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ import subprocess
 import sys
 import time
 
-from helpers import run_cli
+from helpers import invoke, run_cli
 
 from tierank.examples import path as example_path
 
@@ -26,13 +29,13 @@ def test_several_runs_are_tagged_and_equal_one_at_a_time(tmp_path):
     # a second, different run: every score halved then rounded (more ties)
     lines = [x.split() for x in subprocess.run(["zcat", str(R)], capture_output=True, text=True).stdout.splitlines()]
     other.write_text("".join(f"{q} Q0 {d} {r} {round(float(s) / 2, 1)} t\n" for q, _, d, r, s, _ in lines))
-    both = _jsonl(run_cli("eval", Q, R, other, "-m", "AP", "-m", "RR@10", "-f", "jsonl").stdout)
+    both = _jsonl(invoke("eval", Q, R, other, "-m", "AP", "-m", "RR@10", "-f", "jsonl").stdout)
     assert {r["run"] for r in both} == {R.name, other.name}  # named as every command names runs
     for name in (R, other):
-        alone = _jsonl(run_cli("eval", Q, name, "-m", "AP", "-m", "RR@10", "-f", "jsonl").stdout)
+        alone = _jsonl(invoke("eval", Q, name, "-m", "AP", "-m", "RR@10", "-f", "jsonl").stdout)
         assert "run" not in alone[0]
         assert [{k: v for k, v in r.items() if k != "run"} for r in both if r["run"] == name.name] == alone
-    tsv = run_cli("eval", Q, R, other, "-m", "AP", "-f", "tsv").stdout.splitlines()
+    tsv = invoke("eval", Q, R, other, "-m", "AP", "-f", "tsv").stdout.splitlines()
     assert tsv[0].startswith("run\tquery\tmeasure\toblivious") and tsv[1].startswith(f"{R.name}\tall\tAP\t")
 
 
@@ -42,19 +45,19 @@ def test_a_folder_of_runs_and_parallel_runs(tmp_path):
     shutil.copy(R, folder / "a.trec.gz")
     shutil.copy(R, folder / "b.trec.gz")
     (folder / "notes.md").write_text("not a run")
-    one = run_cli("eval", Q, folder, "-m", "AP", "-f", "jsonl").stdout
+    one = invoke("eval", Q, folder, "-m", "AP", "-f", "jsonl").stdout
     two = run_cli("eval", Q, folder, "-m", "AP", "-f", "jsonl", "-j", "2").stdout
     assert one == two
     assert {r["run"] for r in _jsonl(one)} == {"a.trec.gz", "b.trec.gz"}
-    bad = run_cli("eval", Q, R, R, "-m", "AP", check=False)
+    bad = invoke("eval", Q, R, R, "-m", "AP", check=False)
     assert bad.returncode == 2 and "given twice" in bad.stderr
 
 
 def test_jobs_streams_with_the_same_bits():
-    ref = run_cli("eval", Q, R, "-q", "-m", "AP", "-m", "nDCG@10", "-f", "jsonl").stdout
+    ref = invoke("eval", Q, R, "-q", "-m", "AP", "-m", "nDCG@10", "-f", "jsonl").stdout
     assert run_cli("eval", Q, R, "-q", "-m", "AP", "-m", "nDCG@10", "-f", "jsonl", "-j", "2").stdout == ref
     assert run_cli("eval", Q, R, "-q", "-m", "map", "-f", "trec_eval", "-j", "1").stdout == \
-        run_cli("eval", Q, R, "-q", "-m", "map", "-f", "trec_eval").stdout
+        invoke("eval", Q, R, "-q", "-m", "map", "-f", "trec_eval").stdout
     bad = run_cli("eval", Q, R, "-m", "GMAP", "-j", "2", check=False)
     assert bad.returncode == 2 and "needs every query at once" in bad.stderr
 
