@@ -24,6 +24,8 @@ Checks, each printing every violation as ``file:line``:
     ``mod._name`` of a module imported from another room.  ``TYPE_CHECKING`` imports count here too.
 
 A new room fails :func:`test_every_room_has_a_layer` until it is placed in :data:`LAYERS`.
+Imports by string (``importlib.import_module``, registries naming ``"module:Class"``) are not seen:
+keep them inside their own room.
 """
 
 from __future__ import annotations
