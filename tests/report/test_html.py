@@ -113,8 +113,9 @@ def test_sweep_report_and_compare_report(tmp_path):
     for s in cmp.systems:
         assert f'<td class="num">{f4(s.expected)}</td>' in page
     assert "undecidable" in page and '<tr class="flag">' in page
-    (png,) = png_payloads(page)
-    assert png.startswith(PNG_SIGNATURE)
+    pngs = png_payloads(page)  # the ranges figure and the forest plot
+    assert len(pngs) == 2 and all(png.startswith(PNG_SIGNATURE) for png in pngs)
+    assert "Forest plot, systems sorted by expected mean" in page
     assert_self_contained(page)
 
     out = write_report(tmp_path / "r.html", page)
