@@ -127,8 +127,9 @@ def test_sweep_report_and_compare_report(tmp_path):
 
 def test_svg_embedding_has_no_urls():
     _, cmp = systems()
-    page = render_report("svg", [Section("ranges", figures=[FigureBlock(plot_ranges(cmp), format="svg")])])
+    page = render_report("svg", [Section("ranges", figures=[FigureBlock(plot_ranges(cmp), caption="a <b>", format="svg")])])
     assert "<svg" in page and "data:image/png" not in page
+    assert page.count('<svg role="img" aria-label="a &lt;b&gt;"') == 1  # labelled as an <img> is by its alt
     assert_self_contained(page)
 
 
