@@ -123,7 +123,7 @@ def test_report_sweep_and_compare_write_their_pages(tmp_path):
     assert "<h2>Systems</h2>" in page and "<h2>Pairs</h2>" in page
     for s in cmp.systems:
         assert f'<td>{s.name}</td><td class="num">{f4(s.oblivious)}</td><td class="num">{f4(s.expected)}</td>' in page
-    assert len(png_payloads(page)) == 1 and assert_self_contained(page) is None
+    assert len(png_payloads(page)) == 2 and assert_self_contained(page) is None  # ranges figure, forest plot
 
 
 def test_refusals_write_nothing(tmp_path):

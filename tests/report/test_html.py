@@ -113,8 +113,9 @@ def test_sweep_report_and_compare_report(tmp_path):
     for s in cmp.systems:
         assert f'<td class="num">{f4(s.expected)}</td>' in page
     assert "undecidable" in page and '<tr class="flag">' in page
-    (png,) = png_payloads(page)
-    assert png.startswith(PNG_SIGNATURE)
+    pngs = png_payloads(page)  # the ranges figure and the forest plot
+    assert len(pngs) == 2 and all(png.startswith(PNG_SIGNATURE) for png in pngs)
+    assert "Forest plot, systems sorted by expected mean" in page
     assert_self_contained(page)
 
     out = write_report(tmp_path / "r.html", page)
@@ -126,8 +127,9 @@ def test_sweep_report_and_compare_report(tmp_path):
 
 def test_svg_embedding_has_no_urls():
     _, cmp = systems()
-    page = render_report("svg", [Section("ranges", figures=[FigureBlock(plot_ranges(cmp), format="svg")])])
+    page = render_report("svg", [Section("ranges", figures=[FigureBlock(plot_ranges(cmp), caption="a <b>", format="svg")])])
     assert "<svg" in page and "data:image/png" not in page
+    assert page.count('<svg role="img" aria-label="a &lt;b&gt;"') == 1  # labelled as an <img> is by its alt
     assert_self_contained(page)
 
 

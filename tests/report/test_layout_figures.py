@@ -1,6 +1,6 @@
 """Figures lay themselves out for any number of runs and any name length: nothing is ever cut.
 
-Every figure kind is drawn for 1, 3 and 12 runs, with short names and with 80-character ones
+Every figure kind (the forest plot of issue 24 too) is drawn for 1, 3 and 12 runs, with short names and with 80-character ones
 (alike at both ends, as `tierank sweep --write-runs` and real systems name them), and:
 
 * every artist lies inside the canvas (matplotlib's tight bounding box, and each text's extent);
@@ -25,8 +25,8 @@ pytest.importorskip("matplotlib")
 import tierank  # noqa: E402
 from tierank.analysis.compare import compare  # noqa: E402
 from tierank.analysis.sweep import sweep  # noqa: E402
-from tierank.report import (compare_report, cutoff_curves, eval_report, plot_cutoff, plot_ranges,  # noqa: E402
-                            plot_sweep, plot_tie_structure, rerank_report, sweep_report)
+from tierank.report import (compare_report, cutoff_curves, eval_report, plot_cutoff, plot_forest,  # noqa: E402
+                            plot_ranges, plot_sweep, plot_tie_structure, rerank_report, sweep_report)
 from tierank.report.labels import ELLIPSIS  # noqa: E402
 
 COUNTS = (1, 3, 12)
@@ -73,6 +73,15 @@ def range_rows(names) -> list[dict]:
     return rows
 
 
+def forest_rows(names) -> list[dict]:
+    """Systems with a CI over queries around the expected mean (wider than the tie range, as usual)."""
+    rows = range_rows(names)
+    for i, r in enumerate(rows):
+        half = 0.05 + 0.02 * (i % 5)
+        rows[i] = {**r, "ci_low": r["expected"] - half, "ci_high": r["expected"] + half, "ci_method": "t"}
+    return rows
+
+
 def sweep_rows(names) -> list[dict]:
     """A sweep's rows with the names as its formats (the longest a format name could be)."""
     rows = []
@@ -88,6 +97,7 @@ KINDS = {
     "ranges": lambda names: plot_ranges(range_rows(names), "nDCG@10"),
     "sweep": lambda names: plot_sweep(sweep_rows(names), "nDCG@10"),
     "ties": lambda names: plot_tie_structure(synthetic_runs(names)),
+    "forest": lambda names: plot_forest(forest_rows(names), "nDCG@10"),
 }
 
 
@@ -194,7 +204,8 @@ def test_a_long_title_wraps_inside_the_canvas():
     curves = cutoff_curves(QRELS, synthetic_runs(names), "nDCG", kmax=5)
     for fig in (plot_cutoff(curves, title=title), plot_ranges(range_rows(names), "AP", title=title),
                 plot_sweep(sweep_rows(names), "nDCG@10", title=title),
-                plot_tie_structure(synthetic_runs(names), title=title)):
+                plot_tie_structure(synthetic_runs(names), title=title),
+                plot_forest(forest_rows(names), "nDCG@10", title=title)):
         assert_fits(fig, "a long title")
 
 
@@ -230,6 +241,8 @@ def test_report_figures_fit_and_tables_keep_full_names(monkeypatch, n):
             continue  # a comparison needs two systems
         figures, html = _report_figures(monkeypatch, build)
         assert figures, what
+        if what == "compare":  # the ranges figure and the forest plot
+            assert len(figures) == 2
         for fig in figures:
             assert_fits(fig, f"report {what}, {n} run(s)")
         for name in names if what != "sweep" else ():

@@ -215,3 +215,24 @@ def test_askubuntu_regimes_tie_structure_matches_engine(real_data):
     assert shares[0] < shares[1] < shares[2]  # coarser formats, more ties
     width = {f: float(np.mean(s.max - s.min)) for f, s in curves.series.items()}
     assert width["fp32"] < width["bf16"] < width["fp8_e4m3"]
+
+
+def test_forest_plot_draws_each_systems_ci_beside_its_tie_range_sorted_by_expected():
+    from tierank.report.plots import plot_forest
+
+    _, cmp = systems()
+    fig = plot_forest(cmp)
+    ax = fig.axes[0]
+    ys = {}
+    for s in cmp.systems:
+        ci, tie = by_gid(fig, f"ci:{s.name}"), by_gid(fig, f"ties:{s.name}")
+        assert list(ci.get_xdata()) == pytest.approx([s.ci_low, s.ci_high])
+        assert list(tie.get_xdata()) == pytest.approx([s.min, s.max])
+        assert ci.get_ydata()[0] > tie.get_ydata()[0]  # the tie range just under its CI
+        ys[s.name] = ci.get_ydata()[0]
+    by_e = sorted(cmp.systems, key=lambda s: -s.expected)
+    assert [ys[s.name] for s in by_e] == sorted(ys.values(), reverse=True)  # best on top
+    assert "95% CI of the mean expected value over queries (t)" in [t.get_text() for t in fig.legends[0].get_texts()]
+    assert cmp.measure in ax.get_title()
+    with pytest.raises(tierank.TierankInputError, match="ci_low"):
+        plot_forest([{"name": "s", "expected": 0.5, "min": 0.4, "max": 0.6}])

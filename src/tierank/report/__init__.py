@@ -30,6 +30,7 @@ from .plots import (
                     MissingMatplotlib,
                     figure_bytes,
                     plot_cutoff,
+                    plot_forest,
                     plot_ranges,
                     plot_sweep,
                     plot_tie_structure,
@@ -39,7 +40,7 @@ from .plots import (
 )
 
 __all__ = [
-    "CurveSeries", "CutoffCurves", "cutoff_curves", "plot_cutoff", "plot_ranges", "plot_sweep", "tie_group_sizes",
+    "CurveSeries", "CutoffCurves", "cutoff_curves", "plot_cutoff", "plot_forest", "plot_ranges", "plot_sweep", "tie_group_sizes",
     "tie_ccdf", "plot_tie_structure", "figure_bytes", "save_figure", "MissingMatplotlib",
     "Section", "Table", "FigureBlock", "render_report", "eval_report", "sweep_report", "compare_report",
     "rerank_report", "write_report",

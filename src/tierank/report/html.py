@@ -173,13 +173,20 @@ def sweep_report(sweep, measures: Sequence[str] | None = None, *, title: str | N
     return render_report(title or "tierank precision sweep", sections, subtitle=sub)
 
 
+_FOREST_CAPTION = ("Forest plot, systems sorted by expected mean: the confidence interval of each system's mean "
+                   "expected value over the query sample (bar, dot at the mean) and, just under it, its range "
+                   "[min, max] over tie orderings with the oblivious mean (circle). The CI is what another sample "
+                   "of queries could do; the tie range is what the ties alone could do.")
+
+
 def compare_report(comparison, *, title: str | None = None) -> str:
     """HTML report of a :class:`~tierank.analysis.compare.Comparison`.
 
-    The ranges figure (one segment per system), the systems table, the pairs table
+    The ranges figure (one segment per system), the forest plot (each system's CI over queries beside its
+    tie range, :func:`~tierank.report.plots.plot_forest`), the systems table, the pairs table
     (flags as words, flagged pairs highlighted) and, with a band, the band summary.
     """
-    from .plots import plot_ranges
+    from .plots import plot_forest, plot_ranges
 
     c = comparison
     tb = c.settings.get("tie_break", "trec_eval")
@@ -200,7 +207,9 @@ def compare_report(comparison, *, title: str | None = None) -> str:
                     f"{format_value(c.kendall_tau)}; by min and by max mean: {format_value(c.kendall_tau_min_max)}."],
         figures=[FigureBlock(plot_ranges(c), caption="Each system from its pessimal to its optimal tie ordering "
                                                      "(segment), oblivious (circle) and expected (triangle) mean; "
-                                                     "overlapping segments cannot be ordered from these scores.")],
+                                                     "overlapping segments cannot be ordered from these scores.")]
+        + ([FigureBlock(plot_forest(c), caption=_FOREST_CAPTION)]
+           if all(s.ci_low is not None and s.ci_high is not None for s in c.systems) else []),
         tables=[Table(sys_rows, columns=sys_cols,
                       labels={"name": "system", **_STAT_LABELS,
                               "expected_banded": f"expected band{c.band:g}" if c.band is not None else ""})])]

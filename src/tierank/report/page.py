@@ -71,7 +71,8 @@ class FigureBlock:
     figure : matplotlib Figure, bytes (PNG) or str (SVG text)
     caption : str, optional
     alt : str, optional
-        Alternative text (default: the caption).
+        Alternative text (default: the caption): the ``alt`` of a PNG, the ``aria-label`` of an
+        inline SVG (``role="img"``).
     format : {"png", "svg"}
         How a matplotlib figure is embedded: base64 PNG (default) or inline SVG.
     """
@@ -116,6 +117,7 @@ th { background: var(--head); text-align: left; position: sticky; top: 0; }
 td.num { text-align: right; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 tr.flag td { background: var(--flag); }
 .more { color: var(--muted); font-size: 0.85em; }
+h1, h2, p, nav, figcaption, summary { overflow-wrap: anywhere; }
 """
 
 
@@ -229,6 +231,8 @@ def _render_figure(f: FigureBlock) -> str:
         else:
             data = base64.b64encode(figure_bytes(fig, "png")).decode("ascii")
             body = f'<img alt="{escape(alt)}" src="data:image/png;base64,{data}">'
+    if not body.startswith("<img"):  # inline SVG: an image with the alternative text as its label
+        body = re.sub(r"<svg\b", lambda m: f'<svg role="img" aria-label="{escape(alt)}"', body, count=1)
     cap = f"<figcaption>{escape(f.caption)}</figcaption>" if f.caption else ""
     return f"<figure>{body}{cap}</figure>"
 

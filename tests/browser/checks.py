@@ -1,0 +1,129 @@
+"""What the browser tier checks on every page, at every viewport.
+
+:func:`check_page` opens a URL in a fresh page of the given size and returns the list of problems
+found (empty: the page passed):
+
+* no console error and no uncaught exception (requests to other hosts are aborted, and their
+  failures are not the page's: the checks run offline);
+* no page-level horizontal overflow: ``document.scrollingElement.scrollWidth <= innerWidth``
+  (a wide table scrolls inside its own container);
+* every ``<img>`` decoded (``naturalWidth > 0``, lazy images loaded first);
+* every link to this server resolves: the file exists (a folder: its ``index.html``), and the
+  ``#id`` exists in it (in-page anchors are checked in the live page);
+* every ``<img>`` has alt text, and every figure's inline ``<svg>`` a label (``aria-label``,
+  ``aria-labelledby`` or a ``<title>``).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from functools import cache
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+
+_PROBE = """async () => {
+  const imgs = [...document.images];
+  for (const i of imgs) { i.loading = "eager"; }
+  const decoded = await Promise.all(imgs.map(i => i.decode().then(() => i.naturalWidth, () => 0)));
+  const se = document.scrollingElement;
+  const wide = [...document.body.querySelectorAll("*")].filter(e => {
+      const r = e.getBoundingClientRect(); return r.right > innerWidth + 1 && r.width > 0;
+  }).concat([...document.body.querySelectorAll("p, h1, h2, h3, li, figcaption, nav, td")].filter(e =>
+      e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX === "visible"))
+    .filter(e => !e.closest(".tablewrap, .md-typeset__scrollwrap, pre, .highlight, .md-sidebar, .md-nav, .md-search, .md-header, .md-tabs, [hidden]"))
+    .slice(0, 5).map(e => e.tagName.toLowerCase() + (e.className && typeof e.className === "string" ? "." + e.className.split(" ").join(".") : "") + ": " + (e.textContent || "").trim().slice(0, 60));
+  return {
+    scrollWidth: se.scrollWidth, innerWidth: innerWidth, wide: wide,
+    images: imgs.map((i, k) => ({src: (i.getAttribute("src") || "").slice(0, 80), natural: decoded[k],
+                                 alt: i.getAttribute("alt")})),
+    svgs: [...document.querySelectorAll("figure svg")].map(s => ({
+        label: s.getAttribute("aria-label") || s.getAttribute("aria-labelledby") ||
+               (s.querySelector(":scope > title") ? s.querySelector(":scope > title").textContent : ""),
+        hidden: s.getAttribute("aria-hidden") === "true"})),
+    links: [...document.querySelectorAll("a[href]")].map(a => ({raw: a.getAttribute("href"), url: a.href})),
+    ids: [...document.querySelectorAll("[id]")].map(e => e.id)
+         .concat([...document.querySelectorAll("a[name]")].map(e => e.getAttribute("name"))),
+  };
+}"""
+
+
+@cache
+def _ids_of(path: Path) -> frozenset:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return frozenset(html.unescape(m) for m in re.findall(r"""\s(?:id|name)=["']?([^"'\s>]+)""", text))
+
+
+def _target_file(root: Path, url_path: str) -> Path:
+    p = root / unquote(url_path).lstrip("/")
+    return p / "index.html" if url_path.endswith("/") or p.is_dir() else p
+
+
+def check_page(browser, url: str, root: Path, base: str, viewport: str) -> list[str]:
+    """The problems of the page at ``url`` (served from ``root`` at ``base``) at ``viewport``."""
+    context = browser.new_context(viewport=VIEWPORTS[viewport])
+    problems: list[str] = []
+    external: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith(base) or r.request.url.startswith("data:"):
+            r.continue_()
+        else:
+            external.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    page = context.new_page()
+
+    def on_console(msg):
+        if msg.type != "error":
+            return
+        where = (msg.location or {}).get("url", "")
+        if "Failed to load resource" in msg.text and where and not where.startswith(base):
+            return  # a request to another host, aborted: offline, not the page's fault
+        if any(u in msg.text for u in external):
+            return
+        problems.append(f"console error: {msg.text} ({where})")
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda exc: problems.append(f"uncaught exception: {exc}"))
+    page.on("requestfailed", lambda req: problems.append(f"request failed: {req.url} ({req.failure})")
+            if req.url.startswith(base) else None)
+    page.on("response", lambda resp: problems.append(f"HTTP {resp.status}: {resp.url}")
+            if resp.url.startswith(base) and resp.status >= 400 else None)
+    try:
+        page.goto(url, wait_until="load")
+        page.wait_for_timeout(150)  # late console errors of scripts run on load
+        info = page.evaluate(_PROBE)
+    finally:
+        context.close()
+    if info["scrollWidth"] > info["innerWidth"]:
+        problems.append(f"horizontal overflow: the page is {info['scrollWidth']}px wide in a "
+                        f"{info['innerWidth']}px window (wider than the window: {info['wide']})")
+    for img in info["images"]:
+        if not img["natural"]:
+            problems.append(f"image not decoded: {img['src']}")
+        if not (img["alt"] or "").strip():
+            problems.append(f"image without alt text: {img['src']}")
+    for k, svg in enumerate(info["svgs"]):
+        if not svg["hidden"] and not (svg["label"] or "").strip():
+            problems.append(f"figure {k + 1}: inline svg without a label (aria-label or <title>)")
+    here = urlsplit(url)
+    ids = set(info["ids"])
+    for link in info["links"]:
+        target = urlsplit(link["url"])
+        if target.scheme not in ("http", "https") or f"{target.scheme}://{target.netloc}" != base:
+            continue  # another host (not checked offline), mailto:, data:
+        frag = unquote(target.fragment)
+        if target.path == here.path:
+            if frag and frag not in ids:
+                problems.append(f"in-page link {link['raw']!r}: no element with id {frag!r}")
+            continue
+        f = _target_file(root, target.path)
+        if not f.is_file():
+            problems.append(f"link {link['raw']!r}: {target.path} does not exist")
+        elif frag and f.suffix == ".html" and frag not in _ids_of(f):
+            problems.append(f"link {link['raw']!r}: {target.path} has no id {frag!r}")
+    return problems
