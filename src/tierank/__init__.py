@@ -12,8 +12,7 @@ from .io import Qrels, Run, read_qrels, read_run, to_qrels, to_run
 from .measures import Measure, parse_measure, supported
 from .results import EvalResult
 from .ties import TieBreak
-
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = [
     "evaluate", "EvalResult", "Measure", "parse_measure", "supported", "TieBreak",

@@ -244,7 +244,7 @@ def _anchor(i: int, heading: str) -> str:
 
 def made_by() -> str:
     """Which tierank made a page: ``"tierank <version>"`` (:data:`tierank.__version__`)."""
-    from .. import __version__
+    from ..version import __version__
 
     return f"tierank {__version__}"
 
