@@ -31,19 +31,18 @@ Queries that only one run answers are left out of the per-query values and of th
 
 Examples
 --------
-A worked example from Corsi and Urbano's paper's setting (two rankings with ties, as lists whose sets
-are tie groups):
+Rankings as lists whose sets are tie groups (Corsi and Urbano's notation):
 
 >>> x = ["a", "b", "c", "d", "e"]
 >>> y = ["b", "a", "c", "e", "d"]
 >>> round(rbo(x, y, p=0.9)["ext"], 4)
-0.8867
+0.8818
 >>> r = rbo(["a", {"b", "c"}, "d"], ["c", "a", "b", "d"], p=0.9, ties="w")
 >>> round(r["ext"], 4), round(r["res"], 4)
-(0.8619, 0.0)
+(0.882, 0.3936)
 >>> o = rbo_orderings(["a", {"b", "c"}, "d"], ["c", "a", "b", "d"], p=0.9)
 >>> round(o["expected"], 4), round(o["min"], 4), round(o["max"], 4)
-(0.8294, 0.7593, 0.8995)
+(0.8775, 0.855, 0.9)
 """
 
 from __future__ import annotations
@@ -484,14 +483,14 @@ def similarity(run_a, run_b, *, p: float = DEFAULT_P, depth: int | None = None, 
     >>> sim = similarity(a, b, p=0.9, k=2)
     >>> r = sim.per_query[0]
     >>> r["qid"], round(r["rbo"], 4), round(r["rbo_lo"], 4), round(r["rbo_hi"], 4), round(r["tau_b"], 4)
-    ('q1', 0.8052, 0.7025, 0.8052, 0.8165)
+    ('q1', 0.8177, 0.7728, 0.8177, 0.8165)
     >>> r["overlap"], r["overlap_expected"], sim.only_a, sim.only_b
     (1.0, 0.75, ['q2'], ['q3'])
     """
     p = check_p(p)
     depth = _check_depth(depth)
-    k = _check_depth(k, "k")
-    assert k is not None
+    if _check_depth(k, "k") is None:
+        raise TierankInputError("k: must be a whole number >= 1")
     ra, rb = to_run(run_a), to_run(run_b)
     la, lb = layout(ra), layout(rb)
     shared = sorted(set(la.qids) & set(lb.qids))
