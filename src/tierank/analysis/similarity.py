@@ -213,16 +213,65 @@ def _tail_max(xl: float, s: int, l: int, p: float) -> float:
 # --- Corsi and Urbano's tie-aware variants -----------------------------------------------------------------
 
 
-def _contributions(r: Ranking, rows: np.ndarray, l: int, variant: str) -> np.ndarray:
-    """The items' contributions to the prefixes of depth 1..l (rows: items, columns: depths): ``w`` counts
-    a tied item from its group's first rank on; ``a``/``b`` count it with its probability of being in the
-    prefix, ``(d - top) / size`` inside its group's ranks."""
-    t = r.top[rows][:, None]
-    d = np.arange(l)[None, :]
-    if variant == "w":
-        return (d >= t).astype(np.float64)
-    size = (r.bottom[rows] - r.top[rows] + 1)[:, None]
-    return np.clip((d - t + 1) / size, 0.0, 1.0)
+def _pieces(r: Ranking, rows: np.ndarray, variant: str) -> tuple[np.ndarray, ...]:
+    """The items' contributions to the prefix at column j (depth j + 1) as two linear pieces each,
+    ``a + b * j`` on ``[lo, hi)``: ``w`` counts a tied item from its group's first rank on (a constant 1 from
+    ``top``); ``a``/``b`` count it with its probability of being in the prefix, ``(j - top + 1) / size`` on
+    the group's ranks, then 1.  Returns ``lo, hi, a, b`` of shape (2, n): the ramp, then the constant."""
+    top = r.top[rows].astype(np.float64)
+    size = (r.bottom[rows] - r.top[rows] + 1).astype(np.float64)
+    ramp = size.copy() if variant != "w" else np.zeros_like(size)
+    ramp[size == 1] = 0.0  # an untied item: its constant piece starts at its rank
+    inf = np.full_like(top, np.inf)
+    lo = np.stack([top, top + ramp])
+    hi = np.stack([top + ramp, inf])
+    a = np.stack([(1 - top) / size, np.ones_like(top)])
+    b = np.stack([1 / size, np.zeros_like(top)])
+    return lo, hi, a, b
+
+
+def _poly_sum(lo: np.ndarray, hi: np.ndarray, c0: np.ndarray, c1: np.ndarray, c2: np.ndarray,
+              n: int) -> np.ndarray:
+    """``sum_i (c0_i + c1_i j + c2_i j^2) [lo_i <= j < hi_i]`` for j = 0..n-1, by difference arrays."""
+    shape = np.broadcast_shapes(lo.shape, hi.shape)
+    lo = np.clip(np.ceil(np.broadcast_to(lo, shape).ravel()), 0, n).astype(np.int64)
+    hi = np.clip(np.ceil(np.broadcast_to(hi, shape).ravel()), 0, n).astype(np.int64)
+    keep = lo < hi
+    lo, hi = lo[keep], hi[keep]
+    j = np.arange(n, dtype=np.float64)
+    out = np.zeros(n)
+    for power, c in enumerate((c0, c1, c2)):
+        c = np.broadcast_to(c, shape).ravel()[keep]
+        if not c.any():
+            continue
+        diff = np.bincount(lo, weights=c, minlength=n + 1) - np.bincount(hi, weights=c, minlength=n + 1)
+        out += np.cumsum(diff)[:n] * j ** power
+    return out
+
+
+def _sums(r: Ranking, rows: np.ndarray, n: int, variant: str, floor: np.ndarray | None = None
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """Sum of the contributions and of their squares over ``rows``, at columns 0..n-1 (each item from
+    column ``floor`` on, when given)."""
+    lo, hi, a, b = _pieces(r, rows, variant)
+    if floor is not None:
+        lo = np.maximum(lo, floor[None, :])
+    zero = np.zeros_like(a)
+    return _poly_sum(lo, hi, a, b, zero, n), _poly_sum(lo, hi, a * a, 2 * a * b, b * b, n)
+
+
+def _product_sum(S: Ranking, rows_s: np.ndarray, L: Ranking, rows_l: np.ndarray, n: int,
+                 variant: str) -> np.ndarray:
+    """``sum_i cS_i(j) cL_i(j)`` over paired rows (the same items), at columns 0..n-1."""
+    ls, hs, as_, bs = _pieces(S, rows_s, variant)
+    ll, hl, al, bl = _pieces(L, rows_l, variant)
+    parts = []
+    for u in range(2):
+        for v in range(2):
+            parts.append((np.maximum(ls[u], ll[v]), np.minimum(hs[u], hl[v]), as_[u] * al[v],
+                          as_[u] * bl[v] + al[v] * bs[u], bs[u] * bl[v]))
+    lo, hi, c0, c1, c2 = (np.concatenate(x) for x in zip(*parts))
+    return _poly_sum(lo, hi, c0, c1, c2, n)
 
 
 def _short_long(x: Ranking, y: Ranking, depth: int | None) -> tuple[Ranking, Ranking, int, int]:
@@ -234,17 +283,16 @@ def _short_long(x: Ranking, y: Ranking, depth: int | None) -> tuple[Ranking, Ran
 def _rbo_variant(S: Ranking, L: Ranking, s: int, l: int, p: float, variant: str) -> dict[str, float]:
     rows_s = np.flatnonzero(S.top < s)
     rows_l = np.flatnonzero(L.top < l)
-    cS = _contributions(S, rows_s, l, variant)
-    cL = _contributions(L, rows_l, l, variant)
     _, iS, iL = np.intersect1d(S.items[rows_s], L.items[rows_l], assume_unique=True, return_indices=True)
-    X = (cS[iS] * cL[iL]).sum(axis=0)
+    X = _product_sum(S, rows_s[iS], L, rows_l[iL], l, variant)
     depth = np.arange(1, l + 1, dtype=np.float64)
     sec2 = depth > s
-    sum_l = cL.sum(axis=0)
-    norm_l = np.sqrt((cL ** 2).sum(axis=0))
+    sum_l, sq_l = _sums(L, rows_l, l, variant)
+    sum_s, sq_s = _sums(S, rows_s, l, variant)
+    norm_l = np.sqrt(sq_l)
     # the size (w) or norm (b) of S's prefix: its own up to s; beyond s, the depth (S's unseen items count)
-    size_s = np.where(sec2, depth, cS.sum(axis=0))
-    norm_s = np.where(sec2, np.sqrt(depth), np.sqrt((cS ** 2).sum(axis=0)))
+    size_s = np.where(sec2, depth, sum_s)
+    norm_s = np.where(sec2, np.sqrt(depth), np.sqrt(sq_s))
 
     def agreement(overlap: np.ndarray) -> np.ndarray:
         if variant == "w":
@@ -255,17 +303,15 @@ def _rbo_variant(S: Ranking, L: Ranking, s: int, l: int, p: float, variant: str)
 
     A = agreement(X)
     a_s = A[s - 1]
-    # L's items that S lacks, in L's order, and their contributions beyond s
-    unseen = np.flatnonzero(~np.isin(L.items[rows_l], S.items[rows_s]))
-    cu = cL[unseen][:, s:l]
-    # max: at depth s + j (j = 1..l - s) the first j of them match
-    first = cu[: l - s]
-    upto = np.arange(len(first))[:, None] <= np.arange(l - s)[None, :]
-    x_max = X.copy()
-    x_max[s:] += (first * upto).sum(axis=0)
+    # L's items that S lacks, in L's order
+    unseen = rows_l[~np.isin(L.items[rows_l], S.items[rows_s])]
+    # max: at depth s + j (j = 1..l - s) the first j of them match: the i-th counts from column s + i on
+    first = unseen[: l - s]
+    x_max = X + _sums(L, first, l, variant, floor=s + np.arange(len(first), dtype=np.float64))[0]
     # ext: the unseen part agrees as the seen part did at depth s, weighted by the mean non-zero contribution
-    nonzero = (cu > 0).sum(axis=0)
-    mean = np.divide(cu.sum(axis=0), nonzero, out=np.zeros(l - s), where=nonzero > 0)
+    total = _sums(L, unseen, l, variant)[0][s:]
+    nonzero = np.cumsum(np.bincount(L.top[unseen], minlength=l)[:l])[s:]
+    mean = np.divide(total, nonzero, out=np.zeros(l - s), where=nonzero > 0)
     x_ext = X.copy()
     x_ext[s:] += (depth[s:] - s) * a_s * mean
     xl = float(X[l - 1])
@@ -339,7 +385,7 @@ def _expected_overlaps(S: Ranking, L: Ranking, s: int, l: int) -> np.ndarray:
     rows_s = np.flatnonzero(S.top < s)
     rows_l = np.flatnonzero(L.top < l)
     _, iS, iL = np.intersect1d(S.items[rows_s], L.items[rows_l], assume_unique=True, return_indices=True)
-    return (_contributions(S, rows_s[iS], l, "a") * _contributions(L, rows_l[iL], l, "a")).sum(axis=0)
+    return _product_sum(S, rows_s[iS], L, rows_l[iL], l, "a")
 
 
 def rbo_orderings(x, y, p: float = DEFAULT_P, depth: int | None = None) -> dict[str, float]:
@@ -362,14 +408,17 @@ def rbo_orderings(x, y, p: float = DEFAULT_P, depth: int | None = None) -> dict[
 
 
 def _sign_sum(a: np.ndarray, b: np.ndarray) -> float:
-    """sum over i < j of sign(a_i - a_j) * sign(b_i - b_j), in blocks of rows."""
-    n = len(a)
+    """sum over i < j of sign(a_i - a_j) * sign(b_i - b_j), on dense integer ranks, in blocks of rows."""
+    ra = _dense(a).astype(np.int32)
+    rb = _dense(b).astype(np.int32)
+    n = len(ra)
     step = max(1, _BLOCK // max(n, 1))
-    total = 0.0
+    total = 0
     for i in range(0, n, step):
-        sa = np.sign(a[i:i + step, None] - a[None, :])
-        sb = np.sign(b[i:i + step, None] - b[None, :])
-        total += float((sa * sb).sum())
+        sa = np.sign(ra[i:i + step, None] - ra[None, :]).astype(np.int8)
+        sb = np.sign(rb[i:i + step, None] - rb[None, :]).astype(np.int8)
+        sa *= sb
+        total += int(sa.sum(dtype=np.int64))
     return total / 2
 
 
