@@ -205,6 +205,8 @@ def rbo_from_overlaps(X: np.ndarray, s: int, p: float) -> dict[str, float]:
 def _tail_max(xl: float, s: int, l: int, p: float) -> float:
     """The depths beyond l in RBO_max: every unseen item matches as early as it can, so the overlap grows
     by 2 a depth until it reaches the depth, at ``f = l + s - X_l``."""
+    if abs(xl - round(xl)) < 1e-9:  # an overlap summed in floating point: the number of depths is discrete
+        xl = float(round(xl))
     f = l + s - xl
     d = np.arange(l + 1, f + 1, dtype=np.float64)  # the depths l < d <= f (f may be fractional)
     return float(np.sum((2 * d - l - s + xl) / d * p ** d)) + p ** (f + 1) / (1 - p)
