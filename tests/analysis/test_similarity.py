@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from tests.helpers import run_cli
 from tierank.analysis.similarity import (
     kendall_tau_b,
+    overlaps,
     ranking_from_groups,
     rbo,
     rbo_orderings,
@@ -157,6 +158,21 @@ def test_tie_free_ext_equals_webber_eq32(S, L, p):
     assert r["min"] - 1e-12 <= r["ext"] <= r["max"] + 1e-12
     for v in ("w", "b"):  # on tie-free rankings the three variants are Webber et al.'s RBO
         assert rbo(S, L, p=p, ties=v) == pytest.approx(r, abs=1e-12)
+
+
+@pytest.mark.parametrize(("x", "y", "average_overlap"), [
+    ("abcdefg", "zcavwxy", 0.312),  # Webber et al. 2010, Figure 5
+    ("abcde", "bacde", 0.8),  # the examples of the rbo package's tests (average overlap, p = 1)
+    ("abcde", "abced", 0.95),
+])
+def test_published_overlaps(x, y, average_overlap):
+    X = overlaps(list(x), list(y))
+    assert round(float(np.mean(X / np.arange(1, len(X) + 1))), 3) == average_overlap
+    # and RBO_min, which only counts the seen prefix and a tail that never overlaps, is its definition
+    p = 0.9
+    d = np.arange(1, len(X) + 1)
+    want = (1 - p) / p * (np.sum(X / d * p ** d) + X[-1] * (math.log(1 / (1 - p)) - np.sum(p ** d / d)))
+    assert rbo(list(x), list(y), p=p)["min"] == pytest.approx(want)
 
 
 def test_identical_and_disjoint():
@@ -338,3 +354,7 @@ def test_cli_formats_and_errors(tmp_path):
     assert p.returncode == 2 and "bad.run" in p.stderr and "Traceback" not in p.stderr
     p = run_cli("similarity", a, b, "--p", "1", check=False)
     assert p.returncode == 2 and "persistence" in p.stderr
+    other = tmp_path / "other.run"
+    other.write_text("q9 Q0 d1 1 1.0 C\n")
+    p = run_cli("similarity", a, other, check=False)
+    assert p.returncode == 2 and "share no query" in p.stderr

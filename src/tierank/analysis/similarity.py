@@ -383,6 +383,18 @@ def _overlaps(x: Ranking, px: np.ndarray, y: Ranking, py: np.ndarray, l: int) ->
     return np.cumsum(np.bincount(m[m < l], minlength=l)[:l]).astype(np.float64)
 
 
+def overlaps(x, y, depth: int | None = None) -> np.ndarray:
+    """The overlaps ``X_d = |x[:d] & y[:d]|``, d = 1..l (``l``: the longer length, or ``depth``), of the two
+    rankings as laid out (a tie group in sorted order); Webber et al.'s agreement at depth d is ``X_d / d``.
+
+    >>> overlaps(list("abcdefg"), list("zcavwxy")).tolist()  # Webber et al., Figure 5
+    [0.0, 0.0, 2.0, 2.0, 2.0, 2.0, 2.0]
+    """
+    x, y = _as_ranking(x), _as_ranking(y)
+    _, _, _, l = _short_long(x, y, _check_depth(depth))
+    return _overlaps(x, np.arange(len(x)), y, np.arange(len(y)), l)
+
+
 def _expected_overlaps(S: Ranking, L: Ranking, s: int, l: int) -> np.ndarray:
     rows_s = np.flatnonzero(S.top < s)
     rows_l = np.flatnonzero(L.top < l)
@@ -587,5 +599,5 @@ def _mean(values: list) -> float:
 
 
 __all__ = ["DEFAULT_P", "FIELDS", "MEAN_FIELDS", "VARIANTS", "Ranking", "Similarity", "check_p", "extreme_orders",
-           "kendall_tau_b", "query_similarity", "ranking_from_groups", "ranking_from_scores", "rbo",
+           "kendall_tau_b", "overlaps", "query_similarity", "ranking_from_groups", "ranking_from_scores", "rbo",
            "rbo_from_overlaps", "rbo_orderings", "similarity", "tau_ap"]
