@@ -24,12 +24,12 @@ def similarity_table(result, per_query: bool):
     """The rich table of a :class:`~tierank.analysis.similarity.Similarity`."""
     from rich.table import Table
 
-    from ..report.terminal import num, text
+    from ..report.terminal import count, num, text
 
     s = result.settings
     depth = "whole runs" if s["depth"] is None else f"depth {s['depth']}"
     t = Table(title=text(f"{s['a']} vs {s['b']}: RBO p={s['p']:g} ({depth}), k={s['k']}, "
-                         f"{s['queries']} shared queries"))
+                         f"{count(s['queries'], 'shared query', 'shared queries')}"))
     t.add_column("query")
     for _, head in TABLE_COLUMNS:
         t.add_column(head, justify="right", no_wrap=True)
