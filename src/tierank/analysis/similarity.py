@@ -6,8 +6,8 @@ over the queries both runs answer:
 * **RBO** (Webber, Moffat and Zobel, "A similarity measure for indefinite rankings", TOIS 2010) with
   persistence ``p``, evaluated on the prefixes to ``depth`` (default: the whole runs): the
   extrapolated ``RBO_ext`` and the bounds ``RBO_min``, ``RBO_max`` and the residual
-  ``RBO_res = RBO_max - RBO_min`` (their equations 23, 11 and 30-32, with the uneven-length forms when
-  one run is shorter), on the tie-oblivious rankings (ties broken as trec_eval: docno descending);
+  ``RBO_res = RBO_max - RBO_min`` (with the uneven-length forms when one run is shorter: their eq. 32 for
+  RBO_ext), on the tie-oblivious rankings (ties broken as trec_eval: docno descending);
 * the three tie-aware variants of Corsi and Urbano ("The Treatment of Ties in Rank-Biased Overlap",
   SIGIR 2024): ``w`` (ties are equality: a whole tie group is seen as soon as its first rank is),
   ``a`` (ties are uncertainty: each tied item counts with its probability of being in the prefix) and
