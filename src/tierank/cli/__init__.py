@@ -40,7 +40,7 @@ def _root(
 
 
 # the command modules register on `app`; this order is the order of `tierank --help`
-from . import eval, analysis, plots, rerank, mteb, misc  # noqa: E402,F401,I001
+from . import eval, analysis, similarity, plots, rerank, mteb, misc  # noqa: E402,F401,I001
 
 
 def main() -> None:
