@@ -174,5 +174,5 @@ def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "tre
         settings["judged_only"] = True
     if max_depth is not None:
         settings["max_depth"] = int(max_depth)
-    return EvalResult(measures=parsed, qids=prep.qids, stats=stats, ties=prep.tie_summary(), settings=settings,
+    return EvalResult(measures=parsed, qids=prep.qids, stats=stats, ties=prep.summary, settings=settings,
                       bounds=bounds, residual=residual)

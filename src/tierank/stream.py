@@ -287,13 +287,7 @@ def _combine(parts: list[EvalResult], measures, settings: dict) -> EvalResult:
                            se=se)
     bounds = {m: tuple(cat([p.bounds[m][i] for p in parts]) for i in (0, 1)) for m in parts[0].bounds}
     residual = {m: cat([p.residual[m] for p in parts]) for m in parts[0].residual}
-    t = [TieSummary(**p.ties) for p in parts]
-    docs = sum(x.docs for x in t)
-    tied = sum(x.tied_docs for x in t)
-    ties = TieSummary(docs=docs, queries=sum(x.queries for x in t),
-                      queries_with_ties=sum(x.queries_with_ties for x in t), groups=sum(x.groups for x in t),
-                      tied_docs=tied, largest=max((x.largest for x in t), default=0),
-                      share=tied / docs if docs else 0.0).to_dict()
+    ties = TieSummary.combine(p.ties for p in parts)
     return EvalResult(measures=list(measures), qids=[qids[i] for i in order], stats=stats, ties=ties,
                       settings=settings, bounds=bounds, residual=residual)
 
