@@ -113,7 +113,7 @@ class EvalResult:
             t = self._table(m)
             a = self.summary(m)
             row: dict[str, Any] = {"query": AGGREGATE, "measure": str(m)}
-            agg = np.sum if m.is_count else np.mean
+            agg = np.sum if m.aggregator == "sum" else np.mean
             for c in self.columns:
                 row[c] = float(agg(t[c])) if n and a.linear else float("nan")
             row.update(oblivious=a.oblivious, expected=a.expected, min=a.min, max=a.max, std=a.std)

@@ -343,12 +343,12 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | 
     first (after a bad line the rest of the file is parsed, not evaluated, for its problems); a run
     not grouped by query is refused too (with its bad lines, if any: the duplicates of an ungrouped
     run whose first line is in another block are the one thing streaming cannot see)."""
-    from .measures import Measure, parse_measures
+    from .measures import parse_measures
 
     if kwargs.get("complete"):
         raise TierankInputError("iter_evaluate: complete=True needs the whole query set; use evaluate_stream")
     parsed = parse_measures([measures] if isinstance(measures, str) else list(measures))
-    whole = [str(m) for m in parsed if type(m).aggregate is not Measure.aggregate]
+    whole = [str(m) for m in parsed if not m.additive]
     if whole:
         raise TierankInputError(f"{', '.join(whole)}: the summary over queries is not a sum of per-query terms "
                                 "(it needs every query at once); evaluate it in memory (tierank.evaluate)")

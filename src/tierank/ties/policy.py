@@ -19,6 +19,7 @@ POLICIES = ("trec_eval", "input", "docno", "random:SEED")
 
 #: the kinds of tie-break policy (:attr:`TieBreak.kind`)
 TieBreakKind = Literal["trec_eval", "input", "docno", "random"]
+_FIXED: tuple[TieBreakKind, ...] = ("trec_eval", "input", "docno")
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,9 @@ class TieBreak:
         if isinstance(text, TieBreak):
             return text
         t = str(text).strip().lower()
-        if t == "trec_eval" or t == "input" or t == "docno":
-            return cls(t)
+        for kind in _FIXED:
+            if t == kind:
+                return cls(kind)
         m = _RANDOM.match(t)
         if m and m.group(1) is None:
             raise TierankInputError(f"tie-break {text!r}: random needs a seed: random:SEED (e.g. random:0), so that "
