@@ -53,3 +53,17 @@ def test_prevalence_and_table1_read_the_same_summary():
     assert tie_stats(run) == {"candidates": 8, "tied": 5, "tied_share": 5 / 8, "tie_groups": 2, "mean_group": 2.5,
                               "max_group": 3}
     assert np.isclose(t.share, 5 / 8)
+
+
+def test_unknown_kinds_are_refused():
+    from tierank import to_qrels
+    from tierank.ties import prepare
+
+    p = prepare(to_run(RUN), to_qrels({"q1": {"a": 1}, "q2": {"x": 1}}))
+    with pytest.raises(ValueError, match="unknown document value kind 'grades'"):
+        p.doc_values("grades")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown arrangement 'best'"):
+        p.arrangement("best", "rel")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown arrangement 'best'"):
+        p.sorted_in_groups(p.gain, "best")  # type: ignore[arg-type]
+    assert p.arrangement("optimistic", "rel").tolist() == [True, False, False, True, False, False, False]

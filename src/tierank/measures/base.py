@@ -503,9 +503,7 @@ def parse_measure(text: str | Measure) -> Measure:
     try:
         return _parse_ir_measures(text)
     except TierankInputError as e:
-        from .names import is_trec
-
-        if not is_trec(text):
+        if not _TREC.is_trec(text):
             raise
         first = e
     found = _trec_measures(text)
@@ -515,12 +513,31 @@ def parse_measure(text: str | Measure) -> Measure:
     return found[0]
 
 
+class TrecNames:
+    """trec_eval's names as :func:`parse_measure` and :func:`parse_measures` read them: installed by
+    :mod:`tierank.measures.names` (:func:`use_trec_names`), which imports this module; until then no
+    text is a trec_eval name."""
+
+    def is_trec(self, text: str) -> bool:
+        return False
+
+    def resolve(self, texts: list[str]) -> list[Measure]:  # pragma: no cover - never called before install
+        raise TierankInputError(f"trec_eval names are not available: {', '.join(map(quote, texts))}")
+
+
+_TREC = TrecNames()
+
+
+def use_trec_names(names: TrecNames) -> None:
+    """Install the reader of trec_eval's names (:mod:`tierank.measures.names` does, on import)."""
+    global _TREC
+    _TREC = names
+
+
 def _trec_measures(text: str) -> list[Measure]:
     """The measures a trec_eval name asks for, through :func:`tierank.measures.names.resolve` (the
     path of :func:`tierank.evaluate`'s ``-m``)."""
-    from .names import resolve
-
-    return resolve([text])
+    return _TREC.resolve([text])
 
 
 def _parse_ir_measures(text: str) -> Measure:
@@ -585,10 +602,8 @@ def parse_measures(texts: Iterable[str | Measure]) -> list[Measure]:
         try:
             parsed.append(parse_measure(m))
         except TierankInputError as e:
-            from .names import is_trec
-
             err = e
-            if isinstance(m, str) and is_trec(m):  # a trec_eval name of several measures (P.5,10; official)
+            if isinstance(m, str) and _TREC.is_trec(m):  # a trec_eval name of several measures (P.5,10; official)
                 try:
                     parsed.extend(_trec_measures(m))
                     continue

@@ -64,7 +64,7 @@ from functools import lru_cache
 from typing import Literal
 
 from ..errors import TierankInputError, quote
-from .base import REGISTRY, Measure, parse_measure, supported
+from .base import REGISTRY, Measure, TrecNames, parse_measure, supported, use_trec_names
 
 #: the tools whose measure names each family declares (:class:`tierank.measures.base.FamilyNames`)
 Tool = Literal["trec_eval", "trec_eval_cut", "ir_measures", "ranx", "mteb", "sentence_transformers"]
@@ -448,6 +448,19 @@ def resolve(texts: Iterable[str | Measure] | str) -> list[Measure]:
     if isinstance(texts, (str, Measure)):
         texts = [texts]
     return plan(texts).measures
+
+
+class _Installed(TrecNames):
+    """This module's reading of trec_eval names, for :func:`tierank.measures.parse_measure(s)`."""
+
+    def is_trec(self, text: str) -> bool:
+        return is_trec(text)
+
+    def resolve(self, texts: list[str]) -> list[Measure]:
+        return resolve(texts)
+
+
+use_trec_names(_Installed())
 
 
 # -- reverse ---------------------------------------------------------------------------------------

@@ -57,6 +57,8 @@ class TieSummary(Mapping[str, Any]):
     (2, 3.0, 3)
     >>> t["share"], t == t.to_dict()
     (0.6, True)
+    >>> print(t)
+    {'docs': 5, 'queries': 2, 'queries_with_ties': 1, 'groups': 1, 'tied_docs': 3, 'largest': 3, 'share': 0.6}
     """
 
     docs: int = 0
@@ -134,6 +136,10 @@ class TieSummary(Mapping[str, Any]):
         ``candidates, tied, tied_share, tie_groups, mean_group, max_group``."""
         return {"candidates": self.docs, "tied": self.tied_docs, "tied_share": self.share,
                 "tie_groups": self.groups, "mean_group": self.mean_group, "max_group": self.largest_tie_group}
+
+    def __str__(self) -> str:
+        """As the dict of :meth:`to_dict` (what ``print(result.ties)`` showed when it was a dict)."""
+        return str(self.to_dict())
 
     # read-only mapping over the keys of to_dict (EvalResult.ties was a dict)
     def __getitem__(self, key: str) -> Any:
