@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -12,6 +13,7 @@ import pyarrow.compute as pc
 from .errors import Problem, TierankInputError
 from .io.convert import to_qrels, to_run
 from .io.model import Qrels, Run
+from .measures.base import Measure, Stats
 from .measures.linear import REL
 from .measures.names import plan as measure_plan
 from .results import EvalResult
@@ -46,7 +48,8 @@ def condense(run: Run, qrels: Qrels, negative_unjudged: bool = False) -> Run:
                rank=None if run.rank is None else run.rank[keep], source=run.source)
 
 
-def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "trec_eval", rel: int = 1,
+def evaluate(qrels: Any, run: Any, measures: Iterable[str | Measure] | str | Measure, *,
+             tie_break: str | TieBreak = "trec_eval", rel: int = 1,
              complete: bool = False, candidates_only: bool = False, unjudged: str = "nonrelevant",
              max_depth: int | None = None, samples: int = 1000, seed: int = 0,
              judged_only: bool = False) -> EvalResult:
@@ -65,7 +68,8 @@ def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "tre
         Measure strings as ir_measures writes them (``"nDCG@10"``, ``"RR"``, ...), or as
         trec_eval names them (``"map"``, ``"P.5,10"``, ``"ndcg_cut.10"``, the nicknames
         ``"official"`` and ``"all_trec"``; see :mod:`tierank.measures.names`).  trec_eval
-        measures tierank lacks are left out of a nickname with a :class:`UserWarning`.
+        measures tierank lacks are left out of a nickname with a :class:`UserWarning`.  Parsed
+        :class:`tierank.measures.Measure` objects are accepted too, alone or among the strings.
     tie_break
         Order used for the tie-oblivious value: ``"trec_eval"`` (docno descending,
         trec_eval's own), ``"input"`` (file order), ``"docno"`` (ascending), or
@@ -112,9 +116,7 @@ def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "tre
     0     R@3        1.0    0.7778  0.6667  1.0  0.2222  0.1571
     1     P@2        1.0    0.8333  0.5000  1.0  0.1667  0.2357
     """
-    if isinstance(measures, str):
-        measures = [measures]
-    resolved = measure_plan(measures)
+    resolved = measure_plan([measures] if isinstance(measures, (str, Measure)) else measures)
     for note in resolved.notes:
         warnings.warn(note, stacklevel=2)
     parsed = resolved.measures
@@ -163,16 +165,17 @@ def evaluate(qrels, run, measures: Iterable[str] | str, *, tie_break: str = "tre
         raise TierankInputError(
             f"no query of {r.source} is judged in {q.source}: nothing to evaluate "
             "(query ids must match exactly)")
-    stats = {m: m.compute(prep) for m in parsed}
-    bounds, residual = {}, {}
+    stats: dict[Measure, Stats] = {m: m.compute(prep) for m in parsed}
+    bounds: dict[Measure, tuple[np.ndarray, np.ndarray]] = {}
+    residual: dict[Measure, np.ndarray] = {}
     if unjudged == "bounds":
         bounds = {m: m.unjudged_bounds(prep, stats[m]) for m in parsed}
         residual = {m: res for m, res in ((m, m.residual(prep)) for m in parsed) if res is not None}
-    settings = {"tie_break": str(policy), "rel": rel, "complete": complete, "candidates_only": candidates_only,
+    settings: dict[str, Any] = {"tie_break": str(policy), "rel": rel, "complete": complete, "candidates_only": candidates_only,
                 "unjudged": unjudged, "run": r.source, "qrels": q.source}
     if judged_only:
         settings["judged_only"] = True
     if max_depth is not None:
         settings["max_depth"] = int(max_depth)
-    return EvalResult(measures=parsed, qids=prep.qids, stats=stats, ties=prep.tie_summary(), settings=settings,
+    return EvalResult(measures=parsed, qids=prep.qids, stats=stats, ties=prep.summary, settings=settings,
                       bounds=bounds, residual=residual)

@@ -15,13 +15,16 @@ other input, so a record or ``to_dict()`` key ``"all"`` is always the aggregate.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from .errors import TierankInputError
 from .io.readers import RESERVED_QID
-from .measures.base import Measure, Stats
+from .measures.base import Aggregate, Measure, Stats
+from .ties import TieSummary
 
 #: the ``query`` value of the aggregate records, reserved: no evaluated query may have this id
 AGGREGATE = RESERVED_QID
@@ -29,7 +32,7 @@ COLUMNS = ("oblivious", "expected", "min", "max", "range", "bias", "std")
 EXTRA = ("lower", "upper", "residual")
 
 
-def _none_if_nan(x: float) -> float | None:
+def _none_if_nan(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
@@ -42,19 +45,24 @@ class EvalResult:
     measures : list of Measure, in the order asked for
     qids : list of str, evaluated queries (sorted)
     stats : dict Measure -> Stats (per-query arrays)
-    ties : tie statistics of the evaluated documents
+    ties : TieSummary, tie statistics of the evaluated documents (a read-only mapping with the keys
+        ``docs, queries, queries_with_ties, groups, tied_docs, largest, share``; a dict given with
+        those keys is converted)
     settings : tie-break policy and query-set conventions used
     """
 
     measures: list[Measure]
     qids: list[str]
     stats: dict[Measure, Stats]
-    ties: dict
-    settings: dict = field(default_factory=dict)
-    bounds: dict = field(default_factory=dict)    # Measure -> (lower, upper), with unjudged="bounds"
-    residual: dict = field(default_factory=dict)  # Measure -> RBP residual, with unjudged="bounds"
+    ties: TieSummary
+    settings: dict[str, Any] = field(default_factory=dict)
+    bounds: dict[Measure, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # unjudged="bounds"
+    residual: dict[Measure, np.ndarray] = field(default_factory=dict)  # RBP residual, with unjudged="bounds"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        if not isinstance(self.ties, TieSummary):
+            ties: Mapping[str, Any] = self.ties
+            object.__setattr__(self, "ties", TieSummary.from_mapping(ties) if ties else TieSummary())
         if AGGREGATE in self.qids:
             raise TierankInputError(f"query id {AGGREGATE!r} is reserved for the aggregate records; rename "
                                     f"that query in {self.settings.get('run') or 'the run'} and "
@@ -92,11 +100,11 @@ class EvalResult:
             return pd.DataFrame(columns=["query", "measure", *self.columns])
         return pd.concat(frames, ignore_index=True)
 
-    def summary(self, m: Measure):
+    def summary(self, m: Measure) -> Aggregate:
         """The :class:`tierank.measures.Aggregate` of measure ``m`` (its family's summary over queries)."""
         return m.aggregate(self.stats[m])
 
-    def _aggregate_rows(self) -> list[dict]:
+    def _aggregate_rows(self) -> list[dict[str, Any]]:
         """One row per measure: the family's summary (:meth:`Measure.aggregate`; the mean, a sum for
         counts, trec_eval's geometric mean for gm_map) of each column."""
         rows = []
@@ -104,8 +112,8 @@ class EvalResult:
         for m in self.measures:
             t = self._table(m)
             a = self.summary(m)
-            row = {"query": AGGREGATE, "measure": str(m)}
-            agg = np.sum if m.is_count else np.mean
+            row: dict[str, Any] = {"query": AGGREGATE, "measure": str(m)}
+            agg = np.sum if m.aggregator == "sum" else np.mean
             for c in self.columns:
                 row[c] = float(agg(t[c])) if n and a.linear else float("nan")
             row.update(oblivious=a.oblivious, expected=a.expected, min=a.min, max=a.max, std=a.std)
@@ -114,7 +122,7 @@ class EvalResult:
             rows.append(row)
         return rows
 
-    def _labels(self, m: Measure, i: int | None = None) -> dict:
+    def _labels(self, m: Measure, i: int | None = None) -> dict[str, Any]:
         """``method`` for every record; with a sampled measure also ``samples``, ``seed`` and ``se``
         (per query, or of the summary when ``i`` is None)."""
         s = self.stats[m]
@@ -130,13 +138,13 @@ class EvalResult:
 
         return pd.DataFrame(self._aggregate_rows(), columns=["query", "measure", *self.columns])
 
-    def records(self, per_query: bool = True) -> list[dict]:
+    def records(self, per_query: bool = True) -> list[dict[str, Any]]:
         """jsonl-ready records: per-query rows (if asked) then the aggregate rows; NaN -> None.
 
         The aggregate records, and only they, have ``query == "all"`` (:data:`AGGREGATE`; no
         evaluated query may be called so).
         """
-        out = []
+        out: list[dict[str, Any]] = []
         if per_query:
             for m in self.measures:
                 cols = {c: v.tolist() for c, v in self._table(m).items()}
@@ -149,7 +157,7 @@ class EvalResult:
                         **self._labels(m)})
         return out
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Nested plain-Python view: ``{"all": {measure: {stat: value}}, qid: {...}, ...}``.
 
         ``"all"`` holds the aggregate (mean over queries; std of the mean) and is never a query
@@ -164,7 +172,7 @@ class EvalResult:
         """
         recs = self.records(per_query=True)
         n_agg = len(self.measures)
-        out: dict = {AGGREGATE: {}}
+        out: dict[str, Any] = {AGGREGATE: {}}
         for rec in recs[len(recs) - n_agg:]:
             out[AGGREGATE][rec["measure"]] = {c: rec[c] for c in self.columns}
         for rec in recs[:len(recs) - n_agg]:

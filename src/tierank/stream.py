@@ -287,13 +287,7 @@ def _combine(parts: list[EvalResult], measures, settings: dict) -> EvalResult:
                            se=se)
     bounds = {m: tuple(cat([p.bounds[m][i] for p in parts]) for i in (0, 1)) for m in parts[0].bounds}
     residual = {m: cat([p.residual[m] for p in parts]) for m in parts[0].residual}
-    t = [TieSummary(**p.ties) for p in parts]
-    docs = sum(x.docs for x in t)
-    tied = sum(x.tied_docs for x in t)
-    ties = TieSummary(docs=docs, queries=sum(x.queries for x in t),
-                      queries_with_ties=sum(x.queries_with_ties for x in t), groups=sum(x.groups for x in t),
-                      tied_docs=tied, largest=max((x.largest for x in t), default=0),
-                      share=tied / docs if docs else 0.0).to_dict()
+    ties = TieSummary.combine(p.ties for p in parts)
     return EvalResult(measures=list(measures), qids=[qids[i] for i in order], stats=stats, ties=ties,
                       settings=settings, bounds=bounds, residual=residual)
 
@@ -349,12 +343,12 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | 
     first (after a bad line the rest of the file is parsed, not evaluated, for its problems); a run
     not grouped by query is refused too (with its bad lines, if any: the duplicates of an ungrouped
     run whose first line is in another block are the one thing streaming cannot see)."""
-    from .measures import Measure, parse_measures
+    from .measures import parse_measures
 
     if kwargs.get("complete"):
         raise TierankInputError("iter_evaluate: complete=True needs the whole query set; use evaluate_stream")
     parsed = parse_measures([measures] if isinstance(measures, str) else list(measures))
-    whole = [str(m) for m in parsed if type(m).aggregate is not Measure.aggregate]
+    whole = [str(m) for m in parsed if not m.additive]
     if whole:
         raise TierankInputError(f"{', '.join(whole)}: the summary over queries is not a sum of per-query terms "
                                 "(it needs every query at once); evaluate it in memory (tierank.evaluate)")

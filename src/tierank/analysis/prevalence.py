@@ -19,7 +19,9 @@ Everything is vectorized over the whole run; documents are referred to by their 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from copy import deepcopy
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -27,23 +29,23 @@ import pyarrow.compute as pc
 
 from ..io.fingerprint import fingerprint, fingerprint_ids, pair_fingerprint
 from ..io.model import Run
-from ..ties import layout
+from ..ties import TieSummary, layout
 
 MAX_EXAMPLES = 5
 
 
 @dataclass(frozen=True)
 class RunTies:
-    """Tie statistics and ordering defects of one run."""
+    """Tie statistics and ordering defects of one run.
+
+    The tie counts are the run's :class:`tierank.ties.TieSummary` (:attr:`ties`), read under this
+    report's names (``queries``, ``docs``, ``queries_with_ties``, ``tie_groups``, ``docs_in_ties``,
+    ``docs_tied_with_predecessor``: :meth:`TieSummary.prevalence_fields`).
+    """
 
     name: str
-    queries: int
-    docs: int
-    queries_with_ties: int
-    tie_groups: int
-    docs_in_ties: int
-    docs_tied_with_predecessor: int
-    largest_groups: list = field(default_factory=list)  # [{"query", "score", "size"}]
+    ties: TieSummary
+    largest_groups: list[dict[str, Any]] = field(default_factory=list)  # [{"query", "score", "size"}]
     contradictions: int = 0
     queries_with_contradictions: int = 0
     score_order_violations: int = 0
@@ -51,10 +53,36 @@ class RunTies:
     rank_order_violations: int = 0
     duplicates: int = 0
     queries_with_duplicates: int = 0
-    examples: dict = field(default_factory=dict)  # defect -> [{"query", "row", ...}]
+    examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # defect -> [{"query", "row", ...}]
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+    @property
+    def queries(self) -> int:
+        return self.ties.queries
+
+    @property
+    def docs(self) -> int:
+        return self.ties.docs
+
+    @property
+    def queries_with_ties(self) -> int:
+        return self.ties.queries_with_ties
+
+    @property
+    def tie_groups(self) -> int:
+        return self.ties.groups
+
+    @property
+    def docs_in_ties(self) -> int:
+        return self.ties.tied_docs
+
+    @property
+    def docs_tied_with_predecessor(self) -> int:
+        return self.ties.tied_with_predecessor
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, **self.ties.prevalence_fields()}
+        out.update((f.name, deepcopy(getattr(self, f.name))) for f in fields(self) if f.name not in ("name", "ties"))
+        return out
 
 
 @dataclass(frozen=True)
@@ -138,12 +166,7 @@ def analyze_run(run: Run, name: str | None = None, top: int = 5) -> RunTies:
 
     return RunTies(
         name=name or run.source,
-        queries=ties.queries,
-        docs=n,
-        queries_with_ties=ties.queries_with_ties,
-        tie_groups=ties.groups,
-        docs_in_ties=ties.tied_docs,
-        docs_tied_with_predecessor=ties.tied_with_predecessor,
+        ties=ties,
         largest_groups=largest,
         contradictions=int(contra.sum()),
         queries_with_contradictions=int(len(np.unique(qi[contra_rows]))),
@@ -171,16 +194,16 @@ def analyze(runs: dict[str, Run], top: int = 5) -> TieReport:
     system-topic combinations and documents affected)."""
     stats = [analyze_run(r, name, top) for name, r in runs.items()]
     nsys = len(stats)
-    topics = sum(s.queries for s in stats)
-    docs = sum(s.docs for s in stats)
+    every = TieSummary.combine(s.ties for s in stats)
+    topics, docs = every.queries, every.docs
     summary = {
         "systems": nsys,
         "system_topics": topics,
         "docs": docs,
         "tied_scores": {
-            "systems_pct": _pct(sum(s.tie_groups > 0 for s in stats), nsys),
-            "system_topics_pct": _pct(sum(s.queries_with_ties for s in stats), topics),
-            "docs_pct": _pct(sum(s.docs_tied_with_predecessor for s in stats), docs),
+            "systems_pct": _pct(sum(s.ties.groups > 0 for s in stats), nsys),
+            "system_topics_pct": _pct(every.queries_with_ties, topics),
+            "docs_pct": _pct(every.tied_with_predecessor, docs),
         },
         "rank_score_contradictions": {
             "systems_pct": _pct(sum(s.contradictions > 0 for s in stats), nsys),

@@ -199,7 +199,7 @@ def _auto_jobs(path: Path, measures: list) -> int | None:
 
     from ..io import lexer
     from ..io.columnar import is_columnar
-    from ..measures import Measure, parse_measures
+    from ..measures import parse_measures
 
     if not path.is_file() or is_columnar(str(path)):
         return None
@@ -210,7 +210,7 @@ def _auto_jobs(path: Path, measures: list) -> int | None:
         return None  # the reader reports it, with the file's name
     if path.stat().st_size * (4 if gz else 1) <= AUTO_STREAM_BYTES:
         return None
-    if any(type(m).aggregate is not Measure.aggregate for m in parse_measures(measures)):
+    if any(not m.additive for m in parse_measures(measures)):
         return None
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 

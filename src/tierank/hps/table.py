@@ -31,9 +31,7 @@ def tie_stats(run) -> dict:
     """
     from tierank.ties import RunLayout, layout
 
-    t = (run if isinstance(run, RunLayout) else layout(run)).summary
-    return {"candidates": t.docs, "tied": t.tied_docs, "tied_share": t.share, "tie_groups": t.groups,
-            "mean_group": t.mean_group, "max_group": t.largest_tie_group}
+    return (run if isinstance(run, RunLayout) else layout(run)).summary.table1_fields()
 
 
 def _aggregates(result) -> dict[str, dict]:

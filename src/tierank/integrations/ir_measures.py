@@ -55,6 +55,7 @@ from ..io.convert import to_qrels, to_run
 from ..io.model import Qrels, Run
 from ..measures.base import Measure as TierankMeasure
 from ..measures.base import parse_measure
+from ..measures.names import family_names
 from . import require
 
 _irm = require("ir_measures")
@@ -63,6 +64,9 @@ from ir_measures.util import Metric, QrelsConverter, RunConverter  # noqa: E402
 
 #: statistics a provider can report per query
 STATS = ("expected", "min", "max", "std", "oblivious")
+#: ir_measures family name -> tierank family, from the families' declared names (``Measure.names.ir_measures``;
+#: tierank's names follow ir_measures, so each is its own); a name not here is read as tierank's own
+FAMILIES = family_names("ir_measures")
 
 
 def tierank_measure(measure) -> TierankMeasure | None:
@@ -74,8 +78,12 @@ def tierank_measure(measure) -> TierankMeasure | None:
     >>> str(tierank_measure(nDCG@10)), str(tierank_measure(AP(rel=2))), tierank_measure(infAP)
     ('nDCG@10', 'AP(rel=2)', None)
     """
+    text = str(measure)
+    head = text.split("(", 1)[0].split("@", 1)[0]
+    if head in FAMILIES:
+        text = FAMILIES[head] + text[len(head):]
     try:
-        return parse_measure(str(measure))
+        return parse_measure(text)
     except TierankInputError:
         return None
 

@@ -60,12 +60,14 @@ from ..io.model import Run
 from ..io.readers import RESERVED_QID, RESERVED_REASON
 from ..io.strict_json import lone_surrogate
 from ..measures.base import Measure, parse_measure
+from ..measures.names import family_names
 
 __all__ = ["FAMILIES", "DEFAULT_METRICS", "tierank_measure", "load_predictions", "read_predictions", "load_qrels",
            "evaluate_predictions", "TieAwareScores", "tie_aware"]
 
-#: MTEB metric family (``{family}_at_{k}``) -> tierank family
-FAMILIES = {"ndcg": "nDCG", "map": "AP", "recall": "R", "precision": "P", "mrr": "RR", "hit_rate": "Success"}
+#: MTEB metric family (``{family}_at_{k}``) -> tierank family, from the families' declared MTEB names
+#: (``Measure.names.mteb``), in the order of MTEB's score dict
+FAMILIES = family_names("mteb", ("ndcg", "map", "recall", "precision", "mrr", "hit_rate"))
 #: MTEB's ``accuracy`` key is its ``recall_at_1`` (``make_score_dict``)
 ALIASES = {"accuracy": "R@1"}
 #: what :func:`evaluate_predictions` and ``tierank mteb`` report when no measure is given

@@ -48,13 +48,16 @@ from ..io.convert import to_qrels as _to_qrels
 from ..io.convert import to_run as _to_run
 from ..io.model import Qrels, Run
 from ..measures.base import Measure, parse_measure
+from ..measures.names import family_names
 from . import require
 
 require("ranx")
 
-#: ranx metric name -> tierank family
-FAMILIES = {"ndcg": "nDCG", "mrr": "RR", "map": "AP", "precision": "P", "recall": "R",
-            "hit_rate": "Success", "hits": "Hits", "r-precision": "Rprec", "f1": "F1", "bpref": "Bpref"}
+#: ranx metric name -> tierank family, from the families' declared ranx names (``Measure.names.ranx``),
+#: in the order this module lists them; ``rbp`` is written with its persistence (``rbp.95``), read apart
+FAMILIES = {name: fam for name, fam in family_names(
+    "ranx", ("ndcg", "mrr", "map", "precision", "recall", "hit_rate", "hits", "r-precision", "f1", "bpref")).items()
+    if name != "rbp"}
 #: statistics over tie orderings :func:`scores` and :func:`compare` can report
 STATS = ("expected", "min", "max", "oblivious")
 _NAME = re.compile(r"^(?P<name>[a-z][a-z0-9_\-]*?)(?:\.(?P<p>\d+))?(?:@(?P<k>\d+))?(?:-l(?P<rel>\d+))?$")

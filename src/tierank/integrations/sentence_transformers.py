@@ -58,6 +58,7 @@ import pyarrow as pa
 from ..errors import TierankInputError
 from ..evaluate import evaluate
 from ..io.convert import to_qrels, to_run
+from ..measures.names import family_names
 from . import require
 
 require("sentence_transformers")
@@ -68,6 +69,10 @@ from sentence_transformers.sentence_transformer.evaluation import InformationRet
 __all__ = ["TieAwareInformationRetrievalEvaluator", "TieAwareCrossEncoderRerankingEvaluator"]
 
 logger = logging.getLogger(__name__)
+
+#: sentence-transformers' metric family (``ndcg`` in ``ndcg@10``) -> tierank family, from the families'
+#: declared names (``Measure.names.sentence_transformers``)
+FAMILIES = family_names("sentence_transformers")
 STATS = (("", "expected"), ("_min", "min"), ("_max", "max"))
 
 
@@ -103,17 +108,18 @@ class TieAwareInformationRetrievalEvaluator(InformationRetrievalEvaluator):
 
     def _measures(self) -> dict[tuple[str, int], str]:
         out = {}
+        f = FAMILIES
         for k in self.accuracy_at_k:
-            out[("accuracy@k", k)] = f"Success@{k}"
+            out[("accuracy@k", k)] = f"{f['accuracy']}@{k}"
         for k in self.precision_recall_at_k:
-            out[("precision@k", k)] = f"P@{k}"
-            out[("recall@k", k)] = f"R@{k}"
+            out[("precision@k", k)] = f"{f['precision']}@{k}"
+            out[("recall@k", k)] = f"{f['recall']}@{k}"
         for k in self.mrr_at_k:
-            out[("mrr@k", k)] = f"RR@{k}"
+            out[("mrr@k", k)] = f"{f['mrr']}@{k}"
         for k in self.ndcg_at_k:
-            out[("ndcg@k", k)] = f"nDCG@{k}"
+            out[("ndcg@k", k)] = f"{f['ndcg']}@{k}"
         for k in self.map_at_k:
-            out[("map@k", k)] = f"AP@{k}"
+            out[("map@k", k)] = f"{f['map']}@{k}"
         return out
 
     def _chunk(self, corpus_model, corpus_embeddings, start: int, end: int):
@@ -274,7 +280,8 @@ class TieAwareCrossEncoderRerankingEvaluator(CrossEncoderRerankingEvaluator):
     def _means(self, lists, scores=None):
         """{key: mean over ``lists``} of E/min/max, and the EvalResult (None without candidates)."""
         k, n = self.at_k, len(lists)
-        keys = {"map": "AP", f"mrr@{k}": f"RR@{k}", f"ndcg@{k}": f"nDCG@{k}"}
+        f = FAMILIES
+        keys = {"map": f["map"], f"mrr@{k}": f"{f['mrr']}@{k}", f"ndcg@{k}": f"{f['ndcg']}@{k}"}
         if all(x is None for x in lists):
             return {key + s: 0.0 for key in keys for s, _ in STATS}, None
         run, qrels = self._flat(lists, scores)

@@ -59,7 +59,7 @@ def render(result, fmt: str, per_query: bool, **trec) -> str:
     if fmt == "json":
         doc = {
             "settings": result.settings,
-            "ties": result.ties,
+            "ties": dict(result.ties),
             "aggregate": [r for r in recs if r["query"] == "all"],
         }
         if per_query:

@@ -8,7 +8,7 @@ family implements is :class:`tierank.measures.base.Measure`; shared numeric
 helpers are in :mod:`tierank.measures.kernels`.
 """
 
-from . import ap, bpref, counts, err, gmap, iprec, linear, rank, sampling  # noqa: F401  (registration)  # noqa: F401  (registration)  # noqa: F401  (registration; iprec and gmap import .linear and .sampling)
+from . import ap, bpref, counts, err, gmap, iprec, linear, names, rank, sampling  # noqa: F401  (registration; names: trec_eval's names for parse_measure)
 from .base import (
                    MAX_CUTOFF,
                    REGISTRY,

@@ -41,7 +41,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Measure, Stats, register
+from ..ties import Prepared, Which
+from .base import FamilyNames, Measure, Stats, register
 from .kernels import (
     centered,
     central_moments,
@@ -60,16 +61,17 @@ class AP(Measure):
     """Average precision (trec_eval map; with @k, map_cut_k)."""
 
     family = "AP"
+    names = FamilyNames(trec_eval="map", trec_eval_cut="map_cut", ranx="map", mteb="map", sentence_transformers="map")
     description = "average precision, normalised by N+ (trec_eval map / map_cut)"
     schema = (REL,)
     bounds_refusal = ("an unjudged document assumed relevant raises N+ and can lower AP, so neither "
                       "assumption bounds it (Yang, Moffat & Turpin, sec. 2)")
 
-    def _rows(self, prep):
+    def _rows(self, prep: Prepared):
         k = prep.cut(self.k)
         return np.flatnonzero(prep.pos < k) if np.isfinite(k) else np.arange(prep.n)
 
-    def stats(self, prep) -> Stats:
+    def stats(self, prep: Prepared) -> Stats:
         rows = self._rows(prep)
         qi = prep.qi[rows]
         pos1 = prep.pos[rows] + 1.0
@@ -78,7 +80,7 @@ class AP(Measure):
         qfirst = segment_firsts(qi)
         qlen = np.diff(np.append(qfirst, len(rows)))
 
-        def value(which: str) -> np.ndarray:
+        def value(which: Which) -> np.ndarray:
             a = prep.arrangement(which, "rel", self.level)[rows].astype(np.float64)
             cs = np.cumsum(a)
             base = np.repeat(cs[qfirst] - a[qfirst], qlen)

@@ -29,14 +29,59 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 import numpy as np
 
 from ..errors import TierankInputError, quote
+from ..ties import Prepared
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 #: largest cutoff accepted (positions and cutoffs stay exact in float64 and int64)
 MAX_CUTOFF = 2 ** 53
+
+
+#: how a family summarises its per-query values over queries (:attr:`Measure.aggregator`):
+#: ``mean`` and ``sum`` are additive (a batch of queries at a time gives the same summary: streaming
+#: may evaluate them), ``geometric_mean`` needs every query at once
+Aggregator = Literal["mean", "sum", "geometric_mean"]
+AGGREGATORS: tuple[str, ...] = get_args(Aggregator)
+ADDITIVE: frozenset[str] = frozenset({"mean", "sum"})
+
+
+@dataclass(frozen=True)
+class FamilyNames:
+    """The names of a measure family in the tools tierank reads and writes (:attr:`Measure.names`);
+    the name tables of :mod:`tierank.measures.names` and of the adapters in :mod:`tierank.integrations`
+    are derived from these (:func:`external_names`).  None: the tool has no such measure.
+
+    Attributes
+    ----------
+    trec_eval : str or None
+        trec_eval's name of the family without a cutoff (``map``), printed as is.
+    trec_eval_cut : str or None
+        trec_eval's name of the family at rank cutoffs (``map_cut``: ``map_cut.10`` asks, ``map_cut_10`` prints).
+    trec_eval_cutoffs : tuple of int
+        trec_eval's default cutoffs of :attr:`trec_eval_cut` (empty: its long list 5, 10, ..., 1000).
+    ir_measures : str or None
+        ir_measures' family name; "" (the default): the tierank family name, which follows ir_measures.
+    ranx : str or None
+        ranx's metric name (``ndcg``, written ``ndcg@10``, ``ndcg@10-l2``).
+    mteb : str or None
+        the family in MTEB's retrieval keys (``ndcg`` in ``ndcg_at_10``).
+    sentence_transformers : str or None
+        the family in sentence-transformers' evaluator keys (``ndcg`` in ``ndcg@10``).
+    """
+
+    trec_eval: str | None = None
+    trec_eval_cut: str | None = None
+    trec_eval_cutoffs: tuple[int, ...] = ()
+    ir_measures: str | None = ""
+    ranx: str | None = None
+    mteb: str | None = None
+    sentence_transformers: str | None = None
 
 
 @dataclass(frozen=True)
@@ -188,7 +233,12 @@ class Measure:
     ``cutoff_required``, ``cutoff_allowed``
         whether ``@k`` must / may be given;
     ``bounds_refusal``
-        why ``unjudged="bounds"`` is refused for the family (None: supported).
+        why ``unjudged="bounds"`` is refused for the family (None: supported);
+    ``aggregator``
+        its summary over queries (:data:`Aggregator`): ``mean`` (the default), ``sum`` (counts) or
+        ``geometric_mean``; a family whose summary is not additive overrides :meth:`aggregate` too;
+    ``names``
+        its names in trec_eval, ir_measures, ranx, MTEB and sentence-transformers (:class:`FamilyNames`).
 
     Hooks (override where the default does not fit): :meth:`stats` (required),
     :meth:`depth`, :meth:`unjudged_bounds`, :meth:`residual`, :meth:`validate`.
@@ -207,6 +257,10 @@ class Measure:
     is_count: ClassVar[bool] = False
     #: trec_eval prints it only in the summary (``all``), e.g. ``num_q``, ``gm_map``
     summary_only: ClassVar[bool] = False
+    #: the summary over queries (:data:`Aggregator`); ``mean`` and ``sum`` are additive
+    aggregator: ClassVar[Aggregator] = "mean"
+    #: the family's names in other tools (:class:`FamilyNames`)
+    names: ClassVar[FamilyNames] = FamilyNames()
 
     params: tuple[tuple[str, Any], ...] = ()
     cutoff: int | float | None = None
@@ -231,20 +285,20 @@ class Measure:
         """Raise :class:`TierankInputError` for parameter combinations the schema cannot
         express (each parameter's own range is checked from :attr:`schema` before)."""
 
-    def stats(self, prep) -> Stats:  # pragma: no cover - abstract
+    def stats(self, prep: Prepared) -> Stats:  # pragma: no cover - abstract
         """Per-query :class:`Stats` over the tie orderings of ``prep`` (a
         :class:`tierank.ties.Prepared`): oblivious value under the policy, exact
         expectation, min, max and variance.  Variances must be exactly 0 for queries
         whose value no ordering changes (use :mod:`tierank.measures.kernels`)."""
         raise NotImplementedError
 
-    def depth(self, nrel) -> float | np.ndarray:
+    def depth(self, nrel: Callable[[int | None], np.ndarray]) -> float | np.ndarray:
         """Ranks this measure reads (exclusive bound), scalar or per query; ``nrel(level)``
         gives N+ per query.  Ranks past every measure's depth are dropped before
         evaluation (whole tie groups kept).  Default: the cutoff (inf without one)."""
         return self.k
 
-    def unjudged_bounds(self, prep, stats: Stats) -> tuple[np.ndarray, np.ndarray]:
+    def unjudged_bounds(self, prep: Prepared, stats: Stats) -> tuple[np.ndarray, np.ndarray]:
         """Attained (lower, upper) per query over tie orderings and every relevance of the
         unjudged retrieved documents.  The default serves measures monotone in relevance with
         no dependence on N+: lower = min with unjudged non-relevant, upper = max with unjudged
@@ -256,33 +310,40 @@ class Measure:
     def aggregate(self, stats: Stats) -> Aggregate:
         """Summary over the queries of ``stats``.  Default: the mean of each statistic, with
         ``std`` that of the mean, exact because orderings in different queries are independent:
-        ``sqrt(sum_q Var_q) / n``.  Counts (:attr:`is_count`) sum instead (``std``
-        ``sqrt(sum_q Var_q)``).  A family whose summary is not a mean (e.g. a geometric mean)
-        overrides this."""
+        ``sqrt(sum_q Var_q) / n``.  Families with :attr:`aggregator` ``sum`` (counts) sum instead
+        (``std`` ``sqrt(sum_q Var_q)``).  A family whose summary is neither (e.g. a geometric mean)
+        declares its :attr:`aggregator` and overrides this."""
         n = len(stats.expected)
         if n == 0:
             nan = float("nan")
             return Aggregate(nan, nan, nan, nan, nan, stats.method)
-        div = 1 if self.is_count else n
-        agg = np.sum if self.is_count else np.mean
+        summed = self.aggregator == "sum"
+        div = 1 if summed else n
+        agg = np.sum if summed else np.mean
         se = None if stats.se is None else float(np.sqrt(np.sum(stats.se ** 2)) / div)
         return Aggregate(float(agg(stats.oblivious)), float(agg(stats.expected)), float(agg(stats.min)),
                          float(agg(stats.max)), float(np.sqrt(np.sum(stats.var)) / div), stats.method, se)
 
-    def sampling(self, stats: Stats) -> dict:
+    @property
+    def additive(self) -> bool:
+        """Whether the summary over queries is additive (:attr:`aggregator` ``mean`` or ``sum``): the
+        summary of batches of queries evaluated apart is that of the whole (streaming needs it)."""
+        return self.aggregator in ADDITIVE
+
+    def sampling(self, stats: Stats) -> dict[str, Any]:
         """The labels of how ``stats`` were obtained, for records: ``{"method": "exact"}`` or
         ``{"method": "sampled", "samples": N, "seed": S}``."""
         if stats.method == "exact":
             return {"method": "exact"}
         return {"method": stats.method, "samples": stats.samples, "seed": stats.seed}
 
-    def residual(self, prep) -> np.ndarray | None:
+    def residual(self, prep: Prepared) -> np.ndarray | None:
         """Per-query residual (the weight the unjudged and unretrieved documents could add),
         reported with ``unjudged="bounds"``; None (the default) when the family has none."""
         return None
 
     # -- engine --------------------------------------------------------------------------
-    def compute(self, prep) -> Stats:
+    def compute(self, prep: Prepared) -> Stats:
         """:meth:`stats`, settled (:meth:`Stats.settled`).  What the engine calls."""
         return self.stats(prep).settled()
 
@@ -290,6 +351,13 @@ class Measure:
     def level(self) -> int | None:
         """Relevance threshold of a binary measure (None: the evaluation's default)."""
         return dict(self.params).get("rel")
+
+    @property
+    def required_cutoff(self) -> int | float:
+        """The ``@`` value of a family that requires one (:attr:`cutoff_required`: never None)."""
+        if self.cutoff is None:
+            raise ValueError(f"{self}: the family {self.family} needs a cutoff")
+        return self.cutoff
 
     @property
     def k(self) -> float:
@@ -316,7 +384,9 @@ def _split_top(args: str, shown: str) -> list[str]:
     >>> _split_top("gains={0:0,1:1},dcg='a,b', judged_only=True", "m")
     ['gains={0:0,1:1}', "dcg='a,b'", ' judged_only=True']
     """
-    items, depth, quote_ch, cur = [], 0, None, []
+    items: list[str] = []
+    depth, quote_ch = 0, None
+    cur: list[str] = []
     for ch in args:
         if quote_ch:
             quote_ch = None if ch == quote_ch else quote_ch
@@ -386,6 +456,9 @@ def register(cls: type[Measure], aliases: tuple[str, ...] = ()) -> type[Measure]
     names = (cls.family, *aliases)
     if not cls.family or not all(_NAME_RE.fullmatch(n) for n in names):
         raise ValueError(f"measure class {cls.__name__}: names {names!r} must match {_NAME_RE.pattern}")
+    if cls.aggregator not in AGGREGATORS:
+        raise ValueError(f"measure class {cls.__name__}: aggregator {cls.aggregator!r} is not one of "
+                         f"{', '.join(AGGREGATORS)}")
     for name in names:
         taken = REGISTRY.get(name)
         if taken is not None and taken is not cls:
@@ -430,9 +503,7 @@ def parse_measure(text: str | Measure) -> Measure:
     try:
         return _parse_ir_measures(text)
     except TierankInputError as e:
-        from .names import is_trec
-
-        if not is_trec(text):
+        if not _TREC.is_trec(text):
             raise
         first = e
     found = _trec_measures(text)
@@ -442,12 +513,31 @@ def parse_measure(text: str | Measure) -> Measure:
     return found[0]
 
 
+class TrecNames:
+    """trec_eval's names as :func:`parse_measure` and :func:`parse_measures` read them: installed by
+    :mod:`tierank.measures.names` (:func:`use_trec_names`), which imports this module; until then no
+    text is a trec_eval name."""
+
+    def is_trec(self, text: str) -> bool:
+        return False
+
+    def resolve(self, texts: list[str]) -> list[Measure]:  # pragma: no cover - never called before install
+        raise TierankInputError(f"trec_eval names are not available: {', '.join(map(quote, texts))}")
+
+
+_TREC = TrecNames()
+
+
+def use_trec_names(names: TrecNames) -> None:
+    """Install the reader of trec_eval's names (:mod:`tierank.measures.names` does, on import)."""
+    global _TREC
+    _TREC = names
+
+
 def _trec_measures(text: str) -> list[Measure]:
     """The measures a trec_eval name asks for, through :func:`tierank.measures.names.resolve` (the
     path of :func:`tierank.evaluate`'s ``-m``)."""
-    from .names import resolve
-
-    return resolve([text])
+    return _TREC.resolve([text])
 
 
 def _parse_ir_measures(text: str) -> Measure:
@@ -512,10 +602,8 @@ def parse_measures(texts: Iterable[str | Measure]) -> list[Measure]:
         try:
             parsed.append(parse_measure(m))
         except TierankInputError as e:
-            from .names import is_trec
-
             err = e
-            if isinstance(m, str) and is_trec(m):  # a trec_eval name of several measures (P.5,10; official)
+            if isinstance(m, str) and _TREC.is_trec(m):  # a trec_eval name of several measures (P.5,10; official)
                 try:
                     parsed.extend(_trec_measures(m))
                     continue

@@ -43,7 +43,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Measure, Stats, register
+from ..ties import Prepared
+from .base import FamilyNames, Measure, Stats, register
 from .kernels import centered, log_factorials, ratio
 from .linear import REL
 
@@ -55,12 +56,13 @@ class Bpref(Measure):
     """Binary preference (trec_eval bpref): judged non-relevant documents above each relevant one."""
 
     family = "Bpref"
+    names = FamilyNames(trec_eval="bpref", ranx="bpref")
     description = "binary preference (trec_eval bpref): judged documents only, unjudged skipped"
     schema = (REL,)
     cutoff_allowed = False
     bounds_refusal = "bpref skips unjudged documents by definition (it is already their bound)"
 
-    def _classes(self, prep):
+    def _classes(self, prep: Prepared):
         level = prep.rel_level if self.level is None else self.level
         g = np.nan_to_num(prep.grade, nan=-np.inf)
         rel = g >= max(level, 0)
@@ -76,7 +78,7 @@ class Bpref(Measure):
         """f(n) = 1 - min(n, R) / D (1 for n = 0)."""
         return 1.0 - ratio(np.minimum(n, R), D)
 
-    def stats(self, prep) -> Stats:
+    def stats(self, prep: Prepared) -> Stats:
         rel, non, R, D = self._classes(prep)
         cut = prep.cut(float("inf"))
         inside = prep.pos < cut

@@ -21,10 +21,12 @@ quadratic in :math:`h`, sums over the hypergeometric law of that one group (exac
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import ClassVar
 
 import numpy as np
 
-from .base import Measure, Param, Stats, register
+from ..ties import Prepared
+from .base import FamilyNames, Measure, Param, Stats, register
 from .kernels import group_counts, log_factorials, ratio
 from .linear import REL, Linear
 
@@ -41,12 +43,14 @@ class NumQ(Measure):
     """Number of queries evaluated (trec_eval num_q): 1 per query, summed."""
 
     family = "NumQ"
+    names = FamilyNames(trec_eval="num_q")
+    aggregator = "sum"
     description = "number of queries evaluated (a count, summed)"
     cutoff_allowed = False
     is_count = True
     summary_only = True
 
-    def stats(self, prep) -> Stats:
+    def stats(self, prep: Prepared) -> Stats:
         return _constant(np.ones(prep.nq))
 
 
@@ -55,11 +59,13 @@ class NumRet(Measure):
     """Documents retrieved (trec_eval num_ret), after the depth limit."""
 
     family = "NumRet"
+    names = FamilyNames(trec_eval="num_ret")
+    aggregator = "sum"
     description = "documents retrieved (a count; after the depth limit -M)"
     cutoff_allowed = False
     is_count = True
 
-    def stats(self, prep) -> Stats:
+    def stats(self, prep: Prepared) -> Stats:
         return _constant(prep.qret)
 
 
@@ -68,12 +74,14 @@ class NumRel(Measure):
     """Relevant documents in the qrels (trec_eval num_rel, N+)."""
 
     family = "NumRel"
+    names = FamilyNames(trec_eval="num_rel")
+    aggregator = "sum"
     description = "relevant documents judged for the query, N+ (a count)"
     schema = (REL,)
     cutoff_allowed = False
     is_count = True
 
-    def stats(self, prep) -> Stats:
+    def stats(self, prep: Prepared) -> Stats:
         return _constant(prep.nrel(self.level))
 
 
@@ -81,9 +89,9 @@ class _Set(Linear):
     """Order-free counts over the documents retrieved (up to the depth limit): weight 1 each."""
 
     cutoff_allowed = False
-    schema = (REL,)
+    schema: ClassVar[tuple[Param, ...]] = (REL,)
 
-    def weights(self, prep, rows):
+    def weights(self, prep: Prepared, rows: np.ndarray):
         return np.ones(len(rows))
 
 
@@ -92,6 +100,8 @@ class NumRelRet(_Set):
     """Relevant documents retrieved (trec_eval num_rel_ret)."""
 
     family = "NumRelRet"
+    names = FamilyNames(trec_eval="num_rel_ret")
+    aggregator = "sum"
     description = "relevant documents retrieved (a count)"
     is_count = True
 
@@ -101,11 +111,13 @@ class NumNonRelJudgedRet(_Set):
     """Judged non-relevant documents retrieved (trec_eval num_nonrel_judged_ret: 0 <= grade < rel)."""
 
     family = "NumNonRelJudgedRet"
+    names = FamilyNames(trec_eval="num_nonrel_judged_ret", ir_measures=None)
+    aggregator = "sum"
     description = "judged non-relevant documents retrieved (a count)"
     is_count = True
     bounds_refusal = "it counts judged documents only"
 
-    def values(self, prep):
+    def values(self, prep: Prepared):
         level = prep.rel_level if self.level is None else self.level
         g = np.nan_to_num(prep.grade, nan=-np.inf)
         return ((g >= 0) & (g < level)).astype(np.float64)
@@ -116,9 +128,10 @@ class SetP(_Set):
     """Set precision (trec_eval set_P): relevant retrieved / retrieved."""
 
     family = "SetP"
+    names = FamilyNames(trec_eval="set_P")
     description = "set precision: relevant retrieved / retrieved (trec_eval set_P)"
 
-    def denominator(self, prep):
+    def denominator(self, prep: Prepared):
         return prep.qret
 
 
@@ -127,10 +140,11 @@ class SetR(_Set):
     """Set recall (trec_eval set_recall): relevant retrieved / N+."""
 
     family = "SetR"
+    names = FamilyNames(trec_eval="set_recall")
     description = "set recall: relevant retrieved / N+ (trec_eval set_recall)"
     bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
 
-    def denominator(self, prep):
+    def denominator(self, prep: Prepared):
         return prep.nrel(self.level)
 
 
@@ -139,17 +153,18 @@ class SetF(_Set):
     """Set F (trec_eval set_F): (x+1) P R / (x P + R) = (x+1) h / (x N+ + n)."""
 
     family = "SetF"
+    names = FamilyNames(trec_eval="set_F")
     description = "set F: (beta+1) P R / (beta P + R) over the retrieved set (trec_eval set_F)"
     schema = (Param("beta", float, 1.0, "weight of recall relative to precision", low=0.0), REL)
     bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
 
-    def weights(self, prep, rows):
+    def weights(self, prep: Prepared, rows: np.ndarray):
         return np.full(len(rows), self.param("beta") + 1.0)
 
-    def denominator(self, prep):
+    def denominator(self, prep: Prepared):
         return self.param("beta") * prep.nrel(self.level) + prep.qret
 
-    def stats(self, prep) -> Stats:
+    def stats(self, prep: Prepared) -> Stats:
         """The Linear statistics; the values of single orderings (oblivious, min, max) are computed as
         trec_eval computes them (m_set_F.c: P = h/n, R = h/N+, then (x+1) P R / (R + x P), in doubles),
         so that a value on a printed rounding tie (118/320 = 0.36875) prints trec_eval's digit.  A value
@@ -172,12 +187,13 @@ class SetAP(Measure):
     """Unranked set average precision (trec_eval set_map): h^2 / (n N+)."""
 
     family = "SetAP"
+    names = FamilyNames(trec_eval="set_map")
     description = "set average precision: (relevant retrieved)^2 / (retrieved x N+) (trec_eval set_map)"
     schema = (REL,)
     cutoff_allowed = False
     bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
 
-    def stats(self, prep) -> Stats:
+    def stats(self, prep: Prepared) -> Stats:
         h = NumRelRet(params=(("rel", self.level),)).stats(prep)
         den = prep.qret.astype(np.float64) * prep.nrel(self.level)
         # h = h0 + H: H from the (at most one) group straddling the depth limit, hypergeometric

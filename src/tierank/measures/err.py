@@ -45,6 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TierankInputError
+from ..ties import Prepared, Which
 from .base import Measure, Param, Stats, register
 from .kernels import log_factorials, segment_cumsum
 
@@ -63,11 +64,11 @@ class ERR(Measure):
     schema = (Param("max_grade", int, 4, "largest grade (gdeval's MAX_JUDGMENT)", low=1, high=60),)
     bounds_refusal = "an unjudged document's grade is unknown, and ERR has no bound short of the largest grade"
 
-    def _r(self, prep, gain: np.ndarray) -> np.ndarray:
+    def _r(self, prep: Prepared, gain: np.ndarray) -> np.ndarray:
         gmax = self.param("max_grade")
         return (np.exp2(gain) - 1.0) / 2.0 ** gmax
 
-    def stats(self, prep) -> Stats:
+    def stats(self, prep: Prepared) -> Stats:
         gmax = self.param("max_grade")
         k = prep.cut(self.k)
         rows = np.flatnonzero(prep.pos < k) if np.isfinite(k) else np.arange(prep.n)
@@ -78,7 +79,7 @@ class ERR(Measure):
         qi = prep.qi[rows]
         w = 1.0 / (prep.pos[rows] + 1.0)
 
-        def value(which: str) -> np.ndarray:
+        def value(which: Which) -> np.ndarray:
             r = self._r(prep, prep.arrangement(which, "gain")[rows])
             lq = np.log1p(-r)
             decay = np.exp(segment_cumsum(lq, qi) - lq) if len(rows) else lq
@@ -128,7 +129,7 @@ def _lcomb(lf, n, k):
     return np.where(ok, lf[nn] - lf[kk] - lf[nn - kk], -np.inf)
 
 
-def _group_moments(prep, mg, m, c, T, r_all) -> tuple[np.ndarray, np.ndarray]:
+def _group_moments(prep: Prepared, mg, m, c, T, r_all) -> tuple[np.ndarray, np.ndarray]:
     """E[X_G] and E[X_G^2] of each mixed group ``mg`` (module docstring)."""
     ex = np.zeros(len(mg))
     ex2 = np.zeros(len(mg))

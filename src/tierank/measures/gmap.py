@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Aggregate, Measure, Stats, register
+from ..ties import Prepared
+from .base import Aggregate, FamilyNames, Measure, Stats, register
 from .kernels import ratio
 from .linear import REL
 from .sampling import Draws, fixed_draws, sample_moments
@@ -73,13 +74,14 @@ class GeometricMean(Measure):
     """
 
     summary_only = True
+    aggregator = "geometric_mean"
     cutoff_allowed = False
     floor = MIN_GEO_MEAN
 
-    def base(self, prep, draws: Draws) -> np.ndarray:  # pragma: no cover - abstract
+    def base(self, prep: Prepared, draws: Draws) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def stats(self, prep) -> GMStats:
+    def stats(self, prep: Prepared) -> GMStats:
         n = prep.nq
         cut = prep.cut(self.k)
         root = 1.0 / n if n else 1.0
@@ -121,7 +123,7 @@ class GeometricMean(Measure):
             return Aggregate(obl, lo, lo, hi, 0.0, "exact", linear=False)
         ok = (isinstance(stats, GMStats) and stats.root_n == n and stats.root_mean is not None
               and len(stats.root_mean) == n)
-        if not ok:
+        if not ok or not isinstance(stats, GMStats) or stats.root_mean is None or stats.root_var is None:
             # the factors E[X^(1/n)] were estimated for another number of queries (e.g. stats of
             # query batches concatenated): no honest estimate without resampling
             return Aggregate(obl, nan, lo, hi, nan, "sampled", se=nan, linear=False)
@@ -139,11 +141,12 @@ class GMAP(GeometricMean):
     """Geometric mean of AP over queries, each floored at 1e-5 (trec_eval gm_map)."""
 
     family = "GMAP"
+    names = FamilyNames(trec_eval="gm_map", ir_measures=None)
     description = ("geometric mean over queries of max(AP, 1e-5) (trec_eval gm_map); "
                    "min/max exact, expectation sampled")
     schema = (REL,)
     bounds_refusal = ("an unjudged document assumed relevant raises N+ and can lower AP, so neither "
                       "assumption bounds it (Yang, Moffat & Turpin, sec. 2)")
 
-    def base(self, prep, draws: Draws) -> np.ndarray:
+    def base(self, prep: Prepared, draws: Draws) -> np.ndarray:
         return ap_values(draws, prep.nrel(self.level))

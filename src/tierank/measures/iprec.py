@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Measure, Param, Stats, register
+from ..ties import Prepared
+from .base import FamilyNames, Measure, Param, Stats, register
 from .linear import REL
 from .sampling import Draws, fixed_draws, sample_moments
 
@@ -93,7 +94,7 @@ def _average(rows: np.ndarray, out: np.ndarray) -> np.ndarray:
     return out
 
 
-def _bundle(prep, levels: tuple, level: int | None) -> list[Stats]:
+def _bundle(prep: Prepared, levels: tuple, level: int | None) -> list[Stats]:
     """Stats of every level of ``levels`` (and, for the standard levels, of their average)."""
     resolved = prep.rel_level if level is None else level
 
@@ -140,6 +141,7 @@ class IPrec(Measure):
     """
 
     family = "IPrec"
+    names = FamilyNames(trec_eval="iprec_at_recall")
     description = ("interpolated precision at a recall level (trec_eval iprec_at_recall); "
                    "min/max exact, expectation sampled")
     schema = (REL,)
@@ -147,8 +149,8 @@ class IPrec(Measure):
     cutoff_param = Param("recall", float, None, "recall level", low=0, high=1)
     bounds_refusal = _REFUSAL
 
-    def stats(self, prep) -> Stats:
-        r = float(self.cutoff)
+    def stats(self, prep: Prepared) -> Stats:
+        r = float(self.required_cutoff)
         levels = LEVELS if r in LEVELS else (r,)
         return _bundle(prep, levels, self.level)[levels.index(r)]
 
@@ -158,11 +160,12 @@ class IPrecAvg(Measure):
     """trec_eval's 11pt_avg: mean interpolated precision at recall 0.0, 0.1, ..., 1.0."""
 
     family = "IPrecAvg"
+    names = FamilyNames(trec_eval="11pt_avg", ir_measures=None)
     description = ("mean interpolated precision at the 11 recall levels 0, 0.1, ..., 1 (trec_eval 11pt_avg); "
                    "min/max exact, expectation sampled")
     schema = (REL,)
     cutoff_allowed = False
     bounds_refusal = _REFUSAL
 
-    def stats(self, prep) -> Stats:
+    def stats(self, prep: Prepared) -> Stats:
         return _bundle(prep, LEVELS, self.level)[len(LEVELS)]

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ties import DocKind, Prepared
+
 __all__ = [
     "ratio", "log_factorials", "segment_firsts", "select_segments", "centered", "comoment",
     "group_moments", "group_counts", "central_moments", "segment_cumsum",
@@ -153,7 +155,7 @@ def comoment(x: np.ndarray, y: np.ndarray, seg: np.ndarray, nseg: int, size: np.
     return np.bincount(seg, weights=dx * dy, minlength=nseg) + pad * px * py
 
 
-def group_counts(prep, kind: str = "rel", level: int | None = None) -> np.ndarray:
+def group_counts(prep: Prepared, kind: DocKind = "rel", level: int | None = None) -> np.ndarray:
     """Per tie group, the number of documents with a true binary value (``rel`` at
     ``level``, or ``judged``), as exact int64."""
     def compute():
@@ -163,7 +165,7 @@ def group_counts(prep, kind: str = "rel", level: int | None = None) -> np.ndarra
     return prep.cached(("counts", kind, level if kind == "rel" else None), compute)
 
 
-def group_moments(prep, kind: str, level: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def group_moments(prep: Prepared, kind: DocKind, level: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per tie group: the sum of the document values and their sum of squared deviations.
 
     Binary values use the exact ``r (m - r) / m``; integer grades exact shifted integer sums;

@@ -23,10 +23,13 @@ A family gives position weights :meth:`Linear.weights` and, for a ratio, the per
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from ..errors import TierankInputError
-from .base import Measure, Param, Stats, register
+from ..ties import DocKind, Prepared, Which
+from .base import FamilyNames, Measure, Param, Stats, register
 from .kernels import centered, group_moments, ratio, select_segments
 
 REL = Param("rel", int, None, "minimum grade counted relevant (default: the evaluation's rel, 1)",
@@ -36,38 +39,39 @@ REL = Param("rel", int, None, "minimum grade counted relevant (default: the eval
 class Linear(Measure):
     """Base of the positional-sum measures: ``sum_i weights_i * value_i / denominator``."""
 
-    kind = "rel"  # document value: binary "rel", "judged", or graded "gain"
+    kind: ClassVar[DocKind] = "rel"  # document value: binary "rel", "judged", or graded "gain"
 
-    def cutoff_per_query(self, prep) -> np.ndarray | float:
+    def cutoff_per_query(self, prep: Prepared) -> np.ndarray | float:
         return self.k
 
-    def weights(self, prep, rows: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+    def weights(self, prep: Prepared, rows: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         """Weight of each position in ``rows`` (positions inside the cutoff)."""
         raise NotImplementedError
 
-    def denominator(self, prep) -> np.ndarray | float | None:
+    def denominator(self, prep: Prepared) -> np.ndarray | float | None:
         """Per-query divisor applied once to the weighted sums (0 or less: the value is 0);
         None for none."""
         return None
 
-    def values(self, prep) -> np.ndarray | None:
+    def values(self, prep: Prepared) -> np.ndarray | None:
         """Per-row document values (policy order) when the family computes its own (e.g. mapped
         gains); None (default): ``prep.doc_values(self.kind, self.level)``."""
         return None
 
-    def view(self, prep):
+    def view(self, prep: Prepared):
         """The :class:`tierank.ties.Prepared` the sums run over (default: ``prep`` itself; a
         condensed list for ``judged_only``)."""
         return prep
 
-    def rows(self, prep) -> np.ndarray:
+    def rows(self, prep: Prepared) -> np.ndarray:
         k = self.cutoff_per_query(prep)
-        k = prep.cut(k) if np.isscalar(k) else np.minimum(k, prep.max_depth)
-        if np.isscalar(k):
-            return np.flatnonzero(prep.pos < k) if np.isfinite(k) else np.arange(prep.n)
-        return np.flatnonzero(prep.pos < k[prep.qi])
+        if isinstance(k, np.ndarray):
+            kq = np.minimum(k, prep.max_depth)
+            return np.flatnonzero(prep.pos < kq[prep.qi])
+        kc = prep.cut(k)
+        return np.flatnonzero(prep.pos < kc) if np.isfinite(kc) else np.arange(prep.n)
 
-    def stats(self, prep) -> Stats:
+    def stats(self, prep: Prepared) -> Stats:
         prep = self.view(prep)
         rows = self.rows(prep)
         w = self.weights(prep, rows)
@@ -80,7 +84,7 @@ class Linear(Measure):
         def scale(x, power=1):
             return x if den is None else ratio(x, np.broadcast_to(den, x.shape) ** power)
 
-        def value(which: str) -> np.ndarray:
+        def value(which: Which) -> np.ndarray:
             a = (prep.arrangement(which, self.kind, self.level) if own is None else arranged(prep, own, which))[rows]
             return scale(np.bincount(qi, weights=w * a, minlength=prep.nq))
 
@@ -96,13 +100,13 @@ class Linear(Measure):
         return Stats(value("policy"), expected, value("pessimistic"), value("optimistic"), var)
 
 
-def arranged(prep, a: np.ndarray, which: str) -> np.ndarray:
+def arranged(prep: Prepared, a: np.ndarray, which: Which) -> np.ndarray:
     """Per-row values ``a`` (policy order) under ``policy``, ``optimistic`` (each tie group's
     values sorted descending) or ``pessimistic`` (ascending): :meth:`tierank.ties.Prepared.sorted_in_groups`."""
     return prep.sorted_in_groups(a, which)
 
 
-def value_moments(prep, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def value_moments(prep: Prepared, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per tie group: the sum of the values ``a`` and their sum of squared deviations (two
     passes about each group's first value: exactly 0 for a group of equal values)."""
     m = prep.gsize.astype(np.float64)
@@ -110,7 +114,7 @@ def value_moments(prep, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return s1, centered(a, prep.gid, len(m), m)[1] if prep.n else np.zeros(len(m))
 
 
-def _filled_counts(prep, k: float, level, priority: tuple[str, str, str]) -> tuple[np.ndarray, np.ndarray]:
+def _filled_counts(prep: Prepared, k: float, level, priority: tuple[str, str, str]) -> tuple[np.ndarray, np.ndarray]:
     """Judged-relevant and unjudged documents in the top k per query when every tie group
     fills its ranks inside the cutoff in the given priority of classes ``rel``, ``unj``, ``non``."""
     m = prep.gsize
@@ -127,7 +131,7 @@ def _filled_counts(prep, k: float, level, priority: tuple[str, str, str]) -> tup
     return h, u
 
 
-def _hits_ratio_bounds(prep, k: float, level, scale: float, offset: float) -> tuple[np.ndarray, np.ndarray]:
+def _hits_ratio_bounds(prep: Prepared, k: float, level, scale: float, offset: float) -> tuple[np.ndarray, np.ndarray]:
     """Attained (lower, upper) per query of ``scale * h / (offset + N+)``, h the relevant documents in
     the top k (R: scale 1, offset 0; F1: scale 2, offset k), over tie orderings and every relevance of
     the unjudged documents, which join N+ when assumed relevant.  Upper: unjudged in the top k
@@ -146,15 +150,16 @@ class P(Linear):
     """Precision at k: relevant documents in the top k, divided by k (also when fewer are retrieved)."""
 
     family = "P"
+    names = FamilyNames(trec_eval_cut="P", ranx="precision", mteb="precision", sentence_transformers="precision")
     description = "precision at k: |relevant in top k| / k"
     schema = (REL,)
     cutoff_required = True
 
-    def weights(self, prep, rows):
+    def weights(self, prep: Prepared, rows: np.ndarray):
         return np.ones(len(rows))
 
-    def denominator(self, prep):
-        return float(self.cutoff)
+    def denominator(self, prep: Prepared):
+        return float(self.required_cutoff)
 
 
 @register
@@ -162,16 +167,17 @@ class R(Linear):
     """Recall at k: relevant documents in the top k over all relevant documents N+."""
 
     family = "R"
+    names = FamilyNames(trec_eval_cut="recall", ranx="recall", mteb="recall", sentence_transformers="recall")
     description = "recall at k: |relevant in top k| / N+ (0 when N+ = 0)"
     schema = (REL,)
 
-    def weights(self, prep, rows):
+    def weights(self, prep: Prepared, rows: np.ndarray):
         return np.ones(len(rows))
 
-    def denominator(self, prep):
+    def denominator(self, prep: Prepared):
         return prep.nrel(self.level)
 
-    def unjudged_bounds(self, prep, stats):
+    def unjudged_bounds(self, prep: Prepared, stats: Stats) -> tuple[np.ndarray, np.ndarray]:
         """R = h / N+ (:func:`_hits_ratio_bounds`)."""
         return _hits_ratio_bounds(prep, prep.cut(self.k), self.level, scale=1.0, offset=0.0)
 
@@ -181,19 +187,21 @@ class F1(Linear):
     """F1 at k, harmonic mean of P@k and R@k: 2 |rel in top k| / (k + N+)."""
 
     family = "F1"
+    names = FamilyNames(ir_measures=None, ranx="f1")
     description = "F1 at k: 2 |relevant in top k| / (k + N+)"
     schema = (REL,)
     cutoff_required = True
 
-    def weights(self, prep, rows):
+    def weights(self, prep: Prepared, rows: np.ndarray):
         return np.full(len(rows), 2.0)
 
-    def denominator(self, prep):
-        return self.cutoff + prep.nrel(self.level)
+    def denominator(self, prep: Prepared):
+        return self.required_cutoff + prep.nrel(self.level)
 
-    def unjudged_bounds(self, prep, stats):
+    def unjudged_bounds(self, prep: Prepared, stats: Stats) -> tuple[np.ndarray, np.ndarray]:
         """F1 = 2h / (k + N+) (:func:`_hits_ratio_bounds`)."""
-        return _hits_ratio_bounds(prep, prep.cut(self.cutoff), self.level, scale=2.0, offset=float(self.cutoff))
+        return _hits_ratio_bounds(prep, prep.cut(self.required_cutoff), self.level, scale=2.0,
+                                  offset=float(self.required_cutoff))
 
 
 @register
@@ -201,10 +209,11 @@ class Hits(Linear):
     """Number of relevant documents in the top k (a count, not a rate)."""
 
     family = "Hits"
+    names = FamilyNames(ir_measures=None, ranx="hits")
     description = "count of relevant documents in the top k"
     schema = (REL,)
 
-    def weights(self, prep, rows):
+    def weights(self, prep: Prepared, rows: np.ndarray):
         return np.ones(len(rows))
 
 
@@ -217,11 +226,11 @@ class Judged(Linear):
     kind = "judged"
     cutoff_required = True
 
-    def weights(self, prep, rows):
+    def weights(self, prep: Prepared, rows: np.ndarray):
         return np.ones(len(rows))
 
-    def denominator(self, prep):
-        return np.minimum(self.cutoff, prep.qret)
+    def denominator(self, prep: Prepared):
+        return np.minimum(self.required_cutoff, prep.qret)
 
 
 @register
@@ -229,21 +238,22 @@ class Rprec(Linear):
     """R-precision: precision at rank N+ (trec_eval Rprec)."""
 
     family = "Rprec"
+    names = FamilyNames(trec_eval="Rprec", ranx="r-precision")
     description = "precision at rank N+ (R-precision)"
     schema = (REL,)
     cutoff_allowed = False
     bounds_refusal = "its cutoff N+ moves with the relevance of unjudged documents"
 
-    def cutoff_per_query(self, prep):
+    def cutoff_per_query(self, prep: Prepared):
         return prep.nrel(self.level)
 
     def depth(self, nrel):
         return nrel(self.level)
 
-    def weights(self, prep, rows):
+    def weights(self, prep: Prepared, rows: np.ndarray):
         return np.ones(len(rows))
 
-    def denominator(self, prep):
+    def denominator(self, prep: Prepared):
         return prep.nrel(self.level)
 
 
@@ -264,6 +274,7 @@ class RBP(Linear):
     """
 
     family = "RBP"
+    names = FamilyNames(trec_eval="rbp", ranx="rbp")
     description = ("rank-biased precision (1-p) sum_i p^(i-1) rel_i, binary relevance; gain='trec_eval': "
                    "trec_eval's rbp, grades as gains over the query's top grade (trec_eval -m rbp)")
     schema = (Param("p", float, 0.8, "persistence", always_shown=True, low=0.0, high=1.0, open="both"), REL,
@@ -272,12 +283,12 @@ class RBP(Linear):
                     choices=("binary", "trec_eval")))
 
     @property
-    def bounds_refusal(self) -> str | None:
+    def bounds_refusal(self) -> str | None:  # type: ignore[override]  # per instance: it depends on the gain
         if self.param("gain") == "trec_eval":
             return "an unjudged document's grade is unknown, and with it the query's rescaling of gains"
         return None
 
-    def values(self, prep):
+    def values(self, prep: Prepared):
         """trec_eval's gains (``gain='trec_eval'``): grade / max(1, the query's top grade), else None."""
         if self.param("gain") != "trec_eval":
             return None
@@ -288,22 +299,22 @@ class RBP(Linear):
         grade = np.where(np.isnan(prep.grade), 0.0, np.maximum(np.nan_to_num(prep.grade), 0.0))
         return grade / top[prep.qi]
 
-    def weights(self, prep, rows):
+    def weights(self, prep: Prepared, rows: np.ndarray):
         p = self.param("p")
         return (1.0 - p) * np.power(p, prep.pos[rows].astype(np.float64))
 
-    def tail(self, prep) -> np.ndarray:
+    def tail(self, prep: Prepared) -> np.ndarray:
         """Weight of the ranks past the list (unretrieved) up to the cutoff: p^len - p^k."""
         p = self.param("p")
         beyond = p ** self.cutoff if self.cutoff is not None else 0.0
         return np.maximum(np.power(p, prep.qret.astype(np.float64)) - beyond, 0.0)
 
-    def unjudged_bounds(self, prep, stats):
+    def unjudged_bounds(self, prep: Prepared, stats: Stats) -> tuple[np.ndarray, np.ndarray]:
         """Upper bound also counts the unretrieved ranks as relevant (Moffat & Zobel)."""
         lower, upper = super().unjudged_bounds(prep, stats)
         return lower, upper + self.tail(prep)
 
-    def residual(self, prep) -> np.ndarray:
+    def residual(self, prep: Prepared) -> np.ndarray:
         """Moffat & Zobel's residual for the tie-oblivious ranking: weight of its unjudged
         ranks and of the unretrieved ranks past the list."""
         rows = self.rows(prep)
@@ -312,7 +323,7 @@ class RBP(Linear):
         return np.bincount(prep.qi[rows], weights=w * unj, minlength=prep.nq) + self.tail(prep)
 
 
-def idcg(prep, k: float) -> np.ndarray:
+def idcg(prep: Prepared, k: float) -> np.ndarray:
     """Ideal DCG at k per query, from the ideal gains sorted descending."""
     gains, start = prep.ideal
     counts = np.diff(start)
@@ -327,16 +338,17 @@ class R_cap(Linear):
     """Capped recall (BEIR / MTEB): relevant documents in the top k over min(k, N+)."""
 
     family = "R_cap"
+    names = FamilyNames(ir_measures=None)
     description = "capped recall at k: |relevant in top k| / min(k, N+) (BEIR, MTEB)"
     schema = (REL,)
     cutoff_required = True
     bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
 
-    def weights(self, prep, rows):
+    def weights(self, prep: Prepared, rows: np.ndarray):
         return np.ones(len(rows))
 
-    def denominator(self, prep):
-        return np.minimum(float(self.cutoff), prep.nrel(self.level))
+    def denominator(self, prep: Prepared):
+        return np.minimum(float(self.required_cutoff), prep.nrel(self.level))
 
 
 def _mapped(grade: np.ndarray, gains) -> np.ndarray:
@@ -375,6 +387,7 @@ class nDCG(Linear):
     """
 
     family = "nDCG"
+    names = FamilyNames(trec_eval="ndcg", trec_eval_cut="ndcg_cut", ranx="ndcg", mteb="ndcg", sentence_transformers="ndcg")
     description = "normalised DCG, gain = grade (<= 0 counts 0), discount 1/log2(rank+1), ideal from qrels"
     kind = "gain"
     schema = (
@@ -392,7 +405,7 @@ class nDCG(Linear):
     def depth(self, nrel):
         return float("inf") if self.param("judged_only") else self.k
 
-    def view(self, prep):
+    def view(self, prep: Prepared):
         if not self.param("judged_only"):
             return prep
         cut = prep.cut(float("inf"))
@@ -404,15 +417,15 @@ class nDCG(Linear):
         mapped = _mapped(prep.grade, self.param("gains"))
         return prep.condensed((mapped >= 0) & (prep.pos < cut))
 
-    def values(self, prep):
+    def values(self, prep: Prepared):
         if self._plain:
             return None
         return _gain_of(_mapped(prep.grade, self.param("gains")), self.param("dcg"))
 
-    def weights(self, prep, rows):
+    def weights(self, prep: Prepared, rows: np.ndarray):
         return 1.0 / np.log2(prep.pos[rows] + 2.0)
 
-    def denominator(self, prep):
+    def denominator(self, prep: Prepared):
         if self._plain:
             return idcg(prep, self.k)
         q, g = prep.judged_grades

@@ -60,9 +60,39 @@ import difflib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Literal
 
 from ..errors import TierankInputError, quote
-from .base import REGISTRY, Measure, parse_measure, supported
+from .base import REGISTRY, Measure, TrecNames, parse_measure, supported, use_trec_names
+
+#: the tools whose measure names each family declares (:class:`tierank.measures.base.FamilyNames`)
+Tool = Literal["trec_eval", "trec_eval_cut", "ir_measures", "ranx", "mteb", "sentence_transformers"]
+
+
+def family_names(tool: Tool, order: Iterable[str] = ()) -> dict[str, str]:
+    """``{name in tool: tierank family}`` of every registered family that declares a name in ``tool``
+    (:attr:`tierank.measures.Measure.names`): the one source of the name tables of this module and of
+    the adapters.  Names listed in ``order`` (the tool's own print order) come first, in that order,
+    the others after them in registration order.
+
+    >>> family_names("mteb", ("ndcg", "map"))
+    {'ndcg': 'nDCG', 'map': 'AP', 'precision': 'P', 'recall': 'R', 'mrr': 'RR', 'hit_rate': 'Success'}
+    >>> family_names("trec_eval_cut")
+    {'P': 'P', 'recall': 'R', 'ndcg_cut': 'nDCG', 'map_cut': 'AP', 'success': 'Success'}
+    """
+    out: dict[str, str] = {}
+    for cls in dict.fromkeys(REGISTRY.values()):  # each class once (aliases share it)
+        name = getattr(cls.names, tool)
+        if tool == "ir_measures" and name == "":
+            name = cls.family  # tierank's family names follow ir_measures
+        if not name:
+            continue
+        if out.get(name, cls.family) != cls.family:
+            raise ValueError(f"{tool} name {name!r} is declared by the families {out[name]} and {cls.family}")
+        out[name] = cls.family
+    first = [n for n in order if n in out]
+    return {**{n: out[n] for n in first}, **{n: f for n, f in out.items() if n not in first}}
 
 #: trec_eval 10's measure table (``measures.c``, ``te_trec_measures``): its order is the print order
 TREC_ORDER = (
@@ -109,32 +139,42 @@ def _fmt_num(x: float) -> str:
     return repr(float(x)).rstrip("0").rstrip(".") if "." in repr(float(x)) else repr(float(x))
 
 
-_SPECS: dict[str, _Spec] = {
-    "num_q": _Spec("plain", lambda p: "NumQ"),
-    "num_ret": _Spec("plain", lambda p: "NumRet"),
-    "num_rel": _Spec("plain", lambda p: "NumRel"),
-    "num_rel_ret": _Spec("plain", lambda p: "NumRelRet"),
-    "num_nonrel_judged_ret": _Spec("plain", lambda p: "NumNonRelJudgedRet"),
-    "map": _Spec("plain", lambda p: "AP"),
-    "gm_map": _Spec("plain", lambda p: "GMAP"),
-    "Rprec": _Spec("plain", lambda p: "Rprec"),
-    "bpref": _Spec("plain", lambda p: "Bpref"),
-    "recip_rank": _Spec("plain", lambda p: "RR"),
+#: trec_eval measures whose parameters are not a list of rank cutoffs (the others are derived from the
+#: registry: a family's ``names.trec_eval`` is a plain measure, its ``names.trec_eval_cut`` a cutoff list)
+_SPECIAL: dict[str, _Spec] = {
     "iprec_at_recall": _Spec("double_cuts", lambda x: f"IPrec@{_fmt_num(x)}", _IPREC_LEVELS),
-    "P": _Spec("long_cuts", lambda k: f"P@{k}", _LONG_CUTS),
-    "recall": _Spec("long_cuts", lambda k: f"R@{k}", _LONG_CUTS),
     "11pt_avg": _Spec("doubles", lambda p: "IPrecAvg" if p is None else None),
     "ndcg": _Spec("pairs", lambda p: "nDCG" if p is None else
                   "nDCG(gains={" + ",".join(f"{_fmt_num(k)}:{_fmt_num(v)}" for k, v in p) + "})"),
-    "ndcg_cut": _Spec("long_cuts", lambda k: f"nDCG@{k}", _LONG_CUTS),
-    "map_cut": _Spec("long_cuts", lambda k: f"AP@{k}", _LONG_CUTS),
-    "success": _Spec("long_cuts", lambda k: f"Success@{k}", (1, 5, 10)),
-    "set_P": _Spec("plain", lambda p: "SetP"),
-    "set_recall": _Spec("plain", lambda p: "SetR"),
-    "set_map": _Spec("plain", lambda p: "SetAP"),
     "set_F": _Spec("doubles", lambda p: "SetF" if p is None else f"SetF(beta={_fmt_num(p[0])})"),
     "rbp": _Spec("pairs", lambda p: "RBP(p=" + _fmt_num(dict(p or ()).get("p", 0.9)) + ",gain='trec_eval')"),
 }
+
+
+def _plain_spec(family: str) -> _Spec:
+    return _Spec("plain", lambda p: family)
+
+
+def _cut_spec(family: str, defaults: tuple[int, ...]) -> _Spec:
+    return _Spec("long_cuts", lambda k: f"{family}@{k}", defaults or _LONG_CUTS)
+
+
+@lru_cache(maxsize=4)
+def _tables(registered: int) -> tuple[dict[str, _Spec], dict[str, str], dict[str, str]]:
+    """(trec_eval name -> :class:`_Spec`, family -> plain trec_eval name, family -> cutoff trec_eval name),
+    derived from the registry (``registered``: its size, so that a family registered later is seen)."""
+    plain, cut = family_names("trec_eval"), family_names("trec_eval_cut")
+    specs = {name: _plain_spec(fam) for name, fam in plain.items()}
+    specs.update((name, _cut_spec(fam, REGISTRY[fam].names.trec_eval_cutoffs)) for name, fam in cut.items())
+    specs.update(_SPECIAL)
+    return specs, {fam: name for name, fam in plain.items()}, {fam: name for name, fam in cut.items()}
+
+
+def _specs() -> dict[str, _Spec]:
+    """trec_eval name -> how it maps to tierank (see :func:`_tables`)."""
+    return _tables(len(REGISTRY))[0]
+
+
 _NOT_IMPLEMENTED = {
     "relstring": "the relevance string of the top 10 (not a number)",
     "infAP": "inferred AP (sampled judgments)",
@@ -217,7 +257,7 @@ def is_trec(text: str) -> bool:
     (True, False, True, True)
     """
     m = _TREC_TEXT.match(text) if isinstance(text, str) else None
-    return bool(m) and (m.group(1) in TREC_ORDER or m.group(1) in NICKNAMES)
+    return m is not None and (m.group(1) in TREC_ORDER or m.group(1) in NICKNAMES)
 
 
 def _long_cuts(name: str, text: str) -> tuple[int, ...]:
@@ -257,8 +297,8 @@ def _pairs(name: str, text: str) -> tuple[tuple, ...]:
             raise TierankInputError(f"trec_eval measure {quote(name + '.' + text)}: parameter {quote(item)} is not "
                                     "name=value")
         k, v = item.split("=", 1)
-        key = k.strip() if name == "rbp" else _float(name, text, k)
-        if name == "rbp" and re.fullmatch(r"[+-]?[0-9]+", key):
+        key: str | float = k.strip() if name == "rbp" else _float(name, text, k)
+        if name == "rbp" and re.fullmatch(r"[+-]?[0-9]+", k.strip()):
             raise TierankInputError(f"trec_eval measure {quote(name + '.' + text)}: gain parameters ({key}=...) are "
                                     "not supported by tierank; rbp takes the grades as gains")
         out.append((key, _float(name, text, v)))
@@ -269,7 +309,7 @@ def _entries(name: str, text: str | None) -> list[tuple[str, str | None, tuple]]
     """(printed name, tierank measure string or None, sort key) of trec_eval measure ``name`` with
     parameter text ``text`` (None: the defaults)."""
     idx = TREC_ORDER.index(name)
-    spec = _SPECS.get(name)
+    spec = _specs().get(name)
     if spec is None:
         return [(name, None, (idx,))]
     if spec.kind == "long_cuts":
@@ -354,7 +394,7 @@ def plan(texts: Iterable[str | Measure]) -> Plan:
         if name == RUNID:
             runid = True
             continue
-        if name not in _SPECS:
+        if name not in _specs():
             if name in st.explicit:
                 errors.append(f"trec_eval measure {quote(name)} ({_NOT_IMPLEMENTED.get(name, 'preference measure')}) "
                               "is not implemented by tierank")
@@ -410,16 +450,22 @@ def resolve(texts: Iterable[str | Measure] | str) -> list[Measure]:
     return plan(texts).measures
 
 
+class _Installed(TrecNames):
+    """This module's reading of trec_eval names, for :func:`tierank.measures.parse_measure(s)`."""
+
+    def is_trec(self, text: str) -> bool:
+        return is_trec(text)
+
+    def resolve(self, texts: list[str]) -> list[Measure]:
+        return resolve(texts)
+
+
+use_trec_names(_Installed())
+
+
 # -- reverse ---------------------------------------------------------------------------------------
 
-_PLAIN = {"AP": "map", "RR": "recip_rank", "nDCG": "ndcg", "Rprec": "Rprec", "Bpref": "bpref", "GMAP": "gm_map",
-          "SetP": "set_P", "SetR": "set_recall", "SetAP": "set_map", "SetF": "set_F", "NumQ": "num_q",
-          "NumRet": "num_ret", "NumRel": "num_rel", "NumRelRet": "num_rel_ret",
-          "NumNonRelJudgedRet": "num_nonrel_judged_ret", "IPrecAvg": "11pt_avg"}
-_CUT = {"P": "P", "R": "recall", "nDCG": "ndcg_cut", "AP": "map_cut", "Success": "success"}
-
-
-def _defaults_only(m: Measure, allowed: tuple = ()) -> bool:
+def _defaults_only(m: Measure, allowed: tuple[str, ...] = ()) -> bool:
     return all(v == p.default for p in m.schema for k, v in m.params if k == p.name and k not in allowed)
 
 
@@ -452,10 +498,11 @@ def trec_name(m: Measure) -> str | None:
         return "ndcg_" + ",".join(f"{_fmt_num(k)}={_fmt_num(v)}" for k, v in dict(m.params)["gains"])
     if not _defaults_only(m):
         return None
+    _, plain, cut = _tables(len(REGISTRY))
     if m.cutoff is None:
-        return _PLAIN.get(fam)
-    if fam in _CUT and isinstance(m.cutoff, int):
-        return f"{_CUT[fam]}_{m.cutoff}"
+        return plain.get(fam)
+    if fam in cut and isinstance(m.cutoff, int):
+        return f"{cut[fam]}_{m.cutoff}"
     return None
 
 
@@ -488,7 +535,7 @@ _ALIASES = {"mrr": "RR", "rr": "RR", "map": "AP", "ap": "AP", "ndcg": "nDCG", "r
 
 
 def _all_names() -> list[str]:
-    return sorted(set(supported()) | set(REGISTRY) | set(_SPECS) | set(NICKNAMES))
+    return sorted(set(supported()) | set(REGISTRY) | set(_specs()) | set(NICKNAMES))
 
 
 def suggest(text: str, n: int = 3) -> list[str]:
@@ -506,8 +553,9 @@ def suggest(text: str, n: int = 3) -> list[str]:
         base, num, rest = m.groups()
         low = base.lower()
         if num is not None and not rest:  # trec_eval's printed name, e.g. P_10, ndcg_cut_10
-            trec = next((t for t in _SPECS if t.lower() == low), None)
-            if trec is not None and _SPECS[trec].kind in ("long_cuts", "double_cuts"):
+            specs = _specs()
+            trec = next((t for t in specs if t.lower() == low), None)
+            if trec is not None and specs[trec].kind in ("long_cuts", "double_cuts"):
                 out.append(f"{trec}.{num}")
             fam = _ALIASES.get(low)
             if fam in known and re.fullmatch(r"[0-9]+", num):
@@ -518,7 +566,7 @@ def suggest(text: str, n: int = 3) -> list[str]:
                 rest = f"_{num}{rest}"
             if fam in known:
                 out.append(fam + rest)
-            trec = next((t for t in (*_SPECS, *NICKNAMES) if t.lower() == low and t != base), None)
+            trec = next((t for t in (*_specs(), *NICKNAMES) if t.lower() == low and t != base), None)
             if trec is not None and not rest:
                 out.append(trec)
     if not out:
@@ -540,4 +588,4 @@ def suggest(text: str, n: int = 3) -> list[str]:
 
 
 __all__ = ["TREC_ORDER", "NICKNAMES", "RUNID", "Entry", "Plan", "plan", "resolve", "trec_name", "trec_order",
-           "suggest", "is_trec"]
+           "suggest", "is_trec", "Tool", "family_names"]

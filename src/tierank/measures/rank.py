@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Measure, Stats, register
+from ..ties import Prepared
+from .base import FamilyNames, Measure, Stats, register
 from .kernels import group_counts, log_factorials, segment_firsts
 from .linear import REL
 
 __all__ = ["RR", "Success", "first_relevant_rank", "first_relevant_group"]
 
 
-def first_relevant_rank(prep, seq: np.ndarray) -> np.ndarray:
+def first_relevant_rank(prep: Prepared, seq: np.ndarray) -> np.ndarray:
     """0-based rank of the first relevant document per query (inf if none)."""
     idx = np.flatnonzero(seq)
     out = np.full(prep.nq, np.inf)
@@ -38,7 +39,8 @@ def first_relevant_rank(prep, seq: np.ndarray) -> np.ndarray:
     return out
 
 
-def first_relevant_group(prep, level=None):
+def first_relevant_group(prep: Prepared, level: int | None = None
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per query with a relevant document: (query, group size m, relevant r, rank offset c)."""
     r_g = group_counts(prep, "rel", level)
     gidx = np.flatnonzero(r_g > 0)
@@ -52,9 +54,14 @@ class _FirstRelevant(Measure):
     schema = (REL,)
 
     def of_rank(self, rank: np.ndarray, k: float) -> np.ndarray:  # pragma: no cover - abstract
+        """The value of a ranking whose first relevant document is at 0-based ``rank`` (inf: none)."""
         raise NotImplementedError
 
-    def stats(self, prep) -> Stats:
+    def moments(self, prep: Prepared) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - abstract
+        """Exact expectation and variance per query over the tie orderings of ``prep``."""
+        raise NotImplementedError
+
+    def stats(self, prep: Prepared) -> Stats:
         vals = [self.of_rank(first_relevant_rank(prep, prep.arrangement(w, "rel", self.level)), prep.cut(self.k))
                 for w in ("policy", "pessimistic", "optimistic")]
         e, v = self.moments(prep)
@@ -66,12 +73,13 @@ class RR(_FirstRelevant):
     """Reciprocal rank of the first relevant document (0 if none in the top k)."""
 
     family = "RR"
+    names = FamilyNames(trec_eval="recip_rank", ranx="mrr", mteb="mrr", sentence_transformers="mrr")
     description = "reciprocal rank of the first relevant document within the cutoff"
 
-    def of_rank(self, rank, k):
+    def of_rank(self, rank: np.ndarray, k: float) -> np.ndarray:
         return np.where(rank < k, 1.0 / (rank + 1.0), 0.0)
 
-    def moments(self, prep):
+    def moments(self, prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
         e = np.zeros(prep.nq)
         var = np.zeros(prep.nq)
         q, m, r, c = first_relevant_group(prep, self.level)
@@ -104,12 +112,14 @@ class Success(_FirstRelevant):
     """1 if a relevant document is in the top k, else 0."""
 
     family = "Success"
+    names = FamilyNames(trec_eval_cut="success", trec_eval_cutoffs=(1, 5, 10), ranx="hit_rate", mteb="hit_rate",
+                        sentence_transformers="accuracy")
     description = "1 if any relevant document is in the top k"
 
-    def of_rank(self, rank, k):
+    def of_rank(self, rank: np.ndarray, k: float) -> np.ndarray:
         return (rank < k).astype(np.float64)
 
-    def moments(self, prep):
+    def moments(self, prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
         e = np.zeros(prep.nq)
         var = np.zeros(prep.nq)
         q, m, r, c = first_relevant_group(prep, self.level)

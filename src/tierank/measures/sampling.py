@@ -53,6 +53,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..io.fingerprint import fingerprint, pair_fingerprint, splitmix64
+from ..ties import Prepared
 from .base import Stats
 from .kernels import group_counts
 
@@ -132,7 +133,7 @@ class Draws:
         return out
 
 
-def fixed_draws(prep, seq: np.ndarray, cut: float) -> Draws:
+def fixed_draws(prep: Prepared, seq: np.ndarray, cut: float) -> Draws:
     """:class:`Draws` of one ranking per query: rows of ``prep`` in order, ``seq`` the relevance
     of each row (e.g. ``prep.arrangement("pessimistic", "rel")``), ranks below ``cut`` only."""
     keep = seq & (prep.pos < cut) if np.isfinite(cut) else seq
@@ -140,7 +141,7 @@ def fixed_draws(prep, seq: np.ndarray, cut: float) -> Draws:
     return Draws.build(np.arange(prep.nq), np.arange(prep.nq), prep.qi[rows], prep.pos[rows] + 1.0)
 
 
-def query_keys(prep, seed: int | None = None) -> np.ndarray:
+def query_keys(prep: Prepared, seed: int | None = None) -> np.ndarray:
     """uint64 key of every query: a function of the seed and the query id only."""
     def compute():
         s = np.full(prep.nq, np.uint64((prep.seed if seed is None else seed) % (1 << 64)), dtype=np.uint64)
@@ -149,7 +150,7 @@ def query_keys(prep, seed: int | None = None) -> np.ndarray:
     return prep.cached(("sampling-keys", prep.seed if seed is None else seed), compute)
 
 
-def random_draws(prep, queries: np.ndarray, level: int | None, cut: float) -> Iterator[tuple[np.ndarray, int, Draws]]:
+def random_draws(prep: Prepared, queries: np.ndarray, level: int | None, cut: float) -> Iterator[tuple[np.ndarray, int, Draws]]:
     """Uniformly random tie orderings of the ``queries`` (sorted query indices) of ``prep``.
 
     Yields ``(queries of the chunk, first ordering index, draws)``: the draws hold
@@ -188,7 +189,7 @@ def random_draws(prep, queries: np.ndarray, level: int | None, cut: float) -> It
         lo = hi
 
 
-def _draw_chunk(prep, chunk, g, r, nslots, s0, sb, cut, qkeys) -> Draws:
+def _draw_chunk(prep: Prepared, chunk, g, r, nslots, s0, sb, cut, qkeys) -> Draws:
     """Orderings ``s0 .. s0+sb-1`` of the queries ``chunk``; ``g`` their relevant-bearing groups."""
     nqc = len(chunk)
     m = prep.gsize[g].astype(np.int64)
@@ -238,7 +239,7 @@ def _draw_chunk(prep, chunk, g, r, nslots, s0, sb, cut, qkeys) -> Draws:
     return Draws.build(chunk, np.tile(np.arange(nqc), sb), seg, rank)
 
 
-def sample_moments(prep, queries: np.ndarray, values: Callable[[Draws], np.ndarray], level: int | None,
+def sample_moments(prep: Prepared, queries: np.ndarray, values: Callable[[Draws], np.ndarray], level: int | None,
                    cut: float) -> tuple[np.ndarray, np.ndarray]:
     """Per query of ``queries``: mean and variance (``ddof=1``) over ``prep.samples`` random tie
     orderings of the rows of ``values(draws)`` (an array ``(L, draws.nseg)``: L values per ranking).
@@ -248,12 +249,13 @@ def sample_moments(prep, queries: np.ndarray, values: Callable[[Draws], np.ndarr
     """
     queries = np.asarray(queries, dtype=np.int64)
     S = int(prep.samples)
-    mean = var = None
+    mean: np.ndarray | None = None
+    var: np.ndarray | None = None
     pending: dict = {}
     for chunk, s0, draws in random_draws(prep, queries, level, cut):
         v = np.atleast_2d(np.asarray(values(draws), dtype=np.float64))
         L = v.shape[0]
-        if mean is None:
+        if mean is None or var is None:
             mean = np.zeros((L, len(queries)))
             var = np.zeros((L, len(queries)))
         key = int(chunk[0])
@@ -267,7 +269,7 @@ def sample_moments(prep, queries: np.ndarray, values: Callable[[Draws], np.ndarr
             at = np.searchsorted(queries, chunk)
             mean[:, at] = mu
             var[:, at] = np.einsum("lqs,lqs->lq", d, d) / (S - 1)
-    if mean is None:
+    if mean is None or var is None:
         empty = np.zeros(0, np.int64)
         L = np.atleast_2d(np.asarray(values(Draws.build(empty, empty, empty, np.zeros(0))),
                                      dtype=np.float64)).shape[0]
@@ -275,7 +277,7 @@ def sample_moments(prep, queries: np.ndarray, values: Callable[[Draws], np.ndarr
     return mean, var
 
 
-def sampled_stats(prep, oblivious: np.ndarray, vmin: np.ndarray, vmax: np.ndarray,
+def sampled_stats(prep: Prepared, oblivious: np.ndarray, vmin: np.ndarray, vmax: np.ndarray,
                   values: Callable[[Draws], np.ndarray], level: int | None, cut: float) -> Stats:
     """:class:`Stats` of a measure with exact ``oblivious``/``min``/``max`` per query and a sampled
     expectation and variance: ``values(draws)`` gives the measure of each ranking of ``draws``

@@ -1,0 +1,227 @@
+"""Query codes, score order and tie groups of a run: :class:`RunLayout` and :func:`layout`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..io.model import Run
+from .summary import TieSummary
+
+
+def segment_offsets(codes: np.ndarray, n: int) -> np.ndarray:
+    """Offsets of contiguous runs of sorted integer codes 0..n-1 (empty runs allowed)."""
+    return np.searchsorted(codes, np.arange(n + 1), side="left").astype(np.int64)
+
+
+def _score_order(qi: np.ndarray, score: np.ndarray) -> np.ndarray | None:
+    """Row order by (query ascending, score descending), file order inside ties; None if already so.
+
+    Runs are normally grouped by query with scores non-increasing inside each
+    query; that is checked in O(n) and then only the query blocks are permuted.
+    Anything else is sorted with one stable lexsort.
+    """
+    n = len(qi)
+    if n == 0:
+        return None
+    change = np.flatnonzero(qi[1:] != qi[:-1]) + 1
+    starts = np.concatenate(([0], change))
+    grouped = len(starts) == len(np.unique(qi[starts]))
+    if grouped:
+        ok = score[1:] <= score[:-1]
+        ok[change - 1] = True  # a new query may start with any score
+        grouped = bool(ok.all())
+        del ok
+    if not grouped:
+        return np.lexsort((-score, qi))
+    if (np.diff(qi[starts]) > 0).all():
+        return None
+    lens = np.diff(np.append(starts, n))
+    border = np.argsort(qi[starts], kind="stable")
+    lens_o = lens[border]
+    shift = starts[border] - (np.cumsum(lens_o) - lens_o)
+    return np.arange(n, dtype=np.int64) + np.repeat(shift, lens_o)
+
+
+def distinct_ids(ids: pa.Array) -> list[str]:
+    if pa.types.is_dictionary(ids.type):
+        counts = np.bincount(ids.indices.to_numpy(zero_copy_only=False), minlength=len(ids.dictionary))
+        return ids.dictionary.filter(pa.array(counts > 0)).to_pylist()
+    return pc.unique(ids).to_pylist()
+
+
+def _codes(ids: pa.Array, value_set: pa.Array) -> np.ndarray:
+    """Index of each id in ``value_set`` (int32), -1 where absent."""
+    if pa.types.is_dictionary(ids.type):
+        per_entry = pc.index_in(ids.dictionary, value_set=value_set).fill_null(-1).to_numpy()
+        return per_entry.astype(np.int32)[ids.indices.to_numpy(zero_copy_only=False)]
+    return pc.index_in(ids, value_set=value_set).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class RunLayout:
+    """A run laid out by (query, score descending), file order inside ties, with its tie groups.
+
+    The one place where tierank codes queries and finds tie groups: :func:`prepare`
+    (evaluation), tie prevalence, rank bands, score formats, the tie-structure figure
+    and the rerank protocol all read it.  Build it with :func:`layout`.
+
+    Rows of the run are referred to by their index among the *kept* rows (all rows,
+    unless :func:`layout` was given a query set), in file order; *positions* are
+    indices in the score order.  Arrays are computed on first use and shared: do not
+    modify them.
+
+    Attributes
+    ----------
+    qids : list of str
+        The queries; a query's *code* is its index here (sorted, unless given otherwise).
+    codes : np.ndarray
+        int32 query code of every kept row, file order.
+    rows : np.ndarray or None
+        Indices in the run of the kept rows (None: every row, in file order).
+    score : np.ndarray
+        float64 score of every kept row, file order.
+
+    Examples
+    --------
+    >>> from tierank import to_run
+    >>> lay = layout(to_run({"q2": {"a": 1.0, "b": 3.0, "c": 1.0}, "q1": {"x": 0.5}}))
+    >>> lay.qids, lay.codes.tolist(), lay.order.tolist()
+    (['q1', 'q2'], [1, 1, 1, 0], [3, 1, 0, 2])
+    >>> lay.group_starts.tolist(), lay.group_sizes.tolist(), lay.query_starts.tolist()
+    ([0, 1, 2], [1, 1, 2], [0, 1, 4])
+    >>> lay.ranks().tolist(), lay.tied_sizes().tolist()
+    ([2, 1, 3, 1], [2])
+    """
+
+    qids: list[str]
+    codes: np.ndarray
+    rows: np.ndarray | None
+    score: np.ndarray
+    qid_array: pa.Array | None = field(default=None, repr=False)  # ``qids`` as an Arrow string array
+
+    def __post_init__(self):
+        if self.qid_array is None:
+            object.__setattr__(self, "qid_array", pa.array(self.qids, pa.string()))
+
+    def __repr__(self) -> str:
+        return f"RunLayout({self.nq} queries, {self.n} rows, {self.summary.groups} tie groups)"
+
+    @property
+    def nq(self) -> int:
+        return len(self.qids)
+
+    @property
+    def n(self) -> int:
+        return len(self.codes)
+
+    @cached_property
+    def _order(self) -> np.ndarray | None:
+        """The score order, or None where the kept rows already are in it."""
+        return _score_order(self.codes, self.score)
+
+    @cached_property
+    def order(self) -> np.ndarray:
+        """int64 kept-row index at every position: query ascending, score descending, file order in ties."""
+        o = self._order
+        return np.arange(self.n, dtype=np.int64) if o is None else o
+
+    @cached_property
+    def sorted_codes(self) -> np.ndarray:
+        """Query code at every position (non-decreasing)."""
+        return self.codes if self._order is None else self.codes[self._order]
+
+    @cached_property
+    def group_first(self) -> np.ndarray:
+        """bool per position: True at the first position of every tie group (a new query or score)."""
+        o = self._order
+        qi_s, ss = self.sorted_codes, self.score if o is None else self.score[o]
+        new = np.empty(self.n, dtype=bool)
+        if self.n:
+            new[0] = True
+            np.not_equal(qi_s[1:], qi_s[:-1], out=new[1:])
+            new[1:] |= ss[1:] != ss[:-1]
+        return new
+
+    @cached_property
+    def group_starts(self) -> np.ndarray:
+        """First position of every tie group (groups of one document included), ascending."""
+        return np.flatnonzero(self.group_first)
+
+    @cached_property
+    def group_sizes(self) -> np.ndarray:
+        """Size of every tie group, aligned with :attr:`group_starts`."""
+        return np.diff(self.group_starts, append=self.n)
+
+    @cached_property
+    def query_starts(self) -> np.ndarray:
+        """int64 position offsets of the queries (length nq + 1; a query absent from the run is empty)."""
+        return segment_offsets(self.sorted_codes, self.nq)
+
+    @cached_property
+    def summary(self) -> TieSummary:
+        """The :class:`TieSummary` of the kept rows."""
+        starts, sizes, n = self.group_starts, self.group_sizes, self.n
+        multi = sizes > 1
+        tied = int(sizes[multi].sum())
+        return TieSummary.of(
+            docs=int(n),
+            queries=int(self.nq),
+            queries_with_ties=int(len(np.unique(self.sorted_codes[starts[multi]]))),
+            groups=int(multi.sum()),
+            tied_docs=tied,
+            largest=int(sizes.max()) if n else 0,
+        )
+
+    def tied_sizes(self) -> np.ndarray:
+        """int64 sizes of the tie groups of 2 or more documents, in position order."""
+        sizes = self.group_sizes
+        return sizes[sizes > 1].astype(np.int64)
+
+    def ranks(self) -> np.ndarray:
+        """int64 1-based rank of every kept row (file order) in its query, by the score order."""
+        rank = np.empty(self.n, dtype=np.int64)
+        rank[self.order] = np.arange(self.n, dtype=np.int64) - self.query_starts[self.sorted_codes] + 1
+        return rank
+
+    def within_ties(self, key: np.ndarray) -> np.ndarray:
+        """The score order with the rows of every tie group re-sorted by ``key`` (one value per kept
+        row, file order); stable, so rows with equal keys stay in file order."""
+        o = self.order.copy()
+        sizes = self.group_sizes
+        gid = np.repeat(np.arange(len(sizes)), sizes)
+        tied = np.flatnonzero(sizes[gid] > 1)
+        if len(tied):
+            t = o[tied]
+            o[tied] = t[np.lexsort((np.asarray(key)[t], gid[tied]))]
+        return o
+
+
+def layout(run: Run, qids: Sequence[str] | None = None) -> RunLayout:
+    """The :class:`RunLayout` of ``run``: query codes, score order and tie groups.
+
+    Parameters
+    ----------
+    run : Run
+    qids : sequence of str, optional
+        The queries to lay out, in code order; rows of other queries are left out,
+        and a query without rows is empty.  Default: every query of the run, sorted.
+
+    Tie groups are documents of one query with equal scores (``==`` on float64).
+    Nothing is sorted until the order or the groups are asked for, so the query
+    codes alone are cheap.
+    """
+    if qids is None:
+        qids = sorted(distinct_ids(run.qid))
+    qids = list(qids)
+    value_set = pa.array(qids, pa.string())
+    qi = _codes(run.qid, value_set)
+    if (qi >= 0).all():
+        return RunLayout(qids, qi, None, run.score, value_set)
+    rows = np.flatnonzero(qi >= 0)
+    return RunLayout(qids, qi[rows], rows, run.score[rows], value_set)

@@ -1,0 +1,361 @@
+"""The measure input: a run joined with its qrels in one total order with tie groups (:class:`Prepared`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any, Literal, Protocol, get_args
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..io.fingerprint import fingerprint
+from ..io.model import Qrels, Run
+from .layout import distinct_ids, layout, segment_offsets
+from .policy import TieBreak, break_ties
+from .summary import TieSummary
+
+#: per-row document values a measure reads (:meth:`Prepared.doc_values`)
+DocKind = Literal["rel", "judged", "gain"]
+#: arrangements of a tie group (:meth:`Prepared.arrangement`)
+Which = Literal["policy", "optimistic", "pessimistic"]
+DOC_KINDS: tuple[str, ...] = get_args(DocKind)
+ARRANGEMENTS: tuple[str, ...] = get_args(Which)
+
+
+class HasDepth(Protocol):
+    """What :func:`prepare` reads of a measure: the ranks it reads (:meth:`tierank.measures.Measure.depth`)."""
+
+    def depth(self, nrel: Callable[[int | None], np.ndarray]) -> float | np.ndarray: ...
+
+
+@dataclass
+class Prepared:
+    """A run joined with its qrels, in the policy's total order, with tie groups.
+
+    All row arrays are in sorted order; ``qstart`` (length nq+1) delimits queries,
+    ``gstart`` (length ng+1) delimits tie groups.
+    """
+
+    qids: list[str]
+    qstart: np.ndarray
+    qi: np.ndarray          # query index of each row
+    pos: np.ndarray         # 0-based rank of each row in its query
+    gid: np.ndarray         # tie-group index of each row
+    gstart: np.ndarray      # row offset of each group (+ sentinel)
+    grade: np.ndarray       # grade of each row in policy order, NaN = unjudged
+    judged_grades: tuple[np.ndarray, np.ndarray]  # (query index, grade) of every judgment counted for N+ / ideal DCG
+    rel_level: int          # default minimum grade counted relevant
+    qlen: np.ndarray        # documents retrieved per query (before pruning)
+    qjudged: np.ndarray | None = None  # judged documents retrieved per query (whole run), if counted
+    summary: TieSummary = field(default_factory=TieSummary)  # tie statistics of the whole run
+    unjudged_relevant: bool = False  # count unjudged documents as relevant (upper bounds)
+    max_depth: float = float("inf")  # ranks read at most (trec_eval -M): every measure's cutoff is capped by it
+    samples: int = 1000  # tie orderings drawn by the measures that have no exact method
+    seed: int = 0        # seed of those draws
+    _cache: dict[tuple, Any] = field(default_factory=dict, repr=False)
+
+    def cut(self, k: float) -> float:
+        """A measure's cutoff ``k`` capped by :attr:`max_depth` (``trec_eval -M``): every family reads
+        ranks below ``prep.cut(self.k)`` only, so a tie group straddling the depth limit is a tie
+        straddling a cutoff, with its exact statistics.
+
+        >>> p = Prepared([], np.zeros(1, np.int64), *(np.zeros(0, np.int64),) * 4, np.zeros(0),
+        ...              (np.zeros(0), np.zeros(0)), 1, np.zeros(0, np.int64), max_depth=10)
+        >>> p.cut(5), p.cut(float("inf"))
+        (5, 10)
+        """
+        return k if k <= self.max_depth else self.max_depth
+
+    @property
+    def qret(self) -> np.ndarray:
+        """Documents retrieved per query after the depth limit: ``min(qlen, max_depth)``."""
+        return self.qlen if not np.isfinite(self.max_depth) else np.minimum(self.qlen, int(self.max_depth))
+
+    def assuming_unjudged_relevant(self) -> Prepared:
+        """The same run with every unjudged document counted relevant (N+ unchanged)."""
+        return replace(self, unjudged_relevant=True, _cache={})
+
+    def cached(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """The value stored under ``key``, computing it once with ``compute()`` on first use.
+
+        Measures keep per-run intermediates here (group moments, arrangements, N+); the
+        cache lives as long as this :class:`Prepared` and is empty in the copy made by
+        :meth:`assuming_unjudged_relevant`.  Keys are tuples whose first element names
+        the owner (e.g. ``("moments", "rel", 1)``) so families do not collide.
+
+        >>> p = Prepared([], np.zeros(1, np.int64), *(np.zeros(0, np.int64),) * 4, np.zeros(0),
+        ...              (np.zeros(0), np.zeros(0)), 1, np.zeros(0, np.int64))
+        >>> p.cached(("demo",), lambda: 41) + p.cached(("demo",), lambda: 0)
+        82
+        """
+        try:
+            return self._cache[key]
+        except KeyError:
+            value = self._cache[key] = compute()
+            return value
+
+    def condensed(self, keep: np.ndarray) -> Prepared:
+        """The same evaluation with only the rows where ``keep`` is true, ranks closed up (a
+        condensed list: trec_eval -J, ir_measures' ``judged_only``).  Tie groups keep their
+        remaining members; the depth limit is taken as already applied by ``keep`` (the copy has
+        ``max_depth`` inf), so the caller must not cut a tie group with it.  The cache is empty.
+
+        >>> p = Prepared(["q"], np.array([0, 3]), np.zeros(3, np.int64), np.arange(3), np.array([0, 0, 1]),
+        ...              np.array([0, 2, 3]), np.array([1.0, np.nan, 0.0]), (np.zeros(0), np.zeros(0)), 1,
+        ...              np.array([3]))
+        >>> c = p.condensed(p.judged)
+        >>> c.pos.tolist(), c.gid.tolist(), c.gstart.tolist(), c.grade.tolist()
+        ([0, 1], [0, 1], [0, 1, 2], [1.0, 0.0])
+        """
+        rows = np.flatnonzero(keep)
+        qi = self.qi[rows]
+        qstart = segment_offsets(qi, self.nq)
+        pos = np.arange(len(rows), dtype=np.int64) - qstart[qi]
+        g = self.gid[rows]
+        gid = np.cumsum(np.diff(g, prepend=-1) != 0) - 1 if len(g) else g
+        gstart = np.append(np.flatnonzero(np.diff(gid, prepend=-1)), len(gid)).astype(np.int64)
+        qlen = np.diff(qstart)
+        return replace(self, qstart=qstart, qi=qi, pos=pos, gid=gid, gstart=gstart, grade=self.grade[rows],
+                       qlen=qlen, max_depth=float("inf"), _cache={})
+
+    @cached_property
+    def judged(self) -> np.ndarray:
+        return ~np.isnan(self.grade)
+
+    @cached_property
+    def gain(self) -> np.ndarray:
+        """Graded gain max(grade, 0) per row in policy order; unjudged 0."""
+        return np.where(self.judged, np.maximum(np.nan_to_num(self.grade), 0.0), 0.0)
+
+    def relevant(self, level: int | None = None) -> np.ndarray:
+        """Binary relevance (judged and grade >= level) per row in policy order."""
+        level = self.rel_level if level is None else level
+
+        def compute():
+            rel = self.judged & (np.nan_to_num(self.grade, nan=-np.inf) >= level)
+            return rel | ~self.judged if self.unjudged_relevant else rel
+
+        return self.cached(("rel", level), compute)
+
+    def doc_values(self, kind: DocKind, level: int | None = None) -> np.ndarray:
+        """Per-row document values in policy order: ``rel`` (at level), ``judged`` or ``gain``;
+        any other kind is a programming error (``ValueError``).
+
+        >>> p = Prepared([], np.zeros(1, np.int64), *(np.zeros(0, np.int64),) * 4, np.zeros(0),
+        ...              (np.zeros(0), np.zeros(0)), 1, np.zeros(0, np.int64))
+        >>> p.doc_values("grade")  # type: ignore[arg-type]
+        Traceback (most recent call last):
+        ...
+        ValueError: unknown document value kind 'grade'; expected one of rel, judged, gain
+        """
+        if kind == "rel":
+            return self.relevant(level)
+        if kind == "judged":
+            return self.judged
+        if kind == "gain":
+            return self.gain
+        raise ValueError(f"unknown document value kind {kind!r}; expected one of {', '.join(DOC_KINDS)}")
+
+    def nrel(self, level: int | None = None) -> np.ndarray:
+        """N+ per query: judgments with grade >= level (qrels, or judged candidates)."""
+        level = self.rel_level if level is None else level
+
+        def compute():
+            q, g = self.judged_grades
+            return np.bincount(q, weights=(g >= level), minlength=self.nq)
+
+        return self.cached(("nrel", level), compute)
+
+    @cached_property
+    def ideal(self) -> tuple[np.ndarray, np.ndarray]:
+        """Positive gains per query sorted descending, and their query offsets (for IDCG)."""
+        q, g = self.judged_grades
+        keep = g > 0
+        iq, ig = q[keep], g[keep]
+        o = np.lexsort((-ig, iq))
+        return ig[o], segment_offsets(iq[o], self.nq)
+
+    @property
+    def nq(self) -> int:
+        return len(self.qids)
+
+    @property
+    def n(self) -> int:
+        return len(self.qi)
+
+    @cached_property
+    def gsize(self) -> np.ndarray:
+        return np.diff(self.gstart)
+
+    @cached_property
+    def gq(self) -> np.ndarray:
+        """Query index of each group."""
+        return self.qi[self.gstart[:-1]] if self.n else np.zeros(0, np.int64)
+
+    @cached_property
+    def gpos0(self) -> np.ndarray:
+        """0-based rank of each group's first position."""
+        return self.pos[self.gstart[:-1]] if self.n else np.zeros(0, np.int64)
+
+    def group_sum(self, values: np.ndarray) -> np.ndarray:
+        return np.bincount(self.gid, weights=values, minlength=len(self.gsize))
+
+    def arrangement(self, which: Which, kind: DocKind, level: int | None = None) -> np.ndarray:
+        """``rel`` or ``gain`` sequence under ``policy``, ``optimistic`` or ``pessimistic``.
+
+        Extremal arrangements reorder each tie group only: for binary relevance the
+        optimistic one makes the group's first r_n positions relevant, the
+        pessimistic one its last r_n (no sort); graded gains are sorted inside the
+        groups whose gains differ at all (largest != smallest, exactly).  Any other ``which`` is a
+        programming error (``ValueError``).
+        """
+        if which not in ARRANGEMENTS:
+            raise ValueError(f"unknown arrangement {which!r}; expected one of {', '.join(ARRANGEMENTS)}")
+        level = self.rel_level if level is None else level
+        base = self.doc_values(kind, level)
+        if which == "policy":
+            return base
+
+        def compute():
+            if base.dtype == bool:
+                r = np.rint(self.group_sum(base.astype(np.float64))).astype(np.int64)
+                offset = np.arange(self.n, dtype=np.int64) - self.gstart[self.gid]
+                if which == "optimistic":
+                    return offset < r[self.gid]
+                return offset >= (self.gsize - r)[self.gid]
+            return self.sorted_in_groups(base, which)
+
+        return self.cached((which, kind, level if kind == "rel" else None), compute)
+
+    def sorted_in_groups(self, a: np.ndarray, which: Which) -> np.ndarray:
+        """Per-row values ``a`` (policy order) with each tie group's values sorted descending
+        (``optimistic``) or ascending (``pessimistic``); only groups whose values differ
+        (largest != smallest, exactly) are touched.  ``policy``: ``a`` itself."""
+        if which not in ARRANGEMENTS:
+            raise ValueError(f"unknown arrangement {which!r}; expected one of {', '.join(ARRANGEMENTS)}")
+        if which == "policy" or not self.n:
+            return a
+        out = a.copy()
+        first = self.gstart[:-1]
+        mixed = np.maximum.reduceat(a, first) != np.minimum.reduceat(a, first)
+        t = np.flatnonzero(mixed[self.gid])
+        if len(t):
+            order = np.lexsort((-a[t] if which == "optimistic" else a[t], self.gid[t]))
+            out[t] = a[t][order]
+        return out
+
+    def tie_summary(self) -> dict:
+        """Tie statistics of the whole run (before any pruning to the ranks measures read),
+        as a dict (:meth:`TieSummary.to_dict`; the typed form is :attr:`summary`).
+
+        ``groups``: tie groups of 2 or more documents; ``tied_docs``: documents in
+        them; ``largest``: size of the largest group; ``share``: tied_docs / docs.
+        """
+        return self.summary.to_dict()
+
+
+def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", rel_level: int = 1,
+            complete: bool = False, candidates_only: bool = False,
+            measures: Sequence[HasDepth] = (), count_judged: bool = False, max_depth: float = float("inf"),
+            samples: int = 1000, seed: int = 0) -> Prepared:
+    """Join ``run`` with ``qrels`` and lay it out in the policy's total order with tie groups.
+
+    Queries evaluated: those in both run and qrels (trec_eval's default), or with
+    ``complete=True`` every qrels query (absent from the run: no documents, so every
+    measure is 0 for it), as ``trec_eval -c``.
+
+    ``candidates_only`` counts relevant documents and ideal gains only among judged
+    documents present in the run (the reranking convention of MTEB and ``trm``).
+
+    With ``measures``, only the ranks they can read are kept: per query the deepest
+    cutoff asked for, extended to the end of the tie group that straddles it (a
+    group's composition decides every statistic at the ranks it covers).  The tie
+    summary always describes the whole run.
+    """
+    policy = TieBreak.parse(tie_break)
+    qrels_q = distinct_ids(qrels.qid)
+    run_q = set(distinct_ids(run.qid))
+    qids = sorted(qrels_q) if complete else sorted(q for q in qrels_q if q in run_q)
+    # run rows of evaluated queries, in the total order by score, tie groups over the whole run
+    lay = layout(run, qids)
+    value_set, nq, qi = lay.qid_array, lay.nq, lay.codes
+    docid = run.docid if lay.rows is None else run.docid.take(pa.array(lay.rows))
+
+    qqi = pc.index_in(qrels.qid, value_set=value_set)
+    qkeep = pc.is_valid(qqi)
+    qt = pa.table({"q": qqi.filter(qkeep).cast(pa.int64()), "d": qrels.docid.filter(qkeep),
+                   "g": pa.array(qrels.grade).filter(qkeep)})
+    qrels_q_idx, qrels_grade = qt.column("q").to_numpy(), qt.column("g").to_numpy()
+
+    order = lay._order  # None if already in score order; reordered in place below (the layout is ours)
+    qi_s, new, starts, qstart, n = lay.sorted_codes, lay.group_first, lay.group_starts, lay.query_starts, lay.n
+    qlen = np.diff(qstart)
+    summary = lay.summary
+    del lay
+
+    # keep the ranks the measures read, whole tie groups
+    depth = _depth(measures, qrels_q_idx, qrels_grade, nq, rel_level)
+    if np.isfinite(max_depth):
+        depth = np.minimum(np.full(nq, float(max_depth)) if depth is None else depth, max_depth)
+    if depth is not None:
+        first, qend = qstart[:-1], qstart[1:]
+        b = first + np.minimum(depth, qend - first).astype(np.int64)  # first rank not read
+        straddle = b < qend
+        if n:  # (no row at all: a run with no document, as -c evaluates the queries it lacks)
+            straddle &= ~new[np.minimum(b, n - 1)]
+        nxt = np.searchsorted(starts, b, side="right")  # end of the group holding rank b
+        end = np.where(straddle, np.append(starts, n)[nxt], b)
+        del starts
+        sizes = end - first
+        kept = np.arange(int(sizes.sum()), dtype=np.int64)
+        kept += np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
+        order = kept if order is None else order[kept]
+        qi_s = qi_s[kept]
+        gid = np.cumsum(new[kept]) - 1
+        del kept
+    else:
+        del starts
+        gid = np.cumsum(new) - 1
+        order = np.arange(n, dtype=np.int64) if order is None else order
+    del new
+    qi_s = qi_s.astype(np.int64)
+    qstart = segment_offsets(qi_s, nq)
+    pos = np.arange(len(qi_s), dtype=np.int64) - qstart[qi_s]
+    gstart = np.append(np.flatnonzero(np.diff(gid, prepend=-1)), len(gid)).astype(np.int64)
+    tied = np.flatnonzero(np.diff(gstart)[gid] > 1)
+    break_ties(order, gid, tied, docid, policy, fingerprint(value_set), qi_s)
+
+    # grades of the kept rows by hash join on (query, docid); unjudged stays NaN
+    rt = pa.table({"q": qi_s, "d": docid.take(pa.array(order)), "i": np.arange(len(order), dtype=np.int64)})
+    joined = rt.join(qt, keys=["q", "d"], join_type="inner", use_threads=True)
+    grade_s = np.full(len(order), np.nan)
+    grade_s[joined.column("i").to_numpy()] = joined.column("g").to_numpy()
+    qjudged = None
+    if candidates_only or count_judged:
+        # judged documents anywhere in the run, not only in the kept ranks
+        cand = pa.table({"q": qi.astype(np.int64), "d": docid}).join(qt, keys=["q", "d"], join_type="inner",
+                                                                      use_threads=True)
+        cq = cand.column("q").to_numpy()
+        qjudged = np.bincount(cq, minlength=nq)
+    judged_grades = (cq, cand.column("g").to_numpy()) if candidates_only else (qrels_q_idx, qrels_grade)
+    return Prepared(
+        qids=qids, qstart=qstart, qi=qi_s, pos=pos, gid=gid, gstart=gstart, grade=grade_s,
+        judged_grades=judged_grades, rel_level=rel_level, qlen=qlen, qjudged=qjudged,
+        summary=summary, max_depth=max_depth, samples=samples, seed=seed,
+    )
+
+
+def _depth(measures: Sequence[HasDepth], q_idx: np.ndarray, grade: np.ndarray, nq: int,
+           rel_level: int) -> np.ndarray | None:
+    """Deepest rank (exclusive) any measure reads, per query; None when some read the whole list."""
+    if not measures:
+        return None
+    depth = np.zeros(nq)
+    for m in measures:
+        d = m.depth(lambda level: np.bincount(q_idx, weights=grade >= (rel_level if level is None else level),
+                                              minlength=nq))
+        depth = np.maximum(depth, d)
+    return None if np.isinf(depth).any() else depth
