@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import TierankInputError, quote
+from ..errors import TierankInputError, UnknownMeasure, quote
 
 #: largest cutoff accepted (positions and cutoffs stay exact in float64 and int64)
 MAX_CUTOFF = 2 ** 53
@@ -458,7 +458,7 @@ def _parse_ir_measures(text: str) -> Measure:
     name, args, cut = m.groups()
     cls = REGISTRY.get(name)
     if cls is None:
-        raise TierankInputError(f"unknown measure {quote(name)} in {shown}; supported: {', '.join(supported())}")
+        raise UnknownMeasure(f"unknown measure {quote(name)} in {shown}; supported: {', '.join(supported())}")
     values = {p.name: p.default for p in cls.schema}
     given = set()
     if args is not None and args.strip():

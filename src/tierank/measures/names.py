@@ -61,7 +61,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..errors import TierankInputError, quote
+from ..errors import TierankInputError, UnknownMeasure, quote
 from .base import REGISTRY, Measure, parse_measure, supported
 
 #: trec_eval 10's measure table (``measures.c``, ``te_trec_measures``): its order is the print order
@@ -331,13 +331,12 @@ def plan(texts: Iterable[str | Measure]) -> Plan:
             continue
         try:
             slots.append(("m", parse_measure(t)))
+        except UnknownMeasure:
+            hint = suggest(t)
+            errors.append(f"unknown measure {quote(t)}" + (f"; did you mean {' or '.join(map(quote, hint))}?"
+                                                         if hint else "") + " (see `tierank measures`)")
         except TierankInputError as e:
-            if str(e).startswith("unknown measure"):
-                hint = suggest(t)
-                errors.append(f"unknown measure {quote(t)}" + (f"; did you mean {' or '.join(map(quote, hint))}?"
-                                                             if hint else "") + " (see `tierank measures`)")
-            else:
-                errors.extend(e.problems)
+            errors.extend(e.problems)
     entries: list[Entry] = []
     left_out: list[str] = []
     notes: list[str] = []

@@ -1,0 +1,46 @@
+"""Putting the results of batches together: one :class:`~tierank.results.EvalResult` equal, bit for bit,
+to the in-memory engine's on the whole run (per-query arrays concatenated in sorted query order)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from ..measures import Stats
+from ..results import EvalResult
+from ..ties import TieSummary
+
+__all__ = ["combine_parts"]
+
+
+# the results of batches with disjoint queries as one result (streaming and tierank.cluster)
+def combine_parts(parts: list[EvalResult], measures, settings: dict) -> EvalResult:
+    qids = [q for p in parts for q in p.qids]
+    order = sorted(range(len(qids)), key=qids.__getitem__)
+    idx = np.asarray(order, dtype=np.int64)
+
+    def cat(arrays):
+        return np.concatenate(arrays)[idx] if arrays else np.zeros(0)
+
+    stats = {}
+    for m in measures:
+        ss = [p.stats[m] for p in parts]
+        se = None if all(s.se is None for s in ss) else cat(
+            [s.se if s.se is not None else np.zeros(len(s.expected)) for s in ss])
+        labelled = next((s for s in ss if s.method != "exact"), ss[0])  # sampled if any batch is
+        stats[m] = replace(Stats(*(getattr(labelled, f) for f in ("oblivious", "expected", "min", "max", "var")),
+                                 method=labelled.method, samples=labelled.samples, seed=labelled.seed), oblivious=cat([s.oblivious for s in ss]), expected=cat([s.expected for s in ss]),
+                           min=cat([s.min for s in ss]), max=cat([s.max for s in ss]), var=cat([s.var for s in ss]),
+                           se=se)
+    bounds = {m: tuple(cat([p.bounds[m][i] for p in parts]) for i in (0, 1)) for m in parts[0].bounds}
+    residual = {m: cat([p.residual[m] for p in parts]) for m in parts[0].residual}
+    t = [TieSummary(**p.ties) for p in parts]
+    docs = sum(x.docs for x in t)
+    tied = sum(x.tied_docs for x in t)
+    ties = TieSummary(docs=docs, queries=sum(x.queries for x in t),
+                      queries_with_ties=sum(x.queries_with_ties for x in t), groups=sum(x.groups for x in t),
+                      tied_docs=tied, largest=max((x.largest for x in t), default=0),
+                      share=tied / docs if docs else 0.0).to_dict()
+    return EvalResult(measures=list(measures), qids=[qids[i] for i in order], stats=stats, ties=ties,
+                      settings=settings, bounds=bounds, residual=residual)
