@@ -75,6 +75,7 @@ class _BlockEvaluator:
         from ..stream.evaluate import evaluate_task, iter_evaluate
 
         out = []
+        notes: dict
         for src, start, end in zip(batch["src"], batch["start"], batch["end"]):
             src, start, end = str(src), int(start), int(end)
             try:
@@ -125,7 +126,7 @@ def evaluate_files(qrels, source, measures, *, address: str | None = None, num_c
     parsed = parse_measures([measures] if isinstance(measures, str) else list(measures))
     files = list_sources(source)
     q = to_qrels(qrels)
-    items = []
+    items: list[dict] = []
     for f in files:
         spans = list(iter_ranges(f, block)) if seekable_text(f) else [(-1, -1)]
         items.extend({"seq": len(items), "src": f, "start": a, "end": b} for a, b in spans)
@@ -138,7 +139,10 @@ def evaluate_files(qrels, source, measures, *, address: str | None = None, num_c
         _BlockEvaluator, batch_size=1, compute=ray.data.ActorPoolStrategy(size=n), num_cpus=1,
         fn_constructor_args=(ray.put(q), parsed, block, kwargs))
     rows = sorted(ds.take_all(), key=lambda r: r["seq"])
-    parts, owner, lines_before, condensed_empty = [], {}, {}, False
+    parts: list = []
+    owner: dict[str, str] = {}
+    lines_before: dict[str, int] = {}
+    condensed_empty = False
     for item, row in zip(items, rows):
         f = item["src"]
         qids, ps, _, lines, empty = pickle.loads(row["payload"])

@@ -29,7 +29,7 @@ def combine_parts(parts: list[EvalResult], measures, settings: dict) -> EvalResu
         se = None if all(s.se is None for s in ss) else cat(
             [s.se if s.se is not None else np.zeros(len(s.expected)) for s in ss])
         labelled = next((s for s in ss if s.method != "exact"), ss[0])  # sampled if any batch is
-        stats[m] = replace(Stats(*(getattr(labelled, f) for f in ("oblivious", "expected", "min", "max", "var")),
+        stats[m] = replace(Stats(*(getattr(labelled, f) for f in ("oblivious", "expected", "min", "max", "var")),  # type: ignore[misc]
                                  method=labelled.method, samples=labelled.samples, seed=labelled.seed), oblivious=cat([s.oblivious for s in ss]), expected=cat([s.expected for s in ss]),
                            min=cat([s.min for s in ss]), max=cat([s.max for s in ss]), var=cat([s.var for s in ss]),
                            se=se)

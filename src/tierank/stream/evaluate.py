@@ -51,6 +51,7 @@ from ..io.blocks import (
 )
 from ..io.convert import to_qrels
 from ..io.model import Qrels, Run
+from ..measures import Measure
 from ..results import EvalResult
 from .combine import combine_parts
 from .workers import worker_pool
@@ -174,6 +175,7 @@ def _in_order(tasks: Iterator[tuple], jobs: int, init: tuple) -> Iterator[tuple]
     """:func:`evaluate_task` of every task, in task order: here, or in ``jobs`` worker processes with
     at most ``jobs + 1`` tasks in flight (results that finish early wait for their turn, and so do
     a worker's exceptions: the first in task order is raised, whichever worker fails first)."""
+    task: tuple | None
     if jobs <= 1:  # the context goes with each call: two evaluations may run in one process at once
         ctx = dict(qrels=init[0], measures=init[1], kwargs=init[2])
         for task in tasks:
@@ -204,7 +206,7 @@ def _in_order(tasks: Iterator[tuple], jobs: int, init: tuple) -> Iterator[tuple]
                 yield fut.result()
 
 
-def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | str, *, jobs: int = 1,
+def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str | Measure] | str, *, jobs: int = 1,
                   block_bytes: int = BLOCK_BYTES, progress: Callable[[int, int], None] | None = None,
                   queries_seen: list | None = None, notes: dict | None = None, **kwargs) -> Iterator[EvalResult]:
     """Evaluate the run at ``run_path`` batch by batch: one :class:`EvalResult` per batch of whole
@@ -221,7 +223,7 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str] | 
     first (after a bad line the rest of the file is parsed, not evaluated, for its problems); a run
     not grouped by query is refused too (with its bad lines, if any: the duplicates of an ungrouped
     run whose first line is in another block are the one thing streaming cannot see)."""
-    from ..measures import Measure, parse_measures
+    from ..measures import parse_measures
 
     if kwargs.get("complete"):
         raise TierankInputError("iter_evaluate: complete=True needs the whole query set; use evaluate_stream")
@@ -294,7 +296,7 @@ def _check_settings(measures: list, kwargs: dict) -> None:
              **{k: v for k, v in kwargs.items() if k != "complete"})
 
 
-def evaluate_stream(qrels, run_path: str | os.PathLike, measures: Iterable[str] | str, *, jobs: int = 1,
+def evaluate_stream(qrels, run_path: str | os.PathLike, measures: Iterable[str | Measure] | str, *, jobs: int = 1,
                     block_bytes: int = BLOCK_BYTES, complete: bool = False,
                     progress: Callable[[int, int], None] | None = None, **kwargs) -> EvalResult:
     """:func:`tierank.evaluate` on a run of any size, read in query-aligned batches.

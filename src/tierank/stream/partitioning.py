@@ -43,8 +43,8 @@ def partition(run_path: str | os.PathLike, out_dir: str | os.PathLike, *, bucket
              "auto_detect=false, strict_mode=false)")
     # fields split on runs of spaces and tabs (the readers' grammar); plain single spaces, the usual
     # layout, take the fast split
-    irregular = con.execute(f"SELECT bool_or(contains(l, '\t') OR contains(l, '  ') OR starts_with(l, ' ') "
-                            f"OR ends_with(l, ' ') OR contains(l, '\r')) FROM {lines}").fetchone()[0]
+    irregular = (con.execute(f"SELECT bool_or(contains(l, '\t') OR contains(l, '  ') OR starts_with(l, ' ') "
+                             f"OR ends_with(l, ' ') OR contains(l, '\r')) FROM {lines}").fetchone() or (None,))[0]
     split = ("string_split_regex(trim(l, ' \t\r'), '[ \t]+')" if irregular else "string_split(l, ' ')")
     con.execute(f"CREATE TEMP VIEW lines AS SELECT row_number() OVER () AS line, {split} AS f FROM {lines}")
     bad = con.execute("""SELECT line, len(f) FROM lines
