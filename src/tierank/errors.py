@@ -47,6 +47,31 @@ class TierankInputError(TierankError, ValueError):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
+# Typed refusals that callers act on (decided by type, never by the message's text).  Each is a
+# TierankInputError with its usual message, so an ``except TierankInputError`` and the command
+# line (one line per problem, exit 2) treat it as before.
+
+
+class NothingToEvaluate(TierankInputError):
+    """No query of the run is judged in the qrels: there is nothing to evaluate.
+
+    >>> isinstance(NothingToEvaluate("no query of run is judged in qrels: nothing to evaluate"), ValueError)
+    True
+    """
+
+
+class NoJudgedDocuments(TierankInputError):
+    """Dropping unjudged documents (``--condensed``, ``judged_only``) left no document of the run."""
+
+
+class EmptyRun(TierankInputError):
+    """A run with no result line (nothing, or comment lines only)."""
+
+
+class UnknownMeasure(TierankInputError):
+    """A measure name that no registered family knows."""
+
+
 def shorten(text: str, limit: int = 80) -> str:
     """``text`` cut to ``limit`` characters for an error message, saying how long it was.
 

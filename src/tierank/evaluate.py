@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import Problem, TierankInputError
+from .errors import NoJudgedDocuments, NothingToEvaluate, Problem, TierankInputError
 from .io.convert import to_qrels, to_run
 from .io.model import Qrels, Run
 from .measures.base import Measure, Stats
@@ -42,7 +42,7 @@ def condense(run: Run, qrels: Qrels, negative_unjudged: bool = False) -> Run:
     judged = t.join(qt, keys=["q", "d"], join_type="left semi")
     keep = np.sort(judged.column("i").to_numpy())
     if len(keep) == 0:
-        raise TierankInputError(f"--condensed: no document of {run.source} is judged in {qrels.source}")
+        raise NoJudgedDocuments(f"--condensed: no document of {run.source} is judged in {qrels.source}")
     take = pa.array(keep)
     return Run(qid=rq.take(take), docid=run.docid.take(take), score=run.score[keep],
                rank=None if run.rank is None else run.rank[keep], source=run.source)
@@ -162,7 +162,7 @@ def evaluate(qrels: Any, run: Any, measures: Iterable[str | Measure] | str | Mea
                    max_depth=float("inf") if max_depth is None else int(max_depth), samples=int(samples),
                    seed=int(seed))
     if prep.nq == 0:
-        raise TierankInputError(
+        raise NothingToEvaluate(
             f"no query of {r.source} is judged in {q.source}: nothing to evaluate "
             "(query ids must match exactly)")
     stats: dict[Measure, Stats] = {m: m.compute(prep) for m in parsed}

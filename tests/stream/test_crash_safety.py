@@ -109,11 +109,11 @@ def test_the_watchdog_alone_ends_an_orphaned_worker(tmp_path):
     ready = tmp_path / "ready"
     middle = (
         "import os, sys, time\n"
-        "from tierank.stream import _die_with_parent\n"
+        "from tierank.stream.workers import die_with_parent\n"
         "pid = os.fork()\n"
         "if pid == 0:\n"
         "    sys.platform = 'darwin'  # no prctl: the watchdog alone\n"
-        "    _die_with_parent(os.getppid())\n"
+        "    die_with_parent(os.getppid())\n"
         f"    open({str(ready)!r}, 'w').close()\n"
         "    time.sleep(60)\n"
         "    os._exit(0)\n"

@@ -720,9 +720,9 @@ def permutation_ranges(values, permutations: int = DEFAULT_PERMUTATIONS, seed: i
     if jobs == 1 or len(counts) == 1:
         parts = [_ranges_block(X, n, c, seed, k) for k, c in enumerate(counts)]
     else:
-        from concurrent.futures import ProcessPoolExecutor
+        from ..stream import worker_pool
 
-        with ProcessPoolExecutor(max_workers=min(jobs, len(counts))) as pool:
+        with worker_pool(min(jobs, len(counts))) as pool:
             parts = list(pool.map(_ranges_block, *zip(*[(X, n, c, seed, k) for k, c in enumerate(counts)])))
     return np.concatenate(parts)
 

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tierank.errors import TierankError
+from tierank.processes import alive
 
 __all__ = ["cache_root", "smollm2_dir", "smollm2_cross_dir", "checkpoint_rows", "model_folder"]
 
@@ -46,21 +47,11 @@ def _ready(out: Path) -> bool:
     return (out / "config.json").exists() and any(out.glob("*.safetensors"))
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover - another user's process
-        return True
-    return True
-
-
 def _sweep(out: Path) -> None:
     """Remove half-written ``out.tmp-PID`` folders whose maker is gone (a killed build)."""
     for tmp in out.parent.glob(f"{out.name}.tmp-*"):
         pid = tmp.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not alive(int(pid)):
             shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import TierankInputError
+from ..errors import NothingToEvaluate, TierankInputError
 from ..evaluate import evaluate as _evaluate
 from ..io.convert import to_qrels as _to_qrels
 from ..io.convert import to_run as _to_run
@@ -143,10 +143,8 @@ def scores(qrels, run, metrics, stat: str = "expected", **options) -> dict[str, 
     out = {m: np.zeros(len(order)) for m in metrics}
     try:
         res = _evaluate(q, r, measures, **options)
-    except TierankInputError as e:
-        if "nothing to evaluate" in str(e):  # no judged query in the run: all zeros, as ranx
-            return out
-        raise
+    except NothingToEvaluate:  # no judged query in the run: all zeros, as ranx
+        return out
     pos = {qid: i for i, qid in enumerate(res.qids)}
     idx = np.array([pos.get(qid, -1) for qid in order], dtype=np.int64)
     for name, meas in zip(metrics, measures):

@@ -21,7 +21,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import Problem, TierankInputError
+from ..errors import EmptyRun, Problem, TierankInputError
 from . import lexer
 from .model import Run
 from .readers import MAX_PROBLEMS, _run_fast, _run_slow
@@ -99,7 +99,11 @@ def _parse(src: str, data: bytes, first_line: int) -> Run:
         run = _run_fast(src, data)
         return run if run is not None else _run_slow(src, data)
     except TierankInputError as e:
-        raise TierankInputError(shift_problems(e.problems, first_line - 1)) from None
+        raise type(e)(shift_problems(e.problems, first_line - 1)) from None  # EmptyRun stays EmptyRun
+
+
+#: public name of :func:`_parse` (used by :mod:`tierank.stream`)
+parse_block = _parse
 
 
 #: how the readers refuse a run without a result line (a block of comment lines only is not refused)
@@ -184,6 +188,10 @@ def _qids(run: Run) -> pa.Array:
     return run.qid.dictionary_decode() if pa.types.is_dictionary(run.qid.type) else run.qid
 
 
+#: public name of :func:`_qids` (used by :mod:`tierank.stream`)
+run_qids = _qids
+
+
 _FIRST_FIELD = re.compile(rb"[ \t]*([^ \t\r\n]*)")
 
 
@@ -214,6 +222,10 @@ def _line_count(block: bytes) -> int:
     """Lines ended in ``block``: LF, CRLF and lone CR each end one (the readers' rule)."""
     n = block.count(b"\n")
     return n if block.find(b"\r") < 0 else n + block.count(b"\r") - block.count(b"\r\n")
+
+
+#: public name of :func:`_line_count` (used by :mod:`tierank.stream`)
+line_count = _line_count
 
 
 def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[tuple[bytes, int]]:
@@ -399,9 +411,9 @@ def iter_batches(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Ite
         try:
             run = _parse(src, block, line)
             qids = pc.unique(_qids(run)).to_pylist()
+        except EmptyRun:  # a block of comment lines only
+            continue
         except TierankInputError as e:
-            if [p.reason for p in e.problems] == [EMPTY_RUN]:  # a block of comment lines only
-                continue
             problems.add(e.problems)
             qids = query_ids(block)
         any_rows = True
@@ -417,7 +429,7 @@ def iter_batches(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Ite
     if ungrouped:
         raise ungrouped
     if not any_rows:
-        raise TierankInputError([Problem(src, None, EMPTY_RUN)])
+        raise EmptyRun([Problem(src, None, EMPTY_RUN)])
 
 
 class GroupCheck:

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from ..errors import Problem, TierankInputError, quote
+from ..errors import EmptyRun, Problem, TierankInputError, quote
 from . import lexer
 from .fingerprint import fingerprint, fingerprint_ids, pair_fingerprint
 from .model import Qrels, Run
@@ -154,7 +154,7 @@ def _run_slow(src: str, data: bytes, duplicates: str = "error") -> Run:
         ranks.append(np.nan if rank is None else rank)
     bad.raise_if_any()
     if not qids:
-        raise TierankInputError([Problem(src, None, "empty run: no result lines")])
+        raise EmptyRun([Problem(src, None, "empty run: no result lines")])
     return Run(
         qid=pa.array(qids, pa.string()).dictionary_encode().cast(_QID_DICT),
         docid=pa.array(docids, pa.string()),

@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import Problem, TierankInputError, shorten
+from ..processes import alive
 
 FORMATS = ("table", "tsv", "json", "jsonl", "csv")
 #: the formats of ``tierank eval``: :data:`FORMATS` and trec_eval's own layout (:func:`render_trec_eval`)
@@ -365,7 +366,7 @@ def clean_stale_temps(folder: str | os.PathLike) -> list[Path]:
         return removed
     for e in entries:
         m = _TMP_RE.match(e.name)
-        if not m or m["host"] != host or not e.is_file(follow_symlinks=False) or _alive(int(m["pid"])):
+        if not m or m["host"] != host or not e.is_file(follow_symlinks=False) or alive(int(m["pid"])):
             continue
         try:
             os.unlink(e.path)
@@ -373,18 +374,6 @@ def clean_stale_temps(folder: str | os.PathLike) -> list[Path]:
         except OSError:
             pass
     return removed
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid() or os.name != "posix":  # on Windows os.kill(pid, 0) would end the process
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, OSError):
-        return True  # exists (another user's), or not ours to judge
-    return True
 
 
 def write_atomic(path: str | os.PathLike, data: str | bytes, protect: Iterable = ()) -> Path | None:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 import numpy as np
 
-from ..errors import TierankInputError, quote
+from ..errors import TierankInputError, UnknownMeasure, quote
 from ..ties import Prepared
 
 if TYPE_CHECKING:
@@ -548,7 +548,7 @@ def _parse_ir_measures(text: str) -> Measure:
     name, args, cut = m.groups()
     cls = REGISTRY.get(name)
     if cls is None:
-        raise TierankInputError(f"unknown measure {quote(name)} in {shown}; supported: {', '.join(supported())}")
+        raise UnknownMeasure(f"unknown measure {quote(name)} in {shown}; supported: {', '.join(supported())}")
     values = {p.name: p.default for p in cls.schema}
     given = set()
     if args is not None and args.strip():

@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
-from ..errors import TierankInputError, quote
+from ..errors import TierankInputError, UnknownMeasure, quote
 from .base import REGISTRY, Measure, TrecNames, parse_measure, supported, use_trec_names
 
 #: the tools whose measure names each family declares (:class:`tierank.measures.base.FamilyNames`)
@@ -371,13 +371,12 @@ def plan(texts: Iterable[str | Measure]) -> Plan:
             continue
         try:
             slots.append(("m", parse_measure(t)))
+        except UnknownMeasure:
+            hint = suggest(t)
+            errors.append(f"unknown measure {quote(t)}" + (f"; did you mean {' or '.join(map(quote, hint))}?"
+                                                         if hint else "") + " (see `tierank measures`)")
         except TierankInputError as e:
-            if str(e).startswith("unknown measure"):
-                hint = suggest(t)
-                errors.append(f"unknown measure {quote(t)}" + (f"; did you mean {' or '.join(map(quote, hint))}?"
-                                                             if hint else "") + " (see `tierank measures`)")
-            else:
-                errors.extend(e.problems)
+            errors.extend(e.problems)
     entries: list[Entry] = []
     left_out: list[str] = []
     notes: list[str] = []

@@ -1,0 +1,170 @@
+"""Evaluating run files on a Ray cluster with Ray Data (:func:`evaluate_files`).
+
+The evaluation of run files (one large run, many files of one run, or a run partitioned by
+:func:`tierank.stream.partition`) is a Ray Data pipeline over query-aligned blocks: plain text
+files cut into byte ranges at query boundaries, gzip and columnar files whole; one evaluator
+per worker holds the qrels (put once in the object store) and evaluates blocks with the engine
+of :mod:`tierank.stream`; the driver checks that no query is in two blocks and combines the
+per-query statistics exactly as the single-process engine does, so the result equals
+:func:`tierank.evaluate` on the concatenated run, bit for bit.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..errors import NoJudgedDocuments, NothingToEvaluate, Problem, TierankInputError
+from .runtime import connect
+
+__all__ = ["RUN_SUFFIXES", "list_sources", "evaluate_files"]
+
+#: file names evaluated when a folder is given: TREC text runs (plain or gzip) and Parquet/Arrow files
+RUN_SUFFIXES = (".parquet", ".pq", ".arrow", ".feather", ".ipc", ".arrows", ".trec", ".txt", ".run", ".gz", ".tsv")
+
+
+def list_sources(source: str | os.PathLike | Iterable) -> list[str]:
+    """The run files of ``source``: a list as given, one file, or the files under a folder (local
+    or a pyarrow filesystem URI) whose names end in :data:`RUN_SUFFIXES`, sorted."""
+    if not isinstance(source, (str, os.PathLike)):
+        return [str(s) for s in source]
+    text = str(source)
+    import pyarrow.fs as pafs
+
+    try:
+        fs, root = pafs.FileSystem.from_uri(text) if "://" in text else (pafs.LocalFileSystem(), str(Path(text).resolve()))
+        info = fs.get_file_info(root)
+    except (OSError, ValueError) as e:
+        raise TierankInputError([Problem(text, None, f"cannot be opened ({e})")]) from None
+    if info.type == pafs.FileType.NotFound:
+        raise TierankInputError([Problem(text, None, "no such file or folder")])
+    if info.type == pafs.FileType.File:
+        return [text]
+    files = fs.get_file_info(pafs.FileSelector(root, recursive=True))
+    prefix = text.split("://", 1)[0] + "://" if "://" in text else ""
+    out = sorted(prefix + f.path for f in files
+                 if f.type == pafs.FileType.File and f.path.lower().endswith(RUN_SUFFIXES)
+                 and not Path(f.path).name.startswith("."))
+    if not out:
+        raise TierankInputError([Problem(text, None, f"no run files in this folder ({', '.join(RUN_SUFFIXES)})")])
+    return out
+
+
+class _BlockEvaluator:
+    """A Ray Data worker (one per CPU of the cluster): the qrels and measures loaded once, then
+    one query-aligned block per call: a byte range of a plain text run (parsed by tierank's
+    readers) or a whole gzip/Parquet/Arrow file (streamed).  Its output row carries the
+    per-query statistics pickled, or the located input error (line numbers relative to the
+    range: the driver shifts them)."""
+
+    def __init__(self, qrels, measures, block_bytes: int, kwargs: dict):
+        from ..stream.evaluate import init_worker
+
+        if not hasattr(qrels, "qid"):  # an ObjectRef
+            import ray
+
+            qrels = ray.get(qrels)
+        init_worker(qrels, measures, kwargs, 1)
+        self.block_bytes, self.qrels, self.measures, self.kwargs = block_bytes, qrels, measures, kwargs
+        self.ctx = dict(qrels=qrels, measures=measures, kwargs=kwargs)
+
+    def __call__(self, batch: dict) -> dict:
+        import pickle
+
+        from ..stream.evaluate import evaluate_task, iter_evaluate
+
+        out = []
+        notes: dict
+        for src, start, end in zip(batch["src"], batch["start"], batch["end"]):
+            src, start, end = str(src), int(start), int(end)
+            try:
+                empty = False
+                if start >= 0:
+                    qids, res, rows, lines = evaluate_task(("range", src, start, end), self.ctx)
+                    empty = isinstance(res, str)  # judged queries, no judged document (condensed)
+                    parts = [res] if hasattr(res, "stats") else []
+                else:
+                    qids, notes = [], {}
+                    parts = list(iter_evaluate(self.qrels, src, self.measures, block_bytes=self.block_bytes,
+                                               queries_seen=qids, notes=notes, **self.kwargs))
+                    rows, lines, empty = None, None, bool(notes.get("condensed_empty"))
+            except TierankInputError as e:
+                qids, parts, rows, lines, empty = e, [], None, None, False
+            out.append(pickle.dumps((qids, parts, rows, lines, empty)))
+        return {"seq": batch["seq"], "payload": out}
+
+
+def evaluate_files(qrels, source, measures, *, address: str | None = None, num_cpus: int | None = None,
+                   block_bytes: int | None = None, workers: int | None = None, **kwargs):
+    """:func:`tierank.evaluate` over run files on a Ray cluster, in query-aligned blocks with Ray Data.
+
+    ``source``: a folder (local or a pyarrow URI), a file, or a list of files that together make one
+    run, each query in one file only and grouped by query inside it (as
+    :func:`tierank.stream.partition` writes them, or any TREC run).  Plain text files are cut into
+    byte ranges of about ``block_bytes`` at query boundaries (:func:`tierank.stream.iter_ranges`), so
+    one large file is spread over the whole cluster; gzip, Parquet and Arrow files are one block
+    each, streamed by their worker.  The blocks go through a Ray Data pipeline
+    (``from_items(...).map_batches(_BlockEvaluator, concurrency=workers)``, one evaluator per CPU
+    by default, the qrels put once in the object store); the driver checks that no query is in two
+    blocks and combines them exactly as the single-process engine does, so the result equals
+    :func:`tierank.evaluate` on the concatenated run, bit for bit.  ``kwargs`` are those of
+    :func:`tierank.evaluate` except ``complete``.
+    """
+    import pickle
+
+    from ..io.blocks import BLOCK_BYTES, iter_ranges, seekable_text, shift_problems
+    from ..io.convert import to_qrels
+    from ..measures import parse_measures
+    from ..stream import CONDENSED_EMPTY, combine_parts
+
+    if kwargs.get("complete"):
+        raise TierankInputError("evaluate_files: complete=True is not supported; evaluate the missing queries apart")
+    if workers is not None and workers < 1:
+        raise TierankInputError(f"workers must be at least 1, got {workers}")
+    block = block_bytes or BLOCK_BYTES
+    parsed = parse_measures([measures] if isinstance(measures, str) else list(measures))
+    files = list_sources(source)
+    q = to_qrels(qrels)
+    items: list[dict] = []
+    for f in files:
+        spans = list(iter_ranges(f, block)) if seekable_text(f) else [(-1, -1)]
+        items.extend({"seq": len(items), "src": f, "start": a, "end": b} for a, b in spans)
+    ray = connect(address, num_cpus)
+    from ray.data import DataContext
+
+    DataContext.get_current().enable_progress_bars = False
+    n = workers or max(1, min(len(items), int(ray.cluster_resources().get("CPU", 1))))
+    ds = ray.data.from_items(items).map_batches(
+        _BlockEvaluator, batch_size=1, compute=ray.data.ActorPoolStrategy(size=n), num_cpus=1,
+        fn_constructor_args=(ray.put(q), parsed, block, kwargs))
+    rows = sorted(ds.take_all(), key=lambda r: r["seq"])
+    parts: list = []
+    owner: dict[str, str] = {}
+    lines_before: dict[str, int] = {}
+    condensed_empty = False
+    for item, row in zip(items, rows):
+        f = item["src"]
+        qids, ps, _, lines, empty = pickle.loads(row["payload"])
+        condensed_empty |= empty
+        if isinstance(qids, TierankInputError):
+            shift = lines_before.get(f, 0) if item["start"] >= 0 else 0
+            raise TierankInputError(shift_problems(qids.problems, shift))
+        lines_before[f] = lines_before.get(f, 0) + (lines or 0)
+        for x in qids:
+            if x in owner:
+                where = owner[x]
+                raise TierankInputError([Problem(f, None,
+                    f"query {x!r} is also in {where}: each query must be in one file (tierank.stream.partition "
+                    "groups a run by query)" if where != f else
+                    f"the run is not grouped by query: query {x!r} appears again after other queries; "
+                    "group it first with tierank.stream.partition() (DuckDB, out of core)")])
+            owner[x] = f
+        parts.extend(ps)
+    if not parts:
+        if condensed_empty:
+            raise NoJudgedDocuments(f"{CONDENSED_EMPTY} {source} is judged in {q.source}")
+        raise NothingToEvaluate(f"no query of {source} is judged in {q.source}: nothing to evaluate")
+    settings = dict(parts[0].settings, run=str(source),
+                    distributed=f"ray data: {len(files)} files, {len(items)} blocks, {n} workers")
+    return combine_parts(parts, parts[0].measures, settings)

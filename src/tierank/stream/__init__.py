@@ -1,0 +1,41 @@
+"""Evaluation at any size, and many runs at once.
+
+* :mod:`tierank.stream.evaluate`: a run read in query-aligned batches and evaluated batch by batch
+  (:func:`evaluate_stream`, :func:`iter_evaluate`); memory is bounded by the batch size, and the
+  result equals :func:`tierank.evaluate` on the whole run bit for bit.
+* :mod:`tierank.stream.combine`: the batches' per-query statistics put together exactly.
+* :mod:`tierank.stream.partitioning`: a run not grouped by query written grouped by query with
+  DuckDB, out of core (:func:`partition`), never a home-made external sort.
+* :mod:`tierank.stream.many`: many runs against one qrels read once (:func:`evaluate_many`).
+* :mod:`tierank.stream.workers`: worker processes that never outlive the evaluation
+  (:func:`worker_pool`): they die with their parent, even one killed with SIGKILL, and are
+  terminated at once when the evaluation stops on an error or an interrupt.
+
+The blocks themselves are read by :mod:`tierank.io.blocks` (:func:`iter_ranges`, :func:`iter_blocks`,
+:func:`iter_batches`, re-exported here).
+"""
+
+from __future__ import annotations
+
+from ..io.blocks import BLOCK_BYTES, iter_batches, iter_blocks, iter_ranges
+from .combine import combine_parts
+from .evaluate import CONDENSED_EMPTY, evaluate_stream, iter_evaluate
+from .many import evaluate_many, run_names
+from .partitioning import partition
+from .workers import WATCH_SECONDS, worker_pool
+
+__all__ = [
+    "BLOCK_BYTES",
+    "CONDENSED_EMPTY",
+    "WATCH_SECONDS",
+    "combine_parts",
+    "evaluate_many",
+    "evaluate_stream",
+    "iter_batches",
+    "iter_blocks",
+    "iter_evaluate",
+    "iter_ranges",
+    "partition",
+    "run_names",
+    "worker_pool",
+]

@@ -1,0 +1,340 @@
+"""Evaluation at any size: a run read in query-aligned batches, evaluated batch by batch.
+
+Memory is bounded by the batch size, not by the input.  The run is read as blocks that hold
+whole queries (:mod:`tierank.io.blocks`: byte ranges of a plain file, read by the workers
+themselves; decompressed blocks of a gzip file or a pipe; the files of a partitioned run), so
+**a query is never split between batches**.  Each batch is parsed by the same readers as a whole
+file (every refusal names the file and the line) and evaluated by the one engine
+(:func:`tierank.evaluate`) against the judgments of its queries only, in this process or in
+``jobs`` worker processes (:func:`tierank.stream.workers.worker_pool`), and the per-query
+statistics are put together at the end (:func:`tierank.stream.combine.combine_parts`).
+
+Combining is exact: every per-query statistic depends on that query's documents and judgments
+only, and the summary over queries is computed from the per-query arrays in the order of the
+in-memory engine (queries sorted), so the result equals :func:`tierank.evaluate` on the whole
+run bit for bit (the tests check this on the brute-force cases split into tiny batches).
+
+A run whose queries are not grouped (a query's lines interrupted by another query's) cannot be
+read this way; it is detected (a query seen again in a later batch) and refused with the way
+out: :func:`tierank.stream.partition` writes it grouped by query with DuckDB.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, wait
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import EmptyRun, NoJudgedDocuments, NothingToEvaluate, Problem, TierankInputError
+from ..io.blocks import (
+    BLOCK_BYTES,
+    EMPTY_RUN,
+    GroupCheck,
+    ProblemLog,
+    batches_of,
+    blank,
+    iter_blocks,
+    iter_ranges,
+    line_count,
+    parse_block,
+    query_ids,
+    read_range,
+    run_qids,
+    seekable_text,
+    shift_problems,
+)
+from ..io.convert import to_qrels
+from ..io.model import Qrels, Run
+from ..measures import Measure
+from ..results import EvalResult
+from .combine import combine_parts
+from .workers import worker_pool
+
+__all__ = ["iter_evaluate", "evaluate_stream", "evaluate_task", "init_worker", "CONDENSED_EMPTY"]
+
+
+def _judgments_of(qrels: Qrels, qids: pa.Array) -> Qrels:
+    keep = pc.is_in(qrels.qid, value_set=qids)
+    return Qrels(qid=qrels.qid.filter(keep), docid=qrels.docid.filter(keep),
+                 grade=np.asarray(qrels.grade)[np.asarray(keep)], source=qrels.source)
+
+
+_WORKER: dict = {}
+#: how :func:`tierank.evaluate` says that dropping unjudged documents left nothing
+CONDENSED_EMPTY = "--condensed: no document of"
+
+
+def init_worker(qrels: Qrels, measures, kwargs: dict, threads: int | None = None) -> None:
+    if threads is not None:  # one worker per core: Arrow's own thread pool would only contend
+        pa.set_cpu_count(threads)
+    _WORKER.update(qrels=qrels, measures=measures, kwargs=kwargs)
+
+
+def evaluate_task(task, ctx: dict | None = None) -> tuple:
+    """Parse (a byte range or a text block) and evaluate one batch: (its query ids in file order, the
+    result, or None when none of its queries is judged, the number of run lines in it, the number
+    of text lines of a byte range).  A parse error is returned in place of the query ids (for a
+    byte range its line numbers relative to the range, the caller shifts them), so that errors are
+    reported in file order whichever worker finishes first.  ``("check", task)`` only parses
+    (after a refusal the rest of the file is read for its problems, as the in-memory reader does).
+    ``ctx`` (qrels, measures, kwargs) is given in this process; a worker process reads its own, set
+    once by :func:`init_worker`."""
+    from ..evaluate import evaluate
+
+    ctx = _WORKER if ctx is None else ctx
+    check_only = task[0] == "check"
+    if check_only:
+        task = task[1]
+
+    lines = None
+    if task[0] == "range":  # a byte range of a plain file, read here
+        _, src, start, end = task
+        block = read_range(src, start, end)
+        lines = line_count(block)
+        if blank(block):
+            return [], None, 0, lines
+        first = 1  # line numbers relative to the range: the caller shifts them
+    elif task[0] == "text":
+        _, src, block, first = task
+        if blank(block):
+            return [], None, 0, None
+    if task[0] in ("range", "text"):
+        try:
+            run = parse_block(src, block, first)
+        except EmptyRun:  # comment lines only: no run lines here
+            return [], None, 0, lines
+        except TierankInputError as e:
+            return e, query_ids(block), 0, lines  # the queries still tell whether the run is grouped
+        del block
+    else:
+        run = task[1]
+    if check_only:
+        return pc.unique(run_qids(run)).to_pylist(), None, len(run), lines
+    qids = pc.unique(run_qids(run)).to_pylist()
+    judged = _judgments_of(ctx["qrels"], pa.array(qids, pa.string()))
+    if len(judged) == 0:
+        return qids, None, len(run), lines
+    try:
+        return qids, evaluate(judged, run, ctx["measures"], **ctx["kwargs"]), len(run), lines
+    except NothingToEvaluate:
+        return qids, None, len(run), lines
+    except NoJudgedDocuments:
+        pass  # judged queries, none of their documents judged in this batch: below
+    except TierankInputError as e:
+        return qids, e, len(run), lines  # raised in file order, after the file's bad lines
+    if not ctx["kwargs"].get("judged_only"):
+        return qids, CONDENSED_EMPTY, len(run), lines  # condensed: such queries drop out, as in memory
+    # trec_eval -J keeps them, with no documents (evaluate() scores them as -c does)
+    res = _without_documents(judged, ctx["measures"], ctx["kwargs"], run.source)
+    return qids, replace(res, settings=dict(res.settings, empty_batch=True)), len(run), lines
+
+
+def _without_documents(qrels: Qrels, measures, kwargs: dict, source: str) -> EvalResult:
+    """The queries of ``qrels`` evaluated with no retrieved document (as ``-c`` scores a query the run
+    lacks), under the settings ``kwargs`` name (their ``settings`` record says so)."""
+    from ..evaluate import evaluate
+
+    kw = {k: v for k, v in kwargs.items() if k != "complete"}
+    condensed = kw.get("judged_only") or kw.get("unjudged") == "condensed"
+    if condensed:  # nothing to condense in an empty run (condense() refuses an empty result)
+        kw.pop("judged_only", None)
+        kw["unjudged"] = "nonrelevant"
+    empty = Run(qid=pa.array([], pa.string()), docid=pa.array([], pa.string()), score=np.zeros(0), rank=None,
+                source=source)
+    res = evaluate(qrels, empty, measures, complete=True, **kw)
+    settings = dict(res.settings, complete=bool(kwargs.get("complete")))
+    if condensed:
+        settings["unjudged"] = "condensed"
+        if kwargs.get("judged_only"):
+            settings["judged_only"] = True
+    return replace(res, settings=settings)
+
+
+def _tasks(run_path, block_bytes: int) -> Iterator[tuple]:
+    from ..io.columnar import is_columnar
+
+    src = str(run_path)
+    if ("://" not in src and Path(src).is_dir()) or is_columnar(src):
+        for run in batches_of(src, block_bytes):
+            yield ("run", run)
+    elif seekable_text(src):
+        for start, end in iter_ranges(src, block_bytes):
+            yield ("range", src, start, end)
+    else:
+        for block, line in iter_blocks(src, block_bytes):
+            yield ("text", src, block, line)
+
+
+def _in_order(tasks: Iterator[tuple], jobs: int, init: tuple) -> Iterator[tuple]:
+    """:func:`evaluate_task` of every task, in task order: here, or in ``jobs`` worker processes with
+    at most ``jobs + 1`` tasks in flight (results that finish early wait for their turn, and so do
+    a worker's exceptions: the first in task order is raised, whichever worker fails first)."""
+    task: tuple | None
+    if jobs <= 1:  # the context goes with each call: two evaluations may run in one process at once
+        ctx = dict(qrels=init[0], measures=init[1], kwargs=init[2])
+        for task in tasks:
+            yield evaluate_task(task, ctx)
+        return
+    with worker_pool(jobs, init_worker, (*init, 1)) as pool:
+        running: dict = {}
+        ready: dict = {}
+        nxt = submitted = 0
+        exhausted = False
+        while True:
+            while not exhausted and len(running) < jobs + 1:
+                task = next(tasks, None)
+                if task is None:
+                    exhausted = True
+                    break
+                running[pool.submit(evaluate_task, task)] = submitted
+                submitted += 1
+            if not running and not ready:
+                break
+            if running:
+                finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    ready[running.pop(fut)] = fut
+            while nxt in ready:
+                fut = ready.pop(nxt)
+                nxt += 1
+                yield fut.result()
+
+
+def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str | Measure] | str, *, jobs: int = 1,
+                  block_bytes: int = BLOCK_BYTES, progress: Callable[[int, int], None] | None = None,
+                  queries_seen: list | None = None, notes: dict | None = None, **kwargs) -> Iterator[EvalResult]:
+    """Evaluate the run at ``run_path`` batch by batch: one :class:`EvalResult` per batch of whole
+    queries (those judged), in file order, as soon as it is ready.  ``jobs`` worker processes parse
+    and evaluate batches in parallel while this process only cuts the text into blocks at query
+    boundaries (at most ``jobs + 1`` blocks in flight).  ``progress(lines, queries)`` is called with
+    the run lines and queries done after each batch; ``queries_seen``, a list, receives every query id
+    of the run in file order (judged or not); ``notes``, a dict, gets ``condensed_empty`` when a batch
+    had judged queries but no judged document (``unjudged="condensed"``).  ``kwargs`` are those of
+    :func:`tierank.evaluate` (``complete`` is refused: use :func:`evaluate_stream`).
+
+    Refusals are those of the in-memory engine: the settings it refuses, before any block is read;
+    then every bad line, in file order, however the blocks are cut and whichever worker finishes
+    first (after a bad line the rest of the file is parsed, not evaluated, for its problems); a run
+    not grouped by query is refused too (with its bad lines, if any: the duplicates of an ungrouped
+    run whose first line is in another block are the one thing streaming cannot see)."""
+    from ..measures import parse_measures
+
+    if kwargs.get("complete"):
+        raise TierankInputError("iter_evaluate: complete=True needs the whole query set; use evaluate_stream")
+    parsed = parse_measures([measures] if isinstance(measures, str) else list(measures))
+    whole = [str(m) for m in parsed if not m.additive]
+    if whole:
+        raise TierankInputError(f"{', '.join(whole)}: the summary over queries is not a sum of per-query terms "
+                                "(it needs every query at once); evaluate it in memory (tierank.evaluate)")
+    _check_settings(parsed, kwargs)
+    q = to_qrels(qrels)
+    src = str(run_path)
+    check = GroupCheck(src, queries_seen)
+    # after a refusal the rest of the file is only parsed, for its problems: the in-memory reader
+    # reports every bad line (the first MAX_PROBLEMS, and how many more), and so must this
+    problems = ProblemLog(src)
+    evaluation: list[TierankInputError] = []  # an error of the evaluation of a batch (the first)
+    ungrouped: list[TierankInputError] = []  # a query seen again after other queries (the first)
+    failed = [False]
+
+    def tasks() -> Iterator[tuple]:
+        for task in _tasks(run_path, block_bytes):
+            yield ("check", task) if failed[0] else task
+
+    any_rows = False
+    done = [0, 0]
+    lines_before = 0
+    for qids, res, rows, lines in _in_order(tasks(), jobs, (q, parsed, kwargs)):
+        if isinstance(qids, TierankInputError):  # a range's lines are counted from its first line
+            problems.add(shift_problems(qids.problems, lines_before) if lines is not None else qids.problems)
+            failed[0] = True
+            qids = res
+        lines_before += lines or 0
+        any_rows |= bool(qids)
+        try:  # checked after a refusal too: a run both bad and not grouped is told both
+            check(qids)
+        except TierankInputError as e:
+            ungrouped[:] = ungrouped or [e]
+            failed[0] = True
+        if failed[0]:
+            continue
+        if isinstance(res, TierankInputError):
+            evaluation.append(res)
+            failed[0] = True
+            continue
+        done[0] += rows
+        done[1] += len(qids)
+        if progress is not None:
+            progress(*done)
+        if isinstance(res, str):
+            if notes is not None:
+                notes["condensed_empty"] = True
+        elif res is not None:
+            yield res
+    if problems:  # the in-memory reader's problems (a run not grouped also says so: it cannot be streamed)
+        raise TierankInputError(problems.error().problems + [p for e in ungrouped for p in e.problems])
+    if evaluation or ungrouped:
+        raise (evaluation or ungrouped)[0]
+    if not any_rows:
+        raise EmptyRun([Problem(src, None, EMPTY_RUN)])
+
+
+def _check_settings(measures: list, kwargs: dict) -> None:
+    """Refuse the settings :func:`tierank.evaluate` refuses before it reads a run (the same message,
+    before any block is read): evaluated once on a one-line run."""
+    from ..evaluate import evaluate
+
+    one = pa.array(["q"], pa.string())
+    evaluate(Qrels(qid=one, docid=one, grade=np.ones(1), source=""),
+             Run(qid=one, docid=one, score=np.ones(1), rank=None, source=""), measures,
+             **{k: v for k, v in kwargs.items() if k != "complete"})
+
+
+def evaluate_stream(qrels, run_path: str | os.PathLike, measures: Iterable[str | Measure] | str, *, jobs: int = 1,
+                    block_bytes: int = BLOCK_BYTES, complete: bool = False,
+                    progress: Callable[[int, int], None] | None = None, **kwargs) -> EvalResult:
+    """:func:`tierank.evaluate` on a run of any size, read in query-aligned batches.
+
+    Equal, bit for bit, to ``tierank.evaluate(qrels, run_path, measures, **kwargs)``; memory is
+    bounded by ``block_bytes`` (times ``jobs + 1``) plus the per-query results.
+
+    Examples
+    --------
+    >>> from tierank.examples import path
+    >>> import tierank
+    >>> a = evaluate_stream(path("askubuntu-qrels"), path("askubuntu-run"), ["AP", "nDCG@10"], block_bytes=4096)
+    >>> b = tierank.evaluate(path("askubuntu-qrels"), path("askubuntu-run"), ["AP", "nDCG@10"])
+    >>> a.records() == b.records()
+    True
+    """
+    from ..measures import parse_measures
+
+    parsed = parse_measures([measures] if isinstance(measures, str) else list(measures))
+    q = to_qrels(qrels)
+    notes: dict = {}
+    parts = list(iter_evaluate(q, run_path, parsed, jobs=jobs, block_bytes=block_bytes, progress=progress,
+                               notes=notes, **kwargs))
+    evaluated = [p for p in parts if not p.settings.get("empty_batch")]
+    if not evaluated and (notes.get("condensed_empty") or parts):
+        # no document of the run is judged: the in-memory engine refuses this, -c or not
+        raise NoJudgedDocuments(f"{CONDENSED_EMPTY} {run_path} is judged in {q.source}")
+    if complete:
+        # qrels queries the run does not have: evaluated with no documents (every one scores as trec_eval -c)
+        have = {x for p in parts for x in p.qids}
+        missing = sorted(set(pc.unique(q.qid).to_pylist()) - have)
+        if missing:
+            parts.append(_without_documents(_judgments_of(q, pa.array(missing, pa.string())), parsed,
+                                            dict(kwargs, complete=True), str(run_path)))
+    if not parts:
+        raise NothingToEvaluate(f"no query of {run_path} is judged in {q.source}: nothing to evaluate "
+                                "(query ids must match exactly)")
+    first = (evaluated or parts)[0]
+    settings = dict(first.settings, run=str(run_path), complete=complete, streamed=True)
+    settings.pop("empty_batch", None)
+    return combine_parts(parts, parts[0].measures, settings)

@@ -1,0 +1,80 @@
+"""Many runs against one qrels, read once (:func:`evaluate_many`), in worker processes if asked."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import as_completed
+
+import pyarrow as pa
+
+from ..errors import TierankInputError
+from ..io.convert import to_qrels
+from ..results import EvalResult
+from .workers import worker_pool
+
+__all__ = ["evaluate_many", "run_names"]
+
+
+def _evaluate_named(args) -> tuple[str, EvalResult]:
+    from ..evaluate import evaluate
+
+    name, qrels, run, measures, kwargs = args
+    return name, evaluate(qrels, run, measures, **kwargs)
+
+
+def run_names(runs) -> dict[str, object]:
+    """``{name: run}`` from a mapping, or from paths named by :func:`tierank.io.naming.run_names`
+    (the shortest distinguishing path suffix; the same file twice is an error).
+
+    >>> list(run_names(["a/bm25.txt", "b/dense.txt"]))
+    ['bm25.txt', 'dense.txt']
+    >>> list(run_names(["sub/a.txt", "a.txt"]))
+    ['sub/a.txt', 'a.txt']
+    """
+    if isinstance(runs, dict):
+        return dict(runs)
+    from ..io.naming import run_names as names
+
+    runs = list(runs)
+    return dict(zip(names(runs), runs))
+
+
+def evaluate_many(qrels, runs, measures: Iterable[str] | str, *, jobs: int = 1,
+                  progress: Callable[[str], None] | None = None, **kwargs) -> dict[str, EvalResult]:
+    """Evaluate many runs against one qrels, read once: ``{run name: EvalResult}`` in the order given.
+
+    ``runs`` is a list of paths (named by file name) or a dict ``{name: run}`` of any input
+    :func:`tierank.evaluate` takes.  ``jobs`` worker processes evaluate runs in parallel;
+    ``progress(name)`` is called as each run is done.  Each result equals
+    ``tierank.evaluate(qrels, run, measures, **kwargs)``.
+
+    >>> from tierank.examples import path
+    >>> res = evaluate_many(path("qrels"), {"a": path("run"), "b": path("run")}, ["P@2"])
+    >>> [(name, r.aggregate()["expected"].round(4).tolist()) for name, r in res.items()]
+    [('a', [0.8333]), ('b', [0.8333])]
+    """
+    from ..measures import parse_measures
+
+    named = run_names(runs)
+    if not named:
+        raise TierankInputError("no run given")
+    parsed = parse_measures([measures] if isinstance(measures, str) else list(measures))
+    q = to_qrels(qrels)
+    jobs_args = [(name, q, r if not isinstance(r, (str, os.PathLike)) else str(r), parsed, kwargs)
+                 for name, r in named.items()]
+    done: dict[str, EvalResult] = {}
+
+    def finished(name: str, res: EvalResult) -> None:
+        done[name] = res
+        if progress is not None:
+            progress(name)
+
+    if jobs <= 1 or len(jobs_args) == 1:
+        for a in jobs_args:
+            finished(*_evaluate_named(a))
+    else:
+        with worker_pool(min(jobs, len(jobs_args)), pa.set_cpu_count, (1,)) as pool:
+            for fut in as_completed([pool.submit(_evaluate_named, a) for a in jobs_args]):
+                finished(*fut.result())
+    return {name: done[name] for name in named}
