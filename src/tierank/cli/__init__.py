@@ -25,7 +25,9 @@ app = typer.Typer(cls=Group, add_completion=False, no_args_is_help=True, pretty_
 
 def _version(value: bool) -> None:
     if value:
-        from ..version import __version__  # the one source of the version (pyproject.toml reads it too)
+        from ..version import (
+            __version__,  # the one source of the version (pyproject.toml reads it too)
+        )
 
         typer.echo(f"tierank {__version__}")
         raise typer.Exit()
