@@ -13,7 +13,7 @@ from rich.console import Console
 from ..analysis.precision import DEFAULT_FORMATS
 from ..errors import TierankInputError
 from ..io.writers import check_output
-from . import app
+from .app import app
 from .common import (
     CandidatesOnly,
     Complete,

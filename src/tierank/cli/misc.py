@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 
 from ..examples import NAMES as EXAMPLES  # names only: imports nothing heavy
-from . import app
+from .app import app
 from .common import input_errors
 
 

@@ -9,7 +9,7 @@ import typer
 
 from ..errors import TierankInputError
 from ..io.writers import check_output
-from . import app
+from .app import app
 from .common import (
     Fmt,
     Format,

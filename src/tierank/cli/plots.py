@@ -14,7 +14,7 @@ import typer
 from ..analysis.cutoff import MAX_KMAX, check_kmax
 from ..io.writers import check_output
 from ..measures import supported
-from . import app
+from .app import app
 from .common import (
     DEFAULT_MEASURES,
     FIGURE_FORMATS,

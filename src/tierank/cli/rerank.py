@@ -22,7 +22,7 @@ from ..hps.registry import model_help
 from ..hps.variants import VARIANT_HELP
 from ..io.beir import QUERY_SETS
 from ..report.terminal import rerank_table as _rerank_table
-from . import app
+from .app import app
 from .common import Fmt, TieBreakOption, input_errors, measures_option
 
 

@@ -10,7 +10,7 @@ import typer
 
 from ..analysis.similarity import DEFAULT_P, FIELDS
 from ..io.writers import check_output
-from . import app
+from .app import app
 from .common import Fmt, Format, Output, emit, input_errors, note, print_tables, swap_check
 
 #: the columns of the table: (field, heading); the RBO range is printed as min-max (the other formats
