@@ -45,18 +45,17 @@ from .io.blocks import (  # noqa: F401
     _line_count,
     _parse,
     _qids,
-    batches_of,
     blank,
     iter_batches,
     iter_blocks,
     iter_ranges,
     query_ids,
     read_range,
-    seekable_text,
     shift_problems,
 )
 from .io.convert import to_qrels
 from .io.model import Qrels, Run
+from .io.sources import batches_of, name_runs, seekable_text, tasks  # noqa: F401
 from .measures import Stats
 from .results import EvalResult
 from .ties import TieSummary
@@ -253,18 +252,7 @@ def _without_documents(qrels: Qrels, measures, kwargs: dict, source: str) -> Eva
 
 
 def _tasks(run_path, block_bytes: int) -> Iterator[tuple]:
-    from .io.columnar import is_columnar
-
-    src = str(run_path)
-    if ("://" not in src and Path(src).is_dir()) or is_columnar(src):
-        for run in batches_of(src, block_bytes):
-            yield ("run", run)
-    elif seekable_text(src):
-        for start, end in iter_ranges(src, block_bytes):
-            yield ("range", src, start, end)
-    else:
-        for block, line in iter_blocks(src, block_bytes):
-            yield ("text", src, block, line)
+    yield from tasks(run_path, block_bytes)  # split as its source kind says (tierank.io.sources)
 
 
 def _combine(parts: list[EvalResult], measures, settings: dict) -> EvalResult:
@@ -541,12 +529,7 @@ def run_names(runs) -> dict[str, object]:
     >>> list(run_names(["sub/a.txt", "a.txt"]))
     ['sub/a.txt', 'a.txt']
     """
-    if isinstance(runs, dict):
-        return dict(runs)
-    from .io.naming import run_names as names
-
-    runs = list(runs)
-    return dict(zip(names(runs), runs))
+    return name_runs(runs)
 
 
 def evaluate_many(qrels, runs, measures: Iterable[str] | str, *, jobs: int = 1,
