@@ -326,7 +326,7 @@ def _schema_table(path) -> pa.Table | None:
                     schema = reader.schema
     except (pa.ArrowException, OSError, ValueError):
         return None
-    return pa.table({n: pa.array([], f.type) for n, f in zip(schema.names, schema)})
+    return pa.Table.from_arrays([pa.array([], f.type) for f in schema], schema=schema)  # a name given twice kept
 
 
 def _column(path, name: str) -> pa.Table:
@@ -356,7 +356,7 @@ def _columnar_role(path: str | os.PathLike) -> tuple[str | None, str]:
         return role, why
     try:
         return table_role(_column(path, shared))
-    except (TierankInputError, pa.ArrowException, OSError, ValueError):
+    except (TierankInputError, pa.ArrowException, OSError, ValueError, KeyError):
         return None, ""
 
 
@@ -503,7 +503,7 @@ def expand_runs(paths: Iterable[Path], note: Callable[[str], None]) -> list[Path
     :func:`tierank.stream.partition` as one run."""
     files: list[Path] = []
     for p in paths:
-        kind = kind_of(p)
+        kind = next((k for k in KINDS if ("run" in k.read or k.expand is not None) and k.recognise(p)), None)
         if kind is not None and kind.expand is not None:
             found, skipped = kind.expand(p)
             for f, why in skipped:
