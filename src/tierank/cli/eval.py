@@ -171,7 +171,7 @@ def _run_files(paths: list[Path]) -> dict[str, Path]:
     shortest distinguishing path suffix); the same file twice is an error."""
     from ..io.sources import expand_runs, name_runs
 
-    return name_runs(expand_runs(paths, note))
+    return {name: Path(p) for name, p in name_runs(expand_runs(paths, note)).items()}
 
 
 #: a single text run larger than this is streamed by default (all cores); smaller ones fit one block

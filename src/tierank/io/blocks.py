@@ -118,7 +118,8 @@ class ProblemLog:
     """
 
     def __init__(self, source: str):
-        self.source, self.items, self.total = source, [], 0
+        self.items: list[Problem] = []
+        self.source, self.total = source, 0
 
     def add(self, problems) -> None:
         for p in problems:
@@ -199,7 +200,7 @@ def _tail_start(buf: bytearray, start: int, end: int) -> int:
             stop -= 1
         line_start = max(buf.rfind(b"\n", start, stop) + 1, start)
         line_start = max(buf.rfind(b"\r", line_start, stop) + 1, line_start)  # a lone CR inside: a line end
-        field = _FIRST_FIELD.match(buf, line_start, stop).group(1)
+        field = _FIRST_FIELD.match(buf, line_start, stop).group(1)  # type: ignore[union-attr]  # always matches
         if field and not field.startswith(b"#"):  # a comment line goes with any query, as a blank one
             if qid is None:
                 qid = field
@@ -300,7 +301,7 @@ def _query_start_after(fh, pos: int, size: int) -> int:
                 break
             if nxt is not None and nxt.end() == len(window) and window[-1] == 0x0D and not eof:
                 break  # a CR that may be half of a CRLF
-            field = _FIRST_FIELD.match(window, at).group(1)
+            field = _FIRST_FIELD.match(window, at).group(1)  # type: ignore[union-attr]  # always matches
             if field and not field.startswith(b"#"):  # comment lines are blank lines
                 if qid is None:
                     qid = field
@@ -406,7 +407,8 @@ class GroupCheck:
     """Refuses a query seen in an earlier batch: the run is not grouped by query."""
 
     def __init__(self, src: str, order: list | None = None):
-        self.src, self.seen, self.order = src, set(), order
+        self.seen: set[str] = set()
+        self.src, self.order = src, order
 
     def __call__(self, qids: list[str]) -> None:
         again = [x for x in qids if x in self.seen]

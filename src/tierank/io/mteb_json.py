@@ -18,7 +18,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]
 
 import numpy as np
 import pyarrow as pa
@@ -49,7 +49,7 @@ def _kind(x) -> str:
     return "a mapping" if isinstance(x, Mapping) else type(x).__name__
 
 
-def load_predictions(predictions, source: str | None = None) -> dict[tuple[str, str], dict]:
+def load_predictions(predictions, source: str | None = None) -> dict[tuple[str, str], Mapping]:
     """``{(subset, split): {qid: {docid: score}}}`` from MTEB's predictions file (a path) or its dict.
 
     The ``mteb_model_meta`` entry is skipped.  Anything else that is not ``subset -> split -> qid
@@ -77,7 +77,7 @@ def load_predictions(predictions, source: str | None = None) -> dict[tuple[str, 
     shape = "{subset: {split: {qid: {docid: score}}}}"
     if not isinstance(predictions, Mapping):
         raise bad("", f"expected MTEB's retrieval predictions {shape}, got {_kind(predictions)}")
-    out: dict[tuple[str, str], dict] = {}
+    out: dict[tuple[str, str], Mapping] = {}
     for subset, splits in predictions.items():
         if subset in META_KEYS:
             continue
@@ -116,11 +116,20 @@ def _no_constant(name: str):
     raise _Refused(f"{name} is not a JSON number")
 
 
+def _repeated(keys: list):
+    """The first key of ``keys`` given a second time."""
+    seen: set = set()
+    for k in keys:
+        if k in seen:
+            return k
+        seen.add(k)
+    return None
+
+
 def _unique_pairs(pairs: list) -> dict:
     keys = [k for k, _ in pairs]
     if len(set(keys)) != len(keys):
-        seen: set = set()
-        raise _Refused(f"key {quote(next(k for k in keys if k in seen or seen.add(k)))} appears twice in one object")
+        raise _Refused(f"key {quote(_repeated(keys))} appears twice in one object")
     return dict(pairs)
 
 
@@ -209,7 +218,7 @@ class _Text:
     def peek(self) -> str:
         """The next character after white space ('' at the end of the file)."""
         while True:
-            self.pos = _WS.match(self.buf, self.pos).end()
+            self.pos = _WS.match(self.buf, self.pos).end()  # type: ignore[union-attr]  # always matches
             if self.pos < len(self.buf) or self.eof:
                 return self.buf[self.pos] if self.pos < len(self.buf) else ""
             self.more()
@@ -320,8 +329,7 @@ class _Columns:
         docids = [d for d, _ in pairs]
         values = [v for _, v in pairs]
         if len(set(docids)) != len(docids):
-            seen = set()
-            dup = next(d for d in docids if d in seen or seen.add(d))
+            dup = _repeated(docids)
             refuse(f"{where}: document {quote(dup)} appears twice (a document has one score per query)")
         joined = "".join(docids)
         if "" in docids or _CONTROL.search(joined) or (not joined.isascii() and lone_surrogate(joined)):
@@ -345,6 +353,7 @@ class _Columns:
                 if not ok:
                     refuse(f"{where}, document {quote(d)}: score {_shown(v)} is not a finite number (within "
                            "float range, about 1.8e308)")
+        assert scores is not None  # refuse() raised otherwise
         keep = None
         if self.identical and qid in docids:
             keep = np.array([d != qid for d in docids])

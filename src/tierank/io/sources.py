@@ -165,7 +165,7 @@ def _frame(obj) -> bool:
 
 
 def _json_path(suffix: str) -> Callable[[object], bool]:
-    return lambda obj: _is_path(obj) and os.fspath(obj).lower().endswith(suffix)
+    return lambda obj: isinstance(obj, (str, os.PathLike)) and os.fspath(obj).lower().endswith(suffix)
 
 
 def _predictions_file(obj, source, ignore_identical_ids: bool = False, skip_first_result: bool = False):
@@ -187,8 +187,8 @@ def _through(role: str) -> Callable:
 
 # ----------------------------------------------------------------------------------- the registry
 
-_FILES = {"run": _text_run, "qrels": _text_qrels, "mteb-qrels": _through("qrels")}
-_TABLES_ON_DISK = {"run": _columnar_table, "qrels": _columnar_table, "mteb-qrels": _through("qrels")}
+_FILES: dict[str, Callable] = {"run": _text_run, "qrels": _text_qrels, "mteb-qrels": _through("qrels")}
+_TABLES_ON_DISK: dict[str, Callable] = {"run": _columnar_table, "qrels": _columnar_table, "mteb-qrels": _through("qrels")}
 
 #: every source kind, in the order they are tried
 KINDS: list[SourceKind] = [
@@ -200,12 +200,12 @@ KINDS: list[SourceKind] = [
     SourceKind("mteb-jsonl", _json_path(".jsonl"), {"mteb-qrels": mteb_json.jsonl_qrels}),
     SourceKind("mteb-json", _json_path(".json"), {"mteb-qrels": mteb_json.json_qrels}),
     SourceKind("mteb-predictions", _is_path, {"predictions": _predictions_file}),
-    SourceKind("partition", lambda obj: _is_path(obj) and is_partitioned(obj),
+    SourceKind("partition", lambda obj: isinstance(obj, (str, os.PathLike)) and is_partitioned(obj),
                {"run": _partition_table, "qrels": _partition_table, "mteb-qrels": _through("qrels")},
                split=_parquet_batches),
     # a folder of runs: expanded by the command line, listed by tierank.cluster; streamed as its Parquet files
     SourceKind("folder", _local_dir, split=_parquet_batches, expand=lambda p: folder_runs(p)),
-    SourceKind("columnar", lambda obj: _is_path(obj) and is_columnar(obj), _TABLES_ON_DISK, split=_whole_file),
+    SourceKind("columnar", lambda obj: isinstance(obj, (str, os.PathLike)) and is_columnar(obj), _TABLES_ON_DISK, split=_whole_file),
     SourceKind("text", lambda obj: _is_path(obj) and seekable_text(str(obj)), _FILES, split=_ranges),
     SourceKind("text-stream", _is_path, _FILES, split=_text_blocks),
     SourceKind("frame", _frame, {"run": _as_is, "qrels": _as_is}),
@@ -265,8 +265,8 @@ def tasks(run_path, block_bytes: int = BLOCK_BYTES) -> Iterator[tuple]:
     """The tasks :mod:`tierank.stream` evaluates a run source in, split as its kind says (any other
     path is read as text, decompressed and cut on the fly)."""
     src = str(run_path)
-    kind = next((k for k in KINDS if k.split is not None and k.recognise(src)), None)
-    yield from (kind.split if kind is not None else _text_blocks)(src, block_bytes)
+    split = next((k.split for k in KINDS if k.split is not None and k.recognise(src)), _text_blocks)
+    yield from split(src, block_bytes)
 
 
 def batches_of(run_path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[Run]:
@@ -275,11 +275,11 @@ def batches_of(run_path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> I
     queries), or one Parquet/Arrow file (read whole: columnar files are compact; split them with
     :func:`tierank.stream.partition`)."""
     text = str(run_path)
-    kind = next((k for k in KINDS if k.split in (_parquet_batches, _whole_file) and k.recognise(text)), None)
-    if kind is None:
+    split = next((k.split for k in KINDS if k.split in (_parquet_batches, _whole_file) and k.recognise(text)), None)
+    if split is None:
         yield from iter_batches(text, block_bytes)
         return
-    for task in kind.split(text, block_bytes):
+    for task in split(text, block_bytes):
         yield task[1]
 
 
