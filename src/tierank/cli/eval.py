@@ -169,9 +169,11 @@ def _run_files(paths: list[Path]) -> dict[str, Path]:
     every file that parses as a run, sorted; what is skipped is listed on stderr, with why), a folder written
     by :func:`tierank.stream.partition` as one run; each named by :func:`tierank.io.sources.name_runs` (its
     shortest distinguishing path suffix); the same file twice is an error."""
+    from typing import cast
+
     from ..io.sources import expand_runs, name_runs
 
-    return {name: Path(p) for name, p in name_runs(expand_runs(paths, note)).items()}
+    return cast("dict[str, Path]", name_runs(expand_runs(paths, note)))
 
 
 #: a single text run larger than this is streamed by default (all cores); smaller ones fit one block
