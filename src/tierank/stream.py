@@ -55,7 +55,8 @@ from .io.blocks import (  # noqa: F401
 )
 from .io.convert import to_qrels
 from .io.model import Qrels, Run
-from .io.sources import batches_of, name_runs, seekable_text, tasks  # noqa: F401
+from .io.sources import batches_of, name_runs, seekable_text  # noqa: F401
+from .io.sources import tasks as source_tasks
 from .measures import Stats
 from .results import EvalResult
 from .ties import TieSummary
@@ -252,7 +253,7 @@ def _without_documents(qrels: Qrels, measures, kwargs: dict, source: str) -> Eva
 
 
 def _tasks(run_path, block_bytes: int) -> Iterator[tuple]:
-    yield from tasks(run_path, block_bytes)  # split as its source kind says (tierank.io.sources)
+    yield from source_tasks(run_path, block_bytes)  # split as its source kind says (tierank.io.sources)
 
 
 def _combine(parts: list[EvalResult], measures, settings: dict) -> EvalResult:

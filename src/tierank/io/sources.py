@@ -206,7 +206,9 @@ KINDS: list[SourceKind] = [
     # a folder of runs: expanded by the command line, listed by tierank.cluster; streamed as its Parquet files
     SourceKind("folder", _local_dir, split=_parquet_batches, expand=lambda p: folder_runs(p)),
     SourceKind("columnar", lambda obj: isinstance(obj, (str, os.PathLike)) and is_columnar(obj), _TABLES_ON_DISK, split=_whole_file),
-    SourceKind("text", lambda obj: _is_path(obj) and seekable_text(str(obj)), _FILES, split=_ranges),
+    # a plain text file is read as any text file (text-stream); it differs in how it is split: byte ranges
+    # (recognising it opens the file, which a read need not do)
+    SourceKind("text", lambda obj: _is_path(obj) and seekable_text(str(obj)), split=_ranges),
     SourceKind("text-stream", _is_path, _FILES, split=_text_blocks),
     SourceKind("frame", _frame, {"run": _as_is, "qrels": _as_is}),
     SourceKind("mapping", lambda obj: isinstance(obj, Mapping),
