@@ -160,5 +160,5 @@ def test_every_stream_source_is_split_by_its_kind(tmp_path):
     assert [t[0] for t in sources.tasks(plain, 5)] == ["range", "range"]
     assert [t[0] for t in sources.tasks(gz, 5)] == ["text", "text"]
     assert [len(r) for r in sources.batches_of(gz, 5)] == [2, 1]
-    assert sources.kind_of(plain).name == "text" and sources.kind_of(plain).streams
+    assert [sources.stream_kind(p).name for p in (plain, gz, tmp_path)] == ["text", "text-stream", "folder"]
     assert sources.kind_of(gz, "run").name == "text-stream"

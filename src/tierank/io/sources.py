@@ -263,12 +263,18 @@ def read(obj, role: str, source: str | None = None, **options):
 # ---------------------------------------------------------------------------------------- streaming
 
 
+def stream_kind(src: str | os.PathLike) -> SourceKind | None:
+    """The kind that splits the run source ``src`` for streaming: the first of :data:`KINDS` with a ``split``
+    that recognises it."""
+    return next((k for k in KINDS if k.split is not None and k.recognise(str(src))), None)
+
+
 def tasks(run_path, block_bytes: int = BLOCK_BYTES) -> Iterator[tuple]:
     """The tasks :mod:`tierank.stream` evaluates a run source in, split as its kind says (any other
     path is read as text, decompressed and cut on the fly)."""
     src = str(run_path)
-    split = next((k.split for k in KINDS if k.split is not None and k.recognise(src)), _text_blocks)
-    yield from split(src, block_bytes)
+    kind = stream_kind(src)
+    yield from (kind.split if kind is not None and kind.split is not None else _text_blocks)(src, block_bytes)
 
 
 def batches_of(run_path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[Run]:
@@ -565,4 +571,4 @@ def name_runs(runs) -> dict[str, object]:
 
 __all__ = ["AUTO_STREAM_BYTES", "KINDS", "ROLES", "RUN_SUFFIXES", "SourceKind", "batches_of", "check_roles",
            "expand_runs", "folder_runs", "input_role", "kind_of", "list_files", "name_runs", "read", "register",
-           "role_shared", "seekable_text", "stream_by_default", "tasks"]
+           "role_shared", "seekable_text", "stream_by_default", "stream_kind", "tasks"]
