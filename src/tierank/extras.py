@@ -35,6 +35,7 @@ EXTRAS: dict[str, str] = {
     "ir_measures": "irm",
     "pyterrier": "pyterrier",
     "ranx": "ranx",
+    "ir_datasets": "irds",
     "sentence_transformers": "st",
     "mteb": "mteb",
     "torch": "models",

@@ -350,7 +350,7 @@ def expected_records(runs: dict, qrels_path) -> list:
 def read_in_chunks(preds, chunk: int):
     """What :func:`read_predictions` gives with ``chunk`` characters read at a time: the columns, or
     the error line."""
-    import tierank.integrations.mteb as mteb
+    import tierank.io.mteb_json as mteb  # the reader of MTEB's JSON (tierank.integrations.mteb re-exports it)
 
     saved, mteb._CHUNK = mteb._CHUNK, chunk
     try:

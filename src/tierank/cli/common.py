@@ -43,10 +43,6 @@ FIGURE_FORMATS = tuple(f for f in DEFAULT_FORMATS if f not in ("sig2", "band2"))
 #: the files one figure is written as (``STEM.png``, ``STEM.svg``)
 FIGURE_SUFFIXES = ("png", "svg")
 
-#: the pip extra that provides each optional dependency the command line can need
-EXTRAS = {"matplotlib": "report"}
-
-
 def choices_enum(name: str, values) -> type[Enum]:
     """A str Enum whose members are ``values`` (typer shows and checks them as the choices)."""
     return Enum(name, [(v, v) for v in values], type=str)
@@ -96,14 +92,17 @@ def note(text: str) -> None:
 
 
 def require(module: str, what: str) -> None:
-    """Exit 2 with one line naming the install command when the optional ``module`` is missing.
+    """Exit 2 with one line naming the install command when the optional ``module`` is missing
+    (:func:`tierank.extras.require`: its extra from :data:`tierank.extras.EXTRAS`).
 
     Called first thing by the commands that need it, before reading any input."""
+    from ..extras import MissingExtra
+    from ..extras import require as require_extra
+
     try:
-        __import__(module)
-    except ImportError:
-        _fail(TierankInputError(f'{what} needs {module}, which is not installed: '
-                                f'pip install "tierank[{EXTRAS[module]}]"'))
+        require_extra(module, what=what)
+    except MissingExtra as e:  # the command line's own quoting of the install command
+        _fail(TierankInputError(f'{what} needs {module}, which is not installed: pip install "tierank[{e.extra}]"'))
 
 
 # help without a type for flags
@@ -324,8 +323,8 @@ def swap_check(qrels: Path | None, runs: list[Path], usage: str):
     :func:`swapped` when the files look given in the wrong places (the reader's errors, e.g. one
     "expected 4 columns" per line of a run read as qrels, say less).  Text files are sniffed only after
     a failure; Parquet/Arrow tables, which a swap can leave readable (BEIR's ``score`` column is both a
-    run's score and a grade), are told apart by content first (:func:`tierank.io.convert.check_roles`)."""
-    from ..io.convert import check_roles
+    run's score and a grade), are told apart by content first (:func:`tierank.io.sources.check_roles`)."""
+    from ..io.sources import check_roles
 
     if qrels is not None:
         for r in runs:
@@ -357,15 +356,15 @@ def qrels_and_runs(paths: list[Path], qrels: Path | None, usage: str) -> tuple[P
 
 
 def runs_by_name(paths: list[Path], regimes: str | None = None, duplicates: str = "error") -> dict:
-    """Runs read and named by :func:`tierank.io.naming.run_names` (the shortest distinguishing path
-    suffix: never two runs under one name); with regimes, one entry per (run, format)."""
+    """Runs read and named through :mod:`tierank.io.sources` (:func:`~tierank.io.sources.name_runs`: the
+    shortest distinguishing path suffix, never two runs under one name); with regimes, one entry per
+    (run, format)."""
     from ..analysis.precision import requantize_run
-    from ..io.convert import to_run
-    from ..io.naming import run_names
+    from ..io.sources import name_runs, read
 
     out = {}
-    for name, p in zip(run_names(paths), paths):
-        run = to_run(p, duplicates=duplicates)
+    for name, p in name_runs(paths).items():
+        run = read(p, "run", duplicates=duplicates)
         if not regimes:
             out[name] = run
             continue

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ..errors import TierankInputError
+from ..io.sources import AUTO_STREAM_BYTES as STREAM_BYTES
 from ..io.writers import check_output
 from .app import app
 from .common import (
@@ -164,51 +165,31 @@ def eval_cmd(
 
 
 def _run_files(paths: list[Path]) -> dict[str, Path]:
-    """``{name: path}``: files as given, folders expanded to their runs (:func:`tierank.io.convert.folder_runs`:
+    """``{name: path}``: files as given, folders expanded to their runs (:func:`tierank.io.sources.expand_runs`:
     every file that parses as a run, sorted; what is skipped is listed on stderr, with why), a folder written
-    by :func:`tierank.stream.partition` as one run; each named by :func:`tierank.io.naming.run_names` (its
+    by :func:`tierank.stream.partition` as one run; each named by :func:`tierank.io.sources.name_runs` (its
     shortest distinguishing path suffix); the same file twice is an error."""
-    from ..io.columnar import is_partitioned
-    from ..io.convert import folder_runs
-    from ..io.naming import run_names
+    from typing import cast
 
-    files: list[Path] = []
-    for p in paths:
-        if p.is_dir() and not is_partitioned(p):
-            found, skipped = folder_runs(p)
-            for f, why in skipped:
-                note(f"{f}: skipped: {why}")
-            if not found:
-                raise TierankInputError(f"{p}: no run files in this folder (a run file's first line is qid Q0 "
-                                        "docid rank score tag; Parquet/Arrow files with a score column)")
-            files.extend(found)
-        else:
-            files.append(p)
-    return dict(zip(run_names(files), files))
+    from ..io.sources import expand_runs, name_runs
+
+    return cast("dict[str, Path]", name_runs(expand_runs(paths, note)))
 
 
 #: a single text run larger than this is streamed by default (all cores); smaller ones fit one block
-AUTO_STREAM_BYTES = 64 << 20
+AUTO_STREAM_BYTES = STREAM_BYTES
 
 
 def _auto_jobs(path: Path, measures: list) -> int | None:
     """``--jobs`` left out: stream a large plain or gzip run file with every core (the same numbers
-    to the last bit, bounded memory); a small one, a columnar file, a pipe, or measures whose summary
-    needs every query at once (GMAP) are evaluated in memory."""
+    to the last bit, bounded memory; :func:`tierank.io.sources.stream_by_default`); a small one, a columnar
+    file, a pipe, or measures whose summary needs every query at once (GMAP) are evaluated in memory."""
     import os
 
-    from ..io import lexer
-    from ..io.columnar import is_columnar
+    from ..io.sources import stream_by_default
     from ..measures import parse_measures
 
-    if not path.is_file() or is_columnar(str(path)):
-        return None
-    try:
-        with open(path, "rb") as fh:
-            gz = fh.read(2).startswith(lexer.GZIP_MAGIC)
-    except OSError:
-        return None  # the reader reports it, with the file's name
-    if path.stat().st_size * (4 if gz else 1) <= AUTO_STREAM_BYTES:
+    if not stream_by_default(path, AUTO_STREAM_BYTES):
         return None
     if any(not m.additive for m in parse_measures(measures)):
         return None

@@ -13,42 +13,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from pathlib import Path
 
 from ..errors import NoJudgedDocuments, NothingToEvaluate, Problem, TierankInputError
+from ..io.sources import RUN_SUFFIXES, list_files  # RUN_SUFFIXES: the files a folder gives
 from .runtime import connect
 
 __all__ = ["RUN_SUFFIXES", "list_sources", "evaluate_files"]
 
-#: file names evaluated when a folder is given: TREC text runs (plain or gzip) and Parquet/Arrow files
-RUN_SUFFIXES = (".parquet", ".pq", ".arrow", ".feather", ".ipc", ".arrows", ".trec", ".txt", ".run", ".gz", ".tsv")
 
 
 def list_sources(source: str | os.PathLike | Iterable) -> list[str]:
     """The run files of ``source``: a list as given, one file, or the files under a folder (local
-    or a pyarrow filesystem URI) whose names end in :data:`RUN_SUFFIXES`, sorted."""
-    if not isinstance(source, (str, os.PathLike)):
-        return [str(s) for s in source]
-    text = str(source)
-    import pyarrow.fs as pafs
-
-    try:
-        fs, root = pafs.FileSystem.from_uri(text) if "://" in text else (pafs.LocalFileSystem(), str(Path(text).resolve()))
-        info = fs.get_file_info(root)
-    except (OSError, ValueError) as e:
-        raise TierankInputError([Problem(text, None, f"cannot be opened ({e})")]) from None
-    if info.type == pafs.FileType.NotFound:
-        raise TierankInputError([Problem(text, None, "no such file or folder")])
-    if info.type == pafs.FileType.File:
-        return [text]
-    files = fs.get_file_info(pafs.FileSelector(root, recursive=True))
-    prefix = text.split("://", 1)[0] + "://" if "://" in text else ""
-    out = sorted(prefix + f.path for f in files
-                 if f.type == pafs.FileType.File and f.path.lower().endswith(RUN_SUFFIXES)
-                 and not Path(f.path).name.startswith("."))
-    if not out:
-        raise TierankInputError([Problem(text, None, f"no run files in this folder ({', '.join(RUN_SUFFIXES)})")])
-    return out
+    or a pyarrow filesystem URI) whose names end in :data:`RUN_SUFFIXES`, sorted
+    (:func:`tierank.io.sources.list_files`)."""
+    return list_files(source)
 
 
 class _BlockEvaluator:

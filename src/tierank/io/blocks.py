@@ -16,7 +16,6 @@ import os
 import re
 import zlib
 from collections.abc import Iterator
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -123,7 +122,8 @@ class ProblemLog:
     """
 
     def __init__(self, source: str):
-        self.source, self.items, self.total = source, [], 0
+        self.items: list[Problem] = []
+        self.source, self.total = source, 0
 
     def add(self, problems) -> None:
         for p in problems:
@@ -208,7 +208,7 @@ def _tail_start(buf: bytearray, start: int, end: int) -> int:
             stop -= 1
         line_start = max(buf.rfind(b"\n", start, stop) + 1, start)
         line_start = max(buf.rfind(b"\r", line_start, stop) + 1, line_start)  # a lone CR inside: a line end
-        field = _FIRST_FIELD.match(buf, line_start, stop).group(1)
+        field = _FIRST_FIELD.match(buf, line_start, stop).group(1)  # type: ignore[union-attr]  # always matches
         if field and not field.startswith(b"#"):  # a comment line goes with any query, as a blank one
             if qid is None:
                 qid = field
@@ -313,7 +313,7 @@ def _query_start_after(fh, pos: int, size: int) -> int:
                 break
             if nxt is not None and nxt.end() == len(window) and window[-1] == 0x0D and not eof:
                 break  # a CR that may be half of a CRLF
-            field = _FIRST_FIELD.match(window, at).group(1)
+            field = _FIRST_FIELD.match(window, at).group(1)  # type: ignore[union-attr]  # always matches
             if field and not field.startswith(b"#"):  # comment lines are blank lines
                 if qid is None:
                     qid = field
@@ -325,7 +325,7 @@ def _query_start_after(fh, pos: int, size: int) -> int:
         want *= 2
 
 
-def _open_random(src: str):
+def open_random(src: str):
     """A seekable handle on ``src`` (a local path or a pyarrow filesystem URI) and its size."""
     try:
         if "://" in src:
@@ -354,7 +354,7 @@ def iter_ranges(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iter
     """
     if block_bytes < 1:
         raise TierankInputError(f"block size must be positive, got {block_bytes}")
-    fh, size = _open_random(str(path))
+    fh, size = open_random(str(path))
     start = 0
     with fh:
         while start < size:
@@ -365,30 +365,13 @@ def iter_ranges(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iter
 
 def read_range(path: str | os.PathLike, start: int, end: int) -> bytes:
     """The bytes ``[start, end)`` of ``path`` (local or a pyarrow URI), without the file's BOM."""
-    fh, _ = _open_random(str(path))
+    fh, _ = open_random(str(path))
     with fh:
         fh.seek(start)
         data = bytes(fh.read(end - start))
     if start == 0 and data.startswith(lexer.BOM):
         data = data[len(lexer.BOM):]
     return data
-
-
-def seekable_text(src: str) -> bool:
-    """True for a plain text file (not gzip, not a pipe, not Parquet/Arrow), local or behind a pyarrow
-    filesystem URI: it can be cut into byte ranges (:func:`iter_ranges`)."""
-    from .columnar import is_columnar
-
-    if is_columnar(src) or ("://" not in src and not os.path.isfile(src)):
-        return False
-    if "://" in src and src.startswith(("http://", "https://")):
-        return False
-    try:
-        fh, _ = _open_random(src)
-    except TierankInputError:
-        return False
-    with fh:
-        return not bytes(fh.read(len(lexer.GZIP_MAGIC))).startswith(lexer.GZIP_MAGIC)
 
 
 def iter_batches(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[Run]:
@@ -436,7 +419,8 @@ class GroupCheck:
     """Refuses a query seen in an earlier batch: the run is not grouped by query."""
 
     def __init__(self, src: str, order: list | None = None):
-        self.src, self.seen, self.order = src, set(), order
+        self.seen: set[str] = set()
+        self.src, self.order = src, order
 
     def __call__(self, qids: list[str]) -> None:
         again = [x for x in qids if x in self.seen]
@@ -448,29 +432,3 @@ class GroupCheck:
         self.seen.update(qids)
         if self.order is not None:
             self.order.extend(qids)
-
-
-def batches_of(run_path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[Run]:
-    """Query-aligned batches of any run source: a TREC text file (:func:`iter_batches`), a folder
-    written by :func:`partition` (one batch per Parquet file, each holding whole queries), or one
-    Parquet/Arrow file (read whole: columnar files are compact; split them with :func:`partition`)."""
-    from .columnar import is_columnar, read_table
-    from .convert import to_run
-
-    def columnar(src: str) -> Run:
-        t = read_table(src)
-        if "line" in t.column_names:  # written by partition(): back to file order
-            t = t.sort_by([("line", "ascending")]).drop_columns(["line"])
-        return to_run(t, source=src)
-
-    text = str(run_path)
-    if "://" not in text and Path(text).is_dir():
-        files = sorted(Path(text).rglob("*.parquet"))
-        if not files:
-            raise TierankInputError([Problem(text, None, "no Parquet files in this folder")])
-        for f in files:
-            yield columnar(str(f))
-    elif is_columnar(text):
-        yield columnar(text)
-    else:
-        yield from iter_batches(text, block_bytes)

@@ -25,7 +25,6 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -37,20 +36,17 @@ from ..io.blocks import (
     EMPTY_RUN,
     GroupCheck,
     ProblemLog,
-    batches_of,
     blank,
-    iter_blocks,
-    iter_ranges,
     line_count,
     parse_block,
     query_ids,
     read_range,
     run_qids,
-    seekable_text,
     shift_problems,
 )
 from ..io.convert import to_qrels
 from ..io.model import Qrels, Run
+from ..io.sources import tasks as source_tasks
 from ..measures import Measure
 from ..results import EvalResult
 from .combine import combine_parts
@@ -157,18 +153,7 @@ def _without_documents(qrels: Qrels, measures, kwargs: dict, source: str) -> Eva
 
 
 def _tasks(run_path, block_bytes: int) -> Iterator[tuple]:
-    from ..io.columnar import is_columnar
-
-    src = str(run_path)
-    if ("://" not in src and Path(src).is_dir()) or is_columnar(src):
-        for run in batches_of(src, block_bytes):
-            yield ("run", run)
-    elif seekable_text(src):
-        for start, end in iter_ranges(src, block_bytes):
-            yield ("range", src, start, end)
-    else:
-        for block, line in iter_blocks(src, block_bytes):
-            yield ("text", src, block, line)
+    yield from source_tasks(run_path, block_bytes)  # split as its source kind says (tierank.io.sources)
 
 
 def _in_order(tasks: Iterator[tuple], jobs: int, init: tuple) -> Iterator[tuple]:

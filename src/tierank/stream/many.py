@@ -32,12 +32,9 @@ def run_names(runs) -> dict[str, object]:
     >>> list(run_names(["sub/a.txt", "a.txt"]))
     ['sub/a.txt', 'a.txt']
     """
-    if isinstance(runs, dict):
-        return dict(runs)
-    from ..io.naming import run_names as names
+    from ..io.sources import name_runs
 
-    runs = list(runs)
-    return dict(zip(names(runs), runs))
+    return name_runs(runs)
 
 
 def evaluate_many(qrels, runs, measures: Iterable[str] | str, *, jobs: int = 1,
