@@ -165,7 +165,7 @@ class TierankEvaluator(Evaluator):
             for metric in metrics:
                 aggs[metric.measure].add(metric.value)
             return {m: a.result() for m, a in aggs.items()}
-        sq = {m: [] for m in self.measures}
+        sq: dict[object, list[float]] = {m: [] for m in self.measures}
         for metric in metrics:
             sq[metric.measure].append(metric.value * metric.value)
         return {m: (math.sqrt(math.fsum(v)) / len(v) if v else float("nan")) for m, v in sq.items()}

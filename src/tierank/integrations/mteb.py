@@ -45,6 +45,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..errors import Problem, TierankInputError, quote
 from ..evaluate import evaluate
@@ -217,9 +218,11 @@ class TieAwareScores:
     ``tierank_results[(subset, split)]`` holds each :class:`tierank.EvalResult` (per-query values).
     """
 
-    tierank_metrics = None
+    tierank_metrics: Any = None
     tierank_replace = False
     tierank_options: dict = {}
+    tierank_results: dict = {}
+    metadata: Any  # the task's (mteb's AbsTask)
 
     def _tierank_named(self) -> list[tuple[str, Measure]]:
         if self.tierank_metrics is not None:
@@ -228,7 +231,8 @@ class TieAwareScores:
         return _named([f"{f}_at_{k}" for f in FAMILIES for k in ks])
 
     def task_specific_scores(self, scores, qrels, results, hf_split, hf_subset):
-        base = dict(super().task_specific_scores(scores, qrels, results, hf_split=hf_split, hf_subset=hf_subset))
+        base = dict(super().task_specific_scores(  # type: ignore[misc]  # the task class after this mixin
+            scores, qrels, results, hf_split=hf_split, hf_subset=hf_subset))
         named = self._tierank_named()
         run = _skip_first(results) if getattr(self, "skip_first_result", False) else results
         # results are already without identical ids when the task ignores them (RetrievalEvaluator.evaluate)
@@ -271,7 +275,7 @@ def tie_aware(task, metrics=None, *, replace: bool = False, **evaluate_kwargs):
             _CLASSES[cls] = type(f"TieAware{cls.__name__}", (TieAwareScores, cls),
                                   {"__module__": cls.__module__})
         cls = _CLASSES[cls]
-    new = cls.__new__(cls)   # a shallow copy of the task as an instance of the hooked class
+    new: Any = cls.__new__(cls)   # a shallow copy of the task as an instance of the hooked class
     new.__dict__.update(task.__dict__)
     new.tierank_metrics = metrics
     new.tierank_replace = bool(replace)

@@ -51,6 +51,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -139,13 +140,14 @@ class TieAwareInformationRetrievalEvaluator(InformationRetrievalEvaluator):
         """
         if not self.corpus:
             raise TierankInputError("InformationRetrievalEvaluator: the corpus is empty")
-        kept = {name: [] for name in self.score_functions}
+        score_functions = self.score_functions or {}
+        kept: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {name: [] for name in score_functions}
         for start in range(0, len(self.corpus), self.corpus_chunk_size):
             end = min(start + self.corpus_chunk_size, len(self.corpus))
             sub = self._chunk(corpus_model, corpus_embeddings, start, end)
-            for name, fn in self.score_functions.items():
-                scores = fn(query_embeddings, sub)
-                scores = scores.to_dense() if scores.is_sparse else scores
+            for name, fn in score_functions.items():
+                dense = fn(query_embeddings, sub)
+                scores = dense.to_dense() if dense.is_sparse else dense
                 k = min(max_k, scores.shape[1])
                 # the chunk's k-th best score per query; every score at or above it is kept, so the
                 # global top max_k and all its ties survive (a chunk holding a tie of the global
@@ -156,14 +158,14 @@ class TieAwareInformationRetrievalEvaluator(InformationRetrievalEvaluator):
                                    scores[qi, ci].to(torch.float64).cpu().numpy()))
         out = {}
         for name, parts in kept.items():
-            qi, ci, sc = (np.concatenate([p[j] for p in parts]) for j in range(3))
-            order = np.lexsort((ci, -sc, qi))  # (query, -score, corpus position)
-            qi, ci, sc = qi[order], ci[order], sc[order]
-            starts = np.searchsorted(qi, np.arange(len(self.queries)))
-            counts = np.bincount(qi, minlength=len(self.queries))
-            kth = sc[starts + np.minimum(counts, max_k) - 1]  # every query has candidates: corpus not empty
-            keep = sc >= kth[qi]
-            out[name] = (qi[keep], ci[keep], sc[keep])
+            qx, cx, sx = (np.concatenate([p[j] for p in parts]) for j in range(3))
+            order = np.lexsort((cx, -sx, qx))  # (query, -score, corpus position)
+            qx, cx, sx = qx[order], cx[order], sx[order]
+            starts = np.searchsorted(qx, np.arange(len(self.queries)))
+            counts = np.bincount(qx, minlength=len(self.queries))
+            kth = sx[starts + np.minimum(counts, max_k) - 1]  # every query has candidates: corpus not empty
+            keep = sx >= kth[qx]
+            out[name] = (qx[keep], cx[keep], sx[keep])
         return out
 
     def compute_all_metrics(self, model, corpus_model=None, corpus_embeddings=None, output_path=None):
@@ -230,7 +232,11 @@ class TieAwareCrossEncoderRerankingEvaluator(CrossEncoderRerankingEvaluator):
     def _prepare(self):
         """The stock preprocessing: the (query, document) pairs, each sample's relevance list (None
         without a positive), each ``documents`` sample's base list (None without a positive in it)."""
-        pairs, rel, base, npos, nneg = [], [], [], [], []
+        pairs: list[list[Any]] = []
+        rel: list[list[int] | None] = []
+        base: list[list[int] | None] = []
+        npos: list[int] = []
+        nneg: list[int] = []
         for i, inst in enumerate(self.samples):
             for key in ("query", "positive"):
                 if key not in inst:
@@ -329,7 +335,7 @@ class TieAwareCrossEncoderRerankingEvaluator(CrossEncoderRerankingEvaluator):
         if "base_map" in raw:
             card = {key: f"{raw[key]:.4f} ({raw[key] - raw['base_' + key]:+.4f})"
                     for key in ("map", f"mrr@{k}", f"ndcg@{k}")}
-            self.store_metrics_in_model_card_data(model, self.prefix_name_to_metrics(card, self.name), epoch, steps)
+            self.store_metrics_in_model_card_data(model, self.prefix_name_to_metrics(card, self.name), epoch, steps)  # type: ignore[arg-type]  # strings on the card
         else:
             self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
         if output_path is not None and self.write_csv:

@@ -348,10 +348,11 @@ def first_fields(path: str | os.PathLike) -> list[str] | None:
     else:
         size = 1 << 16
         while True:
-            data, complete = _prefix(path, size)
-            if data is None:
+            got, complete = _prefix(path, size)
+            if got is None:
                 data = load(path)
                 break
+            data = got
             if data.startswith(BOM):
                 data = data[len(BOM):]
             data = canonical(data)

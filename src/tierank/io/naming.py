@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from pathlib import PurePath
 
-from ..errors import TierankInputError
+from ..errors import Problem, TierankInputError
 
 
 def _parts(p) -> tuple[str, ...]:
@@ -56,7 +56,7 @@ def run_names(paths) -> list[str]:
             problems.append(f"{_join(ps) or os.fspath(p)}: given twice")
         seen.add(key)
     if problems:
-        raise TierankInputError(problems)
+        raise TierankInputError([Problem("", None, p) for p in problems])
     names = []
     for i, ps in enumerate(parts):
         for k in range(1, len(ps) + 1):

@@ -95,7 +95,8 @@ class _Problems:
     """Collects located problems (the first MAX_PROBLEMS) and raises them together."""
 
     def __init__(self, source: str):
-        self.source, self.items, self.total = source, [], 0
+        self.source, self.total = source, 0
+        self.items: list[Problem] = []
 
     def __call__(self, line: int, reason: str) -> None:
         self.total += 1
@@ -123,8 +124,8 @@ def _run_slow(src: str, data: bytes, duplicates: str = "error") -> Run:
 
     for lineno, raw in lexer.lines(data):
         line, why = lexer.decode(raw)
-        if why:
-            bad(lineno, why)
+        if line is None:
+            bad(lineno, why or "not UTF-8")
             continue
         parts = line.split(" ", 6)  # fields after the tag are ignored, as trec_eval ignores them
         if len(parts) < 6:
@@ -266,8 +267,8 @@ def _qrels_slow(src: str, data: bytes) -> Qrels:
 
     for lineno, raw in lexer.lines(data):
         line, why = lexer.decode(raw)
-        if why:
-            bad(lineno, why)
+        if line is None:
+            bad(lineno, why or "not UTF-8")
             continue
         if lineno == header_line:
             continue
