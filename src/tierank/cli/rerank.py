@@ -1,6 +1,7 @@
 """`tierank rerank`: the low-precision reranking protocol.
 
-The command parses its options, calls :func:`tierank.hps.protocol.rerank`
+The command parses its options into a :class:`tierank.hps.protocol.RerankConfig`, calls
+:func:`tierank.hps.protocol.rerank`
 (which checks everything before loading a model, and writes every file of
 OUT/) and prints the table.  Its ``--model`` and ``--regimes`` help comes
 from :mod:`tierank.hps.registry` and :mod:`tierank.hps.variants`.
@@ -106,7 +107,7 @@ def rerank_cmd(
         TimeRemainingColumn,
     )
 
-    from ..hps.protocol import TABLE_FIELDS, rerank
+    from ..hps.protocol import TABLE_FIELDS, RerankConfig, rerank
     from ..io.writers import render_records
 
     if output is None and cache is None:
@@ -132,14 +133,15 @@ def rerank_cmd(
                 task = prog.add_task(f"scoring {label}", total=total)
                 return lambda: prog.advance(task)
 
-            result = rerank(data, model, regimes, measures, out_dir=output, candidates=candidates, qrels=qrels,
-                            cache_dir=cache, batch_size=batch_size, queries=queries, depth=depth,
-                            max_queries=max_queries, device=device, budget=budget, max_doc_tokens=max_doc_tokens,
-                            tie_break=tie_break, progress=progress, threads=threads, warn=warn,
-                            ray=None if ray is None else (True if ray == "local" else ray), workers=workers,
-                            batch_sizes=None if batch_sizes is None else _sizes(batch_sizes), backend=backend,
-                            orders=None if orders is None else _sizes(orders, "--orders", 0),
-                            padding_sides=None if padding_sides is None else _sides(padding_sides))
+            config = RerankConfig(
+                data, model, regimes, measures, out_dir=output, candidates=candidates, qrels=qrels,
+                cache_dir=cache, batch_size=batch_size, queries=queries, depth=depth, max_queries=max_queries,
+                device=device, budget=budget, max_doc_tokens=max_doc_tokens, tie_break=tie_break, progress=progress,
+                threads=threads, warn=warn, ray=None if ray is None else (True if ray == "local" else ray),
+                workers=workers, batch_sizes=None if batch_sizes is None else _sizes(batch_sizes), backend=backend,
+                orders=None if orders is None else _sizes(orders, "--orders", 0),
+                padding_sides=None if padding_sides is None else _sides(padding_sides))
+            result = rerank(config)
     except TierankInputError:
         raise
     except TierankError as e:  # a model that cannot be loaded, a scorer's bad output: one line, exit 2 (input_errors)
@@ -147,7 +149,7 @@ def rerank_cmd(
     except KeyboardInterrupt:
         console.print("tierank: interrupted; scores so far are cached, run the same command to resume",
                       markup=False, highlight=False)
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     if fmt is not Fmt.table:
         sys.stdout.write(render_records(result.rows, TABLE_FIELDS, fmt.value, document=result.document()))
         return
