@@ -378,6 +378,14 @@ def read(config: RerankConfig, checked: Checked) -> Any:
                      depth=checked.depth, max_queries=checked.max_queries)
 
 
+def _record(cache: ScoreCache, q: str, docids: Sequence[str]) -> dict:
+    """The record of a query the scoring stage scored (a query left unscored is a scorer's bug, said so)."""
+    rec = cache.get(q, docids)
+    if rec is None:
+        raise TierankError(f"{cache.path}: query {q!r} was not scored")
+    return rec
+
+
 def _caches(config: RerankConfig, checked: Checked, batch_size: int, key: Mapping[str, Any]) -> dict[str, ScoreCache]:
     ch = checked
     return {v.name: ScoreCache(ch.plan.cache, dict(cache_key(ch.spec, v, batch_size, ch.device, ch.options, ch.backend),
@@ -415,7 +423,7 @@ def score(config: RerankConfig, checked: Checked, data: Any) -> Scored:
         progress = config.progress
         label = (lambda lbl, total: progress(f"{lbl} {name}", total)) if progress else None
         _score(ch.spec, groups, qids, d, cs, factory, label, ch.threads, distributed)
-        return {v.name: {q: realign(cs[v.name].get(q, d.candidates[q]), data.candidates[q]) for q in qids}
+        return {v.name: {q: realign(_record(cs[v.name], q, d.candidates[q]), data.candidates[q]) for q in qids}
                 for v in ch.variants}
 
     extra: dict[Any, dict[str, dict[str, np.ndarray]]] = {}
@@ -428,13 +436,13 @@ def score(config: RerankConfig, checked: Checked, data: Any) -> Scored:
         extra[f"padding={side}"] = extra_setting(f"padding={side}", {"padding": side}, ch.batch_size, data,
                                                  PaddedFactory(_factory_for(config, ch, ch.batch_size), side))
 
-    recs = {v.name: [caches[v.name].get(q, data.candidates[q]) for q in qids] for v in ch.variants}
+    recs = {v.name: [_record(caches[v.name], q, data.candidates[q]) for q in qids] for v in ch.variants}
     scores = {name: {q: np.asarray(r["scores"], dtype=np.float64) for q, r in zip(qids, rs)}
               for name, rs in recs.items()}
     timing = {name: {"model_s": float(sum(r["model_s"] for r in rs)),
                      "scoring_s": float(sum(r["scoring_s"] for r in rs))} for name, rs in recs.items()}
     meta = {g: caches[vs[0].name].metadata for g, vs in groups.items() if caches[vs[0].name].metadata is not None}
-    return Scored(qids, recs, scores, timing, meta, extra)  # type: ignore[arg-type]  # every record is there
+    return Scored(qids, recs, scores, timing, meta, extra)
 
 
 def write_runs(checked: Checked, data: Any, scored: Scored) -> tuple[dict[str, Path], dict[str, Path], dict[str, Any]]:

@@ -196,7 +196,7 @@ def scorer_path(kind: ModelKind, backend: str = "hf") -> str:
                                                f"--backend vllm scores: {with_vllm}")])
 
 
-def scorer_class(family: str, backend: str = "hf") -> type:
+def scorer_class(family: str, backend: str = "hf") -> Any:
     """The scorer class of a model kind, a :class:`tierank.hps.base.Scorer` (its module is imported; torch is not)."""
     module, _, name = scorer_path(model_kind(family), backend).partition(":")
     return getattr(importlib.import_module(module), name)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from tierank.errors import Problem, TierankInputError
 SIDES = ("left", "right")
 
 
-def padding_sides(sides, family: str, backend: str, scorer_cls: type, offered_by: Sequence[str] = ()) -> tuple[str, list[str]]:
+def padding_sides(sides, family: str, backend: str, scorer_cls: type | None, offered_by: Sequence[str] = ()) -> tuple[str, list[str]]:
     """The default padding side of ``scorer_cls`` and the other ``sides`` to score, checked before any work.
 
     A scorer class offers sides through its ``padding_sides`` attribute (default first).  The vLLM
@@ -67,7 +68,7 @@ def padding_sides(sides, family: str, backend: str, scorer_cls: type, offered_by
 
 
 def batch_variance(batch_sizes: Sequence[int], scores: Mapping[int, Mapping[str, Mapping[str, np.ndarray]]],
-                   evals: Mapping[int, Mapping[str, object]], measures: Sequence) -> dict:
+                   evals: Mapping[Any, Mapping[str, Any]], measures: Sequence) -> dict:
     """Per variant: ``changed_share`` (candidates whose score differs from the first batch size's, under
     any other), and per measure ``expected`` by batch size and their ``spread``.
 

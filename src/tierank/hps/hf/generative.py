@@ -147,8 +147,8 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
         self.model.eval()
 
     @classmethod
-    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, max_doc_tokens: int,
-                  padding_side: str = "left") -> YesNoScorer:
+    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, max_doc_tokens: int = 256,
+                  padding_side: str = "left", **_: Any) -> YesNoScorer:
         """The scorer of one variant group (the model in dtype ``group``)."""
         return cls(source, model_dtype=group, batch_size=batch_size, max_doc_tokens=max_doc_tokens, device=device,
                    padding_side=padding_side)
@@ -212,7 +212,7 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
         right = self.padding_side == "right"
         logits, hidden = [], []
         captured: list = []
-        pos = None  # right padding: each row's answer position in the current batch
+        pos: Any = None  # right padding: each row's answer position in the current batch
 
         def gather(mod, inp):  # the head's input, (rows, length, hidden) -> (rows, 1, hidden) at pos
             return (torch.take_along_dim(inp[0], pos[:, None, None], dim=1), *inp[1:])
@@ -309,8 +309,8 @@ class Rank1Scorer(Rank1Prompts, YesNoScorer):
         )
 
     @classmethod
-    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, budget: int,
-                  max_doc_tokens: int, padding_side: str = "left") -> Rank1Scorer:
+    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, max_doc_tokens: int = 256,
+                  padding_side: str = "left", budget: int = 64, **_: Any) -> Rank1Scorer:
         """The scorer of one variant group (the model in dtype ``group``)."""
         return cls(source, model_dtype=group, batch_size=batch_size, budget=budget, max_doc_tokens=max_doc_tokens,
                    device=device, padding_side=padding_side)

@@ -83,7 +83,7 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
         self._llm = self._pool = None
 
     @classmethod
-    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, max_doc_tokens: int,
+    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, max_doc_tokens: int = 256,
                   **_: Any) -> VllmYesNoScorer:
         return cls(source, model_dtype=group, batch_size=batch_size, max_doc_tokens=max_doc_tokens, device=device)
 
@@ -217,8 +217,8 @@ class VllmRank1Scorer(Rank1Prompts, VllmYesNoScorer):
         return self.budget
 
     @classmethod
-    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, budget: int, max_doc_tokens: int,
-                  **_: Any) -> VllmRank1Scorer:
+    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, max_doc_tokens: int = 256,
+                  budget: int = 64, **_: Any) -> VllmRank1Scorer:
         return cls(source, model_dtype=group, batch_size=batch_size, budget=budget, max_doc_tokens=max_doc_tokens,
                    device=device)
 
