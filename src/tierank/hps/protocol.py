@@ -50,6 +50,7 @@ from tierank.hps.checks import (
     check_positive,
     resolve_device,
 )
+from tierank.hps.output import OutputPlan
 from tierank.hps.registry import (
     ModelSpec,
     cache_key,
@@ -164,7 +165,7 @@ class Checked:
     max_queries: int | None
     device: str
     inputs: list[Path]
-    plan: Any  # tierank.hps.output.OutputPlan
+    plan: OutputPlan
 
     @property
     def groups(self) -> dict[str, list[Variant]]:
@@ -409,12 +410,12 @@ def score(config: RerankConfig, checked: Checked, data: Any) -> Scored:
     ch = checked
     qids = sorted(data.candidates)
     groups = ch.groups
+    caches = _caches(config, ch, ch.batch_size, {})
     distributed = None
     if config.ray:
         from tierank.cluster import RayScoring
 
         distributed = RayScoring(address=None if config.ray is True else str(config.ray), workers=config.workers)
-    caches = _caches(config, ch, ch.batch_size, {})
     _score(ch.spec, groups, qids, data, caches, _factory_for(config, ch, ch.batch_size), config.progress,
            ch.threads, distributed)
 
