@@ -7,7 +7,7 @@ seeded random order, which changes which documents share a batch and how much ea
 each scored through its own cache key, so a re-run scores nothing: per variant the share of
 candidates whose score changed against the first setting, and per measure E[M] under each setting
 and its spread (max - min).  :func:`padding_sides` checks the padding sides asked for (the
-generative scorers pad left or right: :mod:`tierank.hps.generative`).  Where the scores were computed
+generative scorers pad left or right: :mod:`tierank.hps.hf.generative`).  Where the scores were computed
 is recorded by :func:`tierank.hps.machine.platform`.
 """
 
