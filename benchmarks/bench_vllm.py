@@ -119,15 +119,17 @@ def _tied_share(scores_by_query: list[np.ndarray]) -> float:
 
 def extras(data_dir: str, n_queries: int, depth: int, batch_invariant: bool) -> dict:
     """vLLM-only evidence (see the module docstring); each engine is loaded once, one at a time."""
-    from tierank.hps import vllm as hv
     from tierank.hps.regimes import yes_no_scores
     from tierank.hps.variants import parse_variants
+    from tierank.hps.vllm import generative as vg
+    from tierank.hps.vllm import outputs as vo
+    from tierank.hps.vllm import settings as vs
     from tierank.io.beir import load_beir
 
     data = load_beir(data_dir, max_queries=n_queries, depth=depth)
     qids = sorted(data.candidates)
     out: dict = {"queries": len(qids), "pairs": sum(len(data.candidates[q]) for q in qids)}
-    scorer = hv.VllmYesNoScorer("smollm2", "bf16", batch_size=8, device="cpu")
+    scorer = vg.VllmYesNoScorer("smollm2", "bf16", batch_size=8, device="cpu")
     texts = {q: [scorer.prompt(data.queries[q], data.docs[d]) for d in data.candidates[q]] for q in qids}
 
     # 1. raw logits (tierank's path) and the default FP32 log-probabilities, from one engine each
@@ -137,15 +139,15 @@ def extras(data_dir: str, n_queries: int, depth: int, batch_invariant: bool) -> 
     out["generate_s_per_1k"] = 1000 * (time.perf_counter() - t0) / out["pairs"]
     hps = [yes_no_scores(logits[q], 1, 0, "bf16->fp32") for q in qids]
     low = [yes_no_scores(logits[q], 1, 0, "bf16") for q in qids]
-    hv._close(scorer._llm)  # shut the engine down before the next one starts
+    vs.close_engine(scorer._llm)  # shut the engine down before the next one starts
     scorer._llm = None
-    lp_engine = hv.make_engine(**hv._engine_options(scorer.model_dir, "bf16", 8, scorer.max_len))
-    params = hv.require_vllm().SamplingParams(max_tokens=1, temperature=0.0,
+    lp_engine = vs.make_engine(**vs.engine_options(scorer.model_dir, "bf16", 8, scorer.max_len))
+    params = vs.require_vllm().SamplingParams(max_tokens=1, temperature=0.0,
                                               logprob_token_ids=[scorer.no_id, scorer.yes_id])
     out["tie_groups_bf16->fp32 (raw logits)"] = [np.unique(h, return_counts=True)[1].max().item() for h in hps]
-    lps = [hv.logprob_scores(hv.answer_logits(lp_engine.generate(scorer._ids(texts[q]), params, use_tqdm=False),
+    lps = [vo.logprob_scores(vo.answer_logits(lp_engine.generate(scorer.token_ids(texts[q]), params, use_tqdm=False),
                                               scorer.yes_id, scorer.no_id)) for q in qids]
-    hv._close(lp_engine)
+    vs.close_engine(lp_engine)
     allv = lambda xs: np.concatenate(xs)  # noqa: E731
     out["logprobs_vs_raw_logits_max_abs_diff"] = float(np.max(np.abs(allv(lps) - allv(hps))))
     out["tied_share"] = {"bf16": _tied_share(low), "bf16->fp32 (raw logits)": _tied_share(hps),
@@ -156,7 +158,7 @@ def extras(data_dir: str, n_queries: int, depth: int, batch_invariant: bool) -> 
     hidden = [scorer.score_query(data.queries[q], [data.docs[d] for d in data.candidates[q]], head)
               .scores["bf16->fp32:head"] for q in qids]
     scorer.close()
-    native = hv.VllmYesNoScorer("smollm2", "bf16", batch_size=8, device="cpu", head_method="classify")
+    native = vg.VllmYesNoScorer("smollm2", "bf16", batch_size=8, device="cpu", head_method="classify")
     try:
         cls = [native.head_difference(texts[q]) for q in qids]
         out["native_head_vs_hidden_head_max_abs_diff"] = float(np.max(np.abs(allv(cls) - allv(hidden))))
@@ -169,11 +171,11 @@ def extras(data_dir: str, n_queries: int, depth: int, batch_invariant: bool) -> 
     # 3. batch invariance (the env is read when the engine process starts)
     if batch_invariant:
         os.environ["VLLM_BATCH_INVARIANT"] = "1"
-        hv.check_batch_invariant = lambda device: None  # measure vLLM itself, not tierank's refusal on a CPU
+        vs.check_batch_invariant = lambda device: None  # measure vLLM itself, not tierank's refusal on a CPU
         try:
             res = {}
             for bs in (1, 8):
-                s = hv.VllmYesNoScorer("smollm2", "bf16", batch_size=bs, device="cpu")
+                s = vg.VllmYesNoScorer("smollm2", "bf16", batch_size=bs, device="cpu")
                 res[bs] = allv([s.answer_logits(texts[q]) for q in qids])
                 s.close()
             out["batch_invariant_bs1_vs_bs8_changed_logits"] = float(np.mean(np.any(res[1] != res[8], axis=1)))
@@ -185,15 +187,16 @@ def extras(data_dir: str, n_queries: int, depth: int, batch_invariant: bool) -> 
 def batch_logits(data_dir: str, n_queries: int, depth: int, sizes: list[int]) -> dict:
     """BF16 answer logits of every pair under each engine batch size (``max_num_seqs``), in this process's
     ``VLLM_BATCH_INVARIANT`` mode; an engine that will not start is recorded, not raised."""
-    from tierank.hps import vllm as hv
+    from tierank.hps.vllm import generative as vg
+    from tierank.hps.vllm import settings as vs
     from tierank.io.beir import load_beir
 
-    hv.check_batch_invariant = lambda device: None  # measure vLLM itself, not tierank's refusal on a CPU
+    vs.check_batch_invariant = lambda device: None  # measure vLLM itself, not tierank's refusal on a CPU
     data = load_beir(data_dir, max_queries=n_queries, depth=depth)
     qids = sorted(data.candidates)
     res: dict = {"mode": os.environ.get("VLLM_BATCH_INVARIANT", "0"), "logits": {}}
     for bs in sizes:
-        s = hv.VllmYesNoScorer("smollm2", "bf16", batch_size=bs, device="cpu")
+        s = vg.VllmYesNoScorer("smollm2", "bf16", batch_size=bs, device="cpu")
         try:
             texts = [s.prompt(data.queries[q], data.docs[d]) for q in qids for d in data.candidates[q]]
             res["logits"][bs] = s.answer_logits(texts).tolist()

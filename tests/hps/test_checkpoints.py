@@ -67,7 +67,7 @@ def test_folders_are_made_once(folders):
 
 def test_cross_scorer_reads_the_named_source(folders, monkeypatch):
     """``cross:smollm2`` (named ``smollm2-cross``) loads the folder; scores are sigmoid of its logit."""
-    from tierank.hps.crossencoder import CrossEncoderScorer
+    from tierank.hps.hf.crossencoder import CrossEncoderScorer
     from tierank.hps.registry import parse_model
     from tierank.hps.variants import parse_variants
 

@@ -15,7 +15,7 @@ import pytest
 
 from helpers import run_cli
 from tierank.errors import TierankError, TierankInputError
-from tierank.hps.base import bounded_text
+from tierank.hps.encodings import bounded_text
 
 from .fakes import factory, rerank_fake, run_cli_process, write_set
 
@@ -169,7 +169,7 @@ def test_hub_name_fails_before_torch_is_imported(tmp_path):
 
 
 def test_scorer_with_a_hub_name_fails_before_loading():
-    from tierank.hps.generative import YesNoScorer
+    from tierank.hps.hf.generative import YesNoScorer
 
     with pytest.raises(TierankError, match="no hub access"):
         YesNoScorer("HuggingFaceTB/SmolLM2-135M-Instruct", "fp32")
@@ -205,7 +205,7 @@ def hf_tokenizer():
 
 
 def test_long_document_is_cut_before_tokenizing(hf_tokenizer):
-    from tierank.hps.generative import YesNoScorer
+    from tierank.hps.hf.generative import YesNoScorer
 
     scorer = object.__new__(YesNoScorer)  # the truncation alone: no model needed
     scorer.tokenizer = hf_tokenizer
@@ -213,13 +213,13 @@ def test_long_document_is_cut_before_tokenizing(hf_tokenizer):
     scorer.max_doc_tokens = 48
     sentence = "Low precision inference creates ties between candidate documents. "
     doc = sentence * 30_000  # 2 MB of text
-    short = scorer._truncate(doc)
+    short = scorer.truncate(doc)
     assert max(scorer.tokenizer.lengths) < 2_000  # never the whole document (before the fix: all 1,980,000 characters)
     full = hf_tokenizer.decode(hf_tokenizer.encode(sentence * 40, add_special_tokens=False)[:48])  # 40 > 48 tokens
     assert short == full  # the same first 48 tokens as tokenizing everything
     whole = hf_tokenizer.decode(hf_tokenizer.encode(sentence, add_special_tokens=False))
     scorer.tokenizer.lengths.clear()
-    assert scorer._truncate(sentence) == whole
+    assert scorer.truncate(sentence) == whole
     assert scorer.tokenizer.lengths == [len(sentence)]  # a short document is tokenized once, whole
 
 

@@ -68,7 +68,7 @@ def _smollm2_available():
 
 @pytest.fixture(scope="module")
 def minilm_fp32(minilm_dir):
-    from tierank.hps.biencoder import BiEncoderScorer
+    from tierank.hps.hf.biencoder import BiEncoderScorer
 
     return BiEncoderScorer("minilm", "fp32", batch_size=8)
 
@@ -77,7 +77,7 @@ def minilm_fp32(minilm_dir):
 
 
 def test_biencoder_hub_name_fails_fast(minilm_dir):
-    from tierank.hps.biencoder import BiEncoderScorer
+    from tierank.hps.hf.biencoder import BiEncoderScorer
 
     with pytest.raises(TierankError, match="no hub access.*local path or an installed model package"):
         BiEncoderScorer("sentence-transformers/all-MiniLM-L6-v2", "bf16")
@@ -86,7 +86,7 @@ def test_biencoder_hub_name_fails_fast(minilm_dir):
 
 
 def test_biencoder_minilm_rag24(minilm_dir, minilm_fp32, rag24):
-    from tierank.hps.biencoder import BiEncoderScorer
+    from tierank.hps.hf.biencoder import BiEncoderScorer
 
     # all 20 first-stage candidates of 2 topics: with 5 docs bf16 cosines rarely collide
     queries, docs, cands = _rag24_sample(rag24, 2, 20)
@@ -117,7 +117,7 @@ def test_biencoder_minilm_rag24(minilm_dir, minilm_fp32, rag24):
 
 def test_yes_no_smollm2_levels(rag24):
     _smollm2_available()
-    from tierank.hps.generative import YesNoScorer
+    from tierank.hps.hf.generative import YesNoScorer
 
     queries, docs, cands = _rag24_sample(rag24, 1, 3)
     (q, dids), = cands.items()
@@ -198,7 +198,7 @@ def tiny_cross_encoder(request, tmp_path_factory, minilm_dir):
 
 
 def test_cross_encoder_regimes(tiny_cross_encoder, rag24):
-    from tierank.hps.crossencoder import CrossEncoderScorer
+    from tierank.hps.hf.crossencoder import CrossEncoderScorer
 
     path, labels = tiny_cross_encoder
     queries, docs, cands = _rag24_sample(rag24, 1, 20)
@@ -225,7 +225,7 @@ def test_cross_encoder_regimes(tiny_cross_encoder, rag24):
 
 
 def test_cross_encoder_hub_name_fails_fast(minilm_dir):
-    from tierank.hps.crossencoder import CrossEncoderScorer
+    from tierank.hps.hf.crossencoder import CrossEncoderScorer
 
     with pytest.raises(TierankError, match="no hub access"):
         CrossEncoderScorer("cross-encoder/ms-marco-MiniLM-L6-v2", "fp32")
@@ -236,7 +236,7 @@ def test_cross_encoder_hub_name_fails_fast(minilm_dir):
 
 def test_rank1_smollm2_reasons_then_scores(rag24):
     _smollm2_available()
-    from tierank.hps.generative import Rank1Scorer
+    from tierank.hps.hf.generative import Rank1Scorer
 
     queries, docs, cands = _rag24_sample(rag24, 1, 2)
     (q, dids), = cands.items()
@@ -251,7 +251,7 @@ def test_rank1_smollm2_reasons_then_scores(rag24):
     p = res.scores["fp32"]
     assert np.all((p > 0) & (p < 1))
     # the score is read after the reasoning: the prompt the model saw ends with </think>
-    texts_final, reasoning = r1._pair_texts(queries[q], texts)
+    texts_final, reasoning = r1.pair_texts(queries[q], texts)
     assert reasoning == res.reasoning
     assert all(t.endswith("</think>\n") and r in t for t, r in zip(texts_final, reasoning))
     logits, hidden = r1.last_position(texts_final)

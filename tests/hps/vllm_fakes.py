@@ -107,10 +107,11 @@ def vllm_scorer_factory(model_dir: str, marker_dir: str, spec, group: str):
     """A :class:`tierank.hps.vllm.VllmYesNoScorer` over :class:`FakeLLM` (``functools.partial`` it with the two
     folders to get a protocol ``scorer_factory``).  Every engine it builds writes ``marker_dir/PID-N.started``
     and, when shut down, ``.closed``: a test counts both."""
-    from tierank.hps import vllm as hv
+    from tierank.hps.vllm import generative as vg
+    from tierank.hps.vllm import settings as vs
 
-    hv.require_vllm = lambda module="vllm": fake_vllm_module()  # in this (worker) process
-    tok = FakeTokenizer((hv.VllmYesNoScorer.yes_word, hv.VllmYesNoScorer.no_word))
+    vs.require_vllm = lambda module="vllm": fake_vllm_module()  # in this (worker) process
+    tok = FakeTokenizer((vg.VllmYesNoScorer.yes_word, vg.VllmYesNoScorer.no_word))
     count = [0]
 
     def engine(**options):
@@ -121,7 +122,7 @@ def vllm_scorer_factory(model_dir: str, marker_dir: str, spec, group: str):
         llm.llm_engine = NS(engine_core=_Core(marker))
         return llm
 
-    return hv.VllmYesNoScorer(Path(model_dir), model_dtype=group, batch_size=4, device="cpu", engine_factory=engine,
+    return vg.VllmYesNoScorer(Path(model_dir), model_dtype=group, batch_size=4, device="cpu", engine_factory=engine,
                               tokenizer=tok)
 
 

