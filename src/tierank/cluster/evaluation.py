@@ -92,8 +92,8 @@ def evaluate_files(qrels, source, measures, *, address: str | None = None, num_c
     import pickle
 
     from ..io.blocks import BLOCK_BYTES, iter_ranges, shift_problems
-    from ..io.sources import seekable_text
     from ..io.convert import to_qrels
+    from ..io.sources import seekable_text
     from ..measures import parse_measures
     from ..stream import CONDENSED_EMPTY, combine_parts
 
