@@ -266,8 +266,9 @@ def rerank(
     # ---- 1. check everything before any work: the model and the options, then OUT/, then (torch) the device
     from tierank.hps.vllm import check_backend
     from tierank.io.beir import check_selection, find_inputs, find_texts, load_beir
-    from tierank.io.writers import jsonable, write_atomic, write_run
+    from tierank.io.writers import write_atomic, write_run
     from tierank.measures.base import parse_measure
+    from tierank.report.formats import jsonable
     from tierank.ties import TieBreak
 
     spec = model if isinstance(model, ModelSpec) else parse_model(model)
