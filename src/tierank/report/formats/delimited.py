@@ -6,7 +6,7 @@ joined; text fields are quoted as :mod:`csv` quotes them.
 Examples
 --------
 >>> import tierank
->>> res = tierank.evaluate({"q": {"a": 1}}, {"q": {"a": 0.5, "b": 0.5}}, ["P@1"])
+>>> res = tierank.evaluate({"q": {"b": 1}}, {"q": {"a": 0.5, "b": 0.5}}, ["P@1"])
 >>> print(render(ResultTable.of(res), True, delimiter=","), end="")
 query,measure,oblivious,expected,min,max,range,bias,std
 q,P@1,1.0,0.5,0.0,1.0,1.0,0.5,0.5

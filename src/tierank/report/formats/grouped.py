@@ -49,7 +49,7 @@ class ResultTable:
     Examples
     --------
     >>> import tierank
-    >>> res = tierank.evaluate({"q": {"a": 1}}, {"q": {"a": 0.5, "b": 0.5}}, ["P@1"])
+    >>> res = tierank.evaluate({"q": {"b": 1}}, {"q": {"a": 0.5, "b": 0.5}}, ["P@1"])
     >>> t = ResultTable.of(res)
     >>> t.keys, t.columns[:2], [b.values["expected"].tolist() for b in t.blocks()]
     ((), ('oblivious', 'expected'), [[0.5]])

@@ -7,7 +7,7 @@ Examples
 --------
 >>> import tierank
 >>> from tierank.report.formats import ResultTable
->>> res = tierank.evaluate({"q": {"a": 1}}, {"q": {"a": 0.5, "b": 0.5}}, ["P@1"])
+>>> res = tierank.evaluate({"q": {"b": 1}}, {"q": {"a": 0.5, "b": 0.5}}, ["P@1"])
 >>> json.loads(render(ResultTable.of(res), True))["per_query"][0]["expected"]
 0.5
 """

@@ -8,7 +8,7 @@ Examples
 --------
 >>> import tierank
 >>> from tierank.report.formats import ResultTable
->>> res = tierank.evaluate({"q": {"a": 1}}, {"q": {"a": 0.5, "b": 0.5}}, ["P@1"])
+>>> res = tierank.evaluate({"q": {"b": 1}}, {"q": {"a": 0.5, "b": 0.5}}, ["P@1"])
 >>> print(render(ResultTable.of({"A": res, "B": res}), True).splitlines()[0])
 {"run": "A", "query": "q", "measure": "P@1", "oblivious": 1.0, "expected": 0.5, "min": 0.0, "max": 1.0, "range": 1.0, "bias": 0.5, "std": 0.5, "method": "exact"}
 """

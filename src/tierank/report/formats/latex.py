@@ -6,7 +6,7 @@ Examples
 --------
 >>> import tierank
 >>> from tierank.report.formats import ResultTable
->>> res = tierank.evaluate({"q_1": {"a": 1}}, {"q_1": {"a": 0.5, "b": 0.5}}, ["P@1"])
+>>> res = tierank.evaluate({"q_1": {"b": 1}}, {"q_1": {"a": 0.5, "b": 0.5}}, ["P@1"])
 >>> print(render(ResultTable.of(res), False), end="")
 \begin{tabular}{llrrrrrrr}
 \toprule
