@@ -73,12 +73,13 @@ def render(table: ResultTable, per_query: bool, **_) -> str:
             at[values[-1]] = doc
         top = {table.nest: nested}
     text = json.dumps(top, indent=2, allow_nan=False) + "\n"
-    pieces, done = [], 0
+    pieces: list[str] = []
+    done = 0
     for hole, g in holes.items():  # in the order of the groups: the order they appear in the text
-        at = text.index(hole, done)
-        line = text[text.rindex("\n", 0, at) + 1:at]
-        pieces += [text[done:at], _per_query_text(table, g, line[:len(line) - len(line.lstrip(" "))])]
-        done = at + len(hole)
+        pos = text.index(hole, done)
+        line = text[text.rindex("\n", 0, pos) + 1:pos]
+        pieces += [text[done:pos], _per_query_text(table, g, line[:len(line) - len(line.lstrip(" "))])]
+        done = pos + len(hole)
     return "".join(pieces) + text[done:]
 
 
