@@ -43,10 +43,10 @@ def render(table: ResultTable, per_query: bool, *, delimiter: str = "\t") -> str
         lead = "".join(quote(v) + delimiter for v in g.keys.values())
         if per_query:
             for b in table.blocks(g):
-                post = delimiter + quote(b.measure) + delimiter
-                qs = [lead + quote(q) + post for q in b.queries]
+                fixed = [lead, delimiter + quote(b.measure) + delimiter] + [delimiter] * (len(table.columns) - 1) + ["\n"]
+                row = "{}".join(p.replace("{", "{{").replace("}", "}}") for p in fixed)  # one field per gap
                 cols = [num_column(b.values[c]) for c in table.columns]
-                out.extend(map(lambda q, *v: q + delimiter.join(v) + "\n", qs, *cols))
+                out.extend(map(row.format, map(quote, b.queries), *cols))
         for rec in g.result.records(per_query=False):
             out.append(lead + delimiter.join([quote(rec["query"]), quote(rec["measure"]),
                                               *(num(rec[c]) for c in g.result.columns)]) + "\n")

@@ -29,12 +29,12 @@ def _per_query_text(table: ResultTable, g: Group, indent: str) -> str:
     item, inner = indent + "  ", indent + "    "
     parts: list[str] = []
     for b in table.blocks(g):
-        pre, post = f'{item}{{\n{inner}"query": ', f',\n{inner}"measure": ' + json.dumps(b.measure)
-        names = [f',\n{inner}"{c}": ' for c in r.columns]
+        pieces = [f'{item}{{\n{inner}"query": ', f',\n{inner}"measure": ' + json.dumps(b.measure) +
+                  f',\n{inner}"{r.columns[0]}": '] + [f',\n{inner}"{c}": ' for c in r.columns[1:]] + \
+            [f',\n{inner}"method": "exact"\n{item}}}']
+        record = "{}".join(p.replace("{", "{{").replace("}", "}}") for p in pieces)  # one field per gap
         cols = [_json_column(b.values[c]) for c in r.columns]
-        tail = f',\n{inner}"method": "exact"\n{item}}}'
-        qs = [pre + json.dumps(q) + post for q in b.queries]
-        parts.extend(map(lambda q, *v: q + "".join(n + x for n, x in zip(names, v)) + tail, qs, *cols))
+        parts.extend(map(record.format, map(json.dumps, b.queries), *cols))
     if not parts:
         return "[]"
     return "[\n" + ",\n".join(parts) + "\n" + indent + "]"

@@ -45,12 +45,11 @@ def render_group(table: ResultTable, g: Group) -> list[str]:
             out.extend(_dump({**g.keys, **rec}) for rec in r.records(per_query=True)
                        if rec["measure"] == b.measure and rec["query"] != "all")
             continue
-        pre, post = "{" + lead + '"query": ', ', "measure": ' + json.dumps(b.measure)
-        names = [f', "{c}": ' for c in r.columns]
+        parts = ["{" + lead + '"query": ', ', "measure": ' + json.dumps(b.measure) + "".join(
+            f', "{c}": ' for c in r.columns[:1])] + [f', "{c}": ' for c in r.columns[1:]] + [', "method": "exact"}\n']
+        line = "{}".join(p.replace("{", "{{").replace("}", "}}") for p in parts)  # one field per gap
         cols = [_json_column(b.values[c]) for c in r.columns]
-        tail = ', "method": "exact"}\n'
-        qs = [pre + json.dumps(q) + post for q in b.queries]
-        out.extend(map(lambda q, *v: q + "".join(n + x for n, x in zip(names, v)) + tail, qs, *cols))
+        out.extend(map(line.format, map(json.dumps, b.queries), *cols))
     out.extend(_dump({**g.keys, **rec}) for rec in r.records(per_query=False))
     return out
 
