@@ -113,12 +113,32 @@ def num(x) -> str:
     return "" if x is None or (isinstance(x, float) and math.isnan(x)) else repr(float(x))
 
 
+def repr_column(v: np.ndarray, nan: str = "nan") -> list[str]:
+    """``repr`` of every value of a float64 column, ``nan`` for NaN: each distinct value formatted once
+    when values repeat (scores of a measure often do), then taken by index.
+
+    Examples
+    --------
+    >>> repr_column(np.array([0.5, 0.0, 0.5, float("nan"), 0.5, 0.5]), nan="")
+    ['0.5', '0.0', '0.5', '', '0.5', '0.5']
+    >>> repr_column(np.array([0.0, -0.0] * 40))[:2]
+    ['0.0', '-0.0']
+    """
+    if len(v) >= 64:
+        # distinct bit patterns: -0.0 stays apart from 0.0
+        uniq, inverse = np.unique(np.ascontiguousarray(v, dtype=np.float64).view(np.int64), return_inverse=True)
+        if 2 * len(uniq) <= len(v):
+            text = np.array([nan if x != x else repr(x) for x in uniq.view(np.float64).tolist()], dtype=object)
+            return text[inverse.reshape(-1)].tolist()
+    out = list(map(float.__repr__, v.tolist()))
+    if np.isnan(v).any():
+        out = [nan if s == "nan" else s for s in out]
+    return out
+
+
 def num_column(v: np.ndarray) -> list[str]:
     """:func:`num` of every value of a float64 column (formatted once, column-wise)."""
-    text = list(map(float.__repr__, v.tolist()))
-    if np.isnan(v).any():
-        text = ["" if s == "nan" else s for s in text]
-    return text
+    return repr_column(v, "")
 
 
 def jsonable(x):

@@ -28,13 +28,16 @@ def _per_query_text(table: ResultTable, g: Group, indent: str) -> str:
     r = g.result
     item, inner = indent + "  ", indent + "    "
     parts: list[str] = []
+    queries = None  # the query ids as JSON, once per group
     for b in table.blocks(g):
         pieces = [f'{item}{{\n{inner}"query": ', f',\n{inner}"measure": ' + json.dumps(b.measure) +
                   f',\n{inner}"{r.columns[0]}": '] + [f',\n{inner}"{c}": ' for c in r.columns[1:]] + \
             [f',\n{inner}"method": "exact"\n{item}}}']
         record = "{}".join(p.replace("{", "{{").replace("}", "}}") for p in pieces)  # one field per gap
         cols = [_json_column(b.values[c]) for c in r.columns]
-        parts.extend(map(record.format, map(json.dumps, b.queries), *cols))
+        if queries is None:
+            queries = list(map(json.dumps, b.queries))
+        parts.extend(map(record.format, queries, *cols))
     if not parts:
         return "[]"
     return "[\n" + ",\n".join(parts) + "\n" + indent + "]"

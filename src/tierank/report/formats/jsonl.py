@@ -20,7 +20,7 @@ import json
 import numpy as np
 
 from . import Format, register
-from .grouped import Group, ResultTable, jsonable
+from .grouped import Group, ResultTable, jsonable, repr_column
 
 
 def _dump(rec: dict) -> str:
@@ -29,10 +29,7 @@ def _dump(rec: dict) -> str:
 
 def _json_column(v: np.ndarray) -> list[str]:
     """Each float as ``json.dumps`` writes it (``null`` for NaN); infinities are refused as there."""
-    text = list(map(float.__repr__, v.tolist()))
-    if np.isnan(v).any():
-        text = ["null" if s == "nan" else s for s in text]
-    return text
+    return repr_column(v, "null")
 
 
 def render_group(table: ResultTable, g: Group) -> list[str]:
@@ -40,6 +37,7 @@ def render_group(table: ResultTable, g: Group) -> list[str]:
     r = g.result
     lead = "".join(f"{json.dumps(k)}: {json.dumps(v)}, " for k, v in g.keys.items())
     out: list[str] = []
+    queries = None  # the query ids as JSON, once per group
     for b in table.blocks(g):
         if any(np.isinf(b.values[c]).any() for c in r.columns):  # json.dumps refuses them: say so as it does
             out.extend(_dump({**g.keys, **rec}) for rec in r.records(per_query=True)
@@ -49,7 +47,9 @@ def render_group(table: ResultTable, g: Group) -> list[str]:
             f', "{c}": ' for c in r.columns[:1])] + [f', "{c}": ' for c in r.columns[1:]] + [', "method": "exact"}\n']
         line = "{}".join(p.replace("{", "{{").replace("}", "}}") for p in parts)  # one field per gap
         cols = [_json_column(b.values[c]) for c in r.columns]
-        out.extend(map(line.format, map(json.dumps, b.queries), *cols))
+        if queries is None:
+            queries = list(map(json.dumps, b.queries))
+        out.extend(map(line.format, queries, *cols))
     out.extend(_dump({**g.keys, **rec}) for rec in r.records(per_query=False))
     return out
 
