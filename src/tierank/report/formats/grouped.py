@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -60,7 +60,6 @@ class ResultTable:
     groups: list[Group]
     keys: tuple[str, ...] = ()
     nest: str = "runs"
-    meta: dict = field(default_factory=dict)
 
     @classmethod
     def of(cls, results, key: str = "run", runids: dict | None = None) -> ResultTable:
