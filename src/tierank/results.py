@@ -80,6 +80,10 @@ class EvalResult:
             out["residual"] = self.residual.get(m, nan)
         return out
 
+    def table(self, m: Measure) -> dict[str, np.ndarray]:
+        """Per-query arrays of every statistic column of measure ``m`` (:attr:`columns`), in :attr:`qids` order."""
+        return self._table(m)
+
     @property
     def columns(self) -> tuple[str, ...]:
         """Statistic columns: the stable seven, then ``lower, upper, residual`` with bounds."""

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from helpers import invoke
 from tierank.cli import app
-from tierank.io.writers import EVAL_FORMATS
 from tierank.measures import supported
+from tierank.report.formats import names as format_names
 from tierank.ties import POLICIES
 
 
@@ -83,10 +83,10 @@ def test_group_help_lists_every_subcommand(group):
 
 def test_choices_and_help_come_from_the_registries():
     shown = _help("eval")
-    assert f"<{'|'.join(EVAL_FORMATS)}>" in shown
+    assert f"<{'|'.join(format_names('results'))}>" in shown
     assert f"Order for the oblivious value: {', '.join(POLICIES)}" in shown
     assert f"Families: {', '.join(supported())}" in shown
-    assert "<table|json>" in _help("compare")
+    assert "<table|json|markdown|latex>" in _help("compare")
 
 
 def test_version():

@@ -26,7 +26,7 @@ from tierank.hps.cache import CacheWarning, ScoreCache
 from tierank.hps.output import locked
 from tierank.hps.protocol import RERANK_MEASURES, RERANK_REGIMES, rerank
 from tierank.io.readers import read_run
-from tierank.io.writers import jsonable
+from tierank.report.formats import jsonable
 
 from .fakes import FakeScorer, factory, rerank_fake, run_cli_process, write_set
 

@@ -346,7 +346,8 @@ def test_beir_reads_rag24(real_data):
 def test_rerank_report_html(tmp_path):
     pytest.importorskip("matplotlib")
     from helpers import run_cli
-    from tierank.io.writers import jsonable
+
+    from tierank.report.formats import jsonable
     from tierank.report.html import rerank_report
 
     data = _write_set(tmp_path / "set")

@@ -40,8 +40,12 @@ from .common import (
 #: the measures of `tierank sweep` when no -m is given
 SWEEP_MEASURES = ["nDCG@10", "RR@10", "AP@100"]
 
-#: what `tierank compare --format` writes: its tables, or the whole comparison as one JSON document
-CompareFmt = choices_enum("CompareFmt", ("table", "json"))
+#: what `tierank compare --format` writes: its tables, the whole comparison as one JSON document, or
+#: the systems (the leaderboard with --leaderboard) as a Markdown or LaTeX table
+CompareFmt = choices_enum("CompareFmt", ("table", "json", "markdown", "latex"))
+#: the columns of `tierank compare --format markdown|latex`, and with --leaderboard
+SYSTEM_FIELDS = ("name", "expected", "min", "max", "oblivious", "ci_low", "ci_high", "rank", "rank_oblivious")
+LEADERBOARD_FIELDS = SYSTEM_FIELDS + ("rank_low", "rank_high", "group")
 
 COMPARE_USAGE = "tierank compare QRELS RUN RUN... (or RUN RUN... --qrels QRELS)"
 
@@ -67,7 +71,7 @@ def ties_cmd(
     from ..analysis.prevalence import analyze
     from ..io.convert import to_run
     from ..io.naming import run_names
-    from ..io.writers import jsonable, render_records
+    from ..report.formats import render_records
     from ..report.terminal import ties_tables
 
     check_output(output, tuple(runs))
@@ -85,12 +89,9 @@ def ties_cmd(
         print_tables(ties_tables(report), output, tuple(runs))
     else:
         recs = [r.to_dict() for r in report.runs]
-        if fmt is Fmt.jsonl:
-            recs = recs + [{"name": "all", **report.summary}]
-            text = "".join(json.dumps(jsonable(r), allow_nan=False) + "\n" for r in recs)
-        else:
-            text = render_records(recs, fields, fmt.value, document=report.to_dict())
-        emit(text, output, tuple(runs))
+        # a format that lists every record (jsonl) writes each run whole, then the summary over the set
+        emit(render_records(recs, fields, fmt.value, document=report.to_dict(),
+                            stream=recs + [{"name": "all", **report.summary}]), output, tuple(runs))
 
 
 def _sweep_run_paths(folder: Path, run: Path, fmts: list[str], protect: tuple) -> dict[str, Path]:
@@ -149,7 +150,7 @@ def sweep_cmd(
 
     from ..analysis.sweep import FIELDS, sweep
     from ..io.naming import short_name
-    from ..io.writers import render_records
+    from ..report.formats import render_records
     from ..report.terminal import sweep_table
 
     protect = (qrels, run)
@@ -190,7 +191,8 @@ def compare_cmd(
                              "(Holm, Benjamini-Hochberg, Bonferroni); 'significant' then reads the adjusted p. "
                              "Default: holm with more than one pair, none with one.")] = None,
     fmt: Annotated[CompareFmt, typer.Option(
-        "--format", "-f", help="table, or json (the whole comparison as one document).")] = CompareFmt.table,
+        "--format", "-f", help="table, json (the whole comparison as one document), or markdown or latex (the "
+                               "systems, or the leaderboard with --leaderboard, as a table for a document).")] = CompareFmt.table,
     output: Output = None,
     tie_break: TieBreakOption = "trec_eval",
     candidates_only: CandidatesOnly = False,
@@ -219,7 +221,7 @@ def compare_cmd(
     P(A>B): the probability that A's mean beats B's when both runs' ties are broken at random.
     One measure per call (-m given twice is an error)."""
     from ..analysis.compare import compare, records
-    from ..io.writers import jsonable
+    from ..report.formats import jsonable, render_records
     from ..report.terminal import compare_tables
 
     qrels, runs = qrels_and_runs(files, qrels, COMPARE_USAGE)
@@ -243,8 +245,12 @@ def compare_cmd(
         print_tables(leaderboard_tables(cmp), output, protect)
     elif fmt is CompareFmt.table:
         print_tables(compare_tables(cmp), output, protect)
-    else:
+    elif fmt is CompareFmt.json:
         emit(json.dumps(jsonable(records(cmp)), indent=2, allow_nan=False) + "\n", output, protect)
+    else:  # a table of the systems (the leaderboard's columns with --leaderboard), ranked by E[M]
+        systems = sorted(records(cmp)["systems"], key=lambda r: (r["rank"] is None, r["rank"]))
+        fields = LEADERBOARD_FIELDS if leaderboard else SYSTEM_FIELDS
+        emit(render_records(systems, fields, fmt.value), output, protect)
 
 
 @app.command("bands")
@@ -258,7 +264,7 @@ def bands_cmd(
     """Worst-case change of RR and RBP that geometric rank banding can cause under permutation averaging
     (Yang, Moffat & Turpin, Table 2)."""
     from ..analysis.banding import PAPER_TABLE2, worst_case_table
-    from ..io.writers import render_records
+    from ..report.formats import render_records
     from ..report.terminal import bands_table
 
     try:
@@ -268,6 +274,6 @@ def bands_cmd(
         raise TierankInputError(f"--rho and --p take comma-separated numbers, got {rho!r} and {p!r}") from None
     rows = worst_case_table(rhos, ps, depth=depth)
     if fmt is not Fmt.table:
-        sys.stdout.write(render_records(rows, tuple(rows[0]), fmt.value))
+        emit(render_records(rows, tuple(rows[0]), fmt.value), None, ())
         return
     Console(emoji=False).print(bands_table(rows, PAPER_TABLE2))

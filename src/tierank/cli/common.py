@@ -6,7 +6,7 @@
   the ``pip install`` command).
 * The option types (``Output``, ``Format``, ``Measures``, ``TieBreakOption``, ...) take
   their choices and help from the registries and constants (the measure registry,
-  :data:`tierank.ties.POLICIES`, :data:`tierank.io.writers.FORMATS`,
+  :data:`tierank.ties.POLICIES`, :data:`tierank.report.formats.FORMATS`,
   :data:`tierank.evaluate.UNJUDGED`, the score formats of :mod:`tierank.analysis.precision`),
   so that the help cannot drift from what is accepted.
 * Every ``-o`` target is checked with :func:`tierank.io.writers.check_output` before any
@@ -30,9 +30,12 @@ from typer.core import TyperGroup, TyperOption
 from ..analysis.precision import DEFAULT_FORMATS, FLOAT_FORMATS
 from ..errors import TierankError, TierankInputError
 from ..evaluate import UNJUDGED
-from ..io.writers import EVAL_FORMATS, FORMATS, TREC_STATS, check_output, ensure_dir
+from ..io.writers import check_output, ensure_dir
 from ..measures import supported
 from ..measures.linear import REL
+from ..report.formats import help_text as format_help
+from ..report.formats import names as format_names
+from ..report.formats.trec_eval import TREC_STATS
 from ..ties import POLICIES
 
 DEFAULT_MEASURES = ["nDCG@10", "RR@10", "AP", "P@10", "R@100"]
@@ -48,11 +51,11 @@ def choices_enum(name: str, values) -> type[Enum]:
     return Enum(name, [(v, v) for v in values], type=str)
 
 
-#: output formats (:data:`tierank.io.writers.FORMATS`)
-Fmt = choices_enum("Fmt", FORMATS)
-#: output formats of ``tierank eval`` (:data:`tierank.io.writers.EVAL_FORMATS`: also trec_eval's layout)
-EvalFmt = choices_enum("EvalFmt", EVAL_FORMATS)
-#: the statistic ``--format trec_eval`` prints (:data:`tierank.io.writers.TREC_STATS`)
+#: output formats of flat records and of MTEB's results (:data:`tierank.report.formats.FORMATS`)
+Fmt = choices_enum("Fmt", format_names("records"))
+#: output formats of ``tierank eval`` (:data:`tierank.report.formats.FORMATS`: also trec_eval's layout)
+EvalFmt = choices_enum("EvalFmt", format_names("results"))
+#: the statistic ``--format trec_eval`` prints (:data:`tierank.report.formats.trec_eval.TREC_STATS`)
 Stat = choices_enum("Stat", TREC_STATS)
 #: conventions for unjudged documents (:data:`tierank.evaluate.UNJUDGED`)
 Unjudged = choices_enum("Unjudged", UNJUDGED)
@@ -157,10 +160,10 @@ SCORE_FORMATS_HELP = (f"fp32, {', '.join(FLOAT_FORMATS)}, int8 (per-query affine
 
 Output = Annotated[Path | None, typer.Option(
     "-o", "--output", help="Write to FILE (atomically; checked before any work; - for stdout).")]
-Format = Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")]
+Format = Annotated[Fmt, typer.Option("--format", "-f", help=f"Output format ({format_help('records')}).")]
 EvalFormat = Annotated[EvalFmt, typer.Option(
-    "--format", "-f", help="Output format; trec_eval: trec_eval's own layout (measure, query, value), "
-                           "filled with --stat.")]
+    "--format", "-f", help=f"Output format ({format_help('results')}); trec_eval: trec_eval's own layout "
+                           "(measure, query, value), filled with --stat.")]
 StatOption = Annotated[Stat | None, typer.Option(
     "--stat", help="The statistic --format trec_eval prints (default oblivious: trec_eval's own value "
                    "under --tie-break); the other formats print all of them.")]

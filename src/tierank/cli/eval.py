@@ -101,8 +101,9 @@ def eval_cmd(
     trec_eval's measure names, flags (-q -c -l -M -J -N -n) and, with --format trec_eval, its
     output layout are accepted as trec_eval accepts them.
     """
-    from ..io.writers import render_many, run_tag
+    from ..io.readers import run_tag
     from ..measures.names import plan as measure_plan
+    from ..report.formats import ResultTable, render
     from ..report.terminal import eval_table, text
 
     trec = fmt is EvalFmt.trec_eval
@@ -154,14 +155,10 @@ def eval_cmd(
                 table.min_width = len(table.title) + 4
             tables.append(table)
         print_tables(tables, output, protect)
-    elif trec:
-        runids = {name: run_tag(path) for name, path in named.items()} if plan.runid else {}
-        text = render_many(results, "trec_eval", per_query, plan=plan, stat=(stat.value if stat else "oblivious"),
-                           summary=not no_summary, **({"runid": runids.get(next(iter(named)))} if len(results) == 1
-                                                      else {"runids": runids}))
-        emit(text, output, protect)
     else:
-        emit(render_many(results, fmt.value, per_query), output, protect)
+        runids = {name: run_tag(path) for name, path in named.items()} if trec and plan.runid else {}
+        options = dict(plan=plan, stat=stat.value if stat else "oblivious", summary=not no_summary) if trec else {}
+        emit(render(ResultTable.of(results, runids=runids), fmt.value, per_query, **options), output, protect)
 
 
 def _run_files(paths: list[Path]) -> dict[str, Path]:

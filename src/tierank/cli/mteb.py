@@ -55,6 +55,7 @@ def mteb_cmd(
     is an error naming the place.
     """
     from ..integrations.mteb import evaluate_predictions
+    from ..report.formats import ResultTable, render
     from ..report.terminal import eval_table
 
     protect = (predictions, qrels)
@@ -75,7 +76,7 @@ def mteb_cmd(
             tables.append(table)
         print_tables(tables, output, protect)
         return
-    emit(render(results, fmt.value, per_query), output, protect)
+    emit(render(ResultTable.nested(results, ("subset", "split"), "subsets"), fmt.value, per_query), output, protect)
 
 
 def _starts_with_brace(path: Path) -> bool:
@@ -88,35 +89,3 @@ def _starts_with_brace(path: Path) -> bool:
     except OSError:
         return False
     return head[:1] == b"{"
-
-
-def render(results: dict, fmt: str, per_query: bool) -> str:
-    """``{(subset, split): EvalResult}`` in a machine format: one (subset, split) renders exactly as
-    ``tierank eval`` renders one run; several add ``subset`` and ``split`` to every record and row
-    (json: ``{"subsets": {subset: {split: document}}}``)."""
-    import csv
-    import io
-    import json
-
-    from ..io.writers import _num
-    from ..io.writers import render as render_one
-
-    if len(results) == 1:
-        (result,) = results.values()
-        return render_one(result, fmt, per_query)
-    if fmt == "jsonl":
-        return "".join(json.dumps({"subset": sub, "split": spl, **rec}, allow_nan=False) + "\n"
-                       for (sub, spl), r in results.items() for rec in r.records(per_query=True))
-    if fmt == "json":
-        doc: dict = {}
-        for (sub, spl), r in results.items():
-            doc.setdefault(sub, {})[spl] = json.loads(render_one(r, "json", per_query))
-        return json.dumps({"subsets": doc}, indent=2, allow_nan=False) + "\n"
-    buf = io.StringIO()
-    w = csv.writer(buf, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
-    first = next(iter(results.values()))
-    w.writerow(("subset", "split", "query", "measure", *first.columns))
-    for (sub, spl), r in results.items():
-        for rec in r.records(per_query=per_query):
-            w.writerow([sub, spl, rec["query"], rec["measure"], *(_num(rec[c]) for c in r.columns)])
-    return buf.getvalue()

@@ -108,7 +108,7 @@ def rerank_cmd(
     )
 
     from ..hps.protocol import TABLE_FIELDS, RerankConfig, rerank
-    from ..io.writers import render_records
+    from ..report.formats import render_records
 
     if output is None and cache is None:
         raise TierankInputError("give -o/--output DIR (runs, table and cache are written there)")

@@ -114,7 +114,8 @@ def locked(dirs: Iterable[Path]) -> Iterator[None]:
 
 def write_table(out: Path, document: dict, rows: list[dict], fields: Sequence[str], inputs: Sequence = ()) -> None:
     """OUT/table.tsv (the rows) and OUT/table.json (the whole document), each written atomically."""
-    from tierank.io.writers import jsonable, render_records, write_atomic
+    from tierank.io.writers import write_atomic
+    from tierank.report.formats import jsonable, render_records
 
     write_atomic(out / "table.tsv", render_records(rows, tuple(fields), "tsv"), protect=tuple(inputs))
     write_atomic(out / "table.json", json.dumps(jsonable(document), indent=2) + "\n", protect=tuple(inputs))

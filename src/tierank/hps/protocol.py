@@ -530,7 +530,7 @@ def table(config: RerankConfig, checked: Checked, data: Any, scored: Scored, run
 def write_outputs(checked: Checked, result: ProtocolResult) -> None:
     """Stage 6: ``table.tsv`` and ``table.json`` in OUT/ (nothing without ``out_dir``)."""
     from tierank.hps.output import write_table
-    from tierank.io.writers import jsonable
+    from tierank.report.formats import jsonable
 
     if checked.plan.out is not None:
         write_table(checked.plan.out, jsonable(result.document()), result.rows, TABLE_FIELDS, checked.inputs)

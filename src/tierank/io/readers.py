@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -337,3 +338,46 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
     data = lexer.load(path)
     qrels = _qrels_fast(src, data)
     return qrels if qrels is not None else _qrels_slow(src, data)
+
+
+def run_tag(path: str | os.PathLike) -> str | None:
+    """The tag (6th field) of the last content line of a TREC run: what trec_eval prints as ``runid``.
+
+    trec_eval keeps the run_id of the last line that is neither blank nor a ``#`` comment
+    (``get_trec_results.c``).  A plain file is read from its end; gzip and pipes are read whole
+    (a pipe's bytes are kept for the reader that follows).  None when no line has 6 fields.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "run"
+    >>> _ = p.write_text("q Q0 d 1 2.0 first\\nq Q0 e 2 1.0 last\\n# comment\\n\\n")
+    >>> run_tag(p)
+    'last'
+    """
+    def last(data: bytes) -> str | None:
+        for line in reversed(data.splitlines()):
+            f = line.split()
+            if not f or f[0].startswith(b"#"):
+                continue
+            return f[5].decode("utf-8", "replace") if len(f) >= 6 else None
+        return None
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if stat.S_ISREG(st.st_mode):
+        with open(path, "rb") as fh:
+            if fh.read(2) != lexer.GZIP_MAGIC:
+                size = st.st_size
+                block = 1 << 16
+                while True:
+                    start = max(0, size - block)
+                    fh.seek(start)
+                    data = fh.read(size - start)
+                    tag = last(data if start == 0 else data[data.find(b"\n") + 1:])
+                    if tag is not None or start == 0:
+                        return tag
+                    block *= 4
+    return last(lexer.load(path, keep=True))

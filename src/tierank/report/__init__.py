@@ -23,25 +23,34 @@ Typical use::
     save_figure(plot_cutoff(curves), "ndcg-cutoff")   # ndcg-cutoff.png, ndcg-cutoff.svg
 """
 
-from ..analysis.cutoff import CurveSeries, CutoffCurves, cutoff_curves
-from .html import compare_report, eval_report, rerank_report, sweep_report, write_report
-from .page import FigureBlock, Section, Table, render_report
-from .plots import (
-                    MissingMatplotlib,
-                    figure_bytes,
-                    plot_cutoff,
-                    plot_forest,
-                    plot_ranges,
-                    plot_sweep,
-                    plot_tie_structure,
-                    save_figure,
-                    tie_ccdf,
-                    tie_group_sizes,
-)
+from __future__ import annotations
+
+import importlib
+
+#: where each public name lives; imported on first use, so that ``tierank.report.formats`` (the output
+#: formats, needed by every command) does not load the HTML and plotting modules
+_HOMES = {
+    **dict.fromkeys(("CurveSeries", "CutoffCurves", "cutoff_curves"), "tierank.analysis.cutoff"),
+    **dict.fromkeys(("tie_ccdf", "tie_group_sizes"), "tierank.analysis.tie_curves"),
+    **dict.fromkeys(("compare_report", "eval_report", "rerank_report", "sweep_report", "write_report"), ".html"),
+    **dict.fromkeys(("FigureBlock", "Section", "Table", "render_report"), ".page"),
+    **dict.fromkeys(("MissingMatplotlib", "figure_bytes", "plot_cutoff", "plot_forest", "plot_ranges", "plot_sweep",
+                     "plot_tie_structure", "save_figure"), ".plots"),
+}
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
-    "CurveSeries", "CutoffCurves", "cutoff_curves", "plot_cutoff", "plot_forest", "plot_ranges", "plot_sweep", "tie_group_sizes",
-    "tie_ccdf", "plot_tie_structure", "figure_bytes", "save_figure", "MissingMatplotlib",
+    "CurveSeries", "CutoffCurves", "cutoff_curves", "plot_cutoff", "plot_ranges", "plot_sweep", "tie_group_sizes",
+    "tie_ccdf", "plot_tie_structure", "figure_bytes", "save_figure", "MissingMatplotlib", "formats",
     "Section", "Table", "FigureBlock", "render_report", "eval_report", "sweep_report", "compare_report",
     "rerank_report", "write_report",
 ]

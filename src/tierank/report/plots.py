@@ -41,8 +41,8 @@ from pathlib import Path
 import numpy as np
 
 from ..analysis.cutoff import CurveSeries, CutoffCurves, cutoff_curves  # noqa: F401  (the data; drawn here)
+from ..analysis.tie_curves import tie_ccdf, tie_group_sizes, tie_structure  # noqa: F401  (the data; drawn here)
 from ..errors import TierankError, TierankInputError
-from ..io.convert import to_run
 from .labels import shorten_names
 
 #: Colours for successive runs/regimes (matplotlib's tab10, colour-blind friendlier order first).
@@ -521,36 +521,6 @@ def plot_sweep(sweep, measure: str, *, title: str | None = None):
 # tie structure
 
 
-def tie_group_sizes(run) -> np.ndarray:
-    """Sizes of the run's tie groups of 2 or more documents (equal query and score), int64.
-
-    From the run's :func:`tierank.ties.layout`; the order of the returned sizes is unspecified.
-
-    Examples
-    --------
-    >>> sorted(tie_group_sizes({"q": {"a": 1.0, "b": 1.0, "c": 0.5}, "r": {"a": 1.0, "b": 2.0}}).tolist())
-    [2]
-    """
-    from ..ties import layout
-
-    return layout(to_run(run)).tied_sizes()
-
-
-def tie_ccdf(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct group sizes ``s`` and the number of groups of size >= ``s`` (the plotted curve).
-
-    Examples
-    --------
-    >>> [a.tolist() for a in tie_ccdf(np.array([2, 2, 5]))]
-    [[2, 5], [3, 1]]
-    """
-    sizes = np.asarray(sizes, dtype=np.int64)
-    if len(sizes) == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    vals, counts = np.unique(sizes, return_counts=True)
-    return vals, np.cumsum(counts[::-1])[::-1]
-
-
 @_styled
 def plot_tie_structure(runs: Mapping, *, title: str | None = None):
     """Tie-group sizes per run: number of groups of size >= s against s (step curves, log counts).
@@ -579,13 +549,10 @@ def plot_tie_structure(runs: Mapping, *, title: str | None = None):
     largest = 2
     any_ties = False
     facts = {}
-    for i, (name, run) in enumerate(runs.items()):
+    for i, (name, curve) in enumerate(tie_structure(runs).items()):
         # the colours repeat after ten runs: the line style tells those apart
         color, style = PALETTE[i % len(PALETTE)], LINESTYLES[i // len(PALETTE) % len(LINESTYLES)]
-        r = to_run(run)
-        sizes = tie_group_sizes(r)
-        share = sizes.sum() / len(r) if len(r) else 0.0
-        s, c = tie_ccdf(sizes)
+        sizes, share, s, c = curve.sizes, curve.share, curve.s, curve.count
         facts[name] = (color, style, f": {_pct(share)} of docs tied, {len(sizes):,} groups, largest {int(sizes.max())}"
                        if len(sizes) else ": no ties")
         if len(sizes):

@@ -1,0 +1,69 @@
+"""``tsv`` and ``csv``: one row per (query, measure) and the aggregate rows (``query`` = ``all``), a
+header first; key columns (``run``, or ``subset`` and ``split``) lead.  Written column-wise: each
+statistic column is formatted once (:func:`~tierank.report.formats.grouped.num_column`) and the rows
+joined; text fields are quoted as :mod:`csv` quotes them.
+
+Examples
+--------
+>>> import tierank
+>>> res = tierank.evaluate({"q": {"b": 1}}, {"q": {"a": 0.5, "b": 0.5}}, ["P@1"])
+>>> print(render(ResultTable.of(res), True, delimiter=","), end="")
+query,measure,oblivious,expected,min,max,range,bias,std
+q,P@1,1.0,0.5,0.0,1.0,1.0,0.5,0.5
+all,P@1,1.0,0.5,0.0,1.0,1.0,0.5,0.5
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+
+from . import Format, register
+from .grouped import ResultTable, num, num_column
+
+
+def _quoter(delimiter: str):
+    """A function that writes one text field as :mod:`csv` would inside a row of several fields."""
+
+    @functools.lru_cache(maxsize=1 << 16)
+    def quote(s: str) -> str:
+        buf = io.StringIO()
+        csv.writer(buf, delimiter=delimiter, lineterminator="\n").writerow([s, ""])
+        return buf.getvalue()[:-2]
+
+    return quote
+
+
+def render(table: ResultTable, per_query: bool, *, delimiter: str = "\t") -> str:
+    """``table`` as delimited text (``delimiter``: a tab for tsv, a comma for csv)."""
+    quote = _quoter(delimiter)
+    out = [delimiter.join(quote(f) for f in table.fields()) + "\n"]
+    for g in table.groups:
+        lead = "".join(quote(v) + delimiter for v in g.keys.values())
+        if per_query:
+            for b in table.blocks(g):
+                fixed = [lead, delimiter + quote(b.measure) + delimiter] + [delimiter] * (len(table.columns) - 1) + ["\n"]
+                row = "{}".join(p.replace("{", "{{").replace("}", "}}") for p in fixed)  # one field per gap
+                cols = [num_column(b.values[c]) for c in table.columns]
+                out.extend(map(row.format, map(quote, b.queries), *cols))
+        for rec in g.result.records(per_query=False):
+            out.append(lead + delimiter.join([quote(rec["query"]), quote(rec["measure"]),
+                                              *(num(rec[c]) for c in g.result.columns)]) + "\n")
+    return "".join(out)
+
+
+def records(recs: list[dict], fields: tuple[str, ...], document: dict | None = None, stream=None, *,
+            delimiter: str = "\t") -> str:
+    """Flat records, one row each under a header of ``fields`` (None as an empty field, floats by ``repr``)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, delimiter=delimiter, lineterminator="\n")
+    w.writerow(fields)
+    for r in recs:
+        w.writerow(["" if r.get(k) is None else (num(r[k]) if isinstance(r[k], float) else r[k]) for k in fields])
+    return buf.getvalue()
+
+
+TSV = register(Format("tsv", "tab-separated rows", render, records, order=1))
+CSV = register(Format("csv", "comma-separated rows",
+                      functools.partial(render, delimiter=","), functools.partial(records, delimiter=","), order=4))

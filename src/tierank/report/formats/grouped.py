@@ -1,0 +1,201 @@
+"""The one grouped result every output format renders: :class:`ResultTable`.
+
+A :class:`ResultTable` holds one or several :class:`~tierank.results.EvalResult` (one per run, or per
+MTEB subset and split), each tagged with its key values (``{"run": name}``, ``{"subset": s, "split":
+t}``, or none for a single result).  Its rows are query x measure x statistics.  Formats read it
+column-wise (:meth:`ResultTable.blocks`: one :class:`Block` of per-query columns per group and
+measure, each column formatted once); records (dicts) are built only when asked for
+(:meth:`ResultTable.records`), e.g. by a Python caller or a format that needs them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...results import EvalResult
+
+
+@dataclass(frozen=True)
+class Group:
+    """One result of a :class:`ResultTable` with its key values (``{"run": "bm25"}``) and, for
+    trec_eval's layout, the run's tag (``runid``; None when unknown)."""
+
+    keys: dict[str, str]
+    result: EvalResult
+    runid: str | None = None
+
+
+@dataclass(frozen=True)
+class Block:
+    """One group's per-query rows of one measure, column-wise: ``queries`` (the evaluated query ids),
+    ``measure`` (its name) and ``values`` (``{column: float64 array}``, NaN where a record has None)."""
+
+    keys: dict[str, str]
+    queries: list[str]
+    measure: str
+    values: dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class ResultTable:
+    """Evaluation results grouped for output: ``groups`` in output order, ``keys`` the names of their
+    key columns (``()`` for one result, which renders exactly as that result alone), ``nest`` the
+    key of the JSON document that nests several groups (``"runs"``, ``"subsets"``).
+
+    Examples
+    --------
+    >>> import tierank
+    >>> res = tierank.evaluate({"q": {"b": 1}}, {"q": {"a": 0.5, "b": 0.5}}, ["P@1"])
+    >>> t = ResultTable.of(res)
+    >>> t.keys, t.columns[:2], [b.values["expected"].tolist() for b in t.blocks()]
+    ((), ('oblivious', 'expected'), [[0.5]])
+    >>> ResultTable.of({"A": res, "B": res}).keys
+    ('run',)
+    """
+
+    groups: list[Group]
+    keys: tuple[str, ...] = ()
+    nest: str = "runs"
+
+    @classmethod
+    def of(cls, results, key: str = "run", runids: dict | None = None) -> ResultTable:
+        """One :class:`EvalResult`, or ``{name: EvalResult}`` (one result: no key column), as a table."""
+        if isinstance(results, EvalResult):
+            return cls([Group({}, results)])
+        runids = runids or {}
+        if len(results) == 1:
+            ((name, r),) = results.items()
+            return cls([Group({}, r, runids.get(name))])
+        return cls([Group({key: name}, r, runids.get(name)) for name, r in results.items()], (key,), key + "s")
+
+    @classmethod
+    def nested(cls, results: dict, keys: tuple[str, ...], nest: str) -> ResultTable:
+        """``{(k1, k2, ...): EvalResult}`` (e.g. MTEB's ``(subset, split)``) as a table; one result: no key
+        columns."""
+        if len(results) == 1:
+            return cls([Group({}, next(iter(results.values())))])
+        return cls([Group(dict(zip(keys, k)), r) for k, r in results.items()], keys, nest)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The statistic columns (those of the first result)."""
+        return self.groups[0].result.columns if self.groups else ()
+
+    def fields(self) -> tuple[str, ...]:
+        """Every column of a row: the key columns, ``query``, ``measure``, the statistics."""
+        return (*self.keys, "query", "measure", *self.columns)
+
+    def blocks(self, group: Group | None = None) -> Iterator[Block]:
+        """Per-query rows column-wise, group by group (or of ``group``), measure by measure, in record
+        order; values as float64 (NaN for None)."""
+        for g in ([group] if group is not None else self.groups):
+            r = g.result
+            for m in r.measures:
+                t = r.table(m)
+                yield Block(g.keys, r.qids, str(m), {c: np.asarray(t[c], dtype=np.float64) for c in r.columns})
+
+    def exact(self, group: Group, measure) -> bool:
+        """True when ``measure``'s values in ``group`` are exact (its records carry only ``method``)."""
+        return group.result.stats[measure].method == "exact"
+
+    def records(self, per_query: bool = True) -> list[dict]:
+        """Every record as a dict (key columns first), the order of the jsonl output."""
+        return [{**g.keys, **rec} for g in self.groups for rec in g.result.records(per_query=per_query)]
+
+
+def num(x) -> str:
+    """A statistic as text in tsv/csv: empty for None or NaN, otherwise the float's ``repr``."""
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else repr(float(x))
+
+
+def repr_column(v: np.ndarray, nan: str = "nan") -> list[str]:
+    """``repr`` of every value of a float64 column, ``nan`` for NaN: each distinct value formatted once
+    when values repeat (scores of a measure often do), then taken by index.
+
+    Examples
+    --------
+    >>> repr_column(np.array([0.5, 0.0, 0.5, float("nan"), 0.5, 0.5]), nan="")
+    ['0.5', '0.0', '0.5', '', '0.5', '0.5']
+    >>> repr_column(np.array([0.0, -0.0] * 40))[:2]
+    ['0.0', '-0.0']
+    """
+    if len(v) >= 64:
+        # distinct bit patterns: -0.0 stays apart from 0.0
+        uniq, inverse = np.unique(np.ascontiguousarray(v, dtype=np.float64).view(np.int64), return_inverse=True)
+        if 2 * len(uniq) <= len(v):
+            text = np.array([nan if x != x else repr(x) for x in uniq.view(np.float64).tolist()], dtype=object)
+            return text[inverse.reshape(-1)].tolist()
+    out = list(map(float.__repr__, v.tolist()))
+    if np.isnan(v).any():
+        out = [nan if s == "nan" else s for s in out]
+    return out
+
+
+def num_column(v: np.ndarray) -> list[str]:
+    """:func:`num` of every value of a float64 column (formatted once, column-wise)."""
+    return repr_column(v, "")
+
+
+def jsonable(x):
+    """NaN and infinities -> None, numpy scalars -> Python, recursively (for JSON).
+
+    Examples
+    --------
+    >>> jsonable({"a": [float("nan"), 1.5], "b": (float("inf"),)})
+    {'a': [None, 1.5], 'b': [None]}
+    """
+    if isinstance(x, dict):
+        return {k: jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def fixed_column(v: np.ndarray, digits: int = 4) -> list[str]:
+    """Every value of a float64 column with ``digits`` decimals, empty for NaN (the human tables)."""
+    form = f"{{:.{digits}f}}".format
+    return ["" if x != x else form(x) for x in v.tolist()]
+
+
+def cell(x, digits: int = 4) -> str:
+    """One value of a flat record as table text: empty for None and NaN, floats with ``digits``
+    decimals, sequences joined with ``", "``, everything else by ``str``."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ""
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, (float, np.floating)):
+        return f"{float(x):.{digits}f}"
+    if isinstance(x, (list, tuple)):
+        return ", ".join(cell(v, digits) for v in x)
+    return str(x)
+
+
+def text_rows(table: ResultTable, per_query: bool, digits: int = 4) -> Iterator[list[str]]:
+    """The rows of a human table of ``table`` (key columns, query, measure, statistics as text with
+    ``digits`` decimals): per query (with ``per_query``; column-wise) then the aggregate rows, group by
+    group."""
+    for g in table.groups:
+        keys = list(g.keys.values())
+        if per_query:
+            for b in table.blocks(g):
+                cols = [fixed_column(b.values[c], digits) for c in table.columns]
+                for q, *vals in zip(b.queries, *cols):
+                    yield [*keys, q, b.measure, *vals]
+        for rec in g.result.records(per_query=False):
+            yield [*keys, rec["query"], rec["measure"], *(cell(rec[c], digits) for c in table.columns)]
+
+
+def numeric_fields(records: list[dict], fields: tuple[str, ...]) -> list[bool]:
+    """Per field: True when every value given is a number (right-aligned in the human tables)."""
+    def number(x) -> bool:
+        return x is None or (isinstance(x, (int, float, np.number)) and not isinstance(x, bool))
+    return [bool(records) and all(number(r.get(k)) for r in records) for k in fields]

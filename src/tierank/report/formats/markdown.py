@@ -1,0 +1,53 @@
+r"""``markdown``: a GitHub-flavoured Markdown table (pipes), numbers with 4 decimals and right-aligned;
+a ``|`` in a text cell is escaped as ``\|``.  The per-query rows (with ``-q``) precede the aggregate
+rows (``query`` = ``all``), as in tsv.
+
+Examples
+--------
+>>> import tierank
+>>> from tierank.report.formats import ResultTable
+>>> res = tierank.evaluate({"q_1": {"b": 1}}, {"q_1": {"a": 0.5, "b": 0.5}}, ["P@1"])
+>>> print(render(ResultTable.of(res), True), end="")
+| query | measure | oblivious | expected | min | max | range | bias | std |
+|:--|:--|--:|--:|--:|--:|--:|--:|--:|
+| q_1 | P@1 | 1.0000 | 0.5000 | 0.0000 | 1.0000 | 1.0000 | 0.5000 | 0.5000 |
+| all | P@1 | 1.0000 | 0.5000 | 0.0000 | 1.0000 | 1.0000 | 0.5000 | 0.5000 |
+>>> print(records([{"name": "a|b", "n": 3, "x": None}], ("name", "n", "x")), end="")
+| name | n | x |
+|:--|--:|--:|
+| a\|b | 3 |  |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from . import Format, register
+from .grouped import ResultTable, cell, numeric_fields, text_rows
+
+
+def escape(text: str) -> str:
+    """A Markdown table cell: ``|`` escaped, line breaks as spaces."""
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def _table(header: Iterable[str], numeric: list[bool], rows: Iterable[list[str]]) -> str:
+    out = ["| " + " | ".join(escape(h) for h in header) + " |\n",
+           "|" + "|".join("--:" if n else ":--" for n in numeric) + "|\n"]
+    out.extend("| " + " | ".join(escape(c) for c in row) + " |\n" for row in rows)
+    return "".join(out)
+
+
+def render(table: ResultTable, per_query: bool, **_) -> str:
+    """``table`` as one Markdown table."""
+    fields = table.fields()
+    numeric = [False] * (len(fields) - len(table.columns)) + [True] * len(table.columns)
+    return _table(fields, numeric, text_rows(table, per_query))
+
+
+def records(recs: list[dict], fields: tuple[str, ...], document: dict | None = None, stream=None) -> str:
+    """Flat records as one Markdown table of ``fields``."""
+    return _table(fields, numeric_fields(recs, fields), ([cell(r.get(k)) for k in fields] for r in recs))
+
+
+FORMAT = register(Format("markdown", "a Markdown table (pipes)", render, records, order=6))

@@ -1,0 +1,185 @@
+"""The one door for outputs (tierank.report.formats): the registry, byte-identity of the column-wise
+writers with a record-by-record reference, and the Markdown and LaTeX tables."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+import tierank
+from tierank.cli import app
+from tierank.report import formats
+from tierank.report.formats import ResultTable, render, render_records
+from tierank.report.formats.latex import escape as latex_escape
+
+QRELS = {"q,1": {"a": 1, "b": 2}, 'q"2': {"c": 1}, "q{3}": {"a": 1}, "é4": {"z": 1}}
+RUN = {"q,1": {"a": 0.5, "b": 0.5, "c": 0.1}, 'q"2': {"c": 1.0, "d": 1.0}, "q{3}": {"b": 1.0}, "é4": {"y": 2.0}}
+MEASURES = ["P@1", "nDCG@2", "RR", "AP", "num_rel"]
+
+
+def cli(*args) -> str:
+    r = CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    return r.stdout
+
+
+@pytest.fixture(scope="module")
+def results():
+    one = tierank.evaluate(QRELS, RUN, MEASURES)
+    other = tierank.evaluate(QRELS, {q: {d: round(s) for d, s in docs.items()} for q, docs in RUN.items()}, MEASURES)
+    bounds = tierank.evaluate(QRELS, RUN, ["RBP(p=0.5)", "P@2"], unjudged="bounds")
+    return one, other, bounds
+
+
+# -- the reference: what the record-by-record writers wrote -------------------------------------------
+
+
+def _num(x):
+    return "" if x is None else repr(float(x))
+
+
+def reference(table: ResultTable, fmt: str, per_query: bool) -> str:
+    recs = table.records(per_query=True if fmt == "jsonl" else per_query)
+    if fmt == "jsonl":
+        return "".join(json.dumps(r, allow_nan=False) + "\n" for r in recs)
+    if fmt in ("tsv", "csv"):
+        buf = io.StringIO()
+        w = csv.writer(buf, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
+        w.writerow(table.fields())
+        w.writerows([*(r[k] for k in table.keys), r["query"], r["measure"], *(_num(r[c]) for c in table.columns)]
+                    for r in recs)
+        return buf.getvalue()
+    docs = []
+    for g in table.groups:
+        rs = g.result.records(per_query=per_query)
+        doc = {"settings": g.result.settings, "ties": g.result.ties, "aggregate": [r for r in rs if r["query"] == "all"]}
+        if per_query:
+            doc["per_query"] = [r for r in rs if r["query"] != "all"]
+        docs.append((g, doc))
+    if not table.keys:
+        return json.dumps(docs[0][1], indent=2, allow_nan=False) + "\n"
+    nested: dict = {}
+    for g, doc in docs:
+        *head, last = g.keys.values()
+        at = nested
+        for v in head:
+            at = at.setdefault(v, {})
+        at[last] = doc
+    return json.dumps({table.nest: nested}, indent=2, allow_nan=False) + "\n"
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "json", "tsv", "csv"])
+@pytest.mark.parametrize("per_query", [False, True])
+def test_column_wise_writers_are_byte_identical_to_records(results, fmt, per_query):
+    one, other, bounds = results
+    tables = [ResultTable.of(one), ResultTable.of({"a,b": one, "{x}": other}), ResultTable.of(bounds),
+              ResultTable.nested({("en", "test"): one, ("en", "dev"): other, ("fr", "test"): one},
+                                 ("subset", "split"), "subsets")]
+    for t in tables:
+        assert render(t, fmt, per_query) == reference(t, fmt, per_query)
+
+
+def test_sampled_measures_are_written_record_by_record(results):
+    res = tierank.evaluate(QRELS, RUN, ["IPrec@0.5", "P@1"], samples=50, seed=1)
+    t = ResultTable.of({"A": res, "B": results[0]})
+    for fmt in ("jsonl", "json", "tsv"):
+        assert render(t, fmt, True) == reference(t, fmt, True)
+    assert '"se": ' in render(t, "jsonl", True)
+
+
+# -- the registry ---------------------------------------------------------------------------------------
+
+
+def test_registry_gives_the_choices_and_refuses_unknown_formats():
+    assert formats.names() == ("table", "tsv", "json", "jsonl", "csv", "trec_eval", "markdown", "latex")
+    assert "trec_eval" not in formats.names("records")
+    from tierank.cli.common import EvalFmt, Fmt
+
+    assert [f.value for f in EvalFmt] == list(formats.names())
+    assert [f.value for f in Fmt] == list(formats.names("records"))
+    with pytest.raises(tierank.TierankInputError, match="unknown format 'xml'"):
+        render(tierank.evaluate(QRELS, RUN, ["P@1"]), "xml")
+    with pytest.raises(tierank.TierankInputError, match="unknown format 'trec_eval'"):
+        render_records([{"a": 1}], ("a",), "trec_eval")
+    with pytest.raises(ValueError, match="registered twice"):
+        formats.register(formats.Format("tsv", "again"))
+
+
+# -- Markdown and LaTeX ------------------------------------------------------------------------------
+
+
+def test_latex_escapes_every_special_character():
+    assert latex_escape(r"a_b%c&d#e$f{g}h~i^j\k") == (r"a\_b\%c\&d\#e\$f\{g\}h\textasciitilde{}i"
+                                                      r"\textasciicircum{}j\textbackslash{}k")
+
+
+def test_eval_markdown_and_latex_exact_text(tmp_path):
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q_1 0 b 1\nq_1 0 a 0\n")
+    run.write_text("q_1 Q0 a 1 0.5 t\nq_1 Q0 b 2 0.5 t\n")
+    md = cli("eval", qrels, run, "-m", "P@1", "-f", "markdown", "-q")
+    assert md == ("| query | measure | oblivious | expected | min | max | range | bias | std |\n"
+                  "|:--|:--|--:|--:|--:|--:|--:|--:|--:|\n"
+                  "| q_1 | P@1 | 1.0000 | 0.5000 | 0.0000 | 1.0000 | 1.0000 | 0.5000 | 0.5000 |\n"
+                  "| all | P@1 | 1.0000 | 0.5000 | 0.0000 | 1.0000 | 1.0000 | 0.5000 | 0.5000 |\n")
+    tex = cli("eval", qrels, run, "-m", "P@1", "-m", "RR", "-f", "latex")
+    assert tex == ("\\begin{tabular}{llrrrrrrr}\n"
+                   "\\toprule\n"
+                   "query & measure & oblivious & expected & min & max & range & bias & std \\\\\n"
+                   "\\midrule\n"
+                   "all & P@1 & 1.0000 & 0.5000 & 0.0000 & 1.0000 & 1.0000 & 0.5000 & 0.5000 \\\\\n"
+                   "all & RR & 1.0000 & 0.7500 & 0.5000 & 1.0000 & 0.5000 & 0.2500 & 0.2500 \\\\\n"
+                   "\\bottomrule\n"
+                   "\\end{tabular}\n")
+    tex_q = cli("eval", qrels, run, "-m", "P@1", "-f", "latex", "-q")
+    assert "q\\_1 & P@1 & 1.0000" in tex_q
+
+
+def test_several_runs_lead_with_the_run_column(tmp_path):
+    qrels, a, b = tmp_path / "qrels", tmp_path / "a_run", tmp_path / "b%run"
+    qrels.write_text("q 0 b 1\n")
+    a.write_text("q Q0 a 1 0.5 t\nq Q0 b 2 0.5 t\n")
+    b.write_text("q Q0 b 1 0.9 t\nq Q0 a 2 0.5 t\n")
+    tex = cli("eval", qrels, a, b, "-m", "P@1", "-f", "latex").splitlines()
+    assert tex[0] == "\\begin{tabular}{lllrrrrrrr}"
+    assert tex[4:6] == ["a\\_run & all & P@1 & 1.0000 & 0.5000 & 0.0000 & 1.0000 & 1.0000 & 0.5000 & 0.5000 \\\\",
+                        "b\\%run & all & P@1 & 1.0000 & 1.0000 & 1.0000 & 1.0000 & 0.0000 & 0.0000 & 0.0000 \\\\"]
+    md = cli("eval", qrels, a, b, "-m", "P@1", "-f", "markdown").splitlines()
+    assert md[0].startswith("| run | query | measure |") and md[2].startswith("| a_run | all | P@1 | 1.0000 |")
+
+
+def test_records_tables_for_ties_and_the_leaderboard(tmp_path):
+    qrels, a, b = tmp_path / "qrels", tmp_path / "a", tmp_path / "b"
+    qrels.write_text("".join(f"q{i} 0 x 1\n" for i in range(4)))
+    a.write_text("".join(f"q{i} Q0 x 1 0.5 t\nq{i} Q0 y 2 0.5 t\n" for i in range(4)))
+    b.write_text("".join(f"q{i} Q0 x 1 0.9 t\nq{i} Q0 y 2 0.5 t\n" for i in range(4)))
+    ties = cli("ties", a, b, "-f", "markdown").splitlines()
+    assert ties[0].startswith("| name | queries | docs | queries_with_ties |") and ties[2].startswith("| a | 4 | 8 | 4 |")
+    board = cli("compare", qrels, a, b, "-m", "P@1", "--leaderboard", "-f", "latex", "--resamples", "100",
+                "--permutations", "100").splitlines()
+    assert board[2] == ("name & expected & min & max & oblivious & ci\\_low & ci\\_high & rank & rank\\_oblivious & "
+                        "rank\\_low & rank\\_high & group \\\\")
+    assert board[4].startswith("b & 1.0000 & 1.0000 & 1.0000 & 1.0000 &") and board[5].startswith("a & 0.5000 &")
+    md = cli("compare", qrels, a, b, "-m", "P@1", "-f", "markdown").splitlines()
+    assert md[0] == "| name | expected | min | max | oblivious | ci_low | ci_high | rank | rank_oblivious |"
+    # jsonl of ties: each run whole, then the summary over the set (unchanged)
+    recs = [json.loads(x) for x in cli("ties", a, b, "-f", "jsonl").splitlines()]
+    assert [r["name"] for r in recs] == ["a", "b", "all"]
+
+
+def test_tie_curves_are_computed_in_analysis_and_drawn_in_report():
+    from tierank.analysis.tie_curves import tie_ccdf, tie_group_sizes, tie_structure
+    from tierank.report import tie_ccdf as reexported
+
+    assert reexported is tie_ccdf
+    curves = tie_structure({"A": {"q": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.5}, "r": {"a": 2.0, "b": 2.0}},
+                            "B": {"q": {"a": 1.0}}})
+    a, b = curves["A"], curves["B"]
+    assert sorted(a.sizes.tolist()) == [2, 3] and a.share == pytest.approx(5 / 6)
+    assert a.s.tolist() == [2, 3] and a.count.tolist() == [2, 1]
+    assert b.sizes.tolist() == [] and b.share == 0.0 and b.s.tolist() == []
+    assert sorted(tie_group_sizes({"q": {"a": 1.0, "b": 1.0}}).tolist()) == [2]
