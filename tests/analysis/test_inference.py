@@ -472,3 +472,59 @@ def test_tukey_permutations_do_not_depend_on_the_number_of_processes():
     two = inf.permutation_ranges(X, 1200, seed=7, jobs=2)
     assert np.array_equal(one, two) and len(one) == 1200
     assert not np.array_equal(one, inf.permutation_ranges(X, 1200, seed=8))
+
+
+@pytest.mark.parametrize("test, header", [("t", "t"), ("wilcoxon", "W"), ("randomization", None)])
+def test_compare_table_shows_the_chosen_tests_statistic(askubuntu_runs, test, header):
+    import io
+
+    from rich.console import Console
+
+    from tierank.analysis.compare import compare
+    from tierank.report.terminal import compare_tables
+
+    runs, qrels = askubuntu_runs
+    cmp = compare({k: runs[k] for k in ("fp32", "bf16")}, qrels, "nDCG@10", test=test, permutations=200)
+    (pair,) = cmp.pairs
+    d = _per_query_expected(qrels, runs[pair.a]) - _per_query_expected(qrels, runs[pair.b])
+    ref = {"t": st.ttest_1samp(d, 0).statistic, "wilcoxon": st.wilcoxon(d).statistic, "randomization": d.mean()}
+    assert pair.statistic == pytest.approx(ref[test], rel=1e-9)
+    pairs_table = compare_tables(cmp)[1]
+    headers = [str(col.header) for col in pairs_table.columns]
+    assert headers[4] == (header or "p") and ("t" in headers) == (test == "t") and ("W" in headers) == (header == "W")
+    console = Console(width=220, record=True, file=io.StringIO())
+    console.print(pairs_table)
+    if header:
+        assert f"{pair.statistic:.3f}"[:5] in console.export_text()
+
+
+def test_tukey_hsd_agrees_with_ranx_on_tie_free_runs():
+    """ranx 0.3.21's ``compare(..., stat_test="tukey")`` is scipy's classical Tukey HSD (studentized
+    range of unpaired means, pooled variance), not a randomized one: it ignores the pairing by query
+    and its null does not include the systems' own mean differences. The two agree where those
+    differences vanish: queries of the same shape (no query effect) and systems close to each other.
+    There the randomized p-values lie within Monte Carlo error (plus a small allowance for the
+    asymptotics) of ranx's."""
+    ranx = pytest.importorskip("ranx", reason="ranx not installed: pip install 'tierank[ranx]'")
+    rng = np.random.default_rng(0)
+    nq, nd = 300, 30
+    qrels = {f"q{i}": {f"d{j}": 1 for j in range(5)} for i in range(nq)}
+    runs = {f"s{s}": {q: {f"d{j}": float(rng.normal(shift * (j < 5), 1.0)) for j in range(nd)} for q in qrels}
+            for s, shift in enumerate((0.0, 0.05, 0.1, 0.15))}
+    report = ranx.compare(ranx.Qrels(qrels), [ranx.Run(r, name=n) for n, r in runs.items()], ["ndcg@10"],
+                          stat_test="tukey")
+    E = []
+    for r in runs.values():
+        res = tierank.evaluate(qrels, r, ["nDCG@10"])
+        s = res.stats[res.measures[0]]
+        assert np.all(np.asarray(s.var) == 0)  # tie-free: expected = oblivious = ranx's values
+        E.append(np.asarray(s.expected, float)[np.argsort(np.asarray(res.qids))])
+    T = 5000
+    h = inf.tukey_hsd(np.column_stack(E), list(runs), permutations=T, seed=1)
+    names = list(runs)
+    for i, j in itertools.combinations(range(len(names)), 2):
+        ref = report.comparisons[names[i], names[j]]["ndcg@10"]["p_value"]
+        se = math.sqrt(ref * (1 - ref) / T)
+        assert abs(h.p[i, j] - ref) <= 4 * se + 0.01, (names[i], names[j], h.p[i, j], ref)
+    assert any(0.01 < report.comparisons[a, b]["ndcg@10"]["p_value"] < 0.9
+               for a, b in itertools.combinations(names, 2))

@@ -182,6 +182,9 @@ class PairComparison:
         Cohen's d_z of the per-query expected-value differences and its CI (noncentral t).
     diff_ci_low, diff_ci_high : float
         CI of ``diff_expected`` over the query sample (method: the comparison's ``ci``).
+    statistic : float
+        The statistic of the pair's ``test`` on the expected values: ``t`` for the t-test, W
+        (scipy's) for Wilcoxon, the mean difference for the randomization and bootstrap tests.
     """
 
     a: str
@@ -212,6 +215,7 @@ class PairComparison:
     effect_ci_high: float = float("nan")
     diff_ci_low: float = float("nan")
     diff_ci_high: float = float("nan")
+    statistic: float = float("nan")
 
     @property
     def flags(self) -> list[str]:
@@ -513,7 +517,7 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
         if test != "t":
             p, p_obl = pt.p, tests_obl[k].p
         se, so = _sign(d_exp), _sign(d_obl)
-        extra: dict[str, Any] = dict(test=test, method=pt.method, samples=pt.samples, seed=pt.seed, se=pt.se,
+        extra: dict[str, Any] = dict(test=test, statistic=t if test == "t" else pt.statistic, method=pt.method, samples=pt.samples, seed=pt.seed, se=pt.se,
                      effect_size=pt.effect_size, effect_ci_low=pt.effect_ci_low, effect_ci_high=pt.effect_ci_high,
                      diff_ci_low=pt.diff_ci_low, diff_ci_high=pt.diff_ci_high)
         if banded_per is not None:

@@ -271,7 +271,9 @@ def compare_tables(comparison) -> list[Table]:
                               if corr else "")
                            + (" A, B: the systems' names less what all of them share (…)." if shortened else "")),
                   caption_justify="left")
-    for name in ("A", "B", "Δ expected", "Δ oblivious", "t", "p", "p obl"):
+    # the chosen test's statistic: t or W; none for the sampled tests (theirs is Δ expected)
+    stat = {"t": "t", "wilcoxon": "W"}.get(c.settings.get("test", "t"))
+    for name in ("A", "B", "Δ expected", "Δ oblivious", *((stat,) if stat else ()), "p", "p obl"):
         pairs.add_column(name, justify="left" if name in ("A", "B") else "right",
                          overflow="fold" if name in ("A", "B") else "ellipsis")
     if corr:
@@ -282,8 +284,8 @@ def compare_tables(comparison) -> list[Table]:
         pairs.add_column(f"p band{c.band:g}" + (" adj" if corr else ""), justify="right")
     pairs.add_column("flags")
     for p in c.pairs:
-        row = [text(labels[p.a]), text(labels[p.b]), num(p.diff_expected), num(p.diff_oblivious), num(p.t, 3),
-               pvalue(p.p), pvalue(p.p_oblivious)]
+        row = [text(labels[p.a]), text(labels[p.b]), num(p.diff_expected), num(p.diff_oblivious),
+               *((num(p.t if stat == "t" else p.statistic, 3),) if stat else ()), pvalue(p.p), pvalue(p.p_oblivious)]
         if corr:
             row.append(pvalue(p.p_adjusted))
         row += [num(p.p_a_above), num(p.p_a_above_bound)]
