@@ -528,3 +528,41 @@ def test_tukey_hsd_agrees_with_ranx_on_tie_free_runs():
         assert abs(h.p[i, j] - ref) <= 4 * se + 0.01, (names[i], names[j], h.p[i, j], ref)
     assert any(0.01 < report.comparisons[a, b]["ndcg@10"]["p_value"] < 0.9
                for a, b in itertools.combinations(names, 2))
+
+
+def test_bootstrap_tie_means_against_a_loop_over_resamples():
+    rng = np.random.default_rng(11)
+    n, S, N, B = 40, 3, 4, 300
+    D = rng.random((N, n, S))
+    got = inf.bootstrap_tie_means(D, B, seed=6)
+    W = np.vstack(list(inf.resample_counts(n, B, 6)))
+    K = np.random.default_rng([6, 1]).integers(0, N, size=(B, n))  # one chunk at this size
+    ref = np.array([[sum(W[b, q] * D[K[b, q], q, s] for q in range(n)) / n for s in range(S)] for b in range(B)])
+    assert np.allclose(got, ref, rtol=1e-12, atol=0)
+    # the same ordering every time: the plain query bootstrap, and the same rank intervals
+    X = D[0]
+    same = np.stack([X] * N)
+    assert np.allclose(inf.bootstrap_tie_means(same, B, seed=6), inf.bootstrap_means(X, B, seed=6), rtol=1e-12)
+    a = inf.rank_intervals(X, list("ABC"), resamples=B, seed=6)
+    b = inf.rank_intervals(X, list("ABC"), resamples=B, seed=6, tie_draws=same)
+    assert (a.low.tolist(), a.high.tolist()) == (b.low.tolist(), b.high.tolist())
+    assert (a.method, a.tie_samples, b.method, b.tie_samples) == ("bootstrap", None, "bootstrap+ties", N)
+    with pytest.raises(tierank.errors.TierankInputError):
+        inf.rank_intervals(X, resamples=B, tie_draws=D[:, :5])
+
+
+def test_compare_leaderboard_tie_samples(askubuntu_runs):
+    from tierank.analysis.compare import compare, records
+
+    runs, qrels = askubuntu_runs
+    kw = dict(leaderboard=True, resamples=300, permutations=200, seed=3)
+    plain = compare(runs, qrels, "nDCG@10", **kw)
+    tied = compare(runs, qrels, "nDCG@10", tie_samples=3, **kw)
+    st_ = records(tied)["settings"]
+    assert (st_["tie_samples"], st_["rank_method"]) == (3, "bootstrap+ties")
+    assert records(plain)["settings"]["rank_method"] == "bootstrap"
+    assert [s.rank for s in tied.systems] == [s.rank for s in plain.systems]
+    for s in tied.systems:
+        assert 1 <= s.rank_low <= s.rank_high <= 3
+    # the groups and CIs do not depend on the tie draws
+    assert [(s.group, s.ci_low) for s in tied.systems] == [(s.group, s.ci_low) for s in plain.systems]

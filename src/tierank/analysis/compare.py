@@ -349,7 +349,7 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
             band: float | None = None, correction: str | None = None, test: str = "t", ci: str = "t",
             level: float = 0.95, seed: int = 0, resamples: int = inference.DEFAULT_RESAMPLES,
             permutations: int = inference.DEFAULT_PERMUTATIONS, leaderboard: bool = False,
-            jobs: int = 1) -> Comparison:
+            jobs: int = 1, tie_samples: int = 0) -> Comparison:
     """Compare systems on one measure, tie-aware, pair by pair.
 
     Parameters
@@ -393,6 +393,12 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
         groups of the systems, and the systems indistinguishable from the best (``best``).
     jobs
         Processes sharing Tukey HSD's permutations (the same result for any number).
+    tie_samples
+        With ``leaderboard``: also redraw each query's tie ordering in every bootstrap resample of
+        the rank intervals, from ``tie_samples`` evaluations of each run under ``random:SEED`` tie
+        breaking (seeds from ``seed``, the draw and the system;
+        :func:`~tierank.analysis.inference.bootstrap_tie_means`). 0 (default): query sample only.
+        Recorded in ``settings`` (``tie_samples``, ``rank_method``).
 
     Returns
     -------
@@ -463,6 +469,8 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
         raise TierankInputError(f"compare: unknown correction {correction!r}; accepted: {', '.join(CORRECTIONS)}")
     if test not in inference.TESTS:
         raise TierankInputError(f"compare: unknown test {test!r}; accepted: {', '.join(inference.TESTS)}")
+    if not (isinstance(tie_samples, (int, np.integer)) and not isinstance(tie_samples, bool) and tie_samples >= 0):
+        raise TierankInputError(f"compare: tie_samples must be a non-negative integer, got {tie_samples!r}")
     if ci not in inference.CI_METHODS:
         raise TierankInputError(f"compare: unknown CI method {ci!r}; accepted: {', '.join(inference.CI_METHODS)}")
 
@@ -495,9 +503,18 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
         banded_per = {name: _aligned(res, common) for name, res in banded.items()}
         banded_summaries = {name: _summary(name, st) for name, st in banded_per.items()}
 
+    tie_draws = None
+    if tie_samples and leaderboard:  # per-query values under independent uniformly random tie orderings
+        tie_draws = np.empty((int(tie_samples), len(common), len(ranked)))
+        for j, name in enumerate(ranked):
+            for k in range(int(tie_samples)):
+                rs = int(np.random.SeedSequence([int(seed), j, k]).generate_state(1, np.uint64)[0])
+                res = evaluate(q, converted[name], [measure], **{**opts, "tie_break": f"random:{rs}"})
+                tie_draws[k, :, j] = _aligned(res, common)["oblivious"]
     # inference over the query sample (tierank.analysis.inference), on the per-query expected values
     summaries, infer = _infer(per, ranked, summaries, test=test, ci=ci, level=level, seed=seed, resamples=resamples,
-                              permutations=permutations, alpha=alpha, leaderboard=leaderboard, jobs=jobs)
+                              permutations=permutations, alpha=alpha, leaderboard=leaderboard, jobs=jobs,
+                              tie_draws=tie_draws)
     pair_names = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1:]]
     kw: dict[str, Any] = dict(test=test, pairs=pair_names, level=level, resamples=resamples, samples=permutations, seed=seed)
     matrix = lambda src, k: np.column_stack([src[n][k] for n in ranked])  # noqa: E731
@@ -558,11 +575,13 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
         settings={**opts, "tie_break": results[names[0]].settings["tie_break"],
                   **({"correction": correction} if correction else {}),
                   "test": test, "ci": ci, "level": float(level), "seed": int(seed), "resamples": int(resamples),
-                  "permutations": int(permutations), "leaderboard": bool(leaderboard)})
+                  "permutations": int(permutations), "leaderboard": bool(leaderboard),
+                  **({"tie_samples": int(tie_samples), "rank_method": infer["rank_method"]} if leaderboard else {})})
 
 
 def _infer(per: dict, ranked: list[str], summaries: dict, *, test: str, ci: str, level: float, seed: int,
-           resamples: int, permutations: int, alpha: float, leaderboard: bool, jobs: int) -> tuple[dict, dict]:
+           resamples: int, permutations: int, alpha: float, leaderboard: bool, jobs: int,
+           tie_draws: np.ndarray | None = None) -> tuple[dict, dict]:
     """The systems' summaries with their CI, ranks and (with ``leaderboard``) rank interval and Tukey
     group; and ``{"boot": shared bootstrap means or None, "best": systems not separated from the best}``."""
     E = np.column_stack([per[n]["expected"] for n in ranked])
@@ -575,15 +594,18 @@ def _infer(per: dict, ranked: list[str], summaries: dict, *, test: str, ci: str,
     highs: list[int | None] = [None] * len(ranked)
     groups: list[str | None] = [None] * len(ranked)
     best = None
+    rank_method = None
     if leaderboard:
-        ri = inference.rank_intervals(E, ranked, level=level, resamples=resamples, seed=seed, boot=boot)
+        ri = inference.rank_intervals(E, ranked, level=level, resamples=resamples, seed=seed, boot=boot,
+                                      tie_draws=tie_draws)
+        rank_method = ri.method
         lows, highs = [int(v) for v in ri.low], [int(v) for v in ri.high]
         hsd = inference.tukey_hsd(E, ranked, alpha=alpha, permutations=permutations, seed=seed, jobs=jobs)
         groups, best = list(hsd.groups), hsd.best
     out = {n: replace(summaries[n], ci_low=c.ci_low, ci_high=c.ci_high, ci_method=c.ci_method, rank=int(r),
                       rank_oblivious=int(ro), rank_low=lo, rank_high=hi, group=g)
            for n, c, r, ro, lo, hi, g in zip(ranked, cis, rank, rank_obl, lows, highs, groups)}
-    return {**summaries, **out}, {"boot": boot, "best": best}
+    return {**summaries, **out}, {"boot": boot, "best": best, "rank_method": rank_method}
 
 
 def _json_value(x):

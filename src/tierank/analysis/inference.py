@@ -257,6 +257,7 @@ class RankIntervals:
     samples: int
     seed: int
     method: str = "bootstrap"
+    tie_samples: int | None = None
 
 
 # --- validation -----------------------------------------------------------------------------------
@@ -815,10 +816,47 @@ def competition_ranks(means: np.ndarray) -> np.ndarray:
     return 1 + (m[..., None, :] > m[..., :, None]).sum(axis=-1)
 
 
+def bootstrap_tie_means(draws, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> np.ndarray:
+    """``(resamples, S)`` bootstrap means that also redraw each query's tie ordering: ``draws`` is
+    ``(N, n, S)``, ``N`` per-query values of every system under independent uniformly random tie
+    orderings (oblivious values under ``random:SEED`` tie breaking). Resample ``b`` draws the
+    queries as :func:`bootstrap_means` does (the same count matrices, :func:`resample_counts`) and,
+    for each query, one of the ``N`` orderings uniformly (``default_rng([seed, 1])``, the same
+    index for every system of the query: the systems' orderings are independent draws already).
+
+    Examples
+    --------
+    >>> D = np.stack([np.full((3, 2), 1.0), np.full((3, 2), 3.0)])  # two tie orderings
+    >>> m = bootstrap_tie_means(D, 2000, seed=1)
+    >>> bool(np.all((m >= 1) & (m <= 3))), round(float(m.mean()), 1)
+    (True, 2.0)
+    """
+    D = np.asarray(draws, dtype=np.float64)
+    if D.ndim != 3 or D.shape[0] == 0 or D.shape[1] == 0 or not np.all(np.isfinite(D)):
+        raise TierankInputError("inference: tie draws must be a finite (draws x queries x systems) array")
+    N, n, S = D.shape
+    rng = np.random.default_rng([seed, 1])
+    out = np.empty((resamples, S))
+    start = 0
+    for W in resample_counts(n, resamples, seed):
+        K = rng.integers(0, N, size=W.shape)
+        Wf = W.astype(np.float64)
+        acc = np.zeros((len(W), S))
+        for k in range(N):
+            acc += np.where(K == k, Wf, 0.0) @ D[k]
+        out[start:start + len(W)] = acc / n
+        start += len(W)
+    return out
+
+
 def rank_intervals(values, names=None, *, level: float = 0.95, resamples: int = DEFAULT_RESAMPLES,
-                   seed: int = 0, boot: np.ndarray | None = None) -> RankIntervals:
+                   seed: int = 0, boot: np.ndarray | None = None, tie_draws=None) -> RankIntervals:
     """Each system's rank by mean and the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles
     (lower and higher order statistics) of its rank over query-bootstrap resamples.
+
+    With ``tie_draws`` (``(N, n, S)``, see :func:`bootstrap_tie_means`) every resample also redraws
+    each query's tie ordering, so the interval covers the ties' uncertainty beside the query
+    sample's (``method="bootstrap+ties"``, ``tie_samples=N``); ``boot`` is then not used.
 
     Examples
     --------
@@ -829,15 +867,24 @@ def rank_intervals(values, names=None, *, level: float = 0.95, resamples: int = 
     """
     X, names = _matrix(values, names)
     _check(level, resamples, seed, "resamples")
-    theta_b = bootstrap_means(X, resamples, seed) if boot is None else boot
+    if tie_draws is not None:
+        D = np.asarray(tie_draws, dtype=np.float64)
+        if D.ndim != 3 or D.shape[1:] != X.shape:
+            raise TierankInputError(f"rank_intervals: tie_draws must be (N, {X.shape[0]}, {X.shape[1]}), "
+                                    f"got {D.shape}")
+        theta_b = bootstrap_tie_means(D, resamples, seed)
+    else:
+        theta_b = bootstrap_means(X, resamples, seed) if boot is None else boot
     ranks = competition_ranks(theta_b)
     lo = np.quantile(ranks, (1 - level) / 2, axis=0, method="lower").astype(np.int64)
     hi = np.quantile(ranks, (1 + level) / 2, axis=0, method="higher").astype(np.int64)
+    ties = None if tie_draws is None else int(np.shape(tie_draws)[0])
     return RankIntervals(names=names, rank=competition_ranks(X.mean(axis=0)), low=lo, high=hi, level=level,
-                         samples=int(resamples), seed=int(seed))
+                         samples=int(resamples), seed=int(seed),
+                         method="bootstrap" if ties is None else "bootstrap+ties", tie_samples=ties)
 
 
 __all__ = ["CI_METHODS", "DEFAULT_PERMUTATIONS", "DEFAULT_RESAMPLES", "EXACT_MAX", "TESTS", "CombinedSE",
-           "MeanCI", "PairTest", "RankIntervals", "TukeyHSD", "bootstrap_means", "combined_se",
+           "MeanCI", "PairTest", "RankIntervals", "TukeyHSD", "bootstrap_means", "bootstrap_tie_means", "combined_se",
            "competition_ranks", "letter_groups", "mean_cis", "paired_tests", "permutation_ranges",
            "rank_intervals", "resample_counts", "tukey_hsd"]

@@ -215,6 +215,8 @@ def compare_cmd(
         "--permutations", help="Tukey HSD permutations and Monte Carlo sign flips.")] = 10_000,
     jobs: Annotated[int, typer.Option(
         "--jobs", "-j", help="Processes sharing the Tukey HSD permutations (same result for any number).")] = 1,
+    tie_samples: Annotated[int, typer.Option("--tie-samples", min=0, help="With --leaderboard: rank intervals also "
+                                             "redraw each query's tie ordering from N random tie breakings.")] = 0,
 ) -> None:
     """Systems side by side with E[M] and \\[min, max]; paired t-tests on per-query expected values; every
     pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable;
@@ -238,7 +240,8 @@ def compare_cmd(
             cmp = compare(names, str(qrels), measure, tie_break=tie_break, rel=rel, complete=complete,
                           candidates_only=candidates_only, alpha=alpha, band=band, correction=chosen,
                           test=test.value, ci=ci.value, seed=seed, resamples=resamples,
-                          permutations=permutations, leaderboard=leaderboard, jobs=jobs)
+                          permutations=permutations, leaderboard=leaderboard, jobs=jobs,
+                          tie_samples=tie_samples)
     if fmt is CompareFmt.table and leaderboard:
         from ..report.terminal import leaderboard_tables
 

@@ -343,7 +343,9 @@ def leaderboard_tables(comparison) -> list[Table]:
                            + (f" ({st.get('resamples')} resamples, seed {st.get('seed')})" if sampled else "")
                            + f". rank: by E[M]; rank obl: by the oblivious mean (tie-break "
                            f"'{escape(str(st.get('tie_break', 'trec_eval')))}'); rank interval: {level:.0%} range "
-                           f"of the rank over {st.get('resamples')} query-bootstrap resamples (seed {st.get('seed')}). "
+                           f"of the rank over {st.get('resamples')} query-bootstrap resamples (seed {st.get('seed')}"
+                           + (f"; each query's tie ordering redrawn from {st['tie_samples']} random tie breakings"
+                              if st.get("tie_samples") else "") + "). "
                            f"group: randomized Tukey HSD ({st.get('permutations')} permutations, seed "
                            f"{st.get('seed')}, alpha {c.alpha:g}); systems sharing a letter are not separated. "
                            + (f"Not separated from the best: {', '.join(escape(b) for b in c.best)}."
