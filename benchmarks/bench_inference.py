@@ -14,6 +14,7 @@ Wall and CPU seconds are both printed: on a shared machine the CPU seconds say w
     python benchmarks/bench_inference.py
     python benchmarks/bench_inference.py --jobs 2                        # Tukey HSD on 2 processes
     python benchmarks/bench_inference.py --systems 5 --queries 1000      # quick check
+    python benchmarks/bench_inference.py --tie-samples 5                 # + rank intervals redrawing ties
 
 CPU seconds are this process's; with ``--jobs 2`` the workers' CPU time is not in them.
 """
@@ -50,6 +51,8 @@ def main() -> None:
     ap.add_argument("--permutations", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=1, help="processes sharing Tukey HSD's permutations")
+    ap.add_argument("--tie-samples", type=int, default=0,
+                    help="also time bootstrap means that redraw each query's tie ordering from N draws")
     ap.add_argument("--json", action="store_true", help="print the timings as one JSON object")
     a = ap.parse_args()
     X = values(a.systems, a.queries, a.seed)
@@ -68,6 +71,11 @@ def main() -> None:
     timed("rank intervals", lambda: inf.rank_intervals(X, names, resamples=a.resamples, seed=a.seed, boot=boot))
     timed("paired t + BCa diff CIs (all pairs)",
           lambda: inf.paired_tests(X, names, test="t", ci="bca", resamples=a.resamples, seed=a.seed, boot=boot))
+    if a.tie_samples:
+        rng = np.random.default_rng(a.seed + 1)
+        draws = np.clip(X + rng.normal(0, 0.02, (a.tie_samples, *X.shape)), 0, 1)
+        timed(f"rank intervals, {a.tie_samples} tie draws",
+              lambda: inf.rank_intervals(X, names, resamples=a.resamples, seed=a.seed, tie_draws=draws))
     t["bootstrap total"] = tuple(sum(v[i] for v in t.values()) for i in (0, 1))
     timed("Wilcoxon (all pairs)", lambda: inf.paired_tests(X, names, test="wilcoxon"))
     hsd = timed("randomized Tukey HSD",
