@@ -95,7 +95,7 @@ def test_compare_format_offers_only_what_it_writes(fmt):
     """`compare --format` listed csv/tsv/jsonl and refused them after the whole comparison."""
     p = invoke("compare", RUN, RUN, "--qrels", QRELS, "-f", fmt, check=False)
     assert p.returncode == 2 and "Traceback" not in p.stderr
-    assert f"'{fmt}' is not one of 'table', 'json'." in " ".join(p.stderr.replace("│", " ").split())
+    assert f"'{fmt}' is not one of 'table', 'json', 'markdown', 'latex'." in " ".join(p.stderr.replace("│", " ").split())
 
 
 def _bad_run(tmp_path):

@@ -56,7 +56,7 @@ def reference(table: ResultTable, fmt: str, per_query: bool) -> str:
     docs = []
     for g in table.groups:
         rs = g.result.records(per_query=per_query)
-        doc = {"settings": g.result.settings, "ties": g.result.ties, "aggregate": [r for r in rs if r["query"] == "all"]}
+        doc = {"settings": g.result.settings, "ties": dict(g.result.ties), "aggregate": [r for r in rs if r["query"] == "all"]}
         if per_query:
             doc["per_query"] = [r for r in rs if r["query"] != "all"]
         docs.append((g, doc))

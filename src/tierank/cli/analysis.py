@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -42,26 +43,33 @@ SWEEP_MEASURES = ["nDCG@10", "RR@10", "AP@100"]
 
 #: what `tierank compare --format` writes: its tables, the whole comparison as one JSON document, or
 #: the systems (the leaderboard with --leaderboard) as a Markdown or LaTeX table
-CompareFmt = choices_enum("CompareFmt", ("table", "json", "markdown", "latex"))
+if TYPE_CHECKING:  # built at run time, where typer reads them (see tierank.cli.common.Fmt)
+    CompareFmt = Enum
+else:
+    CompareFmt = choices_enum("CompareFmt", ("table", "json", "markdown", "latex"))
 #: the columns of `tierank compare --format markdown|latex`, and with --leaderboard
 SYSTEM_FIELDS = ("name", "expected", "min", "max", "oblivious", "ci_low", "ci_high", "rank", "rank_oblivious")
 LEADERBOARD_FIELDS = SYSTEM_FIELDS + ("rank_low", "rank_high", "group")
 
 COMPARE_USAGE = "tierank compare QRELS RUN RUN... (or RUN RUN... --qrels QRELS)"
 
-#: `tierank compare --correction`: none, or a multiple-comparison correction across the pairs
-CompareCorrection = choices_enum("CompareCorrection", ("none", "bonferroni", "holm", "bh"))
-
-#: `tierank compare --test` and `--ci` (tierank.analysis.inference)
-CompareTest = choices_enum("CompareTest", ("t", "wilcoxon", "randomization", "bootstrap"))
-CompareCI = choices_enum("CompareCI", ("t", "percentile", "bca"))
+#: `tierank compare --correction` (none, or a multiple-comparison correction across the pairs),
+#: `--test` and `--ci` (tierank.analysis.inference)
+if TYPE_CHECKING:  # as CompareFmt
+    CompareCorrection = Enum
+    CompareTest = Enum
+    CompareCI = Enum
+else:
+    CompareCorrection = choices_enum("CompareCorrection", ("none", "bonferroni", "holm", "bh"))
+    CompareTest = choices_enum("CompareTest", ("t", "wilcoxon", "randomization", "bootstrap"))
+    CompareCI = choices_enum("CompareCI", ("t", "percentile", "bca"))
 
 
 @app.command("ties")
 @input_errors
 def ties_cmd(
     runs: Annotated[list[Path], typer.Argument(metavar="RUN", help="TREC run files (.gz ok)")],
-    fmt: Format = Fmt.table,
+    fmt: Format = Fmt("table"),
     output: Output = None,
     top: Annotated[int, typer.Option("--top", help="Largest tie groups listed per run.")] = 3,
 ) -> None:
@@ -85,7 +93,7 @@ def ties_cmd(
     fields = ("name", "queries", "docs", "queries_with_ties", "tie_groups", "docs_in_ties",
               "docs_tied_with_predecessor", "contradictions", "queries_with_contradictions",
               "score_order_violations", "rank_order_violations", "duplicates")
-    if fmt is Fmt.table:
+    if fmt is Fmt("table"):
         print_tables(ties_tables(report), output, tuple(runs))
     else:
         recs = [r.to_dict() for r in report.runs]
@@ -132,9 +140,9 @@ def _write_sweep_runs(run: Path, paths: dict[str, Path], protect: tuple) -> None
 def sweep_cmd(
     qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels (as tierank eval: QRELS first)")],
     run: Annotated[Path, typer.Argument(metavar="RUN", help="TREC run (.gz ok)")],
-    measure: measures_option(SWEEP_MEASURES) = None,
+    measure: measures_option(SWEEP_MEASURES) = None,  # type: ignore[valid-type]  # an Annotated type built by a call
     formats: ScoreFormats = ",".join(DEFAULT_FORMATS),
-    fmt: Format = Fmt.table,
+    fmt: Format = Fmt("table"),
     output: Output = None,
     tie_break: TieBreakOption = "trec_eval",
     candidates_only: CandidatesOnly = False,
@@ -166,7 +174,7 @@ def sweep_cmd(
                        progress=lambda f: prog.advance(task))
     if run_paths is not None:
         _write_sweep_runs(run, run_paths, protect)
-    if fmt is Fmt.table:
+    if fmt is Fmt("table"):
         print_tables([sweep_table(result, short_name(run), tie_break)], output, protect)
     else:
         emit(render_records(result.rows, FIELDS, fmt.value, document={"settings": result.settings,
@@ -181,7 +189,7 @@ def compare_cmd(
         metavar="FILES", help="The qrels, then two or more TREC runs (one per system); with --qrels "
                                          "only the runs")],
     qrels: Annotated[Path | None, typer.Option("--qrels", help="The qrels (then every argument is a run).")] = None,
-    measure: one_measure_option("nDCG@10") = None,
+    measure: one_measure_option("nDCG@10") = None,  # type: ignore[valid-type]  # an Annotated type built by a call
     band: Annotated[float | None, typer.Option(
         "--band", help="Also band every run with geometric rank bands RHO > 1 and report which significant "
                        "pairs stay significant (Yang, Moffat & Turpin, Table 3 / Fig. 4).")] = None,
@@ -192,7 +200,7 @@ def compare_cmd(
                              "Default: holm with more than one pair, none with one.")] = None,
     fmt: Annotated[CompareFmt, typer.Option(
         "--format", "-f", help="table, json (the whole comparison as one document), or markdown or latex (the "
-                               "systems, or the leaderboard with --leaderboard, as a table for a document).")] = CompareFmt.table,
+                               "systems, or the leaderboard with --leaderboard, as a table for a document).")] = CompareFmt("table"),
     output: Output = None,
     tie_break: TieBreakOption = "trec_eval",
     candidates_only: CandidatesOnly = False,
@@ -201,10 +209,10 @@ def compare_cmd(
     test: Annotated[CompareTest, typer.Option(
         "--test", help="Paired test on per-query expected values: t, wilcoxon, randomization (Fisher sign flips; "
                        "exact with <= 20 nonzero differences, else --permutations Monte Carlo) or bootstrap "
-                       "(--resamples).")] = CompareTest.t,
+                       "(--resamples).")] = CompareTest("t"),
     ci: Annotated[CompareCI, typer.Option(
         "--ci", help="Confidence intervals of E[M] and of the differences over the query sample: t, percentile "
-                     "or bca (bootstrap).")] = CompareCI.t,
+                     "or bca (bootstrap).")] = CompareCI("t"),
     leaderboard: Annotated[bool, typer.Option(
         "--leaderboard", help="Leaderboard view: systems by E[M] with \\[min, max], CI, ranks by E and by the "
                               "oblivious value, bootstrap rank intervals, randomized Tukey HSD groups, and the "
@@ -242,13 +250,13 @@ def compare_cmd(
                           test=test.value, ci=ci.value, seed=seed, resamples=resamples,
                           permutations=permutations, leaderboard=leaderboard, jobs=jobs,
                           tie_samples=tie_samples)
-    if fmt is CompareFmt.table and leaderboard:
+    if fmt is CompareFmt("table") and leaderboard:
         from ..report.terminal import leaderboard_tables
 
         print_tables(leaderboard_tables(cmp), output, protect)
-    elif fmt is CompareFmt.table:
+    elif fmt is CompareFmt("table"):
         print_tables(compare_tables(cmp), output, protect)
-    elif fmt is CompareFmt.json:
+    elif fmt is CompareFmt("json"):
         emit(json.dumps(jsonable(records(cmp)), indent=2, allow_nan=False) + "\n", output, protect)
     else:  # a table of the systems (the leaderboard's columns with --leaderboard), ranked by E[M]
         systems = sorted(records(cmp)["systems"], key=lambda r: (r["rank"] is None, r["rank"]))
@@ -262,7 +270,7 @@ def bands_cmd(
     rho: Annotated[str, typer.Option("--rho", help="Comma-separated band parameters > 1.")] = "1.1,1.2,1.4,1.7,2.0",
     p: Annotated[str, typer.Option("--p", help="Comma-separated RBP persistence values.")] = "0.5,0.85",
     depth: Annotated[int, typer.Option("--depth", help="Ranking depth.")] = 1000,
-    fmt: Format = Fmt.table,
+    fmt: Format = Fmt("table"),
 ) -> None:
     """Worst-case change of RR and RBP that geometric rank banding can cause under permutation averaging
     (Yang, Moffat & Turpin, Table 2)."""
@@ -276,7 +284,7 @@ def bands_cmd(
     except ValueError:
         raise TierankInputError(f"--rho and --p take comma-separated numbers, got {rho!r} and {p!r}") from None
     rows = worst_case_table(rhos, ps, depth=depth)
-    if fmt is not Fmt.table:
+    if fmt is not Fmt("table"):
         emit(render_records(rows, tuple(rows[0]), fmt.value), None, ())
         return
     Console(emoji=False).print(bands_table(rows, PAPER_TABLE2))

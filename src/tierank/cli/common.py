@@ -21,7 +21,7 @@ import sys
 from contextlib import contextmanager, nullcontext
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 from rich.console import Console
@@ -48,17 +48,27 @@ FIGURE_SUFFIXES = ("png", "svg")
 
 def choices_enum(name: str, values) -> type[Enum]:
     """A str Enum whose members are ``values`` (typer shows and checks them as the choices)."""
-    return Enum(name, [(v, v) for v in values], type=str)
+    # mypy reads Enum's functional API with a name that is not a literal as a lookup by value
+    return cast("type[Enum]", Enum(name, [(v, v) for v in values], type=str))
 
 
-#: output formats of flat records and of MTEB's results (:data:`tierank.report.formats.FORMATS`)
-Fmt = choices_enum("Fmt", format_names("records"))
-#: output formats of ``tierank eval`` (:data:`tierank.report.formats.FORMATS`: also trec_eval's layout)
-EvalFmt = choices_enum("EvalFmt", format_names("results"))
-#: the statistic ``--format trec_eval`` prints (:data:`tierank.report.formats.trec_eval.TREC_STATS`)
-Stat = choices_enum("Stat", TREC_STATS)
-#: conventions for unjudged documents (:data:`tierank.evaluate.UNJUDGED`)
-Unjudged = choices_enum("Unjudged", UNJUDGED)
+# The choice types below are built from the registries at run time, and typer reads the
+# annotations at run time: there they are those Enums.  mypy cannot see their members, so to it
+# they are plain Enums; pick a member by value (``Fmt("table")``), never by attribute.
+if TYPE_CHECKING:
+    Fmt = Enum
+    EvalFmt = Enum
+    Stat = Enum
+    Unjudged = Enum
+else:
+    #: output formats of flat records and of MTEB's results (:data:`tierank.report.formats.FORMATS`)
+    Fmt = choices_enum("Fmt", format_names("records"))
+    #: output formats of ``tierank eval`` (:data:`tierank.report.formats.FORMATS`: also trec_eval's layout)
+    EvalFmt = choices_enum("EvalFmt", format_names("results"))
+    #: the statistic ``--format trec_eval`` prints (:data:`tierank.report.formats.trec_eval.TREC_STATS`)
+    Stat = choices_enum("Stat", TREC_STATS)
+    #: conventions for unjudged documents (:data:`tierank.evaluate.UNJUDGED`)
+    Unjudged = choices_enum("Unjudged", UNJUDGED)
 
 
 # errors
@@ -129,7 +139,8 @@ class Group(TyperGroup):
         if cmd is not None and not isinstance(cmd, TyperGroup):
             _untyped_flags(cmd.get_params(ctx))
         if cmd is not None and cmd.help and not getattr(cmd, "_reflowed", False):
-            cmd.help, cmd._reflowed = reflow(cmd.help), True
+            cmd.help = reflow(cmd.help)
+            cmd._reflowed = True  # type: ignore[attr-defined]  # our mark on click's Command: reflowed once
             if cmd.short_help is None:
                 cmd.short_help = cmd.help.split("\n\n")[0]
         return cmd

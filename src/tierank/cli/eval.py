@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..errors import TierankInputError
+from ..errors import Problem, TierankInputError
 from ..io.sources import AUTO_STREAM_BYTES as STREAM_BYTES
 from ..io.writers import check_output
 from .app import app
@@ -68,9 +68,9 @@ def eval_cmd(
         metavar="RUN", help="TREC run(s) (qid Q0 docid rank score tag; .gz ok), Parquet/Arrow files, or folders "
                             "of them; several runs are evaluated against the qrels read once, each output tagged "
                             "with the run's name (its shortest distinguishing path suffix)")],
-    measure: measures_option(DEFAULT_MEASURES, trec=True) = None,
+    measure: measures_option(DEFAULT_MEASURES, trec=True) = None,  # type: ignore[valid-type]  # an Annotated type built by a call
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also report every query.")] = False,
-    fmt: EvalFormat = EvalFmt.table,
+    fmt: EvalFormat = EvalFmt("table"),
     output: Output = None,
     tie_break: TieBreakOption = "trec_eval",
     candidates_only: CandidatesOnly = False,
@@ -79,7 +79,7 @@ def eval_cmd(
     unjudged: Annotated[Unjudged, typer.Option(
         "--unjudged", help="Unjudged documents: nonrelevant (trec_eval), bounds (also lower/upper bounds over "
                            "every relevance they could have; refused for AP, nDCG, Rprec), condensed (dropped).")
-    ] = Unjudged.nonrelevant,
+    ] = Unjudged("nonrelevant"),
     condensed: Annotated[bool, typer.Option("--condensed", help="Same as --unjudged condensed (Sakai).")] = False,
     max_retrieved: MaxRetrieved = None,
     judged_only: JudgedOnly = False,
@@ -106,16 +106,16 @@ def eval_cmd(
     from ..report.formats import ResultTable, render
     from ..report.terminal import eval_table, text
 
-    trec = fmt is EvalFmt.trec_eval
+    trec = fmt is EvalFmt("trec_eval")
     problems = []
     if stat is not None and not trec:
         problems.append("--stat picks the statistic of --format trec_eval; the other formats print every statistic")
     if no_summary and not trec:
         problems.append("-n/--no-summary applies to --format trec_eval (the other formats always hold the summary)")
-    if judged_only and unjudged is Unjudged.bounds:
+    if judged_only and unjudged is Unjudged("bounds"):
         problems.append("-J/--judged-only drops unjudged documents: it cannot be combined with --unjudged bounds")
     if problems:
-        raise TierankInputError(problems)
+        raise TierankInputError([Problem("", None, p) for p in problems])
     if jobs is not None and jobs < 1:
         raise TierankInputError(f"--jobs must be at least 1, got {jobs}")
     named = _run_files(runs)
@@ -123,7 +123,7 @@ def eval_cmd(
         raise TierankInputError("--block-bytes streams one run; several runs are each evaluated in memory")
     check_output(output, (qrels, *named.values()))
     if condensed or judged_only:
-        unjudged = Unjudged.condensed
+        unjudged = Unjudged("condensed")
     if judged_only and max_retrieved is not None:
         note("-J with -M: tierank drops the unjudged documents first, then reads M ranks of the rest; trec_eval "
              "reads M ranks, then drops the unjudged documents among them")
@@ -134,7 +134,7 @@ def eval_cmd(
     measures = plan.measures
     # the table shows judgment coverage next to the measures when the top 10 is incomplete
     judged10 = "Judged@10" in texts or any(str(m) == "Judged@10" for m in measures)
-    add_judged = fmt is EvalFmt.table and unjudged is not Unjudged.condensed and not judged10
+    add_judged = fmt is EvalFmt("table") and unjudged is not Unjudged("condensed") and not judged10
     extra = ["Judged@10"] * add_judged
     if not measures and not extra:  # only runid / num_q asked for: any measure gives the query set
         extra = ["Hits@1"]
@@ -143,11 +143,11 @@ def eval_cmd(
     protect = (qrels, *named.values())
     with swap_check(qrels, list(named.values()), USAGE):
         results = _evaluate(qrels, named, measures + extra, jobs, kwargs, block_bytes)
-    if fmt is EvalFmt.table:
+    if fmt is EvalFmt("table"):
         tables = []
         for name, result in results.items():
             coverage = None
-            if unjudged is not Unjudged.condensed:
+            if unjudged is not Unjudged("condensed"):
                 result, coverage = _coverage(result, add_judged)
             table = eval_table(result, per_query, coverage)
             if len(results) > 1:  # the run's name (io.naming), as written, on one line
@@ -203,7 +203,7 @@ def _evaluate(qrels: Path, named: dict[str, Path], measures: list, jobs: int | N
 
     from ..evaluate import evaluate
     from ..io.convert import to_qrels
-    from ..stream import evaluate_many, evaluate_stream
+    from ..stream import BLOCK_BYTES, evaluate_many, evaluate_stream
     from .progress import Progress, size_text
 
     with Progress() as prog:
@@ -217,7 +217,7 @@ def _evaluate(qrels: Path, named: dict[str, Path], measures: list, jobs: int | N
                 return {name: evaluate(str(qrels), str(path), measures, **kwargs)}
             prog.phase(f"streaming {path} with {jobs} worker{'s' * (jobs > 1)}")
             return {name: evaluate_stream(str(qrels), str(path), measures, jobs=jobs, progress=prog.stream,
-                                          **({"block_bytes": block_bytes} if block_bytes else {}), **kwargs)}
+                                          block_bytes=block_bytes or BLOCK_BYTES, **kwargs)}
         prog.phase(f"reading {qrels}")
         q = to_qrels(str(qrels))
         total = len(named)

@@ -33,11 +33,11 @@ def mteb_cmd(
     predictions: Annotated[Path, typer.Argument(
         help="MTEB's {task}_predictions.json, written by mteb.evaluate(..., prediction_folder=DIR): "
              "{subset: {split: {qid: {docid: score}}}}")],
-    measure: measures_option(DEFAULT) = None,
+    measure: measures_option(DEFAULT) = None,  # type: ignore[valid-type]  # an Annotated type built by a call
     subset: Annotated[str | None, typer.Option("--subset", help="Only this subset (default: all).")] = None,
     split: Annotated[str | None, typer.Option("--split", help="Only this split (default: all).")] = None,
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also report every query.")] = False,
-    fmt: Format = Fmt.table,
+    fmt: Format = Fmt("table"),
     output: Output = None,
     tie_break: TieBreakOption = "trec_eval",
     ignore_identical_ids: Annotated[bool, typer.Option(
@@ -68,7 +68,7 @@ def mteb_cmd(
             raise TierankInputError(f"did you swap QRELS and PREDICTIONS? {predictions} is not a JSON object and "
                                     f"{qrels} is one; usage: tierank mteb QRELS PREDICTIONS") from None
         raise
-    if fmt is Fmt.table:
+    if fmt is Fmt("table"):
         tables = []
         for (sub, spl), result in results.items():
             table = eval_table(result, per_query)

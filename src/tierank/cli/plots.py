@@ -55,7 +55,7 @@ def plot_cutoff_cmd(
     qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels")],
     runs: Annotated[list[Path], typer.Argument(metavar="RUN", help="one or more runs")],
     output: OutStem,
-    family: one_measure_option("nDCG", family=True) = None,  # type: ignore[valid-type]
+    family: one_measure_option("nDCG", family=True) = None,  # type: ignore[valid-type]  # an Annotated type built by a call
     kmax: Kmax = 20,
     regimes: Regimes = None,
     tie_break: TieBreakOption = "trec_eval",
@@ -80,7 +80,7 @@ def plot_ranges_cmd(
         metavar="FILES", help="the qrels, then two or more runs (with --qrels: only the runs)")],
     output: OutStem,
     qrels: Annotated[Path | None, typer.Option("--qrels", help="qrels (then every argument is a run)")] = None,
-    measure: one_measure_option("nDCG@10") = None,  # type: ignore[valid-type]
+    measure: one_measure_option("nDCG@10") = None,  # type: ignore[valid-type]  # an Annotated type built by a call
     regimes: Regimes = None,
 ) -> None:
     """Every system as a segment from min to max, oblivious and expected marked (second paper's Figure 2)."""
@@ -103,7 +103,7 @@ def plot_sweep_cmd(
     qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels")],
     run: Annotated[Path, typer.Argument(metavar="RUN", help="run")],
     output: OutStem,
-    measure: one_measure_option("nDCG@10") = None,  # type: ignore[valid-type]
+    measure: one_measure_option("nDCG@10") = None,  # type: ignore[valid-type]  # an Annotated type built by a call
     formats: ScoreFormats = ",".join(FIGURE_FORMATS),
 ) -> None:
     """Range, bias and tie share of a measure against the score format."""
@@ -141,7 +141,7 @@ def report_eval_cmd(
     qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels")],
     run: Annotated[Path, typer.Argument(metavar="RUN", help="run")],
     output: OutHtml,
-    measure: measures_option(DEFAULT_MEASURES) = None,  # type: ignore[valid-type]
+    measure: measures_option(DEFAULT_MEASURES) = None,  # type: ignore[valid-type]  # an Annotated type built by a call
     family: Annotated[str, typer.Option(
         "--curve", help=f"Measure family of the cutoff figure ({', '.join(supported())}; '' for none).")] = "nDCG",
     kmax: Kmax = 20,
@@ -167,7 +167,7 @@ def report_sweep_cmd(
     qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels")],
     run: Annotated[Path, typer.Argument(metavar="RUN", help="run")],
     output: OutHtml,
-    measure: measures_option(REPORT_SWEEP_MEASURES) = None,  # type: ignore[valid-type]
+    measure: measures_option(REPORT_SWEEP_MEASURES) = None,  # type: ignore[valid-type]  # an Annotated type built by a call
     formats: ScoreFormats = ",".join(FIGURE_FORMATS),
 ) -> None:
     """A precision sweep: ties and every measure's range and bias per score format."""
@@ -189,7 +189,7 @@ def report_compare_cmd(
         metavar="FILES", help="the qrels, then two or more runs (with --qrels: only the runs)")],
     output: OutHtml,
     qrels: Annotated[Path | None, typer.Option("--qrels", help="qrels (then every argument is a run)")] = None,
-    measure: one_measure_option("nDCG@10") = None,  # type: ignore[valid-type]
+    measure: one_measure_option("nDCG@10") = None,  # type: ignore[valid-type]  # an Annotated type built by a call
     band: Annotated[float | None, typer.Option(
         "--band", help="Also band every run with geometric rank bands RHO > 1 (see tierank compare).")] = None,
     regimes: Regimes = None,

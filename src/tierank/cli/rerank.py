@@ -55,7 +55,7 @@ def rerank_cmd(
         "--candidates", help="First-stage TREC run to rerank (default DATA/candidates.run)")] = None,
     regimes: Annotated[str, typer.Option(
         "--regimes", help=f"Comma-separated: {VARIANT_HELP}")] = ",".join(RERANK_REGIMES),
-    measure: measures_option(list(RERANK_MEASURES)) = None,  # type: ignore[valid-type]
+    measure: measures_option(list(RERANK_MEASURES)) = None,  # type: ignore[valid-type]  # an Annotated type built by a call
     output: Annotated[Path | None, typer.Option(
         "-o", "--output", help="Output directory: runs/ (one TREC run per regime, exact scores), "
                                "table.tsv, table.json, cache/")] = None,
@@ -76,7 +76,7 @@ def rerank_cmd(
         "--max-doc-tokens", help="Generative: document truncation in tokens (>= 1)")] = 256,
     threads: Annotated[int | None, typer.Option("--threads", help="torch CPU threads (>= 1)")] = None,
     tie_break: TieBreakOption = "trec_eval",
-    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Format of the table on stdout.")] = Fmt.table,  # type: ignore[valid-type,attr-defined]
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Format of the table on stdout.")] = Fmt("table"),
     ray: Annotated[str | None, typer.Option(
         "--ray", help="Shard the queries over Ray workers: 'local' starts a local Ray, 'auto' joins the cluster "
                       "of this node, HOST:PORT a cluster's head (pip install 'tierank\\[ray]')")] = None,
@@ -150,8 +150,8 @@ def rerank_cmd(
         console.print("tierank: interrupted; scores so far are cached, run the same command to resume",
                       markup=False, highlight=False)
         raise typer.Exit(130) from None
-    if fmt is not Fmt.table:  # type: ignore[attr-defined]
-        sys.stdout.write(render_records(result.rows, TABLE_FIELDS, fmt.value,  # type: ignore[attr-defined]
+    if fmt is not Fmt("table"):
+        sys.stdout.write(render_records(result.rows, TABLE_FIELDS, fmt.value,
                                         document=result.document()))
         return
     Console(emoji=False, width=max(Console().width, 180)).print(_rerank_table(result))

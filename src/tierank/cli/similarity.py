@@ -62,7 +62,7 @@ def similarity_cmd(
     min and max over the tie orderings, Kendall's tau-b, tau-AP and the overlap at k, per query and averaged
     over the queries both runs answer."""
     from ..analysis.similarity import similarity
-    from ..io.writers import render_records
+    from ..report.formats import render_records
 
     protect = (run_a, run_b)
     if output is not None:
@@ -86,7 +86,7 @@ def similarity_cmd(
             doc.pop("queries")
         emit(render_records(records, FIELDS, "json", document=doc), output, protect)
     elif how == "jsonl":
-        from ..io.writers import jsonable
+        from ..report.formats.grouped import jsonable
 
         emit("".join(json.dumps({f: jsonable(r[f]) for f in FIELDS}, allow_nan=False) + "\n" for r in records),
              output, protect)

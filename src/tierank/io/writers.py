@@ -52,7 +52,7 @@ def _same_file(a: str, b: str) -> bool:
     return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
 
 
-def check_output(path: str | os.PathLike, protect: Iterable = ()) -> Path | None:
+def check_output(path: str | os.PathLike | None, protect: Iterable = ()) -> Path | None:
     """Validate an output target before any work is done; ``"-"`` means stdout (returns None).
 
     Refused, with a :class:`~tierank.errors.TierankInputError` naming the path and the reason:
@@ -153,10 +153,10 @@ def clean_stale_temps(folder: str | os.PathLike) -> list[Path]:
     Only files named by :func:`write_atomic` (``.NAME.tierank-HOST-PID-XXXXXXXX.tmp``) of this host
     whose process is no longer alive are removed; any other file is left alone.  Returns the removed paths.
     """
-    removed = []
+    removed: list[Path] = []
     host = _host()
     try:
-        entries = list(os.scandir(folder))
+        entries = list(os.scandir(os.fspath(folder)))
     except OSError:
         return removed
     for e in entries:

@@ -37,6 +37,7 @@ import functools
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -45,12 +46,15 @@ from ..analysis.tie_curves import tie_ccdf, tie_group_sizes, tie_structure  # no
 from ..errors import TierankError, TierankInputError
 from .labels import shorten_names
 
+if TYPE_CHECKING:
+    from matplotlib.typing import LineStyleType
+
 #: Colours for successive runs/regimes (matplotlib's tab10, colour-blind friendlier order first).
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf")
 
 #: Line styles for successive runs, so that curves lying on each other stay distinguishable.
-LINESTYLES = ("-", "--", "-.", ":")
+LINESTYLES: tuple[LineStyleType, ...] = ("-", "--", "-.", ":")
 
 #: Resolution of raster output (PNG) in dots per inch.
 DPI = 150

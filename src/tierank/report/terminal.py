@@ -20,8 +20,10 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
+from rich.console import RenderableType
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -110,8 +112,9 @@ def eval_table(result, per_query: bool, coverage: float | None = None) -> Table:
     counts = {str(m) for m in result.measures if getattr(m, "is_count", False)}
     for r in result.records(per_query=per_query):
         integral = r["measure"] in counts
-        cells = [text(r["measure"]), *(value(r[c], count=integral and c != "std") for c in cols)]
-        table.add_row(*(([text(r["query"])] if per_query else []) + cells))
+        cells: list[RenderableType] = [text(r["query"])] if per_query else []
+        cells += [text(r["measure"]), *(value(r[c], count=integral and c != "std") for c in cols)]
+        table.add_row(*cells)
     return table
 
 
@@ -247,7 +250,7 @@ def compare_tables(comparison) -> list[Table]:
     if c.banded_systems is not None:
         systems.add_column(f"expected band{c.band:g}", justify="right")
     for i, s in enumerate(c.systems):
-        row = [text(s.name), *(num(getattr(s, k)) for k in cols)]
+        row: list[RenderableType] = [text(s.name), *(num(getattr(s, k)) for k in cols)]
         if c.banded_systems is not None:
             row.append(num(c.banded_systems[i].expected))
         systems.add_row(*row)
@@ -376,7 +379,7 @@ def leaderboard_tables(comparison) -> list[Table]:
 
 # tierank bands
 
-def bands_table(rows: list[dict], paper: list[dict] = ()) -> Table:
+def bands_table(rows: list[dict], paper: Sequence[dict] = ()) -> Table:
     """The table of ``tierank bands``: worst-case change per rho and measure (rows of
     :func:`~tierank.analysis.banding.worst_case_table`), with the paper's value in brackets
     where ``paper`` (rows keyed by ``rho``) has the cell."""
