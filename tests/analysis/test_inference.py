@@ -463,6 +463,11 @@ def test_cli_compare_test_and_leaderboard(askubuntu_runs, tmp_path, monkeypatch)
                                    "--permutations", "200"])
     assert res.exit_code == 0, res.output  # three systems: Holm-adjusted p in the flips table
     assert "leaderboard: nDCG@10" in res.stdout and "rank interval" in res.stdout and "p adj (t)" in res.stdout
+    res = CliRunner().invoke(app, ["compare", *files, "--qrels", str(qrels), "--leaderboard", "--resamples", "200",
+                                   "--permutations", "200", "--tie-samples", "2", "-f", "json"])
+    assert res.exit_code == 0, res.output
+    st_ = json.loads(res.stdout)["settings"]
+    assert (st_["tie_samples"], st_["rank_method"]) == (2, "bootstrap+ties")
 
 
 def test_tukey_permutations_do_not_depend_on_the_number_of_processes():
