@@ -19,6 +19,7 @@ _CHUNK = 1 << 20
 _PRIME = np.uint64(0x100000001B3)
 _LONG = 256  # bytes
 _MASKS = np.array([(1 << (8 * i)) - 1 for i in range(9)], dtype=np.uint64)
+_STEP = np.array([1, int(_PRIME)], dtype=np.uint64)  # Horner factor of a word past / within a string
 
 
 def splitmix64(x: np.ndarray, inplace: bool = False) -> np.ndarray:
@@ -36,14 +37,15 @@ def _horner(words: np.ndarray, start: np.ndarray, lens: np.ndarray, end: int) ->
     h = lens.astype(np.uint64) * _MULT
     with np.errstate(over="ignore"):
         for w in range(int(-(-lens.max() // 8)) if len(lens) else 0):  # Horner's rule over 8-byte words
-            rem = np.minimum(lens - 8 * w, 8)
-            word = words[np.minimum(start + 8 * w, end)]
-            word &= _MASKS[np.maximum(rem, 0)]  # keep the string's own bytes only
-            if w == 0 or (rem > 0).all():
-                h *= _PRIME
-                h += word
-            else:
-                h = np.where(rem > 0, h * _PRIME + word, h)
+            rem = lens - 8 * w
+            np.clip(rem, 0, 8, out=rem)  # bytes of the string in this word
+            at = start + 8 * w
+            np.minimum(at, end, out=at)
+            word = words[at]
+            word &= _MASKS[rem]  # keep the string's own bytes only (none past its end)
+            # a string already ended keeps its value: times 1 plus a zero word (in place, no np.where)
+            h *= _PRIME if w == 0 else _STEP[np.minimum(rem, 1)]
+            h += word
     return h
 
 

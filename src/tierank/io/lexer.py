@@ -54,6 +54,7 @@ NUMBER_PATTERN = r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|
 _NUMBER = re.compile(NUMBER_PATTERN, re.ASCII)
 _TAB_TO_SPACE = bytes.maketrans(b"\t", b" ")
 _CHUNK = 1 << 23  # normalisation works on ~8 MiB of whole lines at a time
+_SCAN = 1 << 18  # the check for work to do looks at 256 KiB at a time: its temporaries stay in cache (3x faster)
 
 
 def parse_number(token: str) -> float | None:
@@ -217,6 +218,8 @@ _COMMENT = re.compile(rb"(?m)^#[^\n]*")
 
 def _blank_comments(data: bytes) -> bytes:
     """Canonical ``data`` with its comment lines (``#`` first) made empty, line numbers kept."""
+    if b"#" not in data:  # one memchr pass (about 10x faster than looking for ``\n#``)
+        return data
     if data.startswith(b"#") or b"\n#" in data:
         return _COMMENT.sub(b"", data)
     return data
@@ -227,9 +230,9 @@ def _needs_squeeze(data: bytes) -> bool:
     if data[:1] == b" " or data[-1:] == b" ":
         return True
     b = np.frombuffer(data, np.uint8)
-    for c in range(0, len(b), _CHUNK):  # a byte of overlap: pairs across chunks count
-        sp = b[c:c + _CHUNK + 1] == 32
-        nl = b[c:c + _CHUNK + 1] == 10
+    for c in range(0, len(b), _SCAN):  # a byte of overlap: pairs across chunks count
+        sp = b[c:c + _SCAN + 1] == 32
+        nl = b[c:c + _SCAN + 1] == 10
         nl |= sp  # a space after a space or a newline
         if (sp[1:] & nl[:-1]).any():
             return True
