@@ -527,7 +527,7 @@ def _in_process(*args) -> tuple[int, str, str, BaseException | None]:
 
 
 def _normal(records) -> list:
-    from tierank.io.writers import jsonable
+    from tierank.report.formats.grouped import jsonable
 
     return json.loads(json.dumps(jsonable(list(records)), allow_nan=False))
 

@@ -58,9 +58,9 @@ def similarity_cmd(
     fmt: Format = Fmt("table"),
     output: Output = None,
 ) -> None:
-    """How far apart are two rankings? RBO with Corsi and Urbano's tie treatments and its exact expected value,
-    min and max over the tie orderings, Kendall's tau-b, tau-AP and the overlap at k, per query and averaged
-    over the queries both runs answer."""
+    """How far apart are two rankings? Rank-biased overlap (RBO) with Corsi and Urbano's tie treatments,
+    its exact expected value, min and max over tie orderings; Kendall's tau-b, tau-AP and overlap at k; per
+    query and averaged over the queries both runs answer."""
     from ..analysis.similarity import similarity
     from ..report.formats import render_records
 
