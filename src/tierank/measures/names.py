@@ -33,9 +33,14 @@ Semantics (checked against the real trec_eval 10 by ``tests/crosscheck/test_trec
 * ``set_F.x``: trec_eval computes (x+1) P R / (R + x P); it maps to ``SetF(beta=x)``.
 * ``ndcg.L=G,...``: trec_eval's gain map (levels not named keep gain = level) maps to
   ``nDCG(gains={L:G,...})``.
+* ``G``, ``binG``, ``ndcg_rel``, ``Rndcg`` (trec_eval's experimental gain measures, default gains
+  only: ``G.1=3`` is refused) map to ``G``, ``BinG``, ``nDCG_rel``, ``RnDCG``
+  (:mod:`tierank.measures.trec_gain`); ``unj.5,10`` to ``Unj@5``, ``Unj@10`` (default cutoffs 5, 10,
+  20) and ``rbp_resid`` / ``rbp_resid.p=0.8`` to ``RBP_resid(p=0.9)`` / ``RBP_resid(p=0.8)``
+  (:mod:`tierank.measures.unjudged`).
 * Measures of ``all_trec`` tierank does not implement (relstring, infAP, gm_bpref, Rprec_mult,
-  utility, binG, G, ndcg_rel, Rndcg, relative_P, set_relative_P, rbp_resid, unj) are left out of
-  the nickname with a note (:attr:`Plan.left_out`); asked for by name they are an error.
+  utility, relative_P, set_relative_P) are left out of the nickname with a note
+  (:attr:`Plan.left_out`); asked for by name they are an error.
 * ``-N`` (documents in the collection) is read by trec_eval's ``utility`` only: accepted, no effect.
 
 The reverse, :func:`trec_name`, gives the name trec_eval prints for a measure (``P@10`` ->
@@ -148,6 +153,10 @@ _SPECIAL: dict[str, _Spec] = {
                   "nDCG(gains={" + ",".join(f"{_fmt_num(k)}:{_fmt_num(v)}" for k, v in p) + "})"),
     "set_F": _Spec("doubles", lambda p: "SetF" if p is None else f"SetF(beta={_fmt_num(p[0])})"),
     "rbp": _Spec("pairs", lambda p: "RBP(p=" + _fmt_num(dict(p or ()).get("p", 0.9)) + ",gain='trec_eval')"),
+    "rbp_resid": _Spec("pairs", lambda p: "RBP_resid(p=" + _fmt_num(dict(p or ()).get("p", 0.9)) + ")"),
+    "G": _Spec("pairs", lambda p: "G" if p is None else None),
+    "ndcg_rel": _Spec("pairs", lambda p: "nDCG_rel" if p is None else None),
+    "Rndcg": _Spec("pairs", lambda p: "RnDCG" if p is None else None),
 }
 
 
@@ -181,16 +190,10 @@ _NOT_IMPLEMENTED = {
     "gm_bpref": "geometric mean of bpref",
     "Rprec_mult": "precision at multiples of R",
     "utility": "set utility (the only measure that reads -N)",
-    "binG": "binary G (experimental)",
-    "G": "normalized gain G (experimental)",
     "dcg": "unnormalised DCG",
     "ideal_dcg": "ideal DCG",
-    "ndcg_rel": "nDCG averaged over relevant documents (experimental)",
-    "Rndcg": "nDCG at R levels (experimental)",
     "relative_P": "precision relative to the best possible at the cutoff",
     "set_relative_P": "set precision relative to the best possible",
-    "rbp_resid": "RBP residual (tierank reports it as `residual` with --unjudged bounds)",
-    "unj": "fraction unjudged at cutoffs, with nonrelevant fill (tierank has Judged@k over min(k, retrieved))",
     "yaap": "yet another AP (experimental)",
 }
 
@@ -297,8 +300,8 @@ def _pairs(name: str, text: str) -> tuple[tuple, ...]:
             raise TierankInputError(f"trec_eval measure {quote(name + '.' + text)}: parameter {quote(item)} is not "
                                     "name=value")
         k, v = item.split("=", 1)
-        key: str | float = k.strip() if name == "rbp" else _float(name, text, k)
-        if name == "rbp" and re.fullmatch(r"[+-]?[0-9]+", k.strip()):
+        key: str | float = k.strip() if name in ("rbp", "rbp_resid") else _float(name, text, k)
+        if name in ("rbp", "rbp_resid") and re.fullmatch(r"[+-]?[0-9]+", k.strip()):
             raise TierankInputError(f"trec_eval measure {quote(name + '.' + text)}: gain parameters ({key}=...) are "
                                     "not supported by tierank; rbp takes the grades as gains")
         out.append((key, _float(name, text, v)))
@@ -481,6 +484,9 @@ def trec_name(m: Measure) -> str | None:
             return None
         p = m.param("p")
         return "rbp" if p == 0.9 else f"rbp_p={_fmt_num(p)}"
+    if fam == "RBP_resid":
+        p = m.param("p")
+        return "rbp_resid" if p == 0.9 else f"rbp_resid_p={_fmt_num(p)}"
     if fam == "IPrec":
         if m.cutoff is None or not _defaults_only(m):
             return None

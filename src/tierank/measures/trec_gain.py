@@ -1,0 +1,380 @@
+r"""trec_eval 10's experimental gain measures: ``G``, ``binG``, ``ndcg_rel`` and ``Rndcg``.
+
+Definitions (read in trec_eval 10's ``m_G.c``, ``m_binG.c``, ``m_ndcg_rel.c``, ``m_Rndcg.c`` and
+``gain_init.c``), with trec_eval's default gains: a document's gain is its grade when judged with a
+grade >= 0, else 0; the ideal list :math:`I_0 \ge I_1 \ge \dots` holds the query's positive judged
+grades (:math:`P` of them), :math:`I_j = 0` for :math:`j \ge P`; :math:`n` documents are retrieved
+(after ``-M``), :math:`g_i` is the gain at 0-based rank :math:`i`.
+
+* ``binG`` (:class:`BinG`): :math:`\frac1{N_+}\sum_{i\ \text{relevant}} 1/\log_2(2 + b_i)`, with
+  :math:`b_i` the non-relevant (or unjudged) documents above :math:`i` and relevance grade >= ``-l``.
+* ``G`` (:class:`G`): :math:`\frac1{\sum_j I_j}\sum_{i<n,\ g_i \ne 0} g_i / \log_2(2 + c_i - s_i)`
+  with :math:`s_i = \sum_{j \le i} g_j` and the cost :math:`c_i = \sum_{j \le i} \max(I_j, 1)`.
+* ``ndcg_rel`` (:class:`nDCG_rel`): with :math:`D_i` the DCG of ranks :math:`\le i` and
+  :math:`Z_i` the ideal DCG of ranks :math:`\le \min(i, P - 1)`,
+  :math:`\frac1P\big(\sum_{i<n,\ g_i>0} D_i/Z_i + (P - h) D_{n-1}/Z_{P-1}\big)`, :math:`h` the
+  retrieved documents of positive gain (0 when that sum is not positive).
+* ``Rndcg`` (:class:`RnDCG`): the mean of nDCG at the "R levels": every :math:`k \in [1, P]` where
+  :math:`I_k \ne I_{k-1}`, plus :math:`k = n` (ideal DCG :math:`Z_{P-1}`) when :math:`P + 1 < n`
+  (trec_eval's loop reaches the end of the list only then); 0 when :math:`N_+ = 0`.
+
+Statistics over tie orderings:
+
+* ``Rndcg`` is a weighted sum over ranks (the checkpoints depend on the qrels and :math:`n`
+  only), with weights non-increasing in rank: :class:`tierank.measures.linear.Linear`'s closed
+  forms give every statistic **exactly**.
+* ``binG``: **exact** without a depth limit through a mixed tie group.  Tie groups are
+  independent; in a group of :math:`r` relevant and :math:`u` other documents below :math:`B`
+  non-relevant ones, a relevant document has :math:`k` of the group's others above it with
+  probability :math:`1/(u+1)` for :math:`k = 0..u`, and two of them have
+  :math:`E[f(k_a) f(k_b)] = (T^2 + T_2)/((u+1)(u+2))` (:math:`T`, :math:`T_2` the sums of
+  :math:`f` and :math:`f^2` over :math:`B..B+u`), which gives the mean and variance of the group's
+  sum.  Min and max are the arrangements with the relevant documents last / first.  A query
+  whose depth limit (``-M``) cuts through a mixed group is enumerated or sampled as below.
+* ``G`` and ``ndcg_rel`` are not sums over ranks and not monotone in the arrangement, so a query
+  is **enumerated** when its distinct orderings number at most :data:`ENUMERATE` (every statistic
+  exact), and otherwise **sampled** (``method="sampled"``, :mod:`tierank.measures.sampling`'s
+  labels): expected and variance from ``prep.samples`` uniformly random orderings (seeded per
+  query), min and max the extremes over those orderings and the policy, optimistic and
+  pessimistic arrangements (attained values, so inner bounds of the true range).
+
+Only trec_eval's default gains are supported (``G.1=3`` and the like are refused).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable
+from typing import ClassVar
+
+import numpy as np
+
+from ..ties import Prepared
+from .base import FamilyNames, Measure, Stats, register
+from .kernels import ratio
+from .linear import REL, Linear
+from .sampling import query_keys
+
+__all__ = ["G", "BinG", "nDCG_rel", "RnDCG", "ENUMERATE", "per_ordering_stats"]
+
+#: queries with at most this many distinct tie orderings are enumerated (exact statistics)
+ENUMERATE = 5040
+
+_REFUSAL = "its ideal gains grow with every unjudged document assumed relevant, so neither assumption bounds it"
+
+
+def _distinct_perms(values: tuple) -> list[tuple]:
+    """Every distinct ordering of the multiset ``values``.
+
+    >>> _distinct_perms((1, 0, 0))
+    [(0, 0, 1), (0, 1, 0), (1, 0, 0)]
+    """
+    counts = Counter(values)
+    keys = sorted(counts)
+    out: list[tuple] = []
+    cur: list = []
+
+    def rec(left: int) -> None:
+        if not left:
+            out.append(tuple(cur))
+            return
+        for k in keys:
+            if counts[k]:
+                counts[k] -= 1
+                cur.append(k)
+                rec(left - 1)
+                cur.pop()
+                counts[k] += 1
+
+    rec(len(values))
+    return out
+
+
+def _multinomial(values: np.ndarray) -> int:
+    """Distinct orderings of ``values``: m! / prod(c!) over the multiplicities c."""
+    counts = Counter(values.tolist()).values()
+    return math.factorial(len(values)) // math.prod(math.factorial(c) for c in counts)
+
+
+def per_ordering_stats(prep: Prepared, values: np.ndarray, fn: Callable[[int, np.ndarray], np.ndarray],
+                       queries: np.ndarray | None = None, exact_extremes: bool = False,
+                       base: Stats | None = None) -> Stats:
+    """:class:`Stats` of a measure given by ``fn(q, A)``: the value of query ``q`` for every row of
+    ``A`` (orderings x ranks read, the document ``values`` in rank order).  Queries with at most
+    :data:`ENUMERATE` distinct orderings are enumerated (exact); the others are sampled
+    (``prep.samples`` orderings, seeded by query), their min/max the extremes seen unless
+    ``exact_extremes`` (then the optimistic / pessimistic arrangements of ``values``, which the
+    caller guarantees extremal).  ``queries``: only those (the others taken from ``base``).
+    """
+    nq = prep.nq
+    if base is None:
+        z = np.zeros(nq)
+        base = Stats(z, z.copy(), z.copy(), z.copy(), z.copy())
+    obl, ex, mn, mx, var = (np.array(a, dtype=np.float64, copy=True) for a in
+                            (base.oblivious, base.expected, base.min, base.max, base.var))
+    se = np.zeros(nq) if base.se is None else np.array(base.se, copy=True)
+    sampled = False
+    cut = prep.cut(float("inf"))
+    opt = prep.sorted_in_groups(values, "optimistic")
+    pes = prep.sorted_in_groups(values, "pessimistic")
+    keys = None
+    for q in (range(nq) if queries is None else queries):
+        s, e = int(prep.qstart[q]), int(prep.qstart[q + 1])
+        n = e - s if not np.isfinite(cut) else min(e - s, int(cut))
+        v = values[s:e]
+        fixed = np.stack([v, opt[s:e], pes[s:e]])[:, :n]
+        fv = fn(q, fixed)
+        obl[q] = fv[0]
+        spans = []
+        if e > s:
+            gs = prep.gstart[prep.gid[s]:prep.gid[e - 1] + 2] - s
+            for a, b in zip(gs[:-1].tolist(), gs[1:].tolist()):
+                if a < n and b - a > 1 and v[a:b].min() != v[a:b].max():
+                    spans.append((a, b))
+        if not spans:
+            ex[q] = mn[q] = mx[q] = fv[0]
+            var[q] = 0.0
+            continue
+        total = 1
+        for a, b in spans:
+            total *= _multinomial(v[a:b])
+            if total > ENUMERATE:
+                break
+        if total <= ENUMERATE:
+            perms = [np.array(_distinct_perms(tuple(sorted(v[a:b].tolist()))), dtype=np.float64) for a, b in spans]
+            idx = np.indices([len(p) for p in perms]).reshape(len(perms), -1)
+            A = np.tile(v, (idx.shape[1], 1))
+            for (a, b), p, ix in zip(spans, perms, idx):
+                A[:, a:b] = p[ix]
+            vals = fn(q, A[:, :n])
+            ex[q], mn[q], mx[q] = vals.mean(), vals.min(), vals.max()
+            var[q] = float(np.mean((vals - ex[q]) ** 2))
+            se[q] = 0.0
+            continue
+        sampled = True
+        if keys is None:
+            keys = query_keys(prep)
+        rng = np.random.default_rng([int(prep.seed) % (1 << 63), int(keys[q])])
+        cols = np.concatenate([np.arange(a, b) for a, b in spans])
+        grp = np.concatenate([np.full(b - a, i) for i, (a, b) in enumerate(spans)])
+        S = int(prep.samples)
+        order = np.argsort(grp[None, :] + rng.random((S, len(cols))), axis=1)
+        A = np.tile(v, (S, 1))
+        A[:, cols] = v[cols][order]
+        vals = fn(q, A[:, :n])
+        ex[q] = vals.mean()
+        var[q] = float(vals.var(ddof=1)) if S > 1 else 0.0
+        se[q] = math.sqrt(var[q] / S)
+        if exact_extremes:
+            mn[q], mx[q] = fv[2], fv[1]
+        else:
+            mn[q], mx[q] = min(vals.min(), fv.min()), max(vals.max(), fv.max())
+        ex[q] = min(max(ex[q], mn[q]), mx[q])
+    if sampled or base.method == "sampled":
+        return Stats(obl, ex, mn, mx, var, method="sampled", samples=int(prep.samples), seed=int(prep.seed), se=se)
+    return Stats(obl, ex, mn, mx, var)
+
+
+def _ideal(prep: Prepared, q: int) -> np.ndarray:
+    """The positive judged grades of query ``q``, descending (trec_eval's ideal list)."""
+    gains, start = prep.ideal
+    return np.asarray(gains[start[q]:start[q + 1]], dtype=np.float64)
+
+
+class _PerOrdering(Measure):
+    """A family computed per ordering on the document gains (:func:`per_ordering_stats`)."""
+
+    cutoff_allowed = False
+    bounds_refusal: ClassVar[str | None] = _REFUSAL
+
+    def ordering_values(self, prep: Prepared, q: int, A: np.ndarray) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def stats(self, prep: Prepared) -> Stats:
+        return per_ordering_stats(prep, prep.gain, lambda q, A: self.ordering_values(prep, q, A))
+
+
+@register
+class G(_PerOrdering):
+    """trec_eval's normalized gain G (``m_G.c``, experimental): each retrieved document of gain g
+    adds g / log2(2 + cost - gain so far), the cost growing by max(ideal gain, 1) per rank; over the
+    total ideal gain.
+
+    >>> from tierank.measures import parse_measure
+    >>> str(parse_measure("G"))
+    'G'
+    """
+
+    family = "G"
+    names = FamilyNames(trec_eval="G", ir_measures=None)
+    description = ("trec_eval's normalized gain G: sum of gain / log2(2 + ideal cost - gain so far) over the "
+                   "ideal gain (experimental; sampled for large tie groups)")
+
+    def ordering_values(self, prep: Prepared, q: int, A: np.ndarray) -> np.ndarray:
+        ideal = _ideal(prep, q)
+        total = float(np.cumsum(ideal)[-1]) if len(ideal) else 0.0
+        S, n = A.shape
+        if total <= 0.0 or n == 0:
+            return np.zeros(S)
+        pad = np.zeros(n)
+        pad[:min(n, len(ideal))] = ideal[:n]
+        cost = np.cumsum(np.maximum(pad, 1.0))
+        got = np.cumsum(A, axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(A != 0, A / np.log2((2.0 + cost)[None, :] - got), 0.0)
+        return np.cumsum(terms, axis=1)[:, -1] / total
+
+
+@register
+class nDCG_rel(_PerOrdering):
+    """trec_eval's ndcg_rel (``m_ndcg_rel.c``, experimental): nDCG averaged over the relevant
+    documents (positive gain), an unretrieved one counting the nDCG at the end of the list."""
+
+    family = "nDCG_rel"
+    names = FamilyNames(trec_eval="ndcg_rel", ir_measures=None)
+    description = ("trec_eval's ndcg_rel: nDCG at each relevant document, averaged over the relevant "
+                   "documents (experimental; sampled for large tie groups)")
+
+    def ordering_values(self, prep: Prepared, q: int, A: np.ndarray) -> np.ndarray:
+        ideal = _ideal(prep, q)
+        P = len(ideal)
+        S, n = A.shape
+        if P == 0:
+            return np.zeros(S)
+        rank = np.arange(n, dtype=np.float64)
+        zc = np.cumsum(ideal / np.log2(np.arange(P, dtype=np.float64) + 2.0))
+        z = zc[np.minimum(np.arange(n), P - 1)]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dcg = np.cumsum(np.where(A != 0, A / np.log2(rank + 2.0)[None, :], 0.0), axis=1)
+        pos = A > 0
+        s = np.cumsum(np.where(pos, dcg / z[None, :], 0.0), axis=1)[:, -1] if n else np.zeros(S)
+        h = pos.sum(axis=1)
+        end = dcg[:, -1] if n else np.zeros(S)
+        s = s + (P - h) * end / zc[-1]
+        return np.where(s > 0.0, s / P, 0.0)
+
+
+@register
+class BinG(Measure):
+    """trec_eval's binG (``m_binG.c``, experimental): sum over the relevant retrieved documents of
+    1 / log2(2 + non-relevant documents above it), over N+."""
+
+    family = "BinG"
+    names = FamilyNames(trec_eval="binG", ir_measures=None)
+    description = "trec_eval's binG: sum over relevant retrieved of 1/log2(2 + non-relevant above) / N+"
+    schema = (REL,)
+    cutoff_allowed = False
+    bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
+
+    def _value(self, prep: Prepared, rel: np.ndarray, cut: float) -> np.ndarray:
+        """The value of one arrangement (``rel`` per row in rank order)."""
+        inside = rel & (prep.pos < cut) if np.isfinite(cut) else rel
+        rows = np.flatnonzero(inside)
+        q = prep.qi[rows]
+        before = np.arange(len(rows)) - np.searchsorted(q, q, side="left")  # relevant above, same query
+        t = (prep.pos[rows] - before).astype(np.float64)  # non-relevant above
+        s = np.bincount(q, weights=1.0 / np.log2(2.0 + t), minlength=prep.nq)
+        return ratio(s, prep.nrel(self.level))
+
+    def stats(self, prep: Prepared) -> Stats:
+        level = self.level
+        cut = prep.cut(float("inf"))
+        rel = prep.relevant(level)
+        obl = self._value(prep, rel, cut)
+        lo = self._value(prep, prep.arrangement("pessimistic", "rel", level), cut)
+        hi = self._value(prep, prep.arrangement("optimistic", "rel", level), cut)
+        m = prep.gsize.astype(np.int64)
+        r = np.rint(prep.group_sum(rel.astype(np.float64))).astype(np.int64) if prep.n else m * 0
+        u = m - r
+        # non-relevant documents above each group, within its query
+        cu = np.cumsum(u) - u
+        qfirst = np.searchsorted(prep.gq, prep.gq, side="left")
+        B = cu - cu[qfirst] if len(cu) else cu
+        top = int((B + u).max()) + 2 if len(B) else 2
+        f = 1.0 / np.log2(2.0 + np.arange(top, dtype=np.float64))
+        F1 = np.concatenate(([0.0], np.cumsum(f)))
+        F2 = np.concatenate(([0.0], np.cumsum(f * f)))
+        T = F1[B + u + 1] - F1[B]
+        T2 = F2[B + u + 1] - F2[B]
+        mean1 = T / (u + 1)
+        e = np.bincount(prep.gq, weights=r * mean1, minlength=prep.nq)
+        mixed = (r > 0) & (u > 0)
+        var1 = T2 / (u + 1) - mean1 * mean1
+        pair = (T * T + T2) / ((u + 1.0) * (u + 2.0)) - mean1 * mean1
+        vg = np.where(mixed, r * var1 + r * (r - 1.0) * pair, 0.0)
+        nrel = prep.nrel(level)
+        var = ratio(np.maximum(np.bincount(prep.gq, weights=vg, minlength=prep.nq), 0.0), nrel * nrel)
+        stats = Stats(obl, ratio(e, nrel), lo, hi, var)
+        if not np.isfinite(cut) or not prep.n:
+            return stats
+        straddle = (prep.gpos0 < cut) & (prep.gpos0 + m > cut) & mixed
+        queries = np.unique(prep.gq[straddle])
+        if not len(queries):
+            return stats
+
+        def fn(q: int, A: np.ndarray) -> np.ndarray:
+            relq = A > 0
+            nonrel_above = np.cumsum(~relq, axis=1)  # inclusive; equal to exclusive at relevant ranks
+            with np.errstate(divide="ignore"):
+                terms = np.where(relq, 1.0 / np.log2(2.0 + nonrel_above), 0.0)
+            s = np.cumsum(terms, axis=1)[:, -1] if A.shape[1] else np.zeros(A.shape[0])
+            return np.asarray(ratio(s, np.full(len(s), nrel[q])))
+
+        return per_ordering_stats(prep, rel.astype(np.float64), fn, queries, exact_extremes=True, base=stats)
+
+
+def _checkpoints(ideal: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rndcg's cutoffs and their ideal DCGs (see the module docstring).
+
+    >>> k, z = _checkpoints(np.array([2.0, 2.0, 1.0]), 10)
+    >>> k.tolist(), z.round(4).tolist()
+    [2, 3, 10], [3.2619, 3.7619, 3.7619]
+    """
+    P = len(ideal)
+    if P == 0:
+        return np.zeros(0, np.int64), np.zeros(0)
+    zc = np.cumsum(ideal / np.log2(np.arange(P, dtype=np.float64) + 2.0))
+    nxt = np.append(ideal[1:], 0.0)
+    ks = np.flatnonzero(nxt != ideal) + 1  # k in 1..P with I_k != I_{k-1}
+    zs = zc[ks - 1]
+    if P + 1 < n:
+        ks, zs = np.append(ks, n), np.append(zs, zc[-1])
+    return ks, zs
+
+
+@register
+class RnDCG(Linear):
+    """trec_eval's Rndcg (``m_Rndcg.c``, experimental): the mean of nDCG at the R levels (the ranks
+    where the ideal gain changes, and the end of the list)."""
+
+    family = "RnDCG"
+    names = FamilyNames(trec_eval="Rndcg", ir_measures=None)
+    description = "trec_eval's Rndcg: mean of nDCG@k over the ranks k where the ideal gain changes (experimental)"
+    kind = "gain"
+    schema = (REL,)
+    cutoff_allowed = False
+    bounds_refusal = _REFUSAL
+
+    def weights(self, prep: Prepared, rows: np.ndarray):
+        def compute():
+            w = np.zeros(prep.n)
+            nrel = prep.nrel(self.level)
+            qret = prep.qret
+            for q in range(prep.nq):
+                if nrel[q] <= 0:
+                    continue
+                n = int(qret[q])
+                ks, zs = _checkpoints(_ideal(prep, q), n)
+                if not len(ks):
+                    continue
+                inv = 1.0 / zs
+                # suffix sums over checkpoints with k > i, for every rank i < n
+                tail = np.concatenate((np.cumsum(inv[::-1])[::-1], [0.0]))
+                at = np.searchsorted(ks, np.arange(n), side="right")  # first checkpoint with k > i
+                s = int(prep.qstart[q])
+                w[s:s + n] = tail[at] / np.log2(np.arange(n, dtype=np.float64) + 2.0) / len(ks)
+            return w
+
+        return prep.cached(("RnDCG-weights", self.level), compute)[rows]
+

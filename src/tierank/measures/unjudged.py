@@ -1,0 +1,126 @@
+r"""trec_eval's measures of the unjudged documents in a run: ``unj`` and ``rbp_resid``.
+
+Definitions (trec_eval 10, ``m_unjudged.c`` and ``m_rbp_resid.c``):
+
+* ``unj.k`` (:class:`Unj`, ``Unj@k``): the documents of the top :math:`k` that are not in the qrels
+  (or are judged -1 or -2, trec_eval's "not in the pool" and "unjudged" values), divided by
+  :math:`k`, also when fewer than :math:`k` are retrieved (the missing ones count as judged
+  non-relevant).  trec_eval's default cutoffs are 5, 10 and 20.  Not tierank's ``Judged@k``,
+  which divides the judged ones by min(k, retrieved).
+* ``rbp_resid`` (:class:`RBP_resid`): RBP's residual (Moffat & Zobel 2008), the most that the
+  unjudged retrieved documents (grade < 0 or not in the qrels) and the ranks past the list could
+  add: :math:`(1-p)\sum_{i\ \text{unjudged}} p^{i} + p^{n}` (0-based ranks, :math:`n` retrieved),
+  and 0 when no retrieved document is unjudged (trec_eval sets it only then).  Default
+  :math:`p = 0.9` in trec_eval (``rbp_resid.p=0.8`` changes it).
+
+Statistics over tie orderings, exact:
+
+* ``Unj`` is a sum over ranks with weight 1 up to :math:`k`: :class:`tierank.measures.linear.Linear`.
+* ``RBP_resid`` is :math:`X + c\,[X > 0]` with :math:`X = (1-p)\sum_i p^i u_i` (a
+  :class:`Linear` sum) and :math:`c = p^n` fixed.  Whether any unjudged document is retrieved
+  depends on the ordering only through a tie group cut by the depth limit (``-M``): with
+  :math:`P_0` the probability that none is above the limit (hypergeometric, 0 or 1 without such
+  a group), :math:`E = E[X] + c(1-P_0)` and, as :math:`E[X\,[X>0]] = E[X]`,
+  :math:`Var = Var[X] + c^2 P_0(1-P_0) + 2cE[X]P_0`.  The value is increasing in :math:`X`, so
+  min and max are those of :math:`X`'s extreme arrangements.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ties import Prepared
+from .base import FamilyNames, Measure, Param, Stats, register
+from .kernels import log_factorials
+from .linear import Linear
+
+__all__ = ["Unj", "RBP_resid", "unjudged_rows"]
+
+
+def unjudged_rows(prep: Prepared, any_negative: bool = False) -> np.ndarray:
+    """Per row (policy order): 1.0 where trec_eval counts the document unjudged: not in the qrels or
+    graded -1 / -2 (``unj``), or any negative grade (``any_negative``: ``rbp_resid``)."""
+    g = prep.grade
+    neg = np.nan_to_num(g, nan=0.0)
+    bad = (neg < 0) if any_negative else ((neg == -1) | (neg == -2))
+    return (np.isnan(g) | bad).astype(np.float64)
+
+
+@register
+class Unj(Linear):
+    """trec_eval's unj at k: unjudged documents in the top k over k."""
+
+    family = "Unj"
+    names = FamilyNames(trec_eval_cut="unj", trec_eval_cutoffs=(5, 10, 20), ir_measures=None)
+    description = "unjudged documents in the top k / k (trec_eval unj; missing ranks count judged)"
+    cutoff_required = True
+
+    def values(self, prep: Prepared):
+        return unjudged_rows(prep)
+
+    def weights(self, prep: Prepared, rows: np.ndarray):
+        return np.ones(len(rows))
+
+    def denominator(self, prep: Prepared):
+        return float(self.required_cutoff)
+
+    def unjudged_bounds(self, prep: Prepared, stats: Stats) -> tuple[np.ndarray, np.ndarray]:
+        """It does not depend on the relevance of the unjudged documents: its own min and max."""
+        return stats.min, stats.max
+
+
+class _Unjudged(Linear):
+    """(1-p) sum_i p^i u_i over the unjudged retrieved documents (RBP_resid's sum)."""
+
+    family = "_Unjudged"
+    schema = (Param("p", float, 0.8, "persistence", always_shown=True, low=0.0, high=1.0, open="both"),)
+
+    def values(self, prep: Prepared):
+        return unjudged_rows(prep, any_negative=True)
+
+    def weights(self, prep: Prepared, rows: np.ndarray):
+        p = self.param("p")
+        return (1.0 - p) * np.power(p, prep.pos[rows].astype(np.float64))
+
+
+@register
+class RBP_resid(Measure):
+    """trec_eval's rbp_resid: RBP's residual from the unjudged documents and the ranks past the list."""
+
+    family = "RBP_resid"
+    names = FamilyNames(trec_eval="rbp_resid", ir_measures=None)
+    description = ("RBP residual (trec_eval rbp_resid): (1-p) sum of p^(i-1) over unjudged ranks + p^retrieved, "
+                   "0 with none unjudged")
+    schema = (Param("p", float, 0.8, "persistence", always_shown=True, low=0.0, high=1.0, open="both"),)
+    cutoff_allowed = False
+    bounds_refusal = "it is itself a bound on what the unjudged documents could add"
+
+    def stats(self, prep: Prepared) -> Stats:
+        p = self.param("p")
+        x = _Unjudged(params=(("p", p),)).stats(prep)
+        c = np.power(p, prep.qret.astype(np.float64))
+        u = unjudged_rows(prep, any_negative=True)
+        cut = prep.cut(float("inf"))
+        m = prep.gsize.astype(np.int64)
+        ug = np.rint(prep.group_sum(u)).astype(np.int64) if prep.n else m * 0
+        inside = prep.gpos0 + m <= cut
+        fixed = np.bincount(prep.gq, weights=np.where(inside, ug, 0), minlength=prep.nq)
+        p0 = (fixed == 0).astype(np.float64)
+        strad = np.flatnonzero((prep.gpos0 < cut) & ~inside)
+        if len(strad):
+            lf = log_factorials(int(m[strad].max()))
+            L = (cut - prep.gpos0[strad]).astype(np.int64)
+            mm, uu = m[strad], ug[strad]
+            ok = mm - uu >= L
+            lp = np.where(ok, lf[np.where(ok, mm - uu, 0)] - lf[np.where(ok, mm - uu - L, 0)] - lf[mm] + lf[mm - L], 0.0)
+            none = np.where(uu == 0, 1.0, np.where(ok, np.exp(lp), 0.0))
+            q = prep.gq[strad]
+            p0[q] = np.where(fixed[q] == 0, none, 0.0)
+
+        def val(v: np.ndarray) -> np.ndarray:
+            return np.where(v > 0, v + c, 0.0)
+
+        expected = x.expected + c * (1.0 - p0)
+        var = x.var + c * c * p0 * (1.0 - p0) + 2.0 * c * x.expected * p0
+        return Stats(val(x.oblivious), np.where(expected > 0, expected, 0.0), val(x.min), val(x.max),
+                     np.maximum(var, 0.0))
