@@ -9,8 +9,20 @@ family implements is :class:`tierank.measures.base.Measure`; shared numeric
 helpers are in :mod:`tierank.measures.kernels`.
 """
 
-from . import ap, bpref, counts, err, gmap, iprec, linear, names, rank, sampling  # noqa: F401  (registration; names: trec_eval's names for parse_measure)
-from . import trec_gain, unjudged  # noqa: F401  (registration: trec_eval's G, binG, ndcg_rel, Rndcg, unj, rbp_resid)
+from . import (  # noqa: F401  (registration; names: trec_eval's names for parse_measure)
+                   ap,
+                   bpref,
+                   counts,
+                   err,
+                   gmap,
+                   iprec,
+                   linear,
+                   names,
+                   rank,
+                   sampling,
+                   trec_gain,
+                   unjudged,
+)
 from .base import (
                    MAX_CUTOFF,
                    REGISTRY,

@@ -329,7 +329,7 @@ def _checkpoints(ideal: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
 
     >>> k, z = _checkpoints(np.array([2.0, 2.0, 1.0]), 10)
     >>> k.tolist(), z.round(4).tolist()
-    [2, 3, 10], [3.2619, 3.7619, 3.7619]
+    ([2, 3, 10], [3.2619, 3.7619, 3.7619])
     """
     P = len(ideal)
     if P == 0:

@@ -1,0 +1,303 @@
+"""trec_eval's G, binG, ndcg_rel, Rndcg (measures/trec_gain.py) and unj, rbp_resid (measures/unjudged.py)
+against brute force over every tie ordering.
+
+The reference ports trec_eval 10's C loops literally (m_G.c, m_binG.c, m_ndcg_rel.c, m_Rndcg.c,
+m_unjudged.c, m_rbp_resid.c, with gain_init.c's default gains): one ranked list of qrels values
+(-1 for a document not in the qrels, trec_eval's RELVALUE_NONPOOL) -> the value.  Every statistic
+is compared on the small hypothesis collections, where G and ndcg_rel are enumerated (exact);
+a large tie group checks their sampled path within 5 standard errors.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import tierank
+from measures.strategies import collection
+from reference import ordered, orderings
+from tierank.measures import parse_measure
+
+TOL = 1e-9
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+MEASURES = ["G", "BinG", "BinG(rel=2)", "nDCG_rel", "RnDCG", "RnDCG(rel=2)", "Unj@1", "Unj@3", "Unj@10",
+            "RBP_resid(p=0.9)", "RBP_resid(p=0.5)"]
+
+
+# -- reference: trec_eval's loops ----------------------------------------------------------------
+def _ideal_levels(qgrades):
+    """gain_init.c's setup_gains with default gains: (gain, count) per level 0..max, sorted by gain."""
+    top = int(max([g for g in qgrades if g >= 0], default=-1))
+    return [(float(i), sum(1 for g in qgrades if g == i)) for i in range(top + 1)]
+
+
+class _Ideal:
+    """The ideal-gain walk shared by m_G.c, m_ndcg_rel.c and m_Rndcg.c."""
+
+    def __init__(self, qgrades):
+        self.levels = _ideal_levels(qgrades)
+        self.cur = len(self.levels) - 1
+        self.gain = self.levels[self.cur][0] if self.cur >= 0 else 0.0
+        self.num = 0
+
+    def step(self):
+        self.num += 1
+        while self.cur >= 0 and self.num > self.levels[self.cur][1]:
+            self.num = 1
+            self.cur -= 1
+            self.gain = self.levels[self.cur][0] if self.cur >= 0 else 0.0
+        return self.gain
+
+
+def _gain(rel):
+    return float(rel) if rel >= 0 else 0.0
+
+
+def te_G(rels, qgrades):
+    ideal = _Ideal(qgrades)
+    results_g = sum_results = sum_ideal = sum_cost = 0.0
+    i = 0
+    n = len(rels)
+    while i < n and ideal.gain > 0.0:
+        g = _gain(rels[i])
+        sum_results += g
+        ig = ideal.step()
+        if ig > 0.0:
+            sum_ideal += ig
+        sum_cost += ig if ig >= 1.0 else 1.0
+        if g != 0:
+            results_g += g / math.log2(2 + sum_cost - sum_results)
+        i += 1
+    while i < n:
+        g = _gain(rels[i])
+        sum_results += g
+        sum_cost += 1.0
+        if g != 0:
+            results_g += g / math.log2(2 + sum_cost - sum_results)
+        i += 1
+    while ideal.gain > 0.0:
+        ig = ideal.step()
+        if ig > 0.0:
+            sum_ideal += ig
+    return results_g / sum_ideal if sum_ideal > 0.0 else 0.0
+
+
+def te_binG(rels, nrel, level=1):
+    found, total = 0, 0.0
+    for i, r in enumerate(rels):
+        if r >= level:
+            found += 1
+            total += 1.0 / math.log2(3 + i - found)
+    return total / nrel if found else 0.0
+
+
+def te_ndcg_rel(rels, qgrades):
+    ideal = _Ideal(qgrades)
+    dcg = idcg = total = 0.0
+    nrr = nrel = 0
+    i, n = 0, len(rels)
+    while i < n and ideal.gain > 0.0:
+        g = _gain(rels[i])
+        if g != 0:
+            dcg += g / math.log2(i + 2)
+        ig = ideal.step()
+        if ig > 0.0:
+            nrel += 1
+            idcg += ig / math.log2(i + 2)
+        if g > 0:
+            total += dcg / idcg
+            nrr += 1
+        i += 1
+    while i < n:
+        g = _gain(rels[i])
+        if g != 0:
+            dcg += g / math.log2(i + 2)
+        if g > 0:
+            total += dcg / idcg
+            nrr += 1
+        i += 1
+    while ideal.gain > 0.0:
+        ig = ideal.step()
+        if ig > 0.0:
+            nrel += 1
+            idcg += ig / math.log2(i + 2)
+        i += 1
+    if nrel == nrr:
+        pass
+    else:
+        total += (nrel - nrr) * dcg / idcg
+    return total / nrel if total > 0.0 else 0.0
+
+
+def te_Rndcg(rels, qgrades, nrel):
+    if nrel == 0:
+        return 0.0
+    ideal = _Ideal(qgrades)
+    dcg = idcg = total = 0.0
+    old = ideal.gain
+    changes = 0
+    i, n = 0, len(rels)
+    while i < n and ideal.gain > 0.0:
+        g = _gain(rels[i])
+        ig = ideal.step()
+        if old != ig:
+            if idcg > 0.0:
+                total += dcg / idcg
+                changes += 1
+            old = ig
+        if g != 0:
+            dcg += g / math.log2(i + 2)
+        if ig > 0.0:
+            idcg += ig / math.log2(i + 2)
+        i += 1
+    if i < n:
+        while i < n:
+            g = _gain(rels[i])
+            if g != 0:
+                dcg += g / math.log2(i + 2)
+            i += 1
+        if idcg > 0.0:
+            total += dcg / idcg
+            changes += 1
+    while ideal.gain > 0.0:
+        ig = ideal.step()
+        if old != ig:
+            if idcg > 0.0:
+                total += dcg / idcg
+                changes += 1
+            old = ig
+        if ig > 0.0:
+            idcg += ig / math.log2(i + 2)
+        i += 1
+    return total / changes if changes else 0.0
+
+
+def te_unj(rels, k):
+    return sum(1 for r in rels[:k] if r in (-1, -2)) / k
+
+
+def te_rbp_resid(rels, p):
+    unj, total, cur = 0, 0.0, 1.0
+    for r in rels:
+        if r < 0:
+            unj += 1
+            total += cur
+        cur *= p
+    return cur + (1 - p) * total if unj else 0.0
+
+
+def reference(measure: str, grades, qgrades, depth=None):
+    """One ranked list (``grades``: qrels grade or None per rank) -> trec_eval's value."""
+    m = parse_measure(measure)
+    rels = [-1 if g is None else int(g) for g in grades][:depth]
+    level = m.param("rel") if any(p.name == "rel" for p in m.schema) and m.param("rel") is not None else 1
+    nrel = sum(1 for g in qgrades if g >= level)
+    fam = m.family
+    if fam == "G":
+        return te_G(rels, qgrades)
+    if fam == "BinG":
+        return te_binG(rels, nrel, level)
+    if fam == "nDCG_rel":
+        return te_ndcg_rel(rels, qgrades)
+    if fam == "RnDCG":
+        return te_Rndcg(rels, qgrades, nrel)
+    if fam == "Unj":
+        return te_unj(rels, m.cutoff)
+    if fam == "RBP_resid":
+        return te_rbp_resid(rels, m.param("p"))
+    raise ValueError(measure)
+
+
+def _qgrades(docs, extra):
+    return [g for _, _, g in docs if g is not None] + list(extra.values())
+
+
+def check(res, qs, qrels, measures, depth=None):
+    pq = res.per_query().set_index(["query", "measure"])
+    for i, (docs, extra) in enumerate(qs):
+        q = f"q{i}"
+        if q not in qrels:
+            continue
+        qg = _qgrades(docs, extra)
+        for meas in measures:
+            row = pq.loc[(q, str(parse_measure(meas)))]
+            vals = [reference(meas, [g for _, _, g in o], qg, depth) for o in orderings(docs)]
+            ref = {"expected": statistics.fmean(vals), "min": min(vals), "max": max(vals),
+                   "std": statistics.pstdev(vals)}
+            for stat in ("expected", "min", "max"):
+                assert math.isclose(row[stat], ref[stat], abs_tol=TOL), (q, meas, stat, row[stat], ref, docs, extra)
+            assert math.isclose(row["std"], ref["std"], abs_tol=1e-9), (q, meas, row["std"], ref, docs, extra)
+            if ref["min"] == ref["max"]:
+                assert row["std"] == 0.0 and row["expected"] == row["min"] == row["max"], (q, meas, row)
+            obl = reference(meas, [g for _, _, g in ordered(docs, "trec_eval")], qg, depth)
+            assert math.isclose(row["oblivious"], obl, abs_tol=TOL), (q, meas, row["oblivious"], obl, docs)
+
+
+@SETTINGS
+@given(collection())
+def test_match_brute_force(data):
+    qs, run, qrels = data
+    assume(qrels)
+    check(tierank.evaluate(qrels, run, MEASURES), qs, qrels, MEASURES)
+
+
+@SETTINGS
+@given(collection(), st.integers(1, 6))
+def test_depth_limit_through_tie_groups_matches_brute_force(data, depth):
+    """trec_eval -M: a tie group cut by the depth limit (binG enumerates such a query; rbp_resid's
+    indicator of an unjudged document becomes random)."""
+    qs, run, qrels = data
+    assume(qrels)
+    check(tierank.evaluate(qrels, run, MEASURES, max_depth=depth), qs, qrels, MEASURES, depth)
+
+
+def test_large_tie_group_is_sampled_within_five_standard_errors():
+    """One group of 12 documents (grades 3, 2, 2, 1, 1, 1, 0 ...): 12!/(1!2!3!6!) = 55440
+    orderings, more than ENUMERATE: G and ndcg_rel are sampled, binG and Rndcg stay exact."""
+    grades = [3, 2, 2, 1, 1, 1, 0, 0, 0, 0, 0, 0]
+    qrels = {"q": {f"d{i}": g for i, g in enumerate(grades)}}
+    run = {"q": {f"d{i}": 1.0 for i in range(len(grades))}}
+    rng = np.random.default_rng(7)
+    sims = {m: [] for m in ("G", "nDCG_rel")}
+    for _ in range(20000):
+        perm = [grades[j] for j in rng.permutation(len(grades))]
+        sims["G"].append(te_G(perm, grades))
+        sims["nDCG_rel"].append(te_ndcg_rel(perm, grades))
+    res = tierank.evaluate(qrels, run, ["G", "nDCG_rel", "BinG", "RnDCG"], samples=2000, seed=5)
+    pq = res.per_query().set_index("measure")
+    for m, vals in sims.items():
+        row = pq.loc[m]
+        mu, sd = statistics.fmean(vals), statistics.pstdev(vals)
+        assert abs(row["expected"] - mu) <= 5 * sd / math.sqrt(2000) + 5 * sd / math.sqrt(20000), (m, row, mu)
+        assert math.isclose(row["std"], sd, rel_tol=0.1), (m, row["std"], sd)
+        assert min(vals) - 1e-12 <= row["max"] and row["min"] <= max(vals) + 1e-12
+    summary = res.summary(parse_measure("G"))
+    assert summary.method == "sampled"
+    assert res.summary(parse_measure("BinG")).method == "exact"
+    assert res.summary(parse_measure("RnDCG")).method == "exact"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("G", ["G"]), ("binG", ["BinG"]), ("ndcg_rel", ["nDCG_rel"]), ("Rndcg", ["RnDCG"]),
+    ("unj", ["Unj@5", "Unj@10", "Unj@20"]), ("unj.3", ["Unj@3"]),
+    ("rbp_resid", ["RBP_resid(p=0.9)"]), ("rbp_resid.p=0.5", ["RBP_resid(p=0.5)"]),
+])
+def test_trec_eval_names(text, expected):
+    from tierank.measures.names import plan, trec_name
+
+    p = plan([text])
+    assert [str(m) for m in p.measures] == expected
+    assert [trec_name(m) for m in p.measures] == [e.name for e in p.entries]
+
+
+def test_gain_maps_are_refused():
+    from tierank.errors import TierankInputError
+    from tierank.measures.names import plan
+
+    with pytest.raises(TierankInputError, match="not supported"):
+        plan(["G.1=3"])
