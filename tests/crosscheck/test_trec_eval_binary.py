@@ -256,12 +256,14 @@ def test_min_max_are_trec_eval_values_of_the_extreme_orderings(trec_eval, bf16_d
     """tierank's ``--stat min`` (``max``) on a bf16 run, where ties are everywhere, is what trec_eval
     prints for the same run with every tie group in its worst (best) order: the extremes are
     attained, per query and in ``all``.  num_nonrel_judged_ret is left out of this check: with -M a
-    tie straddling the cut makes its min/max orderings differ from the measures' worst/best."""
+    tie straddling the cut makes its min/max orderings differ from the measures' worst/best; so are
+    unj and rbp_resid, which count unjudged documents: their max is at the ordering that puts the
+    unjudged ones first, the grade-sorted worst ordering (brute force: tests/measures/test_trec_gain.py)."""
     _, qrels, run = next(p for p in PAIRS if p[0] == name)
     r = bf16_dir / run.replace("/", "__")
     te_run = arranged(r, DATA / qrels, tmp_path / "arranged.run", best=stat == "max")
     _check(compare(trec_eval, DATA / qrels, r, flags, graded=name in GRADED, stat=stat, te_run=te_run,
-                   skip=frozenset({"num_nonrel_judged_ret"})))
+                   skip=frozenset({"num_nonrel_judged_ret", "unj", "rbp_resid"})))
 
 
 def test_bf16_runs_are_tied(bf16_dir):

@@ -132,6 +132,11 @@ def eval_cmd(
     for line in plan.notes:
         note(line)
     measures = plan.measures
+    strings = [m for m in measures if getattr(m, "string_valued", False)]
+    if strings and not trec:  # relstring is a string per query: only trec_eval's layout prints it
+        note(f"{', '.join(plan.name_of(m) for m in strings)}: a string per query, printed by --format trec_eval "
+             "only; left out")
+        measures = [m for m in measures if m not in strings]
     # the table shows judgment coverage next to the measures when the top 10 is incomplete
     judged10 = "Judged@10" in texts or any(str(m) == "Judged@10" for m in measures)
     add_judged = fmt is EvalFmt("table") and unjudged is not Unjudged("condensed") and not judged10

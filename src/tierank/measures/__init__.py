@@ -4,7 +4,8 @@
 ``rank``: RR, Success (first relevant document); ``ap``: AP; ``bpref``: Bpref; ``err``: ERR;
 ``counts``: NumQ, NumRet, NumRel, NumRelRet, NumNonRelJudgedRet, SetP, SetR, SetF, SetAP;
 ``iprec``: IPrec, IPrecAvg; ``gmap``: GMAP (with ``sampling``, the labelled sampled estimates);
-``trec_gain``: G, BinG, nDCG_rel, RnDCG; ``unjudged``: Unj, RBP_resid (trec_eval's measures of the same names).  The contract a
+``trec_gain``: G, BinG, nDCG_rel, RnDCG; ``unjudged``: Unj, RBP_resid;
+``relstring``: RelString (trec_eval's measures of the same names).  The contract a
 family implements is :class:`tierank.measures.base.Measure`; shared numeric
 helpers are in :mod:`tierank.measures.kernels`.
 """
@@ -19,6 +20,7 @@ from . import (  # noqa: F401  (registration; names: trec_eval's names for parse
                    linear,
                    names,
                    rank,
+                   relstring,
                    sampling,
                    trec_gain,
                    unjudged,

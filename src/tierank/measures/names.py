@@ -37,8 +37,10 @@ Semantics (checked against the real trec_eval 10 by ``tests/crosscheck/test_trec
   only: ``G.1=3`` is refused) map to ``G``, ``BinG``, ``nDCG_rel``, ``RnDCG``
   (:mod:`tierank.measures.trec_gain`); ``unj.5,10`` to ``Unj@5``, ``Unj@10`` (default cutoffs 5, 10,
   20) and ``rbp_resid`` / ``rbp_resid.p=0.8`` to ``RBP_resid(p=0.9)`` / ``RBP_resid(p=0.8)``
-  (:mod:`tierank.measures.unjudged`).
-* Measures of ``all_trec`` tierank does not implement (relstring, infAP, gm_bpref, Rprec_mult,
+  (:mod:`tierank.measures.unjudged`); ``relstring`` to ``RelString@10``, a string per query
+  (the tie-oblivious ordering's; :mod:`tierank.measures.relstring`) that only ``--format trec_eval``
+  prints (``relstring.N`` is refused).
+* Measures of ``all_trec`` tierank does not implement (infAP, gm_bpref, Rprec_mult,
   utility, relative_P, set_relative_P) are left out of the nickname with a note
   (:attr:`Plan.left_out`); asked for by name they are an error.
 * ``-N`` (documents in the collection) is read by trec_eval's ``utility`` only: accepted, no effect.
@@ -157,6 +159,7 @@ _SPECIAL: dict[str, _Spec] = {
     "G": _Spec("pairs", lambda p: "G" if p is None else None),
     "ndcg_rel": _Spec("pairs", lambda p: "nDCG_rel" if p is None else None),
     "Rndcg": _Spec("pairs", lambda p: "RnDCG" if p is None else None),
+    "relstring": _Spec("doubles", lambda p: "RelString@10" if p is None else None),
 }
 
 
@@ -185,7 +188,6 @@ def _specs() -> dict[str, _Spec]:
 
 
 _NOT_IMPLEMENTED = {
-    "relstring": "the relevance string of the top 10 (not a number)",
     "infAP": "inferred AP (sampled judgments)",
     "gm_bpref": "geometric mean of bpref",
     "Rprec_mult": "precision at multiples of R",
@@ -484,6 +486,8 @@ def trec_name(m: Measure) -> str | None:
             return None
         p = m.param("p")
         return "rbp" if p == 0.9 else f"rbp_p={_fmt_num(p)}"
+    if fam == "RelString":
+        return "relstring" if m.cutoff == 10 else None
     if fam == "RBP_resid":
         p = m.param("p")
         return "rbp_resid" if p == 0.9 else f"rbp_resid_p={_fmt_num(p)}"

@@ -48,7 +48,9 @@ def render_trec_eval(result, *, plan=None, stat: str = "oblivious", per_query: b
     that is a mean (a sum for counts) is computed as trec_eval computes it, the per-query values
     added in query order and divided once, so that its last printed digit is trec_eval's where the
     exact mean lies on a rounding boundary (e.g. 1177/4000 = 0.29425); it differs from the record's
-    aggregate by a few units in the 16th digit at most.
+    aggregate by a few units in the 16th digit at most.  A string measure (``relstring``,
+    :mod:`tierank.measures.relstring`) prints ``'%s'`` per query only: the tie-oblivious ordering's
+    string, with ``min`` / ``max`` the pessimistic / optimistic arrangement's, nothing for the others.
 
     Examples
     --------
@@ -74,6 +76,11 @@ def render_trec_eval(result, *, plan=None, stat: str = "oblivious", per_query: b
             m = e.measure
             if m is None or getattr(m, "summary_only", False):
                 continue
+            if getattr(m, "string_valued", False):  # relstring: '%s' per query, of the stat's ordering
+                which = {"oblivious": "policy", "min": "pessimistic", "max": "optimistic"}.get(stat)
+                if which is not None:
+                    cols.append((f"{e.name:<22}", [f"'{t}'" for t in result.stats[m].texts[which]]))
+                continue
             v = _stat_column(result.stats[m], stat)
             count = getattr(m, "is_count", False)
             vals = v.tolist()
@@ -89,6 +96,8 @@ def render_trec_eval(result, *, plan=None, stat: str = "oblivious", per_query: b
                 lines.append(f"{e.name:<22}\tall\t{n if stat in ('oblivious', 'expected', 'min', 'max') else 0}")
                 continue
             m = e.measure
+            if getattr(m, "string_valued", False):  # relstring: per query only, as trec_eval
+                continue
             value = agg[str(m)][stat]
             count = getattr(m, "is_count", False)
             if stat != "std" and n and m.aggregate(result.stats[m]).linear:

@@ -1,0 +1,81 @@
+"""trec_eval's ``relstring``: the relevance values of the top N (default 10) as a string, per query.
+
+Definition (trec_eval 10, ``m_relstring.c``): one character per retrieved document of the top
+:math:`\\min(N, n)`: the grade when it is 0..9, ``>`` above 9, ``-`` for a document not in the qrels
+(or graded -1, trec_eval's RELVALUE_NONPOOL), ``.`` for grade -2 (RELVALUE_UNJUDGED), ``<`` for any
+other negative grade.  trec_eval prints it for each query only (``relstring  <tab> qid <tab> '0-12'``),
+never in the summary.
+
+A string has no expectation, variance or mean over queries.  Over the tie orderings its tie-aware
+form is the set of strings the orderings give; tierank reports the string of the **tie-oblivious**
+ordering (the evaluation's tie-break), and with ``--stat min`` / ``--stat max`` those of the
+pessimistic / optimistic arrangements (each tie group's grades ascending / descending: the orderings
+at which the numeric measures' min and max are attained).  Its numeric statistics are NaN: only
+``--format trec_eval`` prints it (with ``-q``); the other formats leave it out with a note.  In
+Python the strings are :attr:`RelStats.texts` of ``result.stats[RelString@10]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from ..ties import Prepared
+from .base import FamilyNames, Measure, Stats, register
+
+__all__ = ["RelString", "RelStats", "relchar"]
+
+
+def relchar(grade: float) -> str:
+    """trec_eval's character of one grade (NaN: not in the qrels).
+
+    >>> "".join(relchar(g) for g in (0.0, 3.0, 12.0, float("nan"), -1.0, -2.0, -5.0))
+    '03>--.<'
+    """
+    if np.isnan(grade):
+        return "-"
+    g = int(grade)
+    if g > 9:
+        return ">"
+    if g >= 0:
+        return chr(ord("0") + g)
+    return "-" if g == -1 else "." if g == -2 else "<"
+
+
+@dataclass
+class RelStats(Stats):
+    """:class:`Stats` (all NaN) plus the strings per query of the ``policy`` (tie-oblivious),
+    ``pessimistic`` and ``optimistic`` arrangements."""
+
+    texts: dict[str, list[str]] = field(default_factory=dict)
+
+
+@register
+class RelString(Measure):
+    """trec_eval's relstring: the grades of the top k as a string (printed by --format trec_eval only)."""
+
+    family = "RelString"
+    names = FamilyNames(ir_measures=None)
+    description = ("trec_eval's relstring: the grades of the top k as a string, tie-oblivious ordering "
+                   "(--format trec_eval -q only; not a number)")
+    cutoff_required = True
+    bounds_refusal = "it is a string, not a number"
+    #: its value is a string (:class:`RelStats`), printed by --format trec_eval only
+    string_valued: ClassVar[bool] = True
+
+    def stats(self, prep: Prepared) -> Stats:
+        k = prep.cut(self.k)
+        nan = np.full(prep.nq, np.nan)
+        key = np.where(np.isnan(prep.grade), -1.0, prep.grade)  # not in the qrels: as grade -1
+        texts = {}
+        for which in ("policy", "pessimistic", "optimistic"):
+            g = prep.grade if which == "policy" else prep.sorted_in_groups(key, which)  # type: ignore[arg-type]
+            out = []
+            for q in range(prep.nq):
+                s, e = int(prep.qstart[q]), int(prep.qstart[q + 1])
+                e = min(e, s + int(min(k, e - s)))
+                out.append("".join(relchar(x) for x in g[s:e].tolist()))
+            texts[which] = out
+        return RelStats(nan, nan.copy(), nan.copy(), nan.copy(), nan.copy(), texts=texts)
