@@ -17,7 +17,7 @@ BRUTE_FORCE: dict[str, list[str]] = {
     "tests/measures/test_bruteforce.py": list(test_bruteforce.MEASURES),
     "tests/measures/test_families_exact.py": test_families_exact.EXACT + test_families_exact.COUNTS,
     "tests/measures/test_families_sampled.py": list(test_families_sampled.MEASURES),
-    "tests/measures/test_trec_gain.py": list(test_trec_gain.MEASURES),
+    "tests/measures/test_trec_gain.py": list(test_trec_gain.MEASURES) + list(test_trec_gain.STRINGS),
 }
 
 

@@ -27,6 +27,7 @@ TOL = 1e-9
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MEASURES = ["G", "BinG", "BinG(rel=2)", "nDCG_rel", "RnDCG", "RnDCG(rel=2)", "Unj@1", "Unj@3", "Unj@10",
             "RBP_resid(p=0.9)", "RBP_resid(p=0.5)"]
+STRINGS = ["RelString@10", "RelString@3"]
 
 
 # -- reference: trec_eval's loops ----------------------------------------------------------------
@@ -301,3 +302,49 @@ def test_gain_maps_are_refused():
 
     with pytest.raises(TierankInputError, match="not supported"):
         plan(["G.1=3"])
+
+
+def te_relstring(rels, k):
+    """m_relstring.c: one character per rank of the top k."""
+    out = []
+    for r in rels[:k]:
+        out.append(">" if r > 9 else str(r) if r >= 0 else "-" if r == -1 else "." if r == -2 else "<")
+    return "".join(out)
+
+
+@SETTINGS
+@given(collection(), st.sampled_from([None, 2]))
+def test_relstring_against_every_ordering(data, depth):
+    """The oblivious string is trec_eval's on the tie-broken ranking; the min / max strings (the
+    pessimistic / optimistic arrangements) are strings of actual orderings."""
+    qs, run, qrels = data
+    assume(qrels)
+    res = tierank.evaluate(qrels, run, STRINGS, max_depth=depth)
+    for meas in STRINGS:
+        m = parse_measure(meas)
+        st_ = res.stats[m]
+        for i, (docs, _extra) in enumerate(qs):
+            q = f"q{i}"
+            if q not in res.qids:
+                continue
+            at = res.qids.index(q)
+
+            def rels(o):
+                return [-1 if g is None else int(g) for _, _, g in o][:depth]
+
+            every = {te_relstring(rels(o), m.cutoff) for o in orderings(docs)}
+            assert st_.texts["policy"][at] == te_relstring(rels(ordered(docs, "trec_eval")), m.cutoff)
+            assert st_.texts["pessimistic"][at] in every and st_.texts["optimistic"][at] in every
+
+
+def test_relstring_prints_in_trec_eval_layout_only():
+    from tierank.report.formats.trec_eval import render_trec_eval
+
+    res = tierank.evaluate({"q": {"a": 2, "b": 0, "c": -2}}, {"q": {"a": 1.0, "b": 1.0, "c": 0.5, "x": 0.1}},
+                           ["relstring", "binG"])
+    out = render_trec_eval(res, per_query=True)
+    assert out.splitlines()[0] == "relstring             \tq\t'02.-'"
+    assert not any(ln.startswith("relstring") and "\tall\t" in ln for ln in out.splitlines())
+    assert render_trec_eval(res, per_query=True, stat="min").splitlines()[0].endswith("'02.-'")
+    assert render_trec_eval(res, per_query=True, stat="max").splitlines()[0].endswith("'20.-'")
+    assert "relstring" not in render_trec_eval(res, per_query=True, stat="expected")

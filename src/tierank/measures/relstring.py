@@ -71,7 +71,7 @@ class RelString(Measure):
         key = np.where(np.isnan(prep.grade), -1.0, prep.grade)  # not in the qrels: as grade -1
         texts = {}
         for which in ("policy", "pessimistic", "optimistic"):
-            g = prep.grade if which == "policy" else prep.sorted_in_groups(key, which)  # type: ignore[arg-type]
+            g = prep.grade if which == "policy" else prep.sorted_in_groups(key, which)
             out = []
             for q in range(prep.nq):
                 s, e = int(prep.qstart[q]), int(prep.qstart[q + 1])
