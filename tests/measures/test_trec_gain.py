@@ -195,7 +195,7 @@ def te_rbp_resid(rels, p):
 def reference(measure: str, grades, qgrades, depth=None):
     """One ranked list (``grades``: qrels grade or None per rank) -> trec_eval's value."""
     m = parse_measure(measure)
-    rels = [-1 if g is None else int(g) for g in grades][:depth]
+    rels = [-1 if g is None else -2 if g < 0 else int(g) for g in grades][:depth]  # form_res_rels.c
     level = m.param("rel") if any(p.name == "rel" for p in m.schema) and m.param("rel") is not None else 1
     nrel = sum(1 for g in qgrades if g >= level)
     fam = m.family
@@ -305,7 +305,7 @@ def test_gain_maps_are_refused():
 
 
 def te_relstring(rels, k):
-    """m_relstring.c: one character per rank of the top k."""
+    """m_relstring.c: one character per rank of the top k (-1: not in the qrels; -2: negative grade)."""
     out = []
     for r in rels[:k]:
         out.append(">" if r > 9 else str(r) if r >= 0 else "-" if r == -1 else "." if r == -2 else "<")
@@ -330,7 +330,7 @@ def test_relstring_against_every_ordering(data, depth):
             at = res.qids.index(q)
 
             def rels(o):
-                return [-1 if g is None else int(g) for _, _, g in o][:depth]
+                return [-1 if g is None else -2 if g < 0 else int(g) for _, _, g in o][:depth]
 
             every = {te_relstring(rels(o), m.cutoff) for o in orderings(docs)}
             assert st_.texts["policy"][at] == te_relstring(rels(ordered(docs, "trec_eval")), m.cutoff)

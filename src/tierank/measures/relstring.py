@@ -2,8 +2,8 @@
 
 Definition (trec_eval 10, ``m_relstring.c``): one character per retrieved document of the top
 :math:`\\min(N, n)`: the grade when it is 0..9, ``>`` above 9, ``-`` for a document not in the qrels
-(or graded -1, trec_eval's RELVALUE_NONPOOL), ``.`` for grade -2 (RELVALUE_UNJUDGED), ``<`` for any
-other negative grade.  trec_eval prints it for each query only (``relstring  <tab> qid <tab> '0-12'``),
+(trec_eval's RELVALUE_NONPOOL), ``.`` for a negative grade (``form_res_rels.c`` makes every
+negative grade RELVALUE_UNJUDGED; C's ``<`` for other values is then unreachable).  trec_eval prints it for each query only (``relstring  <tab> qid <tab> '0-12'``),
 never in the summary.
 
 A string has no expectation, variance or mean over queries.  Over the tie orderings its tie-aware
@@ -32,16 +32,14 @@ def relchar(grade: float) -> str:
     """trec_eval's character of one grade (NaN: not in the qrels).
 
     >>> "".join(relchar(g) for g in (0.0, 3.0, 12.0, float("nan"), -1.0, -2.0, -5.0))
-    '03>--.<'
+    '03>-...'
     """
     if np.isnan(grade):
         return "-"
     g = int(grade)
     if g > 9:
         return ">"
-    if g >= 0:
-        return chr(ord("0") + g)
-    return "-" if g == -1 else "." if g == -2 else "<"
+    return chr(ord("0") + g) if g >= 0 else "."
 
 
 @dataclass
@@ -68,10 +66,12 @@ class RelString(Measure):
     def stats(self, prep: Prepared) -> Stats:
         k = prep.cut(self.k)
         nan = np.full(prep.nq, np.nan)
-        key = np.where(np.isnan(prep.grade), -1.0, prep.grade)  # not in the qrels: as grade -1
+        # sort keys that keep the character: not in the qrels -1 ('-'), a negative grade -1.5 ('.')
+        key = np.where(np.isnan(prep.grade), -1.0, np.where(prep.grade < 0, -1.5, prep.grade))
         texts = {}
         for which in ("policy", "pessimistic", "optimistic"):
-            g = prep.grade if which == "policy" else prep.sorted_in_groups(key, which)
+            k_ = key if which == "policy" else prep.sorted_in_groups(key, which)
+            g = np.where(k_ == -1.0, np.nan, k_)
             out = []
             for q in range(prep.nq):
                 s, e = int(prep.qstart[q]), int(prep.qstart[q + 1])

@@ -3,7 +3,7 @@ r"""trec_eval's measures of the unjudged documents in a run: ``unj`` and ``rbp_r
 Definitions (trec_eval 10, ``m_unjudged.c`` and ``m_rbp_resid.c``):
 
 * ``unj.k`` (:class:`Unj`, ``Unj@k``): the documents of the top :math:`k` that are not in the qrels
-  (or are judged -1 or -2, trec_eval's "not in the pool" and "unjudged" values), divided by
+  or have a negative grade there (trec_eval's "not in the pool" and "unjudged" values), divided by
   :math:`k`, also when fewer than :math:`k` are retrieved (the missing ones count as judged
   non-relevant).  trec_eval's default cutoffs are 5, 10 and 20.  Not tierank's ``Judged@k``,
   which divides the judged ones by min(k, retrieved).
@@ -37,13 +37,12 @@ from .linear import Linear
 __all__ = ["Unj", "RBP_resid", "unjudged_rows"]
 
 
-def unjudged_rows(prep: Prepared, any_negative: bool = False) -> np.ndarray:
-    """Per row (policy order): 1.0 where trec_eval counts the document unjudged: not in the qrels or
-    graded -1 / -2 (``unj``), or any negative grade (``any_negative``: ``rbp_resid``)."""
+def unjudged_rows(prep: Prepared) -> np.ndarray:
+    """Per row (policy order): 1.0 where trec_eval counts the document unjudged: not in the qrels
+    (RELVALUE_NONPOOL) or in them with a negative grade (``form_res_rels.c`` makes every negative
+    grade RELVALUE_UNJUDGED, -2)."""
     g = prep.grade
-    neg = np.nan_to_num(g, nan=0.0)
-    bad = (neg < 0) if any_negative else ((neg == -1) | (neg == -2))
-    return (np.isnan(g) | bad).astype(np.float64)
+    return (np.isnan(g) | (np.nan_to_num(g, nan=0.0) < 0)).astype(np.float64)
 
 
 @register
@@ -76,7 +75,7 @@ class _Unjudged(Linear):
     schema = (Param("p", float, 0.8, "persistence", always_shown=True, low=0.0, high=1.0, open="both"),)
 
     def values(self, prep: Prepared):
-        return unjudged_rows(prep, any_negative=True)
+        return unjudged_rows(prep)
 
     def weights(self, prep: Prepared, rows: np.ndarray):
         p = self.param("p")
@@ -99,7 +98,7 @@ class RBP_resid(Measure):
         p = self.param("p")
         x = _Unjudged(params=(("p", p),)).stats(prep)
         c = np.power(p, prep.qret.astype(np.float64))
-        u = unjudged_rows(prep, any_negative=True)
+        u = unjudged_rows(prep)
         cut = prep.cut(float("inf"))
         m = prep.gsize.astype(np.int64)
         ug = np.rint(prep.group_sum(u)).astype(np.int64) if prep.n else m * 0
