@@ -1,5 +1,5 @@
-"""trec_eval's G, binG, ndcg_rel, Rndcg (measures/trec_gain.py) and unj, rbp_resid (measures/unjudged.py)
-against brute force over every tie ordering.
+"""trec_eval's G, binG, ndcg_rel, Rndcg (measures/trec_gain.py), unj, rbp_resid (measures/unjudged.py) and
+relstring (measures/relstring.py) against brute force over every tie ordering.
 
 The reference ports trec_eval 10's C loops literally (m_G.c, m_binG.c, m_ndcg_rel.c, m_Rndcg.c,
 m_unjudged.c, m_rbp_resid.c, with gain_init.c's default gains): one ranked list of qrels values
@@ -348,3 +348,22 @@ def test_relstring_prints_in_trec_eval_layout_only():
     assert render_trec_eval(res, per_query=True, stat="min").splitlines()[0].endswith("'02.-'")
     assert render_trec_eval(res, per_query=True, stat="max").splitlines()[0].endswith("'20.-'")
     assert "relstring" not in render_trec_eval(res, per_query=True, stat="expected")
+
+
+def test_relstring_is_left_out_of_the_other_formats_with_a_note(tmp_path):
+    from typer.testing import CliRunner
+
+    from tierank.cli import app
+
+    (tmp_path / "qrels").write_text("q 0 a 2\nq 0 b 0\n")
+    (tmp_path / "run").write_text("q Q0 a 1 1.0 t\nq Q0 b 2 1.0 t\nq Q0 x 3 0.5 t\n")
+    try:
+        runner = CliRunner(mix_stderr=False)
+    except TypeError:  # click >= 8.2 keeps stderr apart already
+        runner = CliRunner()
+    args = ["eval", "-m", "relstring", "-m", "binG", str(tmp_path / "qrels"), str(tmp_path / "run")]
+    res = runner.invoke(app, [*args, "-f", "tsv"])
+    assert res.exit_code == 0 and "RelString" not in res.stdout and "BinG" in res.stdout
+    assert "relstring: a string per query, printed by --format trec_eval only" in res.stderr
+    res = runner.invoke(app, [*args, "-f", "trec_eval", "-q"])
+    assert res.exit_code == 0 and "relstring             \tq\t'02-'" in res.stdout
