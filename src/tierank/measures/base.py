@@ -280,6 +280,87 @@ class Measure:
     def __repr__(self) -> str:
         return f"Measure({str(self)!r})"
 
+    # -- Python values (as ir_measures writes them: ``nDCG@10``, ``nDCG(dcg='exp-log2')@10``, ``P@[5, 10]``)
+    @classmethod
+    def default(cls) -> Measure:
+        """The family's measure with its default parameters and no cutoff (``tierank.measures.nDCG``)."""
+        return cls(params=tuple(sorted((p.name, p.default) for p in cls.schema)))
+
+    def __call__(self, **params: Any) -> Measure:
+        """The measure with ``params`` changed, checked as the measure string would be.
+
+        >>> from tierank.measures import nDCG
+        >>> nDCG(dcg='exp-log2')@10
+        Measure("nDCG(dcg='exp-log2')@10")
+        >>> nDCG(nope=1)
+        Traceback (most recent call last):
+        ...
+        tierank.errors.TierankInputError: measure 'nDCG': unknown parameter 'nope'; accepted: dcg, gains, judged_only
+        """
+        shown = f"measure {quote(str(self))}"
+        values = dict(self.params)
+        for name, value in params.items():
+            spec = next((p for p in self.schema if p.name == name), None)
+            if spec is None:
+                accepted = ", ".join(p.name for p in self.schema) or "none"
+                raise TierankInputError(f"{shown}: unknown parameter {quote(name)}; accepted: {accepted}")
+            if spec.type is dict and isinstance(value, dict):  # a map, as the string form stores it
+                value = spec.parse("{" + ",".join(f"{k}:{v}" for k, v in value.items()) + "}", str(self))
+            elif spec.type is float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            if value is not None and not _is_type(value, spec.type):
+                raise TierankInputError(f"{shown}: parameter {name}={value!r} is not "
+                                        f"{'an' if spec.type is int else 'a'} {spec.type.__name__}")
+            problem = spec.check(value)
+            if problem:
+                raise TierankInputError(f"{shown}: {problem}")
+            values[name] = value
+        measure = replace(self, params=tuple(sorted(values.items())))
+        measure.validate(str(measure))
+        return measure
+
+    def __matmul__(self, cutoff: Any) -> Any:
+        """The measure at ``cutoff`` (``nDCG@10``); a list of cutoffs gives a list of measures
+        (``P@[5, 10]``; :func:`tierank.evaluate` flattens it).
+
+        >>> from tierank.measures import P, IPrec
+        >>> P@[5, 10], IPrec@0.5, str(P(rel=2)@5)
+        ([Measure('P@5'), Measure('P@10')], Measure('IPrec@0.5'), 'P(rel=2)@5')
+        >>> P@0
+        Traceback (most recent call last):
+        ...
+        tierank.errors.TierankInputError: measure 'P@0': cutoff must be a positive integer, got 0
+        """
+        if isinstance(cutoff, (list, tuple, range)):
+            return [self @ k for k in cutoff]
+        shown = f"measure {quote(f'{self}@{cutoff}')}"
+        if not self.cutoff_allowed:
+            raise TierankInputError(f"{shown}: {self.family} takes no cutoff")
+        if self.cutoff_param is not None:
+            if isinstance(cutoff, bool) or not isinstance(cutoff, (int, float, np.integer, np.floating)):
+                raise TierankInputError(f"{shown}: the cutoff must be a number, got {cutoff!r}")
+            value: int | float = float(cutoff)
+            problem = self.cutoff_param.check(value)
+            if problem:
+                raise TierankInputError(f"{shown}: {problem}")
+        else:
+            if isinstance(cutoff, bool) or not isinstance(cutoff, (int, np.integer)) or cutoff < 1:
+                raise TierankInputError(f"{shown}: cutoff must be a positive integer, got {cutoff!r}")
+            if cutoff > MAX_CUTOFF:
+                raise TierankInputError(f"{shown}: cutoff must be at most {MAX_CUTOFF}")
+            value = int(cutoff)
+        measure = replace(self, cutoff=value)
+        measure.validate(str(measure))
+        return measure
+
+    def incomplete(self) -> str | None:
+        """Why this value is not yet a measure one can evaluate (a family that needs a cutoff has
+        none: ``P`` rather than ``P@10``), or None."""
+        if self.cutoff is None and self.cutoff_required:
+            example = f"{self.family}@0.5" if self.cutoff_param is not None else f"{self.family}@10"
+            return f"measure {quote(str(self))}: {self.family} needs a cutoff, e.g. {example}"
+        return None
+
     # -- hooks ---------------------------------------------------------------------------
     def validate(self, text: str) -> None:
         """Raise :class:`TierankInputError` for parameter combinations the schema cannot
@@ -363,6 +444,19 @@ class Measure:
     def k(self) -> float:
         """The rank cutoff (inf without one, or when the ``@`` value is not a rank)."""
         return float("inf") if self.cutoff is None or self.cutoff_param is not None else self.cutoff
+
+
+def _is_type(value: Any, kind: type) -> bool:
+    """Whether a Python value is of a parameter's type (bool is not an int here)."""
+    if kind is bool:
+        return isinstance(value, (bool, np.bool_))
+    if kind is int:
+        return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    if kind is float:
+        return isinstance(value, (float, int, np.floating, np.integer)) and not isinstance(value, bool)
+    if kind is dict:
+        return isinstance(value, tuple)
+    return isinstance(value, kind)
 
 
 def _fmt(v: Any) -> str:

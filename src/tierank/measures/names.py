@@ -61,7 +61,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 from ..errors import TierankInputError, UnknownMeasure, quote
 from .base import REGISTRY, Measure, TrecNames, parse_measure, supported, use_trec_names
@@ -334,7 +334,16 @@ def _available(text: str) -> Measure | None:
         return None
 
 
-def plan(texts: Iterable[str | Measure]) -> Plan:
+def _flat(texts: Iterable[Any]) -> Iterable[Any]:
+    """``texts`` with its lists and tuples opened (``[nDCG@10, P@[5, 10]]``: ``P@[5, 10]`` is a list)."""
+    for t in texts:
+        if isinstance(t, (list, tuple)):
+            yield from _flat(t)
+        else:
+            yield t
+
+
+def plan(texts: Iterable[str | Measure | list[Measure]]) -> Plan:
     """Resolve ``-m`` texts (trec_eval names and nicknames, ir_measures strings, Measures) into a
     :class:`Plan`; bad or unknown texts raise one :class:`TierankInputError` listing all problems
     (unknown names with "did you mean" suggestions).
@@ -342,9 +351,13 @@ def plan(texts: Iterable[str | Measure]) -> Plan:
     st = _State()
     slots: list = []  # ("trec", name) or ("m", Measure), in the order first asked for
     errors: list = []
-    for t in texts:
+    for t in _flat(texts):
         if isinstance(t, Measure):
-            slots.append(("m", t))
+            problem = t.incomplete()
+            if problem:
+                errors.append(problem)
+            else:
+                slots.append(("m", t))
             continue
         if not isinstance(t, str):
             errors.append(f"measure {t!r} is not a string")
