@@ -80,3 +80,25 @@ def test_evaluate_takes_values_and_flattens_lists():
 def test_evaluate_refuses_a_family_without_its_required_cutoff():
     with pytest.raises(TierankInputError, match=r"P needs a cutoff, e.g. P@10"):
         tierank.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, [M.P, M.AP])
+
+
+def test_family_metadata_is_data_with_defaults():
+    from tierank.measures.base import FamilyNames, Measure, Stats
+
+    class Bare(Measure):  # a family that declares none of the optional metadata
+        family = "BareForTest"
+        description = "a test family"
+
+        def stats(self, prep):  # pragma: no cover - never evaluated here
+            raise NotImplementedError
+
+    info = Bare.about()
+    assert (info.pretty, info.definition, info.citation, info.names) == ("BareForTest", "a test family", "",
+                                                                           FamilyNames())
+    assert info.ir_measures == "BareForTest" and info.trec_eval == []
+    assert Stats  # the contract's other names stay importable
+    for name, cls in REGISTRY.items():
+        about = cls.about()
+        assert about.pretty and about.definition, name
+    ap = REGISTRY["AP"].about()
+    assert ap.trec_eval == ["map", "map_cut"] and "Harman" in ap.citation

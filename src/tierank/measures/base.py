@@ -85,6 +85,28 @@ class FamilyNames:
 
 
 @dataclass(frozen=True)
+class FamilyInfo:
+    """A family's metadata (:meth:`Measure.about`): its name in prose, a one-line definition, the work
+    that defines it ("" when none is given) and its names in other tools (:class:`FamilyNames`)."""
+
+    family: str
+    pretty: str
+    definition: str
+    citation: str
+    names: FamilyNames
+
+    @property
+    def ir_measures(self) -> str | None:
+        """ir_measures' name of the family (None: ir_measures has none)."""
+        return self.family if self.names.ir_measures == "" else self.names.ir_measures
+
+    @property
+    def trec_eval(self) -> list[str]:
+        """trec_eval's names of the family as declared (``map``, ``map_cut``)."""
+        return [n for n in (self.names.trec_eval, self.names.trec_eval_cut) if n]
+
+
+@dataclass(frozen=True)
 class Param:
     """One parameter of a measure family.
 
@@ -239,6 +261,9 @@ class Measure:
         ``geometric_mean``; a family whose summary is not additive overrides :meth:`aggregate` too;
     ``names``
         its names in trec_eval, ir_measures, ranx, MTEB and sentence-transformers (:class:`FamilyNames`).
+    ``pretty``, ``definition``, ``citation``
+        its name in prose, a one-line definition and the work that defines it (all optional:
+        :meth:`about` fills in the defaults).
 
     Hooks (override where the default does not fit): :meth:`stats` (required),
     :meth:`depth`, :meth:`unjudged_bounds`, :meth:`residual`, :meth:`validate`.
@@ -261,6 +286,12 @@ class Measure:
     aggregator: ClassVar[Aggregator] = "mean"
     #: the family's names in other tools (:class:`FamilyNames`)
     names: ClassVar[FamilyNames] = FamilyNames()
+    #: the family's name in prose (``"average precision"``); "" (the default): :attr:`family`
+    pretty: ClassVar[str] = ""
+    #: a one-line definition of the value; "" (the default): :attr:`description`
+    definition: ClassVar[str] = ""
+    #: the work that defines the measure (authors, year, title, venue); "" (the default): none given
+    citation: ClassVar[str] = ""
 
     params: tuple[tuple[str, Any], ...] = ()
     cutoff: int | float | None = None
@@ -279,6 +310,21 @@ class Measure:
 
     def __repr__(self) -> str:
         return f"Measure({str(self)!r})"
+
+    @classmethod
+    def about(cls) -> FamilyInfo:
+        """The family's metadata as data (:class:`FamilyInfo`), defaults filled in: what the measure
+        reference of the documentation is generated from.
+
+        >>> from tierank.measures import REGISTRY
+        >>> info = REGISTRY["RR"].about()
+        >>> info.pretty, info.names.trec_eval, info.ir_measures
+        ('reciprocal rank', 'recip_rank', 'RR')
+        """
+        names = cls.names if isinstance(cls.names, FamilyNames) else FamilyNames()
+        return FamilyInfo(family=cls.family, pretty=cls.pretty or cls.family,
+                          definition=cls.definition or cls.description, citation=cls.citation or "",
+                          names=names)
 
     # -- Python values (as ir_measures writes them: ``nDCG@10``, ``nDCG(dcg='exp-log2')@10``, ``P@[5, 10]``)
     @classmethod
