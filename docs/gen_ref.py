@@ -24,8 +24,6 @@ import sys
 import warnings
 from pathlib import Path
 
-
-
 # ---------------------------------------------------------------------------------------------
 # command line
 
