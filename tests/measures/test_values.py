@@ -102,3 +102,13 @@ def test_family_metadata_is_data_with_defaults():
         assert about.pretty and about.definition, name
     ap = REGISTRY["AP"].about()
     assert ap.trec_eval == ["map", "map_cut"] and "Harman" in ap.citation
+
+
+def test_parse_measures_opens_lists_and_refuses_missing_cutoffs():
+    from tierank.measures import parse_measures
+
+    assert parse_measures([M.nDCG @ 10, M.P @ [5, 10], "RR"]) == [M.nDCG @ 10, M.P @ 5, M.P @ 10, M.RR]
+    with pytest.raises(TierankInputError) as e:
+        parse_measures([M.P, "P@0"])
+    assert [str(p) for p in e.value.problems][:1] == ["measure 'P': P needs a cutoff, e.g. P@10"]
+    assert len(e.value.problems) == 2

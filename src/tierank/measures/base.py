@@ -723,9 +723,19 @@ def _parse_ir_measures(text: str) -> Measure:
     return measure
 
 
-def parse_measures(texts: Iterable[str | Measure]) -> list[Measure]:
+def flat_measures(texts: Iterable[Any]) -> Iterable[Any]:
+    """``texts`` with its lists and tuples opened (``[nDCG@10, P@[5, 10]]``: ``P@[5, 10]`` is a list)."""
+    for t in texts:
+        if isinstance(t, (list, tuple)):
+            yield from flat_measures(t)
+        else:
+            yield t
+
+
+def parse_measures(texts: Iterable[str | Measure | list[Measure]]) -> list[Measure]:
     """Parse every measure string of ``texts`` (see :func:`parse_measure`); the errors of all the bad
     ones are reported together in one :class:`TierankInputError`.  Duplicates are removed, order kept.
+    Measure values are taken as they are (lists of them opened: ``P@[5, 10]``).
 
     >>> parse_measures(["P@5", "RR", "P@5", "P(rel=1)@5"])
     [Measure('P@5'), Measure('RR'), Measure('P(rel=1)@5')]
@@ -738,7 +748,11 @@ def parse_measures(texts: Iterable[str | Measure]) -> list[Measure]:
     unknown measure 'Nope' in 'Nope'; supported: AP, Bpref, ERR, F1, ..., RR, ..., Success
     """
     parsed, errors = [], []
-    for m in texts:
+    for m in flat_measures(texts):
+        problem = m.incomplete() if isinstance(m, Measure) else None
+        if problem:
+            errors.extend(TierankInputError(problem).problems)
+            continue
         try:
             parsed.append(parse_measure(m))
         except TierankInputError as e:

@@ -61,10 +61,18 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Literal
 
 from ..errors import TierankInputError, UnknownMeasure, quote
-from .base import REGISTRY, Measure, TrecNames, parse_measure, supported, use_trec_names
+from .base import (
+    REGISTRY,
+    Measure,
+    TrecNames,
+    flat_measures,
+    parse_measure,
+    supported,
+    use_trec_names,
+)
 
 #: the tools whose measure names each family declares (:class:`tierank.measures.base.FamilyNames`)
 Tool = Literal["trec_eval", "trec_eval_cut", "ir_measures", "ranx", "mteb", "sentence_transformers"]
@@ -334,15 +342,6 @@ def _available(text: str) -> Measure | None:
         return None
 
 
-def _flat(texts: Iterable[Any]) -> Iterable[Any]:
-    """``texts`` with its lists and tuples opened (``[nDCG@10, P@[5, 10]]``: ``P@[5, 10]`` is a list)."""
-    for t in texts:
-        if isinstance(t, (list, tuple)):
-            yield from _flat(t)
-        else:
-            yield t
-
-
 def plan(texts: Iterable[str | Measure | list[Measure]]) -> Plan:
     """Resolve ``-m`` texts (trec_eval names and nicknames, ir_measures strings, Measures) into a
     :class:`Plan`; bad or unknown texts raise one :class:`TierankInputError` listing all problems
@@ -351,7 +350,7 @@ def plan(texts: Iterable[str | Measure | list[Measure]]) -> Plan:
     st = _State()
     slots: list = []  # ("trec", name) or ("m", Measure), in the order first asked for
     errors: list = []
-    for t in _flat(texts):
+    for t in flat_measures(texts):
         if isinstance(t, Measure):
             problem = t.incomplete()
             if problem:
