@@ -24,8 +24,6 @@ import sys
 import warnings
 from pathlib import Path
 
-
-
 # ---------------------------------------------------------------------------------------------
 # command line
 
@@ -139,13 +137,47 @@ def _trec_names() -> dict[str, list[str]]:
 
 
 def _methods(cls) -> tuple[str, str]:
-    """(how E and std are computed, how min and max are) for family ``cls``: what the engine labels."""
+    """(how E and std are computed, how min and max are) for family ``cls``: what the engine labels
+    ("not labelled" where the family cannot be evaluated on the small run, e.g. one that needs other
+    qrels: the page is still generated)."""
     import tierank
 
-    res = tierank.evaluate(_QRELS, _RUN, [_instance(cls)], samples=50, seed=0)
-    recs = res.records(per_query=not cls.summary_only)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = tierank.evaluate(_QRELS, _RUN, [_instance(cls)], samples=50, seed=0)
+            recs = res.records(per_query=not getattr(cls, "summary_only", False))
+    except Exception:  # noqa: BLE001 - a family this small run cannot evaluate
+        return "not labelled", "not labelled"
     sampled = any(r.get("method", "exact") != "exact" for r in recs)
     return ("sampled" if sampled else "exact"), "exact"
+
+
+def _about(cls):
+    """The family's metadata (``Measure.about``), defaults filled in even for a class that sets its
+    attributes to None or lacks them."""
+    from tierank.measures.base import FamilyInfo, FamilyNames
+
+    about = getattr(cls, "about", None)
+    try:
+        info = about() if about is not None else None
+    except Exception:  # noqa: BLE001 - the page is generated whatever one family declares
+        info = None
+    if info is None:
+        names = getattr(cls, "names", None)
+        info = FamilyInfo(family=cls.family, pretty=getattr(cls, "pretty", "") or cls.family,
+                          definition=getattr(cls, "definition", "") or getattr(cls, "description", "") or "",
+                          citation=getattr(cls, "citation", "") or "",
+                          names=names if isinstance(names, FamilyNames) else FamilyNames())
+    return info
+
+
+def _other_names(info) -> str:
+    """``tool `name` ``, ... for the family's names in ranx, MTEB and sentence-transformers."""
+    n = info.names
+    shown = [(tool, getattr(n, attr, None)) for tool, attr in
+             (("ranx", "ranx"), ("MTEB", "mteb"), ("sentence-transformers", "sentence_transformers"))]
+    return ", ".join(f"{tool} `{name}`" for tool, name in shown if name)
 
 
 def measure_reference() -> str:
@@ -162,8 +194,11 @@ def measure_reference() -> str:
            "labelled estimate (`method: \"sampled\"`, `samples`, `seed`, standard error `se`; "
            "`--samples N --seed S`). The exact/sampled column is read from what the engine labels when it "
            "evaluates each family on a small run with ties.", "",
-           "| family | trec_eval names | cutoff | E, std | min, max | description |",
-           "|---|---|---|---|---|---|"]
+           "Each family is also a Python value of `tierank.measures` (`from tierank.measures import nDCG, "
+           "AP, P`, then `nDCG@10`, `P@[5, 10]`, `nDCG(dcg='exp-log2')@10`). The names, definitions and "
+           "citations below are the data each family carries (`Measure.about()`).", "",
+           "| family | trec_eval names | cutoff | E, std | min, max | description | ir_measures |",
+           "|---|---|---|---|---|---|---|"]
     fams = supported()
     info = {}
     for fam in fams:
@@ -171,19 +206,30 @@ def measure_reference() -> str:
         e, mm = _methods(cls)
         cut = ("`@r` required (a recall level)" if cls.cutoff_param is not None else "`@k` required") \
             if cls.cutoff_required else "`@k` optional" if cls.cutoff_allowed else "none"
-        info[fam] = (cls, e, mm, cut)
+        about = _about(cls)
+        info[fam] = (cls, e, mm, cut, about)
         tn = ", ".join(f"`{n}`" for n in trec.get(fam, [])) or ""
-        out.append(f"| [`{fam}`](#{fam.lower()}) | {tn} | {cut} | {e} | {mm} | {_cell(cls.description)} |")
+        irm = f"`{about.ir_measures}`" if about.ir_measures else "none"
+        out.append(f"| [`{fam}`](#{fam.lower()}) | {tn} | {cut} | {e} | {mm} | {_cell(cls.description or '')} "
+                   f"| {irm} |")
     out.append("")
     for fam in fams:
-        cls, e, mm, cut = info[fam]
-        out += [f"## `{fam}` {{#{fam.lower()}}}", "", _plain(cls.description) + ".", ""]
+        cls, e, mm, cut, about = info[fam]
+        out += [f"## `{fam}` {{#{fam.lower()}}}", "", f"**{_plain(about.pretty)}**: {_plain(about.definition)}.", ""]
+        if cls.description and cls.description != about.definition:
+            out += [_plain(cls.description) + ".", ""]
         facts = [f"- module: `{cls.__module__}`",
                  f"- cutoff: {cut}",
                  f"- expectation and standard deviation: **{e}**; minimum and maximum: **{mm}**",
-                 f"- example: `{_instance(cls)}`"]
-        if trec.get(fam):
-            facts.append("- trec_eval names: " + ", ".join(f"`{n}`" for n in trec[fam]))
+                 f"- example: `{_instance(cls)}`",
+                 f"- name in tierank: `{fam}` (Python: `from tierank.measures import {fam}`)",
+                 "- name in ir_measures: " + (f"`{about.ir_measures}`" if about.ir_measures else "none"),
+                 "- trec_eval names: " + (", ".join(f"`{n}`" for n in trec[fam]) if trec.get(fam) else
+                                          ", ".join(f"`{n}`" for n in about.trec_eval) or "none")]
+        others = _other_names(about)
+        if others:
+            facts.append(f"- names elsewhere: {others}")
+        facts.append(f"- citation: {_plain(about.citation)}" if about.citation else "- citation: none given")
         if cls.is_count:
             facts.append("- a count: the summary is the sum over queries")
         if cls.summary_only:

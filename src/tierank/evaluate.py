@@ -48,7 +48,7 @@ def condense(run: Run, qrels: Qrels, negative_unjudged: bool = False) -> Run:
                rank=None if run.rank is None else run.rank[keep], source=run.source)
 
 
-def evaluate(qrels: Any, run: Any, measures: Iterable[str | Measure] | str | Measure, *,
+def evaluate(qrels: Any, run: Any, measures: Iterable[str | Measure | list[Measure]] | str | Measure, *,
              tie_break: str | TieBreak = "trec_eval", rel: int = 1,
              complete: bool = False, candidates_only: bool = False, unjudged: str = "nonrelevant",
              max_depth: int | None = None, samples: int = 1000, seed: int = 0,
@@ -69,7 +69,9 @@ def evaluate(qrels: Any, run: Any, measures: Iterable[str | Measure] | str | Mea
         trec_eval names them (``"map"``, ``"P.5,10"``, ``"ndcg_cut.10"``, the nicknames
         ``"official"`` and ``"all_trec"``; see :mod:`tierank.measures.names`).  trec_eval
         measures tierank lacks are left out of a nickname with a :class:`UserWarning`.  Parsed
-        :class:`tierank.measures.Measure` objects are accepted too, alone or among the strings.
+        :class:`tierank.measures.Measure` objects are accepted too, alone or among the strings, as
+        ir_measures users write them: ``from tierank.measures import nDCG, AP, P`` then
+        ``[nDCG@10, AP, P@[5, 10]]`` (a list of cutoffs gives a list of measures, flattened here).
     tie_break
         Order used for the tie-oblivious value: ``"trec_eval"`` (docno descending,
         trec_eval's own), ``"input"`` (file order), ``"docno"`` (ascending), or
@@ -115,6 +117,15 @@ def evaluate(qrels: Any, run: Any, measures: Iterable[str | Measure] | str | Mea
       measure  oblivious  expected     min  max    bias     std
     0     R@3        1.0    0.7778  0.6667  1.0  0.2222  0.1571
     1     P@2        1.0    0.8333  0.5000  1.0  0.1667  0.2357
+
+    The same measures as Python values:
+
+    >>> from tierank.measures import P, R
+    >>> evaluate(qrels, run, [R@3, P@[1, 2]]).aggregate().round(4)[["measure", "expected"]]
+      measure  expected
+    0     R@3    0.7778
+    1     P@1    1.0000
+    2     P@2    0.8333
     """
     resolved = measure_plan([measures] if isinstance(measures, (str, Measure)) else measures)
     for note in resolved.notes:

@@ -308,6 +308,64 @@ def test_tau_ap_equals_the_definition():
                                                                                  ["d2", "d1", "d4", "d3"]))
 
 
+@given(tied_ranking(max_len=6), tied_ranking(max_len=6))
+@settings(max_examples=120, deadline=None)
+def test_tau_ap_expected_min_max_equal_brute_force(x, y):
+    """tau-AP of y against the reference x over every pair of tie orderings, on the shared items, by the
+    definition's loops (tau_ap_loops), against tau_ap_orderings."""
+    from tierank.analysis.similarity import tau_ap_orderings
+
+    assume(n_orderings(x) * n_orderings(y) <= 1500)
+    shared = {t[0] for t in _flat(x)} & {t[0] for t in _flat(y)}
+    assume(len(shared) >= 2)
+    vals = []
+    for ox in orderings(x):
+        for oy in orderings(y):
+            vals.append(tau_ap_loops([d for d in ox if d in shared], [d for d in oy if d in shared]))
+    o = tau_ap_orderings(x, y)
+    assert o["method"] == "exact"
+    assert o["expected"] == pytest.approx(np.mean(vals), abs=1e-12)
+    assert o["min"] == pytest.approx(min(vals), abs=1e-12)
+    assert o["max"] == pytest.approx(max(vals), abs=1e-12)
+    lay_x = [d for g in x for d in (sorted(g) if isinstance(g, set) else [g]) if d in shared]
+    lay_y = [d for g in y for d in (sorted(g) if isinstance(g, set) else [g]) if d in shared]
+    assert o["oblivious"] == pytest.approx(tau_ap_loops(lay_x, lay_y), abs=1e-12)
+
+
+def test_tau_ap_past_the_enumeration_is_sampled_and_inside_the_range(monkeypatch):
+    import tierank.analysis.similarity as sim
+
+    x = ["a", {"b", "c", "d"}, "e", {"f", "g"}]
+    y = [{"c", "a"}, "b", {"e", "g", "d"}, "f"]
+    exact = sim.tau_ap_orderings(x, y)
+    assert exact["method"] == "exact"
+    monkeypatch.setattr(sim, "TAU_AP_ENUMERATION", 1)
+    sampled = sim.tau_ap_orderings(x, y, samples=30, seed=3)
+    assert (sampled["method"], sampled["samples"], sampled["seed"]) == ("sampled", 30, 3)
+    assert sampled["expected"] == pytest.approx(exact["expected"], abs=1e-12)  # the expectation stays exact
+    assert exact["min"] <= sampled["min"] <= sampled["max"] <= exact["max"]
+    # the two most and least concordant orderings are among the candidates: here they attain the range
+    assert (sampled["min"], sampled["max"]) == pytest.approx((exact["min"], exact["max"]))
+
+
+def test_tau_ap_without_ties_is_the_oblivious_value_bit_for_bit():
+    from tierank.analysis.similarity import tau_ap_orderings
+
+    o = tau_ap_orderings(["a", "b", "c", "d"], ["b", "a", "d", "c", "x"])
+    assert o["expected"] == o["min"] == o["max"] == o["oblivious"] == tau_ap_loops(list("abcd"), list("badc"))
+
+
+def test_similarity_reports_tau_ap_over_tie_orderings():
+    a = {"q": {"d1": 4.0, "d2": 3.0, "d3": 3.0, "d4": 1.0}}
+    b = {"q": {"d2": 4.0, "d1": 4.0, "d4": 2.0, "d3": 1.0}}
+    sim = similarity(a, b)
+    r = sim.per_query[0]
+    assert r["tau_ap_lo"] <= r["tau_ap_expected"] <= r["tau_ap_hi"]
+    assert r["tau_ap_lo"] <= r["tau_ap"] <= r["tau_ap_hi"]
+    assert sim.mean["tau_ap_expected"] == r["tau_ap_expected"] and "tau_ap_method" not in r
+    assert sim.settings["tau_ap_extremes"]["sampled_queries"] == 0
+
+
 # --- runs ---------------------------------------------------------------------------------------------------
 
 

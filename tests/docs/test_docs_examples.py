@@ -357,6 +357,27 @@ def test_the_measure_reference_is_generated_from_the_registry():
     assert rows["[`GMAP`](#gmap)"][2:4] == ["sampled", "exact"]
     assert rows["[`AP`](#ap)"][2:4] == ["exact", "exact"]
     assert rows["[`AP`](#ap)"][0] == "`map`, `map_cut`" and "`recip_rank`" in rows["[`RR`](#rr)"][0]
+    assert rows["[`AP`](#ap)"][-1] == "`AP`" and rows["[`F1`](#f1)"][-1] == "none"  # ir_measures' name
+    assert "- citation: Moffat, A. and Zobel, J. (2008)" in page and "**reciprocal rank**" in page
+
+
+def test_the_measure_reference_survives_a_family_without_metadata():
+    from tierank.measures.base import REGISTRY, Measure, register
+
+    class Bare(Measure):  # declares no pretty name, definition, citation or names, and cannot be evaluated
+        family = "BareForDocs"
+        description = "a family that declares nothing"
+
+        def stats(self, prep):
+            raise RuntimeError("no")
+
+    register(Bare)
+    try:
+        page = _gen_ref().measure_reference()
+    finally:
+        del REGISTRY["BareForDocs"]
+    assert "| [`BareForDocs`](#barefordocs) |  | `@k` optional | not labelled | not labelled |" in page
+    assert "**BareForDocs**: a family that declares nothing." in page and "- citation: none given" in page
 
 
 # ------------------------------------------------------------------------------------------------

@@ -196,6 +196,42 @@ def test_rows_agree_with_evaluate_on_written_runs(tmp_path):
     assert by[("fp32", "RR@10")]["model_s"] == pytest.approx(1.5)
 
 
+def test_table_says_how_far_each_variant_ranks_from_fp32(tmp_path):
+    from tierank.analysis.similarity import similarity
+    from tierank.hps.table import RBO_P, TABLE_FIELDS
+
+    data = _write_set(tmp_path / "set")
+    out = tmp_path / "out"
+    res = _rerank(out, data)
+    cols = ("rbo_fp32", "rbo_fp32_min", "rbo_fp32_max")
+    assert TABLE_FIELDS[-3:] == cols  # added after the existing columns, none renamed
+    assert res.settings["similarity"]["reference"] == "fp32" and res.settings["similarity"]["p"] == RBO_P == 0.9
+    by = {(r["variant"], r["measure"]): r for r in res.rows}
+    for variant, path in res.runs.items():
+        mean = similarity(str(res.runs["fp32"]), str(path), p=0.9).mean  # from the written run files
+        for m in ("nDCG@10", "RR@10", "P@3"):
+            row = by[(variant, m)]
+            assert row["rbo_fp32"] == pytest.approx(mean["rbo_expected"], abs=1e-12)
+            assert row["rbo_fp32_min"] == pytest.approx(mean["rbo_lo"], abs=1e-12)
+            assert row["rbo_fp32_max"] == pytest.approx(mean["rbo_hi"], abs=1e-12)
+            assert row["rbo_fp32_min"] <= row["rbo_fp32"] <= row["rbo_fp32_max"] <= 1 + 1e-12
+    # bf16 rounds the scores: ties (and a different order) lower the expected RBO below the fp32 row's
+    assert by[("bf16", "nDCG@10")]["rbo_fp32"] < by[("fp32", "nDCG@10")]["rbo_fp32"]
+    assert by[("fp32", "nDCG@10")]["rbo_fp32"] == pytest.approx(1.0)  # fp32's fake scores have no ties
+    header = (out / "table.tsv").read_text().splitlines()[0].split("\t")
+    assert header[-3:] == list(cols)
+    doc = json.loads((out / "table.json").read_text())
+    assert doc["rows"][0]["rbo_fp32"] == pytest.approx(res.rows[0]["rbo_fp32"])
+    assert doc["settings"]["similarity"]["p"] == 0.9
+
+
+def test_table_without_fp32_leaves_the_similarity_empty(tmp_path):
+    data = _write_set(tmp_path / "set")
+    res = _rerank(tmp_path / "out", data, regimes="bf16,bf16->fp32")
+    assert res.settings["similarity"]["reference"] is None
+    assert all(r["rbo_fp32"] is None and r["rbo_fp32_max"] is None for r in res.rows)
+
+
 def test_runs_hold_exact_scores_and_reasoning(tmp_path):
     data = _write_set(tmp_path / "set")
     res = _rerank(tmp_path / "out", data, regimes="fp32")

@@ -22,7 +22,12 @@ over the queries both runs answer:
 * **Kendall's tau-b** on the documents both runs retrieved, by their scores (ties in either run are
   ties, as tau-b treats them: the same value as ``scipy.stats.kendalltau``);
 * **tau-AP** (Yilmaz, Aslam and Robertson, SIGIR 2008) on the documents both runs retrieved, RUN_A
-  being the reference ranking and RUN_B the one compared to it, on the tie-oblivious orders;
+  being the reference ranking and RUN_B the one compared to it, on the tie-oblivious orders, and its
+  **expected value over the tie orderings of both runs**, exact (each pair's contribution is linear in
+  the probability that the reference ranks it concordantly, and a tied item's position is uniform in its
+  group: :func:`tau_ap_orderings`), with its minimum and maximum, exact by enumeration up to
+  :data:`TAU_AP_ENUMERATION` orderings of a query, past it the extremes of sampled orderings
+  (labelled: ``settings["tau_ap_extremes"]``);
 * the **overlap at k**, ``|A[:k] & B[:k]| / k``: oblivious, expected, minimum and maximum over the
   tie orderings (exact, by the same two arguments).
 
@@ -50,6 +55,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -71,7 +77,8 @@ FIELDS = ("qid", "docs_a", "docs_b", "shared",
           "rbo_w", "rbo_a", "rbo_b",
           "rbo_expected", "rbo_lo", "rbo_hi",
           "tau_b", "tau_ap",
-          "overlap", "overlap_expected", "overlap_lo", "overlap_hi")
+          "overlap", "overlap_expected", "overlap_lo", "overlap_hi",
+          "tau_ap_expected", "tau_ap_lo", "tau_ap_hi")
 
 #: the fields averaged over the shared queries (NaN values, e.g. tau-b on fewer than 2 shared documents,
 #: are left out of a mean)
@@ -474,15 +481,155 @@ def tau_ap(reference_ranks) -> float:
     return 2 * acc / (n - 1) - 1
 
 
+#: the tie orderings of one query (of both runs together) up to which tau-AP's minimum and maximum are
+#: found by enumerating them all; past it they are the extremes of sampled orderings (labelled)
+TAU_AP_ENUMERATION = 2000
+
+#: the random tie orderings drawn for tau-AP's minimum and maximum past :data:`TAU_AP_ENUMERATION`
+#: (with the two orderings that make the most and the fewest pairs concordant, which attained the
+#: enumerated extremes in every brute-force test, though no proof says they always do)
+TAU_AP_SAMPLES = 20
+
+
+def _shared_groups(x: Ranking, y: Ranking) -> tuple[np.ndarray, np.ndarray]:
+    """The tie groups in ``x`` and in ``y`` of the items both rank, in ``y``'s oblivious order."""
+    _, i, j = np.intersect1d(x.items, y.items, assume_unique=True, return_indices=True)
+    o = np.argsort(j, kind="stable")
+    return x.group[i[o]], y.group[j[o]]
+
+
+def _tau_ap_expected(gx: np.ndarray, gy: np.ndarray) -> float:
+    """E[tau-AP] over the uniform orderings of the tie groups of both rankings (independent), exact.
+
+    With ``q(u, v)`` the probability that the reference ranks u above v (1, 0, or 1/2 when it ties them)
+    and, for an item v of a tie group of the compared ranking of size m after c items, ``A_v`` the sum of
+    ``q(u, v)`` over the items of earlier groups and ``B_v`` over the other items of its group: v lands at
+    1-based position c + t + 1, t uniform on 0..m-1, with each other item of its group above it with
+    probability t / (m - 1) given t, so ``E[C/(i-1)] = (1/m) sum_t (A_v + t B_v / (m - 1)) / (c + t)``
+    (the term with c + t = 0, the first position, is left out as in the definition)."""
+    n = len(gx)
+    if n < 2:
+        return float("nan")
+    gy_d = _dense(gy)
+    sizes = np.bincount(gy_d)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    m = sizes[gy_d].astype(np.float64)
+    c = starts[gy_d]
+    A = np.zeros(n)
+    B = np.zeros(n)
+    step = max(1, _BLOCK // n)
+    for lo in range(0, n, step):
+        rows = np.arange(lo, min(n, lo + step))
+        q = (gx[None, :] < gx[rows, None]) + 0.5 * (gx[None, :] == gx[rows, None])
+        earlier = gy_d[None, :] < gy_d[rows, None]
+        same = (gy_d[None, :] == gy_d[rows, None]) & (np.arange(n)[None, :] != rows[:, None])
+        A[rows] = (q * earlier).sum(axis=1)
+        B[rows] = (q * same).sum(axis=1)
+    H = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, n + 1))])  # H[j] = 1 + 1/2 + ... + 1/j
+    mi = m.astype(np.int64)
+    first = np.maximum(c, 1)  # the smallest c + t counted
+    s1 = H[c + mi - 1] - H[first - 1]  # sum over counted t of 1 / (c + t)
+    terms = np.where(c == 0, mi - 1, mi).astype(np.float64)
+    s2 = terms - c * s1  # sum over counted t of t / (c + t)
+    b = np.divide(B, m - 1, out=np.zeros(n), where=m > 1)
+    per_item = (A * s1 + b * s2) / m
+    return float(2 * per_item.sum() / (n - 1) - 1)
+
+
+def _small_tau_ap(r: np.ndarray) -> float:
+    n = len(r)
+    below = np.tril(r[None, :] < r[:, None], k=-1).sum(axis=1)[1:]
+    return float(2 * (below / np.arange(1, n)).sum() / (n - 1) - 1)
+
+
+def _orderings_of(groups: np.ndarray) -> int:
+    return math.prod(math.factorial(int(k)) for k in np.bincount(_dense(groups))) if len(groups) else 1
+
+
+def tau_ap_orderings(x, y, samples: int = TAU_AP_SAMPLES, seed: int = 0) -> dict[str, Any]:
+    """tau-AP of ``y`` against the reference ``x`` over all orderings of the tie groups of both (every
+    ordering equally likely, the two independent), on the items both rank: the oblivious value (the
+    orders as given), the expected value (exact, :func:`_tau_ap_expected`), and the minimum and maximum:
+    exact by enumerating the orderings when there are at most :data:`TAU_AP_ENUMERATION`
+    (``method: "exact"``), else the extremes of ``samples`` seeded random orderings and of the two
+    orderings that make the most and the fewest pairs concordant (``method: "sampled"``: attained
+    values, inside the true range).
+
+    >>> o = tau_ap_orderings(["a", {"b", "c"}, "d"], ["c", "a", "b", "d"])
+    >>> round(o["oblivious"], 4), round(o["expected"], 4), round(o["min"], 4), round(o["max"], 4), o["method"]
+    (0.0, 0.1667, 0.0, 0.3333, 'exact')
+    """
+    x, y = _as_ranking(x), _as_ranking(y)
+    gx, gy = _shared_groups(x, y)
+    n = len(gx)
+    _, i, j = np.intersect1d(x.items, y.items, assume_unique=True, return_indices=True)
+    rank_in_x = np.full(len(y), -1, dtype=np.int64)
+    rank_in_x[j] = i
+    oblivious = tau_ap(rank_in_x[np.sort(j)])
+    out: dict[str, Any] = {"oblivious": oblivious, "expected": oblivious, "min": oblivious, "max": oblivious,
+                           "method": "exact"}
+    if n < 2 or (len(np.unique(gx)) == n and len(np.unique(gy)) == n):
+        return out  # nothing to order: every statistic is the oblivious value
+    out["expected"] = _tau_ap_expected(gx, gy)
+    count = _orderings_of(gx) * _orderings_of(gy)
+    if count <= TAU_AP_ENUMERATION:
+        values = [_small_tau_ap(r) for r in _all_reference_ranks(gx, gy)]
+    else:
+        rng = np.random.default_rng(seed)
+        values = []
+        for _ in range(samples):
+            kx, ky = rng.random(n), rng.random(n)
+            values.append(_small_or_blocked(_reference_ranks(gx, gy, kx, ky)))
+        common = np.arange(n, dtype=np.float64)  # the most concordant pairs: ties follow the other ranking
+        values.append(_small_or_blocked(_reference_ranks(gx, gy, gy + common / n, gx + common / n)))
+        values.append(_small_or_blocked(_reference_ranks(gx, gy, -gy - common / n, -gx + common / n)))
+        out.update(method="sampled", samples=samples, seed=seed)
+    out["min"], out["max"] = float(min(values)), float(max(values))
+    if out["method"] == "exact":  # the closed form's last-bit rounding stays inside the enumerated range
+        out["expected"] = min(max(out["expected"], out["min"]), out["max"])
+    return out
+
+
+def _small_or_blocked(r: np.ndarray) -> float:
+    return _small_tau_ap(r) if len(r) <= 256 else tau_ap(r)
+
+
+def _reference_ranks(gx: np.ndarray, gy: np.ndarray, kx: np.ndarray, ky: np.ndarray) -> np.ndarray:
+    """The reference's positions of the items, in the compared ranking's order, when the tie groups are
+    ordered by the keys ``kx`` (the reference's) and ``ky`` (the compared ranking's), ascending."""
+    px = np.empty(len(gx), dtype=np.int64)
+    px[np.lexsort((kx, gx))] = np.arange(len(gx))
+    return px[np.lexsort((ky, gy))]
+
+
+def _all_reference_ranks(gx: np.ndarray, gy: np.ndarray):
+    """:func:`_reference_ranks` for every pair of tie orderings of both rankings."""
+    from itertools import permutations, product
+
+    def orders(g):
+        members = [np.flatnonzero(g == v) for v in np.unique(g)]
+        for choice in product(*(permutations(range(len(mm))) for mm in members)):
+            key = np.empty(len(g), dtype=np.float64)
+            for mm, perm in zip(members, choice):
+                key[mm] = perm
+            yield key
+
+    for kx in orders(gx):
+        for ky in orders(gy):
+            yield _reference_ranks(gx, gy, kx, ky)
+
+
 # --- one query, two runs ------------------------------------------------------------------------------------
 
 
 def query_similarity(x: Ranking, y: Ranking, x_scores: np.ndarray, y_scores: np.ndarray, *,
-                     p: float = DEFAULT_P, depth: int | None = None, k: int = 10) -> dict[str, float]:
-    """Every similarity of one query (the fields of :data:`FIELDS` after the counts): ``x``/``y`` the two
-    rankings and ``x_scores``/``y_scores`` their scores in the rankings' order."""
+                     p: float = DEFAULT_P, depth: int | None = None, k: int = 10, samples: int = TAU_AP_SAMPLES,
+                     seed: int = 0) -> dict[str, Any]:
+    """Every similarity of one query (the fields of :data:`FIELDS` after the counts, and ``tau_ap_method``,
+    how tau-AP's min and max were found: :func:`tau_ap_orderings` with ``samples`` and ``seed``):
+    ``x``/``y`` the two rankings and ``x_scores``/``y_scores`` their scores in the rankings' order."""
     S, L, s, l = _short_long(x, y, depth)
-    out: dict[str, float] = {}
+    out: dict[str, Any] = {}
     ident_s, ident_l = np.arange(len(S)), np.arange(len(L))
     ob = rbo_from_overlaps(_overlaps(S, ident_s, L, ident_l, l), s, p)
     out.update(rbo=ob["ext"], rbo_min=ob["min"], rbo_max=ob["max"], rbo_res=ob["res"])
@@ -504,6 +651,9 @@ def query_similarity(x: Ranking, y: Ranking, x_scores: np.ndarray, y_scores: np.
     out["overlap_expected"] = float(_expected_overlaps(S, L, min(len(S), k), k)[k - 1]) / k
     out["overlap_lo"] = float(_overlaps(S, lo_s, L, lo_l, k)[k - 1]) / k
     out["overlap_hi"] = float(_overlaps(S, hi_s, L, hi_l, k)[k - 1]) / k
+    # tau-AP over the tie orderings of both runs
+    t = tau_ap_orderings(x, y, samples=samples, seed=seed)
+    out.update(tau_ap_expected=t["expected"], tau_ap_lo=t["min"], tau_ap_hi=t["max"], tau_ap_method=t["method"])
     return out
 
 
@@ -533,8 +683,13 @@ def _docid_codes(a: pa.Array, b: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return codes[: len(a)], codes[len(a):]
 
 
-def similarity(run_a, run_b, *, p: float = DEFAULT_P, depth: int | None = None, k: int = 10) -> Similarity:
+def similarity(run_a, run_b, *, p: float = DEFAULT_P, depth: int | None = None, k: int = 10,
+               samples: int = TAU_AP_SAMPLES, seed: int = 0) -> Similarity:
     """Similarity of two runs (anything :func:`tierank.to_run` reads), per shared query and averaged.
+
+    ``samples`` and ``seed``: the random tie orderings drawn for tau-AP's minimum and maximum in a query
+    with more than :data:`TAU_AP_ENUMERATION` orderings (``settings["tau_ap_extremes"]`` counts those
+    queries; :func:`tau_ap_orderings`).
 
     The oblivious rankings break ties as trec_eval (docno descending); the tie-aware values do not depend
     on any tie-break.
@@ -574,15 +729,18 @@ def similarity(run_a, run_b, *, p: float = DEFAULT_P, depth: int | None = None, 
         ys = _scores_in_order(y, cb[rows_b], rb.score[rows_b])
         rec: dict = {"qid": q, "docs_a": len(x), "docs_b": len(y),
                      "shared": int(len(np.intersect1d(x.items, y.items)))}
-        rec.update(query_similarity(x, y, xs, ys, p=p, depth=depth, k=k))
+        rec.update(query_similarity(x, y, xs, ys, p=p, depth=depth, k=k, samples=samples, seed=seed))
         records.append(rec)
     mean: dict = {"qid": "mean", "docs_a": _mean([r["docs_a"] for r in records]),
                   "docs_b": _mean([r["docs_b"] for r in records]),
                   "shared": _mean([r["shared"] for r in records])}
     for f in MEAN_FIELDS:
         mean[f] = _mean([r[f] for r in records])
+    sampled = sum(r.pop("tau_ap_method") == "sampled" for r in records)
     settings = {"p": p, "depth": depth, "k": k, "queries": len(shared), "only_a": len(only_a),
                 "only_b": len(only_b), "tie_break": "trec_eval",
+                "tau_ap_extremes": {"exact_up_to_orderings": TAU_AP_ENUMERATION, "sampled_queries": sampled,
+                                    "samples": samples, "seed": seed},
                 "a": getattr(ra, "source", "run_a"), "b": getattr(rb, "source", "run_b")}
     return Similarity(records, mean, only_a, only_b, settings)
 
@@ -600,4 +758,4 @@ def _mean(values: list) -> float:
 
 __all__ = ["DEFAULT_P", "FIELDS", "MEAN_FIELDS", "VARIANTS", "Ranking", "Similarity", "check_p", "extreme_orders",
            "kendall_tau_b", "overlaps", "query_similarity", "ranking_from_groups", "ranking_from_scores", "rbo",
-           "rbo_from_overlaps", "rbo_orderings", "similarity", "tau_ap"]
+           "rbo_from_overlaps", "rbo_orderings", "similarity", "tau_ap", "tau_ap_orderings", "TAU_AP_ENUMERATION", "TAU_AP_SAMPLES"]

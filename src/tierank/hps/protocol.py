@@ -64,7 +64,7 @@ from tierank.hps.registry import (
     scorer_class,
     slug,
 )
-from tierank.hps.table import TABLE_FIELDS, table_rows, tie_stats
+from tierank.hps.table import RBO_P, TABLE_FIELDS, fp32_similarity, table_rows, tie_stats
 from tierank.hps.variants import Variant, parse_variants
 
 __all__ = ["ProtocolResult", "RerankConfig", "Checked", "Scored", "rerank", "check", "read", "score", "write_runs",
@@ -511,7 +511,9 @@ def table(config: RerankConfig, checked: Checked, data: Any, scored: Scored, run
     from tierank.hps.machine import platform
 
     ch = checked
-    rows = table_rows(ch.variants, ch.measures, evals, ties, scored.timing, len(scored.qids))
+    runs_in_memory = {v.name: _ordered(scored.qids, data.candidates, scored.scores[v.name])[0] for v in ch.variants}
+    similarity = fp32_similarity(runs_in_memory)
+    rows = table_rows(ch.variants, ch.measures, evals, ties, scored.timing, len(scored.qids), similarity)
     settings = {
         "model": ch.spec.name, "family": ch.spec.family, "source": ch.spec.source,
         "variants": [v.name for v in ch.variants], "measures": [str(m) for m in ch.measures],
@@ -521,6 +523,11 @@ def table(config: RerankConfig, checked: Checked, data: Any, scored: Scored, run
         "candidates_file": str(data.candidates_path), "qrels_file": str(data.qrels_path),
         "cache": str(ch.plan.cache), "scorers": scored.metadata, "platform": platform(ch.device, ch.threads),
     }
+    settings["similarity"] = {"reference": "fp32" if "fp32" in runs_in_memory else None, "p": RBO_P,
+                              "columns": {"rbo_fp32": "mean over queries of the expected RBO_ext with the fp32 "
+                                                      "variant over both runs' tie orderings",
+                                          "rbo_fp32_min": "mean of its minimum over those orderings",
+                                          "rbo_fp32_max": "mean of its maximum over those orderings"}}
     if variance is not None:
         settings["variance"] = variance
     settings.update({o: ch.options[o] for o in ch.spec.kind.options})

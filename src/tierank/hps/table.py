@@ -4,7 +4,13 @@ Columns (:data:`TABLE_FIELDS`): M at FP32 (the ``fp32`` variant's oblivious
 value), then per variant M_obl, E[M], range, bias, min, max, std (the public
 aggregate records of :class:`tierank.results.EvalResult`), the tie
 statistics of its scores, the forward-pass time, the scoring-step time and
-HPS's overhead: ``(scoring_s(X->fp32) - scoring_s(X)) / model_s``.
+HPS's overhead: ``(scoring_s(X->fp32) - scoring_s(X)) / model_s``, the number of queries, and how
+far the variant's ranking is from FP32's (:func:`fp32_similarity`): ``rbo_fp32``, the mean over queries
+of the expected rank-biased overlap (RBO_ext, persistence :data:`RBO_P`) with the ``fp32`` variant's
+ranking over the orderings of both runs' tie groups, and ``rbo_fp32_min``, ``rbo_fp32_max``, the means
+of its minimum and maximum over those orderings (:mod:`tierank.analysis.similarity`, exact; None
+without an ``fp32`` variant).  The ``fp32`` row compares FP32 with itself: 1 without ties, less when
+its own ties leave the order open.
 """
 
 from __future__ import annotations
@@ -12,12 +18,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["TABLE_FIELDS", "tie_stats", "table_rows"]
+__all__ = ["TABLE_FIELDS", "RBO_P", "tie_stats", "table_rows", "fp32_similarity"]
 
 TABLE_FIELDS = (
     "query", "variant", "measure", "fp32", "oblivious", "expected", "range", "bias", "min", "max", "std",
     "tied_share", "tie_groups", "mean_group", "max_group", "model_s", "scoring_ms", "hps_overhead", "queries",
+    "rbo_fp32", "rbo_fp32_min", "rbo_fp32_max",
 )
+
+#: RBO's persistence in Table 1's similarity to FP32 (:func:`fp32_similarity`)
+RBO_P = 0.9
+
+#: Table 1's similarity columns and the :func:`tierank.analysis.similarity.similarity` means they hold
+SIMILARITY_COLUMNS = {"rbo_fp32": "rbo_expected", "rbo_fp32_min": "rbo_lo", "rbo_fp32_max": "rbo_hi"}
 
 
 def tie_stats(run) -> dict:
@@ -34,14 +47,41 @@ def tie_stats(run) -> dict:
     return (run if isinstance(run, RunLayout) else layout(run)).summary.table1_fields()
 
 
+def fp32_similarity(runs: Mapping[str, Any], reference: str = "fp32", p: float = RBO_P) -> dict[str, dict]:
+    """variant -> its similarity columns (:data:`SIMILARITY_COLUMNS`) against the ``reference`` variant's
+    run: the means over the queries of the expected, minimum and maximum RBO_ext over the tie orderings
+    of both runs (persistence ``p``).  ``runs`` maps variant names to runs (anything
+    :func:`tierank.to_run` reads); without the reference every column is None.
+
+    >>> a = {"q": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
+    >>> b = {"q": {"d1": 2.0, "d2": 2.0, "d3": 1.0}}  # a low-precision variant that ties d1 and d2
+    >>> sim = fp32_similarity({"fp32": a, "bf16": b})
+    >>> {col: round(x, 4) for col, x in sim["bf16"].items()}
+    {'rbo_fp32': 0.95, 'rbo_fp32_min': 0.9, 'rbo_fp32_max': 1.0}
+    >>> round(sim["fp32"]["rbo_fp32"], 12)  # FP32 against itself, without ties
+    1.0
+    """
+    from tierank.analysis.similarity import similarity
+
+    if reference not in runs:
+        return {name: dict.fromkeys(SIMILARITY_COLUMNS) for name in runs}
+    out = {}
+    for name, run in runs.items():
+        mean = similarity(runs[reference], run, p=p).mean
+        out[name] = {col: mean[field] for col, field in SIMILARITY_COLUMNS.items()}
+    return out
+
+
 def _aggregates(result) -> dict[str, dict]:
     """measure name -> the aggregate record (public API: ``EvalResult.records(per_query=False)``)."""
     return {r["measure"]: r for r in result.records(per_query=False)}
 
 
 def table_rows(variants: Sequence[Any], measures: Sequence[Any], evals: Mapping[str, Any], ties: Mapping[str, dict],
-               timing: Mapping[str, dict], n_queries: int) -> list[dict]:
-    """Table 1's rows, measure by measure, variant by variant (see the module docstring)."""
+               timing: Mapping[str, dict], n_queries: int,
+               similarity: Mapping[str, dict] | None = None) -> list[dict]:
+    """Table 1's rows, measure by measure, variant by variant (see the module docstring); ``similarity``:
+    each variant's similarity columns (:func:`fp32_similarity`; None: left empty)."""
     aggs = {name: _aggregates(res) for name, res in evals.items()}
     ref = next((v.name for v in variants if v.name == "fp32"), None)
     rows = []
@@ -63,5 +103,6 @@ def table_rows(variants: Sequence[Any], measures: Sequence[Any], evals: Mapping[
                 "mean_group": st["mean_group"], "max_group": st["max_group"],
                 "model_s": t["model_s"], "scoring_ms": 1000 * t["scoring_s"], "hps_overhead": overhead,
                 "queries": n_queries,
+                **(similarity or {}).get(v.name, dict.fromkeys(SIMILARITY_COLUMNS)),
             })
     return rows

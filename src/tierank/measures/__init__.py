@@ -8,6 +8,16 @@
 ``relstring``: RelString (trec_eval's measures of the same names).  The contract a
 family implements is :class:`tierank.measures.base.Measure`; shared numeric
 helpers are in :mod:`tierank.measures.kernels`.
+
+Every registered family is also a Python value of this module, as ir_measures users write them
+(derived from :data:`REGISTRY`, so a new family is one without a list to update)::
+
+    from tierank.measures import nDCG, AP, P
+    tierank.evaluate(qrels, run, [nDCG@10, AP, P@[5, 10], nDCG(dcg='exp-log2')@10])
+
+>>> from tierank.measures import nDCG, P
+>>> str(nDCG@10), parse_measure(str(nDCG@10)) == nDCG@10, P@[5, 10]
+('nDCG@10', True, [Measure('P@5'), Measure('P@10')])
 """
 
 from . import (  # noqa: F401  (registration; names: trec_eval's names for parse_measure)
@@ -40,4 +50,22 @@ from .base import (
 )
 
 __all__ = ["Measure", "Param", "Stats", "Aggregate", "REGISTRY", "MAX_CUTOFF", "parse_measure", "parse_measures", "register",
-           "supported", "describe"]
+           "supported", "describe", "families"]
+
+
+def __getattr__(name: str) -> Measure:
+    """``tierank.measures.nDCG`` and every other registered family name: the family's
+    :class:`Measure` with its default parameters (:meth:`Measure.default`), from :data:`REGISTRY`."""
+    cls = REGISTRY.get(name)
+    if cls is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return cls.default()
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(REGISTRY))
+
+
+def families() -> dict[str, Measure]:
+    """Every registered name and its Python value (``{"AP": AP, "nDCG": nDCG, ...}``), from :data:`REGISTRY`."""
+    return {name: cls.default() for name, cls in sorted(REGISTRY.items())}

@@ -61,6 +61,10 @@ class AP(Measure):
     """Average precision (trec_eval map; with @k, map_cut_k)."""
 
     family = "AP"
+    pretty = "average precision"
+    definition = ('mean over the relevant documents of the precision at'
+                  ' their ranks, normalised by all N+ relevant documents')
+    citation = 'Harman, D. (1993). Overview of the First Text REtrieval Conference (TREC-1). TREC-1, NIST SP 500-207.'
     names = FamilyNames(trec_eval="map", trec_eval_cut="map_cut", ranx="map", mteb="map", sentence_transformers="map")
     description = "average precision, normalised by N+ (trec_eval map / map_cut)"
     schema = (REL,)

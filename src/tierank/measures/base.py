@@ -85,6 +85,28 @@ class FamilyNames:
 
 
 @dataclass(frozen=True)
+class FamilyInfo:
+    """A family's metadata (:meth:`Measure.about`): its name in prose, a one-line definition, the work
+    that defines it ("" when none is given) and its names in other tools (:class:`FamilyNames`)."""
+
+    family: str
+    pretty: str
+    definition: str
+    citation: str
+    names: FamilyNames
+
+    @property
+    def ir_measures(self) -> str | None:
+        """ir_measures' name of the family (None: ir_measures has none)."""
+        return self.family if self.names.ir_measures == "" else self.names.ir_measures
+
+    @property
+    def trec_eval(self) -> list[str]:
+        """trec_eval's names of the family as declared (``map``, ``map_cut``)."""
+        return [n for n in (self.names.trec_eval, self.names.trec_eval_cut) if n]
+
+
+@dataclass(frozen=True)
 class Param:
     """One parameter of a measure family.
 
@@ -239,6 +261,9 @@ class Measure:
         ``geometric_mean``; a family whose summary is not additive overrides :meth:`aggregate` too;
     ``names``
         its names in trec_eval, ir_measures, ranx, MTEB and sentence-transformers (:class:`FamilyNames`).
+    ``pretty``, ``definition``, ``citation``
+        its name in prose, a one-line definition and the work that defines it (all optional:
+        :meth:`about` fills in the defaults).
 
     Hooks (override where the default does not fit): :meth:`stats` (required),
     :meth:`depth`, :meth:`unjudged_bounds`, :meth:`residual`, :meth:`validate`.
@@ -261,6 +286,12 @@ class Measure:
     aggregator: ClassVar[Aggregator] = "mean"
     #: the family's names in other tools (:class:`FamilyNames`)
     names: ClassVar[FamilyNames] = FamilyNames()
+    #: the family's name in prose (``"average precision"``); "" (the default): :attr:`family`
+    pretty: ClassVar[str] = ""
+    #: a one-line definition of the value; "" (the default): :attr:`description`
+    definition: ClassVar[str] = ""
+    #: the work that defines the measure (authors, year, title, venue); "" (the default): none given
+    citation: ClassVar[str] = ""
 
     params: tuple[tuple[str, Any], ...] = ()
     cutoff: int | float | None = None
@@ -279,6 +310,102 @@ class Measure:
 
     def __repr__(self) -> str:
         return f"Measure({str(self)!r})"
+
+    @classmethod
+    def about(cls) -> FamilyInfo:
+        """The family's metadata as data (:class:`FamilyInfo`), defaults filled in: what the measure
+        reference of the documentation is generated from.
+
+        >>> from tierank.measures import REGISTRY
+        >>> info = REGISTRY["RR"].about()
+        >>> info.pretty, info.names.trec_eval, info.ir_measures
+        ('reciprocal rank', 'recip_rank', 'RR')
+        """
+        names = cls.names if isinstance(cls.names, FamilyNames) else FamilyNames()
+        return FamilyInfo(family=cls.family, pretty=cls.pretty or cls.family,
+                          definition=cls.definition or cls.description, citation=cls.citation or "",
+                          names=names)
+
+    # -- Python values (as ir_measures writes them: ``nDCG@10``, ``nDCG(dcg='exp-log2')@10``, ``P@[5, 10]``)
+    @classmethod
+    def default(cls) -> Measure:
+        """The family's measure with its default parameters and no cutoff (``tierank.measures.nDCG``)."""
+        return cls(params=tuple(sorted((p.name, p.default) for p in cls.schema)))
+
+    def __call__(self, **params: Any) -> Measure:
+        """The measure with ``params`` changed, checked as the measure string would be.
+
+        >>> from tierank.measures import nDCG
+        >>> nDCG(dcg='exp-log2')@10
+        Measure("nDCG(dcg='exp-log2')@10")
+        >>> nDCG(nope=1)
+        Traceback (most recent call last):
+        ...
+        tierank.errors.TierankInputError: measure 'nDCG': unknown parameter 'nope'; accepted: dcg, gains, judged_only
+        """
+        shown = f"measure {quote(str(self))}"
+        values = dict(self.params)
+        for name, value in params.items():
+            spec = next((p for p in self.schema if p.name == name), None)
+            if spec is None:
+                accepted = ", ".join(p.name for p in self.schema) or "none"
+                raise TierankInputError(f"{shown}: unknown parameter {quote(name)}; accepted: {accepted}")
+            if spec.type is dict and isinstance(value, dict):  # a map, as the string form stores it
+                value = spec.parse("{" + ",".join(f"{k}:{v}" for k, v in value.items()) + "}", str(self))
+            elif spec.type is float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            if value is not None and not _is_type(value, spec.type):
+                raise TierankInputError(f"{shown}: parameter {name}={value!r} is not "
+                                        f"{'an' if spec.type is int else 'a'} {spec.type.__name__}")
+            problem = spec.check(value)
+            if problem:
+                raise TierankInputError(f"{shown}: {problem}")
+            values[name] = value
+        measure = replace(self, params=tuple(sorted(values.items())))
+        measure.validate(str(measure))
+        return measure
+
+    def __matmul__(self, cutoff: Any) -> Any:
+        """The measure at ``cutoff`` (``nDCG@10``); a list of cutoffs gives a list of measures
+        (``P@[5, 10]``; :func:`tierank.evaluate` flattens it).
+
+        >>> from tierank.measures import P, IPrec
+        >>> P@[5, 10], IPrec@0.5, str(P(rel=2)@5)
+        ([Measure('P@5'), Measure('P@10')], Measure('IPrec@0.5'), 'P(rel=2)@5')
+        >>> P@0
+        Traceback (most recent call last):
+        ...
+        tierank.errors.TierankInputError: measure 'P@0': cutoff must be a positive integer, got 0
+        """
+        if isinstance(cutoff, (list, tuple, range)):
+            return [self @ k for k in cutoff]
+        shown = f"measure {quote(f'{self}@{cutoff}')}"
+        if not self.cutoff_allowed:
+            raise TierankInputError(f"{shown}: {self.family} takes no cutoff")
+        if self.cutoff_param is not None:
+            if isinstance(cutoff, bool) or not isinstance(cutoff, (int, float, np.integer, np.floating)):
+                raise TierankInputError(f"{shown}: the cutoff must be a number, got {cutoff!r}")
+            value: int | float = float(cutoff)
+            problem = self.cutoff_param.check(value)
+            if problem:
+                raise TierankInputError(f"{shown}: {problem}")
+        else:
+            if isinstance(cutoff, bool) or not isinstance(cutoff, (int, np.integer)) or cutoff < 1:
+                raise TierankInputError(f"{shown}: cutoff must be a positive integer, got {cutoff!r}")
+            if cutoff > MAX_CUTOFF:
+                raise TierankInputError(f"{shown}: cutoff must be at most {MAX_CUTOFF}")
+            value = int(cutoff)
+        measure = replace(self, cutoff=value)
+        measure.validate(str(measure))
+        return measure
+
+    def incomplete(self) -> str | None:
+        """Why this value is not yet a measure one can evaluate (a family that needs a cutoff has
+        none: ``P`` rather than ``P@10``), or None."""
+        if self.cutoff is None and self.cutoff_required:
+            example = f"{self.family}@0.5" if self.cutoff_param is not None else f"{self.family}@10"
+            return f"measure {quote(str(self))}: {self.family} needs a cutoff, e.g. {example}"
+        return None
 
     # -- hooks ---------------------------------------------------------------------------
     def validate(self, text: str) -> None:
@@ -363,6 +490,19 @@ class Measure:
     def k(self) -> float:
         """The rank cutoff (inf without one, or when the ``@`` value is not a rank)."""
         return float("inf") if self.cutoff is None or self.cutoff_param is not None else self.cutoff
+
+
+def _is_type(value: Any, kind: type) -> bool:
+    """Whether a Python value is of a parameter's type (bool is not an int here)."""
+    if kind is bool:
+        return isinstance(value, (bool, np.bool_))
+    if kind is int:
+        return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    if kind is float:
+        return isinstance(value, (float, int, np.floating, np.integer)) and not isinstance(value, bool)
+    if kind is dict:
+        return isinstance(value, tuple)
+    return isinstance(value, kind)
 
 
 def _fmt(v: Any) -> str:
@@ -583,9 +723,19 @@ def _parse_ir_measures(text: str) -> Measure:
     return measure
 
 
-def parse_measures(texts: Iterable[str | Measure]) -> list[Measure]:
+def flat_measures(texts: Iterable[Any]) -> Iterable[Any]:
+    """``texts`` with its lists and tuples opened (``[nDCG@10, P@[5, 10]]``: ``P@[5, 10]`` is a list)."""
+    for t in texts:
+        if isinstance(t, (list, tuple)):
+            yield from flat_measures(t)
+        else:
+            yield t
+
+
+def parse_measures(texts: Iterable[str | Measure | list[Measure]]) -> list[Measure]:
     """Parse every measure string of ``texts`` (see :func:`parse_measure`); the errors of all the bad
     ones are reported together in one :class:`TierankInputError`.  Duplicates are removed, order kept.
+    Measure values are taken as they are (lists of them opened: ``P@[5, 10]``).
 
     >>> parse_measures(["P@5", "RR", "P@5", "P(rel=1)@5"])
     [Measure('P@5'), Measure('RR'), Measure('P(rel=1)@5')]
@@ -598,7 +748,11 @@ def parse_measures(texts: Iterable[str | Measure]) -> list[Measure]:
     unknown measure 'Nope' in 'Nope'; supported: AP, Bpref, ERR, F1, ..., RR, ..., Success
     """
     parsed, errors = [], []
-    for m in texts:
+    for m in flat_measures(texts):
+        problem = m.incomplete() if isinstance(m, Measure) else None
+        if problem:
+            errors.extend(TierankInputError(problem).problems)
+            continue
         try:
             parsed.append(parse_measure(m))
         except TierankInputError as e:

@@ -56,6 +56,9 @@ class Bpref(Measure):
     """Binary preference (trec_eval bpref): judged non-relevant documents above each relevant one."""
 
     family = "Bpref"
+    pretty = "binary preference"
+    definition = 'mean over the relevant retrieved documents of 1 - (judged non-relevant ranked above) / min(N+, N-)'
+    citation = 'Buckley, C. and Voorhees, E. M. (2004). Retrieval evaluation with incomplete information. SIGIR 2004.'
     names = FamilyNames(trec_eval="bpref", ranx="bpref")
     description = "binary preference (trec_eval bpref): judged documents only, unjudged skipped"
     schema = (REL,)

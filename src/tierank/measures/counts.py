@@ -43,6 +43,8 @@ class NumQ(Measure):
     """Number of queries evaluated (trec_eval num_q): 1 per query, summed."""
 
     family = "NumQ"
+    pretty = "number of queries"
+    definition = 'number of queries evaluated'
     names = FamilyNames(trec_eval="num_q")
     aggregator = "sum"
     description = "number of queries evaluated (a count, summed)"
@@ -59,6 +61,8 @@ class NumRet(Measure):
     """Documents retrieved (trec_eval num_ret), after the depth limit."""
 
     family = "NumRet"
+    pretty = "retrieved"
+    definition = 'number of documents retrieved'
     names = FamilyNames(trec_eval="num_ret")
     aggregator = "sum"
     description = "documents retrieved (a count; after the depth limit -M)"
@@ -74,6 +78,8 @@ class NumRel(Measure):
     """Relevant documents in the qrels (trec_eval num_rel, N+)."""
 
     family = "NumRel"
+    pretty = "number of relevant documents"
+    definition = 'number of relevant documents judged for the query (N+)'
     names = FamilyNames(trec_eval="num_rel")
     aggregator = "sum"
     description = "relevant documents judged for the query, N+ (a count)"
@@ -100,6 +106,8 @@ class NumRelRet(_Set):
     """Relevant documents retrieved (trec_eval num_rel_ret)."""
 
     family = "NumRelRet"
+    pretty = "relevant retrieved"
+    definition = 'number of relevant documents retrieved'
     names = FamilyNames(trec_eval="num_rel_ret")
     aggregator = "sum"
     description = "relevant documents retrieved (a count)"
@@ -111,6 +119,8 @@ class NumNonRelJudgedRet(_Set):
     """Judged non-relevant documents retrieved (trec_eval num_nonrel_judged_ret: 0 <= grade < rel)."""
 
     family = "NumNonRelJudgedRet"
+    pretty = "judged non-relevant retrieved"
+    definition = 'number of judged non-relevant documents retrieved'
     names = FamilyNames(trec_eval="num_nonrel_judged_ret", ir_measures=None)
     aggregator = "sum"
     description = "judged non-relevant documents retrieved (a count)"
@@ -128,6 +138,8 @@ class SetP(_Set):
     """Set precision (trec_eval set_P): relevant retrieved / retrieved."""
 
     family = "SetP"
+    pretty = "set precision"
+    definition = 'relevant retrieved / retrieved'
     names = FamilyNames(trec_eval="set_P")
     description = "set precision: relevant retrieved / retrieved (trec_eval set_P)"
 
@@ -140,6 +152,8 @@ class SetR(_Set):
     """Set recall (trec_eval set_recall): relevant retrieved / N+."""
 
     family = "SetR"
+    pretty = "set recall"
+    definition = 'relevant retrieved / N+'
     names = FamilyNames(trec_eval="set_recall")
     description = "set recall: relevant retrieved / N+ (trec_eval set_recall)"
     bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
@@ -153,6 +167,9 @@ class SetF(_Set):
     """Set F (trec_eval set_F): (x+1) P R / (x P + R) = (x+1) h / (x N+ + n)."""
 
     family = "SetF"
+    pretty = "set F"
+    definition = '(beta + 1) P R / (beta P + R) over the retrieved set (trec_eval set_F: beta weighs recall)'
+    citation = 'van Rijsbergen, C. J. (1979). Information Retrieval, 2nd ed. Butterworths (the F measure).'
     names = FamilyNames(trec_eval="set_F")
     description = "set F: (beta+1) P R / (beta P + R) over the retrieved set (trec_eval set_F)"
     schema = (Param("beta", float, 1.0, "weight of recall relative to precision", low=0.0), REL)
@@ -187,6 +204,8 @@ class SetAP(Measure):
     """Unranked set average precision (trec_eval set_map): h^2 / (n N+)."""
 
     family = "SetAP"
+    pretty = "set average precision"
+    definition = '(relevant retrieved)^2 / (retrieved x N+): set precision times set recall'
     names = FamilyNames(trec_eval="set_map")
     description = "set average precision: (relevant retrieved)^2 / (retrieved x N+) (trec_eval set_map)"
     schema = (REL,)

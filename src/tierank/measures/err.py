@@ -60,6 +60,11 @@ class ERR(Measure):
     """Expected reciprocal rank (graded, gdeval): sum_i R_i / i prod_{j<i} (1 - R_j), R = (2^g - 1)/2^4."""
 
     family = "ERR"
+    pretty = "expected reciprocal rank"
+    definition = ('expected value of 1/rank at which a cascade user, stopping at '
+                  'a document with probability (2^grade - 1) / 2^max_grade, stops')
+    citation = ('Chapelle, O., Metzler, D., Zhang, Y. and Grinspan, P. (2009). Expected reciprocal rank '
+                'for graded relevance. CIKM 2009.')
     description = "expected reciprocal rank (gdeval): R = (2^grade - 1) / 2^max_grade, cascade model"
     schema = (Param("max_grade", int, 4, "largest grade (gdeval's MAX_JUDGMENT)", low=1, high=60),)
     bounds_refusal = "an unjudged document's grade is unknown, and ERR has no bound short of the largest grade"

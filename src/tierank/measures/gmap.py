@@ -141,6 +141,9 @@ class GMAP(GeometricMean):
     """Geometric mean of AP over queries, each floored at 1e-5 (trec_eval gm_map)."""
 
     family = "GMAP"
+    pretty = "geometric mean average precision"
+    definition = 'geometric mean over queries of max(AP, 1e-5)'
+    citation = 'Robertson, S. (2006). On GMAP: and other transformations. CIKM 2006.'
     names = FamilyNames(trec_eval="gm_map", ir_measures=None)
     description = ("geometric mean over queries of max(AP, 1e-5) (trec_eval gm_map); "
                    "min/max exact, expectation sampled")

@@ -141,6 +141,9 @@ class IPrec(Measure):
     """
 
     family = "IPrec"
+    pretty = "interpolated precision"
+    definition = 'highest precision at any rank whose recall reaches the given level'
+    citation = 'Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.4.'
     names = FamilyNames(trec_eval="iprec_at_recall")
     description = ("interpolated precision at a recall level (trec_eval iprec_at_recall); "
                    "min/max exact, expectation sampled")
@@ -160,6 +163,9 @@ class IPrecAvg(Measure):
     """trec_eval's 11pt_avg: mean interpolated precision at recall 0.0, 0.1, ..., 1.0."""
 
     family = "IPrecAvg"
+    pretty = "11-point interpolated average precision"
+    definition = 'mean interpolated precision at the recall levels 0, 0.1, ..., 1'
+    citation = 'Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.4.'
     names = FamilyNames(trec_eval="11pt_avg", ir_measures=None)
     description = ("mean interpolated precision at the 11 recall levels 0, 0.1, ..., 1 (trec_eval 11pt_avg); "
                    "min/max exact, expectation sampled")

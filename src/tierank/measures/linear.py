@@ -150,6 +150,9 @@ class P(Linear):
     """Precision at k: relevant documents in the top k, divided by k (also when fewer are retrieved)."""
 
     family = "P"
+    pretty = "precision at k"
+    definition = 'fraction of the top k that is relevant'
+    citation = 'Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.3.'
     names = FamilyNames(trec_eval_cut="P", ranx="precision", mteb="precision", sentence_transformers="precision")
     description = "precision at k: |relevant in top k| / k"
     schema = (REL,)
@@ -167,6 +170,9 @@ class R(Linear):
     """Recall at k: relevant documents in the top k over all relevant documents N+."""
 
     family = "R"
+    pretty = "recall at k"
+    definition = 'fraction of the relevant documents that are in the top k'
+    citation = 'Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.3.'
     names = FamilyNames(trec_eval_cut="recall", ranx="recall", mteb="recall", sentence_transformers="recall")
     description = "recall at k: |relevant in top k| / N+ (0 when N+ = 0)"
     schema = (REL,)
@@ -187,6 +193,9 @@ class F1(Linear):
     """F1 at k, harmonic mean of P@k and R@k: 2 |rel in top k| / (k + N+)."""
 
     family = "F1"
+    pretty = "F1 at k"
+    definition = 'harmonic mean of precision and recall at k'
+    citation = 'van Rijsbergen, C. J. (1979). Information Retrieval, 2nd ed. Butterworths (the F measure).'
     names = FamilyNames(ir_measures=None, ranx="f1")
     description = "F1 at k: 2 |relevant in top k| / (k + N+)"
     schema = (REL,)
@@ -209,6 +218,8 @@ class Hits(Linear):
     """Number of relevant documents in the top k (a count, not a rate)."""
 
     family = "Hits"
+    pretty = "hits at k"
+    definition = 'number of relevant documents in the top k'
     names = FamilyNames(ir_measures=None, ranx="hits")
     description = "count of relevant documents in the top k"
     schema = (REL,)
@@ -222,6 +233,9 @@ class Judged(Linear):
     """Share of the top k retrieved documents that have a judgment (any grade), as ir_measures."""
 
     family = "Judged"
+    pretty = "judged at k"
+    definition = 'fraction of the top k that is judged (judgment coverage)'
+    citation = 'Sakai, T. (2007). Alternatives to Bpref. SIGIR 2007.'
     description = "judged documents in the top k / min(k, retrieved) (judgment coverage)"
     kind = "judged"
     cutoff_required = True
@@ -238,6 +252,9 @@ class Rprec(Linear):
     """R-precision: precision at rank N+ (trec_eval Rprec)."""
 
     family = "Rprec"
+    pretty = "R-precision"
+    definition = 'precision at rank N+, the number of relevant documents'
+    citation = 'Buckley, C. and Voorhees, E. M. (2000). Evaluating evaluation measure stability. SIGIR 2000.'
     names = FamilyNames(trec_eval="Rprec", ranx="r-precision")
     description = "precision at rank N+ (R-precision)"
     schema = (REL,)
@@ -274,6 +291,11 @@ class RBP(Linear):
     """
 
     family = "RBP"
+    pretty = "rank-biased precision"
+    definition = ('(1 - p) sum over ranks i of p^(i-1) rel_i: the expected r'
+                  'ate of relevance for a user who goes on with probability p')
+    citation = ('Moffat, A. and Zobel, J. (2008). Rank-biased precision for measurement of retrieval '
+                'effectiveness. ACM TOIS 27(1).')
     names = FamilyNames(trec_eval="rbp", ranx="rbp")
     description = ("rank-biased precision (1-p) sum_i p^(i-1) rel_i, binary relevance; gain='trec_eval': "
                    "trec_eval's rbp, grades as gains over the query's top grade (trec_eval -m rbp)")
@@ -338,6 +360,10 @@ class R_cap(Linear):
     """Capped recall (BEIR / MTEB): relevant documents in the top k over min(k, N+)."""
 
     family = "R_cap"
+    pretty = "capped recall at k"
+    definition = 'relevant documents in the top k / min(k, N+)'
+    citation = ('Thakur, N. et al. (2021). BEIR: A heterogeneous benchmark for zero-shot evaluation of '
+                'information retrieval models. NeurIPS 2021 Datasets and Benchmarks.')
     names = FamilyNames(ir_measures=None)
     description = "capped recall at k: |relevant in top k| / min(k, N+) (BEIR, MTEB)"
     schema = (REL,)
@@ -387,6 +413,11 @@ class nDCG(Linear):
     """
 
     family = "nDCG"
+    pretty = "normalised discounted cumulative gain"
+    definition = ('DCG at k (gain / log2(rank + 1) summed over ranks) d'
+                  'ivided by the DCG of the ideal ordering of the qrels')
+    citation = ('Järvelin, K. and Kekäläinen, J. (2002). Cumulated gain-based evaluation of IR techniques. '
+                'ACM TOIS 20(4).')
     names = FamilyNames(trec_eval="ndcg", trec_eval_cut="ndcg_cut", ranx="ndcg", mteb="ndcg", sentence_transformers="ndcg")
     description = "normalised DCG, gain = grade (<= 0 counts 0), discount 1/log2(rank+1), ideal from qrels"
     kind = "gain"

@@ -71,7 +71,15 @@ from functools import lru_cache
 from typing import Literal
 
 from ..errors import TierankInputError, UnknownMeasure, quote
-from .base import REGISTRY, Measure, TrecNames, parse_measure, supported, use_trec_names
+from .base import (
+    REGISTRY,
+    Measure,
+    TrecNames,
+    flat_measures,
+    parse_measure,
+    supported,
+    use_trec_names,
+)
 
 #: the tools whose measure names each family declares (:class:`tierank.measures.base.FamilyNames`)
 Tool = Literal["trec_eval", "trec_eval_cut", "ir_measures", "ranx", "mteb", "sentence_transformers"]
@@ -339,7 +347,7 @@ def _available(text: str) -> Measure | None:
         return None
 
 
-def plan(texts: Iterable[str | Measure]) -> Plan:
+def plan(texts: Iterable[str | Measure | list[Measure]]) -> Plan:
     """Resolve ``-m`` texts (trec_eval names and nicknames, ir_measures strings, Measures) into a
     :class:`Plan`; bad or unknown texts raise one :class:`TierankInputError` listing all problems
     (unknown names with "did you mean" suggestions).
@@ -347,9 +355,13 @@ def plan(texts: Iterable[str | Measure]) -> Plan:
     st = _State()
     slots: list = []  # ("trec", name) or ("m", Measure), in the order first asked for
     errors: list = []
-    for t in texts:
+    for t in flat_measures(texts):
         if isinstance(t, Measure):
-            slots.append(("m", t))
+            problem = t.incomplete()
+            if problem:
+                errors.append(problem)
+            else:
+                slots.append(("m", t))
             continue
         if not isinstance(t, str):
             errors.append(f"measure {t!r} is not a string")

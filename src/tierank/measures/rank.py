@@ -73,6 +73,9 @@ class RR(_FirstRelevant):
     """Reciprocal rank of the first relevant document (0 if none in the top k)."""
 
     family = "RR"
+    pretty = "reciprocal rank"
+    definition = '1 / the rank of the first relevant document (0 if none within the cutoff)'
+    citation = 'Voorhees, E. M. (1999). The TREC-8 Question Answering Track Report. TREC-8.'
     names = FamilyNames(trec_eval="recip_rank", ranx="mrr", mteb="mrr", sentence_transformers="mrr")
     description = "reciprocal rank of the first relevant document within the cutoff"
 
@@ -112,6 +115,8 @@ class Success(_FirstRelevant):
     """1 if a relevant document is in the top k, else 0."""
 
     family = "Success"
+    pretty = "success at k"
+    definition = '1 if a relevant document is in the top k, else 0'
     names = FamilyNames(trec_eval_cut="success", trec_eval_cutoffs=(1, 5, 10), ranx="hit_rate", mteb="hit_rate",
                         sentence_transformers="accuracy")
     description = "1 if any relevant document is in the top k"
