@@ -72,6 +72,7 @@ import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 
 import numpy as np
 
@@ -332,11 +333,11 @@ def _p_ia(m: DiversityMeasure, groups: list[list[Pattern]], q: _Query, oblivious
         elif start < k:
             take, size = k - start, len(g)
             c.sort()
-            mean = sum(c) / size
-            e = take * mean
+            mean = Fraction(sum(c), size)  # exact rationals: a variance that is 0 comes out 0
+            e = float(take * mean)
             lo, hi = float(sum(c[:take])), float(sum(c[size - take:]))
             if size > 1:
-                var = take * (sum((x - mean) ** 2 for x in c) / size) * (size - take) / (size - 1)
+                var = float(take * sum((x - mean) ** 2 for x in c) / size * (size - take) / (size - 1))
         start += len(g)
     scale = k * q.nsub
     return _One(oblivious, (fixed + e) / scale, (fixed + lo) / scale, (fixed + hi) / scale, var / scale ** 2)
@@ -366,12 +367,13 @@ def _st_recall(m: DiversityMeasure, groups: list[list[Pattern]], q: _Query, obli
     open_ = sorted({s for p in straddle for s in p} - covered)
     total = math.comb(size, take)
     without = {s: sum(1 for p in straddle if s not in p) for s in open_}
-    p_cov = {s: 1.0 - math.comb(without[s], take) / total for s in open_}
-    e = len(covered) + sum(p_cov.values())
-    var = sum(p * (1 - p) for p in p_cov.values())
+    # exact rationals: a variance that is 0 comes out 0
+    p_cov = {s: 1 - Fraction(math.comb(without[s], take), total) for s in open_}
+    e = len(covered) + sum(p_cov.values(), Fraction(0))
+    var = sum((p * (1 - p) for p in p_cov.values()), Fraction(0))
     for a, b in itertools.combinations(open_, 2):
         neither = sum(1 for p in straddle if a not in p and b not in p)
-        both_open = math.comb(neither, take) / total
+        both_open = Fraction(math.comb(neither, take), total)
         cov = both_open - (1 - p_cov[a]) * (1 - p_cov[b])
         var += 2 * cov
     # min / max: which multiset of patterns takes the `take` places
@@ -393,7 +395,9 @@ def _st_recall(m: DiversityMeasure, groups: list[list[Pattern]], q: _Query, obli
             rec(i + 1, left - x, got | (frozenset(pattern) & opened) if x else got)
     rec(0, take, frozenset())
     base = len(covered)
-    return _One(oblivious, e / A, (base + lo) / A, (base + hi) / A, max(var, 0.0) / A ** 2)
+    if lo == hi:
+        return _One(oblivious, (base + lo) / A, (base + lo) / A, (base + hi) / A, 0.0)
+    return _One(oblivious, float(e / A), (base + lo) / A, (base + hi) / A, float(var / A ** 2))
 
 
 def _query_stats(m: DiversityMeasure, groups: list[list[Pattern]], q: _Query, *, limit: int, samples: int,
