@@ -4,19 +4,17 @@ Families, with ir_measures' names and parameters (``rel`` = 1: a subtopic judgme
 relevant when its grade is >= ``rel``; ``judged_only`` = False: True drops unjudged documents
 from the run first):
 
-=================  =========================  ==============================================
-name (aliases)     parameters                 value of one ranking ``d_1, d_2, ...``
-=================  =========================  ==============================================
-alpha_nDCG (α_)    @k, alpha=0.5, rel, j.o.   alpha-DCG@k of the run / of the ideal ranking
-alpha_DCG (α_)     @k, alpha=0.5, rel, j.o.   sum_{i<=k} g_i/log2(i+1) / sum_{i<=k} A(1-a)^{i-1}/log2(i+1)
-ERR_IA             @k, rel, j.o.              sum_{i<=k} g_i/i / sum_{i<=k} A(1-a)^{i-1}/i, a = 0.5
-nERR_IA            @k, rel, j.o.              sum_{i<=k} g_i/i of the run / of the ideal ranking
-NRBP               alpha=0.5, beta=0.5, rel   (1-(1-a)b)/A sum_i g_i b^{i-1}
-nNRBP              alpha=0.5, beta=0.5, rel   NRBP of the run / of the ideal ranking
-P_IA               @k, rel, j.o.              sum_{i<=k} |S(d_i)| / (k A)
-AP_IA (MAP_IA)     rel, j.o.                  1/A sum_s AP of the run for subtopic s
-StRecall           @k, rel                    |union_{i<=k} S(d_i)| / A
-=================  =========================  ==============================================
+| name (aliases) | parameters | value of one ranking ``d_1, d_2, ...`` |
+|---|---|---|
+| alpha_nDCG (α_nDCG) | @k, alpha=0.5, rel, judged_only | ``alpha-DCG@k of the run / of the ideal ranking`` |
+| alpha_DCG (α_DCG) | @k, alpha=0.5, rel, judged_only | ``sum_{i<=k} g_i/log2(i+1) / sum_{i<=k} A(1-a)^{i-1}/log2(i+1)`` |
+| ERR_IA | @k, rel, judged_only | ``sum_{i<=k} g_i/i / sum_{i<=k} A(1-a)^{i-1}/i, a = 0.5`` |
+| nERR_IA | @k, rel, judged_only | ``sum_{i<=k} g_i/i of the run / of the ideal ranking`` |
+| NRBP | alpha=0.5, beta=0.5, rel | ``(1-(1-a)b)/A sum_i g_i b^{i-1}`` |
+| nNRBP | alpha=0.5, beta=0.5, rel | ``NRBP of the run / of the ideal ranking`` |
+| P_IA | @k, rel, judged_only | ``sum_{i<=k} abs(S(d_i)) / (k A)`` |
+| AP_IA (MAP_IA) | rel, judged_only | ``1/A sum_s AP of the run for subtopic s`` |
+| StRecall | @k, rel | ``abs(union_{i<=k} S(d_i)) / A`` |
 
 with ``S(d)`` the subtopics ``d`` is relevant to, ``A`` the number of subtopics with at least one
 relevant document in the qrels (a query with ``A = 0`` scores 0), and the novelty-discounted gain
