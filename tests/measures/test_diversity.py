@@ -36,7 +36,8 @@ from tierank.measures.diversity import evaluate_diversity, parse_diversity_measu
 DATA = Path(__file__).resolve().parents[1] / "data" / "diversity"
 MEASURES = ["alpha_nDCG@5", "alpha_nDCG(alpha=0.8)@3", "alpha_DCG@4", "ERR_IA@5", "nERR_IA@3", "NRBP",
             "nNRBP(alpha=0.3,beta=0.8)", "P_IA@3", "AP_IA", "StRecall@2", "StRecall@4", "alpha_nDCG",
-            "P_IA", "AP_IA(rel=2)", "ERR_IA(judged_only=true)@4"]
+            "P_IA", "AP_IA(rel=2)", "ERR_IA(judged_only=true)@4", "alpha_nDCG(alpha=1)@4", "alpha_nDCG(alpha=0)@3",
+            "nNRBP(alpha=1,beta=0.9)", "nERR_IA(rel=2)@8", "StRecall"]
 
 
 # -- the independent reference ----------------------------------------------------------------

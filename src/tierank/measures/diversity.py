@@ -407,28 +407,76 @@ def _query_stats(m: DiversityMeasure, groups: list[list[Pattern]], q: _Query, *,
         one = _st_recall(m, groups, q, oblivious, limit)
         if one is not None:
             return one
-    use = _depth_groups(groups, m.cutoff)
     if q.nsub == 0:
         return _One(oblivious, 0.0, 0.0, 0.0, 0.0)
+    if m.cutoff is None and FAMILIES[m.family][1]:
+        m = replace(m, cutoff=sum(len(g) for g in groups))  # the same value, now with k fixed
+    use = _depth_groups(groups, m.cutoff)
+    while use and not any(use[-1]):
+        use = use[:-1]  # documents below the last relevant one add nothing (k is fixed)
+    kinds = sorted({p for g in use for p in g})
+    code = {p: i for i, p in enumerate(kinds)}
+    J = np.zeros((len(kinds), q.nsub))
+    for p, i in code.items():
+        J[i, list(p)] = 1.0
+    coded = [np.array([code[p] for p in g], dtype=np.int64) for g in use]
     if _orderings(use) <= limit:
-        values = [diversity_value(m, [p for part in combo for p in part], q)
-                  for combo in itertools.product(*(_multiset_perms(g) for g in use))]
-        mean, var = _moments(values)
-        lo, hi = min(values), max(values)
+        rows = [[code[p] for part in combo for p in part]
+                for combo in itertools.product(*(_multiset_perms(g) for g in use))]
+        arr = _batch_values(m, J, np.array(rows, dtype=np.int64).reshape(len(rows), -1), q)
+        mean, var = _moments(arr.tolist())
+        lo, hi = float(arr.min()), float(arr.max())
         if lo == hi:
             mean, var = lo, 0.0
         return _One(oblivious, mean, lo, hi, var)
     rng = np.random.default_rng([seed, zlib.crc32(qid.encode("utf-8"))])
-    values = []
-    for _ in range(samples):
-        ranking: list[Pattern] = []
-        for g in use:
-            ranking.extend(g[i] for i in rng.permutation(len(g)))
-        values.append(diversity_value(m, ranking, q))
-    arr = np.asarray(values)
-    var = float(arr.var(ddof=1)) if samples > 1 else 0.0
+    ids = np.concatenate([g[np.argsort(rng.random((samples, len(g))), axis=1)] for g in coded], axis=1)
+    arr = _batch_values(m, J, ids, q)
+    var = float(arr.var(ddof=1))
     return _One(oblivious, float(arr.mean()), float(arr.min()), float(arr.max()), var, True,
                 math.sqrt(var / samples))
+
+
+#: largest (orderings x ranks x subtopics) array evaluated at once
+_CHUNK = 1 << 21
+
+
+def _batch_values(m: DiversityMeasure, J: np.ndarray, ids: np.ndarray, q: _Query) -> np.ndarray:
+    """The value of ``m`` for every ranking (row) of ``ids``, codes of the rows of ``J`` (pattern x subtopic)."""
+    B, n = ids.shape
+    A = q.nsub
+    step = max(1, _CHUNK // max(1, n * A))
+    if B > step:
+        return np.concatenate([_batch_values(m, J, ids[i:i + step], q) for i in range(0, B, step)])
+    Jb = J[ids]  # (B, n, A)
+    f = m.family
+    k = m.cutoff if m.cutoff is not None else n
+    if f == "P_IA":
+        return Jb[:, :k].sum(axis=(1, 2)) / (k * A)
+    if f == "StRecall":
+        return Jb[:, :k].any(axis=1).sum(axis=1) / A
+    if f == "AP_IA":
+        hits = np.cumsum(Jb, axis=1)
+        per = (Jb * hits / np.arange(1, n + 1)[None, :, None]).sum(axis=1)  # (B, A)
+        nrel = np.asarray(q.nrel, dtype=np.float64)
+        return np.where(nrel > 0, per / np.where(nrel > 0, nrel, 1.0), 0.0).sum(axis=1) / A
+    alpha = _ERR_ALPHA if f.endswith("ERR_IA") else m.alpha
+    before = (np.cumsum(Jb, axis=1) - Jb).astype(np.int64)
+    gain = (Jb * ((1.0 - alpha) ** np.arange(n + 1))[before]).sum(axis=2)  # (B, n)
+    if f in ("NRBP", "nNRBP"):
+        run = gain @ (m.beta ** np.arange(n))
+        if f == "NRBP":
+            return run * (1 - (1 - m.alpha) * m.beta) / A
+        ideal = _rbp(_gains(q.ideal, A, m.alpha), m.beta)
+    else:
+        ranks = np.arange(1, min(k, n) + 1, dtype=np.float64)
+        disc = 1.0 / (np.log2(ranks + 1) if f.startswith("alpha") else ranks)
+        run = gain[:, :k] @ disc
+        cum = _dcg if f.startswith("alpha") else _err
+        if f in ("alpha_DCG", "ERR_IA"):
+            return run / cum([A * (1.0 - alpha) ** i for i in range(k)], k)
+        ideal = cum(_gains(q.ideal[:k], A, alpha), k)
+    return np.where(run > 0, run / (ideal if ideal > 0 else 1.0), 0.0)
 
 
 # ------------------------------------------------------------------ evaluation
@@ -489,7 +537,8 @@ def _prepare(judged: Mapping[str, Mapping[str, float]], docs: Mapping[str, float
     index = {s: i for i, s in enumerate(subs)}
 
     def pattern(doc: str) -> Pattern:
-        return tuple(sorted(index[s] for s, g in judged.get(doc, {}).items() if g >= m.rel))
+        grades = judged.get(doc)
+        return tuple(sorted(index[s] for s, g in grades.items() if g >= m.rel)) if grades else ()
 
     nrel = [0] * len(subs)
     for doc in judged:
@@ -498,11 +547,14 @@ def _prepare(judged: Mapping[str, Mapping[str, float]], docs: Mapping[str, float
     # the greedy ideal ranking over the judged documents (ties: larger docid first)
     alpha = _ERR_ALPHA if m.family.endswith("ERR_IA") else m.alpha
     weight = [1.0] * len(subs)
-    left = sorted(judged, reverse=True)
-    pats = {d: pattern(d) for d in left}
+    pats = {d: pattern(d) for d in judged}
+    # documents of no gain add nothing to the ideal: left out
+    left = sorted((d for d in judged if pats[d]), reverse=True) if m.family in ("alpha_nDCG", "nERR_IA", "nNRBP") else []
     ideal: list[Pattern] = []
     while left:
         best = max(range(len(left)), key=lambda i: (sum(weight[s] for s in pats[left[i]]), -i))
+        if not sum(weight[s] for s in pats[left[best]]):
+            break
         d = left.pop(best)
         ideal.append(pats[d])
         for s in pats[d]:
