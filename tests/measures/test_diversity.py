@@ -37,7 +37,7 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "diversity"
 MEASURES = ["alpha_nDCG@5", "alpha_nDCG(alpha=0.8)@3", "alpha_DCG@4", "ERR_IA@5", "nERR_IA@3", "NRBP",
             "nNRBP(alpha=0.3,beta=0.8)", "P_IA@3", "AP_IA", "StRecall@2", "StRecall@4", "alpha_nDCG",
             "P_IA", "AP_IA(rel=2)", "ERR_IA(judged_only=true)@4", "alpha_nDCG(alpha=1)@4", "alpha_nDCG(alpha=0)@3",
-            "nNRBP(alpha=1,beta=0.9)", "nERR_IA(rel=2)@8", "StRecall"]
+            "nNRBP(alpha=1,beta=0.9)", "nERR_IA(rel=2)@8", "StRecall", "alpha_DCG(judged_only=true)"]
 
 
 # -- the independent reference ----------------------------------------------------------------
@@ -81,6 +81,8 @@ def reference(measure, docs, judged):
         return 0.0
     n = len(docs)
     k = m.cutoff if m.cutoff is not None else n
+    if k == 0:
+        return 0.0  # judged_only left no document
     ranks = np.arange(1, n + 1)
     if m.family in ("alpha_nDCG", "alpha_DCG"):
         dcg = float((_novelty(J, m.alpha) / np.log2(ranks + 1))[:k].sum())

@@ -227,6 +227,8 @@ def diversity_value(m: DiversityMeasure, patterns: Sequence[Pattern], q: _Query)
         return 0.0
     n = len(patterns)
     k = m.cutoff if m.cutoff is not None else n
+    if k == 0:
+        return 0.0  # an empty ranking read to its end
     f = m.family
     if f in ("alpha_DCG", "alpha_nDCG", "ERR_IA", "nERR_IA"):
         alpha = _ERR_ALPHA if f.endswith("ERR_IA") else m.alpha
@@ -451,6 +453,8 @@ def _batch_values(m: DiversityMeasure, J: np.ndarray, ids: np.ndarray, q: _Query
     Jb = J[ids]  # (B, n, A)
     f = m.family
     k = m.cutoff if m.cutoff is not None else n
+    if k == 0:
+        return np.zeros(B)
     if f == "P_IA":
         return Jb[:, :k].sum(axis=(1, 2)) / (k * A)
     if f == "StRecall":
