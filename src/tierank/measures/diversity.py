@@ -36,7 +36,8 @@ qrels reader drops the second column); :func:`evaluate_diversity` takes those qr
 or ``{qid: {docid: {subtopic: grade}}}``), a run (a :class:`tierank.Run`, a path or
 ``{qid: {docid: score}}``) and measure strings, and returns a :class:`DiversityResult`.  These
 families are not in :data:`tierank.measures.REGISTRY` (their qrels are not plain qrels).
-Queries evaluated: those of the run judged in the qrels.
+Queries evaluated: those of the run judged in the qrels.  On the command line:
+``tierank diversity QRELS RUN -m alpha_nDCG@10 ...`` (:mod:`tierank.cli.diversity`).
 
 Tie-aware statistics
 --------------------
