@@ -9,13 +9,15 @@
 from .errors import TierankError, TierankInputError
 from .evaluate import evaluate
 from .io import Qrels, Run, read_qrels, read_run, to_qrels, to_run
+from .io.subtopics import read_subtopic_qrels
 from .measures import Measure, parse_measure, supported
+from .measures.diversity import evaluate_diversity
 from .results import EvalResult
 from .ties import TieBreak
 from .version import __version__
 
 __all__ = [
-    "evaluate", "EvalResult", "Measure", "parse_measure", "supported", "TieBreak",
+    "evaluate", "evaluate_diversity", "read_subtopic_qrels", "EvalResult", "Measure", "parse_measure", "supported", "TieBreak",
     "Run", "Qrels", "read_run", "read_qrels", "to_run", "to_qrels",
     "TierankError", "TierankInputError", "__version__",
 ]

@@ -17,7 +17,7 @@ from .app import app
 __all__ = ["app", "main", "run"]
 
 # the command modules register on `app`; this order is the order of `tierank --help`
-from . import eval, analysis, similarity, plots, rerank, mteb, misc  # noqa: E402,F401,I001
+from . import eval, analysis, similarity, diversity, plots, rerank, mteb, misc  # noqa: E402,F401,I001
 
 
 def main() -> None:

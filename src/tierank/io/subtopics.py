@@ -1,0 +1,121 @@
+"""Reader of subtopic (diversity) qrels: ``qid subtopic docid grade``.
+
+TREC Web track diversity qrels put the subtopic where plain qrels have the iteration
+column, which :func:`tierank.io.read_qrels` drops.  :func:`read_subtopic_qrels` is the
+opt-in reader that keeps it; the intent-aware measures
+(:mod:`tierank.measures.diversity`) read their judgments from it.
+
+Same file handling as the other readers (plain or gzip, pipes, a byte-order mark dropped,
+runs of spaces/tabs between fields).  Every bad line is reported with file, line and reason
+(at most 20, then a count), as :class:`tierank.errors.TierankInputError`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ..errors import Problem, TierankInputError, quote
+from . import lexer
+
+__all__ = ["SubtopicQrels", "read_subtopic_qrels", "to_subtopic_qrels"]
+
+_MAX_PROBLEMS = 20
+
+
+@dataclass(frozen=True)
+class SubtopicQrels:
+    """Subtopic judgments: ``judgments[qid][docid][subtopic] = grade``.
+
+    A document absent from a query's judgments is unjudged; subtopics are kept as the
+    file's tokens (strings).
+    """
+
+    judgments: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    source: str = "qrels"
+
+    def subtopics(self, qid: str) -> list[str]:
+        """The subtopics judged for ``qid`` (sorted).
+
+        >>> to_subtopic_qrels({"q": {"d": {"2": 1, "1": 0}}}).subtopics("q")
+        ['1', '2']
+        """
+        return sorted({s for grades in self.judgments.get(qid, {}).values() for s in grades})
+
+
+def to_subtopic_qrels(judgments: Mapping, source: str = "qrels") -> SubtopicQrels:
+    """Subtopic qrels from a nested mapping ``{qid: {docid: {subtopic: grade}}}``.
+
+    >>> to_subtopic_qrels({1: {"d": {1: 2}}}).judgments
+    {'1': {'d': {'1': 2.0}}}
+    >>> to_subtopic_qrels({"q": {"d": {"1": float("nan")}}})
+    Traceback (most recent call last):
+    ...
+    tierank.errors.TierankInputError: qrels: relevance grade nan (query 'q', document 'd', subtopic '1') is not a finite number
+    """
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for q, docs in judgments.items():
+        qd = out.setdefault(str(q), {})
+        for d, grades in docs.items():
+            dd = qd.setdefault(str(d), {})
+            for s, g in grades.items():
+                g = float(g)
+                if not math.isfinite(g):
+                    raise TierankInputError([Problem(source, None, f"relevance grade {g} (query {quote(str(q))}, "
+                                                     f"document {quote(str(d))}, subtopic {quote(str(s))}) "
+                                                     f"is not a finite number")])
+                dd[str(s)] = g
+    return SubtopicQrels(out, source)
+
+
+def read_subtopic_qrels(path: str | os.PathLike) -> SubtopicQrels:
+    """Read diversity qrels (``qid subtopic docid grade``, TREC Web track layout), plain or gzip.
+
+    Raises
+    ------
+    TierankInputError
+        Naming file, line and reason: a line without exactly 4 fields, a grade that is not
+        a finite number, a (query, subtopic, document) judged twice, an empty file.
+    """
+    src = str(path)
+    data = lexer.load(path)
+    problems: list[Problem] = []
+    total = 0
+    seen: dict[tuple[str, str, str], int] = {}
+    out: dict[str, dict[str, dict[str, float]]] = {}
+
+    def bad(lineno: int, reason: str) -> None:
+        nonlocal total
+        total += 1
+        if len(problems) < _MAX_PROBLEMS:
+            problems.append(Problem(src, lineno, reason))
+
+    for lineno, raw in lexer.lines(data):
+        line, why = lexer.decode(raw)
+        if line is None:
+            bad(lineno, why or "not UTF-8")
+            continue
+        parts = line.split(" ")
+        if len(parts) != 4:
+            bad(lineno, f"expected 4 columns (qid subtopic docid grade), found {len(parts)}")
+            continue
+        q, s, d, g = parts
+        grade = lexer.parse_number(g)
+        if grade is None or not math.isfinite(grade):
+            bad(lineno, f"relevance grade {quote(g)} is not a finite number")
+            continue
+        prev = seen.get((q, s, d))
+        if prev is not None:
+            bad(lineno, f"document {quote(d)} judged twice for query {quote(q)}, subtopic {quote(s)} "
+                        f"(first at line {prev})")
+            continue
+        seen[(q, s, d)] = lineno
+        out.setdefault(q, {}).setdefault(d, {})[s] = grade
+    if problems:
+        more = total - len(problems)
+        raise TierankInputError(problems + ([Problem(src, None, f"... and {more} more problems")] if more else []))
+    if not out:
+        raise TierankInputError([Problem(src, None, "empty qrels: no judgment lines")])
+    return SubtopicQrels(out, src)

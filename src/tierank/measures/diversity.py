@@ -1,0 +1,623 @@
+r"""Intent-aware (diversity) measures on subtopic qrels, tie-aware.
+
+Families, with ir_measures' names and parameters (``rel`` = 1: a subtopic judgment counts as
+relevant when its grade is >= ``rel``; ``judged_only`` = False: True drops unjudged documents
+from the run first):
+
+| name (aliases) | parameters | value of one ranking ``d_1, d_2, ...`` |
+|---|---|---|
+| alpha_nDCG (α_nDCG) | @k, alpha=0.5, rel, judged_only | ``alpha-DCG@k of the run / of the ideal ranking`` |
+| alpha_DCG (α_DCG) | @k, alpha=0.5, rel, judged_only | ``sum_{i<=k} g_i/log2(i+1) / sum_{i<=k} A(1-a)^{i-1}/log2(i+1)`` |
+| ERR_IA | @k, rel, judged_only | ``sum_{i<=k} g_i/i / sum_{i<=k} A(1-a)^{i-1}/i, a = 0.5`` |
+| nERR_IA | @k, rel, judged_only | ``sum_{i<=k} g_i/i of the run / of the ideal ranking`` |
+| NRBP | alpha=0.5, beta=0.5, rel | ``(1-(1-a)b)/A sum_i g_i b^{i-1}`` |
+| nNRBP | alpha=0.5, beta=0.5, rel | ``NRBP of the run / of the ideal ranking`` |
+| P_IA | @k, rel, judged_only | ``sum_{i<=k} abs(S(d_i)) / (k A)`` |
+| AP_IA (MAP_IA) | rel, judged_only | ``1/A sum_s AP of the run for subtopic s`` |
+| StRecall | @k, rel | ``abs(union_{i<=k} S(d_i)) / A`` |
+
+with ``S(d)`` the subtopics ``d`` is relevant to, ``A`` the number of subtopics with at least one
+relevant document in the qrels (a query with ``A = 0`` scores 0), and the novelty-discounted gain
+``g_i = sum_{s in S(d_i)} (1-a)^{c_s(i)}`` where ``c_s(i)`` counts the documents above rank ``i``
+relevant to ``s``.  These are the definitions of ndeval 4.5 (TREC Web track; Clarke et al.,
+SIGIR 2008 for alpha-nDCG; Chapelle et al., CIKM 2009 for ERR, made intent-aware as Agrawal et al.,
+WSDM 2009; Clarke, Kolla and Vechtomova, ICTIR 2009 for NRBP), which ir_measures' pyndeval
+provider computes: binary subtopic judgments, the "ideal ideal" normalisation of alpha-DCG and
+ERR-IA (every document relevant to every subtopic), and the ideal ranking of the n-variants
+built greedily (at each rank the judged document of largest gain, ties to the larger docid).
+Without ``@k`` a cutoff measure reads the whole ranking (``k`` = documents retrieved).
+Differences from ndeval: ndeval stops at depth 20 and leaves ERR-IA@1 / alpha-DCG@1
+unnormalised; here any ``k`` is normalised the same way.
+
+How subtopic qrels reach the measures
+-------------------------------------
+:func:`tierank.io.subtopics.read_subtopic_qrels` reads ``qid subtopic docid grade`` (the plain
+qrels reader drops the second column); :func:`evaluate_diversity` takes those qrels (or a path,
+or ``{qid: {docid: {subtopic: grade}}}``), a run (a :class:`tierank.Run`, a path or
+``{qid: {docid: score}}``) and measure strings, and returns a :class:`DiversityResult`.  These
+families are not in :data:`tierank.measures.REGISTRY` (their qrels are not plain qrels).
+Queries evaluated: those of the run judged in the qrels.  On the command line:
+``tierank diversity QRELS RUN -m alpha_nDCG@10 ...`` (:mod:`tierank.cli.diversity`).
+
+Tie-aware statistics
+--------------------
+Documents of equal score in a query form a tie group; every ordering of every tie group is
+equally likely.  The oblivious value is that of trec_eval's order (score descending, then
+docid descending, as ndeval's ``-traditional``).  The gain of a document depends on the
+documents above it, so there is no closed form for most families; per query:
+
+* **P_IA** is linear in the documents in the top ``k``: E, min, max and variance are exact
+  (the tie group across rank ``k`` contributes a sample without replacement of its counts).
+* **StRecall@k**: E and variance are exact (the probability that a subtopic, or a pair of
+  subtopics, stays uncovered by the ``n`` places the group across rank ``k`` has in the top
+  ``k`` is a ratio of binomials); min and max by enumerating which documents take those places
+  (as multisets of relevance patterns), exact up to ``limit`` such multisets.
+* **every other family** is enumerated exactly over the distinct orderings (documents of the
+  same relevance pattern are interchangeable, groups past rank ``k`` are left out) when there
+  are at most ``limit`` of them; otherwise ``samples`` uniformly random orderings are drawn
+  (``numpy`` generator seeded by ``seed`` and the query id) and the result is labelled
+  ``method="sampled"`` with ``samples``, ``seed`` and the standard error ``se`` of E, as
+  :mod:`tierank.measures.sampling` labels IPrec and GMAP; min and max are then the extremes
+  observed among the sampled orderings (inner bounds).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import re
+import zlib
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+import numpy as np
+
+from ..errors import NothingToEvaluate, Problem, TierankInputError, UnknownMeasure, quote
+from ..io import Run, read_run
+from ..io.subtopics import SubtopicQrels, read_subtopic_qrels, to_subtopic_qrels
+from .base import Aggregate, Stats
+
+__all__ = ["DiversityMeasure", "DiversityResult", "FAMILIES", "evaluate_diversity", "parse_diversity_measure",
+           "diversity_value"]
+
+#: family -> (parameters it accepts besides rel, whether @k is accepted)
+FAMILIES: dict[str, tuple[tuple[str, ...], bool]] = {
+    "alpha_nDCG": (("alpha", "judged_only"), True),
+    "alpha_DCG": (("alpha", "judged_only"), True),
+    "ERR_IA": (("judged_only",), True),
+    "nERR_IA": (("judged_only",), True),
+    "NRBP": (("alpha", "beta"), False),
+    "nNRBP": (("alpha", "beta"), False),
+    "P_IA": (("judged_only",), True),
+    "AP_IA": (("judged_only",), False),
+    "StRecall": ((), True),
+}
+_ALIASES = {"α_nDCG": "alpha_nDCG", "α_DCG": "alpha_DCG", "MAP_IA": "AP_IA"}
+_DEFAULTS: dict[str, float | bool] = {"alpha": 0.5, "beta": 0.5, "rel": 1, "judged_only": False}
+_SPEC = re.compile(r"^\s*([^\s(@]+)\s*(?:\((.*)\))?\s*(?:@\s*(\S+))?\s*$")
+#: ERR-IA's stopping probability of a relevant document (ndeval's alpha for ERR-IA)
+_ERR_ALPHA = 0.5
+
+Pattern = tuple[int, ...]  # indices of the subtopics a document is relevant to
+
+
+@dataclass(frozen=True)
+class DiversityMeasure:
+    """One intent-aware measure: family, cutoff and parameters (ir_measures' string form).
+
+    >>> m = parse_diversity_measure("alpha_nDCG(alpha=0.7)@10")
+    >>> m.family, m.cutoff, m.alpha, str(m)
+    ('alpha_nDCG', 10, 0.7, 'alpha_nDCG(alpha=0.7)@10')
+    >>> str(parse_diversity_measure("MAP_IA")), str(parse_diversity_measure("NRBP(beta=0.8, rel=2)"))
+    ('AP_IA', 'NRBP(beta=0.8,rel=2)')
+    """
+
+    family: str
+    cutoff: int | None = None
+    alpha: float = 0.5
+    beta: float = 0.5
+    rel: float = 1
+    judged_only: bool = False
+
+    def __str__(self) -> str:
+        params = []
+        for name in ("alpha", "beta", "judged_only", "rel"):
+            value = getattr(self, name)
+            if value != _DEFAULTS[name]:
+                shown = value if not isinstance(value, float) or not value.is_integer() or name in ("alpha", "beta") \
+                    else int(value)
+                params.append(f"{name}={shown}")
+        text = self.family + (f"({','.join(params)})" if params else "")
+        return text + (f"@{self.cutoff}" if self.cutoff is not None else "")
+
+
+def parse_diversity_measure(text: str) -> DiversityMeasure:
+    """Parse an ir_measures-style name, e.g. ``alpha_nDCG@10``, ``NRBP(alpha=0.5,beta=0.8)``.
+
+    >>> parse_diversity_measure("P_IA(foo=1)@5")
+    Traceback (most recent call last):
+    ...
+    tierank.errors.UnknownMeasure: measure 'P_IA(foo=1)@5': unknown parameter 'foo' (P_IA accepts rel, judged_only)
+    """
+    def fail(reason: str) -> UnknownMeasure:
+        return UnknownMeasure([Problem("", None, f"measure {quote(text)}: {reason}")])
+
+    m = _SPEC.match(text)
+    if m is None:
+        raise fail("expected FAMILY(PARAM=VALUE,...)@K")
+    family = _ALIASES.get(m.group(1), m.group(1))
+    if family not in FAMILIES:
+        raise fail(f"unknown intent-aware measure (known: {', '.join(FAMILIES)})")
+    accepted, has_cutoff = FAMILIES[family]
+    accepted = ("rel", *accepted)
+    values: dict[str, float | bool] = {}
+    for item in filter(None, (p.strip() for p in (m.group(2) or "").split(","))):
+        name, eq, raw = (s.strip() for s in item.partition("="))
+        if not eq:
+            raise fail(f"parameter {quote(item)} is not NAME=VALUE")
+        if name not in accepted:
+            raise fail(f"unknown parameter {quote(name)} ({family} accepts {', '.join(accepted)})")
+        if name == "judged_only":
+            if raw.lower() not in ("true", "false", "1", "0"):
+                raise fail(f"judged_only={quote(raw)} is not a boolean")
+            values[name] = raw.lower() in ("true", "1")
+            continue
+        try:
+            v = float(raw)
+        except ValueError:
+            raise fail(f"{name}={quote(raw)} is not a number") from None
+        if name in ("alpha", "beta") and not 0 <= v <= 1:
+            raise fail(f"{name}={raw} is outside [0, 1]")
+        if not math.isfinite(v):
+            raise fail(f"{name}={raw} is not finite")
+        values[name] = v
+    cutoff = None
+    if m.group(3) is not None:
+        if not has_cutoff:
+            raise fail(f"{family} takes no cutoff")
+        if not m.group(3).isdigit() or int(m.group(3)) < 1:
+            raise fail(f"cutoff {quote(m.group(3))} is not a positive integer")
+        cutoff = int(m.group(3))
+    return DiversityMeasure(family, cutoff, **values)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ values of one ranking
+
+
+def _gains(patterns: Sequence[Pattern], nsub: int, alpha: float) -> list[float]:
+    """Novelty-discounted gain of every rank."""
+    seen = [0] * nsub
+    out = []
+    for p in patterns:
+        g = 0.0
+        for s in p:
+            g += (1.0 - alpha) ** seen[s]
+            seen[s] += 1
+        out.append(g)
+    return out
+
+
+def _dcg(gains: Sequence[float], k: int) -> float:
+    return sum(g / math.log2(i + 2) for i, g in enumerate(gains[:k]))
+
+
+def _err(gains: Sequence[float], k: int) -> float:
+    return sum(g / (i + 1) for i, g in enumerate(gains[:k]))
+
+
+def _rbp(gains: Sequence[float], beta: float) -> float:
+    return sum(g * beta ** i for i, g in enumerate(gains))
+
+
+@dataclass(frozen=True)
+class _Query:
+    """What a measure needs of one query: ``A``, per-subtopic relevant counts, the ideal ranking."""
+
+    nsub: int
+    nrel: tuple[int, ...]
+    ideal: tuple[Pattern, ...]
+
+
+def diversity_value(m: DiversityMeasure, patterns: Sequence[Pattern], q: _Query) -> float:
+    """The value of ``m`` for one ranking given as the subtopic patterns of its documents."""
+    A = q.nsub
+    if A == 0:
+        return 0.0
+    n = len(patterns)
+    k = m.cutoff if m.cutoff is not None else n
+    if k == 0:
+        return 0.0  # an empty ranking read to its end
+    f = m.family
+    if f in ("alpha_DCG", "alpha_nDCG", "ERR_IA", "nERR_IA"):
+        alpha = _ERR_ALPHA if f.endswith("ERR_IA") else m.alpha
+        cum = _dcg if f.startswith("alpha") else _err
+        run = cum(_gains(patterns[:k], A, alpha), k)
+        if f in ("alpha_DCG", "ERR_IA"):
+            return run / cum([A * (1.0 - alpha) ** i for i in range(k)], k)
+        ideal = cum(_gains(q.ideal[:k], A, alpha), k)
+        return run / ideal if run > 0 else 0.0
+    if f in ("NRBP", "nNRBP"):
+        run = _rbp(_gains(patterns, A, m.alpha), m.beta)
+        if f == "NRBP":
+            return run * (1 - (1 - m.alpha) * m.beta) / A
+        ideal = _rbp(_gains(q.ideal, A, m.alpha), m.beta)
+        return run / ideal if run > 0 else 0.0
+    if f == "P_IA":
+        return sum(len(p) for p in patterns[:k]) / (k * A) if k else 0.0
+    if f == "StRecall":
+        return len({s for p in patterns[:k] for s in p}) / A
+    # AP_IA
+    count = [0] * A
+    total = [0.0] * A
+    for i, p in enumerate(patterns):
+        for s in p:
+            count[s] += 1
+            total[s] += count[s] / (i + 1)
+    return sum(t / r for t, r in zip(total, q.nrel) if r) / A
+
+
+# ------------------------------------------------------------------ tie statistics
+
+
+@dataclass(frozen=True)
+class _One:
+    oblivious: float
+    expected: float
+    min: float
+    max: float
+    var: float
+    sampled: bool = False
+    se: float = 0.0
+
+
+def _multiset_perms(items: Sequence[Pattern]) -> Iterator[tuple[Pattern, ...]]:
+    """Distinct orderings of a multiset (each equally likely under a uniform permutation)."""
+    counts = Counter(items)
+    keys = sorted(counts)
+    n = len(items)
+    out: list[Pattern] = []
+
+    def rec() -> Iterator[tuple[Pattern, ...]]:
+        if len(out) == n:
+            yield tuple(out)
+            return
+        for key in keys:
+            if counts[key]:
+                counts[key] -= 1
+                out.append(key)
+                yield from rec()
+                out.pop()
+                counts[key] += 1
+    return rec()
+
+
+def _orderings(groups: Sequence[Sequence[Pattern]]) -> int:
+    total = 1
+    for g in groups:
+        c = Counter(g)
+        total *= math.factorial(len(g)) // math.prod(math.factorial(v) for v in c.values())
+    return total
+
+
+def _depth_groups(groups: list[list[Pattern]], k: int | None) -> list[list[Pattern]]:
+    """The tie groups that start above rank ``k`` (all without a cutoff)."""
+    if k is None:
+        return groups
+    out, start = [], 0
+    for g in groups:
+        if start >= k:
+            break
+        out.append(g)
+        start += len(g)
+    return out
+
+
+def _moments(values: Sequence[float]) -> tuple[float, float]:
+    mean = math.fsum(values) / len(values)
+    return mean, max(math.fsum((v - mean) ** 2 for v in values) / len(values), 0.0)
+
+
+def _p_ia(m: DiversityMeasure, groups: list[list[Pattern]], q: _Query, oblivious: float) -> _One:
+    n = sum(len(g) for g in groups)
+    k = m.cutoff if m.cutoff is not None else n
+    if q.nsub == 0 or k == 0:
+        return _One(oblivious, 0.0, 0.0, 0.0, 0.0)
+    fixed, start = 0, 0
+    e = lo = hi = var = 0.0
+    for g in groups:
+        c = [len(p) for p in g]
+        if start + len(g) <= k:
+            fixed += sum(c)
+        elif start < k:
+            take, size = k - start, len(g)
+            c.sort()
+            mean = Fraction(sum(c), size)  # exact rationals: a variance that is 0 comes out 0
+            e = float(take * mean)
+            lo, hi = float(sum(c[:take])), float(sum(c[size - take:]))
+            if size > 1:
+                var = float(take * sum((x - mean) ** 2 for x in c) / size * (size - take) / (size - 1))
+        start += len(g)
+    scale = k * q.nsub
+    return _One(oblivious, (fixed + e) / scale, (fixed + lo) / scale, (fixed + hi) / scale, var / scale ** 2)
+
+
+def _st_recall(m: DiversityMeasure, groups: list[list[Pattern]], q: _Query, oblivious: float,
+               limit: int) -> _One | None:
+    n = sum(len(g) for g in groups)
+    k = m.cutoff if m.cutoff is not None else n
+    A = q.nsub
+    if A == 0:
+        return _One(oblivious, 0.0, 0.0, 0.0, 0.0)
+    covered: set[int] = set()
+    start = 0
+    straddle: list[Pattern] = []
+    take = 0
+    for g in groups:
+        if start + len(g) <= k:
+            covered.update(s for p in g for s in p)
+        elif start < k:
+            straddle, take = list(g), k - start
+        start += len(g)
+    if not straddle:
+        v = len(covered) / A
+        return _One(oblivious, v, v, v, 0.0)
+    size = len(straddle)
+    open_ = sorted({s for p in straddle for s in p} - covered)
+    total = math.comb(size, take)
+    without = {s: sum(1 for p in straddle if s not in p) for s in open_}
+    # exact rationals: a variance that is 0 comes out 0
+    p_cov = {s: 1 - Fraction(math.comb(without[s], take), total) for s in open_}
+    e = len(covered) + sum(p_cov.values(), Fraction(0))
+    var = sum((p * (1 - p) for p in p_cov.values()), Fraction(0))
+    for a, b in itertools.combinations(open_, 2):
+        neither = sum(1 for p in straddle if a not in p and b not in p)
+        both_open = Fraction(math.comb(neither, take), total)
+        cov = both_open - (1 - p_cov[a]) * (1 - p_cov[b])
+        var += 2 * cov
+    # min / max: which multiset of patterns takes the `take` places
+    counts = sorted(Counter(straddle).items())
+    if math.prod(c + 1 for _, c in counts) > limit:
+        return None
+    lo, hi = len(open_), 0
+    opened = frozenset(open_)
+
+    def rec(i: int, left: int, got: frozenset[int]) -> None:
+        nonlocal lo, hi
+        if i == len(counts):
+            if left == 0:
+                lo, hi = min(lo, len(got)), max(hi, len(got))
+            return
+        pattern, c = counts[i]
+        rest = sum(cc for _, cc in counts[i + 1:])
+        for x in range(max(0, left - rest), min(c, left) + 1):
+            rec(i + 1, left - x, got | (frozenset(pattern) & opened) if x else got)
+    rec(0, take, frozenset())
+    base = len(covered)
+    if lo == hi:
+        return _One(oblivious, (base + lo) / A, (base + lo) / A, (base + hi) / A, 0.0)
+    return _One(oblivious, float(e / A), (base + lo) / A, (base + hi) / A, float(var / A ** 2))
+
+
+def _query_stats(m: DiversityMeasure, groups: list[list[Pattern]], q: _Query, *, limit: int, samples: int,
+                 seed: int, qid: str) -> _One:
+    oblivious = diversity_value(m, [p for g in groups for p in g], q)
+    if m.family == "P_IA":
+        return _p_ia(m, groups, q, oblivious)
+    if m.family == "StRecall":
+        one = _st_recall(m, groups, q, oblivious, limit)
+        if one is not None:
+            return one
+    if q.nsub == 0:
+        return _One(oblivious, 0.0, 0.0, 0.0, 0.0)
+    if m.cutoff is None and FAMILIES[m.family][1]:
+        m = replace(m, cutoff=sum(len(g) for g in groups))  # the same value, now with k fixed
+    use = _depth_groups(groups, m.cutoff)
+    while use and not any(use[-1]):
+        use = use[:-1]  # documents below the last relevant one add nothing (k is fixed)
+    kinds = sorted({p for g in use for p in g})
+    code = {p: i for i, p in enumerate(kinds)}
+    J = np.zeros((len(kinds), q.nsub))
+    for p, i in code.items():
+        J[i, list(p)] = 1.0
+    coded = [np.array([code[p] for p in g], dtype=np.int64) for g in use]
+    if _orderings(use) <= limit:
+        rows = [[code[p] for part in combo for p in part]
+                for combo in itertools.product(*(_multiset_perms(g) for g in use))]
+        arr = _batch_values(m, J, np.array(rows, dtype=np.int64).reshape(len(rows), -1), q)
+        mean, var = _moments(arr.tolist())
+        lo, hi = float(arr.min()), float(arr.max())
+        if lo == hi:
+            mean, var = lo, 0.0
+        return _One(oblivious, mean, lo, hi, var)
+    rng = np.random.default_rng([seed, zlib.crc32(qid.encode("utf-8"))])
+    ids = np.concatenate([g[np.argsort(rng.random((samples, len(g))), axis=1)] for g in coded], axis=1)
+    arr = _batch_values(m, J, ids, q)
+    var = float(arr.var(ddof=1))
+    return _One(oblivious, float(arr.mean()), float(arr.min()), float(arr.max()), var, True,
+                math.sqrt(var / samples))
+
+
+#: largest (orderings x ranks x subtopics) array evaluated at once
+_CHUNK = 1 << 21
+
+
+def _batch_values(m: DiversityMeasure, J: np.ndarray, ids: np.ndarray, q: _Query) -> np.ndarray:
+    """The value of ``m`` for every ranking (row) of ``ids``, codes of the rows of ``J`` (pattern x subtopic)."""
+    B, n = ids.shape
+    A = q.nsub
+    step = max(1, _CHUNK // max(1, n * A))
+    if B > step:
+        return np.concatenate([_batch_values(m, J, ids[i:i + step], q) for i in range(0, B, step)])
+    Jb = J[ids]  # (B, n, A)
+    f = m.family
+    k = m.cutoff if m.cutoff is not None else n
+    if k == 0:
+        return np.zeros(B)
+    if f == "P_IA":
+        return Jb[:, :k].sum(axis=(1, 2)) / (k * A)
+    if f == "StRecall":
+        return Jb[:, :k].any(axis=1).sum(axis=1) / A
+    if f == "AP_IA":
+        hits = np.cumsum(Jb, axis=1)
+        per = (Jb * hits / np.arange(1, n + 1)[None, :, None]).sum(axis=1)  # (B, A)
+        nrel = np.asarray(q.nrel, dtype=np.float64)
+        return np.where(nrel > 0, per / np.where(nrel > 0, nrel, 1.0), 0.0).sum(axis=1) / A
+    alpha = _ERR_ALPHA if f.endswith("ERR_IA") else m.alpha
+    before = (np.cumsum(Jb, axis=1) - Jb).astype(np.int64)
+    gain = (Jb * ((1.0 - alpha) ** np.arange(n + 1))[before]).sum(axis=2)  # (B, n)
+    if f in ("NRBP", "nNRBP"):
+        run = gain @ (m.beta ** np.arange(n))
+        if f == "NRBP":
+            return run * (1 - (1 - m.alpha) * m.beta) / A
+        ideal = _rbp(_gains(q.ideal, A, m.alpha), m.beta)
+    else:
+        ranks = np.arange(1, min(k, n) + 1, dtype=np.float64)
+        disc = 1.0 / (np.log2(ranks + 1) if f.startswith("alpha") else ranks)
+        run = gain[:, :k] @ disc
+        cum = _dcg if f.startswith("alpha") else _err
+        if f in ("alpha_DCG", "ERR_IA"):
+            return run / cum([A * (1.0 - alpha) ** i for i in range(k)], k)
+        ideal = cum(_gains(q.ideal[:k], A, alpha), k)
+    return np.where(run > 0, run / (ideal if ideal > 0 else 1.0), 0.0)
+
+
+# ------------------------------------------------------------------ evaluation
+
+
+@dataclass(frozen=True)
+class DiversityResult:
+    """Per-query :class:`~tierank.measures.base.Stats` of each measure (keyed by its string form)."""
+
+    queries: list[str]
+    measures: list[DiversityMeasure]
+    stats: dict[str, Stats]
+
+    def aggregate(self, measure: str | DiversityMeasure) -> Aggregate:
+        """The mean over queries (``std``: over tie orderings of the mean, queries independent).
+
+        >>> res = evaluate_diversity({"q": {"a": {"1": 1}, "b": {"2": 1}}}, {"q": {"a": 1.0, "b": 1.0}}, ["StRecall@1"])
+        >>> res.aggregate("StRecall@1")
+        Aggregate(oblivious=0.5, expected=0.5, min=0.5, max=0.5, std=0.0, method='exact', se=None, linear=True)
+        """
+        key = str(measure) if isinstance(measure, DiversityMeasure) else str(parse_diversity_measure(measure))
+        s = self.stats[key]
+        n = len(self.queries)
+        se = None if s.se is None else float(math.sqrt(float(np.sum(s.se ** 2)))) / n
+        return Aggregate(float(np.mean(s.oblivious)), float(np.mean(s.expected)), float(np.mean(s.min)),
+                         float(np.mean(s.max)), math.sqrt(float(np.sum(s.var))) / n, s.method, se)
+
+    def per_query(self, measure: str | DiversityMeasure) -> dict[str, dict[str, float]]:
+        """``{qid: {"oblivious", "expected", "min", "max", "std"}}`` of one measure."""
+        key = str(measure) if isinstance(measure, DiversityMeasure) else str(parse_diversity_measure(measure))
+        s = self.stats[key]
+        return {q: {"oblivious": float(s.oblivious[i]), "expected": float(s.expected[i]), "min": float(s.min[i]),
+                    "max": float(s.max[i]), "std": math.sqrt(float(s.var[i]))} for i, q in enumerate(self.queries)}
+
+
+def _run_dict(run: Run | str | os.PathLike | Mapping) -> dict[str, dict[str, float]]:
+    if isinstance(run, (str, os.PathLike)):
+        run = read_run(run)
+    if isinstance(run, Run):
+        out: dict[str, dict[str, float]] = {}
+        for q, d, s in zip(run.qid.to_pylist(), run.docid.to_pylist(), run.score.tolist()):
+            out.setdefault(q, {})[d] = s
+        return out
+    res: dict[str, dict[str, float]] = {}
+    for q, docs in run.items():
+        for d, s in docs.items():
+            v = float(s)
+            if not math.isfinite(v):
+                raise TierankInputError([Problem("run", None, f"score {s!r} of query {quote(str(q))}, document "
+                                                 f"{quote(str(d))} is not a finite number")])
+            res.setdefault(str(q), {})[str(d)] = v
+    return res
+
+
+def _prepare(judged: Mapping[str, Mapping[str, float]], docs: Mapping[str, float], m: DiversityMeasure
+             ) -> tuple[list[list[Pattern]], _Query]:
+    subs = sorted({s for grades in judged.values() for s, g in grades.items() if g >= m.rel})
+    index = {s: i for i, s in enumerate(subs)}
+
+    def pattern(doc: str) -> Pattern:
+        grades = judged.get(doc)
+        return tuple(sorted(index[s] for s, g in grades.items() if g >= m.rel)) if grades else ()
+
+    nrel = [0] * len(subs)
+    for doc in judged:
+        for s in pattern(doc):
+            nrel[s] += 1
+    # the greedy ideal ranking over the judged documents (ties: larger docid first)
+    alpha = _ERR_ALPHA if m.family.endswith("ERR_IA") else m.alpha
+    weight = [1.0] * len(subs)
+    pats = {d: pattern(d) for d in judged}
+    # documents of no gain add nothing to the ideal: left out
+    left = sorted((d for d in judged if pats[d]), reverse=True) if m.family in ("alpha_nDCG", "nERR_IA", "nNRBP") else []
+    ideal: list[Pattern] = []
+    while left:
+        best = max(range(len(left)), key=lambda i: (sum(weight[s] for s in pats[left[i]]), -i))
+        if not sum(weight[s] for s in pats[left[best]]):
+            break
+        d = left.pop(best)
+        ideal.append(pats[d])
+        for s in pats[d]:
+            weight[s] *= 1.0 - alpha
+    ranked = sorted(((d, s) for d, s in docs.items() if not m.judged_only or d in judged),
+                    key=lambda x: x[0], reverse=True)
+    ranked.sort(key=lambda x: -x[1])
+    groups: list[list[Pattern]] = []
+    prev = None
+    for d, score in ranked:
+        if prev is None or score != prev:
+            groups.append([])
+        groups[-1].append(pattern(d))
+        prev = score
+    return groups, _Query(len(subs), tuple(nrel), tuple(ideal))
+
+
+def evaluate_diversity(qrels: SubtopicQrels | str | os.PathLike | Mapping,
+                       run: Run | str | os.PathLike | Mapping,
+                       measures: Iterable[str | DiversityMeasure], *, samples: int = 1000, seed: int = 0,
+                       limit: int = 10000) -> DiversityResult:
+    """Tie-aware intent-aware measures of ``run`` on subtopic ``qrels`` (see the module docstring).
+
+    ``limit``: largest number of distinct orderings of a query enumerated exactly; beyond it
+    ``samples`` random orderings (seeded by ``seed``) estimate the statistics (labelled sampled).
+
+    >>> qrels = {"q": {"a": {"1": 1}, "b": {"1": 1, "2": 1}, "c": {"2": 0}}}
+    >>> res = evaluate_diversity(qrels, {"q": {"a": 2.0, "b": 1.0, "c": 1.0}}, ["P_IA@2", "alpha_nDCG@2"])
+    >>> [round(res.aggregate(m).expected, 4) for m in ["P_IA@2", "alpha_nDCG@2"]]
+    [0.5, 0.6362]
+    """
+    if samples < 2:
+        raise TierankInputError("samples must be at least 2")
+    if isinstance(qrels, SubtopicQrels):
+        sq = qrels
+    elif isinstance(qrels, (str, os.PathLike)):
+        sq = read_subtopic_qrels(qrels)
+    else:
+        sq = to_subtopic_qrels(qrels)
+    ms = [m if isinstance(m, DiversityMeasure) else parse_diversity_measure(m) for m in measures]
+    if not ms:
+        raise TierankInputError("no measure to evaluate")
+    rd = _run_dict(run)
+    queries = sorted(q for q in rd if q in sq.judgments)
+    if not queries:
+        raise NothingToEvaluate([Problem("", None, f"no query of the run is judged in {sq.source}: "
+                                                   f"nothing to evaluate")])
+    stats: dict[str, Stats] = {}
+    for m in ms:
+        ones = []
+        for q in queries:
+            groups, prep = _prepare(sq.judgments[q], rd[q], m)
+            ones.append(_query_stats(m, groups, prep, limit=limit, samples=samples, seed=seed, qid=q))
+        sampled = any(o.sampled for o in ones)
+        col = {f: np.array([getattr(o, f) for o in ones], dtype=np.float64)
+               for f in ("oblivious", "expected", "min", "max", "var", "se")}
+        s = Stats(col["oblivious"], col["expected"], col["min"], col["max"], col["var"])
+        if sampled:
+            s = replace(s, method="sampled", samples=samples, seed=seed, se=col["se"])
+        stats[str(m)] = s
+    return DiversityResult(queries, ms, stats)
