@@ -221,8 +221,9 @@ def compare_cmd(
     resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")] = 10_000,
     permutations: Annotated[int, typer.Option(
         "--permutations", help="Tukey HSD permutations and Monte Carlo sign flips.")] = 10_000,
-    jobs: Annotated[int, typer.Option(
-        "--jobs", "-j", help="Processes sharing the Tukey HSD permutations (same result for any number).")] = 1,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", "-j", min=1, help="Threads sharing the Tukey HSD permutations (same result for any number; "
+                                    "default: the CPUs available, at most 2).")] = None,
     tie_samples: Annotated[int, typer.Option("--tie-samples", min=0, help="With --leaderboard: rank intervals also "
                                              "redraw each query's tie ordering from N random tie breakings.")] = 0,
 ) -> None:
