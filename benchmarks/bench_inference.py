@@ -116,7 +116,7 @@ def main() -> None:
         print(json.dumps(info))
         return
     print(f"{a.systems} systems x {a.queries} queries, {a.resamples} resamples, {a.permutations} permutations "
-          f"(Tukey on {a.jobs} process(es); {info['cpus']} CPUs, 1-min load {info['load_1min']:.1f}, "
+          f"(Tukey on {a.jobs or inf.default_jobs()} thread(s); {info['cpus']} CPUs, 1-min load {info['load_1min']:.1f}, "
           f"numpy {np.__version__})")
     print(f"  {'':<40} {'wall s':>8} {'CPU s':>8}")
     for k, (w, c) in t.items():
