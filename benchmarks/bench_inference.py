@@ -12,11 +12,14 @@ Beta-distributed, systems differing by small shifts), timed piece by piece on th
 Wall and CPU seconds are both printed: on a shared machine the CPU seconds say what the work costs.
 
     python benchmarks/bench_inference.py
-    python benchmarks/bench_inference.py --jobs 2                        # Tukey HSD on 2 processes
+    python benchmarks/bench_inference.py --jobs 1                        # Tukey HSD on 1 thread
+    python benchmarks/bench_inference.py --compare-jobs 3                # 1 vs default threads, interleaved
     python benchmarks/bench_inference.py --systems 5 --queries 1000      # quick check
     python benchmarks/bench_inference.py --tie-samples 5                 # + rank intervals redrawing ties
 
-CPU seconds are this process's; with ``--jobs 2`` the workers' CPU time is not in them.
+CPU seconds are this process's, all its threads together. ``--compare-jobs R`` times randomized Tukey HSD
+R times with 1 thread and with the default (up to 2 threads), interleaved in this one process, and prints
+the medians (the two give the same result: the permutations come in seeded blocks).
 """
 
 from __future__ import annotations
@@ -43,6 +46,23 @@ def values(systems: int, queries: int, seed: int) -> np.ndarray:
     return X
 
 
+def compare_jobs(X: np.ndarray, names: list[str], a: argparse.Namespace) -> None:
+    rows: dict[str, list[tuple[float, float]]] = {"1 thread": [], f"{inf.default_jobs()} threads (default)": []}
+    ref = None
+    for _ in range(a.compare_jobs):
+        for label, jobs in zip(rows, (1, None)):
+            w, c = time.perf_counter(), time.process_time()
+            h = inf.tukey_hsd(X, names, permutations=a.permutations, seed=a.seed, jobs=jobs)
+            rows[label].append((time.perf_counter() - w, time.process_time() - c))
+            assert ref is None or np.array_equal(ref, h.p), "Tukey HSD p-values differ between thread counts"
+            ref = h.p
+    print(f"randomized Tukey HSD, {a.systems} systems x {a.queries} queries, {a.permutations} permutations, "
+          f"{a.compare_jobs} interleaved rounds ({os.cpu_count()} CPUs, 1-min load {os.getloadavg()[0]:.1f})")
+    for label, ts in rows.items():
+        print(f"  {label:<22} median wall {np.median([t[0] for t in ts]):6.2f} s   "
+              f"median CPU {np.median([t[1] for t in ts]):6.2f} s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--systems", type=int, default=20)
@@ -50,13 +70,19 @@ def main() -> None:
     ap.add_argument("--resamples", type=int, default=10_000)
     ap.add_argument("--permutations", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--jobs", type=int, default=1, help="processes sharing Tukey HSD's permutations")
+    ap.add_argument("--jobs", type=int, default=None, help="threads sharing Tukey HSD's permutations "
+                    "(default: up to 2)")
+    ap.add_argument("--compare-jobs", type=int, default=0, metavar="R",
+                    help="only time Tukey HSD, R rounds of 1 thread vs the default, interleaved; print medians")
     ap.add_argument("--tie-samples", type=int, default=0,
                     help="also time bootstrap means that redraw each query's tie ordering from N draws")
     ap.add_argument("--json", action="store_true", help="print the timings as one JSON object")
     a = ap.parse_args()
     X = values(a.systems, a.queries, a.seed)
     names = [f"s{i:02d}" for i in range(a.systems)]
+    if a.compare_jobs:
+        compare_jobs(X, names, a)
+        return
     t: dict[str, tuple[float, float]] = {}
 
     def timed(label, fn):
@@ -90,7 +116,7 @@ def main() -> None:
         print(json.dumps(info))
         return
     print(f"{a.systems} systems x {a.queries} queries, {a.resamples} resamples, {a.permutations} permutations "
-          f"(Tukey on {a.jobs} process(es); {info['cpus']} CPUs, 1-min load {info['load_1min']:.1f}, "
+          f"(Tukey on {a.jobs or inf.default_jobs()} thread(s); {info['cpus']} CPUs, 1-min load {info['load_1min']:.1f}, "
           f"numpy {np.__version__})")
     print(f"  {'':<40} {'wall s':>8} {'CPU s':>8}")
     for k, (w, c) in t.items():

@@ -470,13 +470,19 @@ def test_cli_compare_test_and_leaderboard(askubuntu_runs, tmp_path, monkeypatch)
     assert (st_["tie_samples"], st_["rank_method"]) == (2, "bootstrap+ties")
 
 
-def test_tukey_permutations_do_not_depend_on_the_number_of_processes():
+def test_tukey_permutations_do_not_depend_on_the_number_of_threads():
     X = np.random.default_rng(2).random((30, 4))
     X[:5] = 0.25  # constant rows are left out of the permuting
-    one = inf.permutation_ranges(X, 1200, seed=7)
+    one = inf.permutation_ranges(X, 1200, seed=7, jobs=1)
     two = inf.permutation_ranges(X, 1200, seed=7, jobs=2)
     assert np.array_equal(one, two) and len(one) == 1200
+    assert np.array_equal(one, inf.permutation_ranges(X, 1200, seed=7, jobs=3))
+    assert np.array_equal(one, inf.permutation_ranges(X, 1200, seed=7))  # the default: up to 2 threads
+    assert 1 <= inf.default_jobs() <= 2
     assert not np.array_equal(one, inf.permutation_ranges(X, 1200, seed=8))
+    for bad in (0, -1, True, 1.5):
+        with pytest.raises(tierank.TierankInputError, match="jobs must be a positive integer"):
+            inf.permutation_ranges(X, 10, jobs=bad)
 
 
 @pytest.mark.parametrize("test, header", [("t", "t"), ("wilcoxon", "W"), ("randomization", None)])

@@ -177,3 +177,69 @@ def test_two_json_files_swapped_are_refused_not_evaluated(tmp_path):
     (line,) = errors("mteb", meta, nested)
     assert line == (f"tierank: error: {meta}: holds 'mteb_model_meta': these are MTEB's predictions, not qrels "
                     "(QRELS come first)")
+
+
+# ------------------------------------------------------------------ a folder of models: the leaderboard
+
+ASKUBUNTU = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "askubuntu"
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """The shipped AskUbuntu BM25 run at three precisions (exact scores, rounded to 1 and to 10: more and
+    more ties), as MTEB predictions (one MODEL.json each) and as TREC runs (one file each)."""
+    import gzip
+
+    root = tmp_path_factory.mktemp("models")
+    (root / "preds").mkdir()
+    (root / "runs").mkdir()
+    run: dict[str, dict[str, float]] = {}
+    with gzip.open(ASKUBUNTU / "dev.bm25.run.gz", "rt") as fh:
+        for line in fh:
+            q, _, d, _, s, _ = line.split()
+            run.setdefault(q, {})[d] = float(s)
+    for name, ndigits in (("exact", None), ("round1", 0), ("round10", -1)):
+        r = {q: {d: s if ndigits is None else round(s, ndigits) for d, s in docs.items()} for q, docs in run.items()}
+        (root / "preds" / f"{name}.json").write_text(json.dumps({**META, "default": {"test": r}}))
+        (root / "runs" / name).write_text("".join(f"{q} Q0 {d} {i} {s!r} bm25\n" for q, docs in r.items()
+                                                  for i, (d, s) in enumerate(docs.items(), 1)))
+    return root
+
+
+def test_a_folder_of_models_gives_the_leaderboard_of_tierank_compare_on_the_same_runs(models):
+    qrels = ASKUBUNTU / "dev.qrels.gz"
+    opts = ["--resamples", "400", "--permutations", "400", "--seed", "3", "--tie-samples", "2",
+            "--format", "json"]
+    got = json.loads(ok("mteb", qrels, models / "preds", "-m", "ndcg_at_10", *opts))
+    runs = [models / "runs" / n for n in ("exact", "round1", "round10")]
+    want = json.loads(ok("compare", *runs, "--qrels", qrels, "-m", "nDCG@10", "--leaderboard", *opts))
+    assert [s["name"] for s in got["systems"]] == ["exact", "round1", "round10"]
+    assert got["systems"] == want["systems"] and got["pairs"] == want["pairs"]
+    assert got["settings"] == want["settings"]
+    # real numbers: E[nDCG@10] falls and the tie interval widens as the scores lose precision
+    exact, round1, round10 = got["systems"]
+    assert round(exact["expected"], 4) == 0.5246 and round(round10["expected"], 4) == 0.4836
+    assert round10["max"] - round10["min"] > round1["max"] - round1["min"] > exact["max"] - exact["min"]
+    assert [s["group"] for s in got["systems"]] == ["a", "a", "b"]
+    md = ok("mteb", qrels, models / "preds", "--resamples", "400", "--permutations", "400", "--format", "markdown")
+    assert md.splitlines()[0].startswith("| name | expected |") and "| round10 | 0.4836 |" in md
+    table = ok("mteb", qrels, models / "preds", "--resamples", "400", "--permutations", "400")
+    assert "leaderboard: nDCG@10, 200 queries" in table and "rank interval" in table
+
+
+def test_a_folder_needs_two_models_one_subset_and_split_and_no_per_query(models, tmp_path):
+    qrels = ASKUBUNTU / "dev.qrels.gz"
+    (tmp_path / "one").mkdir()
+    (tmp_path / "one" / "m.json").write_text((models / "preds" / "exact.json").read_text())
+    assert "at least two models" in errors("mteb", qrels, tmp_path / "one")[0]
+    assert "--per-query" in errors("mteb", qrels, models / "preds", "--per-query")[0]
+    two = tmp_path / "two"
+    two.mkdir()
+    for name in ("a", "b"):
+        preds = json.loads((models / "preds" / "exact.json").read_text())
+        preds["other"] = preds["default"]
+        (two / f"{name}_predictions.json").write_text(json.dumps(preds))
+    assert "give --subset and --split" in errors("mteb", qrels, two)[0]
+    out = json.loads(ok("mteb", qrels, two, "--subset", "other", "--resamples", "100", "--permutations", "100",
+                        "--format", "json"))
+    assert [s["name"] for s in out["systems"]] in (["a", "b"], ["b", "a"])

@@ -118,6 +118,8 @@ def test_sweep_report_and_compare_report(tmp_path):
     assert "Forest plot, systems sorted by expected mean" in page
     assert_self_contained(page)
 
+    assert "<th>t</th>" in page and "Two-sided paired t-tests" in page
+
     out = write_report(tmp_path / "r.html", page)
     assert out.read_text(encoding="utf-8") == page and [p.name for p in tmp_path.iterdir()] == ["r.html"]
     with pytest.raises(tierank.TierankInputError, match="refusing to overwrite"):
@@ -151,3 +153,27 @@ def test_every_report_says_which_tierank_made_it_beside_its_settings():
         assert f'<meta name="generator" content="tierank {tierank.__version__}">' in page, what
     assert re.search(r'<p class="meta">run \S+ · qrels \S+ · tie-break trec_eval · .*rel=1.* · made by tierank ',
                      pages["eval"])
+
+
+@pytest.mark.parametrize("test, header", [("wilcoxon", "W"), ("randomization", None), ("bootstrap", None)])
+def test_compare_report_pairs_table_shows_the_chosen_tests_statistic(test, header):
+    """The pairs table's statistic column is the chosen test's (W for Wilcoxon), under its own header; the
+    sampled tests have none (their statistic is Δ expected), and no test but t shows a ``t`` column."""
+    from tierank.analysis.compare import compare
+
+    runs, _ = systems()
+    cmp = compare(runs, QRELS, "nDCG@3", test=test, resamples=200, permutations=200)
+    page = compare_report(cmp)
+    pairs = page[page.index("<h2>Pairs</h2>"):]
+    pairs = pairs[:pairs.index("</table>")]
+    heads = re.findall(r"<th>([^<]*)</th>", pairs)
+    assert "t" not in heads
+    name = {"wilcoxon": "Wilcoxon signed-rank tests", "randomization": "randomization (sign-flip) tests",
+            "bootstrap": "bootstrap tests"}[test]
+    assert f"Two-sided paired {name} over queries" in pairs
+    if header is None:
+        assert heads[:6] == ["A", "B", "Δ expected", "Δ oblivious", "p", "p obl"]
+    else:
+        assert heads[:7] == ["A", "B", "Δ expected", "Δ oblivious", header, "p", "p obl"]
+        for p in cmp.pairs:
+            assert f'<td class="num">{p.statistic:.3f}</td>' in pairs

@@ -349,7 +349,7 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
             band: float | None = None, correction: str | None = None, test: str = "t", ci: str = "t",
             level: float = 0.95, seed: int = 0, resamples: int = inference.DEFAULT_RESAMPLES,
             permutations: int = inference.DEFAULT_PERMUTATIONS, leaderboard: bool = False,
-            jobs: int = 1, tie_samples: int = 0) -> Comparison:
+            jobs: int | None = None, tie_samples: int = 0) -> Comparison:
     """Compare systems on one measure, tie-aware, pair by pair.
 
     Parameters
@@ -392,7 +392,7 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
         Also compute the rank intervals (query bootstrap) and randomized Tukey HSD (``permutations``)
         groups of the systems, and the systems indistinguishable from the best (``best``).
     jobs
-        Processes sharing Tukey HSD's permutations (the same result for any number).
+        Threads sharing Tukey HSD's permutations (the same result for any number; ``None``: up to 2).
     tie_samples
         With ``leaderboard``: also redraw each query's tie ordering in every bootstrap resample of
         the rank intervals, from ``tie_samples`` evaluations of each run under ``random:SEED`` tie
@@ -580,7 +580,7 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
 
 
 def _infer(per: dict, ranked: list[str], summaries: dict, *, test: str, ci: str, level: float, seed: int,
-           resamples: int, permutations: int, alpha: float, leaderboard: bool, jobs: int,
+           resamples: int, permutations: int, alpha: float, leaderboard: bool, jobs: int | None,
            tie_draws: np.ndarray | None = None) -> tuple[dict, dict]:
     """The systems' summaries with their CI, ranks and (with ``leaderboard``) rank interval and Tukey
     group; and ``{"boot": shared bootstrap means or None, "best": systems not separated from the best}``."""

@@ -75,7 +75,9 @@ Examples
 from __future__ import annotations
 
 import math
+import os
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -677,7 +679,7 @@ def paired_tests(values, names=None, *, test: str = "t", pairs=None, level: floa
 # --- many systems ---------------------------------------------------------------------------------
 
 #: permutations per block of :func:`permutation_ranges`: block ``k`` draws from ``default_rng([seed, k])``,
-#: so the result does not depend on how many processes share the blocks
+#: so the result does not depend on how many threads share the blocks
 _PERM_BLOCK = 500
 
 
@@ -697,13 +699,24 @@ def _ranges_block(X: np.ndarray, n: int, count: int, seed: int, block: int) -> n
     return out
 
 
-def permutation_ranges(values, permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0, *, jobs: int = 1) -> np.ndarray:
+def default_jobs() -> int:
+    """Threads :func:`permutation_ranges` uses by default: the CPUs this process may run on, at most 2."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(2, cpus))
+
+
+def permutation_ranges(values, permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0, *,
+                       jobs: int | None = None) -> np.ndarray:
     """The ``(permutations,)`` largest differences of column means (max - min) after permuting each
     row of ``values`` (queries x systems) independently and uniformly (``Generator.permuted``).
 
     Reproducible from ``seed`` and the values, whatever ``jobs``: the permutations come in blocks
-    of 500, block ``k`` drawn from ``numpy.random.default_rng([seed, k])``; ``jobs > 1`` spreads the
-    blocks over that many processes.
+    of 500, block ``k`` drawn from ``numpy.random.default_rng([seed, k])``; ``jobs`` threads share the
+    blocks (``None``: :func:`default_jobs`, up to 2; ``Generator.permuted`` releases the GIL, so the
+    threads run in parallel without the start-up and copying cost of processes).
 
     A query whose systems all score the same adds the same to every system's sum whatever the
     permutation, so it cannot change a difference: such rows are left out of the permuting (exact;
@@ -711,7 +724,9 @@ def permutation_ranges(values, permutations: int = DEFAULT_PERMUTATIONS, seed: i
     The cost is ``permutations x n x S`` element moves; it dominates :func:`tukey_hsd`."""
     X, _ = _matrix(values, None)
     _check(0.5, permutations, seed, "permutations")
-    if not (isinstance(jobs, (int, np.integer)) and jobs >= 1):
+    if jobs is None:
+        jobs = default_jobs()
+    if not (isinstance(jobs, (int, np.integer)) and not isinstance(jobs, bool) and jobs >= 1):
         raise TierankInputError(f"inference: jobs must be a positive integer, got {jobs!r}")
     n = X.shape[0]
     X = np.ascontiguousarray(X[np.ptp(X, axis=1) > 0])
@@ -721,9 +736,7 @@ def permutation_ranges(values, permutations: int = DEFAULT_PERMUTATIONS, seed: i
     if jobs == 1 or len(counts) == 1:
         parts = [_ranges_block(X, n, c, seed, k) for k, c in enumerate(counts)]
     else:
-        from ..stream import worker_pool
-
-        with worker_pool(min(jobs, len(counts))) as pool:
+        with ThreadPoolExecutor(max_workers=min(int(jobs), len(counts))) as pool:
             parts = list(pool.map(_ranges_block, *zip(*[(X, n, c, seed, k) for k, c in enumerate(counts)])))
     return np.concatenate(parts)
 
@@ -769,13 +782,13 @@ def _letter(k: int) -> str:
 
 
 def tukey_hsd(values, names=None, *, alpha: float = 0.05, permutations: int = DEFAULT_PERMUTATIONS,
-              seed: int = 0, jobs: int = 1) -> TukeyHSD:
+              seed: int = 0, jobs: int | None = None) -> TukeyHSD:
     """Randomized Tukey HSD (Carterette 2012) over the columns of ``values`` (queries x systems).
 
     Each of ``permutations`` draws permutes every query's values across the systems; the pair
     ``(i, j)`` gets ``p = (1 + #{t: range_t >= |mean_i - mean_j|}) / (1 + permutations)``, with
     ``range_t`` the max - min of the systems' means in draw ``t`` (:func:`permutation_ranges`;
-    ``jobs`` processes share the permutations, with the same result for any ``jobs``).
+    ``jobs`` threads share the permutations, with the same result for any ``jobs``).
 
     Examples
     --------

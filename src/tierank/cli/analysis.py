@@ -221,8 +221,9 @@ def compare_cmd(
     resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")] = 10_000,
     permutations: Annotated[int, typer.Option(
         "--permutations", help="Tukey HSD permutations and Monte Carlo sign flips.")] = 10_000,
-    jobs: Annotated[int, typer.Option(
-        "--jobs", "-j", help="Processes sharing the Tukey HSD permutations (same result for any number).")] = 1,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", "-j", min=1, help="Threads sharing the Tukey HSD permutations (same result for any number; "
+                                    "default: the CPUs available, at most 2).")] = None,
     tie_samples: Annotated[int, typer.Option("--tie-samples", min=0, help="With --leaderboard: rank intervals also "
                                              "redraw each query's tie ordering from N random tie breakings.")] = 0,
 ) -> None:
@@ -230,9 +231,7 @@ def compare_cmd(
     pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable;
     P(A>B): the probability that A's mean beats B's when both runs' ties are broken at random.
     One measure per call (-m given twice is an error)."""
-    from ..analysis.compare import compare, records
-    from ..report.formats import jsonable, render_records
-    from ..report.terminal import compare_tables
+    from ..analysis.compare import compare
 
     qrels, runs = qrels_and_runs(files, qrels, COMPARE_USAGE)
     protect = (*runs, qrels)
@@ -250,18 +249,25 @@ def compare_cmd(
                           test=test.value, ci=ci.value, seed=seed, resamples=resamples,
                           permutations=permutations, leaderboard=leaderboard, jobs=jobs,
                           tie_samples=tie_samples)
-    if fmt is CompareFmt("table") and leaderboard:
-        from ..report.terminal import leaderboard_tables
+    show_comparison(cmp, fmt.value, leaderboard, output, protect)
 
-        print_tables(leaderboard_tables(cmp), output, protect)
-    elif fmt is CompareFmt("table"):
-        print_tables(compare_tables(cmp), output, protect)
-    elif fmt is CompareFmt("json"):
+
+def show_comparison(cmp, fmt: str, leaderboard: bool, output, protect) -> None:
+    """Write a comparison as ``tierank compare`` does (also ``tierank mteb`` over a folder of models):
+    the terminal tables (the leaderboard's with ``leaderboard``), the whole comparison as json, or the
+    systems (the leaderboard's columns with ``leaderboard``), ranked by E[M], in a records format."""
+    from ..analysis.compare import records
+    from ..report.formats import jsonable, render_records
+    from ..report.terminal import compare_tables, leaderboard_tables
+
+    if fmt == "table":
+        print_tables(leaderboard_tables(cmp) if leaderboard else compare_tables(cmp), output, protect)
+    elif fmt == "json":
         emit(json.dumps(jsonable(records(cmp)), indent=2, allow_nan=False) + "\n", output, protect)
     else:  # a table of the systems (the leaderboard's columns with --leaderboard), ranked by E[M]
         systems = sorted(records(cmp)["systems"], key=lambda r: (r["rank"] is None, r["rank"]))
         fields = LEADERBOARD_FIELDS if leaderboard else SYSTEM_FIELDS
-        emit(render_records(systems, fields, fmt.value), output, protect)
+        emit(render_records(systems, fields, fmt), output, protect)
 
 
 @app.command("bands")

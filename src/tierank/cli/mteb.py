@@ -9,6 +9,7 @@ import typer
 
 from ..errors import TierankInputError
 from ..io.writers import check_output
+from .analysis import CompareCI, CompareTest, show_comparison
 from .app import app
 from .common import (
     Fmt,
@@ -18,7 +19,9 @@ from .common import (
     emit,
     input_errors,
     measures_option,
+    one_measure,
     print_tables,
+    status,
 )
 
 DEFAULT = ["ndcg_at_10", "mrr_at_10", "map_at_10", "recall_at_100", "precision_at_10"]
@@ -32,7 +35,8 @@ def mteb_cmd(
              "subset and split, or JSON lines of MTEB's qrels rows (query-id, corpus-id, score)")],
     predictions: Annotated[Path, typer.Argument(
         help="MTEB's {task}_predictions.json, written by mteb.evaluate(..., prediction_folder=DIR): "
-             "{subset: {split: {qid: {docid: score}}}}")],
+             "{subset: {split: {qid: {docid: score}}}}; or a folder of several models' predictions for the task "
+             "(MODEL.json files, or MODEL/ subfolders holding one each): their leaderboard")],
     measure: measures_option(DEFAULT) = None,  # type: ignore[valid-type]  # an Annotated type built by a call
     subset: Annotated[str | None, typer.Option("--subset", help="Only this subset (default: all).")] = None,
     split: Annotated[str | None, typer.Option("--split", help="Only this split (default: all).")] = None,
@@ -43,6 +47,18 @@ def mteb_cmd(
     ignore_identical_ids: Annotated[bool, typer.Option(
         "--ignore-identical-ids", help="Drop a document whose id is the query's id (the task's "
                                        "ignore_identical_ids, as MTEB applies it before scoring).")] = False,
+    test: Annotated[CompareTest, typer.Option(
+        "--test", help="Folder: the pairs' test on per-query expected values, as tierank compare's.")] = CompareTest("t"),
+    ci: Annotated[CompareCI, typer.Option(
+        "--ci", help="Folder: the CIs of E[M] over the queries: t, percentile or bca.")] = CompareCI("t"),
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Folder: seed of every sampled figure.")] = 0,
+    resamples: Annotated[int, typer.Option("--resamples", help="Folder: bootstrap resamples.")] = 10_000,
+    permutations: Annotated[int, typer.Option(
+        "--permutations", help="Folder: Tukey HSD permutations and Monte Carlo sign flips.")] = 10_000,
+    tie_samples: Annotated[int, typer.Option("--tie-samples", min=0, help="Folder: rank intervals also redraw each "
+                                             "query's tie ordering from N random tie breakings.")] = 0,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", "-j", min=1, help="Folder: threads sharing the Tukey HSD permutations (default: up to 2).")] = None,
 ) -> None:
     """Evaluate MTEB's saved retrieval PREDICTIONS against QRELS (given first, as in every command) with
     tie-aware statistics.
@@ -53,7 +69,20 @@ def mteb_cmd(
     every record gains "subset" and "split".  PREDICTIONS is read incrementally, as strict JSON: a
     document or query given twice, NaN, a score that is not a finite number, an id that is not text
     is an error naming the place.
+
+    With a folder of models' predictions (one MODEL.json, or one MODEL/ subfolder holding one
+    predictions file, per model) instead: their leaderboard on one measure (-m, default ndcg_at_10) and
+    one subset and split, as `tierank compare --leaderboard` shows runs: E[M], \\[min, max], the CI,
+    ranks by E and by the oblivious value, rank intervals, Tukey HSD groups and the pairs whose order
+    flips.
     """
+    if predictions.is_dir():
+        if per_query:
+            raise TierankInputError("--per-query reads one predictions file; PREDICTIONS is a folder (a leaderboard)")
+        _leaderboard(qrels, predictions, measure, subset=subset, split=split, fmt=fmt, output=output,
+                     tie_break=tie_break, ignore_identical_ids=ignore_identical_ids, test=test.value, ci=ci.value,
+                     seed=seed, resamples=resamples, permutations=permutations, tie_samples=tie_samples, jobs=jobs)
+        return
     from ..integrations.mteb import evaluate_predictions
     from ..report.formats import ResultTable, render
     from ..report.terminal import eval_table
@@ -77,6 +106,21 @@ def mteb_cmd(
         print_tables(tables, output, protect)
         return
     emit(render(ResultTable.nested(results, ("subset", "split"), "subsets"), fmt.value, per_query), output, protect)
+
+
+def _leaderboard(qrels: Path, folder: Path, measure, *, subset, split, fmt, output, tie_break: str,
+                 ignore_identical_ids: bool, **compare_kwargs) -> None:
+    """``tierank mteb QRELS FOLDER``: the models' leaderboard, rendered as ``tierank compare --leaderboard``."""
+    from ..integrations.mteb import compare_predictions, predictions_folder
+
+    files = predictions_folder(folder)
+    protect = (*files.values(), qrels)
+    check_output(output, protect)
+    with status("comparing..."):  # p-values Holm-adjusted across the pairs with more than one, as tierank compare's
+        cmp = compare_predictions(files, qrels, one_measure(measure, "ndcg_at_10"), subset=subset, split=split,
+                                  ignore_identical_ids=ignore_identical_ids, tie_break=tie_break,
+                                  correction="holm" if len(files) > 2 else None, **compare_kwargs)
+    show_comparison(cmp, fmt.value, True, output, protect)
 
 
 def _starts_with_brace(path: Path) -> bool:

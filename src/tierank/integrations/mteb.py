@@ -13,6 +13,10 @@ by :func:`tierank.evaluate` (the one engine; nothing here computes a measure):
   file, a qrels dict ``{qid: {docid: grade}}``, the same nested by subset and split, or a loaded
   mteb retrieval task.  One :class:`tierank.EvalResult` per (subset, split).  mteb is not needed.
   ``tierank mteb QRELS PREDICTIONS`` is the command line of it.
+* :func:`compare_predictions`: a folder of several models' predictions for one task, compared as
+  ``tierank compare --leaderboard`` compares runs (:func:`tierank.analysis.compare.compare`: E[M],
+  [min, max], CIs, ranks, rank intervals, Tukey HSD groups, order flips); ``tierank mteb QRELS
+  FOLDER`` is its command line.
 * :func:`tie_aware` (and the mixin :class:`TieAwareScores`): inside an MTEB run.  A copy of a
   retrieval task whose ``task_specific_scores`` hook (called by ``AbsTaskRetrieval._evaluate_subset``
   with the qrels and the run of each subset and split) adds, for each MTEB metric key ``K``
@@ -45,6 +49,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from ..errors import Problem, TierankInputError, quote
@@ -56,7 +61,7 @@ from ..measures.base import Measure, parse_measure
 from ..measures.names import family_names
 
 __all__ = ["FAMILIES", "DEFAULT_METRICS", "tierank_measure", "load_predictions", "read_predictions", "load_qrels",
-           "evaluate_predictions", "TieAwareScores", "tie_aware"]
+           "evaluate_predictions", "predictions_folder", "compare_predictions", "TieAwareScores", "tie_aware"]
 
 #: MTEB metric family (``{family}_at_{k}``) -> tierank family, from the families' declared MTEB names
 #: (``Measure.names.mteb``), in the order of MTEB's score dict
@@ -182,6 +187,118 @@ def evaluate_predictions(predictions, qrels, measures=DEFAULT_METRICS, *, subset
                                              f"available: {have}") for a, b in missing])
     return {key: evaluate(q[key] if isinstance(q, dict) else q, runs[key], [m for _, m in named], **evaluate_kwargs)
             for key in keys}
+
+
+# a folder of models' predictions: the leaderboard
+
+def predictions_folder(folder) -> dict[str, Path]:
+    """``{model: predictions file}`` of a folder holding one predictions file per model, sorted by name.
+
+    A model is either a JSON file directly in ``folder`` (the model's name: the file name less
+    ``.json`` and a trailing ``_predictions``) or a subfolder holding exactly one JSON file (the
+    model's name: the subfolder's; the layout of ``mteb.evaluate(..., prediction_folder=FOLDER/MODEL)``).
+    Hidden entries and files not ending in ``.json`` are ignored.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> for f in ("b.json", "a_predictions.json", "notes.txt", "c/Task_predictions.json"):
+    ...     (d / f).parent.mkdir(exist_ok=True); _ = (d / f).write_text("{}")
+    >>> {k: v.name for k, v in predictions_folder(d).items()}
+    {'a': 'a_predictions.json', 'b': 'b.json', 'c': 'Task_predictions.json'}
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise TierankInputError(f"{folder}: not a folder of predictions files")
+    found: dict[str, Path] = {}
+    problems = []
+    for entry in sorted(folder.iterdir()):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            files = sorted(f for f in entry.iterdir() if f.is_file() and f.name.endswith(".json")
+                           and not f.name.startswith("."))
+            if len(files) != 1:
+                problems.append(Problem(os.fspath(entry), None, f"a model's subfolder must hold one predictions "
+                                        f"file (*.json), found {len(files)}"))
+                continue
+            name, path = entry.name, files[0]
+        elif entry.is_file() and entry.name.endswith(".json"):
+            name, path = entry.name[:-len(".json")].removesuffix("_predictions") or entry.name, entry
+        else:
+            continue
+        if name in found:
+            problems.append(Problem(os.fspath(path), None, f"model {quote(name)} given twice "
+                                    f"(also {os.fspath(found[name])})"))
+            continue
+        found[name] = path
+    if problems:
+        raise TierankInputError(problems)
+    if len(found) < 2:
+        raise TierankInputError(f"{folder}: a leaderboard needs the predictions of at least two models "
+                                f"(one *.json file or subfolder per model), found {len(found)}")
+    return dict(sorted(found.items()))
+
+
+def compare_predictions(folder, qrels, measure="ndcg_at_10", *, subset: str | None = None, split: str | None = None,
+                        ignore_identical_ids: bool = False, skip_first_result: bool = False,
+                        leaderboard: bool = True, **compare_kwargs):
+    """The leaderboard of a folder of models' MTEB predictions for one task (one subset and split).
+
+    Parameters
+    ----------
+    folder
+        One predictions file per model (:func:`predictions_folder`), or ``{model: predictions}``
+        (paths or dicts, as :func:`evaluate_predictions` takes them).
+    qrels
+        The task's judgments (see :func:`load_qrels`).
+    measure
+        One MTEB metric key or tierank measure (default ``ndcg_at_10``, MTEB's main score).
+    subset, split
+        The subset and split to rank on; needed when the predictions hold several.
+    ignore_identical_ids, skip_first_result
+        The task's settings of these names, as MTEB applies them before scoring.
+    leaderboard, compare_kwargs
+        Passed to :func:`tierank.analysis.compare.compare` (``tie_break``, ``seed``, ``resamples``,
+        ``permutations``, ``tie_samples``, ``test``, ``ci``, ...).
+
+    Returns
+    -------
+    tierank.analysis.compare.Comparison
+        The models compared on the per-query values of ``measure``, exactly as ``tierank compare``
+        compares the same runs; the models' names are their files' (or subfolders').
+    """
+    from ..analysis.compare import compare
+
+    files = predictions_folder(folder) if isinstance(folder, (str, os.PathLike)) else dict(folder)
+    m = tierank_measure(measure)
+    q = load_qrels(qrels)
+    runs, key = {}, None
+    for name, pred in files.items():
+        src = os.fspath(pred) if isinstance(pred, (str, os.PathLike)) else f"predictions of {name}"
+        got = read_source(pred, "predictions", src, ignore_identical_ids=ignore_identical_ids,
+                          skip_first_result=skip_first_result)
+        if key is None:
+            keys = _pick(list(got), subset, split, src)
+            if len(keys) != 1:
+                raise TierankInputError(
+                    f"{src}: a leaderboard ranks one subset and split; give --subset and --split "
+                    f"(available: {', '.join(f'{a}/{b}' for a, b in keys)})")
+            key = keys[0]
+        elif key not in got:
+            raise TierankInputError([Problem(src, None, f"no subset {quote(key[0])}, split {quote(key[1])} "
+                                             f"(the first model's); available: "
+                                             f"{', '.join(f'{a}/{b}' for a, b in got)}")])
+        runs[name] = got[key]
+    assert key is not None
+    if isinstance(q, dict):
+        if key not in q:
+            qsrc = os.fspath(qrels) if isinstance(qrels, (str, os.PathLike)) else "qrels"
+            raise TierankInputError([Problem(qsrc, None, f"no qrels for subset {quote(key[0])}, split "
+                                             f"{quote(key[1])}; available: {', '.join(f'{a}/{b}' for a, b in q)}")])
+        q = q[key]
+    return compare(runs, q, str(m), leaderboard=leaderboard, **compare_kwargs)
 
 
 # inside an MTEB run

@@ -213,26 +213,30 @@ def compare_report(comparison, *, title: str | None = None) -> str:
         tables=[Table(sys_rows, columns=sys_cols,
                       labels={"name": "system", **_STAT_LABELS,
                               "expected_banded": f"expected band{c.band:g}" if c.band is not None else ""})])]
-    pair_cols = ["a", "b", "diff_expected", "diff_oblivious", "t", "p", "p_oblivious"]
+    # the chosen test's statistic under its own header: t or W; none for the sampled tests (theirs is Δ expected)
+    test = c.settings.get("test", "t")
+    stat = {"t": "t", "wilcoxon": "W"}.get(test)
+    pair_cols = ["a", "b", "diff_expected", "diff_oblivious", *(("statistic",) if stat else ()), "p", "p_oblivious"]
     if c.band is not None:
         pair_cols.append("p_banded")
     pair_cols.append("flags")
     pair_rows, classes = [], []
     for p in c.pairs:
-        pair_rows.append({**{k: getattr(p, k) for k in pair_cols if k != "flags"}, "flags": ", ".join(p.flags)})
+        pair_rows.append({**{k: (p.t if stat == "t" else p.statistic) if k == "statistic" else getattr(p, k)
+                             for k in pair_cols if k != "flags"}, "flags": ", ".join(p.flags)})
         classes.append("flag" if (p.order_flip or p.undecidable) else None)
     sections.append(Section(
         "Pairs",
         paragraphs=[f"{len(c.pairs)} pairs, A ranked above B by expected mean: {nflip} flipped (the oblivious means "
                     f"order them the other way round), {nund} undecidable (their [min, max] intervals overlap, so tie "
-                    f"orderings alone could reverse or level them). Two-sided paired t-tests over queries on "
+                    f"orderings alone could reverse or level them). Two-sided paired {_TEST_NAMES.get(test, test)} over queries on "
                     f"expected values (p) and oblivious ones (p obl); significant: p < {c.alpha:g}. "
                     "Highlighted: flipped or undecidable pairs."],
         tables=[Table(pair_rows, columns=pair_cols, row_classes=classes,
                       labels={"a": "A", "b": "B", "diff_expected": "Δ expected", "diff_oblivious": "Δ oblivious",
-                              "p_oblivious": "p obl",
+                              "p_oblivious": "p obl", "statistic": stat or "",
                               "p_banded": f"p band{c.band:g}" if c.band is not None else ""},
-                      formats={"t": lambda v: "-" if v is None or math.isnan(v) else f"{v:.3f}",
+                      formats={"statistic": lambda v: "-" if v is None or math.isnan(v) else f"{v:.3f}",
                                "p": _p_value, "p_oblivious": _p_value, "p_banded": _p_value})]))
     if c.band_summary is not None:
         bs = {k: v for k, v in c.band_summary.items() if not isinstance(v, (dict, list, tuple))}
@@ -247,6 +251,11 @@ def compare_report(comparison, *, title: str | None = None) -> str:
 
 __all__ = ["Table", "FigureBlock", "Section", "render_report", "write_report", "format_value", "eval_report",
            "sweep_report", "compare_report", "rerank_report", "check_rerank_table", "load_rerank_table", "PER_QUERY_ROWS", "CSS"]
+
+
+#: the pairs' tests of ``tierank compare --test`` as the pairs section names them
+_TEST_NAMES = {"t": "t-tests", "wilcoxon": "Wilcoxon signed-rank tests",
+               "randomization": "randomization (sign-flip) tests", "bootstrap": "bootstrap tests"}
 
 
 def _or_dash(spec: str):
