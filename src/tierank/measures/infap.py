@@ -55,7 +55,7 @@ def terms(j, a, s, u) -> np.ndarray:
     non-relevant and ``u`` pooled-unjudged documents above it (m_infap.c, in the same operations).
 
     >>> terms(np.array([0, 1, 2]), np.array([0, 1, 0]), np.array([0, 0, 1]), np.array([0, 0, 1])).round(6).tolist()
-    [1.0, 1.0, 0.333347]
+    [1.0, 0.999995, 0.33334]
     """
     j, a, s, u = (np.asarray(x, dtype=np.float64) for x in (j, a, s, u))
     fj = np.where(j == 0, 1.0, j)

@@ -84,7 +84,7 @@ def family_names(tool: Tool, order: Iterable[str] = ()) -> dict[str, str]:
     >>> family_names("mteb", ("ndcg", "map"))
     {'ndcg': 'nDCG', 'map': 'AP', 'precision': 'P', 'recall': 'R', 'mrr': 'RR', 'hit_rate': 'Success'}
     >>> family_names("trec_eval_cut")
-    {'P': 'P', 'recall': 'R', 'ndcg_cut': 'nDCG', 'map_cut': 'AP', 'success': 'Success'}
+    {'P': 'P', 'recall': 'R', 'ndcg_cut': 'nDCG', 'map_cut': 'AP', 'success': 'Success', 'relative_P': 'RelP'}
     """
     out: dict[str, str] = {}
     for cls in dict.fromkeys(REGISTRY.values()):  # each class once (aliases share it)
