@@ -1,8 +1,8 @@
-"""trec_eval's relative_P, set_relative_P, Rprec_mult, utility (exact) and infAP (min/max exact,
-expectation sampled) against brute force over every tie ordering.
+"""trec_eval's relative_P, set_relative_P, Rprec_mult, utility (exact), infAP and gm_bpref (min/max
+exact, expectation sampled) against brute force over every tie ordering.
 
 The references port trec_eval 10's C loops literally (``m_rel_P.c``, ``m_set_rel_P.c``,
-``m_Rprec_mult.c``, ``m_utility.c``, ``m_infap.c``; grades: ranked list, None = not in the qrels, a
+``m_Rprec_mult.c``, ``m_utility.c``, ``m_infap.c``, ``m_gm_bpref.c``; grades: ranked list, None = not in the qrels, a
 negative grade = in the pool but unjudged), share no code with tierank, and are evaluated on every
 ordering of every tie group (reference.orderings), with and without a depth limit (trec_eval -M)
 that cuts through tie groups.
@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import tierank
 from measures.strategies import collection
+from measures.test_families_exact import ref_bpref
 from measures.test_families_sampled import close_in_law
 from reference import ordered, orderings
 from tierank.measures import parse_measure
@@ -30,7 +31,7 @@ SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[Healt
 EXACT = ["RelP@1", "RelP@2", "RelP@5", "RelP@20", "SetRelP", "RprecMult@0.2", "RprecMult@0.5", "RprecMult@1",
          "RprecMult@2", "RprecMult@0.01", "Utility", "Utility(p1=-2,p2=1,p3=0.5,p4=0.25,ndocs=30)",
          "Utility(p1=3,p2=-0.5,p3=-1,p4=0.1,ndocs=12)"]
-SAMPLED = ["infAP"]
+SAMPLED = ["infAP", "GMBpref"]
 MEASURES = EXACT + SAMPLED
 
 
@@ -117,6 +118,8 @@ def reference(measure: str, grades, qgrades, depth=None) -> float:
         return te_utility(grades, num_rel, [m.param(f"p{i}") for i in range(1, 5)], m.param("ndocs"))
     if m.family == "infAP":
         return te_infap(grades, num_rel)
+    if m.family == "GMBpref":  # per query: bpref floored at MIN_GEO_MEAN (m_gm_bpref.c)
+        return max(ref_bpref(grades, qgrades), 0.00001)
     raise ValueError(measure)
 
 
@@ -161,6 +164,19 @@ def test_depth_limit_through_tie_groups_matches_brute_force(data, depth):
     check(tierank.evaluate(qrels, run, MEASURES, max_depth=depth, samples=S, seed=0), qs, qrels, MEASURES, depth)
 
 
+def test_gm_bpref_summary_is_the_geometric_mean():
+    """m_gm_bpref.c stores log(max(bpref, 1e-5)) per query; meas_avg.c prints exp(mean)."""
+    qrels = {"q1": {"a": 1, "b": 0, "c": 1}, "q2": {"x": 1, "y": 0}, "q3": {"z": 1}}
+    run = {"q1": {"a": 1.0, "b": 1.0, "c": 0.5}, "q2": {"y": 2.0, "x": 1.0}, "q3": {"w": 1.0}}
+    res = tierank.evaluate(qrels, run, ["GMBpref", "Bpref"], samples=400, seed=1)
+    pq = res.per_query().set_index(["query", "measure"])
+    b = [pq.loc[(q, "Bpref"), "oblivious"] for q in ("q1", "q2", "q3")]
+    want = math.exp(sum(math.log(max(x, 1e-5)) for x in b) / 3)
+    agg = res.aggregate().set_index("measure").loc["GMBpref"]
+    assert math.isclose(agg["oblivious"], want, rel_tol=1e-12)
+    assert agg["min"] <= agg["oblivious"] <= agg["max"] and agg["min"] < agg["max"]
+
+
 def test_infap_is_labelled_sampled_and_reproducible():
     qrels = {"q": {"a": 1, "b": -1, "c": 0, "d": 1, "e": -1}}
     run = {"q": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0, "e": 0.5, "x": 1.0}}
@@ -174,7 +190,7 @@ def test_infap_is_labelled_sampled_and_reproducible():
 @pytest.mark.parametrize("text, want", [
     ("RprecMult@0.2", "RprecMult@0.2"), ("RelP@10", "RelP@10"), ("Utility(p2=-2)", "Utility(p2=-2)"),
     ("utility.1,-2,0,0", "Utility(p2=-2)"), ("relative_P.10", "RelP@10"), ("Rprec_mult.1", "RprecMult@1"),
-    ("set_relative_P", "SetRelP"), ("infAP", "infAP"),
+    ("set_relative_P", "SetRelP"), ("infAP", "infAP"), ("gm_bpref", "GMBpref"),
 ])
 def test_names(text, want):
     from tierank.measures.names import resolve

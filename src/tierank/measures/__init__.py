@@ -4,12 +4,26 @@
 ``rank``: RR, Success (first relevant document); ``ap``: AP; ``bpref``: Bpref; ``err``: ERR;
 ``counts``: NumQ, NumRet, NumRel, NumRelRet, NumNonRelJudgedRet, SetP, SetR, SetF, SetAP;
 ``iprec``: IPrec, IPrecAvg; ``trec_extra``: RelP, SetRelP, RprecMult, Utility; ``infap``: infAP;
-``gmap``: GMAP (with ``sampling``, the labelled sampled estimates).  The contract a
+``gmap``: GMAP; ``gmbpref``: GMBpref (with ``sampling``, the labelled sampled estimates).  The contract a
 family implements is :class:`tierank.measures.base.Measure`; shared numeric
 helpers are in :mod:`tierank.measures.kernels`.
 """
 
-from . import ap, bpref, counts, err, gmap, infap, iprec, linear, names, rank, sampling, trec_extra  # noqa: F401  (registration; names: trec_eval's names for parse_measure)
+from . import (  # noqa: F401  (registration; names: trec_eval's names for parse_measure)
+                   ap,
+                   bpref,
+                   counts,
+                   err,
+                   gmap,
+                   gmbpref,
+                   infap,
+                   iprec,
+                   linear,
+                   names,
+                   rank,
+                   sampling,
+                   trec_extra,
+)
 from .base import (
                    MAX_CUTOFF,
                    REGISTRY,

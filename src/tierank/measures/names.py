@@ -9,7 +9,7 @@ accepts it, next to the ir_measures strings of :func:`tierank.measures.parse_mea
   ``bpref``, ``iprec_at_recall`` (default the 11 levels 0.0, 0.1, ..., 1.0), ``11pt_avg``,
   ``gm_map``, ``set_P``, ``set_recall``, ``set_F`` / ``set_F.0.5``, ``set_map``, ``num_q``,
   ``num_ret``, ``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret``, ``rbp`` / ``rbp.p=0.8``,
-  ``infAP``, ``Rprec_mult`` (default 0.2, 0.4, ..., 2.0), ``utility`` / ``utility.1,-1,0,0``,
+  ``infAP``, ``gm_bpref``, ``Rprec_mult`` (default 0.2, 0.4, ..., 2.0), ``utility`` / ``utility.1,-1,0,0``,
   ``relative_P``, ``set_relative_P``;
 * the nicknames ``official`` (trec_eval's default set), ``set`` and ``all_trec``.
 
@@ -35,8 +35,8 @@ Semantics (checked against the real trec_eval 10 by ``tests/crosscheck/test_trec
 * ``set_F.x``: trec_eval computes (x+1) P R / (R + x P); it maps to ``SetF(beta=x)``.
 * ``ndcg.L=G,...``: trec_eval's gain map (levels not named keep gain = level) maps to
   ``nDCG(gains={L:G,...})``.
-* Measures of ``all_trec`` tierank does not implement (relstring, gm_bpref, binG, G, ndcg_rel, Rndcg,
-  rbp_resid, unj) are left out of the nickname with a note (:attr:`Plan.left_out`); asked for by name
+* Measures of ``all_trec`` tierank does not implement (relstring, binG, G, ndcg_rel, Rndcg, rbp_resid,
+  unj) are left out of the nickname with a note (:attr:`Plan.left_out`); asked for by name
   they are an error.
 * ``utility.p1,p2,p3,p4`` maps to ``Utility(p1=..,p2=..,p3=..,p4=..)``; ``-N`` (documents in the
   collection, read by trec_eval's ``utility`` only) sets its ``ndocs`` (:meth:`Plan.with_docs_in_collection`).
@@ -186,7 +186,6 @@ def _specs() -> dict[str, _Spec]:
 
 _NOT_IMPLEMENTED = {
     "relstring": "the relevance string of the top 10 (not a number)",
-    "gm_bpref": "geometric mean of bpref",
     "binG": "binary G (experimental)",
     "G": "normalized gain G (experimental)",
     "dcg": "unnormalised DCG",
