@@ -85,18 +85,21 @@ class GMBpref(GeometricMean):
             total = np.full(S, fixed[q])
             for gi in groups[a:z]:
                 lo_row, hi_row = prep.gstart[gi], prep.gstart[gi + 1]
-                classes = np.sort(cls[lo_row:hi_row])
+                # relevant documents coded 2^32 (never counted: fewer than 2^32 documents), judged
+                # non-relevant 1: the running sum counts the judged non-relevant documents above
+                codes = np.sort(np.array([1 << 32, 1, 0], dtype=np.int64)[cls[lo_row:hi_row]])
                 B = int(before[lo_row])
                 P0 = int(prep.gpos0[gi])
                 rng = np.random.default_rng([int(qkeys[q]), P0])
-                k = len(classes)
+                k = len(codes)
+                read = min(k, max(0, int(min(cut, P0 + k)) - P0))
                 step = max(1, (1 << 20) // k)
                 for s0 in range(0, S, step):
                     cnt = min(step, S - s0)
-                    seq = classes[np.argsort(rng.random((cnt, k)), axis=1)]
-                    nb = B + np.cumsum(seq == 1, axis=1) - (seq == 1)
+                    seq = rng.permuted(np.broadcast_to(codes, (cnt, k)), axis=1)[:, :read]
+                    row, col = np.nonzero(seq == 1 << 32)
+                    nb = B + (np.cumsum(seq, axis=1)[row, col] & 0xFFFFFFFF)
                     fv = 1.0 - ratio(np.minimum(nb, R[q]), np.full(nb.shape, D[q]))
-                    ok = (seq == 0) & (P0 + np.arange(k)[None, :] < cut)
-                    total[s0:s0 + cnt] += np.where(ok, fv, 0.0).sum(axis=1)
+                    total[s0:s0 + cnt] += np.bincount(row, weights=fv, minlength=cnt)
             out.append(ratio(total, np.full(S, R[q])))
         return out

@@ -158,15 +158,36 @@ class InfAP(Measure):
     @staticmethod
     def _sample(rng, S, P0, A, Sb, U, comp, cut) -> tuple[float, float]:
         """Mean and variance (ddof=1) of a group's sum of terms over ``S`` uniform orderings."""
+        # each document a packed count (21 bits per class): one running sum counts the three classes
+        bits = max(21, int(sum(comp)).bit_length())
+        if 3 * bits > 63:  # pragma: no cover - a tie group of over 2^21 documents: counted apart
+            return InfAP._sample_wide(rng, S, P0, A, Sb, U, comp, cut)
+        one = np.array([1, 1 << bits, 1 << (2 * bits), 0], dtype=np.int64)
+        codes = np.repeat(one, comp)
+        m = len(codes)
+        total = np.zeros(S)
+        step = max(1, (1 << 20) // max(m, 1))
+        mask = (1 << bits) - 1
+        read = min(m, max(0, int(min(cut, P0 + m)) - P0))  # positions of the group above the depth limit
+        for lo in range(0, S, step):
+            n = min(step, S - lo)
+            seq = rng.permuted(np.broadcast_to(codes, (n, m)), axis=1)[:, :read]
+            c = np.cumsum(seq, axis=1)
+            row, col = np.nonzero(seq == 1)
+            cc = c[row, col]
+            t = terms(P0 + col, A + (cc & mask) - 1, Sb + ((cc >> bits) & mask), U + (cc >> (2 * bits)))
+            total[lo:lo + n] = np.bincount(row, weights=t, minlength=n)
+        return float(total.mean()), float(total.var(ddof=1)) if S > 1 else 0.0
+
+    @staticmethod
+    def _sample_wide(rng, S, P0, A, Sb, U, comp, cut) -> tuple[float, float]:  # pragma: no cover
+        """:meth:`_sample` for a group too large to pack its counts: one running sum per class."""
         classes = np.repeat(np.arange(4), comp)
         m = len(classes)
         total = np.zeros(S)
-        step = max(1, (1 << 20) // max(m, 1))
-        for lo in range(0, S, step):
-            n = min(step, S - lo)
-            seq = classes[np.argsort(rng.random((n, m)), axis=1)]
-            cnt = [np.cumsum(seq == c, axis=1) - (seq == c) for c in (_REL, _NON, _UNJ)]
-            j = P0 + np.arange(m)[None, :]
-            t = terms(np.broadcast_to(j, seq.shape), A + cnt[0], Sb + cnt[1], U + cnt[2])
-            total[lo:lo + n] = np.where((seq == _REL) & (j < cut), t, 0.0).sum(axis=1)
+        for lo in range(S):
+            seq = rng.permutation(classes)
+            cnt = [np.cumsum(seq == c) for c in (_REL, _NON, _UNJ)]
+            col = np.flatnonzero((seq == _REL) & (P0 + np.arange(m) < cut))
+            total[lo] = terms(P0 + col, A + cnt[0][col] - 1, Sb + cnt[1][col], U + cnt[2][col]).sum()
         return float(total.mean()), float(total.var(ddof=1)) if S > 1 else 0.0
