@@ -198,6 +198,16 @@ def test_names(text, want):
     assert [str(m) for m in resolve([text])] == [want]
 
 
+def test_trec_eval_tables_name_the_new_families():
+    from tierank.measures.names import _specs, family_names
+
+    plain = {f: n for n, f in family_names("trec_eval").items()}
+    assert {f: plain[f] for f in ("infAP", "GMBpref", "SetRelP", "Utility")} == {
+        "infAP": "infAP", "GMBpref": "gm_bpref", "SetRelP": "set_relative_P", "Utility": "utility"}
+    assert family_names("trec_eval_cut")["relative_P"] == "RelP"
+    assert {"infAP", "gm_bpref", "Rprec_mult", "utility", "relative_P", "set_relative_P"} <= set(_specs())
+
+
 def test_utility_needs_four_coefficients():
     from tierank.errors import TierankInputError
     from tierank.measures.names import resolve
