@@ -204,8 +204,9 @@ def measure_reference() -> str:
     for fam in fams:
         cls = REGISTRY[fam]
         e, mm = _methods(cls)
-        cut = ("`@r` required (a recall level)" if cls.cutoff_param is not None else "`@k` required") \
-            if cls.cutoff_required else "`@k` optional" if cls.cutoff_allowed else "none"
+        cp = cls.cutoff_param
+        at = None if cp is None else f"`@{'r' if cp.name == 'recall' else cp.name}` required (a {cp.description})"
+        cut = (at or "`@k` required") if cls.cutoff_required else "`@k` optional" if cls.cutoff_allowed else "none"
         about = _about(cls)
         info[fam] = (cls, e, mm, cut, about)
         tn = ", ".join(f"`{n}`" for n in trec.get(fam, [])) or ""

@@ -11,7 +11,7 @@ import pytest
 ir_measures = pytest.importorskip("ir_measures", reason="ir_measures not installed: pip install 'tierank[irm]'")
 
 import tierank  # noqa: E402
-from ir_measures import AP, RR, P, R, nDCG, infAP  # noqa: E402
+from ir_measures import AP, RR, Compat, P, R, nDCG  # noqa: E402
 from tierank.integrations.ir_measures import (TierankProvider, provider, register, tie_aware,  # noqa: E402
                                              unregister)
 
@@ -97,15 +97,15 @@ def test_equals_pytrec_eval_without_ties():
 def test_unsupported_measures_fall_through_and_registration_is_undone():
     before = list(ir_measures.DefaultPipeline.providers)
     qrels, run = _mixed()
-    stock = ir_measures.calc_aggregate([RR, infAP], qrels, run)
+    stock = ir_measures.calc_aggregate([RR, Compat], qrels, run)
     with tie_aware():
         assert isinstance(ir_measures.DefaultPipeline.providers[0], TierankProvider)
-        got = ir_measures.calc_aggregate([RR, infAP], qrels, run)
+        got = ir_measures.calc_aggregate([RR, Compat], qrels, run)
     assert ir_measures.DefaultPipeline.providers == before and "tierank" not in ir_measures.providers.registry
     ref = tierank.evaluate(qrels, run, ["RR"], complete=True).aggregate()["expected"][0]
     assert got[RR] == pytest.approx(ref, abs=1e-12) and not math.isclose(got[RR], stock[RR])
-    assert got[infAP] == stock[infAP]                      # tierank lacks infAP: next provider
-    assert not provider.supports(infAP)
+    assert got[Compat] == stock[Compat]                    # tierank lacks Compat: next provider
+    assert not provider.supports(Compat)
     assert provider.supports(AP(rel=2))
     p = register(TierankProvider("max"))
     try:

@@ -186,7 +186,7 @@ JudgedOnly = Annotated[bool, typer.Option(
                                 "negative grade also unjudged and a query left with no document still counted.")]
 DocsInCollection = Annotated[int | None, typer.Option(
     "-N", "--docs-in-collection", min=1, help="Documents in the collection (trec_eval -N): read only by "
-                                              "trec_eval's utility measure, which tierank lacks; accepted, no effect.")]
+                                              "trec_eval's utility measure (its ndocs).")]
 NoSummary = Annotated[bool, typer.Option(
     "-n", "--no-summary", help="No summary (all) lines (trec_eval -n; --format trec_eval only).")]
 Samples = Annotated[int, typer.Option(

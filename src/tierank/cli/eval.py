@@ -128,7 +128,7 @@ def eval_cmd(
         note("-J with -M: tierank drops the unjudged documents first, then reads M ranks of the rest; trec_eval "
              "reads M ranks, then drops the unjudged documents among them")
     texts = list(measure or (TREC_DEFAULT if trec else DEFAULT_MEASURES))
-    plan = measure_plan(texts)
+    plan = measure_plan(texts).with_docs_in_collection(docs_in_collection)
     for line in plan.notes:
         note(line)
     measures = plan.measures

@@ -22,7 +22,7 @@ documents (the exact closed forms of :mod:`tierank.measures`); ``TierankProvider
 A measure is supported when tierank parses ir_measures' own string for it (``str(measure)``,
 tierank's names follow ir_measures): ``nDCG@10``, ``RR@10``, ``AP(rel=2)``, ``P@5``, ``R@100``,
 ``Success@1``, ``Rprec``, ``RBP(p=0.8)``, ``Judged@10`` and whatever else
-:func:`tierank.supported` lists.  Others (``infAP``, ``alpha_nDCG``, ...) fall through
+:func:`tierank.supported` lists.  Others (``Compat``, ``alpha_nDCG``, ...) fall through
 to the next provider of an ir_measures pipeline, as in ir_measures itself.
 
 Inputs are whatever ir_measures accepts (dicts of dicts, pandas DataFrames with ``query_id``,
@@ -74,8 +74,8 @@ def tierank_measure(measure) -> TierankMeasure | None:
 
     Examples
     --------
-    >>> from ir_measures import nDCG, AP, infAP
-    >>> str(tierank_measure(nDCG@10)), str(tierank_measure(AP(rel=2))), tierank_measure(infAP)
+    >>> from ir_measures import nDCG, AP, Compat
+    >>> str(tierank_measure(nDCG@10)), str(tierank_measure(AP(rel=2))), tierank_measure(Compat)
     ('nDCG@10', 'AP(rel=2)', None)
     """
     text = str(measure)
@@ -201,9 +201,9 @@ class TierankProvider(Provider):
 
     Examples
     --------
-    >>> from ir_measures import nDCG, infAP
+    >>> from ir_measures import nDCG, Compat
     >>> p = TierankProvider("max")
-    >>> p.NAME, p.supports(nDCG@10), p.supports(infAP)
+    >>> p.NAME, p.supports(nDCG@10), p.supports(Compat)
     ('tierank', True, False)
     """
 

@@ -3,7 +3,8 @@
 ``linear``: P, R, R_cap, F1, Hits, Judged, Rprec, nDCG, RBP (positional sums);
 ``rank``: RR, Success (first relevant document); ``ap``: AP; ``bpref``: Bpref; ``err``: ERR;
 ``counts``: NumQ, NumRet, NumRel, NumRelRet, NumNonRelJudgedRet, SetP, SetR, SetF, SetAP;
-``iprec``: IPrec, IPrecAvg; ``gmap``: GMAP (with ``sampling``, the labelled sampled estimates);
+``iprec``: IPrec, IPrecAvg; ``gmap``: GMAP; ``gmbpref``: GMBpref (with ``sampling``, the labelled sampled
+estimates); ``trec_extra``: RelP, SetRelP, RprecMult, Utility; ``infap``: infAP;
 ``trec_gain``: G, BinG, nDCG_rel, RnDCG; ``unjudged``: Unj, RBP_resid;
 ``relstring``: RelString (trec_eval's measures of the same names).  The contract a
 family implements is :class:`tierank.measures.base.Measure`; shared numeric
@@ -26,12 +27,15 @@ from . import (  # noqa: F401  (registration; names: trec_eval's names for parse
                    counts,
                    err,
                    gmap,
+                   gmbpref,
+                   infap,
                    iprec,
                    linear,
                    names,
                    rank,
                    relstring,
                    sampling,
+                   trec_extra,
                    trec_gain,
                    unjudged,
 )

@@ -66,7 +66,7 @@ def ap_values(d: Draws, nrel: np.ndarray) -> np.ndarray:
 
 
 class GeometricMean(Measure):
-    """Base of trec_eval's geometric-mean summaries (``gm_map``; ``gm_bpref`` could follow).
+    """Base of trec_eval's geometric-mean summaries (``gm_map``; ``gm_bpref`` in :mod:`tierank.measures.gmbpref`).
 
     A family gives :meth:`base`: the per-ranking value from relevant-document :class:`Draws`
     (monotone in the ranks of the relevant documents).  The base floors it at

@@ -8,7 +8,9 @@ accepts it, next to the ir_measures strings of :func:`tierank.measures.parse_mea
   ``ndcg_cut.10``, ``map_cut.100``, ``recip_rank``, ``Rprec``, ``success.1,5`` (default 1, 5, 10),
   ``bpref``, ``iprec_at_recall`` (default the 11 levels 0.0, 0.1, ..., 1.0), ``11pt_avg``,
   ``gm_map``, ``set_P``, ``set_recall``, ``set_F`` / ``set_F.0.5``, ``set_map``, ``num_q``,
-  ``num_ret``, ``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret``, ``rbp`` / ``rbp.p=0.8``;
+  ``num_ret``, ``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret``, ``rbp`` / ``rbp.p=0.8``,
+  ``infAP``, ``gm_bpref``, ``Rprec_mult`` (default 0.2, 0.4, ..., 2.0), ``utility`` / ``utility.1,-1,0,0``,
+  ``relative_P``, ``set_relative_P``;
 * the nicknames ``official`` (trec_eval's default set), ``set`` and ``all_trec``.
 
 The source is trec_eval 10.0 (usnistgov/trec_eval): ``measures.c`` (the measure table, whose order
@@ -40,10 +42,11 @@ Semantics (checked against the real trec_eval 10 by ``tests/crosscheck/test_trec
   (:mod:`tierank.measures.unjudged`); ``relstring`` to ``RelString@10``, a string per query
   (the tie-oblivious ordering's; :mod:`tierank.measures.relstring`) that only ``--format trec_eval``
   prints (``relstring.N`` is refused).
-* Measures of ``all_trec`` tierank does not implement (infAP, gm_bpref, Rprec_mult,
-  utility, relative_P, set_relative_P) are left out of the nickname with a note
-  (:attr:`Plan.left_out`); asked for by name they are an error.
-* ``-N`` (documents in the collection) is read by trec_eval's ``utility`` only: accepted, no effect.
+* Every measure of ``all_trec`` is implemented, so the nickname leaves nothing out.
+* ``utility.p1,p2,p3,p4`` maps to ``Utility(p1=..,p2=..,p3=..,p4=..)``; ``-N`` (documents in the
+  collection, read by trec_eval's ``utility`` only) sets its ``ndocs`` (:meth:`Plan.with_docs_in_collection`).
+* ``Rprec_mult.x,...`` maps to ``RprecMult@x`` (precision at rank ``(long) (x N+ + 0.9)``), printed
+  ``Rprec_mult_0.20`` as trec_eval prints it; ``relative_P.k`` to ``RelP@k``.
 
 The reverse, :func:`trec_name`, gives the name trec_eval prints for a measure (``P@10`` ->
 ``P_10``) or None; :func:`trec_order` its position in trec_eval's print order.  Unknown names get
@@ -93,8 +96,8 @@ def family_names(tool: Tool, order: Iterable[str] = ()) -> dict[str, str]:
 
     >>> family_names("mteb", ("ndcg", "map"))
     {'ndcg': 'nDCG', 'map': 'AP', 'precision': 'P', 'recall': 'R', 'mrr': 'RR', 'hit_rate': 'Success'}
-    >>> family_names("trec_eval_cut")
-    {'P': 'P', 'recall': 'R', 'ndcg_cut': 'nDCG', 'map_cut': 'AP', 'success': 'Success', 'unj': 'Unj'}
+    >>> list(family_names("trec_eval_cut").items())[-2:]
+    [('relative_P', 'RelP'), ('unj', 'Unj')]
     """
     out: dict[str, str] = {}
     for cls in dict.fromkeys(REGISTRY.values()):  # each class once (aliases share it)
@@ -168,6 +171,10 @@ _SPECIAL: dict[str, _Spec] = {
     "ndcg_rel": _Spec("pairs", lambda p: "nDCG_rel" if p is None else None),
     "Rndcg": _Spec("pairs", lambda p: "RnDCG" if p is None else None),
     "relstring": _Spec("doubles", lambda p: "RelString@10" if p is None else None),
+    "Rprec_mult": _Spec("double_cuts", lambda x: f"RprecMult@{_fmt_num(x)}", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4,
+                                                                              1.6, 1.8, 2.0)),
+    "utility": _Spec("doubles", lambda p: "Utility" if p is None else None if len(p) != 4 else
+                     "Utility(" + ",".join(f"p{i + 1}={_fmt_num(x)}" for i, x in enumerate(p)) + ")"),
 }
 
 
@@ -196,14 +203,8 @@ def _specs() -> dict[str, _Spec]:
 
 
 _NOT_IMPLEMENTED = {
-    "infAP": "inferred AP (sampled judgments)",
-    "gm_bpref": "geometric mean of bpref",
-    "Rprec_mult": "precision at multiples of R",
-    "utility": "set utility (the only measure that reads -N)",
     "dcg": "unnormalised DCG",
     "ideal_dcg": "ideal DCG",
-    "relative_P": "precision relative to the best possible at the cutoff",
-    "set_relative_P": "set precision relative to the best possible",
     "yaap": "yet another AP (experimental)",
 }
 
@@ -243,6 +244,17 @@ class Plan:
         """The entries in trec_eval's print order (its measure table, cutoffs ascending), the
         measures trec_eval lacks after them in the order asked for."""
         return tuple(sorted(self.entries, key=lambda e: e.key))
+
+    def with_docs_in_collection(self, ndocs: int | None) -> Plan:
+        """This plan with trec_eval's ``-N``: every ``Utility`` reads ``ndocs`` documents in the collection
+        (None: unchanged)."""
+        if ndocs is None:
+            return self
+        from .trec_extra import with_docs_in_collection
+
+        entries = tuple(Entry(e.name, None if e.measure is None else with_docs_in_collection([e.measure], ndocs)[0],
+                              e.key) for e in self.entries)
+        return Plan(entries, self.left_out, self.notes, self.runid)
 
     def name_of(self, m: Measure) -> str:
         """The name printed for ``m``."""
@@ -507,6 +519,13 @@ def trec_name(m: Measure) -> str | None:
         if m.cutoff is None or not _defaults_only(m):
             return None
         return f"iprec_at_recall_{float(m.cutoff):3.2f}"
+    if fam == "RprecMult":
+        if m.cutoff is None or not _defaults_only(m):
+            return None
+        return f"Rprec_mult_{float(m.cutoff):3.2f}"
+    if fam == "Utility" and m.param("rel") is None:
+        p = tuple(m.param(f"p{i}") for i in range(1, 5))
+        return "utility" if p == (1.0, -1.0, 0.0, 0.0) else "utility_" + ",".join(map(_fmt_num, p))
     if fam == "SetF":
         if m.cutoff is not None:
             return None

@@ -1,0 +1,193 @@
+r"""Inferred AP, trec_eval's ``infAP`` (Yilmaz & Aslam, CIKM 2006), exactly as trec_eval 10 (``m_infap.c``).
+
+Definition.  The retrieved documents (ranks read, ``-M``) fall into four classes: *relevant*
+(grade >= rel), *judged non-relevant* (0 <= grade < rel), *pooled but unjudged* (in the qrels with a
+negative grade: a ``-1`` grade marks a pooled document left out of the judged sample) and *not
+pooled* (not in the qrels).  For the relevant document at 0-based rank :math:`j`, with :math:`a`
+relevant, :math:`s` judged non-relevant and :math:`u` pooled-unjudged documents above it and
+:math:`\epsilon = 10^{-5}` (``INFAP_EPSILON``),
+
+.. math:: T = \frac{1}{j+1} + \frac{j}{j+1} \cdot \frac{a + s + u}{j} \cdot
+          \frac{a + \epsilon}{a + s + 2\epsilon} \quad (T = 1 \text{ at } j = 0),
+
+and :math:`infAP = \sum T / N_+`.  The values of single orderings are computed with trec_eval's
+expression, summed in rank order, so they print trec_eval's digits.
+
+Tie orderings.  A document's term depends only on the classes above it, so the groups of a query
+contribute independently (the counts before a group do not depend on the orderings).
+
+* **min, max: exact.**  Moving a judged non-relevant or not-pooled document above a relevant one of
+  its group lowers that one's term and leaves the others unchanged (``j`` grows, the estimated
+  precision does not), so the maximum puts both classes after every relevant document and the
+  minimum before them all.  What is left, the interleaving of the :math:`r` relevant and :math:`u`
+  pooled-unjudged documents of the group, is optimised exactly by dynamic programming over the
+  grid of (relevant, unjudged) placed: :math:`O(r (u + 1))` per group
+  (:math:`V_a = \mathrm{cummax}_k (V_{a-1} + T(a - 1, k))`).  A depth limit cutting the group
+  counts the terms above it only, which the same arguments cover.
+* **expected, std: sampled** (labelled, as IPrec and GMAP): each group holding a relevant document
+  and another class is drawn ``prep.samples`` times (uniform permutations from a generator keyed by
+  the seed, the query and the group's rank, :func:`tierank.measures.sampling.query_keys`); its mean
+  and variance (``ddof=1``) add up over groups.  We know no polynomial algorithm for the
+  expectation of :math:`T`, a ratio of dependent counts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ties import Prepared
+from .base import FamilyNames, Measure, Stats, register
+from .kernels import ratio
+from .linear import REL
+from .sampling import query_keys
+
+__all__ = ["InfAP", "INFAP_EPSILON", "terms"]
+
+#: trec_eval.h ``INFAP_EPSILON``
+INFAP_EPSILON = 0.00001
+
+# document classes
+_REL, _NON, _UNJ, _OUT = 0, 1, 2, 3
+
+
+def terms(j, a, s, u) -> np.ndarray:
+    """trec_eval's term of a relevant document at 0-based rank ``j`` with ``a`` relevant, ``s`` judged
+    non-relevant and ``u`` pooled-unjudged documents above it (m_infap.c, in the same operations).
+
+    >>> terms(np.array([0, 1, 2]), np.array([0, 1, 0]), np.array([0, 0, 1]), np.array([0, 0, 1])).round(6).tolist()
+    [1.0, 0.999995, 0.33334]
+    """
+    j, a, s, u = (np.asarray(x, dtype=np.float64) for x in (j, a, s, u))
+    fj = np.where(j == 0, 1.0, j)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((a + s + u) / fj) * ((a + INFAP_EPSILON) /
+                                                                      (a + s + 2 * INFAP_EPSILON))
+    return np.where(j == 0, 1.0, t)
+
+
+@register
+class InfAP(Measure):
+    """Inferred AP (trec_eval infAP): AP estimated from a sample of the pool (-1 grades: unsampled)."""
+
+    family = "infAP"
+    names = FamilyNames(trec_eval="infAP")
+    description = ("inferred AP (trec_eval infAP, Yilmaz & Aslam 2006): precision above each relevant document "
+                   "estimated from the judged sample, pooled documents graded -1 unsampled, unpooled ones "
+                   "non-relevant; min/max exact, expectation sampled")
+    schema = (REL,)
+    cutoff_allowed = False
+    bounds_refusal = "infAP estimates the unjudged documents from the judged sample by definition"
+
+    def _classes(self, prep: Prepared):
+        level = prep.rel_level if self.level is None else self.level
+        g = prep.grade
+        cls = np.full(prep.n, _OUT, dtype=np.int64)
+        known = ~np.isnan(g)
+        gk = np.where(known, g, 0.0)
+        cls[known & (gk < 0)] = _UNJ
+        cls[known & (gk >= 0) & (gk < level)] = _NON
+        cls[known & (gk >= max(level, 0))] = _REL
+        q, jg = prep.judged_grades
+        jg = np.asarray(jg, dtype=np.float64)
+        nrel = np.bincount(q, weights=jg >= max(level, 0), minlength=prep.nq)
+        return cls, nrel
+
+    def stats(self, prep: Prepared) -> Stats:
+        cls, R = self._classes(prep)
+        cut = prep.cut(float("inf"))
+        inside = prep.pos < cut
+        onehot = [(cls == c) & inside for c in (_REL, _NON, _UNJ)]
+        first = prep.qstart[prep.qi]
+        above = []
+        for x in onehot:
+            cs = np.concatenate(([0], np.cumsum(x)))
+            above.append(cs[:-1] - cs[first])
+        isrel = onehot[0]
+        t = np.where(isrel, terms(prep.pos, *above), 0.0)
+        obl = ratio(np.bincount(prep.qi, weights=t, minlength=prep.nq), R)
+
+        # per group: its composition and the counts before it (ranks read)
+        ng = len(prep.gsize)
+        comp = [np.bincount(prep.gid, weights=cls == c, minlength=ng).round().astype(np.int64)
+                for c in (_REL, _NON, _UNJ, _OUT)]
+        gfirst = prep.gstart[:-1]
+        before = [b[gfirst] if prep.n else np.zeros(0, np.int64) for b in above]
+        pos0 = prep.gpos0
+        r, s, u, o = comp
+        vary = np.flatnonzero((r > 0) & (r < prep.gsize) & (pos0 < cut))
+        g_obl = np.bincount(prep.gid, weights=t, minlength=ng)
+        lo_g, hi_g = g_obl.copy(), g_obl.copy()
+        e_g, v_g = g_obl.copy(), np.zeros(ng)
+        qkeys = query_keys(prep) if len(vary) else None
+        S = int(prep.samples)
+        for gi in vary:
+            P0, A, Sb, U = int(pos0[gi]), int(before[0][gi]), int(before[1][gi]), int(before[2][gi])
+            rg, sg, ug, og = int(r[gi]), int(s[gi]), int(u[gi]), int(o[gi])
+            hi_g[gi] = self._best(P0, A, Sb, U, rg, ug, cut, np.maximum.accumulate)
+            lo_g[gi] = self._best(P0 + sg + og, A, Sb + sg, U, rg, ug, cut, np.minimum.accumulate)
+            if lo_g[gi] == hi_g[gi]:  # no ordering changes it: its one value, exactly
+                e_g[gi] = lo_g[gi]
+                continue
+            assert qkeys is not None
+            rng = np.random.default_rng([int(qkeys[prep.gq[gi]]), P0])
+            e_g[gi], v_g[gi] = self._sample(rng, S, P0, A, Sb, U, (rg, sg, ug, og), cut)
+        per_q = [np.bincount(prep.gq, weights=x, minlength=prep.nq) for x in (lo_g, hi_g, e_g, v_g)]
+        lo, hi = ratio(per_q[0], R), ratio(per_q[1], R)
+        if not (lo < hi).any():
+            return Stats(obl, obl.copy(), lo, hi, np.zeros(prep.nq))
+        expected = np.clip(ratio(per_q[2], R), lo, hi)
+        var = ratio(per_q[3], R * R)
+        sampled = lo < hi
+        var = np.where(sampled, var, 0.0)
+        return Stats(obl, expected, lo, hi, var, method="sampled", samples=S, seed=int(prep.seed),
+                     se=np.sqrt(var / S))
+
+    @staticmethod
+    def _best(P0, A, Sb, U, r, u, cut, acc) -> float:
+        """The best (``acc`` cummax: largest, cummin: smallest) sum of the terms of ``r`` relevant
+        documents interleaved with ``u`` pooled-unjudged ones from rank ``P0`` on, with ``A``, ``Sb``,
+        ``U`` relevant, judged non-relevant and unjudged documents above them."""
+        k = np.arange(u + 1)
+        V = np.zeros(u + 1)
+        for a in range(r):
+            j = P0 + a + k
+            t = np.where(j < cut, terms(j, A + a, np.full(u + 1, Sb), U + k), 0.0)
+            V = acc(V + t)
+        return float(V[-1])
+
+    @staticmethod
+    def _sample(rng, S, P0, A, Sb, U, comp, cut) -> tuple[float, float]:
+        """Mean and variance (ddof=1) of a group's sum of terms over ``S`` uniform orderings."""
+        # each document a packed count (21 bits per class): one running sum counts the three classes
+        bits = max(21, int(sum(comp)).bit_length())
+        if 3 * bits > 63:  # pragma: no cover - a tie group of over 2^21 documents: counted apart
+            return InfAP._sample_wide(rng, S, P0, A, Sb, U, comp, cut)
+        one = np.array([1, 1 << bits, 1 << (2 * bits), 0], dtype=np.int64)
+        codes = np.repeat(one, comp)
+        m = len(codes)
+        total = np.zeros(S)
+        step = max(1, (1 << 20) // max(m, 1))
+        mask = (1 << bits) - 1
+        read = min(m, max(0, int(min(cut, P0 + m)) - P0))  # positions of the group above the depth limit
+        for lo in range(0, S, step):
+            n = min(step, S - lo)
+            seq = rng.permuted(np.broadcast_to(codes, (n, m)), axis=1)[:, :read]
+            c = np.cumsum(seq, axis=1)
+            row, col = np.nonzero(seq == 1)
+            cc = c[row, col]
+            t = terms(P0 + col, A + (cc & mask) - 1, Sb + ((cc >> bits) & mask), U + (cc >> (2 * bits)))
+            total[lo:lo + n] = np.bincount(row, weights=t, minlength=n)
+        return float(total.mean()), float(total.var(ddof=1)) if S > 1 else 0.0
+
+    @staticmethod
+    def _sample_wide(rng, S, P0, A, Sb, U, comp, cut) -> tuple[float, float]:  # pragma: no cover
+        """:meth:`_sample` for a group too large to pack its counts: one running sum per class."""
+        classes = np.repeat(np.arange(4), comp)
+        m = len(classes)
+        total = np.zeros(S)
+        for lo in range(S):
+            seq = rng.permutation(classes)
+            cnt = [np.cumsum(seq == c) for c in (_REL, _NON, _UNJ)]
+            col = np.flatnonzero((seq == _REL) & (P0 + np.arange(m) < cut))
+            total[lo] = terms(P0 + col, A + cnt[0][col] - 1, Sb + cnt[1][col], U + cnt[2][col]).sum()
+        return float(total.mean()), float(total.var(ddof=1)) if S > 1 else 0.0

@@ -1,0 +1,159 @@
+r"""trec_eval's relative precision and utility measures: relative_P, set_relative_P, Rprec_mult, utility
+(trec_eval 10, ``m_rel_P.c``, ``m_set_rel_P.c``, ``m_Rprec_mult.c``, ``m_utility.c``).
+
+With :math:`h_k` the relevant documents in the top :math:`k`, :math:`h` those retrieved, :math:`n` the
+documents retrieved (``num_ret``, after ``-M``) and :math:`N_+` the relevant documents:
+
+* ``relative_P`` at :math:`k` (:class:`RelP`) :math:`= h_k / \min(k, N_+)` (0 when :math:`N_+ = 0`):
+  precision up to rank :math:`N_+`, recall after it;
+* ``set_relative_P`` (:class:`SetRelP`) :math:`= h / \min(n, N_+)` (0 when either is 0);
+* ``Rprec_mult`` at the multiple :math:`x` (:class:`RprecMult`): precision at rank
+  :math:`c = \lfloor x N_+ + 0.9 \rfloor` (trec_eval's ``(long) (x * num_rel + 0.9)``), i.e.
+  :math:`h_c / c` (0 when :math:`c = 0`), also when fewer than :math:`c` documents are retrieved;
+* ``utility`` (:class:`Utility`) :math:`= p_1 a + p_2 b + p_3 c + p_4 d` over the contingency table
+  :math:`a = h`, :math:`b = n - h`, :math:`c = N_+ - h`, :math:`d = N - n - N_+ + h` (:math:`N` the
+  documents in the collection, ``trec_eval -N``, parameter ``ndocs``), averaged over queries as
+  trec_eval does.
+
+All four are weighted sums over ranked positions (weight 1 up to a cutoff, the cutoff per query for
+Rprec_mult), divided by a per-query constant, so :class:`tierank.measures.linear.Linear` gives their
+exact expectation, variance, min and max.  Utility is :math:`(p_1 - p_2 - p_3 + p_4) h` plus a constant
+per query: its statistics are those of :math:`h`, scaled, with min and max swapped when the
+coefficient is negative.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from ..ties import Prepared
+from .base import FamilyNames, Param, Stats, register
+from .counts import NumRelRet, _Set
+from .linear import REL, Linear
+
+__all__ = ["RelP", "SetRelP", "RprecMult", "Utility"]
+
+_N_PLUS = "an unjudged document assumed relevant raises N+ and can lower it"
+
+
+@register
+class RelP(Linear):
+    """Relative precision at k (trec_eval relative_P): relevant in the top k / min(k, N+)."""
+
+    family = "RelP"
+    names = FamilyNames(trec_eval_cut="relative_P", ir_measures=None)
+    description = ("relative precision at k: |relevant in top k| / min(k, N+), the best possible being 1 "
+                   "(trec_eval relative_P)")
+    schema = (REL,)
+    cutoff_required = True
+    bounds_refusal = _N_PLUS
+
+    def weights(self, prep: Prepared, rows: np.ndarray):
+        return np.ones(len(rows))
+
+    def denominator(self, prep: Prepared):
+        return np.minimum(float(self.required_cutoff), prep.nrel(self.level))
+
+
+@register
+class SetRelP(_Set):
+    """Relative set precision (trec_eval set_relative_P): relevant retrieved / min(retrieved, N+)."""
+
+    family = "SetRelP"
+    names = FamilyNames(trec_eval="set_relative_P")
+    description = ("relative set precision: relevant retrieved / min(retrieved, N+), the best possible "
+                   "being 1 (trec_eval set_relative_P)")
+    bounds_refusal = _N_PLUS
+
+    def denominator(self, prep: Prepared):
+        return np.minimum(prep.qret, prep.nrel(self.level)).astype(np.float64)
+
+
+@register
+class RprecMult(Linear):
+    """Precision at a multiple x of N+ (trec_eval Rprec_mult): precision at rank floor(x N+ + 0.9).
+
+    >>> from tierank.measures import parse_measure
+    >>> str(parse_measure("RprecMult@0.2")), parse_measure("RprecMult@2").cutoff
+    ('RprecMult@0.2', 2.0)
+    """
+
+    family = "RprecMult"
+    names = FamilyNames(ir_measures=None)
+    description = ("precision at rank floor(x N+ + 0.9), x a multiple of N+ (trec_eval Rprec_mult; "
+                   "RprecMult@1 is Rprec)")
+    schema = (REL,)
+    cutoff_required = True
+    cutoff_param = Param("mult", float, None, "multiple of N+", low=0, high=2 ** 20, open="low")
+    bounds_refusal = "its cutoff moves with N+, and so with the relevance of unjudged documents"
+
+    def ranks(self, nrel: np.ndarray) -> np.ndarray:
+        """trec_eval's cutoff per query: ``(long) (x * num_rel + 0.9)``."""
+        return np.floor(float(self.required_cutoff) * np.asarray(nrel, dtype=np.float64) + 0.9)
+
+    def cutoff_per_query(self, prep: Prepared):
+        return self.ranks(prep.nrel(self.level))
+
+    def depth(self, nrel):
+        return self.ranks(nrel(self.level))
+
+    def weights(self, prep: Prepared, rows: np.ndarray):
+        return np.ones(len(rows))
+
+    def denominator(self, prep: Prepared):
+        return self.ranks(prep.nrel(self.level))
+
+
+@register
+class Utility(Linear):
+    """Set utility (trec_eval utility): p1 a + p2 b + p3 c + p4 d over the retrieved/relevant table."""
+
+    family = "Utility"
+    names = FamilyNames(trec_eval="utility", ir_measures=None)
+    description = ("set utility p1 a + p2 b + p3 c + p4 d: a relevant retrieved, b non-relevant retrieved, "
+                   "c relevant not retrieved, d non-relevant not retrieved (of ndocs; trec_eval utility, -N)")
+    schema = (Param("p1", float, 1.0, "worth of a relevant retrieved document"),
+              Param("p2", float, -1.0, "worth of a non-relevant retrieved document"),
+              Param("p3", float, 0.0, "worth of a relevant document not retrieved"),
+              Param("p4", float, 0.0, "worth of a non-relevant document not retrieved"),
+              Param("ndocs", int, 0, "documents in the collection (trec_eval -N)", low=0, high=2 ** 53),
+              REL)
+    cutoff_allowed = False
+    bounds_refusal = "an unjudged document assumed relevant raises N+ (the relevant documents not retrieved)"
+
+    def stats(self, prep: Prepared) -> Stats:
+        """The statistics of h (:class:`tierank.measures.counts.NumRelRet`), mapped through trec_eval's
+        expression (m_utility.c, in doubles, so single orderings print trec_eval's digits)."""
+        h = NumRelRet(params=(("rel", self.level),)).stats(prep)
+        p1, p2, p3, p4 = (float(self.param(p)) for p in ("p1", "p2", "p3", "p4"))
+        n = prep.qret.astype(np.float64)
+        nrel = prep.nrel(self.level).astype(np.float64)
+        ndocs = float(self.param("ndocs"))
+
+        def te(a):
+            return p1 * a + p2 * (n - a) + p3 * (nrel - a) + p4 * (ndocs + a - n - nrel)
+
+        c = p1 - p2 - p3 + p4
+        lo, hi = te(h.min), te(h.max)
+        return Stats(te(h.oblivious), te(h.expected), np.minimum(lo, hi), np.maximum(lo, hi), c * c * h.var)
+
+
+def with_docs_in_collection(measures: list, ndocs: int) -> list:
+    """``measures`` with every :class:`Utility` reading ``ndocs`` documents in the collection (trec_eval
+    ``-N``); the others unchanged.
+
+    >>> from tierank.measures import parse_measure
+    >>> [str(m) for m in with_docs_in_collection([parse_measure("Utility"), parse_measure("P@5")], 100)]
+    ['Utility(ndocs=100)', 'P@5']
+    """
+    out = []
+    for m in measures:
+        if isinstance(m, Utility):
+            params = dict(m.params)
+            params["ndocs"] = int(ndocs)
+            m = replace(m, params=tuple(sorted(params.items())))
+        out.append(m)
+    return out
+

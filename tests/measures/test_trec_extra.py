@@ -1,0 +1,224 @@
+"""trec_eval's relative_P, set_relative_P, Rprec_mult, utility (exact), infAP and gm_bpref (min/max
+exact, expectation sampled) against brute force over every tie ordering.
+
+The references port trec_eval 10's C loops literally (``m_rel_P.c``, ``m_set_rel_P.c``,
+``m_Rprec_mult.c``, ``m_utility.c``, ``m_infap.c``, ``m_gm_bpref.c``; grades: ranked list, None = not in the qrels, a
+negative grade = in the pool but unjudged), share no code with tierank, and are evaluated on every
+ordering of every tie group (reference.orderings), with and without a depth limit (trec_eval -M)
+that cuts through tie groups.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import tierank
+from measures.strategies import collection
+from measures.test_families_exact import ref_bpref
+from measures.test_families_sampled import close_in_law
+from reference import ordered, orderings
+from tierank.measures import parse_measure
+
+TOL = 1e-9
+S = 1000
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+EXACT = ["RelP@1", "RelP@2", "RelP@5", "RelP@20", "SetRelP", "RprecMult@0.2", "RprecMult@0.5", "RprecMult@1",
+         "RprecMult@2", "RprecMult@0.01", "Utility", "Utility(p1=-2,p2=1,p3=0.5,p4=0.25,ndocs=30)",
+         "Utility(p1=3,p2=-0.5,p3=-1,p4=0.1,ndocs=12)"]
+SAMPLED = ["infAP", "GMBpref"]
+MEASURES = EXACT + SAMPLED
+
+
+# -- references: trec_eval 10's loops -----------------------------------------------------------------
+def te_rel_p(grades, num_rel, k, level=1):
+    """m_rel_P.c for one cutoff."""
+    if num_rel == 0:
+        return 0.0
+    rel_so_far = 0
+    for i, g in enumerate(grades):
+        if i == k:
+            return rel_so_far / min(i, num_rel)
+        if g is not None and g >= level:
+            rel_so_far += 1
+    return rel_so_far / min(k, num_rel)
+
+
+def te_set_rel_p(grades, num_rel, level=1):
+    rel_ret = sum(1 for g in grades if g is not None and g >= level)
+    return rel_ret / min(len(grades), num_rel) if grades and num_rel else 0.0
+
+
+def te_rprec_mult(grades, num_rel, x, level=1):
+    """m_Rprec_mult.c for one multiple."""
+    cutoff = int(x * num_rel + 0.9)
+    num_ret = len(grades)
+    rel_ret = sum(1 for g in grades if g is not None and g >= level)
+    if cutoff > num_ret:
+        return rel_ret / cutoff
+    value = 0.0
+    rel_so_far = rel_ret
+    i = num_ret
+    while i > 0 and rel_so_far > 0:
+        if i == cutoff:
+            value = rel_so_far / i
+        g = grades[i - 1]
+        if g is not None and g >= level:
+            rel_so_far -= 1
+        i -= 1
+    return value
+
+
+def te_utility(grades, num_rel, p, ndocs, level=1):
+    a = sum(1 for g in grades if g is not None and g >= level)
+    n = len(grades)
+    return p[0] * a + p[1] * (n - a) + p[2] * (num_rel - a) + p[3] * (ndocs + a - n - num_rel)
+
+
+def te_infap(grades, num_rel, level=1):
+    """m_infap.c."""
+    eps = 0.00001
+    nonrel = rel = unj = 0
+    total = 0.0
+    for j, g in enumerate(grades):
+        if g is None:
+            continue
+        if g < 0:
+            unj += 1
+            continue
+        if g < level:
+            nonrel += 1
+            continue
+        rel += 1
+        if j == 0:
+            total += 1.0
+        else:
+            fj = float(j)
+            total += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((rel - 1 + nonrel + unj) / fj) * (
+                (rel - 1 + eps) / (rel - 1 + nonrel + 2 * eps))
+    return total / num_rel if num_rel else total
+
+
+def reference(measure: str, grades, qgrades, depth=None) -> float:
+    m = parse_measure(measure)
+    grades = grades[:depth] if depth else grades
+    num_rel = sum(1 for g in qgrades if g >= 1)
+    if m.family == "RelP":
+        return te_rel_p(grades, num_rel, m.cutoff)
+    if m.family == "SetRelP":
+        return te_set_rel_p(grades, num_rel)
+    if m.family == "RprecMult":
+        return te_rprec_mult(grades, num_rel, m.cutoff)
+    if m.family == "Utility":
+        return te_utility(grades, num_rel, [m.param(f"p{i}") for i in range(1, 5)], m.param("ndocs"))
+    if m.family == "infAP":
+        return te_infap(grades, num_rel)
+    if m.family == "GMBpref":  # per query: bpref floored at MIN_GEO_MEAN (m_gm_bpref.c)
+        return max(ref_bpref(grades, qgrades), 0.00001)
+    raise ValueError(measure)
+
+
+def check(res, qs, qrels, measures, depth=None):
+    pq = res.per_query().set_index(["query", "measure"])
+    for i, (docs, extra) in enumerate(qs):
+        q = f"q{i}"
+        if q not in qrels:
+            continue
+        qg = [g for _, _, g in docs if g is not None] + list(extra.values())
+        for meas in measures:
+            row = pq.loc[(q, str(parse_measure(meas)))]
+            vals = [reference(meas, [g for _, _, g in o], qg, depth) for o in orderings(docs)]
+            info = (q, meas, dict(row), docs, extra)
+            assert math.isclose(row["min"], min(vals), abs_tol=TOL), info
+            assert math.isclose(row["max"], max(vals), abs_tol=TOL), info
+            obl = reference(meas, [g for _, _, g in ordered(docs, "trec_eval")], qg, depth)
+            assert math.isclose(row["oblivious"], obl, abs_tol=TOL), (obl, info)
+            if min(vals) == max(vals):  # no ordering changes it: no invented variation
+                assert row["std"] == 0.0 and row["expected"] == row["min"] == row["max"], info
+            elif meas in SAMPLED:
+                ok, law = close_in_law(row["expected"], row["std"] ** 2, vals, S)
+                assert ok, (law, info)
+            else:
+                assert math.isclose(row["expected"], statistics.fmean(vals), abs_tol=TOL), info
+                assert math.isclose(row["std"], statistics.pstdev(vals), abs_tol=TOL), info
+
+
+@SETTINGS
+@given(collection())
+def test_match_brute_force(data):
+    qs, run, qrels = data
+    assume(qrels)
+    check(tierank.evaluate(qrels, run, MEASURES, samples=S, seed=0), qs, qrels, MEASURES)
+
+
+@SETTINGS
+@given(collection(), st.integers(1, 6))
+def test_depth_limit_through_tie_groups_matches_brute_force(data, depth):
+    qs, run, qrels = data
+    assume(qrels)
+    check(tierank.evaluate(qrels, run, MEASURES, max_depth=depth, samples=S, seed=0), qs, qrels, MEASURES, depth)
+
+
+def test_gm_bpref_summary_is_the_geometric_mean():
+    """m_gm_bpref.c stores log(max(bpref, 1e-5)) per query; meas_avg.c prints exp(mean)."""
+    qrels = {"q1": {"a": 1, "b": 0, "c": 1}, "q2": {"x": 1, "y": 0}, "q3": {"z": 1}}
+    run = {"q1": {"a": 1.0, "b": 1.0, "c": 0.5}, "q2": {"y": 2.0, "x": 1.0}, "q3": {"w": 1.0}}
+    res = tierank.evaluate(qrels, run, ["GMBpref", "Bpref"], samples=400, seed=1)
+    pq = res.per_query().set_index(["query", "measure"])
+    b = [pq.loc[(q, "Bpref"), "oblivious"] for q in ("q1", "q2", "q3")]
+    want = math.exp(sum(math.log(max(x, 1e-5)) for x in b) / 3)
+    agg = res.aggregate().set_index("measure").loc["GMBpref"]
+    assert math.isclose(agg["oblivious"], want, rel_tol=1e-12)
+    assert agg["min"] <= agg["oblivious"] <= agg["max"] and agg["min"] < agg["max"]
+
+
+def test_infap_is_labelled_sampled_and_reproducible():
+    qrels = {"q": {"a": 1, "b": -1, "c": 0, "d": 1, "e": -1}}
+    run = {"q": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0, "e": 0.5, "x": 1.0}}
+    one = tierank.evaluate(qrels, run, ["infAP"], samples=200, seed=3).per_query()
+    two = tierank.evaluate(qrels, run, ["infAP"], samples=200, seed=3).per_query()
+    assert one["expected"].tolist() == two["expected"].tolist()
+    rec = tierank.evaluate(qrels, run, ["infAP"], samples=200, seed=3)
+    assert rec.per_query()["min"].iloc[0] < rec.per_query()["max"].iloc[0]
+
+
+@pytest.mark.parametrize("text, want", [
+    ("RprecMult@0.2", "RprecMult@0.2"), ("RelP@10", "RelP@10"), ("Utility(p2=-2)", "Utility(p2=-2)"),
+    ("utility.1,-2,0,0", "Utility(p2=-2)"), ("relative_P.10", "RelP@10"), ("Rprec_mult.1", "RprecMult@1"),
+    ("set_relative_P", "SetRelP"), ("infAP", "infAP"), ("gm_bpref", "GMBpref"),
+])
+def test_names(text, want):
+    from tierank.measures.names import resolve
+
+    assert [str(m) for m in resolve([text])] == [want]
+
+
+def test_trec_eval_tables_name_the_new_families():
+    from tierank.measures.names import _specs, family_names
+
+    plain = {f: n for n, f in family_names("trec_eval").items()}
+    assert {f: plain[f] for f in ("infAP", "GMBpref", "SetRelP", "Utility")} == {
+        "infAP": "infAP", "GMBpref": "gm_bpref", "SetRelP": "set_relative_P", "Utility": "utility"}
+    assert family_names("trec_eval_cut")["relative_P"] == "RelP"
+    assert {"infAP", "gm_bpref", "Rprec_mult", "utility", "relative_P", "set_relative_P"} <= set(_specs())
+
+
+def test_utility_needs_four_coefficients():
+    from tierank.errors import TierankInputError
+    from tierank.measures.names import resolve
+
+    with pytest.raises(TierankInputError, match="utility"):
+        resolve(["utility.1,2"])
+
+
+def test_docs_in_collection_reaches_utility():
+    from tierank.measures.names import plan
+
+    p = plan(["utility", "map"]).with_docs_in_collection(1000)
+    assert [str(m) for m in p.measures] == ["Utility(ndocs=1000)", "AP"]
+    assert [e.name for e in p.printed] == ["map", "utility"]
