@@ -105,11 +105,11 @@ def compare_ranx(X: np.ndarray, names: list[str], a: argparse.Namespace) -> None
           f"(ranx {version('ranx')}, numba {numba.__version__} on {numba.config.NUMBA_NUM_THREADS} threads, "
           f"JIT warm-up {warm:.1f} s not counted; Fisher timed on {len(pairs)} pairs; "
           f"{os.cpu_count()} CPUs, 1-min load {os.getloadavg()[0]:.1f})")
-    ref = np.median([c for _, c in rows["tierank randomized Tukey HSD"]])
+    ref = [np.median([t[i] for t in rows["tierank randomized Tukey HSD"]]) for i in (0, 1)]
     for label, ts in rows.items():
-        mc = np.median([t[1] for t in ts])
-        print(f"  {label:<36} median wall {np.median([t[0] for t in ts]):8.2f} s   median CPU {mc:8.2f} s"
-              f"   x CPU vs tierank {mc / ref:7.2f}")
+        mw, mc = (np.median([t[i] for t in ts]) for i in (0, 1))
+        print(f"  {label:<36} median wall {mw:8.2f} s (x{mw / ref[0]:7.2f})   median CPU {mc:8.2f} s "
+              f"(x{mc / ref[1]:7.2f} tierank's)")
 
 
 def main() -> None:
