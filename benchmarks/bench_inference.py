@@ -16,10 +16,18 @@ Wall and CPU seconds are both printed: on a shared machine the CPU seconds say w
     python benchmarks/bench_inference.py --compare-jobs 3                # 1 vs default threads, interleaved
     python benchmarks/bench_inference.py --systems 5 --queries 1000      # quick check
     python benchmarks/bench_inference.py --tie-samples 5                 # + rank intervals redrawing ties
+    python benchmarks/bench_inference.py --ranx 3                        # Tukey HSD side by side with ranx
 
 CPU seconds are this process's, all its threads together. ``--compare-jobs R`` times randomized Tukey HSD
 R times with 1 thread and with the default (up to 2 threads), interleaved in this one process, and prints
 the medians (the two give the same result: the permutations come in seeded blocks).
+
+``--ranx R`` times, interleaved in this process, R rounds of: tierank's randomized Tukey HSD; ranx's
+``stat_test="tukey"`` (ranx 0.3.21 calls ``scipy.stats.tukey_hsd``: the classical studentized-range
+test for independent groups, with no permutations: ``n_permutations`` is ignored); and ranx's only
+permutation test, Fisher's randomization test (numba), on ``--ranx-pairs`` pairs with the same number
+of permutations, scaled to the 190 pairs (``ranx.compare`` calls it for both orders of every pair,
+380 calls). ranx's numba JIT warm-up (compiling or loading its cache) is done first and not counted.
 """
 
 from __future__ import annotations
@@ -63,6 +71,47 @@ def compare_jobs(X: np.ndarray, names: list[str], a: argparse.Namespace) -> None
               f"median CPU {np.median([t[1] for t in ts]):6.2f} s")
 
 
+def _clock(fn):
+    w, c = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - w, time.process_time() - c
+
+
+def compare_ranx(X: np.ndarray, names: list[str], a: argparse.Namespace) -> None:
+    from ranx.statistical_tests.fisher_randomization_test import fisher_randomization_test
+    from ranx.statistical_tests.tukey_hsd_test import tukey_hsd_test
+
+    S = X.shape[1]
+    npairs = S * (S - 1) // 2
+    _, warm, _ = _clock(lambda: fisher_randomization_test(X[:10, 0], X[:10, 1], 10, 0.01, 42))
+    pairs = [(i, S - 1 - i) for i in range(a.ranx_pairs)]  # the most and next most different pairs
+    rows: dict[str, list[tuple[float, float]]] = {
+        "tierank randomized Tukey HSD": [], "ranx tukey (scipy, parametric)": [],
+        f"ranx Fisher x {npairs} pairs (scaled)": []}
+    for _ in range(a.ranx):
+        _, w, c = _clock(lambda: inf.tukey_hsd(X, names, permutations=a.permutations, seed=a.seed))
+        rows["tierank randomized Tukey HSD"].append((w, c))
+        _, w, c = _clock(lambda: tukey_hsd_test(names, [X[:, k] for k in range(S)], 0.05))
+        rows["ranx tukey (scipy, parametric)"].append((w, c))
+        ws, cs = 0.0, 0.0
+        for i, j in pairs:
+            _, w, c = _clock(lambda i=i, j=j: fisher_randomization_test(X[:, i], X[:, j], a.permutations, 0.05, 42))
+            ws, cs = ws + w, cs + c
+        rows[f"ranx Fisher x {npairs} pairs (scaled)"].append((ws * npairs / len(pairs), cs * npairs / len(pairs)))
+    from importlib.metadata import version
+
+    import numba
+    print(f"{a.systems} systems x {a.queries} queries, {a.permutations} permutations, {a.ranx} interleaved rounds "
+          f"(ranx {version('ranx')}, numba {numba.__version__} on {numba.config.NUMBA_NUM_THREADS} threads, "
+          f"JIT warm-up {warm:.1f} s not counted; Fisher timed on {len(pairs)} pairs; "
+          f"{os.cpu_count()} CPUs, 1-min load {os.getloadavg()[0]:.1f})")
+    ref = [np.median([t[i] for t in rows["tierank randomized Tukey HSD"]]) for i in (0, 1)]
+    for label, ts in rows.items():
+        mw, mc = (np.median([t[i] for t in ts]) for i in (0, 1))
+        print(f"  {label:<36} median wall {mw:8.2f} s (x{mw / ref[0]:7.2f})   median CPU {mc:8.2f} s "
+              f"(x{mc / ref[1]:7.2f} tierank's)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--systems", type=int, default=20)
@@ -74,6 +123,9 @@ def main() -> None:
                     "(default: up to 2)")
     ap.add_argument("--compare-jobs", type=int, default=0, metavar="R",
                     help="only time Tukey HSD, R rounds of 1 thread vs the default, interleaved; print medians")
+    ap.add_argument("--ranx", type=int, default=0, metavar="R",
+                    help="only time Tukey HSD side by side with ranx, R interleaved rounds; print medians")
+    ap.add_argument("--ranx-pairs", type=int, default=2, help="pairs ranx's Fisher test is timed on (then scaled)")
     ap.add_argument("--tie-samples", type=int, default=0,
                     help="also time bootstrap means that redraw each query's tie ordering from N draws")
     ap.add_argument("--json", action="store_true", help="print the timings as one JSON object")
@@ -82,6 +134,9 @@ def main() -> None:
     names = [f"s{i:02d}" for i in range(a.systems)]
     if a.compare_jobs:
         compare_jobs(X, names, a)
+        return
+    if a.ranx:
+        compare_ranx(X, names, a)
         return
     t: dict[str, tuple[float, float]] = {}
 
