@@ -7,7 +7,9 @@ oblivious value, with ndeval's own cutoffs (5, 10, 20) and parameters (``alpha``
 ``relevance_level``; ERR-IA, nERR-IA, P-IA, MAP-IA and strec at ndeval's default alpha 0.5, as
 ir_measures invokes them): on the shipped ``tests/data/diversity`` files and on hypothesis-generated
 tie-free queries (distinct scores, unjudged documents, relevant documents never retrieved, grades
-below ``rel``, subtopics with no relevant document, more than 20 documents retrieved and relevant).
+below ``rel``, subtopics with no relevant document, more than 20 documents retrieved and relevant),
+and ``judged_only=True`` against ndeval on the run without its unjudged documents (what ir_measures'
+pyndeval provider does).
 
 Only the region where the two agree by design is compared (the module docstring of
 :mod:`tierank.measures.diversity` lists the differences):
@@ -170,3 +172,25 @@ def tie_free_case(draw):
 def test_tie_free_cases(case, alpha, beta, rel):
     qrels, run = case
     compare(qrels, run, alpha=alpha, beta=beta, rel=rel)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tie_free_case())
+def test_judged_only_is_ndeval_on_the_judged_documents(case):
+    """``judged_only=True`` (ir_measures' parameter; its pyndeval provider drops unjudged documents
+    from the run before calling ndeval) equals ndeval on the run without its unjudged documents."""
+    qrels, run = case
+    judged = {q: {d: s for d, s in docs.items() if d in qrels[q]} for q, docs in run.items()}
+    judged = {q: docs for q, docs in judged.items() if docs}
+    if not judged:
+        return
+    names = [m for m in NDEVAL if m.partition("@")[0] not in ("NRBP", "nNRBP", "strec")]
+    ours = evaluate_diversity(qrels, run, [tierank_name(m).replace("@", "(judged_only=True)@")
+                                           if "@" in m else tierank_name(m) + "(judged_only=True)" for m in names])
+    ref = evaluate_diversity(qrels, judged, [tierank_name(m) for m in names])
+    for m in names:
+        mine = ours.per_query(tierank_name(m).replace("@", "(judged_only=True)@") if "@" in m
+                              else tierank_name(m) + "(judged_only=True)")
+        for q, v in ref.per_query(tierank_name(m)).items():
+            assert mine[q]["oblivious"] == pytest.approx(v["oblivious"], rel=1e-9, abs=1e-12), (q, m)
+    compare(qrels, judged)
