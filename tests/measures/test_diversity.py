@@ -1,8 +1,9 @@
 """Intent-aware measures on subtopic qrels (tierank.measures.diversity, tierank.io.subtopics).
 
-pyndeval is not installed in the project's environment, so the tie-free values are checked against
-an independent implementation written here from the papers' definitions, as ndeval 4.5 (the TREC Web
-track's evaluation program, which ir_measures' pyndeval provider wraps) normalises them:
+The tie-free values are checked against ndeval itself in tests/crosscheck/test_pyndeval.py (pyndeval,
+in the ``test`` extra); here, against an independent implementation written from the papers'
+definitions, as ndeval 4.5 (the TREC Web track's evaluation program, which ir_measures' pyndeval
+provider wraps) normalises them:
 
 * alpha-nDCG: Clarke et al., "Novelty and diversity in information retrieval evaluation", SIGIR 2008,
   eq. (5)-(7): gain G[k] = sum_s J(d_k, s) (1 - alpha)^{r_{s,k-1}}, discount log2(1 + k), the ideal

@@ -22,7 +22,8 @@ documents (the exact closed forms of :mod:`tierank.measures`); ``TierankProvider
 A measure is supported when tierank parses ir_measures' own string for it (``str(measure)``,
 tierank's names follow ir_measures): ``nDCG@10``, ``RR@10``, ``AP(rel=2)``, ``P@5``, ``R@100``,
 ``Success@1``, ``Rprec``, ``RBP(p=0.8)``, ``Judged@10`` and whatever else
-:func:`tierank.supported` lists.  Others (``Compat``, ``alpha_nDCG``, ...) fall through
+:func:`tierank.supported` lists, and the intent-aware family on subtopic qrels
+(:func:`diversity_part`).  Others (``Compat``, ...) fall through
 to the next provider of an ir_measures pipeline, as in ir_measures itself.
 
 Inputs are whatever ir_measures accepts (dicts of dicts, pandas DataFrames with ``query_id``,
@@ -53,8 +54,10 @@ from ..errors import TierankInputError
 from ..evaluate import evaluate
 from ..io.convert import to_qrels, to_run
 from ..io.model import Qrels, Run
+from ..io.subtopics import SubtopicQrels, read_subtopic_qrels, to_subtopic_qrels
 from ..measures.base import Measure as TierankMeasure
 from ..measures.base import parse_measure
+from ..measures.diversity import DiversityMeasure, evaluate_diversity, parse_diversity_measure
 from ..measures.names import family_names
 from . import require
 
@@ -126,17 +129,20 @@ class TierankEvaluator(Evaluator):
 
     def __init__(self, measures: Iterable, qrels, stat: str, options: dict):
         measures = list(measures)
+        self._diversity, self._subtopics, qrels = diversity_part(measures, qrels)
         self._tierank = {}
         for m in measures:
             t = tierank_measure(m)
+            if t is None and m in self._diversity:
+                continue
             if t is None:
                 raise TierankInputError(f"tierank does not compute {m}; supported: {', '.join(_supported())}")
             self._tierank[m] = t
-        self._qrels = _as_tierank_qrels(qrels)
+        self._qrels = _as_tierank_qrels(qrels) if self._tierank or self._subtopics is None else None
         self._stat = stat
         self._options = options
-        qids = self._qrels.qid
-        super().__init__(measures, sorted(set(qids.to_pylist())))
+        qids = set() if self._qrels is None else set(self._qrels.qid.to_pylist())
+        super().__init__(measures, sorted(qids | set(self._subtopics.judgments if self._subtopics else ())))
 
     def result(self, run):
         """The :class:`tierank.EvalResult` of ``run`` on this evaluator's measures (None: no judged query)."""
@@ -150,6 +156,13 @@ class TierankEvaluator(Evaluator):
         return evaluate(self._qrels, r, list(dict.fromkeys(self._tierank.values())), **self._options)
 
     def _iter_calc(self, run) -> Iterator:
+        if self._subtopics is not None:
+            run = _as_tierank_run(run)
+            if run is None:
+                return
+            yield from diversity_metrics(self._diversity, self._subtopics, run, self._stat, self._options)
+            if not self._tierank:
+                return
         res = self.result(run)
         if res is None:
             return
@@ -219,7 +232,7 @@ class TierankProvider(Provider):
         self.options = options
 
     def supports(self, measure) -> bool:
-        return tierank_measure(measure) is not None
+        return tierank_measure(measure) is not None or diversity_measure(measure) is not None
 
     def _evaluator(self, measures, qrels) -> TierankEvaluator:
         return TierankEvaluator(measures, qrels, self.stat, self.options)
@@ -282,3 +295,74 @@ def tie_aware(stat: str = "expected", **options):
             _irm.providers.registry.pop("tierank", None)
         else:
             _irm.providers.registry["tierank"] = previous_reg
+
+
+# ------------------------------------------------------------------ the intent-aware family
+
+
+def diversity_measure(measure) -> DiversityMeasure | None:
+    """The tierank intent-aware measure for an ir_measures measure, or None when it is not one.
+
+    >>> from ir_measures import alpha_nDCG, NRBP, nDCG
+    >>> str(diversity_measure(alpha_nDCG(alpha=0.7)@10)), str(diversity_measure(NRBP)), diversity_measure(nDCG@10)
+    ('alpha_nDCG(alpha=0.7)@10', 'NRBP', None)
+    """
+    try:
+        return parse_diversity_measure(str(measure))
+    except TierankInputError:
+        return None
+
+
+def subtopic_qrels(qrels) -> SubtopicQrels:
+    """ir_measures qrels as subtopic qrels: the ``iteration`` field is the subtopic, as ir_measures'
+    pyndeval provider reads it (``"0"`` where there is none: dicts of dicts, :class:`tierank.Qrels`);
+    a file path is read as ``qid subtopic docid grade`` (:func:`tierank.io.subtopics.read_subtopic_qrels`).
+
+    >>> from ir_measures import Qrel
+    >>> subtopic_qrels([Qrel("q", "d", 1, "2"), Qrel("q", "d", 0, "1")]).judgments
+    {'q': {'d': {'2': 1.0, '1': 0.0}}}
+    """
+    if isinstance(qrels, SubtopicQrels):
+        return qrels
+    if isinstance(qrels, str) or hasattr(qrels, "__fspath__"):
+        return read_subtopic_qrels(qrels)
+    judgments: dict[str, dict[str, dict[str, float]]] = {}
+    if isinstance(qrels, Qrels):
+        for q, d, g in zip(qrels.qid.to_pylist(), qrels.docid.to_pylist(), qrels.grade.tolist()):
+            judgments.setdefault(q, {})[d] = {"0": g}
+        return to_subtopic_qrels(judgments, source=qrels.source)
+    conv = QrelsConverter(qrels)
+    kind, err = conv.predict_type()
+    if kind not in ("dict_of_dict", "pd_dataframe", "namedtuple_iter"):
+        raise TierankInputError(f"qrels: {err}")
+    for r in conv.as_namedtuple_iter():
+        sub = str(getattr(r, "iteration", "0"))
+        judgments.setdefault(str(r.query_id), {}).setdefault(str(r.doc_id), {})[sub] = r.relevance
+    return to_subtopic_qrels(judgments, source="qrels")
+
+
+def diversity_part(measures: list, qrels) -> tuple[dict, SubtopicQrels | None, object]:
+    """The intent-aware measures among ``measures`` (ir_measures measure -> tierank's), their
+    subtopic qrels (None without such a measure), and ``qrels`` (read into a list if it was an
+    iterator, so that the plain measures can read it again)."""
+    found = {m: d for m in measures if tierank_measure(m) is None and (d := diversity_measure(m)) is not None}
+    if not found:
+        return {}, None, qrels
+    if isinstance(qrels, Iterator):
+        qrels = list(qrels)
+    return found, subtopic_qrels(qrels), qrels
+
+
+def diversity_metrics(measures: dict, qrels: SubtopicQrels, run: Run, stat: str, options: dict) -> Iterator:
+    """ir_measures ``Metric`` of every intent-aware measure and judged query of ``run``
+    (:func:`tierank.measures.diversity.evaluate_diversity`; ``samples`` and ``seed`` from ``options``).
+    The oblivious order is trec_eval's (score descending, docid descending) whatever ``tie_break``."""
+    qids = set(run.qid.dictionary_decode().to_pylist() if pa.types.is_dictionary(run.qid.type)
+               else run.qid.to_pylist())
+    if not qids.intersection(qrels.judgments):
+        return
+    kw = {k: options[k] for k in ("samples", "seed") if k in options}
+    res = evaluate_diversity(qrels, run, list(dict.fromkeys(measures.values())), **kw)
+    for m, d in measures.items():
+        for q, values in res.per_query(d).items():
+            yield Metric(query_id=q, measure=m, value=values[stat])

@@ -26,8 +26,10 @@ provider computes: binary subtopic judgments, the "ideal ideal" normalisation of
 ERR-IA (every document relevant to every subtopic), and the ideal ranking of the n-variants
 built greedily (at each rank the judged document of largest gain, ties to the larger docid).
 Without ``@k`` a cutoff measure reads the whole ranking (``k`` = documents retrieved).
-Differences from ndeval: ndeval stops at depth 20 and leaves ERR-IA@1 / alpha-DCG@1
-unnormalised; here any ``k`` is normalised the same way.
+Differences from ndeval: ndeval accepts cutoffs up to 20 only (NRBP and MAP-IA read the whole
+ranking in both) and leaves ERR-IA@1 / alpha-DCG@1 unnormalised, here any ``k`` is normalised the
+same way; ndeval's nNRBP of a query with ``A = 0`` is 0/0 (NaN), here 0.  Every other tie-free
+value equals ndeval's (``tests/crosscheck/test_pyndeval.py``, through pyndeval 0.0.8).
 
 How subtopic qrels reach the measures
 -------------------------------------
