@@ -9,6 +9,16 @@ Side by side, on the same files:
 
     python benchmarks/bench_many.py                 # 100 runs
     python benchmarks/bench_many.py --runs 10       # quick check
+
+``--jsonl-cli`` (issue 26) compares instead, side by side and interleaved (``--repeat`` rounds,
+medians), each in a fresh process: ``tierank eval QRELS RUN... --format jsonl`` (every per-query
+record written; default jobs and ``-j 1``) and one reused pytrec_eval evaluator that also writes
+its per-query values as JSON lines.  Wall and CPU seconds (user + system, the process and its
+workers) are reported with the load average, since a shared machine's wall times say little;
+``--tierank-src`` names other source trees to time the same way (before/after)::
+
+    python benchmarks/bench_many.py --runs 50 --jsonl-cli --data-dir /tmp/many_bench \\
+        --tierank-src /work/main/src --tierank-src src
 """
 
 from __future__ import annotations
@@ -59,11 +69,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", type=Path, default=REPO / "bench-data" / "many")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--skip-processes", action="store_true", help="skip the 100 separate processes")
+    ap.add_argument("--jsonl-cli", action="store_true", help="tierank eval --format jsonl vs reused pytrec_eval")
+    ap.add_argument("--tierank-src", action="append", default=None, help="source tree(s) to time (PYTHONPATH)")
+    ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
     qrels, runs = generate(args.data_dir, args.runs, args.queries, args.docs, args.seed)
+    if args.jsonl_cli:
+        return jsonl_cli(qrels, runs, args.tierank_src or [str(REPO / "src")], args.repeat)
     out = {"runs": len(runs), "lines_per_run": args.queries * args.docs}
 
-    import tierank
     from tierank.stream import evaluate_many
 
     for jobs in (1, 2):
@@ -107,6 +121,69 @@ def main(argv: list[str] | None = None) -> int:
     base = out["evaluate_many_jobs1_s"]
     out["ratios_vs_evaluate_many_jobs1"] = {k: v / base for k, v in out.items() if k.endswith("_s")}
     print(json.dumps(out, indent=2))
+    return 0
+
+
+_PYTREC_JSONL = """
+import json, sys
+import pytrec_eval
+qrels, runs = sys.argv[1], sys.argv[2:]
+qd = {}
+for line in open(qrels):
+    q, _, d, g = line.split()
+    qd.setdefault(q, {})[d] = int(g)
+ev = pytrec_eval.RelevanceEvaluator(qd, %r)
+out = sys.stdout
+for p in runs:
+    rd = {}
+    for line in open(p):
+        q, _, d, _, s, _ = line.split()
+        rd.setdefault(q, {})[d] = float(s)
+    out.write("".join(json.dumps({"run": p, "query": q, "measure": m, "value": v}) + "\\n"
+                      for q, vals in ev.evaluate(rd).items() for m, v in vals.items()))
+"""
+
+
+def _timed(cmd: list[str], env: dict | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system of the process and its children) of ``cmd``, output discarded."""
+    import os
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, **(env or {})))
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def jsonl_cli(qrels: Path, runs: list[Path], trees: list[str], repeat: int) -> int:
+    """``tierank eval ... --format jsonl`` (each source tree, default jobs and -j 1) against one reused
+    pytrec_eval evaluator writing JSON lines, interleaved, medians of wall and CPU seconds."""
+    import os
+
+    cases: dict[str, tuple[list[str], dict | None]] = {}
+    for tree in trees:
+        base = [sys.executable, "-m", "tierank.cli", "eval", str(qrels), *map(str, runs), "--format", "jsonl"]
+        for m in MEASURES:
+            base += ["-m", m]
+        cases[f"tierank[{tree}]"] = (base, {"PYTHONPATH": tree})
+        cases[f"tierank[{tree}] -j 1"] = (base + ["-j", "1"], {"PYTHONPATH": tree})
+    cases["pytrec_eval reused"] = ([sys.executable, "-c", _PYTREC_JSONL % sorted(PYTREC), str(qrels),
+                                    *map(str, runs)], None)
+    times: dict[str, list[tuple[float, float]]] = {k: [] for k in cases}
+    loads = []
+    for _ in range(repeat):
+        for name, (cmd, env) in cases.items():
+            loads.append(os.getloadavg()[0])
+            times[name].append(_timed(cmd, env))
+    med = {k: (float(np.median([w for w, _ in v])), float(np.median([c for _, c in v]))) for k, v in times.items()}
+    ref_wall, ref_cpu = med["pytrec_eval reused"]
+    print(f"{len(runs)} runs, {repeat} interleaved rounds, load average (1 min) during the runs: "
+          f"median {np.median(loads):.1f}, max {max(loads):.1f} on {os.cpu_count()} cores")
+    print(f"{'tool':50s} {'wall s':>8s} {'cpu s':>8s} {'pytrec/x wall':>14s} {'pytrec/x cpu':>13s}")
+    for k, (w, c) in med.items():
+        print(f"{k:50s} {w:8.2f} {c:8.2f} {ref_wall / w:14.2f} {ref_cpu / c:13.2f}")
     return 0
 
 

@@ -3,8 +3,11 @@
 Generates (once) a run of ``--lines`` lines in /tmp: ``--docs`` documents per query, grouped by
 query, bf16-like scores (few distinct values: most documents tied), then times, in this process,
 the phases of :func:`tierank.io.readers.read_run` and of a streamed byte range:
-``load`` (read + :func:`lexer.canonical`), ``arrow`` (Arrow's ``read_csv``), ``dups`` (the
-duplicate check), ``read_run`` (all of it), ``line_count`` and ``canonical`` on its own.
+``canonical`` on its own, the comment scan of a run with ``#`` in every document id
+(``comments_hash_ids``), ``line_count`` (what every streamed byte range paid before issue 26),
+``dups`` (the duplicate check), ``read_run`` (all of it), ``parse_block`` and, where it exists,
+``line_at_end`` (:class:`LineCounter` on the whole file: what an error's location costs now).
+Wall and CPU seconds (best of ``--repeat``) and the load average are printed.
 
 Compare two source trees interleaved, e.g.::
 
@@ -43,13 +46,16 @@ def make_run(path: str, lines: int, docs: int, seed: int = 0) -> None:
     os.replace(path + ".tmp", path)
 
 
-def best(fn, repeat: int) -> float:
-    out = []
+def best(fn, repeat: int) -> tuple[float, float]:
+    """The fastest of ``repeat`` calls: wall seconds and CPU seconds (every thread of this process; on
+    a shared, loaded machine the CPU time is the steadier figure)."""
+    wall, cpu = [], []
     for _ in range(repeat):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         fn()
-        out.append(time.perf_counter() - t)
-    return min(out)
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    return min(wall), min(cpu)
 
 
 def main() -> None:
@@ -68,19 +74,25 @@ def main() -> None:
     from tierank.io import blocks, lexer, readers
 
     raw = open(path, "rb").read()
+    hashed = raw.replace(b" Q0 doc", b" Q0 doc#")
     data = lexer.load(path)
     t = readers._arrow_read(pa.py_buffer(data), readers._RUN_COLUMNS,
                             {"qid": readers._QID_DICT, "docid": pa.string(), "score": pa.float64(),
                              "rank": pa.float64()}, ["qid", "docid", "rank", "score"])
     times = {
         "canonical": best(lambda: lexer.canonical(raw), a.repeat),
+        # ``#`` inside every document id (not a comment): the comment scan cannot stop at a first look
+        "comments_hash_ids": best(lambda: lexer._blank_comments(hashed), a.repeat),
         "line_count": best(lambda: blocks.line_count(raw), a.repeat),
         "dups": best(lambda: readers._has_duplicates(t), a.repeat),
         "read_run": best(lambda: readers.read_run(path), a.repeat),
         "parse_block": best(lambda: blocks.parse_block(path, raw, 1), a.repeat),
     }
+    if hasattr(blocks, "LineCounter"):  # counted only when an error needs it (issue 26)
+        times["line_at_end"] = best(lambda: blocks.LineCounter(path).before(len(raw)), a.repeat)
     assert not readers._has_duplicates(t)
-    print(f"{a.label:8s} lines={a.lines:,} " + " ".join(f"{k}={v:.3f}s" for k, v in times.items()), flush=True)
+    print(f"{a.label:8s} lines={a.lines:,} load={os.getloadavg()[0]:.1f} wall/cpu " +
+          " ".join(f"{k}={w:.3f}/{c:.3f}s" for k, (w, c) in times.items()), flush=True)
 
 
 if __name__ == "__main__":

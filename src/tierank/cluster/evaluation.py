@@ -91,7 +91,7 @@ def evaluate_files(qrels, source, measures, *, address: str | None = None, num_c
     """
     import pickle
 
-    from ..io.blocks import BLOCK_BYTES, iter_ranges, shift_problems
+    from ..io.blocks import BLOCK_BYTES, iter_ranges, lines_before, shift_problems
     from ..io.convert import to_qrels
     from ..io.sources import seekable_text
     from ..measures import parse_measures
@@ -120,16 +120,14 @@ def evaluate_files(qrels, source, measures, *, address: str | None = None, num_c
     rows = sorted(ds.take_all(), key=lambda r: r["seq"])
     parts: list = []
     owner: dict[str, str] = {}
-    lines_before: dict[str, int] = {}
     condensed_empty = False
     for item, row in zip(items, rows):
         f = item["src"]
         qids, ps, _, lines, empty = pickle.loads(row["payload"])
         condensed_empty |= empty
-        if isinstance(qids, TierankInputError):
-            shift = lines_before.get(f, 0) if item["start"] >= 0 else 0
+        if isinstance(qids, TierankInputError):  # the lines before a range are counted only now
+            shift = lines_before(f, item["start"]) if item["start"] >= 0 else 0
             raise TierankInputError(shift_problems(qids.problems, shift))
-        lines_before[f] = lines_before.get(f, 0) + (lines or 0)
         for x in qids:
             if x in owner:
                 where = owner[x]

@@ -251,15 +251,67 @@ def _line_count(block: bytes) -> int:
 line_count = _line_count
 
 
+class LineCounter:
+    """Line numbers of byte offsets of a plain file (local or a pyarrow URI), counted only when asked.
+
+    Only an error message needs the line a byte range starts at: :meth:`before` counts the lines
+    ended before an offset then, forward from the offset asked last (offsets asked in file order
+    read the file once, in pieces), with the readers' rule (LF, CRLF and lone CR each end one).
+
+    >>> import tempfile
+    >>> f = os.path.join(tempfile.mkdtemp(), "run")
+    >>> _ = open(f, "wb").write(b"a\\nb\\r\\nc\\rd\\n")
+    >>> count = LineCounter(f)
+    >>> count.before(2), count.before(5), count.before(9), count.before(0)
+    (1, 2, 4, 0)
+    """
+
+    def __init__(self, path: str | os.PathLike, piece: int = _READ):
+        self.path, self.piece = str(path), max(1, piece)
+        self.offset = self.lines = 0
+        self.cr = False  # the bytes counted end with a CR (a CRLF cut between two pieces is one line end)
+
+    def before(self, offset: int) -> int:
+        """The number of lines ended in the file's first ``offset`` bytes."""
+        if offset < self.offset:
+            self.offset = self.lines = 0
+            self.cr = False
+        if offset > self.offset:
+            fh, _ = open_random(self.path)
+            with fh:
+                fh.seek(self.offset)
+                while self.offset < offset:
+                    piece = bytes(fh.read(min(self.piece, offset - self.offset)))
+                    if not piece:
+                        break
+                    self.lines += _line_count(piece) - (self.cr and piece[:1] == b"\n")
+                    self.cr = piece[-1:] == b"\r"
+                    self.offset += len(piece)
+        return self.lines
+
+
+def lines_before(path: str | os.PathLike, offset: int) -> int:
+    """The number of lines ended in the first ``offset`` bytes of ``path`` (see :class:`LineCounter`)."""
+    return LineCounter(path).before(offset)
+
+
 def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[tuple[bytes, int]]:
     """The text of the run at ``path`` as (bytes, number of its first line) blocks of about
     ``block_bytes``, each holding whole queries when the run is grouped by query: a block ends
     where its last query begins, and that query's lines start the next block.  Decompressed on
     the fly (gzip); the BOM of the file is dropped.  Nothing is parsed here: the blocks are
     parsed where they are evaluated (in the workers)."""
+    line = 1
+    for block in cut_blocks(path, block_bytes):
+        yield block, line
+        line += _line_count(block)
+
+
+def cut_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
+    """The blocks of :func:`iter_blocks` without their line numbers: streaming counts each block's
+    lines where it is parsed (a worker), not in the process that cuts the text."""
     if block_bytes < 1:
         raise TierankInputError(f"block size must be positive, got {block_bytes}")
-    line = 1
     first = True
     buf = bytearray()
     retry_at = 0  # a query longer than a block: look again only when the buffer has doubled
@@ -291,14 +343,13 @@ def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iter
             retry_at, size = 0, block_bytes
             block = bytes(memoryview(buf)[start:end])
             start = end
-            yield block, line
-            line += _line_count(block)
+            yield block
         del buf[:start]
         retry_at = max(0, retry_at - start)
     if first and buf.startswith(lexer.BOM):
         del buf[:len(lexer.BOM)]
     if buf:
-        yield bytes(buf), line
+        yield bytes(buf)
 
 
 _TERM = re.compile(rb"\r\n|\r|\n")

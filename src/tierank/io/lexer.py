@@ -218,11 +218,41 @@ _COMMENT = re.compile(rb"(?m)^#[^\n]*")
 
 def _blank_comments(data: bytes) -> bytes:
     """Canonical ``data`` with its comment lines (``#`` first) made empty, line numbers kept."""
-    if b"#" not in data:  # one memchr pass (about 10x faster than looking for ``\n#``)
-        return data
-    if data.startswith(b"#") or b"\n#" in data:
+    if _has_comment(data):
         return _COMMENT.sub(b"", data)
     return data
+
+
+_FEW_HASHES = 16  # ``#`` bytes looked at one by one before a vectorized look at the rest
+
+
+def _has_comment(data: bytes) -> bool:
+    """True if a line of canonical ``data`` starts with ``#``.
+
+    ``b"\\n#" in data`` stops at every line end (about 1.2 GB/s); ``#`` is rare, so it is looked for
+    with ``find`` (memchr, about 20x faster) and the byte before each one is checked; where ``#``
+    is common (inside ids), the rest is checked vectorized, in cache-sized pieces.
+
+    >>> [_has_comment(d) for d in [b"q d#1 1\\n", b"#c\\nq d 1\\n", b"q d 1\\n#c", b"q # 1\\n"]]
+    [False, True, True, False]
+    """
+    pos = data.find(b"#")
+    if pos < 0:
+        return False
+    if pos == 0:
+        return True
+    for _ in range(_FEW_HASHES):
+        if data[pos - 1] == 10:
+            return True
+        pos = data.find(b"#", pos + 1)
+        if pos < 0:
+            return False
+    b = np.frombuffer(data, np.uint8)
+    for c in range(pos, len(b), _SCAN):  # a line end before the piece's first ``#`` counts: one byte back
+        piece = b[c - 1:c + _SCAN]
+        if ((piece[1:] == 35) & (piece[:-1] == 10)).any():
+            return True
+    return False
 
 
 def _needs_squeeze(data: bytes) -> bool:

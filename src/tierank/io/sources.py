@@ -11,7 +11,7 @@ A source kind (:class:`SourceKind`) says, in one place:
   adapter's qrels) gives a Qrels or ``{(subset, split): Qrels}``;
 * whether it can be **streamed**, and how it is split (``split(src, block_bytes)`` yields the tasks of
   :mod:`tierank.stream`: ``("run", Run)`` batches, ``("range", src, start, end)`` byte ranges read by
-  the workers, or ``("text", src, bytes, first_line)`` blocks);
+  the workers, or ``("text", src, bytes, first_line)`` blocks, ``first_line`` None: counted by the worker);
 * what a folder **expands** to (``expand(path) -> (runs, skipped)``) and how runs are **named**
   (:func:`name_runs`: the shortest distinguishing path suffix, :mod:`tierank.io.naming`).
 
@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from ..errors import Problem, TierankInputError
 from . import irds, lexer, mteb_json
-from .blocks import BLOCK_BYTES, iter_batches, iter_blocks, iter_ranges, open_random
+from .blocks import BLOCK_BYTES, cut_blocks, iter_batches, iter_ranges, open_random
 from .columnar import PARQUET, is_columnar, is_partitioned, read_partitioned, read_table
 from .lexer import parse_number
 from .model import Qrels, Run
@@ -107,8 +107,8 @@ def _ranges(src: str, block_bytes: int) -> Iterator[tuple]:
 
 
 def _text_blocks(src: str, block_bytes: int) -> Iterator[tuple]:
-    for block, line in iter_blocks(src, block_bytes):
-        yield ("text", src, block, line)
+    for block in cut_blocks(src, block_bytes):
+        yield ("text", src, block, None)  # its lines are counted where it is parsed (a worker)
 
 
 # -------------------------------------------------------------------------------- tables on disk

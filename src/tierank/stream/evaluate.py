@@ -22,6 +22,7 @@ out: :func:`tierank.stream.partition` writes it grouped by query with DuckDB.
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import replace
@@ -35,6 +36,7 @@ from ..io.blocks import (
     BLOCK_BYTES,
     EMPTY_RUN,
     GroupCheck,
+    LineCounter,
     ProblemLog,
     blank,
     line_count,
@@ -75,8 +77,10 @@ def init_worker(qrels: Qrels, measures, kwargs: dict, threads: int | None = None
 def evaluate_task(task, ctx: dict | None = None) -> tuple:
     """Parse (a byte range or a text block) and evaluate one batch: (its query ids in file order, the
     result, or None when none of its queries is judged, the number of run lines in it, the number
-    of text lines of a byte range).  A parse error is returned in place of the query ids (for a
-    byte range its line numbers relative to the range, the caller shifts them), so that errors are
+    of text lines of a text block whose first line is not given, else None).  A parse error is
+    returned in place of the query ids (for a byte range, or a text block without its first line,
+    its line numbers relative to the range or block: the caller shifts them, counting the lines
+    before a range only then, :class:`tierank.io.blocks.LineCounter`), so that errors are
     reported in file order whichever worker finishes first.  ``("check", task)`` only parses
     (after a refusal the rest of the file is read for its problems, as the in-memory reader does).
     ``ctx`` (qrels, measures, kwargs) is given in this process; a worker process reads its own, set
@@ -92,14 +96,16 @@ def evaluate_task(task, ctx: dict | None = None) -> tuple:
     if task[0] == "range":  # a byte range of a plain file, read here
         _, src, start, end = task
         block = read_range(src, start, end)
-        lines = line_count(block)
-        if blank(block):
-            return [], None, 0, lines
-        first = 1  # line numbers relative to the range: the caller shifts them
-    elif task[0] == "text":
-        _, src, block, first = task
         if blank(block):
             return [], None, 0, None
+        first = 1  # line numbers relative to the range: the caller shifts them (only on an error)
+    elif task[0] == "text":
+        _, src, block, first = task
+        if first is None:  # the lines are counted here (not where the text is cut): the caller adds them up
+            lines = line_count(block)
+            first = 1
+        if blank(block):
+            return [], None, 0, lines
     if task[0] in ("range", "text"):
         try:
             run = parse_block(src, block, first)
@@ -228,19 +234,30 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str | M
     ungrouped: list[TierankInputError] = []  # a query seen again after other queries (the first)
     failed = [False]
 
+    sent: deque = deque()  # the tasks in flight, in order: the results come back in this order
+
     def tasks() -> Iterator[tuple]:
         for task in _tasks(run_path, block_bytes):
+            sent.append(task)
             yield ("check", task) if failed[0] else task
 
     any_rows = False
     done = [0, 0]
-    lines_before = 0
+    text_lines = 0  # the lines of the text blocks so far (counted by their workers)
+    counter = None  # the lines before a byte range: counted only for an error's location
     for qids, res, rows, lines in _in_order(tasks(), jobs, (q, parsed, kwargs)):
-        if isinstance(qids, TierankInputError):  # a range's lines are counted from its first line
-            problems.add(shift_problems(qids.problems, lines_before) if lines is not None else qids.problems)
+        task = sent.popleft()
+        if isinstance(qids, TierankInputError):  # located from the first line of its range or block
+            shift = 0
+            if task[0] == "range":
+                counter = counter or LineCounter(task[1])
+                shift = counter.before(task[2])
+            elif task[0] == "text" and task[3] is None:
+                shift = text_lines
+            problems.add(shift_problems(qids.problems, shift))
             failed[0] = True
             qids = res
-        lines_before += lines or 0
+        text_lines += lines or 0
         any_rows |= bool(qids)
         try:  # checked after a refusal too: a run both bad and not grouped is told both
             check(qids)

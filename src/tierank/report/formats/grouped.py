@@ -123,9 +123,9 @@ def repr_column(v: np.ndarray, nan: str = "nan") -> list[str]:
     >>> repr_column(np.array([0.0, -0.0] * 40))[:2]
     ['0.0', '-0.0']
     """
-    if len(v) >= 64:
-        # distinct bit patterns: -0.0 stays apart from 0.0
-        uniq, inverse = np.unique(np.ascontiguousarray(v, dtype=np.float64).view(np.int64), return_inverse=True)
+    bits = np.ascontiguousarray(v, dtype=np.float64).view(np.int64)  # distinct bit patterns: -0.0 apart from 0.0
+    if len(v) >= 64 and 2 * len(np.unique(bits[:64])) <= 64:  # the first values tell whether values repeat
+        uniq, inverse = np.unique(bits, return_inverse=True)
         if 2 * len(uniq) <= len(v):
             text = np.array([nan if x != x else repr(x) for x in uniq.view(np.float64).tolist()], dtype=object)
             return text[inverse.reshape(-1)].tolist()
