@@ -240,7 +240,7 @@ class _CwlSampled(_Cwl, Measure):
         mixed = np.flatnonzero(gmax > gmin)
         todo = np.unique(prep.gq[mixed]) if len(mixed) else np.zeros(0, np.int64)
         S = int(prep.samples)
-        for q, sel, chunks in orderings_of(prep, todo, rows, g, W):
+        for q, _sel, chunks in orderings_of(prep, todo, rows, g, W):
             v = np.concatenate([self.rates(A) for A in chunks])
             expected[q] = v.mean()
             var[q] = v.var(ddof=1) if S > 1 else 0.0

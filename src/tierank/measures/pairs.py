@@ -199,7 +199,10 @@ class Compat(Measure):
         big = np.where(r >= 0, r, np.iinfo(np.int64).max // 4).astype(np.float64)
         hi_r = -prep.sorted_in_groups(-big, "optimistic")   # ranks ascending in each group
         lo_r = -prep.sorted_in_groups(-big, "pessimistic")  # descending
-        back = (lambda x: np.where(x >= np.iinfo(np.int64).max // 8, -1, x).astype(np.int64))
+
+        def back(x):
+            return np.where(x >= np.iinfo(np.int64).max // 8, -1, x).astype(np.int64)
+
         obl, hi, lo = value(r), value(back(hi_r)), value(back(lo_r))
         expected = obl.copy()
         var = np.zeros(prep.nq)
