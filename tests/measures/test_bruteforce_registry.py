@@ -9,7 +9,7 @@ add its measures to one of these lists (or a new module with a reference, listed
 
 from __future__ import annotations
 
-from measures import test_bruteforce, test_families_exact, test_families_sampled
+from measures import test_bruteforce, test_families_exact, test_families_irm, test_families_sampled
 from tierank.measures import REGISTRY, parse_measure
 
 # module -> the measures its brute-force tests evaluate on every ordering
@@ -17,6 +17,7 @@ BRUTE_FORCE: dict[str, list[str]] = {
     "tests/measures/test_bruteforce.py": list(test_bruteforce.MEASURES),
     "tests/measures/test_families_exact.py": test_families_exact.EXACT + test_families_exact.COUNTS,
     "tests/measures/test_families_sampled.py": list(test_families_sampled.MEASURES),
+    "tests/measures/test_families_irm.py": list(test_families_irm.MEASURES),
 }
 
 

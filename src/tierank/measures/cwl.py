@@ -155,7 +155,8 @@ class INSQ(_CwlLinear):
 def orderings_of(prep: Prepared, queries: np.ndarray, rows: np.ndarray, a: np.ndarray, width: int):
     """For each query of ``queries``: ``(q, its rows among rows, chunks)``, where the chunks (an
     iterator) are matrices (orderings x ``width``) of the values ``a`` of the query's rows under
-    ``prep.samples`` uniformly random orderings of every tie group, padded with 0 past the list.
+    ``prep.samples`` uniformly random orderings of every tie group, padded with 0 past the list and
+    cut at ``width`` (``rows`` must hold whole tie groups).
 
     The orderings of a query depend on ``prep.seed`` and the query id only
     (:func:`tierank.measures.sampling.query_keys`): a numpy generator seeded with that key draws one
@@ -172,9 +173,9 @@ def orderings_of(prep: Prepared, queries: np.ndarray, rows: np.ndarray, a: np.nd
             for s0 in range(0, S, per):
                 s = min(per, S - s0)
                 perm = np.argsort(local[None, :] + rng.random((s, len(sel))), axis=1)
-                A = np.zeros((s, width))
+                A = np.zeros((s, max(width, int(prep.pos[sel].max()) + 1)))
                 A[:, prep.pos[sel]] = vals[perm]
-                yield A
+                yield A[:, :width]
 
         yield q, sel, chunks()
 
@@ -231,16 +232,20 @@ class _CwlSampled(_Cwl, Measure):
             lo, hi = np.minimum(np.minimum(lo, hi), obl), np.maximum(np.maximum(lo, hi), obl)
         expected, var, se = obl.copy(), np.zeros(prep.nq), np.zeros(prep.nq)
         # queries with a tie group (inside the ranks read) whose gains differ
-        gr = prep.gid[rows]
+        # (every row of a group reaching into the ranks read: a group across the cutoff is drawn whole)
+        reach = np.flatnonzero(prep.gpos0[prep.gid] < min(prep.cut(float(W)), W)) if prep.n else rows
+        gr = prep.gid[reach]
         ng = len(prep.gsize)
         gmax = np.full(ng, -np.inf)
         gmin = np.full(ng, np.inf)
-        np.maximum.at(gmax, gr, g[rows])
-        np.minimum.at(gmin, gr, g[rows])
+        np.maximum.at(gmax, gr, g[reach])
+        np.minimum.at(gmin, gr, g[reach])
         mixed = np.flatnonzero(gmax > gmin)
         todo = np.unique(prep.gq[mixed]) if len(mixed) else np.zeros(0, np.int64)
+        if self.sorted_extremes:  # exact extremes: a query they pin needs no draws
+            todo = todo[lo[todo] != hi[todo]]
         S = int(prep.samples)
-        for q, _sel, chunks in orderings_of(prep, todo, rows, g, W):
+        for q, _sel, chunks in orderings_of(prep, todo, reach, g, W):
             v = np.concatenate([self.rates(A) for A in chunks])
             expected[q] = v.mean()
             var[q] = v.var(ddof=1) if S > 1 else 0.0
