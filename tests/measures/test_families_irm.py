@@ -22,13 +22,14 @@ also compared with ir_measures' own providers where installed (Accuracy, Compat;
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
 import tierank
@@ -38,7 +39,8 @@ from reference import ordered, orderings
 
 TOL = 1e-9
 S = 1000
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+                    phases=[Phase.explicit, Phase.reuse, Phase.generate])  # shrinking these is too slow
 
 EXACT = ["SDCG(max_rel=3)@1", "SDCG(max_rel=3)@3", "SDCG(min_rel=1,max_rel=2)@10", "INSQ(max_rel=3)",
          "INSQ(T=2.5,max_rel=2)", "Accuracy", "Accuracy(rel=2)", "Compat", "Compat(p=0.5,normalize=False)",
@@ -89,6 +91,11 @@ def cwl_c(m, gains):
             T = m.param("T")
             c.append(((rank + 2 * T - 1) / (rank + 2 * T)) ** 2 * (1 - g))
     return c
+
+
+@functools.lru_cache(maxsize=100_000)
+def _ref_cwl(measure, grades):
+    return ref_cwl(parse_measure(measure), list(grades))
 
 
 def ref_cwl(m, grades):
@@ -158,7 +165,7 @@ def reference(measure, o, ideal):
         return ref_accuracy(grades, m.cutoff, m.param("rel") or 1)
     if m.family == "Compat":
         return ref_compat(m, [d for d, _, _ in o], ideal)
-    return ref_cwl(m, grades)
+    return _ref_cwl(measure, tuple(grades))
 
 
 def close_in_law(got, vals, samples=S):
@@ -199,6 +206,7 @@ def check(res, qs, qrels, measures):
 def test_irm_families_match_brute_force(data):
     qs, run, qrels = data
     assume(qrels)
+    assume(all(sum(1 for _ in orderings(docs)) <= 720 for docs, _ in qs))
     check(tierank.evaluate(qrels, run, MEASURES, samples=S, seed=0), qs, qrels, MEASURES)
 
 
@@ -206,10 +214,8 @@ def test_sampled_families_are_labelled():
     qrels = {"q": {"a": 3, "b": 1, "c": 0}}
     run = {"q": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.5}}
     res = tierank.evaluate(qrels, run, ["INST(max_rel=3)", "NERR10(max_rel=3)", "SDCG(max_rel=3)@3"])
-    agg = res.aggregate().set_index("measure")
-    assert agg.loc["INST(max_rel=3)", "method"] == "sampled"
-    assert agg.loc["NERR10(max_rel=3)", "method"] == "sampled"
-    assert agg.loc["SDCG(max_rel=3)@3", "method"] == "exact"
+    method = {str(m): s.method for m, s in res.stats.items()}
+    assert method == {"INST(max_rel=3)": "sampled", "NERR10(max_rel=3)": "sampled", "SDCG(max_rel=3)@3": "exact"}
 
 
 @pytest.mark.parametrize("text, message", [

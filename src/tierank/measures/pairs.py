@@ -225,6 +225,7 @@ class Compat(Measure):
                 d = C - C.mean(axis=1, keepdims=True) - C.mean(axis=0, keepdims=True) + mean
                 var[qq] += (d * d).sum() / (C.shape[0] - 1)
                 fixed[qq] = False
-            expected = np.where(fixed, obl, num / den)
-            var = var / den ** 2
+            pinned = fixed | (lo == hi)  # exact extremes equal: every ordering gives the one value
+            expected = np.where(pinned, lo, num / den)
+            var = np.where(pinned, 0.0, var / den ** 2)
         return Stats(obl, expected, lo, hi, var)
