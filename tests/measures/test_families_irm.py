@@ -30,12 +30,11 @@ import warnings
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, assume, given, settings
-from hypothesis import strategies as st
 
 import tierank
-from tierank.measures import parse_measure
 from measures.strategies import collection
 from reference import ordered, orderings
+from tierank.measures import parse_measure
 
 TOL = 1e-9
 S = 1000

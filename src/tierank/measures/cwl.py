@@ -79,6 +79,7 @@ def scaled_gains(grade: np.ndarray, min_rel: int, max_rel: int) -> np.ndarray:
 class _Cwl:
     """The shared parameters of the cwl_eval families (mixin): ``min_rel`` and the required ``max_rel``."""
 
+
     def validate(self, text: str) -> None:
         lo, hi = self.param("min_rel"), self.param("max_rel")  # type: ignore[attr-defined]
         if hi is None:
@@ -124,6 +125,7 @@ class SDCG(_CwlLinear):
     relevant documents, sum_{i<=k} g_i / log2(i+1) / sum_{i<=k} 1 / log2(i+1)."""
 
     family = "SDCG"
+    example = "SDCG(max_rel=3)@10"  # max_rel is required
     names = FamilyNames(ir_measures="SDCG")
     description = ("scaled DCG at k (cwl_eval): DCG of gains (grade - min_rel) / (max_rel - min_rel) over "
                    "the DCG of k fully relevant documents")
@@ -139,6 +141,7 @@ class INSQ(_CwlLinear):
     """INSQ (Moffat, Scholer & Thomas 2012): C/W/L with continuation ((i+2T-1)/(i+2T))^2 at rank i."""
 
     family = "INSQ"
+    example = "INSQ(max_rel=3)"  # max_rel is required
     names = FamilyNames(ir_measures="INSQ")
     description = ("INSQ (cwl_eval): expected rate of gain, continuation ((i+2T-1)/(i+2T))^2 at rank i, "
                    "to rank 1000")
@@ -271,6 +274,7 @@ class NERR8(_NERR):
     """NERR, eq. 8: c_i = 1 - g_i, truncated at k."""
 
     family = "NERR8"
+    example = "NERR8(max_rel=3)@10"  # max_rel is required
     names = FamilyNames(ir_measures="NERR8")
     description = "not (but nearly) ERR, eq. 8 (cwl_eval): continuation 1 - g, truncated at k"
     schema = (MIN_REL, MAX_REL)
@@ -285,6 +289,7 @@ class NERR9(_NERR):
     """NERR, eq. 9: c_i = (rank / (rank + 1)) (1 - g_i), truncated at k."""
 
     family = "NERR9"
+    example = "NERR9(max_rel=3)@10"  # max_rel is required
     names = FamilyNames(ir_measures="NERR9")
     description = "not (but nearly) ERR, eq. 9 (cwl_eval): continuation rank/(rank+1) (1 - g), truncated at k"
     schema = (MIN_REL, MAX_REL)
@@ -299,6 +304,7 @@ class NERR10(_NERR):
     """NERR, eq. 10: c_i = p (1 - g_i)."""
 
     family = "NERR10"
+    example = "NERR10(max_rel=3)"  # max_rel is required
     names = FamilyNames(ir_measures="NERR10")
     description = "not (but nearly) ERR, eq. 10 (cwl_eval): continuation p (1 - g), to rank 1000"
     schema = (Param("p", float, 0.9, "persistence", low=0.0, high=1.0), MIN_REL, MAX_REL)
@@ -313,6 +319,7 @@ class NERR11(_NERR):
     """NERR, eq. 11: c_i = ((rank + 2T - 1) / (rank + 2T))^2 (1 - g_i)."""
 
     family = "NERR11"
+    example = "NERR11(max_rel=3)"  # max_rel is required
     names = FamilyNames(ir_measures="NERR11")
     description = "not (but nearly) ERR, eq. 11 (cwl_eval): continuation ((i+2T-1)/(i+2T))^2 (1 - g), to rank 1000"
     schema = (T_PARAM, MIN_REL, MAX_REL)
@@ -329,12 +336,14 @@ class INST(_CwlSampled):
     T_i = T - (gain up to and including rank i)."""
 
     family = "INST"
+    example = "INST(max_rel=3)"  # max_rel is required
     names = FamilyNames(ir_measures="INST")
     description = ("INST (cwl_eval): expected rate of gain, continuation ((i+T+T_i-1)/(i+T+T_i))^2, "
                    "T_i = T - gain so far, to rank 1000")
     schema = (T_PARAM, MIN_REL, MAX_REL)
     cutoff_allowed = False
     sorted_extremes = False
+    extremes_exact = False  # min / max: attained values seen, not proven extremes
 
     def continuation(self, G):
         T = self.param("T")
