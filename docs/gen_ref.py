@@ -111,7 +111,10 @@ _RUN = {"q1": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.5, "e": 0.5, "f": 0.25},
 
 
 def _instance(cls) -> str:
-    """A measure string of family ``cls`` with its default parameters."""
+    """A measure string of family ``cls`` with its default parameters (``cls.example`` where the
+    family has a required parameter)."""
+    if getattr(cls, "example", None):
+        return cls.example
     if cls.cutoff_required:
         return f"{cls.family}@0.5" if cls.cutoff_param is not None else f"{cls.family}@3"
     return cls.family
@@ -150,7 +153,7 @@ def _methods(cls) -> tuple[str, str]:
     except Exception:  # noqa: BLE001 - a family this small run cannot evaluate
         return "not labelled", "not labelled"
     sampled = any(r.get("method", "exact") != "exact" for r in recs)
-    return ("sampled" if sampled else "exact"), "exact"
+    return ("sampled" if sampled else "exact"), ("exact" if getattr(cls, "extremes_exact", True) else "sampled")
 
 
 def _about(cls):

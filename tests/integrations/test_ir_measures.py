@@ -149,3 +149,39 @@ def test_pyterrier_experiment_reports_tie_aware_values():
     assert ours["RR"][0] == pytest.approx(ref["expected"]["RR"], abs=1e-12)
     assert ours["nDCG@10"][0] == pytest.approx(ref["expected"]["nDCG@10"], abs=1e-12)
     assert stock["RR"][0] == pytest.approx(1 / 3)  # pytrec_eval: d5, d4, d3 and a, c, b
+
+
+def test_ir_measures_cwl_accuracy_and_compat_families_are_answered_tie_aware():
+    """The provider answers ir_measures' INST, INSQ, SDCG, NERR8-11, Accuracy and Compat with tierank's values."""
+    from ir_measures import INSQ, INST, NERR8, NERR9, NERR10, NERR11, SDCG, Accuracy, Compat
+    qrels, run = _mixed()
+    measures = [INST(max_rel=2), INSQ(max_rel=2), SDCG(max_rel=2)@5, NERR8(max_rel=2)@5, NERR9(max_rel=2)@5,
+                NERR10(max_rel=2), NERR11(max_rel=2), Accuracy, Compat(p=0.8)]
+    assert all(provider.supports(m) for m in measures)
+    ref = tierank.evaluate(qrels, run, [str(m) for m in measures]).per_query().set_index(["query", "measure"])
+    got = {(x.query_id, str(x.measure)): x.value for x in provider.iter_calc(measures, qrels, run)}
+    for (q, name), v in ref["expected"].items():
+        assert got[(q, name)] == pytest.approx(v, abs=1e-12), (q, name)
+    assert (ref["max"] - ref["min"]).max() > 0.05
+
+
+def test_fallback_to_a_provider_that_is_not_tie_aware_warns_once(monkeypatch):
+    import warnings
+
+    from tierank.integrations import ir_measures as tirm
+    monkeypatch.setattr(tirm, "_warned", False)
+    qrels, run = _mixed()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with tie_aware():
+            ir_measures.calc_aggregate([RR, infAP], qrels, run)
+            ir_measures.calc_aggregate([infAP], qrels, run)
+        assert not provider.supports(infAP)
+    ours = [w for w in caught if issubclass(w.category, tirm.UntieAwareFallback)]
+    assert len(ours) == 1, [str(w.message) for w in caught]
+    assert "infAP" in str(ours[0].message) and "#18" in str(ours[0].message)
+    with warnings.catch_warnings(record=True) as caught:  # supported measures never warn
+        warnings.simplefilter("always")
+        monkeypatch.setattr(tirm, "_warned", False)
+        assert provider.supports(RR)
+    assert not [w for w in caught if issubclass(w.category, tirm.UntieAwareFallback)]

@@ -9,7 +9,14 @@ add its measures to one of these lists (or a new module with a reference, listed
 
 from __future__ import annotations
 
-from measures import test_bruteforce, test_families_exact, test_families_sampled, test_trec_extra, test_trec_gain
+from measures import (
+    test_bruteforce,
+    test_families_exact,
+    test_families_irm,
+    test_families_sampled,
+    test_trec_extra,
+    test_trec_gain,
+)
 from tierank.measures import REGISTRY, parse_measure
 
 # module -> the measures its brute-force tests evaluate on every ordering
@@ -19,6 +26,7 @@ BRUTE_FORCE: dict[str, list[str]] = {
     "tests/measures/test_families_sampled.py": list(test_families_sampled.MEASURES),
     "tests/measures/test_trec_gain.py": list(test_trec_gain.MEASURES) + list(test_trec_gain.STRINGS),
     "tests/measures/test_trec_extra.py": list(test_trec_extra.MEASURES),
+    "tests/measures/test_families_irm.py": list(test_families_irm.MEASURES),
 }
 
 

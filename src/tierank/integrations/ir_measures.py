@@ -22,9 +22,12 @@ documents (the exact closed forms of :mod:`tierank.measures`); ``TierankProvider
 A measure is supported when tierank parses ir_measures' own string for it (``str(measure)``,
 tierank's names follow ir_measures): ``nDCG@10``, ``RR@10``, ``AP(rel=2)``, ``P@5``, ``R@100``,
 ``Success@1``, ``Rprec``, ``RBP(p=0.8)``, ``Judged@10`` and whatever else
-:func:`tierank.supported` lists, and the intent-aware family on subtopic qrels
-(:func:`diversity_part`).  Others (``Compat``, ...) fall through
-to the next provider of an ir_measures pipeline, as in ir_measures itself.
+:func:`tierank.supported` lists, ir_measures' C/W/L, Accuracy and Compat families included
+(``SDCG(max_rel=3)@10``, ``INST(max_rel=3)``, ``NERR8(max_rel=3)@10``, ``Accuracy``, ``Compat``), and the
+intent-aware family on subtopic qrels (:func:`diversity_part`).  Others (``SetP(relative=True)``, ...)
+fall through to the next provider of an ir_measures pipeline, as in ir_measures itself; the first
+time that happens in a process, :class:`UntieAwareFallback` is warned (:func:`warnings.warn`): those
+values come from a provider that breaks ties its own way (ir_measures issue #18).
 
 Inputs are whatever ir_measures accepts (dicts of dicts, pandas DataFrames with ``query_id``,
 ``doc_id``, ``score``/``relevance``, iterators of ``Qrel``/``ScoredDoc`` namedtuples) plus what
@@ -44,6 +47,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import warnings
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -70,6 +74,25 @@ STATS = ("expected", "min", "max", "std", "oblivious")
 #: ir_measures family name -> tierank family, from the families' declared names (``Measure.names.ir_measures``;
 #: tierank's names follow ir_measures, so each is its own); a name not here is read as tierank's own
 FAMILIES = family_names("ir_measures")
+
+
+class UntieAwareFallback(UserWarning):
+    """A measure tierank's provider does not compute goes to another provider, whose value depends
+    on how that provider breaks tied scores (ir_measures issue #18)."""
+
+
+_warned = False
+
+
+def warn_fallback(measure) -> None:
+    """Warn, once per process, that ``measure`` is not computed tie-aware (:class:`UntieAwareFallback`)."""
+    global _warned
+    if _warned:
+        return
+    _warned = True
+    warnings.warn(f"tierank does not compute {measure}: its value (and that of any other measure tierank lacks) "
+                  "comes from another ir_measures provider, which breaks tied scores its own way "
+                  "(ir_measures issue #18); this warning is shown once", UntieAwareFallback, stacklevel=3)
 
 
 def tierank_measure(measure) -> TierankMeasure | None:
@@ -232,7 +255,12 @@ class TierankProvider(Provider):
         self.options = options
 
     def supports(self, measure) -> bool:
-        return tierank_measure(measure) is not None or diversity_measure(measure) is not None
+        """Whether tierank computes ``measure``; if not, the first time in a process, a warning
+        (:class:`UntieAwareFallback`) that its value will come from a provider that is not tie-aware."""
+        if tierank_measure(measure) is not None or diversity_measure(measure) is not None:
+            return True
+        warn_fallback(measure)
+        return False
 
     def _evaluator(self, measures, qrels) -> TierankEvaluator:
         return TierankEvaluator(measures, qrels, self.stat, self.options)

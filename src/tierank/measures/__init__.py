@@ -6,7 +6,8 @@
 ``iprec``: IPrec, IPrecAvg; ``gmap``: GMAP; ``gmbpref``: GMBpref (with ``sampling``, the labelled sampled
 estimates); ``trec_extra``: RelP, SetRelP, RprecMult, Utility; ``infap``: infAP;
 ``trec_gain``: G, BinG, nDCG_rel, RnDCG; ``unjudged``: Unj, RBP_resid;
-``relstring``: RelString (trec_eval's measures of the same names).  The contract a
+``relstring``: RelString (trec_eval's measures of the same names); ``cwl``: ir_measures' C/W/L
+families SDCG, INSQ, INST, NERR8-11; ``pairs``: Accuracy, Compat.  The contract a
 family implements is :class:`tierank.measures.base.Measure`; shared numeric
 helpers are in :mod:`tierank.measures.kernels`.
 
@@ -25,6 +26,7 @@ from . import (  # noqa: F401  (registration; names: trec_eval's names for parse
                    ap,
                    bpref,
                    counts,
+                   cwl,
                    err,
                    gmap,
                    gmbpref,
@@ -32,6 +34,7 @@ from . import (  # noqa: F401  (registration; names: trec_eval's names for parse
                    iprec,
                    linear,
                    names,
+                   pairs,
                    rank,
                    relstring,
                    sampling,

@@ -745,7 +745,7 @@ def parse_measures(texts: Iterable[str | Measure | list[Measure]]) -> list[Measu
     ...     for problem in e.problems:
     ...         print(problem)  # doctest: +ELLIPSIS
     measure 'P@0': cutoff must be a positive integer, got '0'
-    unknown measure 'Nope' in 'Nope'; supported: AP, ..., RR, ..., Utility
+    unknown measure 'Nope' in 'Nope'; supported: ...AP, ..., RR, ...
     """
     parsed, errors = [], []
     for m in flat_measures(texts):
