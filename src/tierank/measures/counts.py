@@ -43,6 +43,7 @@ class NumQ(Measure):
     """Number of queries evaluated (trec_eval num_q): 1 per query, summed."""
 
     family = "NumQ"
+    citation = 'trec_eval 10.0, m_num_q.c (usnistgov/trec_eval).'
     pretty = "number of queries"
     definition = 'number of queries evaluated'
     names = FamilyNames(trec_eval="num_q")
@@ -61,6 +62,7 @@ class NumRet(Measure):
     """Documents retrieved (trec_eval num_ret), after the depth limit."""
 
     family = "NumRet"
+    citation = 'trec_eval 10.0, m_num_ret.c (usnistgov/trec_eval).'
     pretty = "retrieved"
     definition = 'number of documents retrieved'
     names = FamilyNames(trec_eval="num_ret")
@@ -78,6 +80,7 @@ class NumRel(Measure):
     """Relevant documents in the qrels (trec_eval num_rel, N+)."""
 
     family = "NumRel"
+    citation = 'trec_eval 10.0, m_num_rel.c (usnistgov/trec_eval).'
     pretty = "number of relevant documents"
     definition = 'number of relevant documents judged for the query (N+)'
     names = FamilyNames(trec_eval="num_rel")
@@ -106,6 +109,7 @@ class NumRelRet(_Set):
     """Relevant documents retrieved (trec_eval num_rel_ret)."""
 
     family = "NumRelRet"
+    citation = 'trec_eval 10.0, m_num_rel_ret.c (usnistgov/trec_eval).'
     pretty = "relevant retrieved"
     definition = 'number of relevant documents retrieved'
     names = FamilyNames(trec_eval="num_rel_ret")
@@ -119,6 +123,7 @@ class NumNonRelJudgedRet(_Set):
     """Judged non-relevant documents retrieved (trec_eval num_nonrel_judged_ret: 0 <= grade < rel)."""
 
     family = "NumNonRelJudgedRet"
+    citation = 'trec_eval 10.0, m_num_nonrel_judged_ret.c (usnistgov/trec_eval).'
     pretty = "judged non-relevant retrieved"
     definition = 'number of judged non-relevant documents retrieved'
     names = FamilyNames(trec_eval="num_nonrel_judged_ret", ir_measures=None)
@@ -138,6 +143,7 @@ class SetP(_Set):
     """Set precision (trec_eval set_P): relevant retrieved / retrieved."""
 
     family = "SetP"
+    citation = 'Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.3.'
     pretty = "set precision"
     definition = 'relevant retrieved / retrieved'
     names = FamilyNames(trec_eval="set_P")
@@ -152,6 +158,7 @@ class SetR(_Set):
     """Set recall (trec_eval set_recall): relevant retrieved / N+."""
 
     family = "SetR"
+    citation = 'Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.3.'
     pretty = "set recall"
     definition = 'relevant retrieved / N+'
     names = FamilyNames(trec_eval="set_recall")
@@ -204,6 +211,7 @@ class SetAP(Measure):
     """Unranked set average precision (trec_eval set_map): h^2 / (n N+)."""
 
     family = "SetAP"
+    citation = 'trec_eval 10.0, m_set_map.c (usnistgov/trec_eval).'
     pretty = "set average precision"
     definition = '(relevant retrieved)^2 / (retrieved x N+): set precision times set recall'
     names = FamilyNames(trec_eval="set_map")

@@ -125,6 +125,9 @@ class SDCG(_CwlLinear):
     relevant documents, sum_{i<=k} g_i / log2(i+1) / sum_{i<=k} 1 / log2(i+1)."""
 
     family = "SDCG"
+    pretty = 'scaled DCG'
+    definition = 'DCG at k scaled by the DCG of k documents of the top grade (C/W/L framework)'
+    citation = 'Moffat, A., Bailey, P., Scholer, F. and Thomas, P. (2017). Incorporating user expectations and behavior into the measurement of search effectiveness. ACM TOIS 35(3); Azzopardi, L., Thomas, P. and Moffat, A. (2019). cwl_eval: An evaluation tool for information retrieval. SIGIR 2019.'
     example = "SDCG(max_rel=3)@10"  # max_rel is required
     names = FamilyNames(ir_measures="SDCG")
     description = ("scaled DCG at k (cwl_eval): DCG of gains (grade - min_rel) / (max_rel - min_rel) over "
@@ -141,6 +144,9 @@ class INSQ(_CwlLinear):
     """INSQ (Moffat, Scholer & Thomas 2012): C/W/L with continuation ((i+2T-1)/(i+2T))^2 at rank i."""
 
     family = "INSQ"
+    pretty = 'INSQ'
+    definition = "C/W/L measure whose user expects T relevant documents (Moffat et al. 2012's INSQ)"
+    citation = 'Moffat, A., Scholer, F. and Thomas, P. (2012). Models and metrics: IR evaluation as a user process. ADCS 2012; Moffat, A., Bailey, P., Scholer, F. and Thomas, P. (2017). Incorporating user expectations and behavior into the measurement of search effectiveness. ACM TOIS 35(3); Azzopardi, L., Thomas, P. and Moffat, A. (2019). cwl_eval: An evaluation tool for information retrieval. SIGIR 2019.'
     example = "INSQ(max_rel=3)"  # max_rel is required
     names = FamilyNames(ir_measures="INSQ")
     description = ("INSQ (cwl_eval): expected rate of gain, continuation ((i+2T-1)/(i+2T))^2 at rank i, "
@@ -274,6 +280,9 @@ class NERR8(_NERR):
     """NERR, eq. 8: c_i = 1 - g_i, truncated at k."""
 
     family = "NERR8"
+    pretty = 'NERR8'
+    definition = 'normalised ERR, C/W/L form 8 of Azzopardi et al. (2021)'
+    citation = 'Azzopardi, L., Mackenzie, J. and Moffat, A. (2021). ERR is not C/W/L: Exploring the relationship between expected reciprocal rank and other metrics. ICTIR 2021.'
     example = "NERR8(max_rel=3)@10"  # max_rel is required
     names = FamilyNames(ir_measures="NERR8")
     description = "not (but nearly) ERR, eq. 8 (cwl_eval): continuation 1 - g, truncated at k"
@@ -289,6 +298,9 @@ class NERR9(_NERR):
     """NERR, eq. 9: c_i = (rank / (rank + 1)) (1 - g_i), truncated at k."""
 
     family = "NERR9"
+    pretty = 'NERR9'
+    definition = 'normalised ERR, C/W/L form 9 of Azzopardi et al. (2021)'
+    citation = 'Azzopardi, L., Mackenzie, J. and Moffat, A. (2021). ERR is not C/W/L: Exploring the relationship between expected reciprocal rank and other metrics. ICTIR 2021.'
     example = "NERR9(max_rel=3)@10"  # max_rel is required
     names = FamilyNames(ir_measures="NERR9")
     description = "not (but nearly) ERR, eq. 9 (cwl_eval): continuation rank/(rank+1) (1 - g), truncated at k"
@@ -304,6 +316,9 @@ class NERR10(_NERR):
     """NERR, eq. 10: c_i = p (1 - g_i)."""
 
     family = "NERR10"
+    pretty = 'NERR10'
+    definition = 'normalised ERR, C/W/L form 10 of Azzopardi et al. (2021), with persistence p'
+    citation = 'Azzopardi, L., Mackenzie, J. and Moffat, A. (2021). ERR is not C/W/L: Exploring the relationship between expected reciprocal rank and other metrics. ICTIR 2021.'
     example = "NERR10(max_rel=3)"  # max_rel is required
     names = FamilyNames(ir_measures="NERR10")
     description = "not (but nearly) ERR, eq. 10 (cwl_eval): continuation p (1 - g), to rank 1000"
@@ -319,6 +334,9 @@ class NERR11(_NERR):
     """NERR, eq. 11: c_i = ((rank + 2T - 1) / (rank + 2T))^2 (1 - g_i)."""
 
     family = "NERR11"
+    pretty = 'NERR11'
+    definition = 'normalised ERR, C/W/L form 11 of Azzopardi et al. (2021), with goal T'
+    citation = 'Azzopardi, L., Mackenzie, J. and Moffat, A. (2021). ERR is not C/W/L: Exploring the relationship between expected reciprocal rank and other metrics. ICTIR 2021.'
     example = "NERR11(max_rel=3)"  # max_rel is required
     names = FamilyNames(ir_measures="NERR11")
     description = "not (but nearly) ERR, eq. 11 (cwl_eval): continuation ((i+2T-1)/(i+2T))^2 (1 - g), to rank 1000"
@@ -336,6 +354,9 @@ class INST(_CwlSampled):
     T_i = T - (gain up to and including rank i)."""
 
     family = "INST"
+    pretty = 'INST'
+    definition = 'adaptive C/W/L measure whose user stops after finding T relevant documents'
+    citation = 'Moffat, A., Bailey, P., Scholer, F. and Thomas, P. (2015). INST: An adaptive metric for information retrieval evaluation. ADCS 2015; Moffat, A., Bailey, P., Scholer, F. and Thomas, P. (2017). Incorporating user expectations and behavior into the measurement of search effectiveness. ACM TOIS 35(3); Azzopardi, L., Thomas, P. and Moffat, A. (2019). cwl_eval: An evaluation tool for information retrieval. SIGIR 2019.'
     example = "INST(max_rel=3)"  # max_rel is required
     names = FamilyNames(ir_measures="INST")
     description = ("INST (cwl_eval): expected rate of gain, continuation ((i+T+T_i-1)/(i+T+T_i))^2, "

@@ -33,6 +33,9 @@ class GMBpref(GeometricMean):
     """Geometric mean of bpref over queries, each floored at 1e-5 (trec_eval gm_bpref)."""
 
     family = "GMBpref"
+    pretty = 'geometric mean of bpref'
+    definition = 'geometric mean over queries of bpref (floored at 1e-5)'
+    citation = 'Buckley, C. and Voorhees, E. M. (2004). Retrieval evaluation with incomplete information. SIGIR 2004; Robertson, S. (2006). On GMAP. CIKM 2006.'
     names = FamilyNames(trec_eval="gm_bpref", ir_measures=None)
     description = ("geometric mean over queries of max(bpref, 1e-5) (trec_eval gm_bpref); "
                    "min/max exact, expectation sampled")

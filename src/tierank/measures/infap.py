@@ -70,6 +70,9 @@ class InfAP(Measure):
     """Inferred AP (trec_eval infAP): AP estimated from a sample of the pool (-1 grades: unsampled)."""
 
     family = "infAP"
+    pretty = 'inferred average precision'
+    definition = 'AP estimated from a random sample of the judgment pool (grade -1: pooled but not sampled)'
+    citation = 'Yilmaz, E. and Aslam, J. A. (2006). Estimating average precision with incomplete and imperfect judgments. CIKM 2006.'
     names = FamilyNames(trec_eval="infAP")
     description = ("inferred AP (trec_eval infAP, Yilmaz & Aslam 2006): precision above each relevant document "
                    "estimated from the judged sample, pooled documents graded -1 unsampled, unpooled ones "

@@ -218,6 +218,7 @@ class Hits(Linear):
     """Number of relevant documents in the top k (a count, not a rate)."""
 
     family = "Hits"
+    citation = "ir_measures' Hits (MacAvaney, Macdonald and Ounis (2022). Streamlining evaluation with ir-measures. ECIR 2022)."
     pretty = "hits at k"
     definition = 'number of relevant documents in the top k'
     names = FamilyNames(ir_measures=None, ranx="hits")

@@ -56,6 +56,9 @@ class Accuracy(Measure):
     relevant document first."""
 
     family = "Accuracy"
+    pretty = 'accuracy'
+    definition = 'fraction of (relevant, non-relevant) retrieved pairs the run orders correctly'
+    citation = "ir_measures' Accuracy (MacAvaney, Macdonald and Ounis (2022). Streamlining evaluation with ir-measures. ECIR 2022)."
     names = FamilyNames(ir_measures="Accuracy")
     description = ("share of (relevant, other) pairs among the top k with the relevant one first "
                    "(ir_measures; 0 without a relevant document, 1 without another)")
@@ -131,6 +134,9 @@ class Compat(Measure):
     """Compatibility (Clarke, Vtyurina & Smucker 2021): rank-biased overlap with the ideal ranking."""
 
     family = "Compat"
+    pretty = 'compatibility'
+    definition = 'RBO-style similarity of the run to the ideal ranking of the judged documents'
+    citation = 'Clarke, C. L. A., Vtyurina, A. and Smucker, M. D. (2020). Assessing top-k preferences. ACM TOIS 39(3).'
     names = FamilyNames(ir_measures="Compat")
     description = "compatibility: rank-biased overlap of the ranking with the ideal one (grade > 0, by grade)"
     schema = (Param("p", float, 0.95, "persistence", low=0.0, high=1.0, open="both"),

@@ -115,6 +115,7 @@ class Success(_FirstRelevant):
     """1 if a relevant document is in the top k, else 0."""
 
     family = "Success"
+    citation = 'Voorhees, E. M. and Tice, D. M. (2000). The TREC-8 Question Answering Track Evaluation. TREC-8.'
     pretty = "success at k"
     definition = '1 if a relevant document is in the top k, else 0'
     names = FamilyNames(trec_eval_cut="success", trec_eval_cutoffs=(1, 5, 10), ranx="hit_rate", mteb="hit_rate",

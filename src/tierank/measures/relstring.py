@@ -55,6 +55,9 @@ class RelString(Measure):
     """trec_eval's relstring: the grades of the top k as a string (printed by --format trec_eval only)."""
 
     family = "RelString"
+    pretty = 'relevance string'
+    definition = 'the grades of the top k as a string (one character per rank)'
+    citation = 'trec_eval 10.0, m_relstring.c (usnistgov/trec_eval).'
     names = FamilyNames(ir_measures=None)
     description = ("trec_eval's relstring: the grades of the top k as a string, tie-oblivious ordering "
                    "(--format trec_eval -q only; not a number)")

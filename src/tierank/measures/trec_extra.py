@@ -43,6 +43,9 @@ class RelP(Linear):
     """Relative precision at k (trec_eval relative_P): relevant in the top k / min(k, N+)."""
 
     family = "RelP"
+    pretty = 'relative precision at k'
+    definition = 'precision at k divided by the best precision possible at k'
+    citation = 'trec_eval 10.0, m_relative_P.c (usnistgov/trec_eval).'
     names = FamilyNames(trec_eval_cut="relative_P", ir_measures=None)
     description = ("relative precision at k: |relevant in top k| / min(k, N+), the best possible being 1 "
                    "(trec_eval relative_P)")
@@ -62,6 +65,9 @@ class SetRelP(_Set):
     """Relative set precision (trec_eval set_relative_P): relevant retrieved / min(retrieved, N+)."""
 
     family = "SetRelP"
+    pretty = 'relative set precision'
+    definition = "set precision divided by the best precision possible for the set's size"
+    citation = 'trec_eval 10.0, m_set_relative_P.c (usnistgov/trec_eval).'
     names = FamilyNames(trec_eval="set_relative_P")
     description = ("relative set precision: relevant retrieved / min(retrieved, N+), the best possible "
                    "being 1 (trec_eval set_relative_P)")
@@ -81,6 +87,9 @@ class RprecMult(Linear):
     """
 
     family = "RprecMult"
+    pretty = 'precision at multiples of R'
+    definition = 'precision at rank x times the number of relevant documents'
+    citation = 'trec_eval 10.0, m_Rprec_mult.c (usnistgov/trec_eval).'
     names = FamilyNames(ir_measures=None)
     description = ("precision at rank floor(x N+ + 0.9), x a multiple of N+ (trec_eval Rprec_mult; "
                    "RprecMult@1 is Rprec)")
@@ -111,6 +120,9 @@ class Utility(Linear):
     """Set utility (trec_eval utility): p1 a + p2 b + p3 c + p4 d over the retrieved/relevant table."""
 
     family = "Utility"
+    pretty = 'set utility'
+    definition = 'p1 relevant retrieved + p2 non-relevant retrieved + p3 relevant missed + p4 non-relevant missed, scaled'
+    citation = 'Hull, D. A. and Robertson, S. (2000). The TREC-8 Filtering Track Final Report. TREC-8; trec_eval 10.0, m_utility.c.'
     names = FamilyNames(trec_eval="utility", ir_measures=None)
     description = ("set utility p1 a + p2 b + p3 c + p4 d: a relevant retrieved, b non-relevant retrieved, "
                    "c relevant not retrieved, d non-relevant not retrieved (of ndocs; trec_eval utility, -N)")

@@ -207,6 +207,9 @@ class G(_PerOrdering):
     """
 
     family = "G"
+    pretty = "G (trec_eval's normalised gain)"
+    definition = "gain of the ranking relative to the ideal ranking's gain, accumulated to the end of the list"
+    citation = 'trec_eval 10.0, m_G.c (usnistgov/trec_eval).'
     names = FamilyNames(trec_eval="G", ir_measures=None)
     description = ("trec_eval's normalized gain G: sum of gain / log2(2 + ideal cost - gain so far) over the "
                    "ideal gain (experimental; sampled for large tie groups)")
@@ -232,6 +235,9 @@ class nDCG_rel(_PerOrdering):
     documents (positive gain), an unretrieved one counting the nDCG at the end of the list."""
 
     family = "nDCG_rel"
+    pretty = 'nDCG over relevant documents'
+    definition = 'nDCG averaged over the ranks of the relevant documents'
+    citation = 'trec_eval 10.0, m_ndcg_rel.c (usnistgov/trec_eval).'
     names = FamilyNames(trec_eval="ndcg_rel", ir_measures=None)
     description = ("trec_eval's ndcg_rel: nDCG at each relevant document, averaged over the relevant "
                    "documents (experimental; sampled for large tie groups)")
@@ -261,6 +267,9 @@ class BinG(Measure):
     1 / log2(2 + non-relevant documents above it), over N+."""
 
     family = "BinG"
+    pretty = 'binary G'
+    definition = "trec_eval's G with binary gains"
+    citation = 'trec_eval 10.0, m_binG.c (usnistgov/trec_eval).'
     names = FamilyNames(trec_eval="binG", ir_measures=None)
     description = "trec_eval's binG: sum over relevant retrieved of 1/log2(2 + non-relevant above) / N+"
     schema = (REL,)
@@ -349,6 +358,9 @@ class RnDCG(Linear):
     where the ideal gain changes, and the end of the list)."""
 
     family = "RnDCG"
+    pretty = 'nDCG at R levels'
+    definition = 'nDCG normalised at the number of relevant documents of each grade'
+    citation = 'trec_eval 10.0, m_Rndcg.c (usnistgov/trec_eval).'
     names = FamilyNames(trec_eval="Rndcg", ir_measures=None)
     description = "trec_eval's Rndcg: mean of nDCG@k over the ranks k where the ideal gain changes (experimental)"
     kind = "gain"

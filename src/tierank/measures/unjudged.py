@@ -50,6 +50,9 @@ class Unj(Linear):
     """trec_eval's unj at k: unjudged documents in the top k over k."""
 
     family = "Unj"
+    pretty = 'unjudged at k'
+    definition = 'fraction of the top k that has no judgment'
+    citation = 'trec_eval 10.0, m_unj.c (usnistgov/trec_eval).'
     names = FamilyNames(trec_eval_cut="unj", trec_eval_cutoffs=(5, 10, 20), ir_measures=None)
     description = "unjudged documents in the top k / k (trec_eval unj; missing ranks count judged)"
     cutoff_required = True
@@ -87,6 +90,9 @@ class RBP_resid(Measure):
     """trec_eval's rbp_resid: RBP's residual from the unjudged documents and the ranks past the list."""
 
     family = "RBP_resid"
+    pretty = 'RBP residual'
+    definition = 'the RBP mass of the unjudged documents: how much RBP could still rise'
+    citation = 'Moffat, A. and Zobel, J. (2008). Rank-biased precision for measurement of retrieval effectiveness. ACM TOIS 27(1).'
     names = FamilyNames(trec_eval="rbp_resid", ir_measures=None)
     description = ("RBP residual (trec_eval rbp_resid): (1-p) sum of p^(i-1) over unjudged ranks + p^retrieved, "
                    "0 with none unjudged")
