@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import io
+import re
 import sys
 from contextlib import contextmanager, nullcontext
 from enum import Enum
@@ -24,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
-from rich.console import Console
 from typer.core import TyperGroup, TyperOption
 
 from ..analysis.precision import DEFAULT_FORMATS, FLOAT_FORMATS
@@ -74,6 +74,8 @@ else:
 # errors
 
 def _fail(err: TierankInputError) -> None:
+    from rich.console import Console
+
     console = Console(emoji=False, markup=False, stderr=True, highlight=False, soft_wrap=True)
     for p in err.problems:
         console.print(f"tierank: error: {p}", markup=False)
@@ -101,6 +103,8 @@ def input_errors(command):
 
 def note(text: str) -> None:
     """One ``tierank: note: ...`` line on stderr (something left out or ignored; not an error)."""
+    from rich.console import Console
+
     Console(emoji=False, markup=False, stderr=True, highlight=False, soft_wrap=True).print(f"tierank: note: {text}")
 
 
@@ -121,8 +125,11 @@ def require(module: str, what: str) -> None:
 # help without a type for flags
 
 def _untyped_flags(params: list) -> list:
-    """Flags take no value: show no ``<bool>`` type next to them in the help."""
+    """Flags take no value: show no ``<bool>`` type next to them in the help.  (And each value is
+    converted by :class:`QuickValues`, without pydantic.)"""
     for p in params:
+        if getattr(p, "_runtime_param", False) is None and hasattr(p, "type_descriptor"):
+            p._runtime_param = QuickValues()
         if isinstance(p, TyperOption) and (p.is_flag or p.count) and p.metavar is None:
             p.metavar = ""
     return params
@@ -144,6 +151,78 @@ class Group(TyperGroup):
             if cmd.short_help is None:
                 cmd.short_help = cmd.help.split("\n\n")[0]
         return cmd
+
+
+# option values without pydantic
+
+_MISS = object()
+_INT = re.compile(r"-?[0-9]{1,18}")
+_FLOAT = re.compile(r"-?[0-9]{1,15}(?:\.[0-9]{1,15})?")
+
+
+class QuickValues:
+    """typer's value conversion of one parameter for the plain cases, without pydantic.
+
+    typer (0.29) converts every option value, given or default, with a pydantic ``TypeAdapter`` built on
+    first use: importing pydantic and building the adapters of a command costs about 0.1 s, which is most
+    of a small run's argument handling.  This converter returns what those adapters return for the plain
+    values a command line gives (a ``str``; an ``int`` or ``float`` written plainly, within the option's
+    bounds; an Enum choice given exactly; a non-empty path; lists of them; the defaults as they are) and
+    hands every other value, and every value it would reject, to typer's own converter: the messages of
+    bad values, and any value written otherwise (``1_0``, `` 12``, ``JSONL``), stay typer's.
+    """
+
+    def coerce(self, value, param, ctx):
+        multi = param.multiple or param.nargs == -1
+        if value is None:
+            return () if multi else None
+        desc = param.type_descriptor
+        info = desc.parameter_info
+        out: object = _MISS
+        if info.parser is None and not info.clamp:
+            if multi:
+                if isinstance(value, (list, tuple)) and desc.is_list and len(desc.annotation.__args__) == 1:
+                    items = [_quick(desc.annotation.__args__[0], info, v, param, ctx) for v in value]
+                    if all(v is not _MISS for v in items):
+                        out = items
+            else:
+                out = _quick(desc.annotation, info, value, param, ctx)
+        if out is not _MISS:
+            return out
+        param._runtime_param = None  # typer's own converter, built now
+        return param.get_runtime_param().coerce(value, param=param, ctx=ctx)
+
+
+def _quick(annotation, info, value, param, ctx):
+    """``value`` converted as typer's pydantic adapter converts it, or ``_MISS`` where it cannot be told."""
+    kind = type(value)
+    if annotation is str:
+        return value if kind is str else _MISS
+    if annotation is int or annotation is float:
+        if kind is str and (_INT if annotation is int else _FLOAT).fullmatch(value):
+            number = annotation(value)
+        elif kind is annotation:
+            number = value
+        else:
+            return _MISS
+        if (info.min is not None and number < info.min) or (info.max is not None and number > info.max):
+            return _MISS
+        return number
+    if isinstance(annotation, type) and issubclass(annotation, Enum):
+        if isinstance(value, annotation):
+            return value
+        if kind is str and info.case_sensitive and ctx is not None and ctx.token_normalize_func is None:
+            from typer._param_types import choice_as_str
+
+            for member in annotation:
+                if choice_as_str(member) == value:
+                    return member
+        return _MISS
+    if annotation is Path and info.path_type is None and kind is str and value:
+        from typer._param_types import coerce_cli_path
+
+        return coerce_cli_path(Path(value), info, path_type=Path, param=param, ctx=ctx)
+    return _MISS
 
 
 def reflow(text: str) -> str:
@@ -264,6 +343,8 @@ def check_figure_stem(stem: Path, protect: tuple) -> None:
 def status(text: str):
     """A spinner on stderr while the work runs, when stderr is a terminal."""
     if sys.stderr.isatty():
+        from rich.console import Console
+
         return Console(emoji=False, stderr=True).status(text)
     return nullcontext()
 
@@ -280,6 +361,8 @@ def emit(text: str, output: Path | None, protect: tuple) -> None:
 
 def print_tables(tables, output: Path | None, protect: tuple) -> None:
     """rich tables to the terminal, or as plain text (160 columns, no colours) to ``output`` (``-``: stdout)."""
+    from rich.console import Console
+
     from ..io.writers import write_atomic
 
     if output is not None:

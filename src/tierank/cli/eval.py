@@ -101,10 +101,7 @@ def eval_cmd(
     trec_eval's measure names, flags (-q -c -l -M -J -N -n) and, with --format trec_eval, its
     output layout are accepted as trec_eval accepts them.
     """
-    from ..io.readers import run_tag
     from ..measures.names import plan as measure_plan
-    from ..report.formats import ResultTable, render
-    from ..report.terminal import eval_table, text
 
     trec = fmt is EvalFmt("trec_eval")
     problems = []
@@ -149,6 +146,9 @@ def eval_cmd(
     with swap_check(qrels, list(named.values()), USAGE):
         results = _evaluate(qrels, named, measures + extra, jobs, kwargs, block_bytes)
     if fmt is EvalFmt("table"):
+        # rich's tables: imported for this format only
+        from ..report.terminal import eval_table, text
+
         tables = []
         for name, result in results.items():
             coverage = None
@@ -161,6 +161,9 @@ def eval_cmd(
             tables.append(table)
         print_tables(tables, output, protect)
     else:
+        from ..io.readers import run_tag
+        from ..report.formats import ResultTable, render
+
         runids = {name: run_tag(path) for name, path in named.items()} if trec and plan.runid else {}
         options = dict(plan=plan, stat=stat.value if stat else "oblivious", summary=not no_summary) if trec else {}
         emit(render(ResultTable.of(results, runids=runids), fmt.value, per_query, **options), output, protect)
@@ -207,8 +210,6 @@ def _evaluate(qrels: Path, named: dict[str, Path], measures: list, jobs: int | N
     import os
 
     from ..evaluate import evaluate
-    from ..io.convert import to_qrels
-    from ..stream import BLOCK_BYTES, evaluate_many, evaluate_stream
     from .progress import Progress, size_text
 
     with Progress() as prog:
@@ -220,9 +221,15 @@ def _evaluate(qrels: Path, named: dict[str, Path], measures: list, jobs: int | N
                 size = f" ({size_text(path.stat().st_size)})" if path.is_file() else ""
                 prog.phase(f"evaluating {path}{size} in memory")
                 return {name: evaluate(str(qrels), str(path), measures, **kwargs)}
+            # worker processes: imported when streaming
+            from ..stream import BLOCK_BYTES, evaluate_stream
+
             prog.phase(f"streaming {path} with {jobs} worker{'s' * (jobs > 1)}")
             return {name: evaluate_stream(str(qrels), str(path), measures, jobs=jobs, progress=prog.stream,
                                           block_bytes=block_bytes or BLOCK_BYTES, **kwargs)}
+        from ..io.convert import to_qrels
+        from ..stream import evaluate_many
+
         prog.phase(f"reading {qrels}")
         q = to_qrels(str(qrels))
         total = len(named)

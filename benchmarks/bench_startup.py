@@ -1,0 +1,136 @@
+"""Start-up of a small run (issue 26): ``tierank eval`` of a 1,000-line run, end to end.
+
+Side by side in one run, interleaved (one repetition of every command, then the next), medians:
+* ``python -c "import numpy, pyarrow"``: the floor of any Python evaluator built on them;
+* ``tierank eval QRELS RUN -m nDCG@10`` (default table format) and with ``-f jsonl``;
+* ``python -c "import tierank.cli"`` (the start-up alone);
+* trec_eval 10 on the same files, built from ``tests/vendor/trec_eval-10.0`` (skipped, with the
+  reason, where make or a C compiler is missing).
+
+Each command runs as a fresh process with Python's bytecode cache on (an installed tierank has its
+``.pyc`` files; the cache goes to a temporary folder, warmed before timing, so that an environment
+that sets ``PYTHONDONTWRITEBYTECODE`` does not time the compiler).  Wall time and the children's CPU
+time (user + system) are both reported: on a machine loaded by other work, CPU time moves less.
+
+    python benchmarks/bench_startup.py              # 41 repetitions
+    python benchmarks/bench_startup.py --reps 11    # quick check
+    python benchmarks/bench_startup.py --baseline /path/to/other/src   # also time another checkout
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TREC_EVAL_SOURCE = REPO / "tests" / "vendor" / "trec_eval-10.0"
+
+
+def generate(folder: Path, nq: int = 10, nd: int = 100, seed: int = 0) -> tuple[Path, Path]:
+    """A run of ``nq * nd`` lines (scores with 2 decimals: ties) and qrels judging every 7th document."""
+    import random
+
+    rng = random.Random(seed)
+    qrels, run = folder / "small.qrels", folder / "small.run"
+    with open(qrels, "w") as q, open(run, "w") as r:
+        for i in range(nq):
+            for j in range(nd):
+                r.write(f"q{i} Q0 d{j} {j + 1} {round(rng.random(), 2)} small\n")
+                if j % 7 == 0:
+                    q.write(f"q{i} 0 d{j} {j % 3}\n")
+    return qrels, run
+
+
+def build_trec_eval(folder: Path) -> Path | None:
+    """trec_eval 10 compiled into ``folder`` (as tests/conftest.py builds it), or None with the reason printed."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if shutil.which("make") is None or cc is None:
+        print("trec_eval: skipped (building it needs make and a C compiler)", file=sys.stderr)
+        return None
+    src = folder / "trec_eval"
+    shutil.copytree(TREC_EVAL_SOURCE, src)
+    for p in [src, *src.rglob("*")]:
+        p.chmod(p.stat().st_mode | 0o200)
+    env = {**os.environ, "CC": os.environ.get("CC") or Path(cc).name}
+    done = subprocess.run(["make", "-s", "-C", str(src)], capture_output=True, text=True, env=env)
+    if done.returncode != 0 or not (src / "trec_eval").exists():
+        print(f"trec_eval: skipped (build failed: {done.stderr.strip()[:200]})", file=sys.stderr)
+        return None
+    return src / "trec_eval"
+
+
+def timed(cmd: list[str], env: dict) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the child) of one run of ``cmd``; its output is checked and dropped."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.decode()[-500:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reps", type=int, default=41, help="repetitions of each command (default 41)")
+    ap.add_argument("--baseline", type=Path, help="another checkout's src folder: its tierank eval is timed too")
+    args = ap.parse_args(argv)
+    py = sys.executable
+    with tempfile.TemporaryDirectory(prefix="tierank-startup-") as tmp:
+        folder = Path(tmp)
+        qrels, run = generate(folder)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
+
+        def with_src(src: Path) -> dict:
+            return {**env, "PYTHONPATH": os.pathsep.join([str(src), *filter(None, [env.get("PYTHONPATH")])])}
+
+        here = with_src(REPO / "src")
+        eval_args = ["-m", "tierank.cli", "eval", str(qrels), str(run), "-m", "nDCG@10"]
+        commands: dict[str, tuple[list[str], dict]] = {
+            "python -c 'import numpy, pyarrow'": ([py, "-c", "import numpy, pyarrow"], env),
+            "python -c 'import tierank.cli'": ([py, "-c", "import tierank.cli"], here),
+            "tierank eval (table)": ([py, *eval_args], here),
+            "tierank eval -f jsonl": ([py, *eval_args, "-f", "jsonl"], here),
+        }
+        if args.baseline is not None:
+            commands["baseline: tierank eval (table)"] = ([py, *eval_args], with_src(args.baseline))
+            commands["baseline: tierank eval -f jsonl"] = ([py, *eval_args, "-f", "jsonl"], with_src(args.baseline))
+        te = build_trec_eval(folder)
+        if te is not None:
+            commands["trec_eval -m ndcg_cut.10"] = ([str(te), "-m", "ndcg_cut.10", str(qrels), str(run)], env)
+        for cmd, e in commands.values():  # warm the page cache and the bytecode cache
+            timed(cmd, e)
+            timed(cmd, e)
+        walls: dict[str, list[float]] = {k: [] for k in commands}
+        cpus: dict[str, list[float]] = {k: [] for k in commands}
+        for _ in range(args.reps):
+            for name, (cmd, e) in commands.items():
+                w, c = timed(cmd, e)
+                walls[name].append(w)
+                cpus[name].append(c)
+    load = os.getloadavg()
+    print(f"{args.reps} interleaved repetitions, medians; {os.cpu_count()} cores, load average "
+          f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; Python {sys.version.split()[0]}; run: 1,000 lines, 10 queries")
+    floor = statistics.median(walls["python -c 'import numpy, pyarrow'"])
+    floor_cpu = statistics.median(cpus["python -c 'import numpy, pyarrow'"])
+    print()
+    print("| command | wall (s) | x import numpy, pyarrow | CPU (s) | x (CPU) |")
+    print("|---|---:|---:|---:|---:|")
+    for name in commands:
+        w, c = statistics.median(walls[name]), statistics.median(cpus[name])
+        print(f"| {name} | {w:.3f} | {w / floor:.2f} | {c:.3f} | {c / floor_cpu:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+"""Start-up of the command line (issue 26): what ``import tierank.cli`` and a small ``tierank eval``
+import, the commands' lazy registration, and typer's option values converted without pydantic.
+
+Asserted on ``sys.modules`` of fresh interpreters, never on time (``benchmarks/bench_startup.py`` times it).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from enum import Enum
+from pathlib import Path
+
+import pytest
+import typer.main
+from typer._click import Context
+from typer._click.exceptions import BadParameter
+
+import tierank.cli
+from tierank.cli.common import QuickValues
+
+#: imported by no command at start-up (only by the commands and formats that use them)
+LAZY = ("pandas", "scipy", "matplotlib", "pydantic", "rich.console", "rich.table", "tierank.report.terminal",
+        "tierank.hps", "tierank.stream", "tierank.analysis.inference")
+
+
+def _modules(code: str, *argv: str) -> tuple[set[str], subprocess.CompletedProcess]:
+    """The modules a fresh interpreter has imported after ``code`` (run with ``sys.argv[1:] = argv``)."""
+    script = (f"import sys, json\nsys.argv[1:] = {list(argv)!r}\n{code}\n"
+              "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)))\n")
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    head, _, mods = p.stderr.rpartition("\nMODULES ")
+    assert mods, p.stderr
+    return set(json.loads(mods)), subprocess.CompletedProcess(p.args, p.returncode, p.stdout, head)
+
+
+MAIN = "from tierank.cli import main\ntry:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code"
+
+
+def test_import_of_the_command_line_is_light():
+    mods, _ = _modules("import tierank.cli")
+    assert not [m for m in LAZY if m in mods]
+    assert not [m for m in mods if m.startswith("tierank.cli.") and m not in ("tierank.cli.app", "tierank.cli.common")]
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory) -> tuple[Path, Path]:
+    d = tmp_path_factory.mktemp("small")
+    run, qrels = d / "small.run", d / "small.qrels"
+    run.write_text("".join(f"q{q} Q0 d{i} {i + 1} {round(1 - i / 40, 1)} t\n" for q in range(3) for i in range(20)))
+    qrels.write_text("".join(f"q{q} 0 d{i} {i % 3}\n" for q in range(3) for i in range(0, 20, 3)))
+    return qrels, run
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "table", "trec_eval"])
+def test_small_eval_imports_neither_pandas_nor_pydantic_and_prints_the_same(small, fmt):
+    """pyarrow is kept from importing pandas; an ``import pandas`` of tierank's own (trec_eval's summary)
+    still works; the output is the output of a process where pandas was imported first."""
+    qrels, run = small
+    argv = ("eval", str(qrels), str(run), "-m", "nDCG@10", "-m", "P@5", "-q", "-f", fmt)
+    mods, p = _modules(MAIN, *argv)
+    _, ref = _modules(f"import pandas\n{MAIN}", *argv)
+    assert p.returncode == 0 and ref.returncode == 0, p.stderr + ref.stderr
+    assert (p.stdout, p.stderr) == (ref.stdout, ref.stderr)
+    assert p.stdout.strip()
+    lazy = [m for m in LAZY if m in mods]
+    expected = {"table": ["rich.console", "rich.table", "tierank.report.terminal"], "trec_eval": ["pandas"]}
+    assert lazy == expected.get(fmt, [])
+    assert not [m for m in mods if m.startswith("tierank.cli.") and m not in (
+        "tierank.cli.app", "tierank.cli.common", "tierank.cli.eval", "tierank.cli.progress")]
+
+
+def test_every_command_is_found_in_its_module():
+    """``COMMANDS`` names the module of every top-level command; the commands (groups come after them)
+    are in the order of ``COMMAND_MODULES``, however the modules were imported."""
+    group = typer.main.get_command(tierank.cli.app)
+    assert set(group.commands) == set(tierank.cli.COMMANDS)
+    for name, cmd in group.commands.items():
+        callback = cmd.callback if not hasattr(cmd, "commands") else next(iter(cmd.commands.values())).callback
+        assert callback.__module__ == f"tierank.cli.{tierank.cli.COMMANDS[name]}", name
+    order = [tierank.cli.COMMANDS[n] for n, cmd in group.commands.items() if not hasattr(cmd, "commands")]
+    assert order == sorted(order, key=tierank.cli.COMMAND_MODULES.index)
+
+
+def test_a_command_line_imports_its_command_only():
+    mods, _ = _modules("import tierank.cli\ntierank.cli.command_app(sys.argv[1:])", "measures")
+    assert {m for m in mods if m.startswith("tierank.cli.")} == {"tierank.cli.app", "tierank.cli.common",
+                                                                 "tierank.cli.misc"}
+    mods, _ = _modules("import tierank.cli\ntierank.cli.command_app(sys.argv[1:])", "--help")
+    assert {f"tierank.cli.{m}" for m in tierank.cli.COMMAND_MODULES} <= mods
+
+
+def _values(annotation) -> list:
+    """Values a command line (or a default) hands the converter of a parameter of type ``annotation``."""
+    common = [None, "", " ", "x", "-", "1", "0", "-3", "0010", "1_0", " 12", "12 ", "1.5", "-0.25", "1e3", "inf",
+              "nan", "99999999999999999999999", "+4", "\u0661", "True"]
+    if isinstance(annotation, type) and issubclass(annotation, Enum):
+        members = list(annotation)
+        return [*common, *members, *(m.value for m in members), *(m.value.upper() for m in members)]
+    if annotation is int:
+        return [*common, 0, 5, -1, 2, 10**6]
+    if annotation is float:
+        return [*common, 0.0, 0.05, 1.0, -2.5]
+    if annotation is Path:
+        return [*common, "a/b", "runs/", "/dev/null", ".", Path("a")]
+    return common
+
+
+def _outcome(converter, value, param, ctx):
+    try:
+        out = converter.coerce(value, param=param, ctx=ctx)
+    except BadParameter as e:
+        return ("error", e.format_message())
+    return ("value", type(out), repr(out) if not isinstance(out, list) else [(type(v), repr(v)) for v in out])
+
+
+def _params():
+    group = typer.main.get_command(tierank.cli.app)
+    stack = [group]
+    while stack:
+        cmd = stack.pop()
+        if hasattr(cmd, "commands"):
+            stack.extend(cmd.commands.values())
+            continue
+        for p in cmd.params:
+            if hasattr(p, "type_descriptor"):
+                yield cmd, p
+
+
+def test_option_values_are_converted_as_typer_converts_them():
+    """:class:`QuickValues` gives what typer's pydantic converters give, value and type, or the same
+    error, for every parameter of every command and the values a command line can hand it."""
+    checked = 0
+    for cmd, param in _params():
+        ctx = Context(cmd)
+        desc = param.type_descriptor
+        item = desc.annotation.__args__[0] if desc.is_list else desc.annotation
+        values = _values(item)
+        if param.multiple or param.nargs == -1:
+            values = [None, (), *[(v,) for v in values if v is not None], ("1", "x"), ("a", "b")]
+        for value in values:
+            param._runtime_param = None
+            theirs = _outcome(param.get_runtime_param(), value, param, ctx)
+            param._runtime_param = QuickValues()
+            ours = _outcome(param._runtime_param, value, param, ctx)
+            assert ours == theirs, (cmd.name, param.name, value)
+            checked += 1
+    assert checked > 1000
