@@ -11,7 +11,7 @@ import pytest
 ir_measures = pytest.importorskip("ir_measures", reason="ir_measures not installed: pip install 'tierank[irm]'")
 
 import tierank  # noqa: E402
-from ir_measures import AP, RR, Compat, P, R, nDCG  # noqa: E402
+from ir_measures import AP, RR, P, R, SetP, nDCG  # noqa: E402
 from tierank.integrations.ir_measures import (TierankProvider, provider, register, tie_aware,  # noqa: E402
                                              unregister)
 
@@ -97,15 +97,16 @@ def test_equals_pytrec_eval_without_ties():
 def test_unsupported_measures_fall_through_and_registration_is_undone():
     before = list(ir_measures.DefaultPipeline.providers)
     qrels, run = _mixed()
-    stock = ir_measures.calc_aggregate([RR, Compat], qrels, run)
+    lacks = SetP(relative=True)  # ir_measures' spelling of trec_eval's set_relative_P; tierank maps no such name
+    stock = ir_measures.calc_aggregate([RR, lacks], qrels, run)
     with tie_aware():
         assert isinstance(ir_measures.DefaultPipeline.providers[0], TierankProvider)
-        got = ir_measures.calc_aggregate([RR, Compat], qrels, run)
+        got = ir_measures.calc_aggregate([RR, lacks], qrels, run)
     assert ir_measures.DefaultPipeline.providers == before and "tierank" not in ir_measures.providers.registry
     ref = tierank.evaluate(qrels, run, ["RR"], complete=True).aggregate()["expected"][0]
     assert got[RR] == pytest.approx(ref, abs=1e-12) and not math.isclose(got[RR], stock[RR])
-    assert got[Compat] == stock[Compat]                    # tierank lacks Compat: next provider
-    assert not provider.supports(Compat)
+    assert got[lacks] == stock[lacks]                      # tierank lacks it: next provider
+    assert not provider.supports(lacks)
     assert provider.supports(AP(rel=2))
     p = register(TierankProvider("max"))
     try:
@@ -171,15 +172,16 @@ def test_fallback_to_a_provider_that_is_not_tie_aware_warns_once(monkeypatch):
     from tierank.integrations import ir_measures as tirm
     monkeypatch.setattr(tirm, "_warned", False)
     qrels, run = _mixed()
+    lacks = SetP(relative=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with tie_aware():
-            ir_measures.calc_aggregate([RR, infAP], qrels, run)
-            ir_measures.calc_aggregate([infAP], qrels, run)
-        assert not provider.supports(infAP)
+            ir_measures.calc_aggregate([RR, lacks], qrels, run)
+            ir_measures.calc_aggregate([lacks], qrels, run)
+        assert not provider.supports(lacks)
     ours = [w for w in caught if issubclass(w.category, tirm.UntieAwareFallback)]
     assert len(ours) == 1, [str(w.message) for w in caught]
-    assert "infAP" in str(ours[0].message) and "#18" in str(ours[0].message)
+    assert "SetP(relative=True)" in str(ours[0].message) and "#18" in str(ours[0].message)
     with warnings.catch_warnings(record=True) as caught:  # supported measures never warn
         warnings.simplefilter("always")
         monkeypatch.setattr(tirm, "_warned", False)

@@ -12,6 +12,10 @@ from tierank.measures import REGISTRY, parse_measure
 
 
 def _examples(value):
+    example = getattr(type(value), "example", None)
+    if example:  # a family with a required parameter (SDCG's max_rel): its example, set through the value
+        m = parse_measure(example)
+        return [value(**dict(m.params)) @ m.cutoff if m.cutoff is not None else value(**dict(m.params))]
     if value.cutoff_param is not None:
         return [value @ 0.5] + ([] if value.cutoff_required else [value])
     if value.cutoff_required:

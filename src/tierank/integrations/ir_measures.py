@@ -100,9 +100,11 @@ def tierank_measure(measure) -> TierankMeasure | None:
 
     Examples
     --------
-    >>> from ir_measures import nDCG, AP, Compat
-    >>> str(tierank_measure(nDCG@10)), str(tierank_measure(AP(rel=2))), tierank_measure(Compat)
-    ('nDCG@10', 'AP(rel=2)', None)
+    >>> from ir_measures import nDCG, AP, Compat, SetP
+    >>> str(tierank_measure(nDCG@10)), str(tierank_measure(AP(rel=2))), str(tierank_measure(Compat))
+    ('nDCG@10', 'AP(rel=2)', 'Compat')
+    >>> tierank_measure(SetP(relative=True)) is None  # trec_eval's set_relative_P as ir_measures writes it
+    True
     """
     text = str(measure)
     head = text.split("(", 1)[0].split("@", 1)[0]
@@ -240,7 +242,7 @@ class TierankProvider(Provider):
     >>> from ir_measures import nDCG, Compat
     >>> p = TierankProvider("max")
     >>> p.NAME, p.supports(nDCG@10), p.supports(Compat)
-    ('tierank', True, False)
+    ('tierank', True, True)
     """
 
     NAME = "tierank"
