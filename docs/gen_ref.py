@@ -259,7 +259,27 @@ def measure_reference() -> str:
                 out.append(f"| `{p.name}` | {p.type.__name__} | {default} | {_cell(p.range_text())} "
                            f"| {_cell(p.description)} |")
             out.append("")
+    out += _diversity_reference()
     return "\n".join(out)
+
+
+def _diversity_reference() -> list[str]:
+    """The intent-aware family (subtopic qrels), from :data:`tierank.measures.diversity.FAMILIES`."""
+    from tierank.measures.diversity import FAMILIES
+
+    exact = {"P_IA": ("exact", "exact"), "StRecall": ("exact", "exact by enumeration up to `limit`, else sampled")}
+    out = ["## Intent-aware measures (subtopic qrels) {#intent-aware}", "",
+           "Evaluated by `tierank.evaluate_diversity` and `tierank diversity QRELS RUN` on qrels with a subtopic "
+           "column (`qid subtopic docid grade`; see the [diversity guide](../guides/diversity.md)), and answered by "
+           "tierank's ir_measures provider. Definitions follow ndeval (checked against pyndeval on tie-free runs). "
+           "The other families' statistics are exact by enumerating the distinct orderings when there are at most "
+           "`limit` (default 10,000), else labelled sampled.", "",
+           "| family (ir_measures name) | parameters | cutoff | E, std | min, max |", "|---|---|---|---|---|"]
+    for fam, (params, has_cutoff) in FAMILIES.items():
+        e, mm = exact.get(fam, ("exact up to `limit`, else sampled", "exact up to `limit`, else sampled"))
+        shown = ", ".join(f"`{p}`" for p in ("rel", *params))
+        out.append(f"| `{fam}` | {shown} | {'`@k`' if has_cutoff else 'none'} | {e} | {mm} |")
+    return out + [""]
 
 
 # ---------------------------------------------------------------------------------------------
