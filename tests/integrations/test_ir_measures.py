@@ -97,7 +97,7 @@ def test_equals_pytrec_eval_without_ties():
 def test_unsupported_measures_fall_through_and_registration_is_undone():
     before = list(ir_measures.DefaultPipeline.providers)
     qrels, run = _mixed()
-    lacks = SetP(relative=True)  # ir_measures' spelling of trec_eval's set_relative_P; tierank maps no such name
+    lacks = P(judged_only=True)@5  # precision over the judged documents only (pytrec_eval computes it); tierank lacks it
     stock = ir_measures.calc_aggregate([RR, lacks], qrels, run)
     with tie_aware():
         assert isinstance(ir_measures.DefaultPipeline.providers[0], TierankProvider)
@@ -166,13 +166,39 @@ def test_ir_measures_cwl_accuracy_and_compat_families_are_answered_tie_aware():
     assert (ref["max"] - ref["min"]).max() > 0.05
 
 
+def test_set_relative_p_is_answered_as_set_rel_p():
+    """ir_measures' ``SetP(relative=True)`` (trec_eval's set_relative_P) is tierank's ``SetRelP``: pytrec_eval's
+    value on a tie-free run, tierank's expected value over tie orderings on a tied one."""
+    names = {SetP(relative=True): "SetRelP", SetP(relative=True, rel=2): "SetRelP(rel=2)"}
+    measures = list(names)
+    assert all(provider.supports(m) for m in measures) and provider.supports(SetP(relative=True, judged_only=False))
+    assert not provider.supports(SetP(relative=True, judged_only=True))  # SetRelP has no judged_only
+    qrels, run = _mixed()
+    free = {q: {d: float(i) + 0.5 for i, d in enumerate(docs)} for q, docs in run.items()}
+    free["q0"] = dict(list(free["q0"].items())[:2])  # fewer retrieved than relevant: min(|ret|, N+) = |ret|
+    stock = {(x.query_id, x.measure): x.value for x in ir_measures.pytrec_eval.iter_calc(measures, qrels, free)}
+    got = {(x.query_id, x.measure): x.value for x in provider.iter_calc(measures, qrels, free)}
+    assert got.keys() == stock.keys() and len(got) == 8  # 4 qrels queries (one not in the run: 0)
+    for key, v in stock.items():
+        assert got[key] == pytest.approx(v, abs=1e-12), key
+    assert len(set(stock.values())) > 2
+    ref = tierank.evaluate(qrels, run, ["SetRelP", "SetRelP(rel=2)"], complete=True).per_query().set_index(["query", "measure"])
+    tied = {(x.query_id, x.measure): x.value for x in provider.iter_calc(measures, qrels, run)}
+    assert len(tied) == 8
+    for (q, m), v in tied.items():
+        assert v == pytest.approx(ref["expected"][(q, names[m])], abs=1e-12), (q, m)
+    with tie_aware():
+        agg = ir_measures.calc_aggregate([SetP(relative=True)], qrels, run)[SetP(relative=True)]
+    assert agg == pytest.approx(tierank.evaluate(qrels, run, ["SetRelP"], complete=True).aggregate()["expected"][0])
+
+
 def test_fallback_to_a_provider_that_is_not_tie_aware_warns_once(monkeypatch):
     import warnings
 
     from tierank.integrations import ir_measures as tirm
     monkeypatch.setattr(tirm, "_warned", False)
     qrels, run = _mixed()
-    lacks = SetP(relative=True)
+    lacks = P(judged_only=True)@5
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with tie_aware():
@@ -181,7 +207,7 @@ def test_fallback_to_a_provider_that_is_not_tie_aware_warns_once(monkeypatch):
         assert not provider.supports(lacks)
     ours = [w for w in caught if issubclass(w.category, tirm.UntieAwareFallback)]
     assert len(ours) == 1, [str(w.message) for w in caught]
-    assert "SetP(relative=True)" in str(ours[0].message) and "#18" in str(ours[0].message)
+    assert "P(judged_only=True)@5" in str(ours[0].message) and "#18" in str(ours[0].message)
     with warnings.catch_warnings(record=True) as caught:  # supported measures never warn
         warnings.simplefilter("always")
         monkeypatch.setattr(tirm, "_warned", False)

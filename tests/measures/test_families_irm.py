@@ -17,7 +17,8 @@ Each is evaluated on every ordering of every tie group (reference.orderings).  E
 match to rounding; sampled expectations within 5 standard errors (the true one, from the enumerated
 distribution); min / max exact where tierank derives them (NERR), else attained values inside
 the true range (INST; Accuracy with a mixed tie group across its cutoff).  The tie-free values are
-also compared with ir_measures' own providers where installed (Accuracy, Compat; cwl_eval is not).
+also compared with ir_measures' own providers where installed (Accuracy, Compat here; the C/W/L families
+with cwl_eval in tests/crosscheck/test_cwl_eval.py).
 """
 
 from __future__ import annotations

@@ -24,7 +24,8 @@ tierank's names follow ir_measures): ``nDCG@10``, ``RR@10``, ``AP(rel=2)``, ``P@
 ``Success@1``, ``Rprec``, ``RBP(p=0.8)``, ``Judged@10`` and whatever else
 :func:`tierank.supported` lists, ir_measures' C/W/L, Accuracy and Compat families included
 (``SDCG(max_rel=3)@10``, ``INST(max_rel=3)``, ``NERR8(max_rel=3)@10``, ``Accuracy``, ``Compat``), and the
-intent-aware family on subtopic qrels (:func:`diversity_part`).  Others (``SetP(relative=True)``, ...)
+intent-aware family on subtopic qrels (:func:`diversity_part`); ``SetP(relative=True)`` (trec_eval's
+set_relative_P) is tierank's ``SetRelP``.  Others (``P(judged_only=True)@5``, ``BPM``, ...)
 fall through to the next provider of an ir_measures pipeline, as in ir_measures itself; the first
 time that happens in a process, :class:`UntieAwareFallback` is warned (:func:`warnings.warn`): those
 values come from a provider that breaks ties its own way (ir_measures issue #18).
@@ -100,13 +101,21 @@ def tierank_measure(measure) -> TierankMeasure | None:
 
     Examples
     --------
-    >>> from ir_measures import nDCG, AP, Compat, SetP
+    >>> from ir_measures import nDCG, AP, Compat, SetP, P
     >>> str(tierank_measure(nDCG@10)), str(tierank_measure(AP(rel=2))), str(tierank_measure(Compat))
     ('nDCG@10', 'AP(rel=2)', 'Compat')
-    >>> tierank_measure(SetP(relative=True)) is None  # trec_eval's set_relative_P as ir_measures writes it
+    >>> str(tierank_measure(SetP(relative=True, rel=2)))  # trec_eval's set_relative_P as ir_measures writes it
+    'SetRelP(rel=2)'
+    >>> tierank_measure(P(judged_only=True)@5) is None  # precision over judged documents only: tierank lacks it
     True
     """
     text = str(measure)
+    params = getattr(measure, "params", None)
+    if getattr(measure, "NAME", None) == "SetP" and isinstance(params, dict) and params.get("relative"):
+        # ir_measures writes trec_eval's set_relative_P as SetP(relative=True): tierank's SetRelP
+        # (judged_only=True stays unanswered: SetRelP takes no such parameter)
+        rest = {k: v for k, v in params.items() if k != "relative" and not (k == "judged_only" and v is False)}
+        text = "SetRelP" + (f"({','.join(f'{k}={v}' for k, v in rest.items())})" if rest else "")
     head = text.split("(", 1)[0].split("@", 1)[0]
     if head in FAMILIES:
         text = FAMILIES[head] + text[len(head):]
