@@ -102,3 +102,37 @@ def ordered(docs, policy: str):
     else:
         raise ValueError(policy)
     return [docs[i] for i in key]
+
+
+def check_per_query(res, qs, qrels, measures, reference, depth=None, *, tol: float = 1e-9, sampled=None) -> None:
+    """Every query's statistics in ``res`` (an :class:`tierank.EvalResult`) against every ordering of its tie
+    groups: ``reference(measure, grades in rank order, the query's grades, depth)`` is the value of one ordering
+    written from the measure's definition; ``qs`` is the ``collection()`` strategy's list of (docs, extra
+    judgments) per query ``q0, q1, ...``.  E and std exact, unless ``sampled(measure, row, values)`` is given and
+    returns a verdict (True/False) for a sampled measure (None: check it as exact).  A quantity no ordering
+    changes is exactly 0 (std) and the same value (E, min, max); the oblivious value is trec_eval's order's."""
+    from tierank.measures import parse_measure
+
+    pq = res.per_query().set_index(["query", "measure"])
+    for i, (docs, extra) in enumerate(qs):
+        q = f"q{i}"
+        if q not in qrels:
+            continue
+        qg = [g for _, _, g in docs if g is not None] + list(extra.values())
+        for meas in measures:
+            row = pq.loc[(q, str(parse_measure(meas)))]
+            vals = [reference(meas, [g for _, _, g in o], qg, depth) for o in orderings(docs)]
+            info = (q, meas, dict(row), docs, extra)
+            assert math.isclose(row["min"], min(vals), abs_tol=tol), info
+            assert math.isclose(row["max"], max(vals), abs_tol=tol), info
+            obl = reference(meas, [g for _, _, g in ordered(docs, "trec_eval")], qg, depth)
+            assert math.isclose(row["oblivious"], obl, abs_tol=tol), (obl, info)
+            if min(vals) == max(vals):  # no ordering changes it: no invented variation
+                assert row["std"] == 0.0 and row["expected"] == row["min"] == row["max"], info
+                continue
+            verdict = sampled(meas, row, vals) if sampled is not None else None
+            if verdict is not None:
+                assert verdict, ("sampled estimate out of law", info)
+            else:
+                assert math.isclose(row["expected"], statistics.fmean(vals), abs_tol=tol), info
+                assert math.isclose(row["std"], statistics.pstdev(vals), abs_tol=tol), info

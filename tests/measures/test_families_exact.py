@@ -10,7 +10,6 @@ and without a depth limit (trec_eval -M) that cuts through tie groups.
 from __future__ import annotations
 
 import math
-import statistics
 
 import numpy as np
 import pytest
@@ -18,9 +17,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import tierank
-from tierank.measures import parse_measure
 from measures.strategies import collection
-from reference import ordered, orderings
+from reference import check_per_query
+from tierank.measures import parse_measure
 
 TOL = 1e-9
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -132,32 +131,8 @@ def reference(measure: str, grades, qgrades, depth=None):
     return ref_counts(fam, grades, qgrades)
 
 
-def brute(measure, docs, qgrades, depth=None):
-    vals = [reference(measure, [g for _, _, g in o], qgrades, depth) for o in orderings(docs)]
-    return {"expected": statistics.fmean(vals), "min": min(vals), "max": max(vals), "std": statistics.pstdev(vals)}
-
-
-def _qgrades(docs, extra):
-    return [g for _, _, g in docs if g is not None] + list(extra.values())
-
-
 def check(res, qs, qrels, measures, depth=None):
-    pq = res.per_query().set_index(["query", "measure"])
-    for i, (docs, extra) in enumerate(qs):
-        q = f"q{i}"
-        if q not in qrels:
-            continue
-        qg = _qgrades(docs, extra)
-        for meas in measures:
-            row = pq.loc[(q, str(parse_measure(meas)))]
-            ref = brute(meas, docs, qg, depth)
-            for stat in ("expected", "min", "max"):
-                assert math.isclose(row[stat], ref[stat], abs_tol=TOL), (q, meas, stat, row[stat], ref, docs, extra)
-            assert math.isclose(row["std"], ref["std"], abs_tol=1e-9), (q, meas, row["std"], ref, docs, extra)
-            if ref["min"] == ref["max"]:  # no ordering changes it: no invented variation
-                assert row["std"] == 0.0 and row["expected"] == row["min"] == row["max"], (q, meas, row)
-            obl = reference(meas, [g for _, _, g in ordered(docs, "trec_eval")], qg, depth)
-            assert math.isclose(row["oblivious"], obl, abs_tol=TOL), (q, meas, row["oblivious"], obl, docs)
+    check_per_query(res, qs, qrels, measures, reference, depth, tol=TOL)
 
 
 EXACT = ["Bpref", "ERR", "ERR@1", "ERR@3", "ERR(max_grade=5)@2", "R_cap@1", "R_cap@3", "R_cap@10",

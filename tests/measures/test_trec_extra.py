@@ -11,7 +11,6 @@ that cuts through tie groups.
 from __future__ import annotations
 
 import math
-import statistics
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -21,7 +20,7 @@ import tierank
 from measures.strategies import collection
 from measures.test_families_exact import ref_bpref
 from measures.test_families_sampled import close_in_law
-from reference import ordered, orderings
+from reference import check_per_query
 from tierank.measures import parse_measure
 
 TOL = 1e-9
@@ -123,29 +122,16 @@ def reference(measure: str, grades, qgrades, depth=None) -> float:
     raise ValueError(measure)
 
 
+def _in_law(meas, row, vals):
+    """The sampled families' E within 5 standard errors of the exact mean (None: an exact family)."""
+    if meas not in SAMPLED:
+        return None
+    ok, _ = close_in_law(row["expected"], row["std"] ** 2, vals, S)
+    return ok
+
+
 def check(res, qs, qrels, measures, depth=None):
-    pq = res.per_query().set_index(["query", "measure"])
-    for i, (docs, extra) in enumerate(qs):
-        q = f"q{i}"
-        if q not in qrels:
-            continue
-        qg = [g for _, _, g in docs if g is not None] + list(extra.values())
-        for meas in measures:
-            row = pq.loc[(q, str(parse_measure(meas)))]
-            vals = [reference(meas, [g for _, _, g in o], qg, depth) for o in orderings(docs)]
-            info = (q, meas, dict(row), docs, extra)
-            assert math.isclose(row["min"], min(vals), abs_tol=TOL), info
-            assert math.isclose(row["max"], max(vals), abs_tol=TOL), info
-            obl = reference(meas, [g for _, _, g in ordered(docs, "trec_eval")], qg, depth)
-            assert math.isclose(row["oblivious"], obl, abs_tol=TOL), (obl, info)
-            if min(vals) == max(vals):  # no ordering changes it: no invented variation
-                assert row["std"] == 0.0 and row["expected"] == row["min"] == row["max"], info
-            elif meas in SAMPLED:
-                ok, law = close_in_law(row["expected"], row["std"] ** 2, vals, S)
-                assert ok, (law, info)
-            else:
-                assert math.isclose(row["expected"], statistics.fmean(vals), abs_tol=TOL), info
-                assert math.isclose(row["std"], statistics.pstdev(vals), abs_tol=TOL), info
+    check_per_query(res, qs, qrels, measures, reference, depth, tol=TOL, sampled=_in_law)
 
 
 @SETTINGS

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import tierank
 from measures.strategies import collection
-from reference import ordered, orderings
+from reference import check_per_query, ordered, orderings
 from tierank.measures import parse_measure
 
 TOL = 1e-9
@@ -214,29 +214,8 @@ def reference(measure: str, grades, qgrades, depth=None):
     raise ValueError(measure)
 
 
-def _qgrades(docs, extra):
-    return [g for _, _, g in docs if g is not None] + list(extra.values())
-
-
 def check(res, qs, qrels, measures, depth=None):
-    pq = res.per_query().set_index(["query", "measure"])
-    for i, (docs, extra) in enumerate(qs):
-        q = f"q{i}"
-        if q not in qrels:
-            continue
-        qg = _qgrades(docs, extra)
-        for meas in measures:
-            row = pq.loc[(q, str(parse_measure(meas)))]
-            vals = [reference(meas, [g for _, _, g in o], qg, depth) for o in orderings(docs)]
-            ref = {"expected": statistics.fmean(vals), "min": min(vals), "max": max(vals),
-                   "std": statistics.pstdev(vals)}
-            for stat in ("expected", "min", "max"):
-                assert math.isclose(row[stat], ref[stat], abs_tol=TOL), (q, meas, stat, row[stat], ref, docs, extra)
-            assert math.isclose(row["std"], ref["std"], abs_tol=1e-9), (q, meas, row["std"], ref, docs, extra)
-            if ref["min"] == ref["max"]:
-                assert row["std"] == 0.0 and row["expected"] == row["min"] == row["max"], (q, meas, row)
-            obl = reference(meas, [g for _, _, g in ordered(docs, "trec_eval")], qg, depth)
-            assert math.isclose(row["oblivious"], obl, abs_tol=TOL), (q, meas, row["oblivious"], obl, docs)
+    check_per_query(res, qs, qrels, measures, reference, depth, tol=TOL)
 
 
 @SETTINGS

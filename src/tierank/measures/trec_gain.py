@@ -296,6 +296,13 @@ class BinG(Measure):
         m = prep.gsize.astype(np.int64)
         r = np.rint(prep.group_sum(rel.astype(np.float64))).astype(np.int64) if prep.n else m * 0
         u = m - r
+        mixed = (r > 0) & (u > 0)
+        if np.isfinite(cut) and prep.n:
+            # trec_eval -M: only ranks above the cut count.  A group wholly below it adds nothing; an unmixed
+            # group across it adds its relevant documents above the cut (all at the same non-relevant count);
+            # a mixed group across it is enumerated below (its query's statistics are replaced)
+            above = np.clip(cut - prep.gpos0, 0, m).astype(np.int64)
+            r = np.where(u == 0, np.minimum(r, above), np.where(prep.gpos0 + m <= cut, r, 0))
         # non-relevant documents above each group, within its query
         cu = np.cumsum(u) - u
         qfirst = np.searchsorted(prep.gq, prep.gq, side="left")
@@ -308,7 +315,6 @@ class BinG(Measure):
         T2 = F2[B + u + 1] - F2[B]
         mean1 = T / (u + 1)
         e = np.bincount(prep.gq, weights=r * mean1, minlength=prep.nq)
-        mixed = (r > 0) & (u > 0)
         var1 = T2 / (u + 1) - mean1 * mean1
         pair = (T * T + T2) / ((u + 1.0) * (u + 2.0)) - mean1 * mean1
         vg = np.where(mixed, r * var1 + r * (r - 1.0) * pair, 0.0)
