@@ -236,7 +236,9 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str | M
     """Evaluate the run at ``run_path`` batch by batch: one :class:`EvalResult` per batch of whole
     queries (those judged), in file order, as soon as it is ready.  ``jobs`` worker processes parse
     and evaluate batches in parallel while this process only cuts the text into blocks at query
-    boundaries (at most ``jobs + 1`` blocks in flight).  ``progress(lines, queries)`` is called with
+    boundaries (at most ``jobs + 1`` blocks in flight; with several workers a
+    local file is cut into blocks of at most ``block_bytes``, smaller when that balances the workers:
+    :func:`balanced_block_bytes`).  ``progress(lines, queries)`` is called with
     the run lines and queries done after each batch; ``queries_seen``, a list, receives every query id
     of the run in file order (judged or not); ``notes``, a dict, gets ``condensed_empty`` when a batch
     had judged queries but no judged document (``unjudged="condensed"``).  ``kwargs`` are those of
