@@ -121,3 +121,21 @@ def test_block_bytes_is_for_one_run(runs):
     plain, gz = runs
     res = CliRunner().invoke(app, ["eval", str(QRELS), str(plain), str(gz), "--block-bytes", "1000"])
     assert res.exit_code == 2 and "--block-bytes streams one run" in res.output
+
+
+@pytest.mark.parametrize("fmt", [["-f", "jsonl"], ["-f", "tsv"], ["-f", "trec_eval"]], ids=["jsonl", "tsv", "trec_eval"])
+def test_per_query_output_of_one_and_two_workers_is_byte_identical(runs, tmp_path, fmt):
+    """Issue 26: the per-query lines of every batch, merged in query order, are the same bytes with 1 and
+    2 workers and in memory, on a run whose queries come in reverse order and are spread over many
+    batches (each block about 3 queries), so that the output order is not the file's nor a batch's."""
+    plain, _ = runs
+    lines = plain.read_bytes().splitlines(keepends=True)
+    by_query: dict[bytes, list[bytes]] = {}
+    for line in lines:
+        by_query.setdefault(line.split()[0], []).append(line)
+    reversed_run = tmp_path / "reversed.txt"
+    reversed_run.write_bytes(b"".join(x for q in sorted(by_query, reverse=True) for x in by_query[q]))
+    want = _eval(QRELS, reversed_run, *MEASURES, *fmt, "-q")
+    assert want.count("\n") > 25 * len(MEASURES) // 2  # 29 judged queries x 9 measures, and all
+    for jobs in ("1", "2"):
+        assert _eval(QRELS, reversed_run, *MEASURES, *fmt, "-q", "-j", jobs, "--block-bytes", "25000") == want
