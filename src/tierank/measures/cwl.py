@@ -254,8 +254,14 @@ class _CwlSampled(_Cwl, Measure):
         if self.sorted_extremes:  # exact extremes: a query they pin needs no draws
             todo = todo[lo[todo] != hi[todo]]
         S = int(prep.samples)
+        read = int(min(prep.cut(float(W)), W))  # trec_eval -M: ranks below the depth limit have gain 0
+
+        def limited(A: np.ndarray) -> np.ndarray:
+            A[:, read:] = 0.0
+            return A
+
         for q, _sel, chunks in orderings_of(prep, todo, reach, g, W):
-            v = np.concatenate([self.rates(A) for A in chunks])
+            v = np.concatenate([self.rates(limited(A)) for A in chunks])
             expected[q] = v.mean()
             var[q] = v.var(ddof=1) if S > 1 else 0.0
             se[q] = np.sqrt(var[q] / S)
