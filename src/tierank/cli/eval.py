@@ -93,7 +93,8 @@ def eval_cmd(
                              "the same numbers to the last bit; default: every core for a run file over 64 MB, "
                              "in memory otherwise); several runs: N runs at once (default: every core)")] = None,
     block_bytes: Annotated[int | None, typer.Option(
-        "--block-bytes", min=1, help="Stream the run in blocks of about N bytes of text (default 64 MB; memory "
+        "--block-bytes", min=1, help="Stream the run in blocks of up to about N bytes of text (default 64 MB; "
+                                     "with several jobs a file is cut finer, into at least 8 blocks a job; memory "
                                      "grows with N times jobs + 1); one run only")] = None,
 ) -> None:
     """Evaluate RUN (or several runs) against QRELS with tie-aware statistics.
