@@ -68,3 +68,26 @@ def test_gzip_and_bom_at_any_block_size(tmp_path):
     gz.write_bytes(gzip.compress(text))
     for block in (1, 2, 3, 4, 7, 1000):
         assert b"".join(b for b, _ in iter_blocks(gz, block)) == text[3:]
+
+
+def test_last_ranges_shrink_for_several_workers(tmp_path, monkeypatch):
+    """iter_ranges(tail=N): guided self-scheduling.  Every range but the last is at least the size asked
+    for it (rest / 2N, the smallest tail block, at most the block size) and ends where a query begins; the
+    ranges tile the file, so the workers get smaller pieces as the file runs out."""
+    import tierank.io.blocks as blocks
+
+    monkeypatch.setattr(blocks, "MIN_TAIL_BYTES", 40)
+    line = b"q%04d Q0 doc 1 1.0 t\n"  # 21 bytes a line, one line a query: a cut may fall on any line
+    p = tmp_path / "run"
+    p.write_bytes(b"".join(line % i for i in range(400)))
+    size = p.stat().st_size
+    for tail in (1, 2, 3):
+        ranges = list(iter_ranges(p, 2000, tail=tail))
+        assert ranges[0][0] == 0 and ranges[-1][1] == size
+        assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
+        for a, b in ranges[:-1]:
+            want = min(2000, max(40, -(-(size - a) // (2 * tail))))
+            assert want <= b - a <= want + 2 * len(line % 0)  # a query start just past the size asked for
+        sizes = [b - a for a, b in ranges]
+        assert sizes[0] > sizes[-2] >= 40  # they shrink toward the end
+        assert len(ranges) > len(list(iter_ranges(p, 2000)))

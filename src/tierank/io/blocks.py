@@ -92,11 +92,13 @@ def _raw_blocks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
             raise TierankInputError([Problem(src, None, "truncated gzip data: the compressed stream ends early")])
 
 
-def _parse(src: str, data: bytes, first_line: int) -> Run:
-    """Parse a block of whole lines; problems are located in the file (``first_line`` is the block's)."""
+def _parse(src: str, data: bytes, first_line: int, ranks: bool = True) -> Run:
+    """Parse a block of whole lines; problems are located in the file (``first_line`` is the block's).
+    ``ranks=False``: the rank column is not kept where the fast reader parses the block (evaluation
+    never reads it)."""
     try:
         data = lexer.canonical(data)
-        run = _run_fast(src, data)
+        run = _run_fast(src, data, ranks=ranks)
         return run if run is not None else _run_slow(src, data)
     except TierankInputError as e:
         raise type(e)(shift_problems(e.problems, first_line - 1)) from None  # EmptyRun stays EmptyRun
@@ -170,7 +172,10 @@ def blank(block: bytes) -> bool:
     >>> blank(b" \\t\\r\\n"), blank(b"\\n\\x0c")
     (True, False)
     """
-    return not block.strip(b" \t\r\n")
+    return _FIELD_BYTE.search(block) is None  # stops at the first field byte (strip() copied the block)
+
+
+_FIELD_BYTE = re.compile(rb"[^ \t\r\n]")
 
 
 def query_ids(block: bytes) -> list[str]:
@@ -413,18 +418,30 @@ def open_random(src: str):
         raise TierankInputError([Problem(src, None, f"cannot read ({getattr(e, 'strerror', None) or e})")]) from None
 
 
-def iter_ranges(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[tuple[int, int]]:
+#: the smallest range :func:`iter_ranges` cuts to balance workers at the end of a file (each batch has a
+#: fixed cost of some milliseconds)
+MIN_TAIL_BYTES = 4 << 20
+
+
+def iter_ranges(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES, tail: int = 0) -> Iterator[tuple[int, int]]:
     """Byte ranges ``[start, end)`` of the plain (uncompressed) run file at ``path`` (local, or a URI
     of any filesystem pyarrow supports), of about ``block_bytes`` each, cut where a query begins,
     so that a range holds whole queries when the run is grouped by query.  Only the few lines
     around each cut are read: the ranges themselves are read where they are parsed
     (:func:`read_range`), so this process never holds the text.
 
+    ``tail``: the number of workers the ranges go to (guided self-scheduling).  No range is then
+    larger than the rest of the file over ``2 * tail`` (nor smaller than :data:`MIN_TAIL_BYTES`, nor
+    larger than ``block_bytes``): the last ranges shrink, so that the workers run out of work at
+    about the same time rather than one of them parsing a whole large block alone.
+
     >>> import tempfile
     >>> f = os.path.join(tempfile.mkdtemp(), "run")
     >>> _ = open(f, "wb").write(b"q1 Q0 a 1 2 t\\nq1 Q0 b 2 1 t\\nq2 Q0 a 1 3 t\\n")
     >>> list(iter_ranges(f, 5))
     [(0, 28), (28, 42)]
+    >>> [(b - a) >> 20 for a, b in guided_sizes(100 << 20, 64 << 20, 2)]
+    [25, 18, 14, 10, 7, 5, 4, 4, 4, 4, 1]
     """
     if block_bytes < 1:
         raise TierankInputError(f"block size must be positive, got {block_bytes}")
@@ -432,9 +449,26 @@ def iter_ranges(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iter
     start = 0
     with fh:
         while start < size:
-            end = _query_start_after(fh, start + block_bytes, size)
+            end = _query_start_after(fh, start + tail_block(size - start, block_bytes, tail), size)
             yield start, end
             start = end
+
+
+def tail_block(rest: int, block_bytes: int, tail: int) -> int:
+    """The size of the next range of :func:`iter_ranges` when ``rest`` bytes are left (see there)."""
+    if tail <= 0:
+        return block_bytes
+    return min(block_bytes, max(MIN_TAIL_BYTES, -(-rest // (2 * tail))))
+
+
+def guided_sizes(size: int, block_bytes: int, tail: int) -> list[tuple[int, int]]:
+    """The ranges :func:`iter_ranges` would cut a file of ``size`` bytes into were every byte a line start."""
+    out, start = [], 0
+    while start < size:
+        end = min(size, start + tail_block(size - start, block_bytes, tail))
+        out.append((start, end))
+        start = end
+    return out
 
 
 def read_range(path: str | os.PathLike, start: int, end: int) -> bytes:

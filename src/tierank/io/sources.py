@@ -101,12 +101,12 @@ def _text_qrels(obj, source, **_):
     return read_qrels(obj), source
 
 
-def _ranges(src: str, block_bytes: int) -> Iterator[tuple]:
-    for start, end in iter_ranges(src, block_bytes):
+def _ranges(src: str, block_bytes: int, workers: int = 1) -> Iterator[tuple]:
+    for start, end in iter_ranges(src, block_bytes, tail=workers if workers > 1 else 0):
         yield ("range", src, start, end)
 
 
-def _text_blocks(src: str, block_bytes: int) -> Iterator[tuple]:
+def _text_blocks(src: str, block_bytes: int, workers: int = 1) -> Iterator[tuple]:
     for block in cut_blocks(src, block_bytes):
         yield ("text", src, block, None)  # its lines are counted where it is parsed (a worker)
 
@@ -129,7 +129,7 @@ def _as_batch(src: str) -> Run:
     return table_run(t, src)
 
 
-def _parquet_batches(src: str, block_bytes: int) -> Iterator[tuple]:
+def _parquet_batches(src: str, block_bytes: int, workers: int = 1) -> Iterator[tuple]:
     """One batch per Parquet file of a folder (a :func:`tierank.stream.partition` folder: each holds whole queries)."""
     files = sorted(Path(src).rglob("*.parquet"))
     if not files:
@@ -138,7 +138,7 @@ def _parquet_batches(src: str, block_bytes: int) -> Iterator[tuple]:
         yield ("run", _as_batch(str(f)))
 
 
-def _whole_file(src: str, block_bytes: int) -> Iterator[tuple]:
+def _whole_file(src: str, block_bytes: int, workers: int = 1) -> Iterator[tuple]:
     yield ("run", _as_batch(src))
 
 
@@ -269,12 +269,14 @@ def stream_kind(src: str | os.PathLike) -> SourceKind | None:
     return next((k for k in KINDS if k.split is not None and k.recognise(str(src))), None)
 
 
-def tasks(run_path, block_bytes: int = BLOCK_BYTES) -> Iterator[tuple]:
+def tasks(run_path, block_bytes: int = BLOCK_BYTES, workers: int = 1) -> Iterator[tuple]:
     """The tasks :mod:`tierank.stream` evaluates a run source in, split as its kind says (any other
-    path is read as text, decompressed and cut on the fly)."""
+    path is read as text, decompressed and cut on the fly).  ``workers``: how many processes will
+    evaluate them (a plain file's last ranges then shrink, so that the workers finish together:
+    :func:`tierank.io.blocks.iter_ranges`)."""
     src = str(run_path)
     kind = stream_kind(src)
-    yield from (kind.split if kind is not None and kind.split is not None else _text_blocks)(src, block_bytes)
+    yield from (kind.split if kind is not None and kind.split is not None else _text_blocks)(src, block_bytes, workers)
 
 
 def batches_of(run_path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[Run]:

@@ -108,7 +108,7 @@ def evaluate_task(task, ctx: dict | None = None) -> tuple:
             return [], None, 0, lines
     if task[0] in ("range", "text"):
         try:
-            run = parse_block(src, block, first)
+            run = parse_block(src, block, first, ranks=False)
         except EmptyRun:  # comment lines only: no run lines here
             return [], None, 0, lines
         except TierankInputError as e:
@@ -158,8 +158,8 @@ def _without_documents(qrels: Qrels, measures, kwargs: dict, source: str) -> Eva
     return replace(res, settings=settings)
 
 
-def _tasks(run_path, block_bytes: int) -> Iterator[tuple]:
-    yield from source_tasks(run_path, block_bytes)  # split as its source kind says (tierank.io.sources)
+def _tasks(run_path, block_bytes: int, jobs: int = 1) -> Iterator[tuple]:
+    yield from source_tasks(run_path, block_bytes, jobs)  # split as its source kind says (tierank.io.sources)
 
 
 #: with several workers, a run file is cut into at least this many blocks per worker: few large blocks
@@ -272,7 +272,7 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str | M
     sent: deque = deque()  # the tasks in flight, in order: the results come back in this order
 
     def tasks() -> Iterator[tuple]:
-        for task in _tasks(run_path, balanced_block_bytes(run_path, block_bytes, jobs)):
+        for task in _tasks(run_path, balanced_block_bytes(run_path, block_bytes, jobs), jobs):
             sent.append(task)
             yield ("check", task) if failed[0] else task
 
