@@ -71,6 +71,26 @@ def test_real_run_gzip_and_workers(tmp_path):
     assert len(parts) > 3 and sum(len(p.qids) for p in parts) == 200
 
 
+def test_guided_tail_ranges_with_workers(tmp_path, monkeypatch):
+    """With several workers a plain file's last ranges shrink (iter_ranges tail): the same numbers, and the
+    per-query order, as in memory; a deep bad line is still located in the file."""
+    import tierank.io.blocks as blocks
+
+    monkeypatch.setattr(blocks, "MIN_TAIL_BYTES", 300)
+    q = example_path("askubuntu-qrels")
+    p = tmp_path / "run.txt"
+    p.write_bytes(gzip.decompress(open(example_path("askubuntu-run"), "rb").read()))
+    ref = tierank.evaluate(q, str(p), MEASURES)
+    assert len(list(blocks.iter_ranges(p, 20000, tail=2))) > len(list(blocks.iter_ranges(p, 20000))) + 5
+    got = evaluate_stream(q, p, MEASURES, block_bytes=20000, jobs=2)
+    assert got.records() == ref.records() and got.qids == ref.qids
+    lines = p.read_text().splitlines()
+    lines[-7] = lines[-7].rsplit(" ", 2)[0] + " x t"
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(TierankInputError, match=rf"run\.txt:{len(lines) - 6}:"):
+        evaluate_stream(q, p, MEASURES, block_bytes=20000, jobs=2)
+
+
 def test_errors_are_located_in_the_file_across_blocks(tmp_path):
     p = tmp_path / "run.txt"
     lines = [f"q{i // 10} Q0 d{i} {i} {1.0 / (i + 1)!r} t" for i in range(100)]
