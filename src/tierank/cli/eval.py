@@ -223,14 +223,19 @@ def _evaluate(qrels: Path, named: dict[str, Path], measures: list, jobs: int | N
                 prog.phase(f"evaluating {path}{size} in memory")
                 return {name: evaluate(str(qrels), str(path), measures, **kwargs)}
             # worker processes: imported when streaming
+            from ..processes import keep_freed_memory
             from ..stream import BLOCK_BYTES, evaluate_stream
+
+            keep_freed_memory()  # this process is ours: with -j 1 it parses every block itself
 
             prog.phase(f"streaming {path} with {jobs} worker{'s' * (jobs > 1)}")
             return {name: evaluate_stream(str(qrels), str(path), measures, jobs=jobs, progress=prog.stream,
                                           block_bytes=block_bytes or BLOCK_BYTES, **kwargs)}
         from ..io.convert import to_qrels
+        from ..processes import keep_freed_memory
         from ..stream import evaluate_many
 
+        keep_freed_memory()  # several runs, one after another in this process with -j 1
         prog.phase(f"reading {qrels}")
         q = to_qrels(str(qrels))
         total = len(named)

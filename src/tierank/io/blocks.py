@@ -190,12 +190,22 @@ def query_ids(block: bytes) -> list[str]:
     return list(dict.fromkeys(f.decode("utf-8", "surrogateescape") for f in first if f))
 
 
-def _qids(run: Run) -> pa.Array:
-    return run.qid.dictionary_decode() if pa.types.is_dictionary(run.qid.type) else run.qid
+def distinct_qids(run: Run) -> list[str]:
+    """The distinct query ids of ``run`` in the order they first appear, without decoding a dictionary-encoded
+    column row by row (its distinct codes are found, then their few strings).
 
-
-#: public name of :func:`_qids` (used by :mod:`tierank.stream`)
-run_qids = _qids
+    >>> import numpy as np
+    >>> ids = pa.array(["q2", "q1", "q2", "q3"]).dictionary_encode()
+    >>> distinct_qids(Run(qid=ids, docid=pa.array(list("abcd")), score=np.zeros(4), rank=None, source=""))
+    ['q2', 'q1', 'q3']
+    """
+    qid = run.qid
+    if not pa.types.is_dictionary(qid.type):
+        return pc.unique(qid).to_pylist()
+    if isinstance(qid, pa.ChunkedArray):
+        qid = qid.unify_dictionaries().combine_chunks()
+    # unique again: a dictionary may hold a string twice (two codes, one query)
+    return pc.unique(qid.dictionary.take(pc.unique(qid.indices))).to_pylist()
 
 
 _FIRST_FIELD = re.compile(rb"[ \t]*([^ \t\r\n]*)")
@@ -501,7 +511,7 @@ def iter_batches(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Ite
             continue
         try:
             run = _parse(src, block, line)
-            qids = pc.unique(_qids(run)).to_pylist()
+            qids = distinct_qids(run)
         except EmptyRun:  # a block of comment lines only
             continue
         except TierankInputError as e:

@@ -39,11 +39,11 @@ from ..io.blocks import (
     LineCounter,
     ProblemLog,
     blank,
+    distinct_qids,
     line_count,
     parse_block,
     query_ids,
     read_range,
-    run_qids,
     shift_problems,
 )
 from ..io.convert import to_qrels
@@ -117,8 +117,8 @@ def evaluate_task(task, ctx: dict | None = None) -> tuple:
     else:
         run = task[1]
     if check_only:
-        return pc.unique(run_qids(run)).to_pylist(), None, len(run), lines
-    qids = pc.unique(run_qids(run)).to_pylist()
+        return distinct_qids(run), None, len(run), lines
+    qids = distinct_qids(run)
     judged = _judgments_of(ctx["qrels"], pa.array(qids, pa.string()))
     if len(judged) == 0:
         return qids, None, len(run), lines

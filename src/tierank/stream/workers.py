@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 
+from ..processes import keep_freed_memory
+
 __all__ = ["worker_pool", "die_with_parent", "WATCH_SECONDS"]
 
 
@@ -26,6 +28,7 @@ def worker_pool(jobs: int, initializer: Callable | None = None, initargs: tuple 
     * Leaving the block by an exception (an error, Ctrl-C, SIGTERM turned into
       ``KeyboardInterrupt`` by the command line, a generator closed early) cancels the tasks not
       started and terminates the workers at once, rather than waiting for the tasks in flight.
+    * Workers keep the memory they free for their next task (:func:`tierank.processes.keep_freed_memory`).
     * Workers ignore SIGINT (Ctrl-C reaches the whole process group: the parent alone handles
       it, so the workers print no traceback) and die quietly on SIGTERM.
     """
@@ -68,6 +71,7 @@ def _start_worker(parent: int | None, initializer: Callable | None, initargs: tu
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler (fork copies it)
     die_with_parent(parent)
+    keep_freed_memory()  # a process of ours: each block reuses the memory of the one before
     if initializer is not None:
         initializer(*initargs)
 
