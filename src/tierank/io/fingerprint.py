@@ -33,10 +33,22 @@ def splitmix64(x: np.ndarray, inplace: bool = False) -> np.ndarray:
     return x
 
 
+_SEED_FIRST = np.uint64((int(_MULT) * int(_PRIME)) % (1 << 64))  # the seed's factor times the first step's
+
+
 def _horner(words: np.ndarray, start: np.ndarray, lens: np.ndarray, end: int) -> np.ndarray:
-    h = lens.astype(np.uint64) * _MULT
+    longest = int(lens.max()) if len(lens) else 0
+    if not longest:
+        return lens.astype(np.uint64) * _MULT
     with np.errstate(over="ignore"):
-        for w in range(int(-(-lens.max() // 8)) if len(lens) else 0):  # Horner's rule over 8-byte words
+        # the first word, in fewer steps: every string starts at or before ``end`` (so no clamp), and the
+        # seed (length x _MULT) times the first step's _PRIME is one product
+        word = words[start]
+        word &= _MASKS[lens if longest <= 8 else np.minimum(lens, 8)]
+        h = lens.astype(np.uint64)
+        h *= _SEED_FIRST
+        h += word
+        for w in range(1, -(-longest // 8)):  # Horner's rule over the other 8-byte words
             rem = lens - 8 * w
             np.clip(rem, 0, 8, out=rem)  # bytes of the string in this word
             at = start + 8 * w
@@ -44,7 +56,7 @@ def _horner(words: np.ndarray, start: np.ndarray, lens: np.ndarray, end: int) ->
             word = words[at]
             word &= _MASKS[rem]  # keep the string's own bytes only (none past its end)
             # a string already ended keeps its value: times 1 plus a zero word (in place, no np.where)
-            h *= _PRIME if w == 0 else _STEP[np.minimum(rem, 1)]
+            h *= _STEP[np.minimum(rem, 1)]
             h += word
     return h
 
