@@ -31,7 +31,6 @@ import argparse
 import filecmp
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -60,15 +59,20 @@ assert t.num_rows > 0
 
 
 def timed(cmd: list[str], stdout=subprocess.DEVNULL, env: dict | None = None) -> dict:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = time.perf_counter()
-    p = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE, env=env)
-    wall = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if p.returncode:
-        raise SystemExit(f"{cmd}: exit {p.returncode}: {p.stderr.decode()[-500:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall_s": wall, "cpu_s": cpu}
+    """Wall seconds, CPU seconds (user + system of the command and its workers) and the peak resident memory
+    of its largest process (``os.wait4``: this command's own, not the largest of every command so far)."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as err:
+        t = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=stdout, stderr=err, env=env)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode:
+            err.seek(0)
+            raise SystemExit(f"{cmd}: exit {p.returncode}: {err.read().decode()[-500:]}")
+    return {"wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "peak_mib": ru.ru_maxrss / 1024}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,17 +132,18 @@ def main(argv: list[str] | None = None) -> int:
                 s["load1"] = os.getloadavg()[0]
                 samples[label].append(s)
                 print(f"{size}M round {r + 1} {label}: {s['wall_s']:.2f} s wall, {s['cpu_s']:.2f} s CPU, "
-                      f"load {s['load1']:.2f}", file=sys.stderr, flush=True)
+                      f"{s['peak_mib']:.0f} MiB, load {s['load1']:.2f}", file=sys.stderr, flush=True)
         same = all(filecmp.cmp(outs["tierank -j 1"], o, shallow=False) for o in outs.values())
         for label, ss in samples.items():
             rows.append({"size": f"{size}M", "lines": lines, "command": label,
                          "wall_s": statistics.median(s["wall_s"] for s in ss),
                          "cpu_s": statistics.median(s["cpu_s"] for s in ss),
+                         "peak_mib": max(s["peak_mib"] for s in ss),
                          "load1": statistics.median(s["load1"] for s in ss), "samples": ss,
                          "jsonl_j1_equals_j2": same})
     print("| size | command | wall s | CPU s | M lines/s | vs -j 1 | vs -j 1, one thread | vs trec_eval "
-          "| vs floor | load |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| vs floor | peak MiB | load |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         ref = {x["command"]: x["wall_s"] for x in rows if x["size"] == r["size"]}
         ours = r["command"].startswith(("tierank", "before"))
@@ -150,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         floor = ref["cat run"] + ref["read_csv, one thread" if "-j 1" in r["command"] else "read_csv, every core"]
         vfl = f"{r['wall_s'] / floor:.2f}x" if ours else ""
         print(f"| {r['size']} | {r['command']} | {r['wall_s']:.2f} | {r['cpu_s']:.2f} | {mls} | {vs1} | {vs1t} | {vte} | "
-              f"{vfl} | {r['load1']:.1f} |")
+              f"{vfl} | {r['peak_mib']:.0f} | {r['load1']:.1f} |")
     for size in sorted({r["size"] for r in rows}):
         print(f"{size}: jsonl of every tierank command byte-identical: "
               f"{next(r['jsonl_j1_equals_j2'] for r in rows if r['size'] == size)}")
