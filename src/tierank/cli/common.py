@@ -10,7 +10,8 @@
   :data:`tierank.evaluate.UNJUDGED`, the score formats of :mod:`tierank.analysis.precision`),
   so that the help cannot drift from what is accepted.
 * Every ``-o`` target is checked with :func:`tierank.io.writers.check_output` before any
-  work is done (:func:`check_figure_stem` for the two files of a figure).
+  work is done (:func:`check_figure_stem` for the two files of a figure); :mod:`tierank.io.writers`
+  is imported only where there is a file to check or write (not by ``tierank eval`` to stdout).
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from typer.core import TyperGroup, TyperOption
 from ..analysis.precision import DEFAULT_FORMATS, FLOAT_FORMATS
 from ..errors import TierankError, TierankInputError
 from ..evaluate import UNJUDGED
-from ..io.writers import check_output, ensure_dir
 from ..measures import supported
 from ..measures.linear import REL
 from ..report.formats import help_text as format_help
@@ -335,6 +335,8 @@ def check_figure_stem(stem: Path, protect: tuple) -> None:
 
     The figure writer creates a missing folder (:func:`~tierank.io.writers.ensure_dir`): then it is
     checked that it can be."""
+    from ..io.writers import check_output, ensure_dir
+
     if ensure_dir(stem.parent, create=False).is_dir():
         for ext in FIGURE_SUFFIXES:
             check_output(stem.with_name(f"{stem.name}.{ext}"), protect)
@@ -363,9 +365,9 @@ def print_tables(tables, output: Path | None, protect: tuple) -> None:
     """rich tables to the terminal, or as plain text (160 columns, no colours) to ``output`` (``-``: stdout)."""
     from rich.console import Console
 
-    from ..io.writers import write_atomic
-
     if output is not None:
+        from ..io.writers import write_atomic
+
         buf = io.StringIO()
         console = Console(emoji=False, file=buf, width=160, force_terminal=False, color_system=None)
         for t in tables:
