@@ -6,7 +6,7 @@
   the ``pip install`` command).
 * The option types (``Output``, ``Format``, ``Measures``, ``TieBreakOption``, ...) take
   their choices and help from the registries and constants (the measure registry,
-  :data:`tierank.ties.POLICIES`, :data:`tierank.report.formats.FORMATS`,
+  :data:`tierank.ties.POLICIES`, :data:`tierank.report.formats.CATALOGUE`,
   :data:`tierank.evaluate.UNJUDGED`, the score formats of :mod:`tierank.analysis.precision`),
   so that the help cannot drift from what is accepted.
 * Every ``-o`` target is checked with :func:`tierank.io.writers.check_output` before any
@@ -33,9 +33,9 @@ from ..errors import TierankError, TierankInputError
 from ..evaluate import UNJUDGED
 from ..measures import supported
 from ..measures.linear import REL
+from ..report.formats import TREC_STATS
 from ..report.formats import help_text as format_help
 from ..report.formats import names as format_names
-from ..report.formats.trec_eval import TREC_STATS
 from ..ties import POLICIES
 
 DEFAULT_MEASURES = ["nDCG@10", "RR@10", "AP", "P@10", "R@100"]
@@ -61,11 +61,11 @@ if TYPE_CHECKING:
     Stat = Enum
     Unjudged = Enum
 else:
-    #: output formats of flat records and of MTEB's results (:data:`tierank.report.formats.FORMATS`)
+    #: output formats of flat records and of MTEB's results (:data:`tierank.report.formats.CATALOGUE`)
     Fmt = choices_enum("Fmt", format_names("records"))
-    #: output formats of ``tierank eval`` (:data:`tierank.report.formats.FORMATS`: also trec_eval's layout)
+    #: output formats of ``tierank eval`` (:data:`tierank.report.formats.CATALOGUE`: also trec_eval's layout)
     EvalFmt = choices_enum("EvalFmt", format_names("results"))
-    #: the statistic ``--format trec_eval`` prints (:data:`tierank.report.formats.trec_eval.TREC_STATS`)
+    #: the statistic ``--format trec_eval`` prints (:data:`tierank.report.formats.TREC_STATS`)
     Stat = choices_enum("Stat", TREC_STATS)
     #: conventions for unjudged documents (:data:`tierank.evaluate.UNJUDGED`)
     Unjudged = choices_enum("Unjudged", UNJUDGED)
