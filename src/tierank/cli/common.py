@@ -353,9 +353,9 @@ def status(text: str):
 
 def emit(text: str, output: Path | None, protect: tuple) -> None:
     """``text`` to ``output`` (atomically) or to stdout."""
-    from ..io.writers import write_atomic
-
     if output is not None:
+        from ..io.writers import write_atomic
+
         write_atomic(output, text, protect=protect)
     else:
         sys.stdout.write(text)
