@@ -1,6 +1,8 @@
-"""`tierank eval`."""
+"""`tierank eval`.
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: typer reads the command's annotations twice per call, and
+string annotations would be evaluated each time (about 3 ms of a small run).
+"""
 
 from pathlib import Path
 from typing import Annotated
