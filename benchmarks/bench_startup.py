@@ -15,11 +15,18 @@ time (user + system) are both reported: on a machine loaded by other work, CPU t
     python benchmarks/bench_startup.py              # 41 repetitions
     python benchmarks/bench_startup.py --reps 11    # quick check
     python benchmarks/bench_startup.py --baseline /path/to/other/src   # also time another checkout
+    python benchmarks/bench_startup.py --phases 11  # also: where a small run's CPU time goes
+
+``--phases N`` runs ``tierank eval`` (table and jsonl) N more times, each in a fresh process that marks its CPU
+time (``time.process_time``) after each step of the start-up (numpy and pyarrow, pyarrow.compute, the rest of
+``import tierank``, typer, ``import tierank.cli``) and after the command, and lists the modules of note that
+the command imports as it runs (pyarrow's lazy parts, numpy.ma, rich): medians, in milliseconds.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -79,10 +86,63 @@ def timed(cmd: list[str], env: dict) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+#: one fresh process of ``--phases``: CPU milliseconds after each step, then the modules of note imported by the command
+PHASES_CODE = r"""
+import json, os, sys, time
+marks = []
+def mark(name):
+    marks.append((name, time.process_time() * 1000))
+mark("interpreter")
+import numpy, pyarrow; mark("import numpy, pyarrow")
+import pyarrow.compute; mark("import pyarrow.compute")
+import tierank; mark("rest of import tierank")
+import typer; mark("import typer")
+import tierank.cli; mark("rest of import tierank.cli")
+before = set(sys.modules)
+sys.argv = ["tierank", *sys.argv[1:]]
+sys.stdout = open(os.devnull, "w")
+try:
+    tierank.cli.main()
+except SystemExit as e:
+    assert not e.code, e.code
+mark("the command (arguments, reading, evaluating, output)")
+NOTE = ("numpy.ma", "pyarrow.acero", "pyarrow.dataset", "dateutil", "pandas", "rich.console", "rich.table",
+        "tierank.report.formats.grouped", "tierank.io.writers", "pydantic")
+sys.stderr.write(json.dumps({"marks": marks, "imported": [m for m in NOTE if m in sys.modules and m not in before]}))
+"""
+
+
+def phases(py: str, env: dict, qrels: Path, run: Path, reps: int) -> list[str]:
+    """The lines that say where the CPU time of a small ``tierank eval`` goes (see ``--phases``)."""
+    lines = []
+    for fmt in ("table", "jsonl"):
+        argv = ["eval", str(qrels), str(run), "-m", "nDCG@10", *(["-f", fmt] if fmt != "table" else [])]
+        steps: dict[str, list[float]] = {}
+        imported: set[str] = set()
+        for _ in range(reps + 1):  # the first warms the caches
+            done = subprocess.run([py, "-c", PHASES_CODE, *argv], env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise SystemExit(f"--phases failed: {done.stderr[-500:]}")
+            out = json.loads(done.stderr[done.stderr.rindex("{"):])
+            prev = 0.0
+            for name, ms in out["marks"]:
+                steps.setdefault(name, []).append(ms - prev)
+                prev = ms
+            imported.update(out["imported"])
+        total = sum(statistics.median(v) for v in steps.values())
+        lines += ["", f"tierank eval{' -f ' + fmt if fmt != 'table' else ''}: CPU ms per step, medians of {reps} "
+                      f"(total of medians {total:.0f} ms)", "", "| step | CPU (ms) |", "|---|---:|"]
+        lines += [f"| {name} | {statistics.median(v):.1f} |" for name, v in steps.items()]
+        lines.append(f"imported by the command as it runs: {', '.join(sorted(imported)) or 'none of note'}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=41, help="repetitions of each command (default 41)")
     ap.add_argument("--baseline", type=Path, help="another checkout's src folder: its tierank eval is timed too")
+    ap.add_argument("--phases", type=int, default=0, metavar="N",
+                    help="also N runs that show where a small run's CPU time goes, step by step (default 0: not)")
     args = ap.parse_args(argv)
     py = sys.executable
     with tempfile.TemporaryDirectory(prefix="tierank-startup-") as tmp:
@@ -118,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
                 w, c = timed(cmd, e)
                 walls[name].append(w)
                 cpus[name].append(c)
+        breakdown = phases(py, here, qrels, run, args.phases) if args.phases else []
     load = os.getloadavg()
     print(f"{args.reps} interleaved repetitions, medians; {os.cpu_count()} cores, load average "
           f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; Python {sys.version.split()[0]}; run: 1,000 lines, 10 queries")
@@ -129,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in commands:
         w, c = statistics.median(walls[name]), statistics.median(cpus[name])
         print(f"| {name} | {w:.3f} | {w / floor:.2f} | {c:.3f} | {c / floor_cpu:.2f} |")
+    for line in breakdown:
+        print(line)
     return 0
 
 

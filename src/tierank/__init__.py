@@ -6,18 +6,41 @@
 0.8333
 """
 
+from typing import TYPE_CHECKING
+
 from .errors import TierankError, TierankInputError
 from .evaluate import evaluate
 from .io import Qrels, Run, read_qrels, read_run, to_qrels, to_run
-from .io.subtopics import read_subtopic_qrels
 from .measures import Measure, parse_measure, supported
-from .measures.diversity import evaluate_diversity
 from .results import EvalResult
 from .ties import TieBreak
 from .version import __version__
+
+if TYPE_CHECKING:
+    from .io.subtopics import read_subtopic_qrels
+    from .measures.diversity import evaluate_diversity
 
 __all__ = [
     "evaluate", "evaluate_diversity", "read_subtopic_qrels", "EvalResult", "Measure", "parse_measure", "supported", "TieBreak",
     "Run", "Qrels", "read_run", "read_qrels", "to_run", "to_qrels",
     "TierankError", "TierankInputError", "__version__",
 ]
+
+#: public names imported on first use (the diversity measures and their subtopic qrels: not needed to
+#: evaluate a run, so that ``import tierank`` and ``tierank eval`` do not import them)
+_LAZY = {"evaluate_diversity": "measures.diversity", "read_subtopic_qrels": "io.subtopics"}
+
+
+def __getattr__(name: str):
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

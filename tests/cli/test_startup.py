@@ -24,6 +24,13 @@ from tierank.cli.common import QuickValues
 LAZY = ("pandas", "scipy", "matplotlib", "pydantic", "rich.console", "rich.table", "tierank.report.terminal",
         "tierank.hps", "tierank.stream", "tierank.analysis.inference")
 
+#: imported by no command at start-up, nor by ``tierank eval`` writing to stdout: the diversity measures,
+#: the output writer (and ``secrets``), the output formats' modules (only the one written is imported)
+UNUSED_BY_EVAL = ("tierank.measures.diversity", "tierank.io.subtopics", "fractions", "tierank.io.writers", "secrets",
+                  "csv", "tierank.report.formats.grouped")
+FORMAT_MODULES = tuple(f"tierank.report.formats.{m}" for m in ("table", "delimited", "jsondoc", "jsonl", "trec_eval",
+                                                               "markdown", "latex"))
+
 
 def _modules(code: str, *argv: str) -> tuple[set[str], subprocess.CompletedProcess]:
     """The modules a fresh interpreter has imported after ``code`` (run with ``sys.argv[1:] = argv``)."""
@@ -42,6 +49,11 @@ def test_import_of_the_command_line_is_light():
     mods, _ = _modules("import tierank.cli")
     assert not [m for m in LAZY if m in mods]
     assert not [m for m in mods if m.startswith("tierank.cli.") and m not in ("tierank.cli.app", "tierank.cli.common")]
+
+
+def test_import_of_the_command_line_imports_no_format_writer_or_diversity_measure():
+    mods, _ = _modules("import tierank.cli")
+    assert not [m for m in (*UNUSED_BY_EVAL, *FORMAT_MODULES) if m in mods]
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +81,70 @@ def test_small_eval_imports_neither_pandas_nor_pydantic_and_prints_the_same(smal
     assert lazy == expected.get(fmt, [])
     assert not [m for m in mods if m.startswith("tierank.cli.") and m not in (
         "tierank.cli.app", "tierank.cli.common", "tierank.cli.eval", "tierank.cli.progress")]
+
+
+@pytest.mark.parametrize("fmt", ["table", "jsonl", "tsv", "json", "trec_eval"])
+def test_small_eval_imports_the_module_of_its_format_only(small, fmt):
+    """A fresh ``tierank eval`` to stdout imports the module of the format it writes and no other, nor the
+    output writer or the diversity measures; its output is the output of a process that imported them all."""
+    qrels, run = small
+    argv = ("eval", str(qrels), str(run), "-m", "nDCG@10", "-q", "-f", fmt)
+    mods, p = _modules(MAIN, *argv)
+    everything = "import tierank.io.writers, tierank.measures.diversity, tierank.report.formats as f\nf.FORMATS"
+    _, ref = _modules(f"{everything}\n{MAIN}", *argv)
+    assert p.returncode == 0 and ref.returncode == 0, p.stderr + ref.stderr
+    assert (p.stdout, p.stderr) == (ref.stdout, ref.stderr) and p.stdout.strip()
+    modules = {"table": [], "tsv": ["delimited"], "json": ["jsondoc", "jsonl"]}.get(fmt, [fmt])  # json: jsonl's columns
+    assert [m for m in FORMAT_MODULES if m in mods] == [f"tierank.report.formats.{m}" for m in modules]
+    unused = [m for m in UNUSED_BY_EVAL if m in mods and (fmt != "trec_eval" or m.startswith("tierank."))]
+    # (trec_eval's summary imports pandas, and pandas csv and secrets); the terminal table is drawn by rich (which imports fractions); the other formats render a ResultTable
+    # (tsv with the csv module's quoting)
+    grouped = ["tierank.report.formats.grouped"]
+    assert unused == {"table": ["fractions"], "tsv": ["csv", *grouped]}.get(fmt, grouped)
+
+
+def test_eval_to_a_file_still_checks_it_before_any_work(small, tmp_path):
+    qrels, run = small
+    mods, p = _modules(MAIN.replace("assert not e.code, e.code", "print('EXIT', e.code)"),
+                       "eval", str(qrels), str(run), "-m", "P@5", "-o", str(qrels))
+    assert "EXIT 2" in p.stdout and "refusing to overwrite an input file" in p.stderr
+    assert "tierank.io.writers" in mods and "tierank.evaluate" in mods
+    out = tmp_path / "out.tsv"
+    mods, p = _modules(MAIN, "eval", str(qrels), str(run), "-m", "P@5", "-f", "tsv", "-o", str(out))
+    assert p.returncode == 0 and out.read_text().startswith("query\tmeasure\t")
+
+
+def test_the_diversity_names_of_the_package_are_imported_on_first_use():
+    code = ("import tierank\nassert 'tierank.measures.diversity' not in sys.modules\n"
+            "assert {'evaluate_diversity', 'read_subtopic_qrels'} <= set(dir(tierank))\n"
+            "from tierank import *\n"
+            "from tierank.measures.diversity import evaluate_diversity as e\n"
+            "from tierank.io.subtopics import read_subtopic_qrels as r\n"
+            "assert tierank.evaluate_diversity is e and tierank.read_subtopic_qrels is r\n"
+            "assert evaluate_diversity is e and read_subtopic_qrels is r")
+    mods, p = _modules(code)
+    assert p.returncode == 0, p.stderr
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        tierank.nothing  # noqa: B018
+
+
+def test_the_format_catalogue_is_what_the_modules_register():
+    """:data:`CATALOGUE` (help and choices without importing the modules) agrees with the formats the
+    modules register: names, order, help, and which write flat records."""
+    from tierank.report import formats
+
+    every = formats.FORMATS
+    assert list(every) == [name for name, *_ in formats.CATALOGUE] == list(formats.names())
+    for order, (name, module, help, records) in enumerate(formats.CATALOGUE):
+        f = every[name]
+        assert (f.help, f.order, f.records is not None or f.render is None) == (help, order, records)
+        written_by = f.render or f.records  # the terminal table has neither: drawn by tierank.report.terminal
+        assert getattr(written_by, "func", written_by).__module__ == f"tierank.report.formats.{module}" \
+            if written_by is not None else module == "table"
+    assert formats.names("records") == tuple(n for n, f in every.items() if f.records is not None or f.render is None)
+    assert formats.TREC_STATS is __import__("tierank.report.formats.trec_eval").report.formats.trec_eval.TREC_STATS
+    with pytest.raises(ValueError, match="not in CATALOGUE"):
+        formats.register("xml")
 
 
 def test_every_command_is_found_in_its_module():

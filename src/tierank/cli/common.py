@@ -6,11 +6,12 @@
   the ``pip install`` command).
 * The option types (``Output``, ``Format``, ``Measures``, ``TieBreakOption``, ...) take
   their choices and help from the registries and constants (the measure registry,
-  :data:`tierank.ties.POLICIES`, :data:`tierank.report.formats.FORMATS`,
+  :data:`tierank.ties.POLICIES`, :data:`tierank.report.formats.CATALOGUE`,
   :data:`tierank.evaluate.UNJUDGED`, the score formats of :mod:`tierank.analysis.precision`),
   so that the help cannot drift from what is accepted.
 * Every ``-o`` target is checked with :func:`tierank.io.writers.check_output` before any
-  work is done (:func:`check_figure_stem` for the two files of a figure).
+  work is done (:func:`check_figure_stem` for the two files of a figure); :mod:`tierank.io.writers`
+  is imported only where there is a file to check or write (not by ``tierank eval`` to stdout).
 """
 
 from __future__ import annotations
@@ -30,12 +31,11 @@ from typer.core import TyperGroup, TyperOption
 from ..analysis.precision import DEFAULT_FORMATS, FLOAT_FORMATS
 from ..errors import TierankError, TierankInputError
 from ..evaluate import UNJUDGED
-from ..io.writers import check_output, ensure_dir
 from ..measures import supported
 from ..measures.linear import REL
+from ..report.formats import TREC_STATS
 from ..report.formats import help_text as format_help
 from ..report.formats import names as format_names
-from ..report.formats.trec_eval import TREC_STATS
 from ..ties import POLICIES
 
 DEFAULT_MEASURES = ["nDCG@10", "RR@10", "AP", "P@10", "R@100"]
@@ -61,11 +61,11 @@ if TYPE_CHECKING:
     Stat = Enum
     Unjudged = Enum
 else:
-    #: output formats of flat records and of MTEB's results (:data:`tierank.report.formats.FORMATS`)
+    #: output formats of flat records and of MTEB's results (:data:`tierank.report.formats.CATALOGUE`)
     Fmt = choices_enum("Fmt", format_names("records"))
-    #: output formats of ``tierank eval`` (:data:`tierank.report.formats.FORMATS`: also trec_eval's layout)
+    #: output formats of ``tierank eval`` (:data:`tierank.report.formats.CATALOGUE`: also trec_eval's layout)
     EvalFmt = choices_enum("EvalFmt", format_names("results"))
-    #: the statistic ``--format trec_eval`` prints (:data:`tierank.report.formats.trec_eval.TREC_STATS`)
+    #: the statistic ``--format trec_eval`` prints (:data:`tierank.report.formats.TREC_STATS`)
     Stat = choices_enum("Stat", TREC_STATS)
     #: conventions for unjudged documents (:data:`tierank.evaluate.UNJUDGED`)
     Unjudged = choices_enum("Unjudged", UNJUDGED)
@@ -335,6 +335,8 @@ def check_figure_stem(stem: Path, protect: tuple) -> None:
 
     The figure writer creates a missing folder (:func:`~tierank.io.writers.ensure_dir`): then it is
     checked that it can be."""
+    from ..io.writers import check_output, ensure_dir
+
     if ensure_dir(stem.parent, create=False).is_dir():
         for ext in FIGURE_SUFFIXES:
             check_output(stem.with_name(f"{stem.name}.{ext}"), protect)
@@ -351,9 +353,9 @@ def status(text: str):
 
 def emit(text: str, output: Path | None, protect: tuple) -> None:
     """``text`` to ``output`` (atomically) or to stdout."""
-    from ..io.writers import write_atomic
-
     if output is not None:
+        from ..io.writers import write_atomic
+
         write_atomic(output, text, protect=protect)
     else:
         sys.stdout.write(text)
@@ -363,9 +365,9 @@ def print_tables(tables, output: Path | None, protect: tuple) -> None:
     """rich tables to the terminal, or as plain text (160 columns, no colours) to ``output`` (``-``: stdout)."""
     from rich.console import Console
 
-    from ..io.writers import write_atomic
-
     if output is not None:
+        from ..io.writers import write_atomic
+
         buf = io.StringIO()
         console = Console(emoji=False, file=buf, width=160, force_terminal=False, color_system=None)
         for t in tables:

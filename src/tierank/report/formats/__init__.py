@@ -1,14 +1,16 @@
-"""The one door for outputs: every output format, one module each, registered in :data:`FORMATS`.
+"""The one door for outputs: every output format, one module each, declared in :data:`CATALOGUE`.
 
-A format is a module of this package that builds one :class:`Format` and registers it with
-:func:`register` (its registration: the module's name in :data:`MODULES`).  A format renders the one
-grouped result, :class:`~tierank.report.formats.grouped.ResultTable` (query x measure x statistics
-for one or several runs), and, when it can, flat records (``tierank ties``, ``sweep``, ``bands``,
-the leaderboard).  The command line's ``--format`` choices and their help come from this registry:
-:func:`names` (``table`` is the terminal table, drawn by :mod:`tierank.report.terminal`).
+A format is a module of this package that renders the one grouped result,
+:class:`~tierank.report.formats.grouped.ResultTable` (query x measure x statistics for one or several
+runs), and, when it can, flat records (``tierank ties``, ``sweep``, ``bands``, the leaderboard); it
+registers its renderers with :func:`register`.  The command line's ``--format`` choices and their help
+come from :data:`CATALOGUE` (:func:`names`, :func:`help_text`; ``table`` is the terminal table, drawn by
+:mod:`tierank.report.terminal`), so that a command imports the module of the one format it writes, when
+it writes it (:data:`FORMATS`, every format registered, imports them all).
 
 Adding a format: one module here (``render(table, per_query, **options) -> str`` and optionally
-``records(records, fields, document) -> str``) and its name in :data:`MODULES`.
+``records(records, fields, document) -> str``, registered with ``register("name", render, records)``)
+and its line in :data:`CATALOGUE`.
 
 Examples
 --------
@@ -23,12 +25,15 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...errors import TierankInputError
-from .grouped import Block, Group, ResultTable, jsonable, num, num_column
 
-__all__ = ["FORMATS", "Format", "register", "names", "render", "render_records", "ResultTable", "Group", "Block",
-           "jsonable", "num", "num_column", "help_text"]
+if TYPE_CHECKING:
+    from .grouped import Block, Group, ResultTable, jsonable, num, num_column
+
+__all__ = ["FORMATS", "CATALOGUE", "Format", "register", "names", "render", "render_records", "ResultTable", "Group",
+           "Block", "jsonable", "num", "num_column", "help_text", "TREC_STATS"]
 
 
 @dataclass(frozen=True)
@@ -44,45 +49,100 @@ class Format:
     order: int = 100
 
 
-#: every format by name, by ``order`` (the order of the ``--format`` choices)
-FORMATS: dict[str, Format] = {}
+#: every format, in the order of the ``--format`` choices: its name, its module, one line of help, and
+#: whether it writes flat records (the terminal table draws them; trec_eval's layout has none)
+CATALOGUE: tuple[tuple[str, str, str, bool], ...] = (
+    ("table", "table", "the terminal table (the default)", True),
+    ("tsv", "delimited", "tab-separated rows", True),
+    ("json", "jsondoc", "one JSON document: settings, ties, aggregate (and per_query)", True),
+    ("jsonl", "jsonl", "JSON lines: every per-query and aggregate record", True),
+    ("csv", "delimited", "comma-separated rows", True),
+    ("trec_eval", "trec_eval", "trec_eval's own layout, one statistic (--stat)", False),
+    ("markdown", "markdown", "a Markdown table (pipes)", True),
+    ("latex", "latex", "a LaTeX table with booktabs rules", True),
+)
 
-#: the format modules, in the order their formats are listed: a new format is one module and its name here
-MODULES = ("table", "delimited", "jsondoc", "jsonl", "trec_eval", "markdown", "latex")
+#: the format modules, in the order their formats are listed
+MODULES = tuple(dict.fromkeys(module for _, module, _, _ in CATALOGUE))
+
+#: the statistics ``--format trec_eval`` can print (``--stat``): the result's columns (:mod:`.trec_eval`)
+TREC_STATS = ("oblivious", "expected", "min", "max", "std", "range", "bias")
+
+_DECLARED = {name: (module, help, records, order) for order, (name, module, help, records) in enumerate(CATALOGUE)}
+
+#: the formats registered so far (their modules imported), by name
+_REGISTERED: dict[str, Format] = {}
+
+#: the names :mod:`.grouped` gives this package, imported on first use (the terminal table needs none)
+_GROUPED = ("ResultTable", "Group", "Block", "jsonable", "num", "num_column")
 
 
-def register(fmt: Format) -> Format:
-    """Register ``fmt`` (a module's registration); a name given twice is an error."""
-    if fmt.name in FORMATS:
+def register(fmt: Format | str, render: Callable[..., str] | None = None,
+             records: Callable[..., str] | None = None) -> Format:
+    """Register a format (a module's registration): ``register("name", render, records)`` for a format
+    of :data:`CATALOGUE` (its help and place from there), or a whole :class:`Format`; a name given twice
+    is an error."""
+    if isinstance(fmt, str):
+        if fmt not in _DECLARED:
+            raise ValueError(f"output format {fmt!r} is not in CATALOGUE: give its Format")
+        _, help, _, order = _DECLARED[fmt]
+        fmt = Format(fmt, help, render, records, order=order)
+    if fmt.name in _DECLARED:
+        if (fmt.records is not None or fmt.render is None) != _DECLARED[fmt.name][2]:
+            raise ValueError(f"output format {fmt.name!r}: its flat records disagree with CATALOGUE")
+        _load(fmt.name)  # its module registers it (in that module's import, this is that module: no-op)
+    if fmt.name in _REGISTERED:
         raise ValueError(f"output format {fmt.name!r} registered twice")
-    FORMATS[fmt.name] = fmt
-    ordered = sorted(FORMATS.values(), key=lambda f: f.order)
-    FORMATS.clear()
-    FORMATS.update((f.name, f) for f in ordered)
+    _REGISTERED[fmt.name] = fmt
     return fmt
 
 
-for _module in MODULES:
-    importlib.import_module(f"{__name__}.{_module}")
+def _load(name: str) -> Format | None:
+    """The registered format ``name``, its module imported first when it is one of :data:`CATALOGUE`."""
+    if name not in _REGISTERED and name in _DECLARED:
+        importlib.import_module(f"{__name__}.{_DECLARED[name][0]}")
+    return _REGISTERED.get(name)
+
+
+def _every() -> dict[str, Format]:
+    """Every format, registered (each module imported), by ``order`` (the order of the ``--format`` choices)."""
+    for name in _DECLARED:
+        _load(name)
+    return dict(sorted(_REGISTERED.items(), key=lambda item: item[1].order))
+
+
+def __getattr__(name: str):
+    if name == "FORMATS":  # every format by name, in the order of the --format choices: imports every module
+        return _every()
+    if name in _GROUPED:
+        from . import grouped
+
+        value = getattr(grouped, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def names(kind: str = "results") -> tuple[str, ...]:
     """The format names for ``kind``: ``"results"`` (``tierank eval``: every format), ``"records"``
     (the formats of flat records, and of MTEB's results: all but trec_eval's layout)."""
+    others = [f for n, f in sorted(_REGISTERED.items(), key=lambda item: item[1].order) if n not in _DECLARED]
     if kind == "results":
-        return tuple(FORMATS)
+        return (*_DECLARED, *(f.name for f in others))
     if kind == "records":
-        return tuple(n for n, f in FORMATS.items() if f.records is not None or f.render is None)
+        return (*(n for n, d in _DECLARED.items() if d[2]),
+                *(f.name for f in others if f.records is not None or f.render is None))
     raise ValueError(f"unknown kind of format names {kind!r}")
 
 
 def help_text(kind: str = "results") -> str:
     """``name: help`` of every format of ``kind``, for the command line's help."""
-    return "; ".join(f"{n}: {FORMATS[n].help}" for n in names(kind))
+    helps = {n: d[1] for n, d in _DECLARED.items()} | {n: f.help for n, f in _REGISTERED.items()}
+    return "; ".join(f"{n}: {helps[n]}" for n in names(kind))
 
 
 def _get(fmt: str, kind: str) -> Format:
-    f = FORMATS.get(fmt)
+    f = _load(fmt)
     if f is None or fmt not in names(kind) or (kind == "results" and f.render is None) or \
             (kind == "records" and f.records is None):
         raise TierankInputError(f"unknown format {fmt!r}; accepted: {', '.join(names(kind))}")
@@ -93,6 +153,8 @@ def render(table, fmt: str, per_query: bool = False, **options) -> str:
     """``table`` (a :class:`ResultTable`, an :class:`~tierank.results.EvalResult` or ``{run name:
     EvalResult}``) in format ``fmt``; ``options`` go to the format (trec_eval's ``plan``, ``stat``,
     ``summary``, ``runid``)."""
+    from .grouped import ResultTable
+
     if not isinstance(table, ResultTable):
         table = ResultTable.of(table)
     f = _get(fmt, "results")

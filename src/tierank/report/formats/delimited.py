@@ -19,7 +19,7 @@ import csv
 import functools
 import io
 
-from . import Format, register
+from . import register
 from .grouped import ResultTable, num, num_column
 
 
@@ -64,6 +64,5 @@ def records(recs: list[dict], fields: tuple[str, ...], document: dict | None = N
     return buf.getvalue()
 
 
-TSV = register(Format("tsv", "tab-separated rows", render, records, order=1))
-CSV = register(Format("csv", "comma-separated rows",
-                      functools.partial(render, delimiter=","), functools.partial(records, delimiter=","), order=4))
+TSV = register("tsv", render, records)
+CSV = register("csv", functools.partial(render, delimiter=","), functools.partial(records, delimiter=","))

@@ -18,7 +18,7 @@ import json
 
 import numpy as np
 
-from . import Format, register
+from . import register
 from .grouped import Group, ResultTable, jsonable
 from .jsonl import _json_column
 
@@ -91,4 +91,4 @@ def records(recs: list[dict], fields: tuple[str, ...], document: dict | None = N
     return json.dumps(jsonable(document if document is not None else recs), indent=2, allow_nan=False) + "\n"
 
 
-FORMAT = register(Format("json", "one JSON document: settings, ties, aggregate (and per_query)", render, records, order=2))
+FORMAT = register("json", render, records)

@@ -19,7 +19,7 @@ import json
 
 import numpy as np
 
-from . import Format, register
+from . import register
 from .grouped import Group, ResultTable, jsonable, repr_column
 
 
@@ -92,4 +92,4 @@ def records(recs: list[dict], fields: tuple[str, ...], document: dict | None = N
     return "".join(json.dumps({k: jsonable(r.get(k)) for k in fields}, allow_nan=False) + "\n" for r in recs)
 
 
-FORMAT = register(Format("jsonl", "JSON lines: every per-query and aggregate record", render, records, order=3))
+FORMAT = register("jsonl", render, records)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from . import Format, register
+from . import register
 from .grouped import ResultTable, cell, numeric_fields, text_rows
 
 _SPECIAL = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$", "{": r"\{",
@@ -57,4 +57,4 @@ def records(recs: list[dict], fields: tuple[str, ...], document: dict | None = N
     return _table(fields, numeric_fields(recs, fields), ([cell(r.get(k)) for k in fields] for r in recs))
 
 
-FORMAT = register(Format("latex", "a LaTeX table with booktabs rules", render, records, order=7))
+FORMAT = register("latex", render, records)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from . import Format, register
+from . import register
 from .grouped import ResultTable, cell, numeric_fields, text_rows
 
 
@@ -50,4 +50,4 @@ def records(recs: list[dict], fields: tuple[str, ...], document: dict | None = N
     return _table(fields, numeric_fields(recs, fields), ([cell(r.get(k)) for k in fields] for r in recs))
 
 
-FORMAT = register(Format("markdown", "a Markdown table (pipes)", render, records, order=6))
+FORMAT = register("markdown", render, records)

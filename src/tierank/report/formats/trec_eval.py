@@ -10,11 +10,8 @@ import numpy as np
 
 from ...errors import TierankInputError
 from ...measures.names import plan as measure_plan
-from . import Format, register
+from . import TREC_STATS, register
 from .grouped import ResultTable
-
-#: the statistics ``--format trec_eval`` can print (``--stat``): the result's columns
-TREC_STATS = ("oblivious", "expected", "min", "max", "std", "range", "bias")
 
 
 def _trec_value(x: float, count: bool) -> str:
@@ -118,4 +115,4 @@ def render(table: ResultTable, per_query: bool, *, plan=None, stat: str = "obliv
                    for g in table.groups)
 
 
-FORMAT = register(Format("trec_eval", "trec_eval's own layout, one statistic (--stat)", render, order=5))
+FORMAT = register("trec_eval", render)
