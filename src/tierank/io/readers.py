@@ -219,7 +219,8 @@ def read_run(path: str | os.PathLike, duplicates: str = "error") -> Run:
 
 
 def _reserved(ids: pa.Array) -> bool:
-    return bool(pc.any(pc.equal(ids, RESERVED_QID)).as_py())
+    # a typed scalar: a bare Python string makes pyarrow infer its type (and import dateutil to do so)
+    return bool(pc.any(pc.equal(ids, pa.scalar(RESERVED_QID, pa.string()))).as_py())
 
 
 def _has_duplicates(t: pa.Table) -> bool:

@@ -191,7 +191,7 @@ def _validate_columns(qid: pa.Array, docid: pa.Array, values: np.ndarray, source
     if qid.null_count or docid.null_count:
         rows = np.flatnonzero(np.asarray(pc.or_(pc.is_null(qid), pc.is_null(docid))))
         raise _rows_problem(source, rows, "missing query or document id")
-    reserved = np.asarray(pc.equal(qid, RESERVED_QID))
+    reserved = np.asarray(pc.equal(qid, pa.scalar(RESERVED_QID, pa.string())))
     if reserved.any():
         raise _rows_problem(source, np.flatnonzero(reserved), RESERVED_REASON)
     bad = ~np.isfinite(values)
