@@ -11,6 +11,7 @@ measure, each column formatted once); records (dicts) are built only when asked 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -133,6 +134,27 @@ def repr_column(v: np.ndarray, nan: str = "nan") -> list[str]:
     if np.isnan(v).any():
         out = [nan if s == "nan" else s for s in out]
     return out
+
+
+_JSON_PLAIN = re.compile(r"[^ !#-\[\]-~]")  # what json.dumps escapes: quote, backslash, controls, non-ASCII
+
+
+def json_strings(values: list[str]) -> list[str]:
+    """``json.dumps`` of every string of ``values``: plain printable ASCII (the usual query ids) is quoted
+    without a call per string; anything else is left to ``json.dumps``.
+
+    >>> json_strings(["q1", "query 2"])
+    ['"q1"', '"query 2"']
+    >>> import json
+    >>> ids = ["q1", 'say "hi"', "caf\u00e9", "a\\b", "tab\there", "\x7f"]
+    >>> json_strings(ids) == [json.dumps(x) for x in ids]
+    True
+    """
+    import json
+
+    if _JSON_PLAIN.search("".join(values)) is None:
+        return ['"' + v + '"' for v in values]
+    return list(map(json.dumps, values))
 
 
 def num_column(v: np.ndarray) -> list[str]:

@@ -19,7 +19,7 @@ import json
 import numpy as np
 
 from . import register
-from .grouped import Group, ResultTable, jsonable
+from .grouped import Group, ResultTable, json_strings, jsonable
 from .jsonl import _json_column
 
 
@@ -36,7 +36,7 @@ def _per_query_text(table: ResultTable, g: Group, indent: str) -> str:
         record = "{}".join(p.replace("{", "{{").replace("}", "}}") for p in pieces)  # one field per gap
         cols = [_json_column(b.values[c]) for c in r.columns]
         if queries is None:
-            queries = list(map(json.dumps, b.queries))
+            queries = json_strings(b.queries)
         parts.extend(map(record.format, queries, *cols))
     if not parts:
         return "[]"

@@ -20,7 +20,7 @@ import json
 import numpy as np
 
 from . import register
-from .grouped import Group, ResultTable, jsonable, repr_column
+from .grouped import Group, ResultTable, json_strings, jsonable, repr_column
 
 
 def _dump(rec: dict) -> str:
@@ -66,7 +66,7 @@ def render_group(table: ResultTable, g: Group) -> list[str]:
         parts = ["{" + lead + '"query": ', ', "measure": ' + json.dumps(b.measure) + "".join(
             f', "{c}": ' for c in r.columns[:1])] + [f', "{c}": ' for c in r.columns[1:]] + [', "method": "exact"}\n']
         if queries is None:
-            queries = list(map(json.dumps, b.queries))
+            queries = json_strings(b.queries)
         out.append(interleave(parts, [queries] + [_json_column(b.values[c]) for c in r.columns]))
     out.extend(_dump({**g.keys, **rec}) for rec in r.records(per_query=False))
     return out
