@@ -257,6 +257,65 @@ class Prepared:
         return self.summary.to_dict()
 
 
+
+class Judgments:
+    """The judgments of the evaluated queries, looked up by (query code, docid) without a join.
+
+    Docids are coded by their index among the distinct judged docids (a hash lookup,
+    ``pyarrow.compute.index_in``), each (query, docid) pair becomes one int64 key
+    ``query * ndocs + code``, and keys are found by binary search in the sorted judgment keys.
+    Where a pair is judged more than once (no reader lets that through), the last judgment wins.
+
+    >>> j = Judgments(np.array([0, 0, 1]), pa.array(["a", "b", "a"]), np.array([1.0, 0.0, 2.0]))
+    >>> j.lookup(np.array([0, 1, 1, 0]), pa.array(["b", "a", "c", "z"])).tolist()
+    [1, 2, -1, -1]
+    >>> j.grades(np.array([1, 0]), pa.array(["a", "x"])).tolist()
+    [2.0, nan]
+    """
+
+    def __init__(self, q: np.ndarray, docid: pa.Array, grade: np.ndarray):
+        self.q = np.asarray(q, dtype=np.int64)
+        self.grade = np.asarray(grade)
+        if pa.types.is_dictionary(docid.type):
+            docid = docid.dictionary_decode()
+        enc = pc.dictionary_encode(docid)
+        self.docs = enc.dictionary
+        codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        self.ndocs = max(len(self.docs), 1)
+        keys = self.q * self.ndocs + codes
+        self.order = np.argsort(keys, kind="stable")
+        self.keys = keys[self.order]
+
+    def _doc_codes(self, docid: pa.Array) -> np.ndarray:
+        """Index of each docid among the judged docids (int64), -1 where none is judged."""
+        if pa.types.is_dictionary(docid.type):
+            return self._doc_codes(docid.dictionary)[docid.indices.to_numpy(zero_copy_only=False)]
+        docs = self.docs if self.docs.type == docid.type else self.docs.cast(docid.type)
+        return pc.index_in(docid, value_set=docs).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+    def lookup(self, q: np.ndarray, docid: pa.Array) -> np.ndarray:
+        """Index of the judgment of each (query code, docid) pair, -1 where there is none."""
+        out = np.full(len(q), -1, dtype=np.int64)
+        if not len(self.keys) or not len(q):
+            return out
+        code = self._doc_codes(docid)
+        rows = np.flatnonzero(code >= 0)
+        key = np.asarray(q, dtype=np.int64)[rows] * self.ndocs + code[rows]
+        at = np.searchsorted(self.keys, key, side="right") - 1
+        hit = at >= 0
+        hit[hit] = self.keys[at[hit]] == key[hit]
+        out[rows[hit]] = self.order[at[hit]]
+        return out
+
+    def grades(self, q: np.ndarray, docid: pa.Array) -> np.ndarray:
+        """float64 grade of each (query code, docid) pair, NaN where unjudged."""
+        found = self.lookup(q, docid)
+        out = np.full(len(q), np.nan)
+        hit = found >= 0
+        out[hit] = self.grade[found[hit]]
+        return out
+
+
 def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", rel_level: int = 1,
             complete: bool = False, candidates_only: bool = False,
             measures: Sequence[HasDepth] = (), count_judged: bool = False, max_depth: float = float("inf"),
@@ -286,9 +345,10 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", 
 
     qqi = pc.index_in(qrels.qid, value_set=value_set)
     qkeep = pc.is_valid(qqi)
-    qt = pa.table({"q": qqi.filter(qkeep).cast(pa.int64()), "d": qrels.docid.filter(qkeep),
-                   "g": pa.array(qrels.grade).filter(qkeep)})
-    qrels_q_idx, qrels_grade = qt.column("q").to_numpy(), qt.column("g").to_numpy()
+    keep_np = qkeep.to_numpy(zero_copy_only=False)
+    qrels_q_idx = qqi.filter(qkeep).cast(pa.int64()).to_numpy()
+    qrels_grade = np.asarray(qrels.grade)[keep_np] if len(keep_np) else np.asarray(qrels.grade)[:0]
+    judgments = Judgments(qrels_q_idx, qrels.docid.filter(qkeep), qrels_grade)
 
     order = lay._order  # None if already in score order; reordered in place below (the layout is ours)
     qi_s, new, starts, qstart, n = lay.sorted_codes, lay.group_first, lay.group_starts, lay.query_starts, lay.n
@@ -328,19 +388,16 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", 
     tied = np.flatnonzero(np.diff(gstart)[gid] > 1)
     break_ties(order, gid, tied, docid, policy, fingerprint(value_set), qi_s)
 
-    # grades of the kept rows by hash join on (query, docid); unjudged stays NaN
-    rt = pa.table({"q": qi_s, "d": docid.take(pa.array(order)), "i": np.arange(len(order), dtype=np.int64)})
-    joined = rt.join(qt, keys=["q", "d"], join_type="inner", use_threads=True)
-    grade_s = np.full(len(order), np.nan)
-    grade_s[joined.column("i").to_numpy()] = joined.column("g").to_numpy()
+    # grades of the kept rows: (query, docid) looked up among the judgments; unjudged stays NaN
+    grade_s = judgments.grades(qi_s, docid.take(pa.array(order)))
     qjudged = None
     if candidates_only or count_judged:
         # judged documents anywhere in the run, not only in the kept ranks
-        cand = pa.table({"q": qi.astype(np.int64), "d": docid}).join(qt, keys=["q", "d"], join_type="inner",
-                                                                      use_threads=True)
-        cq = cand.column("q").to_numpy()
+        found = judgments.lookup(qi.astype(np.int64), docid)
+        cand = found[found >= 0]
+        cq = judgments.q[cand]
         qjudged = np.bincount(cq, minlength=nq)
-    judged_grades = (cq, cand.column("g").to_numpy()) if candidates_only else (qrels_q_idx, qrels_grade)
+    judged_grades = (cq, judgments.grade[cand]) if candidates_only else (qrels_q_idx, qrels_grade)
     return Prepared(
         qids=qids, qstart=qstart, qi=qi_s, pos=pos, gid=gid, gstart=gstart, grade=grade_s,
         judged_grades=judged_grades, rel_level=rel_level, qlen=qlen, qjudged=qjudged,
