@@ -37,8 +37,10 @@ def test_eval_does_not_import_acero(tmp_path, extra):
 
 
 def _joined(q, d, jq, jd, jg):
-    """The reference: a dict of the judgments (the last one of a repeated pair wins)."""
-    judged = {(int(a), b): i for i, (a, b) in enumerate(zip(jq, jd))}
+    """The reference: a dict of the judgments (the first one of a repeated pair wins)."""
+    judged: dict = {}
+    for i, (a, b) in enumerate(zip(jq, jd)):
+        judged.setdefault((int(a), b), i)
     return [judged.get((int(a), b), -1) for a, b in zip(q, d)]
 
 

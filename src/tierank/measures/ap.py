@@ -95,10 +95,10 @@ class AP(Measure):
         csum = np.concatenate(([0.0], np.cumsum(prep.relevant(self.level))))
         before = csum[prep.gstart[:-1]] - csum[prep.qstart[prep.gq]]
         g = prep.gid[rows]
-        t = prep.pos[rows] - prep.gpos0[g]
+        t = prep.goffset[rows]
         with np.errstate(invalid="ignore", divide="ignore"):
-            frac = np.where(m[g] > 1, (r[g] - 1.0) / (m[g] - 1.0), 0.0)
-        term = r[g] * (before[g] + 1.0 + t * frac) / (m[g] * pos1)
+            frac_g = np.where(m > 1, (r - 1.0) / (m - 1.0), 0.0)  # per group, then read per row
+        term = r[g] * ((before + 1.0)[g] + t * frac_g[g]) / (m[g] * pos1)
         expected = ratio(np.bincount(qi, weights=term, minlength=prep.nq), nrel)
         # only groups holding both relevant and non-relevant documents can vary
         idx, local, mixed = select_segments(g, (r > 0) & (r < m))

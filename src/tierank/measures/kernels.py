@@ -58,7 +58,13 @@ def segment_firsts(seg: np.ndarray) -> np.ndarray:
     >>> segment_firsts(np.array([0, 0, 2, 2, 2, 3]))
     array([0, 2, 5])
     """
-    return np.flatnonzero(np.diff(seg, prepend=-1)) if len(seg) else np.zeros(0, np.int64)
+    if not len(seg):
+        return np.zeros(0, np.int64)
+    change = np.flatnonzero(seg[1:] != seg[:-1])
+    out = np.empty(len(change) + 1, dtype=np.int64)
+    out[0] = 0
+    np.add(change, 1, out=out[1:])
+    return out
 
 
 def segment_cumsum(x: np.ndarray, seg: np.ndarray) -> np.ndarray:

@@ -191,6 +191,11 @@ class Prepared:
         return np.diff(self.gstart)
 
     @cached_property
+    def goffset(self) -> np.ndarray:
+        """0-based offset of each row inside its tie group."""
+        return np.arange(self.n, dtype=np.int64) - self.gstart[self.gid]
+
+    @cached_property
     def gq(self) -> np.ndarray:
         """Query index of each group."""
         return self.qi[self.gstart[:-1]] if self.n else np.zeros(0, np.int64)
@@ -221,11 +226,11 @@ class Prepared:
 
         def compute():
             if base.dtype == bool:
-                r = np.rint(self.group_sum(base.astype(np.float64))).astype(np.int64)
-                offset = np.arange(self.n, dtype=np.int64) - self.gstart[self.gid]
+                r = self.cached(("true_in_group", kind, level if kind == "rel" else None),
+                                lambda: np.rint(self.group_sum(base)).astype(np.int64))
                 if which == "optimistic":
-                    return offset < r[self.gid]
-                return offset >= (self.gsize - r)[self.gid]
+                    return self.goffset < r[self.gid]
+                return self.goffset >= (self.gsize - r)[self.gid]
             return self.sorted_in_groups(base, which)
 
         return self.cached((which, kind, level if kind == "rel" else None), compute)
@@ -239,8 +244,12 @@ class Prepared:
         if which == "policy" or not self.n:
             return a
         out = a.copy()
-        first = self.gstart[:-1]
-        mixed = np.maximum.reduceat(a, first) != np.minimum.reduceat(a, first)
+        # a group is mixed where two neighbours inside it differ (sorting any other group changes
+        # nothing: its values are all equal)
+        differ = a[1:] != a[:-1]
+        differ &= self.gid[1:] == self.gid[:-1]
+        mixed = np.zeros(len(self.gsize), dtype=bool)
+        mixed[self.gid[1:][differ]] = True
         t = np.flatnonzero(mixed[self.gid])
         if len(t):
             order = np.lexsort((-a[t] if which == "optimistic" else a[t], self.gid[t]))
@@ -261,10 +270,10 @@ class Prepared:
 class Judgments:
     """The judgments of the evaluated queries, looked up by (query code, docid) without a join.
 
-    Docids are coded by their index among the distinct judged docids (a hash lookup,
-    ``pyarrow.compute.index_in``), each (query, docid) pair becomes one int64 key
-    ``query * ndocs + code``, and keys are found by binary search in the sorted judgment keys.
-    Where a pair is judged more than once (no reader lets that through), the last judgment wins.
+    Docids are coded by their index among the distinct judged docids, each (query, docid) pair
+    becomes one int64 key ``query * ndocs + code``, and keys are looked up among the judgments'
+    keys: two hash lookups (``pyarrow.compute.index_in``).  Where a pair is judged more than once
+    (no reader lets that through), the first judgment wins.
 
     >>> j = Judgments(np.array([0, 0, 1]), pa.array(["a", "b", "a"]), np.array([1.0, 0.0, 2.0]))
     >>> j.lookup(np.array([0, 1, 1, 0]), pa.array(["b", "a", "c", "z"])).tolist()
@@ -282,9 +291,7 @@ class Judgments:
         self.docs = enc.dictionary
         codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         self.ndocs = max(len(self.docs), 1)
-        keys = self.q * self.ndocs + codes
-        self.order = np.argsort(keys, kind="stable")
-        self.keys = keys[self.order]
+        self.keys = pa.array(self.q * self.ndocs + codes, pa.int64())
 
     def _doc_codes(self, docid: pa.Array) -> np.ndarray:
         """Index of each docid among the judged docids (int64), -1 where none is judged."""
@@ -301,10 +308,8 @@ class Judgments:
         code = self._doc_codes(docid)
         rows = np.flatnonzero(code >= 0)
         key = np.asarray(q, dtype=np.int64)[rows] * self.ndocs + code[rows]
-        at = np.searchsorted(self.keys, key, side="right") - 1
-        hit = at >= 0
-        hit[hit] = self.keys[at[hit]] == key[hit]
-        out[rows[hit]] = self.order[at[hit]]
+        out[rows] = pc.index_in(pa.array(key, pa.int64()), value_set=self.keys).fill_null(-1).to_numpy(
+            zero_copy_only=False)
         return out
 
     def grades(self, q: np.ndarray, docid: pa.Array) -> np.ndarray:
@@ -374,17 +379,17 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", 
         kept += np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
         order = kept if order is None else order[kept]
         qi_s = qi_s[kept]
-        gid = np.cumsum(new[kept]) - 1
+        new = new[kept]  # every kept query starts with a whole group: its first row starts one
         del kept
     else:
         del starts
-        gid = np.cumsum(new) - 1
         order = np.arange(n, dtype=np.int64) if order is None else order
+    gid = np.cumsum(new) - 1
+    gstart = np.append(np.flatnonzero(new), len(new)).astype(np.int64)
     del new
     qi_s = qi_s.astype(np.int64)
     qstart = segment_offsets(qi_s, nq)
     pos = np.arange(len(qi_s), dtype=np.int64) - qstart[qi_s]
-    gstart = np.append(np.flatnonzero(np.diff(gid, prepend=-1)), len(gid)).astype(np.int64)
     tied = np.flatnonzero(np.diff(gstart)[gid] > 1)
     break_ties(order, gid, tied, docid, policy, fingerprint(value_set), qi_s)
 
