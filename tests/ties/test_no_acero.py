@@ -46,7 +46,10 @@ def _joined(q, d, jq, jd, jg):
 
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("encode", ["plain", "dictionary", "large"])
-def test_lookup_matches_a_join(seed, encode):
+@pytest.mark.parametrize("dense", [True, False])
+def test_lookup_matches_a_join(seed, encode, dense, monkeypatch):
+    if not dense:  # keys looked up by hash, not in the dense table
+        monkeypatch.setattr(Judgments, "DENSE_PER_ROW", -(1 << 40))
     rng = np.random.default_rng(seed)
     jq = rng.integers(0, 4, 40)
     jd = [f"d{x}" for x in rng.integers(0, 15, 40)]  # repeated pairs too
@@ -63,6 +66,8 @@ def test_lookup_matches_a_join(seed, encode):
     assert j.lookup(q, docid).tolist() == want
     got = j.grades(q, docid)
     np.testing.assert_array_equal(got, np.array([jg[i] if i >= 0 else np.nan for i in want]))
+    for rows in (np.arange(0, 200, 7), rng.permutation(200)[:150]):  # few rows (taken), most rows (read)
+        assert j.lookup(q[rows], docid, rows).tolist() == [want[i] for i in rows]
 
 
 def test_lookup_without_judgments():

@@ -48,6 +48,11 @@ def _score_order(qi: np.ndarray, score: np.ndarray) -> np.ndarray | None:
     return np.arange(n, dtype=np.int64) + np.repeat(shift, lens_o)
 
 
+def _distinct_sorted(codes: np.ndarray) -> int:
+    """Number of distinct values of a non-decreasing array."""
+    return int(np.count_nonzero(codes[1:] != codes[:-1])) + 1 if len(codes) else 0
+
+
 def distinct_ids(ids: pa.Array) -> list[str]:
     if pa.types.is_dictionary(ids.type):
         counts = np.bincount(ids.indices.to_numpy(zero_copy_only=False), minlength=len(ids.dictionary))
@@ -172,7 +177,7 @@ class RunLayout:
         return TieSummary.of(
             docs=int(n),
             queries=int(self.nq),
-            queries_with_ties=int(len(np.unique(self.sorted_codes[starts[multi]]))),
+            queries_with_ties=_distinct_sorted(self.sorted_codes[starts[multi]]),
             groups=int(multi.sum()),
             tied_docs=tied,
             largest=int(sizes.max()) if n else 0,

@@ -270,10 +270,12 @@ class Prepared:
 class Judgments:
     """The judgments of the evaluated queries, looked up by (query code, docid) without a join.
 
-    Docids are coded by their index among the distinct judged docids, each (query, docid) pair
-    becomes one int64 key ``query * ndocs + code``, and keys are looked up among the judgments'
-    keys: two hash lookups (``pyarrow.compute.index_in``).  Where a pair is judged more than once
-    (no reader lets that through), the first judgment wins.
+    Docids are coded by their index among the distinct judged docids (a hash lookup,
+    ``pyarrow.compute.index_in``) and each (query, docid) pair becomes one int64 key
+    ``query * ndocs + code``.  Keys are found in a dense table of every possible key where that
+    table is small next to the rows looked up, else by a second hash lookup among the judgments'
+    keys.  Where a pair is judged more than once (no reader lets that through), the first
+    judgment wins.
 
     >>> j = Judgments(np.array([0, 0, 1]), pa.array(["a", "b", "a"]), np.array([1.0, 0.0, 2.0]))
     >>> j.lookup(np.array([0, 1, 1, 0]), pa.array(["b", "a", "c", "z"])).tolist()
@@ -281,6 +283,9 @@ class Judgments:
     >>> j.grades(np.array([1, 0]), pa.array(["a", "x"])).tolist()
     [2.0, nan]
     """
+
+    #: a dense table of keys is used while it has at most this many entries per row looked up (+ 2**16)
+    DENSE_PER_ROW = 4
 
     def __init__(self, q: np.ndarray, docid: pa.Array, grade: np.ndarray):
         self.q = np.asarray(q, dtype=np.int64)
@@ -291,7 +296,10 @@ class Judgments:
         self.docs = enc.dictionary
         codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         self.ndocs = max(len(self.docs), 1)
-        self.keys = pa.array(self.q * self.ndocs + codes, pa.int64())
+        self.nq = int(self.q.max()) + 1 if len(self.q) else 0
+        self.keys = self.q * self.ndocs + codes
+        self._table: np.ndarray | None = None
+        self._key_array: pa.Array | None = None
 
     def _doc_codes(self, docid: pa.Array) -> np.ndarray:
         """Index of each docid among the judged docids (int64), -1 where none is judged."""
@@ -300,21 +308,40 @@ class Judgments:
         docs = self.docs if self.docs.type == docid.type else self.docs.cast(docid.type)
         return pc.index_in(docid, value_set=docs).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
 
-    def lookup(self, q: np.ndarray, docid: pa.Array) -> np.ndarray:
-        """Index of the judgment of each (query code, docid) pair, -1 where there is none."""
+    def _find(self, key: np.ndarray) -> np.ndarray:
+        """Index of the judgment of each key (all valid keys: ``0 <= key < nq * ndocs``), -1 for none."""
+        size = self.nq * self.ndocs
+        if self._table is not None or size <= self.DENSE_PER_ROW * len(key) + (1 << 16):
+            if self._table is None:
+                uk, first = np.unique(self.keys, return_index=True)  # the first judgment of each pair
+                self._table = np.full(size, -1, dtype=np.int64)
+                self._table[uk] = first
+            return self._table[key]
+        if self._key_array is None:
+            self._key_array = pa.array(self.keys, pa.int64())
+        return pc.index_in(pa.array(key, pa.int64()), value_set=self._key_array).fill_null(-1).to_numpy(
+            zero_copy_only=False)
+
+    def lookup(self, q: np.ndarray, docid: pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
+        """Index of the judgment of each (query code, docid) pair, -1 where there is none; with
+        ``rows``, the docids are ``docid[rows]`` (``q`` is aligned with ``rows``)."""
         out = np.full(len(q), -1, dtype=np.int64)
         if not len(self.keys) or not len(q):
             return out
-        code = self._doc_codes(docid)
-        rows = np.flatnonzero(code >= 0)
-        key = np.asarray(q, dtype=np.int64)[rows] * self.ndocs + code[rows]
-        out[rows] = pc.index_in(pa.array(key, pa.int64()), value_set=self.keys).fill_null(-1).to_numpy(
-            zero_copy_only=False)
+        if rows is None:
+            code = self._doc_codes(docid)
+        elif 2 * len(rows) >= len(docid):  # most rows: code every docid once, then read them
+            code = self._doc_codes(docid)[rows]
+        else:
+            code = self._doc_codes(docid.take(pa.array(rows)))
+        q = np.asarray(q, dtype=np.int64)
+        sel = np.flatnonzero((code >= 0) & (q < self.nq))
+        out[sel] = self._find(q[sel] * self.ndocs + code[sel])
         return out
 
-    def grades(self, q: np.ndarray, docid: pa.Array) -> np.ndarray:
-        """float64 grade of each (query code, docid) pair, NaN where unjudged."""
-        found = self.lookup(q, docid)
+    def grades(self, q: np.ndarray, docid: pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
+        """float64 grade of each (query code, docid) pair, NaN where unjudged (``rows``: as :meth:`lookup`)."""
+        found = self.lookup(q, docid, rows)
         out = np.full(len(q), np.nan)
         hit = found >= 0
         out[hit] = self.grade[found[hit]]
@@ -394,7 +421,7 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", 
     break_ties(order, gid, tied, docid, policy, fingerprint(value_set), qi_s)
 
     # grades of the kept rows: (query, docid) looked up among the judgments; unjudged stays NaN
-    grade_s = judgments.grades(qi_s, docid.take(pa.array(order)))
+    grade_s = judgments.grades(qi_s, docid, order)
     qjudged = None
     if candidates_only or count_judged:
         # judged documents anywhere in the run, not only in the kept ranks
