@@ -72,8 +72,11 @@ class AP(Measure):
                       "assumption bounds it (Yang, Moffat & Turpin, sec. 2)")
 
     def _rows(self, prep: Prepared):
+        """The rows inside the cutoff: an index array, or ``slice(None)`` for every row (no copy)."""
         k = prep.cut(self.k)
-        return np.flatnonzero(prep.pos < k) if np.isfinite(k) else np.arange(prep.n)
+        if not np.isfinite(k) or (prep.n and int(prep.pos.max()) < k):
+            return slice(None)
+        return np.flatnonzero(prep.pos < k)
 
     def stats(self, prep: Prepared) -> Stats:
         rows = self._rows(prep)
@@ -82,7 +85,7 @@ class AP(Measure):
         nrel = prep.nrel(self.level)
         # rows are the first min(k, len) positions of each query: contiguous per query
         qfirst = segment_firsts(qi)
-        qlen = np.diff(np.append(qfirst, len(rows)))
+        qlen = np.diff(np.append(qfirst, len(qi)))
 
         def value(which: Which) -> np.ndarray:
             a = prep.arrangement(which, "rel", self.level)[rows].astype(np.float64)
