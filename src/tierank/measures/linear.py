@@ -91,11 +91,14 @@ class Linear(Measure):
         s1, ss_a = group_moments(prep, self.kind, self.level) if own is None else value_moments(prep, own)
         # only the groups holding rows inside the cutoff have weight: the others would add exact zeros
         # (rows are whole query prefixes, so ``g`` is sorted)
-        gfirst = segment_firsts(g)
-        gu = g[gfirst]
-        gl = np.repeat(np.arange(len(gu)), np.diff(np.append(gfirst, len(g))))
-        m, s1, ss_a, gq = m[gu], s1[gu], ss_a[gu], prep.gq[gu]
-        sw = np.bincount(gl, weights=w, minlength=len(gu))
+        if len(g) < prep.n:
+            gfirst = segment_firsts(g)
+            gu = g[gfirst]
+            gl = np.repeat(np.arange(len(gu)), np.diff(np.append(gfirst, len(g))))
+            m, s1, ss_a, gq = m[gu], s1[gu], ss_a[gu], prep.gq[gu]
+        else:  # every row: every group
+            gl, gq = g, prep.gq
+        sw = np.bincount(gl, weights=w, minlength=len(m))
         # E: per group (sum of values) x (sum of weights) / m, exact counts stay exact
         expected = scale(np.bincount(gq, weights=s1 * sw / m, minlength=prep.nq))
         # Var: only groups whose values differ (ss_a > 0, so m > 1) can add to it
