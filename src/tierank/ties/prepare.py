@@ -382,35 +382,54 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", 
     qrels_grade = np.asarray(qrels.grade)[keep_np] if len(keep_np) else np.asarray(qrels.grade)[:0]
     judgments = Judgments(qrels_q_idx, qrels.docid.filter(qkeep), qrels_grade)
 
-    order = lay._order  # None if already in score order; reordered in place below (the layout is ours)
-    qi_s, new, starts, qstart, n = lay.sorted_codes, lay.group_first, lay.group_starts, lay.query_starts, lay.n
-    qlen = np.diff(qstart)
-    summary = lay.summary
-    del lay
-
     # keep the ranks the measures read, whole tie groups
     depth = _depth(measures, qrels_q_idx, qrels_grade, nq, rel_level)
     if np.isfinite(max_depth):
         depth = np.minimum(np.full(nq, float(max_depth)) if depth is None else depth, max_depth)
-    if depth is not None:
-        first, qend = qstart[:-1], qstart[1:]
-        b = first + np.minimum(depth, qend - first).astype(np.int64)  # first rank not read
-        straddle = b < qend
-        if n:  # (no row at all: a run with no document, as -c evaluates the queries it lacks)
-            straddle &= ~new[np.minimum(b, n - 1)]
+    summary, n, blocks = lay.summary, lay.n, lay.query_blocks
+    if depth is not None and blocks is not None:
+        # rows grouped by query, scores non-increasing: each query's ranks are a block of file rows,
+        # so the ranks read are cut from the file rows directly (nothing of the whole run is permuted)
+        first, qlen = blocks
+        new = lay.file_group_first
+        assert new is not None
+        qend = first + qlen
+        b = first + np.minimum(depth, qlen).astype(np.int64)  # first rank not read (file row)
+        straddle = (b < qend) & ~new[np.minimum(b, n - 1)]
+        starts = np.flatnonzero(new)  # a query block ends where the next block's first group starts
         nxt = np.searchsorted(starts, b, side="right")  # end of the group holding rank b
         end = np.where(straddle, np.append(starts, n)[nxt], b)
         del starts
         sizes = end - first
-        kept = np.arange(int(sizes.sum()), dtype=np.int64)
-        kept += np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
-        order = kept if order is None else order[kept]
-        qi_s = qi_s[kept]
-        new = new[kept]  # every kept query starts with a whole group: its first row starts one
-        del kept
+        order = np.arange(int(sizes.sum()), dtype=np.int64)
+        order += np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
+        qi_s = lay.codes[order]
+        new = new[order]  # every kept query starts with a whole group: its first row starts one
+        del lay
     else:
-        del starts
-        order = np.arange(n, dtype=np.int64) if order is None else order
+        order = lay._order  # None if already in score order; reordered in place below (the layout is ours)
+        qi_s, new, starts, qstart, n = lay.sorted_codes, lay.group_first, lay.group_starts, lay.query_starts, lay.n
+        qlen = np.diff(qstart)
+        del lay
+        if depth is not None:
+            first, qend = qstart[:-1], qstart[1:]
+            b = first + np.minimum(depth, qend - first).astype(np.int64)  # first rank not read
+            straddle = b < qend
+            if n:  # (no row at all: a run with no document, as -c evaluates the queries it lacks)
+                straddle &= ~new[np.minimum(b, n - 1)]
+            nxt = np.searchsorted(starts, b, side="right")  # end of the group holding rank b
+            end = np.where(straddle, np.append(starts, n)[nxt], b)
+            del starts
+            sizes = end - first
+            kept = np.arange(int(sizes.sum()), dtype=np.int64)
+            kept += np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
+            order = kept if order is None else order[kept]
+            qi_s = qi_s[kept]
+            new = new[kept]  # every kept query starts with a whole group: its first row starts one
+            del kept
+        else:
+            del starts
+            order = np.arange(n, dtype=np.int64) if order is None else order
     gid = np.cumsum(new) - 1
     gstart = np.append(np.flatnonzero(new), len(new)).astype(np.int64)
     del new
