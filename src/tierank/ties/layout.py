@@ -67,8 +67,13 @@ def _distinct_sorted(codes: np.ndarray) -> int:
 
 def distinct_ids(ids: pa.Array) -> list[str]:
     if pa.types.is_dictionary(ids.type):
-        counts = np.bincount(ids.indices.to_numpy(zero_copy_only=False), minlength=len(ids.dictionary))
-        return ids.dictionary.filter(pa.array(counts > 0)).to_pylist()
+        # the entries used are those at the heads of the runs of equal indices (one pass, no count)
+        idx = ids.indices.to_numpy(zero_copy_only=False)
+        used = np.zeros(len(ids.dictionary), dtype=bool)
+        if len(idx):
+            used[idx[0]] = True
+            used[idx[1:][idx[1:] != idx[:-1]]] = True
+        return ids.dictionary.filter(pa.array(used)).to_pylist()
     return pc.unique(ids).to_pylist()
 
 
@@ -163,6 +168,12 @@ class RunLayout:
         return new
 
     @cached_property
+    def file_group_starts(self) -> np.ndarray | None:
+        """First file row of every tie group (ascending), where :attr:`file_group_first` is known."""
+        f = self.file_group_first
+        return None if f is None else np.flatnonzero(f)
+
+    @cached_property
     def query_blocks(self) -> tuple[np.ndarray, np.ndarray] | None:
         """Per query code: (first kept row in file order, number of rows), int64, where the rows are
         grouped by query with non-increasing scores (else None); a query without rows has (0, 0)."""
@@ -222,7 +233,7 @@ class RunLayout:
         """The :class:`TieSummary` of the kept rows."""
         n, f = self.n, self.file_group_first
         if f is not None:  # in file order: the same groups (whole query blocks are permuted)
-            starts = np.flatnonzero(f)
+            starts = self.file_group_starts
             sizes = np.diff(starts, append=n)
             multi = sizes > 1
             with_ties = int(np.count_nonzero(np.bincount(self.codes[starts[multi]], minlength=self.nq)))

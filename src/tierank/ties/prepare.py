@@ -396,7 +396,8 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", 
         qend = first + qlen
         b = first + np.minimum(depth, qlen).astype(np.int64)  # first rank not read (file row)
         straddle = (b < qend) & ~new[np.minimum(b, n - 1)]
-        starts = np.flatnonzero(new)  # a query block ends where the next block's first group starts
+        starts = lay.file_group_starts  # a query block ends where the next block's first group starts
+        assert starts is not None
         nxt = np.searchsorted(starts, b, side="right")  # end of the group holding rank b
         end = np.where(straddle, np.append(starts, n)[nxt], b)
         del starts
