@@ -231,9 +231,11 @@ class RunLayout:
     @cached_property
     def summary(self) -> TieSummary:
         """The :class:`TieSummary` of the kept rows."""
-        n, f = self.n, self.file_group_first
-        if f is not None:  # in file order: the same groups (whole query blocks are permuted)
-            starts = self.file_group_starts
+        n, fstarts = self.n, self.file_group_starts
+        starts: np.ndarray
+        sizes: np.ndarray
+        if fstarts is not None:  # in file order: the same groups (whole query blocks are permuted)
+            starts = fstarts
             sizes = np.diff(starts, append=n)
             multi = sizes > 1
             with_ties = int(np.count_nonzero(np.bincount(self.codes[starts[multi]], minlength=self.nq)))
@@ -246,7 +248,7 @@ class RunLayout:
             docs=int(n),
             queries=int(self.nq),
             queries_with_ties=with_ties,
-            groups=int(multi.sum()),
+            groups=int(np.count_nonzero(multi)),
             tied_docs=tied,
             largest=int(sizes.max()) if n else 0,
         )

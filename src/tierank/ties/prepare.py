@@ -408,7 +408,7 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", 
         new = new[order]  # every kept query starts with a whole group: its first row starts one
         del lay
     else:
-        order = lay._order  # None if already in score order; reordered in place below (the layout is ours)
+        score_order = lay._order  # None if already in score order; reordered in place below (the layout is ours)
         qi_s, new, starts, qstart, n = lay.sorted_codes, lay.group_first, lay.group_starts, lay.query_starts, lay.n
         qlen = np.diff(qstart)
         del lay
@@ -424,13 +424,13 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", 
             sizes = end - first
             kept = np.arange(int(sizes.sum()), dtype=np.int64)
             kept += np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
-            order = kept if order is None else order[kept]
+            order = kept if score_order is None else score_order[kept]
             qi_s = qi_s[kept]
             new = new[kept]  # every kept query starts with a whole group: its first row starts one
             del kept
         else:
             del starts
-            order = np.arange(n, dtype=np.int64) if order is None else order
+            order = np.arange(n, dtype=np.int64) if score_order is None else score_order
     gid = np.cumsum(new) - 1
     gstart = np.append(np.flatnonzero(new), len(new)).astype(np.int64)
     del new
