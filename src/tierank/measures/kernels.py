@@ -189,9 +189,12 @@ def group_moments(prep: Prepared, kind: DocKind, level: int | None = None) -> tu
             return s1, centered(a, prep.gid, len(m), m)[1]
         # integer grades (the usual case): shifted by each group's first value, the sums are exact
         # integers and ss = (m sum d^2 - (sum d)^2) / m is one correctly rounded division
-        d = a - a[prep.gstart[:-1]][prep.gid]
-        s1d = np.bincount(prep.gid, weights=d, minlength=len(m))
-        s2d = np.bincount(prep.gid, weights=d * d, minlength=len(m))
+        # (a document alone in its group has d = 0 exactly: only tied rows are summed)
+        t = prep.tied_rows
+        gt = prep.gid[t]
+        d = a[t] - a[prep.gstart[gt]]
+        s1d = np.bincount(gt, weights=d, minlength=len(m))
+        s2d = np.bincount(gt, weights=d * d, minlength=len(m))
         return s1, (m * s2d - s1d * s1d) / m
 
     return prep.cached(("moments", kind, level if kind == "rel" else None), compute)

@@ -191,6 +191,11 @@ class Prepared:
         return np.diff(self.gstart)
 
     @cached_property
+    def tied_rows(self) -> np.ndarray:
+        """Rows in tie groups of 2 or more documents (ascending); the others no ordering moves."""
+        return np.flatnonzero(self.gsize[self.gid] > 1)
+
+    @cached_property
     def goffset(self) -> np.ndarray:
         """0-based offset of each row inside its tie group."""
         return np.arange(self.n, dtype=np.int64) - self.gstart[self.gid]
@@ -228,9 +233,14 @@ class Prepared:
             if base.dtype == bool:
                 r = self.cached(("true_in_group", kind, level if kind == "rel" else None),
                                 lambda: np.rint(self.group_sum(base)).astype(np.int64))
+                # a document alone in its group keeps its value: only tied rows are rearranged
+                t = self.tied_rows
+                out = base.copy()
                 if which == "optimistic":
-                    return self.goffset < r[self.gid]
-                return self.goffset >= (self.gsize - r)[self.gid]
+                    out[t] = self.goffset[t] < r[self.gid[t]]
+                else:
+                    out[t] = self.goffset[t] >= (self.gsize - r)[self.gid[t]]
+                return out
             return self.sorted_in_groups(base, which)
 
         return self.cached((which, kind, level if kind == "rel" else None), compute)
