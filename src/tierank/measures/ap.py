@@ -47,7 +47,7 @@ from .kernels import (
     centered,
     central_moments,
     comoment,
-    group_counts,
+    group_counts_float,
     ratio,
     segment_cumsum,
     segment_firsts,
@@ -93,8 +93,8 @@ class AP(Measure):
             base = np.repeat(cs[qfirst] - a[qfirst], qlen)
             return ratio(np.bincount(qi, weights=a * (cs - base) / pos1, minlength=prep.nq), nrel)
 
-        m = prep.gsize.astype(np.float64)
-        r = group_counts(prep, "rel", self.level).astype(np.float64)
+        m = prep.gsize_float
+        r = group_counts_float(prep, "rel", self.level)
         csum = np.concatenate(([0.0], np.cumsum(prep.relevant(self.level))))
         before = csum[prep.gstart[:-1]] - csum[prep.qstart[prep.gq]]
         g = prep.gid[rows]

@@ -21,7 +21,7 @@ from ..ties import DocKind, Prepared
 
 __all__ = [
     "ratio", "log_factorials", "segment_firsts", "select_segments", "centered", "comoment",
-    "group_moments", "group_counts", "central_moments", "segment_cumsum",
+    "group_moments", "group_counts", "group_counts_float", "central_moments", "segment_cumsum",
 ]
 
 
@@ -171,6 +171,16 @@ def group_counts(prep: Prepared, kind: DocKind = "rel", level: int | None = None
     return prep.cached(("counts", kind, level if kind == "rel" else None), compute)
 
 
+def group_counts_float(prep: Prepared, kind: DocKind = "rel", level: int | None = None) -> np.ndarray:
+    """:func:`group_counts` as float64 (read-only, cached on ``prep``)."""
+    def compute():
+        r = group_counts(prep, kind, level).astype(np.float64)
+        r.flags.writeable = False
+        return r
+
+    return prep.cached(("counts_float", kind, level if kind == "rel" else None), compute)
+
+
 def group_moments(prep: Prepared, kind: DocKind, level: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per tie group: the sum of the document values and their sum of squared deviations.
 
@@ -180,9 +190,9 @@ def group_moments(prep: Prepared, kind: DocKind, level: int | None = None) -> tu
     """
     def compute():
         a = prep.doc_values(kind, level)
-        m = prep.gsize.astype(np.float64)
+        m = prep.gsize_float
         if a.dtype == bool:
-            r = group_counts(prep, kind, level).astype(np.float64)
+            r = group_counts_float(prep, kind, level)
             return r, r * (m - r) / m
         s1 = np.bincount(prep.gid, weights=a, minlength=len(m))
         if not np.array_equal(a, np.floor(a)):

@@ -77,7 +77,7 @@ class Linear(Measure):
         w = self.weights(prep, rows)
         qi = prep.qi[rows]
         g = prep.gid[rows]
-        m = prep.gsize.astype(np.float64)
+        m = prep.gsize_float
         den = self.denominator(prep)
         own = self.values(prep)
 
@@ -118,7 +118,7 @@ def arranged(prep: Prepared, a: np.ndarray, which: Which) -> np.ndarray:
 def value_moments(prep: Prepared, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per tie group: the sum of the values ``a`` and their sum of squared deviations (two
     passes about each group's first value: exactly 0 for a group of equal values)."""
-    m = prep.gsize.astype(np.float64)
+    m = prep.gsize_float
     s1 = np.bincount(prep.gid, weights=a, minlength=len(m))
     return s1, centered(a, prep.gid, len(m), m)[1] if prep.n else np.zeros(len(m))
 

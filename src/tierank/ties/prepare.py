@@ -191,6 +191,13 @@ class Prepared:
         return np.diff(self.gstart)
 
     @cached_property
+    def gsize_float(self) -> np.ndarray:
+        """:attr:`gsize` as float64 (read-only: shared by the measures)."""
+        m = self.gsize.astype(np.float64)
+        m.flags.writeable = False
+        return m
+
+    @cached_property
     def tied_rows(self) -> np.ndarray:
         """Rows in tie groups of 2 or more documents (ascending); the others no ordering moves."""
         return np.flatnonzero(self.gsize[self.gid] > 1)
