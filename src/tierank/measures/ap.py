@@ -47,7 +47,7 @@ from .kernels import (
     centered,
     central_moments,
     comoment,
-    group_counts,
+    group_counts_float,
     ratio,
     segment_cumsum,
     segment_firsts,
@@ -72,8 +72,11 @@ class AP(Measure):
                       "assumption bounds it (Yang, Moffat & Turpin, sec. 2)")
 
     def _rows(self, prep: Prepared):
+        """The rows inside the cutoff: an index array, or ``slice(None)`` for every row (no copy)."""
         k = prep.cut(self.k)
-        return np.flatnonzero(prep.pos < k) if np.isfinite(k) else np.arange(prep.n)
+        if not np.isfinite(k) or (prep.n and int(prep.pos.max()) < k):
+            return slice(None)
+        return np.flatnonzero(prep.pos < k)
 
     def stats(self, prep: Prepared) -> Stats:
         rows = self._rows(prep)
@@ -82,7 +85,7 @@ class AP(Measure):
         nrel = prep.nrel(self.level)
         # rows are the first min(k, len) positions of each query: contiguous per query
         qfirst = segment_firsts(qi)
-        qlen = np.diff(np.append(qfirst, len(rows)))
+        qlen = np.diff(np.append(qfirst, len(qi)))
 
         def value(which: Which) -> np.ndarray:
             a = prep.arrangement(which, "rel", self.level)[rows].astype(np.float64)
@@ -90,15 +93,15 @@ class AP(Measure):
             base = np.repeat(cs[qfirst] - a[qfirst], qlen)
             return ratio(np.bincount(qi, weights=a * (cs - base) / pos1, minlength=prep.nq), nrel)
 
-        m = prep.gsize.astype(np.float64)
-        r = group_counts(prep, "rel", self.level).astype(np.float64)
+        m = prep.gsize_float
+        r = group_counts_float(prep, "rel", self.level)
         csum = np.concatenate(([0.0], np.cumsum(prep.relevant(self.level))))
         before = csum[prep.gstart[:-1]] - csum[prep.qstart[prep.gq]]
         g = prep.gid[rows]
-        t = prep.pos[rows] - prep.gpos0[g]
+        t = prep.goffset[rows]
         with np.errstate(invalid="ignore", divide="ignore"):
-            frac = np.where(m[g] > 1, (r[g] - 1.0) / (m[g] - 1.0), 0.0)
-        term = r[g] * (before[g] + 1.0 + t * frac) / (m[g] * pos1)
+            frac_g = np.where(m > 1, (r - 1.0) / (m - 1.0), 0.0)  # per group, then read per row
+        term = r[g] * ((before + 1.0)[g] + t * frac_g[g]) / (m[g] * pos1)
         expected = ratio(np.bincount(qi, weights=term, minlength=prep.nq), nrel)
         # only groups holding both relevant and non-relevant documents can vary
         idx, local, mixed = select_segments(g, (r > 0) & (r < m))

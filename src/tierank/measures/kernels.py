@@ -21,7 +21,7 @@ from ..ties import DocKind, Prepared
 
 __all__ = [
     "ratio", "log_factorials", "segment_firsts", "select_segments", "centered", "comoment",
-    "group_moments", "group_counts", "central_moments", "segment_cumsum",
+    "group_moments", "group_counts", "group_counts_float", "central_moments", "segment_cumsum",
 ]
 
 
@@ -58,7 +58,13 @@ def segment_firsts(seg: np.ndarray) -> np.ndarray:
     >>> segment_firsts(np.array([0, 0, 2, 2, 2, 3]))
     array([0, 2, 5])
     """
-    return np.flatnonzero(np.diff(seg, prepend=-1)) if len(seg) else np.zeros(0, np.int64)
+    if not len(seg):
+        return np.zeros(0, np.int64)
+    change = np.flatnonzero(seg[1:] != seg[:-1])
+    out = np.empty(len(change) + 1, dtype=np.int64)
+    out[0] = 0
+    np.add(change, 1, out=out[1:])
+    return out
 
 
 def segment_cumsum(x: np.ndarray, seg: np.ndarray) -> np.ndarray:
@@ -165,6 +171,16 @@ def group_counts(prep: Prepared, kind: DocKind = "rel", level: int | None = None
     return prep.cached(("counts", kind, level if kind == "rel" else None), compute)
 
 
+def group_counts_float(prep: Prepared, kind: DocKind = "rel", level: int | None = None) -> np.ndarray:
+    """:func:`group_counts` as float64 (read-only, cached on ``prep``)."""
+    def compute():
+        r = group_counts(prep, kind, level).astype(np.float64)
+        r.flags.writeable = False
+        return r
+
+    return prep.cached(("counts_float", kind, level if kind == "rel" else None), compute)
+
+
 def group_moments(prep: Prepared, kind: DocKind, level: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per tie group: the sum of the document values and their sum of squared deviations.
 
@@ -174,18 +190,21 @@ def group_moments(prep: Prepared, kind: DocKind, level: int | None = None) -> tu
     """
     def compute():
         a = prep.doc_values(kind, level)
-        m = prep.gsize.astype(np.float64)
+        m = prep.gsize_float
         if a.dtype == bool:
-            r = group_counts(prep, kind, level).astype(np.float64)
+            r = group_counts_float(prep, kind, level)
             return r, r * (m - r) / m
         s1 = np.bincount(prep.gid, weights=a, minlength=len(m))
         if not np.array_equal(a, np.floor(a)):
             return s1, centered(a, prep.gid, len(m), m)[1]
         # integer grades (the usual case): shifted by each group's first value, the sums are exact
         # integers and ss = (m sum d^2 - (sum d)^2) / m is one correctly rounded division
-        d = a - a[prep.gstart[:-1]][prep.gid]
-        s1d = np.bincount(prep.gid, weights=d, minlength=len(m))
-        s2d = np.bincount(prep.gid, weights=d * d, minlength=len(m))
+        # (a document alone in its group has d = 0 exactly: only tied rows are summed)
+        t = prep.tied_rows
+        gt = prep.gid[t]
+        d = a[t] - a[prep.gstart[gt]]
+        s1d = np.bincount(gt, weights=d, minlength=len(m))
+        s2d = np.bincount(gt, weights=d * d, minlength=len(m))
         return s1, (m * s2d - s1d * s1d) / m
 
     return prep.cached(("moments", kind, level if kind == "rel" else None), compute)

@@ -30,7 +30,7 @@ import numpy as np
 from ..errors import TierankInputError
 from ..ties import DocKind, Prepared, Which
 from .base import FamilyNames, Measure, Param, Stats, register
-from .kernels import centered, group_moments, ratio, select_segments
+from .kernels import centered, group_moments, ratio, segment_firsts, select_segments
 
 REL = Param("rel", int, None, "minimum grade counted relevant (default: the evaluation's rel, 1)",
             low=-2 ** 53, high=2 ** 53)
@@ -77,7 +77,7 @@ class Linear(Measure):
         w = self.weights(prep, rows)
         qi = prep.qi[rows]
         g = prep.gid[rows]
-        m = prep.gsize.astype(np.float64)
+        m = prep.gsize_float
         den = self.denominator(prep)
         own = self.values(prep)
 
@@ -89,14 +89,23 @@ class Linear(Measure):
             return scale(np.bincount(qi, weights=w * a, minlength=prep.nq))
 
         s1, ss_a = group_moments(prep, self.kind, self.level) if own is None else value_moments(prep, own)
-        sw = np.bincount(g, weights=w, minlength=len(m))
+        # only the groups holding rows inside the cutoff have weight: the others would add exact zeros
+        # (rows are whole query prefixes, so ``g`` is sorted)
+        if len(g) < prep.n:
+            gfirst = segment_firsts(g)
+            gu = g[gfirst]
+            gl = np.repeat(np.arange(len(gu)), np.diff(np.append(gfirst, len(g))))
+            m, s1, ss_a, gq = m[gu], s1[gu], ss_a[gu], prep.gq[gu]
+        else:  # every row: every group
+            gl, gq = g, prep.gq
+        sw = np.bincount(gl, weights=w, minlength=len(m))
         # E: per group (sum of values) x (sum of weights) / m, exact counts stay exact
-        expected = scale(np.bincount(prep.gq, weights=s1 * sw / m, minlength=prep.nq))
+        expected = scale(np.bincount(gq, weights=s1 * sw / m, minlength=prep.nq))
         # Var: only groups whose values differ (ss_a > 0, so m > 1) can add to it
-        idx, local, vg_ids = select_segments(g, ss_a > 0)
+        idx, local, vg_ids = select_segments(gl, ss_a > 0)
         _, ss_w = centered(w[idx], local, len(vg_ids), m[vg_ids])
         vg = ss_a[vg_ids] * ss_w / (m[vg_ids] - 1.0)
-        var = scale(np.bincount(prep.gq[vg_ids], weights=vg, minlength=prep.nq), power=2)
+        var = scale(np.bincount(gq[vg_ids], weights=vg, minlength=prep.nq), power=2)
         return Stats(value("policy"), expected, value("pessimistic"), value("optimistic"), var)
 
 
@@ -109,7 +118,7 @@ def arranged(prep: Prepared, a: np.ndarray, which: Which) -> np.ndarray:
 def value_moments(prep: Prepared, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per tie group: the sum of the values ``a`` and their sum of squared deviations (two
     passes about each group's first value: exactly 0 for a group of equal values)."""
-    m = prep.gsize.astype(np.float64)
+    m = prep.gsize_float
     s1 = np.bincount(prep.gid, weights=a, minlength=len(m))
     return s1, centered(a, prep.gid, len(m), m)[1] if prep.n else np.zeros(len(m))
 

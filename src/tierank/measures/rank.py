@@ -34,7 +34,7 @@ def first_relevant_rank(prep: Prepared, seq: np.ndarray) -> np.ndarray:
     out = np.full(prep.nq, np.inf)
     if len(idx):
         q = prep.qi[idx]
-        first = np.flatnonzero(np.diff(q, prepend=-1))
+        first = segment_firsts(q)
         out[q[first]] = prep.pos[idx[first]]
     return out
 

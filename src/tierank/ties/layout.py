@@ -19,39 +19,61 @@ def segment_offsets(codes: np.ndarray, n: int) -> np.ndarray:
     return np.searchsorted(codes, np.arange(n + 1), side="left").astype(np.int64)
 
 
-def _score_order(qi: np.ndarray, score: np.ndarray) -> np.ndarray | None:
-    """Row order by (query ascending, score descending), file order inside ties; None if already so.
-
-    Runs are normally grouped by query with scores non-increasing inside each
-    query; that is checked in O(n) and then only the query blocks are permuted.
-    Anything else is sorted with one stable lexsort.
-    """
+def _query_blocks(qi: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(first row, length) of every query's block in file order when the rows are grouped by query
+    with scores non-increasing inside each query (checked in O(n)); None otherwise or without rows."""
     n = len(qi)
     if n == 0:
         return None
     change = np.flatnonzero(qi[1:] != qi[:-1]) + 1
     starts = np.concatenate(([0], change))
-    grouped = len(starts) == len(np.unique(qi[starts]))
-    if grouped:
-        ok = score[1:] <= score[:-1]
-        ok[change - 1] = True  # a new query may start with any score
-        grouped = bool(ok.all())
-        del ok
-    if not grouped:
+    if len(starts) != len(np.unique(qi[starts])):
+        return None
+    ok = score[1:] <= score[:-1]
+    ok[change - 1] = True  # a new query may start with any score
+    if not ok.all():
+        return None
+    return starts, np.diff(np.append(starts, n))
+
+
+def _score_order(qi: np.ndarray, score: np.ndarray,
+                 blocks: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray | None:
+    """Row order by (query ascending, score descending), file order inside ties; None if already so.
+
+    Runs are normally grouped by query with scores non-increasing inside each
+    query; that is checked in O(n) (``blocks``: :func:`_query_blocks`, if already known)
+    and then only the query blocks are permuted.  Anything else is sorted with one stable lexsort.
+    """
+    n = len(qi)
+    if n == 0:
+        return None
+    if blocks is None:
+        blocks = _query_blocks(qi, score)
+    if blocks is None:
         return np.lexsort((-score, qi))
+    starts, lens = blocks
     if (np.diff(qi[starts]) > 0).all():
         return None
-    lens = np.diff(np.append(starts, n))
     border = np.argsort(qi[starts], kind="stable")
     lens_o = lens[border]
     shift = starts[border] - (np.cumsum(lens_o) - lens_o)
     return np.arange(n, dtype=np.int64) + np.repeat(shift, lens_o)
 
 
+def _distinct_sorted(codes: np.ndarray) -> int:
+    """Number of distinct values of a non-decreasing array."""
+    return int(np.count_nonzero(codes[1:] != codes[:-1])) + 1 if len(codes) else 0
+
+
 def distinct_ids(ids: pa.Array) -> list[str]:
     if pa.types.is_dictionary(ids.type):
-        counts = np.bincount(ids.indices.to_numpy(zero_copy_only=False), minlength=len(ids.dictionary))
-        return ids.dictionary.filter(pa.array(counts > 0)).to_pylist()
+        # the entries used are those at the heads of the runs of equal indices (one pass, no count)
+        idx = ids.indices.to_numpy(zero_copy_only=False)
+        used = np.zeros(len(ids.dictionary), dtype=bool)
+        if len(idx):
+            used[idx[0]] = True
+            used[idx[1:][idx[1:] != idx[:-1]]] = True
+        return ids.dictionary.filter(pa.array(used)).to_pylist()
     return pc.unique(ids).to_pylist()
 
 
@@ -121,9 +143,49 @@ class RunLayout:
         return len(self.codes)
 
     @cached_property
+    def _blocks(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(first row, length) of each query's block in file order where the kept rows are grouped
+        by query with non-increasing scores (the score order then only permutes whole blocks)."""
+        return _query_blocks(self.codes, self.score)
+
+    @cached_property
     def _order(self) -> np.ndarray | None:
         """The score order, or None where the kept rows already are in it."""
-        return _score_order(self.codes, self.score)
+        return _score_order(self.codes, self.score, self._blocks)
+
+    @cached_property
+    def file_group_first(self) -> np.ndarray | None:
+        """bool per kept row in file order: True where a tie group starts, when the rows are grouped
+        by query with non-increasing scores (:attr:`query_blocks`); None otherwise.  The score order
+        permutes whole query blocks, so ``group_first == file_group_first[order]``."""
+        if self._blocks is None:
+            return None
+        qi, sc = self.codes, self.score
+        new = np.empty(self.n, dtype=bool)
+        new[0] = True
+        np.not_equal(qi[1:], qi[:-1], out=new[1:])
+        new[1:] |= sc[1:] != sc[:-1]
+        return new
+
+    @cached_property
+    def file_group_starts(self) -> np.ndarray | None:
+        """First file row of every tie group (ascending), where :attr:`file_group_first` is known."""
+        f = self.file_group_first
+        return None if f is None else np.flatnonzero(f)
+
+    @cached_property
+    def query_blocks(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per query code: (first kept row in file order, number of rows), int64, where the rows are
+        grouped by query with non-increasing scores (else None); a query without rows has (0, 0)."""
+        if self._blocks is None:
+            return None
+        starts, lens = self._blocks
+        code = self.codes[starts]
+        first = np.zeros(self.nq, dtype=np.int64)
+        length = np.zeros(self.nq, dtype=np.int64)
+        first[code] = starts
+        length[code] = lens
+        return first, length
 
     @cached_property
     def order(self) -> np.ndarray:
@@ -140,6 +202,9 @@ class RunLayout:
     def group_first(self) -> np.ndarray:
         """bool per position: True at the first position of every tie group (a new query or score)."""
         o = self._order
+        f = self.file_group_first
+        if f is not None:
+            return f if o is None else f[o]
         qi_s, ss = self.sorted_codes, self.score if o is None else self.score[o]
         new = np.empty(self.n, dtype=bool)
         if self.n:
@@ -166,14 +231,24 @@ class RunLayout:
     @cached_property
     def summary(self) -> TieSummary:
         """The :class:`TieSummary` of the kept rows."""
-        starts, sizes, n = self.group_starts, self.group_sizes, self.n
-        multi = sizes > 1
+        n, fstarts = self.n, self.file_group_starts
+        starts: np.ndarray
+        sizes: np.ndarray
+        if fstarts is not None:  # in file order: the same groups (whole query blocks are permuted)
+            starts = fstarts
+            sizes = np.diff(starts, append=n)
+            multi = sizes > 1
+            with_ties = int(np.count_nonzero(np.bincount(self.codes[starts[multi]], minlength=self.nq)))
+        else:
+            starts, sizes = self.group_starts, self.group_sizes
+            multi = sizes > 1
+            with_ties = _distinct_sorted(self.sorted_codes[starts[multi]])
         tied = int(sizes[multi].sum())
         return TieSummary.of(
             docs=int(n),
             queries=int(self.nq),
-            queries_with_ties=int(len(np.unique(self.sorted_codes[starts[multi]]))),
-            groups=int(multi.sum()),
+            queries_with_ties=with_ties,
+            groups=int(np.count_nonzero(multi)),
             tied_docs=tied,
             largest=int(sizes.max()) if n else 0,
         )

@@ -191,6 +191,23 @@ class Prepared:
         return np.diff(self.gstart)
 
     @cached_property
+    def gsize_float(self) -> np.ndarray:
+        """:attr:`gsize` as float64 (read-only: shared by the measures)."""
+        m = self.gsize.astype(np.float64)
+        m.flags.writeable = False
+        return m
+
+    @cached_property
+    def tied_rows(self) -> np.ndarray:
+        """Rows in tie groups of 2 or more documents (ascending); the others no ordering moves."""
+        return np.flatnonzero(self.gsize[self.gid] > 1)
+
+    @cached_property
+    def goffset(self) -> np.ndarray:
+        """0-based offset of each row inside its tie group."""
+        return np.arange(self.n, dtype=np.int64) - self.gstart[self.gid]
+
+    @cached_property
     def gq(self) -> np.ndarray:
         """Query index of each group."""
         return self.qi[self.gstart[:-1]] if self.n else np.zeros(0, np.int64)
@@ -221,11 +238,16 @@ class Prepared:
 
         def compute():
             if base.dtype == bool:
-                r = np.rint(self.group_sum(base.astype(np.float64))).astype(np.int64)
-                offset = np.arange(self.n, dtype=np.int64) - self.gstart[self.gid]
+                r = self.cached(("true_in_group", kind, level if kind == "rel" else None),
+                                lambda: np.rint(self.group_sum(base)).astype(np.int64))
+                # a document alone in its group keeps its value: only tied rows are rearranged
+                t = self.tied_rows
+                out = base.copy()
                 if which == "optimistic":
-                    return offset < r[self.gid]
-                return offset >= (self.gsize - r)[self.gid]
+                    out[t] = self.goffset[t] < r[self.gid[t]]
+                else:
+                    out[t] = self.goffset[t] >= (self.gsize - r)[self.gid[t]]
+                return out
             return self.sorted_in_groups(base, which)
 
         return self.cached((which, kind, level if kind == "rel" else None), compute)
@@ -239,8 +261,12 @@ class Prepared:
         if which == "policy" or not self.n:
             return a
         out = a.copy()
-        first = self.gstart[:-1]
-        mixed = np.maximum.reduceat(a, first) != np.minimum.reduceat(a, first)
+        # a group is mixed where two neighbours inside it differ (sorting any other group changes
+        # nothing: its values are all equal)
+        differ = a[1:] != a[:-1]
+        differ &= self.gid[1:] == self.gid[:-1]
+        mixed = np.zeros(len(self.gsize), dtype=bool)
+        mixed[self.gid[1:][differ]] = True
         t = np.flatnonzero(mixed[self.gid])
         if len(t):
             order = np.lexsort((-a[t] if which == "optimistic" else a[t], self.gid[t]))
@@ -255,6 +281,88 @@ class Prepared:
         them; ``largest``: size of the largest group; ``share``: tied_docs / docs.
         """
         return self.summary.to_dict()
+
+
+
+class Judgments:
+    """The judgments of the evaluated queries, looked up by (query code, docid) without a join.
+
+    Docids are coded by their index among the distinct judged docids (a hash lookup,
+    ``pyarrow.compute.index_in``) and each (query, docid) pair becomes one int64 key
+    ``query * ndocs + code``.  Keys are found in a dense table of every possible key where that
+    table is small next to the rows looked up, else by a second hash lookup among the judgments'
+    keys.  Where a pair is judged more than once (no reader lets that through), the first
+    judgment wins.
+
+    >>> j = Judgments(np.array([0, 0, 1]), pa.array(["a", "b", "a"]), np.array([1.0, 0.0, 2.0]))
+    >>> j.lookup(np.array([0, 1, 1, 0]), pa.array(["b", "a", "c", "z"])).tolist()
+    [1, 2, -1, -1]
+    >>> j.grades(np.array([1, 0]), pa.array(["a", "x"])).tolist()
+    [2.0, nan]
+    """
+
+    #: a dense table of keys is used while it has at most this many entries per row looked up (+ 2**16)
+    DENSE_PER_ROW = 4
+
+    def __init__(self, q: np.ndarray, docid: pa.Array, grade: np.ndarray):
+        self.q = np.asarray(q, dtype=np.int64)
+        self.grade = np.asarray(grade)
+        if pa.types.is_dictionary(docid.type):
+            docid = docid.dictionary_decode()
+        enc = pc.dictionary_encode(docid)
+        self.docs = enc.dictionary
+        codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        self.ndocs = max(len(self.docs), 1)
+        self.nq = int(self.q.max()) + 1 if len(self.q) else 0
+        self.keys = self.q * self.ndocs + codes
+        self._table: np.ndarray | None = None
+        self._key_array: pa.Array | None = None
+
+    def _doc_codes(self, docid: pa.Array) -> np.ndarray:
+        """Index of each docid among the judged docids (int64), -1 where none is judged."""
+        if pa.types.is_dictionary(docid.type):
+            return self._doc_codes(docid.dictionary)[docid.indices.to_numpy(zero_copy_only=False)]
+        docs = self.docs if self.docs.type == docid.type else self.docs.cast(docid.type)
+        return pc.index_in(docid, value_set=docs).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+    def _find(self, key: np.ndarray) -> np.ndarray:
+        """Index of the judgment of each key (all valid keys: ``0 <= key < nq * ndocs``), -1 for none."""
+        size = self.nq * self.ndocs
+        if self._table is not None or size <= self.DENSE_PER_ROW * len(key) + (1 << 16):
+            if self._table is None:
+                uk, first = np.unique(self.keys, return_index=True)  # the first judgment of each pair
+                self._table = np.full(size, -1, dtype=np.int64)
+                self._table[uk] = first
+            return self._table[key]
+        if self._key_array is None:
+            self._key_array = pa.array(self.keys, pa.int64())
+        return pc.index_in(pa.array(key, pa.int64()), value_set=self._key_array).fill_null(-1).to_numpy(
+            zero_copy_only=False)
+
+    def lookup(self, q: np.ndarray, docid: pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
+        """Index of the judgment of each (query code, docid) pair, -1 where there is none; with
+        ``rows``, the docids are ``docid[rows]`` (``q`` is aligned with ``rows``)."""
+        out = np.full(len(q), -1, dtype=np.int64)
+        if not len(self.keys) or not len(q):
+            return out
+        if rows is None:
+            code = self._doc_codes(docid)
+        elif 2 * len(rows) >= len(docid):  # most rows: code every docid once, then read them
+            code = self._doc_codes(docid)[rows]
+        else:
+            code = self._doc_codes(docid.take(pa.array(rows)))
+        q = np.asarray(q, dtype=np.int64)
+        sel = np.flatnonzero((code >= 0) & (q < self.nq))
+        out[sel] = self._find(q[sel] * self.ndocs + code[sel])
+        return out
+
+    def grades(self, q: np.ndarray, docid: pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
+        """float64 grade of each (query code, docid) pair, NaN where unjudged (``rows``: as :meth:`lookup`)."""
+        found = self.lookup(q, docid, rows)
+        out = np.full(len(q), np.nan)
+        hit = found >= 0
+        out[hit] = self.grade[found[hit]]
+        return out
 
 
 def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", rel_level: int = 1,
@@ -286,61 +394,79 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", 
 
     qqi = pc.index_in(qrels.qid, value_set=value_set)
     qkeep = pc.is_valid(qqi)
-    qt = pa.table({"q": qqi.filter(qkeep).cast(pa.int64()), "d": qrels.docid.filter(qkeep),
-                   "g": pa.array(qrels.grade).filter(qkeep)})
-    qrels_q_idx, qrels_grade = qt.column("q").to_numpy(), qt.column("g").to_numpy()
-
-    order = lay._order  # None if already in score order; reordered in place below (the layout is ours)
-    qi_s, new, starts, qstart, n = lay.sorted_codes, lay.group_first, lay.group_starts, lay.query_starts, lay.n
-    qlen = np.diff(qstart)
-    summary = lay.summary
-    del lay
+    keep_np = qkeep.to_numpy(zero_copy_only=False)
+    qrels_q_idx = qqi.filter(qkeep).cast(pa.int64()).to_numpy()
+    qrels_grade = np.asarray(qrels.grade)[keep_np] if len(keep_np) else np.asarray(qrels.grade)[:0]
+    judgments = Judgments(qrels_q_idx, qrels.docid.filter(qkeep), qrels_grade)
 
     # keep the ranks the measures read, whole tie groups
     depth = _depth(measures, qrels_q_idx, qrels_grade, nq, rel_level)
     if np.isfinite(max_depth):
         depth = np.minimum(np.full(nq, float(max_depth)) if depth is None else depth, max_depth)
-    if depth is not None:
-        first, qend = qstart[:-1], qstart[1:]
-        b = first + np.minimum(depth, qend - first).astype(np.int64)  # first rank not read
-        straddle = b < qend
-        if n:  # (no row at all: a run with no document, as -c evaluates the queries it lacks)
-            straddle &= ~new[np.minimum(b, n - 1)]
+    summary, n, blocks = lay.summary, lay.n, lay.query_blocks
+    if depth is not None and blocks is not None:
+        # rows grouped by query, scores non-increasing: each query's ranks are a block of file rows,
+        # so the ranks read are cut from the file rows directly (nothing of the whole run is permuted)
+        first, qlen = blocks
+        new = lay.file_group_first
+        assert new is not None
+        qend = first + qlen
+        b = first + np.minimum(depth, qlen).astype(np.int64)  # first rank not read (file row)
+        straddle = (b < qend) & ~new[np.minimum(b, n - 1)]
+        starts = lay.file_group_starts  # a query block ends where the next block's first group starts
+        assert starts is not None
         nxt = np.searchsorted(starts, b, side="right")  # end of the group holding rank b
         end = np.where(straddle, np.append(starts, n)[nxt], b)
         del starts
         sizes = end - first
-        kept = np.arange(int(sizes.sum()), dtype=np.int64)
-        kept += np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
-        order = kept if order is None else order[kept]
-        qi_s = qi_s[kept]
-        gid = np.cumsum(new[kept]) - 1
-        del kept
+        order = np.arange(int(sizes.sum()), dtype=np.int64)
+        order += np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
+        qi_s = lay.codes[order]
+        new = new[order]  # every kept query starts with a whole group: its first row starts one
+        del lay
     else:
-        del starts
-        gid = np.cumsum(new) - 1
-        order = np.arange(n, dtype=np.int64) if order is None else order
+        score_order = lay._order  # None if already in score order; reordered in place below (the layout is ours)
+        qi_s, new, starts, qstart, n = lay.sorted_codes, lay.group_first, lay.group_starts, lay.query_starts, lay.n
+        qlen = np.diff(qstart)
+        del lay
+        if depth is not None:
+            first, qend = qstart[:-1], qstart[1:]
+            b = first + np.minimum(depth, qend - first).astype(np.int64)  # first rank not read
+            straddle = b < qend
+            if n:  # (no row at all: a run with no document, as -c evaluates the queries it lacks)
+                straddle &= ~new[np.minimum(b, n - 1)]
+            nxt = np.searchsorted(starts, b, side="right")  # end of the group holding rank b
+            end = np.where(straddle, np.append(starts, n)[nxt], b)
+            del starts
+            sizes = end - first
+            kept = np.arange(int(sizes.sum()), dtype=np.int64)
+            kept += np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
+            order = kept if score_order is None else score_order[kept]
+            qi_s = qi_s[kept]
+            new = new[kept]  # every kept query starts with a whole group: its first row starts one
+            del kept
+        else:
+            del starts
+            order = np.arange(n, dtype=np.int64) if score_order is None else score_order
+    gid = np.cumsum(new) - 1
+    gstart = np.append(np.flatnonzero(new), len(new)).astype(np.int64)
     del new
     qi_s = qi_s.astype(np.int64)
     qstart = segment_offsets(qi_s, nq)
     pos = np.arange(len(qi_s), dtype=np.int64) - qstart[qi_s]
-    gstart = np.append(np.flatnonzero(np.diff(gid, prepend=-1)), len(gid)).astype(np.int64)
     tied = np.flatnonzero(np.diff(gstart)[gid] > 1)
     break_ties(order, gid, tied, docid, policy, fingerprint(value_set), qi_s)
 
-    # grades of the kept rows by hash join on (query, docid); unjudged stays NaN
-    rt = pa.table({"q": qi_s, "d": docid.take(pa.array(order)), "i": np.arange(len(order), dtype=np.int64)})
-    joined = rt.join(qt, keys=["q", "d"], join_type="inner", use_threads=True)
-    grade_s = np.full(len(order), np.nan)
-    grade_s[joined.column("i").to_numpy()] = joined.column("g").to_numpy()
+    # grades of the kept rows: (query, docid) looked up among the judgments; unjudged stays NaN
+    grade_s = judgments.grades(qi_s, docid, order)
     qjudged = None
     if candidates_only or count_judged:
         # judged documents anywhere in the run, not only in the kept ranks
-        cand = pa.table({"q": qi.astype(np.int64), "d": docid}).join(qt, keys=["q", "d"], join_type="inner",
-                                                                      use_threads=True)
-        cq = cand.column("q").to_numpy()
+        found = judgments.lookup(qi.astype(np.int64), docid)
+        cand = found[found >= 0]
+        cq = judgments.q[cand]
         qjudged = np.bincount(cq, minlength=nq)
-    judged_grades = (cq, cand.column("g").to_numpy()) if candidates_only else (qrels_q_idx, qrels_grade)
+    judged_grades = (cq, judgments.grade[cand]) if candidates_only else (qrels_q_idx, qrels_grade)
     return Prepared(
         qids=qids, qstart=qstart, qi=qi_s, pos=pos, gid=gid, gstart=gstart, grade=grade_s,
         judged_grades=judged_grades, rel_level=rel_level, qlen=qlen, qjudged=qjudged,

@@ -1,0 +1,76 @@
+"""The judgments are looked up without Arrow's join (issue 26): ``tierank eval`` imports neither
+``pyarrow.acero`` nor ``pyarrow.dataset`` (and with them the S3 filesystem), and the lookup
+(:class:`tierank.ties.prepare.Judgments`) finds exactly the pairs a join finds.
+
+Asserted on ``sys.modules`` of a fresh interpreter, as ``tests/cli/test_startup.py`` does.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from tierank.ties.prepare import Judgments
+
+HEAVY = ("pyarrow.acero", "pyarrow._acero", "pyarrow.dataset", "pyarrow._dataset", "pyarrow._s3fs")
+
+
+@pytest.mark.parametrize("extra", [[], ["--unjudged", "bounds"], ["--candidates-only"]])
+def test_eval_does_not_import_acero(tmp_path, extra):
+    qrels, run = tmp_path / "q.trec", tmp_path / "r.trec"
+    qrels.write_text("".join(f"q{i} 0 d{j} {j % 3}\n" for i in range(3) for j in range(0, 20, 3)))
+    run.write_text("".join(f"q{i} Q0 d{j} {j + 1} {round(1 - j / 40, 1)} t\n" for i in range(3) for j in range(20)))
+    argv = ["eval", str(qrels), str(run), "-m", "P@5", "-m", "R@10", "-f", "jsonl", *extra]
+    script = (f"import sys, json\nsys.argv[1:] = {argv!r}\nfrom tierank.cli import main\n"
+              "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+              "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)))\n")
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    head, _, mods = p.stderr.rpartition("\nMODULES ")
+    assert p.returncode == 0 and mods, p.stderr
+    assert p.stdout.count("\n") >= 6
+    assert not set(HEAVY) & set(json.loads(mods)), sorted(set(HEAVY) & set(json.loads(mods)))
+
+
+def _joined(q, d, jq, jd, jg):
+    """The reference: a dict of the judgments (the first one of a repeated pair wins)."""
+    judged: dict = {}
+    for i, (a, b) in enumerate(zip(jq, jd)):
+        judged.setdefault((int(a), b), i)
+    return [judged.get((int(a), b), -1) for a, b in zip(q, d)]
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("encode", ["plain", "dictionary", "large"])
+@pytest.mark.parametrize("dense", [True, False])
+def test_lookup_matches_a_join(seed, encode, dense, monkeypatch):
+    if not dense:  # keys looked up by hash, not in the dense table
+        monkeypatch.setattr(Judgments, "DENSE_PER_ROW", -(1 << 40))
+    rng = np.random.default_rng(seed)
+    jq = rng.integers(0, 4, 40)
+    jd = [f"d{x}" for x in rng.integers(0, 15, 40)]  # repeated pairs too
+    jg = rng.integers(-1, 3, 40).astype(np.float64)
+    q = rng.integers(0, 5, 200)
+    d = [f"d{x}" for x in rng.integers(0, 25, 200)]
+    docid = pa.array(d)
+    if encode == "dictionary":
+        docid = docid.dictionary_encode()
+    elif encode == "large":
+        docid = docid.cast(pa.large_string())
+    j = Judgments(jq, pa.array(jd), jg)
+    want = _joined(q, d, jq, jd, jg)
+    assert j.lookup(q, docid).tolist() == want
+    got = j.grades(q, docid)
+    np.testing.assert_array_equal(got, np.array([jg[i] if i >= 0 else np.nan for i in want]))
+    for rows in (np.arange(0, 200, 7), rng.permutation(200)[:150]):  # few rows (taken), most rows (read)
+        assert j.lookup(q[rows], docid, rows).tolist() == [want[i] for i in rows]
+
+
+def test_lookup_without_judgments():
+    j = Judgments(np.zeros(0, np.int64), pa.array([], pa.string()), np.zeros(0))
+    assert j.lookup(np.array([0, 1]), pa.array(["a", "b"])).tolist() == [-1, -1]
+    assert np.isnan(j.grades(np.array([0]), pa.array(["a"]))).all()
