@@ -57,7 +57,8 @@ class SourceKind:
     name: str
     recognise: Callable[[object], bool]
     read: Mapping[str, Callable] = field(default_factory=dict)
-    split: Callable[[str, int], Iterator[tuple]] | None = None
+    #: (source, block bytes, workers) -> its tasks
+    split: Callable[[str, int, int], Iterator[tuple]] | None = None
     expand: Callable[[str | os.PathLike], tuple[list[Path], list[tuple[Path, str]]]] | None = None
 
     @property
