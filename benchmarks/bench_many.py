@@ -162,7 +162,6 @@ def jsonl_cli(qrels: Path, runs: list[Path], trees: list[str], repeat: int) -> i
     """``tierank eval ... --format jsonl`` (each source tree, default jobs and -j 1) against one reused
     pytrec_eval evaluator writing JSON lines, interleaved, medians of wall and CPU seconds."""
     import os
-
     import tempfile
 
     cases: dict[str, tuple[list[str], dict | None]] = {}
@@ -179,7 +178,7 @@ def jsonl_cli(qrels: Path, runs: list[Path], trees: list[str], repeat: int) -> i
                                     *map(str, runs)], None)
     times: dict[str, list[tuple[float, float]]] = {k: [] for k in cases}
     loads = []
-    for name, (cmd, env) in cases.items():
+    for cmd, env in cases.values():
         if env is not None:
             _timed(cmd, env)  # warm the bytecode cache
     for _ in range(repeat):
