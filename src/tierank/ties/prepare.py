@@ -365,6 +365,23 @@ class Judgments:
         return out
 
 
+def _kept_rows(first: np.ndarray, qend: np.ndarray, depth: np.ndarray, new: np.ndarray, starts: np.ndarray,
+               n: int) -> np.ndarray:
+    """The rows the measures can read: each query's (rows ``first`` to ``qend``) first ``depth`` ranks,
+    extended to the end of the tie group that straddles the cutoff (``new``: the rows that start a group,
+    ``starts``: where the groups start, ``n``: the rows in all)."""
+    b = first + np.minimum(depth, qend - first).astype(np.int64)  # first rank not read
+    straddle = b < qend
+    if n:  # (no row at all: a run with no document, as -c evaluates the queries it lacks)
+        straddle &= ~new[np.minimum(b, n - 1)]
+    nxt = np.searchsorted(starts, b, side="right")  # end of the group holding rank b
+    end = np.where(straddle, np.append(starts, n)[nxt], b)
+    sizes = end - first
+    kept = np.arange(int(sizes.sum()), dtype=np.int64)
+    kept += np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
+    return kept
+
+
 def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", rel_level: int = 1,
             complete: bool = False, candidates_only: bool = False,
             measures: Sequence[HasDepth] = (), count_judged: bool = False, max_depth: float = float("inf"),
@@ -410,17 +427,10 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", 
         first, qlen = blocks
         new = lay.file_group_first
         assert new is not None
-        qend = first + qlen
-        b = first + np.minimum(depth, qlen).astype(np.int64)  # first rank not read (file row)
-        straddle = (b < qend) & ~new[np.minimum(b, n - 1)]
         starts = lay.file_group_starts  # a query block ends where the next block's first group starts
         assert starts is not None
-        nxt = np.searchsorted(starts, b, side="right")  # end of the group holding rank b
-        end = np.where(straddle, np.append(starts, n)[nxt], b)
+        order = _kept_rows(first, first + qlen, depth, new, starts, n)  # file rows
         del starts
-        sizes = end - first
-        order = np.arange(int(sizes.sum()), dtype=np.int64)
-        order += np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
         qi_s = lay.codes[order]
         new = new[order]  # every kept query starts with a whole group: its first row starts one
         del lay
@@ -430,17 +440,8 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", 
         qlen = np.diff(qstart)
         del lay
         if depth is not None:
-            first, qend = qstart[:-1], qstart[1:]
-            b = first + np.minimum(depth, qend - first).astype(np.int64)  # first rank not read
-            straddle = b < qend
-            if n:  # (no row at all: a run with no document, as -c evaluates the queries it lacks)
-                straddle &= ~new[np.minimum(b, n - 1)]
-            nxt = np.searchsorted(starts, b, side="right")  # end of the group holding rank b
-            end = np.where(straddle, np.append(starts, n)[nxt], b)
+            kept = _kept_rows(qstart[:-1], qstart[1:], depth, new, starts, n)
             del starts
-            sizes = end - first
-            kept = np.arange(int(sizes.sum()), dtype=np.int64)
-            kept += np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
             order = kept if score_order is None else score_order[kept]
             qi_s = qi_s[kept]
             new = new[kept]  # every kept query starts with a whole group: its first row starts one
