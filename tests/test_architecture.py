@@ -39,7 +39,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "tierank"
 
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "extras", "version", "processes"),
+    ("errors", "extras", "version", "processes", "compute"),
     ("io",),
     ("ties", "measures"),
     ("results", "evaluate"),

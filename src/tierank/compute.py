@@ -1,0 +1,109 @@
+"""Arrow's compute kernels for tierank, called without importing :mod:`pyarrow.compute` (a bottom room).
+
+``import pyarrow.compute`` builds a Python wrapper with a docstring for every one of Arrow's ~300
+kernels: about 50 ms of CPU, a sixth of a small ``tierank eval`` (issue 26).  The kernels themselves
+live in ``pyarrow._compute`` (about 10 ms to import); this module calls them by name through
+``call_function``, the public entry point that :mod:`pyarrow.compute` re-exports, and builds the few
+option objects tierank needs.  pyarrow's own methods (``Array.take``, ``.filter``, ``.unique``,
+``.dictionary_encode``, ``.cast``, ...) import :mod:`pyarrow.compute` on first use: code on the path
+of a plain evaluation calls the functions below instead.
+
+Every function returns exactly what the :mod:`pyarrow.compute` function of the same name returns.
+
+>>> import pyarrow as pa
+>>> enc = dictionary_encode(pa.array(["b", "a", "b"]))
+>>> enc.dictionary.to_pylist(), enc.indices.to_pylist()
+(['b', 'a'], [0, 1, 0])
+>>> index_in(pa.array(["a", "c"]), pa.array(["c", "a"])).to_pylist()
+[1, 0]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+try:  # the kernels without pyarrow.compute's Python wrappers
+    from pyarrow._compute import (  # type: ignore[import-not-found,unused-ignore]
+        CastOptions,
+        ScalarAggregateOptions,
+        SetLookupOptions,
+        SortOptions,
+        call_function,
+    )
+except ImportError:  # pragma: no cover - a pyarrow that moved them: the public module has them all
+    from pyarrow.compute import (  # type: ignore[assignment,no-redef,unused-ignore]
+        CastOptions,
+        ScalarAggregateOptions,
+        SetLookupOptions,
+        SortOptions,
+        call_function,
+    )
+
+__all__ = [
+    "call", "cast", "dictionary_encode", "equal", "filter", "index_in", "is_in", "not_equal", "sort_indices",
+    "take", "unique", "any", "fill_null", "is_valid",
+]
+
+
+def call(name: str, *args: Any, options: Any = None) -> Any:
+    """Arrow's kernel ``name`` on ``args`` (arrays, chunked arrays, scalars, tables)."""
+    return call_function(name, list(args), options)
+
+
+def dictionary_encode(values: Any) -> Any:
+    return call_function("dictionary_encode", [values])
+
+
+def unique(values: Any) -> Any:
+    return call_function("unique", [values])
+
+
+def equal(a: Any, b: Any) -> Any:
+    return call_function("equal", [a, b])
+
+
+def not_equal(a: Any, b: Any) -> Any:
+    return call_function("not_equal", [a, b])
+
+
+def any(values: Any) -> Any:  # noqa: A001 - Arrow's name
+    return call_function("any", [values], ScalarAggregateOptions(skip_nulls=True, min_count=1))
+
+
+def is_in(values: Any, value_set: Any) -> Any:
+    return call_function("is_in", [values], SetLookupOptions(value_set))
+
+
+def index_in(values: Any, value_set: Any) -> Any:
+    return call_function("index_in", [values], SetLookupOptions(value_set))
+
+
+def take(values: Any, indices: Any) -> Any:
+    return call_function("take", [values, indices])
+
+
+def filter(values: Any, mask: Any) -> Any:  # noqa: A001 - Arrow's name
+    return call_function("filter", [values, mask])
+
+
+def cast(values: Any, target_type: Any, safe: bool = True) -> Any:
+    options = CastOptions.safe(target_type) if safe else CastOptions.unsafe(target_type)
+    return call_function("cast", [values], options)
+
+
+def sort_indices(values: Any, sort_keys: Any = ()) -> Any:
+    """Indices that sort ``values`` (an array, or a table by ``sort_keys``: ``(column, order)`` pairs)."""
+    return call_function("sort_indices", [values], SortOptions(sort_keys=list(sort_keys)))
+
+
+def fill_null(values: Any, fill_value: Any) -> Any:
+    """``values`` with each null replaced by ``fill_value`` (a Python value becomes a scalar of their type)."""
+    import pyarrow as pa
+
+    if not isinstance(fill_value, pa.Scalar):
+        fill_value = pa.scalar(fill_value, type=values.type)
+    return call_function("coalesce", [values, fill_value])
+
+
+def is_valid(values: Any) -> Any:
+    return call_function("is_valid", [values])
