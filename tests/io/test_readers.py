@@ -150,3 +150,49 @@ def test_inputs_are_not_mutated():
 def test_no_common_query_is_an_error():
     with pytest.raises(TierankInputError, match="no query of run is judged"):
         tierank.evaluate({"x": {"a": 1}}, {"y": {"a": 1.0}}, ["P@1"])
+
+
+# ------------------------------------------------ the fast path's query encoding and duplicate filter
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tierank.io import readers  # noqa: E402
+
+_IDS = st.sampled_from(["q1", "q2", "q10", "", "é", "q1 "])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_IDS, st.integers(1, 6)), max_size=12), st.integers(1, 5))
+def test_encode_ids_is_arrow_dictionary_encode(runs, chunks):
+    """Runs of equal ids (the usual layout) and scattered ones, chunked or not: Arrow's own encoding."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ids = [q for q, n in runs for _ in range(n)]
+    whole = pa.array(ids, pa.string())
+    cut = sorted({0, len(ids), *np.linspace(0, len(ids), chunks + 1).astype(int).tolist()})
+    chunked = pa.chunked_array([whole.slice(a, b - a) for a, b in zip(cut, cut[1:])], pa.string())
+    want = pc.dictionary_encode(whole)
+    for got in (readers.encode_ids(whole), readers.encode_ids(chunked)):
+        assert got.type == pa.dictionary(pa.int32(), pa.string())
+        assert got.equals(want)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3"]), st.sampled_from(["a", "b", "c", "d" * 9, "é"])),
+                min_size=1, max_size=30), st.booleans())
+def test_duplicate_filter_never_misses(pairs, grouped):
+    """No false "no": a repeated (qid, docid) pair is always flagged, whatever the order of the lines."""
+    import pyarrow as pa
+
+    if grouped:
+        pairs = sorted(pairs, key=lambda p: p[0])
+    qid = pa.array([q for q, _ in pairs], pa.string())
+    docid = pa.array([d for _, d in pairs], pa.string())
+    repeated = len(set(pairs)) < len(pairs)
+    if repeated:
+        assert readers._has_duplicates(qid, docid)
+        assert readers._has_duplicates(readers.encode_ids(qid), docid)
+    else:  # with these few short ids a false "yes" would be a collision of 64-bit fingerprints
+        assert not readers._has_duplicates(qid, docid)

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from .. import compute
 from ..errors import EmptyRun, Problem, TierankInputError, quote
 from . import lexer
 from .fingerprint import fingerprint, fingerprint_ids, pair_fingerprint
@@ -78,6 +79,7 @@ def _arrow_read(data: pa.Buffer, names: list[str], types: dict, include: list[st
         convert_options=pacsv.ConvertOptions(
             column_types=types, include_columns=include, strings_can_be_null=False,
             quoted_strings_can_be_null=False, null_values=[],
+            check_utf8=False,  # every caller checked the bytes first (:func:`_fast_ok`): about a tenth of the parse
         ),
     )
 
@@ -173,7 +175,9 @@ def _run_fast(src: str, data: bytes, duplicates: str = "error", ranks: bool = Tr
     converting it is about a fifth of Arrow's work (issue 26)."""
     if not _fast_ok(data):
         return None
-    types = {"qid": _QID_DICT, "docid": pa.string(), "score": pa.float64()}
+    # query ids as plain strings, encoded after the parse (:func:`encode_ids`): Arrow's dictionary
+    # conversion while parsing costs a sixth of the parse, the encoding of the runs of equal ids a tenth of that
+    types = {"qid": pa.string(), "docid": pa.string(), "score": pa.float64()}
     if ranks:
         types["rank"] = pa.float64()
     try:
@@ -184,13 +188,15 @@ def _run_fast(src: str, data: bytes, duplicates: str = "error", ranks: bool = Tr
         pa.default_memory_pool().release_unused()  # the parser's buffers
     if t.num_rows == 0:
         return None
-    qid = t.column("qid").unify_dictionaries().combine_chunks()
+    qid = encode_ids(t.column("qid"))
+    docid = t.column("docid").combine_chunks()
     score = t.column("score").to_numpy()
+    rank = t.column("rank").to_numpy() if ranks else None
+    del t  # the query ids as strings
     if (not np.isfinite(score).all() or _reserved(qid.dictionary)
-            or (duplicates == "error" and _has_duplicates(t))):
+            or (duplicates == "error" and _has_duplicates(qid, docid))):
         return None
-    return Run(qid=qid, docid=t.column("docid").combine_chunks(), score=score,
-               rank=t.column("rank").to_numpy() if ranks else None, source=src)
+    return Run(qid=qid, docid=docid, score=score, rank=rank, source=src)
 
 
 def read_run(path: str | os.PathLike, duplicates: str = "error") -> Run:
@@ -223,7 +229,29 @@ def _reserved(ids: pa.Array) -> bool:
     return bool(pc.any(pc.equal(ids, pa.scalar(RESERVED_QID, pa.string()))).as_py())
 
 
-def _has_duplicates(t: pa.Table) -> bool:
+def encode_ids(ids: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray:
+    """``ids`` (strings) dictionary-encoded: the array ``pyarrow.compute.dictionary_encode`` gives (int32
+    codes in order of first appearance), found faster where equal ids come in runs of lines (a run file's
+    query ids): one comparison of neighbours, then the encoding of each run's first id.
+
+    >>> enc = encode_ids(pa.chunked_array([["q2", "q2"], ["q1", "q2", "q2"]]))
+    >>> enc.dictionary.to_pylist(), enc.indices.to_pylist()
+    (['q2', 'q1'], [0, 0, 1, 0, 0])
+    """
+    arr = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+    n = len(arr)
+    if n < 2:
+        return compute.dictionary_encode(arr)
+    starts = np.flatnonzero(compute.not_equal(arr.slice(1), arr.slice(0, n - 1)).to_numpy(zero_copy_only=False))
+    if 4 * len(starts) > n:  # runs of fewer than four lines: encode every id
+        return compute.dictionary_encode(arr)
+    starts = np.concatenate((np.zeros(1, np.int64), starts + 1))
+    heads = compute.dictionary_encode(compute.take(arr, pa.array(starts, pa.int64())))
+    codes = np.repeat(heads.indices.to_numpy(zero_copy_only=False), np.diff(starts, append=n))
+    return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), heads.dictionary)
+
+
+def _has_duplicates(qid: pa.Array, docid: pa.Array) -> bool:
     """True if some (qid, docid) pair may repeat: equal 64-bit fingerprints.
 
     Exact in the "no" direction; a "yes" sends the file to the line-by-line
@@ -235,15 +263,14 @@ def _has_duplicates(t: pa.Table) -> bool:
     fingerprint in the others: equal pairs get equal keys, and it costs one
     fingerprint column instead of three.  Only when two keys are equal (a
     duplicate, or a collision of the shortened fingerprints) is the full
-    pair fingerprint of :func:`_pair_duplicates` asked.
+    pair fingerprint of :func:`_pair_duplicates` asked.  ``qid``: strings, or
+    their dictionary encoding.
     """
-    doc = fingerprint(t.column("docid"))
-    qid = t.column("qid")
-    enc = qid.unify_dictionaries() if pa.types.is_dictionary(qid.type) else pc.dictionary_encode(qid)
-    enc = enc.combine_chunks() if isinstance(enc, pa.ChunkedArray) else enc
+    doc = fingerprint(docid, quick=True)  # only its high bits make the key
+    enc = qid if pa.types.is_dictionary(qid.type) else encode_ids(qid)
     n_codes = len(enc.dictionary)
-    if len(pc.unique(enc.dictionary)) != n_codes:  # equal ids under two codes: the codes cannot tell
-        return _pair_duplicates(t, doc)
+    if len(compute.unique(enc.dictionary)) != n_codes:  # equal ids under two codes: the codes cannot tell
+        return _pair_duplicates(enc, doc)
     bits = max(n_codes - 1, 0).bit_length()
     if bits == 0:
         key = doc.copy()
@@ -255,7 +282,7 @@ def _has_duplicates(t: pa.Table) -> bool:
         _sort_by_query(key, codes, n_codes)
     if not (key[1:] == key[:-1]).any():
         return False
-    return _pair_duplicates(t, doc)
+    return _pair_duplicates(enc, doc)
 
 
 _SORT_PIECE = 1 << 16  # keys sorted at a time when the queries are grouped: the piece stays in the CPU's cache
@@ -288,11 +315,9 @@ def _sort_by_query(key: np.ndarray, codes: np.ndarray, n_codes: int) -> None:
         lo = hi
 
 
-def _pair_duplicates(t: pa.Table, doc: np.ndarray) -> bool:
+def _pair_duplicates(qid: pa.Array, doc: np.ndarray) -> bool:
     """True if two lines have equal 64-bit fingerprints of their (qid, docid) pair (``doc``: of the docids)."""
-    key = pair_fingerprint(fingerprint_ids(t.column("qid").unify_dictionaries()
-                                           if pa.types.is_dictionary(t.column("qid").type)
-                                           else t.column("qid")), doc)
+    key = pair_fingerprint(fingerprint_ids(qid), doc)
     key.sort()
     return bool((key[1:] == key[:-1]).any())
 
@@ -377,9 +402,10 @@ def _qrels_fast(src: str, data: bytes) -> Qrels | None:
         return None
     grade = t.column("grade").to_numpy()
     qid = t.column("qid").combine_chunks()
-    if not np.isfinite(grade).all() or _reserved(qid) or _has_duplicates(t):
+    docid = t.column("docid").combine_chunks()
+    if not np.isfinite(grade).all() or _reserved(qid) or _has_duplicates(qid, docid):
         return None
-    return Qrels(qid=qid, docid=t.column("docid").combine_chunks(), grade=grade, source=src)
+    return Qrels(qid=qid, docid=docid, grade=grade, source=src)
 
 
 def read_qrels(path: str | os.PathLike) -> Qrels:
