@@ -291,3 +291,24 @@ def test_other_spellings_of_all_are_ordinary_ids(tmp_path):
     p = tmp_path / "run"
     p.write_text("All Q0 a 1 1 t\nall_ Q0 a 1 1 t\n")
     assert read_run(p).qid.to_pylist() == ["All", "all_"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=60).map(lambda b: bytes(c for c in b if c not in b"\r\t") or b"x"),
+       st.sampled_from([4, 7, 1 << 18]))
+def test_needs_squeeze_is_its_definition(data, scan):
+    """The vectorized look for work (in pieces of any size) agrees with the plain definition: a space
+    next to a space or a line end, or at either end of the data."""
+    import re
+
+    want = re.search(rb"  | \n|\n ", data) is not None or data[:1] == b" " or data[-1:] == b" "
+    old = lexer._SCAN
+    lexer._SCAN = scan
+    try:
+        assert lexer._needs_squeeze(data) is want
+        for k in (1, 2, 3, 5):  # spaces and line ends are the bytes that matter: make them common
+            dense = bytes(b" \n"[c % 2] if c % k == 0 else c for c in data)
+            want = re.search(rb"  | \n|\n ", dense) is not None or dense[:1] == b" " or dense[-1:] == b" "
+            assert lexer._needs_squeeze(dense) is want
+    finally:
+        lexer._SCAN = old

@@ -256,18 +256,26 @@ def _has_comment(data: bytes) -> bool:
 
 
 def _needs_squeeze(data: bytes) -> bool:
-    """True if ``data`` (spaces the only separator, LF line ends) has two spaces in a row or one at a line's edge."""
+    """True if ``data`` (spaces the only separator, LF line ends) has two spaces in a row or one at a line's edge.
+
+    Two separators (space or line end) in a row are looked for, then those that are not a blank
+    line (two line ends) are: four vectorized passes a piece instead of seven.
+
+    >>> [_needs_squeeze(d) for d in [b"a b\\n\\nc d\\n", b"a  b\\n", b"a b \\n", b"a\\n b\\n", b" a"]]
+    [False, True, True, True, True]
+    """
     if data[:1] == b" " or data[-1:] == b" ":
         return True
     b = np.frombuffer(data, np.uint8)
-    for c in range(0, len(b), _SCAN):  # a byte of overlap: pairs across chunks count
-        sp = b[c:c + _SCAN + 1] == 32
-        nl = b[c:c + _SCAN + 1] == 10
-        nl |= sp  # a space after a space or a newline
-        if (sp[1:] & nl[:-1]).any():
-            return True
-        if (sp[:-1] & nl[1:]).any():  # a newline (or space) after a space
-            return True
+    for c in range(0, len(b), _SCAN):  # a byte of overlap: pairs across pieces count
+        piece = b[c:c + _SCAN + 1]
+        sep = piece == 32
+        sep |= piece == 10
+        pair = sep[1:] & sep[:-1]
+        if pair.any():
+            at = np.flatnonzero(pair)
+            if ((piece[at] == 32) | (piece[at + 1] == 32)).any():
+                return True
     return False
 
 
