@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pyarrow as pa
+
 try:  # the kernels without pyarrow.compute's Python wrappers
     from pyarrow._compute import (  # type: ignore[import-not-found,unused-ignore]
         CastOptions,
@@ -41,7 +43,7 @@ except ImportError:  # pragma: no cover - a pyarrow that moved them: the public 
 
 __all__ = [
     "call", "cast", "dictionary_encode", "equal", "filter", "index_in", "is_in", "not_equal", "sort_indices",
-    "take", "unique", "any", "fill_null", "is_valid",
+    "take", "unique", "any", "fill_null", "is_valid", "decoded",
 ]
 
 
@@ -98,8 +100,6 @@ def sort_indices(values: Any, sort_keys: Any = ()) -> Any:
 
 def fill_null(values: Any, fill_value: Any) -> Any:
     """``values`` with each null replaced by ``fill_value`` (a Python value becomes a scalar of their type)."""
-    import pyarrow as pa
-
     if not isinstance(fill_value, pa.Scalar):
         fill_value = pa.scalar(fill_value, type=values.type)
     return call_function("coalesce", [values, fill_value])
@@ -107,3 +107,18 @@ def fill_null(values: Any, fill_value: Any) -> Any:
 
 def is_valid(values: Any) -> Any:
     return call_function("is_valid", [values])
+
+
+def decoded(values: Any) -> Any:
+    """A dictionary-encoded array decoded (as ``DictionaryArray.dictionary_decode``); any other array as it is.
+
+    >>> import pyarrow as pa
+    >>> decoded(pa.array(["b", None, "b", "a"]).dictionary_encode()).to_pylist()
+    ['b', None, 'b', 'a']
+    >>> ids = pa.array(["x"])
+    >>> decoded(ids) is ids
+    True
+    """
+    if not pa.types.is_dictionary(values.type):
+        return values
+    return take(values.dictionary, values.indices)

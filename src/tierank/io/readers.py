@@ -21,13 +21,16 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from .. import compute as ac
 from ..errors import EmptyRun, Problem, TierankInputError, quote
 from . import lexer
 from .fingerprint import fingerprint, fingerprint_ids, pair_fingerprint
 from .model import Qrels, Run
+
+#: the lead's functions (_has_duplicates) still say pc: tierank.compute has what they call (to go at the merge)
+pc = ac
 
 MAX_PROBLEMS = 20
 
@@ -220,7 +223,7 @@ def read_run(path: str | os.PathLike, duplicates: str = "error") -> Run:
 
 def _reserved(ids: pa.Array) -> bool:
     # a typed scalar: a bare Python string makes pyarrow infer its type (and import dateutil to do so)
-    return bool(pc.any(pc.equal(ids, pa.scalar(RESERVED_QID, pa.string()))).as_py())
+    return bool(ac.any(ac.equal(ids, pa.scalar(RESERVED_QID, pa.string()))).as_py())
 
 
 def _has_duplicates(t: pa.Table) -> bool:
