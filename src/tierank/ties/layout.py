@@ -27,7 +27,7 @@ def _query_blocks(qi: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.nda
         return None
     change = np.flatnonzero(qi[1:] != qi[:-1]) + 1
     starts = np.concatenate(([0], change))
-    if len(starts) != len(np.unique(qi[starts])):
+    if len(starts) != _distinct_sorted(np.sort(qi[starts])):  # (np.unique imports numpy.ma: 10 ms)
         return None
     ok = score[1:] <= score[:-1]
     ok[change - 1] = True  # a new query may start with any score
@@ -73,7 +73,7 @@ def distinct_ids(ids: pa.Array) -> list[str]:
         if len(idx):
             used[idx[0]] = True
             used[idx[1:][idx[1:] != idx[:-1]]] = True
-        return ac.filter(ids.dictionary, pa.array(used)).to_pylist()
+        return ac.filter(ids.dictionary, ac.array(used)).to_pylist()
     return ac.unique(ids).to_pylist()
 
 

@@ -333,8 +333,8 @@ class Judgments:
                 self._table[uk] = first
             return self._table[key]
         if self._key_array is None:
-            self._key_array = pa.array(self.keys, pa.int64())
-        return ac.fill_null(ac.index_in(pa.array(key, pa.int64()), self._key_array), -1).to_numpy(
+            self._key_array = ac.array(self.keys, pa.int64())
+        return ac.fill_null(ac.index_in(ac.array(key, pa.int64()), self._key_array), -1).to_numpy(
             zero_copy_only=False)
 
     def lookup(self, q: np.ndarray, docid: pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
@@ -348,7 +348,7 @@ class Judgments:
         elif 2 * len(rows) >= len(docid):  # most rows: code every docid once, then read them
             code = self._doc_codes(docid)[rows]
         else:
-            code = self._doc_codes(ac.take(docid, pa.array(rows)))
+            code = self._doc_codes(ac.take(docid, ac.array(rows)))
         q = np.asarray(q, dtype=np.int64)
         sel = np.flatnonzero((code >= 0) & (q < self.nq))
         out[sel] = self._find(q[sel] * self.ndocs + code[sel])
@@ -405,7 +405,7 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", 
     # run rows of evaluated queries, in the total order by score, tie groups over the whole run
     lay = layout(run, qids)
     value_set, nq, qi = lay.qid_array, lay.nq, lay.codes
-    docid = run.docid if lay.rows is None else ac.take(run.docid, pa.array(lay.rows))
+    docid = run.docid if lay.rows is None else ac.take(run.docid, ac.array(lay.rows))
 
     qqi = ac.index_in(qrels.qid, value_set)
     qkeep = ac.is_valid(qqi)
