@@ -15,7 +15,6 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-
 from tierank.errors import NoJudgedDocuments
 from tierank.evaluate import condense
 from tierank.io.model import Qrels, Run
