@@ -8,7 +8,10 @@ option objects tierank needs.  pyarrow's own methods (``Array.take``, ``.filter`
 ``.dictionary_encode``, ``.cast``, ...) import :mod:`pyarrow.compute` on first use: code on the path
 of a plain evaluation calls the functions below instead.
 
-Every function returns exactly what the :mod:`pyarrow.compute` function of the same name returns.
+Every function returns exactly what the :mod:`pyarrow.compute` function of the same name returns
+(``tests/test_compute.py`` compares them).  Two helpers have no namesake there: :func:`decoded` (a
+dictionary array decoded, as ``DictionaryArray.dictionary_decode``, which imports :mod:`pyarrow.compute`)
+and :func:`array` (``pa.array`` of a numpy array without importing :mod:`numpy.ma`).
 
 >>> import pyarrow as pa
 >>> enc = dictionary_encode(pa.array(["b", "a", "b"]))
