@@ -7,9 +7,8 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from . import compute as ac
 from .errors import NoJudgedDocuments, NothingToEvaluate, Problem, TierankInputError
 from .io.convert import to_qrels, to_run
 from .io.model import Qrels, Run
@@ -18,6 +17,7 @@ from .measures.linear import REL
 from .measures.names import plan as measure_plan
 from .results import EvalResult
 from .ties import TieBreak, prepare
+from .ties.prepare import Judgments
 
 UNJUDGED = ("nonrelevant", "bounds", "condensed")
 
@@ -34,17 +34,22 @@ def condense(run: Run, qrels: Qrels, negative_unjudged: bool = False) -> Run:
     >>> r.docid.to_pylist()
     ['a', 'b']
     """
-    rq = run.qid.dictionary_decode() if pa.types.is_dictionary(run.qid.type) else run.qid
-    t = pa.table({"q": rq, "d": run.docid, "i": np.arange(len(run), dtype=np.int64)})
-    qt = pa.table({"q": qrels.qid, "d": qrels.docid})
+    rq = ac.decoded(run.qid)
+    qid, docid = qrels.qid, qrels.docid
     if negative_unjudged:
-        qt = qt.filter(pa.array(np.asarray(qrels.grade) >= 0))
-    judged = t.join(qt, keys=["q", "d"], join_type="left semi")
-    keep = np.sort(judged.column("i").to_numpy())
+        judged_rows = ac.array(np.asarray(qrels.grade) >= 0)
+        qid, docid = ac.filter(qid, judged_rows), ac.filter(docid, judged_rows)
+    # the rows whose (query, document) pair is judged, looked up as prepare looks judgments up (no Arrow join:
+    # pyarrow.acero and pyarrow.compute stay unimported)
+    judged_qids = ac.unique(qid)
+    judgments = Judgments(ac.index_in(qid, judged_qids).to_numpy(zero_copy_only=False), docid, np.zeros(len(qid)))
+    q = ac.fill_null(ac.index_in(rq, judged_qids), -1).to_numpy(zero_copy_only=False)
+    rows = np.flatnonzero(q >= 0)
+    keep = rows[judgments.lookup(q[rows], run.docid, rows) >= 0]
     if len(keep) == 0:
         raise NoJudgedDocuments(f"--condensed: no document of {run.source} is judged in {qrels.source}")
-    take = pa.array(keep)
-    return Run(qid=rq.take(take), docid=run.docid.take(take), score=run.score[keep],
+    take = ac.array(keep)
+    return Run(qid=ac.take(rq, take), docid=ac.take(run.docid, take), score=run.score[keep],
                rank=None if run.rank is None else run.rank[keep], source=run.source)
 
 
@@ -161,10 +166,10 @@ def evaluate(qrels: Any, run: Any, measures: Iterable[str | Measure | list[Measu
         if judged_only and not complete:
             # trec_eval -J keeps a query whose documents were all unjudged: evaluate every qrels
             # query of the uncondensed run, as -c does for the whole qrels
-            rq = r.qid.dictionary_decode() if pa.types.is_dictionary(r.qid.type) else r.qid
-            keep = pc.is_in(q.qid, value_set=pc.unique(rq)).to_numpy(zero_copy_only=False)
-            idx = pa.array(np.flatnonzero(keep))
-            eval_q = Qrels(qid=q.qid.take(idx), docid=q.docid.take(idx), grade=np.asarray(q.grade)[keep],
+            rq = ac.decoded(r.qid)
+            keep = ac.is_in(q.qid, ac.unique(rq)).to_numpy(zero_copy_only=False)
+            idx = ac.array(np.flatnonzero(keep))
+            eval_q = Qrels(qid=ac.take(q.qid, idx), docid=ac.take(q.docid, idx), grade=np.asarray(q.grade)[keep],
                            source=q.source)
             eval_complete = True
         r = condense(r, q, negative_unjudged=judged_only)

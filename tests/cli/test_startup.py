@@ -19,6 +19,7 @@ from typer._click.exceptions import BadParameter
 
 import tierank.cli
 from tierank.cli.common import QuickValues
+from tierank.examples import path as example_path
 
 #: imported by no command at start-up (only by the commands and formats that use them)
 LAZY = ("pandas", "scipy", "matplotlib", "pydantic", "rich.console", "rich.table", "tierank.report.terminal",
@@ -67,8 +68,9 @@ def small(tmp_path_factory) -> tuple[Path, Path]:
 
 @pytest.mark.parametrize("fmt", ["jsonl", "table", "trec_eval"])
 def test_small_eval_imports_neither_pandas_nor_pydantic_and_prints_the_same(small, fmt):
-    """pyarrow is kept from importing pandas; an ``import pandas`` of tierank's own (trec_eval's summary)
-    still works; the output is the output of a process where pandas was imported first."""
+    """pyarrow is kept from importing pandas, and trec_eval's summary is read from the result's records (not
+    from :meth:`EvalResult.aggregate`'s DataFrame); the output is the output of a process where pandas was
+    imported first."""
     qrels, run = small
     argv = ("eval", str(qrels), str(run), "-m", "nDCG@10", "-m", "P@5", "-q", "-f", fmt)
     mods, p = _modules(MAIN, *argv)
@@ -77,7 +79,9 @@ def test_small_eval_imports_neither_pandas_nor_pydantic_and_prints_the_same(smal
     assert (p.stdout, p.stderr) == (ref.stdout, ref.stderr)
     assert p.stdout.strip()
     lazy = [m for m in LAZY if m in mods]
-    expected = {"table": ["rich.console", "rich.table", "tierank.report.terminal"], "trec_eval": ["pandas"]}
+    # nor numpy.ma (10 ms): pa.array of a numpy array (tierank.compute.array instead) and np.unique import it
+    assert "numpy.ma" not in mods and "pyarrow.compute" not in mods
+    expected = {"table": ["rich.console", "rich.table", "tierank.report.terminal"]}
     assert lazy == expected.get(fmt, [])
     assert not [m for m in mods if m.startswith("tierank.cli.") and m not in (
         "tierank.cli.app", "tierank.cli.common", "tierank.cli.eval", "tierank.cli.progress")]
@@ -96,11 +100,48 @@ def test_small_eval_imports_the_module_of_its_format_only(small, fmt):
     assert (p.stdout, p.stderr) == (ref.stdout, ref.stderr) and p.stdout.strip()
     modules = {"table": [], "tsv": ["delimited"], "json": ["jsondoc", "jsonl"]}.get(fmt, [fmt])  # json: jsonl's columns
     assert [m for m in FORMAT_MODULES if m in mods] == [f"tierank.report.formats.{m}" for m in modules]
-    unused = [m for m in UNUSED_BY_EVAL if m in mods and (fmt != "trec_eval" or m.startswith("tierank."))]
-    # (trec_eval's summary imports pandas, and pandas csv and secrets); the terminal table is drawn by rich (which imports fractions); the other formats render a ResultTable
+    unused = [m for m in UNUSED_BY_EVAL if m in mods]
+    # the terminal table is drawn by rich (which imports fractions); the other formats render a ResultTable
     # (tsv with the csv module's quoting)
     grouped = ["tierank.report.formats.grouped"]
     assert unused == {"table": ["fractions"], "tsv": ["csv", *grouped]}.get(fmt, grouped)
+
+
+#: README's first command: the shipped example, the README's measures
+README_EVAL = ("eval", str(example_path("qrels")), str(example_path("run")), "-m", "R@3", "-m", "nDCG@3", "-m", "RR",
+               "-m", "AP")
+
+
+@pytest.mark.parametrize("extra", [(), ("-q",), ("-f", "jsonl"), ("-f", "jsonl", "-q"), ("-f", "trec_eval", "-q"),
+                                   ("-f", "json", "-q"), ("-f", "tsv"), ("-f", "markdown", "-q")])
+def test_eval_of_the_shipped_example_does_not_import_pyarrow_compute(extra):
+    """Arrow's kernels are called through :mod:`tierank.compute` (``import pyarrow.compute`` builds ~300
+    wrappers: a sixth of a small run, issue 26), never through pyarrow's methods that import it; the output
+    is the output of a process that imported :mod:`pyarrow.compute` first."""
+    argv = (*README_EVAL, *extra)
+    mods, p = _modules(MAIN, *argv)
+    _, ref = _modules(f"import pyarrow.compute\n{MAIN}", *argv)
+    assert p.returncode == 0 and ref.returncode == 0, p.stderr + ref.stderr
+    assert (p.stdout, p.stderr) == (ref.stdout, ref.stderr) and p.stdout.strip()
+    assert "pyarrow.compute" not in mods and "pyarrow._compute" in mods
+
+
+@pytest.mark.parametrize("how", ["two runs", "two runs -j 2", "-j 1", "-j 1 blocks", "-c", "docno", "random"])
+def test_eval_paths_do_not_import_pyarrow_compute(small, tmp_path, how):
+    """Nor several runs (one after another, or in workers), streaming in this process (``-j 1``, one block
+    or several), ``-c``, and the tie-break policies that reorder ties (this process's modules)."""
+    qrels, run = small
+    other = tmp_path / "other.run"
+    other.write_text(run.read_text().replace(" t\n", " u\n"))
+    extra = {"two runs": (str(other), "-j", "1"), "two runs -j 2": (str(other), "-j", "2"), "-j 1": ("-j", "1"),
+             "-j 1 blocks": ("-j", "1", "--block-bytes", "500"), "-c": ("-c",),
+             "docno": ("--tie-break", "docno"), "random": ("--tie-break", "random:3")}[how]
+    argv = ("eval", str(qrels), str(run), *extra, "-m", "nDCG@10", "-m", "AP", "-q", "-f", "jsonl")
+    mods, p = _modules(MAIN, *argv)
+    _, ref = _modules(f"import pyarrow.compute\n{MAIN}", *argv)
+    assert p.returncode == 0 and ref.returncode == 0, p.stderr + ref.stderr
+    assert (p.stdout, p.stderr) == (ref.stdout, ref.stderr) and p.stdout.count("\n") > 6
+    assert "pyarrow.compute" not in mods
 
 
 def test_eval_to_a_file_still_checks_it_before_any_work(small, tmp_path):

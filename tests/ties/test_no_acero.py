@@ -15,12 +15,15 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from tierank.errors import NoJudgedDocuments
+from tierank.evaluate import condense
+from tierank.io.model import Qrels, Run
 from tierank.ties.prepare import Judgments
 
 HEAVY = ("pyarrow.acero", "pyarrow._acero", "pyarrow.dataset", "pyarrow._dataset", "pyarrow._s3fs")
 
 
-@pytest.mark.parametrize("extra", [[], ["--unjudged", "bounds"], ["--candidates-only"]])
+@pytest.mark.parametrize("extra", [[], ["--unjudged", "bounds"], ["--candidates-only"], ["--condensed"], ["-J"]])
 def test_eval_does_not_import_acero(tmp_path, extra):
     qrels, run = tmp_path / "q.trec", tmp_path / "r.trec"
     qrels.write_text("".join(f"q{i} 0 d{j} {j % 3}\n" for i in range(3) for j in range(0, 20, 3)))
@@ -74,3 +77,36 @@ def test_lookup_without_judgments():
     j = Judgments(np.zeros(0, np.int64), pa.array([], pa.string()), np.zeros(0))
     assert j.lookup(np.array([0, 1]), pa.array(["a", "b"])).tolist() == [-1, -1]
     assert np.isnan(j.grades(np.array([0]), pa.array(["a"]))).all()
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("negative_unjudged", [False, True])
+def test_condense_keeps_the_rows_a_join_keeps(seed, negative_unjudged):
+    """:func:`tierank.evaluate.condense` (``--condensed``, ``-J``) keeps the run's rows whose (query, document)
+    pair the qrels judge (with ``negative_unjudged``, with a grade >= 0), in run order, as a semi join does."""
+    rng = np.random.default_rng(seed)
+    n, nj = (int(rng.integers(1, 300)), int(rng.integers(1, 80))) if seed < 6 else (3, seed - 5)
+    rq = [f"q{x}" for x in rng.integers(0, 6, n)]
+    rd = [f"d{x}" for x in rng.integers(0, 40, n)]
+    jq = [f"q{x}" for x in rng.integers(1, 8, nj)]  # q0 never judged, q6 and q7 not in the run
+    jd = [f"d{x}" for x in rng.integers(0, 40, nj)]
+    grade = rng.integers(-1, 3, nj).astype(np.float64)
+    qid = pa.array(rq).dictionary_encode() if seed % 2 else pa.array(rq)
+    run = Run(qid=qid, docid=pa.array(rd), score=rng.random(n), rank=np.arange(n, dtype=np.float64), source="r")
+    qrels = Qrels(qid=pa.array(jq), docid=pa.array(jd), grade=grade, source="q")
+    judged = {(a, b) for a, b, g in zip(jq, jd, grade) if g >= 0 or not negative_unjudged}
+    want = [i for i in range(n) if (rq[i], rd[i]) in judged]
+    if not want:
+        with pytest.raises(NoJudgedDocuments):
+            condense(run, qrels, negative_unjudged)
+        return
+    got = condense(run, qrels, negative_unjudged)
+    assert got.qid.to_pylist() == [rq[i] for i in want] and got.docid.to_pylist() == [rd[i] for i in want]
+    assert got.qid.type == pa.string() and got.source == "r"
+    np.testing.assert_array_equal(got.score, run.score[want])
+    np.testing.assert_array_equal(got.rank, run.rank[want])
+    # the rows Arrow's semi join keeps (the reference the lookup replaced)
+    t = pa.table({"q": pa.array(rq), "d": pa.array(rd), "i": np.arange(n)})
+    qt = pa.table({"q": pa.array(jq), "d": pa.array(jd)}).filter(pa.array(grade >= 0) if negative_unjudged
+                                                                   else pa.array(np.ones(nj, bool)))
+    assert np.sort(t.join(qt, keys=["q", "d"], join_type="left semi").column("i").to_numpy()).tolist() == want

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from .. import compute as ac
 from ..io.fingerprint import fingerprint, fingerprint_ids, pair_fingerprint
 from ..io.model import Run
 from ..ties import TieSummary, layout
@@ -160,7 +160,7 @@ def analyze_run(run: Run, name: str | None = None, top: int = 5) -> RunTies:
     dup_rows = np.zeros(0, dtype=np.int64)
     if len(cand):
         a, b = ko[cand], ko[cand + 1]
-        same = (np.asarray(pc.equal(run.docid.take(pa.array(a)), run.docid.take(pa.array(b))))
+        same = (np.asarray(ac.equal(ac.take(run.docid, pa.array(a)), ac.take(run.docid, pa.array(b))))
                 & (qi[a] == qi[b]))
         dup_rows = np.sort(np.maximum(a, b)[same])
 

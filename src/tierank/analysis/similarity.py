@@ -59,8 +59,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from .. import compute as ac
 from ..errors import TierankInputError
 from ..io.convert import to_run
 from ..ties import layout
@@ -675,10 +675,10 @@ class Similarity:
 
 def _docid_codes(a: pa.Array, b: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """Codes of the document ids of both runs, increasing with the ids' bytewise order (trec_eval's)."""
-    both = pa.chunked_array([pc.cast(a, pa.string()), pc.cast(b, pa.string())]).combine_chunks()
-    enc = both.dictionary_encode()
+    both = pa.chunked_array([ac.cast(a, pa.string()), ac.cast(b, pa.string())]).combine_chunks()
+    enc = ac.dictionary_encode(both)
     rank = np.empty(len(enc.dictionary), dtype=np.int64)
-    rank[pc.sort_indices(enc.dictionary).to_numpy()] = np.arange(len(enc.dictionary))
+    rank[ac.sort_indices(enc.dictionary).to_numpy()] = np.arange(len(enc.dictionary))
     codes = rank[enc.indices.to_numpy(zero_copy_only=False)]
     return codes[: len(a)], codes[len(a):]
 

@@ -53,8 +53,8 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from .. import compute as ac
 from ..errors import TierankInputError
 from ..evaluate import evaluate
 from ..io.convert import to_qrels, to_run
@@ -184,8 +184,7 @@ class TierankEvaluator(Evaluator):
         if r is None:
             return None
         judged = set(self.qrel_qids)
-        rq = r.qid.dictionary_decode() if pa.types.is_dictionary(r.qid.type) else r.qid
-        if not judged.intersection(pc.unique(rq).to_pylist()):
+        if not judged.intersection(ac.unique(ac.decoded(r.qid)).to_pylist()):
             return None
         return evaluate(self._qrels, r, list(dict.fromkeys(self._tierank.values())), **self._options)
 

@@ -19,8 +19,8 @@ from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from .. import compute as ac
 from ..errors import EmptyRun, Problem, TierankInputError
 from . import lexer
 from .model import Run
@@ -201,11 +201,11 @@ def distinct_qids(run: Run) -> list[str]:
     """
     qid = run.qid
     if not pa.types.is_dictionary(qid.type):
-        return pc.unique(qid).to_pylist()
+        return ac.unique(qid).to_pylist()
     if isinstance(qid, pa.ChunkedArray):
         qid = qid.unify_dictionaries().combine_chunks()
     # unique again: a dictionary may hold a string twice (two codes, one query)
-    return pc.unique(qid.dictionary.take(pc.unique(qid.indices))).to_pylist()
+    return ac.unique(ac.take(qid.dictionary, ac.unique(qid.indices))).to_pylist()
 
 
 _FIRST_FIELD = re.compile(rb"[ \t]*([^ \t\r\n]*)")

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute  # noqa: F401
+
+from .. import compute as ac
 
 _MULT = np.uint64(0x9E3779B97F4A7C15)
 _CHUNK = 1 << 20
@@ -98,7 +99,7 @@ def fingerprint(arr: pa.Array | pa.ChunkedArray, quick: bool = False) -> np.ndar
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     if not pa.types.is_string(arr.type):
-        arr = arr.cast(pa.string())
+        arr = ac.cast(arr, pa.string())
     n = len(arr)
     off = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=n + 1, offset=4 * arr.offset).astype(np.int64)
     raw = np.frombuffer(arr.buffers()[2], dtype=np.uint8) if arr.buffers()[2] is not None else np.zeros(0, np.uint8)
@@ -125,7 +126,7 @@ def fingerprint(arr: pa.Array | pa.ChunkedArray, quick: bool = False) -> np.ndar
 
 def fingerprint_ids(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """Fingerprints of a column with few distinct values (query ids), through its dictionary."""
-    enc = arr if pa.types.is_dictionary(arr.type) else pa.compute.dictionary_encode(arr)
+    enc = arr if pa.types.is_dictionary(arr.type) else ac.dictionary_encode(arr)
     if isinstance(enc, pa.ChunkedArray):
         enc = enc.unify_dictionaries().combine_chunks()
     return fingerprint(enc.dictionary)[enc.indices.to_numpy(zero_copy_only=False)]

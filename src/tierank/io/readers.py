@@ -21,10 +21,9 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from .. import compute
+from .. import compute as ac
 from ..errors import EmptyRun, Problem, TierankInputError, quote
 from . import lexer
 from .fingerprint import fingerprint, fingerprint_ids, pair_fingerprint
@@ -87,6 +86,11 @@ def _arrow_read(data: pa.Buffer, names: list[str], types: dict, include: list[st
             check_utf8=False,  # every caller checked the bytes first (:func:`_fast_ok`): about a tenth of the parse
         ),
     )
+
+
+def _numbers(col: pa.ChunkedArray) -> np.ndarray:
+    """A parsed float64 column (no nulls) as one numpy array: ``ChunkedArray.to_numpy`` would import pandas."""
+    return np.concatenate([c.to_numpy() for c in col.chunks]) if col.num_chunks != 1 else col.chunk(0).to_numpy()
 
 
 def _fast_ok(data: bytes) -> bool:
@@ -195,8 +199,8 @@ def _run_fast(src: str, data: bytes, duplicates: str = "error", ranks: bool = Tr
         return None
     qid = encode_ids(t.column("qid"))
     docid = t.column("docid").combine_chunks()
-    score = t.column("score").to_numpy()
-    rank = t.column("rank").to_numpy() if ranks else None
+    score = _numbers(t.column("score"))
+    rank = _numbers(t.column("rank")) if ranks else None
     del t  # the query ids as strings
     if (not np.isfinite(score).all() or _reserved(qid.dictionary)
             or (duplicates == "error" and _has_duplicates(qid, docid))):
@@ -231,7 +235,7 @@ def read_run(path: str | os.PathLike, duplicates: str = "error") -> Run:
 
 def _reserved(ids: pa.Array) -> bool:
     # a typed scalar: a bare Python string makes pyarrow infer its type (and import dateutil to do so)
-    return bool(pc.any(pc.equal(ids, pa.scalar(RESERVED_QID, pa.string()))).as_py())
+    return bool(ac.any(ac.equal(ids, pa.scalar(RESERVED_QID, pa.string()))).as_py())
 
 
 def encode_ids(ids: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray:
@@ -246,14 +250,14 @@ def encode_ids(ids: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray:
     arr = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
     n = len(arr)
     if n < 2:
-        return compute.dictionary_encode(arr)
-    starts = np.flatnonzero(compute.not_equal(arr.slice(1), arr.slice(0, n - 1)).to_numpy(zero_copy_only=False))
+        return ac.dictionary_encode(arr)
+    starts = np.flatnonzero(ac.not_equal(arr.slice(1), arr.slice(0, n - 1)).to_numpy(zero_copy_only=False))
     if 4 * len(starts) > n:  # runs of fewer than four lines: encode every id
-        return compute.dictionary_encode(arr)
+        return ac.dictionary_encode(arr)
     starts = np.concatenate((np.zeros(1, np.int64), starts + 1))
-    heads = compute.dictionary_encode(compute.take(arr, pa.array(starts, pa.int64())))
+    heads = ac.dictionary_encode(ac.take(arr, ac.array(starts)))
     codes = np.repeat(heads.indices.to_numpy(zero_copy_only=False), np.diff(starts, append=n))
-    return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), heads.dictionary)
+    return pa.DictionaryArray.from_arrays(ac.array(codes.astype(np.int32, copy=False)), heads.dictionary)
 
 
 def _has_duplicates(qid: pa.Array, docid: pa.Array) -> bool:
@@ -274,7 +278,7 @@ def _has_duplicates(qid: pa.Array, docid: pa.Array) -> bool:
     doc = fingerprint(docid, quick=True)  # only its high bits make the key
     enc = qid if pa.types.is_dictionary(qid.type) else encode_ids(qid)
     n_codes = len(enc.dictionary)
-    if len(compute.unique(enc.dictionary)) != n_codes:  # equal ids under two codes: the codes cannot tell
+    if len(ac.unique(enc.dictionary)) != n_codes:  # equal ids under two codes: the codes cannot tell
         return _pair_duplicates(enc, doc)
     bits = max(n_codes - 1, 0).bit_length()
     if bits == 0:
@@ -405,7 +409,7 @@ def _qrels_fast(src: str, data: bytes) -> Qrels | None:
         return None
     if t.num_rows == 0:
         return None
-    grade = t.column("grade").to_numpy()
+    grade = _numbers(t.column("grade"))
     qid = t.column("qid").combine_chunks()
     docid = t.column("docid").combine_chunks()
     if not np.isfinite(grade).all() or _reserved(qid) or _has_duplicates(qid, docid):

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from .. import compute as ac
 from ..errors import Problem, TierankInputError, quote, shorten
 from .lexer import NUMBER_PATTERN, parse_number
 from .model import Qrels, Run
@@ -91,9 +91,7 @@ def _frame_to_table(df, source: str) -> pa.Table:
 def _plain(col: pa.ChunkedArray | pa.Array) -> pa.Array:
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
-    if pa.types.is_dictionary(col.type):
-        col = col.dictionary_decode()
-    return col
+    return ac.decoded(col)
 
 
 def _is_text(t: pa.DataType) -> bool:
@@ -110,7 +108,7 @@ def _ids(col: pa.ChunkedArray | pa.Array, source: str, name: str = "") -> pa.Arr
     if pa.types.is_string(t):
         return col
     try:
-        return col.cast(pa.string())
+        return ac.cast(col, pa.string())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
         raise TierankInputError([Problem(source, None, f"{where}identifiers of type {t} cannot be "
                                          f"read as text ({e})")]) from None
@@ -137,7 +135,7 @@ def _inexact_ints(col: pa.Array) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     x = col.to_numpy(zero_copy_only=False)
     if col.null_count:
-        x = np.asarray(pc.fill_null(col, 0).to_numpy(zero_copy_only=False))
+        x = np.asarray(ac.fill_null(col, 0).to_numpy(zero_copy_only=False))
     big = np.flatnonzero((x > _EXACT_INT) | (x < -_EXACT_INT) if x.dtype.kind == "i" else x > _EXACT_INT)
     return np.asarray([i for i in big if int(float(x[i])) != int(x[i])], dtype=np.int64)
 
@@ -153,13 +151,15 @@ def _values(col: pa.ChunkedArray, source: str, what: str, name: str = "") -> np.
     where = f" {name!r}" if name else ""
     t = col.type
     if col.null_count and not pa.types.is_floating(t):  # a missing float is NaN (pandas writes NaN as null)
-        raise _rows_problem(source, np.flatnonzero(np.asarray(pc.is_null(col))), f"{label} is missing")
+        raise _rows_problem(source, np.flatnonzero(np.asarray(ac.call("is_null", col))), f"{label} is missing")
     if _is_text(t):
+        import pyarrow.compute as pc  # the regular expression kernel's options: a rare input (numbers as text)
+
         ok = pc.fill_null(pc.match_substring_regex(col, f"^(?:{NUMBER_PATTERN})$"), False)
         bad = np.flatnonzero(~np.asarray(ok))
         if len(bad):
             raise _rows_problem(source, bad, f"{label} is not a number")
-        return pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False)
+        return ac.cast(col, pa.float64()).to_numpy(zero_copy_only=False)
     if pa.types.is_integer(t):
         bad = _inexact_ints(col)
         if len(bad):
@@ -189,9 +189,9 @@ def _validate_columns(qid: pa.Array, docid: pa.Array, values: np.ndarray, source
     if len(values) == 0:
         raise TierankInputError([Problem(source, None, f"empty {what}: no rows")])
     if qid.null_count or docid.null_count:
-        rows = np.flatnonzero(np.asarray(pc.or_(pc.is_null(qid), pc.is_null(docid))))
+        rows = np.flatnonzero(np.asarray(ac.call("or", ac.call("is_null", qid), ac.call("is_null", docid))))
         raise _rows_problem(source, rows, "missing query or document id")
-    reserved = np.asarray(pc.equal(qid, pa.scalar(RESERVED_QID, pa.string())))
+    reserved = np.asarray(ac.equal(qid, pa.scalar(RESERVED_QID, pa.string())))
     if reserved.any():
         raise _rows_problem(source, np.flatnonzero(reserved), RESERVED_REASON)
     bad = ~np.isfinite(values)
@@ -203,7 +203,7 @@ def _validate_columns(qid: pa.Array, docid: pa.Array, values: np.ndarray, source
     first = t.group_by(["q", "d"]).aggregate([("i", "min"), ("i", "count")])
     dup = np.asarray(first.column("i_count")) > 1
     if dup.any():
-        tab = first.filter(pa.array(dup))
+        tab = ac.filter(first, pa.array(dup))
         probs = [Problem(source, None, f"document {quote(d)} appears more than once in query {quote(q)}")
                  for q, d in zip(tab.column("q").to_pylist()[:MAX_PROBLEMS], tab.column("d").to_pylist())]
         raise TierankInputError(probs)
@@ -211,6 +211,8 @@ def _validate_columns(qid: pa.Array, docid: pa.Array, values: np.ndarray, source
 
 def _check_text_ids(qid: pa.Array, docid: pa.Array, source: str) -> None:
     """Ids from a table: none empty, none holding a space, tab or line end (no TREC line could hold them)."""
+    import pyarrow.compute as pc  # the regular expression kernel's options
+
     for kind, ids in (("query", qid), ("document", docid)):
         bad = pc.fill_null(pc.or_(pc.equal(pc.utf8_length(ids), 0), pc.match_substring_regex(ids, _BREAKS_RE2)),
                            False)
@@ -333,6 +335,8 @@ def table_role(t: pa.Table) -> tuple[str | None, str]:
     col = _plain(t.column(shared))
     typ = col.type
     if _is_text(typ):
+        import pyarrow.compute as pc  # the regular expression kernel's options
+
         ok = pc.fill_null(pc.match_substring_regex(col, f"^(?:{NUMBER_PATTERN})$"), False)
         col = pc.cast(pc.if_else(ok, col, pa.scalar(None, col.type)), pa.float64())
     elif not (pa.types.is_integer(typ) or pa.types.is_floating(typ)):
@@ -364,7 +368,7 @@ def _rank(t: pa.Table | None) -> np.ndarray | None:
     col = _plain(t.column(cols[0]))
     if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
         return None
-    return np.asarray(pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
+    return np.asarray(ac.cast(col, pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
 
 
 def table_run(obj, source: str, duplicates: str = "error") -> Run:

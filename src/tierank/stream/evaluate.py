@@ -29,8 +29,8 @@ from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from .. import compute as ac
 from ..errors import EmptyRun, NoJudgedDocuments, NothingToEvaluate, Problem, TierankInputError
 from ..io.blocks import (
     BLOCK_BYTES,
@@ -58,8 +58,8 @@ __all__ = ["iter_evaluate", "evaluate_stream", "evaluate_task", "init_worker", "
 
 
 def _judgments_of(qrels: Qrels, qids: pa.Array) -> Qrels:
-    keep = pc.is_in(qrels.qid, value_set=qids)
-    return Qrels(qid=qrels.qid.filter(keep), docid=qrels.docid.filter(keep),
+    keep = ac.is_in(qrels.qid, qids)
+    return Qrels(qid=ac.filter(qrels.qid, keep), docid=ac.filter(qrels.docid, keep),
                  grade=np.asarray(qrels.grade)[np.asarray(keep)], source=qrels.source)
 
 
@@ -364,7 +364,7 @@ def evaluate_stream(qrels, run_path: str | os.PathLike, measures: Iterable[str |
     if complete:
         # qrels queries the run does not have: evaluated with no documents (every one scores as trec_eval -c)
         have = {x for p in parts for x in p.qids}
-        missing = sorted(set(pc.unique(q.qid).to_pylist()) - have)
+        missing = sorted(set(ac.unique(q.qid).to_pylist()) - have)
         if missing:
             parts.append(_without_documents(_judgments_of(q, pa.array(missing, pa.string())), parsed,
                                             dict(kwargs, complete=True), str(run_path)))

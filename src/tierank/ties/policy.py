@@ -8,8 +8,8 @@ from typing import Literal
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from .. import compute as ac
 from ..errors import TierankInputError
 from ..io.fingerprint import fingerprint, pair_fingerprint
 
@@ -80,11 +80,11 @@ def break_ties(order: np.ndarray, gid: np.ndarray, tied: np.ndarray, docid: pa.A
     g = gid[tied]
     if policy.kind == "random":
         seeded = pair_fingerprint(qfp, np.full(len(qfp), policy.seed, dtype=np.uint64))
-        key = pair_fingerprint(seeded[qi_s[tied]], fingerprint(docid.take(pa.array(order[tied]))))
+        key = pair_fingerprint(seeded[qi_s[tied]], fingerprint(ac.take(docid, ac.array(order[tied]))))
         sub = np.lexsort((key, g))
     else:
         # bytewise docno order, as trec_eval's strcmp; arrow sorts strings bytewise
-        t = pa.table({"g": g, "d": docid.take(pa.array(order[tied]))})
+        t = pa.table({"g": ac.array(g), "d": ac.take(docid, ac.array(order[tied]))})
         direction = "descending" if policy.kind == "trec_eval" else "ascending"
-        sub = pc.sort_indices(t, sort_keys=[("g", "ascending"), ("d", direction)]).to_numpy()
+        sub = ac.sort_indices(t, sort_keys=[("g", "ascending"), ("d", direction)]).to_numpy()
     order[tied] = order[tied][sub]

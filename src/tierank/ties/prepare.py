@@ -9,8 +9,8 @@ from typing import Any, Literal, Protocol, get_args
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from .. import compute as ac
 from ..io.fingerprint import fingerprint
 from ..io.model import Qrels, Run
 from .layout import distinct_ids, layout, segment_offsets
@@ -307,9 +307,7 @@ class Judgments:
     def __init__(self, q: np.ndarray, docid: pa.Array, grade: np.ndarray):
         self.q = np.asarray(q, dtype=np.int64)
         self.grade = np.asarray(grade)
-        if pa.types.is_dictionary(docid.type):
-            docid = docid.dictionary_decode()
-        enc = pc.dictionary_encode(docid)
+        enc = ac.dictionary_encode(ac.decoded(docid))
         self.docs = enc.dictionary
         codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         self.ndocs = max(len(self.docs), 1)
@@ -322,8 +320,8 @@ class Judgments:
         """Index of each docid among the judged docids (int64), -1 where none is judged."""
         if pa.types.is_dictionary(docid.type):
             return self._doc_codes(docid.dictionary)[docid.indices.to_numpy(zero_copy_only=False)]
-        docs = self.docs if self.docs.type == docid.type else self.docs.cast(docid.type)
-        return pc.index_in(docid, value_set=docs).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        docs = self.docs if self.docs.type == docid.type else ac.cast(self.docs, docid.type)
+        return ac.fill_null(ac.index_in(docid, docs), -1).to_numpy(zero_copy_only=False).astype(np.int64)
 
     def _find(self, key: np.ndarray) -> np.ndarray:
         """Index of the judgment of each key (all valid keys: ``0 <= key < nq * ndocs``), -1 for none."""
@@ -335,8 +333,8 @@ class Judgments:
                 self._table[uk] = first
             return self._table[key]
         if self._key_array is None:
-            self._key_array = pa.array(self.keys, pa.int64())
-        return pc.index_in(pa.array(key, pa.int64()), value_set=self._key_array).fill_null(-1).to_numpy(
+            self._key_array = ac.array(self.keys, pa.int64())
+        return ac.fill_null(ac.index_in(ac.array(key, pa.int64()), self._key_array), -1).to_numpy(
             zero_copy_only=False)
 
     def lookup(self, q: np.ndarray, docid: pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
@@ -350,7 +348,7 @@ class Judgments:
         elif 2 * len(rows) >= len(docid):  # most rows: code every docid once, then read them
             code = self._doc_codes(docid)[rows]
         else:
-            code = self._doc_codes(docid.take(pa.array(rows)))
+            code = self._doc_codes(ac.take(docid, ac.array(rows)))
         q = np.asarray(q, dtype=np.int64)
         sel = np.flatnonzero((code >= 0) & (q < self.nq))
         out[sel] = self._find(q[sel] * self.ndocs + code[sel])
@@ -407,14 +405,14 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", 
     # run rows of evaluated queries, in the total order by score, tie groups over the whole run
     lay = layout(run, qids)
     value_set, nq, qi = lay.qid_array, lay.nq, lay.codes
-    docid = run.docid if lay.rows is None else run.docid.take(pa.array(lay.rows))
+    docid = run.docid if lay.rows is None else ac.take(run.docid, ac.array(lay.rows))
 
-    qqi = pc.index_in(qrels.qid, value_set=value_set)
-    qkeep = pc.is_valid(qqi)
+    qqi = ac.index_in(qrels.qid, value_set)
+    qkeep = ac.is_valid(qqi)
     keep_np = qkeep.to_numpy(zero_copy_only=False)
-    qrels_q_idx = qqi.filter(qkeep).cast(pa.int64()).to_numpy()
+    qrels_q_idx = ac.cast(ac.filter(qqi, qkeep), pa.int64()).to_numpy()
     qrels_grade = np.asarray(qrels.grade)[keep_np] if len(keep_np) else np.asarray(qrels.grade)[:0]
-    judgments = Judgments(qrels_q_idx, qrels.docid.filter(qkeep), qrels_grade)
+    judgments = Judgments(qrels_q_idx, ac.filter(qrels.docid, qkeep), qrels_grade)
 
     # keep the ranks the measures read, whole tie groups
     depth = _depth(measures, qrels_q_idx, qrels_grade, nq, rel_level)

@@ -65,7 +65,8 @@ def render_trec_eval(result, *, plan=None, stat: str = "oblivious", per_query: b
         plan = measure_plan(result.measures)
     entries = [e for e in plan.printed if e.measure is None or e.measure in result.stats]
     n = len(result.qids)
-    agg = {row["measure"]: row for row in result.aggregate().to_dict("records")}
+    # the aggregate records (a missing value None, NaN in the DataFrame of EvalResult.aggregate): no pandas
+    agg = {row["measure"]: row for row in result.records(per_query=False)}
     lines: list[str] = []
     if per_query and n:
         cols = []
@@ -96,6 +97,7 @@ def render_trec_eval(result, *, plan=None, stat: str = "oblivious", per_query: b
             if getattr(m, "string_valued", False):  # relstring: per query only, as trec_eval
                 continue
             value = agg[str(m)][stat]
+            value = float("nan") if value is None else value
             count = getattr(m, "is_count", False)
             if stat != "std" and n and m.aggregate(result.stats[m]).linear:
                 # trec_eval's own arithmetic (meas_acc.c, meas_avg.c): the per-query values added in
