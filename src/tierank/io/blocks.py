@@ -204,8 +204,15 @@ def distinct_qids(run: Run) -> list[str]:
         return ac.unique(qid).to_pylist()
     if isinstance(qid, pa.ChunkedArray):
         qid = qid.unify_dictionaries().combine_chunks()
+    codes = qid.indices.to_numpy(zero_copy_only=False)
+    heads = codes[np.flatnonzero(codes[1:] != codes[:-1]) + 1] if len(codes) else codes
+    n = len(qid.dictionary)
+    if len(codes) and codes[0] == 0 and len(heads) == n - 1 and (heads == np.arange(1, n)).all():
+        used = qid.dictionary  # one run of lines per code, codes in order (a parsed run): no hash of every code
+    else:
+        used = ac.take(qid.dictionary, ac.unique(qid.indices))
     # unique again: a dictionary may hold a string twice (two codes, one query)
-    return ac.unique(ac.take(qid.dictionary, ac.unique(qid.indices))).to_pylist()
+    return ac.unique(used).to_pylist()
 
 
 _FIRST_FIELD = re.compile(rb"[ \t]*([^ \t\r\n]*)")

@@ -78,7 +78,8 @@ ARROW_BLOCK = 1 << 22
 def _arrow_read(data: pa.Buffer, names: list[str], types: dict, include: list[str]) -> pa.Table:
     return pacsv.read_csv(
         data,
-        read_options=pacsv.ReadOptions(column_names=names, block_size=ARROW_BLOCK),
+        # one thread in Arrow's pool (a worker process): the serial reader, about 5% cheaper than the threaded one
+        read_options=pacsv.ReadOptions(column_names=names, block_size=ARROW_BLOCK, use_threads=pa.cpu_count() > 1),
         parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, ignore_empty_lines=True),
         convert_options=pacsv.ConvertOptions(
             column_types=types, include_columns=include, strings_can_be_null=False,
