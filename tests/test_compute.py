@@ -169,3 +169,14 @@ def test_decoded_is_dictionary_decode(name):
         same(ac.decoded(values), values.dictionary_decode())
     else:
         assert ac.decoded(values) is values
+
+
+def test_fill_null_with_a_scalar_of_another_type_keeps_the_values_type():
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from tierank import compute as ac
+
+    values = pa.array([1, None, 3], pa.int32())
+    got = ac.fill_null(values, pa.scalar(5))  # an int64 scalar
+    assert got.type == pa.int32() and got.equals(pc.fill_null(values, pa.scalar(5)))

@@ -106,6 +106,8 @@ def fill_null(values: Any, fill_value: Any) -> Any:
     """``values`` with each null replaced by ``fill_value`` (a Python value becomes a scalar of their type)."""
     if not isinstance(fill_value, pa.Scalar):
         fill_value = pa.scalar(fill_value, type=values.type)
+    elif fill_value.type != values.type:  # as pyarrow.compute.fill_null: the scalar in the values' type
+        fill_value = pa.scalar(fill_value.as_py(), type=values.type)
     return call_function("coalesce", [values, fill_value])
 
 

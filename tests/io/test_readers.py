@@ -196,3 +196,12 @@ def test_duplicate_filter_never_misses(pairs, grouped):
         assert readers._has_duplicates(readers.encode_ids(qid), docid)
     else:  # with these few short ids a false "yes" would be a collision of 64-bit fingerprints
         assert not readers._has_duplicates(qid, docid)
+
+
+def test_encode_ids_keeps_nulls_as_arrow_does():
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for ids in (["a"] * 4 + [None] * 4 + ["b"] * 4, [None] * 4 + ["a"] * 4, [None]):
+        arr = pa.array(ids, pa.string())
+        assert readers.encode_ids(arr).equals(pc.dictionary_encode(arr))

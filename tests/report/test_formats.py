@@ -7,6 +7,7 @@ import csv
 import io
 import json
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -184,3 +185,41 @@ def test_tie_curves_are_computed_in_analysis_and_drawn_in_report():
     assert a.s.tolist() == [2, 3] and a.count.tolist() == [2, 1]
     assert b.sizes.tolist() == [] and b.share == 0.0 and b.s.tolist() == []
     assert sorted(tie_group_sizes({"q": {"a": 1.0, "b": 1.0}}).tolist()) == [2]
+
+
+# ---------------------------------------------------------------- floats as text, many at a time
+
+
+def _floats(seed: int, n: int) -> np.ndarray:
+    """Floats of every kind a result holds and more: random bit patterns (every exponent), magnitudes
+    log-uniform across the window where Arrow's text is used and past both of its ends, fractions k/d,
+    float32 and bfloat16 values widened, whole numbers, signed zeros, NaN, infinities, subnormals."""
+    rng = np.random.default_rng(seed)
+    parts = [
+        rng.integers(0, 2**63, n, dtype=np.int64).view(np.float64),
+        10.0 ** rng.uniform(-6, 12, n),
+        np.arange(1, n + 1, dtype=np.float64) / rng.choice([3, 7, 10, 1000, 1024], n),
+        rng.random(n).astype(np.float32).astype(np.float64),
+        rng.random(n).astype(np.float16).astype(np.float64),
+        np.floor(10.0 ** rng.uniform(0, 17, n)),
+        1e9 - rng.random(n), 1e-4 + rng.random(n) * 1e-8, 1e10 * rng.random(n),
+        np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 5e-324, 1e-4, 1e9, 1e10, 0.1 + 0.2]),
+    ]
+    v = np.concatenate(parts)
+    with np.errstate(invalid="ignore"):  # random bit patterns include signalling NaNs
+        v[: len(v) // 2] *= -1
+    return rng.permutation(v)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_float_reprs_is_repr(seed):
+    """Arrow's text where it is used is ``repr``'s, bit for bit, on about half a million floats per seed; NaN as asked."""
+    from tierank.report.formats.grouped import float_reprs, repr_column
+
+    v = _floats(seed, 60_000)
+    want = [repr(x) for x in v.tolist()]
+    assert float_reprs(v) == want
+    assert float_reprs(v, nan="null") == ["null" if s == "nan" else s for s in want]
+    assert repr_column(v, "null") == ["null" if s == "nan" else s for s in want]
+    for cut in (1, 63, 64, 65, 1000):  # short columns take repr throughout
+        assert float_reprs(v[:cut]) == want[:cut]

@@ -250,7 +250,7 @@ def encode_ids(ids: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray:
     """
     arr = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
     n = len(arr)
-    if n < 2:
+    if n < 2 or arr.null_count:  # (a parsed column has no nulls; Arrow's encoding keeps them null)
         return ac.dictionary_encode(arr)
     starts = np.flatnonzero(ac.not_equal(arr.slice(1), arr.slice(0, n - 1)).to_numpy(zero_copy_only=False))
     if 4 * len(starts) > n:  # runs of fewer than four lines: encode every id

@@ -16,7 +16,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
+from ... import compute as ac
 from ...results import EvalResult
 
 
@@ -130,9 +132,39 @@ def repr_column(v: np.ndarray, nan: str = "nan") -> list[str]:
         if 2 * len(uniq) <= len(v):
             text = np.array([nan if x != x else repr(x) for x in uniq.view(np.float64).tolist()], dtype=object)
             return text[inverse.reshape(-1)].tolist()
-    out = list(map(float.__repr__, v.tolist()))
-    if np.isnan(v).any():
-        out = [nan if s == "nan" else s for s in out]
+    return float_reprs(v, nan)
+
+
+#: magnitudes where Arrow's text of a float64 that is not a whole number is its ``repr``: both write the
+#: shortest digits that read back to the same float, positional from 1e-4 (below it ``repr`` switches to
+#: an exponent) to 1e10 (where Arrow switches); a decade of margin at the top
+_ARROW_TEXT = (1e-4, 1e9)
+
+
+def float_reprs(v: np.ndarray, nan: str = "nan") -> list[str]:
+    """``repr`` of every value of a float64 column (``nan`` for NaN), about 3x faster than one ``repr``
+    per value: Arrow's cast to text where it is ``repr``'s text (values that are not whole numbers,
+    of magnitude in :data:`_ARROW_TEXT`), ``repr`` for the others (whole numbers, very small or large
+    values, NaN, infinities).  The test suite checks it against ``repr`` on millions of floats.
+
+    >>> float_reprs(np.array([0.1 + 0.2, 1.0, -0.0, 2.5e-05, 123.456, 1e300, float("nan")]), nan="null")
+    ['0.30000000000000004', '1.0', '-0.0', '2.5e-05', '123.456', '1e+300', 'null']
+    """
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    if len(v) < 64:  # Arrow's call costs more than it saves
+        return [nan if x != x else repr(x) for x in v.tolist()]
+    mag = np.abs(v)
+    arrow = (mag >= _ARROW_TEXT[0]) & (mag < _ARROW_TEXT[1])
+    arrow &= v != np.trunc(v)
+    own = np.flatnonzero(~arrow)
+    if len(own) * 2 > len(v):  # mostly whole numbers and the like: repr throughout
+        out = list(map(float.__repr__, v.tolist()))
+        if np.isnan(v).any():
+            out = [nan if s == "nan" else s for s in out]
+        return out
+    out = ac.cast(ac.array(v), pa.string()).to_pylist()
+    for i, x in zip(own.tolist(), v[own].tolist()):
+        out[i] = nan if x != x else repr(x)
     return out
 
 
