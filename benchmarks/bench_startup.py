@@ -31,7 +31,6 @@ import argparse
 import json
 import os
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -40,7 +39,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TREC_EVAL_SOURCE = REPO / "tests" / "vendor" / "trec_eval-10.0"
 
 
 def generate(folder: Path, nq: int = 10, nd: int = 100, seed: int = 0) -> tuple[Path, Path]:
@@ -59,21 +57,16 @@ def generate(folder: Path, nq: int = 10, nd: int = 100, seed: int = 0) -> tuple[
 
 
 def build_trec_eval(folder: Path) -> Path | None:
-    """trec_eval 10 compiled into ``folder`` (as tests/conftest.py builds it), or None with the reason printed."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if shutil.which("make") is None or cc is None:
-        print("trec_eval: skipped (building it needs make and a C compiler)", file=sys.stderr)
+    """trec_eval 10 compiled into ``folder`` (as the tests build it: ``tests/trec_eval_build.py``), or None
+    with the reason printed."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from trec_eval_build import build_trec_eval as build
+
+    try:
+        return build(folder)
+    except RuntimeError as e:  # (NoCompiler too)
+        print(f"trec_eval: skipped ({str(e).strip()[:200]})", file=sys.stderr)
         return None
-    src = folder / "trec_eval"
-    shutil.copytree(TREC_EVAL_SOURCE, src)
-    for p in [src, *src.rglob("*")]:
-        p.chmod(p.stat().st_mode | 0o200)
-    env = {**os.environ, "CC": os.environ.get("CC") or Path(cc).name}
-    done = subprocess.run(["make", "-s", "-C", str(src)], capture_output=True, text=True, env=env)
-    if done.returncode != 0 or not (src / "trec_eval").exists():
-        print(f"trec_eval: skipped (build failed: {done.stderr.strip()[:200]})", file=sys.stderr)
-        return None
-    return src / "trec_eval"
 
 
 def timed(cmd: list[str], env: dict) -> tuple[float, float]:

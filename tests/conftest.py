@@ -34,25 +34,16 @@ def shared_data() -> Path:
 
 @pytest.fixture(scope="session")
 def trec_eval_bin(tmp_path_factory) -> Path:
-    """The real trec_eval 10, built once per session from its C source shipped in ``tests/data``
+    """The real trec_eval 10, built once per session from its C source in ``tests/vendor``
     (skips, with the reason, only where make or a C compiler is missing)."""
-    import shutil
-    import subprocess
+    from trec_eval_build import NoCompiler, build_trec_eval
 
-    from realdata import TREC_EVAL_SOURCE
-
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if shutil.which("make") is None or cc is None:
-        pytest.skip("building trec_eval 10 (tests/vendor/trec_eval-10.0) needs make and a C compiler (cc or gcc)")
-    src = tmp_path_factory.mktemp("trec_eval") / "te"
-    shutil.copytree(TREC_EVAL_SOURCE, src)
-    for p in [src, *src.rglob("*")]:
-        p.chmod(p.stat().st_mode | 0o200)
-    env = {**os.environ, "CC": os.environ.get("CC") or Path(cc).name}
-    done = subprocess.run(["make", "-s", "-C", str(src)], capture_output=True, text=True, env=env)
-    if done.returncode != 0 or not (src / "trec_eval").exists():
-        pytest.fail(f"building trec_eval failed:\n{done.stdout}\n{done.stderr}")
-    return src / "trec_eval"
+    try:
+        return build_trec_eval(tmp_path_factory.mktemp("trec_eval"))
+    except NoCompiler as e:
+        pytest.skip(str(e))
+    except RuntimeError as e:
+        pytest.fail(str(e))
 
 
 def pytest_collection_modifyitems(config, items):

@@ -26,10 +26,10 @@ import tempfile
 from pathlib import Path
 
 from tierank.examples import path as example
+from trec_eval_build import TREC_EVAL_SOURCE
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "data"
-TREC_EVAL_SOURCE = HERE / "vendor" / "trec_eval-10.0"
 
 #: files of DATA taken from the package's shipped examples (gzipped there)
 FROM_PACKAGE = {

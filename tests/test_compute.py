@@ -7,6 +7,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tierank import compute as ac
 
@@ -180,3 +182,32 @@ def test_fill_null_with_a_scalar_of_another_type_keeps_the_values_type():
     values = pa.array([1, None, 3], pa.int32())
     got = ac.fill_null(values, pa.scalar(5))  # an int64 scalar
     assert got.type == pa.int32() and got.equals(pc.fill_null(values, pa.scalar(5)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.lists(st.one_of(st.integers(0, 4), st.none()), max_size=25),  # any codes, nulls among them
+                 st.lists(st.integers(1, 4), min_size=5, max_size=5).map(  # one run per code, in order
+                     lambda lens: [c for c, n in enumerate(lens) for _ in range(n)]),
+                 st.tuples(st.permutations(range(5)), st.lists(st.integers(1, 3), min_size=5, max_size=5)).map(
+                     lambda pl: [c for c, n in zip(*pl) for _ in range(n)])),  # one run per code, any order
+       st.lists(st.sampled_from(["q1", "q2", "q3", "q4", "q5"]), min_size=5, max_size=5),
+       st.sampled_from(["dictionary", "chunked dictionary", "plain", "chunked plain"]))
+def test_distinct_is_the_order_of_first_appearance(codes, dictionary, form):
+    """Any column of ids (unused dictionary entries, a string under two codes, codes out of order, nulls, one
+    run per code in order as a parsed run has them; plain or chunked): its distinct values in order of first
+    appearance, each once."""
+    values = [None if c is None else dictionary[c] for c in codes]
+    arr = (pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(dictionary, pa.string()))
+           if "dictionary" in form else pa.array(values, pa.string()))
+    col = pa.chunked_array([arr.slice(0, len(codes) // 2), arr.slice(len(codes) // 2)], arr.type) if "chunked" in form else arr
+    assert ac.distinct(col) == list(dict.fromkeys(values))
+
+
+def test_distinct_of_a_parsed_run_hashes_no_code(monkeypatch):
+    """Codes 0, 1, 2, ... in runs (a parsed run): the dictionary is the answer, no code is hashed."""
+    arr = pa.DictionaryArray.from_arrays(pa.array([0, 0, 1, 2, 2], pa.int32()), pa.array(["b", "a", "c"]))
+    hashed = []
+    real = ac.unique
+    monkeypatch.setattr(ac, "unique", lambda v: hashed.append(v.type) or real(v))
+    assert ac.distinct(arr) == ["b", "a", "c"]
+    assert hashed == [pa.string()]  # only the dictionary's strings (a string under two codes counts once)

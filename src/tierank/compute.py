@@ -47,7 +47,7 @@ except ImportError:  # pragma: no cover - a pyarrow that moved them: the public 
 
 __all__ = [
     "call", "cast", "dictionary_encode", "equal", "filter", "index_in", "is_in", "not_equal", "sort_indices",
-    "take", "unique", "any", "fill_null", "is_valid", "decoded", "array",
+    "take", "unique", "any", "fill_null", "is_valid", "decoded", "array", "distinct",
 ]
 
 
@@ -128,6 +128,37 @@ def decoded(values: Any) -> Any:
     if not pa.types.is_dictionary(values.type):
         return values
     return take(values.dictionary, values.indices)
+
+
+def distinct(ids: Any) -> list:
+    """The distinct values of ``ids`` (an array or a chunked array, dictionary-encoded or not) in the order
+    they first appear, as Python objects: the queries of a run or of judgments.
+
+    A dictionary-encoded column is not decoded row by row: the codes at the heads of its runs of equal codes
+    are found in one pass, and only those are hashed (none, where the codes are ``0, 1, 2, ...`` in runs:
+    the layout of a parsed run); unused entries are left out, and a value under two codes counts once.
+
+    >>> import pyarrow as pa
+    >>> distinct(pa.array(["q2", "q2", "q1", "q2"]).dictionary_encode())
+    ['q2', 'q1']
+    >>> twice = pa.DictionaryArray.from_arrays(pa.array([2, 0, 1], pa.int32()), pa.array(["a", "b", "a"]))
+    >>> distinct(twice), distinct(pa.chunked_array([["c", "a"], ["c", "b"]]))
+    (['a', 'b'], ['c', 'a', 'b'])
+    """
+    if isinstance(ids, pa.ChunkedArray):
+        ids = (ids.unify_dictionaries() if pa.types.is_dictionary(ids.type) else ids).combine_chunks()
+    if not pa.types.is_dictionary(ids.type):
+        return unique(ids).to_pylist()  # Arrow's unique keeps the order of first appearance
+    if ids.null_count or not len(ids):
+        return unique(decoded(ids)).to_pylist()
+    codes = ids.indices.to_numpy(zero_copy_only=False)
+    heads = codes[np.concatenate((np.zeros(1, np.int64), np.flatnonzero(codes[1:] != codes[:-1]) + 1))]
+    n = len(ids.dictionary)
+    if len(heads) == n and (heads == np.arange(n)).all():
+        used = ids.dictionary  # one run per code, codes in order (a parsed run): no hash at all
+    else:
+        used = take(ids.dictionary, unique(array(heads)))
+    return unique(used).to_pylist()  # unique again: a dictionary may hold a value twice (two codes)
 
 
 #: numpy kinds whose values Arrow holds as they are (little-endian machines: numpy's native order)

@@ -93,21 +93,3 @@ def test_last_ranges_shrink_for_several_workers(tmp_path, monkeypatch):
         assert len(ranges) > len(list(iter_ranges(p, 2000)))
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.one_of(st.lists(st.integers(0, 4), max_size=25),  # any codes
-                 st.lists(st.integers(1, 4), min_size=5, max_size=5).map(  # one run per code, in order
-                     lambda lens: [c for c, n in enumerate(lens) for _ in range(n)])),
-       st.lists(st.sampled_from(["q1", "q2", "q3", "q4", "q5"]), min_size=5, max_size=5), st.booleans())
-def test_distinct_qids_is_first_appearance(codes, dictionary, chunked):
-    """Any dictionary-encoded column (unused entries, a string under two codes, codes out of order, one run
-    per code in order as a parsed run has them): its distinct ids in order of first appearance."""
-    import numpy as np
-    import pyarrow as pa
-
-    from tierank.io.blocks import distinct_qids
-    from tierank.io.model import Run
-
-    arr = pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(dictionary, pa.string()))
-    col = pa.chunked_array([arr.slice(0, len(codes) // 2), arr.slice(len(codes) // 2)]) if chunked else arr
-    run = Run(qid=col, docid=pa.array([str(i) for i in range(len(codes))]), score=np.zeros(len(codes)), rank=None, source="")
-    assert distinct_qids(run) == list(dict.fromkeys(dictionary[c] for c in codes))

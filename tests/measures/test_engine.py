@@ -74,3 +74,18 @@ def test_random_policy_depends_on_seed_not_on_file_order():
     assert len(set(vals.values())) > 10  # different seeds, different orders
     huge = tierank.evaluate(qrels, run, ["RR"], tie_break=f"random:{2**70}").per_query()
     assert 0 < huge["oblivious"][0] <= 1
+
+
+def test_a_query_id_under_two_dictionary_codes_is_one_query():
+    """Judgments whose dictionary holds a query id twice (two codes, one query; a Python caller's array) are
+    evaluated as the same judgments encoded once: one query, the same values (before, the query counted twice)."""
+    from tierank.io.model import Qrels, Run
+
+    twice = pa.DictionaryArray.from_arrays(pa.array([0, 1, 1], pa.int32()), pa.array(["q1", "q1"]))
+    once = pa.array(["q1", "q1", "q1"]).dictionary_encode()
+    run = Run(qid=pa.array(["q1"] * 4).dictionary_encode(), docid=pa.array(list("abcd")),
+              score=np.array([1.0, 1.0, 0.5, 0.2]), rank=None, source="run")
+    got, want = (tierank.evaluate(Qrels(qid=q, docid=pa.array(list("abd")), grade=np.array([1, 0, 2])), run,
+                                  ["P@2", "AP", "nDCG@3"]) for q in (twice, once))
+    assert got.records() == want.records()
+    assert [r["query"] for r in got.records() if r["measure"] == "AP"] == ["q1", "all"]

@@ -18,7 +18,6 @@ import zlib
 from collections.abc import Iterator
 
 import numpy as np
-import pyarrow as pa
 
 from .. import compute as ac
 from ..errors import EmptyRun, Problem, TierankInputError
@@ -188,31 +187,6 @@ def query_ids(block: bytes) -> list[str]:
     """
     first = (line.split(b" ", 1)[0] for line in lexer.canonical(block).split(b"\n"))
     return list(dict.fromkeys(f.decode("utf-8", "surrogateescape") for f in first if f))
-
-
-def distinct_qids(run: Run) -> list[str]:
-    """The distinct query ids of ``run`` in the order they first appear, without decoding a dictionary-encoded
-    column row by row (its distinct codes are found, then their few strings).
-
-    >>> import numpy as np
-    >>> ids = pa.array(["q2", "q1", "q2", "q3"]).dictionary_encode()
-    >>> distinct_qids(Run(qid=ids, docid=pa.array(list("abcd")), score=np.zeros(4), rank=None, source=""))
-    ['q2', 'q1', 'q3']
-    """
-    qid = run.qid
-    if not pa.types.is_dictionary(qid.type):
-        return ac.unique(qid).to_pylist()
-    if isinstance(qid, pa.ChunkedArray):
-        qid = qid.unify_dictionaries().combine_chunks()
-    codes = qid.indices.to_numpy(zero_copy_only=False)
-    heads = codes[np.flatnonzero(codes[1:] != codes[:-1]) + 1] if len(codes) else codes
-    n = len(qid.dictionary)
-    if len(codes) and codes[0] == 0 and len(heads) == n - 1 and (heads == np.arange(1, n)).all():
-        used = qid.dictionary  # one run of lines per code, codes in order (a parsed run): no hash of every code
-    else:
-        used = ac.take(qid.dictionary, ac.unique(qid.indices))
-    # unique again: a dictionary may hold a string twice (two codes, one query)
-    return ac.unique(used).to_pylist()
 
 
 _FIRST_FIELD = re.compile(rb"[ \t]*([^ \t\r\n]*)")
@@ -518,7 +492,7 @@ def iter_batches(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Ite
             continue
         try:
             run = _parse(src, block, line)
-            qids = distinct_qids(run)
+            qids = ac.distinct(run.qid)
         except EmptyRun:  # a block of comment lines only
             continue
         except TierankInputError as e:

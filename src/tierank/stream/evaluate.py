@@ -39,7 +39,6 @@ from ..io.blocks import (
     LineCounter,
     ProblemLog,
     blank,
-    distinct_qids,
     line_count,
     parse_block,
     query_ids,
@@ -117,8 +116,8 @@ def evaluate_task(task, ctx: dict | None = None) -> tuple:
     else:
         run = task[1]
     if check_only:
-        return distinct_qids(run), None, len(run), lines
-    qids = distinct_qids(run)
+        return ac.distinct(run.qid), None, len(run), lines
+    qids = ac.distinct(run.qid)
     judged = _judgments_of(ctx["qrels"], pa.array(qids, pa.string()))
     if len(judged) == 0:
         return qids, None, len(run), lines

@@ -65,18 +65,6 @@ def _distinct_sorted(codes: np.ndarray) -> int:
     return int(np.count_nonzero(codes[1:] != codes[:-1])) + 1 if len(codes) else 0
 
 
-def distinct_ids(ids: pa.Array) -> list[str]:
-    if pa.types.is_dictionary(ids.type):
-        # the entries used are those at the heads of the runs of equal indices (one pass, no count)
-        idx = ids.indices.to_numpy(zero_copy_only=False)
-        used = np.zeros(len(ids.dictionary), dtype=bool)
-        if len(idx):
-            used[idx[0]] = True
-            used[idx[1:][idx[1:] != idx[:-1]]] = True
-        return ac.filter(ids.dictionary, ac.array(used)).to_pylist()
-    return ac.unique(ids).to_pylist()
-
-
 def _codes(ids: pa.Array, value_set: pa.Array) -> np.ndarray:
     """Index of each id in ``value_set`` (int32), -1 where absent."""
     if pa.types.is_dictionary(ids.type):
@@ -292,7 +280,7 @@ def layout(run: Run, qids: Sequence[str] | None = None) -> RunLayout:
     codes alone are cheap.
     """
     if qids is None:
-        qids = sorted(distinct_ids(run.qid))
+        qids = sorted(ac.distinct(run.qid))
     qids = list(qids)
     value_set = pa.array(qids, pa.string())
     qi = _codes(run.qid, value_set)

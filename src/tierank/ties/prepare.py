@@ -13,7 +13,7 @@ import pyarrow as pa
 from .. import compute as ac
 from ..io.fingerprint import fingerprint
 from ..io.model import Qrels, Run
-from .layout import distinct_ids, layout, segment_offsets
+from .layout import layout, segment_offsets
 from .policy import TieBreak, break_ties
 from .summary import TieSummary
 
@@ -399,8 +399,8 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", 
     summary always describes the whole run.
     """
     policy = TieBreak.parse(tie_break)
-    qrels_q = distinct_ids(qrels.qid)
-    run_q = set(distinct_ids(run.qid))
+    qrels_q = ac.distinct(qrels.qid)
+    run_q = set(ac.distinct(run.qid))
     qids = sorted(qrels_q) if complete else sorted(q for q in qrels_q if q in run_q)
     # run rows of evaluated queries, in the total order by score, tie groups over the whole run
     lay = layout(run, qids)
