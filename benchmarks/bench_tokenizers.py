@@ -14,7 +14,8 @@ same byte range of the 7M-line bf16 run of ``bench_eval.py`` (whole lines from t
   space and line end (``np.flatnonzero`` in cache-sized pieces): a lower bound for such a tokenizer,
   which must still build the strings and parse the floats;
 * ``tierank parse_block``: tierank's whole parse of the range (the UTF-8, comment and separator
-  checks, Arrow, the query-id encoding, the finite-score and duplicate checks), for scale.
+  checks, Arrow, the query-id encoding, the finite-score and duplicate checks), for scale, in a process set
+  up as a worker is (``tierank.processes.keep_freed_memory``).
 
 Each reader runs in its own fresh process (a thread setting such as ``POLARS_MAX_THREADS`` holds only
 when set before the import), imports excluded, and parses the range ``--reps`` times; the rounds are
@@ -88,6 +89,8 @@ def parse():
 import pyarrow as pa
 pa.set_cpu_count(1)
 from tierank.io.blocks import parse_block
+from tierank.processes import keep_freed_memory
+keep_freed_memory()  # as a worker process does
 def parse():
     return len(parse_block(path, data, 1, ranks=False))
 """,
