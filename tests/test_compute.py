@@ -184,12 +184,22 @@ def test_fill_null_with_a_scalar_of_another_type_keeps_the_values_type():
     assert got.type == pa.int32() and got.equals(pc.fill_null(values, pa.scalar(5)))
 
 
+def _new_codes_in_order(draws: list[int]) -> list[int]:
+    """Codes whose first appearances are 0, 1, 2, ... (a parsed run, its queries grouped or not): each draw
+    is an earlier code, or the next new one where it exceeds them."""
+    codes: list[int] = []
+    for d in draws:
+        codes.append(min(d, max(codes, default=-1) + 1))
+    return codes
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.one_of(st.lists(st.one_of(st.integers(0, 4), st.none()), max_size=25),  # any codes, nulls among them
                  st.lists(st.integers(1, 4), min_size=5, max_size=5).map(  # one run per code, in order
                      lambda lens: [c for c, n in enumerate(lens) for _ in range(n)]),
                  st.tuples(st.permutations(range(5)), st.lists(st.integers(1, 3), min_size=5, max_size=5)).map(
-                     lambda pl: [c for c, n in zip(*pl) for _ in range(n)])),  # one run per code, any order
+                     lambda pl: [c for c, n in zip(*pl) for _ in range(n)]),  # one run per code, any order
+                 st.lists(st.integers(0, 4), min_size=1, max_size=25).map(_new_codes_in_order)),
        st.lists(st.sampled_from(["q1", "q2", "q3", "q4", "q5"]), min_size=5, max_size=5),
        st.sampled_from(["dictionary", "chunked dictionary", "plain", "chunked plain"]))
 def test_distinct_is_the_order_of_first_appearance(codes, dictionary, form):
@@ -201,6 +211,8 @@ def test_distinct_is_the_order_of_first_appearance(codes, dictionary, form):
            if "dictionary" in form else pa.array(values, pa.string()))
     col = pa.chunked_array([arr.slice(0, len(codes) // 2), arr.slice(len(codes) // 2)], arr.type) if "chunked" in form else arr
     assert ac.distinct(col) == list(dict.fromkeys(values))
+    unordered = ac.distinct(col, ordered=False)
+    assert sorted(unordered, key=str) == sorted(dict.fromkeys(values), key=str) and len(set(unordered)) == len(unordered)
 
 
 def test_distinct_of_a_parsed_run_hashes_no_code(monkeypatch):
@@ -211,3 +223,9 @@ def test_distinct_of_a_parsed_run_hashes_no_code(monkeypatch):
     monkeypatch.setattr(ac, "unique", lambda v: hashed.append(v.type) or real(v))
     assert ac.distinct(arr) == ["b", "a", "c"]
     assert hashed == [pa.string()]  # only the dictionary's strings (a string under two codes counts once)
+    hashed.clear()
+    scattered = pa.DictionaryArray.from_arrays(pa.array([0, 1, 0, 2, 1], pa.int32()), pa.array(["b", "a", "c", "d"]))
+    assert ac.distinct(scattered) == ["b", "a", "c"] and hashed == [pa.string()]  # new codes in order: none hashed
+    hashed.clear()
+    shuffled = pa.DictionaryArray.from_arrays(pa.array([2, 0, 2, 1], pa.int32()), pa.array(["b", "a", "c"]))
+    assert sorted(ac.distinct(shuffled, ordered=False)) == ["a", "b", "c"] and hashed == [pa.string()]

@@ -9,9 +9,10 @@ option objects tierank needs.  pyarrow's own methods (``Array.take``, ``.filter`
 of a plain evaluation calls the functions below instead.
 
 Every function returns exactly what the :mod:`pyarrow.compute` function of the same name returns
-(``tests/test_compute.py`` compares them).  Two helpers have no namesake there: :func:`decoded` (a
-dictionary array decoded, as ``DictionaryArray.dictionary_decode``, which imports :mod:`pyarrow.compute`)
-and :func:`array` (``pa.array`` of a numpy array without importing :mod:`numpy.ma`).
+(``tests/test_compute.py`` compares them).  Three helpers have no namesake there: :func:`distinct` (the
+distinct values of a column of ids, each once), :func:`decoded` (a dictionary array decoded, as
+``DictionaryArray.dictionary_decode``, which imports :mod:`pyarrow.compute`) and :func:`array` (``pa.array``
+of a numpy array without importing :mod:`numpy.ma`).
 
 >>> import pyarrow as pa
 >>> enc = dictionary_encode(pa.array(["b", "a", "b"]))
@@ -130,13 +131,15 @@ def decoded(values: Any) -> Any:
     return take(values.dictionary, values.indices)
 
 
-def distinct(ids: Any) -> list:
-    """The distinct values of ``ids`` (an array or a chunked array, dictionary-encoded or not) in the order
-    they first appear, as Python objects: the queries of a run or of judgments.
+def distinct(ids: Any, ordered: bool = True) -> list:
+    """The distinct values of ``ids`` (an array or a chunked array, dictionary-encoded or not), each once,
+    as Python objects: the queries of a run or of judgments.  In the order they first appear, or with
+    ``ordered=False`` in any order (for callers that sort them or make a set).
 
-    A dictionary-encoded column is not decoded row by row: the codes at the heads of its runs of equal codes
-    are found in one pass, and only those are hashed (none, where the codes are ``0, 1, 2, ...`` in runs:
-    the layout of a parsed run); unused entries are left out, and a value under two codes counts once.
+    A dictionary-encoded column is not decoded row by row: the codes at the heads of its runs of equal
+    codes are found in one pass, and no code is hashed where the codes first appear as ``0, 1, 2, ...``
+    (a parsed run, grouped or not) or where the order does not matter; only then are the dictionary's used
+    strings hashed, so that a value under two codes counts once.
 
     >>> import pyarrow as pa
     >>> distinct(pa.array(["q2", "q2", "q1", "q2"]).dictionary_encode())
@@ -152,12 +155,20 @@ def distinct(ids: Any) -> list:
     if ids.null_count or not len(ids):
         return unique(decoded(ids)).to_pylist()
     codes = ids.indices.to_numpy(zero_copy_only=False)
-    heads = codes[np.concatenate((np.zeros(1, np.int64), np.flatnonzero(codes[1:] != codes[:-1]) + 1))]
-    n = len(ids.dictionary)
-    if len(heads) == n and (heads == np.arange(n)).all():
-        used = ids.dictionary  # one run per code, codes in order (a parsed run): no hash at all
+    if not ordered:  # the entries used, in dictionary order: one pass, no hash of the codes
+        used_mask = np.zeros(len(ids.dictionary), dtype=bool)
+        used_mask[codes[0]] = True
+        used_mask[codes[1:][codes[1:] != codes[:-1]]] = True
+        used = filter(ids.dictionary, array(used_mask))
     else:
-        used = take(ids.dictionary, unique(array(heads)))
+        heads = codes[np.concatenate((np.zeros(1, np.int64), np.flatnonzero(codes[1:] != codes[:-1]) + 1))]
+        heads = heads.astype(np.int64, copy=False)  # (``+ 1`` below must not wrap around a narrow index type)
+        top = np.maximum.accumulate(heads)
+        if heads[0] == 0 and (heads[1:] <= top[:-1] + 1).all():
+            # every new code is the next one: codes 0..top[-1] all used, first appearing in dictionary order
+            used = ids.dictionary.slice(0, int(top[-1]) + 1)
+        else:
+            used = take(ids.dictionary, unique(array(heads)))
     return unique(used).to_pylist()  # unique again: a dictionary may hold a value twice (two codes)
 
 

@@ -280,7 +280,7 @@ def layout(run: Run, qids: Sequence[str] | None = None) -> RunLayout:
     codes alone are cheap.
     """
     if qids is None:
-        qids = sorted(ac.distinct(run.qid))
+        qids = sorted(ac.distinct(run.qid, ordered=False))
     qids = list(qids)
     value_set = pa.array(qids, pa.string())
     qi = _codes(run.qid, value_set)

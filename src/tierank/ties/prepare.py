@@ -399,8 +399,8 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", 
     summary always describes the whole run.
     """
     policy = TieBreak.parse(tie_break)
-    qrels_q = ac.distinct(qrels.qid)
-    run_q = set(ac.distinct(run.qid))
+    qrels_q = ac.distinct(qrels.qid, ordered=False)
+    run_q = set(ac.distinct(run.qid, ordered=False))
     qids = sorted(qrels_q) if complete else sorted(q for q in qrels_q if q in run_q)
     # run rows of evaluated queries, in the total order by score, tie groups over the whole run
     lay = layout(run, qids)
