@@ -155,14 +155,13 @@ def distinct(ids: Any, ordered: bool = True) -> list:
     if ids.null_count or not len(ids):
         return unique(decoded(ids)).to_pylist()
     codes = ids.indices.to_numpy(zero_copy_only=False)
-    if not ordered:  # the entries used, in dictionary order: one pass, no hash of the codes
+    heads = np.concatenate((codes[:1], codes[1:][codes[1:] != codes[:-1]]))  # the code of each run of equal codes
+    if not ordered:  # the entries used, in dictionary order: no hash of the codes
         used_mask = np.zeros(len(ids.dictionary), dtype=bool)
-        used_mask[codes[0]] = True
-        used_mask[codes[1:][codes[1:] != codes[:-1]]] = True
+        used_mask[heads] = True
         used = filter(ids.dictionary, array(used_mask))
     else:
-        heads = codes[np.concatenate((np.zeros(1, np.int64), np.flatnonzero(codes[1:] != codes[:-1]) + 1))]
-        heads = heads.astype(np.int64, copy=False)  # (``+ 1`` below must not wrap around a narrow index type)
+        heads = heads.astype(np.int64, copy=False)  # ``+ 1`` below must not wrap around a narrow index type
         top = np.maximum.accumulate(heads)
         if heads[0] == 0 and (heads[1:] <= top[:-1] + 1).all():
             # every new code is the next one: codes 0..top[-1] all used, first appearing in dictionary order

@@ -153,9 +153,7 @@ def _values(col: pa.ChunkedArray, source: str, what: str, name: str = "") -> np.
     if col.null_count and not pa.types.is_floating(t):  # a missing float is NaN (pandas writes NaN as null)
         raise _rows_problem(source, np.flatnonzero(np.asarray(ac.call("is_null", col))), f"{label} is missing")
     if _is_text(t):
-        import pyarrow.compute as pc  # the regular expression kernel's options: a rare input (numbers as text)
-
-        ok = pc.fill_null(pc.match_substring_regex(col, f"^(?:{NUMBER_PATTERN})$"), False)
+        ok = _numbers_as_text(col)
         bad = np.flatnonzero(~np.asarray(ok))
         if len(bad):
             raise _rows_problem(source, bad, f"{label} is not a number")
@@ -207,6 +205,13 @@ def _validate_columns(qid: pa.Array, docid: pa.Array, values: np.ndarray, source
         probs = [Problem(source, None, f"document {quote(d)} appears more than once in query {quote(q)}")
                  for q, d in zip(tab.column("q").to_pylist()[:MAX_PROBLEMS], tab.column("d").to_pylist())]
         raise TierankInputError(probs)
+
+
+def _numbers_as_text(col: pa.Array) -> pa.Array:
+    """Whether each text value of ``col`` is a number of the readers' grammar (false for a null)."""
+    import pyarrow.compute as pc  # the regular expression kernel's options: a rare input (numbers as text)
+
+    return pc.fill_null(pc.match_substring_regex(col, f"^(?:{NUMBER_PATTERN})$"), False)
 
 
 def _check_text_ids(qid: pa.Array, docid: pa.Array, source: str) -> None:
@@ -335,10 +340,8 @@ def table_role(t: pa.Table) -> tuple[str | None, str]:
     col = _plain(t.column(shared))
     typ = col.type
     if _is_text(typ):
-        import pyarrow.compute as pc  # the regular expression kernel's options
-
-        ok = pc.fill_null(pc.match_substring_regex(col, f"^(?:{NUMBER_PATTERN})$"), False)
-        col = pc.cast(pc.if_else(ok, col, pa.scalar(None, col.type)), pa.float64())
+        ok = _numbers_as_text(col)
+        col = ac.cast(ac.call("if_else", ok, col, pa.scalar(None, col.type)), pa.float64())
     elif not (pa.types.is_integer(typ) or pa.types.is_floating(typ)):
         return None, ""
     x = np.asarray(col.to_numpy(zero_copy_only=False))
