@@ -64,3 +64,22 @@ def invoke(*args, check: bool = True, input: str | bytes | None = None,
     if check:
         assert p.returncode == 0, p.stderr
     return p
+
+
+# Hypothesis example counts: one rule for every property test.  A test states the count it runs in
+# the full tier (``pytest --full``, CI); the default tier runs a share of it, so that README's test
+# command stays fast while every property is still exercised.  Set by tests/conftest.py.
+FULL_TIER = os.environ.get("TIERANK_TEST_TIER") == "full"
+DEFAULT_TIER_SHARE = 0.1
+DEFAULT_TIER_MIN = 8
+
+
+def examples(full: int) -> int:
+    """The ``max_examples`` of a property test whose full-tier count is ``full``.
+
+    >>> examples(400) in (400, 40)
+    True
+    """
+    if FULL_TIER or os.environ.get("TIERANK_TEST_TIER") == "full":
+        return full
+    return min(full, max(DEFAULT_TIER_MIN, round(full * DEFAULT_TIER_SHARE)))

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tierank import compute as ac
+from helpers import examples
 
 STRINGS = {
     "plain": pa.array(["q2", "q1", "q2", "q3", "q1"]),
@@ -193,7 +194,7 @@ def _new_codes_in_order(draws: list[int]) -> list[int]:
     return codes
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.one_of(st.lists(st.one_of(st.integers(0, 4), st.none()), max_size=25),  # any codes, nulls among them
                  st.lists(st.integers(1, 4), min_size=5, max_size=5).map(  # one run per code, in order
                      lambda lens: [c for c, n in enumerate(lens) for _ in range(n)]),

@@ -387,6 +387,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from tierank.analysis import significance  # noqa: E402
+from helpers import examples
 
 _DOCS = ["a", "b", "c", "d", "e"]
 
@@ -409,7 +410,7 @@ def _two_tied_runs(draw):
     return qrels, runs[0], runs[1]
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=_two_tied_runs(), measure=st.sampled_from(["RR", "AP", "P@2", "nDCG@3"]))
 def test_prob_above_property_against_joint_enumeration(data, measure):
     qrels, run_a, run_b = data

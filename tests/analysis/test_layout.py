@@ -20,6 +20,7 @@ from tierank.analysis.precision import requantize_run
 from tierank.analysis.prevalence import analyze_run
 from tierank.io.model import Run
 from tierank.ties import RunLayout, TieSummary, layout, prepare
+from helpers import examples
 
 # ----------------------------------------------------------------------------------------- worked examples
 
@@ -110,7 +111,7 @@ def brute(qid: list, score: list, qids: list | None = None) -> dict:
     }
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(runs())
 def test_layout_equals_brute_force(run):
     qid, score = run.qid.to_pylist(), run.score.tolist()
@@ -128,7 +129,7 @@ def test_layout_equals_brute_force(run):
     assert lay.summary.to_dict() == want["summary"]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(runs(), st.data())
 def test_query_subset_equals_brute_force(run, data):
     qid, score = run.qid.to_pylist(), run.score.tolist()
@@ -146,7 +147,7 @@ def test_query_subset_equals_brute_force(run, data):
     assert lay.summary.to_dict() == want["summary"]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(runs(), st.data())
 def test_within_ties_sorts_each_group_by_the_key_stably(run, data):
     assume(len(run) > 0)
@@ -162,7 +163,7 @@ def test_within_ties_sorts_each_group_by_the_key_stably(run, data):
 # ----------------------------------------------------------------------------------------- consumers
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(runs())
 def test_consumers_read_the_layout(run):
     assume(len(run) > 0)

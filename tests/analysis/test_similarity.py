@@ -22,6 +22,7 @@ from tierank.analysis.similarity import (
     similarity,
     tau_ap,
 )
+from helpers import examples
 
 # --- independent implementations, written from the papers' definitions (loops over depths, sets) --------------
 
@@ -150,7 +151,7 @@ def test_tie_free_equals_the_rbo_package_and_the_transcription():
 
 @given(st.lists(st.integers(0, 15), min_size=1, max_size=12, unique=True),
        st.lists(st.integers(0, 15), min_size=1, max_size=12, unique=True), st.sampled_from([0.5, 0.8, 0.9]))
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 def test_tie_free_ext_equals_webber_eq32(S, L, p):
     S, L = [str(i) for i in S], [str(i) for i in L]
     r = rbo(S, L, p=p)
@@ -210,7 +211,7 @@ def test_hand_worked_variants():
 
 
 @given(tied_ranking(), tied_ranking(), st.sampled_from([0.5, 0.9]), st.sampled_from(["w", "a", "b"]))
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 def test_variants_equal_the_transcription(x, y, p, ties):
     assert rbo(x, y, p=p, ties=ties) == pytest.approx(corsi_urbano(x, y, p, ties), abs=1e-12)
 
@@ -220,7 +221,7 @@ def test_variants_equal_the_transcription(x, y, p, ties):
 
 @given(tied_ranking(max_len=5), tied_ranking(max_len=5), st.sampled_from([0.5, 0.9]),
        st.one_of(st.none(), st.integers(1, 5)))
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 def test_expected_min_max_equal_brute_force(x, y, p, depth):
     assume(n_orderings(x) * n_orderings(y) <= 1500)
     vals = []
@@ -242,7 +243,7 @@ def _scores(r: list) -> dict:
 
 
 @given(tied_ranking(max_len=5), tied_ranking(max_len=5), st.integers(1, 5))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_overlap_at_k_equals_brute_force(x, y, k):
     assume(n_orderings(x) * n_orderings(y) <= 1500)
     vals = [len(set(ox[:k]) & set(oy[:k])) / k for ox in orderings(x) for oy in orderings(y)]
@@ -258,7 +259,7 @@ def test_overlap_at_k_equals_brute_force(x, y, k):
 
 
 @given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=2, max_size=40))
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 def test_tau_b_equals_scipy(pairs):
     from scipy.stats import kendalltau
 
@@ -309,7 +310,7 @@ def test_tau_ap_equals_the_definition():
 
 
 @given(tied_ranking(max_len=6), tied_ranking(max_len=6))
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 def test_tau_ap_expected_min_max_equal_brute_force(x, y):
     """tau-AP of y against the reference x over every pair of tie orderings, on the shared items, by the
     definition's loops (tau_ap_loops), against tau_ap_orderings."""

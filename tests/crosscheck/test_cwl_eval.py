@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 
 import tierank
 from tierank.measures import parse_measure
+from helpers import examples
 
 pytest.importorskip("cwl", reason="cwl_eval is not importable (pip install cwl-eval==1.0.12, in the 'test' "
                                   "extra): the cwl_eval cross-check is skipped")
@@ -105,7 +106,7 @@ def tie_free_case(draw):
     return qrels, run
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tie_free_case(), st.sampled_from([0, 0, 1, 2]), st.sampled_from([1, 2, 3]),
        st.sampled_from([1, 2, 5, 10, 50]), st.sampled_from([0.5, 1.0, 2.0, 3.5]), st.sampled_from([0.1, 0.5, 0.95]))
 def test_tie_free_cases(case, min_rel, span, k, T, p):

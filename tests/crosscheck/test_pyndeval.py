@@ -34,6 +34,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tierank.measures.diversity import evaluate_diversity
+from helpers import examples
 
 pyndeval = pytest.importorskip(
     "pyndeval", reason="pyndeval is not importable (pip install pyndeval==0.0.8, in the 'test' extra): "
@@ -166,7 +167,7 @@ def tie_free_case(draw):
     return qrels, run
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tie_free_case(), st.sampled_from([0.5, 0.25, 0.8, 1.0]), st.sampled_from([0.5, 0.2, 0.9]),
        st.sampled_from([1, 1, 2]))
 def test_tie_free_cases(case, alpha, beta, rel):
@@ -174,7 +175,7 @@ def test_tie_free_cases(case, alpha, beta, rel):
     compare(qrels, run, alpha=alpha, beta=beta, rel=rel)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tie_free_case())
 def test_judged_only_is_ndeval_on_the_judged_documents(case):
     """``judged_only=True`` (ir_measures' parameter; its pyndeval provider drops unjudged documents

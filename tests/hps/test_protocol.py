@@ -24,6 +24,7 @@ from tierank.hps.registry import ModelKind, parse_model
 from tierank.hps.table import tie_stats
 from tierank.hps.variants import parse_variant, parse_variants
 from tierank.io.beir import load_beir
+from helpers import examples
 
 from .fakes import FakeScorer
 from .fakes import factory as _factory
@@ -148,7 +149,7 @@ def test_family_checks_ask_the_scorer_what_it_supports(tmp_path, monkeypatch):
 
 
 @given(st.lists(st.lists(st.sampled_from([0.0, 0.5, 1.0, -2.0, 1e-300]), max_size=8), min_size=1, max_size=4))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_run_rows_are_in_score_order_with_ties_in_candidate_order(lists):
     """The protocol's run rows (ordered by tierank.ties.layout) against sorting by hand."""
     from tierank.hps.protocol import _ordered

@@ -6,9 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tierank.io.blocks import iter_ranges, read_range
+from helpers import examples
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(1, 6)), min_size=1, max_size=8),
        st.lists(st.sampled_from(["\n", "\r\n", "\r"]), min_size=1, max_size=3),
        st.booleans(), st.booleans(), st.integers(1, 90), st.randoms(use_true_random=False), st.booleans())

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tierank.io import fingerprint as fp
+from helpers import examples
 
 
 def _horner_everywhere(arr: pa.Array) -> np.ndarray:
@@ -21,7 +22,7 @@ def _horner_everywhere(arr: pa.Array) -> np.ndarray:
     return fp.splitmix64(fp._horner(words, off[:-1], np.diff(off), end))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.one_of(st.text(max_size=20), st.text(min_size=250, max_size=700),
                           st.integers(250, 3000).map(lambda n: "d" * n)), min_size=1, max_size=12))
 def test_long_strings_get_the_horner_value(strings):
@@ -51,7 +52,7 @@ def _python_fingerprint(s: str) -> int:
     return h ^ (h >> 31)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.one_of(st.text(max_size=9), st.text(max_size=40), st.text(min_size=250, max_size=400)),
                 min_size=0, max_size=30))
 def test_fingerprints_follow_the_definition(strings):

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import tierank
 from tierank import TierankInputError, read_qrels, read_run, to_qrels, to_run
 from tierank.io import lexer, readers
+from helpers import examples
 
 QRELS = b"1 0 a 1\n1 0 b 0\n"
 
@@ -164,7 +165,7 @@ _NUMBERISH = st.builds(
 ).filter(bool)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_NUMBERISH)
 def test_arrow_never_accepts_a_number_the_grammar_refuses(token):
     """The fast path parses numbers with Arrow: whatever it accepts, the grammar reads the same value."""
@@ -240,7 +241,7 @@ _LINE = st.builds(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(_LINE, min_size=1, max_size=4), st.sampled_from(["error", "keep"]))
 def test_fast_and_slow_paths_agree_on_random_lines(lines, duplicates):
     fast, slow = _both("\n".join(lines).encode(), duplicates)
@@ -293,7 +294,7 @@ def test_other_spellings_of_all_are_ordinary_ids(tmp_path):
     assert read_run(p).qid.to_pylist() == ["All", "all_"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.binary(max_size=60).map(lambda b: bytes(c for c in b if c not in b"\r\t") or b"x"),
        st.sampled_from([4, 7, 1 << 18]))
 def test_needs_squeeze_is_its_definition(data, scan):

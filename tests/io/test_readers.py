@@ -158,11 +158,12 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from tierank.io import readers  # noqa: E402
+from helpers import examples
 
 _IDS = st.sampled_from(["q1", "q2", "q10", "", "é", "q1 "])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.tuples(_IDS, st.integers(1, 6)), max_size=12), st.integers(1, 5))
 def test_encode_ids_is_arrow_dictionary_encode(runs, chunks):
     """Runs of equal ids (the usual layout) and scattered ones, chunked or not: Arrow's own encoding."""
@@ -179,7 +180,7 @@ def test_encode_ids_is_arrow_dictionary_encode(runs, chunks):
         assert got.equals(want)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3"]), st.sampled_from(["a", "b", "c", "d" * 9, "é"])),
                 min_size=1, max_size=30), st.booleans())
 def test_duplicate_filter_never_misses(pairs, grouped):

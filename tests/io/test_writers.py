@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from tierank.errors import TierankInputError
 from tierank.io.readers import read_run
 from tierank.io.writers import check_output, clean_stale_temps, ensure_dir, run_text, write_atomic, write_run
+from helpers import examples
 
 ROOT = os.geteuid() == 0 if hasattr(os, "geteuid") else False
 TMP_RE = re.compile(r"^\..*\.tierank-[A-Za-z0-9-]*-\d+-[0-9a-f]{8}\.tmp$")
@@ -242,7 +243,7 @@ def test_write_run_accepts_arrow_arrays_as_the_reader_returns_them(tmp_path):
     assert out.read_bytes() == (tmp_path / "a.run").read_bytes()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 4), st.floats(allow_nan=False, allow_infinity=False, width=64)),
                 min_size=1, max_size=40))
 def test_write_run_scores_read_back_exactly(rows):
@@ -272,7 +273,7 @@ def _reference_run_text(rows, tag):
 ids = st.text(st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc")), min_size=1, max_size=4)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.lists(st.tuples(ids, st.sampled_from([0.5, -0.0, 0.0, 1e-300, 1e16, 3.3, -2.5e-07, 0.1 + 0.2])),
                 min_size=1, max_size=30))
 def test_write_run_bytes_equal_the_protocol_writer(rows):

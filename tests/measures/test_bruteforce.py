@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 import tierank
 from measures.strategies import collection, judged_info
 from reference import brute_stats, ordered, orderings, value
+from helpers import examples
 
 MEASURES = [
     "P@1", "P@3", "P@10", "R@2", "R@5", "R@10", "F1@1", "F1@4", "F1@10", "Hits@3", "Hits@9",
@@ -52,7 +53,7 @@ def _check(result, qs, qrels, measures, level=1, candidates_only=False):
             assert math.isclose(row["oblivious"], obl, abs_tol=TOL), (q, m, row["oblivious"], obl, docs)
 
 
-SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
@@ -73,7 +74,7 @@ def test_candidates_only_matches_brute_force(data):
     _check(res, qs, qrels, MEASURES, candidates_only=True)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(collection(), st.sampled_from([0, 2, 3]))
 def test_relevance_level_matches_brute_force(data, level):
     qs, run, qrels = data
@@ -88,7 +89,7 @@ def test_relevance_level_matches_brute_force(data, level):
     np.testing.assert_allclose(a, b, atol=TOL)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(collection(), st.sampled_from(["input", "docno", "trec_eval"]))
 def test_oblivious_policies(data, policy):
     qs, run, qrels = data
@@ -106,7 +107,7 @@ def test_oblivious_policies(data, policy):
             assert math.isclose(pq.loc[(q, m), "oblivious"], obl, abs_tol=TOL)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(collection(max_queries=2), st.integers(0, 2**70), st.randoms(use_true_random=False))
 def test_random_policy_is_one_valid_ordering_whatever_the_file_order(data, seed, rnd):
     """random:SEED orders ties as a function of (seed, query, docid) only: the file order does not
@@ -130,7 +131,7 @@ def test_random_policy_is_one_valid_ordering_whatever_the_file_order(data, seed,
                        for m, v in zip(ms, got)) for o in orderings(docs)), (q, got, docs)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(collection(), st.randoms(use_true_random=False))
 def test_invariances(data, rnd):
     """Input order and strictly monotone score transforms change no tie-aware statistic."""
@@ -149,7 +150,7 @@ def test_invariances(data, rnd):
                                atol=TOL, equal_nan=True)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(collection())
 def test_aggregate_is_mean_and_std_of_mean(data):
     qs, run, qrels = data
@@ -162,7 +163,7 @@ def test_aggregate_is_mean_and_std_of_mean(data):
         assert math.isclose(agg.loc[m, "std"], math.sqrt((grp["std"] ** 2).sum()) / len(grp), abs_tol=TOL)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(collection())
 def test_complete_averages_over_all_qrels_queries(data):
     qs, run, qrels = data
@@ -206,7 +207,7 @@ def test_cutoff_beyond_list_length(k):
         assert math.isclose(res.loc[m, "expected"], ref["expected"], abs_tol=TOL)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(collection(), st.sampled_from(["trec_eval", "input", "docno", "random:5"]))
 def test_pruning_to_the_measured_depth_changes_nothing(data, policy):
     """Alone, cutoff measures see only the ranks they read (whole tie groups kept);

@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from tierank.errors import TierankInputError, UnknownMeasure
 from tierank.io.subtopics import read_subtopic_qrels
 from tierank.measures.diversity import evaluate_diversity, parse_diversity_measure
+from helpers import examples
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "diversity"
 MEASURES = ["alpha_nDCG@5", "alpha_nDCG(alpha=0.8)@3", "alpha_DCG@4", "ERR_IA@5", "nERR_IA@3", "NRBP",
@@ -198,7 +199,7 @@ def _all_orderings(run):
         yield [d for g in combo for d in g]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(query())
 def test_exact_statistics_equal_brute_force(case):
     judged, run = case
@@ -214,7 +215,7 @@ def test_exact_statistics_equal_brute_force(case):
         assert got["oblivious"] == pytest.approx(reference(m, _trec_order(run), judged), abs=1e-12), m
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(query())
 def test_sampled_statistics_within_five_standard_errors(case):
     judged, run = case

@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 
 import tierank
 from tierank.io.fingerprint import fingerprint, fingerprint_ids
+from helpers import examples
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.text(alphabet="ab\x00é", max_size=20), min_size=1, max_size=60), st.integers(0, 5))
 def test_fingerprint_equal_strings_equal_fingerprints(strings, offset):
     arr = pa.array(strings).slice(min(offset, len(strings) - 1))

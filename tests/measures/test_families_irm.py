@@ -36,10 +36,11 @@ import tierank
 from measures.strategies import collection
 from reference import ordered, orderings
 from tierank.measures import parse_measure
+from helpers import examples
 
 TOL = 1e-9
 S = 1000
-SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+SETTINGS = settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow],
                     phases=[Phase.explicit, Phase.reuse, Phase.generate])  # shrinking these is too slow
 
 EXACT = ["SDCG(max_rel=3)@1", "SDCG(max_rel=3)@3", "SDCG(min_rel=1,max_rel=2)@10", "INSQ(max_rel=3)",

@@ -24,12 +24,13 @@ from tierank.measures import gmap, iprec, sampling  # noqa: F401  (registration 
 from tierank.measures.iprec import LEVELS
 from measures.strategies import collection, judged_info
 from reference import ordered, orderings
+from helpers import examples
 
 IPREC = [f"IPrec@{x}" for x in ("0", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1")]
 MEASURES = IPREC + ["IPrec@0.25", "IPrecAvg", "GMAP"]
 TOL = 1e-12
 S = 1000
-SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 # -- reference: trec_eval's loops, ported literally --------------------------------------------
@@ -147,7 +148,7 @@ def test_iprec_and_gmap_match_brute_force(data):
     _check(res, qs, qrels, MEASURES)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(collection(), st.sampled_from([1, 2, 3, 5]), st.sampled_from([0, 2]))
 def test_max_depth_and_relevance_level(data, depth, level):
     """trec_eval -M (ranks past the depth are not retrieved) and -l."""

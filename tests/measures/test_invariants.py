@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import tierank
 from measures.strategies import collection
 from tierank.measures import REGISTRY
+from helpers import examples
 
 
 def _instance(cls) -> str:
@@ -33,7 +34,7 @@ MEASURES = sorted({_instance(cls) for cls in REGISTRY.values()}, key=str.lower)
 TOL = 1e-9
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(collection(), st.sampled_from([None, 1, 2, 3, 5]))
 def test_every_family_keeps_its_values_inside_min_max(data, depth):
     qs, run, qrels = data

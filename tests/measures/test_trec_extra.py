@@ -22,10 +22,11 @@ from measures.test_families_exact import ref_bpref
 from measures.test_families_sampled import close_in_law
 from reference import check_per_query
 from tierank.measures import parse_measure
+from helpers import examples
 
 TOL = 1e-9
 S = 1000
-SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 EXACT = ["RelP@1", "RelP@2", "RelP@5", "RelP@20", "SetRelP", "RprecMult@0.2", "RprecMult@0.5", "RprecMult@1",
          "RprecMult@2", "RprecMult@0.01", "Utility", "Utility(p1=-2,p2=1,p3=0.5,p4=0.25,ndocs=30)",

@@ -22,9 +22,10 @@ import tierank
 from measures.strategies import collection
 from reference import check_per_query, ordered, orderings
 from tierank.measures import parse_measure
+from helpers import examples
 
 TOL = 1e-9
-SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MEASURES = ["G", "BinG", "BinG(rel=2)", "nDCG_rel", "RnDCG", "RnDCG(rel=2)", "Unj@1", "Unj@3", "Unj@10",
             "RBP_resid(p=0.9)", "RBP_resid(p=0.5)"]
 STRINGS = ["RelString@10", "RelString@3"]

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, assume, given, settings
 import tierank
 from reference import orderings, value
 from measures.strategies import collection
+from helpers import examples
 
 BOUNDED = ["P@1", "P@3", "Hits@2", "Success@1", "Success@3", "RR", "RR@2", "R@1", "R@3", "R", "F1@2",
            "F1@5", "RBP(p=0.5)", "RBP(p=0.8)@3", "Judged@2", "Judged@5"]
@@ -46,7 +47,7 @@ def brute_bounds(measure, docs, extra, level=1):
     return min(vals), max(vals)
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(collection(max_queries=2))
 def test_bounds_contain_every_value_and_are_attained(data):
     qs, run, qrels = data
@@ -65,7 +66,7 @@ def test_bounds_contain_every_value_and_are_attained(data):
             assert row["lower"] <= row["min"] + TOL and row["max"] <= row["upper"] + TOL
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(collection(max_queries=2))
 def test_candidates_only_bounds(data):
     qs, run, qrels = data

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import tierank
 from measures.strategies import collection, judged_info
 from reference import orderings, value
+from helpers import examples
 
 MEASURES = [
     "P@1", "P@3", "P@10", "R@2", "R@5", "R@100", "F1@4", "F1@10", "Hits@3", "Success@1", "Success@3", "RR",
@@ -29,7 +30,7 @@ MEASURES = [
 ]
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(collection())
 def test_std_is_exactly_zero_where_no_ordering_changes_the_value(data):
     qs, run, qrels = data
@@ -137,7 +138,7 @@ GAINS = {
 }
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.integers(1, 40), st.floats(0, 1)), min_size=1, max_size=4),
        st.integers(0, 5), st.sampled_from(sorted(GAINS)))
 def test_large_tie_groups_match_an_exact_rational_programme(shape, n_unretrieved, measure):

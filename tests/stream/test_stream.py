@@ -15,6 +15,7 @@ from tierank.examples import path as example_path
 from tierank.stream import evaluate_stream, iter_batches, iter_blocks, iter_evaluate, partition
 
 from measures.strategies import collection
+from helpers import examples
 
 MEASURES = ["AP", "nDCG@3", "RR", "P@2", "R@4", "Success@1", "RBP(p=0.5)", "Rprec", "F1@3", "AP@3"]
 
@@ -26,7 +27,7 @@ def _write_run(run: dict, path, shuffle_seed: int | None = None) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(collection(max_queries=4), st.integers(1, 120), st.sampled_from(["trec_eval", "input", "random:7"]))
 def test_stream_equals_in_memory_for_any_batch_size(tmp_path_factory, case, block, tie_break):
     _, run, qrels = case
@@ -262,7 +263,7 @@ SETTINGS = [{}, {"judged_only": True}, {"unjudged": "condensed"}, {"complete": T
             {"tie_break": "random:5", "judged_only": True}]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(collection(max_queries=4), st.integers(1, 90), st.sampled_from(SETTINGS), st.booleans(), st.booleans())
 def test_stream_equals_in_memory_under_every_setting(tmp_path_factory, case, block, kw, gz, lacking):
     """-J, --condensed, -c, -M, --rel, --candidates-only, tie-breaks and bounds, streamed in tiny
