@@ -1,4 +1,19 @@
-"""Root conftest: what needs an optional extra that is not installed is skipped, with the install line.
+"""Root conftest: the test tiers, and what needs an optional extra that is not installed is skipped.
+
+The tiers (README, "Run the tests"), decided here and nowhere else:
+
+* **default** (``python -m pytest``): every module's fast checks, with hypothesis at a share of each
+  test's example count (:func:`tests.helpers.examples`) and one case of each cross-check;
+* **full** (``python -m pytest --full``, CI): everything of the default tier plus the tests marked
+  ``full``, with every property test at its full example count;
+* **slow** (``python -m pytest -m slow``): what reads the maintainers' ``../shared`` or runs for
+  minutes; in neither of the above.
+
+The categories ``crosscheck``, ``subprocess``, ``docs`` and ``browser`` (registered in
+``pyproject.toml``) say what a test does, so that ``-m`` can pick them (``pytest --full -m docs``);
+``crosscheck``, ``docs`` and ``browser`` are given by the test's folder (:data:`FOLDER_MARKS`).
+
+Missing extras:
 
 One rule for test modules and doctests alike, from one table (:mod:`tierank.extras`): a missing
 optional dependency (:func:`tierank.extras.missing`: tierank's own ``MissingExtra`` and friends, or a
@@ -10,11 +25,50 @@ command.  Anything else (a real import error, a wrong result) still fails.
 from __future__ import annotations
 
 import doctest
+import os
 import re
 
 import pytest
 
 from tierank.extras import EXTRAS, INSTALL, install_command, missing
+
+#: the category every test of a folder has (relative to the repository root)
+FOLDER_MARKS = {"tests/crosscheck": "crosscheck", "tests/docs": "docs", "tests/browser": "browser"}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--full", action="store_true", default=False,
+                     help="tierank: run the full tier (the tests marked 'full' too, every property "
+                          "test at its full example count); CI runs it")
+
+
+def pytest_configure(config):
+    # read by tests/helpers.examples (hypothesis example counts), here and in xdist's workers
+    if config.getoption("--full"):
+        os.environ["TIERANK_TEST_TIER"] = "full"
+    elif os.environ.get("TIERANK_TEST_TIER") != "full":
+        os.environ["TIERANK_TEST_TIER"] = "default"
+
+
+def pytest_collection_modifyitems(config, items):
+    root = config.rootpath
+    full = os.environ.get("TIERANK_TEST_TIER") == "full"
+    kept, deselected = [], []
+    for item in items:
+        try:
+            rel = item.path.relative_to(root).as_posix()
+        except ValueError:
+            rel = ""
+        for folder, mark in FOLDER_MARKS.items():
+            if rel.startswith(folder + "/"):
+                item.add_marker(mark)
+        if not full and item.get_closest_marker("full") is not None:
+            deselected.append(item)
+        else:
+            kept.append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
 
 _NOT_IMPORTED = re.compile(r"could not import '([\w.]+)'")
 

@@ -33,13 +33,13 @@ def shared_data() -> Path:
 
 
 @pytest.fixture(scope="session")
-def trec_eval_bin(tmp_path_factory) -> Path:
-    """The real trec_eval 10, built once per session from its C source in ``tests/vendor``
-    (skips, with the reason, only where make or a C compiler is missing)."""
+def trec_eval_bin() -> Path:
+    """The real trec_eval 10, built from its C source in ``tests/vendor`` once per source hash and
+    cached in the temporary folder (skips, with the reason, only where make or a C compiler is missing)."""
     from trec_eval_build import NoCompiler, build_trec_eval
 
     try:
-        return build_trec_eval(tmp_path_factory.mktemp("trec_eval"))
+        return build_trec_eval()
     except NoCompiler as e:
         pytest.skip(str(e))
     except RuntimeError as e:

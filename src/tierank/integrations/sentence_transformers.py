@@ -335,7 +335,7 @@ class TieAwareCrossEncoderRerankingEvaluator(CrossEncoderRerankingEvaluator):
         if "base_map" in raw:
             card = {key: f"{raw[key]:.4f} ({raw[key] - raw['base_' + key]:+.4f})"
                     for key in ("map", f"mrr@{k}", f"ndcg@{k}")}
-            self.store_metrics_in_model_card_data(model, self.prefix_name_to_metrics(card, self.name), epoch, steps)  # type: ignore[arg-type]  # strings on the card
+            self.store_metrics_in_model_card_data(model, self.prefix_name_to_metrics(card, self.name), epoch, steps)  # type: ignore[arg-type,unused-ignore]  # strings on the card (unused without sentence-transformers)
         else:
             self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
         if output_path is not None and self.write_csv:
