@@ -11,7 +11,13 @@ The tiers (README, "Run the tests"), decided here and nowhere else:
 
 The categories ``crosscheck``, ``subprocess``, ``docs`` and ``browser`` (registered in
 ``pyproject.toml``) say what a test does, so that ``-m`` can pick them (``pytest --full -m docs``);
-``crosscheck``, ``docs`` and ``browser`` are given by the test's folder (:data:`FOLDER_MARKS`).
+``crosscheck``, ``docs`` and ``browser`` are given by the test's folder (:data:`FOLDER_MARKS`).  In
+those folders a parametrized test runs its first case in the default tier and every case in the full
+tier (one trec_eval comparison, one documentation example, ... by default; all of them in CI).
+A test that starts tierank as a process (``run_cli``, ``sys.executable``: :data:`STARTS_A_PROCESS`)
+is in the ``subprocess`` category and in the full tier, unless marked ``keep_default`` (one start-up
+test, one kill test, ... stay in the default tier); so are the browser tests and the in-process tests
+listed in :data:`FULL_TIER_TESTS`.
 
 Missing extras:
 
@@ -25,6 +31,7 @@ command.  Anything else (a real import error, a wrong result) still fails.
 from __future__ import annotations
 
 import doctest
+import inspect
 import os
 import re
 
@@ -34,6 +41,13 @@ from tierank.extras import EXTRAS, INSTALL, install_command, missing
 
 #: the category every test of a folder has (relative to the repository root)
 FOLDER_MARKS = {"tests/crosscheck": "crosscheck", "tests/docs": "docs", "tests/browser": "browser"}
+#: folders whose every test is in the full tier (a browser test builds the site and starts Chromium)
+FULL_FOLDERS = ("tests/browser",)
+#: what starts tierank (or another Python) as a process, in a test's source or in a module-level
+#: function it calls: such a test is in the ``subprocess`` category
+STARTS_A_PROCESS = re.compile(r"\brun_cli\(|\bsys\.executable\b|\[\"tierank\"|which\(\"tierank\"\)")
+#: tests that need seconds in process, moved to the full tier (node id prefixes; each must match)
+FULL_TIER_TESTS: tuple[str, ...] = ()
 
 
 def pytest_addoption(parser):
@@ -50,10 +64,34 @@ def pytest_configure(config):
         os.environ["TIERANK_TEST_TIER"] = "default"
 
 
+def _starts_a_process(item) -> bool:
+    fn = getattr(item, "function", None)
+    if fn is None:
+        return False
+    try:
+        src = inspect.getsource(fn)
+    except (OSError, TypeError):
+        return False
+    if STARTS_A_PROCESS.search(src):
+        return True
+    module = inspect.getmodule(fn)
+    for name in set(re.findall(r"\b(\w+)\(", src)):
+        helper = getattr(module, name, None)
+        if inspect.isfunction(helper) and helper.__module__ == getattr(module, "__name__", None):
+            try:
+                if STARTS_A_PROCESS.search(inspect.getsource(helper)):
+                    return True
+            except (OSError, TypeError):
+                pass
+    return False
+
+
 def pytest_collection_modifyitems(config, items):
     root = config.rootpath
+    unmatched = set(FULL_TIER_TESTS)
     full = os.environ.get("TIERANK_TEST_TIER") == "full"
     kept, deselected = [], []
+    first_case: set[tuple[str, str]] = set()
     for item in items:
         try:
             rel = item.path.relative_to(root).as_posix()
@@ -62,10 +100,27 @@ def pytest_collection_modifyitems(config, items):
         for folder, mark in FOLDER_MARKS.items():
             if rel.startswith(folder + "/"):
                 item.add_marker(mark)
+                if getattr(item, "callspec", None) is not None:
+                    key = (rel, getattr(item, "originalname", item.name))
+                    if key in first_case:
+                        item.add_marker("full")
+                    first_case.add(key)
+        if rel.startswith(FULL_FOLDERS):
+            item.add_marker("full")
+        if _starts_a_process(item):
+            item.add_marker("subprocess")
+            if item.get_closest_marker("keep_default") is None:
+                item.add_marker("full")
+        for prefix in FULL_TIER_TESTS:
+            if item.nodeid.startswith(prefix):
+                item.add_marker("full")
+                unmatched.discard(prefix)
         if not full and item.get_closest_marker("full") is not None:
             deselected.append(item)
         else:
             kept.append(item)
+    if unmatched and not config.getoption("collectonly") and len(items) > 1000:
+        raise pytest.UsageError(f"conftest.FULL_TIER_TESTS names no collected test: {sorted(unmatched)}")
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = kept
