@@ -176,8 +176,8 @@ class PairTest:
     p : float
         Two-sided p-value.  1.0 when every difference is zero.
     method : str
-        ``"analytic"`` (t; Wilcoxon as scipy chooses, exact or normal), ``"exact"`` (all sign
-        flips) or ``"monte-carlo"``.
+        How ``p`` was computed: ``"analytic"`` (t), Wilcoxon's ``"exact"``, ``"permutation"`` or
+        ``"approx"`` (:func:`wilcoxon_method`), ``"exact"`` (all sign flips) or ``"monte-carlo"``.
     samples, seed : int or None
         Sign flips / resamples and seed where sampled (``samples``: 2^m for the exact test).
     se : float or None
@@ -187,6 +187,15 @@ class PairTest:
     effect_size, effect_ci_low, effect_ci_high : float
         Cohen's ``d_z = mean(d) / sd(d)`` (ddof 1) and its CI (noncentral t); NaN where
         ``sd(d) = 0``.
+    test_used : str
+        The test that gave ``p``: ``test``, or ``"randomization"`` where ``test`` cannot decide
+        (``fallback`` says why).
+    fallback : str or None
+        Why the exact randomization test answered instead of ``test`` (its statistic undefined, or
+        too few queries for its null distribution), or None.
+    t : float
+        The paired t statistic, whatever ``test``: 0.0 where every difference is zero, NaN where it
+        is undefined (one query, or equal differences).
     """
 
     a: str
@@ -206,6 +215,9 @@ class PairTest:
     effect_ci_low: float
     effect_ci_high: float
     level: float = 0.95
+    test_used: str = ""
+    fallback: str | None = None
+    t: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -376,6 +388,8 @@ def _boot_ci(X: np.ndarray, theta_b: np.ndarray, method: str, level: float) -> t
         probs = _bca_probs(X, theta_b, alpha)
     lo = np.full(S, np.nan)
     hi = np.full(S, np.nan)
+    if X.shape[0] < 2:  # one query: every resample is that query, the interval says nothing
+        return lo, hi
     ok = np.all(np.isfinite(probs), axis=0)
     const = np.ptp(X, axis=0) == 0  # every resample equals the mean: the interval is the point
     lo[const] = hi[const] = X[0, const]
@@ -549,6 +563,38 @@ def _exact_flip_p(d: np.ndarray) -> tuple[float, int]:
     return float(np.mean(np.abs(sums) >= abs(float(d.sum())) - tol)), 2 ** m
 
 
+#: ``scipy.stats.wilcoxon``'s exact null distribution is used up to this many differences
+WILCOXON_EXACT_MAX = 50
+#: with ties or zero differences, the sign flips are enumerated up to this many differences
+WILCOXON_PERMUTATION_MAX = 13
+
+
+def wilcoxon_method(d) -> tuple[str, object]:
+    """How the Wilcoxon signed-rank p of the differences ``d`` is computed, as scipy's ``auto``
+    chooses it, and the ``method`` argument that asks for exactly that: ``("exact", "exact")`` (the
+    exact null distribution: at most :data:`WILCOXON_EXACT_MAX` differences, no zero, no tied
+    ``|d|``), ``("permutation", PermutationMethod())`` (ties or zeros and at most
+    :data:`WILCOXON_PERMUTATION_MAX` differences: every sign flip enumerated) or ``("approx",
+    "asymptotic")`` (the normal approximation, no continuity correction).
+
+    Examples
+    --------
+    >>> [wilcoxon_method(d)[0] for d in ([0.1, -0.3, 0.2], [0.1, 0.1, 0.2], [0.1 * i for i in range(1, 60)])]
+    ['exact', 'permutation', 'approx']
+    """
+    from scipy.stats import PermutationMethod
+
+    d = np.asarray(d, dtype=np.float64)
+    n = len(d)
+    a = np.abs(d[d != 0])
+    ties = len(np.unique(a)) < len(a)
+    if n <= WILCOXON_EXACT_MAX and not ties and len(a) == n:
+        return "exact", "exact"
+    if n <= WILCOXON_PERMUTATION_MAX:
+        return "permutation", PermutationMethod()
+    return "approx", "asymptotic"
+
+
 def paired_tests(values, names=None, *, test: str = "t", pairs=None, level: float = 0.95, ci: str = "t",
                  resamples: int = DEFAULT_RESAMPLES, samples: int = DEFAULT_PERMUTATIONS, seed: int = 0,
                  boot: np.ndarray | None = None) -> tuple[PairTest, ...]:
@@ -564,7 +610,9 @@ def paired_tests(values, names=None, *, test: str = "t", pairs=None, level: floa
         sign-flip test of the mean difference: exact when at most :data:`EXACT_MAX` differences are
         nonzero, else ``samples`` Monte Carlo sign flips) or ``"bootstrap"`` (the centred
         bootstrap distribution of the mean difference: ``p = (1 + #{|dbar* - dbar| >= |dbar|}) /
-        (1 + resamples)``).
+        (1 + resamples)``).  Where the test cannot decide (t with one query or equal differences;
+        the bootstrap with at most :data:`EXACT_MAX` nonzero differences) the exact randomization
+        test answers, labelled (``test_used``, ``fallback``).
     pairs
         ``(a, b)`` name pairs; default every pair ``i < j`` in the order of ``names``.
     ci
@@ -624,36 +672,30 @@ def paired_tests(values, names=None, *, test: str = "t", pairs=None, level: floa
     nsamp: list[int | None] = [None] * P
     seeds: list[int | None] = [None] * P
     ses: list[float | None] = [None] * P
-    if test == "t":
-        from scipy.stats import ttest_rel
+    # the t statistic of every pair, whatever the test (computed once)
+    from scipy.stats import ttest_rel
 
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore", RuntimeWarning)
-            res = ttest_rel(X[:, ij[:, 0]], X[:, ij[:, 1]], axis=0)
-        stat, p = np.asarray(res.statistic, dtype=np.float64), np.asarray(res.pvalue, dtype=np.float64)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = ttest_rel(X[:, ij[:, 0]], X[:, ij[:, 1]], axis=0)
+    t_stat = np.where(zero, 0.0, np.asarray(res.statistic, dtype=np.float64))
+    t_undefined = [r is not None for r in _fallbacks("t", D, zero, tol)]
+    t_stat[t_undefined] = np.nan
+    if test == "t":
+        stat, p = t_stat.copy(), np.asarray(res.pvalue, dtype=np.float64)
     elif test == "wilcoxon":
         from scipy.stats import wilcoxon
 
-        for k in np.flatnonzero(~zero):  # scipy's wilcoxon per pair: its exact/normal choice depends on the data
+        for k in np.flatnonzero(~zero):  # per pair: the method depends on the data (wilcoxon_method)
+            label, how = wilcoxon_method(D[:, k])
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
-                res = wilcoxon(D[:, k])
-            stat[k], p[k] = float(res.statistic), float(res.pvalue)
+                res = wilcoxon(D[:, k], method=how)
+            stat[k], p[k], method[k] = float(res.statistic), float(res.pvalue), label
     elif test == "randomization":
         stat = mean_d.copy()
-        nz = np.abs(D) > tol
-        m = nz.sum(axis=0)
-        exact = m <= EXACT_MAX
-        for k in np.flatnonzero(exact):
-            p[k], nsamp[k] = _exact_flip_p(D[nz[:, k], k])
-            method[k] = "exact"
-        mc = np.flatnonzero(~exact)
-        if len(mc):
-            hits = _flip_counts(D[:, mc], samples, seed)
-            for k, h in zip(mc, hits):
-                p[k] = (1.0 + h) / (1.0 + samples)
-                method[k], nsamp[k], seeds[k] = "monte-carlo", int(samples), int(seed)
-                ses[k] = math.sqrt(p[k] * (1 - p[k]) / samples)
+        rp, method, nsamp, seeds, ses = _randomization(D, tol, samples, seed)
+        p = np.asarray(rp, dtype=np.float64)
     else:  # bootstrap
         stat = mean_d.copy()
         dev = np.abs(boot_d - mean_d)
@@ -664,16 +706,82 @@ def paired_tests(values, names=None, *, test: str = "t", pairs=None, level: floa
         nsamp = [int(resamples)] * P
         seeds = [int(seed)] * P
         ses = [math.sqrt(v * (1 - v) / resamples) for v in p]
+    # where the chosen test cannot decide (its statistic undefined, or its null distribution biased at
+    # this size), the exact randomization test answers instead, and says so
+    used = [test] * P
+    fallback = _fallbacks(test, D, zero, tol)
+    redo = [k for k in range(P) if fallback[k] is not None]
+    if redo:
+        stat[redo] = mean_d[redo]
+        rp, rm, rs, rseed, rse = _randomization(D[:, redo], tol, samples, seed)
+        for pos, col in enumerate(redo):
+            p[col], method[col], nsamp[col], seeds[col], ses[col] = rp[pos], rm[pos], rs[pos], rseed[pos], rse[pos]
+            used[col] = "randomization"
     # every difference zero: no evidence at all (the tests are undefined there)
     p = np.where(zero, 1.0, p)
-    if test in ("t", "wilcoxon", "randomization", "bootstrap"):
-        stat = np.where(zero, 0.0, stat)
+    stat = np.where(zero, 0.0, stat)
     return tuple(PairTest(a=names[i], b=names[j], test=test, statistic=float(stat[k]), p=float(p[k]),
                           method=method[k], samples=nsamp[k], seed=seeds[k], se=ses[k],
                           mean_diff=float(mean_d[k]), diff_ci_low=float(dlo[k]), diff_ci_high=float(dhi[k]),
                           diff_ci_method=ci, effect_size=float(dz[k]), effect_ci_low=float(elo[k]),
-                          effect_ci_high=float(ehi[k]), level=level)
+                          effect_ci_high=float(ehi[k]), level=level, test_used=used[k], fallback=fallback[k],
+                          t=float(t_stat[k]))
                  for k, (i, j) in enumerate(ij))
+
+
+def _fallbacks(test: str, D: np.ndarray, zero: np.ndarray, tol: np.ndarray) -> list[str | None]:
+    """Per column of the differences ``D``: why ``test`` cannot decide there (the exact
+    randomization test answers instead), or None.
+
+    * ``t``: its statistic is undefined with one query, and where the differences are all equal
+      (no variance: ``t = +-inf``, ``p = 0`` whatever the number of queries; R's ``t.test`` refuses
+      such data);
+    * ``bootstrap``: with at most :data:`EXACT_MAX` nonzero differences, where the exact test can be
+      computed: the centred bootstrap distribution of the mean difference is too narrow at small
+      sizes (it never reaches the observed difference with 1-3 queries of one sign, so ``p`` is
+      ``1 / (B + 1)``; at 12 queries it is still about a third of the exact value).
+    """
+    n, P = D.shape
+    out: list[str | None] = [None] * P
+    if test == "t":
+        flat = np.ptp(D, axis=0) <= tol if n else np.ones(P, dtype=bool)
+        for k in range(P):
+            if zero[k]:
+                continue
+            if n < 2:
+                out[k] = "t is undefined with 1 query"
+            elif flat[k]:
+                out[k] = f"t is undefined: the {n} differences are all equal (no variance)"
+    elif test == "bootstrap":
+        m = (np.abs(D) > tol).sum(axis=0)
+        for k in range(P):
+            if not zero[k] and m[k] <= EXACT_MAX:
+                out[k] = (f"the bootstrap's p is biased low with {int(m[k])} nonzero differences "
+                          f"(<= {EXACT_MAX}: the exact test is computable)")
+    return out
+
+
+def _randomization(D: np.ndarray, tol: np.ndarray, samples: int, seed: int):
+    """Fisher's sign-flip test of each column of ``D``: exact with at most :data:`EXACT_MAX` nonzero
+    differences, else ``samples`` Monte Carlo flips; lists of p, method, samples, seed and se."""
+    P = D.shape[1]
+    p = [float("nan")] * P
+    method = ["exact"] * P
+    nsamp: list[int | None] = [None] * P
+    seeds: list[int | None] = [None] * P
+    ses: list[float | None] = [None] * P
+    nz = np.abs(D) > tol
+    exact = nz.sum(axis=0) <= EXACT_MAX
+    for k in np.flatnonzero(exact):
+        p[k], nsamp[k] = _exact_flip_p(D[nz[:, k], k])
+    mc = np.flatnonzero(~exact)
+    if len(mc):
+        hits = _flip_counts(D[:, mc], samples, seed)
+        for k, h in zip(mc, hits):
+            p[k] = (1.0 + h) / (1.0 + samples)
+            method[k], nsamp[k], seeds[k] = "monte-carlo", int(samples), int(seed)
+            ses[k] = math.sqrt(p[k] * (1 - p[k]) / samples)
+    return p, method, nsamp, seeds, ses
 
 
 # --- many systems ---------------------------------------------------------------------------------

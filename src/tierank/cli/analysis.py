@@ -193,9 +193,11 @@ def compare_cmd(
     band: Annotated[float | None, typer.Option(
         "--band", help="Also band every run with geometric rank bands RHO > 1 and report which significant "
                        "pairs stay significant (Yang, Moffat & Turpin, Table 3 / Fig. 4).")] = None,
-    alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the paired t-tests.")] = 0.05,
+    alpha: Annotated[float, typer.Option(
+        "--alpha", help="Significance level of the pairs' tests (whichever --test) and of the --leaderboard "
+                        "Tukey HSD groups.")] = 0.05,
     correction: Annotated[CompareCorrection | None, typer.Option(
-        "--correction", help="Multiple-comparison correction of the t-tests' p-values across all pairs "
+        "--correction", help="Multiple-comparison correction of the pairs' p-values (whichever --test) across all pairs "
                              "(Holm, Benjamini-Hochberg, Bonferroni); 'significant' then reads the adjusted p. "
                              "Default: holm with more than one pair, none with one.")] = None,
     fmt: Annotated[CompareFmt, typer.Option(
@@ -207,9 +209,10 @@ def compare_cmd(
     complete: Complete = False,
     rel: Rel = 1,
     test: Annotated[CompareTest, typer.Option(
-        "--test", help="Paired test on per-query expected values: t, wilcoxon, randomization (Fisher sign flips; "
-                       "exact with <= 20 nonzero differences, else --permutations Monte Carlo) or bootstrap "
-                       "(--resamples).")] = CompareTest("t"),
+        "--test", help="Paired test on per-query expected values (log values for GMAP-like measures): t, wilcoxon, "
+                       "randomization (Fisher sign flips; exact with <= 20 nonzero differences, else --permutations "
+                       "Monte Carlo) or bootstrap (--resamples; with <= 20 nonzero differences, or where t is "
+                       "undefined, the exact randomization test answers and the output says so).")] = CompareTest("t"),
     ci: Annotated[CompareCI, typer.Option(
         "--ci", help="Confidence intervals of E[M] and of the differences over the query sample: t, percentile "
                      "or bca (bootstrap).")] = CompareCI("t"),
@@ -227,7 +230,7 @@ def compare_cmd(
     tie_samples: Annotated[int, typer.Option("--tie-samples", min=0, help="With --leaderboard: rank intervals also "
                                              "redraw each query's tie ordering from N random tie breakings.")] = 0,
 ) -> None:
-    """Systems side by side with E[M] and \\[min, max]; paired t-tests on per-query expected values; every
+    """Systems side by side with E[M] and \\[min, max]; paired t-tests (or --test) on per-query expected values; every
     pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable;
     P(A>B): the probability that A's mean beats B's when both runs' ties are broken at random.
     One measure per call (-m given twice is an error)."""

@@ -200,7 +200,8 @@ def compare_report(comparison, *, title: str | None = None) -> str:
     nund = sum(p.undecidable for p in c.pairs)
     sections = [Section(
         "Systems",
-        paragraphs=[f"Means of {c.measure} over the {len(c.queries)} queries common to all systems"
+        paragraphs=[{"sum": "Sums", "geometric_mean": "Geometric means"}.get(c.inference.get("aggregator", "mean"), "Means")
+                    + f" of {c.measure} over the {len(c.queries)} queries common to all systems"
                     + (f" ({c.dropped_queries} others left out). " if c.dropped_queries else ". ")
                     + _EXPLAIN.format(tb=repr(tb)),
                     f"Kendall's tau between the system orders by oblivious and by expected mean: "
@@ -231,7 +232,10 @@ def compare_report(comparison, *, title: str | None = None) -> str:
                     f"order them the other way round), {nund} undecidable (their [min, max] intervals overlap, so tie "
                     f"orderings alone could reverse or level them). Two-sided paired {_TEST_NAMES.get(test, test)} over queries on "
                     f"expected values (p) and oblivious ones (p obl); significant: p < {c.alpha:g}. "
-                    "Highlighted: flipped or undecidable pairs."],
+                    "Highlighted: flipped or undecidable pairs."
+                    + (f" Tests and intervals on {c.inference.get('on')}."
+                       if c.inference.get("aggregator", "mean") != "mean" else "")
+                    + (" Notes: " + "; ".join(c.notes) + "." if c.notes else "")],
         tables=[Table(pair_rows, columns=pair_cols, row_classes=classes,
                       labels={"a": "A", "b": "B", "diff_expected": "Δ expected", "diff_oblivious": "Δ oblivious",
                               "p_oblivious": "p obl", "statistic": stat or "",

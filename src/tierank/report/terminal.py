@@ -215,6 +215,19 @@ _TEST_NAMES = {"t": "t-tests", "wilcoxon": "Wilcoxon signed-rank tests",
                "randomization": "randomization (sign-flip) tests", "bootstrap": "bootstrap tests"}
 
 
+#: a comparison's summary over queries, per aggregator of its measure, as the captions name it
+_SUMMARY_NAMES = {"mean": "Means", "sum": "Sums", "geometric_mean": "Geometric means"}
+
+
+def _inference_note(c) -> str:
+    """The caption's sentence on what the inference is computed on (where it is not the plain mean),
+    and the comparison's notes (null figures, tests that fell back)."""
+    inf = getattr(c, "inference", {}) or {}
+    out = "" if inf.get("aggregator", "mean") == "mean" else f" Tests and intervals on {inf.get('on')}."
+    notes = getattr(c, "notes", ())
+    return out + (" Notes: " + "; ".join(escape(n) for n in notes) + "." if notes else "")
+
+
 def compare_tables(comparison) -> list[Table]:
     """The tables of ``tierank compare`` (a :class:`~tierank.analysis.compare.Comparison`): systems, pairs
     (their flags as words), and the band summary if any.
@@ -236,7 +249,8 @@ def compare_tables(comparison) -> list[Table]:
     c = comparison
     policy = escape(str(c.settings.get("tie_break", "trec_eval")))
     systems = Table(title=f"tierank compare: {c.measure}, {len(c.queries)} queries",
-                    caption=("Means over the queries common to all systems"
+                    caption=(_SUMMARY_NAMES.get((c.inference or {}).get("aggregator", "mean"), "Means")
+                             + f" of {escape(c.measure)} over the queries common to all systems"
                              + (f" ({c.dropped_queries} others left out)" if c.dropped_queries else "")
                              + f". oblivious = tie-break '{policy}'; min/max: pessimal/optimal tie orderings; "
                              f"bias = oblivious - expected; std of the mean over tie orderings. "
@@ -272,7 +286,8 @@ def compare_tables(comparison) -> list[Table]:
                            + (f" p adj: p adjusted across all {c.settings.get('family', len(c.pairs))} "
                               f"{'tests' if 'family' in c.settings else 'pairs'} ({_CORRECTION_NAMES.get(corr, corr)})."
                               if corr else "")
-                           + (" A, B: the systems' names less what all of them share (…)." if shortened else "")),
+                           + (" A, B: the systems' names less what all of them share (…)." if shortened else "")
+                           + _inference_note(c)),
                   caption_justify="left")
     # the chosen test's statistic: t or W; none for the sampled tests (theirs is Δ expected)
     stat = {"t": "t", "wilcoxon": "W"}.get(c.settings.get("test", "t"))
@@ -352,7 +367,7 @@ def leaderboard_tables(comparison) -> list[Table]:
                            f"group: randomized Tukey HSD ({st.get('permutations')} permutations, seed "
                            f"{st.get('seed')}, alpha {c.alpha:g}); systems sharing a letter are not separated. "
                            + (f"Not separated from the best: {', '.join(escape(b) for b in c.best)}."
-                              if c.best else "")),
+                              if c.best else "") + _inference_note(c)),
                   caption_justify="left")
     for name in ("system", "E[M]", "\\[min, max]", "CI", "rank", "rank obl", "rank interval", "group"):
         board.add_column(name, justify="left" if name in ("system", "group") else "right")
