@@ -664,7 +664,7 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
         banded_systems=None if banded_summaries is None else tuple(banded_summaries[n] for n in ranked),
         band_summary=band_summary, best=infer["best"],
         inference={"aggregator": m.aggregator, "scale": "log" if m.aggregator == "geometric_mean" else "linear",
-                   "on": SCALES[m.aggregator]},
+                   "on": SCALES[m.aggregator], "test": inference.PAIRED_TESTS[test].to_dict()},
         notes=tuple(notes),
         settings={**opts, "tie_break": results[names[0]].settings["tie_break"],
                   **({"correction": correction} if correction else {}),
@@ -680,7 +680,7 @@ def _pair(m, n: int, a: str, b: str, sa: SystemSummary, sb: SystemSummary, raw: 
     agg = m.aggregator
     d_exp, d_obl = sa.expected - sb.expected, sa.oblivious - sb.oblivious
     se, so = _sign(d_exp), _sign(d_obl)
-    location = pt.test_used in ("randomization", "bootstrap")  # the statistic is a mean difference
+    location = inference.PAIRED_TESTS[pt.test_used].statistic is None  # the statistic is a mean difference
     stat = pt.statistic * n if agg == "sum" and location else pt.statistic
     extra: dict[str, Any] = dict(
         test=pt.test, test_used=pt.test_used, fallback=pt.fallback, statistic=stat, method=pt.method,

@@ -78,28 +78,27 @@ import math
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 
 import numpy as np
 
 from ..errors import TierankInputError
+from .paired import REGISTRY as PAIRED_TESTS
+from .paired.base import EXACT_MAX, Pairs
+from .paired.base import REL_TOL as _REL_TOL
+from .paired.base import chunks as _chunks
+from .paired.randomization import randomization as _randomization
+from .paired.wilcoxon import WILCOXON_EXACT_MAX, WILCOXON_PERMUTATION_MAX, wilcoxon_method  # noqa: F401 (re-exported)
 
 #: default number of bootstrap resamples
 DEFAULT_RESAMPLES = 10_000
 #: default number of permutations (randomized Tukey HSD) and sign-flip samples (randomization test)
 DEFAULT_PERMUTATIONS = 10_000
-#: the randomization test enumerates all 2^m sign flips when at most this many differences are nonzero
-EXACT_MAX = 20
 #: confidence-interval methods of :func:`mean_cis`
 CI_METHODS = ("t", "percentile", "bca")
-#: paired tests of :func:`paired_tests`
-TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
-#: values this close (relative to the data's scale) count as equal when counting permutation hits
-_REL_TOL = 1e-12
-#: about this many matrix cells per chunk of resamples (memory bound, not a tuning knob: the chunk
-#: size depends on n only, so results depend on seed, n and the number of resamples only)
-_CHUNK_CELLS = 2_000_000
+#: paired tests of :func:`paired_tests`: the registered ones (:mod:`tierank.analysis.paired`)
+TESTS = tuple(PAIRED_TESTS)
 
 
 # --- results --------------------------------------------------------------------------------------
@@ -301,16 +300,6 @@ def _check(level: float, count: int, seed, what: str) -> None:
 
 
 # --- resampling -----------------------------------------------------------------------------------
-
-def _chunks(total: int, n: int):
-    """Chunk sizes of ``total`` resamples over ``n`` queries (a function of ``n`` only)."""
-    size = max(1, _CHUNK_CELLS // max(n, 1))
-    done = 0
-    while done < total:
-        c = min(size, total - done)
-        yield c
-        done += c
-
 
 def resample_counts(n: int, resamples: int, seed: int):
     """Yield the bootstrap count matrices (``chunk x n``, how often each query is drawn in each
@@ -536,65 +525,6 @@ def _dz_ci(dz: np.ndarray, n: int, level: float) -> tuple[np.ndarray, np.ndarray
     return lo, hi
 
 
-def _flip_counts(D: np.ndarray, samples: int, seed: int) -> np.ndarray:
-    """Per column of ``D`` (n x P), how many of ``samples`` random sign-flip vectors (shared by all
-    columns) give ``|sum(s d)| >= |sum(d)|``."""
-    n = D.shape[0]
-    obs = np.abs(D.sum(axis=0))
-    tol = _REL_TOL * np.maximum(1.0, np.abs(D).sum(axis=0))
-    rng = np.random.default_rng(seed)
-    hits = np.zeros(D.shape[1], dtype=np.int64)
-    for c in _chunks(samples, n):
-        signs = rng.integers(0, 2, size=(c, n), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
-        hits += (np.abs(signs @ D) >= obs - tol).sum(axis=0)
-    return hits
-
-
-def _exact_flip_p(d: np.ndarray) -> tuple[float, int]:
-    """Exact two-sided sign-flip p-value of the mean of ``d`` (nonzero entries only, m <= EXACT_MAX):
-    the share of the 2^m sign vectors with ``|sum(s d)| >= |sum(d)|``."""
-    m = len(d)
-    if m == 0:
-        return 1.0, 1
-    codes = np.arange(2 ** m, dtype=np.int64)[:, None]
-    signs = 1.0 - 2.0 * ((codes >> np.arange(m)) & 1).astype(np.float64)
-    sums = signs @ d
-    tol = _REL_TOL * max(1.0, float(np.abs(d).sum()))
-    return float(np.mean(np.abs(sums) >= abs(float(d.sum())) - tol)), 2 ** m
-
-
-#: ``scipy.stats.wilcoxon``'s exact null distribution is used up to this many differences
-WILCOXON_EXACT_MAX = 50
-#: with ties or zero differences, the sign flips are enumerated up to this many differences
-WILCOXON_PERMUTATION_MAX = 13
-
-
-def wilcoxon_method(d) -> tuple[str, object]:
-    """How the Wilcoxon signed-rank p of the differences ``d`` is computed, as scipy's ``auto``
-    chooses it, and the ``method`` argument that asks for exactly that: ``("exact", "exact")`` (the
-    exact null distribution: at most :data:`WILCOXON_EXACT_MAX` differences, no zero, no tied
-    ``|d|``), ``("permutation", PermutationMethod())`` (ties or zeros and at most
-    :data:`WILCOXON_PERMUTATION_MAX` differences: every sign flip enumerated) or ``("approx",
-    "asymptotic")`` (the normal approximation, no continuity correction).
-
-    Examples
-    --------
-    >>> [wilcoxon_method(d)[0] for d in ([0.1, -0.3, 0.2], [0.1, 0.1, 0.2], [0.1 * i for i in range(1, 60)])]
-    ['exact', 'permutation', 'approx']
-    """
-    from scipy.stats import PermutationMethod
-
-    d = np.asarray(d, dtype=np.float64)
-    n = len(d)
-    a = np.abs(d[d != 0])
-    ties = len(np.unique(a)) < len(a)
-    if n <= WILCOXON_EXACT_MAX and not ties and len(a) == n:
-        return "exact", "exact"
-    if n <= WILCOXON_PERMUTATION_MAX:
-        return "permutation", PermutationMethod()
-    return "approx", "asymptotic"
-
-
 def paired_tests(values, names=None, *, test: str = "t", pairs=None, level: float = 0.95, ci: str = "t",
                  resamples: int = DEFAULT_RESAMPLES, samples: int = DEFAULT_PERMUTATIONS, seed: int = 0,
                  boot: np.ndarray | None = None) -> tuple[PairTest, ...]:
@@ -666,56 +596,31 @@ def paired_tests(values, names=None, *, test: str = "t", pairs=None, level: floa
         dz = np.where(sd > 0, mean_d / sd, np.nan)
     elo, ehi = _dz_ci(dz, n, level)
 
-    stat = np.full(P, np.nan)
-    p = np.full(P, np.nan)
-    method = ["analytic"] * P
-    nsamp: list[int | None] = [None] * P
-    seeds: list[int | None] = [None] * P
-    ses: list[float | None] = [None] * P
     # the t statistic of every pair, whatever the test (computed once)
     from scipy.stats import ttest_rel
 
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         res = ttest_rel(X[:, ij[:, 0]], X[:, ij[:, 1]], axis=0)
-    t_stat = np.where(zero, 0.0, np.asarray(res.statistic, dtype=np.float64))
-    t_undefined = [r is not None for r in _fallbacks("t", D, zero, tol)]
+    t_stat = np.where(zero, 0.0, np.asarray(res.statistic, dtype=np.float64).reshape(P))
+    ctx = Pairs(D=D, zero=zero, tol=tol, mean_d=mean_d, t=t_stat, t_p=np.asarray(res.pvalue, np.float64).reshape(P),
+                samples=samples, resamples=resamples, seed=seed, boot_d=boot_d)
+    t_undefined = [r is not None for r in PAIRED_TESTS["t"].implementation().undecidable(ctx)]
     t_stat[t_undefined] = np.nan
-    if test == "t":
-        stat, p = t_stat.copy(), np.asarray(res.pvalue, dtype=np.float64)
-    elif test == "wilcoxon":
-        from scipy.stats import wilcoxon
-
-        for k in np.flatnonzero(~zero):  # per pair: the method depends on the data (wilcoxon_method)
-            label, how = wilcoxon_method(D[:, k])
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                res = wilcoxon(D[:, k], method=how)
-            stat[k], p[k], method[k] = float(res.statistic), float(res.pvalue), label
-    elif test == "randomization":
-        stat = mean_d.copy()
-        rp, method, nsamp, seeds, ses = _randomization(D, tol, samples, seed)
-        p = np.asarray(rp, dtype=np.float64)
-    else:  # bootstrap
-        stat = mean_d.copy()
-        dev = np.abs(boot_d - mean_d)
-        btol = _REL_TOL * np.maximum(1.0, np.abs(D).sum(axis=0) / n)
-        hits = (dev >= np.abs(mean_d) - btol).sum(axis=0)
-        p = (1.0 + hits) / (1.0 + resamples)
-        method = ["monte-carlo"] * P
-        nsamp = [int(resamples)] * P
-        seeds = [int(seed)] * P
-        ses = [math.sqrt(v * (1 - v) / resamples) for v in p]
+    ctx = replace(ctx, t=t_stat)
+    impl = PAIRED_TESTS[test].implementation()
+    out = impl.run(ctx)
+    stat, p, method, nsamp, seeds, ses = out.statistic, out.p, out.method, out.samples, out.seed, out.se
     # where the chosen test cannot decide (its statistic undefined, or its null distribution biased at
     # this size), the exact randomization test answers instead, and says so
     used = [test] * P
-    fallback = _fallbacks(test, D, zero, tol)
+    fallback = impl.undecidable(ctx) if hasattr(impl, "undecidable") else [None] * P
     redo = [k for k in range(P) if fallback[k] is not None]
     if redo:
-        stat[redo] = mean_d[redo]
-        rp, rm, rs, rseed, rse = _randomization(D[:, redo], tol, samples, seed)
+        r = _randomization(D[:, redo], tol, samples, seed)
         for pos, col in enumerate(redo):
-            p[col], method[col], nsamp[col], seeds[col], ses[col] = rp[pos], rm[pos], rs[pos], rseed[pos], rse[pos]
+            stat[col], p[col], method[col] = mean_d[col], r.p[pos], r.method[pos]
+            nsamp[col], seeds[col], ses[col] = r.samples[pos], r.seed[pos], r.se[pos]
             used[col] = "randomization"
     # every difference zero: no evidence at all (the tests are undefined there)
     p = np.where(zero, 1.0, p)
@@ -727,61 +632,6 @@ def paired_tests(values, names=None, *, test: str = "t", pairs=None, level: floa
                           effect_ci_high=float(ehi[k]), level=level, test_used=used[k], fallback=fallback[k],
                           t=float(t_stat[k]))
                  for k, (i, j) in enumerate(ij))
-
-
-def _fallbacks(test: str, D: np.ndarray, zero: np.ndarray, tol: np.ndarray) -> list[str | None]:
-    """Per column of the differences ``D``: why ``test`` cannot decide there (the exact
-    randomization test answers instead), or None.
-
-    * ``t``: its statistic is undefined with one query, and where the differences are all equal
-      (no variance: ``t = +-inf``, ``p = 0`` whatever the number of queries; R's ``t.test`` refuses
-      such data);
-    * ``bootstrap``: with at most :data:`EXACT_MAX` nonzero differences, where the exact test can be
-      computed: the centred bootstrap distribution of the mean difference is too narrow at small
-      sizes (it never reaches the observed difference with 1-3 queries of one sign, so ``p`` is
-      ``1 / (B + 1)``; at 12 queries it is still about a third of the exact value).
-    """
-    n, P = D.shape
-    out: list[str | None] = [None] * P
-    if test == "t":
-        flat = np.ptp(D, axis=0) <= tol if n else np.ones(P, dtype=bool)
-        for k in range(P):
-            if zero[k]:
-                continue
-            if n < 2:
-                out[k] = "t is undefined with 1 query"
-            elif flat[k]:
-                out[k] = f"t is undefined: the {n} differences are all equal (no variance)"
-    elif test == "bootstrap":
-        m = (np.abs(D) > tol).sum(axis=0)
-        for k in range(P):
-            if not zero[k] and m[k] <= EXACT_MAX:
-                out[k] = (f"the bootstrap's p is biased low with {int(m[k])} nonzero differences "
-                          f"(<= {EXACT_MAX}: the exact test is computable)")
-    return out
-
-
-def _randomization(D: np.ndarray, tol: np.ndarray, samples: int, seed: int):
-    """Fisher's sign-flip test of each column of ``D``: exact with at most :data:`EXACT_MAX` nonzero
-    differences, else ``samples`` Monte Carlo flips; lists of p, method, samples, seed and se."""
-    P = D.shape[1]
-    p = [float("nan")] * P
-    method = ["exact"] * P
-    nsamp: list[int | None] = [None] * P
-    seeds: list[int | None] = [None] * P
-    ses: list[float | None] = [None] * P
-    nz = np.abs(D) > tol
-    exact = nz.sum(axis=0) <= EXACT_MAX
-    for k in np.flatnonzero(exact):
-        p[k], nsamp[k] = _exact_flip_p(D[nz[:, k], k])
-    mc = np.flatnonzero(~exact)
-    if len(mc):
-        hits = _flip_counts(D[:, mc], samples, seed)
-        for k, h in zip(mc, hits):
-            p[k] = (1.0 + h) / (1.0 + samples)
-            method[k], nsamp[k], seeds[k] = "monte-carlo", int(samples), int(seed)
-            ses[k] = math.sqrt(p[k] * (1 - p[k]) / samples)
-    return p, method, nsamp, seeds, ses
 
 
 # --- many systems ---------------------------------------------------------------------------------
@@ -1008,4 +858,4 @@ def rank_intervals(values, names=None, *, level: float = 0.95, resamples: int = 
 __all__ = ["CI_METHODS", "DEFAULT_PERMUTATIONS", "DEFAULT_RESAMPLES", "EXACT_MAX", "TESTS", "CombinedSE",
            "MeanCI", "PairTest", "RankIntervals", "TukeyHSD", "bootstrap_means", "bootstrap_tie_means", "combined_se",
            "competition_ranks", "letter_groups", "mean_cis", "paired_tests", "permutation_ranges",
-           "rank_intervals", "resample_counts", "tukey_hsd"]
+           "rank_intervals", "resample_counts", "tukey_hsd", "wilcoxon_method"]

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from ..analysis.paired import REGISTRY as PAIRED_TESTS
 from ..analysis.precision import DEFAULT_FORMATS
 from ..errors import TierankInputError
 from ..io.writers import check_output
@@ -61,7 +62,7 @@ if TYPE_CHECKING:  # as CompareFmt
     CompareCI = Enum
 else:
     CompareCorrection = choices_enum("CompareCorrection", ("none", "bonferroni", "holm", "bh"))
-    CompareTest = choices_enum("CompareTest", ("t", "wilcoxon", "randomization", "bootstrap"))
+    CompareTest = choices_enum("CompareTest", tuple(PAIRED_TESTS))
     CompareCI = choices_enum("CompareCI", ("t", "percentile", "bca"))
 
 
@@ -209,10 +210,11 @@ def compare_cmd(
     complete: Complete = False,
     rel: Rel = 1,
     test: Annotated[CompareTest, typer.Option(
-        "--test", help="Paired test on per-query expected values (log values for GMAP-like measures): t, wilcoxon, "
-                       "randomization (Fisher sign flips; exact with <= 20 nonzero differences, else --permutations "
-                       "Monte Carlo) or bootstrap (--resamples; with <= 20 nonzero differences, or where t is "
-                       "undefined, the exact randomization test answers and the output says so).")] = CompareTest("t"),
+        "--test", help="Paired test on per-query expected values (log values for GMAP-like measures): "
+                       + "; ".join(f"{t.name}: {t.help}" for t in PAIRED_TESTS.values())
+                       + " (--permutations, --resamples). Where a test cannot decide (t undefined; the bootstrap "
+                         "with <= 20 nonzero differences) the exact randomization test answers, and the output "
+                         "says so.")] = CompareTest("t"),
     ci: Annotated[CompareCI, typer.Option(
         "--ci", help="Confidence intervals of E[M] and of the differences over the query sample: t, percentile "
                      "or bca (bootstrap).")] = CompareCI("t"),
@@ -230,7 +232,7 @@ def compare_cmd(
     tie_samples: Annotated[int, typer.Option("--tie-samples", min=0, help="With --leaderboard: rank intervals also "
                                              "redraw each query's tie ordering from N random tie breakings.")] = 0,
 ) -> None:
-    """Systems side by side with E[M] and \\[min, max]; paired t-tests (or --test) on per-query expected values; every
+    """Systems side by side with E[M] and \\[min, max]; paired t-tests on per-query expected values; every
     pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable;
     P(A>B): the probability that A's mean beats B's when both runs' ties are broken at random.
     One measure per call (-m given twice is an error)."""

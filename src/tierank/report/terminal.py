@@ -210,13 +210,17 @@ def distinct_labels(names, width: int = 20) -> dict[str, str]:
 _CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "bonferroni": "Bonferroni"}
 
 
-#: the pairs' tests of ``tierank compare --test`` as the pairs table's caption names them
-_TEST_NAMES = {"t": "t-tests", "wilcoxon": "Wilcoxon signed-rank tests",
-               "randomization": "randomization (sign-flip) tests", "bootstrap": "bootstrap tests"}
 
 
 #: a comparison's summary over queries, per aggregator of its measure, as the captions name it
 _SUMMARY_NAMES = {"mean": "Means", "sum": "Sums", "geometric_mean": "Geometric means"}
+
+
+def _test(c):
+    """The comparison's paired test, as registered (:mod:`tierank.analysis.paired`)."""
+    from ..analysis.paired import REGISTRY
+
+    return REGISTRY.get(c.settings.get("test", "t"), REGISTRY["t"])
 
 
 def _inference_note(c) -> str:
@@ -273,7 +277,7 @@ def compare_tables(comparison) -> list[Table]:
     labels = distinct_labels([s.name for s in c.systems])
     shortened = any(k != v for k, v in labels.items())
     pairs = Table(title=f"pairs (A ranked above B by expected {c.measure})",
-                  caption=(f"Two-sided paired {_TEST_NAMES.get(c.settings.get('test', 't'), 't-tests')} over queries: "
+                  caption=(f"Two-sided paired {_test(c).display} over queries: "
                            f"p on expected values, p obl on oblivious "
                            f"ones; significant: {'p adj' if corr else 'p'} < {c.alpha:g}. FLIP: the oblivious "
                            "means order the pair the other way round. undecidable: the \\[min, max] intervals "
@@ -290,7 +294,7 @@ def compare_tables(comparison) -> list[Table]:
                            + _inference_note(c)),
                   caption_justify="left")
     # the chosen test's statistic: t or W; none for the sampled tests (theirs is Δ expected)
-    stat = {"t": "t", "wilcoxon": "W"}.get(c.settings.get("test", "t"))
+    stat = _test(c).statistic
     for name in ("A", "B", "Δ expected", "Δ oblivious", *((stat,) if stat else ()), "p", "p obl"):
         pairs.add_column(name, justify="left" if name in ("A", "B") else "right",
                          overflow="fold" if name in ("A", "B") else "ellipsis")
