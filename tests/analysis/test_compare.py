@@ -106,15 +106,18 @@ def test_identical_systems_undefined_test_and_constant_differences():
     assert pair.undecidable  # identical intervals overlap
     assert [s.name for s in cmp.systems] == ["x", "y"]  # equal expectations keep the input order
 
-    # one system better by exactly 0.5 in every query: t = inf, p = 0; JSON gets None for inf
+    # one system better by exactly 0.5 in every query: the differences have no variance, t is
+    # undefined (scipy: inf, p = 0); the exact randomization test answers: 2 of the 2^3 sign flips
     qrels = {f"q{i}": {"r": 1} for i in range(3)}
     first = {q: {"r": 2.0, "s": 1.0} for q in qrels}
     second = {q: {"s": 2.0, "r": 1.0} for q in qrels}
     cmp = compare({"first": first, "second": second}, qrels, "RR")
     (pair,) = cmp.pairs
-    assert pair.p == 0.0 and math.isinf(pair.t) and pair.significant
+    assert math.isnan(pair.t) and pair.p == 2 / 2 ** 3 and not pair.significant
+    assert (pair.test, pair.test_used, pair.method, pair.samples) == ("t", "randomization", "exact", 8)
+    assert "no variance" in pair.fallback and any("no variance" in n for n in cmp.notes)
     rec = records(cmp)
-    assert rec["pairs"][0]["t"] is None and rec["pairs"][0]["p"] == 0.0
+    assert rec["pairs"][0]["t"] is None and rec["pairs"][0]["p"] == 0.25
     json.dumps(rec, allow_nan=False)
 
 

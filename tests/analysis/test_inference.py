@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -215,7 +216,9 @@ def test_monte_carlo_randomization_within_4_se_of_exact(monkeypatch):
     d = np.random.default_rng(6).normal(0.15, 0.5, size=14)
     y = np.zeros_like(d)
     exact = _brute_force_flip_p(d)
-    monkeypatch.setattr(inf, "EXACT_MAX", 5)  # force Monte Carlo on these 14 nonzero differences
+    from tierank.analysis.paired import randomization
+
+    monkeypatch.setattr(randomization, "EXACT_MAX", 5)  # force Monte Carlo on these 14 nonzero differences
     (pt,) = inf.paired_tests(np.column_stack([y + d, y]), ["a", "b"], test="randomization", samples=20000, seed=3)
     assert (pt.method, pt.samples, pt.seed) == ("monte-carlo", 20000, 3)
     assert abs(pt.p - exact) <= 4 * pt.se + 1 / 20000, (pt.p, exact, pt.se)
@@ -577,3 +580,79 @@ def test_compare_leaderboard_tie_samples(askubuntu_runs):
         assert 1 <= s.rank_low <= s.rank_high <= 3
     # the groups and CIs do not depend on the tie draws
     assert [(s.group, s.ci_low) for s in tied.systems] == [(s.group, s.ci_low) for s in plain.systems]
+
+
+# --- small samples: no test reports what its method cannot support -------------------------------
+
+def _exact_flips(d: np.ndarray) -> float:
+    """The two-sided sign-flip p of the mean of ``d``, by listing every sign vector."""
+    import itertools
+
+    sums = [abs(float(np.dot(s, d))) for s in itertools.product((1.0, -1.0), repeat=len(d))]
+    return float(np.mean([v >= abs(float(d.sum())) - 1e-12 for v in sums]))
+
+
+_D12 = np.array([0.12, 0.05, -0.03, 0.20, 0.08, 0.15, -0.06, 0.10, 0.02, 0.18, 0.07, -0.01])
+
+
+@pytest.mark.parametrize("d, before, after", [
+    (np.array([0.2]), 1 / 10001, 1.0),
+    (np.array([0.2, 0.1]), 1 / 10001, 0.5),
+    (np.array([0.2, 0.1, 0.3]), 1 / 10001, 0.25),
+    (_D12, 12 / 10001, 0.0146484375),
+], ids=["1 query", "2 queries", "3 queries", "12 queries"])
+def test_bootstrap_with_few_queries_gives_the_exact_randomization_p(d, before, after):
+    """The centred bootstrap never reaches |mean d| with 1-3 differences of one sign (p = 1/(B+1),
+    'significant'); at 12 queries it is still 12x too small. The exact test answers, labelled."""
+    n = len(d)
+    X = np.column_stack([0.5 + d, np.full(n, 0.5)])
+    boot = inf.bootstrap_means(X, 10_000, 0)
+    bd = boot[:, 0] - boot[:, 1]
+    raw = (1 + np.sum(np.abs(bd - d.mean()) >= abs(d.mean()) - 1e-12)) / 10_001
+    assert raw == pytest.approx(before)  # what the bootstrap alone says
+    (pt,) = inf.paired_tests(X, ["A", "B"], test="bootstrap", resamples=10_000, seed=0)
+    assert pt.p == pytest.approx(_exact_flips(d), abs=1e-15) == pytest.approx(after)
+    assert (pt.test, pt.test_used, pt.method, pt.samples) == ("bootstrap", "randomization", "exact", 2 ** n)
+    assert f"{n} nonzero differences" in pt.fallback
+
+
+def test_bootstrap_with_many_queries_stays_the_bootstrap():
+    rng = np.random.default_rng(5)
+    d = rng.normal(0.05, 0.15, inf.EXACT_MAX + 1)
+    (pt,) = inf.paired_tests(np.column_stack([0.5 + d, np.full(len(d), 0.5)]), ["A", "B"], test="bootstrap",
+                             resamples=500)
+    assert (pt.test_used, pt.method, pt.fallback) == ("bootstrap", "monte-carlo", None)
+
+
+@pytest.mark.parametrize("X, p", [
+    ([[0.7, 0.5], [0.9, 0.7]], 0.5),          # two equal differences: no variance
+    ([[0.7, 0.5]], 1.0),                      # one query
+    ([[0.7, 0.5], [0.9, 0.7], [0.4, 0.2]], 0.25),
+])
+def test_t_test_where_t_is_undefined_falls_back_to_the_exact_test(X, p):
+    (pt,) = inf.paired_tests(X, ["A", "B"], test="t")
+    assert math.isnan(pt.t) and pt.p == pytest.approx(p) and pt.test_used == "randomization"
+    assert pt.fallback.startswith("t is undefined")
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        ref = st.ttest_rel(np.asarray(X)[:, 0], np.asarray(X)[:, 1])
+    assert not ref.pvalue > 1e-10  # scipy: nan, or "significant" on rounding noise (t ~ 1e15)
+
+
+@pytest.mark.parametrize("d, label", [
+    ([0.1, -0.3, 0.2, 0.45, 0.5], "exact"),
+    ([0.1, 0.1, 0.2, -0.3, 0.5], "permutation"),          # tied |d|, n <= 13
+    ([0.0, 0.1, 0.25, -0.3, 0.5], "permutation"),         # a zero difference
+    ([0.1, 0.1, -0.1] + [0.01 * i * (-1) ** i for i in range(1, 18)], "approx"),  # ties, n > 13
+])
+def test_wilcoxon_method_labels_what_scipy_computed(d, label):
+    d = np.asarray(d)
+    X = np.column_stack([0.5 + d, np.full(len(d), 0.5)])
+    (pt,) = inf.paired_tests(X, ["A", "B"], test="wilcoxon")
+    assert pt.method == label
+    assert pt.p == pytest.approx(st.wilcoxon(d).pvalue, rel=1e-12)  # scipy's own choice
+    how = {"exact": "exact", "approx": "asymptotic", "permutation": st.PermutationMethod()}[label]
+    assert pt.p == pytest.approx(st.wilcoxon(d, method=how).pvalue, rel=1e-12)
+    if label != "exact":  # and the other methods give another number here: the label is not decoration
+        assert st.wilcoxon(d, method="asymptotic" if label == "permutation" else st.PermutationMethod()).pvalue \
+            != pytest.approx(pt.p, rel=1e-6)

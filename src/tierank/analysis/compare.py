@@ -56,7 +56,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -64,7 +64,7 @@ import numpy as np
 from ..errors import TierankInputError
 from ..evaluate import evaluate
 from ..io.convert import to_qrels, to_run
-from ..io.model import Run
+from ..io.model import Qrels, Run
 from . import inference
 from .banding import band_run, check_rho
 from .significance import (  # noqa: F401 (re-exported)
@@ -183,8 +183,19 @@ class PairComparison:
     diff_ci_low, diff_ci_high : float
         CI of ``diff_expected`` over the query sample (method: the comparison's ``ci``).
     statistic : float
-        The statistic of the pair's ``test`` on the expected values: ``t`` for the t-test, W
-        (scipy's) for Wilcoxon, the mean difference for the randomization and bootstrap tests.
+        The statistic of the test behind ``p`` (``test_used``) on the expected values: ``t`` for the
+        t-test, W (scipy's) for Wilcoxon, the mean difference for the randomization and bootstrap
+        tests (on the inference's scale, :data:`SCALES`: the sum of the differences for a sum, the
+        mean log difference, a log ratio, for a geometric mean).
+    test_used, fallback : str, str or None
+        The test that gave ``p``: ``test``, or ``randomization`` (exact where at most 20 differences
+        are nonzero) where ``test`` cannot decide; ``fallback`` says why (t undefined with one query
+        or equal differences; the bootstrap biased low at that size).
+    p_tukey : float or None
+        With ``leaderboard``: the pair's randomized Tukey HSD p-value.
+    ratio, ratio_ci_low, ratio_ci_high : float or None
+        For a geometric-mean measure (GMAP): ``expected(a) / expected(b)`` and its CI (the log
+        difference's CI mapped back with exp); ``diff_ci_low``/``diff_ci_high`` are then null.
     """
 
     a: str
@@ -216,6 +227,12 @@ class PairComparison:
     diff_ci_low: float = float("nan")
     diff_ci_high: float = float("nan")
     statistic: float = float("nan")
+    test_used: str = "t"
+    fallback: str | None = None
+    p_tukey: float | None = None
+    ratio: float | None = None
+    ratio_ci_low: float | None = None
+    ratio_ci_high: float | None = None
 
     @property
     def flags(self) -> list[str]:
@@ -267,6 +284,13 @@ class Comparison:
         (test, ci, level, seed, resamples, permutations).
     best : tuple of str or None
         With ``leaderboard``: the systems randomized Tukey HSD cannot separate from the best.
+    inference : dict
+        What the tests, intervals, ranks and groups are computed on: ``aggregator`` (the measure's
+        summary: ``mean``, ``sum`` or ``geometric_mean``), ``scale`` (``linear`` or ``log``) and ``on``
+        (:data:`SCALES`, in words).
+    notes : tuple of str
+        Why a figure is null or came from another test (one query; a test that fell back to the
+        exact randomization test).
     """
 
     measure: str
@@ -282,6 +306,8 @@ class Comparison:
     band_summary: dict | None = None
     settings: dict = field(default_factory=dict)
     best: tuple[str, ...] | None = None
+    inference: dict = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
     def system(self, name: str) -> SystemSummary:
         """The summary of system ``name``."""
@@ -308,17 +334,42 @@ def _sign(x: float) -> int:
     return 0 if abs(x) <= ZERO_TOL else (1 if x > 0 else -1)
 
 
-def _paired_t(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """Two-sided paired t-test; (0.0, 1.0) when every difference is zero."""
-    d = x - y
-    if np.all(np.abs(d) <= ZERO_TOL):
-        return 0.0, 1.0
-    from scipy.stats import ttest_rel
+#: what the inference is computed on, per aggregator of the measure (``Measure.aggregator``)
+SCALES = {
+    "mean": "per-query values; intervals of the mean",
+    "sum": "per-query values (a sum is n times their mean: the same tests); intervals and mean-difference "
+           "statistics scaled by n",
+    "geometric_mean": "log of the per-query values (floored as the measure floors them); intervals mapped back "
+                      "with exp, pair differences as ratios",
+}
 
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        res = ttest_rel(x, y)
-    return float(res.statistic), float(res.pvalue)
+
+def _log_values(m, st, n: int) -> dict[str, np.ndarray]:
+    """A geometric-mean measure's per-query values on the log scale its summary averages: the log of
+    the (floored) oblivious value, and for the expectation ``n log E[X_q^(1/n)]``, whose mean over the
+    ``n`` queries is exactly the log of the expected geometric mean (where the statistics carry the
+    roots; else the log of the expectation)."""
+    floor = float(getattr(m, "floor", 0.0)) or np.finfo(np.float64).tiny
+    root = st.get("root_mean")
+    if root is not None and len(root) == n:
+        exp_ = n * np.log(np.maximum(root, floor ** (1.0 / n)))
+    else:
+        exp_ = np.log(np.maximum(st["expected"], floor))
+    return {**st, "expected": exp_, "oblivious": np.log(np.maximum(st["oblivious"], floor))}
+
+
+def _scaled(m, st: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+    """Per-query values on the scale of the measure's inference (:data:`SCALES`)."""
+    return _log_values(m, st, n) if m.aggregator == "geometric_mean" else st
+
+
+def _back(aggregator: str, n: int, x):
+    """An interval endpoint from the inference scale to the measure's: exp for a geometric mean, n x
+    for a sum, as is for a mean."""
+    x = np.asarray(x, dtype=np.float64)
+    if aggregator == "geometric_mean":
+        return np.exp(x)
+    return x * n if aggregator == "sum" else x
 
 
 def _tau(x: np.ndarray, y: np.ndarray) -> float:
@@ -329,19 +380,61 @@ def _tau(x: np.ndarray, y: np.ndarray) -> float:
         return float(kendalltau(x, y).statistic)
 
 
-def _summary(name: str, st: dict[str, np.ndarray]) -> SystemSummary:
-    n = len(st["expected"])
-    obl, exp_, lo, hi = (float(np.mean(st[k])) for k in ("oblivious", "expected", "min", "max"))
-    return SystemSummary(name=name, oblivious=obl, expected=exp_, min=lo, max=hi, range=hi - lo,
-                         bias=obl - exp_, std=float(np.sqrt(np.sum(st["var"])) / n))
+def _summary(name: str, result, queries: list[str]) -> SystemSummary:
+    """The system's summary over ``queries``: its measure's own aggregate (``Measure.aggregate``: the
+    mean, a sum for counts, a geometric mean for GMAP), the number ``tierank eval`` prints."""
+    m = result.measures[0]
+    stats = result.stats[m]
+    if list(result.qids) != list(queries):  # additive summaries only (non-additive ones are re-evaluated)
+        idx = _positions(result, queries)
+        stats = replace(stats, **{f.name: getattr(stats, f.name)[idx] for f in fields(stats)
+                                  if isinstance(getattr(stats, f.name), np.ndarray)})
+    a = m.aggregate(stats)
+    return SystemSummary(name=name, oblivious=a.oblivious, expected=a.expected, min=a.min, max=a.max,
+                         range=a.max - a.min, bias=a.oblivious - a.expected, std=a.std)
+
+
+def _positions(result, queries: list[str]) -> np.ndarray:
+    pos = {q: i for i, q in enumerate(result.qids)}
+    return np.fromiter((pos[q] for q in queries), dtype=np.int64, count=len(queries))
 
 
 def _aligned(result, queries: list[str]) -> dict[str, np.ndarray]:
-    """The result's per-query arrays of its one measure, restricted and aligned to ``queries``."""
+    """The result's per-query arrays of its one measure, restricted and aligned to ``queries``
+    (``root_mean`` too where the measure's statistics carry it)."""
     s = result.stats[result.measures[0]]
-    pos = {q: i for i, q in enumerate(result.qids)}
-    idx = np.fromiter((pos[q] for q in queries), dtype=np.int64, count=len(queries))
-    return {k: np.asarray(getattr(s, k), dtype=np.float64)[idx] for k in ("oblivious", "expected", "min", "max", "var")}
+    idx = _positions(result, queries)
+    out = {k: np.asarray(getattr(s, k), dtype=np.float64)[idx] for k in ("oblivious", "expected", "min", "max", "var")}
+    root = getattr(s, "root_mean", None)
+    if root is not None and getattr(s, "root_n", None) == len(queries):
+        out["root_mean"] = np.asarray(root, dtype=np.float64)[idx]
+    return out
+
+
+def _numeric(m, results: dict, common: list[str]) -> None:
+    """Refuse a measure that gives no number to compare (a string per query, or a non-finite value),
+    naming the measure, the system and the query."""
+    for name, res in results.items():
+        if getattr(m, "string_valued", False):
+            raise TierankInputError(f"compare: measure {m} is a string per query, not a number (system {name}): "
+                                    "a non-numeric measure cannot be compared")
+        st = _aligned(res, common)
+        for k in ("oblivious", "expected"):
+            bad = np.flatnonzero(~np.isfinite(st[k]))
+            if len(bad):
+                raise TierankInputError(f"compare: measure {m} has no finite {k} value for system {name} at "
+                                        f"query {common[int(bad[0])]}: it cannot be compared")
+
+
+def _restricted(q: Qrels, queries: list[str]) -> Qrels:
+    """``q`` with only the judgments of ``queries``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    qid = q.qid.dictionary_decode() if pa.types.is_dictionary(q.qid.type) else q.qid
+    keep = pc.is_in(qid, value_set=pa.array(queries, type=qid.type))
+    mask = np.asarray(keep.to_numpy(zero_copy_only=False), dtype=bool)
+    return replace(q, qid=q.qid.filter(keep), docid=q.docid.filter(keep), grade=q.grade[mask])
 
 
 def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval", rel: int = 1,
@@ -416,10 +509,22 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
     left out is ``dropped_queries``.  With ``complete=True`` every qrels query is
     evaluated for every system (absent ones score 0), so all qrels queries are used.
 
+    Summaries and scale: every system's ``oblivious``, ``expected``, ``min``, ``max`` and
+    ``std`` are its measure's own aggregate over the compared queries (``Measure.aggregate``,
+    as :func:`tierank.evaluate` reports it): the mean, a sum for counts (NumRet, ...), trec_eval's
+    floored geometric mean for GMAP and GMBpref.  The tests, intervals, ranks and groups are
+    computed on the per-query values that summary averages (:data:`SCALES`; ``inference`` in the
+    result): log values for a geometric mean (CIs mapped back with exp, pairs as ratios), the
+    per-query values for a sum (CIs times the number of queries).  A string-valued measure
+    (RelString) is refused.
+
     The t-tests are two-sided paired t-tests (``scipy.stats.ttest_rel``) over the
     compared queries.  Where every per-query difference is zero (beyond ``ZERO_TOL``)
-    the test is undefined and the pair gets ``t = 0.0, p = 1.0``; constant nonzero
-    differences give ``t = +-inf, p = 0.0``; a single query gives NaN.
+    the test is undefined and the pair gets ``t = 0.0, p = 1.0``.  Where t is undefined
+    otherwise (one query; equal nonzero differences, where scipy gives ``t = +-inf, p = 0``),
+    and for the bootstrap test with at most 20 nonzero differences, the exact randomization
+    test gives ``p`` (``test_used``, ``fallback`` and ``notes`` say so).  With one query the
+    CIs, rank intervals and Tukey groups are None, with the reason in ``notes``.
 
     With ``band``, the "original" p-value of a pair is the one on the *unbanded*
     runs' per-query **expected** values (``p``), not the paper's tie-free reference
@@ -484,24 +589,31 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
     opts: dict[str, Any] = dict(tie_break=tie_break, rel=rel, complete=complete, candidates_only=candidates_only)
 
     results = {name: evaluate(q, r, [measure], **opts) for name, r in converted.items()}
-    mname = str(results[names[0]].measures[0])
+    m = results[names[0]].measures[0]
+    mname = str(m)
     qsets = [set(res.qids) for res in results.values()]
     common = sorted(set.intersection(*qsets))
     if not common:
         raise TierankInputError(f"compare: no query is evaluated for every system ({', '.join(names)}); "
                                 "the runs share no judged query")
     dropped = len(set.union(*qsets)) - len(common)
-    per = {name: _aligned(res, common) for name, res in results.items()}
+    _numeric(m, results, common)
+    if dropped and not m.additive:  # a summary that is not additive: evaluate the common queries alone
+        q = _restricted(q, common)
+        results = {name: evaluate(q, r, [measure], **opts) for name, r in converted.items()}
+    n = len(common)
+    raw = {name: _aligned(res, common) for name, res in results.items()}
+    per = {name: _scaled(m, st, n) for name, st in raw.items()}  # the inference's scale (SCALES)
 
-    summaries = {name: _summary(name, st) for name, st in per.items()}
+    summaries = {name: _summary(name, res, common) for name, res in results.items()}
     order = sorted(range(len(names)), key=lambda i: -summaries[names[i]].expected)  # stable
     ranked = [names[i] for i in order]
 
     banded_per = banded_summaries = None
     if band is not None:
         banded = {name: evaluate(q, band_run(r, float(band)), [measure], **opts) for name, r in converted.items()}
-        banded_per = {name: _aligned(res, common) for name, res in banded.items()}
-        banded_summaries = {name: _summary(name, st) for name, st in banded_per.items()}
+        banded_per = {name: _scaled(m, _aligned(res, common), n) for name, res in banded.items()}
+        banded_summaries = {name: _summary(name, res, common) for name, res in banded.items()}
 
     tie_draws = None
     if tie_samples and leaderboard:  # per-query values under independent uniformly random tie orderings
@@ -510,49 +622,25 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
             for k in range(int(tie_samples)):
                 rs = int(np.random.SeedSequence([int(seed), j, k]).generate_state(1, np.uint64)[0])
                 res = evaluate(q, converted[name], [measure], **{**opts, "tie_break": f"random:{rs}"})
-                tie_draws[k, :, j] = _aligned(res, common)["oblivious"]
+                tie_draws[k, :, j] = _scaled(m, _aligned(res, common), n)["oblivious"]
     # inference over the query sample (tierank.analysis.inference), on the per-query expected values
     summaries, infer = _infer(per, ranked, summaries, test=test, ci=ci, level=level, seed=seed, resamples=resamples,
                               permutations=permutations, alpha=alpha, leaderboard=leaderboard, jobs=jobs,
-                              tie_draws=tie_draws)
+                              tie_draws=tie_draws, aggregator=m.aggregator)
     pair_names = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1:]]
     kw: dict[str, Any] = dict(test=test, pairs=pair_names, level=level, resamples=resamples, samples=permutations, seed=seed)
     matrix = lambda src, k: np.column_stack([src[n][k] for n in ranked])  # noqa: E731
     tests = inference.paired_tests(matrix(per, "expected"), ranked, ci=ci, boot=infer["boot"], **kw)
-    if test != "t":  # the paired t-test keeps its own path below (the default's numbers stay as they were)
-        tests_obl = inference.paired_tests(matrix(per, "oblivious"), ranked, **kw)
-        tests_band = (inference.paired_tests(matrix(banded_per, "expected"), ranked, **kw)
-                      if banded_per is not None else None)
+    tests_obl = inference.paired_tests(matrix(per, "oblivious"), ranked, **kw)
+    tests_band = (inference.paired_tests(matrix(banded_per, "expected"), ranked, **kw)
+                  if banded_per is not None else None)
 
     pairs = []
     for k, (a, b) in enumerate(pair_names):
         sa, sb = summaries[a], summaries[b]
-        d_exp, d_obl = sa.expected - sb.expected, sa.oblivious - sb.oblivious
-        t, p = _paired_t(per[a]["expected"], per[b]["expected"])
-        _, p_obl = _paired_t(per[a]["oblivious"], per[b]["oblivious"])
-        pt = tests[k]
-        if test != "t":
-            p, p_obl = pt.p, tests_obl[k].p
-        se, so = _sign(d_exp), _sign(d_obl)
-        extra: dict[str, Any] = dict(test=test, statistic=t if test == "t" else pt.statistic, method=pt.method, samples=pt.samples, seed=pt.seed, se=pt.se,
-                     effect_size=pt.effect_size, effect_ci_low=pt.effect_ci_low, effect_ci_high=pt.effect_ci_high,
-                     diff_ci_low=pt.diff_ci_low, diff_ci_high=pt.diff_ci_high)
-        if banded_per is not None:
-            _, pb = _paired_t(banded_per[a]["expected"], banded_per[b]["expected"])
-            if test != "t":
-                assert tests_band is not None
-                pb = tests_band[k].p
-            assert banded_summaries is not None
-            extra.update(p_banded=pb, diff_banded=banded_summaries[a].expected - banded_summaries[b].expected,
-                         significant_banded=bool(pb < alpha))
-        mean_d, var_d = diff_moments(per[a]["expected"], per[a]["var"], per[b]["expected"], per[b]["var"])
-        above, above_bound = prob_above(mean_d, var_d, lo=sa.min - sb.max, hi=sa.max - sb.min)
-        pairs.append(PairComparison(
-            a=a, b=b, diff_expected=d_exp, diff_oblivious=d_obl, t=t, p=p, p_oblivious=p_obl,
-            order_flip=bool(se != 0 and so != 0 and se != so),
-            undecidable=bool(sa.min <= sb.max + ZERO_TOL and sb.min <= sa.max + ZERO_TOL),
-            significant=bool(p < alpha), std_diff=math.sqrt(var_d), p_a_above=above,
-            p_a_above_bound=above_bound, **extra))
+        pairs.append(_pair(m, n, a, b, sa, sb, raw, tests[k], tests_obl[k], alpha, infer["hsd"],
+                           None if tests_band is None else tests_band[k],
+                           None if banded_summaries is None else (banded_summaries[a], banded_summaries[b])))
     if correction is not None and pairs:
         adjusted = adjust_pvalues([pc.p for pc in pairs], correction)
         pairs = [replace(pc, p_adjusted=float(v), significant=bool(v < alpha)) for pc, v in zip(pairs, adjusted)]
@@ -565,6 +653,9 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
     band_summary = None
     if band is not None:
         band_summary = summarise_band(pairs, float(band), alpha)
+    notes = list(infer["notes"])
+    notes += [f"{pc.a} vs {pc.b}: {pc.fallback}; p from the exact randomization test" for pc in pairs
+              if pc.fallback is not None]
     return Comparison(
         measure=mname, queries=tuple(common), dropped_queries=dropped,
         systems=tuple(summaries[n] for n in ranked), pairs=tuple(pairs),
@@ -572,6 +663,9 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
         alpha=float(alpha), band=None if band is None else float(band),
         banded_systems=None if banded_summaries is None else tuple(banded_summaries[n] for n in ranked),
         band_summary=band_summary, best=infer["best"],
+        inference={"aggregator": m.aggregator, "scale": "log" if m.aggregator == "geometric_mean" else "linear",
+                   "on": SCALES[m.aggregator], "test": inference.PAIRED_TESTS[test].to_dict()},
+        notes=tuple(notes),
         settings={**opts, "tie_break": results[names[0]].settings["tie_break"],
                   **({"correction": correction} if correction else {}),
                   "test": test, "ci": ci, "level": float(level), "seed": int(seed), "resamples": int(resamples),
@@ -579,15 +673,67 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
                   **({"tie_samples": int(tie_samples), "rank_method": infer["rank_method"]} if leaderboard else {})})
 
 
+def _pair(m, n: int, a: str, b: str, sa: SystemSummary, sb: SystemSummary, raw: dict, pt, pt_obl,
+          alpha: float, hsd, pt_band, banded: tuple[SystemSummary, SystemSummary] | None) -> PairComparison:
+    """One pair's comparison from its tests on the inference scale (:data:`SCALES`) and the systems'
+    summaries on the measure's own."""
+    agg = m.aggregator
+    d_exp, d_obl = sa.expected - sb.expected, sa.oblivious - sb.oblivious
+    se, so = _sign(d_exp), _sign(d_obl)
+    location = inference.PAIRED_TESTS[pt.test_used].statistic is None  # the statistic is a mean difference
+    stat = pt.statistic * n if agg == "sum" and location else pt.statistic
+    extra: dict[str, Any] = dict(
+        test=pt.test, test_used=pt.test_used, fallback=pt.fallback, statistic=stat, method=pt.method,
+        samples=pt.samples, seed=pt.seed, se=pt.se, effect_size=pt.effect_size, effect_ci_low=pt.effect_ci_low,
+        effect_ci_high=pt.effect_ci_high)
+    if agg == "geometric_mean":  # a difference of log values is a ratio of geometric means
+        extra.update(diff_ci_low=float("nan"), diff_ci_high=float("nan"),
+                     ratio=sa.expected / sb.expected if sb.expected > 0 else float("nan"),
+                     ratio_ci_low=float(_back(agg, n, pt.diff_ci_low)), ratio_ci_high=float(_back(agg, n, pt.diff_ci_high)))
+    else:
+        extra.update(diff_ci_low=float(_back(agg, n, pt.diff_ci_low)), diff_ci_high=float(_back(agg, n, pt.diff_ci_high)))
+    if pt_band is not None and banded is not None:
+        extra.update(p_banded=pt_band.p, diff_banded=banded[0].expected - banded[1].expected,
+                     significant_banded=bool(pt_band.p < alpha))
+    if hsd is not None:
+        extra["p_tukey"] = hsd.pvalue(a, b)
+    if agg == "geometric_mean":  # the summaries' own moments over tie orderings (independent systems)
+        mean_d, var_d = d_exp, sa.std ** 2 + sb.std ** 2
+        if not math.isfinite(var_d):
+            mean_d, var_d = d_exp, 0.0 if sa.min == sa.max and sb.min == sb.max else float("nan")
+        lo, hi, scale = sa.min - sb.max, sa.max - sb.min, 1.0
+    else:  # the means' moments; a sum's probability is its mean's, its spread n times
+        ra, rb = raw[a], raw[b]
+        mean_d, var_d = diff_moments(ra["expected"], ra["var"], rb["expected"], rb["var"])
+        lo = float(np.mean(ra["min"]) - np.mean(rb["max"]))
+        hi = float(np.mean(ra["max"]) - np.mean(rb["min"]))
+        scale = float(n) if agg == "sum" else 1.0
+    if math.isfinite(var_d):
+        above, above_bound = prob_above(mean_d, var_d, lo=lo, hi=hi)
+    else:
+        above = above_bound = float("nan")
+    return PairComparison(
+        a=a, b=b, diff_expected=d_exp, diff_oblivious=d_obl, t=pt.t,
+        p=pt.p, p_oblivious=pt_obl.p, order_flip=bool(se != 0 and so != 0 and se != so),
+        undecidable=bool(sa.min <= sb.max + ZERO_TOL and sb.min <= sa.max + ZERO_TOL),
+        significant=bool(pt.p < alpha), std_diff=scale * math.sqrt(var_d), p_a_above=above,
+        p_a_above_bound=above_bound, **extra)
+
+
 def _infer(per: dict, ranked: list[str], summaries: dict, *, test: str, ci: str, level: float, seed: int,
            resamples: int, permutations: int, alpha: float, leaderboard: bool, jobs: int | None,
-           tie_draws: np.ndarray | None = None) -> tuple[dict, dict]:
+           tie_draws: np.ndarray | None = None, aggregator: str = "mean") -> tuple[dict, dict]:
     """The systems' summaries with their CI, ranks and (with ``leaderboard``) rank interval and Tukey
     group; and ``{"boot": shared bootstrap means or None, "best": systems not separated from the best}``."""
     E = np.column_stack([per[n]["expected"] for n in ranked])
+    nq = E.shape[0]
     sampled = ci != "t" or test == "bootstrap" or leaderboard
     boot = inference.bootstrap_means(E, resamples, seed) if sampled else None
     cis = inference.mean_cis(E, ranked, method=ci, level=level, resamples=resamples, seed=seed, boot=boot)
+    notes = []
+    if nq < 2:
+        notes.append("1 query: no confidence interval" + (", rank interval or Tukey HSD group" if leaderboard else "")
+                     + " can be computed (null); they need at least 2 queries")
     rank = inference.competition_ranks(np.array([summaries[n].expected for n in ranked]))
     rank_obl = inference.competition_ranks(np.array([summaries[n].oblivious for n in ranked]))
     lows: list[int | None] = [None] * len(ranked)
@@ -595,17 +741,20 @@ def _infer(per: dict, ranked: list[str], summaries: dict, *, test: str, ci: str,
     groups: list[str | None] = [None] * len(ranked)
     best = None
     rank_method = None
-    if leaderboard:
+    hsd = None
+    if leaderboard and nq >= 2:
         ri = inference.rank_intervals(E, ranked, level=level, resamples=resamples, seed=seed, boot=boot,
                                       tie_draws=tie_draws)
         rank_method = ri.method
         lows, highs = [int(v) for v in ri.low], [int(v) for v in ri.high]
         hsd = inference.tukey_hsd(E, ranked, alpha=alpha, permutations=permutations, seed=seed, jobs=jobs)
         groups, best = list(hsd.groups), hsd.best
-    out = {n: replace(summaries[n], ci_low=c.ci_low, ci_high=c.ci_high, ci_method=c.ci_method, rank=int(r),
-                      rank_oblivious=int(ro), rank_low=lo, rank_high=hi, group=g)
+    back = lambda x: float(_back(aggregator, nq, x))  # noqa: E731
+    out = {n: replace(summaries[n], ci_low=back(c.ci_low), ci_high=back(c.ci_high), ci_method=c.ci_method,
+                      rank=int(r), rank_oblivious=int(ro), rank_low=lo, rank_high=hi, group=g)
            for n, c, r, ro, lo, hi, g in zip(ranked, cis, rank, rank_obl, lows, highs, groups)}
-    return {**summaries, **out}, {"boot": boot, "best": best, "rank_method": rank_method}
+    return {**summaries, **out}, {"boot": boot, "best": best, "rank_method": rank_method, "hsd": hsd,
+                                  "notes": notes}
 
 
 def _json_value(x):
@@ -618,7 +767,8 @@ def records(comparison: Comparison) -> dict:
     """JSON-ready plain-Python view of a :class:`Comparison`; NaN and infinities become None.
 
     Keys: ``measure, queries`` (their number), ``dropped_queries, alpha, band, settings,
-    systems, pairs, kendall_tau, kendall_tau_min_max, banded_systems, band_summary, best``.
+    systems, pairs, kendall_tau, kendall_tau_min_max, banded_systems, band_summary, best,
+    inference, notes``.
 
     Examples
     --------
@@ -646,5 +796,7 @@ def records(comparison: Comparison) -> dict:
         "banded_systems": None if c.banded_systems is None else [clean(asdict(s)) for s in c.banded_systems],
         "band_summary": None if c.band_summary is None else clean(c.band_summary),
         "best": None if c.best is None else list(c.best),
+        "inference": dict(c.inference),
+        "notes": list(c.notes),
     }
 

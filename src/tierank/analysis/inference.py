@@ -78,28 +78,27 @@ import math
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 
 import numpy as np
 
 from ..errors import TierankInputError
+from .paired import REGISTRY as PAIRED_TESTS
+from .paired.base import EXACT_MAX, Pairs
+from .paired.base import REL_TOL as _REL_TOL
+from .paired.base import chunks as _chunks
+from .paired.randomization import randomization as _randomization
+from .paired.wilcoxon import WILCOXON_EXACT_MAX, WILCOXON_PERMUTATION_MAX, wilcoxon_method  # noqa: F401 (re-exported)
 
 #: default number of bootstrap resamples
 DEFAULT_RESAMPLES = 10_000
 #: default number of permutations (randomized Tukey HSD) and sign-flip samples (randomization test)
 DEFAULT_PERMUTATIONS = 10_000
-#: the randomization test enumerates all 2^m sign flips when at most this many differences are nonzero
-EXACT_MAX = 20
 #: confidence-interval methods of :func:`mean_cis`
 CI_METHODS = ("t", "percentile", "bca")
-#: paired tests of :func:`paired_tests`
-TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
-#: values this close (relative to the data's scale) count as equal when counting permutation hits
-_REL_TOL = 1e-12
-#: about this many matrix cells per chunk of resamples (memory bound, not a tuning knob: the chunk
-#: size depends on n only, so results depend on seed, n and the number of resamples only)
-_CHUNK_CELLS = 2_000_000
+#: paired tests of :func:`paired_tests`: the registered ones (:mod:`tierank.analysis.paired`)
+TESTS = tuple(PAIRED_TESTS)
 
 
 # --- results --------------------------------------------------------------------------------------
@@ -176,8 +175,8 @@ class PairTest:
     p : float
         Two-sided p-value.  1.0 when every difference is zero.
     method : str
-        ``"analytic"`` (t; Wilcoxon as scipy chooses, exact or normal), ``"exact"`` (all sign
-        flips) or ``"monte-carlo"``.
+        How ``p`` was computed: ``"analytic"`` (t), Wilcoxon's ``"exact"``, ``"permutation"`` or
+        ``"approx"`` (:func:`wilcoxon_method`), ``"exact"`` (all sign flips) or ``"monte-carlo"``.
     samples, seed : int or None
         Sign flips / resamples and seed where sampled (``samples``: 2^m for the exact test).
     se : float or None
@@ -187,6 +186,15 @@ class PairTest:
     effect_size, effect_ci_low, effect_ci_high : float
         Cohen's ``d_z = mean(d) / sd(d)`` (ddof 1) and its CI (noncentral t); NaN where
         ``sd(d) = 0``.
+    test_used : str
+        The test that gave ``p``: ``test``, or ``"randomization"`` where ``test`` cannot decide
+        (``fallback`` says why).
+    fallback : str or None
+        Why the exact randomization test answered instead of ``test`` (its statistic undefined, or
+        too few queries for its null distribution), or None.
+    t : float
+        The paired t statistic, whatever ``test``: 0.0 where every difference is zero, NaN where it
+        is undefined (one query, or equal differences).
     """
 
     a: str
@@ -206,6 +214,9 @@ class PairTest:
     effect_ci_low: float
     effect_ci_high: float
     level: float = 0.95
+    test_used: str = ""
+    fallback: str | None = None
+    t: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -290,16 +301,6 @@ def _check(level: float, count: int, seed, what: str) -> None:
 
 # --- resampling -----------------------------------------------------------------------------------
 
-def _chunks(total: int, n: int):
-    """Chunk sizes of ``total`` resamples over ``n`` queries (a function of ``n`` only)."""
-    size = max(1, _CHUNK_CELLS // max(n, 1))
-    done = 0
-    while done < total:
-        c = min(size, total - done)
-        yield c
-        done += c
-
-
 def resample_counts(n: int, resamples: int, seed: int):
     """Yield the bootstrap count matrices (``chunk x n``, how often each query is drawn in each
     resample), ``resamples`` rows in all, from ``numpy.random.default_rng(seed)``.
@@ -376,6 +377,8 @@ def _boot_ci(X: np.ndarray, theta_b: np.ndarray, method: str, level: float) -> t
         probs = _bca_probs(X, theta_b, alpha)
     lo = np.full(S, np.nan)
     hi = np.full(S, np.nan)
+    if X.shape[0] < 2:  # one query: every resample is that query, the interval says nothing
+        return lo, hi
     ok = np.all(np.isfinite(probs), axis=0)
     const = np.ptp(X, axis=0) == 0  # every resample equals the mean: the interval is the point
     lo[const] = hi[const] = X[0, const]
@@ -522,33 +525,6 @@ def _dz_ci(dz: np.ndarray, n: int, level: float) -> tuple[np.ndarray, np.ndarray
     return lo, hi
 
 
-def _flip_counts(D: np.ndarray, samples: int, seed: int) -> np.ndarray:
-    """Per column of ``D`` (n x P), how many of ``samples`` random sign-flip vectors (shared by all
-    columns) give ``|sum(s d)| >= |sum(d)|``."""
-    n = D.shape[0]
-    obs = np.abs(D.sum(axis=0))
-    tol = _REL_TOL * np.maximum(1.0, np.abs(D).sum(axis=0))
-    rng = np.random.default_rng(seed)
-    hits = np.zeros(D.shape[1], dtype=np.int64)
-    for c in _chunks(samples, n):
-        signs = rng.integers(0, 2, size=(c, n), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
-        hits += (np.abs(signs @ D) >= obs - tol).sum(axis=0)
-    return hits
-
-
-def _exact_flip_p(d: np.ndarray) -> tuple[float, int]:
-    """Exact two-sided sign-flip p-value of the mean of ``d`` (nonzero entries only, m <= EXACT_MAX):
-    the share of the 2^m sign vectors with ``|sum(s d)| >= |sum(d)|``."""
-    m = len(d)
-    if m == 0:
-        return 1.0, 1
-    codes = np.arange(2 ** m, dtype=np.int64)[:, None]
-    signs = 1.0 - 2.0 * ((codes >> np.arange(m)) & 1).astype(np.float64)
-    sums = signs @ d
-    tol = _REL_TOL * max(1.0, float(np.abs(d).sum()))
-    return float(np.mean(np.abs(sums) >= abs(float(d.sum())) - tol)), 2 ** m
-
-
 def paired_tests(values, names=None, *, test: str = "t", pairs=None, level: float = 0.95, ci: str = "t",
                  resamples: int = DEFAULT_RESAMPLES, samples: int = DEFAULT_PERMUTATIONS, seed: int = 0,
                  boot: np.ndarray | None = None) -> tuple[PairTest, ...]:
@@ -564,7 +540,9 @@ def paired_tests(values, names=None, *, test: str = "t", pairs=None, level: floa
         sign-flip test of the mean difference: exact when at most :data:`EXACT_MAX` differences are
         nonzero, else ``samples`` Monte Carlo sign flips) or ``"bootstrap"`` (the centred
         bootstrap distribution of the mean difference: ``p = (1 + #{|dbar* - dbar| >= |dbar|}) /
-        (1 + resamples)``).
+        (1 + resamples)``).  Where the test cannot decide (t with one query or equal differences;
+        the bootstrap with at most :data:`EXACT_MAX` nonzero differences) the exact randomization
+        test answers, labelled (``test_used``, ``fallback``).
     pairs
         ``(a, b)`` name pairs; default every pair ``i < j`` in the order of ``names``.
     ci
@@ -618,61 +596,41 @@ def paired_tests(values, names=None, *, test: str = "t", pairs=None, level: floa
         dz = np.where(sd > 0, mean_d / sd, np.nan)
     elo, ehi = _dz_ci(dz, n, level)
 
-    stat = np.full(P, np.nan)
-    p = np.full(P, np.nan)
-    method = ["analytic"] * P
-    nsamp: list[int | None] = [None] * P
-    seeds: list[int | None] = [None] * P
-    ses: list[float | None] = [None] * P
-    if test == "t":
-        from scipy.stats import ttest_rel
+    # the t statistic of every pair, whatever the test (computed once)
+    from scipy.stats import ttest_rel
 
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore", RuntimeWarning)
-            res = ttest_rel(X[:, ij[:, 0]], X[:, ij[:, 1]], axis=0)
-        stat, p = np.asarray(res.statistic, dtype=np.float64), np.asarray(res.pvalue, dtype=np.float64)
-    elif test == "wilcoxon":
-        from scipy.stats import wilcoxon
-
-        for k in np.flatnonzero(~zero):  # scipy's wilcoxon per pair: its exact/normal choice depends on the data
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                res = wilcoxon(D[:, k])
-            stat[k], p[k] = float(res.statistic), float(res.pvalue)
-    elif test == "randomization":
-        stat = mean_d.copy()
-        nz = np.abs(D) > tol
-        m = nz.sum(axis=0)
-        exact = m <= EXACT_MAX
-        for k in np.flatnonzero(exact):
-            p[k], nsamp[k] = _exact_flip_p(D[nz[:, k], k])
-            method[k] = "exact"
-        mc = np.flatnonzero(~exact)
-        if len(mc):
-            hits = _flip_counts(D[:, mc], samples, seed)
-            for k, h in zip(mc, hits):
-                p[k] = (1.0 + h) / (1.0 + samples)
-                method[k], nsamp[k], seeds[k] = "monte-carlo", int(samples), int(seed)
-                ses[k] = math.sqrt(p[k] * (1 - p[k]) / samples)
-    else:  # bootstrap
-        stat = mean_d.copy()
-        dev = np.abs(boot_d - mean_d)
-        btol = _REL_TOL * np.maximum(1.0, np.abs(D).sum(axis=0) / n)
-        hits = (dev >= np.abs(mean_d) - btol).sum(axis=0)
-        p = (1.0 + hits) / (1.0 + resamples)
-        method = ["monte-carlo"] * P
-        nsamp = [int(resamples)] * P
-        seeds = [int(seed)] * P
-        ses = [math.sqrt(v * (1 - v) / resamples) for v in p]
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = ttest_rel(X[:, ij[:, 0]], X[:, ij[:, 1]], axis=0)
+    t_stat = np.where(zero, 0.0, np.asarray(res.statistic, dtype=np.float64).reshape(P))
+    ctx = Pairs(D=D, zero=zero, tol=tol, mean_d=mean_d, t=t_stat, t_p=np.asarray(res.pvalue, np.float64).reshape(P),
+                samples=samples, resamples=resamples, seed=seed, boot_d=boot_d)
+    t_undefined = [r is not None for r in PAIRED_TESTS["t"].implementation().undecidable(ctx)]
+    t_stat[t_undefined] = np.nan
+    ctx = replace(ctx, t=t_stat)
+    impl = PAIRED_TESTS[test].implementation()
+    out = impl.run(ctx)
+    stat, p, method, nsamp, seeds, ses = out.statistic, out.p, out.method, out.samples, out.seed, out.se
+    # where the chosen test cannot decide (its statistic undefined, or its null distribution biased at
+    # this size), the exact randomization test answers instead, and says so
+    used = [test] * P
+    fallback = impl.undecidable(ctx) if hasattr(impl, "undecidable") else [None] * P
+    redo = [k for k in range(P) if fallback[k] is not None]
+    if redo:
+        r = _randomization(D[:, redo], tol, samples, seed)
+        for pos, col in enumerate(redo):
+            stat[col], p[col], method[col] = mean_d[col], r.p[pos], r.method[pos]
+            nsamp[col], seeds[col], ses[col] = r.samples[pos], r.seed[pos], r.se[pos]
+            used[col] = "randomization"
     # every difference zero: no evidence at all (the tests are undefined there)
     p = np.where(zero, 1.0, p)
-    if test in ("t", "wilcoxon", "randomization", "bootstrap"):
-        stat = np.where(zero, 0.0, stat)
+    stat = np.where(zero, 0.0, stat)
     return tuple(PairTest(a=names[i], b=names[j], test=test, statistic=float(stat[k]), p=float(p[k]),
                           method=method[k], samples=nsamp[k], seed=seeds[k], se=ses[k],
                           mean_diff=float(mean_d[k]), diff_ci_low=float(dlo[k]), diff_ci_high=float(dhi[k]),
                           diff_ci_method=ci, effect_size=float(dz[k]), effect_ci_low=float(elo[k]),
-                          effect_ci_high=float(ehi[k]), level=level)
+                          effect_ci_high=float(ehi[k]), level=level, test_used=used[k], fallback=fallback[k],
+                          t=float(t_stat[k]))
                  for k, (i, j) in enumerate(ij))
 
 
@@ -900,4 +858,4 @@ def rank_intervals(values, names=None, *, level: float = 0.95, resamples: int = 
 __all__ = ["CI_METHODS", "DEFAULT_PERMUTATIONS", "DEFAULT_RESAMPLES", "EXACT_MAX", "TESTS", "CombinedSE",
            "MeanCI", "PairTest", "RankIntervals", "TukeyHSD", "bootstrap_means", "bootstrap_tie_means", "combined_se",
            "competition_ranks", "letter_groups", "mean_cis", "paired_tests", "permutation_ranges",
-           "rank_intervals", "resample_counts", "tukey_hsd"]
+           "rank_intervals", "resample_counts", "tukey_hsd", "wilcoxon_method"]

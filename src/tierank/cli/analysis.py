@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from ..analysis.paired import REGISTRY as PAIRED_TESTS
 from ..analysis.precision import DEFAULT_FORMATS
 from ..errors import TierankInputError
 from ..io.writers import check_output
@@ -61,7 +62,7 @@ if TYPE_CHECKING:  # as CompareFmt
     CompareCI = Enum
 else:
     CompareCorrection = choices_enum("CompareCorrection", ("none", "bonferroni", "holm", "bh"))
-    CompareTest = choices_enum("CompareTest", ("t", "wilcoxon", "randomization", "bootstrap"))
+    CompareTest = choices_enum("CompareTest", tuple(PAIRED_TESTS))
     CompareCI = choices_enum("CompareCI", ("t", "percentile", "bca"))
 
 
@@ -193,9 +194,11 @@ def compare_cmd(
     band: Annotated[float | None, typer.Option(
         "--band", help="Also band every run with geometric rank bands RHO > 1 and report which significant "
                        "pairs stay significant (Yang, Moffat & Turpin, Table 3 / Fig. 4).")] = None,
-    alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the paired t-tests.")] = 0.05,
+    alpha: Annotated[float, typer.Option(
+        "--alpha", help="Significance level of the pairs' tests (whichever --test) and of the --leaderboard "
+                        "Tukey HSD groups.")] = 0.05,
     correction: Annotated[CompareCorrection | None, typer.Option(
-        "--correction", help="Multiple-comparison correction of the t-tests' p-values across all pairs "
+        "--correction", help="Multiple-comparison correction of the pairs' p-values (whichever --test) across all pairs "
                              "(Holm, Benjamini-Hochberg, Bonferroni); 'significant' then reads the adjusted p. "
                              "Default: holm with more than one pair, none with one.")] = None,
     fmt: Annotated[CompareFmt, typer.Option(
@@ -207,9 +210,11 @@ def compare_cmd(
     complete: Complete = False,
     rel: Rel = 1,
     test: Annotated[CompareTest, typer.Option(
-        "--test", help="Paired test on per-query expected values: t, wilcoxon, randomization (Fisher sign flips; "
-                       "exact with <= 20 nonzero differences, else --permutations Monte Carlo) or bootstrap "
-                       "(--resamples).")] = CompareTest("t"),
+        "--test", help="Paired test on per-query expected values (log values for GMAP-like measures): "
+                       + "; ".join(f"{t.name}: {t.help}" for t in PAIRED_TESTS.values())
+                       + " (--permutations, --resamples). Where a test cannot decide (t undefined; the bootstrap "
+                         "with <= 20 nonzero differences) the exact randomization test answers, and the output "
+                         "says so.")] = CompareTest("t"),
     ci: Annotated[CompareCI, typer.Option(
         "--ci", help="Confidence intervals of E[M] and of the differences over the query sample: t, percentile "
                      "or bca (bootstrap).")] = CompareCI("t"),

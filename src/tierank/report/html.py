@@ -200,7 +200,8 @@ def compare_report(comparison, *, title: str | None = None) -> str:
     nund = sum(p.undecidable for p in c.pairs)
     sections = [Section(
         "Systems",
-        paragraphs=[f"Means of {c.measure} over the {len(c.queries)} queries common to all systems"
+        paragraphs=[{"sum": "Sums", "geometric_mean": "Geometric means"}.get(c.inference.get("aggregator", "mean"), "Means")
+                    + f" of {c.measure} over the {len(c.queries)} queries common to all systems"
                     + (f" ({c.dropped_queries} others left out). " if c.dropped_queries else ". ")
                     + _EXPLAIN.format(tb=repr(tb)),
                     f"Kendall's tau between the system orders by oblivious and by expected mean: "
@@ -214,8 +215,10 @@ def compare_report(comparison, *, title: str | None = None) -> str:
                       labels={"name": "system", **_STAT_LABELS,
                               "expected_banded": f"expected band{c.band:g}" if c.band is not None else ""})])]
     # the chosen test's statistic under its own header: t or W; none for the sampled tests (theirs is Δ expected)
-    test = c.settings.get("test", "t")
-    stat = {"t": "t", "wilcoxon": "W"}.get(test)
+    from ..analysis.paired import REGISTRY
+
+    test = REGISTRY.get(c.settings.get("test", "t"), REGISTRY["t"])
+    stat = test.statistic
     pair_cols = ["a", "b", "diff_expected", "diff_oblivious", *(("statistic",) if stat else ()), "p", "p_oblivious"]
     if c.band is not None:
         pair_cols.append("p_banded")
@@ -229,9 +232,12 @@ def compare_report(comparison, *, title: str | None = None) -> str:
         "Pairs",
         paragraphs=[f"{len(c.pairs)} pairs, A ranked above B by expected mean: {nflip} flipped (the oblivious means "
                     f"order them the other way round), {nund} undecidable (their [min, max] intervals overlap, so tie "
-                    f"orderings alone could reverse or level them). Two-sided paired {_TEST_NAMES.get(test, test)} over queries on "
+                    f"orderings alone could reverse or level them). Two-sided paired {test.display} over queries on "
                     f"expected values (p) and oblivious ones (p obl); significant: p < {c.alpha:g}. "
-                    "Highlighted: flipped or undecidable pairs."],
+                    "Highlighted: flipped or undecidable pairs."
+                    + (f" Tests and intervals on {c.inference.get('on')}."
+                       if c.inference.get("aggregator", "mean") != "mean" else "")
+                    + (" Notes: " + "; ".join(c.notes) + "." if c.notes else "")],
         tables=[Table(pair_rows, columns=pair_cols, row_classes=classes,
                       labels={"a": "A", "b": "B", "diff_expected": "Δ expected", "diff_oblivious": "Δ oblivious",
                               "p_oblivious": "p obl", "statistic": stat or "",
@@ -253,9 +259,6 @@ __all__ = ["Table", "FigureBlock", "Section", "render_report", "write_report", "
            "sweep_report", "compare_report", "rerank_report", "check_rerank_table", "load_rerank_table", "PER_QUERY_ROWS", "CSS"]
 
 
-#: the pairs' tests of ``tierank compare --test`` as the pairs section names them
-_TEST_NAMES = {"t": "t-tests", "wilcoxon": "Wilcoxon signed-rank tests",
-               "randomization": "randomization (sign-flip) tests", "bootstrap": "bootstrap tests"}
 
 
 def _or_dash(spec: str):

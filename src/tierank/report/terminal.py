@@ -210,9 +210,26 @@ def distinct_labels(names, width: int = 20) -> dict[str, str]:
 _CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "bonferroni": "Bonferroni"}
 
 
-#: the pairs' tests of ``tierank compare --test`` as the pairs table's caption names them
-_TEST_NAMES = {"t": "t-tests", "wilcoxon": "Wilcoxon signed-rank tests",
-               "randomization": "randomization (sign-flip) tests", "bootstrap": "bootstrap tests"}
+
+
+#: a comparison's summary over queries, per aggregator of its measure, as the captions name it
+_SUMMARY_NAMES = {"mean": "Means", "sum": "Sums", "geometric_mean": "Geometric means"}
+
+
+def _test(c):
+    """The comparison's paired test, as registered (:mod:`tierank.analysis.paired`)."""
+    from ..analysis.paired import REGISTRY
+
+    return REGISTRY.get(c.settings.get("test", "t"), REGISTRY["t"])
+
+
+def _inference_note(c) -> str:
+    """The caption's sentence on what the inference is computed on (where it is not the plain mean),
+    and the comparison's notes (null figures, tests that fell back)."""
+    inf = getattr(c, "inference", {}) or {}
+    out = "" if inf.get("aggregator", "mean") == "mean" else f" Tests and intervals on {inf.get('on')}."
+    notes = getattr(c, "notes", ())
+    return out + (" Notes: " + "; ".join(escape(n) for n in notes) + "." if notes else "")
 
 
 def compare_tables(comparison) -> list[Table]:
@@ -236,7 +253,8 @@ def compare_tables(comparison) -> list[Table]:
     c = comparison
     policy = escape(str(c.settings.get("tie_break", "trec_eval")))
     systems = Table(title=f"tierank compare: {c.measure}, {len(c.queries)} queries",
-                    caption=("Means over the queries common to all systems"
+                    caption=(_SUMMARY_NAMES.get((c.inference or {}).get("aggregator", "mean"), "Means")
+                             + f" of {escape(c.measure)} over the queries common to all systems"
                              + (f" ({c.dropped_queries} others left out)" if c.dropped_queries else "")
                              + f". oblivious = tie-break '{policy}'; min/max: pessimal/optimal tie orderings; "
                              f"bias = oblivious - expected; std of the mean over tie orderings. "
@@ -259,7 +277,7 @@ def compare_tables(comparison) -> list[Table]:
     labels = distinct_labels([s.name for s in c.systems])
     shortened = any(k != v for k, v in labels.items())
     pairs = Table(title=f"pairs (A ranked above B by expected {c.measure})",
-                  caption=(f"Two-sided paired {_TEST_NAMES.get(c.settings.get('test', 't'), 't-tests')} over queries: "
+                  caption=(f"Two-sided paired {_test(c).display} over queries: "
                            f"p on expected values, p obl on oblivious "
                            f"ones; significant: {'p adj' if corr else 'p'} < {c.alpha:g}. FLIP: the oblivious "
                            "means order the pair the other way round. undecidable: the \\[min, max] intervals "
@@ -272,10 +290,11 @@ def compare_tables(comparison) -> list[Table]:
                            + (f" p adj: p adjusted across all {c.settings.get('family', len(c.pairs))} "
                               f"{'tests' if 'family' in c.settings else 'pairs'} ({_CORRECTION_NAMES.get(corr, corr)})."
                               if corr else "")
-                           + (" A, B: the systems' names less what all of them share (…)." if shortened else "")),
+                           + (" A, B: the systems' names less what all of them share (…)." if shortened else "")
+                           + _inference_note(c)),
                   caption_justify="left")
     # the chosen test's statistic: t or W; none for the sampled tests (theirs is Δ expected)
-    stat = {"t": "t", "wilcoxon": "W"}.get(c.settings.get("test", "t"))
+    stat = _test(c).statistic
     for name in ("A", "B", "Δ expected", "Δ oblivious", *((stat,) if stat else ()), "p", "p obl"):
         pairs.add_column(name, justify="left" if name in ("A", "B") else "right",
                          overflow="fold" if name in ("A", "B") else "ellipsis")
@@ -352,7 +371,7 @@ def leaderboard_tables(comparison) -> list[Table]:
                            f"group: randomized Tukey HSD ({st.get('permutations')} permutations, seed "
                            f"{st.get('seed')}, alpha {c.alpha:g}); systems sharing a letter are not separated. "
                            + (f"Not separated from the best: {', '.join(escape(b) for b in c.best)}."
-                              if c.best else "")),
+                              if c.best else "") + _inference_note(c)),
                   caption_justify="left")
     for name in ("system", "E[M]", "\\[min, max]", "CI", "rank", "rank obl", "rank interval", "group"):
         board.add_column(name, justify="left" if name in ("system", "group") else "right")
