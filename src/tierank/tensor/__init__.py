@@ -42,7 +42,8 @@ from ..measures.base import Measure
 from ..measures.names import plan as measure_plan
 from . import kernels as K
 
-__all__ = ["evaluate", "TensorStats", "TensorResult", "FAMILIES", "TIE_BREAKS", "DEFAULT_CHUNK_CELLS", "group_flat"]
+__all__ = ["evaluate", "TensorStats", "TensorResult", "FAMILIES", "TIE_BREAKS", "DEFAULT_CHUNK_CELLS", "group_flat",
+           "check_measures"]
 
 #: measure families with a tensor kernel (every parameter except those :func:`evaluate` refuses)
 FAMILIES = ("nDCG", "P", "R", "R_cap", "F1", "Hits", "RBP", "RR", "Success", "AP")
@@ -141,7 +142,7 @@ def _namespace(x):
     return array_namespace(x)
 
 
-def _check_measures(measures, rel: int, n_relevant_given: bool) -> list[Measure]:
+def check_measures(measures, rel: int, n_relevant_given: bool) -> list[Measure]:
     resolved = measure_plan([measures] if isinstance(measures, (str, Measure)) else measures)
     parsed = list(resolved.measures)
     if not parsed:
@@ -264,7 +265,7 @@ def evaluate(scores, labels, measures: Iterable[str | Measure] | str | Measure, 
         raise TierankInputError(f"rel must be an integer, got {rel!r}")
     if isinstance(chunk_cells, bool) or not isinstance(chunk_cells, int) or chunk_cells < 1:
         raise TierankInputError(f"chunk_cells must be a positive integer, got {chunk_cells!r}")
-    parsed = _check_measures(measures, rel, n_relevant is not None)
+    parsed = check_measures(measures, rel, n_relevant is not None)
     xp = _namespace(scores)
     queries = None
     if indexes is not None:
