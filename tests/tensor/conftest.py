@@ -1,6 +1,7 @@
 """The ``full`` mark: a test that takes seconds runs in the full tier only (``TIERANK_TEST_TIER=full``, CI)."""
 
 import pytest
+
 from helpers import FULL_TIER
 
 

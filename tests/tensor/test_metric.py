@@ -47,7 +47,12 @@ def test_compute_is_the_mean_of_evaluate():
 
 def test_drop_in_beside_torchmetrics_without_ties():
     """Without ties nothing is uncertain: expected = min = max = torchmetrics' own value."""
-    from torchmetrics.retrieval import RetrievalMAP, RetrievalMRR, RetrievalNormalizedDCG, RetrievalRecall
+    from torchmetrics.retrieval import (
+        RetrievalMAP,
+        RetrievalMRR,
+        RetrievalNormalizedDCG,
+        RetrievalRecall,
+    )
 
     preds, target, idx = data(1, ties=False)
     ours = TieAwareRetrieval(MEASURES)

@@ -32,7 +32,8 @@ from ..measures.base import Measure
 from . import check_measures, evaluate, group_flat
 
 torch = require("torch", extra="torchmetrics", what="tierank.tensor.metric")
-torchmetrics = require("torchmetrics", extra="torchmetrics", what="tierank.tensor.metric")
+require("torchmetrics", extra="torchmetrics", what="tierank.tensor.metric")
+from torchmetrics import Metric  # noqa: E402
 from torchmetrics.utilities.data import dim_zero_cat  # noqa: E402
 
 __all__ = ["TieAwareRetrieval", "EMPTY_TARGET_ACTIONS"]
@@ -41,7 +42,7 @@ __all__ = ["TieAwareRetrieval", "EMPTY_TARGET_ACTIONS"]
 EMPTY_TARGET_ACTIONS = ("neg", "pos", "skip", "error")
 
 
-class TieAwareRetrieval(torchmetrics.Metric):
+class TieAwareRetrieval(Metric):
     """Tie-aware retrieval measures as a torchmetrics ``Metric``: exact expected value, min, max and
     std over the orderings of tied scores, per measure (:func:`tierank.tensor.evaluate`).
 
