@@ -57,6 +57,9 @@ class TieAwareRetrieval(Metric):
     is_differentiable = False
     higher_is_better = True
     full_state_update = False
+    preds: Any  # states (add_state): lists of batches, one tensor once synced
+    target: Any
+    indexes: Any
 
     def __init__(self, measures: Iterable[str | Measure] | str = ("nDCG@10",), *, rel: int = 1,
                  tie_break: str = "input", empty_target_action: str = "neg", ignore_index: int | None = None,
