@@ -12,6 +12,7 @@ import pytest
 
 from tierank import tensor
 from tierank.errors import TierankInputError
+from tierank.tensor.hf import compute_metrics
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchmetrics")
@@ -136,16 +137,16 @@ def test_hf_compute_metrics_grouped_candidates():
     labels = rng.integers(0, 2, (30, 8))
     labels[3, 5:] = -100  # the Trainer's padding
     ref = tensor.evaluate(scores, np.where(labels < 0, 0, labels), MEASURES, mask=labels >= 0).scalars()
-    by_size = tensor.hf.compute_metrics(MEASURES, group_size=8)(
+    by_size = compute_metrics(MEASURES, group_size=8)(
         SimpleNamespace(predictions=(scores.reshape(-1, 1), None), label_ids=labels.reshape(-1)))
     two_logits = np.stack([-scores.reshape(-1), scores.reshape(-1)], axis=1)
-    by_groups = tensor.hf.compute_metrics(MEASURES, groups=np.repeat(np.arange(30) * 3, 8))(
+    by_groups = compute_metrics(MEASURES, groups=np.repeat(np.arange(30) * 3, 8))(
         SimpleNamespace(predictions=two_logits, label_ids=labels.reshape(-1)))
-    shaped = tensor.hf.compute_metrics(MEASURES)(SimpleNamespace(predictions=scores, label_ids=labels))
+    shaped = compute_metrics(MEASURES)(SimpleNamespace(predictions=scores, label_ids=labels))
     for got in (by_size, by_groups, shaped):
         assert got.keys() == ref.keys()
         for k in ref:
             assert got[k] == pytest.approx(ref[k], abs=1e-12), k
     with pytest.raises(TierankInputError, match="not groups of 7 candidates"):
-        tensor.hf.compute_metrics(MEASURES, group_size=7)(SimpleNamespace(predictions=scores.reshape(-1),
+        compute_metrics(MEASURES, group_size=7)(SimpleNamespace(predictions=scores.reshape(-1),
                                                                           label_ids=labels.reshape(-1)))
