@@ -48,6 +48,9 @@ __all__ = ["evaluate", "TensorStats", "TensorResult", "FAMILIES", "TIE_BREAKS", 
 #: measure families with a tensor kernel (every parameter except those :func:`evaluate` refuses)
 FAMILIES = ("nDCG", "P", "R", "R_cap", "F1", "Hits", "RBP", "RR", "Success", "AP")
 
+#: the families whose value depends on N+ (``n_relevant`` gives it at the evaluation's ``rel`` only)
+NEEDS_N_PLUS = ("R", "R_cap", "F1", "AP")
+
 #: the tie-breaks of the oblivious value: ``input`` (the candidates' order in the input row, as a
 #: stable sort leaves it; :func:`tierank.evaluate`'s ``tie_break="input"``), ``reverse`` (the reverse
 #: of it: ``tie_break="trec_eval"`` when the docnos are the zero-padded candidate indices),
@@ -156,7 +159,7 @@ def check_measures(measures, rel: int, n_relevant_given: bool) -> list[Measure]:
             raise TierankInputError(f"measure {str(m)!r}: judged_only does not apply: every candidate has a label")
         if m.family == "RBP" and params.get("gain") == "trec_eval":
             raise TierankInputError(f"measure {str(m)!r}: gain='trec_eval' has no tensor kernel (gain='binary' has)")
-        if n_relevant_given and m.level is not None and m.level != rel:
+        if n_relevant_given and m.family in NEEDS_N_PLUS and m.level is not None and m.level != rel:
             raise TierankInputError(f"measure {str(m)!r}: n_relevant counts relevant documents at rel={rel}, "
                                     f"not at the measure's rel={m.level}")
     return parsed
