@@ -254,6 +254,16 @@ def test_chunks_give_the_same_numbers_as_one_batch():
                 np.testing.assert_array_equal(getattr(part[name], s), getattr(whole[name], s))
 
 
+@pytest.mark.parametrize("shape", [(0, 5), (3, 0), (0, 0)])
+def test_empty_batches(shape):
+    res = tensor.evaluate(np.zeros(shape), np.zeros(shape, int), ["nDCG@10", "RR", "AP", "Success@3", "P@2"])
+    for st_ in res.values():
+        for s in STATS:
+            assert getattr(st_, s).shape == (shape[0],) and (getattr(st_, s) == 0).all()
+    flat = tensor.evaluate(np.zeros(0), np.zeros(0, int), ["nDCG@10"], indexes=np.zeros(0, int))
+    assert flat["nDCG@10"].expected.shape == (0,) and math.isnan(flat.scalars()["nDCG@10"])
+
+
 def test_oblivious_tie_breaks():
     scores = np.array([[0.5, 0.5, 0.5]])
     labels = np.array([[0, 0, 1]])

@@ -287,6 +287,10 @@ def evaluate(scores, labels, measures: Iterable[str | Measure] | str | Measure, 
         mask = xp.ones((B, C), dtype=xp.bool, device=dev)
     elif tuple(mask.shape) != (B, C) or mask.dtype != xp.bool:
         raise TierankInputError(f"mask must be a boolean array of shape {(B, C)}, got {mask.dtype} {tuple(mask.shape)}")
+    if C == 0:  # no candidate slot at all: one padded slot (every measure is then 0)
+        scores = xp.zeros((B, 1), dtype=scores.dtype, device=dev)
+        labels = xp.zeros((B, 1), dtype=labels.dtype, device=dev)
+        mask, C = xp.zeros((B, 1), dtype=xp.bool, device=dev), 1
     if not (xp.isdtype(labels.dtype, "numeric") or labels.dtype == xp.bool):
         raise TierankInputError(f"labels must be numeric, got {labels.dtype}")
     if not xp.isdtype(scores.dtype, "real floating") and not xp.isdtype(scores.dtype, "integral"):
