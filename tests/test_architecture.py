@@ -42,7 +42,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("errors", "extras", "version", "processes", "compute"),
     ("io",),
     ("ties", "measures"),
-    ("results", "evaluate"),
+    ("results", "evaluate", "tensor"),
     ("stream", "cluster"),
     ("analysis",),
     ("report",),

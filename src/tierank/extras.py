@@ -45,6 +45,7 @@ EXTRAS: dict[str, str] = {
     "onnxruntime": "models",
     "tokenizers": "models",
     "safetensors": "models",
+    "torchmetrics": "torchmetrics",
 }
 
 #: modules installed by a command of their own rather than an extra

@@ -62,6 +62,8 @@ NEEDS = [
     (r"\b(?:import|from) sentence_transformers\b|\bintegrations\.sentence_transformers\b",
      ("sentence_transformers",), 'pip install -e ".[st]"'),
     (r"\b(?:import|from) mteb\b", ("mteb",), 'pip install -e ".[mteb]"'),
+    (r"\b(?:import|from) torch(?:metrics)?\b|\btierank\.tensor\.metric\b", ("torch", "torchmetrics"),
+     'pip install -e ".[torchmetrics]"'),
     (r"\btierank\.cluster\b", ("ray",), 'pip install -e ".[ray]"'),
     (r"\bpartition\(", ("duckdb",), 'pip install -e ".[scale]"'),
 ]
