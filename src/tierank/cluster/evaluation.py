@@ -146,6 +146,6 @@ def evaluate_files(qrels, source, measures, *, address: str | None = None, num_c
         if condensed_empty:
             raise NoJudgedDocuments(f"{CONDENSED_EMPTY} {source} is judged in {q.source}")
         raise NothingToEvaluate(f"no query of {source} is judged in {q.source}: nothing to evaluate")
-    settings = dict(parts[0].settings, run=str(source),
+    record = dict(parts[0].settings, run=str(source),
                     distributed=f"ray data: {len(files)} files, {len(items)} blocks, {n} workers")
-    return combine_parts(parts, parts[0].measures, settings)
+    return combine_parts(parts, parts[0].measures, record)

@@ -355,6 +355,6 @@ def evaluate_stream(qrels, run_path: str | os.PathLike, measures: Iterable[str |
         raise NothingToEvaluate(f"no query of {run_path} is judged in {q.source}: nothing to evaluate "
                                 "(query ids must match exactly)")
     first = (evaluated or parts)[0]
-    settings = dict(first.settings, run=str(run_path), complete=complete, streamed=True)
-    settings.pop("empty_batch", None)
-    return combine_parts(parts, parts[0].measures, settings)
+    record = dict(first.settings, run=str(run_path), complete=complete, streamed=True)
+    record.pop("empty_batch", None)
+    return combine_parts(parts, parts[0].measures, record)

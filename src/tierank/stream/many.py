@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import as_completed
 
 import pyarrow as pa
 
 from ..errors import TierankInputError
-from ..evaluate import Evaluator
+from ..evaluate import Evaluator, Measures
 from ..results import EvalResult
 from ..settings import EvalSettings
 from .workers import worker_pool
@@ -36,13 +36,14 @@ def run_names(runs) -> dict[str, object]:
     return name_runs(runs)
 
 
-def evaluate_many(qrels, runs, measures: Iterable[str] | str, *, jobs: int = 1,
+def evaluate_many(qrels, runs, measures: Measures | None = None, *, jobs: int = 1,
                   progress: Callable[[str], None] | None = None, settings: EvalSettings | None = None,
                   **options) -> dict[str, EvalResult]:
     """Evaluate many runs against one qrels, read once: ``{run name: EvalResult}`` in the order given.
 
     ``runs`` is a list of paths (named by file name) or a dict ``{name: run}`` of any input
-    :func:`tierank.evaluate` takes.  ``jobs`` worker processes evaluate runs in parallel;
+    :func:`tierank.evaluate` takes.  ``qrels`` may be an :class:`tierank.evaluate.Evaluator` (then
+    without ``measures`` or settings).  ``jobs`` worker processes evaluate runs in parallel;
     ``progress(name)`` is called as each run is done.  Each result equals
     ``tierank.evaluate(qrels, run, measures, settings, **options)``: one
     :class:`tierank.evaluate.Evaluator`, built once, evaluates every run.
@@ -55,7 +56,14 @@ def evaluate_many(qrels, runs, measures: Iterable[str] | str, *, jobs: int = 1,
     named = run_names(runs)
     if not named:
         raise TierankInputError("no run given")
-    evaluator = Evaluator(qrels, measures, EvalSettings.of(settings, **options), stacklevel=3)
+    if isinstance(qrels, Evaluator):
+        if measures is not None or settings is not None or options:
+            raise TierankInputError("evaluate_many: an Evaluator already holds its measures and settings")
+        evaluator = qrels
+    else:
+        if measures is None:
+            raise TierankInputError("no measure given")
+        evaluator = Evaluator(qrels, measures, EvalSettings.of(settings, **options), stacklevel=3)
     jobs_args = [(name, evaluator, r if not isinstance(r, (str, os.PathLike)) else str(r))
                  for name, r in named.items()]
     done: dict[str, EvalResult] = {}
