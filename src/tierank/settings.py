@@ -60,8 +60,8 @@ RULES: dict[str, Rule] = {
 #: the constraints between settings: (the settings read, the rule over them)
 JOINT: tuple[tuple[tuple[str, ...], Callable[..., str | None]], ...] = (
     (("judged_only", "unjudged"),
-     lambda judged_only, unjudged: "judged_only (trec_eval -J, --judged-only) drops unjudged documents: it cannot be "
-                                   "combined with unjudged='bounds' (--unjudged bounds)"
+     lambda judged_only, unjudged: "-J/--judged-only drops unjudged documents: it cannot be combined with "
+                                   "--unjudged bounds (judged_only=True, unjudged='bounds')"
      if judged_only and unjudged == "bounds" else None),
 )
 
