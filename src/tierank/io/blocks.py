@@ -431,8 +431,8 @@ def iter_ranges(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES, tail: i
     >>> _ = open(f, "wb").write(b"q1 Q0 a 1 2 t\\nq1 Q0 b 2 1 t\\nq2 Q0 a 1 3 t\\n")
     >>> list(iter_ranges(f, 5))
     [(0, 28), (28, 42)]
-    >>> [(b - a) >> 20 for a, b in guided_sizes(100 << 20, 64 << 20, 2)]
-    [25, 18, 14, 10, 7, 5, 4, 4, 4, 4, 1]
+    >>> [tail_block(100 << 20, 64 << 20, 2) >> 20, tail_block(1 << 20, 64 << 20, 2) >> 20]
+    [25, 4]
     """
     if block_bytes < 1:
         raise TierankInputError(f"block size must be positive, got {block_bytes}")
@@ -450,16 +450,6 @@ def tail_block(rest: int, block_bytes: int, tail: int) -> int:
     if tail <= 0:
         return block_bytes
     return min(block_bytes, max(MIN_TAIL_BYTES, -(-rest // (2 * tail))))
-
-
-def guided_sizes(size: int, block_bytes: int, tail: int) -> list[tuple[int, int]]:
-    """The ranges :func:`iter_ranges` would cut a file of ``size`` bytes into were every byte a line start."""
-    out, start = [], 0
-    while start < size:
-        end = min(size, start + tail_block(size - start, block_bytes, tail))
-        out.append((start, end))
-        start = end
-    return out
 
 
 def read_range(path: str | os.PathLike, start: int, end: int) -> bytes:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import os
 import stat
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -41,18 +40,6 @@ _QRELS_COLUMNS = ["qid", "iter", "docid", "grade"]
 _BEIR_COLUMNS = ["qid", "docid", "grade"]
 # query ids repeat on every line: dictionary-encoded while parsing
 _QID_DICT = pa.dictionary(pa.int32(), pa.string())
-
-
-def _check_path(path: str | os.PathLike) -> Path:
-    """``path`` as a Path if it names something readable that is not a directory."""
-    lexer._stat(path)
-    return Path(path)
-
-
-def _first_line(path: str | os.PathLike) -> str | None:
-    """The first non-blank line of ``path`` in canonical form (fields joined by one space)."""
-    fields = lexer.first_fields(path)
-    return None if fields is None else " ".join(fields)
 
 
 def first_fields(path: str | os.PathLike) -> list[str] | None:

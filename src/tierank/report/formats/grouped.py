@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from ... import compute as ac
-from ...results import EvalResult
+from ...results import EvalResult, jsonable  # noqa: F401  # the JSON conversion, re-exported for the formats
 
 
 @dataclass(frozen=True)
@@ -192,25 +192,6 @@ def json_strings(values: list[str]) -> list[str]:
 def num_column(v: np.ndarray) -> list[str]:
     """:func:`num` of every value of a float64 column (formatted once, column-wise)."""
     return repr_column(v, "")
-
-
-def jsonable(x):
-    """NaN and infinities -> None, numpy scalars -> Python, recursively (for JSON).
-
-    Examples
-    --------
-    >>> jsonable({"a": [float("nan"), 1.5], "b": (float("inf"),)})
-    {'a': [None, 1.5], 'b': [None]}
-    """
-    if isinstance(x, dict):
-        return {k: jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
-    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
-        x = x.item()
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
 
 
 def fixed_column(v: np.ndarray, digits: int = 4) -> list[str]:
