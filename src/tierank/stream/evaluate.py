@@ -31,14 +31,20 @@ import numpy as np
 import pyarrow as pa
 
 from .. import compute as ac
-from ..errors import EmptyRun, NoJudgedDocuments, NothingToEvaluate, Problem, TierankInputError
+from ..errors import (
+    EmptyRun,
+    NoJudgedDocuments,
+    NothingToEvaluate,
+    Problem,
+    ProblemLog,
+    TierankInputError,
+)
 from ..evaluate import Evaluator
 from ..io.blocks import (
     BLOCK_BYTES,
     EMPTY_RUN,
     GroupCheck,
     LineCounter,
-    ProblemLog,
     blank,
     line_count,
     parse_block,
@@ -153,7 +159,7 @@ def _tasks(run_path, block_bytes: int, jobs: int = 1) -> Iterator[tuple]:
 
 #: with several workers, a run file is cut into at least this many blocks per worker: few large blocks
 #: leave workers idle at the end (the 7M-line benchmark run, 292 MB, is 5 blocks of 64 MB: 3 rounds on 2
-#: workers, one of them with a single worker busy), and smaller blocks cost less memory traffic (issue 26)
+#: workers, one of them with a single worker busy), and smaller blocks cost less memory traffic
 BLOCKS_PER_WORKER = 8
 #: ... but no block below this (each batch has a fixed cost), unless the caller asked for smaller ones
 MIN_BALANCED_BLOCK = 16 << 20
