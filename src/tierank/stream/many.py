@@ -10,30 +10,17 @@ import pyarrow as pa
 
 from ..errors import TierankInputError
 from ..evaluate import Evaluator, Measures
+from ..io.naming import name_runs
 from ..results import EvalResult
 from ..settings import EvalSettings
 from .workers import worker_pool
 
-__all__ = ["evaluate_many", "run_names"]
+__all__ = ["evaluate_many"]
 
 
 def _evaluate_named(args) -> tuple[str, EvalResult]:
     name, evaluator, run = args
     return name, evaluator.evaluate(run)
-
-
-def run_names(runs) -> dict[str, object]:
-    """``{name: run}`` from a mapping, or from paths named by :func:`tierank.io.naming.run_names`
-    (the shortest distinguishing path suffix; the same file twice is an error).
-
-    >>> list(run_names(["a/bm25.txt", "b/dense.txt"]))
-    ['bm25.txt', 'dense.txt']
-    >>> list(run_names(["sub/a.txt", "a.txt"]))
-    ['sub/a.txt', 'a.txt']
-    """
-    from ..io.sources import name_runs
-
-    return name_runs(runs)
 
 
 def evaluate_many(qrels, runs, measures: Measures | None = None, *, jobs: int = 1,
@@ -53,7 +40,7 @@ def evaluate_many(qrels, runs, measures: Measures | None = None, *, jobs: int = 
     >>> [(name, r.aggregate()["expected"].round(4).tolist()) for name, r in res.items()]
     [('a', [0.8333]), ('b', [0.8333])]
     """
-    named = run_names(runs)
+    named = name_runs(runs)
     if not named:
         raise TierankInputError("no run given")
     if isinstance(qrels, Evaluator):
