@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -234,3 +234,22 @@ def numeric_fields(records: list[dict], fields: tuple[str, ...]) -> list[bool]:
     def number(x) -> bool:
         return x is None or (isinstance(x, (int, float, np.number)) and not isinstance(x, bool))
     return [bool(records) and all(number(r.get(k)) for r in records) for k in fields]
+
+
+#: a human table's layout: (header, per column whether it is numeric, rows of cell texts) -> text
+TableLayout = Callable[[Iterable[str], list[bool], Iterable[list[str]]], str]
+
+
+def human_table_format(layout: TableLayout) -> tuple[Callable[..., str], Callable[..., str]]:
+    """The ``render`` and ``records`` of a format that writes one human table in ``layout`` (Markdown,
+    LaTeX): a :class:`ResultTable` with the statistics right-aligned (4 decimals), flat records with
+    their numeric fields right-aligned."""
+    def render(table: ResultTable, per_query: bool, **_) -> str:
+        fields = table.fields()
+        numeric = [False] * (len(fields) - len(table.columns)) + [True] * len(table.columns)
+        return layout(fields, numeric, text_rows(table, per_query))
+
+    def records(recs: list[dict], fields: tuple[str, ...], document: dict | None = None, stream=None) -> str:
+        return layout(fields, numeric_fields(recs, fields), ([cell(r.get(k)) for k in fields] for r in recs))
+
+    return render, records
