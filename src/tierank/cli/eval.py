@@ -20,7 +20,7 @@ from .common import (
     EvalFmt,
     EvalFormat,
     JudgedOnly,
-    MaxRetrieved,
+    MaxDepth,
     NoSummary,
     Output,
     Rel,
@@ -82,7 +82,7 @@ def eval_cmd(
                            "every relevance they could have; refused for AP, nDCG, Rprec), condensed (dropped).")
     ] = Unjudged("nonrelevant"),
     condensed: Annotated[bool, typer.Option("--condensed", help="Same as --unjudged condensed (Sakai).")] = False,
-    max_retrieved: MaxRetrieved = None,
+    max_depth: MaxDepth = None,
     judged_only: JudgedOnly = False,
     docs_in_collection: DocsInCollection = None,
     no_summary: NoSummary = False,
@@ -116,7 +116,7 @@ def eval_cmd(
     try:
         settings = EvalSettings(tie_break=tie_break, rel=rel, complete=complete, candidates_only=candidates_only,
                                 unjudged="condensed" if condensed else unjudged.value, judged_only=judged_only,
-                                max_depth=max_retrieved, samples=samples, seed=seed)
+                                max_depth=max_depth, samples=samples, seed=seed)
     except TierankInputError as e:
         problems += e.problems
     if problems:
@@ -130,7 +130,7 @@ def eval_cmd(
         from ..io.writers import check_output
 
         check_output(output, (qrels, *named.values()))
-    if judged_only and max_retrieved is not None:
+    if judged_only and max_depth is not None:
         note("-J with -M: tierank drops the unjudged documents first, then reads M ranks of the rest; trec_eval "
              "reads M ranks, then drops the unjudged documents among them")
     condensing = settings.unjudged == "condensed"
@@ -140,20 +140,7 @@ def eval_cmd(
     with swap_check(qrels, list(named.values()), USAGE):
         results = _evaluate(qrels, named, evaluated, jobs, settings, block_bytes)
     if fmt is EvalFmt("table"):
-        # rich's tables: imported for this format only
-        from ..report.terminal import eval_table, text
-
-        tables = []
-        for name, result in results.items():
-            coverage = None
-            if not condensing:
-                result, coverage = _coverage(result, add_judged)
-            table = eval_table(result, per_query, coverage)
-            if len(results) > 1:  # the run's name (io.naming), as written, on one line
-                table.title = text(f"run {name}")
-                table.min_width = len(table.title) + 4
-            tables.append(table)
-        print_tables(tables, output, protect)
+        _print_tables(results, per_query, add_judged if not condensing else None, output, protect)
     else:
         from ..io.readers import run_tag
         from ..report.formats import ResultTable, render
@@ -161,6 +148,25 @@ def eval_cmd(
         runids = {name: run_tag(path) for name, path in named.items()} if trec and plan.runid else {}
         options = dict(plan=plan, stat=stat.value if stat else "oblivious", summary=not no_summary) if trec else {}
         emit(render(ResultTable.of(results, runids=runids), fmt.value, per_query, **options), output, protect)
+
+
+def _print_tables(results: dict, per_query: bool, added_judged: bool | None, output, protect: tuple) -> None:
+    """The terminal tables, one per run (titled with its name when there are several); with
+    ``added_judged`` not None, the judgment coverage beside the measures where it is incomplete."""
+    # rich's tables: imported for this format only
+    from ..report.terminal import eval_table, text
+
+    tables = []
+    for name, result in results.items():
+        coverage = None
+        if added_judged is not None:
+            result, coverage = _coverage(result, added_judged)
+        table = eval_table(result, per_query, coverage)
+        if len(results) > 1:  # the run's name (io.naming), as written, on one line
+            table.title = text(f"run {name}")
+            table.min_width = len(table.title) + 4
+        tables.append(table)
+    print_tables(tables, output, protect)
 
 
 def _plan(texts: list[str], docs_in_collection: int | None, trec: bool, coverage: bool):
