@@ -252,4 +252,6 @@ def human_table_format(layout: TableLayout) -> tuple[Callable[..., str], Callabl
     def records(recs: list[dict], fields: tuple[str, ...], document: dict | None = None, stream=None) -> str:
         return layout(fields, numeric_fields(recs, fields), ([cell(r.get(k)) for k in fields] for r in recs))
 
+    for f in (render, records):  # they belong to the format's module (its registration says where it lives)
+        f.__module__ = layout.__module__
     return render, records
