@@ -3,10 +3,11 @@
 A *room* is a top-level module or subpackage of ``tierank`` (``io``, ``measures``, ``cli``, ...;
 ``tierank/__init__.py`` is the room ``__init__``).  The rooms sit in layers, low to high::
 
-    errors, extras, examples  <  io  <  ties, measures  <  results, evaluate  <  stream, cluster
-    <  analysis  <  report  <  integrations, hps  <  cli  <  __init__
+    errors, extras, version, processes, compute  <  io  <  ties, measures  <  results, evaluate, settings
+    <  stream, cluster  <  analysis  <  report  <  integrations, hps  <  cli, examples  <  __init__
 
-``examples`` is data (with the helpers that locate it) and sits at the bottom.  The package root
+``examples`` is data with the helpers that locate it and the script that builds it (which reads
+through ``io``): it sits with ``cli``.  The package root
 ``tierank/__init__.py`` is the top: it re-exports the public API (eagerly or lazily through a
 module ``__getattr__``), so no room may import ``tierank`` itself, not even for ``__version__``.
 Rooms of one layer may import each other (check (b) keeps them free of circles).
@@ -42,7 +43,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("errors", "extras", "version", "processes", "compute"),
     ("io",),
     ("ties", "measures"),
-    ("results", "evaluate", "tensor"),
+    ("results", "evaluate", "settings", "tensor"),
     ("stream", "cluster"),
     ("analysis",),
     ("report",),

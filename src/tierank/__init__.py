@@ -9,10 +9,11 @@
 from typing import TYPE_CHECKING
 
 from .errors import TierankError, TierankInputError
-from .evaluate import evaluate
+from .evaluate import Evaluator, evaluate
 from .io import Qrels, Run, read_qrels, read_run, to_qrels, to_run
 from .measures import Measure, parse_measure, supported
 from .results import EvalResult
+from .settings import EvalSettings
 from .ties import TieBreak
 from .version import __version__
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from .measures.diversity import evaluate_diversity
 
 __all__ = [
-    "evaluate", "evaluate_diversity", "read_subtopic_qrels", "EvalResult", "Measure", "parse_measure", "supported", "TieBreak",
+    "evaluate", "Evaluator", "EvalSettings", "evaluate_diversity", "read_subtopic_qrels", "EvalResult", "Measure", "parse_measure", "supported", "TieBreak",
     "Run", "Qrels", "read_run", "read_qrels", "to_run", "to_qrels",
     "TierankError", "TierankInputError", "__version__",
 ]

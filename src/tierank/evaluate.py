@@ -1,9 +1,10 @@
-"""The public entry point: :func:`evaluate`."""
+"""The engine's entry points: :class:`Evaluator` (qrels, measures and settings, built once, for any number
+of runs) and :func:`evaluate` (one run)."""
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -12,14 +13,17 @@ from . import compute as ac
 from .errors import NoJudgedDocuments, NothingToEvaluate, Problem, TierankInputError
 from .io.convert import to_qrels, to_run
 from .io.model import Qrels, Run
-from .measures.base import Measure, Stats
-from .measures.linear import REL
+from .measures.base import Aggregate, Measure, Stats
+from .measures.names import Plan
 from .measures.names import plan as measure_plan
 from .results import EvalResult
-from .ties import TieBreak, prepare
+from .settings import UNJUDGED, EvalSettings
+from .ties import prepare
 from .ties.prepare import Judgments
 
-UNJUDGED = ("nonrelevant", "bounds", "condensed")
+__all__ = ["Evaluator", "evaluate", "condense", "EvalSettings", "UNJUDGED"]
+
+Measures = Iterable[str | Measure | list[Measure]] | str | Measure | Plan
 
 
 def condense(run: Run, qrels: Qrels, negative_unjudged: bool = False) -> Run:
@@ -53,16 +57,126 @@ def condense(run: Run, qrels: Qrels, negative_unjudged: bool = False) -> Run:
                rank=None if run.rank is None else run.rank[keep], source=run.source)
 
 
-def evaluate(qrels: Any, run: Any, measures: Iterable[str | Measure | list[Measure]] | str | Measure, *,
-             tie_break: str | TieBreak = "trec_eval", rel: int = 1,
-             complete: bool = False, candidates_only: bool = False, unjudged: str = "nonrelevant",
-             max_depth: int | None = None, samples: int = 1000, seed: int = 0,
-             judged_only: bool = False) -> EvalResult:
+class Evaluator:
+    """Qrels, measures and settings, checked and read once, for any number of runs (in the manner of
+    ir_measures' ``evaluator(measures, qrels)``).
+
+    Parameters
+    ----------
+    qrels
+        Any input :func:`tierank.io.convert.to_qrels` takes (a path, a DataFrame, a dict of dicts, ...).
+    measures
+        Measure strings as ir_measures writes them (``"nDCG@10"``, ``"RR"``, ...), or as
+        trec_eval names them (``"map"``, ``"P.5,10"``, ``"ndcg_cut.10"``, the nicknames
+        ``"official"`` and ``"all_trec"``; see :mod:`tierank.measures.names`), or a resolved
+        :class:`tierank.measures.names.Plan`.  trec_eval measures tierank lacks are left out of a
+        nickname with a :class:`UserWarning`.  Parsed :class:`tierank.measures.Measure` objects are
+        accepted too, alone or among the strings: ``[nDCG@10, AP, P@[5, 10]]`` (a list of cutoffs gives
+        a list of measures, flattened here).
+    settings
+        The :class:`EvalSettings` (default: trec_eval's conventions).
+
+    The measures are checked against the settings here (``unjudged="bounds"`` refuses the measures no
+    assumption bounds), before any run is read.
+
+    Examples
+    --------
+    >>> ev = Evaluator({"q1": {"d1": 1, "d3": 1}}, ["P@2", "RR"])
+    >>> run = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.8}}
+    >>> {str(m): round(a.expected, 4) for m, a in ev.calc_aggregate(run).items()}
+    {'P@2': 0.75, 'RR': 1.0}
+    >>> [(r["query"], r["measure"], r["expected"]) for r in ev.iter_calc(run)]
+    [('q1', 'P@2', 0.75), ('q1', 'RR', 1.0)]
+    """
+
+    def __init__(self, qrels: Any, measures: Measures, settings: EvalSettings | None = None, *,
+                 stacklevel: int = 2) -> None:
+        self.settings = EvalSettings() if settings is None else settings
+        if isinstance(measures, Plan):
+            plan = measures
+        else:
+            plan = measure_plan([measures] if isinstance(measures, (str, Measure)) else measures)
+            for note in plan.notes:
+                warnings.warn(note, stacklevel=stacklevel)
+        self.plan = plan
+        self.measures: list[Measure] = plan.measures
+        if not self.measures:
+            raise TierankInputError("no measure given")
+        if self.settings.unjudged == "bounds":
+            refused = [m for m in self.measures if m.bounds_refusal]
+            if refused:
+                raise TierankInputError([Problem("", None, f"--unjudged bounds: no valid bound for {m}: "
+                                                           f"{m.bounds_refusal}") for m in refused])
+        self.qrels: Qrels = to_qrels(qrels)
+
+    def judging(self, qids: Any) -> Evaluator:
+        """This evaluator with the judgments of the queries ``qids`` (an Arrow array of strings) only."""
+        q = self.qrels
+        keep = ac.is_in(q.qid, qids)
+        out = object.__new__(Evaluator)
+        out.__dict__.update(self.__dict__)
+        out.qrels = Qrels(qid=ac.filter(q.qid, keep), docid=ac.filter(q.docid, keep),
+                          grade=np.asarray(q.grade)[np.asarray(keep)], source=q.source)
+        return out
+
+    def under(self, **options: Any) -> Evaluator:
+        """This evaluator with some settings changed (the measures are not checked again)."""
+        out = object.__new__(Evaluator)
+        out.__dict__.update(self.__dict__)
+        out.settings = EvalSettings.of(self.settings, **options)
+        return out
+
+    def evaluate(self, run: Any) -> EvalResult:
+        """Tie-aware evaluation of ``run`` (any input :func:`tierank.io.convert.to_run` takes)."""
+        s, q = self.settings, self.qrels
+        r = to_run(run)
+        eval_q, eval_complete = q, s.complete
+        if s.unjudged == "condensed":
+            if s.judged_only and not s.complete:
+                # trec_eval -J keeps a query whose documents were all unjudged: evaluate every qrels
+                # query of the uncondensed run, as -c does for the whole qrels
+                eval_q = self.judging(ac.unique(ac.decoded(r.qid))).qrels
+                eval_complete = True
+            r = condense(r, q, negative_unjudged=s.judged_only)
+        parsed = self.measures
+        prep = prepare(r, eval_q, tie_break=s.policy, rel_level=s.rel, complete=eval_complete,
+                       candidates_only=s.candidates_only, measures=tuple(parsed), count_judged=s.unjudged == "bounds",
+                       max_depth=s.depth, samples=s.samples, seed=s.seed)
+        if prep.nq == 0:
+            raise NothingToEvaluate(
+                f"no query of {r.source} is judged in {q.source}: nothing to evaluate "
+                "(query ids must match exactly)")
+        stats: dict[Measure, Stats] = {m: m.compute(prep) for m in parsed}
+        bounds: dict[Measure, tuple[np.ndarray, np.ndarray]] = {}
+        residual: dict[Measure, np.ndarray] = {}
+        if s.unjudged == "bounds":
+            bounds = {m: m.unjudged_bounds(prep, stats[m]) for m in parsed}
+            residual = {m: res for m, res in ((m, m.residual(prep)) for m in parsed) if res is not None}
+        return EvalResult(measures=list(parsed), qids=prep.qids, stats=stats, ties=prep.summary,
+                          settings=s.record(r.source, q.source), bounds=bounds, residual=residual)
+
+    __call__ = evaluate
+
+    def iter_calc(self, run: Any) -> Iterator[dict[str, Any]]:
+        """The per-query records of ``run`` (:meth:`tierank.results.EvalResult.records`), one at a time."""
+        yield from self.evaluate(run).records(per_query=True)[:-len(self.measures)]
+
+    def calc_aggregate(self, run: Any) -> dict[Measure, Aggregate]:
+        """Each measure's summary over the queries of ``run``, through its own aggregator."""
+        res = self.evaluate(run)
+        return {m: res.summary(m) for m in self.measures}
+
+    def __repr__(self) -> str:
+        return f"Evaluator({self.qrels.source or 'qrels'}, {[str(m) for m in self.measures]}, {self.settings})"
+
+
+def evaluate(qrels: Any, run: Any, measures: Measures, settings: EvalSettings | None = None,
+             **options: Any) -> EvalResult:
     """Tie-aware evaluation of ``run`` against ``qrels``.
 
-    For every (query, measure): the tie-oblivious value under ``tie_break``, and
+    For every (query, measure): the tie-oblivious value under the tie-break policy, and
     over all orderings inside tie groups the exact expectation, min, max and
-    standard deviation.
+    standard deviation.  ``Evaluator(qrels, measures, settings).evaluate(run)``.
 
     Parameters
     ----------
@@ -70,41 +184,13 @@ def evaluate(qrels: Any, run: Any, measures: Iterable[str | Measure | list[Measu
         A path to a TREC file (plain or gzip; BEIR qrels TSV too), a pandas or
         polars DataFrame, or a dict of dicts ``{qid: {docid: value}}``.
     measures
-        Measure strings as ir_measures writes them (``"nDCG@10"``, ``"RR"``, ...), or as
-        trec_eval names them (``"map"``, ``"P.5,10"``, ``"ndcg_cut.10"``, the nicknames
-        ``"official"`` and ``"all_trec"``; see :mod:`tierank.measures.names`).  trec_eval
-        measures tierank lacks are left out of a nickname with a :class:`UserWarning`.  Parsed
-        :class:`tierank.measures.Measure` objects are accepted too, alone or among the strings, as
-        ir_measures users write them: ``from tierank.measures import nDCG, AP, P`` then
-        ``[nDCG@10, AP, P@[5, 10]]`` (a list of cutoffs gives a list of measures, flattened here).
-    tie_break
-        Order used for the tie-oblivious value: ``"trec_eval"`` (docno descending,
-        trec_eval's own), ``"input"`` (file order), ``"docno"`` (ascending), or
-        ``"random:SEED"``.
-    rel
-        Minimum grade counted relevant by binary measures (trec_eval ``-l``); an integer in
-        [-2**53, 2**53], the range of a measure's own ``rel`` parameter.
-    complete
-        Average over every qrels query; queries absent from the run score 0 (``trec_eval -c``).
-    candidates_only
-        Count relevant documents and the ideal DCG only among judged documents
-        present in the run (reranking convention of MTEB and the ``trm`` library).
-    unjudged
-        ``"nonrelevant"`` (trec_eval's convention), ``"bounds"`` (also report, per
-        query, a lower and an upper bound over tie orderings *and* every relevance
-        the unjudged retrieved documents could have, attained; RBP adds Moffat &
-        Zobel's residual; refused for AP, nDCG and Rprec, which no such assumption
-        bounds), or ``"condensed"`` (drop unjudged documents first, Sakai; ``trec_eval -J``).
-    max_depth
-        Read at most this many ranks per query (``trec_eval -M``): every measure's cutoff is
-        capped by it, and a tie group straddling it is a tie straddling a cutoff.
-    samples, seed
-        Random tie orderings drawn, and their seed, by the measures that have no exact method
-        for their expectation (their records say ``method: sampled`` with a standard error ``se``).
-    judged_only
-        trec_eval's ``-J``: ``unjudged="condensed"`` with trec_eval's conventions: a negative qrels
-        grade also marks a document unjudged, and a query of the run whose documents are all
-        unjudged is still evaluated (as a query that retrieved nothing).
+        As :class:`Evaluator` takes them: ``"nDCG@10"``, trec_eval's ``"ndcg_cut.10"``,
+        ``"official"``, or :class:`tierank.measures.Measure` values.
+    settings, options
+        An :class:`EvalSettings`, and/or its fields by name: ``tie_break`` (``"trec_eval"``,
+        ``"input"``, ``"docno"``, ``"random:SEED"``), ``rel``, ``complete``, ``candidates_only``,
+        ``unjudged`` (``"nonrelevant"``, ``"bounds"``, ``"condensed"``), ``judged_only``,
+        ``max_depth``, ``samples``, ``seed`` (see :class:`EvalSettings`).
 
     Returns
     -------
@@ -132,66 +218,4 @@ def evaluate(qrels: Any, run: Any, measures: Iterable[str | Measure | list[Measu
     1     P@1    1.0000
     2     P@2    0.8333
     """
-    resolved = measure_plan([measures] if isinstance(measures, (str, Measure)) else measures)
-    for note in resolved.notes:
-        warnings.warn(note, stacklevel=2)
-    parsed = resolved.measures
-    if not parsed:
-        raise TierankInputError("no measure given")
-    problem = REL.check(rel)
-    if problem:
-        raise TierankInputError(problem)
-    if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, (int, np.integer))
-                                  or max_depth < 1):
-        raise TierankInputError(f"max_depth must be a positive integer, got {max_depth!r}")
-    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 2:
-        raise TierankInputError(f"samples must be an integer of at least 2, got {samples!r}")
-    policy = TieBreak.parse(tie_break)
-    if unjudged not in UNJUDGED:
-        raise TierankInputError(f"unknown unjudged convention {unjudged!r}; accepted: {', '.join(UNJUDGED)}")
-    if unjudged == "bounds":
-        refused = [m for m in parsed if m.bounds_refusal]
-        if refused:
-            raise TierankInputError([Problem("", None, f"--unjudged bounds: no valid bound for {m}: {m.bounds_refusal}")
-                                     for m in refused])
-    if judged_only:
-        if unjudged == "bounds":
-            raise TierankInputError("judged_only (trec_eval -J) drops unjudged documents: it cannot be combined "
-                                    "with unjudged='bounds'")
-        unjudged = "condensed"
-    q = to_qrels(qrels)
-    r = to_run(run)
-    eval_q, eval_complete = q, complete
-    if unjudged == "condensed":
-        if judged_only and not complete:
-            # trec_eval -J keeps a query whose documents were all unjudged: evaluate every qrels
-            # query of the uncondensed run, as -c does for the whole qrels
-            rq = ac.decoded(r.qid)
-            keep = ac.is_in(q.qid, ac.unique(rq)).to_numpy(zero_copy_only=False)
-            idx = ac.array(np.flatnonzero(keep))
-            eval_q = Qrels(qid=ac.take(q.qid, idx), docid=ac.take(q.docid, idx), grade=np.asarray(q.grade)[keep],
-                           source=q.source)
-            eval_complete = True
-        r = condense(r, q, negative_unjudged=judged_only)
-    prep = prepare(r, eval_q, tie_break=policy, rel_level=rel, complete=eval_complete, candidates_only=candidates_only,
-                   measures=tuple(parsed), count_judged=unjudged == "bounds",
-                   max_depth=float("inf") if max_depth is None else int(max_depth), samples=int(samples),
-                   seed=int(seed))
-    if prep.nq == 0:
-        raise NothingToEvaluate(
-            f"no query of {r.source} is judged in {q.source}: nothing to evaluate "
-            "(query ids must match exactly)")
-    stats: dict[Measure, Stats] = {m: m.compute(prep) for m in parsed}
-    bounds: dict[Measure, tuple[np.ndarray, np.ndarray]] = {}
-    residual: dict[Measure, np.ndarray] = {}
-    if unjudged == "bounds":
-        bounds = {m: m.unjudged_bounds(prep, stats[m]) for m in parsed}
-        residual = {m: res for m, res in ((m, m.residual(prep)) for m in parsed) if res is not None}
-    settings: dict[str, Any] = {"tie_break": str(policy), "rel": rel, "complete": complete, "candidates_only": candidates_only,
-                "unjudged": unjudged, "run": r.source, "qrels": q.source}
-    if judged_only:
-        settings["judged_only"] = True
-    if max_depth is not None:
-        settings["max_depth"] = int(max_depth)
-    return EvalResult(measures=parsed, qids=prep.qids, stats=stats, ties=prep.summary, settings=settings,
-                      bounds=bounds, residual=residual)
+    return Evaluator(qrels, measures, EvalSettings.of(settings, **options), stacklevel=3).evaluate(run)

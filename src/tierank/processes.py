@@ -47,7 +47,7 @@ def keep_freed_memory(limit: int = KEEP_BYTES) -> bool:
 
     By default glibc gives every allocation above 128 KB to 32 MB its own memory map and returns it to the
     system when freed, so each block of a streamed run (its bytes, Arrow's input, NumPy's temporaries)
-    is faulted in page by page again: about a third of the system time of a worker (issue 26).  Kept, a
+    is faulted in page by page again: about a third of the system time of a worker.  Kept, a
     worker's memory is its largest block's working set, not more: it stays flat while streaming.  Only
     processes tierank owns call this (its worker processes, the command line), never a library caller's
     process.  Elsewhere than glibc (macOS, Windows, musl) it does nothing and returns False.

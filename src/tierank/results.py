@@ -32,8 +32,24 @@ COLUMNS = ("oblivious", "expected", "min", "max", "range", "bias", "std")
 EXTRA = ("lower", "upper", "residual")
 
 
-def _none_if_nan(x: float | None) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+def jsonable(x: Any) -> Any:
+    """NaN and infinities -> None, numpy scalars -> Python, recursively (the one conversion of numbers
+    for JSON and for plain-Python records).
+
+    Examples
+    --------
+    >>> jsonable({"a": [float("nan"), 1.5], "b": (float("inf"),)})
+    {'a': [None, 1.5], 'b': [None]}
+    """
+    if isinstance(x, dict):
+        return {k: jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
 
 
 @dataclass(frozen=True)
@@ -154,10 +170,10 @@ class EvalResult:
                 cols = {c: v.tolist() for c, v in self._table(m).items()}
                 name = str(m)
                 for i, q in enumerate(self.qids):
-                    out.append({"query": q, "measure": name, **{c: _none_if_nan(cols[c][i]) for c in self.columns},
+                    out.append({"query": q, "measure": name, **{c: jsonable(cols[c][i]) for c in self.columns},
                                 **self._labels(m, i)})
         for m, row in zip(self.measures, self._aggregate_rows()):
-            out.append({**{k: (_none_if_nan(v) if k in self.columns else v) for k, v in row.items()},
+            out.append({**{k: (jsonable(v) if k in self.columns else v) for k, v in row.items()},
                         **self._labels(m)})
         return out
 

@@ -300,9 +300,9 @@ class FakeVllmScorer(ScorerBase):
 CLI = (
     "import sys\n"
     f"sys.path.insert(0, {str(ROOT)!r})\n"
-    "from tierank.hps.registry import ModelKind, register\n"
-    "register(ModelKind('fakev', 'tests.hps.fakes:FakeScorer', frozenset({'precision', 'head'}),\n"
-    "                   vllm='tests.hps.test_vllm:FakeVllmScorer'))\n"
+    "from tierank.hps.registry import ModelKind, register, register_scorer\n"
+    "register(ModelKind('fakev', 'tests.hps.fakes:FakeScorer', frozenset({'precision', 'head'})))\n"
+    "register_scorer('vllm', 'fakev', 'tests.hps.test_vllm:FakeVllmScorer')\n"
     "from tierank.cli import main\n"
     "sys.argv = ['tierank', *sys.argv[1:]]\n"
     "main()\n"

@@ -257,7 +257,7 @@ EvalFormat = Annotated[EvalFmt, typer.Option(
 StatOption = Annotated[Stat | None, typer.Option(
     "--stat", help="The statistic --format trec_eval prints (default oblivious: trec_eval's own value "
                    "under --tie-break); the other formats print all of them.")]
-MaxRetrieved = Annotated[int | None, typer.Option(
+MaxDepth = Annotated[int | None, typer.Option(
     "-M", "--max-retrieved", min=1, help="Read at most N documents per query (trec_eval -M); a tie straddling "
                                          "rank N is a tie straddling a cutoff.")]
 JudgedOnly = Annotated[bool, typer.Option(

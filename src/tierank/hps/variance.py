@@ -26,12 +26,14 @@ from tierank.errors import Problem, TierankInputError
 SIDES = ("left", "right")
 
 
-def padding_sides(sides, family: str, backend: str, scorer_cls: type | None, offered_by: Sequence[str] = ()) -> tuple[str, list[str]]:
+def padding_sides(sides, family: str, backend: str, scorer_cls: type | None, offered_by: Sequence[str] = (),
+                  no_padding: str | None = None) -> tuple[str, list[str]]:
     """The default padding side of ``scorer_cls`` and the other ``sides`` to score, checked before any work.
 
-    A scorer class offers sides through its ``padding_sides`` attribute (default first).  The vLLM
-    backend and the encoders have none, and are refused with the reason; ``offered_by`` names the
-    model kinds that have (for the message).
+    A scorer class offers sides through its ``padding_sides`` attribute (default first).  A backend that
+    pads nothing (``no_padding``: its reason, :attr:`tierank.hps.registry.Backend.no_padding`) and the
+    encoders have none, and are refused with the reason; ``offered_by`` names the model kinds that have
+    (for the message).
 
     >>> class S:
     ...     padding_sides = ("left", "right")
@@ -47,11 +49,9 @@ def padding_sides(sides, family: str, backend: str, scorer_cls: type | None, off
         raise TierankInputError([Problem("", None, f"padding sides: give {' and/or '.join(SIDES)}, got "
                                                    f"{list(sides)!r}")])
     wanted = list(dict.fromkeys(str(x).strip().lower() for x in sides))
-    if backend != "hf":
-        raise TierankInputError([Problem("", None, (
-            f"padding sides: the {backend} backend has no padding side to vary: vLLM packs a batch's tokens "
-            "into one sequence without any padding (each prompt keeps positions 0..n-1); use --batch-sizes or "
-            "--orders there, or --backend hf"))])
+    if no_padding:  # the backend's reason (:attr:`tierank.hps.registry.Backend.no_padding`)
+        raise TierankInputError([Problem("", None, f"padding sides: the {backend} backend has no padding side to "
+                                                   f"vary: {no_padding}")])
     offered = getattr(scorer_cls, "padding_sides", None)
     if not offered:
         raise TierankInputError([Problem("", None, (

@@ -56,7 +56,7 @@ import pyarrow as pa
 
 from .. import compute as ac
 from ..errors import TierankInputError
-from ..evaluate import evaluate
+from ..evaluate import Evaluator as Engine
 from ..io.convert import to_qrels, to_run
 from ..io.model import Qrels, Run
 from ..io.subtopics import SubtopicQrels, read_subtopic_qrels, to_subtopic_qrels
@@ -64,6 +64,7 @@ from ..measures.base import Measure as TierankMeasure
 from ..measures.base import parse_measure
 from ..measures.diversity import DiversityMeasure, evaluate_diversity, parse_diversity_measure
 from ..measures.names import family_names
+from ..settings import EvalSettings
 from . import require
 
 _irm = require("ir_measures")
@@ -175,6 +176,9 @@ class TierankEvaluator(Evaluator):
         self._qrels = _as_tierank_qrels(qrels) if self._tierank or self._subtopics is None else None
         self._stat = stat
         self._options = options
+        # the engine's evaluator: qrels, measures and settings checked once, for every run
+        self._engine = (Engine(self._qrels, list(dict.fromkeys(self._tierank.values())), EvalSettings(**options))
+                        if self._tierank else None)
         qids = set() if self._qrels is None else set(self._qrels.qid.to_pylist())
         super().__init__(measures, sorted(qids | set(self._subtopics.judgments if self._subtopics else ())))
 
@@ -186,7 +190,9 @@ class TierankEvaluator(Evaluator):
         judged = set(self.qrel_qids)
         if not judged.intersection(ac.unique(ac.decoded(r.qid)).to_pylist()):
             return None
-        return evaluate(self._qrels, r, list(dict.fromkeys(self._tierank.values())), **self._options)
+        if self._engine is None:
+            return None
+        return self._engine.evaluate(r)
 
     def _iter_calc(self, run) -> Iterator:
         if self._subtopics is not None:

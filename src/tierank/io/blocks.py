@@ -20,10 +20,10 @@ from collections.abc import Iterator
 import numpy as np
 
 from .. import compute as ac
-from ..errors import EmptyRun, Problem, TierankInputError
+from ..errors import EmptyRun, Problem, ProblemLog, TierankInputError
 from . import lexer
 from .model import Run
-from .readers import MAX_PROBLEMS, _run_fast, _run_slow
+from .readers import _run_fast, _run_slow
 
 #: default size of the blocks read from a text run (bytes); a batch holds about this much text
 BLOCK_BYTES = 64 << 20
@@ -109,59 +109,18 @@ parse_block = _parse
 
 #: how the readers refuse a run without a result line (a block of comment lines only is not refused)
 EMPTY_RUN = "empty run: no result lines"
-_MORE = re.compile(r"\.\.\. and (\d+) more problems")
-
-
-class ProblemLog:
-    """The problems of a file's blocks, gathered in file order and reported as the in-memory reader
-    reports the whole file: the first ``MAX_PROBLEMS`` located problems, then how many more.
-
-    >>> log = ProblemLog("run")
-    >>> log.add([Problem("run", 3, "bad")] * MAX_PROBLEMS + [Problem("run", None, "... and 4 more problems")])
-    >>> log.add([Problem("run", 900, "worse")])
-    >>> [str(p) for p in log.error().problems[-2:]]
-    ['run:3: bad', 'run: ... and 5 more problems']
-    """
-
-    def __init__(self, source: str):
-        self.items: list[Problem] = []
-        self.source, self.total = source, 0
-
-    def add(self, problems) -> None:
-        for p in problems:
-            more = _MORE.fullmatch(p.reason) if p.line is None else None
-            if more:
-                self.total += int(more.group(1))
-                continue
-            self.total += 1
-            if len(self.items) < MAX_PROBLEMS:
-                self.items.append(p)
-
-    def __bool__(self) -> bool:
-        return self.total > 0
-
-    def error(self) -> TierankInputError:
-        more = self.total - len(self.items)
-        return TierankInputError(self.items + ([Problem(self.source, None, f"... and {more} more problems")]
-                                               if more else []))
-
-
-_FIRST_AT = re.compile(r"\(first at line (\d+)\)")
 
 
 def shift_problems(problems, shift: int) -> list[Problem]:
-    """``problems`` located in a block, moved ``shift`` lines down to their place in the file (the
-    line of each problem and any "(first at line N)" in its reason).
+    """``problems`` located in a block, moved ``shift`` lines down to their place in the file
+    (:meth:`tierank.errors.Problem.shifted`: a :class:`tierank.errors.Repeated` moves the line it
+    repeats too).
 
-    >>> shift_problems([Problem("run", 3, "document 'd' appears twice in query 'q' (first at line 1)")], 10)
-    [Problem(source='run', line=13, reason="document 'd' appears twice in query 'q' (first at line 11)")]
+    >>> from tierank.errors import Repeated
+    >>> [str(p) for p in shift_problems([Repeated.of("run", 3, "document 'd' appears twice in query 'q'", 1)], 10)]
+    ["run:13: document 'd' appears twice in query 'q' (first at line 11)"]
     """
-    if not shift:
-        return list(problems)
-    return [p if p.line is None else
-            Problem(p.source, p.line + shift, _FIRST_AT.sub(lambda m: f"(first at line {int(m.group(1)) + shift})",
-                                                            p.reason))
-            for p in problems]
+    return [p.shifted(shift) for p in problems]
 
 
 def blank(block: bytes) -> bool:
@@ -431,8 +390,8 @@ def iter_ranges(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES, tail: i
     >>> _ = open(f, "wb").write(b"q1 Q0 a 1 2 t\\nq1 Q0 b 2 1 t\\nq2 Q0 a 1 3 t\\n")
     >>> list(iter_ranges(f, 5))
     [(0, 28), (28, 42)]
-    >>> [(b - a) >> 20 for a, b in guided_sizes(100 << 20, 64 << 20, 2)]
-    [25, 18, 14, 10, 7, 5, 4, 4, 4, 4, 1]
+    >>> [tail_block(100 << 20, 64 << 20, 2) >> 20, tail_block(1 << 20, 64 << 20, 2) >> 20]
+    [25, 4]
     """
     if block_bytes < 1:
         raise TierankInputError(f"block size must be positive, got {block_bytes}")
@@ -450,16 +409,6 @@ def tail_block(rest: int, block_bytes: int, tail: int) -> int:
     if tail <= 0:
         return block_bytes
     return min(block_bytes, max(MIN_TAIL_BYTES, -(-rest // (2 * tail))))
-
-
-def guided_sizes(size: int, block_bytes: int, tail: int) -> list[tuple[int, int]]:
-    """The ranges :func:`iter_ranges` would cut a file of ``size`` bytes into were every byte a line start."""
-    out, start = [], 0
-    while start < size:
-        end = min(size, start + tail_block(size - start, block_bytes, tail))
-        out.append((start, end))
-        start = end
-    return out
 
 
 def read_range(path: str | os.PathLike, start: int, end: int) -> bytes:

@@ -67,6 +67,19 @@ def run_names(paths) -> list[str]:
     return names
 
 
+def name_runs(runs) -> dict[str, object]:
+    """``{name: run}``: a mapping as given, paths named by :func:`run_names` (the shortest
+    distinguishing path suffix; the same file twice is an error).
+
+    >>> list(name_runs(["a/bm25.txt", "b/dense.txt"]))
+    ['bm25.txt', 'dense.txt']
+    """
+    if isinstance(runs, dict):
+        return dict(runs)
+    runs = list(runs)
+    return dict(zip(run_names(runs), runs))
+
+
 def _resolved(p, ps: tuple[str, ...]):
     """What identifies the file: its absolute normalised path (URIs as written)."""
     if ps and ps[0].endswith("://"):
@@ -79,4 +92,4 @@ def short_name(path) -> str:
     return run_names([path])[0]
 
 
-__all__ = ["run_names", "short_name"]
+__all__ = ["name_runs", "run_names", "short_name"]

@@ -17,19 +17,16 @@ from __future__ import annotations
 import math
 import os
 import stat
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from .. import compute as ac
-from ..errors import EmptyRun, Problem, TierankInputError, quote
+from ..errors import EmptyRun, Problem, ProblemLog, TierankInputError, quote
 from . import lexer
 from .fingerprint import fingerprint, fingerprint_ids, pair_fingerprint
 from .model import Qrels, Run
-
-MAX_PROBLEMS = 20
 
 #: Query id reserved for the aggregate records of results (``to_dict()``, jsonl).
 RESERVED_QID = "all"
@@ -41,18 +38,6 @@ _QRELS_COLUMNS = ["qid", "iter", "docid", "grade"]
 _BEIR_COLUMNS = ["qid", "docid", "grade"]
 # query ids repeat on every line: dictionary-encoded while parsing
 _QID_DICT = pa.dictionary(pa.int32(), pa.string())
-
-
-def _check_path(path: str | os.PathLike) -> Path:
-    """``path`` as a Path if it names something readable that is not a directory."""
-    lexer._stat(path)
-    return Path(path)
-
-
-def _first_line(path: str | os.PathLike) -> str | None:
-    """The first non-blank line of ``path`` in canonical form (fields joined by one space)."""
-    fields = lexer.first_fields(path)
-    return None if fields is None else " ".join(fields)
 
 
 def first_fields(path: str | os.PathLike) -> list[str] | None:
@@ -104,31 +89,12 @@ def _fast_ok(data: bytes) -> bool:
     return bool(data) and not data.startswith(lexer.BOM) and lexer.is_utf8(data)
 
 
-class _Problems:
-    """Collects located problems (the first MAX_PROBLEMS) and raises them together."""
-
-    def __init__(self, source: str):
-        self.source, self.total = source, 0
-        self.items: list[Problem] = []
-
-    def __call__(self, line: int, reason: str) -> None:
-        self.total += 1
-        if len(self.items) < MAX_PROBLEMS:
-            self.items.append(Problem(self.source, line, reason))
-
-    def raise_if_any(self) -> None:
-        if self.items:
-            more = self.total - len(self.items)
-            extra = [Problem(self.source, None, f"... and {more} more problems")] if more else []
-            raise TierankInputError(self.items + extra)
-
-
 # --------------------------------------------------------------------------- runs
 
 
 def _run_slow(src: str, data: bytes, duplicates: str = "error") -> Run:
     """Parse (and validate) canonical run bytes line by line; raise with every located problem."""
-    bad = _Problems(src)
+    bad = ProblemLog(src)
     qids: list[str] = []
     docids: list[str] = []
     scores: list[float] = []
@@ -158,7 +124,7 @@ def _run_slow(src: str, data: bytes, duplicates: str = "error") -> Run:
             continue
         prev = seen.setdefault(q, {}).get(d)
         if prev is not None and duplicates == "error":
-            bad(lineno, f"document {quote(d)} appears twice in query {quote(q)} (first at line {prev})")
+            bad.repeated(lineno, f"document {quote(d)} appears twice in query {quote(q)}", prev)
             continue
         seen[q].setdefault(d, lineno)
         rank = lexer.parse_number(r)
@@ -182,7 +148,7 @@ def _run_fast(src: str, data: bytes, duplicates: str = "error", ranks: bool = Tr
     """The run parsed by Arrow, or None where the validator must decide (it may accept or refuse).
 
     ``ranks=False`` leaves the rank column unread (:attr:`Run.rank` None): evaluation never reads it, and
-    converting it is about a fifth of Arrow's work (issue 26)."""
+    converting it is about a fifth of Arrow's work."""
     if not _fast_ok(data):
         return None
     # query ids as plain strings, encoded after the parse (:func:`encode_ids`): Arrow's dictionary
@@ -354,7 +320,7 @@ def _qrels_layout(data: bytes) -> tuple[bool, int]:
 
 def _qrels_slow(src: str, data: bytes) -> Qrels:
     beir, start = _qrels_layout(data)
-    bad = _Problems(src)
+    bad = ProblemLog(src)
     qids: list[str] = []
     docids: list[str] = []
     grades: list[float] = []
@@ -384,7 +350,7 @@ def _qrels_slow(src: str, data: bytes) -> Qrels:
             continue
         prev = seen.get((q, d))
         if prev is not None:
-            bad(lineno, f"document {quote(d)} judged twice for query {quote(q)} (first at line {prev})")
+            bad.repeated(lineno, f"document {quote(d)} judged twice for query {quote(q)}", prev)
             continue
         seen[(q, d)] = lineno
         qids.append(q)

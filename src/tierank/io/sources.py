@@ -42,7 +42,7 @@ from .blocks import BLOCK_BYTES, cut_blocks, iter_batches, iter_ranges, open_ran
 from .columnar import PARQUET, is_columnar, is_partitioned, read_partitioned, read_table
 from .lexer import parse_number
 from .model import Qrels, Run
-from .naming import run_names
+from .naming import name_runs  # noqa: F401  # re-exported: the runs of a command line, named
 from .readers import first_fields, read_qrels, read_run
 from .tables import role_parts, table_qrels, table_role, table_run
 
@@ -557,19 +557,6 @@ def list_files(source: str | os.PathLike | Iterable) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------- naming
-
-
-def name_runs(runs) -> dict[str, object]:
-    """``{name: run}``: a mapping as given, paths named by :func:`tierank.io.naming.run_names` (the
-    shortest distinguishing path suffix; the same file twice is an error).
-
-    >>> list(name_runs(["a/bm25.txt", "b/dense.txt"]))
-    ['bm25.txt', 'dense.txt']
-    """
-    if isinstance(runs, dict):
-        return dict(runs)
-    runs = list(runs)
-    return dict(zip(run_names(runs), runs))
 
 
 __all__ = ["AUTO_STREAM_BYTES", "KINDS", "ROLES", "RUN_SUFFIXES", "SourceKind", "batches_of", "check_roles",

@@ -17,12 +17,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..errors import Problem, TierankInputError, quote
+from ..errors import Problem, ProblemLog, TierankInputError, quote
 from . import lexer
 
 __all__ = ["SubtopicQrels", "read_subtopic_qrels", "to_subtopic_qrels"]
 
-_MAX_PROBLEMS = 20
 
 
 @dataclass(frozen=True)
@@ -81,16 +80,9 @@ def read_subtopic_qrels(path: str | os.PathLike) -> SubtopicQrels:
     """
     src = str(path)
     data = lexer.load(path)
-    problems: list[Problem] = []
-    total = 0
+    bad = ProblemLog(src)
     seen: dict[tuple[str, str, str], int] = {}
     out: dict[str, dict[str, dict[str, float]]] = {}
-
-    def bad(lineno: int, reason: str) -> None:
-        nonlocal total
-        total += 1
-        if len(problems) < _MAX_PROBLEMS:
-            problems.append(Problem(src, lineno, reason))
 
     for lineno, raw in lexer.lines(data):
         line, why = lexer.decode(raw)
@@ -108,14 +100,11 @@ def read_subtopic_qrels(path: str | os.PathLike) -> SubtopicQrels:
             continue
         prev = seen.get((q, s, d))
         if prev is not None:
-            bad(lineno, f"document {quote(d)} judged twice for query {quote(q)}, subtopic {quote(s)} "
-                        f"(first at line {prev})")
+            bad.repeated(lineno, f"document {quote(d)} judged twice for query {quote(q)}, subtopic {quote(s)}", prev)
             continue
         seen[(q, s, d)] = lineno
         out.setdefault(q, {}).setdefault(d, {})[s] = grade
-    if problems:
-        more = total - len(problems)
-        raise TierankInputError(problems + ([Problem(src, None, f"... and {more} more problems")] if more else []))
+    bad.raise_if_any()
     if not out:
         raise TierankInputError([Problem(src, None, "empty qrels: no judgment lines")])
     return SubtopicQrels(out, src)

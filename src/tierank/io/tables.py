@@ -21,10 +21,10 @@ import numpy as np
 import pyarrow as pa
 
 from .. import compute as ac
-from ..errors import Problem, TierankInputError, quote, shorten
+from ..errors import MAX_PROBLEMS, Problem, TierankInputError, quote, shorten
 from .lexer import NUMBER_PATTERN, parse_number
 from .model import Qrels, Run
-from .readers import MAX_PROBLEMS, RESERVED_QID, RESERVED_REASON
+from .readers import RESERVED_QID, RESERVED_REASON
 
 #: the query id column, as ir_measures, ranx, BEIR and pyterrier name it (case-insensitive)
 QUERY_COLUMNS = ("query_id", "qid", "q_id", "query-id")

@@ -12,7 +12,7 @@ family implements is :class:`tierank.measures.base.Measure`; shared numeric
 helpers are in :mod:`tierank.measures.kernels`.
 
 Every registered family is also a Python value of this module, as ir_measures users write them
-(derived from :data:`REGISTRY`, so a new family is one without a list to update)::
+(derived from :data:`REGISTRY`: a new family's module is imported below, and no other list is kept)::
 
     from tierank.measures import nDCG, AP, P
     tierank.evaluate(qrels, run, [nDCG@10, AP, P@[5, 10], nDCG(dcg='exp-log2')@10])

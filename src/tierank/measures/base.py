@@ -55,7 +55,7 @@ ADDITIVE: frozenset[str] = frozenset({"mean", "sum"})
 class FamilyNames:
     """The names of a measure family in the tools tierank reads and writes (:attr:`Measure.names`);
     the name tables of :mod:`tierank.measures.names` and of the adapters in :mod:`tierank.integrations`
-    are derived from these (:func:`external_names`).  None: the tool has no such measure.
+    are derived from these (:func:`tierank.measures.names.family_names`).  None: the tool has no such measure.
 
     Attributes
     ----------

@@ -271,7 +271,19 @@ class _CwlSampled(_Cwl, Measure):
 
 
 class _NERR(_CwlSampled):
-    """NERR: c_i = delta-factor(i) (1 - g_i) (Azzopardi, Mackenzie & Moffat 2021)."""
+    """NERR, equation ``eq`` of Azzopardi, Mackenzie & Moffat (2021): c_i = delta-factor(i) (1 - g_i).
+    Its name, ir_measures name, example and citation follow from ``eq``."""
+
+    eq: ClassVar[int] = 0
+    citation = 'Azzopardi, L., Mackenzie, J. and Moffat, A. (2021). ERR is not C/W/L: Exploring the relationship between expected reciprocal rank and other metrics. ICTIR 2021.'
+    schema: ClassVar[tuple[Param, ...]] = (MIN_REL, MAX_REL)
+    example: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.family = cls.pretty = f"NERR{cls.eq}"
+        cls.names = FamilyNames(ir_measures=cls.family)
+        cls.example = f"{cls.family}(max_rel=3)" + "@10" * cls.cutoff_required  # max_rel is required
 
     def discount(self, i: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -285,15 +297,10 @@ class _NERR(_CwlSampled):
 class NERR8(_NERR):
     """NERR, eq. 8: c_i = 1 - g_i, truncated at k."""
 
-    family = "NERR8"
-    pretty = 'NERR8'
-    definition = 'normalised ERR, C/W/L form 8 of Azzopardi et al. (2021)'
-    citation = 'Azzopardi, L., Mackenzie, J. and Moffat, A. (2021). ERR is not C/W/L: Exploring the relationship between expected reciprocal rank and other metrics. ICTIR 2021.'
-    example = "NERR8(max_rel=3)@10"  # max_rel is required
-    names = FamilyNames(ir_measures="NERR8")
-    description = "not (but nearly) ERR, eq. 8 (cwl_eval): continuation 1 - g, truncated at k"
-    schema = (MIN_REL, MAX_REL)
+    eq = 8
     cutoff_required = True
+    definition = 'normalised ERR, C/W/L form 8 of Azzopardi et al. (2021)'
+    description = "not (but nearly) ERR, eq. 8 (cwl_eval): continuation 1 - g, truncated at k"
 
     def discount(self, i):
         return np.ones_like(i)
@@ -303,15 +310,10 @@ class NERR8(_NERR):
 class NERR9(_NERR):
     """NERR, eq. 9: c_i = (rank / (rank + 1)) (1 - g_i), truncated at k."""
 
-    family = "NERR9"
-    pretty = 'NERR9'
-    definition = 'normalised ERR, C/W/L form 9 of Azzopardi et al. (2021)'
-    citation = 'Azzopardi, L., Mackenzie, J. and Moffat, A. (2021). ERR is not C/W/L: Exploring the relationship between expected reciprocal rank and other metrics. ICTIR 2021.'
-    example = "NERR9(max_rel=3)@10"  # max_rel is required
-    names = FamilyNames(ir_measures="NERR9")
-    description = "not (but nearly) ERR, eq. 9 (cwl_eval): continuation rank/(rank+1) (1 - g), truncated at k"
-    schema = (MIN_REL, MAX_REL)
+    eq = 9
     cutoff_required = True
+    definition = 'normalised ERR, C/W/L form 9 of Azzopardi et al. (2021)'
+    description = "not (but nearly) ERR, eq. 9 (cwl_eval): continuation rank/(rank+1) (1 - g), truncated at k"
 
     def discount(self, i):
         return (i + 1.0) / (i + 2.0)
@@ -321,15 +323,11 @@ class NERR9(_NERR):
 class NERR10(_NERR):
     """NERR, eq. 10: c_i = p (1 - g_i)."""
 
-    family = "NERR10"
-    pretty = 'NERR10'
+    eq = 10
+    cutoff_allowed = False
     definition = 'normalised ERR, C/W/L form 10 of Azzopardi et al. (2021), with persistence p'
-    citation = 'Azzopardi, L., Mackenzie, J. and Moffat, A. (2021). ERR is not C/W/L: Exploring the relationship between expected reciprocal rank and other metrics. ICTIR 2021.'
-    example = "NERR10(max_rel=3)"  # max_rel is required
-    names = FamilyNames(ir_measures="NERR10")
     description = "not (but nearly) ERR, eq. 10 (cwl_eval): continuation p (1 - g), to rank 1000"
     schema = (Param("p", float, 0.9, "persistence", low=0.0, high=1.0), MIN_REL, MAX_REL)
-    cutoff_allowed = False
 
     def discount(self, i):
         return np.full_like(i, self.param("p"))
@@ -339,15 +337,11 @@ class NERR10(_NERR):
 class NERR11(_NERR):
     """NERR, eq. 11: c_i = ((rank + 2T - 1) / (rank + 2T))^2 (1 - g_i)."""
 
-    family = "NERR11"
-    pretty = 'NERR11'
+    eq = 11
+    cutoff_allowed = False
     definition = 'normalised ERR, C/W/L form 11 of Azzopardi et al. (2021), with goal T'
-    citation = 'Azzopardi, L., Mackenzie, J. and Moffat, A. (2021). ERR is not C/W/L: Exploring the relationship between expected reciprocal rank and other metrics. ICTIR 2021.'
-    example = "NERR11(max_rel=3)"  # max_rel is required
-    names = FamilyNames(ir_measures="NERR11")
     description = "not (but nearly) ERR, eq. 11 (cwl_eval): continuation ((i+2T-1)/(i+2T))^2 (1 - g), to rank 1000"
     schema = (T_PARAM, MIN_REL, MAX_REL)
-    cutoff_allowed = False
 
     def discount(self, i):
         t2 = 2.0 * self.param("T")

@@ -650,7 +650,7 @@ __all__ = ["CurveSeries", "CutoffCurves", "cutoff_curves", "plot_cutoff", "plot_
 
 
 # --------------------------------------------------------------------------------------------
-# forest plot (issue 24): the query sample's uncertainty beside the ties'
+# forest plot: the query sample's uncertainty beside the ties'
 
 
 def _forest_rows(data, measure: str | None) -> tuple[list[dict], str | None, str]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from ..io.blocks import BLOCK_BYTES, iter_batches, iter_blocks, iter_ranges
 from .combine import combine_parts
 from .evaluate import CONDENSED_EMPTY, evaluate_stream, iter_evaluate
-from .many import evaluate_many, run_names
+from .many import evaluate_many
 from .partitioning import partition
 from .workers import WATCH_SECONDS, worker_pool
 
@@ -36,6 +36,5 @@ __all__ = [
     "iter_evaluate",
     "iter_ranges",
     "partition",
-    "run_names",
     "worker_pool",
 ]

@@ -31,13 +31,20 @@ import numpy as np
 import pyarrow as pa
 
 from .. import compute as ac
-from ..errors import EmptyRun, NoJudgedDocuments, NothingToEvaluate, Problem, TierankInputError
+from ..errors import (
+    EmptyRun,
+    NoJudgedDocuments,
+    NothingToEvaluate,
+    Problem,
+    ProblemLog,
+    TierankInputError,
+)
+from ..evaluate import Evaluator
 from ..io.blocks import (
     BLOCK_BYTES,
     EMPTY_RUN,
     GroupCheck,
     LineCounter,
-    ProblemLog,
     blank,
     line_count,
     parse_block,
@@ -45,21 +52,15 @@ from ..io.blocks import (
     read_range,
     shift_problems,
 )
-from ..io.convert import to_qrels
-from ..io.model import Qrels, Run
+from ..io.model import Run
 from ..io.sources import tasks as source_tasks
 from ..measures import Measure
 from ..results import EvalResult
+from ..settings import EvalSettings
 from .combine import combine_parts
 from .workers import worker_pool
 
-__all__ = ["iter_evaluate", "evaluate_stream", "evaluate_task", "init_worker", "balanced_block_bytes", "CONDENSED_EMPTY"]
-
-
-def _judgments_of(qrels: Qrels, qids: pa.Array) -> Qrels:
-    keep = ac.is_in(qrels.qid, qids)
-    return Qrels(qid=ac.filter(qrels.qid, keep), docid=ac.filter(qrels.docid, keep),
-                 grade=np.asarray(qrels.grade)[np.asarray(keep)], source=qrels.source)
+__all__ = ["iter_evaluate", "evaluate_batches", "evaluate_stream", "evaluate_task", "init_worker", "balanced_block_bytes", "CONDENSED_EMPTY"]
 
 
 _WORKER: dict = {}
@@ -67,10 +68,10 @@ _WORKER: dict = {}
 CONDENSED_EMPTY = "--condensed: no document of"
 
 
-def init_worker(qrels: Qrels, measures, kwargs: dict, threads: int | None = None) -> None:
+def init_worker(evaluator: Evaluator, threads: int | None = None) -> None:
     if threads is not None:  # one worker per core: Arrow's own thread pool would only contend
         pa.set_cpu_count(threads)
-    _WORKER.update(qrels=qrels, measures=measures, kwargs=kwargs)
+    _WORKER.update(evaluator=evaluator)
 
 
 def evaluate_task(task, ctx: dict | None = None) -> tuple:
@@ -82,10 +83,8 @@ def evaluate_task(task, ctx: dict | None = None) -> tuple:
     before a range only then, :class:`tierank.io.blocks.LineCounter`), so that errors are
     reported in file order whichever worker finishes first.  ``("check", task)`` only parses
     (after a refusal the rest of the file is read for its problems, as the in-memory reader does).
-    ``ctx`` (qrels, measures, kwargs) is given in this process; a worker process reads its own, set
-    once by :func:`init_worker`."""
-    from ..evaluate import evaluate
-
+    ``ctx`` (``{"evaluator": Evaluator}``) is given in this process; a worker process reads its own,
+    set once by :func:`init_worker`."""
     ctx = _WORKER if ctx is None else ctx
     check_only = task[0] == "check"
     if check_only:
@@ -118,41 +117,38 @@ def evaluate_task(task, ctx: dict | None = None) -> tuple:
     if check_only:
         return ac.distinct(run.qid), None, len(run), lines
     qids = ac.distinct(run.qid)
-    judged = _judgments_of(ctx["qrels"], pa.array(qids, pa.string()))
-    if len(judged) == 0:
+    judged = ctx["evaluator"].judging(pa.array(qids, pa.string()))
+    if len(judged.qrels) == 0:
         return qids, None, len(run), lines
     try:
-        return qids, evaluate(judged, run, ctx["measures"], **ctx["kwargs"]), len(run), lines
+        return qids, judged.evaluate(run), len(run), lines
     except NothingToEvaluate:
         return qids, None, len(run), lines
     except NoJudgedDocuments:
         pass  # judged queries, none of their documents judged in this batch: below
     except TierankInputError as e:
         return qids, e, len(run), lines  # raised in file order, after the file's bad lines
-    if not ctx["kwargs"].get("judged_only"):
+    if not judged.settings.judged_only:
         return qids, CONDENSED_EMPTY, len(run), lines  # condensed: such queries drop out, as in memory
     # trec_eval -J keeps them, with no documents (evaluate() scores them as -c does)
-    res = _without_documents(judged, ctx["measures"], ctx["kwargs"], run.source)
+    res = _without_documents(judged, run.source)
     return qids, replace(res, settings=dict(res.settings, empty_batch=True)), len(run), lines
 
 
-def _without_documents(qrels: Qrels, measures, kwargs: dict, source: str) -> EvalResult:
-    """The queries of ``qrels`` evaluated with no retrieved document (as ``-c`` scores a query the run
-    lacks), under the settings ``kwargs`` name (their ``settings`` record says so)."""
-    from ..evaluate import evaluate
-
-    kw = {k: v for k, v in kwargs.items() if k != "complete"}
-    condensed = kw.get("judged_only") or kw.get("unjudged") == "condensed"
-    if condensed:  # nothing to condense in an empty run (condense() refuses an empty result)
-        kw.pop("judged_only", None)
-        kw["unjudged"] = "nonrelevant"
+def _without_documents(evaluator: Evaluator, source: str) -> EvalResult:
+    """The queries of the evaluator's qrels evaluated with no retrieved document (as ``-c`` scores a
+    query the run lacks), under its settings (their ``settings`` record says so)."""
+    s = evaluator.settings
+    condensed = s.unjudged == "condensed"
+    # nothing to condense in an empty run (condense() refuses an empty result)
+    plain = {"judged_only": False, "unjudged": "nonrelevant"} if condensed else {}
     empty = Run(qid=pa.array([], pa.string()), docid=pa.array([], pa.string()), score=np.zeros(0), rank=None,
                 source=source)
-    res = evaluate(qrels, empty, measures, complete=True, **kw)
-    settings = dict(res.settings, complete=bool(kwargs.get("complete")))
+    res = evaluator.under(complete=True, **plain).evaluate(empty)
+    settings = dict(res.settings, complete=s.complete)
     if condensed:
         settings["unjudged"] = "condensed"
-        if kwargs.get("judged_only"):
+        if s.judged_only:
             settings["judged_only"] = True
     return replace(res, settings=settings)
 
@@ -163,7 +159,7 @@ def _tasks(run_path, block_bytes: int, jobs: int = 1) -> Iterator[tuple]:
 
 #: with several workers, a run file is cut into at least this many blocks per worker: few large blocks
 #: leave workers idle at the end (the 7M-line benchmark run, 292 MB, is 5 blocks of 64 MB: 3 rounds on 2
-#: workers, one of them with a single worker busy), and smaller blocks cost less memory traffic (issue 26)
+#: workers, one of them with a single worker busy), and smaller blocks cost less memory traffic
 BLOCKS_PER_WORKER = 8
 #: ... but no block below this (each batch has a fixed cost), unless the caller asked for smaller ones
 MIN_BALANCED_BLOCK = 16 << 20
@@ -200,7 +196,7 @@ def _in_order(tasks: Iterator[tuple], jobs: int, init: tuple) -> Iterator[tuple]
     a worker's exceptions: the first in task order is raised, whichever worker fails first)."""
     task: tuple | None
     if jobs <= 1:  # the context goes with each call: two evaluations may run in one process at once
-        ctx = dict(qrels=init[0], measures=init[1], kwargs=init[2])
+        ctx = dict(evaluator=init[0])
         for task in tasks:
             yield evaluate_task(task, ctx)
         return
@@ -231,7 +227,8 @@ def _in_order(tasks: Iterator[tuple], jobs: int, init: tuple) -> Iterator[tuple]
 
 def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str | Measure] | str, *, jobs: int = 1,
                   block_bytes: int = BLOCK_BYTES, progress: Callable[[int, int], None] | None = None,
-                  queries_seen: list | None = None, notes: dict | None = None, **kwargs) -> Iterator[EvalResult]:
+                  queries_seen: list | None = None, notes: dict | None = None, settings: EvalSettings | None = None,
+                  **options) -> Iterator[EvalResult]:
     """Evaluate the run at ``run_path`` batch by batch: one :class:`EvalResult` per batch of whole
     queries (those judged), in file order, as soon as it is ready.  ``jobs`` worker processes parse
     and evaluate batches in parallel while this process only cuts the text into blocks at query
@@ -240,25 +237,30 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str | M
     :func:`balanced_block_bytes`).  ``progress(lines, queries)`` is called with
     the run lines and queries done after each batch; ``queries_seen``, a list, receives every query id
     of the run in file order (judged or not); ``notes``, a dict, gets ``condensed_empty`` when a batch
-    had judged queries but no judged document (``unjudged="condensed"``).  ``kwargs`` are those of
-    :func:`tierank.evaluate` (``complete`` is refused: use :func:`evaluate_stream`).
+    had judged queries but no judged document (``unjudged="condensed"``).  ``settings`` and ``options``
+    are those of :func:`tierank.evaluate` (``complete`` is refused: use :func:`evaluate_stream`).
 
     Refusals are those of the in-memory engine: the settings it refuses, before any block is read;
     then every bad line, in file order, however the blocks are cut and whichever worker finishes
     first (after a bad line the rest of the file is parsed, not evaluated, for its problems); a run
     not grouped by query is refused too (with its bad lines, if any: the duplicates of an ungrouped
     run whose first line is in another block are the one thing streaming cannot see)."""
-    from ..measures import parse_measures
-
-    if kwargs.get("complete"):
+    s = EvalSettings.of(settings, **options)
+    if s.complete:
         raise TierankInputError("iter_evaluate: complete=True needs the whole query set; use evaluate_stream")
-    parsed = parse_measures([measures] if isinstance(measures, str) else list(measures))
-    whole = [str(m) for m in parsed if not m.additive]
+    yield from evaluate_batches(Evaluator(qrels, measures, s), run_path, jobs=jobs, block_bytes=block_bytes,
+                                progress=progress, queries_seen=queries_seen, notes=notes)
+
+
+def evaluate_batches(evaluator: Evaluator, run_path: str | os.PathLike, *, jobs: int = 1,
+                 block_bytes: int = BLOCK_BYTES, progress: Callable[[int, int], None] | None = None,
+                 queries_seen: list | None = None, notes: dict | None = None) -> Iterator[EvalResult]:
+    """:func:`iter_evaluate` with an :class:`tierank.evaluate.Evaluator` built once (its settings without
+    ``complete``)."""
+    whole = [str(m) for m in evaluator.measures if not m.additive]
     if whole:
         raise TierankInputError(f"{', '.join(whole)}: the summary over queries is not a sum of per-query terms "
                                 "(it needs every query at once); evaluate it in memory (tierank.evaluate)")
-    _check_settings(parsed, kwargs)
-    q = to_qrels(qrels)
     src = str(run_path)
     check = GroupCheck(src, queries_seen)
     # after a refusal the rest of the file is only parsed, for its problems: the in-memory reader
@@ -279,7 +281,7 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str | M
     done = [0, 0]
     text_lines = 0  # the lines of the text blocks so far (counted by their workers)
     counter = None  # the lines before a byte range: counted only for an error's location
-    for qids, res, rows, lines in _in_order(tasks(), jobs, (q, parsed, kwargs)):
+    for qids, res, rows, lines in _in_order(tasks(), jobs, (evaluator,)):
         task = sent.popleft()
         if isinstance(qids, TierankInputError):  # located from the first line of its range or block
             shift = 0
@@ -321,23 +323,12 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str | M
         raise EmptyRun([Problem(src, None, EMPTY_RUN)])
 
 
-def _check_settings(measures: list, kwargs: dict) -> None:
-    """Refuse the settings :func:`tierank.evaluate` refuses before it reads a run (the same message,
-    before any block is read): evaluated once on a one-line run."""
-    from ..evaluate import evaluate
-
-    one = pa.array(["q"], pa.string())
-    evaluate(Qrels(qid=one, docid=one, grade=np.ones(1), source=""),
-             Run(qid=one, docid=one, score=np.ones(1), rank=None, source=""), measures,
-             **{k: v for k, v in kwargs.items() if k != "complete"})
-
-
 def evaluate_stream(qrels, run_path: str | os.PathLike, measures: Iterable[str | Measure] | str, *, jobs: int = 1,
-                    block_bytes: int = BLOCK_BYTES, complete: bool = False,
-                    progress: Callable[[int, int], None] | None = None, **kwargs) -> EvalResult:
+                    block_bytes: int = BLOCK_BYTES, progress: Callable[[int, int], None] | None = None,
+                    settings: EvalSettings | None = None, **options) -> EvalResult:
     """:func:`tierank.evaluate` on a run of any size, read in query-aligned batches.
 
-    Equal, bit for bit, to ``tierank.evaluate(qrels, run_path, measures, **kwargs)``; memory is
+    Equal, bit for bit, to ``tierank.evaluate(qrels, run_path, measures, settings, **options)``; memory is
     bounded by ``block_bytes`` (times ``jobs + 1``) plus the per-query results.
 
     Examples
@@ -349,13 +340,12 @@ def evaluate_stream(qrels, run_path: str | os.PathLike, measures: Iterable[str |
     >>> a.records() == b.records()
     True
     """
-    from ..measures import parse_measures
-
-    parsed = parse_measures([measures] if isinstance(measures, str) else list(measures))
-    q = to_qrels(qrels)
+    s = EvalSettings.of(settings, **options)
+    complete = s.complete
+    ev = Evaluator(qrels, measures, EvalSettings.of(s, complete=False) if complete else s)
+    q = ev.qrels
     notes: dict = {}
-    parts = list(iter_evaluate(q, run_path, parsed, jobs=jobs, block_bytes=block_bytes, progress=progress,
-                               notes=notes, **kwargs))
+    parts = list(evaluate_batches(ev, run_path, jobs=jobs, block_bytes=block_bytes, progress=progress, notes=notes))
     evaluated = [p for p in parts if not p.settings.get("empty_batch")]
     if not evaluated and (notes.get("condensed_empty") or parts):
         # no document of the run is judged: the in-memory engine refuses this, -c or not
@@ -365,12 +355,12 @@ def evaluate_stream(qrels, run_path: str | os.PathLike, measures: Iterable[str |
         have = {x for p in parts for x in p.qids}
         missing = sorted(set(ac.unique(q.qid).to_pylist()) - have)
         if missing:
-            parts.append(_without_documents(_judgments_of(q, pa.array(missing, pa.string())), parsed,
-                                            dict(kwargs, complete=True), str(run_path)))
+            parts.append(_without_documents(ev.judging(pa.array(missing, pa.string())).under(complete=True),
+                                            str(run_path)))
     if not parts:
         raise NothingToEvaluate(f"no query of {run_path} is judged in {q.source}: nothing to evaluate "
                                 "(query ids must match exactly)")
     first = (evaluated or parts)[0]
-    settings = dict(first.settings, run=str(run_path), complete=complete, streamed=True)
-    settings.pop("empty_batch", None)
-    return combine_parts(parts, parts[0].measures, settings)
+    record = dict(first.settings, run=str(run_path), complete=complete, streamed=True)
+    record.pop("empty_batch", None)
+    return combine_parts(parts, parts[0].measures, record)

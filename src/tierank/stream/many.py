@@ -3,62 +3,55 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import as_completed
 
 import pyarrow as pa
 
 from ..errors import TierankInputError
-from ..io.convert import to_qrels
+from ..evaluate import Evaluator, Measures
+from ..io.naming import name_runs
 from ..results import EvalResult
+from ..settings import EvalSettings
 from .workers import worker_pool
 
-__all__ = ["evaluate_many", "run_names"]
+__all__ = ["evaluate_many"]
 
 
 def _evaluate_named(args) -> tuple[str, EvalResult]:
-    from ..evaluate import evaluate
-
-    name, qrels, run, measures, kwargs = args
-    return name, evaluate(qrels, run, measures, **kwargs)
+    name, evaluator, run = args
+    return name, evaluator.evaluate(run)
 
 
-def run_names(runs) -> dict[str, object]:
-    """``{name: run}`` from a mapping, or from paths named by :func:`tierank.io.naming.run_names`
-    (the shortest distinguishing path suffix; the same file twice is an error).
-
-    >>> list(run_names(["a/bm25.txt", "b/dense.txt"]))
-    ['bm25.txt', 'dense.txt']
-    >>> list(run_names(["sub/a.txt", "a.txt"]))
-    ['sub/a.txt', 'a.txt']
-    """
-    from ..io.sources import name_runs
-
-    return name_runs(runs)
-
-
-def evaluate_many(qrels, runs, measures: Iterable[str] | str, *, jobs: int = 1,
-                  progress: Callable[[str], None] | None = None, **kwargs) -> dict[str, EvalResult]:
+def evaluate_many(qrels, runs, measures: Measures | None = None, *, jobs: int = 1,
+                  progress: Callable[[str], None] | None = None, settings: EvalSettings | None = None,
+                  **options) -> dict[str, EvalResult]:
     """Evaluate many runs against one qrels, read once: ``{run name: EvalResult}`` in the order given.
 
     ``runs`` is a list of paths (named by file name) or a dict ``{name: run}`` of any input
-    :func:`tierank.evaluate` takes.  ``jobs`` worker processes evaluate runs in parallel;
+    :func:`tierank.evaluate` takes.  ``qrels`` may be an :class:`tierank.evaluate.Evaluator` (then
+    without ``measures`` or settings).  ``jobs`` worker processes evaluate runs in parallel;
     ``progress(name)`` is called as each run is done.  Each result equals
-    ``tierank.evaluate(qrels, run, measures, **kwargs)``.
+    ``tierank.evaluate(qrels, run, measures, settings, **options)``: one
+    :class:`tierank.evaluate.Evaluator`, built once, evaluates every run.
 
     >>> from tierank.examples import path
     >>> res = evaluate_many(path("qrels"), {"a": path("run"), "b": path("run")}, ["P@2"])
     >>> [(name, r.aggregate()["expected"].round(4).tolist()) for name, r in res.items()]
     [('a', [0.8333]), ('b', [0.8333])]
     """
-    from ..measures import parse_measures
-
-    named = run_names(runs)
+    named = name_runs(runs)
     if not named:
         raise TierankInputError("no run given")
-    parsed = parse_measures([measures] if isinstance(measures, str) else list(measures))
-    q = to_qrels(qrels)
-    jobs_args = [(name, q, r if not isinstance(r, (str, os.PathLike)) else str(r), parsed, kwargs)
+    if isinstance(qrels, Evaluator):
+        if measures is not None or settings is not None or options:
+            raise TierankInputError("evaluate_many: an Evaluator already holds its measures and settings")
+        evaluator = qrels
+    else:
+        if measures is None:
+            raise TierankInputError("no measure given")
+        evaluator = Evaluator(qrels, measures, EvalSettings.of(settings, **options), stacklevel=3)
+    jobs_args = [(name, evaluator, r if not isinstance(r, (str, os.PathLike)) else str(r))
                  for name, r in named.items()]
     done: dict[str, EvalResult] = {}
 

@@ -273,15 +273,6 @@ class Prepared:
             out[t] = a[t][order]
         return out
 
-    def tie_summary(self) -> dict:
-        """Tie statistics of the whole run (before any pruning to the ranks measures read),
-        as a dict (:meth:`TieSummary.to_dict`; the typed form is :attr:`summary`).
-
-        ``groups``: tie groups of 2 or more documents; ``tied_docs``: documents in
-        them; ``largest``: size of the largest group; ``share``: tied_docs / docs.
-        """
-        return self.summary.to_dict()
-
 
 
 class Judgments:

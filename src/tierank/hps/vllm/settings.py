@@ -132,6 +132,19 @@ def check_batch_invariant(device: str) -> None:
             "the batch size anyway (benchmarks/bench_vllm.py batch)"))])
 
 
+def check_engine(device: str) -> None:
+    """The backend's hook (:class:`tierank.hps.registry.Backend`): its settings on ``device``, refused
+    before any work (the memory fraction, the batch-invariant mode)."""
+    memory_fraction(device)
+    check_batch_invariant(device)
+
+
+def cache_fields() -> dict:
+    """The backend's hook: what else its scores depend on, for the cache key (vLLM's batch-invariant
+    kernels give other scores: written only when on)."""
+    return {"batch_invariant": True} if batch_invariant() else {}
+
+
 def engine_options(model_dir: Path, model_dtype: str, batch_size: int, max_len: int, device: str = "cpu",
                    **extra: Any) -> dict:
     """The options of one ``vllm.LLM``: the model folder, dtype, context length, ``max_num_seqs`` (the batch size),

@@ -62,9 +62,6 @@ CATALOGUE: tuple[tuple[str, str, str, bool], ...] = (
     ("latex", "latex", "a LaTeX table with booktabs rules", True),
 )
 
-#: the format modules, in the order their formats are listed
-MODULES = tuple(dict.fromkeys(module for _, module, _, _ in CATALOGUE))
-
 #: the statistics ``--format trec_eval`` can print (``--stat``): the result's columns (:mod:`.trec_eval`)
 TREC_STATS = ("oblivious", "expected", "min", "max", "std", "range", "bias")
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
 from ... import compute as ac
-from ...results import EvalResult
+from ...results import EvalResult, jsonable  # noqa: F401  # the JSON conversion, re-exported for the formats
 
 
 @dataclass(frozen=True)
@@ -194,25 +194,6 @@ def num_column(v: np.ndarray) -> list[str]:
     return repr_column(v, "")
 
 
-def jsonable(x):
-    """NaN and infinities -> None, numpy scalars -> Python, recursively (for JSON).
-
-    Examples
-    --------
-    >>> jsonable({"a": [float("nan"), 1.5], "b": (float("inf"),)})
-    {'a': [None, 1.5], 'b': [None]}
-    """
-    if isinstance(x, dict):
-        return {k: jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
-    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
-        x = x.item()
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
-
-
 def fixed_column(v: np.ndarray, digits: int = 4) -> list[str]:
     """Every value of a float64 column with ``digits`` decimals, empty for NaN (the human tables)."""
     form = f"{{:.{digits}f}}".format
@@ -253,3 +234,24 @@ def numeric_fields(records: list[dict], fields: tuple[str, ...]) -> list[bool]:
     def number(x) -> bool:
         return x is None or (isinstance(x, (int, float, np.number)) and not isinstance(x, bool))
     return [bool(records) and all(number(r.get(k)) for r in records) for k in fields]
+
+
+#: a human table's layout: (header, per column whether it is numeric, rows of cell texts) -> text
+TableLayout = Callable[[Iterable[str], list[bool], Iterable[list[str]]], str]
+
+
+def human_table_format(layout: TableLayout) -> tuple[Callable[..., str], Callable[..., str]]:
+    """The ``render`` and ``records`` of a format that writes one human table in ``layout`` (Markdown,
+    LaTeX): a :class:`ResultTable` with the statistics right-aligned (4 decimals), flat records with
+    their numeric fields right-aligned."""
+    def render(table: ResultTable, per_query: bool, **_) -> str:
+        fields = table.fields()
+        numeric = [False] * (len(fields) - len(table.columns)) + [True] * len(table.columns)
+        return layout(fields, numeric, text_rows(table, per_query))
+
+    def records(recs: list[dict], fields: tuple[str, ...], document: dict | None = None, stream=None) -> str:
+        return layout(fields, numeric_fields(recs, fields), ([cell(r.get(k)) for k in fields] for r in recs))
+
+    for f in (render, records):  # they belong to the format's module (its registration says where it lives)
+        f.__module__ = layout.__module__
+    return render, records

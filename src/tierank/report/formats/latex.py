@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable
 
 from . import register
-from .grouped import ResultTable, cell, numeric_fields, text_rows
+from .grouped import human_table_format
 
 _SPECIAL = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$", "{": r"\{",
             "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\n": " ", "\r": " "}
@@ -45,16 +45,6 @@ def _table(header: Iterable[str], numeric: list[bool], rows: Iterable[list[str]]
     return "".join(out)
 
 
-def render(table: ResultTable, per_query: bool, **_) -> str:
-    """``table`` as one booktabs ``tabular``."""
-    fields = table.fields()
-    numeric = [False] * (len(fields) - len(table.columns)) + [True] * len(table.columns)
-    return _table(fields, numeric, text_rows(table, per_query))
-
-
-def records(recs: list[dict], fields: tuple[str, ...], document: dict | None = None, stream=None) -> str:
-    """Flat records as one booktabs ``tabular`` of ``fields``."""
-    return _table(fields, numeric_fields(recs, fields), ([cell(r.get(k)) for k in fields] for r in recs))
-
+render, records = human_table_format(_table)
 
 FORMAT = register("latex", render, records)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from . import register
-from .grouped import ResultTable, cell, numeric_fields, text_rows
+from .grouped import human_table_format
 
 
 def escape(text: str) -> str:
@@ -38,16 +38,6 @@ def _table(header: Iterable[str], numeric: list[bool], rows: Iterable[list[str]]
     return "".join(out)
 
 
-def render(table: ResultTable, per_query: bool, **_) -> str:
-    """``table`` as one Markdown table."""
-    fields = table.fields()
-    numeric = [False] * (len(fields) - len(table.columns)) + [True] * len(table.columns)
-    return _table(fields, numeric, text_rows(table, per_query))
-
-
-def records(recs: list[dict], fields: tuple[str, ...], document: dict | None = None, stream=None) -> str:
-    """Flat records as one Markdown table of ``fields``."""
-    return _table(fields, numeric_fields(recs, fields), ([cell(r.get(k)) for k in fields] for r in recs))
-
+render, records = human_table_format(_table)
 
 FORMAT = register("markdown", render, records)
