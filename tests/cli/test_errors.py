@@ -263,3 +263,33 @@ def test_a_repeated_measure_parameter_is_refused():
     """`RBP(p=0.5,p=0.6)` silently evaluated RBP(p=0.6)."""
     p = invoke("eval", QRELS, RUN, "-m", "RBP(p=0.5,p=0.6)", check=False)
     assert _errors(p) == ["tierank: error: measure 'RBP(p=0.5,p=0.6)': parameter p is given twice"]
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("compare", QRELS, RUN, "{run2}", "--seed", "-1"), ["'--seed'", "'-1'", "greater than or equal to 0"]),
+    (("compare", QRELS, RUN, "{run2}", "--seed=-5"), ["'--seed'", "'-5'", "greater than or equal to 0"]),
+    (("eval", QRELS, RUN, "--format", "xml"), ["'--format'", "'xml'", "'table'", "'latex'"]),
+    (("eval", QRELS, RUN, "-fxml"), ["'--format'", "'xml'", "'table'"]),
+    (("eval", QRELS, RUN, "-j", "abc"), ["'--jobs'", "'abc'", "valid integer"]),
+    (("eval", QRELS, RUN, "--bogus"), ["No such option: --bogus", "tierank eval --help"]),
+    (("evl",), ["No such command 'evl'", "'eval'", "tierank --help"]),
+    (("eval",), ["Missing argument 'QRELS'", "tierank eval --help"]),
+    (("--bogus",), ["No such option: --bogus"]),
+    (("plot", "cutoff", QRELS, RUN, "--bogus"), ["--bogus", "tierank plot cutoff --help"]),
+    (("similarity", RUN, "{run2}", "-k", "x"), ["'-k'", "'x'", "integer"]),
+])
+def test_option_errors_are_one_line(args, says, run2):
+    """click's refusals (unknown option or command, a value of the wrong type, out of range or not a
+    choice, a missing argument) are one `tierank: error:` line naming the option, the value given and
+    what is allowed, exit 2: not click's usage box."""
+    lines = _errors(invoke(*(str(a).format(run2=run2) for a in args), check=False))
+    assert len(lines) == 1 and "Usage:" not in lines[0] and "╭" not in lines[0]
+    for s in says:
+        assert s in lines[0], (s, lines[0])
+
+
+def test_option_errors_are_one_line_in_a_process():
+    p = subprocess.run([sys.executable, "-m", "tierank.cli", "eval", QRELS, RUN, "--format", "xml"],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("tierank: error: Invalid value for '--format'")

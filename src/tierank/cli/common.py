@@ -135,8 +135,81 @@ def _untyped_flags(params: list) -> list:
     return params
 
 
+def _given(param, argv: list[str]) -> list[str]:
+    """The values given to the option ``param`` on the command line ``argv`` (as written)."""
+    opts = [o for o in (*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())) if o.startswith("-")]
+    out = []
+    for i, a in enumerate(argv):
+        if a == "--":
+            break
+        for o in opts:
+            if a == o and i + 1 < len(argv):
+                out.append(argv[i + 1])
+            elif o.startswith("--") and a.startswith(o + "="):
+                out.append(a[len(o) + 1:])
+            elif not o.startswith("--") and a.startswith(o) and len(a) > len(o) and not a.startswith("--"):
+                out.append(a[len(o):].removeprefix("="))
+    return out
+
+
+def _kind(e: BaseException) -> str:
+    """The name of click's exception class (typer bundles click: its classes are public by name only)."""
+    return type(e).__name__
+
+
+def usage_line(e: typer.TyperException, argv: list[str] | None = None) -> str:
+    """click's refusal of a command line (an unknown option, a value out of range, a missing argument) as
+    one line: the message, the value given where it is an option's, and where to read what is allowed.
+
+    >>> usage_line(typer.BadParameter("must be at least 0"))
+    'Invalid value: must be at least 0'
+    """
+    from ..errors import quote
+
+    msg = " ".join(e.format_message().replace("Value error, ", "").split())
+    param = getattr(e, "param", None)
+    if isinstance(e, typer.BadParameter) and _kind(e) != "MissingParameter" and param is not None:
+        given = _given(param, argv or [])
+        if given:
+            shown = ", ".join(quote(v, 40) for v in given[-3:])
+            msg = msg.replace(":", f" (given {shown}):", 1) if ":" in msg else f"{msg} (given {shown})"
+    ctx = getattr(e, "ctx", None)
+    names = []
+    while ctx is not None and ctx.parent is not None:
+        names.append(ctx.info_name)
+        ctx = ctx.parent
+    if names and ctx is not None and ctx.command is not None:
+        msg += f" (see: tierank {' '.join(reversed(names))} --help)"
+    elif getattr(e, "ctx", None) is not None:
+        msg += " (see: tierank --help)"
+    return msg
+
+
 class Group(TyperGroup):
-    """The command group of ``tierank`` and its sub-groups (plot, report)."""
+    """The command group of ``tierank`` and its sub-groups (plot, report).
+
+    A command line click refuses (an unknown option or command, a value of the wrong type or out of range,
+    a missing argument) is one ``tierank: error: ...`` line with exit code 2, as every other error is,
+    instead of click's usage box."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        argv = list(args)
+        try:
+            ctx = super().make_context(info_name, args, parent=parent, **extra)
+        except typer.TyperException as e:
+            if _kind(e) == "NoArgsIsHelpError":  # no arguments: the help, as click prints it
+                raise
+            _fail(TierankInputError(usage_line(e, argv)))
+        ctx.meta.setdefault("tierank.argv", argv)
+        return ctx
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except typer.TyperException as e:
+            if _kind(e) == "NoArgsIsHelpError":
+                raise
+            _fail(TierankInputError(usage_line(e, ctx.meta.get("tierank.argv"))))
 
     def get_params(self, ctx) -> list:
         return _untyped_flags(super().get_params(ctx))
