@@ -482,3 +482,18 @@ def test_cli_formats_and_errors(tmp_path):
     other.write_text("q9 Q0 d1 1 1.0 C\n")
     p = run_cli("similarity", a, other, check=False)
     assert p.returncode == 2 and "share no query" in p.stderr
+
+
+@given(tied_ranking(max_len=5), tied_ranking(max_len=5), st.sampled_from([6, 50, 10**12, 10**30]))
+@settings(max_examples=examples(60), deadline=None)
+def test_overlap_past_the_rankings_is_the_whole_overlap_over_k(x, y, big):
+    """Past both rankings the overlap stops growing: at any k (10^12 once asked for 7 TiB) it is the
+    overlap at the longer ranking's length times that length over k."""
+    assume(n_orderings(x) * n_orderings(y) <= 1500)
+    at = similarity({"q": _scores(x)}, {"q": _scores(y)}, k=big).per_query[0]
+    n = max(len(_flat(x)), len(_flat(y)))
+    full = similarity({"q": _scores(x)}, {"q": _scores(y)}, k=n).per_query[0]
+    for f in ("overlap", "overlap_expected", "overlap_lo", "overlap_hi"):
+        assert at[f] == pytest.approx(full[f] * n / big, rel=1e-12, abs=1e-300)
+    vals = [len(set(ox) & set(oy)) / big for ox in orderings(x) for oy in orderings(y)]
+    assert at["overlap_hi"] == pytest.approx(max(vals), rel=1e-12)

@@ -664,11 +664,13 @@ def query_similarity(x: Ranking, y: Ranking, x_scores: np.ndarray, y_scores: np.
     rank_in_x = np.full(len(y), -1, dtype=np.int64)
     rank_in_x[j] = i  # x's positions of the shared items, at their positions in y
     out["tau_ap"] = tau_ap(rank_in_x[np.sort(j)])
-    # overlap at k
-    out["overlap"] = float(_overlaps(S, ident_s, L, ident_l, k)[k - 1]) / k
-    out["overlap_expected"] = float(_expected_overlaps(S, L, min(len(S), k), k)[k - 1]) / k
-    out["overlap_lo"] = float(_overlaps(S, lo_s, L, lo_l, k)[k - 1]) / k
-    out["overlap_hi"] = float(_overlaps(S, hi_s, L, hi_l, k)[k - 1]) / k
+    # overlap at k: past the longer ranking the overlap no longer grows, so it is counted at depth
+    # min(k, that length) (arrays as long as the rankings, whatever k) and divided by k
+    kk = min(k, max(len(S), len(L)))
+    out["overlap"] = float(_overlaps(S, ident_s, L, ident_l, kk)[kk - 1]) / k
+    out["overlap_expected"] = float(_expected_overlaps(S, L, min(len(S), kk), kk)[kk - 1]) / k
+    out["overlap_lo"] = float(_overlaps(S, lo_s, L, lo_l, kk)[kk - 1]) / k
+    out["overlap_hi"] = float(_overlaps(S, hi_s, L, hi_l, kk)[kk - 1]) / k
     # tau-AP over the tie orderings of both runs
     t = tau_ap_orderings(x, y, samples=samples, seed=seed)
     out.update(tau_ap_expected=t["expected"], tau_ap_lo=t["min"], tau_ap_hi=t["max"], tau_ap_method=t["method"])
