@@ -293,3 +293,22 @@ def test_option_errors_are_one_line_in_a_process():
                        capture_output=True, text=True)
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr.count("\n") == 1 and p.stderr.startswith("tierank: error: Invalid value for '--format'")
+
+
+@pytest.mark.parametrize(("option", "value", "allowed"), [
+    ("--resamples", "-1", "greater than or equal to 1"),
+    ("--resamples", "0", "greater than or equal to 1"),
+    ("--resamples", "99999999999999999999", "less than or equal to 1000000"),
+    ("--resamples", "1000000000", "less than or equal to 1000000"),
+    ("--permutations", "1000000000", "less than or equal to 1000000"),
+    ("--permutations", "-5", "greater than or equal to 1"),
+    ("--tie-samples", "1000000000", "less than or equal to 1000"),
+    ("--tie-samples", "-1", "greater than or equal to 0"),
+])
+def test_compare_sample_counts_have_a_stated_range(option, value, allowed, run2):
+    """Sample counts out of range (a negative count once raised numpy's 'negative dimensions', a huge one
+    a memory error after minutes) are refused at once, in one line; the maximum is in the help."""
+    lines = _errors(invoke("compare", QRELS, RUN, run2, "--test", "bootstrap", "--ci", "bca", "--leaderboard",
+                           option, value, check=False))
+    assert len(lines) == 1 and f"'{option}'" in lines[0] and repr(value) in lines[0] and allowed in lines[0]
+    assert "at most" in " ".join(invoke("compare", "--help").stdout.split())

@@ -182,6 +182,14 @@ def sweep_cmd(
              output, protect)
 
 
+#: the largest sample counts ``tierank compare`` accepts: what is kept grows with them (8 bytes a
+#: resample and system; one range a permutation; an evaluation of every run, per query and system, a tie
+#: sample) and the time with it; the work is drawn in chunks of bounded size
+MAX_RESAMPLES = 1_000_000
+MAX_PERMUTATIONS = 1_000_000
+MAX_TIE_SAMPLES = 1_000
+
+
 @app.command("compare")
 @input_errors
 def compare_cmd(
@@ -218,14 +226,19 @@ def compare_cmd(
                               "oblivious value, bootstrap rank intervals, randomized Tukey HSD groups, and the "
                               "pairs whose order flips.")] = False,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of every sampled figure.")] = 0,
-    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")] = 10_000,
+    resamples: Annotated[int, typer.Option("--resamples", min=1, max=MAX_RESAMPLES, help=(
+        f"Bootstrap resamples (at most {MAX_RESAMPLES:,}: 8 bytes per resample and system are kept).")
+    )] = 10_000,
     permutations: Annotated[int, typer.Option(
-        "--permutations", help="Tukey HSD permutations and Monte Carlo sign flips.")] = 10_000,
+        "--permutations", min=1, max=MAX_PERMUTATIONS,
+        help=f"Tukey HSD permutations and Monte Carlo sign flips (at most {MAX_PERMUTATIONS:,}).")] = 10_000,
     jobs: Annotated[int | None, typer.Option(
         "--jobs", "-j", min=1, help="Threads sharing the Tukey HSD permutations (same result for any number; "
                                     "default: the CPUs available, at most 2).")] = None,
-    tie_samples: Annotated[int, typer.Option("--tie-samples", min=0, help="With --leaderboard: rank intervals also "
-                                             "redraw each query's tie ordering from N random tie breakings.")] = 0,
+    tie_samples: Annotated[int, typer.Option(
+        "--tie-samples", min=0, max=MAX_TIE_SAMPLES,
+        help="With --leaderboard: rank intervals also redraw each query's tie ordering from N random tie "
+             f"breakings (at most {MAX_TIE_SAMPLES:,}: each is an evaluation of every run, kept per query).")] = 0,
 ) -> None:
     """Systems side by side with E[M] and \\[min, max]; paired t-tests on per-query expected values; every
     pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable;
