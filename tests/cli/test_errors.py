@@ -312,3 +312,22 @@ def test_compare_sample_counts_have_a_stated_range(option, value, allowed, run2)
                            option, value, check=False))
     assert len(lines) == 1 and f"'{option}'" in lines[0] and repr(value) in lines[0] and allowed in lines[0]
     assert "at most" in " ".join(invoke("compare", "--help").stdout.split())
+
+
+LONG = "a" * 300
+
+
+@pytest.mark.parametrize("args", [
+    ("eval", QRELS, LONG + ".run"),
+    ("eval", LONG + ".qrels", RUN),
+    ("eval", QRELS, f"{LONG}/{LONG}.run"),
+    ("eval", QRELS, "irds:" + "a" * 5000),
+    ("eval", QRELS, RUN, "-j", "1", LONG + ".run"),
+    ("ties", LONG + ".run"),
+    ("similarity", RUN, LONG + ".run"),
+    ("mteb", QRELS, LONG + ".json"),
+])
+def test_a_file_name_too_long_is_one_line(args):
+    """A name longer than the file system allows once raised OSError [Errno 36] with a traceback."""
+    lines = _errors(invoke(*args, check=False))
+    assert len(lines) == 1 and len(lines[0]) < 400, lines

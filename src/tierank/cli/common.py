@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import io
 import re
@@ -97,6 +98,13 @@ def input_errors(command):
             if not isinstance(e, ImportError):
                 raise
             _fail(TierankInputError(str(e)))
+        except OSError as e:  # a path the file system cannot even look up, wherever it is first looked at
+            if e.errno != errno.ENAMETOOLONG:
+                raise
+            from ..errors import shorten
+
+            name = str(e.filename) if e.filename is not None else "a path"
+            _fail(TierankInputError(f"{shorten(name)}: file name too long for the file system"))
 
     return wrapper
 
