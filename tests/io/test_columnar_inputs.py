@@ -138,6 +138,25 @@ def test_two_columns_naming_one_field_are_refused(tmp_path, cols, first, second)
     assert f"columns '{first}', '{second}' all name the" in refused("eval", example_path("qrels"), p)
 
 
+@pytest.mark.parametrize("first,second", [("score", "relevance"), ("score", "label"), ("Score", "grade"),
+                                          ("grade", "rel"), ("relevance", "judgment")])
+def test_two_grade_columns_of_qrels_are_refused(tmp_path, first, second):
+    """A qrels table with two columns that could be the grade (BEIR's ``score`` beside ``relevance``, or
+    two grade names) is refused naming both, as a run's two score columns are: ``score=[1,0,0]`` with
+    ``relevance=[0,0,0]`` once read ``relevance`` without a word (RR 0.0)."""
+    p = tmp_path / "qrels.parquet"
+    pq.write_table(pa.table({"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"], first: [1, 0, 0],
+                             second: [0, 0, 0]}), p)
+    with pytest.raises(TierankInputError, match=f"columns '{first}', '{second}' all name the relevance"):
+        to_qrels(p)
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 a 1 1.0 r\n")
+    assert f"columns '{first}', '{second}' all name the" in refused("eval", p, run, "-m", "RR")
+    for one in (first, second):  # either column alone is read
+        pq.write_table(pa.table({"query_id": ["q1"], "doc_id": ["a"], one: [1]}), p)
+        assert to_qrels(p).grade.tolist() == [1.0]
+
+
 def test_a_query_text_column_beside_the_id_is_not_a_second_id(tmp_path):
     frame = pd.DataFrame({"query_id": ["q1", "q1"], "query": ["what is x", "what is x"], "doc_id": ["a", "b"],
                           "score": [2.0, 1.0]})

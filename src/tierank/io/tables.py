@@ -271,7 +271,8 @@ def _value_column(cols: list[str], what: str, source: str) -> str:
                 f"looks like qrels, not a run: its column {grades[0]!r} holds judgments and it has no score "
                 f"column ({', '.join(SCORE_COLUMNS)})")])
         return _pick(cols, SCORE_COLUMNS, "score", source)
-    return _pick(cols, GRADE_COLUMNS, "relevance", source, fallback=GRADE_FALLBACK)
+    # a grade column and BEIR's ``score`` could both be the grade: refused as two grade columns are
+    return _pick(cols, GRADE_COLUMNS + GRADE_FALLBACK, "relevance", source)
 
 
 def _columns(obj, source: str, what: str, duplicates: str = "error"):
