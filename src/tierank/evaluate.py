@@ -172,7 +172,16 @@ def evaluate(qrels: Any, run: Any, measures: Iterable[str | Measure | list[Measu
             eval_q = Qrels(qid=ac.take(q.qid, idx), docid=ac.take(q.docid, idx), grade=np.asarray(q.grade)[keep],
                            source=q.source)
             eval_complete = True
-        r = condense(r, q, negative_unjudged=judged_only)
+        try:
+            r = condense(r, q, negative_unjudged=judged_only)
+        except NoJudgedDocuments:
+            if not judged_only:
+                raise
+            # trec_eval -J: no document of the run is judged, and every query is evaluated as one that
+            # retrieved nothing (map 0.0), not refused
+            r = Run(qid=ac.take(r.qid, ac.array(np.zeros(0, dtype=np.int64))),
+                    docid=ac.take(r.docid, ac.array(np.zeros(0, dtype=np.int64))),
+                    score=np.zeros(0), rank=None, source=r.source)
     prep = prepare(r, eval_q, tie_break=policy, rel_level=rel, complete=eval_complete, candidates_only=candidates_only,
                    measures=tuple(parsed), count_judged=unjudged == "bounds",
                    max_depth=float("inf") if max_depth is None else int(max_depth), samples=int(samples),
