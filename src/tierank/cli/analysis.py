@@ -16,6 +16,10 @@ from ..errors import TierankInputError
 from ..io.writers import check_output
 from .app import app
 from .common import (
+    MAX_JOBS,
+    MAX_PERMUTATIONS,
+    MAX_RESAMPLES,
+    MAX_TIE_SAMPLES,
     CandidatesOnly,
     Complete,
     Fmt,
@@ -182,14 +186,6 @@ def sweep_cmd(
              output, protect)
 
 
-#: the largest sample counts ``tierank compare`` accepts: what is kept grows with them (8 bytes a
-#: resample and system; one range a permutation; an evaluation of every run, per query and system, a tie
-#: sample) and the time with it; the work is drawn in chunks of bounded size
-MAX_RESAMPLES = 1_000_000
-MAX_PERMUTATIONS = 1_000_000
-MAX_TIE_SAMPLES = 1_000
-
-
 @app.command("compare")
 @input_errors
 def compare_cmd(
@@ -233,7 +229,7 @@ def compare_cmd(
         "--permutations", min=1, max=MAX_PERMUTATIONS,
         help=f"Tukey HSD permutations and Monte Carlo sign flips (at most {MAX_PERMUTATIONS:,}).")] = 10_000,
     jobs: Annotated[int | None, typer.Option(
-        "--jobs", "-j", min=1, help="Threads sharing the Tukey HSD permutations (same result for any number; "
+        "--jobs", "-j", min=1, max=MAX_JOBS, help="Threads sharing the Tukey HSD permutations (same result for any number; "
                                     "default: the CPUs available, at most 2).")] = None,
     tie_samples: Annotated[int, typer.Option(
         "--tie-samples", min=0, max=MAX_TIE_SAMPLES,
@@ -283,12 +279,17 @@ def show_comparison(cmp, fmt: str, leaderboard: bool, output, protect) -> None:
         emit(render_records(systems, fields, fmt), output, protect)
 
 
+#: the deepest ranking ``tierank bands`` takes (its arrays have one cell a rank: 10^7 ranks, a few seconds)
+MAX_BAND_DEPTH = 10_000_000
+
+
 @app.command("bands")
 @input_errors
 def bands_cmd(
     rho: Annotated[str, typer.Option("--rho", help="Comma-separated band parameters > 1.")] = "1.1,1.2,1.4,1.7,2.0",
     p: Annotated[str, typer.Option("--p", help="Comma-separated RBP persistence values.")] = "0.5,0.85",
-    depth: Annotated[int, typer.Option("--depth", help="Ranking depth.")] = 1000,
+    depth: Annotated[int, typer.Option("--depth", min=1, max=MAX_BAND_DEPTH, help=(
+        f"Ranking depth (at most {MAX_BAND_DEPTH:,}: the worst cases are found over arrays of that length)."))] = 1000,
     fmt: Format = Fmt("table"),
 ) -> None:
     """Worst-case change of RR and RBP that geometric rank banding can cause under permutation averaging

@@ -338,8 +338,19 @@ EvalFormat = Annotated[EvalFmt, typer.Option(
 StatOption = Annotated[Stat | None, typer.Option(
     "--stat", help="The statistic --format trec_eval prints (default oblivious: trec_eval's own value "
                    "under --tie-break); the other formats print all of them.")]
+#: the most worker processes or threads a ``--jobs`` asks for (each costs a process or a thread and its memory)
+MAX_JOBS = 256
+
+#: the largest sample counts accepted: what is kept grows with them (8 bytes a resample and system; one
+#: range a permutation; an evaluation of every run, per query and system, a tie sample; the drawn tie
+#: orderings of a query) and the time with it; the draws are made in chunks of bounded size
+MAX_RESAMPLES = 1_000_000
+MAX_PERMUTATIONS = 1_000_000
+MAX_TIE_SAMPLES = 1_000
+MAX_SAMPLES = 1_000_000
+
 MaxRetrieved = Annotated[int | None, typer.Option(
-    "-M", "--max-retrieved", min=1, help="Read at most N documents per query (trec_eval -M); a tie straddling "
+    "-M", "--max-retrieved", min=1, max=2 ** 53, help="Read at most N documents per query (trec_eval -M); a tie straddling "
                                          "rank N is a tie straddling a cutoff.")]
 JudgedOnly = Annotated[bool, typer.Option(
     "-J", "--judged-only", help="Drop unjudged documents before ranking, as trec_eval -J does: --condensed, with a "
@@ -350,8 +361,8 @@ DocsInCollection = Annotated[int | None, typer.Option(
 NoSummary = Annotated[bool, typer.Option(
     "-n", "--no-summary", help="No summary (all) lines (trec_eval -n; --format trec_eval only).")]
 Samples = Annotated[int, typer.Option(
-    "--samples", min=2, help="Random tie orderings drawn by the measures with no exact expectation "
-                             "(their records say method: sampled).")]
+    "--samples", min=2, max=MAX_SAMPLES, help="Random tie orderings drawn by the measures with no exact "
+                                              f"expectation (their records say method: sampled; at most {MAX_SAMPLES:,}).")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of those draws.")]
 
 
