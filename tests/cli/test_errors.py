@@ -331,3 +331,24 @@ def test_a_file_name_too_long_is_one_line(args):
     """A name longer than the file system allows once raised OSError [Errno 36] with a traceback."""
     lines = _errors(invoke(*args, check=False))
     assert len(lines) == 1 and len(lines[0]) < 400, lines
+
+
+@pytest.mark.parametrize(("kind", "says"), [
+    ("gzip2", "gzip data inside gzip data (compressed twice)"),
+    ("bz2", "bzip2-compressed: tierank reads plain text or gzip"),
+    ("xz", "xz-compressed: tierank reads plain text or gzip"),
+])
+def test_other_compressions_are_named(kind, says, tmp_path):
+    """A doubly gzipped run was called "looks like qrels"; bzip2/xz data is named and refused in memory,
+    as a run and as qrels."""
+    import bz2
+    import gzip
+    import lzma
+
+    raw = open(RUN, "rb").read()
+    data = {"gzip2": lambda b: gzip.compress(gzip.compress(b)), "bz2": bz2.compress, "xz": lzma.compress}[kind](raw)
+    p = tmp_path / f"run.{kind}"
+    p.write_bytes(data)
+    for args in (("eval", QRELS, p), ("eval", p, RUN)):
+        lines = _errors(invoke(*args, check=False))
+        assert len(lines) == 1 and says in lines[0], lines
