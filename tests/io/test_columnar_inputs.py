@@ -183,6 +183,27 @@ def test_uint64_scores_beyond_2_53_are_refused_not_tied(tmp_path):
     assert (rec["oblivious"], rec["range"]) == (1 / 3, 0.0)
 
 
+def test_decimals_follow_the_rule_of_number_text(tmp_path):
+    """One rule for decimals in every surface: read as the nearest float64, as the same value written as
+    text is (a Parquet decimal128(5,2) 0.30 was refused, one line per row, while "0.30" was read);
+    refused only where two different decimals would become one float64 (a tie not in the input)."""
+    from decimal import Decimal
+
+    p = tmp_path / "run.parquet"
+    text = tmp_path / "run.txt"
+    pq.write_table(pa.table({"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"],
+                             "score": pa.array([Decimal("0.30"), Decimal("0.25"), Decimal("0.30")],
+                                               pa.decimal128(5, 2))}), p)
+    text.write_text("q1 Q0 a 1 0.30 t\nq1 Q0 b 2 0.25 t\nq1 Q0 c 3 0.30 t\n")
+    assert to_run(p).score.tolist() == to_run(str(text)).score.tolist() == [0.3, 0.25, 0.3]
+    assert cli("eval", example_path("qrels"), p, "-m", "RR", "-f", "jsonl").returncode == 0
+    close = [Decimal("0.1"), Decimal("0.1000000000000000000000000001")]
+    pq.write_table(pa.table({"query_id": ["q1"] * 2, "doc_id": ["a", "b"],
+                             "score": pa.array(close, pa.decimal128(38, 28))}), p)
+    with pytest.raises(TierankInputError, match="become the same float64 0.1 .a tie that is not in the input"):
+        to_run(p)
+
+
 def test_dict_integers_beyond_2_53_are_refused():
     with pytest.raises(TierankInputError, match="cannot be held exactly as a float64"):
         to_run({"q1": {"a": 2 ** 64 - 1, "b": 2 ** 64 - 2}})
