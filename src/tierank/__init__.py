@@ -6,6 +6,11 @@
 0.8333
 """
 
+# ruff: noqa: E402  (the package's imports follow the start-up call below, on purpose)
+from .processes import quiet_interrupt_at_start
+
+quiet_interrupt_at_start()  # first: a Ctrl-C in the imports below ends the tierank program without a traceback
+
 from typing import TYPE_CHECKING
 
 from .errors import TierankError, TierankInputError

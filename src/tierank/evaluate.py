@@ -137,7 +137,16 @@ class Evaluator:
                 # query of the uncondensed run, as -c does for the whole qrels
                 eval_q = self.judging(ac.unique(ac.decoded(r.qid))).qrels
                 eval_complete = True
-            r = condense(r, q, negative_unjudged=s.judged_only)
+            try:
+                r = condense(r, q, negative_unjudged=s.judged_only)
+            except NoJudgedDocuments:
+                if not s.judged_only:
+                    raise
+                # trec_eval -J: no document of the run is judged, and every query is evaluated as one
+                # that retrieved nothing (map 0.0), not refused
+                none = ac.array(np.zeros(0, dtype=np.int64))
+                r = Run(qid=ac.take(r.qid, none), docid=ac.take(r.docid, none), score=np.zeros(0), rank=None,
+                        source=r.source)
         parsed = self.measures
         prep = prepare(r, eval_q, tie_break=s.policy, rel_level=s.rel, complete=eval_complete,
                        candidates_only=s.candidates_only, measures=tuple(parsed), count_judged=s.unjudged == "bounds",

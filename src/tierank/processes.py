@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["alive", "keep_freed_memory"]
+__all__ = ["alive", "keep_freed_memory", "quiet_interrupt_at_start", "tierank_program"]
 
 
 def alive(pid: int) -> bool:
@@ -33,6 +33,68 @@ def alive(pid: int) -> bool:
     except (PermissionError, OverflowError, OSError):
         return True  # exists (another user's), or not ours to judge
     return True
+
+
+#: the interpreter options that take a value as the next argument
+_VALUED = ("-X", "-W", "-Q")
+
+
+def tierank_program(orig_argv: list[str] | None = None) -> bool:
+    """Whether this process is the ``tierank`` program: its console script, or ``python -m tierank.cli``
+    (``orig_argv``: the interpreter's own command line, :data:`sys.orig_argv`); never a Python caller's
+    process that imports tierank.
+
+    >>> tierank_program(["/venv/bin/python", "/venv/bin/tierank", "eval"])
+    True
+    >>> tierank_program(["python", "-X", "importtime", "-m", "tierank.cli", "eval"])
+    True
+    >>> tierank_program(["python", "-m", "pytest"]), tierank_program(["python", "-c", "import tierank"])
+    (False, False)
+    """
+    import sys
+
+    argv = list(getattr(sys, "orig_argv", []) if orig_argv is None else orig_argv)
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a == "-m":
+            return argv[i + 1:i + 2] == ["tierank.cli"]
+        if a.startswith("-m"):
+            return a[2:] == "tierank.cli"
+        if a == "-c" or a == "-":
+            return False
+        if not a.startswith("-"):  # the script: tierank's console script is named tierank
+            name = os.path.basename(a)
+            return name.removesuffix(".exe").removesuffix("-script.py") == "tierank"
+        i += 2 if a in _VALUED else 1
+    return False
+
+
+def _interrupted_at_start(signum, frame) -> None:
+    """Ctrl-C in the ``tierank`` program: inside the command (:func:`tierank.cli.main` on the stack) the
+    usual ``KeyboardInterrupt``, whose handlers clean up and exit 130; before it (the imports, the start-up)
+    or after it, nothing to clean up: exit 130 at once, without a traceback."""
+    f = frame
+    while f is not None:
+        if f.f_code.co_name == "main" and f.f_globals.get("__name__") == "tierank.cli":
+            raise KeyboardInterrupt
+        f = f.f_back
+    os._exit(130)
+
+
+def quiet_interrupt_at_start() -> None:
+    """In the ``tierank`` program (:func:`tierank_program`) only, and where Ctrl-C has its usual handler:
+    Ctrl-C from now on ends the program with exit 130 and no traceback wherever it lands, also in the
+    first imports, before the command line's own handling begins.  Called first thing by ``import tierank``."""
+    import signal
+
+    if not tierank_program():
+        return
+    try:
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _interrupted_at_start)
+    except ValueError:  # not the main thread: signals are not ours to set
+        pass
 
 
 #: glibc's ``mallopt`` parameters (malloc.h)

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from helpers import examples
 from tests.helpers import run_cli
 from tierank.analysis.similarity import (
     kendall_tau_b,
@@ -22,7 +23,6 @@ from tierank.analysis.similarity import (
     similarity,
     tau_ap,
 )
-from helpers import examples
 
 # --- independent implementations, written from the papers' definitions (loops over depths, sets) --------------
 
@@ -214,6 +214,71 @@ def test_hand_worked_variants():
 @settings(max_examples=examples(120), deadline=None)
 def test_variants_equal_the_transcription(x, y, p, ties):
     assert rbo(x, y, p=p, ties=ties) == pytest.approx(corsi_urbano(x, y, p, ties), abs=1e-12)
+
+
+# --- the bounds for a small persistence -------------------------------------------------------------------
+
+
+def exact_rbo(S: list, L: list, p: float) -> float:
+    """``(1 - p) sum_d |S[:d] & L[:d]| / d p^(d-1)`` over the depths term by term (positive terms: no
+    cancellation), to where the weight falls below 1e-17: RBO of two lists taken as infinite (they are
+    extended as far as that)."""
+    seen_s: set = set()
+    seen_l: set = set()
+    terms, weight, d = [], 1 - p, 1
+    while weight > 1e-17:
+        seen_s.add(S[d - 1])
+        seen_l.add(L[d - 1])
+        terms.append(len(seen_s & seen_l) / d * weight)
+        weight *= p
+        d += 1
+    return math.fsum(terms)
+
+
+def extended(S: list, L: list, fill: int = 400) -> tuple[list, list, list, list]:
+    """Webber et al.'s RBO_min and RBO_max as lists: the pair each bound is the RBO of.  Min: both go on
+    with items the other never holds; max: each takes the other's unseen items, in the other's order, as
+    early as it can, then the same new items in the same order (``S`` is the shorter)."""
+    fresh = [f"n{i}" for i in range(fill)]
+    low = (S + [f"s{i}" for i in range(fill)], L + [f"l{i}" for i in range(fill)])
+    high = (S + [i for i in L if i not in S] + fresh, L + [i for i in S if i not in L] + fresh)
+    return *low, *high
+
+
+@given(st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=6, unique=True),
+       st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=6, unique=True),
+       st.sampled_from([1e-15, 1e-12, 1e-8, 1e-4, 0.1, 0.5, 0.6, 0.9]))
+@settings(max_examples=examples(200), deadline=None)
+def test_bounds_equal_brute_force_for_any_persistence(x, y, p):
+    """RBO_min and RBO_max are the RBO of the extensions that agree least and most, summed in exact
+    rationals; ext lies between them and the residual is never negative, down to p = 1e-15 (where the
+    bounds once cancelled to -19 and 0.9468 > ext)."""
+    S, L = (x, y) if len(x) <= len(y) else (y, x)
+    lo_s, lo_l, hi_s, hi_l = extended(S, L)
+    for ties in ("w", "a", "b"):
+        r = rbo(x, y, p=p, ties=ties)
+        assert r["min"] == pytest.approx(exact_rbo(lo_s, lo_l, p), abs=1e-12)
+        assert r["max"] == pytest.approx(exact_rbo(hi_s, hi_l, p), abs=1e-12)
+        assert r["min"] - 1e-12 <= r["ext"] <= r["max"] + 1e-12 and r["res"] >= 0
+
+
+@given(tied_ranking(), tied_ranking(), st.sampled_from([1e-15, 1e-12, 1e-8, 1e-3]),
+       st.sampled_from(["w", "a", "b"]))
+@settings(max_examples=examples(120), deadline=None)
+def test_tied_bounds_hold_for_a_small_persistence(x, y, p, ties):
+    r = rbo(x, y, p=p, ties=ties)
+    assert all(math.isfinite(v) for v in r.values())
+    assert r["min"] - 1e-12 <= r["ext"] <= r["max"] + 1e-12 and r["res"] >= 0
+    assert 0 <= r["min"] and r["max"] <= 1 + 1e-12
+
+
+def test_similarity_bounds_for_a_tiny_persistence():
+    a = {"q": {"d1": 3.0, "d2": 2.0, "d3": 2.0, "d4": 1.0}}
+    b = {"q": {"d2": 3.0, "d1": 2.5, "d5": 2.0, "d4": 2.0}}
+    for p in (1e-17, 1e-15, 1e-12, 1e-8):
+        row = similarity(a, b, p=p).per_query[0]
+        assert row["rbo_min"] - 1e-12 <= row["rbo"] <= row["rbo_max"] + 1e-12, (p, row)
+        assert 0 <= row["rbo_res"] <= 1
 
 
 # --- over the tie orderings: brute force ------------------------------------------------------------------
@@ -417,3 +482,18 @@ def test_cli_formats_and_errors(tmp_path):
     other.write_text("q9 Q0 d1 1 1.0 C\n")
     p = run_cli("similarity", a, other, check=False)
     assert p.returncode == 2 and "share no query" in p.stderr
+
+
+@given(tied_ranking(max_len=5), tied_ranking(max_len=5), st.sampled_from([6, 50, 10**12, 10**30]))
+@settings(max_examples=examples(60), deadline=None)
+def test_overlap_past_the_rankings_is_the_whole_overlap_over_k(x, y, big):
+    """Past both rankings the overlap stops growing: at any k (10^12 once asked for 7 TiB) it is the
+    overlap at the longer ranking's length times that length over k."""
+    assume(n_orderings(x) * n_orderings(y) <= 1500)
+    at = similarity({"q": _scores(x)}, {"q": _scores(y)}, k=big).per_query[0]
+    n = max(len(_flat(x)), len(_flat(y)))
+    full = similarity({"q": _scores(x)}, {"q": _scores(y)}, k=n).per_query[0]
+    for f in ("overlap", "overlap_expected", "overlap_lo", "overlap_hi"):
+        assert at[f] == pytest.approx(full[f] * n / big, rel=1e-12, abs=1e-300)
+    vals = [len(set(ox) & set(oy)) / big for ox in orderings(x) for oy in orderings(y)]
+    assert at["overlap_hi"] == pytest.approx(max(vals), rel=1e-12)

@@ -263,3 +263,92 @@ def test_a_repeated_measure_parameter_is_refused():
     """`RBP(p=0.5,p=0.6)` silently evaluated RBP(p=0.6)."""
     p = invoke("eval", QRELS, RUN, "-m", "RBP(p=0.5,p=0.6)", check=False)
     assert _errors(p) == ["tierank: error: measure 'RBP(p=0.5,p=0.6)': parameter p is given twice"]
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("compare", QRELS, RUN, "{run2}", "--seed", "-1"), ["'--seed'", "'-1'", "greater than or equal to 0"]),
+    (("compare", QRELS, RUN, "{run2}", "--seed=-5"), ["'--seed'", "'-5'", "greater than or equal to 0"]),
+    (("eval", QRELS, RUN, "--format", "xml"), ["'--format'", "'xml'", "'table'", "'latex'"]),
+    (("eval", QRELS, RUN, "-fxml"), ["'--format'", "'xml'", "'table'"]),
+    (("eval", QRELS, RUN, "-j", "abc"), ["'--jobs'", "'abc'", "valid integer"]),
+    (("eval", QRELS, RUN, "--bogus"), ["No such option: --bogus", "tierank eval --help"]),
+    (("evl",), ["No such command 'evl'", "'eval'", "tierank --help"]),
+    (("eval",), ["Missing argument 'QRELS'", "tierank eval --help"]),
+    (("--bogus",), ["No such option: --bogus"]),
+    (("plot", "cutoff", QRELS, RUN, "--bogus"), ["--bogus", "tierank plot cutoff --help"]),
+    (("similarity", RUN, "{run2}", "-k", "x"), ["'-k'", "'x'", "integer"]),
+])
+def test_option_errors_are_one_line(args, says, run2):
+    """click's refusals (unknown option or command, a value of the wrong type, out of range or not a
+    choice, a missing argument) are one `tierank: error:` line naming the option, the value given and
+    what is allowed, exit 2: not click's usage box."""
+    lines = _errors(invoke(*(str(a).format(run2=run2) for a in args), check=False))
+    assert len(lines) == 1 and "Usage:" not in lines[0] and "╭" not in lines[0]
+    for s in says:
+        assert s in lines[0], (s, lines[0])
+
+
+def test_option_errors_are_one_line_in_a_process():
+    p = subprocess.run([sys.executable, "-m", "tierank.cli", "eval", QRELS, RUN, "--format", "xml"],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("tierank: error: Invalid value for '--format'")
+
+
+@pytest.mark.parametrize(("option", "value", "allowed"), [
+    ("--resamples", "-1", "greater than or equal to 1"),
+    ("--resamples", "0", "greater than or equal to 1"),
+    ("--resamples", "99999999999999999999", "less than or equal to 1000000"),
+    ("--resamples", "1000000000", "less than or equal to 1000000"),
+    ("--permutations", "1000000000", "less than or equal to 1000000"),
+    ("--permutations", "-5", "greater than or equal to 1"),
+    ("--tie-samples", "1000000000", "less than or equal to 1000"),
+    ("--tie-samples", "-1", "greater than or equal to 0"),
+])
+def test_compare_sample_counts_have_a_stated_range(option, value, allowed, run2):
+    """Sample counts out of range (a negative count once raised numpy's 'negative dimensions', a huge one
+    a memory error after minutes) are refused at once, in one line; the maximum is in the help."""
+    lines = _errors(invoke("compare", QRELS, RUN, run2, "--test", "bootstrap", "--ci", "bca", "--leaderboard",
+                           option, value, check=False))
+    assert len(lines) == 1 and f"'{option}'" in lines[0] and repr(value) in lines[0] and allowed in lines[0]
+    assert "at most" in " ".join(invoke("compare", "--help").stdout.split())
+
+
+LONG = "a" * 300
+
+
+@pytest.mark.parametrize("args", [
+    ("eval", QRELS, LONG + ".run"),
+    ("eval", LONG + ".qrels", RUN),
+    ("eval", QRELS, f"{LONG}/{LONG}.run"),
+    ("eval", QRELS, "irds:" + "a" * 5000),
+    ("eval", QRELS, RUN, "-j", "1", LONG + ".run"),
+    ("ties", LONG + ".run"),
+    ("similarity", RUN, LONG + ".run"),
+    ("mteb", QRELS, LONG + ".json"),
+])
+def test_a_file_name_too_long_is_one_line(args):
+    """A name longer than the file system allows once raised OSError [Errno 36] with a traceback."""
+    lines = _errors(invoke(*args, check=False))
+    assert len(lines) == 1 and len(lines[0]) < 400, lines
+
+
+@pytest.mark.parametrize(("kind", "says"), [
+    ("gzip2", "gzip data inside gzip data (compressed twice)"),
+    ("bz2", "bzip2-compressed: tierank reads plain text or gzip"),
+    ("xz", "xz-compressed: tierank reads plain text or gzip"),
+])
+def test_other_compressions_are_named(kind, says, tmp_path):
+    """A doubly gzipped run was called "looks like qrels"; bzip2/xz data is named and refused in memory,
+    as a run and as qrels."""
+    import bz2
+    import gzip
+    import lzma
+
+    raw = open(RUN, "rb").read()
+    data = {"gzip2": lambda b: gzip.compress(gzip.compress(b)), "bz2": bz2.compress, "xz": lzma.compress}[kind](raw)
+    p = tmp_path / f"run.{kind}"
+    p.write_bytes(data)
+    for args in (("eval", QRELS, p), ("eval", p, RUN)):
+        lines = _errors(invoke(*args, check=False))
+        assert len(lines) == 1 and says in lines[0], lines

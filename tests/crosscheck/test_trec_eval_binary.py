@@ -43,11 +43,9 @@ Genuine trec_eval behaviours tierank does not copy, shown by the tests named aft
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -120,7 +118,7 @@ def run_tierank(*args) -> tuple[int, str, str]:
     return res.exit_code, res.stdout, res.stderr
 
 
-@lru_cache(maxsize=None)
+@cache
 def _bases() -> tuple[str, ...]:
     from tierank.measures.names import TREC_ORDER
 
@@ -355,6 +353,25 @@ def test_judged_only_conventions(trec_eval, tmp_path):
         theirs = [ln for ln in lines_of(te.stdout) if ln.split("\t")[0] in printed]
         assert len(lines_of(out)) == len(theirs), flags
         assert [a for a, b in zip(lines_of(out), theirs) if a != b and not _nan_quirk(b, flags)] == [], flags
+
+
+@pytest.mark.parametrize("jobs", [[], ["-j", "1"], ["-j", "2"]], ids=["memory", "stream", "stream2"])
+def test_judged_only_with_no_judged_document(trec_eval, tmp_path, jobs):
+    """-J where no document of the run is judged: every query is evaluated as one that retrieved nothing
+    (map 0.0), in memory and streamed alike, as trec_eval does (in memory this was once refused,
+    naming --condensed; streamed it printed trec_eval's answer)."""
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 x 1\nq1 0 y 0\nq2 0 z 1\n")
+    run = tmp_path / "run"
+    run.write_text("q1 Q0 a 1 0.5 r\nq1 Q0 b 2 0.4 r\nq2 Q0 w 1 0.3 r\nq2 Q0 v 2 0.3 r\n")
+    for flags in (["-J"], ["-J", "-c"], ["-J", "-q"], ["-J", "-c", "-q"]):
+        args = [*flags, "-m", "map", "-m", "num_q", "-m", "num_ret", "-m", "P.2"]
+        code, out, err = run_tierank("-f", "trec_eval", *jobs, *args, qrels, run)
+        assert code == 0, err
+        te = run_te(trec_eval, [*args, qrels, run])
+        assert te.returncode == 0 and lines_of(out) == lines_of(te.stdout), flags
+    code, _, err = run_tierank(*jobs, "--condensed", "-m", "map", qrels, run)  # tierank's own: refused
+    assert code == 2 and "--condensed: no document of" in err
 
 
 def test_quirk_judged_only_with_max_retrieved(trec_eval, tmp_path):

@@ -138,6 +138,25 @@ def test_two_columns_naming_one_field_are_refused(tmp_path, cols, first, second)
     assert f"columns '{first}', '{second}' all name the" in refused("eval", example_path("qrels"), p)
 
 
+@pytest.mark.parametrize("first,second", [("score", "relevance"), ("score", "label"), ("Score", "grade"),
+                                          ("grade", "rel"), ("relevance", "judgment")])
+def test_two_grade_columns_of_qrels_are_refused(tmp_path, first, second):
+    """A qrels table with two columns that could be the grade (BEIR's ``score`` beside ``relevance``, or
+    two grade names) is refused naming both, as a run's two score columns are: ``score=[1,0,0]`` with
+    ``relevance=[0,0,0]`` once read ``relevance`` without a word (RR 0.0)."""
+    p = tmp_path / "qrels.parquet"
+    pq.write_table(pa.table({"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"], first: [1, 0, 0],
+                             second: [0, 0, 0]}), p)
+    with pytest.raises(TierankInputError, match=f"columns '{first}', '{second}' all name the relevance"):
+        to_qrels(p)
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 a 1 1.0 r\n")
+    assert f"columns '{first}', '{second}' all name the" in refused("eval", p, run, "-m", "RR")
+    for one in (first, second):  # either column alone is read
+        pq.write_table(pa.table({"query_id": ["q1"], "doc_id": ["a"], one: [1]}), p)
+        assert to_qrels(p).grade.tolist() == [1.0]
+
+
 def test_a_query_text_column_beside_the_id_is_not_a_second_id(tmp_path):
     frame = pd.DataFrame({"query_id": ["q1", "q1"], "query": ["what is x", "what is x"], "doc_id": ["a", "b"],
                           "score": [2.0, 1.0]})
@@ -162,6 +181,27 @@ def test_uint64_scores_beyond_2_53_are_refused_not_tied(tmp_path):
     res = cli("eval", qrels, p, "-m", "RR", "-f", "jsonl")
     rec = [r for r in map(json.loads, res.stdout.splitlines()) if r["query"] == "all"][0]
     assert (rec["oblivious"], rec["range"]) == (1 / 3, 0.0)
+
+
+def test_decimals_follow_the_rule_of_number_text(tmp_path):
+    """One rule for decimals in every surface: read as the nearest float64, as the same value written as
+    text is (a Parquet decimal128(5,2) 0.30 was refused, one line per row, while "0.30" was read);
+    refused only where two different decimals would become one float64 (a tie not in the input)."""
+    from decimal import Decimal
+
+    p = tmp_path / "run.parquet"
+    text = tmp_path / "run.txt"
+    pq.write_table(pa.table({"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"],
+                             "score": pa.array([Decimal("0.30"), Decimal("0.25"), Decimal("0.30")],
+                                               pa.decimal128(5, 2))}), p)
+    text.write_text("q1 Q0 a 1 0.30 t\nq1 Q0 b 2 0.25 t\nq1 Q0 c 3 0.30 t\n")
+    assert to_run(p).score.tolist() == to_run(str(text)).score.tolist() == [0.3, 0.25, 0.3]
+    assert cli("eval", example_path("qrels"), p, "-m", "RR", "-f", "jsonl").returncode == 0
+    close = [Decimal("0.1"), Decimal("0.1000000000000000000000000001")]
+    pq.write_table(pa.table({"query_id": ["q1"] * 2, "doc_id": ["a", "b"],
+                             "score": pa.array(close, pa.decimal128(38, 28))}), p)
+    with pytest.raises(TierankInputError, match="become the same float64 0.1 .a tie that is not in the input"):
+        to_run(p)
 
 
 def test_dict_integers_beyond_2_53_are_refused():

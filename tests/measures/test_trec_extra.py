@@ -17,12 +17,12 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import tierank
+from helpers import examples
 from measures.strategies import collection
 from measures.test_families_exact import ref_bpref
 from measures.test_families_sampled import close_in_law
 from reference import check_per_query
 from tierank.measures import parse_measure
-from helpers import examples
 
 TOL = 1e-9
 S = 1000
@@ -209,3 +209,23 @@ def test_docs_in_collection_reaches_utility():
     p = plan(["utility", "map"]).with_docs_in_collection(1000)
     assert [str(m) for m in p.measures] == ["Utility(ndocs=1000)", "AP"]
     assert [e.name for e in p.printed] == ["map", "utility"]
+
+
+@pytest.mark.parametrize("text", ["Utility(p1=inf)", "Utility(p2=-inf)", "Utility(p3=nan)",
+                                  "Utility(p1=1e308,p2=1e308)", "Utility(p4=1.0000001e15)",
+                                  "SetF(beta=inf)", "SetF(beta=1e151)", "RBP(p=nan)"])
+def test_parameters_are_finite_and_bounded(text):
+    """A non-finite parameter is refused, as is one so large that the value overflows (Utility(p1=inf)
+    once crashed the JSON writer; Utility(p1=1e308,p2=1e308) printed inf)."""
+    with pytest.raises(tierank.TierankInputError, match="must lie in"):
+        parse_measure(text)
+
+
+@given(st.sampled_from([-1e15, -3.5, 0.0, 1e15]), st.sampled_from([-1e15, 0.0, 1e15]))
+@settings(max_examples=examples(40), deadline=None)
+def test_utility_at_its_largest_worths_is_finite(p1, p2):
+    qrels = {"q": {"a": 1, "b": 0, "c": 1}}
+    run = {"q": {"a": 0.5, "b": 0.5, "d": 0.1}}
+    m = f"Utility(p1={p1!r},p2={p2!r},p3=1e15,p4=-1e15,ndocs=9007199254740992)"
+    agg = tierank.evaluate(qrels, run, [m]).aggregate()
+    assert all(math.isfinite(float(agg[k][0])) for k in ("oblivious", "expected", "min", "max"))

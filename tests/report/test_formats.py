@@ -223,3 +223,23 @@ def test_float_reprs_is_repr(seed):
     assert repr_column(v, "null") == ["null" if s == "nan" else s for s in want]
     for cut in (1, 63, 64, 65, 1000):  # short columns take repr throughout
         assert float_reprs(v[:cut]) == want[:cut]
+
+
+@pytest.mark.parametrize("name", ["*star*.run", "[link](x).run", "`tick`.run", "<b>bold.run", "_em_.run",
+                                  "a|b.run", "~~del~~.run", "&amp;.run", "back\\slash.run", "q_1.run",
+                                  "**x**_y_`z`.run"])
+def test_markdown_shows_run_names_as_written(name, tmp_path):
+    """A run named with Markdown syntax (``*star*.run`` rendered in italics, ``[link](x).run`` as a link)
+    renders as its name, read back by a Markdown renderer (markdown-it, CommonMark with GFM tables)."""
+    from html import unescape
+
+    from markdown_it import MarkdownIt
+
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q 0 b 1\n")
+    (tmp_path / name).write_text("q Q0 a 1 0.5 t\nq Q0 b 2 0.5 t\n")
+    (tmp_path / "other").write_text("q Q0 b 1 0.9 t\n")
+    md = cli("eval", qrels, tmp_path / name, tmp_path / "other", "-m", "P@1", "-f", "markdown")
+    html = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(md)
+    cells = [unescape(c.rsplit(">", 1)[1]) for c in html.split("</td>")[:-1]]
+    assert cells[0] == name and "<em>" not in html and "<a " not in html and "<code>" not in html

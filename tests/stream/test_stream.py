@@ -10,12 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tierank
+from helpers import examples
+from measures.strategies import collection
 from tierank.errors import TierankInputError
 from tierank.examples import path as example_path
 from tierank.stream import evaluate_stream, iter_batches, iter_blocks, iter_evaluate, partition
-
-from measures.strategies import collection
-from helpers import examples
 
 MEASURES = ["AP", "nDCG@3", "RR", "P@2", "R@4", "Success@1", "RBP(p=0.5)", "Rprec", "F1@3", "AP@3"]
 
@@ -456,3 +455,19 @@ def test_a_bad_block_still_tells_that_the_run_is_not_grouped(tmp_path):
             evaluate_stream({"q1": {"a": 1}}, p, ["AP"], block_bytes=10, jobs=jobs)
         assert [x.line for x in got.value.problems] == [4, None]
         assert "query 'q1' appears again" in got.value.problems[1].reason
+
+
+@pytest.mark.parametrize("complete", [False, True])
+def test_judged_only_with_no_judged_document_scores_nothing_retrieved(tmp_path, complete):
+    """trec_eval -J where no document of the run is judged: each judged query of the run (with -c, each
+    qrels query) retrieved nothing, AP 0; memory and streaming agree (memory once refused)."""
+    p = tmp_path / "run.txt"
+    p.write_text("q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 x 1 2.0 t\nq9 Q0 y 1 1.0 t\n")
+    qrels = {"q1": {"z": 1}, "q2": {"w": 1, "v": 0}, "q3": {"u": 1}}
+    mem = tierank.evaluate(qrels, str(p), ["AP", "NumRet"], judged_only=True, complete=complete)
+    assert mem.qids == (["q1", "q2", "q3"] if complete else ["q1", "q2"])
+    assert mem.per_query()["expected"].tolist() == [0.0] * (2 * len(mem.qids))
+    for jobs in (1, 2):
+        got = evaluate_stream(qrels, p, ["AP", "NumRet"], block_bytes=16, jobs=jobs, judged_only=True,
+                              complete=complete)
+        assert got.records() == mem.records()

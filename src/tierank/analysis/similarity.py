@@ -193,20 +193,39 @@ def rbo_from_overlaps(X: np.ndarray, s: int, p: float) -> dict[str, float]:
     if not 1 <= s <= l:
         raise ValueError(f"rbo_from_overlaps: need 1 <= s <= l, got s={s}, l={l}")
     d = np.arange(1, l + 1, dtype=np.float64)
-    w = p ** d
+    w = _weights(d, p)
     agree = X / d
     xs, xl = X[s - 1], X[l - 1]
     extra = np.where(d > s, d - s, 0.0)
     a_ext = (X + extra * xs / s) / d
     a_max = (X + extra) / d
-    sec_min = xl * (math.log(1 / (1 - p)) - float(np.sum(w / d)))
-    sec_ext = (xl + (l - s) * xs / s) / l * p ** (l + 1) / (1 - p)
-    sec_max = _tail_max(xl, s, l, p)
-    c = (1 - p) / p
-    lo = c * (float(np.sum(agree * w)) + sec_min)
-    hi = c * (float(np.sum(a_max * w)) + sec_max)
-    return {"ext": float(c * (float(np.sum(a_ext * w)) + sec_ext)), "min": float(lo), "max": float(hi),
-            "res": float(hi - lo)}
+    lo = math.fsum(agree * w) + xl * _tail_min(l, p)
+    hi = math.fsum(a_max * w) + _tail_max(xl, s, l, p)
+    ext = math.fsum(a_ext * w) + (xl + (l - s) * xs / s) / l * p ** l
+    return {"ext": float(ext), "min": float(lo), "max": float(hi), "res": float(hi - lo)}
+
+
+# The sums below are RBO's ``(1 - p) / p * sum_d A_d p^d`` written as ``sum_d A_d (1 - p) p^(d - 1)``: no
+# division by p (which lost every digit for a tiny p), and each tail summed where it is small rather than
+# found as the difference of two large numbers.
+
+
+def _weights(d: np.ndarray, p: float) -> np.ndarray:
+    """RBO's weight of each depth ``d``: ``(1 - p) p^(d - 1)``."""
+    return (1 - p) * p ** (d - 1)
+
+
+def _tail_min(l: int, p: float) -> float:
+    """``(1 - p) / p * sum_{d > l} p^d / d``: the weight RBO_min gives to an overlap that stays ``X_l``.
+
+    For p up to 1/2 the series itself (its terms fall by a factor p at least: 60 terms reach 2^-60 of the
+    first); above, ``-log(1 - p)`` less the first l terms, where the factor ``(1 - p) / p < 1`` does not
+    magnify the rounding of the difference."""
+    if p <= 0.5:
+        k = np.arange(60, dtype=np.float64)
+        return (1 - p) * p ** l * math.fsum(p ** k / (l + 1 + k))
+    d = np.arange(1, l + 1, dtype=np.float64)
+    return (1 - p) / p * max(0.0, -math.log1p(-p) - math.fsum(p ** d / d))
 
 
 def _tail_max(xl: float, s: int, l: int, p: float) -> float:
@@ -216,7 +235,7 @@ def _tail_max(xl: float, s: int, l: int, p: float) -> float:
         xl = float(round(xl))
     f = l + s - xl
     d = np.arange(l + 1, f + 1, dtype=np.float64)  # the depths l < d <= f (f may be fractional)
-    return float(np.sum((2 * d - l - s + xl) / d * p ** d)) + p ** (f + 1) / (1 - p)
+    return math.fsum((2 * d - l - s + xl) / d * _weights(d, p)) + p ** f
 
 
 # --- Corsi and Urbano's tie-aware variants -----------------------------------------------------------------
@@ -324,11 +343,10 @@ def _rbo_variant(S: Ranking, L: Ranking, s: int, l: int, p: float, variant: str)
     x_ext = X.copy()
     x_ext[s:] += (depth[s:] - s) * a_s * mean
     xl = float(X[l - 1])
-    w = p ** depth
-    c = (1 - p) / p
-    lo = c * (float(np.sum(A * w)) + xl * (math.log(1 / (1 - p)) - float(np.sum(w / depth))))
-    hi = c * (float(np.sum(agreement(x_max) * w)) + _tail_max(xl, s, l, p))
-    ext = c * (float(np.sum(agreement(x_ext) * w)) + (xl + (l - s) * a_s) / l * p ** (l + 1) / (1 - p))
+    w = _weights(depth, p)
+    lo = math.fsum(A * w) + xl * _tail_min(l, p)
+    hi = math.fsum(agreement(x_max) * w) + _tail_max(xl, s, l, p)
+    ext = math.fsum(agreement(x_ext) * w) + (xl + (l - s) * a_s) / l * p ** l
     return {"ext": float(ext), "min": float(lo), "max": float(hi), "res": float(hi - lo)}
 
 
@@ -646,11 +664,13 @@ def query_similarity(x: Ranking, y: Ranking, x_scores: np.ndarray, y_scores: np.
     rank_in_x = np.full(len(y), -1, dtype=np.int64)
     rank_in_x[j] = i  # x's positions of the shared items, at their positions in y
     out["tau_ap"] = tau_ap(rank_in_x[np.sort(j)])
-    # overlap at k
-    out["overlap"] = float(_overlaps(S, ident_s, L, ident_l, k)[k - 1]) / k
-    out["overlap_expected"] = float(_expected_overlaps(S, L, min(len(S), k), k)[k - 1]) / k
-    out["overlap_lo"] = float(_overlaps(S, lo_s, L, lo_l, k)[k - 1]) / k
-    out["overlap_hi"] = float(_overlaps(S, hi_s, L, hi_l, k)[k - 1]) / k
+    # overlap at k: past the longer ranking the overlap no longer grows, so it is counted at depth
+    # min(k, that length) (arrays as long as the rankings, whatever k) and divided by k
+    kk = min(k, max(len(S), len(L)))
+    out["overlap"] = float(_overlaps(S, ident_s, L, ident_l, kk)[kk - 1]) / k
+    out["overlap_expected"] = float(_expected_overlaps(S, L, min(len(S), kk), kk)[kk - 1]) / k
+    out["overlap_lo"] = float(_overlaps(S, lo_s, L, lo_l, kk)[kk - 1]) / k
+    out["overlap_hi"] = float(_overlaps(S, hi_s, L, hi_l, kk)[kk - 1]) / k
     # tau-AP over the tie orderings of both runs
     t = tau_ap_orderings(x, y, samples=samples, seed=seed)
     out.update(tau_ap_expected=t["expected"], tau_ap_lo=t["min"], tau_ap_hi=t["max"], tau_ap_method=t["method"])

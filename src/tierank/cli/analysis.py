@@ -17,6 +17,10 @@ from ..errors import TierankInputError
 from ..io.writers import check_output
 from .app import app
 from .common import (
+    MAX_JOBS,
+    MAX_PERMUTATIONS,
+    MAX_RESAMPLES,
+    MAX_TIE_SAMPLES,
     CandidatesOnly,
     Complete,
     Fmt,
@@ -223,14 +227,19 @@ def compare_cmd(
                               "oblivious value, bootstrap rank intervals, randomized Tukey HSD groups, and the "
                               "pairs whose order flips.")] = False,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of every sampled figure.")] = 0,
-    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")] = 10_000,
+    resamples: Annotated[int, typer.Option("--resamples", min=1, max=MAX_RESAMPLES, help=(
+        f"Bootstrap resamples (at most {MAX_RESAMPLES:,}: 8 bytes per resample and system are kept).")
+    )] = 10_000,
     permutations: Annotated[int, typer.Option(
-        "--permutations", help="Tukey HSD permutations and Monte Carlo sign flips.")] = 10_000,
+        "--permutations", min=1, max=MAX_PERMUTATIONS,
+        help=f"Tukey HSD permutations and Monte Carlo sign flips (at most {MAX_PERMUTATIONS:,}).")] = 10_000,
     jobs: Annotated[int | None, typer.Option(
-        "--jobs", "-j", min=1, help="Threads sharing the Tukey HSD permutations (same result for any number; "
+        "--jobs", "-j", min=1, max=MAX_JOBS, help="Threads sharing the Tukey HSD permutations (same result for any number; "
                                     "default: the CPUs available, at most 2).")] = None,
-    tie_samples: Annotated[int, typer.Option("--tie-samples", min=0, help="With --leaderboard: rank intervals also "
-                                             "redraw each query's tie ordering from N random tie breakings.")] = 0,
+    tie_samples: Annotated[int, typer.Option(
+        "--tie-samples", min=0, max=MAX_TIE_SAMPLES,
+        help="With --leaderboard: rank intervals also redraw each query's tie ordering from N random tie "
+             f"breakings (at most {MAX_TIE_SAMPLES:,}: each is an evaluation of every run, kept per query).")] = 0,
 ) -> None:
     """Systems side by side with E[M] and \\[min, max]; paired t-tests on per-query expected values; every
     pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable;
@@ -275,12 +284,17 @@ def show_comparison(cmp, fmt: str, leaderboard: bool, output, protect) -> None:
         emit(render_records(systems, fields, fmt), output, protect)
 
 
+#: the deepest ranking ``tierank bands`` takes (its arrays have one cell a rank: 10^7 ranks, a few seconds)
+MAX_BAND_DEPTH = 10_000_000
+
+
 @app.command("bands")
 @input_errors
 def bands_cmd(
     rho: Annotated[str, typer.Option("--rho", help="Comma-separated band parameters > 1.")] = "1.1,1.2,1.4,1.7,2.0",
     p: Annotated[str, typer.Option("--p", help="Comma-separated RBP persistence values.")] = "0.5,0.85",
-    depth: Annotated[int, typer.Option("--depth", help="Ranking depth.")] = 1000,
+    depth: Annotated[int, typer.Option("--depth", min=1, max=MAX_BAND_DEPTH, help=(
+        f"Ranking depth (at most {MAX_BAND_DEPTH:,}: the worst cases are found over arrays of that length)."))] = 1000,
     fmt: Format = Fmt("table"),
 ) -> None:
     """Worst-case change of RR and RBP that geometric rank banding can cause under permutation averaging

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import io
 import re
@@ -97,6 +98,13 @@ def input_errors(command):
             if not isinstance(e, ImportError):
                 raise
             _fail(TierankInputError(str(e)))
+        except OSError as e:  # a path the file system cannot even look up, wherever it is first looked at
+            if e.errno != errno.ENAMETOOLONG:
+                raise
+            from ..errors import shorten
+
+            name = str(e.filename) if e.filename is not None else "a path"
+            _fail(TierankInputError(f"{shorten(name)}: file name too long for the file system"))
 
     return wrapper
 
@@ -135,8 +143,81 @@ def _untyped_flags(params: list) -> list:
     return params
 
 
+def _given(param, argv: list[str]) -> list[str]:
+    """The values given to the option ``param`` on the command line ``argv`` (as written)."""
+    opts = [o for o in (*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())) if o.startswith("-")]
+    out = []
+    for i, a in enumerate(argv):
+        if a == "--":
+            break
+        for o in opts:
+            if a == o and i + 1 < len(argv):
+                out.append(argv[i + 1])
+            elif o.startswith("--") and a.startswith(o + "="):
+                out.append(a[len(o) + 1:])
+            elif not o.startswith("--") and a.startswith(o) and len(a) > len(o) and not a.startswith("--"):
+                out.append(a[len(o):].removeprefix("="))
+    return out
+
+
+def _kind(e: BaseException) -> str:
+    """The name of click's exception class (typer bundles click: its classes are public by name only)."""
+    return type(e).__name__
+
+
+def usage_line(e: typer.TyperException, argv: list[str] | None = None) -> str:
+    """click's refusal of a command line (an unknown option, a value out of range, a missing argument) as
+    one line: the message, the value given where it is an option's, and where to read what is allowed.
+
+    >>> usage_line(typer.BadParameter("must be at least 0"))
+    'Invalid value: must be at least 0'
+    """
+    from ..errors import quote
+
+    msg = " ".join(e.format_message().replace("Value error, ", "").split())
+    param = getattr(e, "param", None)
+    if isinstance(e, typer.BadParameter) and _kind(e) != "MissingParameter" and param is not None:
+        given = _given(param, argv or [])
+        if given:
+            shown = ", ".join(quote(v, 40) for v in given[-3:])
+            msg = msg.replace(":", f" (given {shown}):", 1) if ":" in msg else f"{msg} (given {shown})"
+    ctx = getattr(e, "ctx", None)
+    names = []
+    while ctx is not None and ctx.parent is not None:
+        names.append(ctx.info_name)
+        ctx = ctx.parent
+    if names and ctx is not None and ctx.command is not None:
+        msg += f" (see: tierank {' '.join(reversed(names))} --help)"
+    elif getattr(e, "ctx", None) is not None:
+        msg += " (see: tierank --help)"
+    return msg
+
+
 class Group(TyperGroup):
-    """The command group of ``tierank`` and its sub-groups (plot, report)."""
+    """The command group of ``tierank`` and its sub-groups (plot, report).
+
+    A command line click refuses (an unknown option or command, a value of the wrong type or out of range,
+    a missing argument) is one ``tierank: error: ...`` line with exit code 2, as every other error is,
+    instead of click's usage box."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        argv = list(args)
+        try:
+            ctx = super().make_context(info_name, args, parent=parent, **extra)
+        except typer.TyperException as e:
+            if _kind(e) == "NoArgsIsHelpError":  # no arguments: the help, as click prints it
+                raise
+            _fail(TierankInputError(usage_line(e, argv)))
+        ctx.meta.setdefault("tierank.argv", argv)
+        return ctx
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except typer.TyperException as e:
+            if _kind(e) == "NoArgsIsHelpError":
+                raise
+            _fail(TierankInputError(usage_line(e, ctx.meta.get("tierank.argv"))))
 
     def get_params(self, ctx) -> list:
         return _untyped_flags(super().get_params(ctx))
@@ -257,8 +338,19 @@ EvalFormat = Annotated[EvalFmt, typer.Option(
 StatOption = Annotated[Stat | None, typer.Option(
     "--stat", help="The statistic --format trec_eval prints (default oblivious: trec_eval's own value "
                    "under --tie-break); the other formats print all of them.")]
+#: the most worker processes or threads a ``--jobs`` asks for (each costs a process or a thread and its memory)
+MAX_JOBS = 256
+
+#: the largest sample counts accepted: what is kept grows with them (8 bytes a resample and system; one
+#: range a permutation; an evaluation of every run, per query and system, a tie sample; the drawn tie
+#: orderings of a query) and the time with it; the draws are made in chunks of bounded size
+MAX_RESAMPLES = 1_000_000
+MAX_PERMUTATIONS = 1_000_000
+MAX_TIE_SAMPLES = 1_000
+MAX_SAMPLES = 1_000_000
+
 MaxDepth = Annotated[int | None, typer.Option(
-    "-M", "--max-retrieved", min=1, help="Read at most N documents per query (trec_eval -M); a tie straddling "
+    "-M", "--max-retrieved", min=1, max=2 ** 53, help="Read at most N documents per query (trec_eval -M); a tie straddling "
                                          "rank N is a tie straddling a cutoff.")]
 JudgedOnly = Annotated[bool, typer.Option(
     "-J", "--judged-only", help="Drop unjudged documents before ranking, as trec_eval -J does: --condensed, with a "
@@ -269,8 +361,8 @@ DocsInCollection = Annotated[int | None, typer.Option(
 NoSummary = Annotated[bool, typer.Option(
     "-n", "--no-summary", help="No summary (all) lines (trec_eval -n; --format trec_eval only).")]
 Samples = Annotated[int, typer.Option(
-    "--samples", min=2, help="Random tie orderings drawn by the measures with no exact expectation "
-                             "(their records say method: sampled).")]
+    "--samples", min=2, max=MAX_SAMPLES, help="Random tie orderings drawn by the measures with no exact "
+                                              f"expectation (their records say method: sampled; at most {MAX_SAMPLES:,}).")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of those draws.")]
 
 

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from .app import app
-from .common import input_errors
+from .common import MAX_SAMPLES, input_errors
 
 COLUMNS = ("measure", "query", "oblivious", "expected", "min", "max", "std", "method")
 
@@ -23,7 +23,8 @@ def diversity_cmd(
         "-m", "--measure", help="Intent-aware measure, as ir_measures names it (alpha_nDCG@10, ERR_IA@20, nERR_IA, "
                                 "NRBP, P_IA@10, AP_IA, StRecall@10; repeatable).")],
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also report every query.")] = False,
-    samples: Annotated[int, typer.Option("--samples", help="Tie orderings drawn where too many to enumerate.")] = 1000,
+    samples: Annotated[int, typer.Option("--samples", min=2, max=MAX_SAMPLES, help=(
+        f"Tie orderings drawn where too many to enumerate (at most {MAX_SAMPLES:,})."))] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the drawn tie orderings.")] = 0,
 ) -> None:
     """Intent-aware (diversity) measures on subtopic qrels, tie-aware: the oblivious value and the expected

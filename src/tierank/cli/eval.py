@@ -14,6 +14,7 @@ from ..io.sources import AUTO_STREAM_BYTES as STREAM_BYTES
 from .app import app
 from .common import (
     DEFAULT_MEASURES,
+    MAX_JOBS,
     CandidatesOnly,
     Complete,
     DocsInCollection,
@@ -90,7 +91,7 @@ def eval_cmd(
     samples: Samples = 1000,
     seed: Seed = 0,
     jobs: Annotated[int | None, typer.Option(
-        "--jobs", "-j", help="Stream the run in query-aligned blocks with N worker processes (bounded memory; "
+        "--jobs", "-j", min=1, max=MAX_JOBS, help="Stream the run in query-aligned blocks with N worker processes (bounded memory; "
                              "the same numbers to the last bit; default: every core for a run file over 64 MB, "
                              "in memory otherwise); several runs: N runs at once (default: every core)")] = None,
     block_bytes: Annotated[int | None, typer.Option(

@@ -12,6 +12,10 @@ from ..io.writers import check_output
 from .analysis import CompareCI, CompareTest, show_comparison
 from .app import app
 from .common import (
+    MAX_JOBS,
+    MAX_PERMUTATIONS,
+    MAX_RESAMPLES,
+    MAX_TIE_SAMPLES,
     Fmt,
     Format,
     Output,
@@ -52,13 +56,15 @@ def mteb_cmd(
     ci: Annotated[CompareCI, typer.Option(
         "--ci", help="Folder: the CIs of E[M] over the queries: t, percentile or bca.")] = CompareCI("t"),
     seed: Annotated[int, typer.Option("--seed", min=0, help="Folder: seed of every sampled figure.")] = 0,
-    resamples: Annotated[int, typer.Option("--resamples", help="Folder: bootstrap resamples.")] = 10_000,
+    resamples: Annotated[int, typer.Option("--resamples", min=1, max=MAX_RESAMPLES, help=(
+        f"Folder: bootstrap resamples (at most {MAX_RESAMPLES:,})."))] = 10_000,
     permutations: Annotated[int, typer.Option(
-        "--permutations", help="Folder: Tukey HSD permutations and Monte Carlo sign flips.")] = 10_000,
-    tie_samples: Annotated[int, typer.Option("--tie-samples", min=0, help="Folder: rank intervals also redraw each "
+        "--permutations", min=1, max=MAX_PERMUTATIONS,
+        help=f"Folder: Tukey HSD permutations and Monte Carlo sign flips (at most {MAX_PERMUTATIONS:,}).")] = 10_000,
+    tie_samples: Annotated[int, typer.Option("--tie-samples", min=0, max=MAX_TIE_SAMPLES, help="Folder: rank intervals also redraw each "
                                              "query's tie ordering from N random tie breakings.")] = 0,
     jobs: Annotated[int | None, typer.Option(
-        "--jobs", "-j", min=1, help="Folder: threads sharing the Tukey HSD permutations (default: up to 2).")] = None,
+        "--jobs", "-j", min=1, max=MAX_JOBS, help="Folder: threads sharing the Tukey HSD permutations (default: up to 2).")] = None,
 ) -> None:
     """Evaluate MTEB's saved retrieval PREDICTIONS against QRELS (given first, as in every command) with
     tie-aware statistics.

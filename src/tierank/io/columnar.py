@@ -93,7 +93,10 @@ def partition_files(path: str | os.PathLike) -> list[Path] | None:
     if "://" in text:
         return None
     p = Path(path)
-    if not p.is_dir():
+    try:
+        if not p.is_dir():
+            return None
+    except OSError:  # a name the file system cannot hold (too long): not a folder; its reader says why
         return None
     entries = [e for e in p.iterdir() if not e.name.startswith(".")]
     if not entries or not all(e.is_dir() and e.name.startswith("bucket=") for e in entries):

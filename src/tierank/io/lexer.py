@@ -167,12 +167,39 @@ def gunzip(raw: bytes, src: str) -> bytes:
     return b"".join(out)
 
 
+#: the first bytes of compressed data tierank does not read (plain text and gzip only), and how to undo it
+OTHER_COMPRESSION = ((re.compile(rb"BZh[1-9]\x31\x41\x59\x26\x53\x59"), "bzip2", "bunzip2"),
+                     (re.compile(rb"\xfd7zXZ\x00"), "xz", "unxz"),
+                     (re.compile(rb"\x28\xb5\x2f\xfd"), "zstd", "unzstd"),
+                     (re.compile(rb"PK\x03\x04"), "zip", "unzip"))
+
+
+def check_compression(head: bytes, src: str, inner: bool = False) -> None:
+    """Refuse data compressed in a way tierank does not read (bzip2, xz, zstd, zip; or gzip inside gzip
+    when ``inner``), saying what it is and what is read: plain text or gzip.
+
+    >>> import gzip
+    >>> check_compression(gzip.compress(b"q"), "run.gz", inner=True)
+    Traceback (most recent call last):
+    ...
+    tierank.errors.TierankInputError: run.gz: gzip data inside gzip data (compressed twice): decompress it once (gunzip), then read it
+    """
+    if inner and head.startswith(GZIP_MAGIC):
+        raise _fail(src, "gzip data inside gzip data (compressed twice): decompress it once (gunzip), then read it")
+    for magic, name, tool in OTHER_COMPRESSION:
+        if magic.match(head):
+            raise _fail(src, f"{name}-compressed{' inside gzip' if inner else ''}: tierank reads plain text or gzip "
+                             f"(.gz); decompress it first ({tool})")
+
+
 def load(path: str | os.PathLike, *, keep: bool = False) -> bytes:
     """The content of ``path`` as the readers parse it: decompressed, BOM dropped, :func:`canonical`."""
     src = str(path)
     data = read_bytes(path, keep=keep)
+    check_compression(data[:16], src)
     if data.startswith(GZIP_MAGIC):
         data = gunzip(data, src)
+        check_compression(data[:16], src, inner=True)
     if data.startswith(BOM):
         data = data[len(BOM):]
     return canonical(data)
@@ -387,6 +414,8 @@ def first_fields(path: str | os.PathLike) -> list[str] | None:
     if not stat.S_ISREG(st.st_mode):
         data, complete = load(path, keep=True), True
     else:
+        with open(path, "rb") as fh:  # compressed otherwise than gzip: no line to sniff (the reader says why)
+            check_compression(fh.read(16), str(path))
         size = 1 << 16
         while True:
             got, complete = _prefix(path, size)

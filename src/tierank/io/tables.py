@@ -6,9 +6,10 @@ opens a source; :mod:`tierank.io.convert` is the door callers use):
 Tables and frames are held to what a TREC line can say, so that no input means something a text
 file could not: exactly one column per field (``qid`` beside ``query_id``, or ``QID`` beside
 ``qid``, is refused, naming both); scores and grades are integers, floating-point numbers, decimals
-or number text (booleans, dates and other types are refused), none missing or non-finite, and held
-exactly by float64 (an integer beyond 2**53 that float64 would round is refused: it could become a
-tie that is not in the input); ids are text or integers, never empty and never holding a space, tab
+or number text (booleans, dates and other types are refused), none missing or non-finite; an integer
+is held exactly by float64 (one beyond 2**53 that float64 would round is refused: it could become a
+tie that is not in the input), and a decimal, like number text, is read as its nearest float64 (0.30
+as 0.3), refused only where two different decimals of a column would become the same float64; ids are text or integers, never empty and never holding a space, tab
 or line end.  BEIR names its grade column ``score``, as runs name theirs: such a table is told
 apart by its content (:func:`table_role`), and a run given as qrels is refused with the reason.
 """
@@ -170,13 +171,21 @@ def _values(col: pa.ChunkedArray, source: str, what: str, name: str = "") -> np.
     if pa.types.is_decimal(t):
         from decimal import Decimal
 
+        # one rule with number text: a decimal is read as its nearest float64 (0.30 as 0.3); refused only
+        # where two different decimals of the column become the same float64 (a tie not in the input)
         vals = col.to_pylist()
         out = np.asarray([float(v) for v in vals], dtype=np.float64)
-        bad = np.asarray([i for i, (v, f) in enumerate(zip(vals, out)) if v.is_finite() and Decimal(float(f)) != v],
-                         dtype=np.int64)
-        if len(bad):
-            raise _rows_problems(source, bad, lambda r: f"decimal {label} {vals[int(r)]} cannot be held exactly as a "
-                                 f"float64 (it could become a tie that is not in the input); give {label}s as float64")
+        first: dict[float, Decimal] = {}
+        clash: list[int] = []
+        for i, (v, f) in enumerate(zip(vals, out)):
+            if v is None or not v.is_finite():
+                continue
+            if first.setdefault(float(f), v) != v:
+                clash.append(i)
+        if clash:
+            raise _rows_problems(source, np.asarray(clash, dtype=np.int64), lambda r: (
+                f"decimal {label} {vals[int(r)]} and {first[float(out[int(r)])]} become the same float64 "
+                f"{float(out[int(r)])!r} (a tie that is not in the input); give {label}s as float64"))
         return out
     raise TierankInputError([Problem(source, None, f"{label} column{where} of type {t} is not numeric: "
                                                    f"{label}s are integers or floating-point numbers")])
@@ -271,7 +280,8 @@ def _value_column(cols: list[str], what: str, source: str) -> str:
                 f"looks like qrels, not a run: its column {grades[0]!r} holds judgments and it has no score "
                 f"column ({', '.join(SCORE_COLUMNS)})")])
         return _pick(cols, SCORE_COLUMNS, "score", source)
-    return _pick(cols, GRADE_COLUMNS, "relevance", source, fallback=GRADE_FALLBACK)
+    # a grade column and BEIR's ``score`` could both be the grade: refused as two grade columns are
+    return _pick(cols, GRADE_COLUMNS + GRADE_FALLBACK, "relevance", source)
 
 
 def _columns(obj, source: str, what: str, duplicates: str = "error"):

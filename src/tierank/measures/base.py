@@ -173,7 +173,7 @@ class Param:
         if self.type in (bool, dict, str):
             return None
         lo_open, hi_open = self.open in ("low", "both"), self.open in ("high", "both")
-        bad = isinstance(value, float) and math.isnan(value)
+        bad = isinstance(value, float) and not math.isfinite(value)  # inf and nan: never a parameter
         bad |= self.low is not None and (value < self.low or (lo_open and value == self.low))
         bad |= self.high is not None and (value > self.high or (hi_open and value == self.high))
         return f"{self.name} must lie in {self.range_text()}, got {value!r}" if bad else None
@@ -187,7 +187,7 @@ class Param:
         if self.type is dict:
             return "a map {grade:number,...}"
         if self.low is None and self.high is None:
-            return f"any {self.type.__name__}"
+            return "any finite number" if self.type is float else f"any {self.type.__name__}"
         lo = "(" if self.open in ("low", "both") else "["
         hi = ")" if self.open in ("high", "both") else "]"
         return f"{lo}{'-inf' if self.low is None else _fmt(self.low)}, {'inf' if self.high is None else _fmt(self.high)}{hi}"

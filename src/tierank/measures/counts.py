@@ -179,7 +179,7 @@ class SetF(_Set):
     citation = 'van Rijsbergen, C. J. (1979). Information Retrieval, 2nd ed. Butterworths (the F measure).'
     names = FamilyNames(trec_eval="set_F")
     description = "set F: (beta+1) P R / (beta P + R) over the retrieved set (trec_eval set_F)"
-    schema = (Param("beta", float, 1.0, "weight of recall relative to precision", low=0.0), REL)
+    schema = (Param("beta", float, 1.0, "weight of recall relative to precision", low=0.0, high=1e150), REL)
     bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
 
     def weights(self, prep: Prepared, rows: np.ndarray):

@@ -115,6 +115,11 @@ class RprecMult(Linear):
         return self.ranks(prep.nrel(self.level))
 
 
+#: the largest worth |p1|..|p4| of a document in :class:`Utility`: four worths times counts up to 2^53 stay
+#: far inside float64 (larger ones made the utility overflow to inf)
+WORTH = 1e15
+
+
 @register
 class Utility(Linear):
     """Set utility (trec_eval utility): p1 a + p2 b + p3 c + p4 d over the retrieved/relevant table."""
@@ -126,10 +131,10 @@ class Utility(Linear):
     names = FamilyNames(trec_eval="utility", ir_measures=None)
     description = ("set utility p1 a + p2 b + p3 c + p4 d: a relevant retrieved, b non-relevant retrieved, "
                    "c relevant not retrieved, d non-relevant not retrieved (of ndocs; trec_eval utility, -N)")
-    schema = (Param("p1", float, 1.0, "worth of a relevant retrieved document"),
-              Param("p2", float, -1.0, "worth of a non-relevant retrieved document"),
-              Param("p3", float, 0.0, "worth of a relevant document not retrieved"),
-              Param("p4", float, 0.0, "worth of a non-relevant document not retrieved"),
+    schema = (Param("p1", float, 1.0, "worth of a relevant retrieved document", low=-WORTH, high=WORTH),
+              Param("p2", float, -1.0, "worth of a non-relevant retrieved document", low=-WORTH, high=WORTH),
+              Param("p3", float, 0.0, "worth of a relevant document not retrieved", low=-WORTH, high=WORTH),
+              Param("p4", float, 0.0, "worth of a non-relevant document not retrieved", low=-WORTH, high=WORTH),
               Param("ndocs", int, 0, "documents in the collection (trec_eval -N)", low=0, high=2 ** 53),
               REL)
     cutoff_allowed = False

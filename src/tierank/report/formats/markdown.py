@@ -1,5 +1,6 @@
 r"""``markdown``: a GitHub-flavoured Markdown table (pipes), numbers with 4 decimals and right-aligned;
-a ``|`` in a text cell is escaped as ``\|``.  The per-query rows (with ``-q``) precede the aggregate
+Markdown syntax in a text cell (``|``, ``*``, ``[``, a backtick, ``<``, ...) is backslash-escaped, so that a
+run named ``*star*.run`` shows as written.  The per-query rows (with ``-q``) precede the aggregate
 rows (``query`` = ``all``), as in tsv.
 
 Examples
@@ -20,15 +21,26 @@ Examples
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from . import register
 from .grouped import human_table_format
 
+#: what Markdown reads as syntax in a cell: emphasis (``*``, ``~``, an ``_`` at a word's edge: one inside a
+#: word, ``q_1``, is text), code spans, links and images (``[ ]``), HTML tags and entities (``< > &``), the
+#: cell separator ``|`` and the escape ``\\`` itself; each is backslash-escaped (CommonMark: any ASCII
+#: punctuation may be)
+_SYNTAX = re.compile(r"[\\`*~\[\]<>&|]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+
 
 def escape(text: str) -> str:
-    """A Markdown table cell: ``|`` escaped, line breaks as spaces."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    r"""A Markdown table cell: its Markdown syntax escaped (it shows as written), line breaks as spaces.
+
+    >>> print(escape("*star* [link](x) `code` <b>bold</b> a|b _em_ q_1 ~~del~~ &amp;"))
+    \*star\* \[link\](x) \`code\` \<b\>bold\</b\> a\|b \_em\_ q_1 \~\~del\~\~ \&amp;
+    """
+    return _SYNTAX.sub(lambda m: "\\" + m.group(0), text).replace("\r", " ").replace("\n", " ")
 
 
 def _table(header: Iterable[str], numeric: list[bool], rows: Iterable[list[str]]) -> str:
