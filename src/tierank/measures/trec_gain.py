@@ -221,9 +221,10 @@ class _PerOrdering(Measure):
     def ordering_values(self, prep: Prepared, q: int, A: np.ndarray) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
-    def batch_values(self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray) -> np.ndarray | None:
-        """The value of one ranking per query of ``qs`` (rows of ``A``, zero past ``width``); None: not given."""
-        return None
+    def batch_values(self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray) -> np.ndarray:  # pragma: no cover
+        """The value of one ranking per query of ``qs`` (rows of ``A``, zero past ``width``); a family
+        that does not override it is computed one query at a time."""
+        raise NotImplementedError
 
     def stats(self, prep: Prepared) -> Stats:
         batch = None if type(self).batch_values is _PerOrdering.batch_values else (
