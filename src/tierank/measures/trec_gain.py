@@ -462,21 +462,50 @@ class RnDCG(Linear):
         def compute():
             w = np.zeros(prep.n)
             nrel = prep.nrel(self.level)
-            qret = prep.qret
-            for q in range(prep.nq):
-                if nrel[q] <= 0:
-                    continue
-                n = int(qret[q])
-                ks, zs = _checkpoints(_ideal(prep, q), n)
-                if not len(ks):
-                    continue
-                inv = 1.0 / zs
-                # suffix sums over checkpoints with k > i, for every rank i < n
-                tail = np.concatenate((np.cumsum(inv[::-1])[::-1], [0.0]))
-                at = np.searchsorted(ks, np.arange(n), side="right")  # first checkpoint with k > i
-                s = int(prep.qstart[q])
-                w[s:s + n] = tail[at] / np.log2(np.arange(n, dtype=np.float64) + 2.0) / len(ks)
+            qret = np.asarray(prep.qret, dtype=np.int64)
+            todo = np.flatnonzero(nrel > 0)
+            for lo in range(0, len(todo), 4096):  # blocks of queries: padded rows stay small
+                self._weights_block(prep, todo[lo:lo + 4096], qret, w)
             return w
 
         return prep.cached(("RnDCG-weights", self.level), compute)[rows]
+
+    @staticmethod
+    def _weights_block(prep: Prepared, qs: np.ndarray, qret: np.ndarray, w: np.ndarray) -> None:
+        """:meth:`weights` of the queries ``qs`` (each with N+ > 0) into ``w``: :func:`_checkpoints` of
+        every query at once, on rows padded to the longest ideal list (the same sums, in the same order)."""
+        ideal, P = _ideal_rows(prep, qs, max(P_max(prep, qs), 1))
+        n = qret[qs]
+        Q, width = ideal.shape
+        col = np.arange(width)
+        zc = np.cumsum(ideal / np.log2(col.astype(np.float64) + 2.0)[None, :], axis=1)
+        nxt = np.concatenate((ideal[:, 1:], np.zeros((Q, 1))), axis=1)
+        is_k = (nxt != ideal) & (col[None, :] < P[:, None])  # k = col + 1 in 1..P with I_k != I_{k-1}
+        extra = (P + 1 < n) & (P > 0)  # the end of the list, at n
+        kcount = is_k.sum(axis=1) + extra
+        K = int(kcount.max()) if Q else 0
+        if K == 0:
+            return
+        # checkpoints (k, 1 / z_k) of each query, left-aligned in rows of K
+        slot = np.cumsum(is_k, axis=1) - 1
+        ks = np.full((Q, K), np.iinfo(np.int64).max)
+        inv = np.zeros((Q, K))
+        rq, rc = np.nonzero(is_k)
+        ks[rq, slot[rq, rc]] = rc + 1
+        inv[rq, slot[rq, rc]] = 1.0 / zc[rq, rc]
+        e = np.flatnonzero(extra)
+        last = kcount[e] - 1
+        ks[e, last] = n[e]
+        inv[e, last] = 1.0 / zc[e, P[e] - 1]
+        # suffix sums over the checkpoints, from the last one back (as a reversed cumsum per query)
+        tail = np.zeros((Q, K + 1))
+        for j in range(K - 1, -1, -1):
+            tail[:, j] = np.where(j < kcount, tail[:, j + 1] + inv[:, j], 0.0)
+        # every retrieved row of these queries: its rank i, the first checkpoint with k > i
+        counts = np.where(kcount > 0, n, 0)
+        rows_q = np.repeat(np.arange(Q), counts)
+        first = np.repeat(prep.qstart[qs].astype(np.int64), counts)
+        i = np.arange(len(rows_q)) - np.repeat(np.cumsum(counts) - counts, counts)
+        at = (ks[rows_q] <= i[:, None]).sum(axis=1)
+        w[first + i] = tail[rows_q, at] / np.log2(i.astype(np.float64) + 2.0) / kcount[rows_q]
 
