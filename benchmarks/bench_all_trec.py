@@ -16,6 +16,7 @@ on data already read, each family of ``all_trec`` on the tied run (where the tim
 
     python benchmarks/bench_all_trec.py                    # 5 repetitions
     python benchmarks/bench_all_trec.py --reps 3 --baseline /path/to/old/src --per-measure
+    python benchmarks/bench_all_trec.py --sets askubuntu-x50 --reps 3
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tied-queries", type=int, default=1000)
     ap.add_argument("--tied-docs", type=int, default=1000)
     ap.add_argument("--baseline", type=Path, default=None, help="src folder of another checkout, timed too")
+    ap.add_argument("--sets", default="askubuntu-x50,tied", help="data sets to time (comma-separated)")
     ap.add_argument("--per-measure", action="store_true")
     ap.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
     args = ap.parse_args(argv)
@@ -93,8 +95,9 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        data = {"askubuntu-x50": askubuntu_x50(folder, args.copies),
-                "tied": tied(folder, args.tied_queries, args.tied_docs)}
+        makers = {"askubuntu-x50": lambda: askubuntu_x50(folder, args.copies),
+                  "tied": lambda: tied(folder, args.tied_queries, args.tied_docs)}
+        data = {name: makers[name]() for name in args.sets.split(",")}
         tools: dict[str, tuple[list[str], dict]] = {}
         try:
             te = build_trec_eval(folder)
@@ -121,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
                 for t in row:
                     row[t]["wall_vs_trec_eval"] = row[t]["wall_s"] / row["trec_eval"]["wall_s"]
             out[name] = row
-        if args.per_measure:
+        if args.per_measure and "tied" in data:
             import tierank
             from tierank.measures.names import resolve
 

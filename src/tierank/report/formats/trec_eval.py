@@ -69,6 +69,8 @@ def render_trec_eval(result, *, plan=None, stat: str = "oblivious", per_query: b
     agg = {row["measure"]: row for row in result.records(per_query=False)}
     lines: list[str] = []
     if per_query and n:
+        # one format template per query (every measure's line), applied to all queries in one % operation
+        specs: list[str] = []
         cols = []
         for e in entries:
             m = e.measure
@@ -77,15 +79,23 @@ def render_trec_eval(result, *, plan=None, stat: str = "oblivious", per_query: b
             if getattr(m, "string_valued", False):  # relstring: '%s' per query, of the stat's ordering
                 which = {"oblivious": "policy", "min": "pessimistic", "max": "optimistic"}.get(stat)
                 if which is not None:
-                    cols.append((f"{e.name:<22}", [f"'{t}'" for t in result.stats[m].texts[which]]))
+                    specs.append(f"{e.name:<22}".replace("%", "%%") + "\t%s\t'%s'\n")
+                    cols.append(result.stats[m].texts[which])
                 continue
-            v = _stat_column(result.stats[m], stat)
-            count = getattr(m, "is_count", False)
-            vals = v.tolist()
-            text = [_trec_value(x, True) for x in vals] if count else [f"{x:6.4f}" for x in vals]
-            cols.append((f"{e.name:<22}", text))
-        for i, q in enumerate(result.qids):
-            lines.extend(f"{name}\t{q}\t{vals[i]}" for name, vals in cols)
+            vals = _stat_column(result.stats[m], stat).tolist()
+            if getattr(m, "is_count", False):
+                specs.append(f"{e.name:<22}".replace("%", "%%") + "\t%s\t%s\n")
+                cols.append([_trec_value(x, True) for x in vals])
+            else:
+                specs.append(f"{e.name:<22}".replace("%", "%%") + "\t%s\t%6.4f\n")
+                cols.append(vals)
+        if cols:
+            args = np.empty((n, 2 * len(cols)), dtype=object)
+            args[:, 0::2] = np.asarray(result.qids, dtype=object)[:, None]
+            for j, c in enumerate(cols):
+                args[:, 2 * j + 1] = c
+            text = ("".join(specs) * n) % tuple(args.ravel().tolist())
+            lines.extend(text[:-1].split("\n"))
     if summary:
         if plan.runid and runid is not None:
             lines.append(f"{'runid':<22}\tall\t{runid}")
