@@ -94,14 +94,13 @@ def render_trec_eval(result, *, plan=None, stat: str = "oblivious", per_query: b
             args[:, 0::2] = np.asarray(result.qids, dtype=object)[:, None]
             for j, c in enumerate(cols):
                 args[:, 2 * j + 1] = c
-            text = ("".join(specs) * n) % tuple(args.ravel().tolist())
-            lines.extend(text[:-1].split("\n"))
+            lines.append(("".join(specs) * n) % tuple(args.ravel().tolist()))  # lines, each with its newline
     if summary:
         if plan.runid and runid is not None:
-            lines.append(f"{'runid':<22}\tall\t{runid}")
+            lines.append(f"{'runid':<22}\tall\t{runid}\n")
         for e in entries:
             if e.measure is None:  # num_q without a NumQ family: the number of queries evaluated
-                lines.append(f"{e.name:<22}\tall\t{n if stat in ('oblivious', 'expected', 'min', 'max') else 0}")
+                lines.append(f"{e.name:<22}\tall\t{n if stat in ('oblivious', 'expected', 'min', 'max') else 0}\n")
                 continue
             m = e.measure
             if getattr(m, "string_valued", False):  # relstring: per query only, as trec_eval
@@ -114,8 +113,8 @@ def render_trec_eval(result, *, plan=None, stat: str = "oblivious", per_query: b
                 # query order, then one division: the same double, so the same last printed digit
                 col = _stat_column(result.stats[m], stat)
                 value = float(np.cumsum(col)[-1]) / (1 if count else n)
-            lines.append(f"{e.name:<22}\tall\t{_trec_value(value, getattr(e.measure, 'is_count', False))}")
-    return "".join(line + "\n" for line in lines)
+            lines.append(f"{e.name:<22}\tall\t{_trec_value(value, getattr(e.measure, 'is_count', False))}\n")
+    return "".join(lines)
 
 
 def render(table: ResultTable, per_query: bool, *, plan=None, stat: str = "oblivious", summary: bool = True,
