@@ -291,7 +291,7 @@ class NERR8(_NERR):
     citation = 'Azzopardi, L., Mackenzie, J. and Moffat, A. (2021). ERR is not C/W/L: Exploring the relationship between expected reciprocal rank and other metrics. ICTIR 2021.'
     example = "NERR8(max_rel=3)@10"  # max_rel is required
     names = FamilyNames(ir_measures="NERR8")
-    description = "not (but nearly) ERR, eq. 8 (cwl_eval): continuation 1 - g, truncated at k"
+    description = "not (but nearly) ERR, eq. 8 (cwl_eval): continuation 1 - g, truncated at k; expectation sampled"
     schema = (MIN_REL, MAX_REL)
     cutoff_required = True
 
@@ -309,7 +309,7 @@ class NERR9(_NERR):
     citation = 'Azzopardi, L., Mackenzie, J. and Moffat, A. (2021). ERR is not C/W/L: Exploring the relationship between expected reciprocal rank and other metrics. ICTIR 2021.'
     example = "NERR9(max_rel=3)@10"  # max_rel is required
     names = FamilyNames(ir_measures="NERR9")
-    description = "not (but nearly) ERR, eq. 9 (cwl_eval): continuation rank/(rank+1) (1 - g), truncated at k"
+    description = "not (but nearly) ERR, eq. 9 (cwl_eval): continuation rank/(rank+1) (1 - g), truncated at k; expectation sampled"
     schema = (MIN_REL, MAX_REL)
     cutoff_required = True
 
@@ -327,7 +327,7 @@ class NERR10(_NERR):
     citation = 'Azzopardi, L., Mackenzie, J. and Moffat, A. (2021). ERR is not C/W/L: Exploring the relationship between expected reciprocal rank and other metrics. ICTIR 2021.'
     example = "NERR10(max_rel=3)"  # max_rel is required
     names = FamilyNames(ir_measures="NERR10")
-    description = "not (but nearly) ERR, eq. 10 (cwl_eval): continuation p (1 - g), to rank 1000"
+    description = "not (but nearly) ERR, eq. 10 (cwl_eval): continuation p (1 - g), to rank 1000; expectation sampled"
     schema = (Param("p", float, 0.9, "persistence", low=0.0, high=1.0), MIN_REL, MAX_REL)
     cutoff_allowed = False
 
@@ -345,7 +345,7 @@ class NERR11(_NERR):
     citation = 'Azzopardi, L., Mackenzie, J. and Moffat, A. (2021). ERR is not C/W/L: Exploring the relationship between expected reciprocal rank and other metrics. ICTIR 2021.'
     example = "NERR11(max_rel=3)"  # max_rel is required
     names = FamilyNames(ir_measures="NERR11")
-    description = "not (but nearly) ERR, eq. 11 (cwl_eval): continuation ((i+2T-1)/(i+2T))^2 (1 - g), to rank 1000"
+    description = "not (but nearly) ERR, eq. 11 (cwl_eval): continuation ((i+2T-1)/(i+2T))^2 (1 - g), to rank 1000; expectation sampled"
     schema = (T_PARAM, MIN_REL, MAX_REL)
     cutoff_allowed = False
 
@@ -366,7 +366,7 @@ class INST(_CwlSampled):
     example = "INST(max_rel=3)"  # max_rel is required
     names = FamilyNames(ir_measures="INST")
     description = ("INST (cwl_eval): expected rate of gain, continuation ((i+T+T_i-1)/(i+T+T_i))^2, "
-                   "T_i = T - gain so far, to rank 1000")
+                   "T_i = T - gain so far, to rank 1000; expectation sampled")
     schema = (T_PARAM, MIN_REL, MAX_REL)
     cutoff_allowed = False
     sorted_extremes = False
