@@ -17,12 +17,12 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import tierank
+from helpers import examples
 from measures.strategies import collection
 from measures.test_families_exact import ref_bpref
 from measures.test_families_sampled import close_in_law
 from reference import check_per_query
 from tierank.measures import parse_measure
-from helpers import examples
 
 TOL = 1e-9
 S = 1000
