@@ -146,6 +146,8 @@ class EvalResult:
         """``method`` for every record; with a sampled measure also ``samples``, ``seed`` and ``se``
         (per query, or of the summary when ``i`` is None)."""
         s = self.stats[m]
+        if i is not None and s.method != "exact" and s.sampled is not None and not s.sampled[i]:
+            return {"method": "exact"}  # this query's statistics are exact (enumerated, or cannot vary)
         out = m.sampling(s)
         if s.method != "exact":
             se = self.summary(m).se if i is None else (None if s.se is None else float(s.se[i]))

@@ -6,10 +6,15 @@ m_gm_map.c, meas_avg.c) and enumerates every ordering of every tie group.  Exact
 (oblivious, min, max) must match to rounding; sampled ones within 5 standard errors, where
 the standard error is the *true* one, from the enumerated distribution (so an estimate that
 happens to see no variation is still judged fairly).
+
+Queries with at most ``sampling.ENUMERATE`` orderings are enumerated instead (exact): the tests of the
+sampler itself lower that threshold to 0 (:func:`sampler_only`); :func:`_check` holds an enumerated
+query's expectation and variance to the enumerated distribution, to rounding.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import statistics
@@ -20,17 +25,28 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import tierank
-from tierank.measures import gmap, iprec, sampling  # noqa: F401  (registration until measures/__init__ imports them)
-from tierank.measures.iprec import LEVELS
+from helpers import examples
 from measures.strategies import collection, judged_info
 from reference import ordered, orderings
-from helpers import examples
+from tierank.measures import gmap, iprec, sampling  # noqa: F401  (registration until measures/__init__ imports them)
+from tierank.measures.iprec import LEVELS
 
 IPREC = [f"IPrec@{x}" for x in ("0", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1")]
 MEASURES = IPREC + ["IPrec@0.25", "IPrecAvg", "GMAP"]
 TOL = 1e-12
 S = 1000
 SETTINGS = settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@contextlib.contextmanager
+def sampler_only():
+    """Every query that can vary sampled (no enumeration): for the tests of the sampler itself."""
+    old = sampling.ENUMERATE
+    sampling.ENUMERATE = 0
+    try:
+        yield
+    finally:
+        sampling.ENUMERATE = old
 
 
 # -- reference: trec_eval's loops, ported literally --------------------------------------------
@@ -119,6 +135,7 @@ def close_in_law(got_mean, got_var, vals, samples=S):
 
 def _check(res, qs, qrels, measures, level=1, depth=None):
     pq = res.per_query().set_index(["query", "measure"])
+    method = {(r["query"], r["measure"]): r["method"] for r in res.records()}
     for i, (docs, extra) in enumerate(qs):
         q = f"q{i}"
         if q not in qrels:
@@ -134,6 +151,11 @@ def _check(res, qs, qrels, measures, level=1, depth=None):
             if min(vals) == max(vals):
                 # no ordering changes it: exact, bit for bit
                 assert row["std"] == 0.0 and row["expected"] == row["min"] == row["max"], (q, m, row)
+            elif method[(q, m)] == "exact":  # every ordering enumerated
+                mu = statistics.fmean(vals)
+                var = statistics.fmean([(v - mu) ** 2 for v in vals])
+                assert math.isclose(row["expected"], mu, rel_tol=1e-12, abs_tol=TOL), (q, m, row["expected"], mu)
+                assert math.isclose(row["std"] ** 2, var, rel_tol=1e-9, abs_tol=TOL), (q, m, row["std"] ** 2, var)
             else:
                 ok, info = close_in_law(row["expected"], row["std"] ** 2, vals)
                 assert ok, (q, m, info, docs, extra)
@@ -177,23 +199,24 @@ def _gm_reference(qs, qrels, level=1):
 @SETTINGS
 @given(collection())
 def test_gmap_summary_matches_brute_force(data):
-    qs, run, qrels = data
-    assume(qrels)
-    res = tierank.evaluate(qrels, run, ["GMAP"], samples=S, seed=1)
-    agg = res.aggregate().set_index("measure").loc["GMAP"]
-    e, var, a, v, factors = _gm_reference(qs, qrels)
-    n = len(factors)
-    lo = math.exp(sum(math.log(min(f)) for f in factors) / n)
-    hi = math.exp(sum(math.log(max(f)) for f in factors) / n)
-    assert math.isclose(agg["min"], lo, rel_tol=1e-12) and math.isclose(agg["max"], hi, rel_tol=1e-12)
-    if lo == hi:
-        assert agg["std"] == 0.0 and agg["expected"] == agg["min"], agg
-        return
-    se = e * math.sqrt(sum(vq / (S * aq * aq) for aq, vq in zip(a, v)))  # delta method, true moments
-    assert abs(agg["expected"] - e) <= 5 * se + 1e-12, (agg["expected"], e, se)
-    assert math.isclose(agg["std"], math.sqrt(var), rel_tol=0.25, abs_tol=1e-9), (agg["std"], math.sqrt(var))
-    summary = res.summary(tierank.measures.parse_measure("GMAP"))
-    assert summary.method == "sampled" and not summary.linear and 0 < summary.se <= 2 * se + 1e-12
+    with sampler_only():
+        qs, run, qrels = data
+        assume(qrels)
+        res = tierank.evaluate(qrels, run, ["GMAP"], samples=S, seed=1)
+        agg = res.aggregate().set_index("measure").loc["GMAP"]
+        e, var, a, v, factors = _gm_reference(qs, qrels)
+        n = len(factors)
+        lo = math.exp(sum(math.log(min(f)) for f in factors) / n)
+        hi = math.exp(sum(math.log(max(f)) for f in factors) / n)
+        assert math.isclose(agg["min"], lo, rel_tol=1e-12) and math.isclose(agg["max"], hi, rel_tol=1e-12)
+        if lo == hi:
+            assert agg["std"] == 0.0 and agg["expected"] == agg["min"], agg
+            return
+        se = e * math.sqrt(sum(vq / (S * aq * aq) for aq, vq in zip(a, v)))  # delta method, true moments
+        assert abs(agg["expected"] - e) <= 5 * se + 1e-12, (agg["expected"], e, se)
+        assert math.isclose(agg["std"], math.sqrt(var), rel_tol=0.25, abs_tol=1e-9), (agg["std"], math.sqrt(var))
+        summary = res.summary(tierank.measures.parse_measure("GMAP"))
+        assert summary.method == "sampled" and not summary.linear and 0 < summary.se <= 2 * se + 1e-12
 
 
 def _joint_gm(qs, qrels):
@@ -211,16 +234,17 @@ def _joint_gm(qs, qrels):
 
 def test_gmap_factorisation_against_joint_enumeration():
     """E[G] = prod E[X^(1/n)] and the Var formula, checked against the joint distribution."""
-    qs = [([("a", 1.0, 1.0), ("b", 1.0, None), ("c", 1.0, 0.0), ("d", 0.5, 1.0)], {"u0": 1.0}),
-          ([("a", 2.0, None), ("b", 1.0, 1.0), ("c", 1.0, 0.0), ("d", 1.0, 2.0)], {})]
-    run = {f"q{i}": {d: s for d, s, _ in docs} for i, (docs, _) in enumerate(qs)}
-    qrels = {f"q{i}": {**{d: g for d, _, g in docs if g is not None}, **extra} for i, (docs, extra) in enumerate(qs)}
-    e_joint, var_joint = _joint_gm(qs, qrels)
-    e, var, *_ = _gm_reference(qs, qrels)
-    assert math.isclose(e, e_joint, rel_tol=1e-12) and math.isclose(var, var_joint, rel_tol=1e-9)
-    agg = tierank.evaluate(qrels, run, ["GMAP"], samples=20000, seed=5).summary(tierank.measures.parse_measure("GMAP"))
-    assert abs(agg.expected - e_joint) <= 5 * agg.se and agg.se > 0
-    assert math.isclose(agg.std, math.sqrt(var_joint), rel_tol=0.05)
+    with sampler_only():
+        qs = [([("a", 1.0, 1.0), ("b", 1.0, None), ("c", 1.0, 0.0), ("d", 0.5, 1.0)], {"u0": 1.0}),
+              ([("a", 2.0, None), ("b", 1.0, 1.0), ("c", 1.0, 0.0), ("d", 1.0, 2.0)], {})]
+        run = {f"q{i}": {d: s for d, s, _ in docs} for i, (docs, _) in enumerate(qs)}
+        qrels = {f"q{i}": {**{d: g for d, _, g in docs if g is not None}, **extra} for i, (docs, extra) in enumerate(qs)}
+        e_joint, var_joint = _joint_gm(qs, qrels)
+        e, var, *_ = _gm_reference(qs, qrels)
+        assert math.isclose(e, e_joint, rel_tol=1e-12) and math.isclose(var, var_joint, rel_tol=1e-9)
+        agg = tierank.evaluate(qrels, run, ["GMAP"], samples=20000, seed=5).summary(tierank.measures.parse_measure("GMAP"))
+        assert abs(agg.expected - e_joint) <= 5 * agg.se and agg.se > 0
+        assert math.isclose(agg.std, math.sqrt(var_joint), rel_tol=0.05)
 
 
 # -- worked examples, determinism, batch invariance ---------------------------------------------
@@ -230,20 +254,21 @@ def test_worked_example():
     IPrec@1 (c = 3): max over i >= 3 of i/p_i = 3/5.  IPrec@0.5 (c = lround(1.5) = 2): max(2/p_2, 3/5)
     with p_2 uniform on {2, 3, 4}: values 1, 2/3, 3/5 -> E = (1 + 2/3 + 3/5) / 3.
     """
-    run = {"q": {"a": 3.0, "b": 2.0, "c": 2.0, "d": 2.0, "e": 1.0}}
-    qrels = {"q": {"a": 1, "c": 1, "e": 1}}
-    res = tierank.evaluate(qrels, run, ["IPrec@1", "IPrec@0.5"], samples=4000, seed=0)
-    pq = res.per_query().set_index("measure")
-    one, half = pq.loc["IPrec@1"], pq.loc["IPrec@0.5"]
-    assert one["expected"] == one["min"] == one["max"] == 0.6 and one["std"] == 0.0
-    assert half["min"] == 0.6 and half["max"] == 1.0
-    want = (1 + 2 / 3 + 3 / 5) / 3
-    sd = math.sqrt(statistics.pvariance([1, 2 / 3, 3 / 5]))
-    assert abs(half["expected"] - want) <= 5 * sd / math.sqrt(4000)
-    recs = {r["measure"]: r for r in res.records() if r["query"] == "q"}
-    lab = recs["IPrec@0.5"]
-    assert lab["method"] == "sampled" and lab["samples"] == 4000 and lab["seed"] == 0 and lab["se"] > 0
-    assert recs["IPrec@1"]["method"] == "exact" and "se" not in recs["IPrec@1"]
+    with sampler_only():
+        run = {"q": {"a": 3.0, "b": 2.0, "c": 2.0, "d": 2.0, "e": 1.0}}
+        qrels = {"q": {"a": 1, "c": 1, "e": 1}}
+        res = tierank.evaluate(qrels, run, ["IPrec@1", "IPrec@0.5"], samples=4000, seed=0)
+        pq = res.per_query().set_index("measure")
+        one, half = pq.loc["IPrec@1"], pq.loc["IPrec@0.5"]
+        assert one["expected"] == one["min"] == one["max"] == 0.6 and one["std"] == 0.0
+        assert half["min"] == 0.6 and half["max"] == 1.0
+        want = (1 + 2 / 3 + 3 / 5) / 3
+        sd = math.sqrt(statistics.pvariance([1, 2 / 3, 3 / 5]))
+        assert abs(half["expected"] - want) <= 5 * sd / math.sqrt(4000)
+        recs = {r["measure"]: r for r in res.records() if r["query"] == "q"}
+        lab = recs["IPrec@0.5"]
+        assert lab["method"] == "sampled" and lab["samples"] == 4000 and lab["seed"] == 0 and lab["se"] > 0
+        assert recs["IPrec@1"]["method"] == "exact" and "se" not in recs["IPrec@1"]
 
 
 def _tied_run(nq=6, seed=0):
@@ -257,16 +282,17 @@ def _tied_run(nq=6, seed=0):
 
 
 def test_same_seed_same_numbers_other_seed_other_numbers():
-    run, qrels = _tied_run()
-    a = tierank.evaluate(qrels, run, MEASURES, samples=200, seed=7).per_query()
-    b = tierank.evaluate(qrels, run, MEASURES, samples=200, seed=7).per_query()
-    c = tierank.evaluate(qrels, run, MEASURES, samples=200, seed=8).per_query()
-    assert a["expected"].tolist() == b["expected"].tolist() and a["std"].tolist() == b["std"].tolist()
-    vary = (a["max"] > a["min"]).to_numpy()
-    assert vary.any()
-    assert (a["expected"].to_numpy()[vary] != c["expected"].to_numpy()[vary]).any()
-    # exact columns do not depend on the seed
-    assert a[["oblivious", "min", "max"]].equals(c[["oblivious", "min", "max"]])
+    with sampler_only():
+        run, qrels = _tied_run()
+        a = tierank.evaluate(qrels, run, MEASURES, samples=200, seed=7).per_query()
+        b = tierank.evaluate(qrels, run, MEASURES, samples=200, seed=7).per_query()
+        c = tierank.evaluate(qrels, run, MEASURES, samples=200, seed=8).per_query()
+        assert a["expected"].tolist() == b["expected"].tolist() and a["std"].tolist() == b["std"].tolist()
+        vary = (a["max"] > a["min"]).to_numpy()
+        assert vary.any()
+        assert (a["expected"].to_numpy()[vary] != c["expected"].to_numpy()[vary]).any()
+        # exact columns do not depend on the seed
+        assert a[["oblivious", "min", "max"]].equals(c[["oblivious", "min", "max"]])
 
 
 def test_a_query_draws_do_not_depend_on_the_other_queries(monkeypatch):
@@ -358,46 +384,48 @@ def test_oblivious_equals_trec_eval(real_data, case):
 def test_sampler_against_the_exact_ap_expectation_and_variance():
     """The generic sampler (sampling.sampled_stats) on AP, whose expectation and variance are exact
     closed forms: the estimates lie within 5 standard errors (S = 4000, many queries, large ties)."""
-    from tierank.measures import parse_measure
-    from tierank.measures.gmap import ap_values
-    from tierank.measures.sampling import fixed_draws, sampled_stats
-    from tierank.ties import prepare
+    with sampler_only():
+        from tierank.measures import parse_measure
+        from tierank.measures.gmap import ap_values
+        from tierank.measures.sampling import fixed_draws, sampled_stats
+        from tierank.ties import prepare
 
-    rng = np.random.default_rng(11)
-    run, qrels = {}, {}
-    for q in range(40):
-        n = int(rng.integers(5, 60))
-        run[f"q{q}"] = {f"d{i}": float(rng.integers(0, 4)) for i in range(n)}
-        qrels[f"q{q}"] = {f"d{i}": int(rng.random() < 0.3) for i in range(n)} | {"unret": 1}
-    ap = parse_measure("AP")
-    prep = prepare(tierank.to_run(run), tierank.to_qrels(qrels), measures=(ap,), samples=4000, seed=2)
-    exact = ap.compute(prep)
-    nrel = prep.nrel()
-    lo, hi = (ap_values(fixed_draws(prep, prep.arrangement(w, "rel"), np.inf), nrel)
-              for w in ("pessimistic", "optimistic"))
-    np.testing.assert_allclose(lo, exact.min, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(hi, exact.max, rtol=0, atol=1e-12)
-    got = sampled_stats(prep, exact.oblivious, lo, hi, lambda d: ap_values(d, nrel), None, np.inf)
-    assert got.method == "sampled" and got.samples == 4000 and got.seed == 2
-    vary = lo < hi
-    assert vary.sum() > 30
-    true_se = np.sqrt(exact.var / 4000)
-    assert (np.abs(got.expected - exact.expected) <= 5 * true_se + 1e-12).all()
-    np.testing.assert_allclose(got.var[vary], exact.var[vary], rtol=0.2)
-    np.testing.assert_allclose(got.se[vary], true_se[vary], rtol=0.1)
-    assert (got.var[~vary] == 0).all() and (got.expected[~vary] == exact.expected[~vary]).all()
+        rng = np.random.default_rng(11)
+        run, qrels = {}, {}
+        for q in range(40):
+            n = int(rng.integers(5, 60))
+            run[f"q{q}"] = {f"d{i}": float(rng.integers(0, 4)) for i in range(n)}
+            qrels[f"q{q}"] = {f"d{i}": int(rng.random() < 0.3) for i in range(n)} | {"unret": 1}
+        ap = parse_measure("AP")
+        prep = prepare(tierank.to_run(run), tierank.to_qrels(qrels), measures=(ap,), samples=4000, seed=2)
+        exact = ap.compute(prep)
+        nrel = prep.nrel()
+        lo, hi = (ap_values(fixed_draws(prep, prep.arrangement(w, "rel"), np.inf), nrel)
+                  for w in ("pessimistic", "optimistic"))
+        np.testing.assert_allclose(lo, exact.min, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(hi, exact.max, rtol=0, atol=1e-12)
+        got = sampled_stats(prep, exact.oblivious, lo, hi, lambda d: ap_values(d, nrel), None, np.inf)
+        assert got.method == "sampled" and got.samples == 4000 and got.seed == 2
+        vary = lo < hi
+        assert vary.sum() > 30
+        true_se = np.sqrt(exact.var / 4000)
+        assert (np.abs(got.expected - exact.expected) <= 5 * true_se + 1e-12).all()
+        np.testing.assert_allclose(got.var[vary], exact.var[vary], rtol=0.2)
+        np.testing.assert_allclose(got.se[vary], true_se[vary], rtol=0.1)
+        assert (got.var[~vary] == 0).all() and (got.expected[~vary] == exact.expected[~vary]).all()
 
 
 def test_complete_counts_missing_queries_at_the_floor():
     """-c: a qrels query absent from the run has AP 0, so X = 1e-5 (trec_eval's log(MIN_GEO_MEAN) patch)."""
-    run = {"q1": {"a": 1.0, "b": 1.0}}
-    qrels = {"q1": {"a": 1}, "q2": {"x": 1}}
-    res = tierank.evaluate(qrels, run, ["GMAP", "IPrec@0.5"], complete=True, samples=500)
-    pq = res.per_query().set_index(["query", "measure"])
-    assert pq.loc[("q2", "GMAP"), "max"] == 1e-5 and pq.loc[("q2", "IPrec@0.5"), "max"] == 0.0
-    agg = res.summary(tierank.measures.parse_measure("GMAP"))
-    assert math.isclose(agg.min, math.sqrt(0.5 * 1e-5)) and math.isclose(agg.max, math.sqrt(1e-5))
-    assert math.isclose(agg.expected, math.sqrt(1e-5) * (1 + math.sqrt(0.5)) / 2, rel_tol=0, abs_tol=5 * agg.se)
+    with sampler_only():
+        run = {"q1": {"a": 1.0, "b": 1.0}}
+        qrels = {"q1": {"a": 1}, "q2": {"x": 1}}
+        res = tierank.evaluate(qrels, run, ["GMAP", "IPrec@0.5"], complete=True, samples=500)
+        pq = res.per_query().set_index(["query", "measure"])
+        assert pq.loc[("q2", "GMAP"), "max"] == 1e-5 and pq.loc[("q2", "IPrec@0.5"), "max"] == 0.0
+        agg = res.summary(tierank.measures.parse_measure("GMAP"))
+        assert math.isclose(agg.min, math.sqrt(0.5 * 1e-5)) and math.isclose(agg.max, math.sqrt(1e-5))
+        assert math.isclose(agg.expected, math.sqrt(1e-5) * (1 + math.sqrt(0.5)) / 2, rel_tol=0, abs_tol=5 * agg.se)
 
 
 @pytest.mark.parametrize("flags", [(), ("-M", "10"), ("-l", "2"), ("-c",)])
@@ -438,13 +466,69 @@ def test_oblivious_equals_trec_eval_binary_on_tied_scores(real_data, trec_eval_b
 def test_gmap_summary_of_other_query_set_is_nan_not_wrong():
     """Per-query factors E[X^(1/n)] belong to the n they were drawn for: stats cut to a subset of
     queries give NaN for the sampled summary (exact bounds kept)."""
-    from dataclasses import replace
-    run, qrels = _tied_run(4, seed=9)
-    m = tierank.measures.parse_measure("GMAP")
-    st_all = tierank.evaluate(qrels, run, [m], samples=100).stats[m]
-    assert st_all.method == "sampled"
-    cut = replace(st_all, oblivious=st_all.oblivious[:3], expected=st_all.expected[:3], min=st_all.min[:3],
-                  max=st_all.max[:3], var=st_all.var[:3], se=st_all.se[:3])
-    agg = m.aggregate(cut)
-    assert math.isnan(agg.expected) and math.isnan(agg.std) and agg.method == "sampled"
-    assert math.isclose(agg.min, math.exp(np.sum(np.log(st_all.min[:3])) / 3), rel_tol=1e-14)
+    with sampler_only():
+        from dataclasses import replace
+        run, qrels = _tied_run(4, seed=9)
+        m = tierank.measures.parse_measure("GMAP")
+        st_all = tierank.evaluate(qrels, run, [m], samples=100).stats[m]
+        assert st_all.method == "sampled"
+        cut = replace(st_all, oblivious=st_all.oblivious[:3], expected=st_all.expected[:3], min=st_all.min[:3],
+                      max=st_all.max[:3], var=st_all.var[:3], se=st_all.se[:3])
+        agg = m.aggregate(cut)
+        assert math.isnan(agg.expected) and math.isnan(agg.std) and agg.method == "sampled"
+        assert math.isclose(agg.min, math.exp(np.sum(np.log(st_all.min[:3])) / 3), rel_tol=1e-14)
+
+
+def _brute_moments(measure, docs, nrel):
+    vals = distribution(measure, docs, nrel)
+    mu = statistics.fmean(vals)
+    return mu, statistics.fmean([(v - mu) ** 2 for v in vals])
+
+
+def test_few_orderings_enumerated_many_sampled_none_exact(monkeypatch):
+    """In one evaluation: a query with C(4,2) * C(3,1) = 18 distinct orderings of its relevant documents
+    is enumerated (exact expectation and variance, labelled exact, whatever the chunking); one with
+    more than ``ENUMERATE`` is sampled (labelled, standard error > 0); one without ties is exact."""
+    few = [("a", 3.0, 1), ("b", 3.0, 0), ("c", 3.0, 1), ("d", 3.0, 0), ("e", 2.0, 0), ("f", 1.0, 1),
+           ("g", 1.0, 0), ("h", 1.0, 0)]
+    many = [(f"m{i}", 1.0, int(i % 3 == 0)) for i in range(12)]  # C(12, 4) = 495 orderings
+    none = [("x", 2.0, 1), ("y", 1.0, 0)]
+    run = {q: {d: s for d, s, _ in docs} for q, docs in (("few", few), ("many", many), ("none", none))}
+    qrels = {q: {d: g for d, _, g in docs} for q, docs in (("few", few), ("many", many), ("none", none))}
+    qrels["few"]["z"] = 1  # a relevant document not retrieved
+    ms = ["IPrec@0.5", "IPrecAvg", "GMAP"]
+    monkeypatch.setattr(sampling, "ENUMERATE", 100)
+    res = tierank.evaluate(qrels, run, ms, samples=S, seed=0)
+    monkeypatch.setattr(sampling, "MAX_ENTRIES", 7)  # enumerated orderings split over chunks
+    chunked = tierank.evaluate(qrels, run, ms, samples=S, seed=0)
+    recs = {(r["query"], r["measure"]): r for r in res.records() if r["query"] != "all"}
+    for m in ms:
+        r = recs[("few", m)]
+        mu, var = _brute_moments(m, few, 4)
+        assert r["method"] == "exact" and "se" not in r, r
+        assert math.isclose(r["expected"], mu, rel_tol=1e-12) and math.isclose(r["std"] ** 2, var, rel_tol=1e-9), (m, r, mu, var)
+        assert recs[("many", m)]["method"] == "sampled" and recs[("many", m)]["se"] > 0
+        assert recs[("none", m)]["method"] == "exact" and recs[("none", m)]["std"] == 0.0
+    assert [r["expected"] for r in chunked.records()] == [r["expected"] for r in res.records()]
+    monkeypatch.setattr(sampling, "ENUMERATE", 17)  # one below: the query is sampled
+    recs = {(r["query"], r["measure"]): r for r in tierank.evaluate(qrels, run, ms, samples=S, seed=0).records()}
+    assert recs[("few", "IPrecAvg")]["method"] == "sampled"
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(collection())
+def test_orderings_counts_the_distinct_relevance_patterns(data):
+    """sampling.orderings: per query, the number of distinct relevant-rank patterns over every ordering."""
+    from tierank.ties import prepare  # noqa: PLC0415
+
+    qs, run, qrels = data
+    assume(qrels)
+    res = tierank.evaluate(qrels, run, ["AP"])
+    prep = prepare(tierank.to_run(run), tierank.to_qrels(qrels))
+    got = dict(zip(prep.qids, sampling.orderings(prep, None, np.inf).tolist()))
+    for i, (docs, _extra) in enumerate(qs):
+        q = f"q{i}"
+        if q not in res.qids:
+            continue
+        patterns = {tuple(g is not None and g >= 1 for _, _, g in o) for o in orderings(docs)}
+        assert got[q] == min(len(patterns), sampling.ENUMERATE + 1), (q, got[q], len(patterns), docs)

@@ -229,3 +229,17 @@ def test_utility_at_its_largest_worths_is_finite(p1, p2):
     m = f"Utility(p1={p1!r},p2={p2!r},p3=1e15,p4=-1e15,ndocs=9007199254740992)"
     agg = tierank.evaluate(qrels, run, [m]).aggregate()
     assert all(math.isfinite(float(agg[k][0])) for k in ("oblivious", "expected", "min", "max"))
+
+
+def test_sampled_label_per_query():
+    """infAP and gm_bpref: a query no ordering changes is labelled exact in its record (no ``se``); a
+    query whose value varies is labelled sampled, with a standard error."""
+    run = {"fixed": {"a": 3.0, "b": 2.0, "c": 1.0},
+           "tied": {f"d{i}": 1.0 for i in range(12)}}
+    qrels = {"fixed": {"a": 1, "b": 0, "c": -1}, "tied": {f"d{i}": int(i % 3 == 0) for i in range(0, 12, 2)}}
+    qrels["tied"]["d1"] = -1
+    res = tierank.evaluate(qrels, run, ["infAP", "GMBpref"], samples=200, seed=0)
+    recs = {(r["query"], r["measure"]): r for r in res.records() if r["query"] != "all"}
+    for m in ("infAP", "GMBpref"):
+        assert recs[("fixed", m)]["method"] == "exact" and "se" not in recs[("fixed", m)], recs[("fixed", m)]
+        assert recs[("tied", m)]["method"] == "sampled" and recs[("tied", m)]["se"] > 0, recs[("tied", m)]

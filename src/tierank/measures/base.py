@@ -206,6 +206,24 @@ class Stats:
     samples: int | None = None  # with "sampled": orderings drawn per query
     seed: int | None = None     # with "sampled": the seed of the draws
     se: np.ndarray | None = None  # with "sampled": standard error of ``expected`` per query (0 where exact)
+    #: with "sampled": per query, True where ``expected`` and ``var`` were estimated from random orderings
+    #: (False: exact, e.g. a query no ordering changes or one whose orderings were all enumerated);
+    #: None: every query
+    sampled: np.ndarray | None = None
+
+    def sampled_queries(self) -> np.ndarray:
+        """Per query, whether its ``expected`` and ``var`` are estimates (see :attr:`sampled`).
+
+        >>> z = np.zeros(2)
+        >>> Stats(z, z, z, z, z).sampled_queries().tolist()
+        [False, False]
+        >>> Stats(z, z, z, z, z, method="sampled", sampled=np.array([True, False])).sampled_queries().tolist()
+        [True, False]
+        """
+        n = len(self.expected)
+        if self.method == "exact":
+            return np.zeros(n, dtype=bool)
+        return np.ones(n, dtype=bool) if self.sampled is None else np.asarray(self.sampled, dtype=bool)
 
     def settled(self) -> Stats:
         """Where no tie ordering can change the value, ``expected`` is that one value, bit for bit.
@@ -219,7 +237,8 @@ class Stats:
         if not fixed.any():
             return self
         se = None if self.se is None else np.where(fixed, 0.0, self.se)
-        return replace(self, expected=np.where(fixed, self.min, self.expected), se=se)
+        sampled = None if self.method == "exact" else self.sampled_queries() & ~fixed
+        return replace(self, expected=np.where(fixed, self.min, self.expected), se=se, sampled=sampled)
 
 
 @dataclass(frozen=True)

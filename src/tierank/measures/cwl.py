@@ -300,7 +300,7 @@ class NERR8(_NERR):
     eq = 8
     cutoff_required = True
     definition = 'normalised ERR, C/W/L form 8 of Azzopardi et al. (2021)'
-    description = "not (but nearly) ERR, eq. 8 (cwl_eval): continuation 1 - g, truncated at k"
+    description = "not (but nearly) ERR, eq. 8 (cwl_eval): continuation 1 - g, truncated at k; expectation sampled"
 
     def discount(self, i):
         return np.ones_like(i)
@@ -313,7 +313,7 @@ class NERR9(_NERR):
     eq = 9
     cutoff_required = True
     definition = 'normalised ERR, C/W/L form 9 of Azzopardi et al. (2021)'
-    description = "not (but nearly) ERR, eq. 9 (cwl_eval): continuation rank/(rank+1) (1 - g), truncated at k"
+    description = "not (but nearly) ERR, eq. 9 (cwl_eval): continuation rank/(rank+1) (1 - g), truncated at k; expectation sampled"
 
     def discount(self, i):
         return (i + 1.0) / (i + 2.0)
@@ -326,7 +326,7 @@ class NERR10(_NERR):
     eq = 10
     cutoff_allowed = False
     definition = 'normalised ERR, C/W/L form 10 of Azzopardi et al. (2021), with persistence p'
-    description = "not (but nearly) ERR, eq. 10 (cwl_eval): continuation p (1 - g), to rank 1000"
+    description = "not (but nearly) ERR, eq. 10 (cwl_eval): continuation p (1 - g), to rank 1000; expectation sampled"
     schema = (Param("p", float, 0.9, "persistence", low=0.0, high=1.0), MIN_REL, MAX_REL)
 
     def discount(self, i):
@@ -340,7 +340,7 @@ class NERR11(_NERR):
     eq = 11
     cutoff_allowed = False
     definition = 'normalised ERR, C/W/L form 11 of Azzopardi et al. (2021), with goal T'
-    description = "not (but nearly) ERR, eq. 11 (cwl_eval): continuation ((i+2T-1)/(i+2T))^2 (1 - g), to rank 1000"
+    description = "not (but nearly) ERR, eq. 11 (cwl_eval): continuation ((i+2T-1)/(i+2T))^2 (1 - g), to rank 1000; expectation sampled"
     schema = (T_PARAM, MIN_REL, MAX_REL)
 
     def discount(self, i):
@@ -360,7 +360,7 @@ class INST(_CwlSampled):
     example = "INST(max_rel=3)"  # max_rel is required
     names = FamilyNames(ir_measures="INST")
     description = ("INST (cwl_eval): expected rate of gain, continuation ((i+T+T_i-1)/(i+T+T_i))^2, "
-                   "T_i = T - gain so far, to rank 1000")
+                   "T_i = T - gain so far, to rank 1000; expectation sampled")
     schema = (T_PARAM, MIN_REL, MAX_REL)
     cutoff_allowed = False
     sorted_extremes = False

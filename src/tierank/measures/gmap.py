@@ -97,11 +97,16 @@ class GeometricMean(Measure):
         rmean, rvar = lo[1].copy(), np.zeros(n)
         if not len(vary):
             return GMStats(obl[0], e, lo[0], hi[0], v, root_mean=rmean, root_var=rvar, root_n=n)
-        mu, var = sample_moments(prep, vary, values, self.level, cut)
-        e[vary], v[vary], se[vary] = np.clip(mu[0], lo[0][vary], hi[0][vary]), var[0], np.sqrt(var[0] / prep.samples)
+        mu, var, exact = sample_moments(prep, vary, values, self.level, cut)
+        e[vary], v[vary] = np.clip(mu[0], lo[0][vary], hi[0][vary]), var[0]
         rmean[vary], rvar[vary] = mu[1], var[1]
+        sampled = np.zeros(n, dtype=bool)
+        sampled[vary] = ~exact
+        if not sampled.any():
+            return GMStats(obl[0], e, lo[0], hi[0], v, root_mean=rmean, root_var=rvar, root_n=n)
+        se[sampled] = np.sqrt(v[sampled] / prep.samples)
         return GMStats(obl[0], e, lo[0], hi[0], v, method="sampled", samples=int(prep.samples),
-                       seed=int(prep.seed), se=se, root_mean=rmean, root_var=rvar, root_n=n)
+                       seed=int(prep.seed), se=se, sampled=sampled, root_mean=rmean, root_var=rvar, root_n=n)
 
     def aggregate(self, stats: Stats) -> Aggregate:
         """The geometric mean over queries (see the module docstring); ``linear=False``.
@@ -121,6 +126,7 @@ class GeometricMean(Measure):
         obl, lo, hi = gm(stats.oblivious), gm(stats.min), gm(stats.max)
         if bool(np.all(stats.min == stats.max)):  # nothing varies: one value, exactly
             return Aggregate(obl, lo, lo, hi, 0.0, "exact", linear=False)
+        exact = stats.method == "exact"
         ok = (isinstance(stats, GMStats) and stats.root_n == n and stats.root_mean is not None
               and len(stats.root_mean) == n)
         if not ok or not isinstance(stats, GMStats) or stats.root_mean is None or stats.root_var is None:
@@ -132,7 +138,11 @@ class GeometricMean(Measure):
         expected = min(max(expected, lo), hi)
         rel = v / (a * a)
         var = expected * expected * float(np.expm1(np.sum(np.log1p(rel))))
-        se = expected * float(np.sqrt(np.sum(rel) / stats.samples))
+        if exact:
+            return Aggregate(obl, expected, lo, hi, float(np.sqrt(max(var, 0.0))), "exact", linear=False)
+        # only the sampled factors carry a standard error
+        est = stats.sampled_queries()
+        se = expected * float(np.sqrt(np.sum(rel[est]) / stats.samples))
         return Aggregate(obl, expected, lo, hi, float(np.sqrt(max(var, 0.0))), stats.method, se=se, linear=False)
 
 

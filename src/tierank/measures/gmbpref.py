@@ -59,8 +59,10 @@ class GMBpref(GeometricMean):
             xr = x ** root
             e[q], v[q], se[q] = min(max(x.mean(), lo[q]), hi[q]), x.var(ddof=1), np.sqrt(x.var(ddof=1) / S)
             rmean[q], rvar[q] = xr.mean(), xr.var(ddof=1)
+        sampled = np.zeros(n, dtype=bool)
+        sampled[vary] = True
         return GMStats(obl, e, lo, hi, v, method="sampled", samples=S, seed=int(prep.seed), se=se,
-                       root_mean=rmean, root_var=rvar, root_n=n)
+                       sampled=sampled, root_mean=rmean, root_var=rvar, root_n=n)
 
     def _sampled_sums(self, prep: Prepared, queries: np.ndarray, S: int) -> list[np.ndarray]:
         """bpref of ``S`` uniform orderings of each of ``queries``: the groups holding a relevant and

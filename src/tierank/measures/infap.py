@@ -143,7 +143,7 @@ class InfAP(Measure):
         sampled = lo < hi
         var = np.where(sampled, var, 0.0)
         return Stats(obl, expected, lo, hi, var, method="sampled", samples=S, seed=int(prep.seed),
-                     se=np.sqrt(var / S))
+                     se=np.sqrt(var / S), sampled=sampled)
 
     @staticmethod
     def _best(P0, A, Sb, U, r, u, cut, acc) -> float:

@@ -40,7 +40,7 @@ import numpy as np
 from ..ties import Prepared
 from .base import FamilyNames, Measure, Param, Stats, register
 from .linear import REL
-from .sampling import Draws, fixed_draws, sample_moments
+from .sampling import Draws, fixed_draws, labelled, sample_moments
 
 __all__ = ["IPrec", "IPrecAvg", "LEVELS", "iprec_values"]
 
@@ -113,19 +113,16 @@ def _bundle(prep: Prepared, levels: tuple, level: int | None) -> list[Stats]:
         obl, lo, hi = (values(fixed_draws(prep, prep.arrangement(w, "rel", level), cut))
                        for w in ("policy", "pessimistic", "optimistic"))
         vary = np.flatnonzero((lo < hi).any(axis=0))
-        mu, var = sample_moments(prep, vary, values, level, cut)
+        mu, var, exact = sample_moments(prep, vary, values, level, cut)
         out = []
         for i in range(len(lo)):
-            e, v, se = lo[i].copy(), np.zeros(prep.nq), np.zeros(prep.nq)
+            e, v = lo[i].copy(), np.zeros(prep.nq)
             own = lo[i][vary] < hi[i][vary]
             at = vary[own]
             e[at], v[at] = np.clip(mu[i][own], lo[i][at], hi[i][at]), var[i][own]  # no rounding past the bounds
-            se[at] = np.sqrt(var[i][own] / prep.samples)
-            if len(at):
-                out.append(Stats(obl[i], e, lo[i], hi[i], v, method="sampled", samples=int(prep.samples),
-                                 seed=int(prep.seed), se=se))
-            else:
-                out.append(Stats(obl[i], e, lo[i], hi[i], v))
+            sampled = np.zeros(prep.nq, dtype=bool)
+            sampled[at] = ~exact[own]
+            out.append(labelled(obl[i], e, lo[i], hi[i], v, sampled, prep))
         return out
 
     return prep.cached(("iprec", levels, resolved), compute)

@@ -42,6 +42,19 @@ def relchar(grade: float) -> str:
     return chr(ord("0") + g) if g >= 0 else "."
 
 
+def _chars(key: np.ndarray) -> np.ndarray:
+    """:func:`relchar` of every sort key of :meth:`RelString.stats` (-1: not in the qrels, -1.5: a negative
+    grade), as ASCII bytes.
+
+    >>> _chars(np.array([0.0, 3.0, 12.0, -1.0, -1.5])).tobytes()
+    b'03>-.'
+    """
+    g = np.clip(np.where(key >= 0, key, 0.0), 0, 10).astype(np.int64)
+    out = np.where(g > 9, ord(">"), ord("0") + g)
+    out = np.where(key == -1.0, ord("-"), np.where(key == -1.5, ord("."), out))
+    return out.astype(np.uint8)
+
+
 @dataclass
 class RelStats(Stats):
     """:class:`Stats` (all NaN) plus the strings per query of the ``policy`` (tie-oblivious),
@@ -72,13 +85,14 @@ class RelString(Measure):
         # sort keys that keep the character: not in the qrels -1 ('-'), a negative grade -1.5 ('.')
         key = np.where(np.isnan(prep.grade), -1.0, np.where(prep.grade < 0, -1.5, prep.grade))
         texts = {}
+        # the ranks read of every query, as one byte string cut at the query boundaries
+        length = np.diff(prep.qstart)
+        read = np.minimum(length, k).astype(np.int64) if np.isfinite(k) else length.astype(np.int64)
+        keep = prep.pos < read[prep.qi]
+        ends = np.cumsum(read)
+        starts = ends - read
         for which in ("policy", "pessimistic", "optimistic"):
             k_ = key if which == "policy" else prep.sorted_in_groups(key, which)
-            g = np.where(k_ == -1.0, np.nan, k_)
-            out = []
-            for q in range(prep.nq):
-                s, e = int(prep.qstart[q]), int(prep.qstart[q + 1])
-                e = min(e, s + int(min(k, e - s)))
-                out.append("".join(relchar(x) for x in g[s:e].tolist()))
-            texts[which] = out
+            codes = _chars(k_[keep]).tobytes().decode("ascii")
+            texts[which] = [codes[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
         return RelStats(nan, nan.copy(), nan.copy(), nan.copy(), nan.copy(), texts=texts)

@@ -46,6 +46,7 @@ standard error of the mean ``sqrt(var / S)``.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -57,12 +58,15 @@ from ..ties import Prepared
 from .base import Stats
 from .kernels import group_counts
 
-__all__ = ["Draws", "MAX_ENTRIES", "fixed_draws", "random_draws", "sample_moments", "sampled_stats", "query_keys"]
+__all__ = ["Draws", "ENUMERATE", "MAX_ENTRIES", "orderings", "fixed_draws", "random_draws", "labelled", "sample_moments", "sampled_stats", "query_keys"]
 
 #: largest bit map (orderings x relevant-bearing positions) drawn at once; the work arrays of a
 #: chunk are bounded by it: at most MAX_ENTRIES / 2 (group, ordering) pairs of 40 bytes and
 #: MAX_ENTRIES relevant entries of about 50 bytes (under 100 MB at worst)
 MAX_ENTRIES = 1 << 20
+
+#: queries with at most this many distinct tie orderings are enumerated (exact statistics), not sampled
+ENUMERATE = 5040
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _TWO53 = 2.0 ** -53
@@ -150,16 +154,62 @@ def query_keys(prep: Prepared, seed: int | None = None) -> np.ndarray:
     return prep.cached(("sampling-keys", prep.seed if seed is None else seed), compute)
 
 
-def random_draws(prep: Prepared, queries: np.ndarray, level: int | None, cut: float) -> Iterator[tuple[np.ndarray, int, Draws]]:
+def orderings(prep: Prepared, level: int | None, cut: float) -> np.ndarray:
+    """Per query, the number of distinct orderings of its relevant documents that the binary measures
+    read: the product over its *mixed* tie groups above ``cut`` (holding relevant and non-relevant
+    documents) of :math:`\binom{m}{r}`; int64, ``ENUMERATE + 1`` wherever it exceeds :data:`ENUMERATE`.
+    """
+    def compute():
+        r_g = group_counts(prep, "rel", level)
+        m_g = prep.gsize.astype(np.int64)
+        k_g = np.minimum(r_g, m_g - r_g)
+        mixed = (k_g > 0) & (prep.gpos0 < cut)
+        over = ENUMERATE + 1
+        c = np.ones(len(m_g), dtype=np.int64)
+        # C(m, k) = prod_{t<k} (m - k + t + 1) / (t + 1), exact in integers; C(2k, k) > ENUMERATE from k = 8
+        for t in range(8):
+            on = mixed & (k_g > t) & (c <= ENUMERATE)
+            c[on] = c[on] * (m_g[on] - k_g[on] + t + 1) // (t + 1)
+        c[mixed & (k_g >= 8)] = over
+        c = np.minimum(np.where(mixed, c, 1), over)
+        logs = np.bincount(prep.gq, weights=np.log(c.astype(np.float64)), minlength=prep.nq)
+        small = logs <= np.log(max(ENUMERATE, 1)) + 1e-9
+        out = np.full(prep.nq, over, dtype=np.int64)
+        # exact products where they are small (every factor <= ENUMERATE, so no overflow)
+        prod = np.ones(prep.nq, dtype=np.int64)
+        gsel = np.flatnonzero(mixed & small[prep.gq])
+        np.multiply.at(prod, prep.gq[gsel], c[gsel])
+        out[small] = np.minimum(prod[small], over)
+        return out
+
+    return prep.cached(("orderings", level, cut), compute)
+
+
+_COMBINATIONS: dict[tuple[int, int], np.ndarray] = {}
+
+
+def _combinations(m: int, k: int) -> np.ndarray:
+    """Every k-subset of ``range(m)`` as rows of offsets (lexicographic; C(m, k) <= ENUMERATE)."""
+    key = (m, k)
+    if key not in _COMBINATIONS:
+        rows = list(itertools.combinations(range(m), k))
+        _COMBINATIONS[key] = np.array(rows, dtype=np.int64).reshape(len(rows), k)
+    return _COMBINATIONS[key]
+
+
+def random_draws(prep: Prepared, queries: np.ndarray, level: int | None, cut: float,
+                 enumerate_n: int | None = None) -> Iterator[tuple[np.ndarray, int, Draws]]:
     """Uniformly random tie orderings of the ``queries`` (sorted query indices) of ``prep``.
 
     Yields ``(queries of the chunk, first ordering index, draws)``: the draws hold
     ``S_chunk * len(chunk)`` segments, segment ``s * len(chunk) + i`` being ordering
     ``first + s`` of the chunk's query ``i``.  Chunks cover every query and every one of the
-    ``prep.samples`` orderings once.
+    ``prep.samples`` orderings once.  With ``enumerate_n``: the queries have exactly that many
+    distinct orderings (:func:`orderings`), and the ``enumerate_n`` orderings are every one of
+    them, once each, instead of random ones.
     """
     queries = np.asarray(queries, dtype=np.int64)
-    S = int(prep.samples)
+    S = int(prep.samples) if enumerate_n is None else int(enumerate_n)
     if not len(queries):
         return
     r_g = group_counts(prep, "rel", level)
@@ -170,7 +220,7 @@ def random_draws(prep: Prepared, queries: np.ndarray, level: int | None, cut: fl
     gq_all = prep.gq[gsel]
     # positions held per query, and chunks of queries whose bit map fits
     per_q = np.bincount(gq_all, weights=m_all, minlength=prep.nq)[queries].astype(np.int64)
-    qkeys = query_keys(prep)
+    qkeys = query_keys(prep) if enumerate_n is None else None
     qcum = np.concatenate(([0], np.cumsum(per_q)))
     gcut = np.searchsorted(gq_all, queries, side="left")
     gcut = np.append(gcut, len(gsel))
@@ -189,6 +239,35 @@ def random_draws(prep: Prepared, queries: np.ndarray, level: int | None, cut: fl
         lo = hi
 
 
+def _enumerated_marks(prep: Prepared, g: np.ndarray, order: np.ndarray, kk: np.ndarray, base: np.ndarray,
+                      s0: int, sb: int, flat: np.ndarray) -> None:
+    """Marks of orderings ``s0 .. s0+sb-1`` of every distinct ordering of the mixed groups ``g[order]``
+    (``kk`` offsets each): ordering ``t`` of a query reads, in mixed radix over its mixed groups in rank
+    order (the last one fastest), one k-subset of each group (:func:`_combinations`)."""
+    gm = g[order]  # by query, then rank
+    m = prep.gsize[gm].astype(np.int64)
+    base2 = base.reshape(len(order), sb)
+    c = np.array([len(_combinations(int(a), int(b))) for a, b in zip(m.tolist(), kk.tolist())], dtype=np.int64)
+    # stride: product of the counts of the later mixed groups of the same query
+    q = prep.gq[gm]
+    stride = np.ones(len(gm), dtype=np.int64)
+    later = np.ones(len(gm), dtype=np.int64)
+    for j in range(1, len(gm)):  # at most log2(ENUMERATE) groups per query: few passes of whole arrays
+        same = np.zeros(len(gm), dtype=bool)
+        same[:-j] = q[:-j] == q[j:]
+        if not same.any():
+            break
+        later[:-j] = np.where(same[:-j], c[j:], 1)
+        stride *= later
+        later[:] = 1
+    t = np.arange(s0, s0 + sb, dtype=np.int64)
+    pattern = (t[None, :] // stride[:, None]) % c[:, None]  # (groups, orderings)
+    for key in set(zip(m.tolist(), kk.tolist())):  # one pass per distinct (size, offsets) shape
+        sel = np.flatnonzero((m == key[0]) & (kk == key[1]))
+        offs = _combinations(*key)[pattern[sel]]  # (groups, orderings, k)
+        flat[(base2[sel][..., None] + offs).reshape(-1)] = True
+
+
 def _draw_chunk(prep: Prepared, chunk, g, r, nslots, s0, sb, cut, qkeys) -> Draws:
     """Orderings ``s0 .. s0+sb-1`` of the queries ``chunk``; ``g`` their relevant-bearing groups."""
     nqc = len(chunk)
@@ -204,7 +283,12 @@ def _draw_chunk(prep: Prepared, chunk, g, r, nslots, s0, sb, cut, qkeys) -> Draw
     bm = np.zeros((sb, nslots), dtype=bool)
     flat = bm.reshape(-1)
     mixed = np.flatnonzero(k > 0)
-    if len(mixed):
+    if len(mixed) and qkeys is None:  # every distinct ordering, once each
+        order = np.sort(mixed)
+        kk = k[order]
+        base = (np.arange(sb, dtype=np.int64)[None, :] * nslots + gstart[order][:, None]).reshape(-1)
+        _enumerated_marks(prep, g, order, kk, base, s0, sb, flat)
+    elif len(mixed):
         order = mixed[np.argsort(-k[mixed], kind="stable")]
         kk = k[order]
         # (group, ordering) pairs, group-major: the pairs still drawing at step t are a prefix
@@ -240,59 +324,77 @@ def _draw_chunk(prep: Prepared, chunk, g, r, nslots, s0, sb, cut, qkeys) -> Draw
 
 
 def sample_moments(prep: Prepared, queries: np.ndarray, values: Callable[[Draws], np.ndarray], level: int | None,
-                   cut: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per query of ``queries``: mean and variance (``ddof=1``) over ``prep.samples`` random tie
-    orderings of the rows of ``values(draws)`` (an array ``(L, draws.nseg)``: L values per ranking).
+                   cut: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per query of ``queries``: mean and variance of the rows of ``values(draws)`` (an array
+    ``(L, draws.nseg)``: L values per ranking) over the query's tie orderings, and whether they are exact.
 
-    Returns two arrays of shape ``(L, len(queries))``.  Each query's numbers depend on its own
+    A query with at most :data:`ENUMERATE` distinct orderings (:func:`orderings`) is enumerated: every
+    ordering once, the mean and the variance (``ddof=0``) exact (third array True).  The others are
+    estimated from ``prep.samples`` random orderings (variance ``ddof=1``; False).  Returns three
+    arrays, the first two of shape ``(L, len(queries))``.  Each query's numbers depend on its own
     orderings only (bit for bit, whatever the chunking).
     """
     queries = np.asarray(queries, dtype=np.int64)
-    S = int(prep.samples)
+    count = orderings(prep, level, cut)[queries]
+    exact = count <= ENUMERATE
     mean: np.ndarray | None = None
     var: np.ndarray | None = None
-    pending: dict = {}
-    for chunk, s0, draws in random_draws(prep, queries, level, cut):
-        v = np.atleast_2d(np.asarray(values(draws), dtype=np.float64))
-        L = v.shape[0]
-        if mean is None or var is None:
-            mean = np.zeros((L, len(queries)))
-            var = np.zeros((L, len(queries)))
-        key = int(chunk[0])
-        if key not in pending:
-            pending[key] = np.empty((L, S, len(chunk)))
-        pending[key][:, s0:s0 + v.shape[1] // len(chunk), :] = v.reshape(L, -1, len(chunk))
-        if s0 + v.shape[1] // len(chunk) == S:
-            block = np.ascontiguousarray(pending.pop(key).transpose(0, 2, 1))  # (L, queries, S)
-            mu = block.mean(axis=-1)
-            d = block - mu[..., None]
-            at = np.searchsorted(queries, chunk)
-            mean[:, at] = mu
-            var[:, at] = np.einsum("lqs,lqs->lq", d, d) / (S - 1)
+    runs = [(queries[~exact], None)] + [(queries[count == n], int(n)) for n in np.unique(count[exact])]
+    for qs, n in runs:
+        S = int(prep.samples) if n is None else n
+        ddof = 0 if n is not None else 1
+        pending: dict = {}
+        for chunk, s0, draws in random_draws(prep, qs, level, cut, enumerate_n=n):
+            v = np.atleast_2d(np.asarray(values(draws), dtype=np.float64))
+            L = v.shape[0]
+            if mean is None or var is None:
+                mean = np.zeros((L, len(queries)))
+                var = np.zeros((L, len(queries)))
+            key = int(chunk[0])
+            if key not in pending:
+                pending[key] = np.empty((L, S, len(chunk)))
+            pending[key][:, s0:s0 + v.shape[1] // len(chunk), :] = v.reshape(L, -1, len(chunk))
+            if s0 + v.shape[1] // len(chunk) == S:
+                block = np.ascontiguousarray(pending.pop(key).transpose(0, 2, 1))  # (L, queries, S)
+                mu = block.mean(axis=-1)
+                d = block - mu[..., None]
+                at = np.searchsorted(queries, chunk)
+                mean[:, at] = mu
+                var[:, at] = np.einsum("lqs,lqs->lq", d, d) / max(S - ddof, 1)
     if mean is None or var is None:
         empty = np.zeros(0, np.int64)
         L = np.atleast_2d(np.asarray(values(Draws.build(empty, empty, empty, np.zeros(0))),
                                      dtype=np.float64)).shape[0]
         mean, var = np.zeros((L, 0)), np.zeros((L, 0))
-    return mean, var
+    return mean, var, exact
+
+
+def labelled(oblivious: np.ndarray, expected: np.ndarray, vmin: np.ndarray, vmax: np.ndarray, var: np.ndarray,
+             sampled: np.ndarray, prep: Prepared) -> Stats:
+    """:class:`Stats` labelled by what was sampled: ``sampled`` per query (True: ``expected`` and ``var``
+    estimated from ``prep.samples`` orderings, their standard error ``sqrt(var / samples)``; False:
+    exact, standard error 0); ``method="exact"`` when no query was sampled."""
+    if not sampled.any():
+        return Stats(oblivious, expected, vmin, vmax, var)
+    se = np.where(sampled, np.sqrt(np.where(sampled, var, 0.0) / prep.samples), 0.0)
+    return Stats(oblivious, expected, vmin, vmax, var, method="sampled", samples=int(prep.samples),
+                 seed=int(prep.seed), se=se, sampled=sampled.copy())
 
 
 def sampled_stats(prep: Prepared, oblivious: np.ndarray, vmin: np.ndarray, vmax: np.ndarray,
                   values: Callable[[Draws], np.ndarray], level: int | None, cut: float) -> Stats:
-    """:class:`Stats` of a measure with exact ``oblivious``/``min``/``max`` per query and a sampled
-    expectation and variance: ``values(draws)`` gives the measure of each ranking of ``draws``
-    (shape ``(draws.nseg,)``).  Queries with ``min == max`` are not sampled: their expectation is
-    that value, with variance and standard error exactly 0; with no query that can vary the
-    result is ``method="exact"``.
+    """:class:`Stats` of a measure with exact ``oblivious``/``min``/``max`` per query and an expectation
+    and variance over the orderings (:func:`sample_moments`): ``values(draws)`` gives the measure of
+    each ranking of ``draws`` (shape ``(draws.nseg,)``).  Queries with ``min == max`` are not drawn:
+    their expectation is that value, with variance and standard error exactly 0; queries with few
+    orderings are enumerated (exact); with no query sampled the result is ``method="exact"``.
     """
     vary = np.flatnonzero(vmin < vmax)
     expected = vmin.astype(np.float64).copy()
     var = np.zeros(prep.nq)
-    if not len(vary):
-        return Stats(oblivious, expected, vmin, vmax, var)
-    mu, v = sample_moments(prep, vary, lambda d: np.atleast_2d(values(d)), level, cut)
-    expected[vary], var[vary] = np.clip(mu[0], vmin[vary], vmax[vary]), v[0]
-    se = np.zeros(prep.nq)
-    se[vary] = np.sqrt(v[0] / prep.samples)
-    return Stats(oblivious, expected, vmin, vmax, var, method="sampled", samples=int(prep.samples),
-                 seed=int(prep.seed), se=se)
+    sampled = np.zeros(prep.nq, dtype=bool)
+    if len(vary):
+        mu, v, exact = sample_moments(prep, vary, lambda d: np.atleast_2d(values(d)), level, cut)
+        expected[vary], var[vary] = np.clip(mu[0], vmin[vary], vmax[vary]), v[0]
+        sampled[vary] = ~exact
+    return labelled(oblivious, expected, vmin, vmax, var, sampled, prep)

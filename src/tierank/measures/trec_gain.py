@@ -99,13 +99,16 @@ def _multinomial(values: np.ndarray) -> int:
 
 def per_ordering_stats(prep: Prepared, values: np.ndarray, fn: Callable[[int, np.ndarray], np.ndarray],
                        queries: np.ndarray | None = None, exact_extremes: bool = False,
-                       base: Stats | None = None) -> Stats:
+                       base: Stats | None = None,
+                       batch_fn: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None) -> Stats:
     """:class:`Stats` of a measure given by ``fn(q, A)``: the value of query ``q`` for every row of
     ``A`` (orderings x ranks read, the document ``values`` in rank order).  Queries with at most
     :data:`ENUMERATE` distinct orderings are enumerated (exact); the others are sampled
     (``prep.samples`` orderings, seeded by query), their min/max the extremes seen unless
     ``exact_extremes`` (then the optimistic / pessimistic arrangements of ``values``, which the
     caller guarantees extremal).  ``queries``: only those (the others taken from ``base``).
+    ``batch_fn(qs, A, width)``: the value of the one ranking of each query of ``qs`` at once (rows of
+    ``A`` zero-padded past ``width``), for the queries no ordering changes.
     """
     nq = prep.nq
     if base is None:
@@ -119,7 +122,34 @@ def per_ordering_stats(prep: Prepared, values: np.ndarray, fn: Callable[[int, np
     opt = prep.sorted_in_groups(values, "optimistic")
     pes = prep.sorted_in_groups(values, "pessimistic")
     keys = None
-    for q in (range(nq) if queries is None else queries):
+    todo = np.arange(nq) if queries is None else np.asarray(queries, dtype=np.int64)
+    if batch_fn is not None and len(todo) and prep.n:
+        # queries with no tie group of differing values above the cut: one value, computed in batches
+        lo_g = np.minimum.reduceat(values, prep.gstart[:-1]) if len(prep.gsize) else np.zeros(0)
+        hi_g = np.maximum.reduceat(values, prep.gstart[:-1]) if len(prep.gsize) else np.zeros(0)
+        mixed_g = (prep.gsize > 1) & (lo_g != hi_g) & (prep.gpos0 < cut)
+        tied_q = np.bincount(prep.gq[mixed_g], minlength=nq) > 0
+        plain = todo[~tied_q[todo]]
+        todo = todo[tied_q[todo]]
+        length = np.diff(prep.qstart)[plain]
+        width = np.minimum(length, cut).astype(np.int64) if np.isfinite(cut) else length.astype(np.int64)
+        order = np.argsort(width, kind="stable")
+        plain, width = plain[order], width[order]
+        i = 0
+        while i < len(plain):  # batches of at most 2^22 entries (rows x widest row)
+            j = i + 1
+            while j < len(plain) and (j + 1 - i) * int(width[j]) <= 1 << 22:
+                j += 1
+            qs, w = plain[i:j], width[i:j]
+            n = int(w[-1]) if len(w) else 0
+            col = np.arange(n)
+            inside = col[None, :] < w[:, None]
+            A = np.where(inside, values[np.minimum(prep.qstart[qs][:, None] + col[None, :], len(values) - 1)], 0.0)
+            v = batch_fn(qs, A, w)
+            obl[qs] = ex[qs] = mn[qs] = mx[qs] = v
+            var[qs] = 0.0
+            i = j
+    for q in todo.tolist():
         s, e = int(prep.qstart[q]), int(prep.qstart[q + 1])
         n = e - s if not np.isfinite(cut) else min(e - s, int(cut))
         v = values[s:e]
@@ -191,8 +221,33 @@ class _PerOrdering(Measure):
     def ordering_values(self, prep: Prepared, q: int, A: np.ndarray) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
+    def batch_values(self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray) -> np.ndarray:  # pragma: no cover
+        """The value of one ranking per query of ``qs`` (rows of ``A``, zero past ``width``); a family
+        that does not override it is computed one query at a time."""
+        raise NotImplementedError
+
     def stats(self, prep: Prepared) -> Stats:
-        return per_ordering_stats(prep, prep.gain, lambda q, A: self.ordering_values(prep, q, A))
+        batch = None if type(self).batch_values is _PerOrdering.batch_values else (
+            lambda qs, A, w: self.batch_values(prep, qs, A, w))
+        return per_ordering_stats(prep, prep.gain, lambda q, A: self.ordering_values(prep, q, A), batch_fn=batch)
+
+
+def P_max(prep: Prepared, qs: np.ndarray) -> int:
+    """The largest number of positive judged grades among the queries ``qs``."""
+    start = np.asarray(prep.ideal[1])
+    return int((start[qs + 1] - start[qs]).max()) if len(qs) else 0
+
+
+def _ideal_rows(prep: Prepared, qs: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ideal gains of the queries ``qs`` as rows of width ``n`` (zero-padded, cut at n) and their counts."""
+    gains, start = prep.ideal
+    gains = np.asarray(gains, dtype=np.float64)
+    P = (np.asarray(start)[qs + 1] - np.asarray(start)[qs]).astype(np.int64)
+    col = np.arange(n)
+    inside = col[None, :] < P[:, None]
+    at = np.minimum(np.asarray(start)[qs][:, None] + col[None, :], max(len(gains) - 1, 0))
+    rows = np.where(inside, gains[at], 0.0) if len(gains) else np.zeros((len(qs), n))
+    return rows, P
 
 
 @register
@@ -228,6 +283,18 @@ class G(_PerOrdering):
             terms = np.where(A != 0, A / np.log2((2.0 + cost)[None, :] - got), 0.0)
         return np.cumsum(terms, axis=1)[:, -1] / total
 
+    def batch_values(self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray) -> np.ndarray:
+        full, P = _ideal_rows(prep, qs, int(P_max(prep, qs)))
+        total = np.cumsum(full, axis=1)[:, -1] if full.shape[1] else np.zeros(len(qs))  # in order, as per query
+        n = A.shape[1]
+        pad, _ = _ideal_rows(prep, qs, n)
+        cost = np.cumsum(np.maximum(pad, 1.0), axis=1)
+        got = np.cumsum(A, axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(A != 0, A / np.log2(2.0 + cost - got), 0.0)
+            out = (np.cumsum(terms, axis=1)[:, -1] if n else np.zeros(len(qs))) / total
+        return np.where((total > 0.0) & (width > 0), out, 0.0)
+
 
 @register
 class nDCG_rel(_PerOrdering):
@@ -259,6 +326,23 @@ class nDCG_rel(_PerOrdering):
         end = dcg[:, -1] if n else np.zeros(S)
         s = s + (P - h) * end / zc[-1]
         return np.where(s > 0.0, s / P, 0.0)
+
+    def batch_values(self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray) -> np.ndarray:
+        Q, n = A.shape
+        full, P = _ideal_rows(prep, qs, max(P_max(prep, qs), 1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            zc = np.cumsum(full / np.log2(np.arange(full.shape[1], dtype=np.float64) + 2.0)[None, :], axis=1)
+            rows = np.arange(Q)[:, None]
+            z = zc[rows, np.minimum(np.arange(n)[None, :], np.maximum(P - 1, 0)[:, None])]
+            dcg = np.cumsum(np.where(A != 0, A / np.log2(np.arange(n, dtype=np.float64) + 2.0)[None, :], 0.0), axis=1)
+            pos = A > 0
+            s = np.cumsum(np.where(pos, dcg / z, 0.0), axis=1)[:, -1] if n else np.zeros(Q)
+            h = pos.sum(axis=1)
+            end = dcg[rows[:, 0], np.maximum(width - 1, 0)] if n else np.zeros(Q)
+            end = np.where(width > 0, end, 0.0)
+            s = s + (P - h) * end / zc[rows[:, 0], np.maximum(P - 1, 0)]
+            out = np.where(s > 0.0, s / P, 0.0)
+        return np.where(P > 0, out, 0.0)
 
 
 @register
@@ -378,21 +462,50 @@ class RnDCG(Linear):
         def compute():
             w = np.zeros(prep.n)
             nrel = prep.nrel(self.level)
-            qret = prep.qret
-            for q in range(prep.nq):
-                if nrel[q] <= 0:
-                    continue
-                n = int(qret[q])
-                ks, zs = _checkpoints(_ideal(prep, q), n)
-                if not len(ks):
-                    continue
-                inv = 1.0 / zs
-                # suffix sums over checkpoints with k > i, for every rank i < n
-                tail = np.concatenate((np.cumsum(inv[::-1])[::-1], [0.0]))
-                at = np.searchsorted(ks, np.arange(n), side="right")  # first checkpoint with k > i
-                s = int(prep.qstart[q])
-                w[s:s + n] = tail[at] / np.log2(np.arange(n, dtype=np.float64) + 2.0) / len(ks)
+            qret = np.asarray(prep.qret, dtype=np.int64)
+            todo = np.flatnonzero(nrel > 0)
+            for lo in range(0, len(todo), 4096):  # blocks of queries: padded rows stay small
+                self._weights_block(prep, todo[lo:lo + 4096], qret, w)
             return w
 
         return prep.cached(("RnDCG-weights", self.level), compute)[rows]
+
+    @staticmethod
+    def _weights_block(prep: Prepared, qs: np.ndarray, qret: np.ndarray, w: np.ndarray) -> None:
+        """:meth:`weights` of the queries ``qs`` (each with N+ > 0) into ``w``: :func:`_checkpoints` of
+        every query at once, on rows padded to the longest ideal list (the same sums, in the same order)."""
+        ideal, P = _ideal_rows(prep, qs, max(P_max(prep, qs), 1))
+        n = qret[qs]
+        Q, width = ideal.shape
+        col = np.arange(width)
+        zc = np.cumsum(ideal / np.log2(col.astype(np.float64) + 2.0)[None, :], axis=1)
+        nxt = np.concatenate((ideal[:, 1:], np.zeros((Q, 1))), axis=1)
+        is_k = (nxt != ideal) & (col[None, :] < P[:, None])  # k = col + 1 in 1..P with I_k != I_{k-1}
+        extra = (P + 1 < n) & (P > 0)  # the end of the list, at n
+        kcount = is_k.sum(axis=1) + extra
+        K = int(kcount.max()) if Q else 0
+        if K == 0:
+            return
+        # checkpoints (k, 1 / z_k) of each query, left-aligned in rows of K
+        slot = np.cumsum(is_k, axis=1) - 1
+        ks = np.full((Q, K), np.iinfo(np.int64).max)
+        inv = np.zeros((Q, K))
+        rq, rc = np.nonzero(is_k)
+        ks[rq, slot[rq, rc]] = rc + 1
+        inv[rq, slot[rq, rc]] = 1.0 / zc[rq, rc]
+        e = np.flatnonzero(extra)
+        last = kcount[e] - 1
+        ks[e, last] = n[e]
+        inv[e, last] = 1.0 / zc[e, P[e] - 1]
+        # suffix sums over the checkpoints, from the last one back (as a reversed cumsum per query)
+        tail = np.zeros((Q, K + 1))
+        for j in range(K - 1, -1, -1):
+            tail[:, j] = np.where(j < kcount, tail[:, j + 1] + inv[:, j], 0.0)
+        # every retrieved row of these queries: its rank i, the first checkpoint with k > i
+        counts = np.where(kcount > 0, n, 0)
+        rows_q = np.repeat(np.arange(Q), counts)
+        first = np.repeat(prep.qstart[qs].astype(np.int64), counts)
+        i = np.arange(len(rows_q)) - np.repeat(np.cumsum(counts) - counts, counts)
+        at = (ks[rows_q] <= i[:, None]).sum(axis=1)
+        w[first + i] = tail[rows_q, at] / np.log2(i.astype(np.float64) + 2.0) / kcount[rows_q]
 

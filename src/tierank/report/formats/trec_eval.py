@@ -69,6 +69,8 @@ def render_trec_eval(result, *, plan=None, stat: str = "oblivious", per_query: b
     agg = {row["measure"]: row for row in result.records(per_query=False)}
     lines: list[str] = []
     if per_query and n:
+        # one format template per query (every measure's line), applied to all queries in one % operation
+        specs: list[str] = []
         cols = []
         for e in entries:
             m = e.measure
@@ -77,21 +79,28 @@ def render_trec_eval(result, *, plan=None, stat: str = "oblivious", per_query: b
             if getattr(m, "string_valued", False):  # relstring: '%s' per query, of the stat's ordering
                 which = {"oblivious": "policy", "min": "pessimistic", "max": "optimistic"}.get(stat)
                 if which is not None:
-                    cols.append((f"{e.name:<22}", [f"'{t}'" for t in result.stats[m].texts[which]]))
+                    specs.append(f"{e.name:<22}".replace("%", "%%") + "\t%s\t'%s'\n")
+                    cols.append(result.stats[m].texts[which])
                 continue
-            v = _stat_column(result.stats[m], stat)
-            count = getattr(m, "is_count", False)
-            vals = v.tolist()
-            text = [_trec_value(x, True) for x in vals] if count else [f"{x:6.4f}" for x in vals]
-            cols.append((f"{e.name:<22}", text))
-        for i, q in enumerate(result.qids):
-            lines.extend(f"{name}\t{q}\t{vals[i]}" for name, vals in cols)
+            vals = _stat_column(result.stats[m], stat).tolist()
+            if getattr(m, "is_count", False):
+                specs.append(f"{e.name:<22}".replace("%", "%%") + "\t%s\t%s\n")
+                cols.append([_trec_value(x, True) for x in vals])
+            else:
+                specs.append(f"{e.name:<22}".replace("%", "%%") + "\t%s\t%6.4f\n")
+                cols.append(vals)
+        if cols:
+            args = np.empty((n, 2 * len(cols)), dtype=object)
+            args[:, 0::2] = np.asarray(result.qids, dtype=object)[:, None]
+            for j, c in enumerate(cols):
+                args[:, 2 * j + 1] = c
+            lines.append(("".join(specs) * n) % tuple(args.ravel().tolist()))  # lines, each with its newline
     if summary:
         if plan.runid and runid is not None:
-            lines.append(f"{'runid':<22}\tall\t{runid}")
+            lines.append(f"{'runid':<22}\tall\t{runid}\n")
         for e in entries:
             if e.measure is None:  # num_q without a NumQ family: the number of queries evaluated
-                lines.append(f"{e.name:<22}\tall\t{n if stat in ('oblivious', 'expected', 'min', 'max') else 0}")
+                lines.append(f"{e.name:<22}\tall\t{n if stat in ('oblivious', 'expected', 'min', 'max') else 0}\n")
                 continue
             m = e.measure
             if getattr(m, "string_valued", False):  # relstring: per query only, as trec_eval
@@ -104,8 +113,8 @@ def render_trec_eval(result, *, plan=None, stat: str = "oblivious", per_query: b
                 # query order, then one division: the same double, so the same last printed digit
                 col = _stat_column(result.stats[m], stat)
                 value = float(np.cumsum(col)[-1]) / (1 if count else n)
-            lines.append(f"{e.name:<22}\tall\t{_trec_value(value, getattr(e.measure, 'is_count', False))}")
-    return "".join(line + "\n" for line in lines)
+            lines.append(f"{e.name:<22}\tall\t{_trec_value(value, getattr(e.measure, 'is_count', False))}\n")
+    return "".join(lines)
 
 
 def render(table: ResultTable, per_query: bool, *, plan=None, stat: str = "oblivious", summary: bool = True,
