@@ -295,7 +295,7 @@ def _launch(cmd: list[str], env: dict | None = None, timeout: float | None = Non
     """Run ``cmd`` in a fresh process: (wall seconds, peak RSS MiB or None, stderr)."""
     full = [_TIME_V, "-v", *cmd] if _TIME_V else cmd
     t0 = time.perf_counter()
-    p = subprocess.run(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, timeout=timeout)
+    p = subprocess.run(full, capture_output=True, text=True, env=env, timeout=timeout)
     wall = time.perf_counter() - t0
     peak = None
     m = re.search(r"Maximum resident set size \(kbytes\):\s*(\d+)", p.stderr)

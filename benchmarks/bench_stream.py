@@ -81,7 +81,7 @@ def block_shuffle(src: Path, dst: Path, seed: int) -> None:
 
     offsets = [0]
     with open(src, "rb") as fh:
-        for i, line in enumerate(fh, 1):
+        for i, _line in enumerate(fh, 1):
             if i % 1000 == 0:
                 offsets.append(fh.tell())
     size = src.stat().st_size

@@ -1,9 +1,8 @@
 import os
 import sys
-
-import pytest
 from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).parent))

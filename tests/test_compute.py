@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tierank import compute as ac
 from helpers import examples
+from tierank import compute as ac
 
 STRINGS = {
     "plain": pa.array(["q2", "q1", "q2", "q3", "q1"]),

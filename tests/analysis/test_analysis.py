@@ -16,7 +16,6 @@ from tierank.analysis.prevalence import analyze, analyze_run
 from tierank.analysis.sweep import sweep
 from tierank.io import read_run
 
-
 # q1: a tie of three (b, c, d); rank column contradicts scores at e/f; line of f sorted as text
 # (-7.7e-05 after -1.37); q2: duplicate document x; rank order broken between y and z
 DEFECTS = """q1 Q0 a 1 9.5 t

@@ -8,7 +8,13 @@ import pytest
 
 import tierank
 from tierank.analysis.banding import (
-    PAPER_TABLE2, band_of_rank, band_run, band_starts, worst_case_rbp, worst_case_rr, worst_case_table,
+    PAPER_TABLE2,
+    band_of_rank,
+    band_run,
+    band_starts,
+    worst_case_rbp,
+    worst_case_rr,
+    worst_case_table,
 )
 from tierank.errors import TierankInputError
 

@@ -15,7 +15,6 @@ from tierank.analysis.compare import Comparison, compare, records
 from tierank.report.terminal import compare_tables
 
 
-
 def _h(k: int) -> float:
     return sum(1.0 / i for i in range(1, k + 1))
 
@@ -283,8 +282,8 @@ def test_askubuntu_bm25_vs_bf16(real_data):
 
 # --- (5) tie-aware significance: P(A above B) under random tie breaking, multiple comparisons ------
 
-from tierank.analysis.compare import adjust_pvalues, prob_above  # noqa: E402
 from reference import orderings, value  # noqa: E402
+from tierank.analysis.compare import adjust_pvalues, prob_above  # noqa: E402
 
 
 def _query_values(run_q: dict, qrels_q: dict, measure: str) -> list[float]:
@@ -389,8 +388,8 @@ def test_compare_correction_adjusts_every_pair():
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from helpers import examples  # noqa: E402
 from tierank.analysis import significance  # noqa: E402
-from helpers import examples
 
 _DOCS = ["a", "b", "c", "d", "e"]
 

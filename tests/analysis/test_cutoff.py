@@ -7,7 +7,13 @@ import pytest
 
 import tierank
 from tierank.analysis import cutoff as cutoff_mod
-from tierank.analysis.cutoff import CutoffCurves, cutoff_curves, cutoff_measures, evaluate_with_curves, select
+from tierank.analysis.cutoff import (
+    CutoffCurves,
+    cutoff_curves,
+    cutoff_measures,
+    evaluate_with_curves,
+    select,
+)
 
 QRELS = {"q1": {"a": 1, "b": 0, "c": 1, "d": 2}, "q2": {"x": 1, "y": 1}, "q3": {"m": 1}}
 TIED = {"q1": {"a": 0.9, "b": 0.8, "c": 0.8, "d": 0.8, "e": 0.5},

@@ -15,12 +15,12 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import tierank
+from helpers import examples
 from tierank.analysis.banding import band_run
 from tierank.analysis.precision import requantize_run
 from tierank.analysis.prevalence import analyze_run
 from tierank.io.model import Run
 from tierank.ties import RunLayout, TieSummary, layout, prepare
-from helpers import examples
 
 # ----------------------------------------------------------------------------------------- worked examples
 

@@ -15,7 +15,6 @@ import sys
 import time
 
 from helpers import invoke, run_cli
-
 from tierank.examples import path as example_path
 
 Q, R = example_path("askubuntu-qrels"), example_path("askubuntu-run")

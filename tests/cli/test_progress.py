@@ -6,11 +6,11 @@ import gzip
 import io
 import json
 
-from helpers import run_cli
 from rich.console import Console
 from typer.testing import CliRunner
 
 import tierank.stream
+from helpers import run_cli
 from tierank.cli import app
 from tierank.cli import eval as eval_cli
 from tierank.cli.progress import Progress

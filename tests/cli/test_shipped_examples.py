@@ -9,8 +9,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from helpers import invoke
 
+from helpers import invoke
 from tierank.errors import TierankInputError
 from tierank.examples import FILES, FOLDER, NAMES, path
 from tierank.io.beir import load_beir

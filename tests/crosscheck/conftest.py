@@ -11,7 +11,7 @@ no code with tierank's readers: the other libraries take these dicts as input.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,7 @@ import pytest
 from realdata import DATA as DATA_DIR
 
 
-@lru_cache(maxsize=None)
+@cache
 def _run_dict(path: str) -> dict[str, dict[str, float]]:
     run: dict[str, dict[str, float]] = {}
     with open(path) as fh:
@@ -30,7 +30,7 @@ def _run_dict(path: str) -> dict[str, dict[str, float]]:
     return run
 
 
-@lru_cache(maxsize=None)
+@cache
 def _qrels_dict(path: str) -> dict[str, dict[str, int]]:
     qrels: dict[str, dict[str, int]] = {}
     with open(path) as fh:

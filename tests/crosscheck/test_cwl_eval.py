@@ -31,8 +31,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tierank
-from tierank.measures import parse_measure
 from helpers import examples
+from tierank.measures import parse_measure
 
 pytest.importorskip("cwl", reason="cwl_eval is not importable (pip install cwl-eval==1.0.12, in the 'test' "
                                   "extra): the cwl_eval cross-check is skipped")

@@ -33,8 +33,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tierank.measures.diversity import evaluate_diversity
 from helpers import examples
+from tierank.measures.diversity import evaluate_diversity
 
 pyndeval = pytest.importorskip(
     "pyndeval", reason="pyndeval is not importable (pip install pyndeval==0.0.8, in the 'test' extra): "

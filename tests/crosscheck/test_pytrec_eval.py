@@ -15,8 +15,6 @@ conftest.py; tierank gets the same dicts.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +33,6 @@ import pandas as pd
 import pytest
 
 import tierank
-
 from realdata import DATA
 
 TE = DATA / "trec_eval"
@@ -76,7 +75,7 @@ def parse_output(path: Path) -> dict[str, dict[str, str]]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def output(case: str) -> dict[str, dict[str, str]]:
     return parse_output(TE / case)
 
@@ -86,14 +85,14 @@ def comparable(case: str) -> list[str]:
     return sorted((m for m in names if tierank_name(m)), key=lambda m: (tierank_name(m), m))
 
 
-@lru_cache(maxsize=None)
+@cache
 def evaluated(case: str, complete: bool = False) -> tierank.EvalResult:
     qrels, run, _ = CASES[case]
     measures = [tierank_name(m) for m in comparable(case)] + ["Hits", "RBP(p=0.9)", "RBP(p=0.8)", "AP"]
     return tierank.evaluate(TE / qrels, TE / run, measures, tie_break="trec_eval", complete=complete)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _table(case: str) -> dict[str, dict[str, float]]:
     """``{measure: {qid or "all": oblivious}}`` of :func:`evaluated` (case)."""
     res = evaluated(case)

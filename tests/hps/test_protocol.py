@@ -15,6 +15,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import tierank
+from helpers import examples
 from tierank.errors import TierankError, TierankInputError
 from tierank.hps import registry
 from tierank.hps.base import Scorer
@@ -24,7 +25,6 @@ from tierank.hps.registry import ModelKind, parse_model
 from tierank.hps.table import tie_stats
 from tierank.hps.variants import parse_variant, parse_variants
 from tierank.io.beir import load_beir
-from helpers import examples
 
 from .fakes import FakeScorer
 from .fakes import factory as _factory
@@ -383,7 +383,6 @@ def test_beir_reads_rag24(real_data):
 def test_rerank_report_html(tmp_path):
     pytest.importorskip("matplotlib")
     from helpers import run_cli
-
     from tierank.report.formats import jsonable
     from tierank.report.html import rerank_report
 

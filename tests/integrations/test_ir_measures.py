@@ -10,10 +10,16 @@ import pytest
 
 ir_measures = pytest.importorskip("ir_measures", reason="ir_measures not installed: pip install 'tierank[irm]'")
 
-import tierank  # noqa: E402
 from ir_measures import AP, RR, P, R, SetP, nDCG  # noqa: E402
-from tierank.integrations.ir_measures import (TierankProvider, provider, register, tie_aware,  # noqa: E402
-                                             unregister)
+
+import tierank  # noqa: E402
+from tierank.integrations.ir_measures import (  # noqa: E402
+    TierankProvider,
+    provider,
+    register,
+    tie_aware,
+    unregister,
+)
 
 # 1 relevant among 5 tied documents: E[RR] = H_5 / 5 = 137/300
 TIE_QRELS = {"q1": {"d3": 1}}

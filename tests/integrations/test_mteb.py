@@ -20,8 +20,13 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from tierank.errors import TierankInputError  # noqa: E402
-from tierank.integrations.mteb import (evaluate_predictions, load_predictions, load_qrels, tie_aware,  # noqa: E402
-                                       tierank_measure)
+from tierank.integrations.mteb import (  # noqa: E402
+    evaluate_predictions,
+    load_predictions,
+    load_qrels,
+    tie_aware,
+    tierank_measure,
+)
 
 K_VALUES = (1, 3, 5, 10, 20)
 FAMILIES = ("ndcg", "map", "recall", "precision", "mrr", "hit_rate")

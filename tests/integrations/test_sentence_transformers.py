@@ -17,12 +17,15 @@ import pytest
 pytest.importorskip("sentence_transformers", reason="sentence-transformers not installed: pip install 'tierank[st]'")
 torch = pytest.importorskip("torch")
 
-import tierank  # noqa: E402
 from sentence_transformers.cross_encoder.evaluation import CrossEncoderRerankingEvaluator  # noqa: E402
 from sentence_transformers.sentence_transformer.evaluation import InformationRetrievalEvaluator  # noqa: E402
+
+import tierank  # noqa: E402
 from tierank.errors import TierankInputError  # noqa: E402
-from tierank.integrations.sentence_transformers import (TieAwareCrossEncoderRerankingEvaluator,  # noqa: E402
-                                                        TieAwareInformationRetrievalEvaluator)
+from tierank.integrations.sentence_transformers import (  # noqa: E402
+    TieAwareCrossEncoderRerankingEvaluator,
+    TieAwareInformationRetrievalEvaluator,
+)
 
 H5 = (1 + 1 / 2 + 1 / 3 + 1 / 4 + 1 / 5) / 5  # E[RR] of 1 relevant among 5 tied documents
 
@@ -269,8 +272,12 @@ def test_bf16_cross_encoder_on_rag24(rag24, cross_encoder):
 def test_inside_the_trainers(tmp_path, rag24, bi_encoder, cross_encoder):
     for module in ("datasets", "accelerate"):  # the trainers' own needs: sentence-transformers[train]
         pytest.importorskip(module, reason=f"{module} not installed: pip install 'sentence-transformers[train]'")
-    from sentence_transformers import (CrossEncoderTrainer, CrossEncoderTrainingArguments, SentenceTransformerTrainer,
-                                       SentenceTransformerTrainingArguments)
+    from sentence_transformers import (
+        CrossEncoderTrainer,
+        CrossEncoderTrainingArguments,
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+    )
     queries, cands, corpus, relevant = rag24
     q = next(iter(queries))
     docs = cands[q][:6]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tierank.io.blocks import iter_ranges, read_range
 from helpers import examples
+from tierank.io.blocks import iter_ranges, read_range
 
 
 @settings(max_examples=examples(150), deadline=None)

@@ -7,8 +7,8 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tierank.io import fingerprint as fp
 from helpers import examples
+from tierank.io import fingerprint as fp
 
 
 def _horner_everywhere(arr: pa.Array) -> np.ndarray:

@@ -15,9 +15,9 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import tierank
+from helpers import examples
 from tierank import TierankInputError, read_qrels, read_run, to_qrels, to_run
 from tierank.io import lexer, readers
-from helpers import examples
 
 QRELS = b"1 0 a 1\n1 0 b 0\n"
 

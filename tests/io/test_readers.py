@@ -157,8 +157,8 @@ def test_no_common_query_is_an_error():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from helpers import examples  # noqa: E402
 from tierank.io import readers  # noqa: E402
-from helpers import examples
 
 _IDS = st.sampled_from(["q1", "q2", "q10", "", "é", "q1 "])
 

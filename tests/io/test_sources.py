@@ -14,8 +14,8 @@ import sys
 import threading
 
 import pytest
-from helpers import run_cli
 
+from helpers import run_cli
 from tierank import TierankInputError, read_qrels, read_run
 from tierank.errors import Problem, quote, shorten
 from tierank.io.readers import first_fields
@@ -146,7 +146,9 @@ def test_process_substitution_on_the_command_line(tmp_path):
            " -m P@1 -f json")
     p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    strip = lambda text: [line for line in text.splitlines() if "/dev/fd/" not in line and str(tmp_path) not in line]
+    def strip(text):
+        return [line for line in text.splitlines() if "/dev/fd/" not in line and str(tmp_path) not in line]
+
     assert strip(p.stdout) == strip(direct)
 
 

@@ -18,10 +18,17 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from helpers import examples
 from tierank.errors import TierankInputError
 from tierank.io.readers import read_run
-from tierank.io.writers import check_output, clean_stale_temps, ensure_dir, run_text, write_atomic, write_run
-from helpers import examples
+from tierank.io.writers import (
+    check_output,
+    clean_stale_temps,
+    ensure_dir,
+    run_text,
+    write_atomic,
+    write_run,
+)
 
 ROOT = os.geteuid() == 0 if hasattr(os, "geteuid") else False
 TMP_RE = re.compile(r"^\..*\.tierank-[A-Za-z0-9-]*-\d+-[0-9a-f]{8}\.tmp$")

@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import tierank
+from helpers import examples
 from measures.strategies import collection, judged_info
 from reference import brute_stats, ordered, orderings, value
-from helpers import examples
 
 MEASURES = [
     "P@1", "P@3", "P@10", "R@2", "R@5", "R@10", "F1@1", "F1@4", "F1@10", "Hits@3", "Hits@9",

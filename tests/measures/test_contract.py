@@ -10,7 +10,15 @@ import pytest
 
 import tierank
 from helpers import run_cli
-from tierank.measures import MAX_CUTOFF, REGISTRY, Measure, Param, parse_measure, parse_measures, register
+from tierank.measures import (
+    MAX_CUTOFF,
+    REGISTRY,
+    Measure,
+    Param,
+    parse_measure,
+    parse_measures,
+    register,
+)
 from tierank.measures.linear import Linear
 
 

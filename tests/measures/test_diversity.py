@@ -30,10 +30,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers import examples
 from tierank.errors import TierankInputError, UnknownMeasure
 from tierank.io.subtopics import read_subtopic_qrels
 from tierank.measures.diversity import evaluate_diversity, parse_diversity_measure
-from helpers import examples
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "diversity"
 MEASURES = ["alpha_nDCG@5", "alpha_nDCG(alpha=0.8)@3", "alpha_DCG@4", "ERR_IA@5", "nERR_IA@3", "NRBP",

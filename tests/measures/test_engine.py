@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tierank
-from tierank.io.fingerprint import fingerprint, fingerprint_ids
 from helpers import examples
+from tierank.io.fingerprint import fingerprint, fingerprint_ids
 
 
 @settings(max_examples=examples(200), deadline=None)

@@ -33,10 +33,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, assume, given, settings
 
 import tierank
+from helpers import examples
 from measures.strategies import collection
 from reference import ordered, orderings
 from tierank.measures import parse_measure
-from helpers import examples
 
 TOL = 1e-9
 S = 1000

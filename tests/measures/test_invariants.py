@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import tierank
+from helpers import examples
 from measures.strategies import collection
 from tierank.measures import REGISTRY
-from helpers import examples
 
 
 def _instance(cls) -> str:

@@ -7,16 +7,23 @@ are skipped with their name (they arrive with the measure modules)."""
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import pytest
 
 import tierank
+from realdata import DATA
 from tierank.errors import TierankInputError
 from tierank.measures import REGISTRY, parse_measure
-from tierank.measures.names import NICKNAMES, TREC_ORDER, is_trec, plan, resolve, suggest, trec_name, trec_order
-
-from realdata import DATA
+from tierank.measures.names import (
+    NICKNAMES,
+    TREC_ORDER,
+    is_trec,
+    plan,
+    resolve,
+    suggest,
+    trec_name,
+    trec_order,
+)
 
 OUT = DATA / "trec_eval"
 

@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import tierank
+from helpers import examples
 from measures.strategies import collection
 from reference import check_per_query, ordered, orderings
 from tierank.measures import parse_measure
-from helpers import examples
 
 TOL = 1e-9
 SETTINGS = settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])

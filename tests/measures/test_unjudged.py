@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
 import tierank
-from reference import orderings, value
-from measures.strategies import collection
 from helpers import examples
+from measures.strategies import collection
+from reference import orderings, value
 
 BOUNDED = ["P@1", "P@3", "Hits@2", "Success@1", "Success@3", "RR", "RR@2", "R@1", "R@3", "R", "F1@2",
            "F1@5", "RBP(p=0.5)", "RBP(p=0.8)@3", "Judged@2", "Judged@5"]

@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import tierank
+from helpers import examples
 from measures.strategies import collection, judged_info
 from reference import orderings, value
-from helpers import examples
 
 MEASURES = [
     "P@1", "P@3", "P@10", "R@2", "R@5", "R@100", "F1@4", "F1@10", "Hits@3", "Success@1", "Success@3", "RR",
@@ -174,7 +174,7 @@ def test_central_moments_match_enumeration(m):
         p = Fraction(r, m)
         arrangements = [[1 if i in ones else 0 for i in range(m)] for ones in itertools.combinations(range(m), r)]
 
-        def moment(f):
+        def moment(f, p=p, arrangements=arrangements):
             return sum(f([x - p for x in a]) for a in arrangements) / len(arrangements)
 
         k2 = moment(lambda y: y[0] * y[1]) if m >= 2 else 0

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from helpers import run_cli
 
 pytest.importorskip("matplotlib")
@@ -17,8 +18,13 @@ from tierank.analysis.cutoff import cutoff_curves, evaluate_with_curves  # noqa:
 from tierank.analysis.precision import requantize_run  # noqa: E402
 from tierank.analysis.sweep import sweep  # noqa: E402
 from tierank.report.html import compare_report, eval_report, sweep_report  # noqa: E402
-from tierank.report.plots import (figure_bytes, plot_cutoff, plot_ranges, plot_sweep,  # noqa: E402
-                                  plot_tie_structure)
+from tierank.report.plots import (  # noqa: E402
+    figure_bytes,
+    plot_cutoff,
+    plot_ranges,
+    plot_sweep,
+    plot_tie_structure,
+)
 
 from .common import PNG_SIGNATURE, assert_self_contained, f4, png_payloads  # noqa: E402
 

@@ -12,13 +12,30 @@ pytest.importorskip("matplotlib")
 
 import tierank  # noqa: E402
 from tierank.analysis.sweep import sweep  # noqa: E402
-from tierank.report import (FigureBlock, Section, Table, compare_report, cutoff_curves, eval_report,  # noqa: E402
-                            plot_ranges, render_report, sweep_report, write_report)
+from tierank.report import (  # noqa: E402
+    FigureBlock,
+    Section,
+    Table,
+    compare_report,
+    cutoff_curves,
+    eval_report,
+    plot_ranges,
+    render_report,
+    sweep_report,
+    write_report,
+)
 from tierank.report.page import format_value, p_value, percent  # noqa: E402
 
-from .common import (PNG_SIGNATURE, QRELS, RUNS, TIED, assert_self_contained, f4, png_payloads,  # noqa: E402
-                     systems)
-
+from .common import (  # noqa: E402
+    PNG_SIGNATURE,
+    QRELS,
+    RUNS,
+    TIED,
+    assert_self_contained,
+    f4,
+    png_payloads,
+    systems,
+)
 
 # ---------------------------------------------------------------------------------------------------- the kit
 

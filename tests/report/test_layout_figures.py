@@ -25,8 +25,18 @@ pytest.importorskip("matplotlib")
 import tierank  # noqa: E402
 from tierank.analysis.compare import compare  # noqa: E402
 from tierank.analysis.sweep import sweep  # noqa: E402
-from tierank.report import (compare_report, cutoff_curves, eval_report, plot_cutoff, plot_forest,  # noqa: E402
-                            plot_ranges, plot_sweep, plot_tie_structure, rerank_report, sweep_report)
+from tierank.report import (  # noqa: E402
+    compare_report,
+    cutoff_curves,
+    eval_report,
+    plot_cutoff,
+    plot_forest,
+    plot_ranges,
+    plot_sweep,
+    plot_tie_structure,
+    rerank_report,
+    sweep_report,
+)
 from tierank.report.labels import ELLIPSIS  # noqa: E402
 
 COUNTS = (1, 3, 12)

@@ -16,11 +16,17 @@ pytest.importorskip("matplotlib")
 import tierank  # noqa: E402
 from tierank.analysis.precision import requantize_run  # noqa: E402
 from tierank.analysis.sweep import sweep  # noqa: E402
-from tierank.report import (cutoff_curves, plot_cutoff, plot_ranges, plot_sweep, plot_tie_structure,  # noqa: E402
-                            save_figure, tie_group_sizes)
+from tierank.report import (  # noqa: E402
+    cutoff_curves,
+    plot_cutoff,
+    plot_ranges,
+    plot_sweep,
+    plot_tie_structure,
+    save_figure,
+    tie_group_sizes,
+)
 
 from .common import EXACT, PNG_SIGNATURE, QRELS, RUNS, TIED, by_gid, systems  # noqa: E402
-
 
 # ---------------------------------------------------------------------------------------------------- imports
 

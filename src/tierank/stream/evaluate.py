@@ -347,7 +347,7 @@ def evaluate_stream(qrels, run_path: str | os.PathLike, measures: Iterable[str |
     notes: dict = {}
     parts = list(evaluate_batches(ev, run_path, jobs=jobs, block_bytes=block_bytes, progress=progress, notes=notes))
     evaluated = [p for p in parts if not p.settings.get("empty_batch")]
-    if not evaluated and not kwargs.get("judged_only") and (notes.get("condensed_empty") or parts):
+    if not evaluated and not s.judged_only and (notes.get("condensed_empty") or parts):
         # no document of the run is judged: refused under --condensed, -c or not, as in memory (under
         # trec_eval's -J every query is evaluated as one that retrieved nothing, as in memory)
         raise NoJudgedDocuments(f"{CONDENSED_EMPTY} {run_path} is judged in {q.source}")
