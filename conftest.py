@@ -74,9 +74,13 @@ ONE_CASE_TESTS: tuple[str, ...] = (
 
 
 def pytest_addoption(parser):
-    parser.addoption("--full", action="store_true", default=False,
-                     help="tierank: run the full tier (the tests marked 'full' too, every property "
-                          "test at its full example count); CI runs it")
+    parser.addoption(
+        "--full",
+        action="store_true",
+        default=False,
+        help="tierank: run the full tier (the tests marked 'full' too, every property "
+        "test at its full example count); CI runs it",
+    )
 
 
 def pytest_configure(config):
@@ -111,7 +115,9 @@ def _starts_a_process(item) -> bool:
 
 def pytest_collection_modifyitems(config, items):
     root = config.rootpath
-    missing = [p for p in FULL_TIER_TESTS + ONE_CASE_TESTS if not (root / p.split("::")[0]).is_file()]
+    missing = [
+        p for p in FULL_TIER_TESTS + ONE_CASE_TESTS if not (root / p.split("::")[0]).is_file()
+    ]
     if missing:
         raise pytest.UsageError(f"conftest.py names test files that do not exist: {missing}")
     full = os.environ.get("TIERANK_TEST_TIER") == "full"
@@ -147,6 +153,7 @@ def pytest_collection_modifyitems(config, items):
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = kept
+
 
 _NOT_IMPORTED = re.compile(r"could not import '([\w.]+)'")
 

@@ -79,13 +79,19 @@ def _measure(cmd: list[str], env: dict) -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--copies", type=int, default=50)
     ap.add_argument("--tied-queries", type=int, default=1000)
     ap.add_argument("--tied-docs", type=int, default=1000)
-    ap.add_argument("--baseline", type=Path, default=None, help="src folder of another checkout, timed too")
-    ap.add_argument("--sets", default="askubuntu-x50,tied", help="data sets to time (comma-separated)")
+    ap.add_argument(
+        "--baseline", type=Path, default=None, help="src folder of another checkout, timed too"
+    )
+    ap.add_argument(
+        "--sets", default="askubuntu-x50,tied", help="data sets to time (comma-separated)"
+    )
     ap.add_argument("--per-measure", action="store_true")
     ap.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
     args = ap.parse_args(argv)
@@ -95,8 +101,10 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        makers = {"askubuntu-x50": lambda: askubuntu_x50(folder, args.copies),
-                  "tied": lambda: tied(folder, args.tied_queries, args.tied_docs)}
+        makers = {
+            "askubuntu-x50": lambda: askubuntu_x50(folder, args.copies),
+            "tied": lambda: tied(folder, args.tied_queries, args.tied_docs),
+        }
         data = {name: makers[name]() for name in args.sets.split(",")}
         tools: dict[str, tuple[list[str], dict]] = {}
         try:
@@ -104,7 +112,17 @@ def main(argv: list[str] | None = None) -> int:
             tools["trec_eval"] = ([str(te), "-q", "-m", "all_trec"], dict(os.environ))
         except (NoCompiler, RuntimeError) as err:
             print(f"trec_eval skipped: {err}", file=sys.stderr)
-        cli = [sys.executable, "-m", "tierank.cli", "eval", "--format", "trec_eval", "-q", "-m", "all_trec"]
+        cli = [
+            sys.executable,
+            "-m",
+            "tierank.cli",
+            "eval",
+            "--format",
+            "trec_eval",
+            "-q",
+            "-m",
+            "all_trec",
+        ]
         tools["tierank"] = (cli, {**os.environ, "PYTHONPATH": str(REPO / "src")})
         if args.baseline:
             tools["baseline"] = (cli, {**os.environ, "PYTHONPATH": str(args.baseline)})
@@ -116,10 +134,18 @@ def main(argv: list[str] | None = None) -> int:
             for name, (qrels, run) in data.items():
                 for tool, (cmd, env) in tools.items():
                     times[name][tool].append(_measure([*cmd, str(qrels), str(run)], env))
-        out: dict = {"reps": args.reps, "lines": {n: sum(1 for _ in open(r)) for n, (_, r) in data.items()}}
+        out: dict = {
+            "reps": args.reps,
+            "lines": {n: sum(1 for _ in open(r)) for n, (_, r) in data.items()},
+        }
         for name, per in times.items():
-            row = {t: {"wall_s": statistics.median(w for w, _ in v), "cpu_s": statistics.median(c for _, c in v)}
-                   for t, v in per.items()}
+            row = {
+                t: {
+                    "wall_s": statistics.median(w for w, _ in v),
+                    "cpu_s": statistics.median(c for _, c in v),
+                }
+                for t, v in per.items()
+            }
             if "trec_eval" in row:
                 for t in row:
                     row[t]["wall_vs_trec_eval"] = row[t]["wall_s"] / row["trec_eval"]["wall_s"]

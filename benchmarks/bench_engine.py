@@ -32,10 +32,16 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 JOBS = {
-    "7M": (["nDCG@10", "AP@100", "RR@10", "R@100", "P@10"], "bench-data/qrels-6980x1000.trec",
-           ["bench-data/run-6980x1000-bf16.trec"]),
-    "many": (["nDCG@10", "RR@10", "AP", "P@10", "R@100"], "/tmp/many_bench/qrels.trec",
-             [f"/tmp/many_bench/run{i:03d}.trec" for i in range(50)]),
+    "7M": (
+        ["nDCG@10", "AP@100", "RR@10", "R@100", "P@10"],
+        "bench-data/qrels-6980x1000.trec",
+        ["bench-data/run-6980x1000-bf16.trec"],
+    ),
+    "many": (
+        ["nDCG@10", "RR@10", "AP", "P@10", "R@100"],
+        "/tmp/many_bench/qrels.trec",
+        [f"/tmp/many_bench/run{i:03d}.trec" for i in range(50)],
+    ),
 }
 
 WORKER = r"""
@@ -66,10 +72,19 @@ for line in sys.stdin:
 def start(src: Path, job: str, data_root: Path) -> subprocess.Popen:
     measures, qrels, runs = JOBS[job]
     spec = json.dumps([measures, str(data_root / qrels), [str(data_root / r) for r in runs]])
-    env = {**os.environ, "PYTHONPATH": str(src.resolve()), "OMP_NUM_THREADS": "1",
-           "OPENBLAS_NUM_THREADS": "1"}
-    p = subprocess.Popen([sys.executable, "-c", WORKER, spec], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         text=True, env=env)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(src.resolve()),
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+    }
+    p = subprocess.Popen(
+        [sys.executable, "-c", WORKER, spec],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     assert p.stdout is not None
     ready = json.loads(p.stdout.readline())
     print(f"  {src}: tierank from {ready['ready']}", file=sys.stderr)
@@ -87,15 +102,23 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--job", choices=[*JOBS, "all"], default="all")
     ap.add_argument("--reps", type=int, default=7)
-    ap.add_argument("--baseline", type=Path, help="another checkout's src folder, timed side by side")
-    ap.add_argument("--data-root", type=Path, default=Path("/work/main"),
-                    help="folder that holds bench-data/ (relative paths of the 7M job)")
+    ap.add_argument(
+        "--baseline", type=Path, help="another checkout's src folder, timed side by side"
+    )
+    ap.add_argument(
+        "--data-root",
+        type=Path,
+        default=Path("/work/main"),
+        help="folder that holds bench-data/ (relative paths of the 7M job)",
+    )
     args = ap.parse_args(argv)
     trees = {"this": REPO / "src"}
     if args.baseline is not None:
         trees = {"baseline": args.baseline, **trees}
-    for job in (list(JOBS) if args.job == "all" else [args.job]):
-        print(f"job {job} ({args.reps} repetitions, load {os.getloadavg()[0]:.1f}):", file=sys.stderr)
+    for job in list(JOBS) if args.job == "all" else [args.job]:
+        print(
+            f"job {job} ({args.reps} repetitions, load {os.getloadavg()[0]:.1f}):", file=sys.stderr
+        )
         workers = {name: start(src, job, args.data_root) for name, src in trees.items()}
         cpu: dict[str, list[float]] = {name: [] for name in trees}
         digests: dict[str, set[str]] = {name: set() for name in trees}
@@ -115,8 +138,10 @@ def main(argv: list[str] | None = None) -> None:
                 line += f"  x{statistics.median(cpu['baseline']) / med:.2f} vs baseline"
             print(line)
         same = len(set().union(*digests.values())) == 1
-        print(f"{job:5s} digests of every statistic: {'identical' if same else 'DIFFERENT'}"
-              f" ({hashlib.sha256(repr(sorted(set().union(*digests.values()))).encode()).hexdigest()[:12]})")
+        print(
+            f"{job:5s} digests of every statistic: {'identical' if same else 'DIFFERENT'}"
+            f" ({hashlib.sha256(repr(sorted(set().union(*digests.values()))).encode()).hexdigest()[:12]})"
+        )
 
 
 if __name__ == "__main__":

@@ -76,13 +76,24 @@ def timed(cmd: list[str], stdout=subprocess.DEVNULL, env: dict | None = None) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--data-dir", type=Path, default=REPO / "bench-data")
-    ap.add_argument("--sizes", default="7", help="millions of lines, multiples of 7 (comma-separated)")
+    ap.add_argument(
+        "--sizes", default="7", help="millions of lines, multiples of 7 (comma-separated)"
+    )
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--trec-eval", type=Path, default=None, help="trec_eval binary (7M only; none: skipped)")
+    ap.add_argument(
+        "--trec-eval", type=Path, default=None, help="trec_eval binary (7M only; none: skipped)"
+    )
     ap.add_argument("--seed", type=int, default=20240607)
-    ap.add_argument("--baseline", type=Path, default=None, help="another tierank source tree to time too (before)")
+    ap.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="another tierank source tree to time too (before)",
+    )
     args = ap.parse_args(argv)
     import tempfile
 
@@ -92,7 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     plain = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     envs = {"": dict(plain, PYTHONPYCACHEPREFIX=cache)}
 
-    base = generate(args.data_dir, 6980, 1000, args.seed, False, lambda s: print(s, file=sys.stderr))
+    base = generate(
+        args.data_dir, 6980, 1000, args.seed, False, lambda s: print(s, file=sys.stderr)
+    )
     py = sys.executable
     rows: list[dict] = []
     for size in (int(x) for x in args.sizes.split(",") if x):
@@ -105,11 +118,18 @@ def main(argv: list[str] | None = None) -> int:
         outs = {}
         cmds: dict[str, list[str]] = {}
         env_of: dict[str, dict] = {}
-        variants = [("tierank -j 1", ["-j", "1"], ""), ("tierank -j 1, one thread", ["-j", "1"], "1t"),
-                    ("tierank -j 2", ["-j", "2"], ""), ("tierank default", [], "")]
+        variants = [
+            ("tierank -j 1", ["-j", "1"], ""),
+            ("tierank -j 1, one thread", ["-j", "1"], "1t"),
+            ("tierank -j 2", ["-j", "2"], ""),
+            ("tierank default", [], ""),
+        ]
         if args.baseline is not None:
             envs["before"] = dict(envs[""], PYTHONPATH=str(args.baseline))
-            variants += [(f"before {label[8:]}", jobs, "before") for label, jobs, e in variants[:1] + variants[2:]]
+            variants += [
+                (f"before {label[8:]}", jobs, "before")
+                for label, jobs, e in variants[:1] + variants[2:]
+            ]
         envs["1t"] = dict(envs[""], OMP_NUM_THREADS="1")
         for label, jobs, env in variants:
             out = args.data_dir / f"out-{size}M-{label.replace(' ', '_').replace(',', '')}.jsonl"
@@ -130,26 +150,56 @@ def main(argv: list[str] | None = None) -> int:
         cmds["read_csv, every core"] = [py, "-c", READ_CSV, str(run), "0"]
         samples: dict[str, list[dict]] = {k: [] for k in cmds}
         example = REPO / "src" / "tierank" / "examples"
-        for env in {id(e): e for e in env_of.values()}.values():  # warm the bytecode cache of each source tree
-            timed([py, "-m", "tierank.cli", "eval", str(example / "figure1.qrels"), str(example / "figure1.run"),
-                   "-m", "nDCG@10", "-j", "2", "-f", "jsonl"], env=env)
+        for env in {
+            id(e): e for e in env_of.values()
+        }.values():  # warm the bytecode cache of each source tree
+            timed(
+                [
+                    py,
+                    "-m",
+                    "tierank.cli",
+                    "eval",
+                    str(example / "figure1.qrels"),
+                    str(example / "figure1.run"),
+                    "-m",
+                    "nDCG@10",
+                    "-j",
+                    "2",
+                    "-f",
+                    "jsonl",
+                ],
+                env=env,
+            )
         for r in range(args.rounds):
             for label, cmd in cmds.items():
                 s = timed(cmd, env=env_of.get(label))
                 s["load1"] = os.getloadavg()[0]
                 samples[label].append(s)
-                print(f"{size}M round {r + 1} {label}: {s['wall_s']:.2f} s wall, {s['cpu_s']:.2f} s CPU, "
-                      f"{s['peak_mib']:.0f} MiB, load {s['load1']:.2f}", file=sys.stderr, flush=True)
+                print(
+                    f"{size}M round {r + 1} {label}: {s['wall_s']:.2f} s wall, {s['cpu_s']:.2f} s CPU, "
+                    f"{s['peak_mib']:.0f} MiB, load {s['load1']:.2f}",
+                    file=sys.stderr,
+                    flush=True,
+                )
         same = all(filecmp.cmp(outs["tierank -j 1"], o, shallow=False) for o in outs.values())
         for label, ss in samples.items():
-            rows.append({"size": f"{size}M", "lines": lines, "command": label,
-                         "wall_s": statistics.median(s["wall_s"] for s in ss),
-                         "cpu_s": statistics.median(s["cpu_s"] for s in ss),
-                         "peak_mib": max(s["peak_mib"] for s in ss),
-                         "load1": statistics.median(s["load1"] for s in ss), "samples": ss,
-                         "jsonl_j1_equals_j2": same})
-    print("| size | command | wall s | CPU s | M lines/s | vs -j 1 | vs -j 1, one thread | vs trec_eval "
-          "| vs floor | peak MiB | load |")
+            rows.append(
+                {
+                    "size": f"{size}M",
+                    "lines": lines,
+                    "command": label,
+                    "wall_s": statistics.median(s["wall_s"] for s in ss),
+                    "cpu_s": statistics.median(s["cpu_s"] for s in ss),
+                    "peak_mib": max(s["peak_mib"] for s in ss),
+                    "load1": statistics.median(s["load1"] for s in ss),
+                    "samples": ss,
+                    "jsonl_j1_equals_j2": same,
+                }
+            )
+    print(
+        "| size | command | wall s | CPU s | M lines/s | vs -j 1 | vs -j 1, one thread | vs trec_eval "
+        "| vs floor | peak MiB | load |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         ref = {x["command"]: x["wall_s"] for x in rows if x["size"] == r["size"]}
@@ -157,15 +207,26 @@ def main(argv: list[str] | None = None) -> int:
         mls = f"{r['lines'] / r['wall_s'] / 1e6:.2f}" if ours else ""
         vs1 = f"{ref['tierank -j 1'] / r['wall_s']:.2f}x" if ours else ""
         vs1t = f"{ref['tierank -j 1, one thread'] / r['wall_s']:.2f}x" if ours else ""
-        vte = f"{r['wall_s'] / ref['trec_eval -q']:.2f}" if "trec_eval -q" in ref and r["command"] != "cat run" else ""
+        vte = (
+            f"{r['wall_s'] / ref['trec_eval -q']:.2f}"
+            if "trec_eval -q" in ref and r["command"] != "cat run"
+            else ""
+        )
         # the floor on one core for -j 1 (as the issue sets the goal), on every core for the others
-        floor = ref["cat run"] + ref["read_csv, one thread" if "-j 1" in r["command"] else "read_csv, every core"]
+        floor = (
+            ref["cat run"]
+            + ref["read_csv, one thread" if "-j 1" in r["command"] else "read_csv, every core"]
+        )
         vfl = f"{r['wall_s'] / floor:.2f}x" if ours else ""
-        print(f"| {r['size']} | {r['command']} | {r['wall_s']:.2f} | {r['cpu_s']:.2f} | {mls} | {vs1} | {vs1t} | {vte} | "
-              f"{vfl} | {r['peak_mib']:.0f} | {r['load1']:.1f} |")
+        print(
+            f"| {r['size']} | {r['command']} | {r['wall_s']:.2f} | {r['cpu_s']:.2f} | {mls} | {vs1} | {vs1t} | {vte} | "
+            f"{vfl} | {r['peak_mib']:.0f} | {r['load1']:.1f} |"
+        )
     for size in sorted({r["size"] for r in rows}):
-        print(f"{size}: jsonl of every tierank command byte-identical: "
-              f"{next(r['jsonl_j1_equals_j2'] for r in rows if r['size'] == size)}")
+        print(
+            f"{size}: jsonl of every tierank command byte-identical: "
+            f"{next(r['jsonl_j1_equals_j2'] for r in rows if r['size'] == size)}"
+        )
     (args.data_dir / "jobs.json").write_text(json.dumps(rows, indent=2))
     return 0
 

@@ -55,22 +55,32 @@ def generate(folder: Path, runs: int, nq: int, nd: int, seed: int) -> tuple[Path
         rows = []
         for q in range(nq):
             docs = rng.choice(nd * 3, size=nd, replace=False)
-            scores = np.sort(np.round(rng.normal(size=nd), 2))[::-1]  # 2 decimals: ties, as low precision makes
-            rows.extend(f"q{q} Q0 d{d} {i + 1} {s} r{r}\n" for i, (d, s) in enumerate(zip(docs, scores)))
+            scores = np.sort(np.round(rng.normal(size=nd), 2))[
+                ::-1
+            ]  # 2 decimals: ties, as low precision makes
+            rows.extend(
+                f"q{q} Q0 d{d} {i + 1} {s} r{r}\n" for i, (d, s) in enumerate(zip(docs, scores))
+            )
         p.write_text("".join(rows))
     return qrels, paths
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--queries", type=int, default=1000)
     ap.add_argument("--docs", type=int, default=100)
     ap.add_argument("--data-dir", type=Path, default=REPO / "bench-data" / "many")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--skip-processes", action="store_true", help="skip the 100 separate processes")
-    ap.add_argument("--jsonl-cli", action="store_true", help="tierank eval --format jsonl vs reused pytrec_eval")
-    ap.add_argument("--tierank-src", action="append", default=None, help="source tree(s) to time (PYTHONPATH)")
+    ap.add_argument(
+        "--jsonl-cli", action="store_true", help="tierank eval --format jsonl vs reused pytrec_eval"
+    )
+    ap.add_argument(
+        "--tierank-src", action="append", default=None, help="source tree(s) to time (PYTHONPATH)"
+    )
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
     qrels, runs = generate(args.data_dir, args.runs, args.queries, args.docs, args.seed)
@@ -85,12 +95,23 @@ def main(argv: list[str] | None = None) -> int:
         res = evaluate_many(str(qrels), [str(p) for p in runs], MEASURES, jobs=jobs)
         out[f"evaluate_many_jobs{jobs}_s"] = time.perf_counter() - t
     first = res[runs[0].name].aggregate().set_index("measure")
-    out["tierank_first_run"] = {m: [first.loc[m, "oblivious"], first.loc[m, "expected"]] for m in MEASURES}
+    out["tierank_first_run"] = {
+        m: [first.loc[m, "oblivious"], first.loc[m, "expected"]] for m in MEASURES
+    }
 
     if not args.skip_processes:
         t = time.perf_counter()
         for p in runs:
-            cmd = [sys.executable, "-m", "tierank.cli", "eval", str(qrels), str(p), "--format", "jsonl"]
+            cmd = [
+                sys.executable,
+                "-m",
+                "tierank.cli",
+                "eval",
+                str(qrels),
+                str(p),
+                "--format",
+                "jsonl",
+            ]
             for m in MEASURES:
                 cmd += ["-m", m]
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -151,7 +172,9 @@ def _timed(cmd: list[str], env: dict | None = None) -> tuple[float, float]:
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # bytecode cached (PYCACHEPREFIX)
+    base = {
+        k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"
+    }  # bytecode cached (PYCACHEPREFIX)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=dict(base, **(env or {})))
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -169,13 +192,24 @@ def jsonl_cli(qrels: Path, runs: list[Path], trees: list[str], repeat: int) -> i
     # untimed round (else an environment with PYTHONDONTWRITEBYTECODE times the compiler in each process)
     cache = {"PYTHONPYCACHEPREFIX": tempfile.mkdtemp(prefix="bench-many-pyc-")}
     for tree in trees:
-        base = [sys.executable, "-m", "tierank.cli", "eval", str(qrels), *map(str, runs), "--format", "jsonl"]
+        base = [
+            sys.executable,
+            "-m",
+            "tierank.cli",
+            "eval",
+            str(qrels),
+            *map(str, runs),
+            "--format",
+            "jsonl",
+        ]
         for m in MEASURES:
             base += ["-m", m]
         cases[f"tierank[{tree}]"] = (base, {"PYTHONPATH": tree, **cache})
         cases[f"tierank[{tree}] -j 1"] = (base + ["-j", "1"], {"PYTHONPATH": tree, **cache})
-    cases["pytrec_eval reused"] = ([sys.executable, "-c", _PYTREC_JSONL % sorted(PYTREC), str(qrels),
-                                    *map(str, runs)], None)
+    cases["pytrec_eval reused"] = (
+        [sys.executable, "-c", _PYTREC_JSONL % sorted(PYTREC), str(qrels), *map(str, runs)],
+        None,
+    )
     times: dict[str, list[tuple[float, float]]] = {k: [] for k in cases}
     loads = []
     for cmd, env in cases.values():
@@ -185,10 +219,15 @@ def jsonl_cli(qrels: Path, runs: list[Path], trees: list[str], repeat: int) -> i
         for name, (cmd, env) in cases.items():
             loads.append(os.getloadavg()[0])
             times[name].append(_timed(cmd, env))
-    med = {k: (float(np.median([w for w, _ in v])), float(np.median([c for _, c in v]))) for k, v in times.items()}
+    med = {
+        k: (float(np.median([w for w, _ in v])), float(np.median([c for _, c in v])))
+        for k, v in times.items()
+    }
     ref_wall, ref_cpu = med["pytrec_eval reused"]
-    print(f"{len(runs)} runs, {repeat} interleaved rounds, load average (1 min) during the runs: "
-          f"median {np.median(loads):.1f}, max {max(loads):.1f} on {os.cpu_count()} cores")
+    print(
+        f"{len(runs)} runs, {repeat} interleaved rounds, load average (1 min) during the runs: "
+        f"median {np.median(loads):.1f}, max {max(loads):.1f} on {os.cpu_count()} cores"
+    )
     print(f"{'tool':50s} {'wall s':>8s} {'cpu s':>8s} {'pytrec/x wall':>14s} {'pytrec/x cpu':>13s}")
     for k, (w, c) in med.items():
         print(f"{k:50s} {w:8.2f} {c:8.2f} {ref_wall / w:14.2f} {ref_cpu / c:13.2f}")

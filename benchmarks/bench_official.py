@@ -38,7 +38,9 @@ def _time(fn, repeat: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--data-dir", type=Path, default=REPO / "bench-data")
     ap.add_argument("--queries", type=int, default=6980)
     ap.add_argument("--docs", type=int, default=1000)
@@ -51,7 +53,14 @@ def main(argv: list[str] | None = None) -> int:
     import tierank
     from tierank.measures.names import resolve
 
-    paths = generate(args.data_dir, args.queries, args.docs, args.seed, False, lambda s: print(s, file=sys.stderr))
+    paths = generate(
+        args.data_dir,
+        args.queries,
+        args.docs,
+        args.seed,
+        False,
+        lambda s: print(s, file=sys.stderr),
+    )
     run_path, qrels_path = paths[args.flavour], paths["qrels"]
     run, qrels = tierank.read_run(run_path), tierank.read_qrels(qrels_path)
     official = resolve(["official"])
@@ -65,11 +74,22 @@ def main(argv: list[str] | None = None) -> int:
     fams = {}
     for m in official:
         fams.setdefault(type(m).__name__, []).append(m)
-    out["per_family_s"] = {f: _time(lambda ms=ms: tierank.evaluate(qrels, run, ms).aggregate(), 1)
-                           for f, ms in fams.items()}
+    out["per_family_s"] = {
+        f: _time(lambda ms=ms: tierank.evaluate(qrels, run, ms).aggregate(), 1)
+        for f, ms in fams.items()
+    }
     # end to end, fresh processes
     for name, ms in (("five", FIVE), ("official", ["official"])):
-        cmd = [sys.executable, "-m", "tierank.cli", "eval", str(qrels_path), str(run_path), "--format", "jsonl"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "tierank.cli",
+            "eval",
+            str(qrels_path),
+            str(run_path),
+            "--format",
+            "jsonl",
+        ]
         for m in ms:
             cmd += ["-m", m]
         t0 = time.perf_counter()

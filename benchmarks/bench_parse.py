@@ -41,8 +41,14 @@ def make_run(path: str, lines: int, docs: int, seed: int = 0) -> None:
         step = 1 << 20
         for c in range(0, lines, step):
             sl = slice(c, c + step)
-            fh.write("".join(f"q{a} Q0 doc{b} {k} {v!r} bench\n"
-                             for a, b, k, v in zip(q[sl].tolist(), d[sl].tolist(), r[sl].tolist(), s[sl].tolist())))
+            fh.write(
+                "".join(
+                    f"q{a} Q0 doc{b} {k} {v!r} bench\n"
+                    for a, b, k, v in zip(
+                        q[sl].tolist(), d[sl].tolist(), r[sl].tolist(), s[sl].tolist()
+                    )
+                )
+            )
     os.replace(path + ".tmp", path)
 
 
@@ -76,9 +82,17 @@ def main() -> None:
     raw = open(path, "rb").read()
     hashed = raw.replace(b" Q0 doc", b" Q0 doc#")
     data = lexer.load(path)
-    t = readers._arrow_read(pa.py_buffer(data), readers._RUN_COLUMNS,
-                            {"qid": readers._QID_DICT, "docid": pa.string(), "score": pa.float64(),
-                             "rank": pa.float64()}, ["qid", "docid", "rank", "score"])
+    t = readers._arrow_read(
+        pa.py_buffer(data),
+        readers._RUN_COLUMNS,
+        {
+            "qid": readers._QID_DICT,
+            "docid": pa.string(),
+            "score": pa.float64(),
+            "rank": pa.float64(),
+        },
+        ["qid", "docid", "rank", "score"],
+    )
     times = {
         "canonical": best(lambda: lexer.canonical(raw), a.repeat),
         # ``#`` inside every document id (not a comment): the comment scan cannot stop at a first look
@@ -91,8 +105,11 @@ def main() -> None:
     if hasattr(blocks, "LineCounter"):  # counted only when an error needs it (issue 26)
         times["line_at_end"] = best(lambda: blocks.LineCounter(path).before(len(raw)), a.repeat)
     assert not readers._has_duplicates(t)
-    print(f"{a.label:8s} lines={a.lines:,} load={os.getloadavg()[0]:.1f} wall/cpu " +
-          " ".join(f"{k}={w:.3f}/{c:.3f}s" for k, (w, c) in times.items()), flush=True)
+    print(
+        f"{a.label:8s} lines={a.lines:,} load={os.getloadavg()[0]:.1f} wall/cpu "
+        + " ".join(f"{k}={w:.3f}/{c:.3f}s" for k, (w, c) in times.items()),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

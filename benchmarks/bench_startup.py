@@ -77,7 +77,9 @@ def timed(cmd: list[str], env: dict) -> tuple[float, float]:
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.decode()[-500:]}")
+        raise SystemExit(
+            f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.decode()[-500:]}"
+        )
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
@@ -111,33 +113,59 @@ def phases(py: str, env: dict, qrels: Path, run: Path, reps: int) -> list[str]:
     """The lines that say where the CPU time of a small ``tierank eval`` goes (see ``--phases``)."""
     lines = []
     for fmt in ("table", "jsonl"):
-        argv = ["eval", str(qrels), str(run), "-m", "nDCG@10", *(["-f", fmt] if fmt != "table" else [])]
+        argv = [
+            "eval",
+            str(qrels),
+            str(run),
+            "-m",
+            "nDCG@10",
+            *(["-f", fmt] if fmt != "table" else []),
+        ]
         steps: dict[str, list[float]] = {}
         imported: set[str] = set()
         for _ in range(reps + 1):  # the first warms the caches
-            done = subprocess.run([py, "-c", PHASES_CODE, *argv], env=env, capture_output=True, text=True)
+            done = subprocess.run(
+                [py, "-c", PHASES_CODE, *argv], env=env, capture_output=True, text=True
+            )
             if done.returncode != 0:
                 raise SystemExit(f"--phases failed: {done.stderr[-500:]}")
-            out = json.loads(done.stderr[done.stderr.rindex("{"):])
+            out = json.loads(done.stderr[done.stderr.rindex("{") :])
             prev = 0.0
             for name, ms in out["marks"]:
                 steps.setdefault(name, []).append(ms - prev)
                 prev = ms
             imported.update(out["imported"])
         total = sum(statistics.median(v) for v in steps.values())
-        lines += ["", f"tierank eval{' -f ' + fmt if fmt != 'table' else ''}: CPU ms per step, medians of {reps} "
-                      f"(total of medians {total:.0f} ms)", "", "| step | CPU (ms) |", "|---|---:|"]
+        lines += [
+            "",
+            f"tierank eval{' -f ' + fmt if fmt != 'table' else ''}: CPU ms per step, medians of {reps} "
+            f"(total of medians {total:.0f} ms)",
+            "",
+            "| step | CPU (ms) |",
+            "|---|---:|",
+        ]
         lines += [f"| {name} | {statistics.median(v):.1f} |" for name, v in steps.items()]
-        lines.append(f"imported by the command as it runs: {', '.join(sorted(imported)) or 'none of note'}")
+        lines.append(
+            f"imported by the command as it runs: {', '.join(sorted(imported)) or 'none of note'}"
+        )
     return lines
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--reps", type=int, default=41, help="repetitions of each command (default 41)")
-    ap.add_argument("--baseline", type=Path, help="another checkout's src folder: its tierank eval is timed too")
-    ap.add_argument("--phases", type=int, default=0, metavar="N",
-                    help="also N runs that show where a small run's CPU time goes, step by step (default 0: not)")
+    ap.add_argument(
+        "--baseline", type=Path, help="another checkout's src folder: its tierank eval is timed too"
+    )
+    ap.add_argument(
+        "--phases",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also N runs that show where a small run's CPU time goes, step by step (default 0: not)",
+    )
     args = ap.parse_args(argv)
     py = sys.executable
     with tempfile.TemporaryDirectory(prefix="tierank-startup-") as tmp:
@@ -147,7 +175,10 @@ def main(argv: list[str] | None = None) -> int:
         env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
 
         def with_src(src: Path) -> dict:
-            return {**env, "PYTHONPATH": os.pathsep.join([str(src), *filter(None, [env.get("PYTHONPATH")])])}
+            return {
+                **env,
+                "PYTHONPATH": os.pathsep.join([str(src), *filter(None, [env.get("PYTHONPATH")])]),
+            }
 
         here = with_src(REPO / "src")
         eval_args = ["-m", "tierank.cli", "eval", str(qrels), str(run), "-m", "nDCG@10"]
@@ -159,10 +190,16 @@ def main(argv: list[str] | None = None) -> int:
         }
         if args.baseline is not None:
             commands["baseline: tierank eval (table)"] = ([py, *eval_args], with_src(args.baseline))
-            commands["baseline: tierank eval -f jsonl"] = ([py, *eval_args, "-f", "jsonl"], with_src(args.baseline))
+            commands["baseline: tierank eval -f jsonl"] = (
+                [py, *eval_args, "-f", "jsonl"],
+                with_src(args.baseline),
+            )
         te = build_trec_eval(folder)
         if te is not None:
-            commands["trec_eval -m ndcg_cut.10"] = ([str(te), "-m", "ndcg_cut.10", str(qrels), str(run)], env)
+            commands["trec_eval -m ndcg_cut.10"] = (
+                [str(te), "-m", "ndcg_cut.10", str(qrels), str(run)],
+                env,
+            )
         for cmd, e in commands.values():  # warm the page cache and the bytecode cache
             timed(cmd, e)
             timed(cmd, e)
@@ -175,8 +212,10 @@ def main(argv: list[str] | None = None) -> int:
                 cpus[name].append(c)
         breakdown = phases(py, here, qrels, run, args.phases) if args.phases else []
     load = os.getloadavg()
-    print(f"{args.reps} interleaved repetitions, medians; {os.cpu_count()} cores, load average "
-          f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; Python {sys.version.split()[0]}; run: 1,000 lines, 10 queries")
+    print(
+        f"{args.reps} interleaved repetitions, medians; {os.cpu_count()} cores, load average "
+        f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; Python {sys.version.split()[0]}; run: 1,000 lines, 10 queries"
+    )
     floor = statistics.median(walls["python -c 'import numpy, pyarrow'"])
     floor_cpu = statistics.median(cpus["python -c 'import numpy, pyarrow'"])
     print()

@@ -115,23 +115,41 @@ def measure(cmd: list[str]) -> dict:
     stdout, stderr = p.communicate()
     wall = time.perf_counter() - t
     if p.returncode != 0:
-        return {"error": stderr.strip().splitlines()[-1] if stderr.strip() else f"exit {p.returncode}", "wall_s": wall}
+        return {
+            "error": stderr.strip().splitlines()[-1] if stderr.strip() else f"exit {p.returncode}",
+            "wall_s": wall,
+        }
     out = json.loads(stdout.strip().splitlines()[-1])
     out.update(wall_s=wall, peak_mib=peak / 2**20)
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--data-dir", type=Path, default=REPO / "bench-data")
-    ap.add_argument("--sizes", default="7,70", help="millions of lines, multiples of 7 (comma-separated; '' for none)")
+    ap.add_argument(
+        "--sizes",
+        default="7,70",
+        help="millions of lines, multiples of 7 (comma-separated; '' for none)",
+    )
     ap.add_argument("--flavour", default="bf16", choices=["f32", "bf16"])
-    ap.add_argument("--skip-memory-above", type=int, default=70, help="no in-memory run above this many M lines")
-    ap.add_argument("--shuffled", type=int, default=70, help="size (M lines) of the shuffled/partitioned case; 0: none")
+    ap.add_argument(
+        "--skip-memory-above", type=int, default=70, help="no in-memory run above this many M lines"
+    )
+    ap.add_argument(
+        "--shuffled",
+        type=int,
+        default=70,
+        help="size (M lines) of the shuffled/partitioned case; 0: none",
+    )
     ap.add_argument("--seed", type=int, default=20240607)
     args = ap.parse_args(argv)
 
-    base = generate(args.data_dir, 6980, 1000, args.seed, False, lambda s: print(s, file=sys.stderr))
+    base = generate(
+        args.data_dir, 6980, 1000, args.seed, False, lambda s: print(s, file=sys.stderr)
+    )
     rows = []
     for size in (int(x) for x in args.sizes.split(",") if x):
         n = max(1, size // 7)
@@ -144,15 +162,35 @@ def main(argv: list[str] | None = None) -> int:
         if size <= args.skip_memory_above:
             modes.insert(0, ("memory", 1))
         for mode, jobs in modes:
-            r = measure([sys.executable, "-c", WORKER, mode, str(qrels), str(run), str(jobs), json.dumps(MEASURES)])
-            r.update(size=f"{size}M", mode=mode, jobs=jobs, lines=lines,
-                     mlines_per_s=lines / r["seconds"] / 1e6 if "seconds" in r else None)
+            r = measure(
+                [
+                    sys.executable,
+                    "-c",
+                    WORKER,
+                    mode,
+                    str(qrels),
+                    str(run),
+                    str(jobs),
+                    json.dumps(MEASURES),
+                ]
+            )
+            r.update(
+                size=f"{size}M",
+                mode=mode,
+                jobs=jobs,
+                lines=lines,
+                mlines_per_s=lines / r["seconds"] / 1e6 if "seconds" in r else None,
+            )
             rows.append(r)
             print(json.dumps({k: v for k, v in r.items() if k != "values"}), file=sys.stderr)
     if args.shuffled:
         size = args.shuffled
         n = max(1, size // 7)
-        run, qrels, lines = args.data_dir / f"run-x{n}-{args.flavour}.trec", args.data_dir / f"qrels-x{n}.trec", 6_980_000 * n
+        run, qrels, lines = (
+            args.data_dir / f"run-x{n}-{args.flavour}.trec",
+            args.data_dir / f"qrels-x{n}.trec",
+            6_980_000 * n,
+        )
         copies(base[args.flavour], run, n, 1)
         copies(base["qrels"], qrels, n, 1)
         if True:
@@ -161,22 +199,51 @@ def main(argv: list[str] | None = None) -> int:
             parts = args.data_dir / f"parts-x{n}-{args.flavour}"
             if not parts.exists():
                 t = time.perf_counter()
-                code = (f"from tierank.stream import partition; partition({str(shuffled)!r}, {str(parts)!r}, "
-                        f"memory_limit='1GB', temp_dir={str(args.data_dir / 'duckdb-tmp')!r})")
+                code = (
+                    f"from tierank.stream import partition; partition({str(shuffled)!r}, {str(parts)!r}, "
+                    f"memory_limit='1GB', temp_dir={str(args.data_dir / 'duckdb-tmp')!r})"
+                )
                 r = measure([sys.executable, "-c", code + "; print('{\"seconds\": 0}')"])
-                r.update(size=f"{size}M shuffled", mode="partition (DuckDB)", jobs=1, lines=lines,
-                         seconds=time.perf_counter() - t)
+                r.update(
+                    size=f"{size}M shuffled",
+                    mode="partition (DuckDB)",
+                    jobs=1,
+                    lines=lines,
+                    seconds=time.perf_counter() - t,
+                )
                 rows.append(r)
-            r = measure([sys.executable, "-c", WORKER, "stream", str(qrels), str(parts), "2", json.dumps(MEASURES)])
-            r.update(size=f"{size}M shuffled", mode="stream partitions", jobs=2, lines=lines,
-                     mlines_per_s=lines / r["seconds"] / 1e6 if "seconds" in r else None)
+            r = measure(
+                [
+                    sys.executable,
+                    "-c",
+                    WORKER,
+                    "stream",
+                    str(qrels),
+                    str(parts),
+                    "2",
+                    json.dumps(MEASURES),
+                ]
+            )
+            r.update(
+                size=f"{size}M shuffled",
+                mode="stream partitions",
+                jobs=2,
+                lines=lines,
+                mlines_per_s=lines / r["seconds"] / 1e6 if "seconds" in r else None,
+            )
             rows.append(r)
-    same = {json.dumps(r.get("values"), sort_keys=True) for r in rows if r.get("values") and r["size"] == rows[0]["size"]}
+    same = {
+        json.dumps(r.get("values"), sort_keys=True)
+        for r in rows
+        if r.get("values") and r["size"] == rows[0]["size"]
+    }
     print("| size | mode | jobs | wall s | eval s | M lines/s | peak MiB |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['size']} | {r['mode']} | {r['jobs']} | {r.get('wall_s', 0):.1f} | {r.get('seconds', 0):.1f} | "
-              f"{(r.get('mlines_per_s') or 0):.2f} | {r.get('peak_mib') or 0:.0f} |")
+        print(
+            f"| {r['size']} | {r['mode']} | {r['jobs']} | {r.get('wall_s', 0):.1f} | {r.get('seconds', 0):.1f} | "
+            f"{(r.get('mlines_per_s') or 0):.2f} | {r.get('peak_mib') or 0:.0f} |"
+        )
     print(f"identical aggregates across modes at {rows[0]['size']}: {len(same) == 1}")
     (args.data_dir / f"stream-{args.flavour}.json").write_text(json.dumps(rows, indent=2))
     return 0

@@ -97,28 +97,40 @@ def cpu(args) -> dict:
     t_tm, tm_value = best(torchmetrics_ndcg(scores, labels, "cpu"), args.repeats)
     rows.append(("torchmetrics RetrievalNormalizedDCG(top_k=10) alone (one value)", t_tm))
     # torchmetrics' nDCG averages the gains of tied documents: the expected value (float32 here)
-    agree: dict = {"torchmetrics nDCG@10 - tierank.tensor expected nDCG@10 (float32)":
-                   tm_value - res["nDCG@10"].summary()["expected"]}
+    agree: dict = {
+        "torchmetrics nDCG@10 - tierank.tensor expected nDCG@10 (float32)": tm_value
+        - res["nDCG@10"].summary()["expected"]
+    }
     if not args.skip_evaluate:
         qid = np.repeat([f"q{i}" for i in range(q)], c)
         docid = np.tile([f"d{j:03d}" for j in range(c)], q)
         run = pd.DataFrame({"query": qid, "docid": docid, "score": s_np.reshape(-1)})
         qrels = pd.DataFrame({"query": qid, "docid": docid, "relevance": l_np.reshape(-1)})
-        t_ev, ev = best(lambda: tierank.evaluate(qrels, run, MEASURES, tie_break="input"), args.repeats)
+        t_ev, ev = best(
+            lambda: tierank.evaluate(qrels, run, MEASURES, tie_break="input"), args.repeats
+        )
         rows.append(("tierank.evaluate on the same data as a run: 4 measures x 5 statistics", t_ev))
         agg = ev.aggregate().set_index("measure")
         for m in MEASURES:
             s = res_np[m].summary()
             agree[f"{m}: tensor (NumPy float64) - evaluate, expected / std"] = (
-                s["expected"] - float(agg.loc[m, "expected"]), s["std"] - float(agg.loc[m, "std"]))
+                s["expected"] - float(agg.loc[m, "expected"]),
+                s["std"] - float(agg.loc[m, "std"]),
+            )
     # peak memory of the NumPy path (tracemalloc sees NumPy's allocations)
     tracemalloc.start()
     tensor.evaluate(s_np, l_np, MEASURES)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    return {"shape": [q, c], "rows": rows, "reference": t_torch, "agreement": agree,
-            "tied_share": float(np.mean(np.asarray(res.tied_share))),
-            "numpy_peak_bytes": peak, "numpy_peak_bytes_per_cell": peak / (q * c)}
+    return {
+        "shape": [q, c],
+        "rows": rows,
+        "reference": t_torch,
+        "agreement": agree,
+        "tied_share": float(np.mean(np.asarray(res.tied_share))),
+        "numpy_peak_bytes": peak,
+        "numpy_peak_bytes_per_cell": peak / (q * c),
+    }
 
 
 def gpu(args) -> dict:
@@ -136,17 +148,29 @@ def gpu(args) -> dict:
     nq = min(args.tm_gpu_queries, args.gpu_queries)
     t_tm, _ = best(torchmetrics_ndcg(scores[:nq], labels[:nq], dev), 1, sync)
     t_tm_scaled = t_tm * args.gpu_queries / nq
-    return {"shape": list(scores.shape), "device": torch.cuda.get_device_name(),
-            "rows": [("tierank.tensor, CUDA float32: 4 measures x 5 statistics", t_tensor),
-                     (f"torchmetrics nDCG@10 alone, CUDA ({nq:,} queries, time x {args.gpu_queries / nq:g})",
-                      t_tm_scaled)],
-            "reference": t_tensor, "peak_gpu_bytes_over_input": peak,
-            "nDCG@10 expected": res["nDCG@10"].summary()["expected"]}
+    return {
+        "shape": list(scores.shape),
+        "device": torch.cuda.get_device_name(),
+        "rows": [
+            ("tierank.tensor, CUDA float32: 4 measures x 5 statistics", t_tensor),
+            (
+                f"torchmetrics nDCG@10 alone, CUDA ({nq:,} queries, time x {args.gpu_queries / nq:g})",
+                t_tm_scaled,
+            ),
+        ],
+        "reference": t_tensor,
+        "peak_gpu_bytes_over_input": peak,
+        "nDCG@10 expected": res["nDCG@10"].summary()["expected"],
+    }
 
 
 def table(title: str, out: dict) -> str:
-    lines = [f"## {title}: {out['shape'][0]:,} queries x {out['shape'][1]} candidates", "",
-             "| what | seconds | x tierank.tensor (torch) |", "|---|---:|---:|"]
+    lines = [
+        f"## {title}: {out['shape'][0]:,} queries x {out['shape'][1]} candidates",
+        "",
+        "| what | seconds | x tierank.tensor (torch) |",
+        "|---|---:|---:|",
+    ]
     for name, t in out["rows"]:
         lines.append(f"| {name} | {t:.3f} | {t / out['reference']:.2f} |")
     return "\n".join(lines)
@@ -173,20 +197,26 @@ def main() -> None:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    print(f"tierank {tierank.__version__}, torch {torch.__version__}, torchmetrics {torchmetrics.__version__}, "
-          f"numpy {np.__version__}, {platform.processor() or platform.machine()}, torch threads {torch.get_num_threads()}")
+    print(
+        f"tierank {tierank.__version__}, torch {torch.__version__}, torchmetrics {torchmetrics.__version__}, "
+        f"numpy {np.__version__}, {platform.processor() or platform.machine()}, torch threads {torch.get_num_threads()}"
+    )
     results = {"cpu": cpu(args)}
     print(table("CPU", results["cpu"]))
     c = results["cpu"]
-    print(f"\nmean share of tied candidates: {c['tied_share']:.3f}; NumPy peak {c['numpy_peak_bytes'] / 2**20:.0f} MiB "
-          f"({c['numpy_peak_bytes_per_cell']:.0f} bytes per cell)")
+    print(
+        f"\nmean share of tied candidates: {c['tied_share']:.3f}; NumPy peak {c['numpy_peak_bytes'] / 2**20:.0f} MiB "
+        f"({c['numpy_peak_bytes_per_cell']:.0f} bytes per cell)"
+    )
     for k, v in c["agreement"].items():
         print(f"  {k}: {v}")
     if not args.no_gpu and torch.cuda.is_available():
         results["gpu"] = gpu(args)
         print()
         print(table(f"GPU ({results['gpu']['device']})", results["gpu"]))
-        print(f"\npeak GPU memory beyond the inputs: {results['gpu']['peak_gpu_bytes_over_input'] / 2**30:.2f} GiB")
+        print(
+            f"\npeak GPU memory beyond the inputs: {results['gpu']['peak_gpu_bytes_over_input'] / 2**30:.2f} GiB"
+        )
     if args.out:
         with open(args.out, "w") as f:
             json.dump(results, f, indent=1)

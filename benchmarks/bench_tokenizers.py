@@ -134,18 +134,29 @@ def available(name: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--data-dir", type=Path, default=REPO / "bench-data")
-    ap.add_argument("--mib", default="16,64", help="sizes of the byte range, comma-separated (default 16,64)")
+    ap.add_argument(
+        "--mib", default="16,64", help="sizes of the byte range, comma-separated (default 16,64)"
+    )
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--reps", type=int, default=3, help="parses per process; its best counts (default 3)")
+    ap.add_argument(
+        "--reps", type=int, default=3, help="parses per process; its best counts (default 3)"
+    )
     args = ap.parse_args(argv)
 
-    paths = generate(args.data_dir, 6980, 1000, 0, binary=False, log=lambda m: print(m, file=sys.stderr))
+    paths = generate(
+        args.data_dir, 6980, 1000, 0, binary=False, log=lambda m: print(m, file=sys.stderr)
+    )
     run = paths["bf16"]
     readers = [r for r in READERS if available(r)]
     skipped = [r for r in READERS if r not in readers]
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
     results: dict[tuple[int, str], list[float]] = {}
     sizes = [int(x) for x in args.mib.split(",")]
     ranges = {mib: cut(run, mib, args.data_dir) for mib in sizes}
@@ -153,8 +164,18 @@ def main(argv: list[str] | None = None) -> int:
         for mib in sizes:
             path, lines = ranges[mib]
             for name in readers:
-                out = subprocess.run([sys.executable, "-c", CHILD.format(code=READERS[name]), str(path), str(args.reps)],
-                                     capture_output=True, text=True, env=env)
+                out = subprocess.run(
+                    [
+                        sys.executable,
+                        "-c",
+                        CHILD.format(code=READERS[name]),
+                        str(path),
+                        str(args.reps),
+                    ],
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                )
                 if out.returncode:
                     raise SystemExit(f"{name}: exit {out.returncode}: {out.stderr[-800:]}")
                 got = json.loads(out.stdout.strip().splitlines()[-1])
@@ -163,18 +184,34 @@ def main(argv: list[str] | None = None) -> int:
                 results.setdefault((mib, name), []).append(got["cpu_s"])
         print(f"round {rnd + 1}/{args.rounds} done, load {os.getloadavg()[0]:.2f}", file=sys.stderr)
 
-    print(f"One thread, CPU seconds per range (median over {args.rounds} interleaved rounds of each process's best "
-          f"of {args.reps}); load average at the end {os.getloadavg()[0]:.2f}\n")
-    print("| reader | " + " | ".join(f"{m} MiB ({ranges[m][1]:,} lines)" for m in sizes) + " | against arrow |")
+    print(
+        f"One thread, CPU seconds per range (median over {args.rounds} interleaved rounds of each process's best "
+        f"of {args.reps}); load average at the end {os.getloadavg()[0]:.2f}\n"
+    )
+    print(
+        "| reader | "
+        + " | ".join(f"{m} MiB ({ranges[m][1]:,} lines)" for m in sizes)
+        + " | against arrow |"
+    )
     print("|---|" + "---:|" * (len(sizes) + 1))
     for name in readers:
         meds = [statistics.median(results[(m, name)]) for m in sizes]
-        ratios = [statistics.median(results[(m, name)]) / statistics.median(results[(m, "arrow")]) for m in sizes]
-        print(f"| {name} | " + " | ".join(f"{s:.3f} s" for s in meds) + " | "
-              + " / ".join(f"{r:.2f}x" for r in ratios) + " |")
+        ratios = [
+            statistics.median(results[(m, name)]) / statistics.median(results[(m, "arrow")])
+            for m in sizes
+        ]
+        print(
+            f"| {name} | "
+            + " | ".join(f"{s:.3f} s" for s in meds)
+            + " | "
+            + " / ".join(f"{r:.2f}x" for r in ratios)
+            + " |"
+        )
     for name in skipped:
         print(f"| {name} | skipped: not installed ({INSTALL[name]}) |" + " |" * len(sizes))
-    print(f"\nmachine: {os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print(
+        f"\nmachine: {os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    )
     return 0
 
 

@@ -62,11 +62,19 @@ def _records(out: Path) -> dict[str, dict[tuple[str, str], float]]:
 def compare(hf_out: Path, vllm_out: Path) -> dict:
     hf_doc, vl_doc = (json.loads((o / "table.json").read_text()) for o in (hf_out, vllm_out))
     hf, vl = _records(hf_out), _records(vllm_out)
-    report = {"pairs": hf_doc["settings"]["candidates"], "queries": hf_doc["settings"]["queries"], "variants": {}}
-    print(f"{report['queries']} queries, {report['pairs']} pairs; backends: "
-          f"{hf_doc['settings'].get('backend', 'hf')} vs {vl_doc['settings'].get('backend')}")
-    print(f"{'variant':<18}{'max|diff|':>12}{'mean|diff|':>12}{'tied HF':>10}{'tied vLLM':>11}"
-          f"{'fwd s/1k HF':>13}{'fwd s/1k vLLM':>15}")
+    report = {
+        "pairs": hf_doc["settings"]["candidates"],
+        "queries": hf_doc["settings"]["queries"],
+        "variants": {},
+    }
+    print(
+        f"{report['queries']} queries, {report['pairs']} pairs; backends: "
+        f"{hf_doc['settings'].get('backend', 'hf')} vs {vl_doc['settings'].get('backend')}"
+    )
+    print(
+        f"{'variant':<18}{'max|diff|':>12}{'mean|diff|':>12}{'tied HF':>10}{'tied vLLM':>11}"
+        f"{'fwd s/1k HF':>13}{'fwd s/1k vLLM':>15}"
+    )
     for v in hf_doc["settings"]["variants"]:
         keys = sorted(hf[v])
         a = np.array([hf[v][k] for k in keys])
@@ -74,23 +82,37 @@ def compare(hf_out: Path, vllm_out: Path) -> dict:
         diff = np.abs(a - b)
         t_hf = [r["model_s"] for r in hf_doc["rows"] if r["variant"] == v][0]
         t_vl = [r["model_s"] for r in vl_doc["rows"] if r["variant"] == v][0]
-        row = {"max_abs_diff": float(diff.max()), "mean_abs_diff": float(diff.mean()),
-               "tied_share_hf": hf_doc["ties"][v]["tied_share"], "tied_share_vllm": vl_doc["ties"][v]["tied_share"],
-               "forward_s_per_1k_hf": 1000 * t_hf / len(keys), "forward_s_per_1k_vllm": 1000 * t_vl / len(keys)}
+        row = {
+            "max_abs_diff": float(diff.max()),
+            "mean_abs_diff": float(diff.mean()),
+            "tied_share_hf": hf_doc["ties"][v]["tied_share"],
+            "tied_share_vllm": vl_doc["ties"][v]["tied_share"],
+            "forward_s_per_1k_hf": 1000 * t_hf / len(keys),
+            "forward_s_per_1k_vllm": 1000 * t_vl / len(keys),
+        }
         report["variants"][v] = row
-        print(f"{v:<18}{row['max_abs_diff']:>12.3g}{row['mean_abs_diff']:>12.3g}{row['tied_share_hf']:>10.1%}"
-              f"{row['tied_share_vllm']:>11.1%}{row['forward_s_per_1k_hf']:>13.1f}"
-              f"{row['forward_s_per_1k_vllm']:>15.1f}")
+        print(
+            f"{v:<18}{row['max_abs_diff']:>12.3g}{row['mean_abs_diff']:>12.3g}{row['tied_share_hf']:>10.1%}"
+            f"{row['tied_share_vllm']:>11.1%}{row['forward_s_per_1k_hf']:>13.1f}"
+            f"{row['forward_s_per_1k_vllm']:>15.1f}"
+        )
     print("\nTable 1 rows (HF | vLLM): variant measure  M_obl  E[M]  range  tied_share")
     for rh, rv in zip(hf_doc["rows"], vl_doc["rows"]):
-        f = lambda r: f"{r['oblivious']:.4f} {r['expected']:.4f} {r['range']:.4f} {r['tied_share']:.3f}"  # noqa: E731
+
+        def f(r):
+            return (
+                f"{r['oblivious']:.4f} {r['expected']:.4f} {r['range']:.4f} {r['tied_share']:.3f}"  # noqa: E731
+            )
+
         print(f"{rh['variant']:<18}{rh['measure']:<9} {f(rh)} | {f(rv)}")
     report["table_hf"], report["table_vllm"] = hf_doc["rows"], vl_doc["rows"]
     same = _same_reasoning(hf_out, vllm_out)
     if same:
         report["same_reasoning_share"] = same
-        print("\nRank1-style reasoning identical on both backends (share of pairs): "
-              + ", ".join(f"{v} {x:.0%}" for v, x in same.items()))
+        print(
+            "\nRank1-style reasoning identical on both backends (share of pairs): "
+            + ", ".join(f"{v} {x:.0%}" for v, x in same.items())
+        )
     return report
 
 
@@ -101,8 +123,13 @@ def _same_reasoning(hf_out: Path, vllm_out: Path) -> dict[str, float]:
         g = vllm_out / "runs" / f.name
         if not g.exists():
             continue
-        read = lambda p: {(r["query"], r["docid"]): r["reasoning"]  # noqa: E731
-                          for r in map(json.loads, p.read_text().splitlines())}
+
+        def read(p):
+            return {
+                (r["query"], r["docid"]): r["reasoning"]  # noqa: E731
+                for r in map(json.loads, p.read_text().splitlines())
+            }
+
         a, b = read(f), read(g)
         out[f.name.split(".")[1]] = sum(a[k] == b.get(k) for k in a) / max(len(a), 1)
     return out
@@ -130,7 +157,9 @@ def extras(data_dir: str, n_queries: int, depth: int, batch_invariant: bool) -> 
     qids = sorted(data.candidates)
     out: dict = {"queries": len(qids), "pairs": sum(len(data.candidates[q]) for q in qids)}
     scorer = vg.VllmYesNoScorer("smollm2", "bf16", batch_size=8, device="cpu")
-    texts = {q: [scorer.prompt(data.queries[q], data.docs[d]) for d in data.candidates[q]] for q in qids}
+    texts = {
+        q: [scorer.prompt(data.queries[q], data.docs[d]) for d in data.candidates[q]] for q in qids
+    }
 
     # 1. raw logits (tierank's path) and the default FP32 log-probabilities, from one engine each
     _ = scorer.llm  # the engine starts outside the timing
@@ -142,26 +171,48 @@ def extras(data_dir: str, n_queries: int, depth: int, batch_invariant: bool) -> 
     vs.close_engine(scorer._llm)  # shut the engine down before the next one starts
     scorer._llm = None
     lp_engine = vs.make_engine(**vs.engine_options(scorer.model_dir, "bf16", 8, scorer.max_len))
-    params = vs.require_vllm().SamplingParams(max_tokens=1, temperature=0.0,
-                                              logprob_token_ids=[scorer.no_id, scorer.yes_id])
-    out["tie_groups_bf16->fp32 (raw logits)"] = [np.unique(h, return_counts=True)[1].max().item() for h in hps]
-    lps = [vo.logprob_scores(vo.answer_logits(lp_engine.generate(scorer.token_ids(texts[q]), params, use_tqdm=False),
-                                              scorer.yes_id, scorer.no_id)) for q in qids]
+    params = vs.require_vllm().SamplingParams(
+        max_tokens=1, temperature=0.0, logprob_token_ids=[scorer.no_id, scorer.yes_id]
+    )
+    out["tie_groups_bf16->fp32 (raw logits)"] = [
+        np.unique(h, return_counts=True)[1].max().item() for h in hps
+    ]
+    lps = [
+        vo.logprob_scores(
+            vo.answer_logits(
+                lp_engine.generate(scorer.token_ids(texts[q]), params, use_tqdm=False),
+                scorer.yes_id,
+                scorer.no_id,
+            )
+        )
+        for q in qids
+    ]
     vs.close_engine(lp_engine)
     allv = lambda xs: np.concatenate(xs)  # noqa: E731
     out["logprobs_vs_raw_logits_max_abs_diff"] = float(np.max(np.abs(allv(lps) - allv(hps))))
-    out["tied_share"] = {"bf16": _tied_share(low), "bf16->fp32 (raw logits)": _tied_share(hps),
-                         "bf16->fp32 (vLLM logprobs)": _tied_share(lps)}
+    out["tied_share"] = {
+        "bf16": _tied_share(low),
+        "bf16->fp32 (raw logits)": _tied_share(hps),
+        "bf16->fp32 (vLLM logprobs)": _tied_share(lps),
+    }
 
     # 2. the two FP32 heads
     head = parse_variants("bf16->fp32:head")
-    hidden = [scorer.score_query(data.queries[q], [data.docs[d] for d in data.candidates[q]], head)
-              .scores["bf16->fp32:head"] for q in qids]
+    hidden = [
+        scorer.score_query(
+            data.queries[q], [data.docs[d] for d in data.candidates[q]], head
+        ).scores["bf16->fp32:head"]
+        for q in qids
+    ]
     scorer.close()
-    native = vg.VllmYesNoScorer("smollm2", "bf16", batch_size=8, device="cpu", head_method="classify")
+    native = vg.VllmYesNoScorer(
+        "smollm2", "bf16", batch_size=8, device="cpu", head_method="classify"
+    )
     try:
         cls = [native.head_difference(texts[q]) for q in qids]
-        out["native_head_vs_hidden_head_max_abs_diff"] = float(np.max(np.abs(allv(cls) - allv(hidden))))
+        out["native_head_vs_hidden_head_max_abs_diff"] = float(
+            np.max(np.abs(allv(cls) - allv(hidden)))
+        )
         out["tied_share"]["head (hidden x FP32 rows)"] = _tied_share(hidden)
         out["tied_share"]["head (vLLM classify, BF16 rows)"] = _tied_share(cls)
     except Exception as exc:  # the evidence records what failed
@@ -171,14 +222,18 @@ def extras(data_dir: str, n_queries: int, depth: int, batch_invariant: bool) -> 
     # 3. batch invariance (the env is read when the engine process starts)
     if batch_invariant:
         os.environ["VLLM_BATCH_INVARIANT"] = "1"
-        vs.check_batch_invariant = lambda device: None  # measure vLLM itself, not tierank's refusal on a CPU
+        vs.check_batch_invariant = lambda device: (
+            None
+        )  # measure vLLM itself, not tierank's refusal on a CPU
         try:
             res = {}
             for bs in (1, 8):
                 s = vg.VllmYesNoScorer("smollm2", "bf16", batch_size=bs, device="cpu")
                 res[bs] = allv([s.answer_logits(texts[q]) for q in qids])
                 s.close()
-            out["batch_invariant_bs1_vs_bs8_changed_logits"] = float(np.mean(np.any(res[1] != res[8], axis=1)))
+            out["batch_invariant_bs1_vs_bs8_changed_logits"] = float(
+                np.mean(np.any(res[1] != res[8], axis=1))
+            )
         except Exception as exc:
             out["batch_invariant_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
     return out
@@ -191,14 +246,18 @@ def batch_logits(data_dir: str, n_queries: int, depth: int, sizes: list[int]) ->
     from tierank.hps.vllm import settings as vs
     from tierank.io.beir import load_beir
 
-    vs.check_batch_invariant = lambda device: None  # measure vLLM itself, not tierank's refusal on a CPU
+    vs.check_batch_invariant = lambda device: (
+        None
+    )  # measure vLLM itself, not tierank's refusal on a CPU
     data = load_beir(data_dir, max_queries=n_queries, depth=depth)
     qids = sorted(data.candidates)
     res: dict = {"mode": os.environ.get("VLLM_BATCH_INVARIANT", "0"), "logits": {}}
     for bs in sizes:
         s = vg.VllmYesNoScorer("smollm2", "bf16", batch_size=bs, device="cpu")
         try:
-            texts = [s.prompt(data.queries[q], data.docs[d]) for q in qids for d in data.candidates[q]]
+            texts = [
+                s.prompt(data.queries[q], data.docs[d]) for q in qids for d in data.candidates[q]
+            ]
             res["logits"][bs] = s.answer_logits(texts).tolist()
         except Exception as exc:  # the evidence records what failed
             res["error"] = f"{type(exc).__name__}: {str(exc)[:400]}"
@@ -217,13 +276,21 @@ def batch(data_dir: str, n_queries: int, depth: int, sizes: list[int]) -> dict:
     out: dict = {"sizes": sizes}
     for mode in ("0", "1"):
         env = dict(os.environ, VLLM_BATCH_INVARIANT=mode)
-        code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import bench_vllm as b; "
-                f"print('@@' + json.dumps(b.batch_logits({data_dir!r}, {n_queries}, {depth}, {sizes!r})))")
-        p = subprocess.run([sys.executable, "-c", f"if __name__ == '__main__':\n    {code}"], capture_output=True,
-                           text=True, env=env)
+        code = (
+            f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import bench_vllm as b; "
+            f"print('@@' + json.dumps(b.batch_logits({data_dir!r}, {n_queries}, {depth}, {sizes!r})))"
+        )
+        p = subprocess.run(
+            [sys.executable, "-c", f"if __name__ == '__main__':\n    {code}"],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         line = [x for x in p.stdout.splitlines() if x.startswith("@@")]
         if not line:
-            out[f"VLLM_BATCH_INVARIANT={mode}"] = {"error": (p.stderr.strip().splitlines() or ["no output"])[-1][:400]}
+            out[f"VLLM_BATCH_INVARIANT={mode}"] = {
+                "error": (p.stderr.strip().splitlines() or ["no output"])[-1][:400]
+            }
             continue
         res = json.loads(line[0][2:])
         logits = {int(k): np.array(v) for k, v in res["logits"].items()}
@@ -231,8 +298,12 @@ def batch(data_dir: str, n_queries: int, depth: int, sizes: list[int]) -> dict:
         base = logits.get(sizes[0])
         for bs in sizes[1:]:
             if base is not None and bs in logits:
-                row[f"changed_share_bs{sizes[0]}_vs_bs{bs}"] = float(np.mean(np.any(logits[bs] != base, axis=1)))
-                row[f"max_abs_logit_diff_bs{sizes[0]}_vs_bs{bs}"] = float(np.max(np.abs(logits[bs] - base)))
+                row[f"changed_share_bs{sizes[0]}_vs_bs{bs}"] = float(
+                    np.mean(np.any(logits[bs] != base, axis=1))
+                )
+                row[f"max_abs_logit_diff_bs{sizes[0]}_vs_bs{bs}"] = float(
+                    np.max(np.abs(logits[bs] - base))
+                )
         out[f"VLLM_BATCH_INVARIANT={mode}"] = row
     return out
 

@@ -99,10 +99,13 @@ def _version(dist: str) -> str:
 
 # --- the frameworks, one function each, as they are ---------------------------------------------
 
+
 def pytrec_eval_values(ex: Example = EXAMPLE) -> dict[str, float]:
     """pytrec_eval.RelevanceEvaluator with recip_rank, ndcg_cut.10, map."""
     pytrec_eval = _need("pytrec_eval")
-    res = pytrec_eval.RelevanceEvaluator(ex.qrels(), {"recip_rank", "ndcg_cut.10", "map"}).evaluate(ex.run())
+    res = pytrec_eval.RelevanceEvaluator(ex.qrels(), {"recip_rank", "ndcg_cut.10", "map"}).evaluate(
+        ex.run()
+    )
     q = res[ex.qid]
     return {"RR@10": q["recip_rank"], "nDCG@10": q["ndcg_cut_10"], "AP": q["map"]}
 
@@ -113,7 +116,11 @@ def _ranx(ex: Example, wrap: bool) -> dict[str, float]:
     if wrap:
         qrels, run = ranx.Qrels(qrels), ranx.Run(run)
     res = ranx.evaluate(qrels, run, ["mrr@10", "ndcg@10", "map"])
-    return {"RR@10": float(res["mrr@10"]), "nDCG@10": float(res["ndcg@10"]), "AP": float(res["map"])}
+    return {
+        "RR@10": float(res["mrr@10"]),
+        "nDCG@10": float(res["ndcg@10"]),
+        "AP": float(res["map"]),
+    }
 
 
 def ranx_run_values(ex: Example = EXAMPLE) -> dict[str, float]:
@@ -131,15 +138,26 @@ def ir_measures_values(ex: Example = EXAMPLE) -> tuple[dict[str, float], dict[st
     registered); also returns the provider that served each measure."""
     irm = _need("ir_measures")
     chain = irm.DefaultPipeline.providers
-    if any(getattr(p, "NAME", "") == "tierank" or type(p).__module__.startswith("tierank") for p in chain):
-        raise RuntimeError("tierank's provider is registered in ir_measures.DefaultPipeline; "
-                           "call tierank.integrations.ir_measures.unregister() first")
+    if any(
+        getattr(p, "NAME", "") == "tierank" or type(p).__module__.startswith("tierank")
+        for p in chain
+    ):
+        raise RuntimeError(
+            "tierank's provider is registered in ir_measures.DefaultPipeline; "
+            "call tierank.integrations.ir_measures.unregister() first"
+        )
     measures = {m: irm.parse_measure(m) for m in MEASURES}
     agg = irm.calc_aggregate(list(measures.values()), ex.qrels(), ex.run())
     served = {}
     for name, m in measures.items():
-        served[name] = next((getattr(p, "NAME", type(p).__name__) for p in chain
-                             if p.supports(m) and p.is_available()), "?")
+        served[name] = next(
+            (
+                getattr(p, "NAME", type(p).__name__)
+                for p in chain
+                if p.supports(m) and p.is_available()
+            ),
+            "?",
+        )
     return {name: float(agg[m]) for name, m in measures.items()}, served
 
 
@@ -191,7 +209,11 @@ def _st_reranking(ex: Example, samples: list[dict], **kwargs) -> dict[str, float
 
     ev = CrossEncoderRerankingEvaluator(samples, at_k=10, **kwargs)
     out = ev(TiedCrossEncoder(ex.score))
-    return {"RR@10": float(out["mrr@10"]), "nDCG@10": float(out["ndcg@10"]), "AP": float(out["map"])}
+    return {
+        "RR@10": float(out["mrr@10"]),
+        "nDCG@10": float(out["ndcg@10"]),
+        "AP": float(out["map"]),
+    }
 
 
 def st_reranking_values(ex: Example = EXAMPLE) -> dict[str, float]:
@@ -201,15 +223,18 @@ def st_reranking_values(ex: Example = EXAMPLE) -> dict[str, float]:
     return _st_reranking(ex, [{"query": ex.qid, "positive": pos, "negative": neg}])
 
 
-def st_reranking_documents_values(ex: Example = EXAMPLE, relevant_last: bool = False) -> dict[str, float]:
+def st_reranking_documents_values(
+    ex: Example = EXAMPLE, relevant_last: bool = False
+) -> dict[str, float]:
     """CrossEncoderRerankingEvaluator with ``documents`` in the input order (or with the relevant
     ones moved last) and ``always_rerank_positives=False``."""
     docs = list(ex.docs)
     if relevant_last:
         docs = [d for d in docs if d not in ex.relevant] + [d for d in docs if d in ex.relevant]
     pos = [d for d in ex.docs if d in ex.relevant]
-    return _st_reranking(ex, [{"query": ex.qid, "positive": pos, "documents": docs}],
-                         always_rerank_positives=False)
+    return _st_reranking(
+        ex, [{"query": ex.qid, "positive": pos, "documents": docs}], always_rerank_positives=False
+    )
 
 
 def st_ir_values(ex: Example = EXAMPLE) -> dict[str, float]:
@@ -218,10 +243,21 @@ def st_ir_values(ex: Example = EXAMPLE) -> dict[str, float]:
     from sentence_transformers.sentence_transformer.evaluation import InformationRetrievalEvaluator
 
     ev = InformationRetrievalEvaluator(
-        {ex.qid: "query"}, {d: f"text of {d}" for d in ex.docs}, {ex.qid: set(ex.relevant)},
-        mrr_at_k=[10], ndcg_at_k=[10], map_at_k=[10], accuracy_at_k=[1], precision_recall_at_k=[1])
+        {ex.qid: "query"},
+        {d: f"text of {d}" for d in ex.docs},
+        {ex.qid: set(ex.relevant)},
+        mrr_at_k=[10],
+        ndcg_at_k=[10],
+        map_at_k=[10],
+        accuracy_at_k=[1],
+        precision_recall_at_k=[1],
+    )
     out = ev(TiedBiEncoder())
-    return {"RR@10": out["cosine_mrr@10"], "nDCG@10": out["cosine_ndcg@10"], "AP": out["cosine_map@10"]}
+    return {
+        "RR@10": out["cosine_mrr@10"],
+        "nDCG@10": out["cosine_ndcg@10"],
+        "AP": out["cosine_map@10"],
+    }
 
 
 def mteb_values(ex: Example = EXAMPLE) -> dict[str, float]:
@@ -232,12 +268,19 @@ def mteb_values(ex: Example = EXAMPLE) -> dict[str, float]:
     from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores
 
     res = calculate_retrieval_scores(ex.run(), ex.qrels(), [10])
-    return {"RR@10": float(res.mrr["MRR@10"]), "nDCG@10": float(res.ndcg["NDCG@10"]), "AP": float(res.map["MAP@10"])}
+    return {
+        "RR@10": float(res.mrr["MRR@10"]),
+        "nDCG@10": float(res.ndcg["NDCG@10"]),
+        "AP": float(res.map["MAP@10"]),
+    }
 
 
 # --- tierank ---------------------------------------------------------------------------------------
 
-def tierank_stats(ex: Example = EXAMPLE, tie_break: str = "trec_eval") -> dict[str, dict[str, float]]:
+
+def tierank_stats(
+    ex: Example = EXAMPLE, tie_break: str = "trec_eval"
+) -> dict[str, dict[str, float]]:
     """``{measure: {"oblivious", "min", "expected", "max"}}`` from :func:`tierank.evaluate`."""
     import tierank
 
@@ -251,25 +294,60 @@ def tierank_stats(ex: Example = EXAMPLE, tie_break: str = "trec_eval") -> dict[s
 #: (tool, how it is called, how it orders the tie, function) for every framework row, in table order;
 #: the tie orders are checked by tests/benchmarks_/test_ties_in_frameworks.py
 FRAMEWORKS: tuple[tuple[str, str, str, Callable[[Example], dict[str, float]] | None], ...] = (
-    ("pytrec_eval", "`RelevanceEvaluator(qrels, {recip_rank, ndcg_cut.10, map})`", "docno descending",
-     pytrec_eval_values),
+    (
+        "pytrec_eval",
+        "`RelevanceEvaluator(qrels, {recip_rank, ndcg_cut.10, map})`",
+        "docno descending",
+        pytrec_eval_values,
+    ),
     ("ranx", "`evaluate(Qrels(qrels), Run(run), ...)`", "input order", ranx_run_values),
     ("ranx", "`evaluate(qrels, run, ...)` on dicts", "input order reversed", ranx_dict_values),
-    ("ir_measures", "`calc_aggregate([RR@10, nDCG@10, AP], qrels, run)`",
-     "RR@10: docno ascending; nDCG@10, AP: docno descending", None),  # the function is set in rows()
-    ("sentence-transformers", "`CrossEncoderRerankingEvaluator`, `positive`/`negative` samples",
-     "MRR: positives first, then reversed; nDCG: averaged over the tie; AP: the tie as one threshold",
-     st_reranking_values),
-    ("sentence-transformers", "`CrossEncoderRerankingEvaluator`, `documents` in input order",
-     "MRR: input order reversed (nDCG, AP as above)", st_reranking_documents_values),
-    ("sentence-transformers", "`CrossEncoderRerankingEvaluator`, `documents`, relevant listed last",
-     "MRR: input order reversed (nDCG, AP as above)", lambda ex: st_reranking_documents_values(ex, relevant_last=True)),
-    ("sentence-transformers", "`InformationRetrievalEvaluator` (MRR/nDCG/MAP@10)", "corpus id ascending", st_ir_values),
-    ("MTEB", "`calculate_retrieval_scores(results, qrels, [10])` (MRR/NDCG/MAP@10)", "docno descending", mteb_values),
+    (
+        "ir_measures",
+        "`calc_aggregate([RR@10, nDCG@10, AP], qrels, run)`",
+        "RR@10: docno ascending; nDCG@10, AP: docno descending",
+        None,
+    ),  # the function is set in rows()
+    (
+        "sentence-transformers",
+        "`CrossEncoderRerankingEvaluator`, `positive`/`negative` samples",
+        "MRR: positives first, then reversed; nDCG: averaged over the tie; AP: the tie as one threshold",
+        st_reranking_values,
+    ),
+    (
+        "sentence-transformers",
+        "`CrossEncoderRerankingEvaluator`, `documents` in input order",
+        "MRR: input order reversed (nDCG, AP as above)",
+        st_reranking_documents_values,
+    ),
+    (
+        "sentence-transformers",
+        "`CrossEncoderRerankingEvaluator`, `documents`, relevant listed last",
+        "MRR: input order reversed (nDCG, AP as above)",
+        lambda ex: st_reranking_documents_values(ex, relevant_last=True),
+    ),
+    (
+        "sentence-transformers",
+        "`InformationRetrievalEvaluator` (MRR/nDCG/MAP@10)",
+        "corpus id ascending",
+        st_ir_values,
+    ),
+    (
+        "MTEB",
+        "`calculate_retrieval_scores(results, qrels, [10])` (MRR/NDCG/MAP@10)",
+        "docno descending",
+        mteb_values,
+    ),
 )
 
-_DISTS = {"pytrec_eval": "pytrec_eval-terrier", "ranx": "ranx", "ir_measures": "ir_measures",
-          "sentence-transformers": "sentence-transformers", "MTEB": "mteb", "tierank": "tierank"}
+_DISTS = {
+    "pytrec_eval": "pytrec_eval-terrier",
+    "ranx": "ranx",
+    "ir_measures": "ir_measures",
+    "sentence-transformers": "sentence-transformers",
+    "MTEB": "mteb",
+    "tierank": "tierank",
+}
 
 
 def _call(fn, ex: Example) -> dict[str, float | str]:
@@ -324,14 +402,27 @@ def table(ex: Example = EXAMPLE, framework_rows: list[Row] | None = None) -> str
     head = "| tool | how it is called | tie order | " + " | ".join(MEASURES) + " |"
     lines = [head, "|" + "---|" * (len(MEASURES) + 3)]
     for r in framework_rows:
-        lines.append(f"| {r.tool} | {r.how} | {r.ties} | " + " | ".join(_fmt(r.cells[m]) for m in MEASURES) + " |")
+        lines.append(
+            f"| {r.tool} | {r.how} | {r.ties} | "
+            + " | ".join(_fmt(r.cells[m]) for m in MEASURES)
+            + " |"
+        )
     ver = _version("tierank")
-    lines.append(f"| tierank {ver} | `evaluate(qrels, run, ...)`, oblivious value | docno descending "
-                 "(`tie_break=\"trec_eval\"`) | " + " | ".join(_fmt(tr[m]["oblivious"]) for m in MEASURES) + " |")
-    lines.append(f"| **tierank {ver}** | `evaluate(qrels, run, ...)` | **all {math.factorial(len(ex.docs))} orderings: "
-                 "exact [min, E, max]** | "
-                 + " | ".join(f"**[{tr[m]['min']:.4f}, {tr[m]['expected']:.4f}, {tr[m]['max']:.4f}]**"
-                              for m in MEASURES) + " |")
+    lines.append(
+        f"| tierank {ver} | `evaluate(qrels, run, ...)`, oblivious value | docno descending "
+        '(`tie_break="trec_eval"`) | '
+        + " | ".join(_fmt(tr[m]["oblivious"]) for m in MEASURES)
+        + " |"
+    )
+    lines.append(
+        f"| **tierank {ver}** | `evaluate(qrels, run, ...)` | **all {math.factorial(len(ex.docs))} orderings: "
+        "exact [min, E, max]** | "
+        + " | ".join(
+            f"**[{tr[m]['min']:.4f}, {tr[m]['expected']:.4f}, {tr[m]['max']:.4f}]**"
+            for m in MEASURES
+        )
+        + " |"
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -347,14 +438,20 @@ def main(argv=None) -> None:
     import argparse
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--relevant", default="d2", help="the relevant document, listed first (default d2)")
-    ap.add_argument("--docs", type=int, default=5, help="number of tied documents d1..dN (default 5, at most 8)")
+    ap.add_argument(
+        "--relevant", default="d2", help="the relevant document, listed first (default d2)"
+    )
+    ap.add_argument(
+        "--docs", type=int, default=5, help="number of tied documents d1..dN (default 5, at most 8)"
+    )
     args = ap.parse_args(argv)
     if not 1 <= args.docs <= 8:
         raise SystemExit("--docs must be between 1 and 8")
     ex = example(args.relevant, args.docs)
-    print(f"One query, documents {', '.join(ex.docs)} (input order) all scored {ex.score}; "
-          f"relevant: {', '.join(ex.relevant)}.\n")
+    print(
+        f"One query, documents {', '.join(ex.docs)} (input order) all scored {ex.score}; "
+        f"relevant: {', '.join(ex.relevant)}.\n"
+    )
     sys.stdout.write(table(ex))
 
 

@@ -27,7 +27,9 @@ def shared_data() -> Path:
     """The team's ``../shared/data`` beside the repository, for ``slow`` tests only (the full rag24
     corpus); skips with the reason where it is absent, as it is in a user's clone."""
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"the team's ../shared/data is not beside this clone ({SHARED_DATA}); only slow tests use it")
+        pytest.skip(
+            f"the team's ../shared/data is not beside this clone ({SHARED_DATA}); only slow tests use it"
+        )
     return SHARED_DATA
 
 
@@ -48,5 +50,10 @@ def trec_eval_bin() -> Path:
 def pytest_collection_modifyitems(config, items):
     # ../shared serves only the slow tier: a test asking for it without the mark is a mistake.
     for item in items:
-        if "shared_data" in getattr(item, "fixturenames", ()) and item.get_closest_marker("slow") is None:
-            raise pytest.UsageError(f"{item.nodeid} reads ../shared (fixture shared_data) but is not marked slow")
+        if (
+            "shared_data" in getattr(item, "fixturenames", ())
+            and item.get_closest_marker("slow") is None
+        ):
+            raise pytest.UsageError(
+                f"{item.nodeid} reads ../shared (fixture shared_data) but is not marked slow"
+            )

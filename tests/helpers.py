@@ -23,7 +23,9 @@ PROG = "python -m tierank.cli"  # the program name click shows for ``python -m t
 
 def run_cli(*args, check: bool = True) -> subprocess.CompletedProcess:
     """Run ``tierank ARGS...`` as users do (a subprocess); assert success unless ``check`` is False."""
-    p = subprocess.run([sys.executable, "-m", "tierank.cli", *map(str, args)], capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "tierank.cli", *map(str, args)], capture_output=True, text=True
+    )
     if check:
         assert p.returncode == 0, p.stderr
     return p
@@ -42,9 +44,13 @@ def _cwd(path: str | os.PathLike | None):
         os.chdir(old)
 
 
-def invoke(*args, check: bool = True, input: str | bytes | None = None,
-           env: Mapping[str, str | None] | None = None,
-           cwd: str | os.PathLike | None = None) -> subprocess.CompletedProcess:
+def invoke(
+    *args,
+    check: bool = True,
+    input: str | bytes | None = None,
+    env: Mapping[str, str | None] | None = None,
+    cwd: str | os.PathLike | None = None,
+) -> subprocess.CompletedProcess:
     """Run ``tierank ARGS...`` in this process; assert success unless ``check`` is False.
 
     ``input`` is standard input, ``env`` variables set (None: unset) for the call, ``cwd`` the
@@ -56,8 +62,9 @@ def invoke(*args, check: bool = True, input: str | bytes | None = None,
     from tierank.cli import app
 
     with _cwd(cwd):
-        r = CliRunner().invoke(app, [str(a) for a in args],
-                               input=input, env=dict(env) if env else None, prog_name=PROG)
+        r = CliRunner().invoke(
+            app, [str(a) for a in args], input=input, env=dict(env) if env else None, prog_name=PROG
+        )
     if r.exception is not None and not isinstance(r.exception, SystemExit):
         raise r.exception
     p = subprocess.CompletedProcess(["tierank", *map(str, args)], r.exit_code, r.stdout, r.stderr)

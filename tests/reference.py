@@ -61,7 +61,7 @@ def value(measure: str, grades: list, nrel: int, ideal: list[float], level: int 
         return sum(rel[:nrel]) / nrel if nrel else 0.0
     if name == "RBP":
         pp = float(p) if p else 0.8
-        return (1 - pp) * sum(pp ** i for i, r in enumerate(top) if r)
+        return (1 - pp) * sum(pp**i for i, r in enumerate(top) if r)
     if name == "nDCG":
         dcg = sum(_gain(g) / math.log2(i + 2) for i, g in enumerate(grades[:k]))
         ideal_sorted = sorted((x for x in ideal if x > 0), reverse=True)[:kideal]
@@ -104,7 +104,9 @@ def ordered(docs, policy: str):
     return [docs[i] for i in key]
 
 
-def check_per_query(res, qs, qrels, measures, reference, depth=None, *, tol: float = 1e-9, sampled=None) -> None:
+def check_per_query(
+    res, qs, qrels, measures, reference, depth=None, *, tol: float = 1e-9, sampled=None
+) -> None:
     """Every query's statistics in ``res`` (an :class:`tierank.EvalResult`) against every ordering of its tie
     groups: ``reference(measure, grades in rank order, the query's grades, depth)`` is the value of one ordering
     written from the measure's definition; ``qs`` is the ``collection()`` strategy's list of (docs, extra

@@ -56,12 +56,12 @@ LAYER = {room: i for i, rooms in enumerate(LAYERS) for room in rooms}
 
 @dataclass(frozen=True)
 class Import:
-    module: str       # the importing module, dotted
-    where: str        # path:line, relative to the repository
-    target: str       # the imported tierank module, dotted
+    module: str  # the importing module, dotted
+    where: str  # path:line, relative to the repository
+    target: str  # the imported tierank module, dotted
     names: tuple[str, ...]  # names taken from it (from-imports); () for ``import X``
-    lazy: bool        # inside a function body
-    type_only: bool   # under ``if TYPE_CHECKING:``
+    lazy: bool  # inside a function body
+    type_only: bool  # under ``if TYPE_CHECKING:``
 
 
 def _module_name(path: Path) -> str:
@@ -96,7 +96,8 @@ def _existing(dotted: str) -> str:
 
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 class _Visitor(ast.NodeVisitor):
@@ -110,8 +111,16 @@ class _Visitor(ast.NodeVisitor):
 
     def _add(self, node: ast.stmt, target: str, names: tuple[str, ...] = ()) -> None:
         if target:
-            self.imports.append(Import(self.module, f"{self.rel}:{node.lineno}", target, names,
-                                       self._lazy > 0, self._type_only > 0))
+            self.imports.append(
+                Import(
+                    self.module,
+                    f"{self.rel}:{node.lineno}",
+                    target,
+                    names,
+                    self._lazy > 0,
+                    self._type_only > 0,
+                )
+            )
 
     def _function(self, node: ast.AST) -> None:
         self._lazy += 1
@@ -207,10 +216,12 @@ def test_every_room_has_a_layer():
 
 def test_no_room_imports_a_higher_one():
     imports, _ = _scan()
-    bad = [f"{i.where}: {room(i.module)} (layer {LAYER[room(i.module)]}) imports {i.target} "
-           f"({room(i.target)}, layer {LAYER[room(i.target)]}){' inside a function' if i.lazy else ''}"
-           for i in imports
-           if not i.type_only and LAYER.get(room(i.target), 0) > LAYER.get(room(i.module), 0)]
+    bad = [
+        f"{i.where}: {room(i.module)} (layer {LAYER[room(i.module)]}) imports {i.target} "
+        f"({room(i.target)}, layer {LAYER[room(i.target)]}){' inside a function' if i.lazy else ''}"
+        for i in imports
+        if not i.type_only and LAYER.get(room(i.target), 0) > LAYER.get(room(i.module), 0)
+    ]
     assert not bad, _report("upward imports", bad)
 
 
@@ -273,9 +284,15 @@ def test_no_import_circles():
     for comp in _sccs(graph):
         if len(comp) > 1:
             members = set(comp)
-            arrows = [f"    {i.where}: {i.module} -> {i.target}" for i in eager
-                      if i.module in members and i.target in members]
-            bad.append(f"circle of {len(comp)} modules: {', '.join(comp)}\n" + "\n".join(sorted(set(arrows))))
+            arrows = [
+                f"    {i.where}: {i.module} -> {i.target}"
+                for i in eager
+                if i.module in members and i.target in members
+            ]
+            bad.append(
+                f"circle of {len(comp)} modules: {', '.join(comp)}\n"
+                + "\n".join(sorted(set(arrows)))
+            )
     assert not bad, _report("import circles", bad)
 
 

@@ -19,8 +19,9 @@ STRINGS = {
     "chunked": pa.chunked_array([["q2", "q1"], [], ["q2", "q3", "q1"]]),
     "chunked nulls": pa.chunked_array([["b", None], ["a", "b", None]]),
     "dictionary": pa.array(["q2", "q1", "q2", None, "q1"]).dictionary_encode(),
-    "chunked dictionary": pa.chunked_array([pa.array(["x", "y"]).dictionary_encode(),
-                                            pa.array(["y", "z", "x"]).dictionary_encode()]),
+    "chunked dictionary": pa.chunked_array(
+        [pa.array(["x", "y"]).dictionary_encode(), pa.array(["y", "z", "x"]).dictionary_encode()]
+    ),
     "empty": pa.array([], pa.string()),
 }
 NUMBERS = {
@@ -43,7 +44,9 @@ def same(ours, theirs) -> None:
             return
         ours = ours()
     assert type(ours) is type(theirs)
-    assert ours.schema == theirs.schema if isinstance(theirs, pa.Table) else ours.type == theirs.type
+    assert (
+        ours.schema == theirs.schema if isinstance(theirs, pa.Table) else ours.type == theirs.type
+    )
     assert _values(ours) == _values(theirs), (ours, theirs)
 
 
@@ -65,7 +68,9 @@ def test_one_argument_kernels(name):
         if f == "dictionary_encode" and pa.types.is_dictionary(values.type):
             continue  # Arrow returns a dictionary array as it is
         same(getattr(ac, f)(values), getattr(pc, f)(values))
-    same(lambda: ac.sort_indices(values), lambda: pc.sort_indices(values))  # (not of a chunked dictionary)
+    same(
+        lambda: ac.sort_indices(values), lambda: pc.sort_indices(values)
+    )  # (not of a chunked dictionary)
     same(ac.call("is_null", values), pc.is_null(values))
 
 
@@ -80,27 +85,41 @@ def test_comparisons_and_any(name):
     values = STRINGS[name]
     scalar = pa.scalar("q1", pa.string())
     if pa.types.is_dictionary(values.type):
-        values = ac.decoded(values) if isinstance(values, pa.Array) else values.cast(values.type.value_type)
+        values = (
+            ac.decoded(values)
+            if isinstance(values, pa.Array)
+            else values.cast(values.type.value_type)
+        )
     for f in ("equal", "not_equal"):
         same(getattr(ac, f)(values, scalar), getattr(pc, f)(values, scalar))
     mask = pc.equal(values, scalar)
     assert ac.any(mask).equals(pc.any(mask))
     assert ac.any(mask).as_py() == pc.any(mask).as_py()
     # all null or empty: null, as pyarrow.compute.any (min_count=1)
-    assert ac.any(pa.array([None, None], pa.bool_())).as_py() is pc.any(pa.array([None, None], pa.bool_())).as_py()
+    assert (
+        ac.any(pa.array([None, None], pa.bool_())).as_py()
+        is pc.any(pa.array([None, None], pa.bool_())).as_py()
+    )
     assert ac.any(pa.array([], pa.bool_())).as_py() is pc.any(pa.array([], pa.bool_())).as_py()
 
 
 @pytest.mark.parametrize("name", list(STRINGS))
 def test_set_lookups(name):
     values = STRINGS[name]
-    for value_set in (pa.array(["q3", "q1", "b"]), pa.array(["a", None, "q2"]), pa.array([], pa.string())):
+    for value_set in (
+        pa.array(["q3", "q1", "b"]),
+        pa.array(["a", None, "q2"]),
+        pa.array([], pa.string()),
+    ):
         same(ac.is_in(values, value_set), pc.is_in(values, value_set=value_set))
         same(ac.index_in(values, value_set), pc.index_in(values, value_set=value_set))
         found = ac.index_in(values, value_set)
         same(ac.fill_null(found, -1), pc.fill_null(found, -1))
     keys = pa.array([5, 9, 2], pa.int64())
-    same(ac.index_in(pa.array([2, 7, 5], pa.int64()), keys), pc.index_in(pa.array([2, 7, 5], pa.int64()), value_set=keys))
+    same(
+        ac.index_in(pa.array([2, 7, 5], pa.int64()), keys),
+        pc.index_in(pa.array([2, 7, 5], pa.int64()), value_set=keys),
+    )
 
 
 @pytest.mark.parametrize("name", list(ALL))
@@ -108,8 +127,11 @@ def test_take_and_filter(name):
     values = ALL[name]
     n = len(values)
     rng = np.random.default_rng(len(name))
-    for indices in (pa.array(rng.integers(0, max(n, 1), n if n else 0)), pa.array(np.arange(n)[::-1].copy()),
-                    pa.array([], pa.int64())):
+    for indices in (
+        pa.array(rng.integers(0, max(n, 1), n if n else 0)),
+        pa.array(np.arange(n)[::-1].copy()),
+        pa.array([], pa.int64()),
+    ):
         same(ac.take(values, indices), pc.take(values, indices))
     mask = pa.array(rng.random(n) < 0.5)
     same(ac.filter(values, mask), pc.filter(values, mask))
@@ -118,7 +140,10 @@ def test_take_and_filter(name):
         same(ac.filter(values, with_null), pc.filter(values, with_null))  # a null drops the row
     table = pa.table({"v": values, "i": np.arange(n)})
     same(ac.filter(table, mask), pc.filter(table, mask))
-    same(ac.take(table, pa.array(np.arange(n)[::-1].copy())), pc.take(table, pa.array(np.arange(n)[::-1].copy())))
+    same(
+        ac.take(table, pa.array(np.arange(n)[::-1].copy())),
+        pc.take(table, pa.array(np.arange(n)[::-1].copy())),
+    )
 
 
 @pytest.mark.parametrize("name", list(ALL))
@@ -143,26 +168,41 @@ def test_cast_safe_and_unsafe():
 
 
 def test_fill_null():
-    for values, fill in ((pa.array([1, None, 3], pa.int32()), -1), (pa.array([None, True]), False),
-                         (pa.chunked_array([[1.0, None], [None]]), 0), (pa.array(["a", None]), "z"),
-                         (pa.array([1, None], pa.int64()), pa.scalar(7, pa.int64()))):
+    for values, fill in (
+        (pa.array([1, None, 3], pa.int32()), -1),
+        (pa.array([None, True]), False),
+        (pa.chunked_array([[1.0, None], [None]]), 0),
+        (pa.array(["a", None]), "z"),
+        (pa.array([1, None], pa.int64()), pa.scalar(7, pa.int64())),
+    ):
         same(ac.fill_null(values, fill), pc.fill_null(values, fill))
 
 
 def test_sort_indices_of_a_table_by_keys():
     t = pa.table({"g": [1, 0, 1, 0, 1], "d": ["b", "c", "a", "a", None]})
-    for keys in ([("g", "ascending"), ("d", "descending")], [("g", "ascending"), ("d", "ascending")],
-                 [("d", "descending")]):
+    for keys in (
+        [("g", "ascending"), ("d", "descending")],
+        [("g", "ascending"), ("d", "ascending")],
+        [("d", "descending")],
+    ):
         same(ac.sort_indices(t, sort_keys=keys), pc.sort_indices(t, sort_keys=keys))
-    same(ac.sort_indices(pa.array(["b", "B", "a", "é"])), pc.sort_indices(pa.array(["b", "B", "a", "é"])))
+    same(
+        ac.sort_indices(pa.array(["b", "B", "a", "é"])),
+        pc.sort_indices(pa.array(["b", "B", "a", "é"])),
+    )
 
 
 def test_call_by_name():
     a, b = pa.array([True, None, False]), pa.array([False, False, None])
     same(ac.call("or", a, b), pc.or_(a, b))
-    same(ac.call("is_null", pa.array([1.0, None, float("nan")])), pc.is_null(pa.array([1.0, None, float("nan")])))
+    same(
+        ac.call("is_null", pa.array([1.0, None, float("nan")])),
+        pc.is_null(pa.array([1.0, None, float("nan")])),
+    )
     opts = pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)
-    assert ac.call("sum", pa.array([1, 2, None]), options=opts).equals(pc.sum(pa.array([1, 2, None])))
+    assert ac.call("sum", pa.array([1, 2, None]), options=opts).equals(
+        pc.sum(pa.array([1, 2, None]))
+    )
 
 
 @pytest.mark.parametrize("name", ["dictionary", "plain", "nulls"])
@@ -195,38 +235,69 @@ def _new_codes_in_order(draws: list[int]) -> list[int]:
 
 
 @settings(max_examples=examples(300), deadline=None)
-@given(st.one_of(st.lists(st.one_of(st.integers(0, 4), st.none()), max_size=25),  # any codes, nulls among them
-                 st.lists(st.integers(1, 4), min_size=5, max_size=5).map(  # one run per code, in order
-                     lambda lens: [c for c, n in enumerate(lens) for _ in range(n)]),
-                 st.tuples(st.permutations(range(5)), st.lists(st.integers(1, 3), min_size=5, max_size=5)).map(
-                     lambda pl: [c for c, n in zip(*pl) for _ in range(n)]),  # one run per code, any order
-                 st.lists(st.integers(0, 4), min_size=1, max_size=25).map(_new_codes_in_order)),
-       st.lists(st.sampled_from(["q1", "q2", "q3", "q4", "q5"]), min_size=5, max_size=5),
-       st.sampled_from(["dictionary", "chunked dictionary", "plain", "chunked plain"]))
+@given(
+    st.one_of(
+        st.lists(
+            st.one_of(st.integers(0, 4), st.none()), max_size=25
+        ),  # any codes, nulls among them
+        st.lists(st.integers(1, 4), min_size=5, max_size=5).map(  # one run per code, in order
+            lambda lens: [c for c, n in enumerate(lens) for _ in range(n)]
+        ),
+        st.tuples(
+            st.permutations(range(5)), st.lists(st.integers(1, 3), min_size=5, max_size=5)
+        ).map(lambda pl: [c for c, n in zip(*pl) for _ in range(n)]),  # one run per code, any order
+        st.lists(st.integers(0, 4), min_size=1, max_size=25).map(_new_codes_in_order),
+    ),
+    st.lists(st.sampled_from(["q1", "q2", "q3", "q4", "q5"]), min_size=5, max_size=5),
+    st.sampled_from(["dictionary", "chunked dictionary", "plain", "chunked plain"]),
+)
 def test_distinct_is_the_order_of_first_appearance(codes, dictionary, form):
     """Any column of ids (unused dictionary entries, a string under two codes, codes out of order, nulls, one
     run per code in order as a parsed run has them; plain or chunked): its distinct values in order of first
     appearance, each once."""
     values = [None if c is None else dictionary[c] for c in codes]
-    arr = (pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(dictionary, pa.string()))
-           if "dictionary" in form else pa.array(values, pa.string()))
-    col = pa.chunked_array([arr.slice(0, len(codes) // 2), arr.slice(len(codes) // 2)], arr.type) if "chunked" in form else arr
+    arr = (
+        pa.DictionaryArray.from_arrays(
+            pa.array(codes, pa.int32()), pa.array(dictionary, pa.string())
+        )
+        if "dictionary" in form
+        else pa.array(values, pa.string())
+    )
+    col = (
+        pa.chunked_array([arr.slice(0, len(codes) // 2), arr.slice(len(codes) // 2)], arr.type)
+        if "chunked" in form
+        else arr
+    )
     assert ac.distinct(col) == list(dict.fromkeys(values))
     unordered = ac.distinct(col, ordered=False)
-    assert sorted(unordered, key=str) == sorted(dict.fromkeys(values), key=str) and len(set(unordered)) == len(unordered)
+    assert sorted(unordered, key=str) == sorted(dict.fromkeys(values), key=str) and len(
+        set(unordered)
+    ) == len(unordered)
 
 
 def test_distinct_of_a_parsed_run_hashes_no_code(monkeypatch):
     """Codes 0, 1, 2, ... in runs (a parsed run): the dictionary is the answer, no code is hashed."""
-    arr = pa.DictionaryArray.from_arrays(pa.array([0, 0, 1, 2, 2], pa.int32()), pa.array(["b", "a", "c"]))
+    arr = pa.DictionaryArray.from_arrays(
+        pa.array([0, 0, 1, 2, 2], pa.int32()), pa.array(["b", "a", "c"])
+    )
     hashed = []
     real = ac.unique
     monkeypatch.setattr(ac, "unique", lambda v: hashed.append(v.type) or real(v))
     assert ac.distinct(arr) == ["b", "a", "c"]
-    assert hashed == [pa.string()]  # only the dictionary's strings (a string under two codes counts once)
+    assert hashed == [
+        pa.string()
+    ]  # only the dictionary's strings (a string under two codes counts once)
     hashed.clear()
-    scattered = pa.DictionaryArray.from_arrays(pa.array([0, 1, 0, 2, 1], pa.int32()), pa.array(["b", "a", "c", "d"]))
-    assert ac.distinct(scattered) == ["b", "a", "c"] and hashed == [pa.string()]  # new codes in order: none hashed
+    scattered = pa.DictionaryArray.from_arrays(
+        pa.array([0, 1, 0, 2, 1], pa.int32()), pa.array(["b", "a", "c", "d"])
+    )
+    assert ac.distinct(scattered) == ["b", "a", "c"] and hashed == [
+        pa.string()
+    ]  # new codes in order: none hashed
     hashed.clear()
-    shuffled = pa.DictionaryArray.from_arrays(pa.array([2, 0, 2, 1], pa.int32()), pa.array(["b", "a", "c"]))
-    assert sorted(ac.distinct(shuffled, ordered=False)) == ["a", "b", "c"] and hashed == [pa.string()]
+    shuffled = pa.DictionaryArray.from_arrays(
+        pa.array([2, 0, 2, 1], pa.int32()), pa.array(["b", "a", "c"])
+    )
+    assert sorted(ac.distinct(shuffled, ordered=False)) == ["a", "b", "c"] and hashed == [
+        pa.string()
+    ]

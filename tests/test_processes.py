@@ -24,7 +24,9 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 
 
 def _faults(mode: str) -> int:
-    out = subprocess.run([sys.executable, "-c", _FAULTS, mode], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _FAULTS, mode], capture_output=True, text=True, check=True
+    )
     return int(out.stdout)
 
 

@@ -54,7 +54,9 @@ def build_trec_eval(folder: Path | None = None, *, cache: bool = True) -> Path:
     make's output where the build fails."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if shutil.which("make") is None or cc is None:
-        raise NoCompiler("building trec_eval 10 (tests/vendor/trec_eval-10.0) needs make and a C compiler (cc or gcc)")
+        raise NoCompiler(
+            "building trec_eval 10 (tests/vendor/trec_eval-10.0) needs make and a C compiler (cc or gcc)"
+        )
     if not cache:
         assert folder is not None
         return _compile(folder, cc)

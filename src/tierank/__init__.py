@@ -27,9 +27,25 @@ if TYPE_CHECKING:
     from .measures.diversity import evaluate_diversity
 
 __all__ = [
-    "evaluate", "Evaluator", "EvalSettings", "evaluate_diversity", "read_subtopic_qrels", "EvalResult", "Measure", "parse_measure", "supported", "TieBreak",
-    "Run", "Qrels", "read_run", "read_qrels", "to_run", "to_qrels",
-    "TierankError", "TierankInputError", "__version__",
+    "evaluate",
+    "Evaluator",
+    "EvalSettings",
+    "evaluate_diversity",
+    "read_subtopic_qrels",
+    "EvalResult",
+    "Measure",
+    "parse_measure",
+    "supported",
+    "TieBreak",
+    "Run",
+    "Qrels",
+    "read_run",
+    "read_qrels",
+    "to_run",
+    "to_qrels",
+    "TierankError",
+    "TierankInputError",
+    "__version__",
 ]
 
 #: public names imported on first use (the diversity measures and their subtopic qrels: not needed to

@@ -47,8 +47,23 @@ except ImportError:  # pragma: no cover - a pyarrow that moved them: the public 
     )
 
 __all__ = [
-    "call", "cast", "dictionary_encode", "equal", "filter", "index_in", "is_in", "not_equal", "sort_indices",
-    "take", "unique", "any", "fill_null", "is_valid", "decoded", "array", "distinct",
+    "call",
+    "cast",
+    "dictionary_encode",
+    "equal",
+    "filter",
+    "index_in",
+    "is_in",
+    "not_equal",
+    "sort_indices",
+    "take",
+    "unique",
+    "any",
+    "fill_null",
+    "is_valid",
+    "decoded",
+    "array",
+    "distinct",
 ]
 
 
@@ -107,7 +122,9 @@ def fill_null(values: Any, fill_value: Any) -> Any:
     """``values`` with each null replaced by ``fill_value`` (a Python value becomes a scalar of their type)."""
     if not isinstance(fill_value, pa.Scalar):
         fill_value = pa.scalar(fill_value, type=values.type)
-    elif fill_value.type != values.type:  # as pyarrow.compute.fill_null: the scalar in the values' type
+    elif (
+        fill_value.type != values.type
+    ):  # as pyarrow.compute.fill_null: the scalar in the values' type
         fill_value = pa.scalar(fill_value.as_py(), type=values.type)
     return call_function("coalesce", [values, fill_value])
 
@@ -149,19 +166,25 @@ def distinct(ids: Any, ordered: bool = True) -> list:
     (['a', 'b'], ['c', 'a', 'b'])
     """
     if isinstance(ids, pa.ChunkedArray):
-        ids = (ids.unify_dictionaries() if pa.types.is_dictionary(ids.type) else ids).combine_chunks()
+        ids = (
+            ids.unify_dictionaries() if pa.types.is_dictionary(ids.type) else ids
+        ).combine_chunks()
     if not pa.types.is_dictionary(ids.type):
         return unique(ids).to_pylist()  # Arrow's unique keeps the order of first appearance
     if ids.null_count or not len(ids):
         return unique(decoded(ids)).to_pylist()
     codes = ids.indices.to_numpy(zero_copy_only=False)
-    heads = np.concatenate((codes[:1], codes[1:][codes[1:] != codes[:-1]]))  # the code of each run of equal codes
+    heads = np.concatenate(
+        (codes[:1], codes[1:][codes[1:] != codes[:-1]])
+    )  # the code of each run of equal codes
     if not ordered:  # the entries used, in dictionary order: no hash of the codes
         used_mask = np.zeros(len(ids.dictionary), dtype=bool)
         used_mask[heads] = True
         used = filter(ids.dictionary, array(used_mask))
     else:
-        heads = heads.astype(np.int64, copy=False)  # ``+ 1`` below must not wrap around a narrow index type
+        heads = heads.astype(
+            np.int64, copy=False
+        )  # ``+ 1`` below must not wrap around a narrow index type
         top = np.maximum.accumulate(heads)
         if heads[0] == 0 and (heads[1:] <= top[:-1] + 1).all():
             # every new code is the next one: codes 0..top[-1] all used, first appearing in dictionary order

@@ -52,7 +52,11 @@ class Repeated(Problem):
 
     def shifted(self, lines: int) -> Problem:
         assert self.line is not None
-        return self if not lines else Repeated.of(self.source, self.line + lines, self.what, self.first + lines)
+        return (
+            self
+            if not lines
+            else Repeated.of(self.source, self.line + lines, self.what, self.first + lines)
+        )
 
 
 @dataclass(frozen=True)

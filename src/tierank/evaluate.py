@@ -46,15 +46,24 @@ def condense(run: Run, qrels: Qrels, negative_unjudged: bool = False) -> Run:
     # the rows whose (query, document) pair is judged, looked up as prepare looks judgments up (no Arrow join:
     # pyarrow.acero and pyarrow.compute stay unimported)
     judged_qids = ac.unique(qid)
-    judgments = Judgments(ac.index_in(qid, judged_qids).to_numpy(zero_copy_only=False), docid, np.zeros(len(qid)))
+    judgments = Judgments(
+        ac.index_in(qid, judged_qids).to_numpy(zero_copy_only=False), docid, np.zeros(len(qid))
+    )
     q = ac.fill_null(ac.index_in(rq, judged_qids), -1).to_numpy(zero_copy_only=False)
     rows = np.flatnonzero(q >= 0)
     keep = rows[judgments.lookup(q[rows], run.docid, rows) >= 0]
     if len(keep) == 0:
-        raise NoJudgedDocuments(f"--condensed: no document of {run.source} is judged in {qrels.source}")
+        raise NoJudgedDocuments(
+            f"--condensed: no document of {run.source} is judged in {qrels.source}"
+        )
     take = ac.array(keep)
-    return Run(qid=ac.take(rq, take), docid=ac.take(run.docid, take), score=run.score[keep],
-               rank=None if run.rank is None else run.rank[keep], source=run.source)
+    return Run(
+        qid=ac.take(rq, take),
+        docid=ac.take(run.docid, take),
+        score=run.score[keep],
+        rank=None if run.rank is None else run.rank[keep],
+        source=run.source,
+    )
 
 
 class Evaluator:
@@ -89,8 +98,14 @@ class Evaluator:
     [('q1', 'P@2', 0.75), ('q1', 'RR', 1.0)]
     """
 
-    def __init__(self, qrels: Any, measures: Measures, settings: EvalSettings | None = None, *,
-                 stacklevel: int = 2) -> None:
+    def __init__(
+        self,
+        qrels: Any,
+        measures: Measures,
+        settings: EvalSettings | None = None,
+        *,
+        stacklevel: int = 2,
+    ) -> None:
         self.settings = EvalSettings() if settings is None else settings
         if isinstance(measures, Plan):
             plan = measures
@@ -105,8 +120,16 @@ class Evaluator:
         if self.settings.unjudged == "bounds":
             refused = [m for m in self.measures if m.bounds_refusal]
             if refused:
-                raise TierankInputError([Problem("", None, f"--unjudged bounds: no valid bound for {m}: "
-                                                           f"{m.bounds_refusal}") for m in refused])
+                raise TierankInputError(
+                    [
+                        Problem(
+                            "",
+                            None,
+                            f"--unjudged bounds: no valid bound for {m}: {m.bounds_refusal}",
+                        )
+                        for m in refused
+                    ]
+                )
         self.qrels: Qrels = to_qrels(qrels)
 
     def judging(self, qids: Any) -> Evaluator:
@@ -115,8 +138,12 @@ class Evaluator:
         keep = ac.is_in(q.qid, qids)
         out = object.__new__(Evaluator)
         out.__dict__.update(self.__dict__)
-        out.qrels = Qrels(qid=ac.filter(q.qid, keep), docid=ac.filter(q.docid, keep),
-                          grade=np.asarray(q.grade)[np.asarray(keep)], source=q.source)
+        out.qrels = Qrels(
+            qid=ac.filter(q.qid, keep),
+            docid=ac.filter(q.docid, keep),
+            grade=np.asarray(q.grade)[np.asarray(keep)],
+            source=q.source,
+        )
         return out
 
     def under(self, **options: Any) -> Evaluator:
@@ -145,30 +172,55 @@ class Evaluator:
                 # trec_eval -J: no document of the run is judged, and every query is evaluated as one
                 # that retrieved nothing (map 0.0), not refused
                 none = ac.array(np.zeros(0, dtype=np.int64))
-                r = Run(qid=ac.take(r.qid, none), docid=ac.take(r.docid, none), score=np.zeros(0), rank=None,
-                        source=r.source)
+                r = Run(
+                    qid=ac.take(r.qid, none),
+                    docid=ac.take(r.docid, none),
+                    score=np.zeros(0),
+                    rank=None,
+                    source=r.source,
+                )
         parsed = self.measures
-        prep = prepare(r, eval_q, tie_break=s.policy, rel_level=s.rel, complete=eval_complete,
-                       candidates_only=s.candidates_only, measures=tuple(parsed), count_judged=s.unjudged == "bounds",
-                       max_depth=s.depth, samples=s.samples, seed=s.seed)
+        prep = prepare(
+            r,
+            eval_q,
+            tie_break=s.policy,
+            rel_level=s.rel,
+            complete=eval_complete,
+            candidates_only=s.candidates_only,
+            measures=tuple(parsed),
+            count_judged=s.unjudged == "bounds",
+            max_depth=s.depth,
+            samples=s.samples,
+            seed=s.seed,
+        )
         if prep.nq == 0:
             raise NothingToEvaluate(
                 f"no query of {r.source} is judged in {q.source}: nothing to evaluate "
-                "(query ids must match exactly)")
+                "(query ids must match exactly)"
+            )
         stats: dict[Measure, Stats] = {m: m.compute(prep) for m in parsed}
         bounds: dict[Measure, tuple[np.ndarray, np.ndarray]] = {}
         residual: dict[Measure, np.ndarray] = {}
         if s.unjudged == "bounds":
             bounds = {m: m.unjudged_bounds(prep, stats[m]) for m in parsed}
-            residual = {m: res for m, res in ((m, m.residual(prep)) for m in parsed) if res is not None}
-        return EvalResult(measures=list(parsed), qids=prep.qids, stats=stats, ties=prep.summary,
-                          settings=s.record(r.source, q.source), bounds=bounds, residual=residual)
+            residual = {
+                m: res for m, res in ((m, m.residual(prep)) for m in parsed) if res is not None
+            }
+        return EvalResult(
+            measures=list(parsed),
+            qids=prep.qids,
+            stats=stats,
+            ties=prep.summary,
+            settings=s.record(r.source, q.source),
+            bounds=bounds,
+            residual=residual,
+        )
 
     __call__ = evaluate
 
     def iter_calc(self, run: Any) -> Iterator[dict[str, Any]]:
         """The per-query records of ``run`` (:meth:`tierank.results.EvalResult.records`), one at a time."""
-        yield from self.evaluate(run).records(per_query=True)[:-len(self.measures)]
+        yield from self.evaluate(run).records(per_query=True)[: -len(self.measures)]
 
     def calc_aggregate(self, run: Any) -> dict[Measure, Aggregate]:
         """Each measure's summary over the queries of ``run``, through its own aggregator."""
@@ -179,8 +231,9 @@ class Evaluator:
         return f"Evaluator({self.qrels.source or 'qrels'}, {[str(m) for m in self.measures]}, {self.settings})"
 
 
-def evaluate(qrels: Any, run: Any, measures: Measures, settings: EvalSettings | None = None,
-             **options: Any) -> EvalResult:
+def evaluate(
+    qrels: Any, run: Any, measures: Measures, settings: EvalSettings | None = None, **options: Any
+) -> EvalResult:
     """Tie-aware evaluation of ``run`` against ``qrels``.
 
     For every (query, measure): the tie-oblivious value under the tie-break policy, and
@@ -227,4 +280,6 @@ def evaluate(qrels: Any, run: Any, measures: Measures, settings: EvalSettings | 
     1     P@1    1.0000
     2     P@2    0.8333
     """
-    return Evaluator(qrels, measures, EvalSettings.of(settings, **options), stacklevel=3).evaluate(run)
+    return Evaluator(qrels, measures, EvalSettings.of(settings, **options), stacklevel=3).evaluate(
+        run
+    )

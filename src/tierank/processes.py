@@ -58,7 +58,7 @@ def tierank_program(orig_argv: list[str] | None = None) -> bool:
     while i < len(argv):
         a = argv[i]
         if a == "-m":
-            return argv[i + 1:i + 2] == ["tierank.cli"]
+            return argv[i + 1 : i + 2] == ["tierank.cli"]
         if a.startswith("-m"):
             return a[2:] == "tierank.cli"
         if a == "-c" or a == "-":

@@ -72,23 +72,36 @@ class EvalResult:
     stats: dict[Measure, Stats]
     ties: TieSummary
     settings: dict[str, Any] = field(default_factory=dict)
-    bounds: dict[Measure, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # unjudged="bounds"
-    residual: dict[Measure, np.ndarray] = field(default_factory=dict)  # RBP residual, with unjudged="bounds"
+    bounds: dict[Measure, tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=dict
+    )  # unjudged="bounds"
+    residual: dict[Measure, np.ndarray] = field(
+        default_factory=dict
+    )  # RBP residual, with unjudged="bounds"
 
     def __post_init__(self) -> None:
         if not isinstance(self.ties, TieSummary):
             ties: Mapping[str, Any] = self.ties
-            object.__setattr__(self, "ties", TieSummary.from_mapping(ties) if ties else TieSummary())
+            object.__setattr__(
+                self, "ties", TieSummary.from_mapping(ties) if ties else TieSummary()
+            )
         if AGGREGATE in self.qids:
-            raise TierankInputError(f"query id {AGGREGATE!r} is reserved for the aggregate records; rename "
-                                    f"that query in {self.settings.get('run') or 'the run'} and "
-                                    f"{self.settings.get('qrels') or 'the qrels'}")
+            raise TierankInputError(
+                f"query id {AGGREGATE!r} is reserved for the aggregate records; rename "
+                f"that query in {self.settings.get('run') or 'the run'} and "
+                f"{self.settings.get('qrels') or 'the qrels'}"
+            )
 
     def _table(self, m: Measure) -> dict[str, np.ndarray]:
         s = self.stats[m]
         out = {
-            "oblivious": s.oblivious, "expected": s.expected, "min": s.min, "max": s.max,
-            "range": s.max - s.min, "bias": s.oblivious - s.expected, "std": np.sqrt(s.var),
+            "oblivious": s.oblivious,
+            "expected": s.expected,
+            "min": s.min,
+            "max": s.max,
+            "range": s.max - s.min,
+            "bias": s.oblivious - s.expected,
+            "std": np.sqrt(s.var),
         }
         if self.bounds:
             out["lower"], out["upper"] = self.bounds[m]
@@ -147,7 +160,9 @@ class EvalResult:
         (per query, or of the summary when ``i`` is None)."""
         s = self.stats[m]
         if i is not None and s.method != "exact" and s.sampled is not None and not s.sampled[i]:
-            return {"method": "exact"}  # this query's statistics are exact (enumerated, or cannot vary)
+            return {
+                "method": "exact"
+            }  # this query's statistics are exact (enumerated, or cannot vary)
         out = m.sampling(s)
         if s.method != "exact":
             se = self.summary(m).se if i is None else (None if s.se is None else float(s.se[i]))
@@ -172,11 +187,21 @@ class EvalResult:
                 cols = {c: v.tolist() for c, v in self._table(m).items()}
                 name = str(m)
                 for i, q in enumerate(self.qids):
-                    out.append({"query": q, "measure": name, **{c: jsonable(cols[c][i]) for c in self.columns},
-                                **self._labels(m, i)})
+                    out.append(
+                        {
+                            "query": q,
+                            "measure": name,
+                            **{c: jsonable(cols[c][i]) for c in self.columns},
+                            **self._labels(m, i),
+                        }
+                    )
         for m, row in zip(self.measures, self._aggregate_rows()):
-            out.append({**{k: (jsonable(v) if k in self.columns else v) for k, v in row.items()},
-                        **self._labels(m)})
+            out.append(
+                {
+                    **{k: (jsonable(v) if k in self.columns else v) for k, v in row.items()},
+                    **self._labels(m),
+                }
+            )
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -195,12 +220,14 @@ class EvalResult:
         recs = self.records(per_query=True)
         n_agg = len(self.measures)
         out: dict[str, Any] = {AGGREGATE: {}}
-        for rec in recs[len(recs) - n_agg:]:
+        for rec in recs[len(recs) - n_agg :]:
             out[AGGREGATE][rec["measure"]] = {c: rec[c] for c in self.columns}
-        for rec in recs[:len(recs) - n_agg]:
+        for rec in recs[: len(recs) - n_agg]:
             out.setdefault(rec["query"], {})[rec["measure"]] = {c: rec[c] for c in self.columns}
         return out
 
     def __repr__(self) -> str:
-        return (f"EvalResult({len(self.qids)} queries, measures={[str(m) for m in self.measures]}, "
-                f"tie_break={self.settings.get('tie_break')!r})")
+        return (
+            f"EvalResult({len(self.qids)} queries, measures={[str(m) for m in self.measures]}, "
+            f"tie_break={self.settings.get('tie_break')!r})"
+        )

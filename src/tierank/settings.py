@@ -30,7 +30,9 @@ def _integer(value: Any) -> bool:
 
 
 def _flag(name: str) -> Rule:
-    return lambda v: None if isinstance(v, (bool, np.bool_)) else f"{name} must be True or False, got {v!r}"
+    return lambda v: (
+        None if isinstance(v, (bool, np.bool_)) else f"{name} must be True or False, got {v!r}"
+    )
 
 
 def _at_least(low: int, text: str, optional: bool = False) -> Rule:
@@ -38,6 +40,7 @@ def _at_least(low: int, text: str, optional: bool = False) -> Rule:
         if optional and v is None:
             return None
         return None if _integer(v) and v >= low else text.format(v)
+
     return rule
 
 
@@ -47,10 +50,16 @@ def _one_of(choices: tuple[str, ...], text: str) -> Rule:
 
 #: the constraint of each setting (the tie-break policy is parsed by :meth:`TieBreak.parse`, which says why not)
 RULES: dict[str, Rule] = {
-    "rel": lambda v: f"rel must be a number, got {v!r}" if v is None or isinstance(v, (bool, str)) else REL.check(v),
+    "rel": lambda v: (
+        f"rel must be a number, got {v!r}"
+        if v is None or isinstance(v, (bool, str))
+        else REL.check(v)
+    ),
     "complete": _flag("complete"),
     "candidates_only": _flag("candidates_only"),
-    "unjudged": _one_of(UNJUDGED, f"unknown unjudged convention {{!r}}; accepted: {', '.join(UNJUDGED)}"),
+    "unjudged": _one_of(
+        UNJUDGED, f"unknown unjudged convention {{!r}}; accepted: {', '.join(UNJUDGED)}"
+    ),
     "judged_only": _flag("judged_only"),
     "max_depth": _at_least(1, "max_depth must be a positive integer, got {!r}", optional=True),
     "samples": _at_least(2, "samples must be an integer of at least 2, got {!r}"),
@@ -59,10 +68,15 @@ RULES: dict[str, Rule] = {
 
 #: the constraints between settings: (the settings read, the rule over them)
 JOINT: tuple[tuple[tuple[str, ...], Callable[..., str | None]], ...] = (
-    (("judged_only", "unjudged"),
-     lambda judged_only, unjudged: "-J/--judged-only drops unjudged documents: it cannot be combined with "
-                                   "--unjudged bounds (judged_only=True, unjudged='bounds')"
-     if judged_only and unjudged == "bounds" else None),
+    (
+        ("judged_only", "unjudged"),
+        lambda judged_only, unjudged: (
+            "-J/--judged-only drops unjudged documents: it cannot be combined with "
+            "--unjudged bounds (judged_only=True, unjudged='bounds')"
+            if judged_only and unjudged == "bounds"
+            else None
+        ),
+    ),
 )
 
 
@@ -165,9 +179,15 @@ class EvalSettings:
 
     def record(self, run: str, qrels: str) -> dict[str, Any]:
         """The ``settings`` of a result evaluated under these settings (keys in their stable order)."""
-        out: dict[str, Any] = {"tie_break": str(self.tie_break), "rel": self.rel, "complete": self.complete,
-                               "candidates_only": self.candidates_only, "unjudged": self.unjudged,
-                               "run": run, "qrels": qrels}
+        out: dict[str, Any] = {
+            "tie_break": str(self.tie_break),
+            "rel": self.rel,
+            "complete": self.complete,
+            "candidates_only": self.candidates_only,
+            "unjudged": self.unjudged,
+            "run": run,
+            "qrels": qrels,
+        }
         if self.judged_only:
             out["judged_only"] = True
         if self.max_depth is not None:

@@ -49,8 +49,12 @@ def test_prevalence_counts_every_planted_defect(defects):
     # q2 sorted by score: x(1) y(3) z(2) x(4): z after y with a smaller rank
     assert r.contradictions == 1 and r.examples["contradictions"] == [{"query": "q2", "row": 9}]
     assert r.score_order_violations == 1
-    assert r.examples["score_order_violations"][0] == {"query": "q1", "row": 6, "score": -7.7e-05,
-                                                        "previous_score": -1.37}
+    assert r.examples["score_order_violations"][0] == {
+        "query": "q1",
+        "row": 6,
+        "score": -7.7e-05,
+        "previous_score": -1.37,
+    }
     assert r.rank_order_violations == 2  # e (6) -> f (5), y (3) -> z (2)
     assert r.duplicates == 1 and r.examples["duplicates"][0]["docid"] == "x"
 
@@ -66,8 +70,15 @@ def test_set_summary_matches_paper_definitions(defects):
     assert s["rank_score_contradictions"]["docs_pct"] == pytest.approx(100 / 12)
 
 
-@pytest.mark.parametrize("fmt, dtype", [("fp16", np.float16), ("bf16", ml_dtypes.bfloat16),
-                                        ("fp8_e4m3", ml_dtypes.float8_e4m3fn), ("fp8_e5m2", ml_dtypes.float8_e5m2)])
+@pytest.mark.parametrize(
+    "fmt, dtype",
+    [
+        ("fp16", np.float16),
+        ("bf16", ml_dtypes.bfloat16),
+        ("fp8_e4m3", ml_dtypes.float8_e4m3fn),
+        ("fp8_e5m2", ml_dtypes.float8_e5m2),
+    ],
+)
 def test_float_formats_are_exact_casts(fmt, dtype):
     rng = np.random.default_rng(0)
     s = rng.normal(size=1000) * 10
@@ -110,9 +121,13 @@ def test_sweep_rows_equal_direct_evaluation():
     s = sweep(qrels, run, ["nDCG@10", "RR"], ["fp32", "fp8_e5m2", "sig1"])
     assert [r["format"] for r in s.rows] == ["fp32", "fp32", "fp8_e5m2", "fp8_e5m2", "sig1", "sig1"]
     for r in s.rows:
-        direct = tierank.evaluate(qrels, requantize_run(tierank.to_run(run), r["format"]), [r["measure"]])
+        direct = tierank.evaluate(
+            qrels, requantize_run(tierank.to_run(run), r["format"]), [r["measure"]]
+        )
         row = direct.aggregate().iloc[0]
-        assert r["expected"] == pytest.approx(row["expected"]) and r["range"] == pytest.approx(row["range"])
+        assert r["expected"] == pytest.approx(row["expected"]) and r["range"] == pytest.approx(
+            row["range"]
+        )
         assert r["tie_share"] == pytest.approx(direct.ties["share"])
     coarse = [r for r in s.rows if r["format"] == "fp8_e5m2"]
     assert coarse[0]["tie_share"] > 0.5
@@ -134,7 +149,19 @@ def test_ties_command(defects):
 def test_sweep_command_on_askubuntu_qrels_first(tmp_path, real_data):
     run, qrels = real_data / "askubuntu/test.bm25.run", real_data / "askubuntu/test.qrels"
     out = tmp_path / "s.jsonl"
-    cli("sweep", qrels, run, "-m", "nDCG@10", "--formats", "fp32,bf16,fp8_e5m2", "--format", "jsonl", "-o", out)
+    cli(
+        "sweep",
+        qrels,
+        run,
+        "-m",
+        "nDCG@10",
+        "--formats",
+        "fp32,bf16,fp8_e5m2",
+        "--format",
+        "jsonl",
+        "-o",
+        out,
+    )
     recs = [json.loads(x) for x in out.read_text().splitlines()]
     shares = {r["format"]: r["tie_share"] for r in recs}
     assert shares["fp32"] < shares["bf16"] < shares["fp8_e5m2"]
@@ -151,7 +178,9 @@ def test_compare_command_flags_a_tie_flip(tmp_path):
     # A ties its relevant document z with four others: trec_eval's docno-descending order puts z first
     a, b, q = tmp_path / "A.run", tmp_path / "B.run", tmp_path / "qrels"
     a.write_text("".join(f"q{i} Q0 {d} 1 1.0 A\n" for i in range(3) for d in "vwxyz"))
-    b.write_text("".join(f"q{i} Q0 {d} {r} {5 - r} B\n" for i in range(3) for r, d in enumerate("vzwxy", 1)))
+    b.write_text(
+        "".join(f"q{i} Q0 {d} {r} {5 - r} B\n" for i in range(3) for r, d in enumerate("vzwxy", 1))
+    )
     q.write_text("".join(f"q{i} 0 z 1\n" for i in range(3)))
     doc = json.loads(cli("compare", a, b, "--qrels", q, "-m", "RR", "--format", "json").stdout)
     names = [s["name"] for s in doc["systems"]]
@@ -160,7 +189,10 @@ def test_compare_command_flags_a_tie_flip(tmp_path):
     assert pair["order_flip"] and pair["undecidable"]
     assert "FLIP" in cli("compare", a, b, "--qrels", q, "-m", "RR").stdout
     bad = cli("compare", a, "--qrels", q, check=False)
-    assert (bad.returncode, bad.stderr) == (2, "tierank: error: compare: need at least two systems to compare, got 1\n")
+    assert (bad.returncode, bad.stderr) == (
+        2,
+        "tierank: error: compare: need at least two systems to compare, got 1\n",
+    )
 
 
 def test_bands_command_prints_table2_next_to_ours():
@@ -169,7 +201,12 @@ def test_bands_command_prints_table2_next_to_ours():
     tsv = cli("bands", "--rho", "2", "--p", "0.5", "--format", "tsv").stdout.splitlines()
     assert tsv[0].split("\t") == ["rho", "RR", "RBP(p=0.5)"]
     bad = cli("bands", "--rho", "x", check=False)
-    assert (bad.returncode, bad.stderr) == (2, "tierank: error: --rho and --p take comma-separated numbers, "
-                                               "got 'x' and '0.5,0.85'\n")
+    assert (bad.returncode, bad.stderr) == (
+        2,
+        "tierank: error: --rho and --p take comma-separated numbers, got 'x' and '0.5,0.85'\n",
+    )
     bad = cli("bands", "--rho", "1.4,1", check=False)
-    assert (bad.returncode, bad.stderr) == (2, "tierank: error: band parameter rho must be a finite number > 1, got 1.0\n")
+    assert (bad.returncode, bad.stderr) == (
+        2,
+        "tierank: error: band parameter rho must be a finite number > 1, got 1.0\n",
+    )

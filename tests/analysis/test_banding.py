@@ -26,6 +26,7 @@ def _bands(rho, depth):
 
 # --------------------------------------------------------------------------- band definition
 
+
 def test_band_starts_paper_examples():
     assert _bands(2.0, 7) == [(1, 1), (2, 3), (4, 7)]
     assert _bands(1.62, 11) == [(1, 1), (2, 3), (4, 6), (7, 11)]
@@ -63,14 +64,14 @@ def _brute(rho, n):
     """Per measure, every (original value - expected value of the banded run), via tierank."""
     qrels, run = {}, {}
     docs = [f"d{i:02d}" for i in range(n)]
-    for bits in range(1, 2 ** n):
+    for bits in range(1, 2**n):
         q = f"q{bits:05d}"
         qrels[q] = {d: (bits >> i) & 1 for i, d in enumerate(docs)}  # every doc judged, 0 or 1
-        run[q] = {d: float(n - i) for i, d in enumerate(docs)}       # strictly decreasing
+        run[q] = {d: float(n - i) for i, d in enumerate(docs)}  # strictly decreasing
     run = tierank.to_run(run)
     orig = tierank.evaluate(qrels, run, MEASURES, tie_break="input").per_query()
     band = tierank.evaluate(qrels, band_run(run, rho), MEASURES, tie_break="input").per_query()
-    assert len(orig) == len(band) == len(MEASURES) * (2 ** n - 1)
+    assert len(orig) == len(band) == len(MEASURES) * (2**n - 1)
     assert (orig["oblivious"] == orig["expected"]).all()  # no ties in the original
     m = orig.merge(band, on=["query", "measure"], suffixes=("_o", "_b"))
     m["d"] = m["oblivious_o"] - m["expected_b"]
@@ -113,6 +114,7 @@ def test_rr_gain_is_not_a_lone_document_at_the_band_end():
 
 def test_rr_gain_of_one_band_can_exceed_its_loss():
     from tierank.analysis.banding import _rr_gain_of_band
+
     b, e = 9, 22
     loss = 1 / b - np.mean(1 / np.arange(b, e + 1))
     assert _rr_gain_of_band(b, e) > loss
@@ -151,6 +153,7 @@ def test_invalid_arguments():
 
 
 # --------------------------------------------------------------------------- Table 2
+
 
 def test_table2_reproduced_exactly():
     """All 15 printed cells of Table 2 are reproduced to 4 decimals, with b_{g+1} = ceil(rho * b_g)."""
@@ -192,7 +195,14 @@ def test_paper_v_formula_is_off_by_one_unless_integral():
         paper_v = 1 + math.ceil(1 / (rho - 1))
         assert paper_v == (v if (1 / (rho - 1)).denominator == 1 else v + 1), float(rho)
     # the cases of the paper: 1.4 -> [1], [2], [3..4] (text: v = 4); 1.62 and 1.7 -> [2..3] (text: 3)
-    assert [_first_multi_band_start(r) for r in (1.1, 1.2, 1.4, 1.62, 1.7, 2.0)] == [11, 6, 3, 2, 2, 2]
+    assert [_first_multi_band_start(r) for r in (1.1, 1.2, 1.4, 1.62, 1.7, 2.0)] == [
+        11,
+        6,
+        3,
+        2,
+        2,
+        2,
+    ]
     # Table 2's RR for rho = 1.4 is that of band [3..4]; a lone relevant document at the text's v = 4
     # would be at the *end* of that band and gain, not lose.
     assert worst_case_rr(1.4) == pytest.approx(1 / 3 - (1 / 3 + 1 / 4) / 2)
@@ -200,6 +210,7 @@ def test_paper_v_formula_is_off_by_one_unless_integral():
 
 def test_other_band_recursions_do_not_reproduce_table2():
     """floor / round variants of the recursion differ from Table 2 (except at rho = 2)."""
+
     def rr_loss(starts, depth=1000):
         best = 0.0
         for b, nxt in zip(starts[:-1], starts[1:]):

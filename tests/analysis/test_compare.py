@@ -29,8 +29,10 @@ B_RANKS = (2, 2, 1, 3)
 FLIP_QRELS = {f"q{i}": {"z": 1, "a": 0} for i in range(len(KS))}
 FLIP_RUNS = {
     "A": {f"q{i}": {"z": 1.0, **{f"d{j}": 1.0 for j in range(k - 1)}} for i, k in enumerate(KS)},
-    "B": {f"q{i}": {**{f"d{j}": 10.0 - j for j in range(r - 1)}, "z": 10.0 - r + 1, "e": 0.5}
-          for i, r in enumerate(B_RANKS)},
+    "B": {
+        f"q{i}": {**{f"d{j}": 10.0 - j for j in range(r - 1)}, "z": 10.0 - r + 1, "e": 0.5}
+        for i, r in enumerate(B_RANKS)
+    },
 }
 
 
@@ -42,7 +44,13 @@ def test_tie_flip_oblivious_says_a_expected_says_b():
     assert a.oblivious == pytest.approx(1.0)
     assert a.expected == pytest.approx(np.mean([_h(k) / k for k in KS]))
     assert (a.min, a.max) == pytest.approx((np.mean([1 / k for k in KS]), 1.0))
-    assert b.oblivious == b.expected == b.min == b.max == pytest.approx(np.mean([1 / r for r in B_RANKS]))
+    assert (
+        b.oblivious
+        == b.expected
+        == b.min
+        == b.max
+        == pytest.approx(np.mean([1 / r for r in B_RANKS]))
+    )
     assert a.oblivious > b.oblivious and b.expected > a.expected
 
     (pair,) = cmp.pairs
@@ -72,6 +80,7 @@ def test_flip_depends_on_the_tie_break():
 
 # --- (2) clearly separated systems ---------------------------------------------------------------
 
+
 def test_separated_systems_significant_no_flip():
     rng = np.random.default_rng(3)
     qrels, good, bad = {}, {}, {}
@@ -81,8 +90,11 @@ def test_separated_systems_significant_no_flip():
         docs = [f"d{j}" for j in range(9)]
         good[q] = {"rel": 20.0, **{d: float(10 - j) for j, d in enumerate(docs)}}
         r = int(rng.integers(3, 8))  # "rel" at rank 3..7
-        bad[q] = {**{d: float(20 - j) for j, d in enumerate(docs[: r - 1])}, "rel": 5.0,
-                  **{d: float(4 - j) / 10 for j, d in enumerate(docs[r - 1:])}}
+        bad[q] = {
+            **{d: float(20 - j) for j, d in enumerate(docs[: r - 1])},
+            "rel": 5.0,
+            **{d: float(4 - j) / 10 for j, d in enumerate(docs[r - 1 :])},
+        }
     cmp = compare({"bad": bad, "good": good}, qrels, "RR@10")
     assert [s.name for s in cmp.systems] == ["good", "bad"]
     (pair,) = cmp.pairs
@@ -112,8 +124,13 @@ def test_identical_systems_undefined_test_and_constant_differences():
     second = {q: {"s": 2.0, "r": 1.0} for q in qrels}
     cmp = compare({"first": first, "second": second}, qrels, "RR")
     (pair,) = cmp.pairs
-    assert math.isnan(pair.t) and pair.p == 2 / 2 ** 3 and not pair.significant
-    assert (pair.test, pair.test_used, pair.method, pair.samples) == ("t", "randomization", "exact", 8)
+    assert math.isnan(pair.t) and pair.p == 2 / 2**3 and not pair.significant
+    assert (pair.test, pair.test_used, pair.method, pair.samples) == (
+        "t",
+        "randomization",
+        "exact",
+        8,
+    )
     assert "no variance" in pair.fallback and any("no variance" in n for n in cmp.notes)
     rec = records(cmp)
     assert rec["pairs"][0]["t"] is None and rec["pairs"][0]["p"] == 0.25
@@ -122,8 +139,10 @@ def test_identical_systems_undefined_test_and_constant_differences():
 
 def test_common_queries_and_complete():
     qrels = {"q1": {"a": 1}, "q2": {"a": 1}, "q3": {"a": 1}}
-    runs = {"full": {q: {"a": 1.0, "b": 0.5} for q in ("q1", "q2", "q3")},
-            "part": {q: {"b": 1.0, "a": 0.5} for q in ("q1", "q2")}}
+    runs = {
+        "full": {q: {"a": 1.0, "b": 0.5} for q in ("q1", "q2", "q3")},
+        "part": {q: {"b": 1.0, "a": 0.5} for q in ("q1", "q2")},
+    }
     cmp = compare(runs, qrels, "RR")
     assert cmp.queries == ("q1", "q2") and cmp.dropped_queries == 1
     assert cmp.system("full").expected == 1.0 and cmp.system("part").expected == 0.5
@@ -132,17 +151,20 @@ def test_common_queries_and_complete():
     assert cmp.system("part").expected == pytest.approx(1 / 3)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(runs={"only": FLIP_RUNS["A"]}), "at least two systems"),
-    (dict(runs={}), "at least two systems"),
-    (dict(runs=[FLIP_RUNS["A"], FLIP_RUNS["B"]]), "mapping"),
-    (dict(measure="NoSuchMeasure@10"), "NoSuchMeasure"),
-    (dict(measure=["RR", "P@5"]), "exactly one measure"),
-    (dict(alpha=1.5), "alpha"),
-    (dict(band=1.0), "rho must be a finite number > 1, got 1.0"),
-    (dict(band=float("inf")), "rho must be a finite number > 1, got inf"),
-    (dict(runs={"A": FLIP_RUNS["A"], "other": {"zz": {"z": 1.0}}}), "no query"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(runs={"only": FLIP_RUNS["A"]}), "at least two systems"),
+        (dict(runs={}), "at least two systems"),
+        (dict(runs=[FLIP_RUNS["A"], FLIP_RUNS["B"]]), "mapping"),
+        (dict(measure="NoSuchMeasure@10"), "NoSuchMeasure"),
+        (dict(measure=["RR", "P@5"]), "exactly one measure"),
+        (dict(alpha=1.5), "alpha"),
+        (dict(band=1.0), "rho must be a finite number > 1, got 1.0"),
+        (dict(band=float("inf")), "rho must be a finite number > 1, got inf"),
+        (dict(runs={"A": FLIP_RUNS["A"], "other": {"zz": {"z": 1.0}}}), "no query"),
+    ],
+)
 def test_input_errors(kwargs, message):
     args = dict(runs=FLIP_RUNS, qrels=FLIP_QRELS, measure="RR")
     args.update(kwargs)
@@ -169,6 +191,7 @@ def test_records_and_tables():
 
 
 # --- (3) rank bands ------------------------------------------------------------------------------
+
 
 def _synthetic(n_sys=6, n_q=30, n_docs=20, decimals=None, seed=7):
     """Systems of increasing quality: score = quality * relevance + noise (optionally rounded: ties)."""
@@ -199,13 +222,21 @@ def _check_band_summary(cmp: Comparison):
     b = cmp.band_summary
     n = len(cmp.systems)
     assert b["pairs"] == len(cmp.pairs) == n * (n - 1) // 2
-    assert b["significant_original"] == sum(p.significant for p in cmp.pairs) == sum(p.p < cmp.alpha for p in cmp.pairs)
+    assert (
+        b["significant_original"]
+        == sum(p.significant for p in cmp.pairs)
+        == sum(p.p < cmp.alpha for p in cmp.pairs)
+    )
     assert b["significant_banded"] == sum(p.significant_banded for p in cmp.pairs)
     assert b["significant_original"] == b["kept"] + b["false_negatives"]
     assert b["significant_banded"] == b["kept"] + b["false_positives"]
     assert b["kept"] + b["false_positives"] + b["false_negatives"] + b["neither"] == b["pairs"]
-    assert b["false_positives"] == sum((not p.significant) and p.significant_banded for p in cmp.pairs)
-    assert b["false_negatives"] == sum(p.significant and not p.significant_banded for p in cmp.pairs)
+    assert b["false_positives"] == sum(
+        (not p.significant) and p.significant_banded for p in cmp.pairs
+    )
+    assert b["false_negatives"] == sum(
+        p.significant and not p.significant_banded for p in cmp.pairs
+    )
     pct = [b[k] for k in ("pct_kept", "pct_false_positives", "pct_false_negatives", "pct_neither")]
     assert sum(pct) == pytest.approx(100.0)
     assert b["pct_kept"] == pytest.approx(100.0 * b["kept"] / b["pairs"])
@@ -226,7 +257,9 @@ def test_band_summary_counts_consistent():
         b = cmp.band_summary
         assert cmp.band == 1.4 and b["rho"] == 1.4
         assert 0 < b["significant_original"] < b["pairs"]  # not vacuous
-        assert cmp.systems[0].name == "S5" and cmp.systems[-1].name == "S0"  # quality recovered at the ends
+        assert (
+            cmp.systems[0].name == "S5" and cmp.systems[-1].name == "S0"
+        )  # quality recovered at the ends
         off_diagonal += b["false_positives"] + b["false_negatives"]
     assert off_diagonal > 0  # the cross-tabulation is exercised off its diagonal too
 
@@ -261,12 +294,18 @@ def test_tiny_rho_on_tied_runs_reads_file_order():
 
 # --- (4) real data: AskUbuntu BM25 vs the same scores in bfloat16 ---------------------------------
 
+
 def test_askubuntu_bm25_vs_bf16(real_data):
     from tierank.analysis.precision import requantize_run
 
     run = tierank.read_run(real_data / "askubuntu" / "test.bm25.run")
     bf16 = requantize_run(run, "bf16")
-    cmp = compare({"bm25": run, "bm25-bf16": bf16}, real_data / "askubuntu" / "test.qrels", "nDCG@10", band=1.4)
+    cmp = compare(
+        {"bm25": run, "bm25-bf16": bf16},
+        real_data / "askubuntu" / "test.qrels",
+        "nDCG@10",
+        band=1.4,
+    )
     assert len(cmp.queries) == 200 and cmp.dropped_queries == 0
     fp32, low = cmp.system("bm25"), cmp.system("bm25-bf16")
     for s in (fp32, low):
@@ -311,10 +350,16 @@ def _mean_distribution(run: dict, qrels: dict, measure: str) -> dict[float, floa
 
 SIG_QRELS = {"q1": {"a": 1, "c": 1}, "q2": {"b": 1}, "q3": {"e": 1, "a": 0}}
 SIG_RUNS = {
-    "A": {"q1": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.5}, "q2": {"a": 0.9, "b": 0.9, "c": 0.9},
-          "q3": {"e": 0.4, "a": 0.4, "b": 0.4, "c": 0.4}},
-    "B": {"q1": {"b": 2.0, "a": 1.0, "c": 1.0, "d": 1.0}, "q2": {"b": 0.5, "c": 0.5, "d": 0.1},
-          "q3": {"a": 3.0, "e": 2.0, "b": 2.0, "c": 1.0}},
+    "A": {
+        "q1": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.5},
+        "q2": {"a": 0.9, "b": 0.9, "c": 0.9},
+        "q3": {"e": 0.4, "a": 0.4, "b": 0.4, "c": 0.4},
+    },
+    "B": {
+        "q1": {"b": 2.0, "a": 1.0, "c": 1.0, "d": 1.0},
+        "q2": {"b": 0.5, "c": 0.5, "d": 0.1},
+        "q3": {"a": 3.0, "e": 2.0, "b": 2.0, "c": 1.0},
+    },
 }
 
 
@@ -331,19 +376,21 @@ def test_prob_above_against_enumerating_every_tie_ordering_of_both_runs(measure)
     assert pair.diff_expected == pytest.approx(mean, abs=1e-12)
     assert pair.std_diff == pytest.approx(std, abs=1e-12)
     assert std > 0.01  # real ties in both runs
-    assert pair.p_a_above_bound <= exact_above + 1e-12        # Cantelli: a guaranteed lower bound
-    assert abs(pair.p_a_above - exact_above) < 0.25            # the normal approximation, 3 queries
+    assert pair.p_a_above_bound <= exact_above + 1e-12  # Cantelli: a guaranteed lower bound
+    assert abs(pair.p_a_above - exact_above) < 0.25  # the normal approximation, 3 queries
     assert 0.0 <= pair.p_a_above_bound <= pair.p_a_above <= 1.0
 
 
 def test_prob_above_exact_without_variation():
     qrels = {"q1": {"x": 1}, "q2": {"x": 1}}
-    runs = {"hi": {"q1": {"x": 2.0, "y": 1.0}, "q2": {"x": 2.0, "y": 1.0}},
-            "lo": {"q1": {"y": 2.0, "x": 1.0}, "q2": {"y": 2.0, "x": 1.0}}}
+    runs = {
+        "hi": {"q1": {"x": 2.0, "y": 1.0}, "q2": {"x": 2.0, "y": 1.0}},
+        "lo": {"q1": {"y": 2.0, "x": 1.0}, "q2": {"y": 2.0, "x": 1.0}},
+    }
     (pair,) = compare(runs, qrels, "RR").pairs
     assert (pair.a, pair.std_diff, pair.p_a_above, pair.p_a_above_bound) == ("hi", 0.0, 1.0, 1.0)
     (same,) = compare({"u": runs["hi"], "v": runs["hi"]}, qrels, "RR").pairs
-    assert (same.p_a_above, same.p_a_above_bound) == (0.0, 0.0)   # level: neither is above
+    assert (same.p_a_above, same.p_a_above_bound) == (0.0, 0.0)  # level: neither is above
     assert prob_above(-0.2, 0.04)[0] == pytest.approx(0.158655, abs=1e-6)
     assert prob_above(-0.2, 0.04)[1] == 0.0
 
@@ -353,7 +400,9 @@ def test_adjust_pvalues_against_statsmodels():
     rng = np.random.default_rng(11)
     p = np.concatenate([rng.uniform(0, 0.05, 6), rng.uniform(0, 1, 14), [0.02, 0.02]])
     for ours, theirs in (("bonferroni", "bonferroni"), ("holm", "holm"), ("bh", "fdr_bh")):
-        assert adjust_pvalues(p, ours) == pytest.approx(multipletests(p, method=theirs)[1], abs=1e-12), ours
+        assert adjust_pvalues(p, ours) == pytest.approx(
+            multipletests(p, method=theirs)[1], abs=1e-12
+        ), ours
 
 
 def test_adjust_pvalues_by_hand_and_nan():
@@ -375,7 +424,9 @@ def test_compare_correction_adjusts_every_pair():
     raw = [p.p for p in plain.pairs]
     assert [p.p_adjusted for p in holm.pairs] == pytest.approx(adjust_pvalues(raw, "holm").tolist())
     assert all(p.p_adjusted is None for p in plain.pairs)
-    assert [p.significant for p in holm.pairs] == [bool(v < 0.05) for v in adjust_pvalues(raw, "holm")]
+    assert [p.significant for p in holm.pairs] == [
+        bool(v < 0.05) for v in adjust_pvalues(raw, "holm")
+    ]
     assert sum(p.significant for p in holm.pairs) <= sum(p.significant for p in plain.pairs)
     assert holm.settings["correction"] == "holm" and "correction" not in plain.settings
     assert json.dumps(records(holm)["pairs"][0]["p_adjusted"]) != "null"
@@ -427,7 +478,7 @@ def test_prob_above_property_against_joint_enumeration(data, measure):
     exact_above = sum(w for d, w in diffs if d > 1e-9)
     # the two moments are exact
     assert pair.diff_expected == pytest.approx(mean, abs=1e-9)
-    assert pair.std_diff ** 2 == pytest.approx(var, abs=1e-9)
+    assert pair.std_diff**2 == pytest.approx(var, abs=1e-9)
     # Cantelli is a true lower bound of the exact probability
     assert pair.p_a_above_bound <= exact_above + 1e-9
     assert 0.0 <= pair.p_a_above_bound <= pair.p_a_above <= 1.0 or pair.diff_expected <= 1e-12
@@ -459,7 +510,7 @@ def test_prob_above_worked_example_by_hand():
     (pair,) = cmp.pairs
     assert (pair.a, pair.diff_expected, pair.std_diff) == ("A", 0.25, 0.25)
     assert pair.p_a_above == pytest.approx(0.841344746, abs=1e-9)  # Phi(1); the exact value is 1/2
-    assert pair.p_a_above_bound == pytest.approx(0.5)                # Cantelli: 1/16 / (1/16 + 1/16)
+    assert pair.p_a_above_bound == pytest.approx(0.5)  # Cantelli: 1/16 / (1/16 + 1/16)
 
 
 def test_compare_banded_correction_is_a_family_of_its_own():
@@ -467,8 +518,12 @@ def test_compare_banded_correction_is_a_family_of_its_own():
     plain = compare(runs, qrels, "nDCG@10", band=1.4)
     bh = compare(runs, qrels, "nDCG@10", band=1.4, correction="bh")
     raw = [p.p_banded for p in plain.pairs]
-    assert [p.p_banded_adjusted for p in bh.pairs] == pytest.approx(adjust_pvalues(raw, "bh").tolist())
-    assert [p.significant_banded for p in bh.pairs] == [bool(v < 0.05) for v in adjust_pvalues(raw, "bh")]
+    assert [p.p_banded_adjusted for p in bh.pairs] == pytest.approx(
+        adjust_pvalues(raw, "bh").tolist()
+    )
+    assert [p.significant_banded for p in bh.pairs] == [
+        bool(v < 0.05) for v in adjust_pvalues(raw, "bh")
+    ]
     assert all(p.p_banded_adjusted is None for p in plain.pairs)
     _check_band_summary_adjusted(bh)
 
@@ -481,6 +536,7 @@ def _check_band_summary_adjusted(cmp):
 
 # --- (7) `tierank compare`: P(A>B) and --correction in the table and the JSON --------------------
 
+
 def _write_runs(tmp_path):
     """Three systems on two queries (relevant document "r"), as TREC files, with hand-computable values.
 
@@ -491,9 +547,20 @@ def _write_runs(tmp_path):
     qrels = tmp_path / "q.qrels"
     qrels.write_text("".join(f"{q} 0 r 1\n" for q in ("q1", "q2")))
     lines = {
-        "tied": [("q1", d, 1.0) for d in ("r", "a", "b", "c")] + [("q2", "r", 2.0), ("q2", "a", 1.0)],
-        "mid": [("q1", "a", 3.0), ("q1", "r", 2.0), ("q1", "b", 1.0), ("q2", "r", 3.0), ("q2", "a", 2.0)],
-        "low": [(q, d, s) for q in ("q1", "q2") for d, s in (("a", 4.0), ("b", 3.0), ("c", 2.0), ("r", 1.0))],
+        "tied": [("q1", d, 1.0) for d in ("r", "a", "b", "c")]
+        + [("q2", "r", 2.0), ("q2", "a", 1.0)],
+        "mid": [
+            ("q1", "a", 3.0),
+            ("q1", "r", 2.0),
+            ("q1", "b", 1.0),
+            ("q2", "r", 3.0),
+            ("q2", "a", 2.0),
+        ],
+        "low": [
+            (q, d, s)
+            for q in ("q1", "q2")
+            for d, s in (("a", 4.0), ("b", 3.0), ("c", 2.0), ("r", 1.0))
+        ],
     }
     paths = []
     for name, rows in lines.items():
@@ -526,18 +593,20 @@ def test_cli_compare_reports_p_a_above_and_holm_by_default(tmp_path, monkeypatch
     paths = [p.name for p in paths]
     run_cli = _cli
     doc = json.loads(run_cli("compare", *paths, "--qrels", qrels, "-m", "RR", "-f", "json").stdout)
-    assert doc["settings"]["correction"] == "holm"   # three pairs: Holm by default
+    assert doc["settings"]["correction"] == "holm"  # three pairs: Holm by default
     # tied vs mid: D = (RR_q1 + 1) / 2 - (1/2 + 1) / 2, so E[D] = 25/96 - 1/4, Var[D] = Var(RR_q1) / 4
     e1 = 25 / 48
-    v1 = (1 + 1 / 4 + 1 / 9 + 1 / 16) / 4 - e1 ** 2
+    v1 = (1 + 1 / 4 + 1 / 9 + 1 / 16) / 4 - e1**2
     tm = _pair(doc, "tied", "mid")
     assert (tm["a"], tm["b"]) == ("tied.run", "mid.run")
     mean, sd = e1 / 2 - 0.25, math.sqrt(v1) / 2
-    assert tm["undecidable"] and 0 < mean < sd  # a real question: the normal approximation answers it
+    assert (
+        tm["undecidable"] and 0 < mean < sd
+    )  # a real question: the normal approximation answers it
     assert tm["diff_expected"] == pytest.approx(mean, abs=1e-12)
     assert tm["std_diff"] == pytest.approx(sd, abs=1e-12)
     assert tm["p_a_above"] == pytest.approx(norm.cdf(mean / sd), abs=1e-12)
-    assert tm["p_a_above_bound"] == pytest.approx(mean ** 2 / (mean ** 2 + sd ** 2), abs=1e-12)
+    assert tm["p_a_above_bound"] == pytest.approx(mean**2 / (mean**2 + sd**2), abs=1e-12)
     # mid vs low: no ties on either side, so exactly 1
     ml = _pair(doc, "mid", "low")
     assert (ml["p_a_above"], ml["p_a_above_bound"], ml["std_diff"]) == (1.0, 1.0, 0.0)
@@ -547,20 +616,51 @@ def test_cli_compare_reports_p_a_above_and_holm_by_default(tmp_path, monkeypatch
     assert (tl["p_a_above"], tl["p_a_above_bound"]) == (1.0, 1.0)
     # the Holm-adjusted p-values are those of the raw ones; the existing keys are all still there
     raw = [p["p"] for p in doc["pairs"]]
-    assert [p["p_adjusted"] for p in doc["pairs"]] == pytest.approx(adjust_pvalues(raw, "holm").tolist())
-    assert {"a", "b", "diff_expected", "diff_oblivious", "t", "p", "p_oblivious", "order_flip", "undecidable",
-            "significant"} <= set(tm)
+    assert [p["p_adjusted"] for p in doc["pairs"]] == pytest.approx(
+        adjust_pvalues(raw, "holm").tolist()
+    )
+    assert {
+        "a",
+        "b",
+        "diff_expected",
+        "diff_oblivious",
+        "t",
+        "p",
+        "p_oblivious",
+        "order_flip",
+        "undecidable",
+        "significant",
+    } <= set(tm)
 
-    none = json.loads(run_cli("compare", *paths, "--qrels", qrels, "-m", "RR", "-f", "json",
-                              "--correction", "none").stdout)
-    assert "correction" not in none["settings"] and all(p["p_adjusted"] is None for p in none["pairs"])
+    none = json.loads(
+        run_cli(
+            "compare", *paths, "--qrels", qrels, "-m", "RR", "-f", "json", "--correction", "none"
+        ).stdout
+    )
+    assert "correction" not in none["settings"] and all(
+        p["p_adjusted"] is None for p in none["pairs"]
+    )
     assert _pair(none, "tied", "mid")["p_a_above"] == tm["p_a_above"]
-    bonf = json.loads(run_cli("compare", *paths, "--qrels", qrels, "-m", "RR", "-f", "json",
-                              "--correction", "bonferroni").stdout)
+    bonf = json.loads(
+        run_cli(
+            "compare",
+            *paths,
+            "--qrels",
+            qrels,
+            "-m",
+            "RR",
+            "-f",
+            "json",
+            "--correction",
+            "bonferroni",
+        ).stdout
+    )
     assert [p["p_adjusted"] for p in bonf["pairs"]] == pytest.approx([min(1.0, 3 * p) for p in raw])
 
     # two systems, one pair: no correction unless asked
-    two = json.loads(run_cli("compare", *paths[:2], "--qrels", qrels, "-m", "RR", "-f", "json").stdout)
+    two = json.loads(
+        run_cli("compare", *paths[:2], "--qrels", qrels, "-m", "RR", "-f", "json").stdout
+    )
     assert "correction" not in two["settings"] and two["pairs"][0]["p_adjusted"] is None
 
     table = run_cli("compare", *paths, "--qrels", qrels, "-m", "RR", "-o", "-").stdout
@@ -586,9 +686,13 @@ def test_adjust_across_measures_is_one_family():
     assert [p.p_adjusted for c in both for p in c.pairs] == pytest.approx(want.tolist())
     # one family of 9 is stricter than three families of 3
     per_measure = [v for c in plain for v in adjust_pvalues([p.p for p in c.pairs], "holm")]
-    assert all(a >= b - 1e-15 for a, b in zip(want, per_measure)) and any(a > b for a, b in zip(want, per_measure))
+    assert all(a >= b - 1e-15 for a, b in zip(want, per_measure)) and any(
+        a > b for a, b in zip(want, per_measure)
+    )
     raw_b = [p.p_banded for c in plain for p in c.pairs]
-    assert [p.p_banded_adjusted for c in both for p in c.pairs] == pytest.approx(adjust_pvalues(raw_b, "holm").tolist())
+    assert [p.p_banded_adjusted for c in both for p in c.pairs] == pytest.approx(
+        adjust_pvalues(raw_b, "holm").tolist()
+    )
     for c in both:
         assert c.settings["correction"] == "holm" and c.settings["family"] == 9
         assert [p.significant for p in c.pairs] == [bool(p.p_adjusted < c.alpha) for p in c.pairs]

@@ -24,7 +24,9 @@ def _runs():
     docs = ["a", "b", "c", "d", "e", "f", "g"]
     out = {}
     for name, levels in (("coarse", 2), ("fine", 50), ("mid", 4)):
-        out[name] = {q: {d: float(rng.integers(0, levels)) for d in docs} for q in QRELS if q != "q6"}
+        out[name] = {
+            q: {d: float(rng.integers(0, levels)) for d in docs} for q in QRELS if q != "q6"
+        }
     out["fine"]["q6"] = {"a": 1.0, "x": 2.0}
     return out
 
@@ -48,7 +50,9 @@ def test_compare_system_values_are_eval_aggregates(measure):
     runs = _runs()
     m = parse_measure(measure)
     if getattr(m, "string_valued", False):
-        with pytest.raises(TierankInputError, match=f"{m}.*string.*system coarse.*cannot be compared"):
+        with pytest.raises(
+            TierankInputError, match=f"{m}.*string.*system coarse.*cannot be compared"
+        ):
             compare(runs, QRELS, measure)
         return
     cmp = compare(runs, QRELS, measure)
@@ -56,11 +60,17 @@ def test_compare_system_values_are_eval_aggregates(measure):
     assert cmp.dropped_queries == 1 and "q6" not in common
     qrels = {q: j for q, j in QRELS.items() if q in common}
     for s in cmp.systems:
-        res = tierank.evaluate(qrels, {q: d for q, d in runs[s.name].items() if q in common}, [measure])
+        res = tierank.evaluate(
+            qrels, {q: d for q, d in runs[s.name].items() if q in common}, [measure]
+        )
         agg = res.summary(res.measures[0])
         for k in ("oblivious", "expected", "min", "max", "std"):
             want, got = getattr(agg, k), getattr(s, k)
-            assert got == pytest.approx(want, rel=1e-12, abs=1e-12, nan_ok=True), (measure, s.name, k)
+            assert got == pytest.approx(want, rel=1e-12, abs=1e-12, nan_ok=True), (
+                measure,
+                s.name,
+                k,
+            )
     assert cmp.inference["aggregator"] == m.aggregator
 
 
@@ -75,13 +85,23 @@ def test_inference_is_on_the_aggregators_scale(measure):
     m = parse_measure(measure)
     cols = {}
     for name in runs:
-        res = tierank.evaluate(qrels, {q: d for q, d in runs[name].items() if q in qrels}, [measure])
+        res = tierank.evaluate(
+            qrels, {q: d for q, d in runs[name].items() if q in qrels}, [measure]
+        )
         st = res.stats[res.measures[0]]
-        x = n * np.log(st.root_mean) if m.aggregator == "geometric_mean" else np.asarray(st.expected)
+        x = (
+            n * np.log(st.root_mean)
+            if m.aggregator == "geometric_mean"
+            else np.asarray(st.expected)
+        )
         cols[name] = x
         (ci,) = mean_cis(x, [name], method="t")
         s = cmp.system(name)
-        back = (np.exp if m.aggregator == "geometric_mean" else (lambda v: v * n if m.aggregator == "sum" else v))
+        back = (
+            np.exp
+            if m.aggregator == "geometric_mean"
+            else (lambda v: v * n if m.aggregator == "sum" else v)
+        )
         assert s.ci_low == pytest.approx(back(ci.ci_low), rel=1e-9)
         assert s.ci_high == pytest.approx(back(ci.ci_high), rel=1e-9)
         if m.aggregator == "geometric_mean":  # exp(mean log) is the aggregate itself
@@ -97,16 +117,26 @@ def test_inference_is_on_the_aggregators_scale(measure):
         else:
             scale = n if m.aggregator == "sum" else 1
             assert pc.diff_ci_low == pytest.approx(scale * ref.diff_ci_low, rel=1e-9, abs=1e-12)
-    assert records(cmp)["inference"]["scale"] == ("log" if m.aggregator == "geometric_mean" else "linear")
+    assert records(cmp)["inference"]["scale"] == (
+        "log" if m.aggregator == "geometric_mean" else "linear"
+    )
 
 
 def test_one_query_leaves_every_interval_null_with_the_reason():
     qrels = {"q": {"a": 1, "b": 0}}
-    runs = {"A": {"q": {"a": 2.0, "b": 1.0}}, "B": {"q": {"b": 2.0, "a": 1.0}}, "C": {"q": {"a": 1.0, "b": 1.0}}}
+    runs = {
+        "A": {"q": {"a": 2.0, "b": 1.0}},
+        "B": {"q": {"b": 2.0, "a": 1.0}},
+        "C": {"q": {"a": 1.0, "b": 1.0}},
+    }
     for ci in ("t", "percentile", "bca"):
-        rec = records(compare(runs, qrels, "RR", ci=ci, leaderboard=True, resamples=200, permutations=200))
+        rec = records(
+            compare(runs, qrels, "RR", ci=ci, leaderboard=True, resamples=200, permutations=200)
+        )
         for s in rec["systems"]:
-            assert (s["ci_low"], s["ci_high"], s["rank_low"], s["rank_high"], s["group"]) == (None,) * 5
+            assert (s["ci_low"], s["ci_high"], s["rank_low"], s["rank_high"], s["group"]) == (
+                None,
+            ) * 5
         assert rec["best"] is None and all(p["p_tukey"] is None for p in rec["pairs"])
         assert all(p["diff_ci_low"] is None and p["diff_ci_high"] is None for p in rec["pairs"])
         assert any("1 query" in n for n in rec["notes"])
@@ -123,8 +153,14 @@ def test_tukey_p_of_every_pair_in_json():
         assert 0 < p["p_tukey"] <= 1
     # the same figures as tukey_hsd on the per-query expected values
     qrels = {q: j for q, j in QRELS.items() if q in cmp.queries}
-    cols = [np.asarray(tierank.evaluate(qrels, {q: d for q, d in runs[s.name].items() if q in qrels},
-                                        ["AP"]).stats[parse_measure("AP")].expected) for s in cmp.systems]
+    cols = [
+        np.asarray(
+            tierank.evaluate(qrels, {q: d for q, d in runs[s.name].items() if q in qrels}, ["AP"])
+            .stats[parse_measure("AP")]
+            .expected
+        )
+        for s in cmp.systems
+    ]
     X = np.column_stack(cols)
     h = tukey_hsd(X, [s.name for s in cmp.systems], permutations=300)
     for p in doc["pairs"]:
@@ -136,10 +172,23 @@ def test_a_string_measure_is_refused_in_one_line_naming_measure_and_system(tmp_p
     q.write_text("q1 0 a 1\nq1 0 b 0\n")
     for name in ("A", "B"):
         (tmp_path / f"{name}.run").write_text("q1 Q0 a 1 2.0 r\nq1 Q0 b 2 1.0 r\n")
-    p = invoke("compare", str(q), str(tmp_path / "A.run"), str(tmp_path / "B.run"), "-m", "RelString@10", check=False)
+    p = invoke(
+        "compare",
+        str(q),
+        str(tmp_path / "A.run"),
+        str(tmp_path / "B.run"),
+        "-m",
+        "RelString@10",
+        check=False,
+    )
     assert p.returncode == 2
     err = p.stderr.strip()
-    assert len(err.splitlines()) == 1 and "RelString@10" in err and "A.run" in err and "cannot be compared" in err
+    assert (
+        len(err.splitlines()) == 1
+        and "RelString@10" in err
+        and "A.run" in err
+        and "cannot be compared" in err
+    )
     assert "Traceback" not in p.stderr
 
 

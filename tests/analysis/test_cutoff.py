@@ -16,12 +16,16 @@ from tierank.analysis.cutoff import (
 )
 
 QRELS = {"q1": {"a": 1, "b": 0, "c": 1, "d": 2}, "q2": {"x": 1, "y": 1}, "q3": {"m": 1}}
-TIED = {"q1": {"a": 0.9, "b": 0.8, "c": 0.8, "d": 0.8, "e": 0.5},
-        "q2": {"x": 0.3, "y": 0.7, "z": 0.7, "w": 0.7},
-        "q3": {"m": 0.1, "n": 0.1, "o": 0.2}}
-EXACT = {"q1": {"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.6, "e": 0.5},
-         "q2": {"x": 0.3, "y": 0.7, "z": 0.6, "w": 0.5},
-         "q3": {"m": 0.1, "n": 0.05, "o": 0.2}}
+TIED = {
+    "q1": {"a": 0.9, "b": 0.8, "c": 0.8, "d": 0.8, "e": 0.5},
+    "q2": {"x": 0.3, "y": 0.7, "z": 0.7, "w": 0.7},
+    "q3": {"m": 0.1, "n": 0.1, "o": 0.2},
+}
+EXACT = {
+    "q1": {"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.6, "e": 0.5},
+    "q2": {"x": 0.3, "y": 0.7, "z": 0.6, "w": 0.5},
+    "q3": {"m": 0.1, "n": 0.05, "o": 0.2},
+}
 RUNS = {"exact": EXACT, "tied": TIED}
 STATS = ("expected", "oblivious", "min", "max", "std")
 
@@ -63,8 +67,12 @@ def test_worked_example_p_at_k():
     # (trec_eval's tie-break puts "b" first: docno descending), P@2 is 1/2 whatever the order
     c = cutoff_curves({"q": {"a": 1}}, {"t": {"q": {"a": 1.0, "b": 1.0}}}, "P", kmax=2)
     s = c.series["t"]
-    assert (s.expected.tolist(), s.oblivious.tolist(), s.min.tolist(), s.max.tolist()) == \
-        ([0.5, 0.5], [0.0, 0.5], [0.0, 0.5], [1.0, 0.5])
+    assert (s.expected.tolist(), s.oblivious.tolist(), s.min.tolist(), s.max.tolist()) == (
+        [0.5, 0.5],
+        [0.0, 0.5],
+        [0.0, 0.5],
+        [1.0, 0.5],
+    )
     assert s.std.tolist() == [0.5, 0.0]
     assert [(r["k"], r["range"], r["bias"]) for r in c.records()] == [(1, 1.0, -0.5), (2, 0.0, 0.0)]
 
@@ -77,7 +85,11 @@ def test_evaluate_with_curves_is_one_evaluation_equal_to_two(monkeypatch):
     monkeypatch.undo()
     alone = tierank.evaluate(QRELS, TIED, table)
     assert [str(m) for m in res.measures] == table
-    assert res.records() == alone.records() and res.ties == alone.ties and res.settings == alone.settings
+    assert (
+        res.records() == alone.records()
+        and res.ties == alone.ties
+        and res.settings == alone.settings
+    )
     ref = cutoff_curves(QRELS, {"tied": TIED}, "nDCG", 4)
     assert isinstance(curves, CutoffCurves) and curves.records() == ref.records()
     assert curves.settings == ref.settings and curves.series["tied"].ties == ref.series["tied"].ties
@@ -113,7 +125,9 @@ def test_select_keeps_the_numbers_of_the_measures_alone():
     assert part.records() == tierank.evaluate(QRELS, TIED, ["nDCG@3", "P@1"]).records()
 
 
-@pytest.mark.parametrize("table", [["nDCG@10", "RR@10", "AP", "P@10", "R@100"], ["nDCG@10"], ["RR@3", "P@5"]])
+@pytest.mark.parametrize(
+    "table", [["nDCG@10", "RR@10", "AP", "P@10", "R@100"], ["nDCG@10"], ["RR@3", "P@5"]]
+)
 @pytest.mark.parametrize("fmt", ["fp32", "bf16"])
 def test_askubuntu_one_evaluation_is_bit_identical(real_data, table, fmt):
     # the curve measures reach deeper than a table of nDCG@10 alone: the numbers must not move by one bit
@@ -128,10 +142,12 @@ def test_askubuntu_one_evaluation_is_bit_identical(real_data, table, fmt):
         np.testing.assert_array_equal(getattr(curves.series["r"], col), getattr(ref, col))
 
 
-@pytest.mark.parametrize("kmax", [1001, 10 ** 8, 2.0, True])
+@pytest.mark.parametrize("kmax", [1001, 10**8, 2.0, True])
 def test_kmax_is_an_integer_of_at_most_1000(kmax):
     """kmax = 10**8 built 10**8 measure names (MemoryError); 99999999999 never finished."""
-    with pytest.raises(tierank.TierankInputError, match=f"kmax must be between 1 and 1000, got {kmax!r}$"):
+    with pytest.raises(
+        tierank.TierankInputError, match=f"kmax must be between 1 and 1000, got {kmax!r}$"
+    ):
         cutoff_curves(QRELS, RUNS, "nDCG", kmax)
     with pytest.raises(tierank.TierankInputError, match="kmax must be between 1 and 1000"):
         evaluate_with_curves(QRELS, TIED, ["RR"], "nDCG", kmax)

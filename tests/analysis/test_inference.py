@@ -22,6 +22,7 @@ Z = st.norm.ppf(0.975)
 
 # --- real per-query values: AskUbuntu BM25 and a bf16-rounded copy of it --------------------------
 
+
 @pytest.fixture(scope="module")
 def askubuntu():
     """Per-query expected nDCG@10 and tie variances (200 queries) of the shipped BM25 run and of its
@@ -47,9 +48,13 @@ def askubuntu():
 def _scipy_bootstrap(x: np.ndarray, method: str, B: int, seed: int):
     """``scipy.stats.bootstrap`` of the mean of ``x`` (its ``rng`` argument is ``random_state`` before 1.15)."""
     try:
-        return st.bootstrap((x,), np.mean, method=method, n_resamples=B, rng=np.random.default_rng(seed))
+        return st.bootstrap(
+            (x,), np.mean, method=method, n_resamples=B, rng=np.random.default_rng(seed)
+        )
     except TypeError:
-        return st.bootstrap((x,), np.mean, method=method, n_resamples=B, random_state=np.random.default_rng(seed))
+        return st.bootstrap(
+            (x,), np.mean, method=method, n_resamples=B, random_state=np.random.default_rng(seed)
+        )
 
 
 def _quantile_se(boot_sd: float, prob: float, B: int) -> float:
@@ -59,6 +64,7 @@ def _quantile_se(boot_sd: float, prob: float, B: int) -> float:
 
 
 # --- per system -----------------------------------------------------------------------------------
+
 
 def test_t_ci_equals_scipy(askubuntu):
     X = np.column_stack([askubuntu["fp32"][0], askubuntu["bf16"][0]])
@@ -79,9 +85,13 @@ def test_bootstrap_ci_matches_scipy_on_askubuntu(askubuntu, method):
         (c,) = inf.mean_cis(x, [name], method=method, resamples=B, seed=11)
         ref = _scipy_bootstrap(x, method, B, 5)
         sd = ref.standard_error
-        for mine, theirs, prob in ((c.ci_low, ref.confidence_interval.low, 0.025),
-                                   (c.ci_high, ref.confidence_interval.high, 0.975)):
-            tol = 4 * math.sqrt(2) * _quantile_se(sd, prob, B)  # two independent Monte Carlo estimates
+        for mine, theirs, prob in (
+            (c.ci_low, ref.confidence_interval.low, 0.025),
+            (c.ci_high, ref.confidence_interval.high, 0.975),
+        ):
+            tol = (
+                4 * math.sqrt(2) * _quantile_se(sd, prob, B)
+            )  # two independent Monte Carlo estimates
             assert abs(mine - theirs) <= tol, (name, method, mine, theirs, tol)
         assert c.se == pytest.approx(sd, rel=0.1)
         assert (c.method, c.samples, c.seed, c.ci_method) == ("bootstrap", B, 11, method)
@@ -95,9 +105,13 @@ def test_bca_matches_scipy_where_it_differs_from_percentile():
     ref = _scipy_bootstrap(x, "bca", B, 2)
     pct = _scipy_bootstrap(x, "percentile", B, 2)
     sd = ref.standard_error
-    for mine, theirs, other, prob in ((c.ci_low, ref.confidence_interval.low, pct.confidence_interval.low, 0.025),
-                                      (c.ci_high, ref.confidence_interval.high, pct.confidence_interval.high, 0.975)):
-        tol = 4 * math.sqrt(2) * _quantile_se(sd, prob, B) * 1.5  # BCa's shifted levels sit in a thinner tail
+    for mine, theirs, other, prob in (
+        (c.ci_low, ref.confidence_interval.low, pct.confidence_interval.low, 0.025),
+        (c.ci_high, ref.confidence_interval.high, pct.confidence_interval.high, 0.975),
+    ):
+        tol = (
+            4 * math.sqrt(2) * _quantile_se(sd, prob, B) * 1.5
+        )  # BCa's shifted levels sit in a thinner tail
         assert abs(mine - theirs) <= tol
         # the check can tell BCa from percentile (more so at the long upper tail)
         assert abs(theirs - other) > (2 * tol if prob > 0.5 else tol)
@@ -108,10 +122,16 @@ def test_ci_of_a_system_does_not_change_when_systems_are_added(askubuntu):
     other = np.random.default_rng(4).random(len(fp))
     for method in ("percentile", "bca"):
         alone = inf.mean_cis(fp, ["fp32"], method=method, resamples=500, seed=3)[0]
-        many = inf.mean_cis(np.column_stack([other, fp, bf]), ["x", "fp32", "bf16"], method=method,
-                            resamples=500, seed=3)[1]
-        assert (alone.ci_low, alone.ci_high, alone.se) == pytest.approx((many.ci_low, many.ci_high, many.se),
-                                                                        rel=1e-12)
+        many = inf.mean_cis(
+            np.column_stack([other, fp, bf]),
+            ["x", "fp32", "bf16"],
+            method=method,
+            resamples=500,
+            seed=3,
+        )[1]
+        assert (alone.ci_low, alone.ci_high, alone.se) == pytest.approx(
+            (many.ci_low, many.ci_high, many.se), rel=1e-12
+        )
         moved = inf.mean_cis(fp, ["fp32"], method=method, resamples=500, seed=4)[0]
         assert (moved.ci_low, moved.ci_high) != (alone.ci_low, alone.ci_high)  # the seed matters
 
@@ -145,7 +165,7 @@ def test_combined_variance_by_simulation():
     assert e.var() / n < 0.8 * theory  # ignoring the ties would be detectably wrong
     # the plug-in estimate is unbiased for it: average over the replicates (one column each)
     est = inf.combined_se(e[q], v[q])
-    mean_est = np.mean([c.se_combined ** 2 for c in est])
+    mean_est = np.mean([c.se_combined**2 for c in est])
     assert mean_est == pytest.approx(theory, rel=0.03)
     # and the normal interval around the population mean of e covers the reported means ~95%
     cover = np.mean([abs(m - e.mean()) <= Z * math.sqrt(theory) for m in reported])
@@ -156,6 +176,7 @@ def test_combined_variance_by_simulation():
 
 
 # --- per pair -------------------------------------------------------------------------------------
+
 
 def test_paired_t_and_wilcoxon_equal_scipy(askubuntu):
     fp, bf = askubuntu["fp32"][0], askubuntu["bf16"][0]
@@ -175,7 +196,9 @@ def test_paired_t_and_wilcoxon_equal_scipy(askubuntu):
         d = X[:, i] - X[:, j]
         assert pt.effect_size == pytest.approx(d.mean() / d.std(ddof=1))
         assert pt.mean_diff == pytest.approx(d.mean())
-    assert np.count_nonzero(fp - bf) < len(fp)  # the bf16 pair has zero differences that wilcoxon drops
+    assert np.count_nonzero(fp - bf) < len(
+        fp
+    )  # the bf16 pair has zero differences that wilcoxon drops
 
 
 def test_effect_size_ci_inverts_the_noncentral_t():
@@ -184,8 +207,12 @@ def test_effect_size_ci_inverts_the_noncentral_t():
     (pt,) = inf.paired_tests(X, ["a", "b"])
     n = len(d)
     t_obs = pt.effect_size * math.sqrt(n)
-    assert st.nct.cdf(t_obs, n - 1, pt.effect_ci_low * math.sqrt(n)) == pytest.approx(0.975, abs=1e-6)
-    assert st.nct.cdf(t_obs, n - 1, pt.effect_ci_high * math.sqrt(n)) == pytest.approx(0.025, abs=1e-6)
+    assert st.nct.cdf(t_obs, n - 1, pt.effect_ci_low * math.sqrt(n)) == pytest.approx(
+        0.975, abs=1e-6
+    )
+    assert st.nct.cdf(t_obs, n - 1, pt.effect_ci_high * math.sqrt(n)) == pytest.approx(
+        0.025, abs=1e-6
+    )
     assert pt.effect_ci_low < pt.effect_size < pt.effect_ci_high
 
 
@@ -218,8 +245,12 @@ def test_monte_carlo_randomization_within_4_se_of_exact(monkeypatch):
     exact = _brute_force_flip_p(d)
     from tierank.analysis.paired import randomization
 
-    monkeypatch.setattr(randomization, "EXACT_MAX", 5)  # force Monte Carlo on these 14 nonzero differences
-    (pt,) = inf.paired_tests(np.column_stack([y + d, y]), ["a", "b"], test="randomization", samples=20000, seed=3)
+    monkeypatch.setattr(
+        randomization, "EXACT_MAX", 5
+    )  # force Monte Carlo on these 14 nonzero differences
+    (pt,) = inf.paired_tests(
+        np.column_stack([y + d, y]), ["a", "b"], test="randomization", samples=20000, seed=3
+    )
     assert (pt.method, pt.samples, pt.seed) == ("monte-carlo", 20000, 3)
     assert abs(pt.p - exact) <= 4 * pt.se + 1 / 20000, (pt.p, exact, pt.se)
     assert 0.01 < exact < 0.5  # a p-value where the Monte Carlo error is visible
@@ -230,15 +261,23 @@ def test_paired_bootstrap_test_against_scipy_bootstrap_distribution(askubuntu):
     rng = np.random.default_rng(1)
     other = np.clip(fp - 0.015 + rng.normal(0, 0.1, len(fp)), 0, 1)
     B = 4000
-    (pt,) = inf.paired_tests(np.column_stack([fp, other]), ["fp32", "other"], test="bootstrap", resamples=B,
-                             seed=2, ci="percentile")
+    (pt,) = inf.paired_tests(
+        np.column_stack([fp, other]),
+        ["fp32", "other"],
+        test="bootstrap",
+        resamples=B,
+        seed=2,
+        ci="percentile",
+    )
     d = fp - other
     ref = _scipy_bootstrap(d, "percentile", B, 9)
     p_ref = (1 + np.sum(np.abs(ref.bootstrap_distribution - d.mean()) >= abs(d.mean()))) / (1 + B)
     assert abs(pt.p - p_ref) <= 4 * math.sqrt(2 * p_ref * (1 - p_ref) / B) + 2 / B, (pt.p, p_ref)
     assert 0.0005 < p_ref < 0.5
     sd = ref.standard_error
-    assert abs(pt.diff_ci_low - ref.confidence_interval.low) <= 4 * math.sqrt(2) * _quantile_se(sd, 0.025, B)
+    assert abs(pt.diff_ci_low - ref.confidence_interval.low) <= 4 * math.sqrt(2) * _quantile_se(
+        sd, 0.025, B
+    )
     assert (pt.method, pt.samples, pt.seed) == ("monte-carlo", B, 2)
 
 
@@ -250,6 +289,7 @@ def test_all_zero_differences_give_p_one():
 
 
 # --- many systems ---------------------------------------------------------------------------------
+
 
 def _straightforward_tukey(X: np.ndarray, T: int, rng) -> np.ndarray:
     """Randomized Tukey HSD as written in Carterette (2012): for each trial, permute every query's
@@ -274,9 +314,18 @@ def _straightforward_tukey(X: np.ndarray, T: int, rng) -> np.ndarray:
 def test_tukey_hsd_agrees_with_straightforward_implementation(askubuntu):
     fp, bf = askubuntu["fp32"][0][:60], askubuntu["bf16"][0][:60]
     rng = np.random.default_rng(3)
-    X = np.column_stack([fp, bf, np.clip(fp - 0.1 + rng.normal(0, 0.1, 60), 0, 1),
-                         np.clip(fp - 0.05 + rng.normal(0, 0.1, 60), 0, 1), rng.random(60) * 0.5])
-    X = np.vstack([X, np.zeros((15, 5)), np.full((5, 5), 0.5)])  # queries where every system scores the same
+    X = np.column_stack(
+        [
+            fp,
+            bf,
+            np.clip(fp - 0.1 + rng.normal(0, 0.1, 60), 0, 1),
+            np.clip(fp - 0.05 + rng.normal(0, 0.1, 60), 0, 1),
+            rng.random(60) * 0.5,
+        ]
+    )
+    X = np.vstack(
+        [X, np.zeros((15, 5)), np.full((5, 5), 0.5)]
+    )  # queries where every system scores the same
     T = 3000
     h = inf.tukey_hsd(X, list("ABCDE"), permutations=T, seed=4)
     ref = _straightforward_tukey(X, T, np.random.default_rng(10))
@@ -289,7 +338,9 @@ def test_tukey_hsd_agrees_with_straightforward_implementation(askubuntu):
 def test_tukey_groups_and_best():
     rng = np.random.default_rng(0)
     base = rng.random(40)
-    X = np.column_stack([base + 0.30, base + 0.29, base + 0.15, base])  # A ~ B >> C >> D, same noise
+    X = np.column_stack(
+        [base + 0.30, base + 0.29, base + 0.15, base]
+    )  # A ~ B >> C >> D, same noise
     X += rng.normal(0, 0.02, X.shape)
     h = inf.tukey_hsd(X, ["A", "B", "C", "D"], permutations=2000, seed=1)
     assert h.groups == ("a", "a", "b", "c")
@@ -301,8 +352,9 @@ def test_letter_groups_overlapping_runs():
     for i, j in ((0, 2), (0, 3), (1, 3)):
         sep[i, j] = sep[j, i] = True
     # given out of order: the display follows the means
-    assert inf.letter_groups(np.array([0.6, 0.8, 0.9, 0.7]), sep[[3, 1, 0, 2]][:, [3, 1, 0, 2]]) == \
-        ("c", "ab", "a", "bc")
+    assert inf.letter_groups(
+        np.array([0.6, 0.8, 0.9, 0.7]), sep[[3, 1, 0, 2]][:, [3, 1, 0, 2]]
+    ) == ("c", "ab", "a", "bc")
 
 
 def test_rank_intervals_against_rankdata_on_the_same_resamples():
@@ -322,8 +374,17 @@ def test_rank_intervals_against_rankdata_on_the_same_resamples():
 
 def test_reproducible_from_the_seed(askubuntu):
     X = np.column_stack([askubuntu["fp32"][0], askubuntu["bf16"][0]])
-    run = lambda seed: inf.paired_tests(X, ["x", "y"], test="bootstrap", ci="percentile",  # noqa: E731
-                                        resamples=300, seed=seed)[0]
+
+    def run(seed):
+        return inf.paired_tests(
+            X,
+            ["x", "y"],
+            test="bootstrap",
+            ci="percentile",  # noqa: E731
+            resamples=300,
+            seed=seed,
+        )[0]
+
     a, b, c = run(1), run(1), run(2)
     assert a == b
     assert a.diff_ci_low != c.diff_ci_low
@@ -344,6 +405,7 @@ def test_invalid_arguments_raise():
 
 # --- wired into compare ---------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def askubuntu_runs():
     """The shipped BM25 run, its bf16-rounded copy and a noisy copy, as dict runs, with the qrels."""
@@ -351,9 +413,13 @@ def askubuntu_runs():
     run = read_run(path("askubuntu-run"))
     qids, docids = run.qid.to_pylist(), run.docid.to_pylist()
     score = np.asarray(run.score, dtype=np.float64)
-    variants = {"fp32": score,
-                "bf16": np.asarray(run.score, dtype=np.float32).astype(ml_dtypes.bfloat16).astype(np.float64),
-                "noisy": score + np.random.default_rng(0).normal(0, 3.0, len(score))}
+    variants = {
+        "fp32": score,
+        "bf16": np.asarray(run.score, dtype=np.float32)
+        .astype(ml_dtypes.bfloat16)
+        .astype(np.float64),
+        "noisy": score + np.random.default_rng(0).normal(0, 3.0, len(score)),
+    }
     runs = {}
     for name, s in variants.items():
         d = {}
@@ -384,12 +450,33 @@ def test_compare_default_is_the_t_test_and_adds_the_keys(askubuntu_runs):
     assert (pair.test, pair.method, pair.samples, pair.seed) == ("t", "analytic", None, None)
     top = cmp.systems[0]
     tci = st.ttest_1samp(x, 0).confidence_interval()
-    assert (top.ci_low, top.ci_high, top.ci_method) == (pytest.approx(tci.low), pytest.approx(tci.high), "t")
+    assert (top.ci_low, top.ci_high, top.ci_method) == (
+        pytest.approx(tci.low),
+        pytest.approx(tci.high),
+        "t",
+    )
     rec = records(cmp)
-    assert set(rec["systems"][0]) >= {"ci_low", "ci_high", "ci_method", "rank", "rank_oblivious", "rank_low",
-                                      "rank_high", "group"}
-    assert set(rec["pairs"][0]) >= {"test", "p", "p_adjusted", "effect_size", "diff_ci_low", "diff_ci_high",
-                                    "method", "samples", "seed"}
+    assert set(rec["systems"][0]) >= {
+        "ci_low",
+        "ci_high",
+        "ci_method",
+        "rank",
+        "rank_oblivious",
+        "rank_low",
+        "rank_high",
+        "group",
+    }
+    assert set(rec["pairs"][0]) >= {
+        "test",
+        "p",
+        "p_adjusted",
+        "effect_size",
+        "diff_ci_low",
+        "diff_ci_high",
+        "method",
+        "samples",
+        "seed",
+    }
     assert {"seed", "resamples", "permutations", "test", "ci"} <= set(rec["settings"])
     assert [s["rank"] for s in rec["systems"]] == [1, 2] and rec["systems"][0]["rank_low"] is None
 
@@ -432,7 +519,9 @@ def test_compare_leaderboard(askubuntu_runs):
     hsd = inf.tukey_hsd(E, [s.name for s in cmp.systems], permutations=500, seed=2)
     ri = inf.rank_intervals(E, [s.name for s in cmp.systems], resamples=500, seed=2)
     assert [s.group for s in cmp.systems] == list(hsd.groups)
-    assert [(s.rank_low, s.rank_high) for s in cmp.systems] == list(zip(ri.low.tolist(), ri.high.tolist()))
+    assert [(s.rank_low, s.rank_high) for s in cmp.systems] == list(
+        zip(ri.low.tolist(), ri.high.tolist())
+    )
     assert cmp.best == hsd.best and cmp.systems[0].name in cmp.best
     assert [s.rank for s in cmp.systems] == [1, 2, 3]
     assert all(s.rank_low <= s.rank <= s.rank_high for s in cmp.systems)
@@ -452,22 +541,79 @@ def test_cli_compare_test_and_leaderboard(askubuntu_runs, tmp_path, monkeypatch)
     files = []
     for name in ("fp32", "bf16", "noisy"):
         p = tmp_path / f"{name}.run"
-        p.write_text("".join(f"{q} Q0 {d} 0 {s!r} {name}\n" for q, docs in runs[name].items()
-                             for d, s in docs.items()))
+        p.write_text(
+            "".join(
+                f"{q} Q0 {d} 0 {s!r} {name}\n"
+                for q, docs in runs[name].items()
+                for d, s in docs.items()
+            )
+        )
         files.append(p.name)
-    res = CliRunner().invoke(app, ["compare", *files[:2], "--qrels", str(qrels), "--test", "randomization",
-                                   "--permutations", "300", "--seed", "4", "-f", "json"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "compare",
+            *files[:2],
+            "--qrels",
+            str(qrels),
+            "--test",
+            "randomization",
+            "--permutations",
+            "300",
+            "--seed",
+            "4",
+            "-f",
+            "json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     (pair,) = doc["pairs"]
-    assert (pair["test"], pair["method"], pair["samples"], pair["seed"]) == ("randomization", "monte-carlo", 300, 4)
+    assert (pair["test"], pair["method"], pair["samples"], pair["seed"]) == (
+        "randomization",
+        "monte-carlo",
+        300,
+        4,
+    )
     assert doc["settings"]["seed"] == 4 and doc["settings"]["permutations"] == 300
-    res = CliRunner().invoke(app, ["compare", *files, "--qrels", str(qrels), "--leaderboard", "--resamples", "200",
-                                   "--permutations", "200"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "compare",
+            *files,
+            "--qrels",
+            str(qrels),
+            "--leaderboard",
+            "--resamples",
+            "200",
+            "--permutations",
+            "200",
+        ],
+    )
     assert res.exit_code == 0, res.output  # three systems: Holm-adjusted p in the flips table
-    assert "leaderboard: nDCG@10" in res.stdout and "rank interval" in res.stdout and "p adj (t)" in res.stdout
-    res = CliRunner().invoke(app, ["compare", *files, "--qrels", str(qrels), "--leaderboard", "--resamples", "200",
-                                   "--permutations", "200", "--tie-samples", "2", "-f", "json"])
+    assert (
+        "leaderboard: nDCG@10" in res.stdout
+        and "rank interval" in res.stdout
+        and "p adj (t)" in res.stdout
+    )
+    res = CliRunner().invoke(
+        app,
+        [
+            "compare",
+            *files,
+            "--qrels",
+            str(qrels),
+            "--leaderboard",
+            "--resamples",
+            "200",
+            "--permutations",
+            "200",
+            "--tie-samples",
+            "2",
+            "-f",
+            "json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     st_ = json.loads(res.stdout)["settings"]
     assert (st_["tie_samples"], st_["rank_method"]) == (2, "bootstrap+ties")
@@ -480,7 +626,9 @@ def test_tukey_permutations_do_not_depend_on_the_number_of_threads():
     two = inf.permutation_ranges(X, 1200, seed=7, jobs=2)
     assert np.array_equal(one, two) and len(one) == 1200
     assert np.array_equal(one, inf.permutation_ranges(X, 1200, seed=7, jobs=3))
-    assert np.array_equal(one, inf.permutation_ranges(X, 1200, seed=7))  # the default: up to 2 threads
+    assert np.array_equal(
+        one, inf.permutation_ranges(X, 1200, seed=7)
+    )  # the default: up to 2 threads
     assert 1 <= inf.default_jobs() <= 2
     assert not np.array_equal(one, inf.permutation_ranges(X, 1200, seed=8))
     for bad in (0, -1, True, 1.5):
@@ -498,14 +646,24 @@ def test_compare_table_shows_the_chosen_tests_statistic(askubuntu_runs, test, he
     from tierank.report.terminal import compare_tables
 
     runs, qrels = askubuntu_runs
-    cmp = compare({k: runs[k] for k in ("fp32", "bf16")}, qrels, "nDCG@10", test=test, permutations=200)
+    cmp = compare(
+        {k: runs[k] for k in ("fp32", "bf16")}, qrels, "nDCG@10", test=test, permutations=200
+    )
     (pair,) = cmp.pairs
     d = _per_query_expected(qrels, runs[pair.a]) - _per_query_expected(qrels, runs[pair.b])
-    ref = {"t": st.ttest_1samp(d, 0).statistic, "wilcoxon": st.wilcoxon(d).statistic, "randomization": d.mean()}
+    ref = {
+        "t": st.ttest_1samp(d, 0).statistic,
+        "wilcoxon": st.wilcoxon(d).statistic,
+        "randomization": d.mean(),
+    }
     assert pair.statistic == pytest.approx(ref[test], rel=1e-9)
     pairs_table = compare_tables(cmp)[1]
     headers = [str(col.header) for col in pairs_table.columns]
-    assert headers[4] == (header or "p") and ("t" in headers) == (test == "t") and ("W" in headers) == (header == "W")
+    assert (
+        headers[4] == (header or "p")
+        and ("t" in headers) == (test == "t")
+        and ("W" in headers) == (header == "W")
+    )
     console = Console(width=220, record=True, file=io.StringIO())
     console.print(pairs_table)
     if header:
@@ -523,10 +681,18 @@ def test_tukey_hsd_agrees_with_ranx_on_tie_free_runs():
     rng = np.random.default_rng(0)
     nq, nd = 300, 30
     qrels = {f"q{i}": {f"d{j}": 1 for j in range(5)} for i in range(nq)}
-    runs = {f"s{s}": {q: {f"d{j}": float(rng.normal(shift * (j < 5), 1.0)) for j in range(nd)} for q in qrels}
-            for s, shift in enumerate((0.0, 0.05, 0.1, 0.15))}
-    report = ranx.compare(ranx.Qrels(qrels), [ranx.Run(r, name=n) for n, r in runs.items()], ["ndcg@10"],
-                          stat_test="tukey")
+    runs = {
+        f"s{s}": {
+            q: {f"d{j}": float(rng.normal(shift * (j < 5), 1.0)) for j in range(nd)} for q in qrels
+        }
+        for s, shift in enumerate((0.0, 0.05, 0.1, 0.15))
+    }
+    report = ranx.compare(
+        ranx.Qrels(qrels),
+        [ranx.Run(r, name=n) for n, r in runs.items()],
+        ["ndcg@10"],
+        stat_test="tukey",
+    )
     E = []
     for r in runs.values():
         res = tierank.evaluate(qrels, r, ["nDCG@10"])
@@ -540,8 +706,10 @@ def test_tukey_hsd_agrees_with_ranx_on_tie_free_runs():
         ref = report.comparisons[names[i], names[j]]["ndcg@10"]["p_value"]
         se = math.sqrt(ref * (1 - ref) / T)
         assert abs(h.p[i, j] - ref) <= 4 * se + 0.01, (names[i], names[j], h.p[i, j], ref)
-    assert any(0.01 < report.comparisons[a, b]["ndcg@10"]["p_value"] < 0.9
-               for a, b in itertools.combinations(names, 2))
+    assert any(
+        0.01 < report.comparisons[a, b]["ndcg@10"]["p_value"] < 0.9
+        for a, b in itertools.combinations(names, 2)
+    )
 
 
 def test_bootstrap_tie_means_against_a_loop_over_resamples():
@@ -551,16 +719,28 @@ def test_bootstrap_tie_means_against_a_loop_over_resamples():
     got = inf.bootstrap_tie_means(D, B, seed=6)
     W = np.vstack(list(inf.resample_counts(n, B, 6)))
     K = np.random.default_rng([6, 1]).integers(0, N, size=(B, n))  # one chunk at this size
-    ref = np.array([[sum(W[b, q] * D[K[b, q], q, s] for q in range(n)) / n for s in range(S)] for b in range(B)])
+    ref = np.array(
+        [
+            [sum(W[b, q] * D[K[b, q], q, s] for q in range(n)) / n for s in range(S)]
+            for b in range(B)
+        ]
+    )
     assert np.allclose(got, ref, rtol=1e-12, atol=0)
     # the same ordering every time: the plain query bootstrap, and the same rank intervals
     X = D[0]
     same = np.stack([X] * N)
-    assert np.allclose(inf.bootstrap_tie_means(same, B, seed=6), inf.bootstrap_means(X, B, seed=6), rtol=1e-12)
+    assert np.allclose(
+        inf.bootstrap_tie_means(same, B, seed=6), inf.bootstrap_means(X, B, seed=6), rtol=1e-12
+    )
     a = inf.rank_intervals(X, list("ABC"), resamples=B, seed=6)
     b = inf.rank_intervals(X, list("ABC"), resamples=B, seed=6, tie_draws=same)
     assert (a.low.tolist(), a.high.tolist()) == (b.low.tolist(), b.high.tolist())
-    assert (a.method, a.tie_samples, b.method, b.tie_samples) == ("bootstrap", None, "bootstrap+ties", N)
+    assert (a.method, a.tie_samples, b.method, b.tie_samples) == (
+        "bootstrap",
+        None,
+        "bootstrap+ties",
+        N,
+    )
     with pytest.raises(tierank.errors.TierankInputError):
         inf.rank_intervals(X, resamples=B, tie_draws=D[:, :5])
 
@@ -579,10 +759,13 @@ def test_compare_leaderboard_tie_samples(askubuntu_runs):
     for s in tied.systems:
         assert 1 <= s.rank_low <= s.rank_high <= 3
     # the groups and CIs do not depend on the tie draws
-    assert [(s.group, s.ci_low) for s in tied.systems] == [(s.group, s.ci_low) for s in plain.systems]
+    assert [(s.group, s.ci_low) for s in tied.systems] == [
+        (s.group, s.ci_low) for s in plain.systems
+    ]
 
 
 # --- small samples: no test reports what its method cannot support -------------------------------
+
 
 def _exact_flips(d: np.ndarray) -> float:
     """The two-sided sign-flip p of the mean of ``d``, by listing every sign vector."""
@@ -595,12 +778,16 @@ def _exact_flips(d: np.ndarray) -> float:
 _D12 = np.array([0.12, 0.05, -0.03, 0.20, 0.08, 0.15, -0.06, 0.10, 0.02, 0.18, 0.07, -0.01])
 
 
-@pytest.mark.parametrize("d, before, after", [
-    (np.array([0.2]), 1 / 10001, 1.0),
-    (np.array([0.2, 0.1]), 1 / 10001, 0.5),
-    (np.array([0.2, 0.1, 0.3]), 1 / 10001, 0.25),
-    (_D12, 12 / 10001, 0.0146484375),
-], ids=["1 query", "2 queries", "3 queries", "12 queries"])
+@pytest.mark.parametrize(
+    "d, before, after",
+    [
+        (np.array([0.2]), 1 / 10001, 1.0),
+        (np.array([0.2, 0.1]), 1 / 10001, 0.5),
+        (np.array([0.2, 0.1, 0.3]), 1 / 10001, 0.25),
+        (_D12, 12 / 10001, 0.0146484375),
+    ],
+    ids=["1 query", "2 queries", "3 queries", "12 queries"],
+)
 def test_bootstrap_with_few_queries_gives_the_exact_randomization_p(d, before, after):
     """The centred bootstrap never reaches |mean d| with 1-3 differences of one sign (p = 1/(B+1),
     'significant'); at 12 queries it is still 12x too small. The exact test answers, labelled."""
@@ -612,23 +799,35 @@ def test_bootstrap_with_few_queries_gives_the_exact_randomization_p(d, before, a
     assert raw == pytest.approx(before)  # what the bootstrap alone says
     (pt,) = inf.paired_tests(X, ["A", "B"], test="bootstrap", resamples=10_000, seed=0)
     assert pt.p == pytest.approx(_exact_flips(d), abs=1e-15) == pytest.approx(after)
-    assert (pt.test, pt.test_used, pt.method, pt.samples) == ("bootstrap", "randomization", "exact", 2 ** n)
+    assert (pt.test, pt.test_used, pt.method, pt.samples) == (
+        "bootstrap",
+        "randomization",
+        "exact",
+        2**n,
+    )
     assert f"{n} nonzero differences" in pt.fallback
 
 
 def test_bootstrap_with_many_queries_stays_the_bootstrap():
     rng = np.random.default_rng(5)
     d = rng.normal(0.05, 0.15, inf.EXACT_MAX + 1)
-    (pt,) = inf.paired_tests(np.column_stack([0.5 + d, np.full(len(d), 0.5)]), ["A", "B"], test="bootstrap",
-                             resamples=500)
+    (pt,) = inf.paired_tests(
+        np.column_stack([0.5 + d, np.full(len(d), 0.5)]),
+        ["A", "B"],
+        test="bootstrap",
+        resamples=500,
+    )
     assert (pt.test_used, pt.method, pt.fallback) == ("bootstrap", "monte-carlo", None)
 
 
-@pytest.mark.parametrize("X, p", [
-    ([[0.7, 0.5], [0.9, 0.7]], 0.5),          # two equal differences: no variance
-    ([[0.7, 0.5]], 1.0),                      # one query
-    ([[0.7, 0.5], [0.9, 0.7], [0.4, 0.2]], 0.25),
-])
+@pytest.mark.parametrize(
+    "X, p",
+    [
+        ([[0.7, 0.5], [0.9, 0.7]], 0.5),  # two equal differences: no variance
+        ([[0.7, 0.5]], 1.0),  # one query
+        ([[0.7, 0.5], [0.9, 0.7], [0.4, 0.2]], 0.25),
+    ],
+)
 def test_t_test_where_t_is_undefined_falls_back_to_the_exact_test(X, p):
     (pt,) = inf.paired_tests(X, ["A", "B"], test="t")
     assert math.isnan(pt.t) and pt.p == pytest.approx(p) and pt.test_used == "randomization"
@@ -639,12 +838,15 @@ def test_t_test_where_t_is_undefined_falls_back_to_the_exact_test(X, p):
     assert not ref.pvalue > 1e-10  # scipy: nan, or "significant" on rounding noise (t ~ 1e15)
 
 
-@pytest.mark.parametrize("d, label", [
-    ([0.1, -0.3, 0.2, 0.45, 0.5], "exact"),
-    ([0.1, 0.1, 0.2, -0.3, 0.5], "permutation"),          # tied |d|, n <= 13
-    ([0.0, 0.1, 0.25, -0.3, 0.5], "permutation"),         # a zero difference
-    ([0.1, 0.1, -0.1] + [0.01 * i * (-1) ** i for i in range(1, 18)], "approx"),  # ties, n > 13
-])
+@pytest.mark.parametrize(
+    "d, label",
+    [
+        ([0.1, -0.3, 0.2, 0.45, 0.5], "exact"),
+        ([0.1, 0.1, 0.2, -0.3, 0.5], "permutation"),  # tied |d|, n <= 13
+        ([0.0, 0.1, 0.25, -0.3, 0.5], "permutation"),  # a zero difference
+        ([0.1, 0.1, -0.1] + [0.01 * i * (-1) ** i for i in range(1, 18)], "approx"),  # ties, n > 13
+    ],
+)
 def test_wilcoxon_method_labels_what_scipy_computed(d, label):
     d = np.asarray(d)
     X = np.column_stack([0.5 + d, np.full(len(d), 0.5)])
@@ -653,6 +855,9 @@ def test_wilcoxon_method_labels_what_scipy_computed(d, label):
     assert pt.p == pytest.approx(st.wilcoxon(d).pvalue, rel=1e-12)  # scipy's own choice
     how = {"exact": "exact", "approx": "asymptotic", "permutation": st.PermutationMethod()}[label]
     assert pt.p == pytest.approx(st.wilcoxon(d, method=how).pvalue, rel=1e-12)
-    if label != "exact":  # and the other methods give another number here: the label is not decoration
-        assert st.wilcoxon(d, method="asymptotic" if label == "permutation" else st.PermutationMethod()).pvalue \
-            != pytest.approx(pt.p, rel=1e-6)
+    if (
+        label != "exact"
+    ):  # and the other methods give another number here: the label is not decoration
+        assert st.wilcoxon(
+            d, method="asymptotic" if label == "permutation" else st.PermutationMethod()
+        ).pvalue != pytest.approx(pt.p, rel=1e-6)

@@ -27,7 +27,9 @@ from tierank.ties import RunLayout, TieSummary, layout, prepare
 
 def test_worked_example_unsorted_run():
     # file order: q2 rows first, then q1; q2 has a tie of three at 1.0 and one at 3.0
-    run = tierank.to_run({"q2": {"a": 1.0, "b": 3.0, "c": 1.0, "d": 1.0}, "q1": {"x": 0.5, "y": 0.7}})
+    run = tierank.to_run(
+        {"q2": {"a": 1.0, "b": 3.0, "c": 1.0, "d": 1.0}, "q1": {"x": 0.5, "y": 0.7}}
+    )
     lay = layout(run)
     assert isinstance(lay, RunLayout)
     assert lay.qids == ["q1", "q2"]
@@ -41,11 +43,23 @@ def test_worked_example_unsorted_run():
     assert lay.query_starts.tolist() == [0, 2, 6]
     assert lay.tied_sizes().tolist() == [3]
     assert lay.ranks().tolist() == [2, 1, 3, 4, 2, 1]
-    assert lay.summary == TieSummary(docs=6, queries=2, queries_with_ties=1, groups=1, tied_docs=3, largest=3,
-                                     share=0.5)
-    assert lay.summary.to_dict() == {"docs": 6, "queries": 2, "queries_with_ties": 1, "groups": 1, "tied_docs": 3,
-                                     "largest": 3, "share": 0.5}
-    assert (lay.summary.tied_with_predecessor, lay.summary.mean_group, lay.summary.largest_tie_group) == (2, 3.0, 3)
+    assert lay.summary == TieSummary(
+        docs=6, queries=2, queries_with_ties=1, groups=1, tied_docs=3, largest=3, share=0.5
+    )
+    assert lay.summary.to_dict() == {
+        "docs": 6,
+        "queries": 2,
+        "queries_with_ties": 1,
+        "groups": 1,
+        "tied_docs": 3,
+        "largest": 3,
+        "share": 0.5,
+    }
+    assert (
+        lay.summary.tied_with_predecessor,
+        lay.summary.mean_group,
+        lay.summary.largest_tie_group,
+    ) == (2, 3.0, 3)
     # inside the tie, by a key (file order among equal keys): a=2, c=1, d=1 -> c, d, a
     assert lay.within_ties(np.array([2, 0, 1, 1, 0, 0])).tolist() == [5, 4, 1, 2, 3, 0]
 
@@ -57,13 +71,27 @@ def test_worked_example_query_subset_and_empty_query():
     assert lay.codes.tolist() == [1, 1, 2]
     assert lay.score.tolist() == [1.0, 1.0, 2.0]
     assert lay.query_starts.tolist() == [0, 0, 2, 3]
-    assert lay.summary.to_dict() == {"docs": 3, "queries": 3, "queries_with_ties": 1, "groups": 1, "tied_docs": 2,
-                                     "largest": 2, "share": 2 / 3}
+    assert lay.summary.to_dict() == {
+        "docs": 3,
+        "queries": 3,
+        "queries_with_ties": 1,
+        "groups": 1,
+        "tied_docs": 2,
+        "largest": 2,
+        "share": 2 / 3,
+    }
 
 
 def test_no_ties_and_no_rows():
     s = layout(tierank.to_run({"q": {"a": 2.0, "b": 1.0}})).summary
-    assert (s.groups, s.tied_docs, s.largest, s.largest_tie_group, s.mean_group, s.share) == (0, 0, 1, 0, 0.0, 0.0)
+    assert (s.groups, s.tied_docs, s.largest, s.largest_tie_group, s.mean_group, s.share) == (
+        0,
+        0,
+        1,
+        0,
+        0.0,
+        0.0,
+    )
     empty = layout(tierank.to_run({"q": {"a": 1.0}}), ["other"])
     assert empty.n == 0 and empty.order.tolist() == [] and empty.query_starts.tolist() == [0, 0]
     assert empty.summary == TieSummary(docs=0, queries=1)
@@ -79,11 +107,19 @@ SCORES = [-1.0, 0.0, -0.0, 0.5, 1.0, 2.5, 1e-300, -1e-300, 7.0]
 def runs(draw):
     n = draw(st.integers(0, 30))
     qid = draw(st.lists(st.sampled_from(QIDS), min_size=n, max_size=n))
-    score = draw(st.lists(st.sampled_from(SCORES) | st.floats(-4, 4, allow_nan=False), min_size=n, max_size=n))
+    score = draw(
+        st.lists(
+            st.sampled_from(SCORES) | st.floats(-4, 4, allow_nan=False), min_size=n, max_size=n
+        )
+    )
     arr = pa.array(qid, pa.string())
     if draw(st.booleans()):
         arr = arr.dictionary_encode()
-    return Run(qid=arr, docid=pa.array([f"d{i}" for i in range(n)]), score=np.array(score, dtype=np.float64))
+    return Run(
+        qid=arr,
+        docid=pa.array([f"d{i}" for i in range(n)]),
+        score=np.array(score, dtype=np.float64),
+    )
 
 
 def brute(qid: list, score: list, qids: list | None = None) -> dict:
@@ -101,13 +137,22 @@ def brute(qid: list, score: list, qids: list | None = None) -> dict:
     per_query = {q: [i for i in order if qid[i] == q] for q in qids}
     rank = {i: per_query[qid[i]].index(i) + 1 for i in kept}
     return {
-        "qids": qids, "codes": [code[qid[i]] for i in kept], "order": [pos[i] for i in order],
-        "sizes": sizes, "tied": tied, "ranks": [rank[i] for i in kept],
+        "qids": qids,
+        "codes": [code[qid[i]] for i in kept],
+        "order": [pos[i] for i in order],
+        "sizes": sizes,
+        "tied": tied,
+        "ranks": [rank[i] for i in kept],
         "query_starts": list(itertools.accumulate([len(per_query[q]) for q in qids], initial=0)),
-        "summary": {"docs": len(kept), "queries": len(qids),
-                    "queries_with_ties": len({qid[g[0]] for g in groups if len(g) > 1}), "groups": len(tied),
-                    "tied_docs": sum(tied), "largest": max(sizes, default=0),
-                    "share": sum(tied) / len(kept) if kept else 0.0},
+        "summary": {
+            "docs": len(kept),
+            "queries": len(qids),
+            "queries_with_ties": len({qid[g[0]] for g in groups if len(g) > 1}),
+            "groups": len(tied),
+            "tied_docs": sum(tied),
+            "largest": max(sizes, default=0),
+            "share": sum(tied) / len(kept) if kept else 0.0,
+        },
     }
 
 
@@ -171,8 +216,14 @@ def test_consumers_read_the_layout(run):
     t = lay.summary
     # prevalence
     r = analyze_run(run, "x")
-    assert (r.queries, r.docs, r.queries_with_ties, r.tie_groups, r.docs_in_ties, r.docs_tied_with_predecessor) == \
-        (t.queries, t.docs, t.queries_with_ties, t.groups, t.tied_docs, t.tied_with_predecessor)
+    assert (
+        r.queries,
+        r.docs,
+        r.queries_with_ties,
+        r.tie_groups,
+        r.docs_in_ties,
+        r.docs_tied_with_predecessor,
+    ) == (t.queries, t.docs, t.queries_with_ties, t.groups, t.tied_docs, t.tied_with_predecessor)
     # rank bands: the rank is the layout's rank
     assert band_run(run, 2.0).rank.tolist() == lay.ranks().astype(float).tolist()
     # the figure's group sizes
@@ -189,13 +240,25 @@ def test_consumers_read_the_layout(run):
 
 
 def test_evaluation_reports_the_layout_of_the_evaluated_queries():
-    run = tierank.to_run({"q1": {"a": 1.0, "b": 1.0, "c": 0.5}, "q2": {"x": 2.0, "y": 2.0, "z": 2.0},
-                          "q3": {"m": 1.0}})
+    run = tierank.to_run(
+        {
+            "q1": {"a": 1.0, "b": 1.0, "c": 0.5},
+            "q2": {"x": 2.0, "y": 2.0, "z": 2.0},
+            "q3": {"m": 1.0},
+        }
+    )
     qrels = tierank.to_qrels({"q1": {"a": 1}, "q3": {"m": 1}, "q4": {"k": 1}})
     res = tierank.evaluate(qrels, run, ["P@1"])
     assert res.ties == layout(run, ["q1", "q3"]).summary.to_dict()
-    assert res.ties == {"docs": 4, "queries": 2, "queries_with_ties": 1, "groups": 1, "tied_docs": 2, "largest": 2,
-                        "share": 0.5}
+    assert res.ties == {
+        "docs": 4,
+        "queries": 2,
+        "queries_with_ties": 1,
+        "groups": 1,
+        "tied_docs": 2,
+        "largest": 2,
+        "share": 0.5,
+    }
     complete = tierank.evaluate(qrels, run, ["P@1"], complete=True)
     assert complete.ties == layout(run, ["q1", "q3", "q4"]).summary.to_dict()
     assert complete.ties["queries"] == 3
@@ -212,7 +275,9 @@ def test_extremal_gain_arrangements_sort_groups_whose_gains_differ_by_little():
     prep = prepare(tierank.to_run(run), tierank.to_qrels(qrels))
     assert prep.arrangement("optimistic", "gain").tolist() == [1.0000001, 1.0]
     assert prep.arrangement("pessimistic", "gain").tolist() == [1.0, 1.0000001]
-    assert prep.arrangement("optimistic", "gain") is prep.arrangement("optimistic", "gain")  # cached
+    assert prep.arrangement("optimistic", "gain") is prep.arrangement(
+        "optimistic", "gain"
+    )  # cached
 
 
 @pytest.mark.parametrize("name", ["test.bm25.run", "dev.bm25.run"])

@@ -28,7 +28,9 @@ def _sign_test_module() -> types.ModuleType:
         P = pairs.D.shape[1]
         pos = (pairs.D > pairs.tol).sum(axis=0)
         neg = (pairs.D < -pairs.tol).sum(axis=0)
-        p = np.array([st.binomtest(int(a), int(a + b)).pvalue if a + b else 1.0 for a, b in zip(pos, neg)])
+        p = np.array(
+            [st.binomtest(int(a), int(a + b)).pvalue if a + b else 1.0 for a, b in zip(pos, neg)]
+        )
         return Outcome(statistic=(pos - neg).astype(float), p=p, method=["exact"] * P)
 
     mod.run = run
@@ -47,12 +49,20 @@ def sign_test(monkeypatch):
 def test_a_new_test_is_one_module_and_one_registration(sign_test):
     X = np.array([[0.9, 0.1], [0.8, 0.3], [0.7, 0.6], [0.6, 0.2], [0.5, 0.55], [0.4, 0.1]])
     (pt,) = inference.paired_tests(X, ["A", "B"], test="sign")
-    assert pt.p == pytest.approx(st.binomtest(5, 6).pvalue) and pt.statistic == 4.0 and pt.test_used == "sign"
-    runs = {"A": {f"q{i}": {"x": 2.0, "y": 1.0} for i in range(6)},
-            "B": {f"q{i}": {"y": 2.0, "x": 1.0} if i % 3 else {"x": 2.0, "y": 1.0} for i in range(6)}}
+    assert (
+        pt.p == pytest.approx(st.binomtest(5, 6).pvalue)
+        and pt.statistic == 4.0
+        and pt.test_used == "sign"
+    )
+    runs = {
+        "A": {f"q{i}": {"x": 2.0, "y": 1.0} for i in range(6)},
+        "B": {f"q{i}": {"y": 2.0, "x": 1.0} if i % 3 else {"x": 2.0, "y": 1.0} for i in range(6)},
+    }
     qrels = {f"q{i}": {"x": 1} for i in range(6)}
     cmp = compare(runs, qrels, "RR", test="sign")
-    assert cmp.pairs[0].test == "sign" and records(cmp)["inference"]["test"]["display"] == "sign tests"
+    assert (
+        cmp.pairs[0].test == "sign" and records(cmp)["inference"]["test"]["display"] == "sign tests"
+    )
     console = Console(width=200, record=True, file=io.StringIO())
     for table in compare_tables(cmp):
         console.print(table)

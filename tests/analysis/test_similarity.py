@@ -36,9 +36,9 @@ def webber_ext(S: list, L: list, p: float) -> float:
     def X(d):
         return len(set(S[:d]) & set(L[:d]))
 
-    total = sum(X(d) / d * p ** d for d in range(1, l + 1))
-    total += sum(X(s) * (d - s) / (s * d) * p ** d for d in range(s + 1, l + 1))
-    return (1 - p) / p * total + ((X(l) - X(s)) / l + X(s) / s) * p ** l
+    total = sum(X(d) / d * p**d for d in range(1, l + 1))
+    total += sum(X(s) * (d - s) / (s * d) * p**d for d in range(s + 1, l + 1))
+    return (1 - p) / p * total + ((X(l) - X(s)) / l + X(s) / s) * p**l
 
 
 def _flat(r: list) -> list[tuple[str, int, int]]:
@@ -100,15 +100,20 @@ def corsi_urbano(x: list, y: list, p: float, ties: str) -> dict:
         A_ext.append(agree(x_d + (d - s) * a_s * (sum(nz) / len(nz) if nz else 0.0), d))
     xl = X(l)
     k = (1 - p) / p
-    lo = k * (sum(a * p ** d for d, a in enumerate(A_min, 1))
-              + xl * (math.log(1 / (1 - p)) - sum(p ** d / d for d in range(1, l + 1))))
+    lo = k * (
+        sum(a * p**d for d, a in enumerate(A_min, 1))
+        + xl * (math.log(1 / (1 - p)) - sum(p**d / d for d in range(1, l + 1)))
+    )
     f = l + s - xl
     tail_max, d = 0.0, l + 1
     while d < f + 1:
-        tail_max += (2 * d - l - s + xl) / d * p ** d
+        tail_max += (2 * d - l - s + xl) / d * p**d
         d += 1
-    hi = k * (sum(a * p ** d for d, a in enumerate(A_max, 1)) + tail_max + p ** (f + 1) / (1 - p))
-    ext = k * (sum(a * p ** d for d, a in enumerate(A_ext, 1)) + (xl + (l - s) * a_s) / l * p ** (l + 1) / (1 - p))
+    hi = k * (sum(a * p**d for d, a in enumerate(A_max, 1)) + tail_max + p ** (f + 1) / (1 - p))
+    ext = k * (
+        sum(a * p**d for d, a in enumerate(A_ext, 1))
+        + (xl + (l - s) * a_s) / l * p ** (l + 1) / (1 - p)
+    )
     return {"ext": ext, "min": lo, "max": hi, "res": hi - lo}
 
 
@@ -149,8 +154,11 @@ def test_tie_free_equals_the_rbo_package_and_the_transcription():
             assert ours == pytest.approx(webber_ext(S, L, p), abs=1e-12)
 
 
-@given(st.lists(st.integers(0, 15), min_size=1, max_size=12, unique=True),
-       st.lists(st.integers(0, 15), min_size=1, max_size=12, unique=True), st.sampled_from([0.5, 0.8, 0.9]))
+@given(
+    st.lists(st.integers(0, 15), min_size=1, max_size=12, unique=True),
+    st.lists(st.integers(0, 15), min_size=1, max_size=12, unique=True),
+    st.sampled_from([0.5, 0.8, 0.9]),
+)
 @settings(max_examples=examples(80), deadline=None)
 def test_tie_free_ext_equals_webber_eq32(S, L, p):
     S, L = [str(i) for i in S], [str(i) for i in L]
@@ -161,18 +169,21 @@ def test_tie_free_ext_equals_webber_eq32(S, L, p):
         assert rbo(S, L, p=p, ties=v) == pytest.approx(r, abs=1e-12)
 
 
-@pytest.mark.parametrize(("x", "y", "average_overlap"), [
-    ("abcdefg", "zcavwxy", 0.312),  # Webber et al. 2010, Figure 5
-    ("abcde", "bacde", 0.8),  # the examples of the rbo package's tests (average overlap, p = 1)
-    ("abcde", "abced", 0.95),
-])
+@pytest.mark.parametrize(
+    ("x", "y", "average_overlap"),
+    [
+        ("abcdefg", "zcavwxy", 0.312),  # Webber et al. 2010, Figure 5
+        ("abcde", "bacde", 0.8),  # the examples of the rbo package's tests (average overlap, p = 1)
+        ("abcde", "abced", 0.95),
+    ],
+)
 def test_published_overlaps(x, y, average_overlap):
     X = overlaps(list(x), list(y))
     assert round(float(np.mean(X / np.arange(1, len(X) + 1))), 3) == average_overlap
     # and RBO_min, which only counts the seen prefix and a tail that never overlaps, is its definition
     p = 0.9
     d = np.arange(1, len(X) + 1)
-    want = (1 - p) / p * (np.sum(X / d * p ** d) + X[-1] * (math.log(1 / (1 - p)) - np.sum(p ** d / d)))
+    want = (1 - p) / p * (np.sum(X / d * p**d) + X[-1] * (math.log(1 / (1 - p)) - np.sum(p**d / d)))
     assert rbo(list(x), list(y), p=p)["min"] == pytest.approx(want)
 
 
@@ -181,8 +192,14 @@ def test_identical_and_disjoint():
     r = rbo(x, x, p=0.9)
     assert r["ext"] == pytest.approx(1.0) and r["max"] == pytest.approx(1.0)
     # RBO_min: the unseen tails never overlap (Webber et al. eq. 11)
-    want = (1 - 0.9) / 0.9 * (sum(0.9 ** d for d in range(1, 7))
-                              + 6 * (math.log(10) - sum(0.9 ** d / d for d in range(1, 7))))
+    want = (
+        (1 - 0.9)
+        / 0.9
+        * (
+            sum(0.9**d for d in range(1, 7))
+            + 6 * (math.log(10) - sum(0.9**d / d for d in range(1, 7)))
+        )
+    )
     assert r["min"] == pytest.approx(want) and r["res"] == pytest.approx(1 - want)
     r = rbo(x, list("uvwxyz"), p=0.9)
     assert r["ext"] == 0.0 and r["min"] == 0.0
@@ -210,7 +227,9 @@ def test_hand_worked_variants():
     assert (o["expected"], o["min"], o["max"]) == pytest.approx((0.4375, 0.375, 0.5))
 
 
-@given(tied_ranking(), tied_ranking(), st.sampled_from([0.5, 0.9]), st.sampled_from(["w", "a", "b"]))
+@given(
+    tied_ranking(), tied_ranking(), st.sampled_from([0.5, 0.9]), st.sampled_from(["w", "a", "b"])
+)
 @settings(max_examples=examples(120), deadline=None)
 def test_variants_equal_the_transcription(x, y, p, ties):
     assert rbo(x, y, p=p, ties=ties) == pytest.approx(corsi_urbano(x, y, p, ties), abs=1e-12)
@@ -245,9 +264,11 @@ def extended(S: list, L: list, fill: int = 400) -> tuple[list, list, list, list]
     return *low, *high
 
 
-@given(st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=6, unique=True),
-       st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=6, unique=True),
-       st.sampled_from([1e-15, 1e-12, 1e-8, 1e-4, 0.1, 0.5, 0.6, 0.9]))
+@given(
+    st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=6, unique=True),
+    st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=6, unique=True),
+    st.sampled_from([1e-15, 1e-12, 1e-8, 1e-4, 0.1, 0.5, 0.6, 0.9]),
+)
 @settings(max_examples=examples(200), deadline=None)
 def test_bounds_equal_brute_force_for_any_persistence(x, y, p):
     """RBO_min and RBO_max are the RBO of the extensions that agree least and most, summed in exact
@@ -262,8 +283,12 @@ def test_bounds_equal_brute_force_for_any_persistence(x, y, p):
         assert r["min"] - 1e-12 <= r["ext"] <= r["max"] + 1e-12 and r["res"] >= 0
 
 
-@given(tied_ranking(), tied_ranking(), st.sampled_from([1e-15, 1e-12, 1e-8, 1e-3]),
-       st.sampled_from(["w", "a", "b"]))
+@given(
+    tied_ranking(),
+    tied_ranking(),
+    st.sampled_from([1e-15, 1e-12, 1e-8, 1e-3]),
+    st.sampled_from(["w", "a", "b"]),
+)
 @settings(max_examples=examples(120), deadline=None)
 def test_tied_bounds_hold_for_a_small_persistence(x, y, p, ties):
     r = rbo(x, y, p=p, ties=ties)
@@ -284,8 +309,12 @@ def test_similarity_bounds_for_a_tiny_persistence():
 # --- over the tie orderings: brute force ------------------------------------------------------------------
 
 
-@given(tied_ranking(max_len=5), tied_ranking(max_len=5), st.sampled_from([0.5, 0.9]),
-       st.one_of(st.none(), st.integers(1, 5)))
+@given(
+    tied_ranking(max_len=5),
+    tied_ranking(max_len=5),
+    st.sampled_from([0.5, 0.9]),
+    st.one_of(st.none(), st.integers(1, 5)),
+)
 @settings(max_examples=examples(80), deadline=None)
 def test_expected_min_max_equal_brute_force(x, y, p, depth):
     assume(n_orderings(x) * n_orderings(y) <= 1500)
@@ -304,7 +333,11 @@ def test_expected_min_max_equal_brute_force(x, y, p, depth):
 
 def _scores(r: list) -> dict:
     """A ranking with ties as a run's scores for one query."""
-    return {i: float(len(r) - g) for g, e in enumerate(r) for i in (sorted(e) if isinstance(e, set) else [e])}
+    return {
+        i: float(len(r) - g)
+        for g, e in enumerate(r)
+        for i in (sorted(e) if isinstance(e, set) else [e])
+    }
 
 
 @given(tied_ranking(max_len=5), tied_ranking(max_len=5), st.integers(1, 5))
@@ -346,7 +379,9 @@ def test_tau_b_of_runs_uses_the_shared_documents():
     shared = sorted(set(a) & set(b))
     r = similarity({"q": a}, {"q": b}).per_query[0]
     assert r["shared"] == len(shared)
-    assert r["tau_b"] == pytest.approx(kendalltau([a[d] for d in shared], [b[d] for d in shared]).statistic)
+    assert r["tau_b"] == pytest.approx(
+        kendalltau([a[d] for d in shared], [b[d] for d in shared]).statistic
+    )
 
 
 def tau_ap_loops(ref: list, other: list) -> float:
@@ -370,8 +405,9 @@ def test_tau_ap_equals_the_definition():
     # in runs: RUN_A is the reference, on the oblivious orders of the shared documents
     a = {"q": {"d1": 4.0, "d2": 3.0, "d3": 2.0, "d4": 1.0}}
     b = {"q": {"d2": 4.0, "d1": 3.0, "d4": 2.0, "d3": 1.0, "x": 0.5}}
-    assert similarity(a, b).per_query[0]["tau_ap"] == pytest.approx(tau_ap_loops(["d1", "d2", "d3", "d4"],
-                                                                                 ["d2", "d1", "d4", "d3"]))
+    assert similarity(a, b).per_query[0]["tau_ap"] == pytest.approx(
+        tau_ap_loops(["d1", "d2", "d3", "d4"], ["d2", "d1", "d4", "d3"])
+    )
 
 
 @given(tied_ranking(max_len=6), tied_ranking(max_len=6))
@@ -387,7 +423,9 @@ def test_tau_ap_expected_min_max_equal_brute_force(x, y):
     vals = []
     for ox in orderings(x):
         for oy in orderings(y):
-            vals.append(tau_ap_loops([d for d in ox if d in shared], [d for d in oy if d in shared]))
+            vals.append(
+                tau_ap_loops([d for d in ox if d in shared], [d for d in oy if d in shared])
+            )
     o = tau_ap_orderings(x, y)
     assert o["method"] == "exact"
     assert o["expected"] == pytest.approx(np.mean(vals), abs=1e-12)
@@ -408,7 +446,9 @@ def test_tau_ap_past_the_enumeration_is_sampled_and_inside_the_range(monkeypatch
     monkeypatch.setattr(sim, "TAU_AP_ENUMERATION", 1)
     sampled = sim.tau_ap_orderings(x, y, samples=30, seed=3)
     assert (sampled["method"], sampled["samples"], sampled["seed"]) == ("sampled", 30, 3)
-    assert sampled["expected"] == pytest.approx(exact["expected"], abs=1e-12)  # the expectation stays exact
+    assert sampled["expected"] == pytest.approx(
+        exact["expected"], abs=1e-12
+    )  # the expectation stays exact
     assert exact["min"] <= sampled["min"] <= sampled["max"] <= exact["max"]
     # the two most and least concordant orderings are among the candidates: here they attain the range
     assert (sampled["min"], sampled["max"]) == pytest.approx((exact["min"], exact["max"]))
@@ -418,7 +458,13 @@ def test_tau_ap_without_ties_is_the_oblivious_value_bit_for_bit():
     from tierank.analysis.similarity import tau_ap_orderings
 
     o = tau_ap_orderings(["a", "b", "c", "d"], ["b", "a", "d", "c", "x"])
-    assert o["expected"] == o["min"] == o["max"] == o["oblivious"] == tau_ap_loops(list("abcd"), list("badc"))
+    assert (
+        o["expected"]
+        == o["min"]
+        == o["max"]
+        == o["oblivious"]
+        == tau_ap_loops(list("abcd"), list("badc"))
+    )
 
 
 def test_similarity_reports_tau_ap_over_tie_orderings():
@@ -468,7 +514,9 @@ def test_cli_formats_and_errors(tmp_path):
     assert doc["mean"]["rbo"] == pytest.approx(similarity(str(a), str(b)).mean["rbo"])
     lines = run_cli("similarity", a, b, "-q", "--format", "jsonl").stdout.splitlines()
     assert [json.loads(x)["qid"] for x in lines] == ["q1", "mean"]
-    tsv = run_cli("similarity", a, b, "--format", "tsv", "--p", "0.8", "-k", "2").stdout.splitlines()
+    tsv = run_cli(
+        "similarity", a, b, "--format", "tsv", "--p", "0.8", "-k", "2"
+    ).stdout.splitlines()
     assert tsv[0].split("\t")[0] == "qid" and tsv[1].startswith("mean\t") and len(tsv) == 2
     table = run_cli("similarity", a, b, "-q")
     assert "q1" in table.stdout and "left out" in table.stderr

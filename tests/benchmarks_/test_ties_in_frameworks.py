@@ -47,17 +47,24 @@ def _brute(ex) -> dict[str, list[float]]:
 @pytest.fixture(scope="module")
 def computed():
     """Each example's framework rows (one call of every framework) and tierank's stats."""
-    return {k: ({(r.tool.split()[0], r.how): r for r in tif.rows(ex)}, tif.tierank_stats(ex))
-            for k, ex in EXAMPLES.items()}
+    return {
+        k: ({(r.tool.split()[0], r.how): r for r in tif.rows(ex)}, tif.tierank_stats(ex))
+        for k, ex in EXAMPLES.items()
+    }
 
 
 def _cells(computed, key, tool, how_start):
     rows, _ = computed[key]
     (row,) = [r for (t, how), r in rows.items() if t == tool and how.startswith(how_start)]
     if any(c == "not installed" for c in row.cells.values()):
-        extra = {"ranx": "ranx", "sentence-transformers": "st", "MTEB": "mteb", "ir_measures": "irm",
-                 "pyterrier": "pyterrier"}.get(tool, tool)
-        pytest.skip(f"{tool} is not installed: pip install -e \".[{extra}]\"")
+        extra = {
+            "ranx": "ranx",
+            "sentence-transformers": "st",
+            "MTEB": "mteb",
+            "ir_measures": "irm",
+            "pyterrier": "pyterrier",
+        }.get(tool, tool)
+        pytest.skip(f'{tool} is not installed: pip install -e ".[{extra}]"')
     assert not any(isinstance(c, str) for c in row.cells.values()), row.cells
     return row.cells
 
@@ -78,26 +85,37 @@ def test_tierank_row_is_brute_force_over_all_orderings(key, computed):
     for m in tif.MEASURES:
         v = brute[m]
         assert stats[m]["expected"] == pytest.approx(sum(v) / len(v), abs=1e-12), m
-        assert stats[m]["min"] == pytest.approx(min(v), abs=1e-12) and stats[m]["max"] == pytest.approx(max(v))
+        assert stats[m]["min"] == pytest.approx(min(v), abs=1e-12) and stats[m][
+            "max"
+        ] == pytest.approx(max(v))
         assert stats[m]["min"] < stats[m]["expected"] < stats[m]["max"]
     # by hand: E[RR] = H_5 / 5 = 0.4567; E[nDCG@10] = mean of 1/log2(i + 1), i = 1..5
     assert stats["RR@10"]["expected"] == pytest.approx(sum(1 / i for i in range(1, 6)) / 5)
-    assert stats["nDCG@10"]["expected"] == pytest.approx(sum(1 / math.log2(i + 1) for i in range(1, 6)) / 5)
+    assert stats["nDCG@10"]["expected"] == pytest.approx(
+        sum(1 / math.log2(i + 1) for i in range(1, 6)) / 5
+    )
     # the oblivious value: trec_eval's tie-break, docno descending
     r = _rank(ex, str, reverse=True)
     assert stats["RR@10"]["oblivious"] == pytest.approx(1 / r)
 
 
-FRAMEWORK_ROWS = [("pytrec_eval", "`RelevanceEvaluator"), ("ranx", "`evaluate(Qrels"), ("ranx", "`evaluate(qrels"),
-                  ("ir_measures", "`calc_aggregate"),
-                  ("sentence-transformers", "`CrossEncoderRerankingEvaluator`, `pos"),
-                  ("sentence-transformers", "`CrossEncoderRerankingEvaluator`, `documents` in"),
-                  ("sentence-transformers", "`CrossEncoderRerankingEvaluator`, `documents`, relevant"),
-                  ("sentence-transformers", "`InformationRetrievalEvaluator"), ("MTEB", "`calculate_retrieval_scores")]
+FRAMEWORK_ROWS = [
+    ("pytrec_eval", "`RelevanceEvaluator"),
+    ("ranx", "`evaluate(Qrels"),
+    ("ranx", "`evaluate(qrels"),
+    ("ir_measures", "`calc_aggregate"),
+    ("sentence-transformers", "`CrossEncoderRerankingEvaluator`, `pos"),
+    ("sentence-transformers", "`CrossEncoderRerankingEvaluator`, `documents` in"),
+    ("sentence-transformers", "`CrossEncoderRerankingEvaluator`, `documents`, relevant"),
+    ("sentence-transformers", "`InformationRetrievalEvaluator"),
+    ("MTEB", "`calculate_retrieval_scores"),
+]
 
 
 @pytest.mark.parametrize("key", sorted(EXAMPLES))
-@pytest.mark.parametrize("tool, how", FRAMEWORK_ROWS, ids=lambda x: x if "`" not in x else x.strip("`")[:32])
+@pytest.mark.parametrize(
+    "tool, how", FRAMEWORK_ROWS, ids=lambda x: x if "`" not in x else x.strip("`")[:32]
+)
 def test_every_framework_reports_a_value_some_ordering_gives(key, tool, how, computed):
     cells = _cells(computed, key, tool, how)
     _, stats = computed[key]
@@ -113,16 +131,19 @@ def test_every_framework_reports_a_value_some_ordering_gives(key, tool, how, com
 def test_each_framework_breaks_the_tie_as_the_readme_says(key, computed):
     ex = EXAMPLES[key]
     _, stats = computed[key]
-    desc = 1 / _rank(ex, str, reverse=True)     # docno descending (trec_eval)
-    asc = 1 / _rank(ex, str, reverse=False)     # docno ascending
-    first, last = 1.0, 1 / len(ex.docs)         # the relevant document is listed first in the input
+    desc = 1 / _rank(ex, str, reverse=True)  # docno descending (trec_eval)
+    asc = 1 / _rank(ex, str, reverse=False)  # docno ascending
+    first, last = 1.0, 1 / len(ex.docs)  # the relevant document is listed first in the input
     rr = lambda tool, how: _cells(computed, key, tool, how)["RR@10"]  # noqa: E731
     checks = {
         ("pytrec_eval", "`RelevanceEvaluator"): desc,
-        ("MTEB", "`calculate_retrieval_scores"): desc,  # (its nDCG and MAP are rounded to 5 decimals, MRR not)
-        ("ranx", "`evaluate(Qrels"): first,          # a Run keeps the input order
-        ("ranx", "`evaluate(qrels"): last,           # a dict: the input order reversed
-        ("ir_measures", "`calc_aggregate"): asc,     # RR@10 from the msmarco provider
+        (
+            "MTEB",
+            "`calculate_retrieval_scores",
+        ): desc,  # (its nDCG and MAP are rounded to 5 decimals, MRR not)
+        ("ranx", "`evaluate(Qrels"): first,  # a Run keeps the input order
+        ("ranx", "`evaluate(qrels"): last,  # a dict: the input order reversed
+        ("ir_measures", "`calc_aggregate"): asc,  # RR@10 from the msmarco provider
         ("sentence-transformers", "`CrossEncoderRerankingEvaluator`, `pos"): last,
         ("sentence-transformers", "`CrossEncoderRerankingEvaluator`, `documents` in"): last,
         ("sentence-transformers", "`CrossEncoderRerankingEvaluator`, `documents`, relevant"): first,
@@ -139,7 +160,9 @@ def test_each_framework_breaks_the_tie_as_the_readme_says(key, computed):
     except pytest.skip.Exception:
         pass
     try:  # the cross-encoder evaluator: sklearn's nDCG averages the tie (= E), its AP is the whole tie's precision
-        ce = _cells(computed, key, "sentence-transformers", "`CrossEncoderRerankingEvaluator`, `pos")
+        ce = _cells(
+            computed, key, "sentence-transformers", "`CrossEncoderRerankingEvaluator`, `pos"
+        )
         assert ce["nDCG@10"] == pytest.approx(stats["nDCG@10"]["expected"], abs=1e-6)
         assert ce["AP"] == pytest.approx(1 / len(ex.docs))
     except pytest.skip.Exception:
@@ -165,7 +188,9 @@ def test_a_missing_framework_fills_its_cells_and_the_others_go_on(monkeypatch):
         return real(module)
 
     monkeypatch.setattr(tif, "_need", fake_need)
-    assert tif._call(tif.ranx_run_values, EXAMPLES["d2"]) == {m: "not installed" for m in tif.MEASURES}
+    assert tif._call(tif.ranx_run_values, EXAMPLES["d2"]) == {
+        m: "not installed" for m in tif.MEASURES
+    }
     got = tif._call(lambda ex: (_ for _ in ()).throw(AttributeError("gone")), EXAMPLES["d2"])
     assert got == {m: "error: AttributeError" for m in tif.MEASURES}
     if importlib.util.find_spec("pytrec_eval"):

@@ -53,7 +53,9 @@ _PROBE = """async () => {
 @cache
 def _ids_of(path: Path) -> frozenset:
     text = path.read_text(encoding="utf-8", errors="replace")
-    return frozenset(html.unescape(m) for m in re.findall(r"""\s(?:id|name)=["']?([^"'\s>]+)""", text))
+    return frozenset(
+        html.unescape(m) for m in re.findall(r"""\s(?:id|name)=["']?([^"'\s>]+)""", text)
+    )
 
 
 def _target_file(root: Path, url_path: str) -> Path:
@@ -89,10 +91,22 @@ def check_page(browser, url: str, root: Path, base: str, viewport: str) -> list[
 
     page.on("console", on_console)
     page.on("pageerror", lambda exc: problems.append(f"uncaught exception: {exc}"))
-    page.on("requestfailed", lambda req: problems.append(f"request failed: {req.url} ({req.failure})")
-            if req.url.startswith(base) else None)
-    page.on("response", lambda resp: problems.append(f"HTTP {resp.status}: {resp.url}")
-            if resp.url.startswith(base) and resp.status >= 400 else None)
+    page.on(
+        "requestfailed",
+        lambda req: (
+            problems.append(f"request failed: {req.url} ({req.failure})")
+            if req.url.startswith(base)
+            else None
+        ),
+    )
+    page.on(
+        "response",
+        lambda resp: (
+            problems.append(f"HTTP {resp.status}: {resp.url}")
+            if resp.url.startswith(base) and resp.status >= 400
+            else None
+        ),
+    )
     try:
         page.goto(url, wait_until="load")
         page.wait_for_timeout(150)  # late console errors of scripts run on load
@@ -100,8 +114,10 @@ def check_page(browser, url: str, root: Path, base: str, viewport: str) -> list[
     finally:
         context.close()
     if info["scrollWidth"] > info["innerWidth"]:
-        problems.append(f"horizontal overflow: the page is {info['scrollWidth']}px wide in a "
-                        f"{info['innerWidth']}px window (wider than the window: {info['wide']})")
+        problems.append(
+            f"horizontal overflow: the page is {info['scrollWidth']}px wide in a "
+            f"{info['innerWidth']}px window (wider than the window: {info['wide']})"
+        )
     for img in info["images"]:
         if not img["natural"]:
             problems.append(f"image not decoded: {img['src']}")

@@ -39,11 +39,15 @@ def browser():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        pytest.skip('the browser tier needs playwright, which is not installed: pip install -e ".[docs]"')
+        pytest.skip(
+            'the browser tier needs playwright, which is not installed: pip install -e ".[docs]"'
+        )
     exe = chromium_path()
     if exe is None:
-        pytest.skip("the browser tier needs the system's Chromium, which was not found (Debian: apt-get install "
-                    "chromium; or set TIERANK_CHROMIUM to a Chromium binary)")
+        pytest.skip(
+            "the browser tier needs the system's Chromium, which was not found (Debian: apt-get install "
+            "chromium; or set TIERANK_CHROMIUM to a Chromium binary)"
+        )
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=exe, headless=True, args=["--no-sandbox"])
         try:
@@ -61,7 +65,9 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 def served(tmp_path_factory):
     """``(root, base_url)``: a folder served over HTTP on localhost for the session."""
     root = tmp_path_factory.mktemp("served")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root)))
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root))
+    )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -21,13 +21,20 @@ def _pages(site: Path) -> list[str]:
 @pytest.fixture(scope="module")
 def site(served, browser):
     """The site built with warnings as errors into the served folder; its pages' paths."""
-    pytest.importorskip("mkdocs", reason='the docs site needs mkdocs, which is not installed: pip install -e ".[docs]"')
+    pytest.importorskip(
+        "mkdocs",
+        reason='the docs site needs mkdocs, which is not installed: pip install -e ".[docs]"',
+    )
     if not (ROOT / "mkdocs.yml").is_file():
         pytest.skip("no mkdocs.yml beside the tests (an installed package)")
     root, base = served
     out = root / "site"
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-                          cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         pytest.fail(f"mkdocs build --strict failed:\n{done.stderr[-4000:]}")
     pages = _pages(out)
@@ -51,5 +58,7 @@ def test_the_tier_runs_the_systems_chromium(browser):
     """The browser driven is the system's Chromium (``executable_path``), not one playwright downloaded."""
     from .conftest import chromium_path
 
-    done = subprocess.run([chromium_path(), "--version"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [chromium_path(), "--version"], capture_output=True, text=True, timeout=60
+    )
     assert browser.version and browser.version in done.stdout, (browser.version, done.stdout)

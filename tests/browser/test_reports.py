@@ -28,30 +28,92 @@ def _rerank_table() -> dict:
     rows = []
     for i, variant in enumerate(("fp32", "bf16", "fp8_e4m3", LONG.format("07"))):
         lo = 0.40 + 0.01 * i
-        rows.append({"variant": variant, "measure": "RR@10", "fp32": 0.45, "oblivious": lo + 0.03,
-                     "expected": lo + 0.02, "min": lo, "max": lo + 0.05 * i, "range": 0.05 * i,
-                     "bias": 0.01, "tied_share": 0.1 * i, "tie_groups": 12 * i, "max_group": 3 + i,
-                     "model_s": 1.5, "scoring_ms": 0.25, "hps_overhead": 0.01})
-    return {"settings": {"model": "cross-encoder/ms-marco-MiniLM-L6-v2", "family": "cross-encoder",
-                         "queries": 50, "candidates": 100, "batch_size": 32, "device": "cpu",
-                         "tie_break": "trec_eval", "data": "askubuntu-test", "candidates_file": "bm25.run"},
-            "rows": rows}
+        rows.append(
+            {
+                "variant": variant,
+                "measure": "RR@10",
+                "fp32": 0.45,
+                "oblivious": lo + 0.03,
+                "expected": lo + 0.02,
+                "min": lo,
+                "max": lo + 0.05 * i,
+                "range": 0.05 * i,
+                "bias": 0.01,
+                "tied_share": 0.1 * i,
+                "tie_groups": 12 * i,
+                "max_group": 3 + i,
+                "model_s": 1.5,
+                "scoring_ms": 0.25,
+                "hps_overhead": 0.01,
+            }
+        )
+    return {
+        "settings": {
+            "model": "cross-encoder/ms-marco-MiniLM-L6-v2",
+            "family": "cross-encoder",
+            "queries": 50,
+            "candidates": 100,
+            "batch_size": 32,
+            "device": "cpu",
+            "tie_break": "trec_eval",
+            "data": "askubuntu-test",
+            "candidates_file": "bm25.run",
+        },
+        "rows": rows,
+    }
 
 
 BUILDS = {
     "eval": lambda d: ("eval", AU_QRELS, AU_RUN),
     "sweep": lambda d: ("sweep", AU_QRELS, AU_RUN),
-    "compare": lambda d: ("compare", AU_RUN, "--qrels", AU_QRELS, "--regimes", "fp32,bf16,fp8_e4m3"),
+    "compare": lambda d: (
+        "compare",
+        AU_RUN,
+        "--qrels",
+        AU_QRELS,
+        "--regimes",
+        "fp32,bf16,fp8_e4m3",
+    ),
     "compare-long-names": lambda d: ("compare", F_QRELS, *_long_runs(d)),
     "rerank": lambda d: ("rerank", _write(d / "table.json", json.dumps(_rerank_table()))),
     # a run named without a hyphen or a space, in a deep folder: the page's settings line names it
-    "eval-long-name": lambda d: ("eval", F_QRELS, _write(_deep(d) / (LONG.format("01").replace("-", "_")),
-                                                            F_RUN.read_text()), "--kmax", "5"),
+    "eval-long-name": lambda d: (
+        "eval",
+        F_QRELS,
+        _write(_deep(d) / (LONG.format("01").replace("-", "_")), F_RUN.read_text()),
+        "--kmax",
+        "5",
+    ),
 }
 #: pages of the page kit the commands do not make (yet): a figure embedded as inline SVG
-KIT_PAGES = {"kit-svg-figure": lambda: render_report("inline SVG", [Section("Ranges", figures=[FigureBlock(
-    plot_ranges([{"name": "s", "min": 0.1, "max": 0.3, "oblivious": 0.2, "expected": 0.25}], "AP"),
-    caption="one system's range", format="svg")])])}
+KIT_PAGES = {
+    "kit-svg-figure": lambda: render_report(
+        "inline SVG",
+        [
+            Section(
+                "Ranges",
+                figures=[
+                    FigureBlock(
+                        plot_ranges(
+                            [
+                                {
+                                    "name": "s",
+                                    "min": 0.1,
+                                    "max": 0.3,
+                                    "oblivious": 0.2,
+                                    "expected": 0.25,
+                                }
+                            ],
+                            "AP",
+                        ),
+                        caption="one system's range",
+                        format="svg",
+                    )
+                ],
+            )
+        ],
+    )
+}
 
 
 def _deep(folder: Path) -> Path:
@@ -70,8 +132,10 @@ def _long_runs(folder: Path) -> list[Path]:
     lines = F_RUN.read_text().splitlines()
     out = []
     for i, digits in enumerate((3, 1, 0)):
-        text = "\n".join(" ".join([*p[:4], f"{round(float(p[4]), digits)}", *p[5:]])
-                         for p in (ln.split() for ln in lines if ln.strip()))
+        text = "\n".join(
+            " ".join([*p[:4], f"{round(float(p[4]), digits)}", *p[5:]])
+            for p in (ln.split() for ln in lines if ln.strip())
+        )
         out.append(_write(folder / LONG.format(f"{i:02d}"), text + "\n"))
     return out
 

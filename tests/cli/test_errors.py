@@ -35,59 +35,84 @@ def _errors(p: subprocess.CompletedProcess) -> list[str]:
 
 def run_without_matplotlib(*args) -> subprocess.CompletedProcess:
     """`tierank ARGS...` in a Python where `import matplotlib` fails, as in an install without the extra."""
-    code = ("import sys; sys.modules['matplotlib'] = None; sys.argv = ['tierank', *sys.argv[1:]]; "
-            "from tierank.cli import main; main()")
-    return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True)
+    code = (
+        "import sys; sys.modules['matplotlib'] = None; sys.argv = ['tierank', *sys.argv[1:]]; "
+        "from tierank.cli import main; main()"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True
+    )
 
 
-@pytest.mark.parametrize("args", [
-    ("plot", "cutoff", QRELS, RUN),
-    ("plot", "ranges", RUN, RUN, "--qrels", QRELS),
-    ("plot", "sweep", QRELS, RUN),
-    ("plot", "ties", RUN),
-    ("report", "eval", QRELS, RUN),
-    ("report", "sweep", QRELS, RUN),
-    ("report", "compare", RUN, RUN, "--qrels", QRELS),
-    ("report", "rerank", RUN),
-], ids=lambda a: " ".join(a[:2]))
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("plot", "cutoff", QRELS, RUN),
+        ("plot", "ranges", RUN, RUN, "--qrels", QRELS),
+        ("plot", "sweep", QRELS, RUN),
+        ("plot", "ties", RUN),
+        ("report", "eval", QRELS, RUN),
+        ("report", "sweep", QRELS, RUN),
+        ("report", "compare", RUN, RUN, "--qrels", QRELS),
+        ("report", "rerank", RUN),
+    ],
+    ids=lambda a: " ".join(a[:2]),
+)
 def test_missing_matplotlib_is_one_line_with_the_install_command(args, tmp_path):
     out = tmp_path / "fig"
     p = run_without_matplotlib(*args, "-o", out)
     what = f"tierank {args[0]}"
-    assert _errors(p) == [f'tierank: error: {what} needs matplotlib, which is not installed: '
-                          'pip install "tierank[report]"']
+    assert _errors(p) == [
+        f"tierank: error: {what} needs matplotlib, which is not installed: "
+        'pip install "tierank[report]"'
+    ]
     assert list(tmp_path.iterdir()) == []
 
 
 def test_missing_matplotlib_is_reported_before_the_inputs_are_read(tmp_path):
     p = run_without_matplotlib("plot", "ties", tmp_path / "missing.run", "-o", tmp_path / "fig")
-    assert _errors(p) == ['tierank: error: tierank plot needs matplotlib, which is not installed: '
-                          'pip install "tierank[report]"']
+    assert _errors(p) == [
+        "tierank: error: tierank plot needs matplotlib, which is not installed: "
+        'pip install "tierank[report]"'
+    ]
 
 
-@pytest.mark.parametrize("args", [
-    ("compare", RUN, RUN, "--qrels", QRELS),
-    ("plot", "ranges", RUN, RUN, "--qrels", QRELS, "-o", "{tmp}/fig"),
-    ("plot", "sweep", QRELS, RUN, "-o", "{tmp}/fig"),
-    ("report", "compare", RUN, RUN, "--qrels", QRELS, "-o", "{tmp}/r.html"),
-], ids=lambda a: " ".join(x for x in a[:2] if "/" not in x))
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("compare", RUN, RUN, "--qrels", QRELS),
+        ("plot", "ranges", RUN, RUN, "--qrels", QRELS, "-o", "{tmp}/fig"),
+        ("plot", "sweep", QRELS, RUN, "-o", "{tmp}/fig"),
+        ("report", "compare", RUN, RUN, "--qrels", QRELS, "-o", "{tmp}/r.html"),
+    ],
+    ids=lambda a: " ".join(x for x in a[:2] if "/" not in x),
+)
 def test_one_measure_commands_refuse_two(args, tmp_path):
     """`-m P@1 -m RR` used to compare RR alone, silently."""
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     p = invoke(*args, "-m", "P@1", "-m", "RR", check=False)
-    assert _errors(p) == ["tierank: error: -m/--measure takes one measure here, got 2: P@1, RR; "
-                          "run the command once per measure"]
+    assert _errors(p) == [
+        "tierank: error: -m/--measure takes one measure here, got 2: P@1, RR; "
+        "run the command once per measure"
+    ]
     assert list(tmp_path.iterdir()) == []
 
 
 def test_plot_cutoff_refuses_two_families(tmp_path):
-    p = invoke("plot", "cutoff", QRELS, RUN, "-m", "nDCG", "-m", "P", "-o", tmp_path / "fig", check=False)
+    p = invoke(
+        "plot", "cutoff", QRELS, RUN, "-m", "nDCG", "-m", "P", "-o", tmp_path / "fig", check=False
+    )
     assert "takes one measure here, got 2: nDCG, P" in _errors(p)[0]
 
 
 def test_compare_with_one_measure_uses_it(run2):
-    doc = json.loads(invoke("compare", RUN, run2, "--qrels", QRELS, "-m", "RR", "-f", "json").stdout)
-    assert doc["measure"] == "RR" and [s["name"] for s in doc["systems"]] == ["figure1.run", "other.run"]
+    doc = json.loads(
+        invoke("compare", RUN, run2, "--qrels", QRELS, "-m", "RR", "-f", "json").stdout
+    )
+    assert doc["measure"] == "RR" and [s["name"] for s in doc["systems"]] == [
+        "figure1.run",
+        "other.run",
+    ]
 
 
 @pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl"])
@@ -95,7 +120,9 @@ def test_compare_format_offers_only_what_it_writes(fmt):
     """`compare --format` listed csv/tsv/jsonl and refused them after the whole comparison."""
     p = invoke("compare", RUN, RUN, "--qrels", QRELS, "-f", fmt, check=False)
     assert p.returncode == 2 and "Traceback" not in p.stderr
-    assert f"'{fmt}' is not one of 'table', 'json', 'markdown', 'latex'." in " ".join(p.stderr.replace("│", " ").split())
+    assert f"'{fmt}' is not one of 'table', 'json', 'markdown', 'latex'." in " ".join(
+        p.stderr.replace("│", " ").split()
+    )
 
 
 def _bad_run(tmp_path):
@@ -104,16 +131,20 @@ def _bad_run(tmp_path):
     return bad
 
 
-@pytest.mark.parametrize("args", [
-    ("eval", QRELS, "{bad}"),
-    ("eval", QRELS, "{bad}", "-f", "jsonl"),
-    ("ties", "{bad}"),
-    ("sweep", QRELS, "{bad}"),
-    ("compare", "{bad}", RUN, "--qrels", QRELS),
-    ("report", "eval", QRELS, "{bad}"),
-    ("report", "sweep", QRELS, "{bad}"),
-    ("report", "compare", "{bad}", RUN, "--qrels", QRELS),
-], ids=lambda a: " ".join(x for x in a[:2] if "/" not in x and "{" not in x))
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("eval", QRELS, "{bad}"),
+        ("eval", QRELS, "{bad}", "-f", "jsonl"),
+        ("ties", "{bad}"),
+        ("sweep", QRELS, "{bad}"),
+        ("compare", "{bad}", RUN, "--qrels", QRELS),
+        ("report", "eval", QRELS, "{bad}"),
+        ("report", "sweep", QRELS, "{bad}"),
+        ("report", "compare", "{bad}", RUN, "--qrels", QRELS),
+    ],
+    ids=lambda a: " ".join(x for x in a[:2] if "/" not in x and "{" not in x),
+)
 def test_output_is_checked_before_any_input_is_read(args, tmp_path):
     """A bad -o is refused first: the run's bad line is never reached (it used to be, after the whole
     evaluation)."""
@@ -127,21 +158,29 @@ def test_output_is_checked_before_any_input_is_read(args, tmp_path):
 def test_output_that_is_an_input_is_refused_before_reading(tmp_path):
     bad = _bad_run(tmp_path)
     p = invoke("eval", QRELS, bad, "-o", QRELS, check=False)
-    assert _errors(p) == [f"tierank: error: {QRELS}: refusing to overwrite an input file with the output"]
+    assert _errors(p) == [
+        f"tierank: error: {QRELS}: refusing to overwrite an input file with the output"
+    ]
 
 
 def test_special_file_output_is_refused(tmp_path):
     p = invoke("eval", QRELS, _bad_run(tmp_path), "-o", "/dev/null", check=False)
-    assert _errors(p) == ["tierank: error: /dev/null: is a special file (character device), not a regular file; "
-                          "use -o - to write to stdout"]
+    assert _errors(p) == [
+        "tierank: error: /dev/null: is a special file (character device), not a regular file; "
+        "use -o - to write to stdout"
+    ]
 
 
-@pytest.mark.parametrize("cmd", [("plot", "ties"), ("plot", "cutoff", QRELS)], ids=["plot ties", "plot cutoff"])
+@pytest.mark.parametrize(
+    "cmd", [("plot", "ties"), ("plot", "cutoff", QRELS)], ids=["plot ties", "plot cutoff"]
+)
 def test_figure_outputs_are_checked_before_reading(cmd, tmp_path):
     bad = _bad_run(tmp_path)
     (tmp_path / "fig.svg").mkdir()
     p = invoke(*cmd, bad, "-o", tmp_path / "fig", check=False)
-    assert _errors(p) == [f"tierank: error: {tmp_path / 'fig.svg'}: is a directory, expected an output file path"]
+    assert _errors(p) == [
+        f"tierank: error: {tmp_path / 'fig.svg'}: is a directory, expected an output file path"
+    ]
     assert sorted(x.name for x in tmp_path.iterdir()) == ["bad.run", "fig.svg"]
 
 
@@ -174,7 +213,10 @@ def test_a_missing_dependency_found_late_is_one_line(capsys):
     with pytest.raises(typer.Exit) as e:
         command()
     assert e.value.exit_code == 2
-    assert capsys.readouterr().err == "tierank: error: tierank figures need matplotlib: pip install matplotlib\n"
+    assert (
+        capsys.readouterr().err
+        == "tierank: error: tierank figures need matplotlib: pip install matplotlib\n"
+    )
 
 
 # -- numbers out of range: one located line, never a traceback or an endless run -------------------
@@ -185,7 +227,9 @@ def test_bands_refuses_a_rho_that_is_not_finite(rho):
     """`bands --rho 1e309` ended in a ValueError traceback from Fraction('inf')."""
     p = invoke("bands", "--rho", rho, check=False)
     value = {"1e309": "inf"}.get(rho, rho)
-    assert _errors(p) == [f"tierank: error: band parameter rho must be a finite number > 1, got {value}"]
+    assert _errors(p) == [
+        f"tierank: error: band parameter rho must be a finite number > 1, got {value}"
+    ]
 
 
 def test_bands_refuses_a_rho_too_large_for_ranks():
@@ -194,7 +238,9 @@ def test_bands_refuses_a_rho_too_large_for_ranks():
     assert p.stdout.splitlines()[0].split("\t") == ["rho", "RR", "RBP(p=0.5)"]
 
 
-@pytest.mark.parametrize("cmd", [("compare",), ("report", "compare")], ids=["compare", "report compare"])
+@pytest.mark.parametrize(
+    "cmd", [("compare",), ("report", "compare")], ids=["compare", "report compare"]
+)
 def test_compare_refuses_a_band_that_is_not_finite(cmd, tmp_path, run2):
     out = ("-o", tmp_path / "r.html") if cmd[0] == "report" else ()
     p = invoke(*cmd, QRELS, RUN, run2, "--band", "1e309", *out, check=False)
@@ -202,9 +248,14 @@ def test_compare_refuses_a_band_that_is_not_finite(cmd, tmp_path, run2):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("cmd", [("report", "eval", QRELS, RUN, "-o", "{tmp}/r.html"),
-                                 ("plot", "cutoff", QRELS, RUN, "-o", "{tmp}/fig")],
-                         ids=["report eval", "plot cutoff"])
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ("report", "eval", QRELS, RUN, "-o", "{tmp}/r.html"),
+        ("plot", "cutoff", QRELS, RUN, "-o", "{tmp}/fig"),
+    ],
+    ids=["report eval", "plot cutoff"],
+)
 @pytest.mark.parametrize("kmax", ["1001", "100000000", "99999999999"])
 def test_kmax_is_bounded(cmd, kmax, tmp_path):
     """`report eval --kmax 100000000` ended in MemoryError; `plot cutoff --kmax 99999999999` never finished."""
@@ -219,23 +270,41 @@ def _rerank_table(tmp_path, rows) -> str:
     return str(table)
 
 
-ROW = {"variant": "fp32", "measure": "nDCG@10", "fp32": 0.5, "oblivious": 0.5, "expected": 0.5, "range": 0.0,
-       "bias": 0.0, "min": 0.5, "max": 0.5}
+ROW = {
+    "variant": "fp32",
+    "measure": "nDCG@10",
+    "fp32": 0.5,
+    "oblivious": 0.5,
+    "expected": 0.5,
+    "range": 0.0,
+    "bias": 0.0,
+    "min": 0.5,
+    "max": 0.5,
+}
 
 
-@pytest.mark.parametrize("rows, reason", [
-    ([{k: v for k, v in ROW.items() if k != "min"}], "row 1 has no 'min'"),
-    ([ROW, {k: v for k, v in ROW.items() if k not in ("max", "variant")}], "row 2 has no 'variant', 'max'"),
-    ([ROW, {**ROW, "expected": "high"}], "row 2: 'expected' is 'high', not a number"),
-    ([ROW, {**ROW, "model_s": [1]}], "row 2: 'model_s' is [1], not a number"),
-    ([ROW, 3], "row 2 is not an object"),
-    ({"a": ROW}, "'rows' is not a list"),
-], ids=["no min", "two keys", "text", "list", "not an object", "rows not a list"])
+@pytest.mark.parametrize(
+    "rows, reason",
+    [
+        ([{k: v for k, v in ROW.items() if k != "min"}], "row 1 has no 'min'"),
+        (
+            [ROW, {k: v for k, v in ROW.items() if k not in ("max", "variant")}],
+            "row 2 has no 'variant', 'max'",
+        ),
+        ([ROW, {**ROW, "expected": "high"}], "row 2: 'expected' is 'high', not a number"),
+        ([ROW, {**ROW, "model_s": [1]}], "row 2: 'model_s' is [1], not a number"),
+        ([ROW, 3], "row 2 is not an object"),
+        ({"a": ROW}, "'rows' is not a list"),
+    ],
+    ids=["no min", "two keys", "text", "list", "not an object", "rows not a list"],
+)
 def test_report_rerank_validates_the_table(rows, reason, tmp_path):
     """Rows without `min` ended in a KeyError traceback inside the report builder."""
     table = _rerank_table(tmp_path, rows)
     p = invoke("report", "rerank", table, "-o", tmp_path / "r.html", check=False)
-    assert _errors(p) == [f"tierank: error: {table}: not a table.json of `tierank rerank`: {reason}"]
+    assert _errors(p) == [
+        f"tierank: error: {table}: not a table.json of `tierank rerank`: {reason}"
+    ]
     assert not (tmp_path / "r.html").exists()
 
 
@@ -247,12 +316,17 @@ def test_report_rerank_accepts_rows_without_the_optional_columns(tmp_path):
 
 
 @pytest.mark.parametrize("rel", ["99999999999999999999", "-9007199254740993"])
-@pytest.mark.parametrize("cmd", [("eval", QRELS, RUN), ("sweep", QRELS, RUN), ("compare", QRELS, RUN, "{run2}")],
-                         ids=["eval", "sweep", "compare"])
+@pytest.mark.parametrize(
+    "cmd",
+    [("eval", QRELS, RUN), ("sweep", QRELS, RUN), ("compare", QRELS, RUN, "{run2}")],
+    ids=["eval", "sweep", "compare"],
+)
 def test_rel_has_the_measures_bound(cmd, rel, run2):
     """`--rel 99999999999999999999` was accepted while `P(rel=...)` caps rel at +-2**53."""
     p = invoke(*(str(run2) if a == "{run2}" else a for a in cmd), "--rel", rel, check=False)
-    assert _errors(p) == [f"tierank: error: rel must lie in [-9007199254740992, 9007199254740992], got {rel}"]
+    assert _errors(p) == [
+        f"tierank: error: rel must lie in [-9007199254740992, 9007199254740992], got {rel}"
+    ]
 
 
 def test_rel_at_the_bound_is_accepted():
@@ -265,19 +339,28 @@ def test_a_repeated_measure_parameter_is_refused():
     assert _errors(p) == ["tierank: error: measure 'RBP(p=0.5,p=0.6)': parameter p is given twice"]
 
 
-@pytest.mark.parametrize(("args", "says"), [
-    (("compare", QRELS, RUN, "{run2}", "--seed", "-1"), ["'--seed'", "'-1'", "greater than or equal to 0"]),
-    (("compare", QRELS, RUN, "{run2}", "--seed=-5"), ["'--seed'", "'-5'", "greater than or equal to 0"]),
-    (("eval", QRELS, RUN, "--format", "xml"), ["'--format'", "'xml'", "'table'", "'latex'"]),
-    (("eval", QRELS, RUN, "-fxml"), ["'--format'", "'xml'", "'table'"]),
-    (("eval", QRELS, RUN, "-j", "abc"), ["'--jobs'", "'abc'", "valid integer"]),
-    (("eval", QRELS, RUN, "--bogus"), ["No such option: --bogus", "tierank eval --help"]),
-    (("evl",), ["No such command 'evl'", "'eval'", "tierank --help"]),
-    (("eval",), ["Missing argument 'QRELS'", "tierank eval --help"]),
-    (("--bogus",), ["No such option: --bogus"]),
-    (("plot", "cutoff", QRELS, RUN, "--bogus"), ["--bogus", "tierank plot cutoff --help"]),
-    (("similarity", RUN, "{run2}", "-k", "x"), ["'-k'", "'x'", "integer"]),
-])
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            ("compare", QRELS, RUN, "{run2}", "--seed", "-1"),
+            ["'--seed'", "'-1'", "greater than or equal to 0"],
+        ),
+        (
+            ("compare", QRELS, RUN, "{run2}", "--seed=-5"),
+            ["'--seed'", "'-5'", "greater than or equal to 0"],
+        ),
+        (("eval", QRELS, RUN, "--format", "xml"), ["'--format'", "'xml'", "'table'", "'latex'"]),
+        (("eval", QRELS, RUN, "-fxml"), ["'--format'", "'xml'", "'table'"]),
+        (("eval", QRELS, RUN, "-j", "abc"), ["'--jobs'", "'abc'", "valid integer"]),
+        (("eval", QRELS, RUN, "--bogus"), ["No such option: --bogus", "tierank eval --help"]),
+        (("evl",), ["No such command 'evl'", "'eval'", "tierank --help"]),
+        (("eval",), ["Missing argument 'QRELS'", "tierank eval --help"]),
+        (("--bogus",), ["No such option: --bogus"]),
+        (("plot", "cutoff", QRELS, RUN, "--bogus"), ["--bogus", "tierank plot cutoff --help"]),
+        (("similarity", RUN, "{run2}", "-k", "x"), ["'-k'", "'x'", "integer"]),
+    ],
+)
 def test_option_errors_are_one_line(args, says, run2):
     """click's refusals (unknown option or command, a value of the wrong type, out of range or not a
     choice, a missing argument) are one `tierank: error:` line naming the option, the value given and
@@ -289,55 +372,88 @@ def test_option_errors_are_one_line(args, says, run2):
 
 
 def test_option_errors_are_one_line_in_a_process():
-    p = subprocess.run([sys.executable, "-m", "tierank.cli", "eval", QRELS, RUN, "--format", "xml"],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "tierank.cli", "eval", QRELS, RUN, "--format", "xml"],
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 2 and p.stdout == ""
-    assert p.stderr.count("\n") == 1 and p.stderr.startswith("tierank: error: Invalid value for '--format'")
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith(
+        "tierank: error: Invalid value for '--format'"
+    )
 
 
-@pytest.mark.parametrize(("option", "value", "allowed"), [
-    ("--resamples", "-1", "greater than or equal to 1"),
-    ("--resamples", "0", "greater than or equal to 1"),
-    ("--resamples", "99999999999999999999", "less than or equal to 1000000"),
-    ("--resamples", "1000000000", "less than or equal to 1000000"),
-    ("--permutations", "1000000000", "less than or equal to 1000000"),
-    ("--permutations", "-5", "greater than or equal to 1"),
-    ("--tie-samples", "1000000000", "less than or equal to 1000"),
-    ("--tie-samples", "-1", "greater than or equal to 0"),
-])
+@pytest.mark.parametrize(
+    ("option", "value", "allowed"),
+    [
+        ("--resamples", "-1", "greater than or equal to 1"),
+        ("--resamples", "0", "greater than or equal to 1"),
+        ("--resamples", "99999999999999999999", "less than or equal to 1000000"),
+        ("--resamples", "1000000000", "less than or equal to 1000000"),
+        ("--permutations", "1000000000", "less than or equal to 1000000"),
+        ("--permutations", "-5", "greater than or equal to 1"),
+        ("--tie-samples", "1000000000", "less than or equal to 1000"),
+        ("--tie-samples", "-1", "greater than or equal to 0"),
+    ],
+)
 def test_compare_sample_counts_have_a_stated_range(option, value, allowed, run2):
     """Sample counts out of range (a negative count once raised numpy's 'negative dimensions', a huge one
     a memory error after minutes) are refused at once, in one line; the maximum is in the help."""
-    lines = _errors(invoke("compare", QRELS, RUN, run2, "--test", "bootstrap", "--ci", "bca", "--leaderboard",
-                           option, value, check=False))
-    assert len(lines) == 1 and f"'{option}'" in lines[0] and repr(value) in lines[0] and allowed in lines[0]
+    lines = _errors(
+        invoke(
+            "compare",
+            QRELS,
+            RUN,
+            run2,
+            "--test",
+            "bootstrap",
+            "--ci",
+            "bca",
+            "--leaderboard",
+            option,
+            value,
+            check=False,
+        )
+    )
+    assert (
+        len(lines) == 1
+        and f"'{option}'" in lines[0]
+        and repr(value) in lines[0]
+        and allowed in lines[0]
+    )
     assert "at most" in " ".join(invoke("compare", "--help").stdout.split())
 
 
 LONG = "a" * 300
 
 
-@pytest.mark.parametrize("args", [
-    ("eval", QRELS, LONG + ".run"),
-    ("eval", LONG + ".qrels", RUN),
-    ("eval", QRELS, f"{LONG}/{LONG}.run"),
-    ("eval", QRELS, "irds:" + "a" * 5000),
-    ("eval", QRELS, RUN, "-j", "1", LONG + ".run"),
-    ("ties", LONG + ".run"),
-    ("similarity", RUN, LONG + ".run"),
-    ("mteb", QRELS, LONG + ".json"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("eval", QRELS, LONG + ".run"),
+        ("eval", LONG + ".qrels", RUN),
+        ("eval", QRELS, f"{LONG}/{LONG}.run"),
+        ("eval", QRELS, "irds:" + "a" * 5000),
+        ("eval", QRELS, RUN, "-j", "1", LONG + ".run"),
+        ("ties", LONG + ".run"),
+        ("similarity", RUN, LONG + ".run"),
+        ("mteb", QRELS, LONG + ".json"),
+    ],
+)
 def test_a_file_name_too_long_is_one_line(args):
     """A name longer than the file system allows once raised OSError [Errno 36] with a traceback."""
     lines = _errors(invoke(*args, check=False))
     assert len(lines) == 1 and len(lines[0]) < 400, lines
 
 
-@pytest.mark.parametrize(("kind", "says"), [
-    ("gzip2", "gzip data inside gzip data (compressed twice)"),
-    ("bz2", "bzip2-compressed: tierank reads plain text or gzip"),
-    ("xz", "xz-compressed: tierank reads plain text or gzip"),
-])
+@pytest.mark.parametrize(
+    ("kind", "says"),
+    [
+        ("gzip2", "gzip data inside gzip data (compressed twice)"),
+        ("bz2", "bzip2-compressed: tierank reads plain text or gzip"),
+        ("xz", "xz-compressed: tierank reads plain text or gzip"),
+    ],
+)
 def test_other_compressions_are_named(kind, says, tmp_path):
     """A doubly gzipped run was called "looks like qrels"; bzip2/xz data is named and refused in memory,
     as a run and as qrels."""
@@ -346,7 +462,11 @@ def test_other_compressions_are_named(kind, says, tmp_path):
     import lzma
 
     raw = open(RUN, "rb").read()
-    data = {"gzip2": lambda b: gzip.compress(gzip.compress(b)), "bz2": bz2.compress, "xz": lzma.compress}[kind](raw)
+    data = {
+        "gzip2": lambda b: gzip.compress(gzip.compress(b)),
+        "bz2": bz2.compress,
+        "xz": lzma.compress,
+    }[kind](raw)
     p = tmp_path / f"run.{kind}"
     p.write_bytes(data)
     for args in (("eval", QRELS, p), ("eval", p, RUN)):

@@ -30,8 +30,12 @@ def test_figure1_recall_at_3():
 
 
 def test_figure1_policies():
-    assert agg(["R@3"], tie_break="docno").loc["R@3", "oblivious"] == pytest.approx(2 / 3)  # d2, d3 first
-    assert agg(["R@3"], tie_break="input").loc["R@3", "oblivious"] == pytest.approx(2 / 3)  # file order d2, d3
+    assert agg(["R@3"], tie_break="docno").loc["R@3", "oblivious"] == pytest.approx(
+        2 / 3
+    )  # d2, d3 first
+    assert agg(["R@3"], tie_break="input").loc["R@3", "oblivious"] == pytest.approx(
+        2 / 3
+    )  # file order d2, d3
 
 
 def test_figure1_ndcg_and_ap():
@@ -65,31 +69,65 @@ def test_graded_ndcg_uses_linear_gains_and_qrels_ideal():
     best, worst = 3 + 1 / math.log2(3), 1 + 3 / math.log2(3)
     assert math.isclose(r["max"], best / idcg) and math.isclose(r["min"], worst / idcg)
     assert math.isclose(r["expected"], (best + worst) / 2 / idcg)
-    c = tierank.evaluate(qrels, run, ["nDCG"], candidates_only=True).aggregate().set_index("measure").loc["nDCG"]
+    c = (
+        tierank.evaluate(qrels, run, ["nDCG"], candidates_only=True)
+        .aggregate()
+        .set_index("measure")
+        .loc["nDCG"]
+    )
     assert math.isclose(c["max"], 1.0)  # ideal from the candidates only
 
 
 def test_rbp():
     run = {"q": {"a": 3.0, "b": 2.0, "c": 2.0}}
     qrels = {"q": {"b": 1}}
-    r = tierank.evaluate(qrels, run, ["RBP(p=0.5)", "RBP(p=0.5)@2"]).aggregate().set_index("measure")
+    r = (
+        tierank.evaluate(qrels, run, ["RBP(p=0.5)", "RBP(p=0.5)@2"])
+        .aggregate()
+        .set_index("measure")
+    )
     assert math.isclose(r.loc["RBP(p=0.5)", "expected"], 0.5 * (0.5 + 0.25) / 2)
     assert math.isclose(r.loc["RBP(p=0.5)@2", "expected"], 0.5 * 0.5 / 2)
 
 
-@pytest.mark.parametrize("text", ["nDCG@10", "P(rel=2)@5", "RBP(p=0.8)", "RBP(p=0.5)@10", "AP", "RR@10",
-                                  "Rprec", "Success@1", "Hits@3", "F1@7", "R@100", "AP(rel=2)@3"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "nDCG@10",
+        "P(rel=2)@5",
+        "RBP(p=0.8)",
+        "RBP(p=0.5)@10",
+        "AP",
+        "RR@10",
+        "Rprec",
+        "Success@1",
+        "Hits@3",
+        "F1@7",
+        "R@100",
+        "AP(rel=2)@3",
+    ],
+)
 def test_canonical_round_trip(text):
     m = parse_measure(text)
     assert str(m) == text and parse_measure(str(m)) == m
 
 
-@pytest.mark.parametrize("text, msg", [
-    ("nDCG@0", "cutoff must be a positive integer"), ("P@-3", "cutoff must be a positive integer"),
-    ("P@x", "cutoff must be a positive integer"), ("P", "needs a cutoff"), ("Rprec@5", "takes no cutoff"),
-    ("MAP@3", "unknown measure 'MAP'"), ("RBP(p=2)", "p must lie in (0, 1)"), ("P(q=1)@3", "unknown parameter 'q'"),
-    ("RBP(p=high)", "is not a float"), ("nDCG@@3", "cutoff must be a positive integer"), ("nDCG(@3", "not of the form"),
-])
+@pytest.mark.parametrize(
+    "text, msg",
+    [
+        ("nDCG@0", "cutoff must be a positive integer"),
+        ("P@-3", "cutoff must be a positive integer"),
+        ("P@x", "cutoff must be a positive integer"),
+        ("P", "needs a cutoff"),
+        ("Rprec@5", "takes no cutoff"),
+        ("MAP@3", "unknown measure 'MAP'"),
+        ("RBP(p=2)", "p must lie in (0, 1)"),
+        ("P(q=1)@3", "unknown parameter 'q'"),
+        ("RBP(p=high)", "is not a float"),
+        ("nDCG@@3", "cutoff must be a positive integer"),
+        ("nDCG(@3", "not of the form"),
+    ],
+)
 def test_bad_measures(text, msg):
     with pytest.raises(TierankInputError) as e:
         parse_measure(text)

@@ -37,16 +37,56 @@ COMMANDS = {
 }
 
 #: values no option should take without a one-line refusal, or should take
-HOSTILE = ["-1", "0", "1", "-0", "2", "-99999999999999999999", "99999999999999999999", "1e308", "-1e308",
-           "1e-320", "nan", "inf", "-inf", "NaN", "0.5", "", " ", "x", "x" * 5000, "é", "日本語", "\u202e",
-           "-", "--", "1,2", "0x10", "1_000", "١٢", "True", "none", "../x", "/", "a/b/c",
-           "P@-1", "nDCG@0", "AP(rel=inf)", "random:-1", "random:x", "bf16,x", "fp64"]
+HOSTILE = [
+    "-1",
+    "0",
+    "1",
+    "-0",
+    "2",
+    "-99999999999999999999",
+    "99999999999999999999",
+    "1e308",
+    "-1e308",
+    "1e-320",
+    "nan",
+    "inf",
+    "-inf",
+    "NaN",
+    "0.5",
+    "",
+    " ",
+    "x",
+    "x" * 5000,
+    "é",
+    "日本語",
+    "\u202e",
+    "-",
+    "--",
+    "1,2",
+    "0x10",
+    "1_000",
+    "١٢",
+    "True",
+    "none",
+    "../x",
+    "/",
+    "a/b/c",
+    "P@-1",
+    "nDCG@0",
+    "AP(rel=inf)",
+    "random:-1",
+    "random:x",
+    "bf16,x",
+    "fp64",
+]
 
 #: options whose value is read as the name of a file to write: fuzzed in a scratch folder
-values = st.one_of(st.sampled_from(HOSTILE),
-                   st.integers(-10**25, 10**25).map(str),
-                   st.floats(allow_nan=True, allow_infinity=True).map(repr),
-                   st.text(st.characters(exclude_characters="\x00"), max_size=30))  # no argv holds NUL
+values = st.one_of(
+    st.sampled_from(HOSTILE),
+    st.integers(-(10**25), 10**25).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.text(st.characters(exclude_characters="\x00"), max_size=30),
+)  # no argv holds NUL
 
 
 def options(path: tuple[str, ...]) -> list[tuple[str, bool]]:
@@ -71,8 +111,9 @@ def check(result, args) -> None:
     assert result.returncode in (0, 2), (args, result.returncode, result.stderr[-2000:])
     if result.returncode == 2:
         lines = result.stderr.splitlines()
-        assert lines and all(ln.startswith(("tierank: error: ", "tierank: note: ")) for ln in lines), \
-            (args, result.stderr[-2000:])
+        assert lines and all(
+            ln.startswith(("tierank: error: ", "tierank: note: ")) for ln in lines
+        ), (args, result.stderr[-2000:])
         assert any(ln.startswith("tierank: error: ") for ln in lines), (args, result.stderr)
 
 
@@ -89,27 +130,32 @@ CELLS = [(path, opt, takes) for path in COMMANDS for opt, takes in options(path)
 
 
 @pytest.mark.full
-@pytest.mark.parametrize(("path", "option", "takes"), CELLS, ids=[f"{' '.join(p)} {o}" for p, o, _ in CELLS])
+@pytest.mark.parametrize(
+    ("path", "option", "takes"), CELLS, ids=[f"{' '.join(p)} {o}" for p, o, _ in CELLS]
+)
 @given(value=values)
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
 def test_every_option_refuses_in_one_line_or_runs(path, option, takes, value, tmp_path_factory):
     run_option(path, option, takes, value, tmp_path_factory.mktemp("fuzz"))
 
 
-@pytest.mark.parametrize(("path", "option", "value"), [
-    (("eval",), "--jobs", "99999999999999999999"),
-    (("eval",), "--max-retrieved", "99999999999999999999"),
-    (("eval",), "--samples", "1e308"),
-    (("eval",), "--format", "日本語"),
-    (("eval",), "--tie-break", "random:x"),
-    (("eval",), "--measure", "Utility(p1=inf)"),
-    (("bands",), "--depth", "99999999999999999999"),
-    (("compare",), "--resamples", "-1"),
-    (("compare",), "--alpha", "nan"),
-    (("similarity",), "-k", "1e308"),
-    (("similarity",), "--p", "-inf"),
-    (("diversity",), "--samples", "0"),
-])
+@pytest.mark.parametrize(
+    ("path", "option", "value"),
+    [
+        (("eval",), "--jobs", "99999999999999999999"),
+        (("eval",), "--max-retrieved", "99999999999999999999"),
+        (("eval",), "--samples", "1e308"),
+        (("eval",), "--format", "日本語"),
+        (("eval",), "--tie-break", "random:x"),
+        (("eval",), "--measure", "Utility(p1=inf)"),
+        (("bands",), "--depth", "99999999999999999999"),
+        (("compare",), "--resamples", "-1"),
+        (("compare",), "--alpha", "nan"),
+        (("similarity",), "-k", "1e308"),
+        (("similarity",), "--p", "-inf"),
+        (("diversity",), "--samples", "0"),
+    ],
+)
 def test_hostile_values_are_refused_in_one_line(path, option, value, tmp_path):
     """The default tier's share of the fuzzing: values that once gave a traceback (OverflowError, a
     numpy TypeError), ran for minutes, or a usage box, refused in one line."""

@@ -35,13 +35,25 @@ run()
 """
 
 
-@pytest.mark.parametrize("module", ["tierank.errors", "tierank.evaluate", "tierank.cli.common",
-                                    "tierank.cli.eval", "tierank.report.terminal"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "tierank.errors",
+        "tierank.evaluate",
+        "tierank.cli.common",
+        "tierank.cli.eval",
+        "tierank.report.terminal",
+    ],
+)
 def test_interrupt_in_the_imports_exits_130_quietly(module):
     """A Ctrl-C in the imports (before the command's own handling) once gave a 12-31 line traceback and
     death by SIGINT; in the command (the last module), the usual clean exit 130."""
-    p = subprocess.run([sys.executable, "-c", INTERRUPTED_IMPORT.format(module=module), "eval", QRELS, RUN],
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_IMPORT.format(module=module), "eval", QRELS, RUN],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 130, (p.returncode, p.stderr)
     assert "Traceback" not in p.stderr and "KeyboardInterrupt" not in p.stderr
     assert p.stdout == ""
@@ -50,7 +62,10 @@ def test_interrupt_in_the_imports_exits_130_quietly(module):
 def test_only_the_program_handles_an_interrupt_so():
     """A Python caller importing tierank keeps Python's Ctrl-C (a KeyboardInterrupt it can catch)."""
     code = "import signal, tierank; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout == "True\n"
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+        == "True\n"
+    )
     assert tierank_program(["python", "-m", "tierank.cli", "eval"])
     assert tierank_program(["/usr/bin/python3", "-W", "ignore", "/venv/bin/tierank", "eval"])
     assert not tierank_program(["python", "-m", "pytest", "tierank"])
@@ -65,8 +80,12 @@ def test_interrupt_at_random_moments_of_the_start():
     Python's to report.)"""
     rng = random.Random(1)
     for _ in range(12):
-        p = subprocess.Popen([sys.executable, "-m", "tierank.cli", "eval", QRELS, RUN],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p = subprocess.Popen(
+            [sys.executable, "-m", "tierank.cli", "eval", QRELS, RUN],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         time.sleep(rng.uniform(0.0, 0.8))
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=120)

@@ -22,21 +22,42 @@ from tierank.cli.common import QuickValues
 from tierank.examples import path as example_path
 
 #: imported by no command at start-up (only by the commands and formats that use them)
-LAZY = ("pandas", "scipy", "matplotlib", "pydantic", "rich.console", "rich.table", "tierank.report.terminal",
-        "tierank.hps", "tierank.stream", "tierank.analysis.inference")
+LAZY = (
+    "pandas",
+    "scipy",
+    "matplotlib",
+    "pydantic",
+    "rich.console",
+    "rich.table",
+    "tierank.report.terminal",
+    "tierank.hps",
+    "tierank.stream",
+    "tierank.analysis.inference",
+)
 
 #: imported by no command at start-up, nor by ``tierank eval`` writing to stdout: the diversity measures,
 #: the output writer (and ``secrets``), the output formats' modules (only the one written is imported)
-UNUSED_BY_EVAL = ("tierank.measures.diversity", "tierank.io.subtopics", "fractions", "tierank.io.writers", "secrets",
-                  "csv", "tierank.report.formats.grouped")
-FORMAT_MODULES = tuple(f"tierank.report.formats.{m}" for m in ("table", "delimited", "jsondoc", "jsonl", "trec_eval",
-                                                               "markdown", "latex"))
+UNUSED_BY_EVAL = (
+    "tierank.measures.diversity",
+    "tierank.io.subtopics",
+    "fractions",
+    "tierank.io.writers",
+    "secrets",
+    "csv",
+    "tierank.report.formats.grouped",
+)
+FORMAT_MODULES = tuple(
+    f"tierank.report.formats.{m}"
+    for m in ("table", "delimited", "jsondoc", "jsonl", "trec_eval", "markdown", "latex")
+)
 
 
 def _modules(code: str, *argv: str) -> tuple[set[str], subprocess.CompletedProcess]:
     """The modules a fresh interpreter has imported after ``code`` (run with ``sys.argv[1:] = argv``)."""
-    script = (f"import sys, json\nsys.argv[1:] = {list(argv)!r}\n{code}\n"
-              "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)))\n")
+    script = (
+        f"import sys, json\nsys.argv[1:] = {list(argv)!r}\n{code}\n"
+        "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)))\n"
+    )
     p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     head, _, mods = p.stderr.rpartition("\nMODULES ")
     assert mods, p.stderr
@@ -49,7 +70,11 @@ MAIN = "from tierank.cli import main\ntry:\n    main()\nexcept SystemExit as e:\
 def test_import_of_the_command_line_is_light():
     mods, _ = _modules("import tierank.cli")
     assert not [m for m in LAZY if m in mods]
-    assert not [m for m in mods if m.startswith("tierank.cli.") and m not in ("tierank.cli.app", "tierank.cli.common")]
+    assert not [
+        m
+        for m in mods
+        if m.startswith("tierank.cli.") and m not in ("tierank.cli.app", "tierank.cli.common")
+    ]
 
 
 def test_import_of_the_command_line_imports_no_format_writer_or_diversity_measure():
@@ -61,7 +86,11 @@ def test_import_of_the_command_line_imports_no_format_writer_or_diversity_measur
 def small(tmp_path_factory) -> tuple[Path, Path]:
     d = tmp_path_factory.mktemp("small")
     run, qrels = d / "small.run", d / "small.qrels"
-    run.write_text("".join(f"q{q} Q0 d{i} {i + 1} {round(1 - i / 40, 1)} t\n" for q in range(3) for i in range(20)))
+    run.write_text(
+        "".join(
+            f"q{q} Q0 d{i} {i + 1} {round(1 - i / 40, 1)} t\n" for q in range(3) for i in range(20)
+        )
+    )
     qrels.write_text("".join(f"q{q} 0 d{i} {i % 3}\n" for q in range(3) for i in range(0, 20, 3)))
     return qrels, run
 
@@ -83,8 +112,13 @@ def test_small_eval_imports_neither_pandas_nor_pydantic_and_prints_the_same(smal
     assert "numpy.ma" not in mods and "pyarrow.compute" not in mods
     expected = {"table": ["rich.console", "rich.table", "tierank.report.terminal"]}
     assert lazy == expected.get(fmt, [])
-    assert not [m for m in mods if m.startswith("tierank.cli.") and m not in (
-        "tierank.cli.app", "tierank.cli.common", "tierank.cli.eval", "tierank.cli.progress")]
+    assert not [
+        m
+        for m in mods
+        if m.startswith("tierank.cli.")
+        and m
+        not in ("tierank.cli.app", "tierank.cli.common", "tierank.cli.eval", "tierank.cli.progress")
+    ]
 
 
 @pytest.mark.parametrize("fmt", ["table", "jsonl", "tsv", "json", "trec_eval"])
@@ -98,8 +132,12 @@ def test_small_eval_imports_the_module_of_its_format_only(small, fmt):
     _, ref = _modules(f"{everything}\n{MAIN}", *argv)
     assert p.returncode == 0 and ref.returncode == 0, p.stderr + ref.stderr
     assert (p.stdout, p.stderr) == (ref.stdout, ref.stderr) and p.stdout.strip()
-    modules = {"table": [], "tsv": ["delimited"], "json": ["jsondoc", "jsonl"]}.get(fmt, [fmt])  # json: jsonl's columns
-    assert [m for m in FORMAT_MODULES if m in mods] == [f"tierank.report.formats.{m}" for m in modules]
+    modules = {"table": [], "tsv": ["delimited"], "json": ["jsondoc", "jsonl"]}.get(
+        fmt, [fmt]
+    )  # json: jsonl's columns
+    assert [m for m in FORMAT_MODULES if m in mods] == [
+        f"tierank.report.formats.{m}" for m in modules
+    ]
     unused = [m for m in UNUSED_BY_EVAL if m in mods]
     # the terminal table is drawn by rich (which imports fractions); the other formats render a ResultTable
     # (tsv with the csv module's quoting)
@@ -108,12 +146,34 @@ def test_small_eval_imports_the_module_of_its_format_only(small, fmt):
 
 
 #: README's first command: the shipped example, the README's measures
-README_EVAL = ("eval", str(example_path("qrels")), str(example_path("run")), "-m", "R@3", "-m", "nDCG@3", "-m", "RR",
-               "-m", "AP")
+README_EVAL = (
+    "eval",
+    str(example_path("qrels")),
+    str(example_path("run")),
+    "-m",
+    "R@3",
+    "-m",
+    "nDCG@3",
+    "-m",
+    "RR",
+    "-m",
+    "AP",
+)
 
 
-@pytest.mark.parametrize("extra", [(), ("-q",), ("-f", "jsonl"), ("-f", "jsonl", "-q"), ("-f", "trec_eval", "-q"),
-                                   ("-f", "json", "-q"), ("-f", "tsv"), ("-f", "markdown", "-q")])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        (),
+        ("-q",),
+        ("-f", "jsonl"),
+        ("-f", "jsonl", "-q"),
+        ("-f", "trec_eval", "-q"),
+        ("-f", "json", "-q"),
+        ("-f", "tsv"),
+        ("-f", "markdown", "-q"),
+    ],
+)
 def test_eval_of_the_shipped_example_does_not_import_pyarrow_compute(extra):
     """Arrow's kernels are called through :mod:`tierank.compute` (``import pyarrow.compute`` builds ~300
     wrappers: a sixth of a small run, issue 26), never through pyarrow's methods that import it; the output
@@ -124,19 +184,29 @@ def test_eval_of_the_shipped_example_does_not_import_pyarrow_compute(extra):
     assert p.returncode == 0 and ref.returncode == 0, p.stderr + ref.stderr
     assert (p.stdout, p.stderr) == (ref.stdout, ref.stderr) and p.stdout.strip()
     assert "pyarrow.compute" not in mods and "pyarrow._compute" in mods
-    assert "numpy.ma" not in mods  # AP's segment sums once asked np.unique, which imports it (10 ms)
+    assert (
+        "numpy.ma" not in mods
+    )  # AP's segment sums once asked np.unique, which imports it (10 ms)
 
 
-@pytest.mark.parametrize("how", ["two runs", "two runs -j 2", "-j 1", "-j 1 blocks", "-c", "docno", "random"])
+@pytest.mark.parametrize(
+    "how", ["two runs", "two runs -j 2", "-j 1", "-j 1 blocks", "-c", "docno", "random"]
+)
 def test_eval_paths_do_not_import_pyarrow_compute(small, tmp_path, how):
     """Nor several runs (one after another, or in workers), streaming in this process (``-j 1``, one block
     or several), ``-c``, and the tie-break policies that reorder ties (this process's modules)."""
     qrels, run = small
     other = tmp_path / "other.run"
     other.write_text(run.read_text().replace(" t\n", " u\n"))
-    extra = {"two runs": (str(other), "-j", "1"), "two runs -j 2": (str(other), "-j", "2"), "-j 1": ("-j", "1"),
-             "-j 1 blocks": ("-j", "1", "--block-bytes", "500"), "-c": ("-c",),
-             "docno": ("--tie-break", "docno"), "random": ("--tie-break", "random:3")}[how]
+    extra = {
+        "two runs": (str(other), "-j", "1"),
+        "two runs -j 2": (str(other), "-j", "2"),
+        "-j 1": ("-j", "1"),
+        "-j 1 blocks": ("-j", "1", "--block-bytes", "500"),
+        "-c": ("-c",),
+        "docno": ("--tie-break", "docno"),
+        "random": ("--tie-break", "random:3"),
+    }[how]
     argv = ("eval", str(qrels), str(run), *extra, "-m", "nDCG@10", "-m", "AP", "-q", "-f", "jsonl")
     mods, p = _modules(MAIN, *argv)
     _, ref = _modules(f"import pyarrow.compute\n{MAIN}", *argv)
@@ -147,8 +217,16 @@ def test_eval_paths_do_not_import_pyarrow_compute(small, tmp_path, how):
 
 def test_eval_to_a_file_still_checks_it_before_any_work(small, tmp_path):
     qrels, run = small
-    mods, p = _modules(MAIN.replace("assert not e.code, e.code", "print('EXIT', e.code)"),
-                       "eval", str(qrels), str(run), "-m", "P@5", "-o", str(qrels))
+    mods, p = _modules(
+        MAIN.replace("assert not e.code, e.code", "print('EXIT', e.code)"),
+        "eval",
+        str(qrels),
+        str(run),
+        "-m",
+        "P@5",
+        "-o",
+        str(qrels),
+    )
     assert "EXIT 2" in p.stdout and "refusing to overwrite an input file" in p.stderr
     assert "tierank.io.writers" in mods and "tierank.evaluate" in mods
     out = tmp_path / "out.tsv"
@@ -157,13 +235,15 @@ def test_eval_to_a_file_still_checks_it_before_any_work(small, tmp_path):
 
 
 def test_the_diversity_names_of_the_package_are_imported_on_first_use():
-    code = ("import tierank\nassert 'tierank.measures.diversity' not in sys.modules\n"
-            "assert {'evaluate_diversity', 'read_subtopic_qrels'} <= set(dir(tierank))\n"
-            "from tierank import *\n"
-            "from tierank.measures.diversity import evaluate_diversity as e\n"
-            "from tierank.io.subtopics import read_subtopic_qrels as r\n"
-            "assert tierank.evaluate_diversity is e and tierank.read_subtopic_qrels is r\n"
-            "assert evaluate_diversity is e and read_subtopic_qrels is r")
+    code = (
+        "import tierank\nassert 'tierank.measures.diversity' not in sys.modules\n"
+        "assert {'evaluate_diversity', 'read_subtopic_qrels'} <= set(dir(tierank))\n"
+        "from tierank import *\n"
+        "from tierank.measures.diversity import evaluate_diversity as e\n"
+        "from tierank.io.subtopics import read_subtopic_qrels as r\n"
+        "assert tierank.evaluate_diversity is e and tierank.read_subtopic_qrels is r\n"
+        "assert evaluate_diversity is e and read_subtopic_qrels is r"
+    )
     mods, p = _modules(code)
     assert p.returncode == 0, p.stderr
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
@@ -179,12 +259,26 @@ def test_the_format_catalogue_is_what_the_modules_register():
     assert list(every) == [name for name, *_ in formats.CATALOGUE] == list(formats.names())
     for order, (name, module, help, records) in enumerate(formats.CATALOGUE):
         f = every[name]
-        assert (f.help, f.order, f.records is not None or f.render is None) == (help, order, records)
-        written_by = f.render or f.records  # the terminal table has neither: drawn by tierank.report.terminal
-        assert getattr(written_by, "func", written_by).__module__ == f"tierank.report.formats.{module}" \
-            if written_by is not None else module == "table"
-    assert formats.names("records") == tuple(n for n, f in every.items() if f.records is not None or f.render is None)
-    assert formats.TREC_STATS is __import__("tierank.report.formats.trec_eval").report.formats.trec_eval.TREC_STATS
+        assert (f.help, f.order, f.records is not None or f.render is None) == (
+            help,
+            order,
+            records,
+        )
+        written_by = (
+            f.render or f.records
+        )  # the terminal table has neither: drawn by tierank.report.terminal
+        assert (
+            getattr(written_by, "func", written_by).__module__ == f"tierank.report.formats.{module}"
+            if written_by is not None
+            else module == "table"
+        )
+    assert formats.names("records") == tuple(
+        n for n, f in every.items() if f.records is not None or f.render is None
+    )
+    assert (
+        formats.TREC_STATS
+        is __import__("tierank.report.formats.trec_eval").report.formats.trec_eval.TREC_STATS
+    )
     with pytest.raises(ValueError, match="not in CATALOGUE"):
         formats.register("xml")
 
@@ -195,24 +289,54 @@ def test_every_command_is_found_in_its_module():
     group = typer.main.get_command(tierank.cli.app)
     assert set(group.commands) == set(tierank.cli.COMMANDS)
     for name, cmd in group.commands.items():
-        callback = cmd.callback if not hasattr(cmd, "commands") else next(iter(cmd.commands.values())).callback
+        callback = (
+            cmd.callback
+            if not hasattr(cmd, "commands")
+            else next(iter(cmd.commands.values())).callback
+        )
         assert callback.__module__ == f"tierank.cli.{tierank.cli.COMMANDS[name]}", name
-    order = [tierank.cli.COMMANDS[n] for n, cmd in group.commands.items() if not hasattr(cmd, "commands")]
+    order = [
+        tierank.cli.COMMANDS[n] for n, cmd in group.commands.items() if not hasattr(cmd, "commands")
+    ]
     assert order == sorted(order, key=tierank.cli.COMMAND_MODULES.index)
 
 
 def test_a_command_line_imports_its_command_only():
     mods, _ = _modules("import tierank.cli\ntierank.cli.command_app(sys.argv[1:])", "measures")
-    assert {m for m in mods if m.startswith("tierank.cli.")} == {"tierank.cli.app", "tierank.cli.common",
-                                                                 "tierank.cli.misc"}
+    assert {m for m in mods if m.startswith("tierank.cli.")} == {
+        "tierank.cli.app",
+        "tierank.cli.common",
+        "tierank.cli.misc",
+    }
     mods, _ = _modules("import tierank.cli\ntierank.cli.command_app(sys.argv[1:])", "--help")
     assert {f"tierank.cli.{m}" for m in tierank.cli.COMMAND_MODULES} <= mods
 
 
 def _values(annotation) -> list:
     """Values a command line (or a default) hands the converter of a parameter of type ``annotation``."""
-    common = [None, "", " ", "x", "-", "1", "0", "-3", "0010", "1_0", " 12", "12 ", "1.5", "-0.25", "1e3", "inf",
-              "nan", "99999999999999999999999", "+4", "\u0661", "True"]
+    common = [
+        None,
+        "",
+        " ",
+        "x",
+        "-",
+        "1",
+        "0",
+        "-3",
+        "0010",
+        "1_0",
+        " 12",
+        "12 ",
+        "1.5",
+        "-0.25",
+        "1e3",
+        "inf",
+        "nan",
+        "99999999999999999999999",
+        "+4",
+        "\u0661",
+        "True",
+    ]
     if isinstance(annotation, type) and issubclass(annotation, Enum):
         members = list(annotation)
         return [*common, *members, *(m.value for m in members), *(m.value.upper() for m in members)]
@@ -230,7 +354,11 @@ def _outcome(converter, value, param, ctx):
         out = converter.coerce(value, param=param, ctx=ctx)
     except BadParameter as e:
         return ("error", e.format_message())
-    return ("value", type(out), repr(out) if not isinstance(out, list) else [(type(v), repr(v)) for v in out])
+    return (
+        "value",
+        type(out),
+        repr(out) if not isinstance(out, list) else [(type(v), repr(v)) for v in out],
+    )
 
 
 def _params():

@@ -27,7 +27,11 @@ def ray_local():
 
 def _split(tmp_path, parts: int):
     """The askubuntu run cut into ``parts`` text files by query (one gzip, the others plain)."""
-    lines = gzip.decompress(example_path("askubuntu-run").read_bytes()).decode().splitlines(keepends=True)
+    lines = (
+        gzip.decompress(example_path("askubuntu-run").read_bytes())
+        .decode()
+        .splitlines(keepends=True)
+    )
     qids = list(dict.fromkeys(line.split()[0] for line in lines))
     folder = tmp_path / "runs"
     folder.mkdir()
@@ -46,7 +50,11 @@ def test_folder_of_text_files_equals_in_memory(tmp_path, ray_local):
     from tierank.cluster import evaluate_files, list_sources
 
     folder = _split(tmp_path, 3)
-    assert [p.rsplit("/", 1)[1] for p in list_sources(folder)] == ["part0.trec.gz", "part1.trec", "part2.trec"]
+    assert [p.rsplit("/", 1)[1] for p in list_sources(folder)] == [
+        "part0.trec.gz",
+        "part1.trec",
+        "part2.trec",
+    ]
     q = example_path("askubuntu-qrels")
     for tb in ("trec_eval", "random:5"):
         ref = tierank.evaluate(q, example_path("askubuntu-run"), MEASURES, tie_break=tb)
@@ -81,9 +89,13 @@ def test_a_query_in_two_files_is_refused(tmp_path, ray_local):
 
 
 def test_without_ray_nothing_imports_it():
-    code = ("import sys, tierank, tierank.stream, tierank.cluster, tierank.cli; "
-            "tierank.evaluate({'q': {'a': 1}}, {'q': {'a': 1.0}}, ['AP']); print('ray' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    code = (
+        "import sys, tierank, tierank.stream, tierank.cluster, tierank.cli; "
+        "tierank.evaluate({'q': {'a': 1}}, {'q': {'a': 1.0}}, ['AP']); print('ray' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out == "False"
 
 
@@ -104,6 +116,8 @@ def test_one_large_text_file_is_spread_over_blocks_and_errors_are_located(tmp_pa
     with pytest.raises(TierankInputError, match=r"run\.trec:3211: "):
         evaluate_files(q, run, MEASURES, block_bytes=20_000)
     shuffled = tmp_path / "shuffled.trec"
-    shuffled.write_text("".join(lines[3000:3010] + lines[:3000] + lines[3010:3210]))  # half a query moved up
+    shuffled.write_text(
+        "".join(lines[3000:3010] + lines[:3000] + lines[3010:3210])
+    )  # half a query moved up
     with pytest.raises(TierankInputError, match="not grouped by query"):
         evaluate_files(q, shuffled, ["AP"], block_bytes=20_000)

@@ -21,7 +21,9 @@ import tierank
 
 ir_measures = pytest.importorskip("ir_measures")
 
-pytestmark = pytest.mark.skipif(shutil.which("perl") is None, reason="perl is not installed (gdeval.pl needs it)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("perl") is None, reason="perl is not installed (gdeval.pl needs it)"
+)
 
 
 def _synthetic(seed: int, nq: int = 12, ndocs: int = 40):
@@ -32,7 +34,9 @@ def _synthetic(seed: int, nq: int = 12, ndocs: int = 40):
         scores = rng.permutation(ndocs * 3)[:ndocs] / 7.0  # distinct: no ties
         run[qid] = {f"D{q}-{i}": float(s) for i, s in enumerate(scores)}
         judged = rng.random(ndocs) < 0.7
-        qrels[qid] = {f"D{q}-{i}": int(rng.choice([0, 0, 1, 2, 3, 4])) for i in range(ndocs) if judged[i]}
+        qrels[qid] = {
+            f"D{q}-{i}": int(rng.choice([0, 0, 1, 2, 3, 4])) for i in range(ndocs) if judged[i]
+        }
         for j in range(int(rng.integers(0, 4))):  # relevant, never retrieved
             qrels[qid][f"X{q}-{j}"] = int(rng.integers(1, 5))
     return run, qrels
@@ -65,8 +69,13 @@ def _compare(theirs, ours, measures, tol):
 
 
 GDEVAL = ["ERR@5", "ERR@10", "ERR@20", "nDCG(dcg='exp-log2')@10"]
-PYTREC = ["nDCG(gains={0:0,1:1,2:3,3:7,4:15})@10", "nDCG(gains={1:0,2:1})", "nDCG(judged_only=True)@10",
-          "nDCG(judged_only=True)", "nDCG(gains={0:1,3:1},judged_only=True)@5"]
+PYTREC = [
+    "nDCG(gains={0:0,1:1,2:3,3:7,4:15})@10",
+    "nDCG(gains={1:0,2:1})",
+    "nDCG(judged_only=True)@10",
+    "nDCG(judged_only=True)",
+    "nDCG(gains={0:1,3:1},judged_only=True)@5",
+]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -37,19 +37,33 @@ from helpers import examples
 from tierank.measures.diversity import evaluate_diversity
 
 pyndeval = pytest.importorskip(
-    "pyndeval", reason="pyndeval is not importable (pip install pyndeval==0.0.8, in the 'test' extra): "
-                       "the ndeval cross-check is skipped")
+    "pyndeval",
+    reason="pyndeval is not importable (pip install pyndeval==0.0.8, in the 'test' extra): "
+    "the ndeval cross-check is skipped",
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "diversity"
 
 #: ndeval's name -> tierank's family
-FAMILY = {"ERR-IA": "ERR_IA", "nERR-IA": "nERR_IA", "alpha-DCG": "alpha_DCG", "alpha-nDCG": "alpha_nDCG",
-          "P-IA": "P_IA", "strec": "StRecall", "NRBP": "NRBP", "nNRBP": "nNRBP", "MAP-IA": "AP_IA"}
+FAMILY = {
+    "ERR-IA": "ERR_IA",
+    "nERR-IA": "nERR_IA",
+    "alpha-DCG": "alpha_DCG",
+    "alpha-nDCG": "alpha_nDCG",
+    "P-IA": "P_IA",
+    "strec": "StRecall",
+    "NRBP": "NRBP",
+    "nNRBP": "nNRBP",
+    "MAP-IA": "AP_IA",
+}
 #: the families whose value depends on ndeval's alpha (the others use ndeval's default 0.5)
 ALPHA = {"alpha-DCG", "alpha-nDCG", "NRBP", "nNRBP"}
 CUTOFFS = (5, 10, 20)
-NDEVAL = [f"{m}@{k}" for m in ("ERR-IA", "nERR-IA", "alpha-DCG", "alpha-nDCG", "P-IA", "strec") for k in CUTOFFS] \
-    + ["NRBP", "nNRBP", "MAP-IA"]
+NDEVAL = [
+    f"{m}@{k}"
+    for m in ("ERR-IA", "nERR-IA", "alpha-DCG", "alpha-nDCG", "P-IA", "strec")
+    for k in CUTOFFS
+] + ["NRBP", "nNRBP", "MAP-IA"]
 
 
 def tierank_name(measure: str, alpha: float = 0.5, beta: float = 0.5, rel: int = 1) -> str:
@@ -65,18 +79,31 @@ def tierank_name(measure: str, alpha: float = 0.5, beta: float = 0.5, rel: int =
     return FAMILY[name] + (f"({','.join(params)})" if params else "") + (f"@{k}" if k else "")
 
 
-def compare(qrels: dict[str, dict[str, dict[str, int]]], run: dict[str, dict[str, float]], *,
-            alpha: float = 0.5, beta: float = 0.5, rel: int = 1) -> int:
+def compare(
+    qrels: dict[str, dict[str, dict[str, int]]],
+    run: dict[str, dict[str, float]],
+    *,
+    alpha: float = 0.5,
+    beta: float = 0.5,
+    rel: int = 1,
+) -> int:
     """Assert tierank's oblivious values equal ndeval's on a tie-free run; return the values compared."""
     for docs in run.values():
         assert len(set(docs.values())) == len(docs), "the run must be tie-free"
-    nd_qrels = [(q, s, d, g) for q, docs in qrels.items() for d, grades in docs.items() for s, g in grades.items()]
+    nd_qrels = [
+        (q, s, d, g)
+        for q, docs in qrels.items()
+        for d, grades in docs.items()
+        for s, g in grades.items()
+    ]
     nd_run = [(q, d, s) for q in sorted(run) for d, s in run[q].items()]
     # two invocations, as ir_measures' provider makes them: alpha and beta reach only the families
     # that take them (ndeval's ERR-IA would read its global alpha too; ir_measures passes it 0.5)
     theirs: dict[str, dict[str, float]] = {}
-    for group, a, b in (([m for m in NDEVAL if m.partition("@")[0] in ALPHA], alpha, beta),
-                        ([m for m in NDEVAL if m.partition("@")[0] not in ALPHA], 0.5, 0.5)):
+    for group, a, b in (
+        ([m for m in NDEVAL if m.partition("@")[0] in ALPHA], alpha, beta),
+        ([m for m in NDEVAL if m.partition("@")[0] not in ALPHA], 0.5, 0.5),
+    ):
         ev = pyndeval.RelevanceEvaluator(nd_qrels, group, relevance_level=rel, alpha=a, beta=b)
         for q, values in ev.evaluate(nd_run).items():
             theirs.setdefault(q, {}).update(values)
@@ -90,7 +117,9 @@ def compare(qrels: dict[str, dict[str, dict[str, int]]], run: dict[str, dict[str
             mine, ref = per[q]["oblivious"], values[m]
             if math.isnan(ref):
                 # ndeval's nNRBP of a query without relevant subtopic (0/0); tierank scores 0
-                assert m == "nNRBP" and not any(g >= rel for d in qrels[q].values() for g in d.values()), (q, m)
+                assert m == "nNRBP" and not any(
+                    g >= rel for d in qrels[q].values() for g in d.values()
+                ), (q, m)
                 assert mine == 0.0
                 continue
             assert mine == pytest.approx(ref, rel=1e-9, abs=1e-12), (q, m, name)
@@ -124,17 +153,24 @@ def test_shipped_tie_free_run(alpha, beta, rel):
 def test_shipped_run_with_ties_in_trec_eval_order():
     """The oblivious value of the run with ties is ndeval's on the run ordered as trec_eval (docid descending)."""
     run = shipped_run("run-ties.txt")
-    assert any(len(set(d.values())) < len(d) for d in run.values()), "run-ties.txt has no tie any more"
+    assert any(len(set(d.values())) < len(d) for d in run.values()), (
+        "run-ties.txt has no tie any more"
+    )
     ordered = {}
     for q, docs in run.items():
-        ranking = sorted(sorted(docs, reverse=True), key=lambda d: -docs[d])  # score desc, docid desc
+        ranking = sorted(
+            sorted(docs, reverse=True), key=lambda d: -docs[d]
+        )  # score desc, docid desc
         ordered[q] = {d: float(len(ranking) - i) for i, d in enumerate(ranking)}
     ours = evaluate_diversity(shipped_qrels(), run, [tierank_name(m) for m in NDEVAL])
     ref = evaluate_diversity(shipped_qrels(), ordered, [tierank_name(m) for m in NDEVAL])
     for m in NDEVAL:
         assert ours.per_query(tierank_name(m)) and all(
             a["oblivious"] == b["oblivious"]
-            for a, b in zip(ours.per_query(tierank_name(m)).values(), ref.per_query(tierank_name(m)).values()))
+            for a, b in zip(
+                ours.per_query(tierank_name(m)).values(), ref.per_query(tierank_name(m)).values()
+            )
+        )
     assert compare(shipped_qrels(), ordered) > 0
 
 
@@ -168,8 +204,12 @@ def tie_free_case(draw):
 
 
 @settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(tie_free_case(), st.sampled_from([0.5, 0.25, 0.8, 1.0]), st.sampled_from([0.5, 0.2, 0.9]),
-       st.sampled_from([1, 1, 2]))
+@given(
+    tie_free_case(),
+    st.sampled_from([0.5, 0.25, 0.8, 1.0]),
+    st.sampled_from([0.5, 0.2, 0.9]),
+    st.sampled_from([1, 1, 2]),
+)
 def test_tie_free_cases(case, alpha, beta, rel):
     qrels, run = case
     compare(qrels, run, alpha=alpha, beta=beta, rel=rel)
@@ -186,12 +226,26 @@ def test_judged_only_is_ndeval_on_the_judged_documents(case):
     if not judged:
         return
     names = [m for m in NDEVAL if m.partition("@")[0] not in ("NRBP", "nNRBP", "strec")]
-    ours = evaluate_diversity(qrels, run, [tierank_name(m).replace("@", "(judged_only=True)@")
-                                           if "@" in m else tierank_name(m) + "(judged_only=True)" for m in names])
+    ours = evaluate_diversity(
+        qrels,
+        run,
+        [
+            tierank_name(m).replace("@", "(judged_only=True)@")
+            if "@" in m
+            else tierank_name(m) + "(judged_only=True)"
+            for m in names
+        ],
+    )
     ref = evaluate_diversity(qrels, judged, [tierank_name(m) for m in names])
     for m in names:
-        mine = ours.per_query(tierank_name(m).replace("@", "(judged_only=True)@") if "@" in m
-                              else tierank_name(m) + "(judged_only=True)")
+        mine = ours.per_query(
+            tierank_name(m).replace("@", "(judged_only=True)@")
+            if "@" in m
+            else tierank_name(m) + "(judged_only=True)"
+        )
         for q, v in ref.per_query(tierank_name(m)).items():
-            assert mine[q]["oblivious"] == pytest.approx(v["oblivious"], rel=1e-9, abs=1e-12), (q, m)
+            assert mine[q]["oblivious"] == pytest.approx(v["oblivious"], rel=1e-9, abs=1e-12), (
+                q,
+                m,
+            )
     compare(qrels, judged)

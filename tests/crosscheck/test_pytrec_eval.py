@@ -24,17 +24,41 @@ pytrec_eval = pytest.importorskip("pytrec_eval")
 
 from realdata import DATA  # noqa: E402  (the real data, from files in the repository)
 
-CUTS = (1, 3, 5, 10, 20, 30, 100)  # 30 and 100 exceed the 20-candidate askubuntu lists: P@k still divides by k
+CUTS = (
+    1,
+    3,
+    5,
+    10,
+    20,
+    30,
+    100,
+)  # 30 and 100 exceed the 20-candidate askubuntu lists: P@k still divides by k
 SUCCESS_CUTS = (1, 3, 5, 10)
 _c = ",".join(map(str, CUTS))
-PYTREC_MEASURES = {"map", f"map_cut.{_c}", f"P.{_c}", f"recall.{_c}", "ndcg", f"ndcg_cut.{_c}",
-                   "recip_rank", "Rprec", f"success.{','.join(map(str, SUCCESS_CUTS))}", "num_rel_ret"}
+PYTREC_MEASURES = {
+    "map",
+    f"map_cut.{_c}",
+    f"P.{_c}",
+    f"recall.{_c}",
+    "ndcg",
+    f"ndcg_cut.{_c}",
+    "recip_rank",
+    "Rprec",
+    f"success.{','.join(map(str, SUCCESS_CUTS))}",
+    "num_rel_ret",
+}
 
 # pytrec_eval output key -> tierank measure
 NAMES = {"map": "AP", "ndcg": "nDCG", "recip_rank": "RR", "Rprec": "Rprec", "num_rel_ret": "Hits"}
 for _k in CUTS:
-    NAMES.update({f"map_cut_{_k}": f"AP@{_k}", f"P_{_k}": f"P@{_k}", f"recall_{_k}": f"R@{_k}",
-                  f"ndcg_cut_{_k}": f"nDCG@{_k}"})
+    NAMES.update(
+        {
+            f"map_cut_{_k}": f"AP@{_k}",
+            f"P_{_k}": f"P@{_k}",
+            f"recall_{_k}": f"R@{_k}",
+            f"ndcg_cut_{_k}": f"nDCG@{_k}",
+        }
+    )
 for _k in SUCCESS_CUTS:
     NAMES[f"success_{_k}"] = f"Success@{_k}"
 
@@ -67,8 +91,12 @@ def ours(qrels: dict, run: dict, rel: int = 1, tie_break: str = "trec_eval") -> 
 
 
 def mismatches(theirs: dict, per: dict, tol: float = 1e-9) -> list:
-    return [(q, m, v, per[(q, NAMES[m])]) for q, row in theirs.items() for m, v in row.items()
-            if abs(per[(q, NAMES[m])] - v) > tol]
+    return [
+        (q, m, v, per[(q, NAMES[m])])
+        for q, row in theirs.items()
+        for m, v in row.items()
+        if abs(per[(q, NAMES[m])] - v) > tol
+    ]
 
 
 @pytest.mark.parametrize("pair", list(PAIRS))
@@ -80,9 +108,13 @@ def test_per_query_and_mean_equal_pytrec_eval(pair, read_run_dict, read_qrels_di
     per, agg = ours(qrels, run)
     # same query set: the queries of the run that are judged
     assert sorted(theirs) == sorted({q for q, _ in per})
-    assert set(next(iter(theirs.values()))) == set(NAMES), "pytrec_eval did not compute every measure"
+    assert set(next(iter(theirs.values()))) == set(NAMES), (
+        "pytrec_eval did not compute every measure"
+    )
     bad = mismatches(theirs, per)
-    assert not bad, f"(query, pytrec_eval measure, pytrec_eval, tierank): {bad[:10]} ({len(bad)} in all)"
+    assert not bad, (
+        f"(query, pytrec_eval measure, pytrec_eval, tierank): {bad[:10]} ({len(bad)} in all)"
+    )
     for m, name in NAMES.items():
         mean = float(np.mean([row[m] for row in theirs.values()]))
         assert agg[name] == pytest.approx(mean, abs=1e-9), (m, mean, agg[name])
@@ -157,9 +189,12 @@ def test_complete_matches_trec_eval_c_on_truncated_run(read_run_dict, read_qrels
         assert agg[name] == pytest.approx(sum(row[m] for row in theirs.values()) / 3, abs=1e-9), m
     # tierank's own reader takes the tab-separated lines with trailing junk as trec_eval does
     te = DATA / "trec_eval"
-    from_files = tierank.evaluate(te / "qrels.test", te / "results.trunc", sorted(set(NAMES.values())),
-                                  complete=True).aggregate()
-    np.testing.assert_allclose(from_files["oblivious"], res.aggregate()["oblivious"], rtol=0, atol=1e-12)
+    from_files = tierank.evaluate(
+        te / "qrels.test", te / "results.trunc", sorted(set(NAMES.values())), complete=True
+    ).aggregate()
+    np.testing.assert_allclose(
+        from_files["oblivious"], res.aggregate()["oblivious"], rtol=0, atol=1e-12
+    )
 
 
 def test_pytrec_eval_scores_are_float32():
@@ -204,9 +239,11 @@ def test_ir_measures_askubuntu(split, data_dir):
             assert agg[str(m)] == pytest.approx(theirs[m], abs=1e-9), (policy, str(m))
         pq = res.per_query()
         per = {(q, m): v for q, m, v in zip(pq["query"], pq["measure"], pq["oblivious"])}
-        bad = [(r.query_id, str(r.measure), r.value, per[(r.query_id, str(r.measure))])
-               for r in ir_measures.iter_calc(measures, qrels, run)
-               if abs(r.value - per[(r.query_id, str(r.measure))]) > 1e-9]
+        bad = [
+            (r.query_id, str(r.measure), r.value, per[(r.query_id, str(r.measure))])
+            for r in ir_measures.iter_calc(measures, qrels, run)
+            if abs(r.value - per[(r.query_id, str(r.measure))]) > 1e-9
+        ]
         assert not bad, (policy, bad[:10])
 
 
@@ -215,10 +252,21 @@ def test_ir_measures_rel_parameter(data_dir):
     ir_measures = pytest.importorskip("ir_measures")
     qrels_path = data_dir / "trec_eval" / "qrels.comment.test"
     run_path = data_dir / "trec_eval" / "results.comment.test"
-    names = ["P(rel=2)@5", "AP(rel=2)", "R(rel=3)@20", "RR(rel=3)", "Rprec(rel=2)", "Success(rel=3)@1", "nDCG@10"]
+    names = [
+        "P(rel=2)@5",
+        "AP(rel=2)",
+        "R(rel=3)@20",
+        "RR(rel=3)",
+        "Rprec(rel=2)",
+        "Success(rel=3)@1",
+        "nDCG@10",
+    ]
     measures = [ir_measures.parse_measure(n) for n in names]
-    theirs = ir_measures.calc_aggregate(measures, list(ir_measures.read_trec_qrels(str(qrels_path))),
-                                        list(ir_measures.read_trec_run(str(run_path))))
+    theirs = ir_measures.calc_aggregate(
+        measures,
+        list(ir_measures.read_trec_qrels(str(qrels_path))),
+        list(ir_measures.read_trec_run(str(run_path))),
+    )
     ag = tierank.evaluate(qrels_path, run_path, names).aggregate()
     agg = dict(zip(ag["measure"], ag["oblivious"]))
     for n, m in zip(names, measures):

@@ -128,7 +128,9 @@ def _bases() -> tuple[str, ...]:
 def base_of(printed: str) -> str:
     """The trec_eval measure a printed name belongs to (``P_10`` -> ``P``, ``iprec_at_recall_0.10``)."""
     for b in _bases():
-        if printed == b or (printed.startswith(b + "_") and re.fullmatch(r"[0-9.]+|.*=.*", printed[len(b) + 1:])):
+        if printed == b or (
+            printed.startswith(b + "_") and re.fullmatch(r"[0-9.]+|.*=.*", printed[len(b) + 1 :])
+        ):
             return b
     return printed
 
@@ -141,8 +143,11 @@ def _nan_quirk(te_line: str, flags) -> bool:
     """trec_eval's ``-nan`` for interpolated precision of a query left with no document by -J
     (``test_quirk_iprec_nan_on_empty_query``)."""
     name, _, value = te_line.split("\t")
-    return "-J" in flags and value.strip() in ("nan", "-nan") and base_of(name.rstrip()) in ("iprec_at_recall",
-                                                                                              "11pt_avg")
+    return (
+        "-J" in flags
+        and value.strip() in ("nan", "-nan")
+        and base_of(name.rstrip()) in ("iprec_at_recall", "11pt_avg")
+    )
 
 
 def _set_f_tie(ours: str, theirs: str, te_out: str) -> bool:
@@ -159,33 +164,52 @@ def _set_f_tie(ours: str, theirs: str, te_out: str) -> bool:
     b = theirs.split("\t")[2].strip()
     if name != "set_F":
         return False
-    counts = {ln.split("\t")[0].strip(): int(ln.split("\t")[2]) for ln in te_out.splitlines()
-              if ln.split("\t")[1:2] == [q] and ln.split("\t")[0].strip() in ("num_ret", "num_rel", "num_rel_ret")}
+    counts = {
+        ln.split("\t")[0].strip(): int(ln.split("\t")[2])
+        for ln in te_out.splitlines()
+        if ln.split("\t")[1:2] == [q]
+        and ln.split("\t")[0].strip() in ("num_ret", "num_rel", "num_rel_ret")
+    }
     h, n, rel = counts["num_rel_ret"], counts["num_ret"], counts["num_rel"]
     exact = Fraction(2 * h, rel + n)
     scaled = exact * 10000
-    return scaled - int(scaled) == Fraction(1, 2) and {a, b} == {f"{int(scaled) / 10000:.4f}",
-                                                               f"{(int(scaled) + 1) / 10000:.4f}"}
+    return scaled - int(scaled) == Fraction(1, 2) and {a, b} == {
+        f"{int(scaled) / 10000:.4f}",
+        f"{(int(scaled) + 1) / 10000:.4f}",
+    }
 
 
 def _check(problems: list[str]) -> None:
     """Fail on any problem; when the only ones are set_F rounding ties, mark the cell xfail (the
     fix, computing SetF as trec_eval does, belongs to measures/counts.py; see REQUESTS.md)."""
     if problems and all(p.startswith("SET_F_TIE") for p in problems):
-        pytest.xfail("set_F on an exact rounding tie prints the other neighbour than trec_eval "
-                     "(tierank: one division of counts; trec_eval: (x+1)PR/(R+xP) in doubles): " + problems[0])
+        pytest.xfail(
+            "set_F on an exact rounding tie prints the other neighbour than trec_eval "
+            "(tierank: one division of counts; trec_eval: (x+1)PR/(R+xP) in doubles): "
+            + problems[0]
+        )
     assert not problems, "\n".join(problems[:20])
 
 
-def compare(te_bin: Path, qrels: Path, run: Path, flags: tuple, graded: bool, stat: str = "oblivious",
-            te_run: Path | None = None, skip: frozenset = frozenset()) -> list[str]:
+def compare(
+    te_bin: Path,
+    qrels: Path,
+    run: Path,
+    flags: tuple,
+    graded: bool,
+    stat: str = "oblivious",
+    te_run: Path | None = None,
+    skip: frozenset = frozenset(),
+) -> list[str]:
     """The differences between trec_eval's ``-q -m all_trec`` output on ``te_run`` (default ``run``)
     and tierank's ``--stat STAT`` output on ``run`` (empty when equal)."""
     from tierank.measures.names import plan
 
     te = run_te(te_bin, ["-q", "-m", "all_trec", *flags, qrels, te_run or run])
     assert te.returncode == 0, te.stderr
-    code, out, err = run_tierank("-q", "-f", "trec_eval", "--stat", stat, "-m", "all_trec", *flags, qrels, run)
+    code, out, err = run_tierank(
+        "-q", "-f", "trec_eval", "--stat", stat, "-m", "all_trec", *flags, qrels, run
+    )
     assert code == 0, err
     left_out = set(plan(["all_trec"]).left_out)
     skip = set(skip)
@@ -215,8 +239,14 @@ def _cells():
             for bf16 in (False, True):
                 if name == "te-trunc" and "-c" not in flags:
                     continue  # trec_eval 10 exits 4 (test_quirk_missing_query_exits)
-                yield pytest.param(name, qrels, run, flags, bf16,
-                                   id=f"{name}{'-bf16' if bf16 else ''}[{' '.join(flags) or 'default'}]")
+                yield pytest.param(
+                    name,
+                    qrels,
+                    run,
+                    flags,
+                    bf16,
+                    id=f"{name}{'-bf16' if bf16 else ''}[{' '.join(flags) or 'default'}]",
+                )
 
 
 @pytest.mark.parametrize("name, qrels, run, flags, bf16", list(_cells()))
@@ -243,14 +273,18 @@ def arranged(run: Path, qrels: Path, out: Path, best: bool) -> Path:
 
     rows.sort(key=key)
     n = len(rows)
-    out.write_text("".join(f"{f[0]} Q0 {f[2]} {i + 1} {n - i} {f[5]}\n" for i, f in enumerate(rows)))
+    out.write_text(
+        "".join(f"{f[0]} Q0 {f[2]} {i + 1} {n - i} {f[5]}\n" for i, f in enumerate(rows))
+    )
     return out
 
 
 @pytest.mark.parametrize("stat", ["min", "max"])
 @pytest.mark.parametrize("flags", [(), ("-l", "2"), ("-M", "10")], ids=["default", "-l 2", "-M 10"])
 @pytest.mark.parametrize("name", ["te-results", "te-comment", "askubuntu-test", "rag24"])
-def test_min_max_are_trec_eval_values_of_the_extreme_orderings(trec_eval, bf16_dir, tmp_path, name, flags, stat):
+def test_min_max_are_trec_eval_values_of_the_extreme_orderings(
+    trec_eval, bf16_dir, tmp_path, name, flags, stat
+):
     """tierank's ``--stat min`` (``max``) on a bf16 run, where ties are everywhere, is what trec_eval
     prints for the same run with every tie group in its worst (best) order: the extremes are
     attained, per query and in ``all``.  num_nonrel_judged_ret is left out of this check: with -M a
@@ -260,15 +294,27 @@ def test_min_max_are_trec_eval_values_of_the_extreme_orderings(trec_eval, bf16_d
     _, qrels, run = next(p for p in PAIRS if p[0] == name)
     r = bf16_dir / run.replace("/", "__")
     te_run = arranged(r, DATA / qrels, tmp_path / "arranged.run", best=stat == "max")
-    _check(compare(trec_eval, DATA / qrels, r, flags, graded=name in GRADED, stat=stat, te_run=te_run,
-                   skip=frozenset({"num_nonrel_judged_ret", "unj", "rbp_resid"})))
+    _check(
+        compare(
+            trec_eval,
+            DATA / qrels,
+            r,
+            flags,
+            graded=name in GRADED,
+            stat=stat,
+            te_run=te_run,
+            skip=frozenset({"num_nonrel_judged_ret", "unj", "rbp_resid"}),
+        )
+    )
 
 
 def test_bf16_runs_are_tied(bf16_dir):
     """The bf16 runs really are full of ties (otherwise the matrix would test nothing new)."""
     import tierank
 
-    res = tierank.evaluate(str(DATA / "askubuntu/test.qrels"), str(bf16_dir / "askubuntu__test.bm25.run"), ["P@5"])
+    res = tierank.evaluate(
+        str(DATA / "askubuntu/test.qrels"), str(bf16_dir / "askubuntu__test.bm25.run"), ["P@5"]
+    )
     assert res.ties["queries_with_ties"] >= 150
 
 
@@ -281,10 +327,16 @@ def test_official_default_and_flags(trec_eval):
     assert code == 0, err
     te = run_te(trec_eval, ["-q", q, r]).stdout
     names = {e.name for e in plan(["official"]).entries}
-    assert lines_of(out) == [ln for ln in lines_of(te) if ln.split("\t")[0].rstrip() in names | {"runid"}]
+    assert lines_of(out) == [
+        ln for ln in lines_of(te) if ln.split("\t")[0].rstrip() in names | {"runid"}
+    ]
     assert "runid                 \tall\tSTANDARD" in out
-    for args in (["-q", "-n", "-m", "map"], ["-mP.10"], ["-M", "5", "-m", "P.5,10", "-m", "map"],
-                 ["-N", "1000000", "-m", "map"]):
+    for args in (
+        ["-q", "-n", "-m", "map"],
+        ["-mP.10"],
+        ["-M", "5", "-m", "P.5,10", "-m", "map"],
+        ["-N", "1000000", "-m", "map"],
+    ):
         code, out, err = run_tierank("-f", "trec_eval", *args, q, r)
         assert code == 0, err
         assert lines_of(out) == lines_of(run_te(trec_eval, [*args, q, r]).stdout), args
@@ -304,8 +356,10 @@ def test_quirk_missing_query_exits(trec_eval):
 
 def test_rbp_graded(trec_eval):
     """rbp: equal on binary and on graded qrels (trec_eval rescales graded gains; so does `rbp`)."""
-    for qrels, run in (("askubuntu/test.qrels", "askubuntu/test.bm25.run"),
-                       ("rag24/qrels.txt", "rag24/candidates.run")):
+    for qrels, run in (
+        ("askubuntu/test.qrels", "askubuntu/test.bm25.run"),
+        ("rag24/qrels.txt", "rag24/candidates.run"),
+    ):
         for m in ("rbp", "rbp.p=0.5"):
             te = lines_of(run_te(trec_eval, ["-q", "-m", m, DATA / qrels, DATA / run]).stdout)
             code, out, err = run_tierank("-q", "-f", "trec_eval", "-m", m, DATA / qrels, DATA / run)
@@ -313,10 +367,25 @@ def test_rbp_graded(trec_eval):
             assert lines_of(out) == te, (qrels, m)
 
 
-@pytest.mark.parametrize("measure", [
-    "P.3,7", "recall.3", "success.2,3", "map_cut.3", "ndcg_cut.3,7", "rbp.p=0.5", "set_F.0.5", "set_F.2",
-    "iprec_at_recall.0.25,0.5", "ndcg.1=4.5,2=9", "ndcg.0=0.5,3=1", "ndcg.1=2,2=1", "ndcg.3=10", "11pt_avg",
-])
+@pytest.mark.parametrize(
+    "measure",
+    [
+        "P.3,7",
+        "recall.3",
+        "success.2,3",
+        "map_cut.3",
+        "ndcg_cut.3,7",
+        "rbp.p=0.5",
+        "set_F.0.5",
+        "set_F.2",
+        "iprec_at_recall.0.25,0.5",
+        "ndcg.1=4.5,2=9",
+        "ndcg.0=0.5,3=1",
+        "ndcg.1=2,2=1",
+        "ndcg.3=10",
+        "11pt_avg",
+    ],
+)
 @pytest.mark.parametrize("pair", ["te-results", "rag24"])
 def test_parameters_match_trec_eval(trec_eval, bf16_dir, measure, pair):
     """Parameter texts beyond the nicknames' defaults: the same names and values as trec_eval
@@ -343,7 +412,9 @@ def test_judged_only_conventions(trec_eval, tmp_path):
     qrels = tmp_path / "qrels"
     qrels.write_text("q1 0 a -1\nq1 0 b 1\nq1 0 c 0\nq3 0 z 1\nq4 0 k 1\n")
     run = tmp_path / "run"
-    run.write_text("q1 Q0 a 1 0.9 t\nq1 Q0 b 2 0.5 t\nq1 Q0 c 3 0.5 t\nq3 Q0 w 1 0.9 t\nq4 Q0 k 1 0.2 t\n")
+    run.write_text(
+        "q1 Q0 a 1 0.9 t\nq1 Q0 b 2 0.5 t\nq1 Q0 c 3 0.5 t\nq3 Q0 w 1 0.9 t\nq4 Q0 k 1 0.2 t\n"
+    )
     for flags in (["-J"], ["-J", "-c"], ["-J", "-M", "5"]):
         args = ["-q", *flags, "-m", "official", "-m", "ndcg_cut.2", "-m", "P.1,2"]
         code, out, err = run_tierank("-f", "trec_eval", *args, qrels, run)
@@ -352,10 +423,14 @@ def test_judged_only_conventions(trec_eval, tmp_path):
         printed = {ln.split("\t")[0] for ln in lines_of(out)}
         theirs = [ln for ln in lines_of(te.stdout) if ln.split("\t")[0] in printed]
         assert len(lines_of(out)) == len(theirs), flags
-        assert [a for a, b in zip(lines_of(out), theirs) if a != b and not _nan_quirk(b, flags)] == [], flags
+        assert [
+            a for a, b in zip(lines_of(out), theirs) if a != b and not _nan_quirk(b, flags)
+        ] == [], flags
 
 
-@pytest.mark.parametrize("jobs", [[], ["-j", "1"], ["-j", "2"]], ids=["memory", "stream", "stream2"])
+@pytest.mark.parametrize(
+    "jobs", [[], ["-j", "1"], ["-j", "2"]], ids=["memory", "stream", "stream2"]
+)
 def test_judged_only_with_no_judged_document(trec_eval, tmp_path, jobs):
     """-J where no document of the run is judged: every query is evaluated as one that retrieved nothing
     (map 0.0), in memory and streamed alike, as trec_eval does (in memory this was once refused,
@@ -370,7 +445,9 @@ def test_judged_only_with_no_judged_document(trec_eval, tmp_path, jobs):
         assert code == 0, err
         te = run_te(trec_eval, [*args, qrels, run])
         assert te.returncode == 0 and lines_of(out) == lines_of(te.stdout), flags
-    code, _, err = run_tierank(*jobs, "--condensed", "-m", "map", qrels, run)  # tierank's own: refused
+    code, _, err = run_tierank(
+        *jobs, "--condensed", "-m", "map", qrels, run
+    )  # tierank's own: refused
     assert code == 2 and "--condensed: no document of" in err
 
 
@@ -386,10 +463,15 @@ def test_quirk_judged_only_with_max_retrieved(trec_eval, tmp_path):
     run.write_text("q1 Q0 a 1 0.9 t\nq1 Q0 b 2 0.5 t\nq1 Q0 c 3 0.4 t\n")
     args = ["-J", "-M", "1", "-m", "num_ret", "-m", "map"]
     assert lines_of(run_te(trec_eval, [*args, qrels, run]).stdout) == [
-        "num_ret               \tall\t0", "map                   \tall\t0.0000"]  # a kept, then dropped
+        "num_ret               \tall\t0",
+        "map                   \tall\t0.0000",
+    ]  # a kept, then dropped
     code, out, err = run_tierank("-f", "trec_eval", *args, qrels, run)
     assert code == 0 and "-J with -M" in err
-    assert lines_of(out) == ["num_ret               \tall\t1", "map                   \tall\t1.0000"]  # b
+    assert lines_of(out) == [
+        "num_ret               \tall\t1",
+        "map                   \tall\t1.0000",
+    ]  # b
 
 
 def test_quirk_iprec_nan_on_empty_query(trec_eval):
@@ -402,15 +484,27 @@ def test_quirk_iprec_nan_on_empty_query(trec_eval):
         pytest.skip(f"IPrec not in this tierank yet ({e})")
     q, r = DATA / "rag24/qrels.txt", DATA / "rag24/candidates.run"
     args = ["-q", "-J", "-m", "iprec_at_recall.0.5", "-m", "map"]
-    te = {tuple(x.strip() for x in ln.split("\t")[:2]): ln.split("\t")[2].strip()
-          for ln in lines_of(run_te(trec_eval, [*args, q, r]).stdout)}
+    te = {
+        tuple(x.strip() for x in ln.split("\t")[:2]): ln.split("\t")[2].strip()
+        for ln in lines_of(run_te(trec_eval, [*args, q, r]).stdout)
+    }
     code, out, err = run_tierank("-f", "trec_eval", *args, q, r)
     assert code == 0, err
-    ours = {tuple(x.strip() for x in ln.split("\t")[:2]): ln.split("\t")[2].strip() for ln in lines_of(out)}
+    ours = {
+        tuple(x.strip() for x in ln.split("\t")[:2]): ln.split("\t")[2].strip()
+        for ln in lines_of(out)
+    }
     assert te["iprec_at_recall_0.50", "2024-36302"] in ("nan", "-nan")
     assert te["iprec_at_recall_0.50", "all"] in ("nan", "-nan")
-    assert ours["iprec_at_recall_0.50", "2024-36302"] == "0.0000" and te["map", "2024-36302"] == "0.0000"
-    nan_free = [k for k in te if k[0] == "iprec_at_recall_0.50" and k[1] != "all" and te[k] not in ("nan", "-nan")]
+    assert (
+        ours["iprec_at_recall_0.50", "2024-36302"] == "0.0000"
+        and te["map", "2024-36302"] == "0.0000"
+    )
+    nan_free = [
+        k
+        for k in te
+        if k[0] == "iprec_at_recall_0.50" and k[1] != "all" and te[k] not in ("nan", "-nan")
+    ]
     assert len(nan_free) == 30 and all(ours[k] == te[k] for k in nan_free)
 
 
@@ -425,25 +519,34 @@ def test_quirk_ndcg_gain_order(trec_eval):
     import tierank
 
     q, r = DATA / "rag24/qrels.txt", DATA / "rag24/candidates.run"
-    te = {ln.split("\t")[1]: float(ln.split("\t")[2]) for ln in
-          lines_of(run_te(trec_eval, ["-q", "-m", "ndcg.1=3.5,2=9", q, r]).stdout)}
+    te = {
+        ln.split("\t")[1]: float(ln.split("\t")[2])
+        for ln in lines_of(run_te(trec_eval, ["-q", "-m", "ndcg.1=3.5,2=9", q, r]).stdout)
+    }
     res = tierank.evaluate(str(q), str(r), ["nDCG(gains={1:3.5,2:9})"])
     ours = dict(zip(res.qids, next(iter(res.stats.values())).oblivious))
     # our ideal DCG is the true maximum: no ordering of the query's judged documents scores higher
     worse = [qid for qid in ours if round(ours[qid], 4) != te[qid]]
     assert worse, "trec_eval's gain-order quirk did not show"
-    assert all(te[qid] > ours[qid] for qid in worse)  # a smaller (non-ideal) ideal DCG inflates nDCG
+    assert all(
+        te[qid] > ours[qid] for qid in worse
+    )  # a smaller (non-ideal) ideal DCG inflates nDCG
 
 
 def test_comment_lines_are_skipped_as_trec_eval_skips_them(trec_eval, tmp_path):
     """A line whose first non-blank character is '#' is a comment in runs and qrels (get_trec_results.c,
     get_qrels.c); '#' inside a field is an ordinary character (the docids of comment.test)."""
-    _, qrels, run = (DATA / x if i else x for i, x in enumerate(next(p for p in PAIRS if p[0] == "te-comment")))
+    _, qrels, run = (
+        DATA / x if i else x for i, x in enumerate(next(p for p in PAIRS if p[0] == "te-comment"))
+    )
     lines, qlines = run.read_text().splitlines(), qrels.read_text().splitlines()
     assert any("#" in x for x in lines)  # docids with '#'
     commented_run = tmp_path / "run.txt"
-    commented_run.write_text("# a comment\n" + "\n".join(lines[:7] + ["  \t# indented comment 1 2 3 4.0 t"] + lines[7:])
-                             + "\n#last\n")
+    commented_run.write_text(
+        "# a comment\n"
+        + "\n".join(lines[:7] + ["  \t# indented comment 1 2 3 4.0 t"] + lines[7:])
+        + "\n#last\n"
+    )
     commented_qrels = tmp_path / "qrels.txt"
     commented_qrels.write_text("#header q 0 d 1\n" + "\n".join(qlines) + "\n")
     _check(compare(trec_eval, commented_qrels, commented_run, (), True))

@@ -43,9 +43,16 @@ TOL = 5e-5 + 1e-9  # half a unit of the 4th printed decimal, plus float noise
 CASES = {
     "out.test": ("qrels.test", "results.test", "trec_eval qrels.test results.test"),
     "out.test.a": ("qrels.test", "results.test", "trec_eval -m all_trec qrels.test results.test"),
-    "out.test.aq": ("qrels.test", "results.test", "trec_eval -m all_trec -q qrels.test results.test"),
-    "out.comment.test": ("qrels.comment.test", "results.comment.test",
-                         "trec_eval qrels.comment.test results.comment.test"),
+    "out.test.aq": (
+        "qrels.test",
+        "results.test",
+        "trec_eval -m all_trec -q qrels.test results.test",
+    ),
+    "out.comment.test": (
+        "qrels.comment.test",
+        "results.comment.test",
+        "trec_eval qrels.comment.test results.comment.test",
+    ),
 }
 
 _SIMPLE = {"map": "AP", "Rprec": "Rprec", "recip_rank": "RR", "ndcg": "nDCG"}
@@ -57,7 +64,7 @@ def tierank_name(te: str) -> str | None:
     if te in _SIMPLE:
         return _SIMPLE[te]
     for prefix, family in _CUTOFF.items():
-        rest = te[len(prefix):]
+        rest = te[len(prefix) :]
         if te.startswith(prefix) and re.fullmatch(r"\d+", rest):
             return f"{family}@{rest}"
     return None
@@ -88,8 +95,15 @@ def comparable(case: str) -> list[str]:
 @cache
 def evaluated(case: str, complete: bool = False) -> tierank.EvalResult:
     qrels, run, _ = CASES[case]
-    measures = [tierank_name(m) for m in comparable(case)] + ["Hits", "RBP(p=0.9)", "RBP(p=0.8)", "AP"]
-    return tierank.evaluate(TE / qrels, TE / run, measures, tie_break="trec_eval", complete=complete)
+    measures = [tierank_name(m) for m in comparable(case)] + [
+        "Hits",
+        "RBP(p=0.9)",
+        "RBP(p=0.8)",
+        "AP",
+    ]
+    return tierank.evaluate(
+        TE / qrels, TE / run, measures, tie_break="trec_eval", complete=complete
+    )
 
 
 @cache
@@ -118,7 +132,12 @@ def test_every_case_has_comparable_measures():
     # guards the mapping: a renamed measure must not silently drop out of the comparison
     counts = {case: len(comparable(case)) for case in CASES}
     # map, Rprec, recip_rank, P_k x9 (default set); all_trec adds ndcg, recall_k, ndcg_cut_k, map_cut_k x9, success_k x3
-    assert counts == {"out.test": 12, "out.test.a": 43, "out.test.aq": 43, "out.comment.test": 12}, counts
+    assert counts == {
+        "out.test": 12,
+        "out.test.a": 43,
+        "out.test.aq": 43,
+        "out.comment.test": 12,
+    }, counts
 
 
 @pytest.mark.parametrize(("case", "te_measure"), PAIRS, ids=[f"{c}:{m}" for c, m in PAIRS])
@@ -127,8 +146,14 @@ def test_oblivious_equals_trec_eval(case, te_measure):
     ours = values(case, tierank_name(te_measure))
     rows = {qid: float(v[te_measure]) for qid, v in output(case).items() if te_measure in v}
     assert rows, f"{te_measure} not printed in {case}"
-    bad = [(qid, want, round(ours[qid], 6)) for qid, want in rows.items() if abs(ours[qid] - want) > TOL]
-    assert not bad, f"{case} {te_measure} -> {tierank_name(te_measure)}: (query, trec_eval, tierank) {bad}"
+    bad = [
+        (qid, want, round(ours[qid], 6))
+        for qid, want in rows.items()
+        if abs(ours[qid] - want) > TOL
+    ]
+    assert not bad, (
+        f"{case} {te_measure} -> {tierank_name(te_measure)}: (query, trec_eval, tierank) {bad}"
+    )
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -180,8 +205,14 @@ def test_gm_map_from_per_query_ap(case):
 
 
 def _run_frame(path: Path, float32: bool) -> pd.DataFrame:
-    df = pd.read_csv(path, sep=r"\s+", header=None, usecols=[0, 2, 4], names=["qid", "docno", "score"],
-                     dtype={"qid": str, "docno": str, "score": np.float64})
+    df = pd.read_csv(
+        path,
+        sep=r"\s+",
+        header=None,
+        usecols=[0, 2, 4],
+        names=["qid", "docno", "score"],
+        dtype={"qid": str, "docno": str, "score": np.float64},
+    )
     if float32:
         df["score"] = df["score"].astype(np.float32).astype(np.float64)
     return df
@@ -202,5 +233,7 @@ def test_float32_scores_change_nothing_here(case):
     assert r64.ties["tied_docs"] > 0  # the runs do contain real ties
     np.testing.assert_array_equal(r64.per_query()["oblivious"], r32.per_query()["oblivious"])
     # and the frame path reads the padded, tab-separated file exactly as the file reader does
-    np.testing.assert_array_equal(r64.per_query()["oblivious"],
-                                  tierank.evaluate(TE / qrels, TE / run, measures).per_query()["oblivious"])
+    np.testing.assert_array_equal(
+        r64.per_query()["oblivious"],
+        tierank.evaluate(TE / qrels, TE / run, measures).per_query()["oblivious"],
+    )

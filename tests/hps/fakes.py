@@ -54,7 +54,11 @@ class FakeScorer(ScorerBase):
         if self.fail_after is not None and self.calls >= self.fail_after:
             raise KeyboardInterrupt
         self.calls += 1
-        base = np.array([(zlib.crc32(f'{query}|{d}'.encode()) % 10_000) / 10_000 + 0.1 for d in docs]) * 0.3 + 0.1
+        base = (
+            np.array([(zlib.crc32(f"{query}|{d}".encode()) % 10_000) / 10_000 + 0.1 for d in docs])
+            * 0.3
+            + 0.1
+        )
         # values that print with many digits: exactness of the written runs is tested
         base = base + 1e-9 * np.arange(len(docs))
         out = QueryScores(model_s=0.5, reasoning=[f"because {d}" for d in docs])
@@ -122,4 +126,6 @@ def rerank_fake(out, data, **kw):
     """The protocol on ``data`` with the fake scorer (four variants, three measures by default)."""
     kw.setdefault("regimes", "fp32,bf16,bf16->fp32,bf16->fp32:head")
     kw.setdefault("measures", ["nDCG@10", "RR@10", "P@3"])
-    return rerank(data, "yesno:fake", out_dir=out, scorer_factory=kw.pop("factory", factory()), **kw)
+    return rerank(
+        data, "yesno:fake", out_dir=out, scorer_factory=kw.pop("factory", factory()), **kw
+    )

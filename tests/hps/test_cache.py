@@ -64,8 +64,10 @@ def test_fully_cached_rerun_writes_the_same_table_json(tmp_path):
     data = write_set(tmp_path / "set")
     first = rerank_fake(tmp_path / "out", data)
     table = json.loads((tmp_path / "out" / "table.json").read_text())
-    assert table["settings"]["scorers"] == {"fp32": {"scorer": "fake", "group": "fp32"},
-                                            "bf16": {"scorer": "fake", "group": "bf16"}}
+    assert table["settings"]["scorers"] == {
+        "fp32": {"scorer": "fake", "group": "fp32"},
+        "bf16": {"scorer": "fake", "group": "bf16"},
+    }
     log: list = []
     again = rerank_fake(tmp_path / "out", data, factory=factory(log))
     assert log == []  # nothing scored, no model loaded
@@ -79,15 +81,24 @@ def test_python_rerank_writes_every_file_of_out(tmp_path):
     out = tmp_path / "out"
     assert sorted(p.name for p in out.iterdir()) == ["cache", "runs", "table.json", "table.tsv"]
     assert sorted(p.name for p in (out / "runs").iterdir()) == [
-        "yesno_fake.bf16.reasoning.jsonl", "yesno_fake.bf16.run", "yesno_fake.fp32.reasoning.jsonl",
-        "yesno_fake.fp32.run"]
-    assert json.loads((out / "table.json").read_text()) == json.loads(json.dumps(jsonable(res.document())))
+        "yesno_fake.bf16.reasoning.jsonl",
+        "yesno_fake.bf16.run",
+        "yesno_fake.fp32.reasoning.jsonl",
+        "yesno_fake.fp32.run",
+    ]
+    assert json.loads((out / "table.json").read_text()) == json.loads(
+        json.dumps(jsonable(res.document()))
+    )
     tsv = (out / "table.tsv").read_text().splitlines()
-    assert tsv[0].split("\t")[:4] == ["query", "variant", "measure", "fp32"] and len(tsv) == 1 + len(res.rows)
+    assert tsv[0].split("\t")[:4] == ["query", "variant", "measure", "fp32"] and len(
+        tsv
+    ) == 1 + len(res.rows)
 
 
 def _files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 TIMING = ("model_s", "scoring_ms", "hps_overhead")
@@ -100,22 +111,44 @@ def test_cli_and_python_write_the_same_out(tmp_path, monkeypatch):
     model = tmp_path / "model"
     model.mkdir()
     out = tmp_path / "out"
-    r = run_cli_process("rerank", "--data", data, "--model", f"fake:{model}", "--device", "cpu", "-o", out,
-                        "-f", "json", fake=True)
+    r = run_cli_process(
+        "rerank",
+        "--data",
+        data,
+        "--model",
+        f"fake:{model}",
+        "--device",
+        "cpu",
+        "-o",
+        out,
+        "-f",
+        "json",
+        fake=True,
+    )
     assert r.returncode == 0, r.stderr
     printed, marker = r.stdout.rsplit("torch imported: ", 1)
     assert marker == "False\n"
     cli = _files(out)
-    out.rename(tmp_path / "cli")  # the Python run writes to the same path: paths in table.json agree
-    monkeypatch.setitem(registry._KINDS, "fake", registry.ModelKind(
-        "fake", "tests.hps.fakes:FakeScorer", frozenset({"precision", "head"})))
+    out.rename(
+        tmp_path / "cli"
+    )  # the Python run writes to the same path: paths in table.json agree
+    monkeypatch.setitem(
+        registry._KINDS,
+        "fake",
+        registry.ModelKind("fake", "tests.hps.fakes:FakeScorer", frozenset({"precision", "head"})),
+    )
     res = rerank(data, f"fake:{model}", out_dir=out, device="cpu")
     py = _files(out)
-    assert res.settings["variants"] == list(RERANK_REGIMES)  # one default for the command and the function
+    assert res.settings["variants"] == list(
+        RERANK_REGIMES
+    )  # one default for the command and the function
     assert res.settings["measures"] == list(RERANK_MEASURES)
     runs = sorted(k for k in py if k.startswith("runs/"))
-    assert runs == [f"runs/fake_model.{v}.{ext}" for v in ("bf16", "bf16_fp32", "fp32")
-                    for ext in ("reasoning.jsonl", "run")]
+    assert runs == [
+        f"runs/fake_model.{v}.{ext}"
+        for v in ("bf16", "bf16_fp32", "fp32")
+        for ext in ("reasoning.jsonl", "run")
+    ]
     assert sorted(cli) == sorted(py) and len([k for k in py if k.startswith("cache/")]) == 3
     for name in runs + ["table.tsv"]:
         assert cli[name] == py[name], name
@@ -133,20 +166,36 @@ def test_cli_prints_cache_warnings_and_errors_as_one_line(tmp_path):
     model = tmp_path / "model"
     model.mkdir()
     out = tmp_path / "out"
-    args = ("rerank", "--data", data, "--model", f"fake:{model}", "--device", "cpu", "-o", out, "--regimes", "fp32")
+    args = (
+        "rerank",
+        "--data",
+        data,
+        "--model",
+        f"fake:{model}",
+        "--device",
+        "cpu",
+        "-o",
+        out,
+        "--regimes",
+        "fp32",
+    )
     assert run_cli_process(*args, fake=True).returncode == 0
     path, lines, i = _record_line(out, "q1")
-    path.write_text("\n".join(lines[:i] + ["{not json"] + lines[i + 1:]) + "\n")
+    path.write_text("\n".join(lines[:i] + ["{not json"] + lines[i + 1 :]) + "\n")
     r = run_cli_process(*args, fake=True)
     assert r.returncode == 0
-    assert r.stderr == (f"tierank: warning: {path}:{i + 1}: unusable cache record (not valid JSON); "
-                        "its query is scored again\n")
+    assert r.stderr == (
+        f"tierank: warning: {path}:{i + 1}: unusable cache record (not valid JSON); "
+        "its query is scored again\n"
+    )
     head = json.loads(path.read_text().splitlines()[0])
     head["key"]["batch_size"] = 99  # settings that are not those of the run
     path.write_text(json.dumps(head) + "\n")
     r = run_cli_process(*args, fake=True)
-    assert (r.returncode, r.stderr) == (2, f"tierank: error: {path}: cache key does not match the settings; "
-                                           "delete the file\n")
+    assert (r.returncode, r.stderr) == (
+        2,
+        f"tierank: error: {path}: cache key does not match the settings; delete the file\n",
+    )
 
 
 def test_in_memory_evaluation_equals_the_written_runs(tmp_path):
@@ -154,8 +203,9 @@ def test_in_memory_evaluation_equals_the_written_runs(tmp_path):
     for tie_break in ("trec_eval", "input"):
         res = rerank_fake(tmp_path / tie_break, data, tie_break=tie_break)
         for v, path in res.runs.items():
-            from_file = tierank.evaluate(data / "qrels.txt", read_run(path), ["nDCG@10", "RR@10", "P@3"],
-                                         tie_break=tie_break)
+            from_file = tierank.evaluate(
+                data / "qrels.txt", read_run(path), ["nDCG@10", "RR@10", "P@3"], tie_break=tie_break
+            )
             assert from_file.records() == res.evals[v].records()
             assert from_file.settings == res.evals[v].settings
 
@@ -210,12 +260,16 @@ def test_damaged_record_is_reported_and_rescored(tmp_path, name):
     lines[i] = json.dumps(rec)
     path.write_text("\n".join(lines) + "\n")
     calls: list = []
-    with pytest.warns(CacheWarning, match=rf"{path.name}:{i + 1}: unusable cache record \(.*{reason}"):
+    with pytest.warns(
+        CacheWarning, match=rf"{path.name}:{i + 1}: unusable cache record \(.*{reason}"
+    ):
         res = rerank_fake(out, data, regimes="fp32", factory=_counting(calls))
     assert calls == [("fp32", "query 1")]  # only the damaged query; q2 after it is kept
     assert res.runs["fp32"].read_text() == clean.runs["fp32"].read_text()
     assert [r["expected"] for r in res.rows] == [r["expected"] for r in clean.rows]
-    with warnings.catch_warnings():  # the file was repaired: a third run warns of nothing, scores nothing
+    with (
+        warnings.catch_warnings()
+    ):  # the file was repaired: a third run warns of nothing, scores nothing
         warnings.simplefilter("error")
         calls.clear()
         rerank_fake(out, data, regimes="fp32", factory=_counting(calls))
@@ -251,7 +305,9 @@ def test_record_for_other_candidates_is_rescored_once_reported(tmp_path):
 def test_cache_rejects_bad_records_when_written(tmp_path):
     cache = ScoreCache(tmp_path, {"model": "m", "variant": "fp32", "batch_size": 1})
     with pytest.raises(tierank.errors.TierankError, match="not a finite number"):
-        cache.append({"query": "q", "docids": ["a"], "scores": [math.inf], "model_s": 0.0, "scoring_s": 0.0})
+        cache.append(
+            {"query": "q", "docids": ["a"], "scores": [math.inf], "model_s": 0.0, "scoring_s": 0.0}
+        )
     assert not cache.path.exists()
 
 
@@ -264,7 +320,9 @@ def test_second_run_on_the_same_out_is_refused(tmp_path):
     out.mkdir()
     log: list = []
     with locked([out]):  # as another process would hold it
-        with pytest.raises(TierankInputError, match="another `tierank rerank` run is using this directory"):
+        with pytest.raises(
+            TierankInputError, match="another `tierank rerank` run is using this directory"
+        ):
             rerank_fake(out, data, regimes="fp32", factory=factory(log))
     assert log == [] and not list(out.rglob("*.jsonl"))  # refused before any scoring
     rerank_fake(out, data, regimes="fp32", factory=factory(log))  # released: the next run works

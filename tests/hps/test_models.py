@@ -79,7 +79,9 @@ def minilm_fp32(minilm_dir):
 def test_biencoder_hub_name_fails_fast(minilm_dir):
     from tierank.hps.hf.biencoder import BiEncoderScorer
 
-    with pytest.raises(TierankError, match="no hub access.*local path or an installed model package"):
+    with pytest.raises(
+        TierankError, match="no hub access.*local path or an installed model package"
+    ):
         BiEncoderScorer("sentence-transformers/all-MiniLM-L6-v2", "bf16")
     with pytest.raises(TierankInputError):
         BiEncoderScorer(minilm_dir, "int8")
@@ -120,12 +122,18 @@ def test_yes_no_smollm2_levels(rag24):
     from tierank.hps.hf.generative import YesNoScorer
 
     queries, docs, cands = _rag24_sample(rag24, 1, 3)
-    (q, dids), = cands.items()
+    ((q, dids),) = cands.items()
     scorer = YesNoScorer("smollm2", "bf16", batch_size=3, max_doc_tokens=48)
     assert scorer.metadata()["batch_size"] == 3 and scorer.metadata()["max_doc_tokens"] == 48
-    res = scorer.score_query(queries[q], [docs[d] for d in dids], parse_variants("bf16,bf16->fp32,bf16->fp32:head"))
+    res = scorer.score_query(
+        queries[q], [docs[d] for d in dids], parse_variants("bf16,bf16->fp32,bf16->fp32:head")
+    )
     assert set(res.scores) == {"bf16", "bf16->fp32", "bf16->fp32:head"}
-    p_none, p_soft, head = res.scores["bf16"], res.scores["bf16->fp32"], res.scores["bf16->fp32:head"]
+    p_none, p_soft, head = (
+        res.scores["bf16"],
+        res.scores["bf16->fp32"],
+        res.scores["bf16->fp32:head"],
+    )
     assert np.all((p_soft >= 0) & (p_soft <= 1))
     np.testing.assert_allclose(p_none, p_soft, atol=2e-2)
     # P(yes) = sigmoid(z_yes - z_no): the head level agrees with the softmax level
@@ -139,18 +147,22 @@ def test_biencoder_score_query_variants(minilm_fp32, rag24):
     from tierank.hps.quantized import quantized_scores
 
     queries, docs, cands = _rag24_sample(rag24, 1, 10)
-    (q, dids), = cands.items()
+    ((q, dids),) = cands.items()
     texts = [docs[d] for d in dids]
     vs = parse_variants("fp32,emb-int8,emb-binary,emb-binary+rescore@3")
     res = minilm_fp32.score_query(queries[q], texts, vs)
     assert set(res.scores) == {str(v) for v in vs} and res.model_s > 0
     emb_q = minilm_fp32.encode([queries[q]]).numpy()[0]
     emb_d = minilm_fp32.encode(texts).numpy()
-    np.testing.assert_array_equal(res.scores["emb-binary"], quantized_scores(emb_q, emb_d, "binary"))
+    np.testing.assert_array_equal(
+        res.scores["emb-binary"], quantized_scores(emb_q, emb_d, "binary")
+    )
     np.testing.assert_array_equal(res.scores["emb-int8"], quantized_scores(emb_q, emb_d, "int8"))
     head = res.scores["emb-binary+rescore@3"] >= 2
     assert head.sum() >= 3
-    np.testing.assert_allclose(res.scores["emb-binary+rescore@3"][head] - 3, res.scores["fp32"][head], atol=1e-6)
+    np.testing.assert_allclose(
+        res.scores["emb-binary+rescore@3"][head] - 3, res.scores["fp32"][head], atol=1e-6
+    )
     with pytest.raises(TierankInputError, match="needs a bf16 model"):
         minilm_fp32.score_query(queries[q], texts, parse_variants("bf16"))
 
@@ -186,8 +198,14 @@ def tiny_cross_encoder(request, tmp_path_factory, minilm_dir):
 
     tok = AutoTokenizer.from_pretrained(minilm_dir, local_files_only=True)
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                     intermediate_size=64, num_labels=request.param)
+    cfg = BertConfig(
+        vocab_size=tok.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        num_labels=request.param,
+    )
     model = BertForSequenceClassification(cfg)
     with torch.no_grad():  # spread the logits so that bf16 rounding is visible
         model.classifier.weight.mul_(40.0)
@@ -202,7 +220,7 @@ def test_cross_encoder_regimes(tiny_cross_encoder, rag24):
 
     path, labels = tiny_cross_encoder
     queries, docs, cands = _rag24_sample(rag24, 1, 20)
-    (q, dids), = cands.items()
+    ((q, dids),) = cands.items()
     texts = [docs[d] for d in dids]
     fp32 = CrossEncoderScorer(str(path), "fp32", batch_size=7)
     assert fp32.num_labels == labels
@@ -220,7 +238,9 @@ def test_cross_encoder_regimes(tiny_cross_encoder, rag24):
     np.testing.assert_array_equal(res.scores["bf16->fp32"], hps.double().numpy())
     low = res.scores["bf16"]
     assert np.array_equal(torch.tensor(low).to(torch.bfloat16).double().numpy(), low)
-    assert len(np.unique(low)) < len(np.unique(res.scores["bf16->fp32"]))  # bf16 ties that HPS separates
+    assert len(np.unique(low)) < len(
+        np.unique(res.scores["bf16->fp32"])
+    )  # bf16 ties that HPS separates
     assert fp32.metadata()["batch_size"] == 7
 
 
@@ -239,7 +259,7 @@ def test_rank1_smollm2_reasons_then_scores(rag24):
     from tierank.hps.hf.generative import Rank1Scorer
 
     queries, docs, cands = _rag24_sample(rag24, 1, 2)
-    (q, dids), = cands.items()
+    ((q, dids),) = cands.items()
     texts = [docs[d] for d in dids]
     r1 = Rank1Scorer("smollm2", "fp32", batch_size=2, budget=6, max_doc_tokens=48)
     assert r1.tokenizer.decode([r1.yes_id]).strip() == "true"
@@ -268,28 +288,62 @@ def test_cli_rerank_minilm_resumes_from_cache(minilm_dir, tmp_path, rag24):
     from helpers import run_cli
 
     out = tmp_path / "out"
-    args = ["rerank", "--data", str(rag24), "--model", "minilm", "--regimes", "fp32,bf16,bf16->fp32,emb-binary",
-            "-m", "nDCG@10", "-m", "RR@10", "--max-queries", "2", "--depth", "10", "-b", "4", "-o", str(out),
-            "--format", "jsonl", "--device", "cpu"]
+    args = [
+        "rerank",
+        "--data",
+        str(rag24),
+        "--model",
+        "minilm",
+        "--regimes",
+        "fp32,bf16,bf16->fp32,emb-binary",
+        "-m",
+        "nDCG@10",
+        "-m",
+        "RR@10",
+        "--max-queries",
+        "2",
+        "--depth",
+        "10",
+        "-b",
+        "4",
+        "-o",
+        str(out),
+        "--format",
+        "jsonl",
+        "--device",
+        "cpu",
+    ]
     r = run_cli(*args)
     rows = [json.loads(x) for x in r.stdout.splitlines()]
     assert {(x["variant"], x["measure"]) for x in rows} == {
-        (v, m) for v in ("fp32", "bf16", "bf16->fp32", "emb-binary") for m in ("nDCG@10", "RR@10")}
+        (v, m) for v in ("fp32", "bf16", "bf16->fp32", "emb-binary") for m in ("nDCG@10", "RR@10")
+    }
     for x in rows:
         assert x["min"] <= x["expected"] <= x["max"] and x["queries"] == 2 and x["query"] == "all"
         assert {"oblivious", "expected", "min", "max", "range", "bias", "std"} <= set(x)
     by = {(x["variant"], x["measure"]): x for x in rows}
     assert by[("bf16->fp32", "nDCG@10")]["tied_share"] == 0 < by[("bf16", "nDCG@10")]["tied_share"]
-    assert by[("emb-binary", "nDCG@10")]["tied_share"] > 0  # Hamming similarities of 10 candidates collide
+    assert (
+        by[("emb-binary", "nDCG@10")]["tied_share"] > 0
+    )  # Hamming similarities of 10 candidates collide
     runs = sorted(p.name for p in (out / "runs").iterdir())
-    assert runs == ["minilm.bf16.run", "minilm.bf16_fp32.run", "minilm.emb_binary.run", "minilm.fp32.run"]
+    assert runs == [
+        "minilm.bf16.run",
+        "minilm.bf16_fp32.run",
+        "minilm.emb_binary.run",
+        "minilm.fp32.run",
+    ]
     doc = json.loads((out / "table.json").read_text())
-    assert doc["settings"]["batch_size"] == 4 and doc["settings"]["scorers"]["bf16"]["batch_size"] == 4
+    assert (
+        doc["settings"]["batch_size"] == 4 and doc["settings"]["scorers"]["bf16"]["batch_size"] == 4
+    )
     caches = {p: p.read_bytes() for p in (out / "cache").glob("*.jsonl")}
     assert len(caches) == 4
     r2 = run_cli(*args)
     assert r2.stdout == r.stdout
-    assert {p: p.read_bytes() for p in (out / "cache").glob("*.jsonl")} == caches  # nothing rescored
+    assert {
+        p: p.read_bytes() for p in (out / "cache").glob("*.jsonl")
+    } == caches  # nothing rescored
     # the scorers' description comes from the cache: the same table.json (it was empty before the fix)
     assert json.loads((out / "table.json").read_text()) == doc
 
@@ -299,13 +353,21 @@ def test_cli_rerank_errors(tmp_path, rag24):
 
     def err(*args):
         r = run_cli("rerank", *args, "-o", tmp_path / "o", check=False)
-        assert r.returncode == 2 and r.stderr.startswith("tierank: error:") and "Traceback" not in r.stderr
+        assert (
+            r.returncode == 2
+            and r.stderr.startswith("tierank: error:")
+            and "Traceback" not in r.stderr
+        )
         return r.stderr
 
     assert "qrels" in err("--data", tmp_path, "--model", "minilm")
     assert "unknown model 'bert'" in err("--data", rag24, "--model", "bert")
-    assert "unknown regime 'int4'" in err("--data", rag24, "--model", "minilm", "--regimes", "fp32,int4")
-    assert "does not apply to a biencoder" in err("--data", rag24, "--model", "minilm", "--regimes", "bf16->fp32:head")
+    assert "unknown regime 'int4'" in err(
+        "--data", rag24, "--model", "minilm", "--regimes", "fp32,int4"
+    )
+    assert "does not apply to a biencoder" in err(
+        "--data", rag24, "--model", "minilm", "--regimes", "bf16->fp32:head"
+    )
     assert "batch size must be >= 1" in err("--data", rag24, "--model", "minilm", "-b", "0")
     if not torch.cuda.is_available():
         assert "no CUDA device" in err("--data", rag24, "--model", "minilm", "--device", "cuda")
@@ -315,9 +377,18 @@ def test_cli_rerank_errors(tmp_path, rag24):
 def test_rerank_minilm_full_rag24(minilm_dir, tmp_path, rag24):
     from tierank.hps.protocol import rerank
 
-    res = rerank(rag24, "minilm", "fp32,bf16,bf16->fp32", ["nDCG@10", "RR@10"], out_dir=tmp_path, device="cpu")
+    res = rerank(
+        rag24,
+        "minilm",
+        "fp32,bf16,bf16->fp32",
+        ["nDCG@10", "RR@10"],
+        out_dir=tmp_path,
+        device="cpu",
+    )
     by = {(r["variant"], r["measure"]): r for r in res.rows}
     assert res.settings["queries"] == 31 and res.settings["candidates"] == 620
     assert by[("bf16", "nDCG@10")]["tied_share"] > 0.1
     assert by[("bf16->fp32", "nDCG@10")]["tied_share"] < 0.02
-    assert abs(by[("bf16->fp32", "nDCG@10")]["expected"] - by[("fp32", "nDCG@10")]["expected"]) < 0.02
+    assert (
+        abs(by[("bf16->fp32", "nDCG@10")]["expected"] - by[("fp32", "nDCG@10")]["expected"]) < 0.02
+    )

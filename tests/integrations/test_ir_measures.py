@@ -8,7 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-ir_measures = pytest.importorskip("ir_measures", reason="ir_measures not installed: pip install 'tierank[irm]'")
+ir_measures = pytest.importorskip(
+    "ir_measures", reason="ir_measures not installed: pip install 'tierank[irm]'"
+)
 
 from ir_measures import AP, RR, P, R, SetP, nDCG  # noqa: E402
 
@@ -40,33 +42,53 @@ def _mixed():
 
 
 def test_known_tie_case_differs_from_stock_provider():
-    assert provider.calc_aggregate([RR], TIE_QRELS, TIE_RUN)[RR] == pytest.approx(137 / 300, abs=1e-15)
+    assert provider.calc_aggregate([RR], TIE_QRELS, TIE_RUN)[RR] == pytest.approx(
+        137 / 300, abs=1e-15
+    )
     # pytrec_eval (ir_measures' default for RR) breaks the tie by docno descending: d5, d4, d3
-    assert ir_measures.pytrec_eval.calc_aggregate([RR], TIE_QRELS, TIE_RUN)[RR] == pytest.approx(1 / 3)
-    got = {s: TierankProvider(s).calc_aggregate([RR], TIE_QRELS, TIE_RUN)[RR] for s in
-           ("min", "max", "oblivious")}
+    assert ir_measures.pytrec_eval.calc_aggregate([RR], TIE_QRELS, TIE_RUN)[RR] == pytest.approx(
+        1 / 3
+    )
+    got = {
+        s: TierankProvider(s).calc_aggregate([RR], TIE_QRELS, TIE_RUN)[RR]
+        for s in ("min", "max", "oblivious")
+    }
     assert got == {"min": pytest.approx(0.2), "max": 1.0, "oblivious": pytest.approx(1 / 3)}
 
 
 def test_per_query_values_equal_tierank_evaluate_for_every_input_type(tmp_path):
     qrels, run = _mixed()
-    measures = [nDCG@10, RR, AP, P@5, R@10, AP(rel=2)]
+    measures = [nDCG @ 10, RR, AP, P @ 5, R @ 10, AP(rel=2)]
     ref = tierank.evaluate(qrels, run, [str(m) for m in measures])
-    run_df = pd.DataFrame([(q, d, s) for q, ds in run.items() for d, s in ds.items()],
-                          columns=["query_id", "doc_id", "score"])
-    qrels_df = pd.DataFrame([(q, d, g) for q, ds in qrels.items() for d, g in ds.items()],
-                            columns=["query_id", "doc_id", "relevance"])
+    run_df = pd.DataFrame(
+        [(q, d, s) for q, ds in run.items() for d, s in ds.items()],
+        columns=["query_id", "doc_id", "score"],
+    )
+    qrels_df = pd.DataFrame(
+        [(q, d, g) for q, ds in qrels.items() for d, g in ds.items()],
+        columns=["query_id", "doc_id", "relevance"],
+    )
     run_file = tmp_path / "run.txt"
-    run_file.write_text("".join(f"{q} Q0 {d} 0 {s} x\n" for q, ds in run.items() for d, s in ds.items()))
-    inputs = [(qrels, run), (qrels_df, run_df),
-              (list(ir_measures.util.QrelsConverter(qrels).as_namedtuple_iter()),
-               ir_measures.read_trec_run(str(run_file)))]
+    run_file.write_text(
+        "".join(f"{q} Q0 {d} 0 {s} x\n" for q, ds in run.items() for d, s in ds.items())
+    )
+    inputs = [
+        (qrels, run),
+        (qrels_df, run_df),
+        (
+            list(ir_measures.util.QrelsConverter(qrels).as_namedtuple_iter()),
+            ir_measures.read_trec_run(str(run_file)),
+        ),
+    ]
     for stat, col in (("expected", "expected"), ("min", "min"), ("max", "max"), ("std", "std")):
         want = ref.per_query().set_index(["query", "measure"])[col]
         for q_in, r_in in inputs:
             if not isinstance(r_in, (dict, pd.DataFrame)):
                 r_in = ir_measures.read_trec_run(str(run_file))  # a fresh iterator per call
-            got = {(m.query_id, str(m.measure)): m.value for m in TierankProvider(stat).iter_calc(measures, q_in, r_in)}
+            got = {
+                (m.query_id, str(m.measure)): m.value
+                for m in TierankProvider(stat).iter_calc(measures, q_in, r_in)
+            }
             for (q, name), v in want.items():
                 assert got[(q, name)] == pytest.approx(v, abs=1e-12), (stat, q, name)
             # the qrels query absent from the run gets ir_measures' default, as with pytrec_eval
@@ -80,9 +102,11 @@ def test_aggregates_follow_ir_measures_conventions():
     names = ["nDCG@10", "RR", "AP"]
     # ir_measures averages over every qrels query (absent ones 0): tierank's complete=True
     ref = tierank.evaluate(qrels, run, names, complete=True).aggregate().set_index("measure")
-    agg = provider.calc_aggregate([nDCG@10, RR, AP], qrels, run)
-    assert {str(k): v for k, v in agg.items()} == pytest.approx(ref["expected"].to_dict(), abs=1e-12)
-    std = TierankProvider("std").calc_aggregate([nDCG@10, RR, AP], qrels, run)
+    agg = provider.calc_aggregate([nDCG @ 10, RR, AP], qrels, run)
+    assert {str(k): v for k, v in agg.items()} == pytest.approx(
+        ref["expected"].to_dict(), abs=1e-12
+    )
+    std = TierankProvider("std").calc_aggregate([nDCG @ 10, RR, AP], qrels, run)
     # the std of the mean over tie orderings, not the mean of per-query stds
     assert {str(k): v for k, v in std.items()} == pytest.approx(ref["std"].to_dict(), abs=1e-12)
     pq = tierank.evaluate(qrels, run, ["RR"]).per_query()
@@ -93,7 +117,7 @@ def test_equals_pytrec_eval_without_ties():
     rng = np.random.default_rng(1)
     qrels = {f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in range(0, 20, 2)} for i in range(4)}
     run = {q: {f"d{j}": float(v) for j, v in enumerate(rng.permutation(20))} for q in qrels}
-    measures = [nDCG@10, RR, AP, P@5, R@10, AP(rel=2), P(rel=2)@5]
+    measures = [nDCG @ 10, RR, AP, P @ 5, R @ 10, AP(rel=2), P(rel=2) @ 5]
     ours = provider.calc_aggregate(measures, qrels, run)
     stock = ir_measures.pytrec_eval.calc_aggregate(measures, qrels, run)
     for m in measures:
@@ -103,15 +127,20 @@ def test_equals_pytrec_eval_without_ties():
 def test_unsupported_measures_fall_through_and_registration_is_undone():
     before = list(ir_measures.DefaultPipeline.providers)
     qrels, run = _mixed()
-    lacks = P(judged_only=True)@5  # precision over the judged documents only (pytrec_eval computes it); tierank lacks it
+    lacks = (
+        P(judged_only=True) @ 5
+    )  # precision over the judged documents only (pytrec_eval computes it); tierank lacks it
     stock = ir_measures.calc_aggregate([RR, lacks], qrels, run)
     with tie_aware():
         assert isinstance(ir_measures.DefaultPipeline.providers[0], TierankProvider)
         got = ir_measures.calc_aggregate([RR, lacks], qrels, run)
-    assert ir_measures.DefaultPipeline.providers == before and "tierank" not in ir_measures.providers.registry
+    assert (
+        ir_measures.DefaultPipeline.providers == before
+        and "tierank" not in ir_measures.providers.registry
+    )
     ref = tierank.evaluate(qrels, run, ["RR"], complete=True).aggregate()["expected"][0]
     assert got[RR] == pytest.approx(ref, abs=1e-12) and not math.isclose(got[RR], stock[RR])
-    assert got[lacks] == stock[lacks]                      # tierank lacks it: next provider
+    assert got[lacks] == stock[lacks]  # tierank lacks it: next provider
     assert not provider.supports(lacks)
     assert provider.supports(AP(rel=2))
     p = register(TierankProvider("max"))
@@ -136,9 +165,16 @@ def test_empty_run_and_unjudged_run_score_defaults():
 
 
 def test_pyterrier_experiment_reports_tie_aware_values():
-    pt = pytest.importorskip("pyterrier", reason="python-terrier not installed: pip install 'tierank[pyterrier]'")
-    res = pd.DataFrame({"qid": ["q1"] * 5 + ["q2"] * 3, "docno": [f"d{i}" for i in range(1, 6)] + ["a", "b", "c"],
-                        "score": [1.0] * 5 + [3.0, 2.0, 2.0]})
+    pt = pytest.importorskip(
+        "pyterrier", reason="python-terrier not installed: pip install 'tierank[pyterrier]'"
+    )
+    res = pd.DataFrame(
+        {
+            "qid": ["q1"] * 5 + ["q2"] * 3,
+            "docno": [f"d{i}" for i in range(1, 6)] + ["a", "b", "c"],
+            "score": [1.0] * 5 + [3.0, 2.0, 2.0],
+        }
+    )
 
     class Fixed(pt.Transformer):  # no index, no Java: a fixed result list with ties
         def transform(self, topics):
@@ -146,12 +182,20 @@ def test_pyterrier_experiment_reports_tie_aware_values():
 
     topics = pd.DataFrame({"qid": ["q1", "q2"], "query": ["x", "y"]})
     qrels = pd.DataFrame({"qid": ["q1", "q2"], "docno": ["d3", "b"], "label": [1, 1]})
-    stock = pt.Experiment([Fixed()], topics, qrels, eval_metrics=[RR, nDCG@10], names=["fixed"])
+    stock = pt.Experiment([Fixed()], topics, qrels, eval_metrics=[RR, nDCG @ 10], names=["fixed"])
     with tie_aware():
-        ours = pt.Experiment([Fixed()], topics, qrels, eval_metrics=[RR, nDCG@10], names=["fixed"])
-    ref = tierank.evaluate({"q1": {"d3": 1}, "q2": {"b": 1}},
-                           {"q1": {f"d{i}": 1.0 for i in range(1, 6)}, "q2": {"a": 3.0, "b": 2.0, "c": 2.0}},
-                           ["RR", "nDCG@10"]).aggregate().set_index("measure")
+        ours = pt.Experiment(
+            [Fixed()], topics, qrels, eval_metrics=[RR, nDCG @ 10], names=["fixed"]
+        )
+    ref = (
+        tierank.evaluate(
+            {"q1": {"d3": 1}, "q2": {"b": 1}},
+            {"q1": {f"d{i}": 1.0 for i in range(1, 6)}, "q2": {"a": 3.0, "b": 2.0, "c": 2.0}},
+            ["RR", "nDCG@10"],
+        )
+        .aggregate()
+        .set_index("measure")
+    )
     assert ours["RR"][0] == pytest.approx((137 / 300 + 5 / 12) / 2, abs=1e-12)
     assert ours["RR"][0] == pytest.approx(ref["expected"]["RR"], abs=1e-12)
     assert ours["nDCG@10"][0] == pytest.approx(ref["expected"]["nDCG@10"], abs=1e-12)
@@ -161,11 +205,25 @@ def test_pyterrier_experiment_reports_tie_aware_values():
 def test_ir_measures_cwl_accuracy_and_compat_families_are_answered_tie_aware():
     """The provider answers ir_measures' INST, INSQ, SDCG, NERR8-11, Accuracy and Compat with tierank's values."""
     from ir_measures import INSQ, INST, NERR8, NERR9, NERR10, NERR11, SDCG, Accuracy, Compat
+
     qrels, run = _mixed()
-    measures = [INST(max_rel=2), INSQ(max_rel=2), SDCG(max_rel=2)@5, NERR8(max_rel=2)@5, NERR9(max_rel=2)@5,
-                NERR10(max_rel=2), NERR11(max_rel=2), Accuracy, Compat(p=0.8)]
+    measures = [
+        INST(max_rel=2),
+        INSQ(max_rel=2),
+        SDCG(max_rel=2) @ 5,
+        NERR8(max_rel=2) @ 5,
+        NERR9(max_rel=2) @ 5,
+        NERR10(max_rel=2),
+        NERR11(max_rel=2),
+        Accuracy,
+        Compat(p=0.8),
+    ]
     assert all(provider.supports(m) for m in measures)
-    ref = tierank.evaluate(qrels, run, [str(m) for m in measures]).per_query().set_index(["query", "measure"])
+    ref = (
+        tierank.evaluate(qrels, run, [str(m) for m in measures])
+        .per_query()
+        .set_index(["query", "measure"])
+    )
     got = {(x.query_id, str(x.measure)): x.value for x in provider.iter_calc(measures, qrels, run)}
     for (q, name), v in ref["expected"].items():
         assert got[(q, name)] == pytest.approx(v, abs=1e-12), (q, name)
@@ -177,34 +235,50 @@ def test_set_relative_p_is_answered_as_set_rel_p():
     value on a tie-free run, tierank's expected value over tie orderings on a tied one."""
     names = {SetP(relative=True): "SetRelP", SetP(relative=True, rel=2): "SetRelP(rel=2)"}
     measures = list(names)
-    assert all(provider.supports(m) for m in measures) and provider.supports(SetP(relative=True, judged_only=False))
-    assert not provider.supports(SetP(relative=True, judged_only=True))  # SetRelP has no judged_only
+    assert all(provider.supports(m) for m in measures) and provider.supports(
+        SetP(relative=True, judged_only=False)
+    )
+    assert not provider.supports(
+        SetP(relative=True, judged_only=True)
+    )  # SetRelP has no judged_only
     qrels, run = _mixed()
     free = {q: {d: float(i) + 0.5 for i, d in enumerate(docs)} for q, docs in run.items()}
-    free["q0"] = dict(list(free["q0"].items())[:2])  # fewer retrieved than relevant: min(|ret|, N+) = |ret|
-    stock = {(x.query_id, x.measure): x.value for x in ir_measures.pytrec_eval.iter_calc(measures, qrels, free)}
+    free["q0"] = dict(
+        list(free["q0"].items())[:2]
+    )  # fewer retrieved than relevant: min(|ret|, N+) = |ret|
+    stock = {
+        (x.query_id, x.measure): x.value
+        for x in ir_measures.pytrec_eval.iter_calc(measures, qrels, free)
+    }
     got = {(x.query_id, x.measure): x.value for x in provider.iter_calc(measures, qrels, free)}
     assert got.keys() == stock.keys() and len(got) == 8  # 4 qrels queries (one not in the run: 0)
     for key, v in stock.items():
         assert got[key] == pytest.approx(v, abs=1e-12), key
     assert len(set(stock.values())) > 2
-    ref = tierank.evaluate(qrels, run, ["SetRelP", "SetRelP(rel=2)"], complete=True).per_query().set_index(["query", "measure"])
+    ref = (
+        tierank.evaluate(qrels, run, ["SetRelP", "SetRelP(rel=2)"], complete=True)
+        .per_query()
+        .set_index(["query", "measure"])
+    )
     tied = {(x.query_id, x.measure): x.value for x in provider.iter_calc(measures, qrels, run)}
     assert len(tied) == 8
     for (q, m), v in tied.items():
         assert v == pytest.approx(ref["expected"][(q, names[m])], abs=1e-12), (q, m)
     with tie_aware():
         agg = ir_measures.calc_aggregate([SetP(relative=True)], qrels, run)[SetP(relative=True)]
-    assert agg == pytest.approx(tierank.evaluate(qrels, run, ["SetRelP"], complete=True).aggregate()["expected"][0])
+    assert agg == pytest.approx(
+        tierank.evaluate(qrels, run, ["SetRelP"], complete=True).aggregate()["expected"][0]
+    )
 
 
 def test_fallback_to_a_provider_that_is_not_tie_aware_warns_once(monkeypatch):
     import warnings
 
     from tierank.integrations import ir_measures as tirm
+
     monkeypatch.setattr(tirm, "_warned", False)
     qrels, run = _mixed()
-    lacks = P(judged_only=True)@5
+    lacks = P(judged_only=True) @ 5
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with tie_aware():

@@ -14,7 +14,7 @@ import os
 import zlib
 
 for _var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
-    os.environ[_var] = "1"   # mteb, datasets and huggingface_hub must not touch the network
+    os.environ[_var] = "1"  # mteb, datasets and huggingface_hub must not touch the network
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
@@ -38,9 +38,21 @@ def _mteb():
 
 # metric names (no mteb needed)
 
+
 def test_metric_names_map_to_the_measures_mteb_computes():
-    got = [str(tierank_measure(m)) for m in ("ndcg_at_10", "map_at_100", "recall_at_5", "precision_at_3",
-                                             "mrr_at_10", "hit_rate_at_20", "accuracy", "nDCG@5")]
+    got = [
+        str(tierank_measure(m))
+        for m in (
+            "ndcg_at_10",
+            "map_at_100",
+            "recall_at_5",
+            "precision_at_3",
+            "mrr_at_10",
+            "hit_rate_at_20",
+            "accuracy",
+            "nDCG@5",
+        )
+    ]
     assert got == ["nDCG@10", "AP@100", "R@5", "P@3", "RR@10", "Success@20", "R@1", "nDCG@5"]
     with pytest.raises(TierankInputError, match="unknown metric 'nauc_ndcg_at_10_max'.*ndcg_at_K"):
         tierank_measure("nauc_ndcg_at_10_max")
@@ -48,40 +60,62 @@ def test_metric_names_map_to_the_measures_mteb_computes():
 
 def test_python_function_on_a_hand_computed_tie():
     # d1 (relevant) and d2 tie at the top: RR is 1 or 1/2, each with probability 1/2
-    preds = {"mteb_model_meta": {"model_name": "m", "revision": "r"},
-             "default": {"test": {"q1": {"d1": 0.5, "d2": 0.5, "d3": 0.1}}}}
-    (key, res), = evaluate_predictions(preds, {"q1": {"d1": 1}}, ["mrr_at_10", "precision_at_1"]).items()
+    preds = {
+        "mteb_model_meta": {"model_name": "m", "revision": "r"},
+        "default": {"test": {"q1": {"d1": 0.5, "d2": 0.5, "d3": 0.1}}},
+    }
+    ((key, res),) = evaluate_predictions(
+        preds, {"q1": {"d1": 1}}, ["mrr_at_10", "precision_at_1"]
+    ).items()
     assert key == ("default", "test")
     rows = {r["measure"]: r for r in res.records(per_query=False)}
-    assert (rows["RR@10"]["oblivious"], rows["RR@10"]["expected"], rows["RR@10"]["min"], rows["RR@10"]["max"]) \
-        == (0.5, 0.75, 0.5, 1.0)   # oblivious: docid descending puts d2 first, as MTEB does
+    assert (
+        rows["RR@10"]["oblivious"],
+        rows["RR@10"]["expected"],
+        rows["RR@10"]["min"],
+        rows["RR@10"]["max"],
+    ) == (0.5, 0.75, 0.5, 1.0)  # oblivious: docid descending puts d2 first, as MTEB does
     assert (rows["P@1"]["expected"], rows["P@1"]["std"]) == (0.5, 0.5)
 
 
 def test_bad_predictions_and_unknown_subsets_are_refused_with_the_place():
-    with pytest.raises(TierankInputError, match="subset 'en', split 'test': expected a mapping qid"):
-        load_predictions({"en": {"test": [[0, 1]]}})   # a classification task's predictions
+    with pytest.raises(
+        TierankInputError, match="subset 'en', split 'test': expected a mapping qid"
+    ):
+        load_predictions({"en": {"test": [[0, 1]]}})  # a classification task's predictions
     with pytest.raises(TierankInputError, match="no subset in the predictions"):
         load_predictions({"mteb_model_meta": {}})
-    preds = {"en": {"test": {"q": {"d": 1.0}}}, "fr": {"test": {"q": {"d": 1.0}}, "dev": {"q": {"d": 2.0}}}}
+    preds = {
+        "en": {"test": {"q": {"d": 1.0}}},
+        "fr": {"test": {"q": {"d": 1.0}}, "dev": {"q": {"d": 2.0}}},
+    }
     with pytest.raises(TierankInputError, match="no subset 'de'; available: en, fr"):
         evaluate_predictions(preds, {"q": {"d": 1}}, ["P@1"], subset="de")
-    with pytest.raises(TierankInputError, match="no split 'val' in subset 'fr'; available: test, dev"):
+    with pytest.raises(
+        TierankInputError, match="no split 'val' in subset 'fr'; available: test, dev"
+    ):
         evaluate_predictions(preds, {"q": {"d": 1}}, ["P@1"], subset="fr", split="val")
     nested = {"en": {"test": {"q": {"d": 1}}}}
-    with pytest.raises(TierankInputError, match="no qrels for subset 'fr', split 'dev'; available: en/test"):
+    with pytest.raises(
+        TierankInputError, match="no qrels for subset 'fr', split 'dev'; available: en/test"
+    ):
         evaluate_predictions(preds, nested, ["P@1"])
     res = evaluate_predictions(preds, {"q": {"d": 1}}, ["P@1"], split="dev")
     assert list(res) == [("fr", "dev")]
 
 
 def test_nested_and_flat_qrels_agree():
-    preds = {"en": {"test": {"q": {"a": 1.0, "b": 1.0, "c": 0.0}}}, "fr": {"test": {"q": {"a": 0.0, "b": 1.0}}}}
+    preds = {
+        "en": {"test": {"q": {"a": 1.0, "b": 1.0, "c": 0.0}}},
+        "fr": {"test": {"q": {"a": 0.0, "b": 1.0}}},
+    }
     flat = {"q": {"a": 2, "c": 1}}
     by_task = load_qrels({"en": {"test": flat}, "fr": {"test": flat}})
     assert set(by_task) == {("en", "test"), ("fr", "test")}
     one = evaluate_predictions(preds, flat, ["ndcg_at_3", "mrr_at_3"])
-    two = evaluate_predictions(preds, {"en": {"test": flat}, "fr": {"test": flat}}, ["ndcg_at_3", "mrr_at_3"])
+    two = evaluate_predictions(
+        preds, {"en": {"test": flat}, "fr": {"test": flat}}, ["ndcg_at_3", "mrr_at_3"]
+    )
     for key in one:
         assert one[key].records() == two[key].records()
     # en: a (grade 2) ties with b at the top: E[RR@3] = (1 + 1/2) / 2; fr: a is last: RR@3 = 1/2
@@ -91,12 +125,17 @@ def test_nested_and_flat_qrels_agree():
 
 # MTEB's own scorer, as a reference (tie-oblivious values and, by enumeration, E/min/max)
 
+
 def _tied_case(seed: int, nq: int = 6, nd: int = 12):
     rng = np.random.default_rng(seed)
-    qrels = {f"q{i}": {f"d{j}": int(rng.integers(0, 4)) for j in rng.choice(nd + 4, nd // 2, replace=False)}
-             for i in range(nq)}
+    qrels = {
+        f"q{i}": {
+            f"d{j}": int(rng.integers(0, 4)) for j in rng.choice(nd + 4, nd // 2, replace=False)
+        }
+        for i in range(nq)
+    }
     for q in qrels:
-        qrels[q]["d0"] = 1   # every query has a relevant document
+        qrels[q]["d0"] = 1  # every query has a relevant document
     run = {q: {f"d{j}": float(rng.integers(0, 4)) / 4 for j in range(nd)} for q in qrels}
     return qrels, run
 
@@ -105,8 +144,17 @@ def _mteb_scores(run, qrels, k_values=K_VALUES) -> dict:
     from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores, make_score_dict
 
     r = calculate_retrieval_scores(run, qrels, list(k_values))
-    return make_score_dict(ndcg=r.ndcg, _map=r.map, recall=r.recall, precision=r.precision, mrr=r.mrr,
-                           naucs=r.naucs, naucs_mrr=r.naucs_mrr, hit_rate=r.hit_rate, task_scores={})
+    return make_score_dict(
+        ndcg=r.ndcg,
+        _map=r.map,
+        recall=r.recall,
+        precision=r.precision,
+        mrr=r.mrr,
+        naucs=r.naucs,
+        naucs_mrr=r.naucs_mrr,
+        hit_rate=r.hit_rate,
+        task_scores={},
+    )
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -120,7 +168,9 @@ def test_oblivious_is_mteb_own_value_and_lies_in_the_interval(seed):
     assert ours.ties["groups"] > 10
     for key in metrics:
         row = rows[str(tierank_measure(key))]
-        tol = 1e-12 if key.startswith("mrr") else 5e-6 + 1e-12   # MTEB rounds all but MRR to 5 decimals
+        tol = (
+            1e-12 if key.startswith("mrr") else 5e-6 + 1e-12
+        )  # MTEB rounds all but MRR to 5 decimals
         assert abs(theirs[key] - row["oblivious"]) <= tol, key
         assert row["min"] - tol <= theirs[key] <= row["max"] + tol, key
 
@@ -135,10 +185,16 @@ def test_expected_min_max_equal_mteb_over_every_tie_ordering():
     k_values = (1, 2, 3, 5)
     metrics = [f"{f}_at_{k}" for f in FAMILIES for k in k_values]
     seen = {m: [] for m in metrics}
-    for p1, p2 in itertools.product(itertools.permutations(groups[0]), itertools.permutations(groups[1])):
+    for p1, p2 in itertools.product(
+        itertools.permutations(groups[0]), itertools.permutations(groups[1])
+    ):
         # the same two tie groups, broken into one strict order
-        broken = {"d": 10.0, "h": 0.0, **{d: 5.0 - i for i, d in enumerate(p1)},
-                  **{d: 1.0 - 0.1 * i for i, d in enumerate(p2)}}
+        broken = {
+            "d": 10.0,
+            "h": 0.0,
+            **{d: 5.0 - i for i, d in enumerate(p1)},
+            **{d: 1.0 - 0.1 * i for i, d in enumerate(p2)},
+        }
         s = _mteb_scores({"q": broken}, qrels, k_values)
         for m in metrics:
             seen[m].append(s[m])
@@ -154,6 +210,7 @@ def test_expected_min_max_equal_mteb_over_every_tie_ordering():
 
 # a real MTEB run on a local retrieval task
 
+
 def _rag24(root):
     qrels: dict = {}
     with open(root / "qrels.txt") as fh:
@@ -168,10 +225,15 @@ def _rag24(root):
                 cands.setdefault(q, []).append(d)
     need = {d for ds in cands.values() for d in ds}
     with open(root / "corpus.jsonl") as fh:
-        corpus = [{"id": c["_id"], "title": c["title"], "text": c["text"]}
-                  for c in map(json.loads, fh) if c["_id"] in need]
+        corpus = [
+            {"id": c["_id"], "title": c["title"], "text": c["text"]}
+            for c in map(json.loads, fh)
+            if c["_id"] in need
+        ]
     with open(root / "queries.jsonl") as fh:
-        queries = [{"id": j["_id"], "text": j["text"]} for j in map(json.loads, fh) if j["_id"] in cands]
+        queries = [
+            {"id": j["_id"], "text": j["text"]} for j in map(json.loads, fh) if j["_id"] in cands
+        ]
     return queries, corpus, qrels, cands
 
 
@@ -185,19 +247,38 @@ def _local_task(root):
 
     class Rag24Local(AbsTaskRetrieval):
         metadata = TaskMetadata(
-            type="Retrieval", name="Rag24Local", main_score="ndcg_at_10",
+            type="Retrieval",
+            name="Rag24Local",
+            main_score="ndcg_at_10",
             description="TREC RAG 2024 judged topics, top-20 candidates (local, for tierank's tests).",
-            reference="https://trec-rag.github.io", dataset={"path": "local/rag24", "revision": "0"},
-            category="t2t", eval_splits=["test"], eval_langs=["eng-Latn"], date=("2024-01-01", "2024-12-31"),
-            dialect=["Written"], domains=[], task_subtypes=[], license="cc-by-4.0",
-            annotations_creators="expert-annotated", modalities=["text"], sample_creation="found",
-            bibtex_citation="")
+            reference="https://trec-rag.github.io",
+            dataset={"path": "local/rag24", "revision": "0"},
+            category="t2t",
+            eval_splits=["test"],
+            eval_langs=["eng-Latn"],
+            date=("2024-01-01", "2024-12-31"),
+            dialect=["Written"],
+            domains=[],
+            task_subtypes=[],
+            license="cc-by-4.0",
+            annotations_creators="expert-annotated",
+            modalities=["text"],
+            sample_creation="found",
+            bibtex_citation="",
+        )
         k_values = K_VALUES
 
         def load_data(self, num_proc=None, **kwargs):
-            self.dataset = {"default": {"test": {
-                "queries": Dataset.from_list(queries), "corpus": Dataset.from_list(corpus),
-                "relevant_docs": qrels, "top_ranked": cands}}}
+            self.dataset = {
+                "default": {
+                    "test": {
+                        "queries": Dataset.from_list(queries),
+                        "corpus": Dataset.from_list(corpus),
+                        "relevant_docs": qrels,
+                        "top_ranked": cands,
+                    }
+                }
+            }
             self.data_loaded = True
 
     return Rag24Local()
@@ -228,7 +309,14 @@ def _bag_of_words_encoder():
     return BagOfWords()
 
 
-METRICS = ["ndcg_at_10", "mrr_at_10", "map_at_10", "precision_at_5", "recall_at_20", "hit_rate_at_1"]
+METRICS = [
+    "ndcg_at_10",
+    "mrr_at_10",
+    "map_at_10",
+    "precision_at_5",
+    "recall_at_20",
+    "hit_rate_at_1",
+]
 
 
 @pytest.fixture(scope="module")
@@ -239,12 +327,24 @@ def mteb_run(real_data, tmp_path_factory):
     task.load_data()
     hooked = tie_aware(task, METRICS)
     folder = tmp_path_factory.mktemp("mteb_predictions")
-    result = mteb.evaluate(_bag_of_words_encoder(), hooked, prediction_folder=folder, cache=None,
-                           show_progress_bar=False, co2_tracker=False)
+    result = mteb.evaluate(
+        _bag_of_words_encoder(),
+        hooked,
+        prediction_folder=folder,
+        cache=None,
+        show_progress_bar=False,
+        co2_tracker=False,
+    )
     (task_result,) = result.task_results
     (scores,) = task_result.scores["test"]
-    return dict(task=task, hooked=hooked, scores=scores, predictions=folder / "Rag24Local_predictions.json",
-                qrels=root / "qrels.txt", mteb=mteb)
+    return dict(
+        task=task,
+        hooked=hooked,
+        scores=scores,
+        predictions=folder / "Rag24Local_predictions.json",
+        qrels=root / "qrels.txt",
+        mteb=mteb,
+    )
 
 
 def test_in_run_hook_brackets_mteb_own_value(mteb_run):
@@ -253,41 +353,52 @@ def test_in_run_hook_brackets_mteb_own_value(mteb_run):
     print()
     for key in METRICS:
         lo, e, hi = s[f"{key}_min"], s[f"{key}_expected"], s[f"{key}_max"]
-        print(f"{key:15} MTEB {s[key]:.5f}  tierank [min {lo:.5f}, E {e:.5f}, max {hi:.5f}]  std {s[key + '_std']:.5f}")
-        tol = 0.0 if key.startswith("mrr") else 5e-6   # MTEB rounds all but MRR to 5 decimals
+        print(
+            f"{key:15} MTEB {s[key]:.5f}  tierank [min {lo:.5f}, E {e:.5f}, max {hi:.5f}]  std {s[key + '_std']:.5f}"
+        )
+        tol = 0.0 if key.startswith("mrr") else 5e-6  # MTEB rounds all but MRR to 5 decimals
         assert lo - tol <= s[key] <= hi + tol, key
         assert lo <= e <= hi
-    assert s["main_score"] == s["ndcg_at_10"]            # replace=False: MTEB's own numbers stay
-    assert any(s[f"{k}_max"] - s[f"{k}_min"] > 0.01 for k in METRICS)   # the ties matter here
+    assert s["main_score"] == s["ndcg_at_10"]  # replace=False: MTEB's own numbers stay
+    assert any(s[f"{k}_max"] - s[f"{k}_min"] > 0.01 for k in METRICS)  # the ties matter here
     res = mteb_run["hooked"].tierank_results["default", "test"]
     assert len(res.qids) == 31
     # the caller's task is not changed
-    assert type(mteb_run["task"]).__name__ == "Rag24Local" and not hasattr(mteb_run["task"], "tierank_results")
+    assert type(mteb_run["task"]).__name__ == "Rag24Local" and not hasattr(
+        mteb_run["task"], "tierank_results"
+    )
 
 
 def test_saved_predictions_give_the_in_run_numbers(mteb_run):
     s = mteb_run["scores"]
     raw = json.loads(mteb_run["predictions"].read_text())
     assert set(raw) == {"mteb_model_meta", "default"} and list(raw["default"]) == ["test"]
-    for qrels in (mteb_run["qrels"], mteb_run["task"]):          # TREC qrels file, or the loaded task
+    for qrels in (mteb_run["qrels"], mteb_run["task"]):  # TREC qrels file, or the loaded task
         res = evaluate_predictions(mteb_run["predictions"], qrels, METRICS)
         assert list(res) == [("default", "test")]
         rows = {r["measure"]: r for r in res["default", "test"].records(per_query=False)}
         for key in METRICS:
             row = rows[str(tierank_measure(key))]
-            assert [row[x] for x in ("expected", "min", "max", "std")] == \
-                [s[f"{key}_{x}"] for x in ("expected", "min", "max", "std")], key
+            assert [row[x] for x in ("expected", "min", "max", "std")] == [
+                s[f"{key}_{x}"] for x in ("expected", "min", "max", "std")
+            ], key
             assert round(row["oblivious"], 5) == pytest.approx(round(s[key], 5), abs=1e-12), key
 
 
 def test_replace_puts_the_expected_value_in_main_score(mteb_run):
     mteb = mteb_run["mteb"]
     hooked = tie_aware(mteb_run["task"], ["ndcg_at_10"], replace=True)
-    result = mteb.evaluate(_bag_of_words_encoder(), hooked, cache=None, show_progress_bar=False, co2_tracker=False)
+    result = mteb.evaluate(
+        _bag_of_words_encoder(), hooked, cache=None, show_progress_bar=False, co2_tracker=False
+    )
     (scores,) = result.task_results[0].scores["test"]
-    assert scores["main_score"] == scores["ndcg_at_10"] == scores["ndcg_at_10_expected"] \
+    assert (
+        scores["main_score"]
+        == scores["ndcg_at_10"]
+        == scores["ndcg_at_10_expected"]
         == mteb_run["scores"]["ndcg_at_10_expected"]
-    assert scores["mrr_at_10"] == mteb_run["scores"]["mrr_at_10"]   # keys not asked for stay MTEB's
+    )
+    assert scores["mrr_at_10"] == mteb_run["scores"]["mrr_at_10"]  # keys not asked for stay MTEB's
 
 
 def test_tie_aware_refuses_what_it_cannot_hook(mteb_run):

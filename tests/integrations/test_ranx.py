@@ -11,15 +11,28 @@ import tierank  # noqa: E402
 from tierank.analysis.compare import adjust_pvalues  # noqa: E402
 from tierank.integrations.ranx import compare, evaluate, scores, tierank_measure  # noqa: E402
 
-TIE_RUN = {"q1": {f"d{i}": 1.0 for i in range(1, 6)}}   # 1 relevant (d1) among 5 tied documents
+TIE_RUN = {"q1": {f"d{i}": 1.0 for i in range(1, 6)}}  # 1 relevant (d1) among 5 tied documents
 TIE_QRELS = {"q1": {"d1": 1}}
-METRICS = ["ndcg@10", "mrr", "map@100", "precision@5", "recall@10", "hit_rate@3", "r-precision", "hits@5",
-           "f1@5", "map@100-l2", "precision@5-l2"]
+METRICS = [
+    "ndcg@10",
+    "mrr",
+    "map@100",
+    "precision@5",
+    "recall@10",
+    "hit_rate@3",
+    "r-precision",
+    "hits@5",
+    "f1@5",
+    "map@100-l2",
+    "precision@5-l2",
+]
 
 
 def _no_ties(seed=0, nq=5):
     rng = np.random.default_rng(seed)
-    qrels = {f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in range(0, 30, 3)} for i in range(nq)}
+    qrels = {
+        f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in range(0, 30, 3)} for i in range(nq)
+    }
     for q in qrels:
         qrels[q]["d0"] = 2  # every query has a relevant document at every level
     run = {q: {f"d{j}": float(v) + 0.5 for j, v in enumerate(rng.permutation(25))} for q in qrels}
@@ -36,7 +49,7 @@ def _tied(seed=0, nq=5):
 def test_ranx_breaks_the_tie_by_input_type_tierank_does_not():
     by_run = ranx.evaluate(ranx.Qrels(TIE_QRELS), ranx.Run(TIE_RUN), "mrr")
     by_dict = ranx.evaluate(TIE_QRELS, TIE_RUN, "mrr")
-    assert {float(by_run), float(by_dict)} == {1.0, 0.2}   # ranx: 1.0 for a Run, 0.2 for the dict
+    assert {float(by_run), float(by_dict)} == {1.0, 0.2}  # ranx: 1.0 for a Run, 0.2 for the dict
     for q_in, r_in in ((ranx.Qrels(TIE_QRELS), ranx.Run(TIE_RUN)), (TIE_QRELS, TIE_RUN)):
         row = evaluate(q_in, r_in, ["mrr"]).aggregate().iloc[0]
         assert row["expected"] == pytest.approx(137 / 300, abs=1e-15)
@@ -45,8 +58,18 @@ def test_ranx_breaks_the_tie_by_input_type_tierank_does_not():
 
 def test_metric_names_map_to_tierank_measures():
     assert [str(tierank_measure(m)) for m in METRICS] == [
-        "nDCG@10", "RR", "AP@100", "P@5", "R@10", "Success@3", "Rprec", "Hits@5", "F1@5", "AP(rel=2)@100",
-        "P(rel=2)@5"]
+        "nDCG@10",
+        "RR",
+        "AP@100",
+        "P@5",
+        "R@10",
+        "Success@3",
+        "Rprec",
+        "Hits@5",
+        "F1@5",
+        "AP(rel=2)@100",
+        "P(rel=2)@5",
+    ]
     assert str(tierank_measure("rbp.95")) == str(tierank.parse_measure("RBP(p=0.95)"))
     with pytest.raises(tierank.TierankInputError, match="unknown metric"):
         tierank_measure("ndgc@10")
@@ -89,7 +112,9 @@ def test_compare_gives_ranx_report_on_tie_aware_values():
     stock = ranx.compare(q, runs, ["ndcg@10", "mrr"], stat_test="student", max_p=0.05)
     for run in runs:
         res = evaluate(q, run, ["ndcg@10", "mrr"], complete=True).aggregate().set_index("measure")
-        assert rep.results[run.name]["ndcg@10"] == pytest.approx(res.loc["nDCG@10", "expected"], abs=1e-12)
+        assert rep.results[run.name]["ndcg@10"] == pytest.approx(
+            res.loc["nDCG@10", "expected"], abs=1e-12
+        )
         assert rep.results[run.name]["mrr"] == pytest.approx(res.loc["RR", "expected"], abs=1e-12)
     # ranx's own numbers break the ties one way: they differ from the expectations
     assert any(abs(rep.results[r.name]["mrr"] - stock.results[r.name]["mrr"]) > 1e-6 for r in runs)
@@ -98,7 +123,9 @@ def test_compare_gives_ranx_report_on_tie_aware_values():
     holm = compare(q, runs, ["ndcg@10", "mrr"], stat_test="student", max_p=0.05, correction="holm")
     pairs = [frozenset(p) for p in (("sys0", "sys1"), ("sys0", "sys2"), ("sys1", "sys2"))]
     raw = [rep.comparisons[p]["mrr"]["p_value"] for p in pairs]
-    assert [holm.comparisons[p]["mrr"]["p_value"] for p in pairs] == pytest.approx(adjust_pvalues(raw, "holm"))
+    assert [holm.comparisons[p]["mrr"]["p_value"] for p in pairs] == pytest.approx(
+        adjust_pvalues(raw, "holm")
+    )
     assert sum(raw) < sum(holm.comparisons[p]["mrr"]["p_value"] for p in pairs)
     assert rep.to_dict()["sys0"]["scores"]["mrr"] == pytest.approx(rep.results["sys0"]["mrr"])
 
@@ -113,7 +140,9 @@ def test_compare_matches_ranx_compare_without_ties():
     pair = frozenset(("s6", "s7"))
     for m in ("ndcg@10", "map@100"):
         assert ours.results["s6"][m] == pytest.approx(theirs.results["s6"][m], abs=1e-9)
-        assert ours.comparisons[pair][m]["p_value"] == pytest.approx(theirs.comparisons[pair][m]["p_value"])
+        assert ours.comparisons[pair][m]["p_value"] == pytest.approx(
+            theirs.comparisons[pair][m]["p_value"]
+        )
     assert ours.win_tie_loss == theirs.win_tie_loss
 
 

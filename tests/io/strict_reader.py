@@ -43,7 +43,7 @@ def _gunzip(raw: bytes) -> bytes:
 def number(tok: bytes) -> float | None:
     """Hand-written recognizer of the number grammar (no regex, no float() leniency)."""
     i, n = 0, len(tok)
-    if i < n and tok[i:i + 1] in (b"+", b"-"):
+    if i < n and tok[i : i + 1] in (b"+", b"-"):
         i += 1
     word = tok[i:].lower()
     if word in SPECIAL:
@@ -51,15 +51,15 @@ def number(tok: bytes) -> float | None:
     ndig = 0
     while i < n and tok[i] in DIGITS:
         i, ndig = i + 1, ndig + 1
-    if i < n and tok[i:i + 1] == b".":
+    if i < n and tok[i : i + 1] == b".":
         i += 1
         while i < n and tok[i] in DIGITS:
             i, ndig = i + 1, ndig + 1
     if ndig == 0:
         return None
-    if i < n and tok[i:i + 1] in (b"e", b"E"):
+    if i < n and tok[i : i + 1] in (b"e", b"E"):
         i += 1
-        if i < n and tok[i:i + 1] in (b"+", b"-"):
+        if i < n and tok[i : i + 1] in (b"+", b"-"):
             i += 1
         nexp = 0
         while i < n and tok[i] in DIGITS:
@@ -86,7 +86,7 @@ def split_lines(raw: bytes) -> list[bytes]:
         elif c == 13:
             out.append(bytes(cur))
             cur = bytearray()
-            if raw[i + 1:i + 2] == b"\n":
+            if raw[i + 1 : i + 2] == b"\n":
                 i += 1
         else:
             cur.append(c)
@@ -162,4 +162,3 @@ def read_qrels(raw: bytes) -> dict[str, dict[str, float]]:
     if not out:
         raise Refused("empty")
     return out
-

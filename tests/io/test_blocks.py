@@ -10,14 +10,24 @@ from tierank.io.blocks import iter_ranges, read_range
 
 
 @settings(max_examples=examples(150), deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 5), st.integers(1, 6)), min_size=1, max_size=8),
-       st.lists(st.sampled_from(["\n", "\r\n", "\r"]), min_size=1, max_size=3),
-       st.booleans(), st.booleans(), st.integers(1, 90), st.randoms(use_true_random=False), st.booleans())
-def test_byte_ranges_hold_whole_queries(tmp_path_factory, groups, eols, bom, blanks, block, rnd, last_eol):
+@given(
+    st.lists(st.tuples(st.integers(0, 5), st.integers(1, 6)), min_size=1, max_size=8),
+    st.lists(st.sampled_from(["\n", "\r\n", "\r"]), min_size=1, max_size=3),
+    st.booleans(),
+    st.booleans(),
+    st.integers(1, 90),
+    st.randoms(use_true_random=False),
+    st.booleans(),
+)
+def test_byte_ranges_hold_whole_queries(
+    tmp_path_factory, groups, eols, bom, blanks, block, rnd, last_eol
+):
     """The plain-file cutter (iter_ranges): ranges tile the file and never split a query, whatever
     the line ends (LF, CRLF, lone CR, mixed), blank or comment lines, leading blanks or a BOM."""
     lines, used = [], []
-    for i, (q, n) in enumerate(groups):  # consecutive groups may share a query id: then they are one query
+    for i, (q, n) in enumerate(
+        groups
+    ):  # consecutive groups may share a query id: then they are one query
         if q in used[:-1]:
             continue  # a grouped run: a query never comes back after another one
         used.append(q)
@@ -37,8 +47,11 @@ def test_byte_ranges_hold_whole_queries(tmp_path_factory, groups, eols, bom, bla
     seen_before: set = set()
     for a, b in ranges:
         chunk = read_range(p, a, b).decode()
-        qs = {x.split()[0] for x in chunk.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-              if x.strip() and not x.strip().startswith("#")}
+        qs = {
+            x.split()[0]
+            for x in chunk.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+            if x.strip() and not x.strip().startswith("#")
+        }
         # a query in this range ends here unless it continues without interruption (same id next range)
         assert not qs & seen_before
         seen_before |= qs
@@ -56,7 +69,9 @@ def test_tiny_files_and_no_final_line_end():
         for block in (1, 3, 20):
             ranges = list(iter_ranges(f, block))
             assert ranges[0][0] == 0 and ranges[-1][1] == len(content)
-            assert b"".join(read_range(f, a, b) for a, b in ranges) == content.removeprefix(b"\xef\xbb\xbf")
+            assert b"".join(read_range(f, a, b) for a, b in ranges) == content.removeprefix(
+                b"\xef\xbb\xbf"
+            )
 
 
 def test_gzip_and_bom_at_any_block_size(tmp_path):
@@ -78,7 +93,9 @@ def test_last_ranges_shrink_for_several_workers(tmp_path, monkeypatch):
     import tierank.io.blocks as blocks
 
     monkeypatch.setattr(blocks, "MIN_TAIL_BYTES", 40)
-    line = b"q%04d Q0 doc 1 1.0 t\n"  # 21 bytes a line, one line a query: a cut may fall on any line
+    line = (
+        b"q%04d Q0 doc 1 1.0 t\n"  # 21 bytes a line, one line a query: a cut may fall on any line
+    )
     p = tmp_path / "run"
     p.write_bytes(b"".join(line % i for i in range(400)))
     size = p.stat().st_size
@@ -88,9 +105,9 @@ def test_last_ranges_shrink_for_several_workers(tmp_path, monkeypatch):
         assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
         for a, b in ranges[:-1]:
             want = min(2000, max(40, -(-(size - a) // (2 * tail))))
-            assert want <= b - a <= want + 2 * len(line % 0)  # a query start just past the size asked for
+            assert (
+                want <= b - a <= want + 2 * len(line % 0)
+            )  # a query start just past the size asked for
         sizes = [b - a for a, b in ranges]
         assert sizes[0] > sizes[-2] >= 40  # they shrink toward the end
         assert len(ranges) > len(list(iter_ranges(p, 2000)))
-
-

@@ -15,8 +15,15 @@ from tierank.io.convert import to_qrels, to_run
 
 
 def _run_table(run) -> pa.Table:
-    return pa.table({"query_id": run.qid.dictionary_decode() if pa.types.is_dictionary(run.qid.type) else run.qid,
-                     "doc_id": run.docid, "score": run.score})
+    return pa.table(
+        {
+            "query_id": run.qid.dictionary_decode()
+            if pa.types.is_dictionary(run.qid.type)
+            else run.qid,
+            "doc_id": run.docid,
+            "score": run.score,
+        }
+    )
 
 
 def _write(table: pa.Table, path, kind: str) -> None:
@@ -30,7 +37,9 @@ def _write(table: pa.Table, path, kind: str) -> None:
             w.write_table(table)
 
 
-@pytest.mark.parametrize("kind,suffix", [("parquet", ".parquet"), ("ipc-file", ".arrow"), ("ipc-stream", ".arrows")])
+@pytest.mark.parametrize(
+    "kind,suffix", [("parquet", ".parquet"), ("ipc-file", ".arrow"), ("ipc-stream", ".arrows")]
+)
 def test_round_trip_evaluates_like_the_text_files(tmp_path, kind, suffix):
     run_txt, qrels_txt = example_path("askubuntu-run"), example_path("askubuntu-qrels")
     run, qrels = tierank.read_run(run_txt), tierank.read_qrels(qrels_txt)
@@ -49,7 +58,9 @@ def test_round_trip_evaluates_like_the_text_files(tmp_path, kind, suffix):
 
 def test_refusals_name_the_file_and_row(tmp_path):
     p = tmp_path / "run.parquet"
-    pq.write_table(pa.table({"qid": ["q1", "q1"], "docid": ["a", "b"], "score": [1.0, float("nan")]}), p)
+    pq.write_table(
+        pa.table({"qid": ["q1", "q1"], "docid": ["a", "b"], "score": [1.0, float("nan")]}), p
+    )
     with pytest.raises(TierankInputError, match=r"run\.parquet.*row 2: score is NaN"):
         to_run(p)
     pq.write_table(pa.table({"qid": ["q1", "q1"], "docid": ["a", "a"], "score": [1.0, 2.0]}), p)
@@ -73,5 +84,7 @@ def test_cli_reads_parquet(tmp_path):
     rp = tmp_path / "run.parquet"
     _write(_run_table(run), rp, "parquet")
     res = run_cli("eval", example_path("qrels"), rp, "-m", "P@2", "--format", "jsonl")
-    ref = run_cli("eval", example_path("qrels"), example_path("run"), "-m", "P@2", "--format", "jsonl")
+    ref = run_cli(
+        "eval", example_path("qrels"), example_path("run"), "-m", "P@2", "--format", "jsonl"
+    )
     assert res.stdout == ref.stdout and '"expected": 0.8333333333333333' in res.stdout

@@ -48,7 +48,11 @@ def refused(*args) -> str:
 
 def aggregate(stdout: str) -> dict[str, float]:
     """``{measure: expected}`` of the ``query == "all"`` records of ``-f jsonl`` output."""
-    return {r["measure"]: r["expected"] for r in map(json.loads, stdout.splitlines()) if r["query"] == "all"}
+    return {
+        r["measure"]: r["expected"]
+        for r in map(json.loads, stdout.splitlines())
+        if r["query"] == "all"
+    }
 
 
 def _plain(a):
@@ -59,10 +63,20 @@ def _plain(a):
 def askubuntu(tmp_path_factory):
     """The shipped AskUbuntu run and qrels as Parquet (BEIR's names for the qrels: query-id, corpus-id, score)."""
     d = tmp_path_factory.mktemp("askubuntu")
-    run, qrels = tierank.read_run(example_path("askubuntu-run")), tierank.read_qrels(example_path("askubuntu-qrels"))
-    pq.write_table(pa.table({"qid": _plain(run.qid), "docid": run.docid, "score": run.score}), d / "run.parquet")
-    pq.write_table(pa.table({"query-id": qrels.qid, "corpus-id": qrels.docid,
-                             "score": qrels.grade.astype(np.int64)}), d / "qrels.parquet")
+    run, qrels = (
+        tierank.read_run(example_path("askubuntu-run")),
+        tierank.read_qrels(example_path("askubuntu-qrels")),
+    )
+    pq.write_table(
+        pa.table({"qid": _plain(run.qid), "docid": run.docid, "score": run.score}),
+        d / "run.parquet",
+    )
+    pq.write_table(
+        pa.table(
+            {"query-id": qrels.qid, "corpus-id": qrels.docid, "score": qrels.grade.astype(np.int64)}
+        ),
+        d / "qrels.parquet",
+    )
     return d / "run.parquet", d / "qrels.parquet"
 
 
@@ -71,15 +85,24 @@ def askubuntu(tmp_path_factory):
 
 def test_swapped_parquet_arguments_are_refused_small(tmp_path):
     run, qrels = tmp_path / "run.parquet", tmp_path / "qrels.parquet"
-    pq.write_table(pa.table({"qid": ["q1"] * 3, "docid": ["a", "b", "c"], "score": [3.5, 2, 1]}), run)
-    pq.write_table(pa.table({"query-id": ["q1", "q1"], "corpus-id": ["c", "a"], "score": [1, 0]}), qrels)
+    pq.write_table(
+        pa.table({"qid": ["q1"] * 3, "docid": ["a", "b", "c"], "score": [3.5, 2, 1]}), run
+    )
+    pq.write_table(
+        pa.table({"query-id": ["q1", "q1"], "corpus-id": ["c", "a"], "score": [1, 0]}), qrels
+    )
     ok = cli("eval", qrels, run, "-m", "AP", "-f", "jsonl")
     assert ok.returncode == 0 and aggregate(ok.stdout)["AP"] == pytest.approx(1 / 3)
     line = refused("eval", run, qrels, "-m", "AP", "-f", "jsonl")  # was AP 0.6667, exit 0
     assert "did you swap QRELS and RUN?" in line
-    assert "run.parquet looks like a run (column 'score' holds real-valued scores (row 1: 3.5))" in line
+    assert (
+        "run.parquet looks like a run (column 'score' holds real-valued scores (row 1: 3.5))"
+        in line
+    )
     # the library refuses the run as qrels, with the way out
-    with pytest.raises(TierankInputError, match=r"looks like a run, not qrels: column 'score' holds real-valued"):
+    with pytest.raises(
+        TierankInputError, match=r"looks like a run, not qrels: column 'score' holds real-valued"
+    ):
         tierank.evaluate(str(run), str(qrels), ["AP"])
 
 
@@ -87,11 +110,26 @@ def test_swapped_askubuntu_parquet_is_refused(askubuntu):
     run, qrels = askubuntu
     ok = cli("eval", qrels, run, "-m", "nDCG@10", "-m", "AP", "-f", "jsonl")
     got = aggregate(ok.stdout)
-    assert round(got["nDCG@10"], 4) == 0.5698 and round(got["AP"], 4) == 0.5203  # E[...], as the text files give
-    text = aggregate(cli("eval", example_path("askubuntu-qrels"), example_path("askubuntu-run"), "-m", "nDCG@10",
-                         "-m", "AP", "-f", "jsonl").stdout)
+    assert (
+        round(got["nDCG@10"], 4) == 0.5698 and round(got["AP"], 4) == 0.5203
+    )  # E[...], as the text files give
+    text = aggregate(
+        cli(
+            "eval",
+            example_path("askubuntu-qrels"),
+            example_path("askubuntu-run"),
+            "-m",
+            "nDCG@10",
+            "-m",
+            "AP",
+            "-f",
+            "jsonl",
+        ).stdout
+    )
     assert got == text
-    assert "did you swap QRELS and RUN?" in refused("eval", run, qrels, "-m", "nDCG@10")  # was 0.9267, exit 0
+    assert "did you swap QRELS and RUN?" in refused(
+        "eval", run, qrels, "-m", "nDCG@10"
+    )  # was 0.9267, exit 0
 
 
 def test_tables_that_could_be_either_are_refused_with_the_reason(tmp_path):
@@ -99,11 +137,17 @@ def test_tables_that_could_be_either_are_refused_with_the_reason(tmp_path):
     pq.write_table(pa.table({"qid": ["q1"] * 3, "docid": ["a", "b", "c"], "score": [2, 1, 0]}), a)
     pq.write_table(pa.table({"qid": ["q1", "q1"], "docid": ["c", "a"], "score": [1, 0]}), b)
     line = refused("eval", a, b, "-m", "AP")
-    assert "cannot tell the run from the qrels" in line and "name the qrels' grade column 'relevance'" in line
+    assert (
+        "cannot tell the run from the qrels" in line
+        and "name the qrels' grade column 'relevance'" in line
+    )
     # named as judgments: no doubt left
     pq.write_table(pa.table({"qid": ["q1", "q1"], "docid": ["c", "a"], "relevance": [1, 0]}), b)
     assert cli("eval", b, a, "-m", "AP").returncode == 0
-    assert "b.parquet: looks like qrels, not a run: its column 'relevance' holds judgments" in refused("eval", a, b)
+    assert (
+        "b.parquet: looks like qrels, not a run: its column 'relevance' holds judgments"
+        in refused("eval", a, b)
+    )
     pq.write_table(pa.table({"qid": ["q1"] * 3, "docid": ["a", "b", "c"], "score": [2.5, 1, 0]}), a)
     assert "did you swap QRELS and RUN?" in refused("eval", a, b, "-m", "AP")
 
@@ -114,40 +158,89 @@ def test_sweep_tells_a_parquet_run_from_parquet_qrels(askubuntu, real_data):
     run, qrels = askubuntu
     b = cli("sweep", qrels, run, "--formats", "fp32,bf16", "-f", "jsonl")
     assert b.returncode == 0, b.stderr
-    text = cli("sweep", real_data / "askubuntu/test.qrels", real_data / "askubuntu/test.bm25.run",
-               "--formats", "fp32,bf16", "-f", "jsonl")
+    text = cli(
+        "sweep",
+        real_data / "askubuntu/test.qrels",
+        real_data / "askubuntu/test.bm25.run",
+        "--formats",
+        "fp32,bf16",
+        "-f",
+        "jsonl",
+    )
     assert b.stdout == text.stdout and '"format": "bf16"' in b.stdout
     assert refused("sweep", run, qrels, "--formats", "fp32,bf16").startswith(
-        "tierank: error: did you swap QRELS and RUN?")
+        "tierank: error: did you swap QRELS and RUN?"
+    )
 
 
 # ---------------------------------------------------------------- item 2: two columns, one field
 
 
-@pytest.mark.parametrize("cols,first,second", [
-    ({"qid": ["q1", "q1"], "query_id": ["q2", "q2"], "docid": ["a", "b"], "score": [2.0, 1.0]}, "qid", "query_id"),
-    ({"QID": ["q1", "q1"], "qid": ["q2", "q2"], "docid": ["a", "b"], "score": [2.0, 1.0]}, "QID", "qid"),
-    ({"qid": ["q1", "q1"], "docid": ["a", "b"], "doc_id": ["b", "a"], "score": [2.0, 1.0]}, "docid", "doc_id"),
-    ({"qid": ["q1", "q1"], "docid": ["a", "b"], "score": [2.0, 1.0], "sim": [1.0, 2.0]}, "score", "sim"),
-], ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize(
+    "cols,first,second",
+    [
+        (
+            {
+                "qid": ["q1", "q1"],
+                "query_id": ["q2", "q2"],
+                "docid": ["a", "b"],
+                "score": [2.0, 1.0],
+            },
+            "qid",
+            "query_id",
+        ),
+        (
+            {"QID": ["q1", "q1"], "qid": ["q2", "q2"], "docid": ["a", "b"], "score": [2.0, 1.0]},
+            "QID",
+            "qid",
+        ),
+        (
+            {"qid": ["q1", "q1"], "docid": ["a", "b"], "doc_id": ["b", "a"], "score": [2.0, 1.0]},
+            "docid",
+            "doc_id",
+        ),
+        (
+            {"qid": ["q1", "q1"], "docid": ["a", "b"], "score": [2.0, 1.0], "sim": [1.0, 2.0]},
+            "score",
+            "sim",
+        ),
+    ],
+    ids=lambda x: x if isinstance(x, str) else "",
+)
 def test_two_columns_naming_one_field_are_refused(tmp_path, cols, first, second):
     p = tmp_path / "run.parquet"
     pq.write_table(pa.table(cols), p)
     with pytest.raises(TierankInputError, match=f"columns '{first}', '{second}' all name the"):
         to_run(p)
-    assert f"columns '{first}', '{second}' all name the" in refused("eval", example_path("qrels"), p)
+    assert f"columns '{first}', '{second}' all name the" in refused(
+        "eval", example_path("qrels"), p
+    )
 
 
-@pytest.mark.parametrize("first,second", [("score", "relevance"), ("score", "label"), ("Score", "grade"),
-                                          ("grade", "rel"), ("relevance", "judgment")])
+@pytest.mark.parametrize(
+    "first,second",
+    [
+        ("score", "relevance"),
+        ("score", "label"),
+        ("Score", "grade"),
+        ("grade", "rel"),
+        ("relevance", "judgment"),
+    ],
+)
 def test_two_grade_columns_of_qrels_are_refused(tmp_path, first, second):
     """A qrels table with two columns that could be the grade (BEIR's ``score`` beside ``relevance``, or
     two grade names) is refused naming both, as a run's two score columns are: ``score=[1,0,0]`` with
     ``relevance=[0,0,0]`` once read ``relevance`` without a word (RR 0.0)."""
     p = tmp_path / "qrels.parquet"
-    pq.write_table(pa.table({"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"], first: [1, 0, 0],
-                             second: [0, 0, 0]}), p)
-    with pytest.raises(TierankInputError, match=f"columns '{first}', '{second}' all name the relevance"):
+    pq.write_table(
+        pa.table(
+            {"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"], first: [1, 0, 0], second: [0, 0, 0]}
+        ),
+        p,
+    )
+    with pytest.raises(
+        TierankInputError, match=f"columns '{first}', '{second}' all name the relevance"
+    ):
         to_qrels(p)
     run = tmp_path / "run.txt"
     run.write_text("q1 Q0 a 1 1.0 r\n")
@@ -158,8 +251,14 @@ def test_two_grade_columns_of_qrels_are_refused(tmp_path, first, second):
 
 
 def test_a_query_text_column_beside_the_id_is_not_a_second_id(tmp_path):
-    frame = pd.DataFrame({"query_id": ["q1", "q1"], "query": ["what is x", "what is x"], "doc_id": ["a", "b"],
-                          "score": [2.0, 1.0]})
+    frame = pd.DataFrame(
+        {
+            "query_id": ["q1", "q1"],
+            "query": ["what is x", "what is x"],
+            "doc_id": ["a", "b"],
+            "score": [2.0, 1.0],
+        }
+    )
     assert to_run(frame).qid.to_pylist() == ["q1", "q1"]
 
 
@@ -168,16 +267,34 @@ def test_a_query_text_column_beside_the_id_is_not_a_second_id(tmp_path):
 
 def test_uint64_scores_beyond_2_53_are_refused_not_tied(tmp_path):
     p = tmp_path / "run.parquet"
-    top = 2 ** 64 - 1
-    pq.write_table(pa.table({"qid": ["q1"] * 3, "docid": ["a", "b", "c"],
-                             "score": pa.array([top, top - 1, top - 2], pa.uint64())}), p)
+    top = 2**64 - 1
+    pq.write_table(
+        pa.table(
+            {
+                "qid": ["q1"] * 3,
+                "docid": ["a", "b", "c"],
+                "score": pa.array([top, top - 1, top - 2], pa.uint64()),
+            }
+        ),
+        p,
+    )
     qrels = tmp_path / "qrels"
     qrels.write_text("q1 0 c 1\n")
-    line = refused("eval", qrels, p, "-m", "RR")  # was oblivious 1.0, E 0.611: ties that are not in the input
+    line = refused(
+        "eval", qrels, p, "-m", "RR"
+    )  # was oblivious 1.0, E 0.611: ties that are not in the input
     assert "row 1: integer score 18446744073709551615 cannot be held exactly as a float64" in line
     # an integer float64 holds exactly is read as before
-    pq.write_table(pa.table({"qid": ["q1"] * 3, "docid": ["a", "b", "c"],
-                             "score": pa.array([2 ** 53, 2 ** 53 - 1, 2 ** 53 - 2], pa.int64())}), p)
+    pq.write_table(
+        pa.table(
+            {
+                "qid": ["q1"] * 3,
+                "docid": ["a", "b", "c"],
+                "score": pa.array([2**53, 2**53 - 1, 2**53 - 2], pa.int64()),
+            }
+        ),
+        p,
+    )
     res = cli("eval", qrels, p, "-m", "RR", "-f", "jsonl")
     rec = [r for r in map(json.loads, res.stdout.splitlines()) if r["query"] == "all"][0]
     assert (rec["oblivious"], rec["range"]) == (1 / 3, 0.0)
@@ -191,23 +308,42 @@ def test_decimals_follow_the_rule_of_number_text(tmp_path):
 
     p = tmp_path / "run.parquet"
     text = tmp_path / "run.txt"
-    pq.write_table(pa.table({"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"],
-                             "score": pa.array([Decimal("0.30"), Decimal("0.25"), Decimal("0.30")],
-                                               pa.decimal128(5, 2))}), p)
+    pq.write_table(
+        pa.table(
+            {
+                "query_id": ["q1"] * 3,
+                "doc_id": ["a", "b", "c"],
+                "score": pa.array(
+                    [Decimal("0.30"), Decimal("0.25"), Decimal("0.30")], pa.decimal128(5, 2)
+                ),
+            }
+        ),
+        p,
+    )
     text.write_text("q1 Q0 a 1 0.30 t\nq1 Q0 b 2 0.25 t\nq1 Q0 c 3 0.30 t\n")
     assert to_run(p).score.tolist() == to_run(str(text)).score.tolist() == [0.3, 0.25, 0.3]
     assert cli("eval", example_path("qrels"), p, "-m", "RR", "-f", "jsonl").returncode == 0
     close = [Decimal("0.1"), Decimal("0.1000000000000000000000000001")]
-    pq.write_table(pa.table({"query_id": ["q1"] * 2, "doc_id": ["a", "b"],
-                             "score": pa.array(close, pa.decimal128(38, 28))}), p)
-    with pytest.raises(TierankInputError, match="become the same float64 0.1 .a tie that is not in the input"):
+    pq.write_table(
+        pa.table(
+            {
+                "query_id": ["q1"] * 2,
+                "doc_id": ["a", "b"],
+                "score": pa.array(close, pa.decimal128(38, 28)),
+            }
+        ),
+        p,
+    )
+    with pytest.raises(
+        TierankInputError, match="become the same float64 0.1 .a tie that is not in the input"
+    ):
         to_run(p)
 
 
 def test_dict_integers_beyond_2_53_are_refused():
     with pytest.raises(TierankInputError, match="cannot be held exactly as a float64"):
-        to_run({"q1": {"a": 2 ** 64 - 1, "b": 2 ** 64 - 2}})
-    assert to_run({"q1": {"a": 2 ** 53}}).score.tolist() == [2.0 ** 53]
+        to_run({"q1": {"a": 2**64 - 1, "b": 2**64 - 2}})
+    assert to_run({"q1": {"a": 2**53}}).score.tolist() == [2.0**53]
 
 
 # ---------------------------------------------------------------- item 6: folders of runs
@@ -228,13 +364,19 @@ def test_a_folder_reads_every_run_whatever_its_name_and_lists_what_it_skips(tmp_
     p = cli("eval", qrels, runs, "-m", "RR", "-f", "jsonl")
     assert p.returncode == 0, p.stderr
     names = {r["run"] for r in map(json.loads, p.stdout.splitlines())}
-    assert names == {"a.run", "input.bm25", "run2"}  # was {a.run}; named by tierank.io.naming.run_names
+    assert names == {
+        "a.run",
+        "input.bm25",
+        "run2",
+    }  # was {a.run}; named by tierank.io.naming.run_names
     notes = sorted(p.stderr.splitlines())
-    assert notes == [f"tierank: note: {runs / '.hidden'}: skipped: hidden file",
-                     f"tierank: note: {runs / 'README'}: skipped: not a run: its first line has 1 field, "
-                     "a run line 6 (qid Q0 docid rank score tag)",
-                     f"tierank: note: {runs / 'judgments'}: skipped: qrels: its first line has 4 fields, "
-                     "a run line 6 (qid Q0 docid rank score tag)"]
+    assert notes == [
+        f"tierank: note: {runs / '.hidden'}: skipped: hidden file",
+        f"tierank: note: {runs / 'README'}: skipped: not a run: its first line has 1 field, "
+        "a run line 6 (qid Q0 docid rank score tag)",
+        f"tierank: note: {runs / 'judgments'}: skipped: qrels: its first line has 4 fields, "
+        "a run line 6 (qid Q0 docid rank score tag)",
+    ]
 
 
 # ---------------------------------------------------------------- item 14: one input door
@@ -244,20 +386,30 @@ def test_every_command_reads_a_parquet_run(askubuntu, tmp_path):
     run, qrels = askubuntu
     text_run, text_qrels = example_path("askubuntu-run"), example_path("askubuntu-qrels")
     other = tmp_path / "other.parquet"
-    pq.write_table(pq.read_table(run).set_column(2, "score", pa.array(np.round(pq.read_table(run)["score"]
-                                                                              .to_numpy(), 0))), other)
+    pq.write_table(
+        pq.read_table(run).set_column(
+            2, "score", pa.array(np.round(pq.read_table(run)["score"].to_numpy(), 0))
+        ),
+        other,
+    )
     other_txt = tmp_path / "other.run"
     r = tierank.read_run(text_run)
     tierank.io.writers.write_run(other_txt, _plain(r.qid), r.docid, np.round(r.score, 0), "x")
     for args, text_args in [
         (("ties", run, "-f", "jsonl"), ("ties", text_run, "-f", "jsonl")),
-        (("sweep", qrels, run, "--formats", "fp32,bf16", "-f", "jsonl"),
-         ("sweep", text_qrels, text_run, "--formats", "fp32,bf16", "-f", "jsonl")),
-        (("compare", run, other, "--qrels", qrels, "-f", "json"),
-         ("compare", text_run, other_txt, "--qrels", text_qrels, "-f", "json")),
+        (
+            ("sweep", qrels, run, "--formats", "fp32,bf16", "-f", "jsonl"),
+            ("sweep", text_qrels, text_run, "--formats", "fp32,bf16", "-f", "jsonl"),
+        ),
+        (
+            ("compare", run, other, "--qrels", qrels, "-f", "json"),
+            ("compare", text_run, other_txt, "--qrels", text_qrels, "-f", "json"),
+        ),
     ]:
         p, t = cli(*args), cli(*text_args)
-        assert p.returncode == 0 and "UTF-8" not in p.stderr, p.stderr  # was 20 lines of "not valid UTF-8"
+        assert p.returncode == 0 and "UTF-8" not in p.stderr, (
+            p.stderr
+        )  # was 20 lines of "not valid UTF-8"
         assert t.returncode == 0, t.stderr
         # the same numbers; only the names (file paths) differ
         assert _numbers(p.stdout) == _numbers(t.stdout), args[0]
@@ -287,26 +439,44 @@ def test_a_partition_folder_is_one_run(tmp_path):
     from tierank.stream import partition
 
     out = partition(example_path("askubuntu-run"), tmp_path / "parts", buckets=4)
-    p = cli("eval", example_path("askubuntu-qrels"), out, "-m", "AP", "-m", "nDCG@10", "-f", "jsonl")
+    p = cli(
+        "eval", example_path("askubuntu-qrels"), out, "-m", "AP", "-m", "nDCG@10", "-f", "jsonl"
+    )
     assert p.returncode == 0, p.stderr
     recs = list(map(json.loads, p.stdout.splitlines()))
     assert {r.get("run", str(out)) for r in recs} == {str(out)}  # one run, not 4 partial ones
-    text = cli("eval", example_path("askubuntu-qrels"), example_path("askubuntu-run"), "-m", "AP", "-m", "nDCG@10",
-               "-f", "jsonl")
+    text = cli(
+        "eval",
+        example_path("askubuntu-qrels"),
+        example_path("askubuntu-run"),
+        "-m",
+        "AP",
+        "-m",
+        "nDCG@10",
+        "-f",
+        "jsonl",
+    )
     assert aggregate(p.stdout) == aggregate(text.stdout)
     assert len([r for r in recs if r["query"] == "all"]) == 2
-    ref = tierank.evaluate(example_path("askubuntu-qrels"), example_path("askubuntu-run"), ["AP"]).records()
+    ref = tierank.evaluate(
+        example_path("askubuntu-qrels"), example_path("askubuntu-run"), ["AP"]
+    ).records()
     assert tierank.evaluate(example_path("askubuntu-qrels"), out, ["AP"]).records() == ref
 
 
 # ---------------------------------------------------------------- item 16: lenient inputs
 
 
-@pytest.mark.parametrize("column,reason", [
-    (pa.array([True, False]), "score column 'score' of type bool is not numeric"),
-    (pa.array([datetime.date(2024, 1, 2), datetime.date(2024, 1, 1)], pa.date32()),
-     "score column 'score' of type date32[day] is not numeric"),
-])
+@pytest.mark.parametrize(
+    "column,reason",
+    [
+        (pa.array([True, False]), "score column 'score' of type bool is not numeric"),
+        (
+            pa.array([datetime.date(2024, 1, 2), datetime.date(2024, 1, 1)], pa.date32()),
+            "score column 'score' of type date32[day] is not numeric",
+        ),
+    ],
+)
 def test_boolean_and_date_scores_are_refused(tmp_path, column, reason):
     p = tmp_path / "run.arrow"
     t = pa.table({"qid": ["q1", "q1"], "docid": ["a", "b"], "score": column})
@@ -338,12 +508,19 @@ def test_sweep_refuses_no_formats():
         assert "no score format in ''" in refused(*cmd, "--formats", "")
         assert "no score format in ' , '" in refused(*cmd, "--formats", " , ")
     with pytest.raises(TierankInputError, match="no score format"):
-        tierank.analysis.sweep.sweep(str(example_path("qrels")), str(example_path("run")), ["RR"], [])
+        tierank.analysis.sweep.sweep(
+            str(example_path("qrels")), str(example_path("run")), ["RR"], []
+        )
 
 
 def test_missing_values_in_an_integer_column_are_refused(tmp_path):
     p = tmp_path / "run.parquet"
-    pq.write_table(pa.table({"qid": ["q1", "q1"], "docid": ["a", "b"], "score": pa.array([1, None], pa.int64())}), p)
+    pq.write_table(
+        pa.table(
+            {"qid": ["q1", "q1"], "docid": ["a", "b"], "score": pa.array([1, None], pa.int64())}
+        ),
+        p,
+    )
     assert "row 2: score is missing" in refused("eval", example_path("qrels"), p)
 
 
@@ -352,8 +529,14 @@ def test_json_true_in_mteb_predictions_is_refused(tmp_path, monkeypatch):
 
     monkeypatch.setitem(sys.modules, "mteb", None)
     preds = tmp_path / "Task_predictions.json"
-    preds.write_text(json.dumps({"mteb_model_meta": {"model_name": "m", "revision": "r"},
-                                 "default": {"test": {"q1": {"d1": True, "d2": 0.5}}}}))
+    preds.write_text(
+        json.dumps(
+            {
+                "mteb_model_meta": {"model_name": "m", "revision": "r"},
+                "default": {"test": {"q1": {"d1": True, "d2": 0.5}}},
+            }
+        )
+    )
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 d1 1\n")
     assert "score true is not a number" in refused("mteb", qrels, preds)  # was read as 1.0
@@ -366,12 +549,21 @@ def test_a_folder_skips_its_qrels_and_keeps_a_run_of_small_integer_scores(tmp_pa
     runs.mkdir()
     (runs / "qrels.txt").write_text("q1 0 a 1\nq1 0 b 0\n")
     (runs / "t.run").write_text("q1 Q0 b 1 2.5 t\nq1 Q0 a 2 1.5 t\n")
-    with pa.ipc.new_file(runs / "a.arrow", pa.schema([("qid", pa.string()), ("docid", pa.string()),
-                                                      ("score", pa.int64())])) as w:
+    with pa.ipc.new_file(
+        runs / "a.arrow",
+        pa.schema([("qid", pa.string()), ("docid", pa.string()), ("score", pa.int64())]),
+    ) as w:
         w.write_table(pa.table({"qid": ["q1"] * 3, "docid": ["a", "b", "c"], "score": [3, 2, 1]}))
     p = cli("eval", runs / "qrels.txt", runs, "-m", "RR", "-f", "jsonl")
     assert p.returncode == 0, p.stderr
-    got = {r["run"]: r["expected"] for r in map(json.loads, p.stdout.splitlines()) if r["query"] == "all"}
+    got = {
+        r["run"]: r["expected"]
+        for r in map(json.loads, p.stdout.splitlines())
+        if r["query"] == "all"
+    }
     assert got == {"a.arrow": 1.0, "t.run": 0.5}
-    assert p.stderr == f"tierank: note: {runs / 'qrels.txt'}: skipped: qrels: its first line has 4 fields, a run " \
-                       "line 6 (qid Q0 docid rank score tag)\n"
+    assert (
+        p.stderr
+        == f"tierank: note: {runs / 'qrels.txt'}: skipped: qrels: its first line has 4 fields, a run "
+        "line 6 (qid Q0 docid rank score tag)\n"
+    )

@@ -23,8 +23,17 @@ def _horner_everywhere(arr: pa.Array) -> np.ndarray:
 
 
 @settings(max_examples=examples(60), deadline=None)
-@given(st.lists(st.one_of(st.text(max_size=20), st.text(min_size=250, max_size=700),
-                          st.integers(250, 3000).map(lambda n: "d" * n)), min_size=1, max_size=12))
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=20),
+            st.text(min_size=250, max_size=700),
+            st.integers(250, 3000).map(lambda n: "d" * n),
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
 def test_long_strings_get_the_horner_value(strings):
     """Strings over 256 bytes take a closed form (one huge docid made reading a run take seconds)."""
     arr = pa.array(strings, pa.string())
@@ -44,7 +53,7 @@ def _python_fingerprint(s: str) -> int:
     b = s.encode()
     h = (len(b) * 0x9E3779B97F4A7C15) & m
     for i in range(0, len(b), 8):
-        h = (h * 0x100000001B3 + int.from_bytes(b[i:i + 8], "little")) & m
+        h = (h * 0x100000001B3 + int.from_bytes(b[i : i + 8], "little")) & m
     h ^= h >> 30
     h = (h * 0xBF58476D1CE4E5B9) & m
     h ^= h >> 27
@@ -53,15 +62,22 @@ def _python_fingerprint(s: str) -> int:
 
 
 @settings(max_examples=examples(100), deadline=None)
-@given(st.lists(st.one_of(st.text(max_size=9), st.text(max_size=40), st.text(min_size=250, max_size=400)),
-                min_size=0, max_size=30))
+@given(
+    st.lists(
+        st.one_of(st.text(max_size=9), st.text(max_size=40), st.text(min_size=250, max_size=400)),
+        min_size=0,
+        max_size=30,
+    )
+)
 def test_fingerprints_follow_the_definition(strings):
     """Every fast path (all ids of one word, of several words, long ones) gives the defined value: tie-breaking
     by ``random:SEED`` depends on these numbers, so they must never change."""
     arr = pa.array(strings, pa.string())
     assert fp.fingerprint(arr).tolist() == [_python_fingerprint(s) for s in strings]
     if len(arr) > 2:  # a slice (an offset into Arrow's buffers)
-        assert fp.fingerprint(arr.slice(1)).tolist() == [_python_fingerprint(s) for s in strings[1:]]
+        assert fp.fingerprint(arr.slice(1)).tolist() == [
+            _python_fingerprint(s) for s in strings[1:]
+        ]
 
 
 def test_known_values():

@@ -54,8 +54,11 @@ def _slice(shared: Path, run: str, qrels: str, queries: int) -> tuple[bytes, byt
             keep.append(q)
         out.append(line)
     wanted = set(keep)
-    qrels_lines = [x for x in (shared / qrels).read_bytes().splitlines(keepends=True)
-                   if x.split() and x.split()[0] in wanted]
+    qrels_lines = [
+        x
+        for x in (shared / qrels).read_bytes().splitlines(keepends=True)
+        if x.split() and x.split()[0] in wanted
+    ]
     return b"".join(out), b"".join(qrels_lines)
 
 
@@ -71,17 +74,87 @@ def seeds(real_data) -> list[tuple[str, bytes, bytes]]:
 # -------------------------------------------------------------------- mutators
 
 INTERESTING = [
-    b" ", b"\t", b"  ", b" \t", b"\n", b"\r", b"\r\n", b"\n\n", lexer.BOM, b"\x00", b"\x0b", b"\x0c",
-    b"\x1c", b"\x1d", b"\x1e", b"\x1f", b"\xa0", b"\xff", b"\xe9", b"\x85", b"\xc3", b"\xed\xa0\x80",
-    "\u00a0".encode(), "\u2003".encode(), "\u3000".encode(), "\u2028".encode(), "\u0085".encode(),
-    "é".encode(), "\u0661".encode(), "\uff11".encode(), b"_", b"-", b"+", b".", b"e", b"E", b"nan",
-    b"inf", b"all", b",", b"0", b"9", b"#", b'"', b"'",
+    b" ",
+    b"\t",
+    b"  ",
+    b" \t",
+    b"\n",
+    b"\r",
+    b"\r\n",
+    b"\n\n",
+    lexer.BOM,
+    b"\x00",
+    b"\x0b",
+    b"\x0c",
+    b"\x1c",
+    b"\x1d",
+    b"\x1e",
+    b"\x1f",
+    b"\xa0",
+    b"\xff",
+    b"\xe9",
+    b"\x85",
+    b"\xc3",
+    b"\xed\xa0\x80",
+    "\u00a0".encode(),
+    "\u2003".encode(),
+    "\u3000".encode(),
+    "\u2028".encode(),
+    "\u0085".encode(),
+    "é".encode(),
+    "\u0661".encode(),
+    "\uff11".encode(),
+    b"_",
+    b"-",
+    b"+",
+    b".",
+    b"e",
+    b"E",
+    b"nan",
+    b"inf",
+    b"all",
+    b",",
+    b"0",
+    b"9",
+    b"#",
+    b'"',
+    b"'",
 ]
 NUMBERS = [
-    b"nan", b"NaN", b"-nan", b"inf", b"-inf", b"Infinity", b"1e999", b"-1e999", b"1_000", b"1,5",
-    "\u0661\u0662".encode(), "\uff11".encode(), "1\u00a0".encode(), b"0x10", b"+1", b".5", b"1.", b"1e5",
-    b"1e", b"e5", b".", b"-", b"", b"1e-999", b"4.9e-324", b"007", b"-0", b"1.0.0", b"1e+5", b"nan(1)",
-    b"infinit", b"0.1", b"3", b"12345678901234567890",
+    b"nan",
+    b"NaN",
+    b"-nan",
+    b"inf",
+    b"-inf",
+    b"Infinity",
+    b"1e999",
+    b"-1e999",
+    b"1_000",
+    b"1,5",
+    "\u0661\u0662".encode(),
+    "\uff11".encode(),
+    "1\u00a0".encode(),
+    b"0x10",
+    b"+1",
+    b".5",
+    b"1.",
+    b"1e5",
+    b"1e",
+    b"e5",
+    b".",
+    b"-",
+    b"",
+    b"1e-999",
+    b"4.9e-324",
+    b"007",
+    b"-0",
+    b"1.0.0",
+    b"1e+5",
+    b"nan(1)",
+    b"infinit",
+    b"0.1",
+    b"3",
+    b"12345678901234567890",
 ]
 
 
@@ -102,18 +175,18 @@ def m_flip(rng, data, _):
     if not data:
         return data
     pos = rng.randrange(len(data))
-    return data[:pos] + bytes([rng.randrange(256)]) + data[pos + 1:]
+    return data[:pos] + bytes([rng.randrange(256)]) + data[pos + 1 :]
 
 
 def m_delete(rng, data, _):
     if not data:
         return data
     pos = rng.randrange(len(data))
-    return data[:pos] + data[pos + rng.randint(1, 12):]
+    return data[:pos] + data[pos + rng.randint(1, 12) :]
 
 
 def m_truncate(rng, data, _):
-    return data[:rng.randrange(len(data) + 1)]
+    return data[: rng.randrange(len(data) + 1)]
 
 
 def m_duplicate_line(rng, data, _):
@@ -155,8 +228,10 @@ def m_whitespace(rng, data, _):
         elif kind == "trailing":
             line = line + rng.choice([b"\t", b" ", b" \t "])
         elif kind == "mixed":
-            line = b"".join(c if c not in b" \t" else rng.choice([b" ", b"\t", b"  \t"]) for c in
-                            (line[k:k + 1] for k in range(len(line))))
+            line = b"".join(
+                c if c not in b" \t" else rng.choice([b" ", b"\t", b"  \t"])
+                for c in (line[k : k + 1] for k in range(len(line)))
+            )
         else:
             line = line + b"\n" + rng.choice([b"", b" ", b"\t \t"])
         lines[i] = line
@@ -165,11 +240,13 @@ def m_whitespace(rng, data, _):
 
 def m_unicode_space(rng, data, _):
     """A Unicode or control 'space' replacing a separator, or inside a token."""
-    space = rng.choice(["\u00a0", "\u2003", "\u3000", "\x1c", "\x1d", "\x1e", "\x1f", "\x0b", "\x0c"]).encode()
-    seps = [k for k in range(len(data)) if data[k:k + 1] in (b" ", b"\t")]
+    space = rng.choice(
+        ["\u00a0", "\u2003", "\u3000", "\x1c", "\x1d", "\x1e", "\x1f", "\x0b", "\x0c"]
+    ).encode()
+    seps = [k for k in range(len(data)) if data[k : k + 1] in (b" ", b"\t")]
     if seps and rng.random() < 0.5:
         k = rng.choice(seps)
-        return data[:k] + space + data[k + 1:]
+        return data[:k] + space + data[k + 1 :]
     pos = rng.randrange(len(data) + 1)
     return data[:pos] + space + data[pos:]
 
@@ -188,10 +265,12 @@ def _token_edit(rng, data, fn):
 
 def m_number(rng, data, kind):
     """A score (run) or grade (qrels) replaced by a hostile or unusual number."""
+
     def edit(toks, line):
         k = 4 if kind == "run" and len(toks) > 4 else len(toks) - 1
         toks[k] = rng.choice(NUMBERS)
         return b" ".join(toks)
+
     return _token_edit(rng, data, edit)
 
 
@@ -200,6 +279,7 @@ def m_rank(rng, data, kind):
         if kind == "run" and len(toks) > 3:
             toks[3] = rng.choice(NUMBERS)
         return b"\t".join(toks)
+
     return _token_edit(rng, data, edit)
 
 
@@ -210,6 +290,7 @@ def m_columns(rng, data, _):
         else:
             toks.insert(rng.randrange(len(toks) + 1), rng.choice([b"x", b"0", b"Q0"]))
         return b" ".join(toks)
+
     return _token_edit(rng, data, edit)
 
 
@@ -231,6 +312,7 @@ def m_id(rng, data, kind):
         else:
             toks[k] = toks[k].upper() if rng.random() < 0.5 else toks[k] + b"_"
         return b" ".join(toks)
+
     return _token_edit(rng, data, edit)
 
 
@@ -239,6 +321,7 @@ def m_huge_token(rng, data, _):
         k = rng.randrange(len(toks))
         toks[k] = rng.choice([b"d", b"7", b"\xc3\xa9"]) * rng.choice([10_000, 300_000])
         return b" ".join(toks)
+
     return _token_edit(rng, data, edit)
 
 
@@ -252,22 +335,44 @@ def m_replace_all_lines_but(rng, data, _):
 
 
 MUTATORS = [
-    m_insert, m_insert, m_flip, m_flip, m_delete, m_truncate, m_duplicate_line, m_shuffle, m_bom,
-    m_whitespace, m_whitespace, m_whitespace, m_unicode_space, m_unicode_space, m_number, m_number,
-    m_rank, m_columns, m_id, m_id, m_huge_token, m_empty, m_replace_all_lines_but,
+    m_insert,
+    m_insert,
+    m_flip,
+    m_flip,
+    m_delete,
+    m_truncate,
+    m_duplicate_line,
+    m_shuffle,
+    m_bom,
+    m_whitespace,
+    m_whitespace,
+    m_whitespace,
+    m_unicode_space,
+    m_unicode_space,
+    m_number,
+    m_number,
+    m_rank,
+    m_columns,
+    m_id,
+    m_id,
+    m_huge_token,
+    m_empty,
+    m_replace_all_lines_but,
 ]
 
 
 def _gzip_wrap(rng: random.Random, data: bytes) -> tuple[bytes, str]:
     z = gzip.compress(data, compresslevel=1, mtime=0)
-    kind = rng.choice(["ok", "ok", "truncated", "header", "corrupt", "garbage", "zeros", "members", "crc"])
+    kind = rng.choice(
+        ["ok", "ok", "truncated", "header", "corrupt", "garbage", "zeros", "members", "crc"]
+    )
     if kind == "truncated":
-        z = z[:rng.randrange(len(z))]
+        z = z[: rng.randrange(len(z))]
     elif kind == "header":
         z = z[:10]
     elif kind == "corrupt":
         k = rng.randrange(10, max(11, len(z) - 8))
-        z = z[:k] + bytes([z[k] ^ (1 << rng.randrange(8))]) + z[k + 1:] if k < len(z) else z
+        z = z[:k] + bytes([z[k] ^ (1 << rng.randrange(8))]) + z[k + 1 :] if k < len(z) else z
     elif kind == "garbage":
         z = z + rng.choice([b"x", b"\x1f", b"\x1f\x8b", b"garbage\n", b"\x00\x00junk"])
     elif kind == "zeros":
@@ -325,8 +430,14 @@ class Outcome:
     PATHS_DISAGREE = "fast and slow paths disagree"
 
 
-BAD = {Outcome.REFUSED_ONLY_TIERANK, Outcome.ACCEPTED_ONLY_TIERANK, Outcome.MISMATCH, Outcome.UNLOCATED,
-       Outcome.OTHER, Outcome.PATHS_DISAGREE}
+BAD = {
+    Outcome.REFUSED_ONLY_TIERANK,
+    Outcome.ACCEPTED_ONLY_TIERANK,
+    Outcome.MISMATCH,
+    Outcome.UNLOCATED,
+    Outcome.OTHER,
+    Outcome.PATHS_DISAGREE,
+}
 
 
 def _paths_agree(path: Path, target: str) -> bool:
@@ -335,15 +446,25 @@ def _paths_agree(path: Path, target: str) -> bool:
         data = lexer.load(path)
     except TierankInputError:
         return True  # refused before either path (gzip, unreadable)
-    fast_fn, slow_fn = ((readers._run_fast, readers._run_slow) if target == "run"
-                        else (readers._qrels_fast, readers._qrels_slow))
+    fast_fn, slow_fn = (
+        (readers._run_fast, readers._run_slow)
+        if target == "run"
+        else (readers._qrels_fast, readers._qrels_slow)
+    )
     fast = fast_fn(str(path), data)
     if fast is None:
         return True
     slow = slow_fn(str(path), data)  # must not raise when the fast path accepted
-    same = (fast.qid.to_pylist() == slow.qid.to_pylist() and fast.docid.to_pylist() == slow.docid.to_pylist())
+    same = (
+        fast.qid.to_pylist() == slow.qid.to_pylist()
+        and fast.docid.to_pylist() == slow.docid.to_pylist()
+    )
     if target == "run":
-        return same and np.array_equal(fast.score, slow.score) and np.array_equal(fast.rank, slow.rank, equal_nan=True)
+        return (
+            same
+            and np.array_equal(fast.score, slow.score)
+            and np.array_equal(fast.rank, slow.rank, equal_nan=True)
+        )
     return same and np.array_equal(fast.grade, slow.grade)
 
 
@@ -364,15 +485,23 @@ def judge(m: Mutant, tmp: Path) -> tuple[str, str]:
     except Exception as e:  # noqa: BLE001
         return Outcome.OTHER, f"paths: {type(e).__name__}: {e}"[:300]
     try:
-        want = tierank.evaluate(strict.read_qrels(m.qrels), strict.read_run(m.run), MEASURES).per_query()
+        want = tierank.evaluate(
+            strict.read_qrels(m.qrels), strict.read_run(m.run), MEASURES
+        ).per_query()
         why = None
     except (strict.Refused, TierankInputError) as e:
         want, why = None, str(e)[:200]
     if refused is not None:
         names = (str(run_path), str(qrels_path))
-        if not all(p.source in names or any(n in p.reason for n in names) for p in refused.problems):
+        if not all(
+            p.source in names or any(n in p.reason for n in names) for p in refused.problems
+        ):
             return Outcome.UNLOCATED, str(refused)[:300]
-        return (Outcome.REFUSED, "") if want is None else (Outcome.REFUSED_ONLY_TIERANK, str(refused)[:300])
+        return (
+            (Outcome.REFUSED, "")
+            if want is None
+            else (Outcome.REFUSED_ONLY_TIERANK, str(refused)[:300])
+        )
     if want is None:
         return Outcome.ACCEPTED_ONLY_TIERANK, why
     try:
@@ -385,8 +514,23 @@ def judge(m: Mutant, tmp: Path) -> tuple[str, str]:
 def _cli(m: Mutant, tmp: Path) -> str | None:
     """None if the command line behaves (exit 0, or exit 2 with only error lines), else what went wrong."""
     run_path, qrels_path = tmp / f"m{m.seed}.run", tmp / f"m{m.seed}.qrels"
-    p = subprocess.run([sys.executable, "-m", "tierank.cli", "eval", str(qrels_path), str(run_path),
-                        "-m", "RR", "-f", "json"], capture_output=True, text=True, errors="replace")
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tierank.cli",
+            "eval",
+            str(qrels_path),
+            str(run_path),
+            "-m",
+            "RR",
+            "-f",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        errors="replace",
+    )
     if "Traceback" in p.stderr:
         return p.stderr[-500:]
     if p.returncode == 0:
@@ -405,15 +549,22 @@ def _fuzz(seeds, tmp: Path, first: int, count: int) -> None:
         outcome, detail = judge(m, tmp)
         counts[outcome] += 1
         if outcome in BAD:
-            failures.append(f"seed {seed} ({m.name}, {m.target}: {', '.join(m.ops)}): {outcome}: {detail}")
+            failures.append(
+                f"seed {seed} ({m.name}, {m.target}: {', '.join(m.ops)}): {outcome}: {detail}"
+            )
         if seed % CLI_EVERY == 0:
             wrong = _cli(m, tmp)
             counts["command line checked"] += 1
             if wrong:
-                failures.append(f"seed {seed} ({m.name}, {m.target}: {', '.join(m.ops)}): command line: {wrong}")
+                failures.append(
+                    f"seed {seed} ({m.name}, {m.target}: {', '.join(m.ops)}): command line: {wrong}"
+                )
         for f in tmp.iterdir():
             f.unlink()
-    print(f"\nfuzz mutants {first}..{first + count - 1}: " + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
+    print(
+        f"\nfuzz mutants {first}..{first + count - 1}: "
+        + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+    )
     assert not failures, "\n".join(failures[:20])
     # the tier must exercise both outcomes, not pass vacuously
     assert counts[Outcome.EQUAL] > count // 10 and counts[Outcome.REFUSED] > count // 10

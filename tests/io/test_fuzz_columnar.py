@@ -57,10 +57,20 @@ def _seed(run_name: str, qrels_name: str, queries: int) -> tuple[str, pa.Table, 
     keep = [q for q in dict.fromkeys(rq.to_pylist()) if q in judged][:queries]
     mask = np.isin(np.asarray(rq.to_pylist(), dtype=object), keep)
     qmask = np.isin(np.asarray(qrels.qid.to_pylist(), dtype=object), keep)
-    r = pa.table({"qid": rq.filter(pa.array(mask)), "docid": run.docid.filter(pa.array(mask)),
-                  "score": pa.array(run.score[mask], pa.float64())})
-    q = pa.table({"query_id": qrels.qid.filter(pa.array(qmask)), "doc_id": qrels.docid.filter(pa.array(qmask)),
-                  "relevance": pa.array(qrels.grade[qmask].astype(np.int64))})
+    r = pa.table(
+        {
+            "qid": rq.filter(pa.array(mask)),
+            "docid": run.docid.filter(pa.array(mask)),
+            "score": pa.array(run.score[mask], pa.float64()),
+        }
+    )
+    q = pa.table(
+        {
+            "query_id": qrels.qid.filter(pa.array(qmask)),
+            "doc_id": qrels.docid.filter(pa.array(qmask)),
+            "relevance": pa.array(qrels.grade[qmask].astype(np.int64)),
+        }
+    )
     return run_name, r, q
 
 
@@ -70,7 +80,10 @@ _SEEDS: list | None = None
 def seeds() -> list[tuple[str, pa.Table, pa.Table]]:
     global _SEEDS
     if _SEEDS is None:
-        _SEEDS = [_seed("askubuntu-run", "askubuntu-qrels", 8), _seed("rag24-run", "rag24-qrels", 3)]
+        _SEEDS = [
+            _seed("askubuntu-run", "askubuntu-qrels", 8),
+            _seed("rag24-run", "rag24-qrels", 3),
+        ]
     return _SEEDS
 
 
@@ -81,7 +94,7 @@ DOC_NAMES = ("doc_id", "docid", "docno", "corpus-id", "corpus_id", "did", "DOCNO
 SCORE_NAMES = ("score", "sim", "similarity", "Score")
 GRADE_NAMES = ("relevance", "rel", "grade", "label", "judgment", "score", "Relevance")
 BAD_IDS = ["", " ", "a b", "a\tb", "x\n", "\r", "all", "é", "\u00a0x", "x\u2003", "#1", "Q0"]
-BIG = [2 ** 64 - 1, 2 ** 63 - 1, 2 ** 53 + 1, 2 ** 53, -(2 ** 53) - 1, 2 ** 60]
+BIG = [2**64 - 1, 2**63 - 1, 2**53 + 1, 2**53, -(2**53) - 1, 2**60]
 
 
 @dataclass
@@ -110,7 +123,9 @@ def _rename(tab: Table, which: str, new: str) -> None:
 
 def m_rename(rng, tab: Table, role: str) -> None:
     which = rng.choice("qdv")
-    names = {"q": QUERY_NAMES, "d": DOC_NAMES, "v": SCORE_NAMES if role == "run" else GRADE_NAMES}[which]
+    names = {"q": QUERY_NAMES, "d": DOC_NAMES, "v": SCORE_NAMES if role == "run" else GRADE_NAMES}[
+        which
+    ]
     new = rng.choice(names + ("x_" + which,))
     if new not in tab.t.column_names:
         _rename(tab, which, new)
@@ -118,7 +133,9 @@ def m_rename(rng, tab: Table, role: str) -> None:
 
 def m_duplicate_column(rng, tab: Table, role: str) -> None:
     which = rng.choice("qdv")
-    names = {"q": QUERY_NAMES, "d": DOC_NAMES, "v": SCORE_NAMES if role == "run" else GRADE_NAMES}[which]
+    names = {"q": QUERY_NAMES, "d": DOC_NAMES, "v": SCORE_NAMES if role == "run" else GRADE_NAMES}[
+        which
+    ]
     new = rng.choice(names)
     tab.t = tab.t.append_column(new, tab.col(getattr(tab, which)))
 
@@ -150,27 +167,53 @@ def _as_str(x) -> str:
 def m_value_type(rng, tab: Table, role: str) -> None:
     col = tab.col(tab.v).combine_chunks()
     x = col.to_numpy(zero_copy_only=False)
-    kind = rng.choice(["float32", "int64", "int32", "uint64", "string", "large_string", "dictionary", "decimal",
-                       "decimal_inexact", "bool", "date32", "timestamp", "binary", "float16", "null"])
+    kind = rng.choice(
+        [
+            "float32",
+            "int64",
+            "int32",
+            "uint64",
+            "string",
+            "large_string",
+            "dictionary",
+            "decimal",
+            "decimal_inexact",
+            "bool",
+            "date32",
+            "timestamp",
+            "binary",
+            "float16",
+            "null",
+        ]
+    )
     if kind == "float32":
         arr = pa.array(np.asarray(x, dtype=np.float32))
     elif kind in ("int64", "int32", "uint64"):
         arr = pa.array(np.round(np.abs(x) if kind == "uint64" else x).astype(kind))
     elif kind in ("string", "large_string"):
-        arr = pa.array([_as_str(v) for v in x.tolist()], pa.string() if kind == "string" else pa.large_string())
+        arr = pa.array(
+            [_as_str(v) for v in x.tolist()], pa.string() if kind == "string" else pa.large_string()
+        )
     elif kind == "dictionary":
         arr = pa.array(x.astype(np.float64)).dictionary_encode()
     elif kind == "decimal":
         arr = pa.array([Decimal(repr(round(float(v), 4))) for v in x], pa.decimal128(20, 4))
     elif kind == "decimal_inexact":
-        arr = pa.array([Decimal(repr(round(float(v), 4))) + Decimal("0.000000000000000000001") for v in x],
-                       pa.decimal128(38, 24))
+        arr = pa.array(
+            [Decimal(repr(round(float(v), 4))) + Decimal("0.000000000000000000001") for v in x],
+            pa.decimal128(38, 24),
+        )
     elif kind == "bool":
         arr = pa.array(x > (np.median(x) if len(x) else 0))
     elif kind == "date32":
-        arr = pa.array([datetime.date(2024, 1, 1) + datetime.timedelta(days=int(v) % 300) for v in x], pa.date32())
+        arr = pa.array(
+            [datetime.date(2024, 1, 1) + datetime.timedelta(days=int(v) % 300) for v in x],
+            pa.date32(),
+        )
     elif kind == "timestamp":
-        seconds = np.nan_to_num(np.asarray(x, dtype=np.float64), posinf=0, neginf=0).astype(np.int64)
+        seconds = np.nan_to_num(np.asarray(x, dtype=np.float64), posinf=0, neginf=0).astype(
+            np.int64
+        )
         arr = pa.array(seconds, pa.timestamp("s"))
     elif kind == "binary":
         arr = pa.array([_as_str(v).encode() for v in x.tolist()], pa.binary())
@@ -196,8 +239,13 @@ def m_id_type(rng, tab: Table, role: str) -> None:
     elif kind == "binary":
         arr = pa.array([v.encode() if isinstance(v, str) else v for v in vals], pa.binary())
     elif kind == "bad_utf8":
-        arr = pa.array([(v.encode() if isinstance(v, str) else v) + (b"\xff" if i == 0 else b"")
-                        for i, v in enumerate(vals)], pa.binary())
+        arr = pa.array(
+            [
+                (v.encode() if isinstance(v, str) else v) + (b"\xff" if i == 0 else b"")
+                for i, v in enumerate(vals)
+            ],
+            pa.binary(),
+        )
     elif kind == "int":
         if all(isinstance(v, str) and v.isdigit() and v == str(int(v)) for v in vals):
             arr = pa.array([int(v) for v in vals], pa.int64())
@@ -230,13 +278,15 @@ def m_huge_int(rng, tab: Table, role: str) -> None:
     n = len(vals)
     base = rng.choice(BIG)
     out = [base - i for i in range(n)] if base > 0 else [base + i for i in range(n)]
-    typ = pa.uint64() if min(out, default=0) >= 0 and max(out, default=0) >= 2 ** 63 else pa.int64()
+    typ = pa.uint64() if min(out, default=0) >= 0 and max(out, default=0) >= 2**63 else pa.int64()
     if rng.random() < 0.5:  # one value only
         out = [int(round(float(v))) for v in vals]
         if n:
             out[rng.randrange(n)] = base
-        typ = pa.uint64() if min(out, default=0) >= 0 and max(out, default=0) >= 2 ** 63 else pa.int64()
-        if min(out, default=0) < 0 and max(out, default=0) >= 2 ** 63:
+        typ = (
+            pa.uint64() if min(out, default=0) >= 0 and max(out, default=0) >= 2**63 else pa.int64()
+        )
+        if min(out, default=0) < 0 and max(out, default=0) >= 2**63:
             return
     tab.set(tab.v, pa.array(out, typ))
 
@@ -266,7 +316,8 @@ def m_string_numbers(rng, tab: Table, role: str) -> None:
     vals = [_as_str(float(v)) if v is not None else None for v in tab.col(tab.v).to_pylist()]
     if vals:
         vals[rng.randrange(len(vals))] = rng.choice(
-            [b.decode("utf-8") for b in strict_numbers()] + ["1,5", " 1", "1 ", "0x1", "true", ""])
+            [b.decode("utf-8") for b in strict_numbers()] + ["1,5", " 1", "1 ", "0x1", "true", ""]
+        )
     tab.set(tab.v, pa.array(vals, pa.string()))
 
 
@@ -283,9 +334,26 @@ def m_round(rng, tab: Table, role: str) -> None:
 
 
 MUTATORS = [
-    m_rename, m_rename, m_duplicate_column, m_extra_column, m_extra_column, m_reorder, m_value_type, m_value_type,
-    m_value_type, m_id_type, m_id_type, m_null, m_nonfinite, m_huge_int, m_bad_id, m_bad_id, m_duplicate_row,
-    m_empty, m_string_numbers, m_round,
+    m_rename,
+    m_rename,
+    m_duplicate_column,
+    m_extra_column,
+    m_extra_column,
+    m_reorder,
+    m_value_type,
+    m_value_type,
+    m_value_type,
+    m_id_type,
+    m_id_type,
+    m_null,
+    m_nonfinite,
+    m_huge_int,
+    m_bad_id,
+    m_bad_id,
+    m_duplicate_row,
+    m_empty,
+    m_string_numbers,
+    m_round,
 ]
 FORMATS = ("parquet", "arrow", "arrows", "feather")
 
@@ -367,7 +435,11 @@ class Refused(Exception):
 
 S_QUERY, S_QUERY_FALLBACK = ("query_id", "qid", "q_id", "query-id"), ("query",)
 S_DOC, S_DOC_FALLBACK = ("doc_id", "docid", "docno", "corpus-id", "corpus_id", "did"), ("doc",)
-S_SCORE, S_GRADE, S_SHARED = ("score", "sim", "similarity"), ("relevance", "rel", "grade", "label", "judgment"), "score"
+S_SCORE, S_GRADE, S_SHARED = (
+    ("score", "sim", "similarity"),
+    ("relevance", "rel", "grade", "label", "judgment"),
+    "score",
+)
 
 
 def _one(names: list[str], group: tuple, fallback: tuple = ()) -> str:
@@ -406,7 +478,7 @@ def _number(v, typ: pa.DataType) -> float:
         if x is None:
             raise Refused("not a number")
     elif isinstance(v, int):
-        if abs(v) > 2 ** 53 and int(float(v)) != v:
+        if abs(v) > 2**53 and int(float(v)) != v:
             raise Refused("inexact integer")
         x = float(v)
     elif isinstance(v, Decimal):
@@ -439,8 +511,12 @@ def _content_role(t: pa.Table) -> str | None:
         return None
     col = t.column(low.index(S_SHARED))
     typ = col.type.value_type if pa.types.is_dictionary(col.type) else col.type
-    if not (pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_string(typ)
-            or pa.types.is_large_string(typ)):
+    if not (
+        pa.types.is_integer(typ)
+        or pa.types.is_floating(typ)
+        or pa.types.is_string(typ)
+        or pa.types.is_large_string(typ)
+    ):
         return None
     xs = []
     for v in col.to_pylist():
@@ -463,7 +539,9 @@ def strict_table(t: pa.Table, role: str) -> dict[str, dict[str, float]]:
     qn = _one(names, S_QUERY, S_QUERY_FALLBACK)
     dn = _one(names, S_DOC, S_DOC_FALLBACK)
     if role == "run":
-        if [n for n in names if n.lower() in S_GRADE] and not [n for n in names if n.lower() in S_SCORE]:
+        if [n for n in names if n.lower() in S_GRADE] and not [
+            n for n in names if n.lower() in S_SCORE
+        ]:
             raise Refused("qrels given as a run")
         vn = _one(names, S_SCORE)
     else:
@@ -474,8 +552,12 @@ def strict_table(t: pa.Table, role: str) -> dict[str, dict[str, float]]:
     vtype = vs.type.value_type if pa.types.is_dictionary(vs.type) else vs.type
     if t.num_rows == 0:
         raise Refused("empty")
-    if (pa.types.is_boolean(vtype) or pa.types.is_temporal(vtype) or pa.types.is_binary(vtype)
-            or pa.types.is_null(vtype)):
+    if (
+        pa.types.is_boolean(vtype)
+        or pa.types.is_temporal(vtype)
+        or pa.types.is_binary(vtype)
+        or pa.types.is_null(vtype)
+    ):
         raise Refused(f"values of type {vtype}")
     values = [_number(v, vtype) for v in vs.to_pylist()]
     out: dict[str, dict[str, float]] = {}
@@ -512,8 +594,13 @@ class Outcome:
     UNWRITABLE = "not writable in its format"
 
 
-BAD = {Outcome.REFUSED_ONLY_TIERANK, Outcome.ACCEPTED_ONLY_TIERANK, Outcome.MISMATCH, Outcome.UNLOCATED,
-       Outcome.OTHER}
+BAD = {
+    Outcome.REFUSED_ONLY_TIERANK,
+    Outcome.ACCEPTED_ONLY_TIERANK,
+    Outcome.MISMATCH,
+    Outcome.UNLOCATED,
+    Outcome.OTHER,
+}
 
 
 def _in_process(*args) -> tuple[int, str, str, BaseException | None]:
@@ -522,7 +609,9 @@ def _in_process(*args) -> tuple[int, str, str, BaseException | None]:
     from tierank.cli import app
 
     r = CliRunner().invoke(app, [str(a) for a in args])
-    exc = r.exception if r.exception is not None and not isinstance(r.exception, SystemExit) else None
+    exc = (
+        r.exception if r.exception is not None and not isinstance(r.exception, SystemExit) else None
+    )
     return r.exit_code, r.stdout, r.stderr, exc
 
 
@@ -554,15 +643,21 @@ def judge(m: Mutant, tmp: Path) -> tuple[str, str]:
         return Outcome.UNWRITABLE, str(e)[:100]
     if m.target == "swap":
         run_path, qrels_path = qrels_path, run_path
-    code, out, err, exc = _in_process("eval", qrels_path, run_path, *(a for x in MEASURES for a in ("-m", x)),
-                                      "-q", "-f", "jsonl")
+    code, out, err, exc = _in_process(
+        "eval", qrels_path, run_path, *(a for x in MEASURES for a in ("-m", x)), "-q", "-f", "jsonl"
+    )
     if exc is not None or "Traceback" in err or code not in (0, 2):
-        return Outcome.OTHER, f"exit {code}: {type(exc).__name__ if exc else ''} {exc or err[-300:]}"[:400]
+        return (
+            Outcome.OTHER,
+            f"exit {code}: {type(exc).__name__ if exc else ''} {exc or err[-300:]}"[:400],
+        )
     want, why = reference(m, _read_back(qrels_path), _read_back(run_path))
     if code == 2:
         lines = err.splitlines()
         names = (str(run_path), str(qrels_path))
-        if not lines or not all(x.startswith("tierank: error: ") and any(n in x for n in names) for x in lines):
+        if not lines or not all(
+            x.startswith("tierank: error: ") and any(n in x for n in names) for x in lines
+        ):
             return Outcome.UNLOCATED, err[-300:]
         return (Outcome.REFUSED, "") if want is None else (Outcome.REFUSED_ONLY_TIERANK, err[-300:])
     if want is None:
@@ -574,7 +669,9 @@ def judge(m: Mutant, tmp: Path) -> tuple[str, str]:
     return Outcome.EQUAL, ""
 
 
-def fuzz(tmp: Path, first: int, count: int, verbose: bool = False) -> tuple[Counter, list[str], Counter]:
+def fuzz(
+    tmp: Path, first: int, count: int, verbose: bool = False
+) -> tuple[Counter, list[str], Counter]:
     counts: Counter[str] = Counter()
     by_op: Counter[tuple[str, str]] = Counter()
     failures = []
@@ -586,7 +683,9 @@ def fuzz(tmp: Path, first: int, count: int, verbose: bool = False) -> tuple[Coun
         for op in set(m.ops) or {"none"}:
             by_op[op, outcome] += 1
         if outcome in BAD:
-            failures.append(f"seed {seed} ({m.name}, {m.target}: {', '.join(m.ops)}; {m.formats}): {outcome}: {detail}")
+            failures.append(
+                f"seed {seed} ({m.name}, {m.target}: {', '.join(m.ops)}; {m.formats}): {outcome}: {detail}"
+            )
         for f in tmp.iterdir():
             f.unlink()
     return counts, failures, by_op
@@ -594,7 +693,8 @@ def fuzz(tmp: Path, first: int, count: int, verbose: bool = False) -> tuple[Coun
 
 def _report(first: int, count: int, counts: Counter) -> str:
     return f"columnar fuzz mutants {first}..{first + count - 1}: " + ", ".join(
-        f"{k}: {v}" for k, v in sorted(counts.items()))
+        f"{k}: {v}" for k, v in sorted(counts.items())
+    )
 
 
 def _check(tmp: Path, first: int, count: int) -> None:

@@ -58,7 +58,10 @@ def test_irds_qrels_are_read_through_the_door(irds):
     q = to_qrels("irds:fake/test")
     assert q.source == "irds:fake/test"
     assert (q.qid.to_pylist(), q.docid.to_pylist(), q.grade.tolist()) == (
-        ["q1", "q1", "q2"], ["d1", "d2", "d3"], [1.0, 0.0, 2.0])
+        ["q1", "q1", "q2"],
+        ["d1", "d2", "d3"],
+        [1.0, 0.0, 2.0],
+    )
     assert sources.kind_of("irds:fake/test", "qrels").name == "irds"
 
 
@@ -70,9 +73,11 @@ def test_irds_qrels_evaluate_as_the_same_qrels_given_as_a_dict(irds):
 
 
 def test_irds_refusals_are_one_line(irds):
-    for text, reason in [("irds:nope/x", "ir_datasets has no dataset 'nope/x'"),
-                         ("irds:fake/docs-only", "dataset 'fake/docs-only' has no qrels"),
-                         ("irds:", "no dataset id")]:
+    for text, reason in [
+        ("irds:nope/x", "ir_datasets has no dataset 'nope/x'"),
+        ("irds:fake/docs-only", "dataset 'fake/docs-only' has no qrels"),
+        ("irds:", "no dataset id"),
+    ]:
         with pytest.raises(TierankInputError) as e:
             to_qrels(text)
         assert len(e.value.problems) == 1 and reason in str(e.value), str(e.value)
@@ -81,23 +86,34 @@ def test_irds_refusals_are_one_line(irds):
 
 
 def test_missing_ir_datasets_is_one_line_naming_the_install(monkeypatch):
-    monkeypatch.setitem(sys.modules, "ir_datasets", None)  # import ir_datasets now fails, as without the extra
+    monkeypatch.setitem(
+        sys.modules, "ir_datasets", None
+    )  # import ir_datasets now fails, as without the extra
     with pytest.raises(MissingExtra) as e:
         to_qrels("irds:fake/test")
-    assert str(e.value) == "irds:fake/test needs ir_datasets, which is not installed: pip install 'tierank[irds]'"
+    assert (
+        str(e.value)
+        == "irds:fake/test needs ir_datasets, which is not installed: pip install 'tierank[irds]'"
+    )
 
 
 def _cli(module: str, *args) -> subprocess.CompletedProcess:
     """`tierank ARGS...` in a Python whose `ir_datasets` is ``module`` (code defining it, or None)."""
-    code = (f"import sys; {module}; sys.argv = ['tierank', *sys.argv[1:]]; "
-            "from tierank.cli import main; main()")
-    return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True)
+    code = (
+        f"import sys; {module}; sys.argv = ['tierank', *sys.argv[1:]]; "
+        "from tierank.cli import main; main()"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True
+    )
 
 
-FAKE = ("import types, collections; T = collections.namedtuple('T', 'query_id doc_id relevance iteration'); "
-        "m = types.ModuleType('ir_datasets'); "
-        "m.load = lambda name: type('D', (), {'has_qrels': lambda self: True, 'qrels_iter': lambda self: iter("
-        "[T('q1', 'd1', 1, '0'), T('q2', 'd3', 2, '0')])})(); sys.modules['ir_datasets'] = m")
+FAKE = (
+    "import types, collections; T = collections.namedtuple('T', 'query_id doc_id relevance iteration'); "
+    "m = types.ModuleType('ir_datasets'); "
+    "m.load = lambda name: type('D', (), {'has_qrels': lambda self: True, 'qrels_iter': lambda self: iter("
+    "[T('q1', 'd1', 1, '0'), T('q2', 'd3', 2, '0')])})(); sys.modules['ir_datasets'] = m"
+)
 
 
 def test_cli_evaluates_irds_qrels(tmp_path):
@@ -116,14 +132,19 @@ def test_cli_without_ir_datasets_is_one_line_and_exit_2(tmp_path):
     run.write_text("q1 Q0 d1 1 0.5 t\n")
     p = _cli("sys.modules['ir_datasets'] = None", "eval", "irds:msmarco-passage/dev/small", run)
     assert p.returncode == 2
-    assert p.stderr.splitlines() == ["tierank: error: irds:msmarco-passage/dev/small needs ir_datasets, which is "
-                                     "not installed: pip install 'tierank[irds]'"]
+    assert p.stderr.splitlines() == [
+        "tierank: error: irds:msmarco-passage/dev/small needs ir_datasets, which is "
+        "not installed: pip install 'tierank[irds]'"
+    ]
 
 
 def test_a_kind_registered_alone_is_read_by_every_door(monkeypatch):
     """The door: a new source is one kind (recognise + read), registered once; to_run and evaluate use it."""
-    kind = sources.SourceKind("memo", lambda obj: isinstance(obj, str) and obj.startswith("memo:"),
-                              {"run": lambda obj, source, **_: (RUN, source or obj)})
+    kind = sources.SourceKind(
+        "memo",
+        lambda obj: isinstance(obj, str) and obj.startswith("memo:"),
+        {"run": lambda obj, source, **_: (RUN, source or obj)},
+    )
     monkeypatch.setattr(sources, "KINDS", list(sources.KINDS))
     sources.register(kind)
     assert to_run("memo:x").source == "memo:x"
@@ -137,7 +158,9 @@ def test_arrow_roles_read_the_schema_only(tmp_path, monkeypatch):
 
     qrels, run = tmp_path / "qrels.arrow", tmp_path / "run.arrow"
     feather.write_feather(pa.table({"query_id": ["q1"], "doc_id": ["d1"], "relevance": [1]}), qrels)
-    feather.write_feather(pa.table({"query_id": ["q1"], "doc_id": ["d1"], "score": [0.5], "rank": [1]}), run)
+    feather.write_feather(
+        pa.table({"query_id": ["q1"], "doc_id": ["d1"], "score": [0.5], "rank": [1]}), run
+    )
 
     def whole(path):
         raise AssertionError(f"{path} read whole")
@@ -160,5 +183,9 @@ def test_every_stream_source_is_split_by_its_kind(tmp_path):
     assert [t[0] for t in sources.tasks(plain, 5)] == ["range", "range"]
     assert [t[0] for t in sources.tasks(gz, 5)] == ["text", "text"]
     assert [len(r) for r in sources.batches_of(gz, 5)] == [2, 1]
-    assert [sources.stream_kind(p).name for p in (plain, gz, tmp_path)] == ["text", "text-stream", "folder"]
+    assert [sources.stream_kind(p).name for p in (plain, gz, tmp_path)] == [
+        "text",
+        "text-stream",
+        "folder",
+    ]
     assert sources.kind_of(gz, "run").name == "text-stream"

@@ -67,7 +67,11 @@ def test_numeric_looking_ids_stay_strings(tmp_path):
         ("q Q0 d 1 0.5 t\nq Q0 e 1 nan t\n", 2, "is not finite"),
         ("q Q0 d 1 inf t\n", 1, "is not finite"),
         ("q Q0 d 1 -Infinity t\n", 1, "is not finite"),
-        ("q Q0 d 1 0.5 t\nq Q0 e 2 0.4 t\nq Q0 d 3 0.1 t\n", 3, "appears twice in query 'q' (first at line 1)"),
+        (
+            "q Q0 d 1 0.5 t\nq Q0 e 2 0.4 t\nq Q0 d 3 0.1 t\n",
+            3,
+            "appears twice in query 'q' (first at line 1)",
+        ),
     ],
 )
 def test_bad_run_lines_are_located(tmp_path, text, line, reason):
@@ -111,9 +115,16 @@ def test_missing_file_and_directory(tmp_path):
 
 def test_dataframes_and_dicts_agree_with_files(tmp_path):
     rp, qp = write(tmp_path, "r", RUN), write(tmp_path, "q", QRELS)
-    df = pd.DataFrame({"query_id": ["q1", "q1", "q1", "q2"], "doc_id": ["d1", "d2", "d3", "d1"],
-                       "score": [1.5e-3, 1.5e-3, -2.0, 7.0]})
-    qdf = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d3", "d9"], "relevance": [2, 0, 1]})
+    df = pd.DataFrame(
+        {
+            "query_id": ["q1", "q1", "q1", "q2"],
+            "doc_id": ["d1", "d2", "d3", "d1"],
+            "score": [1.5e-3, 1.5e-3, -2.0, 7.0],
+        }
+    )
+    qdf = pd.DataFrame(
+        {"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d3", "d9"], "relevance": [2, 0, 1]}
+    )
     dct = {"q1": {"d1": 1.5e-3, "d2": 1.5e-3, "d3": -2.0}, "q2": {"d1": 7.0}}
     qdct = {"q1": {"d1": 2, "d3": 0}, "q2": {"d9": 1}}
     ms = ["nDCG@2", "P@1", "RR"]
@@ -181,8 +192,16 @@ def test_encode_ids_is_arrow_dictionary_encode(runs, chunks):
 
 
 @settings(max_examples=examples(200), deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3"]), st.sampled_from(["a", "b", "c", "d" * 9, "é"])),
-                min_size=1, max_size=30), st.booleans())
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["q1", "q2", "q3"]), st.sampled_from(["a", "b", "c", "d" * 9, "é"])
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    st.booleans(),
+)
 def test_duplicate_filter_never_misses(pairs, grouped):
     """No false "no": a repeated (qid, docid) pair is always flagged, whatever the order of the lines."""
     import pyarrow as pa

@@ -34,7 +34,10 @@ BROKEN_GZIP = {
     "magic only": (b"\x1f\x8b", "truncated gzip data: the compressed stream ends early"),
     "corrupt": (_gz(RUN)[:12] + b"\xff" * 8 + _gz(RUN)[20:], "corrupt gzip data"),
     "bad checksum": (_gz(RUN)[:-8] + b"\x00\x00\x00\x00" + _gz(RUN)[-4:], "corrupt gzip data"),
-    "trailing garbage": (_gz(RUN) + b"garbage", "unexpected data after the end of the gzip stream (at byte"),
+    "trailing garbage": (
+        _gz(RUN) + b"garbage",
+        "unexpected data after the end of the gzip stream (at byte",
+    ),
 }
 
 
@@ -55,7 +58,10 @@ def test_broken_gzip_on_the_command_line(tmp_path):
     (tmp_path / "qrels").write_bytes(QRELS)
     p = run_cli("eval", tmp_path / "qrels", tmp_path / "run.gz", "-m", "P@1", check=False)
     assert p.returncode == 2 and "Traceback" not in p.stderr
-    assert p.stderr.strip() == f"tierank: error: {tmp_path / 'run.gz'}: truncated gzip data: the compressed stream ends early"
+    assert (
+        p.stderr.strip()
+        == f"tierank: error: {tmp_path / 'run.gz'}: truncated gzip data: the compressed stream ends early"
+    )
 
 
 def test_gzip_members_and_zero_padding_are_read(tmp_path):
@@ -132,8 +138,12 @@ def test_first_fields_reads_the_start_of_regular_files(tmp_path):
 
 @pytest.mark.parametrize("gz", [False, True])
 def test_dev_stdin_pipe(tmp_path, gz):
-    code = "import sys; from tierank import read_run; print(read_run('/dev/stdin').docid.to_pylist())"
-    p = subprocess.run([sys.executable, "-c", code], input=_gz(RUN) if gz else RUN, capture_output=True)
+    code = (
+        "import sys; from tierank import read_run; print(read_run('/dev/stdin').docid.to_pylist())"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code], input=_gz(RUN) if gz else RUN, capture_output=True
+    )
     assert p.returncode == 0, p.stderr
     assert p.stdout.decode().strip() == "['a', 'b', 'a']"
 
@@ -142,12 +152,19 @@ def test_process_substitution_on_the_command_line(tmp_path):
     (tmp_path / "run").write_bytes(RUN)
     (tmp_path / "qrels").write_bytes(QRELS)
     direct = run_cli("eval", tmp_path / "qrels", tmp_path / "run", "-m", "P@1", "-f", "json").stdout
-    cmd = (f"{sys.executable} -m tierank.cli eval <(cat {tmp_path / 'qrels'}) <(gzip -c {tmp_path / 'run'})"
-           " -m P@1 -f json")
+    cmd = (
+        f"{sys.executable} -m tierank.cli eval <(cat {tmp_path / 'qrels'}) <(gzip -c {tmp_path / 'run'})"
+        " -m P@1 -f json"
+    )
     p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
+
     def strip(text):
-        return [line for line in text.splitlines() if "/dev/fd/" not in line and str(tmp_path) not in line]
+        return [
+            line
+            for line in text.splitlines()
+            if "/dev/fd/" not in line and str(tmp_path) not in line
+        ]
 
     assert strip(p.stdout) == strip(direct)
 

@@ -102,7 +102,9 @@ def test_socket_is_refused(tmp_path):
         short.rmdir()
 
 
-@pytest.mark.parametrize("path", ["/dev/null", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "/dev/new-file"])
+@pytest.mark.parametrize(
+    "path", ["/dev/null", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "/dev/new-file"]
+)
 def test_device_nodes_and_system_folders_are_refused(path):
     # checked with check_output only: a regression in write_atomic must not get to replace /dev/null
     with pytest.raises(TierankInputError, match=r"-o -"):
@@ -112,7 +114,11 @@ def test_device_nodes_and_system_folders_are_refused(path):
 def test_symlink_into_dev_is_refused(tmp_path):
     (tmp_path / "devnull").symlink_to("/dev/null")
     (tmp_path / "dev").symlink_to("/dev")
-    for p in (tmp_path / "devnull", tmp_path / "dev" / "null", tmp_path / "dev" / "tierank-test-file"):
+    for p in (
+        tmp_path / "devnull",
+        tmp_path / "dev" / "null",
+        tmp_path / "dev" / "tierank-test-file",
+    ):
         with pytest.raises(TierankInputError, match=r"-o -"):
             check_output(p)
     assert not Path("/dev/tierank-test-file").exists()
@@ -130,7 +136,9 @@ def test_refuses_to_overwrite_an_input_also_through_links(tmp_path):
         with pytest.raises(TierankInputError, match="refusing to overwrite an input"):
             write_atomic(target, "x", protect=(str(src),))
     assert src.read_text() == "keep\n"
-    write_atomic(tmp_path / "other", "x", protect=(src, "-", None, {"q": {}}))  # '-' (stdin), objects: no files
+    write_atomic(
+        tmp_path / "other", "x", protect=(src, "-", None, {"q": {}})
+    )  # '-' (stdin), objects: no files
 
 
 def test_directory_and_missing_folder(tmp_path):
@@ -159,7 +167,9 @@ def test_failing_temp_file_creation_is_a_clear_error(tmp_path, monkeypatch):
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(os, "open", denied)
-    with pytest.raises(TierankInputError, match=r"out\.txt: cannot write into folder .*Permission denied"):
+    with pytest.raises(
+        TierankInputError, match=r"out\.txt: cannot write into folder .*Permission denied"
+    ):
         write_atomic(tmp_path / "out.txt", "x")
 
 
@@ -199,7 +209,9 @@ _KILLED_WRITER = textwrap.dedent("""
 def test_sigkill_mid_write_keeps_the_old_file_and_the_next_write_cleans_up(tmp_path):
     target = tmp_path / "out.txt"
     target.write_text("old contents\n")
-    p = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, str(target)], stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_WRITER, str(target)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert p.stdout.readline() == "writing\n"
     finally:
@@ -224,7 +236,9 @@ def test_failed_write_leaves_old_file_and_no_temp(tmp_path, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", broken)
-    with pytest.raises(TierankInputError, match="out.txt: cannot write: No space left on device; the existing file"):
+    with pytest.raises(
+        TierankInputError, match="out.txt: cannot write: No space left on device; the existing file"
+    ):
         write_atomic(target, "new\n")
     assert target.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["out.txt"]
 
@@ -233,8 +247,13 @@ def test_failed_write_leaves_old_file_and_no_temp(tmp_path, monkeypatch):
 
 
 def test_write_run_worked_example(tmp_path):
-    out = write_run(tmp_path / "r.run", ["q2", "q10", "q10", "q10", "q2"], ["a", "b", "c", "d", "e"],
-                    np.array([1.0, 0.5, 0.1 + 0.2, 0.5, -0.0]), "tag")
+    out = write_run(
+        tmp_path / "r.run",
+        ["q2", "q10", "q10", "q10", "q2"],
+        ["a", "b", "c", "d", "e"],
+        np.array([1.0, 0.5, 0.1 + 0.2, 0.5, -0.0]),
+        "tag",
+    )
     assert out.read_text() == (
         "q10 Q0 b 1 0.5 tag\n"
         "q10 Q0 d 2 0.5 tag\n"  # equal scores keep their input order
@@ -245,14 +264,21 @@ def test_write_run_worked_example(tmp_path):
 
 
 def test_write_run_accepts_arrow_arrays_as_the_reader_returns_them(tmp_path):
-    run = read_run(write_run(tmp_path / "a.run", ["1", "1", "2"], ["x", "y", "z"], [3.0, 2.0, 1.0], "t"))
+    run = read_run(
+        write_run(tmp_path / "a.run", ["1", "1", "2"], ["x", "y", "z"], [3.0, 2.0, 1.0], "t")
+    )
     out = write_run(tmp_path / "b.run", run.qid, run.docid, run.score, "t")
     assert out.read_bytes() == (tmp_path / "a.run").read_bytes()
 
 
 @settings(max_examples=examples(60), deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 4), st.floats(allow_nan=False, allow_infinity=False, width=64)),
-                min_size=1, max_size=40))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 4), st.floats(allow_nan=False, allow_infinity=False, width=64)),
+        min_size=1,
+        max_size=40,
+    )
+)
 def test_write_run_scores_read_back_exactly(rows):
     with tempfile.TemporaryDirectory() as d:
         qids = [f"q{q}" for q, _ in rows]
@@ -260,7 +286,9 @@ def test_write_run_scores_read_back_exactly(rows):
         scores = np.array([s for _, s in rows])
         run = read_run(write_run(Path(d) / "r.run", qids, docids, scores, "t"))
         back = dict(zip(run.docid.to_pylist(), run.score.tolist()))
-        assert all(back[d] == s and np.signbit(back[d]) == np.signbit(s) for d, s in zip(docids, scores))
+        assert all(
+            back[d] == s and np.signbit(back[d]) == np.signbit(s) for d, s in zip(docids, scores)
+        )
 
 
 def _reference_run_text(rows, tag):
@@ -277,12 +305,19 @@ def _reference_run_text(rows, tag):
     return "".join(out)
 
 
-ids = st.text(st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc")), min_size=1, max_size=4)
+ids = st.text(
+    st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc")), min_size=1, max_size=4
+)
 
 
 @settings(max_examples=examples(80), deadline=None)
-@given(st.lists(st.tuples(ids, st.sampled_from([0.5, -0.0, 0.0, 1e-300, 1e16, 3.3, -2.5e-07, 0.1 + 0.2])),
-                min_size=1, max_size=30))
+@given(
+    st.lists(
+        st.tuples(ids, st.sampled_from([0.5, -0.0, 0.0, 1e-300, 1e16, 3.3, -2.5e-07, 0.1 + 0.2])),
+        min_size=1,
+        max_size=30,
+    )
+)
 def test_write_run_bytes_equal_the_protocol_writer(rows):
     rows = [(q, f"d{i}", s) for i, (q, s) in enumerate(rows)]
     assume(all(not c.isspace() for q, _, _ in rows for c in q))
@@ -290,14 +325,17 @@ def test_write_run_bytes_equal_the_protocol_writer(rows):
     assert run_text(list(q), list(d), np.array(s), "tag") == _reference_run_text(rows, "tag")
 
 
-@pytest.mark.parametrize("qids, docids, scores, tag, match", [
-    (["q"], ["d"], [float("nan")], "t", "score of document 'd' in query 'q' is nan"),
-    (["q"], ["d"], [float("inf")], "t", "is inf"),
-    (["q"], ["d e"], [1.0], "t", "document id is empty or contains whitespace"),
-    (["q"], [""], [1.0], "t", "document id is empty"),
-    (["q 1"], ["d"], [1.0], "t", "query id is empty or contains whitespace"),
-    (["q"], ["d"], [1.0], "a tag", "run tag"),
-])
+@pytest.mark.parametrize(
+    "qids, docids, scores, tag, match",
+    [
+        (["q"], ["d"], [float("nan")], "t", "score of document 'd' in query 'q' is nan"),
+        (["q"], ["d"], [float("inf")], "t", "is inf"),
+        (["q"], ["d e"], [1.0], "t", "document id is empty or contains whitespace"),
+        (["q"], [""], [1.0], "t", "document id is empty"),
+        (["q 1"], ["d"], [1.0], "t", "query id is empty or contains whitespace"),
+        (["q"], ["d"], [1.0], "a tag", "run tag"),
+    ],
+)
 def test_write_run_refuses_what_would_not_read_back(tmp_path, qids, docids, scores, tag, match):
     with pytest.raises(TierankInputError, match=match):
         write_run(tmp_path / "r.run", qids, docids, scores, tag)
@@ -321,13 +359,18 @@ def test_report_writers_use_the_one_writer(tmp_path):
     fig, _ = _figure(2, 2)
     fifo = tmp_path / "fifo.png"
     os.mkfifo(fifo)
-    for call in (lambda: write_report(fifo, "<p>"), lambda: save_figure(fig, tmp_path / "fifo", ("png",))):
+    for call in (
+        lambda: write_report(fifo, "<p>"),
+        lambda: save_figure(fig, tmp_path / "fifo", ("png",)),
+    ):
         with pytest.raises(TierankInputError, match="special file"):
             call()
     src = tmp_path / "in.svg"
     src.write_text("keep")
-    for call in (lambda: write_report(src, "<p>", protect=(src,)),
-                 lambda: save_figure(fig, tmp_path / "in", ("svg",), protect=(src,))):
+    for call in (
+        lambda: write_report(src, "<p>", protect=(src,)),
+        lambda: save_figure(fig, tmp_path / "in", ("svg",), protect=(src,)),
+    ):
         with pytest.raises(TierankInputError, match="refusing to overwrite an input"):
             call()
     assert src.read_text() == "keep"
@@ -356,7 +399,10 @@ def test_ensure_dir_refuses_a_file_and_what_is_below_one(tmp_path):
     assert str(e.value) == f"{f}: is not a directory (rerank writes a directory of files)"
     with pytest.raises(TierankInputError) as e:
         ensure_dir(f / "sub", create=False)
-    assert str(e.value) == f"{f / 'sub'}: cannot create the folder ({str(f)!r} is not a writable folder)"
+    assert (
+        str(e.value)
+        == f"{f / 'sub'}: cannot create the folder ({str(f)!r} is not a writable folder)"
+    )
     with pytest.raises(TierankInputError) as e:
         ensure_dir(f / "sub")
     assert str(e.value) == f"{f / 'sub'}: cannot create the folder: Not a directory"

@@ -18,7 +18,11 @@ def query(draw, max_docs=7):
     n = draw(st.integers(1, max_docs))
     docids = draw(st.permutations(DOCIDS))[:n]
     scores = draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, -2.5]), min_size=n, max_size=n))
-    grades = draw(st.lists(st.sampled_from([None, None, -1.0, 0.0, 1.0, 1.0, 2.0, 3.0]), min_size=n, max_size=n))
+    grades = draw(
+        st.lists(
+            st.sampled_from([None, None, -1.0, 0.0, 1.0, 1.0, 2.0, 3.0]), min_size=n, max_size=n
+        )
+    )
     unretrieved = draw(st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.0]), max_size=3))
     docs = list(zip(docids, scores, grades))
     extra = {f"u{i}": g for i, g in enumerate(unretrieved)}

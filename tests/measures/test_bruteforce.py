@@ -23,14 +23,42 @@ from measures.strategies import collection, judged_info
 from reference import brute_stats, ordered, orderings, value
 
 MEASURES = [
-    "P@1", "P@3", "P@10", "R@2", "R@5", "R@10", "F1@1", "F1@4", "F1@10", "Hits@3", "Hits@9",
-    "Success@1", "Success@3", "Success@10", "RR", "RR@1", "RR@3", "AP", "AP@2", "AP@5",
-    "nDCG", "nDCG@1", "nDCG@3", "nDCG@10", "Rprec", "RBP(p=0.8)", "RBP(p=0.5)@3", "R",
-    "Judged@1", "Judged@3", "Judged@10",
+    "P@1",
+    "P@3",
+    "P@10",
+    "R@2",
+    "R@5",
+    "R@10",
+    "F1@1",
+    "F1@4",
+    "F1@10",
+    "Hits@3",
+    "Hits@9",
+    "Success@1",
+    "Success@3",
+    "Success@10",
+    "RR",
+    "RR@1",
+    "RR@3",
+    "AP",
+    "AP@2",
+    "AP@5",
+    "nDCG",
+    "nDCG@1",
+    "nDCG@3",
+    "nDCG@10",
+    "Rprec",
+    "RBP(p=0.8)",
+    "RBP(p=0.5)@3",
+    "R",
+    "Judged@1",
+    "Judged@3",
+    "Judged@10",
 ]
 # measures whose std has no closed form (reported as NaN): none since AP's was derived
 NO_VARIANCE: tuple[str, ...] = ()
 TOL = 1e-9
+
 
 def _check(result, qs, qrels, measures, level=1, candidates_only=False):
     pq = result.per_query().set_index(["query", "measure"])
@@ -44,16 +72,39 @@ def _check(result, qs, qrels, measures, level=1, candidates_only=False):
             ref = brute_stats(m, docs, nrel, judged, level)
             row = pq.loc[(q, m)]
             for stat in ("expected", "min", "max"):
-                assert math.isclose(row[stat], ref[stat], abs_tol=TOL), (q, m, stat, row[stat], ref, docs, extra)
+                assert math.isclose(row[stat], ref[stat], abs_tol=TOL), (
+                    q,
+                    m,
+                    stat,
+                    row[stat],
+                    ref,
+                    docs,
+                    extra,
+                )
             if m.split("@")[0] in NO_VARIANCE:
                 assert math.isnan(row["std"]) if ref["max"] > ref["min"] else row["std"] == 0
             else:
-                assert math.isclose(row["std"], ref["std"], abs_tol=1e-12), (q, m, row["std"], ref, docs, extra)
+                assert math.isclose(row["std"], ref["std"], abs_tol=1e-12), (
+                    q,
+                    m,
+                    row["std"],
+                    ref,
+                    docs,
+                    extra,
+                )
             obl = value(m, [g for _, _, g in ordered(docs, "trec_eval")], nrel, judged, level)
-            assert math.isclose(row["oblivious"], obl, abs_tol=TOL), (q, m, row["oblivious"], obl, docs)
+            assert math.isclose(row["oblivious"], obl, abs_tol=TOL), (
+                q,
+                m,
+                row["oblivious"],
+                obl,
+                docs,
+            )
 
 
-SETTINGS = settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @SETTINGS
@@ -117,9 +168,20 @@ def test_random_policy_is_one_valid_ordering_whatever_the_file_order(data, seed,
     assume(qrels)
     ms = ["AP", "nDCG@3", "RR", "P@2", "RBP(p=0.5)"]
     policy = f"random:{seed}"
-    res = tierank.evaluate(qrels, run, ms, tie_break=policy).per_query().set_index(["query", "measure"])
-    shuffled = {q: dict(rnd.sample(list(run[q].items()), len(run[q]))) for q in rnd.sample(list(run), len(run))}
-    other = tierank.evaluate(qrels, shuffled, ms, tie_break=policy).per_query().set_index(["query", "measure"])
+    res = (
+        tierank.evaluate(qrels, run, ms, tie_break=policy)
+        .per_query()
+        .set_index(["query", "measure"])
+    )
+    shuffled = {
+        q: dict(rnd.sample(list(run[q].items()), len(run[q])))
+        for q in rnd.sample(list(run), len(run))
+    }
+    other = (
+        tierank.evaluate(qrels, shuffled, ms, tie_break=policy)
+        .per_query()
+        .set_index(["query", "measure"])
+    )
     assert other["oblivious"].to_dict() == res["oblivious"].to_dict()
     for i, (docs, extra) in enumerate(qs):
         q = f"q{i}"
@@ -127,8 +189,13 @@ def test_random_policy_is_one_valid_ordering_whatever_the_file_order(data, seed,
             continue
         nrel, judged = judged_info(docs, extra)
         got = [res.loc[(q, m), "oblivious"] for m in ms]
-        assert any(all(math.isclose(value(m, [g for _, _, g in o], nrel, judged), v, abs_tol=TOL)
-                       for m, v in zip(ms, got)) for o in orderings(docs)), (q, got, docs)
+        assert any(
+            all(
+                math.isclose(value(m, [g for _, _, g in o], nrel, judged), v, abs_tol=TOL)
+                for m, v in zip(ms, got)
+            )
+            for o in orderings(docs)
+        ), (q, got, docs)
 
 
 @settings(max_examples=examples(100), deadline=None)
@@ -146,8 +213,12 @@ def test_invariances(data, rnd):
         shuffled[q] = {d: 3.0 * s + 7.0 for d, s in items}  # monotone transform, shuffled order
     other = tierank.evaluate(qrels, shuffled, ms).per_query()
     cols = ["expected", "min", "max", "std", "oblivious"]  # trec_eval policy ignores file order
-    np.testing.assert_allclose(base[cols].to_numpy(dtype=float), other[cols].to_numpy(dtype=float),
-                               atol=TOL, equal_nan=True)
+    np.testing.assert_allclose(
+        base[cols].to_numpy(dtype=float),
+        other[cols].to_numpy(dtype=float),
+        atol=TOL,
+        equal_nan=True,
+    )
 
 
 @settings(max_examples=examples(100), deadline=None)
@@ -160,7 +231,9 @@ def test_aggregate_is_mean_and_std_of_mean(data):
     for m, grp in pq.groupby("measure"):
         for c in ("oblivious", "expected", "min", "max", "range", "bias"):
             assert math.isclose(agg.loc[m, c], grp[c].mean(), abs_tol=TOL)
-        assert math.isclose(agg.loc[m, "std"], math.sqrt((grp["std"] ** 2).sum()) / len(grp), abs_tol=TOL)
+        assert math.isclose(
+            agg.loc[m, "std"], math.sqrt((grp["std"] ** 2).sum()) / len(grp), abs_tol=TOL
+        )
 
 
 @settings(max_examples=examples(100), deadline=None)
@@ -177,7 +250,9 @@ def test_complete_averages_over_all_qrels_queries(data):
     pq = res.per_query()
     if dropped in qrels:
         rows = pq[pq["query"] == dropped]
-        assert (rows[["oblivious", "expected", "min", "max", "std"]].to_numpy(dtype=float) == 0).all()
+        assert (
+            rows[["oblivious", "expected", "min", "max", "std"]].to_numpy(dtype=float) == 0
+        ).all()
 
 
 def test_all_tied_list_large_group():
@@ -185,12 +260,18 @@ def test_all_tied_list_large_group():
     n, r = 200, 7
     run = {"q": {f"d{i}": 1.0 for i in range(n)}}
     qrels = {"q": {f"d{i}": 1 for i in range(0, n, n // r)[:r]}}
-    res = tierank.evaluate(qrels, run, ["P@10", "RR", "Success@5", "R@50"]).aggregate().set_index("measure")
+    res = (
+        tierank.evaluate(qrels, run, ["P@10", "RR", "Success@5", "R@50"])
+        .aggregate()
+        .set_index("measure")
+    )
     assert math.isclose(res.loc["P@10", "expected"], r / n, rel_tol=1e-12)
     # E[1/first] by the negative hypergeometric law, summed directly
     e_rr = sum(math.comb(n - t - 1, r - 1) / math.comb(n, r) / (t + 1) for t in range(n - r + 1))
     assert math.isclose(res.loc["RR", "expected"], e_rr, rel_tol=1e-10)
-    assert math.isclose(res.loc["Success@5", "expected"], 1 - math.comb(n - r, 5) / math.comb(n, 5), rel_tol=1e-10)
+    assert math.isclose(
+        res.loc["Success@5", "expected"], 1 - math.comb(n - r, 5) / math.comb(n, 5), rel_tol=1e-10
+    )
     # hypergeometric variance of hits in a sample of 50 from 200 with 7 successes
     var_hits = 50 * (r / n) * (1 - r / n) * (n - 50) / (n - 1)
     assert math.isclose(res.loc["R@50", "std"], math.sqrt(var_hits) / r, rel_tol=1e-10)
@@ -219,5 +300,7 @@ def test_pruning_to_the_measured_depth_changes_nothing(data, policy):
     full = tierank.evaluate(qrels, run, ms + ["RR"], tie_break=policy).per_query()
     full = full[full["measure"] != "RR"].reset_index(drop=True)
     cols = ["oblivious", "expected", "min", "max", "std"]
-    np.testing.assert_allclose(pruned[cols].to_numpy(float), full[cols].to_numpy(float), atol=TOL, equal_nan=True)
+    np.testing.assert_allclose(
+        pruned[cols].to_numpy(float), full[cols].to_numpy(float), atol=TOL, equal_nan=True
+    )
     assert tierank.evaluate(qrels, run, ["P@1"]).ties == tierank.evaluate(qrels, run, ["RR"]).ties

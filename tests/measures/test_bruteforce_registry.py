@@ -24,7 +24,8 @@ BRUTE_FORCE: dict[str, list[str]] = {
     "tests/measures/test_bruteforce.py": list(test_bruteforce.MEASURES),
     "tests/measures/test_families_exact.py": test_families_exact.EXACT + test_families_exact.COUNTS,
     "tests/measures/test_families_sampled.py": list(test_families_sampled.MEASURES),
-    "tests/measures/test_trec_gain.py": list(test_trec_gain.MEASURES) + list(test_trec_gain.STRINGS),
+    "tests/measures/test_trec_gain.py": list(test_trec_gain.MEASURES)
+    + list(test_trec_gain.STRINGS),
     "tests/measures/test_trec_extra.py": list(test_trec_extra.MEASURES),
     "tests/measures/test_families_irm.py": list(test_families_irm.MEASURES),
 }
@@ -42,8 +43,10 @@ def covered() -> dict[str, list[str]]:
 def test_every_registered_family_has_a_brute_force_test():
     families = {cls.family for cls in REGISTRY.values()}
     missing = sorted(families - set(covered()), key=str.lower)
-    assert not missing, (f"measure families without a brute-force reference test: {', '.join(missing)} "
-                         f"(add them to the parametrisation of one of {sorted(BRUTE_FORCE)})")
+    assert not missing, (
+        f"measure families without a brute-force reference test: {', '.join(missing)} "
+        f"(add them to the parametrisation of one of {sorted(BRUTE_FORCE)})"
+    )
 
 
 def test_the_parametrisations_name_registered_families_only():

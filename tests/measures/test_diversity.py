@@ -36,16 +36,37 @@ from tierank.io.subtopics import read_subtopic_qrels
 from tierank.measures.diversity import evaluate_diversity, parse_diversity_measure
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "diversity"
-MEASURES = ["alpha_nDCG@5", "alpha_nDCG(alpha=0.8)@3", "alpha_DCG@4", "ERR_IA@5", "nERR_IA@3", "NRBP",
-            "nNRBP(alpha=0.3,beta=0.8)", "P_IA@3", "AP_IA", "StRecall@2", "StRecall@4", "alpha_nDCG",
-            "P_IA", "AP_IA(rel=2)", "ERR_IA(judged_only=true)@4", "alpha_nDCG(alpha=1)@4", "alpha_nDCG(alpha=0)@3",
-            "nNRBP(alpha=1,beta=0.9)", "nERR_IA(rel=2)@8", "StRecall", "alpha_DCG(judged_only=true)"]
+MEASURES = [
+    "alpha_nDCG@5",
+    "alpha_nDCG(alpha=0.8)@3",
+    "alpha_DCG@4",
+    "ERR_IA@5",
+    "nERR_IA@3",
+    "NRBP",
+    "nNRBP(alpha=0.3,beta=0.8)",
+    "P_IA@3",
+    "AP_IA",
+    "StRecall@2",
+    "StRecall@4",
+    "alpha_nDCG",
+    "P_IA",
+    "AP_IA(rel=2)",
+    "ERR_IA(judged_only=true)@4",
+    "alpha_nDCG(alpha=1)@4",
+    "alpha_nDCG(alpha=0)@3",
+    "nNRBP(alpha=1,beta=0.9)",
+    "nERR_IA(rel=2)@8",
+    "StRecall",
+    "alpha_DCG(judged_only=true)",
+]
 
 
 # -- the independent reference ----------------------------------------------------------------
 def _matrix(docs, judged, rel):
     subs = sorted({s for g in judged.values() for s, x in g.items() if x >= rel})
-    J = np.array([[1.0 if judged.get(d, {}).get(s, -math.inf) >= rel else 0.0 for s in subs] for d in docs])
+    J = np.array(
+        [[1.0 if judged.get(d, {}).get(s, -math.inf) >= rel else 0.0 for s in subs] for d in docs]
+    )
     return J.reshape(len(docs), len(subs)), subs
 
 
@@ -60,8 +81,10 @@ def _greedy_ideal(judged, subs, rel, alpha):
     out = []
     counts = dict.fromkeys(subs, 0)
     while docs:
+
         def gain(d):
             return sum((1 - alpha) ** counts[s] for s in subs if judged[d].get(s, -math.inf) >= rel)
+
         best = max(gain(d) for d in docs)
         d = next(d for d in docs if gain(d) == best)  # docs descending: the larger docno wins a tie
         docs.remove(d)
@@ -92,9 +115,12 @@ def reference(measure, docs, judged):
             return dcg / sum(A * (1 - m.alpha) ** i / math.log2(i + 2) for i in range(k))
         ideal_docs = _greedy_ideal(judged, subs, m.rel, m.alpha)
         Ji, _ = _matrix(ideal_docs, judged, m.rel)
-        ideal = float((_novelty(Ji, m.alpha) / np.log2(np.arange(1, len(ideal_docs) + 1) + 1))[:k].sum())
+        ideal = float(
+            (_novelty(Ji, m.alpha) / np.log2(np.arange(1, len(ideal_docs) + 1) + 1))[:k].sum()
+        )
         return dcg / ideal if dcg > 0 else 0.0
     if m.family in ("ERR_IA", "nERR_IA"):
+
         def err_sum(J):
             # cascade per intent: reach rank i with prob prod_{j<i} (1 - J/2), stop there with J/2
             total = 0.0
@@ -104,14 +130,17 @@ def reference(measure, docs, judged):
                     total += reach * J[i, s] * 0.5 / (i + 1)
                     reach *= 1 - 0.5 * J[i, s]
             return total / 0.5
+
         run = err_sum(J)
         if m.family == "ERR_IA":
-            return run / (A * sum(0.5 ** i / (i + 1) for i in range(k)))
+            return run / (A * sum(0.5**i / (i + 1) for i in range(k)))
         Ji, _ = _matrix(_greedy_ideal(judged, subs, m.rel, 0.5), judged, m.rel)
         return run / err_sum(Ji) if run > 0 else 0.0
     if m.family in ("NRBP", "nNRBP"):
+
         def rbp(J):
             return float((_novelty(J, m.alpha) * m.beta ** np.arange(J.shape[0])).sum())
+
         run = rbp(J)
         if m.family == "NRBP":
             return (1 - (1 - m.alpha) * m.beta) / A * run
@@ -166,7 +195,9 @@ def test_tie_free_run_has_no_spread():
 def test_hand_worked_query():
     # q: a {1}, b {1, 2}; run a > b: G = [1, 0.5 + 1]; ideal b, a: G = [2, 0.5]
     qrels = {"q": {"a": {"1": 1}, "b": {"1": 1, "2": 1}}}
-    res = evaluate_diversity(qrels, {"q": {"a": 2.0, "b": 1.0}}, ["alpha_nDCG@2", "P_IA@2", "StRecall@1", "NRBP"])
+    res = evaluate_diversity(
+        qrels, {"q": {"a": 2.0, "b": 1.0}}, ["alpha_nDCG@2", "P_IA@2", "StRecall@1", "NRBP"]
+    )
     want = (1 + 1.5 / math.log2(3)) / (2 + 0.5 / math.log2(3))
     assert res.aggregate("alpha_nDCG@2").expected == pytest.approx(want)
     assert res.aggregate("P_IA@2").expected == pytest.approx(3 / 4)
@@ -183,7 +214,9 @@ def query(draw):
     judged = {}
     for d in docs + ["x0", "x1"]:  # x*: judged, never retrieved
         if draw(st.booleans()):
-            judged[d] = {str(s): draw(st.integers(0, 2)) for s in range(nsub) if draw(st.booleans())}
+            judged[d] = {
+                str(s): draw(st.integers(0, 2)) for s in range(nsub) if draw(st.booleans())
+            }
     if not judged:
         judged["x0"] = {"0": 1}
     run = {d: float(draw(st.integers(0, 2))) for d in docs}
@@ -212,7 +245,9 @@ def test_exact_statistics_equal_brute_force(case):
         assert got["min"] == pytest.approx(min(values), abs=1e-12), m
         assert got["max"] == pytest.approx(max(values), abs=1e-12), m
         assert got["std"] == pytest.approx(statistics.pstdev(values), abs=1e-9), m
-        assert got["oblivious"] == pytest.approx(reference(m, _trec_order(run), judged), abs=1e-12), m
+        assert got["oblivious"] == pytest.approx(
+            reference(m, _trec_order(run), judged), abs=1e-12
+        ), m
 
 
 @settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -230,12 +265,18 @@ def test_sampled_statistics_within_five_standard_errors(case):
         assert min(values) - 1e-12 <= got["min"] <= got["max"] <= max(values) + 1e-12, m
         if s.method == "sampled":
             assert s.samples == S and s.seed == 7 and s.se is not None
-            assert s.se[0] == pytest.approx(got["std"] / math.sqrt(S), rel=1e-9)  # std: ddof=1 estimate
+            assert s.se[0] == pytest.approx(
+                got["std"] / math.sqrt(S), rel=1e-9
+            )  # std: ddof=1 estimate
 
 
 def test_sampling_is_reproducible_and_labelled():
-    a = evaluate_diversity(DATA / "qrels.txt", DATA / "run-ties.txt", ["alpha_nDCG@5"], limit=1, samples=50, seed=3)
-    b = evaluate_diversity(DATA / "qrels.txt", DATA / "run-ties.txt", ["alpha_nDCG@5"], limit=1, samples=50, seed=3)
+    a = evaluate_diversity(
+        DATA / "qrels.txt", DATA / "run-ties.txt", ["alpha_nDCG@5"], limit=1, samples=50, seed=3
+    )
+    b = evaluate_diversity(
+        DATA / "qrels.txt", DATA / "run-ties.txt", ["alpha_nDCG@5"], limit=1, samples=50, seed=3
+    )
     assert a.aggregate("alpha_nDCG@5") == b.aggregate("alpha_nDCG@5")
     agg = a.aggregate("alpha_nDCG@5")
     assert agg.method == "sampled" and agg.se is not None and agg.se > 0
@@ -243,27 +284,49 @@ def test_sampling_is_reproducible_and_labelled():
 
 # -- names and errors ---------------------------------------------------------------------------
 def test_names_round_trip():
-    for text in ["alpha_nDCG@10", "alpha_nDCG(alpha=0.7)@10", "ERR_IA@20", "nERR_IA", "NRBP(alpha=0.3,beta=0.8)",
-                 "P_IA@5", "AP_IA", "StRecall@10", "AP_IA(judged_only=True,rel=2)"]:
+    for text in [
+        "alpha_nDCG@10",
+        "alpha_nDCG(alpha=0.7)@10",
+        "ERR_IA@20",
+        "nERR_IA",
+        "NRBP(alpha=0.3,beta=0.8)",
+        "P_IA@5",
+        "AP_IA",
+        "StRecall@10",
+        "AP_IA(judged_only=True,rel=2)",
+    ]:
         assert str(parse_diversity_measure(text)) == text
     assert str(parse_diversity_measure("α_nDCG@5")) == "alpha_nDCG@5"
     assert str(parse_diversity_measure("MAP_IA")) == "AP_IA"
 
 
-@pytest.mark.parametrize("text, reason", [
-    ("NRBP@5", "takes no cutoff"), ("P_IA@0", "not a positive integer"), ("alpha_nDCG(alpha=2)@5", "outside [0, 1]"),
-    ("StRecall(alpha=0.5)@5", "unknown parameter"), ("nDCG@5", "unknown intent-aware measure"),
-])
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("NRBP@5", "takes no cutoff"),
+        ("P_IA@0", "not a positive integer"),
+        ("alpha_nDCG(alpha=2)@5", "outside [0, 1]"),
+        ("StRecall(alpha=0.5)@5", "unknown parameter"),
+        ("nDCG@5", "unknown intent-aware measure"),
+    ],
+)
 def test_bad_measure_names(text, reason):
     with pytest.raises(UnknownMeasure, match=reason.replace("[", r"\[").replace("]", r"\]")):
         parse_diversity_measure(text)
 
 
-@pytest.mark.parametrize("content, line, reason", [
-    ("1 1 d1 1\n1 d2 1\n", 2, "expected 4 columns (qid subtopic docid grade), found 3"),
-    ("1 1 d1 1\n1 2 d2 high\n", 2, "relevance grade 'high' is not a finite number"),
-    ("1 1 d1 1\n\n1 1 d1 0\n", 3, "document 'd1' judged twice for query '1', subtopic '1' (first at line 1)"),
-])
+@pytest.mark.parametrize(
+    "content, line, reason",
+    [
+        ("1 1 d1 1\n1 d2 1\n", 2, "expected 4 columns (qid subtopic docid grade), found 3"),
+        ("1 1 d1 1\n1 2 d2 high\n", 2, "relevance grade 'high' is not a finite number"),
+        (
+            "1 1 d1 1\n\n1 1 d1 0\n",
+            3,
+            "document 'd1' judged twice for query '1', subtopic '1' (first at line 1)",
+        ),
+    ],
+)
 def test_bad_subtopic_qrels_name_file_line_and_reason(tmp_path, content, line, reason):
     path = tmp_path / "div.qrels"
     path.write_text(content)

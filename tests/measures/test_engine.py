@@ -15,7 +15,9 @@ from tierank.io.fingerprint import fingerprint, fingerprint_ids
 
 
 @settings(max_examples=examples(200), deadline=None)
-@given(st.lists(st.text(alphabet="ab\x00é", max_size=20), min_size=1, max_size=60), st.integers(0, 5))
+@given(
+    st.lists(st.text(alphabet="ab\x00é", max_size=20), min_size=1, max_size=60), st.integers(0, 5)
+)
 def test_fingerprint_equal_strings_equal_fingerprints(strings, offset):
     arr = pa.array(strings).slice(min(offset, len(strings) - 1))
     fp = fingerprint(arr)
@@ -44,7 +46,9 @@ def test_duplicates_found_anywhere_in_a_large_run(tmp_path):
     try:
         tierank.read_run(p)
     except tierank.TierankInputError as e:
-        assert str(e) == f"{p}:7001: document 'd150' appears twice in query 'q3' (first at line 751)"
+        assert (
+            str(e) == f"{p}:7001: document 'd150' appears twice in query 'q3' (first at line 751)"
+        )
     else:  # pragma: no cover
         raise AssertionError("duplicate not found")
     del rng
@@ -84,9 +88,20 @@ def test_a_query_id_under_two_dictionary_codes_is_one_query():
 
     twice = pa.DictionaryArray.from_arrays(pa.array([0, 1, 1], pa.int32()), pa.array(["q1", "q1"]))
     once = pa.array(["q1", "q1", "q1"]).dictionary_encode()
-    run = Run(qid=pa.array(["q1"] * 4).dictionary_encode(), docid=pa.array(list("abcd")),
-              score=np.array([1.0, 1.0, 0.5, 0.2]), rank=None, source="run")
-    got, want = (tierank.evaluate(Qrels(qid=q, docid=pa.array(list("abd")), grade=np.array([1, 0, 2])), run,
-                                  ["P@2", "AP", "nDCG@3"]) for q in (twice, once))
+    run = Run(
+        qid=pa.array(["q1"] * 4).dictionary_encode(),
+        docid=pa.array(list("abcd")),
+        score=np.array([1.0, 1.0, 0.5, 0.2]),
+        rank=None,
+        source="run",
+    )
+    got, want = (
+        tierank.evaluate(
+            Qrels(qid=q, docid=pa.array(list("abd")), grade=np.array([1, 0, 2])),
+            run,
+            ["P@2", "AP", "nDCG@3"],
+        )
+        for q in (twice, once)
+    )
     assert got.records() == want.records()
     assert [r["query"] for r in got.records() if r["measure"] == "AP"] == ["q1", "all"]

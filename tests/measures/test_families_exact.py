@@ -23,7 +23,9 @@ from reference import check_per_query
 from tierank.measures import parse_measure
 
 TOL = 1e-9
-SETTINGS = settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 # -- references ----------------------------------------------------------------------------------
@@ -49,7 +51,7 @@ def ref_err(grades, k=None, gmax=4):
     score, decay = 0.0, 1.0
     for i, g in enumerate(grades[:k] if k else grades):
         j = g if g is not None and g > 0 else 0
-        r = (2 ** j - 1) / 2 ** gmax
+        r = (2**j - 1) / 2**gmax
         score += r * decay / (i + 1)
         decay *= 1 - r
     return score
@@ -66,7 +68,7 @@ def ref_ndcg(grades, qgrades, k=None, dcg="log2", gains=None, judged_only=False)
 
     def gain(g):
         g = 0 if g is None or g <= 0 else g
-        return 2 ** g - 1 if dcg == "exp-log2" else g
+        return 2**g - 1 if dcg == "exp-log2" else g
 
     ranked = [mp(g) for g in grades]
     if judged_only:
@@ -124,7 +126,9 @@ def reference(measure: str, grades, qgrades, depth=None):
     if fam == "ERR":
         return ref_err(grades, k, m.param("max_grade"))
     if fam == "nDCG":
-        return ref_ndcg(grades, qgrades, k, m.param("dcg"), dict(m.param("gains") or ()), m.param("judged_only"))
+        return ref_ndcg(
+            grades, qgrades, k, m.param("dcg"), dict(m.param("gains") or ()), m.param("judged_only")
+        )
     if fam == "R_cap":
         return ref_rcap(grades, qgrades, k)
     if fam == "SetF":
@@ -136,12 +140,35 @@ def check(res, qs, qrels, measures, depth=None):
     check_per_query(res, qs, qrels, measures, reference, depth, tol=TOL)
 
 
-EXACT = ["Bpref", "ERR", "ERR@1", "ERR@3", "ERR(max_grade=5)@2", "R_cap@1", "R_cap@3", "R_cap@10",
-         "nDCG(dcg='exp-log2')@3", "nDCG(dcg='exp-log2')", "nDCG(gains={0:1,1:1,2:5,3:0})@4",
-         "nDCG(gains={-1:2,2:1})", "nDCG(judged_only=True)@3", "nDCG(judged_only=True)",
-         "nDCG(dcg='exp-log2',gains={1:3},judged_only=True)@2"]
-COUNTS = ["NumQ", "NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet", "SetP", "SetR", "SetF", "SetF(beta=0.5)",
-          "SetAP"]
+EXACT = [
+    "Bpref",
+    "ERR",
+    "ERR@1",
+    "ERR@3",
+    "ERR(max_grade=5)@2",
+    "R_cap@1",
+    "R_cap@3",
+    "R_cap@10",
+    "nDCG(dcg='exp-log2')@3",
+    "nDCG(dcg='exp-log2')",
+    "nDCG(gains={0:1,1:1,2:5,3:0})@4",
+    "nDCG(gains={-1:2,2:1})",
+    "nDCG(judged_only=True)@3",
+    "nDCG(judged_only=True)",
+    "nDCG(dcg='exp-log2',gains={1:3},judged_only=True)@2",
+]
+COUNTS = [
+    "NumQ",
+    "NumRet",
+    "NumRel",
+    "NumRelRet",
+    "NumNonRelJudgedRet",
+    "SetP",
+    "SetR",
+    "SetF",
+    "SetF(beta=0.5)",
+    "SetAP",
+]
 
 
 @SETTINGS
@@ -168,12 +195,16 @@ def test_bpref_pair_law_in_a_group():
     1/((s+1)(s+2)) off the diagonal and 2/((s+1)(s+2)) on it (enumerated)."""
     import itertools
     from collections import Counter
+
     for s in range(0, 4):
         for u in range(0, 2):
             items = ["r1", "r2"] + [f"n{i}" for i in range(s)] + [f"u{i}" for i in range(u)]
             counts, total = Counter(), 0
             for perm in itertools.permutations(items):
-                above = {d: sum(1 for x in perm[:perm.index(d)] if x.startswith("n")) for d in ("r1", "r2")}
+                above = {
+                    d: sum(1 for x in perm[: perm.index(d)] if x.startswith("n"))
+                    for d in ("r1", "r2")
+                }
                 counts[(above["r1"], above["r2"])] += 1
                 total += 1
             for a in range(s + 1):
@@ -197,7 +228,11 @@ def test_bpref_worked_example():
 
 def test_err_worked_example():
     """Grades 3 and 0 tied at ranks 1-2: R(3) = 7/16.  Either 7/16 (3 first) or 7/32 (second)."""
-    row = tierank.evaluate({"q": {"a": 3, "b": 0}}, {"q": {"a": 1.0, "b": 1.0}}, ["ERR@2"]).per_query().iloc[0]
+    row = (
+        tierank.evaluate({"q": {"a": 3, "b": 0}}, {"q": {"a": 1.0, "b": 1.0}}, ["ERR@2"])
+        .per_query()
+        .iloc[0]
+    )
     assert math.isclose(row["expected"], (7 / 16 + 7 / 32) / 2, rel_tol=1e-14)
     assert (row["min"], row["max"]) == (7 / 32, 7 / 16)
     assert math.isclose(row["std"], (7 / 16 - 7 / 32) / 2, rel_tol=1e-12)
@@ -208,7 +243,9 @@ def test_err_large_group_against_sampling():
     estimate of 20000 random orderings (within 5 standard errors, mean and std)."""
     rng = np.random.default_rng(3)
     grades = rng.choice([0, 0, 0, 1, 2, 3, 4], size=60)
-    run = {"q": {f"d{i}": (5.0 - i if i < 4 else 1.0) for i in range(64)}}  # 4 distinct, then one tie
+    run = {
+        "q": {f"d{i}": (5.0 - i if i < 4 else 1.0) for i in range(64)}
+    }  # 4 distinct, then one tie
     qrels = {"q": {f"d{i}": int(g) for i, g in zip(range(4, 64), grades)} | {"d0": 2, "d1": 0}}
     row = tierank.evaluate(qrels, run, ["ERR@10"]).per_query().iloc[0]
     head = [2, 0, None, None]  # d0, d1 judged; d2, d3 unjudged
@@ -223,14 +260,22 @@ def test_err_large_group_against_sampling():
 def test_err_refuses_grades_above_its_maximum():
     with pytest.raises(tierank.TierankInputError, match="above the largest grade 4"):
         tierank.evaluate({"q": {"a": 5}}, {"q": {"a": 1.0}}, ["ERR@5"])
-    assert tierank.evaluate({"q": {"a": 5}}, {"q": {"a": 1.0}}, ["ERR(max_grade=5)@5"]).aggregate()["expected"][0] \
+    assert (
+        tierank.evaluate({"q": {"a": 5}}, {"q": {"a": 1.0}}, ["ERR(max_grade=5)@5"]).aggregate()[
+            "expected"
+        ][0]
         == 31 / 32
+    )
 
 
 def test_judged_only_with_a_depth_limit_through_a_tie_is_refused():
     with pytest.raises(tierank.TierankInputError, match="judged_only with a depth limit"):
-        tierank.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}, ["nDCG(judged_only=True)"],
-                         max_depth=2)
+        tierank.evaluate(
+            {"q": {"a": 1}},
+            {"q": {"a": 1.0, "b": 1.0, "c": 1.0}},
+            ["nDCG(judged_only=True)"],
+            max_depth=2,
+        )
 
 
 def test_counts_sum_and_are_invariant_without_a_depth_limit():
@@ -241,44 +286,55 @@ def test_counts_sum_and_are_invariant_without_a_depth_limit():
     assert agg.loc["NumRel", "expected"] == 3 and agg.loc["NumRelRet", "expected"] == 3
     assert agg.loc["NumNonRelJudgedRet", "expected"] == 1
     assert (agg["std"] == 0).all() and (agg["min"] == agg["max"]).all()
-    assert agg.loc["SetAP", "expected"] == pytest.approx((1 / (3 * 1) + 2 * 2 / (3 * 2)) / 2, rel=1e-15)
+    assert agg.loc["SetAP", "expected"] == pytest.approx(
+        (1 / (3 * 1) + 2 * 2 / (3 * 2)) / 2, rel=1e-15
+    )
 
 
 # -- parameter syntax ------------------------------------------------------------------------------
-@pytest.mark.parametrize("text, canonical", [
-    ("nDCG(dcg='exp-log2')@10", "nDCG(dcg='exp-log2')@10"),
-    ('nDCG(dcg="exp-log2")@10', "nDCG(dcg='exp-log2')@10"),
-    ("nDCG(gains={0:0,1:1,2:3})@10", "nDCG(gains={2:3})@10"),
-    ("nDCG(gains={ 2 : 3 , 1:0.5 })", "nDCG(gains={1:0.5,2:3})"),
-    ("nDCG(gains={0:0,1:1})@5", "nDCG@5"),
-    ("nDCG(judged_only=True)@10", "nDCG(judged_only=True)@10"),
-    ("nDCG(judged_only=False)@10", "nDCG@10"),
-    ("nDCG(judged_only=True, gains={1:2,3:1}, dcg='exp-log2')", "nDCG(dcg='exp-log2',gains={1:2,3:1},judged_only=True)"),
-    ("SetF(beta=0.5)", "SetF(beta=0.5)"),
-    ("ERR(max_grade=4)@20", "ERR@20"),
-])
+@pytest.mark.parametrize(
+    "text, canonical",
+    [
+        ("nDCG(dcg='exp-log2')@10", "nDCG(dcg='exp-log2')@10"),
+        ('nDCG(dcg="exp-log2")@10', "nDCG(dcg='exp-log2')@10"),
+        ("nDCG(gains={0:0,1:1,2:3})@10", "nDCG(gains={2:3})@10"),
+        ("nDCG(gains={ 2 : 3 , 1:0.5 })", "nDCG(gains={1:0.5,2:3})"),
+        ("nDCG(gains={0:0,1:1})@5", "nDCG@5"),
+        ("nDCG(judged_only=True)@10", "nDCG(judged_only=True)@10"),
+        ("nDCG(judged_only=False)@10", "nDCG@10"),
+        (
+            "nDCG(judged_only=True, gains={1:2,3:1}, dcg='exp-log2')",
+            "nDCG(dcg='exp-log2',gains={1:2,3:1},judged_only=True)",
+        ),
+        ("SetF(beta=0.5)", "SetF(beta=0.5)"),
+        ("ERR(max_grade=4)@20", "ERR@20"),
+    ],
+)
 def test_parameter_syntax_round_trips(text, canonical):
     m = parse_measure(text)
     assert str(m) == canonical
     assert parse_measure(str(m)) == m and hash(parse_measure(str(m))) == hash(m)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("nDCG(dcg='exp')@10", "dcg must be one of {log2, exp-log2}, got 'exp'"),
-    ("nDCG(dcg='exp-log2)@10", "unclosed quote"),
-    ("nDCG(judged_only=yes)", "judged_only='yes' is not True or False"),
-    ("nDCG(gains={0:0,1:1)@10", "unclosed {"),
-    ("nDCG(gains=0:0)@10", "is not a map like {0:0,1:1,2:3}"),
-    ("nDCG(gains={a:1})", "entry 'a:1' is not grade:number"),
-    ("nDCG(gains={1:x})", "entry '1:x' is not grade:number"),
-    ("nDCG(gains={1:2,1:3})", "grade 1 is mapped twice"),
-    ("nDCG(gains={1:inf})", "the number must be finite"),
-    ("nDCG(gains={1:2}})", "unbalanced '}'"),
-    ("nDCG(dcg=log2 x)", "is not a quoted string"),
-    ("Bpref@10", "Bpref takes no cutoff"),
-    ("R_cap", "R_cap needs a cutoff"),
-    ("SetF(beta=-1)", "beta must lie in [0, inf], got -1.0"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("nDCG(dcg='exp')@10", "dcg must be one of {log2, exp-log2}, got 'exp'"),
+        ("nDCG(dcg='exp-log2)@10", "unclosed quote"),
+        ("nDCG(judged_only=yes)", "judged_only='yes' is not True or False"),
+        ("nDCG(gains={0:0,1:1)@10", "unclosed {"),
+        ("nDCG(gains=0:0)@10", "is not a map like {0:0,1:1,2:3}"),
+        ("nDCG(gains={a:1})", "entry 'a:1' is not grade:number"),
+        ("nDCG(gains={1:x})", "entry '1:x' is not grade:number"),
+        ("nDCG(gains={1:2,1:3})", "grade 1 is mapped twice"),
+        ("nDCG(gains={1:inf})", "the number must be finite"),
+        ("nDCG(gains={1:2}})", "unbalanced '}'"),
+        ("nDCG(dcg=log2 x)", "is not a quoted string"),
+        ("Bpref@10", "Bpref takes no cutoff"),
+        ("R_cap", "R_cap needs a cutoff"),
+        ("SetF(beta=-1)", "beta must lie in [0, inf], got -1.0"),
+    ],
+)
 def test_bad_parameter_syntax_is_a_clear_input_error(text, message):
     with pytest.raises(tierank.TierankInputError) as err:
         parse_measure(text)

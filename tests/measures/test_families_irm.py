@@ -40,15 +40,36 @@ from tierank.measures import parse_measure
 
 TOL = 1e-9
 S = 1000
-SETTINGS = settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow],
-                    phases=[Phase.explicit, Phase.reuse, Phase.generate])  # shrinking these is too slow
+SETTINGS = settings(
+    max_examples=examples(30),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)  # shrinking these is too slow
 
-EXACT = ["SDCG(max_rel=3)@1", "SDCG(max_rel=3)@3", "SDCG(min_rel=1,max_rel=2)@10", "INSQ(max_rel=3)",
-         "INSQ(T=2.5,max_rel=2)", "Accuracy", "Accuracy(rel=2)", "Compat", "Compat(p=0.5,normalize=False)",
-         "Compat(p=0.8)"]
-SAMPLED = ["NERR8(max_rel=3)@3", "NERR9(max_rel=3)@4", "NERR10(max_rel=3)", "NERR10(p=0.5,max_rel=2)",
-           "NERR11(max_rel=3)", "NERR11(T=2,min_rel=1,max_rel=3)", "INST(max_rel=3)", "INST(T=3,max_rel=2)",
-           "Accuracy@2"]
+EXACT = [
+    "SDCG(max_rel=3)@1",
+    "SDCG(max_rel=3)@3",
+    "SDCG(min_rel=1,max_rel=2)@10",
+    "INSQ(max_rel=3)",
+    "INSQ(T=2.5,max_rel=2)",
+    "Accuracy",
+    "Accuracy(rel=2)",
+    "Compat",
+    "Compat(p=0.5,normalize=False)",
+    "Compat(p=0.8)",
+]
+SAMPLED = [
+    "NERR8(max_rel=3)@3",
+    "NERR9(max_rel=3)@4",
+    "NERR10(max_rel=3)",
+    "NERR10(p=0.5,max_rel=2)",
+    "NERR11(max_rel=3)",
+    "NERR11(T=2,min_rel=1,max_rel=3)",
+    "INST(max_rel=3)",
+    "INST(T=3,max_rel=2)",
+    "Accuracy@2",
+]
 MEASURES = EXACT + SAMPLED
 EXTREMES_SEEN = ("INST", "Accuracy")  # min / max: attained values, not proven extremes
 
@@ -153,7 +174,9 @@ def ideal_of(docs, extra):
     """Judged documents with grade > 0, grade descending; equal grades: retrieved first in trec_eval's
     tie-oblivious order, then the unretrieved (any fixed order gives the same statistics)."""
     pol = [d for d, _, _ in ordered(docs, "trec_eval")]
-    graded = [(d, g) for d, _, g in docs if g is not None and g > 0] + [(d, g) for d, g in extra.items() if g > 0]
+    graded = [(d, g) for d, _, g in docs if g is not None and g > 0] + [
+        (d, g) for d, g in extra.items() if g > 0
+    ]
     graded.sort(key=lambda x: pol.index(x[0]) if x[0] in pol else len(pol))
     graded.sort(key=lambda x: -x[1])
     return [d for d, _ in graded]
@@ -186,20 +209,70 @@ def check(res, qs, qrels, measures):
             vals = [reference(meas, o, ideal) for o in orderings(docs)]
             lo, hi = min(vals), max(vals)
             obl = reference(meas, ordered(docs, "trec_eval"), ideal)
-            assert math.isclose(row["oblivious"], obl, abs_tol=TOL), (q, meas, row["oblivious"], obl, docs, extra)
+            assert math.isclose(row["oblivious"], obl, abs_tol=TOL), (
+                q,
+                meas,
+                row["oblivious"],
+                obl,
+                docs,
+                extra,
+            )
             fam = parse_measure(meas).family
             if meas in EXACT:
-                assert math.isclose(row["expected"], statistics.fmean(vals), abs_tol=TOL), (q, meas, row, vals, docs)
-                assert math.isclose(row["std"], statistics.pstdev(vals), abs_tol=TOL), (q, meas, row, vals, docs)
+                assert math.isclose(row["expected"], statistics.fmean(vals), abs_tol=TOL), (
+                    q,
+                    meas,
+                    row,
+                    vals,
+                    docs,
+                )
+                assert math.isclose(row["std"], statistics.pstdev(vals), abs_tol=TOL), (
+                    q,
+                    meas,
+                    row,
+                    vals,
+                    docs,
+                )
             else:
-                assert close_in_law(row["expected"], vals), (q, meas, row["expected"], statistics.fmean(vals), docs)
+                assert close_in_law(row["expected"], vals), (
+                    q,
+                    meas,
+                    row["expected"],
+                    statistics.fmean(vals),
+                    docs,
+                )
             if fam in EXTREMES_SEEN and meas not in EXACT:
-                assert lo - TOL <= row["min"] <= row["max"] <= hi + TOL, (q, meas, row["min"], row["max"], lo, hi)
+                assert lo - TOL <= row["min"] <= row["max"] <= hi + TOL, (
+                    q,
+                    meas,
+                    row["min"],
+                    row["max"],
+                    lo,
+                    hi,
+                )
             else:
-                assert math.isclose(row["min"], lo, abs_tol=TOL), (q, meas, row["min"], lo, docs, extra)
-                assert math.isclose(row["max"], hi, abs_tol=TOL), (q, meas, row["max"], hi, docs, extra)
+                assert math.isclose(row["min"], lo, abs_tol=TOL), (
+                    q,
+                    meas,
+                    row["min"],
+                    lo,
+                    docs,
+                    extra,
+                )
+                assert math.isclose(row["max"], hi, abs_tol=TOL), (
+                    q,
+                    meas,
+                    row["max"],
+                    hi,
+                    docs,
+                    extra,
+                )
             if lo == hi:
-                assert row["std"] == 0.0 and row["expected"] == row["min"] == row["max"], (q, meas, row)
+                assert row["std"] == 0.0 and row["expected"] == row["min"] == row["max"], (
+                    q,
+                    meas,
+                    row,
+                )
 
 
 @SETTINGS
@@ -214,16 +287,29 @@ def test_irm_families_match_brute_force(data):
 def test_sampled_families_are_labelled():
     qrels = {"q": {"a": 3, "b": 1, "c": 0}}
     run = {"q": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.5}}
-    res = tierank.evaluate(qrels, run, ["INST(max_rel=3)", "NERR10(max_rel=3)", "SDCG(max_rel=3)@3"])
+    res = tierank.evaluate(
+        qrels, run, ["INST(max_rel=3)", "NERR10(max_rel=3)", "SDCG(max_rel=3)@3"]
+    )
     method = {str(m): s.method for m, s in res.stats.items()}
-    assert method == {"INST(max_rel=3)": "sampled", "NERR10(max_rel=3)": "sampled", "SDCG(max_rel=3)@3": "exact"}
+    assert method == {
+        "INST(max_rel=3)": "sampled",
+        "NERR10(max_rel=3)": "sampled",
+        "SDCG(max_rel=3)@3": "exact",
+    }
 
 
-@pytest.mark.parametrize("text, message", [
-    ("INST", "needs max_rel"), ("SDCG@5", "needs max_rel"), ("NERR8(max_rel=2,min_rel=2)@5", "less than"),
-    ("SDCG(max_rel=2)", "needs a cutoff"), ("INSQ(max_rel=2)@5", "takes no cutoff"),
-    ("NERR10(p=1.5,max_rel=2)", "p must lie"), ("Compat(p=1)", "p must lie"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("INST", "needs max_rel"),
+        ("SDCG@5", "needs max_rel"),
+        ("NERR8(max_rel=2,min_rel=2)@5", "less than"),
+        ("SDCG(max_rel=2)", "needs a cutoff"),
+        ("INSQ(max_rel=2)@5", "takes no cutoff"),
+        ("NERR10(p=1.5,max_rel=2)", "p must lie"),
+        ("Compat(p=1)", "p must lie"),
+    ],
+)
 def test_bad_parameters_are_clear_input_errors(text, message):
     with pytest.raises(tierank.TierankInputError, match=message):
         parse_measure(text)
@@ -237,8 +323,10 @@ def test_strings_round_trip():
 # -- ir_measures' own providers on tie-free runs ---------------------------------------------------
 def _tie_free(seed, nq=5, nd=25):
     rng = np.random.default_rng(seed)
-    qrels = {f"q{i}": {f"d{j}": int(rng.integers(-1, 4)) for j in rng.choice(40, 15, replace=False)}
-             for i in range(nq)}
+    qrels = {
+        f"q{i}": {f"d{j}": int(rng.integers(-1, 4)) for j in rng.choice(40, 15, replace=False)}
+        for i in range(nq)
+    }
     run = {q: {f"d{j}": float(v) + 1.0 for j, v in enumerate(rng.permutation(nd))} for q in qrels}
     return qrels, run
 
@@ -247,6 +335,7 @@ def _tie_free(seed, nq=5, nd=25):
 def test_accuracy_and_compat_equal_ir_measures_without_ties(seed):
     irm = pytest.importorskip("ir_measures")
     from ir_measures import Accuracy, Compat
+
     qrels, run = _tie_free(seed)
     ms = [Accuracy, Accuracy @ 10, Accuracy(rel=2), Compat, Compat(p=0.8, normalize=False)]
     with warnings.catch_warnings():
@@ -254,10 +343,16 @@ def test_accuracy_and_compat_equal_ir_measures_without_ties(seed):
         stock = {}
         for m in ms:
             try:  # ir_measures divides by zero for a top k with no non-relevant document
-                stock.update({(x.query_id, str(m)): x.value for x in irm.iter_calc([m], qrels, run)})
+                stock.update(
+                    {(x.query_id, str(m)): x.value for x in irm.iter_calc([m], qrels, run)}
+                )
             except ZeroDivisionError:
                 continue
-    pq = tierank.evaluate(qrels, run, [str(m) for m in ms]).per_query().set_index(["query", "measure"])
+    pq = (
+        tierank.evaluate(qrels, run, [str(m) for m in ms])
+        .per_query()
+        .set_index(["query", "measure"])
+    )
     assert len(stock) > 20
     for (q, name), v in stock.items():
         assert pq.loc[(q, name), "oblivious"] == pytest.approx(v, abs=1e-12), (q, name)

@@ -31,11 +31,15 @@ from reference import ordered, orderings
 from tierank.measures import gmap, iprec, sampling  # noqa: F401  (registration until measures/__init__ imports them)
 from tierank.measures.iprec import LEVELS
 
-IPREC = [f"IPrec@{x}" for x in ("0", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1")]
+IPREC = [
+    f"IPrec@{x}" for x in ("0", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1")
+]
 MEASURES = IPREC + ["IPrec@0.25", "IPrecAvg", "GMAP"]
 TOL = 1e-12
 S = 1000
-SETTINGS = settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @contextlib.contextmanager
@@ -129,7 +133,10 @@ def close_in_law(got_mean, got_var, vals, samples=S):
     # first-order standard error of a sample variance, plus its second-order term (the squared
     # error of the sample mean, up to 25 var / S at 5 standard errors: the whole error of a
     # symmetric two-point law, whose first-order term is 0)
-    ok_var = abs(got_var - var) <= 5 * math.sqrt(max(m4 - var * var, 0.0) / samples) + 30 * var / samples + 1e-12
+    ok_var = (
+        abs(got_var - var)
+        <= 5 * math.sqrt(max(m4 - var * var, 0.0) / samples) + 30 * var / samples + 1e-12
+    )
     return ok_mean and ok_var, (got_mean, mu, got_var, var)
 
 
@@ -144,18 +151,52 @@ def _check(res, qs, qrels, measures, level=1, depth=None):
         for m in measures:
             vals = distribution(m, docs, nrel, level, depth)
             row = pq.loc[(q, m)]
-            assert math.isclose(row["min"], min(vals), abs_tol=TOL), (q, m, row["min"], min(vals), docs, extra)
-            assert math.isclose(row["max"], max(vals), abs_tol=TOL), (q, m, row["max"], max(vals), docs, extra)
+            assert math.isclose(row["min"], min(vals), abs_tol=TOL), (
+                q,
+                m,
+                row["min"],
+                min(vals),
+                docs,
+                extra,
+            )
+            assert math.isclose(row["max"], max(vals), abs_tol=TOL), (
+                q,
+                m,
+                row["max"],
+                max(vals),
+                docs,
+                extra,
+            )
             want = oblivious(m, docs, nrel, level, depth)
-            assert math.isclose(row["oblivious"], want, abs_tol=TOL), (q, m, row["oblivious"], want, docs)
+            assert math.isclose(row["oblivious"], want, abs_tol=TOL), (
+                q,
+                m,
+                row["oblivious"],
+                want,
+                docs,
+            )
             if min(vals) == max(vals):
                 # no ordering changes it: exact, bit for bit
-                assert row["std"] == 0.0 and row["expected"] == row["min"] == row["max"], (q, m, row)
+                assert row["std"] == 0.0 and row["expected"] == row["min"] == row["max"], (
+                    q,
+                    m,
+                    row,
+                )
             elif method[(q, m)] == "exact":  # every ordering enumerated
                 mu = statistics.fmean(vals)
                 var = statistics.fmean([(v - mu) ** 2 for v in vals])
-                assert math.isclose(row["expected"], mu, rel_tol=1e-12, abs_tol=TOL), (q, m, row["expected"], mu)
-                assert math.isclose(row["std"] ** 2, var, rel_tol=1e-9, abs_tol=TOL), (q, m, row["std"] ** 2, var)
+                assert math.isclose(row["expected"], mu, rel_tol=1e-12, abs_tol=TOL), (
+                    q,
+                    m,
+                    row["expected"],
+                    mu,
+                )
+                assert math.isclose(row["std"] ** 2, var, rel_tol=1e-9, abs_tol=TOL), (
+                    q,
+                    m,
+                    row["std"] ** 2,
+                    var,
+                )
             else:
                 ok, info = close_in_law(row["expected"], row["std"] ** 2, vals)
                 assert ok, (q, m, info, docs, extra)
@@ -208,15 +249,24 @@ def test_gmap_summary_matches_brute_force(data):
         n = len(factors)
         lo = math.exp(sum(math.log(min(f)) for f in factors) / n)
         hi = math.exp(sum(math.log(max(f)) for f in factors) / n)
-        assert math.isclose(agg["min"], lo, rel_tol=1e-12) and math.isclose(agg["max"], hi, rel_tol=1e-12)
+        assert math.isclose(agg["min"], lo, rel_tol=1e-12) and math.isclose(
+            agg["max"], hi, rel_tol=1e-12
+        )
         if lo == hi:
             assert agg["std"] == 0.0 and agg["expected"] == agg["min"], agg
             return
-        se = e * math.sqrt(sum(vq / (S * aq * aq) for aq, vq in zip(a, v)))  # delta method, true moments
+        se = e * math.sqrt(
+            sum(vq / (S * aq * aq) for aq, vq in zip(a, v))
+        )  # delta method, true moments
         assert abs(agg["expected"] - e) <= 5 * se + 1e-12, (agg["expected"], e, se)
-        assert math.isclose(agg["std"], math.sqrt(var), rel_tol=0.25, abs_tol=1e-9), (agg["std"], math.sqrt(var))
+        assert math.isclose(agg["std"], math.sqrt(var), rel_tol=0.25, abs_tol=1e-9), (
+            agg["std"],
+            math.sqrt(var),
+        )
         summary = res.summary(tierank.measures.parse_measure("GMAP"))
-        assert summary.method == "sampled" and not summary.linear and 0 < summary.se <= 2 * se + 1e-12
+        assert (
+            summary.method == "sampled" and not summary.linear and 0 < summary.se <= 2 * se + 1e-12
+        )
 
 
 def _joint_gm(qs, qrels):
@@ -227,22 +277,30 @@ def _joint_gm(qs, qrels):
             nrel, _ = judged_info(docs, extra)
             factors.append(distribution("GMAP", docs, nrel))
     n = len(factors)
-    gs = [math.exp(sum(math.log(x) for x in combo) / n)
-          for combo in itertools.product(*factors)]
+    gs = [math.exp(sum(math.log(x) for x in combo) / n) for combo in itertools.product(*factors)]
     return statistics.fmean(gs), statistics.pvariance(gs)
 
 
 def test_gmap_factorisation_against_joint_enumeration():
     """E[G] = prod E[X^(1/n)] and the Var formula, checked against the joint distribution."""
     with sampler_only():
-        qs = [([("a", 1.0, 1.0), ("b", 1.0, None), ("c", 1.0, 0.0), ("d", 0.5, 1.0)], {"u0": 1.0}),
-              ([("a", 2.0, None), ("b", 1.0, 1.0), ("c", 1.0, 0.0), ("d", 1.0, 2.0)], {})]
+        qs = [
+            ([("a", 1.0, 1.0), ("b", 1.0, None), ("c", 1.0, 0.0), ("d", 0.5, 1.0)], {"u0": 1.0}),
+            ([("a", 2.0, None), ("b", 1.0, 1.0), ("c", 1.0, 0.0), ("d", 1.0, 2.0)], {}),
+        ]
         run = {f"q{i}": {d: s for d, s, _ in docs} for i, (docs, _) in enumerate(qs)}
-        qrels = {f"q{i}": {**{d: g for d, _, g in docs if g is not None}, **extra} for i, (docs, extra) in enumerate(qs)}
+        qrels = {
+            f"q{i}": {**{d: g for d, _, g in docs if g is not None}, **extra}
+            for i, (docs, extra) in enumerate(qs)
+        }
         e_joint, var_joint = _joint_gm(qs, qrels)
         e, var, *_ = _gm_reference(qs, qrels)
-        assert math.isclose(e, e_joint, rel_tol=1e-12) and math.isclose(var, var_joint, rel_tol=1e-9)
-        agg = tierank.evaluate(qrels, run, ["GMAP"], samples=20000, seed=5).summary(tierank.measures.parse_measure("GMAP"))
+        assert math.isclose(e, e_joint, rel_tol=1e-12) and math.isclose(
+            var, var_joint, rel_tol=1e-9
+        )
+        agg = tierank.evaluate(qrels, run, ["GMAP"], samples=20000, seed=5).summary(
+            tierank.measures.parse_measure("GMAP")
+        )
         assert abs(agg.expected - e_joint) <= 5 * agg.se and agg.se > 0
         assert math.isclose(agg.std, math.sqrt(var_joint), rel_tol=0.05)
 
@@ -267,7 +325,12 @@ def test_worked_example():
         assert abs(half["expected"] - want) <= 5 * sd / math.sqrt(4000)
         recs = {r["measure"]: r for r in res.records() if r["query"] == "q"}
         lab = recs["IPrec@0.5"]
-        assert lab["method"] == "sampled" and lab["samples"] == 4000 and lab["seed"] == 0 and lab["se"] > 0
+        assert (
+            lab["method"] == "sampled"
+            and lab["samples"] == 4000
+            and lab["seed"] == 0
+            and lab["se"] > 0
+        )
         assert recs["IPrec@1"]["method"] == "exact" and "se" not in recs["IPrec@1"]
 
 
@@ -287,7 +350,10 @@ def test_same_seed_same_numbers_other_seed_other_numbers():
         a = tierank.evaluate(qrels, run, MEASURES, samples=200, seed=7).per_query()
         b = tierank.evaluate(qrels, run, MEASURES, samples=200, seed=7).per_query()
         c = tierank.evaluate(qrels, run, MEASURES, samples=200, seed=8).per_query()
-        assert a["expected"].tolist() == b["expected"].tolist() and a["std"].tolist() == b["std"].tolist()
+        assert (
+            a["expected"].tolist() == b["expected"].tolist()
+            and a["std"].tolist() == b["std"].tolist()
+        )
         vary = (a["max"] > a["min"]).to_numpy()
         assert vary.any()
         assert (a["expected"].to_numpy()[vary] != c["expected"].to_numpy()[vary]).any()
@@ -299,20 +365,37 @@ def test_a_query_draws_do_not_depend_on_the_other_queries(monkeypatch):
     """Evaluating half of the queries, or in many small chunks, gives the shared queries the same bits."""
     run, qrels = _tied_run(8, seed=2)
     ms = ["IPrec@0.3", "IPrecAvg", "GMAP"]
-    whole = tierank.evaluate(qrels, run, ms, samples=300, seed=4).per_query().set_index(["query", "measure"])
+    whole = (
+        tierank.evaluate(qrels, run, ms, samples=300, seed=4)
+        .per_query()
+        .set_index(["query", "measure"])
+    )
     half = {q: run[q] for q in list(run)[::2]}
-    part = tierank.evaluate(qrels, half, ms, samples=300, seed=4).per_query().set_index(["query", "measure"])
+    part = (
+        tierank.evaluate(qrels, half, ms, samples=300, seed=4)
+        .per_query()
+        .set_index(["query", "measure"])
+    )
     monkeypatch.setattr(sampling, "MAX_ENTRIES", 50)  # one query per chunk, orderings split
-    small = tierank.evaluate(qrels, run, ms, samples=300, seed=4).per_query().set_index(["query", "measure"])
+    small = (
+        tierank.evaluate(qrels, run, ms, samples=300, seed=4)
+        .per_query()
+        .set_index(["query", "measure"])
+    )
     for (q, m), row in part.iterrows():
-        assert row["expected"] == whole.loc[(q, m), "expected"] and row["std"] == whole.loc[(q, m), "std"], (q, m)
+        assert (
+            row["expected"] == whole.loc[(q, m), "expected"]
+            and row["std"] == whole.loc[(q, m), "std"]
+        ), (q, m)
     assert small["expected"].equals(whole["expected"]) and small["std"].equals(whole["std"])
     assert (whole["max"] > whole["min"]).any()
 
 
 def test_query_that_cannot_vary_is_exact():
-    run = {"q1": {"a": 2.0, "b": 1.0, "c": 1.0, "d": 0.0},   # tie of two non-relevant documents
-           "q2": {"a": 1.0, "b": 1.0, "c": 1.0}}              # all relevant, tied
+    run = {
+        "q1": {"a": 2.0, "b": 1.0, "c": 1.0, "d": 0.0},  # tie of two non-relevant documents
+        "q2": {"a": 1.0, "b": 1.0, "c": 1.0},
+    }  # all relevant, tied
     qrels = {"q1": {"a": 1, "d": 1, "x": 1}, "q2": {"a": 1, "b": 1, "c": 1}}
     res = tierank.evaluate(qrels, run, MEASURES)
     pq = res.per_query()
@@ -320,7 +403,11 @@ def test_query_that_cannot_vary_is_exact():
     assert (pq["expected"] == pq["oblivious"]).all() and (pq["min"] == pq["max"]).all()
     assert all(r["method"] == "exact" for r in res.records())
     agg = res.summary(tierank.measures.parse_measure("GMAP"))
-    assert agg.method == "exact" and agg.std == 0.0 and agg.expected == agg.oblivious == agg.min == agg.max
+    assert (
+        agg.method == "exact"
+        and agg.std == 0.0
+        and agg.expected == agg.oblivious == agg.min == agg.max
+    )
 
 
 def test_large_tie_group_is_sampled_fast_and_within_bounds():
@@ -334,13 +421,18 @@ def test_large_tie_group_is_sampled_fast_and_within_bounds():
     ap = pq.loc["AP"]
     gm = pq.loc["GMAP"]
     assert abs(gm["expected"] - ap["expected"]) <= 5 * math.sqrt(ap["std"] ** 2 / 200) + 1e-12
-    assert pq.loc["IPrec@0.5", "min"] <= pq.loc["IPrec@0.5", "expected"] <= pq.loc["IPrec@0.5", "max"]
+    assert (
+        pq.loc["IPrec@0.5", "min"] <= pq.loc["IPrec@0.5", "expected"] <= pq.loc["IPrec@0.5", "max"]
+    )
 
 
 def test_parse_and_refusals():
     from tierank.errors import TierankInputError
     from tierank.measures import parse_measure
-    assert str(parse_measure("IPrec@0.10")) == "IPrec@0.1" and parse_measure("IPrec@0.1").cutoff == 0.1
+
+    assert (
+        str(parse_measure("IPrec@0.10")) == "IPrec@0.1" and parse_measure("IPrec@0.1").cutoff == 0.1
+    )
     for bad in ("IPrec@1.5", "IPrec", "IPrecAvg@3", "GMAP@10"):
         with pytest.raises(TierankInputError):
             parse_measure(bad)
@@ -365,7 +457,9 @@ def test_oblivious_equals_trec_eval(real_data, case):
     rows = _te_rows(te / case)
     names = {f"iprec_at_recall_{x:.2f}": f"IPrec@{m.split('@')[1]}" for x, m in zip(LEVELS, IPREC)}
     names.update({"11pt_avg": "IPrecAvg", "gm_map": "GMAP"})
-    res = tierank.evaluate(te / "qrels.test", te / "results.test", list(names.values()), tie_break="trec_eval")
+    res = tierank.evaluate(
+        te / "qrels.test", te / "results.test", list(names.values()), tie_break="trec_eval"
+    )
     pq = res.per_query().set_index(["query", "measure"])
     compared = 0
     for qid, vals in rows.items():
@@ -376,9 +470,17 @@ def test_oblivious_equals_trec_eval(real_data, case):
                 got = res.summary(tierank.measures.parse_measure(ours)).oblivious
             else:
                 got = pq.loc[(qid, ours), "oblivious"]
-            assert abs(got - float(vals[te_name])) <= 5e-5 + 1e-9, (case, qid, te_name, got, vals[te_name])
+            assert abs(got - float(vals[te_name])) <= 5e-5 + 1e-9, (
+                case,
+                qid,
+                te_name,
+                got,
+                vals[te_name],
+            )
             compared += 1
-    assert compared >= 13 * (4 if case == "out.test.aq" else 1) - 3  # gm_map is printed in `all` only
+    assert (
+        compared >= 13 * (4 if case == "out.test.aq" else 1) - 3
+    )  # gm_map is printed in `all` only
 
 
 def test_sampler_against_the_exact_ap_expectation_and_variance():
@@ -397,14 +499,20 @@ def test_sampler_against_the_exact_ap_expectation_and_variance():
             run[f"q{q}"] = {f"d{i}": float(rng.integers(0, 4)) for i in range(n)}
             qrels[f"q{q}"] = {f"d{i}": int(rng.random() < 0.3) for i in range(n)} | {"unret": 1}
         ap = parse_measure("AP")
-        prep = prepare(tierank.to_run(run), tierank.to_qrels(qrels), measures=(ap,), samples=4000, seed=2)
+        prep = prepare(
+            tierank.to_run(run), tierank.to_qrels(qrels), measures=(ap,), samples=4000, seed=2
+        )
         exact = ap.compute(prep)
         nrel = prep.nrel()
-        lo, hi = (ap_values(fixed_draws(prep, prep.arrangement(w, "rel"), np.inf), nrel)
-                  for w in ("pessimistic", "optimistic"))
+        lo, hi = (
+            ap_values(fixed_draws(prep, prep.arrangement(w, "rel"), np.inf), nrel)
+            for w in ("pessimistic", "optimistic")
+        )
         np.testing.assert_allclose(lo, exact.min, rtol=0, atol=1e-12)
         np.testing.assert_allclose(hi, exact.max, rtol=0, atol=1e-12)
-        got = sampled_stats(prep, exact.oblivious, lo, hi, lambda d: ap_values(d, nrel), None, np.inf)
+        got = sampled_stats(
+            prep, exact.oblivious, lo, hi, lambda d: ap_values(d, nrel), None, np.inf
+        )
         assert got.method == "sampled" and got.samples == 4000 and got.seed == 2
         vary = lo < hi
         assert vary.sum() > 30
@@ -424,14 +532,21 @@ def test_complete_counts_missing_queries_at_the_floor():
         pq = res.per_query().set_index(["query", "measure"])
         assert pq.loc[("q2", "GMAP"), "max"] == 1e-5 and pq.loc[("q2", "IPrec@0.5"), "max"] == 0.0
         agg = res.summary(tierank.measures.parse_measure("GMAP"))
-        assert math.isclose(agg.min, math.sqrt(0.5 * 1e-5)) and math.isclose(agg.max, math.sqrt(1e-5))
-        assert math.isclose(agg.expected, math.sqrt(1e-5) * (1 + math.sqrt(0.5)) / 2, rel_tol=0, abs_tol=5 * agg.se)
+        assert math.isclose(agg.min, math.sqrt(0.5 * 1e-5)) and math.isclose(
+            agg.max, math.sqrt(1e-5)
+        )
+        assert math.isclose(
+            agg.expected, math.sqrt(1e-5) * (1 + math.sqrt(0.5)) / 2, rel_tol=0, abs_tol=5 * agg.se
+        )
 
 
 @pytest.mark.parametrize("flags", [(), ("-M", "10"), ("-l", "2"), ("-c",)])
-def test_oblivious_equals_trec_eval_binary_on_tied_scores(real_data, trec_eval_bin, tmp_path, flags):
+def test_oblivious_equals_trec_eval_binary_on_tied_scores(
+    real_data, trec_eval_bin, tmp_path, flags
+):
     """results.test with scores rounded to 2 significant digits (heavy ties), trec_eval 10 itself."""
     import subprocess
+
     te = real_data / "trec_eval"
     qrels = te / ("qrels.rel_level" if "-l" in flags else "qrels.test")
     lines = []
@@ -441,11 +556,38 @@ def test_oblivious_equals_trec_eval_binary_on_tied_scores(real_data, trec_eval_b
         lines.append(" ".join(f))
     run = tmp_path / "run"
     run.write_text("\n".join(lines) + "\n")
-    out = subprocess.run([str(trec_eval_bin), "-q", *flags, "-m", "iprec_at_recall", "-m", "11pt_avg",
-                          "-m", "gm_map", str(qrels), str(run)], capture_output=True, text=True, check=True).stdout
-    names = {f"iprec_at_recall_{x:.2f}": m for x, m in zip(LEVELS, IPREC)} | {"11pt_avg": "IPrecAvg", "gm_map": "GMAP"}
-    kw = {"max_depth": 10} if "-M" in flags else {"rel": 2} if "-l" in flags else {"complete": "-c" in flags}
-    res = tierank.evaluate(qrels, run, list(names.values()), tie_break="trec_eval", samples=20, **kw)
+    out = subprocess.run(
+        [
+            str(trec_eval_bin),
+            "-q",
+            *flags,
+            "-m",
+            "iprec_at_recall",
+            "-m",
+            "11pt_avg",
+            "-m",
+            "gm_map",
+            str(qrels),
+            str(run),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    names = {f"iprec_at_recall_{x:.2f}": m for x, m in zip(LEVELS, IPREC)} | {
+        "11pt_avg": "IPrecAvg",
+        "gm_map": "GMAP",
+    }
+    kw = (
+        {"max_depth": 10}
+        if "-M" in flags
+        else {"rel": 2}
+        if "-l" in flags
+        else {"complete": "-c" in flags}
+    )
+    res = tierank.evaluate(
+        qrels, run, list(names.values()), tie_break="trec_eval", samples=20, **kw
+    )
     pq = res.per_query().set_index(["query", "measure"])
     n = 0
     for line in out.splitlines():
@@ -468,12 +610,20 @@ def test_gmap_summary_of_other_query_set_is_nan_not_wrong():
     queries give NaN for the sampled summary (exact bounds kept)."""
     with sampler_only():
         from dataclasses import replace
+
         run, qrels = _tied_run(4, seed=9)
         m = tierank.measures.parse_measure("GMAP")
         st_all = tierank.evaluate(qrels, run, [m], samples=100).stats[m]
         assert st_all.method == "sampled"
-        cut = replace(st_all, oblivious=st_all.oblivious[:3], expected=st_all.expected[:3], min=st_all.min[:3],
-                      max=st_all.max[:3], var=st_all.var[:3], se=st_all.se[:3])
+        cut = replace(
+            st_all,
+            oblivious=st_all.oblivious[:3],
+            expected=st_all.expected[:3],
+            min=st_all.min[:3],
+            max=st_all.max[:3],
+            var=st_all.var[:3],
+            se=st_all.se[:3],
+        )
         agg = m.aggregate(cut)
         assert math.isnan(agg.expected) and math.isnan(agg.std) and agg.method == "sampled"
         assert math.isclose(agg.min, math.exp(np.sum(np.log(st_all.min[:3])) / 3), rel_tol=1e-14)
@@ -489,12 +639,24 @@ def test_few_orderings_enumerated_many_sampled_none_exact(monkeypatch):
     """In one evaluation: a query with C(4,2) * C(3,1) = 18 distinct orderings of its relevant documents
     is enumerated (exact expectation and variance, labelled exact, whatever the chunking); one with
     more than ``ENUMERATE`` is sampled (labelled, standard error > 0); one without ties is exact."""
-    few = [("a", 3.0, 1), ("b", 3.0, 0), ("c", 3.0, 1), ("d", 3.0, 0), ("e", 2.0, 0), ("f", 1.0, 1),
-           ("g", 1.0, 0), ("h", 1.0, 0)]
+    few = [
+        ("a", 3.0, 1),
+        ("b", 3.0, 0),
+        ("c", 3.0, 1),
+        ("d", 3.0, 0),
+        ("e", 2.0, 0),
+        ("f", 1.0, 1),
+        ("g", 1.0, 0),
+        ("h", 1.0, 0),
+    ]
     many = [(f"m{i}", 1.0, int(i % 3 == 0)) for i in range(12)]  # C(12, 4) = 495 orderings
     none = [("x", 2.0, 1), ("y", 1.0, 0)]
-    run = {q: {d: s for d, s, _ in docs} for q, docs in (("few", few), ("many", many), ("none", none))}
-    qrels = {q: {d: g for d, _, g in docs} for q, docs in (("few", few), ("many", many), ("none", none))}
+    run = {
+        q: {d: s for d, s, _ in docs} for q, docs in (("few", few), ("many", many), ("none", none))
+    }
+    qrels = {
+        q: {d: g for d, _, g in docs} for q, docs in (("few", few), ("many", many), ("none", none))
+    }
     qrels["few"]["z"] = 1  # a relevant document not retrieved
     ms = ["IPrec@0.5", "IPrecAvg", "GMAP"]
     monkeypatch.setattr(sampling, "ENUMERATE", 100)
@@ -506,12 +668,17 @@ def test_few_orderings_enumerated_many_sampled_none_exact(monkeypatch):
         r = recs[("few", m)]
         mu, var = _brute_moments(m, few, 4)
         assert r["method"] == "exact" and "se" not in r, r
-        assert math.isclose(r["expected"], mu, rel_tol=1e-12) and math.isclose(r["std"] ** 2, var, rel_tol=1e-9), (m, r, mu, var)
+        assert math.isclose(r["expected"], mu, rel_tol=1e-12) and math.isclose(
+            r["std"] ** 2, var, rel_tol=1e-9
+        ), (m, r, mu, var)
         assert recs[("many", m)]["method"] == "sampled" and recs[("many", m)]["se"] > 0
         assert recs[("none", m)]["method"] == "exact" and recs[("none", m)]["std"] == 0.0
     assert [r["expected"] for r in chunked.records()] == [r["expected"] for r in res.records()]
     monkeypatch.setattr(sampling, "ENUMERATE", 17)  # one below: the query is sampled
-    recs = {(r["query"], r["measure"]): r for r in tierank.evaluate(qrels, run, ms, samples=S, seed=0).records()}
+    recs = {
+        (r["query"], r["measure"]): r
+        for r in tierank.evaluate(qrels, run, ms, samples=S, seed=0).records()
+    }
     assert recs[("few", "IPrecAvg")]["method"] == "sampled"
 
 
@@ -531,4 +698,9 @@ def test_orderings_counts_the_distinct_relevance_patterns(data):
         if q not in res.qids:
             continue
         patterns = {tuple(g is not None and g >= 1 for _, _, g in o) for o in orderings(docs)}
-        assert got[q] == min(len(patterns), sampling.ENUMERATE + 1), (q, got[q], len(patterns), docs)
+        assert got[q] == min(len(patterns), sampling.ENUMERATE + 1), (
+            q,
+            got[q],
+            len(patterns),
+            docs,
+        )

@@ -41,13 +41,25 @@ def test_every_family_keeps_its_values_inside_min_max(data, depth):
     assume(qrels)
     kw = {} if depth is None else {"max_depth": depth}
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # families a run cannot feed (e.g. no subtopics) are not the point
+        warnings.simplefilter(
+            "ignore"
+        )  # families a run cannot feed (e.g. no subtopics) are not the point
         res = tierank.evaluate(qrels, run, MEASURES, samples=200, seed=0, **kw)
     pq = res.per_query()
     for row in pq.itertuples():
         if math.isnan(row.expected):  # a string measure (RelString)
             continue
-        info = (depth, row.measure, row.query, row.oblivious, row.expected, row.min, row.max, row.std, qs)
+        info = (
+            depth,
+            row.measure,
+            row.query,
+            row.oblivious,
+            row.expected,
+            row.min,
+            row.max,
+            row.std,
+            qs,
+        )
         assert row.min - TOL <= row.expected <= row.max + TOL, info
         assert row.min - TOL <= row.oblivious <= row.max + TOL, info
         assert row.std >= 0.0, info
@@ -56,4 +68,6 @@ def test_every_family_keeps_its_values_inside_min_max(data, depth):
 
 
 def test_every_registered_family_is_listed():
-    assert {m.split("(")[0].split("@")[0] for m in MEASURES} == {c.family for c in REGISTRY.values()}
+    assert {m.split("(")[0].split("@")[0] for m in MEASURES} == {
+        c.family for c in REGISTRY.values()
+    }

@@ -43,14 +43,21 @@ CASES = {
     "map_cut.100": [("map_cut_100", "AP@100")],
     "recip_rank": [("recip_rank", "RR")],
     "Rprec": [("Rprec", "Rprec")],
-    "success": [("success_1", "Success@1"), ("success_5", "Success@5"), ("success_10", "Success@10")],
+    "success": [
+        ("success_1", "Success@1"),
+        ("success_5", "Success@5"),
+        ("success_10", "Success@10"),
+    ],
     "success.1,5": [("success_1", "Success@1"), ("success_5", "Success@5")],
     "rbp": [("rbp", "RBP(p=0.9,gain='trec_eval')")],
     "rbp.p=0.8": [("rbp_p=0.8", "RBP(p=0.8,gain='trec_eval')")],
     "bpref": [("bpref", "Bpref")],
     "gm_map": [("gm_map", "GMAP")],
     "iprec_at_recall": [(f"iprec_at_recall_{x}", f"IPrec@{float(x)!r}") for x in IPREC],
-    "iprec_at_recall.0.5,0.25": [("iprec_at_recall_0.25", "IPrec@0.25"), ("iprec_at_recall_0.50", "IPrec@0.5")],
+    "iprec_at_recall.0.5,0.25": [
+        ("iprec_at_recall_0.25", "IPrec@0.25"),
+        ("iprec_at_recall_0.50", "IPrec@0.5"),
+    ],
     "11pt_avg": [("11pt_avg", "IPrecAvg")],
     "set_P": [("set_P", "SetP")],
     "set_recall": [("set_recall", "SetR")],
@@ -98,10 +105,25 @@ def test_official_is_trec_evals_default_set():
     assert p.runid
     left = set(p.left_out)
     # every official measure is printed or declared left out, never silently dropped
-    assert {n for n in NICKNAMES["official"] if n != "runid"} <= {trec_order_base(e.name) for e in p.entries} | left
+    assert {n for n in NICKNAMES["official"] if n != "runid"} <= {
+        trec_order_base(e.name) for e in p.entries
+    } | left
     names = _available_names("official")
-    full = (["num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank"]
-            + [f"iprec_at_recall_{x}" for x in IPREC] + [f"P_{k}" for k in CUTS])
+    full = (
+        [
+            "num_q",
+            "num_ret",
+            "num_rel",
+            "num_rel_ret",
+            "map",
+            "gm_map",
+            "Rprec",
+            "bpref",
+            "recip_rank",
+        ]
+        + [f"iprec_at_recall_{x}" for x in IPREC]
+        + [f"P_{k}" for k in CUTS]
+    )
     assert names == [n for n in full if trec_order_base(n) not in left]
 
 
@@ -115,7 +137,11 @@ def trec_order_base(printed: str) -> str:
 @pytest.mark.parametrize("nick, out", [("official", "out.test"), ("all_trec", "out.test.a")])
 def test_nickname_order_matches_trec_eval_output(nick, out):
     """The printed names, in order, are trec_eval's own (its expected outputs), less the left-out."""
-    theirs = [line.split("\t")[0].rstrip() for line in (OUT / out).read_text().splitlines() if line.strip()]
+    theirs = [
+        line.split("\t")[0].rstrip()
+        for line in (OUT / out).read_text().splitlines()
+        if line.strip()
+    ]
     p = plan([nick])
     left = set(p.left_out)
     # relstring is printed per query only: not in these summary outputs
@@ -129,8 +155,9 @@ def test_nickname_order_matches_trec_eval_output(nick, out):
 def test_all_trec_leaves_nothing_out():
     p = plan(["all_trec"])
     assert not p.left_out  # every measure of all_trec is implemented (the stderr note is gone)
-    assert {"infAP", "utility", "relstring", "unj", "G"} <= {e.name.split("_")[0] for e in p.entries} | {
-        e.name for e in p.entries}
+    assert {"infAP", "utility", "relstring", "unj", "G"} <= {
+        e.name.split("_")[0] for e in p.entries
+    } | {e.name for e in p.entries}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         tierank.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 1.0}}, ["all_trec"])
@@ -150,18 +177,44 @@ def test_mixed_names_order_and_dedup():
 
 
 def test_trec_order_and_reverse_names():
-    assert trec_order(parse_measure("P@5")) < trec_order(parse_measure("P@10")) < trec_order(parse_measure("nDCG"))
+    assert (
+        trec_order(parse_measure("P@5"))
+        < trec_order(parse_measure("P@10"))
+        < trec_order(parse_measure("nDCG"))
+    )
     assert trec_name(parse_measure("RBP(p=0.8,gain='trec_eval')")) == "rbp_p=0.8"
-    for text in ("F1@5", "Hits@3", "Judged@10", "RR@10", "R", "P(rel=2)@5", "AP(rel=2)", "RBP(p=0.9,rel=2)",
-                 "RBP(p=0.8)"):  # binary RBP is not trec_eval's rbp on graded qrels (issue 22)
+    for text in (
+        "F1@5",
+        "Hits@3",
+        "Judged@10",
+        "RR@10",
+        "R",
+        "P(rel=2)@5",
+        "AP(rel=2)",
+        "RBP(p=0.9,rel=2)",
+        "RBP(p=0.8)",
+    ):  # binary RBP is not trec_eval's rbp on graded qrels (issue 22)
         assert trec_name(parse_measure(text)) is None, text
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    ("ndcg@10", "nDCG@10"), ("MRR@10", "RR@10"), ("mAP", "AP"), ("mAP", "map"), ("NDCG@10", "nDCG@10"),
-    ("recall@100", "R@100"), ("P_10", "P.10"), ("P_10", "P@10"), ("ndcg_cut_10", "ndcg_cut.10"),
-    ("offical", "official"), ("Precision@5", "P@5"), ("MRR", "RR"), ("all_treC", "all_trec"),
-])
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        ("ndcg@10", "nDCG@10"),
+        ("MRR@10", "RR@10"),
+        ("mAP", "AP"),
+        ("mAP", "map"),
+        ("NDCG@10", "nDCG@10"),
+        ("recall@100", "R@100"),
+        ("P_10", "P.10"),
+        ("P_10", "P@10"),
+        ("ndcg_cut_10", "ndcg_cut.10"),
+        ("offical", "official"),
+        ("Precision@5", "P@5"),
+        ("MRR", "RR"),
+        ("all_treC", "all_trec"),
+    ],
+)
 def test_did_you_mean(wrong, hint):
     assert hint in suggest(wrong)
     with pytest.raises(TierankInputError, match="did you mean") as e:
@@ -171,17 +224,38 @@ def test_did_you_mean(wrong, hint):
 
 def test_all_problems_reported_together():
     with pytest.raises(TierankInputError) as e:
-        resolve(["P.0", "P@0", "ndcg@10", "yaap", "map_cut.5,5", "recall.x", "success.", "nope_at_all_xyz"])
+        resolve(
+            [
+                "P.0",
+                "P@0",
+                "ndcg@10",
+                "yaap",
+                "map_cut.5,5",
+                "recall.x",
+                "success.",
+                "nope_at_all_xyz",
+            ]
+        )
     text = "\n".join(map(str, e.value.problems))
     assert len(e.value.problems) == 8, text
-    for part in ("positive", "cutoff must be a positive integer", "did you mean 'nDCG@10'", "yaap",
-                 "not implemented", "duplicate", "'x'", "empty parameter", "unknown measure 'nope_at_all_xyz'"):
+    for part in (
+        "positive",
+        "cutoff must be a positive integer",
+        "did you mean 'nDCG@10'",
+        "yaap",
+        "not implemented",
+        "duplicate",
+        "'x'",
+        "empty parameter",
+        "unknown measure 'nope_at_all_xyz'",
+    ):
         assert part in text
 
 
 def test_is_trec():
-    assert [is_trec(t) for t in ("P.10", "P@10", "official", "ndcg_cut.5", "nDCG", "11pt_avg", "RR")] == \
-        [True, False, True, True, False, True, False]
+    assert [
+        is_trec(t) for t in ("P.10", "P@10", "official", "ndcg_cut.5", "nDCG", "11pt_avg", "RR")
+    ] == [True, False, True, True, False, True, False]
 
 
 def test_evaluate_accepts_trec_names():

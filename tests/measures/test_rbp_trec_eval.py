@@ -35,14 +35,19 @@ TE_Q_RBP = (
     "2024-27366 0.3350;2024-35269 0.6440;2024-36155 0.6683;2024-36302 0.0000;2024-38986 0.6633;"
     "2024-41198 0.5770;2024-41849 0.1994;2024-42014 0.9618;2024-42497 0.7402;2024-43905 0.2542;"
     "2024-43983 0.1719;2024-44060 0.7385;2024-69711 0.1836;2024-79081 0.7017;2024-94706 0.2949;"
-    "2024-96359 0.1658;all 0.5018")
+    "2024-96359 0.1658;all 0.5018"
+)
 
 # grades 3, 1, 0, 2 (q1: G = 3), binary (q2: no rescaling), 2 and 1 (q3: G = 2)
 SMALL_QRELS = "q1 0 a 3\nq1 0 b 1\nq1 0 c 0\nq1 0 d 2\nq2 0 x 1\nq2 0 y 0\nq3 0 z 2\nq3 0 w 1\n"
-SMALL_RUN = ("q1 Q0 a 1 0.9 t\nq1 Q0 b 2 0.8 t\nq1 Q0 c 3 0.7 t\nq1 Q0 d 4 0.6 t\nq2 Q0 y 1 0.9 t\n"
-             "q2 Q0 x 2 0.8 t\nq3 Q0 w 1 0.9 t\nq3 Q0 z 2 0.5 t\n")
-TE_SMALL = {"rbp": "q1 0.1786;q2 0.0900;q3 0.1400;all 0.1362",
-            "rbp.p=0.5": "q1 0.6250;q2 0.2500;q3 0.5000;all 0.4583"}
+SMALL_RUN = (
+    "q1 Q0 a 1 0.9 t\nq1 Q0 b 2 0.8 t\nq1 Q0 c 3 0.7 t\nq1 Q0 d 4 0.6 t\nq2 Q0 y 1 0.9 t\n"
+    "q2 Q0 x 2 0.8 t\nq3 Q0 w 1 0.9 t\nq3 Q0 z 2 0.5 t\n"
+)
+TE_SMALL = {
+    "rbp": "q1 0.1786;q2 0.0900;q3 0.1400;all 0.1362",
+    "rbp.p=0.5": "q1 0.6250;q2 0.2500;q3 0.5000;all 0.4583",
+}
 
 
 def in_process(*args) -> subprocess.CompletedProcess:
@@ -75,10 +80,15 @@ def test_rbp_is_trec_evals_on_graded_qrels(rag24):
     assert printed("-q", "-m", "rbp", qrels, run) == TE_Q_RBP
 
 
-@pytest.mark.parametrize("args, want", [
-    (("-m", "rbp.p=0.5"), "all 0.5862"), (("-m", "rbp", "-l", "2"), "all 0.5018"),
-    (("-m", "rbp", "-J"), "all 0.5478"), (("-m", "rbp", "-M", "10"), "all 0.3581"),
-])
+@pytest.mark.parametrize(
+    "args, want",
+    [
+        (("-m", "rbp.p=0.5"), "all 0.5862"),
+        (("-m", "rbp", "-l", "2"), "all 0.5018"),
+        (("-m", "rbp", "-J"), "all 0.5478"),
+        (("-m", "rbp", "-M", "10"), "all 0.3581"),
+    ],
+)
 def test_rbp_options_are_trec_evals(rag24, args, want):
     assert printed(*args, *rag24) == want
 
@@ -88,7 +98,9 @@ def test_rbp_rescales_per_query(tmp_path, measure):
     """q1's top grade is 3 (gains 1, 1/3, 0, 2/3), q2 is binary, q3's top grade is 2 (gains 1/2, 1)."""
     (tmp_path / "g.qrels").write_text(SMALL_QRELS)
     (tmp_path / "g.run").write_text(SMALL_RUN)
-    assert printed("-q", "-m", measure, tmp_path / "g.qrels", tmp_path / "g.run") == TE_SMALL[measure]
+    assert (
+        printed("-q", "-m", measure, tmp_path / "g.qrels", tmp_path / "g.run") == TE_SMALL[measure]
+    )
 
 
 def test_trec_evals_rbp_by_hand():
@@ -97,9 +109,13 @@ def test_trec_evals_rbp_by_hand():
     m = parse_measure("RBP(p=0.5,gain='trec_eval')")
     agg = tierank.evaluate(qrels, {"q1": {"a": 4, "b": 3, "c": 2, "d": 1}}, [m]).aggregate().iloc[0]
     assert agg["oblivious"] == pytest.approx(0.5 * (1 + 0.5 / 3 + 0.125 * 2 / 3), abs=1e-15)
-    tied = tierank.evaluate(qrels, {"q1": {"a": 1, "b": 1}}, [m]).aggregate().iloc[0]  # a, b share ranks 1-2
+    tied = (
+        tierank.evaluate(qrels, {"q1": {"a": 1, "b": 1}}, [m]).aggregate().iloc[0]
+    )  # a, b share ranks 1-2
     assert tied["expected"] == pytest.approx(0.5 * (1 + 1 / 3) / 2 * (1 + 0.5), abs=1e-15)
-    assert (tied["min"], tied["max"]) == pytest.approx((0.5 * (1 / 3 + 0.5), 0.5 * (1 + 0.5 / 3)), abs=1e-15)
+    assert (tied["min"], tied["max"]) == pytest.approx(
+        (0.5 * (1 / 3 + 0.5), 0.5 * (1 + 0.5 / 3)), abs=1e-15
+    )
 
 
 def test_binary_rbp_is_not_printed_as_trec_evals():
@@ -110,11 +126,17 @@ def test_binary_rbp_is_not_printed_as_trec_evals():
 
 def test_rbp_gain_parameters_are_refused():
     """trec_eval reads `rbp.2=5` as a gain for grade 2; tierank ignored it silently."""
-    with pytest.raises(tierank.TierankInputError, match=r"gain parameters \(2=\.\.\.\) are not supported"):
+    with pytest.raises(
+        tierank.TierankInputError, match=r"gain parameters \(2=\.\.\.\) are not supported"
+    ):
         plan(["rbp.p=0.8,2=5"])
 
 
 def test_no_bounds_for_trec_evals_rbp():
     with pytest.raises(tierank.TierankInputError, match="no valid bound"):
-        tierank.evaluate({"q": {"a": 2}}, {"q": {"a": 1.0, "b": 0.5}}, ["RBP(p=0.9,gain='trec_eval')"],
-                         unjudged="bounds")
+        tierank.evaluate(
+            {"q": {"a": 2}},
+            {"q": {"a": 1.0, "b": 0.5}},
+            ["RBP(p=0.9,gain='trec_eval')"],
+            unjudged="bounds",
+        )

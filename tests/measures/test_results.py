@@ -13,7 +13,11 @@ from tierank.results import AGGREGATE, EvalResult
 def test_a_query_named_all_is_refused_not_merged_with_the_aggregate():
     """It used to evaluate, and ``to_dict()["all"]`` silently held one of the two."""
     with pytest.raises(tierank.TierankInputError, match="'all' is reserved"):
-        tierank.evaluate({"all": {"a": 1}, "q": {"b": 1}}, {"all": {"a": 1.0}, "q": {"b": 0.5, "c": 0.5}}, ["P@1"])
+        tierank.evaluate(
+            {"all": {"a": 1}, "q": {"b": 1}},
+            {"all": {"a": 1.0}, "q": {"b": 0.5, "c": 0.5}},
+            ["P@1"],
+        )
 
 
 def test_result_objects_refuse_the_reserved_id_whatever_built_them():

@@ -13,7 +13,11 @@ from tierank.analysis.prevalence import analyze_run
 from tierank.hps.table import tie_stats
 from tierank.ties import TieSummary, layout
 
-RUN = {"q1": {"a": 2.0, "b": 1.0, "c": 1.0}, "q2": {"x": 0.5, "y": 0.5, "z": 0.5, "w": 0.1}, "q3": {"u": 1.0}}
+RUN = {
+    "q1": {"a": 2.0, "b": 1.0, "c": 1.0},
+    "q2": {"x": 0.5, "y": 0.5, "z": 0.5, "w": 0.1},
+    "q3": {"u": 1.0},
+}
 
 
 def test_combine_of_disjoint_queries_is_the_summary_of_the_whole():
@@ -28,8 +32,18 @@ def test_combine_of_disjoint_queries_is_the_summary_of_the_whole():
 
 def test_mapping_view_has_todays_keys():
     t = layout(to_run(RUN)).summary
-    assert list(t) == ["docs", "queries", "queries_with_ties", "groups", "tied_docs", "largest", "share"]
-    assert dict(t) == t.to_dict() and t == t.to_dict() and t["groups"] == 2 and t.get("nope") is None
+    assert list(t) == [
+        "docs",
+        "queries",
+        "queries_with_ties",
+        "groups",
+        "tied_docs",
+        "largest",
+        "share",
+    ]
+    assert (
+        dict(t) == t.to_dict() and t == t.to_dict() and t["groups"] == 2 and t.get("nope") is None
+    )
     with pytest.raises(KeyError):
         t["tie_groups"]
     assert hash(t) == hash(TieSummary.from_mapping(t.to_dict()))
@@ -47,11 +61,24 @@ def test_prevalence_and_table1_read_the_same_summary():
     r = analyze_run(run, "demo")
     assert r.ties == t
     d = r.to_dict()
-    assert list(d)[:7] == ["name", "queries", "docs", "queries_with_ties", "tie_groups", "docs_in_ties",
-                           "docs_tied_with_predecessor"]
+    assert list(d)[:7] == [
+        "name",
+        "queries",
+        "docs",
+        "queries_with_ties",
+        "tie_groups",
+        "docs_in_ties",
+        "docs_tied_with_predecessor",
+    ]
     assert (d["tie_groups"], d["docs_in_ties"], d["docs_tied_with_predecessor"]) == (2, 5, 3)
-    assert tie_stats(run) == {"candidates": 8, "tied": 5, "tied_share": 5 / 8, "tie_groups": 2, "mean_group": 2.5,
-                              "max_group": 3}
+    assert tie_stats(run) == {
+        "candidates": 8,
+        "tied": 5,
+        "tied_share": 5 / 8,
+        "tie_groups": 2,
+        "mean_group": 2.5,
+        "max_group": 3,
+    }
     assert np.isclose(t.share, 5 / 8)
 
 
@@ -66,4 +93,12 @@ def test_unknown_kinds_are_refused():
         p.arrangement("best", "rel")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown arrangement 'best'"):
         p.sorted_in_groups(p.gain, "best")  # type: ignore[arg-type]
-    assert p.arrangement("optimistic", "rel").tolist() == [True, False, False, True, False, False, False]
+    assert p.arrangement("optimistic", "rel").tolist() == [
+        True,
+        False,
+        False,
+        True,
+        False,
+        False,
+        False,
+    ]

@@ -26,11 +26,25 @@ from tierank.measures import parse_measure
 
 TOL = 1e-9
 S = 1000
-SETTINGS = settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
-EXACT = ["RelP@1", "RelP@2", "RelP@5", "RelP@20", "SetRelP", "RprecMult@0.2", "RprecMult@0.5", "RprecMult@1",
-         "RprecMult@2", "RprecMult@0.01", "Utility", "Utility(p1=-2,p2=1,p3=0.5,p4=0.25,ndocs=30)",
-         "Utility(p1=3,p2=-0.5,p3=-1,p4=0.1,ndocs=12)"]
+EXACT = [
+    "RelP@1",
+    "RelP@2",
+    "RelP@5",
+    "RelP@20",
+    "SetRelP",
+    "RprecMult@0.2",
+    "RprecMult@0.5",
+    "RprecMult@1",
+    "RprecMult@2",
+    "RprecMult@0.01",
+    "Utility",
+    "Utility(p1=-2,p2=1,p3=0.5,p4=0.25,ndocs=30)",
+    "Utility(p1=3,p2=-0.5,p3=-1,p4=0.1,ndocs=12)",
+]
 SAMPLED = ["infAP", "GMBpref"]
 MEASURES = EXACT + SAMPLED
 
@@ -100,7 +114,8 @@ def te_infap(grades, num_rel, level=1):
         else:
             fj = float(j)
             total += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((rel - 1 + nonrel + unj) / fj) * (
-                (rel - 1 + eps) / (rel - 1 + nonrel + 2 * eps))
+                (rel - 1 + eps) / (rel - 1 + nonrel + 2 * eps)
+            )
     return total / num_rel if num_rel else total
 
 
@@ -115,7 +130,9 @@ def reference(measure: str, grades, qgrades, depth=None) -> float:
     if m.family == "RprecMult":
         return te_rprec_mult(grades, num_rel, m.cutoff)
     if m.family == "Utility":
-        return te_utility(grades, num_rel, [m.param(f"p{i}") for i in range(1, 5)], m.param("ndocs"))
+        return te_utility(
+            grades, num_rel, [m.param(f"p{i}") for i in range(1, 5)], m.param("ndocs")
+        )
     if m.family == "infAP":
         return te_infap(grades, num_rel)
     if m.family == "GMBpref":  # per query: bpref floored at MIN_GEO_MEAN (m_gm_bpref.c)
@@ -148,7 +165,13 @@ def test_match_brute_force(data):
 def test_depth_limit_through_tie_groups_matches_brute_force(data, depth):
     qs, run, qrels = data
     assume(qrels)
-    check(tierank.evaluate(qrels, run, MEASURES, max_depth=depth, samples=S, seed=0), qs, qrels, MEASURES, depth)
+    check(
+        tierank.evaluate(qrels, run, MEASURES, max_depth=depth, samples=S, seed=0),
+        qs,
+        qrels,
+        MEASURES,
+        depth,
+    )
 
 
 def test_gm_bpref_summary_is_the_geometric_mean():
@@ -174,11 +197,20 @@ def test_infap_is_labelled_sampled_and_reproducible():
     assert rec.per_query()["min"].iloc[0] < rec.per_query()["max"].iloc[0]
 
 
-@pytest.mark.parametrize("text, want", [
-    ("RprecMult@0.2", "RprecMult@0.2"), ("RelP@10", "RelP@10"), ("Utility(p2=-2)", "Utility(p2=-2)"),
-    ("utility.1,-2,0,0", "Utility(p2=-2)"), ("relative_P.10", "RelP@10"), ("Rprec_mult.1", "RprecMult@1"),
-    ("set_relative_P", "SetRelP"), ("infAP", "infAP"), ("gm_bpref", "GMBpref"),
-])
+@pytest.mark.parametrize(
+    "text, want",
+    [
+        ("RprecMult@0.2", "RprecMult@0.2"),
+        ("RelP@10", "RelP@10"),
+        ("Utility(p2=-2)", "Utility(p2=-2)"),
+        ("utility.1,-2,0,0", "Utility(p2=-2)"),
+        ("relative_P.10", "RelP@10"),
+        ("Rprec_mult.1", "RprecMult@1"),
+        ("set_relative_P", "SetRelP"),
+        ("infAP", "infAP"),
+        ("gm_bpref", "GMBpref"),
+    ],
+)
 def test_names(text, want):
     from tierank.measures.names import resolve
 
@@ -190,9 +222,15 @@ def test_trec_eval_tables_name_the_new_families():
 
     plain = {f: n for n, f in family_names("trec_eval").items()}
     assert {f: plain[f] for f in ("infAP", "GMBpref", "SetRelP", "Utility")} == {
-        "infAP": "infAP", "GMBpref": "gm_bpref", "SetRelP": "set_relative_P", "Utility": "utility"}
+        "infAP": "infAP",
+        "GMBpref": "gm_bpref",
+        "SetRelP": "set_relative_P",
+        "Utility": "utility",
+    }
     assert family_names("trec_eval_cut")["relative_P"] == "RelP"
-    assert {"infAP", "gm_bpref", "Rprec_mult", "utility", "relative_P", "set_relative_P"} <= set(_specs())
+    assert {"infAP", "gm_bpref", "Rprec_mult", "utility", "relative_P", "set_relative_P"} <= set(
+        _specs()
+    )
 
 
 def test_utility_needs_four_coefficients():
@@ -211,9 +249,19 @@ def test_docs_in_collection_reaches_utility():
     assert [e.name for e in p.printed] == ["map", "utility"]
 
 
-@pytest.mark.parametrize("text", ["Utility(p1=inf)", "Utility(p2=-inf)", "Utility(p3=nan)",
-                                  "Utility(p1=1e308,p2=1e308)", "Utility(p4=1.0000001e15)",
-                                  "SetF(beta=inf)", "SetF(beta=1e151)", "RBP(p=nan)"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Utility(p1=inf)",
+        "Utility(p2=-inf)",
+        "Utility(p3=nan)",
+        "Utility(p1=1e308,p2=1e308)",
+        "Utility(p4=1.0000001e15)",
+        "SetF(beta=inf)",
+        "SetF(beta=1e151)",
+        "RBP(p=nan)",
+    ],
+)
 def test_parameters_are_finite_and_bounded(text):
     """A non-finite parameter is refused, as is one so large that the value overflows (Utility(p1=inf)
     once crashed the JSON writer; Utility(p1=1e308,p2=1e308) printed inf)."""
@@ -234,12 +282,18 @@ def test_utility_at_its_largest_worths_is_finite(p1, p2):
 def test_sampled_label_per_query():
     """infAP and gm_bpref: a query no ordering changes is labelled exact in its record (no ``se``); a
     query whose value varies is labelled sampled, with a standard error."""
-    run = {"fixed": {"a": 3.0, "b": 2.0, "c": 1.0},
-           "tied": {f"d{i}": 1.0 for i in range(12)}}
-    qrels = {"fixed": {"a": 1, "b": 0, "c": -1}, "tied": {f"d{i}": int(i % 3 == 0) for i in range(0, 12, 2)}}
+    run = {"fixed": {"a": 3.0, "b": 2.0, "c": 1.0}, "tied": {f"d{i}": 1.0 for i in range(12)}}
+    qrels = {
+        "fixed": {"a": 1, "b": 0, "c": -1},
+        "tied": {f"d{i}": int(i % 3 == 0) for i in range(0, 12, 2)},
+    }
     qrels["tied"]["d1"] = -1
     res = tierank.evaluate(qrels, run, ["infAP", "GMBpref"], samples=200, seed=0)
     recs = {(r["query"], r["measure"]): r for r in res.records() if r["query"] != "all"}
     for m in ("infAP", "GMBpref"):
-        assert recs[("fixed", m)]["method"] == "exact" and "se" not in recs[("fixed", m)], recs[("fixed", m)]
-        assert recs[("tied", m)]["method"] == "sampled" and recs[("tied", m)]["se"] > 0, recs[("tied", m)]
+        assert recs[("fixed", m)]["method"] == "exact" and "se" not in recs[("fixed", m)], recs[
+            ("fixed", m)
+        ]
+        assert recs[("tied", m)]["method"] == "sampled" and recs[("tied", m)]["se"] > 0, recs[
+            ("tied", m)
+        ]

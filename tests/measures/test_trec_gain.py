@@ -25,9 +25,22 @@ from reference import check_per_query, ordered, orderings
 from tierank.measures import parse_measure
 
 TOL = 1e-9
-SETTINGS = settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-MEASURES = ["G", "BinG", "BinG(rel=2)", "nDCG_rel", "RnDCG", "RnDCG(rel=2)", "Unj@1", "Unj@3", "Unj@10",
-            "RBP_resid(p=0.9)", "RBP_resid(p=0.5)"]
+SETTINGS = settings(
+    max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+MEASURES = [
+    "G",
+    "BinG",
+    "BinG(rel=2)",
+    "nDCG_rel",
+    "RnDCG",
+    "RnDCG(rel=2)",
+    "Unj@1",
+    "Unj@3",
+    "Unj@10",
+    "RBP_resid(p=0.9)",
+    "RBP_resid(p=0.5)",
+]
 STRINGS = ["RelString@10", "RelString@3"]
 
 
@@ -197,7 +210,11 @@ def reference(measure: str, grades, qgrades, depth=None):
     """One ranked list (``grades``: qrels grade or None per rank) -> trec_eval's value."""
     m = parse_measure(measure)
     rels = [-1 if g is None else -2 if g < 0 else int(g) for g in grades][:depth]  # form_res_rels.c
-    level = m.param("rel") if any(p.name == "rel" for p in m.schema) and m.param("rel") is not None else 1
+    level = (
+        m.param("rel")
+        if any(p.name == "rel" for p in m.schema) and m.param("rel") is not None
+        else 1
+    )
     nrel = sum(1 for g in qgrades if g >= level)
     fam = m.family
     if fam == "G":
@@ -254,7 +271,11 @@ def test_large_tie_group_is_sampled_within_five_standard_errors():
     for m, vals in sims.items():
         row = pq.loc[m]
         mu, sd = statistics.fmean(vals), statistics.pstdev(vals)
-        assert abs(row["expected"] - mu) <= 5 * sd / math.sqrt(2000) + 5 * sd / math.sqrt(20000), (m, row, mu)
+        assert abs(row["expected"] - mu) <= 5 * sd / math.sqrt(2000) + 5 * sd / math.sqrt(20000), (
+            m,
+            row,
+            mu,
+        )
         assert math.isclose(row["std"], sd, rel_tol=0.1), (m, row["std"], sd)
         assert min(vals) - 1e-12 <= row["max"] and row["min"] <= max(vals) + 1e-12
     summary = res.summary(parse_measure("G"))
@@ -263,11 +284,19 @@ def test_large_tie_group_is_sampled_within_five_standard_errors():
     assert res.summary(parse_measure("RnDCG")).method == "exact"
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("G", ["G"]), ("binG", ["BinG"]), ("ndcg_rel", ["nDCG_rel"]), ("Rndcg", ["RnDCG"]),
-    ("unj", ["Unj@5", "Unj@10", "Unj@20"]), ("unj.3", ["Unj@3"]),
-    ("rbp_resid", ["RBP_resid(p=0.9)"]), ("rbp_resid.p=0.5", ["RBP_resid(p=0.5)"]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("G", ["G"]),
+        ("binG", ["BinG"]),
+        ("ndcg_rel", ["nDCG_rel"]),
+        ("Rndcg", ["RnDCG"]),
+        ("unj", ["Unj@5", "Unj@10", "Unj@20"]),
+        ("unj.3", ["Unj@3"]),
+        ("rbp_resid", ["RBP_resid(p=0.9)"]),
+        ("rbp_resid.p=0.5", ["RBP_resid(p=0.5)"]),
+    ],
+)
 def test_trec_eval_names(text, expected):
     from tierank.measures.names import plan, trec_name
 
@@ -288,7 +317,9 @@ def te_relstring(rels, k):
     """m_relstring.c: one character per rank of the top k (-1: not in the qrels; -2: negative grade)."""
     out = []
     for r in rels[:k]:
-        out.append(">" if r > 9 else str(r) if r >= 0 else "-" if r == -1 else "." if r == -2 else "<")
+        out.append(
+            ">" if r > 9 else str(r) if r >= 0 else "-" if r == -1 else "." if r == -2 else "<"
+        )
     return "".join(out)
 
 
@@ -313,15 +344,20 @@ def test_relstring_against_every_ordering(data, depth):
                 return [-1 if g is None else -2 if g < 0 else int(g) for _, _, g in o][:depth]
 
             every = {te_relstring(rels(o), m.cutoff) for o in orderings(docs)}
-            assert st_.texts["policy"][at] == te_relstring(rels(ordered(docs, "trec_eval")), m.cutoff)
+            assert st_.texts["policy"][at] == te_relstring(
+                rels(ordered(docs, "trec_eval")), m.cutoff
+            )
             assert st_.texts["pessimistic"][at] in every and st_.texts["optimistic"][at] in every
 
 
 def test_relstring_prints_in_trec_eval_layout_only():
     from tierank.report.formats.trec_eval import render_trec_eval
 
-    res = tierank.evaluate({"q": {"a": 2, "b": 0, "c": -2}}, {"q": {"a": 1.0, "b": 1.0, "c": 0.5, "x": 0.1}},
-                           ["relstring", "binG"])
+    res = tierank.evaluate(
+        {"q": {"a": 2, "b": 0, "c": -2}},
+        {"q": {"a": 1.0, "b": 1.0, "c": 0.5, "x": 0.1}},
+        ["relstring", "binG"],
+    )
     out = render_trec_eval(res, per_query=True)
     assert out.splitlines()[0] == "relstring             \tq\t'02.-'"
     assert not any(ln.startswith("relstring") and "\tall\t" in ln for ln in out.splitlines())

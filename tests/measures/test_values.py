@@ -13,9 +13,13 @@ from tierank.measures import REGISTRY, parse_measure
 
 def _examples(value):
     example = getattr(type(value), "example", None)
-    if example:  # a family with a required parameter (SDCG's max_rel): its example, set through the value
+    if (
+        example
+    ):  # a family with a required parameter (SDCG's max_rel): its example, set through the value
         m = parse_measure(example)
-        return [value(**dict(m.params)) @ m.cutoff if m.cutoff is not None else value(**dict(m.params))]
+        return [
+            value(**dict(m.params)) @ m.cutoff if m.cutoff is not None else value(**dict(m.params))
+        ]
     if value.cutoff_param is not None:
         return [value @ 0.5] + ([] if value.cutoff_required else [value])
     if value.cutoff_required:
@@ -46,17 +50,20 @@ def test_values_as_ir_measures_writes_them():
     assert nDCG @ 10 is not nDCG @ 10 and len({nDCG @ 10, parse_measure("nDCG@10")}) == 1
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda: M.P @ 0, "cutoff must be a positive integer"),
-    (lambda: M.P @ 2.5, "cutoff must be a positive integer"),
-    (lambda: M.P @ True, "cutoff must be a positive integer"),
-    (lambda: M.P @ (2 ** 60), "cutoff must be at most"),
-    (lambda: M.RBP(p=1.0), "p must lie in (0, 1)"),
-    (lambda: M.P(rel="x"), "is not an int"),
-    (lambda: M.nDCG(dcg="cubic"), "dcg must be one of"),
-    (lambda: M.nDCG(nope=1), "unknown parameter 'nope'"),
-    (lambda: M.IPrec @ 1.5, "must lie in"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: M.P @ 0, "cutoff must be a positive integer"),
+        (lambda: M.P @ 2.5, "cutoff must be a positive integer"),
+        (lambda: M.P @ True, "cutoff must be a positive integer"),
+        (lambda: M.P @ (2**60), "cutoff must be at most"),
+        (lambda: M.RBP(p=1.0), "p must lie in (0, 1)"),
+        (lambda: M.P(rel="x"), "is not an int"),
+        (lambda: M.nDCG(dcg="cubic"), "dcg must be one of"),
+        (lambda: M.nDCG(nope=1), "unknown parameter 'nope'"),
+        (lambda: M.IPrec @ 1.5, "must lie in"),
+    ],
+)
 def test_bad_values_say_why(make, message):
     with pytest.raises(TierankInputError) as e:
         make()
@@ -97,8 +104,12 @@ def test_family_metadata_is_data_with_defaults():
             raise NotImplementedError
 
     info = Bare.about()
-    assert (info.pretty, info.definition, info.citation, info.names) == ("BareForTest", "a test family", "",
-                                                                           FamilyNames())
+    assert (info.pretty, info.definition, info.citation, info.names) == (
+        "BareForTest",
+        "a test family",
+        "",
+        FamilyNames(),
+    )
     assert info.ir_measures == "BareForTest" and info.trec_eval == []
     assert Stats  # the contract's other names stay importable
     for name, cls in REGISTRY.items():
@@ -111,7 +122,12 @@ def test_family_metadata_is_data_with_defaults():
 def test_parse_measures_opens_lists_and_refuses_missing_cutoffs():
     from tierank.measures import parse_measures
 
-    assert parse_measures([M.nDCG @ 10, M.P @ [5, 10], "RR"]) == [M.nDCG @ 10, M.P @ 5, M.P @ 10, M.RR]
+    assert parse_measures([M.nDCG @ 10, M.P @ [5, 10], "RR"]) == [
+        M.nDCG @ 10,
+        M.P @ 5,
+        M.P @ 10,
+        M.RR,
+    ]
     with pytest.raises(TierankInputError) as e:
         parse_measures([M.P, "P@0"])
     assert [str(p) for p in e.value.problems][:1] == ["measure 'P': P needs a cutoff, e.g. P@10"]

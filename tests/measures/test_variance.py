@@ -24,9 +24,30 @@ from measures.strategies import collection, judged_info
 from reference import orderings, value
 
 MEASURES = [
-    "P@1", "P@3", "P@10", "R@2", "R@5", "R@100", "F1@4", "F1@10", "Hits@3", "Success@1", "Success@3", "RR",
-    "RR@3", "AP", "AP@2", "AP@5", "nDCG", "nDCG@3", "Rprec", "RBP(p=0.8)", "RBP(p=0.5)@3", "R",
-    "Judged@3", "Judged@10",
+    "P@1",
+    "P@3",
+    "P@10",
+    "R@2",
+    "R@5",
+    "R@100",
+    "F1@4",
+    "F1@10",
+    "Hits@3",
+    "Success@1",
+    "Success@3",
+    "RR",
+    "RR@3",
+    "AP",
+    "AP@2",
+    "AP@5",
+    "nDCG",
+    "nDCG@3",
+    "Rprec",
+    "RBP(p=0.8)",
+    "RBP(p=0.5)@3",
+    "R",
+    "Judged@3",
+    "Judged@10",
 ]
 
 
@@ -46,20 +67,56 @@ def test_std_is_exactly_zero_where_no_ordering_changes_the_value(data):
             row = pq.loc[(q, m)]
             if max(vals) - min(vals) <= 1e-12:  # equal up to the reference's own float sums
                 assert row["std"] == 0.0, (q, m, row["std"], docs, extra)
-                assert row["min"] == row["max"] == row["expected"] == row["oblivious"], (q, m, row, docs)
+                assert row["min"] == row["max"] == row["expected"] == row["oblivious"], (
+                    q,
+                    m,
+                    row,
+                    docs,
+                )
             else:
-                assert abs(row["std"] - statistics.pstdev(vals)) <= 1e-12, (q, m, row["std"], docs, extra)
+                assert abs(row["std"] - statistics.pstdev(vals)) <= 1e-12, (
+                    q,
+                    m,
+                    row["std"],
+                    docs,
+                    extra,
+                )
 
 
 # worked cases from the review: every ordering gives the same value, std used to be ~1e-9
 CONSTANT = [
     # P@10 with the whole tie group inside the cutoff
-    ("P@10", [("d0", 0.5, None), ("d1", 0.5, 2.0), ("d2", 0.5, 1.0), ("d3", 0.5, 1.0), ("d4", 0.5, 2.0)], 0.4),
+    (
+        "P@10",
+        [("d0", 0.5, None), ("d1", 0.5, 2.0), ("d2", 0.5, 1.0), ("d3", 0.5, 1.0), ("d4", 0.5, 2.0)],
+        0.4,
+    ),
     # AP: every tie group all relevant or all non-relevant
-    ("AP", [("d0", 0.5, 2.0), ("d1", 0.0, 2.0), ("d2", 1.0, 2.0), ("d3", 0.5, 1.0), ("d4", 0.0, 2.0),
-            ("d5", 0.5, 1.0)], 1.0),
-    ("Rprec", [("d0", 1.0, 1.0), ("d1", 1.0, 1.0), ("d2", 0.5, 1.0), ("d3", 1.0, 3.0), ("d4", 1.0, 1.0),
-               ("d5", 0.0, 1.0), ("d6", 1.0, None)], 5 / 6),
+    (
+        "AP",
+        [
+            ("d0", 0.5, 2.0),
+            ("d1", 0.0, 2.0),
+            ("d2", 1.0, 2.0),
+            ("d3", 0.5, 1.0),
+            ("d4", 0.0, 2.0),
+            ("d5", 0.5, 1.0),
+        ],
+        1.0,
+    ),
+    (
+        "Rprec",
+        [
+            ("d0", 1.0, 1.0),
+            ("d1", 1.0, 1.0),
+            ("d2", 0.5, 1.0),
+            ("d3", 1.0, 3.0),
+            ("d4", 1.0, 1.0),
+            ("d5", 0.0, 1.0),
+            ("d6", 1.0, None),
+        ],
+        5 / 6,
+    ),
     ("R", [("d0", 0.0, 2.0), ("d1", 0.0, None), ("d2", 1.0, 1.0), ("d3", 1.0, 3.0)], 1.0),
 ]
 
@@ -70,7 +127,13 @@ def test_worked_cases_that_cannot_vary(measure, docs, expected):
     qrels = {"q": {d: g for d, _, g in docs if g is not None}}
     row = tierank.evaluate(qrels, run, [measure]).per_query().iloc[0]
     assert row["std"] == 0.0
-    assert row["expected"] == row["min"] == row["max"] == row["oblivious"] == pytest.approx(expected, abs=1e-15)
+    assert (
+        row["expected"]
+        == row["min"]
+        == row["max"]
+        == row["oblivious"]
+        == pytest.approx(expected, abs=1e-15)
+    )
 
 
 def test_recall_with_a_group_of_sixty_inside_the_cutoff():
@@ -78,13 +141,23 @@ def test_recall_with_a_group_of_sixty_inside_the_cutoff():
     ordering; it used to read std 5.6e-09, expected 0.9999999999999984 and max 1.0000000000000004."""
     run = {"q": {f"g{i}": 5.0 for i in range(60)} | {f"o{i}": 1.0 - i / 1000 for i in range(300)}}
     qrels = {"q": {f"g{i}": 1 for i in range(0, 60, 3)} | {"o5": 1}}
-    r = tierank.evaluate(qrels, run, ["R@100", "P@100", "Judged@60"]).per_query().set_index("measure")
+    r = (
+        tierank.evaluate(qrels, run, ["R@100", "P@100", "Judged@60"])
+        .per_query()
+        .set_index("measure")
+    )
     assert r.loc["R@100", ["expected", "min", "max", "std"]].tolist() == [1.0, 1.0, 1.0, 0.0]
     assert r.loc["P@100", ["expected", "min", "max", "std"]].tolist() == [0.21, 0.21, 0.21, 0.0]
-    assert r.loc["Judged@60", ["expected", "min", "max", "std"]].tolist() == [1 / 3, 1 / 3, 1 / 3, 0.0]
+    assert r.loc["Judged@60", ["expected", "min", "max", "std"]].tolist() == [
+        1 / 3,
+        1 / 3,
+        1 / 3,
+        0.0,
+    ]
 
 
 # -- large tie groups: an exact rational dynamic programme ------------------------------------
+
 
 def exact_additive(groups, gain):
     """Exact (E, Var) of sum_i rel_i * gain(rank_i, relevant up to and including i) over uniform
@@ -104,8 +177,11 @@ def exact_additive(groups, gain):
                         continue
                     add = gain(rank, before + j + 1) if rel else Fraction(0)
                     q, a1, a2 = nxt.get(j + rel, (Fraction(0), Fraction(0), Fraction(0)))
-                    nxt[j + rel] = (q + prob * p, a1 + prob * (m1 + add * p),
-                                    a2 + prob * (m2 + 2 * add * m1 + add * add * p))
+                    nxt[j + rel] = (
+                        q + prob * p,
+                        a1 + prob * (m1 + add * p),
+                        a2 + prob * (m2 + 2 * add * m1 + add * add * p),
+                    )
             states = nxt
         p_tot = sum(s[0] for s in states.values())
         m1_tot = sum(s[1] for s in states.values())
@@ -130,17 +206,22 @@ def _run_of(groups, n_unretrieved):
 
 
 GAINS = {
-    "AP@70": lambda n_plus: (lambda rank, cnt: Fraction(cnt, rank * n_plus) if rank <= 70 else Fraction(0)),
-    "AP": lambda n_plus: (lambda rank, cnt: Fraction(cnt, rank * n_plus)),
-    "P@50": lambda n_plus: (lambda rank, cnt: Fraction(1, 50) if rank <= 50 else Fraction(0)),
-    "R@45": lambda n_plus: (lambda rank, cnt: Fraction(1, n_plus) if rank <= 45 else Fraction(0)),
-    "RBP(p=0.5)": lambda n_plus: (lambda rank, cnt: Fraction(1, 2) ** rank),
+    "AP@70": lambda n_plus: (
+        lambda rank, cnt: Fraction(cnt, rank * n_plus) if rank <= 70 else Fraction(0)
+    ),
+    "AP": lambda n_plus: lambda rank, cnt: Fraction(cnt, rank * n_plus),
+    "P@50": lambda n_plus: lambda rank, cnt: Fraction(1, 50) if rank <= 50 else Fraction(0),
+    "R@45": lambda n_plus: lambda rank, cnt: Fraction(1, n_plus) if rank <= 45 else Fraction(0),
+    "RBP(p=0.5)": lambda n_plus: lambda rank, cnt: Fraction(1, 2) ** rank,
 }
 
 
 @settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.integers(1, 40), st.floats(0, 1)), min_size=1, max_size=4),
-       st.integers(0, 5), st.sampled_from(sorted(GAINS)))
+@given(
+    st.lists(st.tuples(st.integers(1, 40), st.floats(0, 1)), min_size=1, max_size=4),
+    st.integers(0, 5),
+    st.sampled_from(sorted(GAINS)),
+)
 def test_large_tie_groups_match_an_exact_rational_programme(shape, n_unretrieved, measure):
     groups = [(m, round(f * m)) for m, f in shape]
     n_plus = sum(r for _, r in groups) + n_unretrieved
@@ -158,7 +239,9 @@ def test_large_tie_groups_match_an_exact_rational_programme(shape, n_unretrieved
 def test_all_relevant_groups_of_hundreds_have_exactly_zero_std():
     groups = [(300, 300), (120, 0), (7, 7), (400, 400)]
     run, qrels = _run_of(groups, 3)
-    r = tierank.evaluate(qrels, run, ["AP", "AP@500", "RR", "nDCG@400", "R@500", "P@350", "RBP(p=0.9)"])
+    r = tierank.evaluate(
+        qrels, run, ["AP", "AP@500", "RR", "nDCG@400", "R@500", "P@350", "RBP(p=0.9)"]
+    )
     pq = r.per_query()
     assert (pq["std"] == 0.0).all(), pq
     assert (pq["range"] == 0.0).all() and (pq["bias"] == 0.0).all()
@@ -166,13 +249,17 @@ def test_all_relevant_groups_of_hundreds_have_exactly_zero_std():
 
 # -- the central-moment kernel against enumeration ----------------------------------------------
 
+
 @pytest.mark.parametrize("m", range(1, 8))
 def test_central_moments_match_enumeration(m):
     from tierank.measures.kernels import central_moments
 
     for r in range(m + 1):
         p = Fraction(r, m)
-        arrangements = [[1 if i in ones else 0 for i in range(m)] for ones in itertools.combinations(range(m), r)]
+        arrangements = [
+            [1 if i in ones else 0 for i in range(m)]
+            for ones in itertools.combinations(range(m), r)
+        ]
 
         def moment(f, p=p, arrangements=arrangements):
             return sum(f([x - p for x in a]) for a in arrangements) / len(arrangements)

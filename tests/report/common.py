@@ -10,12 +10,16 @@ from tierank.analysis.compare import compare
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 QRELS = {"q1": {"a": 1, "b": 0, "c": 1, "d": 2}, "q2": {"x": 1, "y": 1}, "q3": {"m": 1}}
-TIED = {"q1": {"a": 0.9, "b": 0.8, "c": 0.8, "d": 0.8, "e": 0.5},
-        "q2": {"x": 0.3, "y": 0.7, "z": 0.7, "w": 0.7},
-        "q3": {"m": 0.1, "n": 0.1, "o": 0.2}}
-EXACT = {"q1": {"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.6, "e": 0.5},
-         "q2": {"x": 0.3, "y": 0.7, "z": 0.6, "w": 0.5},
-         "q3": {"m": 0.1, "n": 0.05, "o": 0.2}}
+TIED = {
+    "q1": {"a": 0.9, "b": 0.8, "c": 0.8, "d": 0.8, "e": 0.5},
+    "q2": {"x": 0.3, "y": 0.7, "z": 0.7, "w": 0.7},
+    "q3": {"m": 0.1, "n": 0.1, "o": 0.2},
+}
+EXACT = {
+    "q1": {"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.6, "e": 0.5},
+    "q2": {"x": 0.3, "y": 0.7, "z": 0.6, "w": 0.5},
+    "q3": {"m": 0.1, "n": 0.05, "o": 0.2},
+}
 RUNS = {"exact": EXACT, "tied": TIED}
 
 
@@ -27,7 +31,10 @@ def by_gid(fig, gid):
 
 
 def png_payloads(page: str) -> list[bytes]:
-    return [base64.b64decode(m) for m in re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)]
+    return [
+        base64.b64decode(m)
+        for m in re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    ]
 
 
 def f4(x: float) -> str:
@@ -44,6 +51,13 @@ def assert_self_contained(page: str) -> None:
 
 def systems():
     """Three systems (one name with markup) and their comparison on nDCG@3."""
-    runs = {"A": EXACT, "B": TIED, "<b>x</b>": {"q1": {"e": 1.0, "a": 1.0}, "q2": {"x": 2.0, "y": 1.0},
-                                                  "q3": {"m": 1.0, "o": 1.0}}}
+    runs = {
+        "A": EXACT,
+        "B": TIED,
+        "<b>x</b>": {
+            "q1": {"e": 1.0, "a": 1.0},
+            "q2": {"x": 2.0, "y": 1.0},
+            "q3": {"m": 1.0, "o": 1.0},
+        },
+    }
     return runs, compare(runs, QRELS, "nDCG@3")

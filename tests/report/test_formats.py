@@ -18,7 +18,12 @@ from tierank.report.formats import ResultTable, render, render_records
 from tierank.report.formats.latex import escape as latex_escape
 
 QRELS = {"q,1": {"a": 1, "b": 2}, 'q"2': {"c": 1}, "q{3}": {"a": 1}, "é4": {"z": 1}}
-RUN = {"q,1": {"a": 0.5, "b": 0.5, "c": 0.1}, 'q"2': {"c": 1.0, "d": 1.0}, "q{3}": {"b": 1.0}, "é4": {"y": 2.0}}
+RUN = {
+    "q,1": {"a": 0.5, "b": 0.5, "c": 0.1},
+    'q"2': {"c": 1.0, "d": 1.0},
+    "q{3}": {"b": 1.0},
+    "é4": {"y": 2.0},
+}
 MEASURES = ["P@1", "nDCG@2", "RR", "AP", "num_rel"]
 
 
@@ -31,7 +36,9 @@ def cli(*args) -> str:
 @pytest.fixture(scope="module")
 def results():
     one = tierank.evaluate(QRELS, RUN, MEASURES)
-    other = tierank.evaluate(QRELS, {q: {d: round(s) for d, s in docs.items()} for q, docs in RUN.items()}, MEASURES)
+    other = tierank.evaluate(
+        QRELS, {q: {d: round(s) for d, s in docs.items()} for q, docs in RUN.items()}, MEASURES
+    )
     bounds = tierank.evaluate(QRELS, RUN, ["RBP(p=0.5)", "P@2"], unjudged="bounds")
     return one, other, bounds
 
@@ -51,13 +58,24 @@ def reference(table: ResultTable, fmt: str, per_query: bool) -> str:
         buf = io.StringIO()
         w = csv.writer(buf, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
         w.writerow(table.fields())
-        w.writerows([*(r[k] for k in table.keys), r["query"], r["measure"], *(_num(r[c]) for c in table.columns)]
-                    for r in recs)
+        w.writerows(
+            [
+                *(r[k] for k in table.keys),
+                r["query"],
+                r["measure"],
+                *(_num(r[c]) for c in table.columns),
+            ]
+            for r in recs
+        )
         return buf.getvalue()
     docs = []
     for g in table.groups:
         rs = g.result.records(per_query=per_query)
-        doc = {"settings": g.result.settings, "ties": dict(g.result.ties), "aggregate": [r for r in rs if r["query"] == "all"]}
+        doc = {
+            "settings": g.result.settings,
+            "ties": dict(g.result.ties),
+            "aggregate": [r for r in rs if r["query"] == "all"],
+        }
         if per_query:
             doc["per_query"] = [r for r in rs if r["query"] != "all"]
         docs.append((g, doc))
@@ -77,10 +95,20 @@ def reference(table: ResultTable, fmt: str, per_query: bool) -> str:
 @pytest.mark.parametrize("per_query", [False, True])
 def test_column_wise_writers_are_byte_identical_to_records(results, fmt, per_query):
     one, other, bounds = results
-    plain = tierank.evaluate({q: QRELS[q] for q in ("q,1", "q{3}")}, RUN, MEASURES)  # ids json quotes as they are
-    tables = [ResultTable.of(one), ResultTable.of({"a,b": one, "{x}": other}), ResultTable.of(bounds), ResultTable.of(plain),
-              ResultTable.nested({("en", "test"): one, ("en", "dev"): other, ("fr", "test"): one},
-                                 ("subset", "split"), "subsets")]
+    plain = tierank.evaluate(
+        {q: QRELS[q] for q in ("q,1", "q{3}")}, RUN, MEASURES
+    )  # ids json quotes as they are
+    tables = [
+        ResultTable.of(one),
+        ResultTable.of({"a,b": one, "{x}": other}),
+        ResultTable.of(bounds),
+        ResultTable.of(plain),
+        ResultTable.nested(
+            {("en", "test"): one, ("en", "dev"): other, ("fr", "test"): one},
+            ("subset", "split"),
+            "subsets",
+        ),
+    ]
     for t in tables:
         assert render(t, fmt, per_query) == reference(t, fmt, per_query)
 
@@ -97,7 +125,16 @@ def test_sampled_measures_are_written_record_by_record(results):
 
 
 def test_registry_gives_the_choices_and_refuses_unknown_formats():
-    assert formats.names() == ("table", "tsv", "json", "jsonl", "csv", "trec_eval", "markdown", "latex")
+    assert formats.names() == (
+        "table",
+        "tsv",
+        "json",
+        "jsonl",
+        "csv",
+        "trec_eval",
+        "markdown",
+        "latex",
+    )
     assert "trec_eval" not in formats.names("records")
     from tierank.cli.common import EvalFmt, Fmt
 
@@ -115,8 +152,10 @@ def test_registry_gives_the_choices_and_refuses_unknown_formats():
 
 
 def test_latex_escapes_every_special_character():
-    assert latex_escape(r"a_b%c&d#e$f{g}h~i^j\k") == (r"a\_b\%c\&d\#e\$f\{g\}h\textasciitilde{}i"
-                                                      r"\textasciicircum{}j\textbackslash{}k")
+    assert latex_escape(r"a_b%c&d#e$f{g}h~i^j\k") == (
+        r"a\_b\%c\&d\#e\$f\{g\}h\textasciitilde{}i"
+        r"\textasciicircum{}j\textbackslash{}k"
+    )
 
 
 def test_eval_markdown_and_latex_exact_text(tmp_path):
@@ -124,19 +163,23 @@ def test_eval_markdown_and_latex_exact_text(tmp_path):
     qrels.write_text("q_1 0 b 1\nq_1 0 a 0\n")
     run.write_text("q_1 Q0 a 1 0.5 t\nq_1 Q0 b 2 0.5 t\n")
     md = cli("eval", qrels, run, "-m", "P@1", "-f", "markdown", "-q")
-    assert md == ("| query | measure | oblivious | expected | min | max | range | bias | std |\n"
-                  "|:--|:--|--:|--:|--:|--:|--:|--:|--:|\n"
-                  "| q_1 | P@1 | 1.0000 | 0.5000 | 0.0000 | 1.0000 | 1.0000 | 0.5000 | 0.5000 |\n"
-                  "| all | P@1 | 1.0000 | 0.5000 | 0.0000 | 1.0000 | 1.0000 | 0.5000 | 0.5000 |\n")
+    assert md == (
+        "| query | measure | oblivious | expected | min | max | range | bias | std |\n"
+        "|:--|:--|--:|--:|--:|--:|--:|--:|--:|\n"
+        "| q_1 | P@1 | 1.0000 | 0.5000 | 0.0000 | 1.0000 | 1.0000 | 0.5000 | 0.5000 |\n"
+        "| all | P@1 | 1.0000 | 0.5000 | 0.0000 | 1.0000 | 1.0000 | 0.5000 | 0.5000 |\n"
+    )
     tex = cli("eval", qrels, run, "-m", "P@1", "-m", "RR", "-f", "latex")
-    assert tex == ("\\begin{tabular}{llrrrrrrr}\n"
-                   "\\toprule\n"
-                   "query & measure & oblivious & expected & min & max & range & bias & std \\\\\n"
-                   "\\midrule\n"
-                   "all & P@1 & 1.0000 & 0.5000 & 0.0000 & 1.0000 & 1.0000 & 0.5000 & 0.5000 \\\\\n"
-                   "all & RR & 1.0000 & 0.7500 & 0.5000 & 1.0000 & 0.5000 & 0.2500 & 0.2500 \\\\\n"
-                   "\\bottomrule\n"
-                   "\\end{tabular}\n")
+    assert tex == (
+        "\\begin{tabular}{llrrrrrrr}\n"
+        "\\toprule\n"
+        "query & measure & oblivious & expected & min & max & range & bias & std \\\\\n"
+        "\\midrule\n"
+        "all & P@1 & 1.0000 & 0.5000 & 0.0000 & 1.0000 & 1.0000 & 0.5000 & 0.5000 \\\\\n"
+        "all & RR & 1.0000 & 0.7500 & 0.5000 & 1.0000 & 0.5000 & 0.2500 & 0.2500 \\\\\n"
+        "\\bottomrule\n"
+        "\\end{tabular}\n"
+    )
     tex_q = cli("eval", qrels, run, "-m", "P@1", "-f", "latex", "-q")
     assert "q\\_1 & P@1 & 1.0000" in tex_q
 
@@ -148,10 +191,14 @@ def test_several_runs_lead_with_the_run_column(tmp_path):
     b.write_text("q Q0 b 1 0.9 t\nq Q0 a 2 0.5 t\n")
     tex = cli("eval", qrels, a, b, "-m", "P@1", "-f", "latex").splitlines()
     assert tex[0] == "\\begin{tabular}{lllrrrrrrr}"
-    assert tex[4:6] == ["a\\_run & all & P@1 & 1.0000 & 0.5000 & 0.0000 & 1.0000 & 1.0000 & 0.5000 & 0.5000 \\\\",
-                        "b\\%run & all & P@1 & 1.0000 & 1.0000 & 1.0000 & 1.0000 & 0.0000 & 0.0000 & 0.0000 \\\\"]
+    assert tex[4:6] == [
+        "a\\_run & all & P@1 & 1.0000 & 0.5000 & 0.0000 & 1.0000 & 1.0000 & 0.5000 & 0.5000 \\\\",
+        "b\\%run & all & P@1 & 1.0000 & 1.0000 & 1.0000 & 1.0000 & 0.0000 & 0.0000 & 0.0000 \\\\",
+    ]
     md = cli("eval", qrels, a, b, "-m", "P@1", "-f", "markdown").splitlines()
-    assert md[0].startswith("| run | query | measure |") and md[2].startswith("| a_run | all | P@1 | 1.0000 |")
+    assert md[0].startswith("| run | query | measure |") and md[2].startswith(
+        "| a_run | all | P@1 | 1.0000 |"
+    )
 
 
 def test_records_tables_for_ties_and_the_leaderboard(tmp_path):
@@ -160,14 +207,36 @@ def test_records_tables_for_ties_and_the_leaderboard(tmp_path):
     a.write_text("".join(f"q{i} Q0 x 1 0.5 t\nq{i} Q0 y 2 0.5 t\n" for i in range(4)))
     b.write_text("".join(f"q{i} Q0 x 1 0.9 t\nq{i} Q0 y 2 0.5 t\n" for i in range(4)))
     ties = cli("ties", a, b, "-f", "markdown").splitlines()
-    assert ties[0].startswith("| name | queries | docs | queries_with_ties |") and ties[2].startswith("| a | 4 | 8 | 4 |")
-    board = cli("compare", qrels, a, b, "-m", "P@1", "--leaderboard", "-f", "latex", "--resamples", "100",
-                "--permutations", "100").splitlines()
-    assert board[2] == ("name & expected & min & max & oblivious & ci\\_low & ci\\_high & rank & rank\\_oblivious & "
-                        "rank\\_low & rank\\_high & group \\\\")
-    assert board[4].startswith("b & 1.0000 & 1.0000 & 1.0000 & 1.0000 &") and board[5].startswith("a & 0.5000 &")
+    assert ties[0].startswith("| name | queries | docs | queries_with_ties |") and ties[
+        2
+    ].startswith("| a | 4 | 8 | 4 |")
+    board = cli(
+        "compare",
+        qrels,
+        a,
+        b,
+        "-m",
+        "P@1",
+        "--leaderboard",
+        "-f",
+        "latex",
+        "--resamples",
+        "100",
+        "--permutations",
+        "100",
+    ).splitlines()
+    assert board[2] == (
+        "name & expected & min & max & oblivious & ci\\_low & ci\\_high & rank & rank\\_oblivious & "
+        "rank\\_low & rank\\_high & group \\\\"
+    )
+    assert board[4].startswith("b & 1.0000 & 1.0000 & 1.0000 & 1.0000 &") and board[5].startswith(
+        "a & 0.5000 &"
+    )
     md = cli("compare", qrels, a, b, "-m", "P@1", "-f", "markdown").splitlines()
-    assert md[0] == "| name | expected | min | max | oblivious | ci_low | ci_high | rank | rank_oblivious |"
+    assert (
+        md[0]
+        == "| name | expected | min | max | oblivious | ci_low | ci_high | rank | rank_oblivious |"
+    )
     # jsonl of ties: each run whole, then the summary over the set (unchanged)
     recs = [json.loads(x) for x in cli("ties", a, b, "-f", "jsonl").splitlines()]
     assert [r["name"] for r in recs] == ["a", "b", "all"]
@@ -178,8 +247,12 @@ def test_tie_curves_are_computed_in_analysis_and_drawn_in_report():
     from tierank.report import tie_ccdf as reexported
 
     assert reexported is tie_ccdf
-    curves = tie_structure({"A": {"q": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.5}, "r": {"a": 2.0, "b": 2.0}},
-                            "B": {"q": {"a": 1.0}}})
+    curves = tie_structure(
+        {
+            "A": {"q": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.5}, "r": {"a": 2.0, "b": 2.0}},
+            "B": {"q": {"a": 1.0}},
+        }
+    )
     a, b = curves["A"], curves["B"]
     assert sorted(a.sizes.tolist()) == [2, 3] and a.share == pytest.approx(5 / 6)
     assert a.s.tolist() == [2, 3] and a.count.tolist() == [2, 1]
@@ -202,7 +275,9 @@ def _floats(seed: int, n: int) -> np.ndarray:
         rng.random(n).astype(np.float32).astype(np.float64),
         rng.random(n).astype(np.float16).astype(np.float64),
         np.floor(10.0 ** rng.uniform(0, 17, n)),
-        1e9 - rng.random(n), 1e-4 + rng.random(n) * 1e-8, 1e10 * rng.random(n),
+        1e9 - rng.random(n),
+        1e-4 + rng.random(n) * 1e-8,
+        1e10 * rng.random(n),
         np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 5e-324, 1e-4, 1e9, 1e10, 0.1 + 0.2]),
     ]
     v = np.concatenate(parts)
@@ -225,9 +300,22 @@ def test_float_reprs_is_repr(seed):
         assert float_reprs(v[:cut]) == want[:cut]
 
 
-@pytest.mark.parametrize("name", ["*star*.run", "[link](x).run", "`tick`.run", "<b>bold.run", "_em_.run",
-                                  "a|b.run", "~~del~~.run", "&amp;.run", "back\\slash.run", "q_1.run",
-                                  "**x**_y_`z`.run"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "*star*.run",
+        "[link](x).run",
+        "`tick`.run",
+        "<b>bold.run",
+        "_em_.run",
+        "a|b.run",
+        "~~del~~.run",
+        "&amp;.run",
+        "back\\slash.run",
+        "q_1.run",
+        "**x**_y_`z`.run",
+    ],
+)
 def test_markdown_shows_run_names_as_written(name, tmp_path):
     """A run named with Markdown syntax (``*star*.run`` rendered in italics, ``[link](x).run`` as a link)
     renders as its name, read back by a Markdown renderer (markdown-it, CommonMark with GFM tables)."""

@@ -69,8 +69,13 @@ QRELS = {f"q{q}": {f"d{d}": int(d % 3 == q % 3) + int(d == q) for d in range(8)}
 def synthetic_runs(names) -> dict:
     """Small runs with real ties (scores on a coarse grid), one per name, all different."""
     rng = np.random.default_rng(7)
-    return {name: {q: {f"d{d}": float(np.round(rng.random() * (2 + i % 4)) / 2) for d in range(8)} for q in QRELS}
-            for i, name in enumerate(names)}
+    return {
+        name: {
+            q: {f"d{d}": float(np.round(rng.random() * (2 + i % 4)) / 2) for d in range(8)}
+            for q in QRELS
+        }
+        for i, name in enumerate(names)
+    }
 
 
 def range_rows(names) -> list[dict]:
@@ -79,7 +84,15 @@ def range_rows(names) -> list[dict]:
     for name in names:
         lo = rng.random() * 0.5
         hi = lo + rng.random() * 0.3
-        rows.append({"name": name, "min": lo, "max": hi, "oblivious": (lo + hi) / 2, "expected": lo + (hi - lo) / 3})
+        rows.append(
+            {
+                "name": name,
+                "min": lo,
+                "max": hi,
+                "oblivious": (lo + hi) / 2,
+                "expected": lo + (hi - lo) / 3,
+            }
+        )
     return rows
 
 
@@ -88,7 +101,12 @@ def forest_rows(names) -> list[dict]:
     rows = range_rows(names)
     for i, r in enumerate(rows):
         half = 0.05 + 0.02 * (i % 5)
-        rows[i] = {**r, "ci_low": r["expected"] - half, "ci_high": r["expected"] + half, "ci_method": "t"}
+        rows[i] = {
+            **r,
+            "ci_low": r["expected"] - half,
+            "ci_high": r["expected"] + half,
+            "ci_method": "t",
+        }
     return rows
 
 
@@ -96,14 +114,26 @@ def sweep_rows(names) -> list[dict]:
     """A sweep's rows with the names as its formats (the longest a format name could be)."""
     rows = []
     for i, r in enumerate(range_rows(names)):
-        rows.append({"measure": "nDCG@10", "format": r["name"], "min": r["min"], "max": r["max"],
-                     "oblivious": r["oblivious"], "expected": r["expected"], "range": r["max"] - r["min"],
-                     "bias": r["oblivious"] - r["expected"], "tie_share": 0.1 * (i % 10)})
+        rows.append(
+            {
+                "measure": "nDCG@10",
+                "format": r["name"],
+                "min": r["min"],
+                "max": r["max"],
+                "oblivious": r["oblivious"],
+                "expected": r["expected"],
+                "range": r["max"] - r["min"],
+                "bias": r["oblivious"] - r["expected"],
+                "tie_share": 0.1 * (i % 10),
+            }
+        )
     return rows
 
 
 KINDS = {
-    "cutoff": lambda names: plot_cutoff(cutoff_curves(QRELS, synthetic_runs(names), "nDCG", kmax=5)),
+    "cutoff": lambda names: plot_cutoff(
+        cutoff_curves(QRELS, synthetic_runs(names), "nDCG", kmax=5)
+    ),
     "ranges": lambda names: plot_ranges(range_rows(names), "nDCG@10"),
     "sweep": lambda names: plot_sweep(sweep_rows(names), "nDCG@10"),
     "ties": lambda names: plot_tie_structure(synthetic_runs(names)),
@@ -126,41 +156,66 @@ def assert_fits(fig, what: str) -> None:
     width, height = fig.get_size_inches()
     tol = 0.01  # inches
     tight = fig.get_tightbbox(renderer)
-    assert (tight.x0 >= -tol and tight.y0 >= -tol and tight.x1 <= width + tol and tight.y1 <= height + tol), \
-        f"{what}: the artists span {tight.bounds} (inches), the canvas is {width:g} x {height:g}"
+    assert (
+        tight.x0 >= -tol
+        and tight.y0 >= -tol
+        and tight.x1 <= width + tol
+        and tight.y1 <= height + tol
+    ), f"{what}: the artists span {tight.bounds} (inches), the canvas is {width:g} x {height:g}"
     canvas = fig.bbox
     px = tol * fig.dpi
 
     def inside(t):
         e = t.get_window_extent(renderer)
-        assert (e.x0 >= canvas.x0 - px and e.y0 >= canvas.y0 - px and e.x1 <= canvas.x1 + px
-                and e.y1 <= canvas.y1 + px), f"{what}: text {t.get_text()!r} is cut ({e.bounds} in {canvas.bounds})"
+        assert (
+            e.x0 >= canvas.x0 - px
+            and e.y0 >= canvas.y0 - px
+            and e.x1 <= canvas.x1 + px
+            and e.y1 <= canvas.y1 + px
+        ), f"{what}: text {t.get_text()!r} is cut ({e.bounds} in {canvas.bounds})"
 
-    ticks = {id(t) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
-             for tick in (*axis.get_major_ticks(), *axis.get_minor_ticks()) for t in (tick.label1, tick.label2)}
-    texts = [t for t in fig.findobj(Text) if id(t) not in ticks and t.get_visible() and t.get_text().strip()]
+    ticks = {
+        id(t)
+        for ax in fig.axes
+        for axis in (ax.xaxis, ax.yaxis)
+        for tick in (*axis.get_major_ticks(), *axis.get_minor_ticks())
+        for t in (tick.label1, tick.label2)
+    }
+    texts = [
+        t
+        for t in fig.findobj(Text)
+        if id(t) not in ticks and t.get_visible() and t.get_text().strip()
+    ]
     for t in texts:  # titles, axis labels, legend entries, bar labels
         inside(t)
     # a legend covers no other text (titles, axis labels, tick labels)
     legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
     own = {id(t) for leg in legends for t in leg.findobj(Text)}
     others = [t for t in texts if id(t) not in own]
-    others += [t for ax in fig.axes for axis in (ax.xaxis, ax.yaxis) for t in _drawn_ticklabels(axis)]
+    others += [
+        t for ax in fig.axes for axis in (ax.xaxis, ax.yaxis) for t in _drawn_ticklabels(axis)
+    ]
     for ax in fig.axes:  # a legend placed in the axes stays in them
         leg = ax.get_legend()
         if leg is not None and leg.get_bbox_to_anchor().bounds == ax.bbox.bounds:
             box, frame = leg.get_window_extent(renderer), ax.bbox
-            assert box.x0 >= frame.x0 - 1 and box.x1 <= frame.x1 + 1 and box.y0 >= frame.y0 - 1 \
-                and box.y1 <= frame.y1 + 1, f"{what}: the legend leaves its axes"
+            assert (
+                box.x0 >= frame.x0 - 1
+                and box.x1 <= frame.x1 + 1
+                and box.y0 >= frame.y0 - 1
+                and box.y1 <= frame.y1 + 1
+            ), f"{what}: the legend leaves its axes"
     for leg in legends:
         box = leg.get_window_extent(renderer)
         for t in others:
-            assert not _overlap(box, t.get_window_extent(renderer)), \
+            assert not _overlap(box, t.get_window_extent(renderer)), (
                 f"{what}: the legend covers {t.get_text()!r}"
+            )
     for ax in fig.axes:
         box = ax.get_position()
-        assert box.width * width >= 2.0 and box.height * height >= 0.8, \
+        assert box.width * width >= 2.0 and box.height * height >= 0.8, (
             f"{what}: the axes were squeezed to {box.width * width:.2f} x {box.height * height:.2f} inches"
+        )
         for axis in (ax.xaxis, ax.yaxis):
             shown = _drawn_ticklabels(axis)
             for t in shown:
@@ -175,8 +230,11 @@ def _drawn_ticklabels(axis) -> list:
     """The major tick labels matplotlib draws: with text, visible, at a tick inside the view."""
     lo, hi = sorted(axis.get_view_interval())
     span = (hi - lo) * 1e-9
-    return [t for loc, t in zip(axis.get_ticklocs(), axis.get_ticklabels())
-            if lo - span <= loc <= hi + span and t.get_visible() and t.get_text()]
+    return [
+        t
+        for loc, t in zip(axis.get_ticklocs(), axis.get_ticklabels())
+        if lo - span <= loc <= hi + span and t.get_visible() and t.get_text()
+    ]
 
 
 def _texts(fig) -> list[str]:
@@ -212,10 +270,13 @@ def test_a_long_title_wraps_inside_the_canvas():
     title = "AskUbuntu BM25 " * 12 + "with a title far wider than the figure"
     names = run_names(3, False)
     curves = cutoff_curves(QRELS, synthetic_runs(names), "nDCG", kmax=5)
-    for fig in (plot_cutoff(curves, title=title), plot_ranges(range_rows(names), "AP", title=title),
-                plot_sweep(sweep_rows(names), "nDCG@10", title=title),
-                plot_tie_structure(synthetic_runs(names), title=title),
-                plot_forest(forest_rows(names), "nDCG@10", title=title)):
+    for fig in (
+        plot_cutoff(curves, title=title),
+        plot_ranges(range_rows(names), "AP", title=title),
+        plot_sweep(sweep_rows(names), "nDCG@10", title=title),
+        plot_tie_structure(synthetic_runs(names), title=title),
+        plot_forest(forest_rows(names), "nDCG@10", title=title),
+    ):
         assert_fits(fig, "a long title")
 
 
@@ -238,14 +299,25 @@ def test_report_figures_fit_and_tables_keep_full_names(monkeypatch, n):
     names = run_names(n, True)
     runs = synthetic_runs(names)
     res = tierank.evaluate(QRELS, runs[names[0]], ["nDCG@3", "P@2"])
-    rerank = {"settings": {"model": "m", "tie_break": "trec_eval"},
-              "rows": [{"variant": r["name"], "measure": "RR@10", **{k: r[k] for k in ("min", "max", "oblivious",
-                                                                                         "expected")}}
-                       for r in range_rows(names)]}
-    builds = {"compare": lambda: compare_report(compare(runs, QRELS, "nDCG@3")),
-              "eval": lambda: eval_report(res, cutoff_curves(QRELS, runs, "nDCG", kmax=5)),
-              "rerank": lambda: rerank_report(rerank),
-              "sweep": lambda: sweep_report(sweep(QRELS, runs[names[0]], ["nDCG@3"], ["fp32", "bf16", "fp8_e4m3"]))}
+    rerank = {
+        "settings": {"model": "m", "tie_break": "trec_eval"},
+        "rows": [
+            {
+                "variant": r["name"],
+                "measure": "RR@10",
+                **{k: r[k] for k in ("min", "max", "oblivious", "expected")},
+            }
+            for r in range_rows(names)
+        ],
+    }
+    builds = {
+        "compare": lambda: compare_report(compare(runs, QRELS, "nDCG@3")),
+        "eval": lambda: eval_report(res, cutoff_curves(QRELS, runs, "nDCG", kmax=5)),
+        "rerank": lambda: rerank_report(rerank),
+        "sweep": lambda: sweep_report(
+            sweep(QRELS, runs[names[0]], ["nDCG@3"], ["fp32", "bf16", "fp8_e4m3"])
+        ),
+    }
     for what, build in builds.items():
         if what == "compare" and n == 1:
             continue  # a comparison needs two systems
@@ -256,4 +328,6 @@ def test_report_figures_fit_and_tables_keep_full_names(monkeypatch, n):
         for fig in figures:
             assert_fits(fig, f"report {what}, {n} run(s)")
         for name in names if what != "sweep" else ():
-            assert f"<td>{name}</td>" in html, f"report {what}: the table lacks the full name {name!r}"
+            assert f"<td>{name}</td>" in html, (
+                f"report {what}: the table lacks the full name {name!r}"
+            )

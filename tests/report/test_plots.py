@@ -30,6 +30,7 @@ from .common import EXACT, PNG_SIGNATURE, QRELS, RUNS, TIED, by_gid, systems  # 
 
 # ---------------------------------------------------------------------------------------------------- imports
 
+
 def test_import_tierank_does_not_import_matplotlib():
     code = "import sys, tierank, tierank.report; assert 'matplotlib' not in sys.modules, 'matplotlib imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -38,12 +39,18 @@ def test_import_tierank_does_not_import_matplotlib():
 def test_missing_matplotlib_is_one_tierank_error_naming_the_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
     with pytest.raises(tierank.TierankError) as e:
-        plot_ranges([{"name": "s", "min": 0.1, "max": 0.3, "oblivious": 0.2, "expected": 0.25}], "AP")
+        plot_ranges(
+            [{"name": "s", "min": 0.1, "max": 0.3, "oblivious": 0.2, "expected": 0.25}], "AP"
+        )
     assert isinstance(e.value, ImportError)
-    assert str(e.value) == 'tierank figures need matplotlib, which is not installed: pip install "tierank[report]"'
+    assert (
+        str(e.value)
+        == 'tierank figures need matplotlib, which is not installed: pip install "tierank[report]"'
+    )
 
 
 # ---------------------------------------------------------------------------------------------------- cutoff
+
 
 def test_plot_cutoff_draws_the_numbers():
     from matplotlib.colors import to_rgb
@@ -63,9 +70,13 @@ def test_plot_cutoff_draws_the_numbers():
         verts = np.vstack([p.vertices for p in by_gid(fig, f"band:{name}").get_paths()])
         for k, lo, hi in zip(ks, s.min, s.max):
             ys = verts[np.isclose(verts[:, 0], k), 1]
-            assert ys.min() == pytest.approx(lo, abs=1e-12) and ys.max() == pytest.approx(hi, abs=1e-12)
+            assert ys.min() == pytest.approx(lo, abs=1e-12) and ys.max() == pytest.approx(
+                hi, abs=1e-12
+            )
         # the band colour is the line colour
-        assert np.allclose(by_gid(fig, f"band:{name}").get_facecolor()[0][:3], to_rgb(line.get_color()))
+        assert np.allclose(
+            by_gid(fig, f"band:{name}").get_facecolor()[0][:3], to_rgb(line.get_color())
+        )
     ax = fig.axes[0]
     assert ax.get_xlabel() == "cutoff k" and "nDCG@k" in ax.get_ylabel() and ax.get_title()
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
@@ -75,6 +86,7 @@ def test_plot_cutoff_draws_the_numbers():
 
 
 # ---------------------------------------------------------------------------------------------------- ranges
+
 
 def test_plot_ranges_segments_span_min_to_max_sorted_by_expected():
     _, cmp = systems()
@@ -97,8 +109,10 @@ def test_plot_ranges_segments_span_min_to_max_sorted_by_expected():
 
 
 def test_plot_ranges_accepts_records_and_paper_layout():
-    rows = [{"name": "s1", "min": 0.2, "max": 0.4, "oblivious": 0.35, "expected": 0.3},
-            {"name": "$cost$ 5", "min": 0.5, "max": 0.5, "oblivious": 0.5, "expected": 0.5}]
+    rows = [
+        {"name": "s1", "min": 0.2, "max": 0.4, "oblivious": 0.35, "expected": 0.3},
+        {"name": "$cost$ 5", "min": 0.5, "max": 0.5, "oblivious": 0.5, "expected": 0.5},
+    ]
     fig = plot_ranges(rows, "AP")
     assert list(by_gid(fig, "range:s1").get_xdata()) == [0.2, 0.4]
     fig.canvas.draw()  # a '$' in a name must not be parsed as mathtext
@@ -111,8 +125,12 @@ def test_plot_ranges_accepts_records_and_paper_layout():
 
 # ---------------------------------------------------------------------------------------------------- sweep
 
+
 def test_plot_sweep_bars_equal_sweep_rows():
-    run = {"q1": {"a": 0.30079, "b": 0.30078125, "c": 0.1}, "q2": {"x": 0.50001, "y": 0.5, "z": 0.2}}
+    run = {
+        "q1": {"a": 0.30079, "b": 0.30078125, "c": 0.1},
+        "q2": {"x": 0.50001, "y": 0.5, "z": 0.2},
+    }
     qrels = {"q1": {"a": 1}, "q2": {"x": 1}}
     fmts = ["fp32", "bf16", "fp8_e4m3", "int8"]
     sw = sweep(qrels, run, ["RR", "P@1"], fmts)
@@ -126,17 +144,23 @@ def test_plot_sweep_bars_equal_sweep_rows():
         assert by_gid(fig, f"tie_share:{f}").get_height() == pytest.approx(100 * r["tie_share"])
         seg = by_gid(fig, f"minmax:{f}")
         assert list(seg.get_ydata()) == [r["min"], r["max"]]
-    np.testing.assert_array_equal(by_gid(fig, "expected").get_ydata(), [r["expected"] for r in rows])
-    np.testing.assert_array_equal(by_gid(fig, "oblivious").get_ydata(), [r["oblivious"] for r in rows])
+    np.testing.assert_array_equal(
+        by_gid(fig, "expected").get_ydata(), [r["expected"] for r in rows]
+    )
+    np.testing.assert_array_equal(
+        by_gid(fig, "oblivious").get_ydata(), [r["oblivious"] for r in rows]
+    )
     assert [t.get_text() for t in fig.axes[-1].get_xticklabels()] == fmts
     assert fig.axes[-1].get_ylabel() == "docs in ties (%)"
     assert by_gid(plot_sweep(sw, "P@1"), "range:bf16").get_height() == pytest.approx(
-        next(r["range"] for r in sw.rows if r["measure"] == "P@1" and r["format"] == "bf16"))
+        next(r["range"] for r in sw.rows if r["measure"] == "P@1" and r["format"] == "bf16")
+    )
     with pytest.raises(tierank.TierankInputError, match="not in the sweep"):
         plot_sweep(sw, "AP")
 
 
 # ---------------------------------------------------------------------------------------------------- ties
+
 
 def _independent_sizes(run: dict) -> list[int]:
     out = []
@@ -168,8 +192,11 @@ def test_tie_group_sizes_and_structure_plot():
 
 # ---------------------------------------------------------------------------------------------------- saving
 
+
 def test_save_figure_writes_both_files_atomically(tmp_path, monkeypatch):
-    fig = plot_ranges([{"name": "s", "min": 0.1, "max": 0.3, "oblivious": 0.2, "expected": 0.25}], "AP")
+    fig = plot_ranges(
+        [{"name": "s", "min": 0.1, "max": 0.3, "oblivious": 0.2, "expected": 0.25}], "AP"
+    )
     replaced = []
     real_replace = os.replace
 
@@ -189,7 +216,9 @@ def test_save_figure_writes_both_files_atomically(tmp_path, monkeypatch):
     assert sorted(p.name for p in (tmp_path / "sub").iterdir()) == ["fig.png", "fig.svg"]
     umask = os.umask(0o022)
     os.umask(umask)
-    assert all(p.stat().st_mode & 0o777 == 0o666 & ~umask for p in paths)  # not the temp file's 0o600
+    assert all(
+        p.stat().st_mode & 0o777 == 0o666 & ~umask for p in paths
+    )  # not the temp file's 0o600
 
     # a failed write leaves the old file alone and no temporary behind
     def boom(src, dst):
@@ -197,13 +226,16 @@ def test_save_figure_writes_both_files_atomically(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "replace", boom)
     before = paths[0].read_bytes()
-    with pytest.raises(tierank.TierankInputError, match="cannot write: disk full; the existing file is unchanged"):
+    with pytest.raises(
+        tierank.TierankInputError, match="cannot write: disk full; the existing file is unchanged"
+    ):
         save_figure(fig, stem, formats=("png",))
     assert paths[0].read_bytes() == before
     assert sorted(p.name for p in (tmp_path / "sub").iterdir()) == ["fig.png", "fig.svg"]
 
 
 # ---------------------------------------------------------------------------------------------------- real data
+
 
 def test_askubuntu_regimes_tie_structure_matches_engine(real_data):
     run = tierank.read_run(real_data / "askubuntu" / "test.bm25.run")
@@ -214,7 +246,11 @@ def test_askubuntu_regimes_tie_structure_matches_engine(real_data):
     for f, r in regimes.items():
         sizes = tie_group_sizes(r)
         t = curves.series[f].ties
-        assert (len(sizes), int(sizes.sum()), int(sizes.max(initial=0))) == (t["groups"], t["tied_docs"], t["largest"])
+        assert (len(sizes), int(sizes.sum()), int(sizes.max(initial=0))) == (
+            t["groups"],
+            t["tied_docs"],
+            t["largest"],
+        )
         shares.append(t["share"])
         s = curves.series[f]
         assert np.all(s.min <= s.expected + 1e-12) and np.all(s.expected <= s.max + 1e-12)
@@ -238,7 +274,9 @@ def test_forest_plot_draws_each_systems_ci_beside_its_tie_range_sorted_by_expect
         ys[s.name] = ci.get_ydata()[0]
     by_e = sorted(cmp.systems, key=lambda s: -s.expected)
     assert [ys[s.name] for s in by_e] == sorted(ys.values(), reverse=True)  # best on top
-    assert "95% CI of the mean expected value over queries (t)" in [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "95% CI of the mean expected value over queries (t)" in [
+        t.get_text() for t in fig.legends[0].get_texts()
+    ]
     assert cmp.measure in ax.get_title()
     with pytest.raises(tierank.TierankInputError, match="ci_low"):
         plot_forest([{"name": "s", "expected": 0.5, "min": 0.4, "max": 0.6}])

@@ -11,8 +11,17 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-ROW = {"variant": "fp32", "measure": "nDCG@10", "fp32": 0.5, "oblivious": 0.5, "expected": 0.5, "range": 0.0,
-       "bias": 0.0, "min": 0.5, "max": 0.5}
+ROW = {
+    "variant": "fp32",
+    "measure": "nDCG@10",
+    "fp32": 0.5,
+    "oblivious": 0.5,
+    "expected": 0.5,
+    "range": 0.0,
+    "bias": 0.0,
+    "min": 0.5,
+    "max": 0.5,
+}
 
 
 def in_process(*args) -> subprocess.CompletedProcess:
@@ -38,15 +47,19 @@ def _error(tmp_path, text: str) -> str:
     assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
     assert "Traceback" not in p.stderr
     lines = p.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"tierank: error: {table}: not a table.json of `tierank rerank`: ")
+    assert len(lines) == 1 and lines[0].startswith(
+        f"tierank: error: {table}: not a table.json of `tierank rerank`: "
+    )
     assert not (tmp_path / "r.html").exists()
     return lines[0].split("`tierank rerank`: ", 1)[1]
 
 
 def test_rows_without_the_optional_range_are_reported(tmp_path):
     """A row without `range` passed the validator, then `r["range"]` raised KeyError."""
-    rows = [{k: v for k, v in ROW.items() if k not in ("range", "bias", "fp32")},
-            {**{k: v for k, v in ROW.items() if k != "range"}, "variant": "bf16", "min": 0.25}]
+    rows = [
+        {k: v for k, v in ROW.items() if k not in ("range", "bias", "fp32")},
+        {**{k: v for k, v in ROW.items() if k != "range"}, "variant": "bf16", "min": 0.25},
+    ]
     table = _table(tmp_path, json.dumps({"settings": {"model": "m"}, "rows": rows}))
     out = tmp_path / "r.html"
     p = in_process("report", "rerank", table, "-o", out)
@@ -58,34 +71,83 @@ def test_rows_without_the_optional_range_are_reported(tmp_path):
 ROWS = json.dumps([ROW])[1:-1]
 
 
-@pytest.mark.parametrize("text, reason", [
-    ('{"settings": {}, "rows": [{"variant": "fp32", "measure": "RR", "oblivious": 0.5, "expected": 0.5, '
-     '"min": 0.5, "max": ' + "9" * 400 + '}]}',
-     f"not valid JSON: number {'9' * 60}…(400 chars) is beyond the range of a float (about 1.8e308)"),
-    ('{"settings": {}, "rows": [{"variant": "fp32", "measure": "RR", "oblivious": 0.5, "expected": 0.5, '
-     '"min": 0.5, "max": ' + "9" * 5001 + '}]}',
-     f"not valid JSON: number {'9' * 60}…(5,001 chars) is beyond the range of a float (about 1.8e308)"),
-    ('{"settings": {}, "rows": [' + ROWS.replace('"max": 0.5', '"max": NaN') + "]}",
-     "not valid JSON: NaN is not a JSON number"),
-    ('{"settings": {}, "rows": [' + ROWS.replace('"max": 0.5', '"max": Infinity') + "]}",
-     "not valid JSON: Infinity is not a JSON number"),
-    ('{"settings": {}, "rows": [' + ROWS.replace('"max": 0.5', '"max": -Infinity') + "]}",
-     "not valid JSON: -Infinity is not a JSON number"),
-    ('{"settings": {}, "rows": [' + ROWS.replace('"max": 0.5', '"max": 1e999') + "]}",
-     "not valid JSON: number 1e999 is beyond the range of a float (about 1.8e308)"),
-    ('{"settings": {}, "rows": [' + ROWS + "]," + '"x": ' + "[" * 100_000 + "]" * 100_000 + "}",
-     "not valid JSON: nested too deeply"),
-    ('{"settings": {}, "rows": [' + ROWS.replace('"max": 0.5', '"max": 0.5, "max": 0.75') + "]}",
-     "not valid JSON: key 'max' appears twice in one object"),
-    ('{"settings": {"model": "\\ud800"}, "rows": [' + ROWS + "]}",
-     "not valid JSON: settings.model: a string holds a lone surrogate escape (\\ud800-\\udfff), which is not text"),
-    ('{"settings": {}, "rows": [' + ROWS.replace('"max": 0.5', '"max": true') + "]}",
-     "row 1: 'max' is True, not a number"),
-    ('{"settings": {}, "rows": [' + ROWS.replace('"variant": "fp32"', '"variant": 3') + "]}",
-     "row 1: 'variant' is 3, not text"),
-    ('{"settings": {}, "rows": [' + ROWS + "]", "not valid JSON: Expecting ',' delimiter (line 1, column "),
-], ids=["400 digits", "5001 digits", "NaN", "Infinity", "-Infinity", "1e999", "deep", "duplicate key",
-        "surrogate", "true", "variant a number", "truncated"])
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        (
+            '{"settings": {}, "rows": [{"variant": "fp32", "measure": "RR", "oblivious": 0.5, "expected": 0.5, '
+            '"min": 0.5, "max": ' + "9" * 400 + "}]}",
+            f"not valid JSON: number {'9' * 60}…(400 chars) is beyond the range of a float (about 1.8e308)",
+        ),
+        (
+            '{"settings": {}, "rows": [{"variant": "fp32", "measure": "RR", "oblivious": 0.5, "expected": 0.5, '
+            '"min": 0.5, "max": ' + "9" * 5001 + "}]}",
+            f"not valid JSON: number {'9' * 60}…(5,001 chars) is beyond the range of a float (about 1.8e308)",
+        ),
+        (
+            '{"settings": {}, "rows": [' + ROWS.replace('"max": 0.5', '"max": NaN') + "]}",
+            "not valid JSON: NaN is not a JSON number",
+        ),
+        (
+            '{"settings": {}, "rows": [' + ROWS.replace('"max": 0.5', '"max": Infinity') + "]}",
+            "not valid JSON: Infinity is not a JSON number",
+        ),
+        (
+            '{"settings": {}, "rows": [' + ROWS.replace('"max": 0.5', '"max": -Infinity') + "]}",
+            "not valid JSON: -Infinity is not a JSON number",
+        ),
+        (
+            '{"settings": {}, "rows": [' + ROWS.replace('"max": 0.5', '"max": 1e999') + "]}",
+            "not valid JSON: number 1e999 is beyond the range of a float (about 1.8e308)",
+        ),
+        (
+            '{"settings": {}, "rows": ['
+            + ROWS
+            + "],"
+            + '"x": '
+            + "[" * 100_000
+            + "]" * 100_000
+            + "}",
+            "not valid JSON: nested too deeply",
+        ),
+        (
+            '{"settings": {}, "rows": ['
+            + ROWS.replace('"max": 0.5', '"max": 0.5, "max": 0.75')
+            + "]}",
+            "not valid JSON: key 'max' appears twice in one object",
+        ),
+        (
+            '{"settings": {"model": "\\ud800"}, "rows": [' + ROWS + "]}",
+            "not valid JSON: settings.model: a string holds a lone surrogate escape (\\ud800-\\udfff), which is not text",
+        ),
+        (
+            '{"settings": {}, "rows": [' + ROWS.replace('"max": 0.5', '"max": true') + "]}",
+            "row 1: 'max' is True, not a number",
+        ),
+        (
+            '{"settings": {}, "rows": [' + ROWS.replace('"variant": "fp32"', '"variant": 3') + "]}",
+            "row 1: 'variant' is 3, not text",
+        ),
+        (
+            '{"settings": {}, "rows": [' + ROWS + "]",
+            "not valid JSON: Expecting ',' delimiter (line 1, column ",
+        ),
+    ],
+    ids=[
+        "400 digits",
+        "5001 digits",
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        "1e999",
+        "deep",
+        "duplicate key",
+        "surrogate",
+        "true",
+        "variant a number",
+        "truncated",
+    ],
+)
 def test_malformed_tables_are_one_error_line(tmp_path, text, reason):
     """400 digits raised OverflowError, deep nesting RecursionError; NaN and Infinity were accepted."""
     assert _error(tmp_path, text).startswith(reason)
@@ -99,7 +161,11 @@ def test_nonfinite_values_in_memory_are_refused():
         check_rerank_table({"settings": {}, "rows": [{**ROW, "max": float("inf")}]}, "t.json")
     with pytest.raises(TierankInputError, match=r"row 1: 'min' is nan, not a finite number"):
         check_rerank_table({"settings": {}, "rows": [{**ROW, "min": float("nan")}]}, "t.json")
-    with pytest.raises(TierankInputError, match=r"row 1: 'max' is 1000000000.*, not a finite number"):
-        check_rerank_table({"settings": {}, "rows": [{**ROW, "max": 10 ** 400}]}, "t.json")
+    with pytest.raises(
+        TierankInputError, match=r"row 1: 'max' is 1000000000.*, not a finite number"
+    ):
+        check_rerank_table({"settings": {}, "rows": [{**ROW, "max": 10**400}]}, "t.json")
     # an optional column may be null (NaN in memory)
-    assert check_rerank_table({"settings": {}, "rows": [{**ROW, "bias": float("nan"), "std": None}]}, "t.json")
+    assert check_rerank_table(
+        {"settings": {}, "rows": [{**ROW, "bias": float("nan"), "std": None}]}, "t.json"
+    )

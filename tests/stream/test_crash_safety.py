@@ -17,9 +17,13 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc and makes FIFOs (Linux)")
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="reads /proc and makes FIFOs (Linux)"
+)
 
-RUN = "".join(f"q{q} Q0 d{d} {d + 1} {(d * 7) % 5} t\n" for q in range(200) for d in range(20)).encode()
+RUN = "".join(
+    f"q{q} Q0 d{d} {d + 1} {(d * 7) % 5} t\n" for q in range(200) for d in range(20)
+).encode()
 QRELS = "".join(f"q{q} 0 d{q % 20} 1\n" for q in range(200))
 
 
@@ -60,7 +64,9 @@ def _fifo(path: Path, data: bytes) -> int:
 def test_a_killed_evaluation_leaves_no_worker_and_no_output(tmp_path, sig, how):
     qrels = tmp_path / "qrels.txt"
     qrels.write_text(QRELS)
-    if how == "stream":  # 2 workers, blocks of 2 kB: the first blocks go to the workers, the rest never comes
+    if (
+        how == "stream"
+    ):  # 2 workers, blocks of 2 kB: the first blocks go to the workers, the rest never comes
         runs = [tmp_path / "run.fifo"]
         fds = [_fifo(runs[0], RUN[:30_000])]
         extra = ["--block-bytes", "2000"]
@@ -72,9 +78,27 @@ def test_a_killed_evaluation_leaves_no_worker_and_no_output(tmp_path, sig, how):
     out = tmp_path / "out" / "out.jsonl"
     log = tmp_path / "stderr.txt"  # a file: orphaned workers would hold a pipe open
     with open(log, "wb") as err:
-        p = subprocess.Popen([sys.executable, "-m", "tierank.cli", "eval", str(qrels), *map(str, runs), "-j", "2",
-                              *extra, "-m", "AP", "-f", "jsonl", "-o", str(out)],
-                             stdout=subprocess.DEVNULL, stderr=err)
+        p = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tierank.cli",
+                "eval",
+                str(qrels),
+                *map(str, runs),
+                "-j",
+                "2",
+                *extra,
+                "-m",
+                "AP",
+                "-f",
+                "jsonl",
+                "-o",
+                str(out),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
     workers: set[int] = set()
     try:
         deadline = time.monotonic() + 30
@@ -85,7 +109,9 @@ def test_a_killed_evaluation_leaves_no_worker_and_no_output(tmp_path, sig, how):
         time.sleep(0.3)  # the workers busy with (or waiting on) the run
         p.send_signal(sig)
         p.wait(timeout=15)
-        assert p.returncode == -sig  # SIGTERM: cleaned up, then died of the signal as the caller expects
+        assert (
+            p.returncode == -sig
+        )  # SIGTERM: cleaned up, then died of the signal as the caller expects
         deadline = time.monotonic() + 5
         while any(map(_alive, workers)) and time.monotonic() < deadline:
             time.sleep(0.05)

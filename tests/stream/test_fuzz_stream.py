@@ -54,13 +54,18 @@ def _slice(run_gz: Path, qrels_gz: Path, queries: int, judged_only: bool) -> tup
                 break
             keep.append(q)
         out.append(line)
-    return b"".join(out), b"".join(x for x in qrels_lines if x.split() and x.split()[0] in set(keep))
+    return b"".join(out), b"".join(
+        x for x in qrels_lines if x.split() and x.split()[0] in set(keep)
+    )
 
 
 @pytest.fixture(scope="module")
 def seeds() -> list[tuple[str, bytes, bytes]]:
     return [
-        ("askubuntu", *_slice(example_path("askubuntu-run"), example_path("askubuntu-qrels"), 25, False)),
+        (
+            "askubuntu",
+            *_slice(example_path("askubuntu-run"), example_path("askubuntu-qrels"), 25, False),
+        ),
         ("rag24", *_slice(example_path("rag24-run"), example_path("rag24-qrels"), 4, True)),
     ]
 
@@ -104,13 +109,22 @@ class Outcome:
     OTHER = "other exception"
 
 
-BAD = {Outcome.MISMATCH, Outcome.DIFFERENT_REFUSAL, Outcome.ONE_REFUSES, Outcome.UNGROUPED_WRONGLY,
-       Outcome.STRICT, Outcome.OTHER}
+BAD = {
+    Outcome.MISMATCH,
+    Outcome.DIFFERENT_REFUSAL,
+    Outcome.ONE_REFUSES,
+    Outcome.UNGROUPED_WRONGLY,
+    Outcome.STRICT,
+    Outcome.OTHER,
+}
 
 
 def _lines(raw: bytes) -> list[bytes]:
     """The lines of ``raw`` (decompressed, BOM dropped) with comment lines (``#`` first) emptied, as documented."""
-    return [b"" if (strict.fields(x) or [b""])[0].startswith(b"#") else x for x in strict.split_lines(raw)]
+    return [
+        b"" if (strict.fields(x) or [b""])[0].startswith(b"#") else x
+        for x in strict.split_lines(raw)
+    ]
 
 
 def _without_comments(raw: bytes) -> bytes:
@@ -146,8 +160,11 @@ def judge(m: Mutant, tmp: Path) -> tuple[str, str]:
     qrels_path.write_bytes(m.qrels)
     try:
         mem, mem_ties, mem_err = _result(lambda: tierank.evaluate(qrels_path, run_path, MEASURES))
-        got, got_ties, got_err = _result(lambda: evaluate_stream(qrels_path, run_path, MEASURES,
-                                                                 block_bytes=m.block, jobs=m.jobs))
+        got, got_ties, got_err = _result(
+            lambda: evaluate_stream(
+                qrels_path, run_path, MEASURES, block_bytes=m.block, jobs=m.jobs
+            )
+        )
     except Exception as e:  # noqa: BLE001 - exactly what the tier looks for
         return Outcome.OTHER, f"{type(e).__name__}: {e}"[:300]
     if got_err is not None and "not grouped by query" in str(got_err):
@@ -161,24 +178,35 @@ def judge(m: Mutant, tmp: Path) -> tuple[str, str]:
             return Outcome.UNGROUPED_WRONGLY, str(got_err)[:300]
         seen = [p for p in got_err.problems if "not grouped by query" not in p.reason]
         missing = [p for p in (mem_err.problems if mem_err else []) if p not in seen]
-        if [p for p in seen if p not in (mem_err.problems if mem_err else [])] or \
-                not all("appears twice" in p.reason or "more problems" in p.reason for p in missing):
-            return Outcome.DIFFERENT_REFUSAL, f"in memory: {str(mem_err)[:300]!r}; streamed: {str(got_err)[:300]!r}"
+        if [p for p in seen if p not in (mem_err.problems if mem_err else [])] or not all(
+            "appears twice" in p.reason or "more problems" in p.reason for p in missing
+        ):
+            return (
+                Outcome.DIFFERENT_REFUSAL,
+                f"in memory: {str(mem_err)[:300]!r}; streamed: {str(got_err)[:300]!r}",
+            )
         return Outcome.UNGROUPED, ""
     if mem_err is not None and got_err is not None:
         if got_err.problems == mem_err.problems:
             return Outcome.REFUSED, ""
-        return Outcome.DIFFERENT_REFUSAL, f"in memory: {str(mem_err)[:300]!r}; streamed: {str(got_err)[:300]!r}"
+        return (
+            Outcome.DIFFERENT_REFUSAL,
+            f"in memory: {str(mem_err)[:300]!r}; streamed: {str(got_err)[:300]!r}",
+        )
     if (mem_err is None) != (got_err is None):
-        return Outcome.ONE_REFUSES, f"in memory: {str(mem_err)[:200]!r}; streamed: {str(got_err)[:200]!r}"
+        return (
+            Outcome.ONE_REFUSES,
+            f"in memory: {str(mem_err)[:200]!r}; streamed: {str(got_err)[:200]!r}",
+        )
     try:
         pd.testing.assert_frame_equal(got, mem)
         assert got_ties == mem_ties
     except AssertionError as e:
         return Outcome.MISMATCH, str(e)[:300]
     try:  # the numbers of the independent reader
-        want = tierank.evaluate(strict.read_qrels(m.qrels), strict.read_run(_without_comments(m.run)),
-                                MEASURES).per_query()
+        want = tierank.evaluate(
+            strict.read_qrels(m.qrels), strict.read_run(_without_comments(m.run)), MEASURES
+        ).per_query()
         pd.testing.assert_frame_equal(mem, want)
     except (strict.Refused, TierankInputError, AssertionError) as e:
         return Outcome.STRICT, f"{type(e).__name__}: {e}"[:300]
@@ -197,8 +225,10 @@ def _cli(m: Mutant, tmp: Path) -> str | None:
     if got.exit_code == 2 and "not grouped by query" in got.output and not _grouped(m.run):
         return None
     if (mem.exit_code, mem.output) != (got.exit_code, got.output) or mem.exit_code not in (0, 2):
-        return f"in memory: exit {mem.exit_code} {mem.output[-300:]!r}; streamed: exit {got.exit_code} " \
-               f"{got.output[-300:]!r}"
+        return (
+            f"in memory: exit {mem.exit_code} {mem.output[-300:]!r}; streamed: exit {got.exit_code} "
+            f"{got.output[-300:]!r}"
+        )
     return None
 
 
@@ -219,7 +249,10 @@ def test_fuzz_streaming(seeds, tmp_path):
                 failures.append(f"{where}: command line: {wrong}")
         for f in tmp_path.iterdir():
             f.unlink()
-    print(f"\nstreaming fuzz, {MUTANTS} mutants: " + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
+    print(
+        f"\nstreaming fuzz, {MUTANTS} mutants: "
+        + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+    )
     assert not failures, "\n".join(failures[:20])
     # the tier must exercise both outcomes, not pass vacuously
     assert counts[Outcome.EQUAL] > MUTANTS // 10 and counts[Outcome.REFUSED] > MUTANTS // 10
@@ -228,7 +261,10 @@ def test_fuzz_streaming(seeds, tmp_path):
 def test_the_unmutated_runs_stream_as_in_memory(seeds, tmp_path):
     for name, run, qrels in seeds:
         for jobs in (1, 2):
-            assert judge(Mutant(0, name, [], run, qrels, 500, jobs), tmp_path) == (Outcome.EQUAL, "")
+            assert judge(Mutant(0, name, [], run, qrels, 500, jobs), tmp_path) == (
+                Outcome.EQUAL,
+                "",
+            )
 
 
 def test_mutants_are_reproducible(seeds):

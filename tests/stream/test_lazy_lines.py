@@ -19,7 +19,11 @@ QRELS = {"q0": {"d0": 1}}
 
 
 def _lines(n_queries: int, docs: int, eol: str = "\n") -> list[str]:
-    return [f"q{q} Q0 d{d} {d + 1} {1.0 / (d + 1)!r} t{eol}" for q in range(n_queries) for d in range(docs)]
+    return [
+        f"q{q} Q0 d{d} {d + 1} {1.0 / (d + 1)!r} t{eol}"
+        for q in range(n_queries)
+        for d in range(docs)
+    ]
 
 
 def _refusal(fn) -> list[str]:
@@ -39,7 +43,10 @@ def test_a_bad_line_deep_in_a_big_file_is_located(tmp_path, eol, jobs):
     p.write_bytes(b"# a comment\n" + "".join(lines).encode())
     want = _refusal(lambda: tierank.read_run(str(p)))
     assert want[0] == f"{p}:{bad + 1}: score 'notanumber' is not a number"
-    assert f"{p}:{bad + 11}: document 'd3' appears twice in query 'q347' (first at line {bad + 10})" in want
+    assert (
+        f"{p}:{bad + 11}: document 'd3' appears twice in query 'q347' (first at line {bad + 10})"
+        in want
+    )
     got = _refusal(lambda: evaluate_stream(QRELS, str(p), ["AP"], block_bytes=4096, jobs=jobs))
     assert got == want
 
@@ -54,7 +61,10 @@ def test_a_bad_line_deep_in_a_streamed_gzip_is_located(tmp_path, jobs):
     want = _refusal(lambda: tierank.read_run(str(p)))
     assert want[0].startswith(f"{p}:9877: expected 6 whitespace-separated columns")
     assert want[1].startswith(f"{p}:11112: score 'inf' is not finite")
-    assert _refusal(lambda: evaluate_stream(QRELS, str(p), ["AP"], block_bytes=3000, jobs=jobs)) == want
+    assert (
+        _refusal(lambda: evaluate_stream(QRELS, str(p), ["AP"], block_bytes=3000, jobs=jobs))
+        == want
+    )
 
 
 def test_bad_lines_in_several_ranges_are_located_in_file_order(tmp_path):
@@ -93,9 +103,11 @@ def test_duplicate_check_by_query_pieces_finds_what_one_sort_finds(tmp_path, mon
     dup[4_321] = dup[4_335]  # same query (q216), further down
     p.write_text("".join(dup))
     assert _refusal(lambda: tierank.read_run(str(p))) == [
-        f"{p}:4336: document 'd15' appears twice in query 'q216' (first at line 4322)"]
+        f"{p}:4336: document 'd15' appears twice in query 'q216' (first at line 4322)"
+    ]
     back = lines[:]
     back[5_000] = "q3 Q0 d4 1 0.5 t\n"  # query q3 again, far from its other lines: not grouped
     p.write_text("".join(back))
     assert _refusal(lambda: tierank.read_run(str(p))) == [
-        f"{p}:5001: document 'd4' appears twice in query 'q3' (first at line 65)"]
+        f"{p}:5001: document 'd4' appears twice in query 'q3' (first at line 65)"
+    ]

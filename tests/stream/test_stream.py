@@ -20,14 +20,22 @@ MEASURES = ["AP", "nDCG@3", "RR", "P@2", "R@4", "Success@1", "RBP(p=0.5)", "Rpre
 
 
 def _write_run(run: dict, path, shuffle_seed: int | None = None) -> None:
-    lines = [f"{q} Q0 {d} {i + 1} {s!r} tag" for q, docs in run.items() for i, (d, s) in enumerate(docs.items())]
+    lines = [
+        f"{q} Q0 {d} {i + 1} {s!r} tag"
+        for q, docs in run.items()
+        for i, (d, s) in enumerate(docs.items())
+    ]
     if shuffle_seed is not None:
         np.random.default_rng(shuffle_seed).shuffle(lines)
     path.write_text("\n".join(lines) + "\n")
 
 
 @settings(max_examples=examples(60), deadline=None)
-@given(collection(max_queries=4), st.integers(1, 120), st.sampled_from(["trec_eval", "input", "random:7"]))
+@given(
+    collection(max_queries=4),
+    st.integers(1, 120),
+    st.sampled_from(["trec_eval", "input", "random:7"]),
+)
 def test_stream_equals_in_memory_for_any_batch_size(tmp_path_factory, case, block, tie_break):
     _, run, qrels = case
     if not qrels:
@@ -65,7 +73,9 @@ def test_real_run_gzip_and_workers(tmp_path):
     q, r = example_path("askubuntu-qrels"), example_path("askubuntu-run")
     ref = tierank.evaluate(q, r, MEASURES).records()
     assert any(x["std"] > 0 for x in ref)
-    assert evaluate_stream(q, r, MEASURES, block_bytes=5000).records() == ref  # a gzip file, streamed
+    assert (
+        evaluate_stream(q, r, MEASURES, block_bytes=5000).records() == ref
+    )  # a gzip file, streamed
     assert evaluate_stream(q, r, MEASURES, block_bytes=5000, jobs=2).records() == ref
     parts = list(iter_evaluate(q, r, MEASURES, block_bytes=5000))
     assert len(parts) > 3 and sum(len(p.qids) for p in parts) == 200
@@ -81,7 +91,10 @@ def test_guided_tail_ranges_with_workers(tmp_path, monkeypatch):
     p = tmp_path / "run.txt"
     p.write_bytes(gzip.decompress(open(example_path("askubuntu-run"), "rb").read()))
     ref = tierank.evaluate(q, str(p), MEASURES)
-    assert len(list(blocks.iter_ranges(p, 20000, tail=2))) > len(list(blocks.iter_ranges(p, 20000))) + 5
+    assert (
+        len(list(blocks.iter_ranges(p, 20000, tail=2)))
+        > len(list(blocks.iter_ranges(p, 20000))) + 5
+    )
     got = evaluate_stream(q, p, MEASURES, block_bytes=20000, jobs=2)
     assert got.records() == ref.records() and got.qids == ref.qids
     lines = p.read_text().splitlines()
@@ -126,9 +139,16 @@ def test_partition_refuses_bad_lines(tmp_path):
     with pytest.raises(TierankInputError) as e:
         partition(p, tmp_path / "out")
     assert [x.line for x in e.value.problems] == [3, 4]
-    p.write_text("# q0 Q0 z 1 0.5 t\nq1 Q0 a 1 0.5 t\n#q1 Q0 b 2 0.7 t\nq1 Q0 c 3 0.5 t\n")  # comments skipped
-    got = evaluate_stream({"q1": {"c": 1}}, partition(p, tmp_path / "out2"), ["AP"], tie_break="input")
-    assert got.records() == tierank.evaluate({"q1": {"c": 1}}, str(p), ["AP"], tie_break="input").records()
+    p.write_text(
+        "# q0 Q0 z 1 0.5 t\nq1 Q0 a 1 0.5 t\n#q1 Q0 b 2 0.7 t\nq1 Q0 c 3 0.5 t\n"
+    )  # comments skipped
+    got = evaluate_stream(
+        {"q1": {"c": 1}}, partition(p, tmp_path / "out2"), ["AP"], tie_break="input"
+    )
+    assert (
+        got.records()
+        == tierank.evaluate({"q1": {"c": 1}}, str(p), ["AP"], tie_break="input").records()
+    )
     assert got.ties["docs"] == 2
 
 
@@ -140,10 +160,16 @@ def test_a_query_longer_than_a_block_stays_whole(tmp_path):
     qrels = {"q1": {"d3": 1, "d7": 1}, "q2": {"x1": 1}}
     first = next(iter_batches(p, 64)).qid.to_pylist()
     assert first.count("q1") == 40 and len(first) < len(lines)
-    assert evaluate_stream(qrels, p, MEASURES, block_bytes=64).records() == tierank.evaluate(qrels, str(p), MEASURES).records()
+    assert (
+        evaluate_stream(qrels, p, MEASURES, block_bytes=64).records()
+        == tierank.evaluate(qrels, str(p), MEASURES).records()
+    )
     # a duplicate anywhere in that query is located by the reader, with both lines
     p.write_text("\n".join(lines[:40] + ["q1 Q0 d0 41 0.0001 t"]) + "\n")
-    with pytest.raises(TierankInputError, match=r"run\.txt:41: document 'd0' appears twice in query 'q1' \(first at line 1\)"):
+    with pytest.raises(
+        TierankInputError,
+        match=r"run\.txt:41: document 'd0' appears twice in query 'q1' \(first at line 1\)",
+    ):
         evaluate_stream(qrels, p, ["AP"], block_bytes=64)
 
 
@@ -179,7 +205,13 @@ def test_gzip_members_and_truncation(tmp_path):
 def test_progress_counts_lines_and_queries(tmp_path):
     q, r = example_path("askubuntu-qrels"), example_path("askubuntu-run")
     calls = []
-    evaluate_stream(q, r, ["AP"], block_bytes=20000, progress=lambda lines, queries: calls.append((lines, queries)))
+    evaluate_stream(
+        q,
+        r,
+        ["AP"],
+        block_bytes=20000,
+        progress=lambda lines, queries: calls.append((lines, queries)),
+    )
     assert len(calls) > 3 and calls[-1] == (4000, 200)
     assert all(a[0] < b[0] and a[1] < b[1] for a, b in zip(calls, calls[1:]))
 
@@ -207,7 +239,9 @@ def test_two_streaming_evaluations_in_one_process_do_not_mix(tmp_path):
     gb = iter_evaluate(qb, p, ["AP"], block_bytes=20)
     pairs = list(zip(ga, gb))
     assert [float(x) for a, _ in pairs for x in a.stats[a.measures[0]].expected] == [1.0] * 6
-    assert [round(float(x), 4) for _, b in pairs for x in b.stats[b.measures[0]].expected] == [0.3333] * 6
+    assert [round(float(x), 4) for _, b in pairs for x in b.stats[b.measures[0]].expected] == [
+        0.3333
+    ] * 6
     with ThreadPoolExecutor(2) as pool:
         fa = pool.submit(evaluate_stream, qa, p, ["AP"], block_bytes=20)
         fb = pool.submit(evaluate_stream, qb, p, ["P@1"], block_bytes=20)
@@ -223,13 +257,18 @@ def test_condensed_batches_without_judged_documents_are_skipped_as_in_memory(tmp
     for kw in ({"judged_only": True}, {"unjudged": "condensed"}):
         ref = tierank.evaluate(qrels, str(p), ["AP"], **kw).records()
         for jobs in (1, 2):
-            assert evaluate_stream(qrels, p, ["AP"], block_bytes=16, jobs=jobs, **kw).records() == ref
+            assert (
+                evaluate_stream(qrels, p, ["AP"], block_bytes=16, jobs=jobs, **kw).records() == ref
+            )
     none = {"q2": {"z": 1}}
     with pytest.raises(TierankInputError) as mem:
         tierank.evaluate(none, str(p), ["AP"], unjudged="condensed")
     with pytest.raises(TierankInputError) as got:
         evaluate_stream(none, p, ["AP"], block_bytes=16, unjudged="condensed")
-    assert str(mem.value).split(" is judged")[0].split(":")[0] == str(got.value).split(" is judged")[0].split(":")[0]
+    assert (
+        str(mem.value).split(" is judged")[0].split(":")[0]
+        == str(got.value).split(" is judged")[0].split(":")[0]
+    )
 
 
 def test_a_duplicate_in_a_later_block_names_both_lines(tmp_path):
@@ -250,21 +289,42 @@ def test_a_duplicate_in_a_later_block_names_both_lines(tmp_path):
         evaluate_stream(qrels, gz, ["AP"], block_bytes=40)
 
 
-SETTINGS = [{}, {"judged_only": True}, {"unjudged": "condensed"}, {"complete": True},
-            {"complete": True, "judged_only": True}, {"complete": True, "unjudged": "condensed"},
-            {"max_depth": 3}, {"unjudged": "bounds"},
-            # every combination of -c and -M (issue 22 item 9), --rel, --candidates-only, tie-breaks
-            {"complete": True, "max_depth": 2}, {"complete": True, "max_depth": 1, "judged_only": True},
-            {"judged_only": True, "max_depth": 1}, {"complete": True, "max_depth": 3, "unjudged": "condensed"},
-            {"complete": True, "max_depth": 2, "unjudged": "bounds"}, {"rel": 2}, {"rel": 2, "complete": True},
-            {"candidates_only": True}, {"candidates_only": True, "complete": True, "max_depth": 2},
-            {"tie_break": "input", "max_depth": 2}, {"tie_break": "docno", "complete": True},
-            {"tie_break": "random:5", "judged_only": True}]
+SETTINGS = [
+    {},
+    {"judged_only": True},
+    {"unjudged": "condensed"},
+    {"complete": True},
+    {"complete": True, "judged_only": True},
+    {"complete": True, "unjudged": "condensed"},
+    {"max_depth": 3},
+    {"unjudged": "bounds"},
+    # every combination of -c and -M (issue 22 item 9), --rel, --candidates-only, tie-breaks
+    {"complete": True, "max_depth": 2},
+    {"complete": True, "max_depth": 1, "judged_only": True},
+    {"judged_only": True, "max_depth": 1},
+    {"complete": True, "max_depth": 3, "unjudged": "condensed"},
+    {"complete": True, "max_depth": 2, "unjudged": "bounds"},
+    {"rel": 2},
+    {"rel": 2, "complete": True},
+    {"candidates_only": True},
+    {"candidates_only": True, "complete": True, "max_depth": 2},
+    {"tie_break": "input", "max_depth": 2},
+    {"tie_break": "docno", "complete": True},
+    {"tie_break": "random:5", "judged_only": True},
+]
 
 
 @settings(max_examples=examples(100), deadline=None)
-@given(collection(max_queries=4), st.integers(1, 90), st.sampled_from(SETTINGS), st.booleans(), st.booleans())
-def test_stream_equals_in_memory_under_every_setting(tmp_path_factory, case, block, kw, gz, lacking):
+@given(
+    collection(max_queries=4),
+    st.integers(1, 90),
+    st.sampled_from(SETTINGS),
+    st.booleans(),
+    st.booleans(),
+)
+def test_stream_equals_in_memory_under_every_setting(
+    tmp_path_factory, case, block, kw, gz, lacking
+):
     """-J, --condensed, -c, -M, --rel, --candidates-only, tie-breaks and bounds, streamed in tiny
     batches (plain or gzip), with qrels that may hold queries the run lacks: the in-memory
     records, or the same refusal."""
@@ -276,7 +336,11 @@ def test_stream_equals_in_memory_under_every_setting(tmp_path_factory, case, blo
     measures = ["P@2", "RR", "R@4"] if kw.get("unjudged") == "bounds" else MEASURES
     p = tmp_path_factory.mktemp("s") / ("run.txt.gz" if gz else "run.txt")
     _write_run(run, p.with_suffix(".plain"))
-    p.write_bytes(gzip.compress(p.with_suffix(".plain").read_bytes()) if gz else p.with_suffix(".plain").read_bytes())
+    p.write_bytes(
+        gzip.compress(p.with_suffix(".plain").read_bytes())
+        if gz
+        else p.with_suffix(".plain").read_bytes()
+    )
     try:
         ref = tierank.evaluate(qrels, str(p), measures, **kw)
     except TierankInputError as e:
@@ -292,7 +356,9 @@ def _rag24_without(tmp_path, drop: int = 1, gz: bool = False):
     """The shipped RAG 2024 run without its first ``drop`` judged queries, and its qrels (which keep them)."""
     q = tierank.read_qrels(example_path("rag24-qrels"))
     judged = sorted(set(q.qid.to_pylist()))[:drop]
-    lines = gzip.decompress(example_path("rag24-run").read_bytes()).decode().splitlines(keepends=True)
+    lines = (
+        gzip.decompress(example_path("rag24-run").read_bytes()).decode().splitlines(keepends=True)
+    )
     kept = "".join(x for x in lines if x.split()[0] not in judged).encode()
     p = tmp_path / ("run.txt.gz" if gz else "run.txt")
     p.write_bytes(gzip.compress(kept) if gz else kept)
@@ -304,8 +370,11 @@ def test_complete_with_max_depth_scores_the_queries_the_run_lacks(tmp_path, jobs
     """Issue 22 item 9: -c -M N streamed crashed (IndexError in ties.prepare on a run with no row)
     when the qrels hold a query the run lacks."""
     qrels, run, missing = _rag24_without(tmp_path, drop=2)
-    for kw in ({"complete": True, "max_depth": 5}, {"complete": True, "max_depth": 5, "judged_only": True},
-               {"complete": True, "max_depth": 3, "unjudged": "condensed"}):
+    for kw in (
+        {"complete": True, "max_depth": 5},
+        {"complete": True, "max_depth": 5, "judged_only": True},
+        {"complete": True, "max_depth": 3, "unjudged": "condensed"},
+    ):
         ref = tierank.evaluate(qrels, str(run), MEASURES, **kw)
         got = evaluate_stream(qrels, run, MEASURES, block_bytes=20_000, jobs=jobs, **kw)
         assert got.records() == ref.records(), kw
@@ -313,12 +382,19 @@ def test_complete_with_max_depth_scores_the_queries_the_run_lacks(tmp_path, jobs
         assert all(x["expected"] == 0 for x in got.records(per_query=True) if x["query"] in missing)
 
 
-def test_judged_only_with_max_depth_keeps_a_batch_whose_judged_queries_lack_judged_documents(tmp_path):
+def test_judged_only_with_max_depth_keeps_a_batch_whose_judged_queries_lack_judged_documents(
+    tmp_path,
+):
     """Issue 22 item 9: -J -M streamed crashed when a batch's judged queries had no judged document."""
     p = tmp_path / "run.txt"
-    p.write_text("q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 x 1 2.0 t\nq2 Q0 y 2 2.0 t\nq3 Q0 c 1 1.0 t\n")
+    p.write_text(
+        "q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 x 1 2.0 t\nq2 Q0 y 2 2.0 t\nq3 Q0 c 1 1.0 t\n"
+    )
     qrels = {"q1": {"a": 1, "b": 0}, "q2": {"z": 1}, "q3": {"c": 1}}
-    for kw in ({"judged_only": True, "max_depth": 1}, {"judged_only": True, "max_depth": 2, "complete": True}):
+    for kw in (
+        {"judged_only": True, "max_depth": 1},
+        {"judged_only": True, "max_depth": 2, "complete": True},
+    ):
         ref = tierank.evaluate(qrels, str(p), MEASURES, **kw)
         for jobs in (1, 2):
             got = evaluate_stream(qrels, p, MEASURES, block_bytes=16, jobs=jobs, **kw)
@@ -356,7 +432,9 @@ def test_bad_lines_of_a_gzip_are_reported_in_file_order_as_in_memory(tmp_path, j
 
 def test_more_bad_lines_than_reported_are_counted_as_in_memory(tmp_path):
     lines = [f"q{i // 10} Q0 d{i} {i} {1.0 / (i + 1)!r} t" for i in range(600)]
-    for i in range(5, 600, 23):  # 26 bad lines in many blocks: the first 20 reported, 6 more counted
+    for i in range(
+        5, 600, 23
+    ):  # 26 bad lines in many blocks: the first 20 reported, 6 more counted
         lines[i] = lines[i].rsplit(" ", 2)[0] + " x t"
     p = tmp_path / "run.txt"
     p.write_text("\n".join(lines) + "\n")
@@ -369,15 +447,18 @@ def test_more_bad_lines_than_reported_are_counted_as_in_memory(tmp_path):
             src.write_bytes(p.read_bytes() if src == p else gzip.compress(p.read_bytes()))
             with pytest.raises(TierankInputError) as got:
                 evaluate_stream(qrels, src, ["AP"], block_bytes=150, jobs=jobs)
-            assert [str(x).replace(str(src), "RUN") for x in got.value.problems] == \
-                [str(x).replace(str(p), "RUN") for x in mem.value.problems]
+            assert [str(x).replace(str(src), "RUN") for x in got.value.problems] == [
+                str(x).replace(str(p), "RUN") for x in mem.value.problems
+            ]
 
 
 def test_bad_lines_of_an_ungrouped_run_are_reported_with_the_grouping(tmp_path):
     """The bad lines the in-memory reader reports, then why the run cannot be streamed."""
     p = tmp_path / "run.txt"
-    p.write_text("q1 Q0 a 1 2.0 t\nq2 Q0 b 1 2.0 t\nq1 Q0 c 2 1.0 t\nq4 Q0 e 1 2.0 t\nq4 Q0 f 2 1.0 t\n"
-                 "q5 Q0 g 1 2.0 t\nq5 Q0 h 2 1.0 t\nq3 Q0 d 1 zz t\n")
+    p.write_text(
+        "q1 Q0 a 1 2.0 t\nq2 Q0 b 1 2.0 t\nq1 Q0 c 2 1.0 t\nq4 Q0 e 1 2.0 t\nq4 Q0 f 2 1.0 t\n"
+        "q5 Q0 g 1 2.0 t\nq5 Q0 h 2 1.0 t\nq3 Q0 d 1 zz t\n"
+    )
     with pytest.raises(TierankInputError) as mem:
         tierank.evaluate({"q1": {"a": 1}}, str(p), ["AP"])
     for jobs in (1, 2):
@@ -403,13 +484,30 @@ def test_bad_lines_of_a_pipe_are_reported_as_in_memory(tmp_path):
 
     def piped(*extra):
         with open(src, "rb") as fh:
-            p = subprocess.run([sys.executable, "-m", "tierank.cli", "eval", str(qrels), "/dev/stdin", "-m", "AP",
-                                *extra], stdin=fh, capture_output=True, text=True)
+            p = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "tierank.cli",
+                    "eval",
+                    str(qrels),
+                    "/dev/stdin",
+                    "-m",
+                    "AP",
+                    *extra,
+                ],
+                stdin=fh,
+                capture_output=True,
+                text=True,
+            )
         assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
         return p.stderr.splitlines()
 
     mem = piped()
-    assert [x.split(":")[3] for x in mem] == ["19991", "39001"]  # tierank: error: /dev/stdin:LINE: ...
+    assert [x.split(":")[3] for x in mem] == [
+        "19991",
+        "39001",
+    ]  # tierank: error: /dev/stdin:LINE: ...
     assert piped("-j", "2", "--block-bytes", "2000") == mem
 
 
@@ -468,6 +566,13 @@ def test_judged_only_with_no_judged_document_scores_nothing_retrieved(tmp_path, 
     assert mem.qids == (["q1", "q2", "q3"] if complete else ["q1", "q2"])
     assert mem.per_query()["expected"].tolist() == [0.0] * (2 * len(mem.qids))
     for jobs in (1, 2):
-        got = evaluate_stream(qrels, p, ["AP", "NumRet"], block_bytes=16, jobs=jobs, judged_only=True,
-                              complete=complete)
+        got = evaluate_stream(
+            qrels,
+            p,
+            ["AP", "NumRet"],
+            block_bytes=16,
+            jobs=jobs,
+            judged_only=True,
+            complete=complete,
+        )
         assert got.records() == mem.records()

@@ -21,8 +21,26 @@ from tierank.cli import app
 from tierank.examples import path as example_path
 
 QRELS = example_path("rag24-qrels")
-MEASURES = ["-m", "AP", "-m", "nDCG@10", "-m", "P@5", "-m", "RR", "-m", "Rprec", "-m", "R@100", "-m", "RBP(p=0.8)",
-            "-m", "Success@3", "-m", "AP@20"]
+MEASURES = [
+    "-m",
+    "AP",
+    "-m",
+    "nDCG@10",
+    "-m",
+    "P@5",
+    "-m",
+    "RR",
+    "-m",
+    "Rprec",
+    "-m",
+    "R@100",
+    "-m",
+    "RBP(p=0.8)",
+    "-m",
+    "Success@3",
+    "-m",
+    "AP@20",
+]
 BOUNDS = ["-m", "P@10", "-m", "RR", "-m", "R@100", "-m", "Success@3"]
 
 CASES = [
@@ -52,13 +70,20 @@ CASES = [
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """The cut run, plain and gzip."""
-    judged = sorted({line.split()[0] for line in gzip.decompress(QRELS.read_bytes()).decode().splitlines()})
+    judged = sorted(
+        {line.split()[0] for line in gzip.decompress(QRELS.read_bytes()).decode().splitlines()}
+    )
     keep = set(judged[2:]) | {f"unjudged{i}" for i in range(20)}
-    lines = gzip.decompress(example_path("rag24-run").read_bytes()).decode().splitlines(keepends=True)
+    lines = (
+        gzip.decompress(example_path("rag24-run").read_bytes()).decode().splitlines(keepends=True)
+    )
     others = sorted({x.split()[0] for x in lines} - set(judged))[:20]
     rename = {q: f"unjudged{i}" for i, q in enumerate(others)}
-    text = "".join(x.replace(x.split()[0], rename[x.split()[0]], 1) if x.split()[0] in rename else x
-                   for x in lines if x.split()[0] in keep or x.split()[0] in rename).encode()
+    text = "".join(
+        x.replace(x.split()[0], rename[x.split()[0]], 1) if x.split()[0] in rename else x
+        for x in lines
+        if x.split()[0] in keep or x.split()[0] in rename
+    ).encode()
     folder = tmp_path_factory.mktemp("runs")
     plain, gz = folder / "run.txt", folder / "run.txt.gz"
     plain.write_bytes(text)
@@ -79,16 +104,37 @@ def test_every_flag_streamed_equals_in_memory(runs, flags):
     measures = [] if "bounds" in flags else MEASURES
     k = CASES.index(flags)
     run = gz if k % 2 else plain
-    block = (3000, 25_000)[k % 4 // 2]  # a block smaller than a query (100 lines), or several queries
+    block = (3000, 25_000)[
+        k % 4 // 2
+    ]  # a block smaller than a query (100 lines), or several queries
     want = _eval(QRELS, run, *flags, *measures, "-q", "-f", "jsonl")
     assert {json.loads(x)["query"] for x in want.splitlines()} >= {"all"}
-    assert _eval(QRELS, run, *flags, *measures, "-q", "-f", "jsonl", "-j", "1", "--block-bytes", block) == want
+    assert (
+        _eval(QRELS, run, *flags, *measures, "-q", "-f", "jsonl", "-j", "1", "--block-bytes", block)
+        == want
+    )
     if k % 5 == 2:  # 2 workers: -c -M, --condensed, --tie-break random, --unjudged bounds
-        assert _eval(QRELS, run, *flags, *measures, "-q", "-f", "jsonl", "-j", "2", "--block-bytes", block) == want
+        assert (
+            _eval(
+                QRELS,
+                run,
+                *flags,
+                *measures,
+                "-q",
+                "-f",
+                "jsonl",
+                "-j",
+                "2",
+                "--block-bytes",
+                block,
+            )
+            == want
+        )
     if k % 3 == 0:  # trec_eval's layout and the table
         for fmt in (["-f", "trec_eval", "-q"], []):
-            assert _eval(QRELS, run, *flags, *measures, *fmt, "-j", "1", "--block-bytes", block) == \
-                _eval(QRELS, run, *flags, *measures, *fmt)
+            assert _eval(
+                QRELS, run, *flags, *measures, *fmt, "-j", "1", "--block-bytes", block
+            ) == _eval(QRELS, run, *flags, *measures, *fmt)
 
 
 @pytest.mark.parametrize("flags", [["-c", "-M", "5"], ["-J", "-M", "3", "-l", "2"]])
@@ -97,8 +143,25 @@ def test_a_piped_run_streamed_equals_in_memory(runs, flags):
 
     def piped(*extra):
         with open(plain, "rb") as fh:
-            p = subprocess.run([sys.executable, "-m", "tierank.cli", "eval", str(QRELS), "/dev/stdin", *flags,
-                                *MEASURES, "-q", "-f", "jsonl", *extra], stdin=fh, capture_output=True, text=True)
+            p = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "tierank.cli",
+                    "eval",
+                    str(QRELS),
+                    "/dev/stdin",
+                    *flags,
+                    *MEASURES,
+                    "-q",
+                    "-f",
+                    "jsonl",
+                    *extra,
+                ],
+                stdin=fh,
+                capture_output=True,
+                text=True,
+            )
         assert p.returncode == 0, p.stderr
         return p.stdout
 
@@ -109,21 +172,47 @@ def test_a_piped_run_streamed_equals_in_memory(runs, flags):
 
 def test_several_runs_equal_each_run_alone(runs):
     plain, gz = runs
-    both = [json.loads(x) for x in _eval(QRELS, plain, gz, "-c", "-M", "5", *MEASURES, "-q", "-f", "jsonl",
-                                         "-j", "2").splitlines()]
+    both = [
+        json.loads(x)
+        for x in _eval(
+            QRELS, plain, gz, "-c", "-M", "5", *MEASURES, "-q", "-f", "jsonl", "-j", "2"
+        ).splitlines()
+    ]
     for run in (plain, gz):
-        alone = [json.loads(x) for x in _eval(QRELS, run, "-c", "-M", "5", *MEASURES, "-q", "-f", "jsonl",
-                                              "-j", "1", "--block-bytes", "4000").splitlines()]
-        assert [{k: v for k, v in r.items() if k != "run"} for r in both if r["run"] == run.name] == alone
+        alone = [
+            json.loads(x)
+            for x in _eval(
+                QRELS,
+                run,
+                "-c",
+                "-M",
+                "5",
+                *MEASURES,
+                "-q",
+                "-f",
+                "jsonl",
+                "-j",
+                "1",
+                "--block-bytes",
+                "4000",
+            ).splitlines()
+        ]
+        assert [
+            {k: v for k, v in r.items() if k != "run"} for r in both if r["run"] == run.name
+        ] == alone
 
 
 def test_block_bytes_is_for_one_run(runs):
     plain, gz = runs
-    res = CliRunner().invoke(app, ["eval", str(QRELS), str(plain), str(gz), "--block-bytes", "1000"])
+    res = CliRunner().invoke(
+        app, ["eval", str(QRELS), str(plain), str(gz), "--block-bytes", "1000"]
+    )
     assert res.exit_code == 2 and "--block-bytes streams one run" in res.output
 
 
-@pytest.mark.parametrize("fmt", [["-f", "jsonl"], ["-f", "tsv"], ["-f", "trec_eval"]], ids=["jsonl", "tsv", "trec_eval"])
+@pytest.mark.parametrize(
+    "fmt", [["-f", "jsonl"], ["-f", "tsv"], ["-f", "trec_eval"]], ids=["jsonl", "tsv", "trec_eval"]
+)
 def test_per_query_output_of_one_and_two_workers_is_byte_identical(runs, tmp_path, fmt):
     """Issue 26: the per-query lines of every batch, merged in query order, are the same bytes with 1 and
     2 workers and in memory, on a run whose queries come in reverse order and are spread over many
@@ -134,8 +223,13 @@ def test_per_query_output_of_one_and_two_workers_is_byte_identical(runs, tmp_pat
     for line in lines:
         by_query.setdefault(line.split()[0], []).append(line)
     reversed_run = tmp_path / "reversed.txt"
-    reversed_run.write_bytes(b"".join(x for q in sorted(by_query, reverse=True) for x in by_query[q]))
+    reversed_run.write_bytes(
+        b"".join(x for q in sorted(by_query, reverse=True) for x in by_query[q])
+    )
     want = _eval(QRELS, reversed_run, *MEASURES, *fmt, "-q")
     assert want.count("\n") > 25 * len(MEASURES) // 2  # 29 judged queries x 9 measures, and all
     for jobs in ("1", "2"):
-        assert _eval(QRELS, reversed_run, *MEASURES, *fmt, "-q", "-j", jobs, "--block-bytes", "25000") == want
+        assert (
+            _eval(QRELS, reversed_run, *MEASURES, *fmt, "-q", "-j", jobs, "--block-bytes", "25000")
+            == want
+        )

@@ -61,7 +61,9 @@ def test_typed_errors_are_input_errors():
 
     with pytest.raises(UnknownMeasure, match="unknown measure 'NoSuchMeasure'"):
         parse_measure("NoSuchMeasure")
-    with pytest.raises(TierankInputError, match="unknown measure 'ndcg@10'; did you mean 'nDCG@10'"):
+    with pytest.raises(
+        TierankInputError, match="unknown measure 'ndcg@10'; did you mean 'nDCG@10'"
+    ):
         tierank.evaluate(QRELS, {"q1": {"d1": 1.0}}, ["ndcg@10"])
 
 

@@ -59,8 +59,12 @@ def test_drop_in_beside_torchmetrics_without_ties():
     ours = TieAwareRetrieval(MEASURES)
     ours.update(preds, target, idx)
     got = ours.compute()
-    theirs = {"nDCG@10": RetrievalNormalizedDCG(top_k=10), "RR@10": RetrievalMRR(top_k=10),
-              "AP": RetrievalMAP(), "R@5": RetrievalRecall(top_k=5)}
+    theirs = {
+        "nDCG@10": RetrievalNormalizedDCG(top_k=10),
+        "RR@10": RetrievalMRR(top_k=10),
+        "AP": RetrievalMAP(),
+        "R@5": RetrievalRecall(top_k=5),
+    }
     for name, metric in theirs.items():
         metric.update(preds, target if name == "nDCG@10" else target > 0, idx)
         assert float(got[name]) == pytest.approx(float(metric.compute()), abs=1e-6), name
@@ -103,7 +107,9 @@ def _worker(rank, world, port, out):
     try:
         preds, target, idx = data(2)
         m = TieAwareRetrieval(MEASURES)
-        half = torch.arange(rank, len(preds), world)  # every other entry: queries split across processes
+        half = torch.arange(
+            rank, len(preds), world
+        )  # every other entry: queries split across processes
         m.update(preds[half], target[half], idx[half])
         got = m.compute()
         if rank == 0:
@@ -136,17 +142,22 @@ def test_hf_compute_metrics_grouped_candidates():
     scores = rng.integers(0, 3, (30, 8)) / 2.0
     labels = rng.integers(0, 2, (30, 8))
     labels[3, 5:] = -100  # the Trainer's padding
-    ref = tensor.evaluate(scores, np.where(labels < 0, 0, labels), MEASURES, mask=labels >= 0).scalars()
+    ref = tensor.evaluate(
+        scores, np.where(labels < 0, 0, labels), MEASURES, mask=labels >= 0
+    ).scalars()
     by_size = compute_metrics(MEASURES, group_size=8)(
-        SimpleNamespace(predictions=(scores.reshape(-1, 1), None), label_ids=labels.reshape(-1)))
+        SimpleNamespace(predictions=(scores.reshape(-1, 1), None), label_ids=labels.reshape(-1))
+    )
     two_logits = np.stack([-scores.reshape(-1), scores.reshape(-1)], axis=1)
     by_groups = compute_metrics(MEASURES, groups=np.repeat(np.arange(30) * 3, 8))(
-        SimpleNamespace(predictions=two_logits, label_ids=labels.reshape(-1)))
+        SimpleNamespace(predictions=two_logits, label_ids=labels.reshape(-1))
+    )
     shaped = compute_metrics(MEASURES)(SimpleNamespace(predictions=scores, label_ids=labels))
     for got in (by_size, by_groups, shaped):
         assert got.keys() == ref.keys()
         for k in ref:
             assert got[k] == pytest.approx(ref[k], abs=1e-12), k
     with pytest.raises(TierankInputError, match="not groups of 7 candidates"):
-        compute_metrics(MEASURES, group_size=7)(SimpleNamespace(predictions=scores.reshape(-1),
-                                                                          label_ids=labels.reshape(-1)))
+        compute_metrics(MEASURES, group_size=7)(
+            SimpleNamespace(predictions=scores.reshape(-1), label_ids=labels.reshape(-1))
+        )

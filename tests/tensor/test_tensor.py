@@ -23,9 +23,30 @@ from tierank import tensor
 from tierank.errors import TierankInputError
 
 MEASURES = [
-    "nDCG@3", "nDCG", "nDCG@20", "nDCG(dcg='exp-log2')@5", "nDCG(gains={0:0,1:1,2:5})@4",
-    "RR@3", "RR", "RR@1", "AP", "AP@3", "AP(rel=2)", "P@3", "P@20", "P(rel=2)@2", "R@2", "R",
-    "R_cap@3", "F1@3", "Hits@2", "RBP(p=0.8)", "RBP(p=0.5)@3", "Success@1", "Success@4", "Success",
+    "nDCG@3",
+    "nDCG",
+    "nDCG@20",
+    "nDCG(dcg='exp-log2')@5",
+    "nDCG(gains={0:0,1:1,2:5})@4",
+    "RR@3",
+    "RR",
+    "RR@1",
+    "AP",
+    "AP@3",
+    "AP(rel=2)",
+    "P@3",
+    "P@20",
+    "P(rel=2)@2",
+    "R@2",
+    "R",
+    "R_cap@3",
+    "F1@3",
+    "Hits@2",
+    "RBP(p=0.8)",
+    "RBP(p=0.5)@3",
+    "Success@1",
+    "Success@4",
+    "Success",
 ]
 STATS = ("oblivious", "expected", "min", "max", "std")
 
@@ -38,7 +59,9 @@ def batches(draw, max_q=12, max_c=9, graded=True):
     c = draw(st.integers(1, max_c))
     cells = st.lists(st.integers(0, 2), min_size=q * c, max_size=q * c)
     scores = np.array(draw(cells), dtype=np.float64).reshape(q, c) * 0.25
-    labels = np.array(draw(st.lists(st.integers(0, 2 if graded else 1), min_size=q * c, max_size=q * c))).reshape(q, c)
+    labels = np.array(
+        draw(st.lists(st.integers(0, 2 if graded else 1), min_size=q * c, max_size=q * c))
+    ).reshape(q, c)
     mask = np.array(draw(st.lists(st.booleans(), min_size=q * c, max_size=q * c))).reshape(q, c)
     if draw(st.booleans()):
         mask[:] = True
@@ -87,8 +110,16 @@ def check(res, scores, labels, mask, measures, tol, *, extra=None, rel=1, tie_br
             got = to_numpy(getattr(res[name], s))[rows]
             ref = ev[s].to_numpy()
             bad = np.flatnonzero(~(np.abs(got - ref) <= tol))
-            assert not len(bad), (name, s, rows[bad[0]], got[bad[0]], ref[bad[0]], scores[rows[bad[0]]],
-                                  labels[rows[bad[0]]], mask[rows[bad[0]]])
+            assert not len(bad), (
+                name,
+                s,
+                rows[bad[0]],
+                got[bad[0]],
+                ref[bad[0]],
+                scores[rows[bad[0]]],
+                labels[rows[bad[0]]],
+                mask[rows[bad[0]]],
+            )
             n += len(rows)
     assert set(pq["measure"]) == set(measures)
     return n
@@ -113,7 +144,10 @@ def big_batch(seed=0, q=300, c=9):
 def test_numpy_float64_every_measure_agrees(rel, tie_break):
     scores, labels, mask, _ = big_batch(rel)
     res = tensor.evaluate(scores, labels, MEASURES, mask=mask, rel=rel, tie_break=tie_break)
-    assert check(res, scores, labels, mask, MEASURES, 1e-12, rel=rel, tie_break=tie_break) > 5 * 24 * 200
+    assert (
+        check(res, scores, labels, mask, MEASURES, 1e-12, rel=rel, tie_break=tie_break)
+        > 5 * 24 * 200
+    )
 
 
 def test_numpy_n_relevant_every_measure_agrees():
@@ -138,8 +172,13 @@ def test_torch_cpu_every_measure_agrees(dtype, tol):
     dt = getattr(torch, dtype)
     present = ((labels >= 1) & mask).sum(axis=1)
     ms = [m for m in MEASURES if "rel=2" not in m]
-    res = tensor.evaluate(torch.tensor(scores, dtype=dt), torch.tensor(labels), ms, mask=torch.tensor(mask),
-                          n_relevant=torch.tensor(present + extra))
+    res = tensor.evaluate(
+        torch.tensor(scores, dtype=dt),
+        torch.tensor(labels),
+        ms,
+        mask=torch.tensor(mask),
+        n_relevant=torch.tensor(present + extra),
+    )
     st_ = res["nDCG@3"]
     assert isinstance(st_.expected, torch.Tensor) and st_.expected.dtype == dt
     assert st_.expected.device == torch.device("cpu")
@@ -153,8 +192,13 @@ def test_array_api_strict_every_measure():
     present = ((labels >= 1) & mask).sum(axis=1)
     ms = [m for m in MEASURES if "rel=2" not in m]
     ref = tensor.evaluate(scores, labels, ms, mask=mask, n_relevant=present + extra)
-    res = tensor.evaluate(xps.asarray(scores), xps.asarray(labels), ms, mask=xps.asarray(mask),
-                          n_relevant=xps.asarray(present + extra))
+    res = tensor.evaluate(
+        xps.asarray(scores),
+        xps.asarray(labels),
+        ms,
+        mask=xps.asarray(mask),
+        n_relevant=xps.asarray(present + extra),
+    )
     for name in ref:
         for s in STATS:
             got = getattr(res[name], s)
@@ -164,7 +208,9 @@ def test_array_api_strict_every_measure():
 
 # property tests: each example a batch of queries and a sample of the measures
 SOME = st.lists(st.sampled_from(MEASURES), min_size=1, max_size=5, unique=True)
-SETTINGS = settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @SETTINGS
@@ -173,11 +219,15 @@ def test_numpy_agrees_with_evaluate(b, ms, rel, tie_break):
     scores, labels, mask, extra = b
     if rel == 1 and not any("rel=2" in m for m in ms):  # N+ from a larger pool
         present = ((labels >= 1) & mask).sum(axis=1)
-        res = tensor.evaluate(scores, labels, ms, mask=mask, n_relevant=present + extra, tie_break=tie_break)
+        res = tensor.evaluate(
+            scores, labels, ms, mask=mask, n_relevant=present + extra, tie_break=tie_break
+        )
         check(res, scores, labels, mask, ms, 1e-12, extra=extra, tie_break=tie_break)
     res = tensor.evaluate(scores, labels, ms, mask=mask, rel=rel, tie_break=tie_break)
     check(res, scores, labels, mask, ms, 1e-12, rel=rel, tie_break=tie_break)
-    res = tensor.evaluate(scores.astype(np.float32), labels, ms, mask=mask, rel=rel, tie_break=tie_break)
+    res = tensor.evaluate(
+        scores.astype(np.float32), labels, ms, mask=mask, rel=rel, tie_break=tie_break
+    )
     check(res, scores, labels, mask, ms, 1e-5, rel=rel, tie_break=tie_break)
 
 
@@ -187,28 +237,50 @@ def test_torch_cpu_agrees_with_evaluate(b, ms):
     torch = pytest.importorskip("torch")
     scores, labels, mask, _ = b
     for dt, tol in ((torch.float64, 1e-12), (torch.float32, 1e-5)):
-        res = tensor.evaluate(torch.tensor(scores, dtype=dt), torch.tensor(labels), ms, mask=torch.tensor(mask))
+        res = tensor.evaluate(
+            torch.tensor(scores, dtype=dt), torch.tensor(labels), ms, mask=torch.tensor(mask)
+        )
         check(res, scores, labels, mask, ms, tol)
 
 
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2)), min_size=1, max_size=7),
-       st.integers(0, 2))
+@given(
+    st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2)), min_size=1, max_size=7),
+    st.integers(0, 2),
+)
 def test_brute_force_every_ordering(docs, missing):
     """One query: expected, min, max and std against every ordering consistent with the scores, from
     the textbook definitions (tests/reference.py); the oblivious value against the input order."""
     scores = np.array([[s * 0.5 for s, _ in docs]])
     labels = np.array([[g for _, g in docs]])
     present = int((labels >= 1).sum())
-    ms = ["nDCG@3", "nDCG", "RR@2", "RR", "AP", "AP@3", "P@2", "R@3", "F1@2", "Hits@2", "RBP(p=0.5)",
-          "Success@1", "Success@3"]
+    ms = [
+        "nDCG@3",
+        "nDCG",
+        "RR@2",
+        "RR",
+        "AP",
+        "AP@3",
+        "P@2",
+        "R@3",
+        "F1@2",
+        "Hits@2",
+        "RBP(p=0.5)",
+        "Success@1",
+        "Success@3",
+    ]
     res = tensor.evaluate(scores, labels, ms, n_relevant=np.array([present + missing]))
     ref_docs = [(f"d{i}", float(scores[0, i]), int(labels[0, i])) for i in range(len(docs))]
     ideal = [g for _, _, g in ref_docs] + [1] * missing
     for m in ms:
         ref = brute_stats(m, ref_docs, present + missing, ideal)
         for s in ("expected", "min", "max", "std"):
-            assert math.isclose(float(getattr(res[m], s)[0]), ref[s], abs_tol=1e-12), (m, s, docs, ref)
+            assert math.isclose(float(getattr(res[m], s)[0]), ref[s], abs_tol=1e-12), (
+                m,
+                s,
+                docs,
+                ref,
+            )
         obl = value(m, [g for _, _, g in ordered(ref_docs, "input")], present + missing, ideal)
         assert math.isclose(float(res[m].oblivious[0]), obl, abs_tol=1e-12)
 
@@ -218,7 +290,11 @@ def test_a_value_no_ordering_changes_has_std_exactly_zero():
     labels = np.array([[1, 1, 1, 0], [0, 0, 2, 2]])
     res = tensor.evaluate(scores, labels, ["nDCG@10", "AP", "RR", "P@2", "R@3", "Success@1"])
     for st_ in res.values():
-        assert (st_.std == 0.0).all() and (st_.min == st_.max).all() and (st_.expected == st_.min).all()
+        assert (
+            (st_.std == 0.0).all()
+            and (st_.min == st_.max).all()
+            and (st_.expected == st_.min).all()
+        )
 
 
 def test_flat_form_as_torchmetrics_takes_it():
@@ -231,10 +307,18 @@ def test_flat_form_as_torchmetrics_takes_it():
     qs = np.unique(idx)
     assert res.queries.tolist() == qs.tolist()
     width = max((idx == q).sum() for q in qs)
-    scores, labels, mask = np.zeros((len(qs), width)), np.zeros((len(qs), width), int), np.zeros((len(qs), width), bool)
+    scores, labels, mask = (
+        np.zeros((len(qs), width)),
+        np.zeros((len(qs), width), int),
+        np.zeros((len(qs), width), bool),
+    )
     for i, q in enumerate(qs):
         sel = np.flatnonzero(idx == q)
-        scores[i, :len(sel)], labels[i, :len(sel)], mask[i, :len(sel)] = preds[sel], target[sel], True
+        scores[i, : len(sel)], labels[i, : len(sel)], mask[i, : len(sel)] = (
+            preds[sel],
+            target[sel],
+            True,
+        )
     padded = tensor.evaluate(scores, labels, ["nDCG@5", "AP", "RR@3"], mask=mask)
     for name in padded:
         for s in STATS:
@@ -248,7 +332,9 @@ def test_chunks_give_the_same_numbers_as_one_batch():
     labels = rng.integers(0, 3, (37, 11))
     whole = tensor.evaluate(scores, labels, ["nDCG@5", "AP", "RR@3", "Success@2"])
     for cells in (1, 11, 50, 200):
-        part = tensor.evaluate(scores, labels, ["nDCG@5", "AP", "RR@3", "Success@2"], chunk_cells=cells)
+        part = tensor.evaluate(
+            scores, labels, ["nDCG@5", "AP", "RR@3", "Success@2"], chunk_cells=cells
+        )
         for name in whole:
             for s in STATS:
                 np.testing.assert_array_equal(getattr(part[name], s), getattr(whole[name], s))
@@ -256,7 +342,9 @@ def test_chunks_give_the_same_numbers_as_one_batch():
 
 @pytest.mark.parametrize("shape", [(0, 5), (3, 0), (0, 0)])
 def test_empty_batches(shape):
-    res = tensor.evaluate(np.zeros(shape), np.zeros(shape, int), ["nDCG@10", "RR", "AP", "Success@3", "P@2"])
+    res = tensor.evaluate(
+        np.zeros(shape), np.zeros(shape, int), ["nDCG@10", "RR", "AP", "Success@3", "P@2"]
+    )
     for st_ in res.values():
         for s in STATS:
             assert getattr(st_, s).shape == (shape[0],) and (getattr(st_, s) == 0).all()
@@ -267,8 +355,10 @@ def test_empty_batches(shape):
 def test_oblivious_tie_breaks():
     scores = np.array([[0.5, 0.5, 0.5]])
     labels = np.array([[0, 0, 1]])
-    got = {tb: float(tensor.evaluate(scores, labels, "RR", tie_break=tb)["RR"].oblivious[0])
-           for tb in tensor.TIE_BREAKS}
+    got = {
+        tb: float(tensor.evaluate(scores, labels, "RR", tie_break=tb)["RR"].oblivious[0])
+        for tb in tensor.TIE_BREAKS
+    }
     assert got == {"input": 1 / 3, "reverse": 1.0, "worst": 1 / 3, "best": 1.0}
 
 
@@ -277,7 +367,9 @@ def test_minus_infinity_scores_do_not_tie_with_padding():
     labels = np.array([[0, 1, 0, 1]])
     mask = np.array([[True, True, True, False]])
     res = tensor.evaluate(scores, labels, ["RR", "AP"], mask=mask)
-    assert float(res["RR"].expected[0]) == pytest.approx((1 / 2 + 1 / 3) / 2)  # the relevant one at rank 2 or 3
+    assert float(res["RR"].expected[0]) == pytest.approx(
+        (1 / 2 + 1 / 3) / 2
+    )  # the relevant one at rank 2 or 3
     assert float(res["AP"].max[0]) == pytest.approx(0.5)
 
 
@@ -293,16 +385,22 @@ def test_tie_report_scalars():
     assert sc["val/nDCG@10/max"] == pytest.approx((1 + 1 / math.log2(3)) / 2)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"measures": ["Bpref"]}, "no tensor kernel for Bpref"),
-    ({"measures": ["nDCG(judged_only=True)@10"]}, "judged_only"),
-    ({"tie_break": "random"}, "unknown tie_break"),
-    ({"mask": np.ones((2, 2), bool)}, "mask must be a boolean array of shape (2, 3)"),
-    ({"labels": np.zeros((3, 2))}, "labels must have the shape"),
-    ({"n_relevant": np.array([0, 0])}, "n_relevant must be a whole number of at least"),
-    ({"measures": ["AP(rel=2)"], "n_relevant": np.array([5, 5])}, "n_relevant counts relevant documents at rel=1"),
-    ({"scores": np.array([[np.nan, 0, 0], [0, 0, 0]])}, "NaN"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"measures": ["Bpref"]}, "no tensor kernel for Bpref"),
+        ({"measures": ["nDCG(judged_only=True)@10"]}, "judged_only"),
+        ({"tie_break": "random"}, "unknown tie_break"),
+        ({"mask": np.ones((2, 2), bool)}, "mask must be a boolean array of shape (2, 3)"),
+        ({"labels": np.zeros((3, 2))}, "labels must have the shape"),
+        ({"n_relevant": np.array([0, 0])}, "n_relevant must be a whole number of at least"),
+        (
+            {"measures": ["AP(rel=2)"], "n_relevant": np.array([5, 5])},
+            "n_relevant counts relevant documents at rel=1",
+        ),
+        ({"scores": np.array([[np.nan, 0, 0], [0, 0, 0]])}, "NaN"),
+    ],
+)
 def test_bad_input_is_one_line(kwargs, message):
     args = {"scores": np.zeros((2, 3)), "labels": np.ones((2, 3), int), "measures": ["nDCG@10"]}
     args.update(kwargs)

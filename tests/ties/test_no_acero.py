@@ -23,15 +23,23 @@ from tierank.ties.prepare import Judgments
 HEAVY = ("pyarrow.acero", "pyarrow._acero", "pyarrow.dataset", "pyarrow._dataset", "pyarrow._s3fs")
 
 
-@pytest.mark.parametrize("extra", [[], ["--unjudged", "bounds"], ["--candidates-only"], ["--condensed"], ["-J"]])
+@pytest.mark.parametrize(
+    "extra", [[], ["--unjudged", "bounds"], ["--candidates-only"], ["--condensed"], ["-J"]]
+)
 def test_eval_does_not_import_acero(tmp_path, extra):
     qrels, run = tmp_path / "q.trec", tmp_path / "r.trec"
     qrels.write_text("".join(f"q{i} 0 d{j} {j % 3}\n" for i in range(3) for j in range(0, 20, 3)))
-    run.write_text("".join(f"q{i} Q0 d{j} {j + 1} {round(1 - j / 40, 1)} t\n" for i in range(3) for j in range(20)))
+    run.write_text(
+        "".join(
+            f"q{i} Q0 d{j} {j + 1} {round(1 - j / 40, 1)} t\n" for i in range(3) for j in range(20)
+        )
+    )
     argv = ["eval", str(qrels), str(run), "-m", "P@5", "-m", "R@10", "-f", "jsonl", *extra]
-    script = (f"import sys, json\nsys.argv[1:] = {argv!r}\nfrom tierank.cli import main\n"
-              "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-              "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)))\n")
+    script = (
+        f"import sys, json\nsys.argv[1:] = {argv!r}\nfrom tierank.cli import main\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)))\n"
+    )
     p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     head, _, mods = p.stderr.rpartition("\nMODULES ")
     assert p.returncode == 0 and mods, p.stderr
@@ -69,7 +77,10 @@ def test_lookup_matches_a_join(seed, encode, dense, monkeypatch):
     assert j.lookup(q, docid).tolist() == want
     got = j.grades(q, docid)
     np.testing.assert_array_equal(got, np.array([jg[i] if i >= 0 else np.nan for i in want]))
-    for rows in (np.arange(0, 200, 7), rng.permutation(200)[:150]):  # few rows (taken), most rows (read)
+    for rows in (
+        np.arange(0, 200, 7),
+        rng.permutation(200)[:150],
+    ):  # few rows (taken), most rows (read)
         assert j.lookup(q[rows], docid, rows).tolist() == [want[i] for i in rows]
 
 
@@ -92,7 +103,13 @@ def test_condense_keeps_the_rows_a_join_keeps(seed, negative_unjudged):
     jd = [f"d{x}" for x in rng.integers(0, 40, nj)]
     grade = rng.integers(-1, 3, nj).astype(np.float64)
     qid = pa.array(rq).dictionary_encode() if seed % 2 else pa.array(rq)
-    run = Run(qid=qid, docid=pa.array(rd), score=rng.random(n), rank=np.arange(n, dtype=np.float64), source="r")
+    run = Run(
+        qid=qid,
+        docid=pa.array(rd),
+        score=rng.random(n),
+        rank=np.arange(n, dtype=np.float64),
+        source="r",
+    )
     qrels = Qrels(qid=pa.array(jq), docid=pa.array(jd), grade=grade, source="q")
     judged = {(a, b) for a, b, g in zip(jq, jd, grade) if g >= 0 or not negative_unjudged}
     want = [i for i in range(n) if (rq[i], rd[i]) in judged]
@@ -101,12 +118,18 @@ def test_condense_keeps_the_rows_a_join_keeps(seed, negative_unjudged):
             condense(run, qrels, negative_unjudged)
         return
     got = condense(run, qrels, negative_unjudged)
-    assert got.qid.to_pylist() == [rq[i] for i in want] and got.docid.to_pylist() == [rd[i] for i in want]
+    assert got.qid.to_pylist() == [rq[i] for i in want] and got.docid.to_pylist() == [
+        rd[i] for i in want
+    ]
     assert got.qid.type == pa.string() and got.source == "r"
     np.testing.assert_array_equal(got.score, run.score[want])
     np.testing.assert_array_equal(got.rank, run.rank[want])
     # the rows Arrow's semi join keeps (the reference the lookup replaced)
     t = pa.table({"q": pa.array(rq), "d": pa.array(rd), "i": np.arange(n)})
-    qt = pa.table({"q": pa.array(jq), "d": pa.array(jd)}).filter(pa.array(grade >= 0) if negative_unjudged
-                                                                   else pa.array(np.ones(nj, bool)))
-    assert np.sort(t.join(qt, keys=["q", "d"], join_type="left semi").column("i").to_numpy()).tolist() == want
+    qt = pa.table({"q": pa.array(jq), "d": pa.array(jd)}).filter(
+        pa.array(grade >= 0) if negative_unjudged else pa.array(np.ones(nj, bool))
+    )
+    assert (
+        np.sort(t.join(qt, keys=["q", "d"], join_type="left semi").column("i").to_numpy()).tolist()
+        == want
+    )

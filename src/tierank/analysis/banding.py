@@ -39,7 +39,9 @@ def check_rho(rho) -> float:
     """
     ok = isinstance(rho, (int, float, np.integer, np.floating)) and not isinstance(rho, bool)
     if not (ok and math.isfinite(rho) and rho > 1.0):
-        raise TierankInputError(f"band parameter rho must be a finite number > 1, got {float(rho) if ok else rho!r}")
+        raise TierankInputError(
+            f"band parameter rho must be a finite number > 1, got {float(rho) if ok else rho!r}"
+        )
     return float(rho)
 
 
@@ -70,8 +72,13 @@ def band_run(run: Run, rho: float) -> Run:
     qid = run.qid.dictionary_decode() if pa.types.is_dictionary(run.qid.type) else run.qid
     rank = layout(run).ranks()
     score = 1.0 / band_of_rank(rank, rho)
-    return Run(qid=qid, docid=run.docid, score=score, rank=rank.astype(np.float64),
-               source=f"{run.source} [band{rho:g}]")
+    return Run(
+        qid=qid,
+        docid=run.docid,
+        score=score,
+        rank=rank.astype(np.float64),
+        source=f"{run.source} [band{rho:g}]",
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -114,15 +121,15 @@ def _rr_gain_of_band(b: int, e: int) -> float:
     (1/(b+i-1) - 1/(b+i)) (summation by parts).
     """
     w = e - b + 1
-    i = np.arange(1, w, dtype=np.float64)[:, None]          # i = 1 .. w-1
+    i = np.arange(1, w, dtype=np.float64)[:, None]  # i = 1 .. w-1
     step = 1.0 / (b + i[:, 0] - 1.0) - 1.0 / (b + i[:, 0])  # 1/(b+i-1) - 1/(b+i)
     best = 0.0
-    for k0 in range(1, w + 1, max(1, 4_000_000 // w)):     # columns in blocks: memory O(4M)
+    for k0 in range(1, w + 1, max(1, 4_000_000 // w)):  # columns in blocks: memory O(4M)
         k = np.arange(k0, min(k0 + max(1, 4_000_000 // w), w + 1), dtype=np.float64)[None, :]
         ratio = np.maximum(w - k - (i - 1.0), 0.0) / (w - (i - 1.0))
-        surv = np.cumprod(ratio, axis=0)                      # P(M >= i), rows i = 1 .. w-1
+        surv = np.cumprod(ratio, axis=0)  # P(M >= i), rows i = 1 .. w-1
         banded = 1.0 / b - step @ surv
-        gain = banded - 1.0 / (b + w - k[0])                 # original: first relevant at b+w-k
+        gain = banded - 1.0 / (b + w - k[0])  # original: first relevant at b+w-k
         best = max(best, float(gain.max()))
     return best
 
@@ -296,8 +303,8 @@ def worst_case_rbp(rho: float, p: float, depth: int = 1000, kind: str = "loss") 
             continue
         w = (1.0 - p) * p ** (np.arange(b, e + 1, dtype=np.float64) - 1.0)
         dev = w - w.mean()
-        loss += float(dev[dev > 0].sum())   # relevant exactly where w_k > m_g
-        gain -= float(dev[dev < 0].sum())   # relevant exactly where w_k < m_g
+        loss += float(dev[dev > 0].sum())  # relevant exactly where w_k > m_g
+        gain -= float(dev[dev < 0].sum())  # relevant exactly where w_k < m_g
         if w[-1] == 0.0:  # weights underflowed: nothing further can contribute
             break
     return loss if kind == "loss" else gain if kind == "gain" else max(loss, gain)
@@ -313,8 +320,9 @@ PAPER_TABLE2 = (
 """Table 2 of the paper as printed (worst-case loss, 4 decimals)."""
 
 
-def worst_case_table(rhos=(1.1, 1.2, 1.4, 1.7, 2.0), ps=(0.5, 0.85), depth: int = 1000,
-                     kind: str = "loss") -> list[dict]:
+def worst_case_table(
+    rhos=(1.1, 1.2, 1.4, 1.7, 2.0), ps=(0.5, 0.85), depth: int = 1000, kind: str = "loss"
+) -> list[dict]:
     r"""The paper's Table 2: worst-case score changes from banding, one row per rho.
 
     Parameters

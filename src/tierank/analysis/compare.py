@@ -326,8 +326,10 @@ class Comparison:
     def __repr__(self) -> str:
         flips = sum(p.order_flip for p in self.pairs)
         undecidable = sum(p.undecidable for p in self.pairs)
-        return (f"Comparison({self.measure}, {len(self.systems)} systems, {len(self.queries)} queries, "
-                f"{len(self.pairs)} pairs: {flips} flipped, {undecidable} undecidable)")
+        return (
+            f"Comparison({self.measure}, {len(self.systems)} systems, {len(self.queries)} queries, "
+            f"{len(self.pairs)} pairs: {flips} flipped, {undecidable} undecidable)"
+        )
 
 
 def _sign(x: float) -> int:
@@ -338,9 +340,9 @@ def _sign(x: float) -> int:
 SCALES = {
     "mean": "per-query values; intervals of the mean",
     "sum": "per-query values (a sum is n times their mean: the same tests); intervals and mean-difference "
-           "statistics scaled by n",
+    "statistics scaled by n",
     "geometric_mean": "log of the per-query values (floored as the measure floors them); intervals mapped back "
-                      "with exp, pair differences as ratios",
+    "with exp, pair differences as ratios",
 }
 
 
@@ -385,13 +387,29 @@ def _summary(name: str, result, queries: list[str]) -> SystemSummary:
     mean, a sum for counts, a geometric mean for GMAP), the number ``tierank eval`` prints."""
     m = result.measures[0]
     stats = result.stats[m]
-    if list(result.qids) != list(queries):  # additive summaries only (non-additive ones are re-evaluated)
+    if list(result.qids) != list(
+        queries
+    ):  # additive summaries only (non-additive ones are re-evaluated)
         idx = _positions(result, queries)
-        stats = replace(stats, **{f.name: getattr(stats, f.name)[idx] for f in fields(stats)
-                                  if isinstance(getattr(stats, f.name), np.ndarray)})
+        stats = replace(
+            stats,
+            **{
+                f.name: getattr(stats, f.name)[idx]
+                for f in fields(stats)
+                if isinstance(getattr(stats, f.name), np.ndarray)
+            },
+        )
     a = m.aggregate(stats)
-    return SystemSummary(name=name, oblivious=a.oblivious, expected=a.expected, min=a.min, max=a.max,
-                         range=a.max - a.min, bias=a.oblivious - a.expected, std=a.std)
+    return SystemSummary(
+        name=name,
+        oblivious=a.oblivious,
+        expected=a.expected,
+        min=a.min,
+        max=a.max,
+        range=a.max - a.min,
+        bias=a.oblivious - a.expected,
+        std=a.std,
+    )
 
 
 def _positions(result, queries: list[str]) -> np.ndarray:
@@ -404,7 +422,10 @@ def _aligned(result, queries: list[str]) -> dict[str, np.ndarray]:
     (``root_mean`` too where the measure's statistics carry it)."""
     s = result.stats[result.measures[0]]
     idx = _positions(result, queries)
-    out = {k: np.asarray(getattr(s, k), dtype=np.float64)[idx] for k in ("oblivious", "expected", "min", "max", "var")}
+    out = {
+        k: np.asarray(getattr(s, k), dtype=np.float64)[idx]
+        for k in ("oblivious", "expected", "min", "max", "var")
+    }
     root = getattr(s, "root_mean", None)
     if root is not None and getattr(s, "root_n", None) == len(queries):
         out["root_mean"] = np.asarray(root, dtype=np.float64)[idx]
@@ -416,14 +437,18 @@ def _numeric(m, results: dict, common: list[str]) -> None:
     naming the measure, the system and the query."""
     for name, res in results.items():
         if getattr(m, "string_valued", False):
-            raise TierankInputError(f"compare: measure {m} is a string per query, not a number (system {name}): "
-                                    "a non-numeric measure cannot be compared")
+            raise TierankInputError(
+                f"compare: measure {m} is a string per query, not a number (system {name}): "
+                "a non-numeric measure cannot be compared"
+            )
         st = _aligned(res, common)
         for k in ("oblivious", "expected"):
             bad = np.flatnonzero(~np.isfinite(st[k]))
             if len(bad):
-                raise TierankInputError(f"compare: measure {m} has no finite {k} value for system {name} at "
-                                        f"query {common[int(bad[0])]}: it cannot be compared")
+                raise TierankInputError(
+                    f"compare: measure {m} has no finite {k} value for system {name} at "
+                    f"query {common[int(bad[0])]}: it cannot be compared"
+                )
 
 
 def _restricted(q: Qrels, queries: list[str]) -> Qrels:
@@ -437,12 +462,28 @@ def _restricted(q: Qrels, queries: list[str]) -> Qrels:
     return replace(q, qid=q.qid.filter(keep), docid=q.docid.filter(keep), grade=q.grade[mask])
 
 
-def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval", rel: int = 1,
-            complete: bool = False, candidates_only: bool = False, alpha: float = 0.05,
-            band: float | None = None, correction: str | None = None, test: str = "t", ci: str = "t",
-            level: float = 0.95, seed: int = 0, resamples: int = inference.DEFAULT_RESAMPLES,
-            permutations: int = inference.DEFAULT_PERMUTATIONS, leaderboard: bool = False,
-            jobs: int | None = None, tie_samples: int = 0) -> Comparison:
+def compare(
+    runs: Mapping,
+    qrels,
+    measure: str,
+    *,
+    tie_break: str = "trec_eval",
+    rel: int = 1,
+    complete: bool = False,
+    candidates_only: bool = False,
+    alpha: float = 0.05,
+    band: float | None = None,
+    correction: str | None = None,
+    test: str = "t",
+    ci: str = "t",
+    level: float = 0.95,
+    seed: int = 0,
+    resamples: int = inference.DEFAULT_RESAMPLES,
+    permutations: int = inference.DEFAULT_PERMUTATIONS,
+    leaderboard: bool = False,
+    jobs: int | None = None,
+    tie_samples: int = 0,
+) -> Comparison:
     """Compare systems on one measure, tie-aware, pair by pair.
 
     Parameters
@@ -571,13 +612,25 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
     if band is not None:
         band = check_rho(band)
     if correction is not None and correction not in CORRECTIONS:
-        raise TierankInputError(f"compare: unknown correction {correction!r}; accepted: {', '.join(CORRECTIONS)}")
+        raise TierankInputError(
+            f"compare: unknown correction {correction!r}; accepted: {', '.join(CORRECTIONS)}"
+        )
     if test not in inference.TESTS:
-        raise TierankInputError(f"compare: unknown test {test!r}; accepted: {', '.join(inference.TESTS)}")
-    if not (isinstance(tie_samples, (int, np.integer)) and not isinstance(tie_samples, bool) and tie_samples >= 0):
-        raise TierankInputError(f"compare: tie_samples must be a non-negative integer, got {tie_samples!r}")
+        raise TierankInputError(
+            f"compare: unknown test {test!r}; accepted: {', '.join(inference.TESTS)}"
+        )
+    if not (
+        isinstance(tie_samples, (int, np.integer))
+        and not isinstance(tie_samples, bool)
+        and tie_samples >= 0
+    ):
+        raise TierankInputError(
+            f"compare: tie_samples must be a non-negative integer, got {tie_samples!r}"
+        )
     if ci not in inference.CI_METHODS:
-        raise TierankInputError(f"compare: unknown CI method {ci!r}; accepted: {', '.join(inference.CI_METHODS)}")
+        raise TierankInputError(
+            f"compare: unknown CI method {ci!r}; accepted: {', '.join(inference.CI_METHODS)}"
+        )
 
     names = [str(k) for k in runs]
     if len(set(names)) != len(names):
@@ -586,7 +639,9 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
     converted: dict[str, Run] = {}
     for name, obj in zip(names, runs.values()):
         converted[name] = obj if isinstance(obj, Run) else to_run(obj, source=name)
-    opts: dict[str, Any] = dict(tie_break=tie_break, rel=rel, complete=complete, candidates_only=candidates_only)
+    opts: dict[str, Any] = dict(
+        tie_break=tie_break, rel=rel, complete=complete, candidates_only=candidates_only
+    )
 
     results = {name: evaluate(q, r, [measure], **opts) for name, r in converted.items()}
     m = results[names[0]].measures[0]
@@ -594,11 +649,15 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
     qsets = [set(res.qids) for res in results.values()]
     common = sorted(set.intersection(*qsets))
     if not common:
-        raise TierankInputError(f"compare: no query is evaluated for every system ({', '.join(names)}); "
-                                "the runs share no judged query")
+        raise TierankInputError(
+            f"compare: no query is evaluated for every system ({', '.join(names)}); "
+            "the runs share no judged query"
+        )
     dropped = len(set.union(*qsets)) - len(common)
     _numeric(m, results, common)
-    if dropped and not m.additive:  # a summary that is not additive: evaluate the common queries alone
+    if (
+        dropped and not m.additive
+    ):  # a summary that is not additive: evaluate the common queries alone
         q = _restricted(q, common)
         results = {name: evaluate(q, r, [measure], **opts) for name, r in converted.items()}
     n = len(common)
@@ -611,94 +670,207 @@ def compare(runs: Mapping, qrels, measure: str, *, tie_break: str = "trec_eval",
 
     banded_per = banded_summaries = None
     if band is not None:
-        banded = {name: evaluate(q, band_run(r, float(band)), [measure], **opts) for name, r in converted.items()}
+        banded = {
+            name: evaluate(q, band_run(r, float(band)), [measure], **opts)
+            for name, r in converted.items()
+        }
         banded_per = {name: _scaled(m, _aligned(res, common), n) for name, res in banded.items()}
         banded_summaries = {name: _summary(name, res, common) for name, res in banded.items()}
 
     tie_draws = None
-    if tie_samples and leaderboard:  # per-query values under independent uniformly random tie orderings
+    if (
+        tie_samples and leaderboard
+    ):  # per-query values under independent uniformly random tie orderings
         tie_draws = np.empty((int(tie_samples), len(common), len(ranked)))
         for j, name in enumerate(ranked):
             for k in range(int(tie_samples)):
                 rs = int(np.random.SeedSequence([int(seed), j, k]).generate_state(1, np.uint64)[0])
-                res = evaluate(q, converted[name], [measure], **{**opts, "tie_break": f"random:{rs}"})
+                res = evaluate(
+                    q, converted[name], [measure], **{**opts, "tie_break": f"random:{rs}"}
+                )
                 tie_draws[k, :, j] = _scaled(m, _aligned(res, common), n)["oblivious"]
     # inference over the query sample (tierank.analysis.inference), on the per-query expected values
-    summaries, infer = _infer(per, ranked, summaries, test=test, ci=ci, level=level, seed=seed, resamples=resamples,
-                              permutations=permutations, alpha=alpha, leaderboard=leaderboard, jobs=jobs,
-                              tie_draws=tie_draws, aggregator=m.aggregator)
-    pair_names = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1:]]
-    kw: dict[str, Any] = dict(test=test, pairs=pair_names, level=level, resamples=resamples, samples=permutations, seed=seed)
+    summaries, infer = _infer(
+        per,
+        ranked,
+        summaries,
+        test=test,
+        ci=ci,
+        level=level,
+        seed=seed,
+        resamples=resamples,
+        permutations=permutations,
+        alpha=alpha,
+        leaderboard=leaderboard,
+        jobs=jobs,
+        tie_draws=tie_draws,
+        aggregator=m.aggregator,
+    )
+    pair_names = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1 :]]
+    kw: dict[str, Any] = dict(
+        test=test,
+        pairs=pair_names,
+        level=level,
+        resamples=resamples,
+        samples=permutations,
+        seed=seed,
+    )
     matrix = lambda src, k: np.column_stack([src[n][k] for n in ranked])  # noqa: E731
     tests = inference.paired_tests(matrix(per, "expected"), ranked, ci=ci, boot=infer["boot"], **kw)
     tests_obl = inference.paired_tests(matrix(per, "oblivious"), ranked, **kw)
-    tests_band = (inference.paired_tests(matrix(banded_per, "expected"), ranked, **kw)
-                  if banded_per is not None else None)
+    tests_band = (
+        inference.paired_tests(matrix(banded_per, "expected"), ranked, **kw)
+        if banded_per is not None
+        else None
+    )
 
     pairs = []
     for k, (a, b) in enumerate(pair_names):
         sa, sb = summaries[a], summaries[b]
-        pairs.append(_pair(m, n, a, b, sa, sb, raw, tests[k], tests_obl[k], alpha, infer["hsd"],
-                           None if tests_band is None else tests_band[k],
-                           None if banded_summaries is None else (banded_summaries[a], banded_summaries[b])))
+        pairs.append(
+            _pair(
+                m,
+                n,
+                a,
+                b,
+                sa,
+                sb,
+                raw,
+                tests[k],
+                tests_obl[k],
+                alpha,
+                infer["hsd"],
+                None if tests_band is None else tests_band[k],
+                None if banded_summaries is None else (banded_summaries[a], banded_summaries[b]),
+            )
+        )
     if correction is not None and pairs:
         adjusted = adjust_pvalues([pc.p for pc in pairs], correction)
-        pairs = [replace(pc, p_adjusted=float(v), significant=bool(v < alpha)) for pc, v in zip(pairs, adjusted)]
+        pairs = [
+            replace(pc, p_adjusted=float(v), significant=bool(v < alpha))
+            for pc, v in zip(pairs, adjusted)
+        ]
         if band is not None:  # the banded tests are a family of their own, adjusted the same way
             adjusted = adjust_pvalues([pc.p_banded for pc in pairs], correction)
-            pairs = [replace(pc, p_banded_adjusted=float(v), significant_banded=bool(v < alpha))
-                     for pc, v in zip(pairs, adjusted)]
+            pairs = [
+                replace(pc, p_banded_adjusted=float(v), significant_banded=bool(v < alpha))
+                for pc, v in zip(pairs, adjusted)
+            ]
 
     col = lambda k: np.array([getattr(summaries[n], k) for n in ranked])  # noqa: E731
     band_summary = None
     if band is not None:
         band_summary = summarise_band(pairs, float(band), alpha)
     notes = list(infer["notes"])
-    notes += [f"{pc.a} vs {pc.b}: {pc.fallback}; p from the exact randomization test" for pc in pairs
-              if pc.fallback is not None]
+    notes += [
+        f"{pc.a} vs {pc.b}: {pc.fallback}; p from the exact randomization test"
+        for pc in pairs
+        if pc.fallback is not None
+    ]
     return Comparison(
-        measure=mname, queries=tuple(common), dropped_queries=dropped,
-        systems=tuple(summaries[n] for n in ranked), pairs=tuple(pairs),
-        kendall_tau=_tau(col("oblivious"), col("expected")), kendall_tau_min_max=_tau(col("min"), col("max")),
-        alpha=float(alpha), band=None if band is None else float(band),
-        banded_systems=None if banded_summaries is None else tuple(banded_summaries[n] for n in ranked),
-        band_summary=band_summary, best=infer["best"],
-        inference={"aggregator": m.aggregator, "scale": "log" if m.aggregator == "geometric_mean" else "linear",
-                   "on": SCALES[m.aggregator], "test": inference.PAIRED_TESTS[test].to_dict()},
+        measure=mname,
+        queries=tuple(common),
+        dropped_queries=dropped,
+        systems=tuple(summaries[n] for n in ranked),
+        pairs=tuple(pairs),
+        kendall_tau=_tau(col("oblivious"), col("expected")),
+        kendall_tau_min_max=_tau(col("min"), col("max")),
+        alpha=float(alpha),
+        band=None if band is None else float(band),
+        banded_systems=None
+        if banded_summaries is None
+        else tuple(banded_summaries[n] for n in ranked),
+        band_summary=band_summary,
+        best=infer["best"],
+        inference={
+            "aggregator": m.aggregator,
+            "scale": "log" if m.aggregator == "geometric_mean" else "linear",
+            "on": SCALES[m.aggregator],
+            "test": inference.PAIRED_TESTS[test].to_dict(),
+        },
         notes=tuple(notes),
-        settings={**opts, "tie_break": results[names[0]].settings["tie_break"],
-                  **({"correction": correction} if correction else {}),
-                  "test": test, "ci": ci, "level": float(level), "seed": int(seed), "resamples": int(resamples),
-                  "permutations": int(permutations), "leaderboard": bool(leaderboard),
-                  **({"tie_samples": int(tie_samples), "rank_method": infer["rank_method"]} if leaderboard else {})})
+        settings={
+            **opts,
+            "tie_break": results[names[0]].settings["tie_break"],
+            **({"correction": correction} if correction else {}),
+            "test": test,
+            "ci": ci,
+            "level": float(level),
+            "seed": int(seed),
+            "resamples": int(resamples),
+            "permutations": int(permutations),
+            "leaderboard": bool(leaderboard),
+            **(
+                {"tie_samples": int(tie_samples), "rank_method": infer["rank_method"]}
+                if leaderboard
+                else {}
+            ),
+        },
+    )
 
 
-def _pair(m, n: int, a: str, b: str, sa: SystemSummary, sb: SystemSummary, raw: dict, pt, pt_obl,
-          alpha: float, hsd, pt_band, banded: tuple[SystemSummary, SystemSummary] | None) -> PairComparison:
+def _pair(
+    m,
+    n: int,
+    a: str,
+    b: str,
+    sa: SystemSummary,
+    sb: SystemSummary,
+    raw: dict,
+    pt,
+    pt_obl,
+    alpha: float,
+    hsd,
+    pt_band,
+    banded: tuple[SystemSummary, SystemSummary] | None,
+) -> PairComparison:
     """One pair's comparison from its tests on the inference scale (:data:`SCALES`) and the systems'
     summaries on the measure's own."""
     agg = m.aggregator
     d_exp, d_obl = sa.expected - sb.expected, sa.oblivious - sb.oblivious
     se, so = _sign(d_exp), _sign(d_obl)
-    location = inference.PAIRED_TESTS[pt.test_used].statistic is None  # the statistic is a mean difference
+    location = (
+        inference.PAIRED_TESTS[pt.test_used].statistic is None
+    )  # the statistic is a mean difference
     stat = pt.statistic * n if agg == "sum" and location else pt.statistic
     extra: dict[str, Any] = dict(
-        test=pt.test, test_used=pt.test_used, fallback=pt.fallback, statistic=stat, method=pt.method,
-        samples=pt.samples, seed=pt.seed, se=pt.se, effect_size=pt.effect_size, effect_ci_low=pt.effect_ci_low,
-        effect_ci_high=pt.effect_ci_high)
+        test=pt.test,
+        test_used=pt.test_used,
+        fallback=pt.fallback,
+        statistic=stat,
+        method=pt.method,
+        samples=pt.samples,
+        seed=pt.seed,
+        se=pt.se,
+        effect_size=pt.effect_size,
+        effect_ci_low=pt.effect_ci_low,
+        effect_ci_high=pt.effect_ci_high,
+    )
     if agg == "geometric_mean":  # a difference of log values is a ratio of geometric means
-        extra.update(diff_ci_low=float("nan"), diff_ci_high=float("nan"),
-                     ratio=sa.expected / sb.expected if sb.expected > 0 else float("nan"),
-                     ratio_ci_low=float(_back(agg, n, pt.diff_ci_low)), ratio_ci_high=float(_back(agg, n, pt.diff_ci_high)))
+        extra.update(
+            diff_ci_low=float("nan"),
+            diff_ci_high=float("nan"),
+            ratio=sa.expected / sb.expected if sb.expected > 0 else float("nan"),
+            ratio_ci_low=float(_back(agg, n, pt.diff_ci_low)),
+            ratio_ci_high=float(_back(agg, n, pt.diff_ci_high)),
+        )
     else:
-        extra.update(diff_ci_low=float(_back(agg, n, pt.diff_ci_low)), diff_ci_high=float(_back(agg, n, pt.diff_ci_high)))
+        extra.update(
+            diff_ci_low=float(_back(agg, n, pt.diff_ci_low)),
+            diff_ci_high=float(_back(agg, n, pt.diff_ci_high)),
+        )
     if pt_band is not None and banded is not None:
-        extra.update(p_banded=pt_band.p, diff_banded=banded[0].expected - banded[1].expected,
-                     significant_banded=bool(pt_band.p < alpha))
+        extra.update(
+            p_banded=pt_band.p,
+            diff_banded=banded[0].expected - banded[1].expected,
+            significant_banded=bool(pt_band.p < alpha),
+        )
     if hsd is not None:
         extra["p_tukey"] = hsd.pvalue(a, b)
-    if agg == "geometric_mean":  # the summaries' own moments over tie orderings (independent systems)
-        mean_d, var_d = d_exp, sa.std ** 2 + sb.std ** 2
+    if (
+        agg == "geometric_mean"
+    ):  # the summaries' own moments over tie orderings (independent systems)
+        mean_d, var_d = d_exp, sa.std**2 + sb.std**2
         if not math.isfinite(var_d):
             mean_d, var_d = d_exp, 0.0 if sa.min == sa.max and sb.min == sb.max else float("nan")
         lo, hi, scale = sa.min - sb.max, sa.max - sb.min, 1.0
@@ -713,27 +885,56 @@ def _pair(m, n: int, a: str, b: str, sa: SystemSummary, sb: SystemSummary, raw: 
     else:
         above = above_bound = float("nan")
     return PairComparison(
-        a=a, b=b, diff_expected=d_exp, diff_oblivious=d_obl, t=pt.t,
-        p=pt.p, p_oblivious=pt_obl.p, order_flip=bool(se != 0 and so != 0 and se != so),
+        a=a,
+        b=b,
+        diff_expected=d_exp,
+        diff_oblivious=d_obl,
+        t=pt.t,
+        p=pt.p,
+        p_oblivious=pt_obl.p,
+        order_flip=bool(se != 0 and so != 0 and se != so),
         undecidable=bool(sa.min <= sb.max + ZERO_TOL and sb.min <= sa.max + ZERO_TOL),
-        significant=bool(pt.p < alpha), std_diff=scale * math.sqrt(var_d), p_a_above=above,
-        p_a_above_bound=above_bound, **extra)
+        significant=bool(pt.p < alpha),
+        std_diff=scale * math.sqrt(var_d),
+        p_a_above=above,
+        p_a_above_bound=above_bound,
+        **extra,
+    )
 
 
-def _infer(per: dict, ranked: list[str], summaries: dict, *, test: str, ci: str, level: float, seed: int,
-           resamples: int, permutations: int, alpha: float, leaderboard: bool, jobs: int | None,
-           tie_draws: np.ndarray | None = None, aggregator: str = "mean") -> tuple[dict, dict]:
+def _infer(
+    per: dict,
+    ranked: list[str],
+    summaries: dict,
+    *,
+    test: str,
+    ci: str,
+    level: float,
+    seed: int,
+    resamples: int,
+    permutations: int,
+    alpha: float,
+    leaderboard: bool,
+    jobs: int | None,
+    tie_draws: np.ndarray | None = None,
+    aggregator: str = "mean",
+) -> tuple[dict, dict]:
     """The systems' summaries with their CI, ranks and (with ``leaderboard``) rank interval and Tukey
     group; and ``{"boot": shared bootstrap means or None, "best": systems not separated from the best}``."""
     E = np.column_stack([per[n]["expected"] for n in ranked])
     nq = E.shape[0]
     sampled = ci != "t" or test == "bootstrap" or leaderboard
     boot = inference.bootstrap_means(E, resamples, seed) if sampled else None
-    cis = inference.mean_cis(E, ranked, method=ci, level=level, resamples=resamples, seed=seed, boot=boot)
+    cis = inference.mean_cis(
+        E, ranked, method=ci, level=level, resamples=resamples, seed=seed, boot=boot
+    )
     notes = []
     if nq < 2:
-        notes.append("1 query: no confidence interval" + (", rank interval or Tukey HSD group" if leaderboard else "")
-                     + " can be computed (null); they need at least 2 queries")
+        notes.append(
+            "1 query: no confidence interval"
+            + (", rank interval or Tukey HSD group" if leaderboard else "")
+            + " can be computed (null); they need at least 2 queries"
+        )
     rank = inference.competition_ranks(np.array([summaries[n].expected for n in ranked]))
     rank_obl = inference.competition_ranks(np.array([summaries[n].oblivious for n in ranked]))
     lows: list[int | None] = [None] * len(ranked)
@@ -743,18 +944,37 @@ def _infer(per: dict, ranked: list[str], summaries: dict, *, test: str, ci: str,
     rank_method = None
     hsd = None
     if leaderboard and nq >= 2:
-        ri = inference.rank_intervals(E, ranked, level=level, resamples=resamples, seed=seed, boot=boot,
-                                      tie_draws=tie_draws)
+        ri = inference.rank_intervals(
+            E, ranked, level=level, resamples=resamples, seed=seed, boot=boot, tie_draws=tie_draws
+        )
         rank_method = ri.method
         lows, highs = [int(v) for v in ri.low], [int(v) for v in ri.high]
-        hsd = inference.tukey_hsd(E, ranked, alpha=alpha, permutations=permutations, seed=seed, jobs=jobs)
+        hsd = inference.tukey_hsd(
+            E, ranked, alpha=alpha, permutations=permutations, seed=seed, jobs=jobs
+        )
         groups, best = list(hsd.groups), hsd.best
     back = lambda x: float(_back(aggregator, nq, x))  # noqa: E731
-    out = {n: replace(summaries[n], ci_low=back(c.ci_low), ci_high=back(c.ci_high), ci_method=c.ci_method,
-                      rank=int(r), rank_oblivious=int(ro), rank_low=lo, rank_high=hi, group=g)
-           for n, c, r, ro, lo, hi, g in zip(ranked, cis, rank, rank_obl, lows, highs, groups)}
-    return {**summaries, **out}, {"boot": boot, "best": best, "rank_method": rank_method, "hsd": hsd,
-                                  "notes": notes}
+    out = {
+        n: replace(
+            summaries[n],
+            ci_low=back(c.ci_low),
+            ci_high=back(c.ci_high),
+            ci_method=c.ci_method,
+            rank=int(r),
+            rank_oblivious=int(ro),
+            rank_low=lo,
+            rank_high=hi,
+            group=g,
+        )
+        for n, c, r, ro, lo, hi, g in zip(ranked, cis, rank, rank_obl, lows, highs, groups)
+    }
+    return {**summaries, **out}, {
+        "boot": boot,
+        "best": best,
+        "rank_method": rank_method,
+        "hsd": hsd,
+        "notes": notes,
+    }
 
 
 def _json_value(x):
@@ -793,10 +1013,11 @@ def records(comparison: Comparison) -> dict:
         "pairs": [clean(asdict(p)) for p in c.pairs],
         "kendall_tau": _json_value(c.kendall_tau),
         "kendall_tau_min_max": _json_value(c.kendall_tau_min_max),
-        "banded_systems": None if c.banded_systems is None else [clean(asdict(s)) for s in c.banded_systems],
+        "banded_systems": None
+        if c.banded_systems is None
+        else [clean(asdict(s)) for s in c.banded_systems],
         "band_summary": None if c.band_summary is None else clean(c.band_summary),
         "best": None if c.best is None else list(c.best),
         "inference": dict(c.inference),
         "notes": list(c.notes),
     }
-

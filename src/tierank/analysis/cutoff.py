@@ -87,12 +87,23 @@ class CutoffCurves:
         out = []
         for name, s in self.series.items():
             for i, k in enumerate(self.ks.tolist()):
-                vals = {c: float(getattr(s, c)[i]) for c in ("oblivious", "expected", "min", "max", "std")}
+                vals = {
+                    c: float(getattr(s, c)[i])
+                    for c in ("oblivious", "expected", "min", "max", "std")
+                }
                 vals["range"] = vals["max"] - vals["min"]
                 vals["bias"] = vals["oblivious"] - vals["expected"]
-                out.append({"run": name, "k": int(k), "measure": f"{self.family}@{k}",
-                            **{c: (None if np.isnan(vals[c]) else vals[c])
-                               for c in ("oblivious", "expected", "min", "max", "range", "bias", "std")}})
+                out.append(
+                    {
+                        "run": name,
+                        "k": int(k),
+                        "measure": f"{self.family}@{k}",
+                        **{
+                            c: (None if np.isnan(vals[c]) else vals[c])
+                            for c in ("oblivious", "expected", "min", "max", "range", "bias", "std")
+                        },
+                    }
+                )
         return out
 
 
@@ -139,14 +150,18 @@ def check_curve_family(family: str) -> None:
 
     name = str(family)
     if "@" in name:
-        raise TierankInputError(f"{name}: the curves take a measure family without a cutoff "
-                                f"(e.g. {name.split('@')[0] or 'nDCG'}); they run k = 1..kmax")
+        raise TierankInputError(
+            f"{name}: the curves take a measure family without a cutoff "
+            f"(e.g. {name.split('@')[0] or 'nDCG'}); they run k = 1..kmax"
+        )
     base = name.split("(")[0]
     cls = REGISTRY.get(base)
     if cls is None or not cls.cutoff_allowed or cls.cutoff_param is not None:
         fams = sorted(f for f, c in REGISTRY.items() if c.cutoff_allowed and c.cutoff_param is None)
-        raise TierankInputError(f"{name}: not a measure family with a rank cutoff @k; the curves take one of "
-                                f"{', '.join(fams)}")
+        raise TierankInputError(
+            f"{name}: not a measure family with a rank cutoff @k; the curves take one of "
+            f"{', '.join(fams)}"
+        )
 
 
 def select(result, measures: Sequence):
@@ -154,23 +169,39 @@ def select(result, measures: Sequence):
     the same numbers as an evaluation of those measures alone, in that order."""
     ms = [m if not isinstance(m, str) else parse_measure(m) for m in measures]
     ms = list(dict.fromkeys(ms))
-    return replace(result, measures=ms, stats={m: result.stats[m] for m in ms},
-                   bounds={m: result.bounds[m] for m in ms if m in result.bounds},
-                   residual={m: result.residual[m] for m in ms if m in result.residual})
+    return replace(
+        result,
+        measures=ms,
+        stats={m: result.stats[m] for m in ms},
+        bounds={m: result.bounds[m] for m in ms if m in result.bounds},
+        residual={m: result.residual[m] for m in ms if m in result.residual},
+    )
 
 
 def curve_series(result, family: str, kmax: int, name: str) -> CurveSeries:
     """The curve of one run from an evaluation that includes ``family@1 .. family@kmax``."""
     ms = parse_measures(cutoff_measures(family, kmax))
     if len(ms) != int(kmax):
-        raise TierankInputError(f"cutoff_curves: {family}@1..{kmax} did not give {kmax} distinct measures")
+        raise TierankInputError(
+            f"cutoff_curves: {family}@1..{kmax} did not give {kmax} distinct measures"
+        )
     rows = select(result, ms).records(per_query=False)
-    col = {c: np.array([np.nan if r[c] is None else r[c] for r in rows], dtype=np.float64) for c in STATS}
+    col = {
+        c: np.array([np.nan if r[c] is None else r[c] for r in rows], dtype=np.float64)
+        for c in STATS
+    }
     return CurveSeries(name=str(name), ties=dict(result.ties), **col)
 
 
-def cutoff_curves(qrels, runs: Mapping, family: str = "nDCG", kmax: int = 20, *, tie_break: str = "trec_eval",
-                  **evaluate_kwargs) -> CutoffCurves:
+def cutoff_curves(
+    qrels,
+    runs: Mapping,
+    family: str = "nDCG",
+    kmax: int = 20,
+    *,
+    tie_break: str = "trec_eval",
+    **evaluate_kwargs,
+) -> CutoffCurves:
     """Mean ``family@k`` for k = 1..kmax of every run, tie-aware.
 
     Each run is evaluated once, on all ``kmax`` measures together.
@@ -208,12 +239,25 @@ def cutoff_curves(qrels, runs: Mapping, family: str = "nDCG", kmax: int = 20, *,
     for name, run in runs.items():
         res = evaluate(q, run, measures, tie_break=tie_break, **evaluate_kwargs)
         series[str(name)] = curve_series(res, family, kmax, name)
-    return CutoffCurves(family=family, ks=np.arange(1, int(kmax) + 1), series=series,
-                        settings={"tie_break": tie_break, "qrels": q.source, **evaluate_kwargs})
+    return CutoffCurves(
+        family=family,
+        ks=np.arange(1, int(kmax) + 1),
+        series=series,
+        settings={"tie_break": tie_break, "qrels": q.source, **evaluate_kwargs},
+    )
 
 
-def evaluate_with_curves(qrels, run, measures: Sequence[str] | str, family: str | None = "nDCG", kmax: int = 20, *,
-                         name: str | None = None, tie_break: str = "trec_eval", **evaluate_kwargs):
+def evaluate_with_curves(
+    qrels,
+    run,
+    measures: Sequence[str] | str,
+    family: str | None = "nDCG",
+    kmax: int = 20,
+    *,
+    name: str | None = None,
+    tie_break: str = "trec_eval",
+    **evaluate_kwargs,
+):
     """One evaluation of ``run`` that gives both ``measures`` and the cutoff curves of ``family``.
 
     Parameters
@@ -238,7 +282,9 @@ def evaluate_with_curves(qrels, run, measures: Sequence[str] | str, family: str 
     """
     if isinstance(measures, str):
         measures = [measures]
-    table = parse_measures(measures)  # the measures' own errors first, as two evaluations reported them
+    table = parse_measures(
+        measures
+    )  # the measures' own errors first, as two evaluations reported them
     if not table:
         raise TierankInputError("no measure given")
     q, r = to_qrels(qrels), to_run(run)
@@ -248,10 +294,23 @@ def evaluate_with_curves(qrels, run, measures: Sequence[str] | str, family: str 
     wanted: list[Any] = list(dict.fromkeys([*table, *curve]))  # Measure objects
     res = evaluate(q, r, wanted, tie_break=tie_break, **evaluate_kwargs)
     series = curve_series(res, family, kmax, r.source if name is None else name)
-    curves = CutoffCurves(family=family, ks=np.arange(1, int(kmax) + 1), series={series.name: series},
-                          settings={"tie_break": tie_break, "qrels": q.source, **evaluate_kwargs})
+    curves = CutoffCurves(
+        family=family,
+        ks=np.arange(1, int(kmax) + 1),
+        series={series.name: series},
+        settings={"tie_break": tie_break, "qrels": q.source, **evaluate_kwargs},
+    )
     return select(res, table), curves
 
 
-__all__ = ["MAX_KMAX", "CurveSeries", "CutoffCurves", "check_kmax", "cutoff_curves", "cutoff_measures", "curve_series",
-           "evaluate_with_curves", "select"]
+__all__ = [
+    "MAX_KMAX",
+    "CurveSeries",
+    "CutoffCurves",
+    "check_kmax",
+    "cutoff_curves",
+    "cutoff_measures",
+    "curve_series",
+    "evaluate_with_curves",
+    "select",
+]

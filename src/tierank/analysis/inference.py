@@ -103,6 +103,7 @@ TESTS = tuple(PAIRED_TESTS)
 
 # --- results --------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class MeanCI:
     """A confidence interval of one system's mean over queries.
@@ -275,16 +276,22 @@ class RankIntervals:
 
 # --- validation -----------------------------------------------------------------------------------
 
+
 def _matrix(values, names) -> tuple[np.ndarray, tuple[str, ...]]:
     X = np.asarray(values, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
     if X.ndim != 2 or X.shape[0] == 0:
-        raise TierankInputError("inference: need a matrix of per-query values (queries x systems), "
-                                f"got shape {X.shape}")
+        raise TierankInputError(
+            f"inference: need a matrix of per-query values (queries x systems), got shape {X.shape}"
+        )
     if not np.all(np.isfinite(X)):
         raise TierankInputError("inference: per-query values must be finite")
-    names = tuple(str(n) for n in names) if names is not None else tuple(f"s{i}" for i in range(X.shape[1]))
+    names = (
+        tuple(str(n) for n in names)
+        if names is not None
+        else tuple(f"s{i}" for i in range(X.shape[1]))
+    )
     if len(names) != X.shape[1]:
         raise TierankInputError(f"inference: {len(names)} names for {X.shape[1]} systems")
     return X, names
@@ -301,6 +308,7 @@ def _check(level: float, count: int, seed, what: str) -> None:
 
 # --- resampling -----------------------------------------------------------------------------------
 
+
 def resample_counts(n: int, resamples: int, seed: int):
     """Yield the bootstrap count matrices (``chunk x n``, how often each query is drawn in each
     resample), ``resamples`` rows in all, from ``numpy.random.default_rng(seed)``.
@@ -311,7 +319,7 @@ def resample_counts(n: int, resamples: int, seed: int):
     _check(0.5, resamples, seed, "resamples")
     rng = np.random.default_rng(seed)
     for c in _chunks(resamples, n):
-        idx = rng.integers(0, n, size=(c, n), dtype=np.int32 if c * n < 2 ** 31 else np.int64)
+        idx = rng.integers(0, n, size=(c, n), dtype=np.int32 if c * n < 2**31 else np.int64)
         idx += (np.arange(c, dtype=idx.dtype) * n)[:, None]
         yield np.bincount(idx.ravel(), minlength=c * n).reshape(c, n)
 
@@ -330,7 +338,7 @@ def bootstrap_means(values, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -
     out = np.empty((resamples, X.shape[1]))
     start = 0
     for W in resample_counts(n, resamples, seed):
-        out[start:start + len(W)] = (W.astype(np.float64) @ X) / n
+        out[start : start + len(W)] = (W.astype(np.float64) @ X) / n
         start += len(W)
     return out
 
@@ -361,14 +369,16 @@ def _bca_probs(X: np.ndarray, theta_b: np.ndarray, alpha: float) -> np.ndarray:
         z0 = ndtri(below / (2.0 * B))
         jack = (X.sum(axis=0) - X) / (n - 1)
         u = (n - 1) * (jack.mean(axis=0) - jack)
-        a = (np.sum(u ** 3, axis=0) / n ** 3) / (6.0 * (np.sum(u ** 2, axis=0) / n ** 2) ** 1.5)
+        a = (np.sum(u**3, axis=0) / n**3) / (6.0 * (np.sum(u**2, axis=0) / n**2) ** 1.5)
         z = ndtri(np.array([alpha / 2, 1 - alpha / 2]))[:, None]
         num = z0 + z
         probs = ndtr(z0 + num / (1 - a * num))
     return probs
 
 
-def _boot_ci(X: np.ndarray, theta_b: np.ndarray, method: str, level: float) -> tuple[np.ndarray, np.ndarray]:
+def _boot_ci(
+    X: np.ndarray, theta_b: np.ndarray, method: str, level: float
+) -> tuple[np.ndarray, np.ndarray]:
     alpha = 1.0 - level
     S = X.shape[1]
     if method == "percentile":
@@ -406,8 +416,17 @@ def _t_ci(X: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 # --- per system -----------------------------------------------------------------------------------
 
-def mean_cis(values, names=None, *, method: str = "bca", level: float = 0.95,
-             resamples: int = DEFAULT_RESAMPLES, seed: int = 0, boot: np.ndarray | None = None) -> tuple[MeanCI, ...]:
+
+def mean_cis(
+    values,
+    names=None,
+    *,
+    method: str = "bca",
+    level: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    boot: np.ndarray | None = None,
+) -> tuple[MeanCI, ...]:
     """Confidence intervals of the mean of each column of ``values`` (queries x systems).
 
     Parameters
@@ -440,20 +459,46 @@ def mean_cis(values, names=None, *, method: str = "bca", level: float = 0.95,
     X, names = _matrix(values, names)
     _check(level, resamples, seed, "resamples")
     if method not in CI_METHODS:
-        raise TierankInputError(f"inference: unknown CI method {method!r}; accepted: {', '.join(CI_METHODS)}")
+        raise TierankInputError(
+            f"inference: unknown CI method {method!r}; accepted: {', '.join(CI_METHODS)}"
+        )
     n = X.shape[0]
     mean = X.mean(axis=0)
     if method == "t":
         lo, hi, se = _t_ci(X, level)
-        return tuple(MeanCI(name=nm, mean=float(m), ci_low=float(a), ci_high=float(b), ci_method="t", level=level,
-                            n=n, se=float(s), method="analytic")
-                     for nm, m, a, b, s in zip(names, mean, lo, hi, se))
+        return tuple(
+            MeanCI(
+                name=nm,
+                mean=float(m),
+                ci_low=float(a),
+                ci_high=float(b),
+                ci_method="t",
+                level=level,
+                n=n,
+                se=float(s),
+                method="analytic",
+            )
+            for nm, m, a, b, s in zip(names, mean, lo, hi, se)
+        )
     theta_b = bootstrap_means(X, resamples, seed) if boot is None else boot
     lo, hi = _boot_ci(X, theta_b, method, level)
     se = theta_b.std(axis=0, ddof=1) if resamples > 1 else np.full(X.shape[1], np.nan)
-    return tuple(MeanCI(name=nm, mean=float(m), ci_low=float(a), ci_high=float(b), ci_method=method, level=level,
-                        n=n, se=float(s), method="bootstrap", samples=int(resamples), seed=int(seed))
-                 for nm, m, a, b, s in zip(names, mean, lo, hi, se))
+    return tuple(
+        MeanCI(
+            name=nm,
+            mean=float(m),
+            ci_low=float(a),
+            ci_high=float(b),
+            ci_method=method,
+            level=level,
+            n=n,
+            se=float(s),
+            method="bootstrap",
+            samples=int(resamples),
+            seed=int(seed),
+        )
+        for nm, m, a, b, s in zip(names, mean, lo, hi, se)
+    )
 
 
 def combined_se(expected, var, names=None, *, level: float = 0.95) -> tuple[CombinedSE, ...]:
@@ -476,14 +521,25 @@ def combined_se(expected, var, names=None, *, level: float = 0.95) -> tuple[Comb
     mean = E.mean(axis=0)
     se_tie = np.sqrt(V.sum(axis=0)) / n
     se_s = E.std(axis=0, ddof=1) / math.sqrt(n) if n > 1 else np.full(E.shape[1], np.nan)
-    se_c = np.sqrt(se_tie ** 2 + se_s ** 2)
+    se_c = np.sqrt(se_tie**2 + se_s**2)
     z = float(norm.ppf(0.5 + level / 2))
-    return tuple(CombinedSE(name=nm, mean=float(m), se_tie=float(a), se_sampling=float(b), se_combined=float(c),
-                            ci_low=float(m - z * c), ci_high=float(m + z * c), level=level)
-                 for nm, m, a, b, c in zip(names, mean, se_tie, se_s, se_c))
+    return tuple(
+        CombinedSE(
+            name=nm,
+            mean=float(m),
+            se_tie=float(a),
+            se_sampling=float(b),
+            se_combined=float(c),
+            ci_low=float(m - z * c),
+            ci_high=float(m + z * c),
+            level=level,
+        )
+        for nm, m, a, b, c in zip(names, mean, se_tie, se_s, se_c)
+    )
 
 
 # --- per pair -------------------------------------------------------------------------------------
+
 
 def _dz_ci(dz: np.ndarray, n: int, level: float) -> tuple[np.ndarray, np.ndarray]:
     """CI of Cohen's d_z by inverting the noncentral t distribution of ``t = sqrt(n) d_z`` (df
@@ -502,7 +558,7 @@ def _dz_ci(dz: np.ndarray, n: int, level: float) -> tuple[np.ndarray, np.ndarray
     out = []
     # bracket: 8 standard errors of the normal approximation sd(nc) ~ sqrt(1 + t^2 / (2 df)),
     # widened until it holds the root (nct.cdf is costly: bisection to 1e-9 on a tight bracket)
-    half = 8.0 * np.sqrt(1.0 + t_obs ** 2 / (2.0 * df)) + 1.0
+    half = 8.0 * np.sqrt(1.0 + t_obs**2 / (2.0 * df)) + 1.0
     for target in (1 - alpha / 2, alpha / 2):  # cdf decreases in nc: low end first
         a, b = t_obs - half, t_obs + half
         with np.errstate(all="ignore"):
@@ -525,9 +581,19 @@ def _dz_ci(dz: np.ndarray, n: int, level: float) -> tuple[np.ndarray, np.ndarray
     return lo, hi
 
 
-def paired_tests(values, names=None, *, test: str = "t", pairs=None, level: float = 0.95, ci: str = "t",
-                 resamples: int = DEFAULT_RESAMPLES, samples: int = DEFAULT_PERMUTATIONS, seed: int = 0,
-                 boot: np.ndarray | None = None) -> tuple[PairTest, ...]:
+def paired_tests(
+    values,
+    names=None,
+    *,
+    test: str = "t",
+    pairs=None,
+    level: float = 0.95,
+    ci: str = "t",
+    resamples: int = DEFAULT_RESAMPLES,
+    samples: int = DEFAULT_PERMUTATIONS,
+    seed: int = 0,
+    boot: np.ndarray | None = None,
+) -> tuple[PairTest, ...]:
     """Paired two-sided tests of pairs of columns of ``values`` (queries x systems), ``a`` minus ``b``.
 
     Parameters
@@ -564,7 +630,9 @@ def paired_tests(values, names=None, *, test: str = "t", pairs=None, level: floa
     if test not in TESTS:
         raise TierankInputError(f"inference: unknown test {test!r}; accepted: {', '.join(TESTS)}")
     if ci not in CI_METHODS:
-        raise TierankInputError(f"inference: unknown CI method {ci!r}; accepted: {', '.join(CI_METHODS)}")
+        raise TierankInputError(
+            f"inference: unknown CI method {ci!r}; accepted: {', '.join(CI_METHODS)}"
+        )
     index = {nm: i for i, nm in enumerate(names)}
     if pairs is None:
         pairs = list(combinations(names, 2))
@@ -603,14 +671,31 @@ def paired_tests(values, names=None, *, test: str = "t", pairs=None, level: floa
         warnings.simplefilter("ignore", RuntimeWarning)
         res = ttest_rel(X[:, ij[:, 0]], X[:, ij[:, 1]], axis=0)
     t_stat = np.where(zero, 0.0, np.asarray(res.statistic, dtype=np.float64).reshape(P))
-    ctx = Pairs(D=D, zero=zero, tol=tol, mean_d=mean_d, t=t_stat, t_p=np.asarray(res.pvalue, np.float64).reshape(P),
-                samples=samples, resamples=resamples, seed=seed, boot_d=boot_d)
+    ctx = Pairs(
+        D=D,
+        zero=zero,
+        tol=tol,
+        mean_d=mean_d,
+        t=t_stat,
+        t_p=np.asarray(res.pvalue, np.float64).reshape(P),
+        samples=samples,
+        resamples=resamples,
+        seed=seed,
+        boot_d=boot_d,
+    )
     t_undefined = [r is not None for r in PAIRED_TESTS["t"].implementation().undecidable(ctx)]
     t_stat[t_undefined] = np.nan
     ctx = replace(ctx, t=t_stat)
     impl = PAIRED_TESTS[test].implementation()
     out = impl.run(ctx)
-    stat, p, method, nsamp, seeds, ses = out.statistic, out.p, out.method, out.samples, out.seed, out.se
+    stat, p, method, nsamp, seeds, ses = (
+        out.statistic,
+        out.p,
+        out.method,
+        out.samples,
+        out.seed,
+        out.se,
+    )
     # where the chosen test cannot decide (its statistic undefined, or its null distribution biased at
     # this size), the exact randomization test answers instead, and says so
     used = [test] * P
@@ -625,13 +710,31 @@ def paired_tests(values, names=None, *, test: str = "t", pairs=None, level: floa
     # every difference zero: no evidence at all (the tests are undefined there)
     p = np.where(zero, 1.0, p)
     stat = np.where(zero, 0.0, stat)
-    return tuple(PairTest(a=names[i], b=names[j], test=test, statistic=float(stat[k]), p=float(p[k]),
-                          method=method[k], samples=nsamp[k], seed=seeds[k], se=ses[k],
-                          mean_diff=float(mean_d[k]), diff_ci_low=float(dlo[k]), diff_ci_high=float(dhi[k]),
-                          diff_ci_method=ci, effect_size=float(dz[k]), effect_ci_low=float(elo[k]),
-                          effect_ci_high=float(ehi[k]), level=level, test_used=used[k], fallback=fallback[k],
-                          t=float(t_stat[k]))
-                 for k, (i, j) in enumerate(ij))
+    return tuple(
+        PairTest(
+            a=names[i],
+            b=names[j],
+            test=test,
+            statistic=float(stat[k]),
+            p=float(p[k]),
+            method=method[k],
+            samples=nsamp[k],
+            seed=seeds[k],
+            se=ses[k],
+            mean_diff=float(mean_d[k]),
+            diff_ci_low=float(dlo[k]),
+            diff_ci_high=float(dhi[k]),
+            diff_ci_method=ci,
+            effect_size=float(dz[k]),
+            effect_ci_low=float(elo[k]),
+            effect_ci_high=float(ehi[k]),
+            level=level,
+            test_used=used[k],
+            fallback=fallback[k],
+            t=float(t_stat[k]),
+        )
+        for k, (i, j) in enumerate(ij)
+    )
 
 
 # --- many systems ---------------------------------------------------------------------------------
@@ -652,7 +755,7 @@ def _ranges_block(X: np.ndarray, n: int, count: int, seed: int, block: int) -> n
         V[...] = X
         rng.permuted(V, axis=-1, out=V)
         means = V.sum(axis=1) / n
-        out[start:start + c] = means.max(axis=1) - means.min(axis=1)
+        out[start : start + c] = means.max(axis=1) - means.min(axis=1)
         start += c
     return out
 
@@ -666,8 +769,9 @@ def default_jobs() -> int:
     return max(1, min(2, cpus))
 
 
-def permutation_ranges(values, permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0, *,
-                       jobs: int | None = None) -> np.ndarray:
+def permutation_ranges(
+    values, permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0, *, jobs: int | None = None
+) -> np.ndarray:
     """The ``(permutations,)`` largest differences of column means (max - min) after permuting each
     row of ``values`` (queries x systems) independently and uniformly (``Generator.permuted``).
 
@@ -695,7 +799,9 @@ def permutation_ranges(values, permutations: int = DEFAULT_PERMUTATIONS, seed: i
         parts = [_ranges_block(X, n, c, seed, k) for k, c in enumerate(counts)]
     else:
         with ThreadPoolExecutor(max_workers=min(int(jobs), len(counts))) as pool:
-            parts = list(pool.map(_ranges_block, *zip(*[(X, n, c, seed, k) for k, c in enumerate(counts)])))
+            parts = list(
+                pool.map(_ranges_block, *zip(*[(X, n, c, seed, k) for k, c in enumerate(counts)]))
+            )
     return np.concatenate(parts)
 
 
@@ -717,7 +823,7 @@ def letter_groups(means: np.ndarray, separated: np.ndarray) -> tuple[str, ...]:
     runs: list[tuple[int, int]] = []
     for start in range(S):
         end = start
-        while end + 1 < S and not separated[order[end + 1], order[start:end + 1]].any():
+        while end + 1 < S and not separated[order[end + 1], order[start : end + 1]].any():
             end += 1
         if not runs or end > runs[-1][1]:
             runs.append((start, end))
@@ -739,8 +845,15 @@ def _letter(k: int) -> str:
     return s if len(s) == 1 else f"[{s}]"
 
 
-def tukey_hsd(values, names=None, *, alpha: float = 0.05, permutations: int = DEFAULT_PERMUTATIONS,
-              seed: int = 0, jobs: int | None = None) -> TukeyHSD:
+def tukey_hsd(
+    values,
+    names=None,
+    *,
+    alpha: float = 0.05,
+    permutations: int = DEFAULT_PERMUTATIONS,
+    seed: int = 0,
+    jobs: int | None = None,
+) -> TukeyHSD:
     """Randomized Tukey HSD (Carterette 2012) over the columns of ``values`` (queries x systems).
 
     Each of ``permutations`` draws permutes every query's values across the systems; the pair
@@ -756,7 +869,9 @@ def tukey_hsd(values, names=None, *, alpha: float = 0.05, permutations: int = DE
     (('a', 'b', 'b'), ('A',), True)
     """
     X, names = _matrix(values, names)
-    _check(1 - alpha if isinstance(alpha, (int, float)) else alpha, permutations, seed, "permutations")
+    _check(
+        1 - alpha if isinstance(alpha, (int, float)) else alpha, permutations, seed, "permutations"
+    )
     if len(names) < 2:
         raise TierankInputError("tukey_hsd: need at least two systems")
     means = X.mean(axis=0)
@@ -770,8 +885,16 @@ def tukey_hsd(values, names=None, *, alpha: float = 0.05, permutations: int = DE
     groups = letter_groups(means, separated)
     top = int(np.argmax(means))
     best = tuple(nm for k, nm in enumerate(names) if not separated[top, k])
-    return TukeyHSD(names=names, means=means, p=p, alpha=float(alpha), groups=groups, best=best,
-                    samples=int(permutations), seed=int(seed))
+    return TukeyHSD(
+        names=names,
+        means=means,
+        p=p,
+        alpha=float(alpha),
+        groups=groups,
+        best=best,
+        samples=int(permutations),
+        seed=int(seed),
+    )
 
 
 def competition_ranks(means: np.ndarray) -> np.ndarray:
@@ -804,7 +927,9 @@ def bootstrap_tie_means(draws, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
     """
     D = np.asarray(draws, dtype=np.float64)
     if D.ndim != 3 or D.shape[0] == 0 or D.shape[1] == 0 or not np.all(np.isfinite(D)):
-        raise TierankInputError("inference: tie draws must be a finite (draws x queries x systems) array")
+        raise TierankInputError(
+            "inference: tie draws must be a finite (draws x queries x systems) array"
+        )
     N, n, S = D.shape
     rng = np.random.default_rng([seed, 1])
     out = np.empty((resamples, S))
@@ -815,13 +940,21 @@ def bootstrap_tie_means(draws, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
         acc = np.zeros((len(W), S))
         for k in range(N):
             acc += np.where(K == k, Wf, 0.0) @ D[k]
-        out[start:start + len(W)] = acc / n
+        out[start : start + len(W)] = acc / n
         start += len(W)
     return out
 
 
-def rank_intervals(values, names=None, *, level: float = 0.95, resamples: int = DEFAULT_RESAMPLES,
-                   seed: int = 0, boot: np.ndarray | None = None, tie_draws=None) -> RankIntervals:
+def rank_intervals(
+    values,
+    names=None,
+    *,
+    level: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    boot: np.ndarray | None = None,
+    tie_draws=None,
+) -> RankIntervals:
     """Each system's rank by mean and the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles
     (lower and higher order statistics) of its rank over query-bootstrap resamples.
 
@@ -841,8 +974,9 @@ def rank_intervals(values, names=None, *, level: float = 0.95, resamples: int = 
     if tie_draws is not None:
         D = np.asarray(tie_draws, dtype=np.float64)
         if D.ndim != 3 or D.shape[1:] != X.shape:
-            raise TierankInputError(f"rank_intervals: tie_draws must be (N, {X.shape[0]}, {X.shape[1]}), "
-                                    f"got {D.shape}")
+            raise TierankInputError(
+                f"rank_intervals: tie_draws must be (N, {X.shape[0]}, {X.shape[1]}), got {D.shape}"
+            )
         theta_b = bootstrap_tie_means(D, resamples, seed)
     else:
         theta_b = bootstrap_means(X, resamples, seed) if boot is None else boot
@@ -850,12 +984,40 @@ def rank_intervals(values, names=None, *, level: float = 0.95, resamples: int = 
     lo = np.quantile(ranks, (1 - level) / 2, axis=0, method="lower").astype(np.int64)
     hi = np.quantile(ranks, (1 + level) / 2, axis=0, method="higher").astype(np.int64)
     ties = None if tie_draws is None else int(np.shape(tie_draws)[0])
-    return RankIntervals(names=names, rank=competition_ranks(X.mean(axis=0)), low=lo, high=hi, level=level,
-                         samples=int(resamples), seed=int(seed),
-                         method="bootstrap" if ties is None else "bootstrap+ties", tie_samples=ties)
+    return RankIntervals(
+        names=names,
+        rank=competition_ranks(X.mean(axis=0)),
+        low=lo,
+        high=hi,
+        level=level,
+        samples=int(resamples),
+        seed=int(seed),
+        method="bootstrap" if ties is None else "bootstrap+ties",
+        tie_samples=ties,
+    )
 
 
-__all__ = ["CI_METHODS", "DEFAULT_PERMUTATIONS", "DEFAULT_RESAMPLES", "EXACT_MAX", "TESTS", "CombinedSE",
-           "MeanCI", "PairTest", "RankIntervals", "TukeyHSD", "bootstrap_means", "bootstrap_tie_means", "combined_se",
-           "competition_ranks", "letter_groups", "mean_cis", "paired_tests", "permutation_ranges",
-           "rank_intervals", "resample_counts", "tukey_hsd", "wilcoxon_method"]
+__all__ = [
+    "CI_METHODS",
+    "DEFAULT_PERMUTATIONS",
+    "DEFAULT_RESAMPLES",
+    "EXACT_MAX",
+    "TESTS",
+    "CombinedSE",
+    "MeanCI",
+    "PairTest",
+    "RankIntervals",
+    "TukeyHSD",
+    "bootstrap_means",
+    "bootstrap_tie_means",
+    "combined_se",
+    "competition_ranks",
+    "letter_groups",
+    "mean_cis",
+    "paired_tests",
+    "permutation_ranges",
+    "rank_intervals",
+    "resample_counts",
+    "tukey_hsd",
+    "wilcoxon_method",
+]

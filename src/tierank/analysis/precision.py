@@ -33,16 +33,33 @@ from ..io.model import Run
 from ..ties import layout
 
 FLOAT_FORMATS = ("fp16", "bf16", "fp8_e4m3", "fp8_e5m2")
-DEFAULT_FORMATS = ("fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8", "sig3", "sig2", "band1.4", "band2")
+DEFAULT_FORMATS = (
+    "fp32",
+    "fp16",
+    "bf16",
+    "fp8_e4m3",
+    "fp8_e5m2",
+    "int8",
+    "sig3",
+    "sig2",
+    "band1.4",
+    "band2",
+)
 
 
 def _dtype(name: str):
     try:
         import ml_dtypes
     except ImportError:  # pragma: no cover - ml_dtypes is a dependency
-        raise TierankInputError(f"format {name!r} needs ml_dtypes (pip install ml_dtypes)") from None
-    return {"fp16": np.float16, "bf16": ml_dtypes.bfloat16, "fp8_e4m3": ml_dtypes.float8_e4m3fn,
-            "fp8_e5m2": ml_dtypes.float8_e5m2}[name]
+        raise TierankInputError(
+            f"format {name!r} needs ml_dtypes (pip install ml_dtypes)"
+        ) from None
+    return {
+        "fp16": np.float16,
+        "bf16": ml_dtypes.bfloat16,
+        "fp8_e4m3": ml_dtypes.float8_e4m3fn,
+        "fp8_e5m2": ml_dtypes.float8_e5m2,
+    }[name]
 
 
 def quantize(scores: np.ndarray, fmt: str, qi: np.ndarray | None = None) -> np.ndarray:
@@ -82,10 +99,14 @@ def quantize(scores: np.ndarray, fmt: str, qi: np.ndarray | None = None) -> np.n
         np.minimum.at(lo, qi, s)
         np.maximum.at(hi, qi, s)
         span = (hi - lo)[qi]
-        level = np.where(span > 0, np.round((s - lo[qi]) / np.where(span > 0, span, 1.0) * 255.0), 0.0)
+        level = np.where(
+            span > 0, np.round((s - lo[qi]) / np.where(span > 0, span, 1.0) * 255.0), 0.0
+        )
         return level - 128.0  # the int8 code itself: order and ties are what matter
-    raise TierankInputError(f"unknown score format {fmt!r}; accepted: fp32, {', '.join(FLOAT_FORMATS)}, "
-                            "int8, sigN (N significant digits), bandRHO (rank bands, e.g. band1.4)")
+    raise TierankInputError(
+        f"unknown score format {fmt!r}; accepted: fp32, {', '.join(FLOAT_FORMATS)}, "
+        "int8, sigN (N significant digits), bandRHO (rank bands, e.g. band1.4)"
+    )
 
 
 def requantize_run(run: Run, fmt: str) -> Run:
@@ -98,6 +119,13 @@ def requantize_run(run: Run, fmt: str) -> Run:
         except ValueError:
             raise TierankInputError(f"format {fmt!r}: expected bandRHO, e.g. band1.4") from None
         return band_run(run, rho)
-    qi = layout(run).codes.astype(np.int64) if fmt == "int8" else None  # per query: the engine's query codes
-    return Run(qid=run.qid, docid=run.docid, score=quantize(run.score, fmt, qi), rank=run.rank,
-               source=f"{run.source} [{fmt}]")
+    qi = (
+        layout(run).codes.astype(np.int64) if fmt == "int8" else None
+    )  # per query: the engine's query codes
+    return Run(
+        qid=run.qid,
+        docid=run.docid,
+        score=quantize(run.score, fmt, qi),
+        rank=run.rank,
+        source=f"{run.source} [{fmt}]",
+    )

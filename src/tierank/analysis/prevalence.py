@@ -45,7 +45,9 @@ class RunTies:
 
     name: str
     ties: TieSummary
-    largest_groups: list[dict[str, Any]] = field(default_factory=list)  # [{"query", "score", "size"}]
+    largest_groups: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # [{"query", "score", "size"}]
     contradictions: int = 0
     queries_with_contradictions: int = 0
     score_order_violations: int = 0
@@ -53,7 +55,9 @@ class RunTies:
     rank_order_violations: int = 0
     duplicates: int = 0
     queries_with_duplicates: int = 0
-    examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # defect -> [{"query", "row", ...}]
+    examples: dict[str, list[dict[str, Any]]] = field(
+        default_factory=dict
+    )  # defect -> [{"query", "row", ...}]
 
     @property
     def queries(self) -> int:
@@ -81,7 +85,11 @@ class RunTies:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, **self.ties.prevalence_fields()}
-        out.update((f.name, deepcopy(getattr(self, f.name))) for f in fields(self) if f.name not in ("name", "ties"))
+        out.update(
+            (f.name, deepcopy(getattr(self, f.name)))
+            for f in fields(self)
+            if f.name not in ("name", "ties")
+        )
         return out
 
 
@@ -143,9 +151,14 @@ def analyze_run(run: Run, name: str | None = None, top: int = 5) -> RunTies:
     big = by_file[np.argsort(-sizes[by_file], kind="stable")[:top]]
     big = big[sizes[big] > 1]
     group_rows = lay.order[starts[big]]
-    largest = [{"query": q, "score": float(s), "size": int(z)} for q, s, z in
-               zip(qid.take(pa.array(group_rows)).to_pylist() if len(big) else [],
-                   score[group_rows], sizes[big])]
+    largest = [
+        {"query": q, "score": float(s), "size": int(z)}
+        for q, s, z in zip(
+            qid.take(pa.array(group_rows)).to_pylist() if len(big) else [],
+            score[group_rows],
+            sizes[big],
+        )
+    ]
 
     # file order: scores should not increase, ranks should not decrease, inside a query
     fq = qi[1:] == qi[:-1]
@@ -160,8 +173,9 @@ def analyze_run(run: Run, name: str | None = None, top: int = 5) -> RunTies:
     dup_rows = np.zeros(0, dtype=np.int64)
     if len(cand):
         a, b = ko[cand], ko[cand + 1]
-        same = (np.asarray(ac.equal(ac.take(run.docid, pa.array(a)), ac.take(run.docid, pa.array(b))))
-                & (qi[a] == qi[b]))
+        same = np.asarray(
+            ac.equal(ac.take(run.docid, pa.array(a)), ac.take(run.docid, pa.array(b)))
+        ) & (qi[a] == qi[b])
         dup_rows = np.sort(np.maximum(a, b)[same])
 
     return RunTies(
@@ -177,10 +191,19 @@ def analyze_run(run: Run, name: str | None = None, top: int = 5) -> RunTies:
         queries_with_duplicates=int(len(np.unique(qi[dup_rows]))),
         examples={
             "contradictions": _examples(np.sort(contra_rows), qid),
-            "score_order_violations": _examples(score_up_rows, qid, {
-                "score": score[score_up_rows].tolist(), "previous_score": score[score_up_rows - 1].tolist()}),
-            "duplicates": _examples(dup_rows, qid, {"docid": run.docid.take(pa.array(dup_rows)).to_pylist()
-                                                    if len(dup_rows) else []}),
+            "score_order_violations": _examples(
+                score_up_rows,
+                qid,
+                {
+                    "score": score[score_up_rows].tolist(),
+                    "previous_score": score[score_up_rows - 1].tolist(),
+                },
+            ),
+            "duplicates": _examples(
+                dup_rows,
+                qid,
+                {"docid": run.docid.take(pa.array(dup_rows)).to_pylist() if len(dup_rows) else []},
+            ),
         },
     )
 

@@ -67,7 +67,9 @@ def adjust_pvalues(pvalues, method: str) -> np.ndarray:
     [0.03, 0.04, 0.04]
     """
     if method not in CORRECTIONS:
-        raise TierankInputError(f"unknown correction {method!r}; accepted: {', '.join(CORRECTIONS)}")
+        raise TierankInputError(
+            f"unknown correction {method!r}; accepted: {', '.join(CORRECTIONS)}"
+        )
     p = np.asarray(pvalues, dtype=np.float64)
     out = np.full(p.shape, np.nan)
     ok = np.flatnonzero(~np.isnan(p))
@@ -90,20 +92,26 @@ def adjust_pvalues(pvalues, method: str) -> np.ndarray:
     return out
 
 
-def diff_moments(exp_a: np.ndarray, var_a: np.ndarray, exp_b: np.ndarray, var_b: np.ndarray) -> tuple[float, float]:
+def diff_moments(
+    exp_a: np.ndarray, var_a: np.ndarray, exp_b: np.ndarray, var_b: np.ndarray
+) -> tuple[float, float]:
     """Exact mean and variance of ``mean_q(A_q) - mean_q(B_q)`` over both runs' tie orderings
     (uniform, independent across queries and systems), from per-query expectations and variances
     aligned on the same ``n`` queries: ``(sum(exp_a - exp_b) / n, (sum(var_a) + sum(var_b)) / n^2)``.
     The variance is exactly 0 when every per-query variance is (no ordering moves either mean)."""
     n = len(exp_a)
     if n == 0 or not (len(var_a) == len(exp_b) == len(var_b) == n):
-        raise TierankInputError("diff_moments: the per-query arrays must be non-empty and of one length")
+        raise TierankInputError(
+            "diff_moments: the per-query arrays must be non-empty and of one length"
+        )
     mean = float(np.sum(np.asarray(exp_a, np.float64) - np.asarray(exp_b, np.float64)) / n)
     var = float((np.sum(var_a, dtype=np.float64) + np.sum(var_b, dtype=np.float64)) / (n * n))
     return mean, var
 
 
-def prob_above(diff: float, var: float, lo: float | None = None, hi: float | None = None) -> tuple[float, float]:
+def prob_above(
+    diff: float, var: float, lo: float | None = None, hi: float | None = None
+) -> tuple[float, float]:
     """``(P(D > 0) by the normal approximation, Cantelli's lower bound of it)`` for a difference
     ``D`` of mean ``diff`` and variance ``var``; exact 1/0 when ``var`` is 0.
 
@@ -122,7 +130,9 @@ def prob_above(diff: float, var: float, lo: float | None = None, hi: float | Non
     (1.0, 1.0)
     """
     if not (math.isfinite(diff) and math.isfinite(var)) or var < 0.0:
-        raise TierankInputError(f"prob_above: need a finite mean and a variance >= 0, got {diff!r}, {var!r}")
+        raise TierankInputError(
+            f"prob_above: need a finite mean and a variance >= 0, got {diff!r}, {var!r}"
+        )
     if lo is not None and lo > ZERO_TOL:
         return 1.0, 1.0
     if var == 0.0 or (hi is not None and hi <= ZERO_TOL):
@@ -130,7 +140,9 @@ def prob_above(diff: float, var: float, lo: float | None = None, hi: float | Non
         return hit, hit
     from scipy.stats import norm
 
-    if abs(diff) <= ZERO_TOL:  # level in expectation up to rounding: P = 1/2, not 1/2 - rounding noise
+    if (
+        abs(diff) <= ZERO_TOL
+    ):  # level in expectation up to rounding: P = 1/2, not 1/2 - rounding noise
         diff = 0.0
     approx = float(norm.cdf(diff / math.sqrt(var)))
     bound = diff * diff / (diff * diff + var) if diff > 0 else 0.0
@@ -162,21 +174,34 @@ def adjust_across(comparisons, method: str) -> list:
     flat = [(i, j) for i, c in enumerate(comparisons) for j in range(len(c.pairs))]
     adj = adjust_pvalues([comparisons[i].pairs[j].p for i, j in flat], method)
     banded = all(c.band is not None for c in comparisons) and bool(flat)
-    adj_b = adjust_pvalues([comparisons[i].pairs[j].p_banded for i, j in flat], method) if banded else None
+    adj_b = (
+        adjust_pvalues([comparisons[i].pairs[j].p_banded for i, j in flat], method)
+        if banded
+        else None
+    )
     pairs = [list(c.pairs) for c in comparisons]
     for n, (i, j) in enumerate(flat):
         alpha = comparisons[i].alpha
         pc = replace(pairs[i][j], p_adjusted=float(adj[n]), significant=bool(adj[n] < alpha))
         if comparisons[i].band is not None:
             pb = float(adj_b[n]) if adj_b is not None else pc.p_banded_adjusted
-            pc = replace(pc, p_banded_adjusted=pb, significant_banded=bool(pb < alpha) if pb is not None
-                         else pc.significant_banded)
+            pc = replace(
+                pc,
+                p_banded_adjusted=pb,
+                significant_banded=bool(pb < alpha) if pb is not None else pc.significant_banded,
+            )
         pairs[i][j] = pc
     out = []
     for c, ps in zip(comparisons, pairs):
         summary = band_summary(ps, c.band, c.alpha) if c.band is not None else c.band_summary
-        out.append(replace(c, pairs=tuple(ps), band_summary=summary,
-                           settings={**c.settings, "correction": method, "family": len(flat)}))
+        out.append(
+            replace(
+                c,
+                pairs=tuple(ps),
+                band_summary=summary,
+                settings={**c.settings, "correction": method, "family": len(flat)},
+            )
+        )
     return out
 
 
@@ -197,12 +222,29 @@ def band_summary(pairs: Sequence[Any], rho: float, alpha: float) -> dict:
     fn = sum(p.significant and not p.significant_banded for p in pairs)
     neither = n - kept - fp - fn
     pct = lambda c: 100.0 * c / n  # noqa: E731
-    return {"rho": rho, "alpha": alpha, "pairs": n,
-            "significant_original": kept + fn, "significant_banded": kept + fp,
-            "kept": kept, "false_positives": fp, "false_negatives": fn, "neither": neither,
-            "pct_kept": pct(kept), "pct_false_positives": pct(fp), "pct_false_negatives": pct(fn),
-            "pct_neither": pct(neither)}
+    return {
+        "rho": rho,
+        "alpha": alpha,
+        "pairs": n,
+        "significant_original": kept + fn,
+        "significant_banded": kept + fp,
+        "kept": kept,
+        "false_positives": fp,
+        "false_negatives": fn,
+        "neither": neither,
+        "pct_kept": pct(kept),
+        "pct_false_positives": pct(fp),
+        "pct_false_negatives": pct(fn),
+        "pct_neither": pct(neither),
+    }
 
 
-__all__ = ["CORRECTIONS", "ZERO_TOL", "adjust_across", "adjust_pvalues", "band_summary", "diff_moments",
-           "prob_above"]
+__all__ = [
+    "CORRECTIONS",
+    "ZERO_TOL",
+    "adjust_across",
+    "adjust_pvalues",
+    "band_summary",
+    "diff_moments",
+    "prob_above",
+]

@@ -72,13 +72,31 @@ DEFAULT_P = 0.9
 VARIANTS = ("w", "a", "b")
 
 #: the per-query fields of :func:`similarity`, in output order
-FIELDS = ("qid", "docs_a", "docs_b", "shared",
-          "rbo", "rbo_min", "rbo_max", "rbo_res",
-          "rbo_w", "rbo_a", "rbo_b",
-          "rbo_expected", "rbo_lo", "rbo_hi",
-          "tau_b", "tau_ap",
-          "overlap", "overlap_expected", "overlap_lo", "overlap_hi",
-          "tau_ap_expected", "tau_ap_lo", "tau_ap_hi")
+FIELDS = (
+    "qid",
+    "docs_a",
+    "docs_b",
+    "shared",
+    "rbo",
+    "rbo_min",
+    "rbo_max",
+    "rbo_res",
+    "rbo_w",
+    "rbo_a",
+    "rbo_b",
+    "rbo_expected",
+    "rbo_lo",
+    "rbo_hi",
+    "tau_b",
+    "tau_ap",
+    "overlap",
+    "overlap_expected",
+    "overlap_lo",
+    "overlap_hi",
+    "tau_ap_expected",
+    "tau_ap_lo",
+    "tau_ap_hi",
+)
 
 #: the fields averaged over the shared queries (NaN values, e.g. tau-b on fewer than 2 shared documents,
 #: are left out of a mean)
@@ -101,7 +119,9 @@ class Ranking:
         return len(self.items)
 
 
-def ranking_from_scores(items: np.ndarray, scores: np.ndarray, key: np.ndarray | None = None) -> Ranking:
+def ranking_from_scores(
+    items: np.ndarray, scores: np.ndarray, key: np.ndarray | None = None
+) -> Ranking:
     """The :class:`Ranking` of ``items`` by ``scores`` descending; equal scores are tied, and ``key``
     (descending; default: the items themselves) orders a tie group in the oblivious order."""
     items = np.asarray(items)
@@ -148,8 +168,12 @@ def ranking_from_groups(groups: Sequence) -> Ranking:
         raise TierankInputError("ranking: an item appears more than once")
     arr = np.empty(len(items), dtype=object)
     arr[:] = items
-    return Ranking(arr, np.array(top, dtype=np.int64), np.array(bottom, dtype=np.int64),
-                   np.array(group, dtype=np.int64))
+    return Ranking(
+        arr,
+        np.array(top, dtype=np.int64),
+        np.array(bottom, dtype=np.int64),
+        np.array(group, dtype=np.int64),
+    )
 
 
 def _as_ranking(x) -> Ranking:
@@ -201,7 +225,7 @@ def rbo_from_overlaps(X: np.ndarray, s: int, p: float) -> dict[str, float]:
     a_max = (X + extra) / d
     lo = math.fsum(agree * w) + xl * _tail_min(l, p)
     hi = math.fsum(a_max * w) + _tail_max(xl, s, l, p)
-    ext = math.fsum(a_ext * w) + (xl + (l - s) * xs / s) / l * p ** l
+    ext = math.fsum(a_ext * w) + (xl + (l - s) * xs / s) / l * p**l
     return {"ext": float(ext), "min": float(lo), "max": float(hi), "res": float(hi - lo)}
 
 
@@ -223,19 +247,21 @@ def _tail_min(l: int, p: float) -> float:
     magnify the rounding of the difference."""
     if p <= 0.5:
         k = np.arange(60, dtype=np.float64)
-        return (1 - p) * p ** l * math.fsum(p ** k / (l + 1 + k))
+        return (1 - p) * p**l * math.fsum(p**k / (l + 1 + k))
     d = np.arange(1, l + 1, dtype=np.float64)
-    return (1 - p) / p * max(0.0, -math.log1p(-p) - math.fsum(p ** d / d))
+    return (1 - p) / p * max(0.0, -math.log1p(-p) - math.fsum(p**d / d))
 
 
 def _tail_max(xl: float, s: int, l: int, p: float) -> float:
     """The depths beyond l in RBO_max: every unseen item matches as early as it can, so the overlap grows
     by 2 a depth until it reaches the depth, at ``f = l + s - X_l``."""
-    if abs(xl - round(xl)) < 1e-9:  # an overlap summed in floating point: the number of depths is discrete
+    if (
+        abs(xl - round(xl)) < 1e-9
+    ):  # an overlap summed in floating point: the number of depths is discrete
         xl = float(round(xl))
     f = l + s - xl
     d = np.arange(l + 1, f + 1, dtype=np.float64)  # the depths l < d <= f (f may be fractional)
-    return math.fsum((2 * d - l - s + xl) / d * _weights(d, p)) + p ** f
+    return math.fsum((2 * d - l - s + xl) / d * _weights(d, p)) + p**f
 
 
 # --- Corsi and Urbano's tie-aware variants -----------------------------------------------------------------
@@ -258,8 +284,9 @@ def _pieces(r: Ranking, rows: np.ndarray, variant: str) -> tuple[np.ndarray, ...
     return lo, hi, a, b
 
 
-def _poly_sum(lo: np.ndarray, hi: np.ndarray, c0: np.ndarray, c1: np.ndarray, c2: np.ndarray,
-              n: int) -> np.ndarray:
+def _poly_sum(
+    lo: np.ndarray, hi: np.ndarray, c0: np.ndarray, c1: np.ndarray, c2: np.ndarray, n: int
+) -> np.ndarray:
     """``sum_i (c0_i + c1_i j + c2_i j^2) [lo_i <= j < hi_i]`` for j = 0..n-1, by difference arrays."""
     shape = np.broadcast_shapes(lo.shape, hi.shape)
     lo = np.clip(np.ceil(np.broadcast_to(lo, shape).ravel()), 0, n).astype(np.int64)
@@ -272,13 +299,16 @@ def _poly_sum(lo: np.ndarray, hi: np.ndarray, c0: np.ndarray, c1: np.ndarray, c2
         c = np.broadcast_to(c, shape).ravel()[keep]
         if not c.any():
             continue
-        diff = np.bincount(lo, weights=c, minlength=n + 1) - np.bincount(hi, weights=c, minlength=n + 1)
-        out += np.cumsum(diff)[:n] * j ** power
+        diff = np.bincount(lo, weights=c, minlength=n + 1) - np.bincount(
+            hi, weights=c, minlength=n + 1
+        )
+        out += np.cumsum(diff)[:n] * j**power
     return out
 
 
-def _sums(r: Ranking, rows: np.ndarray, n: int, variant: str, floor: np.ndarray | None = None
-          ) -> tuple[np.ndarray, np.ndarray]:
+def _sums(
+    r: Ranking, rows: np.ndarray, n: int, variant: str, floor: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Sum of the contributions and of their squares over ``rows``, at columns 0..n-1 (each item from
     column ``floor`` on, when given)."""
     lo, hi, a, b = _pieces(r, rows, variant)
@@ -288,16 +318,24 @@ def _sums(r: Ranking, rows: np.ndarray, n: int, variant: str, floor: np.ndarray 
     return _poly_sum(lo, hi, a, b, zero, n), _poly_sum(lo, hi, a * a, 2 * a * b, b * b, n)
 
 
-def _product_sum(S: Ranking, rows_s: np.ndarray, L: Ranking, rows_l: np.ndarray, n: int,
-                 variant: str) -> np.ndarray:
+def _product_sum(
+    S: Ranking, rows_s: np.ndarray, L: Ranking, rows_l: np.ndarray, n: int, variant: str
+) -> np.ndarray:
     """``sum_i cS_i(j) cL_i(j)`` over paired rows (the same items), at columns 0..n-1."""
     ls, hs, as_, bs = _pieces(S, rows_s, variant)
     ll, hl, al, bl = _pieces(L, rows_l, variant)
     parts = []
     for u in range(2):
         for v in range(2):
-            parts.append((np.maximum(ls[u], ll[v]), np.minimum(hs[u], hl[v]), as_[u] * al[v],
-                          as_[u] * bl[v] + al[v] * bs[u], bs[u] * bl[v]))
+            parts.append(
+                (
+                    np.maximum(ls[u], ll[v]),
+                    np.minimum(hs[u], hl[v]),
+                    as_[u] * al[v],
+                    as_[u] * bl[v] + al[v] * bs[u],
+                    bs[u] * bl[v],
+                )
+            )
     lo, hi, c0, c1, c2 = (np.concatenate(x) for x in zip(*parts))
     return _poly_sum(lo, hi, c0, c1, c2, n)
 
@@ -308,10 +346,14 @@ def _short_long(x: Ranking, y: Ranking, depth: int | None) -> tuple[Ranking, Ran
     return (x, y, sx, sy) if sx <= sy else (y, x, sy, sx)
 
 
-def _rbo_variant(S: Ranking, L: Ranking, s: int, l: int, p: float, variant: str) -> dict[str, float]:
+def _rbo_variant(
+    S: Ranking, L: Ranking, s: int, l: int, p: float, variant: str
+) -> dict[str, float]:
     rows_s = np.flatnonzero(S.top < s)
     rows_l = np.flatnonzero(L.top < l)
-    _, iS, iL = np.intersect1d(S.items[rows_s], L.items[rows_l], assume_unique=True, return_indices=True)
+    _, iS, iL = np.intersect1d(
+        S.items[rows_s], L.items[rows_l], assume_unique=True, return_indices=True
+    )
     X = _product_sum(S, rows_s[iS], L, rows_l[iL], l, variant)
     depth = np.arange(1, l + 1, dtype=np.float64)
     sec2 = depth > s
@@ -346,7 +388,7 @@ def _rbo_variant(S: Ranking, L: Ranking, s: int, l: int, p: float, variant: str)
     w = _weights(depth, p)
     lo = math.fsum(A * w) + xl * _tail_min(l, p)
     hi = math.fsum(agreement(x_max) * w) + _tail_max(xl, s, l, p)
-    ext = math.fsum(agreement(x_ext) * w) + (xl + (l - s) * a_s) / l * p ** l
+    ext = math.fsum(agreement(x_ext) * w) + (xl + (l - s) * a_s) / l * p**l
     return {"ext": float(ext), "min": float(lo), "max": float(hi), "res": float(hi - lo)}
 
 
@@ -423,7 +465,9 @@ def overlaps(x, y, depth: int | None = None) -> np.ndarray:
 def _expected_overlaps(S: Ranking, L: Ranking, s: int, l: int) -> np.ndarray:
     rows_s = np.flatnonzero(S.top < s)
     rows_l = np.flatnonzero(L.top < l)
-    _, iS, iL = np.intersect1d(S.items[rows_s], L.items[rows_l], assume_unique=True, return_indices=True)
+    _, iS, iL = np.intersect1d(
+        S.items[rows_s], L.items[rows_l], assume_unique=True, return_indices=True
+    )
     return _product_sum(S, rows_s[iS], L, rows_l[iL], l, "a")
 
 
@@ -435,8 +479,10 @@ def rbo_orderings(x, y, p: float = DEFAULT_P, depth: int | None = None) -> dict[
     S, L, s, l = _short_long(x, y, _check_depth(depth))
     _nonempty(s)
     ident_s, ident_l = np.arange(len(S)), np.arange(len(L))
-    out = {"oblivious": rbo_from_overlaps(_overlaps(S, ident_s, L, ident_l, l), s, p)["ext"],
-           "expected": rbo_from_overlaps(_expected_overlaps(S, L, s, l), s, p)["ext"]}
+    out = {
+        "oblivious": rbo_from_overlaps(_overlaps(S, ident_s, L, ident_l, l), s, p)["ext"],
+        "expected": rbo_from_overlaps(_expected_overlaps(S, L, s, l), s, p)["ext"],
+    }
     for name, largest in (("min", False), ("max", True)):
         ps, pl = extreme_orders(S, L, largest)
         out[name] = rbo_from_overlaps(_overlaps(S, ps, L, pl, l), s, p)["ext"]
@@ -454,8 +500,8 @@ def _sign_sum(a: np.ndarray, b: np.ndarray) -> float:
     step = max(1, _BLOCK // max(n, 1))
     total = 0
     for i in range(0, n, step):
-        sa = np.sign(ra[i:i + step, None] - ra[None, :]).astype(np.int8)
-        sb = np.sign(rb[i:i + step, None] - rb[None, :]).astype(np.int8)
+        sa = np.sign(ra[i : i + step, None] - ra[None, :]).astype(np.int8)
+        sb = np.sign(rb[i : i + step, None] - rb[None, :]).astype(np.int8)
         sa *= sb
         total += int(sa.sum(dtype=np.int64))
     return total / 2
@@ -561,7 +607,9 @@ def _small_tau_ap(r: np.ndarray) -> float:
 
 
 def _orderings_of(groups: np.ndarray) -> int:
-    return math.prod(math.factorial(int(k)) for k in np.bincount(_dense(groups))) if len(groups) else 1
+    return (
+        math.prod(math.factorial(int(k)) for k in np.bincount(_dense(groups))) if len(groups) else 1
+    )
 
 
 def tau_ap_orderings(x, y, samples: int = TAU_AP_SAMPLES, seed: int = 0) -> dict[str, Any]:
@@ -584,8 +632,13 @@ def tau_ap_orderings(x, y, samples: int = TAU_AP_SAMPLES, seed: int = 0) -> dict
     rank_in_x = np.full(len(y), -1, dtype=np.int64)
     rank_in_x[j] = i
     oblivious = tau_ap(rank_in_x[np.sort(j)])
-    out: dict[str, Any] = {"oblivious": oblivious, "expected": oblivious, "min": oblivious, "max": oblivious,
-                           "method": "exact"}
+    out: dict[str, Any] = {
+        "oblivious": oblivious,
+        "expected": oblivious,
+        "min": oblivious,
+        "max": oblivious,
+        "method": "exact",
+    }
     if n < 2 or (len(np.unique(gx)) == n and len(np.unique(gy)) == n):
         return out  # nothing to order: every statistic is the oblivious value
     out["expected"] = _tau_ap_expected(gx, gy)
@@ -598,12 +651,18 @@ def tau_ap_orderings(x, y, samples: int = TAU_AP_SAMPLES, seed: int = 0) -> dict
         for _ in range(samples):
             kx, ky = rng.random(n), rng.random(n)
             values.append(_small_or_blocked(_reference_ranks(gx, gy, kx, ky)))
-        common = np.arange(n, dtype=np.float64)  # the most concordant pairs: ties follow the other ranking
+        common = np.arange(
+            n, dtype=np.float64
+        )  # the most concordant pairs: ties follow the other ranking
         values.append(_small_or_blocked(_reference_ranks(gx, gy, gy + common / n, gx + common / n)))
-        values.append(_small_or_blocked(_reference_ranks(gx, gy, -gy - common / n, -gx + common / n)))
+        values.append(
+            _small_or_blocked(_reference_ranks(gx, gy, -gy - common / n, -gx + common / n))
+        )
         out.update(method="sampled", samples=samples, seed=seed)
     out["min"], out["max"] = float(min(values)), float(max(values))
-    if out["method"] == "exact":  # the closed form's last-bit rounding stays inside the enumerated range
+    if (
+        out["method"] == "exact"
+    ):  # the closed form's last-bit rounding stays inside the enumerated range
         out["expected"] = min(max(out["expected"], out["min"]), out["max"])
     return out
 
@@ -640,9 +699,18 @@ def _all_reference_ranks(gx: np.ndarray, gy: np.ndarray):
 # --- one query, two runs ------------------------------------------------------------------------------------
 
 
-def query_similarity(x: Ranking, y: Ranking, x_scores: np.ndarray, y_scores: np.ndarray, *,
-                     p: float = DEFAULT_P, depth: int | None = None, k: int = 10, samples: int = TAU_AP_SAMPLES,
-                     seed: int = 0) -> dict[str, Any]:
+def query_similarity(
+    x: Ranking,
+    y: Ranking,
+    x_scores: np.ndarray,
+    y_scores: np.ndarray,
+    *,
+    p: float = DEFAULT_P,
+    depth: int | None = None,
+    k: int = 10,
+    samples: int = TAU_AP_SAMPLES,
+    seed: int = 0,
+) -> dict[str, Any]:
     """Every similarity of one query (the fields of :data:`FIELDS` after the counts, and ``tau_ap_method``,
     how tau-AP's min and max were found: :func:`tau_ap_orderings` with ``samples`` and ``seed``):
     ``x``/``y`` the two rankings and ``x_scores``/``y_scores`` their scores in the rankings' order."""
@@ -673,7 +741,12 @@ def query_similarity(x: Ranking, y: Ranking, x_scores: np.ndarray, y_scores: np.
     out["overlap_hi"] = float(_overlaps(S, hi_s, L, hi_l, kk)[kk - 1]) / k
     # tau-AP over the tie orderings of both runs
     t = tau_ap_orderings(x, y, samples=samples, seed=seed)
-    out.update(tau_ap_expected=t["expected"], tau_ap_lo=t["min"], tau_ap_hi=t["max"], tau_ap_method=t["method"])
+    out.update(
+        tau_ap_expected=t["expected"],
+        tau_ap_lo=t["min"],
+        tau_ap_hi=t["max"],
+        tau_ap_method=t["method"],
+    )
     return out
 
 
@@ -689,8 +762,13 @@ class Similarity:
     settings: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"settings": self.settings, "mean": self.mean, "queries": self.per_query,
-                "only_a": self.only_a, "only_b": self.only_b}
+        return {
+            "settings": self.settings,
+            "mean": self.mean,
+            "queries": self.per_query,
+            "only_a": self.only_a,
+            "only_b": self.only_b,
+        }
 
 
 def _docid_codes(a: pa.Array, b: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -700,11 +778,19 @@ def _docid_codes(a: pa.Array, b: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     rank = np.empty(len(enc.dictionary), dtype=np.int64)
     rank[ac.sort_indices(enc.dictionary).to_numpy()] = np.arange(len(enc.dictionary))
     codes = rank[enc.indices.to_numpy(zero_copy_only=False)]
-    return codes[: len(a)], codes[len(a):]
+    return codes[: len(a)], codes[len(a) :]
 
 
-def similarity(run_a, run_b, *, p: float = DEFAULT_P, depth: int | None = None, k: int = 10,
-               samples: int = TAU_AP_SAMPLES, seed: int = 0) -> Similarity:
+def similarity(
+    run_a,
+    run_b,
+    *,
+    p: float = DEFAULT_P,
+    depth: int | None = None,
+    k: int = 10,
+    samples: int = TAU_AP_SAMPLES,
+    seed: int = 0,
+) -> Similarity:
     """Similarity of two runs (anything :func:`tierank.to_run` reads), per shared query and averaged.
 
     ``samples`` and ``seed``: the random tie orderings drawn for tau-AP's minimum and maximum in a query
@@ -735,33 +821,56 @@ def similarity(run_a, run_b, *, p: float = DEFAULT_P, depth: int | None = None, 
     only_a = sorted(set(la.qids) - set(lb.qids))
     only_b = sorted(set(lb.qids) - set(la.qids))
     ca, cb = _docid_codes(ra.docid, rb.docid)
-    if la.rows is not None or lb.rows is not None:  # layout keeps every row when no query set is given
+    if (
+        la.rows is not None or lb.rows is not None
+    ):  # layout keeps every row when no query set is given
         raise AssertionError("layout dropped rows")
     qa = {q: i for i, q in enumerate(la.qids)}
     qb = {q: i for i, q in enumerate(lb.qids)}
     records = []
     for q in shared:
-        rows_a = la.order[la.query_starts[qa[q]]:la.query_starts[qa[q] + 1]]
-        rows_b = lb.order[lb.query_starts[qb[q]]:lb.query_starts[qb[q] + 1]]
+        rows_a = la.order[la.query_starts[qa[q]] : la.query_starts[qa[q] + 1]]
+        rows_b = lb.order[lb.query_starts[qb[q]] : lb.query_starts[qb[q] + 1]]
         x = ranking_from_scores(ca[rows_a], ra.score[rows_a])
         y = ranking_from_scores(cb[rows_b], rb.score[rows_b])
         xs = _scores_in_order(x, ca[rows_a], ra.score[rows_a])
         ys = _scores_in_order(y, cb[rows_b], rb.score[rows_b])
-        rec: dict = {"qid": q, "docs_a": len(x), "docs_b": len(y),
-                     "shared": int(len(np.intersect1d(x.items, y.items)))}
-        rec.update(query_similarity(x, y, xs, ys, p=p, depth=depth, k=k, samples=samples, seed=seed))
+        rec: dict = {
+            "qid": q,
+            "docs_a": len(x),
+            "docs_b": len(y),
+            "shared": int(len(np.intersect1d(x.items, y.items))),
+        }
+        rec.update(
+            query_similarity(x, y, xs, ys, p=p, depth=depth, k=k, samples=samples, seed=seed)
+        )
         records.append(rec)
-    mean: dict = {"qid": "mean", "docs_a": _mean([r["docs_a"] for r in records]),
-                  "docs_b": _mean([r["docs_b"] for r in records]),
-                  "shared": _mean([r["shared"] for r in records])}
+    mean: dict = {
+        "qid": "mean",
+        "docs_a": _mean([r["docs_a"] for r in records]),
+        "docs_b": _mean([r["docs_b"] for r in records]),
+        "shared": _mean([r["shared"] for r in records]),
+    }
     for f in MEAN_FIELDS:
         mean[f] = _mean([r[f] for r in records])
     sampled = sum(r.pop("tau_ap_method") == "sampled" for r in records)
-    settings = {"p": p, "depth": depth, "k": k, "queries": len(shared), "only_a": len(only_a),
-                "only_b": len(only_b), "tie_break": "trec_eval",
-                "tau_ap_extremes": {"exact_up_to_orderings": TAU_AP_ENUMERATION, "sampled_queries": sampled,
-                                    "samples": samples, "seed": seed},
-                "a": getattr(ra, "source", "run_a"), "b": getattr(rb, "source", "run_b")}
+    settings = {
+        "p": p,
+        "depth": depth,
+        "k": k,
+        "queries": len(shared),
+        "only_a": len(only_a),
+        "only_b": len(only_b),
+        "tie_break": "trec_eval",
+        "tau_ap_extremes": {
+            "exact_up_to_orderings": TAU_AP_ENUMERATION,
+            "sampled_queries": sampled,
+            "samples": samples,
+            "seed": seed,
+        },
+        "a": getattr(ra, "source", "run_a"),
+        "b": getattr(rb, "source", "run_b"),
+    }
     return Similarity(records, mean, only_a, only_b, settings)
 
 
@@ -776,6 +885,26 @@ def _mean(values: list) -> float:
     return float(v.mean()) if len(v) else float("nan")
 
 
-__all__ = ["DEFAULT_P", "FIELDS", "MEAN_FIELDS", "VARIANTS", "Ranking", "Similarity", "check_p", "extreme_orders",
-           "kendall_tau_b", "overlaps", "query_similarity", "ranking_from_groups", "ranking_from_scores", "rbo",
-           "rbo_from_overlaps", "rbo_orderings", "similarity", "tau_ap", "tau_ap_orderings", "TAU_AP_ENUMERATION", "TAU_AP_SAMPLES"]
+__all__ = [
+    "DEFAULT_P",
+    "FIELDS",
+    "MEAN_FIELDS",
+    "VARIANTS",
+    "Ranking",
+    "Similarity",
+    "check_p",
+    "extreme_orders",
+    "kendall_tau_b",
+    "overlaps",
+    "query_similarity",
+    "ranking_from_groups",
+    "ranking_from_scores",
+    "rbo",
+    "rbo_from_overlaps",
+    "rbo_orderings",
+    "similarity",
+    "tau_ap",
+    "tau_ap_orderings",
+    "TAU_AP_ENUMERATION",
+    "TAU_AP_SAMPLES",
+]

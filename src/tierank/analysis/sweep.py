@@ -13,8 +13,21 @@ from ..evaluate import evaluate
 from ..io.convert import to_qrels, to_run
 from .precision import DEFAULT_FORMATS, requantize_run
 
-FIELDS = ("format", "measure", "oblivious", "expected", "min", "max", "range", "bias", "std",
-          "tie_share", "tie_groups", "largest_group", "queries_with_ties")
+FIELDS = (
+    "format",
+    "measure",
+    "oblivious",
+    "expected",
+    "min",
+    "max",
+    "range",
+    "bias",
+    "std",
+    "tie_share",
+    "tie_groups",
+    "largest_group",
+    "queries_with_ties",
+)
 
 
 @dataclass(frozen=True)
@@ -28,8 +41,18 @@ class Sweep:
         return [dict(r) for r in self.rows]
 
 
-def sweep(qrels, run, measures, formats=DEFAULT_FORMATS, *, tie_break: str = "trec_eval", rel: int = 1,
-          complete: bool = False, candidates_only: bool = False, progress=None) -> Sweep:
+def sweep(
+    qrels,
+    run,
+    measures,
+    formats=DEFAULT_FORMATS,
+    *,
+    tie_break: str = "trec_eval",
+    rel: int = 1,
+    complete: bool = False,
+    candidates_only: bool = False,
+    progress=None,
+) -> Sweep:
     """Evaluate ``run`` once per score format.
 
     Examples
@@ -45,14 +68,36 @@ def sweep(qrels, run, measures, formats=DEFAULT_FORMATS, *, tie_break: str = "tr
     r = to_run(run)
     rows = []
     for fmt in formats:
-        res = evaluate(q, requantize_run(r, fmt), measures, tie_break=tie_break, rel=rel, complete=complete,
-                       candidates_only=candidates_only)
+        res = evaluate(
+            q,
+            requantize_run(r, fmt),
+            measures,
+            tie_break=tie_break,
+            rel=rel,
+            complete=complete,
+            candidates_only=candidates_only,
+        )
         t = res.ties
         for rec in res.records(per_query=False):
-            rows.append({"format": fmt, **{k: rec[k] for k in FIELDS[1:9]},
-                         "tie_share": t["share"], "tie_groups": t["groups"], "largest_group": t["largest"],
-                         "queries_with_ties": t["queries_with_ties"]})
+            rows.append(
+                {
+                    "format": fmt,
+                    **{k: rec[k] for k in FIELDS[1:9]},
+                    "tie_share": t["share"],
+                    "tie_groups": t["groups"],
+                    "largest_group": t["largest"],
+                    "queries_with_ties": t["queries_with_ties"],
+                }
+            )
         if progress is not None:
             progress(fmt)
-    return Sweep(rows=rows, settings={"run": r.source, "qrels": q.source, "tie_break": tie_break,
-                                      "formats": list(formats), "measures": [str(m) for m in measures]})
+    return Sweep(
+        rows=rows,
+        settings={
+            "run": r.source,
+            "qrels": q.source,
+            "tie_break": tie_break,
+            "formats": list(formats),
+            "measures": [str(m) for m in measures],
+        },
+    )

@@ -34,13 +34,18 @@ COMMAND_MODULES = ("eval", "analysis", "similarity", "diversity", "plots", "rera
 #: imports only its command's module; ``tierank``, ``tierank --help`` and an unknown name import all
 COMMANDS = {
     "eval": "eval",
-    "ties": "analysis", "sweep": "analysis", "compare": "analysis", "bands": "analysis",
+    "ties": "analysis",
+    "sweep": "analysis",
+    "compare": "analysis",
+    "bands": "analysis",
     "similarity": "similarity",
     "diversity": "diversity",
-    "plot": "plots", "report": "plots",
+    "plot": "plots",
+    "report": "plots",
     "rerank": "rerank",
     "mteb": "mteb",
-    "measures": "misc", "example": "misc",
+    "measures": "misc",
+    "example": "misc",
 }
 
 
@@ -52,7 +57,9 @@ def register(names=COMMAND_MODULES):
         import_module(f"{__name__}.{name}")
     if len(names) > 1:
         order = {f"{__name__}.{name}": i for i, name in enumerate(COMMAND_MODULES)}
-        app.registered_commands.sort(key=lambda c: order.get(getattr(c.callback, "__module__", ""), 0))
+        app.registered_commands.sort(
+            key=lambda c: order.get(getattr(c.callback, "__module__", ""), 0)
+        )
     return app
 
 

@@ -53,7 +53,17 @@ if TYPE_CHECKING:  # built at run time, where typer reads them (see tierank.cli.
 else:
     CompareFmt = choices_enum("CompareFmt", ("table", "json", "markdown", "latex"))
 #: the columns of `tierank compare --format markdown|latex`, and with --leaderboard
-SYSTEM_FIELDS = ("name", "expected", "min", "max", "oblivious", "ci_low", "ci_high", "rank", "rank_oblivious")
+SYSTEM_FIELDS = (
+    "name",
+    "expected",
+    "min",
+    "max",
+    "oblivious",
+    "ci_low",
+    "ci_high",
+    "rank",
+    "rank_oblivious",
+)
 LEADERBOARD_FIELDS = SYSTEM_FIELDS + ("rank_low", "rank_high", "group")
 
 COMPARE_USAGE = "tierank compare QRELS RUN RUN... (or RUN RUN... --qrels QRELS)"
@@ -91,20 +101,44 @@ def ties_cmd(
     loaded = {}
     names = dict(zip(runs, run_names(runs)))
     with swap_check(None, runs, "tierank ties RUN [RUN...]"):
-        for p in track(runs, description="reading runs", disable=not sys.stderr.isatty(),
-                       console=Console(emoji=False, stderr=True)):
+        for p in track(
+            runs,
+            description="reading runs",
+            disable=not sys.stderr.isatty(),
+            console=Console(emoji=False, stderr=True),
+        ):
             loaded[names[p]] = to_run(p, duplicates="keep")
     report = analyze(loaded, top=top)
-    fields = ("name", "queries", "docs", "queries_with_ties", "tie_groups", "docs_in_ties",
-              "docs_tied_with_predecessor", "contradictions", "queries_with_contradictions",
-              "score_order_violations", "rank_order_violations", "duplicates")
+    fields = (
+        "name",
+        "queries",
+        "docs",
+        "queries_with_ties",
+        "tie_groups",
+        "docs_in_ties",
+        "docs_tied_with_predecessor",
+        "contradictions",
+        "queries_with_contradictions",
+        "score_order_violations",
+        "rank_order_violations",
+        "duplicates",
+    )
     if fmt is Fmt("table"):
         print_tables(ties_tables(report), output, tuple(runs))
     else:
         recs = [r.to_dict() for r in report.runs]
         # a format that lists every record (jsonl) writes each run whole, then the summary over the set
-        emit(render_records(recs, fields, fmt.value, document=report.to_dict(),
-                            stream=recs + [{"name": "all", **report.summary}]), output, tuple(runs))
+        emit(
+            render_records(
+                recs,
+                fields,
+                fmt.value,
+                document=report.to_dict(),
+                stream=recs + [{"name": "all", **report.summary}],
+            ),
+            output,
+            tuple(runs),
+        )
 
 
 def _sweep_run_paths(folder: Path, run: Path, fmts: list[str], protect: tuple) -> dict[str, Path]:
@@ -136,14 +170,18 @@ def _write_sweep_runs(run: Path, paths: dict[str, Path], protect: tuple) -> None
     source = to_run(run)
     for f, path in paths.items():
         q = requantize_run(source, f)
-        write_run(path, q.qid, q.docid, q.score, re.sub(r"\s", "_", f"{path.stem}"), protect=protect)
+        write_run(
+            path, q.qid, q.docid, q.score, re.sub(r"\s", "_", f"{path.stem}"), protect=protect
+        )
         typer.echo(f"wrote {path}", err=True)
 
 
 @app.command("sweep")
 @input_errors
 def sweep_cmd(
-    qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels (as tierank eval: QRELS first)")],
+    qrels: Annotated[
+        Path, typer.Argument(metavar="QRELS", help="qrels (as tierank eval: QRELS first)")
+    ],
     run: Annotated[Path, typer.Argument(metavar="RUN", help="TREC run (.gz ok)")],
     measure: measures_option(SWEEP_MEASURES) = None,  # type: ignore[valid-type]  # an Annotated type built by a call
     formats: ScoreFormats = ",".join(DEFAULT_FORMATS),
@@ -152,10 +190,15 @@ def sweep_cmd(
     tie_break: TieBreakOption = "trec_eval",
     candidates_only: CandidatesOnly = False,
     rel: Rel = 1,
-    write_runs: Annotated[Path | None, typer.Option(
-        "--write-runs", metavar="DIR",
-        help="Also write each re-expressed run to DIR/NAME.FORMAT.run (e.g. DIR/test.bm25.bf16.run; "
-             "scores exact, so the files evaluate to the numbers shown).")] = None,
+    write_runs: Annotated[
+        Path | None,
+        typer.Option(
+            "--write-runs",
+            metavar="DIR",
+            help="Also write each re-expressed run to DIR/NAME.FORMAT.run (e.g. DIR/test.bm25.bf16.run; "
+            "scores exact, so the files evaluate to the numbers shown).",
+        ),
+    ] = None,
 ) -> None:
     """What would lower precision do to my evaluation? Re-express RUN's scores in each format and
     report ties, oblivious, expected, range and bias."""
@@ -170,76 +213,166 @@ def sweep_cmd(
     check_output(output, protect)
     fmts = score_formats(formats)
     run_paths = _sweep_run_paths(write_runs, run, fmts, protect) if write_runs is not None else None
-    with swap_check(qrels, [run], "tierank sweep QRELS RUN"), \
-            Progress(console=Console(emoji=False, stderr=True), disable=not sys.stderr.isatty(),
-                     transient=True) as prog:
+    with (
+        swap_check(qrels, [run], "tierank sweep QRELS RUN"),
+        Progress(
+            console=Console(emoji=False, stderr=True),
+            disable=not sys.stderr.isatty(),
+            transient=True,
+        ) as prog,
+    ):
         task = prog.add_task("sweeping formats", total=len(fmts))
-        result = sweep(str(qrels), str(run), measure or SWEEP_MEASURES, fmts,
-                       tie_break=tie_break, rel=rel, candidates_only=candidates_only,
-                       progress=lambda f: prog.advance(task))
+        result = sweep(
+            str(qrels),
+            str(run),
+            measure or SWEEP_MEASURES,
+            fmts,
+            tie_break=tie_break,
+            rel=rel,
+            candidates_only=candidates_only,
+            progress=lambda f: prog.advance(task),
+        )
     if run_paths is not None:
         _write_sweep_runs(run, run_paths, protect)
     if fmt is Fmt("table"):
         print_tables([sweep_table(result, short_name(run), tie_break)], output, protect)
     else:
-        emit(render_records(result.rows, FIELDS, fmt.value, document={"settings": result.settings,
-                                                                        "rows": result.rows}),
-             output, protect)
+        emit(
+            render_records(
+                result.rows,
+                FIELDS,
+                fmt.value,
+                document={"settings": result.settings, "rows": result.rows},
+            ),
+            output,
+            protect,
+        )
 
 
 @app.command("compare")
 @input_errors
 def compare_cmd(
-    files: Annotated[list[Path], typer.Argument(
-        metavar="FILES", help="The qrels, then two or more TREC runs (one per system); with --qrels "
-                                         "only the runs")],
-    qrels: Annotated[Path | None, typer.Option("--qrels", help="The qrels (then every argument is a run).")] = None,
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="FILES",
+            help="The qrels, then two or more TREC runs (one per system); with --qrels "
+            "only the runs",
+        ),
+    ],
+    qrels: Annotated[
+        Path | None, typer.Option("--qrels", help="The qrels (then every argument is a run).")
+    ] = None,
     measure: one_measure_option("nDCG@10") = None,  # type: ignore[valid-type]  # an Annotated type built by a call
-    band: Annotated[float | None, typer.Option(
-        "--band", help="Also band every run with geometric rank bands RHO > 1 and report which significant "
-                       "pairs stay significant (Yang, Moffat & Turpin, Table 3 / Fig. 4).")] = None,
-    alpha: Annotated[float, typer.Option(
-        "--alpha", help="Significance level of the pairs' tests (whichever --test) and of the --leaderboard "
-                        "Tukey HSD groups.")] = 0.05,
-    correction: Annotated[CompareCorrection | None, typer.Option(
-        "--correction", help="Multiple-comparison correction of the pairs' p-values (whichever --test) across all pairs "
-                             "(Holm, Benjamini-Hochberg, Bonferroni); 'significant' then reads the adjusted p. "
-                             "Default: holm with more than one pair, none with one.")] = None,
-    fmt: Annotated[CompareFmt, typer.Option(
-        "--format", "-f", help="table, json (the whole comparison as one document), or markdown or latex (the "
-                               "systems, or the leaderboard with --leaderboard, as a table for a document).")] = CompareFmt("table"),
+    band: Annotated[
+        float | None,
+        typer.Option(
+            "--band",
+            help="Also band every run with geometric rank bands RHO > 1 and report which significant "
+            "pairs stay significant (Yang, Moffat & Turpin, Table 3 / Fig. 4).",
+        ),
+    ] = None,
+    alpha: Annotated[
+        float,
+        typer.Option(
+            "--alpha",
+            help="Significance level of the pairs' tests (whichever --test) and of the --leaderboard "
+            "Tukey HSD groups.",
+        ),
+    ] = 0.05,
+    correction: Annotated[
+        CompareCorrection | None,
+        typer.Option(
+            "--correction",
+            help="Multiple-comparison correction of the pairs' p-values (whichever --test) across all pairs "
+            "(Holm, Benjamini-Hochberg, Bonferroni); 'significant' then reads the adjusted p. "
+            "Default: holm with more than one pair, none with one.",
+        ),
+    ] = None,
+    fmt: Annotated[
+        CompareFmt,
+        typer.Option(
+            "--format",
+            "-f",
+            help="table, json (the whole comparison as one document), or markdown or latex (the "
+            "systems, or the leaderboard with --leaderboard, as a table for a document).",
+        ),
+    ] = CompareFmt("table"),
     output: Output = None,
     tie_break: TieBreakOption = "trec_eval",
     candidates_only: CandidatesOnly = False,
     complete: Complete = False,
     rel: Rel = 1,
-    test: Annotated[CompareTest, typer.Option(
-        "--test", help="Paired test on per-query expected values (log values for GMAP-like measures): "
-                       + "; ".join(f"{t.name}: {t.help}" for t in PAIRED_TESTS.values())
-                       + " (--permutations, --resamples). Where a test cannot decide (t undefined; the bootstrap "
-                         "with <= 20 nonzero differences) the exact randomization test answers, and the output "
-                         "says so.")] = CompareTest("t"),
-    ci: Annotated[CompareCI, typer.Option(
-        "--ci", help="Confidence intervals of E[M] and of the differences over the query sample: t, percentile "
-                     "or bca (bootstrap).")] = CompareCI("t"),
-    leaderboard: Annotated[bool, typer.Option(
-        "--leaderboard", help="Leaderboard view: systems by E[M] with \\[min, max], CI, ranks by E and by the "
-                              "oblivious value, bootstrap rank intervals, randomized Tukey HSD groups, and the "
-                              "pairs whose order flips.")] = False,
+    test: Annotated[
+        CompareTest,
+        typer.Option(
+            "--test",
+            help="Paired test on per-query expected values (log values for GMAP-like measures): "
+            + "; ".join(f"{t.name}: {t.help}" for t in PAIRED_TESTS.values())
+            + " (--permutations, --resamples). Where a test cannot decide (t undefined; the bootstrap "
+            "with <= 20 nonzero differences) the exact randomization test answers, and the output "
+            "says so.",
+        ),
+    ] = CompareTest("t"),
+    ci: Annotated[
+        CompareCI,
+        typer.Option(
+            "--ci",
+            help="Confidence intervals of E[M] and of the differences over the query sample: t, percentile "
+            "or bca (bootstrap).",
+        ),
+    ] = CompareCI("t"),
+    leaderboard: Annotated[
+        bool,
+        typer.Option(
+            "--leaderboard",
+            help="Leaderboard view: systems by E[M] with \\[min, max], CI, ranks by E and by the "
+            "oblivious value, bootstrap rank intervals, randomized Tukey HSD groups, and the "
+            "pairs whose order flips.",
+        ),
+    ] = False,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of every sampled figure.")] = 0,
-    resamples: Annotated[int, typer.Option("--resamples", min=1, max=MAX_RESAMPLES, help=(
-        f"Bootstrap resamples (at most {MAX_RESAMPLES:,}: 8 bytes per resample and system are kept).")
-    )] = 10_000,
-    permutations: Annotated[int, typer.Option(
-        "--permutations", min=1, max=MAX_PERMUTATIONS,
-        help=f"Tukey HSD permutations and Monte Carlo sign flips (at most {MAX_PERMUTATIONS:,}).")] = 10_000,
-    jobs: Annotated[int | None, typer.Option(
-        "--jobs", "-j", min=1, max=MAX_JOBS, help="Threads sharing the Tukey HSD permutations (same result for any number; "
-                                    "default: the CPUs available, at most 2).")] = None,
-    tie_samples: Annotated[int, typer.Option(
-        "--tie-samples", min=0, max=MAX_TIE_SAMPLES,
-        help="With --leaderboard: rank intervals also redraw each query's tie ordering from N random tie "
-             f"breakings (at most {MAX_TIE_SAMPLES:,}: each is an evaluation of every run, kept per query).")] = 0,
+    resamples: Annotated[
+        int,
+        typer.Option(
+            "--resamples",
+            min=1,
+            max=MAX_RESAMPLES,
+            help=(
+                f"Bootstrap resamples (at most {MAX_RESAMPLES:,}: 8 bytes per resample and system are kept)."
+            ),
+        ),
+    ] = 10_000,
+    permutations: Annotated[
+        int,
+        typer.Option(
+            "--permutations",
+            min=1,
+            max=MAX_PERMUTATIONS,
+            help=f"Tukey HSD permutations and Monte Carlo sign flips (at most {MAX_PERMUTATIONS:,}).",
+        ),
+    ] = 10_000,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            max=MAX_JOBS,
+            help="Threads sharing the Tukey HSD permutations (same result for any number; "
+            "default: the CPUs available, at most 2).",
+        ),
+    ] = None,
+    tie_samples: Annotated[
+        int,
+        typer.Option(
+            "--tie-samples",
+            min=0,
+            max=MAX_TIE_SAMPLES,
+            help="With --leaderboard: rank intervals also redraw each query's tie ordering from N random tie "
+            f"breakings (at most {MAX_TIE_SAMPLES:,}: each is an evaluation of every run, kept per query).",
+        ),
+    ] = 0,
 ) -> None:
     """Systems side by side with E[M] and \\[min, max]; paired t-tests on per-query expected values; every
     pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable;
@@ -258,11 +391,26 @@ def compare_cmd(
     with swap_check(qrels, runs, COMPARE_USAGE):  # one role check for the runs and the qrels
         names = runs_by_name(runs)
         with status("comparing..."):
-            cmp = compare(names, str(qrels), measure, tie_break=tie_break, rel=rel, complete=complete,
-                          candidates_only=candidates_only, alpha=alpha, band=band, correction=chosen,
-                          test=test.value, ci=ci.value, seed=seed, resamples=resamples,
-                          permutations=permutations, leaderboard=leaderboard, jobs=jobs,
-                          tie_samples=tie_samples)
+            cmp = compare(
+                names,
+                str(qrels),
+                measure,
+                tie_break=tie_break,
+                rel=rel,
+                complete=complete,
+                candidates_only=candidates_only,
+                alpha=alpha,
+                band=band,
+                correction=chosen,
+                test=test.value,
+                ci=ci.value,
+                seed=seed,
+                resamples=resamples,
+                permutations=permutations,
+                leaderboard=leaderboard,
+                jobs=jobs,
+                tie_samples=tie_samples,
+            )
     show_comparison(cmp, fmt.value, leaderboard, output, protect)
 
 
@@ -275,7 +423,9 @@ def show_comparison(cmp, fmt: str, leaderboard: bool, output, protect) -> None:
     from ..report.terminal import compare_tables, leaderboard_tables
 
     if fmt == "table":
-        print_tables(leaderboard_tables(cmp) if leaderboard else compare_tables(cmp), output, protect)
+        print_tables(
+            leaderboard_tables(cmp) if leaderboard else compare_tables(cmp), output, protect
+        )
     elif fmt == "json":
         emit(json.dumps(jsonable(records(cmp)), indent=2, allow_nan=False) + "\n", output, protect)
     else:  # a table of the systems (the leaderboard's columns with --leaderboard), ranked by E[M]
@@ -291,10 +441,23 @@ MAX_BAND_DEPTH = 10_000_000
 @app.command("bands")
 @input_errors
 def bands_cmd(
-    rho: Annotated[str, typer.Option("--rho", help="Comma-separated band parameters > 1.")] = "1.1,1.2,1.4,1.7,2.0",
-    p: Annotated[str, typer.Option("--p", help="Comma-separated RBP persistence values.")] = "0.5,0.85",
-    depth: Annotated[int, typer.Option("--depth", min=1, max=MAX_BAND_DEPTH, help=(
-        f"Ranking depth (at most {MAX_BAND_DEPTH:,}: the worst cases are found over arrays of that length)."))] = 1000,
+    rho: Annotated[
+        str, typer.Option("--rho", help="Comma-separated band parameters > 1.")
+    ] = "1.1,1.2,1.4,1.7,2.0",
+    p: Annotated[
+        str, typer.Option("--p", help="Comma-separated RBP persistence values.")
+    ] = "0.5,0.85",
+    depth: Annotated[
+        int,
+        typer.Option(
+            "--depth",
+            min=1,
+            max=MAX_BAND_DEPTH,
+            help=(
+                f"Ranking depth (at most {MAX_BAND_DEPTH:,}: the worst cases are found over arrays of that length)."
+            ),
+        ),
+    ] = 1000,
     fmt: Format = Fmt("table"),
 ) -> None:
     """Worst-case change of RR and RBP that geometric rank banding can cause under permutation averaging
@@ -307,7 +470,9 @@ def bands_cmd(
         rhos = tuple(float(x) for x in rho.split(","))
         ps = tuple(float(x) for x in p.split(","))
     except ValueError:
-        raise TierankInputError(f"--rho and --p take comma-separated numbers, got {rho!r} and {p!r}") from None
+        raise TierankInputError(
+            f"--rho and --p take comma-separated numbers, got {rho!r} and {p!r}"
+        ) from None
     rows = worst_case_table(rhos, ps, depth=depth)
     if fmt is not Fmt("table"):
         emit(render_records(rows, tuple(rows[0]), fmt.value), None, ())

@@ -12,9 +12,14 @@ import typer
 
 from .common import Group
 
-app = typer.Typer(cls=Group, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Tie-aware evaluation of retrieval runs: oblivious value, exact expectation, "
-                       "min, max, range, bias and std over all orderings of tied scores.")
+app = typer.Typer(
+    cls=Group,
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Tie-aware evaluation of retrieval runs: oblivious value, exact expectation, "
+    "min, max, range, bias and std over all orderings of tied scores.",
+)
 
 
 def _version(value: bool) -> None:
@@ -29,7 +34,11 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: Annotated[bool, typer.Option(
-        "--version", is_eager=True, callback=_version, help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", is_eager=True, callback=_version, help="Print the version and exit."
+        ),
+    ] = False,
 ) -> None:
     pass

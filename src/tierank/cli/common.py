@@ -47,6 +47,7 @@ FIGURE_FORMATS = tuple(f for f in DEFAULT_FORMATS if f not in ("sig2", "band2"))
 #: the files one figure is written as (``STEM.png``, ``STEM.svg``)
 FIGURE_SUFFIXES = ("png", "svg")
 
+
 def choices_enum(name: str, values) -> type[Enum]:
     """A str Enum whose members are ``values`` (typer shows and checks them as the choices)."""
     # mypy reads Enum's functional API with a name that is not a literal as a lookup by value
@@ -74,6 +75,7 @@ else:
 
 # errors
 
+
 def _fail(err: TierankInputError) -> None:
     from rich.console import Console
 
@@ -98,7 +100,9 @@ def input_errors(command):
             if not isinstance(e, ImportError):
                 raise
             _fail(TierankInputError(str(e)))
-        except OSError as e:  # a path the file system cannot even look up, wherever it is first looked at
+        except (
+            OSError
+        ) as e:  # a path the file system cannot even look up, wherever it is first looked at
             if e.errno != errno.ENAMETOOLONG:
                 raise
             from ..errors import shorten
@@ -113,7 +117,9 @@ def note(text: str) -> None:
     """One ``tierank: note: ...`` line on stderr (something left out or ignored; not an error)."""
     from rich.console import Console
 
-    Console(emoji=False, markup=False, stderr=True, highlight=False, soft_wrap=True).print(f"tierank: note: {text}")
+    Console(emoji=False, markup=False, stderr=True, highlight=False, soft_wrap=True).print(
+        f"tierank: note: {text}"
+    )
 
 
 def require(module: str, what: str) -> None:
@@ -127,10 +133,15 @@ def require(module: str, what: str) -> None:
     try:
         require_extra(module, what=what)
     except MissingExtra as e:  # the command line's own quoting of the install command
-        _fail(TierankInputError(f'{what} needs {module}, which is not installed: pip install "tierank[{e.extra}]"'))
+        _fail(
+            TierankInputError(
+                f'{what} needs {module}, which is not installed: pip install "tierank[{e.extra}]"'
+            )
+        )
 
 
 # help without a type for flags
+
 
 def _untyped_flags(params: list) -> list:
     """Flags take no value: show no ``<bool>`` type next to them in the help.  (And each value is
@@ -145,7 +156,11 @@ def _untyped_flags(params: list) -> list:
 
 def _given(param, argv: list[str]) -> list[str]:
     """The values given to the option ``param`` on the command line ``argv`` (as written)."""
-    opts = [o for o in (*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())) if o.startswith("-")]
+    opts = [
+        o
+        for o in (*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ()))
+        if o.startswith("-")
+    ]
     out = []
     for i, a in enumerate(argv):
         if a == "--":
@@ -154,9 +169,14 @@ def _given(param, argv: list[str]) -> list[str]:
             if a == o and i + 1 < len(argv):
                 out.append(argv[i + 1])
             elif o.startswith("--") and a.startswith(o + "="):
-                out.append(a[len(o) + 1:])
-            elif not o.startswith("--") and a.startswith(o) and len(a) > len(o) and not a.startswith("--"):
-                out.append(a[len(o):].removeprefix("="))
+                out.append(a[len(o) + 1 :])
+            elif (
+                not o.startswith("--")
+                and a.startswith(o)
+                and len(a) > len(o)
+                and not a.startswith("--")
+            ):
+                out.append(a[len(o) :].removeprefix("="))
     return out
 
 
@@ -180,7 +200,11 @@ def usage_line(e: typer.TyperException, argv: list[str] | None = None) -> str:
         given = _given(param, argv or [])
         if given:
             shown = ", ".join(quote(v, 40) for v in given[-3:])
-            msg = msg.replace(":", f" (given {shown}):", 1) if ":" in msg else f"{msg} (given {shown})"
+            msg = (
+                msg.replace(":", f" (given {shown}):", 1)
+                if ":" in msg
+                else f"{msg} (given {shown})"
+            )
     ctx = getattr(e, "ctx", None)
     names = []
     while ctx is not None and ctx.parent is not None:
@@ -262,8 +286,14 @@ class QuickValues:
         out: object = _MISS
         if info.parser is None and not info.clamp:
             if multi:
-                if isinstance(value, (list, tuple)) and desc.is_list and len(desc.annotation.__args__) == 1:
-                    items = [_quick(desc.annotation.__args__[0], info, v, param, ctx) for v in value]
+                if (
+                    isinstance(value, (list, tuple))
+                    and desc.is_list
+                    and len(desc.annotation.__args__) == 1
+                ):
+                    items = [
+                        _quick(desc.annotation.__args__[0], info, v, param, ctx) for v in value
+                    ]
                     if all(v is not _MISS for v in items):
                         out = items
             else:
@@ -286,13 +316,20 @@ def _quick(annotation, info, value, param, ctx):
             number = value
         else:
             return _MISS
-        if (info.min is not None and number < info.min) or (info.max is not None and number > info.max):
+        if (info.min is not None and number < info.min) or (
+            info.max is not None and number > info.max
+        ):
             return _MISS
         return number
     if isinstance(annotation, type) and issubclass(annotation, Enum):
         if isinstance(value, annotation):
             return value
-        if kind is str and info.case_sensitive and ctx is not None and ctx.token_normalize_func is None:
+        if (
+            kind is str
+            and info.case_sensitive
+            and ctx is not None
+            and ctx.token_normalize_func is None
+        ):
             from typer._param_types import choice_as_str
 
             for member in annotation:
@@ -322,22 +359,42 @@ def reflow(text: str) -> str:
 
 # option types
 
+
 def _measure_help(head: str) -> str:
     return f"{head} Families: {', '.join(supported())} (see `tierank measures`)."
 
 
-SCORE_FORMATS_HELP = (f"fp32, {', '.join(FLOAT_FORMATS)}, int8 (per-query affine), sigN (N significant digits), "
-                      "bandRHO (rank bands, e.g. band1.4)")
+SCORE_FORMATS_HELP = (
+    f"fp32, {', '.join(FLOAT_FORMATS)}, int8 (per-query affine), sigN (N significant digits), "
+    "bandRHO (rank bands, e.g. band1.4)"
+)
 
-Output = Annotated[Path | None, typer.Option(
-    "-o", "--output", help="Write to FILE (atomically; checked before any work; - for stdout).")]
-Format = Annotated[Fmt, typer.Option("--format", "-f", help=f"Output format ({format_help('records')}).")]
-EvalFormat = Annotated[EvalFmt, typer.Option(
-    "--format", "-f", help=f"Output format ({format_help('results')}); trec_eval: trec_eval's own layout "
-                           "(measure, query, value), filled with --stat.")]
-StatOption = Annotated[Stat | None, typer.Option(
-    "--stat", help="The statistic --format trec_eval prints (default oblivious: trec_eval's own value "
-                   "under --tie-break); the other formats print all of them.")]
+Output = Annotated[
+    Path | None,
+    typer.Option(
+        "-o", "--output", help="Write to FILE (atomically; checked before any work; - for stdout)."
+    ),
+]
+Format = Annotated[
+    Fmt, typer.Option("--format", "-f", help=f"Output format ({format_help('records')}).")
+]
+EvalFormat = Annotated[
+    EvalFmt,
+    typer.Option(
+        "--format",
+        "-f",
+        help=f"Output format ({format_help('results')}); trec_eval: trec_eval's own layout "
+        "(measure, query, value), filled with --stat.",
+    ),
+]
+StatOption = Annotated[
+    Stat | None,
+    typer.Option(
+        "--stat",
+        help="The statistic --format trec_eval prints (default oblivious: trec_eval's own value "
+        "under --tie-break); the other formats print all of them.",
+    ),
+]
 #: the most worker processes or threads a ``--jobs`` asks for (each costs a process or a thread and its memory)
 MAX_JOBS = 256
 
@@ -349,30 +406,65 @@ MAX_PERMUTATIONS = 1_000_000
 MAX_TIE_SAMPLES = 1_000
 MAX_SAMPLES = 1_000_000
 
-MaxDepth = Annotated[int | None, typer.Option(
-    "-M", "--max-retrieved", min=1, max=2 ** 53, help="Read at most N documents per query (trec_eval -M); a tie straddling "
-                                         "rank N is a tie straddling a cutoff.")]
-JudgedOnly = Annotated[bool, typer.Option(
-    "-J", "--judged-only", help="Drop unjudged documents before ranking, as trec_eval -J does: --condensed, with a "
-                                "negative grade also unjudged and a query left with no document still counted.")]
-DocsInCollection = Annotated[int | None, typer.Option(
-    "-N", "--docs-in-collection", min=1, help="Documents in the collection (trec_eval -N): read only by "
-                                              "trec_eval's utility measure (its ndocs).")]
-NoSummary = Annotated[bool, typer.Option(
-    "-n", "--no-summary", help="No summary (all) lines (trec_eval -n; --format trec_eval only).")]
-Samples = Annotated[int, typer.Option(
-    "--samples", min=2, max=MAX_SAMPLES, help="Random tie orderings drawn by the measures with no exact "
-                                              f"expectation (their records say method: sampled; at most {MAX_SAMPLES:,}).")]
+MaxDepth = Annotated[
+    int | None,
+    typer.Option(
+        "-M",
+        "--max-retrieved",
+        min=1,
+        max=2**53,
+        help="Read at most N documents per query (trec_eval -M); a tie straddling "
+        "rank N is a tie straddling a cutoff.",
+    ),
+]
+JudgedOnly = Annotated[
+    bool,
+    typer.Option(
+        "-J",
+        "--judged-only",
+        help="Drop unjudged documents before ranking, as trec_eval -J does: --condensed, with a "
+        "negative grade also unjudged and a query left with no document still counted.",
+    ),
+]
+DocsInCollection = Annotated[
+    int | None,
+    typer.Option(
+        "-N",
+        "--docs-in-collection",
+        min=1,
+        help="Documents in the collection (trec_eval -N): read only by "
+        "trec_eval's utility measure (its ndocs).",
+    ),
+]
+NoSummary = Annotated[
+    bool,
+    typer.Option(
+        "-n", "--no-summary", help="No summary (all) lines (trec_eval -n; --format trec_eval only)."
+    ),
+]
+Samples = Annotated[
+    int,
+    typer.Option(
+        "--samples",
+        min=2,
+        max=MAX_SAMPLES,
+        help="Random tie orderings drawn by the measures with no exact "
+        f"expectation (their records say method: sampled; at most {MAX_SAMPLES:,}).",
+    ),
+]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of those draws.")]
 
 
 def measures_option(default: list[str], trec: bool = False):
     """The type of a repeatable ``-m/--measure`` option whose default is ``default``; with ``trec``
     the option also takes trec_eval's names (:mod:`tierank.measures.names`)."""
-    head = ("Measure as ir_measures writes it (nDCG@10) or as trec_eval names it (ndcg_cut.10, P.5,10, "
-            "map, official, all_trec), repeatable; -mNAME works too. "
-            f"Default: {' '.join(default)} (official with --format trec_eval)." if trec else
-            f"Measure as ir_measures writes it, repeatable. Default: {' '.join(default)}.")
+    head = (
+        "Measure as ir_measures writes it (nDCG@10) or as trec_eval names it (ndcg_cut.10, P.5,10, "
+        "map, official, all_trec), repeatable; -mNAME works too. "
+        f"Default: {' '.join(default)} (official with --format trec_eval)."
+        if trec
+        else f"Measure as ir_measures writes it, repeatable. Default: {' '.join(default)}."
+    )
     return Annotated[list[str] | None, typer.Option("-m", "--measure", help=_measure_help(head))]
 
 
@@ -380,25 +472,63 @@ def one_measure_option(default: str, family: bool = False):
     """The type of a ``-m/--measure`` option taking one measure (or, with ``family``, one measure family)
     whose default is ``default``; read it with :func:`one_measure` (given twice: an error)."""
     head = "Measure family" if family else "One measure as ir_measures writes it"
-    return Annotated[list[str] | None, typer.Option(
-        "-m", "--measure", metavar="<str>", help=_measure_help(f"{head}. Default: {default}."))]
+    return Annotated[
+        list[str] | None,
+        typer.Option(
+            "-m", "--measure", metavar="<str>", help=_measure_help(f"{head}. Default: {default}.")
+        ),
+    ]
 
 
-TieBreakOption = Annotated[str, typer.Option(
-    "--tie-break", help=f"Order for the oblivious value: {', '.join(POLICIES)} "
-                        "(trec_eval: score, then docno descending).")]
-Rel = Annotated[int, typer.Option("--rel", "-l", help="Minimum grade counted relevant (binary measures), "
-                                                     f"in {REL.range_text()} as a measure's rel=.")]
-CandidatesOnly = Annotated[bool, typer.Option(
-    "--candidates-only", help="N+ and ideal DCG from judged documents in the run only (reranking).")]
-Complete = Annotated[bool, typer.Option(
-    "-c", "--complete", help="Average over all qrels queries; missing ones score 0 (trec_eval -c).")]
-ScoreFormats = Annotated[str, typer.Option("--formats", help=f"Comma-separated score formats: {SCORE_FORMATS_HELP}.")]
-OutStem = Annotated[Path, typer.Option("-o", "--output", help="Output stem: writes STEM.png and STEM.svg.")]
-OutHtml = Annotated[Path, typer.Option("-o", "--output", help="The HTML file to write (atomically).")]
-Regimes = Annotated[str | None, typer.Option(
-    "--regimes", help=f"Comma-separated score formats to re-express each run in ({SCORE_FORMATS_HELP}), "
-                      "one curve per run and format.")]
+TieBreakOption = Annotated[
+    str,
+    typer.Option(
+        "--tie-break",
+        help=f"Order for the oblivious value: {', '.join(POLICIES)} "
+        "(trec_eval: score, then docno descending).",
+    ),
+]
+Rel = Annotated[
+    int,
+    typer.Option(
+        "--rel",
+        "-l",
+        help="Minimum grade counted relevant (binary measures), "
+        f"in {REL.range_text()} as a measure's rel=.",
+    ),
+]
+CandidatesOnly = Annotated[
+    bool,
+    typer.Option(
+        "--candidates-only",
+        help="N+ and ideal DCG from judged documents in the run only (reranking).",
+    ),
+]
+Complete = Annotated[
+    bool,
+    typer.Option(
+        "-c",
+        "--complete",
+        help="Average over all qrels queries; missing ones score 0 (trec_eval -c).",
+    ),
+]
+ScoreFormats = Annotated[
+    str, typer.Option("--formats", help=f"Comma-separated score formats: {SCORE_FORMATS_HELP}.")
+]
+OutStem = Annotated[
+    Path, typer.Option("-o", "--output", help="Output stem: writes STEM.png and STEM.svg.")
+]
+OutHtml = Annotated[
+    Path, typer.Option("-o", "--output", help="The HTML file to write (atomically).")
+]
+Regimes = Annotated[
+    str | None,
+    typer.Option(
+        "--regimes",
+        help=f"Comma-separated score formats to re-express each run in ({SCORE_FORMATS_HELP}), "
+        "one curve per run and format.",
+    ),
+]
 
 
 def one_measure(values: list[str] | None, default: str) -> str:
@@ -406,8 +536,10 @@ def one_measure(values: list[str] | None, default: str) -> str:
     if not values:
         return default
     if len(values) > 1:
-        raise TierankInputError(f"-m/--measure takes one measure here, got {len(values)}: {', '.join(values)}; "
-                                "run the command once per measure")
+        raise TierankInputError(
+            f"-m/--measure takes one measure here, got {len(values)}: {', '.join(values)}; "
+            "run the command once per measure"
+        )
     return values[0]
 
 
@@ -415,12 +547,14 @@ def score_formats(text: str) -> list[str]:
     """``"fp32, bf16,"`` -> ``["fp32", "bf16"]``; none at all (``''``) is an error, not an empty result."""
     out = [f.strip() for f in text.split(",") if f.strip()]
     if not out:
-        raise TierankInputError(f"no score format in {text!r}: give one or more, comma-separated "
-                                f"({SCORE_FORMATS_HELP})")
+        raise TierankInputError(
+            f"no score format in {text!r}: give one or more, comma-separated ({SCORE_FORMATS_HELP})"
+        )
     return out
 
 
 # outputs
+
 
 def check_figure_stem(stem: Path, protect: tuple) -> None:
     """Check ``STEM.png`` and ``STEM.svg`` as outputs before any work (see :func:`check_output`).
@@ -499,8 +633,10 @@ def swapped(qrels: Path | None, runs: list[Path], usage: str) -> str | None:
     q = layout(qrels) if qrels is not None else None
     wrong = [r for r in runs if layout(r) == "qrels"]
     if q == "run" and wrong:
-        return (f"did you swap QRELS and RUN? {qrels} looks like a run ({RUN_LAYOUT}) and {wrong[0]} like qrels "
-                f"({QRELS_LAYOUT}); usage: {usage}")
+        return (
+            f"did you swap QRELS and RUN? {qrels} looks like a run ({RUN_LAYOUT}) and {wrong[0]} like qrels "
+            f"({QRELS_LAYOUT}); usage: {usage}"
+        )
     if q == "run":
         return f"{qrels} is given as the qrels but looks like a run ({RUN_LAYOUT}); the qrels come first: {usage}"
     if wrong:
@@ -539,8 +675,10 @@ def qrels_and_runs(paths: list[Path], qrels: Path | None, usage: str) -> tuple[P
     if qrels is not None:
         return qrels, list(paths)
     if paths and layout(paths[0]) == "run":
-        raise TierankInputError(f"{paths[0]} is given as the qrels but looks like a run ({RUN_LAYOUT}); the qrels "
-                                f"come first (or --qrels QRELS): {usage}")
+        raise TierankInputError(
+            f"{paths[0]} is given as the qrels but looks like a run ({RUN_LAYOUT}); the qrels "
+            f"come first (or --qrels QRELS): {usage}"
+        )
     if len(paths) < 2:
         raise TierankInputError(f"give the qrels first, then the runs (or --qrels QRELS): {usage}")
     return paths[0], list(paths[1:])

@@ -17,14 +17,32 @@ COLUMNS = ("measure", "query", "oblivious", "expected", "min", "max", "std", "me
 @app.command("diversity")
 @input_errors
 def diversity_cmd(
-    qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="Subtopic qrels: qid subtopic docid grade (.gz ok)")],
+    qrels: Annotated[
+        Path,
+        typer.Argument(metavar="QRELS", help="Subtopic qrels: qid subtopic docid grade (.gz ok)"),
+    ],
     run: Annotated[Path, typer.Argument(metavar="RUN", help="TREC run (.gz ok)")],
-    measure: Annotated[list[str], typer.Option(
-        "-m", "--measure", help="Intent-aware measure, as ir_measures names it (alpha_nDCG@10, ERR_IA@20, nERR_IA, "
-                                "NRBP, P_IA@10, AP_IA, StRecall@10; repeatable).")],
-    per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also report every query.")] = False,
-    samples: Annotated[int, typer.Option("--samples", min=2, max=MAX_SAMPLES, help=(
-        f"Tie orderings drawn where too many to enumerate (at most {MAX_SAMPLES:,})."))] = 1000,
+    measure: Annotated[
+        list[str],
+        typer.Option(
+            "-m",
+            "--measure",
+            help="Intent-aware measure, as ir_measures names it (alpha_nDCG@10, ERR_IA@20, nERR_IA, "
+            "NRBP, P_IA@10, AP_IA, StRecall@10; repeatable).",
+        ),
+    ],
+    per_query: Annotated[
+        bool, typer.Option("--per-query", "-q", help="Also report every query.")
+    ] = False,
+    samples: Annotated[
+        int,
+        typer.Option(
+            "--samples",
+            min=2,
+            max=MAX_SAMPLES,
+            help=(f"Tie orderings drawn where too many to enumerate (at most {MAX_SAMPLES:,})."),
+        ),
+    ] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the drawn tie orderings.")] = 0,
 ) -> None:
     """Intent-aware (diversity) measures on subtopic qrels, tie-aware: the oblivious value and the expected
@@ -40,6 +58,14 @@ def diversity_cmd(
             for q, v in res.per_query(name).items():
                 lines.append("\t".join([name, q, *(f"{v[f]:.4f}" for f in COLUMNS[2:7]), method]))
         a = res.aggregate(name)
-        lines.append("\t".join([name, "all", *(f"{x:.4f}" for x in (a.oblivious, a.expected, a.min, a.max, a.std)),
-                                method]))
+        lines.append(
+            "\t".join(
+                [
+                    name,
+                    "all",
+                    *(f"{x:.4f}" for x in (a.oblivious, a.expected, a.min, a.max, a.std)),
+                    method,
+                ]
+            )
+        )
     typer.echo("\n".join(lines))

@@ -64,25 +64,42 @@ def _coverage(result, added: bool):
 @app.command("eval")
 @input_errors
 def eval_cmd(
-    qrels: Annotated[Path, typer.Argument(
-        metavar="QRELS", help="TREC qrels (qid iter docid grade) or BEIR qrels TSV; .gz ok")],
-    runs: Annotated[list[Path], typer.Argument(
-        metavar="RUN", help="TREC run(s) (qid Q0 docid rank score tag; .gz ok), Parquet/Arrow files, or folders "
-                            "of them; several runs are evaluated against the qrels read once, each output tagged "
-                            "with the run's name (its shortest distinguishing path suffix)")],
+    qrels: Annotated[
+        Path,
+        typer.Argument(
+            metavar="QRELS", help="TREC qrels (qid iter docid grade) or BEIR qrels TSV; .gz ok"
+        ),
+    ],
+    runs: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="RUN",
+            help="TREC run(s) (qid Q0 docid rank score tag; .gz ok), Parquet/Arrow files, or folders "
+            "of them; several runs are evaluated against the qrels read once, each output tagged "
+            "with the run's name (its shortest distinguishing path suffix)",
+        ),
+    ],
     measure: measures_option(DEFAULT_MEASURES, trec=True) = None,  # type: ignore[valid-type]  # an Annotated type built by a call
-    per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also report every query.")] = False,
+    per_query: Annotated[
+        bool, typer.Option("--per-query", "-q", help="Also report every query.")
+    ] = False,
     fmt: EvalFormat = EvalFmt("table"),
     output: Output = None,
     tie_break: TieBreakOption = "trec_eval",
     candidates_only: CandidatesOnly = False,
     complete: Complete = False,
     rel: Rel = 1,
-    unjudged: Annotated[Unjudged, typer.Option(
-        "--unjudged", help="Unjudged documents: nonrelevant (trec_eval), bounds (also lower/upper bounds over "
-                           "every relevance they could have; refused for AP, nDCG, Rprec), condensed (dropped).")
+    unjudged: Annotated[
+        Unjudged,
+        typer.Option(
+            "--unjudged",
+            help="Unjudged documents: nonrelevant (trec_eval), bounds (also lower/upper bounds over "
+            "every relevance they could have; refused for AP, nDCG, Rprec), condensed (dropped).",
+        ),
     ] = Unjudged("nonrelevant"),
-    condensed: Annotated[bool, typer.Option("--condensed", help="Same as --unjudged condensed (Sakai).")] = False,
+    condensed: Annotated[
+        bool, typer.Option("--condensed", help="Same as --unjudged condensed (Sakai).")
+    ] = False,
     max_depth: MaxDepth = None,
     judged_only: JudgedOnly = False,
     docs_in_collection: DocsInCollection = None,
@@ -90,14 +107,28 @@ def eval_cmd(
     stat: StatOption = None,
     samples: Samples = 1000,
     seed: Seed = 0,
-    jobs: Annotated[int | None, typer.Option(
-        "--jobs", "-j", min=1, max=MAX_JOBS, help="Stream the run in query-aligned blocks with N worker processes (bounded memory; "
-                             "the same numbers to the last bit; default: every core for a run file over 64 MB, "
-                             "in memory otherwise); several runs: N runs at once (default: every core)")] = None,
-    block_bytes: Annotated[int | None, typer.Option(
-        "--block-bytes", min=1, help="Stream the run in blocks of up to about N bytes of text (default 64 MB; "
-                                     "with several jobs a file is cut finer, into at least 8 blocks a job; memory "
-                                     "grows with N times jobs + 1); one run only")] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            max=MAX_JOBS,
+            help="Stream the run in query-aligned blocks with N worker processes (bounded memory; "
+            "the same numbers to the last bit; default: every core for a run file over 64 MB, "
+            "in memory otherwise); several runs: N runs at once (default: every core)",
+        ),
+    ] = None,
+    block_bytes: Annotated[
+        int | None,
+        typer.Option(
+            "--block-bytes",
+            min=1,
+            help="Stream the run in blocks of up to about N bytes of text (default 64 MB; "
+            "with several jobs a file is cut finer, into at least 8 blocks a job; memory "
+            "grows with N times jobs + 1); one run only",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate RUN (or several runs) against QRELS with tie-aware statistics.
 
@@ -109,15 +140,35 @@ def eval_cmd(
     trec = fmt is EvalFmt("trec_eval")
     problems = []
     if stat is not None and not trec:
-        problems.append(Problem("", None, "--stat picks the statistic of --format trec_eval; the other formats "
-                                          "print every statistic"))
+        problems.append(
+            Problem(
+                "",
+                None,
+                "--stat picks the statistic of --format trec_eval; the other formats "
+                "print every statistic",
+            )
+        )
     if no_summary and not trec:
-        problems.append(Problem("", None, "-n/--no-summary applies to --format trec_eval (the other formats "
-                                          "always hold the summary)"))
+        problems.append(
+            Problem(
+                "",
+                None,
+                "-n/--no-summary applies to --format trec_eval (the other formats "
+                "always hold the summary)",
+            )
+        )
     try:
-        settings = EvalSettings(tie_break=tie_break, rel=rel, complete=complete, candidates_only=candidates_only,
-                                unjudged="condensed" if condensed else unjudged.value, judged_only=judged_only,
-                                max_depth=max_depth, samples=samples, seed=seed)
+        settings = EvalSettings(
+            tie_break=tie_break,
+            rel=rel,
+            complete=complete,
+            candidates_only=candidates_only,
+            unjudged="condensed" if condensed else unjudged.value,
+            judged_only=judged_only,
+            max_depth=max_depth,
+            samples=samples,
+            seed=seed,
+        )
     except TierankInputError as e:
         problems += e.problems
     if problems:
@@ -126,17 +177,27 @@ def eval_cmd(
         raise TierankInputError(f"--jobs must be at least 1, got {jobs}")
     named = _run_files(runs)
     if block_bytes is not None and len(named) > 1:
-        raise TierankInputError("--block-bytes streams one run; several runs are each evaluated in memory")
-    if output is not None:  # io.writers is imported where there is a file to write (check_output(None) is None)
+        raise TierankInputError(
+            "--block-bytes streams one run; several runs are each evaluated in memory"
+        )
+    if (
+        output is not None
+    ):  # io.writers is imported where there is a file to write (check_output(None) is None)
         from ..io.writers import check_output
 
         check_output(output, (qrels, *named.values()))
     if judged_only and max_depth is not None:
-        note("-J with -M: tierank drops the unjudged documents first, then reads M ranks of the rest; trec_eval "
-             "reads M ranks, then drops the unjudged documents among them")
+        note(
+            "-J with -M: tierank drops the unjudged documents first, then reads M ranks of the rest; trec_eval "
+            "reads M ranks, then drops the unjudged documents among them"
+        )
     condensing = settings.unjudged == "condensed"
-    plan, evaluated, add_judged = _plan(list(measure or (TREC_DEFAULT if trec else DEFAULT_MEASURES)),
-                                        docs_in_collection, trec, fmt is EvalFmt("table") and not condensing)
+    plan, evaluated, add_judged = _plan(
+        list(measure or (TREC_DEFAULT if trec else DEFAULT_MEASURES)),
+        docs_in_collection,
+        trec,
+        fmt is EvalFmt("table") and not condensing,
+    )
     protect = (qrels, *named.values())
     with swap_check(qrels, list(named.values()), USAGE):
         results = _evaluate(qrels, named, evaluated, jobs, settings, block_bytes)
@@ -146,12 +207,24 @@ def eval_cmd(
         from ..io.readers import run_tag
         from ..report.formats import ResultTable, render
 
-        runids = {name: run_tag(path) for name, path in named.items()} if trec and plan.runid else {}
-        options = dict(plan=plan, stat=stat.value if stat else "oblivious", summary=not no_summary) if trec else {}
-        emit(render(ResultTable.of(results, runids=runids), fmt.value, per_query, **options), output, protect)
+        runids = (
+            {name: run_tag(path) for name, path in named.items()} if trec and plan.runid else {}
+        )
+        options = (
+            dict(plan=plan, stat=stat.value if stat else "oblivious", summary=not no_summary)
+            if trec
+            else {}
+        )
+        emit(
+            render(ResultTable.of(results, runids=runids), fmt.value, per_query, **options),
+            output,
+            protect,
+        )
 
 
-def _print_tables(results: dict, per_query: bool, added_judged: bool | None, output, protect: tuple) -> None:
+def _print_tables(
+    results: dict, per_query: bool, added_judged: bool | None, output, protect: tuple
+) -> None:
     """The terminal tables, one per run (titled with its name when there are several); with
     ``added_judged`` not None, the judgment coverage beside the measures where it is incomplete."""
     # rich's tables: imported for this format only
@@ -187,8 +260,10 @@ def _plan(texts: list[str], docs_in_collection: int | None, trec: bool, coverage
     measures = plan.measures
     strings = [m for m in measures if getattr(m, "string_valued", False)]
     if strings and not trec:  # relstring is a string per query: only trec_eval's layout prints it
-        note(f"{', '.join(plan.name_of(m) for m in strings)}: a string per query, printed by --format trec_eval "
-             "only; left out")
+        note(
+            f"{', '.join(plan.name_of(m) for m in strings)}: a string per query, printed by --format trec_eval "
+            "only; left out"
+        )
         measures = [m for m in measures if m not in strings]
     # the table shows judgment coverage next to the measures when the top 10 is incomplete
     judged10 = "Judged@10" in texts or any(str(m) == "Judged@10" for m in measures)
@@ -229,11 +304,19 @@ def _auto_jobs(path: Path, measures) -> int | None:
         return None
     if any(not m.additive for m in measures.measures):
         return None
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    )
 
 
-def _evaluate(qrels: Path, named: dict[str, Path], measures, jobs: int | None, settings,
-              block_bytes: int | None = None) -> dict:
+def _evaluate(
+    qrels: Path,
+    named: dict[str, Path],
+    measures,
+    jobs: int | None,
+    settings,
+    block_bytes: int | None = None,
+) -> dict:
     """``{name: EvalResult}``: in memory, or streamed with ``jobs`` workers (one run; a large run file
     streams by default), or ``jobs`` runs at once (default: every core); the qrels are read once.
     A live line on stderr when it is a terminal: the phase, or lines, queries and rate when
@@ -259,8 +342,17 @@ def _evaluate(qrels: Path, named: dict[str, Path], measures, jobs: int | None, s
             keep_freed_memory()  # this process is ours: with -j 1 it parses every block itself
 
             prog.phase(f"streaming {path} with {jobs} worker{'s' * (jobs > 1)}")
-            return {name: evaluate_stream(str(qrels), str(path), measures, jobs=jobs, progress=prog.stream,
-                                          block_bytes=block_bytes or BLOCK_BYTES, settings=settings)}
+            return {
+                name: evaluate_stream(
+                    str(qrels),
+                    str(path),
+                    measures,
+                    jobs=jobs,
+                    progress=prog.stream,
+                    block_bytes=block_bytes or BLOCK_BYTES,
+                    settings=settings,
+                )
+            }
         from ..processes import keep_freed_memory
         from ..stream import evaluate_many
 
@@ -275,6 +367,13 @@ def _evaluate(qrels: Path, named: dict[str, Path], measures, jobs: int | None, s
             prog.runs(done[0], total, name)
 
         if jobs is None:
-            jobs = min(total, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+            jobs = min(
+                total,
+                len(os.sched_getaffinity(0))
+                if hasattr(os, "sched_getaffinity")
+                else os.cpu_count() or 1,
+            )
         prog.runs(0, total)
-        return evaluate_many(q, {name: str(p) for name, p in named.items()}, jobs=jobs, progress=one_done)
+        return evaluate_many(
+            q, {name: str(p) for name, p in named.items()}, jobs=jobs, progress=one_done
+        )

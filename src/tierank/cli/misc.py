@@ -25,15 +25,21 @@ def measures_cmd() -> None:
 EXAMPLE_SYNOPSIS = f"tierank example NAME, NAME one of: {', '.join(EXAMPLES)}"
 
 
-@app.command("example", help=f"Print the path of a shipped example file or folder ({EXAMPLE_SYNOPSIS}; sources "
-                             "and licences: README.md in `tierank example dir`).")
+@app.command(
+    "example",
+    help=f"Print the path of a shipped example file or folder ({EXAMPLE_SYNOPSIS}; sources "
+    "and licences: README.md in `tierank example dir`).",
+)
 @input_errors
 def example_cmd(
-    which: Annotated[str, typer.Argument(
-        metavar="NAME", help=f"one of: {', '.join(EXAMPLES)} (what each is: README.md in `tierank example dir`)")
+    which: Annotated[
+        str,
+        typer.Argument(
+            metavar="NAME",
+            help=f"one of: {', '.join(EXAMPLES)} (what each is: README.md in `tierank example dir`)",
+        ),
     ] = "dir",
 ) -> None:
     from ..examples import path
 
     typer.echo(str(path(which)))
-

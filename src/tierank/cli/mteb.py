@@ -34,37 +34,96 @@ DEFAULT = ["ndcg_at_10", "mrr_at_10", "map_at_10", "recall_at_100", "precision_a
 @app.command("mteb")
 @input_errors
 def mteb_cmd(
-    qrels: Annotated[Path, typer.Argument(
-        help="The task's qrels: TREC or BEIR qrels file, JSON {qid: {docid: grade}} or the same nested by "
-             "subset and split, or JSON lines of MTEB's qrels rows (query-id, corpus-id, score)")],
-    predictions: Annotated[Path, typer.Argument(
-        help="MTEB's {task}_predictions.json, written by mteb.evaluate(..., prediction_folder=DIR): "
-             "{subset: {split: {qid: {docid: score}}}}; or a folder of several models' predictions for the task "
-             "(MODEL.json files, or MODEL/ subfolders holding one each): their leaderboard")],
+    qrels: Annotated[
+        Path,
+        typer.Argument(
+            help="The task's qrels: TREC or BEIR qrels file, JSON {qid: {docid: grade}} or the same nested by "
+            "subset and split, or JSON lines of MTEB's qrels rows (query-id, corpus-id, score)"
+        ),
+    ],
+    predictions: Annotated[
+        Path,
+        typer.Argument(
+            help="MTEB's {task}_predictions.json, written by mteb.evaluate(..., prediction_folder=DIR): "
+            "{subset: {split: {qid: {docid: score}}}}; or a folder of several models' predictions for the task "
+            "(MODEL.json files, or MODEL/ subfolders holding one each): their leaderboard"
+        ),
+    ],
     measure: measures_option(DEFAULT) = None,  # type: ignore[valid-type]  # an Annotated type built by a call
-    subset: Annotated[str | None, typer.Option("--subset", help="Only this subset (default: all).")] = None,
-    split: Annotated[str | None, typer.Option("--split", help="Only this split (default: all).")] = None,
-    per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also report every query.")] = False,
+    subset: Annotated[
+        str | None, typer.Option("--subset", help="Only this subset (default: all).")
+    ] = None,
+    split: Annotated[
+        str | None, typer.Option("--split", help="Only this split (default: all).")
+    ] = None,
+    per_query: Annotated[
+        bool, typer.Option("--per-query", "-q", help="Also report every query.")
+    ] = False,
     fmt: Format = Fmt("table"),
     output: Output = None,
     tie_break: TieBreakOption = "trec_eval",
-    ignore_identical_ids: Annotated[bool, typer.Option(
-        "--ignore-identical-ids", help="Drop a document whose id is the query's id (the task's "
-                                       "ignore_identical_ids, as MTEB applies it before scoring).")] = False,
-    test: Annotated[CompareTest, typer.Option(
-        "--test", help="Folder: the pairs' test on per-query expected values, as tierank compare's.")] = CompareTest("t"),
-    ci: Annotated[CompareCI, typer.Option(
-        "--ci", help="Folder: the CIs of E[M] over the queries: t, percentile or bca.")] = CompareCI("t"),
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Folder: seed of every sampled figure.")] = 0,
-    resamples: Annotated[int, typer.Option("--resamples", min=1, max=MAX_RESAMPLES, help=(
-        f"Folder: bootstrap resamples (at most {MAX_RESAMPLES:,})."))] = 10_000,
-    permutations: Annotated[int, typer.Option(
-        "--permutations", min=1, max=MAX_PERMUTATIONS,
-        help=f"Folder: Tukey HSD permutations and Monte Carlo sign flips (at most {MAX_PERMUTATIONS:,}).")] = 10_000,
-    tie_samples: Annotated[int, typer.Option("--tie-samples", min=0, max=MAX_TIE_SAMPLES, help="Folder: rank intervals also redraw each "
-                                             "query's tie ordering from N random tie breakings.")] = 0,
-    jobs: Annotated[int | None, typer.Option(
-        "--jobs", "-j", min=1, max=MAX_JOBS, help="Folder: threads sharing the Tukey HSD permutations (default: up to 2).")] = None,
+    ignore_identical_ids: Annotated[
+        bool,
+        typer.Option(
+            "--ignore-identical-ids",
+            help="Drop a document whose id is the query's id (the task's "
+            "ignore_identical_ids, as MTEB applies it before scoring).",
+        ),
+    ] = False,
+    test: Annotated[
+        CompareTest,
+        typer.Option(
+            "--test",
+            help="Folder: the pairs' test on per-query expected values, as tierank compare's.",
+        ),
+    ] = CompareTest("t"),
+    ci: Annotated[
+        CompareCI,
+        typer.Option(
+            "--ci", help="Folder: the CIs of E[M] over the queries: t, percentile or bca."
+        ),
+    ] = CompareCI("t"),
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Folder: seed of every sampled figure.")
+    ] = 0,
+    resamples: Annotated[
+        int,
+        typer.Option(
+            "--resamples",
+            min=1,
+            max=MAX_RESAMPLES,
+            help=(f"Folder: bootstrap resamples (at most {MAX_RESAMPLES:,})."),
+        ),
+    ] = 10_000,
+    permutations: Annotated[
+        int,
+        typer.Option(
+            "--permutations",
+            min=1,
+            max=MAX_PERMUTATIONS,
+            help=f"Folder: Tukey HSD permutations and Monte Carlo sign flips (at most {MAX_PERMUTATIONS:,}).",
+        ),
+    ] = 10_000,
+    tie_samples: Annotated[
+        int,
+        typer.Option(
+            "--tie-samples",
+            min=0,
+            max=MAX_TIE_SAMPLES,
+            help="Folder: rank intervals also redraw each "
+            "query's tie ordering from N random tie breakings.",
+        ),
+    ] = 0,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            max=MAX_JOBS,
+            help="Folder: threads sharing the Tukey HSD permutations (default: up to 2).",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate MTEB's saved retrieval PREDICTIONS against QRELS (given first, as in every command) with
     tie-aware statistics.
@@ -84,10 +143,27 @@ def mteb_cmd(
     """
     if predictions.is_dir():
         if per_query:
-            raise TierankInputError("--per-query reads one predictions file; PREDICTIONS is a folder (a leaderboard)")
-        _leaderboard(qrels, predictions, measure, subset=subset, split=split, fmt=fmt, output=output,
-                     tie_break=tie_break, ignore_identical_ids=ignore_identical_ids, test=test.value, ci=ci.value,
-                     seed=seed, resamples=resamples, permutations=permutations, tie_samples=tie_samples, jobs=jobs)
+            raise TierankInputError(
+                "--per-query reads one predictions file; PREDICTIONS is a folder (a leaderboard)"
+            )
+        _leaderboard(
+            qrels,
+            predictions,
+            measure,
+            subset=subset,
+            split=split,
+            fmt=fmt,
+            output=output,
+            tie_break=tie_break,
+            ignore_identical_ids=ignore_identical_ids,
+            test=test.value,
+            ci=ci.value,
+            seed=seed,
+            resamples=resamples,
+            permutations=permutations,
+            tie_samples=tie_samples,
+            jobs=jobs,
+        )
         return
     from ..integrations.mteb import evaluate_predictions
     from ..report.formats import ResultTable, render
@@ -96,12 +172,21 @@ def mteb_cmd(
     protect = (predictions, qrels)
     check_output(output, protect)
     try:
-        results = evaluate_predictions(predictions, qrels, list(measure or DEFAULT), subset=subset, split=split,
-                                       ignore_identical_ids=ignore_identical_ids, tie_break=tie_break)
+        results = evaluate_predictions(
+            predictions,
+            qrels,
+            list(measure or DEFAULT),
+            subset=subset,
+            split=split,
+            ignore_identical_ids=ignore_identical_ids,
+            tie_break=tie_break,
+        )
     except TierankInputError:
         if _starts_with_brace(qrels) and not _starts_with_brace(predictions):
-            raise TierankInputError(f"did you swap QRELS and PREDICTIONS? {predictions} is not a JSON object and "
-                                    f"{qrels} is one; usage: tierank mteb QRELS PREDICTIONS") from None
+            raise TierankInputError(
+                f"did you swap QRELS and PREDICTIONS? {predictions} is not a JSON object and "
+                f"{qrels} is one; usage: tierank mteb QRELS PREDICTIONS"
+            ) from None
         raise
     if fmt is Fmt("table"):
         tables = []
@@ -111,21 +196,46 @@ def mteb_cmd(
             tables.append(table)
         print_tables(tables, output, protect)
         return
-    emit(render(ResultTable.nested(results, ("subset", "split"), "subsets"), fmt.value, per_query), output, protect)
+    emit(
+        render(ResultTable.nested(results, ("subset", "split"), "subsets"), fmt.value, per_query),
+        output,
+        protect,
+    )
 
 
-def _leaderboard(qrels: Path, folder: Path, measure, *, subset, split, fmt, output, tie_break: str,
-                 ignore_identical_ids: bool, **compare_kwargs) -> None:
+def _leaderboard(
+    qrels: Path,
+    folder: Path,
+    measure,
+    *,
+    subset,
+    split,
+    fmt,
+    output,
+    tie_break: str,
+    ignore_identical_ids: bool,
+    **compare_kwargs,
+) -> None:
     """``tierank mteb QRELS FOLDER``: the models' leaderboard, rendered as ``tierank compare --leaderboard``."""
     from ..integrations.mteb import compare_predictions, predictions_folder
 
     files = predictions_folder(folder)
     protect = (*files.values(), qrels)
     check_output(output, protect)
-    with status("comparing..."):  # p-values Holm-adjusted across the pairs with more than one, as tierank compare's
-        cmp = compare_predictions(files, qrels, one_measure(measure, "ndcg_at_10"), subset=subset, split=split,
-                                  ignore_identical_ids=ignore_identical_ids, tie_break=tie_break,
-                                  correction="holm" if len(files) > 2 else None, **compare_kwargs)
+    with status(
+        "comparing..."
+    ):  # p-values Holm-adjusted across the pairs with more than one, as tierank compare's
+        cmp = compare_predictions(
+            files,
+            qrels,
+            one_measure(measure, "ndcg_at_10"),
+            subset=subset,
+            split=split,
+            ignore_identical_ids=ignore_identical_ids,
+            tie_break=tie_break,
+            correction="holm" if len(files) > 2 else None,
+            **compare_kwargs,
+        )
     show_comparison(cmp, fmt.value, True, output, protect)
 
 

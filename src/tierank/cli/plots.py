@@ -45,8 +45,13 @@ app.add_typer(report_app, name="report")
 #: the measures of `tierank report sweep` when no -m is given
 REPORT_SWEEP_MEASURES = ["nDCG@10", "RR@10"]
 
-Kmax = Annotated[int, typer.Option("--kmax", help=f"Largest cutoff k of the curves, 1 to {MAX_KMAX} (all k are "
-                                                  "evaluated together).")]
+Kmax = Annotated[
+    int,
+    typer.Option(
+        "--kmax",
+        help=f"Largest cutoff k of the curves, 1 to {MAX_KMAX} (all k are evaluated together).",
+    ),
+]
 
 
 @plot_app.command("cutoff")
@@ -69,17 +74,25 @@ def plot_cutoff_cmd(
     family = one_measure(family, "nDCG")
     check_kmax(kmax)
     with swap_check(qrels, runs, "tierank plot cutoff QRELS RUN [RUN...] -o STEM"):
-        curves = cutoff_curves(str(qrels), runs_by_name(runs, regimes), family, kmax, tie_break=tie_break)
+        curves = cutoff_curves(
+            str(qrels), runs_by_name(runs, regimes), family, kmax, tie_break=tie_break
+        )
     save(plot_cutoff(curves), output, (qrels, *runs))
 
 
 @plot_app.command("ranges")
 @input_errors
 def plot_ranges_cmd(
-    files: Annotated[list[Path], typer.Argument(
-        metavar="FILES", help="the qrels, then two or more runs (with --qrels: only the runs)")],
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="FILES", help="the qrels, then two or more runs (with --qrels: only the runs)"
+        ),
+    ],
     output: OutStem,
-    qrels: Annotated[Path | None, typer.Option("--qrels", help="qrels (then every argument is a run)")] = None,
+    qrels: Annotated[
+        Path | None, typer.Option("--qrels", help="qrels (then every argument is a run)")
+    ] = None,
     measure: one_measure_option("nDCG@10") = None,  # type: ignore[valid-type]  # an Annotated type built by a call
     regimes: Regimes = None,
 ) -> None:
@@ -142,8 +155,13 @@ def report_eval_cmd(
     run: Annotated[Path, typer.Argument(metavar="RUN", help="run")],
     output: OutHtml,
     measure: measures_option(DEFAULT_MEASURES) = None,  # type: ignore[valid-type]  # an Annotated type built by a call
-    family: Annotated[str, typer.Option(
-        "--curve", help=f"Measure family of the cutoff figure ({', '.join(supported())}; '' for none).")] = "nDCG",
+    family: Annotated[
+        str,
+        typer.Option(
+            "--curve",
+            help=f"Measure family of the cutoff figure ({', '.join(supported())}; '' for none).",
+        ),
+    ] = "nDCG",
     kmax: Kmax = 20,
     tie_break: TieBreakOption = "trec_eval",
 ) -> None:
@@ -156,8 +174,15 @@ def report_eval_cmd(
     check_output(output, (qrels, run))
     check_kmax(kmax)
     with swap_check(qrels, [run], "tierank report eval QRELS RUN -o FILE"):
-        res, curves = evaluate_with_curves(str(qrels), str(run), measure or DEFAULT_MEASURES, family, kmax,
-                                           name=short_name(run), tie_break=tie_break)  # one evaluation: table, curves
+        res, curves = evaluate_with_curves(
+            str(qrels),
+            str(run),
+            measure or DEFAULT_MEASURES,
+            family,
+            kmax,
+            name=short_name(run),
+            tie_break=tie_break,
+        )  # one evaluation: table, curves
     typer.echo(str(write_report(output, eval_report(res, curves), protect=(qrels, run))))
 
 
@@ -185,13 +210,24 @@ def report_sweep_cmd(
 @report_app.command("compare")
 @input_errors
 def report_compare_cmd(
-    files: Annotated[list[Path], typer.Argument(
-        metavar="FILES", help="the qrels, then two or more runs (with --qrels: only the runs)")],
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="FILES", help="the qrels, then two or more runs (with --qrels: only the runs)"
+        ),
+    ],
     output: OutHtml,
-    qrels: Annotated[Path | None, typer.Option("--qrels", help="qrels (then every argument is a run)")] = None,
+    qrels: Annotated[
+        Path | None, typer.Option("--qrels", help="qrels (then every argument is a run)")
+    ] = None,
     measure: one_measure_option("nDCG@10") = None,  # type: ignore[valid-type]  # an Annotated type built by a call
-    band: Annotated[float | None, typer.Option(
-        "--band", help="Also band every run with geometric rank bands RHO > 1 (see tierank compare).")] = None,
+    band: Annotated[
+        float | None,
+        typer.Option(
+            "--band",
+            help="Also band every run with geometric rank bands RHO > 1 (see tierank compare).",
+        ),
+    ] = None,
     regimes: Regimes = None,
 ) -> None:
     """A system comparison: ranges figure, systems and pairs with flags, band summary."""

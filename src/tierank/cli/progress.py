@@ -34,7 +34,9 @@ class Progress:
     """
 
     def __init__(self, console=None, enabled: bool | None = None):
-        self.enabled = sys.stderr.isatty() if enabled is None and console is None else (enabled is not False)
+        self.enabled = (
+            sys.stderr.isatty() if enabled is None and console is None else (enabled is not False)
+        )
         self.console = console
         self.description = ""
         self._prog: Any = None  # a rich Progress while shown (rich is imported only then)
@@ -53,9 +55,15 @@ class Progress:
             )
             from rich.progress import Progress as RichProgress
 
-            self._prog = RichProgress(SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(),
-                                      MofNCompleteColumn(), TimeElapsedColumn(),
-                                      console=self.console or Console(emoji=False, stderr=True), transient=True)
+            self._prog = RichProgress(
+                SpinnerColumn(),
+                TextColumn("{task.description}", markup=False),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=self.console or Console(emoji=False, stderr=True),
+                transient=True,
+            )
             self._prog.__enter__()
             self._task = self._prog.add_task("", total=None)
         self._start = time.perf_counter()

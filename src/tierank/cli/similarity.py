@@ -15,9 +15,18 @@ from .common import Fmt, Format, Output, emit, input_errors, note, print_tables,
 
 #: the columns of the table: (field, heading); the RBO range is printed as min-max (the other formats
 #: have every field: the bounds of RBO, the range of the overlap)
-TABLE_COLUMNS = (("rbo", "RBO"), ("rbo_w", "RBO^w"), ("rbo_a", "RBO^a"), ("rbo_b", "RBO^b"),
-                 ("rbo_expected", "E[RBO]"), ("rbo_lo", "RBO range"),
-                 ("tau_b", "tau-b"), ("tau_ap", "tau-AP"), ("overlap", "ovl@k"), ("overlap_expected", "E[ovl]"))
+TABLE_COLUMNS = (
+    ("rbo", "RBO"),
+    ("rbo_w", "RBO^w"),
+    ("rbo_a", "RBO^a"),
+    ("rbo_b", "RBO^b"),
+    ("rbo_expected", "E[RBO]"),
+    ("rbo_lo", "RBO range"),
+    ("tau_b", "tau-b"),
+    ("tau_ap", "tau-AP"),
+    ("overlap", "ovl@k"),
+    ("overlap_expected", "E[ovl]"),
+)
 
 
 def similarity_table(result, per_query: bool):
@@ -28,8 +37,12 @@ def similarity_table(result, per_query: bool):
 
     s = result.settings
     depth = "whole runs" if s["depth"] is None else f"depth {s['depth']}"
-    t = Table(title=text(f"{s['a']} vs {s['b']}: RBO p={s['p']:g} ({depth}), k={s['k']}, "
-                         f"{count(s['queries'], 'shared query', 'shared queries')}"))
+    t = Table(
+        title=text(
+            f"{s['a']} vs {s['b']}: RBO p={s['p']:g} ({depth}), k={s['k']}, "
+            f"{count(s['queries'], 'shared query', 'shared queries')}"
+        )
+    )
     t.add_column("query")
     for _, head in TABLE_COLUMNS:
         t.add_column(head, justify="right", no_wrap=True)
@@ -48,13 +61,21 @@ def similarity_table(result, per_query: bool):
 @app.command("similarity")
 @input_errors
 def similarity_cmd(
-    run_a: Annotated[Path, typer.Argument(metavar="RUN_A", help="TREC run (.gz ok); the reference of tau-AP")],
+    run_a: Annotated[
+        Path, typer.Argument(metavar="RUN_A", help="TREC run (.gz ok); the reference of tau-AP")
+    ],
     run_b: Annotated[Path, typer.Argument(metavar="RUN_B", help="TREC run compared to it")],
     p: Annotated[float, typer.Option("--p", help="RBO's persistence, in (0, 1).")] = DEFAULT_P,
-    depth: Annotated[int | None, typer.Option(
-        "--depth", help="Evaluate RBO on the prefixes to this depth (default: the whole runs).")] = None,
+    depth: Annotated[
+        int | None,
+        typer.Option(
+            "--depth", help="Evaluate RBO on the prefixes to this depth (default: the whole runs)."
+        ),
+    ] = None,
     k: Annotated[int, typer.Option("-k", help="The cutoff of the overlap at k.")] = 10,
-    per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also report every query.")] = False,
+    per_query: Annotated[
+        bool, typer.Option("--per-query", "-q", help="Also report every query.")
+    ] = False,
     fmt: Format = Fmt("table"),
     output: Output = None,
 ) -> None:
@@ -70,8 +91,10 @@ def similarity_cmd(
     with swap_check(None, [run_a, run_b], "tierank similarity RUN_A RUN_B"):
         result = similarity(str(run_a), str(run_b), p=p, depth=depth, k=k)
     if result.only_a or result.only_b:
-        note(f"{len(result.only_a)} queries only in {run_a} and {len(result.only_b)} only in {run_b}: "
-             "left out of the per-query values and the mean")
+        note(
+            f"{len(result.only_a)} queries only in {run_a} and {len(result.only_b)} only in {run_b}: "
+            "left out of the per-query values and the mean"
+        )
     if not result.per_query:
         from ..errors import TierankInputError
 
@@ -88,7 +111,13 @@ def similarity_cmd(
     elif how == "jsonl":
         from ..report.formats.grouped import jsonable
 
-        emit("".join(json.dumps({f: jsonable(r[f]) for f in FIELDS}, allow_nan=False) + "\n" for r in records),
-             output, protect)
+        emit(
+            "".join(
+                json.dumps({f: jsonable(r[f]) for f in FIELDS}, allow_nan=False) + "\n"
+                for r in records
+            ),
+            output,
+            protect,
+        )
     else:
         emit(render_records(records, FIELDS, how), output, protect)

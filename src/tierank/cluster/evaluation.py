@@ -21,7 +21,6 @@ from .runtime import connect
 __all__ = ["RUN_SUFFIXES", "list_sources", "evaluate_files"]
 
 
-
 def list_sources(source: str | os.PathLike | Iterable) -> list[str]:
     """The run files of ``source``: a list as given, one file, or the files under a folder (local
     or a pyarrow filesystem URI) whose names end in :data:`RUN_SUFFIXES`, sorted
@@ -66,8 +65,15 @@ class _BlockEvaluator:
                     parts = [res] if hasattr(res, "stats") else []
                 else:
                     qids, notes = [], {}
-                    parts = list(evaluate_batches(self.evaluator, src, block_bytes=self.block_bytes,
-                                              queries_seen=qids, notes=notes))
+                    parts = list(
+                        evaluate_batches(
+                            self.evaluator,
+                            src,
+                            block_bytes=self.block_bytes,
+                            queries_seen=qids,
+                            notes=notes,
+                        )
+                    )
                     rows, lines, empty = None, None, bool(notes.get("condensed_empty"))
             except TierankInputError as e:
                 qids, parts, rows, lines, empty = e, [], None, None, False
@@ -75,8 +81,17 @@ class _BlockEvaluator:
         return {"seq": batch["seq"], "payload": out}
 
 
-def evaluate_files(qrels, source, measures, *, address: str | None = None, num_cpus: int | None = None,
-                   block_bytes: int | None = None, workers: int | None = None, **kwargs):
+def evaluate_files(
+    qrels,
+    source,
+    measures,
+    *,
+    address: str | None = None,
+    num_cpus: int | None = None,
+    block_bytes: int | None = None,
+    workers: int | None = None,
+    **kwargs,
+):
     """:func:`tierank.evaluate` over run files on a Ray cluster, in query-aligned blocks with Ray Data.
 
     ``source``: a folder (local or a pyarrow URI), a file, or a list of files that together make one
@@ -101,7 +116,9 @@ def evaluate_files(qrels, source, measures, *, address: str | None = None, num_c
     from ..stream import CONDENSED_EMPTY, combine_parts
 
     if kwargs.get("complete"):
-        raise TierankInputError("evaluate_files: complete=True is not supported; evaluate the missing queries apart")
+        raise TierankInputError(
+            "evaluate_files: complete=True is not supported; evaluate the missing queries apart"
+        )
     if workers is not None and workers < 1:
         raise TierankInputError(f"workers must be at least 1, got {workers}")
     settings = EvalSettings(**kwargs)
@@ -119,8 +136,12 @@ def evaluate_files(qrels, source, measures, *, address: str | None = None, num_c
     DataContext.get_current().enable_progress_bars = False
     n = workers or max(1, min(len(items), int(ray.cluster_resources().get("CPU", 1))))
     ds = ray.data.from_items(items).map_batches(
-        _BlockEvaluator, batch_size=1, compute=ray.data.ActorPoolStrategy(size=n), num_cpus=1,
-        fn_constructor_args=(ray.put(q), parsed, block, settings))
+        _BlockEvaluator,
+        batch_size=1,
+        compute=ray.data.ActorPoolStrategy(size=n),
+        num_cpus=1,
+        fn_constructor_args=(ray.put(q), parsed, block, settings),
+    )
     rows = sorted(ds.take_all(), key=lambda r: r["seq"])
     parts: list = []
     owner: dict[str, str] = {}
@@ -135,17 +156,30 @@ def evaluate_files(qrels, source, measures, *, address: str | None = None, num_c
         for x in qids:
             if x in owner:
                 where = owner[x]
-                raise TierankInputError([Problem(f, None,
-                    f"query {x!r} is also in {where}: each query must be in one file (tierank.stream.partition "
-                    "groups a run by query)" if where != f else
-                    f"the run is not grouped by query: query {x!r} appears again after other queries; "
-                    "group it first with tierank.stream.partition() (DuckDB, out of core)")])
+                raise TierankInputError(
+                    [
+                        Problem(
+                            f,
+                            None,
+                            f"query {x!r} is also in {where}: each query must be in one file (tierank.stream.partition "
+                            "groups a run by query)"
+                            if where != f
+                            else f"the run is not grouped by query: query {x!r} appears again after other queries; "
+                            "group it first with tierank.stream.partition() (DuckDB, out of core)",
+                        )
+                    ]
+                )
             owner[x] = f
         parts.extend(ps)
     if not parts:
         if condensed_empty:
             raise NoJudgedDocuments(f"{CONDENSED_EMPTY} {source} is judged in {q.source}")
-        raise NothingToEvaluate(f"no query of {source} is judged in {q.source}: nothing to evaluate")
-    record = dict(parts[0].settings, run=str(source),
-                    distributed=f"ray data: {len(files)} files, {len(items)} blocks, {n} workers")
+        raise NothingToEvaluate(
+            f"no query of {source} is judged in {q.source}: nothing to evaluate"
+        )
+    record = dict(
+        parts[0].settings,
+        run=str(source),
+        distributed=f"ray data: {len(files)} files, {len(items)} blocks, {n} workers",
+    )
     return combine_parts(parts, parts[0].measures, record)

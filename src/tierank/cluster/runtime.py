@@ -12,7 +12,9 @@ def require_ray():
     try:
         import ray
     except ImportError:
-        raise TierankInputError("distributed evaluation needs Ray: pip install 'tierank[ray]'") from None
+        raise TierankInputError(
+            "distributed evaluation needs Ray: pip install 'tierank[ray]'"
+        ) from None
     return ray
 
 

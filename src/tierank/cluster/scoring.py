@@ -51,7 +51,10 @@ def _shut_down(ray, actors, timeout: float = 120.0) -> None:
     if refs:
         try:
             ray.wait(refs, num_returns=len(refs), timeout=timeout)
-        except (GetTimeoutError, RayActorError):  # pragma: no cover - a dead or stuck actor is killed below
+        except (
+            GetTimeoutError,
+            RayActorError,
+        ):  # pragma: no cover - a dead or stuck actor is killed below
             pass
     for a in actors:
         ray.kill(a)
@@ -67,11 +70,21 @@ class RayScoring:
     a killed driver leaves a cache from which the next run scores only the missing queries.
     """
 
-    def __init__(self, address: str | None = None, workers: int | None = None, retries: int = 3,
-                 num_cpus: int | None = None):
+    def __init__(
+        self,
+        address: str | None = None,
+        workers: int | None = None,
+        retries: int = 3,
+        num_cpus: int | None = None,
+    ):
         if workers is not None and workers < 1:
             raise TierankInputError(f"--workers must be at least 1, got {workers}")
-        self.address, self.workers, self.retries, self.num_cpus = address, workers, retries, num_cpus
+        self.address, self.workers, self.retries, self.num_cpus = (
+            address,
+            workers,
+            retries,
+            num_cpus,
+        )
         self.restarts = 0  # workers replaced after dying (for reports and tests)
 
     def score(self, factory, spec, group: str, todo: list, data, missing_of, threads):
@@ -80,7 +93,9 @@ class RayScoring:
         gpus = int(res.get("GPU", 0))
         n = self.workers or max(1, gpus or int(res.get("CPU", 1)))
         n = min(n, len(todo))
-        actor_cls = ray.remote(num_gpus=1 if gpus else 0, num_cpus=0 if gpus else 1, max_restarts=0)(_ScorerActor)
+        actor_cls = ray.remote(
+            num_gpus=1 if gpus else 0, num_cpus=0 if gpus else 1, max_restarts=0
+        )(_ScorerActor)
 
         def start():
             return actor_cls.remote(factory, spec, group, threads)
@@ -89,7 +104,9 @@ class RayScoring:
         try:
             meta = ray.get(actors[0].metadata.remote())
         except Exception:
-            _shut_down(ray, actors)  # the others may still be loading their model (a vLLM engine: a minute or more)
+            _shut_down(
+                ray, actors
+            )  # the others may still be loading their model (a vLLM engine: a minute or more)
             raise
         return self._results(ray, actors, start, todo, data, missing_of), meta
 
@@ -119,7 +136,9 @@ class RayScoring:
                 except RayActorError:
                     tries[q] = tries.get(q, 0) + 1
                     if tries[q] > self.retries:
-                        raise TierankError(f"query {q!r}: the Ray worker scoring it died {tries[q]} times") from None
+                        raise TierankError(
+                            f"query {q!r}: the Ray worker scoring it died {tries[q]} times"
+                        ) from None
                     self.restarts += 1
                     actors[i] = start()
                     queue.append(q)
@@ -129,9 +148,13 @@ class RayScoring:
                     submit(i)
                 yield q, variants, result
         finally:
-            for ref in running:  # stop what is still scoring (an actor runs one task at a time: close waits on it)
+            for ref in (
+                running
+            ):  # stop what is still scoring (an actor runs one task at a time: close waits on it)
                 try:
                     ray.cancel(ref)
-                except Exception as e:  # pragma: no cover - already finished or gone: the actors are killed below
+                except (
+                    Exception
+                ) as e:  # pragma: no cover - already finished or gone: the actors are killed below
                     log.debug("cancelling a scoring task failed: %r", e)
             _shut_down(ray, actors)

@@ -41,19 +41,35 @@ def select(source: Path, topics: int = TOPICS) -> dict[str, bytes]:
     keep = set(judged[:topics])
     if len(keep) < topics:
         raise SystemExit(f"{source}: only {len(keep)} judged topics, {topics} asked for")
-    run = [line for line in (source / "candidates.run").read_bytes().splitlines(keepends=True)
-           if line.strip() and line.split()[0].decode() in keep]
+    run = [
+        line
+        for line in (source / "candidates.run").read_bytes().splitlines(keepends=True)
+        if line.strip() and line.split()[0].decode() in keep
+    ]
     docs = {line.split()[2].decode() for line in run}
-    queries = [line for line in (source / "queries.jsonl").read_bytes().splitlines(keepends=True)
-               if line.strip() and json.loads(line)["_id"] in keep]
-    corpus = [line for line in (source / "corpus.jsonl").read_bytes().splitlines(keepends=True)
-              if line.strip() and json.loads(line)["_id"] in docs]
+    queries = [
+        line
+        for line in (source / "queries.jsonl").read_bytes().splitlines(keepends=True)
+        if line.strip() and json.loads(line)["_id"] in keep
+    ]
+    corpus = [
+        line
+        for line in (source / "corpus.jsonl").read_bytes().splitlines(keepends=True)
+        if line.strip() and json.loads(line)["_id"] in docs
+    ]
     if len(queries) != len(keep) or len(corpus) != len(docs):
-        raise SystemExit(f"{source}: {len(keep) - len(queries)} topics lack a text, "
-                         f"{len(docs) - len(corpus)} candidates lack a passage")
-    return {"queries.jsonl": b"".join(queries), "corpus.jsonl": b"".join(corpus),
-            "candidates.run": b"".join(run),
-            "qrels.txt": b"".join(line for line in qrels if line.strip() and line.split()[0].decode() in keep)}
+        raise SystemExit(
+            f"{source}: {len(keep) - len(queries)} topics lack a text, "
+            f"{len(docs) - len(corpus)} candidates lack a passage"
+        )
+    return {
+        "queries.jsonl": b"".join(queries),
+        "corpus.jsonl": b"".join(corpus),
+        "candidates.run": b"".join(run),
+        "qrels.txt": b"".join(
+            line for line in qrels if line.strip() and line.split()[0].decode() in keep
+        ),
+    }
 
 
 def build(source: Path, out: Path = OUT, topics: int = TOPICS) -> list[Path]:
@@ -64,16 +80,24 @@ def build(source: Path, out: Path = OUT, topics: int = TOPICS) -> list[Path]:
     written = []
     for name, data in select(source, topics).items():
         target = out / f"{name}.gz"
-        write_atomic(target, gzip.compress(data, compresslevel=9, mtime=0))  # a killed build leaves the old file
+        write_atomic(
+            target, gzip.compress(data, compresslevel=9, mtime=0)
+        )  # a killed build leaves the old file
         written.append(target)
     return written
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("source", type=Path, help="the full BEIR-layout rag24 folder (../shared/data/rag24)")
-    ap.add_argument("--out", type=Path, default=OUT, help=f"where to write (default: the shipped {NAME}/)")
-    ap.add_argument("--topics", type=int, default=TOPICS, help=f"how many judged topics (default {TOPICS})")
+    ap.add_argument(
+        "source", type=Path, help="the full BEIR-layout rag24 folder (../shared/data/rag24)"
+    )
+    ap.add_argument(
+        "--out", type=Path, default=OUT, help=f"where to write (default: the shipped {NAME}/)"
+    )
+    ap.add_argument(
+        "--topics", type=int, default=TOPICS, help=f"how many judged topics (default {TOPICS})"
+    )
     args = ap.parse_args(argv)
     for p in build(args.source, args.out, args.topics):
         print(f"{p}\t{p.stat().st_size:,} bytes")

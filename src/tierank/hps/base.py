@@ -86,13 +86,17 @@ class Scorer(Protocol):
         """Refuse, before any model library is imported, what ``source`` cannot score (a TierankInputError)."""
 
     @classmethod
-    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, **options: Any) -> Scorer:
+    def from_spec(
+        cls, source: str, group: str, *, batch_size: int, device: str, **options: Any
+    ) -> Scorer:
         """Load the scorer of one variant group (a model dtype, or ``onnx-int8``) from ``source``.
 
         ``options`` are the protocol options the model kind declares (``budget``, ``max_doc_tokens``).
         """
 
-    def score_query(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> QueryScores:
+    def score_query(
+        self, query: str, docs: Sequence[str], variants: Sequence[Variant]
+    ) -> QueryScores:
         """Scores of ``docs`` for ``query`` under every variant, from one forward pass."""
 
     def metadata(self) -> dict:
@@ -135,7 +139,9 @@ class ScorerBase:
 
     # ------------------------------------------------------------------ the timed loop
 
-    def score_query(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> QueryScores:
+    def score_query(
+        self, query: str, docs: Sequence[str], variants: Sequence[Variant]
+    ) -> QueryScores:
         """One forward pass for the query's documents (timed as ``model_s``), then each variant's
         scoring step on its outputs (timed apart, ``scoring_s``).  Variants are checked first and the
         model (an engine) is started before the clock: loading is not the forward pass."""
@@ -158,7 +164,9 @@ class ScorerBase:
     def prepare(self, docs: Sequence[str], variants: Sequence[Variant]) -> None:
         """Load what the forward pass needs (an engine), untimed; nothing by default."""
 
-    def model_outputs(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> ModelOutputs:
+    def model_outputs(
+        self, query: str, docs: Sequence[str], variants: Sequence[Variant]
+    ) -> ModelOutputs:
         """The forward pass over ``docs`` for ``query`` (``values`` None: nothing to score)."""
         raise NotImplementedError
 

@@ -54,7 +54,9 @@ def _slug(text: str) -> str:
 
 def _checksum(rec: Mapping[str, Any]) -> str:
     body = {k: v for k, v in rec.items() if k != "check"}
-    return hashlib.sha1(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+    return hashlib.sha1(
+        json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()[:16]
 
 
 def _number(x: Any) -> bool:
@@ -90,7 +92,11 @@ def record_problem(rec: Any, checked: bool = True) -> str | None:
             return f"query {q!r}: {k} {rec.get(k)!r} is not a time in seconds"
     if "reasoning" in rec:
         r = rec["reasoning"]
-        if not isinstance(r, list) or len(r) != len(docids) or not all(isinstance(x, str) for x in r):
+        if (
+            not isinstance(r, list)
+            or len(r) != len(docids)
+            or not all(isinstance(x, str) for x in r)
+        ):
             return f"query {q!r}: reasoning is not one text per document"
     if checked and rec.get("check") != _checksum(rec):
         return f"query {q!r}: the record does not match its check digest (changed after it was written)"
@@ -104,11 +110,16 @@ class ScoreCache:
     with :class:`CacheWarning`).  A query scored twice keeps its last record.
     """
 
-    def __init__(self, directory: str | os.PathLike, key: dict, warn: Callable[[str], Any] | None = None):
+    def __init__(
+        self, directory: str | os.PathLike, key: dict, warn: Callable[[str], Any] | None = None
+    ):
         self.key = dict(key, cache_version=CACHE_VERSION)
         blob = json.dumps(self.key, sort_keys=True)
         digest = hashlib.sha1(blob.encode()).hexdigest()[:10]
-        self.path = Path(directory) / f"{_slug(key['model'])}__{_slug(key['variant'])}__bs{key['batch_size']}__{digest}.jsonl"
+        self.path = (
+            Path(directory)
+            / f"{_slug(key['model'])}__{_slug(key['variant'])}__bs{key['batch_size']}__{digest}.jsonl"
+        )
         self.records: dict[str, dict] = {}
         self.lines: dict[str, int] = {}
         self.metadata: dict | None = None
@@ -122,7 +133,9 @@ class ScoreCache:
         for p in problems[:MAX_WARNINGS]:
             self._warn(str(p))
         if len(problems) > MAX_WARNINGS:
-            self._warn(f"{self.path}: {len(problems) - MAX_WARNINGS} more unusable records; their queries are scored again")
+            self._warn(
+                f"{self.path}: {len(problems) - MAX_WARNINGS} more unusable records; their queries are scored again"
+            )
 
     def _load(self) -> None:
         try:
@@ -130,7 +143,9 @@ class ScoreCache:
         except FileNotFoundError:
             return
         except OSError as e:
-            raise TierankError(f"{self.path}: cannot read the score cache ({e.strerror or e})") from None
+            raise TierankError(
+                f"{self.path}: cannot read the score cache ({e.strerror or e})"
+            ) from None
         lines = raw.split(b"\n")
         tail = lines.pop()  # b"" when the file ends with a newline
         problems: list[Problem] = []
@@ -145,7 +160,9 @@ class ScoreCache:
         if parsed and isinstance(parsed[0][2], dict) and "key" in parsed[0][2]:
             head = parsed.pop(0)[2]
             if head["key"] != self.key:
-                raise TierankError(f"{self.path}: cache key does not match the settings; delete the file")
+                raise TierankError(
+                    f"{self.path}: cache key does not match the settings; delete the file"
+                )
             self.checked = head.get("checked") is True
         elif parsed:
             problems.append(Problem(str(self.path), 1, "not a cache header; the file is repaired"))
@@ -154,7 +171,11 @@ class ScoreCache:
             why: str | None
             if rec is _BAD:
                 why = "not valid JSON"
-            elif isinstance(rec, dict) and set(rec) == {"metadata"} and isinstance(rec["metadata"], dict):
+            elif (
+                isinstance(rec, dict)
+                and set(rec) == {"metadata"}
+                and isinstance(rec["metadata"], dict)
+            ):
                 self.metadata = rec["metadata"]
                 kept.append(line)
                 continue
@@ -165,10 +186,21 @@ class ScoreCache:
                 self.lines[rec["query"]] = n
                 kept.append(line)
             else:
-                problems.append(Problem(str(self.path), n, f"unusable cache record ({why}); its query is scored again"))
+                problems.append(
+                    Problem(
+                        str(self.path),
+                        n,
+                        f"unusable cache record ({why}); its query is scored again",
+                    )
+                )
         if tail:
-            problems.append(Problem(str(self.path), len(lines) + 1,
-                                    "record cut short (an interrupted write); its query is scored again"))
+            problems.append(
+                Problem(
+                    str(self.path),
+                    len(lines) + 1,
+                    "record cut short (an interrupted write); its query is scored again",
+                )
+            )
         if problems:
             self._report(problems)
             self._rewrite([json.dumps(self._header()).encode()] + kept)
@@ -188,19 +220,23 @@ class ScoreCache:
             return rec
         return None
 
-    def missing(self, candidates: Mapping[str, Sequence[str]], queries: Iterable[str] | None = None) -> list[str]:
+    def missing(
+        self, candidates: Mapping[str, Sequence[str]], queries: Iterable[str] | None = None
+    ) -> list[str]:
         """The queries without a usable record for their candidates; stale records are reported once."""
         out, stale = [], []
-        for q in (candidates if queries is None else queries):
+        for q in candidates if queries is None else queries:
             if self.get(q, candidates[q]) is None:
                 out.append(q)
                 if q in self.records:
                     stale.append(q)
         if stale:
             q = stale[0]
-            self._warn(f"{self.path}:{self.lines[q]}: {len(stale)} cached record(s) were scored for other candidates "
-                       f"(first: query {q!r}, {len(self.records[q]['docids'])} documents, now "
-                       f"{len(candidates[q])}); scored again")
+            self._warn(
+                f"{self.path}:{self.lines[q]}: {len(stale)} cached record(s) were scored for other candidates "
+                f"(first: query {q!r}, {len(self.records[q]['docids'])} documents, now "
+                f"{len(candidates[q])}); scored again"
+            )
         return out
 
     # ------------------------------------------------------------------ writing
@@ -221,7 +257,9 @@ class ScoreCache:
         rec = {k: v for k, v in rec.items() if k != "check"}
         why = record_problem(rec, checked=False)
         if why is not None:
-            raise TierankError(f"refusing to cache a bad record for query {rec.get('query')!r}: {why}")
+            raise TierankError(
+                f"refusing to cache a bad record for query {rec.get('query')!r}: {why}"
+            )
         rec["check"] = _checksum(rec)
         self._append(rec)
         self.records[rec["query"]] = rec

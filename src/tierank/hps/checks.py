@@ -11,12 +11,25 @@ from typing import Any
 from tierank.errors import Problem, TierankInputError
 from tierank.hps.regimes import DTYPES
 
-__all__ = ["check_dtype", "check_positive", "check_batch_size", "check_budget", "check_device", "resolve_device"]
+__all__ = [
+    "check_dtype",
+    "check_positive",
+    "check_batch_size",
+    "check_budget",
+    "check_device",
+    "resolve_device",
+]
 
 
 def check_dtype(model_dtype: str) -> None:
     if model_dtype not in DTYPES:
-        raise TierankInputError([Problem("", None, f"unknown model dtype {model_dtype!r}; accepted: {', '.join(DTYPES)}")])
+        raise TierankInputError(
+            [
+                Problem(
+                    "", None, f"unknown model dtype {model_dtype!r}; accepted: {', '.join(DTYPES)}"
+                )
+            ]
+        )
 
 
 def check_positive(value: Any, what: str) -> int:
@@ -56,7 +69,9 @@ def check_device(device: str | None) -> str:
     """
     device = (device or "auto").lower()
     if device not in ("auto", "cpu") and not device.startswith("cuda"):
-        raise TierankInputError([Problem("", None, f"unknown device {device!r}; accepted: auto, cpu, cuda, cuda:N")])
+        raise TierankInputError(
+            [Problem("", None, f"unknown device {device!r}; accepted: auto, cpu, cuda, cuda:N")]
+        )
     return device
 
 
@@ -74,7 +89,15 @@ def resolve_device(device: str | None) -> str:
         import torch
 
         if not torch.cuda.is_available():
-            raise TierankInputError([Problem("", None, f"device {device!r}: torch sees no CUDA device here; use --device cpu or auto")])
+            raise TierankInputError(
+                [
+                    Problem(
+                        "",
+                        None,
+                        f"device {device!r}: torch sees no CUDA device here; use --device cpu or auto",
+                    )
+                ]
+            )
     return device
 
 
@@ -94,5 +117,7 @@ def check_budget(budget: Any) -> int:
     except (TypeError, ValueError):
         b, ok = -1, False
     if not ok or b < 0:
-        raise TierankInputError([Problem("", None, f"reasoning budget must be >= 0 tokens, got {budget!r}")])
+        raise TierankInputError(
+            [Problem("", None, f"reasoning budget must be >= 0 tokens, got {budget!r}")]
+        )
     return b

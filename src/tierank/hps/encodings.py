@@ -14,7 +14,9 @@ from typing import Any
 __all__ = ["bounded_text", "token_count", "bounded_pair_text", "pair_ids"]
 
 
-def bounded_text(text: str, n_tokens: int, count: Callable[[str], int], chars_per_token: int = 8) -> str:
+def bounded_text(
+    text: str, n_tokens: int, count: Callable[[str], int], chars_per_token: int = 8
+) -> str:
     """A prefix of ``text`` that holds at least its first ``n_tokens`` tokens (the whole text if short).
 
     Tokenizing a 50 MB document to keep its first 256 tokens costs gigabytes:
@@ -57,7 +59,9 @@ def pair_ids(tokenizer: Any, query: str, doc: str, max_length: int) -> dict:
     >>> pair_ids(T(), "a bb", "ccc", 8)
     {'prompt_token_ids': [1, 2, 3]}
     """
-    enc = tokenizer(query, bounded_pair_text(tokenizer, doc, max_length), truncation=True, max_length=max_length)
+    enc = tokenizer(
+        query, bounded_pair_text(tokenizer, doc, max_length), truncation=True, max_length=max_length
+    )
     out = {"prompt_token_ids": list(enc["input_ids"])}
     if "token_type_ids" in enc:
         out["token_type_ids"] = list(enc["token_type_ids"])

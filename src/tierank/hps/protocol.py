@@ -71,9 +71,27 @@ from tierank.hps.registry import (
 from tierank.hps.table import RBO_P, TABLE_FIELDS, fp32_similarity, table_rows, tie_stats
 from tierank.hps.variants import Variant, parse_variants
 
-__all__ = ["ProtocolResult", "RerankConfig", "Checked", "Scored", "rerank", "check", "read", "score", "write_runs",
-           "evaluate_runs", "run_variance", "table", "write_outputs", "check_options", "PaddedFactory",
-           "TABLE_FIELDS", "MODEL_HELP", "RERANK_REGIMES", "RERANK_MEASURES"]
+__all__ = [
+    "ProtocolResult",
+    "RerankConfig",
+    "Checked",
+    "Scored",
+    "rerank",
+    "check",
+    "read",
+    "score",
+    "write_runs",
+    "evaluate_runs",
+    "run_variance",
+    "table",
+    "write_outputs",
+    "check_options",
+    "PaddedFactory",
+    "TABLE_FIELDS",
+    "MODEL_HELP",
+    "RERANK_REGIMES",
+    "RERANK_MEASURES",
+]
 
 #: The accepted ``--model`` spellings (from :mod:`tierank.hps.registry`).
 MODEL_HELP = model_help()
@@ -100,9 +118,13 @@ class ProtocolResult:
 
     def document(self) -> dict:
         """What ``table.json`` holds: settings, rows, run and reasoning paths, tie statistics."""
-        return {"settings": self.settings, "rows": self.rows,
-                "runs": {k: str(v) for k, v in self.runs.items()},
-                "reasoning": {k: str(v) for k, v in self.reasoning.items()}, "ties": self.ties}
+        return {
+            "settings": self.settings,
+            "rows": self.rows,
+            "runs": {k: str(v) for k, v in self.runs.items()},
+            "reasoning": {k: str(v) for k, v in self.reasoning.items()},
+            "ties": self.ties,
+        }
 
 
 @dataclass
@@ -196,28 +218,49 @@ class Scored:
 
 def check_options(budget: Any, max_doc_tokens: Any) -> dict:
     """The protocol options, checked (also those the model ignores: a bad value is a mistake either way)."""
-    return {"budget": check_budget(budget), "max_doc_tokens": check_positive(max_doc_tokens, "max doc tokens")}
+    return {
+        "budget": check_budget(budget),
+        "max_doc_tokens": check_positive(max_doc_tokens, "max doc tokens"),
+    }
 
 
-def _records(q: str, dids: list, res: QueryScores, missing: Sequence[Variant]) -> list[tuple[str, dict]]:
+def _records(
+    q: str, dids: list, res: QueryScores, missing: Sequence[Variant]
+) -> list[tuple[str, dict]]:
     """The cache records of one scored query, one per variant scored; wrong shapes refused."""
     out = []
     for v in missing:
         s = np.asarray(res.scores[v.name], dtype=np.float64)
         if s.shape != (len(dids),) or not np.all(np.isfinite(s)):
-            raise TierankError(f"scorer returned {s.shape} scores (finite: {bool(np.all(np.isfinite(s)))}) "
-                               f"for query {q!r}")
-        rec = {"query": q, "docids": list(dids), "scores": s.tolist(),
-               "model_s": float(res.model_s), "scoring_s": float(res.scoring_s[v.name])}
+            raise TierankError(
+                f"scorer returned {s.shape} scores (finite: {bool(np.all(np.isfinite(s)))}) "
+                f"for query {q!r}"
+            )
+        rec = {
+            "query": q,
+            "docids": list(dids),
+            "scores": s.tolist(),
+            "model_s": float(res.model_s),
+            "scoring_s": float(res.scoring_s[v.name]),
+        }
         if res.reasoning is not None:
             rec["reasoning"] = list(res.reasoning)
         out.append((v.name, rec))
     return out
 
 
-def _score_group(spec: ModelSpec, group: str, vs: Sequence[Variant], qids: Sequence[str], data: Any,
-                 caches: Mapping[str, ScoreCache], factory: Callable, progress: Callable | None,
-                 threads: int | None, ray: Any = None) -> None:
+def _score_group(
+    spec: ModelSpec,
+    group: str,
+    vs: Sequence[Variant],
+    qids: Sequence[str],
+    data: Any,
+    caches: Mapping[str, ScoreCache],
+    factory: Callable,
+    progress: Callable | None,
+    threads: int | None,
+    ray: Any = None,
+) -> None:
     """Score what the caches of one variant group (one model) lack; with ``ray`` (a
     :class:`tierank.cluster.RayScoring`) the queries are sharded over Ray workers, and this process
     alone writes the caches, each query's records as soon as they arrive."""
@@ -241,8 +284,16 @@ def _score_group(spec: ModelSpec, group: str, vs: Sequence[Variant], qids: Seque
                 torch.set_num_threads(threads)
             scorer = factory(spec, group)
             meta = scorer.metadata() if hasattr(scorer, "metadata") else None
-            results = ((q, m, scorer.score_query(data.queries[q], [data.docs[d] for d in data.candidates[q]], m))
-                       for q, m in ((q, missing_of(q)) for q in todo))
+            results = (
+                (
+                    q,
+                    m,
+                    scorer.score_query(
+                        data.queries[q], [data.docs[d] for d in data.candidates[q]], m
+                    ),
+                )
+                for q, m in ((q, missing_of(q)) for q in todo)
+            )
         if meta is not None:
             for v in vs:
                 caches[v.name].set_metadata(meta)
@@ -254,13 +305,23 @@ def _score_group(spec: ModelSpec, group: str, vs: Sequence[Variant], qids: Seque
     finally:  # free the model (a vLLM engine: its processes) before the next group, and on Ctrl-C or an error
         if results is not None and hasattr(results, "close"):
             results.close()  # the Ray generator shuts its workers down now, not when garbage-collected
-        if scorer is not None and hasattr(scorer, "close"):  # a test's factory may return a bare object
+        if scorer is not None and hasattr(
+            scorer, "close"
+        ):  # a test's factory may return a bare object
             scorer.close()
 
 
-def _score(spec: ModelSpec, groups: Mapping[str, Sequence[Variant]], qids: Sequence[str], data: Any,
-           caches: Mapping[str, ScoreCache], factory: Callable, progress: Callable | None, threads: int | None,
-           ray: Any = None) -> None:
+def _score(
+    spec: ModelSpec,
+    groups: Mapping[str, Sequence[Variant]],
+    qids: Sequence[str],
+    data: Any,
+    caches: Mapping[str, ScoreCache],
+    factory: Callable,
+    progress: Callable | None,
+    threads: int | None,
+    ray: Any = None,
+) -> None:
     """Score what the caches lack, one variant group (one model) at a time (:func:`_score_group`)."""
     for group, vs in groups.items():
         _score_group(spec, group, vs, qids, data, caches, factory, progress, threads, ray)
@@ -287,7 +348,11 @@ def _padding_kinds() -> list[str]:
         try:
             if getattr(scorer_class(k.family), "padding_sides", None):
                 out.append(k.family)
-        except (ImportError, AttributeError, TierankError):  # a kind registered at run time may not import here
+        except (
+            ImportError,
+            AttributeError,
+            TierankError,
+        ):  # a kind registered at run time may not import here
             pass
     return out
 
@@ -338,12 +403,19 @@ def check(config: RerankConfig) -> Checked:
     default_side: str | None = None
     extra_sides: list[str] = []
     if c.padding_sides is not None:  # before check_model: the reason, not a missing vllm
-        sides = c.padding_sides.split(",") if isinstance(c.padding_sides, str) else list(c.padding_sides)
+        sides = (
+            c.padding_sides.split(",")
+            if isinstance(c.padding_sides, str)
+            else list(c.padding_sides)
+        )
         cls = scorer_class(spec.family) if backend == DEFAULT_BACKEND else None
         offered_by = [] if getattr(cls, "padding_sides", None) else _padding_kinds()
-        default_side, extra_sides = check_sides(sides, spec.family, backend, cls, offered_by,
-                                                backend_of(backend).no_padding)
-    check_model(spec, variants, source=c.scorer_factory is None, backend=backend)  # a backend's scorers: its engine installed
+        default_side, extra_sides = check_sides(
+            sides, spec.family, backend, cls, offered_by, backend_of(backend).no_padding
+        )
+    check_model(
+        spec, variants, source=c.scorer_factory is None, backend=backend
+    )  # a backend's scorers: its engine installed
     mlist = [c.measures] if isinstance(c.measures, str) else list(c.measures)
     measures = [parse_measure(m) for m in mlist]
     TieBreak.parse(c.tie_break)
@@ -364,21 +436,48 @@ def check(config: RerankConfig) -> Checked:
     plan = plan_output(c.out_dir, c.cache_dir, targets, inputs)
     if c.scorer_factory is not None:
         dev = c.device or "cpu"
-    elif backend != DEFAULT_BACKEND:  # a backend's scorer resolves its device (a vLLM build runs on one device kind)
-        dev = getattr(scorer_class(spec.family, backend), "resolve_device", resolve_device)(checked_device)
+    elif (
+        backend != DEFAULT_BACKEND
+    ):  # a backend's scorer resolves its device (a vLLM build runs on one device kind)
+        dev = getattr(scorer_class(spec.family, backend), "resolve_device", resolve_device)(
+            checked_device
+        )
     else:
         dev = resolve_device(checked_device)
     check_engine(backend, dev)
-    return Checked(spec, variants, backend, measures, batch_size, extra_sizes, extra_orders, default_side,
-                   extra_sides, threads, options, queries, depth, max_queries, dev, inputs, plan)
+    return Checked(
+        spec,
+        variants,
+        backend,
+        measures,
+        batch_size,
+        extra_sizes,
+        extra_orders,
+        default_side,
+        extra_sides,
+        threads,
+        options,
+        queries,
+        depth,
+        max_queries,
+        dev,
+        inputs,
+        plan,
+    )
 
 
 def read(config: RerankConfig, checked: Checked) -> Any:
     """Stage 2: the BEIR-layout set and the candidate run (a :class:`tierank.io.beir.BeirSet`)."""
     from tierank.io.beir import load_beir
 
-    return load_beir(config.data_dir, config.candidates, config.qrels, queries=checked.queries,
-                     depth=checked.depth, max_queries=checked.max_queries)
+    return load_beir(
+        config.data_dir,
+        config.candidates,
+        config.qrels,
+        queries=checked.queries,
+        depth=checked.depth,
+        max_queries=checked.max_queries,
+    )
 
 
 def _record(cache: ScoreCache, q: str, docids: Sequence[str]) -> dict:
@@ -389,11 +488,18 @@ def _record(cache: ScoreCache, q: str, docids: Sequence[str]) -> dict:
     return rec
 
 
-def _caches(config: RerankConfig, checked: Checked, batch_size: int, key: Mapping[str, Any]) -> dict[str, ScoreCache]:
+def _caches(
+    config: RerankConfig, checked: Checked, batch_size: int, key: Mapping[str, Any]
+) -> dict[str, ScoreCache]:
     ch = checked
-    return {v.name: ScoreCache(ch.plan.cache, dict(cache_key(ch.spec, v, batch_size, ch.device, ch.options, ch.backend),
-                                                   **key), warn=config.warn)
-            for v in ch.variants}
+    return {
+        v.name: ScoreCache(
+            ch.plan.cache,
+            dict(cache_key(ch.spec, v, batch_size, ch.device, ch.options, ch.backend), **key),
+            warn=config.warn,
+        )
+        for v in ch.variants
+    }
 
 
 def _factory_for(config: RerankConfig, checked: Checked, batch_size: int) -> Callable:
@@ -419,38 +525,81 @@ def score(config: RerankConfig, checked: Checked, data: Any) -> Scored:
     if config.ray:
         from tierank.cluster import RayScoring
 
-        distributed = RayScoring(address=None if config.ray is True else str(config.ray), workers=config.workers)
-    _score(ch.spec, groups, qids, data, caches, _factory_for(config, ch, ch.batch_size), config.progress,
-           ch.threads, distributed)
+        distributed = RayScoring(
+            address=None if config.ray is True else str(config.ray), workers=config.workers
+        )
+    _score(
+        ch.spec,
+        groups,
+        qids,
+        data,
+        caches,
+        _factory_for(config, ch, ch.batch_size),
+        config.progress,
+        ch.threads,
+        distributed,
+    )
 
-    def extra_setting(name: str, key: dict, bs: int, d: Any, factory: Callable) -> dict[str, dict[str, np.ndarray]]:
+    def extra_setting(
+        name: str, key: dict, bs: int, d: Any, factory: Callable
+    ) -> dict[str, dict[str, np.ndarray]]:
         cs = _caches(config, ch, bs, key)
         progress = config.progress
         label = (lambda lbl, total: progress(f"{lbl} {name}", total)) if progress else None
         _score(ch.spec, groups, qids, d, cs, factory, label, ch.threads, distributed)
-        return {v.name: {q: realign(_record(cs[v.name], q, d.candidates[q]), data.candidates[q]) for q in qids}
-                for v in ch.variants}
+        return {
+            v.name: {
+                q: realign(_record(cs[v.name], q, d.candidates[q]), data.candidates[q])
+                for q in qids
+            }
+            for v in ch.variants
+        }
 
     extra: dict[Any, dict[str, dict[str, np.ndarray]]] = {}
     for bs in ch.extra_sizes:  # the same variants under other batch sizes
         extra[bs] = extra_setting(f"bs={bs}", {}, bs, data, _factory_for(config, ch, bs))
     for seed in ch.extra_orders:  # ... with each query's candidates in a seeded random order
-        extra[f"order={seed}"] = extra_setting(f"order={seed}", {"order": seed}, ch.batch_size,
-                                               shuffle_candidates(data, seed), _factory_for(config, ch, ch.batch_size))
+        extra[f"order={seed}"] = extra_setting(
+            f"order={seed}",
+            {"order": seed},
+            ch.batch_size,
+            shuffle_candidates(data, seed),
+            _factory_for(config, ch, ch.batch_size),
+        )
     for side in ch.extra_sides:  # ... with the batches padded on another side
-        extra[f"padding={side}"] = extra_setting(f"padding={side}", {"padding": side}, ch.batch_size, data,
-                                                 PaddedFactory(_factory_for(config, ch, ch.batch_size), side))
+        extra[f"padding={side}"] = extra_setting(
+            f"padding={side}",
+            {"padding": side},
+            ch.batch_size,
+            data,
+            PaddedFactory(_factory_for(config, ch, ch.batch_size), side),
+        )
 
-    recs = {v.name: [_record(caches[v.name], q, data.candidates[q]) for q in qids] for v in ch.variants}
-    scores = {name: {q: np.asarray(r["scores"], dtype=np.float64) for q, r in zip(qids, rs)}
-              for name, rs in recs.items()}
-    timing = {name: {"model_s": float(sum(r["model_s"] for r in rs)),
-                     "scoring_s": float(sum(r["scoring_s"] for r in rs))} for name, rs in recs.items()}
-    meta = {g: caches[vs[0].name].metadata for g, vs in groups.items() if caches[vs[0].name].metadata is not None}
+    recs = {
+        v.name: [_record(caches[v.name], q, data.candidates[q]) for q in qids] for v in ch.variants
+    }
+    scores = {
+        name: {q: np.asarray(r["scores"], dtype=np.float64) for q, r in zip(qids, rs)}
+        for name, rs in recs.items()
+    }
+    timing = {
+        name: {
+            "model_s": float(sum(r["model_s"] for r in rs)),
+            "scoring_s": float(sum(r["scoring_s"] for r in rs)),
+        }
+        for name, rs in recs.items()
+    }
+    meta = {
+        g: caches[vs[0].name].metadata
+        for g, vs in groups.items()
+        if caches[vs[0].name].metadata is not None
+    }
     return Scored(qids, recs, scores, timing, meta, extra)
 
 
-def write_runs(checked: Checked, data: Any, scored: Scored) -> tuple[dict[str, Path], dict[str, Path], dict[str, Any]]:
+def write_runs(
+    checked: Checked, data: Any, scored: Scored
+) -> tuple[dict[str, Path], dict[str, Path], dict[str, Any]]:
     """Stage 4: one TREC run per variant with exact scores (``repr``: no tie is created or removed) and the
     reasoning of Rank1-style scorers.  Returns the run paths, the reasoning paths and each variant's rows
     (a :class:`~tierank.io.model.Run` of the written file, and its tie layout)."""
@@ -464,20 +613,26 @@ def write_runs(checked: Checked, data: Any, scored: Scored) -> tuple[dict[str, P
     for v in ch.variants:
         path, rpath = run_paths(ch.plan.runs, ch.spec.slug, slug(v.name))
         run, lay = _ordered(scored.qids, data.candidates, scored.scores[v.name])
-        write_run(path, run.qid, run.docid, run.score, f"{ch.spec.slug}.{slug(v.name)}", protect=ch.inputs)
+        write_run(
+            path, run.qid, run.docid, run.score, f"{ch.spec.slug}.{slug(v.name)}", protect=ch.inputs
+        )
         runs[v.name] = path
         recs = scored.records[v.name]
         if any("reasoning" in r for r in recs):
-            lines = [json.dumps({"query": qq, "docid": dd, "score": ss, "reasoning": rr}) + "\n"
-                     for qq, r in zip(scored.qids, recs)
-                     for dd, ss, rr in zip(r["docids"], r["scores"], r.get("reasoning", []))]
+            lines = [
+                json.dumps({"query": qq, "docid": dd, "score": ss, "reasoning": rr}) + "\n"
+                for qq, r in zip(scored.qids, recs)
+                for dd, ss, rr in zip(r["docids"], r["scores"], r.get("reasoning", []))
+            ]
             write_atomic(rpath, "".join(lines), protect=ch.inputs)
             reasoning[v.name] = rpath
         rows[v.name] = (replace(run, source=str(path)), lay)
     return runs, reasoning, rows
 
 
-def evaluate_runs(config: RerankConfig, checked: Checked, data: Any, rows: Mapping[str, Any]) -> tuple[dict, dict]:
+def evaluate_runs(
+    config: RerankConfig, checked: Checked, data: Any, rows: Mapping[str, Any]
+) -> tuple[dict, dict]:
     """Stage 5: each variant evaluated from its in-memory rows (those of its run file) and its tie statistics."""
     from tierank.evaluate import evaluate
 
@@ -489,7 +644,9 @@ def evaluate_runs(config: RerankConfig, checked: Checked, data: Any, rows: Mappi
     return evals, ties
 
 
-def run_variance(config: RerankConfig, checked: Checked, data: Any, scored: Scored, evals: Mapping[str, Any]) -> dict | None:
+def run_variance(
+    config: RerankConfig, checked: Checked, data: Any, scored: Scored, evals: Mapping[str, Any]
+) -> dict | None:
     """Stage 5 (run-to-run variance): ``table.json``'s ``variance`` from the scores under the other settings."""
     if not scored.extra:
         return None
@@ -500,38 +657,77 @@ def run_variance(config: RerankConfig, checked: Checked, data: Any, scored: Scor
     all_scores = {ch.batch_size: scored.scores, **scored.extra}
     all_evals = {ch.batch_size: evals}
     for bs, sc in scored.extra.items():
-        all_evals[bs] = {v.name: evaluate(data.qrels, _ordered(scored.qids, data.candidates, sc[v.name])[0],
-                                          ch.measures, tie_break=config.tie_break) for v in ch.variants}
+        all_evals[bs] = {
+            v.name: evaluate(
+                data.qrels,
+                _ordered(scored.qids, data.candidates, sc[v.name])[0],
+                ch.measures,
+                tie_break=config.tie_break,
+            )
+            for v in ch.variants
+        }
     keys = [ch.batch_size, *scored.extra]
-    return {"batch_sizes": [ch.batch_size, *ch.extra_sizes], "orders": ch.extra_orders,
-            "padding_sides": [ch.default_side, *ch.extra_sides] if ch.default_side else [],
-            "settings": [f"bs={k}" if isinstance(k, int) else k for k in keys],
-            "variants": batch_variance(keys, all_scores, all_evals, ch.measures)}
+    return {
+        "batch_sizes": [ch.batch_size, *ch.extra_sizes],
+        "orders": ch.extra_orders,
+        "padding_sides": [ch.default_side, *ch.extra_sides] if ch.default_side else [],
+        "settings": [f"bs={k}" if isinstance(k, int) else k for k in keys],
+        "variants": batch_variance(keys, all_scores, all_evals, ch.measures),
+    }
 
 
-def table(config: RerankConfig, checked: Checked, data: Any, scored: Scored, runs: dict[str, Path],
-          reasoning: dict[str, Path], evals: dict, ties: dict, variance: dict | None) -> ProtocolResult:
+def table(
+    config: RerankConfig,
+    checked: Checked,
+    data: Any,
+    scored: Scored,
+    runs: dict[str, Path],
+    reasoning: dict[str, Path],
+    evals: dict,
+    ties: dict,
+    variance: dict | None,
+) -> ProtocolResult:
     """Stage 5 (Table 1): the rows (:mod:`tierank.hps.table`) and the run's settings."""
     from tierank.hps.machine import platform
 
     ch = checked
-    runs_in_memory = {v.name: _ordered(scored.qids, data.candidates, scored.scores[v.name])[0] for v in ch.variants}
-    similarity = fp32_similarity(runs_in_memory)
-    rows = table_rows(ch.variants, ch.measures, evals, ties, scored.timing, len(scored.qids), similarity)
-    settings = {
-        "model": ch.spec.name, "family": ch.spec.family, "source": ch.spec.source,
-        "variants": [v.name for v in ch.variants], "measures": [str(m) for m in ch.measures],
-        "batch_size": int(ch.batch_size), "device": ch.device, "backend": ch.backend, "tie_break": config.tie_break,
-        "queries": len(scored.qids),
-        "candidates": sum(len(c) for c in data.candidates.values()), "data": str(config.data_dir),
-        "candidates_file": str(data.candidates_path), "qrels_file": str(data.qrels_path),
-        "cache": str(ch.plan.cache), "scorers": scored.metadata, "platform": platform(ch.device, ch.threads),
+    runs_in_memory = {
+        v.name: _ordered(scored.qids, data.candidates, scored.scores[v.name])[0]
+        for v in ch.variants
     }
-    settings["similarity"] = {"reference": "fp32" if "fp32" in runs_in_memory else None, "p": RBO_P,
-                              "columns": {"rbo_fp32": "mean over queries of the expected RBO_ext with the fp32 "
-                                                      "variant over both runs' tie orderings",
-                                          "rbo_fp32_min": "mean of its minimum over those orderings",
-                                          "rbo_fp32_max": "mean of its maximum over those orderings"}}
+    similarity = fp32_similarity(runs_in_memory)
+    rows = table_rows(
+        ch.variants, ch.measures, evals, ties, scored.timing, len(scored.qids), similarity
+    )
+    settings = {
+        "model": ch.spec.name,
+        "family": ch.spec.family,
+        "source": ch.spec.source,
+        "variants": [v.name for v in ch.variants],
+        "measures": [str(m) for m in ch.measures],
+        "batch_size": int(ch.batch_size),
+        "device": ch.device,
+        "backend": ch.backend,
+        "tie_break": config.tie_break,
+        "queries": len(scored.qids),
+        "candidates": sum(len(c) for c in data.candidates.values()),
+        "data": str(config.data_dir),
+        "candidates_file": str(data.candidates_path),
+        "qrels_file": str(data.qrels_path),
+        "cache": str(ch.plan.cache),
+        "scorers": scored.metadata,
+        "platform": platform(ch.device, ch.threads),
+    }
+    settings["similarity"] = {
+        "reference": "fp32" if "fp32" in runs_in_memory else None,
+        "p": RBO_P,
+        "columns": {
+            "rbo_fp32": "mean over queries of the expected RBO_ext with the fp32 "
+            "variant over both runs' tie orderings",
+            "rbo_fp32_min": "mean of its minimum over those orderings",
+            "rbo_fp32_max": "mean of its maximum over those orderings",
+        },
+    }
     if variance is not None:
         settings["variance"] = variance
     settings.update({o: ch.options[o] for o in ch.spec.kind.options})
@@ -544,7 +740,9 @@ def write_outputs(checked: Checked, result: ProtocolResult) -> None:
     from tierank.report.formats import jsonable
 
     if checked.plan.out is not None:
-        write_table(checked.plan.out, jsonable(result.document()), result.rows, TABLE_FIELDS, checked.inputs)
+        write_table(
+            checked.plan.out, jsonable(result.document()), result.rows, TABLE_FIELDS, checked.inputs
+        )
 
 
 def rerank(config: RerankConfig | str | os.PathLike, *args: Any, **options: Any) -> ProtocolResult:
@@ -574,7 +772,9 @@ def rerank(config: RerankConfig | str | os.PathLike, *args: Any, **options: Any)
 
     if isinstance(config, RerankConfig):
         if args or options:
-            raise TypeError("rerank(config) takes a RerankConfig alone (or the arguments of one, without it)")
+            raise TypeError(
+                "rerank(config) takes a RerankConfig alone (or the arguments of one, without it)"
+            )
     else:
         config = RerankConfig(config, *args, **options)
     checked = check(config)

@@ -44,7 +44,13 @@ def _normalize(x: np.ndarray) -> np.ndarray:
 def quantize(emb: np.ndarray, precision: str, calibration: np.ndarray | None = None) -> np.ndarray:
     """Normalised embeddings quantized to int8 (``(n, dim)`` int8) or packed sign bits (``(n, dim/8)`` uint8)."""
     if precision not in PRECISIONS:
-        raise TierankInputError([Problem("", None, f"unknown embedding precision {precision!r}; accepted: int8, binary")])
+        raise TierankInputError(
+            [
+                Problem(
+                    "", None, f"unknown embedding precision {precision!r}; accepted: int8, binary"
+                )
+            ]
+        )
     from sentence_transformers.util.quantization import quantize_embeddings
 
     emb = _normalize(np.atleast_2d(emb))
@@ -68,11 +74,19 @@ def quantized_scores(
     themselves, i.e. per-candidate-pool calibration).
     """
     if precision not in PRECISIONS:
-        raise TierankInputError([Problem("", None, f"unknown embedding precision {precision!r}; accepted: int8, binary")])
+        raise TierankInputError(
+            [
+                Problem(
+                    "", None, f"unknown embedding precision {precision!r}; accepted: int8, binary"
+                )
+            ]
+        )
     q = np.asarray(q_emb, dtype=np.float32).reshape(1, -1)
     d = np.asarray(d_emb, dtype=np.float32)
     if d.ndim != 2 or d.shape[1] != q.shape[1]:
-        raise TierankInputError([Problem("", None, f"embedding shapes do not match: query {q.shape}, docs {d.shape}")])
+        raise TierankInputError(
+            [Problem("", None, f"embedding shapes do not match: query {q.shape}, docs {d.shape}")]
+        )
     if rescore is not None and int(rescore) < 1:
         raise TierankInputError([Problem("", None, f"rescore needs K >= 1, got {rescore!r}")])
     dim = q.shape[1]

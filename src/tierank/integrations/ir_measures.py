@@ -92,9 +92,13 @@ def warn_fallback(measure) -> None:
     if _warned:
         return
     _warned = True
-    warnings.warn(f"tierank does not compute {measure}: its value (and that of any other measure tierank lacks) "
-                  "comes from another ir_measures provider, which breaks tied scores its own way "
-                  "(ir_measures issue #18); this warning is shown once", UntieAwareFallback, stacklevel=3)
+    warnings.warn(
+        f"tierank does not compute {measure}: its value (and that of any other measure tierank lacks) "
+        "comes from another ir_measures provider, which breaks tied scores its own way "
+        "(ir_measures issue #18); this warning is shown once",
+        UntieAwareFallback,
+        stacklevel=3,
+    )
 
 
 def tierank_measure(measure) -> TierankMeasure | None:
@@ -112,14 +116,22 @@ def tierank_measure(measure) -> TierankMeasure | None:
     """
     text = str(measure)
     params = getattr(measure, "params", None)
-    if getattr(measure, "NAME", None) == "SetP" and isinstance(params, dict) and params.get("relative"):
+    if (
+        getattr(measure, "NAME", None) == "SetP"
+        and isinstance(params, dict)
+        and params.get("relative")
+    ):
         # ir_measures writes trec_eval's set_relative_P as SetP(relative=True): tierank's SetRelP
         # (judged_only=True stays unanswered: SetRelP takes no such parameter)
-        rest = {k: v for k, v in params.items() if k != "relative" and not (k == "judged_only" and v is False)}
+        rest = {
+            k: v
+            for k, v in params.items()
+            if k != "relative" and not (k == "judged_only" and v is False)
+        }
         text = "SetRelP" + (f"({','.join(f'{k}={v}' for k, v in rest.items())})" if rest else "")
     head = text.split("(", 1)[0].split("@", 1)[0]
     if head in FAMILIES:
-        text = FAMILIES[head] + text[len(head):]
+        text = FAMILIES[head] + text[len(head) :]
     try:
         return parse_measure(text)
     except TierankInputError:
@@ -171,16 +183,25 @@ class TierankEvaluator(Evaluator):
             if t is None and m in self._diversity:
                 continue
             if t is None:
-                raise TierankInputError(f"tierank does not compute {m}; supported: {', '.join(_supported())}")
+                raise TierankInputError(
+                    f"tierank does not compute {m}; supported: {', '.join(_supported())}"
+                )
             self._tierank[m] = t
         self._qrels = _as_tierank_qrels(qrels) if self._tierank or self._subtopics is None else None
         self._stat = stat
         self._options = options
         # the engine's evaluator: qrels, measures and settings checked once, for every run
-        self._engine = (Engine(self._qrels, list(dict.fromkeys(self._tierank.values())), EvalSettings(**options))
-                        if self._tierank else None)
+        self._engine = (
+            Engine(
+                self._qrels, list(dict.fromkeys(self._tierank.values())), EvalSettings(**options)
+            )
+            if self._tierank
+            else None
+        )
         qids = set() if self._qrels is None else set(self._qrels.qid.to_pylist())
-        super().__init__(measures, sorted(qids | set(self._subtopics.judgments if self._subtopics else ())))
+        super().__init__(
+            measures, sorted(qids | set(self._subtopics.judgments if self._subtopics else ()))
+        )
 
     def result(self, run):
         """The :class:`tierank.EvalResult` of ``run`` on this evaluator's measures (None: no judged query)."""
@@ -199,7 +220,9 @@ class TierankEvaluator(Evaluator):
             run = _as_tierank_run(run)
             if run is None:
                 return
-            yield from diversity_metrics(self._diversity, self._subtopics, run, self._stat, self._options)
+            yield from diversity_metrics(
+                self._diversity, self._subtopics, run, self._stat, self._options
+            )
             if not self._tierank:
                 return
         res = self.result(run)
@@ -266,7 +289,9 @@ class TierankProvider(Provider):
         if stat not in STATS:
             raise TierankInputError(f"unknown statistic {stat!r}; accepted: {', '.join(STATS)}")
         if "measures" in options:
-            raise TierankInputError("TierankProvider: the measures come from ir_measures, not from options")
+            raise TierankInputError(
+                "TierankProvider: the measures come from ir_measures, not from options"
+            )
         self.stat = stat
         self.options = options
 
@@ -306,8 +331,9 @@ def register(p: Provider | None = None) -> Provider:
 
 def unregister() -> None:
     """Remove every tierank provider from ``ir_measures.DefaultPipeline`` and the registry."""
-    _irm.DefaultPipeline.providers[:] = [q for q in _irm.DefaultPipeline.providers
-                                         if not isinstance(q, TierankProvider)]
+    _irm.DefaultPipeline.providers[:] = [
+        q for q in _irm.DefaultPipeline.providers if not isinstance(q, TierankProvider)
+    ]
     if isinstance(_irm.providers.registry.get("tierank"), TierankProvider):
         del _irm.providers.registry["tierank"]
 
@@ -389,7 +415,11 @@ def diversity_part(measures: list, qrels) -> tuple[dict, SubtopicQrels | None, o
     """The intent-aware measures among ``measures`` (ir_measures measure -> tierank's), their
     subtopic qrels (None without such a measure), and ``qrels`` (read into a list if it was an
     iterator, so that the plain measures can read it again)."""
-    found = {m: d for m in measures if tierank_measure(m) is None and (d := diversity_measure(m)) is not None}
+    found = {
+        m: d
+        for m in measures
+        if tierank_measure(m) is None and (d := diversity_measure(m)) is not None
+    }
     if not found:
         return {}, None, qrels
     if isinstance(qrels, Iterator):
@@ -397,12 +427,17 @@ def diversity_part(measures: list, qrels) -> tuple[dict, SubtopicQrels | None, o
     return found, subtopic_qrels(qrels), qrels
 
 
-def diversity_metrics(measures: dict, qrels: SubtopicQrels, run: Run, stat: str, options: dict) -> Iterator:
+def diversity_metrics(
+    measures: dict, qrels: SubtopicQrels, run: Run, stat: str, options: dict
+) -> Iterator:
     """ir_measures ``Metric`` of every intent-aware measure and judged query of ``run``
     (:func:`tierank.measures.diversity.evaluate_diversity`; ``samples`` and ``seed`` from ``options``).
     The oblivious order is trec_eval's (score descending, docid descending) whatever ``tie_break``."""
-    qids = set(run.qid.dictionary_decode().to_pylist() if pa.types.is_dictionary(run.qid.type)
-               else run.qid.to_pylist())
+    qids = set(
+        run.qid.dictionary_decode().to_pylist()
+        if pa.types.is_dictionary(run.qid.type)
+        else run.qid.to_pylist()
+    )
     if not qids.intersection(qrels.judgments):
         return
     kw = {k: options[k] for k in ("samples", "seed") if k in options}

@@ -60,8 +60,19 @@ from ..io.sources import read as read_source
 from ..measures.base import Measure, parse_measure
 from ..measures.names import family_names
 
-__all__ = ["FAMILIES", "DEFAULT_METRICS", "tierank_measure", "load_predictions", "read_predictions", "load_qrels",
-           "evaluate_predictions", "predictions_folder", "compare_predictions", "TieAwareScores", "tie_aware"]
+__all__ = [
+    "FAMILIES",
+    "DEFAULT_METRICS",
+    "tierank_measure",
+    "load_predictions",
+    "read_predictions",
+    "load_qrels",
+    "evaluate_predictions",
+    "predictions_folder",
+    "compare_predictions",
+    "TieAwareScores",
+    "tie_aware",
+]
 
 #: MTEB metric family (``{family}_at_{k}``) -> tierank family, from the families' declared MTEB names
 #: (``Measure.names.mteb``), in the order of MTEB's score dict
@@ -97,7 +108,8 @@ def tierank_measure(metric) -> Measure:
     except TierankInputError:
         raise TierankInputError(
             f"unknown metric {metric!r}: give an MTEB retrieval key ({', '.join(f'{f}_at_K' for f in FAMILIES)}, "
-            f"accuracy) or a tierank measure (see `tierank measures`)") from None
+            f"accuracy) or a tierank measure (see `tierank measures`)"
+        ) from None
 
 
 def _named(metrics) -> list[tuple[str, Measure]]:
@@ -108,6 +120,7 @@ def _named(metrics) -> list[tuple[str, Measure]]:
 
 
 # reading: MTEB's JSON files are read in tierank.io (tierank.io.mteb_json), found through tierank.io.sources
+
 
 def load_qrels(qrels, source: str | None = None):
     """The qrels for :func:`evaluate_predictions`: one tierank ``Qrels`` for every subset and split,
@@ -124,16 +137,23 @@ def load_qrels(qrels, source: str | None = None):
 
 # evaluating
 
-def _pick(keys: list[tuple[str, str]], subset: str | None, split: str | None, source: str) -> list[tuple[str, str]]:
+
+def _pick(
+    keys: list[tuple[str, str]], subset: str | None, split: str | None, source: str
+) -> list[tuple[str, str]]:
     problems = []
     subsets = list(dict.fromkeys(s for s, _ in keys))
     if subset is not None and subset not in subsets:
-        problems.append(Problem(source, None, f"no subset {quote(subset)}; available: {', '.join(subsets)}"))
+        problems.append(
+            Problem(source, None, f"no subset {quote(subset)}; available: {', '.join(subsets)}")
+        )
     chosen = [k for k in keys if subset is None or k[0] == subset]
     splits = list(dict.fromkeys(s for _, s in chosen))
     if split is not None and chosen and split not in splits:
         where = f" in subset {quote(subset)}" if subset is not None else ""
-        problems.append(Problem(source, None, f"no split {quote(split)}{where}; available: {', '.join(splits)}"))
+        problems.append(
+            Problem(source, None, f"no split {quote(split)}{where}; available: {', '.join(splits)}")
+        )
     if problems:
         raise TierankInputError(problems)
     return [k for k in chosen if split is None or k[1] == split]
@@ -141,12 +161,23 @@ def _pick(keys: list[tuple[str, str]], subset: str | None, split: str | None, so
 
 def _skip_first(run: Mapping) -> dict:
     """MTEB's ``skip_first_result``: each query's best document dropped (MTEB's own stable sort by score)."""
-    return {q: dict(sorted(docs.items(), key=lambda x: x[1], reverse=True)[1:]) for q, docs in run.items()}
+    return {
+        q: dict(sorted(docs.items(), key=lambda x: x[1], reverse=True)[1:])
+        for q, docs in run.items()
+    }
 
 
-def evaluate_predictions(predictions, qrels, measures=DEFAULT_METRICS, *, subset: str | None = None,
-                         split: str | None = None, ignore_identical_ids: bool = False,
-                         skip_first_result: bool = False, **evaluate_kwargs) -> dict:
+def evaluate_predictions(
+    predictions,
+    qrels,
+    measures=DEFAULT_METRICS,
+    *,
+    subset: str | None = None,
+    split: str | None = None,
+    ignore_identical_ids: bool = False,
+    skip_first_result: bool = False,
+    **evaluate_kwargs,
+) -> dict:
     """Tie-aware evaluation of MTEB's saved retrieval predictions.
 
     Parameters
@@ -174,8 +205,13 @@ def evaluate_predictions(predictions, qrels, measures=DEFAULT_METRICS, *, subset
     """
     named = _named(measures)
     src = os.fspath(predictions) if isinstance(predictions, (str, os.PathLike)) else "predictions"
-    runs = read_source(predictions, "predictions", src, ignore_identical_ids=ignore_identical_ids,
-                       skip_first_result=skip_first_result)
+    runs = read_source(
+        predictions,
+        "predictions",
+        src,
+        ignore_identical_ids=ignore_identical_ids,
+        skip_first_result=skip_first_result,
+    )
     q = load_qrels(qrels)
     keys = _pick(list(runs), subset, split, src)
     if isinstance(q, dict):
@@ -183,13 +219,29 @@ def evaluate_predictions(predictions, qrels, measures=DEFAULT_METRICS, *, subset
         if missing:
             qsrc = os.fspath(qrels) if isinstance(qrels, (str, os.PathLike)) else "qrels"
             have = ", ".join(f"{a}/{b}" for a, b in q)
-            raise TierankInputError([Problem(qsrc, None, f"no qrels for subset {quote(a)}, split {quote(b)}; "
-                                             f"available: {have}") for a, b in missing])
-    return {key: evaluate(q[key] if isinstance(q, dict) else q, runs[key], [m for _, m in named], **evaluate_kwargs)
-            for key in keys}
+            raise TierankInputError(
+                [
+                    Problem(
+                        qsrc,
+                        None,
+                        f"no qrels for subset {quote(a)}, split {quote(b)}; available: {have}",
+                    )
+                    for a, b in missing
+                ]
+            )
+    return {
+        key: evaluate(
+            q[key] if isinstance(q, dict) else q,
+            runs[key],
+            [m for _, m in named],
+            **evaluate_kwargs,
+        )
+        for key in keys
+    }
 
 
 # a folder of models' predictions: the leaderboard
+
 
 def predictions_folder(folder) -> dict[str, Path]:
     """``{model: predictions file}`` of a folder holding one predictions file per model, sorted by name.
@@ -217,33 +269,61 @@ def predictions_folder(folder) -> dict[str, Path]:
         if entry.name.startswith("."):
             continue
         if entry.is_dir():
-            files = sorted(f for f in entry.iterdir() if f.is_file() and f.name.endswith(".json")
-                           and not f.name.startswith("."))
+            files = sorted(
+                f
+                for f in entry.iterdir()
+                if f.is_file() and f.name.endswith(".json") and not f.name.startswith(".")
+            )
             if len(files) != 1:
-                problems.append(Problem(os.fspath(entry), None, f"a model's subfolder must hold one predictions "
-                                        f"file (*.json), found {len(files)}"))
+                problems.append(
+                    Problem(
+                        os.fspath(entry),
+                        None,
+                        f"a model's subfolder must hold one predictions "
+                        f"file (*.json), found {len(files)}",
+                    )
+                )
                 continue
             name, path = entry.name, files[0]
         elif entry.is_file() and entry.name.endswith(".json"):
-            name, path = entry.name[:-len(".json")].removesuffix("_predictions") or entry.name, entry
+            name, path = (
+                entry.name[: -len(".json")].removesuffix("_predictions") or entry.name,
+                entry,
+            )
         else:
             continue
         if name in found:
-            problems.append(Problem(os.fspath(path), None, f"model {quote(name)} given twice "
-                                    f"(also {os.fspath(found[name])})"))
+            problems.append(
+                Problem(
+                    os.fspath(path),
+                    None,
+                    f"model {quote(name)} given twice (also {os.fspath(found[name])})",
+                )
+            )
             continue
         found[name] = path
     if problems:
         raise TierankInputError(problems)
     if len(found) < 2:
-        raise TierankInputError(f"{folder}: a leaderboard needs the predictions of at least two models "
-                                f"(one *.json file or subfolder per model), found {len(found)}")
+        raise TierankInputError(
+            f"{folder}: a leaderboard needs the predictions of at least two models "
+            f"(one *.json file or subfolder per model), found {len(found)}"
+        )
     return dict(sorted(found.items()))
 
 
-def compare_predictions(folder, qrels, measure="ndcg_at_10", *, subset: str | None = None, split: str | None = None,
-                        ignore_identical_ids: bool = False, skip_first_result: bool = False,
-                        leaderboard: bool = True, **compare_kwargs):
+def compare_predictions(
+    folder,
+    qrels,
+    measure="ndcg_at_10",
+    *,
+    subset: str | None = None,
+    split: str | None = None,
+    ignore_identical_ids: bool = False,
+    skip_first_result: bool = False,
+    leaderboard: bool = True,
+    **compare_kwargs,
+):
     """The leaderboard of a folder of models' MTEB predictions for one task (one subset and split).
 
     Parameters
@@ -277,33 +357,58 @@ def compare_predictions(folder, qrels, measure="ndcg_at_10", *, subset: str | No
     runs, key = {}, None
     for name, pred in files.items():
         src = os.fspath(pred) if isinstance(pred, (str, os.PathLike)) else f"predictions of {name}"
-        got = read_source(pred, "predictions", src, ignore_identical_ids=ignore_identical_ids,
-                          skip_first_result=skip_first_result)
+        got = read_source(
+            pred,
+            "predictions",
+            src,
+            ignore_identical_ids=ignore_identical_ids,
+            skip_first_result=skip_first_result,
+        )
         if key is None:
             keys = _pick(list(got), subset, split, src)
             if len(keys) != 1:
                 raise TierankInputError(
                     f"{src}: a leaderboard ranks one subset and split; give --subset and --split "
-                    f"(available: {', '.join(f'{a}/{b}' for a, b in keys)})")
+                    f"(available: {', '.join(f'{a}/{b}' for a, b in keys)})"
+                )
             key = keys[0]
         elif key not in got:
-            raise TierankInputError([Problem(src, None, f"no subset {quote(key[0])}, split {quote(key[1])} "
-                                             f"(the first model's); available: "
-                                             f"{', '.join(f'{a}/{b}' for a, b in got)}")])
+            raise TierankInputError(
+                [
+                    Problem(
+                        src,
+                        None,
+                        f"no subset {quote(key[0])}, split {quote(key[1])} "
+                        f"(the first model's); available: "
+                        f"{', '.join(f'{a}/{b}' for a, b in got)}",
+                    )
+                ]
+            )
         runs[name] = got[key]
     assert key is not None
     if isinstance(q, dict):
         if key not in q:
             qsrc = os.fspath(qrels) if isinstance(qrels, (str, os.PathLike)) else "qrels"
-            raise TierankInputError([Problem(qsrc, None, f"no qrels for subset {quote(key[0])}, split "
-                                             f"{quote(key[1])}; available: {', '.join(f'{a}/{b}' for a, b in q)}")])
+            raise TierankInputError(
+                [
+                    Problem(
+                        qsrc,
+                        None,
+                        f"no qrels for subset {quote(key[0])}, split "
+                        f"{quote(key[1])}; available: {', '.join(f'{a}/{b}' for a, b in q)}",
+                    )
+                ]
+            )
         q = q[key]
     return compare(runs, q, str(m), leaderboard=leaderboard, **compare_kwargs)
 
 
 # inside an MTEB run
 
-def hook_scores(result, named: Sequence[tuple[str, Measure]], replace: bool = False) -> dict[str, float]:
+
+def hook_scores(
+    result, named: Sequence[tuple[str, Measure]], replace: bool = False
+) -> dict[str, float]:
     """The keys the in-run hook adds to MTEB's scores, from a :class:`tierank.EvalResult`.
 
     Examples
@@ -348,14 +453,20 @@ class TieAwareScores:
         return _named([f"{f}_at_{k}" for f in FAMILIES for k in ks])
 
     def task_specific_scores(self, scores, qrels, results, hf_split, hf_subset):
-        base = dict(super().task_specific_scores(  # type: ignore[misc]  # the task class after this mixin
-            scores, qrels, results, hf_split=hf_split, hf_subset=hf_subset))
+        base = dict(
+            super().task_specific_scores(  # type: ignore[misc]  # the task class after this mixin
+                scores, qrels, results, hf_split=hf_split, hf_subset=hf_subset
+            )
+        )
         named = self._tierank_named()
         run = _skip_first(results) if getattr(self, "skip_first_result", False) else results
         # results are already without identical ids when the task ignores them (RetrievalEvaluator.evaluate)
-        res = evaluate(to_qrels(qrels, source=f"{self.metadata.name} qrels [{hf_subset}/{hf_split}]"),
-                       to_run(run, source=f"{self.metadata.name} [{hf_subset}/{hf_split}]"),
-                       [m for _, m in named], **self.tierank_options)
+        res = evaluate(
+            to_qrels(qrels, source=f"{self.metadata.name} qrels [{hf_subset}/{hf_split}]"),
+            to_run(run, source=f"{self.metadata.name} [{hf_subset}/{hf_split}]"),
+            [m for _, m in named],
+            **self.tierank_options,
+        )
         if not isinstance(getattr(self, "tierank_results", None), dict):
             self.tierank_results = {}
         self.tierank_results[hf_subset, hf_split] = res
@@ -383,16 +494,21 @@ def tie_aware(task, metrics=None, *, replace: bool = False, **evaluate_kwargs):
     from mteb.abstasks.retrieval import AbsTaskRetrieval
 
     if not isinstance(task, AbsTaskRetrieval):
-        raise TierankInputError(f"tie_aware takes an mteb retrieval task (AbsTaskRetrieval), got {type(task).__name__}")
+        raise TierankInputError(
+            f"tie_aware takes an mteb retrieval task (AbsTaskRetrieval), got {type(task).__name__}"
+        )
     if metrics is not None:
         _named(metrics)  # refuse an unknown metric now, not in the middle of the run
     cls = type(task)
     if not issubclass(cls, TieAwareScores):
         if cls not in _CLASSES:
-            _CLASSES[cls] = type(f"TieAware{cls.__name__}", (TieAwareScores, cls),
-                                  {"__module__": cls.__module__})
+            _CLASSES[cls] = type(
+                f"TieAware{cls.__name__}", (TieAwareScores, cls), {"__module__": cls.__module__}
+            )
         cls = _CLASSES[cls]
-    new: Any = cast(Any, cls).__new__(cls)   # a shallow copy of the task as an instance of the hooked class
+    new: Any = cast(Any, cls).__new__(
+        cls
+    )  # a shallow copy of the task as an instance of the hooked class
     new.__dict__.update(task.__dict__)
     new.tierank_metrics = metrics
     new.tierank_replace = bool(replace)

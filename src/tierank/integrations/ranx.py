@@ -55,12 +55,30 @@ require("ranx")
 
 #: ranx metric name -> tierank family, from the families' declared ranx names (``Measure.names.ranx``),
 #: in the order this module lists them; ``rbp`` is written with its persistence (``rbp.95``), read apart
-FAMILIES = {name: fam for name, fam in family_names(
-    "ranx", ("ndcg", "mrr", "map", "precision", "recall", "hit_rate", "hits", "r-precision", "f1", "bpref")).items()
-    if name != "rbp"}
+FAMILIES = {
+    name: fam
+    for name, fam in family_names(
+        "ranx",
+        (
+            "ndcg",
+            "mrr",
+            "map",
+            "precision",
+            "recall",
+            "hit_rate",
+            "hits",
+            "r-precision",
+            "f1",
+            "bpref",
+        ),
+    ).items()
+    if name != "rbp"
+}
 #: statistics over tie orderings :func:`scores` and :func:`compare` can report
 STATS = ("expected", "min", "max", "oblivious")
-_NAME = re.compile(r"^(?P<name>[a-z][a-z0-9_\-]*?)(?:\.(?P<p>\d+))?(?:@(?P<k>\d+))?(?:-l(?P<rel>\d+))?$")
+_NAME = re.compile(
+    r"^(?P<name>[a-z][a-z0-9_\-]*?)(?:\.(?P<p>\d+))?(?:@(?P<k>\d+))?(?:-l(?P<rel>\d+))?$"
+)
 
 
 def tierank_measure(metric: str) -> Measure:
@@ -77,7 +95,9 @@ def tierank_measure(metric: str) -> Measure:
     if m and (m["name"] in FAMILIES or m["name"] == "rbp"):
         if m["name"] == "rbp":
             if m["p"] is None:
-                raise TierankInputError(f"ranx metric {metric!r}: rbp needs its persistence, e.g. rbp.95")
+                raise TierankInputError(
+                    f"ranx metric {metric!r}: rbp needs its persistence, e.g. rbp.95"
+                )
             text = f"RBP(p=0.{m['p']}" + (f",rel={m['rel']})" if m["rel"] else ")")
         else:
             text = FAMILIES[m["name"]] + (f"(rel={m['rel']})" if m["rel"] else "")
@@ -86,8 +106,10 @@ def tierank_measure(metric: str) -> Measure:
     try:
         return parse_measure(metric)
     except TierankInputError:
-        raise TierankInputError(f"unknown metric {metric!r}: give a ranx name ({', '.join(FAMILIES)}, rbp.P, "
-                                f"with @k and -lN) or a tierank measure") from None
+        raise TierankInputError(
+            f"unknown metric {metric!r}: give a ranx name ({', '.join(FAMILIES)}, rbp.P, "
+            f"with @k and -lN) or a tierank measure"
+        ) from None
 
 
 def _is_ranx(obj, cls: str) -> bool:
@@ -136,7 +158,9 @@ def scores(qrels, run, metrics, stat: str = "expected", **options) -> dict[str, 
         raise TierankInputError(f"unknown statistic {stat!r}; accepted: {', '.join(STATS)}")
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
     q = to_qrels(qrels)
-    order = list(qrels.keys()) if _is_ranx(qrels, "Qrels") else list(dict.fromkeys(q.qid.to_pylist()))
+    order = (
+        list(qrels.keys()) if _is_ranx(qrels, "Qrels") else list(dict.fromkeys(q.qid.to_pylist()))
+    )
     order = [str(x) for x in order]
     measures = [tierank_measure(m) for m in metrics]
     r = to_run(run)
@@ -153,9 +177,21 @@ def scores(qrels, run, metrics, stat: str = "expected", **options) -> dict[str, 
     return out
 
 
-def compare(qrels, runs: Sequence, metrics, *, stat: str = "expected", stat_test: str = "student",
-            n_permutations: int = 1000, max_p: float = 0.01, random_seed: int = 42, rounding_digits: int = 3,
-            show_percentages: bool = False, correction: str | None = None, **options):
+def compare(
+    qrels,
+    runs: Sequence,
+    metrics,
+    *,
+    stat: str = "expected",
+    stat_test: str = "student",
+    n_permutations: int = 1000,
+    max_p: float = 0.01,
+    random_seed: int = 42,
+    rounding_digits: int = 3,
+    show_percentages: bool = False,
+    correction: str | None = None,
+    **options,
+):
     """ranx's ``compare`` on tie-aware per-query values; returns a ``ranx.Report``.
 
     Same arguments as ``ranx.compare`` (``runs`` are ``ranx.Run`` objects, named by ``run.name``,
@@ -181,11 +217,16 @@ def compare(qrels, runs: Sequence, metrics, *, stat: str = "expected", stat_test
         names.append(name)
         per_query[name] = scores(qrels, run, metrics, stat=stat, **options)
         results[name] = {m: float(np.mean(v)) for m, v in per_query[name].items()}
-    comparisons = compute_statistical_significance(model_names=names, metric_scores=per_query, stat_test=stat_test,
-                                                   n_permutations=n_permutations, max_p=max_p,
-                                                   random_seed=random_seed)
+    comparisons = compute_statistical_significance(
+        model_names=names,
+        metric_scores=per_query,
+        stat_test=stat_test,
+        n_permutations=n_permutations,
+        max_p=max_p,
+        random_seed=random_seed,
+    )
     if correction is not None:
-        pairs = [frozenset((a, b)) for i, a in enumerate(names) for b in names[i + 1:]]
+        pairs = [frozenset((a, b)) for i, a in enumerate(names) for b in names[i + 1 :]]
         for m in metrics:
             adj = adjust_pvalues([comparisons[p][m]["p_value"] for p in pairs], correction)
             for p, v in zip(pairs, adj):
@@ -194,9 +235,22 @@ def compare(qrels, runs: Sequence, metrics, *, stat: str = "expected", stat_test
     for a in names:
         for b in names:
             if a != b:
-                wtl[(a, b)] = {m: {"W": int(np.sum(per_query[a][m] > per_query[b][m])),
-                                   "T": int(np.sum(per_query[a][m] == per_query[b][m])),
-                                   "L": int(np.sum(per_query[a][m] < per_query[b][m]))} for m in metrics}
-    return Report(model_names=names, results=results, comparisons=comparisons, metrics=metrics, max_p=max_p,
-                  win_tie_loss=wtl, rounding_digits=rounding_digits, show_percentages=show_percentages,
-                  stat_test=stat_test)
+                wtl[(a, b)] = {
+                    m: {
+                        "W": int(np.sum(per_query[a][m] > per_query[b][m])),
+                        "T": int(np.sum(per_query[a][m] == per_query[b][m])),
+                        "L": int(np.sum(per_query[a][m] < per_query[b][m])),
+                    }
+                    for m in metrics
+                }
+    return Report(
+        model_names=names,
+        results=results,
+        comparisons=comparisons,
+        metrics=metrics,
+        max_p=max_p,
+        win_tie_loss=wtl,
+        rounding_digits=rounding_digits,
+        show_percentages=show_percentages,
+        stat_test=stat_test,
+    )

@@ -83,7 +83,9 @@ def _run(qid: pa.Array, docid: pa.Array, score: np.ndarray, source: str):
 
 
 def _qrels(qid: pa.Array, docid: pa.Array, source: str):
-    return to_qrels(pa.table({"query_id": qid, "doc_id": docid, "relevance": np.ones(len(qid))}), source=source)
+    return to_qrels(
+        pa.table({"query_id": qid, "doc_id": docid, "relevance": np.ones(len(qid))}), source=source
+    )
 
 
 def _per_query(res, measure: str, stat: str, qids: list[str]) -> np.ndarray:
@@ -125,10 +127,17 @@ class TieAwareInformationRetrievalEvaluator(InformationRetrievalEvaluator):
 
     def _chunk(self, corpus_model, corpus_embeddings, start: int, end: int):
         if corpus_embeddings is None:
-            return self.embed_inputs(corpus_model, self.corpus[start:end], encode_fn_name="document",
-                                     prompt_name=self.corpus_prompt_name, prompt=self.corpus_prompt)
+            return self.embed_inputs(
+                corpus_model,
+                self.corpus[start:end],
+                encode_fn_name="document",
+                prompt_name=self.corpus_prompt_name,
+                prompt=self.corpus_prompt,
+            )
         if isinstance(corpus_embeddings, torch.Tensor) and corpus_embeddings.is_sparse:
-            return corpus_embeddings.index_select(0, torch.arange(start, end, device=corpus_embeddings.device))
+            return corpus_embeddings.index_select(
+                0, torch.arange(start, end, device=corpus_embeddings.device)
+            )
         return corpus_embeddings[start:end]
 
     def candidates(self, query_embeddings, corpus_model, corpus_embeddings, max_k: int) -> dict:
@@ -141,7 +150,9 @@ class TieAwareInformationRetrievalEvaluator(InformationRetrievalEvaluator):
         if not self.corpus:
             raise TierankInputError("InformationRetrievalEvaluator: the corpus is empty")
         score_functions = self.score_functions or {}
-        kept: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {name: [] for name in score_functions}
+        kept: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {
+            name: [] for name in score_functions
+        }
         for start in range(0, len(self.corpus), self.corpus_chunk_size):
             end = min(start + self.corpus_chunk_size, len(self.corpus))
             sub = self._chunk(corpus_model, corpus_embeddings, start, end)
@@ -152,10 +163,19 @@ class TieAwareInformationRetrievalEvaluator(InformationRetrievalEvaluator):
                 # the chunk's k-th best score per query; every score at or above it is kept, so the
                 # global top max_k and all its ties survive (a chunk holding a tie of the global
                 # max_k-th score cannot have max_k scores above it)
-                thr = torch.topk(scores, k, dim=1, largest=True, sorted=False).values.min(dim=1, keepdim=True).values
+                thr = (
+                    torch.topk(scores, k, dim=1, largest=True, sorted=False)
+                    .values.min(dim=1, keepdim=True)
+                    .values
+                )
                 qi, ci = torch.nonzero(scores >= thr, as_tuple=True)
-                kept[name].append((qi.cpu().numpy(), ci.cpu().numpy() + start,
-                                   scores[qi, ci].to(torch.float64).cpu().numpy()))
+                kept[name].append(
+                    (
+                        qi.cpu().numpy(),
+                        ci.cpu().numpy() + start,
+                        scores[qi, ci].to(torch.float64).cpu().numpy(),
+                    )
+                )
         out = {}
         for name, parts in kept.items():
             qx, cx, sx = (np.concatenate([p[j] for p in parts]) for j in range(3))
@@ -163,17 +183,26 @@ class TieAwareInformationRetrievalEvaluator(InformationRetrievalEvaluator):
             qx, cx, sx = qx[order], cx[order], sx[order]
             starts = np.searchsorted(qx, np.arange(len(self.queries)))
             counts = np.bincount(qx, minlength=len(self.queries))
-            kth = sx[starts + np.minimum(counts, max_k) - 1]  # every query has candidates: corpus not empty
+            kth = sx[
+                starts + np.minimum(counts, max_k) - 1
+            ]  # every query has candidates: corpus not empty
             keep = sx >= kth[qx]
             out[name] = (qx[keep], cx[keep], sx[keep])
         return out
 
-    def compute_all_metrics(self, model, corpus_model=None, corpus_embeddings=None, output_path=None):
+    def compute_all_metrics(
+        self, model, corpus_model=None, corpus_embeddings=None, output_path=None
+    ):
         corpus_model = model if corpus_model is None else corpus_model
         measures = self._measures()
         max_k = max(k for _, k in measures)
-        query_embeddings = self.embed_inputs(model, self.queries, encode_fn_name="query",
-                                             prompt_name=self.query_prompt_name, prompt=self.query_prompt)
+        query_embeddings = self.embed_inputs(
+            model,
+            self.queries,
+            encode_fn_name="query",
+            prompt_name=self.query_prompt_name,
+            prompt=self.query_prompt,
+        )
         qids = [str(q) for q in self.queries_ids]
         qid_arr = pa.array(qids, pa.string())
         cid_arr = pa.array([str(c) for c in self.corpus_ids], pa.string())
@@ -193,7 +222,9 @@ class TieAwareInformationRetrievalEvaluator(InformationRetrievalEvaluator):
             for (metric, k), m in measures.items():
                 scale = nrel / np.minimum(k, nrel) if metric == "map@k" else 1.0
                 for suffix, stat in STATS:
-                    out.setdefault(metric + suffix, {})[k] = float(np.mean(_per_query(res, m, stat, qids) * scale))
+                    out.setdefault(metric + suffix, {})[k] = float(
+                        np.mean(_per_query(res, m, stat, qids) * scale)
+                    )
             out["tied_share"] = {0: float(res.ties["share"])}  # one entry: the key gets no @k
             scores[name] = out
             if self.write_predictions and output_path is not None:
@@ -213,10 +244,17 @@ class TieAwareInformationRetrievalEvaluator(InformationRetrievalEvaluator):
         bounds = np.searchsorted(qi[order], np.arange(len(self.queries) + 1))
         with open(path, "w", encoding="utf-8") as f:
             for q in range(len(self.queries)):  # one line per query
-                sel = order[bounds[q]:bounds[q + 1]]
-                res = [{"corpus_id": self.corpus_ids[c], "score": s}
-                       for c, s in zip(ci[sel].tolist(), sc[sel].tolist())]
-                f.write(json.dumps({"query_id": self.queries_ids[q], "query": self.queries[q], "results": res}) + "\n")
+                sel = order[bounds[q] : bounds[q + 1]]
+                res = [
+                    {"corpus_id": self.corpus_ids[c], "score": s}
+                    for c, s in zip(ci[sel].tolist(), sc[sel].tolist())
+                ]
+                f.write(
+                    json.dumps(
+                        {"query_id": self.queries_ids[q], "query": self.queries[q], "results": res}
+                    )
+                    + "\n"
+                )
 
 
 class TieAwareCrossEncoderRerankingEvaluator(CrossEncoderRerankingEvaluator):
@@ -240,15 +278,23 @@ class TieAwareCrossEncoderRerankingEvaluator(CrossEncoderRerankingEvaluator):
         for i, inst in enumerate(self.samples):
             for key in ("query", "positive"):
                 if key not in inst:
-                    raise TierankInputError(f"sample {i}: CrossEncoderRerankingEvaluator requires a {key!r} key")
+                    raise TierankInputError(
+                        f"sample {i}: CrossEncoderRerankingEvaluator requires a {key!r} key"
+                    )
             if ("negative" in inst) == ("documents" in inst):
-                raise TierankInputError(f"sample {i}: CrossEncoderRerankingEvaluator requires exactly one of "
-                                        "'negative' and 'documents'")
-            positive = [inst["positive"]] if isinstance(inst["positive"], str) else list(inst["positive"])
+                raise TierankInputError(
+                    f"sample {i}: CrossEncoderRerankingEvaluator requires exactly one of "
+                    "'negative' and 'documents'"
+                )
+            positive = (
+                [inst["positive"]] if isinstance(inst["positive"], str) else list(inst["positive"])
+            )
             documents = inst.get("documents")
             if documents is not None:
                 b = [int(d in positive) for d in documents]
-                base.append(b + [1] * (len(positive) - sum(b)) if sum(b) else None)  # missing positives last
+                base.append(
+                    b + [1] * (len(positive) - sum(b)) if sum(b) else None
+                )  # missing positives last
                 if self.always_rerank_positives:
                     docs = positive + [d for d in documents if d not in positive]
                     r = [1] * len(positive) + [0] * (len(docs) - len(positive))
@@ -293,20 +339,30 @@ class TieAwareCrossEncoderRerankingEvaluator(CrossEncoderRerankingEvaluator):
         run, qrels = self._flat(lists, scores)
         res = evaluate(qrels, run, list(keys.values()))
         qids = [str(i) for i in range(n)]
-        return {key + s: float(np.sum(_per_query(res, m, stat, qids)) / n)
-                for key, m in keys.items() for s, stat in STATS}, res
+        return {
+            key + s: float(np.sum(_per_query(res, m, stat, qids)) / n)
+            for key, m in keys.items()
+            for s, stat in STATS
+        }, res
 
     def _metrics(self, model) -> dict[str, float]:
         """Unprefixed metrics (expected, ``_min``, ``_max``, ``tied_share``, ``base_*``)."""
         pairs, rel, base, npos, nneg = self._prepare()
         scores = None
         if pairs:
-            scores = model.predict(pairs, prompt_name=self.prompt_name, batch_size=self.batch_size,
-                                   convert_to_numpy=True, show_progress_bar=self.show_progress_bar)
+            scores = model.predict(
+                pairs,
+                prompt_name=self.prompt_name,
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                show_progress_bar=self.show_progress_bar,
+            )
             scores = np.asarray(scores, dtype=np.float64)
             if scores.shape != (len(pairs),):
-                raise TierankInputError(f"the model returned scores of shape {scores.shape} for {len(pairs)} "
-                                        "pairs: one score per pair is needed (num_labels=1)")
+                raise TierankInputError(
+                    f"the model returned scores of shape {scores.shape} for {len(pairs)} "
+                    "pairs: one score per pair is needed (num_labels=1)"
+                )
         self._counts = (npos, nneg)
         means, res = self._means(rel, scores)
         self.last_result = res
@@ -315,27 +371,49 @@ class TieAwareCrossEncoderRerankingEvaluator(CrossEncoderRerankingEvaluator):
         metrics["tied_share"] = float(res.ties["share"]) if res is not None else 0.0
         if base:  # stock: the mean over the samples with documents
             base_means, _ = self._means(base)
-            metrics.update({"base_" + key: v for key, v in base_means.items() if not key.endswith(("_min", "_max"))})
+            metrics.update(
+                {
+                    "base_" + key: v
+                    for key, v in base_means.items()
+                    if not key.endswith(("_min", "_max"))
+                }
+            )
         return metrics
 
-    def __call__(self, model, output_path=None, epoch: int = -1, steps: int = -1) -> dict[str, float]:
-        when = "" if epoch == -1 else f" after epoch {epoch}" + ("" if steps == -1 else f" after {steps} steps")
-        logger.info(f"{type(self).__name__}: Evaluating the model on the {self.name} dataset{when}:")
+    def __call__(
+        self, model, output_path=None, epoch: int = -1, steps: int = -1
+    ) -> dict[str, float]:
+        when = (
+            ""
+            if epoch == -1
+            else f" after epoch {epoch}" + ("" if steps == -1 else f" after {steps} steps")
+        )
+        logger.info(
+            f"{type(self).__name__}: Evaluating the model on the {self.name} dataset{when}:"
+        )
         raw = self._metrics(model)
         k = self.at_k
         npos, nneg = self._counts
         if npos:
-            logger.info(f"Queries: {len(self.samples)}\tPositives: Min {np.min(npos):.1f}, Mean {np.mean(npos):.1f}, "
-                        f"Max {np.max(npos):.1f}\tNegatives: Min {np.min(nneg):.1f}, Mean {np.mean(nneg):.1f}, "
-                        f"Max {np.max(nneg):.1f}")
+            logger.info(
+                f"Queries: {len(self.samples)}\tPositives: Min {np.min(npos):.1f}, Mean {np.mean(npos):.1f}, "
+                f"Max {np.max(npos):.1f}\tNegatives: Min {np.min(nneg):.1f}, Mean {np.mean(nneg):.1f}, "
+                f"Max {np.max(nneg):.1f}"
+            )
         for key in ("map", f"mrr@{k}", f"ndcg@{k}"):
-            logger.info(f"{key.upper()}: E {raw[key] * 100:.2f} [min {raw[key + '_min'] * 100:.2f}, "
-                        f"max {raw[key + '_max'] * 100:.2f}]")
+            logger.info(
+                f"{key.upper()}: E {raw[key] * 100:.2f} [min {raw[key + '_min'] * 100:.2f}, "
+                f"max {raw[key + '_max'] * 100:.2f}]"
+            )
         metrics = self.prefix_name_to_metrics(raw, self.name)
         if "base_map" in raw:
-            card = {key: f"{raw[key]:.4f} ({raw[key] - raw['base_' + key]:+.4f})"
-                    for key in ("map", f"mrr@{k}", f"ndcg@{k}")}
-            self.store_metrics_in_model_card_data(model, self.prefix_name_to_metrics(card, self.name), epoch, steps)  # type: ignore[arg-type,unused-ignore]  # strings on the card (unused without sentence-transformers)
+            card = {
+                key: f"{raw[key]:.4f} ({raw[key] - raw['base_' + key]:+.4f})"
+                for key in ("map", f"mrr@{k}", f"ndcg@{k}")
+            }
+            # strings on the card (the ignore is unused without sentence-transformers)
+            named: Any = self.prefix_name_to_metrics(card, self.name)  # type: ignore[arg-type,unused-ignore]
+            self.store_metrics_in_model_card_data(model, named, epoch, steps)
         else:
             self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
         if output_path is not None and self.write_csv:
@@ -345,5 +423,10 @@ class TieAwareCrossEncoderRerankingEvaluator(CrossEncoderRerankingEvaluator):
             with open(path, mode="w" if new else "a", encoding="utf-8", newline="") as f:
                 if new:
                     f.write(",".join(self.csv_headers) + "\n")
-                f.write(",".join(map(str, [epoch, steps, raw["map"], raw[f"mrr@{k}"], raw[f"ndcg@{k}"]])) + "\n")
+                f.write(
+                    ",".join(
+                        map(str, [epoch, steps, raw["map"], raw[f"mrr@{k}"], raw[f"ndcg@{k}"]])
+                    )
+                    + "\n"
+                )
         return metrics

@@ -26,8 +26,17 @@ import numpy as np
 from ..errors import Problem, TierankInputError
 from .lexer import GZIP_MAGIC
 
-__all__ = ["BeirSet", "load_beir", "check_selection", "read_jsonl", "find_inputs", "find_texts", "QRELS_NAMES",
-           "CANDIDATE_NAMES", "QUERY_SETS"]
+__all__ = [
+    "BeirSet",
+    "load_beir",
+    "check_selection",
+    "read_jsonl",
+    "find_inputs",
+    "find_texts",
+    "QRELS_NAMES",
+    "CANDIDATE_NAMES",
+    "QUERY_SETS",
+]
 
 #: Where the qrels and the candidate run are looked for inside the directory, in this order.
 QRELS_NAMES = ("qrels.txt", "qrels/test.tsv", "qrels.tsv", "qrels")
@@ -51,7 +60,9 @@ def _count(value: Any, what: str) -> int | None:
     return n
 
 
-def check_selection(queries: str = "judged", depth: Any = None, max_queries: Any = None) -> tuple[str, int | None, int | None]:
+def check_selection(
+    queries: str = "judged", depth: Any = None, max_queries: Any = None
+) -> tuple[str, int | None, int | None]:
     """The query selection of :func:`load_beir`, checked without reading anything.
 
     Callers that write outputs check it before making any directory.
@@ -64,7 +75,9 @@ def check_selection(queries: str = "judged", depth: Any = None, max_queries: Any
     tierank.errors.TierankInputError: depth must be >= 1, got -1
     """
     if queries not in QUERY_SETS:
-        raise TierankInputError([Problem("", None, f"queries must be 'judged' or 'all', got {queries!r}")])
+        raise TierankInputError(
+            [Problem("", None, f"queries must be 'judged' or 'all', got {queries!r}")]
+        )
     return queries, _count(depth, "depth"), _count(max_queries, "max queries")
 
 
@@ -96,7 +109,7 @@ def read_jsonl(path: str | os.PathLike, keep: Callable[[dict], bool] | None = No
     try:
         with open(path, "rb") as fh:
             gz = fh.read(2) == GZIP_MAGIC
-        with (gzip.open(path, "rb") if gz else open(path, "rb")) as fh:
+        with gzip.open(path, "rb") if gz else open(path, "rb") as fh:
             for n, raw in enumerate(fh, 1):
                 if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
                     raw = raw[3:]
@@ -116,9 +129,14 @@ def read_jsonl(path: str | os.PathLike, keep: Callable[[dict], bool] | None = No
                 if len(problems) >= MAX_PROBLEMS:
                     break
     except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
-        reason = (f"corrupt or truncated gzip data ({exc})" if gz
-                  else f"cannot read ({getattr(exc, 'strerror', None) or exc})")
-        raise TierankInputError(problems[:MAX_PROBLEMS - 1] + [Problem(str(path), None, reason)]) from None
+        reason = (
+            f"corrupt or truncated gzip data ({exc})"
+            if gz
+            else f"cannot read ({getattr(exc, 'strerror', None) or exc})"
+        )
+        raise TierankInputError(
+            problems[: MAX_PROBLEMS - 1] + [Problem(str(path), None, reason)]
+        ) from None
     if problems:
         raise TierankInputError(problems)
     return out
@@ -140,7 +158,11 @@ class BeirSet:
     @property
     def inputs(self) -> tuple[Path, ...]:
         """Every file read: outputs must never overwrite one of them."""
-        return tuple(p for p in (self.qrels_path, self.candidates_path, self.queries_path, self.corpus_path) if p)
+        return tuple(
+            p
+            for p in (self.qrels_path, self.candidates_path, self.queries_path, self.corpus_path)
+            if p
+        )
 
 
 def _find(data: Path, names: Sequence[str], what: str) -> Path:
@@ -149,8 +171,15 @@ def _find(data: Path, names: Sequence[str], what: str) -> Path:
         for name in (n, f"{n}.gz"):
             if (data / name).is_file():
                 return data / name
-    raise TierankInputError([Problem(str(data), None,
-                                     f"no {what} file (looked for {', '.join(names)}, each also with .gz)")])
+    raise TierankInputError(
+        [
+            Problem(
+                str(data),
+                None,
+                f"no {what} file (looked for {', '.join(names)}, each also with .gz)",
+            )
+        ]
+    )
 
 
 def find_texts(data_dir: str | os.PathLike) -> tuple[Path, Path]:
@@ -207,20 +236,35 @@ def load_beir(
         keep = keep[:max_queries]
     cands = {q: cands[q][:depth] if depth else cands[q] for q in keep}
     if not cands:
-        raise TierankInputError([Problem(str(cand_path), None,
-                                         f"no {'judged ' if queries == 'judged' else ''}query has candidates")])
+        raise TierankInputError(
+            [
+                Problem(
+                    str(cand_path),
+                    None,
+                    f"no {'judged ' if queries == 'judged' else ''}query has candidates",
+                )
+            ]
+        )
 
     need_q = set(cands)
     need_d = {d for ds in cands.values() for d in ds}
     qfile, cfile = find_texts(data)
-    qtexts = {str(r["_id"]): str(r.get("text", "")) for r in read_jsonl(qfile, lambda r: str(r["_id"]) in need_q)}
+    qtexts = {
+        str(r["_id"]): str(r.get("text", ""))
+        for r in read_jsonl(qfile, lambda r: str(r["_id"]) in need_q)
+    }
     docs = {}
     for r in read_jsonl(cfile, lambda r: str(r["_id"]) in need_d):
         title, text = str(r.get("title") or ""), str(r.get("text") or "")
         docs[str(r["_id"])] = f"{title} {text}".strip() if title else text
-    problems = [Problem(str(qfile), None, f"query {q!r} has candidates but no text") for q in sorted(need_q - set(qtexts))]
-    problems += [Problem(str(cfile), None, f"document {d!r} is a candidate but not in the corpus")
-                 for d in sorted(need_d - set(docs))]
+    problems = [
+        Problem(str(qfile), None, f"query {q!r} has candidates but no text")
+        for q in sorted(need_q - set(qtexts))
+    ]
+    problems += [
+        Problem(str(cfile), None, f"document {d!r} is a candidate but not in the corpus")
+        for d in sorted(need_d - set(docs))
+    ]
     if problems:
         raise TierankInputError(problems[:MAX_PROBLEMS])
     return BeirSet(qtexts, docs, cands, qr, qrels_path, cand_path, qfile, cfile)

@@ -42,7 +42,9 @@ def _raw_blocks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
         else:
             fh = open(path, "rb")
     except (OSError, ValueError) as e:
-        raise TierankInputError([Problem(src, None, f"cannot read ({getattr(e, 'strerror', None) or e})")]) from None
+        raise TierankInputError(
+            [Problem(src, None, f"cannot read ({getattr(e, 'strerror', None) or e})")]
+        ) from None
     with fh:
         step = max(1, min(_READ, size))
         head = fh.read(max(step, 64))  # enough to see the gzip magic, whatever the block size
@@ -83,12 +85,21 @@ def _raw_blocks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
                     continue
                 while rest:
                     if rest.strip(b"\x00"):
-                        raise TierankInputError([Problem(
-                            src, None, f"unexpected data after the end of the gzip stream (at byte {end:,})")])
+                        raise TierankInputError(
+                            [
+                                Problem(
+                                    src,
+                                    None,
+                                    f"unexpected data after the end of the gzip stream (at byte {end:,})",
+                                )
+                            ]
+                        )
                     rest = fh.read(step)
                 return
         if not d.eof:
-            raise TierankInputError([Problem(src, None, "truncated gzip data: the compressed stream ends early")])
+            raise TierankInputError(
+                [Problem(src, None, "truncated gzip data: the compressed stream ends early")]
+            )
 
 
 def _parse(src: str, data: bytes, first_line: int, ranks: bool = True) -> Run:
@@ -100,7 +111,9 @@ def _parse(src: str, data: bytes, first_line: int, ranks: bool = True) -> Run:
         run = _run_fast(src, data, ranks=ranks)
         return run if run is not None else _run_slow(src, data)
     except TierankInputError as e:
-        raise type(e)(shift_problems(e.problems, first_line - 1)) from None  # EmptyRun stays EmptyRun
+        raise type(e)(
+            shift_problems(e.problems, first_line - 1)
+        ) from None  # EmptyRun stays EmptyRun
 
 
 #: public name of :func:`_parse` (used by :mod:`tierank.stream`)
@@ -130,7 +143,9 @@ def blank(block: bytes) -> bool:
     >>> blank(b" \\t\\r\\n"), blank(b"\\n\\x0c")
     (True, False)
     """
-    return _FIELD_BYTE.search(block) is None  # stops at the first field byte (strip() copied the block)
+    return (
+        _FIELD_BYTE.search(block) is None
+    )  # stops at the first field byte (strip() copied the block)
 
 
 _FIELD_BYTE = re.compile(rb"[^ \t\r\n]")
@@ -163,9 +178,13 @@ def _tail_start(buf: bytearray, start: int, end: int) -> int:
         if buf[stop] == 0x0A and stop > start and buf[stop - 1] == 0x0D:
             stop -= 1
         line_start = max(buf.rfind(b"\n", start, stop) + 1, start)
-        line_start = max(buf.rfind(b"\r", line_start, stop) + 1, line_start)  # a lone CR inside: a line end
+        line_start = max(
+            buf.rfind(b"\r", line_start, stop) + 1, line_start
+        )  # a lone CR inside: a line end
         field = _FIRST_FIELD.match(buf, line_start, stop).group(1)  # type: ignore[union-attr]  # always matches
-        if field and not field.startswith(b"#"):  # a comment line goes with any query, as a blank one
+        if field and not field.startswith(
+            b"#"
+        ):  # a comment line goes with any query, as a blank one
             if qid is None:
                 qid = field
             elif field != qid:
@@ -185,8 +204,8 @@ def _count_lf(block: bytes) -> int:
     tmp = np.empty(_COUNT_CHUNK, dtype=bool)
     n = 0
     for c in range(0, len(b), _COUNT_CHUNK):
-        piece = b[c:c + _COUNT_CHUNK]
-        out = tmp[:len(piece)]
+        piece = b[c : c + _COUNT_CHUNK]
+        out = tmp[: len(piece)]
         np.equal(piece, 10, out=out)
         n += int(np.count_nonzero(out))
     return n
@@ -224,7 +243,9 @@ class LineCounter:
     def __init__(self, path: str | os.PathLike, piece: int = _READ):
         self.path, self.piece = str(path), max(1, piece)
         self.offset = self.lines = 0
-        self.cr = False  # the bytes counted end with a CR (a CRLF cut between two pieces is one line end)
+        self.cr = (
+            False  # the bytes counted end with a CR (a CRLF cut between two pieces is one line end)
+        )
 
     def before(self, offset: int) -> int:
         """The number of lines ended in the file's first ``offset`` bytes."""
@@ -250,7 +271,9 @@ def lines_before(path: str | os.PathLike, offset: int) -> int:
     return LineCounter(path).before(offset)
 
 
-def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[tuple[bytes, int]]:
+def iter_blocks(
+    path: str | os.PathLike, block_bytes: int = BLOCK_BYTES
+) -> Iterator[tuple[bytes, int]]:
     """The text of the run at ``path`` as (bytes, number of its first line) blocks of about
     ``block_bytes``, each holding whole queries when the run is grouped by query: a block ends
     where its last query begins, and that query's lines start the next block.  Decompressed on
@@ -276,7 +299,7 @@ def cut_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Itera
             if len(buf) < len(lexer.BOM) and lexer.BOM.startswith(bytes(buf)):
                 continue
             if buf.startswith(lexer.BOM):
-                del buf[:len(lexer.BOM)]
+                del buf[: len(lexer.BOM)]
             first = False
         start = 0
         size = block_bytes
@@ -302,7 +325,7 @@ def cut_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Itera
         del buf[:start]
         retry_at = max(0, retry_at - start)
     if first and buf.startswith(lexer.BOM):
-        del buf[:len(lexer.BOM)]
+        del buf[: len(lexer.BOM)]
     if buf:
         yield bytes(buf)
 
@@ -365,7 +388,9 @@ def open_random(src: str):
             return fh, fh.size()
         return open(src, "rb"), os.path.getsize(src)
     except (OSError, ValueError) as e:
-        raise TierankInputError([Problem(src, None, f"cannot read ({getattr(e, 'strerror', None) or e})")]) from None
+        raise TierankInputError(
+            [Problem(src, None, f"cannot read ({getattr(e, 'strerror', None) or e})")]
+        ) from None
 
 
 #: the smallest range :func:`iter_ranges` cuts to balance workers at the end of a file (each batch has a
@@ -373,7 +398,9 @@ def open_random(src: str):
 MIN_TAIL_BYTES = 4 << 20
 
 
-def iter_ranges(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES, tail: int = 0) -> Iterator[tuple[int, int]]:
+def iter_ranges(
+    path: str | os.PathLike, block_bytes: int = BLOCK_BYTES, tail: int = 0
+) -> Iterator[tuple[int, int]]:
     """Byte ranges ``[start, end)`` of the plain (uncompressed) run file at ``path`` (local, or a URI
     of any filesystem pyarrow supports), of about ``block_bytes`` each, cut where a query begins,
     so that a range holds whole queries when the run is grouped by query.  Only the few lines
@@ -418,7 +445,7 @@ def read_range(path: str | os.PathLike, start: int, end: int) -> bytes:
         fh.seek(start)
         data = bytes(fh.read(end - start))
     if start == 0 and data.startswith(lexer.BOM):
-        data = data[len(lexer.BOM):]
+        data = data[len(lexer.BOM) :]
     return data
 
 
@@ -456,7 +483,9 @@ def iter_batches(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Ite
             continue
         yield run
     if problems:
-        raise TierankInputError(problems.error().problems + (ungrouped.problems if ungrouped else []))
+        raise TierankInputError(
+            problems.error().problems + (ungrouped.problems if ungrouped else [])
+        )
     if ungrouped:
         raise ungrouped
     if not any_rows:
@@ -473,10 +502,17 @@ class GroupCheck:
     def __call__(self, qids: list[str]) -> None:
         again = [x for x in qids if x in self.seen]
         if again:
-            raise TierankInputError([Problem(self.src, None,
-                f"the run is not grouped by query: query {again[0]!r} appears again after other queries; "
-                "streaming needs each query's lines together: group it first with "
-                "tierank.stream.partition() (DuckDB, out of core), or evaluate it in memory")])
+            raise TierankInputError(
+                [
+                    Problem(
+                        self.src,
+                        None,
+                        f"the run is not grouped by query: query {again[0]!r} appears again after other queries; "
+                        "streaming needs each query's lines together: group it first with "
+                        "tierank.stream.partition() (DuckDB, out of core), or evaluate it in memory",
+                    )
+                ]
+            )
         self.seen.update(qids)
         if self.order is not None:
             self.order.extend(qids)

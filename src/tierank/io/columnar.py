@@ -44,7 +44,9 @@ def read_table(path: str | os.PathLike) -> pa.Table:
         if p.suffix.lower() in PARQUET:
             import pyarrow.parquet as pq
 
-            with pq.ParquetFile(p) as f:  # pq.read_table fails on two columns of one name: refused later, named
+            with pq.ParquetFile(
+                p
+            ) as f:  # pq.read_table fails on two columns of one name: refused later, named
                 return f.read()
         import pyarrow.ipc as ipc
 
@@ -96,7 +98,9 @@ def partition_files(path: str | os.PathLike) -> list[Path] | None:
     try:
         if not p.is_dir():
             return None
-    except OSError:  # a name the file system cannot hold (too long): not a folder; its reader says why
+    except (
+        OSError
+    ):  # a name the file system cannot hold (too long): not a folder; its reader says why
         return None
     entries = [e for e in p.iterdir() if not e.name.startswith(".")]
     if not entries or not all(e.is_dir() and e.name.startswith("bucket=") for e in entries):
@@ -123,14 +127,26 @@ def read_partitioned(path: str | os.PathLike) -> pa.Table:
     order (``qid, docid, score``): what the partitioned run file itself would give."""
     files = partition_files(path)
     if files is None:
-        raise TierankInputError([Problem(str(path), None, "not a folder written by tierank.stream.partition()")])
+        raise TierankInputError(
+            [Problem(str(path), None, "not a folder written by tierank.stream.partition()")]
+        )
     tables = [read_table(f) for f in files]
     for f, t in zip(files, tables):
         if tuple(t.column_names) != PARTITION_COLUMNS:
-            raise TierankInputError([Problem(str(f), None, f"columns {t.column_names}, expected "
-                                             f"{', '.join(PARTITION_COLUMNS)} as partition() writes them")])
+            raise TierankInputError(
+                [
+                    Problem(
+                        str(f),
+                        None,
+                        f"columns {t.column_names}, expected "
+                        f"{', '.join(PARTITION_COLUMNS)} as partition() writes them",
+                    )
+                ]
+            )
     try:
         t = pa.concat_tables(tables, promote_options="permissive")
     except pa.ArrowException as e:
-        raise TierankInputError([Problem(str(path), None, f"its files do not hold one table ({e})")]) from None
+        raise TierankInputError(
+            [Problem(str(path), None, f"its files do not hold one table ({e})")]
+        ) from None
     return t.sort_by([("line", "ascending")]).drop_columns(["line"])

@@ -79,6 +79,20 @@ def to_qrels(obj, source: str | None = None) -> Qrels:
     return read(obj, "qrels", source)
 
 
-__all__ = ["DOC_COLUMNS", "GRADE_COLUMNS", "GRADE_FALLBACK", "JUDGMENT_LEVELS", "JUDGMENT_RANGE", "QUERY_COLUMNS",
-           "RANK_COLUMNS", "RUN_SUFFIXES", "SCORE_COLUMNS", "check_roles", "folder_runs", "input_role", "table_role",
-           "to_qrels", "to_run"]
+__all__ = [
+    "DOC_COLUMNS",
+    "GRADE_COLUMNS",
+    "GRADE_FALLBACK",
+    "JUDGMENT_LEVELS",
+    "JUDGMENT_RANGE",
+    "QUERY_COLUMNS",
+    "RANK_COLUMNS",
+    "RUN_SUFFIXES",
+    "SCORE_COLUMNS",
+    "check_roles",
+    "folder_runs",
+    "input_role",
+    "table_role",
+    "to_qrels",
+    "to_run",
+]

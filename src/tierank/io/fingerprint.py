@@ -20,7 +20,9 @@ _CHUNK = 1 << 20
 _PRIME = np.uint64(0x100000001B3)
 _LONG = 256  # bytes
 _MASKS = np.array([(1 << (8 * i)) - 1 for i in range(9)], dtype=np.uint64)
-_STEP = np.array([1, int(_PRIME)], dtype=np.uint64)  # Horner factor of a word past / within a string
+_STEP = np.array(
+    [1, int(_PRIME)], dtype=np.uint64
+)  # Horner factor of a word past / within a string
 
 
 def splitmix64(x: np.ndarray, inplace: bool = False) -> np.ndarray:
@@ -34,7 +36,9 @@ def splitmix64(x: np.ndarray, inplace: bool = False) -> np.ndarray:
     return x
 
 
-_SEED_FIRST = np.uint64((int(_MULT) * int(_PRIME)) % (1 << 64))  # the seed's factor times the first step's
+_SEED_FIRST = np.uint64(
+    (int(_MULT) * int(_PRIME)) % (1 << 64)
+)  # the seed's factor times the first step's
 
 
 def _horner(words: np.ndarray, start: np.ndarray, lens: np.ndarray, end: int) -> np.ndarray:
@@ -76,7 +80,7 @@ def _horner_long(words: np.ndarray, start: int, length: int) -> np.uint64:
         pw[0] = 1
         pw = np.multiply.accumulate(pw)  # P**j
         h = np.uint64(length) * _MULT * pw[k]
-        h += (w * pw[k - 1::-1]).sum(dtype=np.uint64)
+        h += (w * pw[k - 1 :: -1]).sum(dtype=np.uint64)
     return h
 
 
@@ -101,8 +105,14 @@ def fingerprint(arr: pa.Array | pa.ChunkedArray, quick: bool = False) -> np.ndar
     if not pa.types.is_string(arr.type):
         arr = ac.cast(arr, pa.string())
     n = len(arr)
-    off = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=n + 1, offset=4 * arr.offset).astype(np.int64)
-    raw = np.frombuffer(arr.buffers()[2], dtype=np.uint8) if arr.buffers()[2] is not None else np.zeros(0, np.uint8)
+    off = np.frombuffer(
+        arr.buffers()[1], dtype=np.int32, count=n + 1, offset=4 * arr.offset
+    ).astype(np.int64)
+    raw = (
+        np.frombuffer(arr.buffers()[2], dtype=np.uint8)
+        if arr.buffers()[2] is not None
+        else np.zeros(0, np.uint8)
+    )
     end = int(off[-1]) if n else 0
     padded = np.zeros(end + 8, dtype=np.uint8)  # 8 spare bytes: every word read stays inside
     padded[:end] = raw[:end]
@@ -114,7 +124,7 @@ def fingerprint(arr: pa.Array | pa.ChunkedArray, quick: bool = False) -> np.ndar
     short = lens if not len(long) else np.where(lens > _LONG, 0, lens)
     out = np.empty(n, dtype=np.uint64)
     for c in range(0, n, _CHUNK):  # chunks keep the temporaries small
-        out[c:c + _CHUNK] = _horner(words, start[c:c + _CHUNK], short[c:c + _CHUNK], end)
+        out[c : c + _CHUNK] = _horner(words, start[c : c + _CHUNK], short[c : c + _CHUNK], end)
     for i in long:
         out[i] = _horner_long(words, int(start[i]), int(lens[i]))
     if quick:

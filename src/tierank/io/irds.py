@@ -34,10 +34,17 @@ def recognise(obj) -> bool:
 def dataset_id(obj) -> str:
     """The dataset id of ``irds:DATASET_ID``, refused when empty."""
     text = os.fspath(obj)
-    ident = text[len(PREFIX):].strip()
+    ident = text[len(PREFIX) :].strip()
     if not ident:
-        raise TierankInputError([Problem(text, None, "no dataset id: give irds:DATASET_ID (e.g. "
-                                                     "irds:msmarco-passage/dev/small)")])
+        raise TierankInputError(
+            [
+                Problem(
+                    text,
+                    None,
+                    "no dataset id: give irds:DATASET_ID (e.g. irds:msmarco-passage/dev/small)",
+                )
+            ]
+        )
     return ident
 
 
@@ -50,12 +57,28 @@ def read_qrels(obj, source: str | None = None, **_) -> tuple[pa.Table, str]:
     try:
         ds = irds.load(ident)
     except KeyError:
-        raise TierankInputError([Problem(source, None, f"ir_datasets has no dataset {ident!r} (see "
-                                                       "https://ir-datasets.com for the ids)")]) from None
+        raise TierankInputError(
+            [
+                Problem(
+                    source,
+                    None,
+                    f"ir_datasets has no dataset {ident!r} (see "
+                    "https://ir-datasets.com for the ids)",
+                )
+            ]
+        ) from None
     has = getattr(ds, "has_qrels", None)
     if not (has() if callable(has) else hasattr(ds, "qrels_iter")):
-        raise TierankInputError([Problem(source, None, f"dataset {ident!r} has no qrels (pick a split that "
-                                                       "has judgments, e.g. .../dev or .../test)")])
+        raise TierankInputError(
+            [
+                Problem(
+                    source,
+                    None,
+                    f"dataset {ident!r} has no qrels (pick a split that "
+                    "has judgments, e.g. .../dev or .../test)",
+                )
+            ]
+        )
     qids: list[str] = []
     docids: list[str] = []
     grades: list[int] = []
@@ -66,14 +89,27 @@ def read_qrels(obj, source: str | None = None, **_) -> tuple[pa.Table, str]:
             grades.append(q.relevance)
     except (OSError, ValueError) as e:  # a download or a file that fails: one line, not a traceback
         raise TierankInputError([Problem(source, None, f"cannot read the qrels ({e})")]) from None
-    return pa.table({"query_id": pa.array(qids, pa.string()), "doc_id": pa.array(docids, pa.string()),
-                     "relevance": pa.array(grades)}), source
+    return pa.table(
+        {
+            "query_id": pa.array(qids, pa.string()),
+            "doc_id": pa.array(docids, pa.string()),
+            "relevance": pa.array(grades),
+        }
+    ), source
 
 
 def refuse_run(obj, source: str | None = None, **_):
     """An ``irds:`` id given as a run: ir_datasets holds judgments here, not runs."""
-    raise TierankInputError([Problem(os.fspath(obj), None, "an ir_datasets dataset gives qrels here, not a run: "
-                                                           "give it as QRELS (irds:DATASET_ID), the run as a file")])
+    raise TierankInputError(
+        [
+            Problem(
+                os.fspath(obj),
+                None,
+                "an ir_datasets dataset gives qrels here, not a run: "
+                "give it as QRELS (irds:DATASET_ID), the run as a file",
+            )
+        ]
+    )
 
 
 __all__ = ["PREFIX", "dataset_id", "read_qrels", "recognise", "refuse_run"]

@@ -50,11 +50,15 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 #: The number grammar as a regular expression (Python ``re`` and RE2 syntax), to match whole tokens.
 #: Unambiguous (each digit can match one way only), so matching stays linear on huge tokens.
-NUMBER_PATTERN = r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))"
+NUMBER_PATTERN = (
+    r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))"
+)
 _NUMBER = re.compile(NUMBER_PATTERN, re.ASCII)
 _TAB_TO_SPACE = bytes.maketrans(b"\t", b" ")
 _CHUNK = 1 << 23  # normalisation works on ~8 MiB of whole lines at a time
-_SCAN = 1 << 18  # the check for work to do looks at 256 KiB at a time: its temporaries stay in cache (3x faster)
+_SCAN = (
+    1 << 18
+)  # the check for work to do looks at 256 KiB at a time: its temporaries stay in cache (3x faster)
 
 
 def parse_number(token: str) -> float | None:
@@ -168,10 +172,12 @@ def gunzip(raw: bytes, src: str) -> bytes:
 
 
 #: the first bytes of compressed data tierank does not read (plain text and gzip only), and how to undo it
-OTHER_COMPRESSION = ((re.compile(rb"BZh[1-9]\x31\x41\x59\x26\x53\x59"), "bzip2", "bunzip2"),
-                     (re.compile(rb"\xfd7zXZ\x00"), "xz", "unxz"),
-                     (re.compile(rb"\x28\xb5\x2f\xfd"), "zstd", "unzstd"),
-                     (re.compile(rb"PK\x03\x04"), "zip", "unzip"))
+OTHER_COMPRESSION = (
+    (re.compile(rb"BZh[1-9]\x31\x41\x59\x26\x53\x59"), "bzip2", "bunzip2"),
+    (re.compile(rb"\xfd7zXZ\x00"), "xz", "unxz"),
+    (re.compile(rb"\x28\xb5\x2f\xfd"), "zstd", "unzstd"),
+    (re.compile(rb"PK\x03\x04"), "zip", "unzip"),
+)
 
 
 def check_compression(head: bytes, src: str, inner: bool = False) -> None:
@@ -185,11 +191,17 @@ def check_compression(head: bytes, src: str, inner: bool = False) -> None:
     tierank.errors.TierankInputError: run.gz: gzip data inside gzip data (compressed twice): decompress it once (gunzip), then read it
     """
     if inner and head.startswith(GZIP_MAGIC):
-        raise _fail(src, "gzip data inside gzip data (compressed twice): decompress it once (gunzip), then read it")
+        raise _fail(
+            src,
+            "gzip data inside gzip data (compressed twice): decompress it once (gunzip), then read it",
+        )
     for magic, name, tool in OTHER_COMPRESSION:
         if magic.match(head):
-            raise _fail(src, f"{name}-compressed{' inside gzip' if inner else ''}: tierank reads plain text or gzip "
-                             f"(.gz); decompress it first ({tool})")
+            raise _fail(
+                src,
+                f"{name}-compressed{' inside gzip' if inner else ''}: tierank reads plain text or gzip "
+                f"(.gz); decompress it first ({tool})",
+            )
 
 
 def load(path: str | os.PathLike, *, keep: bool = False) -> bytes:
@@ -201,7 +213,7 @@ def load(path: str | os.PathLike, *, keep: bool = False) -> bytes:
         data = gunzip(data, src)
         check_compression(data[:16], src, inner=True)
     if data.startswith(BOM):
-        data = data[len(BOM):]
+        data = data[len(BOM) :]
     return canonical(data)
 
 
@@ -275,8 +287,10 @@ def _has_comment(data: bytes) -> bool:
         if pos < 0:
             return False
     b = np.frombuffer(data, np.uint8)
-    for c in range(pos, len(b), _SCAN):  # a line end before the piece's first ``#`` counts: one byte back
-        piece = b[c - 1:c + _SCAN]
+    for c in range(
+        pos, len(b), _SCAN
+    ):  # a line end before the piece's first ``#`` counts: one byte back
+        piece = b[c - 1 : c + _SCAN]
         if ((piece[1:] == 35) & (piece[:-1] == 10)).any():
             return True
     return False
@@ -295,7 +309,7 @@ def _needs_squeeze(data: bytes) -> bool:
         return True
     b = np.frombuffer(data, np.uint8)
     for c in range(0, len(b), _SCAN):  # a byte of overlap: pairs across pieces count
-        piece = b[c:c + _SCAN + 1]
+        piece = b[c : c + _SCAN + 1]
         sep = piece == 32
         sep |= piece == 10
         pair = sep[1:] & sep[:-1]
@@ -349,7 +363,10 @@ def decode(line: bytes) -> tuple[str | None, str | None]:
         return line.decode("utf-8"), None
     except UnicodeDecodeError as e:
         field = line.count(b" ", 0, e.start) + 1
-        return None, f"field {field} is not valid UTF-8 (byte 0x{line[e.start]:02x}); text must be UTF-8"
+        return (
+            None,
+            f"field {field} is not valid UTF-8 (byte 0x{line[e.start]:02x}); text must be UTF-8",
+        )
 
 
 def is_utf8(data: bytes) -> bool:
@@ -414,7 +431,9 @@ def first_fields(path: str | os.PathLike) -> list[str] | None:
     if not stat.S_ISREG(st.st_mode):
         data, complete = load(path, keep=True), True
     else:
-        with open(path, "rb") as fh:  # compressed otherwise than gzip: no line to sniff (the reader says why)
+        with open(
+            path, "rb"
+        ) as fh:  # compressed otherwise than gzip: no line to sniff (the reader says why)
             check_compression(fh.read(16), str(path))
         size = 1 << 16
         while True:
@@ -424,10 +443,10 @@ def first_fields(path: str | os.PathLike) -> list[str] | None:
                 break
             data = got
             if data.startswith(BOM):
-                data = data[len(BOM):]
+                data = data[len(BOM) :]
             data = canonical(data)
             if not complete:
-                data = data[:data.rfind(b"\n") + 1]  # whole lines only
+                data = data[: data.rfind(b"\n") + 1]  # whole lines only
             if complete or first_line(data) is not None:
                 break
             size *= 4

@@ -32,6 +32,7 @@ from .tables import table_qrels
 #: top-level keys of a predictions file that are not subsets
 META_KEYS = ("mteb_model_meta",)
 
+
 def read_json(path, what: str):
     """The strict JSON value of the file at ``path`` (:func:`tierank.io.strict_json.loads`)."""
     from .strict_json import loads
@@ -41,7 +42,9 @@ def read_json(path, what: str):
         with open(source, "rb") as fh:
             data = fh.read()
     except OSError as e:
-        raise TierankInputError([Problem(source, None, f"cannot read the {what}: {e.strerror or e}")]) from None
+        raise TierankInputError(
+            [Problem(source, None, f"cannot read the {what}: {e.strerror or e}")]
+        ) from None
     return loads(data, source)
 
 
@@ -82,14 +85,25 @@ def load_predictions(predictions, source: str | None = None) -> dict[tuple[str, 
         if subset in META_KEYS:
             continue
         if not isinstance(splits, Mapping):
-            raise bad(f"subset {quote(str(subset))}: ", f"expected a mapping split -> run {shape}, "
-                      f"got {_kind(splits)}")
+            raise bad(
+                f"subset {quote(str(subset))}: ",
+                f"expected a mapping split -> run {shape}, got {_kind(splits)}",
+            )
         for split, run in splits.items():
             where = f"subset {quote(str(subset))}, split {quote(str(split))}: "
-            if not isinstance(run, Mapping) or not all(isinstance(d, Mapping) for d in run.values()):
-                got = _kind(run) if not isinstance(run, Mapping) else "a mapping whose values are not mappings"
-                raise bad(where, f"expected a mapping qid -> {{docid: score}} (MTEB's retrieval predictions), "
-                                 f"got {got}")
+            if not isinstance(run, Mapping) or not all(
+                isinstance(d, Mapping) for d in run.values()
+            ):
+                got = (
+                    _kind(run)
+                    if not isinstance(run, Mapping)
+                    else "a mapping whose values are not mappings"
+                )
+                raise bad(
+                    where,
+                    f"expected a mapping qid -> {{docid: score}} (MTEB's retrieval predictions), "
+                    f"got {got}",
+                )
             out[str(subset), str(split)] = run
     if not out:
         raise bad("", f"no subset in the predictions (expected {shape})")
@@ -149,8 +163,14 @@ def _kind_at(ch: str) -> str:
         return "a mapping"
     if ch and ch in "-0123456789":
         return "a number"
-    return {"[": "a list", '"': "a string", "t": "true", "f": "false", "n": "null", "": "the end of the file"}.get(
-        ch, f"{ch!r}, which is not JSON")
+    return {
+        "[": "a list",
+        '"': "a string",
+        "t": "true",
+        "f": "false",
+        "n": "null",
+        "": "the end of the file",
+    }.get(ch, f"{ch!r}, which is not JSON")
 
 
 class _Text:
@@ -159,13 +179,19 @@ class _Text:
     def __init__(self, fh, source: str):
         self.fh, self.source = fh, source
         head = fh.read(4)
-        self.decoder = codecs.getincrementaldecoder(json.detect_encoding(head) if head else "utf-8")("strict")
+        self.decoder = codecs.getincrementaldecoder(
+            json.detect_encoding(head) if head else "utf-8"
+        )("strict")
         self.buf, self.pos, self.eof = "", 0, False
         self.bytes_read = 0
-        self.broken: str | None = None  # bytes that are not text: refused when the parser reaches them
-        self.dropped = 0   # characters already dropped from buf: a position is absolute, dropped + index
-        self.lines = 0     # newlines in them
-        self.column = 0    # characters after the last of those
+        self.broken: str | None = (
+            None  # bytes that are not text: refused when the parser reaches them
+        )
+        self.dropped = (
+            0  # characters already dropped from buf: a position is absolute, dropped + index
+        )
+        self.lines = 0  # newlines in them
+        self.column = 0  # characters after the last of those
         self._feed(head)
 
     def _feed(self, data: bytes) -> None:
@@ -174,11 +200,15 @@ class _Text:
             self.buf += self.decoder.decode(data, final=not data)
         except UnicodeDecodeError as e:
             # the text before the bad byte is parsed first, so that an earlier problem is the one reported
-            bom = 3 if self.bytes_read == 0 and data.startswith(codecs.BOM_UTF8) else 0  # utf-8-sig drops it
+            bom = (
+                3 if self.bytes_read == 0 and data.startswith(codecs.BOM_UTF8) else 0
+            )  # utf-8-sig drops it
             start = max(e.start, 0)
             self.buf += (pending + data)[bom:][:start].decode(e.encoding, errors="replace")
             at = self.bytes_read - len(pending) + bom + start + 1
-            self.broken = f"not a JSON file: byte {at:,} is not {e.encoding.upper().replace('-SIG', '')}"
+            self.broken = (
+                f"not a JSON file: byte {at:,} is not {e.encoding.upper().replace('-SIG', '')}"
+            )
         self.bytes_read += len(data)
         if not data and not self.broken:  # a broken end is reported, not read as the end
             self.eof = True
@@ -188,12 +218,12 @@ class _Text:
         is read in doubling steps)."""
         if self.broken:
             self.refuse(self.broken, at=None)
-        dropped = self.buf[:self.pos]
+        dropped = self.buf[: self.pos]
         n = dropped.count("\n")
         self.column = len(dropped) - dropped.rfind("\n") - 1 if n else self.column + len(dropped)
         self.lines += n
         self.dropped += len(dropped)
-        self.buf, self.pos = self.buf[self.pos:], 0
+        self.buf, self.pos = self.buf[self.pos :], 0
         self._feed(self.fh.read(max(_CHUNK, len(self.buf))))
 
     @property
@@ -213,7 +243,9 @@ class _Text:
     def refuse(self, reason: str, at: int | None | bool = True):
         if at is None:
             raise TierankInputError([Problem(self.source, None, reason)])
-        raise TierankInputError([Problem(self.source, None, f"{reason} ({self.where(None if at is True else at)})")])
+        raise TierankInputError(
+            [Problem(self.source, None, f"{reason} ({self.where(None if at is True else at)})")]
+        )
 
     def peek(self) -> str:
         """The next character after white space ('' at the end of the file)."""
@@ -229,7 +261,7 @@ class _Text:
             return "the end of the file"
         while len(self.buf) - self.pos < 20 and not self.eof and not self.broken:
             self.more()
-        return quote(self.buf[self.pos:self.pos + 20].split("\n")[0], 20)
+        return quote(self.buf[self.pos : self.pos + 20].split("\n")[0], 20)
 
     def _syntax(self, e: json.JSONDecodeError) -> str:
         if self.eof and (e.pos >= len(self.buf) - 8 or e.msg.startswith("Unterminated string")):
@@ -238,7 +270,9 @@ class _Text:
 
     def _needs_more(self, e: json.JSONDecodeError) -> bool:
         """Whether a decoding error may only be the buffer's end cutting a value (read on, then retry)."""
-        return not self.eof and (e.pos >= len(self.buf) - 8 or e.msg.startswith("Unterminated string"))
+        return not self.eof and (
+            e.pos >= len(self.buf) - 8 or e.msg.startswith("Unterminated string")
+        )
 
     def string(self) -> str:
         while True:
@@ -280,19 +314,31 @@ class _Text:
         seen = set()
         while True:
             if self.peek() != '"':
-                self.refuse(f"not a JSON file: {where}: expected a {what} in double quotes, got {self.snippet()}")
+                self.refuse(
+                    f"not a JSON file: {where}: expected a {what} in double quotes, got {self.snippet()}"
+                )
             at = self.here
             key = self.string()
             if key in seen:
-                self.refuse(f"{where}: {what} {quote(key)} appears twice (a JSON key is given once)", at=at)
+                self.refuse(
+                    f"{where}: {what} {quote(key)} appears twice (a JSON key is given once)", at=at
+                )
             if lone_surrogate(key):
-                self.refuse(f"{where}: {what} {quote(key)} holds a lone surrogate escape (\\ud800-\\udfff), "
-                            "which is not text", at=at)
+                self.refuse(
+                    f"{where}: {what} {quote(key)} holds a lone surrogate escape (\\ud800-\\udfff), "
+                    "which is not text",
+                    at=at,
+                )
             if what in ("subset", "split") and (not key or _CONTROL.search(key)):
-                self.refuse(f"{where}: {what} {quote(key)} is not a name (empty, or with a control character)", at=at)
+                self.refuse(
+                    f"{where}: {what} {quote(key)} is not a name (empty, or with a control character)",
+                    at=at,
+                )
             seen.add(key)
             if self.peek() != ":":
-                self.refuse(f"not a JSON file: expected ':' after {what} {quote(key)}, got {self.snippet()}")
+                self.refuse(
+                    f"not a JSON file: expected ':' after {what} {quote(key)}, got {self.snippet()}"
+                )
             self.pos += 1
             self.peek()
             yield key
@@ -308,7 +354,9 @@ class _Text:
 class _Columns:
     """One (subset, split)'s run gathered as columns: query id, document id, float64 score."""
 
-    def __init__(self, source: str, ignore_identical_ids: bool = False, skip_first_result: bool = False):
+    def __init__(
+        self, source: str, ignore_identical_ids: bool = False, skip_first_result: bool = False
+    ):
         self.source = source
         self.identical, self.skip_first = ignore_identical_ids, skip_first_result
         self.qids: list[str] = []
@@ -330,12 +378,20 @@ class _Columns:
         values = [v for _, v in pairs]
         if len(set(docids)) != len(docids):
             dup = _repeated(docids)
-            refuse(f"{where}: document {quote(dup)} appears twice (a document has one score per query)")
+            refuse(
+                f"{where}: document {quote(dup)} appears twice (a document has one score per query)"
+            )
         joined = "".join(docids)
-        if "" in docids or _CONTROL.search(joined) or (not joined.isascii() and lone_surrogate(joined)):
+        if (
+            "" in docids
+            or _CONTROL.search(joined)
+            or (not joined.isascii() and lone_surrogate(joined))
+        ):
             bad = next(d for d in docids if not d or _CONTROL.search(d) or lone_surrogate(d))
-            refuse(f"{where}: document id {quote(bad)} is not an id (empty, a control character or a lone "
-                   "surrogate escape)")
+            refuse(
+                f"{where}: document id {quote(bad)} is not an id (empty, a control character or a lone "
+                "surrogate escape)"
+            )
         if not set(map(type, values)) <= {float, int}:
             for d, v in pairs:
                 if not _real(v):
@@ -351,8 +407,10 @@ class _Columns:
                 except OverflowError:
                     ok = False
                 if not ok:
-                    refuse(f"{where}, document {quote(d)}: score {_shown(v)} is not a finite number (within "
-                           "float range, about 1.8e308)")
+                    refuse(
+                        f"{where}, document {quote(d)}: score {_shown(v)} is not a finite number (within "
+                        "float range, about 1.8e308)"
+                    )
         assert scores is not None  # refuse() raised otherwise
         keep = None
         if self.identical and qid in docids:
@@ -375,7 +433,9 @@ class _Columns:
 
     def flush(self) -> None:
         if self.qids:
-            self.chunks.append((pa.array(self.qids, pa.string()), pa.array(self.docids, pa.string())))
+            self.chunks.append(
+                (pa.array(self.qids, pa.string()), pa.array(self.docids, pa.string()))
+            )
             self.qids, self.docids, self.pending = [], [], 0
 
     def run(self, refuse=None) -> Run:
@@ -396,18 +456,28 @@ class _Columns:
 
 
 def _real(v) -> bool:
-    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(
+        v, (bool, np.bool_)
+    )
 
 
 def _shown(v) -> str:
     if isinstance(v, list):
         return "an object" if isinstance(v, _Object) else "a list"
-    return quote(v) + " (text)" if isinstance(v, str) else shorten(json.dumps(v) if v is None or
-                                                                      isinstance(v, bool) else repr(v), 60)
+    return (
+        quote(v) + " (text)"
+        if isinstance(v, str)
+        else shorten(json.dumps(v) if v is None or isinstance(v, bool) else repr(v), 60)
+    )
 
 
-def read_predictions(path, source: str | None = None, *, ignore_identical_ids: bool = False,
-                     skip_first_result: bool = False) -> dict:
+def read_predictions(
+    path,
+    source: str | None = None,
+    *,
+    ignore_identical_ids: bool = False,
+    skip_first_result: bool = False,
+) -> dict:
     """``{(subset, split): Run}`` from MTEB's predictions file, read incrementally into columns.
 
     The file (``json.dump`` of ``{"mteb_model_meta": ..., subset: {split: {qid: {docid: score}}}}``,
@@ -438,8 +508,9 @@ def read_predictions(path, source: str | None = None, *, ignore_identical_ids: b
     try:
         fh = open(os.fspath(path), "rb")
     except OSError as e:
-        raise TierankInputError([Problem(source, None, f"cannot read the retrieval predictions: "
-                                                       f"{e.strerror or e}")]) from None
+        raise TierankInputError(
+            [Problem(source, None, f"cannot read the retrieval predictions: {e.strerror or e}")]
+        ) from None
     out: dict[tuple[str, str], object] = {}
     with fh:
         t = _Text(fh, source)
@@ -452,31 +523,49 @@ def read_predictions(path, source: str | None = None, *, ignore_identical_ids: b
                 continue
             c = t.peek()
             if c != "{":
-                t.refuse(f"subset {quote(subset)}: expected a mapping split -> run {_SHAPE}, got {_kind_at(c)}")
+                t.refuse(
+                    f"subset {quote(subset)}: expected a mapping split -> run {_SHAPE}, got {_kind_at(c)}"
+                )
             for split in t.members(f"subset {quote(subset)}", "split"):
                 where = f"subset {quote(subset)}, split {quote(split)}"
                 c = t.peek()
                 if c != "{":
-                    t.refuse(f"{where}: expected a mapping qid -> {{docid: score}} (MTEB's retrieval predictions), "
-                             f"got {_kind_at(c)}")
-                cols = _Columns(f"{source} [{subset}/{split}]", ignore_identical_ids, skip_first_result)
+                    t.refuse(
+                        f"{where}: expected a mapping qid -> {{docid: score}} (MTEB's retrieval predictions), "
+                        f"got {_kind_at(c)}"
+                    )
+                cols = _Columns(
+                    f"{source} [{subset}/{split}]", ignore_identical_ids, skip_first_result
+                )
                 for qid in t.members(where, "query id"):
                     c = t.peek()
                     at = t.here
                     if c != "{":
-                        t.refuse(f"{where}, query {quote(qid)}: expected a mapping docid -> score, got {_kind_at(c)}")
+                        t.refuse(
+                            f"{where}, query {quote(qid)}: expected a mapping docid -> score, got {_kind_at(c)}"
+                        )
                     pairs = t.value(f"{where}, query {quote(qid)}")
-                    cols.add(qid, pairs, lambda reason, where=where, at=at: t.refuse(f"{where}, {reason}", at=at))
-                out[subset, split] = cols.run(lambda reason, where=where: t.refuse(f"{where}: {reason}"))
+                    cols.add(
+                        qid,
+                        pairs,
+                        lambda reason, where=where, at=at: t.refuse(f"{where}, {reason}", at=at),
+                    )
+                out[subset, split] = cols.run(
+                    lambda reason, where=where: t.refuse(f"{where}: {reason}")
+                )
         c = t.peek()
         if c:
             t.refuse(f"not a JSON file: {t.snippet()} after the end of the predictions")
     if not out:
-        raise TierankInputError([Problem(source, None, f"no subset in the predictions (expected {_SHAPE})")])
+        raise TierankInputError(
+            [Problem(source, None, f"no subset in the predictions (expected {_SHAPE})")]
+        )
     return out
 
 
-def columns_of(runs: Mapping, source: str, ignore_identical_ids: bool, skip_first_result: bool) -> dict:
+def columns_of(
+    runs: Mapping, source: str, ignore_identical_ids: bool, skip_first_result: bool
+) -> dict:
     """:func:`read_predictions`' result for predictions given as a dict (:func:`load_predictions`)."""
     out = {}
     for (subset, split), run in runs.items():
@@ -510,7 +599,9 @@ def jsonl_qrels(path, source: str | None = None):
     try:
         fh = open(path, "rb")
     except OSError as e:
-        raise TierankInputError([Problem(path, None, f"cannot read the qrels: {e.strerror or e}")]) from None
+        raise TierankInputError(
+            [Problem(path, None, f"cannot read the qrels: {e.strerror or e}")]
+        ) from None
     with fh:
         for i, line in enumerate(fh, 1):
             if not line.strip():
@@ -518,19 +609,28 @@ def jsonl_qrels(path, source: str | None = None):
             try:
                 rec = loads(line, path)
             except TierankInputError as e:
-                raise TierankInputError([Problem(path, i, str(e).removeprefix(f"{path}: "))]) from None
+                raise TierankInputError(
+                    [Problem(path, i, str(e).removeprefix(f"{path}: "))]
+                ) from None
             if not isinstance(rec, Mapping):
-                raise TierankInputError([Problem(path, i, f"expected a JSON object with query-id, corpus-id, "
-                                                          f"score; got {_kind(rec)}")])
+                raise TierankInputError(
+                    [
+                        Problem(
+                            path,
+                            i,
+                            f"expected a JSON object with query-id, corpus-id, "
+                            f"score; got {_kind(rec)}",
+                        )
+                    ]
+                )
             rows.append(rec)
     if not rows:
         raise TierankInputError([Problem(path, None, "empty qrels: no rows")])
     keys = list(dict.fromkeys(k for r in rows for k in r))
-    return table_qrels(pa.table({k: [None if r.get(k) is None else str(r.get(k)) for r in rows] for k in keys}),
-                       path)
-
-
-
+    return table_qrels(
+        pa.table({k: [None if r.get(k) is None else str(r.get(k)) for r in rows] for k in keys}),
+        path,
+    )
 
 
 def json_qrels(path, source: str | None = None):
@@ -545,23 +645,46 @@ def nested_qrels(qrels, source: str | None = None):
     (``{(subset, split): Qrels}``); MTEB's grades are integers (predictions given as qrels are refused)."""
     source = source or "qrels"
     if not isinstance(qrels, Mapping):
-        raise TierankInputError([Problem(source, None, "expected qrels {qid: {docid: grade}} or "
-                                         f"{{subset: {{split: {{qid: {{docid: grade}}}}}}}}, got {_kind(qrels)}")])
+        raise TierankInputError(
+            [
+                Problem(
+                    source,
+                    None,
+                    "expected qrels {qid: {docid: grade}} or "
+                    f"{{subset: {{split: {{qid: {{docid: grade}}}}}}}}, got {_kind(qrels)}",
+                )
+            ]
+        )
     if any(k in qrels for k in META_KEYS):
-        raise TierankInputError([Problem(source, None, f"holds {next(k for k in META_KEYS if k in qrels)!r}: "
-                                         "these are MTEB's predictions, not qrels (QRELS come first)")])
+        raise TierankInputError(
+            [
+                Problem(
+                    source,
+                    None,
+                    f"holds {next(k for k in META_KEYS if k in qrels)!r}: "
+                    "these are MTEB's predictions, not qrels (QRELS come first)",
+                )
+            ]
+        )
     if _depth(qrels) < 4:
         return _integer_grades(table_qrels(qrels, source), source)
     out = {}
     for subset, splits in qrels.items():
         if not isinstance(splits, Mapping):
-            raise TierankInputError([Problem(source, None, f"subset {quote(str(subset))}: expected a mapping "
-                                             f"split -> qrels, got {_kind(splits)}")])
+            raise TierankInputError(
+                [
+                    Problem(
+                        source,
+                        None,
+                        f"subset {quote(str(subset))}: expected a mapping "
+                        f"split -> qrels, got {_kind(splits)}",
+                    )
+                ]
+            )
         for split, q in splits.items():
             where = f"{source} [{subset}/{split}]"
             out[str(subset), str(split)] = _integer_grades(table_qrels(q, where), where)
     return out
-
 
 
 def _integer_grades(q, source: str):
@@ -570,10 +693,17 @@ def _integer_grades(q, source: str):
     bad = np.flatnonzero(grades != np.round(grades))
     if bad.size:
         i = int(bad[0])
-        raise TierankInputError([Problem(source, None,
-            f"query {quote(str(q.qid[i].as_py()))}, document {quote(str(q.docid[i].as_py()))}: grade "
-            f"{float(grades[i])!r} is not an integer: MTEB's qrels hold integer grades (are these predictions? "
-            "QRELS come first)")])
+        raise TierankInputError(
+            [
+                Problem(
+                    source,
+                    None,
+                    f"query {quote(str(q.qid[i].as_py()))}, document {quote(str(q.docid[i].as_py()))}: grade "
+                    f"{float(grades[i])!r} is not an integer: MTEB's qrels hold integer grades (are these predictions? "
+                    "QRELS come first)",
+                )
+            ]
+        )
     return q
 
 

@@ -30,8 +30,10 @@ from .model import Qrels, Run
 
 #: Query id reserved for the aggregate records of results (``to_dict()``, jsonl).
 RESERVED_QID = "all"
-RESERVED_REASON = (f"query id {RESERVED_QID!r} is reserved for the aggregate over queries "
-                   f"in tierank's results; rename the query")
+RESERVED_REASON = (
+    f"query id {RESERVED_QID!r} is reserved for the aggregate over queries "
+    f"in tierank's results; rename the query"
+)
 
 _RUN_COLUMNS = ["qid", "q0", "docid", "rank", "score", "tag"]
 _QRELS_COLUMNS = ["qid", "iter", "docid", "grade"]
@@ -64,11 +66,16 @@ def _arrow_read(data: pa.Buffer, names: list[str], types: dict, include: list[st
     return pacsv.read_csv(
         data,
         # one thread in Arrow's pool (a worker process): the serial reader, about 5% cheaper than the threaded one
-        read_options=pacsv.ReadOptions(column_names=names, block_size=ARROW_BLOCK, use_threads=pa.cpu_count() > 1),
+        read_options=pacsv.ReadOptions(
+            column_names=names, block_size=ARROW_BLOCK, use_threads=pa.cpu_count() > 1
+        ),
         parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, ignore_empty_lines=True),
         convert_options=pacsv.ConvertOptions(
-            column_types=types, include_columns=include, strings_can_be_null=False,
-            quoted_strings_can_be_null=False, null_values=[],
+            column_types=types,
+            include_columns=include,
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+            null_values=[],
             check_utf8=False,  # every caller checked the bytes first (:func:`_fast_ok`): about a tenth of the parse
         ),
     )
@@ -76,7 +83,11 @@ def _arrow_read(data: pa.Buffer, names: list[str], types: dict, include: list[st
 
 def _numbers(col: pa.ChunkedArray) -> np.ndarray:
     """A parsed float64 column (no nulls) as one numpy array: ``ChunkedArray.to_numpy`` would import pandas."""
-    return np.concatenate([c.to_numpy() for c in col.chunks]) if col.num_chunks != 1 else col.chunk(0).to_numpy()
+    return (
+        np.concatenate([c.to_numpy() for c in col.chunks])
+        if col.num_chunks != 1
+        else col.chunk(0).to_numpy()
+    )
 
 
 def _fast_ok(data: bytes) -> bool:
@@ -108,8 +119,11 @@ def _run_slow(src: str, data: bytes, duplicates: str = "error") -> Run:
             continue
         parts = line.split(" ", 6)  # fields after the tag are ignored, as trec_eval ignores them
         if len(parts) < 6:
-            bad(lineno, f"expected 6 whitespace-separated columns "
-                        f"(qid Q0 docid rank score tag; spaces and tabs separate), found {len(parts)}")
+            bad(
+                lineno,
+                f"expected 6 whitespace-separated columns "
+                f"(qid Q0 docid rank score tag; spaces and tabs separate), found {len(parts)}",
+            )
             continue
         q, _, d, r, s = parts[:5]
         score = lexer.parse_number(s)
@@ -169,8 +183,11 @@ def _run_fast(src: str, data: bytes, duplicates: str = "error", ranks: bool = Tr
     score = _numbers(t.column("score"))
     rank = _numbers(t.column("rank")) if ranks else None
     del t  # the query ids as strings
-    if (not np.isfinite(score).all() or _reserved(qid.dictionary)
-            or (duplicates == "error" and _has_duplicates(qid, docid))):
+    if (
+        not np.isfinite(score).all()
+        or _reserved(qid.dictionary)
+        or (duplicates == "error" and _has_duplicates(qid, docid))
+    ):
         return None
     return Run(qid=qid, docid=docid, score=score, rank=rank, source=src)
 
@@ -218,13 +235,17 @@ def encode_ids(ids: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray:
     n = len(arr)
     if n < 2 or arr.null_count:  # (a parsed column has no nulls; Arrow's encoding keeps them null)
         return ac.dictionary_encode(arr)
-    starts = np.flatnonzero(ac.not_equal(arr.slice(1), arr.slice(0, n - 1)).to_numpy(zero_copy_only=False))
+    starts = np.flatnonzero(
+        ac.not_equal(arr.slice(1), arr.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    )
     if 4 * len(starts) > n:  # runs of fewer than four lines: encode every id
         return ac.dictionary_encode(arr)
     starts = np.concatenate((np.zeros(1, np.int64), starts + 1))
     heads = ac.dictionary_encode(ac.take(arr, ac.array(starts)))
     codes = np.repeat(heads.indices.to_numpy(zero_copy_only=False), np.diff(starts, append=n))
-    return pa.DictionaryArray.from_arrays(ac.array(codes.astype(np.int32, copy=False)), heads.dictionary)
+    return pa.DictionaryArray.from_arrays(
+        ac.array(codes.astype(np.int32, copy=False)), heads.dictionary
+    )
 
 
 def _has_duplicates(qid: pa.Array, docid: pa.Array) -> bool:
@@ -245,7 +266,9 @@ def _has_duplicates(qid: pa.Array, docid: pa.Array) -> bool:
     doc = fingerprint(docid, quick=True)  # only its high bits make the key
     enc = qid if pa.types.is_dictionary(qid.type) else encode_ids(qid)
     n_codes = len(enc.dictionary)
-    if len(ac.unique(enc.dictionary)) != n_codes:  # equal ids under two codes: the codes cannot tell
+    if (
+        len(ac.unique(enc.dictionary)) != n_codes
+    ):  # equal ids under two codes: the codes cannot tell
         return _pair_duplicates(enc, doc)
     bits = max(n_codes - 1, 0).bit_length()
     if bits == 0:
@@ -261,7 +284,9 @@ def _has_duplicates(qid: pa.Array, docid: pa.Array) -> bool:
     return _pair_duplicates(enc, doc)
 
 
-_SORT_PIECE = 1 << 16  # keys sorted at a time when the queries are grouped: the piece stays in the CPU's cache
+_SORT_PIECE = (
+    1 << 16
+)  # keys sorted at a time when the queries are grouped: the piece stays in the CPU's cache
 
 
 def _sort_by_query(key: np.ndarray, codes: np.ndarray, n_codes: int) -> None:
@@ -279,13 +304,18 @@ def _sort_by_query(key: np.ndarray, codes: np.ndarray, n_codes: int) -> None:
     [3, 5, 5, 9, 9]
     """
     starts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
-    if (len(key) <= _SORT_PIECE or len(starts) >= n_codes  # more runs of lines than queries
-            or np.bincount(codes[np.r_[0, starts]], minlength=n_codes).max() > 1):  # a query comes back
+    if (
+        len(key) <= _SORT_PIECE
+        or len(starts) >= n_codes  # more runs of lines than queries
+        or np.bincount(codes[np.r_[0, starts]], minlength=n_codes).max() > 1
+    ):  # a query comes back
         key.sort()
         return
     lo = 0
     while lo < len(key):
-        at = int(np.searchsorted(starts, lo + _SORT_PIECE))  # the first query start at or past the piece's size
+        at = int(
+            np.searchsorted(starts, lo + _SORT_PIECE)
+        )  # the first query start at or past the piece's size
         hi = int(starts[at]) if at < len(starts) else len(key)
         key[lo:hi].sort()
         lo = hi
@@ -359,8 +389,12 @@ def _qrels_slow(src: str, data: bytes) -> Qrels:
     bad.raise_if_any()
     if not qids:
         raise TierankInputError([Problem(src, None, "empty qrels: no judgment lines")])
-    return Qrels(qid=pa.array(qids, pa.string()), docid=pa.array(docids, pa.string()),
-                 grade=np.asarray(grades, dtype=np.float64), source=src)
+    return Qrels(
+        qid=pa.array(qids, pa.string()),
+        docid=pa.array(docids, pa.string()),
+        grade=np.asarray(grades, dtype=np.float64),
+        source=src,
+    )
 
 
 def _qrels_fast(src: str, data: bytes) -> Qrels | None:
@@ -368,10 +402,16 @@ def _qrels_fast(src: str, data: bytes) -> Qrels | None:
     if not _fast_ok(data):
         return None
     beir, start = _qrels_layout(data)
-    names, include = (_BEIR_COLUMNS, _BEIR_COLUMNS) if beir else (_QRELS_COLUMNS, ["qid", "docid", "grade"])
+    names, include = (
+        (_BEIR_COLUMNS, _BEIR_COLUMNS) if beir else (_QRELS_COLUMNS, ["qid", "docid", "grade"])
+    )
     try:
-        t = _arrow_read(pa.py_buffer(data)[start:], names,
-                        {"qid": pa.string(), "docid": pa.string(), "grade": pa.float64()}, include)
+        t = _arrow_read(
+            pa.py_buffer(data)[start:],
+            names,
+            {"qid": pa.string(), "docid": pa.string(), "grade": pa.float64()},
+            include,
+        )
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
     if t.num_rows == 0:
@@ -419,6 +459,7 @@ def run_tag(path: str | os.PathLike) -> str | None:
     >>> run_tag(p)
     'last'
     """
+
     def last(data: bytes) -> str | None:
         for line in reversed(data.splitlines()):
             f = line.split()
@@ -440,7 +481,7 @@ def run_tag(path: str | os.PathLike) -> str | None:
                     start = max(0, size - block)
                     fh.seek(start)
                     data = fh.read(size - start)
-                    tag = last(data if start == 0 else data[data.find(b"\n") + 1:])
+                    tag = last(data if start == 0 else data[data.find(b"\n") + 1 :])
                     if tag is not None or start == 0:
                         return tag
                     block *= 4

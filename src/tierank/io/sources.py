@@ -166,18 +166,29 @@ def _frame(obj) -> bool:
 
 
 def _json_path(suffix: str) -> Callable[[object], bool]:
-    return lambda obj: isinstance(obj, (str, os.PathLike)) and os.fspath(obj).lower().endswith(suffix)
+    return lambda obj: (
+        isinstance(obj, (str, os.PathLike)) and os.fspath(obj).lower().endswith(suffix)
+    )
 
 
-def _predictions_file(obj, source, ignore_identical_ids: bool = False, skip_first_result: bool = False):
-    return mteb_json.read_predictions(obj, source or os.fspath(obj), ignore_identical_ids=ignore_identical_ids,
-                                      skip_first_result=skip_first_result)
+def _predictions_file(
+    obj, source, ignore_identical_ids: bool = False, skip_first_result: bool = False
+):
+    return mteb_json.read_predictions(
+        obj,
+        source or os.fspath(obj),
+        ignore_identical_ids=ignore_identical_ids,
+        skip_first_result=skip_first_result,
+    )
 
 
-def _predictions_dict(obj, source, ignore_identical_ids: bool = False, skip_first_result: bool = False):
+def _predictions_dict(
+    obj, source, ignore_identical_ids: bool = False, skip_first_result: bool = False
+):
     src = source or "predictions"
-    return mteb_json.columns_of(mteb_json.load_predictions(obj, source=src), src, ignore_identical_ids,
-                                skip_first_result)
+    return mteb_json.columns_of(
+        mteb_json.load_predictions(obj, source=src), src, ignore_identical_ids, skip_first_result
+    )
 
 
 def _through(role: str) -> Callable:
@@ -188,38 +199,72 @@ def _through(role: str) -> Callable:
 
 # ----------------------------------------------------------------------------------- the registry
 
-_FILES: dict[str, Callable] = {"run": _text_run, "qrels": _text_qrels, "mteb-qrels": _through("qrels")}
-_TABLES_ON_DISK: dict[str, Callable] = {"run": _columnar_table, "qrels": _columnar_table, "mteb-qrels": _through("qrels")}
+_FILES: dict[str, Callable] = {
+    "run": _text_run,
+    "qrels": _text_qrels,
+    "mteb-qrels": _through("qrels"),
+}
+_TABLES_ON_DISK: dict[str, Callable] = {
+    "run": _columnar_table,
+    "qrels": _columnar_table,
+    "mteb-qrels": _through("qrels"),
+}
 
 #: every source kind, in the order they are tried
 KINDS: list[SourceKind] = [
-    SourceKind("built", lambda obj: isinstance(obj, (Run, Qrels)), {"run": _as_is, "qrels": _as_is}),
-    SourceKind("irds", irds.recognise, {"qrels": irds.read_qrels, "run": irds.refuse_run,
-                                        "mteb-qrels": _through("qrels")}),
+    SourceKind(
+        "built", lambda obj: isinstance(obj, (Run, Qrels)), {"run": _as_is, "qrels": _as_is}
+    ),
+    SourceKind(
+        "irds",
+        irds.recognise,
+        {"qrels": irds.read_qrels, "run": irds.refuse_run, "mteb-qrels": _through("qrels")},
+    ),
     SourceKind("ranx", _ranx, {"run": _ranx_dict, "qrels": _ranx_dict}),
-    SourceKind("mteb-task", mteb_json.is_task, {"mteb-qrels": lambda obj, source, **_: mteb_json.task_qrels(obj)}),
+    SourceKind(
+        "mteb-task",
+        mteb_json.is_task,
+        {"mteb-qrels": lambda obj, source, **_: mteb_json.task_qrels(obj)},
+    ),
     SourceKind("mteb-jsonl", _json_path(".jsonl"), {"mteb-qrels": mteb_json.jsonl_qrels}),
     SourceKind("mteb-json", _json_path(".json"), {"mteb-qrels": mteb_json.json_qrels}),
     SourceKind("mteb-predictions", _is_path, {"predictions": _predictions_file}),
-    SourceKind("partition", lambda obj: isinstance(obj, (str, os.PathLike)) and is_partitioned(obj),
-               {"run": _partition_table, "qrels": _partition_table, "mteb-qrels": _through("qrels")},
-               split=_parquet_batches),
+    SourceKind(
+        "partition",
+        lambda obj: isinstance(obj, (str, os.PathLike)) and is_partitioned(obj),
+        {"run": _partition_table, "qrels": _partition_table, "mteb-qrels": _through("qrels")},
+        split=_parquet_batches,
+    ),
     # a folder of runs: expanded by the command line, listed by tierank.cluster; streamed as its Parquet files
     SourceKind("folder", _local_dir, split=_parquet_batches, expand=lambda p: folder_runs(p)),
-    SourceKind("columnar", lambda obj: isinstance(obj, (str, os.PathLike)) and is_columnar(obj), _TABLES_ON_DISK, split=_whole_file),
+    SourceKind(
+        "columnar",
+        lambda obj: isinstance(obj, (str, os.PathLike)) and is_columnar(obj),
+        _TABLES_ON_DISK,
+        split=_whole_file,
+    ),
     # a plain text file is read as any text file (text-stream); it differs in how it is split: byte ranges
     # (recognising it opens the file, which a read need not do)
     SourceKind("text", lambda obj: _is_path(obj) and seekable_text(str(obj)), split=_ranges),
     SourceKind("text-stream", _is_path, _FILES, split=_text_blocks),
     SourceKind("frame", _frame, {"run": _as_is, "qrels": _as_is}),
-    SourceKind("mapping", lambda obj: isinstance(obj, Mapping),
-               {"run": _as_is, "qrels": _as_is, "mteb-qrels": lambda obj, source, **_: mteb_json.nested_qrels(obj, source),
-                "predictions": _predictions_dict}),
+    SourceKind(
+        "mapping",
+        lambda obj: isinstance(obj, Mapping),
+        {
+            "run": _as_is,
+            "qrels": _as_is,
+            "mteb-qrels": lambda obj, source, **_: mteb_json.nested_qrels(obj, source),
+            "predictions": _predictions_dict,
+        },
+    ),
 ]
 
 #: how an input no kind recognises is read in the roles that give more than a run or qrels (refused, named)
-_UNKNOWN: dict[str, Callable] = {"predictions": _predictions_dict,
-                                 "mteb-qrels": lambda obj, source, **_: mteb_json.nested_qrels(obj, source)}
+_UNKNOWN: dict[str, Callable] = {
+    "predictions": _predictions_dict,
+    "mteb-qrels": lambda obj, source, **_: mteb_json.nested_qrels(obj, source),
+}
 
 
 def register(kind: SourceKind, before: str | None = None) -> None:
@@ -252,12 +297,19 @@ def read(obj, role: str, source: str | None = None, **options):
     [2.0]
     """
     kind = kind_of(obj, role)
-    if role not in ("run", "qrels"):  # what no kind reads is refused by the dict reader, naming its type
+    if role not in (
+        "run",
+        "qrels",
+    ):  # what no kind reads is refused by the dict reader, naming its type
         return (kind.read[role] if kind is not None else _UNKNOWN[role])(obj, source, **options)
     if kind is not None:
         obj, source = kind.read[role](obj, source, **options)
     if role == "run":
-        return obj if isinstance(obj, Run) else table_run(obj, source or "run", options.get("duplicates", "error"))
+        return (
+            obj
+            if isinstance(obj, Run)
+            else table_run(obj, source or "run", options.get("duplicates", "error"))
+        )
     return obj if isinstance(obj, Qrels) else table_qrels(obj, source or "qrels")
 
 
@@ -277,7 +329,9 @@ def tasks(run_path, block_bytes: int = BLOCK_BYTES, workers: int = 1) -> Iterato
     :func:`tierank.io.blocks.iter_ranges`)."""
     src = str(run_path)
     kind = stream_kind(src)
-    yield from (kind.split if kind is not None and kind.split is not None else _text_blocks)(src, block_bytes, workers)
+    yield from (kind.split if kind is not None and kind.split is not None else _text_blocks)(
+        src, block_bytes, workers
+    )
 
 
 def batches_of(run_path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[Run]:
@@ -286,7 +340,14 @@ def batches_of(run_path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> I
     queries), or one Parquet/Arrow file (read whole: columnar files are compact; split them with
     :func:`tierank.stream.partition`)."""
     text = str(run_path)
-    split = next((k.split for k in KINDS if k.split in (_parquet_batches, _whole_file) and k.recognise(text)), None)
+    split = next(
+        (
+            k.split
+            for k in KINDS
+            if k.split in (_parquet_batches, _whole_file) and k.recognise(text)
+        ),
+        None,
+    )
     if split is None:
         yield from iter_batches(text, block_bytes)
         return
@@ -337,7 +398,9 @@ def _schema_table(path) -> pa.Table | None:
                     schema = reader.schema
     except (pa.ArrowException, OSError, ValueError):
         return None
-    return pa.Table.from_arrays([pa.array([], f.type) for f in schema], schema=schema)  # a name given twice kept
+    return pa.Table.from_arrays(
+        [pa.array([], f.type) for f in schema], schema=schema
+    )  # a name given twice kept
 
 
 def _column(path, name: str) -> pa.Table:
@@ -384,7 +447,10 @@ def input_role(path: str | os.PathLike) -> tuple[str | None, str]:
         if is_partitioned(path):
             return "run", "it is a folder written by tierank.stream.partition()"
         if not os.path.isfile(path):
-            return None, ""  # a pipe is read once, by its reader (a peek would hold it all in memory)
+            return (
+                None,
+                "",
+            )  # a pipe is read once, by its reader (a peek would hold it all in memory)
         if is_columnar(path):
             return _columnar_role(path)
         fields = first_fields(path)
@@ -394,7 +460,10 @@ def input_role(path: str | os.PathLike) -> tuple[str | None, str]:
     if n == 6:
         return "run", "its first line has 6 fields (qid Q0 docid rank score tag)"
     if n in (3, 4):
-        return "qrels", f"its first line has {n} fields (qid iter docid grade, or BEIR's query-id corpus-id score)"
+        return (
+            "qrels",
+            f"its first line has {n} fields (qid iter docid grade, or BEIR's query-id corpus-id score)",
+        )
     return None, f"its first line has {n} fields"
 
 
@@ -422,19 +491,39 @@ def check_roles(qrels: str | os.PathLike, run: str | os.PathLike) -> None:
     rq, wq = input_role(qrels)
     rr, wr = input_role(run)
     if rq == "run" and rr == "qrels":
-        raise TierankInputError(f"did you swap QRELS and RUN? {qrels} looks like a run ({wq}) and {run} like "
-                                f"qrels ({wr})")
-    if (rq == rr == "qrels" and is_columnar(qrels) and is_columnar(run)
-            and all(role_shared(p) for p in (qrels, run))):
-        raise TierankInputError(f"cannot tell the run from the qrels: {qrels} ({wq}) and {run} ({wr}) could each be "
-                                "either; name the qrels' grade column 'relevance' (or give the run a 'rank' column)")
+        raise TierankInputError(
+            f"did you swap QRELS and RUN? {qrels} looks like a run ({wq}) and {run} like "
+            f"qrels ({wr})"
+        )
+    if (
+        rq == rr == "qrels"
+        and is_columnar(qrels)
+        and is_columnar(run)
+        and all(role_shared(p) for p in (qrels, run))
+    ):
+        raise TierankInputError(
+            f"cannot tell the run from the qrels: {qrels} ({wq}) and {run} ({wr}) could each be "
+            "either; name the qrels' grade column 'relevance' (or give the run a 'rank' column)"
+        )
 
 
 # ------------------------------------------------------------------------------- folders of runs
 
 #: file names that were read as runs by their suffix alone: such a file is always read (its reader
 #: says what is wrong with it), whatever its first line; :func:`list_files` lists the files with them
-RUN_SUFFIXES = (".parquet", ".pq", ".arrow", ".feather", ".ipc", ".arrows", ".trec", ".txt", ".run", ".gz", ".tsv")
+RUN_SUFFIXES = (
+    ".parquet",
+    ".pq",
+    ".arrow",
+    ".feather",
+    ".ipc",
+    ".arrows",
+    ".trec",
+    ".txt",
+    ".run",
+    ".gz",
+    ".tsv",
+)
 
 _MAGIC = {b"PAR1": ("a Parquet file", ".parquet"), b"ARROW1": ("an Arrow IPC file", ".arrow")}
 
@@ -447,7 +536,11 @@ def _run_or_why(f: Path) -> str | None:
     if is_columnar(f):
         role, why = input_role(f)
         # by a grade column's name only: a run of small integer scores in BEIR's 'score' column is a run here
-        return f"looks like qrels, not a run ({why})" if role == "qrels" and not role_shared(f) else None
+        return (
+            f"looks like qrels, not a run ({why})"
+            if role == "qrels" and not role_shared(f)
+            else None
+        )
     try:
         with open(f, "rb") as fh:
             head = fh.read(8)
@@ -464,11 +557,15 @@ def _run_or_why(f: Path) -> str | None:
         return None if known else "empty file"
     if len(fields) >= 6 and parse_number(fields[4]) is not None:
         return None
-    role = "qrels" if len(fields) in (3, 4) and parse_number(fields[-1]) is not None else "not a run"
+    role = (
+        "qrels" if len(fields) in (3, 4) and parse_number(fields[-1]) is not None else "not a run"
+    )
     if known and role != "qrels":
         return None  # read as a run: its reader says which lines are wrong
-    return (f"{role}: its first line has {len(fields)} field{'s' * (len(fields) != 1)}, a run line 6 "
-            "(qid Q0 docid rank score tag)")
+    return (
+        f"{role}: its first line has {len(fields)} field{'s' * (len(fields) != 1)}, a run line 6 "
+        "(qid Q0 docid rank score tag)"
+    )
 
 
 def folder_runs(folder: str | os.PathLike) -> tuple[list[Path], list[tuple[Path, str]]]:
@@ -514,14 +611,18 @@ def expand_runs(paths: Iterable[Path], note: Callable[[str], None]) -> list[Path
     :func:`tierank.stream.partition` as one run."""
     files: list[Path] = []
     for p in paths:
-        kind = next((k for k in KINDS if ("run" in k.read or k.expand is not None) and k.recognise(p)), None)
+        kind = next(
+            (k for k in KINDS if ("run" in k.read or k.expand is not None) and k.recognise(p)), None
+        )
         if kind is not None and kind.expand is not None:
             found, skipped = kind.expand(p)
             for f, why in skipped:
                 note(f"{f}: skipped: {why}")
             if not found:
-                raise TierankInputError(f"{p}: no run files in this folder (a run file's first line is qid Q0 "
-                                        "docid rank score tag; Parquet/Arrow files with a score column)")
+                raise TierankInputError(
+                    f"{p}: no run files in this folder (a run file's first line is qid Q0 "
+                    "docid rank score tag; Parquet/Arrow files with a score column)"
+                )
             files.extend(found)
         else:
             files.append(p)
@@ -538,7 +639,11 @@ def list_files(source: str | os.PathLike | Iterable) -> list[str]:
     import pyarrow.fs as pafs
 
     try:
-        fs, root = pafs.FileSystem.from_uri(text) if "://" in text else (pafs.LocalFileSystem(), str(Path(text).resolve()))
+        fs, root = (
+            pafs.FileSystem.from_uri(text)
+            if "://" in text
+            else (pafs.LocalFileSystem(), str(Path(text).resolve()))
+        )
         info = fs.get_file_info(root)
     except (OSError, ValueError) as e:
         raise TierankInputError([Problem(text, None, f"cannot be opened ({e})")]) from None
@@ -548,17 +653,42 @@ def list_files(source: str | os.PathLike | Iterable) -> list[str]:
         return [text]
     files = fs.get_file_info(pafs.FileSelector(root, recursive=True))
     prefix = text.split("://", 1)[0] + "://" if "://" in text else ""
-    out = sorted(prefix + f.path for f in files
-                 if f.type == pafs.FileType.File and f.path.lower().endswith(RUN_SUFFIXES)
-                 and not Path(f.path).name.startswith("."))
+    out = sorted(
+        prefix + f.path
+        for f in files
+        if f.type == pafs.FileType.File
+        and f.path.lower().endswith(RUN_SUFFIXES)
+        and not Path(f.path).name.startswith(".")
+    )
     if not out:
-        raise TierankInputError([Problem(text, None, f"no run files in this folder ({', '.join(RUN_SUFFIXES)})")])
+        raise TierankInputError(
+            [Problem(text, None, f"no run files in this folder ({', '.join(RUN_SUFFIXES)})")]
+        )
     return out
 
 
 # ------------------------------------------------------------------------------------------- naming
 
 
-__all__ = ["AUTO_STREAM_BYTES", "KINDS", "ROLES", "RUN_SUFFIXES", "SourceKind", "batches_of", "check_roles",
-           "expand_runs", "folder_runs", "input_role", "kind_of", "list_files", "name_runs", "read", "register",
-           "role_shared", "seekable_text", "stream_by_default", "stream_kind", "tasks"]
+__all__ = [
+    "AUTO_STREAM_BYTES",
+    "KINDS",
+    "ROLES",
+    "RUN_SUFFIXES",
+    "SourceKind",
+    "batches_of",
+    "check_roles",
+    "expand_runs",
+    "folder_runs",
+    "input_role",
+    "kind_of",
+    "list_files",
+    "name_runs",
+    "read",
+    "register",
+    "role_shared",
+    "seekable_text",
+    "stream_by_default",
+    "stream_kind",
+    "tasks",
+]

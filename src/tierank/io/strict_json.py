@@ -63,7 +63,9 @@ def finite_float(text: str) -> float:
     """
     v = float(text)  # correctly rounded for any length of digits; never the int() digit limit
     if not math.isfinite(v):
-        raise ValueError(f"number {shorten(text, 60)} is beyond the range of a float (about 1.8e308)")
+        raise ValueError(
+            f"number {shorten(text, 60)} is beyond the range of a float (about 1.8e308)"
+        )
     return v
 
 
@@ -109,6 +111,7 @@ def loads(text: str | bytes, source: str):
     ``bytes`` are read as UTF-8 (a byte order mark is allowed).  Integers keep their exact value
     where they have at most 20 digits; longer ones (within float range) become floats.
     """
+
     def refuse(reason: str, line: int | None = None):
         raise TierankInputError([Problem(source, line, f"not valid JSON: {reason}")]) from None
 
@@ -120,8 +123,13 @@ def loads(text: str | bytes, source: str):
     elif text.startswith("\ufeff"):
         text = text[1:]
     try:
-        doc = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_int,
-                         parse_float=finite_float)
+        doc = json.loads(
+            text,
+            object_pairs_hook=_pairs,
+            parse_constant=_constant,
+            parse_int=_int,
+            parse_float=finite_float,
+        )
     except json.JSONDecodeError as e:
         refuse(f"{e.msg} (line {e.lineno}, column {e.colno})")
     except _Refused as e:
@@ -132,5 +140,7 @@ def loads(text: str | bytes, source: str):
         refuse(str(e))
     bad = _surrogate_path(doc)
     if bad is not None:
-        refuse(f"{bad}: a string holds a lone surrogate escape (\\ud800-\\udfff), which is not text")
+        refuse(
+            f"{bad}: a string holds a lone surrogate escape (\\ud800-\\udfff), which is not text"
+        )
     return doc

@@ -23,7 +23,6 @@ from . import lexer
 __all__ = ["SubtopicQrels", "read_subtopic_qrels", "to_subtopic_qrels"]
 
 
-
 @dataclass(frozen=True)
 class SubtopicQrels:
     """Subtopic judgments: ``judgments[qid][docid][subtopic] = grade``.
@@ -62,9 +61,17 @@ def to_subtopic_qrels(judgments: Mapping, source: str = "qrels") -> SubtopicQrel
             for s, g in grades.items():
                 g = float(g)
                 if not math.isfinite(g):
-                    raise TierankInputError([Problem(source, None, f"relevance grade {g} (query {quote(str(q))}, "
-                                                     f"document {quote(str(d))}, subtopic {quote(str(s))}) "
-                                                     f"is not a finite number")])
+                    raise TierankInputError(
+                        [
+                            Problem(
+                                source,
+                                None,
+                                f"relevance grade {g} (query {quote(str(q))}, "
+                                f"document {quote(str(d))}, subtopic {quote(str(s))}) "
+                                f"is not a finite number",
+                            )
+                        ]
+                    )
                 dd[str(s)] = g
     return SubtopicQrels(out, source)
 
@@ -100,7 +107,11 @@ def read_subtopic_qrels(path: str | os.PathLike) -> SubtopicQrels:
             continue
         prev = seen.get((q, s, d))
         if prev is not None:
-            bad.repeated(lineno, f"document {quote(d)} judged twice for query {quote(q)}, subtopic {quote(s)}", prev)
+            bad.repeated(
+                lineno,
+                f"document {quote(d)} judged twice for query {quote(q)}, subtopic {quote(s)}",
+                prev,
+            )
             continue
         seen[(q, s, d)] = lineno
         out.setdefault(q, {}).setdefault(d, {})[s] = grade

@@ -48,7 +48,7 @@ RANK_COLUMNS = ("rank",)
 _BREAKS_RE2 = r"[ \t\n\r]"
 
 #: integers with a larger magnitude are not all exact in float64
-_EXACT_INT = 2 ** 53
+_EXACT_INT = 2**53
 
 #: judgments as a table's content shows them: integers, at most this many distinct values, in this range
 JUDGMENT_LEVELS = 10
@@ -59,20 +59,34 @@ def _matches(columns: list[str], wanted: tuple[str, ...]) -> list[str]:
     return [c for c in columns if c.lower() in wanted]
 
 
-def _pick(columns: list[str], wanted: tuple[str, ...], what: str, source: str,
-          fallback: tuple[str, ...] = ()) -> str:
+def _pick(
+    columns: list[str],
+    wanted: tuple[str, ...],
+    what: str,
+    source: str,
+    fallback: tuple[str, ...] = (),
+) -> str:
     """The one column of ``columns`` named as ``wanted`` (else as ``fallback``), case-insensitive;
     two columns naming the same field are refused, naming both."""
     for group in (wanted, fallback):
         hits = _matches(columns, group)
         if len(hits) > 1:
-            raise TierankInputError([Problem(source, None,
-                f"columns {', '.join(map(repr, hits))} all name the {what}: keep one of them (drop or rename "
-                "the others)")])
+            raise TierankInputError(
+                [
+                    Problem(
+                        source,
+                        None,
+                        f"columns {', '.join(map(repr, hits))} all name the {what}: keep one of them (drop or rename "
+                        "the others)",
+                    )
+                ]
+            )
         if hits:
             return hits[0]
     names = ", ".join(dict.fromkeys(wanted + fallback))
-    raise TierankInputError([Problem(source, None, f"no {what} column among {columns}; accepted names: {names}")])
+    raise TierankInputError(
+        [Problem(source, None, f"no {what} column among {columns}; accepted names: {names}")]
+    )
 
 
 def _frame_to_table(df, source: str) -> pa.Table:
@@ -85,7 +99,9 @@ def _frame_to_table(df, source: str) -> pa.Table:
         try:
             return pa.Table.from_pandas(df, preserve_index=False)
         except (pa.ArrowException, TypeError, ValueError) as e:
-            raise TierankInputError([Problem(source, None, f"the DataFrame cannot be read as columns ({e})")]) from None
+            raise TierankInputError(
+                [Problem(source, None, f"the DataFrame cannot be read as columns ({e})")]
+            ) from None
     raise TypeError(f"unsupported input type {type(df).__name__}")
 
 
@@ -104,15 +120,23 @@ def _ids(col: pa.ChunkedArray | pa.Array, source: str, name: str = "") -> pa.Arr
     where = f"column {name!r}: " if name else ""
     t = col.type
     if pa.types.is_boolean(t) or pa.types.is_temporal(t) or pa.types.is_nested(t):
-        raise TierankInputError([Problem(source, None, f"{where}identifiers of type {t} are not accepted: "
-                                                       "ids are text or numbers")])
+        raise TierankInputError(
+            [
+                Problem(
+                    source,
+                    None,
+                    f"{where}identifiers of type {t} are not accepted: ids are text or numbers",
+                )
+            ]
+        )
     if pa.types.is_string(t):
         return col
     try:
         return ac.cast(col, pa.string())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-        raise TierankInputError([Problem(source, None, f"{where}identifiers of type {t} cannot be "
-                                         f"read as text ({e})")]) from None
+        raise TierankInputError(
+            [Problem(source, None, f"{where}identifiers of type {t} cannot be read as text ({e})")]
+        ) from None
 
 
 def _rows_problem(source: str, rows: np.ndarray, reason: str) -> TierankInputError:
@@ -137,7 +161,9 @@ def _inexact_ints(col: pa.Array) -> np.ndarray:
     x = col.to_numpy(zero_copy_only=False)
     if col.null_count:
         x = np.asarray(ac.fill_null(col, 0).to_numpy(zero_copy_only=False))
-    big = np.flatnonzero((x > _EXACT_INT) | (x < -_EXACT_INT) if x.dtype.kind == "i" else x > _EXACT_INT)
+    big = np.flatnonzero(
+        (x > _EXACT_INT) | (x < -_EXACT_INT) if x.dtype.kind == "i" else x > _EXACT_INT
+    )
     return np.asarray([i for i in big if int(float(x[i])) != int(x[i])], dtype=np.int64)
 
 
@@ -151,8 +177,12 @@ def _values(col: pa.ChunkedArray, source: str, what: str, name: str = "") -> np.
     label = "score" if what == "run" else "grade"
     where = f" {name!r}" if name else ""
     t = col.type
-    if col.null_count and not pa.types.is_floating(t):  # a missing float is NaN (pandas writes NaN as null)
-        raise _rows_problem(source, np.flatnonzero(np.asarray(ac.call("is_null", col))), f"{label} is missing")
+    if col.null_count and not pa.types.is_floating(
+        t
+    ):  # a missing float is NaN (pandas writes NaN as null)
+        raise _rows_problem(
+            source, np.flatnonzero(np.asarray(ac.call("is_null", col))), f"{label} is missing"
+        )
     if _is_text(t):
         ok = _numbers_as_text(col)
         bad = np.flatnonzero(~np.asarray(ok))
@@ -162,9 +192,15 @@ def _values(col: pa.ChunkedArray, source: str, what: str, name: str = "") -> np.
     if pa.types.is_integer(t):
         bad = _inexact_ints(col)
         if len(bad):
-            raise _rows_problems(source, bad, lambda r: f"integer {label} {col[int(r)].as_py()} cannot be held exactly "
-                                 "as a float64 (beyond 2**53 distinct integers would become ties that are not in the "
-                                 f"input); give {label}s as float64")
+            raise _rows_problems(
+                source,
+                bad,
+                lambda r: (
+                    f"integer {label} {col[int(r)].as_py()} cannot be held exactly "
+                    "as a float64 (beyond 2**53 distinct integers would become ties that are not in the "
+                    f"input); give {label}s as float64"
+                ),
+            )
         return np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
     if pa.types.is_floating(t):
         return np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
@@ -183,27 +219,52 @@ def _values(col: pa.ChunkedArray, source: str, what: str, name: str = "") -> np.
             if first.setdefault(float(f), v) != v:
                 clash.append(i)
         if clash:
-            raise _rows_problems(source, np.asarray(clash, dtype=np.int64), lambda r: (
-                f"decimal {label} {vals[int(r)]} and {first[float(out[int(r)])]} become the same float64 "
-                f"{float(out[int(r)])!r} (a tie that is not in the input); give {label}s as float64"))
+            raise _rows_problems(
+                source,
+                np.asarray(clash, dtype=np.int64),
+                lambda r: (
+                    f"decimal {label} {vals[int(r)]} and {first[float(out[int(r)])]} become the same float64 "
+                    f"{float(out[int(r)])!r} (a tie that is not in the input); give {label}s as float64"
+                ),
+            )
         return out
-    raise TierankInputError([Problem(source, None, f"{label} column{where} of type {t} is not numeric: "
-                                                   f"{label}s are integers or floating-point numbers")])
+    raise TierankInputError(
+        [
+            Problem(
+                source,
+                None,
+                f"{label} column{where} of type {t} is not numeric: "
+                f"{label}s are integers or floating-point numbers",
+            )
+        ]
+    )
 
 
-def _validate_columns(qid: pa.Array, docid: pa.Array, values: np.ndarray, source: str, what: str,
-                      duplicates: str = "error") -> None:
+def _validate_columns(
+    qid: pa.Array,
+    docid: pa.Array,
+    values: np.ndarray,
+    source: str,
+    what: str,
+    duplicates: str = "error",
+) -> None:
     if len(values) == 0:
         raise TierankInputError([Problem(source, None, f"empty {what}: no rows")])
     if qid.null_count or docid.null_count:
-        rows = np.flatnonzero(np.asarray(ac.call("or", ac.call("is_null", qid), ac.call("is_null", docid))))
+        rows = np.flatnonzero(
+            np.asarray(ac.call("or", ac.call("is_null", qid), ac.call("is_null", docid)))
+        )
         raise _rows_problem(source, rows, "missing query or document id")
     reserved = np.asarray(ac.equal(qid, pa.scalar(RESERVED_QID, pa.string())))
     if reserved.any():
         raise _rows_problem(source, np.flatnonzero(reserved), RESERVED_REASON)
     bad = ~np.isfinite(values)
     if bad.any():
-        raise _rows_problem(source, np.flatnonzero(bad), f"{'score' if what == 'run' else 'grade'} is NaN or infinite")
+        raise _rows_problem(
+            source,
+            np.flatnonzero(bad),
+            f"{'score' if what == 'run' else 'grade'} is NaN or infinite",
+        )
     if duplicates == "keep":
         return
     t = pa.table({"q": qid, "d": docid, "i": np.arange(len(values))})
@@ -211,8 +272,10 @@ def _validate_columns(qid: pa.Array, docid: pa.Array, values: np.ndarray, source
     dup = np.asarray(first.column("i_count")) > 1
     if dup.any():
         tab = ac.filter(first, pa.array(dup))
-        probs = [Problem(source, None, f"document {quote(d)} appears more than once in query {quote(q)}")
-                 for q, d in zip(tab.column("q").to_pylist()[:MAX_PROBLEMS], tab.column("d").to_pylist())]
+        probs = [
+            Problem(source, None, f"document {quote(d)} appears more than once in query {quote(q)}")
+            for q, d in zip(tab.column("q").to_pylist()[:MAX_PROBLEMS], tab.column("d").to_pylist())
+        ]
         raise TierankInputError(probs)
 
 
@@ -228,12 +291,18 @@ def _check_text_ids(qid: pa.Array, docid: pa.Array, source: str) -> None:
     import pyarrow.compute as pc  # the regular expression kernel's options
 
     for kind, ids in (("query", qid), ("document", docid)):
-        bad = pc.fill_null(pc.or_(pc.equal(pc.utf8_length(ids), 0), pc.match_substring_regex(ids, _BREAKS_RE2)),
-                           False)
+        bad = pc.fill_null(
+            pc.or_(pc.equal(pc.utf8_length(ids), 0), pc.match_substring_regex(ids, _BREAKS_RE2)),
+            False,
+        )
         rows = np.flatnonzero(np.asarray(bad))
         if len(rows):
-            raise _rows_problem(source, rows, f"{kind} id {quote(ids[int(rows[0])].as_py())} is empty or holds a "
-                                              "space, tab or line end (no TREC run or qrels line can hold it)")
+            raise _rows_problem(
+                source,
+                rows,
+                f"{kind} id {quote(ids[int(rows[0])].as_py())} is empty or holds a "
+                "space, tab or line end (no TREC run or qrels line can hold it)",
+            )
 
 
 def _float(v) -> float | None:
@@ -255,30 +324,60 @@ def _from_dict(obj: Mapping, source: str, what: str) -> tuple[pa.Array, pa.Array
     vals: list[float] = []
     for q, docs in obj.items():
         if not isinstance(docs, Mapping):
-            raise TierankInputError([Problem(source, None,
-                f"query {quote(str(q))}: expected a mapping docid -> {'score' if what == 'run' else 'grade'}, "
-                f"got {type(docs).__name__}")])
+            raise TierankInputError(
+                [
+                    Problem(
+                        source,
+                        None,
+                        f"query {quote(str(q))}: expected a mapping docid -> {'score' if what == 'run' else 'grade'}, "
+                        f"got {type(docs).__name__}",
+                    )
+                ]
+            )
         for d, v in docs.items():
             qids.append(str(q))
             docids.append(str(d))
             x = parse_number(v) if isinstance(v, str) else _float(v)
             if x is None:
-                why = ("is a boolean, not a number" if isinstance(v, (bool, np.bool_)) else
-                       "cannot be held exactly as a float64" if isinstance(v, (int, np.integer)) else "is not a number")
-                raise TierankInputError([Problem(source, None,
-                    f"query {quote(str(q))}, document {quote(str(d))}: value "
-                    f"{quote(v) if isinstance(v, str) else shorten(repr(v))} {why}")]) from None
+                why = (
+                    "is a boolean, not a number"
+                    if isinstance(v, (bool, np.bool_))
+                    else "cannot be held exactly as a float64"
+                    if isinstance(v, (int, np.integer))
+                    else "is not a number"
+                )
+                raise TierankInputError(
+                    [
+                        Problem(
+                            source,
+                            None,
+                            f"query {quote(str(q))}, document {quote(str(d))}: value "
+                            f"{quote(v) if isinstance(v, str) else shorten(repr(v))} {why}",
+                        )
+                    ]
+                ) from None
             vals.append(x)
-    return pa.array(qids, pa.string()), pa.array(docids, pa.string()), np.asarray(vals, dtype=np.float64)
+    return (
+        pa.array(qids, pa.string()),
+        pa.array(docids, pa.string()),
+        np.asarray(vals, dtype=np.float64),
+    )
 
 
 def _value_column(cols: list[str], what: str, source: str) -> str:
     if what == "run":
         grades = _matches(cols, GRADE_COLUMNS)
         if grades and not _matches(cols, SCORE_COLUMNS):
-            raise TierankInputError([Problem(source, None,
-                f"looks like qrels, not a run: its column {grades[0]!r} holds judgments and it has no score "
-                f"column ({', '.join(SCORE_COLUMNS)})")])
+            raise TierankInputError(
+                [
+                    Problem(
+                        source,
+                        None,
+                        f"looks like qrels, not a run: its column {grades[0]!r} holds judgments and it has no score "
+                        f"column ({', '.join(SCORE_COLUMNS)})",
+                    )
+                ]
+            )
         return _pick(cols, SCORE_COLUMNS, "score", source)
     # a grade column and BEIR's ``score`` could both be the grade: refused as two grade columns are
     return _pick(cols, GRADE_COLUMNS + GRADE_FALLBACK, "relevance", source)
@@ -298,9 +397,16 @@ def _columns(obj, source: str, what: str, duplicates: str = "error"):
         if what == "qrels" and vn.lower() in GRADE_FALLBACK:
             role, why = table_role(t)
             if role == "run":
-                raise TierankInputError([Problem(source, None,
-                    f"looks like a run, not qrels: {why}; judgments are integer grades (a column named "
-                    f"{', '.join(GRADE_COLUMNS)} is read as grades whatever it holds)")])
+                raise TierankInputError(
+                    [
+                        Problem(
+                            source,
+                            None,
+                            f"looks like a run, not qrels: {why}; judgments are integer grades (a column named "
+                            f"{', '.join(GRADE_COLUMNS)} is read as grades whatever it holds)",
+                        )
+                    ]
+                )
         q, d = _ids(t.column(qn), source, qn), _ids(t.column(dn), source, dn)
         v = _values(t.column(vn), source, what, vn)
         if len(v):
@@ -360,7 +466,10 @@ def table_role(t: pa.Table) -> tuple[str | None, str]:
             frac = np.flatnonzero(np.isfinite(x) & (x != np.round(x)))
         if len(frac):
             i = int(frac[0])
-            return "run", f"column {shared!r} holds real-valued scores (row {i + 1}: {float(x[i])!r})"
+            return (
+                "run",
+                f"column {shared!r} holds real-valued scores (row {i + 1}: {float(x[i])!r})",
+            )
         x = x[np.isfinite(x)]
     if not len(x):
         return None, ""
@@ -394,4 +503,3 @@ def table_qrels(obj, source: str) -> Qrels:
     """The :class:`Qrels` of a table, a DataFrame or a dict of dicts, validated."""
     q, d, g, _ = _columns(obj, source, "qrels")
     return Qrels(qid=q, docid=d, grade=g, source=source)
-

@@ -87,14 +87,28 @@ def check_output(path: str | os.PathLike | None, protect: Iterable = ()) -> Path
         if stat.S_ISDIR(st.st_mode):
             _refuse(target, "is a directory, expected an output file path")
         if not stat.S_ISREG(st.st_mode):
-            kind = ("character device" if stat.S_ISCHR(st.st_mode) else "block device" if stat.S_ISBLK(st.st_mode)
-                    else "FIFO" if stat.S_ISFIFO(st.st_mode) else "socket" if stat.S_ISSOCK(st.st_mode)
-                    else "not a regular file")
-            _refuse(target, f"is a special file ({kind}), not a regular file; use -o - to write to stdout")
+            kind = (
+                "character device"
+                if stat.S_ISCHR(st.st_mode)
+                else "block device"
+                if stat.S_ISBLK(st.st_mode)
+                else "FIFO"
+                if stat.S_ISFIFO(st.st_mode)
+                else "socket"
+                if stat.S_ISSOCK(st.st_mode)
+                else "not a regular file"
+            )
+            _refuse(
+                target,
+                f"is a special file ({kind}), not a regular file; use -o - to write to stdout",
+            )
     folder = target.parent if str(target.parent) else Path(".")
     real = os.path.realpath(folder)
     if any(real == r or real.startswith(r + "/") for r in _SYSTEM_ROOTS):
-        _refuse(target, f"is in the system folder {real!r}, not a place for output files; use -o - to write to stdout")
+        _refuse(
+            target,
+            f"is in the system folder {real!r}, not a place for output files; use -o - to write to stdout",
+        )
     if not folder.is_dir():
         _refuse(target, f"folder {str(folder)!r} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
@@ -136,7 +150,9 @@ def ensure_dir(path: str | os.PathLike, *, create: bool = True, why: str = "") -
             while not parent.exists() and parent != parent.parent:
                 parent = parent.parent
             if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-                _refuse(folder, f"cannot create the folder ({str(parent)!r} is not a writable folder)")
+                _refuse(
+                    folder, f"cannot create the folder ({str(parent)!r} is not a writable folder)"
+                )
             return folder
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -161,7 +177,12 @@ def clean_stale_temps(folder: str | os.PathLike) -> list[Path]:
         return removed
     for e in entries:
         m = _TMP_RE.match(e.name)
-        if not m or m["host"] != host or not e.is_file(follow_symlinks=False) or alive(int(m["pid"])):
+        if (
+            not m
+            or m["host"] != host
+            or not e.is_file(follow_symlinks=False)
+            or alive(int(m["pid"]))
+        ):
             continue
         try:
             os.unlink(e.path)
@@ -203,7 +224,9 @@ def write_atomic(path: str | os.PathLike, data: str | bytes, protect: Iterable =
         return None
     folder = target.parent if str(target.parent) else Path(".")
     clean_stale_temps(folder)
-    tmp = folder / f".{target.name[:100]}.tierank-{_host()}-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    tmp = (
+        folder / f".{target.name[:100]}.tierank-{_host()}-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    )
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
     except OSError as e:
@@ -219,9 +242,13 @@ def write_atomic(path: str | os.PathLike, data: str | bytes, protect: Iterable =
             os.unlink(tmp)
         except OSError:
             pass
-        if isinstance(e, OSError):  # disk full, quota, a file system gone read-only: one located line
+        if isinstance(
+            e, OSError
+        ):  # disk full, quota, a file system gone read-only: one located line
             exists = "; the existing file is unchanged" if os.path.lexists(target) else ""
-            raise TierankInputError([Problem(str(target), None, f"cannot write: {e.strerror or e}{exists}")]) from e
+            raise TierankInputError(
+                [Problem(str(target), None, f"cannot write: {e.strerror or e}{exists}")]
+            ) from e
         raise
     return target
 
@@ -231,7 +258,9 @@ def _arrow_strings(x) -> pa.Array:
     if isinstance(x, pa.ChunkedArray):
         x = x.combine_chunks() if x.num_chunks != 1 else x.chunk(0)
     if not isinstance(x, pa.Array):
-        x = pa.array(np.asarray(x, dtype=object) if isinstance(x, np.ndarray) else list(x), type=pa.string())
+        x = pa.array(
+            np.asarray(x, dtype=object) if isinstance(x, np.ndarray) else list(x), type=pa.string()
+        )
     if pa.types.is_dictionary(x.type):
         x = x.dictionary_decode()
     return x.cast(pa.string()) if not pa.types.is_string(x.type) else x
@@ -255,19 +284,34 @@ def run_text(qids, docids, scores, tag: str, source: str = "run") -> str:
     if not (len(q) == len(d) == len(s)):
         raise ValueError(f"qids, docids and scores differ in length: {len(q)}, {len(d)}, {len(s)}")
     if not tag or re.search(r"\s", tag):
-        raise TierankInputError([Problem(source, None, f"run tag {tag!r} must be non-empty and without whitespace")])
+        raise TierankInputError(
+            [Problem(source, None, f"run tag {tag!r} must be non-empty and without whitespace")]
+        )
     if len(s) == 0:
         return ""
     bad = ~np.isfinite(s)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise TierankInputError([Problem(source, None, f"score of document {shorten(d[i].as_py())!r} in query "
-                                         f"{shorten(q[i].as_py())!r} is {float(s[i])!r}; a run needs finite scores")])
+        raise TierankInputError(
+            [
+                Problem(
+                    source,
+                    None,
+                    f"score of document {shorten(d[i].as_py())!r} in query "
+                    f"{shorten(q[i].as_py())!r} is {float(s[i])!r}; a run needs finite scores",
+                )
+            ]
+        )
     enc = q.dictionary_encode()
     uniq = enc.dictionary
     for kind, ids in (("query", uniq), ("document", d)):
-        if pc.min(pc.utf8_length(ids)).as_py() == 0 or pc.any(pc.match_substring_regex(ids, _SPACE_RE2)).as_py():
-            raise TierankInputError([Problem(source, None, f"a {kind} id is empty or contains whitespace")])
+        if (
+            pc.min(pc.utf8_length(ids)).as_py() == 0
+            or pc.any(pc.match_substring_regex(ids, _SPACE_RE2)).as_py()
+        ):
+            raise TierankInputError(
+                [Problem(source, None, f"a {kind} id is empty or contains whitespace")]
+            )
     # queries in sorted order (Arrow sorts strings bytewise: code point order, as Python's sorted)
     by_name = pc.sort_indices(uniq).to_numpy()
     position = np.empty_like(by_name)
@@ -279,12 +323,20 @@ def run_text(qids, docids, scores, tag: str, source: str = "run") -> str:
     rank = np.arange(1, len(s) + 1) - starts
     take = pa.array(order)
     lines = pc.binary_join_element_wise(
-        uniq.take(pa.array(by_name)).take(pa.array(inv[order])), "Q0", d.take(take),
-        pc.cast(pa.array(rank), pa.string()), pa.array(list(map(repr, s[order].tolist())), type=pa.string()), tag, " ")
+        uniq.take(pa.array(by_name)).take(pa.array(inv[order])),
+        "Q0",
+        d.take(take),
+        pc.cast(pa.array(rank), pa.string()),
+        pa.array(list(map(repr, s[order].tolist())), type=pa.string()),
+        tag,
+        " ",
+    )
     return "\n".join(lines.to_pylist()) + "\n"
 
 
-def write_run(path: str | os.PathLike, qids, docids, scores, tag: str, protect: Iterable = ()) -> Path | None:
+def write_run(
+    path: str | os.PathLike, qids, docids, scores, tag: str, protect: Iterable = ()
+) -> Path | None:
     """Write a TREC run (``qid Q0 docid rank score tag``) atomically with :func:`write_atomic`.
 
     ``qids``, ``docids`` and ``scores`` are parallel (lists, numpy or Arrow arrays).  Queries are

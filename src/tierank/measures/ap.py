@@ -62,14 +62,24 @@ class AP(Measure):
 
     family = "AP"
     pretty = "average precision"
-    definition = ('mean over the relevant documents of the precision at'
-                  ' their ranks, normalised by all N+ relevant documents')
-    citation = 'Harman, D. (1993). Overview of the First Text REtrieval Conference (TREC-1). TREC-1, NIST SP 500-207.'
-    names = FamilyNames(trec_eval="map", trec_eval_cut="map_cut", ranx="map", mteb="map", sentence_transformers="map")
+    definition = (
+        "mean over the relevant documents of the precision at"
+        " their ranks, normalised by all N+ relevant documents"
+    )
+    citation = "Harman, D. (1993). Overview of the First Text REtrieval Conference (TREC-1). TREC-1, NIST SP 500-207."
+    names = FamilyNames(
+        trec_eval="map",
+        trec_eval_cut="map_cut",
+        ranx="map",
+        mteb="map",
+        sentence_transformers="map",
+    )
     description = "average precision, normalised by N+ (trec_eval map / map_cut)"
     schema = (REL,)
-    bounds_refusal = ("an unjudged document assumed relevant raises N+ and can lower AP, so neither "
-                      "assumption bounds it (Yang, Moffat & Turpin, sec. 2)")
+    bounds_refusal = (
+        "an unjudged document assumed relevant raises N+ and can lower AP, so neither "
+        "assumption bounds it (Yang, Moffat & Turpin, sec. 2)"
+    )
 
     def _rows(self, prep: Prepared):
         """The rows inside the cutoff: an index array, or ``slice(None)`` for every row (no copy)."""

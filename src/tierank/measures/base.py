@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 #: largest cutoff accepted (positions and cutoffs stay exact in float64 and int64)
-MAX_CUTOFF = 2 ** 53
+MAX_CUTOFF = 2**53
 
 
 #: how a family summarises its per-query values over queries (:attr:`Measure.aggregator`):
@@ -149,12 +149,20 @@ class Param:
         try:
             if grammar is not None and not grammar.fullmatch(text):
                 raise ValueError(text)  # ASCII numbers only: no '1_000', no other scripts' digits
-            value = None if self.type is int and len(text.lstrip("+-").lstrip("0")) > 18 else self.type(text)
+            value = (
+                None
+                if self.type is int and len(text.lstrip("+-").lstrip("0")) > 18
+                else self.type(text)
+            )
         except ValueError:
-            raise TierankInputError(f"{shown}: parameter {self.name}={quote(text)} is not "
-                                    f"{'an' if self.type is int else 'a'} {self.type.__name__}") from None
+            raise TierankInputError(
+                f"{shown}: parameter {self.name}={quote(text)} is not "
+                f"{'an' if self.type is int else 'a'} {self.type.__name__}"
+            ) from None
         if value is None:  # too many digits to be in any range a measure accepts
-            raise TierankInputError(f"{shown}: {self.name} must lie in {self.range_text()}, got {quote(text)}")
+            raise TierankInputError(
+                f"{shown}: {self.name} must lie in {self.range_text()}, got {quote(text)}"
+            )
         problem = self.check(value)
         if problem:
             raise TierankInputError(f"{shown}: {problem}")
@@ -169,11 +177,17 @@ class Param:
         if value is None and self.default is None:
             return None
         if self.choices is not None:
-            return None if value in self.choices else f"{self.name} must be one of {self.range_text()}, got {value!r}"
+            return (
+                None
+                if value in self.choices
+                else f"{self.name} must be one of {self.range_text()}, got {value!r}"
+            )
         if self.type in (bool, dict, str):
             return None
         lo_open, hi_open = self.open in ("low", "both"), self.open in ("high", "both")
-        bad = isinstance(value, float) and not math.isfinite(value)  # inf and nan: never a parameter
+        bad = isinstance(value, float) and not math.isfinite(
+            value
+        )  # inf and nan: never a parameter
         bad |= self.low is not None and (value < self.low or (lo_open and value == self.low))
         bad |= self.high is not None and (value > self.high or (hi_open and value == self.high))
         return f"{self.name} must lie in {self.range_text()}, got {value!r}" if bad else None
@@ -202,10 +216,14 @@ class Stats:
     min: np.ndarray
     max: np.ndarray
     var: np.ndarray  # variance over tie orderings (exact unless ``method == "sampled"``)
-    method: str = "exact"  # "exact", or "sampled": expected and var estimated from random tie orderings
+    method: str = (
+        "exact"  # "exact", or "sampled": expected and var estimated from random tie orderings
+    )
     samples: int | None = None  # with "sampled": orderings drawn per query
-    seed: int | None = None     # with "sampled": the seed of the draws
-    se: np.ndarray | None = None  # with "sampled": standard error of ``expected`` per query (0 where exact)
+    seed: int | None = None  # with "sampled": the seed of the draws
+    se: np.ndarray | None = (
+        None  # with "sampled": standard error of ``expected`` per query (0 where exact)
+    )
     #: with "sampled": per query, True where ``expected`` and ``var`` were estimated from random orderings
     #: (False: exact, e.g. a query no ordering changes or one whose orderings were all enumerated);
     #: None: every query
@@ -223,7 +241,9 @@ class Stats:
         n = len(self.expected)
         if self.method == "exact":
             return np.zeros(n, dtype=bool)
-        return np.ones(n, dtype=bool) if self.sampled is None else np.asarray(self.sampled, dtype=bool)
+        return (
+            np.ones(n, dtype=bool) if self.sampled is None else np.asarray(self.sampled, dtype=bool)
+        )
 
     def settled(self) -> Stats:
         """Where no tie ordering can change the value, ``expected`` is that one value, bit for bit.
@@ -238,7 +258,9 @@ class Stats:
             return self
         se = None if self.se is None else np.where(fixed, 0.0, self.se)
         sampled = None if self.method == "exact" else self.sampled_queries() & ~fixed
-        return replace(self, expected=np.where(fixed, self.min, self.expected), se=se, sampled=sampled)
+        return replace(
+            self, expected=np.where(fixed, self.min, self.expected), se=se, sampled=sampled
+        )
 
 
 @dataclass(frozen=True)
@@ -341,9 +363,13 @@ class Measure:
         ('reciprocal rank', 'recip_rank', 'RR')
         """
         names = cls.names if isinstance(cls.names, FamilyNames) else FamilyNames()
-        return FamilyInfo(family=cls.family, pretty=cls.pretty or cls.family,
-                          definition=cls.definition or cls.description, citation=cls.citation or "",
-                          names=names)
+        return FamilyInfo(
+            family=cls.family,
+            pretty=cls.pretty or cls.family,
+            definition=cls.definition or cls.description,
+            citation=cls.citation or "",
+            names=names,
+        )
 
     # -- Python values (as ir_measures writes them: ``nDCG@10``, ``nDCG(dcg='exp-log2')@10``, ``P@[5, 10]``)
     @classmethod
@@ -368,14 +394,20 @@ class Measure:
             spec = next((p for p in self.schema if p.name == name), None)
             if spec is None:
                 accepted = ", ".join(p.name for p in self.schema) or "none"
-                raise TierankInputError(f"{shown}: unknown parameter {quote(name)}; accepted: {accepted}")
+                raise TierankInputError(
+                    f"{shown}: unknown parameter {quote(name)}; accepted: {accepted}"
+                )
             if spec.type is dict and isinstance(value, dict):  # a map, as the string form stores it
-                value = spec.parse("{" + ",".join(f"{k}:{v}" for k, v in value.items()) + "}", str(self))
+                value = spec.parse(
+                    "{" + ",".join(f"{k}:{v}" for k, v in value.items()) + "}", str(self)
+                )
             elif spec.type is float and isinstance(value, int) and not isinstance(value, bool):
                 value = float(value)
             if value is not None and not _is_type(value, spec.type):
-                raise TierankInputError(f"{shown}: parameter {name}={value!r} is not "
-                                        f"{'an' if spec.type is int else 'a'} {spec.type.__name__}")
+                raise TierankInputError(
+                    f"{shown}: parameter {name}={value!r} is not "
+                    f"{'an' if spec.type is int else 'a'} {spec.type.__name__}"
+                )
             problem = spec.check(value)
             if problem:
                 raise TierankInputError(f"{shown}: {problem}")
@@ -402,7 +434,9 @@ class Measure:
         if not self.cutoff_allowed:
             raise TierankInputError(f"{shown}: {self.family} takes no cutoff")
         if self.cutoff_param is not None:
-            if isinstance(cutoff, bool) or not isinstance(cutoff, (int, float, np.integer, np.floating)):
+            if isinstance(cutoff, bool) or not isinstance(
+                cutoff, (int, float, np.integer, np.floating)
+            ):
                 raise TierankInputError(f"{shown}: the cutoff must be a number, got {cutoff!r}")
             value: int | float = float(cutoff)
             problem = self.cutoff_param.check(value)
@@ -410,7 +444,9 @@ class Measure:
                 raise TierankInputError(f"{shown}: {problem}")
         else:
             if isinstance(cutoff, bool) or not isinstance(cutoff, (int, np.integer)) or cutoff < 1:
-                raise TierankInputError(f"{shown}: cutoff must be a positive integer, got {cutoff!r}")
+                raise TierankInputError(
+                    f"{shown}: cutoff must be a positive integer, got {cutoff!r}"
+                )
             if cutoff > MAX_CUTOFF:
                 raise TierankInputError(f"{shown}: cutoff must be at most {MAX_CUTOFF}")
             value = int(cutoff)
@@ -450,7 +486,9 @@ class Measure:
         no dependence on N+: lower = min with unjudged non-relevant, upper = max with unjudged
         relevant.  Families set :attr:`bounds_refusal` where no such bound exists."""
         if self.bounds_refusal:
-            raise TierankInputError(f"--unjudged bounds: no valid bound for {self}: {self.bounds_refusal}")
+            raise TierankInputError(
+                f"--unjudged bounds: no valid bound for {self}: {self.bounds_refusal}"
+            )
         return stats.min, self.compute(prep.assuming_unjudged_relevant()).max
 
     def aggregate(self, stats: Stats) -> Aggregate:
@@ -466,9 +504,16 @@ class Measure:
         summed = self.aggregator == "sum"
         div = 1 if summed else n
         agg = np.sum if summed else np.mean
-        se = None if stats.se is None else float(np.sqrt(np.sum(stats.se ** 2)) / div)
-        return Aggregate(float(agg(stats.oblivious)), float(agg(stats.expected)), float(agg(stats.min)),
-                         float(agg(stats.max)), float(np.sqrt(np.sum(stats.var)) / div), stats.method, se)
+        se = None if stats.se is None else float(np.sqrt(np.sum(stats.se**2)) / div)
+        return Aggregate(
+            float(agg(stats.oblivious)),
+            float(agg(stats.expected)),
+            float(agg(stats.min)),
+            float(agg(stats.max)),
+            float(np.sqrt(np.sum(stats.var)) / div),
+            stats.method,
+            se,
+        )
 
     @property
     def additive(self) -> bool:
@@ -518,7 +563,9 @@ def _is_type(value: Any, kind: type) -> bool:
     if kind is int:
         return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
     if kind is float:
-        return isinstance(value, (float, int, np.floating, np.integer)) and not isinstance(value, bool)
+        return isinstance(value, (float, int, np.floating, np.integer)) and not isinstance(
+            value, bool
+        )
     if kind is dict:
         return isinstance(value, tuple)
     return isinstance(value, kind)
@@ -563,7 +610,9 @@ def _split_top(args: str, shown: str) -> list[str]:
             continue
         cur.append(ch)
     if quote_ch or depth:
-        raise TierankInputError(f"{shown}: unclosed {'quote' if quote_ch else chr(123)} in the parameters")
+        raise TierankInputError(
+            f"{shown}: unclosed {'quote' if quote_ch else chr(123)} in the parameters"
+        )
     items.append("".join(cur))
     return items
 
@@ -582,21 +631,34 @@ def _parse_special(spec: Param, text: str, shown: str) -> Any:
     if spec.type is str:
         m = _STR_RE.fullmatch(text)
         if not m:
-            raise TierankInputError(f"{shown}: parameter {name}={quote(text)} is not a quoted string")
+            raise TierankInputError(
+                f"{shown}: parameter {name}={quote(text)} is not a quoted string"
+            )
         return next(g for g in m.groups() if g is not None)
     # dict: {int:number,...}
     if not (text.startswith("{") and text.endswith("}")):
-        raise TierankInputError(f"{shown}: parameter {name}={quote(text)} is not a map like {{0:0,1:1,2:3}}")
+        raise TierankInputError(
+            f"{shown}: parameter {name}={quote(text)} is not a map like {{0:0,1:1,2:3}}"
+        )
     body = text[1:-1].strip()
     pairs: dict[int, int | float] = {}
-    for item in (body.split(",") if body else []):
+    for item in body.split(",") if body else []:
         k, sep, v = (x.strip() for x in item.partition(":"))
-        if not sep or not _INT_RE.fullmatch(k) or not _FLOAT_RE.fullmatch(v) or len(k.lstrip("+-")) > 18:
-            raise TierankInputError(f"{shown}: parameter {name}: entry {quote(item.strip())} is not grade:number "
-                                    f"(integer grade, finite number), as in {{0:0,1:1,2:3}}")
+        if (
+            not sep
+            or not _INT_RE.fullmatch(k)
+            or not _FLOAT_RE.fullmatch(v)
+            or len(k.lstrip("+-")) > 18
+        ):
+            raise TierankInputError(
+                f"{shown}: parameter {name}: entry {quote(item.strip())} is not grade:number "
+                f"(integer grade, finite number), as in {{0:0,1:1,2:3}}"
+            )
         x = int(v) if _INT_RE.fullmatch(v) and len(v.lstrip("+-")) <= 18 else float(v)
         if isinstance(x, float) and not math.isfinite(x):
-            raise TierankInputError(f"{shown}: parameter {name}: entry {quote(item.strip())}: the number must be finite")
+            raise TierankInputError(
+                f"{shown}: parameter {name}: entry {quote(item.strip())}: the number must be finite"
+            )
         if int(k) in pairs:
             raise TierankInputError(f"{shown}: parameter {name}: grade {int(k)} is mapped twice")
         pairs[int(k)] = x
@@ -614,15 +676,21 @@ def register(cls: type[Measure], aliases: tuple[str, ...] = ()) -> type[Measure]
     another class is a programming error (``ValueError``)."""
     names = (cls.family, *aliases)
     if not cls.family or not all(_NAME_RE.fullmatch(n) for n in names):
-        raise ValueError(f"measure class {cls.__name__}: names {names!r} must match {_NAME_RE.pattern}")
+        raise ValueError(
+            f"measure class {cls.__name__}: names {names!r} must match {_NAME_RE.pattern}"
+        )
     if cls.aggregator not in AGGREGATORS:
-        raise ValueError(f"measure class {cls.__name__}: aggregator {cls.aggregator!r} is not one of "
-                         f"{', '.join(AGGREGATORS)}")
+        raise ValueError(
+            f"measure class {cls.__name__}: aggregator {cls.aggregator!r} is not one of "
+            f"{', '.join(AGGREGATORS)}"
+        )
     for name in names:
         taken = REGISTRY.get(name)
         if taken is not None and taken is not cls:
-            raise ValueError(f"measure name {name!r} of {cls.__module__}.{cls.__qualname__} is already "
-                             f"registered by {taken.__module__}.{taken.__qualname__}")
+            raise ValueError(
+                f"measure name {name!r} of {cls.__module__}.{cls.__qualname__} is already "
+                f"registered by {taken.__module__}.{taken.__qualname__}"
+            )
     for name in names:
         REGISTRY[name] = cls
     return cls
@@ -630,8 +698,10 @@ def register(cls: type[Measure], aliases: tuple[str, ...] = ()) -> type[Measure]
 
 _NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _INT_RE = re.compile(r"[+-]?[0-9]+")
-_FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|infinity|nan)",
-                       re.IGNORECASE)
+_FLOAT_RE = re.compile(
+    r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|infinity|nan)",
+    re.IGNORECASE,
+)
 _MEASURE_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*(?:@\s*([^\s]+))?\s*$")
 
 
@@ -667,8 +737,10 @@ def parse_measure(text: str | Measure) -> Measure:
         first = e
     found = _trec_measures(text)
     if len(found) != 1:  # e.g. P: trec_eval's P@5 ... P@1000
-        raise TierankInputError(f"{first}; as trec_eval's name, {quote(text)} is {len(found)} measures "
-                                f"({', '.join(map(str, found))}): parse_measures takes it") from None
+        raise TierankInputError(
+            f"{first}; as trec_eval's name, {quote(text)} is {len(found)} measures "
+            f"({', '.join(map(str, found))}): parse_measures takes it"
+        ) from None
     return found[0]
 
 
@@ -680,8 +752,12 @@ class TrecNames:
     def is_trec(self, text: str) -> bool:
         return False
 
-    def resolve(self, texts: list[str]) -> list[Measure]:  # pragma: no cover - never called before install
-        raise TierankInputError(f"trec_eval names are not available: {', '.join(map(quote, texts))}")
+    def resolve(
+        self, texts: list[str]
+    ) -> list[Measure]:  # pragma: no cover - never called before install
+        raise TierankInputError(
+            f"trec_eval names are not available: {', '.join(map(quote, texts))}"
+        )
 
 
 _TREC = TrecNames()
@@ -707,18 +783,24 @@ def _parse_ir_measures(text: str) -> Measure:
     name, args, cut = m.groups()
     cls = REGISTRY.get(name)
     if cls is None:
-        raise UnknownMeasure(f"unknown measure {quote(name)} in {shown}; supported: {', '.join(supported())}")
+        raise UnknownMeasure(
+            f"unknown measure {quote(name)} in {shown}; supported: {', '.join(supported())}"
+        )
     values = {p.name: p.default for p in cls.schema}
     given = set()
     if args is not None and args.strip():
         for item in _split_top(args, shown):
             if "=" not in item:
-                raise TierankInputError(f"measure {shown}: parameter {quote(item.strip())} is not name=value")
+                raise TierankInputError(
+                    f"measure {shown}: parameter {quote(item.strip())} is not name=value"
+                )
             k, v = (x.strip() for x in item.split("=", 1))
             spec = next((p for p in cls.schema if p.name == k), None)
             if spec is None:
                 accepted = ", ".join(p.name for p in cls.schema) or "none"
-                raise TierankInputError(f"measure {shown}: unknown parameter {quote(k)}; accepted: {accepted}")
+                raise TierankInputError(
+                    f"measure {shown}: unknown parameter {quote(k)}; accepted: {accepted}"
+                )
             if k in given:
                 raise TierankInputError(f"measure {shown}: parameter {k} is given twice")
             given.add(k)
@@ -730,7 +812,9 @@ def _parse_ir_measures(text: str) -> Measure:
         if cls.cutoff_param is not None:
             cutoff = cls.cutoff_param.parse(cut, text)
         elif not re.fullmatch(r"[0-9]+", cut) or not cut.strip("0"):
-            raise TierankInputError(f"measure {shown}: cutoff must be a positive integer, got {quote(cut)}")
+            raise TierankInputError(
+                f"measure {shown}: cutoff must be a positive integer, got {quote(cut)}"
+            )
         elif len(cut.lstrip("0")) > len(str(MAX_CUTOFF)) or int(cut) > MAX_CUTOFF:
             raise TierankInputError(f"measure {shown}: cutoff must be at most {MAX_CUTOFF}")
         else:
@@ -776,7 +860,9 @@ def parse_measures(texts: Iterable[str | Measure | list[Measure]]) -> list[Measu
             parsed.append(parse_measure(m))
         except TierankInputError as e:
             err = e
-            if isinstance(m, str) and _TREC.is_trec(m):  # a trec_eval name of several measures (P.5,10; official)
+            if isinstance(m, str) and _TREC.is_trec(
+                m
+            ):  # a trec_eval name of several measures (P.5,10; official)
                 try:
                     parsed.extend(_trec_measures(m))
                     continue

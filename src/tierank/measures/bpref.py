@@ -57,8 +57,8 @@ class Bpref(Measure):
 
     family = "Bpref"
     pretty = "binary preference"
-    definition = 'mean over the relevant retrieved documents of 1 - (judged non-relevant ranked above) / min(N+, N-)'
-    citation = 'Buckley, C. and Voorhees, E. M. (2004). Retrieval evaluation with incomplete information. SIGIR 2004.'
+    definition = "mean over the relevant retrieved documents of 1 - (judged non-relevant ranked above) / min(N+, N-)"
+    citation = "Buckley, C. and Voorhees, E. M. (2004). Retrieval evaluation with incomplete information. SIGIR 2004."
     names = FamilyNames(trec_eval="bpref", ranx="bpref")
     description = "binary preference (trec_eval bpref): judged documents only, unjudged skipped"
     schema = (REL,)
@@ -126,8 +126,9 @@ class Bpref(Measure):
             e_g[mixed] = rr * mean
             v_g[mixed] = ss * rr * (rr + sm + 1.0) / ((sm + 1.0) * (sm + 2.0))
         for gi in np.flatnonzero(strad):
-            e_g[gi], v_g[gi] = self._cut_group(int(m[gi]), int(r[gi]), int(s[gi]), int(cut - pos0[gi]),
-                                               int(B[gi]), Rg[gi], Dg[gi])
+            e_g[gi], v_g[gi] = self._cut_group(
+                int(m[gi]), int(r[gi]), int(s[gi]), int(cut - pos0[gi]), int(B[gi]), Rg[gi], Dg[gi]
+            )
         expected = ratio(np.bincount(prep.gq, weights=e_g, minlength=prep.nq), R)
         var = ratio(np.bincount(prep.gq, weights=v_g, minlength=prep.nq), R * R)
         return Stats(obl, expected, worst, best, var)

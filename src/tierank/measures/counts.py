@@ -30,7 +30,17 @@ from .base import FamilyNames, Measure, Param, Stats, register
 from .kernels import group_counts, log_factorials, ratio
 from .linear import REL, Linear
 
-__all__ = ["NumQ", "NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet", "SetP", "SetR", "SetF", "SetAP"]
+__all__ = [
+    "NumQ",
+    "NumRet",
+    "NumRel",
+    "NumRelRet",
+    "NumNonRelJudgedRet",
+    "SetP",
+    "SetR",
+    "SetF",
+    "SetAP",
+]
 
 
 def _constant(v: np.ndarray) -> Stats:
@@ -43,9 +53,9 @@ class NumQ(Measure):
     """Number of queries evaluated (trec_eval num_q): 1 per query, summed."""
 
     family = "NumQ"
-    citation = 'trec_eval 10.0, m_num_q.c (usnistgov/trec_eval).'
+    citation = "trec_eval 10.0, m_num_q.c (usnistgov/trec_eval)."
     pretty = "number of queries"
-    definition = 'number of queries evaluated'
+    definition = "number of queries evaluated"
     names = FamilyNames(trec_eval="num_q")
     aggregator = "sum"
     description = "number of queries evaluated (a count, summed)"
@@ -62,9 +72,9 @@ class NumRet(Measure):
     """Documents retrieved (trec_eval num_ret), after the depth limit."""
 
     family = "NumRet"
-    citation = 'trec_eval 10.0, m_num_ret.c (usnistgov/trec_eval).'
+    citation = "trec_eval 10.0, m_num_ret.c (usnistgov/trec_eval)."
     pretty = "retrieved"
-    definition = 'number of documents retrieved'
+    definition = "number of documents retrieved"
     names = FamilyNames(trec_eval="num_ret")
     aggregator = "sum"
     description = "documents retrieved (a count; after the depth limit -M)"
@@ -80,9 +90,9 @@ class NumRel(Measure):
     """Relevant documents in the qrels (trec_eval num_rel, N+)."""
 
     family = "NumRel"
-    citation = 'trec_eval 10.0, m_num_rel.c (usnistgov/trec_eval).'
+    citation = "trec_eval 10.0, m_num_rel.c (usnistgov/trec_eval)."
     pretty = "number of relevant documents"
-    definition = 'number of relevant documents judged for the query (N+)'
+    definition = "number of relevant documents judged for the query (N+)"
     names = FamilyNames(trec_eval="num_rel")
     aggregator = "sum"
     description = "relevant documents judged for the query, N+ (a count)"
@@ -109,9 +119,9 @@ class NumRelRet(_Set):
     """Relevant documents retrieved (trec_eval num_rel_ret)."""
 
     family = "NumRelRet"
-    citation = 'trec_eval 10.0, m_num_rel_ret.c (usnistgov/trec_eval).'
+    citation = "trec_eval 10.0, m_num_rel_ret.c (usnistgov/trec_eval)."
     pretty = "relevant retrieved"
-    definition = 'number of relevant documents retrieved'
+    definition = "number of relevant documents retrieved"
     names = FamilyNames(trec_eval="num_rel_ret")
     aggregator = "sum"
     description = "relevant documents retrieved (a count)"
@@ -123,9 +133,9 @@ class NumNonRelJudgedRet(_Set):
     """Judged non-relevant documents retrieved (trec_eval num_nonrel_judged_ret: 0 <= grade < rel)."""
 
     family = "NumNonRelJudgedRet"
-    citation = 'trec_eval 10.0, m_num_nonrel_judged_ret.c (usnistgov/trec_eval).'
+    citation = "trec_eval 10.0, m_num_nonrel_judged_ret.c (usnistgov/trec_eval)."
     pretty = "judged non-relevant retrieved"
-    definition = 'number of judged non-relevant documents retrieved'
+    definition = "number of judged non-relevant documents retrieved"
     names = FamilyNames(trec_eval="num_nonrel_judged_ret", ir_measures=None)
     aggregator = "sum"
     description = "judged non-relevant documents retrieved (a count)"
@@ -143,9 +153,9 @@ class SetP(_Set):
     """Set precision (trec_eval set_P): relevant retrieved / retrieved."""
 
     family = "SetP"
-    citation = 'Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.3.'
+    citation = "Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.3."
     pretty = "set precision"
-    definition = 'relevant retrieved / retrieved'
+    definition = "relevant retrieved / retrieved"
     names = FamilyNames(trec_eval="set_P")
     description = "set precision: relevant retrieved / retrieved (trec_eval set_P)"
 
@@ -158,9 +168,9 @@ class SetR(_Set):
     """Set recall (trec_eval set_recall): relevant retrieved / N+."""
 
     family = "SetR"
-    citation = 'Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.3.'
+    citation = "Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.3."
     pretty = "set recall"
-    definition = 'relevant retrieved / N+'
+    definition = "relevant retrieved / N+"
     names = FamilyNames(trec_eval="set_recall")
     description = "set recall: relevant retrieved / N+ (trec_eval set_recall)"
     bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
@@ -175,11 +185,18 @@ class SetF(_Set):
 
     family = "SetF"
     pretty = "set F"
-    definition = '(beta + 1) P R / (beta P + R) over the retrieved set (trec_eval set_F: beta weighs recall)'
-    citation = 'van Rijsbergen, C. J. (1979). Information Retrieval, 2nd ed. Butterworths (the F measure).'
+    definition = (
+        "(beta + 1) P R / (beta P + R) over the retrieved set (trec_eval set_F: beta weighs recall)"
+    )
+    citation = (
+        "van Rijsbergen, C. J. (1979). Information Retrieval, 2nd ed. Butterworths (the F measure)."
+    )
     names = FamilyNames(trec_eval="set_F")
     description = "set F: (beta+1) P R / (beta P + R) over the retrieved set (trec_eval set_F)"
-    schema = (Param("beta", float, 1.0, "weight of recall relative to precision", low=0.0, high=1e150), REL)
+    schema = (
+        Param("beta", float, 1.0, "weight of recall relative to precision", low=0.0, high=1e150),
+        REL,
+    )
     bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
 
     def weights(self, prep: Prepared, rows: np.ndarray):
@@ -211,11 +228,13 @@ class SetAP(Measure):
     """Unranked set average precision (trec_eval set_map): h^2 / (n N+)."""
 
     family = "SetAP"
-    citation = 'trec_eval 10.0, m_set_map.c (usnistgov/trec_eval).'
+    citation = "trec_eval 10.0, m_set_map.c (usnistgov/trec_eval)."
     pretty = "set average precision"
-    definition = '(relevant retrieved)^2 / (retrieved x N+): set precision times set recall'
+    definition = "(relevant retrieved)^2 / (retrieved x N+): set precision times set recall"
     names = FamilyNames(trec_eval="set_map")
-    description = "set average precision: (relevant retrieved)^2 / (retrieved x N+) (trec_eval set_map)"
+    description = (
+        "set average precision: (relevant retrieved)^2 / (retrieved x N+) (trec_eval set_map)"
+    )
     schema = (REL,)
     cutoff_allowed = False
     bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
@@ -252,6 +271,6 @@ class SetAP(Measure):
             expected[q] = e
             var[q] = v
         sq = lambda x: ratio(x * x, den)  # noqa: E731
-        return Stats(sq(h.oblivious), ratio(expected, den), sq(h.min), sq(h.max), ratio(var, den * den))
-
-
+        return Stats(
+            sq(h.oblivious), ratio(expected, den), sq(h.min), sq(h.max), ratio(var, den * den)
+        )

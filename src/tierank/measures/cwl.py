@@ -48,18 +48,41 @@ from .base import FamilyNames, Measure, Param, Stats, register
 from .linear import Linear
 from .sampling import query_keys
 
-__all__ = ["MAX_N", "orderings_of", "SDCG", "INSQ", "INST", "NERR8", "NERR9", "NERR10", "NERR11", "scaled_gains"]
+__all__ = [
+    "MAX_N",
+    "orderings_of",
+    "SDCG",
+    "INSQ",
+    "INST",
+    "NERR8",
+    "NERR9",
+    "NERR10",
+    "NERR11",
+    "scaled_gains",
+]
 
 #: ranks cwl_eval reads (its ``max_n``, which ir_measures' provider keeps)
 MAX_N = 1000
 #: bound on the entries of one matrix of sampled rankings (orderings x ranks)
 _CHUNK_ENTRIES = 1 << 21
 
-MIN_REL = Param("min_rel", int, 0, "grade scaled to gain 0 (lower grades are clipped to it)",
-                low=-2 ** 53, high=2 ** 53)
-MAX_REL = Param("max_rel", int, None, "grade scaled to gain 1 (required; higher grades are clipped to it)",
-                low=-2 ** 53, high=2 ** 53)
-T_PARAM = Param("T", float, 1.0, "total desired gain (normalized)", low=0.0, high=2 ** 53, open="low")
+MIN_REL = Param(
+    "min_rel",
+    int,
+    0,
+    "grade scaled to gain 0 (lower grades are clipped to it)",
+    low=-(2**53),
+    high=2**53,
+)
+MAX_REL = Param(
+    "max_rel",
+    int,
+    None,
+    "grade scaled to gain 1 (required; higher grades are clipped to it)",
+    low=-(2**53),
+    high=2**53,
+)
+T_PARAM = Param("T", float, 1.0, "total desired gain (normalized)", low=0.0, high=2**53, open="low")
 
 
 def scaled_gains(grade: np.ndarray, min_rel: int, max_rel: int) -> np.ndarray:
@@ -79,15 +102,18 @@ def scaled_gains(grade: np.ndarray, min_rel: int, max_rel: int) -> np.ndarray:
 class _Cwl:
     """The shared parameters of the cwl_eval families (mixin): ``min_rel`` and the required ``max_rel``."""
 
-
     def validate(self, text: str) -> None:
         lo, hi = self.param("min_rel"), self.param("max_rel")  # type: ignore[attr-defined]
         if hi is None:
             fam = type(self).family  # type: ignore[attr-defined]
-            raise TierankInputError(f"measure {text!r}: {fam} needs max_rel (the largest grade), "
-                                    f"e.g. {fam}(max_rel=3), as in ir_measures")
+            raise TierankInputError(
+                f"measure {text!r}: {fam} needs max_rel (the largest grade), "
+                f"e.g. {fam}(max_rel=3), as in ir_measures"
+            )
         if not lo < hi:
-            raise TierankInputError(f"measure {text!r}: min_rel must be less than max_rel, got {lo} and {hi}")
+            raise TierankInputError(
+                f"measure {text!r}: min_rel must be less than max_rel, got {lo} and {hi}"
+            )
 
     def gains(self, prep: Prepared) -> np.ndarray:
         return scaled_gains(prep.grade, self.param("min_rel"), self.param("max_rel"))  # type: ignore[attr-defined]
@@ -125,13 +151,15 @@ class SDCG(_CwlLinear):
     relevant documents, sum_{i<=k} g_i / log2(i+1) / sum_{i<=k} 1 / log2(i+1)."""
 
     family = "SDCG"
-    pretty = 'scaled DCG'
-    definition = 'DCG at k scaled by the DCG of k documents of the top grade (C/W/L framework)'
-    citation = 'Moffat, A., Bailey, P., Scholer, F. and Thomas, P. (2017). Incorporating user expectations and behavior into the measurement of search effectiveness. ACM TOIS 35(3); Azzopardi, L., Thomas, P. and Moffat, A. (2019). cwl_eval: An evaluation tool for information retrieval. SIGIR 2019.'
+    pretty = "scaled DCG"
+    definition = "DCG at k scaled by the DCG of k documents of the top grade (C/W/L framework)"
+    citation = "Moffat, A., Bailey, P., Scholer, F. and Thomas, P. (2017). Incorporating user expectations and behavior into the measurement of search effectiveness. ACM TOIS 35(3); Azzopardi, L., Thomas, P. and Moffat, A. (2019). cwl_eval: An evaluation tool for information retrieval. SIGIR 2019."
     example = "SDCG(max_rel=3)@10"  # max_rel is required
     names = FamilyNames(ir_measures="SDCG")
-    description = ("scaled DCG at k (cwl_eval): DCG of gains (grade - min_rel) / (max_rel - min_rel) over "
-                   "the DCG of k fully relevant documents")
+    description = (
+        "scaled DCG at k (cwl_eval): DCG of gains (grade - min_rel) / (max_rel - min_rel) over "
+        "the DCG of k fully relevant documents"
+    )
     schema = (Param("dcg", str, "log2", "DCG formulation", choices=("log2",)), MIN_REL, MAX_REL)
     cutoff_required = True
 
@@ -144,13 +172,15 @@ class INSQ(_CwlLinear):
     """INSQ (Moffat, Scholer & Thomas 2012): C/W/L with continuation ((i+2T-1)/(i+2T))^2 at rank i."""
 
     family = "INSQ"
-    pretty = 'INSQ'
+    pretty = "INSQ"
     definition = "C/W/L measure whose user expects T relevant documents (Moffat et al. 2012's INSQ)"
-    citation = 'Moffat, A., Scholer, F. and Thomas, P. (2012). Models and metrics: IR evaluation as a user process. ADCS 2012; Moffat, A., Bailey, P., Scholer, F. and Thomas, P. (2017). Incorporating user expectations and behavior into the measurement of search effectiveness. ACM TOIS 35(3); Azzopardi, L., Thomas, P. and Moffat, A. (2019). cwl_eval: An evaluation tool for information retrieval. SIGIR 2019.'
+    citation = "Moffat, A., Scholer, F. and Thomas, P. (2012). Models and metrics: IR evaluation as a user process. ADCS 2012; Moffat, A., Bailey, P., Scholer, F. and Thomas, P. (2017). Incorporating user expectations and behavior into the measurement of search effectiveness. ACM TOIS 35(3); Azzopardi, L., Thomas, P. and Moffat, A. (2019). cwl_eval: An evaluation tool for information retrieval. SIGIR 2019."
     example = "INSQ(max_rel=3)"  # max_rel is required
     names = FamilyNames(ir_measures="INSQ")
-    description = ("INSQ (cwl_eval): expected rate of gain, continuation ((i+2T-1)/(i+2T))^2 at rank i, "
-                   "to rank 1000")
+    description = (
+        "INSQ (cwl_eval): expected rate of gain, continuation ((i+2T-1)/(i+2T))^2 at rank i, "
+        "to rank 1000"
+    )
     schema = (T_PARAM, MIN_REL, MAX_REL)
     cutoff_allowed = False
 
@@ -160,6 +190,7 @@ class INSQ(_CwlLinear):
 
 
 # -- the families whose continuation reads the gains: sampled expectation ---------------------------
+
 
 def orderings_of(prep: Prepared, queries: np.ndarray, rows: np.ndarray, a: np.ndarray, width: int):
     """For each query of ``queries``: ``(q, its rows among rows, chunks)``, where the chunks (an
@@ -242,7 +273,9 @@ class _CwlSampled(_Cwl, Measure):
         expected, var, se = obl.copy(), np.zeros(prep.nq), np.zeros(prep.nq)
         # queries with a tie group (inside the ranks read) whose gains differ
         # (every row of a group reaching into the ranks read: a group across the cutoff is drawn whole)
-        reach = np.flatnonzero(prep.gpos0[prep.gid] < min(prep.cut(float(W)), W)) if prep.n else rows
+        reach = (
+            np.flatnonzero(prep.gpos0[prep.gid] < min(prep.cut(float(W)), W)) if prep.n else rows
+        )
         gr = prep.gid[reach]
         ng = len(prep.gsize)
         gmax = np.full(ng, -np.inf)
@@ -254,7 +287,9 @@ class _CwlSampled(_Cwl, Measure):
         if self.sorted_extremes:  # exact extremes: a query they pin needs no draws
             todo = todo[lo[todo] != hi[todo]]
         S = int(prep.samples)
-        read = int(min(prep.cut(float(W)), W))  # trec_eval -M: ranks below the depth limit have gain 0
+        read = int(
+            min(prep.cut(float(W)), W)
+        )  # trec_eval -M: ranks below the depth limit have gain 0
 
         def limited(A: np.ndarray) -> np.ndarray:
             A[:, read:] = 0.0
@@ -267,7 +302,9 @@ class _CwlSampled(_Cwl, Measure):
             se[q] = np.sqrt(var[q] / S)
             if not self.sorted_extremes:
                 lo[q], hi[q] = min(lo[q], v.min()), max(hi[q], v.max())
-        return Stats(obl, expected, lo, hi, var, method="sampled", samples=S, seed=int(prep.seed), se=se)
+        return Stats(
+            obl, expected, lo, hi, var, method="sampled", samples=S, seed=int(prep.seed), se=se
+        )
 
 
 class _NERR(_CwlSampled):
@@ -275,7 +312,7 @@ class _NERR(_CwlSampled):
     Its name, ir_measures name, example and citation follow from ``eq``."""
 
     eq: ClassVar[int] = 0
-    citation = 'Azzopardi, L., Mackenzie, J. and Moffat, A. (2021). ERR is not C/W/L: Exploring the relationship between expected reciprocal rank and other metrics. ICTIR 2021.'
+    citation = "Azzopardi, L., Mackenzie, J. and Moffat, A. (2021). ERR is not C/W/L: Exploring the relationship between expected reciprocal rank and other metrics. ICTIR 2021."
     schema: ClassVar[tuple[Param, ...]] = (MIN_REL, MAX_REL)
     example: ClassVar[str] = ""
 
@@ -283,7 +320,9 @@ class _NERR(_CwlSampled):
         super().__init_subclass__(**kwargs)
         cls.family = cls.pretty = f"NERR{cls.eq}"
         cls.names = FamilyNames(ir_measures=cls.family)
-        cls.example = f"{cls.family}(max_rel=3)" + "@10" * cls.cutoff_required  # max_rel is required
+        cls.example = (
+            f"{cls.family}(max_rel=3)" + "@10" * cls.cutoff_required
+        )  # max_rel is required
 
     def discount(self, i: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -299,7 +338,7 @@ class NERR8(_NERR):
 
     eq = 8
     cutoff_required = True
-    definition = 'normalised ERR, C/W/L form 8 of Azzopardi et al. (2021)'
+    definition = "normalised ERR, C/W/L form 8 of Azzopardi et al. (2021)"
     description = "not (but nearly) ERR, eq. 8 (cwl_eval): continuation 1 - g, truncated at k; expectation sampled"
 
     def discount(self, i):
@@ -312,7 +351,7 @@ class NERR9(_NERR):
 
     eq = 9
     cutoff_required = True
-    definition = 'normalised ERR, C/W/L form 9 of Azzopardi et al. (2021)'
+    definition = "normalised ERR, C/W/L form 9 of Azzopardi et al. (2021)"
     description = "not (but nearly) ERR, eq. 9 (cwl_eval): continuation rank/(rank+1) (1 - g), truncated at k; expectation sampled"
 
     def discount(self, i):
@@ -325,7 +364,7 @@ class NERR10(_NERR):
 
     eq = 10
     cutoff_allowed = False
-    definition = 'normalised ERR, C/W/L form 10 of Azzopardi et al. (2021), with persistence p'
+    definition = "normalised ERR, C/W/L form 10 of Azzopardi et al. (2021), with persistence p"
     description = "not (but nearly) ERR, eq. 10 (cwl_eval): continuation p (1 - g), to rank 1000; expectation sampled"
     schema = (Param("p", float, 0.9, "persistence", low=0.0, high=1.0), MIN_REL, MAX_REL)
 
@@ -339,7 +378,7 @@ class NERR11(_NERR):
 
     eq = 11
     cutoff_allowed = False
-    definition = 'normalised ERR, C/W/L form 11 of Azzopardi et al. (2021), with goal T'
+    definition = "normalised ERR, C/W/L form 11 of Azzopardi et al. (2021), with goal T"
     description = "not (but nearly) ERR, eq. 11 (cwl_eval): continuation ((i+2T-1)/(i+2T))^2 (1 - g), to rank 1000; expectation sampled"
     schema = (T_PARAM, MIN_REL, MAX_REL)
 
@@ -354,13 +393,15 @@ class INST(_CwlSampled):
     T_i = T - (gain up to and including rank i)."""
 
     family = "INST"
-    pretty = 'INST'
-    definition = 'adaptive C/W/L measure whose user stops after finding T relevant documents'
-    citation = 'Moffat, A., Bailey, P., Scholer, F. and Thomas, P. (2015). INST: An adaptive metric for information retrieval evaluation. ADCS 2015; Moffat, A., Bailey, P., Scholer, F. and Thomas, P. (2017). Incorporating user expectations and behavior into the measurement of search effectiveness. ACM TOIS 35(3); Azzopardi, L., Thomas, P. and Moffat, A. (2019). cwl_eval: An evaluation tool for information retrieval. SIGIR 2019.'
+    pretty = "INST"
+    definition = "adaptive C/W/L measure whose user stops after finding T relevant documents"
+    citation = "Moffat, A., Bailey, P., Scholer, F. and Thomas, P. (2015). INST: An adaptive metric for information retrieval evaluation. ADCS 2015; Moffat, A., Bailey, P., Scholer, F. and Thomas, P. (2017). Incorporating user expectations and behavior into the measurement of search effectiveness. ACM TOIS 35(3); Azzopardi, L., Thomas, P. and Moffat, A. (2019). cwl_eval: An evaluation tool for information retrieval. SIGIR 2019."
     example = "INST(max_rel=3)"  # max_rel is required
     names = FamilyNames(ir_measures="INST")
-    description = ("INST (cwl_eval): expected rate of gain, continuation ((i+T+T_i-1)/(i+T+T_i))^2, "
-                   "T_i = T - gain so far, to rank 1000; expectation sampled")
+    description = (
+        "INST (cwl_eval): expected rate of gain, continuation ((i+T+T_i-1)/(i+T+T_i))^2, "
+        "T_i = T - gain so far, to rank 1000; expectation sampled"
+    )
     schema = (T_PARAM, MIN_REL, MAX_REL)
     cutoff_allowed = False
     sorted_extremes = False

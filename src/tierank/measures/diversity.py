@@ -82,8 +82,14 @@ from ..io import Run, read_run
 from ..io.subtopics import SubtopicQrels, read_subtopic_qrels, to_subtopic_qrels
 from .base import Aggregate, Stats
 
-__all__ = ["DiversityMeasure", "DiversityResult", "FAMILIES", "evaluate_diversity", "parse_diversity_measure",
-           "diversity_value"]
+__all__ = [
+    "DiversityMeasure",
+    "DiversityResult",
+    "FAMILIES",
+    "evaluate_diversity",
+    "parse_diversity_measure",
+    "diversity_value",
+]
 
 #: family -> (parameters it accepts besides rel, whether @k is accepted)
 FAMILIES: dict[str, tuple[tuple[str, ...], bool]] = {
@@ -129,8 +135,13 @@ class DiversityMeasure:
         for name in ("alpha", "beta", "judged_only", "rel"):
             value = getattr(self, name)
             if value != _DEFAULTS[name]:
-                shown = value if not isinstance(value, float) or not value.is_integer() or name in ("alpha", "beta") \
+                shown = (
+                    value
+                    if not isinstance(value, float)
+                    or not value.is_integer()
+                    or name in ("alpha", "beta")
                     else int(value)
+                )
                 params.append(f"{name}={shown}")
         text = self.family + (f"({','.join(params)})" if params else "")
         return text + (f"@{self.cutoff}" if self.cutoff is not None else "")
@@ -144,6 +155,7 @@ def parse_diversity_measure(text: str) -> DiversityMeasure:
     ...
     tierank.errors.UnknownMeasure: measure 'P_IA(foo=1)@5': unknown parameter 'foo' (P_IA accepts rel, judged_only)
     """
+
     def fail(reason: str) -> UnknownMeasure:
         return UnknownMeasure([Problem("", None, f"measure {quote(text)}: {reason}")])
 
@@ -211,7 +223,7 @@ def _err(gains: Sequence[float], k: int) -> float:
 
 
 def _rbp(gains: Sequence[float], beta: float) -> float:
-    return sum(g * beta ** i for i, g in enumerate(gains))
+    return sum(g * beta**i for i, g in enumerate(gains))
 
 
 @dataclass(frozen=True)
@@ -293,6 +305,7 @@ def _multiset_perms(items: Sequence[Pattern]) -> Iterator[tuple[Pattern, ...]]:
                 yield from rec()
                 out.pop()
                 counts[key] += 1
+
     return rec()
 
 
@@ -338,16 +351,21 @@ def _p_ia(m: DiversityMeasure, groups: list[list[Pattern]], q: _Query, oblivious
             c.sort()
             mean = Fraction(sum(c), size)  # exact rationals: a variance that is 0 comes out 0
             e = float(take * mean)
-            lo, hi = float(sum(c[:take])), float(sum(c[size - take:]))
+            lo, hi = float(sum(c[:take])), float(sum(c[size - take :]))
             if size > 1:
-                var = float(take * sum((x - mean) ** 2 for x in c) / size * (size - take) / (size - 1))
+                var = float(
+                    take * sum((x - mean) ** 2 for x in c) / size * (size - take) / (size - 1)
+                )
         start += len(g)
     scale = k * q.nsub
-    return _One(oblivious, (fixed + e) / scale, (fixed + lo) / scale, (fixed + hi) / scale, var / scale ** 2)
+    return _One(
+        oblivious, (fixed + e) / scale, (fixed + lo) / scale, (fixed + hi) / scale, var / scale**2
+    )
 
 
-def _st_recall(m: DiversityMeasure, groups: list[list[Pattern]], q: _Query, oblivious: float,
-               limit: int) -> _One | None:
+def _st_recall(
+    m: DiversityMeasure, groups: list[list[Pattern]], q: _Query, oblivious: float, limit: int
+) -> _One | None:
     n = sum(len(g) for g in groups)
     k = m.cutoff if m.cutoff is not None else n
     A = q.nsub
@@ -393,18 +411,27 @@ def _st_recall(m: DiversityMeasure, groups: list[list[Pattern]], q: _Query, obli
                 lo, hi = min(lo, len(got)), max(hi, len(got))
             return
         pattern, c = counts[i]
-        rest = sum(cc for _, cc in counts[i + 1:])
+        rest = sum(cc for _, cc in counts[i + 1 :])
         for x in range(max(0, left - rest), min(c, left) + 1):
             rec(i + 1, left - x, got | (frozenset(pattern) & opened) if x else got)
+
     rec(0, take, frozenset())
     base = len(covered)
     if lo == hi:
         return _One(oblivious, (base + lo) / A, (base + lo) / A, (base + hi) / A, 0.0)
-    return _One(oblivious, float(e / A), (base + lo) / A, (base + hi) / A, float(var / A ** 2))
+    return _One(oblivious, float(e / A), (base + lo) / A, (base + hi) / A, float(var / A**2))
 
 
-def _query_stats(m: DiversityMeasure, groups: list[list[Pattern]], q: _Query, *, limit: int, samples: int,
-                 seed: int, qid: str) -> _One:
+def _query_stats(
+    m: DiversityMeasure,
+    groups: list[list[Pattern]],
+    q: _Query,
+    *,
+    limit: int,
+    samples: int,
+    seed: int,
+    qid: str,
+) -> _One:
     oblivious = diversity_value(m, [p for g in groups for p in g], q)
     if m.family == "P_IA":
         return _p_ia(m, groups, q, oblivious)
@@ -426,8 +453,10 @@ def _query_stats(m: DiversityMeasure, groups: list[list[Pattern]], q: _Query, *,
         J[i, list(p)] = 1.0
     coded = [np.array([code[p] for p in g], dtype=np.int64) for g in use]
     if _orderings(use) <= limit:
-        rows = [[code[p] for part in combo for p in part]
-                for combo in itertools.product(*(_multiset_perms(g) for g in use))]
+        rows = [
+            [code[p] for part in combo for p in part]
+            for combo in itertools.product(*(_multiset_perms(g) for g in use))
+        ]
         arr = _batch_values(m, J, np.array(rows, dtype=np.int64).reshape(len(rows), -1), q)
         mean, var = _moments(arr.tolist())
         lo, hi = float(arr.min()), float(arr.max())
@@ -435,11 +464,20 @@ def _query_stats(m: DiversityMeasure, groups: list[list[Pattern]], q: _Query, *,
             mean, var = lo, 0.0
         return _One(oblivious, mean, lo, hi, var)
     rng = np.random.default_rng([seed, zlib.crc32(qid.encode("utf-8"))])
-    ids = np.concatenate([g[np.argsort(rng.random((samples, len(g))), axis=1)] for g in coded], axis=1)
+    ids = np.concatenate(
+        [g[np.argsort(rng.random((samples, len(g))), axis=1)] for g in coded], axis=1
+    )
     arr = _batch_values(m, J, ids, q)
     var = float(arr.var(ddof=1))
-    return _One(oblivious, float(arr.mean()), float(arr.min()), float(arr.max()), var, True,
-                math.sqrt(var / samples))
+    return _One(
+        oblivious,
+        float(arr.mean()),
+        float(arr.min()),
+        float(arr.max()),
+        var,
+        True,
+        math.sqrt(var / samples),
+    )
 
 
 #: largest (orderings x ranks x subtopics) array evaluated at once
@@ -452,7 +490,9 @@ def _batch_values(m: DiversityMeasure, J: np.ndarray, ids: np.ndarray, q: _Query
     A = q.nsub
     step = max(1, _CHUNK // max(1, n * A))
     if B > step:
-        return np.concatenate([_batch_values(m, J, ids[i:i + step], q) for i in range(0, B, step)])
+        return np.concatenate(
+            [_batch_values(m, J, ids[i : i + step], q) for i in range(0, B, step)]
+        )
     Jb = J[ids]  # (B, n, A)
     f = m.family
     k = m.cutoff if m.cutoff is not None else n
@@ -504,19 +544,42 @@ class DiversityResult:
         >>> res.aggregate("StRecall@1")
         Aggregate(oblivious=0.5, expected=0.5, min=0.5, max=0.5, std=0.0, method='exact', se=None, linear=True)
         """
-        key = str(measure) if isinstance(measure, DiversityMeasure) else str(parse_diversity_measure(measure))
+        key = (
+            str(measure)
+            if isinstance(measure, DiversityMeasure)
+            else str(parse_diversity_measure(measure))
+        )
         s = self.stats[key]
         n = len(self.queries)
-        se = None if s.se is None else float(math.sqrt(float(np.sum(s.se ** 2)))) / n
-        return Aggregate(float(np.mean(s.oblivious)), float(np.mean(s.expected)), float(np.mean(s.min)),
-                         float(np.mean(s.max)), math.sqrt(float(np.sum(s.var))) / n, s.method, se)
+        se = None if s.se is None else float(math.sqrt(float(np.sum(s.se**2)))) / n
+        return Aggregate(
+            float(np.mean(s.oblivious)),
+            float(np.mean(s.expected)),
+            float(np.mean(s.min)),
+            float(np.mean(s.max)),
+            math.sqrt(float(np.sum(s.var))) / n,
+            s.method,
+            se,
+        )
 
     def per_query(self, measure: str | DiversityMeasure) -> dict[str, dict[str, float]]:
         """``{qid: {"oblivious", "expected", "min", "max", "std"}}`` of one measure."""
-        key = str(measure) if isinstance(measure, DiversityMeasure) else str(parse_diversity_measure(measure))
+        key = (
+            str(measure)
+            if isinstance(measure, DiversityMeasure)
+            else str(parse_diversity_measure(measure))
+        )
         s = self.stats[key]
-        return {q: {"oblivious": float(s.oblivious[i]), "expected": float(s.expected[i]), "min": float(s.min[i]),
-                    "max": float(s.max[i]), "std": math.sqrt(float(s.var[i]))} for i, q in enumerate(self.queries)}
+        return {
+            q: {
+                "oblivious": float(s.oblivious[i]),
+                "expected": float(s.expected[i]),
+                "min": float(s.min[i]),
+                "max": float(s.max[i]),
+                "std": math.sqrt(float(s.var[i])),
+            }
+            for i, q in enumerate(self.queries)
+        }
 
 
 def _run_dict(run: Run | str | os.PathLike | Mapping) -> dict[str, dict[str, float]]:
@@ -532,14 +595,23 @@ def _run_dict(run: Run | str | os.PathLike | Mapping) -> dict[str, dict[str, flo
         for d, s in docs.items():
             v = float(s)
             if not math.isfinite(v):
-                raise TierankInputError([Problem("run", None, f"score {s!r} of query {quote(str(q))}, document "
-                                                 f"{quote(str(d))} is not a finite number")])
+                raise TierankInputError(
+                    [
+                        Problem(
+                            "run",
+                            None,
+                            f"score {s!r} of query {quote(str(q))}, document "
+                            f"{quote(str(d))} is not a finite number",
+                        )
+                    ]
+                )
             res.setdefault(str(q), {})[str(d)] = v
     return res
 
 
-def _prepare(judged: Mapping[str, Mapping[str, float]], docs: Mapping[str, float], m: DiversityMeasure
-             ) -> tuple[list[list[Pattern]], _Query]:
+def _prepare(
+    judged: Mapping[str, Mapping[str, float]], docs: Mapping[str, float], m: DiversityMeasure
+) -> tuple[list[list[Pattern]], _Query]:
     subs = sorted({s for grades in judged.values() for s, g in grades.items() if g >= m.rel})
     index = {s: i for i, s in enumerate(subs)}
 
@@ -556,7 +628,11 @@ def _prepare(judged: Mapping[str, Mapping[str, float]], docs: Mapping[str, float
     weight = [1.0] * len(subs)
     pats = {d: pattern(d) for d in judged}
     # documents of no gain add nothing to the ideal: left out
-    left = sorted((d for d in judged if pats[d]), reverse=True) if m.family in ("alpha_nDCG", "nERR_IA", "nNRBP") else []
+    left = (
+        sorted((d for d in judged if pats[d]), reverse=True)
+        if m.family in ("alpha_nDCG", "nERR_IA", "nNRBP")
+        else []
+    )
     ideal: list[Pattern] = []
     while left:
         best = max(range(len(left)), key=lambda i: (sum(weight[s] for s in pats[left[i]]), -i))
@@ -566,8 +642,11 @@ def _prepare(judged: Mapping[str, Mapping[str, float]], docs: Mapping[str, float
         ideal.append(pats[d])
         for s in pats[d]:
             weight[s] *= 1.0 - alpha
-    ranked = sorted(((d, s) for d, s in docs.items() if not m.judged_only or d in judged),
-                    key=lambda x: x[0], reverse=True)
+    ranked = sorted(
+        ((d, s) for d, s in docs.items() if not m.judged_only or d in judged),
+        key=lambda x: x[0],
+        reverse=True,
+    )
     ranked.sort(key=lambda x: -x[1])
     groups: list[list[Pattern]] = []
     prev = None
@@ -579,10 +658,15 @@ def _prepare(judged: Mapping[str, Mapping[str, float]], docs: Mapping[str, float
     return groups, _Query(len(subs), tuple(nrel), tuple(ideal))
 
 
-def evaluate_diversity(qrels: SubtopicQrels | str | os.PathLike | Mapping,
-                       run: Run | str | os.PathLike | Mapping,
-                       measures: Iterable[str | DiversityMeasure], *, samples: int = 1000, seed: int = 0,
-                       limit: int = 10000) -> DiversityResult:
+def evaluate_diversity(
+    qrels: SubtopicQrels | str | os.PathLike | Mapping,
+    run: Run | str | os.PathLike | Mapping,
+    measures: Iterable[str | DiversityMeasure],
+    *,
+    samples: int = 1000,
+    seed: int = 0,
+    limit: int = 10000,
+) -> DiversityResult:
     """Tie-aware intent-aware measures of ``run`` on subtopic ``qrels`` (see the module docstring).
 
     ``limit``: largest number of distinct orderings of a query enumerated exactly; beyond it
@@ -607,17 +691,26 @@ def evaluate_diversity(qrels: SubtopicQrels | str | os.PathLike | Mapping,
     rd = _run_dict(run)
     queries = sorted(q for q in rd if q in sq.judgments)
     if not queries:
-        raise NothingToEvaluate([Problem("", None, f"no query of the run is judged in {sq.source}: "
-                                                   f"nothing to evaluate")])
+        raise NothingToEvaluate(
+            [
+                Problem(
+                    "", None, f"no query of the run is judged in {sq.source}: nothing to evaluate"
+                )
+            ]
+        )
     stats: dict[str, Stats] = {}
     for m in ms:
         ones = []
         for q in queries:
             groups, prep = _prepare(sq.judgments[q], rd[q], m)
-            ones.append(_query_stats(m, groups, prep, limit=limit, samples=samples, seed=seed, qid=q))
+            ones.append(
+                _query_stats(m, groups, prep, limit=limit, samples=samples, seed=seed, qid=q)
+            )
         sampled = any(o.sampled for o in ones)
-        col = {f: np.array([getattr(o, f) for o in ones], dtype=np.float64)
-               for f in ("oblivious", "expected", "min", "max", "var", "se")}
+        col = {
+            f: np.array([getattr(o, f) for o in ones], dtype=np.float64)
+            for f in ("oblivious", "expected", "min", "max", "var", "se")
+        }
         s = Stats(col["oblivious"], col["expected"], col["min"], col["max"], col["var"])
         if sampled:
             s = replace(s, method="sampled", samples=samples, seed=seed, se=col["se"])

@@ -61,17 +61,25 @@ class ERR(Measure):
 
     family = "ERR"
     pretty = "expected reciprocal rank"
-    definition = ('expected value of 1/rank at which a cascade user, stopping at '
-                  'a document with probability (2^grade - 1) / 2^max_grade, stops')
-    citation = ('Chapelle, O., Metzler, D., Zhang, Y. and Grinspan, P. (2009). Expected reciprocal rank '
-                'for graded relevance. CIKM 2009.')
-    description = "expected reciprocal rank (gdeval): R = (2^grade - 1) / 2^max_grade, cascade model"
+    definition = (
+        "expected value of 1/rank at which a cascade user, stopping at "
+        "a document with probability (2^grade - 1) / 2^max_grade, stops"
+    )
+    citation = (
+        "Chapelle, O., Metzler, D., Zhang, Y. and Grinspan, P. (2009). Expected reciprocal rank "
+        "for graded relevance. CIKM 2009."
+    )
+    description = (
+        "expected reciprocal rank (gdeval): R = (2^grade - 1) / 2^max_grade, cascade model"
+    )
     schema = (Param("max_grade", int, 4, "largest grade (gdeval's MAX_JUDGMENT)", low=1, high=60),)
-    bounds_refusal = "an unjudged document's grade is unknown, and ERR has no bound short of the largest grade"
+    bounds_refusal = (
+        "an unjudged document's grade is unknown, and ERR has no bound short of the largest grade"
+    )
 
     def _r(self, prep: Prepared, gain: np.ndarray) -> np.ndarray:
         gmax = self.param("max_grade")
-        return (np.exp2(gain) - 1.0) / 2.0 ** gmax
+        return (np.exp2(gain) - 1.0) / 2.0**gmax
 
     def stats(self, prep: Prepared) -> Stats:
         gmax = self.param("max_grade")
@@ -79,8 +87,10 @@ class ERR(Measure):
         rows = np.flatnonzero(prep.pos < k) if np.isfinite(k) else np.arange(prep.n)
         gain = prep.gain
         if len(rows) and gain[rows].max() > gmax:
-            raise TierankInputError(f"{self}: a retrieved document has grade {gain[rows].max():g}, above the largest "
-                                    f"grade {gmax} (gdeval's MAX_JUDGMENT); use ERR(max_grade=...)")
+            raise TierankInputError(
+                f"{self}: a retrieved document has grade {gain[rows].max():g}, above the largest "
+                f"grade {gmax} (gdeval's MAX_JUDGMENT); use ERR(max_grade=...)"
+            )
         qi = prep.qi[rows]
         w = 1.0 / (prep.pos[rows] + 1.0)
 
@@ -107,7 +117,9 @@ class ERR(Measure):
         else:
             mixed = np.zeros(ng, dtype=bool)
         fixed_rows = ~mixed[g]
-        expected = np.bincount(qi[fixed_rows], weights=(w * r * decay)[fixed_rows], minlength=prep.nq).astype(np.float64)
+        expected = np.bincount(
+            qi[fixed_rows], weights=(w * r * decay)[fixed_rows], minlength=prep.nq
+        ).astype(np.float64)
         var = np.zeros(prep.nq)
         mg = np.flatnonzero(mixed)
         if len(mg):
@@ -121,7 +133,9 @@ class ERR(Measure):
             ex, ex2 = _group_moments(prep, mg, m, c, T, r_all)
             q = prep.gq[mg]
             expected += np.bincount(q, weights=p_before * ex, minlength=prep.nq)
-            var += np.bincount(q, weights=p_before ** 2 * np.maximum(ex2 - ex * ex, 0.0), minlength=prep.nq)
+            var += np.bincount(
+                q, weights=p_before**2 * np.maximum(ex2 - ex * ex, 0.0), minlength=prep.nq
+            )
         return Stats(obl, expected, lo, hi, var)
 
 
@@ -140,7 +154,9 @@ def _group_moments(prep: Prepared, mg, m, c, T, r_all) -> tuple[np.ndarray, np.n
     ex2 = np.zeros(len(mg))
     # the documents with R > 0 of each group, padded into a matrix
     row_g = np.repeat(np.arange(len(mg)), m)
-    rows = np.repeat(prep.gstart[mg], m) + (np.arange(int(m.sum())) - np.repeat(np.cumsum(m) - m, m))
+    rows = np.repeat(prep.gstart[mg], m) + (
+        np.arange(int(m.sum())) - np.repeat(np.cumsum(m) - m, m)
+    )
     rv = r_all[rows]
     pos_nz = rv > 0
     nz = np.bincount(row_g[pos_nz], minlength=len(mg)).astype(np.int64)
@@ -154,7 +170,7 @@ def _group_moments(prep: Prepared, mg, m, c, T, r_all) -> tuple[np.ndarray, np.n
             continue
         per = max(1, _CHUNK_ENTRIES // ((Jb + 1) ** 2 * (Tb + 1) + int(nz[sel].max())))
         for lo in range(0, len(sel), per):
-            part = sel[lo:lo + per]
+            part = sel[lo : lo + per]
             e, e2 = _batch(part, Jb, Tb, nz, m, c, row_g, rv, pos_nz, lf)
             ex[part], ex2[part] = e, e2
     return ex, ex2
@@ -186,7 +202,7 @@ def _batch(part, J, T, nz, m, c, row_g, rv, pos_nz, lf):
         new = (i + 1.0 - a - b) * f
         new[:, 1:, :] += a[1:, :] * (q * q) * f[:, :-1, :]
         new[:, :, 1:] += b[:, 1:] * q * f[:, :, :-1]
-        new /= (i + 1.0)
+        new /= i + 1.0
         new = np.where(a + b <= i + 1, new, 0.0)
         f = np.where(active[:, None, None], new, f)
 
@@ -195,30 +211,36 @@ def _batch(part, J, T, nz, m, c, row_g, rv, pos_nz, lf):
         return f[:, lo_, hi_]
 
     j = np.arange(J)
-    ey = f[:, 0, j] - f[:, 0, j + 1]                                    # (G, J)
+    ey = f[:, 0, j] - f[:, 0, j + 1]  # (G, J)
     jj, ll = np.meshgrid(j, j, indexing="ij")
     eyy = g2(jj, ll) - g2(jj, ll + 1) - g2(jj + 1, ll) + g2(jj + 1, ll + 1)  # (G, J, J)
     # order statistics of the positions of the n' non-zero documents among the group's m
     mm, nn, cc = m[part][:, None], n_p[:, None], c[part][:, None]
     p = np.arange(T)[None, :]
-    w = 1.0 / (cc + p + 1.0)                                             # (G, T)
-    base = _lcomb(lf, mm, nn)                                            # (G, 1)
+    w = 1.0 / (cc + p + 1.0)  # (G, T)
+    base = _lcomb(lf, mm, nn)  # (G, 1)
     jx = j[None, :, None]
-    lp = _lcomb(lf, p[:, None, :], jx) + _lcomb(lf, (mm - 1 - p)[:, None, :], (nn - 1)[:, :, None] - jx) - base[:, :, None]
-    pj = np.exp(lp)                                                      # (G, J, T): P(p_j = p)
+    lp = (
+        _lcomb(lf, p[:, None, :], jx)
+        + _lcomb(lf, (mm - 1 - p)[:, None, :], (nn - 1)[:, :, None] - jx)
+        - base[:, :, None]
+    )
+    pj = np.exp(lp)  # (G, J, T): P(p_j = p)
     A = (pj * w[:, None, :]).sum(axis=2)
     # joint: E[w_{p_j} w_{p_l}], j < l, = sum_{p<p'} w_p C(p, j) C(p'-p-1, l-j-1) w_p' C(m-1-p', n'-1-l) / C(m, n').
     # The middle binomial is summed by repeated prefix sums (hockey stick: C(x, d-1) = sum_{y<x} C(y, d-2)),
     # O(J^2 T) per group; all terms are positive, each step rescaled by its maximum (log scale kept).
     M = np.zeros((G, J, J))
-    lw = np.log(w)                                                       # (G, T)
+    lw = np.log(w)  # (G, T)
     with np.errstate(divide="ignore", invalid="ignore"):
-        lb = lw[:, None, :] + _lcomb(lf, (mm - 1 - p)[:, None, :], (nn - 1)[:, :, None] - jx)  # (G, J, T): l
+        lb = lw[:, None, :] + _lcomb(
+            lf, (mm - 1 - p)[:, None, :], (nn - 1)[:, :, None] - jx
+        )  # (G, J, T): l
         bmax = np.max(lb, axis=2, keepdims=True)
         bmax = np.where(np.isfinite(bmax), bmax, 0.0)
         beta = np.exp(lb - bmax)
         for jv in range(J - 1):
-            la = lw + _lcomb(lf, p, jv)                                  # (G, T)
+            la = lw + _lcomb(lf, p, jv)  # (G, T)
             amax = np.max(la, axis=1, keepdims=True)
             amax = np.where(np.isfinite(amax), amax, 0.0)
             acc = np.exp(la - amax)
@@ -230,11 +252,13 @@ def _batch(part, J, T, nz, m, c, row_g, rv, pos_nz, lf):
                 acc[ok] /= mx[ok, None]
                 logsc = logsc + np.where(ok, np.log(np.where(ok, mx, 1.0)), 0.0)
                 tot = (acc * beta[:, lv, :]).sum(axis=1)
-                M[:, jv, lv] = np.where(tot > 0, np.exp(logsc + bmax[:, lv, 0] - base[:, 0]) * tot, 0.0)
+                M[:, jv, lv] = np.where(
+                    tot > 0, np.exp(logsc + bmax[:, lv, 0] - base[:, 0]) * tot, 0.0
+                )
     upper = jj < ll
     M = np.where(upper, M, 0.0)
     M = M + np.transpose(M, (0, 2, 1))
-    diag = (pj * (w * w)[:, None, :]).sum(axis=2)                        # E[w_{p_j}^2]
+    diag = (pj * (w * w)[:, None, :]).sum(axis=2)  # E[w_{p_j}^2]
     M[:, j, j] = diag
     e = (A * ey).sum(axis=1)
     e2 = (M * eyy).sum(axis=(1, 2))

@@ -62,7 +62,9 @@ def ap_values(d: Draws, nrel: np.ndarray) -> np.ndarray:
     >>> float(ap_values(d, np.array([3.0]))[0])
     0.5
     """
-    return ratio(np.bincount(d.seg, weights=d.count / d.rank, minlength=d.nseg), np.asarray(nrel)[d.query])
+    return ratio(
+        np.bincount(d.seg, weights=d.count / d.rank, minlength=d.nseg), np.asarray(nrel)[d.query]
+    )
 
 
 class GeometricMean(Measure):
@@ -88,10 +90,12 @@ class GeometricMean(Measure):
 
         def values(d):
             x = np.maximum(self.base(prep, d), self.floor)
-            return np.vstack([x, x ** root])
+            return np.vstack([x, x**root])
 
-        obl, lo, hi = (values(fixed_draws(prep, prep.arrangement(w, "rel", self.level), cut))
-                       for w in ("policy", "pessimistic", "optimistic"))
+        obl, lo, hi = (
+            values(fixed_draws(prep, prep.arrangement(w, "rel", self.level), cut))
+            for w in ("policy", "pessimistic", "optimistic")
+        )
         vary = np.flatnonzero(lo[0] < hi[0])
         e, v, se = lo[0].copy(), np.zeros(n), np.zeros(n)
         rmean, rvar = lo[1].copy(), np.zeros(n)
@@ -105,8 +109,21 @@ class GeometricMean(Measure):
         if not sampled.any():
             return GMStats(obl[0], e, lo[0], hi[0], v, root_mean=rmean, root_var=rvar, root_n=n)
         se[sampled] = np.sqrt(v[sampled] / prep.samples)
-        return GMStats(obl[0], e, lo[0], hi[0], v, method="sampled", samples=int(prep.samples),
-                       seed=int(prep.seed), se=se, sampled=sampled, root_mean=rmean, root_var=rvar, root_n=n)
+        return GMStats(
+            obl[0],
+            e,
+            lo[0],
+            hi[0],
+            v,
+            method="sampled",
+            samples=int(prep.samples),
+            seed=int(prep.seed),
+            se=se,
+            sampled=sampled,
+            root_mean=rmean,
+            root_var=rvar,
+            root_n=n,
+        )
 
     def aggregate(self, stats: Stats) -> Aggregate:
         """The geometric mean over queries (see the module docstring); ``linear=False``.
@@ -127,9 +144,18 @@ class GeometricMean(Measure):
         if bool(np.all(stats.min == stats.max)):  # nothing varies: one value, exactly
             return Aggregate(obl, lo, lo, hi, 0.0, "exact", linear=False)
         exact = stats.method == "exact"
-        ok = (isinstance(stats, GMStats) and stats.root_n == n and stats.root_mean is not None
-              and len(stats.root_mean) == n)
-        if not ok or not isinstance(stats, GMStats) or stats.root_mean is None or stats.root_var is None:
+        ok = (
+            isinstance(stats, GMStats)
+            and stats.root_n == n
+            and stats.root_mean is not None
+            and len(stats.root_mean) == n
+        )
+        if (
+            not ok
+            or not isinstance(stats, GMStats)
+            or stats.root_mean is None
+            or stats.root_var is None
+        ):
             # the factors E[X^(1/n)] were estimated for another number of queries (e.g. stats of
             # query batches concatenated): no honest estimate without resampling
             return Aggregate(obl, nan, lo, hi, nan, "sampled", se=nan, linear=False)
@@ -139,11 +165,15 @@ class GeometricMean(Measure):
         rel = v / (a * a)
         var = expected * expected * float(np.expm1(np.sum(np.log1p(rel))))
         if exact:
-            return Aggregate(obl, expected, lo, hi, float(np.sqrt(max(var, 0.0))), "exact", linear=False)
+            return Aggregate(
+                obl, expected, lo, hi, float(np.sqrt(max(var, 0.0))), "exact", linear=False
+            )
         # only the sampled factors carry a standard error
         est = stats.sampled_queries()
         se = expected * float(np.sqrt(np.sum(rel[est]) / stats.samples))
-        return Aggregate(obl, expected, lo, hi, float(np.sqrt(max(var, 0.0))), stats.method, se=se, linear=False)
+        return Aggregate(
+            obl, expected, lo, hi, float(np.sqrt(max(var, 0.0))), stats.method, se=se, linear=False
+        )
 
 
 @register
@@ -152,14 +182,18 @@ class GMAP(GeometricMean):
 
     family = "GMAP"
     pretty = "geometric mean average precision"
-    definition = 'geometric mean over queries of max(AP, 1e-5)'
-    citation = 'Robertson, S. (2006). On GMAP: and other transformations. CIKM 2006.'
+    definition = "geometric mean over queries of max(AP, 1e-5)"
+    citation = "Robertson, S. (2006). On GMAP: and other transformations. CIKM 2006."
     names = FamilyNames(trec_eval="gm_map", ir_measures=None)
-    description = ("geometric mean over queries of max(AP, 1e-5) (trec_eval gm_map); "
-                   "min/max exact, expectation sampled")
+    description = (
+        "geometric mean over queries of max(AP, 1e-5) (trec_eval gm_map); "
+        "min/max exact, expectation sampled"
+    )
     schema = (REL,)
-    bounds_refusal = ("an unjudged document assumed relevant raises N+ and can lower AP, so neither "
-                      "assumption bounds it (Yang, Moffat & Turpin, sec. 2)")
+    bounds_refusal = (
+        "an unjudged document assumed relevant raises N+ and can lower AP, so neither "
+        "assumption bounds it (Yang, Moffat & Turpin, sec. 2)"
+    )
 
     def base(self, prep: Prepared, draws: Draws) -> np.ndarray:
         return ap_values(draws, prep.nrel(self.level))

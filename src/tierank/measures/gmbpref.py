@@ -33,12 +33,14 @@ class GMBpref(GeometricMean):
     """Geometric mean of bpref over queries, each floored at 1e-5 (trec_eval gm_bpref)."""
 
     family = "GMBpref"
-    pretty = 'geometric mean of bpref'
-    definition = 'geometric mean over queries of bpref (floored at 1e-5)'
-    citation = 'Buckley, C. and Voorhees, E. M. (2004). Retrieval evaluation with incomplete information. SIGIR 2004; Robertson, S. (2006). On GMAP. CIKM 2006.'
+    pretty = "geometric mean of bpref"
+    definition = "geometric mean over queries of bpref (floored at 1e-5)"
+    citation = "Buckley, C. and Voorhees, E. M. (2004). Retrieval evaluation with incomplete information. SIGIR 2004; Robertson, S. (2006). On GMAP. CIKM 2006."
     names = FamilyNames(trec_eval="gm_bpref", ir_measures=None)
-    description = ("geometric mean over queries of max(bpref, 1e-5) (trec_eval gm_bpref); "
-                   "min/max exact, expectation sampled")
+    description = (
+        "geometric mean over queries of max(bpref, 1e-5) (trec_eval gm_bpref); "
+        "min/max exact, expectation sampled"
+    )
     schema = (REL,)
     bounds_refusal = "bpref skips unjudged documents by definition (it is already their bound)"
 
@@ -49,20 +51,37 @@ class GMBpref(GeometricMean):
         obl, lo, hi = (np.maximum(x, self.floor) for x in (b.oblivious, b.min, b.max))
         vary = np.flatnonzero(lo < hi)
         e, v, se = lo.copy(), np.zeros(n), np.zeros(n)
-        rmean, rvar = lo ** root, np.zeros(n)
+        rmean, rvar = lo**root, np.zeros(n)
         if not len(vary):
             return GMStats(obl, e, lo, hi, v, root_mean=rmean, root_var=rvar, root_n=n)
         S = int(prep.samples)
         totals = self._sampled_sums(prep, vary, S)
         for i, q in enumerate(vary):
             x = np.maximum(totals[i], self.floor)
-            xr = x ** root
-            e[q], v[q], se[q] = min(max(x.mean(), lo[q]), hi[q]), x.var(ddof=1), np.sqrt(x.var(ddof=1) / S)
+            xr = x**root
+            e[q], v[q], se[q] = (
+                min(max(x.mean(), lo[q]), hi[q]),
+                x.var(ddof=1),
+                np.sqrt(x.var(ddof=1) / S),
+            )
             rmean[q], rvar[q] = xr.mean(), xr.var(ddof=1)
         sampled = np.zeros(n, dtype=bool)
         sampled[vary] = True
-        return GMStats(obl, e, lo, hi, v, method="sampled", samples=S, seed=int(prep.seed), se=se,
-                       sampled=sampled, root_mean=rmean, root_var=rvar, root_n=n)
+        return GMStats(
+            obl,
+            e,
+            lo,
+            hi,
+            v,
+            method="sampled",
+            samples=S,
+            seed=int(prep.seed),
+            se=se,
+            sampled=sampled,
+            root_mean=rmean,
+            root_var=rvar,
+            root_n=n,
+        )
 
     def _sampled_sums(self, prep: Prepared, queries: np.ndarray, S: int) -> list[np.ndarray]:
         """bpref of ``S`` uniform orderings of each of ``queries``: the groups holding a relevant and
@@ -105,6 +124,6 @@ class GMBpref(GeometricMean):
                     row, col = np.nonzero(seq == 1 << 32)
                     nb = B + (np.cumsum(seq, axis=1)[row, col] & 0xFFFFFFFF)
                     fv = 1.0 - ratio(np.minimum(nb, R[q]), np.full(nb.shape, D[q]))
-                    total[s0:s0 + cnt] += np.bincount(row, weights=fv, minlength=cnt)
+                    total[s0 : s0 + cnt] += np.bincount(row, weights=fv, minlength=cnt)
             out.append(ratio(total, np.full(S, R[q])))
         return out

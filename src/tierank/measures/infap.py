@@ -60,8 +60,9 @@ def terms(j, a, s, u) -> np.ndarray:
     j, a, s, u = (np.asarray(x, dtype=np.float64) for x in (j, a, s, u))
     fj = np.where(j == 0, 1.0, j)
     with np.errstate(invalid="ignore", divide="ignore"):
-        t = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((a + s + u) / fj) * ((a + INFAP_EPSILON) /
-                                                                      (a + s + 2 * INFAP_EPSILON))
+        t = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((a + s + u) / fj) * (
+            (a + INFAP_EPSILON) / (a + s + 2 * INFAP_EPSILON)
+        )
     return np.where(j == 0, 1.0, t)
 
 
@@ -70,13 +71,17 @@ class InfAP(Measure):
     """Inferred AP (trec_eval infAP): AP estimated from a sample of the pool (-1 grades: unsampled)."""
 
     family = "infAP"
-    pretty = 'inferred average precision'
-    definition = 'AP estimated from a random sample of the judgment pool (grade -1: pooled but not sampled)'
-    citation = 'Yilmaz, E. and Aslam, J. A. (2006). Estimating average precision with incomplete and imperfect judgments. CIKM 2006.'
+    pretty = "inferred average precision"
+    definition = (
+        "AP estimated from a random sample of the judgment pool (grade -1: pooled but not sampled)"
+    )
+    citation = "Yilmaz, E. and Aslam, J. A. (2006). Estimating average precision with incomplete and imperfect judgments. CIKM 2006."
     names = FamilyNames(trec_eval="infAP")
-    description = ("inferred AP (trec_eval infAP, Yilmaz & Aslam 2006): precision above each relevant document "
-                   "estimated from the judged sample, pooled documents graded -1 unsampled, unpooled ones "
-                   "non-relevant; min/max exact, expectation sampled")
+    description = (
+        "inferred AP (trec_eval infAP, Yilmaz & Aslam 2006): precision above each relevant document "
+        "estimated from the judged sample, pooled documents graded -1 unsampled, unpooled ones "
+        "non-relevant; min/max exact, expectation sampled"
+    )
     schema = (REL,)
     cutoff_allowed = False
     bounds_refusal = "infAP estimates the unjudged documents from the judged sample by definition"
@@ -111,8 +116,10 @@ class InfAP(Measure):
 
         # per group: its composition and the counts before it (ranks read)
         ng = len(prep.gsize)
-        comp = [np.bincount(prep.gid, weights=cls == c, minlength=ng).round().astype(np.int64)
-                for c in (_REL, _NON, _UNJ, _OUT)]
+        comp = [
+            np.bincount(prep.gid, weights=cls == c, minlength=ng).round().astype(np.int64)
+            for c in (_REL, _NON, _UNJ, _OUT)
+        ]
         gfirst = prep.gstart[:-1]
         before = [b[gfirst] if prep.n else np.zeros(0, np.int64) for b in above]
         pos0 = prep.gpos0
@@ -142,8 +149,18 @@ class InfAP(Measure):
         var = ratio(per_q[3], R * R)
         sampled = lo < hi
         var = np.where(sampled, var, 0.0)
-        return Stats(obl, expected, lo, hi, var, method="sampled", samples=S, seed=int(prep.seed),
-                     se=np.sqrt(var / S), sampled=sampled)
+        return Stats(
+            obl,
+            expected,
+            lo,
+            hi,
+            var,
+            method="sampled",
+            samples=S,
+            seed=int(prep.seed),
+            se=np.sqrt(var / S),
+            sampled=sampled,
+        )
 
     @staticmethod
     def _best(P0, A, Sb, U, r, u, cut, acc) -> float:
@@ -171,15 +188,19 @@ class InfAP(Measure):
         total = np.zeros(S)
         step = max(1, (1 << 20) // max(m, 1))
         mask = (1 << bits) - 1
-        read = min(m, max(0, int(min(cut, P0 + m)) - P0))  # positions of the group above the depth limit
+        read = min(
+            m, max(0, int(min(cut, P0 + m)) - P0)
+        )  # positions of the group above the depth limit
         for lo in range(0, S, step):
             n = min(step, S - lo)
             seq = rng.permuted(np.broadcast_to(codes, (n, m)), axis=1)[:, :read]
             c = np.cumsum(seq, axis=1)
             row, col = np.nonzero(seq == 1)
             cc = c[row, col]
-            t = terms(P0 + col, A + (cc & mask) - 1, Sb + ((cc >> bits) & mask), U + (cc >> (2 * bits)))
-            total[lo:lo + n] = np.bincount(row, weights=t, minlength=n)
+            t = terms(
+                P0 + col, A + (cc & mask) - 1, Sb + ((cc >> bits) & mask), U + (cc >> (2 * bits))
+            )
+            total[lo : lo + n] = np.bincount(row, weights=t, minlength=n)
         return float(total.mean()), float(total.var(ddof=1)) if S > 1 else 0.0
 
     @staticmethod
@@ -192,5 +213,7 @@ class InfAP(Measure):
             seq = rng.permutation(classes)
             cnt = [np.cumsum(seq == c) for c in (_REL, _NON, _UNJ)]
             col = np.flatnonzero((seq == _REL) & (P0 + np.arange(m) < cut))
-            total[lo] = terms(P0 + col, A + cnt[0][col] - 1, Sb + cnt[1][col], U + cnt[2][col]).sum()
+            total[lo] = terms(
+                P0 + col, A + cnt[0][col] - 1, Sb + cnt[1][col], U + cnt[2][col]
+            ).sum()
         return float(total.mean()), float(total.var(ddof=1)) if S > 1 else 0.0

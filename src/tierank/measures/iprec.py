@@ -47,8 +47,10 @@ __all__ = ["IPrec", "IPrecAvg", "LEVELS", "iprec_values"]
 #: trec_eval's default recall levels (``double_cutoff_array`` of m_iprec_at_recall.c, m_11pt_avg.c)
 LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
-_REFUSAL = ("its recall levels are counts of the N+ relevant documents: an unjudged document assumed "
-            "relevant would change N+, so neither assumption bounds it")
+_REFUSAL = (
+    "its recall levels are counts of the N+ relevant documents: an unjudged document assumed "
+    "relevant would change N+, so neither assumption bounds it"
+)
 
 
 def _lround(x: np.ndarray) -> np.ndarray:
@@ -105,13 +107,15 @@ def _bundle(prep: Prepared, levels: tuple, level: int | None) -> list[Stats]:
 
         def values(d):
             out = np.empty((len(levels) + with_avg, d.nseg))
-            iprec_values(d, nrel, levels, out=out[:len(levels)])
+            iprec_values(d, nrel, levels, out=out[: len(levels)])
             if with_avg:
-                _average(out[:len(levels)], out[len(levels)])
+                _average(out[: len(levels)], out[len(levels)])
             return out
 
-        obl, lo, hi = (values(fixed_draws(prep, prep.arrangement(w, "rel", level), cut))
-                       for w in ("policy", "pessimistic", "optimistic"))
+        obl, lo, hi = (
+            values(fixed_draws(prep, prep.arrangement(w, "rel", level), cut))
+            for w in ("policy", "pessimistic", "optimistic")
+        )
         vary = np.flatnonzero((lo < hi).any(axis=0))
         mu, var, exact = sample_moments(prep, vary, values, level, cut)
         out = []
@@ -119,7 +123,10 @@ def _bundle(prep: Prepared, levels: tuple, level: int | None) -> list[Stats]:
             e, v = lo[i].copy(), np.zeros(prep.nq)
             own = lo[i][vary] < hi[i][vary]
             at = vary[own]
-            e[at], v[at] = np.clip(mu[i][own], lo[i][at], hi[i][at]), var[i][own]  # no rounding past the bounds
+            e[at], v[at] = (
+                np.clip(mu[i][own], lo[i][at], hi[i][at]),
+                var[i][own],
+            )  # no rounding past the bounds
             sampled = np.zeros(prep.nq, dtype=bool)
             sampled[at] = ~exact[own]
             out.append(labelled(obl[i], e, lo[i], hi[i], v, sampled, prep))
@@ -139,11 +146,13 @@ class IPrec(Measure):
 
     family = "IPrec"
     pretty = "interpolated precision"
-    definition = 'highest precision at any rank whose recall reaches the given level'
-    citation = 'Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.4.'
+    definition = "highest precision at any rank whose recall reaches the given level"
+    citation = "Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.4."
     names = FamilyNames(trec_eval="iprec_at_recall")
-    description = ("interpolated precision at a recall level (trec_eval iprec_at_recall); "
-                   "min/max exact, expectation sampled")
+    description = (
+        "interpolated precision at a recall level (trec_eval iprec_at_recall); "
+        "min/max exact, expectation sampled"
+    )
     schema = (REL,)
     cutoff_required = True
     cutoff_param = Param("recall", float, None, "recall level", low=0, high=1)
@@ -161,11 +170,13 @@ class IPrecAvg(Measure):
 
     family = "IPrecAvg"
     pretty = "11-point interpolated average precision"
-    definition = 'mean interpolated precision at the recall levels 0, 0.1, ..., 1'
-    citation = 'Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.4.'
+    definition = "mean interpolated precision at the recall levels 0, 0.1, ..., 1"
+    citation = "Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.4."
     names = FamilyNames(trec_eval="11pt_avg", ir_measures=None)
-    description = ("mean interpolated precision at the 11 recall levels 0, 0.1, ..., 1 (trec_eval 11pt_avg); "
-                   "min/max exact, expectation sampled")
+    description = (
+        "mean interpolated precision at the 11 recall levels 0, 0.1, ..., 1 (trec_eval 11pt_avg); "
+        "min/max exact, expectation sampled"
+    )
     schema = (REL,)
     cutoff_allowed = False
     bounds_refusal = _REFUSAL

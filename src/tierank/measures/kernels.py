@@ -20,8 +20,17 @@ import numpy as np
 from ..ties import DocKind, Prepared
 
 __all__ = [
-    "ratio", "log_factorials", "segment_firsts", "select_segments", "centered", "comoment",
-    "group_moments", "group_counts", "group_counts_float", "central_moments", "segment_cumsum",
+    "ratio",
+    "log_factorials",
+    "segment_firsts",
+    "select_segments",
+    "centered",
+    "comoment",
+    "group_moments",
+    "group_counts",
+    "group_counts_float",
+    "central_moments",
+    "segment_cumsum",
 ]
 
 
@@ -85,7 +94,9 @@ def segment_cumsum(x: np.ndarray, seg: np.ndarray) -> np.ndarray:
     first = segment_firsts(seg)
     lens = np.diff(np.append(first, len(x)))
     cls = np.ceil(np.log2(lens)).astype(np.int64)
-    for c in np.flatnonzero(np.bincount(cls)):  # the size classes present, ascending (np.unique imports numpy.ma)
+    for c in np.flatnonzero(
+        np.bincount(cls)
+    ):  # the size classes present, ascending (np.unique imports numpy.ma)
         pick = np.flatnonzero(cls == c)
         width = 1 << int(c)
         idx = first[pick][:, None] + np.arange(width)
@@ -112,7 +123,9 @@ def select_segments(seg: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.n
     return idx, np.cumsum(local), s[first]
 
 
-def centered(x: np.ndarray, seg: np.ndarray, nseg: int, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def centered(
+    x: np.ndarray, seg: np.ndarray, nseg: int, size: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     r"""Per segment: mean and sum of squared deviations :math:`\sum (x - \bar x)^2`.
 
     ``x`` holds the values of sorted segments ``seg`` (ids in ``0..nseg-1``); a
@@ -138,7 +151,9 @@ def centered(x: np.ndarray, seg: np.ndarray, nseg: int, size: np.ndarray) -> tup
     return shift + dbar, ss
 
 
-def comoment(x: np.ndarray, y: np.ndarray, seg: np.ndarray, nseg: int, size: np.ndarray) -> np.ndarray:
+def comoment(
+    x: np.ndarray, y: np.ndarray, seg: np.ndarray, nseg: int, size: np.ndarray
+) -> np.ndarray:
     r"""Per segment: :math:`\sum (x - \bar x)(y - \bar y)`, segments zero-padded to ``size``
     as in :func:`centered` (two passes about each segment's first values).
 
@@ -156,7 +171,9 @@ def comoment(x: np.ndarray, y: np.ndarray, seg: np.ndarray, nseg: int, size: np.
         shift[seg[first]] = v[first]
         d = v - shift[seg]
         dbar = ratio(np.bincount(seg, weights=d, minlength=nseg) - pad * shift, size)
-        out.append((d - dbar[seg], -(shift + dbar)))  # deviations of the given and the padded entries
+        out.append(
+            (d - dbar[seg], -(shift + dbar))
+        )  # deviations of the given and the padded entries
     (dx, px), (dy, py) = out
     return np.bincount(seg, weights=dx * dy, minlength=nseg) + pad * px * py
 
@@ -164,6 +181,7 @@ def comoment(x: np.ndarray, y: np.ndarray, seg: np.ndarray, nseg: int, size: np.
 def group_counts(prep: Prepared, kind: DocKind = "rel", level: int | None = None) -> np.ndarray:
     """Per tie group, the number of documents with a true binary value (``rel`` at
     ``level``, or ``judged``), as exact int64."""
+
     def compute():
         a = prep.doc_values(kind, level)
         return np.bincount(prep.gid, weights=a, minlength=len(prep.gsize)).round().astype(np.int64)
@@ -171,8 +189,11 @@ def group_counts(prep: Prepared, kind: DocKind = "rel", level: int | None = None
     return prep.cached(("counts", kind, level if kind == "rel" else None), compute)
 
 
-def group_counts_float(prep: Prepared, kind: DocKind = "rel", level: int | None = None) -> np.ndarray:
+def group_counts_float(
+    prep: Prepared, kind: DocKind = "rel", level: int | None = None
+) -> np.ndarray:
     """:func:`group_counts` as float64 (read-only, cached on ``prep``)."""
+
     def compute():
         r = group_counts(prep, kind, level).astype(np.float64)
         r.flags.writeable = False
@@ -181,13 +202,16 @@ def group_counts_float(prep: Prepared, kind: DocKind = "rel", level: int | None 
     return prep.cached(("counts_float", kind, level if kind == "rel" else None), compute)
 
 
-def group_moments(prep: Prepared, kind: DocKind, level: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def group_moments(
+    prep: Prepared, kind: DocKind, level: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Per tie group: the sum of the document values and their sum of squared deviations.
 
     Binary values use the exact ``r (m - r) / m``; integer grades exact shifted integer sums;
     other gains the two-pass :func:`centered`.  All are exactly 0 for a group whose values
     are all equal.  Cached on ``prep``.
     """
+
     def compute():
         a = prep.doc_values(kind, level)
         m = prep.gsize_float
@@ -235,10 +259,40 @@ def central_moments(r: np.ndarray, m: np.ndarray) -> dict[str, np.ndarray]:
     s = m - r
     rs = r * s
     m1, m2, m3 = m - 1.0, m - 2.0, m - 3.0
-    p22 = (r**3 * s - r**3 + 2 * r**2 * s**2 - r**2 * s + r**2 + r * s**3 - r * s**2 - 2 * r * s - s**3 + s**2)
-    p211 = (r**3 * s - 2 * r**3 + 2 * r**2 * s**2 + 2 * r**2 + r * s**3 - 4 * r * s - 2 * s**3 + 2 * s**2)
-    p1111 = (r**3 * s - 3 * r**3 + 2 * r**2 * s**2 + r**2 * s + 3 * r**2 + r * s**3 + r * s**2 - 6 * r * s
-             - 3 * s**3 + 3 * s**2)
+    p22 = (
+        r**3 * s
+        - r**3
+        + 2 * r**2 * s**2
+        - r**2 * s
+        + r**2
+        + r * s**3
+        - r * s**2
+        - 2 * r * s
+        - s**3
+        + s**2
+    )
+    p211 = (
+        r**3 * s
+        - 2 * r**3
+        + 2 * r**2 * s**2
+        + 2 * r**2
+        + r * s**3
+        - 4 * r * s
+        - 2 * s**3
+        + 2 * s**2
+    )
+    p1111 = (
+        r**3 * s
+        - 3 * r**3
+        + 2 * r**2 * s**2
+        + r**2 * s
+        + 3 * r**2
+        + r * s**3
+        + r * s**2
+        - 6 * r * s
+        - 3 * s**3
+        + 3 * s**2
+    )
     m4 = m**4
     with np.errstate(invalid="ignore", divide="ignore"):
         return {

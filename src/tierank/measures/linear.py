@@ -32,8 +32,14 @@ from ..ties import DocKind, Prepared, Which
 from .base import FamilyNames, Measure, Param, Stats, register
 from .kernels import centered, group_moments, ratio, segment_firsts, select_segments
 
-REL = Param("rel", int, None, "minimum grade counted relevant (default: the evaluation's rel, 1)",
-            low=-2 ** 53, high=2 ** 53)
+REL = Param(
+    "rel",
+    int,
+    None,
+    "minimum grade counted relevant (default: the evaluation's rel, 1)",
+    low=-(2**53),
+    high=2**53,
+)
 
 
 class Linear(Measure):
@@ -44,7 +50,9 @@ class Linear(Measure):
     def cutoff_per_query(self, prep: Prepared) -> np.ndarray | float:
         return self.k
 
-    def weights(self, prep: Prepared, rows: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+    def weights(
+        self, prep: Prepared, rows: np.ndarray
+    ) -> np.ndarray:  # pragma: no cover - abstract
         """Weight of each position in ``rows`` (positions inside the cutoff)."""
         raise NotImplementedError
 
@@ -85,10 +93,16 @@ class Linear(Measure):
             return x if den is None else ratio(x, np.broadcast_to(den, x.shape) ** power)
 
         def value(which: Which) -> np.ndarray:
-            a = (prep.arrangement(which, self.kind, self.level) if own is None else arranged(prep, own, which))[rows]
+            a = (
+                prep.arrangement(which, self.kind, self.level)
+                if own is None
+                else arranged(prep, own, which)
+            )[rows]
             return scale(np.bincount(qi, weights=w * a, minlength=prep.nq))
 
-        s1, ss_a = group_moments(prep, self.kind, self.level) if own is None else value_moments(prep, own)
+        s1, ss_a = (
+            group_moments(prep, self.kind, self.level) if own is None else value_moments(prep, own)
+        )
         # only the groups holding rows inside the cutoff have weight: the others would add exact zeros
         # (rows are whole query prefixes, so ``g`` is sorted)
         if len(g) < prep.n:
@@ -123,12 +137,22 @@ def value_moments(prep: Prepared, a: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return s1, centered(a, prep.gid, len(m), m)[1] if prep.n else np.zeros(len(m))
 
 
-def _filled_counts(prep: Prepared, k: float, level, priority: tuple[str, str, str]) -> tuple[np.ndarray, np.ndarray]:
+def _filled_counts(
+    prep: Prepared, k: float, level, priority: tuple[str, str, str]
+) -> tuple[np.ndarray, np.ndarray]:
     """Judged-relevant and unjudged documents in the top k per query when every tie group
     fills its ranks inside the cutoff in the given priority of classes ``rel``, ``unj``, ``non``."""
     m = prep.gsize
-    r = np.rint(prep.group_sum(prep.relevant(level) & prep.judged)).astype(np.int64) if prep.n else m * 0
-    j = np.rint(prep.group_sum((~prep.judged).astype(np.float64))).astype(np.int64) if prep.n else m * 0
+    r = (
+        np.rint(prep.group_sum(prep.relevant(level) & prep.judged)).astype(np.int64)
+        if prep.n
+        else m * 0
+    )
+    j = (
+        np.rint(prep.group_sum((~prep.judged).astype(np.float64))).astype(np.int64)
+        if prep.n
+        else m * 0
+    )
     avail = {"rel": r, "unj": j, "non": m - r - j}
     slots = np.clip(np.minimum(k, np.iinfo(np.int64).max // 4) - prep.gpos0, 0, m).astype(np.int64)
     taken = {}
@@ -140,7 +164,9 @@ def _filled_counts(prep: Prepared, k: float, level, priority: tuple[str, str, st
     return h, u
 
 
-def _hits_ratio_bounds(prep: Prepared, k: float, level, scale: float, offset: float) -> tuple[np.ndarray, np.ndarray]:
+def _hits_ratio_bounds(
+    prep: Prepared, k: float, level, scale: float, offset: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Attained (lower, upper) per query of ``scale * h / (offset + N+)``, h the relevant documents in
     the top k (R: scale 1, offset 0; F1: scale 2, offset k), over tie orderings and every relevance of
     the unjudged documents, which join N+ when assumed relevant.  Upper: unjudged in the top k
@@ -160,9 +186,11 @@ class P(Linear):
 
     family = "P"
     pretty = "precision at k"
-    definition = 'fraction of the top k that is relevant'
-    citation = 'Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.3.'
-    names = FamilyNames(trec_eval_cut="P", ranx="precision", mteb="precision", sentence_transformers="precision")
+    definition = "fraction of the top k that is relevant"
+    citation = "Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.3."
+    names = FamilyNames(
+        trec_eval_cut="P", ranx="precision", mteb="precision", sentence_transformers="precision"
+    )
     description = "precision at k: |relevant in top k| / k"
     schema = (REL,)
     cutoff_required = True
@@ -180,9 +208,11 @@ class R(Linear):
 
     family = "R"
     pretty = "recall at k"
-    definition = 'fraction of the relevant documents that are in the top k'
-    citation = 'Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.3.'
-    names = FamilyNames(trec_eval_cut="recall", ranx="recall", mteb="recall", sentence_transformers="recall")
+    definition = "fraction of the relevant documents that are in the top k"
+    citation = "Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.3."
+    names = FamilyNames(
+        trec_eval_cut="recall", ranx="recall", mteb="recall", sentence_transformers="recall"
+    )
     description = "recall at k: |relevant in top k| / N+ (0 when N+ = 0)"
     schema = (REL,)
 
@@ -203,8 +233,10 @@ class F1(Linear):
 
     family = "F1"
     pretty = "F1 at k"
-    definition = 'harmonic mean of precision and recall at k'
-    citation = 'van Rijsbergen, C. J. (1979). Information Retrieval, 2nd ed. Butterworths (the F measure).'
+    definition = "harmonic mean of precision and recall at k"
+    citation = (
+        "van Rijsbergen, C. J. (1979). Information Retrieval, 2nd ed. Butterworths (the F measure)."
+    )
     names = FamilyNames(ir_measures=None, ranx="f1")
     description = "F1 at k: 2 |relevant in top k| / (k + N+)"
     schema = (REL,)
@@ -218,8 +250,13 @@ class F1(Linear):
 
     def unjudged_bounds(self, prep: Prepared, stats: Stats) -> tuple[np.ndarray, np.ndarray]:
         """F1 = 2h / (k + N+) (:func:`_hits_ratio_bounds`)."""
-        return _hits_ratio_bounds(prep, prep.cut(self.required_cutoff), self.level, scale=2.0,
-                                  offset=float(self.required_cutoff))
+        return _hits_ratio_bounds(
+            prep,
+            prep.cut(self.required_cutoff),
+            self.level,
+            scale=2.0,
+            offset=float(self.required_cutoff),
+        )
 
 
 @register
@@ -229,7 +266,7 @@ class Hits(Linear):
     family = "Hits"
     citation = "ir_measures' Hits (MacAvaney, Macdonald and Ounis (2022). Streamlining evaluation with ir-measures. ECIR 2022)."
     pretty = "hits at k"
-    definition = 'number of relevant documents in the top k'
+    definition = "number of relevant documents in the top k"
     names = FamilyNames(ir_measures=None, ranx="hits")
     description = "count of relevant documents in the top k"
     schema = (REL,)
@@ -244,8 +281,8 @@ class Judged(Linear):
 
     family = "Judged"
     pretty = "judged at k"
-    definition = 'fraction of the top k that is judged (judgment coverage)'
-    citation = 'Sakai, T. (2007). Alternatives to Bpref. SIGIR 2007.'
+    definition = "fraction of the top k that is judged (judgment coverage)"
+    citation = "Sakai, T. (2007). Alternatives to Bpref. SIGIR 2007."
     description = "judged documents in the top k / min(k, retrieved) (judgment coverage)"
     kind = "judged"
     cutoff_required = True
@@ -263,8 +300,8 @@ class Rprec(Linear):
 
     family = "Rprec"
     pretty = "R-precision"
-    definition = 'precision at rank N+, the number of relevant documents'
-    citation = 'Buckley, C. and Voorhees, E. M. (2000). Evaluating evaluation measure stability. SIGIR 2000.'
+    definition = "precision at rank N+, the number of relevant documents"
+    citation = "Buckley, C. and Voorhees, E. M. (2000). Evaluating evaluation measure stability. SIGIR 2000."
     names = FamilyNames(trec_eval="Rprec", ranx="r-precision")
     description = "precision at rank N+ (R-precision)"
     schema = (REL,)
@@ -302,17 +339,31 @@ class RBP(Linear):
 
     family = "RBP"
     pretty = "rank-biased precision"
-    definition = ('(1 - p) sum over ranks i of p^(i-1) rel_i: the expected r'
-                  'ate of relevance for a user who goes on with probability p')
-    citation = ('Moffat, A. and Zobel, J. (2008). Rank-biased precision for measurement of retrieval '
-                'effectiveness. ACM TOIS 27(1).')
+    definition = (
+        "(1 - p) sum over ranks i of p^(i-1) rel_i: the expected r"
+        "ate of relevance for a user who goes on with probability p"
+    )
+    citation = (
+        "Moffat, A. and Zobel, J. (2008). Rank-biased precision for measurement of retrieval "
+        "effectiveness. ACM TOIS 27(1)."
+    )
     names = FamilyNames(trec_eval="rbp", ranx="rbp")
-    description = ("rank-biased precision (1-p) sum_i p^(i-1) rel_i, binary relevance; gain='trec_eval': "
-                   "trec_eval's rbp, grades as gains over the query's top grade (trec_eval -m rbp)")
-    schema = (Param("p", float, 0.8, "persistence", always_shown=True, low=0.0, high=1.0, open="both"), REL,
-              Param("gain", str, "binary", "document value: 'binary' (grade >= rel) or 'trec_eval' (the grade "
-                    "over the query's top grade when that exceeds 1: trec_eval 10's rbp, m_rbp.c)",
-                    choices=("binary", "trec_eval")))
+    description = (
+        "rank-biased precision (1-p) sum_i p^(i-1) rel_i, binary relevance; gain='trec_eval': "
+        "trec_eval's rbp, grades as gains over the query's top grade (trec_eval -m rbp)"
+    )
+    schema = (
+        Param("p", float, 0.8, "persistence", always_shown=True, low=0.0, high=1.0, open="both"),
+        REL,
+        Param(
+            "gain",
+            str,
+            "binary",
+            "document value: 'binary' (grade >= rel) or 'trec_eval' (the grade "
+            "over the query's top grade when that exceeds 1: trec_eval 10's rbp, m_rbp.c)",
+            choices=("binary", "trec_eval"),
+        ),
+    )
 
     @property
     def bounds_refusal(self) -> str | None:  # type: ignore[override]  # per instance: it depends on the gain
@@ -327,7 +378,9 @@ class RBP(Linear):
         q, g = prep.judged_grades
         top = np.ones(prep.nq)
         keep = g >= 0
-        np.maximum.at(top, np.asarray(q[keep], dtype=np.int64), np.asarray(g[keep], dtype=np.float64))
+        np.maximum.at(
+            top, np.asarray(q[keep], dtype=np.int64), np.asarray(g[keep], dtype=np.float64)
+        )
         grade = np.where(np.isnan(prep.grade), 0.0, np.maximum(np.nan_to_num(prep.grade), 0.0))
         return grade / top[prep.qi]
 
@@ -338,7 +391,7 @@ class RBP(Linear):
     def tail(self, prep: Prepared) -> np.ndarray:
         """Weight of the ranks past the list (unretrieved) up to the cutoff: p^len - p^k."""
         p = self.param("p")
-        beyond = p ** self.cutoff if self.cutoff is not None else 0.0
+        beyond = p**self.cutoff if self.cutoff is not None else 0.0
         return np.maximum(np.power(p, prep.qret.astype(np.float64)) - beyond, 0.0)
 
     def unjudged_bounds(self, prep: Prepared, stats: Stats) -> tuple[np.ndarray, np.ndarray]:
@@ -371,9 +424,11 @@ class R_cap(Linear):
 
     family = "R_cap"
     pretty = "capped recall at k"
-    definition = 'relevant documents in the top k / min(k, N+)'
-    citation = ('Thakur, N. et al. (2021). BEIR: A heterogeneous benchmark for zero-shot evaluation of '
-                'information retrieval models. NeurIPS 2021 Datasets and Benchmarks.')
+    definition = "relevant documents in the top k / min(k, N+)"
+    citation = (
+        "Thakur, N. et al. (2021). BEIR: A heterogeneous benchmark for zero-shot evaluation of "
+        "information retrieval models. NeurIPS 2021 Datasets and Benchmarks."
+    )
     names = FamilyNames(ir_measures=None)
     description = "capped recall at k: |relevant in top k| / min(k, N+) (BEIR, MTEB)"
     schema = (REL,)
@@ -424,20 +479,47 @@ class nDCG(Linear):
 
     family = "nDCG"
     pretty = "normalised discounted cumulative gain"
-    definition = ('DCG at k (gain / log2(rank + 1) summed over ranks) d'
-                  'ivided by the DCG of the ideal ordering of the qrels')
-    citation = ('Järvelin, K. and Kekäläinen, J. (2002). Cumulated gain-based evaluation of IR techniques. '
-                'ACM TOIS 20(4).')
-    names = FamilyNames(trec_eval="ndcg", trec_eval_cut="ndcg_cut", ranx="ndcg", mteb="ndcg", sentence_transformers="ndcg")
-    description = "normalised DCG, gain = grade (<= 0 counts 0), discount 1/log2(rank+1), ideal from qrels"
+    definition = (
+        "DCG at k (gain / log2(rank + 1) summed over ranks) d"
+        "ivided by the DCG of the ideal ordering of the qrels"
+    )
+    citation = (
+        "Järvelin, K. and Kekäläinen, J. (2002). Cumulated gain-based evaluation of IR techniques. "
+        "ACM TOIS 20(4)."
+    )
+    names = FamilyNames(
+        trec_eval="ndcg",
+        trec_eval_cut="ndcg_cut",
+        ranx="ndcg",
+        mteb="ndcg",
+        sentence_transformers="ndcg",
+    )
+    description = (
+        "normalised DCG, gain = grade (<= 0 counts 0), discount 1/log2(rank+1), ideal from qrels"
+    )
     kind = "gain"
     schema = (
-        Param("dcg", str, "log2", "gain: 'log2' (the grade) or 'exp-log2' (2^grade - 1)", choices=("log2", "exp-log2")),
-        Param("gains", dict, None, "grade -> gain map, e.g. {0:0,1:1,2:3} (unmapped grades keep their grade)"),
-        Param("judged_only", bool, False, "drop unjudged documents before ranking (ranks close up)"),
+        Param(
+            "dcg",
+            str,
+            "log2",
+            "gain: 'log2' (the grade) or 'exp-log2' (2^grade - 1)",
+            choices=("log2", "exp-log2"),
+        ),
+        Param(
+            "gains",
+            dict,
+            None,
+            "grade -> gain map, e.g. {0:0,1:1,2:3} (unmapped grades keep their grade)",
+        ),
+        Param(
+            "judged_only", bool, False, "drop unjudged documents before ranking (ranks close up)"
+        ),
     )
-    bounds_refusal = ("its ideal DCG grows with every unjudged document assumed relevant, so neither "
-                      "assumption bounds it (Yang, Moffat & Turpin, sec. 2)")
+    bounds_refusal = (
+        "its ideal DCG grows with every unjudged document assumed relevant, so neither "
+        "assumption bounds it (Yang, Moffat & Turpin, sec. 2)"
+    )
 
     @property
     def _plain(self) -> bool:
@@ -453,8 +535,10 @@ class nDCG(Linear):
         if np.isfinite(cut) and prep.n:
             end = prep.gpos0 + prep.gsize
             if ((prep.gpos0 < cut) & (end > cut) & (prep.gsize > 1)).any():
-                raise TierankInputError(f"{self}: judged_only with a depth limit (-M) that cuts through a tie "
-                                        "group is not supported")
+                raise TierankInputError(
+                    f"{self}: judged_only with a depth limit (-M) that cuts through a tie "
+                    "group is not supported"
+                )
         mapped = _mapped(prep.grade, self.param("gains"))
         return prep.condensed((mapped >= 0) & (prep.pos < cut))
 
@@ -470,7 +554,9 @@ class nDCG(Linear):
         if self._plain:
             return idcg(prep, self.k)
         q, g = prep.judged_grades
-        gain = _gain_of(_mapped(np.asarray(g, dtype=np.float64), self.param("gains")), self.param("dcg"))
+        gain = _gain_of(
+            _mapped(np.asarray(g, dtype=np.float64), self.param("gains")), self.param("dcg")
+        )
         keep = gain > 0
         iq, ig = q[keep], gain[keep]
         o = np.lexsort((-ig, iq))
@@ -478,4 +564,6 @@ class nDCG(Linear):
         start = np.searchsorted(iq, np.arange(prep.nq + 1))
         ipos = np.arange(len(ig)) - np.repeat(start[:-1], np.diff(start))
         sel = ipos < self.k
-        return np.bincount(iq[sel].astype(np.int64), weights=ig[sel] / np.log2(ipos[sel] + 2.0), minlength=prep.nq)
+        return np.bincount(
+            iq[sel].astype(np.int64), weights=ig[sel] / np.log2(ipos[sel] + 2.0), minlength=prep.nq
+        )

@@ -107,34 +107,143 @@ def family_names(tool: Tool, order: Iterable[str] = ()) -> dict[str, str]:
         if not name:
             continue
         if out.get(name, cls.family) != cls.family:
-            raise ValueError(f"{tool} name {name!r} is declared by the families {out[name]} and {cls.family}")
+            raise ValueError(
+                f"{tool} name {name!r} is declared by the families {out[name]} and {cls.family}"
+            )
         out[name] = cls.family
     first = [n for n in order if n in out]
     return {**{n: out[n] for n in first}, **{n: f for n, f in out.items() if n not in first}}
 
+
 #: trec_eval 10's measure table (``measures.c``, ``te_trec_measures``): its order is the print order
 TREC_ORDER = (
-    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-    "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
-    "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success",
-    "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
-    "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair",
-    "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret",
-    "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp", "map_avgjg", "P_avgjg",
-    "Rprec_mult_avgjg", "yaap", "rbp", "rbp_resid", "unj",
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "iprec_at_recall",
+    "P",
+    "relstring",
+    "recall",
+    "infAP",
+    "gm_bpref",
+    "Rprec_mult",
+    "utility",
+    "11pt_avg",
+    "binG",
+    "G",
+    "dcg",
+    "ideal_dcg",
+    "ndcg",
+    "ndcg_rel",
+    "Rndcg",
+    "ndcg_cut",
+    "map_cut",
+    "relative_P",
+    "success",
+    "set_P",
+    "set_relative_P",
+    "set_recall",
+    "set_map",
+    "set_F",
+    "num_nonrel_judged_ret",
+    "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful",
+    "prefs_num_prefs_ful_ret",
+    "prefs_simp",
+    "prefs_pair",
+    "prefs_avgjg",
+    "prefs_avgjg_Rnonrel",
+    "prefs_simp_ret",
+    "prefs_pair_ret",
+    "prefs_avgjg_ret",
+    "prefs_avgjg_Rnonrel_ret",
+    "prefs_simp_imp",
+    "prefs_pair_imp",
+    "prefs_avgjg_imp",
+    "map_avgjg",
+    "P_avgjg",
+    "Rprec_mult_avgjg",
+    "yaap",
+    "rbp",
+    "rbp_resid",
+    "unj",
 )
 
 #: trec_eval 10's nicknames (``measures.c``)
 NICKNAMES = {
-    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-                 "recip_rank", "iprec_at_recall", "P"),
-    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
-            "set_relative_P", "set_map", "set_F"),
-    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-                 "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid", "infAP",
-                 "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut",
-                 "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map",
-                 "set_F", "num_nonrel_judged_ret"),
+    "official": (
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+        "gm_map",
+        "Rprec",
+        "bpref",
+        "recip_rank",
+        "iprec_at_recall",
+        "P",
+    ),
+    "set": (
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "utility",
+        "set_P",
+        "set_recall",
+        "set_relative_P",
+        "set_map",
+        "set_F",
+    ),
+    "all_trec": (
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+        "gm_map",
+        "Rprec",
+        "bpref",
+        "recip_rank",
+        "iprec_at_recall",
+        "P",
+        "relstring",
+        "recall",
+        "unj",
+        "rbp",
+        "rbp_resid",
+        "infAP",
+        "gm_bpref",
+        "utility",
+        "11pt_avg",
+        "ndcg",
+        "relative_P",
+        "Rprec_mult",
+        "success",
+        "map_cut",
+        "ndcg_cut",
+        "ndcg_rel",
+        "Rndcg",
+        "binG",
+        "G",
+        "set_P",
+        "set_recall",
+        "set_relative_P",
+        "set_map",
+        "set_F",
+        "num_nonrel_judged_ret",
+    ),
 }
 
 _LONG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -149,7 +258,9 @@ class _Spec:
     """How one trec_eval measure maps to tierank: ``kind`` of its parameters and a builder."""
 
     kind: str  # "plain" | "long_cuts" | "double_cuts" | "pairs" | "doubles"
-    build: Callable  # parameters -> tierank measure string (None: those parameters are not supported)
+    build: (
+        Callable  # parameters -> tierank measure string (None: those parameters are not supported)
+    )
     defaults: tuple = ()
 
 
@@ -162,19 +273,40 @@ def _fmt_num(x: float) -> str:
 _SPECIAL: dict[str, _Spec] = {
     "iprec_at_recall": _Spec("double_cuts", lambda x: f"IPrec@{_fmt_num(x)}", _IPREC_LEVELS),
     "11pt_avg": _Spec("doubles", lambda p: "IPrecAvg" if p is None else None),
-    "ndcg": _Spec("pairs", lambda p: "nDCG" if p is None else
-                  "nDCG(gains={" + ",".join(f"{_fmt_num(k)}:{_fmt_num(v)}" for k, v in p) + "})"),
+    "ndcg": _Spec(
+        "pairs",
+        lambda p: (
+            "nDCG"
+            if p is None
+            else "nDCG(gains={" + ",".join(f"{_fmt_num(k)}:{_fmt_num(v)}" for k, v in p) + "})"
+        ),
+    ),
     "set_F": _Spec("doubles", lambda p: "SetF" if p is None else f"SetF(beta={_fmt_num(p[0])})"),
-    "rbp": _Spec("pairs", lambda p: "RBP(p=" + _fmt_num(dict(p or ()).get("p", 0.9)) + ",gain='trec_eval')"),
-    "rbp_resid": _Spec("pairs", lambda p: "RBP_resid(p=" + _fmt_num(dict(p or ()).get("p", 0.9)) + ")"),
+    "rbp": _Spec(
+        "pairs", lambda p: "RBP(p=" + _fmt_num(dict(p or ()).get("p", 0.9)) + ",gain='trec_eval')"
+    ),
+    "rbp_resid": _Spec(
+        "pairs", lambda p: "RBP_resid(p=" + _fmt_num(dict(p or ()).get("p", 0.9)) + ")"
+    ),
     "G": _Spec("pairs", lambda p: "G" if p is None else None),
     "ndcg_rel": _Spec("pairs", lambda p: "nDCG_rel" if p is None else None),
     "Rndcg": _Spec("pairs", lambda p: "RnDCG" if p is None else None),
     "relstring": _Spec("doubles", lambda p: "RelString@10" if p is None else None),
-    "Rprec_mult": _Spec("double_cuts", lambda x: f"RprecMult@{_fmt_num(x)}", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4,
-                                                                              1.6, 1.8, 2.0)),
-    "utility": _Spec("doubles", lambda p: "Utility" if p is None else None if len(p) != 4 else
-                     "Utility(" + ",".join(f"p{i + 1}={_fmt_num(x)}" for i, x in enumerate(p)) + ")"),
+    "Rprec_mult": _Spec(
+        "double_cuts",
+        lambda x: f"RprecMult@{_fmt_num(x)}",
+        (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+    ),
+    "utility": _Spec(
+        "doubles",
+        lambda p: (
+            "Utility"
+            if p is None
+            else None
+            if len(p) != 4
+            else "Utility(" + ",".join(f"p{i + 1}={_fmt_num(x)}" for i, x in enumerate(p)) + ")"
+        ),
+    ),
 }
 
 
@@ -192,9 +324,15 @@ def _tables(registered: int) -> tuple[dict[str, _Spec], dict[str, str], dict[str
     derived from the registry (``registered``: its size, so that a family registered later is seen)."""
     plain, cut = family_names("trec_eval"), family_names("trec_eval_cut")
     specs = {name: _plain_spec(fam) for name, fam in plain.items()}
-    specs.update((name, _cut_spec(fam, REGISTRY[fam].names.trec_eval_cutoffs)) for name, fam in cut.items())
+    specs.update(
+        (name, _cut_spec(fam, REGISTRY[fam].names.trec_eval_cutoffs)) for name, fam in cut.items()
+    )
     specs.update(_SPECIAL)
-    return specs, {fam: name for name, fam in plain.items()}, {fam: name for name, fam in cut.items()}
+    return (
+        specs,
+        {fam: name for name, fam in plain.items()},
+        {fam: name for name, fam in cut.items()},
+    )
 
 
 def _specs() -> dict[str, _Spec]:
@@ -252,8 +390,14 @@ class Plan:
             return self
         from .trec_extra import with_docs_in_collection
 
-        entries = tuple(Entry(e.name, None if e.measure is None else with_docs_in_collection([e.measure], ndocs)[0],
-                              e.key) for e in self.entries)
+        entries = tuple(
+            Entry(
+                e.name,
+                None if e.measure is None else with_docs_in_collection([e.measure], ndocs)[0],
+                e.key,
+            )
+            for e in self.entries
+        )
         return Plan(entries, self.left_out, self.notes, self.runid)
 
     def name_of(self, m: Measure) -> str:
@@ -290,12 +434,16 @@ def _long_cuts(name: str, text: str) -> tuple[int, ...]:
     for tok in text.split(","):
         t = tok.strip()
         if not re.fullmatch(r"[0-9]+", t):
-            raise TierankInputError(f"trec_eval measure {quote(name + '.' + text)}: cutoff {quote(t)} is not a "
-                                    "positive integer")
+            raise TierankInputError(
+                f"trec_eval measure {quote(name + '.' + text)}: cutoff {quote(t)} is not a "
+                "positive integer"
+            )
         out.append(int(t))
     out.sort()
     if out[0] <= 0:
-        raise TierankInputError(f"trec_eval measure {quote(name + '.' + text)}: cutoffs must be positive")
+        raise TierankInputError(
+            f"trec_eval measure {quote(name + '.' + text)}: cutoffs must be positive"
+        )
     if len(set(out)) != len(out):
         raise TierankInputError(f"trec_eval measure {quote(name + '.' + text)}: duplicate cutoffs")
     return tuple(out)
@@ -304,7 +452,9 @@ def _long_cuts(name: str, text: str) -> tuple[int, ...]:
 def _float(name: str, text: str, tok: str) -> float:
     t = tok.strip()
     if not re.fullmatch(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", t):
-        raise TierankInputError(f"trec_eval measure {quote(name + '.' + text)}: {quote(t)} is not a number")
+        raise TierankInputError(
+            f"trec_eval measure {quote(name + '.' + text)}: {quote(t)} is not a number"
+        )
     return float(t)
 
 
@@ -319,13 +469,17 @@ def _pairs(name: str, text: str) -> tuple[tuple, ...]:
     out = []
     for item in text.split(","):
         if "=" not in item:
-            raise TierankInputError(f"trec_eval measure {quote(name + '.' + text)}: parameter {quote(item)} is not "
-                                    "name=value")
+            raise TierankInputError(
+                f"trec_eval measure {quote(name + '.' + text)}: parameter {quote(item)} is not "
+                "name=value"
+            )
         k, v = item.split("=", 1)
         key: str | float = k.strip() if name in ("rbp", "rbp_resid") else _float(name, text, k)
         if name in ("rbp", "rbp_resid") and re.fullmatch(r"[+-]?[0-9]+", k.strip()):
-            raise TierankInputError(f"trec_eval measure {quote(name + '.' + text)}: gain parameters ({key}=...) are "
-                                    "not supported by tierank; rbp takes the grades as gains")
+            raise TierankInputError(
+                f"trec_eval measure {quote(name + '.' + text)}: gain parameters ({key}=...) are "
+                "not supported by tierank; rbp takes the grades as gains"
+            )
         out.append((key, _float(name, text, v)))
     return tuple(out)
 
@@ -402,8 +556,11 @@ def plan(texts: Iterable[str | Measure | list[Measure]]) -> Plan:
             slots.append(("m", parse_measure(t)))
         except UnknownMeasure:
             hint = suggest(t)
-            errors.append(f"unknown measure {quote(t)}" + (f"; did you mean {' or '.join(map(quote, hint))}?"
-                                                         if hint else "") + " (see `tierank measures`)")
+            errors.append(
+                f"unknown measure {quote(t)}"
+                + (f"; did you mean {' or '.join(map(quote, hint))}?" if hint else "")
+                + " (see `tierank measures`)"
+            )
         except TierankInputError as e:
             errors.extend(e.problems)
     entries: list[Entry] = []
@@ -416,7 +573,11 @@ def plan(texts: Iterable[str | Measure | list[Measure]]) -> Plan:
             if item not in seen:
                 seen.add(item)
                 name = trec_name(item)
-                entries.append(Entry(name or str(item), item, trec_order(item) if name else (len(TREC_ORDER), i)))
+                entries.append(
+                    Entry(
+                        name or str(item), item, trec_order(item) if name else (len(TREC_ORDER), i)
+                    )
+                )
             continue
         name = item
         if name == RUNID:
@@ -424,8 +585,10 @@ def plan(texts: Iterable[str | Measure | list[Measure]]) -> Plan:
             continue
         if name not in _specs():
             if name in st.explicit:
-                errors.append(f"trec_eval measure {quote(name)} ({_NOT_IMPLEMENTED.get(name, 'preference measure')}) "
-                              "is not implemented by tierank")
+                errors.append(
+                    f"trec_eval measure {quote(name)} ({_NOT_IMPLEMENTED.get(name, 'preference measure')}) "
+                    "is not implemented by tierank"
+                )
             else:
                 left_out.append(name)
             continue
@@ -440,8 +603,11 @@ def plan(texts: Iterable[str | Measure | list[Measure]]) -> Plan:
                 entries.append(Entry(printed, None, key))  # printed from the query count
                 continue
             if meas is None:
-                why = ("these parameters are not supported by tierank" if text is None
-                       else f"needs {text}, not available in this tierank")
+                why = (
+                    "these parameters are not supported by tierank"
+                    if text is None
+                    else f"needs {text}, not available in this tierank"
+                )
                 if name in st.explicit:
                     errors.append(f"trec_eval measure {quote(printed)}: {why}")
                 elif name not in left_out:
@@ -451,7 +617,9 @@ def plan(texts: Iterable[str | Measure | list[Measure]]) -> Plan:
                 seen.add(meas)
                 entries.append(Entry(printed, meas, key))
     for t in st.params.get("__ignored__", []):
-        notes.append(f"-m {t}: trec_eval takes the parameters of a measure from its first -m only; ignored")
+        notes.append(
+            f"-m {t}: trec_eval takes the parameters of a measure from its first -m only; ignored"
+        )
     if left_out:
         notes.append("left out (no such measure in tierank): " + ", ".join(left_out))
     if errors:
@@ -493,8 +661,11 @@ use_trec_names(_Installed())
 
 # -- reverse ---------------------------------------------------------------------------------------
 
+
 def _defaults_only(m: Measure, allowed: tuple[str, ...] = ()) -> bool:
-    return all(v == p.default for p in m.schema for k, v in m.params if k == p.name and k not in allowed)
+    return all(
+        v == p.default for p in m.schema for k, v in m.params if k == p.name and k not in allowed
+    )
 
 
 def trec_name(m: Measure) -> str | None:
@@ -534,8 +705,15 @@ def trec_name(m: Measure) -> str | None:
         if not _defaults_only(m, ("beta",)) and others:
             return None
         return "set_F" if beta in (None, 1, 1.0) else f"set_F_{_fmt_num(beta)}"
-    if fam == "nDCG" and m.cutoff is None and dict(m.params).get("gains") and _defaults_only(m, ("gains",)):
-        return "ndcg_" + ",".join(f"{_fmt_num(k)}={_fmt_num(v)}" for k, v in dict(m.params)["gains"])
+    if (
+        fam == "nDCG"
+        and m.cutoff is None
+        and dict(m.params).get("gains")
+        and _defaults_only(m, ("gains",))
+    ):
+        return "ndcg_" + ",".join(
+            f"{_fmt_num(k)}={_fmt_num(v)}" for k, v in dict(m.params)["gains"]
+        )
     if not _defaults_only(m):
         return None
     _, plain, cut = _tables(len(REGISTRY))
@@ -555,7 +733,7 @@ def trec_order(m: Measure) -> tuple:
         if name == base:
             return (TREC_ORDER.index(base),)
         if name.startswith(base + "_"):
-            rest = name[len(base) + 1:]
+            rest = name[len(base) + 1 :]
             try:
                 return (TREC_ORDER.index(base), float(rest))
             except ValueError:
@@ -565,13 +743,45 @@ def trec_order(m: Measure) -> tuple:
 
 # -- did you mean ----------------------------------------------------------------------------------
 
-_ALIASES = {"mrr": "RR", "rr": "RR", "map": "AP", "ap": "AP", "ndcg": "nDCG", "recall": "R", "r": "R",
-            "precision": "P", "prec": "P", "p": "P", "success": "Success", "hits": "Hits", "hit": "Hits",
-            "bpref": "Bpref", "err": "ERR", "rprec": "Rprec", "rbp": "RBP", "f1": "F1", "judged": "Judged",
-            "mrr_cut": "RR", "ndcg_cut": "nDCG", "map_cut": "AP", "recip_rank": "RR", "gm_map": "GMAP",
-            "set_p": "SetP", "set_recall": "SetR", "set_f": "SetF", "set_map": "SetAP", "num_q": "NumQ",
-            "num_ret": "NumRet", "num_rel": "NumRel", "num_rel_ret": "NumRelRet", "iprec": "IPrec",
-            "iprec_at_recall": "IPrec", "hitrate": "Success", "hit_rate": "Success", "recall_cap": "R_cap"}
+_ALIASES = {
+    "mrr": "RR",
+    "rr": "RR",
+    "map": "AP",
+    "ap": "AP",
+    "ndcg": "nDCG",
+    "recall": "R",
+    "r": "R",
+    "precision": "P",
+    "prec": "P",
+    "p": "P",
+    "success": "Success",
+    "hits": "Hits",
+    "hit": "Hits",
+    "bpref": "Bpref",
+    "err": "ERR",
+    "rprec": "Rprec",
+    "rbp": "RBP",
+    "f1": "F1",
+    "judged": "Judged",
+    "mrr_cut": "RR",
+    "ndcg_cut": "nDCG",
+    "map_cut": "AP",
+    "recip_rank": "RR",
+    "gm_map": "GMAP",
+    "set_p": "SetP",
+    "set_recall": "SetR",
+    "set_f": "SetF",
+    "set_map": "SetAP",
+    "num_q": "NumQ",
+    "num_ret": "NumRet",
+    "num_rel": "NumRel",
+    "num_rel_ret": "NumRelRet",
+    "iprec": "IPrec",
+    "iprec_at_recall": "IPrec",
+    "hitrate": "Success",
+    "hit_rate": "Success",
+    "recall_cap": "R_cap",
+}
 
 
 def _all_names() -> list[str]:
@@ -606,26 +816,54 @@ def suggest(text: str, n: int = 3) -> list[str]:
                 rest = f"_{num}{rest}"
             if fam in known:
                 out.append(fam + rest)
-            trec = next((t for t in (*_specs(), *NICKNAMES) if t.lower() == low and t != base), None)
+            trec = next(
+                (t for t in (*_specs(), *NICKNAMES) if t.lower() == low and t != base), None
+            )
             if trec is not None and not rest:
                 out.append(trec)
     if not out:
         head = re.split(r"[(@.]", text, maxsplit=1)[0]
-        tail = text[len(head):]
+        tail = text[len(head) :]
         close = difflib.get_close_matches(head, _all_names(), n=n, cutoff=0.7)
-        close += [c for c in difflib.get_close_matches(head.lower(), [x.lower() for x in _all_names()], n=n,
-                                                       cutoff=0.7)
-                  if c not in [x.lower() for x in close]]
+        close += [
+            c
+            for c in difflib.get_close_matches(
+                head.lower(), [x.lower() for x in _all_names()], n=n, cutoff=0.7
+            )
+            if c not in [x.lower() for x in close]
+        ]
         lowmap = {x.lower(): x for x in _all_names()}
         for c in close:
             name = lowmap.get(c.lower(), c)
-            fam = name if name in REGISTRY else next((f for f in known if f.lower() == name.lower()), None)
+            fam = (
+                name
+                if name in REGISTRY
+                else next((f for f in known if f.lower() == name.lower()), None)
+            )
             fam = fam or _ALIASES.get(name.lower())
-            for cand in ((fam + tail) if fam in known else None, name if not tail or name in REGISTRY else None):
+            for cand in (
+                (fam + tail) if fam in known else None,
+                name if not tail or name in REGISTRY else None,
+            ):
                 if cand and cand not in out:
                     out.append(cand)
-    return [o for o in dict.fromkeys(out) if o != text and (is_trec(o) or _available(o) is not None)][:n]
+    return [
+        o for o in dict.fromkeys(out) if o != text and (is_trec(o) or _available(o) is not None)
+    ][:n]
 
 
-__all__ = ["TREC_ORDER", "NICKNAMES", "RUNID", "Entry", "Plan", "plan", "resolve", "trec_name", "trec_order",
-           "suggest", "is_trec", "Tool", "family_names"]
+__all__ = [
+    "TREC_ORDER",
+    "NICKNAMES",
+    "RUNID",
+    "Entry",
+    "Plan",
+    "plan",
+    "resolve",
+    "trec_name",
+    "trec_order",
+    "suggest",
+    "is_trec",
+    "Tool",
+    "family_names",
+]

@@ -56,14 +56,24 @@ class Accuracy(Measure):
     relevant document first."""
 
     family = "Accuracy"
-    pretty = 'accuracy'
-    definition = 'fraction of (relevant, non-relevant) retrieved pairs the run orders correctly'
+    pretty = "accuracy"
+    definition = "fraction of (relevant, non-relevant) retrieved pairs the run orders correctly"
     citation = "ir_measures' Accuracy (MacAvaney, Macdonald and Ounis (2022). Streamlining evaluation with ir-measures. ECIR 2022)."
     names = FamilyNames(ir_measures="Accuracy")
-    description = ("share of (relevant, other) pairs among the top k with the relevant one first "
-                   "(ir_measures; 0 without a relevant document, 1 without another)")
-    schema = (Param("rel", int, None, "minimum grade counted relevant (default: the evaluation's rel, 1)",
-                    low=-2 ** 53, high=2 ** 53),)
+    description = (
+        "share of (relevant, other) pairs among the top k with the relevant one first "
+        "(ir_measures; 0 without a relevant document, 1 without another)"
+    )
+    schema = (
+        Param(
+            "rel",
+            int,
+            None,
+            "minimum grade counted relevant (default: the evaluation's rel, 1)",
+            low=-(2**53),
+            high=2**53,
+        ),
+    )
     bounds_refusal = "an unjudged document's relevance moves both the pairs and their count"
 
     def _value(self, R, N, D):
@@ -85,7 +95,9 @@ class Accuracy(Measure):
             return R, N, D
 
         def value(which):
-            return self._value(*counts(prep.arrangement(which, "rel", self.level).astype(np.float64)[rows]))
+            return self._value(
+                *counts(prep.arrangement(which, "rel", self.level).astype(np.float64)[rows])
+            )
 
         obl, lo, hi = value("policy"), value("pessimistic"), value("optimistic")
         # groups: relevant / other counts inside the cut, and whether a mixed group straddles it
@@ -97,10 +109,19 @@ class Accuracy(Measure):
         n_all = prep.gsize - r_all
         inside = np.bincount(g, minlength=ng)
         straddle = (inside > 0) & (inside < prep.gsize) & (r_all > 0) & (n_all > 0)
-        R, N, Dmin = counts(prep.arrangement("optimistic", "rel", self.level).astype(np.float64)[rows])
-        ed = Dmin + np.bincount(prep.gq, weights=r_in * n_in / 2.0, minlength=prep.nq) if ng else Dmin
-        vd = np.bincount(prep.gq, weights=r_in * n_in * (r_in + n_in + 1) / 12.0, minlength=prep.nq) if ng \
+        R, N, Dmin = counts(
+            prep.arrangement("optimistic", "rel", self.level).astype(np.float64)[rows]
+        )
+        ed = (
+            Dmin + np.bincount(prep.gq, weights=r_in * n_in / 2.0, minlength=prep.nq)
+            if ng
+            else Dmin
+        )
+        vd = (
+            np.bincount(prep.gq, weights=r_in * n_in * (r_in + n_in + 1) / 12.0, minlength=prep.nq)
+            if ng
             else np.zeros(prep.nq)
+        )
         ok = (R > 0) & (N > 0)
         expected = np.where(ok, 1.0 - ed / np.where(ok, R * N, 1.0), obl)
         var = np.where(ok, vd / np.where(ok, R * N, 1.0) ** 2, 0.0)
@@ -125,8 +146,17 @@ class Accuracy(Measure):
             expected[q], var[q] = v.mean(), v.var(ddof=1) if len(v) > 1 else 0.0
             se[q] = np.sqrt(var[q] / len(v))
             lo[q], hi[q] = min(lo[q], hi[q], obl[q], v.min()), max(lo[q], hi[q], obl[q], v.max())
-        return Stats(obl, expected, lo, hi, var, method="sampled", samples=int(prep.samples), seed=int(prep.seed),
-                     se=se)
+        return Stats(
+            obl,
+            expected,
+            lo,
+            hi,
+            var,
+            method="sampled",
+            samples=int(prep.samples),
+            seed=int(prep.seed),
+            se=se,
+        )
 
 
 @register
@@ -134,13 +164,17 @@ class Compat(Measure):
     """Compatibility (Clarke, Vtyurina & Smucker 2021): rank-biased overlap with the ideal ranking."""
 
     family = "Compat"
-    pretty = 'compatibility'
-    definition = 'RBO-style similarity of the run to the ideal ranking of the judged documents'
-    citation = 'Clarke, C. L. A., Vtyurina, A. and Smucker, M. D. (2020). Assessing top-k preferences. ACM TOIS 39(3).'
+    pretty = "compatibility"
+    definition = "RBO-style similarity of the run to the ideal ranking of the judged documents"
+    citation = "Clarke, C. L. A., Vtyurina, A. and Smucker, M. D. (2020). Assessing top-k preferences. ACM TOIS 39(3)."
     names = FamilyNames(ir_measures="Compat")
-    description = "compatibility: rank-biased overlap of the ranking with the ideal one (grade > 0, by grade)"
-    schema = (Param("p", float, 0.95, "persistence", low=0.0, high=1.0, open="both"),
-              Param("normalize", bool, True, "divide by the ideal's overlap with itself (finite ideal)"))
+    description = (
+        "compatibility: rank-biased overlap of the ranking with the ideal one (grade > 0, by grade)"
+    )
+    schema = (
+        Param("p", float, 0.95, "persistence", low=0.0, high=1.0, open="both"),
+        Param("normalize", bool, True, "divide by the ideal's overlap with itself (finite ideal)"),
+    )
     cutoff_allowed = False
     bounds_refusal = "an unjudged document assumed relevant changes the ideal ranking"
 
@@ -162,7 +196,9 @@ class Compat(Measure):
         key.sort()
         rq, rg = prep.qi[rowrel], np.searchsorted(grades, prep.grade[rowrel])
         rkey = rq * U + rg
-        above = np.searchsorted(key, rq * U + U, side="left") - np.searchsorted(key, rkey, side="right")
+        above = np.searchsorted(key, rq * U + U, side="left") - np.searchsorted(
+            key, rkey, side="right"
+        )
         order = np.lexsort((prep.pos[rowrel], rkey))
         sk = rkey[order]
         first = np.searchsorted(sk, sk, side="left")
@@ -192,18 +228,30 @@ class Compat(Measure):
         else:
             den = base
         den = np.where(den > 0, den, 1.0)
-        rows = np.flatnonzero(prep.pos < prep.cut(float("inf"))) if np.isfinite(prep.max_depth) else np.arange(prep.n)
+        rows = (
+            np.flatnonzero(prep.pos < prep.cut(float("inf")))
+            if np.isfinite(prep.max_depth)
+            else np.arange(prep.n)
+        )
 
-        def c(pos, rr, qq):  # contribution of position pos holding ideal rank rr (-1: none) in query qq
+        def c(
+            pos, rr, qq
+        ):  # contribution of position pos holding ideal rank rr (-1: none) in query qq
             at = off[qq] + np.maximum(pos, rr)
             return np.where(rr >= 0, S[np.minimum(at, len(S) - 1)] if len(S) else 0.0, 0.0)
 
         def value(rr):
-            return np.bincount(prep.qi[rows], weights=c(prep.pos[rows], rr[rows], prep.qi[rows]),
-                               minlength=prep.nq) / den
+            return (
+                np.bincount(
+                    prep.qi[rows],
+                    weights=c(prep.pos[rows], rr[rows], prep.qi[rows]),
+                    minlength=prep.nq,
+                )
+                / den
+            )
 
         big = np.where(r >= 0, r, np.iinfo(np.int64).max // 4).astype(np.float64)
-        hi_r = -prep.sorted_in_groups(-big, "optimistic")   # ranks ascending in each group
+        hi_r = -prep.sorted_in_groups(-big, "optimistic")  # ranks ascending in each group
         lo_r = -prep.sorted_in_groups(-big, "pessimistic")  # descending
 
         def back(x):
@@ -220,7 +268,9 @@ class Compat(Measure):
         fixed = np.ones(prep.nq, dtype=bool)
         mg = np.flatnonzero((cnt > 1) & (has > 0))
         if len(mg):
-            num = np.bincount(prep.qi[rows], weights=c(prep.pos[rows], r[rows], prep.qi[rows]), minlength=prep.nq)
+            num = np.bincount(
+                prep.qi[rows], weights=c(prep.pos[rows], r[rows], prep.qi[rows]), minlength=prep.nq
+            )
             for gi in mg:
                 sel = rows[g == gi]
                 qq = int(prep.qi[sel[0]])
@@ -233,5 +283,5 @@ class Compat(Measure):
                 fixed[qq] = False
             pinned = fixed | (lo == hi)  # exact extremes equal: every ordering gives the one value
             expected = np.where(pinned, lo, num / den)
-            var = np.where(pinned, 0.0, var / den ** 2)
+            var = np.where(pinned, 0.0, var / den**2)
         return Stats(obl, expected, lo, hi, var)

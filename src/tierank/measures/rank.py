@@ -39,8 +39,9 @@ def first_relevant_rank(prep: Prepared, seq: np.ndarray) -> np.ndarray:
     return out
 
 
-def first_relevant_group(prep: Prepared, level: int | None = None
-                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def first_relevant_group(
+    prep: Prepared, level: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per query with a relevant document: (query, group size m, relevant r, rank offset c)."""
     r_g = group_counts(prep, "rel", level)
     gidx = np.flatnonzero(r_g > 0)
@@ -57,13 +58,19 @@ class _FirstRelevant(Measure):
         """The value of a ranking whose first relevant document is at 0-based ``rank`` (inf: none)."""
         raise NotImplementedError
 
-    def moments(self, prep: Prepared) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - abstract
+    def moments(
+        self, prep: Prepared
+    ) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - abstract
         """Exact expectation and variance per query over the tie orderings of ``prep``."""
         raise NotImplementedError
 
     def stats(self, prep: Prepared) -> Stats:
-        vals = [self.of_rank(first_relevant_rank(prep, prep.arrangement(w, "rel", self.level)), prep.cut(self.k))
-                for w in ("policy", "pessimistic", "optimistic")]
+        vals = [
+            self.of_rank(
+                first_relevant_rank(prep, prep.arrangement(w, "rel", self.level)), prep.cut(self.k)
+            )
+            for w in ("policy", "pessimistic", "optimistic")
+        ]
         e, v = self.moments(prep)
         return Stats(vals[0], e, vals[1], vals[2], v)
 
@@ -74,8 +81,8 @@ class RR(_FirstRelevant):
 
     family = "RR"
     pretty = "reciprocal rank"
-    definition = '1 / the rank of the first relevant document (0 if none within the cutoff)'
-    citation = 'Voorhees, E. M. (1999). The TREC-8 Question Answering Track Report. TREC-8.'
+    definition = "1 / the rank of the first relevant document (0 if none within the cutoff)"
+    citation = "Voorhees, E. M. (1999). The TREC-8 Question Answering Track Report. TREC-8."
     names = FamilyNames(trec_eval="recip_rank", ranx="mrr", mteb="mrr", sentence_transformers="mrr")
     description = "reciprocal rank of the first relevant document within the cutoff"
 
@@ -96,7 +103,9 @@ class RR(_FirstRelevant):
                 t = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
                 mm, rr, cc = m[rep], r[rep], c[rep]
                 lf = log_factorials(int(m.max()))
-                logp = (lf[mm - t - 1] - lf[rr - 1] - lf[mm - t - rr]) - (lf[mm] - lf[rr] - lf[mm - rr])
+                logp = (lf[mm - t - 1] - lf[rr - 1] - lf[mm - t - rr]) - (
+                    lf[mm] - lf[rr] - lf[mm - rr]
+                )
                 p = np.exp(logp)
                 inv = 1.0 / (cc + t + 1.0)
                 n = len(q)
@@ -105,7 +114,9 @@ class RR(_FirstRelevant):
                 # when every offset is inside the cutoff
                 inside = np.bincount(rep, weights=p, minlength=n)
                 past = np.where(u >= m - r, 0.0, np.clip(1.0 - inside, 0.0, None))
-                vq = np.bincount(rep, weights=p * (inv - eq[rep]) ** 2, minlength=n) + past * eq * eq
+                vq = (
+                    np.bincount(rep, weights=p * (inv - eq[rep]) ** 2, minlength=n) + past * eq * eq
+                )
                 e[q], var[q] = eq, vq
         return e, var
 
@@ -115,11 +126,16 @@ class Success(_FirstRelevant):
     """1 if a relevant document is in the top k, else 0."""
 
     family = "Success"
-    citation = 'Voorhees, E. M. and Tice, D. M. (2000). The TREC-8 Question Answering Track Evaluation. TREC-8.'
+    citation = "Voorhees, E. M. and Tice, D. M. (2000). The TREC-8 Question Answering Track Evaluation. TREC-8."
     pretty = "success at k"
-    definition = '1 if a relevant document is in the top k, else 0'
-    names = FamilyNames(trec_eval_cut="success", trec_eval_cutoffs=(1, 5, 10), ranx="hit_rate", mteb="hit_rate",
-                        sentence_transformers="accuracy")
+    definition = "1 if a relevant document is in the top k, else 0"
+    names = FamilyNames(
+        trec_eval_cut="success",
+        trec_eval_cutoffs=(1, 5, 10),
+        ranx="hit_rate",
+        mteb="hit_rate",
+        sentence_transformers="accuracy",
+    )
     description = "1 if any relevant document is in the top k"
 
     def of_rank(self, rank: np.ndarray, k: float) -> np.ndarray:
@@ -130,7 +146,9 @@ class Success(_FirstRelevant):
         var = np.zeros(prep.nq)
         q, m, r, c = first_relevant_group(prep, self.level)
         if len(q):
-            s = np.clip(np.minimum(m.astype(np.float64), prep.cut(self.k) - c), 0, None).astype(np.int64)
+            s = np.clip(np.minimum(m.astype(np.float64), prep.cut(self.k) - c), 0, None).astype(
+                np.int64
+            )
             lf = log_factorials(int(m.max()))
             none_ok = s <= m - r  # possible that the first s positions hold no relevant doc
             ss = np.where(none_ok, s, 0)

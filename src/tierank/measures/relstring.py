@@ -68,12 +68,14 @@ class RelString(Measure):
     """trec_eval's relstring: the grades of the top k as a string (printed by --format trec_eval only)."""
 
     family = "RelString"
-    pretty = 'relevance string'
-    definition = 'the grades of the top k as a string (one character per rank)'
-    citation = 'trec_eval 10.0, m_relstring.c (usnistgov/trec_eval).'
+    pretty = "relevance string"
+    definition = "the grades of the top k as a string (one character per rank)"
+    citation = "trec_eval 10.0, m_relstring.c (usnistgov/trec_eval)."
     names = FamilyNames(ir_measures=None)
-    description = ("trec_eval's relstring: the grades of the top k as a string, tie-oblivious ordering "
-                   "(--format trec_eval -q only; not a number)")
+    description = (
+        "trec_eval's relstring: the grades of the top k as a string, tie-oblivious ordering "
+        "(--format trec_eval -q only; not a number)"
+    )
     cutoff_required = True
     bounds_refusal = "it is a string, not a number"
     #: its value is a string (:class:`RelStats`), printed by --format trec_eval only

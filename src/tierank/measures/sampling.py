@@ -58,7 +58,18 @@ from ..ties import Prepared
 from .base import Stats
 from .kernels import group_counts
 
-__all__ = ["Draws", "ENUMERATE", "MAX_ENTRIES", "orderings", "fixed_draws", "random_draws", "labelled", "sample_moments", "sampled_stats", "query_keys"]
+__all__ = [
+    "Draws",
+    "ENUMERATE",
+    "MAX_ENTRIES",
+    "orderings",
+    "fixed_draws",
+    "random_draws",
+    "labelled",
+    "sample_moments",
+    "sampled_stats",
+    "query_keys",
+]
 
 #: largest bit map (orderings x relevant-bearing positions) drawn at once; the work arrays of a
 #: chunk are bounded by it: at most MAX_ENTRIES / 2 (group, ordering) pairs of 40 bytes and
@@ -69,7 +80,7 @@ MAX_ENTRIES = 1 << 20
 ENUMERATE = 5040
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_TWO53 = 2.0 ** -53
+_TWO53 = 2.0**-53
 
 
 @dataclass(frozen=True)
@@ -102,7 +113,9 @@ class Draws:
         return np.diff(self.start)
 
     @classmethod
-    def build(cls, queries: np.ndarray, qidx: np.ndarray, seg: np.ndarray, rank: np.ndarray) -> Draws:
+    def build(
+        cls, queries: np.ndarray, qidx: np.ndarray, seg: np.ndarray, rank: np.ndarray
+    ) -> Draws:
         """Draws from the segment and 1-based rank of every relevant entry (sorted by segment, rank).
 
         >>> d = Draws.build(np.array([7]), np.array([0, 0]), np.array([1, 1]), np.array([2.0, 5.0]))
@@ -114,7 +127,15 @@ class Draws:
         start = np.zeros(nseg + 1, dtype=np.int64)
         np.cumsum(np.bincount(seg, minlength=nseg), out=start[1:])
         count = (np.arange(len(seg), dtype=np.int64) - start[seg] + 1).astype(np.float64)
-        return cls(nseg, np.asarray(queries), np.asarray(qidx), seg, np.asarray(rank, dtype=np.float64), count, start)
+        return cls(
+            nseg,
+            np.asarray(queries),
+            np.asarray(qidx),
+            seg,
+            np.asarray(rank, dtype=np.float64),
+            count,
+            start,
+        )
 
     def suffix_max(self, x: np.ndarray) -> np.ndarray:
         """Per entry, the maximum of ``x`` over it and the later entries of its segment (exact;
@@ -127,7 +148,9 @@ class Draws:
         out = np.array(x, dtype=np.float64, copy=True)
         if not len(out):
             return out
-        room = self.start[self.seg + 1] - np.arange(len(out))  # entries from each one to its segment's end
+        room = self.start[self.seg + 1] - np.arange(
+            len(out)
+        )  # entries from each one to its segment's end
         longest = int(room.max())
         step = 1
         while step < longest:
@@ -147,8 +170,11 @@ def fixed_draws(prep: Prepared, seq: np.ndarray, cut: float) -> Draws:
 
 def query_keys(prep: Prepared, seed: int | None = None) -> np.ndarray:
     """uint64 key of every query: a function of the seed and the query id only."""
+
     def compute():
-        s = np.full(prep.nq, np.uint64((prep.seed if seed is None else seed) % (1 << 64)), dtype=np.uint64)
+        s = np.full(
+            prep.nq, np.uint64((prep.seed if seed is None else seed) % (1 << 64)), dtype=np.uint64
+        )
         return pair_fingerprint(splitmix64(s), fingerprint(pa.array(prep.qids, pa.string())))
 
     return prep.cached(("sampling-keys", prep.seed if seed is None else seed), compute)
@@ -159,6 +185,7 @@ def orderings(prep: Prepared, level: int | None, cut: float) -> np.ndarray:
     read: the product over its *mixed* tie groups above ``cut`` (holding relevant and non-relevant
     documents) of :math:`\binom{m}{r}`; int64, ``ENUMERATE + 1`` wherever it exceeds :data:`ENUMERATE`.
     """
+
     def compute():
         r_g = group_counts(prep, "rel", level)
         m_g = prep.gsize.astype(np.int64)
@@ -197,8 +224,13 @@ def _combinations(m: int, k: int) -> np.ndarray:
     return _COMBINATIONS[key]
 
 
-def random_draws(prep: Prepared, queries: np.ndarray, level: int | None, cut: float,
-                 enumerate_n: int | None = None) -> Iterator[tuple[np.ndarray, int, Draws]]:
+def random_draws(
+    prep: Prepared,
+    queries: np.ndarray,
+    level: int | None,
+    cut: float,
+    enumerate_n: int | None = None,
+) -> Iterator[tuple[np.ndarray, int, Draws]]:
     """Uniformly random tie orderings of the ``queries`` (sorted query indices) of ``prep``.
 
     Yields ``(queries of the chunk, first ordering index, draws)``: the draws hold
@@ -230,7 +262,7 @@ def random_draws(prep: Prepared, queries: np.ndarray, level: int | None, cut: fl
         hi = int(np.searchsorted(qcum, qcum[lo] + max(MAX_ENTRIES // S, 1), side="right")) - 1
         hi = min(max(hi, lo + 1), len(queries))
         chunk = queries[lo:hi]
-        g = gsel[gcut[lo]:gcut[hi]]
+        g = gsel[gcut[lo] : gcut[hi]]
         nslots = int(qcum[hi] - qcum[lo])
         step = S if nslots * S <= MAX_ENTRIES else max(MAX_ENTRIES // max(nslots, 1), 1)
         for s0 in range(0, S, step):
@@ -239,20 +271,33 @@ def random_draws(prep: Prepared, queries: np.ndarray, level: int | None, cut: fl
         lo = hi
 
 
-def _enumerated_marks(prep: Prepared, g: np.ndarray, order: np.ndarray, kk: np.ndarray, base: np.ndarray,
-                      s0: int, sb: int, flat: np.ndarray) -> None:
+def _enumerated_marks(
+    prep: Prepared,
+    g: np.ndarray,
+    order: np.ndarray,
+    kk: np.ndarray,
+    base: np.ndarray,
+    s0: int,
+    sb: int,
+    flat: np.ndarray,
+) -> None:
     """Marks of orderings ``s0 .. s0+sb-1`` of every distinct ordering of the mixed groups ``g[order]``
     (``kk`` offsets each): ordering ``t`` of a query reads, in mixed radix over its mixed groups in rank
     order (the last one fastest), one k-subset of each group (:func:`_combinations`)."""
     gm = g[order]  # by query, then rank
     m = prep.gsize[gm].astype(np.int64)
     base2 = base.reshape(len(order), sb)
-    c = np.array([len(_combinations(int(a), int(b))) for a, b in zip(m.tolist(), kk.tolist())], dtype=np.int64)
+    c = np.array(
+        [len(_combinations(int(a), int(b))) for a, b in zip(m.tolist(), kk.tolist())],
+        dtype=np.int64,
+    )
     # stride: product of the counts of the later mixed groups of the same query
     q = prep.gq[gm]
     stride = np.ones(len(gm), dtype=np.int64)
     later = np.ones(len(gm), dtype=np.int64)
-    for j in range(1, len(gm)):  # at most log2(ENUMERATE) groups per query: few passes of whole arrays
+    for j in range(
+        1, len(gm)
+    ):  # at most log2(ENUMERATE) groups per query: few passes of whole arrays
         same = np.zeros(len(gm), dtype=bool)
         same[:-j] = q[:-j] == q[j:]
         if not same.any():
@@ -275,10 +320,14 @@ def _draw_chunk(prep: Prepared, chunk, g, r, nslots, s0, sb, cut, qkeys) -> Draw
     gstart = np.concatenate(([0], np.cumsum(m)[:-1])) if len(m) else np.zeros(0, np.int64)
     qloc = np.searchsorted(chunk, prep.gq[g])
     slot_group = np.repeat(np.arange(len(g)), m)
-    slot_rank = (prep.gpos0[g][slot_group] + (np.arange(nslots) - gstart[slot_group]) + 1).astype(np.float64)
+    slot_rank = (prep.gpos0[g][slot_group] + (np.arange(nslots) - gstart[slot_group]) + 1).astype(
+        np.float64
+    )
     slot_q = qloc[slot_group]
     k = np.minimum(r, m - r)
-    init = 2 * r > m  # the group starts all relevant and the k drawn offsets are flipped, or the reverse
+    init = (
+        2 * r > m
+    )  # the group starts all relevant and the k drawn offsets are flipped, or the reverse
     # marks of the drawn offsets; relevant = the group's initial state XOR marked
     bm = np.zeros((sb, nslots), dtype=bool)
     flat = bm.reshape(-1)
@@ -286,7 +335,9 @@ def _draw_chunk(prep: Prepared, chunk, g, r, nslots, s0, sb, cut, qkeys) -> Draw
     if len(mixed) and qkeys is None:  # every distinct ordering, once each
         order = np.sort(mixed)
         kk = k[order]
-        base = (np.arange(sb, dtype=np.int64)[None, :] * nslots + gstart[order][:, None]).reshape(-1)
+        base = (np.arange(sb, dtype=np.int64)[None, :] * nslots + gstart[order][:, None]).reshape(
+            -1
+        )
         _enumerated_marks(prep, g, order, kk, base, s0, sb, flat)
     elif len(mixed):
         order = mixed[np.argsort(-k[mixed], kind="stable")]
@@ -296,18 +347,24 @@ def _draw_chunk(prep: Prepared, chunk, g, r, nslots, s0, sb, cut, qkeys) -> Draw
         gkey = pair_fingerprint(qkeys[prep.gq[g[order]]], prep.gpos0[g[order]].astype(np.uint64))
         with np.errstate(over="ignore"):
             state = pair_fingerprint(np.repeat(gkey, sb), np.tile(samples, len(order)))
-        base = (np.arange(sb, dtype=np.int64)[None, :] * nslots + gstart[order][:, None]).reshape(-1)
+        base = (np.arange(sb, dtype=np.int64)[None, :] * nslots + gstart[order][:, None]).reshape(
+            -1
+        )
         top = np.repeat(m[order] - kk, sb)  # Floyd's j at step 0
-        last = base + top                   # the flat index of offset j at step 0
+        last = base + top  # the flat index of offset j at step 0
         scale = (top + 1).astype(np.float64) * _TWO53  # (j + 1) 2^-53 at step 0, exact
-        active_groups = np.searchsorted(-kk, -np.arange(1, int(kk[0]) + 1), side="right")  # groups with k > t
+        active_groups = np.searchsorted(
+            -kk, -np.arange(1, int(kk[0]) + 1), side="right"
+        )  # groups with k > t
         for t in range(int(kk[0])):
             n = int(active_groups[t]) * sb
             with np.errstate(over="ignore"):
                 state[:n] += _GOLDEN
                 x = splitmix64(state[:n])
             # uniform offset in [0, j]: floor(u (j + 1)), u = 53 random bits / 2^53 (one rounding)
-            pick = ((x >> np.uint64(11)).astype(np.float64) * (scale[:n] + t * _TWO53)).astype(np.int64)
+            pick = ((x >> np.uint64(11)).astype(np.float64) * (scale[:n] + t * _TWO53)).astype(
+                np.int64
+            )
             np.minimum(pick, top[:n] + t, out=pick)
             at = base[:n] + pick
             at = np.where(flat[at], last[:n] + t, at)  # already drawn: take j itself (Floyd)
@@ -323,8 +380,13 @@ def _draw_chunk(prep: Prepared, chunk, g, r, nslots, s0, sb, cut, qkeys) -> Draw
     return Draws.build(chunk, np.tile(np.arange(nqc), sb), seg, rank)
 
 
-def sample_moments(prep: Prepared, queries: np.ndarray, values: Callable[[Draws], np.ndarray], level: int | None,
-                   cut: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def sample_moments(
+    prep: Prepared,
+    queries: np.ndarray,
+    values: Callable[[Draws], np.ndarray],
+    level: int | None,
+    cut: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per query of ``queries``: mean and variance of the rows of ``values(draws)`` (an array
     ``(L, draws.nseg)``: L values per ranking) over the query's tie orderings, and whether they are exact.
 
@@ -339,7 +401,9 @@ def sample_moments(prep: Prepared, queries: np.ndarray, values: Callable[[Draws]
     exact = count <= ENUMERATE
     mean: np.ndarray | None = None
     var: np.ndarray | None = None
-    runs = [(queries[~exact], None)] + [(queries[count == n], int(n)) for n in np.unique(count[exact])]
+    runs = [(queries[~exact], None)] + [
+        (queries[count == n], int(n)) for n in np.unique(count[exact])
+    ]
     for qs, n in runs:
         S = int(prep.samples) if n is None else n
         ddof = 0 if n is not None else 1
@@ -353,7 +417,7 @@ def sample_moments(prep: Prepared, queries: np.ndarray, values: Callable[[Draws]
             key = int(chunk[0])
             if key not in pending:
                 pending[key] = np.empty((L, S, len(chunk)))
-            pending[key][:, s0:s0 + v.shape[1] // len(chunk), :] = v.reshape(L, -1, len(chunk))
+            pending[key][:, s0 : s0 + v.shape[1] // len(chunk), :] = v.reshape(L, -1, len(chunk))
             if s0 + v.shape[1] // len(chunk) == S:
                 block = np.ascontiguousarray(pending.pop(key).transpose(0, 2, 1))  # (L, queries, S)
                 mu = block.mean(axis=-1)
@@ -363,26 +427,51 @@ def sample_moments(prep: Prepared, queries: np.ndarray, values: Callable[[Draws]
                 var[:, at] = np.einsum("lqs,lqs->lq", d, d) / max(S - ddof, 1)
     if mean is None or var is None:
         empty = np.zeros(0, np.int64)
-        L = np.atleast_2d(np.asarray(values(Draws.build(empty, empty, empty, np.zeros(0))),
-                                     dtype=np.float64)).shape[0]
+        L = np.atleast_2d(
+            np.asarray(values(Draws.build(empty, empty, empty, np.zeros(0))), dtype=np.float64)
+        ).shape[0]
         mean, var = np.zeros((L, 0)), np.zeros((L, 0))
     return mean, var, exact
 
 
-def labelled(oblivious: np.ndarray, expected: np.ndarray, vmin: np.ndarray, vmax: np.ndarray, var: np.ndarray,
-             sampled: np.ndarray, prep: Prepared) -> Stats:
+def labelled(
+    oblivious: np.ndarray,
+    expected: np.ndarray,
+    vmin: np.ndarray,
+    vmax: np.ndarray,
+    var: np.ndarray,
+    sampled: np.ndarray,
+    prep: Prepared,
+) -> Stats:
     """:class:`Stats` labelled by what was sampled: ``sampled`` per query (True: ``expected`` and ``var``
     estimated from ``prep.samples`` orderings, their standard error ``sqrt(var / samples)``; False:
     exact, standard error 0); ``method="exact"`` when no query was sampled."""
     if not sampled.any():
         return Stats(oblivious, expected, vmin, vmax, var)
     se = np.where(sampled, np.sqrt(np.where(sampled, var, 0.0) / prep.samples), 0.0)
-    return Stats(oblivious, expected, vmin, vmax, var, method="sampled", samples=int(prep.samples),
-                 seed=int(prep.seed), se=se, sampled=sampled.copy())
+    return Stats(
+        oblivious,
+        expected,
+        vmin,
+        vmax,
+        var,
+        method="sampled",
+        samples=int(prep.samples),
+        seed=int(prep.seed),
+        se=se,
+        sampled=sampled.copy(),
+    )
 
 
-def sampled_stats(prep: Prepared, oblivious: np.ndarray, vmin: np.ndarray, vmax: np.ndarray,
-                  values: Callable[[Draws], np.ndarray], level: int | None, cut: float) -> Stats:
+def sampled_stats(
+    prep: Prepared,
+    oblivious: np.ndarray,
+    vmin: np.ndarray,
+    vmax: np.ndarray,
+    values: Callable[[Draws], np.ndarray],
+    level: int | None,
+    cut: float,
+) -> Stats:
     """:class:`Stats` of a measure with exact ``oblivious``/``min``/``max`` per query and an expectation
     and variance over the orderings (:func:`sample_moments`): ``values(draws)`` gives the measure of
     each ranking of ``draws`` (shape ``(draws.nseg,)``).  Queries with ``min == max`` are not drawn:

@@ -43,12 +43,14 @@ class RelP(Linear):
     """Relative precision at k (trec_eval relative_P): relevant in the top k / min(k, N+)."""
 
     family = "RelP"
-    pretty = 'relative precision at k'
-    definition = 'precision at k divided by the best precision possible at k'
-    citation = 'trec_eval 10.0, m_relative_P.c (usnistgov/trec_eval).'
+    pretty = "relative precision at k"
+    definition = "precision at k divided by the best precision possible at k"
+    citation = "trec_eval 10.0, m_relative_P.c (usnistgov/trec_eval)."
     names = FamilyNames(trec_eval_cut="relative_P", ir_measures=None)
-    description = ("relative precision at k: |relevant in top k| / min(k, N+), the best possible being 1 "
-                   "(trec_eval relative_P)")
+    description = (
+        "relative precision at k: |relevant in top k| / min(k, N+), the best possible being 1 "
+        "(trec_eval relative_P)"
+    )
     schema = (REL,)
     cutoff_required = True
     bounds_refusal = _N_PLUS
@@ -65,12 +67,14 @@ class SetRelP(_Set):
     """Relative set precision (trec_eval set_relative_P): relevant retrieved / min(retrieved, N+)."""
 
     family = "SetRelP"
-    pretty = 'relative set precision'
+    pretty = "relative set precision"
     definition = "set precision divided by the best precision possible for the set's size"
-    citation = 'trec_eval 10.0, m_set_relative_P.c (usnistgov/trec_eval).'
+    citation = "trec_eval 10.0, m_set_relative_P.c (usnistgov/trec_eval)."
     names = FamilyNames(trec_eval="set_relative_P")
-    description = ("relative set precision: relevant retrieved / min(retrieved, N+), the best possible "
-                   "being 1 (trec_eval set_relative_P)")
+    description = (
+        "relative set precision: relevant retrieved / min(retrieved, N+), the best possible "
+        "being 1 (trec_eval set_relative_P)"
+    )
     bounds_refusal = _N_PLUS
 
     def denominator(self, prep: Prepared):
@@ -87,15 +91,17 @@ class RprecMult(Linear):
     """
 
     family = "RprecMult"
-    pretty = 'precision at multiples of R'
-    definition = 'precision at rank x times the number of relevant documents'
-    citation = 'trec_eval 10.0, m_Rprec_mult.c (usnistgov/trec_eval).'
+    pretty = "precision at multiples of R"
+    definition = "precision at rank x times the number of relevant documents"
+    citation = "trec_eval 10.0, m_Rprec_mult.c (usnistgov/trec_eval)."
     names = FamilyNames(ir_measures=None)
-    description = ("precision at rank floor(x N+ + 0.9), x a multiple of N+ (trec_eval Rprec_mult; "
-                   "RprecMult@1 is Rprec)")
+    description = (
+        "precision at rank floor(x N+ + 0.9), x a multiple of N+ (trec_eval Rprec_mult; "
+        "RprecMult@1 is Rprec)"
+    )
     schema = (REL,)
     cutoff_required = True
-    cutoff_param = Param("mult", float, None, "multiple of N+", low=0, high=2 ** 20, open="low")
+    cutoff_param = Param("mult", float, None, "multiple of N+", low=0, high=2**20, open="low")
     bounds_refusal = "its cutoff moves with N+, and so with the relevance of unjudged documents"
 
     def ranks(self, nrel: np.ndarray) -> np.ndarray:
@@ -125,20 +131,37 @@ class Utility(Linear):
     """Set utility (trec_eval utility): p1 a + p2 b + p3 c + p4 d over the retrieved/relevant table."""
 
     family = "Utility"
-    pretty = 'set utility'
-    definition = 'p1 relevant retrieved + p2 non-relevant retrieved + p3 relevant missed + p4 non-relevant missed, scaled'
-    citation = 'Hull, D. A. and Robertson, S. (2000). The TREC-8 Filtering Track Final Report. TREC-8; trec_eval 10.0, m_utility.c.'
+    pretty = "set utility"
+    definition = "p1 relevant retrieved + p2 non-relevant retrieved + p3 relevant missed + p4 non-relevant missed, scaled"
+    citation = "Hull, D. A. and Robertson, S. (2000). The TREC-8 Filtering Track Final Report. TREC-8; trec_eval 10.0, m_utility.c."
     names = FamilyNames(trec_eval="utility", ir_measures=None)
-    description = ("set utility p1 a + p2 b + p3 c + p4 d: a relevant retrieved, b non-relevant retrieved, "
-                   "c relevant not retrieved, d non-relevant not retrieved (of ndocs; trec_eval utility, -N)")
-    schema = (Param("p1", float, 1.0, "worth of a relevant retrieved document", low=-WORTH, high=WORTH),
-              Param("p2", float, -1.0, "worth of a non-relevant retrieved document", low=-WORTH, high=WORTH),
-              Param("p3", float, 0.0, "worth of a relevant document not retrieved", low=-WORTH, high=WORTH),
-              Param("p4", float, 0.0, "worth of a non-relevant document not retrieved", low=-WORTH, high=WORTH),
-              Param("ndocs", int, 0, "documents in the collection (trec_eval -N)", low=0, high=2 ** 53),
-              REL)
+    description = (
+        "set utility p1 a + p2 b + p3 c + p4 d: a relevant retrieved, b non-relevant retrieved, "
+        "c relevant not retrieved, d non-relevant not retrieved (of ndocs; trec_eval utility, -N)"
+    )
+    schema = (
+        Param("p1", float, 1.0, "worth of a relevant retrieved document", low=-WORTH, high=WORTH),
+        Param(
+            "p2", float, -1.0, "worth of a non-relevant retrieved document", low=-WORTH, high=WORTH
+        ),
+        Param(
+            "p3", float, 0.0, "worth of a relevant document not retrieved", low=-WORTH, high=WORTH
+        ),
+        Param(
+            "p4",
+            float,
+            0.0,
+            "worth of a non-relevant document not retrieved",
+            low=-WORTH,
+            high=WORTH,
+        ),
+        Param("ndocs", int, 0, "documents in the collection (trec_eval -N)", low=0, high=2**53),
+        REL,
+    )
     cutoff_allowed = False
-    bounds_refusal = "an unjudged document assumed relevant raises N+ (the relevant documents not retrieved)"
+    bounds_refusal = (
+        "an unjudged document assumed relevant raises N+ (the relevant documents not retrieved)"
+    )
 
     def stats(self, prep: Prepared) -> Stats:
         """The statistics of h (:class:`tierank.measures.counts.NumRelRet`), mapped through trec_eval's
@@ -154,7 +177,9 @@ class Utility(Linear):
 
         c = p1 - p2 - p3 + p4
         lo, hi = te(h.min), te(h.max)
-        return Stats(te(h.oblivious), te(h.expected), np.minimum(lo, hi), np.maximum(lo, hi), c * c * h.var)
+        return Stats(
+            te(h.oblivious), te(h.expected), np.minimum(lo, hi), np.maximum(lo, hi), c * c * h.var
+        )
 
 
 def with_docs_in_collection(measures: list, ndocs: int) -> list:
@@ -173,4 +198,3 @@ def with_docs_in_collection(measures: list, ndocs: int) -> list:
             m = replace(m, params=tuple(sorted(params.items())))
         out.append(m)
     return out
-

@@ -97,10 +97,15 @@ def _multinomial(values: np.ndarray) -> int:
     return math.factorial(len(values)) // math.prod(math.factorial(c) for c in counts)
 
 
-def per_ordering_stats(prep: Prepared, values: np.ndarray, fn: Callable[[int, np.ndarray], np.ndarray],
-                       queries: np.ndarray | None = None, exact_extremes: bool = False,
-                       base: Stats | None = None,
-                       batch_fn: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None) -> Stats:
+def per_ordering_stats(
+    prep: Prepared,
+    values: np.ndarray,
+    fn: Callable[[int, np.ndarray], np.ndarray],
+    queries: np.ndarray | None = None,
+    exact_extremes: bool = False,
+    base: Stats | None = None,
+    batch_fn: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+) -> Stats:
     """:class:`Stats` of a measure given by ``fn(q, A)``: the value of query ``q`` for every row of
     ``A`` (orderings x ranks read, the document ``values`` in rank order).  Queries with at most
     :data:`ENUMERATE` distinct orderings are enumerated (exact); the others are sampled
@@ -114,8 +119,10 @@ def per_ordering_stats(prep: Prepared, values: np.ndarray, fn: Callable[[int, np
     if base is None:
         z = np.zeros(nq)
         base = Stats(z, z.copy(), z.copy(), z.copy(), z.copy())
-    obl, ex, mn, mx, var = (np.array(a, dtype=np.float64, copy=True) for a in
-                            (base.oblivious, base.expected, base.min, base.max, base.var))
+    obl, ex, mn, mx, var = (
+        np.array(a, dtype=np.float64, copy=True)
+        for a in (base.oblivious, base.expected, base.min, base.max, base.var)
+    )
     se = np.zeros(nq) if base.se is None else np.array(base.se, copy=True)
     sampled = False
     cut = prep.cut(float("inf"))
@@ -132,7 +139,11 @@ def per_ordering_stats(prep: Prepared, values: np.ndarray, fn: Callable[[int, np
         plain = todo[~tied_q[todo]]
         todo = todo[tied_q[todo]]
         length = np.diff(prep.qstart)[plain]
-        width = np.minimum(length, cut).astype(np.int64) if np.isfinite(cut) else length.astype(np.int64)
+        width = (
+            np.minimum(length, cut).astype(np.int64)
+            if np.isfinite(cut)
+            else length.astype(np.int64)
+        )
         order = np.argsort(width, kind="stable")
         plain, width = plain[order], width[order]
         i = 0
@@ -144,7 +155,11 @@ def per_ordering_stats(prep: Prepared, values: np.ndarray, fn: Callable[[int, np
             n = int(w[-1]) if len(w) else 0
             col = np.arange(n)
             inside = col[None, :] < w[:, None]
-            A = np.where(inside, values[np.minimum(prep.qstart[qs][:, None] + col[None, :], len(values) - 1)], 0.0)
+            A = np.where(
+                inside,
+                values[np.minimum(prep.qstart[qs][:, None] + col[None, :], len(values) - 1)],
+                0.0,
+            )
             v = batch_fn(qs, A, w)
             obl[qs] = ex[qs] = mn[qs] = mx[qs] = v
             var[qs] = 0.0
@@ -158,7 +173,7 @@ def per_ordering_stats(prep: Prepared, values: np.ndarray, fn: Callable[[int, np
         obl[q] = fv[0]
         spans = []
         if e > s:
-            gs = prep.gstart[prep.gid[s]:prep.gid[e - 1] + 2] - s
+            gs = prep.gstart[prep.gid[s] : prep.gid[e - 1] + 2] - s
             for a, b in zip(gs[:-1].tolist(), gs[1:].tolist()):
                 if a < n and b - a > 1 and v[a:b].min() != v[a:b].max():
                     spans.append((a, b))
@@ -172,7 +187,10 @@ def per_ordering_stats(prep: Prepared, values: np.ndarray, fn: Callable[[int, np
             if total > ENUMERATE:
                 break
         if total <= ENUMERATE:
-            perms = [np.array(_distinct_perms(tuple(sorted(v[a:b].tolist()))), dtype=np.float64) for a, b in spans]
+            perms = [
+                np.array(_distinct_perms(tuple(sorted(v[a:b].tolist()))), dtype=np.float64)
+                for a, b in spans
+            ]
             idx = np.indices([len(p) for p in perms]).reshape(len(perms), -1)
             A = np.tile(v, (idx.shape[1], 1))
             for (a, b), p, ix in zip(spans, perms, idx):
@@ -202,14 +220,24 @@ def per_ordering_stats(prep: Prepared, values: np.ndarray, fn: Callable[[int, np
             mn[q], mx[q] = min(vals.min(), fv.min()), max(vals.max(), fv.max())
         ex[q] = min(max(ex[q], mn[q]), mx[q])
     if sampled or base.method == "sampled":
-        return Stats(obl, ex, mn, mx, var, method="sampled", samples=int(prep.samples), seed=int(prep.seed), se=se)
+        return Stats(
+            obl,
+            ex,
+            mn,
+            mx,
+            var,
+            method="sampled",
+            samples=int(prep.samples),
+            seed=int(prep.seed),
+            se=se,
+        )
     return Stats(obl, ex, mn, mx, var)
 
 
 def _ideal(prep: Prepared, q: int) -> np.ndarray:
     """The positive judged grades of query ``q``, descending (trec_eval's ideal list)."""
     gains, start = prep.ideal
-    return np.asarray(gains[start[q]:start[q + 1]], dtype=np.float64)
+    return np.asarray(gains[start[q] : start[q + 1]], dtype=np.float64)
 
 
 class _PerOrdering(Measure):
@@ -218,18 +246,27 @@ class _PerOrdering(Measure):
     cutoff_allowed = False
     bounds_refusal: ClassVar[str | None] = _REFUSAL
 
-    def ordering_values(self, prep: Prepared, q: int, A: np.ndarray) -> np.ndarray:  # pragma: no cover
+    def ordering_values(
+        self, prep: Prepared, q: int, A: np.ndarray
+    ) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
-    def batch_values(self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray) -> np.ndarray:  # pragma: no cover
+    def batch_values(
+        self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray
+    ) -> np.ndarray:  # pragma: no cover
         """The value of one ranking per query of ``qs`` (rows of ``A``, zero past ``width``); a family
         that does not override it is computed one query at a time."""
         raise NotImplementedError
 
     def stats(self, prep: Prepared) -> Stats:
-        batch = None if type(self).batch_values is _PerOrdering.batch_values else (
-            lambda qs, A, w: self.batch_values(prep, qs, A, w))
-        return per_ordering_stats(prep, prep.gain, lambda q, A: self.ordering_values(prep, q, A), batch_fn=batch)
+        batch = (
+            None
+            if type(self).batch_values is _PerOrdering.batch_values
+            else (lambda qs, A, w: self.batch_values(prep, qs, A, w))
+        )
+        return per_ordering_stats(
+            prep, prep.gain, lambda q, A: self.ordering_values(prep, q, A), batch_fn=batch
+        )
 
 
 def P_max(prep: Prepared, qs: np.ndarray) -> int:
@@ -264,10 +301,12 @@ class G(_PerOrdering):
     family = "G"
     pretty = "G (trec_eval's normalised gain)"
     definition = "gain of the ranking relative to the ideal ranking's gain, accumulated to the end of the list"
-    citation = 'trec_eval 10.0, m_G.c (usnistgov/trec_eval).'
+    citation = "trec_eval 10.0, m_G.c (usnistgov/trec_eval)."
     names = FamilyNames(trec_eval="G", ir_measures=None)
-    description = ("trec_eval's normalized gain G: sum of gain / log2(2 + ideal cost - gain so far) over the "
-                   "ideal gain (experimental; sampled for large tie groups)")
+    description = (
+        "trec_eval's normalized gain G: sum of gain / log2(2 + ideal cost - gain so far) over the "
+        "ideal gain (experimental; sampled for large tie groups)"
+    )
 
     def ordering_values(self, prep: Prepared, q: int, A: np.ndarray) -> np.ndarray:
         ideal = _ideal(prep, q)
@@ -276,16 +315,20 @@ class G(_PerOrdering):
         if total <= 0.0 or n == 0:
             return np.zeros(S)
         pad = np.zeros(n)
-        pad[:min(n, len(ideal))] = ideal[:n]
+        pad[: min(n, len(ideal))] = ideal[:n]
         cost = np.cumsum(np.maximum(pad, 1.0))
         got = np.cumsum(A, axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = np.where(A != 0, A / np.log2((2.0 + cost)[None, :] - got), 0.0)
         return np.cumsum(terms, axis=1)[:, -1] / total
 
-    def batch_values(self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray) -> np.ndarray:
+    def batch_values(
+        self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray
+    ) -> np.ndarray:
         full, P = _ideal_rows(prep, qs, int(P_max(prep, qs)))
-        total = np.cumsum(full, axis=1)[:, -1] if full.shape[1] else np.zeros(len(qs))  # in order, as per query
+        total = (
+            np.cumsum(full, axis=1)[:, -1] if full.shape[1] else np.zeros(len(qs))
+        )  # in order, as per query
         n = A.shape[1]
         pad, _ = _ideal_rows(prep, qs, n)
         cost = np.cumsum(np.maximum(pad, 1.0), axis=1)
@@ -302,12 +345,14 @@ class nDCG_rel(_PerOrdering):
     documents (positive gain), an unretrieved one counting the nDCG at the end of the list."""
 
     family = "nDCG_rel"
-    pretty = 'nDCG over relevant documents'
-    definition = 'nDCG averaged over the ranks of the relevant documents'
-    citation = 'trec_eval 10.0, m_ndcg_rel.c (usnistgov/trec_eval).'
+    pretty = "nDCG over relevant documents"
+    definition = "nDCG averaged over the ranks of the relevant documents"
+    citation = "trec_eval 10.0, m_ndcg_rel.c (usnistgov/trec_eval)."
     names = FamilyNames(trec_eval="ndcg_rel", ir_measures=None)
-    description = ("trec_eval's ndcg_rel: nDCG at each relevant document, averaged over the relevant "
-                   "documents (experimental; sampled for large tie groups)")
+    description = (
+        "trec_eval's ndcg_rel: nDCG at each relevant document, averaged over the relevant "
+        "documents (experimental; sampled for large tie groups)"
+    )
 
     def ordering_values(self, prep: Prepared, q: int, A: np.ndarray) -> np.ndarray:
         ideal = _ideal(prep, q)
@@ -327,14 +372,21 @@ class nDCG_rel(_PerOrdering):
         s = s + (P - h) * end / zc[-1]
         return np.where(s > 0.0, s / P, 0.0)
 
-    def batch_values(self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray) -> np.ndarray:
+    def batch_values(
+        self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray
+    ) -> np.ndarray:
         Q, n = A.shape
         full, P = _ideal_rows(prep, qs, max(P_max(prep, qs), 1))
         with np.errstate(divide="ignore", invalid="ignore"):
-            zc = np.cumsum(full / np.log2(np.arange(full.shape[1], dtype=np.float64) + 2.0)[None, :], axis=1)
+            zc = np.cumsum(
+                full / np.log2(np.arange(full.shape[1], dtype=np.float64) + 2.0)[None, :], axis=1
+            )
             rows = np.arange(Q)[:, None]
             z = zc[rows, np.minimum(np.arange(n)[None, :], np.maximum(P - 1, 0)[:, None])]
-            dcg = np.cumsum(np.where(A != 0, A / np.log2(np.arange(n, dtype=np.float64) + 2.0)[None, :], 0.0), axis=1)
+            dcg = np.cumsum(
+                np.where(A != 0, A / np.log2(np.arange(n, dtype=np.float64) + 2.0)[None, :], 0.0),
+                axis=1,
+            )
             pos = A > 0
             s = np.cumsum(np.where(pos, dcg / z, 0.0), axis=1)[:, -1] if n else np.zeros(Q)
             h = pos.sum(axis=1)
@@ -351,11 +403,13 @@ class BinG(Measure):
     1 / log2(2 + non-relevant documents above it), over N+."""
 
     family = "BinG"
-    pretty = 'binary G'
+    pretty = "binary G"
     definition = "trec_eval's G with binary gains"
-    citation = 'trec_eval 10.0, m_binG.c (usnistgov/trec_eval).'
+    citation = "trec_eval 10.0, m_binG.c (usnistgov/trec_eval)."
     names = FamilyNames(trec_eval="binG", ir_measures=None)
-    description = "trec_eval's binG: sum over relevant retrieved of 1/log2(2 + non-relevant above) / N+"
+    description = (
+        "trec_eval's binG: sum over relevant retrieved of 1/log2(2 + non-relevant above) / N+"
+    )
     schema = (REL,)
     cutoff_allowed = False
     bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
@@ -365,7 +419,9 @@ class BinG(Measure):
         inside = rel & (prep.pos < cut) if np.isfinite(cut) else rel
         rows = np.flatnonzero(inside)
         q = prep.qi[rows]
-        before = np.arange(len(rows)) - np.searchsorted(q, q, side="left")  # relevant above, same query
+        before = np.arange(len(rows)) - np.searchsorted(
+            q, q, side="left"
+        )  # relevant above, same query
         t = (prep.pos[rows] - before).astype(np.float64)  # non-relevant above
         s = np.bincount(q, weights=1.0 / np.log2(2.0 + t), minlength=prep.nq)
         return ratio(s, prep.nrel(self.level))
@@ -403,7 +459,9 @@ class BinG(Measure):
         pair = (T * T + T2) / ((u + 1.0) * (u + 2.0)) - mean1 * mean1
         vg = np.where(mixed, r * var1 + r * (r - 1.0) * pair, 0.0)
         nrel = prep.nrel(level)
-        var = ratio(np.maximum(np.bincount(prep.gq, weights=vg, minlength=prep.nq), 0.0), nrel * nrel)
+        var = ratio(
+            np.maximum(np.bincount(prep.gq, weights=vg, minlength=prep.nq), 0.0), nrel * nrel
+        )
         stats = Stats(obl, ratio(e, nrel), lo, hi, var)
         if not np.isfinite(cut) or not prep.n:
             return stats
@@ -414,13 +472,17 @@ class BinG(Measure):
 
         def fn(q: int, A: np.ndarray) -> np.ndarray:
             relq = A > 0
-            nonrel_above = np.cumsum(~relq, axis=1)  # inclusive; equal to exclusive at relevant ranks
+            nonrel_above = np.cumsum(
+                ~relq, axis=1
+            )  # inclusive; equal to exclusive at relevant ranks
             with np.errstate(divide="ignore"):
                 terms = np.where(relq, 1.0 / np.log2(2.0 + nonrel_above), 0.0)
             s = np.cumsum(terms, axis=1)[:, -1] if A.shape[1] else np.zeros(A.shape[0])
             return np.asarray(ratio(s, np.full(len(s), nrel[q])))
 
-        return per_ordering_stats(prep, rel.astype(np.float64), fn, queries, exact_extremes=True, base=stats)
+        return per_ordering_stats(
+            prep, rel.astype(np.float64), fn, queries, exact_extremes=True, base=stats
+        )
 
 
 def _checkpoints(ideal: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -448,9 +510,9 @@ class RnDCG(Linear):
     where the ideal gain changes, and the end of the list)."""
 
     family = "RnDCG"
-    pretty = 'nDCG at R levels'
-    definition = 'nDCG normalised at the number of relevant documents of each grade'
-    citation = 'trec_eval 10.0, m_Rndcg.c (usnistgov/trec_eval).'
+    pretty = "nDCG at R levels"
+    definition = "nDCG normalised at the number of relevant documents of each grade"
+    citation = "trec_eval 10.0, m_Rndcg.c (usnistgov/trec_eval)."
     names = FamilyNames(trec_eval="Rndcg", ir_measures=None)
     description = "trec_eval's Rndcg: mean of nDCG@k over the ranks k where the ideal gain changes (experimental)"
     kind = "gain"
@@ -465,7 +527,7 @@ class RnDCG(Linear):
             qret = np.asarray(prep.qret, dtype=np.int64)
             todo = np.flatnonzero(nrel > 0)
             for lo in range(0, len(todo), 4096):  # blocks of queries: padded rows stay small
-                self._weights_block(prep, todo[lo:lo + 4096], qret, w)
+                self._weights_block(prep, todo[lo : lo + 4096], qret, w)
             return w
 
         return prep.cached(("RnDCG-weights", self.level), compute)[rows]
@@ -480,7 +542,9 @@ class RnDCG(Linear):
         col = np.arange(width)
         zc = np.cumsum(ideal / np.log2(col.astype(np.float64) + 2.0)[None, :], axis=1)
         nxt = np.concatenate((ideal[:, 1:], np.zeros((Q, 1))), axis=1)
-        is_k = (nxt != ideal) & (col[None, :] < P[:, None])  # k = col + 1 in 1..P with I_k != I_{k-1}
+        is_k = (nxt != ideal) & (
+            col[None, :] < P[:, None]
+        )  # k = col + 1 in 1..P with I_k != I_{k-1}
         extra = (P + 1 < n) & (P > 0)  # the end of the list, at n
         kcount = is_k.sum(axis=1) + extra
         K = int(kcount.max()) if Q else 0
@@ -508,4 +572,3 @@ class RnDCG(Linear):
         i = np.arange(len(rows_q)) - np.repeat(np.cumsum(counts) - counts, counts)
         at = (ks[rows_q] <= i[:, None]).sum(axis=1)
         w[first + i] = tail[rows_q, at] / np.log2(i.astype(np.float64) + 2.0) / kcount[rows_q]
-

@@ -50,9 +50,9 @@ class Unj(Linear):
     """trec_eval's unj at k: unjudged documents in the top k over k."""
 
     family = "Unj"
-    pretty = 'unjudged at k'
-    definition = 'fraction of the top k that has no judgment'
-    citation = 'trec_eval 10.0, m_unj.c (usnistgov/trec_eval).'
+    pretty = "unjudged at k"
+    definition = "fraction of the top k that has no judgment"
+    citation = "trec_eval 10.0, m_unj.c (usnistgov/trec_eval)."
     names = FamilyNames(trec_eval_cut="unj", trec_eval_cutoffs=(5, 10, 20), ir_measures=None)
     description = "unjudged documents in the top k / k (trec_eval unj; missing ranks count judged)"
     cutoff_required = True
@@ -75,7 +75,9 @@ class _Unjudged(Linear):
     """(1-p) sum_i p^i u_i over the unjudged retrieved documents (RBP_resid's sum)."""
 
     family = "_Unjudged"
-    schema = (Param("p", float, 0.8, "persistence", always_shown=True, low=0.0, high=1.0, open="both"),)
+    schema = (
+        Param("p", float, 0.8, "persistence", always_shown=True, low=0.0, high=1.0, open="both"),
+    )
 
     def values(self, prep: Prepared):
         return unjudged_rows(prep)
@@ -90,13 +92,17 @@ class RBP_resid(Measure):
     """trec_eval's rbp_resid: RBP's residual from the unjudged documents and the ranks past the list."""
 
     family = "RBP_resid"
-    pretty = 'RBP residual'
-    definition = 'the RBP mass of the unjudged documents: how much RBP could still rise'
-    citation = 'Moffat, A. and Zobel, J. (2008). Rank-biased precision for measurement of retrieval effectiveness. ACM TOIS 27(1).'
+    pretty = "RBP residual"
+    definition = "the RBP mass of the unjudged documents: how much RBP could still rise"
+    citation = "Moffat, A. and Zobel, J. (2008). Rank-biased precision for measurement of retrieval effectiveness. ACM TOIS 27(1)."
     names = FamilyNames(trec_eval="rbp_resid", ir_measures=None)
-    description = ("RBP residual (trec_eval rbp_resid): (1-p) sum of p^(i-1) over unjudged ranks + p^retrieved, "
-                   "0 with none unjudged")
-    schema = (Param("p", float, 0.8, "persistence", always_shown=True, low=0.0, high=1.0, open="both"),)
+    description = (
+        "RBP residual (trec_eval rbp_resid): (1-p) sum of p^(i-1) over unjudged ranks + p^retrieved, "
+        "0 with none unjudged"
+    )
+    schema = (
+        Param("p", float, 0.8, "persistence", always_shown=True, low=0.0, high=1.0, open="both"),
+    )
     cutoff_allowed = False
     bounds_refusal = "it is itself a bound on what the unjudged documents could add"
 
@@ -117,7 +123,14 @@ class RBP_resid(Measure):
             L = (cut - prep.gpos0[strad]).astype(np.int64)
             mm, uu = m[strad], ug[strad]
             ok = mm - uu >= L
-            lp = np.where(ok, lf[np.where(ok, mm - uu, 0)] - lf[np.where(ok, mm - uu - L, 0)] - lf[mm] + lf[mm - L], 0.0)
+            lp = np.where(
+                ok,
+                lf[np.where(ok, mm - uu, 0)]
+                - lf[np.where(ok, mm - uu - L, 0)]
+                - lf[mm]
+                + lf[mm - L],
+                0.0,
+            )
             none = np.where(uu == 0, 1.0, np.where(ok, np.exp(lp), 0.0))
             q = prep.gq[strad]
             p0[q] = np.where(fixed[q] == 0, none, 0.0)
@@ -127,5 +140,10 @@ class RBP_resid(Measure):
 
         expected = x.expected + c * (1.0 - p0)
         var = x.var + c * c * p0 * (1.0 - p0) + 2.0 * c * x.expected * p0
-        return Stats(val(x.oblivious), np.where(expected > 0, expected, 0.0), val(x.min), val(x.max),
-                     np.maximum(var, 0.0))
+        return Stats(
+            val(x.oblivious),
+            np.where(expected > 0, expected, 0.0),
+            val(x.min),
+            val(x.max),
+            np.maximum(var, 0.0),
+        )

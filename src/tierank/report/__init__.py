@@ -32,10 +32,23 @@ import importlib
 _HOMES = {
     **dict.fromkeys(("CurveSeries", "CutoffCurves", "cutoff_curves"), "tierank.analysis.cutoff"),
     **dict.fromkeys(("tie_ccdf", "tie_group_sizes"), "tierank.analysis.tie_curves"),
-    **dict.fromkeys(("compare_report", "eval_report", "rerank_report", "sweep_report", "write_report"), ".html"),
+    **dict.fromkeys(
+        ("compare_report", "eval_report", "rerank_report", "sweep_report", "write_report"), ".html"
+    ),
     **dict.fromkeys(("FigureBlock", "Section", "Table", "render_report"), ".page"),
-    **dict.fromkeys(("MissingMatplotlib", "figure_bytes", "plot_cutoff", "plot_forest", "plot_ranges", "plot_sweep",
-                     "plot_tie_structure", "save_figure"), ".plots"),
+    **dict.fromkeys(
+        (
+            "MissingMatplotlib",
+            "figure_bytes",
+            "plot_cutoff",
+            "plot_forest",
+            "plot_ranges",
+            "plot_sweep",
+            "plot_tie_structure",
+            "save_figure",
+        ),
+        ".plots",
+    ),
 }
 
 
@@ -49,8 +62,26 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "CurveSeries", "CutoffCurves", "cutoff_curves", "plot_cutoff", "plot_ranges", "plot_sweep", "tie_group_sizes",
-    "tie_ccdf", "plot_tie_structure", "figure_bytes", "save_figure", "MissingMatplotlib", "formats",
-    "Section", "Table", "FigureBlock", "render_report", "eval_report", "sweep_report", "compare_report",
-    "rerank_report", "write_report",
+    "CurveSeries",
+    "CutoffCurves",
+    "cutoff_curves",
+    "plot_cutoff",
+    "plot_ranges",
+    "plot_sweep",
+    "tie_group_sizes",
+    "tie_ccdf",
+    "plot_tie_structure",
+    "figure_bytes",
+    "save_figure",
+    "MissingMatplotlib",
+    "formats",
+    "Section",
+    "Table",
+    "FigureBlock",
+    "render_report",
+    "eval_report",
+    "sweep_report",
+    "compare_report",
+    "rerank_report",
+    "write_report",
 ]

@@ -41,22 +41,42 @@ def write_report(path: str | os.PathLike, html: str, *, protect: tuple = ()) -> 
 
 # builders
 
-_STAT_LABELS = {"oblivious": "oblivious", "expected": "expected", "min": "min", "max": "max", "range": "range",
-                "bias": "bias", "std": "std"}
-_EXPLAIN = ("oblivious: the value under the tie-break {tb}; expected: the exact mean over all orderings of tied "
-            "documents; min / max: the pessimal and optimal tie orderings; range = max - min; "
-            "bias = oblivious - expected; std: standard deviation over tie orderings (of the mean, in aggregates).")
+_STAT_LABELS = {
+    "oblivious": "oblivious",
+    "expected": "expected",
+    "min": "min",
+    "max": "max",
+    "range": "range",
+    "bias": "bias",
+    "std": "std",
+}
+_EXPLAIN = (
+    "oblivious: the value under the tie-break {tb}; expected: the exact mean over all orderings of tied "
+    "documents; min / max: the pessimal and optimal tie orderings; range = max - min; "
+    "bias = oblivious - expected; std: standard deviation over tie orderings (of the mean, in aggregates)."
+)
 
 
 def _tie_table(ties: Mapping, caption: str | None = None) -> Table:
     cols = ("docs", "queries", "queries_with_ties", "groups", "tied_docs", "largest", "share")
-    return Table([dict(ties)], columns=cols, caption=caption,
-                 labels={"queries_with_ties": "queries with ties", "groups": "tie groups",
-                         "tied_docs": "tied docs", "largest": "largest group", "share": "share of docs tied"},
-                 formats={"share": _pct})
+    return Table(
+        [dict(ties)],
+        columns=cols,
+        caption=caption,
+        labels={
+            "queries_with_ties": "queries with ties",
+            "groups": "tie groups",
+            "tied_docs": "tied docs",
+            "largest": "largest group",
+            "share": "share of docs tied",
+        },
+        formats={"share": _pct},
+    )
 
 
-def eval_report(result, curves=None, *, per_query: int | None = PER_QUERY_ROWS, title: str | None = None) -> str:
+def eval_report(
+    result, curves=None, *, per_query: int | None = PER_QUERY_ROWS, title: str | None = None
+) -> str:
     """HTML report of an :class:`~tierank.EvalResult`.
 
     Sections: the aggregate table with a ranges figure (one segment per measure),
@@ -82,43 +102,97 @@ def eval_report(result, curves=None, *, per_query: int | None = PER_QUERY_ROWS, 
     tb = st.get("tie_break", "trec_eval")
     cols = list(result.columns)
     agg = result.records(per_query=False)
-    sections = [Section(
-        "Aggregate",
-        paragraphs=[f"Means over {len(result.qids)} queries. " + _EXPLAIN.format(tb=repr(tb))],
-        figures=[FigureBlock(plot_ranges([{"name": r["measure"], **{k: r[k] for k in ("min", "max", "oblivious",
-                                                                                         "expected")}}
-                                          for r in agg], xlabel="mean over queries",
-                                         title="Tie-aware range of every measure"),
-                             caption="Each measure from its pessimal to its optimal tie ordering (segment), "
-                                     "oblivious value (circle) and expected value (triangle).")]
-        if agg and all(r["min"] is not None and r["max"] is not None for r in agg) else [],
-        tables=[Table(agg, columns=["measure", *cols], labels=_STAT_LABELS)])]
+    sections = [
+        Section(
+            "Aggregate",
+            paragraphs=[f"Means over {len(result.qids)} queries. " + _EXPLAIN.format(tb=repr(tb))],
+            figures=[
+                FigureBlock(
+                    plot_ranges(
+                        [
+                            {
+                                "name": r["measure"],
+                                **{k: r[k] for k in ("min", "max", "oblivious", "expected")},
+                            }
+                            for r in agg
+                        ],
+                        xlabel="mean over queries",
+                        title="Tie-aware range of every measure",
+                    ),
+                    caption="Each measure from its pessimal to its optimal tie ordering (segment), "
+                    "oblivious value (circle) and expected value (triangle).",
+                )
+            ]
+            if agg and all(r["min"] is not None and r["max"] is not None for r in agg)
+            else [],
+            tables=[Table(agg, columns=["measure", *cols], labels=_STAT_LABELS)],
+        )
+    ]
     ties = result.ties
     share = ties.get("share", 0.0)
-    sections.append(Section(
-        "Ties",
-        paragraphs=[f"{ties.get('tied_docs', 0):,} of {ties.get('docs', 0):,} documents ({_pct(share)}) share their "
-                    f"score with another document of the same query, in {ties.get('groups', 0):,} tie groups "
-                    f"across {ties.get('queries_with_ties', 0):,} of {ties.get('queries', 0):,} queries; the "
-                    f"largest group has {ties.get('largest', 0):,} documents."],
-        tables=[_tie_table(ties)]))
+    sections.append(
+        Section(
+            "Ties",
+            paragraphs=[
+                f"{ties.get('tied_docs', 0):,} of {ties.get('docs', 0):,} documents ({_pct(share)}) share their "
+                f"score with another document of the same query, in {ties.get('groups', 0):,} tie groups "
+                f"across {ties.get('queries_with_ties', 0):,} of {ties.get('queries', 0):,} queries; the "
+                f"largest group has {ties.get('largest', 0):,} documents."
+            ],
+            tables=[_tie_table(ties)],
+        )
+    )
     if curves is not None:
-        sections.append(Section(
-            f"{curves.family}@k for k = 1..{int(curves.ks[-1])}",
-            figures=[FigureBlock(plot_cutoff(curves),
-                                 caption="Line: expected value; x: oblivious value; shaded: [min, max] over tie "
-                                         "orderings. Means over queries.")],
-            tables=[Table(curves.records(), columns=["run", "k", "oblivious", "expected", "min", "max", "range",
-                                                     "bias", "std"],
-                          caption="the numbers behind the figure", collapsed=True)]))
+        sections.append(
+            Section(
+                f"{curves.family}@k for k = 1..{int(curves.ks[-1])}",
+                figures=[
+                    FigureBlock(
+                        plot_cutoff(curves),
+                        caption="Line: expected value; x: oblivious value; shaded: [min, max] over tie "
+                        "orderings. Means over queries.",
+                    )
+                ],
+                tables=[
+                    Table(
+                        curves.records(),
+                        columns=[
+                            "run",
+                            "k",
+                            "oblivious",
+                            "expected",
+                            "min",
+                            "max",
+                            "range",
+                            "bias",
+                            "std",
+                        ],
+                        caption="the numbers behind the figure",
+                        collapsed=True,
+                    )
+                ],
+            )
+        )
     if per_query:
         rows = [r for r in result.records(per_query=True) if r["query"] != "all"]
         rows.sort(key=lambda r: -(r["range"] if r["range"] is not None else -1.0))
-        sections.append(Section(
-            "Most tie-affected queries",
-            paragraphs=[f"The (query, measure) pairs with the widest range over tie orderings, widest first "
-                        f"({min(per_query, len(rows))} of {len(rows)})."],
-            tables=[Table(rows, columns=["query", "measure", *cols], labels=_STAT_LABELS, max_rows=int(per_query))]))
+        sections.append(
+            Section(
+                "Most tie-affected queries",
+                paragraphs=[
+                    f"The (query, measure) pairs with the widest range over tie orderings, widest first "
+                    f"({min(per_query, len(rows))} of {len(rows)})."
+                ],
+                tables=[
+                    Table(
+                        rows,
+                        columns=["query", "measure", *cols],
+                        labels=_STAT_LABELS,
+                        max_rows=int(per_query),
+                    )
+                ],
+            )
+        )
     sub = f"run {st.get('run', '?')} · qrels {st.get('qrels', '?')} · tie-break {tb}"
     extras = [f"{k}={st[k]}" for k in ("rel", "complete", "candidates_only", "unjudged") if k in st]
     if extras:
@@ -151,32 +225,62 @@ def sweep_report(sweep, measures: Sequence[str] | None = None, *, title: str | N
     ties_rows = []
     for f in fmts:
         r = next(r for r in rows if r["format"] == f)
-        ties_rows.append({"format": f, **{k: r.get(k) for k in ("tie_share", "tie_groups", "largest_group",
-                                                                  "queries_with_ties")}})
-    sections = [Section(
-        "Ties per format",
-        paragraphs=["The run's scores re-expressed in each number format, and the ties that creates."],
-        tables=[Table(ties_rows, labels={"tie_share": "share of docs tied", "tie_groups": "tie groups",
-                                         "largest_group": "largest group", "queries_with_ties": "queries with ties"},
-                      formats={"tie_share": _pct})])]
+        ties_rows.append(
+            {
+                "format": f,
+                **{
+                    k: r.get(k)
+                    for k in ("tie_share", "tie_groups", "largest_group", "queries_with_ties")
+                },
+            }
+        )
+    sections = [
+        Section(
+            "Ties per format",
+            paragraphs=[
+                "The run's scores re-expressed in each number format, and the ties that creates."
+            ],
+            tables=[
+                Table(
+                    ties_rows,
+                    labels={
+                        "tie_share": "share of docs tied",
+                        "tie_groups": "tie groups",
+                        "largest_group": "largest group",
+                        "queries_with_ties": "queries with ties",
+                    },
+                    formats={"tie_share": _pct},
+                )
+            ],
+        )
+    ]
     cols = ["format", "oblivious", "expected", "min", "max", "range", "bias", "std"]
     for m in measures:
         mrows = [r for r in rows if r["measure"] == m]
-        sections.append(Section(
-            str(m),
-            paragraphs=[_EXPLAIN.format(tb=repr(st.get("tie_break", "trec_eval")))],
-            figures=[FigureBlock(plot_sweep(sweep, m),
-                                 caption=f"{m} per score format: value with [min, max], range and bias, "
-                                         "share of documents in ties.")],
-            tables=[Table(mrows, columns=cols, labels=_STAT_LABELS)]))
+        sections.append(
+            Section(
+                str(m),
+                paragraphs=[_EXPLAIN.format(tb=repr(st.get("tie_break", "trec_eval")))],
+                figures=[
+                    FigureBlock(
+                        plot_sweep(sweep, m),
+                        caption=f"{m} per score format: value with [min, max], range and bias, "
+                        "share of documents in ties.",
+                    )
+                ],
+                tables=[Table(mrows, columns=cols, labels=_STAT_LABELS)],
+            )
+        )
     sub = f"run {st.get('run', '?')} · qrels {st.get('qrels', '?')} · tie-break {st.get('tie_break', 'trec_eval')}"
     return render_report(title or "tierank precision sweep", sections, subtitle=sub)
 
 
-_FOREST_CAPTION = ("Forest plot, systems sorted by expected mean: the confidence interval of each system's mean "
-                   "expected value over the query sample (bar, dot at the mean) and, just under it, its range "
-                   "[min, max] over tie orderings with the oblivious mean (circle). The CI is what another sample "
-                   "of queries could do; the tie range is what the ties alone could do.")
+_FOREST_CAPTION = (
+    "Forest plot, systems sorted by expected mean: the confidence interval of each system's mean "
+    "expected value over the query sample (bar, dot at the mean) and, just under it, its range "
+    "[min, max] over tie orderings with the oblivious mean (circle). The CI is what another sample "
+    "of queries could do; the tie range is what the ties alone could do."
+)
 
 
 def compare_report(comparison, *, title: str | None = None) -> str:
@@ -198,67 +302,156 @@ def compare_report(comparison, *, title: str | None = None) -> str:
         sys_cols.append("expected_banded")
     nflip = sum(p.order_flip for p in c.pairs)
     nund = sum(p.undecidable for p in c.pairs)
-    sections = [Section(
-        "Systems",
-        paragraphs=[{"sum": "Sums", "geometric_mean": "Geometric means"}.get(c.inference.get("aggregator", "mean"), "Means")
-                    + f" of {c.measure} over the {len(c.queries)} queries common to all systems"
-                    + (f" ({c.dropped_queries} others left out). " if c.dropped_queries else ". ")
-                    + _EXPLAIN.format(tb=repr(tb)),
-                    f"Kendall's tau between the system orders by oblivious and by expected mean: "
-                    f"{format_value(c.kendall_tau)}; by min and by max mean: {format_value(c.kendall_tau_min_max)}."],
-        figures=[FigureBlock(plot_ranges(c), caption="Each system from its pessimal to its optimal tie ordering "
-                                                     "(segment), oblivious (circle) and expected (triangle) mean; "
-                                                     "overlapping segments cannot be ordered from these scores.")]
-        + ([FigureBlock(plot_forest(c), caption=_FOREST_CAPTION)]
-           if all(s.ci_low is not None and s.ci_high is not None for s in c.systems) else []),
-        tables=[Table(sys_rows, columns=sys_cols,
-                      labels={"name": "system", **_STAT_LABELS,
-                              "expected_banded": f"expected band{c.band:g}" if c.band is not None else ""})])]
+    sections = [
+        Section(
+            "Systems",
+            paragraphs=[
+                {"sum": "Sums", "geometric_mean": "Geometric means"}.get(
+                    c.inference.get("aggregator", "mean"), "Means"
+                )
+                + f" of {c.measure} over the {len(c.queries)} queries common to all systems"
+                + (f" ({c.dropped_queries} others left out). " if c.dropped_queries else ". ")
+                + _EXPLAIN.format(tb=repr(tb)),
+                f"Kendall's tau between the system orders by oblivious and by expected mean: "
+                f"{format_value(c.kendall_tau)}; by min and by max mean: {format_value(c.kendall_tau_min_max)}.",
+            ],
+            figures=[
+                FigureBlock(
+                    plot_ranges(c),
+                    caption="Each system from its pessimal to its optimal tie ordering "
+                    "(segment), oblivious (circle) and expected (triangle) mean; "
+                    "overlapping segments cannot be ordered from these scores.",
+                )
+            ]
+            + (
+                [FigureBlock(plot_forest(c), caption=_FOREST_CAPTION)]
+                if all(s.ci_low is not None and s.ci_high is not None for s in c.systems)
+                else []
+            ),
+            tables=[
+                Table(
+                    sys_rows,
+                    columns=sys_cols,
+                    labels={
+                        "name": "system",
+                        **_STAT_LABELS,
+                        "expected_banded": f"expected band{c.band:g}" if c.band is not None else "",
+                    },
+                )
+            ],
+        )
+    ]
     # the chosen test's statistic under its own header: t or W; none for the sampled tests (theirs is Δ expected)
     from ..analysis.paired import REGISTRY
 
     test = REGISTRY.get(c.settings.get("test", "t"), REGISTRY["t"])
     stat = test.statistic
-    pair_cols = ["a", "b", "diff_expected", "diff_oblivious", *(("statistic",) if stat else ()), "p", "p_oblivious"]
+    pair_cols = [
+        "a",
+        "b",
+        "diff_expected",
+        "diff_oblivious",
+        *(("statistic",) if stat else ()),
+        "p",
+        "p_oblivious",
+    ]
     if c.band is not None:
         pair_cols.append("p_banded")
     pair_cols.append("flags")
     pair_rows, classes = [], []
     for p in c.pairs:
-        pair_rows.append({**{k: (p.t if stat == "t" else p.statistic) if k == "statistic" else getattr(p, k)
-                             for k in pair_cols if k != "flags"}, "flags": ", ".join(p.flags)})
+        pair_rows.append(
+            {
+                **{
+                    k: (p.t if stat == "t" else p.statistic) if k == "statistic" else getattr(p, k)
+                    for k in pair_cols
+                    if k != "flags"
+                },
+                "flags": ", ".join(p.flags),
+            }
+        )
         classes.append("flag" if (p.order_flip or p.undecidable) else None)
-    sections.append(Section(
-        "Pairs",
-        paragraphs=[f"{len(c.pairs)} pairs, A ranked above B by expected mean: {nflip} flipped (the oblivious means "
-                    f"order them the other way round), {nund} undecidable (their [min, max] intervals overlap, so tie "
-                    f"orderings alone could reverse or level them). Two-sided paired {test.display} over queries on "
-                    f"expected values (p) and oblivious ones (p obl); significant: p < {c.alpha:g}. "
-                    "Highlighted: flipped or undecidable pairs."
-                    + (f" Tests and intervals on {c.inference.get('on')}."
-                       if c.inference.get("aggregator", "mean") != "mean" else "")
-                    + (" Notes: " + "; ".join(c.notes) + "." if c.notes else "")],
-        tables=[Table(pair_rows, columns=pair_cols, row_classes=classes,
-                      labels={"a": "A", "b": "B", "diff_expected": "Δ expected", "diff_oblivious": "Δ oblivious",
-                              "p_oblivious": "p obl", "statistic": stat or "",
-                              "p_banded": f"p band{c.band:g}" if c.band is not None else ""},
-                      formats={"statistic": lambda v: "-" if v is None or math.isnan(v) else f"{v:.3f}",
-                               "p": _p_value, "p_oblivious": _p_value, "p_banded": _p_value})]))
+    sections.append(
+        Section(
+            "Pairs",
+            paragraphs=[
+                f"{len(c.pairs)} pairs, A ranked above B by expected mean: {nflip} flipped (the oblivious means "
+                f"order them the other way round), {nund} undecidable (their [min, max] intervals overlap, so tie "
+                f"orderings alone could reverse or level them). Two-sided paired {test.display} over queries on "
+                f"expected values (p) and oblivious ones (p obl); significant: p < {c.alpha:g}. "
+                "Highlighted: flipped or undecidable pairs."
+                + (
+                    f" Tests and intervals on {c.inference.get('on')}."
+                    if c.inference.get("aggregator", "mean") != "mean"
+                    else ""
+                )
+                + (" Notes: " + "; ".join(c.notes) + "." if c.notes else "")
+            ],
+            tables=[
+                Table(
+                    pair_rows,
+                    columns=pair_cols,
+                    row_classes=classes,
+                    labels={
+                        "a": "A",
+                        "b": "B",
+                        "diff_expected": "Δ expected",
+                        "diff_oblivious": "Δ oblivious",
+                        "p_oblivious": "p obl",
+                        "statistic": stat or "",
+                        "p_banded": f"p band{c.band:g}" if c.band is not None else "",
+                    },
+                    formats={
+                        "statistic": lambda v: "-" if v is None or math.isnan(v) else f"{v:.3f}",
+                        "p": _p_value,
+                        "p_oblivious": _p_value,
+                        "p_banded": _p_value,
+                    },
+                )
+            ],
+        )
+    )
     if c.band_summary is not None:
         bs = {k: v for k, v in c.band_summary.items() if not isinstance(v, (dict, list, tuple))}
-        sections.append(Section(f"Rank bands (rho = {c.band:g})",
-                                paragraphs=["Significance of the pairs before and after scoring every run into "
-                                            "geometric rank bands (Yang, Moffat & Turpin, Figure 4)."],
-                                tables=[Table([bs], labels={k: k.replace("pct_", "% ").replace("_", " ") for k in bs},
-                                              formats={"rho": lambda v: f"{v:g}", "alpha": lambda v: f"{v:g}"})]))
-    return render_report(title or f"tierank compare: {c.measure}", sections,
-                         subtitle=f"{len(c.systems)} systems · {len(c.queries)} queries · tie-break {tb}")
+        sections.append(
+            Section(
+                f"Rank bands (rho = {c.band:g})",
+                paragraphs=[
+                    "Significance of the pairs before and after scoring every run into "
+                    "geometric rank bands (Yang, Moffat & Turpin, Figure 4)."
+                ],
+                tables=[
+                    Table(
+                        [bs],
+                        labels={k: k.replace("pct_", "% ").replace("_", " ") for k in bs},
+                        formats={"rho": lambda v: f"{v:g}", "alpha": lambda v: f"{v:g}"},
+                    )
+                ],
+            )
+        )
+    return render_report(
+        title or f"tierank compare: {c.measure}",
+        sections,
+        subtitle=f"{len(c.systems)} systems · {len(c.queries)} queries · tie-break {tb}",
+    )
 
 
-__all__ = ["Table", "FigureBlock", "Section", "render_report", "write_report", "format_value", "eval_report",
-           "sweep_report", "compare_report", "rerank_report", "check_rerank_table", "load_rerank_table", "PER_QUERY_ROWS", "CSS"]
-
-
+__all__ = [
+    "Table",
+    "FigureBlock",
+    "Section",
+    "render_report",
+    "write_report",
+    "format_value",
+    "eval_report",
+    "sweep_report",
+    "compare_report",
+    "rerank_report",
+    "check_rerank_table",
+    "load_rerank_table",
+    "PER_QUERY_ROWS",
+    "CSS",
+]
 
 
 def _or_dash(spec: str):
@@ -274,8 +467,20 @@ def _or_dash(spec: str):
 RERANK_TEXT = ("variant", "measure")
 RERANK_NUMBERS = ("oblivious", "expected", "min", "max")
 #: the columns a rerank row may have, numbers or null (NaN) where present
-RERANK_OPTIONAL = ("fp32", "range", "bias", "std", "tied_share", "tie_groups", "mean_group", "max_group", "model_s",
-                   "scoring_ms", "hps_overhead", "queries")
+RERANK_OPTIONAL = (
+    "fp32",
+    "range",
+    "bias",
+    "std",
+    "tied_share",
+    "tie_groups",
+    "mean_group",
+    "max_group",
+    "model_s",
+    "scoring_ms",
+    "hps_overhead",
+    "queries",
+)
 
 
 def _number(v, optional: bool) -> bool:
@@ -308,7 +513,9 @@ def load_rerank_table(path) -> Mapping:
         doc = loads(data, source)
     except TierankInputError as exc:
         reason = str(exc).removeprefix(f"{source}: ")
-        raise TierankInputError(f"{source}: not a table.json of `tierank rerank`: {reason}") from None
+        raise TierankInputError(
+            f"{source}: not a table.json of `tierank rerank`: {reason}"
+        ) from None
     return check_rerank_table(doc, source)
 
 
@@ -345,7 +552,9 @@ def check_rerank_table(doc, source: str = "table.json") -> Mapping:
         for k in (*RERANK_NUMBERS, *RERANK_OPTIONAL):
             if k in row and not _number(row[k], k in RERANK_OPTIONAL):
                 numeric = isinstance(row[k], (int, float)) and not isinstance(row[k], bool)
-                refuse(f"row {i}: {k!r} is {shorten(repr(row[k]))}, not a {'finite ' if numeric else ''}number")
+                refuse(
+                    f"row {i}: {k!r} is {shorten(repr(row[k]))}, not a {'finite ' if numeric else ''}number"
+                )
     return doc
 
 
@@ -365,30 +574,86 @@ def rerank_report(result, *, title: str | None = None, source: str = "table.json
     check_rerank_table(doc, source)
     st, rows = doc["settings"], doc["rows"]
     tb = st.get("tie_break", "trec_eval")
-    setting = (f"Model {st.get('model')} ({st.get('family')}), {st.get('queries')} queries, {st.get('candidates')} "
-               f"candidates, batch size {st.get('batch_size')}, device {st.get('device')}"
-               + (f", reasoning budget {st['budget']} tokens" if "budget" in st else "") + ".")
-    sections = [Section("Setting", paragraphs=[
-        setting,
-        "FP32: the measure of the fp32 regime. " + _EXPLAIN.format(tb=repr(tb)),
-        "tied: share of candidates in tie groups; model s: the forward pass, summed over queries; scoring ms: the "
-        "scoring step alone; HPS overhead: the FP32 scoring step's extra time over its low-precision twin, "
-        "relative to the forward pass (negative: FP32 scoring was faster)."])]
-    cols = ["variant", "fp32", "oblivious", "expected", "min", "max", "range", "bias", "tied_share", "tie_groups",
-            "max_group", "model_s", "scoring_ms", "hps_overhead"]
-    labels = {"variant": "regime", "fp32": "FP32", **_STAT_LABELS, "tied_share": "tied", "tie_groups": "groups",
-              "max_group": "largest", "model_s": "model s", "scoring_ms": "scoring ms", "hps_overhead": "HPS overhead"}
-    formats = {"tied_share": _pct, "hps_overhead": _or_dash("{:+.3%}"), "model_s": _or_dash("{:.2f}"),
-               "scoring_ms": _or_dash("{:.2f}"), "tie_groups": _or_dash("{:,}"), "max_group": _or_dash("{:,}")}
+    setting = (
+        f"Model {st.get('model')} ({st.get('family')}), {st.get('queries')} queries, {st.get('candidates')} "
+        f"candidates, batch size {st.get('batch_size')}, device {st.get('device')}"
+        + (f", reasoning budget {st['budget']} tokens" if "budget" in st else "")
+        + "."
+    )
+    sections = [
+        Section(
+            "Setting",
+            paragraphs=[
+                setting,
+                "FP32: the measure of the fp32 regime. " + _EXPLAIN.format(tb=repr(tb)),
+                "tied: share of candidates in tie groups; model s: the forward pass, summed over queries; scoring ms: the "
+                "scoring step alone; HPS overhead: the FP32 scoring step's extra time over its low-precision twin, "
+                "relative to the forward pass (negative: FP32 scoring was faster).",
+            ],
+        )
+    ]
+    cols = [
+        "variant",
+        "fp32",
+        "oblivious",
+        "expected",
+        "min",
+        "max",
+        "range",
+        "bias",
+        "tied_share",
+        "tie_groups",
+        "max_group",
+        "model_s",
+        "scoring_ms",
+        "hps_overhead",
+    ]
+    labels = {
+        "variant": "regime",
+        "fp32": "FP32",
+        **_STAT_LABELS,
+        "tied_share": "tied",
+        "tie_groups": "groups",
+        "max_group": "largest",
+        "model_s": "model s",
+        "scoring_ms": "scoring ms",
+        "hps_overhead": "HPS overhead",
+    }
+    formats = {
+        "tied_share": _pct,
+        "hps_overhead": _or_dash("{:+.3%}"),
+        "model_s": _or_dash("{:.2f}"),
+        "scoring_ms": _or_dash("{:.2f}"),
+        "tie_groups": _or_dash("{:,}"),
+        "max_group": _or_dash("{:,}"),
+    }
     for m in dict.fromkeys(r["measure"] for r in rows):
         mrows = [r for r in rows if r["measure"] == m]
-        ranges = [{"name": r["variant"], **{k: r[k] for k in ("min", "max", "oblivious", "expected")}} for r in mrows]
-        classes = ["flag" if (r.get("range") or 0) > 0 else None for r in mrows]  # range is optional
-        sections.append(Section(
-            m,
-            paragraphs=[f"Highlighted: regimes whose ties leave {m} undetermined (range > 0)."],
-            figures=[FigureBlock(plot_ranges(ranges, m), caption=f"{m} per regime: [min, max] over tie orderings, "
-                                                                 "oblivious (circle), expected (triangle).")],
-            tables=[Table(mrows, columns=cols, labels=labels, formats=formats, row_classes=classes)]))
-    return render_report(title or f"tierank rerank: {st.get('model')}", sections,
-                         subtitle=f"data: {st.get('data')}; candidates: {st.get('candidates_file')}")
+        ranges = [
+            {"name": r["variant"], **{k: r[k] for k in ("min", "max", "oblivious", "expected")}}
+            for r in mrows
+        ]
+        classes = [
+            "flag" if (r.get("range") or 0) > 0 else None for r in mrows
+        ]  # range is optional
+        sections.append(
+            Section(
+                m,
+                paragraphs=[f"Highlighted: regimes whose ties leave {m} undetermined (range > 0)."],
+                figures=[
+                    FigureBlock(
+                        plot_ranges(ranges, m),
+                        caption=f"{m} per regime: [min, max] over tie orderings, "
+                        "oblivious (circle), expected (triangle).",
+                    )
+                ],
+                tables=[
+                    Table(mrows, columns=cols, labels=labels, formats=formats, row_classes=classes)
+                ],
+            )
+        )
+    return render_report(
+        title or f"tierank rerank: {st.get('model')}",
+        sections,
+        subtitle=f"data: {st.get('data')}; candidates: {st.get('candidates_file')}",
+    )

@@ -38,7 +38,7 @@ def shorten_middle(text: str, width: int) -> str:
     keep = width - 1
     tail = (keep + 1) // 2
     head = keep - tail
-    return text[:head] + ELLIPSIS + (text[len(text) - tail:] if tail else "")
+    return text[:head] + ELLIPSIS + (text[len(text) - tail :] if tail else "")
 
 
 def shorten_names(names: Sequence[str], width: int) -> list[str]:

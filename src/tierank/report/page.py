@@ -126,7 +126,9 @@ h1, h2, p, nav, figcaption, summary { overflow-wrap: anywhere; }
 
 
 def _is_num(v) -> bool:
-    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(
+        v, (bool, np.bool_)
+    )
 
 
 def format_value(v) -> str:
@@ -176,7 +178,11 @@ def percent(x) -> str:
 
 def _render_table(t: Table) -> str:
     records = list(t.records)
-    cols = list(t.columns) if t.columns is not None else list(dict.fromkeys(k for r in records for k in r))
+    cols = (
+        list(t.columns)
+        if t.columns is not None
+        else list(dict.fromkeys(k for r in records for k in r))
+    )
     labels = dict(t.labels or {})
     formats = dict(t.formats or {})
     shown = records if t.max_rows is None else records[: max(int(t.max_rows), 0)]
@@ -184,8 +190,11 @@ def _render_table(t: Table) -> str:
     out = ["<table>"]
     if t.caption and not t.collapsed:
         out.append(f"<caption>{escape(t.caption)}</caption>")
-    out.append("<thead><tr>" + "".join(f"<th>{escape(str(labels.get(c, c)))}</th>" for c in cols)
-               + "</tr></thead><tbody>")
+    out.append(
+        "<thead><tr>"
+        + "".join(f"<th>{escape(str(labels.get(c, c)))}</th>" for c in cols)
+        + "</tr></thead><tbody>"
+    )
     for i, r in enumerate(shown):
         cls = classes[i] if i < len(classes) else None
         cells = []
@@ -193,7 +202,9 @@ def _render_table(t: Table) -> str:
             v = r.get(c)
             text = formats[c](v) if c in formats else format_value(v)
             num = _is_num(v) or v is None
-            cells.append(f'<td class="num">{escape(text)}</td>' if num else f"<td>{escape(text)}</td>")
+            cells.append(
+                f'<td class="num">{escape(text)}</td>' if num else f"<td>{escape(text)}</td>"
+            )
         attr = f' class="{escape(cls)}"' if cls else ""
         out.append(f"<tr{attr}>" + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
@@ -206,8 +217,12 @@ def _render_table(t: Table) -> str:
     return html
 
 
-_SVG_DROP = (re.compile(r"<\?xml[^>]*\?>\s*"), re.compile(r"<!DOCTYPE[^>]*>\s*", re.I),
-             re.compile(r"<metadata>.*?</metadata>\s*", re.S), re.compile(r'\s+xmlns(:\w+)?="[^"]*"'))
+_SVG_DROP = (
+    re.compile(r"<\?xml[^>]*\?>\s*"),
+    re.compile(r"<!DOCTYPE[^>]*>\s*", re.I),
+    re.compile(r"<metadata>.*?</metadata>\s*", re.S),
+    re.compile(r'\s+xmlns(:\w+)?="[^"]*"'),
+)
 
 
 def _inline_svg(svg: str) -> str:
@@ -232,7 +247,9 @@ def _render_figure(f: FigureBlock) -> str:
             data = base64.b64encode(figure_bytes(fig, "png")).decode("ascii")
             body = f'<img alt="{escape(alt)}" src="data:image/png;base64,{data}">'
     if not body.startswith("<img"):  # inline SVG: an image with the alternative text as its label
-        body = re.sub(r"<svg\b", lambda m: f'<svg role="img" aria-label="{escape(alt)}"', body, count=1)
+        body = re.sub(
+            r"<svg\b", lambda m: f'<svg role="img" aria-label="{escape(alt)}"', body, count=1
+        )
     cap = f"<figcaption>{escape(f.caption)}</figcaption>" if f.caption else ""
     return f"<figure>{body}{cap}</figure>"
 
@@ -267,16 +284,29 @@ def render_report(title: str, sections: Sequence[Section], *, subtitle: str | No
         The page: inline CSS, figures embedded, every text escaped.
     """
     maker = made_by()
-    parts = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-             f'<meta name="generator" content="{escape(maker)}">',
-             f"<title>{escape(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body><main>",
-             f"<h1>{escape(title)}</h1>"]
-    parts.append(f'<p class="meta">{escape(f"{subtitle} · made by {maker}" if subtitle else f"made by {maker}")}</p>')
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f'<meta name="generator" content="{escape(maker)}">',
+        f"<title>{escape(title)}</title>",
+        f"<style>{CSS}</style>",
+        "</head>",
+        "<body><main>",
+        f"<h1>{escape(title)}</h1>",
+    ]
+    parts.append(
+        f'<p class="meta">{escape(f"{subtitle} · made by {maker}" if subtitle else f"made by {maker}")}</p>'
+    )
     anchors = [_anchor(i, s.heading) for i, s in enumerate(sections)]
     if len(sections) > 2:
-        parts.append("<nav>" + "".join(f'<a href="#{a}">{escape(s.heading)}</a>' for a, s in zip(anchors, sections))
-                     + "</nav>")
+        parts.append(
+            "<nav>"
+            + "".join(f'<a href="#{a}">{escape(s.heading)}</a>' for a, s in zip(anchors, sections))
+            + "</nav>"
+        )
     for a, s in zip(anchors, sections):
         parts.append(f'<section id="{a}"><h2>{escape(s.heading)}</h2>')
         parts += [f"<p>{escape(p)}</p>" for p in s.paragraphs]
@@ -287,5 +317,14 @@ def render_report(title: str, sections: Sequence[Section], *, subtitle: str | No
     return "\n".join(parts) + "\n"
 
 
-__all__ = ["Table", "FigureBlock", "Section", "render_report", "made_by", "format_value", "percent", "p_value",
-           "CSS"]
+__all__ = [
+    "Table",
+    "FigureBlock",
+    "Section",
+    "render_report",
+    "made_by",
+    "format_value",
+    "percent",
+    "p_value",
+    "CSS",
+]

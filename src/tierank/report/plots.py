@@ -50,8 +50,18 @@ if TYPE_CHECKING:
     from matplotlib.typing import LineStyleType
 
 #: Colours for successive runs/regimes (matplotlib's tab10, colour-blind friendlier order first).
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-           "#bcbd22", "#17becf")
+PALETTE = (
+    "#1f77b4",
+    "#d62728",
+    "#2ca02c",
+    "#ff7f0e",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 
 #: Line styles for successive runs, so that curves lying on each other stay distinguishable.
 LINESTYLES: tuple[LineStyleType, ...] = ("-", "--", "-.", ":")
@@ -83,8 +93,9 @@ def _mpl():
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        raise MissingMatplotlib('tierank figures need matplotlib, which is not installed: '
-                                'pip install "tierank[report]"') from None
+        raise MissingMatplotlib(
+            'tierank figures need matplotlib, which is not installed: pip install "tierank[report]"'
+        ) from None
     return matplotlib, Figure, FigureCanvasAgg
 
 
@@ -138,7 +149,9 @@ def _text_width(fig, text: str, fontsize: float) -> float:
     from matplotlib.font_manager import FontProperties
 
     renderer = fig.canvas.get_renderer()
-    w, _, _ = renderer.get_text_width_height_descent(str(text), FontProperties(size=fontsize), ismath=False)
+    w, _, _ = renderer.get_text_width_height_descent(
+        str(text), FontProperties(size=fontsize), ismath=False
+    )
     return w / fig.dpi
 
 
@@ -207,7 +220,9 @@ def _grid(first: list, last: list, ncols: int) -> list:
 _NAME_WIDTHS = (64, 52, 44, 36, 30, 24, 20, 16, 12, 8)
 
 
-def _legend_below(fig, names, make_entries, marks=(), *, ncols_first: int, margin: float = 0.15, **kw):
+def _legend_below(
+    fig, names, make_entries, marks=(), *, ncols_first: int, margin: float = 0.15, **kw
+):
     """A figure legend under the axes that fits the canvas's width.
 
     Tries ``ncols_first`` columns down to one with the full names, then, in turn, the names shortened in
@@ -225,8 +240,13 @@ def _legend_below(fig, names, make_entries, marks=(), *, ncols_first: int, margi
         for ncols in range(max(ncols_first, 1), 0, -1):
             if leg is not None:
                 leg.remove()
-            leg = fig.legend(handles=_grid(entries, marks, ncols), loc="outside lower center", ncols=ncols,
-                             frameon=False, **kw)
+            leg = fig.legend(
+                handles=_grid(entries, marks, ncols),
+                loc="outside lower center",
+                ncols=ncols,
+                frameon=False,
+                **kw,
+            )
             box = leg.get_window_extent(renderer)
             if box.width / fig.dpi <= room:
                 break
@@ -274,32 +294,67 @@ def plot_cutoff(curves: CutoffCurves, title: str | None = None, *, ylabel: str |
         band.set_gid(f"band:{name}")
         (line,) = ax.plot(ks, s.expected, color=color, linestyle=style, linewidth=1.8, zorder=3)
         line.set_gid(f"expected:{name}")
-        (obl,) = ax.plot(ks, s.oblivious, linestyle="none", marker="x", markersize=5.5, markeredgewidth=1.3,
-                         color=color, zorder=4)
+        (obl,) = ax.plot(
+            ks,
+            s.oblivious,
+            linestyle="none",
+            marker="x",
+            markersize=5.5,
+            markeredgewidth=1.3,
+            color=color,
+            zorder=4,
+        )
         obl.set_gid(f"oblivious:{name}")
 
     def entries(shown):
-        return [Line2D([], [], color=c, linestyle=ls, linewidth=1.8,
-                       label=_text(f"{label}  ({_pct(share)} of docs tied)"))
-                for label, (c, ls, share) in zip(shown, look.values())]
+        return [
+            Line2D(
+                [],
+                [],
+                color=c,
+                linestyle=ls,
+                linewidth=1.8,
+                label=_text(f"{label}  ({_pct(share)} of docs tied)"),
+            )
+            for label, (c, ls, share) in zip(shown, look.values())
+        ]
 
     grey = "#555555"
-    marks = [Line2D([], [], color=grey, linewidth=1.8, label="expected over tie orderings"),
-             Line2D([], [], color=grey, linestyle="none", marker="x", markeredgewidth=1.3,
-                    label=_text(f"oblivious (tie-break {curves.settings.get('tie_break', 'trec_eval')})")),
-             Patch(facecolor=grey, alpha=0.25, linewidth=0, label="[min, max] over tie orderings")]
+    marks = [
+        Line2D([], [], color=grey, linewidth=1.8, label="expected over tie orderings"),
+        Line2D(
+            [],
+            [],
+            color=grey,
+            linestyle="none",
+            marker="x",
+            markeredgewidth=1.3,
+            label=_text(f"oblivious (tie-break {curves.settings.get('tie_break', 'trec_eval')})"),
+        ),
+        Patch(facecolor=grey, alpha=0.25, linewidth=0, label="[min, max] over tie orderings"),
+    ]
     # below the axes: runs in the first row(s), what the marks mean from a new row; as many columns as fit,
     # names shortened in the middle only where one column is too narrow; the canvas grows with the rows
-    _, leg_h, rows = _legend_below(fig, list(look), entries, marks, ncols_first=3 if len(look) <= 3 else 4,
-                                   columnspacing=1.6)
+    _, leg_h, rows = _legend_below(
+        fig, list(look), entries, marks, ncols_first=3 if len(look) <= 3 else 4, columnspacing=1.6
+    )
     if rows > 2:
         fig.set_size_inches(width, height + leg_h * (rows - 2) / rows)
     ax.set_xlabel("cutoff k")
     ax.set_ylabel(_text(ylabel or f"mean {curves.family}@k"))
     ax.set_xlim(ks[0] - 0.5, ks[-1] + 0.5)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True, steps=[1, 2, 5, 10]))
-    ax.set_title(_text(_wrap(fig, title or f"{curves.family}@k: expected, oblivious and [min, max] over tie orderings",
-                             width - 1.3, _font_size())))  # centred over the axes: about their width
+    ax.set_title(
+        _text(
+            _wrap(
+                fig,
+                title
+                or f"{curves.family}@k: expected, oblivious and [min, max] over tie orderings",
+                width - 1.3,
+                _font_size(),
+            )
+        )
+    )  # centred over the axes: about their width
     return fig
 
 
@@ -320,16 +375,28 @@ def _system_rows(data, measure: str | None) -> tuple[list[dict], str | None]:
         else:
             d = {k: getattr(s, k) for k in ("name", "min", "max", "oblivious", "expected")}
         try:
-            rows.append({"name": str(d["name"]), **{k: float(d[k]) for k in ("min", "max", "oblivious", "expected")}})
+            rows.append(
+                {
+                    "name": str(d["name"]),
+                    **{k: float(d[k]) for k in ("min", "max", "oblivious", "expected")},
+                }
+            )
         except (KeyError, TypeError) as e:
-            raise TierankInputError(f"plot_ranges: every system needs name, min, max, oblivious, expected ({e})") \
-                from None
+            raise TierankInputError(
+                f"plot_ranges: every system needs name, min, max, oblivious, expected ({e})"
+            ) from None
     return rows, measure
 
 
 @_styled
-def plot_ranges(comparison_or_rows, measure: str | None = None, *, layout: str = "systems",
-                title: str | None = None, xlabel: str | None = None):
+def plot_ranges(
+    comparison_or_rows,
+    measure: str | None = None,
+    *,
+    layout: str = "systems",
+    title: str | None = None,
+    xlabel: str | None = None,
+):
     """Every system's [min, max] mean as a segment, oblivious (circle) and expected (triangle) marked.
 
     Parameters
@@ -370,14 +437,39 @@ def plot_ranges(comparison_or_rows, measure: str | None = None, *, layout: str =
         ys = np.array([max(r["max"] - r["min"], floor) for r in rows])
         ax.set_yscale("log")
     for y, r in zip(ys, rows):
-        (seg,) = ax.plot([r["min"], r["max"]], [y, y], color=seg_color, linewidth=2.2, solid_capstyle="butt",
-                         marker="|", markersize=7, markeredgewidth=1.2, zorder=2)
+        (seg,) = ax.plot(
+            [r["min"], r["max"]],
+            [y, y],
+            color=seg_color,
+            linewidth=2.2,
+            solid_capstyle="butt",
+            marker="|",
+            markersize=7,
+            markeredgewidth=1.2,
+            zorder=2,
+        )
         seg.set_gid(f"range:{r['name']}")
-    (obl,) = ax.plot([r["oblivious"] for r in rows], ys, linestyle="none", marker="o", markersize=5.5,
-                     markerfacecolor="white", markeredgecolor=obl_color, markeredgewidth=1.3, zorder=4)
+    (obl,) = ax.plot(
+        [r["oblivious"] for r in rows],
+        ys,
+        linestyle="none",
+        marker="o",
+        markersize=5.5,
+        markerfacecolor="white",
+        markeredgecolor=obl_color,
+        markeredgewidth=1.3,
+        zorder=4,
+    )
     obl.set_gid("oblivious")
-    (exp_,) = ax.plot([r["expected"] for r in rows], ys, linestyle="none", marker="^", markersize=6,
-                      color=exp_color, zorder=5)
+    (exp_,) = ax.plot(
+        [r["expected"] for r in rows],
+        ys,
+        linestyle="none",
+        marker="^",
+        markersize=6,
+        color=exp_color,
+        zorder=5,
+    )
     exp_.set_gid("expected")
     if layout == "systems":
         size = 9 if n <= 30 else 7  # names beyond ~40% of the width are shortened in the middle
@@ -392,14 +484,39 @@ def plot_ranges(comparison_or_rows, measure: str | None = None, *, layout: str =
         ax.set_ylabel(_text(f"range of mean {mname} (max - min, log; floored at 1e-6)"))
         beside = 1.0
     ax.set_xlabel(_text(xlabel or f"mean {mname}"))
-    handles = [Line2D([], [], color=seg_color, linewidth=2.2, marker="|", markersize=7,
-                      label="[min, max] over tie orderings"),
-               Line2D([], [], linestyle="none", marker="o", markerfacecolor="white", markeredgecolor=obl_color,
-                      markeredgewidth=1.3, label="oblivious"),
-               Line2D([], [], linestyle="none", marker="^", color=exp_color, label="expected")]
+    handles = [
+        Line2D(
+            [],
+            [],
+            color=seg_color,
+            linewidth=2.2,
+            marker="|",
+            markersize=7,
+            label="[min, max] over tie orderings",
+        ),
+        Line2D(
+            [],
+            [],
+            linestyle="none",
+            marker="o",
+            markerfacecolor="white",
+            markeredgecolor=obl_color,
+            markeredgewidth=1.3,
+            label="oblivious",
+        ),
+        Line2D([], [], linestyle="none", marker="^", color=exp_color, label="expected"),
+    ]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
-    ax.set_title(_text(_wrap(fig, title or f"{mname}: tie-aware score ranges of {n} system{'s' if n != 1 else ''}",
-                             7.2 - 0.3 - beside, _font_size())))  # centred over the axes, beside the names
+    ax.set_title(
+        _text(
+            _wrap(
+                fig,
+                title or f"{mname}: tie-aware score ranges of {n} system{'s' if n != 1 else ''}",
+                7.2 - 0.3 - beside,
+                _font_size(),
+            )
+        )
+    )  # centred over the axes, beside the names
     return fig
 
 
@@ -422,7 +539,9 @@ def _sweep_rows(sweep, measure: str) -> list[dict]:
     out = [r for r in rows if r["measure"] in want]
     if not out:
         have = ", ".join(dict.fromkeys(r["measure"] for r in rows))
-        raise TierankInputError(f"plot_sweep: measure {measure!r} is not in the sweep (it has: {have})")
+        raise TierankInputError(
+            f"plot_sweep: measure {measure!r} is not in the sweep (it has: {have})"
+        )
     return out
 
 
@@ -457,28 +576,74 @@ def plot_sweep(sweep, measure: str, *, title: str | None = None):
     name = rows[0]["measure"]
     fmts = [str(r["format"]) for r in rows]
     x = np.arange(len(rows), dtype=float)
-    fig, axes = _figure(max(6.0, 0.75 * len(rows) + 2.5), 8.2, nrows=4, ncols=1, sharex=True,
-                        gridspec_kw={"height_ratios": [1.4, 0.8, 0.8, 0.8]})
+    fig, axes = _figure(
+        max(6.0, 0.75 * len(rows) + 2.5),
+        8.2,
+        nrows=4,
+        ncols=1,
+        sharex=True,
+        gridspec_kw={"height_ratios": [1.4, 0.8, 0.8, 0.8]},
+    )
     ax_v, ax_r, ax_b, ax_t = axes[:, 0]
 
     lo = np.array([_nan(r["min"]) for r in rows])
     hi = np.array([_nan(r["max"]) for r in rows])
     for xi, f, a, b in zip(x, fmts, lo, hi):
-        (seg,) = ax_v.plot([xi, xi], [a, b], color="#4c72b0", linewidth=2.2, marker="_", markersize=9,
-                           markeredgewidth=1.3, solid_capstyle="butt", zorder=2)
+        (seg,) = ax_v.plot(
+            [xi, xi],
+            [a, b],
+            color="#4c72b0",
+            linewidth=2.2,
+            marker="_",
+            markersize=9,
+            markeredgewidth=1.3,
+            solid_capstyle="butt",
+            zorder=2,
+        )
         seg.set_gid(f"minmax:{f}")
-    (obl,) = ax_v.plot(x, [_nan(r["oblivious"]) for r in rows], linestyle="none", marker="o", markersize=5.5,
-                       markerfacecolor="white", markeredgecolor="#1f1f1f", markeredgewidth=1.3, zorder=4)
+    (obl,) = ax_v.plot(
+        x,
+        [_nan(r["oblivious"]) for r in rows],
+        linestyle="none",
+        marker="o",
+        markersize=5.5,
+        markerfacecolor="white",
+        markeredgecolor="#1f1f1f",
+        markeredgewidth=1.3,
+        zorder=4,
+    )
     obl.set_gid("oblivious")
-    (exp_,) = ax_v.plot(x, [_nan(r["expected"]) for r in rows], linestyle="none", marker="^", markersize=6,
-                        color="#d62728", zorder=5)
+    (exp_,) = ax_v.plot(
+        x,
+        [_nan(r["expected"]) for r in rows],
+        linestyle="none",
+        marker="^",
+        markersize=6,
+        color="#d62728",
+        zorder=5,
+    )
     exp_.set_gid("expected")
     ax_v.set_ylabel(_text(f"mean {name}"))
-    ax_v.legend(handles=[Line2D([], [], color="#4c72b0", linewidth=2.2, label="[min, max]"),
-                         Line2D([], [], linestyle="none", marker="o", markerfacecolor="white",
-                                markeredgecolor="#1f1f1f", label="oblivious"),
-                         Line2D([], [], linestyle="none", marker="^", color="#d62728", label="expected")],
-                ncols=3, loc="lower right", bbox_to_anchor=(1.0, 1.0), frameon=False, borderaxespad=0.2)
+    ax_v.legend(
+        handles=[
+            Line2D([], [], color="#4c72b0", linewidth=2.2, label="[min, max]"),
+            Line2D(
+                [],
+                [],
+                linestyle="none",
+                marker="o",
+                markerfacecolor="white",
+                markeredgecolor="#1f1f1f",
+                label="oblivious",
+            ),
+            Line2D([], [], linestyle="none", marker="^", color="#d62728", label="expected"),
+        ],
+        ncols=3,
+        loc="lower right",
+        bbox_to_anchor=(1.0, 1.0),
+        frameon=False,
+        borderaxespad=0.2,
+    )
 
     rng = [_nan(r["range"]) for r in rows]
     bias = [_nan(r["bias"]) for r in rows]
@@ -501,23 +666,34 @@ def plot_sweep(sweep, measure: str, *, title: str | None = None):
     bars_t = ax_t.bar(x, share, width=0.6, color="#8c8c8c")
     for f, p in zip(fmts, bars_t.patches):
         p.set_gid(f"tie_share:{f}")
-    ax_t.bar_label(bars_t, labels=[_pct(s / 100) if not np.isnan(s) else "-" for s in share], fontsize=8,
-                   padding=2)
+    ax_t.bar_label(
+        bars_t,
+        labels=[_pct(s / 100) if not np.isnan(s) else "-" for s in share],
+        fontsize=8,
+        padding=2,
+    )
     ax_t.set_ylabel("docs in ties (%)")
     ax_t.set_ylim(0, max(max((s for s in share if not np.isnan(s)), default=0) * 1.25, 1))
     size = _font_size("xtick.labelsize")
     slot = (fig.get_figwidth() - 1.4) / len(rows)  # the room of one format under its bar
     tilt = len(rows) > 6 or max(_text_width(fig, f, size) for f in fmts) > 0.9 * slot
-    shown = _fit_names(fig, fmts, 1.8 if tilt else 0.9 * slot, size)  # long names shortened in the middle
+    shown = _fit_names(
+        fig, fmts, 1.8 if tilt else 0.9 * slot, size
+    )  # long names shortened in the middle
     if tilt:  # the first tilted name reaches left of the axes: widen the canvas by that much
         reach = 0.87 * _text_width(fig, shown[0], size) - 0.5 * slot - 0.6
         if reach > 0:
             fig.set_size_inches(fig.get_figwidth() + reach, fig.get_figheight())
-    ax_t.set_xticks(x, [_text(f) for f in shown], rotation=30 if tilt else 0, ha="right" if tilt else "center")
+    ax_t.set_xticks(
+        x, [_text(f) for f in shown], rotation=30 if tilt else 0, ha="right" if tilt else "center"
+    )
     ax_t.set_xlabel("score format")
     for ax in (ax_v, ax_r, ax_b, ax_t):
         ax.grid(axis="x", visible=False)
-    fig.suptitle(_text(_wrap(fig, title or f"{name} across score formats", fig.get_figwidth() - 0.3, 11)), fontsize=11)
+    fig.suptitle(
+        _text(_wrap(fig, title or f"{name} across score formats", fig.get_figwidth() - 0.3, 11)),
+        fontsize=11,
+    )
     return fig
 
 
@@ -546,7 +722,9 @@ def plot_tie_structure(runs: Mapping, *, title: str | None = None):
     from matplotlib.ticker import MaxNLocator
 
     if not isinstance(runs, Mapping) or not runs:
-        raise TierankInputError("plot_tie_structure: give the runs as a non-empty mapping name -> run")
+        raise TierankInputError(
+            "plot_tie_structure: give the runs as a non-empty mapping name -> run"
+        )
     width, axes_height = 7.2, 4.0
     fig, axes = _figure(width, axes_height)
     ax = axes[0, 0]
@@ -557,21 +735,44 @@ def plot_tie_structure(runs: Mapping, *, title: str | None = None):
         # the colours repeat after ten runs: the line style tells those apart
         color, style = PALETTE[i % len(PALETTE)], LINESTYLES[i // len(PALETTE) % len(LINESTYLES)]
         sizes, share, s, c = curve.sizes, curve.share, curve.s, curve.count
-        facts[name] = (color, style, f": {_pct(share)} of docs tied, {len(sizes):,} groups, largest {int(sizes.max())}"
-                       if len(sizes) else ": no ties")
+        facts[name] = (
+            color,
+            style,
+            f": {_pct(share)} of docs tied, {len(sizes):,} groups, largest {int(sizes.max())}"
+            if len(sizes)
+            else ": no ties",
+        )
         if len(sizes):
             any_ties = True
             largest = max(largest, int(s[-1]))
-            (line,) = ax.plot(s, c, drawstyle="steps-pre", marker="o", markersize=3.5, color=color, linestyle=style,
-                              linewidth=1.6)
+            (line,) = ax.plot(
+                s,
+                c,
+                drawstyle="steps-pre",
+                marker="o",
+                markersize=3.5,
+                color=color,
+                linestyle=style,
+                linewidth=1.6,
+            )
         else:
             (line,) = ax.plot([], [], color=color, linestyle=style, linewidth=1.6)
         line.set_gid(f"ties:{name}")
 
     def entries(shown):
-        return [Line2D([], [], color=color, linestyle=style, linewidth=1.6, marker="o" if fact != ": no ties" else None,
-                       markersize=3.5, label=_text(label + fact))
-                for label, (color, style, fact) in zip(shown, facts.values())]
+        return [
+            Line2D(
+                [],
+                [],
+                color=color,
+                linestyle=style,
+                linewidth=1.6,
+                marker="o" if fact != ": no ties" else None,
+                markersize=3.5,
+                label=_text(label + fact),
+            )
+            for label, (color, style, fact) in zip(shown, facts.values())
+        ]
 
     # under the axes (a legend inside them covers the curves, and long names push it off the canvas)
     _, leg_h, _ = _legend_below(fig, list(facts), entries, ncols_first=2 if len(facts) > 1 else 1)
@@ -586,8 +787,16 @@ def plot_tie_structure(runs: Mapping, *, title: str | None = None):
         ax.set_ylim(0.5, 10)
     ax.set_xlabel("tie-group size s (documents sharing one score in one query)")
     ax.set_ylabel("number of tie groups of size ≥ s")
-    ax.set_title(_text(_wrap(fig, title or "Tie structure: how many documents share a score", width - 1.3,
-                             _font_size())))
+    ax.set_title(
+        _text(
+            _wrap(
+                fig,
+                title or "Tie structure: how many documents share a score",
+                width - 1.3,
+                _font_size(),
+            )
+        )
+    )
     return fig
 
 
@@ -602,16 +811,25 @@ def figure_bytes(fig, fmt: str = "png", *, dpi: int = DPI) -> bytes:
     matplotlib, _, _ = _mpl()
     if fmt not in ("png", "svg", "pdf"):
         raise TierankInputError(f"figure format must be png, svg or pdf, got {fmt!r}")
-    meta = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None, "Format": None, "Type": None},
-            "pdf": {"Creator": None, "Producer": None, "CreationDate": None}}[fmt]
+    meta = {
+        "png": {"Software": None},
+        "svg": {"Date": None, "Creator": None, "Format": None, "Type": None},
+        "pdf": {"Creator": None, "Producer": None, "CreationDate": None},
+    }[fmt]
     buf = io.BytesIO()
     with matplotlib.rc_context({"svg.hashsalt": "tierank"}):
         fig.savefig(buf, format=fmt, dpi=dpi, metadata=meta, facecolor="white")
     return buf.getvalue()
 
 
-def save_figure(fig, stem: str | os.PathLike, formats: Iterable[str] = ("png", "svg"), *,
-                dpi: int = DPI, protect: Iterable = ()) -> list[Path]:
+def save_figure(
+    fig,
+    stem: str | os.PathLike,
+    formats: Iterable[str] = ("png", "svg"),
+    *,
+    dpi: int = DPI,
+    protect: Iterable = (),
+) -> list[Path]:
     """Write ``stem.<fmt>`` for every format, each atomically with :func:`tierank.io.writers.write_atomic`
     (temporary file in the same folder, then :func:`os.replace`), so a reader never sees a half-written figure.
 
@@ -643,10 +861,22 @@ def save_figure(fig, stem: str | os.PathLike, formats: Iterable[str] = ("png", "
     return [t for t, _ in targets]
 
 
-__all__ = ["CurveSeries", "CutoffCurves", "cutoff_curves", "plot_cutoff", "plot_ranges", "plot_sweep",
-           "tie_group_sizes", "tie_ccdf", "plot_tie_structure", "figure_bytes", "save_figure",
-           "PALETTE", "DPI",
-           "MissingMatplotlib"]
+__all__ = [
+    "CurveSeries",
+    "CutoffCurves",
+    "cutoff_curves",
+    "plot_cutoff",
+    "plot_ranges",
+    "plot_sweep",
+    "tie_group_sizes",
+    "tie_ccdf",
+    "plot_tie_structure",
+    "figure_bytes",
+    "save_figure",
+    "PALETTE",
+    "DPI",
+    "MissingMatplotlib",
+]
 
 
 # --------------------------------------------------------------------------------------------
@@ -664,15 +894,29 @@ def _forest_rows(data, measure: str | None) -> tuple[list[dict], str | None, str
     keys = ("expected", "ci_low", "ci_high", "min", "max", "oblivious")
     rows = []
     for s in data:
-        d: dict = dict(s) if isinstance(s, Mapping) else {k: getattr(s, k, None) for k in ("name", "ci_method", *keys)}
+        d: dict = (
+            dict(s)
+            if isinstance(s, Mapping)
+            else {k: getattr(s, k, None) for k in ("name", "ci_method", *keys)}
+        )
         try:
-            rows.append({"name": str(d["name"]), **{k: float(d[k]) for k in keys if k != "oblivious"},
-                         "oblivious": float(d["oblivious"]) if d.get("oblivious") is not None else float("nan")})
+            rows.append(
+                {
+                    "name": str(d["name"]),
+                    **{k: float(d[k]) for k in keys if k != "oblivious"},
+                    "oblivious": float(d["oblivious"])
+                    if d.get("oblivious") is not None
+                    else float("nan"),
+                }
+            )
         except (KeyError, TypeError) as e:
-            raise TierankInputError(f"plot_forest: every system needs name, expected, ci_low, ci_high, min, max "
-                                    f"({e})") from None
+            raise TierankInputError(
+                f"plot_forest: every system needs name, expected, ci_low, ci_high, min, max ({e})"
+            ) from None
         method = method or d.get("ci_method")
-    label = (f"{100 * float(level):g}% " if level is not None else "") + "CI of the mean expected value"
+    label = (
+        f"{100 * float(level):g}% " if level is not None else ""
+    ) + "CI of the mean expected value"
     if method:
         label += f" over queries ({method})"
     return rows, measure, label
@@ -718,19 +962,50 @@ def plot_forest(comparison_or_rows, measure: str | None = None, *, title: str | 
     ys = np.arange(n)[::-1].astype(float)  # best on top
     off = 0.14
     for y, r in zip(ys, rows):
-        (ci,) = ax.plot([r["ci_low"], r["ci_high"]], [y + off, y + off], color=ci_color, linewidth=2.4,
-                        solid_capstyle="butt", zorder=3)
+        (ci,) = ax.plot(
+            [r["ci_low"], r["ci_high"]],
+            [y + off, y + off],
+            color=ci_color,
+            linewidth=2.4,
+            solid_capstyle="butt",
+            zorder=3,
+        )
         ci.set_gid(f"ci:{r['name']}")
-        (tie,) = ax.plot([r["min"], r["max"]], [y - off, y - off], color=tie_color, linewidth=1.4, marker="|",
-                         markersize=6, markeredgewidth=1.2, solid_capstyle="butt", zorder=2)
+        (tie,) = ax.plot(
+            [r["min"], r["max"]],
+            [y - off, y - off],
+            color=tie_color,
+            linewidth=1.4,
+            marker="|",
+            markersize=6,
+            markeredgewidth=1.2,
+            solid_capstyle="butt",
+            zorder=2,
+        )
         tie.set_gid(f"ties:{r['name']}")
-    (exp_,) = ax.plot([r["expected"] for r in rows], ys + off, linestyle="none", marker="o", markersize=5.5,
-                      color=ci_color, zorder=5)
+    (exp_,) = ax.plot(
+        [r["expected"] for r in rows],
+        ys + off,
+        linestyle="none",
+        marker="o",
+        markersize=5.5,
+        color=ci_color,
+        zorder=5,
+    )
     exp_.set_gid("expected")
     obl_x = [r["oblivious"] for r in rows]
     if not all(np.isnan(obl_x)):
-        (obl,) = ax.plot(obl_x, ys - off, linestyle="none", marker="o", markersize=4.5, markerfacecolor="white",
-                         markeredgecolor=obl_color, markeredgewidth=1.1, zorder=4)
+        (obl,) = ax.plot(
+            obl_x,
+            ys - off,
+            linestyle="none",
+            marker="o",
+            markersize=4.5,
+            markerfacecolor="white",
+            markeredgecolor=obl_color,
+            markeredgewidth=1.1,
+            zorder=4,
+        )
         obl.set_gid("oblivious")
     size = 9 if n <= 30 else 7  # names beyond ~40% of the width are shortened in the middle
     shown = _fit_names(fig, [r["name"] for r in rows], 0.42 * width, size)
@@ -739,16 +1014,48 @@ def plot_forest(comparison_or_rows, measure: str | None = None, *, title: str | 
     ax.set_ylim(-0.7, n - 0.3)
     ax.grid(axis="y", visible=False)
     ax.set_xlabel(_text(f"mean {mname} over queries"))
-    handles = [Line2D([], [], color=ci_color, linewidth=2.4, marker="o", markersize=5.5, label=_text(ci_label)),
-               Line2D([], [], color=tie_color, linewidth=1.4, marker="|", markersize=6,
-                      label="[min, max] over tie orderings")]
+    handles = [
+        Line2D(
+            [], [], color=ci_color, linewidth=2.4, marker="o", markersize=5.5, label=_text(ci_label)
+        ),
+        Line2D(
+            [],
+            [],
+            color=tie_color,
+            linewidth=1.4,
+            marker="|",
+            markersize=6,
+            label="[min, max] over tie orderings",
+        ),
+    ]
     if not all(np.isnan(obl_x)):
-        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=4.5, markerfacecolor="white",
-                              markeredgecolor=obl_color, markeredgewidth=1.1, label="oblivious"))
+        handles.append(
+            Line2D(
+                [],
+                [],
+                linestyle="none",
+                marker="o",
+                markersize=4.5,
+                markerfacecolor="white",
+                markeredgecolor=obl_color,
+                markeredgewidth=1.1,
+                label="oblivious",
+            )
+        )
     _, leg_h, _ = _legend_below(fig, [], lambda shown_: [], handles, ncols_first=2)
     fig.set_size_inches(width, fig.get_figheight() + leg_h * 0.5)
-    ax.set_title(_text(_wrap(fig, title or f"{mname}: {n} system{'s' if n != 1 else ''} by expected mean, "
-                                           "query-sample CI and tie range", width - 0.3 - beside, _font_size())))
+    ax.set_title(
+        _text(
+            _wrap(
+                fig,
+                title
+                or f"{mname}: {n} system{'s' if n != 1 else ''} by expected mean, "
+                "query-sample CI and tie range",
+                width - 0.3 - beside,
+                _font_size(),
+            )
+        )
+    )
     return fig
 
 

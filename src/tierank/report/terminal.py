@@ -87,22 +87,29 @@ def _name_column(names: list[str], widest: int = 48) -> dict:
 
 # tierank eval
 
+
 def eval_table(result, per_query: bool, coverage: float | None = None) -> Table:
     """The table of ``tierank eval``: one row per measure (per query and measure with ``per_query``),
     a caption with the tie summary; ``coverage`` (mean Judged@10) adds a sentence on incomplete judgments."""
     t = result.ties
     policy = escape(str(result.settings["tie_break"]))
-    caption = (f"{count(t['queries'], 'query', 'queries')}, {count(t['docs'], 'document')}. "
-               f"Ties: {count(t['groups'], 'tie group')}, {count(t['tied_docs'], 'document')} in ties "
-               f"({100 * t['share']:.1f}%), largest group {t['largest']:,}, "
-               f"{count(t['queries_with_ties'], 'query', 'queries')} with ties. oblivious = tie-break '{policy}'; "
-               f"bias = oblivious - expected; std over tie orderings.")
+    caption = (
+        f"{count(t['queries'], 'query', 'queries')}, {count(t['docs'], 'document')}. "
+        f"Ties: {count(t['groups'], 'tie group')}, {count(t['tied_docs'], 'document')} in ties "
+        f"({100 * t['share']:.1f}%), largest group {t['largest']:,}, "
+        f"{count(t['queries_with_ties'], 'query', 'queries')} with ties. oblivious = tie-break '{policy}'; "
+        f"bias = oblivious - expected; std over tie orderings."
+    )
     if result.bounds:
-        caption += (" lower/upper: over tie orderings and every relevance of the unjudged retrieved "
-                    "documents; residual: RBP's unjudged and unretrieved weight (Moffat & Zobel).")
+        caption += (
+            " lower/upper: over tie orderings and every relevance of the unjudged retrieved "
+            "documents; residual: RBP's unjudged and unretrieved weight (Moffat & Zobel)."
+        )
     if coverage is not None:
-        caption += (f" Judgments are incomplete: on average {100 * (1 - coverage):.1f}% of the top 10 is unjudged "
-                    "(counted non-relevant); see Judged@10, and --unjudged bounds.")
+        caption += (
+            f" Judgments are incomplete: on average {100 * (1 - coverage):.1f}% of the top 10 is unjudged "
+            "(counted non-relevant); see Judged@10, and --unjudged bounds."
+        )
     table = Table(title="tierank eval", caption=caption, caption_justify="left")
     if per_query:
         table.add_column("query")
@@ -120,55 +127,115 @@ def eval_table(result, per_query: bool, coverage: float | None = None) -> Table:
 
 # tierank ties
 
+
 def ties_tables(report) -> list[Table]:
     """The tables of ``tierank ties``: shares of systems, system-topics and documents affected, and one
     row per run (a :class:`~tierank.analysis.prevalence` report)."""
     s = report.summary
-    t1 = Table(title="ties: the share of systems, system-topics and documents affected",
-               caption=f"{s['systems']} runs, {s['system_topics']:,} system-topics, {s['docs']:,} documents. "
-                       "Documents tied = tied with their predecessor after re-sorting by score (the paper's "
-                       "count). Contradiction: adjacent documents whose rank column says the opposite order.",
-               caption_justify="left")
+    t1 = Table(
+        title="ties: the share of systems, system-topics and documents affected",
+        caption=f"{s['systems']} runs, {s['system_topics']:,} system-topics, {s['docs']:,} documents. "
+        "Documents tied = tied with their predecessor after re-sorting by score (the paper's "
+        "count). Contradiction: adjacent documents whose rank column says the opposite order.",
+        caption_justify="left",
+    )
     for c in ("", "systems %", "system-topics %", "documents %"):
         t1.add_column(c, justify="left" if not c else "right")
-    for label, key in (("tied scores", "tied_scores"), ("rank/score contradictions", "rank_score_contradictions")):
+    for label, key in (
+        ("tied scores", "tied_scores"),
+        ("rank/score contradictions", "rank_score_contradictions"),
+    ):
         v = s[key]
-        t1.add_row(label, f"{v['systems_pct']:.1f}", f"{v['system_topics_pct']:.1f}", f"{v['docs_pct']:.2f}")
-    t2 = Table(title="per run", caption="tied: documents tied with their predecessor; score order: adjacent lines "
-               "whose score increases in file order; rank order: whose rank decreases; largest: the biggest tie "
-               "group (size in query).", caption_justify="left")
-    heads = ("run", "docs", "topics w/ ties", "tied %", "contradictions", "score order", "rank order",
-             "duplicates", "largest")
+        t1.add_row(
+            label,
+            f"{v['systems_pct']:.1f}",
+            f"{v['system_topics_pct']:.1f}",
+            f"{v['docs_pct']:.2f}",
+        )
+    t2 = Table(
+        title="per run",
+        caption="tied: documents tied with their predecessor; score order: adjacent lines "
+        "whose score increases in file order; rank order: whose rank decreases; largest: the biggest tie "
+        "group (size in query).",
+        caption_justify="left",
+    )
+    heads = (
+        "run",
+        "docs",
+        "topics w/ ties",
+        "tied %",
+        "contradictions",
+        "score order",
+        "rank order",
+        "duplicates",
+        "largest",
+    )
     for h in heads:
-        t2.add_column(h, justify="left" if h in ("run", "largest") else "right",  # a name is never cut short:
-                      **(_name_column([r.name for r in report.runs]) if h == "run" else
-                         {"overflow": "fold"} if h == "largest" else {}))
+        t2.add_column(
+            h,
+            justify="left" if h in ("run", "largest") else "right",  # a name is never cut short:
+            **(
+                _name_column([r.name for r in report.runs])
+                if h == "run"
+                else {"overflow": "fold"}
+                if h == "largest"
+                else {}
+            ),
+        )
     for r in report.runs:
         g = r.largest_groups[0] if r.largest_groups else None
-        t2.add_row(text(r.name), f"{r.docs:,}", f"{r.queries_with_ties:,}/{r.queries:,}",
-                   f"{100 * r.docs_tied_with_predecessor / max(r.docs, 1):.2f}", f"{r.contradictions:,}",
-                   f"{r.score_order_violations:,}", f"{r.rank_order_violations:,}", f"{r.duplicates:,}",
-                   text(f"{g['size']} in {g['query']}") if g else "-")
+        t2.add_row(
+            text(r.name),
+            f"{r.docs:,}",
+            f"{r.queries_with_ties:,}/{r.queries:,}",
+            f"{100 * r.docs_tied_with_predecessor / max(r.docs, 1):.2f}",
+            f"{r.contradictions:,}",
+            f"{r.score_order_violations:,}",
+            f"{r.rank_order_violations:,}",
+            f"{r.duplicates:,}",
+            text(f"{g['size']} in {g['query']}") if g else "-",
+        )
     return [t1, t2]
 
 
 # tierank sweep
 
+
 def sweep_table(result, run_name: str, tie_break: str) -> Table:
     """The table of ``tierank sweep``: per score format its tie share and largest group, then one row per
     measure (a :class:`~tierank.analysis.sweep.Sweep`)."""
-    t = Table(title=text(f"sweep: {run_name} re-expressed per score format"),
-              caption=text("tie share: documents in tie groups; range = max - min over tie orderings; "
-                           f"bias = oblivious ({tie_break}) - expected."), caption_justify="left")
-    for h in ("format", "ties %", "largest", "measure", "oblivious", "expected", "min", "max", "range", "bias"):
+    t = Table(
+        title=text(f"sweep: {run_name} re-expressed per score format"),
+        caption=text(
+            "tie share: documents in tie groups; range = max - min over tie orderings; "
+            f"bias = oblivious ({tie_break}) - expected."
+        ),
+        caption_justify="left",
+    )
+    for h in (
+        "format",
+        "ties %",
+        "largest",
+        "measure",
+        "oblivious",
+        "expected",
+        "min",
+        "max",
+        "range",
+        "bias",
+    ):
         t.add_column(h, justify="left" if h in ("format", "measure") else "right")
     prev = None
     for r in result.rows:
         first_row = r["format"] != prev
-        t.add_row(r["format"] if first_row else "", f"{100 * r['tie_share']:.1f}" if first_row else "",
-                  f"{r['largest_group']:,}" if first_row else "", r["measure"],
-                  *(value(r[c]) for c in ("oblivious", "expected", "min", "max", "range", "bias")),
-                  end_section=False)
+        t.add_row(
+            r["format"] if first_row else "",
+            f"{100 * r['tie_share']:.1f}" if first_row else "",
+            f"{r['largest_group']:,}" if first_row else "",
+            r["measure"],
+            *(value(r[c]) for c in ("oblivious", "expected", "min", "max", "range", "bias")),
+            end_section=False,
+        )
         prev = r["format"]
     return t
 
@@ -201,15 +268,13 @@ def distinct_labels(names, width: int = 20) -> dict[str, str]:
         suf += 1
     while suf and first[-suf] not in _SEPARATORS:  # cut before a separator
         suf -= 1
-    labels = {n: ("…" if pre else "") + n[pre:len(n) - suf] + ("…" if suf else "") for n in names}
-    if len(set(labels.values())) < len(names) or any(not n[pre:len(n) - suf] for n in names):
+    labels = {n: ("…" if pre else "") + n[pre : len(n) - suf] + ("…" if suf else "") for n in names}
+    if len(set(labels.values())) < len(names) or any(not n[pre : len(n) - suf] for n in names):
         return {n: n for n in names}
     return labels
 
 
 _CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "bonferroni": "Bonferroni"}
-
-
 
 
 #: a comparison's summary over queries, per aggregator of its measure, as the captions name it
@@ -227,7 +292,11 @@ def _inference_note(c) -> str:
     """The caption's sentence on what the inference is computed on (where it is not the plain mean),
     and the comparison's notes (null figures, tests that fell back)."""
     inf = getattr(c, "inference", {}) or {}
-    out = "" if inf.get("aggregator", "mean") == "mean" else f" Tests and intervals on {inf.get('on')}."
+    out = (
+        ""
+        if inf.get("aggregator", "mean") == "mean"
+        else f" Tests and intervals on {inf.get('on')}."
+    )
     notes = getattr(c, "notes", ())
     return out + (" Notes: " + "; ".join(escape(n) for n in notes) + "." if notes else "")
 
@@ -252,16 +321,22 @@ def compare_tables(comparison) -> list[Table]:
     """
     c = comparison
     policy = escape(str(c.settings.get("tie_break", "trec_eval")))
-    systems = Table(title=f"tierank compare: {c.measure}, {len(c.queries)} queries",
-                    caption=(_SUMMARY_NAMES.get((c.inference or {}).get("aggregator", "mean"), "Means")
-                             + f" of {escape(c.measure)} over the queries common to all systems"
-                             + (f" ({c.dropped_queries} others left out)" if c.dropped_queries else "")
-                             + f". oblivious = tie-break '{policy}'; min/max: pessimal/optimal tie orderings; "
-                             f"bias = oblivious - expected; std of the mean over tie orderings. "
-                             f"Kendall's tau, oblivious vs expected order: {num(c.kendall_tau)}; "
-                             f"min vs max order: {num(c.kendall_tau_min_max)}."),
-                    caption_justify="left")
-    systems.add_column("system", **_name_column([s.name for s in c.systems]))  # a name is never cut short
+    systems = Table(
+        title=f"tierank compare: {c.measure}, {len(c.queries)} queries",
+        caption=(
+            _SUMMARY_NAMES.get((c.inference or {}).get("aggregator", "mean"), "Means")
+            + f" of {escape(c.measure)} over the queries common to all systems"
+            + (f" ({c.dropped_queries} others left out)" if c.dropped_queries else "")
+            + f". oblivious = tie-break '{policy}'; min/max: pessimal/optimal tie orderings; "
+            f"bias = oblivious - expected; std of the mean over tie orderings. "
+            f"Kendall's tau, oblivious vs expected order: {num(c.kendall_tau)}; "
+            f"min vs max order: {num(c.kendall_tau_min_max)}."
+        ),
+        caption_justify="left",
+    )
+    systems.add_column(
+        "system", **_name_column([s.name for s in c.systems])
+    )  # a name is never cut short
     cols = ("oblivious", "expected", "min", "max", "range", "bias", "std")
     for name in cols:
         systems.add_column(name, justify="right")
@@ -276,28 +351,38 @@ def compare_tables(comparison) -> list[Table]:
     corr = c.settings.get("correction")
     labels = distinct_labels([s.name for s in c.systems])
     shortened = any(k != v for k, v in labels.items())
-    pairs = Table(title=f"pairs (A ranked above B by expected {c.measure})",
-                  caption=(f"Two-sided paired {_test(c).display} over queries: "
-                           f"p on expected values, p obl on oblivious "
-                           f"ones; significant: {'p adj' if corr else 'p'} < {c.alpha:g}. FLIP: the oblivious "
-                           "means order the pair the other way round. undecidable: the \\[min, max] intervals "
-                           "of the means overlap, so tie orderings alone could reverse or level the comparison. "
-                           "P(A>B): probability that "
-                           "A's mean is above B's when both runs' ties are broken uniformly at random "
-                           "(independently): normal approximation from the exact mean and variance of the "
-                           "difference, and ≥ bound: Cantelli's distribution-free lower bound; both exact (1 or 0) "
-                           "where no tie can change the difference or the \\[min, max] intervals do not overlap."
-                           + (f" p adj: p adjusted across all {c.settings.get('family', len(c.pairs))} "
-                              f"{'tests' if 'family' in c.settings else 'pairs'} ({_CORRECTION_NAMES.get(corr, corr)})."
-                              if corr else "")
-                           + (" A, B: the systems' names less what all of them share (…)." if shortened else "")
-                           + _inference_note(c)),
-                  caption_justify="left")
+    pairs = Table(
+        title=f"pairs (A ranked above B by expected {c.measure})",
+        caption=(
+            f"Two-sided paired {_test(c).display} over queries: "
+            f"p on expected values, p obl on oblivious "
+            f"ones; significant: {'p adj' if corr else 'p'} < {c.alpha:g}. FLIP: the oblivious "
+            "means order the pair the other way round. undecidable: the \\[min, max] intervals "
+            "of the means overlap, so tie orderings alone could reverse or level the comparison. "
+            "P(A>B): probability that "
+            "A's mean is above B's when both runs' ties are broken uniformly at random "
+            "(independently): normal approximation from the exact mean and variance of the "
+            "difference, and ≥ bound: Cantelli's distribution-free lower bound; both exact (1 or 0) "
+            "where no tie can change the difference or the \\[min, max] intervals do not overlap."
+            + (
+                f" p adj: p adjusted across all {c.settings.get('family', len(c.pairs))} "
+                f"{'tests' if 'family' in c.settings else 'pairs'} ({_CORRECTION_NAMES.get(corr, corr)})."
+                if corr
+                else ""
+            )
+            + (" A, B: the systems' names less what all of them share (…)." if shortened else "")
+            + _inference_note(c)
+        ),
+        caption_justify="left",
+    )
     # the chosen test's statistic: t or W; none for the sampled tests (theirs is Δ expected)
     stat = _test(c).statistic
     for name in ("A", "B", "Δ expected", "Δ oblivious", *((stat,) if stat else ()), "p", "p obl"):
-        pairs.add_column(name, justify="left" if name in ("A", "B") else "right",
-                         overflow="fold" if name in ("A", "B") else "ellipsis")
+        pairs.add_column(
+            name,
+            justify="left" if name in ("A", "B") else "right",
+            overflow="fold" if name in ("A", "B") else "ellipsis",
+        )
     if corr:
         pairs.add_column("p adj", justify="right")
     pairs.add_column("P(A>B)", justify="right")
@@ -306,8 +391,15 @@ def compare_tables(comparison) -> list[Table]:
         pairs.add_column(f"p band{c.band:g}" + (" adj" if corr else ""), justify="right")
     pairs.add_column("flags")
     for p in c.pairs:
-        row = [text(labels[p.a]), text(labels[p.b]), num(p.diff_expected), num(p.diff_oblivious),
-               *((num(p.t if stat == "t" else p.statistic, 3),) if stat else ()), pvalue(p.p), pvalue(p.p_oblivious)]
+        row = [
+            text(labels[p.a]),
+            text(labels[p.b]),
+            num(p.diff_expected),
+            num(p.diff_oblivious),
+            *((num(p.t if stat == "t" else p.statistic, 3),) if stat else ()),
+            pvalue(p.p),
+            pvalue(p.p_oblivious),
+        ]
         if corr:
             row.append(pvalue(p.p_adjusted))
         row += [num(p.p_a_above), num(p.p_a_above_bound)]
@@ -319,15 +411,21 @@ def compare_tables(comparison) -> list[Table]:
 
     if c.band_summary is not None:
         b = c.band_summary
-        band = Table(title=f"significance before vs after banding (rho = {b['rho']:g}, alpha = {b['alpha']:g})",
-                     caption=("before: the unbanded runs' per-query expected values; after: the banded runs' "
-                              "(documents of a rank band tied). Percentages of all pairs."),
-                     caption_justify="left")
+        band = Table(
+            title=f"significance before vs after banding (rho = {b['rho']:g}, alpha = {b['alpha']:g})",
+            caption=(
+                "before: the unbanded runs' per-query expected values; after: the banded runs' "
+                "(documents of a rank band tied). Percentages of all pairs."
+            ),
+            caption_justify="left",
+        )
         for name in ("", "significant after", "not significant after"):
             band.add_column(name, justify="left" if not name else "right")
         cell = lambda k: f"{b[k]} ({b['pct_' + k]:.1f}%)"  # noqa: E731
         band.add_row("significant before", cell("kept"), cell("false_negatives") + " false neg.")
-        band.add_row("not significant before", cell("false_positives") + " false pos.", cell("neither"))
+        band.add_row(
+            "not significant before", cell("false_positives") + " false pos.", cell("neither")
+        )
         tables.append(band)
     return tables
 
@@ -354,57 +452,103 @@ def leaderboard_tables(comparison) -> list[Table]:
     """
     c = comparison
     st = c.settings
-    ci_name = {"t": "Student t", "percentile": "bootstrap percentile",
-               "bca": "bootstrap BCa"}.get(st.get("ci"), st.get("ci"))
+    ci_name = {"t": "Student t", "percentile": "bootstrap percentile", "bca": "bootstrap BCa"}.get(
+        st.get("ci"), st.get("ci")
+    )
     sampled = st.get("ci") != "t"
     level = st.get("level", 0.95)
-    board = Table(title=f"leaderboard: {c.measure}, {len(c.queries)} queries",
-                  caption=(f"Sorted by E[M], the mean over queries of the expectation over tie orderings; "
-                           f"\\[min, max]: pessimal/optimal tie orderings. CI: {level:.0%} {ci_name} interval of "
-                           f"E[M] over the query sample"
-                           + (f" ({st.get('resamples')} resamples, seed {st.get('seed')})" if sampled else "")
-                           + f". rank: by E[M]; rank obl: by the oblivious mean (tie-break "
-                           f"'{escape(str(st.get('tie_break', 'trec_eval')))}'); rank interval: {level:.0%} range "
-                           f"of the rank over {st.get('resamples')} query-bootstrap resamples (seed {st.get('seed')}"
-                           + (f"; each query's tie ordering redrawn from {st['tie_samples']} random tie breakings"
-                              if st.get("tie_samples") else "") + "). "
-                           f"group: randomized Tukey HSD ({st.get('permutations')} permutations, seed "
-                           f"{st.get('seed')}, alpha {c.alpha:g}); systems sharing a letter are not separated. "
-                           + (f"Not separated from the best: {', '.join(escape(b) for b in c.best)}."
-                              if c.best else "") + _inference_note(c)),
-                  caption_justify="left")
-    for name in ("system", "E[M]", "\\[min, max]", "CI", "rank", "rank obl", "rank interval", "group"):
+    board = Table(
+        title=f"leaderboard: {c.measure}, {len(c.queries)} queries",
+        caption=(
+            f"Sorted by E[M], the mean over queries of the expectation over tie orderings; "
+            f"\\[min, max]: pessimal/optimal tie orderings. CI: {level:.0%} {ci_name} interval of "
+            f"E[M] over the query sample"
+            + (f" ({st.get('resamples')} resamples, seed {st.get('seed')})" if sampled else "")
+            + f". rank: by E[M]; rank obl: by the oblivious mean (tie-break "
+            f"'{escape(str(st.get('tie_break', 'trec_eval')))}'); rank interval: {level:.0%} range "
+            f"of the rank over {st.get('resamples')} query-bootstrap resamples (seed {st.get('seed')}"
+            + (
+                f"; each query's tie ordering redrawn from {st['tie_samples']} random tie breakings"
+                if st.get("tie_samples")
+                else ""
+            )
+            + "). "
+            f"group: randomized Tukey HSD ({st.get('permutations')} permutations, seed "
+            f"{st.get('seed')}, alpha {c.alpha:g}); systems sharing a letter are not separated. "
+            + (
+                f"Not separated from the best: {', '.join(escape(b) for b in c.best)}."
+                if c.best
+                else ""
+            )
+            + _inference_note(c)
+        ),
+        caption_justify="left",
+    )
+    for name in (
+        "system",
+        "E[M]",
+        "\\[min, max]",
+        "CI",
+        "rank",
+        "rank obl",
+        "rank interval",
+        "group",
+    ):
         board.add_column(name, justify="left" if name in ("system", "group") else "right")
     for s in c.systems:
         interval = "" if s.rank_low is None else f"{s.rank_low}-{s.rank_high}"
-        board.add_row(escape(s.name), num(s.expected), f"\\[{num(s.min)}, {num(s.max)}]",
-                      f"\\[{num(s.ci_low)}, {num(s.ci_high)}]", str(s.rank),
-                      str(s.rank_oblivious) + (" *" if s.rank_oblivious != s.rank else ""), interval, s.group or "")
+        board.add_row(
+            escape(s.name),
+            num(s.expected),
+            f"\\[{num(s.min)}, {num(s.max)}]",
+            f"\\[{num(s.ci_low)}, {num(s.ci_high)}]",
+            str(s.rank),
+            str(s.rank_oblivious) + (" *" if s.rank_oblivious != s.rank else ""),
+            interval,
+            s.group or "",
+        )
     flips = [p for p in c.pairs if p.order_flip]
     corr = st.get("correction")
-    out = Table(title=f"pairs whose order flips ({len(flips)} of {len(c.pairs)})",
-                caption=("A is above B by E[M] and below it by the oblivious mean (* in rank obl: a rank that "
-                         "differs from the rank by E[M])."
-                         + (f" p adj: adjusted across all {len(c.pairs)} pairs ({_CORRECTION_NAMES.get(corr, corr)})."
-                            if corr else "")), caption_justify="left")
+    out = Table(
+        title=f"pairs whose order flips ({len(flips)} of {len(c.pairs)})",
+        caption=(
+            "A is above B by E[M] and below it by the oblivious mean (* in rank obl: a rank that "
+            "differs from the rank by E[M])."
+            + (
+                f" p adj: adjusted across all {len(c.pairs)} pairs ({_CORRECTION_NAMES.get(corr, corr)})."
+                if corr
+                else ""
+            )
+        ),
+        caption_justify="left",
+    )
     p_name = f"p {'adj ' if corr else ''}({st.get('test', 't')})"
     for name in ("A", "B", "Δ expected", "Δ oblivious", p_name):
         out.add_column(name, justify="left" if name in ("A", "B") else "right")
     for p in flips:
-        out.add_row(escape(p.a), escape(p.b), num(p.diff_expected), num(p.diff_oblivious),
-                    pvalue(p.p_adjusted if corr else p.p))
+        out.add_row(
+            escape(p.a),
+            escape(p.b),
+            num(p.diff_expected),
+            num(p.diff_oblivious),
+            pvalue(p.p_adjusted if corr else p.p),
+        )
     return [board, out]
 
 
 # tierank bands
 
+
 def bands_table(rows: list[dict], paper: Sequence[dict] = ()) -> Table:
     """The table of ``tierank bands``: worst-case change per rho and measure (rows of
     :func:`~tierank.analysis.banding.worst_case_table`), with the paper's value in brackets
     where ``paper`` (rows keyed by ``rho``) has the cell."""
-    t = Table(title="worst-case metric change from rank banding (loss under permutation averaging)",
-              caption="Bands b1 = 1, b(g+1) = ceil(rho b(g)); documents of a band tied. Values in brackets: the "
-                      "paper's Table 2 where it has the cell. AP has no such bound.", caption_justify="left")
+    t = Table(
+        title="worst-case metric change from rank banding (loss under permutation averaging)",
+        caption="Bands b1 = 1, b(g+1) = ceil(rho b(g)); documents of a band tied. Values in brackets: the "
+        "paper's Table 2 where it has the cell. AP has no such bound.",
+        caption_justify="left",
+    )
     cols = list(rows[0])
     for c in cols:
         t.add_column(c, justify="right")
@@ -424,10 +568,13 @@ def bands_table(rows: list[dict], paper: Sequence[dict] = ()) -> Table:
 
 # tierank measures
 
+
 def measures_table(rows) -> Table:
     """The table of ``tierank measures``: (family, parameters, definition) rows of
     :func:`tierank.measures.describe`."""
-    table = Table(title="measures (write them as ir_measures does, e.g. nDCG@10, P(rel=2)@5, RBP(p=0.8))")
+    table = Table(
+        title="measures (write them as ir_measures does, e.g. nDCG@10, P(rel=2)@5, RBP(p=0.8))"
+    )
     for col in ("measure", "parameters", "definition"):
         table.add_column(col)
     for row in rows:
@@ -437,29 +584,74 @@ def measures_table(rows) -> Table:
 
 # tierank rerank
 
+
 def rerank_table(result) -> Table:
     """The table of ``tierank rerank`` (the paper's Table 1), from a :class:`~tierank.hps.protocol` result."""
     st = result.settings
-    t = Table(title=text(f"tierank rerank: {st['model']} on {Path(st['data']).name} ({st['queries']} queries, "
-                         f"{st['candidates']:,} candidates, batch {st['batch_size']}, {st['device']})"),
-              caption="FP32 = M of the fp32 regime; M_obl = tie-oblivious value (tie-break "
-                      f"'{st['tie_break']}'); E[M] = expectation over tie orderings; range = max - min; "
-                      "bias = M_obl - E[M]; tied = share of candidates in tie groups; model s = forward "
-                      "pass; scoring ms = scoring step alone; HPS overhead = extra scoring time over the "
-                      "low-precision twin, relative to the forward pass.", caption_justify="left")
-    for h in ("measure", "regime", "FP32", "M_obl", "E[M]", "range", "bias", "tied %", "groups", "mean", "max",
-              "model s", "score ms", "HPS overhead"):
+    t = Table(
+        title=text(
+            f"tierank rerank: {st['model']} on {Path(st['data']).name} ({st['queries']} queries, "
+            f"{st['candidates']:,} candidates, batch {st['batch_size']}, {st['device']})"
+        ),
+        caption="FP32 = M of the fp32 regime; M_obl = tie-oblivious value (tie-break "
+        f"'{st['tie_break']}'); E[M] = expectation over tie orderings; range = max - min; "
+        "bias = M_obl - E[M]; tied = share of candidates in tie groups; model s = forward "
+        "pass; scoring ms = scoring step alone; HPS overhead = extra scoring time over the "
+        "low-precision twin, relative to the forward pass.",
+        caption_justify="left",
+    )
+    for h in (
+        "measure",
+        "regime",
+        "FP32",
+        "M_obl",
+        "E[M]",
+        "range",
+        "bias",
+        "tied %",
+        "groups",
+        "mean",
+        "max",
+        "model s",
+        "score ms",
+        "HPS overhead",
+    ):
         t.add_column(h, justify="left" if h in ("measure", "regime") else "right")
     prev = None
     for r in result.rows:
         ov = r["hps_overhead"]
-        t.add_row(r["measure"] if r["measure"] != prev else "", r["variant"], value(r["fp32"]), value(r["oblivious"]),
-                  value(r["expected"]), value(r["range"]), value(r["bias"]), f"{100 * r['tied_share']:.1f}",
-                  f"{r['tie_groups']:,}", f"{r['mean_group']:.2f}", f"{r['max_group']:,}", f"{r['model_s']:.2f}",
-                  f"{r['scoring_ms']:.2f}", "-" if ov is None else f"{100 * ov:+.3f}%")
+        t.add_row(
+            r["measure"] if r["measure"] != prev else "",
+            r["variant"],
+            value(r["fp32"]),
+            value(r["oblivious"]),
+            value(r["expected"]),
+            value(r["range"]),
+            value(r["bias"]),
+            f"{100 * r['tied_share']:.1f}",
+            f"{r['tie_groups']:,}",
+            f"{r['mean_group']:.2f}",
+            f"{r['max_group']:,}",
+            f"{r['model_s']:.2f}",
+            f"{r['scoring_ms']:.2f}",
+            "-" if ov is None else f"{100 * ov:+.3f}%",
+        )
         prev = r["measure"]
     return t
 
 
-__all__ = ["text", "distinct_labels", "count", "value", "num", "pvalue", "eval_table", "ties_tables", "sweep_table",
-           "compare_tables", "bands_table", "measures_table", "rerank_table"]
+__all__ = [
+    "text",
+    "distinct_labels",
+    "count",
+    "value",
+    "num",
+    "pvalue",
+    "eval_table",
+    "ties_tables",
+    "sweep_table",
+    "compare_tables",
+    "bands_table",
+    "measures_table",
+    "rerank_table",
+]

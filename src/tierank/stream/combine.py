@@ -26,15 +26,38 @@ def combine_parts(parts: list[EvalResult], measures, settings: dict) -> EvalResu
     stats = {}
     for m in measures:
         ss = [p.stats[m] for p in parts]
-        se = None if all(s.se is None for s in ss) else cat(
-            [s.se if s.se is not None else np.zeros(len(s.expected)) for s in ss])
+        se = (
+            None
+            if all(s.se is None for s in ss)
+            else cat([s.se if s.se is not None else np.zeros(len(s.expected)) for s in ss])
+        )
         labelled = next((s for s in ss if s.method != "exact"), ss[0])  # sampled if any batch is
-        stats[m] = replace(Stats(*(getattr(labelled, f) for f in ("oblivious", "expected", "min", "max", "var")),  # type: ignore[misc]
-                                 method=labelled.method, samples=labelled.samples, seed=labelled.seed), oblivious=cat([s.oblivious for s in ss]), expected=cat([s.expected for s in ss]),
-                           min=cat([s.min for s in ss]), max=cat([s.max for s in ss]), var=cat([s.var for s in ss]),
-                           se=se, sampled=None if labelled.method == "exact" else cat([s.sampled_queries() for s in ss]))
-    bounds = {m: tuple(cat([p.bounds[m][i] for p in parts]) for i in (0, 1)) for m in parts[0].bounds}
+        stats[m] = replace(
+            Stats(
+                *(getattr(labelled, f) for f in ("oblivious", "expected", "min", "max", "var")),  # type: ignore[misc]
+                method=labelled.method,
+                samples=labelled.samples,
+                seed=labelled.seed,
+            ),
+            oblivious=cat([s.oblivious for s in ss]),
+            expected=cat([s.expected for s in ss]),
+            min=cat([s.min for s in ss]),
+            max=cat([s.max for s in ss]),
+            var=cat([s.var for s in ss]),
+            se=se,
+            sampled=None if labelled.method == "exact" else cat([s.sampled_queries() for s in ss]),
+        )
+    bounds = {
+        m: tuple(cat([p.bounds[m][i] for p in parts]) for i in (0, 1)) for m in parts[0].bounds
+    }
     residual = {m: cat([p.residual[m] for p in parts]) for m in parts[0].residual}
     ties = TieSummary.combine(p.ties for p in parts)
-    return EvalResult(measures=list(measures), qids=[qids[i] for i in order], stats=stats, ties=ties,
-                      settings=settings, bounds=bounds, residual=residual)
+    return EvalResult(
+        measures=list(measures),
+        qids=[qids[i] for i in order],
+        stats=stats,
+        ties=ties,
+        settings=settings,
+        bounds=bounds,
+        residual=residual,
+    )

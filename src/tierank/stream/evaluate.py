@@ -60,7 +60,15 @@ from ..settings import EvalSettings
 from .combine import combine_parts
 from .workers import worker_pool
 
-__all__ = ["iter_evaluate", "evaluate_batches", "evaluate_stream", "evaluate_task", "init_worker", "balanced_block_bytes", "CONDENSED_EMPTY"]
+__all__ = [
+    "iter_evaluate",
+    "evaluate_batches",
+    "evaluate_stream",
+    "evaluate_task",
+    "init_worker",
+    "balanced_block_bytes",
+    "CONDENSED_EMPTY",
+]
 
 
 _WORKER: dict = {}
@@ -99,7 +107,9 @@ def evaluate_task(task, ctx: dict | None = None) -> tuple:
         first = 1  # line numbers relative to the range: the caller shifts them (only on an error)
     elif task[0] == "text":
         _, src, block, first = task
-        if first is None:  # the lines are counted here (not where the text is cut): the caller adds them up
+        if (
+            first is None
+        ):  # the lines are counted here (not where the text is cut): the caller adds them up
             lines = line_count(block)
             first = 1
         if blank(block):
@@ -110,7 +120,12 @@ def evaluate_task(task, ctx: dict | None = None) -> tuple:
         except EmptyRun:  # comment lines only: no run lines here
             return [], None, 0, lines
         except TierankInputError as e:
-            return e, query_ids(block), 0, lines  # the queries still tell whether the run is grouped
+            return (
+                e,
+                query_ids(block),
+                0,
+                lines,
+            )  # the queries still tell whether the run is grouped
         del block
     else:
         run = task[1]
@@ -129,7 +144,12 @@ def evaluate_task(task, ctx: dict | None = None) -> tuple:
     except TierankInputError as e:
         return qids, e, len(run), lines  # raised in file order, after the file's bad lines
     if not judged.settings.judged_only:
-        return qids, CONDENSED_EMPTY, len(run), lines  # condensed: such queries drop out, as in memory
+        return (
+            qids,
+            CONDENSED_EMPTY,
+            len(run),
+            lines,
+        )  # condensed: such queries drop out, as in memory
     # trec_eval -J keeps them, with no documents (evaluate() scores them as -c does)
     res = _without_documents(judged, run.source)
     return qids, replace(res, settings=dict(res.settings, empty_batch=True)), len(run), lines
@@ -142,8 +162,13 @@ def _without_documents(evaluator: Evaluator, source: str) -> EvalResult:
     condensed = s.unjudged == "condensed"
     # nothing to condense in an empty run (condense() refuses an empty result)
     plain = {"judged_only": False, "unjudged": "nonrelevant"} if condensed else {}
-    empty = Run(qid=pa.array([], pa.string()), docid=pa.array([], pa.string()), score=np.zeros(0), rank=None,
-                source=source)
+    empty = Run(
+        qid=pa.array([], pa.string()),
+        docid=pa.array([], pa.string()),
+        score=np.zeros(0),
+        rank=None,
+        source=source,
+    )
     res = evaluator.under(complete=True, **plain).evaluate(empty)
     settings = dict(res.settings, complete=s.complete)
     if condensed:
@@ -154,7 +179,9 @@ def _without_documents(evaluator: Evaluator, source: str) -> EvalResult:
 
 
 def _tasks(run_path, block_bytes: int, jobs: int = 1) -> Iterator[tuple]:
-    yield from source_tasks(run_path, block_bytes, jobs)  # split as its source kind says (tierank.io.sources)
+    yield from source_tasks(
+        run_path, block_bytes, jobs
+    )  # split as its source kind says (tierank.io.sources)
 
 
 #: with several workers, a run file is cut into at least this many blocks per worker: few large blocks
@@ -225,10 +252,19 @@ def _in_order(tasks: Iterator[tuple], jobs: int, init: tuple) -> Iterator[tuple]
                 yield fut.result()
 
 
-def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str | Measure] | str, *, jobs: int = 1,
-                  block_bytes: int = BLOCK_BYTES, progress: Callable[[int, int], None] | None = None,
-                  queries_seen: list | None = None, notes: dict | None = None, settings: EvalSettings | None = None,
-                  **options) -> Iterator[EvalResult]:
+def iter_evaluate(
+    qrels,
+    run_path: str | os.PathLike,
+    measures: Iterable[str | Measure] | str,
+    *,
+    jobs: int = 1,
+    block_bytes: int = BLOCK_BYTES,
+    progress: Callable[[int, int], None] | None = None,
+    queries_seen: list | None = None,
+    notes: dict | None = None,
+    settings: EvalSettings | None = None,
+    **options,
+) -> Iterator[EvalResult]:
     """Evaluate the run at ``run_path`` batch by batch: one :class:`EvalResult` per batch of whole
     queries (those judged), in file order, as soon as it is ready.  ``jobs`` worker processes parse
     and evaluate batches in parallel while this process only cuts the text into blocks at query
@@ -247,20 +283,38 @@ def iter_evaluate(qrels, run_path: str | os.PathLike, measures: Iterable[str | M
     run whose first line is in another block are the one thing streaming cannot see)."""
     s = EvalSettings.of(settings, **options)
     if s.complete:
-        raise TierankInputError("iter_evaluate: complete=True needs the whole query set; use evaluate_stream")
-    yield from evaluate_batches(Evaluator(qrels, measures, s), run_path, jobs=jobs, block_bytes=block_bytes,
-                                progress=progress, queries_seen=queries_seen, notes=notes)
+        raise TierankInputError(
+            "iter_evaluate: complete=True needs the whole query set; use evaluate_stream"
+        )
+    yield from evaluate_batches(
+        Evaluator(qrels, measures, s),
+        run_path,
+        jobs=jobs,
+        block_bytes=block_bytes,
+        progress=progress,
+        queries_seen=queries_seen,
+        notes=notes,
+    )
 
 
-def evaluate_batches(evaluator: Evaluator, run_path: str | os.PathLike, *, jobs: int = 1,
-                 block_bytes: int = BLOCK_BYTES, progress: Callable[[int, int], None] | None = None,
-                 queries_seen: list | None = None, notes: dict | None = None) -> Iterator[EvalResult]:
+def evaluate_batches(
+    evaluator: Evaluator,
+    run_path: str | os.PathLike,
+    *,
+    jobs: int = 1,
+    block_bytes: int = BLOCK_BYTES,
+    progress: Callable[[int, int], None] | None = None,
+    queries_seen: list | None = None,
+    notes: dict | None = None,
+) -> Iterator[EvalResult]:
     """:func:`iter_evaluate` with an :class:`tierank.evaluate.Evaluator` built once (its settings without
     ``complete``)."""
     whole = [str(m) for m in evaluator.measures if not m.additive]
     if whole:
-        raise TierankInputError(f"{', '.join(whole)}: the summary over queries is not a sum of per-query terms "
-                                "(it needs every query at once); evaluate it in memory (tierank.evaluate)")
+        raise TierankInputError(
+            f"{', '.join(whole)}: the summary over queries is not a sum of per-query terms "
+            "(it needs every query at once); evaluate it in memory (tierank.evaluate)"
+        )
     src = str(run_path)
     check = GroupCheck(src, queries_seen)
     # after a refusal the rest of the file is only parsed, for its problems: the in-memory reader
@@ -315,17 +369,29 @@ def evaluate_batches(evaluator: Evaluator, run_path: str | os.PathLike, *, jobs:
                 notes["condensed_empty"] = True
         elif res is not None:
             yield res
-    if problems:  # the in-memory reader's problems (a run not grouped also says so: it cannot be streamed)
-        raise TierankInputError(problems.error().problems + [p for e in ungrouped for p in e.problems])
+    if (
+        problems
+    ):  # the in-memory reader's problems (a run not grouped also says so: it cannot be streamed)
+        raise TierankInputError(
+            problems.error().problems + [p for e in ungrouped for p in e.problems]
+        )
     if evaluation or ungrouped:
         raise (evaluation or ungrouped)[0]
     if not any_rows:
         raise EmptyRun([Problem(src, None, EMPTY_RUN)])
 
 
-def evaluate_stream(qrels, run_path: str | os.PathLike, measures: Iterable[str | Measure] | str, *, jobs: int = 1,
-                    block_bytes: int = BLOCK_BYTES, progress: Callable[[int, int], None] | None = None,
-                    settings: EvalSettings | None = None, **options) -> EvalResult:
+def evaluate_stream(
+    qrels,
+    run_path: str | os.PathLike,
+    measures: Iterable[str | Measure] | str,
+    *,
+    jobs: int = 1,
+    block_bytes: int = BLOCK_BYTES,
+    progress: Callable[[int, int], None] | None = None,
+    settings: EvalSettings | None = None,
+    **options,
+) -> EvalResult:
     """:func:`tierank.evaluate` on a run of any size, read in query-aligned batches.
 
     Equal, bit for bit, to ``tierank.evaluate(qrels, run_path, measures, settings, **options)``; memory is
@@ -345,7 +411,11 @@ def evaluate_stream(qrels, run_path: str | os.PathLike, measures: Iterable[str |
     ev = Evaluator(qrels, measures, EvalSettings.of(s, complete=False) if complete else s)
     q = ev.qrels
     notes: dict = {}
-    parts = list(evaluate_batches(ev, run_path, jobs=jobs, block_bytes=block_bytes, progress=progress, notes=notes))
+    parts = list(
+        evaluate_batches(
+            ev, run_path, jobs=jobs, block_bytes=block_bytes, progress=progress, notes=notes
+        )
+    )
     evaluated = [p for p in parts if not p.settings.get("empty_batch")]
     if not evaluated and not s.judged_only and (notes.get("condensed_empty") or parts):
         # no document of the run is judged: refused under --condensed, -c or not, as in memory (under
@@ -356,11 +426,16 @@ def evaluate_stream(qrels, run_path: str | os.PathLike, measures: Iterable[str |
         have = {x for p in parts for x in p.qids}
         missing = sorted(set(ac.unique(q.qid).to_pylist()) - have)
         if missing:
-            parts.append(_without_documents(ev.judging(pa.array(missing, pa.string())).under(complete=True),
-                                            str(run_path)))
+            parts.append(
+                _without_documents(
+                    ev.judging(pa.array(missing, pa.string())).under(complete=True), str(run_path)
+                )
+            )
     if not parts:
-        raise NothingToEvaluate(f"no query of {run_path} is judged in {q.source}: nothing to evaluate "
-                                "(query ids must match exactly)")
+        raise NothingToEvaluate(
+            f"no query of {run_path} is judged in {q.source}: nothing to evaluate "
+            "(query ids must match exactly)"
+        )
     first = (evaluated or parts)[0]
     record = dict(first.settings, run=str(run_path), complete=complete, streamed=True)
     record.pop("empty_batch", None)

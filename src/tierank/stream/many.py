@@ -23,9 +23,16 @@ def _evaluate_named(args) -> tuple[str, EvalResult]:
     return name, evaluator.evaluate(run)
 
 
-def evaluate_many(qrels, runs, measures: Measures | None = None, *, jobs: int = 1,
-                  progress: Callable[[str], None] | None = None, settings: EvalSettings | None = None,
-                  **options) -> dict[str, EvalResult]:
+def evaluate_many(
+    qrels,
+    runs,
+    measures: Measures | None = None,
+    *,
+    jobs: int = 1,
+    progress: Callable[[str], None] | None = None,
+    settings: EvalSettings | None = None,
+    **options,
+) -> dict[str, EvalResult]:
     """Evaluate many runs against one qrels, read once: ``{run name: EvalResult}`` in the order given.
 
     ``runs`` is a list of paths (named by file name) or a dict ``{name: run}`` of any input
@@ -45,14 +52,18 @@ def evaluate_many(qrels, runs, measures: Measures | None = None, *, jobs: int = 
         raise TierankInputError("no run given")
     if isinstance(qrels, Evaluator):
         if measures is not None or settings is not None or options:
-            raise TierankInputError("evaluate_many: an Evaluator already holds its measures and settings")
+            raise TierankInputError(
+                "evaluate_many: an Evaluator already holds its measures and settings"
+            )
         evaluator = qrels
     else:
         if measures is None:
             raise TierankInputError("no measure given")
         evaluator = Evaluator(qrels, measures, EvalSettings.of(settings, **options), stacklevel=3)
-    jobs_args = [(name, evaluator, r if not isinstance(r, (str, os.PathLike)) else str(r))
-                 for name, r in named.items()]
+    jobs_args = [
+        (name, evaluator, r if not isinstance(r, (str, os.PathLike)) else str(r))
+        for name, r in named.items()
+    ]
     done: dict[str, EvalResult] = {}
 
     def finished(name: str, res: EvalResult) -> None:

@@ -19,7 +19,9 @@ __all__ = ["worker_pool", "die_with_parent", "WATCH_SECONDS"]
 
 
 @contextmanager
-def worker_pool(jobs: int, initializer: Callable | None = None, initargs: tuple = ()) -> Iterator[ProcessPoolExecutor]:
+def worker_pool(
+    jobs: int, initializer: Callable | None = None, initargs: tuple = ()
+) -> Iterator[ProcessPoolExecutor]:
     """A :class:`ProcessPoolExecutor` of ``jobs`` workers that never outlive this process.
 
     * Each worker dies with its parent: on Linux the kernel sends it SIGKILL when the parent dies
@@ -38,8 +40,12 @@ def worker_pool(jobs: int, initializer: Callable | None = None, initargs: tuple 
     # the pid a worker's parent must have: this process, except under the forkserver (its parent
     # is the server, which exits when this process does)
     parent = os.getpid() if ctx.get_start_method() != "forkserver" else None
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_start_worker,
-                               initargs=(parent, initializer, initargs))
+    pool = ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=ctx,
+        initializer=_start_worker,
+        initargs=(parent, initializer, initargs),
+    )
     try:
         yield pool
     except BaseException:

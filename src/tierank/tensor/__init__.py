@@ -42,8 +42,16 @@ from ..measures.base import Measure
 from ..measures.names import plan as measure_plan
 from . import kernels as K
 
-__all__ = ["evaluate", "TensorStats", "TensorResult", "FAMILIES", "TIE_BREAKS", "DEFAULT_CHUNK_CELLS", "group_flat",
-           "check_measures"]
+__all__ = [
+    "evaluate",
+    "TensorStats",
+    "TensorResult",
+    "FAMILIES",
+    "TIE_BREAKS",
+    "DEFAULT_CHUNK_CELLS",
+    "group_flat",
+    "check_measures",
+]
 
 #: measure families with a tensor kernel (every parameter except those :func:`evaluate` refuses)
 FAMILIES = ("nDCG", "P", "R", "R_cap", "F1", "Hits", "RBP", "RR", "Success", "AP")
@@ -89,8 +97,18 @@ class TensorStats:
         n = int(self.expected.shape[0])
         if n == 0:
             nan = float("nan")
-            return {"oblivious": nan, "expected": nan, "min": nan, "max": nan, "std": nan, "range": nan}
-        out = {name: float(xp.mean(getattr(self, name))) for name in ("oblivious", "expected", "min", "max")}
+            return {
+                "oblivious": nan,
+                "expected": nan,
+                "min": nan,
+                "max": nan,
+                "std": nan,
+                "range": nan,
+            }
+        out = {
+            name: float(xp.mean(getattr(self, name)))
+            for name in ("oblivious", "expected", "min", "max")
+        }
         out["std"] = math.sqrt(float(xp.sum(self.var))) / n
         out["range"] = out["max"] - out["min"]
         return out
@@ -109,7 +127,9 @@ class TensorResult(Mapping[str, TensorStats]):
     def __getitem__(self, key: str | Measure) -> TensorStats:
         if isinstance(key, str) and key in self._stats:
             return self._stats[key]
-        names = [str(m) for m in measure_plan([key]).measures]  # another spelling of an asked measure
+        names = [
+            str(m) for m in measure_plan([key]).measures
+        ]  # another spelling of an asked measure
         if len(names) != 1 or names[0] not in self._stats:
             raise KeyError(key)
         return self._stats[names[0]]
@@ -153,16 +173,24 @@ def check_measures(measures, rel: int, n_relevant_given: bool) -> list[Measure]:
         raise TierankInputError("no measure given")
     for m in parsed:
         if m.family not in FAMILIES:
-            raise TierankInputError(f"measure {str(m)!r}: no tensor kernel for {m.family}; "
-                                    f"tierank.tensor evaluates {', '.join(FAMILIES)} (tierank.evaluate has the rest)")
+            raise TierankInputError(
+                f"measure {str(m)!r}: no tensor kernel for {m.family}; "
+                f"tierank.tensor evaluates {', '.join(FAMILIES)} (tierank.evaluate has the rest)"
+            )
         params = dict(m.params)
         if m.family == "nDCG" and params.get("judged_only"):
-            raise TierankInputError(f"measure {str(m)!r}: judged_only does not apply: every candidate has a label")
+            raise TierankInputError(
+                f"measure {str(m)!r}: judged_only does not apply: every candidate has a label"
+            )
         if m.family == "RBP" and params.get("gain") == "trec_eval":
-            raise TierankInputError(f"measure {str(m)!r}: gain='trec_eval' has no tensor kernel (gain='binary' has)")
+            raise TierankInputError(
+                f"measure {str(m)!r}: gain='trec_eval' has no tensor kernel (gain='binary' has)"
+            )
         if n_relevant_given and m.family in NEEDS_N_PLUS and m.level is not None and m.level != rel:
-            raise TierankInputError(f"measure {str(m)!r}: n_relevant counts relevant documents at rel={rel}, "
-                                    f"not at the measure's rel={m.level}")
+            raise TierankInputError(
+                f"measure {str(m)!r}: n_relevant counts relevant documents at rel={rel}, "
+                f"not at the measure's rel={m.level}"
+            )
     return parsed
 
 
@@ -176,13 +204,19 @@ def group_flat(preds, target, indexes):
     target = xp.reshape(target, (-1,))
     indexes = xp.reshape(indexes, (-1,))
     if not (preds.shape[0] == target.shape[0] == indexes.shape[0]):
-        raise TierankInputError(f"preds, target and indexes must have the same number of entries, got "
-                                f"{preds.shape[0]}, {target.shape[0]} and {indexes.shape[0]}")
+        raise TierankInputError(
+            f"preds, target and indexes must have the same number of entries, got "
+            f"{preds.shape[0]}, {target.shape[0]} and {indexes.shape[0]}"
+        )
     n = int(preds.shape[0])
     if n == 0:
         empty = xp.zeros((0, 0), dtype=preds.dtype, device=dev)
-        return empty, xp.zeros((0, 0), dtype=target.dtype, device=dev), \
-            xp.zeros((0, 0), dtype=xp.bool, device=dev), xp.zeros((0,), dtype=indexes.dtype, device=dev)
+        return (
+            empty,
+            xp.zeros((0, 0), dtype=target.dtype, device=dev),
+            xp.zeros((0, 0), dtype=xp.bool, device=dev),
+            xp.zeros((0,), dtype=indexes.dtype, device=dev),
+        )
     order = xp.argsort(indexes, stable=True)
     idx = xp.take(indexes, order)
     new = xp.concat([xp.ones((1,), dtype=xp.bool, device=dev), idx[1:] != idx[:-1]])
@@ -221,9 +255,19 @@ def _compute_dtype(xp, scores, dtype):
     return xp.float32 if xp.isdtype(scores.dtype, "real floating") else xp.float64
 
 
-def evaluate(scores, labels, measures: Iterable[str | Measure] | str | Measure, mask=None, *,
-             indexes=None, rel: int = 1, n_relevant=None, tie_break: str = "input", dtype=None,
-             chunk_cells: int = DEFAULT_CHUNK_CELLS) -> TensorResult:
+def evaluate(
+    scores,
+    labels,
+    measures: Iterable[str | Measure] | str | Measure,
+    mask=None,
+    *,
+    indexes=None,
+    rel: int = 1,
+    n_relevant=None,
+    tie_break: str = "input",
+    dtype=None,
+    chunk_cells: int = DEFAULT_CHUNK_CELLS,
+) -> TensorResult:
     """Tie-aware evaluation of score tensors: per query, the oblivious value under ``tie_break`` and
     the exact expected value, min, max and std over all orderings of tied candidates.
 
@@ -264,7 +308,9 @@ def evaluate(scores, labels, measures: Iterable[str | Measure] | str | Measure, 
         shape ``[queries]``; ``result.tied_share``; ``result.scalars()`` for a logger.
     """
     if tie_break not in TIE_BREAKS:
-        raise TierankInputError(f"unknown tie_break {tie_break!r}; accepted: {', '.join(TIE_BREAKS)}")
+        raise TierankInputError(
+            f"unknown tie_break {tie_break!r}; accepted: {', '.join(TIE_BREAKS)}"
+        )
     if isinstance(rel, bool) or not isinstance(rel, int):
         raise TierankInputError(f"rel must be an integer, got {rel!r}")
     if isinstance(chunk_cells, bool) or not isinstance(chunk_cells, int) or chunk_cells < 1:
@@ -274,19 +320,29 @@ def evaluate(scores, labels, measures: Iterable[str | Measure] | str | Measure, 
     queries = None
     if indexes is not None:
         if mask is not None:
-            raise TierankInputError("mask applies to padded [queries, candidates] input, not with indexes")
-        scores, labels, mask, queries = group_flat(xp.asarray(scores), xp.asarray(labels), xp.asarray(indexes))
+            raise TierankInputError(
+                "mask applies to padded [queries, candidates] input, not with indexes"
+            )
+        scores, labels, mask, queries = group_flat(
+            xp.asarray(scores), xp.asarray(labels), xp.asarray(indexes)
+        )
     if len(scores.shape) != 2:
-        raise TierankInputError(f"scores must be [queries, candidates] (or flat with indexes), got shape "
-                                f"{tuple(scores.shape)}")
+        raise TierankInputError(
+            f"scores must be [queries, candidates] (or flat with indexes), got shape "
+            f"{tuple(scores.shape)}"
+        )
     if tuple(labels.shape) != tuple(scores.shape):
-        raise TierankInputError(f"labels must have the shape of scores {tuple(scores.shape)}, got {tuple(labels.shape)}")
+        raise TierankInputError(
+            f"labels must have the shape of scores {tuple(scores.shape)}, got {tuple(labels.shape)}"
+        )
     dev = _device(scores)
     B, C = (int(d) for d in scores.shape)
     if mask is None:
         mask = xp.ones((B, C), dtype=xp.bool, device=dev)
     elif tuple(mask.shape) != (B, C) or mask.dtype != xp.bool:
-        raise TierankInputError(f"mask must be a boolean array of shape {(B, C)}, got {mask.dtype} {tuple(mask.shape)}")
+        raise TierankInputError(
+            f"mask must be a boolean array of shape {(B, C)}, got {mask.dtype} {tuple(mask.shape)}"
+        )
     if C == 0:  # no candidate slot at all: one padded slot (every measure is then 0)
         scores = xp.zeros((B, 1), dtype=scores.dtype, device=dev)
         labels = xp.zeros((B, 1), dtype=labels.dtype, device=dev)
@@ -297,17 +353,23 @@ def evaluate(scores, labels, measures: Iterable[str | Measure] | str | Measure, 
         raise TierankInputError(f"scores must be real numbers, got {scores.dtype}")
     cdt = _compute_dtype(xp, scores, dtype)
     if xp.isdtype(scores.dtype, "real floating") and bool(xp.any(mask & xp.isnan(scores))):
-        raise TierankInputError("scores: NaN for a valid candidate (mask it out or give it a score)")
+        raise TierankInputError(
+            "scores: NaN for a valid candidate (mask it out or give it a score)"
+        )
     if xp.isdtype(labels.dtype, "real floating") and bool(xp.any(mask & xp.isnan(labels))):
         raise TierankInputError("labels: NaN for a valid candidate")
     if n_relevant is not None:
         n_relevant = xp.astype(xp.asarray(n_relevant, device=dev), cdt)
         if tuple(n_relevant.shape) != (B,):
-            raise TierankInputError(f"n_relevant must have one entry per query ({B}), got shape {tuple(n_relevant.shape)}")
+            raise TierankInputError(
+                f"n_relevant must have one entry per query ({B}), got shape {tuple(n_relevant.shape)}"
+            )
         present = xp.sum(xp.astype(mask & (labels >= rel), cdt), axis=1)
         if bool(xp.any(n_relevant < present)) or bool(xp.any(n_relevant != xp.round(n_relevant))):
-            raise TierankInputError(f"n_relevant must be a whole number of at least the relevant candidates "
-                                    f"(label >= {rel}) of each query")
+            raise TierankInputError(
+                f"n_relevant must be a whole number of at least the relevant candidates "
+                f"(label >= {rel}) of each query"
+            )
 
     names = [str(m) for m in parsed]
     parts: dict[str, list[list[Any]]] = {name: [[] for _ in range(5)] for name in names}
@@ -315,8 +377,16 @@ def evaluate(scores, labels, measures: Iterable[str | Measure] | str | Measure, 
     step = max(1, chunk_cells // max(C, 1))
     for lo in range(0, B, step):
         hi = min(B, lo + step)
-        L = K.layout(xp, scores[lo:hi, ...], labels[lo:hi, ...], mask[lo:hi, ...], dtype=cdt, tie_break=tie_break,
-                     rel_level=rel, n_relevant=None if n_relevant is None else n_relevant[lo:hi])
+        L = K.layout(
+            xp,
+            scores[lo:hi, ...],
+            labels[lo:hi, ...],
+            mask[lo:hi, ...],
+            dtype=cdt,
+            tie_break=tie_break,
+            rel_level=rel,
+            n_relevant=None if n_relevant is None else n_relevant[lo:hi],
+        )
         tied.append(L.tied_share())
         for m, name in zip(parsed, names):
             raw = _stats(L, m, rel)
@@ -330,7 +400,9 @@ def evaluate(scores, labels, measures: Iterable[str | Measure] | str | Measure, 
     for name in names:
         obl, e, lo_, hi_, var = (cat(c) for c in parts[name])
         var = xp.clip(var, 0.0, None)
-        e = xp.where((var == 0.0) & (lo_ == hi_), lo_, e)  # a value no ordering changes is that value
+        e = xp.where(
+            (var == 0.0) & (lo_ == hi_), lo_, e
+        )  # a value no ordering changes is that value
         if tie_break == "worst":
             obl = lo_
         elif tie_break == "best":
@@ -361,10 +433,15 @@ def _idcg(L: K.Layout, m: Measure, k: float, rel: int):
         extra = L.n_relevant - present
         width = int(min(float(xp.max(extra)) if B else 0.0, k if math.isfinite(k) else math.inf))
         if width > 0:
-            cols = xp.astype(xp.reshape(xp.arange(width, device=_device(gain)), (1, width)), L.dtype)
+            cols = xp.astype(
+                xp.reshape(xp.arange(width, device=_device(gain)), (1, width)), L.dtype
+            )
             g_rel = _gain(xp, xp.full((1, 1), float(rel), dtype=L.dtype, device=_device(gain)), m)
-            block = xp.where(cols < extra[:, None], xp.broadcast_to(g_rel, (B, width)), xp.zeros((B, width), dtype=L.dtype,
-                                                                                          device=_device(gain)))
+            block = xp.where(
+                cols < extra[:, None],
+                xp.broadcast_to(g_rel, (B, width)),
+                xp.zeros((B, width), dtype=L.dtype, device=_device(gain)),
+            )
             gain = xp.concat([gain, block], axis=1)
     ideal = xp.sort(gain, axis=1, descending=True)
     n = int(ideal.shape[1])
@@ -398,7 +475,9 @@ def _stats(L: K.Layout, m: Measure, rel: int) -> K.RawStats:
     opt, pess = L.arranged(rel_v, r, "optimistic"), L.arranged(rel_v, r, "pessimistic")
     if fam == "RBP":
         p = float(m.param("p"))
-        w = xp.where(incut, (1.0 - p) * xp.pow(xp.asarray(p, dtype=L.dtype, device=_device(jf)), jf), zero)
+        w = xp.where(
+            incut, (1.0 - p) * xp.pow(xp.asarray(p, dtype=L.dtype, device=_device(jf)), jf), zero
+        )
         return K.linear_stats(L, w, rel_v, opt, pess, None, r, ss)
     w = xp.where(incut, xp.full_like(jf, 2.0 if fam == "F1" else 1.0), zero)
     den: Any

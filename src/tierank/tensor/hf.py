@@ -35,9 +35,17 @@ from . import check_measures, evaluate
 __all__ = ["compute_metrics"]
 
 
-def compute_metrics(measures: Iterable[str | Measure] | str, *, group_size: int | None = None, groups=None,
-                    rel: int = 1, tie_break: str = "input", score_column: int = -1, ignore_index: int = -100,
-                    prefix: str = "") -> Callable[[Any], dict[str, float]]:
+def compute_metrics(
+    measures: Iterable[str | Measure] | str,
+    *,
+    group_size: int | None = None,
+    groups=None,
+    rel: int = 1,
+    tie_break: str = "input",
+    score_column: int = -1,
+    ignore_index: int = -100,
+    prefix: str = "",
+) -> Callable[[Any], dict[str, float]]:
     """The ``compute_metrics`` function of a ``Trainer`` evaluating a reranker.
 
     ``group_size``: candidates per query, consecutive in the evaluation set; ``groups``: instead, the
@@ -47,7 +55,9 @@ def compute_metrics(measures: Iterable[str | Measure] | str, *, group_size: int 
     ``tie_break``: as :func:`tierank.tensor.evaluate`.
     """
     parsed = check_measures(measures, rel, False)
-    if group_size is not None and (isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 1):
+    if group_size is not None and (
+        isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 1
+    ):
         raise TierankInputError(f"group_size must be a positive integer, got {group_size!r}")
     if group_size is not None and groups is not None:
         raise TierankInputError("give group_size or groups, not both")
@@ -57,12 +67,18 @@ def compute_metrics(measures: Iterable[str | Measure] | str, *, group_size: int 
         preds = eval_pred.predictions
         if isinstance(preds, (tuple, list)):
             preds = preds[0]
-        preds = np.asarray(preds, dtype=np.float64) if np.asarray(preds).dtype.kind not in "f" else np.asarray(preds)
+        preds = (
+            np.asarray(preds, dtype=np.float64)
+            if np.asarray(preds).dtype.kind not in "f"
+            else np.asarray(preds)
+        )
         labels = np.asarray(eval_pred.label_ids)
         if group_size is None and groups_arr is None:
             if preds.ndim != 2 or preds.shape != labels.shape:
-                raise TierankInputError(f"predictions {preds.shape} and labels {labels.shape}: without group_size "
-                                        "or groups both must be [queries, candidates]")
+                raise TierankInputError(
+                    f"predictions {preds.shape} and labels {labels.shape}: without group_size "
+                    "or groups both must be [queries, candidates]"
+                )
             scores = preds
         else:
             if preds.ndim == 2:
@@ -74,14 +90,27 @@ def compute_metrics(measures: Iterable[str | Measure] | str, *, group_size: int 
         labels = np.where(mask, labels, 0)
         if groups_arr is not None:
             if groups_arr.shape != scores.shape:
-                raise TierankInputError(f"groups has {groups_arr.shape[0]} entries for {scores.shape[0]} predictions")
+                raise TierankInputError(
+                    f"groups has {groups_arr.shape[0]} entries for {scores.shape[0]} predictions"
+                )
             keep = mask
-            res = evaluate(scores[keep], labels[keep], parsed, indexes=groups_arr[keep], rel=rel, tie_break=tie_break)
+            res = evaluate(
+                scores[keep],
+                labels[keep],
+                parsed,
+                indexes=groups_arr[keep],
+                rel=rel,
+                tie_break=tie_break,
+            )
             return res.scalars(prefix)
         if group_size is not None:
             if scores.shape[0] % group_size:
-                raise TierankInputError(f"{scores.shape[0]} predictions are not groups of {group_size} candidates")
+                raise TierankInputError(
+                    f"{scores.shape[0]} predictions are not groups of {group_size} candidates"
+                )
             scores, labels, mask = (x.reshape(-1, group_size) for x in (scores, labels, mask))
-        return evaluate(scores, labels, parsed, mask=mask, rel=rel, tie_break=tie_break).scalars(prefix)
+        return evaluate(scores, labels, parsed, mask=mask, rel=rel, tie_break=tie_break).scalars(
+            prefix
+        )
 
     return fn

@@ -26,7 +26,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Layout", "layout", "linear_stats", "first_relevant_stats", "ap_stats", "central_moments", "RawStats"]
+__all__ = [
+    "Layout",
+    "layout",
+    "linear_stats",
+    "first_relevant_stats",
+    "ap_stats",
+    "central_moments",
+    "RawStats",
+]
 
 
 @dataclass
@@ -46,15 +54,15 @@ class Layout:
     unless said otherwise, in sorted order)."""
 
     xp: Any
-    dtype: Any          # the compute dtype (a real floating dtype of ``xp``)
-    valid: Any          # bool
-    label: Any          # labels in the compute dtype, 0 where invalid
-    start: Any          # int64: first position of the position's tie group
-    end: Any            # int64: one past the group's last position
-    j: Any              # int64 [1, C]: the position
-    first: Any          # bool: the position starts its group
-    size: Any           # compute dtype: group size m
-    offset: Any         # compute dtype: t = j - start
+    dtype: Any  # the compute dtype (a real floating dtype of ``xp``)
+    valid: Any  # bool
+    label: Any  # labels in the compute dtype, 0 where invalid
+    start: Any  # int64: first position of the position's tie group
+    end: Any  # int64: one past the group's last position
+    j: Any  # int64 [1, C]: the position
+    first: Any  # bool: the position starts its group
+    size: Any  # compute dtype: group size m
+    offset: Any  # compute dtype: t = j - start
     rel_level: int
     n_relevant: Any = None  # [B] given N+ at ``rel_level`` (None: counted from the labels)
     cache: dict = field(default_factory=dict)
@@ -86,7 +94,9 @@ class Layout:
     @property
     def zero(self):
         if "zero" not in self.cache:
-            self.cache["zero"] = self.xp.zeros(self.shape, dtype=self.dtype, device=_device(self.valid))
+            self.cache["zero"] = self.xp.zeros(
+                self.shape, dtype=self.dtype, device=_device(self.valid)
+            )
         return self.cache["zero"]
 
     def f(self, x):
@@ -152,7 +162,9 @@ def ratio(xp, num, den):
     return xp.where(pos, num / xp.where(pos, den, xp.ones_like(den)), xp.zeros_like(num))
 
 
-def layout(xp, scores, labels, valid, *, dtype, tie_break: str, rel_level: int, n_relevant=None) -> Layout:
+def layout(
+    xp, scores, labels, valid, *, dtype, tie_break: str, rel_level: int, n_relevant=None
+) -> Layout:
     """Sort every row by score (valid candidates first), find the tie groups; ``tie_break``
     ``input`` keeps the input order inside ties, ``reverse`` reverses it."""
     B, C = scores.shape
@@ -181,9 +193,20 @@ def layout(xp, scores, labels, valid, *, dtype, tie_break: str, rel_level: int, 
     start = xp.reshape(xp.searchsorted(flat, flat, side="left"), (B, C)) - rows
     end = xp.reshape(xp.searchsorted(flat, flat, side="right"), (B, C)) - rows
     j = xp.reshape(xp.arange(C, dtype=xp.int64, device=dev), (1, C))
-    return Layout(xp=xp, dtype=dtype, valid=vs, label=ls, start=start, end=end, j=j, first=new,
-                  size=xp.astype(end - start, dtype), offset=xp.astype(j - start, dtype),
-                  rel_level=rel_level, n_relevant=n_relevant)
+    return Layout(
+        xp=xp,
+        dtype=dtype,
+        valid=vs,
+        label=ls,
+        start=start,
+        end=end,
+        j=j,
+        first=new,
+        size=xp.astype(end - start, dtype),
+        offset=xp.astype(j - start, dtype),
+        rel_level=rel_level,
+        n_relevant=n_relevant,
+    )
 
 
 def central_moments(xp, r, m) -> dict[str, Any]:
@@ -191,10 +214,40 @@ def central_moments(xp, r, m) -> dict[str, Any]:
     s = m - r
     rs = r * s
     m1, m2, m3 = m - 1.0, m - 2.0, m - 3.0
-    p22 = (r**3 * s - r**3 + 2 * r**2 * s**2 - r**2 * s + r**2 + r * s**3 - r * s**2 - 2 * r * s - s**3 + s**2)
-    p211 = (r**3 * s - 2 * r**3 + 2 * r**2 * s**2 + 2 * r**2 + r * s**3 - 4 * r * s - 2 * s**3 + 2 * s**2)
-    p1111 = (r**3 * s - 3 * r**3 + 2 * r**2 * s**2 + r**2 * s + 3 * r**2 + r * s**3 + r * s**2 - 6 * r * s
-             - 3 * s**3 + 3 * s**2)
+    p22 = (
+        r**3 * s
+        - r**3
+        + 2 * r**2 * s**2
+        - r**2 * s
+        + r**2
+        + r * s**3
+        - r * s**2
+        - 2 * r * s
+        - s**3
+        + s**2
+    )
+    p211 = (
+        r**3 * s
+        - 2 * r**3
+        + 2 * r**2 * s**2
+        + 2 * r**2
+        + r * s**3
+        - 4 * r * s
+        - 2 * s**3
+        + 2 * s**2
+    )
+    p1111 = (
+        r**3 * s
+        - 3 * r**3
+        + 2 * r**2 * s**2
+        + r**2 * s
+        + 3 * r**2
+        + r * s**3
+        + r * s**2
+        - 6 * r * s
+        - 3 * s**3
+        + 3 * s**2
+    )
     m4 = m**4
     one = xp.ones_like(m)
     zero = xp.zeros_like(m)
@@ -238,9 +291,12 @@ def linear_stats(L: Layout, w, obl, opt, pess, den, s1, ss_a) -> RawStats:
     def scale(x, power=1):
         if den is None:
             return x
-        d = den if not isinstance(den, (int, float)) else xp.full(x.shape, float(den), dtype=L.dtype,
-                                                                      device=_device(x))
-        return ratio(xp, x, d ** power if power != 1 else d)
+        d = (
+            den
+            if not isinstance(den, (int, float))
+            else xp.full(x.shape, float(den), dtype=L.dtype, device=_device(x))
+        )
+        return ratio(xp, x, d**power if power != 1 else d)
 
     sw = L.group_sum(w)
     expected = scale(L.over_groups(s1 * sw / L.size))
@@ -248,7 +304,9 @@ def linear_stats(L: Layout, w, obl, opt, pess, den, s1, ss_a) -> RawStats:
     dev = w - sw / L.size
     ss_w = L.group_sum(dev * dev)
     vary = ss_a > 0
-    vg = xp.where(vary, ss_a * ss_w / xp.where(vary, L.size - 1.0, xp.ones_like(L.size)), xp.zeros_like(ss_a))
+    vg = xp.where(
+        vary, ss_a * ss_w / xp.where(vary, L.size - 1.0, xp.ones_like(L.size)), xp.zeros_like(ss_a)
+    )
     var = scale(L.over_groups(vg), power=2)
     values = [scale(L.row_sum(w * a)) for a in (obl, pess, opt)]
     return RawStats(values[0], expected, values[1], values[2], var)
@@ -256,7 +314,9 @@ def linear_stats(L: Layout, w, obl, opt, pess, den, s1, ss_a) -> RawStats:
 
 def log_factorials(xp, n: int, dtype, device):
     """``lf[i] = log(i!)``, i = 0..n (:func:`tierank.measures.kernels.log_factorials`)."""
-    return xp.cumulative_sum(xp.log(xp.arange(1, n + 1, dtype=dtype, device=device)), include_initial=True)
+    return xp.cumulative_sum(
+        xp.log(xp.arange(1, n + 1, dtype=dtype, device=device)), include_initial=True
+    )
 
 
 def first_relevant_stats(L: Layout, family: str, k: float, level: int) -> RawStats:
@@ -268,7 +328,9 @@ def first_relevant_stats(L: Layout, family: str, k: float, level: int) -> RawSta
     rel = L.relevant(level)
     r_pos, _, _ = L.counts(level)
     anyrel = xp.max(rel, axis=1) > 0
-    j0 = xp.reshape(xp.argmax(rel, axis=1), (B, 1))  # first relevant position (argmax: first maximum)
+    j0 = xp.reshape(
+        xp.argmax(rel, axis=1), (B, 1)
+    )  # first relevant position (argmax: first maximum)
     c = xp.reshape(L.gather(L.f(L.start), j0), (B,))
     m = xp.reshape(L.gather(L.size, j0), (B,))
     r = xp.reshape(L.gather(r_pos, j0), (B,))
@@ -295,7 +357,9 @@ def first_relevant_stats(L: Layout, family: str, k: float, level: int) -> RawSta
         u = xp.minimum(m - r, kk - c - 1.0)
         mm, rr, cc, uu = (xp.reshape(x, (B, 1)) for x in (m, r, c, u))
         inside = anyrel[:, None] & (t <= uu)
-        logp = (lfac(mm - t - 1.0) - lfac(rr - 1.0) - lfac(mm - t - rr)) - (lfac(mm) - lfac(rr) - lfac(mm - rr))
+        logp = (lfac(mm - t - 1.0) - lfac(rr - 1.0) - lfac(mm - t - rr)) - (
+            lfac(mm) - lfac(rr) - lfac(mm - rr)
+        )
         p = xp.where(inside, xp.exp(logp), xp.zeros_like(logp))
         inv = 1.0 / (cc + t + 1.0)
         eq = xp.sum(p * inv, axis=1)
@@ -310,7 +374,9 @@ def first_relevant_stats(L: Layout, family: str, k: float, level: int) -> RawSta
     s = xp.clip(xp.minimum(m, kk - c), 0.0, None)
     none_ok = s <= m - r
     ss = xp.where(none_ok, s, zero)
-    p_none = xp.exp(lfac(m - r) - lfac(xp.where(none_ok, m - r - ss, zero)) - lfac(m) + lfac(m - ss))
+    p_none = xp.exp(
+        lfac(m - r) - lfac(xp.where(none_ok, m - r - ss, zero)) - lfac(m) + lfac(m - ss)
+    )
     p_none = xp.where(s <= 0, xp.ones_like(zero), xp.where(none_ok, p_none, zero))
     e = xp.where(anyrel, 1.0 - p_none, zero)
     var = xp.where(anyrel, (1.0 - p_none) * p_none, zero)
@@ -351,10 +417,14 @@ def ap_stats(L: Layout, k: float, level: int) -> RawStats:
     dD = D - L.group_sum(D) / m
     cm = central_moments(xp, r, m)
     mixed = (r > 0) & (r < m)
-    var_l = xp.where(mixed, r * (m - r) / xp.where(mixed, m * (m - 1.0), one), zero) * L.group_sum(du * du)
+    var_l = xp.where(mixed, r * (m - r) / xp.where(mixed, m * (m - 1.0), one), zero) * L.group_sum(
+        du * du
+    )
     cov = cm["c3"] * L.group_sum(du * dD)
     var_q = cm["c22"] * S2 + cm["c211"] * shared + cm["c1111"] * disjoint
     vg = xp.where(mixed, var_l + 2.0 * cov + var_q, zero)
     var = ratio(xp, L.over_groups(vg), nrel * nrel)
-    obl, opt, pess = (value(L.arranged(rel, r, w_)) for w_ in ("oblivious", "optimistic", "pessimistic"))
+    obl, opt, pess = (
+        value(L.arranged(rel, r, w_)) for w_ in ("oblivious", "optimistic", "pessimistic")
+    )
     return RawStats(obl, expected, pess, opt, var)

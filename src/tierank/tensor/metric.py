@@ -61,14 +61,23 @@ class TieAwareRetrieval(Metric):
     target: Any
     indexes: Any
 
-    def __init__(self, measures: Iterable[str | Measure] | str = ("nDCG@10",), *, rel: int = 1,
-                 tie_break: str = "input", empty_target_action: str = "neg", ignore_index: int | None = None,
-                 **kwargs: Any):
+    def __init__(
+        self,
+        measures: Iterable[str | Measure] | str = ("nDCG@10",),
+        *,
+        rel: int = 1,
+        tie_break: str = "input",
+        empty_target_action: str = "neg",
+        ignore_index: int | None = None,
+        **kwargs: Any,
+    ):
         super().__init__(**kwargs)
         self.measures = [str(m) for m in check_measures(measures, rel, False)]
         if empty_target_action not in EMPTY_TARGET_ACTIONS:
-            raise TierankInputError(f"empty_target_action must be one of {', '.join(EMPTY_TARGET_ACTIONS)}, "
-                                    f"got {empty_target_action!r}")
+            raise TierankInputError(
+                f"empty_target_action must be one of {', '.join(EMPTY_TARGET_ACTIONS)}, "
+                f"got {empty_target_action!r}"
+            )
         self.rel, self.tie_break = rel, tie_break
         self.empty_target_action, self.ignore_index = empty_target_action, ignore_index
         self.add_state("preds", default=[], dist_reduce_fx="cat")
@@ -79,9 +88,15 @@ class TieAwareRetrieval(Metric):
         """Add a batch: ``preds`` scores, ``target`` labels and ``indexes`` the query of each entry
         (any shape, flattened)."""
         if preds.shape != target.shape or preds.shape != indexes.shape:
-            raise TierankInputError(f"preds, target and indexes must have the same shape, got {tuple(preds.shape)}, "
-                                    f"{tuple(target.shape)} and {tuple(indexes.shape)}")
-        preds, target, indexes = preds.detach().reshape(-1), target.detach().reshape(-1), indexes.reshape(-1)
+            raise TierankInputError(
+                f"preds, target and indexes must have the same shape, got {tuple(preds.shape)}, "
+                f"{tuple(target.shape)} and {tuple(indexes.shape)}"
+            )
+        preds, target, indexes = (
+            preds.detach().reshape(-1),
+            target.detach().reshape(-1),
+            indexes.reshape(-1),
+        )
         if self.ignore_index is not None:
             keep = target != self.ignore_index
             preds, target, indexes = preds[keep], target[keep], indexes[keep]
@@ -98,8 +113,14 @@ class TieAwareRetrieval(Metric):
         preds, target = cat(self.preds, torch.float32), cat(self.target, torch.long)
         indexes = cat(self.indexes, torch.long)
         scores, labels, mask, _ = group_flat(preds, target, indexes)
-        res = evaluate(scores, labels, self.measures, mask=mask, rel=self.rel, tie_break=self.tie_break)
-        has_rel = (mask & (labels >= self.rel)).any(dim=1) if scores.shape[0] else torch.zeros(0, dtype=torch.bool)
+        res = evaluate(
+            scores, labels, self.measures, mask=mask, rel=self.rel, tie_break=self.tie_break
+        )
+        has_rel = (
+            (mask & (labels >= self.rel)).any(dim=1)
+            if scores.shape[0]
+            else torch.zeros(0, dtype=torch.bool)
+        )
         keep = torch.ones_like(has_rel)
         if self.empty_target_action == "error" and not bool(has_rel.all()):
             raise TierankInputError("a query has no relevant target (empty_target_action='error')")

@@ -39,5 +39,20 @@ from .policy import POLICIES, TieBreak, TieBreakKind, break_ties
 from .prepare import ARRANGEMENTS, DOC_KINDS, DocKind, HasDepth, Prepared, Which, prepare
 from .summary import TieSummary
 
-__all__ = ["POLICIES", "TieBreak", "TieBreakKind", "TieSummary", "RunLayout", "layout", "Prepared", "prepare",
-           "DocKind", "Which", "DOC_KINDS", "ARRANGEMENTS", "HasDepth", "segment_offsets", "break_ties"]
+__all__ = [
+    "POLICIES",
+    "TieBreak",
+    "TieBreakKind",
+    "TieSummary",
+    "RunLayout",
+    "layout",
+    "Prepared",
+    "prepare",
+    "DocKind",
+    "Which",
+    "DOC_KINDS",
+    "ARRANGEMENTS",
+    "HasDepth",
+    "segment_offsets",
+    "break_ties",
+]

@@ -36,8 +36,9 @@ def _query_blocks(qi: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.nda
     return starts, np.diff(np.append(starts, n))
 
 
-def _score_order(qi: np.ndarray, score: np.ndarray,
-                 blocks: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray | None:
+def _score_order(
+    qi: np.ndarray, score: np.ndarray, blocks: tuple[np.ndarray, np.ndarray] | None = None
+) -> np.ndarray | None:
     """Row order by (query ascending, score descending), file order inside ties; None if already so.
 
     Runs are normally grouped by query with scores non-increasing inside each
@@ -70,7 +71,11 @@ def _codes(ids: pa.Array, value_set: pa.Array) -> np.ndarray:
     if pa.types.is_dictionary(ids.type):
         per_entry = ac.fill_null(ac.index_in(ids.dictionary, value_set), -1).to_numpy()
         return per_entry.astype(np.int32)[ids.indices.to_numpy(zero_copy_only=False)]
-    return ac.fill_null(ac.index_in(ids, value_set), -1).to_numpy(zero_copy_only=False).astype(np.int32)
+    return (
+        ac.fill_null(ac.index_in(ids, value_set), -1)
+        .to_numpy(zero_copy_only=False)
+        .astype(np.int32)
+    )
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -113,7 +118,9 @@ class RunLayout:
     codes: np.ndarray
     rows: np.ndarray | None
     score: np.ndarray
-    qid_array: pa.Array | None = field(default=None, repr=False)  # ``qids`` as an Arrow string array
+    qid_array: pa.Array | None = field(
+        default=None, repr=False
+    )  # ``qids`` as an Arrow string array
 
     def __post_init__(self):
         if self.qid_array is None:
@@ -226,7 +233,9 @@ class RunLayout:
             starts = fstarts
             sizes = np.diff(starts, append=n)
             multi = sizes > 1
-            with_ties = int(np.count_nonzero(np.bincount(self.codes[starts[multi]], minlength=self.nq)))
+            with_ties = int(
+                np.count_nonzero(np.bincount(self.codes[starts[multi]], minlength=self.nq))
+            )
         else:
             starts, sizes = self.group_starts, self.group_sizes
             multi = sizes > 1
@@ -249,7 +258,9 @@ class RunLayout:
     def ranks(self) -> np.ndarray:
         """int64 1-based rank of every kept row (file order) in its query, by the score order."""
         rank = np.empty(self.n, dtype=np.int64)
-        rank[self.order] = np.arange(self.n, dtype=np.int64) - self.query_starts[self.sorted_codes] + 1
+        rank[self.order] = (
+            np.arange(self.n, dtype=np.int64) - self.query_starts[self.sorted_codes] + 1
+        )
         return rank
 
     def within_ties(self, key: np.ndarray) -> np.ndarray:

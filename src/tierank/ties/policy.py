@@ -56,19 +56,29 @@ class TieBreak:
                 return cls(kind)
         m = _RANDOM.match(t)
         if m and m.group(1) is None:
-            raise TierankInputError(f"tie-break {text!r}: random needs a seed: random:SEED (e.g. random:0), so that "
-                                    "the oblivious value can be reproduced")
+            raise TierankInputError(
+                f"tie-break {text!r}: random needs a seed: random:SEED (e.g. random:0), so that "
+                "the oblivious value can be reproduced"
+            )
         if m:
             return cls("random", int(m.group(1)) % (1 << 64))
-        raise TierankInputError(f"unknown tie-break policy {text!r}; accepted: {', '.join(POLICIES)}")
+        raise TierankInputError(
+            f"unknown tie-break policy {text!r}; accepted: {', '.join(POLICIES)}"
+        )
 
     def __str__(self) -> str:
         return f"random:{self.seed}" if self.kind == "random" else self.kind
 
 
-
-def break_ties(order: np.ndarray, gid: np.ndarray, tied: np.ndarray, docid: pa.Array, policy: TieBreak,
-                qfp: np.ndarray, qi_s: np.ndarray) -> None:
+def break_ties(
+    order: np.ndarray,
+    gid: np.ndarray,
+    tied: np.ndarray,
+    docid: pa.Array,
+    policy: TieBreak,
+    qfp: np.ndarray,
+    qi_s: np.ndarray,
+) -> None:
     """Reorder, in place, the rows of each tie group (rows ``tied`` of ``order``) by the policy.
 
     ``random:SEED`` orders a group by a seeded fingerprint of (query, docid): a pure
@@ -80,7 +90,9 @@ def break_ties(order: np.ndarray, gid: np.ndarray, tied: np.ndarray, docid: pa.A
     g = gid[tied]
     if policy.kind == "random":
         seeded = pair_fingerprint(qfp, np.full(len(qfp), policy.seed, dtype=np.uint64))
-        key = pair_fingerprint(seeded[qi_s[tied]], fingerprint(ac.take(docid, ac.array(order[tied]))))
+        key = pair_fingerprint(
+            seeded[qi_s[tied]], fingerprint(ac.take(docid, ac.array(order[tied])))
+        )
         sub = np.lexsort((key, g))
     else:
         # bytewise docno order, as trec_eval's strcmp; arrow sorts strings bytewise

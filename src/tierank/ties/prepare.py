@@ -41,20 +41,26 @@ class Prepared:
 
     qids: list[str]
     qstart: np.ndarray
-    qi: np.ndarray          # query index of each row
-    pos: np.ndarray         # 0-based rank of each row in its query
-    gid: np.ndarray         # tie-group index of each row
-    gstart: np.ndarray      # row offset of each group (+ sentinel)
-    grade: np.ndarray       # grade of each row in policy order, NaN = unjudged
-    judged_grades: tuple[np.ndarray, np.ndarray]  # (query index, grade) of every judgment counted for N+ / ideal DCG
-    rel_level: int          # default minimum grade counted relevant
-    qlen: np.ndarray        # documents retrieved per query (before pruning)
-    qjudged: np.ndarray | None = None  # judged documents retrieved per query (whole run), if counted
+    qi: np.ndarray  # query index of each row
+    pos: np.ndarray  # 0-based rank of each row in its query
+    gid: np.ndarray  # tie-group index of each row
+    gstart: np.ndarray  # row offset of each group (+ sentinel)
+    grade: np.ndarray  # grade of each row in policy order, NaN = unjudged
+    judged_grades: tuple[
+        np.ndarray, np.ndarray
+    ]  # (query index, grade) of every judgment counted for N+ / ideal DCG
+    rel_level: int  # default minimum grade counted relevant
+    qlen: np.ndarray  # documents retrieved per query (before pruning)
+    qjudged: np.ndarray | None = (
+        None  # judged documents retrieved per query (whole run), if counted
+    )
     summary: TieSummary = field(default_factory=TieSummary)  # tie statistics of the whole run
     unjudged_relevant: bool = False  # count unjudged documents as relevant (upper bounds)
-    max_depth: float = float("inf")  # ranks read at most (trec_eval -M): every measure's cutoff is capped by it
+    max_depth: float = float(
+        "inf"
+    )  # ranks read at most (trec_eval -M): every measure's cutoff is capped by it
     samples: int = 1000  # tie orderings drawn by the measures that have no exact method
-    seed: int = 0        # seed of those draws
+    seed: int = 0  # seed of those draws
     _cache: dict[tuple, Any] = field(default_factory=dict, repr=False)
 
     def cut(self, k: float) -> float:
@@ -72,7 +78,11 @@ class Prepared:
     @property
     def qret(self) -> np.ndarray:
         """Documents retrieved per query after the depth limit: ``min(qlen, max_depth)``."""
-        return self.qlen if not np.isfinite(self.max_depth) else np.minimum(self.qlen, int(self.max_depth))
+        return (
+            self.qlen
+            if not np.isfinite(self.max_depth)
+            else np.minimum(self.qlen, int(self.max_depth))
+        )
 
     def assuming_unjudged_relevant(self) -> Prepared:
         """The same run with every unjudged document counted relevant (N+ unchanged)."""
@@ -118,8 +128,18 @@ class Prepared:
         gid = np.cumsum(np.diff(g, prepend=-1) != 0) - 1 if len(g) else g
         gstart = np.append(np.flatnonzero(np.diff(gid, prepend=-1)), len(gid)).astype(np.int64)
         qlen = np.diff(qstart)
-        return replace(self, qstart=qstart, qi=qi, pos=pos, gid=gid, gstart=gstart, grade=self.grade[rows],
-                       qlen=qlen, max_depth=float("inf"), _cache={})
+        return replace(
+            self,
+            qstart=qstart,
+            qi=qi,
+            pos=pos,
+            gid=gid,
+            gstart=gstart,
+            grade=self.grade[rows],
+            qlen=qlen,
+            max_depth=float("inf"),
+            _cache={},
+        )
 
     @cached_property
     def judged(self) -> np.ndarray:
@@ -157,7 +177,9 @@ class Prepared:
             return self.judged
         if kind == "gain":
             return self.gain
-        raise ValueError(f"unknown document value kind {kind!r}; expected one of {', '.join(DOC_KINDS)}")
+        raise ValueError(
+            f"unknown document value kind {kind!r}; expected one of {', '.join(DOC_KINDS)}"
+        )
 
     def nrel(self, level: int | None = None) -> np.ndarray:
         """N+ per query: judgments with grade >= level (qrels, or judged candidates)."""
@@ -230,7 +252,9 @@ class Prepared:
         programming error (``ValueError``).
         """
         if which not in ARRANGEMENTS:
-            raise ValueError(f"unknown arrangement {which!r}; expected one of {', '.join(ARRANGEMENTS)}")
+            raise ValueError(
+                f"unknown arrangement {which!r}; expected one of {', '.join(ARRANGEMENTS)}"
+            )
         level = self.rel_level if level is None else level
         base = self.doc_values(kind, level)
         if which == "policy":
@@ -238,8 +262,10 @@ class Prepared:
 
         def compute():
             if base.dtype == bool:
-                r = self.cached(("true_in_group", kind, level if kind == "rel" else None),
-                                lambda: np.rint(self.group_sum(base)).astype(np.int64))
+                r = self.cached(
+                    ("true_in_group", kind, level if kind == "rel" else None),
+                    lambda: np.rint(self.group_sum(base)).astype(np.int64),
+                )
                 # a document alone in its group keeps its value: only tied rows are rearranged
                 t = self.tied_rows
                 out = base.copy()
@@ -257,7 +283,9 @@ class Prepared:
         (``optimistic``) or ascending (``pessimistic``); only groups whose values differ
         (largest != smallest, exactly) are touched.  ``policy``: ``a`` itself."""
         if which not in ARRANGEMENTS:
-            raise ValueError(f"unknown arrangement {which!r}; expected one of {', '.join(ARRANGEMENTS)}")
+            raise ValueError(
+                f"unknown arrangement {which!r}; expected one of {', '.join(ARRANGEMENTS)}"
+            )
         if which == "policy" or not self.n:
             return a
         out = a.copy()
@@ -272,7 +300,6 @@ class Prepared:
             order = np.lexsort((-a[t] if which == "optimistic" else a[t], self.gid[t]))
             out[t] = a[t][order]
         return out
-
 
 
 class Judgments:
@@ -312,21 +339,28 @@ class Judgments:
         if pa.types.is_dictionary(docid.type):
             return self._doc_codes(docid.dictionary)[docid.indices.to_numpy(zero_copy_only=False)]
         docs = self.docs if self.docs.type == docid.type else ac.cast(self.docs, docid.type)
-        return ac.fill_null(ac.index_in(docid, docs), -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        return (
+            ac.fill_null(ac.index_in(docid, docs), -1)
+            .to_numpy(zero_copy_only=False)
+            .astype(np.int64)
+        )
 
     def _find(self, key: np.ndarray) -> np.ndarray:
         """Index of the judgment of each key (all valid keys: ``0 <= key < nq * ndocs``), -1 for none."""
         size = self.nq * self.ndocs
         if self._table is not None or size <= self.DENSE_PER_ROW * len(key) + (1 << 16):
             if self._table is None:
-                uk, first = np.unique(self.keys, return_index=True)  # the first judgment of each pair
+                uk, first = np.unique(
+                    self.keys, return_index=True
+                )  # the first judgment of each pair
                 self._table = np.full(size, -1, dtype=np.int64)
                 self._table[uk] = first
             return self._table[key]
         if self._key_array is None:
             self._key_array = ac.array(self.keys, pa.int64())
         return ac.fill_null(ac.index_in(ac.array(key, pa.int64()), self._key_array), -1).to_numpy(
-            zero_copy_only=False)
+            zero_copy_only=False
+        )
 
     def lookup(self, q: np.ndarray, docid: pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
         """Index of the judgment of each (query code, docid) pair, -1 where there is none; with
@@ -354,8 +388,14 @@ class Judgments:
         return out
 
 
-def _kept_rows(first: np.ndarray, qend: np.ndarray, depth: np.ndarray, new: np.ndarray, starts: np.ndarray,
-               n: int) -> np.ndarray:
+def _kept_rows(
+    first: np.ndarray,
+    qend: np.ndarray,
+    depth: np.ndarray,
+    new: np.ndarray,
+    starts: np.ndarray,
+    n: int,
+) -> np.ndarray:
     """The rows the measures can read: each query's (rows ``first`` to ``qend``) first ``depth`` ranks,
     extended to the end of the tie group that straddles the cutoff (``new``: the rows that start a group,
     ``starts``: where the groups start, ``n``: the rows in all)."""
@@ -371,10 +411,20 @@ def _kept_rows(first: np.ndarray, qend: np.ndarray, depth: np.ndarray, new: np.n
     return kept
 
 
-def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", rel_level: int = 1,
-            complete: bool = False, candidates_only: bool = False,
-            measures: Sequence[HasDepth] = (), count_judged: bool = False, max_depth: float = float("inf"),
-            samples: int = 1000, seed: int = 0) -> Prepared:
+def prepare(
+    run: Run,
+    qrels: Qrels,
+    *,
+    tie_break: str | TieBreak = "trec_eval",
+    rel_level: int = 1,
+    complete: bool = False,
+    candidates_only: bool = False,
+    measures: Sequence[HasDepth] = (),
+    count_judged: bool = False,
+    max_depth: float = float("inf"),
+    samples: int = 1000,
+    seed: int = 0,
+) -> Prepared:
     """Join ``run`` with ``qrels`` and lay it out in the policy's total order with tie groups.
 
     Queries evaluated: those in both run and qrels (trec_eval's default), or with
@@ -416,7 +466,9 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", 
         first, qlen = blocks
         new = lay.file_group_first
         assert new is not None
-        starts = lay.file_group_starts  # a query block ends where the next block's first group starts
+        starts = (
+            lay.file_group_starts
+        )  # a query block ends where the next block's first group starts
         assert starts is not None
         order = _kept_rows(first, first + qlen, depth, new, starts, n)  # file rows
         del starts
@@ -424,8 +476,16 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", 
         new = new[order]  # every kept query starts with a whole group: its first row starts one
         del lay
     else:
-        score_order = lay._order  # None if already in score order; reordered in place below (the layout is ours)
-        qi_s, new, starts, qstart, n = lay.sorted_codes, lay.group_first, lay.group_starts, lay.query_starts, lay.n
+        score_order = (
+            lay._order
+        )  # None if already in score order; reordered in place below (the layout is ours)
+        qi_s, new, starts, qstart, n = (
+            lay.sorted_codes,
+            lay.group_first,
+            lay.group_starts,
+            lay.query_starts,
+            lay.n,
+        )
         qlen = np.diff(qstart)
         del lay
         if depth is not None:
@@ -458,20 +518,36 @@ def prepare(run: Run, qrels: Qrels, *, tie_break: str | TieBreak = "trec_eval", 
         qjudged = np.bincount(cq, minlength=nq)
     judged_grades = (cq, judgments.grade[cand]) if candidates_only else (qrels_q_idx, qrels_grade)
     return Prepared(
-        qids=qids, qstart=qstart, qi=qi_s, pos=pos, gid=gid, gstart=gstart, grade=grade_s,
-        judged_grades=judged_grades, rel_level=rel_level, qlen=qlen, qjudged=qjudged,
-        summary=summary, max_depth=max_depth, samples=samples, seed=seed,
+        qids=qids,
+        qstart=qstart,
+        qi=qi_s,
+        pos=pos,
+        gid=gid,
+        gstart=gstart,
+        grade=grade_s,
+        judged_grades=judged_grades,
+        rel_level=rel_level,
+        qlen=qlen,
+        qjudged=qjudged,
+        summary=summary,
+        max_depth=max_depth,
+        samples=samples,
+        seed=seed,
     )
 
 
-def _depth(measures: Sequence[HasDepth], q_idx: np.ndarray, grade: np.ndarray, nq: int,
-           rel_level: int) -> np.ndarray | None:
+def _depth(
+    measures: Sequence[HasDepth], q_idx: np.ndarray, grade: np.ndarray, nq: int, rel_level: int
+) -> np.ndarray | None:
     """Deepest rank (exclusive) any measure reads, per query; None when some read the whole list."""
     if not measures:
         return None
     depth = np.zeros(nq)
     for m in measures:
-        d = m.depth(lambda level: np.bincount(q_idx, weights=grade >= (rel_level if level is None else level),
-                                              minlength=nq))
+        d = m.depth(
+            lambda level: np.bincount(
+                q_idx, weights=grade >= (rel_level if level is None else level), minlength=nq
+            )
+        )
         depth = np.maximum(depth, d)
     return None if np.isinf(depth).any() else depth

@@ -70,11 +70,25 @@ class TieSummary(Mapping[str, Any]):
     share: float = 0.0
 
     @classmethod
-    def of(cls, docs: int, queries: int, queries_with_ties: int, groups: int, tied_docs: int,
-           largest: int) -> TieSummary:
+    def of(
+        cls,
+        docs: int,
+        queries: int,
+        queries_with_ties: int,
+        groups: int,
+        tied_docs: int,
+        largest: int,
+    ) -> TieSummary:
         """The summary of these counts, with ``share = tied_docs / docs`` (0.0 for no documents)."""
-        return cls(docs=docs, queries=queries, queries_with_ties=queries_with_ties, groups=groups,
-                   tied_docs=tied_docs, largest=largest, share=tied_docs / docs if docs else 0.0)
+        return cls(
+            docs=docs,
+            queries=queries,
+            queries_with_ties=queries_with_ties,
+            groups=groups,
+            tied_docs=tied_docs,
+            largest=largest,
+            share=tied_docs / docs if docs else 0.0,
+        )
 
     @classmethod
     def from_mapping(cls, d: Mapping[str, Any]) -> TieSummary:
@@ -96,9 +110,14 @@ class TieSummary(Mapping[str, Any]):
         True
         """
         t = [cls.from_mapping(p) for p in parts]
-        return cls.of(docs=sum(x.docs for x in t), queries=sum(x.queries for x in t),
-                      queries_with_ties=sum(x.queries_with_ties for x in t), groups=sum(x.groups for x in t),
-                      tied_docs=sum(x.tied_docs for x in t), largest=max((x.largest for x in t), default=0))
+        return cls.of(
+            docs=sum(x.docs for x in t),
+            queries=sum(x.queries for x in t),
+            queries_with_ties=sum(x.queries_with_ties for x in t),
+            groups=sum(x.groups for x in t),
+            tied_docs=sum(x.tied_docs for x in t),
+            largest=max((x.largest for x in t), default=0),
+        )
 
     def __add__(self, other: TieSummary) -> TieSummary:
         if not isinstance(other, TieSummary):
@@ -127,15 +146,26 @@ class TieSummary(Mapping[str, Any]):
     def prevalence_fields(self) -> dict[str, int]:
         """The counts under the names of tie prevalence (:class:`tierank.analysis.prevalence.RunTies`):
         ``queries, docs, queries_with_ties, tie_groups, docs_in_ties, docs_tied_with_predecessor``."""
-        return {"queries": self.queries, "docs": self.docs, "queries_with_ties": self.queries_with_ties,
-                "tie_groups": self.groups, "docs_in_ties": self.tied_docs,
-                "docs_tied_with_predecessor": self.tied_with_predecessor}
+        return {
+            "queries": self.queries,
+            "docs": self.docs,
+            "queries_with_ties": self.queries_with_ties,
+            "tie_groups": self.groups,
+            "docs_in_ties": self.tied_docs,
+            "docs_tied_with_predecessor": self.tied_with_predecessor,
+        }
 
     def table1_fields(self) -> dict[str, Any]:
         """The counts under the names of the HPS protocol's Table 1 (:func:`tierank.hps.table.tie_stats`):
         ``candidates, tied, tied_share, tie_groups, mean_group, max_group``."""
-        return {"candidates": self.docs, "tied": self.tied_docs, "tied_share": self.share,
-                "tie_groups": self.groups, "mean_group": self.mean_group, "max_group": self.largest_tie_group}
+        return {
+            "candidates": self.docs,
+            "tied": self.tied_docs,
+            "tied_share": self.share,
+            "tie_groups": self.groups,
+            "mean_group": self.mean_group,
+            "max_group": self.largest_tie_group,
+        }
 
     def __str__(self) -> str:
         """As the dict of :meth:`to_dict` (what ``print(result.ties)`` showed when it was a dict)."""

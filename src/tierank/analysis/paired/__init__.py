@@ -71,12 +71,38 @@ def register(test: PairedTest) -> PairedTest:
     return test
 
 
-register(PairedTest("t", "t-tests", "t", False, "student", "the paired t-test (scipy.stats.ttest_rel)"))
-register(PairedTest("wilcoxon", "Wilcoxon signed-rank tests", "W", False, "wilcoxon",
-                    "Wilcoxon signed-rank (scipy.stats.wilcoxon: exact, permutation or approx)"))
-register(PairedTest("randomization", "randomization (sign-flip) tests", None, True, "randomization",
-                    "Fisher sign flips: exact with <= 20 nonzero differences, else Monte Carlo"))
-register(PairedTest("bootstrap", "bootstrap tests", None, True, "bootstrap",
-                    "paired bootstrap of the mean difference"))
+register(
+    PairedTest("t", "t-tests", "t", False, "student", "the paired t-test (scipy.stats.ttest_rel)")
+)
+register(
+    PairedTest(
+        "wilcoxon",
+        "Wilcoxon signed-rank tests",
+        "W",
+        False,
+        "wilcoxon",
+        "Wilcoxon signed-rank (scipy.stats.wilcoxon: exact, permutation or approx)",
+    )
+)
+register(
+    PairedTest(
+        "randomization",
+        "randomization (sign-flip) tests",
+        None,
+        True,
+        "randomization",
+        "Fisher sign flips: exact with <= 20 nonzero differences, else Monte Carlo",
+    )
+)
+register(
+    PairedTest(
+        "bootstrap",
+        "bootstrap tests",
+        None,
+        True,
+        "bootstrap",
+        "paired bootstrap of the mean difference",
+    )
+)
 
 __all__ = ["REGISTRY", "PairedTest", "register"]

@@ -18,8 +18,14 @@ def run(pairs: Pairs) -> Outcome:
     hits = (dev >= np.abs(pairs.mean_d) - btol).sum(axis=0)
     B = pairs.resamples
     p = (1.0 + hits) / (1.0 + B)
-    return Outcome(statistic=pairs.mean_d.copy(), p=p, method=["monte-carlo"] * P, samples=[int(B)] * P,
-                   seed=[int(pairs.seed)] * P, se=[math.sqrt(v * (1 - v) / B) for v in p])
+    return Outcome(
+        statistic=pairs.mean_d.copy(),
+        p=p,
+        method=["monte-carlo"] * P,
+        samples=[int(B)] * P,
+        seed=[int(pairs.seed)] * P,
+        se=[math.sqrt(v * (1 - v) / B) for v in p],
+    )
 
 
 def undecidable(pairs: Pairs) -> list[str | None]:
@@ -28,6 +34,12 @@ def undecidable(pairs: Pairs) -> list[str | None]:
     reaches the observed difference with 1-3 queries of one sign, so ``p`` is ``1 / (B + 1)``; at
     12 queries it can still be a tenth of the exact value)."""
     m = (np.abs(pairs.D) > pairs.tol).sum(axis=0)
-    return [(f"the bootstrap's p is biased low with {int(m[k])} nonzero differences "
-             f"(<= {EXACT_MAX}: the exact test is computable)") if not pairs.zero[k] and m[k] <= EXACT_MAX else None
-            for k in range(pairs.D.shape[1])]
+    return [
+        (
+            f"the bootstrap's p is biased low with {int(m[k])} nonzero differences "
+            f"(<= {EXACT_MAX}: the exact test is computable)"
+        )
+        if not pairs.zero[k] and m[k] <= EXACT_MAX
+        else None
+        for k in range(pairs.D.shape[1])
+    ]

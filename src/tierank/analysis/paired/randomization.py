@@ -30,18 +30,21 @@ def exact_flip_p(d: np.ndarray) -> tuple[float, int]:
     m = len(d)
     if m == 0:
         return 1.0, 1
-    codes = np.arange(2 ** m, dtype=np.int64)[:, None]
+    codes = np.arange(2**m, dtype=np.int64)[:, None]
     signs = 1.0 - 2.0 * ((codes >> np.arange(m)) & 1).astype(np.float64)
     sums = signs @ d
     tol = REL_TOL * max(1.0, float(np.abs(d).sum()))
-    return float(np.mean(np.abs(sums) >= abs(float(d.sum())) - tol)), 2 ** m
+    return float(np.mean(np.abs(sums) >= abs(float(d.sum())) - tol)), 2**m
 
 
 def randomization(D: np.ndarray, tol: np.ndarray, samples: int, seed: int) -> Outcome:
     """The test of every column of ``D`` (its statistic: the mean difference)."""
     P = D.shape[1]
-    out = Outcome(statistic=D.mean(axis=0) if len(D) else np.full(P, np.nan), p=np.full(P, np.nan),
-                  method=["exact"] * P)
+    out = Outcome(
+        statistic=D.mean(axis=0) if len(D) else np.full(P, np.nan),
+        p=np.full(P, np.nan),
+        method=["exact"] * P,
+    )
     nz = np.abs(D) > tol
     exact = nz.sum(axis=0) <= EXACT_MAX
     for k in np.flatnonzero(exact):

@@ -8,7 +8,9 @@ from .base import Outcome, Pairs
 
 
 def run(pairs: Pairs) -> Outcome:
-    return Outcome(statistic=pairs.t.copy(), p=pairs.t_p.copy(), method=["analytic"] * len(pairs.t_p))
+    return Outcome(
+        statistic=pairs.t.copy(), p=pairs.t_p.copy(), method=["analytic"] * len(pairs.t_p)
+    )
 
 
 def undecidable(pairs: Pairs) -> list[str | None]:

@@ -74,6 +74,7 @@ class BiEncoderScorer(ScorerBase):
             model_path_or_name = minilm_dir()
         self.model, self.model_name = self._load(model_path_or_name)
         from sentence_transformers.util import quantization  # noqa: F401  (imported before any timing)
+
         self.model.to(device=self.device, dtype=torch_dtype(model_dtype))
         self.model.eval()
 
@@ -82,7 +83,9 @@ class BiEncoderScorer(ScorerBase):
         """Refuse, before loading, what this model cannot score: the ONNX twin exists for ``minilm`` only."""
         super().check_spec(source, variants)
         if source != "minilm" and any(v.onnx for v in variants):
-            raise TierankInputError([Problem("", None, "onnx-int8 is only known for the model 'minilm'")])
+            raise TierankInputError(
+                [Problem("", None, "onnx-int8 is only known for the model 'minilm'")]
+            )
 
     @classmethod
     def from_spec(cls, source: str, group: str, *, batch_size: int, device: str) -> ScorerBase:
@@ -91,7 +94,9 @@ class BiEncoderScorer(ScorerBase):
             from tierank.hps.onnx import OnnxBiEncoderScorer
 
             if source != "minilm":
-                raise TierankInputError([Problem("", None, "onnx-int8 is only known for the model 'minilm'")])
+                raise TierankInputError(
+                    [Problem("", None, "onnx-int8 is only known for the model 'minilm'")]
+                )
             return OnnxBiEncoderScorer(batch_size=batch_size)
         return cls(source, model_dtype=group, batch_size=batch_size, device=device)
 
@@ -118,7 +123,9 @@ class BiEncoderScorer(ScorerBase):
         tok = getattr(self.model, "tokenizer", None)
         if not limit or tok is None:
             return text
-        return bounded_text(text, int(limit), lambda t: len(tok(t, add_special_tokens=False)["input_ids"]))
+        return bounded_text(
+            text, int(limit), lambda t: len(tok(t, add_special_tokens=False)["input_ids"])
+        )
 
     def encode(self, texts: Sequence[str]):
         """Embeddings ``(n, dim)`` in the model dtype (not normalised)."""
@@ -139,10 +146,14 @@ class BiEncoderScorer(ScorerBase):
         self.check_variants(variants, dtype=False)
         for v in variants:
             if v.onnx:
-                raise TierankInputError([Problem("", None, "onnx-int8 is scored by OnnxBiEncoderScorer")])
+                raise TierankInputError(
+                    [Problem("", None, "onnx-int8 is scored by OnnxBiEncoderScorer")]
+                )
             v.check_dtype(self.model_dtype)
 
-    def model_outputs(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> ModelOutputs:
+    def model_outputs(
+        self, query: str, docs: Sequence[str], variants: Sequence[Variant]
+    ) -> ModelOutputs:
         """Encode one query and its documents once (in batches of ``batch_size``, in the given order).
 
         This is what :func:`tierank.hps.protocol.rerank` times as the forward pass.
@@ -163,7 +174,10 @@ class BiEncoderScorer(ScorerBase):
 
     def metadata(self) -> dict:
         return {
-            "scorer": self.family, "model": self.model_name, "model_dtype": self.model_dtype,
-            "similarity": "cosine" if self.normalize else "dot", "batch_size": self.batch_size,
+            "scorer": self.family,
+            "model": self.model_name,
+            "model_dtype": self.model_dtype,
+            "similarity": "cosine" if self.normalize else "dot",
+            "batch_size": self.batch_size,
             "device": str(self.device),
         }

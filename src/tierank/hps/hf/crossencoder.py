@@ -61,13 +61,17 @@ class CrossEncoderScorer(ScorerBase):
         self.model, self.tokenizer, self.model_name = self._load(model)
         labels = int(getattr(self.model.config, "num_labels", 1))
         if labels not in (1, 2):
-            raise TierankError(f"a cross-encoder needs 1 or 2 output logits, {self.model_name} has {labels}")
+            raise TierankError(
+                f"a cross-encoder needs 1 or 2 output logits, {self.model_name} has {labels}"
+            )
         self.num_labels = labels
         self.model.to(device=self.device, dtype=torch_dtype(model_dtype))
         self.model.eval()
 
     @classmethod
-    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str) -> CrossEncoderScorer:
+    def from_spec(
+        cls, source: str, group: str, *, batch_size: int, device: str
+    ) -> CrossEncoderScorer:
         """The scorer of one variant group (the model in dtype ``group``)."""
         return cls(source, model_dtype=group, batch_size=batch_size, device=device)
 
@@ -79,11 +83,15 @@ class CrossEncoderScorer(ScorerBase):
             import torch
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
         except ImportError as exc:  # pragma: no cover - depends on the install
-            raise TierankError("CrossEncoderScorer needs torch and transformers: pip install 'tierank[models]'") from exc
+            raise TierankError(
+                "CrossEncoderScorer needs torch and transformers: pip install 'tierank[models]'"
+            ) from exc
         name = str(model_folder(str(model), "cross"))  # "smollm2": its yes-no head as a classifier
         try:
             tok = AutoTokenizer.from_pretrained(name, local_files_only=True)
-            lm = AutoModelForSequenceClassification.from_pretrained(name, local_files_only=True, dtype=torch.float32)
+            lm = AutoModelForSequenceClassification.from_pretrained(
+                name, local_files_only=True, dtype=torch.float32
+            )
         except (OSError, ValueError) as exc:
             raise load_offline_error(name, exc) from exc
         return lm, tok, name
@@ -101,8 +109,12 @@ class CrossEncoderScorer(ScorerBase):
             for i in range(0, len(docs), self.batch_size):
                 chunk = [self._bounded(d) for d in docs[i : i + self.batch_size]]
                 enc = self.tokenizer(
-                    [query] * len(chunk), chunk, padding=True, truncation=True,
-                    max_length=self.max_length, return_tensors="pt",
+                    [query] * len(chunk),
+                    chunk,
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_length,
+                    return_tensors="pt",
                 ).to(self.device)
                 out.append(self.model(**enc).logits)
         if not out:
@@ -114,7 +126,9 @@ class CrossEncoderScorer(ScorerBase):
             return sigmoid_scores(z, regime)
         return softmax2_scores(z, regime)
 
-    def model_outputs(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> ModelOutputs:
+    def model_outputs(
+        self, query: str, docs: Sequence[str], variants: Sequence[Variant]
+    ) -> ModelOutputs:
         """One forward pass: the pairs' logits in the model dtype."""
         return ModelOutputs(self.logits(query, docs))
 
@@ -123,7 +137,11 @@ class CrossEncoderScorer(ScorerBase):
 
     def metadata(self) -> dict:
         return {
-            "scorer": self.family, "model": self.model_name, "model_dtype": self.model_dtype,
-            "batch_size": self.batch_size, "max_length": self.max_length, "num_labels": self.num_labels,
+            "scorer": self.family,
+            "model": self.model_name,
+            "model_dtype": self.model_dtype,
+            "batch_size": self.batch_size,
+            "max_length": self.max_length,
+            "num_labels": self.num_labels,
             "device": str(self.device),
         }

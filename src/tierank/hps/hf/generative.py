@@ -69,6 +69,7 @@ __all__ = ["YesNoScorer", "Rank1Scorer", "PADDING_SIDES", "uses_rope"]
 #: The padding sides of the generative scorers, the default first.
 PADDING_SIDES = ("left", "right")
 
+
 def uses_rope(config: Any) -> bool:
     """Whether a transformers config describes rotary position embeddings (attention then depends on
     relative positions only, so left and right padding are the same function).
@@ -142,16 +143,36 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
 
         head = self.model.get_output_embeddings()
         # FP32 rows taken before the cast to the model dtype
-        self.head_rows = head.weight.detach()[[self.yes_id, self.no_id]].to(torch.float32).clone().to(self.device)
+        self.head_rows = (
+            head.weight.detach()[[self.yes_id, self.no_id]]
+            .to(torch.float32)
+            .clone()
+            .to(self.device)
+        )
         self.model.to(device=self.device, dtype=torch_dtype(model_dtype))
         self.model.eval()
 
     @classmethod
-    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, max_doc_tokens: int = 256,
-                  padding_side: str = "left", **_: Any) -> YesNoScorer:
+    def from_spec(
+        cls,
+        source: str,
+        group: str,
+        *,
+        batch_size: int,
+        device: str,
+        max_doc_tokens: int = 256,
+        padding_side: str = "left",
+        **_: Any,
+    ) -> YesNoScorer:
         """The scorer of one variant group (the model in dtype ``group``)."""
-        return cls(source, model_dtype=group, batch_size=batch_size, max_doc_tokens=max_doc_tokens, device=device,
-                   padding_side=padding_side)
+        return cls(
+            source,
+            model_dtype=group,
+            batch_size=batch_size,
+            max_doc_tokens=max_doc_tokens,
+            device=device,
+            padding_side=padding_side,
+        )
 
     @property
     def padding_side(self) -> str:
@@ -161,18 +182,37 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
     @padding_side.setter
     def padding_side(self, side: str) -> None:
         if side not in self.padding_sides:
-            raise TierankInputError([Problem("", None, f"padding side must be one of "
-                                                       f"{', '.join(self.padding_sides)}, got {side!r}")])
+            raise TierankInputError(
+                [
+                    Problem(
+                        "",
+                        None,
+                        f"padding side must be one of "
+                        f"{', '.join(self.padding_sides)}, got {side!r}",
+                    )
+                ]
+            )
         model = getattr(self, "model", None)  # None while __init__ has not loaded it: checked there
         if side != "left" and model is not None and not uses_rope(model.config):
-            raise TierankInputError([Problem("", None, (
-                f"padding side {side!r}: {self.model_name} has no rotary position embeddings, so padding on "
-                f"the other side would change its input (absolute positions), not only the rounding"))])
+            raise TierankInputError(
+                [
+                    Problem(
+                        "",
+                        None,
+                        (
+                            f"padding side {side!r}: {self.model_name} has no rotary position embeddings, so padding on "
+                            f"the other side would change its input (absolute positions), not only the rounding"
+                        ),
+                    )
+                ]
+            )
         self._padding_side = side
 
     def _load(self, model: Any):
         if not isinstance(model, (str, os.PathLike)):
-            raise TierankInputError([Problem("", None, "model must be 'smollm2', a .gguf file or a local directory")])
+            raise TierankInputError(
+                [Problem("", None, "model must be 'smollm2', a .gguf file or a local directory")]
+            )
         name = str(model)
         path = smollm2_gguf() if name == "smollm2" else Path(local_model(name))
         quiet_loading()
@@ -180,7 +220,9 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:  # pragma: no cover - depends on the install
-            raise TierankError("YesNoScorer needs torch and transformers (and gguf, accelerate for GGUF files)") from exc
+            raise TierankError(
+                "YesNoScorer needs torch and transformers (and gguf, accelerate for GGUF files)"
+            ) from exc
         try:
             if path.suffix == ".gguf":
                 kw = {"gguf_file": path.name}
@@ -188,7 +230,9 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
             else:
                 kw, src = {}, str(path)
             tok = AutoTokenizer.from_pretrained(src, local_files_only=True, **kw)
-            lm = AutoModelForCausalLM.from_pretrained(src, local_files_only=True, dtype=torch.float32, **kw)
+            lm = AutoModelForCausalLM.from_pretrained(
+                src, local_files_only=True, dtype=torch.float32, **kw
+            )
         except (OSError, ValueError) as exc:
             raise load_offline_error(name, exc) from exc
         return lm, tok, str(path)
@@ -214,7 +258,9 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
         captured: list = []
         pos: Any = None  # right padding: each row's answer position in the current batch
 
-        def gather(mod, inp):  # the head's input, (rows, length, hidden) -> (rows, 1, hidden) at pos
+        def gather(
+            mod, inp
+        ):  # the head's input, (rows, length, hidden) -> (rows, 1, hidden) at pos
             return (torch.take_along_dim(inp[0], pos[:, None, None], dim=1), *inp[1:])
 
         head = self.model.get_output_embeddings()
@@ -225,12 +271,19 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
             with torch.inference_mode():
                 for i in range(0, len(texts), self.batch_size):
                     chunk = texts[i : i + self.batch_size]
-                    enc = self.tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False,
-                                         padding_side=self.padding_side).to(self.device)
+                    enc = self.tokenizer(
+                        chunk,
+                        return_tensors="pt",
+                        padding=True,
+                        add_special_tokens=False,
+                        padding_side=self.padding_side,
+                    ).to(self.device)
                     captured.clear()
                     if right:
                         pos = enc["attention_mask"].sum(1) - 1
-                        out = self.model(**enc, logits_to_keep=0)  # every position reaches the head's pre-hook
+                        out = self.model(
+                            **enc, logits_to_keep=0
+                        )  # every position reaches the head's pre-hook
                     else:
                         out = self.model(**enc, logits_to_keep=1)
                     logits.append(out.logits[:, -1, :])
@@ -240,7 +293,9 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
                 h.remove()
         return torch.cat(logits), torch.cat(hidden)
 
-    def model_outputs(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> ModelOutputs:
+    def model_outputs(
+        self, query: str, docs: Sequence[str], variants: Sequence[Variant]
+    ) -> ModelOutputs:
         """One forward pass for the query's documents: the answer slot's logits and the LM head's inputs.
 
         Variants: the model dtype alone (level none), ``<dtype>->fp32``
@@ -258,9 +313,14 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
 
     def metadata(self) -> dict:
         return {
-            "scorer": self.family, "model": self.model_name, "model_dtype": self.model_dtype,
-            "batch_size": self.batch_size, "max_doc_tokens": self.max_doc_tokens,
-            "yes_id": self.yes_id, "no_id": self.no_id, "device": str(self.device),
+            "scorer": self.family,
+            "model": self.model_name,
+            "model_dtype": self.model_dtype,
+            "batch_size": self.batch_size,
+            "max_doc_tokens": self.max_doc_tokens,
+            "yes_id": self.yes_id,
+            "no_id": self.no_id,
+            "device": str(self.device),
             **({} if self.padding_side == "left" else {"padding_side": self.padding_side}),
         }
 
@@ -304,16 +364,39 @@ class Rank1Scorer(Rank1Prompts, YesNoScorer):
         self.template = prompt_template
         check_positive(max_doc_tokens, "max doc tokens")
         super().__init__(
-            model, model_dtype=model_dtype, batch_size=batch_size, yes_token="true", no_token="false",
-            max_doc_tokens=max_doc_tokens, device=device, padding_side=padding_side,
+            model,
+            model_dtype=model_dtype,
+            batch_size=batch_size,
+            yes_token="true",
+            no_token="false",
+            max_doc_tokens=max_doc_tokens,
+            device=device,
+            padding_side=padding_side,
         )
 
     @classmethod
-    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, max_doc_tokens: int = 256,
-                  padding_side: str = "left", budget: int = 64, **_: Any) -> Rank1Scorer:
+    def from_spec(
+        cls,
+        source: str,
+        group: str,
+        *,
+        batch_size: int,
+        device: str,
+        max_doc_tokens: int = 256,
+        padding_side: str = "left",
+        budget: int = 64,
+        **_: Any,
+    ) -> Rank1Scorer:
         """The scorer of one variant group (the model in dtype ``group``)."""
-        return cls(source, model_dtype=group, batch_size=batch_size, budget=budget, max_doc_tokens=max_doc_tokens,
-                   device=device, padding_side=padding_side)
+        return cls(
+            source,
+            model_dtype=group,
+            batch_size=batch_size,
+            budget=budget,
+            max_doc_tokens=max_doc_tokens,
+            device=device,
+            padding_side=padding_side,
+        )
 
     def reason(self, prompts: Sequence[str]) -> list[str]:
         """Greedy reasoning continuations (at most ``budget`` tokens, cut at ``</think>``)."""
@@ -325,13 +408,24 @@ class Rank1Scorer(Rank1Prompts, YesNoScorer):
         with torch.inference_mode():
             for i in range(0, len(prompts), self.batch_size):
                 chunk = list(prompts[i : i + self.batch_size])
-                enc = self.tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False,
-                                     padding_side="left").to(self.device)
+                enc = self.tokenizer(
+                    chunk,
+                    return_tensors="pt",
+                    padding=True,
+                    add_special_tokens=False,
+                    padding_side="left",
+                ).to(self.device)
                 gen = self.model.generate(
-                    **enc, max_new_tokens=self.budget, do_sample=False, num_beams=1,
-                    pad_token_id=self.tokenizer.pad_token_id, temperature=None, top_p=None, top_k=None,
+                    **enc,
+                    max_new_tokens=self.budget,
+                    do_sample=False,
+                    num_beams=1,
+                    pad_token_id=self.tokenizer.pad_token_id,
+                    temperature=None,
+                    top_p=None,
+                    top_k=None,
                 )
-                new = gen[:, enc["input_ids"].shape[1]:]
+                new = gen[:, enc["input_ids"].shape[1] :]
                 for row in self.tokenizer.batch_decode(new, skip_special_tokens=True):
                     out.append(row.split("</think>")[0].strip())
         return out

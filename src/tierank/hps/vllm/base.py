@@ -30,7 +30,9 @@ class VllmScorerBase(ScorerBase):
         """The variants the kind supports, and vLLM installed: refused before anything is loaded."""
         super().check_spec(source, variants)
         if not settings.vllm_installed():
-            raise TierankError(f"--backend vllm needs vLLM, which is not installed: {settings.INSTALL}")
+            raise TierankError(
+                f"--backend vllm needs vLLM, which is not installed: {settings.INSTALL}"
+            )
 
     @staticmethod
     def resolve_device(device: str | None) -> str:
@@ -45,4 +47,6 @@ class VllmScorerBase(ScorerBase):
 
     def token_ids(self, texts: Sequence[str]) -> list[dict]:
         """Prompts as vLLM takes them pre-tokenized (no second tokenization inside the engine)."""
-        return [{"prompt_token_ids": self.tokenizer.encode(t, add_special_tokens=False)} for t in texts]
+        return [
+            {"prompt_token_ids": self.tokenizer.encode(t, add_special_tokens=False)} for t in texts
+        ]

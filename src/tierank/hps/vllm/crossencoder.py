@@ -33,8 +33,16 @@ class VllmCrossScorer(VllmScorerBase):
 
     family = "cross"
 
-    def __init__(self, model: Any, model_dtype: str = "bf16", batch_size: int = 16, max_length: int = 512,
-                 device: str = "auto", engine_factory: Callable[..., Any] | None = None, tokenizer: Any = None):
+    def __init__(
+        self,
+        model: Any,
+        model_dtype: str = "bf16",
+        batch_size: int = 16,
+        max_length: int = 512,
+        device: str = "auto",
+        engine_factory: Callable[..., Any] | None = None,
+        tokenizer: Any = None,
+    ):
         check_dtype(model_dtype)
         self.model_dtype = model_dtype
         self.batch_size = check_batch_size(batch_size)
@@ -55,29 +63,44 @@ class VllmCrossScorer(VllmScorerBase):
         self._pool = None
 
     @classmethod
-    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, **_: Any) -> VllmCrossScorer:
+    def from_spec(
+        cls, source: str, group: str, *, batch_size: int, device: str, **_: Any
+    ) -> VllmCrossScorer:
         return cls(source, model_dtype=group, batch_size=batch_size, device=device)
 
     @property
     def pool(self):
         if self._pool is None:
-            self._pool = self._factory(**settings.engine_options(
-                self.model_dir, self.model_dtype, self.batch_size, self.max_length, str(self.device), runner="pooling",
-                convert="classify", hf_overrides={"head_dtype": settings.vllm_dtype(self.model_dtype)}))
+            self._pool = self._factory(
+                **settings.engine_options(
+                    self.model_dir,
+                    self.model_dtype,
+                    self.batch_size,
+                    self.max_length,
+                    str(self.device),
+                    runner="pooling",
+                    convert="classify",
+                    hf_overrides={"head_dtype": settings.vllm_dtype(self.model_dtype)},
+                )
+            )
         return self._pool
 
     def prepare(self, docs: Sequence[str], variants: Sequence[Variant]) -> None:
         if docs:
             _ = self.pool  # loading is not the forward pass
 
-    def model_outputs(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> ModelOutputs:
+    def model_outputs(
+        self, query: str, docs: Sequence[str], variants: Sequence[Variant]
+    ) -> ModelOutputs:
         """The classifier's logits of the pairs, encoded as the HF scorer encodes them (less its padding),
         segment ids included (BERT-style models)."""
         if not docs:
             return ModelOutputs(None)
         prompts = [pair_ids(self.tokenizer, query, d, self.max_length) for d in docs]
         params = settings.require_vllm().PoolingParams(use_activation=False)
-        return ModelOutputs(head_logits(self.pool.classify(prompts, pooling_params=params, use_tqdm=False)))
+        return ModelOutputs(
+            head_logits(self.pool.classify(prompts, pooling_params=params, use_tqdm=False))
+        )
 
     def variant_scores(self, values: Any, variant: Variant) -> Any:
         z = values
@@ -88,5 +111,12 @@ class VllmCrossScorer(VllmScorerBase):
         raise TierankError(f"the classifier returned {z.shape[1]} logits per pair; expected 1 or 2")
 
     def metadata(self) -> dict:
-        return {"scorer": self.family, "backend": "vllm", "model": self.model_name, "model_dtype": self.model_dtype,
-                "batch_size": self.batch_size, "max_length": self.max_length, "device": str(self.device)}
+        return {
+            "scorer": self.family,
+            "backend": "vllm",
+            "model": self.model_name,
+            "model_dtype": self.model_dtype,
+            "batch_size": self.batch_size,
+            "max_length": self.max_length,
+            "device": str(self.device),
+        }

@@ -44,10 +44,19 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
     family = "yesno"
     yes_word, no_word = "yes", "no"
 
-    def __init__(self, model: Any = "smollm2", model_dtype: str = "bf16", batch_size: int = 8,
-                 max_doc_tokens: int = 256, device: str = "auto", engine_factory: Callable[..., Any] | None = None,
-                 tokenizer: Any = None, system: str | None = None, instruction: str | None = None,
-                 head_method: str = "hidden"):
+    def __init__(
+        self,
+        model: Any = "smollm2",
+        model_dtype: str = "bf16",
+        batch_size: int = 8,
+        max_doc_tokens: int = 256,
+        device: str = "auto",
+        engine_factory: Callable[..., Any] | None = None,
+        tokenizer: Any = None,
+        system: str | None = None,
+        instruction: str | None = None,
+        head_method: str = "hidden",
+    ):
         check_dtype(model_dtype)
         self.model_dtype = model_dtype
         self.batch_size = check_batch_size(batch_size)
@@ -67,8 +76,13 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
         self.max_len = max(512, self.max_doc_tokens + self._extra_tokens() + 256)
         self.head_method = head_method
         if head_method not in ("hidden", "classify"):
-            raise TierankInputError([Problem("", None,
-                                             f"head_method must be 'hidden' or 'classify', got {head_method!r}")])
+            raise TierankInputError(
+                [
+                    Problem(
+                        "", None, f"head_method must be 'hidden' or 'classify', got {head_method!r}"
+                    )
+                ]
+            )
         self._llm: Any = None
         self._pool: Any = None
         self._rows: Any = None
@@ -83,9 +97,23 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
         self._llm = self._pool = None
 
     @classmethod
-    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, max_doc_tokens: int = 256,
-                  **_: Any) -> VllmYesNoScorer:
-        return cls(source, model_dtype=group, batch_size=batch_size, max_doc_tokens=max_doc_tokens, device=device)
+    def from_spec(
+        cls,
+        source: str,
+        group: str,
+        *,
+        batch_size: int,
+        device: str,
+        max_doc_tokens: int = 256,
+        **_: Any,
+    ) -> VllmYesNoScorer:
+        return cls(
+            source,
+            model_dtype=group,
+            batch_size=batch_size,
+            max_doc_tokens=max_doc_tokens,
+            device=device,
+        )
 
     # ---------------------------------------------------------------- engines
 
@@ -93,9 +121,16 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
     def llm(self):
         """The generating engine (logits of the answer tokens; Rank1's reasoning)."""
         if self._llm is None:
-            self._llm = self._factory(**settings.engine_options(
-                self.model_dir, self.model_dtype, self.batch_size, self.max_len, str(self.device),
-                logprobs_mode="raw_logits"))
+            self._llm = self._factory(
+                **settings.engine_options(
+                    self.model_dir,
+                    self.model_dtype,
+                    self.batch_size,
+                    self.max_len,
+                    str(self.device),
+                    logprobs_mode="raw_logits",
+                )
+            )
         return self._llm
 
     @property
@@ -103,27 +138,46 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
         """The pooling engine of the ``:head`` level (built on first use)."""
         if self._pool is None:
             if self.head_method == "classify":
-                overrides = {"architectures": [self._seq_cls_arch()],
-                             "classifier_from_token": [self.no_word, self.yes_word],
-                             "method": "no_post_processing", "head_dtype": "float32"}
+                overrides = {
+                    "architectures": [self._seq_cls_arch()],
+                    "classifier_from_token": [self.no_word, self.yes_word],
+                    "method": "no_post_processing",
+                    "head_dtype": "float32",
+                }
                 opts = dict(runner="pooling", convert="classify", hf_overrides=overrides)
             else:
-                pooler = settings.require_vllm("vllm.config").PoolerConfig(seq_pooling_type="LAST", use_activation=False)
-                opts = dict(runner="pooling", convert="embed", hf_overrides={"head_dtype": "float32"},
-                            pooler_config=pooler)
-            opts = settings.engine_options(self.model_dir, self.model_dtype, self.batch_size, self.max_len, str(self.device),
-                                   **opts)  # its own refusals (settings) are not the pooling runner's failure
+                pooler = settings.require_vllm("vllm.config").PoolerConfig(
+                    seq_pooling_type="LAST", use_activation=False
+                )
+                opts = dict(
+                    runner="pooling",
+                    convert="embed",
+                    hf_overrides={"head_dtype": "float32"},
+                    pooler_config=pooler,
+                )
+            opts = settings.engine_options(
+                self.model_dir,
+                self.model_dtype,
+                self.batch_size,
+                self.max_len,
+                str(self.device),
+                **opts,
+            )  # its own refusals (settings) are not the pooling runner's failure
             try:
                 self._pool = self._factory(**opts)
             except TierankError as exc:
-                raise settings.VllmUnsupported(f"the :head level needs vLLM's pooling runner ({opts.get('convert')}, head_dtype "
-                                      f"float32); it failed here: {exc}") from exc
+                raise settings.VllmUnsupported(
+                    f"the :head level needs vLLM's pooling runner ({opts.get('convert')}, head_dtype "
+                    f"float32); it failed here: {exc}"
+                ) from exc
         return self._pool
 
     def _seq_cls_arch(self) -> str:
         import json
 
-        archs = json.loads((self.model_dir / "config.json").read_text()).get("architectures") or ["LlamaForCausalLM"]
+        archs = json.loads((self.model_dir / "config.json").read_text()).get("architectures") or [
+            "LlamaForCausalLM"
+        ]
         return archs[0].replace("ForCausalLM", "ForSequenceClassification")
 
     @property
@@ -138,8 +192,9 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
 
     def answer_logits(self, texts: Sequence[str]) -> np.ndarray:
         """``(n, 2)`` ``[z_no, z_yes]``: the model dtype's last-position logits, as FP32 numbers."""
-        params = self._sampling(max_tokens=1, temperature=0.0,
-                                logprob_token_ids=[self.no_id, self.yes_id])
+        params = self._sampling(
+            max_tokens=1, temperature=0.0, logprob_token_ids=[self.no_id, self.yes_id]
+        )
         outs = self.llm.generate(self.token_ids(texts), params, use_tqdm=False)
         return answer_logits(outs, self.yes_id, self.no_id)
 
@@ -149,15 +204,21 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
         classifier built from the two LM head rows (rows rounded to the model dtype at load)."""
         params = settings.require_vllm().PoolingParams(use_activation=False)
         if self.head_method == "classify":
-            z = head_logits(self.pool.classify(self.token_ids(texts), pooling_params=params, use_tqdm=False))
+            z = head_logits(
+                self.pool.classify(self.token_ids(texts), pooling_params=params, use_tqdm=False)
+            )
             if z.shape[1:] != (2,):
-                raise settings.VllmUnsupported(f"the pooling engine returned {z.shape[1:]} logits per pair, not the 2 rows "
-                                      f"[no, yes]; this vLLM did not build the head from classifier_from_token")
+                raise settings.VllmUnsupported(
+                    f"the pooling engine returned {z.shape[1:]} logits per pair, not the 2 rows "
+                    f"[no, yes]; this vLLM did not build the head from classifier_from_token"
+                )
             import torch
 
             t = torch.as_tensor(z, dtype=torch.float32)
             return (t[:, 1] - t[:, 0]).double().numpy()
-        hidden = head_logits(self.pool.embed(self.token_ids(texts), pooling_params=params, use_tqdm=False))
+        hidden = head_logits(
+            self.pool.embed(self.token_ids(texts), pooling_params=params, use_tqdm=False)
+        )
         return head_fp32_yes_no(hidden.astype(np.float32), self.head_rows, 0, 1)
 
     # ---------------------------------------------------------------- scoring
@@ -172,7 +233,9 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
     #: Whether the texts need the generating engine whatever the variants (Rank1's reasoning).
     generates = False
 
-    def model_outputs(self, query: str, docs: Sequence[str], variants: Sequence[Variant]) -> ModelOutputs:
+    def model_outputs(
+        self, query: str, docs: Sequence[str], variants: Sequence[Variant]
+    ) -> ModelOutputs:
         """One engine pass for the query's documents (and one pooling pass for ``:head``)."""
         texts, reasoning = self.pair_texts(query, docs)
         if not texts:
@@ -189,13 +252,24 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
         return yes_no_scores(logits, 1, 0, variant.regime)
 
     def metadata(self) -> dict:
-        return {"scorer": self.family, "backend": "vllm", "vllm": settings.vllm_version(), "model": self.model_name,
-                "model_dtype": self.model_dtype, "batch_size": self.batch_size, "max_doc_tokens": self.max_doc_tokens,
-                "yes_id": self.yes_id, "no_id": self.no_id, "device": str(self.device),
-                "logprobs_mode": "raw_logits",
-                "head": ("pooling embed (LAST, head_dtype float32) x FP32 checkpoint rows"
-                         if self.head_method == "hidden"
-                         else "pooling classify, classifier_from_token, head_dtype float32")}
+        return {
+            "scorer": self.family,
+            "backend": "vllm",
+            "vllm": settings.vllm_version(),
+            "model": self.model_name,
+            "model_dtype": self.model_dtype,
+            "batch_size": self.batch_size,
+            "max_doc_tokens": self.max_doc_tokens,
+            "yes_id": self.yes_id,
+            "no_id": self.no_id,
+            "device": str(self.device),
+            "logprobs_mode": "raw_logits",
+            "head": (
+                "pooling embed (LAST, head_dtype float32) x FP32 checkpoint rows"
+                if self.head_method == "hidden"
+                else "pooling classify, classifier_from_token, head_dtype float32"
+            ),
+        }
 
 
 class VllmRank1Scorer(Rank1Prompts, VllmYesNoScorer):
@@ -205,28 +279,61 @@ class VllmRank1Scorer(Rank1Prompts, VllmYesNoScorer):
     yes_word, no_word = "true", "false"
     generates = True
 
-    def __init__(self, model: Any = "smollm2", model_dtype: str = "bf16", batch_size: int = 8, budget: int = 64,
-                 max_doc_tokens: int = 256, device: str = "auto", engine_factory: Callable[..., Any] | None = None,
-                 tokenizer: Any = None, head_method: str = "hidden"):
+    def __init__(
+        self,
+        model: Any = "smollm2",
+        model_dtype: str = "bf16",
+        batch_size: int = 8,
+        budget: int = 64,
+        max_doc_tokens: int = 256,
+        device: str = "auto",
+        engine_factory: Callable[..., Any] | None = None,
+        tokenizer: Any = None,
+        head_method: str = "hidden",
+    ):
         self.budget = check_budget(budget)
         self.template = RANK1_PROMPT
-        super().__init__(model, model_dtype=model_dtype, batch_size=batch_size, max_doc_tokens=max_doc_tokens,
-                         device=device, engine_factory=engine_factory, tokenizer=tokenizer, head_method=head_method)
+        super().__init__(
+            model,
+            model_dtype=model_dtype,
+            batch_size=batch_size,
+            max_doc_tokens=max_doc_tokens,
+            device=device,
+            engine_factory=engine_factory,
+            tokenizer=tokenizer,
+            head_method=head_method,
+        )
 
     def _extra_tokens(self) -> int:
         return self.budget
 
     @classmethod
-    def from_spec(cls, source: str, group: str, *, batch_size: int, device: str, max_doc_tokens: int = 256,
-                  budget: int = 64, **_: Any) -> VllmRank1Scorer:
-        return cls(source, model_dtype=group, batch_size=batch_size, budget=budget, max_doc_tokens=max_doc_tokens,
-                   device=device)
+    def from_spec(
+        cls,
+        source: str,
+        group: str,
+        *,
+        batch_size: int,
+        device: str,
+        max_doc_tokens: int = 256,
+        budget: int = 64,
+        **_: Any,
+    ) -> VllmRank1Scorer:
+        return cls(
+            source,
+            model_dtype=group,
+            batch_size=batch_size,
+            budget=budget,
+            max_doc_tokens=max_doc_tokens,
+            device=device,
+        )
 
     def reason(self, prompts: Sequence[str]) -> list[str]:
         """Greedy continuations of at most ``budget`` tokens, cut at ``</think>`` (as the HF scorer cuts them)."""
         if self.budget == 0:
             return ["" for _ in prompts]
-        params = self._sampling(max_tokens=self.budget, temperature=0.0, stop=["</think>"],
-                                skip_special_tokens=True)
+        params = self._sampling(
+            max_tokens=self.budget, temperature=0.0, stop=["</think>"], skip_special_tokens=True
+        )
         outs = self.llm.generate(self.token_ids(prompts), params, use_tqdm=False)
         return [o.outputs[0].text.split("</think>")[0].strip() for o in outs]

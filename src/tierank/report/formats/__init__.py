@@ -32,8 +32,23 @@ from ...errors import TierankInputError
 if TYPE_CHECKING:
     from .grouped import Block, Group, ResultTable, jsonable, num, num_column
 
-__all__ = ["FORMATS", "CATALOGUE", "Format", "register", "names", "render", "render_records", "ResultTable", "Group",
-           "Block", "jsonable", "num", "num_column", "help_text", "TREC_STATS"]
+__all__ = [
+    "FORMATS",
+    "CATALOGUE",
+    "Format",
+    "register",
+    "names",
+    "render",
+    "render_records",
+    "ResultTable",
+    "Group",
+    "Block",
+    "jsonable",
+    "num",
+    "num_column",
+    "help_text",
+    "TREC_STATS",
+]
 
 
 @dataclass(frozen=True)
@@ -65,7 +80,10 @@ CATALOGUE: tuple[tuple[str, str, str, bool], ...] = (
 #: the statistics ``--format trec_eval`` can print (``--stat``): the result's columns (:mod:`.trec_eval`)
 TREC_STATS = ("oblivious", "expected", "min", "max", "std", "range", "bias")
 
-_DECLARED = {name: (module, help, records, order) for order, (name, module, help, records) in enumerate(CATALOGUE)}
+_DECLARED = {
+    name: (module, help, records, order)
+    for order, (name, module, help, records) in enumerate(CATALOGUE)
+}
 
 #: the formats registered so far (their modules imported), by name
 _REGISTERED: dict[str, Format] = {}
@@ -74,8 +92,11 @@ _REGISTERED: dict[str, Format] = {}
 _GROUPED = ("ResultTable", "Group", "Block", "jsonable", "num", "num_column")
 
 
-def register(fmt: Format | str, render: Callable[..., str] | None = None,
-             records: Callable[..., str] | None = None) -> Format:
+def register(
+    fmt: Format | str,
+    render: Callable[..., str] | None = None,
+    records: Callable[..., str] | None = None,
+) -> Format:
     """Register a format (a module's registration): ``register("name", render, records)`` for a format
     of :data:`CATALOGUE` (its help and place from there), or a whole :class:`Format`; a name given twice
     is an error."""
@@ -86,8 +107,12 @@ def register(fmt: Format | str, render: Callable[..., str] | None = None,
         fmt = Format(fmt, help, render, records, order=order)
     if fmt.name in _DECLARED:
         if (fmt.records is not None or fmt.render is None) != _DECLARED[fmt.name][2]:
-            raise ValueError(f"output format {fmt.name!r}: its flat records disagree with CATALOGUE")
-        _load(fmt.name)  # its module registers it (in that module's import, this is that module: no-op)
+            raise ValueError(
+                f"output format {fmt.name!r}: its flat records disagree with CATALOGUE"
+            )
+        _load(
+            fmt.name
+        )  # its module registers it (in that module's import, this is that module: no-op)
     if fmt.name in _REGISTERED:
         raise ValueError(f"output format {fmt.name!r} registered twice")
     _REGISTERED[fmt.name] = fmt
@@ -109,7 +134,9 @@ def _every() -> dict[str, Format]:
 
 
 def __getattr__(name: str):
-    if name == "FORMATS":  # every format by name, in the order of the --format choices: imports every module
+    if (
+        name == "FORMATS"
+    ):  # every format by name, in the order of the --format choices: imports every module
         return _every()
     if name in _GROUPED:
         from . import grouped
@@ -123,12 +150,18 @@ def __getattr__(name: str):
 def names(kind: str = "results") -> tuple[str, ...]:
     """The format names for ``kind``: ``"results"`` (``tierank eval``: every format), ``"records"``
     (the formats of flat records, and of MTEB's results: all but trec_eval's layout)."""
-    others = [f for n, f in sorted(_REGISTERED.items(), key=lambda item: item[1].order) if n not in _DECLARED]
+    others = [
+        f
+        for n, f in sorted(_REGISTERED.items(), key=lambda item: item[1].order)
+        if n not in _DECLARED
+    ]
     if kind == "results":
         return (*_DECLARED, *(f.name for f in others))
     if kind == "records":
-        return (*(n for n, d in _DECLARED.items() if d[2]),
-                *(f.name for f in others if f.records is not None or f.render is None))
+        return (
+            *(n for n, d in _DECLARED.items() if d[2]),
+            *(f.name for f in others if f.records is not None or f.render is None),
+        )
     raise ValueError(f"unknown kind of format names {kind!r}")
 
 
@@ -140,8 +173,12 @@ def help_text(kind: str = "results") -> str:
 
 def _get(fmt: str, kind: str) -> Format:
     f = _load(fmt)
-    if f is None or fmt not in names(kind) or (kind == "results" and f.render is None) or \
-            (kind == "records" and f.records is None):
+    if (
+        f is None
+        or fmt not in names(kind)
+        or (kind == "results" and f.render is None)
+        or (kind == "records" and f.records is None)
+    ):
         raise TierankInputError(f"unknown format {fmt!r}; accepted: {', '.join(names(kind))}")
     return f
 
@@ -159,8 +196,13 @@ def render(table, fmt: str, per_query: bool = False, **options) -> str:
     return f.render(table, per_query, **options)
 
 
-def render_records(records: list[dict], fields: tuple[str, ...], fmt: str, document: dict | None = None,
-                   stream: list[dict] | None = None) -> str:
+def render_records(
+    records: list[dict],
+    fields: tuple[str, ...],
+    fmt: str,
+    document: dict | None = None,
+    stream: list[dict] | None = None,
+) -> str:
     """Flat records in format ``fmt``: the tables (tsv, csv, markdown, latex) show ``fields`` of each
     record; ``json`` writes ``document`` when given (the records otherwise); ``jsonl`` writes each
     record's ``fields``, or every record of ``stream`` whole when given (e.g. the runs and a summary)."""

@@ -43,26 +43,54 @@ def render(table: ResultTable, per_query: bool, *, delimiter: str = "\t") -> str
         lead = "".join(quote(v) + delimiter for v in g.keys.values())
         if per_query:
             for b in table.blocks(g):
-                fixed = [lead, delimiter + quote(b.measure) + delimiter] + [delimiter] * (len(table.columns) - 1) + ["\n"]
-                row = "{}".join(p.replace("{", "{{").replace("}", "}}") for p in fixed)  # one field per gap
+                fixed = (
+                    [lead, delimiter + quote(b.measure) + delimiter]
+                    + [delimiter] * (len(table.columns) - 1)
+                    + ["\n"]
+                )
+                row = "{}".join(
+                    p.replace("{", "{{").replace("}", "}}") for p in fixed
+                )  # one field per gap
                 cols = [num_column(b.values[c]) for c in table.columns]
                 out.extend(map(row.format, map(quote, b.queries), *cols))
         for rec in g.result.records(per_query=False):
-            out.append(lead + delimiter.join([quote(rec["query"]), quote(rec["measure"]),
-                                              *(num(rec[c]) for c in g.result.columns)]) + "\n")
+            out.append(
+                lead
+                + delimiter.join(
+                    [
+                        quote(rec["query"]),
+                        quote(rec["measure"]),
+                        *(num(rec[c]) for c in g.result.columns),
+                    ]
+                )
+                + "\n"
+            )
     return "".join(out)
 
 
-def records(recs: list[dict], fields: tuple[str, ...], document: dict | None = None, stream=None, *,
-            delimiter: str = "\t") -> str:
+def records(
+    recs: list[dict],
+    fields: tuple[str, ...],
+    document: dict | None = None,
+    stream=None,
+    *,
+    delimiter: str = "\t",
+) -> str:
     """Flat records, one row each under a header of ``fields`` (None as an empty field, floats by ``repr``)."""
     buf = io.StringIO()
     w = csv.writer(buf, delimiter=delimiter, lineterminator="\n")
     w.writerow(fields)
     for r in recs:
-        w.writerow(["" if r.get(k) is None else (num(r[k]) if isinstance(r[k], float) else r[k]) for k in fields])
+        w.writerow(
+            [
+                "" if r.get(k) is None else (num(r[k]) if isinstance(r[k], float) else r[k])
+                for k in fields
+            ]
+        )
     return buf.getvalue()
 
 
 TSV = register("tsv", render, records)
-CSV = register("csv", functools.partial(render, delimiter=","), functools.partial(records, delimiter=","))
+CSV = register(
+    "csv", functools.partial(render, delimiter=","), functools.partial(records, delimiter=",")
+)

@@ -73,7 +73,11 @@ class ResultTable:
         if len(results) == 1:
             ((name, r),) = results.items()
             return cls([Group({}, r, runids.get(name))])
-        return cls([Group({key: name}, r, runids.get(name)) for name, r in results.items()], (key,), key + "s")
+        return cls(
+            [Group({key: name}, r, runids.get(name)) for name, r in results.items()],
+            (key,),
+            key + "s",
+        )
 
     @classmethod
     def nested(cls, results: dict, keys: tuple[str, ...], nest: str) -> ResultTable:
@@ -95,11 +99,16 @@ class ResultTable:
     def blocks(self, group: Group | None = None) -> Iterator[Block]:
         """Per-query rows column-wise, group by group (or of ``group``), measure by measure, in record
         order; values as float64 (NaN for None)."""
-        for g in ([group] if group is not None else self.groups):
+        for g in [group] if group is not None else self.groups:
             r = g.result
             for m in r.measures:
                 t = r.table(m)
-                yield Block(g.keys, r.qids, str(m), {c: np.asarray(t[c], dtype=np.float64) for c in r.columns})
+                yield Block(
+                    g.keys,
+                    r.qids,
+                    str(m),
+                    {c: np.asarray(t[c], dtype=np.float64) for c in r.columns},
+                )
 
     def exact(self, group: Group, measure) -> bool:
         """True when ``measure``'s values in ``group`` are exact (its records carry only ``method``)."""
@@ -107,7 +116,9 @@ class ResultTable:
 
     def records(self, per_query: bool = True) -> list[dict]:
         """Every record as a dict (key columns first), the order of the jsonl output."""
-        return [{**g.keys, **rec} for g in self.groups for rec in g.result.records(per_query=per_query)]
+        return [
+            {**g.keys, **rec} for g in self.groups for rec in g.result.records(per_query=per_query)
+        ]
 
 
 def num(x) -> str:
@@ -126,11 +137,17 @@ def repr_column(v: np.ndarray, nan: str = "nan") -> list[str]:
     >>> repr_column(np.array([0.0, -0.0] * 40))[:2]
     ['0.0', '-0.0']
     """
-    bits = np.ascontiguousarray(v, dtype=np.float64).view(np.int64)  # distinct bit patterns: -0.0 apart from 0.0
-    if len(v) >= 64 and 2 * len(np.unique(bits[:64])) <= 64:  # the first values tell whether values repeat
+    bits = np.ascontiguousarray(v, dtype=np.float64).view(
+        np.int64
+    )  # distinct bit patterns: -0.0 apart from 0.0
+    if (
+        len(v) >= 64 and 2 * len(np.unique(bits[:64])) <= 64
+    ):  # the first values tell whether values repeat
         uniq, inverse = np.unique(bits, return_inverse=True)
         if 2 * len(uniq) <= len(v):
-            text = np.array([nan if x != x else repr(x) for x in uniq.view(np.float64).tolist()], dtype=object)
+            text = np.array(
+                [nan if x != x else repr(x) for x in uniq.view(np.float64).tolist()], dtype=object
+            )
             return text[inverse.reshape(-1)].tolist()
     return float_reprs(v, nan)
 
@@ -168,7 +185,9 @@ def float_reprs(v: np.ndarray, nan: str = "nan") -> list[str]:
     return out
 
 
-_JSON_PLAIN = re.compile(r"[^ !#-\[\]-~]")  # what json.dumps escapes: quote, backslash, controls, non-ASCII
+_JSON_PLAIN = re.compile(
+    r"[^ !#-\[\]-~]"
+)  # what json.dumps escapes: quote, backslash, controls, non-ASCII
 
 
 def json_strings(values: list[str]) -> list[str]:
@@ -226,13 +245,20 @@ def text_rows(table: ResultTable, per_query: bool, digits: int = 4) -> Iterator[
                 for q, *vals in zip(b.queries, *cols):
                     yield [*keys, q, b.measure, *vals]
         for rec in g.result.records(per_query=False):
-            yield [*keys, rec["query"], rec["measure"], *(cell(rec[c], digits) for c in table.columns)]
+            yield [
+                *keys,
+                rec["query"],
+                rec["measure"],
+                *(cell(rec[c], digits) for c in table.columns),
+            ]
 
 
 def numeric_fields(records: list[dict], fields: tuple[str, ...]) -> list[bool]:
     """Per field: True when every value given is a number (right-aligned in the human tables)."""
+
     def number(x) -> bool:
         return x is None or (isinstance(x, (int, float, np.number)) and not isinstance(x, bool))
+
     return [bool(records) and all(number(r.get(k)) for r in records) for k in fields]
 
 
@@ -244,14 +270,22 @@ def human_table_format(layout: TableLayout) -> tuple[Callable[..., str], Callabl
     """The ``render`` and ``records`` of a format that writes one human table in ``layout`` (Markdown,
     LaTeX): a :class:`ResultTable` with the statistics right-aligned (4 decimals), flat records with
     their numeric fields right-aligned."""
+
     def render(table: ResultTable, per_query: bool, **_) -> str:
         fields = table.fields()
         numeric = [False] * (len(fields) - len(table.columns)) + [True] * len(table.columns)
         return layout(fields, numeric, text_rows(table, per_query))
 
-    def records(recs: list[dict], fields: tuple[str, ...], document: dict | None = None, stream=None) -> str:
-        return layout(fields, numeric_fields(recs, fields), ([cell(r.get(k)) for k in fields] for r in recs))
+    def records(
+        recs: list[dict], fields: tuple[str, ...], document: dict | None = None, stream=None
+    ) -> str:
+        return layout(
+            fields, numeric_fields(recs, fields), ([cell(r.get(k)) for k in fields] for r in recs)
+        )
 
-    for f in (render, records):  # they belong to the format's module (its registration says where it lives)
+    for f in (
+        render,
+        records,
+    ):  # they belong to the format's module (its registration says where it lives)
         f.__module__ = layout.__module__
     return render, records

@@ -30,10 +30,17 @@ def _per_query_text(table: ResultTable, g: Group, indent: str) -> str:
     parts: list[str] = []
     queries = None  # the query ids as JSON, once per group
     for b in table.blocks(g):
-        pieces = [f'{item}{{\n{inner}"query": ', f',\n{inner}"measure": ' + json.dumps(b.measure) +
-                  f',\n{inner}"{r.columns[0]}": '] + [f',\n{inner}"{c}": ' for c in r.columns[1:]] + \
-            [f',\n{inner}"method": "exact"\n{item}}}']
-        record = "{}".join(p.replace("{", "{{").replace("}", "}}") for p in pieces)  # one field per gap
+        pieces = (
+            [
+                f'{item}{{\n{inner}"query": ',
+                f',\n{inner}"measure": ' + json.dumps(b.measure) + f',\n{inner}"{r.columns[0]}": ',
+            ]
+            + [f',\n{inner}"{c}": ' for c in r.columns[1:]]
+            + [f',\n{inner}"method": "exact"\n{item}}}']
+        )
+        record = "{}".join(
+            p.replace("{", "{{").replace("}", "}}") for p in pieces
+        )  # one field per gap
         cols = [_json_column(b.values[c]) for c in r.columns]
         if queries is None:
             queries = json_strings(b.queries)
@@ -45,8 +52,11 @@ def _per_query_text(table: ResultTable, g: Group, indent: str) -> str:
 
 def _columnwise(g: Group) -> bool:
     r = g.result
-    return all(r.stats[m].method == "exact" and not np.isinf(np.asarray(v, dtype=float)).any()
-               for m in r.measures for v in r.table(m).values())
+    return all(
+        r.stats[m].method == "exact" and not np.isinf(np.asarray(v, dtype=float)).any()
+        for m in r.measures
+        for v in r.table(m).values()
+    )
 
 
 def render(table: ResultTable, per_query: bool, **_) -> str:
@@ -55,14 +65,20 @@ def render(table: ResultTable, per_query: bool, **_) -> str:
     docs = []
     for i, g in enumerate(table.groups):
         r = g.result
-        doc = {"settings": r.settings, "ties": dict(r.ties), "aggregate": r.records(per_query=False)}
+        doc = {
+            "settings": r.settings,
+            "ties": dict(r.ties),
+            "aggregate": r.records(per_query=False),
+        }
         if per_query:
             if _columnwise(g):
                 hole = f"\x00tierank per_query {i}\x00"
                 holes[json.dumps(hole)] = g
                 doc["per_query"] = hole
             else:
-                doc["per_query"] = [rec for rec in r.records(per_query=True) if rec["query"] != "all"]
+                doc["per_query"] = [
+                    rec for rec in r.records(per_query=True) if rec["query"] != "all"
+                ]
         docs.append((g, doc))
     if not table.keys:
         top = docs[0][1]
@@ -80,15 +96,23 @@ def render(table: ResultTable, per_query: bool, **_) -> str:
     done = 0
     for hole, g in holes.items():  # in the order of the groups: the order they appear in the text
         pos = text.index(hole, done)
-        line = text[text.rindex("\n", 0, pos) + 1:pos]
-        pieces += [text[done:pos], _per_query_text(table, g, line[:len(line) - len(line.lstrip(" "))])]
+        line = text[text.rindex("\n", 0, pos) + 1 : pos]
+        pieces += [
+            text[done:pos],
+            _per_query_text(table, g, line[: len(line) - len(line.lstrip(" "))]),
+        ]
         done = pos + len(hole)
     return "".join(pieces) + text[done:]
 
 
-def records(recs: list[dict], fields: tuple[str, ...], document: dict | None = None, stream=None) -> str:
+def records(
+    recs: list[dict], fields: tuple[str, ...], document: dict | None = None, stream=None
+) -> str:
     """``document`` (or the records) as one indented JSON document, NaN and infinities as ``null``."""
-    return json.dumps(jsonable(document if document is not None else recs), indent=2, allow_nan=False) + "\n"
+    return (
+        json.dumps(jsonable(document if document is not None else recs), indent=2, allow_nan=False)
+        + "\n"
+    )
 
 
 FORMAT = register("json", render, records)

@@ -46,9 +46,9 @@ def interleave(parts: list[str], columns: list[list[str]]) -> str:
     width = 2 * len(columns) + 1  # pieces per line: a part before each column, and the last part
     seq: list[str] = [""] * (n * width)
     for i, col in enumerate(columns):
-        seq[2 * i::width] = [parts[i]] * n
-        seq[2 * i + 1::width] = col
-    seq[width - 1::width] = [parts[-1]] * n
+        seq[2 * i :: width] = [parts[i]] * n
+        seq[2 * i + 1 :: width] = col
+    seq[width - 1 :: width] = [parts[-1]] * n
     return "".join(seq)
 
 
@@ -59,12 +59,25 @@ def render_group(table: ResultTable, g: Group) -> list[str]:
     out: list[str] = []
     queries = None  # the query ids as JSON, once per group
     for b in table.blocks(g):
-        if any(np.isinf(b.values[c]).any() for c in r.columns):  # json.dumps refuses them: say so as it does
-            out.extend(_dump({**g.keys, **rec}) for rec in r.records(per_query=True)
-                       if rec["measure"] == b.measure and rec["query"] != "all")
+        if any(
+            np.isinf(b.values[c]).any() for c in r.columns
+        ):  # json.dumps refuses them: say so as it does
+            out.extend(
+                _dump({**g.keys, **rec})
+                for rec in r.records(per_query=True)
+                if rec["measure"] == b.measure and rec["query"] != "all"
+            )
             continue
-        parts = ["{" + lead + '"query": ', ', "measure": ' + json.dumps(b.measure) + "".join(
-            f', "{c}": ' for c in r.columns[:1])] + [f', "{c}": ' for c in r.columns[1:]] + [', "method": "exact"}\n']
+        parts = (
+            [
+                "{" + lead + '"query": ',
+                ', "measure": '
+                + json.dumps(b.measure)
+                + "".join(f', "{c}": ' for c in r.columns[:1]),
+            ]
+            + [f', "{c}": ' for c in r.columns[1:]]
+            + [', "method": "exact"}\n']
+        )
         if queries is None:
             queries = json_strings(b.queries)
         out.append(interleave(parts, [queries] + [_json_column(b.values[c]) for c in r.columns]))
@@ -83,13 +96,19 @@ def render(table: ResultTable, per_query: bool = True, **_) -> str:
     return "".join(out)
 
 
-def records(recs: list[dict], fields: tuple[str, ...], document: dict | None = None,
-            stream: list[dict] | None = None) -> str:
+def records(
+    recs: list[dict],
+    fields: tuple[str, ...],
+    document: dict | None = None,
+    stream: list[dict] | None = None,
+) -> str:
     """Flat records, one JSON object per line holding ``fields`` (NaN and infinities as ``null``); or, when
     given, every record of ``stream`` whole."""
     if stream is not None:
         return "".join(json.dumps(jsonable(r), allow_nan=False) + "\n" for r in stream)
-    return "".join(json.dumps({k: jsonable(r.get(k)) for k in fields}, allow_nan=False) + "\n" for r in recs)
+    return "".join(
+        json.dumps({k: jsonable(r.get(k)) for k in fields}, allow_nan=False) + "\n" for r in recs
+    )
 
 
 FORMAT = register("jsonl", render, records)

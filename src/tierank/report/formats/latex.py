@@ -27,8 +27,20 @@ from collections.abc import Iterable
 from . import register
 from .grouped import human_table_format
 
-_SPECIAL = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$", "{": r"\{",
-            "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\n": " ", "\r": " "}
+_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "_": r"\_",
+    "%": r"\%",
+    "&": r"\&",
+    "#": r"\#",
+    "$": r"\$",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "\n": " ",
+    "\r": " ",
+}
 _SPECIAL_RE = re.compile("|".join(re.escape(c) for c in _SPECIAL))
 
 
@@ -38,8 +50,12 @@ def escape(text: str) -> str:
 
 
 def _table(header: Iterable[str], numeric: list[bool], rows: Iterable[list[str]]) -> str:
-    out = ["\\begin{tabular}{" + "".join("r" if n else "l" for n in numeric) + "}\n", "\\toprule\n",
-           " & ".join(escape(h) for h in header) + " \\\\\n", "\\midrule\n"]
+    out = [
+        "\\begin{tabular}{" + "".join("r" if n else "l" for n in numeric) + "}\n",
+        "\\toprule\n",
+        " & ".join(escape(h) for h in header) + " \\\\\n",
+        "\\midrule\n",
+    ]
     out.extend(" & ".join(escape(c) for c in row) + " \\\\\n" for row in rows)
     out += ["\\bottomrule\n", "\\end{tabular}\n"]
     return "".join(out)

@@ -44,8 +44,10 @@ def escape(text: str) -> str:
 
 
 def _table(header: Iterable[str], numeric: list[bool], rows: Iterable[list[str]]) -> str:
-    out = ["| " + " | ".join(escape(h) for h in header) + " |\n",
-           "|" + "|".join("--:" if n else ":--" for n in numeric) + "|\n"]
+    out = [
+        "| " + " | ".join(escape(h) for h in header) + " |\n",
+        "|" + "|".join("--:" if n else ":--" for n in numeric) + "|\n",
+    ]
     out.extend("| " + " | ".join(escape(c) for c in row) + " |\n" for row in rows)
     return "".join(out)
 

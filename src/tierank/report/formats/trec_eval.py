@@ -23,13 +23,27 @@ def _trec_value(x: float, count: bool) -> str:
 
 def _stat_column(s, stat: str) -> np.ndarray:
     """Per-query values of one statistic of :class:`~tierank.measures.Stats` ``s`` (the result's columns)."""
-    v = {"oblivious": s.oblivious, "expected": s.expected, "min": s.min, "max": s.max,
-         "std": np.sqrt(s.var), "range": s.max - s.min, "bias": s.oblivious - s.expected}[stat]
+    v = {
+        "oblivious": s.oblivious,
+        "expected": s.expected,
+        "min": s.min,
+        "max": s.max,
+        "std": np.sqrt(s.var),
+        "range": s.max - s.min,
+        "bias": s.oblivious - s.expected,
+    }[stat]
     return np.asarray(v, dtype=float)
 
 
-def render_trec_eval(result, *, plan=None, stat: str = "oblivious", per_query: bool = False, summary: bool = True,
-                     runid: str | None = None) -> str:
+def render_trec_eval(
+    result,
+    *,
+    plan=None,
+    stat: str = "oblivious",
+    per_query: bool = False,
+    summary: bool = True,
+    runid: str | None = None,
+) -> str:
     """``result`` in trec_eval's exact layout (``trec_eval [-q] [-n]``), one statistic per line.
 
     Each line is ``"%-22s\t%s\t%6.4f"`` (measure, query, value), counts as integers; with
@@ -76,7 +90,9 @@ def render_trec_eval(result, *, plan=None, stat: str = "oblivious", per_query: b
             m = e.measure
             if m is None or getattr(m, "summary_only", False):
                 continue
-            if getattr(m, "string_valued", False):  # relstring: '%s' per query, of the stat's ordering
+            if getattr(
+                m, "string_valued", False
+            ):  # relstring: '%s' per query, of the stat's ordering
                 which = {"oblivious": "policy", "min": "pessimistic", "max": "optimistic"}.get(stat)
                 if which is not None:
                     specs.append(f"{e.name:<22}".replace("%", "%%") + "\t%s\t'%s'\n")
@@ -94,13 +110,17 @@ def render_trec_eval(result, *, plan=None, stat: str = "oblivious", per_query: b
             args[:, 0::2] = np.asarray(result.qids, dtype=object)[:, None]
             for j, c in enumerate(cols):
                 args[:, 2 * j + 1] = c
-            lines.append(("".join(specs) * n) % tuple(args.ravel().tolist()))  # lines, each with its newline
+            lines.append(
+                ("".join(specs) * n) % tuple(args.ravel().tolist())
+            )  # lines, each with its newline
     if summary:
         if plan.runid and runid is not None:
             lines.append(f"{'runid':<22}\tall\t{runid}\n")
         for e in entries:
             if e.measure is None:  # num_q without a NumQ family: the number of queries evaluated
-                lines.append(f"{e.name:<22}\tall\t{n if stat in ('oblivious', 'expected', 'min', 'max') else 0}\n")
+                lines.append(
+                    f"{e.name:<22}\tall\t{n if stat in ('oblivious', 'expected', 'min', 'max') else 0}\n"
+                )
                 continue
             m = e.measure
             if getattr(m, "string_valued", False):  # relstring: per query only, as trec_eval
@@ -113,17 +133,34 @@ def render_trec_eval(result, *, plan=None, stat: str = "oblivious", per_query: b
                 # query order, then one division: the same double, so the same last printed digit
                 col = _stat_column(result.stats[m], stat)
                 value = float(np.cumsum(col)[-1]) / (1 if count else n)
-            lines.append(f"{e.name:<22}\tall\t{_trec_value(value, getattr(e.measure, 'is_count', False))}\n")
+            lines.append(
+                f"{e.name:<22}\tall\t{_trec_value(value, getattr(e.measure, 'is_count', False))}\n"
+            )
     return "".join(lines)
 
 
-def render(table: ResultTable, per_query: bool, *, plan=None, stat: str = "oblivious", summary: bool = True,
-           runid: str | None = None) -> str:
+def render(
+    table: ResultTable,
+    per_query: bool,
+    *,
+    plan=None,
+    stat: str = "oblivious",
+    summary: bool = True,
+    runid: str | None = None,
+) -> str:
     """Every group of ``table`` in trec_eval's layout, one after the other, each with its run's tag
     (``runid``, given here for a single run, or the group's own)."""
-    return "".join(render_trec_eval(g.result, plan=plan, stat=stat, per_query=per_query, summary=summary,
-                                    runid=runid if runid is not None and len(table.groups) == 1 else g.runid)
-                   for g in table.groups)
+    return "".join(
+        render_trec_eval(
+            g.result,
+            plan=plan,
+            stat=stat,
+            per_query=per_query,
+            summary=summary,
+            runid=runid if runid is not None and len(table.groups) == 1 else g.runid,
+        )
+        for g in table.groups
+    )
 
 
 FORMAT = register("trec_eval", render)
