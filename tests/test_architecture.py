@@ -49,7 +49,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("report",),
     ("integrations", "hps"),
     ("cli", "examples"),  # examples: shipped data and the script that builds it (uses io)
-    ("__init__",),
+    ("__init__", "__main__"),  # __main__: `python -m tierank`, the command line
 ]
 LAYER = {room: i for i, rooms in enumerate(LAYERS) for room in rooms}
 

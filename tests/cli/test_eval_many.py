@@ -14,6 +14,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from helpers import invoke, run_cli
 from tierank.examples import path as example_path
 
@@ -78,6 +80,7 @@ def test_jobs_streams_with_the_same_bits():
     assert bad.returncode == 2 and "needs every query at once" in bad.stderr
 
 
+@pytest.mark.keep_default  # the default tier's representative of its category
 def test_a_killed_streaming_evaluation_leaves_no_output(tmp_path):
     run = tmp_path / "big.trec"
     with open(run, "w") as fh:

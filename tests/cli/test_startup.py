@@ -67,6 +67,7 @@ def _modules(code: str, *argv: str) -> tuple[set[str], subprocess.CompletedProce
 MAIN = "from tierank.cli import main\ntry:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code"
 
 
+@pytest.mark.keep_default  # the default tier's representative of its category
 def test_import_of_the_command_line_is_light():
     mods, _ = _modules("import tierank.cli")
     assert not [m for m in LAZY if m in mods]
@@ -393,3 +394,17 @@ def test_option_values_are_converted_as_typer_converts_them():
             assert ours == theirs, (cmd.name, param.name, value)
             checked += 1
     assert checked > 1000
+
+
+def test_python_dash_m_tierank_is_the_command_line():
+    """``python -m tierank`` runs the same program as the console script (its version line)."""
+    import subprocess
+    import sys
+
+    import tierank
+
+    p = subprocess.run(
+        [sys.executable, "-m", "tierank", "--version"], capture_output=True, text=True
+    )
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["tierank", tierank.__version__]
