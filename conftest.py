@@ -65,11 +65,22 @@ FULL_TIER_TESTS: tuple[str, ...] = (
     "tests/analysis/test_analysis.py::test_sweep_command_on_askubuntu_qrels_first",
     "tests/analysis/test_analysis.py::test_bands_command_prints_table2_next_to_ours",
     "tests/hps/test_variance.py::test_cli_batch_sizes",
+    "tests/hps/test_models.py",
+    "tests/hps/test_checkpoints.py",
+    "tests/hps/test_cache.py::test_cli_prints_cache_warnings_and_errors_as_one_line",
+    "tests/io/test_fuzz.py::test_fuzz_readers",
+    "tests/io/test_fuzz_columnar.py::test_fuzz_columnar",
+    "tests/io/test_columnar_inputs.py::test_report_and_plot_read_a_parquet_run",
+    "tests/integrations/test_ranx.py::test_per_query_scores_equal_tierank_evaluate_with_ties",
+    "tests/integrations/test_ranx.py::test_tierank_evaluate_accepts_ranx_objects",
+    "tests/report/test_layout_figures.py::test_a_long_title_wraps_inside_the_canvas",
 )
 #: parametrized tests outside the one-case folders that also run their first case only by default
 ONE_CASE_TESTS: tuple[str, ...] = (
     "tests/analysis/test_compare_aggregates.py",
     "tests/analysis/test_inference.py::test_wilcoxon_method_labels_what_scipy_computed",
+    "tests/report/test_layout_figures.py::test_report_figures_fit_and_tables_keep_full_names",
+    "tests/report/test_formats.py::test_float_reprs_is_repr",
 )
 
 
@@ -118,7 +129,9 @@ def pytest_collection_modifyitems(config, items):
     missing = [
         p for p in FULL_TIER_TESTS + ONE_CASE_TESTS if not (root / p.split("::")[0]).is_file()
     ]
-    if missing:
+    if (
+        missing and (root / "tests" / "conftest.py").is_file()
+    ):  # (tests' own pytester copy this file)
         raise pytest.UsageError(f"conftest.py names test files that do not exist: {missing}")
     full = os.environ.get("TIERANK_TEST_TIER") == "full"
     kept, deselected = [], []

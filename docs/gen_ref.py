@@ -144,16 +144,32 @@ def _methods(cls) -> tuple[str, str]:
     ("not labelled" where the family cannot be evaluated on the small run, e.g. one that needs other
     qrels: the page is still generated)."""
     import tierank
+    from tierank.measures import sampling
 
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = tierank.evaluate(_QRELS, _RUN, [_instance(cls)], samples=50, seed=0)
-            recs = res.records(per_query=not getattr(cls, "summary_only", False))
-    except Exception:  # noqa: BLE001 - a family this small run cannot evaluate
+    def labels(enumerate_up_to: int) -> set[str] | None:
+        before = sampling.ENUMERATE
+        sampling.ENUMERATE = enumerate_up_to
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = tierank.evaluate(_QRELS, _RUN, [_instance(cls)], samples=50, seed=0)
+                recs = res.records(per_query=not getattr(cls, "summary_only", False))
+        except Exception:  # noqa: BLE001 - a family this small run cannot evaluate
+            return None
+        finally:
+            sampling.ENUMERATE = before
+        return {r.get("method", "exact") for r in recs}
+
+    usual, unenumerated = labels(sampling.ENUMERATE), labels(0)
+    if usual is None or unenumerated is None:
         return "not labelled", "not labelled"
-    sampled = any(r.get("method", "exact") != "exact" for r in recs)
-    return ("sampled" if sampled else "exact"), ("exact" if getattr(cls, "extremes_exact", True) else "sampled")
+    if usual != {"exact"}:
+        e = "sampled"
+    elif unenumerated != {"exact"}:  # exact here because its orderings are few enough to enumerate
+        e = f"exact up to {sampling.ENUMERATE:,} orderings, else sampled"
+    else:
+        e = "exact"
+    return e, ("exact" if getattr(cls, "extremes_exact", True) else "sampled")
 
 
 def _about(cls):

@@ -482,9 +482,7 @@ def _number(v, typ: pa.DataType) -> float:
             raise Refused("inexact integer")
         x = float(v)
     elif isinstance(v, Decimal):
-        x = float(v)
-        if Decimal(x) != v:
-            raise Refused("inexact decimal")
+        x = float(v)  # a decimal is read as its nearest float64, as number text is
     elif isinstance(v, float):
         x = v
     else:
@@ -545,6 +543,9 @@ def strict_table(t: pa.Table, role: str) -> dict[str, dict[str, float]]:
             raise Refused("qrels given as a run")
         vn = _one(names, S_SCORE)
     else:
+        graded = [n for n in names if n.lower() in S_GRADE or n.lower() == S_SHARED]
+        if len(graded) > 1:  # e.g. score beside relevance: which is the grade is ambiguous
+            raise Refused(f"two columns name the grade: {graded}")
         vn = _one(names, S_GRADE, (S_SHARED,))
         if vn.lower() == S_SHARED and _content_role(t) == "run":
             raise Refused("a run given as qrels")
