@@ -458,7 +458,9 @@ def test_the_measure_reference_is_generated_from_the_registry():
         for line in page.splitlines()
         if line.startswith("| [`")
     }
-    few = "exact up to 5,040 orderings, else sampled"  # enumerated where a query's orderings are few
+    few = (
+        "exact up to 5,040 orderings, else sampled"  # enumerated where a query's orderings are few
+    )
     assert rows["[`IPrec`](#iprec)"][2:4] == [few, "exact"]
     assert rows["[`GMAP`](#gmap)"][2:4] == [few, "exact"]
     assert rows["[`AP`](#ap)"][2:4] == ["exact", "exact"]
