@@ -74,6 +74,7 @@ FULL_TIER_TESTS: tuple[str, ...] = (
     "tests/integrations/test_ranx.py::test_per_query_scores_equal_tierank_evaluate_with_ties",
     "tests/integrations/test_ranx.py::test_tierank_evaluate_accepts_ranx_objects",
     "tests/report/test_layout_figures.py::test_a_long_title_wraps_inside_the_canvas",
+    "tests/stream/test_fuzz_stream.py::test_fuzz_streaming",
 )
 #: parametrized tests outside the one-case folders that also run their first case only by default
 ONE_CASE_TESTS: tuple[str, ...] = (
@@ -92,6 +93,20 @@ def pytest_addoption(parser):
         help="tierank: run the full tier (the tests marked 'full' too, every property "
         "test at its full example count); CI runs it",
     )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    # README's command (no path given, no -n): the tier on every core where pytest-xdist is installed
+    # (the [test] extra has it); a path, a -k selection's file or -n 0 runs in one process as usual
+    if (
+        config.pluginmanager.hasplugin("xdist")
+        and not hasattr(config, "workerinput")
+        and getattr(config.option, "numprocesses", None) is None
+        and getattr(config, "args_source", None) == pytest.Config.ArgsSource.TESTPATHS
+        and not config.getoption("collectonly")
+    ):
+        config.option.numprocesses = "auto"
 
 
 def pytest_configure(config):
