@@ -134,7 +134,7 @@ CELLS = [(path, opt, takes) for path in COMMANDS for opt, takes in options(path)
     ("path", "option", "takes"), CELLS, ids=[f"{' '.join(p)} {o}" for p, o, _ in CELLS]
 )
 @given(value=values)
-@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=list(HealthCheck))
 def test_every_option_refuses_in_one_line_or_runs(path, option, takes, value, tmp_path_factory):
     run_option(path, option, takes, value, tmp_path_factory.mktemp("fuzz"))
 
