@@ -1,7 +1,7 @@
 """Arrow's compute kernels for tierank, called without importing :mod:`pyarrow.compute` (a bottom room).
 
 ``import pyarrow.compute`` builds a Python wrapper with a docstring for every one of Arrow's ~300
-kernels: about 50 ms of CPU, a sixth of a small ``tierank eval`` (issue 26).  The kernels themselves
+kernels: about 50 ms of CPU, a sixth of a small ``tierank eval``.  The kernels themselves
 live in ``pyarrow._compute`` (about 10 ms to import); this module calls them by name through
 ``call_function``, the public entry point that :mod:`pyarrow.compute` re-exports, and builds the few
 option objects tierank needs.  pyarrow's own methods (``Array.take``, ``.filter``, ``.unique``,
