@@ -19,6 +19,10 @@ is in the ``subprocess`` category and in the full tier, unless marked ``keep_def
 test, one kill test, ... stay in the default tier); so are the browser tests and the in-process tests
 listed in :data:`FULL_TIER_TESTS`.
 
+CI runs the default tier first (with only ``[test]`` installed, ``--record-passed FILE``), then the
+full tier with every extra, ``--skip-passed FILE``: what already passed on the same tree is not run
+twice; what was skipped there (a missing extra) runs with the extras.
+
 Missing extras:
 
 One rule for test modules and doctests alike, from one table (:mod:`tierank.extras`): a missing
@@ -92,6 +96,19 @@ def pytest_addoption(parser):
         default=False,
         help="tierank: run the full tier (the tests marked 'full' too, every property "
         "test at its full example count); CI runs it",
+    )
+    parser.addoption(
+        "--record-passed",
+        metavar="FILE",
+        default=None,
+        help="tierank: write the node ids of the tests that passed to FILE (one a line)",
+    )
+    parser.addoption(
+        "--skip-passed",
+        metavar="FILE",
+        default=None,
+        help="tierank: deselect the tests FILE lists (written by --record-passed): CI's full "
+        "tier skips what the default tier already passed on the same tree",
     )
 
 
@@ -178,9 +195,42 @@ def pytest_collection_modifyitems(config, items):
             deselected.append(item)
         else:
             kept.append(item)
+    passed = _recorded(config.getoption("--skip-passed"))
+    if passed:
+        deselected += [item for item in kept if item.nodeid in passed]
+        kept = [item for item in kept if item.nodeid not in passed]
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = kept
+
+
+def _recorded(path: str | None) -> set[str]:
+    if not path:
+        return set()
+    try:
+        with open(path, encoding="utf-8") as f:
+            return {line.rstrip("\n") for line in f if line.strip()}
+    except OSError as e:
+        raise pytest.UsageError(f"--skip-passed {path}: {e.strerror}") from None
+
+
+def pytest_runtest_logreport(report):
+    # in the controller (xdist's workers send their reports there); a test passed when its call did
+    # and neither its setup nor its teardown failed
+    if report.when == "call" and report.passed and not hasattr(report, "wasxfail"):
+        _PASSED.add(report.nodeid)
+    elif report.failed:
+        _PASSED.discard(report.nodeid)
+
+
+_PASSED: set[str] = set()
+
+
+def pytest_sessionfinish(session):
+    path = session.config.getoption("--record-passed")
+    if path and not hasattr(session.config, "workerinput"):
+        with open(path, "w", encoding="utf-8") as f:
+            f.writelines(f"{nodeid}\n" for nodeid in sorted(_PASSED))
 
 
 _NOT_IMPORTED = re.compile(r"could not import '([\w.]+)'")
