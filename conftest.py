@@ -79,6 +79,11 @@ FULL_TIER_TESTS: tuple[str, ...] = (
     "tests/integrations/test_ranx.py::test_tierank_evaluate_accepts_ranx_objects",
     "tests/report/test_layout_figures.py::test_a_long_title_wraps_inside_the_canvas",
     "tests/stream/test_fuzz_stream.py::test_fuzz_streaming",
+    "tests/report/test_commands.py::test_plot_ties_sweep_and_ranges_write_their_figures",
+    "tests/report/test_commands.py::test_plot_cutoff_writes_the_curves",
+    "tests/report/test_commands.py::test_report_sweep_and_compare_write_their_pages",
+    "tests/report/test_commands.py::test_report_eval_writes_the_evaluation",
+    "tests/hps/test_protocol.py::test_rerank_report_html",
 )
 #: parametrized tests outside the one-case folders that also run their first case only by default
 ONE_CASE_TESTS: tuple[str, ...] = (

@@ -591,8 +591,7 @@ def test_cli_compare_reports_p_a_above_and_holm_by_default(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)  # system names are the file names
     qrels, paths = _write_runs(tmp_path)
     paths = [p.name for p in paths]
-    run_cli = _cli
-    doc = json.loads(run_cli("compare", *paths, "--qrels", qrels, "-m", "RR", "-f", "json").stdout)
+    doc = json.loads(_cli("compare", *paths, "--qrels", qrels, "-m", "RR", "-f", "json").stdout)
     assert doc["settings"]["correction"] == "holm"  # three pairs: Holm by default
     # tied vs mid: D = (RR_q1 + 1) / 2 - (1/2 + 1) / 2, so E[D] = 25/96 - 1/4, Var[D] = Var(RR_q1) / 4
     e1 = 25 / 48
@@ -633,7 +632,7 @@ def test_cli_compare_reports_p_a_above_and_holm_by_default(tmp_path, monkeypatch
     } <= set(tm)
 
     none = json.loads(
-        run_cli(
+        _cli(
             "compare", *paths, "--qrels", qrels, "-m", "RR", "-f", "json", "--correction", "none"
         ).stdout
     )
@@ -642,7 +641,7 @@ def test_cli_compare_reports_p_a_above_and_holm_by_default(tmp_path, monkeypatch
     )
     assert _pair(none, "tied", "mid")["p_a_above"] == tm["p_a_above"]
     bonf = json.loads(
-        run_cli(
+        _cli(
             "compare",
             *paths,
             "--qrels",
@@ -658,12 +657,10 @@ def test_cli_compare_reports_p_a_above_and_holm_by_default(tmp_path, monkeypatch
     assert [p["p_adjusted"] for p in bonf["pairs"]] == pytest.approx([min(1.0, 3 * p) for p in raw])
 
     # two systems, one pair: no correction unless asked
-    two = json.loads(
-        run_cli("compare", *paths[:2], "--qrels", qrels, "-m", "RR", "-f", "json").stdout
-    )
+    two = json.loads(_cli("compare", *paths[:2], "--qrels", qrels, "-m", "RR", "-f", "json").stdout)
     assert "correction" not in two["settings"] and two["pairs"][0]["p_adjusted"] is None
 
-    table = run_cli("compare", *paths, "--qrels", qrels, "-m", "RR", "-o", "-").stdout
+    table = _cli("compare", *paths, "--qrels", qrels, "-m", "RR", "-o", "-").stdout
     assert "P(A>B)" in table and "p adj" in table and "normal approximation" in table
     assert "Cantelli" in table and "Holm" in table
     row = next(line for line in table.splitlines() if "tied.run" in line and "mid.run" in line)

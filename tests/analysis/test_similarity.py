@@ -12,8 +12,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from helpers import examples
-from tests.helpers import run_cli
+from helpers import examples, invoke
 from tierank.analysis.similarity import (
     kendall_tau_b,
     overlaps,
@@ -509,26 +508,24 @@ def test_cli_formats_and_errors(tmp_path):
     b = tmp_path / "b.run"
     a.write_text("q1 Q0 d1 1 3.0 A\nq1 Q0 d2 2 2.0 A\nq1 Q0 d3 3 2.0 A\nq2 Q0 d1 1 1.0 A\n")
     b.write_text("q1 Q0 d1 1 3.0 B\nq1 Q0 d3 2 2.5 B\nq1 Q0 d2 3 2.0 B\nq3 Q0 d1 1 1.0 B\n")
-    doc = json.loads(run_cli("similarity", a, b, "-q", "--format", "json").stdout)
+    doc = json.loads(invoke("similarity", a, b, "-q", "--format", "json").stdout)
     assert [r["qid"] for r in doc["queries"]] == ["q1"] and doc["only_a"] == ["q2"]
     assert doc["mean"]["rbo"] == pytest.approx(similarity(str(a), str(b)).mean["rbo"])
-    lines = run_cli("similarity", a, b, "-q", "--format", "jsonl").stdout.splitlines()
+    lines = invoke("similarity", a, b, "-q", "--format", "jsonl").stdout.splitlines()
     assert [json.loads(x)["qid"] for x in lines] == ["q1", "mean"]
-    tsv = run_cli(
-        "similarity", a, b, "--format", "tsv", "--p", "0.8", "-k", "2"
-    ).stdout.splitlines()
+    tsv = invoke("similarity", a, b, "--format", "tsv", "--p", "0.8", "-k", "2").stdout.splitlines()
     assert tsv[0].split("\t")[0] == "qid" and tsv[1].startswith("mean\t") and len(tsv) == 2
-    table = run_cli("similarity", a, b, "-q")
+    table = invoke("similarity", a, b, "-q")
     assert "q1" in table.stdout and "left out" in table.stderr
     bad = tmp_path / "bad.run"
     bad.write_text("q1 Q0 d1 1 x A\n")
-    p = run_cli("similarity", a, bad, check=False)
+    p = invoke("similarity", a, bad, check=False)
     assert p.returncode == 2 and "bad.run" in p.stderr and "Traceback" not in p.stderr
-    p = run_cli("similarity", a, b, "--p", "1", check=False)
+    p = invoke("similarity", a, b, "--p", "1", check=False)
     assert p.returncode == 2 and "persistence" in p.stderr
     other = tmp_path / "other.run"
     other.write_text("q9 Q0 d1 1 1.0 C\n")
-    p = run_cli("similarity", a, other, check=False)
+    p = invoke("similarity", a, other, check=False)
     assert p.returncode == 2 and "share no query" in p.stderr
 
 

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from helpers import run_cli
+from helpers import invoke
 from tierank.errors import TierankError, TierankInputError
 from tierank.hps.encodings import bounded_text
 
@@ -52,7 +52,7 @@ def test_cli_refuses_bad_threads_and_doc_tokens(tmp_path):
         ("--threads", "0", "threads must be >= 1, got 0"),
         ("--max-doc-tokens", "0", "max doc tokens must be >= 1, got 0"),
     ):
-        r = run_cli(
+        r = invoke(
             "rerank",
             "--data",
             data,
@@ -168,7 +168,7 @@ def test_unwritable_out_is_refused(tmp_path):
 def test_cli_out_that_is_a_file(tmp_path):
     data = write_set(tmp_path / "set")
     (tmp_path / "o").write_text("x")
-    r = run_cli(
+    r = invoke(
         "rerank",
         "--data",
         data,

@@ -468,7 +468,7 @@ def test_beir_reads_rag24(real_data):
 
 def test_rerank_report_html(tmp_path):
     pytest.importorskip("matplotlib")
-    from helpers import run_cli
+    from helpers import invoke
     from tierank.report.formats import jsonable
     from tierank.report.html import rerank_report
 
@@ -482,11 +482,11 @@ def test_rerank_report_html(tmp_path):
     table.write_text(json.dumps(jsonable({"settings": res.settings, "rows": res.rows})))
     assert rerank_report(json.loads(table.read_text())) == page
     out = tmp_path / "r.html"
-    r = run_cli("report", "rerank", table, "-o", out)
+    r = invoke("report", "rerank", table, "-o", out)
     assert out.read_text() == page and r.stdout.strip() == str(out)
     bad = tmp_path / "bad.json"
     bad.write_text("[1, 2]")
-    r = run_cli("report", "rerank", bad, "-o", tmp_path / "x.html", check=False)
+    r = invoke("report", "rerank", bad, "-o", tmp_path / "x.html", check=False)
     assert (
         r.returncode == 2 and "not a table.json" in r.stderr and not (tmp_path / "x.html").exists()
     )

@@ -78,13 +78,13 @@ def test_refusals_name_the_file_and_row(tmp_path):
 
 
 def test_cli_reads_parquet(tmp_path):
-    from helpers import run_cli
+    from helpers import invoke
 
     run = tierank.read_run(example_path("run"))
     rp = tmp_path / "run.parquet"
     _write(_run_table(run), rp, "parquet")
-    res = run_cli("eval", example_path("qrels"), rp, "-m", "P@2", "--format", "jsonl")
-    ref = run_cli(
+    res = invoke("eval", example_path("qrels"), rp, "-m", "P@2", "--format", "jsonl")
+    ref = invoke(
         "eval", example_path("qrels"), example_path("run"), "-m", "P@2", "--format", "jsonl"
     )
     assert res.stdout == ref.stdout and '"expected": 0.8333333333333333' in res.stdout

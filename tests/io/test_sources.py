@@ -15,7 +15,7 @@ import threading
 
 import pytest
 
-from helpers import run_cli
+from helpers import invoke, run_cli
 from tierank import TierankInputError, read_qrels, read_run
 from tierank.errors import Problem, quote, shorten
 from tierank.io.readers import first_fields
@@ -56,7 +56,7 @@ def test_broken_gzip_is_one_located_line(tmp_path, name):
 def test_broken_gzip_on_the_command_line(tmp_path):
     (tmp_path / "run.gz").write_bytes(BROKEN_GZIP["truncated"][0])
     (tmp_path / "qrels").write_bytes(QRELS)
-    p = run_cli("eval", tmp_path / "qrels", tmp_path / "run.gz", "-m", "P@1", check=False)
+    p = invoke("eval", tmp_path / "qrels", tmp_path / "run.gz", "-m", "P@1", check=False)
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert (
         p.stderr.strip()

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tierank
-from helpers import run_cli
+from helpers import invoke
 from tierank.measures import (
     MAX_CUTOFF,
     REGISTRY,
@@ -58,7 +58,7 @@ def test_huge_cutoff_on_the_command_line_is_one_located_line(tmp_path):
     """It used to end in a TypeError traceback from linear.py."""
     (tmp_path / "qrels").write_text("q 0 a 1\n")
     (tmp_path / "run").write_text("q Q0 a 1 1.0 t\n")
-    p = run_cli(
+    p = invoke(
         "eval", tmp_path / "qrels", tmp_path / "run", "-m", "P@99999999999999999999", check=False
     )
     assert p.returncode == 2

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run_cli
+from helpers import invoke
 
 pytest.importorskip("matplotlib")
 
@@ -65,7 +65,7 @@ def clip_ids_numbered(svg: str) -> str:
 
 
 def test_plot_cutoff_writes_the_curves(tmp_path):
-    out = run_cli(
+    out = invoke(
         "plot",
         "cutoff",
         QRELS,
@@ -91,12 +91,12 @@ def test_plot_cutoff_writes_the_curves(tmp_path):
 
 
 def test_plot_ties_sweep_and_ranges_write_their_figures(tmp_path):
-    out = run_cli("plot", "ties", RUN, "-o", tmp_path / "ties").stdout
+    out = invoke("plot", "ties", RUN, "-o", tmp_path / "ties").stdout
     fig = plot_tie_structure({"figure1.run": tierank.read_run(RUN, duplicates="keep")})
     assert_figure_files(tmp_path / "ties", fig, out)
     assert 'id="ties:figure1.run"' in (tmp_path / "ties.svg").read_text()
 
-    out = run_cli(
+    out = invoke(
         "plot", "sweep", QRELS, RUN, "-m", "R@3", "--formats", "fp32,bf16", "-o", tmp_path / "sweep"
     ).stdout
     assert_figure_files(
@@ -105,7 +105,7 @@ def test_plot_ties_sweep_and_ranges_write_their_figures(tmp_path):
         out,
     )
 
-    out = run_cli(
+    out = invoke(
         "plot",
         "ranges",
         RUN,
@@ -125,7 +125,7 @@ def test_plot_ties_sweep_and_ranges_write_their_figures(tmp_path):
 
 def test_report_eval_writes_the_evaluation(tmp_path):
     page_path = tmp_path / "r.html"
-    out = run_cli("report", "eval", QRELS, RUN, "-m", "R@3", "--kmax", "4", "-o", page_path).stdout
+    out = invoke("report", "eval", QRELS, RUN, "-m", "R@3", "--kmax", "4", "-o", page_path).stdout
     assert out.split() == [str(page_path)]
     page = page_path.read_text(encoding="utf-8")
     res, curves = evaluate_with_curves(str(QRELS), str(RUN), ["R@3"], "nDCG", 4, name="figure1.run")
@@ -155,7 +155,7 @@ def test_report_eval_writes_the_evaluation(tmp_path):
 
 
 def test_report_sweep_and_compare_write_their_pages(tmp_path):
-    run_cli(
+    invoke(
         "report",
         "sweep",
         QRELS,
@@ -178,7 +178,7 @@ def test_report_sweep_and_compare_write_their_pages(tmp_path):
         ) in page
     assert len(png_payloads(page)) == 1
 
-    run_cli(
+    invoke(
         "report",
         "compare",
         RUN,
@@ -207,13 +207,13 @@ def test_report_sweep_and_compare_write_their_pages(tmp_path):
 
 def test_refusals_write_nothing(tmp_path):
     before = RUN.read_bytes()
-    bad = run_cli("report", "eval", QRELS, RUN, "-o", RUN, check=False)
+    bad = invoke("report", "eval", QRELS, RUN, "-o", RUN, check=False)
     assert (
         bad.returncode == 2
         and "refusing to overwrite an input" in bad.stderr
         and "Traceback" not in bad.stderr
     )
     assert RUN.read_bytes() == before
-    bad = run_cli("plot", "cutoff", QRELS, RUN, "--kmax", "0", "-o", tmp_path / "x", check=False)
+    bad = invoke("plot", "cutoff", QRELS, RUN, "--kmax", "0", "-o", tmp_path / "x", check=False)
     assert bad.returncode == 2 and "kmax" in bad.stderr and "Traceback" not in bad.stderr
     assert list(tmp_path.iterdir()) == []
