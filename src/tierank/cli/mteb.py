@@ -236,7 +236,7 @@ def _leaderboard(
             correction="holm" if len(files) > 2 else None,
             **compare_kwargs,
         )
-    show_comparison(cmp, fmt.value, True, output, protect)
+    show_comparison(cmp, fmt.value, output, protect)
 
 
 def _starts_with_brace(path: Path) -> bool:
