@@ -38,7 +38,7 @@ def _runs(tmp_path, systems=3, queries=12, seed=3):
     return qrels, paths
 
 
-@pytest.mark.parametrize("leaderboard", [False, True])
+@pytest.mark.parametrize("leaderboard", [False, pytest.param(True, marks=pytest.mark.full)])
 def test_to_dict_markdown_and_latex_are_what_the_command_writes(tmp_path, leaderboard):
     qrels, paths = _runs(tmp_path)
     flags = ["--leaderboard", "--resamples", "200", "--permutations", "200"] if leaderboard else []
