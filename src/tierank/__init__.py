@@ -23,13 +23,17 @@ from .ties import TieBreak
 from .version import __version__
 
 if TYPE_CHECKING:
+    from .analysis.compare import CompareSettings
     from .io.subtopics import read_subtopic_qrels
     from .measures.diversity import evaluate_diversity
+    from .report.comparison import compare
 
 __all__ = [
     "evaluate",
     "Evaluator",
     "EvalSettings",
+    "compare",
+    "CompareSettings",
     "evaluate_diversity",
     "read_subtopic_qrels",
     "EvalResult",
@@ -48,9 +52,15 @@ __all__ = [
     "__version__",
 ]
 
-#: public names imported on first use (the diversity measures and their subtopic qrels: not needed to
-#: evaluate a run, so that ``import tierank`` and ``tierank eval`` do not import them)
-_LAZY = {"evaluate_diversity": "measures.diversity", "read_subtopic_qrels": "io.subtopics"}
+#: public names imported on first use (the comparison of systems, the diversity measures and their
+#: subtopic qrels: not needed to evaluate a run, so that ``import tierank`` and ``tierank eval`` do not
+#: import them)
+_LAZY = {
+    "compare": "report.comparison",
+    "CompareSettings": "analysis.compare",
+    "evaluate_diversity": "measures.diversity",
+    "read_subtopic_qrels": "io.subtopics",
+}
 
 
 def __getattr__(name: str):

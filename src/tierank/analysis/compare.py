@@ -61,10 +61,14 @@ from typing import Any
 
 import numpy as np
 
+from .. import compute as ac
 from ..errors import TierankInputError
-from ..evaluate import evaluate
-from ..io.convert import to_qrels, to_run
-from ..io.model import Qrels, Run
+from ..evaluate import Evaluator
+from ..io.convert import to_run
+from ..io.model import Run
+from ..measures.base import Measure
+from ..results import EvalResult, jsonable
+from ..settings import EvalSettings
 from . import inference
 from .banding import band_run, check_rho
 from .significance import (  # noqa: F401 (re-exported)
@@ -323,6 +327,37 @@ class Comparison:
                 return p
         raise KeyError((a, b))
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready plain-Python view (the document ``tierank compare --format json`` writes); NaN and
+        infinities become None.
+
+        Keys: ``measure, queries`` (their number), ``dropped_queries, alpha, band, settings, systems,
+        pairs, kendall_tau, kendall_tau_min_max, banded_systems, band_summary, best, inference,
+        notes``; ``systems`` and ``pairs`` hold one record per :class:`SystemSummary` and
+        :class:`PairComparison`, with their fields as keys.
+        """
+        return jsonable(
+            {
+                "measure": self.measure,
+                "queries": len(self.queries),
+                "dropped_queries": self.dropped_queries,
+                "alpha": self.alpha,
+                "band": self.band,
+                "settings": dict(self.settings),
+                "systems": [asdict(s) for s in self.systems],
+                "pairs": [asdict(p) for p in self.pairs],
+                "kendall_tau": self.kendall_tau,
+                "kendall_tau_min_max": self.kendall_tau_min_max,
+                "banded_systems": None
+                if self.banded_systems is None
+                else [asdict(s) for s in self.banded_systems],
+                "band_summary": self.band_summary,
+                "best": None if self.best is None else list(self.best),
+                "inference": dict(self.inference),
+                "notes": list(self.notes),
+            }
+        )
+
     def __repr__(self) -> str:
         flips = sum(p.order_flip for p in self.pairs)
         undecidable = sum(p.undecidable for p in self.pairs)
@@ -451,143 +486,327 @@ def _numeric(m, results: dict, common: list[str]) -> None:
                 )
 
 
-def _restricted(q: Qrels, queries: list[str]) -> Qrels:
-    """``q`` with only the judgments of ``queries``."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    qid = q.qid.dictionary_decode() if pa.types.is_dictionary(q.qid.type) else q.qid
-    keep = pc.is_in(qid, value_set=pa.array(queries, type=qid.type))
-    mask = np.asarray(keep.to_numpy(zero_copy_only=False), dtype=bool)
-    return replace(q, qid=q.qid.filter(keep), docid=q.docid.filter(keep), grade=q.grade[mask])
+#: the keywords of :func:`compare` that set the evaluation of every system (:class:`EvalSettings`;
+#: ``seed`` is the comparison's own, :class:`CompareSettings`)
+EVAL_KEYWORDS = tuple(f.name for f in fields(EvalSettings) if f.name != "seed")
 
 
-def compare(
-    runs: Mapping,
-    qrels,
-    measure: str,
-    *,
-    tie_break: str = "trec_eval",
-    rel: int = 1,
-    complete: bool = False,
-    candidates_only: bool = False,
-    alpha: float = 0.05,
-    band: float | None = None,
-    correction: str | None = None,
-    test: str = "t",
-    ci: str = "t",
-    level: float = 0.95,
-    seed: int = 0,
-    resamples: int = inference.DEFAULT_RESAMPLES,
-    permutations: int = inference.DEFAULT_PERMUTATIONS,
-    leaderboard: bool = False,
-    jobs: int | None = None,
-    tie_samples: int = 0,
-) -> Comparison:
-    """Compare systems on one measure, tie-aware, pair by pair.
+def _count(value: Any, low: int) -> bool:
+    return bool(
+        isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= low
+    )
 
-    Parameters
+
+@dataclass(frozen=True)
+class CompareSettings:
+    """How systems are compared, beyond how each is evaluated (:class:`tierank.EvalSettings`): one
+    frozen value, validated when built.
+
+    Attributes
     ----------
-    runs
-        ``{name: run}``, at least two systems; each run as :func:`tierank.evaluate`
-        accepts it (path, DataFrame, dict of dicts, :class:`tierank.Run`).
-    qrels
-        As :func:`tierank.evaluate` accepts it.
-    measure
-        One measure string (``"nDCG@10"``, ``"RR@10"``, ...).
-    tie_break, rel, complete, candidates_only
-        Passed to :func:`tierank.evaluate` for every system.
     alpha
-        Significance level: a pair is significant when ``p < alpha``.
+        Significance level: a pair is significant when ``p < alpha`` (also the level of the
+        ``leaderboard``'s Tukey HSD groups).
     band
         If given (rho > 1): also band every run into geometric rank bands
-        (:func:`~tierank.analysis.banding.band_run`), re-evaluate, and compare the
-        pairs' significance before and after banding.
+        (:func:`~tierank.analysis.banding.band_run`), re-evaluate, and compare the pairs' significance
+        before and after banding (``band_summary``: the quadrants of Yang et al.'s Figure 4).
     correction
-        ``None``, ``"bonferroni"``, ``"holm"`` or ``"bh"``: adjust the pairs' p-values for
-        the number of pairs (:func:`adjust_pvalues`); ``significant`` then reads the adjusted
-        value ``p_adjusted`` (and with ``band``, ``significant_banded`` the adjusted ``p_banded``).
+        ``None``, ``"bonferroni"``, ``"holm"`` or ``"bh"``: adjust the pairs' p-values for the number
+        of pairs (:func:`adjust_pvalues`); ``significant`` then reads the adjusted value ``p_adjusted``
+        (and with ``band``, ``significant_banded`` the adjusted ``p_banded``).
     test
-        The pairs' test on the per-query values (:func:`~tierank.analysis.inference.paired_tests`):
-        ``"t"`` (paired t, the default), ``"wilcoxon"``, ``"randomization"`` (Fisher's sign flips:
-        exact with at most 20 nonzero differences, else ``permutations`` Monte Carlo flips) or
-        ``"bootstrap"`` (``resamples`` paired bootstrap resamples).
+        The pairs' test on the per-query values (:func:`~tierank.analysis.inference.paired_tests`, the
+        registry :mod:`tierank.analysis.paired`): ``"t"`` (paired t, the default), ``"wilcoxon"``,
+        ``"randomization"`` (Fisher's sign flips: exact with at most 20 nonzero differences, else
+        ``permutations`` Monte Carlo flips) or ``"bootstrap"`` (``resamples`` paired bootstrap
+        resamples).
     ci
-        The systems' and the mean differences' confidence intervals over the query sample:
-        ``"t"`` (default), ``"percentile"`` or ``"bca"`` (bootstrap, ``resamples``).
+        The systems' and the mean differences' confidence intervals over the query sample: ``"t"``
+        (default), ``"percentile"`` or ``"bca"`` (bootstrap, ``resamples``).
     level
         Confidence level of the intervals.
     seed, resamples, permutations
-        Every sampled figure is reproducible from ``seed``: bootstrap resamples are drawn from
-        ``seed`` and the number of queries only and shared by all systems, so a system's interval
-        does not change when other systems are added, as long as the compared queries (those common
-        to all systems) stay the same (:mod:`tierank.analysis.inference`).
+        Every sampled figure is reproducible from ``seed``: bootstrap resamples are drawn from ``seed``
+        and the number of queries only and shared by all systems, so a system's interval does not
+        change when other systems are added, as long as the compared queries (those common to all
+        systems) stay the same (:mod:`tierank.analysis.inference`).
     leaderboard
         Also compute the rank intervals (query bootstrap) and randomized Tukey HSD (``permutations``)
         groups of the systems, and the systems indistinguishable from the best (``best``).
     jobs
         Threads sharing Tukey HSD's permutations (the same result for any number; ``None``: up to 2).
     tie_samples
-        With ``leaderboard``: also redraw each query's tie ordering in every bootstrap resample of
-        the rank intervals, from ``tie_samples`` evaluations of each run under ``random:SEED`` tie
-        breaking (seeds from ``seed``, the draw and the system;
-        :func:`~tierank.analysis.inference.bootstrap_tie_means`). 0 (default): query sample only.
-        Recorded in ``settings`` (``tie_samples``, ``rank_method``).
+        With ``leaderboard``: also redraw each query's tie ordering in every bootstrap resample of the
+        rank intervals, from ``tie_samples`` evaluations of each run under ``random:SEED`` tie breaking
+        (seeds from ``seed``, the draw and the system; :func:`~tierank.analysis.inference.bootstrap_tie_means`).
+        0 (default): query sample only.  Recorded in ``settings`` (``tie_samples``, ``rank_method``).
+
+    Examples
+    --------
+    >>> CompareSettings(test="wilcoxon", correction="holm").test
+    'wilcoxon'
+    >>> CompareSettings(alpha=2)
+    Traceback (most recent call last):
+    ...
+    tierank.errors.TierankInputError: compare: alpha must be in (0, 1), got 2
+    """
+
+    alpha: float = 0.05
+    band: float | None = None
+    correction: str | None = None
+    test: str = "t"
+    ci: str = "t"
+    level: float = 0.95
+    seed: int = 0
+    resamples: int = inference.DEFAULT_RESAMPLES
+    permutations: int = inference.DEFAULT_PERMUTATIONS
+    leaderboard: bool = False
+    jobs: int | None = None
+    tie_samples: int = 0
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.alpha, (int, float)) and 0.0 < self.alpha < 1.0):
+            raise TierankInputError(f"compare: alpha must be in (0, 1), got {self.alpha!r}")
+        if self.band is not None:
+            object.__setattr__(self, "band", check_rho(self.band))
+        if self.correction is not None and self.correction not in CORRECTIONS:
+            raise TierankInputError(
+                f"compare: unknown correction {self.correction!r}; accepted: {', '.join(CORRECTIONS)}"
+            )
+        if self.test not in inference.TESTS:
+            raise TierankInputError(
+                f"compare: unknown test {self.test!r}; accepted: {', '.join(inference.TESTS)}"
+            )
+        if not _count(self.tie_samples, 0):
+            raise TierankInputError(
+                f"compare: tie_samples must be a non-negative integer, got {self.tie_samples!r}"
+            )
+        if self.ci not in inference.CI_METHODS:
+            raise TierankInputError(
+                f"compare: unknown CI method {self.ci!r}; accepted: {', '.join(inference.CI_METHODS)}"
+            )
+        inference.check_sampling(self.level, self.resamples, self.seed, "resamples")
+        inference.check_sampling(self.level, self.permutations, self.seed, "permutations")
+        if self.jobs is not None and not _count(self.jobs, 1):
+            raise TierankInputError(
+                f"inference: jobs must be a positive integer, got {self.jobs!r}"
+            )
+
+    def record(self) -> dict[str, Any]:
+        """The comparison's part of ``Comparison.settings`` (keys in their stable order)."""
+        return {
+            **({"correction": self.correction} if self.correction else {}),
+            "test": self.test,
+            "ci": self.ci,
+            "level": float(self.level),
+            "seed": int(self.seed),
+            "resamples": int(self.resamples),
+            "permutations": int(self.permutations),
+            "leaderboard": bool(self.leaderboard),
+        }
+
+
+def default_correction(choice: str | None, systems: int) -> str | None:
+    """The correction of a comparison of ``systems`` systems given ``choice``: ``"holm"`` with more
+    than one pair when none is chosen, ``None`` for ``"none"``, else ``choice``.
+
+    >>> default_correction(None, 3), default_correction(None, 2), default_correction("none", 5)
+    ('holm', None, None)
+    """
+    if choice is None:
+        return "holm" if systems > 2 else None
+    return None if choice == "none" else choice
+
+
+def compare_settings(
+    settings: EvalSettings | None, options: CompareSettings | None, keywords: dict[str, Any]
+) -> tuple[EvalSettings, CompareSettings]:
+    """The two settings of a comparison: ``settings`` and ``options`` with ``keywords`` applied, each
+    keyword to the settings it names (:data:`EVAL_KEYWORDS` to the evaluation's, the rest to
+    :class:`CompareSettings`); an unknown keyword is a :class:`TypeError`, as Python's own."""
+    ours = {f.name for f in fields(CompareSettings)}
+    unknown = sorted(set(keywords) - ours - set(EVAL_KEYWORDS))
+    if unknown:
+        raise TypeError(f"compare() got an unexpected keyword argument {unknown[0]!r}")
+    evals = {k: v for k, v in keywords.items() if k in EVAL_KEYWORDS}
+    cmps = {k: v for k, v in keywords.items() if k in ours}
+    s = EvalSettings.of(settings, **evals)
+    o = replace(options, **cmps) if options is not None else CompareSettings(**cmps)
+    return s, o
+
+
+def _checked_runs(runs: Any) -> dict[str, Run]:
+    """``{name: Run}``: each run converted (read) once, named by its key."""
+    if not isinstance(runs, Mapping):
+        raise TierankInputError("compare: runs must be a mapping {system name: run}")
+    if len(runs) < 2:
+        raise TierankInputError(f"compare: need at least two systems to compare, got {len(runs)}")
+    names = [str(k) for k in runs]
+    if len(set(names)) != len(names):
+        raise TierankInputError("compare: system names must be distinct")
+    return {
+        name: obj if isinstance(obj, Run) else to_run(obj, source=name)
+        for name, obj in zip(names, runs.values())
+    }
+
+
+def _evaluator(qrels: Any, measure: Any, settings: EvalSettings) -> Evaluator:
+    """The evaluator of every system: the qrels read and the one measure resolved, once."""
+    if not isinstance(measure, (str, Measure)):
+        raise TierankInputError(f"compare: give exactly one measure as a string, got {measure!r}")
+    ev = Evaluator(qrels, measure, settings, stacklevel=4)
+    if len(ev.measures) != 1:
+        raise TierankInputError(
+            f"compare: give exactly one measure as a string, got {measure!r} "
+            f"({len(ev.measures)} measures: {', '.join(map(str, ev.measures))})"
+        )
+    return ev
+
+
+@dataclass(frozen=True)
+class _Evaluated:
+    """Every system's evaluation on the compared queries: its summary, its per-query values on the
+    measure's scale (``raw``) and on the inference's (``per``, :data:`SCALES`)."""
+
+    summaries: dict[str, SystemSummary]
+    raw: dict[str, dict[str, np.ndarray]]
+    per: dict[str, dict[str, np.ndarray]]
+
+    @classmethod
+    def of(cls, m: Measure, results: dict[str, EvalResult], common: list[str]) -> _Evaluated:
+        raw = {name: _aligned(res, common) for name, res in results.items()}
+        return cls(
+            summaries={name: _summary(name, res, common) for name, res in results.items()},
+            raw=raw,
+            per={name: _scaled(m, st, len(common)) for name, st in raw.items()},
+        )
+
+    def matrix(self, ranked: list[str], key: str) -> np.ndarray:
+        """The per-query values ``key`` on the inference's scale, queries x systems of ``ranked``."""
+        return np.column_stack([self.per[n][key] for n in ranked])
+
+
+def _common_queries(
+    ev: Evaluator, runs: dict[str, Run]
+) -> tuple[Evaluator, dict[str, EvalResult], list[str], int]:
+    """Every run evaluated on the queries evaluated for all (the evaluator judging those alone when the
+    measure's summary is not additive), those queries sorted, and how many were dropped."""
+    results = {name: ev.evaluate(r) for name, r in runs.items()}
+    m = ev.measures[0]
+    qsets = [set(res.qids) for res in results.values()]
+    common = sorted(set.intersection(*qsets))
+    if not common:
+        raise TierankInputError(
+            f"compare: no query is evaluated for every system ({', '.join(runs)}); "
+            "the runs share no judged query"
+        )
+    dropped = len(set.union(*qsets)) - len(common)
+    _numeric(m, results, common)
+    if dropped and not m.additive:  # a summary that is not additive: the common queries alone
+        ev = ev.judging(ac.array(common, ac.decoded(ev.qrels.qid).type))
+        results = {name: ev.evaluate(r) for name, r in runs.items()}
+    return ev, results, common, dropped
+
+
+def _tie_draws(
+    ev: Evaluator, runs: dict[str, Run], ranked: list[str], common: list[str], o: CompareSettings
+) -> np.ndarray | None:
+    """With ``leaderboard`` and ``tie_samples``: the per-query values (inference scale) of every system
+    under ``tie_samples`` independent uniformly random tie orderings, draws x queries x systems."""
+    if not (o.tie_samples and o.leaderboard):
+        return None
+    m, n = ev.measures[0], len(common)
+    draws = np.empty((int(o.tie_samples), n, len(ranked)))
+    for j, name in enumerate(ranked):
+        for k in range(int(o.tie_samples)):
+            rs = int(np.random.SeedSequence([int(o.seed), j, k]).generate_state(1, np.uint64)[0])
+            res = ev.under(tie_break=f"random:{rs}").evaluate(runs[name])
+            draws[k, :, j] = _scaled(m, _aligned(res, common), n)["oblivious"]
+    return draws
+
+
+def compare(
+    runs: Mapping,
+    qrels: Any,
+    measure: str | Measure,
+    settings: EvalSettings | None = None,
+    options: CompareSettings | None = None,
+    **keywords: Any,
+) -> Comparison:
+    """Compare systems on one measure, tie-aware, pair by pair.
+
+    Parameters
+    ----------
+    runs
+        ``{name: run}``, at least two systems; each run as :func:`tierank.evaluate` accepts it (path,
+        DataFrame, dict of dicts, :class:`tierank.Run`); each is read once.
+    qrels
+        As :func:`tierank.evaluate` accepts it.
+    measure
+        One measure (``"nDCG@10"``, ``"RR@10"``, a :class:`tierank.Measure`, ...), resolved once.
+    settings
+        How every system is evaluated: an :class:`tierank.EvalSettings` (default: trec_eval's
+        conventions).
+    options
+        How the systems are compared: a :class:`CompareSettings` (the test, intervals, correction,
+        band, leaderboard, samples and seed).
+    keywords
+        Any field of either by name, applied over them: ``tie_break``, ``rel``, ``complete``,
+        ``candidates_only`` (... of :class:`tierank.EvalSettings`, but ``seed``) and ``alpha``,
+        ``band``, ``correction``, ``test``, ``ci``, ``level``, ``seed``, ``resamples``,
+        ``permutations``, ``leaderboard``, ``jobs``, ``tie_samples`` (:class:`CompareSettings`).
 
     Returns
     -------
     Comparison
-        ``systems`` sorted by expected mean; ``pairs`` for every unordered pair
-        (see :class:`PairComparison`); Kendall's tau between the orderings by
-        oblivious and by expected mean (``kendall_tau``) and by min and by max mean
-        (``kendall_tau_min_max``).
+        ``systems`` sorted by expected mean; ``pairs`` for every unordered pair (see
+        :class:`PairComparison`); Kendall's tau between the orderings by oblivious and by expected mean
+        (``kendall_tau``) and by min and by max mean (``kendall_tau_min_max``).  ``to_dict()`` is the
+        document ``tierank compare --format json`` writes.
 
     Notes
     -----
-    Queries: each system is evaluated as :func:`tierank.evaluate` does (queries in
-    both its run and the qrels), and the comparison uses the queries common to all
-    systems' evaluations, so that the paired tests pair the same queries; the number
-    left out is ``dropped_queries``.  With ``complete=True`` every qrels query is
-    evaluated for every system (absent ones score 0), so all qrels queries are used.
+    Queries: each system is evaluated as :func:`tierank.evaluate` does (queries in both its run and
+    the qrels), by one :class:`tierank.Evaluator`, and the comparison uses the queries common to all
+    systems' evaluations, so that the paired tests pair the same queries; the number left out is
+    ``dropped_queries``.  With ``complete=True`` every qrels query is evaluated for every system
+    (absent ones score 0), so all qrels queries are used.
 
-    Summaries and scale: every system's ``oblivious``, ``expected``, ``min``, ``max`` and
-    ``std`` are its measure's own aggregate over the compared queries (``Measure.aggregate``,
-    as :func:`tierank.evaluate` reports it): the mean, a sum for counts (NumRet, ...), trec_eval's
-    floored geometric mean for GMAP and GMBpref.  The tests, intervals, ranks and groups are
-    computed on the per-query values that summary averages (:data:`SCALES`; ``inference`` in the
-    result): log values for a geometric mean (CIs mapped back with exp, pairs as ratios), the
-    per-query values for a sum (CIs times the number of queries).  A string-valued measure
-    (RelString) is refused.
+    Summaries and scale: every system's ``oblivious``, ``expected``, ``min``, ``max`` and ``std`` are
+    its measure's own aggregate over the compared queries (``Measure.aggregate``, as
+    :func:`tierank.evaluate` reports it): the mean, a sum for counts (NumRet, ...), trec_eval's floored
+    geometric mean for GMAP and GMBpref.  The tests, intervals, ranks and groups are computed on the
+    per-query values that summary averages (:data:`SCALES`; ``inference`` in the result): log values
+    for a geometric mean (CIs mapped back with exp, pairs as ratios), the per-query values for a sum
+    (CIs times the number of queries).  A string-valued measure (RelString) is refused.
 
-    The t-tests are two-sided paired t-tests (``scipy.stats.ttest_rel``) over the
-    compared queries.  Where every per-query difference is zero (beyond ``ZERO_TOL``)
-    the test is undefined and the pair gets ``t = 0.0, p = 1.0``.  Where t is undefined
-    otherwise (one query; equal nonzero differences, where scipy gives ``t = +-inf, p = 0``),
-    and for the bootstrap test with at most 20 nonzero differences, the exact randomization
-    test gives ``p`` (``test_used``, ``fallback`` and ``notes`` say so).  With one query the
-    CIs, rank intervals and Tukey groups are None, with the reason in ``notes``.
+    Where every per-query difference is zero (beyond ``ZERO_TOL``) the test is undefined and the pair
+    gets ``t = 0.0, p = 1.0``.  Where t is undefined otherwise (one query; equal nonzero differences,
+    where scipy gives ``t = +-inf, p = 0``), and for the bootstrap test with at most 20 nonzero
+    differences, the exact randomization test gives ``p`` (``test_used``, ``fallback`` and ``notes``
+    say so).  With one query the CIs, rank intervals and Tukey groups are None, with the reason in
+    ``notes``.
 
-    With ``band``, the "original" p-value of a pair is the one on the *unbanded*
-    runs' per-query **expected** values (``p``), not the paper's tie-free reference
-    (its rho = 1.0 reads each run in file order); ``p_banded`` is the same test on
-    the banded runs' per-query expected values, where a band's documents tie.
-    ``band_summary`` holds ``rho, alpha, pairs``; the counts ``significant_original``,
-    ``significant_banded``, ``kept`` (significant before and after),
-    ``false_positives`` (only after banding), ``false_negatives`` (only before),
-    ``neither``; and the percentages of all pairs ``pct_kept``,
-    ``pct_false_positives``, ``pct_false_negatives``, ``pct_neither`` (summing to
-    100), as in the quadrants of the paper's Figure 4.
+    With ``band``, the "original" p-value of a pair is the one on the *unbanded* runs' per-query
+    **expected** values (``p``), not the paper's tie-free reference (its rho = 1.0 reads each run in
+    file order); ``p_banded`` is the same test on the banded runs' per-query expected values, where a
+    band's documents tie.  ``band_summary`` holds ``rho, alpha, pairs``; the counts
+    ``significant_original``, ``significant_banded``, ``kept`` (significant before and after),
+    ``false_positives`` (only after banding), ``false_negatives`` (only before), ``neither``; and the
+    percentages of all pairs ``pct_kept``, ``pct_false_positives``, ``pct_false_negatives``,
+    ``pct_neither`` (summing to 100), as in the quadrants of the paper's Figure 4.
 
     Raises
     ------
     TierankInputError
-        Fewer than two systems, an invalid measure, alpha or rho, input that
-        :func:`tierank.evaluate` rejects, or no query common to all systems.
+        Fewer than two systems, an invalid measure or setting, input that :func:`tierank.evaluate`
+        rejects, or no query common to all systems.
 
     Examples
     --------
-    The oblivious RR (trec_eval breaks the tie by docno descending: "z" first) says
-    ``tied`` beats ``exact``; the expectation over the tie's orderings says otherwise.
+    The oblivious RR (trec_eval breaks the tie by docno descending: "z" first) says ``tied`` beats
+    ``exact``; the expectation over the tie's orderings says otherwise.
 
     >>> qrels = {"q1": {"z": 1}, "q2": {"z": 1}}
     >>> runs = {"tied": {"q1": {"a": 1.0, "b": 1.0, "z": 1.0}, "q2": {"z": 0.5, "a": 0.5}},
@@ -601,289 +820,177 @@ def compare(
     >>> cmp.kendall_tau
     -1.0
     """
-    if not isinstance(runs, Mapping):
-        raise TierankInputError("compare: runs must be a mapping {system name: run}")
-    if len(runs) < 2:
-        raise TierankInputError(f"compare: need at least two systems to compare, got {len(runs)}")
-    if not isinstance(measure, str):
-        raise TierankInputError(f"compare: give exactly one measure as a string, got {measure!r}")
-    if not (isinstance(alpha, (int, float)) and 0.0 < alpha < 1.0):
-        raise TierankInputError(f"compare: alpha must be in (0, 1), got {alpha!r}")
-    if band is not None:
-        band = check_rho(band)
-    if correction is not None and correction not in CORRECTIONS:
-        raise TierankInputError(
-            f"compare: unknown correction {correction!r}; accepted: {', '.join(CORRECTIONS)}"
-        )
-    if test not in inference.TESTS:
-        raise TierankInputError(
-            f"compare: unknown test {test!r}; accepted: {', '.join(inference.TESTS)}"
-        )
-    if not (
-        isinstance(tie_samples, (int, np.integer))
-        and not isinstance(tie_samples, bool)
-        and tie_samples >= 0
-    ):
-        raise TierankInputError(
-            f"compare: tie_samples must be a non-negative integer, got {tie_samples!r}"
-        )
-    if ci not in inference.CI_METHODS:
-        raise TierankInputError(
-            f"compare: unknown CI method {ci!r}; accepted: {', '.join(inference.CI_METHODS)}"
-        )
+    s, o = compare_settings(settings, options, keywords)
+    converted = _checked_runs(runs)
+    ev, results, common, dropped = _common_queries(_evaluator(qrels, measure, s), converted)
+    m = ev.measures[0]
+    main = _Evaluated.of(m, results, common)
+    ranked = sorted(converted, key=lambda name: -main.summaries[name].expected)  # stable
+    banded = None
+    if o.band is not None:
+        bands = {name: ev.evaluate(band_run(r, o.band)) for name, r in converted.items()}
+        banded = _Evaluated.of(m, bands, common)
+    draws = _tie_draws(ev, converted, ranked, common, o)
+    summaries, infer = _infer(main, ranked, o, m.aggregator, draws)
+    pairs = _pairs(m, ranked, replace(main, summaries=summaries), banded, o, infer)
+    return _comparison(m, common, dropped, ranked, summaries, pairs, banded, o, infer, ev.settings)
 
-    names = [str(k) for k in runs]
-    if len(set(names)) != len(names):
-        raise TierankInputError("compare: system names must be distinct")
-    q = to_qrels(qrels)
-    converted: dict[str, Run] = {}
-    for name, obj in zip(names, runs.values()):
-        converted[name] = obj if isinstance(obj, Run) else to_run(obj, source=name)
-    opts: dict[str, Any] = dict(
-        tie_break=tie_break, rel=rel, complete=complete, candidates_only=candidates_only
-    )
 
-    results = {name: evaluate(q, r, [measure], **opts) for name, r in converted.items()}
-    m = results[names[0]].measures[0]
-    mname = str(m)
-    qsets = [set(res.qids) for res in results.values()]
-    common = sorted(set.intersection(*qsets))
-    if not common:
-        raise TierankInputError(
-            f"compare: no query is evaluated for every system ({', '.join(names)}); "
-            "the runs share no judged query"
-        )
-    dropped = len(set.union(*qsets)) - len(common)
-    _numeric(m, results, common)
-    if (
-        dropped and not m.additive
-    ):  # a summary that is not additive: evaluate the common queries alone
-        q = _restricted(q, common)
-        results = {name: evaluate(q, r, [measure], **opts) for name, r in converted.items()}
-    n = len(common)
-    raw = {name: _aligned(res, common) for name, res in results.items()}
-    per = {name: _scaled(m, st, n) for name, st in raw.items()}  # the inference's scale (SCALES)
-
-    summaries = {name: _summary(name, res, common) for name, res in results.items()}
-    order = sorted(range(len(names)), key=lambda i: -summaries[names[i]].expected)  # stable
-    ranked = [names[i] for i in order]
-
-    banded_per = banded_summaries = None
-    if band is not None:
-        banded = {
-            name: evaluate(q, band_run(r, float(band)), [measure], **opts)
-            for name, r in converted.items()
-        }
-        banded_per = {name: _scaled(m, _aligned(res, common), n) for name, res in banded.items()}
-        banded_summaries = {name: _summary(name, res, common) for name, res in banded.items()}
-
-    tie_draws = None
-    if (
-        tie_samples and leaderboard
-    ):  # per-query values under independent uniformly random tie orderings
-        tie_draws = np.empty((int(tie_samples), len(common), len(ranked)))
-        for j, name in enumerate(ranked):
-            for k in range(int(tie_samples)):
-                rs = int(np.random.SeedSequence([int(seed), j, k]).generate_state(1, np.uint64)[0])
-                res = evaluate(
-                    q, converted[name], [measure], **{**opts, "tie_break": f"random:{rs}"}
-                )
-                tie_draws[k, :, j] = _scaled(m, _aligned(res, common), n)["oblivious"]
-    # inference over the query sample (tierank.analysis.inference), on the per-query expected values
-    summaries, infer = _infer(
-        per,
-        ranked,
-        summaries,
-        test=test,
-        ci=ci,
-        level=level,
-        seed=seed,
-        resamples=resamples,
-        permutations=permutations,
-        alpha=alpha,
-        leaderboard=leaderboard,
-        jobs=jobs,
-        tie_draws=tie_draws,
-        aggregator=m.aggregator,
-    )
-    pair_names = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1 :]]
-    kw: dict[str, Any] = dict(
-        test=test,
-        pairs=pair_names,
-        level=level,
-        resamples=resamples,
-        samples=permutations,
-        seed=seed,
-    )
-    matrix = lambda src, k: np.column_stack([src[n][k] for n in ranked])  # noqa: E731
-    tests = inference.paired_tests(matrix(per, "expected"), ranked, ci=ci, boot=infer["boot"], **kw)
-    tests_obl = inference.paired_tests(matrix(per, "oblivious"), ranked, **kw)
-    tests_band = (
-        inference.paired_tests(matrix(banded_per, "expected"), ranked, **kw)
-        if banded_per is not None
-        else None
-    )
-
-    pairs = []
-    for k, (a, b) in enumerate(pair_names):
-        sa, sb = summaries[a], summaries[b]
-        pairs.append(
-            _pair(
-                m,
-                n,
-                a,
-                b,
-                sa,
-                sb,
-                raw,
-                tests[k],
-                tests_obl[k],
-                alpha,
-                infer["hsd"],
-                None if tests_band is None else tests_band[k],
-                None if banded_summaries is None else (banded_summaries[a], banded_summaries[b]),
-            )
-        )
-    if correction is not None and pairs:
-        adjusted = adjust_pvalues([pc.p for pc in pairs], correction)
-        pairs = [
-            replace(pc, p_adjusted=float(v), significant=bool(v < alpha))
-            for pc, v in zip(pairs, adjusted)
-        ]
-        if band is not None:  # the banded tests are a family of their own, adjusted the same way
-            adjusted = adjust_pvalues([pc.p_banded for pc in pairs], correction)
-            pairs = [
-                replace(pc, p_banded_adjusted=float(v), significant_banded=bool(v < alpha))
-                for pc, v in zip(pairs, adjusted)
-            ]
-
+def _comparison(
+    m: Measure,
+    common: list[str],
+    dropped: int,
+    ranked: list[str],
+    summaries: dict[str, SystemSummary],
+    pairs: list[PairComparison],
+    banded: _Evaluated | None,
+    o: CompareSettings,
+    infer: dict,
+    settings: EvalSettings,
+) -> Comparison:
+    """The :class:`Comparison` of the ranked systems and their pairs."""
     col = lambda k: np.array([getattr(summaries[n], k) for n in ranked])  # noqa: E731
-    band_summary = None
-    if band is not None:
-        band_summary = summarise_band(pairs, float(band), alpha)
-    notes = list(infer["notes"])
-    notes += [
+    notes = list(infer["notes"]) + [
         f"{pc.a} vs {pc.b}: {pc.fallback}; p from the exact randomization test"
         for pc in pairs
         if pc.fallback is not None
     ]
     return Comparison(
-        measure=mname,
+        measure=str(m),
         queries=tuple(common),
         dropped_queries=dropped,
         systems=tuple(summaries[n] for n in ranked),
         pairs=tuple(pairs),
         kendall_tau=_tau(col("oblivious"), col("expected")),
         kendall_tau_min_max=_tau(col("min"), col("max")),
-        alpha=float(alpha),
-        band=None if band is None else float(band),
-        banded_systems=None
-        if banded_summaries is None
-        else tuple(banded_summaries[n] for n in ranked),
-        band_summary=band_summary,
+        alpha=float(o.alpha),
+        band=o.band,
+        banded_systems=None if banded is None else tuple(banded.summaries[n] for n in ranked),
+        band_summary=None if o.band is None else summarise_band(pairs, o.band, o.alpha),
         best=infer["best"],
         inference={
             "aggregator": m.aggregator,
             "scale": "log" if m.aggregator == "geometric_mean" else "linear",
             "on": SCALES[m.aggregator],
-            "test": inference.PAIRED_TESTS[test].to_dict(),
+            "test": inference.PAIRED_TESTS[o.test].to_dict(),
         },
         notes=tuple(notes),
-        settings={
-            **opts,
-            "tie_break": results[names[0]].settings["tie_break"],
-            **({"correction": correction} if correction else {}),
-            "test": test,
-            "ci": ci,
-            "level": float(level),
-            "seed": int(seed),
-            "resamples": int(resamples),
-            "permutations": int(permutations),
-            "leaderboard": bool(leaderboard),
-            **(
-                {"tie_samples": int(tie_samples), "rank_method": infer["rank_method"]}
-                if leaderboard
-                else {}
-            ),
-        },
+        settings=_settings_record(settings, o, infer),
     )
+
+
+def _settings_record(s: EvalSettings, o: CompareSettings, infer: dict) -> dict[str, Any]:
+    """``Comparison.settings``: the evaluation's settings (the four of trec_eval's conventions always,
+    the others where they differ from their defaults), then the comparison's."""
+    out: dict[str, Any] = {
+        "tie_break": str(s.tie_break),
+        "rel": s.rel,
+        "complete": s.complete,
+        "candidates_only": s.candidates_only,
+    }
+    if s.unjudged != "nonrelevant":
+        out["unjudged"] = s.unjudged
+    if s.judged_only:
+        out["judged_only"] = True
+    if s.max_depth is not None:
+        out["max_depth"] = s.max_depth
+    out.update(o.record())
+    if o.leaderboard:
+        out.update(tie_samples=int(o.tie_samples), rank_method=infer["rank_method"])
+    return out
+
+
+def _pairs(
+    m: Measure,
+    ranked: list[str],
+    main: _Evaluated,
+    banded: _Evaluated | None,
+    o: CompareSettings,
+    infer: dict,
+) -> list[PairComparison]:
+    """Every unordered pair of ``ranked``, the higher-ranked first: its tests (on the expected values,
+    the oblivious values and, with a band, the banded expected values) and flags, corrected."""
+    pair_names = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1 :]]
+    kw: dict[str, Any] = dict(
+        test=o.test,
+        pairs=pair_names,
+        level=o.level,
+        resamples=o.resamples,
+        samples=o.permutations,
+        seed=o.seed,
+    )
+    tests = inference.paired_tests(
+        main.matrix(ranked, "expected"), ranked, ci=o.ci, boot=infer["boot"], **kw
+    )
+    obl = inference.paired_tests(main.matrix(ranked, "oblivious"), ranked, **kw)
+    band = (
+        None
+        if banded is None
+        else inference.paired_tests(banded.matrix(ranked, "expected"), ranked, **kw)
+    )
+    n = len(next(iter(main.raw.values()))["expected"])
+    pairs = [
+        _pair(
+            m,
+            n,
+            pair,
+            main,
+            (tests[k], obl[k], None if band is None else band[k]),
+            o,
+            infer["hsd"],
+            banded,
+        )
+        for k, pair in enumerate(pair_names)
+    ]
+    return _corrected(pairs, o)
+
+
+def _corrected(pairs: list[PairComparison], o: CompareSettings) -> list[PairComparison]:
+    """The pairs with their p-values adjusted by ``o.correction`` (the banded ones a family of their
+    own), ``significant`` reading the adjusted value."""
+    if o.correction is None or not pairs:
+        return pairs
+    adjusted = adjust_pvalues([pc.p for pc in pairs], o.correction)
+    pairs = [
+        replace(pc, p_adjusted=float(v), significant=bool(v < o.alpha))
+        for pc, v in zip(pairs, adjusted)
+    ]
+    if o.band is not None:
+        adjusted = adjust_pvalues([pc.p_banded for pc in pairs], o.correction)
+        pairs = [
+            replace(pc, p_banded_adjusted=float(v), significant_banded=bool(v < o.alpha))
+            for pc, v in zip(pairs, adjusted)
+        ]
+    return pairs
 
 
 def _pair(
-    m,
+    m: Measure,
     n: int,
-    a: str,
-    b: str,
-    sa: SystemSummary,
-    sb: SystemSummary,
-    raw: dict,
-    pt,
-    pt_obl,
-    alpha: float,
-    hsd,
-    pt_band,
-    banded: tuple[SystemSummary, SystemSummary] | None,
+    names: tuple[str, str],
+    main: _Evaluated,
+    tests: tuple[inference.PairTest, inference.PairTest, inference.PairTest | None],
+    o: CompareSettings,
+    hsd: inference.TukeyHSD | None,
+    banded: _Evaluated | None,
 ) -> PairComparison:
     """One pair's comparison from its tests on the inference scale (:data:`SCALES`) and the systems'
     summaries on the measure's own."""
-    agg = m.aggregator
-    d_exp, d_obl = sa.expected - sb.expected, sa.oblivious - sb.oblivious
-    se, so = _sign(d_exp), _sign(d_obl)
-    location = (
-        inference.PAIRED_TESTS[pt.test_used].statistic is None
-    )  # the statistic is a mean difference
-    stat = pt.statistic * n if agg == "sum" and location else pt.statistic
-    extra: dict[str, Any] = dict(
-        test=pt.test,
-        test_used=pt.test_used,
-        fallback=pt.fallback,
-        statistic=stat,
-        method=pt.method,
-        samples=pt.samples,
-        seed=pt.seed,
-        se=pt.se,
-        effect_size=pt.effect_size,
-        effect_ci_low=pt.effect_ci_low,
-        effect_ci_high=pt.effect_ci_high,
-    )
-    if agg == "geometric_mean":  # a difference of log values is a ratio of geometric means
-        extra.update(
-            diff_ci_low=float("nan"),
-            diff_ci_high=float("nan"),
-            ratio=sa.expected / sb.expected if sb.expected > 0 else float("nan"),
-            ratio_ci_low=float(_back(agg, n, pt.diff_ci_low)),
-            ratio_ci_high=float(_back(agg, n, pt.diff_ci_high)),
-        )
-    else:
-        extra.update(
-            diff_ci_low=float(_back(agg, n, pt.diff_ci_low)),
-            diff_ci_high=float(_back(agg, n, pt.diff_ci_high)),
-        )
+    a, b = names
+    pt, pt_obl, pt_band = tests
+    sa, sb = main.summaries[a], main.summaries[b]
+    extra = _test_fields(m.aggregator, n, pt, sa, sb)
     if pt_band is not None and banded is not None:
         extra.update(
             p_banded=pt_band.p,
-            diff_banded=banded[0].expected - banded[1].expected,
-            significant_banded=bool(pt_band.p < alpha),
+            diff_banded=banded.summaries[a].expected - banded.summaries[b].expected,
+            significant_banded=bool(pt_band.p < o.alpha),
         )
     if hsd is not None:
         extra["p_tukey"] = hsd.pvalue(a, b)
-    if (
-        agg == "geometric_mean"
-    ):  # the summaries' own moments over tie orderings (independent systems)
-        mean_d, var_d = d_exp, sa.std**2 + sb.std**2
-        if not math.isfinite(var_d):
-            mean_d, var_d = d_exp, 0.0 if sa.min == sa.max and sb.min == sb.max else float("nan")
-        lo, hi, scale = sa.min - sb.max, sa.max - sb.min, 1.0
-    else:  # the means' moments; a sum's probability is its mean's, its spread n times
-        ra, rb = raw[a], raw[b]
-        mean_d, var_d = diff_moments(ra["expected"], ra["var"], rb["expected"], rb["var"])
-        lo = float(np.mean(ra["min"]) - np.mean(rb["max"]))
-        hi = float(np.mean(ra["max"]) - np.mean(rb["min"]))
-        scale = float(n) if agg == "sum" else 1.0
-    if math.isfinite(var_d):
-        above, above_bound = prob_above(mean_d, var_d, lo=lo, hi=hi)
-    else:
-        above = above_bound = float("nan")
+    std_diff, above, above_bound = _tie_odds(m.aggregator, n, sa, sb, main.raw[a], main.raw[b])
+    d_exp, d_obl = sa.expected - sb.expected, sa.oblivious - sb.oblivious
+    se, so = _sign(d_exp), _sign(d_obl)
     return PairComparison(
         a=a,
         b=b,
@@ -894,65 +1001,104 @@ def _pair(
         p_oblivious=pt_obl.p,
         order_flip=bool(se != 0 and so != 0 and se != so),
         undecidable=bool(sa.min <= sb.max + ZERO_TOL and sb.min <= sa.max + ZERO_TOL),
-        significant=bool(pt.p < alpha),
-        std_diff=scale * math.sqrt(var_d),
+        significant=bool(pt.p < o.alpha),
+        std_diff=std_diff,
         p_a_above=above,
         p_a_above_bound=above_bound,
         **extra,
     )
 
 
+def _test_fields(
+    agg: str, n: int, pt: inference.PairTest, sa: SystemSummary, sb: SystemSummary
+) -> dict[str, Any]:
+    """A pair's fields from its test: the statistic and the intervals on the measure's scale (a ratio
+    of geometric means for a geometric-mean measure)."""
+    location = inference.PAIRED_TESTS[pt.test_used].statistic is None  # a mean difference
+    out: dict[str, Any] = dict(
+        test=pt.test,
+        test_used=pt.test_used,
+        fallback=pt.fallback,
+        statistic=pt.statistic * n if agg == "sum" and location else pt.statistic,
+        method=pt.method,
+        samples=pt.samples,
+        seed=pt.seed,
+        se=pt.se,
+        effect_size=pt.effect_size,
+        effect_ci_low=pt.effect_ci_low,
+        effect_ci_high=pt.effect_ci_high,
+    )
+    if agg == "geometric_mean":  # a difference of log values is a ratio of geometric means
+        out.update(
+            diff_ci_low=float("nan"),
+            diff_ci_high=float("nan"),
+            ratio=sa.expected / sb.expected if sb.expected > 0 else float("nan"),
+            ratio_ci_low=float(_back(agg, n, pt.diff_ci_low)),
+            ratio_ci_high=float(_back(agg, n, pt.diff_ci_high)),
+        )
+    else:
+        out.update(
+            diff_ci_low=float(_back(agg, n, pt.diff_ci_low)),
+            diff_ci_high=float(_back(agg, n, pt.diff_ci_high)),
+        )
+    return out
+
+
+def _tie_odds(
+    agg: str,
+    n: int,
+    sa: SystemSummary,
+    sb: SystemSummary,
+    ra: dict[str, np.ndarray],
+    rb: dict[str, np.ndarray],
+) -> tuple[float, float, float]:
+    """``std_diff``, ``p_a_above`` and ``p_a_above_bound`` of a pair: the moments of the difference of
+    the summaries over both runs' independent tie orderings, and the probabilities from them."""
+    if agg == "geometric_mean":  # the summaries' own moments over tie orderings
+        mean_d, var_d = sa.expected - sb.expected, sa.std**2 + sb.std**2
+        if not math.isfinite(var_d):
+            var_d = 0.0 if sa.min == sa.max and sb.min == sb.max else float("nan")
+        lo, hi, scale = sa.min - sb.max, sa.max - sb.min, 1.0
+    else:  # the means' moments; a sum's probability is its mean's, its spread n times
+        mean_d, var_d = diff_moments(ra["expected"], ra["var"], rb["expected"], rb["var"])
+        lo = float(np.mean(ra["min"]) - np.mean(rb["max"]))
+        hi = float(np.mean(ra["max"]) - np.mean(rb["min"]))
+        scale = float(n) if agg == "sum" else 1.0
+    if math.isfinite(var_d):
+        above, above_bound = prob_above(mean_d, var_d, lo=lo, hi=hi)
+    else:
+        above = above_bound = float("nan")
+    return scale * math.sqrt(var_d), above, above_bound
+
+
 def _infer(
-    per: dict,
+    main: _Evaluated,
     ranked: list[str],
-    summaries: dict,
-    *,
-    test: str,
-    ci: str,
-    level: float,
-    seed: int,
-    resamples: int,
-    permutations: int,
-    alpha: float,
-    leaderboard: bool,
-    jobs: int | None,
+    o: CompareSettings,
+    aggregator: str,
     tie_draws: np.ndarray | None = None,
-    aggregator: str = "mean",
-) -> tuple[dict, dict]:
+) -> tuple[dict[str, SystemSummary], dict]:
     """The systems' summaries with their CI, ranks and (with ``leaderboard``) rank interval and Tukey
-    group; and ``{"boot": shared bootstrap means or None, "best": systems not separated from the best}``."""
-    E = np.column_stack([per[n]["expected"] for n in ranked])
+    group; and ``{"boot": shared bootstrap means or None, "best": systems not separated from the best,
+    "rank_method", "hsd", "notes"}``."""
+    E = main.matrix(ranked, "expected")
     nq = E.shape[0]
-    sampled = ci != "t" or test == "bootstrap" or leaderboard
-    boot = inference.bootstrap_means(E, resamples, seed) if sampled else None
+    sampled = o.ci != "t" or o.test == "bootstrap" or o.leaderboard
+    boot = inference.bootstrap_means(E, o.resamples, o.seed) if sampled else None
     cis = inference.mean_cis(
-        E, ranked, method=ci, level=level, resamples=resamples, seed=seed, boot=boot
+        E, ranked, method=o.ci, level=o.level, resamples=o.resamples, seed=o.seed, boot=boot
     )
     notes = []
     if nq < 2:
         notes.append(
             "1 query: no confidence interval"
-            + (", rank interval or Tukey HSD group" if leaderboard else "")
+            + (", rank interval or Tukey HSD group" if o.leaderboard else "")
             + " can be computed (null); they need at least 2 queries"
         )
+    board = _leaderboard(E, ranked, o, boot, tie_draws) if o.leaderboard and nq >= 2 else None
+    summaries = main.summaries
     rank = inference.competition_ranks(np.array([summaries[n].expected for n in ranked]))
     rank_obl = inference.competition_ranks(np.array([summaries[n].oblivious for n in ranked]))
-    lows: list[int | None] = [None] * len(ranked)
-    highs: list[int | None] = [None] * len(ranked)
-    groups: list[str | None] = [None] * len(ranked)
-    best = None
-    rank_method = None
-    hsd = None
-    if leaderboard and nq >= 2:
-        ri = inference.rank_intervals(
-            E, ranked, level=level, resamples=resamples, seed=seed, boot=boot, tie_draws=tie_draws
-        )
-        rank_method = ri.method
-        lows, highs = [int(v) for v in ri.low], [int(v) for v in ri.high]
-        hsd = inference.tukey_hsd(
-            E, ranked, alpha=alpha, permutations=permutations, seed=seed, jobs=jobs
-        )
-        groups, best = list(hsd.groups), hsd.best
     back = lambda x: float(_back(aggregator, nq, x))  # noqa: E731
     out = {
         n: replace(
@@ -960,35 +1106,49 @@ def _infer(
             ci_low=back(c.ci_low),
             ci_high=back(c.ci_high),
             ci_method=c.ci_method,
-            rank=int(r),
-            rank_oblivious=int(ro),
-            rank_low=lo,
-            rank_high=hi,
-            group=g,
+            rank=int(rank[i]),
+            rank_oblivious=int(rank_obl[i]),
+            **({} if board is None else board["systems"][i]),
         )
-        for n, c, r, ro, lo, hi, g in zip(ranked, cis, rank, rank_obl, lows, highs, groups)
+        for i, (n, c) in enumerate(zip(ranked, cis))
     }
     return {**summaries, **out}, {
         "boot": boot,
-        "best": best,
-        "rank_method": rank_method,
-        "hsd": hsd,
+        "best": None if board is None else board["best"],
+        "rank_method": None if board is None else board["rank_method"],
+        "hsd": None if board is None else board["hsd"],
         "notes": notes,
     }
 
 
-def _json_value(x):
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
+def _leaderboard(
+    E: np.ndarray,
+    ranked: list[str],
+    o: CompareSettings,
+    boot: np.ndarray | None,
+    tie_draws: np.ndarray | None,
+) -> dict[str, Any]:
+    """The leaderboard's figures: per system its rank interval and Tukey HSD group, the systems not
+    separated from the best, the rank intervals' method and the Tukey HSD itself."""
+    ri = inference.rank_intervals(
+        E, ranked, level=o.level, resamples=o.resamples, seed=o.seed, boot=boot, tie_draws=tie_draws
+    )
+    hsd = inference.tukey_hsd(
+        E, ranked, alpha=o.alpha, permutations=o.permutations, seed=o.seed, jobs=o.jobs
+    )
+    return {
+        "systems": [
+            dict(rank_low=int(lo), rank_high=int(hi), group=g)
+            for lo, hi, g in zip(ri.low, ri.high, hsd.groups)
+        ],
+        "best": hsd.best,
+        "rank_method": ri.method,
+        "hsd": hsd,
+    }
 
 
 def records(comparison: Comparison) -> dict:
-    """JSON-ready plain-Python view of a :class:`Comparison`; NaN and infinities become None.
-
-    Keys: ``measure, queries`` (their number), ``dropped_queries, alpha, band, settings,
-    systems, pairs, kendall_tau, kendall_tau_min_max, banded_systems, band_summary, best,
-    inference, notes``.
+    """JSON-ready plain-Python view of a :class:`Comparison` (:meth:`Comparison.to_dict`).
 
     Examples
     --------
@@ -1000,24 +1160,4 @@ def records(comparison: Comparison) -> dict:
     ('A', True, None)
     >>> _ = json.dumps(rec, allow_nan=False)
     """
-    c = comparison
-    clean = lambda d: {k: _json_value(v) for k, v in d.items()}  # noqa: E731
-    return {
-        "measure": c.measure,
-        "queries": len(c.queries),
-        "dropped_queries": c.dropped_queries,
-        "alpha": c.alpha,
-        "band": c.band,
-        "settings": dict(c.settings),
-        "systems": [clean(asdict(s)) for s in c.systems],
-        "pairs": [clean(asdict(p)) for p in c.pairs],
-        "kendall_tau": _json_value(c.kendall_tau),
-        "kendall_tau_min_max": _json_value(c.kendall_tau_min_max),
-        "banded_systems": None
-        if c.banded_systems is None
-        else [clean(asdict(s)) for s in c.banded_systems],
-        "band_summary": None if c.band_summary is None else clean(c.band_summary),
-        "best": None if c.best is None else list(c.best),
-        "inference": dict(c.inference),
-        "notes": list(c.notes),
-    }
+    return comparison.to_dict()

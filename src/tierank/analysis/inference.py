@@ -85,7 +85,7 @@ import numpy as np
 
 from ..errors import TierankInputError
 from .paired import REGISTRY as PAIRED_TESTS
-from .paired.base import EXACT_MAX, Pairs
+from .paired.base import EXACT_MAX, Outcome, Pairs
 from .paired.base import REL_TOL as _REL_TOL
 from .paired.base import chunks as _chunks
 from .paired.randomization import randomization as _randomization
@@ -297,7 +297,9 @@ def _matrix(values, names) -> tuple[np.ndarray, tuple[str, ...]]:
     return X, names
 
 
-def _check(level: float, count: int, seed, what: str) -> None:
+def check_sampling(level: float, count: int, seed, what: str) -> None:
+    """Refuse a confidence ``level`` outside (0, 1), a ``count`` (``what``: resamples, samples,
+    permutations) that is not a positive integer, or a negative ``seed``."""
     if not (isinstance(level, (int, float)) and 0.0 < level < 1.0):
         raise TierankInputError(f"inference: level must be in (0, 1), got {level!r}")
     if not (isinstance(count, (int, np.integer)) and count >= 1):
@@ -316,7 +318,7 @@ def resample_counts(n: int, resamples: int, seed: int):
     The rows depend on ``n``, ``resamples``'s prefix and ``seed`` only (the chunk sizes are a
     function of ``n``), never on the values being resampled.
     """
-    _check(0.5, resamples, seed, "resamples")
+    check_sampling(0.5, resamples, seed, "resamples")
     rng = np.random.default_rng(seed)
     for c in _chunks(resamples, n):
         idx = rng.integers(0, n, size=(c, n), dtype=np.int32 if c * n < 2**31 else np.int64)
@@ -457,7 +459,7 @@ def mean_cis(
     ('percentile', 'bootstrap', 2000, 7, True)
     """
     X, names = _matrix(values, names)
-    _check(level, resamples, seed, "resamples")
+    check_sampling(level, resamples, seed, "resamples")
     if method not in CI_METHODS:
         raise TierankInputError(
             f"inference: unknown CI method {method!r}; accepted: {', '.join(CI_METHODS)}"
@@ -625,91 +627,43 @@ def paired_tests(
     [('t', 0.0526), ('wilcoxon', 0.125), ('randomization', 0.125)]
     """
     X, names = _matrix(values, names)
-    _check(level, resamples, seed, "resamples")
-    _check(level, samples, seed, "samples")
+    check_sampling(level, resamples, seed, "resamples")
+    check_sampling(level, samples, seed, "samples")
     if test not in TESTS:
         raise TierankInputError(f"inference: unknown test {test!r}; accepted: {', '.join(TESTS)}")
     if ci not in CI_METHODS:
         raise TierankInputError(
             f"inference: unknown CI method {ci!r}; accepted: {', '.join(CI_METHODS)}"
         )
-    index = {nm: i for i, nm in enumerate(names)}
-    if pairs is None:
-        pairs = list(combinations(names, 2))
-    try:
-        ij = np.array([(index[a], index[b]) for a, b in pairs], dtype=np.int64).reshape(-1, 2)
-    except KeyError as e:
-        raise TierankInputError(f"inference: unknown system {e.args[0]!r}") from None
-    n = X.shape[0]
+    ij = _pair_columns(names, pairs)
     D = X[:, ij[:, 0]] - X[:, ij[:, 1]]  # n x P
-    P = D.shape[1]
-    mean_d = D.mean(axis=0)
     tol = _REL_TOL * np.maximum(1.0, np.abs(X).max(initial=0.0))
-    zero = np.all(np.abs(D) <= tol, axis=0)
-    need_boot = test == "bootstrap" or ci != "t"
     boot_d = None
-    if need_boot:
+    if test == "bootstrap" or ci != "t":
         if boot is None:
             boot = bootstrap_means(X, resamples, seed)
         boot_d = boot[:, ij[:, 0]] - boot[:, ij[:, 1]]
-
-    # the mean difference's CI and the effect size
-    if ci == "t":
-        dlo, dhi, _ = _t_ci(D, level)
-    else:
-        assert boot_d is not None  # ci != "t" needs the bootstrap
-        dlo, dhi = _boot_ci(D, boot_d, ci, level)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sd = D.std(axis=0, ddof=1) if n > 1 else np.full(P, np.nan)
-        dz = np.where(sd > 0, mean_d / sd, np.nan)
-    elo, ehi = _dz_ci(dz, n, level)
-
-    # the t statistic of every pair, whatever the test (computed once)
-    from scipy.stats import ttest_rel
-
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        res = ttest_rel(X[:, ij[:, 0]], X[:, ij[:, 1]], axis=0)
-    t_stat = np.where(zero, 0.0, np.asarray(res.statistic, dtype=np.float64).reshape(P))
-    ctx = Pairs(
-        D=D,
-        zero=zero,
-        tol=tol,
-        mean_d=mean_d,
-        t=t_stat,
-        t_p=np.asarray(res.pvalue, np.float64).reshape(P),
-        samples=samples,
-        resamples=resamples,
-        seed=seed,
-        boot_d=boot_d,
+    ctx = _t_statistics(
+        X,
+        ij,
+        Pairs(
+            D=D,
+            zero=np.all(np.abs(D) <= tol, axis=0),
+            tol=tol,
+            mean_d=D.mean(axis=0),
+            t=np.zeros(0),
+            t_p=np.zeros(0),
+            samples=samples,
+            resamples=resamples,
+            seed=seed,
+            boot_d=boot_d,
+        ),
     )
-    t_undefined = [r is not None for r in PAIRED_TESTS["t"].implementation().undecidable(ctx)]
-    t_stat[t_undefined] = np.nan
-    ctx = replace(ctx, t=t_stat)
-    impl = PAIRED_TESTS[test].implementation()
-    out = impl.run(ctx)
-    stat, p, method, nsamp, seeds, ses = (
-        out.statistic,
-        out.p,
-        out.method,
-        out.samples,
-        out.seed,
-        out.se,
-    )
-    # where the chosen test cannot decide (its statistic undefined, or its null distribution biased at
-    # this size), the exact randomization test answers instead, and says so
-    used = [test] * P
-    fallback = impl.undecidable(ctx) if hasattr(impl, "undecidable") else [None] * P
-    redo = [k for k in range(P) if fallback[k] is not None]
-    if redo:
-        r = _randomization(D[:, redo], tol, samples, seed)
-        for pos, col in enumerate(redo):
-            stat[col], p[col], method[col] = mean_d[col], r.p[pos], r.method[pos]
-            nsamp[col], seeds[col], ses[col] = r.samples[pos], r.seed[pos], r.se[pos]
-            used[col] = "randomization"
+    out, used, fallback = _decided(PAIRED_TESTS[test].implementation(), ctx, test)
     # every difference zero: no evidence at all (the tests are undefined there)
-    p = np.where(zero, 1.0, p)
-    stat = np.where(zero, 0.0, stat)
+    p = np.where(ctx.zero, 1.0, out.p)
+    stat = np.where(ctx.zero, 0.0, out.statistic)
+    dlo, dhi, dz, elo, ehi = _difference_intervals(ctx, ci, level)
     return tuple(
         PairTest(
             a=names[i],
@@ -717,11 +671,11 @@ def paired_tests(
             test=test,
             statistic=float(stat[k]),
             p=float(p[k]),
-            method=method[k],
-            samples=nsamp[k],
-            seed=seeds[k],
-            se=ses[k],
-            mean_diff=float(mean_d[k]),
+            method=out.method[k],
+            samples=out.samples[k],
+            seed=out.seed[k],
+            se=out.se[k],
+            mean_diff=float(ctx.mean_d[k]),
             diff_ci_low=float(dlo[k]),
             diff_ci_high=float(dhi[k]),
             diff_ci_method=ci,
@@ -731,10 +685,75 @@ def paired_tests(
             level=level,
             test_used=used[k],
             fallback=fallback[k],
-            t=float(t_stat[k]),
+            t=float(ctx.t[k]),
         )
         for k, (i, j) in enumerate(ij)
     )
+
+
+def _pair_columns(names: tuple[str, ...], pairs) -> np.ndarray:
+    """The column indices ``(P, 2)`` of the ``pairs`` of names (every pair ``i < j`` by default)."""
+    index = {nm: i for i, nm in enumerate(names)}
+    if pairs is None:
+        pairs = list(combinations(names, 2))
+    try:
+        return np.array([(index[a], index[b]) for a, b in pairs], dtype=np.int64).reshape(-1, 2)
+    except KeyError as e:
+        raise TierankInputError(f"inference: unknown system {e.args[0]!r}") from None
+
+
+def _t_statistics(X: np.ndarray, ij: np.ndarray, ctx: Pairs) -> Pairs:
+    """``ctx`` with every pair's paired t statistic and p-value, whatever the test (computed once): 0.0
+    where every difference is zero, NaN where t is undefined (the t-test's ``undecidable``)."""
+    from scipy.stats import ttest_rel
+
+    P = ctx.D.shape[1]
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = ttest_rel(X[:, ij[:, 0]], X[:, ij[:, 1]], axis=0)
+    t_stat = np.where(ctx.zero, 0.0, np.asarray(res.statistic, dtype=np.float64).reshape(P))
+    ctx = replace(ctx, t=t_stat, t_p=np.asarray(res.pvalue, np.float64).reshape(P))
+    t_undefined = [r is not None for r in PAIRED_TESTS["t"].implementation().undecidable(ctx)]
+    t_stat[t_undefined] = np.nan
+    return replace(ctx, t=t_stat)
+
+
+def _decided(impl, ctx: Pairs, test: str) -> tuple[Outcome, list[str], list[str | None]]:
+    """The outcome of the test ``impl`` on every pair; where it cannot decide (its statistic undefined,
+    or its null distribution biased at this size), the exact randomization test's instead, and says
+    so: the test used per pair and why it fell back (None where it did not)."""
+    out = impl.run(ctx)
+    P = ctx.D.shape[1]
+    used = [test] * P
+    fallback = impl.undecidable(ctx) if hasattr(impl, "undecidable") else [None] * P
+    redo = [k for k in range(P) if fallback[k] is not None]
+    if redo:
+        r = _randomization(ctx.D[:, redo], ctx.tol, ctx.samples, ctx.seed)
+        for pos, col in enumerate(redo):
+            out.statistic[col], out.p[col], out.method[col] = (
+                ctx.mean_d[col],
+                r.p[pos],
+                r.method[pos],
+            )
+            out.samples[col], out.seed[col], out.se[col] = r.samples[pos], r.seed[pos], r.se[pos]
+            used[col] = "randomization"
+    return out, used, fallback
+
+
+def _difference_intervals(ctx: Pairs, ci: str, level: float):
+    """Per pair: the mean difference's CI (``ci``), Cohen's d_z and its CI (noncentral t)."""
+    D = ctx.D
+    n, P = D.shape
+    if ci == "t":
+        dlo, dhi, _ = _t_ci(D, level)
+    else:
+        assert ctx.boot_d is not None  # ci != "t" needs the bootstrap
+        dlo, dhi = _boot_ci(D, ctx.boot_d, ci, level)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sd = D.std(axis=0, ddof=1) if n > 1 else np.full(P, np.nan)
+        dz = np.where(sd > 0, ctx.mean_d / sd, np.nan)
+    elo, ehi = _dz_ci(dz, n, level)
+    return dlo, dhi, dz, elo, ehi
 
 
 # --- many systems ---------------------------------------------------------------------------------
@@ -785,7 +804,7 @@ def permutation_ranges(
     on IR data, where every system often scores 0 on a query, it saves their share of the work).
     The cost is ``permutations x n x S`` element moves; it dominates :func:`tukey_hsd`."""
     X, _ = _matrix(values, None)
-    _check(0.5, permutations, seed, "permutations")
+    check_sampling(0.5, permutations, seed, "permutations")
     if jobs is None:
         jobs = default_jobs()
     if not (isinstance(jobs, (int, np.integer)) and not isinstance(jobs, bool) and jobs >= 1):
@@ -869,7 +888,7 @@ def tukey_hsd(
     (('a', 'b', 'b'), ('A',), True)
     """
     X, names = _matrix(values, names)
-    _check(
+    check_sampling(
         1 - alpha if isinstance(alpha, (int, float)) else alpha, permutations, seed, "permutations"
     )
     if len(names) < 2:
@@ -970,7 +989,7 @@ def rank_intervals(
     ([1, 2, 3], [1, 2, 3], [1, 2, 3])
     """
     X, names = _matrix(values, names)
-    _check(level, resamples, seed, "resamples")
+    check_sampling(level, resamples, seed, "resamples")
     if tie_draws is not None:
         D = np.asarray(tie_draws, dtype=np.float64)
         if D.ndim != 3 or D.shape[1:] != X.shape:
@@ -1010,6 +1029,7 @@ __all__ = [
     "TukeyHSD",
     "bootstrap_means",
     "bootstrap_tie_means",
+    "check_sampling",
     "combined_se",
     "competition_ranks",
     "letter_groups",

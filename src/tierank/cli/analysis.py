@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from enum import Enum
 from pathlib import Path
@@ -52,20 +51,6 @@ if TYPE_CHECKING:  # built at run time, where typer reads them (see tierank.cli.
     CompareFmt = Enum
 else:
     CompareFmt = choices_enum("CompareFmt", ("table", "json", "markdown", "latex"))
-#: the columns of `tierank compare --format markdown|latex`, and with --leaderboard
-SYSTEM_FIELDS = (
-    "name",
-    "expected",
-    "min",
-    "max",
-    "oblivious",
-    "ci_low",
-    "ci_high",
-    "rank",
-    "rank_oblivious",
-)
-LEADERBOARD_FIELDS = SYSTEM_FIELDS + ("rank_low", "rank_high", "group")
-
 COMPARE_USAGE = "tierank compare QRELS RUN RUN... (or RUN RUN... --qrels QRELS)"
 
 #: `tierank compare --correction` (none, or a multiple-comparison correction across the pairs),
@@ -378,60 +363,50 @@ def compare_cmd(
     pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable;
     P(A>B): the probability that A's mean beats B's when both runs' ties are broken at random.
     One measure per call (-m given twice is an error)."""
-    from ..analysis.compare import compare
+    from ..analysis.compare import CompareSettings, default_correction
+    from ..report.comparison import compare
+    from ..settings import EvalSettings
 
     qrels, runs = qrels_and_runs(files, qrels, COMPARE_USAGE)
+    settings = EvalSettings(
+        tie_break=tie_break, rel=rel, complete=complete, candidates_only=candidates_only
+    )
+    options = CompareSettings(
+        alpha=alpha,
+        band=band,
+        correction=default_correction(None if correction is None else correction.value, len(runs)),
+        test=test.value,
+        ci=ci.value,
+        seed=seed,
+        resamples=resamples,
+        permutations=permutations,
+        leaderboard=leaderboard,
+        jobs=jobs,
+        tie_samples=tie_samples,
+    )
+    measure = one_measure(measure, "nDCG@10")
     protect = (*runs, qrels)
     check_output(output, protect)
-    measure = one_measure(measure, "nDCG@10")
-    if correction is None:
-        chosen = "holm" if len(runs) > 2 else None
-    else:
-        chosen = None if correction.value == "none" else correction.value
     with swap_check(qrels, runs, COMPARE_USAGE):  # one role check for the runs and the qrels
-        names = runs_by_name(runs)
         with status("comparing..."):
-            cmp = compare(
-                names,
-                str(qrels),
-                measure,
-                tie_break=tie_break,
-                rel=rel,
-                complete=complete,
-                candidates_only=candidates_only,
-                alpha=alpha,
-                band=band,
-                correction=chosen,
-                test=test.value,
-                ci=ci.value,
-                seed=seed,
-                resamples=resamples,
-                permutations=permutations,
-                leaderboard=leaderboard,
-                jobs=jobs,
-                tie_samples=tie_samples,
-            )
-    show_comparison(cmp, fmt.value, leaderboard, output, protect)
+            cmp = compare(runs_by_name(runs), str(qrels), measure, settings, options)
+    show_comparison(cmp, fmt.value, output, protect)
 
 
-def show_comparison(cmp, fmt: str, leaderboard: bool, output, protect) -> None:
+def show_comparison(cmp, fmt: str, output, protect) -> None:
     """Write a comparison as ``tierank compare`` does (also ``tierank mteb`` over a folder of models):
-    the terminal tables (the leaderboard's with ``leaderboard``), the whole comparison as json, or the
-    systems (the leaderboard's columns with ``leaderboard``), ranked by E[M], in a records format."""
-    from ..analysis.compare import records
-    from ..report.formats import jsonable, render_records
+    the terminal tables (the leaderboard's for a comparison made with ``leaderboard``), or the text of
+    :meth:`tierank.report.comparison.ComparisonReport.render` (json: the whole comparison; markdown,
+    latex: the systems ranked by E[M])."""
+    from ..report.comparison import ComparisonReport
     from ..report.terminal import compare_tables, leaderboard_tables
 
+    report = ComparisonReport.of(cmp)
     if fmt == "table":
-        print_tables(
-            leaderboard_tables(cmp) if leaderboard else compare_tables(cmp), output, protect
-        )
-    elif fmt == "json":
-        emit(json.dumps(jsonable(records(cmp)), indent=2, allow_nan=False) + "\n", output, protect)
-    else:  # a table of the systems (the leaderboard's columns with --leaderboard), ranked by E[M]
-        systems = sorted(records(cmp)["systems"], key=lambda r: (r["rank"] is None, r["rank"]))
-        fields = LEADERBOARD_FIELDS if leaderboard else SYSTEM_FIELDS
-        emit(render_records(systems, fields, fmt), output, protect)
+        tables = leaderboard_tables(report) if report.leaderboard else compare_tables(report)
+        print_tables(tables, output, protect)
+    else:
+        emit(report.render(fmt), output, protect)
 
 
 #: the deepest ranking ``tierank bands`` takes (its arrays have one cell a rank: 10^7 ranks, a few seconds)

@@ -4,8 +4,10 @@ No ``from __future__ import annotations`` here: typer reads the command's annota
 string annotations would be evaluated each time (about 3 ms of a small run).
 """
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -137,28 +139,19 @@ def eval_cmd(
     """
     from ..settings import EvalSettings
 
-    trec = fmt is EvalFmt("trec_eval")
-    problems = []
-    if stat is not None and not trec:
-        problems.append(
-            Problem(
-                "",
-                None,
-                "--stat picks the statistic of --format trec_eval; the other formats "
-                "print every statistic",
-            )
-        )
-    if no_summary and not trec:
-        problems.append(
-            Problem(
-                "",
-                None,
-                "-n/--no-summary applies to --format trec_eval (the other formats "
-                "always hold the summary)",
-            )
-        )
-    try:
-        settings = EvalSettings(
+    options, settings = built(
+        lambda: EvalOptions(
+            fmt=fmt.value,
+            measures=tuple(measure or ()),
+            per_query=per_query,
+            output=output,
+            stat=None if stat is None else stat.value,
+            summary=not no_summary,
+            docs_in_collection=docs_in_collection,
+            jobs=jobs,
+            block_bytes=block_bytes,
+        ),
+        lambda: EvalSettings(
             tie_break=tie_break,
             rel=rel,
             complete=complete,
@@ -168,58 +161,124 @@ def eval_cmd(
             max_depth=max_depth,
             samples=samples,
             seed=seed,
-        )
-    except TierankInputError as e:
-        problems += e.problems
+        ),
+    )
+    run_eval(qrels, runs, settings, options)
+
+
+def built(*builders: Callable[[], Any]) -> tuple[Any, ...]:
+    """Each value ``builders`` build, or one :class:`TierankInputError` with the problems of all of them."""
+    values, problems = [], []
+    for build in builders:
+        try:
+            values.append(build())
+        except TierankInputError as e:
+            problems += e.problems
     if problems:
         raise TierankInputError(problems)
-    if jobs is not None and jobs < 1:
-        raise TierankInputError(f"--jobs must be at least 1, got {jobs}")
+    return tuple(values)
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """What ``tierank eval`` evaluates and writes, beyond the evaluation's settings
+    (:class:`tierank.EvalSettings`): the ``-m`` texts (none: the default measures), the output
+    (``fmt``, ``per_query``, ``output``; trec_eval's ``stat`` and ``summary``), ``-N`` and the
+    streaming (``jobs``, ``block_bytes``)."""
+
+    fmt: str = "table"
+    measures: tuple[str, ...] = ()
+    per_query: bool = False
+    output: Path | None = None
+    stat: str | None = None
+    summary: bool = True
+    docs_in_collection: int | None = None
+    jobs: int | None = None
+    block_bytes: int | None = None
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.stat is not None and not self.trec:
+            problems.append(
+                Problem(
+                    "",
+                    None,
+                    "--stat picks the statistic of --format trec_eval; the other formats "
+                    "print every statistic",
+                )
+            )
+        if not self.summary and not self.trec:
+            problems.append(
+                Problem(
+                    "",
+                    None,
+                    "-n/--no-summary applies to --format trec_eval (the other formats "
+                    "always hold the summary)",
+                )
+            )
+        if problems:
+            raise TierankInputError(problems)
+        if self.jobs is not None and self.jobs < 1:
+            raise TierankInputError(f"--jobs must be at least 1, got {self.jobs}")
+
+    @property
+    def trec(self) -> bool:
+        """trec_eval's layout."""
+        return self.fmt == "trec_eval"
+
+    @property
+    def texts(self) -> list[str]:
+        """The ``-m`` texts, or the default: trec_eval's ``official`` in its layout, else tierank's."""
+        return list(self.measures or (TREC_DEFAULT if self.trec else DEFAULT_MEASURES))
+
+
+def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> None:
+    """``tierank eval QRELS RUN...`` under ``settings`` and ``options``: the runs named (folders
+    expanded), the measures resolved once, every run evaluated and written."""
     named = _run_files(runs)
-    if block_bytes is not None and len(named) > 1:
+    if options.block_bytes is not None and len(named) > 1:
         raise TierankInputError(
             "--block-bytes streams one run; several runs are each evaluated in memory"
         )
-    if (
-        output is not None
-    ):  # io.writers is imported where there is a file to write (check_output(None) is None)
+    protect = (qrels, *named.values())
+    if options.output is not None:  # io.writers is imported where there is a file to write
         from ..io.writers import check_output
 
-        check_output(output, (qrels, *named.values()))
-    if judged_only and max_depth is not None:
+        check_output(options.output, protect)
+    if settings.judged_only and settings.max_depth is not None:
         note(
             "-J with -M: tierank drops the unjudged documents first, then reads M ranks of the rest; trec_eval "
             "reads M ranks, then drops the unjudged documents among them"
         )
     condensing = settings.unjudged == "condensed"
+    table = options.fmt == "table"
     plan, evaluated, add_judged = _plan(
-        list(measure or (TREC_DEFAULT if trec else DEFAULT_MEASURES)),
-        docs_in_collection,
-        trec,
-        fmt is EvalFmt("table") and not condensing,
+        options.texts, options.docs_in_collection, options.trec, table and not condensing
     )
-    protect = (qrels, *named.values())
     with swap_check(qrels, list(named.values()), USAGE):
-        results = _evaluate(qrels, named, evaluated, jobs, settings, block_bytes)
-    if fmt is EvalFmt("table"):
-        _print_tables(results, per_query, add_judged if not condensing else None, output, protect)
-    else:
-        from ..io.readers import run_tag
-        from ..report.formats import ResultTable, render
-
-        runids = (
-            {name: run_tag(path) for name, path in named.items()} if trec and plan.runid else {}
-        )
-        options = (
-            dict(plan=plan, stat=stat.value if stat else "oblivious", summary=not no_summary)
-            if trec
-            else {}
-        )
-        emit(
-            render(ResultTable.of(results, runids=runids), fmt.value, per_query, **options),
-            output,
+        results = _evaluate(qrels, named, evaluated, options.jobs, settings, options.block_bytes)
+    if table:
+        _print_tables(
+            results,
+            options.per_query,
+            add_judged if not condensing else None,
+            options.output,
             protect,
         )
+        return
+    from ..io.readers import run_tag
+    from ..report.formats import ResultTable, render
+
+    trec = options.trec
+    runids = {name: run_tag(path) for name, path in named.items()} if trec and plan.runid else {}
+    layout = (
+        dict(plan=plan, stat=options.stat or "oblivious", summary=options.summary) if trec else {}
+    )
+    emit(
+        render(ResultTable.of(results, runids=runids), options.fmt, options.per_query, **layout),
+        options.output,
+        protect,
+    )
 
 
 def _print_tables(

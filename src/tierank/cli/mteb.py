@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -141,21 +143,17 @@ def mteb_cmd(
     ranks by E and by the oblivious value, rank intervals, Tukey HSD groups and the pairs whose order
     flips.
     """
-    if predictions.is_dir():
-        if per_query:
-            raise TierankInputError(
-                "--per-query reads one predictions file; PREDICTIONS is a folder (a leaderboard)"
-            )
-        _leaderboard(
-            qrels,
-            predictions,
-            measure,
-            subset=subset,
-            split=split,
-            fmt=fmt,
-            output=output,
-            tie_break=tie_break,
-            ignore_identical_ids=ignore_identical_ids,
+    from ..settings import EvalSettings
+
+    options = MtebOptions(
+        measures=tuple(measure or ()),
+        subset=subset,
+        split=split,
+        per_query=per_query,
+        fmt=fmt.value,
+        output=output,
+        ignore_identical_ids=ignore_identical_ids,
+        comparison=dict(
             test=test.value,
             ci=ci.value,
             seed=seed,
@@ -163,23 +161,53 @@ def mteb_cmd(
             permutations=permutations,
             tie_samples=tie_samples,
             jobs=jobs,
-        )
+        ),
+    )
+    run_mteb(qrels, predictions, options, EvalSettings(tie_break=tie_break))
+
+
+@dataclass(frozen=True)
+class MtebOptions:
+    """What ``tierank mteb`` reads and writes, beyond the evaluation's settings: the ``-m`` texts (none:
+    MTEB's default metrics, or ``ndcg_at_10`` for a leaderboard), the subset and split, the task's
+    ``ignore_identical_ids``, the output (``fmt``, ``per_query``, ``output``), and for a folder of
+    models the fields of its :class:`tierank.analysis.compare.CompareSettings` (built only there)."""
+
+    measures: tuple[str, ...] = ()
+    subset: str | None = None
+    split: str | None = None
+    per_query: bool = False
+    fmt: str = "table"
+    output: Path | None = None
+    ignore_identical_ids: bool = False
+    comparison: Mapping[str, Any] = field(default_factory=dict)
+
+
+def run_mteb(qrels: Path, predictions: Path, options: MtebOptions, settings) -> None:
+    """``tierank mteb QRELS PREDICTIONS``: one predictions file evaluated per subset and split, or a
+    folder of models' predictions as a leaderboard."""
+    if predictions.is_dir():
+        if options.per_query:
+            raise TierankInputError(
+                "--per-query reads one predictions file; PREDICTIONS is a folder (a leaderboard)"
+            )
+        _leaderboard(qrels, predictions, options, settings)
         return
     from ..integrations.mteb import evaluate_predictions
     from ..report.formats import ResultTable, render
     from ..report.terminal import eval_table
 
     protect = (predictions, qrels)
-    check_output(output, protect)
+    check_output(options.output, protect)
     try:
         results = evaluate_predictions(
             predictions,
             qrels,
-            list(measure or DEFAULT),
-            subset=subset,
-            split=split,
-            ignore_identical_ids=ignore_identical_ids,
-            tie_break=tie_break,
+            list(options.measures or DEFAULT),
+            subset=options.subset,
+            split=options.split,
+            ignore_identical_ids=options.ignore_identical_ids,
+            settings=settings,
         )
     except TierankInputError:
         if _starts_with_brace(qrels) and not _starts_with_brace(predictions):
@@ -188,55 +216,44 @@ def mteb_cmd(
                 f"{qrels} is one; usage: tierank mteb QRELS PREDICTIONS"
             ) from None
         raise
-    if fmt is Fmt("table"):
+    if options.fmt == "table":
         tables = []
         for (sub, spl), result in results.items():
-            table = eval_table(result, per_query)
+            table = eval_table(result, options.per_query)
             table.title = f"tierank mteb: subset {sub}, split {spl}"
             tables.append(table)
-        print_tables(tables, output, protect)
+        print_tables(tables, options.output, protect)
         return
-    emit(
-        render(ResultTable.nested(results, ("subset", "split"), "subsets"), fmt.value, per_query),
-        output,
-        protect,
-    )
+    nested = ResultTable.nested(results, ("subset", "split"), "subsets")
+    emit(render(nested, options.fmt, options.per_query), options.output, protect)
 
 
-def _leaderboard(
-    qrels: Path,
-    folder: Path,
-    measure,
-    *,
-    subset,
-    split,
-    fmt,
-    output,
-    tie_break: str,
-    ignore_identical_ids: bool,
-    **compare_kwargs,
-) -> None:
-    """``tierank mteb QRELS FOLDER``: the models' leaderboard, rendered as ``tierank compare --leaderboard``."""
+def _leaderboard(qrels: Path, folder: Path, options: MtebOptions, settings) -> None:
+    """``tierank mteb QRELS FOLDER``: the models' leaderboard, rendered as ``tierank compare --leaderboard``
+    (p-values Holm-adjusted across the pairs with more than one, as tierank compare's)."""
+    from ..analysis.compare import CompareSettings, default_correction
     from ..integrations.mteb import compare_predictions, predictions_folder
 
     files = predictions_folder(folder)
+    comparison = CompareSettings(
+        **options.comparison,
+        leaderboard=True,
+        correction=default_correction(None, len(files)),
+    )
     protect = (*files.values(), qrels)
-    check_output(output, protect)
-    with status(
-        "comparing..."
-    ):  # p-values Holm-adjusted across the pairs with more than one, as tierank compare's
+    check_output(options.output, protect)
+    with status("comparing..."):
         cmp = compare_predictions(
             files,
             qrels,
-            one_measure(measure, "ndcg_at_10"),
-            subset=subset,
-            split=split,
-            ignore_identical_ids=ignore_identical_ids,
-            tie_break=tie_break,
-            correction="holm" if len(files) > 2 else None,
-            **compare_kwargs,
+            one_measure(list(options.measures) or None, "ndcg_at_10"),
+            subset=options.subset,
+            split=options.split,
+            ignore_identical_ids=options.ignore_identical_ids,
+            settings=settings,
+            options=comparison,
         )
-    show_comparison(cmp, fmt.value, True, output, protect)
+    show_comparison(cmp, options.fmt, options.output, protect)
 
 
 def _starts_with_brace(path: Path) -> bool:

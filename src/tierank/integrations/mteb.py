@@ -340,8 +340,10 @@ def compare_predictions(
     ignore_identical_ids, skip_first_result
         The task's settings of these names, as MTEB applies them before scoring.
     leaderboard, compare_kwargs
-        Passed to :func:`tierank.analysis.compare.compare` (``tie_break``, ``seed``, ``resamples``,
-        ``permutations``, ``tie_samples``, ``test``, ``ci``, ...).
+        Passed to :func:`tierank.analysis.compare.compare`: ``settings`` (an
+        :class:`tierank.EvalSettings`), ``options`` (a :class:`~tierank.analysis.compare.CompareSettings`),
+        or their fields by name (``tie_break``, ``seed``, ``resamples``, ``permutations``,
+        ``tie_samples``, ``test``, ``ci``, ...).
 
     Returns
     -------

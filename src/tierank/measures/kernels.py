@@ -15,6 +15,8 @@ with every top-k document judged has ``Judged@k == 1.0`` exactly).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..ties import DocKind, Prepared
@@ -30,6 +32,7 @@ __all__ = [
     "group_counts",
     "group_counts_float",
     "central_moments",
+    "central_moments_in",
     "segment_cumsum",
 ]
 
@@ -254,8 +257,15 @@ def central_moments(r: np.ndarray, m: np.ndarray) -> dict[str, np.ndarray]:
     >>> float(cm["k2"][0]), float(cm["c22"][0])
     (-0.25, 0.0)
     """
-    r = np.asarray(r, dtype=np.float64)
-    m = np.asarray(m, dtype=np.float64)
+    return central_moments_in(np, np.asarray(r, dtype=np.float64), np.asarray(m, dtype=np.float64))
+
+
+def central_moments_in(xp: Any, r: Any, m: Any) -> dict[str, Any]:
+    """:func:`central_moments` over arrays ``r``, ``m`` of the array namespace ``xp`` (NumPy itself, or
+    any namespace of the array API standard: :mod:`tierank.tensor` calls it through
+    ``array-api-compat``): the one implementation of the closed forms.  A denominator that vanishes
+    where its moment is 0 is replaced by 1 before the division, so no namespace warns or divides by
+    zero; elsewhere the arithmetic is the same."""
     s = m - r
     rs = r * s
     m1, m2, m3 = m - 1.0, m - 2.0, m - 3.0
@@ -294,11 +304,16 @@ def central_moments(r: np.ndarray, m: np.ndarray) -> dict[str, np.ndarray]:
         + 3 * s**2
     )
     m4 = m**4
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return {
-            "k2": np.where(m > 1, -rs / (m * m * m1), 0.0),
-            "c3": np.where(m > 2, rs * (r - s) / (m * m * m1 * m2), 0.0),
-            "c22": np.where(m > 1, rs * p22 / (m4 * m1 * m1), 0.0),
-            "c211": np.where(m > 2, -rs * p211 / (m4 * m2 * m1 * m1), 0.0),
-            "c1111": np.where(m > 3, 2.0 * rs * p1111 / (m4 * m3 * m2 * m1 * m1), 0.0),
-        }
+    one = xp.ones_like(m)
+    zero = xp.zeros_like(m)
+
+    def safe(ok: Any, den: Any) -> Any:
+        return xp.where(ok, den, one)
+
+    return {
+        "k2": xp.where(m > 1, -rs / safe(m > 1, m * m * m1), zero),
+        "c3": xp.where(m > 2, rs * (r - s) / safe(m > 2, m * m * m1 * m2), zero),
+        "c22": xp.where(m > 1, rs * p22 / safe(m > 1, m4 * m1 * m1), zero),
+        "c211": xp.where(m > 2, -rs * p211 / safe(m > 2, m4 * m2 * m1 * m1), zero),
+        "c1111": xp.where(m > 3, 2.0 * rs * p1111 / safe(m > 3, m4 * m3 * m2 * m1 * m1), zero),
+    }

@@ -26,6 +26,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..measures.kernels import central_moments_in as central_moments
+
 __all__ = [
     "Layout",
     "layout",
@@ -207,61 +209,6 @@ def layout(
         rel_level=rel_level,
         n_relevant=n_relevant,
     )
-
-
-def central_moments(xp, r, m) -> dict[str, Any]:
-    """:func:`tierank.measures.kernels.central_moments` (the same closed forms) over arrays of ``xp``."""
-    s = m - r
-    rs = r * s
-    m1, m2, m3 = m - 1.0, m - 2.0, m - 3.0
-    p22 = (
-        r**3 * s
-        - r**3
-        + 2 * r**2 * s**2
-        - r**2 * s
-        + r**2
-        + r * s**3
-        - r * s**2
-        - 2 * r * s
-        - s**3
-        + s**2
-    )
-    p211 = (
-        r**3 * s
-        - 2 * r**3
-        + 2 * r**2 * s**2
-        + 2 * r**2
-        + r * s**3
-        - 4 * r * s
-        - 2 * s**3
-        + 2 * s**2
-    )
-    p1111 = (
-        r**3 * s
-        - 3 * r**3
-        + 2 * r**2 * s**2
-        + r**2 * s
-        + 3 * r**2
-        + r * s**3
-        + r * s**2
-        - 6 * r * s
-        - 3 * s**3
-        + 3 * s**2
-    )
-    m4 = m**4
-    one = xp.ones_like(m)
-    zero = xp.zeros_like(m)
-
-    def safe(ok, den):
-        return xp.where(ok, den, one)
-
-    return {
-        "k2": xp.where(m > 1, -rs / safe(m > 1, m * m * m1), zero),
-        "c3": xp.where(m > 2, rs * (r - s) / safe(m > 2, m * m * m1 * m2), zero),
-        "c22": xp.where(m > 1, rs * p22 / safe(m > 1, m4 * m1 * m1), zero),
-        "c211": xp.where(m > 2, -rs * p211 / safe(m > 2, m4 * m2 * m1 * m1), zero),
-        "c1111": xp.where(m > 3, 2.0 * rs * p1111 / safe(m > 3, m4 * m3 * m2 * m1 * m1), zero),
-    }
 
 
 def value_moments(L: Layout, v):
