@@ -70,6 +70,12 @@ MUTATIONS: list[tuple[str, str, str, str]] = [
         "new[1:] |= ss[1:] < ss[:-1]",
     ),
     (
+        "ties: a new query does not start a tie group",
+        "src/tierank/ties/layout.py",
+        "np.not_equal(qi_s[1:], qi_s[:-1], out=new[1:])",
+        "new[1:] = False",
+    ),
+    (
         "tie-break: trec_eval's docno order reversed",
         "src/tierank/ties/policy.py",
         'direction = "descending" if policy.kind == "trec_eval" else "ascending"',
