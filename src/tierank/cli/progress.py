@@ -27,6 +27,8 @@ class Progress:
     * :meth:`phase` names a step (``reading run.txt (3.1 GB)``);
     * :meth:`stream` is the ``progress(lines, queries)`` callback of :func:`tierank.stream.evaluate_stream`
       (lines and queries done, rate);
+    * :meth:`steps` follows an evaluation in memory: reading, tie groups, then measure by measure, with
+      a bar of the measures done;
     * :meth:`runs` counts runs done out of a total, with a bar.
 
     ``console`` defaults to stderr; without a terminal the display is off and the methods only
@@ -85,6 +87,16 @@ class Progress:
     def stream(self, lines: int, queries: int) -> None:
         rate = lines / max(time.perf_counter() - self._start, 1e-9)
         self._show(f"{lines:,} lines, {queries:,} queries, {rate / 1e6:.2f}M lines/s")
+
+    def steps(self, what: str, text: str, done: int, total: int) -> None:
+        """The steps of an in-memory evaluation of ``what`` (the ``progress`` of
+        :meth:`tierank.evaluate.Evaluator.evaluate`): reading, tie groups, then each measure, with a bar
+        of the measures done."""
+        doing = {"reading": "reading", "ties": "finding the tie groups of"}.get(text)
+        if doing is not None:
+            self._show(f"{doing} {what}", completed=done, total=total)
+        else:
+            self._show(f"{what}: {text}", completed=done, total=total)
 
     def runs(self, done: int, total: int, name: str = "") -> None:
         self._show(f"runs evaluated{': ' + name if name else ''}", completed=done, total=total)
