@@ -173,3 +173,13 @@ def test_on_a_terminal_the_display_is_on_stderr_and_stdout_is_unchanged(tmp_path
     assert plain.returncode == tty.returncode == 0 and plain.stderr == b""
     assert tty.stdout == plain.stdout
     assert b"askubuntu-test.bm25.run.gz" in drawn, drawn[:300]
+
+
+def test_a_streamed_file_shows_the_share_done_as_a_bar():
+    buf = io.StringIO()
+    with Progress(console=Console(file=buf, force_terminal=True, width=140)) as prog:
+        prog.stream_bytes(1_550_000_000, 3_100_000_000)
+        prog.stream(1_500_000, 1_200)
+        assert prog.description.endswith("M lines/s, 50% of 3.1 GB"), prog.description
+        prog._prog.refresh()
+        assert "50/100" in buf.getvalue()

@@ -218,6 +218,26 @@ def test_progress_counts_lines_and_queries(tmp_path):
     assert all(a[0] < b[0] and a[1] < b[1] for a, b in zip(calls, calls[1:]))
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_progress_bytes_follow_a_plain_file_to_its_end(tmp_path, jobs):
+    """Read in byte ranges, the bytes done grow to the file's size (the live line's bar); a gzip, cut on
+    the fly, has none; the numbers are those without it."""
+    q, gz = example_path("askubuntu-qrels"), example_path("askubuntu-run")
+    plain = tmp_path / "run.txt"
+    plain.write_bytes(gzip.decompress(gz.read_bytes()))
+    ref = evaluate_stream(q, plain, ["AP"], block_bytes=20000, jobs=jobs).records()
+    calls: list = []
+    got = evaluate_stream(
+        q, plain, ["AP"], block_bytes=20000, jobs=jobs, progress_bytes=lambda *a: calls.append(a)
+    )
+    size = plain.stat().st_size
+    assert got.records() == ref and len(calls) > 3 and calls[-1] == (size, size)
+    assert all(a[0] < b[0] and a[1] == size for a, b in zip(calls, calls[1:]))
+    none: list = []
+    evaluate_stream(q, gz, ["AP"], block_bytes=20000, progress_bytes=lambda *a: none.append(a))
+    assert none == []
+
+
 def test_bad_line_in_a_later_range_is_located_with_workers(tmp_path):
     p = tmp_path / "run.txt"
     lines = [f"q{i // 10} Q0 d{i} {i} {1.0 / (i + 1)!r} t" for i in range(300)]

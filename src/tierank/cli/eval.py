@@ -353,6 +353,7 @@ def _evaluate(
                     measures,
                     jobs=jobs,
                     progress=prog.stream,
+                    progress_bytes=prog.stream_bytes,
                     block_bytes=block_bytes or BLOCK_BYTES,
                     settings=settings,
                 )
