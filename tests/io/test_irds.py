@@ -343,6 +343,19 @@ def test_a_failed_download_is_one_line_with_ir_datasets_warning(monkeypatch, cap
     assert capfd.readouterr().err == ""
 
 
+def test_a_dataset_ir_datasets_cannot_load_is_one_line(monkeypatch):
+    mod = types.ModuleType("ir_datasets")
+
+    def load(name):
+        raise PermissionError(13, "Permission denied", "/cache/x/docs.pklz4")
+
+    mod.load = load
+    monkeypatch.setitem(sys.modules, "ir_datasets", mod)
+    assert refusal("irds:x") == (
+        "irds:x: ir_datasets cannot load the dataset: Permission denied: /cache/x/docs.pklz4"
+    )
+
+
 def test_an_unusable_ir_datasets_home_is_one_line(monkeypatch, tmp_path):
     """ir_datasets makes IR_DATASETS_HOME when it is imported: a file there fails that import."""
     pytest.importorskip("ir_datasets")

@@ -79,6 +79,13 @@ def read_qrels(obj, source: str | None = None, **_) -> tuple[pa.Table, str]:
                 source,
                 f"ir_datasets has no dataset {ident!r} (see https://ir-datasets.com for the ids)",
             ) from None
+        except (
+            OSError,
+            ValueError,
+            RuntimeError,
+        ) as e:  # its cache, a file it reads to know the dataset
+            reason = _os_reason(e) if isinstance(e, OSError) else str(e) or type(e).__name__
+            raise _error(source, f"ir_datasets cannot load the dataset: {reason}") from None
         has = getattr(ds, "has_qrels", None)
         if not (has() if callable(has) else hasattr(ds, "qrels_iter")):
             raise _error(
