@@ -4,7 +4,7 @@ of runs) and :func:`evaluate` (one run)."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -153,9 +153,25 @@ class Evaluator:
         out.settings = EvalSettings.of(self.settings, **options)
         return out
 
-    def evaluate(self, run: Any) -> EvalResult:
-        """Tie-aware evaluation of ``run`` (any input :func:`tierank.io.convert.to_run` takes)."""
+    def evaluate(
+        self, run: Any, progress: Callable[[str, int, int], None] | None = None
+    ) -> EvalResult:
+        """Tie-aware evaluation of ``run`` (any input :func:`tierank.io.convert.to_run` takes).
+
+        ``progress(step, done, total)``, when given, is called as each step begins: ``"reading"``,
+        ``"ties"`` (the tie groups of every query), then each measure by name, with the measures done
+        so far and their number.
+
+        >>> steps = []
+        >>> _ = Evaluator({"q": {"a": 1}}, ["P@1", "RR"]).evaluate(
+        ...     {"q": {"a": 1.0}}, progress=lambda *a: steps.append(a))
+        >>> steps
+        [('reading', 0, 2), ('ties', 0, 2), ('P@1', 0, 2), ('RR', 1, 2)]
+        """
         s, q = self.settings, self.qrels
+        parsed = self.measures
+        step = progress or (lambda what, done, total: None)
+        step("reading", 0, len(parsed))
         r = to_run(run)
         eval_q, eval_complete = q, s.complete
         if s.unjudged == "condensed":
@@ -179,7 +195,7 @@ class Evaluator:
                     rank=None,
                     source=r.source,
                 )
-        parsed = self.measures
+        step("ties", 0, len(parsed))
         prep = prepare(
             r,
             eval_q,
@@ -198,7 +214,10 @@ class Evaluator:
                 f"no query of {r.source} is judged in {q.source}: nothing to evaluate "
                 "(query ids must match exactly)"
             )
-        stats: dict[Measure, Stats] = {m: m.compute(prep) for m in parsed}
+        stats: dict[Measure, Stats] = {}
+        for done, m in enumerate(parsed):
+            step(str(m), done, len(parsed))
+            stats[m] = m.compute(prep)
         bounds: dict[Measure, tuple[np.ndarray, np.ndarray]] = {}
         residual: dict[Measure, np.ndarray] = {}
         if s.unjudged == "bounds":

@@ -6,6 +6,7 @@ import gzip
 import io
 import json
 
+import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -13,7 +14,7 @@ import tierank.stream
 from helpers import run_cli
 from tierank.cli import app
 from tierank.cli import eval as eval_cli
-from tierank.cli.progress import Progress
+from tierank.cli.progress import Progress, size_text
 from tierank.examples import path as example_path
 
 Q, R = example_path("askubuntu-qrels"), example_path("askubuntu-run")
@@ -95,3 +96,90 @@ def test_many_runs_report_each_run_done(tmp_path):
     )
     assert sorted(names) == ["a", "b", "c"] and list(res) == ["a", "b", "c"]
     assert res["a"].records() == res["c"].records()
+
+
+class Recorder(Progress):
+    """The command's progress display, off, keeping every (description, completed, total) it shows."""
+
+    shown: list = []
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(enabled=False)
+
+    def _show(self, text, **fields):
+        super()._show(text, **fields)
+        Recorder.shown.append((text, fields.get("completed"), fields.get("total")))
+
+
+def test_an_in_memory_evaluation_shows_each_step_and_measure(monkeypatch):
+    """In memory (one run, no -j), the display follows reading, the tie groups, then each measure with
+    a bar of the measures done (it only said "evaluating ... in memory" for a minute of G or infAP);
+    the output is the same with it."""
+    import tierank.cli.progress as progress_module
+
+    qrels, plain = example_path("qrels"), example_path("run")
+    args = ["eval", str(qrels), str(plain), "-m", "AP", "-m", "nDCG@10", "-f", "jsonl"]
+    before = CliRunner().invoke(app, args)
+    monkeypatch.setattr(progress_module, "Progress", Recorder)
+    Recorder.shown = []
+    after = CliRunner().invoke(app, args)
+    assert after.exit_code == 0 and after.stdout == before.stdout and after.stderr == ""
+    what = f"{plain} ({size_text(plain.stat().st_size)})"
+    assert Recorder.shown == [
+        (f"reading {qrels}", None, None),
+        (f"reading {what}", 0, 2),
+        (f"finding the tie groups of {what}", 0, 2),
+        (f"{what}: AP", 0, 2),
+        (f"{what}: nDCG@10", 1, 2),
+    ]
+
+
+def test_the_steps_draw_a_bar_of_measures_on_a_terminal():
+    buf = io.StringIO()
+    with Progress(console=Console(file=buf, force_terminal=True, width=120)) as prog:
+        prog.steps("run.txt (3.1 GB)", "G", 3, 7)
+        assert prog.description == "run.txt (3.1 GB): G"
+        prog._prog.refresh()
+        assert "3/7" in buf.getvalue() and "run.txt (3.1 GB): G" in buf.getvalue()
+
+
+@pytest.mark.full
+@pytest.mark.subprocess
+def test_on_a_terminal_the_display_is_on_stderr_and_stdout_is_unchanged(tmp_path):
+    """stderr a terminal (a pseudo-terminal), stdout a pipe: the output is byte for byte that of a run
+    without a terminal, the display went to the terminal alone."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "tierank.cli", "eval", str(Q), str(R), "-m", "AP", "-m", "G"]
+    plain = subprocess.run(args, capture_output=True)
+    leader, follower = pty.openpty()
+    try:
+        tty = subprocess.run(args, stdout=subprocess.PIPE, stderr=follower)
+        os.close(follower)
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(leader, 1 << 16)
+            except OSError:  # the terminal's other end is closed: all read
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        os.close(leader)
+    assert plain.returncode == tty.returncode == 0 and plain.stderr == b""
+    assert tty.stdout == plain.stdout
+    assert b"askubuntu-test.bm25.run.gz" in drawn, drawn[:300]
+
+
+def test_a_streamed_file_shows_the_share_done_as_a_bar():
+    buf = io.StringIO()
+    with Progress(console=Console(file=buf, force_terminal=True, width=140)) as prog:
+        prog.stream_bytes(1_550_000_000, 3_100_000_000)
+        prog.stream(1_500_000, 1_200)
+        assert prog.description.endswith("M lines/s, 50% of 3.1 GB"), prog.description
+        prog._prog.refresh()
+        assert "50/100" in buf.getvalue()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gzip
+import os
+import threading
 
 import numpy as np
 import pytest
@@ -214,6 +216,26 @@ def test_progress_counts_lines_and_queries(tmp_path):
     )
     assert len(calls) > 3 and calls[-1] == (4000, 200)
     assert all(a[0] < b[0] and a[1] < b[1] for a, b in zip(calls, calls[1:]))
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_progress_bytes_follow_a_plain_file_to_its_end(tmp_path, jobs):
+    """Read in byte ranges, the bytes done grow to the file's size (the live line's bar); a gzip, cut on
+    the fly, has none; the numbers are those without it."""
+    q, gz = example_path("askubuntu-qrels"), example_path("askubuntu-run")
+    plain = tmp_path / "run.txt"
+    plain.write_bytes(gzip.decompress(gz.read_bytes()))
+    ref = evaluate_stream(q, plain, ["AP"], block_bytes=20000, jobs=jobs).records()
+    calls: list = []
+    got = evaluate_stream(
+        q, plain, ["AP"], block_bytes=20000, jobs=jobs, progress_bytes=lambda *a: calls.append(a)
+    )
+    size = plain.stat().st_size
+    assert got.records() == ref and len(calls) > 3 and calls[-1] == (size, size)
+    assert all(a[0] < b[0] and a[1] == size for a, b in zip(calls, calls[1:]))
+    none: list = []
+    evaluate_stream(q, gz, ["AP"], block_bytes=20000, progress_bytes=lambda *a: none.append(a))
+    assert none == []
 
 
 def test_bad_line_in_a_later_range_is_located_with_workers(tmp_path):
@@ -576,3 +598,65 @@ def test_judged_only_with_no_judged_document_scores_nothing_retrieved(tmp_path, 
             complete=complete,
         )
         assert got.records() == mem.records()
+
+
+def _compressed(kind: str, raw: bytes) -> bytes:
+    import bz2
+    import io
+    import lzma
+    import zipfile
+
+    if kind == "zip":
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            z.writestr("run.txt", raw)
+        return buf.getvalue()
+    return {
+        "bzip2": bz2.compress,
+        "xz": lzma.compress,
+        "zstd": lambda b: b"\x28\xb5\x2f\xfd" + b,  # zstd's magic (no zstd in the standard library)
+        "gzip of gzip": lambda b: gzip.compress(gzip.compress(b)),
+        "gzip of bzip2": lambda b: gzip.compress(bz2.compress(b)),
+        "gzip of xz": lambda b: gzip.compress(lzma.compress(b)),
+    }[kind](raw)
+
+
+@pytest.mark.parametrize(
+    "kind", ["bzip2", "xz", "zstd", "zip", "gzip of gzip", "gzip of bzip2", "gzip of xz"]
+)
+def test_other_compressions_are_refused_streamed_as_in_memory(tmp_path, kind):
+    """Streamed, a bzip2/xz/zstd/zip run (or one gzipped twice) was parsed as text: "line 20: field 1 is
+    not valid UTF-8 ... and 270 more problems".  It is refused with the in-memory reader's one line,
+    from a file (byte ranges, any number of workers, any block size) as from a pipe."""
+    raw = "".join(f"q{i // 5} Q0 d{i} {i % 5 + 1} {i % 3}.5 t\n" for i in range(400)).encode()
+    run = tmp_path / "run.bin"
+    run.write_bytes(_compressed(kind, raw))
+    qrels = {"q1": {"d6": 1}}
+    with pytest.raises(TierankInputError) as mem:
+        tierank.evaluate(qrels, str(run), ["AP"])
+    (problem,) = mem.value.problems
+    assert problem.reason.startswith(
+        "gzip data inside gzip data" if kind == "gzip of gzip" else kind.split()[-1] + "-compressed"
+    ), problem
+    for jobs, block in [(1, 5), (1, 1 << 20), (2, 64)]:
+        with pytest.raises(TierankInputError) as got:
+            evaluate_stream(qrels, run, ["AP"], jobs=jobs, block_bytes=block)
+        assert got.value.problems == mem.value.problems, (jobs, block)
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    feeder = threading.Thread(target=pipe.write_bytes, args=(run.read_bytes(),), daemon=True)
+    feeder.start()
+    with pytest.raises(TierankInputError) as piped:
+        list(iter_batches(pipe, 64))
+    assert [str(p) for p in piped.value.problems] == [f"{pipe}: {problem.reason}"]
+    feeder.join(5)
+
+
+def test_a_gzip_shorter_than_the_compression_check_streams_as_in_memory(tmp_path):
+    """A few decompressed bytes (fewer than the check looks at) are still read, at any block size."""
+    gz = tmp_path / "run.gz"
+    gz.write_bytes(gzip.compress(b"q1 Q0 d1 1 1 t"))
+    qrels = {"q1": {"d1": 1}}
+    ref = tierank.evaluate(qrels, str(gz), MEASURES).records()
+    for block in (1, 3, 5000):
+        assert evaluate_stream(qrels, gz, MEASURES, block_bytes=block).records() == ref

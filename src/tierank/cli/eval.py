@@ -392,8 +392,12 @@ def _evaluate(
                 jobs = _auto_jobs(path, measures) or (1 if block_bytes else None)
             if jobs is None:
                 size = f" ({size_text(path.stat().st_size)})" if path.is_file() else ""
-                prog.phase(f"evaluating {path}{size} in memory")
-                return {name: Evaluator(str(qrels), measures, settings).evaluate(str(path))}
+                prog.phase(f"reading {qrels}")
+                ev = Evaluator(str(qrels), measures, settings)
+                what = f"{path}{size}"
+                return {
+                    name: ev.evaluate(str(path), progress=lambda *step: prog.steps(what, *step))
+                }
             # worker processes: imported when streaming
             from ..processes import keep_freed_memory
             from ..stream import BLOCK_BYTES, evaluate_stream
@@ -408,6 +412,7 @@ def _evaluate(
                     measures,
                     jobs=jobs,
                     progress=prog.stream,
+                    progress_bytes=prog.stream_bytes,
                     block_bytes=block_bytes or BLOCK_BYTES,
                     settings=settings,
                 )

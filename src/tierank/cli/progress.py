@@ -26,7 +26,10 @@ class Progress:
 
     * :meth:`phase` names a step (``reading run.txt (3.1 GB)``);
     * :meth:`stream` is the ``progress(lines, queries)`` callback of :func:`tierank.stream.evaluate_stream`
-      (lines and queries done, rate);
+      (lines and queries done, rate), :meth:`stream_bytes` its ``progress_bytes(done, size)`` (a bar of
+      the file done, where it is read in byte ranges);
+    * :meth:`steps` follows an evaluation in memory: reading, tie groups, then measure by measure, with
+      a bar of the measures done;
     * :meth:`runs` counts runs done out of a total, with a bar.
 
     ``console`` defaults to stderr; without a terminal the display is off and the methods only
@@ -39,6 +42,8 @@ class Progress:
         )
         self.console = console
         self.description = ""
+        self._share = ""  # streaming: ", 37% of 3.1 GB" once the bytes done are known
+        self._bar: dict[str, int] = {}
         self._prog: Any = None  # a rich Progress while shown (rich is imported only then)
         self._task: Any = None
         self._start = time.perf_counter()
@@ -84,7 +89,27 @@ class Progress:
 
     def stream(self, lines: int, queries: int) -> None:
         rate = lines / max(time.perf_counter() - self._start, 1e-9)
-        self._show(f"{lines:,} lines, {queries:,} queries, {rate / 1e6:.2f}M lines/s")
+        self._show(
+            f"{lines:,} lines, {queries:,} queries, {rate / 1e6:.2f}M lines/s{self._share}",
+            **self._bar,
+        )
+
+    def stream_bytes(self, done: int, size: int) -> None:
+        """The bytes of the file done (``progress_bytes`` of :func:`tierank.stream.evaluate_stream`):
+        a bar in percent, and the share in the line."""
+        percent = 100 * done // max(size, 1)
+        self._share = f", {percent}% of {size_text(size)}"
+        self._bar = {"completed": percent, "total": 100}
+
+    def steps(self, what: str, text: str, done: int, total: int) -> None:
+        """The steps of an in-memory evaluation of ``what`` (the ``progress`` of
+        :meth:`tierank.evaluate.Evaluator.evaluate`): reading, tie groups, then each measure, with a bar
+        of the measures done."""
+        doing = {"reading": "reading", "ties": "finding the tie groups of"}.get(text)
+        if doing is not None:
+            self._show(f"{doing} {what}", completed=done, total=total)
+        else:
+            self._show(f"{what}: {text}", completed=done, total=total)
 
     def runs(self, done: int, total: int, name: str = "") -> None:
         self._show(f"runs evaluated{': ' + name if name else ''}", completed=done, total=total)

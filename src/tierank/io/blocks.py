@@ -30,8 +30,14 @@ BLOCK_BYTES = 64 << 20
 _READ = 8 << 20
 
 
+#: decompressed bytes looked at for a compression tierank does not read (:func:`lexer.check_compression`)
+_SNIFF = 16
+
+
 def _raw_blocks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
-    """Decompressed bytes of ``path`` in pieces of about ``size`` (gzip detected by its magic)."""
+    """Decompressed bytes of ``path`` in pieces of about ``size`` (gzip detected by its magic); data
+    compressed otherwise (bzip2, xz, zstd, zip, or gzip twice) is refused as the in-memory reader
+    refuses it (:func:`lexer.check_compression`)."""
     src = str(path)
     try:
         if "://" in src:  # any filesystem pyarrow supports (s3://, gs://, hdfs://, file://)
@@ -49,6 +55,7 @@ def _raw_blocks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
         step = max(1, min(_READ, size))
         head = fh.read(max(step, 64))  # enough to see the gzip magic, whatever the block size
         if not head.startswith(lexer.GZIP_MAGIC):
+            lexer.check_compression(head[:_SNIFF], src)
             chunk = head
             while chunk:
                 yield chunk
@@ -57,6 +64,9 @@ def _raw_blocks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
         d = zlib.decompressobj(wbits=31)
         raw = head
         read = len(head)  # compressed bytes read so far
+        first: bytes | None = (
+            b""  # the first decompressed bytes, held until there are enough to check
+        )
         while True:
             if not raw:
                 raw = fh.read(step)
@@ -68,6 +78,12 @@ def _raw_blocks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
             except zlib.error as e:
                 raise TierankInputError([Problem(src, None, f"corrupt gzip data ({e})")]) from None
             raw = b""
+            if out and first is not None:
+                first += out
+                out = b""
+                if len(first) >= _SNIFF:
+                    lexer.check_compression(first[:_SNIFF], src, inner=True)
+                    out, first = first, None
             if out:
                 yield out
             if d.eof:  # as lexer.gunzip: another member, or zero padding to the end, or nothing
@@ -95,7 +111,10 @@ def _raw_blocks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
                             ]
                         )
                     rest = fh.read(step)
-                return
+                break
+        if first:  # fewer decompressed bytes than the check looks at
+            lexer.check_compression(first, src, inner=True)
+            yield first
         if not d.eof:
             raise TierankInputError(
                 [Problem(src, None, "truncated gzip data: the compressed stream ends early")]
@@ -425,6 +444,7 @@ def iter_ranges(
     fh, size = open_random(str(path))
     start = 0
     with fh:
+        lexer.check_compression(bytes(fh.read(_SNIFF)), str(path))  # as the in-memory reader
         while start < size:
             end = _query_start_after(fh, start + tail_block(size - start, block_bytes, tail), size)
             yield start, end

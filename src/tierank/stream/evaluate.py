@@ -47,6 +47,7 @@ from ..io.blocks import (
     LineCounter,
     blank,
     line_count,
+    open_random,
     parse_block,
     query_ids,
     read_range,
@@ -263,6 +264,7 @@ def iter_evaluate(
     queries_seen: list | None = None,
     notes: dict | None = None,
     settings: EvalSettings | None = None,
+    progress_bytes: Callable[[int, int], None] | None = None,
     **options,
 ) -> Iterator[EvalResult]:
     """Evaluate the run at ``run_path`` batch by batch: one :class:`EvalResult` per batch of whole
@@ -271,7 +273,9 @@ def iter_evaluate(
     boundaries (at most ``jobs + 1`` blocks in flight; with several workers a
     local file is cut into blocks of at most ``block_bytes``, smaller when that balances the workers:
     :func:`balanced_block_bytes`).  ``progress(lines, queries)`` is called with
-    the run lines and queries done after each batch; ``queries_seen``, a list, receives every query id
+    the run lines and queries done after each batch, and ``progress_bytes(done, size)`` with the bytes of
+    the file done where it is read in byte ranges (a plain file, not gzip nor a pipe); ``queries_seen``,
+    a list, receives every query id
     of the run in file order (judged or not); ``notes``, a dict, gets ``condensed_empty`` when a batch
     had judged queries but no judged document (``unjudged="condensed"``).  ``settings`` and ``options``
     are those of :func:`tierank.evaluate` (``complete`` is refused: use :func:`evaluate_stream`).
@@ -294,6 +298,7 @@ def iter_evaluate(
         progress=progress,
         queries_seen=queries_seen,
         notes=notes,
+        progress_bytes=progress_bytes,
     )
 
 
@@ -306,6 +311,7 @@ def evaluate_batches(
     progress: Callable[[int, int], None] | None = None,
     queries_seen: list | None = None,
     notes: dict | None = None,
+    progress_bytes: Callable[[int, int], None] | None = None,
 ) -> Iterator[EvalResult]:
     """:func:`iter_evaluate` with an :class:`tierank.evaluate.Evaluator` built once (its settings without
     ``complete``)."""
@@ -335,6 +341,7 @@ def evaluate_batches(
     done = [0, 0]
     text_lines = 0  # the lines of the text blocks so far (counted by their workers)
     counter = None  # the lines before a byte range: counted only for an error's location
+    size: int | None = None  # the size of a file read in byte ranges (for progress_bytes)
     for qids, res, rows, lines in _in_order(tasks(), jobs, (evaluator,)):
         task = sent.popleft()
         if isinstance(qids, TierankInputError):  # located from the first line of its range or block
@@ -362,6 +369,11 @@ def evaluate_batches(
             continue
         done[0] += rows
         done[1] += len(qids)
+        if progress_bytes is not None and task[0] == "range":  # the ranges come back in file order
+            if size is None:
+                fh, size = open_random(task[1])
+                fh.close()
+            progress_bytes(task[3], size)
         if progress is not None:
             progress(*done)
         if isinstance(res, str):
@@ -390,9 +402,11 @@ def evaluate_stream(
     block_bytes: int = BLOCK_BYTES,
     progress: Callable[[int, int], None] | None = None,
     settings: EvalSettings | None = None,
+    progress_bytes: Callable[[int, int], None] | None = None,
     **options,
 ) -> EvalResult:
-    """:func:`tierank.evaluate` on a run of any size, read in query-aligned batches.
+    """:func:`tierank.evaluate` on a run of any size, read in query-aligned batches (``progress`` and
+    ``progress_bytes`` as in :func:`iter_evaluate`).
 
     Equal, bit for bit, to ``tierank.evaluate(qrels, run_path, measures, settings, **options)``; memory is
     bounded by ``block_bytes`` (times ``jobs + 1``) plus the per-query results.
@@ -413,7 +427,13 @@ def evaluate_stream(
     notes: dict = {}
     parts = list(
         evaluate_batches(
-            ev, run_path, jobs=jobs, block_bytes=block_bytes, progress=progress, notes=notes
+            ev,
+            run_path,
+            jobs=jobs,
+            block_bytes=block_bytes,
+            progress=progress,
+            notes=notes,
+            progress_bytes=progress_bytes,
         )
     )
     evaluated = [p for p in parts if not p.settings.get("empty_batch")]
