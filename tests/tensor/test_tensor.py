@@ -513,3 +513,29 @@ def test_cuda_tensors_stay_on_the_gpu_and_agree_with_the_cpu():
             np.testing.assert_allclose(
                 v.cpu().numpy(), getattr(cpu[name], s).numpy(), rtol=0, atol=1e-12
             )
+
+
+@pytest.mark.full
+@pytest.mark.filterwarnings("ignore:Explicitly requested dtype int64:UserWarning")
+@pytest.mark.parametrize("dtype, tol", [("float64", 1e-12), ("float32", 1e-5), ("bfloat16", 1e-5)])
+def test_jax_every_measure_agrees(dtype, tol):
+    """The same code on JAX arrays (where JAX is installed): every family against tierank.evaluate,
+    N+ given; float64 inside ``jax.enable_x64``; bf16 scores on the grid of the test's values.
+    (Without x64, JAX makes the int64 positions int32, with a warning: exact for chunks of fewer
+    than 2^31 cells.)  Full tier: JAX compiles each operation at its first shape (seconds)."""
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    scores, labels, mask, extra = big_batch(6, q=120)
+    present = ((labels >= 1) & mask).sum(axis=1)
+    ms = [m for m in MEASURES if m not in ("AP(rel=2)", "Rprec(rel=2)")]
+    with jax.enable_x64(dtype == "float64"):
+        res = tensor.evaluate(
+            jnp.asarray(scores, dtype=getattr(jnp, dtype)),
+            jnp.asarray(labels),
+            ms,
+            mask=jnp.asarray(mask),
+            n_relevant=jnp.asarray(present + extra),
+        )
+        assert isinstance(res["AP"].expected, jax.Array)
+        assert res["AP"].expected.dtype == (jnp.float64 if dtype == "float64" else jnp.float32)
+        assert check(res, scores, labels, mask, ms, tol, extra=extra) > 0
