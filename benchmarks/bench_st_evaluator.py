@@ -16,6 +16,7 @@ import argparse
 import gc
 import time
 import types
+from typing import Any
 
 import numpy as np
 
@@ -47,8 +48,8 @@ def main() -> None:
         args.queries, args.dim, generator=g
     )
     qv, dv = qv.to(torch.bfloat16).to(args.device), dv.to(torch.bfloat16).to(args.device)
-    queries = {f"q{i}": f"q {i}" for i in range(args.queries)}
-    corpus = {f"d{j:07d}": f"d {j}" for j in range(args.corpus)}
+    queries: dict[str, Any] = {f"q{i}": f"q {i}" for i in range(args.queries)}
+    corpus: dict[str, Any] = {f"d{j:07d}": f"d {j}" for j in range(args.corpus)}
     relevant = {f"q{i}": {f"d{i * max(step, 1):07d}"} for i in range(args.queries)}
 
     class Model:  # fixed bf16 vectors: "q i" / "d j" -> row i / j

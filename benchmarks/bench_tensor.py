@@ -35,6 +35,7 @@ import json
 import platform
 import time
 import tracemalloc
+from typing import Any
 
 import numpy as np
 
@@ -51,7 +52,7 @@ def make(q: int, c: int, seed: int, device: str = "cpu"):
     return scores, labels
 
 
-def best(fn, repeats: int, sync=lambda: None) -> tuple[float, object]:
+def best(fn, repeats: int, sync=lambda: None) -> tuple[float, Any]:
     out = fn()  # warm-up
     sync()
     times = []
