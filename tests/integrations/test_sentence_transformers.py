@@ -13,6 +13,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip(
     "sentence_transformers", reason="sentence-transformers not installed: pip install 'tierank[st]'"
@@ -23,6 +25,7 @@ from sentence_transformers.cross_encoder.evaluation import CrossEncoderReranking
 from sentence_transformers.sentence_transformer.evaluation import InformationRetrievalEvaluator  # noqa: E402
 
 import tierank  # noqa: E402
+from helpers import examples  # noqa: E402
 from tierank.errors import TierankInputError  # noqa: E402
 from tierank.integrations.sentence_transformers import (  # noqa: E402
     TieAwareCrossEncoderRerankingEvaluator,
@@ -194,9 +197,8 @@ def test_a_tie_straddling_the_topk_cutoff_is_kept_whole(tmp_path):
         )
         o = ev(model, output_path=str(tmp_path))
         res = ev.last_results["dot"]
-        assert (
-            res.ties["docs"] == 5 + 2 and res.ties["tied_docs"] == 4
-        )  # q1 keeps d1..d5, q2 its top 2
+        # q1 keeps d1..d5 (4 of them tied), q2 its top 2 (no tie)
+        assert res.tied_share.tolist() == [4 / 5, 0.0] and ev.last_results.keys() == {"dot"}
         assert o["dot_tied_share"] == 4 / 7
         # q1: d5 at rank 2 with probability 1/4; q2 (no ties): RR 1, AP@2 = 1 / min(2, 3)
         assert o["dot_mrr@2"] == pytest.approx(0.5 * (0.25 * 0.5 + 1.0), abs=1e-15)
@@ -230,6 +232,200 @@ def test_a_tie_straddling_the_topk_cutoff_is_kept_whole(tmp_path):
     for m, key in (("RR@2", "mrr@2"), ("nDCG@2", "ndcg@2"), ("R@2", "recall@2")):
         for stat, suffix in (("expected", ""), ("min", "_min"), ("max", "_max")):
             assert o[f"dot_{key}{suffix}"] == pytest.approx(agg.loc[m, stat], abs=1e-12), (m, stat)
+
+
+KEYS = {
+    "accuracy": "Success",
+    "precision": "P",
+    "recall": "R",
+    "mrr": "RR",
+    "ndcg": "nDCG",
+    "map": "AP",
+}
+
+
+def _matrix_model(q_vecs, d_vecs, dtype):
+    """A FakeBiEncoder whose texts are ``q0, q1, ...`` and ``d0, d1, ...`` with the given vectors."""
+    table = {f"q{i}": v for i, v in enumerate(q_vecs)}
+    table.update({f"d{j}": v for j, v in enumerate(d_vecs)})
+    model = FakeBiEncoder(table)
+    model._encode = lambda texts, **kw: torch.tensor(  # type: ignore[method-assign]
+        np.array([table[t] for t in texts], dtype=np.float64)
+    ).to(dtype)
+    model.encode_query = model.encode_document = model._encode
+    return model
+
+
+def _reference(model, queries, corpus, relevant, ks):
+    """Every key of the evaluator from tierank.evaluate over the whole corpus (no cutoff at all), the
+    scores being the model's own (in its dtype) written to float64 exactly."""
+    qids = [q for q in queries if relevant.get(q)]
+    qe = model.encode_query([queries[q] for q in qids])
+    de = model.encode_document(list(corpus.values()))
+    full = model.similarity(qe, de).to(torch.float64).numpy()
+    run = {q: dict(zip(corpus, row.tolist())) for q, row in zip(qids, full)}
+    names = sorted({f"{KEYS[key]}@{k}" for key, kk in ks.items() for k in kk})
+    res = tierank.evaluate({q: dict.fromkeys(relevant[q], 1) for q in qids}, run, names)
+    per = res.per_query().set_index(["query", "measure"])
+    nrel = np.array([len(relevant[q]) for q in qids], dtype=float)
+    out = {}
+    for key, kk in ks.items():
+        for k in kk:
+            for suffix, stat in (("", "expected"), ("_min", "min"), ("_max", "max")):
+                v = np.array([per.loc[(q, f"{KEYS[key]}@{k}"), stat] for q in qids])
+                if key == "map":
+                    v = v * nrel / np.minimum(k, nrel)
+                out[f"dot_{key}@{k}{suffix}"] = float(v.mean())
+    return out
+
+
+@st.composite
+def bi_encoder_cases(draw):
+    """Heavy ties (vectors of 0..2 in two dimensions), relevant documents possibly missing from the
+    corpus, a query without relevant documents (left out, as stock does), any chunk size and k."""
+    nq, nc = draw(st.integers(1, 4)), draw(st.integers(1, 12))
+    vec = st.lists(st.integers(0, 2), min_size=2, max_size=2)
+    q_vecs = draw(st.lists(vec, min_size=nq, max_size=nq))
+    d_vecs = draw(st.lists(vec, min_size=nc, max_size=nc))
+    pool = [f"c{j}" for j in range(nc)] + ["missing1", "missing2"]
+    relevant = {
+        f"x{i}": set(draw(st.lists(st.sampled_from(pool), min_size=1, max_size=5)))
+        for i in range(nq)
+    }
+    relevant[f"x{nq}"] = set()
+    ks = {
+        key: draw(st.lists(st.integers(1, 6), min_size=1, max_size=2, unique=True))
+        for key in ("accuracy", "precision_recall", "mrr", "ndcg", "map")
+    }
+    return q_vecs, d_vecs, relevant, ks, draw(st.integers(1, 13))
+
+
+def _evaluator(queries, corpus, relevant, ks, chunk, cls=TieAwareInformationRetrievalEvaluator):
+    return cls(
+        queries,
+        corpus,
+        relevant,
+        write_csv=False,
+        corpus_chunk_size=chunk,
+        accuracy_at_k=ks["accuracy"],
+        precision_recall_at_k=ks["precision_recall"],
+        mrr_at_k=ks["mrr"],
+        ndcg_at_k=ks["ndcg"],
+        map_at_k=ks["map"],
+    )
+
+
+def _ks(ks):
+    out = {key: ks[key] for key in ("accuracy", "mrr", "ndcg", "map")}
+    out["precision"] = out["recall"] = ks["precision_recall"]
+    return out
+
+
+@pytest.mark.full
+@settings(max_examples=examples(150), deadline=None)
+@given(bi_encoder_cases(), st.sampled_from(["float32", "bfloat16", "float16"]))
+def test_bi_encoder_tensor_path_equals_tierank_evaluate(case, dtype):
+    """Every key (expected, min, max) of the tensor path against tierank.evaluate on the whole
+    corpus's scores: ties anywhere (at the max(k) cutoff, across corpus chunks), scores of bf16, fp16
+    or fp32 embeddings compared in their own dtype, relevant documents outside the corpus."""
+    q_vecs, d_vecs, relevant, ks, chunk = case
+    queries = {f"x{i}": f"q{i}" for i in range(len(q_vecs) + 1)}
+    q_vecs = q_vecs + [[1, 1]]
+    corpus = {f"c{j}": f"d{j}" for j in range(len(d_vecs))}
+    model = _matrix_model(q_vecs, d_vecs, getattr(torch, dtype))
+    got = _evaluator(queries, corpus, relevant, ks, chunk)(model)
+    ref = _reference(model, queries, corpus, relevant, _ks(ks))
+    assert set(got) == set(ref) | {"dot_tied_share"}
+    for key, v in ref.items():
+        assert got[key] == pytest.approx(v, abs=1e-12), key
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 5), st.integers(1, 40), st.integers(1, 50))
+def test_bi_encoder_without_ties_equals_stock(seed, nq, nc, chunk):
+    """Continuous embeddings (no two scores of a query equal): every stock key is stock's value,
+    with min = expected = max and no tied candidate."""
+    rng = np.random.default_rng(seed)
+    q_vecs, d_vecs = rng.normal(size=(nq, 8)), rng.normal(size=(nc, 8))
+    queries = {f"x{i}": f"q{i}" for i in range(nq)}
+    corpus = {f"c{j}": f"d{j}" for j in range(nc)}
+    relevant = {
+        f"x{i}": {f"c{j}" for j in rng.choice(nc, rng.integers(1, min(nc, 4) + 1), replace=False)}
+        for i in range(nq)
+    }
+    ks = {"accuracy": [1, 3], "precision_recall": [1, 5], "mrr": [10], "ndcg": [3, 10], "map": [5]}
+    model = _matrix_model(q_vecs, d_vecs, torch.float64)
+    got = _evaluator(queries, corpus, relevant, ks, chunk)(model)
+    stock = _evaluator(queries, corpus, relevant, ks, chunk, InformationRetrievalEvaluator)(model)
+    assert got["dot_tied_share"] == 0.0
+    for key, v in stock.items():
+        assert got[key] == pytest.approx(v, abs=1e-12), key
+        assert got[key + "_min"] == got[key] == got[key + "_max"], key
+
+
+def test_bi_encoder_scores_stay_on_the_device_they_are_made_on():
+    """The per-query statistics are tensors on the scores' device (CUDA where present)."""
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    model = _matrix_model([[1, 0], [0, 1]], [[1, 1], [1, 1], [2, 0], [0, 0]], torch.bfloat16)
+    inner = model._encode
+    model.encode_query = model.encode_document = lambda texts, **kw: inner(texts).to(dev)
+    ev = TieAwareInformationRetrievalEvaluator(
+        {"x0": "q0", "x1": "q1"},
+        {f"c{j}": f"d{j}" for j in range(4)},
+        {"x0": {"c1"}, "x1": {"c0", "c3"}},
+        write_csv=False,
+        mrr_at_k=[2],
+        ndcg_at_k=[2],
+        accuracy_at_k=[1],
+        precision_recall_at_k=[2],
+        map_at_k=[2],
+    )
+    got = ev(model)
+    res = ev.last_results["dot"]
+    assert isinstance(res["RR@2"].expected, torch.Tensor)
+    assert res["RR@2"].expected.device.type == dev
+    # x0: c2 (2) above the tie c0, c1 (1): RR@2 of c1 is 1/2 or 0; x1: c0, c1 tie (1), c0 relevant
+    assert res["RR@2"].expected.tolist() == [0.25, 0.75]
+    assert got["dot_mrr@2"] == 0.5 and got["dot_tied_share"] == 4 / 5
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.lists(st.integers(0, 2), max_size=3), st.lists(st.integers(0, 2), max_size=6)),
+        min_size=1,
+        max_size=5,
+    ),
+    st.integers(1, 6),
+)
+def test_cross_encoder_tensor_path_equals_tierank_evaluate(samples, at_k):
+    """Each sample's positives and negatives scored from three values (heavy ties), samples without
+    a positive counting 0: every key (expected, min, max) is tierank.evaluate's on the same pairs."""
+    table, docs = {}, []
+    for n, (pos, neg) in enumerate(samples):
+        names = [f"p{n}.{i}" for i in range(len(pos))] + [f"n{n}.{i}" for i in range(len(neg))]
+        table.update(zip(names, [float(x) for x in pos + neg]))
+        docs.append(names)
+    evs = [
+        {"query": f"q{n}", "positive": d[: len(p)], "negative": d[len(p) :]}
+        for n, ((p, _), d) in enumerate(zip(samples, docs))
+    ]
+    got = TieAwareCrossEncoderRerankingEvaluator(evs, at_k=at_k, write_csv=False)(
+        FakeCrossEncoder(table)
+    )
+    run = {str(n): {d: table[d] for d in ds} for n, ds in enumerate(docs) if samples[n][0]}
+    qrels = {str(n): {d: 1 for d in ds if d[0] == "p"} for n, ds in enumerate(docs)}
+    qrels = {q: r for q, r in qrels.items() if r}
+    if run:
+        res = tierank.evaluate(qrels, run, ["RR@" + str(at_k), "AP", f"nDCG@{at_k}"])
+        agg = res.per_query().groupby("measure")[["expected", "min", "max"]].sum() / len(samples)
+    for m, key in ((f"RR@{at_k}", f"mrr@{at_k}"), ("AP", "map"), (f"nDCG@{at_k}", f"ndcg@{at_k}")):
+        for stat, suffix in (("expected", ""), ("min", "_min"), ("max", "_max")):
+            want = float(agg.loc[m, stat]) if run else 0.0
+            assert got[key + suffix] == pytest.approx(want, abs=1e-12), (m, stat)
+    n_docs = sum(len(run[q]) for q in run)
+    tied = sum(sum(1 for d, v in run[q].items() if list(run[q].values()).count(v) > 1) for q in run)
+    assert got["tied_share"] == (tied / n_docs if n_docs else 0.0)
 
 
 # ---------------------------------------------------------------- the offline MiniLM on rag24

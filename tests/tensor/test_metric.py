@@ -72,6 +72,29 @@ def test_drop_in_beside_torchmetrics_without_ties():
         assert float(got[f"{name}/std"]) == 0.0
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_precision_preds_keep_their_ties(dtype):
+    """bf16 / fp16 preds, as a half-precision checkpoint gives them: the Metric's statistics are
+    those of the half values written to float64 (the same ties), not of the float32 they came from."""
+    g = torch.Generator().manual_seed(3)
+    fine = 0.99 + 0.01 * torch.rand(600, generator=g)  # distinct in float32, tied in half
+    target = torch.randint(0, 3, (600,), generator=g)
+    idx = torch.randint(0, 30, (600,), generator=g)
+    half = fine.to(getattr(torch, dtype))
+    m = TieAwareRetrieval(MEASURES)
+    m.update(half, target, idx)
+    got = m.compute()
+    ref = tensor.evaluate(half.double(), target, MEASURES, indexes=idx, dtype="float64")
+    assert float(got["tied_share"]) == pytest.approx(float(ref.tied_share.mean()), abs=1e-6)
+    assert float(got["tied_share"]) > 0.5
+    for name in MEASURES:
+        s = ref[name].summary()
+        for key in ("min", "max", "std", "oblivious"):
+            assert float(got[f"{name}/{key}"]) == pytest.approx(s[key], abs=1e-6), (name, key)
+        assert float(got[name]) == pytest.approx(s["expected"], abs=1e-6)
+    assert float(got["AP/max"]) - float(got["AP/min"]) > 0.02  # the ties matter
+
+
 @pytest.mark.parametrize("action", ["neg", "pos", "skip"])
 def test_empty_target_action(action):
     preds = torch.tensor([0.5, 0.5, 0.1, 0.3])
@@ -112,8 +135,19 @@ def _worker(rank, world, port, out):
         )  # every other entry: queries split across processes
         m.update(preds[half], target[half], idx[half])
         got = m.compute()
+        # as a DistributedSampler splits them: whole queries per process, in input order
+        by_query = TieAwareRetrieval(MEASURES)
+        mine = idx % world == rank
+        by_query.update(preds[mine], target[mine], idx[mine])
+        got2 = by_query.compute()
         if rank == 0:
-            torch.save({k: float(v) for k, v in got.items()}, out)
+            torch.save(
+                {
+                    "entries": {k: float(v) for k, v in got.items()},
+                    "queries": {k: float(v) for k, v in got2.items()},
+                },
+                out,
+            )
     finally:
         dist.destroy_process_group()
 
@@ -122,7 +156,8 @@ def _worker(rank, world, port, out):
 def test_two_processes_match_one(tmp_path):
     """DDP as torchmetrics does it (gloo on CPU): the states of both processes are gathered, and the
     expected value, bounds and std are those of one process that saw everything.  (The oblivious
-    value may differ: the order of a query's candidates after the gather is not the input order.)"""
+    value may differ when one query's candidates are split across processes: their order after the
+    gather is not the input order; with whole queries per process it is the same too.)"""
     import torch.multiprocessing as mp
 
     out = tmp_path / "rank0.pt"
@@ -134,7 +169,8 @@ def test_two_processes_match_one(tmp_path):
     ref = {k: float(v) for k, v in one.compute().items()}
     for k, v in ref.items():
         if not k.endswith("/oblivious"):
-            assert math.isclose(got[k], v, abs_tol=1e-6), (k, got[k], v)
+            assert math.isclose(got["entries"][k], v, abs_tol=1e-6), (k, got["entries"][k], v)
+        assert math.isclose(got["queries"][k], v, abs_tol=1e-6), (k, got["queries"][k], v)
 
 
 def test_hf_compute_metrics_grouped_candidates():

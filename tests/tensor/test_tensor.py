@@ -42,6 +42,8 @@ MEASURES = [
     "R_cap@3",
     "F1@3",
     "Hits@2",
+    "Rprec",
+    "Rprec(rel=2)",
     "RBP(p=0.8)",
     "RBP(p=0.5)@3",
     "Success@1",
@@ -153,7 +155,7 @@ def test_numpy_float64_every_measure_agrees(rel, tie_break):
 def test_numpy_n_relevant_every_measure_agrees():
     scores, labels, mask, extra = big_batch(3)
     present = ((labels >= 1) & mask).sum(axis=1)
-    ms = [m for m in MEASURES if "AP(rel=2)" not in m]
+    ms = [m for m in MEASURES if m not in ("AP(rel=2)", "Rprec(rel=2)")]
     res = tensor.evaluate(scores, labels, ms, mask=mask, n_relevant=present + extra)
     check(res, scores, labels, mask, ms, 1e-12, extra=extra)
 
@@ -265,6 +267,7 @@ def test_brute_force_every_ordering(docs, missing):
         "R@3",
         "F1@2",
         "Hits@2",
+        "Rprec",
         "RBP(p=0.5)",
         "Success@1",
         "Success@3",
@@ -407,3 +410,132 @@ def test_bad_input_is_one_line(kwargs, message):
     with pytest.raises(TierankInputError) as e:
         tensor.evaluate(args.pop("scores"), args.pop("labels"), args.pop("measures"), **args)
     assert message in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_precision_tensors_keep_their_exact_ties(dtype):
+    """bf16 / fp16 score tensors are evaluated as they are: the ties are those of the half-precision
+    values (none created or broken), the numbers those of tierank.evaluate on the same values
+    written to float64 (exact), computed in float32 (1e-5) or float64 (1e-12)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    q, c = 200, 12
+    width = 0.1 if dtype == "bfloat16" else 0.01  # about 25 steps of the half grid (2^-8, 2^-11)
+    fine = 1 - width + rng.random((q, c)) * width  # distinct in float64
+    labels = rng.integers(0, 3, (q, c))
+    mask = rng.random((q, c)) < 0.9
+    half = torch.tensor(fine).to(getattr(torch, dtype))
+    exact = half.to(torch.float64).numpy()  # the half values, exactly
+    ms = ["nDCG@5", "RR@10", "AP", "P@3", "R@5", "Success@1"]
+    res32 = tensor.evaluate(half, torch.tensor(labels), ms, mask=torch.tensor(mask))
+    res64 = tensor.evaluate(
+        half, torch.tensor(labels), ms, mask=torch.tensor(mask), dtype="float64"
+    )
+    assert res32["AP"].expected.dtype == torch.float32
+    assert float(res32.tied_share.mean()) > 0.3  # the half grid ties what float64 keeps apart
+    assert float(tensor.evaluate(fine, labels, ms, mask=mask).tied_share.max()) == 0.0
+    assert check(res32, exact, labels, mask, ms, 1e-5) > 0
+    assert check(res64, exact, labels, mask, ms, 1e-12) > 0
+    # the same tie structure as the float64 copy: tied shares equal, every statistic equal
+    ref = tensor.evaluate(exact, labels, ms, mask=mask)
+    np.testing.assert_array_equal(res64.tied_share.numpy(), ref.tied_share)
+    for name in ms:
+        for s in STATS:
+            np.testing.assert_allclose(
+                getattr(res64[name], s).numpy(), getattr(ref[name], s), rtol=0, atol=1e-12
+            )
+
+
+def test_numpy_float16_scores_keep_their_exact_ties():
+    rng = np.random.default_rng(12)
+    scores = (0.99 + rng.random((100, 10)) * 0.01).astype(np.float16)
+    labels = rng.integers(0, 2, (100, 10))
+    mask = np.ones((100, 10), bool)
+    res = tensor.evaluate(scores, labels, ["nDCG@5", "RR", "AP"], mask=mask, dtype="float64")
+    assert float(res.tied_share.mean()) > 0.3
+    assert check(res, scores.astype(np.float64), labels, mask, ["nDCG@5", "RR", "AP"], 1e-12) > 0
+
+
+def test_memory_stays_bounded_by_the_chunk():
+    """The temporaries scale with ``chunk_cells``, not with the batch: evaluating 50,000 cells in
+    chunks of 4,096 peaks well under what one chunk of the whole batch takes (NumPy's allocations,
+    traced), and under a bound of a few bytes per batch cell (the inputs' boolean checks and the
+    per-query outputs) plus a constant per chunk cell.  (``benchmarks/bench_tensor.py`` states the
+    bytes per cell of a full chunk.)"""
+    import tracemalloc
+
+    rng = np.random.default_rng(13)
+    q, c = 1000, 50
+    scores = rng.integers(0, 8, (q, c)) / 8.0
+    labels = rng.integers(0, 3, (q, c))
+    ms = ["nDCG@10", "RR@10", "AP", "R@20"]
+
+    def peak(**kw):
+        tracemalloc.start()
+        try:
+            tensor.evaluate(scores, labels, ms, **kw)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    chunk = 4096
+    tensor.evaluate(scores[:2], labels[:2], ms)  # imports and caches first, outside the trace
+    chunked, whole = peak(chunk_cells=chunk), peak(chunk_cells=q * c)
+    assert chunked < 16 * q * c + 1000 * chunk, chunked
+    assert chunked < whole / 4, (chunked, whole)
+
+
+def test_cuda_tensors_stay_on_the_gpu_and_agree_with_the_cpu():
+    """Where CUDA is present: results on the GPU, equal to the CPU's (float64: 1e-12), and the peak
+    GPU memory beyond the inputs bounded by the chunk, not by the batch."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    rng = np.random.default_rng(14)
+    q, c = 20_000, 100
+    scores = torch.tensor(rng.integers(0, 16, (q, c)) / 16.0)
+    labels = torch.tensor(rng.integers(0, 3, (q, c)))
+    ms = ["nDCG@10", "RR@10", "AP", "R@100", "P@5", "Success@3"]
+    cpu = tensor.evaluate(scores, labels, ms)
+    s_gpu, l_gpu = scores.cuda(), labels.cuda()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    chunk = 1 << 16
+    gpu = tensor.evaluate(s_gpu, l_gpu, ms, chunk_cells=chunk)
+    torch.cuda.synchronize()
+    over = torch.cuda.max_memory_allocated() - base
+    assert over < 32 * q * c + 2000 * chunk, over
+    for name in ms:
+        for s in STATS:
+            v = getattr(gpu[name], s)
+            assert v.device.type == "cuda"
+            np.testing.assert_allclose(
+                v.cpu().numpy(), getattr(cpu[name], s).numpy(), rtol=0, atol=1e-12
+            )
+
+
+@pytest.mark.full
+@pytest.mark.filterwarnings("ignore:Explicitly requested dtype int64:UserWarning")
+@pytest.mark.parametrize("dtype, tol", [("float64", 1e-12), ("float32", 1e-5), ("bfloat16", 1e-5)])
+def test_jax_every_measure_agrees(dtype, tol):
+    """The same code on JAX arrays (where JAX is installed): every family against tierank.evaluate,
+    N+ given; float64 inside ``jax.enable_x64``; bf16 scores on the grid of the test's values.
+    (Without x64, JAX makes the int64 positions int32, with a warning: exact for chunks of fewer
+    than 2^31 cells.)  Full tier: JAX compiles each operation at its first shape (seconds)."""
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    scores, labels, mask, extra = big_batch(6, q=120)
+    present = ((labels >= 1) & mask).sum(axis=1)
+    ms = [m for m in MEASURES if m not in ("AP(rel=2)", "Rprec(rel=2)")]
+    with jax.enable_x64(dtype == "float64"):
+        res = tensor.evaluate(
+            jnp.asarray(scores, dtype=getattr(jnp, dtype)),
+            jnp.asarray(labels),
+            ms,
+            mask=jnp.asarray(mask),
+            n_relevant=jnp.asarray(present + extra),
+        )
+        assert isinstance(res["AP"].expected, jax.Array)
+        assert res["AP"].expected.dtype == (jnp.float64 if dtype == "float64" else jnp.float32)
+        assert check(res, scores, labels, mask, ms, tol, extra=extra) > 0

@@ -14,12 +14,16 @@ with ``InformationRetrievalEvaluator`` (bi-encoders) and ``CrossEncoderReranking
 Low-precision scores (BF16, int8) tie often.  The classes here take the same constructor and call,
 so they fit ``SentenceTransformerTrainer(evaluator=...)`` / ``CrossEncoderTrainer(evaluator=...)``,
 and return the usual keys holding the **expected** value over all orderings of tied scores
-(computed by :func:`tierank.evaluate`, exact: Yang et al. 2026), plus ``<key>_min`` and
-``<key>_max`` (pessimal and optimal orderings; the mean of per-query minima is the minimum of the
-mean since queries break ties independently) and ``..._tied_share`` / ``tied_share`` (share of the
-evaluated candidates whose score another candidate of the same query shares).  The CSV files keep
-the stock columns, filled with the expected values.  ``last_results`` / ``last_result`` hold the
-:class:`tierank.EvalResult` of the last call (per-query statistics, ``std`` too).
+(exact: Yang et al. 2026), plus ``<key>_min`` and ``<key>_max`` (pessimal and optimal orderings; the
+mean of per-query minima is the minimum of the mean since queries break ties independently) and
+``..._tied_share`` / ``tied_share`` (share of the evaluated candidates whose score another
+candidate of the same query shares).  They compute on the score tensors themselves with
+:func:`tierank.tensor.evaluate` (the numbers of :func:`tierank.evaluate` on the same data, in
+float64): the bi-encoder's score matrix stays on the model's device (CPU or GPU) from the similarity
+to the means, with no run written and no Python loop over documents.  The CSV files keep the stock
+columns, filled with the expected values.  ``last_results`` / ``last_result`` hold the
+:class:`tierank.tensor.TensorResult` of the last call (per-query ``expected``, ``min``, ``max``,
+``std`` and ``oblivious``).
 
 * :class:`TieAwareInformationRetrievalEvaluator`: a query's candidates are every document scoring
   at least its ``max(k)``-th best score: a tie straddling the cutoff is kept whole, so every value
@@ -48,18 +52,18 @@ Examples
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 from ..errors import TierankInputError
-from ..evaluate import evaluate
-from ..io.convert import to_qrels, to_run
 from ..measures.names import family_names
+from ..tensor import TensorResult, group_flat
+from ..tensor import evaluate as tensor_evaluate
 from . import require
 
 require("sentence_transformers")
@@ -77,24 +81,12 @@ FAMILIES = family_names("sentence_transformers")
 STATS = (("", "expected"), ("_min", "min"), ("_max", "max"))
 
 
-def _run(qid: pa.Array, docid: pa.Array, score: np.ndarray, source: str):
-    """A validated tierank Run (NaN or infinite scores refused with the row)."""
-    return to_run(pa.table({"query_id": qid, "doc_id": docid, "score": score}), source=source)
-
-
-def _qrels(qid: pa.Array, docid: pa.Array, source: str):
-    return to_qrels(
-        pa.table({"query_id": qid, "doc_id": docid, "relevance": np.ones(len(qid))}), source=source
-    )
-
-
-def _per_query(res, measure: str, stat: str, qids: list[str]) -> np.ndarray:
-    """The per-query ``stat`` of ``measure`` in the order ``qids`` (0 for a query ``res`` lacks)."""
-    m = next(x for x in res.measures if str(x) == measure)
-    pos = {q: i for i, q in enumerate(res.qids)}
-    idx = np.array([pos.get(q, -1) for q in qids], dtype=np.int64)
-    vals = np.asarray(getattr(res.stats[m], stat), dtype=np.float64)
-    return np.where(idx >= 0, vals[np.maximum(idx, 0)], 0.0)
+def _pooled_tied_share(res: TensorResult, sizes) -> Any:
+    """The share of tied candidates over all rows' candidates (``sizes``: valid candidates per row),
+    from the per-row shares (tied counts are whole numbers: rounded back exactly)."""
+    tied = (res.tied_share * sizes).round().sum()
+    total = sizes.sum()
+    return tied / total if float(total) > 0 else tied * 0.0
 
 
 class TieAwareInformationRetrievalEvaluator(InformationRetrievalEvaluator):
@@ -102,9 +94,10 @@ class TieAwareInformationRetrievalEvaluator(InformationRetrievalEvaluator):
 
     Same arguments and keys (``{name}_{score_function}_ndcg@10``, ...); extra keys
     ``{name}_{score_function}_{metric}@{k}_min`` / ``_max`` and ``{name}_{score_function}_tied_share``.
-    :attr:`last_results` maps each score function to the :class:`tierank.EvalResult` of the last
-    call (run: the kept candidates; qrels: ``relevant_docs``).  With ``write_predictions`` the
-    JSONL lists the kept candidates, ties at the cutoff included, by ``(-score, corpus_id)``.
+    :attr:`last_results` maps each score function to the :class:`tierank.tensor.TensorResult` of the
+    last call (one row per query, in ``queries_ids`` order; candidates: every document scoring at
+    least the query's ``max(k)``-th best score).  With ``write_predictions`` the JSONL lists the kept
+    candidates, ties at the cutoff included, by ``(-score, corpus_id)``.
     """
 
     last_results: dict
@@ -125,6 +118,21 @@ class TieAwareInformationRetrievalEvaluator(InformationRetrievalEvaluator):
             out[("map@k", k)] = f"{f['map']}@{k}"
         return out
 
+    def relevance(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(keys, n_relevant)``: ``query position * corpus size + corpus position`` of every
+        (query, relevant document in the corpus) pair, sorted, and each query's number of relevant
+        documents (those missing from the corpus too, as stock's recall and nDCG count them)."""
+        nc = len(self.corpus_ids)
+        sets = [self.relevant_docs[q] for q in self.queries_ids]
+        nrel = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
+        docs = np.array(list(itertools.chain.from_iterable(sets)), dtype=object).astype(str)
+        qpos = np.repeat(np.arange(len(sets), dtype=np.int64), nrel)
+        ids = np.array(self.corpus_ids, dtype=object).astype(str)
+        order = np.argsort(ids, kind="stable")
+        at = np.minimum(np.searchsorted(ids[order], docs), max(nc - 1, 0))
+        found = ids[order][at] == docs if nc else np.zeros(len(docs), dtype=bool)
+        return np.unique(qpos[found] * nc + order[at[found]]), nrel
+
     def _chunk(self, corpus_model, corpus_embeddings, start: int, end: int):
         if corpus_embeddings is None:
             return self.embed_inputs(
@@ -141,18 +149,16 @@ class TieAwareInformationRetrievalEvaluator(InformationRetrievalEvaluator):
         return corpus_embeddings[start:end]
 
     def candidates(self, query_embeddings, corpus_model, corpus_embeddings, max_k: int) -> dict:
-        """Per score function, ``(query index, corpus index, score)`` arrays of every document scoring
-        at least its query's ``max_k``-th best score over the whole corpus, ties at that score kept.
+        """Per score function, ``(query position, corpus position, score)`` tensors, on the scores'
+        device and in their dtype, of every document scoring at least its query's ``max_k``-th best
+        score over the whole corpus, ties at that score kept; by query, then corpus position.
 
-        Scores are compared in the score function's own dtype and converted to float64 only after
-        selection (exact from bf16/fp16/fp32: no tie is created or broken).
+        Scores are compared in the score function's own dtype (no tie is created or broken).
         """
         if not self.corpus:
             raise TierankInputError("InformationRetrievalEvaluator: the corpus is empty")
         score_functions = self.score_functions or {}
-        kept: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {
-            name: [] for name in score_functions
-        }
+        kept: dict[str, list[tuple[Any, Any, Any]]] = {name: [] for name in score_functions}
         for start in range(0, len(self.corpus), self.corpus_chunk_size):
             end = min(start + self.corpus_chunk_size, len(self.corpus))
             sub = self._chunk(corpus_model, corpus_embeddings, start, end)
@@ -169,25 +175,27 @@ class TieAwareInformationRetrievalEvaluator(InformationRetrievalEvaluator):
                     .values
                 )
                 qi, ci = torch.nonzero(scores >= thr, as_tuple=True)
-                kept[name].append(
-                    (
-                        qi.cpu().numpy(),
-                        ci.cpu().numpy() + start,
-                        scores[qi, ci].to(torch.float64).cpu().numpy(),
-                    )
-                )
+                kept[name].append((qi, ci + start, scores[qi, ci]))
         out = {}
         for name, parts in kept.items():
-            qx, cx, sx = (np.concatenate([p[j] for p in parts]) for j in range(3))
-            order = np.lexsort((cx, -sx, qx))  # (query, -score, corpus position)
-            qx, cx, sx = qx[order], cx[order], sx[order]
-            starts = np.searchsorted(qx, np.arange(len(self.queries)))
-            counts = np.bincount(qx, minlength=len(self.queries))
-            kth = sx[
-                starts + np.minimum(counts, max_k) - 1
-            ]  # every query has candidates: corpus not empty
-            keep = sx >= kth[qx]
-            out[name] = (qx[keep], cx[keep], sx[keep])
+            qi, ci, sc = (torch.cat([p[j] for p in parts]) for j in range(3))
+            if not bool(torch.isfinite(sc).all()):
+                bad = int(qi[~torch.isfinite(sc)][0])
+                raise TierankInputError(
+                    f"{name} scores: NaN or infinite score for query {self.queries_ids[bad]!r}"
+                )
+            # each query's max_k-th best score over all chunks: sort by (query, -score)
+            o1 = torch.argsort(sc, descending=True, stable=True)
+            o2 = torch.argsort(qi[o1], stable=True)
+            qs, ss = qi[o1[o2]], sc[o1[o2]]
+            nq = len(self.queries)
+            counts = torch.bincount(qs, minlength=nq)
+            starts = torch.cumsum(counts, 0) - counts
+            kth = ss[starts + torch.clamp(counts, max=max_k) - 1]  # the corpus is not empty
+            keep = sc >= kth[qi]
+            qi, ci, sc = qi[keep], ci[keep], sc[keep]
+            o = torch.argsort(qi, stable=True)  # by query, then corpus position (chunks in order)
+            out[name] = (qi[o], ci[o], sc[o])
         return out
 
     def compute_all_metrics(
@@ -203,32 +211,44 @@ class TieAwareInformationRetrievalEvaluator(InformationRetrievalEvaluator):
             prompt_name=self.query_prompt_name,
             prompt=self.query_prompt,
         )
-        qids = [str(q) for q in self.queries_ids]
-        qid_arr = pa.array(qids, pa.string())
-        cid_arr = pa.array([str(c) for c in self.corpus_ids], pa.string())
-        rel_q = [q for q, q0 in zip(qids, self.queries_ids) for _ in self.relevant_docs[q0]]
-        rel_d = [str(d) for q0 in self.queries_ids for d in self.relevant_docs[q0]]
-        qrels = _qrels(pa.array(rel_q, pa.string()), pa.array(rel_d, pa.string()), "relevant_docs")
-        nrel = np.array([len(self.relevant_docs[q0]) for q0 in self.queries_ids], dtype=np.float64)
+        keys_np, nrel_np = self.relevance()
+        nq, nc = len(self.queries), len(self.corpus_ids)
         names = list(dict.fromkeys(measures.values()))
         self.last_results, scores = {}, {}
         cands = self.candidates(query_embeddings, corpus_model, corpus_embeddings, max_k)
         for name, (qi, ci, sc) in cands.items():
-            run = _run(qid_arr.take(pa.array(qi)), cid_arr.take(pa.array(ci)), sc, f"{name} scores")
-            # every query of the evaluator counts, as in the stock mean
-            res = evaluate(qrels, run, names, complete=True)
+            dev = sc.device
+            keys = torch.as_tensor(keys_np, device=dev)
+            label = torch.isin(qi * nc + ci, keys).to(torch.int64)
+            s2, l2, mask, rows = group_flat(sc, label, qi)
+            nrel = torch.as_tensor(nrel_np, dtype=torch.float64, device=dev)[rows]
+            # float64: bf16, fp16 and fp32 scores convert exactly, keeping their ties
+            res = tensor_evaluate(
+                s2, l2, names, mask=mask, n_relevant=nrel, dtype="float64", tie_break="input"
+            )
             self.last_results[name] = res
-            out: dict = {}
+            entries, values = [], []
             for (metric, k), m in measures.items():
-                scale = nrel / np.minimum(k, nrel) if metric == "map@k" else 1.0
+                scale = nrel / torch.clamp(nrel, max=float(k)) if metric == "map@k" else 1.0
                 for suffix, stat in STATS:
-                    out.setdefault(metric + suffix, {})[k] = float(
-                        np.mean(_per_query(res, m, stat, qids) * scale)
-                    )
-            out["tied_share"] = {0: float(res.ties["share"])}  # one entry: the key gets no @k
+                    entries.append((metric + suffix, k))
+                    # every query of the evaluator counts, as in the stock mean
+                    values.append((getattr(res[m], stat) * scale).sum() / nq)
+            values.append(_pooled_tied_share(res, mask.sum(dim=1).to(torch.float64)))
+            host = torch.stack(values).tolist()  # one copy to the host
+            out: dict = {}
+            for (key, k), v in zip(entries, host):
+                out.setdefault(key, {})[k] = v
+            out["tied_share"] = {0: host[-1]}  # one entry: the key gets no @k
             scores[name] = out
             if self.write_predictions and output_path is not None:
-                self._write_predictions(output_path, name, qi, ci, sc)
+                self._write_predictions(
+                    output_path,
+                    name,
+                    qi.cpu().numpy(),
+                    ci.cpu().numpy(),
+                    sc.to(torch.float64).cpu().numpy(),
+                )
         for name in self.score_function_names:
             logger.info(f"Score-Function: {name} (expected over tie orderings)")
             self.output_scores(scores[name])
@@ -263,8 +283,9 @@ class TieAwareCrossEncoderRerankingEvaluator(CrossEncoderRerankingEvaluator):
     Same arguments and keys (``{name}_map``, ``{name}_mrr@{at_k}``, ``{name}_ndcg@{at_k}`` and, for
     ``documents`` samples, the ``base_`` ones); extra keys ``map_min``, ``map_max``,
     ``mrr@{at_k}_min``, ... and ``tied_share``.  :attr:`last_result` is the
-    :class:`tierank.EvalResult` of the last call's reranked candidates (query ids: the sample
-    positions ``"0"``, ``"1"``, ...; document ids: the candidate positions).
+    :class:`tierank.tensor.TensorResult` of the last call's reranked candidates (one row per sample
+    with a positive among its candidates; ``queries``: the sample positions; candidates in the
+    evaluator's pair order, positives first).
     """
 
     def _prepare(self):
@@ -312,38 +333,38 @@ class TieAwareCrossEncoderRerankingEvaluator(CrossEncoderRerankingEvaluator):
             pairs.extend([inst["query"], d] for d in docs)
         return pairs, rel, base, npos, nneg
 
-    @staticmethod
-    def _flat(lists, scores=None):
-        """Run and qrels of per-sample relevance lists: qid = sample position, docid = list position,
-        score = ``scores`` (or len..1 for a ranked list: no ties)."""
-        idx = np.array([i for i, x in enumerate(lists) if x is not None], dtype=np.int64)
-        lens = np.array([len(lists[i]) for i in idx], dtype=np.int64)
-        sample = np.repeat(idx, lens)
-        pos = np.arange(len(sample)) - np.repeat(np.cumsum(lens) - lens, lens)
-        if scores is None:
-            scores = (np.repeat(lens, lens) - pos).astype(np.float64)
-        is_rel = np.concatenate([np.asarray(lists[i], dtype=bool) for i in idx])
-        q = pa.array(sample).cast(pa.string())
-        d = pa.array(pos).cast(pa.string())
-        run = _run(q, d, np.asarray(scores, dtype=np.float64), "cross-encoder scores")
-        keep = pa.array(np.flatnonzero(is_rel))
-        return run, _qrels(q.take(keep), d.take(keep), "samples' positives")
-
     def _means(self, lists, scores=None):
-        """{key: mean over ``lists``} of E/min/max, and the EvalResult (None without candidates)."""
+        """{key: mean over ``lists``} of E/min/max, the pooled tied share and the TensorResult
+        (None without candidates) of per-sample relevance lists: one row per sample with a
+        positive, its candidates in list order, scored by ``scores`` (or len..1 for a ranked list:
+        no ties)."""
         k, n = self.at_k, len(lists)
         f = FAMILIES
         keys = {"map": f["map"], f"mrr@{k}": f"{f['mrr']}@{k}", f"ndcg@{k}": f"{f['ndcg']}@{k}"}
-        if all(x is None for x in lists):
-            return {key + s: 0.0 for key in keys for s, _ in STATS}, None
-        run, qrels = self._flat(lists, scores)
-        res = evaluate(qrels, run, list(keys.values()))
-        qids = [str(i) for i in range(n)]
-        return {
-            key + s: float(np.sum(_per_query(res, m, stat, qids)) / n)
+        idx = np.array([i for i, x in enumerate(lists) if x is not None], dtype=np.int64)
+        if not len(idx):
+            return {key + s: 0.0 for key in keys for s, _ in STATS}, 0.0, None
+        lens = np.array([len(lists[i]) for i in idx], dtype=np.int64)
+        sample = np.repeat(idx, lens)
+        if scores is None:
+            pos = np.arange(len(sample)) - np.repeat(np.cumsum(lens) - lens, lens)
+            scores = (np.repeat(lens, lens) - pos).astype(np.float64)
+        scores = np.asarray(scores)
+        bad = ~np.isfinite(scores)
+        if bad.any():
+            raise TierankInputError(
+                f"cross-encoder scores: NaN or infinite score for sample {int(sample[bad][0])}"
+            )
+        is_rel = np.concatenate([np.asarray(lists[i], dtype=np.int64) for i in idx])
+        res = tensor_evaluate(
+            scores, is_rel, list(keys.values()), indexes=sample, dtype="float64", tie_break="input"
+        )
+        means = {
+            key + s: float(np.sum(np.asarray(getattr(res[m], stat))) / n)
             for key, m in keys.items()
             for s, stat in STATS
-        }, res
+        }
+        return means, float(_pooled_tied_share(res, lens.astype(np.float64))), res
 
     def _metrics(self, model) -> dict[str, float]:
         """Unprefixed metrics (expected, ``_min``, ``_max``, ``tied_share``, ``base_*``)."""
@@ -364,13 +385,13 @@ class TieAwareCrossEncoderRerankingEvaluator(CrossEncoderRerankingEvaluator):
                     "pairs: one score per pair is needed (num_labels=1)"
                 )
         self._counts = (npos, nneg)
-        means, res = self._means(rel, scores)
+        means, tied_share, res = self._means(rel, scores)
         self.last_result = res
         metrics = {key: v for key, v in means.items() if not key.endswith(("_min", "_max"))}
         metrics.update({key: v for key, v in means.items() if key.endswith(("_min", "_max"))})
-        metrics["tied_share"] = float(res.ties["share"]) if res is not None else 0.0
+        metrics["tied_share"] = tied_share
         if base:  # stock: the mean over the samples with documents
-            base_means, _ = self._means(base)
+            base_means, _, _ = self._means(base)
             metrics.update(
                 {
                     "base_" + key: v

@@ -54,10 +54,10 @@ __all__ = [
 ]
 
 #: measure families with a tensor kernel (every parameter except those :func:`evaluate` refuses)
-FAMILIES = ("nDCG", "P", "R", "R_cap", "F1", "Hits", "RBP", "RR", "Success", "AP")
+FAMILIES = ("nDCG", "P", "R", "R_cap", "F1", "Hits", "Rprec", "RBP", "RR", "Success", "AP")
 
 #: the families whose value depends on N+ (``n_relevant`` gives it at the evaluation's ``rel`` only)
-NEEDS_N_PLUS = ("R", "R_cap", "F1", "AP")
+NEEDS_N_PLUS = ("R", "R_cap", "F1", "Rprec", "AP")
 
 #: the tie-breaks of the oblivious value: ``input`` (the candidates' order in the input row, as a
 #: stable sort leaves it; :func:`tierank.evaluate`'s ``tie_break="input"``), ``reverse`` (the reverse
@@ -479,6 +479,9 @@ def _stats(L: K.Layout, m: Measure, rel: int) -> K.RawStats:
             incut, (1.0 - p) * xp.pow(xp.asarray(p, dtype=L.dtype, device=_device(jf)), jf), zero
         )
         return K.linear_stats(L, w, rel_v, opt, pess, None, r, ss)
+    if fam == "Rprec":  # precision at rank N+: a cutoff of its own per query
+        w = xp.where(jf < nrel[:, None], xp.ones_like(jf), zero)
+        return K.linear_stats(L, w, rel_v, opt, pess, nrel, r, ss)
     w = xp.where(incut, xp.full_like(jf, 2.0 if fam == "F1" else 1.0), zero)
     den: Any
     if fam == "P":
