@@ -69,7 +69,7 @@ def test_flags_show_no_type(path):
 
 def test_flag_help_reads_without_a_type():
     shown = _help("eval")
-    assert "--per-query -q Also report every query." in shown
+    assert "-q, --per-query Also report every query." in shown
     assert "--candidates-only N+ and ideal DCG" in shown
 
 
