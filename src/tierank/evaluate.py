@@ -251,6 +251,7 @@ class Evaluator:
             stats=stats,
             ties=prep.summary,
             settings=s.record(r.source, q.source),
+            unevaluated=prep.unevaluated,
             bounds=bounds,
             residual=residual,
         )

@@ -103,6 +103,33 @@ def input_errors(command):
     return wrapper
 
 
+#: the output format a file's extension names (``-o FILE`` without ``-f``)
+SUFFIX_FORMATS = {
+    ".tsv": "tsv",
+    ".csv": "csv",
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".md": "markdown",
+    ".tex": "latex",
+}
+
+
+def output_format(ctx, fmt, output: Path | None, choices):
+    """The format to write: the ``-f`` given; else, with ``-o FILE``, the one FILE's extension names
+    (:data:`SUFFIX_FORMATS`); else the default.  A ``-f`` that contradicts the extension is refused."""
+    if output is None or str(output) == "-":
+        return fmt
+    want = SUFFIX_FORMATS.get(Path(output).suffix.lower())
+    if want is None or want == fmt.value or want not in {c.value for c in choices}:
+        return fmt
+    if ctx.get_parameter_source("fmt").name != "DEFAULT":
+        raise TierankInputError(
+            f"-o {output}: a {Path(output).suffix} file is written as --format {want}, but "
+            f"--format {fmt.value} is given: drop -f, or name the file otherwise"
+        )
+    return choices(want)
+
+
 def note(text: str) -> None:
     """One ``tierank: note: ...`` line on stderr (something left out or ignored; not an error)."""
     from rich.console import Console

@@ -34,6 +34,7 @@ from .common import (
     input_errors,
     measures_option,
     note,
+    output_format,
     print_tables,
     swap_check,
 )
@@ -64,6 +65,7 @@ def _coverage(result, added: bool):
 @app.command("eval")
 @input_errors
 def eval_cmd(
+    ctx: typer.Context,
     qrels: Annotated[
         Path,
         typer.Argument(
@@ -137,6 +139,7 @@ def eval_cmd(
     """
     from ..settings import EvalSettings
 
+    fmt = output_format(ctx, fmt, output, EvalFmt)
     trec = fmt is EvalFmt("trec_eval")
     problems = []
     if stat is not None and not trec:
@@ -201,6 +204,8 @@ def eval_cmd(
     protect = (qrels, *named.values())
     with swap_check(qrels, list(named.values()), USAGE):
         results = _evaluate(qrels, named, evaluated, jobs, settings, block_bytes)
+    if not complete and not condensing:
+        _note_unjudged_queries(results, qrels)
     if fmt is EvalFmt("table"):
         _print_tables(results, per_query, add_judged if not condensing else None, output, protect)
     else:
@@ -274,6 +279,20 @@ def _plan(texts: list[str], docs_in_collection: int | None, trec: bool, coverage
     entries = tuple(e for e in plan.entries if e.measure in measures)
     entries += tuple(Entry(t, parse_measure(t)) for t in extra)
     return plan, replace(plan, entries=entries, notes=()), add_judged
+
+
+def _note_unjudged_queries(results: dict, qrels: Path) -> None:
+    """One note per run whose queries are not all in the qrels: how many are left out (as trec_eval
+    leaves them out, without a word; ``-c`` evaluates the qrels' queries the run lacks instead)."""
+    for name, result in results.items():
+        left = result.unevaluated
+        total = left + len(result.qids)
+        if left > 0:
+            verb = "is" if left == 1 else "are"
+            note(
+                f"{name}: {left} of its {total} queries {verb} not in {qrels} and {verb} not evaluated "
+                "(as trec_eval does)"
+            )
 
 
 def _run_files(paths: list[Path]) -> dict[str, Path]:

@@ -61,6 +61,7 @@ class Prepared:
     )  # ranks read at most (trec_eval -M): every measure's cutoff is capped by it
     samples: int = 1000  # tie orderings drawn by the measures that have no exact method
     seed: int = 0  # seed of those draws
+    unevaluated: int = 0  # queries of the run that are not evaluated: the qrels lack them
     _cache: dict[tuple, Any] = field(default_factory=dict, repr=False)
 
     def cut(self, k: float) -> float:
@@ -527,6 +528,7 @@ def prepare(
         max_depth=max_depth,
         samples=samples,
         seed=seed,
+        unevaluated=len(run_q.difference(qrels_q)),
     )
 
 
