@@ -193,8 +193,14 @@ def main(argv: list[str] | None = None) -> int:
             "tierank eval -f jsonl": ([py, *eval_args, "-f", "jsonl"], here),
         }
         if args.baseline is not None:
-            commands["baseline: tierank --help"] = ([py, "-m", "tierank.cli", "--help"], with_src(args.baseline))
-            commands["baseline: tierank --version"] = ([py, "-m", "tierank.cli", "--version"], with_src(args.baseline))
+            commands["baseline: tierank --help"] = (
+                [py, "-m", "tierank.cli", "--help"],
+                with_src(args.baseline),
+            )
+            commands["baseline: tierank --version"] = (
+                [py, "-m", "tierank.cli", "--version"],
+                with_src(args.baseline),
+            )
             commands["baseline: tierank eval (table)"] = ([py, *eval_args], with_src(args.baseline))
             commands["baseline: tierank eval -f jsonl"] = (
                 [py, *eval_args, "-f", "jsonl"],
@@ -227,13 +233,17 @@ def main(argv: list[str] | None = None) -> int:
     typer_floor = statistics.median(walls["python -c 'import typer'"])
     typer_cpu = statistics.median(cpus["python -c 'import typer'"])
     print()
-    print("| command | wall (s) | x import typer | x import numpy, pyarrow | CPU (s) | x import typer (CPU) "
-          "| x import numpy, pyarrow (CPU) |")
+    print(
+        "| command | wall (s) | x import typer | x import numpy, pyarrow | CPU (s) | x import typer (CPU) "
+        "| x import numpy, pyarrow (CPU) |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name in commands:
         w, c = statistics.median(walls[name]), statistics.median(cpus[name])
-        print(f"| {name} | {w:.3f} | {w / typer_floor:.2f} | {w / floor:.2f} | {c:.3f} | {c / typer_cpu:.2f} "
-              f"| {c / floor_cpu:.2f} |")
+        print(
+            f"| {name} | {w:.3f} | {w / typer_floor:.2f} | {w / floor:.2f} | {c:.3f} | {c / typer_cpu:.2f} "
+            f"| {c / floor_cpu:.2f} |"
+        )
     for line in breakdown:
         print(line)
     return 0

@@ -120,9 +120,13 @@ def fill_null(values: Any, fill_value: Any) -> Any:
 def _scalar(value: Any, kind: Any) -> Any:
     """``pa.scalar(value, type=kind)``; a number of a numeric type is read from a one-element array's
     memory (``pa.scalar`` of a Python value asks pyarrow's pandas layer, which imports pandas)."""
-    if _dlpack_ok(kind) and isinstance(value, (int, float)) and not isinstance(value, bool):
-        one = np.array([value], dtype=np.dtype(kind.to_pandas_dtype()))
-        if one[0] == value:  # representable: else pa.scalar's own error
+    number = type(value) is float or (type(value) is int and -(2**63) <= value < 2**63)
+    if _dlpack_ok(kind) and number:
+        try:
+            one = np.array([value], dtype=np.dtype(kind.to_pandas_dtype()))
+        except (OverflowError, ValueError):  # not representable: pa.scalar's own error
+            one = None
+        if one is not None and one.tolist()[0] == value:  # held exactly: else pa.scalar decides
             return pa.Array.from_buffers(kind, 1, [None, pa.py_buffer(one)])[0]
     return pa.scalar(value, type=kind)
 

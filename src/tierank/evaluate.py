@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .errors import NoJudgedDocuments, NothingToEvaluate, Problem, TierankInputError
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .results import EvalResult
     from .settings import UNJUDGED, EvalSettings
 
-    Measures = Iterable[str | Measure | list[Measure]] | str | Measure | Plan
+    Measures: TypeAlias = Iterable[str | Measure | list[Measure]] | str | Measure | Plan
 
 # The engine (numpy, pyarrow, the measures) is imported by the functions below on their first call, so
 # that ``import tierank`` (and with it ``tierank --help`` and ``--version``) imports none of it.
@@ -48,6 +48,7 @@ def condense(run: Run, qrels: Qrels, negative_unjudged: bool = False) -> Run:
 
     Examples
     --------
+    >>> from tierank import to_qrels, to_run
     >>> r = condense(to_run({"q": {"a": 3.0, "x": 2.0, "b": 1.0}}), to_qrels({"q": {"a": 0, "b": 1}}))
     >>> r.docid.to_pylist()
     ['a', 'b']

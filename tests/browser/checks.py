@@ -131,8 +131,10 @@ def check_page(browser, url: str, root: Path, base: str, viewport: str) -> list[
         problems.append(f"request to another host: {url_}")
     for k, t in enumerate(info["tables"]):
         if t["width"] > t["box"] + 1 and (viewport == "desktop" or not t["scrolls"]):
-            problems.append(f"table {k + 1} ({t['head']!r}...) clipped: {t['width']}px wide in a {t['box']}px box"
-                            + ("" if t["scrolls"] else " that does not scroll"))
+            problems.append(
+                f"table {k + 1} ({t['head']!r}...) clipped: {t['width']}px wide in a {t['box']}px box"
+                + ("" if t["scrolls"] else " that does not scroll")
+            )
     for role in info["roles"]:
         problems.append(f"a Sphinx role shown as text: {role}")
     if info["scrollWidth"] > info["innerWidth"]:

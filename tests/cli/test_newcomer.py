@@ -250,9 +250,12 @@ def test_help_never_breaks_a_sentence_mid_line():
     """`tierank --help` listed `sweep ... scores in each format and` / `report ties, ...` on two lines."""
     top = _cli_at(80, "--help")
     assert "Re-express RUN's scores in each format and report ties" in " ".join(
-        line.strip("│ ") for line in top.splitlines())
+        line.strip("│ ") for line in top.splitlines()
+    )
     listing = top.split("Commands:")[1]
-    for word in re.findall(r"\S+-\S+", " ".join(tierank.cli.SUMMARIES.values())):  # no break at a hyphen
+    for word in re.findall(
+        r"\S+-\S+", " ".join(tierank.cli.SUMMARIES.values())
+    ):  # no break at a hyphen
         assert not re.search(re.escape(word.split("-")[0]) + r"-\n", listing), word
     ev = _cli_at(80, "eval", "--help")
     assert "with --format trec_eval, its output layout are accepted" in " ".join(ev.split())

@@ -44,7 +44,9 @@ OUTPUT = ("text", "")
 #: why a block may not run, and what such a block must contain for the reason to hold
 NOT_RUN = {
     "installs packages": re.compile(r"^\s*pip install", re.M),
-    "makes a virtual environment": re.compile(r"^python3 -m venv \.venv && \. \.venv/bin/activate$", re.M),
+    "makes a virtual environment": re.compile(
+        r"^python3 -m venv \.venv && \. \.venv/bin/activate$", re.M
+    ),
     "runs the test suite": re.compile(r"python -m pytest"),
     "benchmark": re.compile(r"python benchmarks/"),
 }
@@ -287,7 +289,9 @@ def test_blocks_that_do_not_run_are_few_and_justified():
         )
     # the two commands of the README: the install + main command runs (less the install), the test command is marked
     readme = [b for b in BLOCKS if b.page.name == "README.md" and b.page.parent == ROOT]
-    venv = next(b for b in readme if b.lang == "bash")  # first the virtual environment, then the install
+    venv = next(
+        b for b in readme if b.lang == "bash"
+    )  # first the virtual environment, then the install
     assert venv.code == "python3 -m venv .venv && . .venv/bin/activate"
     first = next(b for b in readme if b.lang == "bash" and b.not_run is None)
     assert first.runs and first.code.startswith("pip install -e . && tierank eval")
@@ -469,8 +473,13 @@ def test_the_measure_reference_is_generated_from_the_registry():
     assert rows["[`AP`](#ap)"][2:4] == ["exact", "exact"]
     assert rows["[`AP`](#ap)"][0] == "average precision"
     sections = dict(re.findall(r"## `([^`]+)` \{#[^}]+\}\n(.*?)(?=\n## |\Z)", page, re.S))
-    assert "- trec_eval names: `map`, `map_cut`" in sections["AP"] and "`recip_rank`" in sections["RR"]
-    assert "- name in ir_measures: `AP`" in sections["AP"] and "- name in ir_measures: none" in sections["F1"]
+    assert (
+        "- trec_eval names: `map`, `map_cut`" in sections["AP"] and "`recip_rank`" in sections["RR"]
+    )
+    assert (
+        "- name in ir_measures: `AP`" in sections["AP"]
+        and "- name in ir_measures: none" in sections["F1"]
+    )
     assert '??? info "Names, citation and parameters"' in sections["nDCG"]  # the details collapsed
     assert "- citation: Moffat, A. and Zobel, J. (2008)" in page and "**reciprocal rank**" in page
 
@@ -492,8 +501,14 @@ def test_the_measure_reference_survives_a_family_without_metadata():
         page = _gen_ref().measure_reference()
     finally:
         del REGISTRY["BareForDocs"]
-    assert "| [`BareForDocs`](#barefordocs) | BareForDocs | `@k` optional | not labelled | not labelled |" in page
-    assert "**BareForDocs**: a family that declares nothing." in page and "- citation: none given" in page
+    assert (
+        "| [`BareForDocs`](#barefordocs) | BareForDocs | `@k` optional | not labelled | not labelled |"
+        in page
+    )
+    assert (
+        "**BareForDocs**: a family that declares nothing." in page
+        and "- citation: none given" in page
+    )
 
 
 # ------------------------------------------------------------------------------------------------

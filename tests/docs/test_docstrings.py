@@ -15,10 +15,16 @@ ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|exc|obj|ref|doc):`
 
 
 def test_no_sphinx_role_in_the_sources():
-    found = [f"{path.relative_to(SRC.parent)}:{n}: {line.strip()[:80]}"
-             for path in sorted(SRC.rglob("*.py"))
-             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if ROLE.search(line)]
-    assert not found, f"{len(found)} Sphinx roles (write [`name`][tierank.path.name] or `name`):\n" + "\n".join(found[:40])
+    found = [
+        f"{path.relative_to(SRC.parent)}:{n}: {line.strip()[:80]}"
+        for path in sorted(SRC.rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if ROLE.search(line)
+    ]
+    assert not found, (
+        f"{len(found)} Sphinx roles (write [`name`][tierank.path.name] or `name`):\n"
+        + "\n".join(found[:40])
+    )
 
 
 def test_the_pattern_finds_a_role():
