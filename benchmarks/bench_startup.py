@@ -1,6 +1,8 @@
-"""Start-up of a small run (issue 26): ``tierank eval`` of a 1,000-line run, end to end.
+"""Start-up: ``tierank --help``, ``tierank --version`` and ``tierank eval`` of a 1,000-line run, end to end.
 
 Side by side in one run, interleaved (one repetition of every command, then the next), medians:
+* ``python -c "import typer"``: the floor of a typer command line (``--help`` and ``--version``);
+* ``tierank --help`` and ``tierank --version``;
 * ``python -c "import numpy, pyarrow"``: the floor of any Python evaluator built on them;
 * ``tierank eval QRELS RUN -m nDCG@10`` (default table format) and with ``-f jsonl``;
 * ``python -c "import tierank.cli"`` (the start-up alone);
@@ -18,11 +20,10 @@ time (user + system) are both reported: on a machine loaded by other work, CPU t
     python benchmarks/bench_startup.py --phases 11  # also: where a small run's CPU time goes
 
 ``--phases N`` runs ``tierank eval`` (table and jsonl) N more times, each in a fresh process that marks its CPU
-time (``time.process_time``) after each step of the start-up (numpy and pyarrow, Arrow's kernels
-(``pyarrow._compute``: tierank calls them through :mod:`tierank.compute`, never importing ``pyarrow.compute``
-and its ~300 Python wrappers), the rest of ``import tierank``, typer, ``import tierank.cli``) and after the
-command, and lists the modules of note that the command imports as it runs (pyarrow.compute, pyarrow's lazy
-parts, numpy.ma, rich): medians, in milliseconds.
+time (``time.process_time``) after each step of the start-up (numpy and pyarrow, ``pyarrow.compute``, the
+rest of ``import tierank``, typer, ``import tierank.cli``) and after the command, and lists the modules of
+note that the command imports as it runs (pyarrow's lazy parts, numpy.ma, pandas, pydantic, rich):
+medians, in milliseconds.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def mark(name):
     marks.append((name, time.process_time() * 1000))
 mark("interpreter")
 import numpy, pyarrow; mark("import numpy, pyarrow")
-import pyarrow._compute; mark("import pyarrow._compute (Arrow's kernels, as tierank.compute)")
+import pyarrow.compute; mark("import pyarrow.compute (Arrow's kernels, as tierank.compute)")
 import tierank; mark("rest of import tierank")
 import typer; mark("import typer")
 import tierank.cli; mark("rest of import tierank.cli")
@@ -103,7 +104,7 @@ try:
 except SystemExit as e:
     assert not e.code, e.code
 mark("the command (arguments, reading, evaluating, output)")
-NOTE = ("pyarrow.compute", "numpy.ma", "pyarrow.acero", "pyarrow.dataset", "dateutil", "pandas", "rich.console",
+NOTE = ("numpy.ma", "pyarrow.acero", "pyarrow.dataset", "dateutil", "pandas", "rich.console",
         "rich.table", "tierank.report.formats.grouped", "tierank.io.writers", "pydantic")
 sys.stderr.write(json.dumps({"marks": marks, "imported": [m for m in NOTE if m in sys.modules and m not in before]}))
 """
@@ -183,12 +184,23 @@ def main(argv: list[str] | None = None) -> int:
         here = with_src(REPO / "src")
         eval_args = ["-m", "tierank.cli", "eval", str(qrels), str(run), "-m", "nDCG@10"]
         commands: dict[str, tuple[list[str], dict]] = {
+            "python -c 'import typer'": ([py, "-c", "import typer"], env),
+            "tierank --help": ([py, "-m", "tierank.cli", "--help"], here),
+            "tierank --version": ([py, "-m", "tierank.cli", "--version"], here),
             "python -c 'import numpy, pyarrow'": ([py, "-c", "import numpy, pyarrow"], env),
             "python -c 'import tierank.cli'": ([py, "-c", "import tierank.cli"], here),
             "tierank eval (table)": ([py, *eval_args], here),
             "tierank eval -f jsonl": ([py, *eval_args, "-f", "jsonl"], here),
         }
         if args.baseline is not None:
+            commands["baseline: tierank --help"] = (
+                [py, "-m", "tierank.cli", "--help"],
+                with_src(args.baseline),
+            )
+            commands["baseline: tierank --version"] = (
+                [py, "-m", "tierank.cli", "--version"],
+                with_src(args.baseline),
+            )
             commands["baseline: tierank eval (table)"] = ([py, *eval_args], with_src(args.baseline))
             commands["baseline: tierank eval -f jsonl"] = (
                 [py, *eval_args, "-f", "jsonl"],
@@ -218,12 +230,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     floor = statistics.median(walls["python -c 'import numpy, pyarrow'"])
     floor_cpu = statistics.median(cpus["python -c 'import numpy, pyarrow'"])
+    typer_floor = statistics.median(walls["python -c 'import typer'"])
+    typer_cpu = statistics.median(cpus["python -c 'import typer'"])
     print()
-    print("| command | wall (s) | x import numpy, pyarrow | CPU (s) | x (CPU) |")
-    print("|---|---:|---:|---:|---:|")
+    print(
+        "| command | wall (s) | x import typer | x import numpy, pyarrow | CPU (s) | x import typer (CPU) "
+        "| x import numpy, pyarrow (CPU) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for name in commands:
         w, c = statistics.median(walls[name]), statistics.median(cpus[name])
-        print(f"| {name} | {w:.3f} | {w / floor:.2f} | {c:.3f} | {c / floor_cpu:.2f} |")
+        print(
+            f"| {name} | {w:.3f} | {w / typer_floor:.2f} | {w / floor:.2f} | {c:.3f} | {c / typer_cpu:.2f} "
+            f"| {c / floor_cpu:.2f} |"
+        )
     for line in breakdown:
         print(line)
     return 0

@@ -11,9 +11,9 @@ Nothing in these two pages is typed by hand, so they cannot drift from the code:
   which statistics are exact and which sampled, read from what the engine labels when it evaluates
   the family on a small run with ties.
 
-MkDocs runs this file through the ``gen-files`` plugin (``mkdocs.yml``); ``python docs/gen_ref.py
-DIR`` writes the two pages into DIR, and the tests call :func:`cli_reference` and
-:func:`measure_reference` directly.
+MkDocs loads this file as a hook (``hooks:`` in ``mkdocs.yml``): :func:`on_files` adds the two pages
+to the site when it is built; ``python docs/gen_ref.py DIR`` writes them into DIR, and the tests call
+:func:`cli_reference` and :func:`measure_reference` directly.
 """
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ def measure_reference() -> str:
            "Generated from the measure registry (`tierank.measures.REGISTRY`) when the site is built "
            "(`docs/gen_ref.py`); `tierank measures` prints the same list. Measure strings are written as "
            "ir_measures writes them, `NAME[(param=value,...)][@cutoff]`; `tierank eval -m` and "
-           "`tierank.evaluate` also take the trec_eval names in the table. \"Exact\" is a closed form or a "
+           "`tierank.evaluate` also take the trec_eval names listed in each family's details. \"Exact\" is a closed form or a "
            "polynomial algorithm checked against every ordering by the brute-force tests; \"sampled\" is a "
            "labelled estimate (`method: \"sampled\"`, `samples`, `seed`, standard error `se`; "
            "`--samples N --seed S`). The exact/sampled column is read from what the engine labels when it "
@@ -216,8 +216,8 @@ def measure_reference() -> str:
            "Each family is also a Python value of `tierank.measures` (`from tierank.measures import nDCG, "
            "AP, P`, then `nDCG@10`, `P@[5, 10]`, `nDCG(dcg='exp-log2')@10`). The names, definitions and "
            "citations below are the data each family carries (`Measure.about()`).", "",
-           "| family | trec_eval names | cutoff | E, std | min, max | description | ir_measures |",
-           "|---|---|---|---|---|---|---|"]
+           "| family | what it is | cutoff | E, std | min, max |",
+           "|---|---|---|---|---|"]
     fams = supported()
     info = {}
     for fam in fams:
@@ -226,12 +226,11 @@ def measure_reference() -> str:
         cp = cls.cutoff_param
         at = None if cp is None else f"`@{'r' if cp.name == 'recall' else cp.name}` required (a {cp.description})"
         cut = (at or "`@k` required") if cls.cutoff_required else "`@k` optional" if cls.cutoff_allowed else "none"
+        short_cut = (f"`@{'r' if cp.name == 'recall' else cp.name}` required" if cp is not None else "`@k` required") \
+            if cls.cutoff_required else "`@k` optional" if cls.cutoff_allowed else "none"
         about = _about(cls)
         info[fam] = (cls, e, mm, cut, about)
-        tn = ", ".join(f"`{n}`" for n in trec.get(fam, [])) or ""
-        irm = f"`{about.ir_measures}`" if about.ir_measures else "none"
-        out.append(f"| [`{fam}`](#{fam.lower()}) | {tn} | {cut} | {e} | {mm} | {_cell(cls.description or '')} "
-                   f"| {irm} |")
+        out.append(f"| [`{fam}`](#{fam.lower()}) | {_cell(_plain(about.pretty))} | {short_cut} | {e} | {mm} |")
     out.append("")
     for fam in fams:
         cls, e, mm, cut, about = info[fam]
@@ -267,14 +266,16 @@ def measure_reference() -> str:
             facts.append(f"- `--unjudged bounds`: refused ({_plain(refusal)})")
         else:
             facts.append(f"- `--unjudged bounds`: supported{note}")
-        out += facts + [""]
+        # the details, collapsed (pymdownx.details): names, citation, parameters
+        title = "Names, citation and parameters" if cls.schema else "Names and citation"
+        details = facts + [""]
         if cls.schema:
-            out += ["| parameter | type | default | accepted | description |", "|---|---|---|---|---|"]
+            details += ["| parameter | type | default | accepted | description |", "|---|---|---|---|---|"]
             for p in cls.schema:
                 default = "the evaluation's setting" if p.default is None else f"`{p.default}`"
-                out.append(f"| `{p.name}` | {p.type.__name__} | {default} | {_cell(p.range_text())} "
-                           f"| {_cell(p.description)} |")
-            out.append("")
+                details.append(f"| `{p.name}` | {p.type.__name__} | {default} | {_cell(p.range_text())} "
+                               f"| {_cell(p.description)} |")
+        out += [f'??? info "{title}"', ""] + [("    " + line) if line else "" for line in details] + [""]
     out += _diversity_reference()
     return "\n".join(out)
 
@@ -303,20 +304,22 @@ def _diversity_reference() -> list[str]:
 PAGES = {"reference/cli.md": cli_reference, "reference/measures.md": measure_reference}
 
 
-def main(argv: list[str]) -> None:
-    if argv:  # python docs/gen_ref.py DIR
-        for name, make in PAGES.items():
-            target = Path(argv[0]) / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(make() + "\n", encoding="utf-8")
-        return
-    import mkdocs_gen_files
+def on_files(files, config):
+    """MkDocs hook: the generated pages added to the site's files (no page is written into ``docs/``)."""
+    from mkdocs.structure.files import File
 
     for name, make in PAGES.items():
-        with mkdocs_gen_files.open(name, "w") as f:
-            f.write(make() + "\n")
-        mkdocs_gen_files.set_edit_path(name, "gen_ref.py")
+        files.append(File.generated(config, name, content=make() + "\n"))
+    return files
 
 
-if __name__ in ("__main__", "<run_path>"):
-    main(sys.argv[1:] if __name__ == "__main__" else [])
+def main(argv: list[str]) -> None:
+    """Write the generated pages into the folder ``argv[0]``."""
+    for name, make in PAGES.items():
+        target = Path(argv[0]) / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(make() + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -301,3 +301,74 @@ def test_distinct_of_a_parsed_run_hashes_no_code(monkeypatch):
     assert sorted(ac.distinct(shuffled, ordered=False)) == ["a", "b", "c"] and hashed == [
         pa.string()
     ]
+
+
+NUMERIC_TYPES = [
+    pa.int8(),
+    pa.int32(),
+    pa.int64(),
+    pa.uint16(),
+    pa.uint64(),
+    pa.float32(),
+    pa.float64(),
+]
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    values=st.lists(st.one_of(st.none(), st.integers(0, 100)), max_size=40),
+    kind=st.sampled_from([*NUMERIC_TYPES, pa.bool_(), pa.string()]),
+    cuts=st.lists(st.integers(0, 40), max_size=3),
+    start=st.integers(0, 5),
+    nulls=st.booleans(),
+)
+def test_numpy_is_to_numpy(values, kind, cuts, start, nulls):
+    """:func:`tierank.compute.numpy` gives what ``to_numpy(zero_copy_only=False)`` gives (values, dtype),
+    for slices, chunked arrays and nulls, of numbers, booleans and strings."""
+    values = values if nulls else [v for v in values if v is not None]
+    if pa.types.is_boolean(kind):
+        values = [None if v is None else v % 3 == 0 for v in values]
+    elif pa.types.is_string(kind):
+        values = [None if v is None else f"d{v}" for v in values]
+    arr = pa.array(values, kind).slice(min(start, len(values)))
+    ours, theirs = ac.numpy(arr), arr.to_numpy(zero_copy_only=False)
+    assert (
+        ours.dtype == theirs.dtype
+        and ours.tolist() == theirs.tolist()
+        or (np.isnan(theirs.astype(float)).any() and np.array_equal(ours, theirs, equal_nan=True))
+    )
+    bounds = sorted({0, len(arr), *(min(c, len(arr)) for c in cuts)})
+    chunked = pa.chunked_array([arr.slice(a, b - a) for a, b in zip(bounds, bounds[1:])], kind)
+    ours, theirs = ac.numpy(chunked), chunked.to_numpy()
+    assert ours.dtype == theirs.dtype
+    assert (
+        np.array_equal(ours, theirs, equal_nan=ours.dtype.kind == "f")
+        if ours.dtype.kind in "fiub"
+        else (ours.tolist() == theirs.tolist())
+    )
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(items=st.lists(st.text(max_size=6), max_size=12))
+def test_strings_is_pa_array(items):
+    assert ac.strings(items).equals(pa.array(items, pa.string()))
+    assert ac.strings([*items, None]).equals(pa.array([*items, None], pa.string()))
+
+
+@pytest.mark.parametrize("kind", NUMERIC_TYPES)
+def test_fill_null_with_a_number_is_pyarrow_compute_s(kind):
+    """A number fills nulls as ``pyarrow.compute.fill_null`` fills them (one that the type cannot hold:
+    the same error)."""
+    arr = pa.array([1, None, 3, None], kind)
+    fill = 9 if pa.types.is_unsigned_integer(kind) else -1
+    same(ac.fill_null(arr, fill), pc.fill_null(arr, fill))
+    same(lambda: ac.fill_null(arr, 0.5), lambda: pc.fill_null(arr, 0.5))
+    assert _raised(lambda: ac.fill_null(arr, 10**30)) is _raised(lambda: pc.fill_null(arr, 10**30))
+
+
+def _raised(call) -> type | None:
+    try:
+        call()
+    except Exception as e:
+        return type(e)
+    return None

@@ -14,19 +14,19 @@ quiet_interrupt_at_start()  # first: a Ctrl-C in the imports below ends the tier
 from typing import TYPE_CHECKING
 
 from .errors import TierankError, TierankInputError
-from .evaluate import Evaluator, evaluate
-from .io import Qrels, Run, read_qrels, read_run, to_qrels, to_run
-from .measures import Measure, parse_measure, supported
-from .results import EvalResult
-from .settings import EvalSettings
-from .ties import TieBreak
+from .evaluate import Evaluator, evaluate  # the engine is imported on their first call
 from .version import __version__
 
 if TYPE_CHECKING:
     from .analysis.compare import CompareSettings
+    from .io import Qrels, Run, read_qrels, read_run, to_qrels, to_run
     from .io.subtopics import read_subtopic_qrels
+    from .measures import Measure, parse_measure, supported
     from .measures.diversity import evaluate_diversity
     from .report.comparison import compare
+    from .results import EvalResult
+    from .settings import EvalSettings
+    from .ties import TieBreak
 
 __all__ = [
     "evaluate",
@@ -52,14 +52,25 @@ __all__ = [
     "__version__",
 ]
 
-#: public names imported on first use (the comparison of systems, the diversity measures and their
-#: subtopic qrels: not needed to evaluate a run, so that ``import tierank`` and ``tierank eval`` do not
-#: import them)
+#: public names imported on first use, and their modules: ``import tierank`` (and so the command line's
+#: ``tierank --help`` and ``--version``) imports neither numpy nor pyarrow
 _LAZY = {
     "compare": "report.comparison",
     "CompareSettings": "analysis.compare",
     "evaluate_diversity": "measures.diversity",
     "read_subtopic_qrels": "io.subtopics",
+    "Qrels": "io",
+    "Run": "io",
+    "read_qrels": "io",
+    "read_run": "io",
+    "to_qrels": "io",
+    "to_run": "io",
+    "Measure": "measures",
+    "parse_measure": "measures",
+    "supported": "measures",
+    "EvalResult": "results",
+    "EvalSettings": "settings",
+    "TieBreak": "ties",
 }
 
 

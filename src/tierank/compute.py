@@ -1,18 +1,14 @@
-"""Arrow's compute kernels for tierank, called without importing :mod:`pyarrow.compute` (a bottom room).
+"""Arrow's compute kernels for tierank, called by name (a bottom room).
 
-``import pyarrow.compute`` builds a Python wrapper with a docstring for every one of Arrow's ~300
-kernels: about 50 ms of CPU, a sixth of a small ``tierank eval``.  The kernels themselves
-live in ``pyarrow._compute`` (about 10 ms to import); this module calls them by name through
-``call_function``, the public entry point that :mod:`pyarrow.compute` re-exports, and builds the few
-option objects tierank needs.  pyarrow's own methods (``Array.take``, ``.filter``, ``.unique``,
-``.dictionary_encode``, ``.cast``, ...) import :mod:`pyarrow.compute` on first use: code on the path
-of a plain evaluation calls the functions below instead.
-
-Every function returns exactly what the :mod:`pyarrow.compute` function of the same name returns
-(``tests/test_compute.py`` compares them).  Three helpers have no namesake there: :func:`distinct` (the
-distinct values of a column of ids, each once), :func:`decoded` (a dictionary array decoded, as
-``DictionaryArray.dictionary_decode``, which imports :mod:`pyarrow.compute`) and :func:`array` (``pa.array``
-of a numpy array without importing :mod:`numpy.ma`).
+Every function calls ``pyarrow.compute.call_function`` with Arrow's kernel of the same name and returns
+exactly what the :mod:`pyarrow.compute` function of that name returns (``tests/test_compute.py``
+compares them); the module gathers in one place the few kernels and option objects tierank needs.
+Helpers with no namesake there: :func:`distinct` (the distinct values of a column of ids, each once),
+:func:`decoded` (a dictionary array decoded, as ``DictionaryArray.dictionary_decode``), and the
+conversions between numpy and Arrow that do not go through pyarrow's pandas layer (which imports
+pandas: about a third of a small ``tierank eval``): :func:`array` (``pa.array`` of a numpy array, also
+without importing ``numpy.ma``), :func:`numpy` (``to_numpy``) and :func:`strings` (``pa.array`` of
+Python strings).
 
 >>> import pyarrow as pa
 >>> enc = dictionary_encode(pa.array(["b", "a", "b"]))
@@ -28,23 +24,13 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-
-try:  # the kernels without pyarrow.compute's Python wrappers
-    from pyarrow._compute import (  # type: ignore[import-not-found,unused-ignore]
-        CastOptions,
-        ScalarAggregateOptions,
-        SetLookupOptions,
-        SortOptions,
-        call_function,
-    )
-except ImportError:  # pragma: no cover - a pyarrow that moved them: the public module has them all
-    from pyarrow.compute import (  # type: ignore[assignment,no-redef,unused-ignore]
-        CastOptions,
-        ScalarAggregateOptions,
-        SetLookupOptions,
-        SortOptions,
-        call_function,
-    )
+from pyarrow.compute import (
+    CastOptions,
+    ScalarAggregateOptions,
+    SetLookupOptions,
+    SortOptions,
+    call_function,
+)
 
 __all__ = [
     "call",
@@ -64,6 +50,8 @@ __all__ = [
     "decoded",
     "array",
     "distinct",
+    "numpy",
+    "strings",
 ]
 
 
@@ -121,12 +109,26 @@ def sort_indices(values: Any, sort_keys: Any = ()) -> Any:
 def fill_null(values: Any, fill_value: Any) -> Any:
     """``values`` with each null replaced by ``fill_value`` (a Python value becomes a scalar of their type)."""
     if not isinstance(fill_value, pa.Scalar):
-        fill_value = pa.scalar(fill_value, type=values.type)
+        fill_value = _scalar(fill_value, values.type)
     elif (
         fill_value.type != values.type
     ):  # as pyarrow.compute.fill_null: the scalar in the values' type
         fill_value = pa.scalar(fill_value.as_py(), type=values.type)
     return call_function("coalesce", [values, fill_value])
+
+
+def _scalar(value: Any, kind: Any) -> Any:
+    """``pa.scalar(value, type=kind)``; a number of a numeric type is read from a one-element array's
+    memory (``pa.scalar`` of a Python value asks pyarrow's pandas layer, which imports pandas)."""
+    number = type(value) is float or (type(value) is int and -(2**63) <= value < 2**63)
+    if _dlpack_ok(kind) and number:
+        try:
+            one = np.array([value], dtype=np.dtype(kind.to_pandas_dtype()))
+        except (OverflowError, ValueError):  # not representable: pa.scalar's own error
+            one = None
+        if one is not None and one.tolist()[0] == value:  # held exactly: else pa.scalar decides
+            return pa.Array.from_buffers(kind, 1, [None, pa.py_buffer(one)])[0]
+    return pa.scalar(value, type=kind)
 
 
 def is_valid(values: Any) -> Any:
@@ -173,7 +175,7 @@ def distinct(ids: Any, ordered: bool = True) -> list:
         return unique(ids).to_pylist()  # Arrow's unique keeps the order of first appearance
     if ids.null_count or not len(ids):
         return unique(decoded(ids)).to_pylist()
-    codes = ids.indices.to_numpy(zero_copy_only=False)
+    codes = numpy(ids.indices)
     heads = np.concatenate(
         (codes[:1], codes[1:][codes[1:] != codes[:-1]])
     )  # the code of each run of equal codes
@@ -223,3 +225,53 @@ def array(values: Any, type: Any = None) -> Any:  # noqa: A002 - pa.array's name
                 data = np.ascontiguousarray(values)
                 return pa.Array.from_buffers(arrow, len(values), [None, pa.py_buffer(data)])
     return pa.array(values, type=type)
+
+
+def numpy(values: Any, zero_copy_only: bool = False) -> np.ndarray:
+    """``values.to_numpy(zero_copy_only=...)`` of an Arrow array or chunked array; a column of fixed-width
+    numbers without nulls comes through DLPack, one of booleans without nulls from its bits (``Array.to_numpy`` first asks pyarrow's pandas layer,
+    which imports pandas: about a third of a small ``tierank eval``).  The same values and dtype; a single
+    chunk shares its memory, read-only, as ``to_numpy`` shares it.
+
+    >>> numpy(pa.array([3, 1, 2])).tolist(), numpy(pa.chunked_array([[0.5], [1.5, 2.5]])).tolist()
+    ([3, 1, 2], [0.5, 1.5, 2.5])
+    >>> numpy(pa.array(["a", "b"])).tolist(), numpy(pa.array([1, None])).tolist()
+    (['a', 'b'], [1.0, nan])
+    >>> numpy(pa.array([True, False, True, True]).slice(1)).tolist()
+    [False, True, True]
+    """
+    if isinstance(values, pa.ChunkedArray):
+        if values.num_chunks == 1:
+            return numpy(values.chunk(0), zero_copy_only)
+        if values.num_chunks > 1 and _dlpack_ok(values.type) and values.null_count == 0:
+            return np.concatenate([np.from_dlpack(c) for c in values.chunks])
+        return values.to_numpy()
+    if _dlpack_ok(values.type) and values.null_count == 0:
+        return np.from_dlpack(values)
+    if pa.types.is_boolean(values.type) and values.null_count == 0 and not zero_copy_only:
+        bits = np.frombuffer(values.buffers()[1], dtype=np.uint8)
+        start = values.offset
+        return np.unpackbits(bits, count=start + len(values), bitorder="little")[start:].view(bool)
+    return values.to_numpy(zero_copy_only=zero_copy_only)
+
+
+def _dlpack_ok(kind: Any) -> bool:
+    """Arrow types whose arrays numpy reads through DLPack (fixed-width numbers, not bit-packed)."""
+    return pa.types.is_integer(kind) or pa.types.is_floating(kind)
+
+
+def strings(items: list[str]) -> Any:
+    """``pa.array(items, pa.string())`` built from its buffers (``pa.array`` of Python objects asks
+    pyarrow's pandas layer whether each is a missing value, which imports pandas).
+
+    >>> strings(["all", "", "é"]).equals(pa.array(["all", "", "é"], pa.string()))
+    True
+    """
+    if not all(type(s) is str for s in items):  # None, or other objects: pa.array's own handling
+        return pa.array(items, pa.string())
+    data = [s.encode() for s in items]
+    offsets = np.zeros(len(data) + 1, dtype=np.int32)
+    np.cumsum([len(b) for b in data], out=offsets[1:])
+    return pa.Array.from_buffers(
+        pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]
+    )

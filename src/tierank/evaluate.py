@@ -5,25 +5,39 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-import numpy as np
-
-from . import compute as ac
 from .errors import NoJudgedDocuments, NothingToEvaluate, Problem, TierankInputError
-from .io.convert import to_qrels, to_run
-from .io.model import Qrels, Run
-from .measures.base import Aggregate, Measure, Stats
-from .measures.names import Plan
-from .measures.names import plan as measure_plan
-from .results import EvalResult
-from .settings import UNJUDGED, EvalSettings
-from .ties import prepare
-from .ties.prepare import Judgments
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .io.model import Qrels, Run
+    from .measures.base import Aggregate, Measure, Stats
+    from .measures.names import Plan
+    from .results import EvalResult
+    from .settings import UNJUDGED, EvalSettings
+
+    Measures: TypeAlias = Iterable[str | Measure | list[Measure]] | str | Measure | Plan
+
+# The engine (numpy, pyarrow, the measures) is imported by the functions below on their first call, so
+# that ``import tierank`` (and with it ``tierank --help`` and ``--version``) imports none of it.
 
 __all__ = ["Evaluator", "evaluate", "condense", "EvalSettings", "UNJUDGED"]
 
-Measures = Iterable[str | Measure | list[Measure]] | str | Measure | Plan
+
+def __getattr__(name: str):
+    """The names this module re-exports from the engine, imported on first use."""
+    if name in ("EvalSettings", "UNJUDGED"):
+        from . import settings
+
+        return getattr(settings, name)
+    if name == "Measures":  # the measures argument's type
+        from .measures.base import Measure
+        from .measures.names import Plan
+
+        return Iterable[str | Measure | list[Measure]] | str | Measure | Plan
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def condense(run: Run, qrels: Qrels, negative_unjudged: bool = False) -> Run:
@@ -34,10 +48,17 @@ def condense(run: Run, qrels: Qrels, negative_unjudged: bool = False) -> Run:
 
     Examples
     --------
+    >>> from tierank import to_qrels, to_run
     >>> r = condense(to_run({"q": {"a": 3.0, "x": 2.0, "b": 1.0}}), to_qrels({"q": {"a": 0, "b": 1}}))
     >>> r.docid.to_pylist()
     ['a', 'b']
     """
+    import numpy as np
+
+    from . import compute as ac
+    from .io.model import Run
+    from .ties.prepare import Judgments
+
     rq = ac.decoded(run.qid)
     qid, docid = qrels.qid, qrels.docid
     if negative_unjudged:
@@ -46,10 +67,8 @@ def condense(run: Run, qrels: Qrels, negative_unjudged: bool = False) -> Run:
     # the rows whose (query, document) pair is judged, looked up as prepare looks judgments up (no Arrow join:
     # pyarrow.acero and pyarrow.compute stay unimported)
     judged_qids = ac.unique(qid)
-    judgments = Judgments(
-        ac.index_in(qid, judged_qids).to_numpy(zero_copy_only=False), docid, np.zeros(len(qid))
-    )
-    q = ac.fill_null(ac.index_in(rq, judged_qids), -1).to_numpy(zero_copy_only=False)
+    judgments = Judgments(ac.numpy(ac.index_in(qid, judged_qids)), docid, np.zeros(len(qid)))
+    q = ac.numpy(ac.fill_null(ac.index_in(rq, judged_qids), -1))
     rows = np.flatnonzero(q >= 0)
     keep = rows[judgments.lookup(q[rows], run.docid, rows) >= 0]
     if len(keep) == 0:
@@ -106,6 +125,12 @@ class Evaluator:
         *,
         stacklevel: int = 2,
     ) -> None:
+        from .io.convert import to_qrels
+        from .measures.base import Measure
+        from .measures.names import Plan
+        from .measures.names import plan as measure_plan
+        from .settings import EvalSettings
+
         self.settings = EvalSettings() if settings is None else settings
         if isinstance(measures, Plan):
             plan = measures
@@ -134,6 +159,11 @@ class Evaluator:
 
     def judging(self, qids: Any) -> Evaluator:
         """This evaluator with the judgments of the queries ``qids`` (an Arrow array of strings) only."""
+        import numpy as np
+
+        from . import compute as ac
+        from .io.model import Qrels
+
         q = self.qrels
         keep = ac.is_in(q.qid, qids)
         out = object.__new__(Evaluator)
@@ -141,13 +171,15 @@ class Evaluator:
         out.qrels = Qrels(
             qid=ac.filter(q.qid, keep),
             docid=ac.filter(q.docid, keep),
-            grade=np.asarray(q.grade)[np.asarray(keep)],
+            grade=np.asarray(q.grade)[ac.numpy(keep)],
             source=q.source,
         )
         return out
 
     def under(self, **options: Any) -> Evaluator:
         """This evaluator with some settings changed (the measures are not checked again)."""
+        from .settings import EvalSettings
+
         out = object.__new__(Evaluator)
         out.__dict__.update(self.__dict__)
         out.settings = EvalSettings.of(self.settings, **options)
@@ -168,6 +200,14 @@ class Evaluator:
         >>> steps
         [('reading', 0, 2), ('ties', 0, 2), ('P@1', 0, 2), ('RR', 1, 2)]
         """
+        import numpy as np
+
+        from . import compute as ac
+        from .io.convert import to_run
+        from .io.model import Run
+        from .results import EvalResult
+        from .ties import prepare
+
         s, q = self.settings, self.qrels
         parsed = self.measures
         step = progress or (lambda what, done, total: None)
@@ -231,6 +271,7 @@ class Evaluator:
             stats=stats,
             ties=prep.summary,
             settings=s.record(r.source, q.source),
+            unevaluated=prep.unevaluated,
             bounds=bounds,
             residual=residual,
         )
@@ -299,6 +340,8 @@ def evaluate(
     1     P@1    1.0000
     2     P@2    0.8333
     """
+    from .settings import EvalSettings
+
     return Evaluator(qrels, measures, EvalSettings.of(settings, **options), stacklevel=3).evaluate(
         run
     )

@@ -65,6 +65,8 @@ class EvalResult:
         ``docs, queries, queries_with_ties, groups, tied_docs, largest, share``; a dict given with
         those keys is converted)
     settings : tie-break policy and query-set conventions used
+    unevaluated : int, queries of the run that the qrels lack, left out as trec_eval leaves them out
+        (``tierank eval`` says how many on stderr)
     """
 
     measures: list[Measure]
@@ -78,6 +80,8 @@ class EvalResult:
     residual: dict[Measure, np.ndarray] = field(
         default_factory=dict
     )  # RBP residual, with unjudged="bounds"
+    #: queries of the run that the qrels lack: not evaluated (as trec_eval leaves them out)
+    unevaluated: int = 0
 
     def __post_init__(self) -> None:
         if not isinstance(self.ties, TieSummary):

@@ -1,3 +1,3 @@
 """The version of tierank: the one place it is written (pyproject.toml reads it from here)."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"

@@ -11,7 +11,12 @@ found (empty: the page passed):
 * every link to this server resolves: the file exists (a folder: its ``index.html``), and the
   ``#id`` exists in it (in-page anchors are checked in the live page);
 * every ``<img>`` has alt text, and every figure's inline ``<svg>`` a label (``aria-label``,
-  ``aria-labelledby`` or a ``<title>``).
+  ``aria-labelledby`` or a ``<title>``);
+* no request to another host (fonts, scripts, APIs): a page works offline and tells no third party
+  who reads it;
+* no clipped table: at the desktop width every table fits the box it sits in; at any width a table
+  wider than its box can be scrolled there (its box scrolls, it is not cut);
+* no Sphinx role left as text (``:func:`x```): docstrings are rendered as Markdown.
 """
 
 from __future__ import annotations
@@ -35,8 +40,17 @@ _PROBE = """async () => {
       e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX === "visible"))
     .filter(e => !e.closest(".tablewrap, .md-typeset__scrollwrap, pre, .highlight, .md-sidebar, .md-nav, .md-search, .md-header, .md-tabs, [hidden]"))
     .slice(0, 5).map(e => e.tagName.toLowerCase() + (e.className && typeof e.className === "string" ? "." + e.className.split(" ").join(".") : "") + ": " + (e.textContent || "").trim().slice(0, 60));
+  const tables = [...document.querySelectorAll("table")].filter(t => t.getBoundingClientRect().width > 0).map(t => {
+      let box = t.parentElement;
+      while (box && box !== document.body && getComputedStyle(box).display.startsWith("inline")) box = box.parentElement;
+      const scroller = t.closest(".md-typeset__scrollwrap, .tablewrap, .md-typeset__table");
+      const scrolls = [box, scroller].some(b => b && ["auto", "scroll"].includes(getComputedStyle(b).overflowX));
+      return {width: Math.round(t.getBoundingClientRect().width), box: box ? box.clientWidth : 0, scrolls: scrolls,
+              head: (t.querySelector("th, td") || t).textContent.trim().slice(0, 40)};
+  });
   return {
-    scrollWidth: se.scrollWidth, innerWidth: innerWidth, wide: wide,
+    scrollWidth: se.scrollWidth, innerWidth: innerWidth, wide: wide, tables: tables,
+    roles: (document.body.innerText.match(/:(?:py:)?(?:func|class|meth|mod|attr|data|exc|obj):`?[A-Za-z0-9_.~]+`?/g) || []).slice(0, 5),
     images: imgs.map((i, k) => ({src: (i.getAttribute("src") || "").slice(0, 80), natural: decoded[k],
                                  alt: i.getAttribute("alt")})),
     svgs: [...document.querySelectorAll("figure svg")].map(s => ({
@@ -113,6 +127,16 @@ def check_page(browser, url: str, root: Path, base: str, viewport: str) -> list[
         info = page.evaluate(_PROBE)
     finally:
         context.close()
+    for url_ in dict.fromkeys(external):
+        problems.append(f"request to another host: {url_}")
+    for k, t in enumerate(info["tables"]):
+        if t["width"] > t["box"] + 1 and (viewport == "desktop" or not t["scrolls"]):
+            problems.append(
+                f"table {k + 1} ({t['head']!r}...) clipped: {t['width']}px wide in a {t['box']}px box"
+                + ("" if t["scrolls"] else " that does not scroll")
+            )
+    for role in info["roles"]:
+        problems.append(f"a Sphinx role shown as text: {role}")
     if info["scrollWidth"] > info["innerWidth"]:
         problems.append(
             f"horizontal overflow: the page is {info['scrollWidth']}px wide in a "

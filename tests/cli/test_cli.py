@@ -24,7 +24,7 @@ def test_default_table_shows_measures_and_tie_summary():
     assert (
         "R@3" in out
         and "0.7778" in out
-        and "3 documents in ties (60.0%)" in out
+        and "3 documents in tie groups (60.0%)" in out
         and "1 query, 5 documents" in out
         and "largest group 3" in out
     )

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from importlib.metadata import version
+import tomllib
+from pathlib import Path
 
 import pytest
 import typer.main
@@ -69,7 +70,7 @@ def test_flags_show_no_type(path):
 
 def test_flag_help_reads_without_a_type():
     shown = _help("eval")
-    assert "--per-query -q Also report every query." in shown
+    assert "-q, --per-query Also report every query." in shown
     assert "--candidates-only N+ and ideal DCG" in shown
 
 
@@ -90,5 +91,16 @@ def test_choices_and_help_come_from_the_registries():
 
 
 def test_version():
+    """``--version`` prints the one version of the package, the one pyproject.toml gives the distribution
+    (an environment's installed metadata may be of an older checkout)."""
+    from tierank.version import __version__
+
     out = invoke("--version").stdout
-    assert out == f"tierank {version('tierank')}\n"
+    assert out == f"tierank {__version__}\n" and re.fullmatch(
+        r"\d+\.\d+\.\d+(\.dev\d+)?", __version__
+    )
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    assert project["project"]["dynamic"] == ["version"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {
+        "attr": "tierank.version.__version__"
+    }

@@ -44,6 +44,9 @@ OUTPUT = ("text", "")
 #: why a block may not run, and what such a block must contain for the reason to hold
 NOT_RUN = {
     "installs packages": re.compile(r"^\s*pip install", re.M),
+    "makes a virtual environment": re.compile(
+        r"^python3 -m venv \.venv && \. \.venv/bin/activate$", re.M
+    ),
     "runs the test suite": re.compile(r"python -m pytest"),
     "benchmark": re.compile(r"python benchmarks/"),
 }
@@ -286,7 +289,11 @@ def test_blocks_that_do_not_run_are_few_and_justified():
         )
     # the two commands of the README: the install + main command runs (less the install), the test command is marked
     readme = [b for b in BLOCKS if b.page.name == "README.md" and b.page.parent == ROOT]
-    first = next(b for b in readme if b.lang == "bash")
+    venv = next(
+        b for b in readme if b.lang == "bash"
+    )  # first the virtual environment, then the install
+    assert venv.code == "python3 -m venv .venv && . .venv/bin/activate"
+    first = next(b for b in readme if b.lang == "bash" and b.not_run is None)
     assert first.runs and first.code.startswith("pip install -e . && tierank eval")
     assert [b.code for b in readme if b.not_run == "runs the test suite"] == [
         'pip install -e ".[test]" && python -m pytest -q'
@@ -464,10 +471,16 @@ def test_the_measure_reference_is_generated_from_the_registry():
     assert rows["[`IPrec`](#iprec)"][2:4] == [few, "exact"]
     assert rows["[`GMAP`](#gmap)"][2:4] == [few, "exact"]
     assert rows["[`AP`](#ap)"][2:4] == ["exact", "exact"]
-    assert rows["[`AP`](#ap)"][0] == "`map`, `map_cut`" and "`recip_rank`" in rows["[`RR`](#rr)"][0]
+    assert rows["[`AP`](#ap)"][0] == "average precision"
+    sections = dict(re.findall(r"## `([^`]+)` \{#[^}]+\}\n(.*?)(?=\n## |\Z)", page, re.S))
     assert (
-        rows["[`AP`](#ap)"][-1] == "`AP`" and rows["[`F1`](#f1)"][-1] == "none"
-    )  # ir_measures' name
+        "- trec_eval names: `map`, `map_cut`" in sections["AP"] and "`recip_rank`" in sections["RR"]
+    )
+    assert (
+        "- name in ir_measures: `AP`" in sections["AP"]
+        and "- name in ir_measures: none" in sections["F1"]
+    )
+    assert '??? info "Names, citation and parameters"' in sections["nDCG"]  # the details collapsed
     assert "- citation: Moffat, A. and Zobel, J. (2008)" in page and "**reciprocal rank**" in page
 
 
@@ -489,7 +502,8 @@ def test_the_measure_reference_survives_a_family_without_metadata():
     finally:
         del REGISTRY["BareForDocs"]
     assert (
-        "| [`BareForDocs`](#barefordocs) |  | `@k` optional | not labelled | not labelled |" in page
+        "| [`BareForDocs`](#barefordocs) | BareForDocs | `@k` optional | not labelled | not labelled |"
+        in page
     )
     assert (
         "**BareForDocs**: a family that declares nothing." in page

@@ -3,21 +3,21 @@
 Bad input is reported as one line per problem on stderr (``file:line: reason``)
 with exit code 2, never a traceback.
 
-One module per command group: :mod:`.eval`, :mod:`.analysis` (ties, sweep,
-compare, bands), :mod:`.plots` (the plot and report groups), :mod:`.rerank`,
-:mod:`.mteb` (MTEB's saved predictions), :mod:`.misc` (measures, example); the shared option types, the error decorator
-and the output helpers are in :mod:`.common`, and every table printed on the
-terminal is built in :mod:`tierank.report.terminal`.
+One module per command group: :mod:`.eval`, :mod:`.analysis` (ties, sweep, compare, bands),
+:mod:`.similarity`, :mod:`.diversity`, :mod:`.plots` (the plot and report groups), :mod:`.rerank`,
+:mod:`.mteb` (MTEB's saved predictions), :mod:`.misc` (measures, example); the root command and the
+group class are in :mod:`.app`, the shared option types, the error decorator and the output helpers
+in :mod:`.common`, and every table printed on the terminal is built in :mod:`tierank.report.terminal`.
+
+Start-up: a command line imports the module of its command only; ``tierank``, ``tierank --help`` and
+``tierank --version`` import none (the root help lists :data:`SUMMARIES`, which a test compares with
+the commands' own help).
 """
 
 from __future__ import annotations
 
 import sys
 from importlib import import_module
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from types import FrameType
 
 from . import app as _root  # the module; its Typer object is ``tierank.cli.app`` (see __getattr__)
 
@@ -31,7 +31,7 @@ del globals()["app"]
 COMMAND_MODULES = ("eval", "analysis", "similarity", "diversity", "plots", "rerank", "mteb", "misc")
 
 #: the module of each top-level command (a group's sub-commands are in its module): a command line
-#: imports only its command's module; ``tierank``, ``tierank --help`` and an unknown name import all
+#: imports only its command's module
 COMMANDS = {
     "eval": "eval",
     "ties": "analysis",
@@ -46,6 +46,25 @@ COMMANDS = {
     "mteb": "mteb",
     "measures": "misc",
     "example": "misc",
+}
+
+#: each command's summary (the first paragraph of its help), in the order of ``tierank --help``: the root
+#: help lists these without importing the commands (``tests/cli/test_startup.py`` compares them with the
+#: commands' own help)
+SUMMARIES: dict[str, str] = {
+    "eval": "Evaluate RUN (or several runs) against QRELS with tie-aware statistics.",
+    "ties": "Tie prevalence and ordering defects per run and for the set (Yang, Moffat & Turpin, Table 1).",
+    "sweep": "What would lower precision do to my evaluation? Re-express RUN's scores in each format and report ties, oblivious, expected, range and bias.",
+    "compare": "Systems side by side with E[M] and [min, max]; paired t-tests on per-query expected values; every pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable; P(A>B): the probability that A's mean beats B's when both runs' ties are broken at random. One measure per call (-m given twice is an error).",
+    "bands": "Worst-case change of RR and RBP that geometric rank banding can cause under permutation averaging (Yang, Moffat & Turpin, Table 2).",
+    "similarity": "How far apart are two rankings? Rank-biased overlap (RBO) with Corsi and Urbano's tie treatments, its exact expected value, min and max over tie orderings; Kendall's tau-b, tau-AP and overlap at k; per query and averaged over the queries both runs answer.",
+    "diversity": "Intent-aware (diversity) measures on subtopic qrels, tie-aware: the oblivious value and the expected value, min, max and std over tie orderings, per measure (tab-separated), averaged over the run's judged queries.",
+    "rerank": "The low-precision reranking protocol (the paper's Table 1): score every candidate under every precision regime, write one run per regime, report M at FP32 and per regime M_obl, E[M], range, bias, tie statistics and scoring time. Scores are cached; an interrupted run resumes.",
+    "mteb": "Evaluate MTEB's saved retrieval PREDICTIONS against QRELS (given first, as in every command) with tie-aware statistics.",
+    "measures": "List the supported measures (generated from the registry).",
+    "example": "Print the path of a shipped example file or folder (tierank example NAME, NAME one of: run, qrels, askubuntu-run, askubuntu-qrels, trec-run, rag24-run, rag24-qrels, rag24-mini, dir; sources and licences: README.md in `tierank example dir`).",
+    "plot": "Figures (PNG and SVG): tierank plot cutoff|ranges|sweep|ties.",
+    "report": "One self-contained HTML page: tierank report eval|sweep|compare|rerank.",
 }
 
 
@@ -69,54 +88,49 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def listing():
+    """A Typer app with the root command and, for each command, a stand-in with its summary: what
+    ``tierank``, ``tierank --help`` and ``tierank --version`` need (no command module is imported).
+    A stand-in never runs: a command line that names a command gets the real one."""
+    import typer
+
+    from .app import MARKUP, Group
+
+    listed = typer.Typer(
+        cls=Group,
+        add_completion=False,
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=MARKUP,
+        help=_root.app.info.help,
+    )
+    listed.registered_callback = _root.app.registered_callback
+    for name, summary in SUMMARIES.items():
+        listed.command(
+            name,
+            help=summary,
+            add_help_option=False,
+            context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+        )(_stand_in)
+    return listed
+
+
+def _stand_in() -> None:  # pragma: no cover - never called: a named command is the real one
+    raise RuntimeError("a stand-in of the listing of tierank --help was run")
+
+
 def command_app(argv: list[str]):
     """The Typer app with what the command line ``argv`` needs: the module of its command only (the
-    command-line start-up, without the imports of the other commands), or every command."""
+    command-line start-up, without the imports of the other commands), or, for the root command alone
+    (``tierank``, ``--help``, ``--version``, an unknown name), the listing of the commands."""
     first = argv[0] if argv else ""
     module = COMMANDS.get(first)
-    return register((module,) if module else COMMAND_MODULES)
+    return register((module,)) if module else listing()
 
 
 def main() -> None:
     """Run the command line in this process (typer's ``SystemExit`` carries the status)."""
-    app = command_app(sys.argv[1:])
-    if COMMANDS.get(sys.argv[1] if len(sys.argv) > 1 else "") != "eval" or "pandas" in sys.modules:
-        app()
-        return
-    hide = PandasForPyarrow()
-    sys.meta_path.insert(0, hide)
-    try:
-        app()
-    finally:
-        sys.meta_path.remove(hide)
-
-
-class PandasForPyarrow:
-    """A module finder that keeps pyarrow from importing pandas (about 0.2 s) in ``tierank eval``.
-
-    pyarrow imports pandas on its first ``pa.array``, ``to_numpy`` or ``np.asarray`` of an array, to
-    recognise pandas inputs and pandas' missing values (a command line hands it none).  While this finder
-    is installed, such an import from pyarrow's compiled code (no ``import`` statement of Python code asks
-    for it) fails as if pandas were not installed, and pyarrow goes on without it; an ``import pandas``
-    written in Python (a ``--format trec_eval`` summary) imports it as usual, and once imported it is
-    pyarrow's too.
-    """
-
-    attempts = 0
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "pandas":
-            return None
-        frame: FrameType | None = sys._getframe(1)
-        while frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
-            frame = frame.f_back
-        if frame is not None and frame.f_code.co_code[frame.f_lasti] == _IMPORT_NAME:
-            return None  # a Python import statement: the usual import
-        PandasForPyarrow.attempts += 1
-        raise ImportError("pandas is not imported for pyarrow by tierank eval", name=name)
-
-
-_IMPORT_NAME = __import__("opcode").opmap["IMPORT_NAME"]
+    command_app(sys.argv[1:])()
 
 
 def run() -> None:

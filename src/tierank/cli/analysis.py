@@ -311,7 +311,7 @@ def compare_cmd(
         bool,
         typer.Option(
             "--leaderboard",
-            help="Leaderboard view: systems by E[M] with \\[min, max], CI, ranks by E and by the "
+            help="Leaderboard view: systems by E[M] with [min, max], CI, ranks by E and by the "
             "oblivious value, bootstrap rank intervals, randomized Tukey HSD groups, and the "
             "pairs whose order flips.",
         ),
@@ -359,7 +359,7 @@ def compare_cmd(
         ),
     ] = 0,
 ) -> None:
-    """Systems side by side with E[M] and \\[min, max]; paired t-tests on per-query expected values; every
+    """Systems side by side with E[M] and [min, max]; paired t-tests on per-query expected values; every
     pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable;
     P(A>B): the probability that A's mean beats B's when both runs' ties are broken at random.
     One measure per call (-m given twice is an error)."""

@@ -19,7 +19,6 @@ from __future__ import annotations
 import errno
 import functools
 import io
-import re
 import sys
 from contextlib import contextmanager, nullcontext
 from enum import Enum
@@ -27,7 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
-from typer.core import TyperGroup, TyperOption
 
 from ..analysis.precision import DEFAULT_FORMATS, FLOAT_FORMATS
 from ..errors import TierankError, TierankInputError
@@ -38,6 +36,7 @@ from ..report.formats import TREC_STATS
 from ..report.formats import help_text as format_help
 from ..report.formats import names as format_names
 from ..ties import POLICIES
+from .app import _fail
 
 DEFAULT_MEASURES = ["nDCG@10", "RR@10", "AP", "P@10", "R@100"]
 
@@ -76,15 +75,6 @@ else:
 # errors
 
 
-def _fail(err: TierankInputError) -> None:
-    from rich.console import Console
-
-    console = Console(emoji=False, markup=False, stderr=True, highlight=False, soft_wrap=True)
-    for p in err.problems:
-        console.print(f"tierank: error: {p}", markup=False)
-    raise typer.Exit(2)
-
-
 def input_errors(command):
     """Decorate a command: a TierankInputError it raises becomes one ``tierank: error: ...`` line per
     problem on stderr and exit code 2; so does a tierank error for a missing optional dependency
@@ -113,6 +103,33 @@ def input_errors(command):
     return wrapper
 
 
+#: the output format a file's extension names (``-o FILE`` without ``-f``)
+SUFFIX_FORMATS = {
+    ".tsv": "tsv",
+    ".csv": "csv",
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".md": "markdown",
+    ".tex": "latex",
+}
+
+
+def output_format(ctx, fmt, output: Path | None, choices):
+    """The format to write: the ``-f`` given; else, with ``-o FILE``, the one FILE's extension names
+    (:data:`SUFFIX_FORMATS`); else the default.  A ``-f`` that contradicts the extension is refused."""
+    if output is None or str(output) == "-":
+        return fmt
+    want = SUFFIX_FORMATS.get(Path(output).suffix.lower())
+    if want is None or want == fmt.value or want not in {c.value for c in choices}:
+        return fmt
+    if ctx.get_parameter_source("fmt").name != "DEFAULT":
+        raise TierankInputError(
+            f"-o {output}: a {Path(output).suffix} file is written as --format {want}, but "
+            f"--format {fmt.value} is given: drop -f, or name the file otherwise"
+        )
+    return choices(want)
+
+
 def note(text: str) -> None:
     """One ``tierank: note: ...`` line on stderr (something left out or ignored; not an error)."""
     from rich.console import Console
@@ -138,223 +155,6 @@ def require(module: str, what: str) -> None:
                 f'{what} needs {module}, which is not installed: pip install "tierank[{e.extra}]"'
             )
         )
-
-
-# help without a type for flags
-
-
-def _untyped_flags(params: list) -> list:
-    """Flags take no value: show no ``<bool>`` type next to them in the help.  (And each value is
-    converted by :class:`QuickValues`, without pydantic.)"""
-    for p in params:
-        if getattr(p, "_runtime_param", False) is None and hasattr(p, "type_descriptor"):
-            p._runtime_param = QuickValues()
-        if isinstance(p, TyperOption) and (p.is_flag or p.count) and p.metavar is None:
-            p.metavar = ""
-    return params
-
-
-def _given(param, argv: list[str]) -> list[str]:
-    """The values given to the option ``param`` on the command line ``argv`` (as written)."""
-    opts = [
-        o
-        for o in (*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ()))
-        if o.startswith("-")
-    ]
-    out = []
-    for i, a in enumerate(argv):
-        if a == "--":
-            break
-        for o in opts:
-            if a == o and i + 1 < len(argv):
-                out.append(argv[i + 1])
-            elif o.startswith("--") and a.startswith(o + "="):
-                out.append(a[len(o) + 1 :])
-            elif (
-                not o.startswith("--")
-                and a.startswith(o)
-                and len(a) > len(o)
-                and not a.startswith("--")
-            ):
-                out.append(a[len(o) :].removeprefix("="))
-    return out
-
-
-def _kind(e: BaseException) -> str:
-    """The name of click's exception class (typer bundles click: its classes are public by name only)."""
-    return type(e).__name__
-
-
-def usage_line(e: typer.TyperException, argv: list[str] | None = None) -> str:
-    """click's refusal of a command line (an unknown option, a value out of range, a missing argument) as
-    one line: the message, the value given where it is an option's, and where to read what is allowed.
-
-    >>> usage_line(typer.BadParameter("must be at least 0"))
-    'Invalid value: must be at least 0'
-    """
-    from ..errors import quote
-
-    msg = " ".join(e.format_message().replace("Value error, ", "").split())
-    param = getattr(e, "param", None)
-    if isinstance(e, typer.BadParameter) and _kind(e) != "MissingParameter" and param is not None:
-        given = _given(param, argv or [])
-        if given:
-            shown = ", ".join(quote(v, 40) for v in given[-3:])
-            msg = (
-                msg.replace(":", f" (given {shown}):", 1)
-                if ":" in msg
-                else f"{msg} (given {shown})"
-            )
-    ctx = getattr(e, "ctx", None)
-    names = []
-    while ctx is not None and ctx.parent is not None:
-        names.append(ctx.info_name)
-        ctx = ctx.parent
-    if names and ctx is not None and ctx.command is not None:
-        msg += f" (see: tierank {' '.join(reversed(names))} --help)"
-    elif getattr(e, "ctx", None) is not None:
-        msg += " (see: tierank --help)"
-    return msg
-
-
-class Group(TyperGroup):
-    """The command group of ``tierank`` and its sub-groups (plot, report).
-
-    A command line click refuses (an unknown option or command, a value of the wrong type or out of range,
-    a missing argument) is one ``tierank: error: ...`` line with exit code 2, as every other error is,
-    instead of click's usage box."""
-
-    def make_context(self, info_name, args, parent=None, **extra):
-        argv = list(args)
-        try:
-            ctx = super().make_context(info_name, args, parent=parent, **extra)
-        except typer.TyperException as e:
-            if _kind(e) == "NoArgsIsHelpError":  # no arguments: the help, as click prints it
-                raise
-            _fail(TierankInputError(usage_line(e, argv)))
-        ctx.meta.setdefault("tierank.argv", argv)
-        return ctx
-
-    def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except typer.TyperException as e:
-            if _kind(e) == "NoArgsIsHelpError":
-                raise
-            _fail(TierankInputError(usage_line(e, ctx.meta.get("tierank.argv"))))
-
-    def get_params(self, ctx) -> list:
-        return _untyped_flags(super().get_params(ctx))
-
-    def get_command(self, ctx, cmd_name: str):
-        cmd = super().get_command(ctx, cmd_name)
-        if cmd is not None and not isinstance(cmd, TyperGroup):
-            _untyped_flags(cmd.get_params(ctx))
-        if cmd is not None and cmd.help and not getattr(cmd, "_reflowed", False):
-            cmd.help = reflow(cmd.help)
-            cmd._reflowed = True  # type: ignore[attr-defined]  # our mark on click's Command: reflowed once
-            if cmd.short_help is None:
-                cmd.short_help = cmd.help.split("\n\n")[0]
-        return cmd
-
-
-# option values without pydantic
-
-_MISS = object()
-_INT = re.compile(r"-?[0-9]{1,18}")
-_FLOAT = re.compile(r"-?[0-9]{1,15}(?:\.[0-9]{1,15})?")
-
-
-class QuickValues:
-    """typer's value conversion of one parameter for the plain cases, without pydantic.
-
-    typer (0.29) converts every option value, given or default, with a pydantic ``TypeAdapter`` built on
-    first use: importing pydantic and building the adapters of a command costs about 0.1 s, which is most
-    of a small run's argument handling.  This converter returns what those adapters return for the plain
-    values a command line gives (a ``str``; an ``int`` or ``float`` written plainly, within the option's
-    bounds; an Enum choice given exactly; a non-empty path; lists of them; the defaults as they are) and
-    hands every other value, and every value it would reject, to typer's own converter: the messages of
-    bad values, and any value written otherwise (``1_0``, `` 12``, ``JSONL``), stay typer's.
-    """
-
-    def coerce(self, value, param, ctx):
-        multi = param.multiple or param.nargs == -1
-        if value is None:
-            return () if multi else None
-        desc = param.type_descriptor
-        info = desc.parameter_info
-        out: object = _MISS
-        if info.parser is None and not info.clamp:
-            if multi:
-                if (
-                    isinstance(value, (list, tuple))
-                    and desc.is_list
-                    and len(desc.annotation.__args__) == 1
-                ):
-                    items = [
-                        _quick(desc.annotation.__args__[0], info, v, param, ctx) for v in value
-                    ]
-                    if all(v is not _MISS for v in items):
-                        out = items
-            else:
-                out = _quick(desc.annotation, info, value, param, ctx)
-        if out is not _MISS:
-            return out
-        param._runtime_param = None  # typer's own converter, built now
-        return param.get_runtime_param().coerce(value, param=param, ctx=ctx)
-
-
-def _quick(annotation, info, value, param, ctx):
-    """``value`` converted as typer's pydantic adapter converts it, or ``_MISS`` where it cannot be told."""
-    kind = type(value)
-    if annotation is str:
-        return value if kind is str else _MISS
-    if annotation is int or annotation is float:
-        if kind is str and (_INT if annotation is int else _FLOAT).fullmatch(value):
-            number = annotation(value)
-        elif kind is annotation:
-            number = value
-        else:
-            return _MISS
-        if (info.min is not None and number < info.min) or (
-            info.max is not None and number > info.max
-        ):
-            return _MISS
-        return number
-    if isinstance(annotation, type) and issubclass(annotation, Enum):
-        if isinstance(value, annotation):
-            return value
-        if (
-            kind is str
-            and info.case_sensitive
-            and ctx is not None
-            and ctx.token_normalize_func is None
-        ):
-            from typer._param_types import choice_as_str
-
-            for member in annotation:
-                if choice_as_str(member) == value:
-                    return member
-        return _MISS
-    if annotation is Path and info.path_type is None and kind is str and value:
-        from typer._param_types import coerce_cli_path
-
-        return coerce_cli_path(Path(value), info, path_type=Path, param=param, ctx=ctx)
-    return _MISS
-
-
-def reflow(text: str) -> str:
-    r"""A help text with each paragraph on one line (typer's rich mode keeps a docstring's single line
-    breaks, which then break sentences in the middle at any terminal width); ``\f`` and what follows
-    it dropped, ``\b`` paragraphs kept as written.
-
-    >>> reflow("Evaluate RUN against\n    QRELS.\n\n    More\n    text.")
-    'Evaluate RUN against QRELS.\n\nMore text.'
-    """
-    import inspect
-
-    paragraphs = inspect.cleandoc(text).partition("\f")[0].split("\n\n")
-    return "\n\n".join(p if p.startswith("\b") else " ".join(p.split()) for p in paragraphs)
 
 
 # option types

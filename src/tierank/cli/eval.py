@@ -36,6 +36,7 @@ from .common import (
     input_errors,
     measures_option,
     note,
+    output_format,
     print_tables,
     swap_check,
 )
@@ -66,6 +67,7 @@ def _coverage(result, added: bool):
 @app.command("eval")
 @input_errors
 def eval_cmd(
+    ctx: typer.Context,
     qrels: Annotated[
         Path,
         typer.Argument(
@@ -139,6 +141,7 @@ def eval_cmd(
     """
     from ..settings import EvalSettings
 
+    fmt = output_format(ctx, fmt, output, EvalFmt)
     options, settings = built(
         lambda: EvalOptions(
             fmt=fmt.value,
@@ -257,6 +260,8 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
     )
     with swap_check(qrels, list(named.values()), USAGE):
         results = _evaluate(qrels, named, evaluated, options.jobs, settings, options.block_bytes)
+    if not settings.complete and not condensing:
+        _note_unjudged_queries(results, qrels)
     if table:
         _print_tables(
             results,
@@ -333,6 +338,20 @@ def _plan(texts: list[str], docs_in_collection: int | None, trec: bool, coverage
     entries = tuple(e for e in plan.entries if e.measure in measures)
     entries += tuple(Entry(t, parse_measure(t)) for t in extra)
     return plan, replace(plan, entries=entries, notes=()), add_judged
+
+
+def _note_unjudged_queries(results: dict, qrels: Path) -> None:
+    """One note per run whose queries are not all in the qrels: how many are left out (as trec_eval
+    leaves them out, without a word; ``-c`` evaluates the qrels' queries the run lacks instead)."""
+    for name, result in results.items():
+        left = result.unevaluated
+        total = left + len(result.qids)
+        if left > 0:
+            verb = "is" if left == 1 else "are"
+            note(
+                f"{name}: {left} of its {total} queries {verb} not in {qrels} and {verb} not evaluated "
+                "(as trec_eval does)"
+            )
 
 
 def _run_files(paths: list[Path]) -> dict[str, Path]:

@@ -139,7 +139,7 @@ def mteb_cmd(
 
     With a folder of models' predictions (one MODEL.json, or one MODEL/ subfolder holding one
     predictions file, per model) instead: their leaderboard on one measure (-m, default ndcg_at_10) and
-    one subset and split, as `tierank compare --leaderboard` shows runs: E[M], \\[min, max], the CI,
+    one subset and split, as `tierank compare --leaderboard` shows runs: E[M], [min, max], the CI,
     ranks by E and by the oblivious value, rank intervals, Tukey HSD groups and the pairs whose order
     flips.
     """

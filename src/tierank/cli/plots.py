@@ -14,11 +14,10 @@ import typer
 from ..analysis.cutoff import MAX_KMAX, check_kmax
 from ..io.writers import check_output
 from ..measures import supported
-from .app import app
+from .app import MARKUP, Group, app
 from .common import (
     DEFAULT_MEASURES,
     FIGURE_FORMATS,
-    Group,
     OutHtml,
     OutStem,
     Regimes,
@@ -37,8 +36,8 @@ from .common import (
     swap_check,
 )
 
-plot_app = typer.Typer(cls=Group, no_args_is_help=True)
-report_app = typer.Typer(cls=Group, no_args_is_help=True)
+plot_app = typer.Typer(cls=Group, no_args_is_help=True, rich_markup_mode=MARKUP)
+report_app = typer.Typer(cls=Group, no_args_is_help=True, rich_markup_mode=MARKUP)
 app.add_typer(plot_app, name="plot")
 app.add_typer(report_app, name="report")
 
@@ -65,7 +64,7 @@ def plot_cutoff_cmd(
     regimes: Regimes = None,
     tie_break: TieBreakOption = "trec_eval",
 ) -> None:
-    """Metric vs cutoff (the first paper's Figure 2): expected line, oblivious markers, \\[min, max] band."""
+    """Metric vs cutoff (the first paper's Figure 2): expected line, oblivious markers, [min, max] band."""
     from ..analysis.cutoff import cutoff_curves
     from ..report.plots import plot_cutoff
 

@@ -129,7 +129,7 @@ def rerank_cmd(
         typer.Option(
             "--ray",
             help="Shard the queries over Ray workers: 'local' starts a local Ray, 'auto' joins the cluster "
-            "of this node, HOST:PORT a cluster's head (pip install 'tierank\\[ray]')",
+            "of this node, HOST:PORT a cluster's head (pip install 'tierank[ray]')",
         ),
     ] = None,
     workers: Annotated[

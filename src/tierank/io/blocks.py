@@ -46,7 +46,7 @@ def _raw_blocks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
             fs, inner = pafs.FileSystem.from_uri(src)
             fh = fs.open_input_stream(inner, compression=None)
         else:
-            fh = open(path, "rb")
+            fh = open(lexer.stdin_or(path), "rb")
     except (OSError, ValueError) as e:
         raise TierankInputError(
             [Problem(src, None, f"cannot read ({getattr(e, 'strerror', None) or e})")]

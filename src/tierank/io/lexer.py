@@ -110,6 +110,14 @@ def _fail(src: str, reason: str) -> TierankInputError:
     return TierankInputError([Problem(src, None, reason)])
 
 
+def stdin_or(path: str | os.PathLike) -> str | os.PathLike:
+    """``path``, or ``/dev/stdin`` for ``-`` (standard input, as trec_eval users write it) where no file
+    is named ``-``."""
+    if str(path) == "-" and not os.path.lexists("-"):
+        return "/dev/stdin"
+    return path
+
+
 def read_bytes(path: str | os.PathLike, *, keep: bool = False) -> bytes:
     """All raw bytes of ``path`` (regular file, pipe or device), read once.
 
@@ -118,6 +126,7 @@ def read_bytes(path: str | os.PathLike, *, keep: bool = False) -> bytes:
     :class:`TierankInputError` naming the path.
     """
     src = str(path)
+    path = stdin_or(path)
     st = _stat(path)
     regular = stat.S_ISREG(st.st_mode)
     if not regular:
@@ -382,6 +391,7 @@ def is_utf8(data: bytes) -> bool:
 
 def _stat(path: str | os.PathLike) -> os.stat_result:
     src = str(path)
+    path = stdin_or(path)
     try:
         st = os.stat(path)
     except FileNotFoundError:

@@ -82,12 +82,8 @@ def _arrow_read(data: pa.Buffer, names: list[str], types: dict, include: list[st
 
 
 def _numbers(col: pa.ChunkedArray) -> np.ndarray:
-    """A parsed float64 column (no nulls) as one numpy array: ``ChunkedArray.to_numpy`` would import pandas."""
-    return (
-        np.concatenate([c.to_numpy() for c in col.chunks])
-        if col.num_chunks != 1
-        else col.chunk(0).to_numpy()
-    )
+    """A parsed float64 column (no nulls) as one numpy array (:func:`tierank.compute.numpy`)."""
+    return ac.numpy(col)
 
 
 def _fast_ok(data: bytes) -> bool:
@@ -218,8 +214,9 @@ def read_run(path: str | os.PathLike, duplicates: str = "error") -> Run:
 
 
 def _reserved(ids: pa.Array) -> bool:
-    # a typed scalar: a bare Python string makes pyarrow infer its type (and import dateutil to do so)
-    return bool(ac.any(ac.equal(ids, pa.scalar(RESERVED_QID, pa.string()))).as_py())
+    # the id as an Arrow array built from its bytes: a Python string handed to pyarrow makes it infer a
+    # type (importing dateutil) and ask its pandas layer (importing pandas)
+    return bool(ac.any(ac.is_in(ids, ac.strings([RESERVED_QID]))).as_py())
 
 
 def encode_ids(ids: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray:
@@ -235,14 +232,12 @@ def encode_ids(ids: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray:
     n = len(arr)
     if n < 2 or arr.null_count:  # (a parsed column has no nulls; Arrow's encoding keeps them null)
         return ac.dictionary_encode(arr)
-    starts = np.flatnonzero(
-        ac.not_equal(arr.slice(1), arr.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-    )
+    starts = np.flatnonzero(ac.numpy(ac.not_equal(arr.slice(1), arr.slice(0, n - 1))))
     if 4 * len(starts) > n:  # runs of fewer than four lines: encode every id
         return ac.dictionary_encode(arr)
     starts = np.concatenate((np.zeros(1, np.int64), starts + 1))
     heads = ac.dictionary_encode(ac.take(arr, ac.array(starts)))
-    codes = np.repeat(heads.indices.to_numpy(zero_copy_only=False), np.diff(starts, append=n))
+    codes = np.repeat(ac.numpy(heads.indices), np.diff(starts, append=n))
     return pa.DictionaryArray.from_arrays(
         ac.array(codes.astype(np.int32, copy=False)), heads.dictionary
     )
@@ -275,7 +270,7 @@ def _has_duplicates(qid: pa.Array, docid: pa.Array) -> bool:
         key = doc.copy()
         key.sort()
     else:
-        codes = enc.indices.to_numpy(zero_copy_only=False)
+        codes = ac.numpy(enc.indices)
         key = codes.astype(np.uint64) << np.uint64(64 - bits)
         key |= doc >> np.uint64(bits)
         _sort_by_query(key, codes, n_codes)

@@ -95,7 +95,7 @@ def eval_table(result, per_query: bool, coverage: float | None = None) -> Table:
     policy = escape(str(result.settings["tie_break"]))
     caption = (
         f"{count(t['queries'], 'query', 'queries')}, {count(t['docs'], 'document')}. "
-        f"Ties: {count(t['groups'], 'tie group')}, {count(t['tied_docs'], 'document')} in ties "
+        f"Ties: {count(t['groups'], 'tie group')}, {count(t['tied_docs'], 'document')} in tie groups "
         f"({100 * t['share']:.1f}%), largest group {t['largest']:,}, "
         f"{count(t['queries_with_ties'], 'query', 'queries')} with ties. oblivious = tie-break '{policy}'; "
         f"bias = oblivious - expected; std over tie orderings."
@@ -136,7 +136,9 @@ def ties_tables(report) -> list[Table]:
         title="ties: the share of systems, system-topics and documents affected",
         caption=f"{s['systems']} runs, {s['system_topics']:,} system-topics, {s['docs']:,} documents. "
         "Documents tied = tied with their predecessor after re-sorting by score (the paper's "
-        "count). Contradiction: adjacent documents whose rank column says the opposite order.",
+        "count: a tie group of n documents counts n - 1; tierank eval's share counts all n, the "
+        "documents in tie groups). Contradiction: adjacent documents whose rank column says the "
+        "opposite order.",
         caption_justify="left",
     )
     for c in ("", "systems %", "system-topics %", "documents %"):
@@ -154,7 +156,8 @@ def ties_tables(report) -> list[Table]:
         )
     t2 = Table(
         title="per run",
-        caption="tied: documents tied with their predecessor; score order: adjacent lines "
+        caption="tied: documents tied with their predecessor (a group of n counts n - 1; tierank eval "
+        "counts all n); score order: adjacent lines "
         "whose score increases in file order; rank order: whose rank decreases; largest: the biggest tie "
         "group (size in query).",
         caption_justify="left",

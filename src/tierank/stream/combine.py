@@ -60,4 +60,5 @@ def combine_parts(parts: list[EvalResult], measures, settings: dict) -> EvalResu
         settings=settings,
         bounds=bounds,
         residual=residual,
+        unevaluated=sum(p.unevaluated for p in parts),
     )

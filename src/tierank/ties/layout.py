@@ -69,13 +69,9 @@ def _distinct_sorted(codes: np.ndarray) -> int:
 def _codes(ids: pa.Array, value_set: pa.Array) -> np.ndarray:
     """Index of each id in ``value_set`` (int32), -1 where absent."""
     if pa.types.is_dictionary(ids.type):
-        per_entry = ac.fill_null(ac.index_in(ids.dictionary, value_set), -1).to_numpy()
-        return per_entry.astype(np.int32)[ids.indices.to_numpy(zero_copy_only=False)]
-    return (
-        ac.fill_null(ac.index_in(ids, value_set), -1)
-        .to_numpy(zero_copy_only=False)
-        .astype(np.int32)
-    )
+        per_entry = ac.numpy(ac.fill_null(ac.index_in(ids.dictionary, value_set), -1))
+        return per_entry.astype(np.int32)[ac.numpy(ids.indices)]
+    return ac.numpy(ac.fill_null(ac.index_in(ids, value_set), -1)).astype(np.int32)
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -124,7 +120,7 @@ class RunLayout:
 
     def __post_init__(self):
         if self.qid_array is None:
-            object.__setattr__(self, "qid_array", pa.array(self.qids, pa.string()))
+            object.__setattr__(self, "qid_array", ac.strings(list(self.qids)))
 
     def __repr__(self) -> str:
         return f"RunLayout({self.nq} queries, {self.n} rows, {self.summary.groups} tie groups)"
@@ -293,7 +289,7 @@ def layout(run: Run, qids: Sequence[str] | None = None) -> RunLayout:
     if qids is None:
         qids = sorted(ac.distinct(run.qid, ordered=False))
     qids = list(qids)
-    value_set = pa.array(qids, pa.string())
+    value_set = ac.strings(qids)
     qi = _codes(run.qid, value_set)
     if (qi >= 0).all():
         return RunLayout(qids, qi, None, run.score, value_set)

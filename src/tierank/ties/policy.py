@@ -98,5 +98,5 @@ def break_ties(
         # bytewise docno order, as trec_eval's strcmp; arrow sorts strings bytewise
         t = pa.table({"g": ac.array(g), "d": ac.take(docid, ac.array(order[tied]))})
         direction = "descending" if policy.kind == "trec_eval" else "ascending"
-        sub = ac.sort_indices(t, sort_keys=[("g", "ascending"), ("d", direction)]).to_numpy()
+        sub = ac.numpy(ac.sort_indices(t, sort_keys=[("g", "ascending"), ("d", direction)]))
     order[tied] = order[tied][sub]

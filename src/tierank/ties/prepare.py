@@ -61,6 +61,7 @@ class Prepared:
     )  # ranks read at most (trec_eval -M): every measure's cutoff is capped by it
     samples: int = 1000  # tie orderings drawn by the measures that have no exact method
     seed: int = 0  # seed of those draws
+    unevaluated: int = 0  # queries of the run that are not evaluated: the qrels lack them
     _cache: dict[tuple, Any] = field(default_factory=dict, repr=False)
 
     def cut(self, k: float) -> float:
@@ -327,7 +328,7 @@ class Judgments:
         self.grade = np.asarray(grade)
         enc = ac.dictionary_encode(ac.decoded(docid))
         self.docs = enc.dictionary
-        codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        codes = ac.numpy(enc.indices).astype(np.int64)
         self.ndocs = max(len(self.docs), 1)
         self.nq = int(self.q.max()) + 1 if len(self.q) else 0
         self.keys = self.q * self.ndocs + codes
@@ -337,13 +338,9 @@ class Judgments:
     def _doc_codes(self, docid: pa.Array) -> np.ndarray:
         """Index of each docid among the judged docids (int64), -1 where none is judged."""
         if pa.types.is_dictionary(docid.type):
-            return self._doc_codes(docid.dictionary)[docid.indices.to_numpy(zero_copy_only=False)]
+            return self._doc_codes(docid.dictionary)[ac.numpy(docid.indices)]
         docs = self.docs if self.docs.type == docid.type else ac.cast(self.docs, docid.type)
-        return (
-            ac.fill_null(ac.index_in(docid, docs), -1)
-            .to_numpy(zero_copy_only=False)
-            .astype(np.int64)
-        )
+        return ac.numpy(ac.fill_null(ac.index_in(docid, docs), -1)).astype(np.int64)
 
     def _find(self, key: np.ndarray) -> np.ndarray:
         """Index of the judgment of each key (all valid keys: ``0 <= key < nq * ndocs``), -1 for none."""
@@ -358,9 +355,7 @@ class Judgments:
             return self._table[key]
         if self._key_array is None:
             self._key_array = ac.array(self.keys, pa.int64())
-        return ac.fill_null(ac.index_in(ac.array(key, pa.int64()), self._key_array), -1).to_numpy(
-            zero_copy_only=False
-        )
+        return ac.numpy(ac.fill_null(ac.index_in(ac.array(key, pa.int64()), self._key_array), -1))
 
     def lookup(self, q: np.ndarray, docid: pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
         """Index of the judgment of each (query code, docid) pair, -1 where there is none; with
@@ -450,8 +445,8 @@ def prepare(
 
     qqi = ac.index_in(qrels.qid, value_set)
     qkeep = ac.is_valid(qqi)
-    keep_np = qkeep.to_numpy(zero_copy_only=False)
-    qrels_q_idx = ac.cast(ac.filter(qqi, qkeep), pa.int64()).to_numpy()
+    keep_np = ac.numpy(qkeep)
+    qrels_q_idx = ac.numpy(ac.cast(ac.filter(qqi, qkeep), pa.int64()))
     qrels_grade = np.asarray(qrels.grade)[keep_np] if len(keep_np) else np.asarray(qrels.grade)[:0]
     judgments = Judgments(qrels_q_idx, ac.filter(qrels.docid, qkeep), qrels_grade)
 
@@ -533,6 +528,7 @@ def prepare(
         max_depth=max_depth,
         samples=samples,
         seed=seed,
+        unevaluated=len(run_q.difference(qrels_q)),
     )
 
 
