@@ -38,6 +38,13 @@ from .common import (
     swap_check,
 )
 
+#: what tierank does not take of trec_eval's input options (``-R``, ``-Z``), in one sentence
+NOT_SUPPORTED = (
+    "tierank reads TREC qrels only (trec_eval's -R qrels, its default); trec_eval's preference and "
+    "judgment-group files (-R prefs, -R qrels_prefs, -R qrels_jg) with their measures (all_prefs, "
+    "prefs_*, qrels_jg) and its z-score standardisation (-Z) are not supported"
+)
+
 #: ``-m`` with ``--format trec_eval`` and no ``-m``: trec_eval's own default
 TREC_DEFAULT = ["official"]
 
@@ -119,6 +126,15 @@ def eval_cmd(
             "in memory otherwise); several runs: N runs at once (default: every core)",
         ),
     ] = None,
+    rel_format: Annotated[
+        str | None,
+        typer.Option(
+            "-R", hidden=True, help="trec_eval's relevance format: only qrels (its default)"
+        ),
+    ] = None,
+    zscores: Annotated[
+        str | None, typer.Option("-Z", hidden=True, help="trec_eval's z-scores: not supported")
+    ] = None,
     block_bytes: Annotated[
         int | None,
         typer.Option(
@@ -139,6 +155,10 @@ def eval_cmd(
 
     trec = fmt is EvalFmt("trec_eval")
     problems = []
+    if rel_format is not None and rel_format != "qrels":
+        problems.append(Problem("", None, f"-R {rel_format}: {NOT_SUPPORTED}"))
+    if zscores is not None:
+        problems.append(Problem("", None, f"-Z {zscores}: {NOT_SUPPORTED}"))
     if stat is not None and not trec:
         problems.append(
             Problem(
