@@ -240,6 +240,14 @@ def eval_cmd(
             output,
             protect,
         )
+        if trec:  # its three columns are its contract: what is an estimate is said on stderr
+            from ..report.marks import trec_eval_note
+
+            said = trec_eval_note(
+                results.values(), stat.value if stat else "oblivious", plan.name_of
+            )
+            if said is not None:
+                note(said)
 
 
 def _print_tables(

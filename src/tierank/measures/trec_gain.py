@@ -306,6 +306,8 @@ class _PerOrdering(Measure):
     cutoff_allowed = False
     bounds_refusal: ClassVar[str | None] = _REFUSAL
     schema = (GAINS,)
+    #: a sampled query's min and max are the extremes of the orderings drawn (inner bounds)
+    sampled_extremes: ClassVar[bool] = True
 
     def ordering_values(
         self, prep: Prepared, q: int, A: np.ndarray
