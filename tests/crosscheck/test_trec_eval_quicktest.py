@@ -164,3 +164,44 @@ def test_refused_options_say_what_is_supported(args, named):
     assert code == 2 and stdout == ""
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and named in lines[0] and "not supported" in lines[0], stderr
+
+
+def test_summary_quirks_are_trec_eval_s_in_its_layout_only(trec_eval_bin, tmp_path):
+    """``num_rel`` under ``-c``: trec_eval's summary counts the judgments of grade > 0 of every qrels
+    query whatever ``-l`` says (4463 on qrels.comment.test, against a per-query sum of 2082 with
+    ``-l 2``); ``Rndcg`` of a query with relevant documents but no positive gain (``-l 0`` and only
+    grade 0, or a gain map giving 0) is trec_eval's 0/0, ``-nan``, per query and in the summary.
+    ``--format trec_eval`` prints both as trec_eval does; jsonl keeps the sums and 0."""
+    import json
+
+    q, r = TE + "qrels.comment.test", TE + "results.comment.test"
+    for flags in (["-c", "-l", "2"], ["-c", "-l", "3"], ["-c", "-l", "0"], ["-c"], ["-l", "2"]):
+        args = [*flags, "-m", "num_rel", "-m", "num_rel_ret", "-m", "map", q, r]
+        te = _run_te(trec_eval_bin, args, DATA)
+        code, stdout, stderr = _run_tierank(args, DATA)
+        assert code == 0 and stdout.splitlines() == te.stdout.splitlines(), (flags, stderr)
+    te = _run_te(trec_eval_bin, ["-c", "-l", "2", "-m", "num_rel", q, r], DATA)
+    assert te.stdout.split("\t")[-1].strip() == "4463"
+    code, stdout, _ = _run_tierank(["-c", "-l", "2", "-m", "num_rel", "-f", "jsonl", q, r], DATA)
+    recs = [json.loads(x) for x in stdout.splitlines()]
+    per_query = sum(x["oblivious"] for x in recs if x["query"] != "all")
+    assert per_query == 2082 and [x["oblivious"] for x in recs if x["query"] == "all"] == [2082]
+
+    (tmp_path / "qrels").write_text("q1 0 a 0\nq1 0 b 0\nq2 0 c 1\nq2 0 d 0\n")
+    (tmp_path / "run").write_text(
+        "q1 Q0 a 1 0.5 r\nq1 Q0 x 2 0.5 r\nq2 Q0 c 1 0.9 r\nq2 Q0 d 2 0.1 r\n"
+    )
+    files = [str(tmp_path / "qrels"), str(tmp_path / "run")]
+    for args in (
+        ["-q", "-l", "0", "-m", "Rndcg", "-m", "ndcg_rel", "-m", "G"],
+        ["-q", "-m", "Rndcg.1=0", "-m", "Rndcg.0=2"],
+        ["-q", "-l", "0", "-m", "Rndcg", "-c"],
+    ):
+        te = _run_te(trec_eval_bin, [*args, *files], DATA)
+        assert "-nan" in te.stdout
+        code, stdout, stderr = _run_tierank([*args, *files], DATA)
+        assert code == 0 and stdout.splitlines() == te.stdout.splitlines(), (args, stderr)
+    code, stdout, _ = _run_tierank(["-q", "-l", "0", "-m", "Rndcg", "-f", "jsonl", *files], DATA)
+    recs = {x["query"]: x for x in map(json.loads, stdout.splitlines())}
+    assert recs["q1"]["oblivious"] == 0.0 and recs["q2"]["oblivious"] > 0.0
+    assert recs["all"]["oblivious"] == pytest.approx(recs["q2"]["oblivious"] / 2)

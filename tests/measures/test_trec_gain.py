@@ -418,3 +418,34 @@ def test_relstring_is_left_out_of_the_other_formats_with_a_note(tmp_path):
     assert "relstring: a string per query, printed by --format trec_eval only" in res.stderr
     res = runner.invoke(app, [*args, "-f", "trec_eval", "-q"])
     assert res.exit_code == 0 and "relstring             \tq\t'02-'" in res.stdout
+
+
+@SETTINGS
+@given(collection(), st.sampled_from([None, 0, 2]), st.sampled_from([None, "{1:0}", "{0:1}"]))
+def test_rndcg_undefined_nan_is_trec_eval_s_zero_over_zero(data, level, gains):
+    """``RnDCG(undefined='nan')``: NaN in every statistic exactly where the query has relevant documents
+    (at its level) but no judgment of positive gain (m_Rndcg.c divides 0 by 0); elsewhere the
+    default's statistics, bit for bit."""
+    qs, run, qrels = data
+    assume(qrels)
+    params = [] if gains is None else [f"gains={gains}"]
+    if level is not None:
+        params.append(f"rel={level}")
+    base = f"RnDCG({','.join(params)})" if params else "RnDCG"
+    nan = parse_measure(base)(undefined="nan")
+    res = tierank.evaluate(qrels, run, [base, nan])
+    gmap = {
+        int(k): float(v)
+        for k, v in (kv.split(":") for kv in (gains or "{}")[1:-1].split(",") if kv)
+    }
+    for i, q in enumerate(res.qids):
+        graded = [g for g in qrels.get(q, {}).values()]
+        nrel = sum(1 for g in graded if g >= (1 if level is None else level))
+        positive = any(gmap.get(int(g), g) > 0 for g in graded if g >= 0)
+        a, b = res.stats[parse_measure(base)], res.stats[nan]
+        for k in ("oblivious", "expected", "min", "max", "var"):
+            x, y = getattr(a, k)[i], getattr(b, k)[i]
+            if nrel > 0 and not positive:
+                assert math.isnan(y), (q, k)
+            else:
+                assert x == y, (q, k, x, y)

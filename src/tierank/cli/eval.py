@@ -218,6 +218,10 @@ def eval_cmd(
         trec,
         fmt is EvalFmt("table") and not condensing,
     )
+    if trec and settings.complete and settings.rel != 1:
+        # trec_eval's -c summary of num_rel counts the judgments of grade > 0 whatever -l says
+        # (m_num_rel.c): the writer reads that count from NumRel(rel=1)
+        evaluated = _with_num_rel_at_one(evaluated)
     protect = (qrels, *named.values())
     with swap_check(qrels, list(named.values()), USAGE):
         results = _evaluate(qrels, named, evaluated, jobs, settings, block_bytes)
@@ -283,6 +287,8 @@ def _plan(texts: list[str], docs_in_collection: int | None, trec: bool, coverage
     from ..measures.names import plan as measure_plan
 
     plan = measure_plan(texts).with_docs_in_collection(docs_in_collection)
+    if trec:
+        plan = plan.with_trec_eval_quirks()
     for line in plan.notes:
         note(line)
     measures = plan.measures
@@ -302,6 +308,19 @@ def _plan(texts: list[str], docs_in_collection: int | None, trec: bool, coverage
     entries = tuple(e for e in plan.entries if e.measure in measures)
     entries += tuple(Entry(t, parse_measure(t)) for t in extra)
     return plan, replace(plan, entries=entries, notes=()), add_judged
+
+
+def _with_num_rel_at_one(evaluated):
+    """``evaluated`` with ``NumRel(rel=1)`` added where it holds a NumRel (see :func:`eval_cmd`)."""
+    from dataclasses import replace
+
+    from ..measures import parse_measure
+    from ..measures.names import Entry
+
+    if not any(m.family == "NumRel" for m in evaluated.measures):
+        return evaluated
+    one = parse_measure("NumRel(rel=1)")
+    return replace(evaluated, entries=(*evaluated.entries, Entry("num_rel", one)))
 
 
 def _run_files(paths: list[Path]) -> dict[str, Path]:

@@ -422,6 +422,18 @@ class Plan:
         )
         return Plan(entries, self.left_out, self.notes, self.runid)
 
+    def with_trec_eval_quirks(self) -> Plan:
+        """This plan with the measures as ``--format trec_eval`` computes them where trec_eval's value is
+        undefined: ``Rndcg`` of a query with relevant documents but no positive gain is trec_eval's
+        0/0 (``RnDCG(undefined='nan')``, printed ``-nan``); the other formats keep 0."""
+        entries = tuple(
+            Entry(e.name, e.measure(undefined="nan"), e.key)
+            if e.measure is not None and e.measure.family == "RnDCG"
+            else e
+            for e in self.entries
+        )
+        return Plan(entries, self.left_out, self.notes, self.runid)
+
     def name_of(self, m: Measure) -> str:
         """The name printed for ``m``."""
         for e in self.entries:
@@ -751,12 +763,12 @@ def trec_name(m: Measure) -> str | None:
         fam in _GAIN_MAPPED
         and m.cutoff is None
         and dict(m.params).get("gains")
-        and _defaults_only(m, ("gains",))
+        and _defaults_only(m, ("gains", "undefined"))
     ):
         return f"{_GAIN_MAPPED[fam]}_" + ",".join(
             f"{_fmt_num(k)}={_fmt_num(v)}" for k, v in dict(m.params)["gains"]
         )
-    if not _defaults_only(m):
+    if not _defaults_only(m, ("undefined",)):
         return None
     _, plain, cut = _tables(len(REGISTRY))
     if m.cutoff is None:

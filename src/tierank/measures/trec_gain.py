@@ -50,6 +50,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from typing import ClassVar
 
 import numpy as np
@@ -587,14 +588,51 @@ class RnDCG(Linear):
     definition = "nDCG normalised at the number of relevant documents of each grade"
     citation = "trec_eval 10.0, m_Rndcg.c (usnistgov/trec_eval)."
     names = FamilyNames(trec_eval="Rndcg", ir_measures=None)
-    description = "trec_eval's Rndcg: mean of nDCG@k over the ranks k where the ideal gain changes (experimental)"
+    description = (
+        "trec_eval's Rndcg: mean of nDCG@k over the ranks k where the ideal gain changes "
+        "(experimental); 0 for a query with relevant documents but no positive gain, which "
+        "--format trec_eval prints as trec_eval does, -nan (undefined='nan')"
+    )
     kind = "gain"
-    schema = (REL, GAINS)
+    schema = (
+        REL,
+        GAINS,
+        Param(
+            "undefined",
+            str,
+            "zero",
+            "a query with relevant documents but no positive gain: 'zero' (the default) or 'nan' "
+            "(trec_eval's 0/0, printed -nan; what --format trec_eval prints)",
+            choices=("zero", "nan"),
+        ),
+    )
     cutoff_allowed = False
     bounds_refusal = _REFUSAL
 
     def validate(self, text: str) -> None:
         _check_gains(self)
+
+    def stats(self, prep: Prepared) -> Stats:
+        out = super().stats(prep)
+        if self.param("undefined") != "nan":
+            return out
+        # trec_eval averages nDCG over no R level (m_Rndcg.c: sum / num_changed_ideal_gain = 0 / 0)
+        start = np.asarray(ideal_gains(prep, self.param("gains"))[1])
+        nan = (prep.nrel(self.level) > 0) & (np.diff(start) == 0)
+        if not nan.any():
+            return out
+
+        def undefined(a: np.ndarray) -> np.ndarray:
+            return np.where(nan, np.nan, a)
+
+        return replace(
+            out,
+            oblivious=undefined(out.oblivious),
+            expected=undefined(out.expected),
+            min=undefined(out.min),
+            max=undefined(out.max),
+            var=undefined(out.var),
+        )
 
     def values(self, prep: Prepared):
         gm = self.param("gains")
