@@ -210,12 +210,11 @@ def per_ordering_stats(
         if keys is None:
             keys = query_keys(prep)
         rng = np.random.default_rng([int(prep.seed) % (1 << 63), int(keys[q])])
-        cols = np.concatenate([np.arange(a, b) for a, b in spans])
-        grp = np.concatenate([np.full(b - a, i) for i, (a, b) in enumerate(spans)])
         S = int(prep.samples)
-        order = np.argsort(grp[None, :] + rng.random((S, len(cols))), axis=1)
         A = np.tile(v, (S, 1))
-        A[:, cols] = v[cols][order]
+        for a, b in spans:  # each tie group shuffled in every row at once, in place (no sort)
+            block = A[:, a:b]
+            rng.permuted(block, axis=1, out=block)
         vals = fn(q, A[:, :n])
         ex[q] = vals.mean()
         var[q] = float(vals.var(ddof=1)) if S > 1 else 0.0
@@ -390,9 +389,13 @@ class G(_PerOrdering):
         pad[: min(n, len(ideal))] = ideal[:n]
         cost = np.cumsum(np.maximum(pad, 1.0))
         got = np.cumsum(A, axis=1)
+        # the terms of the documents of nonzero gain only, added per row in rank order (bincount adds
+        # in input order: the same double as the sequential sum over every rank)
+        row, col = np.nonzero(A)
+        g = A[row, col]
         with np.errstate(divide="ignore", invalid="ignore"):
-            terms = np.where(A != 0, A / np.log2((2.0 + cost)[None, :] - got), 0.0)
-        return np.cumsum(terms, axis=1)[:, -1] / total
+            terms = g / np.log2(2.0 + cost[col] - got[row, col])
+        return np.bincount(row, weights=terms, minlength=S) / total
 
     def batch_values(
         self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray
@@ -437,10 +440,13 @@ class nDCG_rel(_PerOrdering):
         zc = np.cumsum(ideal / np.log2(np.arange(P, dtype=np.float64) + 2.0))
         z = zc[np.minimum(np.arange(n), P - 1)]
         with np.errstate(divide="ignore", invalid="ignore"):
-            dcg = np.cumsum(np.where(A != 0, A / np.log2(rank + 2.0)[None, :], 0.0), axis=1)
+            dcg = np.cumsum(A / np.log2(rank + 2.0)[None, :], axis=1)  # a gain of 0 adds 0.0
         pos = A > 0
-        s = np.cumsum(np.where(pos, dcg / z[None, :], 0.0), axis=1)[:, -1] if n else np.zeros(S)
-        h = pos.sum(axis=1)
+        # nDCG at the documents of positive gain, added per row in rank order (bincount: in input order)
+        row, col = np.nonzero(pos)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = np.bincount(row, weights=dcg[row, col] / z[col], minlength=S)
+        h = np.bincount(row, minlength=S)
         end = dcg[:, -1] if n else np.zeros(S)
         s = s + (P - h) * end / zc[-1]
         return np.where(s > 0.0, s / P, 0.0)
