@@ -65,9 +65,12 @@ def test_delimited(fmt, sep, tmp_path):
         "range",
         "bias",
         "std",
+        "method",
+        "se",
     ]
     assert [r[0] for r in rows[1:]] == ["q1", "all"]
     assert float(rows[2][3]) == pytest.approx(5 / 6)
+    assert [r[-2:] for r in rows[1:]] == [["exact", ""], ["exact", ""]]
 
 
 def test_json_document():

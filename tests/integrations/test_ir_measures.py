@@ -238,9 +238,9 @@ def test_set_relative_p_is_answered_as_set_rel_p():
     assert all(provider.supports(m) for m in measures) and provider.supports(
         SetP(relative=True, judged_only=False)
     )
-    assert not provider.supports(
+    assert provider.supports(
         SetP(relative=True, judged_only=True)
-    )  # SetRelP has no judged_only
+    )  # SetRelP with unjudged documents removed first (tierank's judged_only setting)
     qrels, run = _mixed()
     free = {q: {d: float(i) + 0.5 for i, d in enumerate(docs)} for q, docs in run.items()}
     free["q0"] = dict(
@@ -278,7 +278,7 @@ def test_fallback_to_a_provider_that_is_not_tie_aware_warns_once(monkeypatch):
 
     monkeypatch.setattr(tirm, "_warned", False)
     qrels, run = _mixed()
-    lacks = P(judged_only=True) @ 5
+    lacks = ir_measures.BPM(T=1000.0, max_rel=1) @ 5  # the one ir_measures measure tierank lacks
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with tie_aware():
@@ -287,7 +287,7 @@ def test_fallback_to_a_provider_that_is_not_tie_aware_warns_once(monkeypatch):
         assert not provider.supports(lacks)
     ours = [w for w in caught if issubclass(w.category, tirm.UntieAwareFallback)]
     assert len(ours) == 1, [str(w.message) for w in caught]
-    assert "P(judged_only=True)@5" in str(ours[0].message) and "#18" in str(ours[0].message)
+    assert "BPM(T=1000.0,max_rel=1)@5" in str(ours[0].message) and "#18" in str(ours[0].message)
     with warnings.catch_warnings(record=True) as caught:  # supported measures never warn
         warnings.simplefilter("always")
         monkeypatch.setattr(tirm, "_warned", False)

@@ -34,7 +34,9 @@ from tierank.measures.iprec import LEVELS
 IPREC = [
     f"IPrec@{x}" for x in ("0", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1")
 ]
-MEASURES = IPREC + ["IPrec@0.25", "IPrecAvg", "GMAP"]
+#: trec_eval's 11pt_avg.LEVELS: levels in the order given, ascending or not (m_11pt_avg.c walks them)
+AVG_LEVELS = ["IPrecAvg(levels='0.25,0.5,0.75')", "IPrecAvg(levels='0.5,0.2,0.9,0,0.5')"]
+MEASURES = IPREC + ["IPrec@0.25", "IPrecAvg", "GMAP", *AVG_LEVELS]
 TOL = 1e-12
 S = 1000
 SETTINGS = settings(
@@ -92,6 +94,30 @@ def te_11pt(rels, nrel) -> float:
     return total / 11.0
 
 
+def te_11pt_levels(rels: list[bool], nrel: int, percents) -> float:
+    """m_11pt_avg.c for one ranked list, with its parameters ``percents`` in the order given."""
+    cutoffs = [_lround(p * nrel) for p in percents]
+    num_ret, num_rel_ret = len(rels), sum(rels)
+    cur = len(percents) - 1
+    while cur >= 0 and cutoffs[cur] > num_rel_ret:
+        cur -= 1
+    int_precis = num_rel_ret / num_ret if num_ret else 0.0  # trec_eval: 0/0, -nan
+    rel_so_far, total = num_rel_ret, 0.0
+    i = num_ret
+    while i > 0 and rel_so_far > 0:
+        int_precis = max(int_precis, rel_so_far / i)
+        if rels[i - 1]:
+            while cur >= 0 and rel_so_far == cutoffs[cur]:
+                total += int_precis
+                cur -= 1
+            rel_so_far -= 1
+        i -= 1
+    while cur >= 0:
+        total += int_precis
+        cur -= 1
+    return total / len(percents)
+
+
 def te_ap(rels, nrel) -> float:
     found, total = 0, 0.0
     for i, r in enumerate(rels):
@@ -104,6 +130,9 @@ def te_ap(rels, nrel) -> float:
 def ref_value(measure: str, rels: list[bool], nrel: int) -> float:
     if measure == "IPrecAvg":
         return te_11pt(rels, nrel)
+    if measure.startswith("IPrecAvg(levels="):
+        levels = [float(x) for x in measure.split("'")[1].split(",")]
+        return te_11pt_levels(rels, nrel, levels)
     if measure == "GMAP":
         return max(te_ap(rels, nrel), 1e-5)
     return te_iprec(rels, nrel, (float(measure.split("@")[1]),))[0]
@@ -217,7 +246,7 @@ def test_max_depth_and_relevance_level(data, depth, level):
     """trec_eval -M (ranks past the depth are not retrieved) and -l."""
     qs, run, qrels = data
     assume(qrels)
-    ms = ["IPrec@0", "IPrec@0.5", "IPrec@1", "IPrecAvg", "GMAP"]
+    ms = ["IPrec@0", "IPrec@0.5", "IPrec@1", "IPrecAvg", "GMAP", *AVG_LEVELS]
     res = tierank.evaluate(qrels, run, ms, samples=S, seed=3, max_depth=depth, rel=level)
     _check(res, qs, qrels, ms, level=level, depth=depth)
 

@@ -40,22 +40,34 @@ MEASURES = [
     "Unj@10",
     "RBP_resid(p=0.9)",
     "RBP_resid(p=0.5)",
+    # trec_eval's gain maps (G.1=2,2=5, ...): integer gains, so its integer comparator sorts them
+    "G(gains={1:2,2:5})",
+    "G(gains={0:2,1:-1})",
+    "nDCG_rel(gains={0:1,2:0})",
+    "nDCG_rel(gains={1:4,3:1})",
+    "RnDCG(gains={2:3})",
+    "RnDCG(gains={0:1,1:3,2:-1})",
 ]
 STRINGS = ["RelString@10", "RelString@3"]
 
 
 # -- reference: trec_eval's loops ----------------------------------------------------------------
-def _ideal_levels(qgrades):
-    """gain_init.c's setup_gains with default gains: (gain, count) per level 0..max, sorted by gain."""
+def _ideal_levels(qgrades, gmap):
+    """gain_init.c's setup_gains: (gain, count) of the levels of the gain map ``gmap`` (count 0 unless
+    judged) then of the levels 0..max not in it (gain = level), sorted by gain."""
     top = int(max([g for g in qgrades if g >= 0], default=-1))
-    return [(float(i), sum(1 for g in qgrades if g == i)) for i in range(top + 1)]
+    levels = [(float(v), sum(1 for g in qgrades if g == k)) for k, v in gmap.items()]
+    levels += [
+        (float(i), sum(1 for g in qgrades if g == i)) for i in range(top + 1) if i not in gmap
+    ]
+    return sorted(levels, key=lambda lv: lv[0])
 
 
 class _Ideal:
     """The ideal-gain walk shared by m_G.c, m_ndcg_rel.c and m_Rndcg.c."""
 
-    def __init__(self, qgrades):
-        self.levels = _ideal_levels(qgrades)
+    def __init__(self, qgrades, gmap=None):
+        self.levels = _ideal_levels(qgrades, gmap or {})
         self.cur = len(self.levels) - 1
         self.gain = self.levels[self.cur][0] if self.cur >= 0 else 0.0
         self.num = 0
@@ -69,17 +81,18 @@ class _Ideal:
         return self.gain
 
 
-def _gain(rel):
-    return float(rel) if rel >= 0 else 0.0
+def _gain(rel, gmap=None):
+    """get_gain: the level's gain (mapped, else the level); -1 / -2 (not in the qrels, negative) 0."""
+    return float((gmap or {}).get(rel, rel)) if rel >= 0 else 0.0
 
 
-def te_G(rels, qgrades):
-    ideal = _Ideal(qgrades)
+def te_G(rels, qgrades, gmap=None):
+    ideal = _Ideal(qgrades, gmap)
     results_g = sum_results = sum_ideal = sum_cost = 0.0
     i = 0
     n = len(rels)
     while i < n and ideal.gain > 0.0:
-        g = _gain(rels[i])
+        g = _gain(rels[i], gmap)
         sum_results += g
         ig = ideal.step()
         if ig > 0.0:
@@ -89,7 +102,7 @@ def te_G(rels, qgrades):
             results_g += g / math.log2(2 + sum_cost - sum_results)
         i += 1
     while i < n:
-        g = _gain(rels[i])
+        g = _gain(rels[i], gmap)
         sum_results += g
         sum_cost += 1.0
         if g != 0:
@@ -111,13 +124,13 @@ def te_binG(rels, nrel, level=1):
     return total / nrel if found else 0.0
 
 
-def te_ndcg_rel(rels, qgrades):
-    ideal = _Ideal(qgrades)
+def te_ndcg_rel(rels, qgrades, gmap=None):
+    ideal = _Ideal(qgrades, gmap)
     dcg = idcg = total = 0.0
     nrr = nrel = 0
     i, n = 0, len(rels)
     while i < n and ideal.gain > 0.0:
-        g = _gain(rels[i])
+        g = _gain(rels[i], gmap)
         if g != 0:
             dcg += g / math.log2(i + 2)
         ig = ideal.step()
@@ -129,7 +142,7 @@ def te_ndcg_rel(rels, qgrades):
             nrr += 1
         i += 1
     while i < n:
-        g = _gain(rels[i])
+        g = _gain(rels[i], gmap)
         if g != 0:
             dcg += g / math.log2(i + 2)
         if g > 0:
@@ -149,16 +162,16 @@ def te_ndcg_rel(rels, qgrades):
     return total / nrel if total > 0.0 else 0.0
 
 
-def te_Rndcg(rels, qgrades, nrel):
+def te_Rndcg(rels, qgrades, nrel, gmap=None):
     if nrel == 0:
         return 0.0
-    ideal = _Ideal(qgrades)
+    ideal = _Ideal(qgrades, gmap)
     dcg = idcg = total = 0.0
     old = ideal.gain
     changes = 0
     i, n = 0, len(rels)
     while i < n and ideal.gain > 0.0:
-        g = _gain(rels[i])
+        g = _gain(rels[i], gmap)
         ig = ideal.step()
         if old != ig:
             if idcg > 0.0:
@@ -172,7 +185,7 @@ def te_Rndcg(rels, qgrades, nrel):
         i += 1
     if i < n:
         while i < n:
-            g = _gain(rels[i])
+            g = _gain(rels[i], gmap)
             if g != 0:
                 dcg += g / math.log2(i + 2)
             i += 1
@@ -217,14 +230,15 @@ def reference(measure: str, grades, qgrades, depth=None):
     )
     nrel = sum(1 for g in qgrades if g >= level)
     fam = m.family
+    gmap = dict(m.param("gains") or ()) if any(p.name == "gains" for p in m.schema) else {}
     if fam == "G":
-        return te_G(rels, qgrades)
+        return te_G(rels, qgrades, gmap)
     if fam == "BinG":
         return te_binG(rels, nrel, level)
     if fam == "nDCG_rel":
-        return te_ndcg_rel(rels, qgrades)
+        return te_ndcg_rel(rels, qgrades, gmap)
     if fam == "RnDCG":
-        return te_Rndcg(rels, qgrades, nrel)
+        return te_Rndcg(rels, qgrades, nrel, gmap)
     if fam == "Unj":
         return te_unj(rels, m.cutoff)
     if fam == "RBP_resid":
@@ -305,12 +319,33 @@ def test_trec_eval_names(text, expected):
     assert [trec_name(m) for m in p.measures] == [e.name for e in p.entries]
 
 
-def test_gain_maps_are_refused():
+@pytest.mark.parametrize(
+    "text, expected, printed",
+    [
+        ("G.1=2,2=5", "G(gains={1:2,2:5})", "G_1=2,2=5"),
+        ("ndcg_rel.0=1,2=0", "nDCG_rel(gains={0:1,2:0})", "ndcg_rel_0=1,2=0"),
+        ("Rndcg.2=3", "RnDCG(gains={2:3})", "Rndcg_2=3"),
+        ("Rndcg.1=0.5", "RnDCG(gains={1:0.5})", "Rndcg_1=0.5"),
+    ],
+)
+def test_gain_maps_name_the_gains_parameter(text, expected, printed):
+    """trec_eval's gain map ``G.L=G,...`` is the ``gains`` parameter, printed back as trec_eval prints it."""
+    from tierank.measures.names import plan, trec_name
+
+    p = plan([text])
+    assert [str(m) for m in p.measures] == [expected]
+    assert [e.name for e in p.entries] == [printed] == [trec_name(m) for m in p.measures]
+
+
+def test_gain_maps_of_negative_grades_are_refused():
+    """trec_eval would give such a gain to the documents it reads as unjudged: refused, naming it."""
     from tierank.errors import TierankInputError
     from tierank.measures.names import plan
 
-    with pytest.raises(TierankInputError, match="not supported"):
-        plan(["G.1=3"])
+    with pytest.raises(TierankInputError, match=r"negative grades \(-1\)"):
+        plan(["G.-1=3"])
+    with pytest.raises(TierankInputError, match="negative grades"):
+        parse_measure("RnDCG(gains={-2:1})")
 
 
 def te_relstring(rels, k):
@@ -383,3 +418,34 @@ def test_relstring_is_left_out_of_the_other_formats_with_a_note(tmp_path):
     assert "relstring: a string per query, printed by --format trec_eval only" in res.stderr
     res = runner.invoke(app, [*args, "-f", "trec_eval", "-q"])
     assert res.exit_code == 0 and "relstring             \tq\t'02-'" in res.stdout
+
+
+@SETTINGS
+@given(collection(), st.sampled_from([None, 0, 2]), st.sampled_from([None, "{1:0}", "{0:1}"]))
+def test_rndcg_undefined_nan_is_trec_eval_s_zero_over_zero(data, level, gains):
+    """``RnDCG(undefined='nan')``: NaN in every statistic exactly where the query has relevant documents
+    (at its level) but no judgment of positive gain (m_Rndcg.c divides 0 by 0); elsewhere the
+    default's statistics, bit for bit."""
+    qs, run, qrels = data
+    assume(qrels)
+    params = [] if gains is None else [f"gains={gains}"]
+    if level is not None:
+        params.append(f"rel={level}")
+    base = f"RnDCG({','.join(params)})" if params else "RnDCG"
+    nan = parse_measure(base)(undefined="nan")
+    res = tierank.evaluate(qrels, run, [base, nan])
+    gmap = {
+        int(k): float(v)
+        for k, v in (kv.split(":") for kv in (gains or "{}")[1:-1].split(",") if kv)
+    }
+    for i, q in enumerate(res.qids):
+        graded = [g for g in qrels.get(q, {}).values()]
+        nrel = sum(1 for g in graded if g >= (1 if level is None else level))
+        positive = any(gmap.get(int(g), g) > 0 for g in graded if g >= 0)
+        a, b = res.stats[parse_measure(base)], res.stats[nan]
+        for k in ("oblivious", "expected", "min", "max", "var"):
+            x, y = getattr(a, k)[i], getattr(b, k)[i]
+            if nrel > 0 and not positive:
+                assert math.isnan(y), (q, k)
+            else:
+                assert x == y, (q, k, x, y)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 import numpy as np
 import pytest
@@ -57,13 +58,15 @@ def reference(table: ResultTable, fmt: str, per_query: bool) -> str:
     if fmt in ("tsv", "csv"):
         buf = io.StringIO()
         w = csv.writer(buf, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
-        w.writerow(table.fields())
+        w.writerow((*table.fields(), "method", "se"))
         w.writerows(
             [
                 *(r[k] for k in table.keys),
                 r["query"],
                 r["measure"],
                 *(_num(r[c]) for c in table.columns),
+                r["method"],
+                _num(r.get("se")),
             ]
             for r in recs
         )
@@ -119,9 +122,52 @@ def test_sampled_measures_are_written_record_by_record(results, monkeypatch):
     monkeypatch.setattr(sampling, "ENUMERATE", 0)  # sampled, not enumerated: records carry "se"
     res = tierank.evaluate(QRELS, RUN, ["IPrec@0.5", "P@1"], samples=50, seed=1)
     t = ResultTable.of({"A": res, "B": results[0]})
-    for fmt in ("jsonl", "json", "tsv"):
+    for fmt in ("jsonl", "json", "tsv", "csv"):
         assert render(t, fmt, True) == reference(t, fmt, True)
     assert '"se": ' in render(t, "jsonl", True)
+    assert "\tsampled\t" in render(t, "tsv", True) and ",exact," in render(t, "csv", True)
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "latex"])
+def test_human_tables_mark_the_sampled_rows_and_say_what_the_mark_means(monkeypatch, fmt):
+    """A row whose expectation is estimated carries the marker after the measure's name, per query where
+    that query was sampled; one footnote after the table says what it means (samples, seed); a table
+    of exact values has neither."""
+    from tierank.measures import sampling
+    from tierank.report.marks import SAMPLED_MARK
+
+    qrels = {"q1": {f"d{i}": 1 for i in range(6)}, "q2": {"a": 1}}
+    run = {"q1": {f"d{i}": 0.5 for i in range(12)}, "q2": {"a": 1.0, "b": 0.5}}
+    monkeypatch.setattr(sampling, "ENUMERATE", 100)  # q1 (924 orderings) sampled, q2 (none) exact
+    res = tierank.evaluate(qrels, run, ["IPrec@0.5", "P@1"], samples=40, seed=3)
+    out = render(ResultTable.of(res), fmt, True)
+    mark = "\\" + SAMPLED_MARK if fmt == "markdown" else SAMPLED_MARK
+    rows = {
+        tuple([c.strip() for c in re.split(r"\||&", line) if c.strip()][:2])
+        for line in out.splitlines()
+        if "IPrec" in line or "P@1" in line
+    }
+    assert ("q1", f"IPrec@0.5{mark}") in rows and ("q2", "IPrec@0.5") in rows
+    assert ("all", f"IPrec@0.5{mark}") in rows and ("q1", "P@1") in rows
+    assert out.count("random tie orderings") == 1 and "40 random" in out and "seed 3" in out
+    exact = render(ResultTable.of(tierank.evaluate(qrels, run, ["P@1"])), fmt, True)
+    assert SAMPLED_MARK not in exact and "random tie orderings" not in exact
+
+
+def test_trec_eval_layout_says_on_stderr_which_printed_statistic_is_sampled(tmp_path):
+    """trec_eval's three columns stay as they are; ``--stat expected`` of a sampled measure is named on
+    stderr with the draws, ``--stat oblivious`` (exact) and exact measures are not."""
+    from helpers import invoke
+
+    (tmp_path / "qrels").write_text("".join(f"q 0 d{i} 1\n" for i in range(10)))
+    (tmp_path / "run").write_text("".join(f"q Q0 d{i} {i + 1} 0.5 r\n" for i in range(20)))
+    args = ["eval", "-f", "trec_eval", "-m", "gm_map", "-m", "P.5", "--samples", "30"]
+    files = [tmp_path / "qrels", tmp_path / "run"]
+    r = invoke(*args, "--stat", "expected", *files)
+    assert [ln.split("\t")[0].strip() for ln in r.stdout.splitlines()] == ["gm_map", "P_5"]
+    assert "--stat expected of gm_map: estimated from 30 random tie orderings" in r.stderr
+    assert "P_5" not in r.stderr
+    assert "estimated" not in invoke(*args, *files).stderr
 
 
 # -- the registry ---------------------------------------------------------------------------------------

@@ -41,6 +41,13 @@ from .common import (
     swap_check,
 )
 
+#: what tierank does not take of trec_eval's input options (``-R``, ``-Z``), in one sentence
+NOT_SUPPORTED = (
+    "tierank reads TREC qrels only (trec_eval's -R qrels, its default); trec_eval's preference and "
+    "judgment-group files (-R prefs, -R qrels_prefs, -R qrels_jg) with their measures (all_prefs, "
+    "prefs_*, qrels_jg) and its z-score standardisation (-Z) are not supported"
+)
+
 #: ``-m`` with ``--format trec_eval`` and no ``-m``: trec_eval's own default
 TREC_DEFAULT = ["official"]
 
@@ -123,6 +130,15 @@ def eval_cmd(
             "in memory otherwise); several runs: N runs at once (default: every core)",
         ),
     ] = None,
+    rel_format: Annotated[
+        str | None,
+        typer.Option(
+            "-R", hidden=True, help="trec_eval's relevance format: only qrels (its default)"
+        ),
+    ] = None,
+    zscores: Annotated[
+        str | None, typer.Option("-Z", hidden=True, help="trec_eval's z-scores: not supported")
+    ] = None,
     block_bytes: Annotated[
         int | None,
         typer.Option(
@@ -153,6 +169,8 @@ def eval_cmd(
             docs_in_collection=docs_in_collection,
             jobs=jobs,
             block_bytes=block_bytes,
+            rel_format=rel_format,
+            zscores=zscores,
         ),
         lambda: EvalSettings(
             tie_break=tie_break,
@@ -198,9 +216,15 @@ class EvalOptions:
     docs_in_collection: int | None = None
     jobs: int | None = None
     block_bytes: int | None = None
+    rel_format: str | None = None
+    zscores: str | None = None
 
     def __post_init__(self) -> None:
         problems = []
+        if self.rel_format is not None and self.rel_format != "qrels":
+            problems.append(Problem("", None, f"-R {self.rel_format}: {NOT_SUPPORTED}"))
+        if self.zscores is not None:
+            problems.append(Problem("", None, f"-Z {self.zscores}: {NOT_SUPPORTED}"))
         if self.stat is not None and not self.trec:
             problems.append(
                 Problem(
@@ -258,6 +282,10 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
     plan, evaluated, add_judged = _plan(
         options.texts, options.docs_in_collection, options.trec, table and not condensing
     )
+    if options.trec and settings.complete and settings.rel != 1:
+        # trec_eval's -c summary of num_rel counts the judgments of grade > 0 whatever -l says
+        # (m_num_rel.c): the writer reads that count from NumRel(rel=1)
+        evaluated = _with_num_rel_at_one(evaluated)
     with swap_check(qrels, list(named.values()), USAGE):
         results = _evaluate(qrels, named, evaluated, options.jobs, settings, options.block_bytes)
     if not settings.complete and not condensing:
@@ -284,6 +312,12 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
         options.output,
         protect,
     )
+    if trec:  # its three columns are its contract: what is an estimate is said on stderr
+        from ..report.marks import trec_eval_note
+
+        said = trec_eval_note(results.values(), options.stat or "oblivious", plan.name_of)
+        if said is not None:
+            note(said)
 
 
 def _print_tables(
@@ -319,6 +353,8 @@ def _plan(texts: list[str], docs_in_collection: int | None, trec: bool, coverage
     from ..measures.names import plan as measure_plan
 
     plan = measure_plan(texts).with_docs_in_collection(docs_in_collection)
+    if trec:
+        plan = plan.with_trec_eval_quirks()
     for line in plan.notes:
         note(line)
     measures = plan.measures
@@ -352,6 +388,19 @@ def _note_unjudged_queries(results: dict, qrels: Path) -> None:
                 f"{name}: {left} of its {total} queries {verb} not in {qrels} and {verb} not evaluated "
                 "(as trec_eval does)"
             )
+
+
+def _with_num_rel_at_one(evaluated):
+    """``evaluated`` with ``NumRel(rel=1)`` added where it holds a NumRel (see :func:`eval_cmd`)."""
+    from dataclasses import replace
+
+    from ..measures import parse_measure
+    from ..measures.names import Entry
+
+    if not any(m.family == "NumRel" for m in evaluated.measures):
+        return evaluated
+    one = parse_measure("NumRel(rel=1)")
+    return replace(evaluated, entries=(*evaluated.entries, Entry("num_rel", one)))
 
 
 def _run_files(paths: list[Path]) -> dict[str, Path]:

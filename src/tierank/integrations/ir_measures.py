@@ -25,8 +25,9 @@ tierank's names follow ir_measures): ``nDCG@10``, ``RR@10``, ``AP(rel=2)``, ``P@
 :func:`tierank.supported` lists, ir_measures' C/W/L, Accuracy and Compat families included
 (``SDCG(max_rel=3)@10``, ``INST(max_rel=3)``, ``NERR8(max_rel=3)@10``, ``Accuracy``, ``Compat``), and the
 intent-aware family on subtopic qrels (:func:`diversity_part`); ``SetP(relative=True)`` (trec_eval's
-set_relative_P) is tierank's ``SetRelP``.  Others (``P(judged_only=True)@5``, ``BPM``, ...)
-fall through to the next provider of an ir_measures pipeline, as in ir_measures itself; the first
+set_relative_P) is tierank's ``SetRelP``, ``NumRet(rel=1)`` (``NumRelRet``) tierank's ``NumRelRet``,
+and ``judged_only=True`` of any family (``P(judged_only=True)@5``) the measure with unjudged
+documents removed first (:func:`resolve_measure`).  Others (``BPM``) fall through to the next provider of an ir_measures pipeline, as in ir_measures itself; the first
 time that happens in a process, :class:`UntieAwareFallback` is warned (:func:`warnings.warn`): those
 values come from a provider that breaks ties its own way (ir_measures issue #18).
 
@@ -114,8 +115,28 @@ def tierank_measure(measure) -> TierankMeasure | None:
     >>> tierank_measure(P(judged_only=True)@5) is None  # precision over judged documents only: tierank lacks it
     True
     """
+    resolved = resolve_measure(measure)
+    return None if resolved is None or resolved[1] else resolved[0]
+
+
+def resolve_measure(measure) -> tuple[TierankMeasure, bool] | None:
+    """``(tierank measure, judged_only)`` for an ir_measures measure, or None when tierank lacks it.
+
+    ``judged_only=True`` of a family that has no such parameter in tierank (AP, P, R, RR, Rprec,
+    SetAP, SetP, Success, IPrec, ...) is the measure evaluated with unjudged documents removed first
+    (trec_eval's -J, what pytrec_eval's judged_docs_only does): the second item True.  ir_measures
+    writes ``NumRelRet`` as ``NumRet(rel=1)``: tierank's ``NumRelRet(rel=1)``.
+
+    >>> from ir_measures import P, NumRelRet, NumRet, nDCG
+    >>> [(str(m), j) for m, j in map(resolve_measure, (P(judged_only=True)@5, NumRelRet, NumRet(rel=2)))]
+    [('P@5', True), ('NumRelRet(rel=1)', False), ('NumRelRet(rel=2)', False)]
+    >>> [(str(m), j) for m, j in [resolve_measure(nDCG(judged_only=True)@10)]]
+    [('nDCG(judged_only=True)@10', False)]
+    """
     text = str(measure)
     params = getattr(measure, "params", None)
+    if getattr(measure, "NAME", None) == "NumRet" and isinstance(params, dict) and "rel" in params:
+        text = f"NumRelRet(rel={params['rel']})"  # documents retrieved of grade >= rel
     if (
         getattr(measure, "NAME", None) == "SetP"
         and isinstance(params, dict)
@@ -133,7 +154,15 @@ def tierank_measure(measure) -> TierankMeasure | None:
     if head in FAMILIES:
         text = FAMILIES[head] + text[len(head) :]
     try:
-        return parse_measure(text)
+        return parse_measure(text), False
+    except TierankInputError:
+        pass
+    if "judged_only=True" not in text:
+        return None
+    plain = text.replace(",judged_only=True", "").replace("judged_only=True,", "")
+    plain = plain.replace("(judged_only=True)", "")
+    try:
+        return parse_measure(plain), True
     except TierankInputError:
         return None
 
@@ -177,9 +206,9 @@ class TierankEvaluator(Evaluator):
     def __init__(self, measures: Iterable, qrels, stat: str, options: dict):
         measures = list(measures)
         self._diversity, self._subtopics, qrels = diversity_part(measures, qrels)
-        self._tierank = {}
+        self._tierank: dict = {}  # ir_measures measure -> (tierank measure, judged_only)
         for m in measures:
-            t = tierank_measure(m)
+            t = resolve_measure(m)
             if t is None and m in self._diversity:
                 continue
             if t is None:
@@ -190,14 +219,14 @@ class TierankEvaluator(Evaluator):
         self._qrels = _as_tierank_qrels(qrels) if self._tierank or self._subtopics is None else None
         self._stat = stat
         self._options = options
-        # the engine's evaluator: qrels, measures and settings checked once, for every run
-        self._engine = (
-            Engine(
-                self._qrels, list(dict.fromkeys(self._tierank.values())), EvalSettings(**options)
-            )
-            if self._tierank
-            else None
-        )
+        # the engines (unjudged documents kept, and removed for judged_only=True): qrels, measures and
+        # settings checked once, for every run
+        self._engines = {}
+        for judged in (False, True):
+            wanted = list(dict.fromkeys(t for t, j in self._tierank.values() if j == judged))
+            if wanted:
+                settings = EvalSettings(**{**options, **({"judged_only": True} if judged else {})})
+                self._engines[judged] = Engine(self._qrels, wanted, settings)
         qids = set() if self._qrels is None else set(self._qrels.qid.to_pylist())
         super().__init__(
             measures, sorted(qids | set(self._subtopics.judgments if self._subtopics else ()))
@@ -208,12 +237,16 @@ class TierankEvaluator(Evaluator):
         r = _as_tierank_run(run)
         if r is None:
             return None
-        judged = set(self.qrel_qids)
-        if not judged.intersection(ac.unique(ac.decoded(r.qid)).to_pylist()):
-            return None
-        if self._engine is None:
-            return None
-        return self._engine.evaluate(r)
+        results = self._results(r)
+        return results.get(False, results.get(True))
+
+    def _results(self, r) -> dict:
+        """``{judged_only: EvalResult}`` of the tierank run ``r`` (empty: no judged query in it)."""
+        if r is None or not set(self.qrel_qids).intersection(
+            ac.unique(ac.decoded(r.qid)).to_pylist()
+        ):
+            return {}
+        return {judged: engine.evaluate(r) for judged, engine in self._engines.items()}
 
     def _iter_calc(self, run) -> Iterator:
         if self._subtopics is not None:
@@ -225,10 +258,11 @@ class TierankEvaluator(Evaluator):
             )
             if not self._tierank:
                 return
-        res = self.result(run)
-        if res is None:
+        results = self._results(_as_tierank_run(run))
+        if not results:
             return
-        for m, t in self._tierank.items():
+        for m, (t, judged) in self._tierank.items():
+            res = results[judged]
             s = res.stats[t]
             vals = np.sqrt(s.var) if self._stat == "std" else getattr(s, self._stat)
             for q, v in zip(res.qids, np.asarray(vals, dtype=np.float64).tolist()):
@@ -298,7 +332,7 @@ class TierankProvider(Provider):
     def supports(self, measure) -> bool:
         """Whether tierank computes ``measure``; if not, the first time in a process, a warning
         (:class:`UntieAwareFallback`) that its value will come from a provider that is not tie-aware."""
-        if tierank_measure(measure) is not None or diversity_measure(measure) is not None:
+        if resolve_measure(measure) is not None or diversity_measure(measure) is not None:
             return True
         warn_fallback(measure)
         return False

@@ -95,7 +95,10 @@ class NumRel(Measure):
     definition = "number of relevant documents judged for the query (N+)"
     names = FamilyNames(trec_eval="num_rel")
     aggregator = "sum"
-    description = "relevant documents judged for the query, N+ (a count)"
+    description = (
+        "relevant documents judged for the query, N+ (a count); --format trec_eval with -c prints "
+        "trec_eval's summary, the judgments of grade > 0 of every qrels query whatever -l says"
+    )
     schema = (REL,)
     cutoff_allowed = False
     is_count = True

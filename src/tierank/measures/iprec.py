@@ -37,12 +37,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import TierankInputError, quote
 from ..ties import Prepared
 from .base import FamilyNames, Measure, Param, Stats, register
 from .linear import REL
 from .sampling import Draws, fixed_draws, labelled, sample_moments
 
-__all__ = ["IPrec", "IPrecAvg", "LEVELS", "iprec_values"]
+__all__ = ["IPrec", "IPrecAvg", "LEVELS", "iprec_values", "average_values", "queue_counts"]
 
 #: trec_eval's default recall levels (``double_cutoff_array`` of m_iprec_at_recall.c, m_11pt_avg.c)
 LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -87,6 +88,65 @@ def iprec_values(d: Draws, nrel: np.ndarray, levels, out: np.ndarray | None = No
     return out
 
 
+def queue_counts(c: np.ndarray, found: np.ndarray) -> np.ndarray:
+    """The relevant-document count each level of ``11pt_avg.LEVELS`` reads, per ranking, as trec_eval's
+    ``m_11pt_avg.c`` walks them: ``c`` (levels x rankings) the counts ``lround(level N+)``, ``found``
+    the relevant documents retrieved per ranking.  trec_eval takes the levels last to first: it
+    skips those above ``found`` until one is not (they add 0: here ``found + 1``, read as 0), then
+    matches each at the relevant document where its count is reached, from the bottom of the
+    ranking up; a level whose count is below 1 or above the one matched before it is never reached,
+    and it and every level after it get the last interpolated precision (that of count 1).  For
+    ascending levels this is each level's own count (at least 1).
+
+    >>> queue_counts(np.array([[1], [2], [3]]), np.array([2])).tolist()  # ascending: 3 skipped
+    [[1], [2], [3]]
+    >>> queue_counts(np.array([[2], [1], [3]]), np.array([3])).tolist()  # 2 after 1: never reached
+    [[1], [1], [3]]
+    """
+    L = c.shape[0]
+    out = np.empty_like(c)
+    started = np.zeros(c.shape[1], dtype=bool)
+    blocked = np.zeros(c.shape[1], dtype=bool)
+    prev = found.astype(np.int64, copy=True)
+    for i in range(L - 1, -1, -1):  # one level at a time, every ranking at once
+        ci = c[i]
+        skip = ~started & (ci > found)
+        started |= ~skip
+        match = ~skip & ~blocked & (ci >= 1) & (ci <= prev)
+        blocked |= ~skip & ~match
+        prev = np.where(match, ci, prev)
+        out[i] = np.where(skip, found + 1, np.where(match, ci, 1))
+    return out
+
+
+def average_values(d: Draws, nrel: np.ndarray, levels, out: np.ndarray) -> np.ndarray:
+    """trec_eval's ``11pt_avg`` with the recall ``levels`` in the order given, for every ranking of
+    ``d``, into ``out`` (shape ``(d.nseg,)``): each level's interpolated precision at the count
+    :func:`queue_counts` gives it, summed from the last level to the first (trec_eval's order), over
+    the number of levels.
+
+    >>> d = Draws.build(np.array([0]), np.array([0]), np.array([0, 0, 0]), np.array([1.0, 3.0, 6.0]))
+    >>> float(average_values(d, np.array([4.0]), (0.25, 0.5, 0.75), np.empty(1))[0].round(4))
+    0.7222
+    """
+    levels = np.asarray(levels, dtype=np.float64)
+    out[:] = 0.0
+    if not d.nseg:
+        return out
+    best = np.append(d.suffix_max(d.count / d.rank), 0.0)  # padded: index len(entries) reads 0
+    npos = np.asarray(nrel, dtype=np.float64)[d.queries]
+    found = d.found
+    c = _lround(levels[:, None] * npos[None, :]).astype(np.int64)[:, d.qidx]
+    eff = queue_counts(c, found)
+    first = d.start[:-1] - 1
+    for i in range(len(levels) - 1, -1, -1):
+        ci = eff[i]
+        at = np.where((ci <= found) & (found > 0), first + np.maximum(ci, 1), len(best) - 1)
+        out += best[at]
+    out /= float(len(levels))
+    return out
+
+
 def _average(rows: np.ndarray, out: np.ndarray) -> np.ndarray:
     """trec_eval's 11pt_avg of the 11 level rows into ``out``: summed from the highest level down, / 11."""
     out[:] = 0.0
@@ -96,8 +156,11 @@ def _average(rows: np.ndarray, out: np.ndarray) -> np.ndarray:
     return out
 
 
-def _bundle(prep: Prepared, levels: tuple, level: int | None) -> list[Stats]:
-    """Stats of every level of ``levels`` (and, for the standard levels, of their average)."""
+def _bundle(
+    prep: Prepared, levels: tuple, level: int | None, average: tuple | None = None
+) -> list[Stats]:
+    """Stats of every level of ``levels`` (and, for the standard levels, of their average); with
+    ``average`` (levels in the order given), only the trec_eval average of those levels."""
     resolved = prep.rel_level if level is None else level
 
     def compute():
@@ -106,6 +169,10 @@ def _bundle(prep: Prepared, levels: tuple, level: int | None) -> list[Stats]:
         with_avg = levels == LEVELS
 
         def values(d):
+            if average is not None:
+                out = np.empty((1, d.nseg))
+                average_values(d, nrel, average, out[0])
+                return out
             out = np.empty((len(levels) + with_avg, d.nseg))
             iprec_values(d, nrel, levels, out=out[: len(levels)])
             if with_avg:
@@ -132,7 +199,7 @@ def _bundle(prep: Prepared, levels: tuple, level: int | None) -> list[Stats]:
             out.append(labelled(obl[i], e, lo[i], hi[i], v, sampled, prep))
         return out
 
-    return prep.cached(("iprec", levels, resolved), compute)
+    return prep.cached(("iprec", levels, resolved, average), compute)
 
 
 @register
@@ -174,12 +241,47 @@ class IPrecAvg(Measure):
     citation = "Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.4."
     names = FamilyNames(trec_eval="11pt_avg", ir_measures=None)
     description = (
-        "mean interpolated precision at the 11 recall levels 0, 0.1, ..., 1 (trec_eval 11pt_avg); "
-        "min/max exact, expectation sampled"
+        "mean interpolated precision at the 11 recall levels 0, 0.1, ..., 1 (trec_eval 11pt_avg; "
+        "levels='0.25,0.5,0.75': trec_eval's 11pt_avg.0.25,0.5,0.75); min/max exact, expectation "
+        "sampled"
     )
-    schema = (REL,)
+    schema = (
+        REL,
+        Param(
+            "levels",
+            str,
+            None,
+            "recall levels in [0, 1], comma separated, averaged as trec_eval averages them "
+            "(default the 11 levels 0, 0.1, ..., 1)",
+        ),
+    )
     cutoff_allowed = False
     bounds_refusal = _REFUSAL
 
+    def validate(self, text: str) -> None:
+        self.recall_levels()
+
+    def recall_levels(self) -> tuple[float, ...] | None:
+        """The ``levels`` parameter as numbers (None: the 11 standard levels)."""
+        given = self.param("levels")
+        if given is None:
+            return None
+        out = []
+        for tok in given.split(","):
+            try:
+                x = float(tok)
+            except ValueError:
+                x = float("nan")
+            if not 0.0 <= x <= 1.0:
+                raise TierankInputError(
+                    f"measure {quote(str(self))}: levels must be numbers in [0, 1] separated by "
+                    f"commas, got {quote(tok)}"
+                )
+            out.append(x)
+        return tuple(out)
+
     def stats(self, prep: Prepared) -> Stats:
-        return _bundle(prep, LEVELS, self.level)[len(LEVELS)]
+        levels = self.recall_levels()
+        if levels is None:
+            return _bundle(prep, LEVELS, self.level)[len(LEVELS)]
+        return _bundle(prep, (), self.level, average=levels)[0]

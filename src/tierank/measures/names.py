@@ -35,13 +35,20 @@ Semantics (checked against the real trec_eval 10 by ``tests/crosscheck/test_trec
 * ``set_F.x``: trec_eval computes (x+1) P R / (R + x P); it maps to ``SetF(beta=x)``.
 * ``ndcg.L=G,...``: trec_eval's gain map (levels not named keep gain = level) maps to
   ``nDCG(gains={L:G,...})``.
-* ``G``, ``binG``, ``ndcg_rel``, ``Rndcg`` (trec_eval's experimental gain measures, default gains
-  only: ``G.1=3`` is refused) map to ``G``, ``BinG``, ``nDCG_rel``, ``RnDCG``
-  (:mod:`tierank.measures.trec_gain`); ``unj.5,10`` to ``Unj@5``, ``Unj@10`` (default cutoffs 5, 10,
+* ``G``, ``binG``, ``ndcg_rel``, ``Rndcg`` (trec_eval's experimental gain measures) map to ``G``,
+  ``BinG``, ``nDCG_rel``, ``RnDCG`` (:mod:`tierank.measures.trec_gain`), a gain map ``G.1=2,2=5`` to
+  ``G(gains={1:2,2:5})``; ``unj.5,10`` to ``Unj@5``, ``Unj@10`` (default cutoffs 5, 10,
   20) and ``rbp_resid`` / ``rbp_resid.p=0.8`` to ``RBP_resid(p=0.9)`` / ``RBP_resid(p=0.8)``
-  (:mod:`tierank.measures.unjudged`); ``relstring`` to ``RelString@10``, a string per query
-  (the tie-oblivious ordering's; :mod:`tierank.measures.relstring`) that only ``--format trec_eval``
-  prints (``relstring.N`` is refused).
+  (:mod:`tierank.measures.unjudged`); ``relstring`` / ``relstring.20`` to ``RelString@10`` /
+  ``RelString@20``, a string per query (the tie-oblivious ordering's;
+  :mod:`tierank.measures.relstring`) that only ``--format trec_eval`` prints.
+* ``11pt_avg.0.25,0.5,0.75`` maps to ``IPrecAvg(levels='0.25,0.5,0.75')``, printed
+  ``11pt_avg_0.25,0.5,0.75`` (the text as given), averaged as trec_eval averages the levels, in the
+  order given.
+* Rank cutoffs are read as trec_eval's ``atol`` reads them: ``ndcg_cut.10,20,23.4`` is
+  ``ndcg_cut_10``, ``ndcg_cut_20`` and ``ndcg_cut_23``.
+* ``all_prefs`` and ``qrels_jg`` (measures of trec_eval's ``-R prefs`` / ``-R qrels_jg`` files)
+  are refused.
 * Every measure of ``all_trec`` is implemented, so the nickname leaves nothing out.
 * ``utility.p1,p2,p3,p4`` maps to ``Utility(p1=..,p2=..,p3=..,p4=..)``; ``-N`` (documents in the
   collection, read by trec_eval's ``utility`` only) sets its ``ndocs`` (:meth:`Plan.with_docs_in_collection`).
@@ -268,19 +275,24 @@ def _fmt_num(x: float) -> str:
     return repr(float(x)).rstrip("0").rstrip(".") if "." in repr(float(x)) else repr(float(x))
 
 
+def _gain_map(family: str, pairs: tuple | None) -> str:
+    """``family`` with trec_eval's gain map ``level=gain,...`` (None: trec_eval's default gains)."""
+    if pairs is None:
+        return family
+    return family + "(gains={" + ",".join(f"{_fmt_num(k)}:{_fmt_num(v)}" for k, v in pairs) + "})"
+
+
 #: trec_eval measures whose parameters are not a list of rank cutoffs (the others are derived from the
 #: registry: a family's ``names.trec_eval`` is a plain measure, its ``names.trec_eval_cut`` a cutoff list)
 _SPECIAL: dict[str, _Spec] = {
     "iprec_at_recall": _Spec("double_cuts", lambda x: f"IPrec@{_fmt_num(x)}", _IPREC_LEVELS),
-    "11pt_avg": _Spec("doubles", lambda p: "IPrecAvg" if p is None else None),
-    "ndcg": _Spec(
-        "pairs",
+    "11pt_avg": _Spec(
+        "doubles",
         lambda p: (
-            "nDCG"
-            if p is None
-            else "nDCG(gains={" + ",".join(f"{_fmt_num(k)}:{_fmt_num(v)}" for k, v in p) + "})"
+            "IPrecAvg" if p is None else "IPrecAvg(levels='" + ",".join(map(_fmt_num, p)) + "')"
         ),
     ),
+    "ndcg": _Spec("pairs", lambda p: _gain_map("nDCG", p)),
     "set_F": _Spec("doubles", lambda p: "SetF" if p is None else f"SetF(beta={_fmt_num(p[0])})"),
     "rbp": _Spec(
         "pairs", lambda p: "RBP(p=" + _fmt_num(dict(p or ()).get("p", 0.9)) + ",gain='trec_eval')"
@@ -288,10 +300,14 @@ _SPECIAL: dict[str, _Spec] = {
     "rbp_resid": _Spec(
         "pairs", lambda p: "RBP_resid(p=" + _fmt_num(dict(p or ()).get("p", 0.9)) + ")"
     ),
-    "G": _Spec("pairs", lambda p: "G" if p is None else None),
-    "ndcg_rel": _Spec("pairs", lambda p: "nDCG_rel" if p is None else None),
-    "Rndcg": _Spec("pairs", lambda p: "RnDCG" if p is None else None),
-    "relstring": _Spec("doubles", lambda p: "RelString@10" if p is None else None),
+    "G": _Spec("pairs", lambda p: _gain_map("G", p)),
+    "ndcg_rel": _Spec("pairs", lambda p: _gain_map("nDCG_rel", p)),
+    "Rndcg": _Spec("pairs", lambda p: _gain_map("RnDCG", p)),
+    # trec_eval reads the length as (long) of its first parameter (m_relstring.c)
+    "relstring": _Spec(
+        "doubles",
+        lambda p: "RelString@10" if p is None else f"RelString@{int(p[0])}" if p[0] >= 1 else None,
+    ),
     "Rprec_mult": _Spec(
         "double_cuts",
         lambda x: f"RprecMult@{_fmt_num(x)}",
@@ -339,6 +355,12 @@ def _specs() -> dict[str, _Spec]:
     """trec_eval name -> how it maps to tierank (see :func:`_tables`)."""
     return _tables(len(REGISTRY))[0]
 
+
+#: trec_eval's nicknames of measures read from other relevance formats (-R prefs, qrels_jg)
+_UNSUPPORTED_NICKNAMES = {
+    "all_prefs": "preference measures, read from -R prefs or -R qrels_prefs",
+    "qrels_jg": "judgment-group measures, read from -R qrels_jg",
+}
 
 _NOT_IMPLEMENTED = {
     "dcg": "unnormalised DCG",
@@ -400,6 +422,18 @@ class Plan:
         )
         return Plan(entries, self.left_out, self.notes, self.runid)
 
+    def with_trec_eval_quirks(self) -> Plan:
+        """This plan with the measures as ``--format trec_eval`` computes them where trec_eval's value is
+        undefined: ``Rndcg`` of a query with relevant documents but no positive gain is trec_eval's
+        0/0 (``RnDCG(undefined='nan')``, printed ``-nan``); the other formats keep 0."""
+        entries = tuple(
+            Entry(e.name, e.measure(undefined="nan"), e.key)
+            if e.measure is not None and e.measure.family == "RnDCG"
+            else e
+            for e in self.entries
+        )
+        return Plan(entries, self.left_out, self.notes, self.runid)
+
     def name_of(self, m: Measure) -> str:
         """The name printed for ``m``."""
         for e in self.entries:
@@ -430,15 +464,17 @@ def is_trec(text: str) -> bool:
 
 
 def _long_cuts(name: str, text: str) -> tuple[int, ...]:
+    """Rank cutoffs as trec_eval reads them (``atol``: a decimal is cut to its integer part, so
+    ``ndcg_cut.23.4`` is ``ndcg_cut_23``), sorted; not positive or given twice: refused."""
     out = []
     for tok in text.split(","):
         t = tok.strip()
-        if not re.fullmatch(r"[0-9]+", t):
+        if not re.fullmatch(r"[0-9]+(?:\.[0-9]*)?", t):
             raise TierankInputError(
                 f"trec_eval measure {quote(name + '.' + text)}: cutoff {quote(t)} is not a "
                 "positive integer"
             )
-        out.append(int(t))
+        out.append(int(t.split(".")[0]))
     out.sort()
     if out[0] <= 0:
         raise TierankInputError(
@@ -552,6 +588,12 @@ def plan(texts: Iterable[str | Measure | list[Measure]]) -> Plan:
                     st.marked.append(n)
                     slots.append(("trec", n))
             continue
+        if m and m.group(1) in _UNSUPPORTED_NICKNAMES:
+            errors.append(
+                f"trec_eval nickname {quote(t)} ({_UNSUPPORTED_NICKNAMES[m.group(1)]}) is not "
+                "supported by tierank"
+            )
+            continue
         try:
             slots.append(("m", parse_measure(t)))
         except UnknownMeasure:
@@ -598,7 +640,13 @@ def plan(texts: Iterable[str | Measure | list[Measure]]) -> Plan:
             errors.extend(e.problems)
             continue
         for printed, text, key in rows:
-            meas = None if text is None else _available(text)
+            try:
+                meas = None if text is None else parse_measure(text)
+            except UnknownMeasure:
+                meas = None
+            except TierankInputError as e:  # parameters the family refuses (a level past 1, ...)
+                errors.extend(f"trec_eval measure {quote(printed)}: {p}" for p in e.problems)
+                continue
             if meas is None and name == "num_q":
                 entries.append(Entry(printed, None, key))  # printed from the query count
                 continue
@@ -668,6 +716,10 @@ def _defaults_only(m: Measure, allowed: tuple[str, ...] = ()) -> bool:
     )
 
 
+#: the families that take trec_eval's gain map ``level=gain,...``, and their trec_eval names
+_GAIN_MAPPED = {"nDCG": "ndcg", "G": "G", "nDCG_rel": "ndcg_rel", "RnDCG": "Rndcg"}
+
+
 def trec_name(m: Measure) -> str | None:
     """The name trec_eval prints for measure ``m``, or None when trec_eval has no such measure.
 
@@ -682,7 +734,9 @@ def trec_name(m: Measure) -> str | None:
         p = m.param("p")
         return "rbp" if p == 0.9 else f"rbp_p={_fmt_num(p)}"
     if fam == "RelString":
-        return "relstring" if m.cutoff == 10 else None
+        return "relstring" if m.cutoff == 10 else f"relstring_{m.cutoff}"
+    if fam == "IPrecAvg" and m.param("levels") is not None and m.param("rel") is None:
+        return f"11pt_avg_{m.param('levels')}"
     if fam == "RBP_resid":
         p = m.param("p")
         return "rbp_resid" if p == 0.9 else f"rbp_resid_p={_fmt_num(p)}"
@@ -706,15 +760,15 @@ def trec_name(m: Measure) -> str | None:
             return None
         return "set_F" if beta in (None, 1, 1.0) else f"set_F_{_fmt_num(beta)}"
     if (
-        fam == "nDCG"
+        fam in _GAIN_MAPPED
         and m.cutoff is None
         and dict(m.params).get("gains")
-        and _defaults_only(m, ("gains",))
+        and _defaults_only(m, ("gains", "undefined"))
     ):
-        return "ndcg_" + ",".join(
+        return f"{_GAIN_MAPPED[fam]}_" + ",".join(
             f"{_fmt_num(k)}={_fmt_num(v)}" for k, v in dict(m.params)["gains"]
         )
-    if not _defaults_only(m):
+    if not _defaults_only(m, ("undefined",)):
         return None
     _, plain, cut = _tables(len(REGISTRY))
     if m.cutoff is None:

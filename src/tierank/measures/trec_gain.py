@@ -38,7 +38,11 @@ Statistics over tie orderings:
   query), min and max the extremes over those orderings and the policy, optimistic and
   pessimistic arrangements (attained values, so inner bounds of the true range).
 
-Only trec_eval's default gains are supported (``G.1=3`` and the like are refused).
+``G``, ``ndcg_rel`` and ``Rndcg`` take trec_eval's gain map (``G.1=2,2=5``, the parameter ``gains``:
+``G(gains={1:2,2:5})``): a judged document of grade g >= 0 gains ``gains.get(g, g)`` (0 or negative
+allowed), every other document 0, and the ideal list holds the positive gains of the judgments,
+descending (trec_eval sorts the levels by gain with an integer comparator, so gains less than 1
+apart may come out of order there: tierank's ideal list is always sorted, as for ``ndcg``).
 """
 
 from __future__ import annotations
@@ -46,14 +50,16 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from typing import ClassVar
 
 import numpy as np
 
-from ..ties import Prepared
-from .base import FamilyNames, Measure, Stats, register
+from ..errors import TierankInputError, quote
+from ..ties import Prepared, segment_offsets
+from .base import FamilyNames, Measure, Param, Stats, register
 from .kernels import ratio
-from .linear import REL, Linear
+from .linear import REL, Linear, _mapped
 from .sampling import query_keys
 
 __all__ = ["G", "BinG", "nDCG_rel", "RnDCG", "ENUMERATE", "per_ordering_stats"]
@@ -204,12 +210,11 @@ def per_ordering_stats(
         if keys is None:
             keys = query_keys(prep)
         rng = np.random.default_rng([int(prep.seed) % (1 << 63), int(keys[q])])
-        cols = np.concatenate([np.arange(a, b) for a, b in spans])
-        grp = np.concatenate([np.full(b - a, i) for i, (a, b) in enumerate(spans)])
         S = int(prep.samples)
-        order = np.argsort(grp[None, :] + rng.random((S, len(cols))), axis=1)
         A = np.tile(v, (S, 1))
-        A[:, cols] = v[cols][order]
+        for a, b in spans:  # each tie group shuffled in every row at once, in place (no sort)
+            block = A[:, a:b]
+            rng.permuted(block, axis=1, out=block)
         vals = fn(q, A[:, :n])
         ex[q] = vals.mean()
         var[q] = float(vals.var(ddof=1)) if S > 1 else 0.0
@@ -234,9 +239,64 @@ def per_ordering_stats(
     return Stats(obl, ex, mn, mx, var)
 
 
-def _ideal(prep: Prepared, q: int) -> np.ndarray:
-    """The positive judged grades of query ``q``, descending (trec_eval's ideal list)."""
-    gains, start = prep.ideal
+#: trec_eval's gain map (``G.1=2,2=5``, ``setup_gains`` of gain_init.c)
+GAINS = Param(
+    "gains",
+    dict,
+    None,
+    "trec_eval's gain map grade -> gain, e.g. {1:2,2:5} (grades not named keep gain = grade; "
+    "gains may be 0 or negative)",
+)
+
+
+def _check_gains(m: Measure) -> None:
+    """A gain map naming a negative grade is refused: trec_eval would give that gain to the documents
+    it reads as unjudged or not in the pool (its internal levels -1 and -2), never to a judgment."""
+    bad = [k for k, _ in m.param("gains") or () if k < 0]
+    if bad:
+        raise TierankInputError(
+            f"measure {quote(str(m))}: gains for negative grades ({bad[0]}) are not supported "
+            "(trec_eval reads negative grades as unjudged)"
+        )
+
+
+def doc_gains(prep: Prepared, gains) -> np.ndarray:
+    """Per row (policy order), trec_eval's gain of the document: its grade through the gain map
+    ``gains`` (None: the grade itself) when judged with a grade >= 0, else 0."""
+    if gains is None:
+        return prep.gain
+
+    def compute():
+        ok = prep.judged & (np.nan_to_num(prep.grade, nan=-1.0) >= 0)
+        return np.where(ok, _mapped(prep.grade, gains), 0.0)
+
+    return prep.cached(("trec-gains", gains), compute)
+
+
+def ideal_gains(prep: Prepared, gains) -> tuple[np.ndarray, np.ndarray]:
+    """trec_eval's ideal list per query under the gain map ``gains``: the positive gains of the
+    judgments with a grade >= 0, descending, and the query offsets (``prep.ideal`` without a map)."""
+    if gains is None:
+        return prep.ideal
+
+    def compute():
+        q, g = prep.judged_grades
+        g = np.asarray(g, dtype=np.float64)
+        q = np.asarray(q, dtype=np.int64)
+        keep = g >= 0
+        gain = _mapped(g[keep], gains)
+        q = q[keep]
+        pos = gain > 0
+        iq, ig = q[pos], gain[pos]
+        o = np.lexsort((-ig, iq))
+        return ig[o], segment_offsets(iq[o], prep.nq)
+
+    return prep.cached(("trec-ideal", gains), compute)
+
+
+def _ideal(prep: Prepared, q: int, gains=None) -> np.ndarray:
+    """The positive judged gains of query ``q``, descending (trec_eval's ideal list)."""
+    gains, start = ideal_gains(prep, gains)
     return np.asarray(gains[start[q] : start[q + 1]], dtype=np.float64)
 
 
@@ -245,6 +305,9 @@ class _PerOrdering(Measure):
 
     cutoff_allowed = False
     bounds_refusal: ClassVar[str | None] = _REFUSAL
+    schema = (GAINS,)
+    #: a sampled query's min and max are the extremes of the orderings drawn (inner bounds)
+    sampled_extremes: ClassVar[bool] = True
 
     def ordering_values(
         self, prep: Prepared, q: int, A: np.ndarray
@@ -265,19 +328,27 @@ class _PerOrdering(Measure):
             else (lambda qs, A, w: self.batch_values(prep, qs, A, w))
         )
         return per_ordering_stats(
-            prep, prep.gain, lambda q, A: self.ordering_values(prep, q, A), batch_fn=batch
+            prep,
+            doc_gains(prep, self.param("gains")),
+            lambda q, A: self.ordering_values(prep, q, A),
+            batch_fn=batch,
         )
 
+    def validate(self, text: str) -> None:
+        _check_gains(self)
 
-def P_max(prep: Prepared, qs: np.ndarray) -> int:
-    """The largest number of positive judged grades among the queries ``qs``."""
-    start = np.asarray(prep.ideal[1])
+
+def P_max(prep: Prepared, qs: np.ndarray, gains=None) -> int:
+    """The largest number of positive judged gains among the queries ``qs``."""
+    start = np.asarray(ideal_gains(prep, gains)[1])
     return int((start[qs + 1] - start[qs]).max()) if len(qs) else 0
 
 
-def _ideal_rows(prep: Prepared, qs: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+def _ideal_rows(
+    prep: Prepared, qs: np.ndarray, n: int, gain_map=None
+) -> tuple[np.ndarray, np.ndarray]:
     """The ideal gains of the queries ``qs`` as rows of width ``n`` (zero-padded, cut at n) and their counts."""
-    gains, start = prep.ideal
+    gains, start = ideal_gains(prep, gain_map)
     gains = np.asarray(gains, dtype=np.float64)
     P = (np.asarray(start)[qs + 1] - np.asarray(start)[qs]).astype(np.int64)
     col = np.arange(n)
@@ -309,7 +380,7 @@ class G(_PerOrdering):
     )
 
     def ordering_values(self, prep: Prepared, q: int, A: np.ndarray) -> np.ndarray:
-        ideal = _ideal(prep, q)
+        ideal = _ideal(prep, q, self.param("gains"))
         total = float(np.cumsum(ideal)[-1]) if len(ideal) else 0.0
         S, n = A.shape
         if total <= 0.0 or n == 0:
@@ -318,19 +389,24 @@ class G(_PerOrdering):
         pad[: min(n, len(ideal))] = ideal[:n]
         cost = np.cumsum(np.maximum(pad, 1.0))
         got = np.cumsum(A, axis=1)
+        # the terms of the documents of nonzero gain only, added per row in rank order (bincount adds
+        # in input order: the same double as the sequential sum over every rank)
+        row, col = np.nonzero(A)
+        g = A[row, col]
         with np.errstate(divide="ignore", invalid="ignore"):
-            terms = np.where(A != 0, A / np.log2((2.0 + cost)[None, :] - got), 0.0)
-        return np.cumsum(terms, axis=1)[:, -1] / total
+            terms = g / np.log2(2.0 + cost[col] - got[row, col])
+        return np.bincount(row, weights=terms, minlength=S) / total
 
     def batch_values(
         self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray
     ) -> np.ndarray:
-        full, P = _ideal_rows(prep, qs, int(P_max(prep, qs)))
+        gm = self.param("gains")
+        full, P = _ideal_rows(prep, qs, int(P_max(prep, qs, gm)), gm)
         total = (
             np.cumsum(full, axis=1)[:, -1] if full.shape[1] else np.zeros(len(qs))
         )  # in order, as per query
         n = A.shape[1]
-        pad, _ = _ideal_rows(prep, qs, n)
+        pad, _ = _ideal_rows(prep, qs, n, gm)
         cost = np.cumsum(np.maximum(pad, 1.0), axis=1)
         got = np.cumsum(A, axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -355,7 +431,7 @@ class nDCG_rel(_PerOrdering):
     )
 
     def ordering_values(self, prep: Prepared, q: int, A: np.ndarray) -> np.ndarray:
-        ideal = _ideal(prep, q)
+        ideal = _ideal(prep, q, self.param("gains"))
         P = len(ideal)
         S, n = A.shape
         if P == 0:
@@ -364,10 +440,13 @@ class nDCG_rel(_PerOrdering):
         zc = np.cumsum(ideal / np.log2(np.arange(P, dtype=np.float64) + 2.0))
         z = zc[np.minimum(np.arange(n), P - 1)]
         with np.errstate(divide="ignore", invalid="ignore"):
-            dcg = np.cumsum(np.where(A != 0, A / np.log2(rank + 2.0)[None, :], 0.0), axis=1)
+            dcg = np.cumsum(A / np.log2(rank + 2.0)[None, :], axis=1)  # a gain of 0 adds 0.0
         pos = A > 0
-        s = np.cumsum(np.where(pos, dcg / z[None, :], 0.0), axis=1)[:, -1] if n else np.zeros(S)
-        h = pos.sum(axis=1)
+        # nDCG at the documents of positive gain, added per row in rank order (bincount: in input order)
+        row, col = np.nonzero(pos)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = np.bincount(row, weights=dcg[row, col] / z[col], minlength=S)
+        h = np.bincount(row, minlength=S)
         end = dcg[:, -1] if n else np.zeros(S)
         s = s + (P - h) * end / zc[-1]
         return np.where(s > 0.0, s / P, 0.0)
@@ -376,7 +455,8 @@ class nDCG_rel(_PerOrdering):
         self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray
     ) -> np.ndarray:
         Q, n = A.shape
-        full, P = _ideal_rows(prep, qs, max(P_max(prep, qs), 1))
+        gm = self.param("gains")
+        full, P = _ideal_rows(prep, qs, max(P_max(prep, qs, gm), 1), gm)
         with np.errstate(divide="ignore", invalid="ignore"):
             zc = np.cumsum(
                 full / np.log2(np.arange(full.shape[1], dtype=np.float64) + 2.0)[None, :], axis=1
@@ -514,29 +594,77 @@ class RnDCG(Linear):
     definition = "nDCG normalised at the number of relevant documents of each grade"
     citation = "trec_eval 10.0, m_Rndcg.c (usnistgov/trec_eval)."
     names = FamilyNames(trec_eval="Rndcg", ir_measures=None)
-    description = "trec_eval's Rndcg: mean of nDCG@k over the ranks k where the ideal gain changes (experimental)"
+    description = (
+        "trec_eval's Rndcg: mean of nDCG@k over the ranks k where the ideal gain changes "
+        "(experimental); 0 for a query with relevant documents but no positive gain, which "
+        "--format trec_eval prints as trec_eval does, -nan (undefined='nan')"
+    )
     kind = "gain"
-    schema = (REL,)
+    schema = (
+        REL,
+        GAINS,
+        Param(
+            "undefined",
+            str,
+            "zero",
+            "a query with relevant documents but no positive gain: 'zero' (the default) or 'nan' "
+            "(trec_eval's 0/0, printed -nan; what --format trec_eval prints)",
+            choices=("zero", "nan"),
+        ),
+    )
     cutoff_allowed = False
     bounds_refusal = _REFUSAL
 
+    def validate(self, text: str) -> None:
+        _check_gains(self)
+
+    def stats(self, prep: Prepared) -> Stats:
+        out = super().stats(prep)
+        if self.param("undefined") != "nan":
+            return out
+        # trec_eval averages nDCG over no R level (m_Rndcg.c: sum / num_changed_ideal_gain = 0 / 0)
+        start = np.asarray(ideal_gains(prep, self.param("gains"))[1])
+        nan = (prep.nrel(self.level) > 0) & (np.diff(start) == 0)
+        if not nan.any():
+            return out
+
+        def undefined(a: np.ndarray) -> np.ndarray:
+            return np.where(nan, np.nan, a)
+
+        return replace(
+            out,
+            oblivious=undefined(out.oblivious),
+            expected=undefined(out.expected),
+            min=undefined(out.min),
+            max=undefined(out.max),
+            var=undefined(out.var),
+        )
+
+    def values(self, prep: Prepared):
+        gm = self.param("gains")
+        return None if gm is None else doc_gains(prep, gm)
+
     def weights(self, prep: Prepared, rows: np.ndarray):
+        gm = self.param("gains")
+
         def compute():
             w = np.zeros(prep.n)
             nrel = prep.nrel(self.level)
             qret = np.asarray(prep.qret, dtype=np.int64)
             todo = np.flatnonzero(nrel > 0)
             for lo in range(0, len(todo), 4096):  # blocks of queries: padded rows stay small
-                self._weights_block(prep, todo[lo : lo + 4096], qret, w)
+                self._weights_block(prep, todo[lo : lo + 4096], qret, w, gm)
             return w
 
-        return prep.cached(("RnDCG-weights", self.level), compute)[rows]
+        return prep.cached(("RnDCG-weights", self.level, gm), compute)[rows]
 
     @staticmethod
-    def _weights_block(prep: Prepared, qs: np.ndarray, qret: np.ndarray, w: np.ndarray) -> None:
+    def _weights_block(
+        prep: Prepared, qs: np.ndarray, qret: np.ndarray, w: np.ndarray, gm=None
+    ) -> None:
         """:meth:`weights` of the queries ``qs`` (each with N+ > 0) into ``w``: :func:`_checkpoints` of
         every query at once, on rows padded to the longest ideal list (the same sums, in the same order)."""
-        ideal, P = _ideal_rows(prep, qs, max(P_max(prep, qs), 1))
+        ideal, P = _ideal_rows(prep, qs, max(P_max(prep, qs, gm), 1), gm)
         n = qret[qs]
         Q, width = ideal.shape
         col = np.arange(width)

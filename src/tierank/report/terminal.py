@@ -28,6 +28,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from .marks import SAMPLED_MARK, sampled_note
+
 
 def text(s) -> Text:
     """A string from the inputs as a table cell or title, shown as written: no rich markup, no emoji
@@ -119,9 +121,13 @@ def eval_table(result, per_query: bool, coverage: float | None = None) -> Table:
     counts = {str(m) for m in result.measures if getattr(m, "is_count", False)}
     for r in result.records(per_query=per_query):
         integral = r["measure"] in counts
+        name = r["measure"] + (SAMPLED_MARK if r.get("method") == "sampled" else "")
         cells: list[RenderableType] = [text(r["query"])] if per_query else []
-        cells += [text(r["measure"]), *(value(r[c], count=integral and c != "std") for c in cols)]
+        cells += [text(name), *(value(r[c], count=integral and c != "std") for c in cols)]
         table.add_row(*cells)
+    note = sampled_note([result])
+    if note is not None:
+        table.caption = f"{caption} {note}."
     return table
 
 

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from ... import compute as ac
 from ...results import EvalResult, jsonable  # noqa: F401  # the JSON conversion, re-exported for the formats
+from ..marks import SAMPLED_MARK, sampled_note
 
 
 @dataclass(frozen=True)
@@ -240,15 +241,17 @@ def text_rows(table: ResultTable, per_query: bool, digits: int = 4) -> Iterator[
     for g in table.groups:
         keys = list(g.keys.values())
         if per_query:
-            for b in table.blocks(g):
+            for m, b in zip(g.result.measures, table.blocks(g)):
                 cols = [fixed_column(b.values[c], digits) for c in table.columns]
-                for q, *vals in zip(b.queries, *cols):
-                    yield [*keys, q, b.measure, *vals]
+                marked = b.measure + SAMPLED_MARK
+                sampled = g.result.stats[m].sampled_queries().tolist()
+                for q, drawn, *vals in zip(b.queries, sampled, *cols):
+                    yield [*keys, q, marked if drawn else b.measure, *vals]
         for rec in g.result.records(per_query=False):
             yield [
                 *keys,
                 rec["query"],
-                rec["measure"],
+                rec["measure"] + (SAMPLED_MARK if rec.get("method") == "sampled" else ""),
                 *(cell(rec[c], digits) for c in table.columns),
             ]
 
@@ -266,15 +269,20 @@ def numeric_fields(records: list[dict], fields: tuple[str, ...]) -> list[bool]:
 TableLayout = Callable[[Iterable[str], list[bool], Iterable[list[str]]], str]
 
 
-def human_table_format(layout: TableLayout) -> tuple[Callable[..., str], Callable[..., str]]:
+def human_table_format(
+    layout: TableLayout, footnote: Callable[[str], str] = lambda note: f"\n{note}\n"
+) -> tuple[Callable[..., str], Callable[..., str]]:
     """The ``render`` and ``records`` of a format that writes one human table in ``layout`` (Markdown,
-    LaTeX): a :class:`ResultTable` with the statistics right-aligned (4 decimals), flat records with
+    LaTeX): a :class:`ResultTable` with the statistics right-aligned (4 decimals), a row partly sampled
+    marked (:data:`SAMPLED_MARK`) and ``footnote(sampled_note)`` after the table; flat records with
     their numeric fields right-aligned."""
 
     def render(table: ResultTable, per_query: bool, **_) -> str:
         fields = table.fields()
         numeric = [False] * (len(fields) - len(table.columns)) + [True] * len(table.columns)
-        return layout(fields, numeric, text_rows(table, per_query))
+        out = layout(fields, numeric, text_rows(table, per_query))
+        note = sampled_note(g.result for g in table.groups)
+        return out if note is None else out + footnote(note)
 
     def records(
         recs: list[dict], fields: tuple[str, ...], document: dict | None = None, stream=None

@@ -61,6 +61,8 @@ def _table(header: Iterable[str], numeric: list[bool], rows: Iterable[list[str]]
     return "".join(out)
 
 
-render, records = human_table_format(_table)
+render, records = human_table_format(
+    _table, lambda note: "\\par\\smallskip\n" + escape(note) + "\n"
+)
 
 FORMAT = register("latex", render, records)

@@ -52,6 +52,6 @@ def _table(header: Iterable[str], numeric: list[bool], rows: Iterable[list[str]]
     return "".join(out)
 
 
-render, records = human_table_format(_table)
+render, records = human_table_format(_table, lambda note: "\n" + escape(note) + "\n")
 
 FORMAT = register("markdown", render, records)

@@ -15,10 +15,31 @@ from .grouped import ResultTable
 
 
 def _trec_value(x: float, count: bool) -> str:
-    """trec_eval's number: ``%6.4f``; a count (``%ld`` in trec_eval) as an integer when it is one."""
+    """trec_eval's number: ``%6.4f``; a count (``%ld`` in trec_eval) as an integer when it is one; NaN
+    as trec_eval's C library prints the 0/0 it comes from, ``  -nan``."""
     if count and math.isfinite(x) and float(x).is_integer():
         return f"{int(x)}"
+    if x != x:
+        return f"{'-nan':>6}"
     return f"{x:6.4f}"
+
+
+def _num_rel_complete(result, m, stat: str) -> float | None:
+    """trec_eval's ``num_rel`` summary under ``-c``: the judgments of grade > 0 of every qrels query,
+    whatever ``-l`` says (m_num_rel.c), read from ``NumRel(rel=1)`` when the result holds it; None
+    where the summary is the sum of the per-query values (without ``-c``, or ``-l 1``)."""
+    if m.family != "NumRel" or not result.settings.get("complete") or stat not in _COUNTED:
+        return None
+    from ...measures import parse_measure
+
+    one = parse_measure("NumRel(rel=1)")
+    if one == m or one not in result.stats:
+        return None
+    return float(np.sum(result.stats[one].oblivious))
+
+
+#: the statistics of a count that no ordering changes: the count itself
+_COUNTED = ("oblivious", "expected", "min", "max")
 
 
 def _stat_column(s, stat: str) -> np.ndarray:
@@ -99,9 +120,9 @@ def render_trec_eval(
                     cols.append(result.stats[m].texts[which])
                 continue
             vals = _stat_column(result.stats[m], stat).tolist()
-            if getattr(m, "is_count", False):
+            if getattr(m, "is_count", False) or any(x != x for x in vals):
                 specs.append(f"{e.name:<22}".replace("%", "%%") + "\t%s\t%s\n")
-                cols.append([_trec_value(x, True) for x in vals])
+                cols.append([_trec_value(x, getattr(m, "is_count", False)) for x in vals])
             else:
                 specs.append(f"{e.name:<22}".replace("%", "%%") + "\t%s\t%6.4f\n")
                 cols.append(vals)
@@ -128,7 +149,10 @@ def render_trec_eval(
             value = agg[str(m)][stat]
             value = float("nan") if value is None else value
             count = getattr(m, "is_count", False)
-            if stat != "std" and n and m.aggregate(result.stats[m]).linear:
+            complete = _num_rel_complete(result, m, stat)
+            if complete is not None:
+                value = complete
+            elif stat != "std" and n and m.aggregate(result.stats[m]).linear:
                 # trec_eval's own arithmetic (meas_acc.c, meas_avg.c): the per-query values added in
                 # query order, then one division: the same double, so the same last printed digit
                 col = _stat_column(result.stats[m], stat)
