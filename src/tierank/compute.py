@@ -1,13 +1,13 @@
 """Arrow's compute kernels for tierank, called by name (a bottom room).
 
 Every function calls ``pyarrow.compute.call_function`` with Arrow's kernel of the same name and returns
-exactly what the :mod:`pyarrow.compute` function of that name returns (``tests/test_compute.py``
+exactly what the `pyarrow.compute` function of that name returns (``tests/test_compute.py``
 compares them); the module gathers in one place the few kernels and option objects tierank needs.
-Helpers with no namesake there: :func:`distinct` (the distinct values of a column of ids, each once),
-:func:`decoded` (a dictionary array decoded, as ``DictionaryArray.dictionary_decode``), and the
+Helpers with no namesake there: [`distinct`][tierank.compute.distinct] (the distinct values of a column of ids, each once),
+[`decoded`][tierank.compute.decoded] (a dictionary array decoded, as ``DictionaryArray.dictionary_decode``), and the
 conversions between numpy and Arrow that do not go through pyarrow's pandas layer (which imports
-pandas: about a third of a small ``tierank eval``): :func:`array` (``pa.array`` of a numpy array, also
-without importing ``numpy.ma``), :func:`numpy` (``to_numpy``) and :func:`strings` (``pa.array`` of
+pandas: about a third of a small ``tierank eval``): [`array`][tierank.compute.array] (``pa.array`` of a numpy array, also
+without importing ``numpy.ma``), [`numpy`][tierank.compute.numpy] (``to_numpy``) and [`strings`][tierank.compute.strings] (``pa.array`` of
 Python strings).
 
 >>> import pyarrow as pa
@@ -202,7 +202,7 @@ _AS_THEY_ARE = {"i", "u", "f"}
 
 def array(values: Any, type: Any = None) -> Any:  # noqa: A002 - pa.array's name
     """``pa.array(values, type)``; a 1-D numpy array of numbers or booleans becomes an Arrow array
-    without ``pa.array``'s test for a numpy masked array, which imports :mod:`numpy.ma` (about 10 ms,
+    without ``pa.array``'s test for a numpy masked array, which imports `numpy.ma` (about 10 ms,
     a thirtieth of a small ``tierank eval``).  The same array: type, values, no nulls (NaN stays NaN),
     the numbers' memory shared as ``pa.array`` shares it.
 

@@ -1,6 +1,6 @@
 """Errors raised for bad input.
 
-Every problem with user input is reported as a :class:`TierankInputError`
+Every problem with user input is reported as a [`TierankInputError`][tierank.errors.TierankInputError]
 whose message says *what* was wrong, *where* (``file:line`` when there is a
 file) and, where useful, what is accepted.  The CLI turns it into one line per
 problem on stderr and exit code 2, never a traceback.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-#: the located problems an input error lists, at most (then how many more: :class:`More`)
+#: the located problems an input error lists, at most (then how many more: `More`)
 MAX_PROBLEMS = 20
 
 
@@ -76,7 +76,7 @@ class More(Problem):
 
 class ProblemLog:
     """Located problems gathered in file order, reported as one error: the first ``limit`` kept, the
-    others counted (a :class:`More` counts as its ``count``: the logs of a file's blocks add up).
+    others counted (a [`More`][tierank.errors.More] counts as its ``count``: the logs of a file's blocks add up).
 
     >>> log = ProblemLog("run", limit=2)
     >>> log.add([Problem("run", 3, "bad")] * 2 + [More.of("run", 4)])
@@ -93,7 +93,7 @@ class ProblemLog:
         self.add([Problem(self.source, line, reason)])
 
     def repeated(self, line: int, what: str, first: int) -> None:
-        """``what`` at ``line`` repeats line ``first`` (:class:`Repeated`)."""
+        """``what`` at ``line`` repeats line ``first`` ([`Repeated`][tierank.errors.Repeated])."""
         self.add([Repeated.of(self.source, line, what, first)])
 
     def add(self, problems) -> None:
@@ -183,7 +183,7 @@ def shorten(text: str, limit: int = 80) -> str:
 
 
 def quote(token: str, limit: int = 80) -> str:
-    """``repr`` of :func:`shorten` (control characters escaped), for echoing a token.
+    """``repr`` of [`shorten`][tierank.errors.shorten] (control characters escaped), for echoing a token.
 
     >>> quote("caf\\x00" + "e" * 100, limit=5)
     "'caf\\\\x00e…(104 chars)'"

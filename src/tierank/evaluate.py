@@ -1,5 +1,5 @@
-"""The engine's entry points: :class:`Evaluator` (qrels, measures and settings, built once, for any number
-of runs) and :func:`evaluate` (one run)."""
+"""The engine's entry points: [`Evaluator`][tierank.evaluate.Evaluator] (qrels, measures and settings, built once, for any number
+of runs) and [`evaluate`][tierank.evaluate.evaluate] (one run)."""
 
 from __future__ import annotations
 
@@ -92,17 +92,17 @@ class Evaluator:
     Parameters
     ----------
     qrels
-        Any input :func:`tierank.io.convert.to_qrels` takes (a path, a DataFrame, a dict of dicts, ...).
+        Any input [`tierank.io.convert.to_qrels`][tierank.io.convert.to_qrels] takes (a path, a DataFrame, a dict of dicts, ...).
     measures
         Measure strings as ir_measures writes them (``"nDCG@10"``, ``"RR"``, ...), or as
         trec_eval names them (``"map"``, ``"P.5,10"``, ``"ndcg_cut.10"``, the nicknames
-        ``"official"`` and ``"all_trec"``; see :mod:`tierank.measures.names`), or a resolved
-        :class:`tierank.measures.names.Plan`.  trec_eval measures tierank lacks are left out of a
-        nickname with a :class:`UserWarning`.  Parsed :class:`tierank.measures.Measure` objects are
+        ``"official"`` and ``"all_trec"``; see [`tierank.measures.names`][tierank.measures.names]), or a resolved
+        [`tierank.measures.names.Plan`][tierank.measures.names.Plan].  trec_eval measures tierank lacks are left out of a
+        nickname with a `UserWarning`.  Parsed [`tierank.measures.Measure`][tierank.measures.Measure] objects are
         accepted too, alone or among the strings: ``[nDCG@10, AP, P@[5, 10]]`` (a list of cutoffs gives
         a list of measures, flattened here).
     settings
-        The :class:`EvalSettings` (default: trec_eval's conventions).
+        The [`EvalSettings`][tierank.evaluate.EvalSettings] (default: trec_eval's conventions).
 
     The measures are checked against the settings here (``unjudged="bounds"`` refuses the measures no
     assumption bounds), before any run is read.
@@ -188,7 +188,7 @@ class Evaluator:
     def evaluate(
         self, run: Any, progress: Callable[[str, int, int], None] | None = None
     ) -> EvalResult:
-        """Tie-aware evaluation of ``run`` (any input :func:`tierank.io.convert.to_run` takes).
+        """Tie-aware evaluation of ``run`` (any input [`tierank.io.convert.to_run`][tierank.io.convert.to_run] takes).
 
         ``progress(step, done, total)``, when given, is called as each step begins: ``"reading"``,
         ``"ties"`` (the tie groups of every query), then each measure by name, with the measures done
@@ -279,7 +279,7 @@ class Evaluator:
     __call__ = evaluate
 
     def iter_calc(self, run: Any) -> Iterator[dict[str, Any]]:
-        """The per-query records of ``run`` (:meth:`tierank.results.EvalResult.records`), one at a time."""
+        """The per-query records of ``run`` ([`tierank.results.EvalResult.records`][tierank.results.EvalResult.records]), one at a time."""
         yield from self.evaluate(run).records(per_query=True)[: -len(self.measures)]
 
     def calc_aggregate(self, run: Any) -> dict[Measure, Aggregate]:
@@ -306,13 +306,13 @@ def evaluate(
         A path to a TREC file (plain or gzip; BEIR qrels TSV too), a pandas or
         polars DataFrame, or a dict of dicts ``{qid: {docid: value}}``.
     measures
-        As :class:`Evaluator` takes them: ``"nDCG@10"``, trec_eval's ``"ndcg_cut.10"``,
-        ``"official"``, or :class:`tierank.measures.Measure` values.
+        As [`Evaluator`][tierank.evaluate.Evaluator] takes them: ``"nDCG@10"``, trec_eval's ``"ndcg_cut.10"``,
+        ``"official"``, or [`tierank.measures.Measure`][tierank.measures.Measure] values.
     settings, options
-        An :class:`EvalSettings`, and/or its fields by name: ``tie_break`` (``"trec_eval"``,
+        An [`EvalSettings`][tierank.evaluate.EvalSettings], and/or its fields by name: ``tie_break`` (``"trec_eval"``,
         ``"input"``, ``"docno"``, ``"random:SEED"``), ``rel``, ``complete``, ``candidates_only``,
         ``unjudged`` (``"nonrelevant"``, ``"bounds"``, ``"condensed"``), ``judged_only``,
-        ``max_depth``, ``samples``, ``seed`` (see :class:`EvalSettings`).
+        ``max_depth``, ``samples``, ``seed`` (see [`EvalSettings`][tierank.evaluate.EvalSettings]).
 
     Returns
     -------

@@ -2,8 +2,8 @@
 
 tierank's core needs numpy, pyarrow, pandas, scipy, typer and rich.  Everything else is optional and
 imported only where it is used; a missing one is one line naming the install command, raised as
-:class:`MissingExtra` (an :class:`ImportError` and a :class:`~tierank.errors.TierankError`), never a
-traceback.  The test suite uses the same table (:func:`missing`) to skip what needs an extra that is
+[`MissingExtra`][tierank.extras.MissingExtra] (an `ImportError` and a [`TierankError`][tierank.errors.TierankError]), never a
+traceback.  The test suite uses the same table ([`missing`][tierank.extras.missing]) to skip what needs an extra that is
 not installed, doctests included.
 
 Examples
@@ -84,7 +84,7 @@ def install_command(module: str) -> str:
 
 
 def require(module: str, *, extra: str | None = None, what: str | None = None) -> ModuleType:
-    """Import the optional ``module``, or raise :class:`MissingExtra` naming the install command."""
+    """Import the optional ``module``, or raise [`MissingExtra`][tierank.extras.MissingExtra] naming the install command."""
     try:
         return importlib.import_module(module)
     except ImportError as exc:
@@ -99,9 +99,9 @@ def require(module: str, *, extra: str | None = None, what: str | None = None) -
 def missing(exc: BaseException) -> ImportError | None:
     """The missing optional dependency an exception stands for, or None when it is not one.
 
-    It is one when it is tierank's own error for it (a :class:`~tierank.errors.TierankError` that is
-    an :class:`ImportError`: :class:`MissingExtra`, ``tierank.report.MissingMatplotlib``, ...), or a
-    :class:`ModuleNotFoundError` for a module of :data:`EXTRAS` or :data:`INSTALL`, and in both cases
+    It is one when it is tierank's own error for it (a [`TierankError`][tierank.errors.TierankError] that is
+    an `ImportError`: [`MissingExtra`][tierank.extras.MissingExtra], ``tierank.report.MissingMatplotlib``, ...), or a
+    `ModuleNotFoundError` for a module of `EXTRAS` or `INSTALL`, and in both cases
     the module is really not installed: an extra that is installed but fails to import is a failure,
     not a skip."""
     if isinstance(exc, TierankError) and isinstance(exc, ImportError):

@@ -1,10 +1,10 @@
 """Facts about operating-system processes that several rooms need (a bottom room: the standard library only).
 
-:func:`keep_freed_memory` tunes the C allocator of a process tierank owns (a worker, the command line):
+`keep_freed_memory` tunes the C allocator of a process tierank owns (a worker, the command line):
 big buffers freed are kept for the next block rather than given back to the system and faulted in again.
 
-:func:`alive` tells whether a process still runs: temporary files and folders named after the
-process that writes them (:mod:`tierank.io.writers`, :mod:`tierank.hps.checkpoints`) are removed
+[`alive`][tierank.processes.alive] tells whether a process still runs: temporary files and folders named after the
+process that writes them ([`tierank.io.writers`][tierank.io.writers], [`tierank.hps.checkpoints`][tierank.hps.checkpoints]) are removed
 only once their maker is gone.
 """
 
@@ -41,7 +41,7 @@ _VALUED = ("-X", "-W", "-Q")
 
 def tierank_program(orig_argv: list[str] | None = None) -> bool:
     """Whether this process is the ``tierank`` program: its console script, or ``python -m tierank.cli``
-    (``orig_argv``: the interpreter's own command line, :data:`sys.orig_argv`); never a Python caller's
+    (``orig_argv``: the interpreter's own command line, `sys.orig_argv`); never a Python caller's
     process that imports tierank.
 
     >>> tierank_program(["/venv/bin/python", "/venv/bin/tierank", "eval"])
@@ -71,7 +71,7 @@ def tierank_program(orig_argv: list[str] | None = None) -> bool:
 
 
 def _interrupted_at_start(signum, frame) -> None:
-    """Ctrl-C in the ``tierank`` program: inside the command (:func:`tierank.cli.main` on the stack) the
+    """Ctrl-C in the ``tierank`` program: inside the command ([`tierank.cli.main`][tierank.cli.main] on the stack) the
     usual ``KeyboardInterrupt``, whose handlers clean up and exit 130; before it (the imports, the start-up)
     or after it, nothing to clean up: exit 130 at once, without a traceback."""
     f = frame
@@ -83,7 +83,7 @@ def _interrupted_at_start(signum, frame) -> None:
 
 
 def quiet_interrupt_at_start() -> None:
-    """In the ``tierank`` program (:func:`tierank_program`) only, and where Ctrl-C has its usual handler:
+    """In the ``tierank`` program ([`tierank_program`][tierank.processes.tierank_program]) only, and where Ctrl-C has its usual handler:
     Ctrl-C from now on ends the program with exit 130 and no traceback wherever it lands, also in the
     first imports, before the command line's own handling begins.  Called first thing by ``import tierank``."""
     import signal

@@ -7,8 +7,8 @@ aggregate (``query == "all"``) is the mean over queries of each column; its
 exact because orderings in different queries are independent:
 ``sqrt(sum_q Var_q) / n_q``.
 
-The query id ``all`` (:data:`AGGREGATE`) is reserved for the aggregate records: the
-readers refuse it with file and line, and :class:`EvalResult` refuses it for every
+The query id ``all`` (`AGGREGATE`) is reserved for the aggregate records: the
+readers refuse it with file and line, and [`EvalResult`][tierank.results.EvalResult] refuses it for every
 other input, so a record or ``to_dict()`` key ``"all"`` is always the aggregate.
 """
 
@@ -54,7 +54,7 @@ def jsonable(x: Any) -> Any:
 
 @dataclass(frozen=True)
 class EvalResult:
-    """Result of :func:`tierank.evaluate`.
+    """Result of [`tierank.evaluate`][tierank.evaluate].
 
     Attributes
     ----------
@@ -114,7 +114,7 @@ class EvalResult:
         return out
 
     def table(self, m: Measure) -> dict[str, np.ndarray]:
-        """Per-query arrays of every statistic column of measure ``m`` (:attr:`columns`), in :attr:`qids` order."""
+        """Per-query arrays of every statistic column of measure ``m`` ([`columns`][tierank.results.EvalResult.columns]), in `qids` order."""
         return self._table(m)
 
     @property
@@ -138,11 +138,11 @@ class EvalResult:
         return pd.concat(frames, ignore_index=True)
 
     def summary(self, m: Measure) -> Aggregate:
-        """The :class:`tierank.measures.Aggregate` of measure ``m`` (its family's summary over queries)."""
+        """The [`tierank.measures.Aggregate`][tierank.measures.Aggregate] of measure ``m`` (its family's summary over queries)."""
         return m.aggregate(self.stats[m])
 
     def _aggregate_rows(self) -> list[dict[str, Any]]:
-        """One row per measure: the family's summary (:meth:`Measure.aggregate`; the mean, a sum for
+        """One row per measure: the family's summary ([`Measure.aggregate`][tierank.results.Measure.aggregate]; the mean, a sum for
         counts, trec_eval's geometric mean for gm_map) of each column."""
         rows = []
         n = len(self.qids)
@@ -182,7 +182,7 @@ class EvalResult:
     def records(self, per_query: bool = True) -> list[dict[str, Any]]:
         """jsonl-ready records: per-query rows (if asked) then the aggregate rows; NaN -> None.
 
-        The aggregate records, and only they, have ``query == "all"`` (:data:`AGGREGATE`; no
+        The aggregate records, and only they, have ``query == "all"`` (`AGGREGATE`; no
         evaluated query may be called so).
         """
         out: list[dict[str, Any]] = []
@@ -212,7 +212,7 @@ class EvalResult:
         """Nested plain-Python view: ``{"all": {measure: {stat: value}}, qid: {...}, ...}``.
 
         ``"all"`` holds the aggregate (mean over queries; std of the mean) and is never a query
-        id (:data:`AGGREGATE` is reserved); the other keys are the evaluated queries, sorted.
+        id (`AGGREGATE` is reserved); the other keys are the evaluated queries, sorted.
 
         Examples
         --------

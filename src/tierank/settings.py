@@ -1,9 +1,9 @@
-"""The settings of an evaluation: :class:`EvalSettings`, one frozen value, validated once.
+"""The settings of an evaluation: [`EvalSettings`][tierank.settings.EvalSettings], one frozen value, validated once.
 
-Each setting's constraint is data (:data:`RULES`, in the manner of scikit-learn's
+Each setting's constraint is data (`RULES`, in the manner of scikit-learn's
 ``validate_params``): a rule names the setting and returns the problem with its value, or None.
-Every problem of a set of settings is reported together in one :class:`TierankInputError`, with
-the messages the engine has always given; the rules between settings are :data:`JOINT`.
+Every problem of a set of settings is reported together in one [`TierankInputError`][tierank.settings.TierankInputError], with
+the messages the engine has always given; the rules between settings are `JOINT`.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def _one_of(choices: tuple[str, ...], text: str) -> Rule:
     return lambda v: None if isinstance(v, str) and v in choices else text.format(v)
 
 
-#: the constraint of each setting (the tie-break policy is parsed by :meth:`TieBreak.parse`, which says why not)
+#: the constraint of each setting (the tie-break policy is parsed by `TieBreak.parse`, which says why not)
 RULES: dict[str, Rule] = {
     "rel": lambda v: (
         f"rel must be a number, got {v!r}"
@@ -89,7 +89,7 @@ class EvalSettings:
     tie_break
         Order used for the tie-oblivious value: ``"trec_eval"`` (docno descending, trec_eval's own),
         ``"input"`` (file order), ``"docno"`` (ascending), or ``"random:SEED"``; kept parsed (a
-        :class:`tierank.ties.TieBreak`).
+        [`tierank.ties.TieBreak`][tierank.ties.TieBreak]).
     rel
         Minimum grade counted relevant by binary measures (trec_eval ``-l``); an integer in
         [-2**53, 2**53], the range of a measure's own ``rel`` parameter.
@@ -174,7 +174,7 @@ class EvalSettings:
 
     @property
     def depth(self) -> float:
-        """The ranks read at most: :attr:`max_depth`, or infinity."""
+        """The ranks read at most: `max_depth`, or infinity."""
         return float("inf") if self.max_depth is None else self.max_depth
 
     def record(self, run: str, qrels: str) -> dict[str, Any]:

@@ -28,7 +28,7 @@ _INT64_MAX = int(np.iinfo(np.int64).max)
 
 
 def check_rho(rho) -> float:
-    """``rho`` as a float if it is a band parameter (a finite number > 1), else :class:`TierankInputError`.
+    """``rho`` as a float if it is a band parameter (a finite number > 1), else [`TierankInputError`][tierank.analysis.banding.TierankInputError].
 
     >>> check_rho(1.4)
     1.4
@@ -49,7 +49,7 @@ def band_starts(rho: float, depth: int) -> np.ndarray:
     """Band starts b_1 = 1, b_{g+1} = ceil(rho * b_g), up to the first start beyond ``depth``.
 
     Computed in exact rational arithmetic on the decimal ``rho`` (``ceil(1.4 * 5)`` is 7, not 8
-    as float noise can make it at large ranks).  ``rho`` must be finite and > 1 (:func:`check_rho`);
+    as float noise can make it at large ranks).  ``rho`` must be finite and > 1 ([`check_rho`][tierank.analysis.banding.check_rho]);
     a last start beyond the int64 range is stored as the largest int64 (no rank reaches it).
     """
     r = Fraction(str(check_rho(rho)))
@@ -140,12 +140,12 @@ def worst_case_rr(rho: float, depth: int = 1000, kind: str = "loss") -> float:
     Over every binary relevance vector of an original ranking of ``depth``
     documents, the largest difference between RR of that ranking and the
     expected RR over the orderings inside the bands of its banded version
-    (:func:`band_run`; the last band is cut at ``depth``).
+    ([`band_run`][tierank.analysis.banding.band_run]; the last band is cut at ``depth``).
 
     Parameters
     ----------
     rho : float
-        Band parameter, > 1 (see :func:`band_starts`).
+        Band parameter, > 1 (see [`band_starts`][tierank.analysis.banding.band_starts]).
     depth : int
         Length of the original ranking.
     kind : {"loss", "gain", "abs"}
@@ -188,7 +188,7 @@ def worst_case_rr(rho: float, depth: int = 1000, kind: str = "loss") -> float:
     than one document; that held in a scan of :math:`\rho \in (1, 4]`
     (step 0.001, depth 100,000). The first such band starts at
     :math:`v = \lfloor 1/(\rho-1) \rfloor + 1`, not at the paper's
-    :math:`1 + \lceil 1/(\rho-1) \rceil` (see :func:`worst_case_table`),
+    :math:`1 + \lceil 1/(\rho-1) \rceil` (see [`worst_case_table`][tierank.analysis.banding.worst_case_table]),
     and for :math:`\rho \le 3` it has exactly two documents, so there
     ``"gain"`` equals ``"loss"``. For a single band much wider than its start
     the gain can exceed the loss (e.g. band [9..22]); still, over a whole banding ``"abs"`` equalled
@@ -235,7 +235,7 @@ def worst_case_rbp(rho: float, p: float, depth: int = 1000, kind: str = "loss") 
     Parameters
     ----------
     rho : float
-        Band parameter, > 1 (see :func:`band_starts`).
+        Band parameter, > 1 (see [`band_starts`][tierank.analysis.banding.band_starts]).
     p : float
         RBP persistence, 0 < p < 1.
     depth : int
@@ -332,7 +332,7 @@ def worst_case_table(
     ps : sequence of float
         RBP persistences; one column ``"RBP(p=...)"`` each.
     depth, kind
-        As in :func:`worst_case_rr` and :func:`worst_case_rbp`.
+        As in [`worst_case_rr`][tierank.analysis.banding.worst_case_rr] and [`worst_case_rbp`][tierank.analysis.banding.worst_case_rbp].
 
     Returns
     -------
@@ -342,9 +342,9 @@ def worst_case_table(
     Notes
     -----
     With the defaults this reproduces all 15 cells of the paper's Table 2 to
-    the 4 printed decimals (:data:`PAPER_TABLE2`). It does so with the band
+    the 4 printed decimals ([`PAPER_TABLE2`][tierank.analysis.banding.PAPER_TABLE2]). It does so with the band
     recursion the paper defines, :math:`b_{g+1} = \lceil \rho\, b_g \rceil`
-    (:func:`band_starts`), and with a first multi-document band at
+    ([`band_starts`][tierank.analysis.banding.band_starts]), and with a first multi-document band at
     :math:`v = \lfloor 1/(\rho-1) \rfloor + 1`. It does *not* follow the
     paper's closed form :math:`v = 1 + \lceil 1/(\rho-1) \rceil`, which is
     wrong whenever :math:`1/(\rho-1)` is not an integer: the band starting

@@ -6,7 +6,7 @@ orderings another.  Yang, Moffat & Turpin ("How precise does document scoring
 need to be?", Figure 2) show overlapping [pessimal, optimal] segments of TREC7
 systems; Yang et al. ("Reliable Evaluation Protocol for Low-Precision
 Retrieval", Section 3, Table 1) report a BF16 reranker that beats another under the
-oblivious nDCG@10 and loses under the expected one.  :func:`compare` puts a set
+oblivious nDCG@10 and loses under the expected one.  [`compare`][tierank.analysis.compare.compare] puts a set
 of runs side by side on one measure and flags, for every pair of systems:
 
 * ``order_flip``: the oblivious means order the pair the other way round from
@@ -17,9 +17,9 @@ of runs side by side on one measure and flags, for every pair of systems:
 * ``significant``: a paired t-test on the per-query expected values, or with ``test`` a
   Wilcoxon signed-rank, randomization or paired bootstrap test (optionally with a
   multiple-comparison ``correction`` across all pairs: Bonferroni, Holm or Benjamini-Hochberg,
-  :func:`adjust_pvalues`); every pair also gets its mean difference's CI and Cohen's d_z, every
+  [`adjust_pvalues`][tierank.analysis.compare.adjust_pvalues]); every pair also gets its mean difference's CI and Cohen's d_z, every
   system a CI of its mean and its ranks, and with ``leaderboard`` bootstrap rank intervals and
-  randomized Tukey HSD groups (:mod:`tierank.analysis.inference`);
+  randomized Tukey HSD groups ([`tierank.analysis.inference`][tierank.analysis.inference]);
 * ``p_a_above``: the probability that ``a``'s mean exceeds ``b``'s when both runs' ties are broken
   uniformly at random, independently across queries and systems.  The difference of the means
   then has the exact mean ``diff_expected`` and the exact variance
@@ -30,10 +30,10 @@ of runs side by side on one measure and flags, for every pair of systems:
   ``P(D > 0) >= mean^2 / (mean^2 + var)`` for ``mean > 0``).  Where no tie can change the
   difference (variance 0), or the pair is not ``undecidable`` (every ordering ranks ``a`` above),
   both are exact: 1 or 0.  The moments, the two probabilities and the
-  corrections live in :mod:`tierank.analysis.significance` (re-exported here).
+  corrections live in [`tierank.analysis.significance`][tierank.analysis.significance] (re-exported here).
 
 With ``band=rho`` every run is also re-scored into geometric rank bands
-(:func:`~tierank.analysis.banding.band_run`) and re-evaluated, and the pairs'
+([`band_run`][tierank.analysis.banding.band_run]) and re-evaluated, and the pairs'
 significance before and after banding is cross-tabulated as in the paper's
 Figure 4 (false positives, false negatives, percentage of pairs per quadrant).
 
@@ -97,14 +97,14 @@ class SystemSummary:
         Standard deviation of the mean over tie orderings, ``sqrt(sum_q var_q) / n_q``.
     ci_low, ci_high, ci_method : float, float, str
         Confidence interval of the mean of the per-query expected values over the query sample
-        (:func:`~tierank.analysis.inference.mean_cis`: ``t``, ``percentile`` or ``bca``).
+        ([`mean_cis`][tierank.analysis.inference.mean_cis]: ``t``, ``percentile`` or ``bca``).
     rank, rank_oblivious : int
         Rank by expected and by oblivious mean (1 = best; equal means share the better rank).
     rank_low, rank_high : int or None
         With ``leaderboard``: the 2.5-97.5% range of the rank by expected mean over query-bootstrap
-        resamples (:func:`~tierank.analysis.inference.rank_intervals`).
+        resamples ([`rank_intervals`][tierank.analysis.inference.rank_intervals]).
     group : str or None
-        With ``leaderboard``: randomized Tukey HSD letters (:func:`~tierank.analysis.inference.tukey_hsd`);
+        With ``leaderboard``: randomized Tukey HSD letters ([`tukey_hsd`][tierank.analysis.inference.tukey_hsd]);
         systems sharing a letter are not separated at ``alpha``.
     """
 
@@ -171,14 +171,14 @@ class PairComparison:
     p_a_above_bound : float
         A distribution-free lower bound of that probability (Cantelli), from the same moments.
     p_adjusted : float or None
-        With ``correction``: ``p`` adjusted for all pairs (:func:`adjust_pvalues`); then
+        With ``correction``: ``p`` adjusted for all pairs ([`adjust_pvalues`][tierank.analysis.compare.adjust_pvalues]); then
         ``significant`` is ``p_adjusted < alpha``.
     p_banded_adjusted : float or None
         With ``correction`` and ``band``: ``p_banded`` adjusted the same way over all pairs; then
         ``significant_banded`` is ``p_banded_adjusted < alpha``.
     test : str
         The test behind ``p``: ``t``, ``wilcoxon``, ``randomization`` or ``bootstrap``
-        (:func:`~tierank.analysis.inference.paired_tests`).
+        ([`paired_tests`][tierank.analysis.inference.paired_tests]).
     method, samples, seed, se : str, int or None, int or None, float or None
         How ``p`` was computed: ``analytic``, ``exact`` (all sign flips; ``samples`` = 2^m) or
         ``monte-carlo`` (with ``samples``, ``seed`` and the standard error ``se`` of ``p``).
@@ -189,7 +189,7 @@ class PairComparison:
     statistic : float
         The statistic of the test behind ``p`` (``test_used``) on the expected values: ``t`` for the
         t-test, W (scipy's) for Wilcoxon, the mean difference for the randomization and bootstrap
-        tests (on the inference's scale, :data:`SCALES`: the sum of the differences for a sum, the
+        tests (on the inference's scale, `SCALES`: the sum of the differences for a sum, the
         mean log difference, a log ratio, for a geometric mean).
     test_used, fallback : str, str or None
         The test that gave ``p``: ``test``, or ``randomization`` (exact where at most 20 differences
@@ -256,7 +256,7 @@ class PairComparison:
 
 @dataclass(frozen=True)
 class Comparison:
-    """Result of :func:`compare`.
+    """Result of [`compare`][tierank.analysis.compare.compare].
 
     Attributes
     ----------
@@ -282,7 +282,7 @@ class Comparison:
     banded_systems : tuple of SystemSummary or None
         With ``band``: the banded runs' summaries, in the order of ``systems``.
     band_summary : dict or None
-        With ``band``: the Figure 4 cross-tabulation, see :func:`compare`.
+        With ``band``: the Figure 4 cross-tabulation, see [`compare`][tierank.analysis.compare.compare].
     settings : dict
         Evaluation settings (tie_break, rel, complete, candidates_only) and the inference settings
         (test, ci, level, seed, resamples, permutations).
@@ -291,7 +291,7 @@ class Comparison:
     inference : dict
         What the tests, intervals, ranks and groups are computed on: ``aggregator`` (the measure's
         summary: ``mean``, ``sum`` or ``geometric_mean``), ``scale`` (``linear`` or ``log``) and ``on``
-        (:data:`SCALES`, in words).
+        (`SCALES`, in words).
     notes : tuple of str
         Why a figure is null or came from another test (one query; a test that fell back to the
         exact randomization test).
@@ -333,8 +333,8 @@ class Comparison:
 
         Keys: ``measure, queries`` (their number), ``dropped_queries, alpha, band, settings, systems,
         pairs, kendall_tau, kendall_tau_min_max, banded_systems, band_summary, best, inference,
-        notes``; ``systems`` and ``pairs`` hold one record per :class:`SystemSummary` and
-        :class:`PairComparison`, with their fields as keys.
+        notes``; ``systems`` and ``pairs`` hold one record per [`SystemSummary`][tierank.analysis.compare.SystemSummary] and
+        [`PairComparison`][tierank.analysis.compare.PairComparison], with their fields as keys.
         """
         return jsonable(
             {
@@ -396,7 +396,7 @@ def _log_values(m, st, n: int) -> dict[str, np.ndarray]:
 
 
 def _scaled(m, st: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
-    """Per-query values on the scale of the measure's inference (:data:`SCALES`)."""
+    """Per-query values on the scale of the measure's inference (`SCALES`)."""
     return _log_values(m, st, n) if m.aggregator == "geometric_mean" else st
 
 
@@ -486,8 +486,8 @@ def _numeric(m, results: dict, common: list[str]) -> None:
                 )
 
 
-#: the keywords of :func:`compare` that set the evaluation of every system (:class:`EvalSettings`;
-#: ``seed`` is the comparison's own, :class:`CompareSettings`)
+#: the keywords of `compare` that set the evaluation of every system (`EvalSettings`;
+#: ``seed`` is the comparison's own, `CompareSettings`)
 EVAL_KEYWORDS = tuple(f.name for f in fields(EvalSettings) if f.name != "seed")
 
 
@@ -499,7 +499,7 @@ def _count(value: Any, low: int) -> bool:
 
 @dataclass(frozen=True)
 class CompareSettings:
-    """How systems are compared, beyond how each is evaluated (:class:`tierank.EvalSettings`): one
+    """How systems are compared, beyond how each is evaluated ([`tierank.EvalSettings`][tierank.EvalSettings]): one
     frozen value, validated when built.
 
     Attributes
@@ -509,15 +509,15 @@ class CompareSettings:
         ``leaderboard``'s Tukey HSD groups).
     band
         If given (rho > 1): also band every run into geometric rank bands
-        (:func:`~tierank.analysis.banding.band_run`), re-evaluate, and compare the pairs' significance
+        ([`band_run`][tierank.analysis.banding.band_run]), re-evaluate, and compare the pairs' significance
         before and after banding (``band_summary``: the quadrants of Yang et al.'s Figure 4).
     correction
         ``None``, ``"bonferroni"``, ``"holm"`` or ``"bh"``: adjust the pairs' p-values for the number
-        of pairs (:func:`adjust_pvalues`); ``significant`` then reads the adjusted value ``p_adjusted``
+        of pairs ([`adjust_pvalues`][tierank.analysis.compare.adjust_pvalues]); ``significant`` then reads the adjusted value ``p_adjusted``
         (and with ``band``, ``significant_banded`` the adjusted ``p_banded``).
     test
-        The pairs' test on the per-query values (:func:`~tierank.analysis.inference.paired_tests`, the
-        registry :mod:`tierank.analysis.paired`): ``"t"`` (paired t, the default), ``"wilcoxon"``,
+        The pairs' test on the per-query values ([`paired_tests`][tierank.analysis.inference.paired_tests], the
+        registry `tierank.analysis.paired`): ``"t"`` (paired t, the default), ``"wilcoxon"``,
         ``"randomization"`` (Fisher's sign flips: exact with at most 20 nonzero differences, else
         ``permutations`` Monte Carlo flips) or ``"bootstrap"`` (``resamples`` paired bootstrap
         resamples).
@@ -530,7 +530,7 @@ class CompareSettings:
         Every sampled figure is reproducible from ``seed``: bootstrap resamples are drawn from ``seed``
         and the number of queries only and shared by all systems, so a system's interval does not
         change when other systems are added, as long as the compared queries (those common to all
-        systems) stay the same (:mod:`tierank.analysis.inference`).
+        systems) stay the same ([`tierank.analysis.inference`][tierank.analysis.inference]).
     leaderboard
         Also compute the rank intervals (query bootstrap) and randomized Tukey HSD (``permutations``)
         groups of the systems, and the systems indistinguishable from the best (``best``).
@@ -539,7 +539,7 @@ class CompareSettings:
     tie_samples
         With ``leaderboard``: also redraw each query's tie ordering in every bootstrap resample of the
         rank intervals, from ``tie_samples`` evaluations of each run under ``random:SEED`` tie breaking
-        (seeds from ``seed``, the draw and the system; :func:`~tierank.analysis.inference.bootstrap_tie_means`).
+        (seeds from ``seed``, the draw and the system; [`bootstrap_tie_means`][tierank.analysis.inference.bootstrap_tie_means]).
         0 (default): query sample only.  Recorded in ``settings`` (``tie_samples``, ``rank_method``).
 
     Examples
@@ -623,8 +623,8 @@ def compare_settings(
     settings: EvalSettings | None, options: CompareSettings | None, keywords: dict[str, Any]
 ) -> tuple[EvalSettings, CompareSettings]:
     """The two settings of a comparison: ``settings`` and ``options`` with ``keywords`` applied, each
-    keyword to the settings it names (:data:`EVAL_KEYWORDS` to the evaluation's, the rest to
-    :class:`CompareSettings`); an unknown keyword is a :class:`TypeError`, as Python's own."""
+    keyword to the settings it names (`EVAL_KEYWORDS` to the evaluation's, the rest to
+    [`CompareSettings`][tierank.analysis.compare.CompareSettings]); an unknown keyword is a `TypeError`, as Python's own."""
     ours = {f.name for f in fields(CompareSettings)}
     unknown = sorted(set(keywords) - ours - set(EVAL_KEYWORDS))
     if unknown:
@@ -667,7 +667,7 @@ def _evaluator(qrels: Any, measure: Any, settings: EvalSettings) -> Evaluator:
 @dataclass(frozen=True)
 class _Evaluated:
     """Every system's evaluation on the compared queries: its summary, its per-query values on the
-    measure's scale (``raw``) and on the inference's (``per``, :data:`SCALES`)."""
+    measure's scale (``raw``) and on the inference's (``per``, `SCALES`)."""
 
     summaries: dict[str, SystemSummary]
     raw: dict[str, dict[str, np.ndarray]]
@@ -739,45 +739,45 @@ def compare(
     Parameters
     ----------
     runs
-        ``{name: run}``, at least two systems; each run as :func:`tierank.evaluate` accepts it (path,
-        DataFrame, dict of dicts, :class:`tierank.Run`); each is read once.
+        ``{name: run}``, at least two systems; each run as [`tierank.evaluate`][tierank.evaluate] accepts it (path,
+        DataFrame, dict of dicts, [`tierank.Run`][tierank.Run]); each is read once.
     qrels
-        As :func:`tierank.evaluate` accepts it.
+        As [`tierank.evaluate`][tierank.evaluate] accepts it.
     measure
-        One measure (``"nDCG@10"``, ``"RR@10"``, a :class:`tierank.Measure`, ...), resolved once.
+        One measure (``"nDCG@10"``, ``"RR@10"``, a [`tierank.Measure`][tierank.Measure], ...), resolved once.
     settings
-        How every system is evaluated: an :class:`tierank.EvalSettings` (default: trec_eval's
+        How every system is evaluated: an [`tierank.EvalSettings`][tierank.EvalSettings] (default: trec_eval's
         conventions).
     options
-        How the systems are compared: a :class:`CompareSettings` (the test, intervals, correction,
+        How the systems are compared: a [`CompareSettings`][tierank.analysis.compare.CompareSettings] (the test, intervals, correction,
         band, leaderboard, samples and seed).
     keywords
         Any field of either by name, applied over them: ``tie_break``, ``rel``, ``complete``,
-        ``candidates_only`` (... of :class:`tierank.EvalSettings`, but ``seed``) and ``alpha``,
+        ``candidates_only`` (... of [`tierank.EvalSettings`][tierank.EvalSettings], but ``seed``) and ``alpha``,
         ``band``, ``correction``, ``test``, ``ci``, ``level``, ``seed``, ``resamples``,
-        ``permutations``, ``leaderboard``, ``jobs``, ``tie_samples`` (:class:`CompareSettings`).
+        ``permutations``, ``leaderboard``, ``jobs``, ``tie_samples`` ([`CompareSettings`][tierank.analysis.compare.CompareSettings]).
 
     Returns
     -------
     Comparison
         ``systems`` sorted by expected mean; ``pairs`` for every unordered pair (see
-        :class:`PairComparison`); Kendall's tau between the orderings by oblivious and by expected mean
+        [`PairComparison`][tierank.analysis.compare.PairComparison]); Kendall's tau between the orderings by oblivious and by expected mean
         (``kendall_tau``) and by min and by max mean (``kendall_tau_min_max``).  ``to_dict()`` is the
         document ``tierank compare --format json`` writes.
 
     Notes
     -----
-    Queries: each system is evaluated as :func:`tierank.evaluate` does (queries in both its run and
-    the qrels), by one :class:`tierank.Evaluator`, and the comparison uses the queries common to all
+    Queries: each system is evaluated as [`tierank.evaluate`][tierank.evaluate] does (queries in both its run and
+    the qrels), by one [`tierank.Evaluator`][tierank.Evaluator], and the comparison uses the queries common to all
     systems' evaluations, so that the paired tests pair the same queries; the number left out is
     ``dropped_queries``.  With ``complete=True`` every qrels query is evaluated for every system
     (absent ones score 0), so all qrels queries are used.
 
     Summaries and scale: every system's ``oblivious``, ``expected``, ``min``, ``max`` and ``std`` are
     its measure's own aggregate over the compared queries (``Measure.aggregate``, as
-    :func:`tierank.evaluate` reports it): the mean, a sum for counts (NumRet, ...), trec_eval's floored
+    [`tierank.evaluate`][tierank.evaluate] reports it): the mean, a sum for counts (NumRet, ...), trec_eval's floored
     geometric mean for GMAP and GMBpref.  The tests, intervals, ranks and groups are computed on the
-    per-query values that summary averages (:data:`SCALES`; ``inference`` in the result): log values
+    per-query values that summary averages (`SCALES`; ``inference`` in the result): log values
     for a geometric mean (CIs mapped back with exp, pairs as ratios), the per-query values for a sum
     (CIs times the number of queries).  A string-valued measure (RelString) is refused.
 
@@ -800,7 +800,7 @@ def compare(
     Raises
     ------
     TierankInputError
-        Fewer than two systems, an invalid measure or setting, input that :func:`tierank.evaluate`
+        Fewer than two systems, an invalid measure or setting, input that [`tierank.evaluate`][tierank.evaluate]
         rejects, or no query common to all systems.
 
     Examples
@@ -848,7 +848,7 @@ def _comparison(
     infer: dict,
     settings: EvalSettings,
 ) -> Comparison:
-    """The :class:`Comparison` of the ranked systems and their pairs."""
+    """The [`Comparison`][tierank.analysis.compare.Comparison] of the ranked systems and their pairs."""
     col = lambda k: np.array([getattr(summaries[n], k) for n in ranked])  # noqa: E731
     notes = list(infer["notes"]) + [
         f"{pc.a} vs {pc.b}: {pc.fallback}; p from the exact randomization test"
@@ -974,7 +974,7 @@ def _pair(
     hsd: inference.TukeyHSD | None,
     banded: _Evaluated | None,
 ) -> PairComparison:
-    """One pair's comparison from its tests on the inference scale (:data:`SCALES`) and the systems'
+    """One pair's comparison from its tests on the inference scale (`SCALES`) and the systems'
     summaries on the measure's own."""
     a, b = names
     pt, pt_obl, pt_band = tests
@@ -1148,7 +1148,7 @@ def _leaderboard(
 
 
 def records(comparison: Comparison) -> dict:
-    """JSON-ready plain-Python view of a :class:`Comparison` (:meth:`Comparison.to_dict`).
+    """JSON-ready plain-Python view of a [`Comparison`][tierank.analysis.compare.Comparison] ([`Comparison.to_dict`][tierank.analysis.compare.Comparison.to_dict]).
 
     Examples
     --------

@@ -1,15 +1,15 @@
 """Cutoff curves: a measure family at every cutoff k = 1..kmax, tie-aware, per run.
 
-The numbers behind the cutoff figure (:func:`tierank.report.plots.plot_cutoff`), as
+The numbers behind the cutoff figure (`tierank.report.plots.plot_cutoff`), as
 Figure 2 of Yang et al., "Reliable Evaluation Protocol for Low-Precision Retrieval":
 for each run the mean over queries of ``family@k``, its expected value, oblivious
 value, [min, max] and std over tie orderings.  Nothing here draws.
 
-* :func:`cutoff_curves`: one evaluation per run, on all ``kmax`` measures together;
-* :func:`evaluate_with_curves`: one evaluation of one run that gives both an
-  :class:`~tierank.EvalResult` for the measures asked for and the run's curves
+* [`cutoff_curves`][tierank.analysis.cutoff.cutoff_curves]: one evaluation per run, on all ``kmax`` measures together;
+* [`evaluate_with_curves`][tierank.analysis.cutoff.evaluate_with_curves]: one evaluation of one run that gives both an
+  [`EvalResult`][tierank.EvalResult] for the measures asked for and the run's curves
   (``tierank report eval``);
-* :func:`curve_series`: the curve of one run read from any evaluation that includes
+* [`curve_series`][tierank.analysis.cutoff.curve_series]: the curve of one run read from any evaluation that includes
   ``family@1..kmax``.
 
 Examples
@@ -43,9 +43,9 @@ class CurveSeries:
     ----------
     name : str
     expected, oblivious, min, max, std : np.ndarray
-        Aligned with :attr:`CutoffCurves.ks` (float64; NaN where undefined).
+        Aligned with `CutoffCurves.ks` (float64; NaN where undefined).
     ties : dict
-        The run's tie statistics (:attr:`tierank.EvalResult.ties`).
+        The run's tie statistics (`tierank.EvalResult.ties`).
     """
 
     name: str
@@ -59,7 +59,7 @@ class CurveSeries:
 
 @dataclass(frozen=True)
 class CutoffCurves:
-    """Result of :func:`cutoff_curves`.
+    """Result of [`cutoff_curves`][tierank.analysis.cutoff.cutoff_curves].
 
     Attributes
     ----------
@@ -113,7 +113,7 @@ MAX_KMAX = 1000
 
 
 def check_kmax(kmax) -> int:
-    """``kmax`` as an int if it is a curve's largest cutoff (1 .. :data:`MAX_KMAX`), else :class:`TierankInputError`.
+    """``kmax`` as an int if it is a curve's largest cutoff (1 .. `MAX_KMAX`), else [`TierankInputError`][tierank.analysis.cutoff.TierankInputError].
 
     >>> check_kmax(20)
     20
@@ -129,7 +129,7 @@ def check_kmax(kmax) -> int:
 
 
 def cutoff_measures(family: str, kmax: int) -> list[str]:
-    """The measure names ``family@1 .. family@kmax`` (kmax checked with :func:`check_kmax`).
+    """The measure names ``family@1 .. family@kmax`` (kmax checked with [`check_kmax`][tierank.analysis.cutoff.check_kmax]).
 
     >>> cutoff_measures("P", 3)
     ['P@1', 'P@2', 'P@3']
@@ -165,7 +165,7 @@ def check_curve_family(family: str) -> None:
 
 
 def select(result, measures: Sequence):
-    """The part of an :class:`~tierank.EvalResult` for ``measures`` (names or parsed measures, all in it):
+    """The part of an [`EvalResult`][tierank.EvalResult] for ``measures`` (names or parsed measures, all in it):
     the same numbers as an evaluation of those measures alone, in that order."""
     ms = [m if not isinstance(m, str) else parse_measure(m) for m in measures]
     ms = list(dict.fromkeys(ms))
@@ -209,9 +209,9 @@ def cutoff_curves(
     Parameters
     ----------
     qrels
-        Anything :func:`tierank.evaluate` accepts.
+        Anything [`tierank.evaluate`][tierank.evaluate] accepts.
     runs : mapping of str -> run-like
-        Named runs (paths, DataFrames, dicts or :class:`tierank.Run`); typically one
+        Named runs (paths, DataFrames, dicts or [`tierank.Run`][tierank.Run]); typically one
         run in several precision regimes, e.g.
         ``{"fp32": run, "bf16": requantize_run(run, "bf16")}``.
     family : str
@@ -219,7 +219,7 @@ def cutoff_curves(
     kmax : int
         Largest cutoff.
     tie_break, **evaluate_kwargs
-        Passed to :func:`tierank.evaluate` (``rel``, ``complete``, ``candidates_only``, ...).
+        Passed to [`tierank.evaluate`][tierank.evaluate] (``rel``, ``complete``, ``candidates_only``, ...).
 
     Returns
     -------
@@ -263,7 +263,7 @@ def evaluate_with_curves(
     Parameters
     ----------
     qrels, run
-        Anything :func:`tierank.evaluate` accepts.
+        Anything [`tierank.evaluate`][tierank.evaluate] accepts.
     measures : sequence of str
         The measures of the returned result.
     family : str or None
@@ -272,13 +272,13 @@ def evaluate_with_curves(
     name : str, optional
         The run's name in the curves (default: its source).
     tie_break, **evaluate_kwargs
-        Passed to :func:`tierank.evaluate`.
+        Passed to [`tierank.evaluate`][tierank.evaluate].
 
     Returns
     -------
     (EvalResult, CutoffCurves or None)
         The result holds ``measures`` only, with the numbers an evaluation of them alone
-        gives; the curves are those :func:`cutoff_curves` gives for ``{name: run}``.
+        gives; the curves are those [`cutoff_curves`][tierank.analysis.cutoff.cutoff_curves] gives for ``{name: run}``.
     """
     if isinstance(measures, str):
         measures = [measures]

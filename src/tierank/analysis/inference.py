@@ -9,25 +9,25 @@ significance testing (Sakai, *Statistical Reform in Information Retrieval?*, 201
 *Multiple testing in statistical analysis of systems-based information retrieval experiments*,
 TOIS 2012; Efron & Tibshirani, *An Introduction to the Bootstrap*, 1993):
 
-* :func:`mean_cis`: per system, a confidence interval of the mean of the per-query expected
+* [`mean_cis`][tierank.analysis.inference.mean_cis]: per system, a confidence interval of the mean of the per-query expected
   values: Student's t (``scipy.stats.t``), bootstrap percentile or bootstrap BCa (Efron &
   Tibshirani 14.3 and Eq. 15.36, as ``scipy.stats.bootstrap`` computes it).  It covers the query
   sample only: the ties are averaged out by ``E`` (the tie interval ``[min, max]`` and the tie
-  std of the mean, :class:`~tierank.analysis.compare.SystemSummary`, describe the other
+  std of the mean, [`SystemSummary`][tierank.analysis.compare.SystemSummary], describe the other
   uncertainty; they shrink to nothing when the scores have no ties, the CI does not).
-* :func:`paired_tests`: per pair of systems, on the paired per-query expected values: paired t,
+* [`paired_tests`][tierank.analysis.inference.paired_tests]: per pair of systems, on the paired per-query expected values: paired t,
   Wilcoxon signed-rank (``scipy.stats.wilcoxon``), Fisher's randomization test (sign flips of the
-  differences; exact by enumeration when at most :data:`EXACT_MAX` differences are nonzero,
+  differences; exact by enumeration when at most `EXACT_MAX` differences are nonzero,
   Monte Carlo otherwise) and a paired bootstrap test; every test two-sided on the mean
   difference.  Each pair also gets the mean difference with its CI and Cohen's ``d_z`` (mean
   over standard deviation of the differences) with its CI (inverting the noncentral t
   distribution of ``sqrt(n) d_z``; exact for normal differences, Cumming & Finch 2001).
-* :func:`tukey_hsd`: randomized Tukey HSD (Carterette 2012): the per-query values are permuted
+* [`tukey_hsd`][tierank.analysis.inference.tukey_hsd]: randomized Tukey HSD (Carterette 2012): the per-query values are permuted
   across systems within each query, and each pair's absolute mean difference is compared with the
   permutation distribution of the largest difference (max - min of the systems' means); plus the
   groups it cannot separate as a compact letter display, and the systems indistinguishable from
   the best.
-* :func:`rank_intervals`: the 2.5-97.5% range of each system's rank over query-bootstrap
+* [`rank_intervals`][tierank.analysis.inference.rank_intervals]: the 2.5-97.5% range of each system's rank over query-bootstrap
   resamples.
 
 **Resampling and reproducibility.** Bootstrap resamples are drawn **once per query set**, from
@@ -57,7 +57,7 @@ since, given the queries, the ``eps_q`` are independent (``Var = sum_q v_q / n^2
 ``E[Mbar | q] = mean_q e_q``.  Its plug-in estimate is
 ``se_combined^2 = sum_q v_q / n^2 + s_e^2 / n`` (``s_e^2``: the sample variance of the ``e_q``,
 ddof 1): the tie variance of the mean (``SystemSummary.std ** 2``) plus the squared standard
-error of the mean of the expected values.  :func:`combined_se` returns it with a normal interval
+error of the mean of the expected values.  [`combined_se`][tierank.analysis.inference.combined_se] returns it with a normal interval
 ``mean_e +- z se_combined``: where a reported (oblivious) mean may land around the population's
 mean when both the queries and the tie orderings are left to chance.
 
@@ -95,9 +95,9 @@ from .paired.wilcoxon import WILCOXON_EXACT_MAX, WILCOXON_PERMUTATION_MAX, wilco
 DEFAULT_RESAMPLES = 10_000
 #: default number of permutations (randomized Tukey HSD) and sign-flip samples (randomization test)
 DEFAULT_PERMUTATIONS = 10_000
-#: confidence-interval methods of :func:`mean_cis`
+#: confidence-interval methods of `mean_cis`
 CI_METHODS = ("t", "percentile", "bca")
-#: paired tests of :func:`paired_tests`: the registered ones (:mod:`tierank.analysis.paired`)
+#: paired tests of `paired_tests`: the registered ones (`tierank.analysis.paired`)
 TESTS = tuple(PAIRED_TESTS)
 
 
@@ -169,7 +169,7 @@ class PairTest:
     ----------
     a, b : str
     test : str
-        One of :data:`TESTS`.
+        One of `TESTS`.
     statistic : float
         t for ``t``; W (scipy's) for ``wilcoxon``; the mean difference for ``randomization`` and
         ``bootstrap``.
@@ -177,7 +177,7 @@ class PairTest:
         Two-sided p-value.  1.0 when every difference is zero.
     method : str
         How ``p`` was computed: ``"analytic"`` (t), Wilcoxon's ``"exact"``, ``"permutation"`` or
-        ``"approx"`` (:func:`wilcoxon_method`), ``"exact"`` (all sign flips) or ``"monte-carlo"``.
+        ``"approx"`` ([`wilcoxon_method`][tierank.analysis.inference.wilcoxon_method]), ``"exact"`` (all sign flips) or ``"monte-carlo"``.
     samples, seed : int or None
         Sign flips / resamples and seed where sampled (``samples``: 2^m for the exact test).
     se : float or None
@@ -328,7 +328,7 @@ def resample_counts(n: int, resamples: int, seed: int):
 
 def bootstrap_means(values, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> np.ndarray:
     """``(resamples, S)`` bootstrap means of the columns of ``values`` (queries x systems), all
-    columns resampled with the same query draws (:func:`resample_counts`).
+    columns resampled with the same query draws ([`resample_counts`][tierank.analysis.inference.resample_counts]).
 
     Examples
     --------
@@ -443,9 +443,9 @@ def mean_cis(
     level
         Confidence level.
     resamples, seed
-        Bootstrap resamples and seed (:func:`bootstrap_means`); ignored by ``t``.
+        Bootstrap resamples and seed ([`bootstrap_means`][tierank.analysis.inference.bootstrap_means]); ignored by ``t``.
     boot
-        Optional precomputed :func:`bootstrap_means` of ``values`` with ``resamples`` and ``seed``.
+        Optional precomputed [`bootstrap_means`][tierank.analysis.inference.bootstrap_means] of ``values`` with ``resamples`` and ``seed``.
 
     Returns
     -------
@@ -601,15 +601,15 @@ def paired_tests(
     Parameters
     ----------
     values, names
-        As :func:`mean_cis`.
+        As [`mean_cis`][tierank.analysis.inference.mean_cis].
     test
         ``"t"`` (``scipy.stats.ttest_rel``), ``"wilcoxon"`` (``scipy.stats.wilcoxon``, its defaults:
         zero differences dropped, exact or normal as scipy chooses), ``"randomization"`` (Fisher's
-        sign-flip test of the mean difference: exact when at most :data:`EXACT_MAX` differences are
+        sign-flip test of the mean difference: exact when at most `EXACT_MAX` differences are
         nonzero, else ``samples`` Monte Carlo sign flips) or ``"bootstrap"`` (the centred
         bootstrap distribution of the mean difference: ``p = (1 + #{|dbar* - dbar| >= |dbar|}) /
         (1 + resamples)``).  Where the test cannot decide (t with one query or equal differences;
-        the bootstrap with at most :data:`EXACT_MAX` nonzero differences) the exact randomization
+        the bootstrap with at most `EXACT_MAX` nonzero differences) the exact randomization
         test answers, labelled (``test_used``, ``fallback``).
     pairs
         ``(a, b)`` name pairs; default every pair ``i < j`` in the order of ``names``.
@@ -618,7 +618,7 @@ def paired_tests(
     resamples, samples, seed
         Bootstrap resamples, Monte Carlo sign flips and seed.
     boot
-        Optional precomputed :func:`bootstrap_means` of ``values`` (same resamples and seed).
+        Optional precomputed [`bootstrap_means`][tierank.analysis.inference.bootstrap_means] of ``values`` (same resamples and seed).
 
     Examples
     --------
@@ -758,13 +758,13 @@ def _difference_intervals(ctx: Pairs, ci: str, level: float):
 
 # --- many systems ---------------------------------------------------------------------------------
 
-#: permutations per block of :func:`permutation_ranges`: block ``k`` draws from ``default_rng([seed, k])``,
+#: permutations per block of `permutation_ranges`: block ``k`` draws from ``default_rng([seed, k])``,
 #: so the result does not depend on how many threads share the blocks
 _PERM_BLOCK = 500
 
 
 def _ranges_block(X: np.ndarray, n: int, count: int, seed: int, block: int) -> np.ndarray:
-    """``count`` permutation ranges of block ``block`` (see :func:`permutation_ranges`)."""
+    """``count`` permutation ranges of block ``block`` (see [`permutation_ranges`][tierank.analysis.inference.permutation_ranges])."""
     m, S = X.shape
     rng = np.random.default_rng([seed, block])
     out = np.empty(count)
@@ -780,7 +780,7 @@ def _ranges_block(X: np.ndarray, n: int, count: int, seed: int, block: int) -> n
 
 
 def default_jobs() -> int:
-    """Threads :func:`permutation_ranges` uses by default: the CPUs this process may run on, at most 2."""
+    """Threads [`permutation_ranges`][tierank.analysis.inference.permutation_ranges] uses by default: the CPUs this process may run on, at most 2."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # pragma: no cover - not Linux
@@ -796,13 +796,13 @@ def permutation_ranges(
 
     Reproducible from ``seed`` and the values, whatever ``jobs``: the permutations come in blocks
     of 500, block ``k`` drawn from ``numpy.random.default_rng([seed, k])``; ``jobs`` threads share the
-    blocks (``None``: :func:`default_jobs`, up to 2; ``Generator.permuted`` releases the GIL, so the
+    blocks (``None``: [`default_jobs`][tierank.analysis.inference.default_jobs], up to 2; ``Generator.permuted`` releases the GIL, so the
     threads run in parallel without the start-up and copying cost of processes).
 
     A query whose systems all score the same adds the same to every system's sum whatever the
     permutation, so it cannot change a difference: such rows are left out of the permuting (exact;
     on IR data, where every system often scores 0 on a query, it saves their share of the work).
-    The cost is ``permutations x n x S`` element moves; it dominates :func:`tukey_hsd`."""
+    The cost is ``permutations x n x S`` element moves; it dominates [`tukey_hsd`][tierank.analysis.inference.tukey_hsd]."""
     X, _ = _matrix(values, None)
     check_sampling(0.5, permutations, seed, "permutations")
     if jobs is None:
@@ -877,7 +877,7 @@ def tukey_hsd(
 
     Each of ``permutations`` draws permutes every query's values across the systems; the pair
     ``(i, j)`` gets ``p = (1 + #{t: range_t >= |mean_i - mean_j|}) / (1 + permutations)``, with
-    ``range_t`` the max - min of the systems' means in draw ``t`` (:func:`permutation_ranges`;
+    ``range_t`` the max - min of the systems' means in draw ``t`` ([`permutation_ranges`][tierank.analysis.inference.permutation_ranges];
     ``jobs`` threads share the permutations, with the same result for any ``jobs``).
 
     Examples
@@ -933,7 +933,7 @@ def bootstrap_tie_means(draws, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
     """``(resamples, S)`` bootstrap means that also redraw each query's tie ordering: ``draws`` is
     ``(N, n, S)``, ``N`` per-query values of every system under independent uniformly random tie
     orderings (oblivious values under ``random:SEED`` tie breaking). Resample ``b`` draws the
-    queries as :func:`bootstrap_means` does (the same count matrices, :func:`resample_counts`) and,
+    queries as [`bootstrap_means`][tierank.analysis.inference.bootstrap_means] does (the same count matrices, [`resample_counts`][tierank.analysis.inference.resample_counts]) and,
     for each query, one of the ``N`` orderings uniformly (``default_rng([seed, 1])``, the same
     index for every system of the query: the systems' orderings are independent draws already).
 
@@ -977,7 +977,7 @@ def rank_intervals(
     """Each system's rank by mean and the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles
     (lower and higher order statistics) of its rank over query-bootstrap resamples.
 
-    With ``tie_draws`` (``(N, n, S)``, see :func:`bootstrap_tie_means`) every resample also redraws
+    With ``tie_draws`` (``(N, n, S)``, see [`bootstrap_tie_means`][tierank.analysis.inference.bootstrap_tie_means]) every resample also redraws
     each query's tie ordering, so the interval covers the ties' uncertainty beside the query
     sample's (``method="bootstrap+ties"``, ``tie_samples=N``); ``boot`` is then not used.
 

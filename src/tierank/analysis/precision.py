@@ -1,6 +1,6 @@
 """Re-express a run's scores in lower precision: what would BF16 do to my evaluation?
 
-Every format maps the scores of a :class:`~tierank.io.model.Run` to new float64
+Every format maps the scores of a [`Run`][tierank.io.model.Run] to new float64
 scores that are exactly the values the format can hold, so the ties a format
 creates are the ties tierank then sees:
 
@@ -11,7 +11,7 @@ creates are the ties tierank then sees:
   score (``round((s - min) / (max - min) * 255)``), as int8 score caches do;
 * ``sigN`` (e.g. ``sig3``): N significant decimal digits;
 * ``bandRHO`` (e.g. ``band1.4``): Yang, Moffat & Turpin's geometric rank bands; the document
-  at rank i (in the run's own order) gets the score 1/g of its band g (see :mod:`.banding`).
+  at rank i (in the run's own order) gets the score 1/g of its band g (see [`banding`][tierank.analysis.banding]).
 
 Examples
 --------
@@ -66,7 +66,7 @@ def quantize(scores: np.ndarray, fmt: str, qi: np.ndarray | None = None) -> np.n
     """Scores as the format ``fmt`` would hold them (float64 out).
 
     ``qi`` (query index per score) is needed by the per-query formats (``int8``).
-    Rank bands need the ranking and are applied by :func:`requantize_run`.
+    Rank bands need the ranking and are applied by [`requantize_run`][tierank.analysis.precision.requantize_run].
     """
     s = np.asarray(scores, dtype=np.float64)
     if fmt in ("fp64", "none"):

@@ -38,9 +38,9 @@ MAX_EXAMPLES = 5
 class RunTies:
     """Tie statistics and ordering defects of one run.
 
-    The tie counts are the run's :class:`tierank.ties.TieSummary` (:attr:`ties`), read under this
+    The tie counts are the run's [`tierank.ties.TieSummary`][tierank.ties.TieSummary] ([`ties`][tierank.ties]), read under this
     report's names (``queries``, ``docs``, ``queries_with_ties``, ``tie_groups``, ``docs_in_ties``,
-    ``docs_tied_with_predecessor``: :meth:`TieSummary.prevalence_fields`).
+    ``docs_tied_with_predecessor``: [`TieSummary.prevalence_fields`][tierank.ties.summary.TieSummary.prevalence_fields]).
     """
 
     name: str

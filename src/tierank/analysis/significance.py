@@ -10,7 +10,7 @@ so its first two moments are exact from tierank's per-query statistics:
 * ``Var[D] = (1/n^2) sum_q (Var[A_q] + Var[B_q])`` (independent terms; the covariance of
   ``A_q`` and ``B_q`` is 0 because the two runs' orderings are drawn independently).
 
-:func:`prob_above` turns the two moments into ``P(D > 0)``: the normal approximation
+[`prob_above`][tierank.analysis.significance.prob_above] turns the two moments into ``P(D > 0)``: the normal approximation
 ``Phi(E[D] / sd[D])`` (Lyapunov's central limit theorem for a sum of independent bounded
 terms; labelled an approximation, it is not a bound), and the distribution-free lower bound of
 Cantelli's one-sided inequality, ``P(D - E[D] <= -t) <= Var / (Var + t^2)`` with ``t = E[D] > 0``,
@@ -19,7 +19,7 @@ difference, and where the range of ``D`` (``min_a - max_b`` to ``max_a - min_b``
 pessimal and optimal orderings) lies on one side of 0, the probability is known exactly: both are
 then exactly 1 or 0.
 
-:func:`adjust_pvalues` adjusts p-values for multiple comparisons: Bonferroni; Holm (1979,
+[`adjust_pvalues`][tierank.analysis.significance.adjust_pvalues] adjusts p-values for multiple comparisons: Bonferroni; Holm (1979,
 "A simple sequentially rejective multiple test procedure", step-down, family-wise error);
 Benjamini & Hochberg (1995, "Controlling the false discovery rate", step-up).
 
@@ -150,14 +150,14 @@ def prob_above(
 
 
 def adjust_across(comparisons, method: str) -> list:
-    """Comparisons (:class:`~tierank.analysis.compare.Comparison`, e.g. one per measure) with their
+    """Comparisons ([`Comparison`][tierank.analysis.compare.Comparison], e.g. one per measure) with their
     pairs' p-values (of each comparison's ``test``, the paired t-test by default) adjusted together,
     as one family of ``sum(len(c.pairs))`` tests.
 
     Every pair gets ``p_adjusted`` and ``significant = p_adjusted < alpha`` (its comparison's alpha);
     with a band, the banded p-values are adjusted as a second family the same way and the band
     summary is recounted; ``settings["correction"]`` records ``method`` and ``settings["family"]``
-    the number of tests.  Any correction already applied by :func:`~tierank.analysis.compare.compare`
+    the number of tests.  Any correction already applied by [`compare`][tierank.analysis.compare.compare]
     is replaced (the raw ``p`` is kept in every pair).
 
     Examples
@@ -207,7 +207,7 @@ def adjust_across(comparisons, method: str) -> list:
 
 def band_summary(pairs: Sequence[Any], rho: float, alpha: float) -> dict:
     """How banding at ``rho`` changed the significance of ``pairs`` (each with ``significant`` and
-    ``significant_banded``, as :class:`~tierank.analysis.compare.PairComparison`): counts and
+    ``significant_banded``, as [`PairComparison`][tierank.analysis.compare.PairComparison]): counts and
     percentages of pairs kept, gained (false positives), lost (false negatives) and neither.
 
     >>> from types import SimpleNamespace as P

@@ -25,14 +25,14 @@ over the queries both runs answer:
   being the reference ranking and RUN_B the one compared to it, on the tie-oblivious orders, and its
   **expected value over the tie orderings of both runs**, exact (each pair's contribution is linear in
   the probability that the reference ranks it concordantly, and a tied item's position is uniform in its
-  group: :func:`tau_ap_orderings`), with its minimum and maximum, exact by enumeration up to
-  :data:`TAU_AP_ENUMERATION` orderings of a query, past it the extremes of sampled orderings
+  group: [`tau_ap_orderings`][tierank.analysis.similarity.tau_ap_orderings]), with its minimum and maximum, exact by enumeration up to
+  `TAU_AP_ENUMERATION` orderings of a query, past it the extremes of sampled orderings
   (labelled: ``settings["tau_ap_extremes"]``);
 * the **overlap at k**, ``|A[:k] & B[:k]| / k``: oblivious, expected, minimum and maximum over the
   tie orderings (exact, by the same two arguments).
 
 Queries that only one run answers are left out of the per-query values and of the means, and listed
-(:attr:`Similarity.only_a`, :attr:`Similarity.only_b`).
+(`Similarity.only_a`, `Similarity.only_b`).
 
 Examples
 --------
@@ -71,7 +71,7 @@ DEFAULT_P = 0.9
 #: Corsi and Urbano's tie treatments
 VARIANTS = ("w", "a", "b")
 
-#: the per-query fields of :func:`similarity`, in output order
+#: the per-query fields of `similarity`, in output order
 FIELDS = (
     "qid",
     "docs_a",
@@ -122,7 +122,7 @@ class Ranking:
 def ranking_from_scores(
     items: np.ndarray, scores: np.ndarray, key: np.ndarray | None = None
 ) -> Ranking:
-    """The :class:`Ranking` of ``items`` by ``scores`` descending; equal scores are tied, and ``key``
+    """The [`Ranking`][tierank.analysis.similarity.Ranking] of ``items`` by ``scores`` descending; equal scores are tied, and ``key``
     (descending; default: the items themselves) orders a tie group in the oblivious order."""
     items = np.asarray(items)
     scores = np.asarray(scores, dtype=np.float64)
@@ -148,7 +148,7 @@ def _dense(key: np.ndarray) -> np.ndarray:
 
 
 def ranking_from_groups(groups: Sequence) -> Ranking:
-    """A :class:`Ranking` from Corsi and Urbano's notation: a list of items, a set (or list/tuple) being a
+    """A [`Ranking`][tierank.analysis.similarity.Ranking] from Corsi and Urbano's notation: a list of items, a set (or list/tuple) being a
     tie group, e.g. ``["red", {"blue", "green"}, "yellow"]``; inside a group the items are laid out sorted."""
     items: list = []
     top: list[int] = []
@@ -181,7 +181,7 @@ def _as_ranking(x) -> Ranking:
 
 
 def check_p(p: float) -> float:
-    """``p`` as a float in (0, 1), else a :class:`~tierank.errors.TierankInputError`."""
+    """``p`` as a float in (0, 1), else a [`TierankInputError`][tierank.errors.TierankInputError]."""
     try:
         v = float(p)
     except (TypeError, ValueError):
@@ -396,7 +396,7 @@ def rbo(x, y, p: float = DEFAULT_P, ties: str = "a", depth: int | None = None) -
     """RBO of two rankings with ties, Corsi and Urbano's variant ``ties`` (``w``, ``a`` or ``b``; on tie-free
     rankings all three are Webber et al.'s RBO): ``{"ext", "min", "max", "res"}``.
 
-    ``x`` and ``y``: :class:`Ranking` or lists of items whose sets are tie groups; ``depth``: evaluate the
+    ``x`` and ``y``: [`Ranking`][tierank.analysis.similarity.Ranking] or lists of items whose sets are tie groups; ``depth``: evaluate the
     prefixes to that depth (a tie group across it counts as the variant says; default: the whole rankings).
     """
     p = check_p(p)
@@ -549,7 +549,7 @@ def tau_ap(reference_ranks) -> float:
 #: found by enumerating them all; past it they are the extremes of sampled orderings (labelled)
 TAU_AP_ENUMERATION = 2000
 
-#: the random tie orderings drawn for tau-AP's minimum and maximum past :data:`TAU_AP_ENUMERATION`
+#: the random tie orderings drawn for tau-AP's minimum and maximum past `TAU_AP_ENUMERATION`
 #: (with the two orderings that make the most and the fewest pairs concordant, which attained the
 #: enumerated extremes in every brute-force test, though no proof says they always do)
 TAU_AP_SAMPLES = 20
@@ -615,8 +615,8 @@ def _orderings_of(groups: np.ndarray) -> int:
 def tau_ap_orderings(x, y, samples: int = TAU_AP_SAMPLES, seed: int = 0) -> dict[str, Any]:
     """tau-AP of ``y`` against the reference ``x`` over all orderings of the tie groups of both (every
     ordering equally likely, the two independent), on the items both rank: the oblivious value (the
-    orders as given), the expected value (exact, :func:`_tau_ap_expected`), and the minimum and maximum:
-    exact by enumerating the orderings when there are at most :data:`TAU_AP_ENUMERATION`
+    orders as given), the expected value (exact, `_tau_ap_expected`), and the minimum and maximum:
+    exact by enumerating the orderings when there are at most `TAU_AP_ENUMERATION`
     (``method: "exact"``), else the extremes of ``samples`` seeded random orderings and of the two
     orderings that make the most and the fewest pairs concordant (``method: "sampled"``: attained
     values, inside the true range).
@@ -680,7 +680,7 @@ def _reference_ranks(gx: np.ndarray, gy: np.ndarray, kx: np.ndarray, ky: np.ndar
 
 
 def _all_reference_ranks(gx: np.ndarray, gy: np.ndarray):
-    """:func:`_reference_ranks` for every pair of tie orderings of both rankings."""
+    """`_reference_ranks` for every pair of tie orderings of both rankings."""
     from itertools import permutations, product
 
     def orders(g):
@@ -711,8 +711,8 @@ def query_similarity(
     samples: int = TAU_AP_SAMPLES,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """Every similarity of one query (the fields of :data:`FIELDS` after the counts, and ``tau_ap_method``,
-    how tau-AP's min and max were found: :func:`tau_ap_orderings` with ``samples`` and ``seed``):
+    """Every similarity of one query (the fields of `FIELDS` after the counts, and ``tau_ap_method``,
+    how tau-AP's min and max were found: [`tau_ap_orderings`][tierank.analysis.similarity.tau_ap_orderings] with ``samples`` and ``seed``):
     ``x``/``y`` the two rankings and ``x_scores``/``y_scores`` their scores in the rankings' order."""
     S, L, s, l = _short_long(x, y, depth)
     out: dict[str, Any] = {}
@@ -752,7 +752,7 @@ def query_similarity(
 
 @dataclass
 class Similarity:
-    """What :func:`similarity` returns: one record per shared query (:data:`FIELDS`), their mean, the
+    """What [`similarity`][tierank.analysis.similarity.similarity] returns: one record per shared query (`FIELDS`), their mean, the
     queries only one run answers, and the settings."""
 
     per_query: list[dict]
@@ -791,11 +791,11 @@ def similarity(
     samples: int = TAU_AP_SAMPLES,
     seed: int = 0,
 ) -> Similarity:
-    """Similarity of two runs (anything :func:`tierank.to_run` reads), per shared query and averaged.
+    """Similarity of two runs (anything [`tierank.to_run`][tierank.to_run] reads), per shared query and averaged.
 
     ``samples`` and ``seed``: the random tie orderings drawn for tau-AP's minimum and maximum in a query
-    with more than :data:`TAU_AP_ENUMERATION` orderings (``settings["tau_ap_extremes"]`` counts those
-    queries; :func:`tau_ap_orderings`).
+    with more than `TAU_AP_ENUMERATION` orderings (``settings["tau_ap_extremes"]`` counts those
+    queries; [`tau_ap_orderings`][tierank.analysis.similarity.tau_ap_orderings]).
 
     The oblivious rankings break ties as trec_eval (docno descending); the tie-aware values do not depend
     on any tie-break.

@@ -1,6 +1,6 @@
 """Precision sweep: evaluate one run with its scores re-expressed in each number format.
 
-For each format (see :mod:`.precision`): the tie statistics it creates and, per measure,
+For each format (see `precision`): the tie statistics it creates and, per measure,
 the oblivious value, the exact expectation, min, max, range, bias and std over tie orderings.
 """
 

@@ -1,9 +1,9 @@
 """Tie structure curves: the sizes of a run's tie groups and their CCDF (the numbers that
-:func:`tierank.report.plots.plot_tie_structure` draws).
+[`tierank.report.plots.plot_tie_structure`][tierank.report.plots.plot_tie_structure] draws).
 
-* :func:`tie_group_sizes`: the sizes of the run's tie groups of 2 or more documents;
-* :func:`tie_ccdf`: distinct sizes ``s`` and the number of groups of size >= ``s``;
-* :func:`tie_structure`: both, with the share of documents in ties, for each of several runs.
+* [`tie_group_sizes`][tierank.analysis.tie_curves.tie_group_sizes]: the sizes of the run's tie groups of 2 or more documents;
+* [`tie_ccdf`][tierank.analysis.tie_curves.tie_ccdf]: distinct sizes ``s`` and the number of groups of size >= ``s``;
+* [`tie_structure`][tierank.analysis.tie_curves.tie_structure]: both, with the share of documents in ties, for each of several runs.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ..io.convert import to_run
 def tie_group_sizes(run) -> np.ndarray:
     """Sizes of the run's tie groups of 2 or more documents (equal query and score), int64.
 
-    From the run's :func:`tierank.ties.layout`; the order of the returned sizes is unspecified.
+    From the run's `tierank.ties.layout`; the order of the returned sizes is unspecified.
 
     Examples
     --------

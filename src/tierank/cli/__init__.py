@@ -3,14 +3,14 @@
 Bad input is reported as one line per problem on stderr (``file:line: reason``)
 with exit code 2, never a traceback.
 
-One module per command group: :mod:`.eval`, :mod:`.analysis` (ties, sweep, compare, bands),
-:mod:`.similarity`, :mod:`.diversity`, :mod:`.plots` (the plot and report groups), :mod:`.rerank`,
-:mod:`.mteb` (MTEB's saved predictions), :mod:`.misc` (measures, example); the root command and the
-group class are in :mod:`.app`, the shared option types, the error decorator and the output helpers
-in :mod:`.common`, and every table printed on the terminal is built in :mod:`tierank.report.terminal`.
+One module per command group: `eval`, `analysis` (ties, sweep, compare, bands),
+`similarity`, `diversity`, `plots` (the plot and report groups), `rerank`,
+`mteb` (MTEB's saved predictions), `misc` (measures, example); the root command and the
+group class are in `app`, the shared option types, the error decorator and the output helpers
+in `common`, and every table printed on the terminal is built in `tierank.report.terminal`.
 
 Start-up: a command line imports the module of its command only; ``tierank``, ``tierank --help`` and
-``tierank --version`` import none (the root help lists :data:`SUMMARIES`, which a test compares with
+``tierank --version`` import none (the root help lists `SUMMARIES`, which a test compares with
 the commands' own help).
 """
 
@@ -23,7 +23,7 @@ from . import app as _root  # the module; its Typer object is ``tierank.cli.app`
 
 __all__ = ["app", "main", "run"]
 
-# ``from . import app`` bound the module :mod:`tierank.cli.app` here: the name ``app`` is the Typer
+# ``from . import app`` bound the module `tierank.cli.app` here: the name ``app`` is the Typer
 # object, given by ``__getattr__`` once every command is registered on it.
 del globals()["app"]
 
@@ -69,7 +69,7 @@ SUMMARIES: dict[str, str] = {
 
 
 def register(names=COMMAND_MODULES):
-    """The Typer app with the commands of ``names`` (modules of :mod:`tierank.cli`) registered on it;
+    """The Typer app with the commands of ``names`` (modules of `tierank.cli`) registered on it;
     registered in the order of ``tierank --help`` whatever the order they were asked for in."""
     app = _root.app
     for name in names:
@@ -134,7 +134,7 @@ def main() -> None:
 
 
 def run() -> None:
-    """The ``tierank`` program: :func:`main`, then leave without interpreter finalization.
+    """The ``tierank`` program: `main`, then leave without interpreter finalization.
 
     SIGTERM (what ``timeout``, Slurm and Kubernetes send) is handled as Ctrl-C is: it raises
     ``KeyboardInterrupt`` in the command, so that worker processes are terminated and no partial
@@ -143,7 +143,7 @@ def run() -> None:
     Output is flushed first.  ``os._exit`` skips the finalizers because, once in
     a few dozen runs, a native thread pool's teardown at interpreter exit aborted
     the process (``terminate called without an active exception``, exit 134)
-    after all output was written.  Python callers use :func:`main`.
+    after all output was written.  Python callers use `main`.
     """
     import os
     import signal

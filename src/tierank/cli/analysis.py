@@ -128,7 +128,7 @@ def ties_cmd(
 
 def _sweep_run_paths(folder: Path, run: Path, fmts: list[str], protect: tuple) -> dict[str, Path]:
     """``FOLDER/NAME.FORMAT.run`` per format (NAME: the run's file name less ``.gz`` and ``.run``),
-    created and checked with :func:`tierank.io.writers.check_output` before any work."""
+    created and checked with `tierank.io.writers.check_output` before any work."""
     import re
 
     from ..io.writers import ensure_dir
@@ -145,7 +145,7 @@ def _sweep_run_paths(folder: Path, run: Path, fmts: list[str], protect: tuple) -
 
 
 def _write_sweep_runs(run: Path, paths: dict[str, Path], protect: tuple) -> None:
-    """Write ``run`` re-expressed in every format of ``paths`` (exact scores, :func:`~tierank.io.writers.write_run`)."""
+    """Write ``run`` re-expressed in every format of ``paths`` (exact scores, `write_run`)."""
     import re
 
     from ..analysis.precision import requantize_run
@@ -396,7 +396,7 @@ def compare_cmd(
 def show_comparison(cmp, fmt: str, output, protect) -> None:
     """Write a comparison as ``tierank compare`` does (also ``tierank mteb`` over a folder of models):
     the terminal tables (the leaderboard's for a comparison made with ``leaderboard``), or the text of
-    :meth:`tierank.report.comparison.ComparisonReport.render` (json: the whole comparison; markdown,
+    `tierank.report.comparison.ComparisonReport.render` (json: the whole comparison; markdown,
     latex: the systems ranked by E[M])."""
     from ..report.comparison import ComparisonReport
     from ..report.terminal import compare_tables, leaderboard_tables

@@ -1,7 +1,7 @@
 """The ``tierank`` application object: the root command, ``--version``, the help text, and the command
 group class every group of the command line uses.
 
-Every command module registers on :data:`app`; :mod:`tierank.cli` imports them in the order of
+Every command module registers on `app`; `tierank.cli` imports them in the order of
 ``tierank --help``.  This module imports typer only: ``tierank --version`` and ``tierank --help`` need no
 more.
 """

@@ -1,16 +1,16 @@
 """Shared pieces of the command line: option types, error handling, output helpers.
 
-* :func:`input_errors` turns a :class:`~tierank.errors.TierankInputError` into one
+* `input_errors` turns a `TierankInputError` into one
   ``tierank: error: ...`` line per problem on stderr and exit code 2;
-  :func:`require` does the same for a missing optional dependency (one line naming
+  `require` does the same for a missing optional dependency (one line naming
   the ``pip install`` command).
 * The option types (``Output``, ``Format``, ``Measures``, ``TieBreakOption``, ...) take
   their choices and help from the registries and constants (the measure registry,
-  :data:`tierank.ties.POLICIES`, :data:`tierank.report.formats.CATALOGUE`,
-  :data:`tierank.evaluate.UNJUDGED`, the score formats of :mod:`tierank.analysis.precision`),
+  `tierank.ties.POLICIES`, `tierank.report.formats.CATALOGUE`,
+  `tierank.evaluate.UNJUDGED`, the score formats of `tierank.analysis.precision`),
   so that the help cannot drift from what is accepted.
-* Every ``-o`` target is checked with :func:`tierank.io.writers.check_output` before any
-  work is done (:func:`check_figure_stem` for the two files of a figure); :mod:`tierank.io.writers`
+* Every ``-o`` target is checked with `tierank.io.writers.check_output` before any
+  work is done (`check_figure_stem` for the two files of a figure); `tierank.io.writers`
   is imported only where there is a file to check or write (not by ``tierank eval`` to stdout).
 """
 
@@ -62,13 +62,13 @@ if TYPE_CHECKING:
     Stat = Enum
     Unjudged = Enum
 else:
-    #: output formats of flat records and of MTEB's results (:data:`tierank.report.formats.CATALOGUE`)
+    #: output formats of flat records and of MTEB's results (`tierank.report.formats.CATALOGUE`)
     Fmt = choices_enum("Fmt", format_names("records"))
-    #: output formats of ``tierank eval`` (:data:`tierank.report.formats.CATALOGUE`: also trec_eval's layout)
+    #: output formats of ``tierank eval`` (`tierank.report.formats.CATALOGUE`: also trec_eval's layout)
     EvalFmt = choices_enum("EvalFmt", format_names("results"))
-    #: the statistic ``--format trec_eval`` prints (:data:`tierank.report.formats.TREC_STATS`)
+    #: the statistic ``--format trec_eval`` prints (`tierank.report.formats.TREC_STATS`)
     Stat = choices_enum("Stat", TREC_STATS)
-    #: conventions for unjudged documents (:data:`tierank.evaluate.UNJUDGED`)
+    #: conventions for unjudged documents (`tierank.evaluate.UNJUDGED`)
     Unjudged = choices_enum("Unjudged", UNJUDGED)
 
 
@@ -78,7 +78,7 @@ else:
 def input_errors(command):
     """Decorate a command: a TierankInputError it raises becomes one ``tierank: error: ...`` line per
     problem on stderr and exit code 2; so does a tierank error for a missing optional dependency
-    (an :class:`ImportError` such as :class:`tierank.report.MissingMatplotlib`)."""
+    (an `ImportError` such as `tierank.report.MissingMatplotlib`)."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
@@ -116,7 +116,7 @@ SUFFIX_FORMATS = {
 
 def output_format(ctx, fmt, output: Path | None, choices):
     """The format to write: the ``-f`` given; else, with ``-o FILE``, the one FILE's extension names
-    (:data:`SUFFIX_FORMATS`); else the default.  A ``-f`` that contradicts the extension is refused."""
+    (`SUFFIX_FORMATS`); else the default.  A ``-f`` that contradicts the extension is refused."""
     if output is None or str(output) == "-":
         return fmt
     want = SUFFIX_FORMATS.get(Path(output).suffix.lower())
@@ -141,7 +141,7 @@ def note(text: str) -> None:
 
 def require(module: str, what: str) -> None:
     """Exit 2 with one line naming the install command when the optional ``module`` is missing
-    (:func:`tierank.extras.require`: its extra from :data:`tierank.extras.EXTRAS`).
+    (`tierank.extras.require`: its extra from `tierank.extras.EXTRAS`).
 
     Called first thing by the commands that need it, before reading any input."""
     from ..extras import MissingExtra
@@ -257,7 +257,7 @@ Seed = Annotated[int, typer.Option("--seed", help="Seed of those draws.")]
 
 def measures_option(default: list[str], trec: bool = False):
     """The type of a repeatable ``-m/--measure`` option whose default is ``default``; with ``trec``
-    the option also takes trec_eval's names (:mod:`tierank.measures.names`)."""
+    the option also takes trec_eval's names (`tierank.measures.names`)."""
     head = (
         "Measure as ir_measures writes it (nDCG@10) or as trec_eval names it (ndcg_cut.10, P.5,10, "
         "map, official, all_trec), repeatable; -mNAME works too. "
@@ -270,7 +270,7 @@ def measures_option(default: list[str], trec: bool = False):
 
 def one_measure_option(default: str, family: bool = False):
     """The type of a ``-m/--measure`` option taking one measure (or, with ``family``, one measure family)
-    whose default is ``default``; read it with :func:`one_measure` (given twice: an error)."""
+    whose default is ``default``; read it with `one_measure` (given twice: an error)."""
     head = "Measure family" if family else "One measure as ir_measures writes it"
     return Annotated[
         list[str] | None,
@@ -357,9 +357,9 @@ def score_formats(text: str) -> list[str]:
 
 
 def check_figure_stem(stem: Path, protect: tuple) -> None:
-    """Check ``STEM.png`` and ``STEM.svg`` as outputs before any work (see :func:`check_output`).
+    """Check ``STEM.png`` and ``STEM.svg`` as outputs before any work (see `check_output`).
 
-    The figure writer creates a missing folder (:func:`~tierank.io.writers.ensure_dir`): then it is
+    The figure writer creates a missing folder (`ensure_dir`): then it is
     checked that it can be."""
     from ..io.writers import check_output, ensure_dir
 
@@ -405,7 +405,7 @@ def print_tables(tables, output: Path | None, protect: tuple) -> None:
             console.print(t)
 
 
-#: what a line of each input looks like, for the messages of :func:`swapped`
+#: what a line of each input looks like, for the messages of `swapped`
 RUN_LAYOUT = "6 columns: qid Q0 docid rank score tag"
 QRELS_LAYOUT = "3-4 columns: qid iter docid grade, or BEIR's query-id corpus-id score; a run has 6"
 
@@ -446,11 +446,11 @@ def swapped(qrels: Path | None, runs: list[Path], usage: str) -> str | None:
 
 @contextmanager
 def swap_check(qrels: Path | None, runs: list[Path], usage: str):
-    """Inputs read inside this block: a :class:`TierankInputError` about them becomes the one line of
-    :func:`swapped` when the files look given in the wrong places (the reader's errors, e.g. one
+    """Inputs read inside this block: a `TierankInputError` about them becomes the one line of
+    `swapped` when the files look given in the wrong places (the reader's errors, e.g. one
     "expected 4 columns" per line of a run read as qrels, say less).  Text files are sniffed only after
     a failure; Parquet/Arrow tables, which a swap can leave readable (BEIR's ``score`` column is both a
-    run's score and a grade), are told apart by content first (:func:`tierank.io.sources.check_roles`)."""
+    run's score and a grade), are told apart by content first (`tierank.io.sources.check_roles`)."""
     from ..io.sources import check_roles
 
     if qrels is not None:
@@ -485,7 +485,7 @@ def qrels_and_runs(paths: list[Path], qrels: Path | None, usage: str) -> tuple[P
 
 
 def runs_by_name(paths: list[Path], regimes: str | None = None, duplicates: str = "error") -> dict:
-    """Runs read and named through :mod:`tierank.io.sources` (:func:`~tierank.io.sources.name_runs`: the
+    """Runs read and named through `tierank.io.sources` (`name_runs`: the
     shortest distinguishing path suffix, never two runs under one name); with regimes, one entry per
     (run, format)."""
     from ..analysis.precision import requantize_run

@@ -1,5 +1,5 @@
 """`tierank diversity QRELS RUN -m alpha_nDCG@10 ...`: intent-aware measures on subtopic qrels
-(:mod:`tierank.measures.diversity`)."""
+(`tierank.measures.diversity`)."""
 
 from __future__ import annotations
 

@@ -188,7 +188,7 @@ def eval_cmd(
 
 
 def built(*builders: Callable[[], Any]) -> tuple[Any, ...]:
-    """Each value ``builders`` build, or one :class:`TierankInputError` with the problems of all of them."""
+    """Each value ``builders`` build, or one `TierankInputError` with the problems of all of them."""
     values, problems = [], []
     for build in builders:
         try:
@@ -203,7 +203,7 @@ def built(*builders: Callable[[], Any]) -> tuple[Any, ...]:
 @dataclass(frozen=True)
 class EvalOptions:
     """What ``tierank eval`` evaluates and writes, beyond the evaluation's settings
-    (:class:`tierank.EvalSettings`): the ``-m`` texts (none: the default measures), the output
+    (`tierank.EvalSettings`): the ``-m`` texts (none: the default measures), the output
     (``fmt``, ``per_query``, ``output``; trec_eval's ``stat`` and ``summary``), ``-N`` and the
     streaming (``jobs``, ``block_bytes``)."""
 
@@ -391,7 +391,7 @@ def _note_unjudged_queries(results: dict, qrels: Path) -> None:
 
 
 def _with_num_rel_at_one(evaluated):
-    """``evaluated`` with ``NumRel(rel=1)`` added where it holds a NumRel (see :func:`eval_cmd`)."""
+    """``evaluated`` with ``NumRel(rel=1)`` added where it holds a NumRel (see `eval_cmd`)."""
     from dataclasses import replace
 
     from ..measures import parse_measure
@@ -404,9 +404,9 @@ def _with_num_rel_at_one(evaluated):
 
 
 def _run_files(paths: list[Path]) -> dict[str, Path]:
-    """``{name: path}``: files as given, folders expanded to their runs (:func:`tierank.io.sources.expand_runs`:
+    """``{name: path}``: files as given, folders expanded to their runs (`tierank.io.sources.expand_runs`:
     every file that parses as a run, sorted; what is skipped is listed on stderr, with why), a folder written
-    by :func:`tierank.stream.partition` as one run; each named by :func:`tierank.io.sources.name_runs` (its
+    by `tierank.stream.partition` as one run; each named by `tierank.io.sources.name_runs` (its
     shortest distinguishing path suffix); the same file twice is an error."""
     from typing import cast
 
@@ -421,7 +421,7 @@ AUTO_STREAM_BYTES = STREAM_BYTES
 
 def _auto_jobs(path: Path, measures) -> int | None:
     """``--jobs`` left out: stream a large plain or gzip run file with every core (the same numbers
-    to the last bit, bounded memory; :func:`tierank.io.sources.stream_by_default`); a small one, a columnar
+    to the last bit, bounded memory; `tierank.io.sources.stream_by_default`); a small one, a columnar
     file, a pipe, or measures whose summary needs every query at once (GMAP) are evaluated in memory."""
     import os
 

@@ -21,7 +21,7 @@ def measures_cmd() -> None:
     Console(emoji=False).print(measures_table(describe()))
 
 
-#: the synopsis of `tierank example`, from the examples registry (:data:`tierank.examples.NAMES`)
+#: the synopsis of `tierank example`, from the examples registry (`tierank.examples.NAMES`)
 EXAMPLE_SYNOPSIS = f"tierank example NAME, NAME one of: {', '.join(EXAMPLES)}"
 
 

@@ -171,7 +171,7 @@ class MtebOptions:
     """What ``tierank mteb`` reads and writes, beyond the evaluation's settings: the ``-m`` texts (none:
     MTEB's default metrics, or ``ndcg_at_10`` for a leaderboard), the subset and split, the task's
     ``ignore_identical_ids``, the output (``fmt``, ``per_query``, ``output``), and for a folder of
-    models the fields of its :class:`tierank.analysis.compare.CompareSettings` (built only there)."""
+    models the fields of its `tierank.analysis.compare.CompareSettings` (built only there)."""
 
     measures: tuple[str, ...] = ()
     subset: str | None = None

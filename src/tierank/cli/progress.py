@@ -24,16 +24,16 @@ from typing import Any
 class Progress:
     """A transient spinner line with what is going on and the time elapsed.
 
-    * :meth:`phase` names a step (``reading run.txt (3.1 GB)``);
-    * :meth:`stream` is the ``progress(lines, queries)`` callback of :func:`tierank.stream.evaluate_stream`
-      (lines and queries done, rate), :meth:`stream_bytes` its ``progress_bytes(done, size)`` (a bar of
+    * `phase` names a step (``reading run.txt (3.1 GB)``);
+    * `stream` is the ``progress(lines, queries)`` callback of `tierank.stream.evaluate_stream`
+      (lines and queries done, rate), `stream_bytes` its ``progress_bytes(done, size)`` (a bar of
       the file done, where it is read in byte ranges);
-    * :meth:`steps` follows an evaluation in memory: reading, tie groups, then measure by measure, with
+    * `steps` follows an evaluation in memory: reading, tie groups, then measure by measure, with
       a bar of the measures done;
-    * :meth:`runs` counts runs done out of a total, with a bar.
+    * `runs` counts runs done out of a total, with a bar.
 
     ``console`` defaults to stderr; without a terminal the display is off and the methods only
-    keep :attr:`description` (what would be shown).
+    keep `description` (what would be shown).
     """
 
     def __init__(self, console=None, enabled: bool | None = None):
@@ -95,7 +95,7 @@ class Progress:
         )
 
     def stream_bytes(self, done: int, size: int) -> None:
-        """The bytes of the file done (``progress_bytes`` of :func:`tierank.stream.evaluate_stream`):
+        """The bytes of the file done (``progress_bytes`` of `tierank.stream.evaluate_stream`):
         a bar in percent, and the share in the line."""
         percent = 100 * done // max(size, 1)
         self._share = f", {percent}% of {size_text(size)}"
@@ -103,7 +103,7 @@ class Progress:
 
     def steps(self, what: str, text: str, done: int, total: int) -> None:
         """The steps of an in-memory evaluation of ``what`` (the ``progress`` of
-        :meth:`tierank.evaluate.Evaluator.evaluate`): reading, tie groups, then each measure, with a bar
+        `tierank.evaluate.Evaluator.evaluate`): reading, tie groups, then each measure, with a bar
         of the measures done."""
         doing = {"reading": "reading", "ties": "finding the tie groups of"}.get(text)
         if doing is not None:

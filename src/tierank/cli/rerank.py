@@ -1,10 +1,10 @@
 """`tierank rerank`: the low-precision reranking protocol.
 
-The command parses its options into a :class:`tierank.hps.protocol.RerankConfig`, calls
-:func:`tierank.hps.protocol.rerank`
+The command parses its options into a `tierank.hps.protocol.RerankConfig`, calls
+`tierank.hps.protocol.rerank`
 (which checks everything before loading a model, and writes every file of
 OUT/) and prints the table.  Its ``--model`` and ``--regimes`` help comes
-from :mod:`tierank.hps.registry` and :mod:`tierank.hps.variants`.
+from `tierank.hps.registry` and `tierank.hps.variants`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`tierank similarity RUN_A RUN_B`: tie-aware run similarity (:mod:`tierank.analysis.similarity`)."""
+"""`tierank similarity RUN_A RUN_B`: tie-aware run similarity (`tierank.analysis.similarity`)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ TABLE_COLUMNS = (
 
 
 def similarity_table(result, per_query: bool):
-    """The rich table of a :class:`~tierank.analysis.similarity.Similarity`."""
+    """The rich table of a `Similarity`."""
     from rich.table import Table
 
     from ..report.terminal import count, num, text

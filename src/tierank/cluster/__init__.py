@@ -2,11 +2,11 @@
 
 Nothing here imports Ray until it is used (``pip install 'tierank[ray]'``).
 
-* :mod:`tierank.cluster.runtime`: joining (or starting) a cluster (:func:`connect`, :func:`require_ray`).
-* :mod:`tierank.cluster.evaluation`: run files evaluated in query-aligned blocks through Ray Data
-  (:func:`evaluate_files`), equal to :func:`tierank.evaluate` on the concatenated run, bit for bit.
-* :mod:`tierank.cluster.scoring`: a rerank's queries scored by one model actor per worker
-  (:class:`RayScoring`).
+* `tierank.cluster.runtime`: joining (or starting) a cluster ([`connect`][tierank.cluster.connect], [`require_ray`][tierank.cluster.require_ray]).
+* `tierank.cluster.evaluation`: run files evaluated in query-aligned blocks through Ray Data
+  ([`evaluate_files`][tierank.cluster.evaluate_files]), equal to [`tierank.evaluate`][tierank.evaluate] on the concatenated run, bit for bit.
+* `tierank.cluster.scoring`: a rerank's queries scored by one model actor per worker
+  ([`RayScoring`][tierank.cluster.RayScoring]).
 
 Files may be local paths or URIs of any filesystem pyarrow supports (``s3://``, ``gs://``,
 ``hdfs://``, ...), read by the workers themselves.  On a cluster, start Ray on the nodes

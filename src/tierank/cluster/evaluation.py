@@ -1,12 +1,12 @@
-"""Evaluating run files on a Ray cluster with Ray Data (:func:`evaluate_files`).
+"""Evaluating run files on a Ray cluster with Ray Data ([`evaluate_files`][tierank.cluster.evaluation.evaluate_files]).
 
 The evaluation of run files (one large run, many files of one run, or a run partitioned by
-:func:`tierank.stream.partition`) is a Ray Data pipeline over query-aligned blocks: plain text
+[`tierank.stream.partition`][tierank.stream.partition]) is a Ray Data pipeline over query-aligned blocks: plain text
 files cut into byte ranges at query boundaries, gzip and columnar files whole; one evaluator
 per worker holds the qrels (put once in the object store) and evaluates blocks with the engine
-of :mod:`tierank.stream`; the driver checks that no query is in two blocks and combines the
+of [`tierank.stream`][tierank.stream]; the driver checks that no query is in two blocks and combines the
 per-query statistics exactly as the single-process engine does, so the result equals
-:func:`tierank.evaluate` on the concatenated run, bit for bit.
+[`tierank.evaluate`][tierank.evaluate] on the concatenated run, bit for bit.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ __all__ = ["RUN_SUFFIXES", "list_sources", "evaluate_files"]
 
 def list_sources(source: str | os.PathLike | Iterable) -> list[str]:
     """The run files of ``source``: a list as given, one file, or the files under a folder (local
-    or a pyarrow filesystem URI) whose names end in :data:`RUN_SUFFIXES`, sorted
-    (:func:`tierank.io.sources.list_files`)."""
+    or a pyarrow filesystem URI) whose names end in `RUN_SUFFIXES`, sorted
+    ([`tierank.io.sources.list_files`][tierank.io.sources.list_files])."""
     return list_files(source)
 
 
@@ -92,19 +92,19 @@ def evaluate_files(
     workers: int | None = None,
     **kwargs,
 ):
-    """:func:`tierank.evaluate` over run files on a Ray cluster, in query-aligned blocks with Ray Data.
+    """[`tierank.evaluate`][tierank.evaluate] over run files on a Ray cluster, in query-aligned blocks with Ray Data.
 
     ``source``: a folder (local or a pyarrow URI), a file, or a list of files that together make one
     run, each query in one file only and grouped by query inside it (as
-    :func:`tierank.stream.partition` writes them, or any TREC run).  Plain text files are cut into
-    byte ranges of about ``block_bytes`` at query boundaries (:func:`tierank.stream.iter_ranges`), so
+    [`tierank.stream.partition`][tierank.stream.partition] writes them, or any TREC run).  Plain text files are cut into
+    byte ranges of about ``block_bytes`` at query boundaries ([`tierank.stream.iter_ranges`][tierank.stream.iter_ranges]), so
     one large file is spread over the whole cluster; gzip, Parquet and Arrow files are one block
     each, streamed by their worker.  The blocks go through a Ray Data pipeline
     (``from_items(...).map_batches(_BlockEvaluator, concurrency=workers)``, one evaluator per CPU
     by default, the qrels put once in the object store); the driver checks that no query is in two
     blocks and combines them exactly as the single-process engine does, so the result equals
-    :func:`tierank.evaluate` on the concatenated run, bit for bit.  ``kwargs`` are the settings of
-    :func:`tierank.evaluate` (:class:`tierank.settings.EvalSettings`) except ``complete``.
+    [`tierank.evaluate`][tierank.evaluate] on the concatenated run, bit for bit.  ``kwargs`` are the settings of
+    [`tierank.evaluate`][tierank.evaluate] ([`tierank.settings.EvalSettings`][tierank.settings.EvalSettings]) except ``complete``.
     """
     import pickle
 

@@ -1,4 +1,4 @@
-"""Reranking on a Ray cluster: one model actor per worker (:class:`RayScoring`)."""
+"""Reranking on a Ray cluster: one model actor per worker ([`RayScoring`][tierank.cluster.scoring.RayScoring])."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def _shut_down(ray, actors, timeout: float = 120.0) -> None:
 
 
 class RayScoring:
-    """Shards a rerank's queries over Ray workers (:func:`tierank.hps.protocol.rerank` with ``ray=``).
+    """Shards a rerank's queries over Ray workers ([`tierank.hps.protocol.rerank`][tierank.hps.protocol.rerank] with ``ray=``).
 
     ``workers`` actors (default: one per GPU of the cluster, else one per CPU) each load the model
     once (``num_gpus=1`` each where the cluster has GPUs) and score one query at a time; results

@@ -14,7 +14,7 @@ name               file
 ``rag24-mini``     ``rag24-mini/``: a BEIR-layout reranking set for ``tierank rerank --data``: 5 judged
                    TREC RAG 2024 topics x their 20 MS MARCO v2.1 candidate passages, with texts
                    (``queries.jsonl.gz``, ``corpus.jsonl.gz``, ``candidates.run.gz``, ``qrels.txt.gz``;
-                   built by :mod:`tierank.examples.build_rag24_mini`)
+                   built by `tierank.examples.build_rag24_mini`)
 ``dir``            the folder itself
 =================  ===================================================================================
 
@@ -41,7 +41,7 @@ from ..errors import TierankInputError
 
 FOLDER = Path(__file__).resolve().parent
 
-#: Example name -> file (or folder) name in :data:`FOLDER`.
+#: Example name -> file (or folder) name in `FOLDER`.
 FILES = {
     "run": "figure1.run",
     "qrels": "figure1.qrels",
@@ -57,7 +57,7 @@ NAMES = (*FILES, "dir")
 
 
 def path(name: str) -> Path:
-    """The path of the shipped example ``name`` (one of :data:`NAMES`; ``dir`` is the folder)."""
+    """The path of the shipped example ``name`` (one of `NAMES`; ``dir`` is the folder)."""
     if name == "dir":
         return FOLDER
     if name not in FILES:

@@ -1,26 +1,26 @@
 """High-Precision Scoring (HPS): run the model in low precision, score in FP32.
 
-Only :mod:`tierank.hps.regimes` is imported here; it needs torch only when a
+Only [`tierank.hps.regimes`][tierank.hps.regimes] is imported here; it needs torch only when a
 scoring function is called.  The rooms:
 
-* :mod:`~tierank.hps.regimes` (precision regimes, pure scoring functions) and
-  :mod:`~tierank.hps.variants` (what ``--regimes`` accepts);
-* :mod:`~tierank.hps.checks` (the options' checks), :mod:`~tierank.hps.base` (the
-  :class:`~tierank.hps.base.Scorer` protocol and :class:`~tierank.hps.base.ScorerBase`, whose
+* [`regimes`][tierank.hps.regimes] (precision regimes, pure scoring functions) and
+  [`variants`][tierank.hps.variants] (what ``--regimes`` accepts);
+* [`checks`][tierank.hps.checks] (the options' checks), [`base`][tierank.hps.base] (the
+  [`Scorer`][tierank.hps.base.Scorer] protocol and [`ScorerBase`][tierank.hps.base.ScorerBase], whose
   ``score_query`` is the one timed forward-then-score loop);
-* backend-neutral inputs: :mod:`~tierank.hps.prompts` (the generative prompts),
-  :mod:`~tierank.hps.encodings` (bounded texts, pair encodings), :mod:`~tierank.hps.checkpoints`
+* backend-neutral inputs: [`prompts`][tierank.hps.prompts] (the generative prompts),
+  [`encodings`][tierank.hps.encodings] (bounded texts, pair encodings), [`checkpoints`][tierank.hps.checkpoints]
   (models on disk: named sources, offline loading, made folders, FP32 rows);
-* the runners per engine: :mod:`tierank.hps.hf` (transformers and sentence-transformers:
-  ``hf.biencoder``, ``hf.crossencoder``, ``hf.generative``), :mod:`~tierank.hps.onnx` (onnxruntime)
-  and :mod:`tierank.hps.vllm` (``vllm.settings``, the engines' settings apart from the scorers
+* the runners per engine: [`tierank.hps.hf`][tierank.hps.hf] (transformers and sentence-transformers:
+  ``hf.biencoder``, ``hf.crossencoder``, ``hf.generative``), [`onnx`][tierank.hps.onnx] (onnxruntime)
+  and `tierank.hps.vllm` (``vllm.settings``, the engines' settings apart from the scorers
   ``vllm.generative`` and ``vllm.crossencoder``); they need torch, transformers, ...;
-* :mod:`~tierank.hps.registry`: the model kinds (``--model``), the one place a kind is added;
-* the protocol's stages: :mod:`~tierank.hps.protocol` (:class:`~tierank.hps.protocol.RerankConfig`
-  and the stage functions), :mod:`~tierank.hps.cache` (score cache), :mod:`~tierank.hps.table`
-  (Table 1), :mod:`~tierank.hps.output` (OUT/: checks, lock, table files),
-  :mod:`~tierank.hps.variance` (run-to-run variance), :mod:`~tierank.hps.machine` (where scores
-  were computed); the BEIR reader is :mod:`tierank.io.beir`.
+* [`registry`][tierank.hps.registry]: the model kinds (``--model``), the one place a kind is added;
+* the protocol's stages: [`protocol`][tierank.hps.protocol] ([`RerankConfig`][tierank.hps.protocol.RerankConfig]
+  and the stage functions), `cache` (score cache), `table`
+  (Table 1), `output` (OUT/: checks, lock, table files),
+  `variance` (run-to-run variance), [`machine`][tierank.hps.machine] (where scores
+  were computed); the BEIR reader is `tierank.io.beir`.
 
 Layers, lowest first (no module imports a later one): ``regimes``, ``quantized``, ``checks``,
 ``variants``; ``registry`` (and ``vllm.settings``); ``base``; ``encodings``, ``prompts``,

@@ -1,18 +1,18 @@
-"""What every scorer shares: the :class:`Scorer` protocol, its result type and the timed scoring loop.
+"""What every scorer shares: the [`Scorer`][tierank.hps.base.Scorer] protocol, its result type and the timed scoring loop.
 
 A scorer scores one query's candidate documents under several variants at
-once (:meth:`Scorer.score_query`), sharing one forward pass, and describes
-itself (:meth:`Scorer.metadata`, stored with the cached scores).  Which
+once ([`Scorer.score_query`][tierank.hps.base.Scorer.score_query]), sharing one forward pass, and describes
+itself ([`Scorer.metadata`][tierank.hps.base.Scorer.metadata], stored with the cached scores).  Which
 variants a scorer supports is declared by its model kind in
-:mod:`tierank.hps.registry`.
+[`tierank.hps.registry`][tierank.hps.registry].
 
-:class:`ScorerBase` holds the one timed forward-then-score loop
-(:meth:`ScorerBase.score_query`): a scorer says how to run its model on a
-query (:meth:`~ScorerBase.model_outputs`) and how one variant scores those
-outputs (:meth:`~ScorerBase.variant_scores`); the loop times the two apart
+[`ScorerBase`][tierank.hps.base.ScorerBase] holds the one timed forward-then-score loop
+([`ScorerBase.score_query`][tierank.hps.base.ScorerBase.score_query]): a scorer says how to run its model on a
+query ([`model_outputs`][tierank.hps.base.ScorerBase.model_outputs]) and how one variant scores those
+outputs ([`variant_scores`][tierank.hps.base.ScorerBase.variant_scores]); the loop times the two apart
 (``model_s`` and ``scoring_s``, the numbers HPS's overhead is made of).
 
-Nothing here imports torch (only a CUDA scorer's :meth:`~ScorerBase.synchronize` does).
+Nothing here imports torch (only a CUDA scorer's [`synchronize`][tierank.hps.base.ScorerBase.synchronize] does).
 """
 
 from __future__ import annotations
@@ -60,20 +60,20 @@ class ModelOutputs:
 
 @runtime_checkable
 class Scorer(Protocol):
-    """The interface :mod:`tierank.hps.registry` and :func:`tierank.hps.protocol.rerank` drive.
+    """The interface [`tierank.hps.registry`][tierank.hps.registry] and [`tierank.hps.protocol.rerank`][tierank.hps.protocol.rerank] drive.
 
-    A model kind registered in :mod:`tierank.hps.registry` names a class with
-    these members.  The registry calls :meth:`check_spec` before anything is
-    loaded (refuse what the source cannot score) and :meth:`from_spec` to
-    load one variant group; the protocol calls :meth:`score_query` per query,
-    stores :meth:`metadata` with the cached scores and calls :meth:`close`
+    A model kind registered in [`tierank.hps.registry`][tierank.hps.registry] names a class with
+    these members.  The registry calls [`check_spec`][tierank.hps.base.Scorer.check_spec] before anything is
+    loaded (refuse what the source cannot score) and [`from_spec`][tierank.hps.base.Scorer.from_spec] to
+    load one variant group; the protocol calls [`score_query`][tierank.hps.base.Scorer.score_query] per query,
+    stores [`metadata`][tierank.hps.base.Scorer.metadata] with the cached scores and calls [`close`][tierank.hps.base.Scorer.close]
     when the group is done (also on an error).  ``family`` names the
     scorer's model kind (which declares the variants it supports);
     ``model_dtype`` is the dtype the model runs in; ``device`` where it runs
     (``cpu``, ``cuda[:N]``); ``padding_sides`` the padding sides it offers,
     its default first (empty: none to vary; the protocol sets
-    ``padding_side`` on a scorer that offers some).  :class:`ScorerBase`
-    provides all but :meth:`from_spec` and the model itself.
+    ``padding_side`` on a scorer that offers some).  [`ScorerBase`][tierank.hps.base.ScorerBase]
+    provides all but [`from_spec`][tierank.hps.base.Scorer.from_spec] and the model itself.
     """
 
     family: str
@@ -107,9 +107,9 @@ class Scorer(Protocol):
 
 
 class ScorerBase:
-    """Shared behaviour of the built-in scorers: the family and dtype checks of :class:`Scorer` and the
-    timed forward-then-score loop :meth:`score_query` (a scorer implements :meth:`model_outputs` and
-    :meth:`variant_scores`)."""
+    """Shared behaviour of the built-in scorers: the family and dtype checks of [`Scorer`][tierank.hps.base.Scorer] and the
+    timed forward-then-score loop [`score_query`][tierank.hps.base.ScorerBase.score_query] (a scorer implements [`model_outputs`][tierank.hps.base.ScorerBase.model_outputs] and
+    [`variant_scores`][tierank.hps.base.ScorerBase.variant_scores])."""
 
     family: str = ""
     model_dtype: str = "fp32"
@@ -124,13 +124,13 @@ class ScorerBase:
 
     @classmethod
     def check_spec(cls, source: str, variants: Sequence[Variant]) -> None:
-        """Refuse, before loading, the variants this scorer does not :meth:`support <supports>`."""
+        """Refuse, before loading, the variants this scorer does not support ([`supports`][tierank.hps.base.ScorerBase.supports])."""
         for v in variants:
             if not cls.supports(v):
                 raise v.unsupported(cls.family)
 
     def check_variants(self, variants: Sequence[Variant], dtype: bool = True) -> None:
-        """Refuse the variants this scorer does not :meth:`support <supports>`, or (``dtype``) of another model dtype."""
+        """Refuse the variants this scorer does not support ([`supports`][tierank.hps.base.ScorerBase.supports]), or (``dtype``) of another model dtype."""
         for v in variants:
             if not self.supports(v):
                 raise v.unsupported(self.family)
@@ -158,7 +158,7 @@ class ScorerBase:
         return result
 
     def check_query_variants(self, variants: Sequence[Variant]) -> None:
-        """Refuse, before the forward pass, a variant this scorer cannot score (default: :meth:`check_variants`)."""
+        """Refuse, before the forward pass, a variant this scorer cannot score (default: [`check_variants`][tierank.hps.base.ScorerBase.check_variants])."""
         self.check_variants(variants)
 
     def prepare(self, docs: Sequence[str], variants: Sequence[Variant]) -> None:

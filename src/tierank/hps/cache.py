@@ -18,7 +18,7 @@ SIGKILLed) run keeps every query it finished; repairs rewrite the whole file
 atomically.  Nothing in a cache is trusted: every record is validated (JSON
 object, query id, docids, one finite score per docid, timings, digest) when
 the file is read and against the query's candidates before use.  A bad
-record is reported as a :class:`CacheWarning` naming the file and line and
+record is reported as a [`CacheWarning`][tierank.hps.cache.CacheWarning] naming the file and line and
 its query is scored again; the valid records around it are kept, and the
 file is rewritten without it.
 """
@@ -106,8 +106,8 @@ def record_problem(rec: Any, checked: bool = True) -> str | None:
 class ScoreCache:
     """Append-only JSON-lines store of one variant's scores, one line per query.
 
-    ``warn(message)`` receives each problem found (default: :func:`warnings.warn`
-    with :class:`CacheWarning`).  A query scored twice keeps its last record.
+    ``warn(message)`` receives each problem found (default: `warnings.warn`
+    with [`CacheWarning`][tierank.hps.cache.CacheWarning]).  A query scored twice keeps its last record.
     """
 
     def __init__(

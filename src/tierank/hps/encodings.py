@@ -1,8 +1,8 @@
 """Pair encodings shared by every backend: bounded texts and the token ids of a (query, document) pair.
 
 Tokenizing a whole 50 MB document to keep its first tokens costs gigabytes, so texts are cut to a
-character bound first (:func:`bounded_text`).  A cross-encoder reads the pair as its tokenizer encodes
-it (:func:`pair_ids`: the HF backend pads these rows into a batch, the vLLM backend sends them as
+character bound first ([`bounded_text`][tierank.hps.encodings.bounded_text]).  A cross-encoder reads the pair as its tokenizer encodes
+it ([`pair_ids`][tierank.hps.encodings.pair_ids]: the HF backend pads these rows into a batch, the vLLM backend sends them as
 they are).  Nothing here imports torch or a model library.
 """
 

@@ -1,6 +1,6 @@
 """Where the scores were computed: CPU, GPU, library versions and threads (run-to-run differences hang on them).
 
-:func:`platform` is what ``table.json``'s ``settings.platform`` records.
+`platform` is what ``table.json``'s ``settings.platform`` records.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The protocol's output directory OUT/: its layout, the checks made before any work, its lock, its files.
 
-Layout (the only writer of OUT/ is :func:`tierank.hps.protocol.rerank`)::
+Layout (the only writer of OUT/ is [`tierank.hps.protocol.rerank`][tierank.hps.protocol.rerank])::
 
     OUT/runs/MODEL.VARIANT.run               one TREC run per variant, exact scores
     OUT/runs/MODEL.VARIANT.reasoning.jsonl   Rank1-style reasoning, one line per (query, document)
@@ -61,7 +61,7 @@ def plan_output(
     """Check OUT/ (and the cache directory) and every file that will be written, then create the directories.
 
     ``targets`` are file names relative to the runs directory.  Refused with a
-    :class:`TierankInputError`, before any directory is created: an OUT/ that
+    [`TierankInputError`][tierank.hps.output.TierankInputError], before any directory is created: an OUT/ that
     is a file or cannot be created or written, and any target that is a
     special file, a directory or one of ``inputs``.
     """

@@ -1,8 +1,8 @@
 """The prompts of the generative rerankers, shared by every backend (HF and vLLM build the same texts).
 
-:class:`YesNoPrompts` builds the judge prompt of a yes/no reranker (Qwen3-Reranker style: system
+[`YesNoPrompts`][tierank.hps.prompts.YesNoPrompts] builds the judge prompt of a yes/no reranker (Qwen3-Reranker style: system
 instruction, ``<Query>``, ``<Document>``, "Answer only yes or no") in the tokenizer's chat template,
-the document cut to ``max_doc_tokens`` tokens; :class:`Rank1Prompts` builds Rank1's prompt, lets the
+the document cut to ``max_doc_tokens`` tokens; [`Rank1Prompts`][tierank.hps.prompts.Rank1Prompts] builds Rank1's prompt, lets the
 engine reason (``reason``, the backend's greedy generation) and reads the answer after ``</think>``.
 Both need only a tokenizer: a scorer mixes one in and provides ``tokenizer`` and its settings.
 """
@@ -93,7 +93,7 @@ class YesNoPrompts:
 class Rank1Prompts(YesNoPrompts):
     """What a Rank1-style scorer adds to a yes/no one, on any backend: Rank1's prompt (``template``) in the
     chat template followed by ``<think>``, the texts the answer is read from (prompt, greedy reasoning from
-    the backend's :meth:`reason`, then ``</think>``) and the metadata."""
+    the backend's [`reason`][tierank.hps.prompts.Rank1Prompts.reason], then ``</think>``) and the metadata."""
 
     template: str = RANK1_PROMPT
     budget: int

@@ -1,25 +1,25 @@
 """The low-precision reranking protocol, end to end (the paper's Table 1 on any model and set).
 
-:func:`rerank` takes a :class:`RerankConfig` and runs these stages, each a function here over
+[`rerank`][tierank.hps.protocol.rerank] takes a [`RerankConfig`][tierank.hps.protocol.RerankConfig] and runs these stages, each a function here over
 the modules that do the work:
 
-1. **check** (:func:`check`) everything that can be checked before work, in this order: the
-   model spec and the variants it supports (:mod:`tierank.hps.registry`: a
+1. **check** ([`check`][tierank.hps.protocol.check]) everything that can be checked before work, in this order: the
+   model spec and the variants it supports ([`tierank.hps.registry`][tierank.hps.registry]: a
    hub name fails here), every option (the query selection of
-   :func:`tierank.io.beir.check_selection`, the device's spelling, ...), then
+   `tierank.io.beir.check_selection`, the device's spelling, ...), then
    the output directory and every file it will hold
-   (:mod:`tierank.hps.output`; no directory is made before all of this
+   (`tierank.hps.output`; no directory is made before all of this
    passed), then the device (only here is torch imported), and lock OUT/;
-2. **read** (:func:`read`) the BEIR-layout set and the candidate run (:mod:`tierank.io.beir`);
-3. **score** (:func:`score`) every candidate under every variant, through the score cache
-   (:mod:`tierank.hps.cache`): variants that share a model dtype share one
+2. **read** ([`read`][tierank.hps.protocol.read]) the BEIR-layout set and the candidate run (`tierank.io.beir`);
+3. **score** ([`score`][tierank.hps.protocol.score]) every candidate under every variant, through the score cache
+   (`tierank.hps.cache`): variants that share a model dtype share one
    model load and one forward pass per query; a re-run scores nothing;
-4. **write** (:func:`write_runs`) one TREC run per variant with exact scores (``repr``: no tie is
+4. **write** ([`write_runs`][tierank.hps.protocol.write_runs]) one TREC run per variant with exact scores (``repr``: no tie is
    created or removed) and the reasoning of Rank1-style scorers;
-5. **evaluate** (:func:`evaluate_runs`, :func:`run_variance`) each variant from its in-memory scores with
-   :func:`tierank.evaluate` (the same rows, in the same order, as the run
-   file) and build Table 1 (:func:`table`, :mod:`tierank.hps.table`);
-6. write ``table.tsv`` and ``table.json`` (:func:`write_outputs`, :func:`tierank.hps.output.write_table`).
+5. **evaluate** ([`evaluate_runs`][tierank.hps.protocol.evaluate_runs], [`run_variance`][tierank.hps.protocol.run_variance]) each variant from its in-memory scores with
+   [`tierank.evaluate`][tierank.evaluate] (the same rows, in the same order, as the run
+   file) and build Table 1 ([`table`][tierank.hps.protocol.table], `tierank.hps.table`);
+6. write ``table.tsv`` and ``table.json`` ([`write_outputs`][tierank.hps.protocol.write_outputs], `tierank.hps.output.write_table`).
 
 Timing: ``model_s`` is the forward pass (encoding; for Rank1-style scorers
 generation plus the final pass), ``scoring_s`` the scoring step of the
@@ -93,11 +93,11 @@ __all__ = [
     "RERANK_MEASURES",
 ]
 
-#: The accepted ``--model`` spellings (from :mod:`tierank.hps.registry`).
+#: The accepted ``--model`` spellings (from `tierank.hps.registry`).
 MODEL_HELP = model_help()
-#: The variants :func:`rerank` (and ``tierank rerank --regimes``) compare by default.
+#: The variants `rerank` (and ``tierank rerank --regimes``) compare by default.
 RERANK_REGIMES = ("fp32", "bf16", "bf16->fp32")
-#: The measures :func:`rerank` (and ``tierank rerank -m``) report by default.
+#: The measures `rerank` (and ``tierank rerank -m``) report by default.
 RERANK_MEASURES = ("nDCG@10", "RR@10")
 
 
@@ -129,10 +129,10 @@ class ProtocolResult:
 
 @dataclass
 class RerankConfig:
-    """Everything one protocol run is asked to do: what :func:`rerank` takes (the ``tierank rerank`` options).
+    """Everything one protocol run is asked to do: what [`rerank`][tierank.hps.protocol.rerank] takes (the ``tierank rerank`` options).
 
     ``data_dir``, ``candidates``, ``qrels``: the BEIR-layout set and its run and qrels (default in
-    ``data_dir``); ``model``: a ``--model`` spelling or a :class:`~tierank.hps.registry.ModelSpec`;
+    ``data_dir``); ``model``: a ``--model`` spelling or a [`ModelSpec`][tierank.hps.registry.ModelSpec];
     ``regimes``, ``measures``: the variants compared and the measures reported; ``out_dir``,
     ``cache_dir``: OUT/ (every file) or only the score cache (the runs then land in ``cache_dir/runs``);
     ``batch_size``, ``device``, ``backend`` (``hf`` or ``vllm``), ``threads``; the query selection
@@ -140,7 +140,7 @@ class RerankConfig:
     ``tie_break``; run-to-run variance (``batch_sizes``, ``orders``, ``padding_sides``); sharding over
     Ray (``ray``: True or an address, ``workers``).  Hooks: ``progress(label, total)`` may return an
     ``advance()`` called once per scored query; ``warn(message)`` receives each unusable cache record;
-    ``scorer_factory(spec, group)`` replaces :func:`tierank.hps.registry.make_scorer` (tests use it).
+    ``scorer_factory(spec, group)`` replaces [`tierank.hps.registry.make_scorer`][tierank.hps.registry.make_scorer] (tests use it).
     """
 
     data_dir: str | os.PathLike
@@ -173,7 +173,7 @@ class RerankConfig:
 
 @dataclass
 class Checked:
-    """What stage 1 (:func:`check`) made of a :class:`RerankConfig`: every value checked, OUT/ planned."""
+    """What stage 1 ([`check`][tierank.hps.protocol.check]) made of a [`RerankConfig`][tierank.hps.protocol.RerankConfig]: every value checked, OUT/ planned."""
 
     spec: ModelSpec
     variants: list[Variant]
@@ -262,7 +262,7 @@ def _score_group(
     ray: Any = None,
 ) -> None:
     """Score what the caches of one variant group (one model) lack; with ``ray`` (a
-    :class:`tierank.cluster.RayScoring`) the queries are sharded over Ray workers, and this process
+    [`tierank.cluster.RayScoring`][tierank.cluster.RayScoring]) the queries are sharded over Ray workers, and this process
     alone writes the caches, each query's records as soon as they arrive."""
     todo = sorted(set().union(*(caches[v.name].missing(data.candidates, qids) for v in vs)))
     if not todo:
@@ -322,7 +322,7 @@ def _score(
     threads: int | None,
     ray: Any = None,
 ) -> None:
-    """Score what the caches lack, one variant group (one model) at a time (:func:`_score_group`)."""
+    """Score what the caches lack, one variant group (one model) at a time (`_score_group`)."""
     for group, vs in groups.items():
         _score_group(spec, group, vs, qids, data, caches, factory, progress, threads, ray)
 
@@ -358,7 +358,7 @@ def _padding_kinds() -> list[str]:
 
 
 def _ordered(qids, cands, scores):
-    """One variant's rows as a :class:`~tierank.io.model.Run` in run-file order, and their :func:`tierank.ties.layout`.
+    """One variant's rows as a [`Run`][tierank.io.model.Run] in run-file order, and their `tierank.ties.layout`.
 
     Queries in ``qids`` order (sorted), each by descending score, ties in
     candidate order (the layout's score order); ``rank`` is the 1-based
@@ -467,7 +467,7 @@ def check(config: RerankConfig) -> Checked:
 
 
 def read(config: RerankConfig, checked: Checked) -> Any:
-    """Stage 2: the BEIR-layout set and the candidate run (a :class:`tierank.io.beir.BeirSet`)."""
+    """Stage 2: the BEIR-layout set and the candidate run (a `tierank.io.beir.BeirSet`)."""
     from tierank.io.beir import load_beir
 
     return load_beir(
@@ -602,7 +602,7 @@ def write_runs(
 ) -> tuple[dict[str, Path], dict[str, Path], dict[str, Any]]:
     """Stage 4: one TREC run per variant with exact scores (``repr``: no tie is created or removed) and the
     reasoning of Rank1-style scorers.  Returns the run paths, the reasoning paths and each variant's rows
-    (a :class:`~tierank.io.model.Run` of the written file, and its tie layout)."""
+    (a [`Run`][tierank.io.model.Run] of the written file, and its tie layout)."""
     from tierank.hps.output import run_paths
     from tierank.io.writers import write_atomic, write_run
 
@@ -687,7 +687,7 @@ def table(
     ties: dict,
     variance: dict | None,
 ) -> ProtocolResult:
-    """Stage 5 (Table 1): the rows (:mod:`tierank.hps.table`) and the run's settings."""
+    """Stage 5 (Table 1): the rows (`tierank.hps.table`) and the run's settings."""
     from tierank.hps.machine import platform
 
     ch = checked
@@ -748,25 +748,25 @@ def write_outputs(checked: Checked, result: ProtocolResult) -> None:
 def rerank(config: RerankConfig | str | os.PathLike, *args: Any, **options: Any) -> ProtocolResult:
     """Run the protocol: score, cache, write runs, evaluate, build Table 1 and write OUT/.
 
-    ``config`` is a :class:`RerankConfig`; ``rerank(data_dir, model, regimes, measures, **options)``
+    ``config`` is a [`RerankConfig`][tierank.hps.protocol.RerankConfig]; ``rerank(data_dir, model, regimes, measures, **options)``
     builds one from the same arguments (its fields, in its order).  The stages, in order:
-    :func:`check`, then with OUT/ locked :func:`read`, :func:`score`, :func:`write_runs`,
-    :func:`evaluate_runs`, :func:`run_variance`, :func:`table` and :func:`write_outputs`.
+    [`check`][tierank.hps.protocol.check], then with OUT/ locked [`read`][tierank.hps.protocol.read], [`score`][tierank.hps.protocol.score], [`write_runs`][tierank.hps.protocol.write_runs],
+    [`evaluate_runs`][tierank.hps.protocol.evaluate_runs], [`run_variance`][tierank.hps.protocol.run_variance], [`table`][tierank.hps.protocol.table] and [`write_outputs`][tierank.hps.protocol.write_outputs].
 
     ``ray`` (True, or a Ray address such as ``"auto"`` or ``"HOST:6379"``) shards the queries over
     ``workers`` Ray workers, one model load each (one GPU each where the cluster has GPUs), writing into
     the same per-query cache: a killed run resumes with no query lost or scored twice
-    (:mod:`tierank.cluster`).  ``batch_sizes`` also scores every variant under each of these batch sizes
+    ([`tierank.cluster`][tierank.cluster]).  ``batch_sizes`` also scores every variant under each of these batch sizes
     (the runs and Table 1 stay those of ``batch_size``) and reports the run-to-run variance in
     ``table.json`` (``variance``: the share of candidates whose score changed, E[M] per batch size and its
-    spread; :mod:`tierank.hps.variance`); ``orders`` (seeds) also scores every variant with each query's
+    spread; `tierank.hps.variance`); ``orders`` (seeds) also scores every variant with each query's
     candidates in a seeded random order (other batches, other padding); ``padding_sides`` (``"left"``,
     ``"right"``) also scores every variant with the batches padded on each side other than the scorer's
     default (the generative scorers: left; refused for the other kinds and the vLLM backend, which have no
     padding side to vary).  ``settings["platform"]`` records the CPU, GPU, library versions and threads
-    (:func:`tierank.hps.machine.platform`).  ``backend`` ``"vllm"`` runs the model kinds that have a vLLM
-    scorer through vLLM (:mod:`tierank.hps.vllm`; the variants keep their meaning, the cache key records
-    the backend).  Returns a :class:`ProtocolResult`.
+    (`tierank.hps.machine.platform`).  ``backend`` ``"vllm"`` runs the model kinds that have a vLLM
+    scorer through vLLM (`tierank.hps.vllm`; the variants keep their meaning, the cache key records
+    the backend).  Returns a [`ProtocolResult`][tierank.hps.protocol.ProtocolResult].
     """
     from tierank.hps.output import locked
 

@@ -1,7 +1,7 @@
 """Quantized embeddings: int8 and binary (sign) scoring, with optional FP32 re-scoring.
 
 Embeddings are L2-normalised in FP32 and quantized with
-sentence-transformers' :func:`~sentence_transformers.util.quantization.quantize_embeddings`
+sentence-transformers' `quantize_embeddings`
 (int8 with per-dimension ranges from calibration embeddings; packed sign
 bits for binary).  Scores are exact integers, so their ties are real:
 

@@ -150,7 +150,7 @@ class Regime:
 
 
 def as_regime(regime: Regime | str) -> Regime:
-    """Accept a :class:`Regime` or its string form."""
+    """Accept a [`Regime`][tierank.hps.regimes.Regime] or its string form."""
     if isinstance(regime, Regime):
         return regime
     return Regime.parse(regime)
@@ -231,7 +231,7 @@ def yes_no_scores(last_logits: Any, yes_id: int, no_id: int, regime: Regime | st
     ``last_logits`` is ``(n, vocab)``; only the two columns are used
     (Qwen3-Reranker style).  Under HPS the two logits are upcast before the
     softmax - this cannot undo ties already present in the low-precision
-    logits (see :func:`head_fp32_yes_no` for that).
+    logits (see [`head_fp32_yes_no`][tierank.hps.regimes.head_fp32_yes_no] for that).
     """
     regime = as_regime(regime)
     t = _as_tensor(last_logits)

@@ -1,20 +1,20 @@
 """The model kinds ``tierank rerank --model`` accepts, in one registry.
 
 A *model kind* (``biencoder``, ``cross``, ``yesno``, ``rank1``) names a scorer
-class, the variant kinds it supports (:attr:`tierank.hps.variants.Variant.kind`),
+class, the variant kinds it supports (`tierank.hps.variants.Variant.kind`),
 the protocol options that change its scores (part of the cache key and of the
 table's settings) and the sources it knows by name besides local paths.  A
 *named model* (``minilm``, ``smollm2-yesno``, ...) is a kind with a fixed source.
 
-Model-name parsing (:func:`parse_model`), the ``--model`` help
-(:func:`model_help`), the family checks of variants, the cache key
-(:func:`cache_key`) and building a scorer (:func:`make_scorer`) all read this
-registry.  Adding a model kind is one scorer module plus one :func:`register`
+Model-name parsing ([`parse_model`][tierank.hps.registry.parse_model]), the ``--model`` help
+([`model_help`][tierank.hps.registry.model_help]), the family checks of variants, the cache key
+([`cache_key`][tierank.hps.registry.cache_key]) and building a scorer ([`make_scorer`][tierank.hps.registry.make_scorer]) all read this
+registry.  Adding a model kind is one scorer module plus one [`register`][tierank.hps.registry.register]
 line at the bottom of this file.  Nothing here imports torch: a model that
 cannot exist fails before any model library is loaded.
 
 A *backend* (``hf``, ``vllm``) is the engine that runs a model kind's forward pass: one package
-(its scorers and a module of hooks) and one :func:`register_backend` line at the bottom of this
+(its scorers and a module of hooks) and one [`register_backend`][tierank.hps.registry.register_backend] line at the bottom of this
 file, naming the scorer of each model kind it runs.  ``--backend``, its help, the checks, the
 cache key and building a scorer read this registry.
 
@@ -70,7 +70,7 @@ __all__ = [
 
 #: Protocol options a model kind may declare (they change its scores).
 OPTIONS = ("budget", "max_doc_tokens")
-#: The backend of a model kind's own scorer (:attr:`ModelKind.scorer`)
+#: The backend of a model kind's own scorer (`ModelKind.scorer`)
 DEFAULT_BACKEND = "hf"
 
 
@@ -118,12 +118,12 @@ def backends() -> list[str]:
 
 
 def backend_of(name: str) -> Backend:
-    """The registered backend ``name`` (:func:`check_backend` first for a user's text)."""
+    """The registered backend ``name`` ([`check_backend`][tierank.hps.registry.check_backend] first for a user's text)."""
     return _BACKENDS[check_backend(name)]
 
 
 def check_backend(backend: Any) -> str:
-    """A registered backend's name (lower-cased; None: the default), else a :class:`TierankInputError`.
+    """A registered backend's name (lower-cased; None: the default), else a [`TierankInputError`][tierank.hps.registry.TierankInputError].
 
     >>> check_backend("vLLM")
     'vllm'
@@ -268,7 +268,7 @@ class ModelSpec:
 
 
 def parse_model(text: str) -> ModelSpec:
-    """Parse a model spec: a named model or ``FAMILY:SOURCE`` (no file-system check; see :func:`check_model`)."""
+    """Parse a model spec: a named model or ``FAMILY:SOURCE`` (no file-system check; see [`check_model`][tierank.hps.registry.check_model])."""
     t = str(text).strip()
     named = _NAMED.get(t.lower())
     if named is not None:
@@ -302,7 +302,7 @@ def scorer_path(kind: ModelKind, backend: str = DEFAULT_BACKEND) -> str:
 
 
 def scorer_class(family: str, backend: str = "hf") -> Any:
-    """The scorer class of a model kind, a :class:`tierank.hps.base.Scorer` (its module is imported; torch is not)."""
+    """The scorer class of a model kind, a [`tierank.hps.base.Scorer`][tierank.hps.base.Scorer] (its module is imported; torch is not)."""
     module, _, name = scorer_path(model_kind(family), backend).partition(":")
     return getattr(importlib.import_module(module), name)
 
@@ -377,7 +377,7 @@ def make_scorer(
 ):
     """Load the scorer of one variant group (a model dtype, or ``onnx-int8``).  ``kind`` (default: the
     registered one) lets another process (a Ray worker, whose registry lacks kinds registered at run
-    time) load it from the :class:`ModelKind` resolved here."""
+    time) load it from the [`ModelKind`][tierank.hps.registry.ModelKind] resolved here."""
     kind = kind or model_kind(spec.family)
     module, _, name = scorer_path(kind, backend).partition(":")
     cls = getattr(importlib.import_module(module), name)

@@ -1,14 +1,14 @@
 """Table 1 of the protocol: one row per (measure, variant), built from evaluations, ties and timings.
 
-Columns (:data:`TABLE_FIELDS`): M at FP32 (the ``fp32`` variant's oblivious
+Columns (`TABLE_FIELDS`): M at FP32 (the ``fp32`` variant's oblivious
 value), then per variant M_obl, E[M], range, bias, min, max, std (the public
-aggregate records of :class:`tierank.results.EvalResult`), the tie
+aggregate records of [`tierank.results.EvalResult`][tierank.results.EvalResult]), the tie
 statistics of its scores, the forward-pass time, the scoring-step time and
 HPS's overhead: ``(scoring_s(X->fp32) - scoring_s(X)) / model_s``, the number of queries, and how
-far the variant's ranking is from FP32's (:func:`fp32_similarity`): ``rbo_fp32``, the mean over queries
-of the expected rank-biased overlap (RBO_ext, persistence :data:`RBO_P`) with the ``fp32`` variant's
+far the variant's ranking is from FP32's ([`fp32_similarity`][tierank.hps.table.fp32_similarity]): ``rbo_fp32``, the mean over queries
+of the expected rank-biased overlap (RBO_ext, persistence `RBO_P`) with the ``fp32`` variant's
 ranking over the orderings of both runs' tie groups, and ``rbo_fp32_min``, ``rbo_fp32_max``, the means
-of its minimum and maximum over those orderings (:mod:`tierank.analysis.similarity`, exact; None
+of its minimum and maximum over those orderings ([`tierank.analysis.similarity`][tierank.analysis.similarity], exact; None
 without an ``fp32`` variant).  The ``fp32`` row compares FP32 with itself: 1 without ties, less when
 its own ties leave the order open.
 """
@@ -45,10 +45,10 @@ TABLE_FIELDS = (
     "rbo_fp32_max",
 )
 
-#: RBO's persistence in Table 1's similarity to FP32 (:func:`fp32_similarity`)
+#: RBO's persistence in Table 1's similarity to FP32 (`fp32_similarity`)
 RBO_P = 0.9
 
-#: Table 1's similarity columns and the :func:`tierank.analysis.similarity.similarity` means they hold
+#: Table 1's similarity columns and the `tierank.analysis.similarity.similarity` means they hold
 SIMILARITY_COLUMNS = {
     "rbo_fp32": "rbo_expected",
     "rbo_fp32_min": "rbo_lo",
@@ -59,7 +59,7 @@ SIMILARITY_COLUMNS = {
 def tie_stats(run) -> dict:
     """Candidates, tied candidates and their share, number, mean and largest size of tie groups (size >= 2).
 
-    Read from :func:`tierank.ties.layout` (the one tie grouping of tierank); ``run`` is a run or its layout.
+    Read from `tierank.ties.layout` (the one tie grouping of tierank); ``run`` is a run or its layout.
 
     >>> from tierank import to_run
     >>> tie_stats(to_run({"q": {"a": 1.0, "b": 1.0, "c": 0.5, "d": 0.2, "e": 0.2, "f": 0.2}, "r": {"x": 0.2}}))
@@ -73,10 +73,10 @@ def tie_stats(run) -> dict:
 def fp32_similarity(
     runs: Mapping[str, Any], reference: str = "fp32", p: float = RBO_P
 ) -> dict[str, dict]:
-    """variant -> its similarity columns (:data:`SIMILARITY_COLUMNS`) against the ``reference`` variant's
+    """variant -> its similarity columns (`SIMILARITY_COLUMNS`) against the ``reference`` variant's
     run: the means over the queries of the expected, minimum and maximum RBO_ext over the tie orderings
     of both runs (persistence ``p``).  ``runs`` maps variant names to runs (anything
-    :func:`tierank.to_run` reads); without the reference every column is None.
+    [`tierank.to_run`][tierank.to_run] reads); without the reference every column is None.
 
     >>> a = {"q": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
     >>> b = {"q": {"d1": 2.0, "d2": 2.0, "d3": 1.0}}  # a low-precision variant that ties d1 and d2
@@ -112,7 +112,7 @@ def table_rows(
     similarity: Mapping[str, dict] | None = None,
 ) -> list[dict]:
     """Table 1's rows, measure by measure, variant by variant (see the module docstring); ``similarity``:
-    each variant's similarity columns (:func:`fp32_similarity`; None: left empty)."""
+    each variant's similarity columns ([`fp32_similarity`][tierank.hps.table.fp32_similarity]; None: left empty)."""
     aggs = {name: _aggregates(res) for name, res in evals.items()}
     ref = next((v.name for v in variants if v.name == "fp32"), None)
     rows = []

@@ -1,14 +1,14 @@
 """Run-to-run variance: a second source of uncertainty beside ties.
 
 A low-precision model's scores depend on the batch size and padding (the paper's footnote 5) and on
-the hardware.  :func:`batch_variance` compares the scores of each variant under several settings
-(batch sizes, and candidate orders: :func:`shuffle_candidates` puts each query's candidates in a
+the hardware.  [`batch_variance`][tierank.hps.variance.batch_variance] compares the scores of each variant under several settings
+(batch sizes, and candidate orders: [`shuffle_candidates`][tierank.hps.variance.shuffle_candidates] puts each query's candidates in a
 seeded random order, which changes which documents share a batch and how much each is padded),
 each scored through its own cache key, so a re-run scores nothing: per variant the share of
 candidates whose score changed against the first setting, and per measure E[M] under each setting
-and its spread (max - min).  :func:`padding_sides` checks the padding sides asked for (the
-generative scorers pad left or right: :mod:`tierank.hps.hf.generative`).  Where the scores were computed
-is recorded by :func:`tierank.hps.machine.platform`.
+and its spread (max - min).  [`padding_sides`][tierank.hps.variance.padding_sides] checks the padding sides asked for (the
+generative scorers pad left or right: [`tierank.hps.hf.generative`][tierank.hps.hf.generative]).  Where the scores were computed
+is recorded by `tierank.hps.machine.platform`.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def padding_sides(
     """The default padding side of ``scorer_cls`` and the other ``sides`` to score, checked before any work.
 
     A scorer class offers sides through its ``padding_sides`` attribute (default first).  A backend that
-    pads nothing (``no_padding``: its reason, :attr:`tierank.hps.registry.Backend.no_padding`) and the
+    pads nothing (``no_padding``: its reason, `tierank.hps.registry.Backend.no_padding`) and the
     encoders have none, and are refused with the reason; ``offered_by`` names the model kinds that have
     (for the message).
 
@@ -60,7 +60,7 @@ def padding_sides(
             ]
         )
     wanted = list(dict.fromkeys(str(x).strip().lower() for x in sides))
-    if no_padding:  # the backend's reason (:attr:`tierank.hps.registry.Backend.no_padding`)
+    if no_padding:  # the backend's reason (`tierank.hps.registry.Backend.no_padding`)
         raise TierankInputError(
             [
                 Problem(
@@ -141,7 +141,7 @@ def batch_variance(
 
 
 def shuffle_candidates(data, seed: int):
-    """``data`` (a :class:`tierank.io.beir.BeirSet`) with each query's candidates in a random order drawn
+    """``data`` (a `tierank.io.beir.BeirSet`) with each query's candidates in a random order drawn
     from (``seed``, the query id): the same documents, scored in another order and so in other batches.
 
     >>> from dataclasses import dataclass

@@ -43,7 +43,7 @@ VARIANT_HELP = (
 )
 
 _EMB = re.compile(r"^emb-(int8|binary)(?:\+rescore@(\d+))?$")
-#: What a model kind may declare it supports (:attr:`Variant.kind`).
+#: What a model kind may declare it supports (`Variant.kind`).
 VARIANT_KINDS = ("precision", "head", "quant", "onnx")
 
 
@@ -115,7 +115,7 @@ class Variant:
 
 
 def parse_variant(text: Any) -> Variant:
-    """Parse one variant string; unknown strings raise :class:`TierankInputError`.
+    """Parse one variant string; unknown strings raise [`TierankInputError`][tierank.hps.variants.TierankInputError].
 
     >>> parse_variant("int4")
     Traceback (most recent call last):

@@ -1,19 +1,19 @@
-"""Tie-aware evaluation where users already evaluate: thin adapters over :func:`tierank.evaluate`.
+"""Tie-aware evaluation where users already evaluate: thin adapters over [`tierank.evaluate`][tierank.evaluate].
 
 One module per framework; each imports its framework only when used, and a missing framework is
 one line naming the extra to install:
 
-* :mod:`tierank.integrations.ir_measures`: an ir_measures ``Provider`` (also reached by PyTerrier's
+* [`tierank.integrations.ir_measures`][tierank.integrations.ir_measures]: an ir_measures ``Provider`` (also reached by PyTerrier's
   ``pt.Experiment`` once registered);
-* :mod:`tierank.integrations.ranx`: ``ranx.Qrels`` / ``ranx.Run`` in, tie-aware per-query values out
+* [`tierank.integrations.ranx`][tierank.integrations.ranx]: ``ranx.Qrels`` / ``ranx.Run`` in, tie-aware per-query values out
   to ranx's ``compare`` report;
-* :mod:`tierank.integrations.sentence_transformers`: tie-aware drop-ins for ``InformationRetrievalEvaluator``
+* [`tierank.integrations.sentence_transformers`][tierank.integrations.sentence_transformers]: tie-aware drop-ins for ``InformationRetrievalEvaluator``
   and ``CrossEncoderRerankingEvaluator`` (expected values, ``_min``/``_max``, tied share; the whole tie
   group kept at the top-k cutoff);
-* :mod:`tierank.integrations.mteb`: MTEB's saved predictions evaluated against a task's qrels, and
+* [`tierank.integrations.mteb`][tierank.integrations.mteb]: MTEB's saved predictions evaluated against a task's qrels, and
   tie-aware scores inside an MTEB run.
 
-Every number these adapters return is computed by :func:`tierank.evaluate`; they only convert
+Every number these adapters return is computed by [`tierank.evaluate`][tierank.evaluate]; they only convert
 inputs and outputs.
 """
 
@@ -26,7 +26,7 @@ from ..extras import require as _require
 
 
 def require(module: str) -> ModuleType:
-    """Import a framework, or raise :class:`tierank.extras.MissingExtra`: one line saying how to install it.
+    """Import a framework, or raise [`tierank.extras.MissingExtra`][tierank.extras.MissingExtra]: one line saying how to install it.
 
     Examples
     --------

@@ -2,9 +2,9 @@
 
 ir_measures (MacAvaney et al., ECIR 2022; https://ir-measur.es) computes each measure with one
 provider; its default, pytrec_eval, breaks tied scores by document id (trec_eval's convention), so
-a run's value depends on how its documents happen to be named.  :data:`provider` is an
+a run's value depends on how its documents happen to be named.  `provider` is an
 ir_measures ``Provider`` whose values are tierank's **expected** values over all orderings of tied
-documents (the exact closed forms of :mod:`tierank.measures`); ``TierankProvider("min")``,
+documents (the exact closed forms of `tierank.measures`); ``TierankProvider("min")``,
 ``("max")``, ``("std")`` and ``("oblivious")`` give the other statistics through the same interface:
 
 >>> import ir_measures
@@ -22,27 +22,27 @@ documents (the exact closed forms of :mod:`tierank.measures`); ``TierankProvider
 A measure is supported when tierank parses ir_measures' own string for it (``str(measure)``,
 tierank's names follow ir_measures): ``nDCG@10``, ``RR@10``, ``AP(rel=2)``, ``P@5``, ``R@100``,
 ``Success@1``, ``Rprec``, ``RBP(p=0.8)``, ``Judged@10`` and whatever else
-:func:`tierank.supported` lists, ir_measures' C/W/L, Accuracy and Compat families included
+[`tierank.supported`][tierank.supported] lists, ir_measures' C/W/L, Accuracy and Compat families included
 (``SDCG(max_rel=3)@10``, ``INST(max_rel=3)``, ``NERR8(max_rel=3)@10``, ``Accuracy``, ``Compat``), and the
-intent-aware family on subtopic qrels (:func:`diversity_part`); ``SetP(relative=True)`` (trec_eval's
+intent-aware family on subtopic qrels ([`diversity_part`][tierank.integrations.ir_measures.diversity_part]); ``SetP(relative=True)`` (trec_eval's
 set_relative_P) is tierank's ``SetRelP``, ``NumRet(rel=1)`` (``NumRelRet``) tierank's ``NumRelRet``,
 and ``judged_only=True`` of any family (``P(judged_only=True)@5``) the measure with unjudged
-documents removed first (:func:`resolve_measure`).  Others (``BPM``) fall through to the next provider of an ir_measures pipeline, as in ir_measures itself; the first
-time that happens in a process, :class:`UntieAwareFallback` is warned (:func:`warnings.warn`): those
+documents removed first ([`resolve_measure`][tierank.integrations.ir_measures.resolve_measure]).  Others (``BPM``) fall through to the next provider of an ir_measures pipeline, as in ir_measures itself; the first
+time that happens in a process, [`UntieAwareFallback`][tierank.integrations.ir_measures.UntieAwareFallback] is warned (`warnings.warn`): those
 values come from a provider that breaks ties its own way (ir_measures issue #18).
 
 Inputs are whatever ir_measures accepts (dicts of dicts, pandas DataFrames with ``query_id``,
 ``doc_id``, ``score``/``relevance``, iterators of ``Qrel``/``ScoredDoc`` namedtuples) plus what
-:func:`tierank.evaluate` accepts (TREC file paths, ``tierank.Run``/``Qrels``).  As in ir_measures,
+[`tierank.evaluate`][tierank.evaluate] accepts (TREC file paths, ``tierank.Run``/``Qrels``).  As in ir_measures,
 a qrels query absent from the run gets the measure's default (0), and the aggregate is the mean
 over all qrels queries (a sum for the counts).  With ``"std"`` the per-query values are standard
 deviations over tie orderings and the aggregate is the standard deviation of the mean,
 ``sqrt(sum_q var_q) / n`` (orderings of different queries are independent), not the mean of them.
 
-:func:`register` puts a provider first in ``ir_measures.DefaultPipeline``: from then on
+[`register`][tierank.integrations.ir_measures.register] puts a provider first in ``ir_measures.DefaultPipeline``: from then on
 ``ir_measures.calc_aggregate`` / ``iter_calc`` and PyTerrier's ``pt.Experiment`` (which calls
 ``ir_measures.iter_calc``) report tie-aware values under the usual measure names;
-:func:`tie_aware` does the same for a ``with`` block only.
+[`tie_aware`][tierank.integrations.ir_measures.tie_aware] does the same for a ``with`` block only.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ _warned = False
 
 
 def warn_fallback(measure) -> None:
-    """Warn, once per process, that ``measure`` is not computed tie-aware (:class:`UntieAwareFallback`)."""
+    """Warn, once per process, that ``measure`` is not computed tie-aware ([`UntieAwareFallback`][tierank.integrations.ir_measures.UntieAwareFallback])."""
     global _warned
     if _warned:
         return
@@ -233,7 +233,7 @@ class TierankEvaluator(Evaluator):
         )
 
     def result(self, run):
-        """The :class:`tierank.EvalResult` of ``run`` on this evaluator's measures (None: no judged query)."""
+        """The [`tierank.EvalResult`][tierank.EvalResult] of ``run`` on this evaluator's measures (None: no judged query)."""
         r = _as_tierank_run(run)
         if r is None:
             return None
@@ -297,7 +297,7 @@ def _supported() -> list[str]:
 
 
 class TierankProvider(Provider):
-    """ir_measures provider backed by :func:`tierank.evaluate`.
+    """ir_measures provider backed by [`tierank.evaluate`][tierank.evaluate].
 
     Parameters
     ----------
@@ -305,7 +305,7 @@ class TierankProvider(Provider):
         Which statistic over tie orderings each value is: ``"expected"`` (default), ``"min"``,
         ``"max"``, ``"std"``, or ``"oblivious"`` (the value under ``tie_break``).
     **options
-        Passed to :func:`tierank.evaluate` (``tie_break``, ``rel``, ``candidates_only``,
+        Passed to [`tierank.evaluate`][tierank.evaluate] (``tie_break``, ``rel``, ``candidates_only``,
         ``max_depth``, ...).
 
     Examples
@@ -331,7 +331,7 @@ class TierankProvider(Provider):
 
     def supports(self, measure) -> bool:
         """Whether tierank computes ``measure``; if not, the first time in a process, a warning
-        (:class:`UntieAwareFallback`) that its value will come from a provider that is not tie-aware."""
+        ([`UntieAwareFallback`][tierank.integrations.ir_measures.UntieAwareFallback]) that its value will come from a provider that is not tie-aware."""
         if resolve_measure(measure) is not None or diversity_measure(measure) is not None:
             return True
         warn_fallback(measure)
@@ -349,12 +349,12 @@ provider = TierankProvider("expected")
 
 
 def register(p: Provider | None = None) -> Provider:
-    """Put ``p`` (default: :data:`provider`) first in ``ir_measures.DefaultPipeline`` and in
+    """Put ``p`` (default: `provider`) first in ``ir_measures.DefaultPipeline`` and in
     ``ir_measures.providers.registry`` under ``"tierank"``.
 
     ``ir_measures.calc_aggregate``, ``ir_measures.iter_calc`` and PyTerrier's ``pt.Experiment``
     then report tie-aware values for every measure tierank computes; the others still go to
-    ir_measures' own providers.  Undone by :func:`unregister`.
+    ir_measures' own providers.  Undone by [`unregister`][tierank.integrations.ir_measures.unregister].
     """
     p = provider if p is None else p
     unregister()
@@ -419,8 +419,8 @@ def diversity_measure(measure) -> DiversityMeasure | None:
 
 def subtopic_qrels(qrels) -> SubtopicQrels:
     """ir_measures qrels as subtopic qrels: the ``iteration`` field is the subtopic, as ir_measures'
-    pyndeval provider reads it (``"0"`` where there is none: dicts of dicts, :class:`tierank.Qrels`);
-    a file path is read as ``qid subtopic docid grade`` (:func:`tierank.io.subtopics.read_subtopic_qrels`).
+    pyndeval provider reads it (``"0"`` where there is none: dicts of dicts, [`tierank.Qrels`][tierank.Qrels]);
+    a file path is read as ``qid subtopic docid grade`` ([`tierank.io.subtopics.read_subtopic_qrels`][tierank.io.subtopics.read_subtopic_qrels]).
 
     >>> from ir_measures import Qrel
     >>> subtopic_qrels([Qrel("q", "d", 1, "2"), Qrel("q", "d", 0, "1")]).judgments
@@ -465,7 +465,7 @@ def diversity_metrics(
     measures: dict, qrels: SubtopicQrels, run: Run, stat: str, options: dict
 ) -> Iterator:
     """ir_measures ``Metric`` of every intent-aware measure and judged query of ``run``
-    (:func:`tierank.measures.diversity.evaluate_diversity`; ``samples`` and ``seed`` from ``options``).
+    ([`tierank.measures.diversity.evaluate_diversity`][tierank.measures.diversity.evaluate_diversity]; ``samples`` and ``seed`` from ``options``).
     The oblivious order is trec_eval's (score descending, docid descending) whatever ``tie_break``."""
     qids = set(
         run.qid.dictionary_decode().to_pylist()

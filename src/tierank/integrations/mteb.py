@@ -5,19 +5,19 @@ MTEB (Muennighoff et al., EACL 2023; version 2.26.24 read here) scores a retriev
 MRR, each for one order of tied scores: ``(score, docid)`` descending, trec_eval's order (MRR
 followed the input order until MTEB fixed it, issue #5092).  This module gives MTEB users the exact
 expectation, minimum, maximum and standard deviation over all orderings of tied scores, computed
-by :func:`tierank.evaluate` (the one engine; nothing here computes a measure):
+by [`tierank.evaluate`][tierank.evaluate] (the one engine; nothing here computes a measure):
 
-* :func:`evaluate_predictions`: the file ``mteb.evaluate(..., prediction_folder=DIR)`` writes,
+* [`evaluate_predictions`][tierank.integrations.mteb.evaluate_predictions]: the file ``mteb.evaluate(..., prediction_folder=DIR)`` writes,
   ``DIR/{task}_predictions.json`` = ``{"mteb_model_meta": {...}, subset: {split: {qid: {docid:
   score}}}}`` (``AbsTask._save_task_predictions``), against the task's qrels: a TREC/BEIR qrels
   file, a qrels dict ``{qid: {docid: grade}}``, the same nested by subset and split, or a loaded
-  mteb retrieval task.  One :class:`tierank.EvalResult` per (subset, split).  mteb is not needed.
+  mteb retrieval task.  One [`tierank.EvalResult`][tierank.EvalResult] per (subset, split).  mteb is not needed.
   ``tierank mteb QRELS PREDICTIONS`` is the command line of it.
-* :func:`compare_predictions`: a folder of several models' predictions for one task, compared as
-  ``tierank compare --leaderboard`` compares runs (:func:`tierank.analysis.compare.compare`: E[M],
+* [`compare_predictions`][tierank.integrations.mteb.compare_predictions]: a folder of several models' predictions for one task, compared as
+  ``tierank compare --leaderboard`` compares runs ([`tierank.analysis.compare.compare`][tierank.analysis.compare.compare]: E[M],
   [min, max], CIs, ranks, rank intervals, Tukey HSD groups, order flips); ``tierank mteb QRELS
   FOLDER`` is its command line.
-* :func:`tie_aware` (and the mixin :class:`TieAwareScores`): inside an MTEB run.  A copy of a
+* [`tie_aware`][tierank.integrations.mteb.tie_aware] (and the mixin [`TieAwareScores`][tierank.integrations.mteb.TieAwareScores]): inside an MTEB run.  A copy of a
   retrieval task whose ``task_specific_scores`` hook (called by ``AbsTaskRetrieval._evaluate_subset``
   with the qrels and the run of each subset and split) adds, for each MTEB metric key ``K``
   (``ndcg_at_10``, ...), ``K_expected``, ``K_min``, ``K_max`` and ``K_std``, and ``tied_share``
@@ -79,7 +79,7 @@ __all__ = [
 FAMILIES = family_names("mteb", ("ndcg", "map", "recall", "precision", "mrr", "hit_rate"))
 #: MTEB's ``accuracy`` key is its ``recall_at_1`` (``make_score_dict``)
 ALIASES = {"accuracy": "R@1"}
-#: what :func:`evaluate_predictions` and ``tierank mteb`` report when no measure is given
+#: what `evaluate_predictions` and ``tierank mteb`` report when no measure is given
 DEFAULT_METRICS = ("ndcg_at_10", "mrr_at_10", "map_at_10", "recall_at_100", "precision_at_10")
 #: the statistics the in-run hook adds, as key suffixes
 HOOK_STATS = ("expected", "min", "max", "std")
@@ -123,10 +123,10 @@ def _named(metrics) -> list[tuple[str, Measure]]:
 
 
 def load_qrels(qrels, source: str | None = None):
-    """The qrels for :func:`evaluate_predictions`: one tierank ``Qrels`` for every subset and split,
+    """The qrels for [`evaluate_predictions`][tierank.integrations.mteb.evaluate_predictions]: one tierank ``Qrels`` for every subset and split,
     or ``{(subset, split): Qrels}``.
 
-    Accepted: a path to a TREC or BEIR qrels file (or Parquet, as :func:`tierank.to_qrels`), a JSON
+    Accepted: a path to a TREC or BEIR qrels file (or Parquet, as [`tierank.to_qrels`][tierank.to_qrels]), a JSON
     file or dict ``{qid: {docid: grade}}`` or the same nested ``{subset: {split: ...}}`` (the
     predictions' layout), a JSON-lines file of MTEB's qrels rows (``query-id``, ``corpus-id``,
     ``score``), a loaded mteb retrieval task (its ``dataset[subset][split]["relevant_docs"]``), or
@@ -186,7 +186,7 @@ def evaluate_predictions(
         The path of ``{task}_predictions.json`` (written by ``mteb.evaluate(..., prediction_folder=)``)
         or its content as a dict.
     qrels
-        The task's judgments (see :func:`load_qrels`): one set for every subset and split, or one per
+        The task's judgments (see [`load_qrels`][tierank.integrations.mteb.load_qrels]): one set for every subset and split, or one per
         (subset, split).
     measures
         MTEB metric keys (``"ndcg_at_10"``, ``"mrr_at_10"``, ...) or tierank measures.
@@ -196,7 +196,7 @@ def evaluate_predictions(
     ignore_identical_ids, skip_first_result
         The task's settings of these names, as MTEB applies them before scoring.
     evaluate_kwargs
-        Passed to :func:`tierank.evaluate` (``tie_break``, ``max_depth``, ...).
+        Passed to [`tierank.evaluate`][tierank.evaluate] (``tie_break``, ``max_depth``, ...).
 
     Returns
     -------
@@ -329,10 +329,10 @@ def compare_predictions(
     Parameters
     ----------
     folder
-        One predictions file per model (:func:`predictions_folder`), or ``{model: predictions}``
-        (paths or dicts, as :func:`evaluate_predictions` takes them).
+        One predictions file per model ([`predictions_folder`][tierank.integrations.mteb.predictions_folder]), or ``{model: predictions}``
+        (paths or dicts, as [`evaluate_predictions`][tierank.integrations.mteb.evaluate_predictions] takes them).
     qrels
-        The task's judgments (see :func:`load_qrels`).
+        The task's judgments (see [`load_qrels`][tierank.integrations.mteb.load_qrels]).
     measure
         One MTEB metric key or tierank measure (default ``ndcg_at_10``, MTEB's main score).
     subset, split
@@ -340,8 +340,8 @@ def compare_predictions(
     ignore_identical_ids, skip_first_result
         The task's settings of these names, as MTEB applies them before scoring.
     leaderboard, compare_kwargs
-        Passed to :func:`tierank.analysis.compare.compare`: ``settings`` (an
-        :class:`tierank.EvalSettings`), ``options`` (a :class:`~tierank.analysis.compare.CompareSettings`),
+        Passed to [`tierank.analysis.compare.compare`][tierank.analysis.compare.compare]: ``settings`` (an
+        [`tierank.EvalSettings`][tierank.EvalSettings]), ``options`` (a [`CompareSettings`][tierank.analysis.compare.CompareSettings]),
         or their fields by name (``tie_break``, ``seed``, ``resamples``, ``permutations``,
         ``tie_samples``, ``test``, ``ci``, ...).
 
@@ -411,7 +411,7 @@ def compare_predictions(
 def hook_scores(
     result, named: Sequence[tuple[str, Measure]], replace: bool = False
 ) -> dict[str, float]:
-    """The keys the in-run hook adds to MTEB's scores, from a :class:`tierank.EvalResult`.
+    """The keys the in-run hook adds to MTEB's scores, from a [`tierank.EvalResult`][tierank.EvalResult].
 
     Examples
     --------
@@ -435,11 +435,11 @@ def hook_scores(
 class TieAwareScores:
     """Mixin for an mteb ``AbsTaskRetrieval`` subclass: its scores also hold tie-aware statistics.
 
-    ``class MyTask(TieAwareScores, AbsTaskRetrieval): ...``, or :func:`tie_aware` on a task.
-    Class attributes (set per copy by :func:`tie_aware`): ``tierank_metrics`` (MTEB keys or tierank
+    ``class MyTask(TieAwareScores, AbsTaskRetrieval): ...``, or [`tie_aware`][tierank.integrations.mteb.tie_aware] on a task.
+    Class attributes (set per copy by [`tie_aware`][tierank.integrations.mteb.tie_aware]): ``tierank_metrics`` (MTEB keys or tierank
     measures; None: the six MTEB families at the task's ``k_values``), ``tierank_replace``,
-    ``tierank_options`` (keywords of :func:`tierank.evaluate`).  After a run,
-    ``tierank_results[(subset, split)]`` holds each :class:`tierank.EvalResult` (per-query values).
+    ``tierank_options`` (keywords of [`tierank.evaluate`][tierank.evaluate]).  After a run,
+    ``tierank_results[(subset, split)]`` holds each [`tierank.EvalResult`][tierank.EvalResult] (per-query values).
     """
 
     tierank_metrics: Any = None
@@ -485,7 +485,7 @@ def tie_aware(task, metrics=None, *, replace: bool = False, **evaluate_kwargs):
     ``mrr``, ``hit_rate`` at the task's ``k_values``) the task's scores gain ``K_expected``,
     ``K_min``, ``K_max`` and ``K_std`` (over all orderings of tied scores), and ``tied_share``;
     ``replace=True`` also puts the expected value in ``K`` itself (and so in ``main_score``).
-    ``evaluate_kwargs`` go to :func:`tierank.evaluate`.  The task keeps its name and metadata, so
+    ``evaluate_kwargs`` go to [`tierank.evaluate`][tierank.evaluate].  The task keeps its name and metadata, so
     results and predictions are saved where MTEB saves them; ``task`` itself is not changed.
 
     ``mteb.evaluate(model, tie_aware(mteb.get_task("SciFact")), prediction_folder="preds")``

@@ -5,16 +5,16 @@ unstable sort on the score alone, so tied documents come out in an order that de
 run was built: with 1 relevant among 5 tied documents ranx's RR is 1.0 for a ``ranx.Run`` and
 0.2 for the same run given as a dict (see ``benchmarks/ties_in_frameworks.py``).  This module
 
-* converts ``ranx.Qrels`` / ``ranx.Run`` for :func:`tierank.evaluate` (:func:`to_qrels`,
-  :func:`to_run`; :func:`evaluate` does both and also takes ranx metric names);
-* maps ranx metric names to tierank measures (:func:`tierank_measure`: ``ndcg@10`` -> ``nDCG@10``,
+* converts ``ranx.Qrels`` / ``ranx.Run`` for [`tierank.evaluate`][tierank.evaluate] ([`to_qrels`][tierank.integrations.ranx.to_qrels],
+  [`to_run`][tierank.integrations.ranx.to_run]; [`evaluate`][tierank.integrations.ranx.evaluate] does both and also takes ranx metric names);
+* maps ranx metric names to tierank measures ([`tierank_measure`][tierank.integrations.ranx.tierank_measure]: ``ndcg@10`` -> ``nDCG@10``,
   ``mrr@10`` -> ``RR@10``, ``map@100`` -> ``AP@100``, ``precision@5`` -> ``P@5``,
   ``recall@100`` -> ``R@100``, ``hit_rate@5`` -> ``Success@5``, ``hits@5`` -> ``Hits@5``,
   ``r-precision`` -> ``Rprec``, ``f1@5`` -> ``F1@5``, ``bpref`` -> ``Bpref``, ``rbp.95`` ->
   ``RBP(p=0.95)``; a ``-lN`` suffix is ``rel=N``);
-* :func:`scores`: per-query expected (or min/max/oblivious) values in ranx's layout
+* [`scores`][tierank.integrations.ranx.scores]: per-query expected (or min/max/oblivious) values in ranx's layout
   ``{metric: array over the qrels' queries}``;
-* :func:`compare`: ranx's ``compare`` with those values: the same ``ranx.Report`` (Fisher's
+* [`compare`][tierank.integrations.ranx.compare]: ranx's ``compare`` with those values: the same ``ranx.Report`` (Fisher's
   randomization test, paired Student's t-test or Tukey's HSD, win/tie/loss, LaTeX), computed on
   tie-aware per-query values, optionally with a Bonferroni, Holm or Benjamini-Hochberg
   correction across all pairs of systems.
@@ -74,7 +74,7 @@ FAMILIES = {
     ).items()
     if name != "rbp"
 }
-#: statistics over tie orderings :func:`scores` and :func:`compare` can report
+#: statistics over tie orderings `scores` and `compare` can report
 STATS = ("expected", "min", "max", "oblivious")
 _NAME = re.compile(
     r"^(?P<name>[a-z][a-z0-9_\-]*?)(?:\.(?P<p>\d+))?(?:@(?P<k>\d+))?(?:-l(?P<rel>\d+))?$"
@@ -117,24 +117,24 @@ def _is_ranx(obj, cls: str) -> bool:
 
 
 def to_run(run) -> Run:
-    """A ``ranx.Run`` (or anything :func:`tierank.to_run` takes) as a tierank :class:`Run`."""
+    """A ``ranx.Run`` (or anything [`tierank.to_run`][tierank.to_run] takes) as a tierank [`Run`][tierank.io.model.Run]."""
     if _is_ranx(run, "Run"):
         return _to_run(run.to_dict(), source=run.name or "ranx.Run")
     return _to_run(run)
 
 
 def to_qrels(qrels) -> Qrels:
-    """A ``ranx.Qrels`` (or anything :func:`tierank.to_qrels` takes) as a tierank :class:`Qrels`."""
+    """A ``ranx.Qrels`` (or anything [`tierank.to_qrels`][tierank.to_qrels] takes) as a tierank [`Qrels`][tierank.io.model.Qrels]."""
     if _is_ranx(qrels, "Qrels"):
         return _to_qrels(qrels.to_dict(), source=qrels.name or "ranx.Qrels")
     return _to_qrels(qrels)
 
 
 def evaluate(qrels, run, metrics, **options):
-    """:func:`tierank.evaluate` on ranx objects and ranx metric names.
+    """[`tierank.evaluate`][tierank.evaluate] on ranx objects and ranx metric names.
 
     ``metrics`` is a name or a list of them (ranx's or tierank's); ``options`` go to
-    :func:`tierank.evaluate`.  Returns the :class:`tierank.EvalResult`.
+    [`tierank.evaluate`][tierank.evaluate].  Returns the [`tierank.EvalResult`][tierank.EvalResult].
     """
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
     return _evaluate(to_qrels(qrels), to_run(run), [tierank_measure(m) for m in metrics], **options)
@@ -195,11 +195,11 @@ def compare(
     """ranx's ``compare`` on tie-aware per-query values; returns a ``ranx.Report``.
 
     Same arguments as ``ranx.compare`` (``runs`` are ``ranx.Run`` objects, named by ``run.name``,
-    or anything :func:`tierank.to_run` takes, named ``run_1``, ...), plus ``stat`` (which value
+    or anything [`tierank.to_run`][tierank.to_run] takes, named ``run_1``, ...), plus ``stat`` (which value
     per query: ``"expected"`` by default) and ``correction``: ``None`` (ranx's behaviour),
     ``"bonferroni"``, ``"holm"`` or ``"bh"`` (Benjamini-Hochberg), applied per metric across all
     pairs of systems, so ``significant`` means the adjusted p-value is below ``max_p`` (the
-    report's ``p_value`` entries are the adjusted ones).  ``options`` go to :func:`tierank.evaluate`.
+    report's ``p_value`` entries are the adjusted ones).  ``options`` go to [`tierank.evaluate`][tierank.evaluate].
     """
     from ranx.data_structures import Report
     from ranx.statistical_tests import compute_statistical_significance

@@ -18,20 +18,20 @@ and return the usual keys holding the **expected** value over all orderings of t
 mean of per-query minima is the minimum of the mean since queries break ties independently) and
 ``..._tied_share`` / ``tied_share`` (share of the evaluated candidates whose score another
 candidate of the same query shares).  They compute on the score tensors themselves with
-:func:`tierank.tensor.evaluate` (the numbers of :func:`tierank.evaluate` on the same data, in
+`tierank.tensor.evaluate` (the numbers of [`tierank.evaluate`][tierank.evaluate] on the same data, in
 float64): the bi-encoder's score matrix stays on the model's device (CPU or GPU) from the similarity
 to the means, with no run written and no Python loop over documents.  The CSV files keep the stock
 columns, filled with the expected values.  ``last_results`` / ``last_result`` hold the
-:class:`tierank.tensor.TensorResult` of the last call (per-query ``expected``, ``min``, ``max``,
+`tierank.tensor.TensorResult` of the last call (per-query ``expected``, ``min``, ``max``,
 ``std`` and ``oblivious``).
 
-* :class:`TieAwareInformationRetrievalEvaluator`: a query's candidates are every document scoring
+* [`TieAwareInformationRetrievalEvaluator`][tierank.integrations.sentence_transformers.TieAwareInformationRetrievalEvaluator]: a query's candidates are every document scoring
   at least its ``max(k)``-th best score: a tie straddling the cutoff is kept whole, so every value
   at ``k <= max(k)`` is exact over the whole corpus.  ``accuracy@k`` is tierank's ``Success@k``,
   ``precision@k`` ``P@k``, ``recall@k`` ``R@k``, ``mrr@k`` ``RR@k``, ``ndcg@k`` ``nDCG@k``
   (binary gains) and ``map@k`` sentence-transformers' AP@k normalised by ``min(k, R)`` (tierank's
   ``AP@k`` times ``R / min(k, R)`` per query, a constant, so E, min and max stay exact).
-* :class:`TieAwareCrossEncoderRerankingEvaluator`: ``mrr@k`` is ``RR@k``, ``ndcg@k`` ``nDCG@k`` and
+* [`TieAwareCrossEncoderRerankingEvaluator`][tierank.integrations.sentence_transformers.TieAwareCrossEncoderRerankingEvaluator]: ``mrr@k`` is ``RR@k``, ``ndcg@k`` ``nDCG@k`` and
   ``map`` ``AP`` over each sample's candidates (relevant: the sample's positives among them, as
   stock); samples without a positive among the candidates count 0; the ``base_`` keys (the given
   ``documents`` order, which has no ties) are computed by tierank too.
@@ -94,7 +94,7 @@ class TieAwareInformationRetrievalEvaluator(InformationRetrievalEvaluator):
 
     Same arguments and keys (``{name}_{score_function}_ndcg@10``, ...); extra keys
     ``{name}_{score_function}_{metric}@{k}_min`` / ``_max`` and ``{name}_{score_function}_tied_share``.
-    :attr:`last_results` maps each score function to the :class:`tierank.tensor.TensorResult` of the
+    `last_results` maps each score function to the `tierank.tensor.TensorResult` of the
     last call (one row per query, in ``queries_ids`` order; candidates: every document scoring at
     least the query's ``max(k)``-th best score).  With ``write_predictions`` the JSONL lists the kept
     candidates, ties at the cutoff included, by ``(-score, corpus_id)``.
@@ -282,8 +282,8 @@ class TieAwareCrossEncoderRerankingEvaluator(CrossEncoderRerankingEvaluator):
 
     Same arguments and keys (``{name}_map``, ``{name}_mrr@{at_k}``, ``{name}_ndcg@{at_k}`` and, for
     ``documents`` samples, the ``base_`` ones); extra keys ``map_min``, ``map_max``,
-    ``mrr@{at_k}_min``, ... and ``tied_share``.  :attr:`last_result` is the
-    :class:`tierank.tensor.TensorResult` of the last call's reranked candidates (one row per sample
+    ``mrr@{at_k}_min``, ... and ``tied_share``.  `last_result` is the
+    `tierank.tensor.TensorResult` of the last call's reranked candidates (one row per sample
     with a positive among its candidates; ``queries``: the sample positions; candidates in the
     evaluator's pair order, positives first).
     """

@@ -1,13 +1,13 @@
 """BEIR-layout reranking sets: ``queries.jsonl``, ``corpus.jsonl``, qrels and a candidate run.
 
-:func:`load_beir` finds the files of a BEIR-layout directory, reads the
-qrels and the first-stage candidate run with :func:`tierank.io.readers.read_qrels`
-and :func:`tierank.io.readers.read_run`, orders each query's candidates by
+[`load_beir`][tierank.io.beir.load_beir] finds the files of a BEIR-layout directory, reads the
+qrels and the first-stage candidate run with [`tierank.io.readers.read_qrels`][tierank.io.readers.read_qrels]
+and [`tierank.io.readers.read_run`][tierank.io.readers.read_run], orders each query's candidates by
 first-stage score, and reads the texts of exactly the queries and documents
 that are needed.  Every file may be gzip-compressed (``corpus.jsonl.gz``,
 ``qrels.txt.gz``, ...: a name with ``.gz`` added is looked for after the plain
 one; gzip is recognised by its magic bytes).  Every malformed line is reported
-as ``file:line: reason`` (:class:`~tierank.errors.TierankInputError`).
+as ``file:line: reason`` ([`TierankInputError`][tierank.errors.TierankInputError]).
 """
 
 from __future__ import annotations
@@ -42,12 +42,12 @@ __all__ = [
 QRELS_NAMES = ("qrels.txt", "qrels/test.tsv", "qrels.tsv", "qrels")
 CANDIDATE_NAMES = ("candidates.run", "candidates.txt")
 MAX_PROBLEMS = 20
-#: Which queries :func:`load_beir` keeps: those with a judgment, or every query with candidates.
+#: Which queries `load_beir` keeps: those with a judgment, or every query with candidates.
 QUERY_SETS = ("judged", "all")
 
 
 def _count(value: Any, what: str) -> int | None:
-    """``value`` as an int >= 1 (None stays None), or a :class:`TierankInputError` naming ``what``."""
+    """``value`` as an int >= 1 (None stays None), or a [`TierankInputError`][tierank.io.beir.TierankInputError] naming ``what``."""
     if value is None:
         return None
     try:
@@ -63,7 +63,7 @@ def _count(value: Any, what: str) -> int | None:
 def check_selection(
     queries: str = "judged", depth: Any = None, max_queries: Any = None
 ) -> tuple[str, int | None, int | None]:
-    """The query selection of :func:`load_beir`, checked without reading anything.
+    """The query selection of [`load_beir`][tierank.io.beir.load_beir], checked without reading anything.
 
     Callers that write outputs check it before making any directory.
 

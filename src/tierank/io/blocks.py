@@ -1,13 +1,13 @@
-"""A run file as query-aligned blocks: the reading half of evaluation at any size (:mod:`tierank.stream`).
+"""A run file as query-aligned blocks: the reading half of evaluation at any size ([`tierank.stream`][tierank.stream]).
 
 A plain file (local, or behind any filesystem pyarrow supports) is cut into byte ranges that end
-where a query begins (:func:`iter_ranges`; only the lines around each cut are read), which the
-workers read themselves (:func:`read_range`).  A gzip file or a pipe is decompressed on the fly
-and cut into blocks the same way (:func:`iter_blocks`).  Blocks are parsed by the same readers as
-a whole file (:mod:`tierank.io.readers`), so every refusal still names the file and the line.
+where a query begins ([`iter_ranges`][tierank.io.blocks.iter_ranges]; only the lines around each cut are read), which the
+workers read themselves (`read_range`).  A gzip file or a pipe is decompressed on the fly
+and cut into blocks the same way ([`iter_blocks`][tierank.io.blocks.iter_blocks]).  Blocks are parsed by the same readers as
+a whole file ([`tierank.io.readers`][tierank.io.readers]), so every refusal still names the file and the line.
 Line ends are LF, CRLF and lone CR, fields are split on runs of spaces and tabs (the readers'
-grammar, :mod:`tierank.io.lexer`).  A run whose queries are not grouped is detected
-(:class:`GroupCheck`) and refused with the way out (:func:`tierank.stream.partition`).
+grammar, `tierank.io.lexer`).  A run whose queries are not grouped is detected
+([`GroupCheck`][tierank.io.blocks.GroupCheck]) and refused with the way out ([`tierank.stream.partition`][tierank.stream.partition]).
 """
 
 from __future__ import annotations
@@ -30,14 +30,14 @@ BLOCK_BYTES = 64 << 20
 _READ = 8 << 20
 
 
-#: decompressed bytes looked at for a compression tierank does not read (:func:`lexer.check_compression`)
+#: decompressed bytes looked at for a compression tierank does not read (`lexer.check_compression`)
 _SNIFF = 16
 
 
 def _raw_blocks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
     """Decompressed bytes of ``path`` in pieces of about ``size`` (gzip detected by its magic); data
     compressed otherwise (bzip2, xz, zstd, zip, or gzip twice) is refused as the in-memory reader
-    refuses it (:func:`lexer.check_compression`)."""
+    refuses it ([`lexer.check_compression`][tierank.io.blocks.lexer.check_compression])."""
     src = str(path)
     try:
         if "://" in src:  # any filesystem pyarrow supports (s3://, gs://, hdfs://, file://)
@@ -135,7 +135,7 @@ def _parse(src: str, data: bytes, first_line: int, ranks: bool = True) -> Run:
         ) from None  # EmptyRun stays EmptyRun
 
 
-#: public name of :func:`_parse` (used by :mod:`tierank.stream`)
+#: public name of `_parse` (used by `tierank.stream`)
 parse_block = _parse
 
 
@@ -145,7 +145,7 @@ EMPTY_RUN = "empty run: no result lines"
 
 def shift_problems(problems, shift: int) -> list[Problem]:
     """``problems`` located in a block, moved ``shift`` lines down to their place in the file
-    (:meth:`tierank.errors.Problem.shifted`: a :class:`tierank.errors.Repeated` moves the line it
+    ([`tierank.errors.Problem.shifted`][tierank.errors.Problem.shifted]: a [`tierank.errors.Repeated`][tierank.errors.Repeated] moves the line it
     repeats too).
 
     >>> from tierank.errors import Repeated
@@ -240,14 +240,14 @@ def _line_count(block: bytes) -> int:
     return n if block.find(b"\r") < 0 else n + block.count(b"\r") - block.count(b"\r\n")
 
 
-#: public name of :func:`_line_count` (used by :mod:`tierank.stream`)
+#: public name of `_line_count` (used by `tierank.stream`)
 line_count = _line_count
 
 
 class LineCounter:
     """Line numbers of byte offsets of a plain file (local or a pyarrow URI), counted only when asked.
 
-    Only an error message needs the line a byte range starts at: :meth:`before` counts the lines
+    Only an error message needs the line a byte range starts at: [`before`][tierank.io.blocks.LineCounter.before] counts the lines
     ended before an offset then, forward from the offset asked last (offsets asked in file order
     read the file once, in pieces), with the readers' rule (LF, CRLF and lone CR each end one).
 
@@ -286,7 +286,7 @@ class LineCounter:
 
 
 def lines_before(path: str | os.PathLike, offset: int) -> int:
-    """The number of lines ended in the first ``offset`` bytes of ``path`` (see :class:`LineCounter`)."""
+    """The number of lines ended in the first ``offset`` bytes of ``path`` (see [`LineCounter`][tierank.io.blocks.LineCounter])."""
     return LineCounter(path).before(offset)
 
 
@@ -305,7 +305,7 @@ def iter_blocks(
 
 
 def cut_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
-    """The blocks of :func:`iter_blocks` without their line numbers: streaming counts each block's
+    """The blocks of [`iter_blocks`][tierank.io.blocks.iter_blocks] without their line numbers: streaming counts each block's
     lines where it is parsed (a worker), not in the process that cuts the text."""
     if block_bytes < 1:
         raise TierankInputError(f"block size must be positive, got {block_bytes}")
@@ -412,7 +412,7 @@ def open_random(src: str):
         ) from None
 
 
-#: the smallest range :func:`iter_ranges` cuts to balance workers at the end of a file (each batch has a
+#: the smallest range `iter_ranges` cuts to balance workers at the end of a file (each batch has a
 #: fixed cost of some milliseconds)
 MIN_TAIL_BYTES = 4 << 20
 
@@ -424,10 +424,10 @@ def iter_ranges(
     of any filesystem pyarrow supports), of about ``block_bytes`` each, cut where a query begins,
     so that a range holds whole queries when the run is grouped by query.  Only the few lines
     around each cut are read: the ranges themselves are read where they are parsed
-    (:func:`read_range`), so this process never holds the text.
+    (`read_range`), so this process never holds the text.
 
     ``tail``: the number of workers the ranges go to (guided self-scheduling).  No range is then
-    larger than the rest of the file over ``2 * tail`` (nor smaller than :data:`MIN_TAIL_BYTES`, nor
+    larger than the rest of the file over ``2 * tail`` (nor smaller than `MIN_TAIL_BYTES`, nor
     larger than ``block_bytes``): the last ranges shrink, so that the workers run out of work at
     about the same time rather than one of them parsing a whole large block alone.
 
@@ -452,7 +452,7 @@ def iter_ranges(
 
 
 def tail_block(rest: int, block_bytes: int, tail: int) -> int:
-    """The size of the next range of :func:`iter_ranges` when ``rest`` bytes are left (see there)."""
+    """The size of the next range of [`iter_ranges`][tierank.io.blocks.iter_ranges] when ``rest`` bytes are left (see there)."""
     if tail <= 0:
         return block_bytes
     return min(block_bytes, max(MIN_TAIL_BYTES, -(-rest // (2 * tail))))
@@ -470,10 +470,10 @@ def read_range(path: str | os.PathLike, start: int, end: int) -> bytes:
 
 
 def iter_batches(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[Run]:
-    """The run at ``path`` as :class:`Run` batches holding whole queries, in file order (the
-    blocks of :func:`iter_blocks`, parsed).
+    """The run at ``path`` as [`Run`][tierank.io.model.Run] batches holding whole queries, in file order (the
+    blocks of [`iter_blocks`][tierank.io.blocks.iter_blocks], parsed).
 
-    Raises :class:`TierankInputError` (file and line) for bad lines, the same problems the
+    Raises [`TierankInputError`][tierank.errors.TierankInputError] (file and line) for bad lines, the same problems the
     in-memory reader reports for the whole file (after a bad line, the rest of the file is parsed
     for its problems and nothing more is yielded), and for a run not grouped by query (a query
     that reappears after other queries), naming the query and the way out.

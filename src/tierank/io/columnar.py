@@ -2,7 +2,7 @@
 
 Nobody keeps a billion-line run as text.  A file whose name ends in ``.parquet``/``.pq`` or
 ``.arrow``/``.feather``/``.ipc``/``.arrows`` is read with pyarrow and goes through the same
-column adapter as DataFrames (:mod:`tierank.io.convert`): the query, document and score or
+column adapter as DataFrames ([`tierank.io.convert`][tierank.io.convert]): the query, document and score or
 relevance columns are found by the names ir_measures, ranx and BEIR use, and every check of the
 text readers applies (missing ids, non-finite values, the reserved query id, duplicates), each
 refusal naming the file and the row.
@@ -82,12 +82,12 @@ def _read_uri(uri: str) -> pa.Table:
         raise TierankInputError([Problem(uri, None, f"cannot be read ({e})")]) from None
 
 
-#: the columns of every file :func:`tierank.stream.partition` writes
+#: the columns of every file `tierank.stream.partition` writes
 PARTITION_COLUMNS = ("qid", "docid", "score", "line")
 
 
 def partition_files(path: str | os.PathLike) -> list[Path] | None:
-    """The Parquet files of a folder written by :func:`tierank.stream.partition` (``bucket=N/*.parquet``,
+    """The Parquet files of a folder written by [`tierank.stream.partition`][tierank.stream.partition] (``bucket=N/*.parquet``,
     each with the columns ``qid, docid, score, line``), sorted; None for anything else (a file, another
     folder).  Such a folder holds *one* run, split by query hash: it is read as one run.
     """
@@ -118,12 +118,12 @@ def partition_files(path: str | os.PathLike) -> list[Path] | None:
 
 
 def is_partitioned(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a folder written by :func:`tierank.stream.partition` (one run)."""
+    """Whether ``path`` is a folder written by [`tierank.stream.partition`][tierank.stream.partition] (one run)."""
     return partition_files(path) is not None
 
 
 def read_partitioned(path: str | os.PathLike) -> pa.Table:
-    """The one run of a :func:`tierank.stream.partition` folder as a table in the original file's line
+    """The one run of a [`tierank.stream.partition`][tierank.stream.partition] folder as a table in the original file's line
     order (``qid, docid, score``): what the partitioned run file itself would give."""
     files = partition_files(path)
     if files is None:

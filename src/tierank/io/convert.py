@@ -1,18 +1,18 @@
-"""The one adapter layer: files, DataFrames and dicts in; :class:`Run` / :class:`Qrels` out.
+"""The one adapter layer: files, DataFrames and dicts in; [`Run`][tierank.io.convert.Run] / [`Qrels`][tierank.io.convert.Qrels] out.
 
 Accepted inputs for a run (and likewise for qrels):
 
 * a path (``str`` or ``os.PathLike``) to a TREC file, plain or gzip, or to a Parquet or Arrow
-  IPC file (``.parquet``, ``.arrow``, ``.feather``, ``.ipc``; :mod:`tierank.io.columnar`) with
+  IPC file (``.parquet``, ``.arrow``, ``.feather``, ``.ipc``; `tierank.io.columnar`) with
   the columns named as for DataFrames below;
 * a pyarrow Table;
-* a :class:`Run` / :class:`Qrels` already built;
+* a [`Run`][tierank.io.convert.Run] / [`Qrels`][tierank.io.convert.Qrels] already built;
 * a pandas or polars DataFrame with a query column, a document column and a
   score (run) or relevance (qrels) column, named as ir_measures, ranx or BEIR
   name them (``query_id``/``qid``/``query-id``, ``doc_id``/``docno``/``corpus-id``,
   ``score``, ``relevance``/``rel``/``grade``/``label``);
-* a folder written by :func:`tierank.stream.partition` (one run, read back in its file's line order);
-* ``irds:DATASET_ID``: the qrels of an ir_datasets dataset (:mod:`tierank.io.irds`; ``pip install 'tierank[irds]'``);
+* a folder written by [`tierank.stream.partition`][tierank.stream.partition] (one run, read back in its file's line order);
+* ``irds:DATASET_ID``: the qrels of an ir_datasets dataset (`tierank.io.irds`; ``pip install 'tierank[irds]'``);
 * a dict of dicts ``{qid: {docid: score_or_grade}}`` as pytrec_eval and ranx take;
 * ``ranx.Run`` and ``ranx.Qrels`` objects (read through their ``to_dict()``; ranx is not imported).
 
@@ -23,12 +23,12 @@ or number text (booleans, dates and other types are refused), none missing or no
 exactly by float64 (an integer beyond 2**53 that float64 would round is refused: it could become a
 tie that is not in the input); ids are text or integers, never empty and never holding a space, tab
 or line end.  BEIR names its grade column ``score``, as runs name theirs: such a table is told
-apart by its content (:func:`table_role`), and a run given as qrels is refused with the reason
-(:func:`check_roles` does the same for two files, in the command line).
-Folders of runs are listed by content, not by name (:func:`folder_runs`).
+apart by its content ([`table_role`][tierank.io.convert.table_role]), and a run given as qrels is refused with the reason
+([`check_roles`][tierank.io.convert.check_roles] does the same for two files, in the command line).
+Folders of runs are listed by content, not by name ([`folder_runs`][tierank.io.convert.folder_runs]).
 
-Which source an input is, and how it is read, is decided in one place: :mod:`tierank.io.sources`
-(its registry of source kinds); the checks of tables are :mod:`tierank.io.tables`.
+Which source an input is, and how it is read, is decided in one place: [`tierank.io.sources`][tierank.io.sources]
+(its registry of source kinds); the checks of tables are `tierank.io.tables`.
 """
 
 from __future__ import annotations
@@ -49,9 +49,9 @@ from .tables import (
 
 
 def to_run(obj, source: str | None = None, duplicates: str = "error") -> Run:
-    """Convert any accepted run input to a :class:`Run`.
+    """Convert any accepted run input to a [`Run`][tierank.io.convert.Run].
 
-    ``duplicates="keep"`` accepts a document repeated in a query, as :func:`tierank.read_run` does
+    ``duplicates="keep"`` accepts a document repeated in a query, as [`tierank.read_run`][tierank.read_run] does
     (for the analysis of a run's defects; evaluation refuses them).
 
     Examples
@@ -66,7 +66,7 @@ def to_run(obj, source: str | None = None, duplicates: str = "error") -> Run:
 
 
 def to_qrels(obj, source: str | None = None) -> Qrels:
-    """Convert any accepted qrels input to a :class:`Qrels`.
+    """Convert any accepted qrels input to a [`Qrels`][tierank.io.convert.Qrels].
 
     Examples
     --------

@@ -67,7 +67,7 @@ def _horner(words: np.ndarray, start: np.ndarray, lens: np.ndarray, end: int) ->
 
 
 def _horner_long(words: np.ndarray, start: int, length: int) -> np.uint64:
-    """:func:`_horner` of one long string in closed form, vectorized over its words.
+    """`_horner` of one long string in closed form, vectorized over its words.
 
     After k steps Horner's rule gives ``seed * P**k + sum(word[i] * P**(k-1-i))``
     (mod 2**64): the same value without one numpy step per word of the longest string.
@@ -89,7 +89,7 @@ def fingerprint(arr: pa.Array | pa.ChunkedArray, quick: bool = False) -> np.ndar
 
     ``quick=True`` finishes with one multiplication by an odd constant instead of the splitmix64
     finalizer (other values, about a fifth cheaper): every bit still reaches the high bits, which is
-    enough where only the high bits are compared (the duplicate check of :mod:`tierank.io.readers`).
+    enough where only the high bits are compared (the duplicate check of [`tierank.io.readers`][tierank.io.readers]).
 
     Examples
     --------

@@ -2,7 +2,7 @@
 
 ``tierank eval irds:msmarco-passage/dev/small run.trec`` (or ``tierank.evaluate("irds:...", run, ...)``)
 reads the judgments of the dataset through ``ir_datasets.load(DATASET_ID).qrels_iter()``: each
-``(query_id, doc_id, relevance)`` goes through the same checks as any table (:mod:`tierank.io.tables`).
+``(query_id, doc_id, relevance)`` goes through the same checks as any table (`tierank.io.tables`).
 ir_datasets downloads a dataset's files on first use, into its own cache (``IR_DATASETS_HOME``).
 The package is optional (``pip install 'tierank[irds]'``); without it, one line names the install.
 
@@ -13,7 +13,7 @@ judgments.  ir_datasets' own log lines (``[INFO] ...``, ``[WARNING] ...``) are h
 works: when the read fails its last warning goes into that line instead, and when it succeeds they
 are passed on to ir_datasets' own handlers (on stderr) as they would have been.
 
-Registered as the ``irds`` kind of :mod:`tierank.io.sources`: this module and that entry are all it takes.
+Registered as the ``irds`` kind of [`tierank.io.sources`][tierank.io.sources]: this module and that entry are all it takes.
 """
 
 from __future__ import annotations
@@ -139,8 +139,8 @@ def _os_reason(e: OSError) -> str:
 
 
 class _HeldLogs(logging.Filter):
-    """Holds the records of ir_datasets' logger while in use; :meth:`keep` passes them on afterwards
-    to its handlers, otherwise (a failure) they are dropped and :attr:`warning` is the last warning."""
+    """Holds the records of ir_datasets' logger while in use; `keep` passes them on afterwards
+    to its handlers, otherwise (a failure) they are dropped and `warning` is the last warning."""
 
     def __init__(self) -> None:
         super().__init__()

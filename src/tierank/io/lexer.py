@@ -1,9 +1,9 @@
 """The one byte-level grammar of tierank's TREC/BEIR readers, shared by every code path.
 
 Both the fast reader (Arrow's CSV parser) and the line-by-line validator see the
-*same* bytes: :func:`load` reads a file once (regular file, pipe, ``/dev/stdin``,
+*same* bytes: `load` reads a file once (regular file, pipe, ``/dev/stdin``,
 ``<(cmd)``), decompresses gzip in memory and drops a byte-order mark, and
-:func:`canonical` rewrites the field separators so that every field is followed
+[`canonical`][tierank.io.lexer.canonical] rewrites the field separators so that every field is followed
 by exactly one space.  The fast path then splits on ``' '`` (nothing else is
 special to it: quoting and escaping are off, ``\\r`` is gone), the validator on
 ``b' '`` too, so a line can never tokenize differently on the two paths.
@@ -85,8 +85,8 @@ class _Spool:
     """Contents of non-seekable inputs (pipes, ``/dev/stdin``) read by a peek, kept for the one read that follows.
 
     A pipe can be read once only, but a caller may look at its first line
-    (:func:`first_fields`) before reading it: the bytes read by the peek wait
-    here, keyed by the pipe's identity, and the next :func:`read_bytes` takes them.
+    ([`first_fields`][tierank.io.lexer.first_fields]) before reading it: the bytes read by the peek wait
+    here, keyed by the pipe's identity, and the next [`read_bytes`][tierank.io.lexer.read_bytes] takes them.
     """
 
     def __init__(self):
@@ -123,7 +123,7 @@ def read_bytes(path: str | os.PathLike, *, keep: bool = False) -> bytes:
 
     ``keep=True`` (used by peeks) leaves a non-seekable input's bytes for the
     next call.  Refuses missing paths, directories and unreadable files with a
-    :class:`TierankInputError` naming the path.
+    [`TierankInputError`][tierank.io.lexer.TierankInputError] naming the path.
     """
     src = str(path)
     path = stdin_or(path)
@@ -214,7 +214,7 @@ def check_compression(head: bytes, src: str, inner: bool = False) -> None:
 
 
 def load(path: str | os.PathLike, *, keep: bool = False) -> bytes:
-    """The content of ``path`` as the readers parse it: decompressed, BOM dropped, :func:`canonical`."""
+    """The content of ``path`` as the readers parse it: decompressed, BOM dropped, [`canonical`][tierank.io.lexer.canonical]."""
     src = str(path)
     data = read_bytes(path, keep=keep)
     check_compression(data[:16], src)

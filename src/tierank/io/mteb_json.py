@@ -1,13 +1,13 @@
 """MTEB's JSON files read into tierank's columns: retrieval predictions and qrels.
 
-Read here, evaluated by :mod:`tierank.integrations.mteb` (found through :mod:`tierank.io.sources`):
+Read here, evaluated by [`tierank.integrations.mteb`][tierank.integrations.mteb] (found through [`tierank.io.sources`][tierank.io.sources]):
 
 * ``{task}_predictions.json`` = ``{"mteb_model_meta": {...}, subset: {split: {qid: {docid: score}}}}``
-  (``AbsTask._save_task_predictions``), read incrementally into columns (:func:`read_predictions`),
-  or given as its dict (:func:`load_predictions`, then :func:`columns_of`);
+  (``AbsTask._save_task_predictions``), read incrementally into columns ([`read_predictions`][tierank.io.mteb_json.read_predictions]),
+  or given as its dict ([`load_predictions`][tierank.io.mteb_json.load_predictions], then [`columns_of`][tierank.io.mteb_json.columns_of]);
 * qrels as JSON ``{qid: {docid: grade}}`` or the same nested ``{subset: {split: ...}}``
-  (:func:`json_qrels`, :func:`nested_qrels`), JSON lines of MTEB's qrels rows
-  (:func:`jsonl_qrels`), or a loaded mteb retrieval task (:func:`task_qrels`; mteb is not imported).
+  ([`json_qrels`][tierank.io.mteb_json.json_qrels], [`nested_qrels`][tierank.io.mteb_json.nested_qrels]), JSON lines of MTEB's qrels rows
+  ([`jsonl_qrels`][tierank.io.mteb_json.jsonl_qrels]), or a loaded mteb retrieval task ([`task_qrels`][tierank.io.mteb_json.task_qrels]; mteb is not imported).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ META_KEYS = ("mteb_model_meta",)
 
 
 def read_json(path, what: str):
-    """The strict JSON value of the file at ``path`` (:func:`tierank.io.strict_json.loads`)."""
+    """The strict JSON value of the file at ``path`` ([`tierank.io.strict_json.loads`][tierank.io.strict_json.loads])."""
     from .strict_json import loads
 
     source = os.fspath(path)
@@ -58,7 +58,7 @@ def load_predictions(predictions, source: str | None = None) -> dict[tuple[str, 
     The ``mteb_model_meta`` entry is skipped.  Anything else that is not ``subset -> split -> qid
     -> docid -> number`` (a classification task's predictions are lists, for one) is refused with
     the file and the place.  A file is read whole, as strict JSON (a duplicated key, NaN or a number
-    beyond float range is an error); :func:`read_predictions` reads one incrementally, into columns.
+    beyond float range is an error); [`read_predictions`][tierank.io.mteb_json.read_predictions] reads one incrementally, into columns.
 
     Examples
     --------
@@ -228,7 +228,7 @@ class _Text:
 
     @property
     def here(self) -> int:
-        """The absolute position (what :meth:`refuse` takes)."""
+        """The absolute position (what `refuse` takes)."""
         return self.dropped + self.pos
 
     def where(self, at: int | None = None) -> str:
@@ -439,8 +439,8 @@ class _Columns:
             self.qids, self.docids, self.pending = [], [], 0
 
     def run(self, refuse=None) -> Run:
-        """The :class:`tierank.io.model.Run` of the columns.  :meth:`add` checked every row as
-        :func:`tierank.to_run` checks a table (ids, finite scores, one score per document), query by
+        """The [`tierank.io.model.Run`][tierank.io.model.Run] of the columns.  `add` checked every row as
+        [`tierank.to_run`][tierank.to_run] checks a table (ids, finite scores, one score per document), query by
         query; its whole-table duplicate check (a hash aggregation over all rows: 400 MB for 1.5
         million rows) is not needed, as a query's documents all come in one object."""
         self.flush()
@@ -489,7 +489,7 @@ def read_predictions(
     an empty id or one with a control character or a lone surrogate escape, deep nesting, a cut
     file: each is one error naming the file, the place (line and column; subset, split, query and
     document) and the reason.  ``ignore_identical_ids`` and ``skip_first_result`` are the task's
-    settings (:func:`evaluate_predictions`).
+    settings (`evaluate_predictions`).
 
     Examples
     --------
@@ -566,7 +566,7 @@ def read_predictions(
 def columns_of(
     runs: Mapping, source: str, ignore_identical_ids: bool, skip_first_result: bool
 ) -> dict:
-    """:func:`read_predictions`' result for predictions given as a dict (:func:`load_predictions`)."""
+    """[`read_predictions`][tierank.io.mteb_json.read_predictions]' result for predictions given as a dict ([`load_predictions`][tierank.io.mteb_json.load_predictions])."""
     out = {}
     for (subset, split), run in runs.items():
         where = f"subset {quote(subset)}, split {quote(split)}"

@@ -1,4 +1,4 @@
-"""How runs given as paths are named: one rule for every command and for :func:`tierank.evaluate_many`.
+"""How runs given as paths are named: one rule for every command and for `tierank.evaluate_many`.
 
 A run is named by the shortest suffix of its path (whole path components) that no other run's path
 ends with: ``a/bm25.run`` and ``b/dense.run`` are ``bm25.run`` and ``dense.run``; ``sub/a.run`` and
@@ -45,7 +45,7 @@ def run_names(paths) -> list[str]:
     """The name of each path of ``paths``, in order: its shortest distinguishing path suffix.
 
     Paths are compared as written (``./a.run`` is ``a.run``; symbolic links are not followed).
-    Raises :class:`~tierank.errors.TierankInputError` when two paths are the same file (one
+    Raises [`TierankInputError`][tierank.errors.TierankInputError] when two paths are the same file (one
     problem per repeated path).
     """
     parts = [_parts(p) for p in paths]
@@ -68,7 +68,7 @@ def run_names(paths) -> list[str]:
 
 
 def name_runs(runs) -> dict[str, object]:
-    """``{name: run}``: a mapping as given, paths named by :func:`run_names` (the shortest
+    """``{name: run}``: a mapping as given, paths named by `run_names` (the shortest
     distinguishing path suffix; the same file twice is an error).
 
     >>> list(name_runs(["a/bm25.txt", "b/dense.txt"]))

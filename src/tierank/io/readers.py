@@ -1,9 +1,9 @@
 """Readers for TREC runs, TREC qrels and BEIR-style qrels (plain or gzip).
 
-A file is read once (:func:`tierank.io.lexer.load`: pipes and ``/dev/stdin``
+A file is read once (`tierank.io.lexer.load`: pipes and ``/dev/stdin``
 work, gzip is decompressed and checked, a byte-order mark dropped) and put in
 canonical form (one space between fields), the grammar of
-:mod:`tierank.io.lexer`.  The fast path parses those bytes with ``pyarrow.csv``
+`tierank.io.lexer`.  The fast path parses those bytes with ``pyarrow.csv``
 (multi-threaded C++).  Whenever it cannot parse them, or a check on the parsed
 columns fails (non-finite score, duplicate document in a query, the reserved
 query id ``all``, text that is not UTF-8, ...), the same bytes go to a
@@ -76,18 +76,18 @@ def _arrow_read(data: pa.Buffer, names: list[str], types: dict, include: list[st
             strings_can_be_null=False,
             quoted_strings_can_be_null=False,
             null_values=[],
-            check_utf8=False,  # every caller checked the bytes first (:func:`_fast_ok`): about a tenth of the parse
+            check_utf8=False,  # every caller checked the bytes first (`_fast_ok`): about a tenth of the parse
         ),
     )
 
 
 def _numbers(col: pa.ChunkedArray) -> np.ndarray:
-    """A parsed float64 column (no nulls) as one numpy array (:func:`tierank.compute.numpy`)."""
+    """A parsed float64 column (no nulls) as one numpy array ([`tierank.compute.numpy`][tierank.compute.numpy])."""
     return ac.numpy(col)
 
 
 def _fast_ok(data: bytes) -> bool:
-    """True if Arrow's CSV parser sees exactly the tokens of :func:`lexer.lines` in ``data``.
+    """True if Arrow's CSV parser sees exactly the tokens of [`lexer.lines`][tierank.io.readers.lexer.lines] in ``data``.
 
     Arrow drops a byte-order mark at the start of its input: after the
     reader dropped the file's own, a second one belongs to the first id.
@@ -157,11 +157,11 @@ def _run_slow(src: str, data: bytes, duplicates: str = "error") -> Run:
 def _run_fast(src: str, data: bytes, duplicates: str = "error", ranks: bool = True) -> Run | None:
     """The run parsed by Arrow, or None where the validator must decide (it may accept or refuse).
 
-    ``ranks=False`` leaves the rank column unread (:attr:`Run.rank` None): evaluation never reads it, and
+    ``ranks=False`` leaves the rank column unread (`Run.rank` None): evaluation never reads it, and
     converting it is about a fifth of Arrow's work."""
     if not _fast_ok(data):
         return None
-    # query ids as plain strings, encoded after the parse (:func:`encode_ids`): Arrow's dictionary
+    # query ids as plain strings, encoded after the parse (`encode_ids`): Arrow's dictionary
     # conversion while parsing costs a sixth of the parse, the encoding of the runs of equal ids a tenth of that
     types = {"qid": pa.string(), "docid": pa.string(), "score": pa.float64()}
     if ranks:
@@ -194,7 +194,7 @@ def read_run(path: str | os.PathLike, duplicates: str = "error") -> Run:
     Fields are separated by runs of spaces and tabs; anything after the tag
     is ignored (as trec_eval ignores it); scores may use any float
     notation of the number grammar (``1.5``, ``-2e-07``, ``3E+02``; see
-    :mod:`tierank.io.lexer`).  The rank column is kept in :attr:`Run.rank`
+    `tierank.io.lexer`).  The rank column is kept in `Run.rank`
     but never used for ordering.  ``duplicates="keep"`` accepts a document
     repeated in a query (for analysis of a run's defects; evaluation refuses
     them).  ``path`` may be a pipe or ``/dev/stdin``.
@@ -255,7 +255,7 @@ def _has_duplicates(qid: pa.Array, docid: pa.Array) -> bool:
     fingerprint in the others: equal pairs get equal keys, and it costs one
     fingerprint column instead of three.  Only when two keys are equal (a
     duplicate, or a collision of the shortened fingerprints) is the full
-    pair fingerprint of :func:`_pair_duplicates` asked.  ``qid``: strings, or
+    pair fingerprint of `_pair_duplicates` asked.  ``qid``: strings, or
     their dictionary encoding.
     """
     doc = fingerprint(docid, quick=True)  # only its high bits make the key
@@ -431,7 +431,7 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
     Raises
     ------
     TierankInputError
-        Naming file, line and reason, as :func:`read_run` does.
+        Naming file, line and reason, as [`read_run`][tierank.io.readers.read_run] does.
     """
     src = str(path)
     data = lexer.load(path)

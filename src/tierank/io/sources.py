@@ -1,30 +1,30 @@
 """The one door for inputs: every kind of source tierank reads, how it is recognised, read, streamed and named.
 
-A source kind (:class:`SourceKind`) says, in one place:
+A source kind ([`SourceKind`][tierank.io.sources.SourceKind]) says, in one place:
 
-* how to **recognise** it (``recognise(obj) -> bool``; kinds are tried in the order of :data:`KINDS`,
+* how to **recognise** it (``recognise(obj) -> bool``; kinds are tried in the order of `KINDS`,
   the first that recognises an input and can read it in the asked role wins);
 * how to **read** it in each role it can play (``read[role](obj, source, **options)``): ``"run"`` and
-  ``"qrels"`` give ``(value, source)`` where the value is a :class:`Run` / :class:`Qrels` already
-  built or a table / DataFrame / dict of dicts that :mod:`tierank.io.tables` validates; ``"predictions"``
+  ``"qrels"`` give ``(value, source)`` where the value is a [`Run`][tierank.io.sources.Run] / [`Qrels`][tierank.io.sources.Qrels] already
+  built or a table / DataFrame / dict of dicts that `tierank.io.tables` validates; ``"predictions"``
   (MTEB's retrieval predictions) gives ``{(subset, split): Run}``; ``"mteb-qrels"`` (the MTEB
   adapter's qrels) gives a Qrels or ``{(subset, split): Qrels}``;
 * whether it can be **streamed**, and how it is split (``split(src, block_bytes)`` yields the tasks of
-  :mod:`tierank.stream`: ``("run", Run)`` batches, ``("range", src, start, end)`` byte ranges read by
+  [`tierank.stream`][tierank.stream]: ``("run", Run)`` batches, ``("range", src, start, end)`` byte ranges read by
   the workers, or ``("text", src, bytes, first_line)`` blocks, ``first_line`` None: counted by the worker);
 * what a folder **expands** to (``expand(path) -> (runs, skipped)``) and how runs are **named**
-  (:func:`name_runs`: the shortest distinguishing path suffix, :mod:`tierank.io.naming`).
+  ([`name_runs`][tierank.io.sources.name_runs]: the shortest distinguishing path suffix, `tierank.io.naming`).
 
 The kinds: ``built`` (a Run / Qrels), ``irds`` (``irds:DATASET_ID``, qrels of an ir_datasets
-dataset, :mod:`tierank.io.irds`), ``ranx`` (ranx.Run / ranx.Qrels, through ``to_dict()``),
-``mteb-task``, ``mteb-jsonl``, ``mteb-json`` (:mod:`tierank.io.mteb_json`), ``partition`` (a folder
-written by :func:`tierank.stream.partition`), ``folder`` (a folder of runs), ``columnar``
+dataset, `tierank.io.irds`), ``ranx`` (ranx.Run / ranx.Qrels, through ``to_dict()``),
+``mteb-task``, ``mteb-jsonl``, ``mteb-json`` (`tierank.io.mteb_json`), ``partition`` (a folder
+written by [`tierank.stream.partition`][tierank.stream.partition]), ``folder`` (a folder of runs), ``columnar``
 (Parquet / Arrow IPC), ``text`` (a plain TREC file, local or a pyarrow filesystem URI: cut into byte
 ranges), ``text-stream`` (gzip, a pipe, http: decompressed and cut on the fly), ``frame`` (pyarrow
 Table, pandas / polars DataFrame) and ``mapping`` (a dict of dicts).
 
-Adding a source is one module with its reader plus one :class:`SourceKind` in :data:`KINDS` (or
-:func:`register`).
+Adding a source is one module with its reader plus one [`SourceKind`][tierank.io.sources.SourceKind] in `KINDS` (or
+[`register`][tierank.io.sources.register]).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class SourceKind:
 
     @property
     def streams(self) -> bool:
-        """Whether a run of this kind can be evaluated in blocks (:mod:`tierank.stream`)."""
+        """Whether a run of this kind can be evaluated in blocks ([`tierank.stream`][tierank.stream])."""
         return self.split is not None
 
 
@@ -80,7 +80,7 @@ def _local_dir(obj) -> bool:
 
 def seekable_text(src: str) -> bool:
     """True for a plain text file (not gzip, not a pipe, not Parquet/Arrow), local or behind a pyarrow
-    filesystem URI: it can be cut into byte ranges (:func:`tierank.io.blocks.iter_ranges`)."""
+    filesystem URI: it can be cut into byte ranges ([`tierank.io.blocks.iter_ranges`][tierank.io.blocks.iter_ranges])."""
     src = str(src)
     if is_columnar(src) or ("://" not in src and not os.path.isfile(src)):
         return False
@@ -131,7 +131,7 @@ def _as_batch(src: str) -> Run:
 
 
 def _parquet_batches(src: str, block_bytes: int, workers: int = 1) -> Iterator[tuple]:
-    """One batch per Parquet file of a folder (a :func:`tierank.stream.partition` folder: each holds whole queries)."""
+    """One batch per Parquet file of a folder (a [`tierank.stream.partition`][tierank.stream.partition] folder: each holds whole queries)."""
     files = sorted(Path(src).rglob("*.parquet"))
     if not files:
         raise TierankInputError([Problem(src, None, "no Parquet files in this folder")])
@@ -268,7 +268,7 @@ _UNKNOWN: dict[str, Callable] = {
 
 
 def register(kind: SourceKind, before: str | None = None) -> None:
-    """Add ``kind`` to :data:`KINDS`, before the kind named ``before`` (default: before ``text-stream``,
+    """Add ``kind`` to `KINDS`, before the kind named ``before`` (default: before ``text-stream``,
     which takes any path)."""
     names = [k.name for k in KINDS]
     if kind.name in names:
@@ -277,7 +277,7 @@ def register(kind: SourceKind, before: str | None = None) -> None:
 
 
 def kind_of(obj, role: str | None = None) -> SourceKind | None:
-    """The kind of ``obj``: the first of :data:`KINDS` that recognises it (and reads it as ``role``, if given).
+    """The kind of ``obj``: the first of `KINDS` that recognises it (and reads it as ``role``, if given).
 
     >>> kind_of("irds:msmarco-passage/dev/small", "qrels").name, kind_of({"q": {"d": 1}}).name
     ('irds', 'mapping')
@@ -289,8 +289,8 @@ def kind_of(obj, role: str | None = None) -> SourceKind | None:
 
 
 def read(obj, role: str, source: str | None = None, **options):
-    """``obj`` read as ``role`` (:data:`ROLES`) by its kind; a run or qrels is validated
-    (:func:`tierank.io.tables.table_run` / :func:`~tierank.io.tables.table_qrels`), its errors naming
+    """``obj`` read as ``role`` (`ROLES`) by its kind; a run or qrels is validated
+    (`tierank.io.tables.table_run` / `table_qrels`), its errors naming
     ``source`` (default: the path, or the role).
 
     >>> read({"q1": {"d1": 2}}, "qrels").grade.tolist()
@@ -317,16 +317,16 @@ def read(obj, role: str, source: str | None = None, **options):
 
 
 def stream_kind(src: str | os.PathLike) -> SourceKind | None:
-    """The kind that splits the run source ``src`` for streaming: the first of :data:`KINDS` with a ``split``
+    """The kind that splits the run source ``src`` for streaming: the first of `KINDS` with a ``split``
     that recognises it."""
     return next((k for k in KINDS if k.split is not None and k.recognise(str(src))), None)
 
 
 def tasks(run_path, block_bytes: int = BLOCK_BYTES, workers: int = 1) -> Iterator[tuple]:
-    """The tasks :mod:`tierank.stream` evaluates a run source in, split as its kind says (any other
+    """The tasks [`tierank.stream`][tierank.stream] evaluates a run source in, split as its kind says (any other
     path is read as text, decompressed and cut on the fly).  ``workers``: how many processes will
     evaluate them (a plain file's last ranges then shrink, so that the workers finish together:
-    :func:`tierank.io.blocks.iter_ranges`)."""
+    [`tierank.io.blocks.iter_ranges`][tierank.io.blocks.iter_ranges])."""
     src = str(run_path)
     kind = stream_kind(src)
     yield from (kind.split if kind is not None and kind.split is not None else _text_blocks)(
@@ -335,10 +335,10 @@ def tasks(run_path, block_bytes: int = BLOCK_BYTES, workers: int = 1) -> Iterato
 
 
 def batches_of(run_path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[Run]:
-    """Query-aligned batches of any run source: a TREC text file (:func:`tierank.io.blocks.iter_batches`),
-    a folder written by :func:`tierank.stream.partition` (one batch per Parquet file, each holding whole
+    """Query-aligned batches of any run source: a TREC text file ([`tierank.io.blocks.iter_batches`][tierank.io.blocks.iter_batches]),
+    a folder written by [`tierank.stream.partition`][tierank.stream.partition] (one batch per Parquet file, each holding whole
     queries), or one Parquet/Arrow file (read whole: columnar files are compact; split them with
-    :func:`tierank.stream.partition`)."""
+    [`tierank.stream.partition`][tierank.stream.partition])."""
     text = str(run_path)
     split = next(
         (
@@ -418,7 +418,7 @@ def _column(path, name: str) -> pa.Table:
 
 
 def _columnar_role(path: str | os.PathLike) -> tuple[str | None, str]:
-    """:func:`table_role` of a Parquet/Arrow file, reading its schema and at most one column."""
+    """[`table_role`][tierank.io.sources.table_role] of a Parquet/Arrow file, reading its schema and at most one column."""
     empty = _schema_table(path)
     if empty is None:
         try:
@@ -437,8 +437,8 @@ def _columnar_role(path: str | os.PathLike) -> tuple[str | None, str]:
 def input_role(path: str | os.PathLike) -> tuple[str | None, str]:
     """Whether the file at ``path`` holds a run or qrels: ``("run" | "qrels" | None, why)``.
 
-    A Parquet/Arrow file by its columns and content (:func:`tierank.io.tables.table_role`; its schema
-    and at most one column read), a folder written by :func:`tierank.stream.partition` is a run, a
+    A Parquet/Arrow file by its columns and content ([`tierank.io.tables.table_role`][tierank.io.tables.table_role]; its schema
+    and at most one column read), a folder written by [`tierank.stream.partition`][tierank.stream.partition] is a run, a
     text file by its first line (6 fields: a run; 3 or 4: qrels).  Unreadable inputs give
     ``(None, "")``: their reader says what is wrong."""
     if "://" in str(path):
@@ -510,7 +510,7 @@ def check_roles(qrels: str | os.PathLike, run: str | os.PathLike) -> None:
 # ------------------------------------------------------------------------------- folders of runs
 
 #: file names that were read as runs by their suffix alone: such a file is always read (its reader
-#: says what is wrong with it), whatever its first line; :func:`list_files` lists the files with them
+#: says what is wrong with it), whatever its first line; `list_files` lists the files with them
 RUN_SUFFIXES = (
     ".parquet",
     ".pq",
@@ -575,9 +575,9 @@ def folder_runs(folder: str | os.PathLike) -> tuple[list[Path], list[tuple[Path,
     Every regular file that parses as a run is a run, whatever its name (TREC submissions are often
     called ``input.NAME``): a Parquet/Arrow file that is not qrels, or a text file (plain or gzip) whose
     first line is a run line (6 fields, the 5th a number).  A file with a usual run suffix
-    (:data:`RUN_SUFFIXES`) is always read, so that a broken one is reported, not skipped.  Hidden
+    (`RUN_SUFFIXES`) is always read, so that a broken one is reported, not skipped.  Hidden
     files, files inside hidden folders and other files are skipped and listed.  A folder written by
-    :func:`tierank.stream.partition` inside ``folder`` is one run.
+    [`tierank.stream.partition`][tierank.stream.partition] inside ``folder`` is one run.
     """
     root = Path(folder)
     runs: list[Path] = []
@@ -606,9 +606,9 @@ def folder_runs(folder: str | os.PathLike) -> tuple[list[Path], list[tuple[Path,
 
 
 def expand_runs(paths: Iterable[Path], note: Callable[[str], None]) -> list[Path]:
-    """The run files of ``paths``: files as given, a folder expanded by its kind (:func:`folder_runs`: every
+    """The run files of ``paths``: files as given, a folder expanded by its kind ([`folder_runs`][tierank.io.sources.folder_runs]: every
     file that parses as a run, sorted; what is skipped goes to ``note``, with why), a folder written by
-    :func:`tierank.stream.partition` as one run."""
+    [`tierank.stream.partition`][tierank.stream.partition] as one run."""
     files: list[Path] = []
     for p in paths:
         kind = next(
@@ -630,9 +630,9 @@ def expand_runs(paths: Iterable[Path], note: Callable[[str], None]) -> list[Path
 
 
 def list_files(source: str | os.PathLike | Iterable) -> list[str]:
-    """The run files of ``source`` for workers that read them themselves (:mod:`tierank.cluster`): a list
+    """The run files of ``source`` for workers that read them themselves ([`tierank.cluster`][tierank.cluster]): a list
     as given, one file, or the files under a folder (local or a pyarrow filesystem URI) whose names end
-    in :data:`RUN_SUFFIXES`, sorted (by name: a remote folder is not opened file by file)."""
+    in `RUN_SUFFIXES`, sorted (by name: a remote folder is not opened file by file)."""
     if not isinstance(source, (str, os.PathLike)):
         return [str(s) for s in source]
     text = str(source)

@@ -1,11 +1,11 @@
 """Strict JSON for tierank's own JSON inputs (``table.json``, MTEB qrels): RFC 8259 and no more.
 
-Python's :mod:`json` accepts what the RFC leaves out and fails in ways that are not input errors:
+Python's `json` accepts what the RFC leaves out and fails in ways that are not input errors:
 ``NaN`` and ``Infinity`` literals pass, a duplicated key silently keeps the last value, a number
 beyond float range becomes ``inf`` (``1e999``) or a Python int that later overflows (400 digits;
-past 4,300 digits ``int()`` itself refuses), deep nesting raises :class:`RecursionError`, and an
+past 4,300 digits ``int()`` itself refuses), deep nesting raises `RecursionError`, and an
 escaped lone surrogate (``"\\ud800"``) becomes a string that cannot be written out as UTF-8.
-:func:`loads` refuses each of these with :class:`~tierank.errors.TierankInputError`, one line
+[`loads`][tierank.io.strict_json.loads] refuses each of these with [`TierankInputError`][tierank.errors.TierankInputError], one line
 naming the source, the place (line and column, or the key) and the reason.
 
 Examples
@@ -33,7 +33,7 @@ __all__ = ["loads", "lone_surrogate", "finite_float"]
 
 
 class _Refused(ValueError):
-    """Raised inside the decoder's hooks; turned into one input error by :func:`loads`."""
+    """Raised inside the decoder's hooks; turned into one input error by [`loads`][tierank.io.strict_json.loads]."""
 
 
 def lone_surrogate(text: str) -> bool:
@@ -52,7 +52,7 @@ def lone_surrogate(text: str) -> bool:
 
 
 def finite_float(text: str) -> float:
-    """The float of a JSON number's text, or :class:`ValueError` when it is beyond float range.
+    """The float of a JSON number's text, or `ValueError` when it is beyond float range.
 
     >>> finite_float("0.25"), finite_float("-12")
     (0.25, -12.0)
@@ -106,7 +106,7 @@ def _surrogate_path(doc) -> str | None:
 
 
 def loads(text: str | bytes, source: str):
-    """The JSON value of ``text``, strictly (see the module), else :class:`TierankInputError`.
+    """The JSON value of ``text``, strictly (see the module), else [`TierankInputError`][tierank.io.strict_json.TierankInputError].
 
     ``bytes`` are read as UTF-8 (a byte order mark is allowed).  Integers keep their exact value
     where they have at most 20 digits; longer ones (within float range) become floats.

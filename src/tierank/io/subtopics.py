@@ -1,13 +1,13 @@
 """Reader of subtopic (diversity) qrels: ``qid subtopic docid grade``.
 
 TREC Web track diversity qrels put the subtopic where plain qrels have the iteration
-column, which :func:`tierank.io.read_qrels` drops.  :func:`read_subtopic_qrels` is the
+column, which [`tierank.io.read_qrels`][tierank.io.read_qrels] drops.  [`read_subtopic_qrels`][tierank.io.subtopics.read_subtopic_qrels] is the
 opt-in reader that keeps it; the intent-aware measures
-(:mod:`tierank.measures.diversity`) read their judgments from it.
+([`tierank.measures.diversity`][tierank.measures.diversity]) read their judgments from it.
 
 Same file handling as the other readers (plain or gzip, pipes, a byte-order mark dropped,
 runs of spaces/tabs between fields).  Every bad line is reported with file, line and reason
-(at most 20, then a count), as :class:`tierank.errors.TierankInputError`.
+(at most 20, then a count), as [`tierank.errors.TierankInputError`][tierank.errors.TierankInputError].
 """
 
 from __future__ import annotations

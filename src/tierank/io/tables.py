@@ -1,7 +1,7 @@
-"""Tables and dicts of dicts, validated into :class:`Run` / :class:`Qrels` columns; what a table is (run or qrels).
+"""Tables and dicts of dicts, validated into [`Run`][tierank.io.tables.Run] / [`Qrels`][tierank.io.tables.Qrels] columns; what a table is (run or qrels).
 
-The checks every in-memory input goes through, whatever its source (:mod:`tierank.io.sources` finds and
-opens a source; :mod:`tierank.io.convert` is the door callers use):
+The checks every in-memory input goes through, whatever its source ([`tierank.io.sources`][tierank.io.sources] finds and
+opens a source; [`tierank.io.convert`][tierank.io.convert] is the door callers use):
 
 Tables and frames are held to what a TREC line can say, so that no input means something a text
 file could not: exactly one column per field (``qid`` beside ``query_id``, or ``QID`` beside
@@ -11,7 +11,7 @@ is held exactly by float64 (one beyond 2**53 that float64 would round is refused
 tie that is not in the input), and a decimal, like number text, is read as its nearest float64 (0.30
 as 0.3), refused only where two different decimals of a column would become the same float64; ids are text or integers, never empty and never holding a space, tab
 or line end.  BEIR names its grade column ``score``, as runs name theirs: such a table is told
-apart by its content (:func:`table_role`), and a run given as qrels is refused with the reason.
+apart by its content ([`table_role`][tierank.io.tables.table_role]), and a run given as qrels is refused with the reason.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ DOC_FALLBACK = ("doc",)
 #: a run's score column
 SCORE_COLUMNS = ("score", "sim", "similarity")
 #: a qrels' grade column; BEIR names it ``score``, as runs name theirs: read as the grade only when none
-#: of these is there, and only if the content is judgments (see :func:`table_role`)
+#: of these is there, and only if the content is judgments (see `table_role`)
 GRADE_COLUMNS = ("relevance", "rel", "grade", "label", "judgment")
 GRADE_FALLBACK = ("score",)
 #: a column only runs have
@@ -147,7 +147,7 @@ def _rows_problem(source: str, rows: np.ndarray, reason: str) -> TierankInputErr
 
 
 def _rows_problems(source: str, rows: np.ndarray, reason) -> TierankInputError:
-    """As :func:`_rows_problem` with a reason per row (``reason(row)``)."""
+    """As `_rows_problem` with a reason per row (``reason(row)``)."""
     probs = [Problem(source, None, f"row {int(r) + 1}: {reason(r)}") for r in rows[:MAX_PROBLEMS]]
     if len(rows) > MAX_PROBLEMS:
         probs.append(Problem(source, None, f"... and {len(rows) - MAX_PROBLEMS} more rows"))
@@ -442,8 +442,8 @@ def table_role(t: pa.Table) -> tuple[str | None, str]:
 
     A run: a ``rank`` column, a ``sim``/``similarity`` column, or real-valued scores (some not an
     integer).  Qrels: a grade column (``relevance``, ``grade``, ...), or a ``score`` column of
-    integer grades (at most :data:`JUDGMENT_LEVELS` distinct values, all within
-    +-:data:`JUDGMENT_RANGE`).
+    integer grades (at most `JUDGMENT_LEVELS` distinct values, all within
+    +-`JUDGMENT_RANGE`).
 
     >>> table_role(pa.table({"qid": ["q1"] * 3, "docid": list("abc"), "score": [3.5, 2.0, 1.0]}))
     ('run', "column 'score' holds real-valued scores (row 1: 3.5)")
@@ -494,12 +494,12 @@ def _rank(t: pa.Table | None) -> np.ndarray | None:
 
 
 def table_run(obj, source: str, duplicates: str = "error") -> Run:
-    """The :class:`Run` of a table, a DataFrame or a dict of dicts, validated (``source`` names it in errors)."""
+    """The [`Run`][tierank.io.tables.Run] of a table, a DataFrame or a dict of dicts, validated (``source`` names it in errors)."""
     q, d, s, t = _columns(obj, source, "run", duplicates)
     return Run(qid=q, docid=d, score=s, rank=_rank(t), source=source)
 
 
 def table_qrels(obj, source: str) -> Qrels:
-    """The :class:`Qrels` of a table, a DataFrame or a dict of dicts, validated."""
+    """The [`Qrels`][tierank.io.tables.Qrels] of a table, a DataFrame or a dict of dicts, validated."""
     q, d, g, _ = _columns(obj, source, "qrels")
     return Qrels(qid=q, docid=d, grade=g, source=source)

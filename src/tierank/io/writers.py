@@ -1,16 +1,16 @@
 """The one output writer, and the writer of TREC runs (data, not a report).
 
-Rendering results in an output format is :mod:`tierank.report.formats`' job; this module writes bytes safely.
+Rendering results in an output format is [`tierank.report.formats`][tierank.report.formats]' job; this module writes bytes safely.
 
-* :func:`check_output`: validates an ``-o`` target before any work (``-`` is stdout; refuses the
+* [`check_output`][tierank.io.writers.check_output]: validates an ``-o`` target before any work (``-`` is stdout; refuses the
   inputs, special files such as ``/dev/null`` or a FIFO and links to them, directories, folders that
   are missing or not writable);
-* :func:`write_atomic`: every file tierank writes goes through it: a temporary file
+* [`write_atomic`][tierank.io.writers.write_atomic]: every file tierank writes goes through it: a temporary file
   ``.NAME.tierank-HOST-PID-XXXXXXXX.tmp`` in the target's folder, moved into place with
-  :func:`os.replace`, so a reader never sees a half-written file and a failed or killed run leaves
+  `os.replace`, so a reader never sees a half-written file and a failed or killed run leaves
   the old file intact; the next write into the folder removes the temporary files of dead writers;
-* :func:`write_run`: a TREC run whose scores read back exactly;
-* :func:`ensure_dir`: creates (or checks before any work) a folder that output files go into.
+* [`write_run`][tierank.io.writers.write_run]: a TREC run whose scores read back exactly;
+* [`ensure_dir`][tierank.io.writers.ensure_dir]: creates (or checks before any work) a folder that output files go into.
 """
 
 from __future__ import annotations
@@ -55,11 +55,11 @@ def _same_file(a: str, b: str) -> bool:
 def check_output(path: str | os.PathLike | None, protect: Iterable = ()) -> Path | None:
     """Validate an output target before any work is done; ``"-"`` means stdout (returns None).
 
-    Refused, with a :class:`~tierank.errors.TierankInputError` naming the path and the reason:
+    Refused, with a [`TierankInputError`][tierank.errors.TierankInputError] naming the path and the reason:
     a path that is one of the inputs in ``protect`` (the same file, also through a link), a
     directory, a special file (device node, FIFO, socket) or a symlink to one, a path under
     ``/dev``, ``/proc`` or ``/sys`` (use ``-`` to write to stdout), and a folder that does not
-    exist or cannot be written.  Returns the target as a :class:`~pathlib.Path`.
+    exist or cannot be written.  Returns the target as a `Path`.
 
     Examples
     --------
@@ -123,7 +123,7 @@ def ensure_dir(path: str | os.PathLike, *, create: bool = True, why: str = "") -
     writable folder.  With ``create=False`` nothing is created: the folder must be a writable folder,
     or be missing with its nearest existing ancestor a writable folder (so that a later
     ``ensure_dir(path)`` can create it): the check done before any work.  Refused with a
-    :class:`~tierank.errors.TierankInputError` naming ``path``: an existing path that is not a folder
+    [`TierankInputError`][tierank.errors.TierankInputError] naming ``path``: an existing path that is not a folder
     (``why`` is appended to that message, e.g. ``" (rerank writes a directory of files)"``), a folder
     that cannot be created, a folder that is not writable.  ``""`` means the current folder.
 
@@ -164,9 +164,9 @@ def ensure_dir(path: str | os.PathLike, *, create: bool = True, why: str = "") -
 
 
 def clean_stale_temps(folder: str | os.PathLike) -> list[Path]:
-    """Remove the temporary files that :func:`write_atomic` left in ``folder`` when its process was killed.
+    """Remove the temporary files that [`write_atomic`][tierank.io.writers.write_atomic] left in ``folder`` when its process was killed.
 
-    Only files named by :func:`write_atomic` (``.NAME.tierank-HOST-PID-XXXXXXXX.tmp``) of this host
+    Only files named by [`write_atomic`][tierank.io.writers.write_atomic] (``.NAME.tierank-HOST-PID-XXXXXXXX.tmp``) of this host
     whose process is no longer alive are removed; any other file is left alone.  Returns the removed paths.
     """
     removed: list[Path] = []
@@ -195,12 +195,12 @@ def clean_stale_temps(folder: str | os.PathLike) -> list[Path]:
 def write_atomic(path: str | os.PathLike, data: str | bytes, protect: Iterable = ()) -> Path | None:
     """Write ``data`` (text as UTF-8) to ``path`` atomically; ``"-"`` writes to stdout (returns None).
 
-    Refuses what :func:`check_output` refuses (inputs in ``protect``, special files, directories, a
+    Refuses what [`check_output`][tierank.io.writers.check_output] refuses (inputs in ``protect``, special files, directories, a
     folder that is missing or not writable).  A temporary file ``.NAME.tierank-HOST-PID-XXXXXXXX.tmp`` in
     the target's folder is created with ordinary permissions (0o666 less the umask), filled, synced and
-    moved into place with :func:`os.replace`; on any failure it is removed and an existing ``path``
+    moved into place with `os.replace`; on any failure it is removed and an existing ``path``
     stays as it was.  If the process is killed (SIGKILL) mid-write, the old file is intact and the
-    temporary file is removed by the next write into that folder (:func:`clean_stale_temps`).
+    temporary file is removed by the next write into that folder ([`clean_stale_temps`][tierank.io.writers.clean_stale_temps]).
 
     Examples
     --------
@@ -267,7 +267,7 @@ def _arrow_strings(x) -> pa.Array:
 
 
 def run_text(qids, docids, scores, tag: str, source: str = "run") -> str:
-    """The TREC run text of parallel ``qids``, ``docids``, ``scores`` (see :func:`write_run`).
+    """The TREC run text of parallel ``qids``, ``docids``, ``scores`` (see [`write_run`][tierank.io.writers.write_run]).
 
     Examples
     --------
@@ -337,7 +337,7 @@ def run_text(qids, docids, scores, tag: str, source: str = "run") -> str:
 def write_run(
     path: str | os.PathLike, qids, docids, scores, tag: str, protect: Iterable = ()
 ) -> Path | None:
-    """Write a TREC run (``qid Q0 docid rank score tag``) atomically with :func:`write_atomic`.
+    """Write a TREC run (``qid Q0 docid rank score tag``) atomically with [`write_atomic`][tierank.io.writers.write_atomic].
 
     ``qids``, ``docids`` and ``scores`` are parallel (lists, numpy or Arrow arrays).  Queries are
     written in sorted order; one query's rows by descending score, equal scores keeping their input

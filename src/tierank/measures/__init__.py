@@ -8,11 +8,11 @@ estimates); ``trec_extra``: RelP, SetRelP, RprecMult, Utility; ``infap``: infAP;
 ``trec_gain``: G, BinG, nDCG_rel, RnDCG; ``unjudged``: Unj, RBP_resid;
 ``relstring``: RelString (trec_eval's measures of the same names); ``cwl``: ir_measures' C/W/L
 families SDCG, INSQ, INST, NERR8-11; ``pairs``: Accuracy, Compat.  The contract a
-family implements is :class:`tierank.measures.base.Measure`; shared numeric
-helpers are in :mod:`tierank.measures.kernels`.
+family implements is [`tierank.measures.base.Measure`][tierank.measures.base.Measure]; shared numeric
+helpers are in [`tierank.measures.kernels`][tierank.measures.kernels].
 
 Every registered family is also a Python value of this module, as ir_measures users write them
-(derived from :data:`REGISTRY`: a new family's module is imported below, and no other list is kept)::
+(derived from `REGISTRY`: a new family's module is imported below, and no other list is kept)::
 
     from tierank.measures import nDCG, AP, P
     tierank.evaluate(qrels, run, [nDCG@10, AP, P@[5, 10], nDCG(dcg='exp-log2')@10])
@@ -74,7 +74,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Measure:
     """``tierank.measures.nDCG`` and every other registered family name: the family's
-    :class:`Measure` with its default parameters (:meth:`Measure.default`), from :data:`REGISTRY`."""
+    [`Measure`][tierank.measures.Measure] with its default parameters ([`Measure.default`][tierank.measures.Measure.default]), from `REGISTRY`."""
     cls = REGISTRY.get(name)
     if cls is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -86,5 +86,5 @@ def __dir__() -> list[str]:
 
 
 def families() -> dict[str, Measure]:
-    """Every registered name and its Python value (``{"AP": AP, "nDCG": nDCG, ...}``), from :data:`REGISTRY`."""
+    """Every registered name and its Python value (``{"AP": AP, "nDCG": nDCG, ...}``), from `REGISTRY`."""
     return {name: cls.default() for name, cls in sorted(REGISTRY.items())}

@@ -24,7 +24,7 @@ In the centered indicators :math:`y_t = x_t - p`, :math:`p = r/m`, and with
 .. math:: X - E[X] = \sum_a u_a y_a + (Q - E[Q]), \quad u_a = c\,w_a + p\,D_a,
           \quad Q = \sum_{s<t} w_t y_s y_t,
 
-so, with the central moments of :func:`tierank.measures.kernels.central_moments`,
+so, with the central moments of [`tierank.measures.kernels.central_moments`][tierank.measures.kernels.central_moments],
 :math:`S_1=\sum t w_t`, :math:`S_2=\sum t w_t^2`, :math:`P = \sum_a D_a^2 - 2S_2`
 (ordered pairs of pairs sharing one index) and :math:`O = S_1^2 - S_2 - P` (disjoint ones):
 

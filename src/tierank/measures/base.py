@@ -5,21 +5,21 @@ A measure string is written as ir_measures writes it::
     NAME[(param=value[,param=value...])][@cutoff]
 
 e.g. ``nDCG@10``, ``P(rel=2)@5``, ``RBP(p=0.8)``, ``AP``.  Each family declares
-its parameters once (:class:`Param`, with their type and the range or choices
+its parameters once ([`Param`][tierank.measures.base.Param], with their type and the range or choices
 they accept); that schema drives parsing, validation, the canonical string
 (``parse(str(m)) == m``) and the CLI's list of measures.
 
 Adding a measure family
 -----------------------
-Write one module in ``tierank/measures/`` with a subclass of :class:`Measure`
-(or of :class:`tierank.measures.linear.Linear` for a weighted sum over ranks)
-decorated with :func:`register`, and import it in ``measures/__init__.py``.
+Write one module in ``tierank/measures/`` with a subclass of [`Measure`][tierank.measures.base.Measure]
+(or of `tierank.measures.linear.Linear` for a weighted sum over ranks)
+decorated with [`register`][tierank.measures.base.register], and import it in ``measures/__init__.py``.
 The subclass sets the class attributes (``family``, ``description``, ``schema``,
 ``cutoff_required``, ``cutoff_allowed``, ``bounds_refusal``) and implements
-:meth:`Measure.stats`; the other hooks (:meth:`Measure.depth`,
-:meth:`Measure.unjudged_bounds`, :meth:`Measure.residual`,
-:meth:`Measure.validate`) have defaults.  Shared numeric helpers are in
-:mod:`tierank.measures.kernels`.  The brute-force property tests in
+[`Measure.stats`][tierank.measures.base.Measure.stats]; the other hooks ([`Measure.depth`][tierank.measures.base.Measure.depth],
+[`Measure.unjudged_bounds`][tierank.measures.base.Measure.unjudged_bounds], [`Measure.residual`][tierank.measures.base.Measure.residual],
+[`Measure.validate`][tierank.measures.base.Measure.validate]) have defaults.  Shared numeric helpers are in
+[`tierank.measures.kernels`][tierank.measures.kernels].  The brute-force property tests in
 ``tests/measures`` then check the new family against its textbook definition.
 """
 
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 MAX_CUTOFF = 2**53
 
 
-#: how a family summarises its per-query values over queries (:attr:`Measure.aggregator`):
+#: how a family summarises its per-query values over queries (`Measure.aggregator`):
 #: ``mean`` and ``sum`` are additive (a batch of queries at a time gives the same summary: streaming
 #: may evaluate them), ``geometric_mean`` needs every query at once
 Aggregator = Literal["mean", "sum", "geometric_mean"]
@@ -53,9 +53,9 @@ ADDITIVE: frozenset[str] = frozenset({"mean", "sum"})
 
 @dataclass(frozen=True)
 class FamilyNames:
-    """The names of a measure family in the tools tierank reads and writes (:attr:`Measure.names`);
-    the name tables of :mod:`tierank.measures.names` and of the adapters in :mod:`tierank.integrations`
-    are derived from these (:func:`tierank.measures.names.family_names`).  None: the tool has no such measure.
+    """The names of a measure family in the tools tierank reads and writes (`Measure.names`);
+    the name tables of [`tierank.measures.names`][tierank.measures.names] and of the adapters in `tierank.integrations`
+    are derived from these ([`tierank.measures.names.family_names`][tierank.measures.names.family_names]).  None: the tool has no such measure.
 
     Attributes
     ----------
@@ -64,7 +64,7 @@ class FamilyNames:
     trec_eval_cut : str or None
         trec_eval's name of the family at rank cutoffs (``map_cut``: ``map_cut.10`` asks, ``map_cut_10`` prints).
     trec_eval_cutoffs : tuple of int
-        trec_eval's default cutoffs of :attr:`trec_eval_cut` (empty: its long list 5, 10, ..., 1000).
+        trec_eval's default cutoffs of `trec_eval_cut` (empty: its long list 5, 10, ..., 1000).
     ir_measures : str or None
         ir_measures' family name; "" (the default): the tierank family name, which follows ir_measures.
     ranx : str or None
@@ -86,8 +86,8 @@ class FamilyNames:
 
 @dataclass(frozen=True)
 class FamilyInfo:
-    """A family's metadata (:meth:`Measure.about`): its name in prose, a one-line definition, the work
-    that defines it ("" when none is given) and its names in other tools (:class:`FamilyNames`)."""
+    """A family's metadata ([`Measure.about`][tierank.measures.base.Measure.about]): its name in prose, a one-line definition, the work
+    that defines it ("" when none is given) and its names in other tools ([`FamilyNames`][tierank.measures.base.FamilyNames])."""
 
     family: str
     pretty: str
@@ -127,7 +127,7 @@ class Param:
     choices: tuple | None = None
 
     def parse(self, text: str, measure: str) -> Any:
-        """The value of ``text`` for this parameter, or :class:`TierankInputError`.
+        """The value of ``text`` for this parameter, or [`TierankInputError`][tierank.errors.TierankInputError].
 
         ``int``/``float``: ASCII numbers; ``str``: a quoted string (``'x'`` or ``"x"``; a bare
         word is accepted too); ``bool``: ``True`` or ``False``; ``dict``: a map of integer keys
@@ -230,7 +230,7 @@ class Stats:
     sampled: np.ndarray | None = None
 
     def sampled_queries(self) -> np.ndarray:
-        """Per query, whether its ``expected`` and ``var`` are estimates (see :attr:`sampled`).
+        """Per query, whether its ``expected`` and ``var`` are estimates (see `sampled`).
 
         >>> z = np.zeros(2)
         >>> Stats(z, z, z, z, z).sampled_queries().tolist()
@@ -265,7 +265,7 @@ class Stats:
 
 @dataclass(frozen=True)
 class Aggregate:
-    """The summary over queries of one measure's :class:`Stats` (what trec_eval prints as ``all``).
+    """The summary over queries of one measure's [`Stats`][tierank.measures.base.Stats] (what trec_eval prints as ``all``).
 
     ``std`` is the standard deviation over tie orderings of the summary value itself; ``se`` the
     standard error of a sampled ``expected`` (None when exact).
@@ -292,22 +292,22 @@ class Measure:
     ``family``, ``description``
         name in measure strings and one line for ``tierank measures``;
     ``schema``
-        its parameters (:class:`Param`);
+        its parameters ([`Param`][tierank.measures.base.Param]);
     ``cutoff_required``, ``cutoff_allowed``
         whether ``@k`` must / may be given;
     ``bounds_refusal``
         why ``unjudged="bounds"`` is refused for the family (None: supported);
     ``aggregator``
-        its summary over queries (:data:`Aggregator`): ``mean`` (the default), ``sum`` (counts) or
-        ``geometric_mean``; a family whose summary is not additive overrides :meth:`aggregate` too;
+        its summary over queries (`Aggregator`): ``mean`` (the default), ``sum`` (counts) or
+        ``geometric_mean``; a family whose summary is not additive overrides [`aggregate`][tierank.measures.base.Measure.aggregate] too;
     ``names``
-        its names in trec_eval, ir_measures, ranx, MTEB and sentence-transformers (:class:`FamilyNames`).
+        its names in trec_eval, ir_measures, ranx, MTEB and sentence-transformers ([`FamilyNames`][tierank.measures.base.FamilyNames]).
     ``pretty``, ``definition``, ``citation``
         its name in prose, a one-line definition and the work that defines it (all optional:
-        :meth:`about` fills in the defaults).
+        [`about`][tierank.measures.base.Measure.about] fills in the defaults).
 
-    Hooks (override where the default does not fit): :meth:`stats` (required),
-    :meth:`depth`, :meth:`unjudged_bounds`, :meth:`residual`, :meth:`validate`.
+    Hooks (override where the default does not fit): [`stats`][tierank.measures.base.Measure.stats] (required),
+    [`depth`][tierank.measures.base.Measure.depth], [`unjudged_bounds`][tierank.measures.base.Measure.unjudged_bounds], [`residual`][tierank.measures.base.Measure.residual], [`validate`][tierank.measures.base.Measure.validate].
     """
 
     family: ClassVar[str] = ""
@@ -315,7 +315,7 @@ class Measure:
     schema: ClassVar[tuple[Param, ...]] = ()
     cutoff_required: ClassVar[bool] = False
     cutoff_allowed: ClassVar[bool] = True
-    #: a family whose ``@`` value is a recall level (ir_measures' ``IPrec@0.1``) sets a :class:`Param`
+    #: a family whose ``@`` value is a recall level (ir_measures' ``IPrec@0.1``) sets a `Param`
     #: here: the cutoff is then that float, checked by the Param, and not a rank
     cutoff_param: ClassVar[Param | None] = None
     bounds_refusal: ClassVar[str | None] = None
@@ -323,13 +323,13 @@ class Measure:
     is_count: ClassVar[bool] = False
     #: trec_eval prints it only in the summary (``all``), e.g. ``num_q``, ``gm_map``
     summary_only: ClassVar[bool] = False
-    #: the summary over queries (:data:`Aggregator`); ``mean`` and ``sum`` are additive
+    #: the summary over queries (`Aggregator`); ``mean`` and ``sum`` are additive
     aggregator: ClassVar[Aggregator] = "mean"
-    #: the family's names in other tools (:class:`FamilyNames`)
+    #: the family's names in other tools (`FamilyNames`)
     names: ClassVar[FamilyNames] = FamilyNames()
-    #: the family's name in prose (``"average precision"``); "" (the default): :attr:`family`
+    #: the family's name in prose (``"average precision"``); "" (the default): `family`
     pretty: ClassVar[str] = ""
-    #: a one-line definition of the value; "" (the default): :attr:`description`
+    #: a one-line definition of the value; "" (the default): `description`
     definition: ClassVar[str] = ""
     #: the work that defines the measure (authors, year, title, venue); "" (the default): none given
     citation: ClassVar[str] = ""
@@ -354,7 +354,7 @@ class Measure:
 
     @classmethod
     def about(cls) -> FamilyInfo:
-        """The family's metadata as data (:class:`FamilyInfo`), defaults filled in: what the measure
+        """The family's metadata as data ([`FamilyInfo`][tierank.measures.base.FamilyInfo]), defaults filled in: what the measure
         reference of the documentation is generated from.
 
         >>> from tierank.measures import REGISTRY
@@ -418,7 +418,7 @@ class Measure:
 
     def __matmul__(self, cutoff: Any) -> Any:
         """The measure at ``cutoff`` (``nDCG@10``); a list of cutoffs gives a list of measures
-        (``P@[5, 10]``; :func:`tierank.evaluate` flattens it).
+        (``P@[5, 10]``; [`tierank.evaluate`][tierank.evaluate] flattens it).
 
         >>> from tierank.measures import P, IPrec
         >>> P@[5, 10], IPrec@0.5, str(P(rel=2)@5)
@@ -464,14 +464,14 @@ class Measure:
 
     # -- hooks ---------------------------------------------------------------------------
     def validate(self, text: str) -> None:
-        """Raise :class:`TierankInputError` for parameter combinations the schema cannot
-        express (each parameter's own range is checked from :attr:`schema` before)."""
+        """Raise [`TierankInputError`][tierank.errors.TierankInputError] for parameter combinations the schema cannot
+        express (each parameter's own range is checked from `schema` before)."""
 
     def stats(self, prep: Prepared) -> Stats:  # pragma: no cover - abstract
-        """Per-query :class:`Stats` over the tie orderings of ``prep`` (a
-        :class:`tierank.ties.Prepared`): oblivious value under the policy, exact
+        """Per-query [`Stats`][tierank.measures.base.Stats] over the tie orderings of ``prep`` (a
+        [`tierank.ties.Prepared`][tierank.ties.Prepared]): oblivious value under the policy, exact
         expectation, min, max and variance.  Variances must be exactly 0 for queries
-        whose value no ordering changes (use :mod:`tierank.measures.kernels`)."""
+        whose value no ordering changes (use [`tierank.measures.kernels`][tierank.measures.kernels])."""
         raise NotImplementedError
 
     def depth(self, nrel: Callable[[int | None], np.ndarray]) -> float | np.ndarray:
@@ -484,7 +484,7 @@ class Measure:
         """Attained (lower, upper) per query over tie orderings and every relevance of the
         unjudged retrieved documents.  The default serves measures monotone in relevance with
         no dependence on N+: lower = min with unjudged non-relevant, upper = max with unjudged
-        relevant.  Families set :attr:`bounds_refusal` where no such bound exists."""
+        relevant.  Families set `bounds_refusal` where no such bound exists."""
         if self.bounds_refusal:
             raise TierankInputError(
                 f"--unjudged bounds: no valid bound for {self}: {self.bounds_refusal}"
@@ -494,9 +494,9 @@ class Measure:
     def aggregate(self, stats: Stats) -> Aggregate:
         """Summary over the queries of ``stats``.  Default: the mean of each statistic, with
         ``std`` that of the mean, exact because orderings in different queries are independent:
-        ``sqrt(sum_q Var_q) / n``.  Families with :attr:`aggregator` ``sum`` (counts) sum instead
+        ``sqrt(sum_q Var_q) / n``.  Families with `aggregator` ``sum`` (counts) sum instead
         (``std`` ``sqrt(sum_q Var_q)``).  A family whose summary is neither (e.g. a geometric mean)
-        declares its :attr:`aggregator` and overrides this."""
+        declares its `aggregator` and overrides this."""
         n = len(stats.expected)
         if n == 0:
             nan = float("nan")
@@ -517,7 +517,7 @@ class Measure:
 
     @property
     def additive(self) -> bool:
-        """Whether the summary over queries is additive (:attr:`aggregator` ``mean`` or ``sum``): the
+        """Whether the summary over queries is additive (`aggregator` ``mean`` or ``sum``): the
         summary of batches of queries evaluated apart is that of the whole (streaming needs it)."""
         return self.aggregator in ADDITIVE
 
@@ -535,7 +535,7 @@ class Measure:
 
     # -- engine --------------------------------------------------------------------------
     def compute(self, prep: Prepared) -> Stats:
-        """:meth:`stats`, settled (:meth:`Stats.settled`).  What the engine calls."""
+        """[`stats`][tierank.measures.base.Measure.stats], settled ([`Stats.settled`][tierank.measures.base.Stats.settled]).  What the engine calls."""
         return self.stats(prep).settled()
 
     @property
@@ -545,7 +545,7 @@ class Measure:
 
     @property
     def required_cutoff(self) -> int | float:
-        """The ``@`` value of a family that requires one (:attr:`cutoff_required`: never None)."""
+        """The ``@`` value of a family that requires one (`cutoff_required`: never None)."""
         if self.cutoff is None:
             raise ValueError(f"{self}: the family {self.family} needs a cutoff")
         return self.cutoff
@@ -572,7 +572,7 @@ def _is_type(value: Any, kind: type) -> bool:
 
 
 def _fmt(v: Any) -> str:
-    """Canonical text of a parameter value (what :meth:`Param.parse` reads back)."""
+    """Canonical text of a parameter value (what [`Param.parse`][tierank.measures.base.Param.parse] reads back)."""
     if isinstance(v, bool):
         return str(v)
     if isinstance(v, str):
@@ -621,7 +621,7 @@ _STR_RE = re.compile(r"'([^']*)'|\"([^\"]*)\"|([A-Za-z0-9_.+-]+)")
 
 
 def _parse_special(spec: Param, text: str, shown: str) -> Any:
-    """A ``str``, ``bool`` or ``dict`` parameter value (see :meth:`Param.parse`)."""
+    """A ``str``, ``bool`` or ``dict`` parameter value (see [`Param.parse`][tierank.measures.base.Param.parse])."""
     name = spec.name
     if spec.type is bool:
         value = {"true": True, "false": False}.get(text.lower())
@@ -672,7 +672,7 @@ REGISTRY: dict[str, type[Measure]] = {}
 
 
 def register(cls: type[Measure], aliases: tuple[str, ...] = ()) -> type[Measure]:
-    """Add a family (and optional alias names) to :data:`REGISTRY`; a name already taken by
+    """Add a family (and optional alias names) to `REGISTRY`; a name already taken by
     another class is a programming error (``ValueError``)."""
     names = (cls.family, *aliases)
     if not cls.family or not all(_NAME_RE.fullmatch(n) for n in names):
@@ -745,8 +745,8 @@ def parse_measure(text: str | Measure) -> Measure:
 
 
 class TrecNames:
-    """trec_eval's names as :func:`parse_measure` and :func:`parse_measures` read them: installed by
-    :mod:`tierank.measures.names` (:func:`use_trec_names`), which imports this module; until then no
+    """trec_eval's names as [`parse_measure`][tierank.measures.base.parse_measure] and [`parse_measures`][tierank.measures.base.parse_measures] read them: installed by
+    [`tierank.measures.names`][tierank.measures.names] ([`use_trec_names`][tierank.measures.base.use_trec_names]), which imports this module; until then no
     text is a trec_eval name."""
 
     def is_trec(self, text: str) -> bool:
@@ -764,14 +764,14 @@ _TREC = TrecNames()
 
 
 def use_trec_names(names: TrecNames) -> None:
-    """Install the reader of trec_eval's names (:mod:`tierank.measures.names` does, on import)."""
+    """Install the reader of trec_eval's names ([`tierank.measures.names`][tierank.measures.names] does, on import)."""
     global _TREC
     _TREC = names
 
 
 def _trec_measures(text: str) -> list[Measure]:
-    """The measures a trec_eval name asks for, through :func:`tierank.measures.names.resolve` (the
-    path of :func:`tierank.evaluate`'s ``-m``)."""
+    """The measures a trec_eval name asks for, through [`tierank.measures.names.resolve`][tierank.measures.names.resolve] (the
+    path of [`tierank.evaluate`][tierank.evaluate]'s ``-m``)."""
     return _TREC.resolve([text])
 
 
@@ -836,8 +836,8 @@ def flat_measures(texts: Iterable[Any]) -> Iterable[Any]:
 
 
 def parse_measures(texts: Iterable[str | Measure | list[Measure]]) -> list[Measure]:
-    """Parse every measure string of ``texts`` (see :func:`parse_measure`); the errors of all the bad
-    ones are reported together in one :class:`TierankInputError`.  Duplicates are removed, order kept.
+    """Parse every measure string of ``texts`` (see [`parse_measure`][tierank.measures.base.parse_measure]); the errors of all the bad
+    ones are reported together in one [`TierankInputError`][tierank.errors.TierankInputError].  Duplicates are removed, order kept.
     Measure values are taken as they are (lists of them opened: ``P@[5, 10]``).
 
     >>> parse_measures(["P@5", "RR", "P@5", "P(rel=1)@5"])
@@ -881,7 +881,7 @@ def supported() -> list[str]:
 
 def _cutoff_text(cls) -> str:
     """What ``@`` takes in a family's measure strings, from its class attributes: a rank cutoff
-    (``@k``), or the value of its :attr:`Measure.cutoff_param` (``IPrec@0.5``).
+    (``@k``), or the value of its `Measure.cutoff_param` (``IPrec@0.5``).
 
     >>> _cutoff_text(REGISTRY["IPrec"]), _cutoff_text(REGISTRY["P"]), _cutoff_text(REGISTRY["IPrecAvg"])
     ('@recall required (recall level in [0, 1], e.g. IPrec@0.5)', '@k required', 'no cutoff')

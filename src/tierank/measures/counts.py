@@ -14,7 +14,7 @@ assumed.  With ``trec_eval -M`` (``prep.cut(inf)``) a tie group straddling the l
 :math:`h` random: the part of :math:`h` from that group is hypergeometric (a uniformly random
 subset of the group fills the ranks left).  The linear ones (num_rel_ret, set_P, set_recall,
 set_F, num_nonrel_judged_ret) are then position sums with weight 1 up to the limit, so the
-closed forms of :class:`tierank.measures.linear.Linear` give their exact statistics; ``set_map``,
+closed forms of `tierank.measures.linear.Linear` give their exact statistics; ``set_map``,
 quadratic in :math:`h`, sums over the hypergeometric law of that one group (exact, centered).
 """
 

@@ -6,7 +6,7 @@ Definitions follow ir_measures 0.4 (``ir_measures/measures/{sdcg,inst,nerr}.py``
 
 * gains: a grade ``g`` (negative and unjudged: 0) is clipped to ``[min_rel, max_rel]`` and scaled
   to ``(g - min_rel) / (max_rel - min_rel)`` in [0, 1]; ``max_rel`` is required, as in ir_measures;
-* the ranking is read to depth :data:`MAX_N` = 1000 (cwl_eval's ``max_n``), padded with gain 0;
+* the ranking is read to depth `MAX_N` = 1000 (cwl_eval's ``max_n``), padded with gain 0;
 * a C/W/L measure gives a continuation probability :math:`c_i` per rank (0-based :math:`i`); with
   :math:`C_0 = 1`, :math:`C_i = \prod_{j<i} c_j`, its value is the expected rate of gain
   :math:`\sum_i C_i g_i / \sum_i C_i` over the :math:`\min(k, 1000)` ranks read.
@@ -23,7 +23,7 @@ The families:
   :math:`i+1 < k`), :math:`p`, :math:`((i+2T)/(i+1+2T))^2`.
 
 Tie orderings.  SDCG and INSQ do not read the gains in :math:`c`, so they are weighted sums over
-ranks (:class:`tierank.measures.linear.Linear`): every statistic exact.  The NERR family is
+ranks (`tierank.measures.linear.Linear`): every statistic exact.  The NERR family is
 :math:`N/D` with :math:`C_i = \delta_i \prod_{j<i}(1-g_j)` and :math:`\delta` non-increasing in
 rank.  Swapping adjacent documents at ranks :math:`t, t+1` with gains :math:`x > y` so that
 :math:`x` comes first changes :math:`N` by :math:`P_t (x-y)(\delta_t-\delta_{t+1}) \ge 0` and
@@ -199,7 +199,7 @@ def orderings_of(prep: Prepared, queries: np.ndarray, rows: np.ndarray, a: np.nd
     cut at ``width`` (``rows`` must hold whole tie groups).
 
     The orderings of a query depend on ``prep.seed`` and the query id only
-    (:func:`tierank.measures.sampling.query_keys`): a numpy generator seeded with that key draws one
+    ([`tierank.measures.sampling.query_keys`][tierank.measures.sampling.query_keys]): a numpy generator seeded with that key draws one
     uniform key per row, and rows are sorted by (tie group, key)."""
     S = int(prep.samples)
     keys = query_keys(prep) if len(queries) else None

@@ -33,13 +33,13 @@ value equals ndeval's (``tests/crosscheck/test_pyndeval.py``, through pyndeval 0
 
 How subtopic qrels reach the measures
 -------------------------------------
-:func:`tierank.io.subtopics.read_subtopic_qrels` reads ``qid subtopic docid grade`` (the plain
-qrels reader drops the second column); :func:`evaluate_diversity` takes those qrels (or a path,
-or ``{qid: {docid: {subtopic: grade}}}``), a run (a :class:`tierank.Run`, a path or
-``{qid: {docid: score}}``) and measure strings, and returns a :class:`DiversityResult`.  These
-families are not in :data:`tierank.measures.REGISTRY` (their qrels are not plain qrels).
+[`tierank.io.subtopics.read_subtopic_qrels`][tierank.io.subtopics.read_subtopic_qrels] reads ``qid subtopic docid grade`` (the plain
+qrels reader drops the second column); [`evaluate_diversity`][tierank.measures.diversity.evaluate_diversity] takes those qrels (or a path,
+or ``{qid: {docid: {subtopic: grade}}}``), a run (a [`tierank.Run`][tierank.Run], a path or
+``{qid: {docid: score}}``) and measure strings, and returns a [`DiversityResult`][tierank.measures.diversity.DiversityResult].  These
+families are not in `tierank.measures.REGISTRY` (their qrels are not plain qrels).
 Queries evaluated: those of the run judged in the qrels.  On the command line:
-``tierank diversity QRELS RUN -m alpha_nDCG@10 ...`` (:mod:`tierank.cli.diversity`).
+``tierank diversity QRELS RUN -m alpha_nDCG@10 ...`` (`tierank.cli.diversity`).
 
 Tie-aware statistics
 --------------------
@@ -59,7 +59,7 @@ documents above it, so there is no closed form for most families; per query:
   are at most ``limit`` of them; otherwise ``samples`` uniformly random orderings are drawn
   (``numpy`` generator seeded by ``seed`` and the query id) and the result is labelled
   ``method="sampled"`` with ``samples``, ``seed`` and the standard error ``se`` of E, as
-  :mod:`tierank.measures.sampling` labels IPrec and GMAP; min and max are then the extremes
+  `tierank.measures.sampling` labels IPrec and GMAP; min and max are then the extremes
   observed among the sampled orderings (inner bounds).
 """
 
@@ -531,7 +531,7 @@ def _batch_values(m: DiversityMeasure, J: np.ndarray, ids: np.ndarray, q: _Query
 
 @dataclass(frozen=True)
 class DiversityResult:
-    """Per-query :class:`~tierank.measures.base.Stats` of each measure (keyed by its string form)."""
+    """Per-query [`Stats`][tierank.measures.base.Stats] of each measure (keyed by its string form)."""
 
     queries: list[str]
     measures: list[DiversityMeasure]

@@ -13,7 +13,7 @@ Statistics over tie orderings (orderings of different queries are independent):
   optimistic arrangements (all relevant documents of every tie group last / first).
 * **expected: sampled.**  :math:`E[G] = \prod_q E[X_q^{1/n}]` by independence; each factor is
   estimated from ``prep.samples`` random orderings of its query
-  (:mod:`tierank.measures.sampling`), or is exactly :math:`X_q^{1/n}` where the query's AP
+  (`tierank.measures.sampling`), or is exactly :math:`X_q^{1/n}` where the query's AP
   cannot vary.  We know no exact method for :math:`E[X^{1/n}]`.
 * **std: sampled.**  :math:`Var[G] = \prod_q E[X_q^{2/n}] - \prod_q E[X_q^{1/n}]^2`, computed
   without cancellation as :math:`E[G]^2 \,\mathrm{expm1}(\sum_q \mathrm{log1p}(v_q / a_q^2))`
@@ -46,7 +46,7 @@ MIN_GEO_MEAN = 0.00001
 
 @dataclass
 class GMStats(Stats):
-    """:class:`Stats` of :math:`X_q` plus, for the summary, :math:`E[X_q^{1/n}]` and
+    """[`Stats`][tierank.measures.gmap.Stats] of :math:`X_q` plus, for the summary, :math:`E[X_q^{1/n}]` and
     :math:`Var[X_q^{1/n}]` per query for the ``root_n`` queries evaluated together."""
 
     root_mean: np.ndarray | None = None
@@ -68,11 +68,11 @@ def ap_values(d: Draws, nrel: np.ndarray) -> np.ndarray:
 
 
 class GeometricMean(Measure):
-    """Base of trec_eval's geometric-mean summaries (``gm_map``; ``gm_bpref`` in :mod:`tierank.measures.gmbpref`).
+    """Base of trec_eval's geometric-mean summaries (``gm_map``; ``gm_bpref`` in [`tierank.measures.gmbpref`][tierank.measures.gmbpref]).
 
-    A family gives :meth:`base`: the per-ranking value from relevant-document :class:`Draws`
+    A family gives [`base`][tierank.measures.base]: the per-ranking value from relevant-document [`Draws`][tierank.measures.gmap.Draws]
     (monotone in the ranks of the relevant documents).  The base floors it at
-    :data:`MIN_GEO_MEAN`, samples where needed and summarises by the geometric mean.
+    `MIN_GEO_MEAN`, samples where needed and summarises by the geometric mean.
     """
 
     summary_only = True
@@ -129,7 +129,7 @@ class GeometricMean(Measure):
         """The geometric mean over queries (see the module docstring); ``linear=False``.
 
         The sampled expectation needs :math:`E[X_q^{1/n}]` for the ``n`` queries summarised, which
-        :meth:`stats` records in :class:`GMStats` for ``prep.nq``; stats of another query set (e.g.
+        `stats` records in [`GMStats`][tierank.measures.gmap.GMStats] for ``prep.nq``; stats of another query set (e.g.
         batches concatenated) give ``expected``, ``std`` and ``se`` NaN, never a wrong number.
         """
         n = len(stats.expected)

@@ -26,7 +26,7 @@ contribute independently (the counts before a group do not depend on the orderin
   counts the terms above it only, which the same arguments cover.
 * **expected, std: sampled** (labelled, as IPrec and GMAP): each group holding a relevant document
   and another class is drawn ``prep.samples`` times (uniform permutations from a generator keyed by
-  the seed, the query and the group's rank, :func:`tierank.measures.sampling.query_keys`); its mean
+  the seed, the query and the group's rank, [`tierank.measures.sampling.query_keys`][tierank.measures.sampling.query_keys]); its mean
   and variance (``ddof=1``) add up over groups.  We know no polynomial algorithm for the
   expectation of :math:`T`, a ratio of dependent counts.
 """
@@ -205,7 +205,7 @@ class InfAP(Measure):
 
     @staticmethod
     def _sample_wide(rng, S, P0, A, Sb, U, comp, cut) -> tuple[float, float]:  # pragma: no cover
-        """:meth:`_sample` for a group too large to pack its counts: one running sum per class."""
+        """`_sample` for a group too large to pack its counts: one running sum per class."""
         classes = np.repeat(np.arange(4), comp)
         m = len(classes)
         total = np.zeros(S)

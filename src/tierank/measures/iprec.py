@@ -24,7 +24,7 @@ Statistics over tie orderings:
   tie group's relevant documents last (first) gives the minimum (maximum): all the
   :math:`p_i` are then simultaneously largest (smallest).  Checked against enumeration of
   every ordering in the tests.
-* **expected, var: sampled** (:mod:`tierank.measures.sampling`; ``method="sampled"`` with the
+* **expected, var: sampled** (`tierank.measures.sampling`; ``method="sampled"`` with the
   sample count, seed and standard error).  We know of no polynomial exact method: the
   expectation of a suffix maximum of ratios :math:`i/p_i` couples all the tie groups below
   the level's rank.  Queries whose value no ordering changes are exact (variance 0).
@@ -64,7 +64,7 @@ def iprec_values(d: Draws, nrel: np.ndarray, levels, out: np.ndarray | None = No
     """Interpolated precision at each of ``levels`` for every ranking of ``d``: shape ``(L, d.nseg)``.
 
     ``nrel`` is N+ per query; ``out`` (optional) receives the result.  The precisions at the
-    relevant ranks, their suffix maxima inside each ranking (:meth:`Draws.suffix_max`), then
+    relevant ranks, their suffix maxima inside each ranking ([`Draws.suffix_max`][tierank.measures.iprec.Draws.suffix_max]), then
     one gather per level.
 
     >>> d = Draws.build(np.array([0]), np.array([0]), np.array([0, 0, 0]), np.array([1.0, 3.0, 6.0]))
@@ -122,7 +122,7 @@ def queue_counts(c: np.ndarray, found: np.ndarray) -> np.ndarray:
 def average_values(d: Draws, nrel: np.ndarray, levels, out: np.ndarray) -> np.ndarray:
     """trec_eval's ``11pt_avg`` with the recall ``levels`` in the order given, for every ranking of
     ``d``, into ``out`` (shape ``(d.nseg,)``): each level's interpolated precision at the count
-    :func:`queue_counts` gives it, summed from the last level to the first (trec_eval's order), over
+    [`queue_counts`][tierank.measures.iprec.queue_counts] gives it, summed from the last level to the first (trec_eval's order), over
     the number of levels.
 
     >>> d = Draws.build(np.array([0]), np.array([0]), np.array([0, 0, 0]), np.array([1.0, 3.0, 6.0]))

@@ -1,7 +1,7 @@
 r"""Numeric kernels shared by the measure families (public; a new family builds on these).
 
 Everything here works on whole runs at once: rows are the documents of a
-:class:`tierank.ties.Prepared` in its total order, so every query and every tie
+[`tierank.ties.Prepared`][tierank.ties.Prepared] in its total order, so every query and every tie
 group is a contiguous segment, and a per-segment statistic is one ``bincount``.
 
 Variances are computed **without cancellation**: per tie group, from deviations
@@ -158,7 +158,7 @@ def comoment(
     x: np.ndarray, y: np.ndarray, seg: np.ndarray, nseg: int, size: np.ndarray
 ) -> np.ndarray:
     r"""Per segment: :math:`\sum (x - \bar x)(y - \bar y)`, segments zero-padded to ``size``
-    as in :func:`centered` (two passes about each segment's first values).
+    as in [`centered`][tierank.measures.kernels.centered] (two passes about each segment's first values).
 
     >>> float(comoment(np.array([1.0, 2.0]), np.array([3.0, 5.0]), np.array([0, 0]), 1, np.array([3]))[0])
     5.0
@@ -195,7 +195,7 @@ def group_counts(prep: Prepared, kind: DocKind = "rel", level: int | None = None
 def group_counts_float(
     prep: Prepared, kind: DocKind = "rel", level: int | None = None
 ) -> np.ndarray:
-    """:func:`group_counts` as float64 (read-only, cached on ``prep``)."""
+    """[`group_counts`][tierank.measures.kernels.group_counts] as float64 (read-only, cached on ``prep``)."""
 
     def compute():
         r = group_counts(prep, kind, level).astype(np.float64)
@@ -211,7 +211,7 @@ def group_moments(
     """Per tie group: the sum of the document values and their sum of squared deviations.
 
     Binary values use the exact ``r (m - r) / m``; integer grades exact shifted integer sums;
-    other gains the two-pass :func:`centered`.  All are exactly 0 for a group whose values
+    other gains the two-pass [`centered`][tierank.measures.kernels.centered].  All are exactly 0 for a group whose values
     are all equal.  Cached on ``prep``.
     """
 
@@ -261,8 +261,8 @@ def central_moments(r: np.ndarray, m: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def central_moments_in(xp: Any, r: Any, m: Any) -> dict[str, Any]:
-    """:func:`central_moments` over arrays ``r``, ``m`` of the array namespace ``xp`` (NumPy itself, or
-    any namespace of the array API standard: :mod:`tierank.tensor` calls it through
+    """[`central_moments`][tierank.measures.kernels.central_moments] over arrays ``r``, ``m`` of the array namespace ``xp`` (NumPy itself, or
+    any namespace of the array API standard: `tierank.tensor` calls it through
     ``array-api-compat``): the one implementation of the closed forms.  A denominator that vanishes
     where its moment is 0 is replaced by 1 before the division, so no namespace warns or divides by
     zero; elsewhere the arithmetic is the same."""

@@ -11,13 +11,13 @@ Each is :math:`M = \sum_i w_i\, a_{\pi(i)} / Z` with position weights :math:`w_i
   permutation statistic, Hoeffding 1951):
   :math:`Var[M] = \sum_{G, m>1} \frac{1}{m-1}\sum_{d\in G}(a_d-\bar a_G)^2 \sum_{i\in G}(w_i-\bar w_G)^2`,
   both sums of squared deviations computed about the group's own values
-  (:mod:`tierank.measures.kernels`), so a group of equal values or equal weights
+  ([`tierank.measures.kernels`][tierank.measures.kernels]), so a group of equal values or equal weights
   adds exactly 0;
 * max / min: the optimistic / pessimistic arrangement (weights are non-increasing
   in rank, so the rearrangement inequality makes them extremal).
 
-A family gives position weights :meth:`Linear.weights` and, for a ratio, the per-query
-:meth:`Linear.denominator` :math:`Z`: sums are divided once at the end, so ratios of counts
+A family gives position weights [`Linear.weights`][tierank.measures.linear.Linear.weights] and, for a ratio, the per-query
+[`Linear.denominator`][tierank.measures.linear.Linear.denominator] :math:`Z`: sums are divided once at the end, so ratios of counts
 (P, R, F1, Rprec, Judged) are one division of exact integer counts.
 """
 
@@ -67,7 +67,7 @@ class Linear(Measure):
         return None
 
     def view(self, prep: Prepared):
-        """The :class:`tierank.ties.Prepared` the sums run over (default: ``prep`` itself; a
+        """The [`tierank.ties.Prepared`][tierank.ties.Prepared] the sums run over (default: ``prep`` itself; a
         condensed list for ``judged_only``)."""
         return prep
 
@@ -125,7 +125,7 @@ class Linear(Measure):
 
 def arranged(prep: Prepared, a: np.ndarray, which: Which) -> np.ndarray:
     """Per-row values ``a`` (policy order) under ``policy``, ``optimistic`` (each tie group's
-    values sorted descending) or ``pessimistic`` (ascending): :meth:`tierank.ties.Prepared.sorted_in_groups`."""
+    values sorted descending) or ``pessimistic`` (ascending): [`tierank.ties.Prepared.sorted_in_groups`][tierank.ties.Prepared.sorted_in_groups]."""
     return prep.sorted_in_groups(a, which)
 
 
@@ -223,7 +223,7 @@ class R(Linear):
         return prep.nrel(self.level)
 
     def unjudged_bounds(self, prep: Prepared, stats: Stats) -> tuple[np.ndarray, np.ndarray]:
-        """R = h / N+ (:func:`_hits_ratio_bounds`)."""
+        """R = h / N+ (`_hits_ratio_bounds`)."""
         return _hits_ratio_bounds(prep, prep.cut(self.k), self.level, scale=1.0, offset=0.0)
 
 
@@ -249,7 +249,7 @@ class F1(Linear):
         return self.required_cutoff + prep.nrel(self.level)
 
     def unjudged_bounds(self, prep: Prepared, stats: Stats) -> tuple[np.ndarray, np.ndarray]:
-        """F1 = 2h / (k + N+) (:func:`_hits_ratio_bounds`)."""
+        """F1 = 2h / (k + N+) (`_hits_ratio_bounds`)."""
         return _hits_ratio_bounds(
             prep,
             prep.cut(self.required_cutoff),
@@ -469,7 +469,7 @@ class nDCG(Linear):
     does); ``judged_only=True``: unjudged documents (and negative grades, trec_eval's "unjudged in the
     pool") removed before ranking, ranks closing up (trec_eval -J, pytrec_eval's judged_docs_only).
     The ideal DCG uses the same gains.  Every variant is a position sum, so the closed forms of
-    :class:`Linear` apply; with ``judged_only`` they run over the condensed list, whose tie groups
+    `Linear` apply; with ``judged_only`` they run over the condensed list, whose tie groups
     are the judged members of the original ones (still uniformly permuted).
 
     >>> from tierank.measures import parse_measure

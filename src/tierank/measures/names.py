@@ -1,7 +1,7 @@
 """trec_eval's measure names, side by side with the ir_measures names.
 
-``tierank eval -m`` (and :func:`tierank.evaluate`) accept every measure the way trec_eval 10
-accepts it, next to the ir_measures strings of :func:`tierank.measures.parse_measure`:
+``tierank eval -m`` (and [`tierank.evaluate`][tierank.evaluate]) accept every measure the way trec_eval 10
+accepts it, next to the ir_measures strings of [`tierank.measures.parse_measure`][tierank.measures.parse_measure]:
 
 * ``NAME`` or ``NAME.PARAMS``: ``map``, ``P`` (trec_eval's default cutoffs 5, 10, 15, 20, 30, 100,
   200, 500, 1000), ``P.5,10,20``, ``recall.100``, ``ndcg``, ``ndcg.1=3.5,2=9`` (gain map),
@@ -36,12 +36,12 @@ Semantics (checked against the real trec_eval 10 by ``tests/crosscheck/test_trec
 * ``ndcg.L=G,...``: trec_eval's gain map (levels not named keep gain = level) maps to
   ``nDCG(gains={L:G,...})``.
 * ``G``, ``binG``, ``ndcg_rel``, ``Rndcg`` (trec_eval's experimental gain measures) map to ``G``,
-  ``BinG``, ``nDCG_rel``, ``RnDCG`` (:mod:`tierank.measures.trec_gain`), a gain map ``G.1=2,2=5`` to
+  ``BinG``, ``nDCG_rel``, ``RnDCG`` (`tierank.measures.trec_gain`), a gain map ``G.1=2,2=5`` to
   ``G(gains={1:2,2:5})``; ``unj.5,10`` to ``Unj@5``, ``Unj@10`` (default cutoffs 5, 10,
   20) and ``rbp_resid`` / ``rbp_resid.p=0.8`` to ``RBP_resid(p=0.9)`` / ``RBP_resid(p=0.8)``
-  (:mod:`tierank.measures.unjudged`); ``relstring`` / ``relstring.20`` to ``RelString@10`` /
+  (`tierank.measures.unjudged`); ``relstring`` / ``relstring.20`` to ``RelString@10`` /
   ``RelString@20``, a string per query (the tie-oblivious ordering's;
-  :mod:`tierank.measures.relstring`) that only ``--format trec_eval`` prints.
+  `tierank.measures.relstring`) that only ``--format trec_eval`` prints.
 * ``11pt_avg.0.25,0.5,0.75`` maps to ``IPrecAvg(levels='0.25,0.5,0.75')``, printed
   ``11pt_avg_0.25,0.5,0.75`` (the text as given), averaged as trec_eval averages the levels, in the
   order given.
@@ -51,13 +51,13 @@ Semantics (checked against the real trec_eval 10 by ``tests/crosscheck/test_trec
   are refused.
 * Every measure of ``all_trec`` is implemented, so the nickname leaves nothing out.
 * ``utility.p1,p2,p3,p4`` maps to ``Utility(p1=..,p2=..,p3=..,p4=..)``; ``-N`` (documents in the
-  collection, read by trec_eval's ``utility`` only) sets its ``ndocs`` (:meth:`Plan.with_docs_in_collection`).
+  collection, read by trec_eval's ``utility`` only) sets its ``ndocs`` ([`Plan.with_docs_in_collection`][tierank.measures.names.Plan.with_docs_in_collection]).
 * ``Rprec_mult.x,...`` maps to ``RprecMult@x`` (precision at rank ``(long) (x N+ + 0.9)``), printed
   ``Rprec_mult_0.20`` as trec_eval prints it; ``relative_P.k`` to ``RelP@k``.
 
-The reverse, :func:`trec_name`, gives the name trec_eval prints for a measure (``P@10`` ->
-``P_10``) or None; :func:`trec_order` its position in trec_eval's print order.  Unknown names get
-"did you mean" suggestions (:func:`suggest`).
+The reverse, [`trec_name`][tierank.measures.names.trec_name], gives the name trec_eval prints for a measure (``P@10`` ->
+``P_10``) or None; [`trec_order`][tierank.measures.names.trec_order] its position in trec_eval's print order.  Unknown names get
+"did you mean" suggestions ([`suggest`][tierank.measures.names.suggest]).
 
 Examples
 --------
@@ -91,13 +91,13 @@ from .base import (
     use_trec_names,
 )
 
-#: the tools whose measure names each family declares (:class:`tierank.measures.base.FamilyNames`)
+#: the tools whose measure names each family declares (`tierank.measures.base.FamilyNames`)
 Tool = Literal["trec_eval", "trec_eval_cut", "ir_measures", "ranx", "mteb", "sentence_transformers"]
 
 
 def family_names(tool: Tool, order: Iterable[str] = ()) -> dict[str, str]:
     """``{name in tool: tierank family}`` of every registered family that declares a name in ``tool``
-    (:attr:`tierank.measures.Measure.names`): the one source of the name tables of this module and of
+    (`tierank.measures.Measure.names`): the one source of the name tables of this module and of
     the adapters.  Names listed in ``order`` (the tool's own print order) come first, in that order,
     the others after them in registration order.
 
@@ -336,7 +336,7 @@ def _cut_spec(family: str, defaults: tuple[int, ...]) -> _Spec:
 
 @lru_cache(maxsize=4)
 def _tables(registered: int) -> tuple[dict[str, _Spec], dict[str, str], dict[str, str]]:
-    """(trec_eval name -> :class:`_Spec`, family -> plain trec_eval name, family -> cutoff trec_eval name),
+    """(trec_eval name -> `_Spec`, family -> plain trec_eval name, family -> cutoff trec_eval name),
     derived from the registry (``registered``: its size, so that a family registered later is seen)."""
     plain, cut = family_names("trec_eval"), family_names("trec_eval_cut")
     specs = {name: _plain_spec(fam) for name, fam in plain.items()}
@@ -352,7 +352,7 @@ def _tables(registered: int) -> tuple[dict[str, _Spec], dict[str, str], dict[str
 
 
 def _specs() -> dict[str, _Spec]:
-    """trec_eval name -> how it maps to tierank (see :func:`_tables`)."""
+    """trec_eval name -> how it maps to tierank (see `_tables`)."""
     return _tables(len(REGISTRY))[0]
 
 
@@ -383,7 +383,7 @@ class Entry:
 class Plan:
     """What a list of ``-m`` texts asks for.
 
-    ``entries`` in the order asked for (:attr:`printed`: in trec_eval's print order);
+    ``entries`` in the order asked for ([`printed`][tierank.measures.names.Plan.printed]: in trec_eval's print order);
     ``left_out``: trec_eval measures of a nickname that tierank does not have; ``notes``: what was
     ignored or left out, in words (the CLI prints them on stderr).
     """
@@ -551,7 +551,7 @@ def _available(text: str) -> Measure | None:
 
 def plan(texts: Iterable[str | Measure | list[Measure]]) -> Plan:
     """Resolve ``-m`` texts (trec_eval names and nicknames, ir_measures strings, Measures) into a
-    :class:`Plan`; bad or unknown texts raise one :class:`TierankInputError` listing all problems
+    [`Plan`][tierank.measures.names.Plan]; bad or unknown texts raise one [`TierankInputError`][tierank.measures.names.TierankInputError] listing all problems
     (unknown names with "did you mean" suggestions).
     """
     st = _State()
@@ -679,7 +679,7 @@ def resolve(texts: Iterable[str | Measure] | str) -> list[Measure]:
     """The measures that ``texts`` (trec_eval names and nicknames, ir_measures strings) ask for.
 
     trec_eval names come in trec_eval's print order, the others after them in the order given;
-    each measure once.  Raises :class:`TierankInputError` (all problems together) for unknown
+    each measure once.  Raises [`TierankInputError`][tierank.measures.names.TierankInputError] (all problems together) for unknown
     names, with suggestions.
 
     >>> [str(m) for m in resolve("success")]
@@ -695,7 +695,7 @@ def resolve(texts: Iterable[str | Measure] | str) -> list[Measure]:
 
 
 class _Installed(TrecNames):
-    """This module's reading of trec_eval names, for :func:`tierank.measures.parse_measure(s)`."""
+    """This module's reading of trec_eval names, for `tierank.measures.parse_measure(s)`."""
 
     def is_trec(self, text: str) -> bool:
         return is_trec(text)
@@ -844,7 +844,7 @@ def _all_names() -> list[str]:
 
 def suggest(text: str, n: int = 3) -> list[str]:
     """Likely intended spellings of an unknown measure ``text`` (case, ir_measures/trec_eval
-    aliases, the printed form ``P_10``, then :mod:`difflib` over every name).
+    aliases, the printed form ``P_10``, then `difflib` over every name).
 
     >>> suggest("ndcg@10"), suggest("mAP"), suggest("P_10"), suggest("ndcg_cut_10")
     (['nDCG@10'], ['AP', 'map'], ['P.10', 'P@10'], ['ndcg_cut.10', 'nDCG@10'])

@@ -12,7 +12,7 @@ ordering (the evaluation's tie-break), and with ``--stat min`` / ``--stat max`` 
 pessimistic / optimistic arrangements (each tie group's grades ascending / descending: the orderings
 at which the numeric measures' min and max are attained).  Its numeric statistics are NaN: only
 ``--format trec_eval`` prints it (with ``-q``); the other formats leave it out with a note.  In
-Python the strings are :attr:`RelStats.texts` of ``result.stats[RelString@10]``.
+Python the strings are `RelStats.texts` of ``result.stats[RelString@10]``.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def relchar(grade: float) -> str:
 
 
 def _chars(key: np.ndarray) -> np.ndarray:
-    """:func:`relchar` of every sort key of :meth:`RelString.stats` (-1: not in the qrels, -1.5: a negative
+    """[`relchar`][tierank.measures.relstring.relchar] of every sort key of `RelString.stats` (-1: not in the qrels, -1.5: a negative
     grade), as ASCII bytes.
 
     >>> _chars(np.array([0.0, 3.0, 12.0, -1.0, -1.5])).tobytes()
@@ -57,7 +57,7 @@ def _chars(key: np.ndarray) -> np.ndarray:
 
 @dataclass
 class RelStats(Stats):
-    """:class:`Stats` (all NaN) plus the strings per query of the ``policy`` (tie-oblivious),
+    """[`Stats`][tierank.measures.relstring.Stats] (all NaN) plus the strings per query of the ``policy`` (tie-oblivious),
     ``pessimistic`` and ``optimistic`` arrangements."""
 
     texts: dict[str, list[str]] = field(default_factory=dict)
@@ -78,7 +78,7 @@ class RelString(Measure):
     )
     cutoff_required = True
     bounds_refusal = "it is a string, not a number"
-    #: its value is a string (:class:`RelStats`), printed by --format trec_eval only
+    #: its value is a string (`RelStats`), printed by --format trec_eval only
     string_valued: ClassVar[bool] = True
 
     def stats(self, prep: Prepared) -> Stats:

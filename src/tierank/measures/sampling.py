@@ -21,18 +21,18 @@ group's ``m`` positions, independently across groups.  So, per sampled query and
   integer, vectorized over every (group, ordering) pair of a chunk at once; the offsets are
   marked in a bit map of the chunk's relevant-bearing positions;
 * the relevant ranks of every (ordering, query) then come out of one ``flatnonzero``, sorted:
-  :class:`Draws`.  A measure turns them into one value per (ordering, query) with
+  [`Draws`][tierank.measures.sampling.Draws].  A measure turns them into one value per (ordering, query) with
   segment sums / maxima, in O(relevant documents) per ordering.
 
 Only queries whose value can change (``min < max``) are sampled; the others keep their one
 value exactly, with variance 0 and standard error 0.  Chunks are bounded (at most
-:data:`MAX_ENTRIES` bit-map entries, split over orderings when one query alone is larger).
+`MAX_ENTRIES` bit-map entries, split over orderings when one query alone is larger).
 
 Reproducibility
 ---------------
 The draws of a query depend only on ``prep.seed``, the query id, the rank of each tie group
 and the ordering's index: the uniform integers come from a counter-based generator (the
-splitmix64 stream of a per-(query, group, ordering) key, :func:`tierank.io.fingerprint.splitmix64`),
+splitmix64 stream of a per-(query, group, ordering) key, [`tierank.io.fingerprint.splitmix64`][tierank.io.fingerprint.splitmix64]),
 not from a shared stream.  A query therefore gets bit-identical estimates whatever other
 queries are evaluated with it and however the work is chunked (streamed batches, depth
 pruning), and the same seed gives the same numbers.  A uniform integer in ``[0, j]`` is
@@ -161,7 +161,7 @@ class Draws:
 
 
 def fixed_draws(prep: Prepared, seq: np.ndarray, cut: float) -> Draws:
-    """:class:`Draws` of one ranking per query: rows of ``prep`` in order, ``seq`` the relevance
+    """[`Draws`][tierank.measures.sampling.Draws] of one ranking per query: rows of ``prep`` in order, ``seq`` the relevance
     of each row (e.g. ``prep.arrangement("pessimistic", "rel")``), ranks below ``cut`` only."""
     keep = seq & (prep.pos < cut) if np.isfinite(cut) else seq
     rows = np.flatnonzero(keep)
@@ -183,7 +183,7 @@ def query_keys(prep: Prepared, seed: int | None = None) -> np.ndarray:
 def orderings(prep: Prepared, level: int | None, cut: float) -> np.ndarray:
     """Per query, the number of distinct orderings of its relevant documents that the binary measures
     read: the product over its *mixed* tie groups above ``cut`` (holding relevant and non-relevant
-    documents) of :math:`\binom{m}{r}`; int64, ``ENUMERATE + 1`` wherever it exceeds :data:`ENUMERATE`.
+    documents) of :math:`\binom{m}{r}`; int64, ``ENUMERATE + 1`` wherever it exceeds `ENUMERATE`.
     """
 
     def compute():
@@ -237,7 +237,7 @@ def random_draws(
     ``S_chunk * len(chunk)`` segments, segment ``s * len(chunk) + i`` being ordering
     ``first + s`` of the chunk's query ``i``.  Chunks cover every query and every one of the
     ``prep.samples`` orderings once.  With ``enumerate_n``: the queries have exactly that many
-    distinct orderings (:func:`orderings`), and the ``enumerate_n`` orderings are every one of
+    distinct orderings ([`orderings`][tierank.measures.sampling.orderings]), and the ``enumerate_n`` orderings are every one of
     them, once each, instead of random ones.
     """
     queries = np.asarray(queries, dtype=np.int64)
@@ -283,7 +283,7 @@ def _enumerated_marks(
 ) -> None:
     """Marks of orderings ``s0 .. s0+sb-1`` of every distinct ordering of the mixed groups ``g[order]``
     (``kk`` offsets each): ordering ``t`` of a query reads, in mixed radix over its mixed groups in rank
-    order (the last one fastest), one k-subset of each group (:func:`_combinations`)."""
+    order (the last one fastest), one k-subset of each group (`_combinations`)."""
     gm = g[order]  # by query, then rank
     m = prep.gsize[gm].astype(np.int64)
     base2 = base.reshape(len(order), sb)
@@ -390,7 +390,7 @@ def sample_moments(
     """Per query of ``queries``: mean and variance of the rows of ``values(draws)`` (an array
     ``(L, draws.nseg)``: L values per ranking) over the query's tie orderings, and whether they are exact.
 
-    A query with at most :data:`ENUMERATE` distinct orderings (:func:`orderings`) is enumerated: every
+    A query with at most `ENUMERATE` distinct orderings ([`orderings`][tierank.measures.sampling.orderings]) is enumerated: every
     ordering once, the mean and the variance (``ddof=0``) exact (third array True).  The others are
     estimated from ``prep.samples`` random orderings (variance ``ddof=1``; False).  Returns three
     arrays, the first two of shape ``(L, len(queries))``.  Each query's numbers depend on its own
@@ -443,7 +443,7 @@ def labelled(
     sampled: np.ndarray,
     prep: Prepared,
 ) -> Stats:
-    """:class:`Stats` labelled by what was sampled: ``sampled`` per query (True: ``expected`` and ``var``
+    """[`Stats`][tierank.measures.sampling.Stats] labelled by what was sampled: ``sampled`` per query (True: ``expected`` and ``var``
     estimated from ``prep.samples`` orderings, their standard error ``sqrt(var / samples)``; False:
     exact, standard error 0); ``method="exact"`` when no query was sampled."""
     if not sampled.any():
@@ -472,8 +472,8 @@ def sampled_stats(
     level: int | None,
     cut: float,
 ) -> Stats:
-    """:class:`Stats` of a measure with exact ``oblivious``/``min``/``max`` per query and an expectation
-    and variance over the orderings (:func:`sample_moments`): ``values(draws)`` gives the measure of
+    """[`Stats`][tierank.measures.sampling.Stats] of a measure with exact ``oblivious``/``min``/``max`` per query and an expectation
+    and variance over the orderings ([`sample_moments`][tierank.measures.sampling.sample_moments]): ``values(draws)`` gives the measure of
     each ranking of ``draws`` (shape ``(draws.nseg,)``).  Queries with ``min == max`` are not drawn:
     their expectation is that value, with variance and standard error exactly 0; queries with few
     orderings are enumerated (exact); with no query sampled the result is ``method="exact"``.

@@ -4,19 +4,19 @@ r"""trec_eval's relative precision and utility measures: relative_P, set_relativ
 With :math:`h_k` the relevant documents in the top :math:`k`, :math:`h` those retrieved, :math:`n` the
 documents retrieved (``num_ret``, after ``-M``) and :math:`N_+` the relevant documents:
 
-* ``relative_P`` at :math:`k` (:class:`RelP`) :math:`= h_k / \min(k, N_+)` (0 when :math:`N_+ = 0`):
+* ``relative_P`` at :math:`k` ([`RelP`][tierank.measures.trec_extra.RelP]) :math:`= h_k / \min(k, N_+)` (0 when :math:`N_+ = 0`):
   precision up to rank :math:`N_+`, recall after it;
-* ``set_relative_P`` (:class:`SetRelP`) :math:`= h / \min(n, N_+)` (0 when either is 0);
-* ``Rprec_mult`` at the multiple :math:`x` (:class:`RprecMult`): precision at rank
+* ``set_relative_P`` ([`SetRelP`][tierank.measures.trec_extra.SetRelP]) :math:`= h / \min(n, N_+)` (0 when either is 0);
+* ``Rprec_mult`` at the multiple :math:`x` ([`RprecMult`][tierank.measures.trec_extra.RprecMult]): precision at rank
   :math:`c = \lfloor x N_+ + 0.9 \rfloor` (trec_eval's ``(long) (x * num_rel + 0.9)``), i.e.
   :math:`h_c / c` (0 when :math:`c = 0`), also when fewer than :math:`c` documents are retrieved;
-* ``utility`` (:class:`Utility`) :math:`= p_1 a + p_2 b + p_3 c + p_4 d` over the contingency table
+* ``utility`` ([`Utility`][tierank.measures.trec_extra.Utility]) :math:`= p_1 a + p_2 b + p_3 c + p_4 d` over the contingency table
   :math:`a = h`, :math:`b = n - h`, :math:`c = N_+ - h`, :math:`d = N - n - N_+ + h` (:math:`N` the
   documents in the collection, ``trec_eval -N``, parameter ``ndocs``), averaged over queries as
   trec_eval does.
 
 All four are weighted sums over ranked positions (weight 1 up to a cutoff, the cutoff per query for
-Rprec_mult), divided by a per-query constant, so :class:`tierank.measures.linear.Linear` gives their
+Rprec_mult), divided by a per-query constant, so `tierank.measures.linear.Linear` gives their
 exact expectation, variance, min and max.  Utility is :math:`(p_1 - p_2 - p_3 + p_4) h` plus a constant
 per query: its statistics are those of :math:`h`, scaled, with min and max swapped when the
 coefficient is negative.
@@ -121,7 +121,7 @@ class RprecMult(Linear):
         return self.ranks(prep.nrel(self.level))
 
 
-#: the largest worth |p1|..|p4| of a document in :class:`Utility`: four worths times counts up to 2^53 stay
+#: the largest worth |p1|..|p4| of a document in `Utility`: four worths times counts up to 2^53 stay
 #: far inside float64 (larger ones made the utility overflow to inf)
 WORTH = 1e15
 
@@ -164,7 +164,7 @@ class Utility(Linear):
     )
 
     def stats(self, prep: Prepared) -> Stats:
-        """The statistics of h (:class:`tierank.measures.counts.NumRelRet`), mapped through trec_eval's
+        """The statistics of h ([`tierank.measures.counts.NumRelRet`][tierank.measures.counts.NumRelRet]), mapped through trec_eval's
         expression (m_utility.c, in doubles, so single orderings print trec_eval's digits)."""
         h = NumRelRet(params=(("rel", self.level),)).stats(prep)
         p1, p2, p3, p4 = (float(self.param(p)) for p in ("p1", "p2", "p3", "p4"))
@@ -183,7 +183,7 @@ class Utility(Linear):
 
 
 def with_docs_in_collection(measures: list, ndocs: int) -> list:
-    """``measures`` with every :class:`Utility` reading ``ndocs`` documents in the collection (trec_eval
+    """``measures`` with every [`Utility`][tierank.measures.trec_extra.Utility] reading ``ndocs`` documents in the collection (trec_eval
     ``-N``); the others unchanged.
 
     >>> from tierank.measures import parse_measure

@@ -6,22 +6,22 @@ grade >= 0, else 0; the ideal list :math:`I_0 \ge I_1 \ge \dots` holds the query
 grades (:math:`P` of them), :math:`I_j = 0` for :math:`j \ge P`; :math:`n` documents are retrieved
 (after ``-M``), :math:`g_i` is the gain at 0-based rank :math:`i`.
 
-* ``binG`` (:class:`BinG`): :math:`\frac1{N_+}\sum_{i\ \text{relevant}} 1/\log_2(2 + b_i)`, with
+* ``binG`` ([`BinG`][tierank.measures.trec_gain.BinG]): :math:`\frac1{N_+}\sum_{i\ \text{relevant}} 1/\log_2(2 + b_i)`, with
   :math:`b_i` the non-relevant (or unjudged) documents above :math:`i` and relevance grade >= ``-l``.
-* ``G`` (:class:`G`): :math:`\frac1{\sum_j I_j}\sum_{i<n,\ g_i \ne 0} g_i / \log_2(2 + c_i - s_i)`
+* ``G`` ([`G`][tierank.measures.trec_gain.G]): :math:`\frac1{\sum_j I_j}\sum_{i<n,\ g_i \ne 0} g_i / \log_2(2 + c_i - s_i)`
   with :math:`s_i = \sum_{j \le i} g_j` and the cost :math:`c_i = \sum_{j \le i} \max(I_j, 1)`.
-* ``ndcg_rel`` (:class:`nDCG_rel`): with :math:`D_i` the DCG of ranks :math:`\le i` and
+* ``ndcg_rel`` ([`nDCG_rel`][tierank.measures.trec_gain.nDCG_rel]): with :math:`D_i` the DCG of ranks :math:`\le i` and
   :math:`Z_i` the ideal DCG of ranks :math:`\le \min(i, P - 1)`,
   :math:`\frac1P\big(\sum_{i<n,\ g_i>0} D_i/Z_i + (P - h) D_{n-1}/Z_{P-1}\big)`, :math:`h` the
   retrieved documents of positive gain (0 when that sum is not positive).
-* ``Rndcg`` (:class:`RnDCG`): the mean of nDCG at the "R levels": every :math:`k \in [1, P]` where
+* ``Rndcg`` ([`RnDCG`][tierank.measures.trec_gain.RnDCG]): the mean of nDCG at the "R levels": every :math:`k \in [1, P]` where
   :math:`I_k \ne I_{k-1}`, plus :math:`k = n` (ideal DCG :math:`Z_{P-1}`) when :math:`P + 1 < n`
   (trec_eval's loop reaches the end of the list only then); 0 when :math:`N_+ = 0`.
 
 Statistics over tie orderings:
 
 * ``Rndcg`` is a weighted sum over ranks (the checkpoints depend on the qrels and :math:`n`
-  only), with weights non-increasing in rank: :class:`tierank.measures.linear.Linear`'s closed
+  only), with weights non-increasing in rank: `tierank.measures.linear.Linear`'s closed
   forms give every statistic **exactly**.
 * ``binG``: **exact** without a depth limit through a mixed tie group.  Tie groups are
   independent; in a group of :math:`r` relevant and :math:`u` other documents below :math:`B`
@@ -32,8 +32,8 @@ Statistics over tie orderings:
   sum.  Min and max are the arrangements with the relevant documents last / first.  A query
   whose depth limit (``-M``) cuts through a mixed group is enumerated or sampled as below.
 * ``G`` and ``ndcg_rel`` are not sums over ranks and not monotone in the arrangement, so a query
-  is **enumerated** when its distinct orderings number at most :data:`ENUMERATE` (every statistic
-  exact), and otherwise **sampled** (``method="sampled"``, :mod:`tierank.measures.sampling`'s
+  is **enumerated** when its distinct orderings number at most `ENUMERATE` (every statistic
+  exact), and otherwise **sampled** (``method="sampled"``, `tierank.measures.sampling`'s
   labels): expected and variance from ``prep.samples`` uniformly random orderings (seeded per
   query), min and max the extremes over those orderings and the policy, optimistic and
   pessimistic arrangements (attained values, so inner bounds of the true range).
@@ -112,9 +112,9 @@ def per_ordering_stats(
     base: Stats | None = None,
     batch_fn: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
 ) -> Stats:
-    """:class:`Stats` of a measure given by ``fn(q, A)``: the value of query ``q`` for every row of
+    """[`Stats`][tierank.measures.trec_gain.Stats] of a measure given by ``fn(q, A)``: the value of query ``q`` for every row of
     ``A`` (orderings x ranks read, the document ``values`` in rank order).  Queries with at most
-    :data:`ENUMERATE` distinct orderings are enumerated (exact); the others are sampled
+    `ENUMERATE` distinct orderings are enumerated (exact); the others are sampled
     (``prep.samples`` orderings, seeded by query), their min/max the extremes seen unless
     ``exact_extremes`` (then the optimistic / pessimistic arrangements of ``values``, which the
     caller guarantees extremal).  ``queries``: only those (the others taken from ``base``).
@@ -301,7 +301,7 @@ def _ideal(prep: Prepared, q: int, gains=None) -> np.ndarray:
 
 
 class _PerOrdering(Measure):
-    """A family computed per ordering on the document gains (:func:`per_ordering_stats`)."""
+    """A family computed per ordering on the document gains ([`per_ordering_stats`][tierank.measures.trec_gain.per_ordering_stats])."""
 
     cutoff_allowed = False
     bounds_refusal: ClassVar[str | None] = _REFUSAL
@@ -662,7 +662,7 @@ class RnDCG(Linear):
     def _weights_block(
         prep: Prepared, qs: np.ndarray, qret: np.ndarray, w: np.ndarray, gm=None
     ) -> None:
-        """:meth:`weights` of the queries ``qs`` (each with N+ > 0) into ``w``: :func:`_checkpoints` of
+        """`weights` of the queries ``qs`` (each with N+ > 0) into ``w``: `_checkpoints` of
         every query at once, on rows padded to the longest ideal list (the same sums, in the same order)."""
         ideal, P = _ideal_rows(prep, qs, max(P_max(prep, qs, gm), 1), gm)
         n = qret[qs]

@@ -1,12 +1,12 @@
 """Figures and self-contained HTML reports of tie-aware evaluations.
 
-:mod:`.plots` draws matplotlib figures (cutoff curves, system ranges,
-precision sweeps, tie structure) and saves them atomically; :mod:`.page` is
+[`plots`][tierank.report.plots] draws matplotlib figures (cutoff curves, system ranges,
+precision sweeps, tie structure) and saves them atomically; [`page`][tierank.report.page] is
 the kit of one-file HTML pages (tables, embedded figures, sections) and
-:mod:`.html` builds the reports of tierank's results with it;
-:mod:`.terminal` lays out the command line's tables.  The numbers come from
-:mod:`tierank.analysis` (e.g. the cutoff curves from
-:mod:`tierank.analysis.cutoff`, re-exported here); nothing here evaluates.
+[`html`][tierank.report.html] builds the reports of tierank's results with it;
+`terminal` lays out the command line's tables.  The numbers come from
+[`tierank.analysis`][tierank.analysis] (e.g. the cutoff curves from
+[`tierank.analysis.cutoff`][tierank.analysis.cutoff], re-exported here); nothing here evaluates.
 matplotlib is imported only when a figure is drawn (``pip install
 "tierank[report]"``), so importing this package, like ``import tierank``, does not
 need it.

@@ -1,10 +1,10 @@
-"""A comparison of systems with its renderings: :class:`ComparisonReport` and :func:`compare`
+"""A comparison of systems with its renderings: [`ComparisonReport`][tierank.report.comparison.ComparisonReport] and [`compare`][tierank.report.comparison.compare]
 (``tierank.compare``), in the manner of ranx's ``compare`` and its report.
 
-The numbers are :func:`tierank.analysis.compare.compare`'s (a
-:class:`~tierank.analysis.compare.Comparison`: ``systems``, ``pairs``, ``settings``, ...); the report
-adds the text of ``tierank compare --format``: :meth:`ComparisonReport.to_dict` is the ``json``
-document, :meth:`~ComparisonReport.to_markdown` and :meth:`~ComparisonReport.to_latex` the systems (the
+The numbers are [`tierank.analysis.compare.compare`][tierank.analysis.compare.compare]'s (a
+[`Comparison`][tierank.analysis.compare.Comparison]: ``systems``, ``pairs``, ``settings``, ...); the report
+adds the text of ``tierank compare --format``: `ComparisonReport.to_dict` is the ``json``
+document, [`to_markdown`][tierank.report.comparison.ComparisonReport.to_markdown] and [`to_latex`][tierank.report.comparison.ComparisonReport.to_latex] the systems (the
 leaderboard's columns with ``leaderboard=True``) ranked by E[M].
 
 Examples
@@ -53,7 +53,7 @@ LEADERBOARD_FIELDS = SYSTEM_FIELDS + ("rank_low", "rank_high", "group")
 
 
 class ComparisonReport(Comparison):
-    """A :class:`~tierank.analysis.compare.Comparison` that renders itself as ``tierank compare
+    """A [`Comparison`][tierank.analysis.compare.Comparison] that renders itself as ``tierank compare
     --format`` writes it (``to_dict()``: the ``json`` document, its ``systems[]`` and ``pairs[]``)."""
 
     @classmethod
@@ -69,12 +69,12 @@ class ComparisonReport(Comparison):
         return bool(self.settings.get("leaderboard", False))
 
     def system_records(self) -> list[dict[str, Any]]:
-        """The systems' records (as in :meth:`to_dict`), ranked by E[M]."""
+        """The systems' records (as in `to_dict`), ranked by E[M]."""
         return sorted(self.to_dict()["systems"], key=lambda r: (r["rank"] is None, r["rank"]))
 
     def render(self, fmt: str) -> str:
-        """The comparison in the records format ``fmt`` (:mod:`tierank.report.formats`): ``json``, the
-        whole comparison as one document; any other, the systems' table (:meth:`system_records`, the
+        """The comparison in the records format ``fmt`` ([`tierank.report.formats`][tierank.report.formats]): ``json``, the
+        whole comparison as one document; any other, the systems' table ([`system_records`][tierank.report.comparison.ComparisonReport.system_records], the
         leaderboard's columns with ``leaderboard``)."""
         if fmt == "json":
             return json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n"
@@ -100,8 +100,8 @@ def compare(
     options: CompareSettings | None = None,
     **keywords: Any,
 ) -> ComparisonReport:
-    """Compare systems on one measure, tie-aware, pair by pair: :func:`tierank.analysis.compare.compare`
+    """Compare systems on one measure, tie-aware, pair by pair: [`tierank.analysis.compare.compare`][tierank.analysis.compare.compare]
     (the same arguments: ``runs`` as ``{name: run}``, ``qrels``, one ``measure``, an
-    :class:`tierank.EvalSettings`, a :class:`~tierank.analysis.compare.CompareSettings`, or their
-    fields by name), as a :class:`ComparisonReport`."""
+    [`tierank.EvalSettings`][tierank.EvalSettings], a [`CompareSettings`][tierank.analysis.compare.CompareSettings], or their
+    fields by name), as a [`ComparisonReport`][tierank.report.comparison.ComparisonReport]."""
     return ComparisonReport.of(compare_systems(runs, qrels, measure, settings, options, **keywords))

@@ -1,19 +1,19 @@
-"""HTML reports of tierank's results, built with the page kit of :mod:`tierank.report.page`.
+"""HTML reports of tierank's results, built with the page kit of [`tierank.report.page`][tierank.report.page].
 
 Builders:
 
-* :func:`eval_report`: an :class:`~tierank.EvalResult` (aggregate table and
+* [`eval_report`][tierank.report.html.eval_report]: an [`EvalResult`][tierank.EvalResult] (aggregate table and
   figure, tie summary, the most tie-affected queries, optional cutoff curves);
-* :func:`sweep_report`: a precision :class:`~tierank.analysis.sweep.Sweep`;
-* :func:`compare_report`: a :class:`~tierank.analysis.compare.Comparison`;
-* :func:`rerank_report`: the rerank protocol's Table 1 (the ``table.json``
+* [`sweep_report`][tierank.report.html.sweep_report]: a precision [`Sweep`][tierank.analysis.sweep.Sweep];
+* [`compare_report`][tierank.report.html.compare_report]: a [`Comparison`][tierank.analysis.compare.Comparison];
+* [`rerank_report`][tierank.report.html.rerank_report]: the rerank protocol's Table 1 (the ``table.json``
   that ``tierank rerank -o DIR`` writes, or a
-  :class:`~tierank.hps.protocol.ProtocolResult`).
+  [`ProtocolResult`][tierank.hps.protocol.ProtocolResult]).
 
-Each returns one self-contained page (a string); :func:`write_report` writes a page
-atomically.  The kit (:class:`Table`, :class:`FigureBlock`, :class:`Section`,
-:func:`render_report`, :func:`format_value`) is re-exported here; see
-:mod:`tierank.report.page` for its use.
+Each returns one self-contained page (a string); [`write_report`][tierank.report.html.write_report] writes a page
+atomically.  The kit ([`Table`][tierank.report.html.Table], [`FigureBlock`][tierank.report.html.FigureBlock], [`Section`][tierank.report.html.Section],
+[`render_report`][tierank.report.html.render_report], [`format_value`][tierank.report.html.format_value]) is re-exported here; see
+[`tierank.report.page`][tierank.report.page] for its use.
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from .page import CSS, FigureBlock, Section, Table, format_value, render_report 
 from .page import p_value as _p_value
 from .page import percent as _pct
 
-#: Rows of the per-query table in :func:`eval_report` by default.
+#: Rows of the per-query table in `eval_report` by default.
 PER_QUERY_ROWS = 20
 
 
 def write_report(path: str | os.PathLike, html: str, *, protect: tuple = ()) -> Path | None:
-    """Write ``html`` (UTF-8) to ``path`` with :func:`tierank.io.writers.write_atomic` (atomic; refuses
+    """Write ``html`` (UTF-8) to ``path`` with [`tierank.io.writers.write_atomic`][tierank.io.writers.write_atomic] (atomic; refuses
     the inputs in ``protect``, special files and unwritable folders; ``"-"`` is stdout).  Returns the path."""
     from ..io.writers import write_atomic
 
@@ -77,7 +77,7 @@ def _tie_table(ties: Mapping, caption: str | None = None) -> Table:
 def eval_report(
     result, curves=None, *, per_query: int | None = PER_QUERY_ROWS, title: str | None = None
 ) -> str:
-    """HTML report of an :class:`~tierank.EvalResult`.
+    """HTML report of an [`EvalResult`][tierank.EvalResult].
 
     Sections: the aggregate table with a ranges figure (one segment per measure),
     the tie summary, the ``per_query`` (query, measure) rows with the widest
@@ -88,7 +88,7 @@ def eval_report(
     ----------
     result : EvalResult
     curves : CutoffCurves, optional
-        From :func:`~tierank.analysis.cutoff.cutoff_curves` or :func:`~tierank.analysis.cutoff.evaluate_with_curves`.
+        From [`cutoff_curves`][tierank.analysis.cutoff.cutoff_curves] or [`evaluate_with_curves`][tierank.analysis.cutoff.evaluate_with_curves].
     per_query : int or None
     title : str, optional
 
@@ -201,7 +201,7 @@ def eval_report(
 
 
 def sweep_report(sweep, measures: Sequence[str] | None = None, *, title: str | None = None) -> str:
-    """HTML report of a precision :class:`~tierank.analysis.sweep.Sweep`.
+    """HTML report of a precision [`Sweep`][tierank.analysis.sweep.Sweep].
 
     A tie table (one row per format) and, per measure, the sweep figure and its table.
 
@@ -284,10 +284,10 @@ _FOREST_CAPTION = (
 
 
 def compare_report(comparison, *, title: str | None = None) -> str:
-    """HTML report of a :class:`~tierank.analysis.compare.Comparison`.
+    """HTML report of a [`Comparison`][tierank.analysis.compare.Comparison].
 
     The ranges figure (one segment per system), the forest plot (each system's CI over queries beside its
-    tie range, :func:`~tierank.report.plots.plot_forest`), the systems table, the pairs table
+    tie range, [`plot_forest`][tierank.report.plots.plot_forest]), the systems table, the pairs table
     (flags as words, flagged pairs highlighted) and, with a band, the band summary.
     """
     from .plots import plot_forest, plot_ranges
@@ -463,7 +463,7 @@ def _or_dash(spec: str):
     return lambda v: "-" if v is None else spec.format(v)
 
 
-#: what every row of a rerank table needs (:func:`check_rerank_table`): text, and numbers
+#: what every row of a rerank table needs (`check_rerank_table`): text, and numbers
 RERANK_TEXT = ("variant", "measure")
 RERANK_NUMBERS = ("oblivious", "expected", "min", "max")
 #: the columns a rerank row may have, numbers or null (NaN) where present
@@ -497,9 +497,9 @@ def _number(v, optional: bool) -> bool:
 
 
 def load_rerank_table(path) -> Mapping:
-    """The checked rerank table of the ``table.json`` at ``path`` (:func:`check_rerank_table`), read
-    as strict JSON (:func:`tierank.io.strict_json.loads`: no NaN or Infinity, no duplicated key, no
-    number beyond float range), else :class:`~tierank.errors.TierankInputError` in one line."""
+    """The checked rerank table of the ``table.json`` at ``path`` ([`check_rerank_table`][tierank.report.html.check_rerank_table]), read
+    as strict JSON ([`tierank.io.strict_json.loads`][tierank.io.strict_json.loads]: no NaN or Infinity, no duplicated key, no
+    number beyond float range), else [`TierankInputError`][tierank.errors.TierankInputError] in one line."""
     from ..errors import TierankInputError
     from ..io.strict_json import loads
 
@@ -521,7 +521,7 @@ def load_rerank_table(path) -> Mapping:
 
 def check_rerank_table(doc, source: str = "table.json") -> Mapping:
     """``doc`` if it is a rerank table (a mapping with ``settings`` and a list of ``rows``, each row a
-    mapping with the keys :func:`rerank_report` reads), else :class:`~tierank.errors.TierankInputError`
+    mapping with the keys [`rerank_report`][tierank.report.html.rerank_report] reads), else [`TierankInputError`][tierank.errors.TierankInputError]
     naming ``source`` and what is wrong.
 
     >>> check_rerank_table({"settings": {}, "rows": [{"variant": "fp32", "measure": "RR"}]}, "t.json")
@@ -561,9 +561,9 @@ def check_rerank_table(doc, source: str = "table.json") -> Mapping:
 def rerank_report(result, *, title: str | None = None, source: str = "table.json") -> str:
     """HTML report of the rerank protocol: per measure a ranges figure and Table 1's rows.
 
-    ``result`` is a :class:`~tierank.hps.protocol.ProtocolResult` or the
+    ``result`` is a [`ProtocolResult`][tierank.hps.protocol.ProtocolResult] or the
     mapping stored in ``table.json`` (``settings`` and ``rows``), checked with
-    :func:`check_rerank_table` (``source`` names it in the errors).
+    [`check_rerank_table`][tierank.report.html.check_rerank_table] (``source`` names it in the errors).
     """
     from .plots import plot_ranges
 

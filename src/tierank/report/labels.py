@@ -4,7 +4,7 @@ Run names are often long and alike at both ends (``askubuntu-test.bm25.band1.4.r
 ``askubuntu-test.bm25.band2.0.run``); a figure that has no room for a whole name
 keeps its start and its end and puts ``…`` in between, so the part that tells
 runs apart (usually the end) stays visible.  Reports keep the full names in
-their tables.  Nothing here draws; :mod:`tierank.report.plots` chooses the
+their tables.  Nothing here draws; [`tierank.report.plots`][tierank.report.plots] chooses the
 width from the room it measures.
 """
 

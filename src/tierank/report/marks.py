@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from ..results import EvalResult
 
 #: the marker, after the measure's name, of a row whose statistics are partly estimated from random tie
-#: orderings, in the human tables (the terminal table, Markdown, LaTeX); :func:`sampled_note` says what it means
+#: orderings, in the human tables (the terminal table, Markdown, LaTeX); `sampled_note` says what it means
 SAMPLED_MARK = "*"
 
 
@@ -31,7 +31,7 @@ def sampled_measures(results: Iterable[EvalResult]) -> tuple[list, int | None, i
 
 
 def sampled_note(results: Iterable[EvalResult], mark: str = SAMPLED_MARK) -> str | None:
-    """The footnote of :data:`SAMPLED_MARK` (None when every value of ``results`` is exact).
+    """The footnote of `SAMPLED_MARK` (None when every value of ``results`` is exact).
 
     >>> import tierank
     >>> res = tierank.evaluate({"q": {f"d{i}": 1 for i in range(10)}}, {"q": {f"d{i}": 0.5 for i in range(20)}},

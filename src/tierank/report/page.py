@@ -1,13 +1,13 @@
 """The HTML page kit: self-contained pages, one file, inline CSS, figures embedded, no network needed.
 
-A page is a title and a list of :class:`Section` s; a section has a heading,
-optional paragraphs, figures (:class:`FigureBlock`: a matplotlib figure, PNG
+A page is a title and a list of [`Section`][tierank.report.page.Section] s; a section has a heading,
+optional paragraphs, figures ([`FigureBlock`][tierank.report.page.FigureBlock]: a matplotlib figure, PNG
 bytes or SVG text, embedded as a ``data:image/png;base64`` URI or inline
-``<svg>``) and tables (:class:`Table`: records and a column order; floats are
+``<svg>``) and tables ([`Table`][tierank.report.page.Table]: records and a column order; floats are
 written with 4 decimals, None and NaN as ``-``).  All text is escaped with
-:func:`html.escape`; the page loads no script, style sheet, font or image
-from anywhere.  :func:`render_report` renders a page; it knows nothing of
-tierank's results (the builders in :mod:`tierank.report.html` do).
+`html.escape`; the page loads no script, style sheet, font or image
+from anywhere.  [`render_report`][tierank.report.page.render_report] renders a page; it knows nothing of
+tierank's results (the builders in [`tierank.report.html`][tierank.report.html] do).
 
 Examples
 --------
@@ -260,7 +260,7 @@ def _anchor(i: int, heading: str) -> str:
 
 
 def made_by() -> str:
-    """Which tierank made a page: ``"tierank <version>"`` (:data:`tierank.__version__`)."""
+    """Which tierank made a page: ``"tierank <version>"`` (`tierank.__version__`)."""
     from ..version import __version__
 
     return f"tierank {__version__}"
@@ -275,7 +275,7 @@ def render_report(title: str, sections: Sequence[Section], *, subtitle: str | No
     sections : sequence of Section
     subtitle : str, optional
         A muted line under the title listing the settings (e.g. the inputs); the page's
-        maker, ``tierank <version>`` (:func:`made_by`), closes it, and is the page's
+        maker, ``tierank <version>`` ([`made_by`][tierank.report.page.made_by]), closes it, and is the page's
         ``generator`` too.
 
     Returns

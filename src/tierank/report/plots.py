@@ -1,6 +1,6 @@
 """Figures of tie-aware evaluations: cutoff curves, system ranges, precision sweeps, tie structure.
 
-Every plotting function returns a :class:`matplotlib.figure.Figure` built
+Every plotting function returns a `matplotlib.figure.Figure` built
 directly on matplotlib's Agg canvas: no ``pyplot``, no global backend switch,
 no window, so it works headless and leaves an interactive session's backend
 alone.  matplotlib is imported on first use only (``import tierank`` never
@@ -10,24 +10,24 @@ Every data artist carries a ``gid`` naming what it shows (``"expected:NAME"``,
 ``"band:NAME"``, ``"range:NAME"``, ...), so that tests and downstream code can
 find it, and SVG output gets matching element ids.
 
-* :func:`plot_cutoff`: a measure family at cutoffs k = 1..kmax, one curve per
+* `plot_cutoff`: a measure family at cutoffs k = 1..kmax, one curve per
   run (e.g. one run in several precision regimes): expected line, oblivious
   markers, [min, max] band, as Figure 2 of Yang et al., "Reliable Evaluation
   Protocol for Low-Precision Retrieval".  The numbers come from
-  :func:`tierank.analysis.cutoff.cutoff_curves` (re-exported here).
-* :func:`plot_ranges`: every system as a segment from its min to its max mean,
+  [`tierank.analysis.cutoff.cutoff_curves`][tierank.analysis.cutoff.cutoff_curves] (re-exported here).
+* [`plot_ranges`][tierank.report.plots.plot_ranges]: every system as a segment from its min to its max mean,
   oblivious value as a circle and expected value as a triangle, as Figure 2 of
   Yang, Moffat & Turpin, "How precise does document scoring need to be?".
-* :func:`plot_sweep`: what each number format does to a measure (value, range,
+* [`plot_sweep`][tierank.report.plots.plot_sweep]: what each number format does to a measure (value, range,
   bias) and to the ties (share of documents in ties).
-* :func:`tie_group_sizes` + :func:`plot_tie_structure`: how large the tie groups
+* [`tie_group_sizes`][tierank.report.plots.tie_group_sizes] + [`plot_tie_structure`][tierank.report.plots.plot_tie_structure]: how large the tie groups
   of each run are (complementary cumulative counts).
-* :func:`save_figure`: atomic PNG/SVG output.
+* [`save_figure`][tierank.report.plots.save_figure]: atomic PNG/SVG output.
 
 Every figure lays itself out for any number of runs and any name length, measuring its text
 before the layout: legends take as many columns as fit and move under the axes, the canvas grows
 with their rows, names without room are shortened in the middle
-(:func:`tierank.report.labels.shorten_names`; the reports keep the full names in their tables),
+([`tierank.report.labels.shorten_names`][tierank.report.labels.shorten_names]; the reports keep the full names in their tables),
 titles wrap.  Nothing is cut (``tests/report/test_layout_figures.py``).
 """
 
@@ -158,7 +158,7 @@ def _text_width(fig, text: str, fontsize: float) -> float:
 def _fit_names(fig, names, room: float, fontsize: float) -> list[str]:
     """``names`` shortened in the middle (one common width in characters) so the widest fits ``room`` inches.
 
-    Distinct names stay distinct (:func:`tierank.report.labels.shorten_names`); no name goes below
+    Distinct names stay distinct ([`tierank.report.labels.shorten_names`][tierank.report.labels.shorten_names]); no name goes below
     8 characters, whatever the room."""
     names = [str(n) for n in names]
 
@@ -203,7 +203,7 @@ def _font_size(key: str = "axes.titlesize") -> float:
 
 def _grid(first: list, last: list, ncols: int) -> list:
     """Legend handles laid out row by row in ``ncols`` columns (``first`` in the first rows, ``last`` from a new
-    row), as the column-major list :meth:`Figure.legend` fills; empty cells are invisible entries."""
+    row), as the column-major list `Figure.legend` fills; empty cells are invisible entries."""
     from matplotlib.lines import Line2D
 
     rows_a, rows_b = -(-len(first) // ncols), -(-len(last) // ncols)
@@ -226,7 +226,7 @@ def _legend_below(
     """A figure legend under the axes that fits the canvas's width.
 
     Tries ``ncols_first`` columns down to one with the full names, then, in turn, the names shortened in
-    the middle to each of :data:`_NAME_WIDTHS` characters, again from ``ncols_first`` columns down;
+    the middle to each of `_NAME_WIDTHS` characters, again from ``ncols_first`` columns down;
     ``make_entries(shown_names)`` returns the run entries, and ``marks`` (what the marks mean) start a new
     row.  Returns the legend, its height in inches and its number of rows.
     """
@@ -402,7 +402,7 @@ def plot_ranges(
     Parameters
     ----------
     comparison_or_rows
-        A :class:`~tierank.analysis.compare.Comparison`, or a sequence of mappings (or
+        A [`Comparison`][tierank.analysis.compare.Comparison], or a sequence of mappings (or
         objects) with ``name, min, max, oblivious, expected``.
     measure : str, optional
         Measure name for the labels (a Comparison supplies its own).
@@ -562,7 +562,7 @@ def plot_sweep(sweep, measure: str, *, title: str | None = None):
     Parameters
     ----------
     sweep : Sweep or list of dict
-        :func:`tierank.analysis.sweep.sweep` output (or its rows).
+        [`tierank.analysis.sweep.sweep`][tierank.analysis.sweep.sweep] output (or its rows).
     measure : str
     title : str, optional
 
@@ -830,10 +830,10 @@ def save_figure(
     dpi: int = DPI,
     protect: Iterable = (),
 ) -> list[Path]:
-    """Write ``stem.<fmt>`` for every format, each atomically with :func:`tierank.io.writers.write_atomic`
-    (temporary file in the same folder, then :func:`os.replace`), so a reader never sees a half-written figure.
+    """Write ``stem.<fmt>`` for every format, each atomically with [`tierank.io.writers.write_atomic`][tierank.io.writers.write_atomic]
+    (temporary file in the same folder, then `os.replace`), so a reader never sees a half-written figure.
 
-    Every target is checked (:func:`tierank.io.writers.check_output`: not one of ``protect``, not a
+    Every target is checked ([`tierank.io.writers.check_output`][tierank.io.writers.check_output]: not one of ``protect``, not a
     special file, a writable folder) before the first is written.
 
     Parameters
@@ -935,7 +935,7 @@ def plot_forest(comparison_or_rows, measure: str | None = None, *, title: str | 
     Parameters
     ----------
     comparison_or_rows
-        A :class:`~tierank.analysis.compare.Comparison` (its systems carry ``ci_low``, ``ci_high``), or a
+        A [`Comparison`][tierank.analysis.compare.Comparison] (its systems carry ``ci_low``, ``ci_high``), or a
         sequence of mappings (or objects) with ``name, expected, ci_low, ci_high, min, max`` (and
         optionally ``oblivious``, ``ci_method``).
     measure : str, optional

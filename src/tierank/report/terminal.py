@@ -1,12 +1,12 @@
 """Every table the command line prints on a terminal, as ``rich`` tables.
 
-The builders here take finished results (an :class:`~tierank.results.EvalResult`, a
+The builders here take finished results (an [`EvalResult`][tierank.results.EvalResult], a
 prevalence report, a sweep, a comparison, ...) and only lay them out: no evaluation
-happens here.  The command line (:mod:`tierank.cli`) prints them, or writes them as
+happens here.  The command line ([`tierank.cli`][tierank.cli]) prints them, or writes them as
 plain text with ``--format table -o FILE``.
 
-Text from the inputs (run names, query ids, system names) goes in as :class:`rich.text.Text`
-(:func:`text`), so that neither rich markup (``[b]``) nor emoji codes (``:100:``) in a file name or a
+Text from the inputs (run names, query ids, system names) goes in as `rich.text.Text`
+([`text`][tierank.report.terminal.text]), so that neither rich markup (``[b]``) nor emoji codes (``:100:``) in a file name or a
 query id are interpreted: it is shown as written.
 
 Examples
@@ -136,7 +136,7 @@ def eval_table(result, per_query: bool, coverage: float | None = None) -> Table:
 
 def ties_tables(report) -> list[Table]:
     """The tables of ``tierank ties``: shares of systems, system-topics and documents affected, and one
-    row per run (a :class:`~tierank.analysis.prevalence` report)."""
+    row per run (a [`prevalence`][tierank.analysis.prevalence] report)."""
     s = report.summary
     t1 = Table(
         title="ties: the share of systems, system-topics and documents affected",
@@ -212,7 +212,7 @@ def ties_tables(report) -> list[Table]:
 
 def sweep_table(result, run_name: str, tie_break: str) -> Table:
     """The table of ``tierank sweep``: per score format its tie share and largest group, then one row per
-    measure (a :class:`~tierank.analysis.sweep.Sweep`)."""
+    measure (a [`Sweep`][tierank.analysis.sweep.Sweep])."""
     t = Table(
         title=text(f"sweep: {run_name} re-expressed per score format"),
         caption=text(
@@ -291,7 +291,7 @@ _SUMMARY_NAMES = {"mean": "Means", "sum": "Sums", "geometric_mean": "Geometric m
 
 
 def _test(c):
-    """The comparison's paired test, as registered (:mod:`tierank.analysis.paired`)."""
+    """The comparison's paired test, as registered (`tierank.analysis.paired`)."""
     from ..analysis.paired import REGISTRY
 
     return REGISTRY.get(c.settings.get("test", "t"), REGISTRY["t"])
@@ -311,7 +311,7 @@ def _inference_note(c) -> str:
 
 
 def compare_tables(comparison) -> list[Table]:
-    """The tables of ``tierank compare`` (a :class:`~tierank.analysis.compare.Comparison`): systems, pairs
+    """The tables of ``tierank compare`` (a [`Comparison`][tierank.analysis.compare.Comparison]): systems, pairs
     (their flags as words), and the band summary if any.
 
     Examples
@@ -550,7 +550,7 @@ def leaderboard_tables(comparison) -> list[Table]:
 
 def bands_table(rows: list[dict], paper: Sequence[dict] = ()) -> Table:
     """The table of ``tierank bands``: worst-case change per rho and measure (rows of
-    :func:`~tierank.analysis.banding.worst_case_table`), with the paper's value in brackets
+    [`worst_case_table`][tierank.analysis.banding.worst_case_table]), with the paper's value in brackets
     where ``paper`` (rows keyed by ``rho``) has the cell."""
     t = Table(
         title="worst-case metric change from rank banding (loss under permutation averaging)",
@@ -580,7 +580,7 @@ def bands_table(rows: list[dict], paper: Sequence[dict] = ()) -> Table:
 
 def measures_table(rows) -> Table:
     """The table of ``tierank measures``: (family, parameters, definition) rows of
-    :func:`tierank.measures.describe`."""
+    [`tierank.measures.describe`][tierank.measures.describe]."""
     table = Table(
         title="measures (write them as ir_measures does, e.g. nDCG@10, P(rel=2)@5, RBP(p=0.8))"
     )
@@ -595,7 +595,7 @@ def measures_table(rows) -> Table:
 
 
 def rerank_table(result) -> Table:
-    """The table of ``tierank rerank`` (the paper's Table 1), from a :class:`~tierank.hps.protocol` result."""
+    """The table of ``tierank rerank`` (the paper's Table 1), from a [`protocol`][tierank.hps.protocol] result."""
     st = result.settings
     t = Table(
         title=text(

@@ -1,18 +1,18 @@
 """Evaluation at any size, and many runs at once.
 
-* :mod:`tierank.stream.evaluate`: a run read in query-aligned batches and evaluated batch by batch
-  (:func:`evaluate_stream`, :func:`iter_evaluate`); memory is bounded by the batch size, and the
-  result equals :func:`tierank.evaluate` on the whole run bit for bit.
-* :mod:`tierank.stream.combine`: the batches' per-query statistics put together exactly.
-* :mod:`tierank.stream.partitioning`: a run not grouped by query written grouped by query with
-  DuckDB, out of core (:func:`partition`), never a home-made external sort.
-* :mod:`tierank.stream.many`: many runs against one qrels read once (:func:`evaluate_many`).
-* :mod:`tierank.stream.workers`: worker processes that never outlive the evaluation
-  (:func:`worker_pool`): they die with their parent, even one killed with SIGKILL, and are
+* `tierank.stream.evaluate`: a run read in query-aligned batches and evaluated batch by batch
+  ([`evaluate_stream`][tierank.stream.evaluate_stream], [`iter_evaluate`][tierank.stream.iter_evaluate]); memory is bounded by the batch size, and the
+  result equals [`tierank.evaluate`][tierank.evaluate] on the whole run bit for bit.
+* `tierank.stream.combine`: the batches' per-query statistics put together exactly.
+* `tierank.stream.partitioning`: a run not grouped by query written grouped by query with
+  DuckDB, out of core ([`partition`][tierank.stream.partition]), never a home-made external sort.
+* `tierank.stream.many`: many runs against one qrels read once ([`evaluate_many`][tierank.stream.evaluate_many]).
+* `tierank.stream.workers`: worker processes that never outlive the evaluation
+  ([`worker_pool`][tierank.stream.worker_pool]): they die with their parent, even one killed with SIGKILL, and are
   terminated at once when the evaluation stops on an error or an interrupt.
 
-The blocks themselves are read by :mod:`tierank.io.blocks` (:func:`iter_ranges`, :func:`iter_blocks`,
-:func:`iter_batches`, re-exported here).
+The blocks themselves are read by `tierank.io.blocks` ([`iter_ranges`][tierank.stream.iter_ranges], [`iter_blocks`][tierank.stream.iter_blocks],
+[`iter_batches`][tierank.stream.iter_batches], re-exported here).
 """
 
 from __future__ import annotations

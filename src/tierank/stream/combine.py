@@ -1,4 +1,4 @@
-"""Putting the results of batches together: one :class:`~tierank.results.EvalResult` equal, bit for bit,
+"""Putting the results of batches together: one [`EvalResult`][tierank.results.EvalResult] equal, bit for bit,
 to the in-memory engine's on the whole run (per-query arrays concatenated in sorted query order)."""
 
 from __future__ import annotations

@@ -1,22 +1,22 @@
 """Evaluation at any size: a run read in query-aligned batches, evaluated batch by batch.
 
 Memory is bounded by the batch size, not by the input.  The run is read as blocks that hold
-whole queries (:mod:`tierank.io.blocks`: byte ranges of a plain file, read by the workers
+whole queries (`tierank.io.blocks`: byte ranges of a plain file, read by the workers
 themselves; decompressed blocks of a gzip file or a pipe; the files of a partitioned run), so
 **a query is never split between batches**.  Each batch is parsed by the same readers as a whole
 file (every refusal names the file and the line) and evaluated by the one engine
-(:func:`tierank.evaluate`) against the judgments of its queries only, in this process or in
-``jobs`` worker processes (:func:`tierank.stream.workers.worker_pool`), and the per-query
-statistics are put together at the end (:func:`tierank.stream.combine.combine_parts`).
+([`tierank.evaluate`][tierank.evaluate]) against the judgments of its queries only, in this process or in
+``jobs`` worker processes ([`tierank.stream.workers.worker_pool`][tierank.stream.workers.worker_pool]), and the per-query
+statistics are put together at the end (`tierank.stream.combine.combine_parts`).
 
 Combining is exact: every per-query statistic depends on that query's documents and judgments
 only, and the summary over queries is computed from the per-query arrays in the order of the
-in-memory engine (queries sorted), so the result equals :func:`tierank.evaluate` on the whole
+in-memory engine (queries sorted), so the result equals [`tierank.evaluate`][tierank.evaluate] on the whole
 run bit for bit (the tests check this on the brute-force cases split into tiny batches).
 
 A run whose queries are not grouped (a query's lines interrupted by another query's) cannot be
 read this way; it is detected (a query seen again in a later batch) and refused with the way
-out: :func:`tierank.stream.partition` writes it grouped by query with DuckDB.
+out: [`tierank.stream.partition`][tierank.stream.partition] writes it grouped by query with DuckDB.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ __all__ = [
 
 
 _WORKER: dict = {}
-#: how :func:`tierank.evaluate` says that dropping unjudged documents left nothing
+#: how `tierank.evaluate` says that dropping unjudged documents left nothing
 CONDENSED_EMPTY = "--condensed: no document of"
 
 
@@ -89,11 +89,11 @@ def evaluate_task(task, ctx: dict | None = None) -> tuple:
     of text lines of a text block whose first line is not given, else None).  A parse error is
     returned in place of the query ids (for a byte range, or a text block without its first line,
     its line numbers relative to the range or block: the caller shifts them, counting the lines
-    before a range only then, :class:`tierank.io.blocks.LineCounter`), so that errors are
+    before a range only then, [`tierank.io.blocks.LineCounter`][tierank.io.blocks.LineCounter]), so that errors are
     reported in file order whichever worker finishes first.  ``("check", task)`` only parses
     (after a refusal the rest of the file is read for its problems, as the in-memory reader does).
     ``ctx`` (``{"evaluator": Evaluator}``) is given in this process; a worker process reads its own,
-    set once by :func:`init_worker`."""
+    set once by `init_worker`."""
     ctx = _WORKER if ctx is None else ctx
     check_only = task[0] == "check"
     if check_only:
@@ -195,8 +195,8 @@ MIN_BALANCED_BLOCK = 16 << 20
 
 def balanced_block_bytes(run_path, block_bytes: int, jobs: int) -> int:
     """The block size to stream ``run_path`` in with ``jobs`` workers: ``block_bytes``, or less for a local
-    file with several workers, so that it makes at least :data:`BLOCKS_PER_WORKER` blocks per worker (none
-    smaller than :data:`MIN_BALANCED_BLOCK` or than ``block_bytes``).  Never larger than ``block_bytes``: the
+    file with several workers, so that it makes at least `BLOCKS_PER_WORKER` blocks per worker (none
+    smaller than `MIN_BALANCED_BLOCK` or than ``block_bytes``).  Never larger than ``block_bytes``: the
     memory bound stands; the numbers do not depend on the blocks.
 
     >>> from tierank.examples import path
@@ -219,7 +219,7 @@ def balanced_block_bytes(run_path, block_bytes: int, jobs: int) -> int:
 
 
 def _in_order(tasks: Iterator[tuple], jobs: int, init: tuple) -> Iterator[tuple]:
-    """:func:`evaluate_task` of every task, in task order: here, or in ``jobs`` worker processes with
+    """[`evaluate_task`][tierank.stream.evaluate.evaluate_task] of every task, in task order: here, or in ``jobs`` worker processes with
     at most ``jobs + 1`` tasks in flight (results that finish early wait for their turn, and so do
     a worker's exceptions: the first in task order is raised, whichever worker fails first)."""
     task: tuple | None
@@ -267,18 +267,18 @@ def iter_evaluate(
     progress_bytes: Callable[[int, int], None] | None = None,
     **options,
 ) -> Iterator[EvalResult]:
-    """Evaluate the run at ``run_path`` batch by batch: one :class:`EvalResult` per batch of whole
+    """Evaluate the run at ``run_path`` batch by batch: one [`EvalResult`][tierank.stream.evaluate.EvalResult] per batch of whole
     queries (those judged), in file order, as soon as it is ready.  ``jobs`` worker processes parse
     and evaluate batches in parallel while this process only cuts the text into blocks at query
     boundaries (at most ``jobs + 1`` blocks in flight; with several workers a
     local file is cut into blocks of at most ``block_bytes``, smaller when that balances the workers:
-    :func:`balanced_block_bytes`).  ``progress(lines, queries)`` is called with
+    `balanced_block_bytes`).  ``progress(lines, queries)`` is called with
     the run lines and queries done after each batch, and ``progress_bytes(done, size)`` with the bytes of
     the file done where it is read in byte ranges (a plain file, not gzip nor a pipe); ``queries_seen``,
     a list, receives every query id
     of the run in file order (judged or not); ``notes``, a dict, gets ``condensed_empty`` when a batch
     had judged queries but no judged document (``unjudged="condensed"``).  ``settings`` and ``options``
-    are those of :func:`tierank.evaluate` (``complete`` is refused: use :func:`evaluate_stream`).
+    are those of [`tierank.evaluate`][tierank.evaluate] (``complete`` is refused: use [`evaluate_stream`][tierank.stream.evaluate.evaluate_stream]).
 
     Refusals are those of the in-memory engine: the settings it refuses, before any block is read;
     then every bad line, in file order, however the blocks are cut and whichever worker finishes
@@ -313,7 +313,7 @@ def evaluate_batches(
     notes: dict | None = None,
     progress_bytes: Callable[[int, int], None] | None = None,
 ) -> Iterator[EvalResult]:
-    """:func:`iter_evaluate` with an :class:`tierank.evaluate.Evaluator` built once (its settings without
+    """[`iter_evaluate`][tierank.stream.evaluate.iter_evaluate] with an [`tierank.evaluate.Evaluator`][tierank.evaluate.Evaluator] built once (its settings without
     ``complete``)."""
     whole = [str(m) for m in evaluator.measures if not m.additive]
     if whole:
@@ -405,8 +405,8 @@ def evaluate_stream(
     progress_bytes: Callable[[int, int], None] | None = None,
     **options,
 ) -> EvalResult:
-    """:func:`tierank.evaluate` on a run of any size, read in query-aligned batches (``progress`` and
-    ``progress_bytes`` as in :func:`iter_evaluate`).
+    """[`tierank.evaluate`][tierank.evaluate] on a run of any size, read in query-aligned batches (``progress`` and
+    ``progress_bytes`` as in [`iter_evaluate`][tierank.stream.evaluate.iter_evaluate]).
 
     Equal, bit for bit, to ``tierank.evaluate(qrels, run_path, measures, settings, **options)``; memory is
     bounded by ``block_bytes`` (times ``jobs + 1``) plus the per-query results.

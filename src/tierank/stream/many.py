@@ -1,4 +1,4 @@
-"""Many runs against one qrels, read once (:func:`evaluate_many`), in worker processes if asked."""
+"""Many runs against one qrels, read once ([`evaluate_many`][tierank.stream.many.evaluate_many]), in worker processes if asked."""
 
 from __future__ import annotations
 
@@ -36,11 +36,11 @@ def evaluate_many(
     """Evaluate many runs against one qrels, read once: ``{run name: EvalResult}`` in the order given.
 
     ``runs`` is a list of paths (named by file name) or a dict ``{name: run}`` of any input
-    :func:`tierank.evaluate` takes.  ``qrels`` may be an :class:`tierank.evaluate.Evaluator` (then
+    [`tierank.evaluate`][tierank.evaluate] takes.  ``qrels`` may be an [`tierank.evaluate.Evaluator`][tierank.evaluate.Evaluator] (then
     without ``measures`` or settings).  ``jobs`` worker processes evaluate runs in parallel;
     ``progress(name)`` is called as each run is done.  Each result equals
     ``tierank.evaluate(qrels, run, measures, settings, **options)``: one
-    :class:`tierank.evaluate.Evaluator`, built once, evaluates every run.
+    [`tierank.evaluate.Evaluator`][tierank.evaluate.Evaluator], built once, evaluates every run.
 
     >>> from tierank.examples import path
     >>> res = evaluate_many(path("qrels"), {"a": path("run"), "b": path("run")}, ["P@2"])

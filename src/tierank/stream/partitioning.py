@@ -1,4 +1,4 @@
-"""A run not grouped by query, written grouped by query out of core with DuckDB (:func:`partition`)."""
+"""A run not grouped by query, written grouped by query out of core with DuckDB ([`partition`][tierank.stream.partitioning.partition])."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def partition(
     DuckDB reads the lines (whitespace-separated fields, as the TREC readers split them) with
     their line numbers and writes one Parquet file per query-hash bucket (``COPY ...
     PARTITION_BY``), under ``memory_limit`` and spilling to ``temp_dir``.  Each file holds whole
-    queries; :func:`batches_of` reads them back in (query, line) order, so file order inside ties
+    queries; `batches_of` reads them back in (query, line) order, so file order inside ties
     (``tie_break="input"``) is kept.  Comment lines (``#`` first) are skipped, as trec_eval does.
     Lines without 6 fields or with a score that is not a finite
     number are refused with their line numbers.  Returns ``out_dir``, which must not exist or be

@@ -1,9 +1,9 @@
-"""Worker processes that never outlive the evaluation (:func:`worker_pool`).
+"""Worker processes that never outlive the evaluation ([`worker_pool`][tierank.stream.workers.worker_pool]).
 
 They die with their parent, even one killed with SIGKILL (``prctl(PR_SET_PDEATHSIG)`` on Linux, a
 watchdog thread elsewhere), and are terminated at once when the work stops on an error or an
-interrupt.  Used by streaming (:mod:`tierank.stream.evaluate`), many runs (:mod:`tierank.stream.many`)
-and the permutation tests of :mod:`tierank.analysis.inference`.
+interrupt.  Used by streaming (`tierank.stream.evaluate`), many runs (`tierank.stream.many`)
+and the permutation tests of [`tierank.analysis.inference`][tierank.analysis.inference].
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ __all__ = ["worker_pool", "die_with_parent", "WATCH_SECONDS"]
 def worker_pool(
     jobs: int, initializer: Callable | None = None, initargs: tuple = ()
 ) -> Iterator[ProcessPoolExecutor]:
-    """A :class:`ProcessPoolExecutor` of ``jobs`` workers that never outlive this process.
+    """A `ProcessPoolExecutor` of ``jobs`` workers that never outlive this process.
 
     * Each worker dies with its parent: on Linux the kernel sends it SIGKILL when the parent dies
       (``prctl(PR_SET_PDEATHSIG)``), even when the parent is killed with SIGKILL; elsewhere a
@@ -30,7 +30,7 @@ def worker_pool(
     * Leaving the block by an exception (an error, Ctrl-C, SIGTERM turned into
       ``KeyboardInterrupt`` by the command line, a generator closed early) cancels the tasks not
       started and terminates the workers at once, rather than waiting for the tasks in flight.
-    * Workers keep the memory they free for their next task (:func:`tierank.processes.keep_freed_memory`).
+    * Workers keep the memory they free for their next task (`tierank.processes.keep_freed_memory`).
     * Workers ignore SIGINT (Ctrl-C reaches the whole process group: the parent alone handles
       it, so the workers print no traceback) and die quietly on SIGTERM.
     """
@@ -87,7 +87,7 @@ WATCH_SECONDS = 0.5
 
 
 def die_with_parent(parent: int | None) -> None:
-    """Make this worker exit when its parent process does (see :func:`worker_pool`)."""
+    """Make this worker exit when its parent process does (see [`worker_pool`][tierank.stream.workers.worker_pool])."""
     import signal
     import sys
     import threading

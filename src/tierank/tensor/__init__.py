@@ -1,16 +1,16 @@
 """Exact tie-aware measures over score tensors, where ties are born: inside training and validation loops.
 
-:func:`evaluate` takes batched, padded ``[queries, candidates]`` score and label arrays (with an
+`evaluate` takes batched, padded ``[queries, candidates]`` score and label arrays (with an
 optional validity mask), or flat ``preds, target, indexes`` as torchmetrics takes them, and returns
 for each measure the per-query tie-oblivious value, and over all orderings of the tied candidates the
 exact expected value, min, max and standard deviation: arrays of shape ``[queries]`` in the input's
 array library, on the input's device.  It is one implementation over the Python array API standard
-(:mod:`array_api_compat`): NumPy, PyTorch (CPU and CUDA), CuPy and JAX run the same code, with no
-copy to the host.  The numbers are those of :func:`tierank.evaluate` on the same data written as a run
-and qrels (the same closed forms, :mod:`tierank.tensor.kernels`).
+(`array_api_compat`): NumPy, PyTorch (CPU and CUDA), CuPy and JAX run the same code, with no
+copy to the host.  The numbers are those of [`tierank.evaluate`][tierank.evaluate] on the same data written as a run
+and qrels (the same closed forms, [`tierank.tensor.kernels`][tierank.tensor.kernels]).
 
 Measures are named as everywhere in tierank (``"nDCG@10"``, ``"RR@10"``, ``"AP"``, ``"P(rel=2)@5"``,
-trec_eval's ``"ndcg_cut.10"``); the families with a tensor kernel are :data:`FAMILIES`.
+trec_eval's ``"ndcg_cut.10"``); the families with a tensor kernel are `FAMILIES`.
 
 Examples
 --------
@@ -53,14 +53,14 @@ __all__ = [
     "check_measures",
 ]
 
-#: measure families with a tensor kernel (every parameter except those :func:`evaluate` refuses)
+#: measure families with a tensor kernel (every parameter except those `evaluate` refuses)
 FAMILIES = ("nDCG", "P", "R", "R_cap", "F1", "Hits", "Rprec", "RBP", "RR", "Success", "AP")
 
 #: the families whose value depends on N+ (``n_relevant`` gives it at the evaluation's ``rel`` only)
 NEEDS_N_PLUS = ("R", "R_cap", "F1", "Rprec", "AP")
 
 #: the tie-breaks of the oblivious value: ``input`` (the candidates' order in the input row, as a
-#: stable sort leaves it; :func:`tierank.evaluate`'s ``tie_break="input"``), ``reverse`` (the reverse
+#: stable sort leaves it; `tierank.evaluate`'s ``tie_break="input"``), ``reverse`` (the reverse
 #: of it: ``tie_break="trec_eval"`` when the docnos are the zero-padded candidate indices),
 #: ``worst`` (the pessimistic ordering: the oblivious value is ``min``), ``best`` (``max``)
 TIE_BREAKS = ("input", "reverse", "worst", "best")
@@ -75,7 +75,7 @@ DEFAULT_CHUNK_CELLS = 1 << 22
 @dataclass(frozen=True)
 class TensorStats:
     """One measure's per-query statistics: arrays of shape ``[queries]`` in the input's library and
-    device.  ``oblivious`` is the value under the evaluation's tie-break (:data:`TIE_BREAKS`),
+    device.  ``oblivious`` is the value under the evaluation's tie-break (`TIE_BREAKS`),
     ``expected``, ``min``, ``max`` and ``std`` (``var``) are over all orderings of the tied
     candidates, exact."""
 
@@ -91,7 +91,7 @@ class TensorStats:
     def summary(self) -> dict[str, float]:
         """The mean over queries of each statistic, as Python floats; ``std`` is that of the mean
         over tie orderings, ``sqrt(sum of the variances) / queries`` (orderings of different queries
-        are independent), as :meth:`tierank.measures.Measure.aggregate`; ``range`` is ``max - min``
+        are independent), as [`tierank.measures.Measure.aggregate`][tierank.measures.Measure.aggregate]; ``range`` is ``max - min``
         of the means.  NaN for no query."""
         xp = _namespace(self.expected)
         n = int(self.expected.shape[0])
@@ -115,7 +115,7 @@ class TensorStats:
 
 
 class TensorResult(Mapping[str, TensorStats]):
-    """:class:`TensorStats` per measure, keyed by the measure's canonical name (``"nDCG@10"``), in
+    """[`TensorStats`][tierank.tensor.TensorStats] per measure, keyed by the measure's canonical name (``"nDCG@10"``), in
     the order asked; ``tied_share`` per query (the valid candidates in tie groups of two or more,
     over the valid candidates) and, for flat input, ``queries``: the index of each row."""
 
@@ -281,7 +281,7 @@ def evaluate(
         (query, candidate), as torchmetrics takes them.
     measures
         Measure names as everywhere in tierank (``"nDCG@10"``, ``"RR@10"``, ``"AP"``, ``"P(rel=2)@5"``),
-        or :class:`tierank.measures.Measure` values; the families of :data:`FAMILIES`.
+        or [`tierank.measures.Measure`][tierank.measures.Measure] values; the families of `FAMILIES`.
     mask
         ``[queries, candidates]`` booleans, True for a real candidate, False for padding (default:
         every slot is a candidate).  A query with no valid candidate scores 0 everywhere.
@@ -295,11 +295,11 @@ def evaluate(
         cut from a larger pool (default: counted from the labels).  The relevant documents missing
         from a list count in R, AP and R_cap's N+ and, with the gain of label ``rel``, in nDCG's ideal DCG.
     tie_break
-        The order of the oblivious value, one of :data:`TIE_BREAKS` (default ``input``).
+        The order of the oblivious value, one of `TIE_BREAKS` (default ``input``).
     dtype
         Compute dtype, ``"float32"`` or ``"float64"`` (default: float64 for float64 scores, else float32).
     chunk_cells
-        At most this many query x candidate cells are evaluated at once (:data:`DEFAULT_CHUNK_CELLS`).
+        At most this many query x candidate cells are evaluated at once (`DEFAULT_CHUNK_CELLS`).
 
     Returns
     -------

@@ -1,12 +1,12 @@
 """A ``compute_metrics`` for the Hugging Face ``Trainer``: reranker evaluation with grouped candidates.
 
 The ``Trainer`` hands ``compute_metrics`` an ``EvalPrediction`` of NumPy arrays: one score (or a row
-of logits) per (query, candidate) pair of the evaluation set, and its label.  :func:`compute_metrics`
+of logits) per (query, candidate) pair of the evaluation set, and its label.  [`compute_metrics`][tierank.tensor.hf.compute_metrics]
 builds the function from how the candidates are grouped: ``group_size`` consecutive pairs per query
 (the usual layout of a reranking set: a query's positives and negatives side by side), or the query
 of each pair (``groups``), or predictions already shaped ``[queries, candidates]``.  Labels equal to
 ``ignore_index`` (the ``Trainer`` pads with -100) are padding.  The function returns the per-step tie
-report as scalars (:meth:`tierank.tensor.TensorResult.scalars`), which the ``Trainer`` logs with its
+report as scalars ([`tierank.tensor.TensorResult.scalars`][tierank.tensor.TensorResult.scalars]), which the ``Trainer`` logs with its
 ``eval_`` prefix: ``eval_nDCG@10`` (the expected value), ``eval_nDCG@10/min``, ``.../max``,
 ``.../std``, ``.../oblivious`` and ``eval_tied_share``.  Nothing of ``transformers`` is imported.
 
@@ -52,7 +52,7 @@ def compute_metrics(
     query of each pair (any integers, as torchmetrics' ``indexes``); neither: the predictions are
     ``[queries, candidates]``.  ``score_column``: the logit used as the score when the model outputs
     several per pair (default the last: the positive class of a two-class head).  ``rel``,
-    ``tie_break``: as :func:`tierank.tensor.evaluate`.
+    ``tie_break``: as `tierank.tensor.evaluate`.
     """
     parsed = check_measures(measures, rel, False)
     if group_size is not None and (

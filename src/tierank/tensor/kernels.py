@@ -1,9 +1,9 @@
 r"""The tie-aware kernels over padded ``[queries, candidates]`` arrays, written once against the
-Python array API standard (the namespace of :func:`array_api_compat.array_namespace`).
+Python array API standard (the namespace of `array_api_compat.array_namespace`).
 
-They evaluate the closed forms of :mod:`tierank.measures` (the module docstrings of
-:mod:`tierank.measures.linear`, :mod:`tierank.measures.rank` and :mod:`tierank.measures.ap` derive
-them) in a dense layout instead of the flat run of :class:`tierank.ties.Prepared`:
+They evaluate the closed forms of `tierank.measures` (the module docstrings of
+[`tierank.measures.linear`][tierank.measures.linear], [`tierank.measures.rank`][tierank.measures.rank] and [`tierank.measures.ap`][tierank.measures.ap] derive
+them) in a dense layout instead of the flat run of [`tierank.ties.Prepared`][tierank.ties.Prepared]:
 
 * each row is sorted by score, descending (a stable sort, so the tie-oblivious order keeps the input
   order, or its reverse, inside ties); valid candidates first, the padding after them in a block of
@@ -17,7 +17,7 @@ them) in a dense layout instead of the flat run of :class:`tierank.ties.Prepared
   group that no ordering can change adds exactly 0 and a measure that cannot vary has std exactly 0.
 
 No loop runs over queries or candidates: the only Python loops are over measures and over chunks of
-rows (:func:`tierank.tensor.evaluate`).
+rows (`tierank.tensor.evaluate`).
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ def layout(
 def value_moments(L: Layout, v):
     """Per position: the group's sum of the values ``v`` and their sum of squared deviations,
     about the group's first value (integer values: exact shifted integer sums and one division, as
-    :func:`tierank.measures.kernels.group_moments`; others two passes).  Exactly 0 for a group
+    [`tierank.measures.kernels.group_moments`][tierank.measures.kernels.group_moments]; others two passes).  Exactly 0 for a group
     whose values are all equal."""
     xp = L.xp
     s1 = L.group_sum(v)
@@ -228,7 +228,7 @@ def value_moments(L: Layout, v):
 
 
 def linear_stats(L: Layout, w, obl, opt, pess, den, s1, ss_a) -> RawStats:
-    """Statistics of ``sum_j w_j a_j / den`` (:class:`tierank.measures.linear.Linear`): ``w`` [1 or B, C]
+    """Statistics of ``sum_j w_j a_j / den`` (`tierank.measures.linear.Linear`): ``w`` [1 or B, C]
     position weights (0 past the cutoff), the values in the oblivious, optimistic and pessimistic
     arrangements, ``den`` [B] or a number or None, and per position the group's sum of values ``s1``
     and their sum of squared deviations ``ss_a``."""
@@ -260,14 +260,14 @@ def linear_stats(L: Layout, w, obl, opt, pess, den, s1, ss_a) -> RawStats:
 
 
 def log_factorials(xp, n: int, dtype, device):
-    """``lf[i] = log(i!)``, i = 0..n (:func:`tierank.measures.kernels.log_factorials`)."""
+    """``lf[i] = log(i!)``, i = 0..n ([`tierank.measures.kernels.log_factorials`][tierank.measures.kernels.log_factorials])."""
     return xp.cumulative_sum(
         xp.log(xp.arange(1, n + 1, dtype=dtype, device=device)), include_initial=True
     )
 
 
 def first_relevant_stats(L: Layout, family: str, k: float, level: int) -> RawStats:
-    """RR@k and Success@k (:mod:`tierank.measures.rank`): only the first tie group holding a relevant
+    """RR@k and Success@k ([`tierank.measures.rank`][tierank.measures.rank]): only the first tie group holding a relevant
     document matters; the offset of the first relevant document in it is negative hypergeometric."""
     xp = L.xp
     B, C = L.shape
@@ -331,7 +331,7 @@ def first_relevant_stats(L: Layout, family: str, k: float, level: int) -> RawSta
 
 
 def ap_stats(L: Layout, k: float, level: int) -> RawStats:
-    """AP@k (:mod:`tierank.measures.ap`: expectation and the exact variance of its module docstring)."""
+    """AP@k ([`tierank.measures.ap`][tierank.measures.ap]: expectation and the exact variance of its module docstring)."""
     xp = L.xp
     B, C = L.shape
     rel = L.relevant(level)

@@ -1,4 +1,4 @@
-"""A torchmetrics ``Metric`` with the exact tie-aware statistics: :class:`TieAwareRetrieval`.
+"""A torchmetrics ``Metric`` with the exact tie-aware statistics: [`TieAwareRetrieval`][tierank.tensor.metric.TieAwareRetrieval].
 
 It takes what torchmetrics' retrieval metrics take (``update(preds, target, indexes)``), so it sits
 beside ``RetrievalNormalizedDCG``, ``RetrievalMRR``, ``RetrievalMAP`` and ``RetrievalRecall`` in a
@@ -44,11 +44,11 @@ EMPTY_TARGET_ACTIONS = ("neg", "pos", "skip", "error")
 
 class TieAwareRetrieval(Metric):
     """Tie-aware retrieval measures as a torchmetrics ``Metric``: exact expected value, min, max and
-    std over the orderings of tied scores, per measure (:func:`tierank.tensor.evaluate`).
+    std over the orderings of tied scores, per measure (`tierank.tensor.evaluate`).
 
     ``measures``: tierank measure names (``"nDCG@10"``, ``"RR@10"``, ``"AP"``, ``"R@100"``); ``rel``:
     the minimum target counted relevant; ``tie_break``: the order of the ``/oblivious`` value
-    (:data:`tierank.tensor.TIE_BREAKS`); ``empty_target_action``: a query with no relevant target
+    (`tierank.tensor.TIE_BREAKS`); ``empty_target_action``: a query with no relevant target
     scores 0 (``"neg"``, torchmetrics' default), 1 (``"pos"``), is left out (``"skip"``) or is an
     error; ``ignore_index``: targets with this value are dropped, as torchmetrics does.  Other
     keyword arguments go to ``torchmetrics.Metric``.

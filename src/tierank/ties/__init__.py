@@ -1,12 +1,12 @@
 """Tie groups and total orders over a whole run, vectorized.
 
-:func:`layout` is the one place where queries are coded and tie groups found: a
-:class:`RunLayout` holds the query codes, the score order (query ascending, score
+`layout` is the one place where queries are coded and tie groups found: a
+[`RunLayout`][tierank.ties.RunLayout] holds the query codes, the score order (query ascending, score
 descending, file order inside ties), the tie groups and a typed
-:class:`TieSummary`.  Evaluation, tie prevalence, rank bands, score formats, the
+[`TieSummary`][tierank.ties.TieSummary].  Evaluation, tie prevalence, rank bands, score formats, the
 tie-structure figure and the rerank protocol all read it.
 
-:func:`prepare` joins a run with its qrels and lays every evaluated query's
+`prepare` joins a run with its qrels and lays every evaluated query's
 documents out in one flat array, sorted by the one explicit total order
 
     (query id ascending, score descending, tie-break policy)
@@ -26,10 +26,10 @@ optimistic and pessimistic arrangements attain the exact max and min.
 
 The package, one job per module (everything public is re-exported here):
 
-* :mod:`tierank.ties.policy`: the tie-break policies (:class:`TieBreak`);
-* :mod:`tierank.ties.summary`: the tie statistics (:class:`TieSummary`, with :meth:`TieSummary.combine`);
-* :mod:`tierank.ties.layout`: query codes, score order and tie groups (:class:`RunLayout`, :func:`layout`);
-* :mod:`tierank.ties.prepare`: the measure input, a run joined with its qrels (:class:`Prepared`, :func:`prepare`).
+* `tierank.ties.policy`: the tie-break policies ([`TieBreak`][tierank.ties.TieBreak]);
+* `tierank.ties.summary`: the tie statistics ([`TieSummary`][tierank.ties.TieSummary], with [`TieSummary.combine`][tierank.ties.TieSummary.combine]);
+* `tierank.ties.layout`: query codes, score order and tie groups ([`RunLayout`][tierank.ties.RunLayout], `layout`);
+* `tierank.ties.prepare`: the measure input, a run joined with its qrels ([`Prepared`][tierank.ties.Prepared], `prepare`).
 """
 
 from __future__ import annotations

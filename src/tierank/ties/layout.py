@@ -1,4 +1,4 @@
-"""Query codes, score order and tie groups of a run: :class:`RunLayout` and :func:`layout`."""
+"""Query codes, score order and tie groups of a run: [`RunLayout`][tierank.ties.layout.RunLayout] and `layout`."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def _score_order(
     """Row order by (query ascending, score descending), file order inside ties; None if already so.
 
     Runs are normally grouped by query with scores non-increasing inside each
-    query; that is checked in O(n) (``blocks``: :func:`_query_blocks`, if already known)
+    query; that is checked in O(n) (``blocks``: `_query_blocks`, if already known)
     and then only the query blocks are permuted.  Anything else is sorted with one stable lexsort.
     """
     n = len(qi)
@@ -78,12 +78,12 @@ def _codes(ids: pa.Array, value_set: pa.Array) -> np.ndarray:
 class RunLayout:
     """A run laid out by (query, score descending), file order inside ties, with its tie groups.
 
-    The one place where tierank codes queries and finds tie groups: :func:`prepare`
+    The one place where tierank codes queries and finds tie groups: `prepare`
     (evaluation), tie prevalence, rank bands, score formats, the tie-structure figure
-    and the rerank protocol all read it.  Build it with :func:`layout`.
+    and the rerank protocol all read it.  Build it with `layout`.
 
     Rows of the run are referred to by their index among the *kept* rows (all rows,
-    unless :func:`layout` was given a query set), in file order; *positions* are
+    unless `layout` was given a query set), in file order; *positions* are
     indices in the score order.  Arrays are computed on first use and shared: do not
     modify them.
 
@@ -147,7 +147,7 @@ class RunLayout:
     @cached_property
     def file_group_first(self) -> np.ndarray | None:
         """bool per kept row in file order: True where a tie group starts, when the rows are grouped
-        by query with non-increasing scores (:attr:`query_blocks`); None otherwise.  The score order
+        by query with non-increasing scores ([`query_blocks`][tierank.ties.layout.RunLayout.query_blocks]); None otherwise.  The score order
         permutes whole query blocks, so ``group_first == file_group_first[order]``."""
         if self._blocks is None:
             return None
@@ -160,7 +160,7 @@ class RunLayout:
 
     @cached_property
     def file_group_starts(self) -> np.ndarray | None:
-        """First file row of every tie group (ascending), where :attr:`file_group_first` is known."""
+        """First file row of every tie group (ascending), where [`file_group_first`][tierank.ties.layout.RunLayout.file_group_first] is known."""
         f = self.file_group_first
         return None if f is None else np.flatnonzero(f)
 
@@ -211,7 +211,7 @@ class RunLayout:
 
     @cached_property
     def group_sizes(self) -> np.ndarray:
-        """Size of every tie group, aligned with :attr:`group_starts`."""
+        """Size of every tie group, aligned with [`group_starts`][tierank.ties.layout.RunLayout.group_starts]."""
         return np.diff(self.group_starts, append=self.n)
 
     @cached_property
@@ -221,7 +221,7 @@ class RunLayout:
 
     @cached_property
     def summary(self) -> TieSummary:
-        """The :class:`TieSummary` of the kept rows."""
+        """The [`TieSummary`][tierank.ties.summary.TieSummary] of the kept rows."""
         n, fstarts = self.n, self.file_group_starts
         starts: np.ndarray
         sizes: np.ndarray
@@ -273,7 +273,7 @@ class RunLayout:
 
 
 def layout(run: Run, qids: Sequence[str] | None = None) -> RunLayout:
-    """The :class:`RunLayout` of ``run``: query codes, score order and tie groups.
+    """The [`RunLayout`][tierank.ties.layout.RunLayout] of ``run``: query codes, score order and tie groups.
 
     Parameters
     ----------

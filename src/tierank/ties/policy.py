@@ -1,4 +1,4 @@
-"""Tie-break policies for the tie-oblivious value: :class:`TieBreak` and the reordering of tie groups."""
+"""Tie-break policies for the tie-oblivious value: [`TieBreak`][tierank.ties.policy.TieBreak] and the reordering of tie groups."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ _RANDOM = re.compile(r"^random(?::(\d+))?$")
 
 POLICIES = ("trec_eval", "input", "docno", "random:SEED")
 
-#: the kinds of tie-break policy (:attr:`TieBreak.kind`)
+#: the kinds of tie-break policy (`TieBreak.kind`)
 TieBreakKind = Literal["trec_eval", "input", "docno", "random"]
 _FIXED: tuple[TieBreakKind, ...] = ("trec_eval", "input", "docno")
 

@@ -1,4 +1,4 @@
-"""The measure input: a run joined with its qrels in one total order with tie groups (:class:`Prepared`)."""
+"""The measure input: a run joined with its qrels in one total order with tie groups ([`Prepared`][tierank.ties.prepare.Prepared])."""
 
 from __future__ import annotations
 
@@ -17,16 +17,16 @@ from .layout import layout, segment_offsets
 from .policy import TieBreak, break_ties
 from .summary import TieSummary
 
-#: per-row document values a measure reads (:meth:`Prepared.doc_values`)
+#: per-row document values a measure reads (`Prepared.doc_values`)
 DocKind = Literal["rel", "judged", "gain"]
-#: arrangements of a tie group (:meth:`Prepared.arrangement`)
+#: arrangements of a tie group (`Prepared.arrangement`)
 Which = Literal["policy", "optimistic", "pessimistic"]
 DOC_KINDS: tuple[str, ...] = get_args(DocKind)
 ARRANGEMENTS: tuple[str, ...] = get_args(Which)
 
 
 class HasDepth(Protocol):
-    """What :func:`prepare` reads of a measure: the ranks it reads (:meth:`tierank.measures.Measure.depth`)."""
+    """What `prepare` reads of a measure: the ranks it reads ([`tierank.measures.Measure.depth`][tierank.measures.base.Measure.depth])."""
 
     def depth(self, nrel: Callable[[int | None], np.ndarray]) -> float | np.ndarray: ...
 
@@ -65,7 +65,7 @@ class Prepared:
     _cache: dict[tuple, Any] = field(default_factory=dict, repr=False)
 
     def cut(self, k: float) -> float:
-        """A measure's cutoff ``k`` capped by :attr:`max_depth` (``trec_eval -M``): every family reads
+        """A measure's cutoff ``k`` capped by `max_depth` (``trec_eval -M``): every family reads
         ranks below ``prep.cut(self.k)`` only, so a tie group straddling the depth limit is a tie
         straddling a cutoff, with its exact statistics.
 
@@ -93,8 +93,8 @@ class Prepared:
         """The value stored under ``key``, computing it once with ``compute()`` on first use.
 
         Measures keep per-run intermediates here (group moments, arrangements, N+); the
-        cache lives as long as this :class:`Prepared` and is empty in the copy made by
-        :meth:`assuming_unjudged_relevant`.  Keys are tuples whose first element names
+        cache lives as long as this [`Prepared`][tierank.ties.prepare.Prepared] and is empty in the copy made by
+        [`assuming_unjudged_relevant`][tierank.ties.prepare.Prepared.assuming_unjudged_relevant].  Keys are tuples whose first element names
         the owner (e.g. ``("moments", "rel", 1)``) so families do not collide.
 
         >>> p = Prepared([], np.zeros(1, np.int64), *(np.zeros(0, np.int64),) * 4, np.zeros(0),
@@ -215,7 +215,7 @@ class Prepared:
 
     @cached_property
     def gsize_float(self) -> np.ndarray:
-        """:attr:`gsize` as float64 (read-only: shared by the measures)."""
+        """`gsize` as float64 (read-only: shared by the measures)."""
         m = self.gsize.astype(np.float64)
         m.flags.writeable = False
         return m
@@ -375,7 +375,7 @@ class Judgments:
         return out
 
     def grades(self, q: np.ndarray, docid: pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
-        """float64 grade of each (query code, docid) pair, NaN where unjudged (``rows``: as :meth:`lookup`)."""
+        """float64 grade of each (query code, docid) pair, NaN where unjudged (``rows``: as [`lookup`][tierank.ties.prepare.Judgments.lookup])."""
         found = self.lookup(q, docid, rows)
         out = np.full(len(q), np.nan)
         hit = found >= 0

@@ -1,18 +1,18 @@
-"""The tie statistics of a run: :class:`TieSummary`, tierank's one vocabulary for tie counts.
+"""The tie statistics of a run: [`TieSummary`][tierank.ties.summary.TieSummary], tierank's one vocabulary for tie counts.
 
-Evaluation results (:attr:`tierank.EvalResult.ties`), streaming (batches combined with
-:meth:`TieSummary.combine`), tie prevalence (:class:`tierank.analysis.prevalence.RunTies`) and
-Table 1 of the HPS protocol (:func:`tierank.hps.table.tie_stats`) all hold a :class:`TieSummary`
+Evaluation results (`tierank.EvalResult.ties`), streaming (batches combined with
+[`TieSummary.combine`][tierank.ties.summary.TieSummary.combine]), tie prevalence ([`tierank.analysis.prevalence.RunTies`][tierank.analysis.prevalence.RunTies]) and
+Table 1 of the HPS protocol (`tierank.hps.table.tie_stats`) all hold a [`TieSummary`][tierank.ties.summary.TieSummary]
 and name its counts with the views below, so their outputs keep their own keys:
 
-* :meth:`TieSummary.to_dict`: ``docs, queries, queries_with_ties, groups, tied_docs, largest, share``
+* [`TieSummary.to_dict`][tierank.ties.summary.TieSummary.to_dict]: ``docs, queries, queries_with_ties, groups, tied_docs, largest, share``
   (``EvalResult.ties``, the json output);
-* :meth:`TieSummary.prevalence_fields`: ``queries, docs, queries_with_ties, tie_groups, docs_in_ties,
+* [`TieSummary.prevalence_fields`][tierank.ties.summary.TieSummary.prevalence_fields]: ``queries, docs, queries_with_ties, tie_groups, docs_in_ties,
   docs_tied_with_predecessor`` (``tierank ties``);
-* :meth:`TieSummary.table1_fields`: ``candidates, tied, tied_share, tie_groups, mean_group, max_group``
+* [`TieSummary.table1_fields`][tierank.ties.summary.TieSummary.table1_fields]: ``candidates, tied, tied_share, tie_groups, mean_group, max_group``
   (the HPS protocol's Table 1).
 
-A :class:`TieSummary` is also a read-only mapping with the keys of :meth:`to_dict`
+A [`TieSummary`][tierank.ties.summary.TieSummary] is also a read-only mapping with the keys of [`to_dict`][tierank.ties.summary.TieSummary.to_dict]
 (``summary["share"]``, ``dict(summary)``), and equals a dict with those items.
 """
 
@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, astuple, dataclass, fields
 from typing import Any
 
-#: the keys of :meth:`TieSummary.to_dict` (and of ``EvalResult.ties``), in order
+#: the keys of `TieSummary.to_dict` (and of ``EvalResult.ties``), in order
 KEYS = ("docs", "queries", "queries_with_ties", "groups", "tied_docs", "largest", "share")
 
 
@@ -42,7 +42,7 @@ class TieSummary(Mapping[str, Any]):
         Documents in those groups.
     largest : int
         Size of the largest group, counting every document as a group of its own:
-        1 when nothing ties, 0 for no documents (see :attr:`largest_tie_group`).
+        1 when nothing ties, 0 for no documents (see [`largest_tie_group`][tierank.ties.summary.TieSummary.largest_tie_group]).
     share : float
         ``tied_docs / docs`` (0.0 for no documents).
 
@@ -92,7 +92,7 @@ class TieSummary(Mapping[str, Any]):
 
     @classmethod
     def from_mapping(cls, d: Mapping[str, Any]) -> TieSummary:
-        """A summary from the keys of :meth:`to_dict` (a :class:`TieSummary` is returned as is)."""
+        """A summary from the keys of [`to_dict`][tierank.ties.summary.TieSummary.to_dict] (a [`TieSummary`][tierank.ties.summary.TieSummary] is returned as is)."""
         if isinstance(d, TieSummary):
             return d
         return cls(**{k: d[k] for k in KEYS})
@@ -144,7 +144,7 @@ class TieSummary(Mapping[str, Any]):
         return asdict(self)
 
     def prevalence_fields(self) -> dict[str, int]:
-        """The counts under the names of tie prevalence (:class:`tierank.analysis.prevalence.RunTies`):
+        """The counts under the names of tie prevalence ([`tierank.analysis.prevalence.RunTies`][tierank.analysis.prevalence.RunTies]):
         ``queries, docs, queries_with_ties, tie_groups, docs_in_ties, docs_tied_with_predecessor``."""
         return {
             "queries": self.queries,
@@ -156,7 +156,7 @@ class TieSummary(Mapping[str, Any]):
         }
 
     def table1_fields(self) -> dict[str, Any]:
-        """The counts under the names of the HPS protocol's Table 1 (:func:`tierank.hps.table.tie_stats`):
+        """The counts under the names of the HPS protocol's Table 1 (`tierank.hps.table.tie_stats`):
         ``candidates, tied, tied_share, tie_groups, mean_group, max_group``."""
         return {
             "candidates": self.docs,
@@ -168,7 +168,7 @@ class TieSummary(Mapping[str, Any]):
         }
 
     def __str__(self) -> str:
-        """As the dict of :meth:`to_dict` (what ``print(result.ties)`` showed when it was a dict)."""
+        """As the dict of [`to_dict`][tierank.ties.summary.TieSummary.to_dict] (what ``print(result.ties)`` showed when it was a dict)."""
         return str(self.to_dict())
 
     # read-only mapping over the keys of to_dict (EvalResult.ties was a dict)

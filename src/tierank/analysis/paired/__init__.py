@@ -2,8 +2,8 @@
 
 A test is one module of this package with a ``run(pairs)`` function (and optionally an
 ``undecidable(pairs)`` function: why the test cannot decide a pair, where the exact randomization
-test then answers) plus one :func:`register` line below.  ``tierank compare --test`` offers the
-registered names, :func:`tierank.analysis.inference.paired_tests` dispatches on them, and the
+test then answers) plus one [`register`][tierank.analysis.paired.register] line below.  ``tierank compare --test`` offers the
+registered names, [`tierank.analysis.inference.paired_tests`][tierank.analysis.inference.paired_tests] dispatches on them, and the
 terminal and HTML reports and the JSON read their display name and statistic label from here.
 This module imports nothing heavy: the command line reads the names at start-up.
 
@@ -63,7 +63,7 @@ REGISTRY: dict[str, PairedTest] = {}
 
 
 def register(test: PairedTest) -> PairedTest:
-    """Add ``test`` to :data:`REGISTRY` (a name taken by another test is an error)."""
+    """Add ``test`` to `REGISTRY` (a name taken by another test is an error)."""
     taken = REGISTRY.get(test.name)
     if taken is not None and taken != test:
         raise ValueError(f"paired test {test.name!r} is already registered")

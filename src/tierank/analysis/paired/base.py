@@ -1,4 +1,4 @@
-"""What every paired test receives (:class:`Pairs`) and returns (:class:`Outcome`)."""
+"""What every paired test receives ([`Pairs`][tierank.analysis.paired.base.Pairs]) and returns ([`Outcome`][tierank.analysis.paired.base.Outcome])."""
 
 from __future__ import annotations
 

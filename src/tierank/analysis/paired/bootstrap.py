@@ -29,7 +29,7 @@ def run(pairs: Pairs) -> Outcome:
 
 
 def undecidable(pairs: Pairs) -> list[str | None]:
-    """With at most :data:`EXACT_MAX` nonzero differences, where the exact test can be computed: the
+    """With at most `EXACT_MAX` nonzero differences, where the exact test can be computed: the
     centred bootstrap distribution of the mean difference is too narrow at small sizes (it never
     reaches the observed difference with 1-3 queries of one sign, so ``p`` is ``1 / (B + 1)``; at
     12 queries it can still be a tenth of the exact value)."""

@@ -1,5 +1,5 @@
 """Fisher's randomization (sign-flip) test of the mean difference: exact by enumeration with at most
-:data:`~tierank.analysis.paired.base.EXACT_MAX` nonzero differences, else Monte Carlo."""
+`EXACT_MAX` nonzero differences, else Monte Carlo."""
 
 from __future__ import annotations
 

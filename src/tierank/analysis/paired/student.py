@@ -1,4 +1,4 @@
-"""The paired t-test (``scipy.stats.ttest_rel``, computed once for every test in :class:`Pairs`)."""
+"""The paired t-test (``scipy.stats.ttest_rel``, computed once for every test in [`Pairs`][tierank.analysis.paired.student.Pairs])."""
 
 from __future__ import annotations
 

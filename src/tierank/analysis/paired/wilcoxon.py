@@ -17,9 +17,9 @@ WILCOXON_PERMUTATION_MAX = 13
 def wilcoxon_method(d) -> tuple[str, object]:
     """How the Wilcoxon signed-rank p of the differences ``d`` is computed, as scipy's ``auto``
     chooses it, and the ``method`` argument that asks for exactly that: ``("exact", "exact")`` (the
-    exact null distribution: at most :data:`WILCOXON_EXACT_MAX` differences, no zero, no tied
+    exact null distribution: at most `WILCOXON_EXACT_MAX` differences, no zero, no tied
     ``|d|``), ``("permutation", PermutationMethod())`` (ties or zeros and at most
-    :data:`WILCOXON_PERMUTATION_MAX` differences: every sign flip enumerated) or ``("approx",
+    `WILCOXON_PERMUTATION_MAX` differences: every sign flip enumerated) or ``("approx",
     "asymptotic")`` (the normal approximation, no continuity correction).
 
     Examples

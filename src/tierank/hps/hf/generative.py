@@ -13,7 +13,7 @@ levels:
     low-precision logits survive;
 ``"head"``
     ``z_yes - z_no`` from the (upcast) input of the LM head and the two FP32
-    lm_head rows (:func:`tierank.hps.regimes.head_fp32_yes_no`); the rows are
+    lm_head rows ([`tierank.hps.regimes.head_fp32_yes_no`][tierank.hps.regimes.head_fp32_yes_no]); the rows are
     taken from the model *before* it is cast to the low-precision dtype.
     Scores are logit differences (monotone in P(yes)), not probabilities.
 
@@ -108,7 +108,7 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
     """
 
     family = "yesno"
-    #: The padding sides this scorer offers, its default first (read by :func:`tierank.hps.protocol.rerank`).
+    #: The padding sides this scorer offers, its default first (read by `tierank.hps.protocol.rerank`).
     padding_sides: ClassVar[tuple[str, ...]] = PADDING_SIDES
 
     def __init__(

@@ -1,7 +1,7 @@
 """What the vLLM scorers share: the protocol's checks with vLLM installed, the build's device, the
 tokenizer (no HF model is loaded) and prompts handed to the engine as token ids.
 
-vLLM is reached through :mod:`tierank.hps.vllm.settings` (``settings.require_vllm``), so a test or a Ray
+vLLM is reached through [`tierank.hps.vllm.settings`][tierank.hps.vllm.settings] (``settings.require_vllm``), so a test or a Ray
 worker can replace it there with a fake.
 """
 
@@ -36,7 +36,7 @@ class VllmScorerBase(ScorerBase):
 
     @staticmethod
     def resolve_device(device: str | None) -> str:
-        """The device (``auto`` is the installed vLLM build's): :func:`~tierank.hps.vllm.settings.resolve_vllm_device`."""
+        """The device (``auto`` is the installed vLLM build's): [`resolve_vllm_device`][tierank.hps.vllm.settings.resolve_vllm_device]."""
         return settings.resolve_vllm_device(device)
 
     def init_tokenizer(self, model_dir: Path) -> None:

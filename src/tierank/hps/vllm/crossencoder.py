@@ -1,7 +1,7 @@
 """The vLLM scorer of the ``cross`` model kind: a sequence-classification model in vLLM's pooling runner.
 
-The pairs are encoded as the HF scorer encodes them (:func:`tierank.hps.encodings.pair_ids`); the
-scoring step is the HF path's.  See :mod:`tierank.hps.vllm`.
+The pairs are encoded as the HF scorer encodes them ([`tierank.hps.encodings.pair_ids`][tierank.hps.encodings.pair_ids]); the
+scoring step is the HF path's.  See `tierank.hps.vllm`.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ __all__ = ["VllmCrossScorer"]
 class VllmCrossScorer(VllmScorerBase):
     """A cross-encoder (sequence classification) in vLLM's pooling runner; head in the model dtype.
 
-    The scoring step is the HF path's (:func:`tierank.hps.regimes.sigmoid_scores`
-    or :func:`~tierank.hps.regimes.softmax2_scores`) on the classifier's logits.
+    The scoring step is the HF path's ([`tierank.hps.regimes.sigmoid_scores`][tierank.hps.regimes.sigmoid_scores]
+    or [`softmax2_scores`][tierank.hps.regimes.softmax2_scores]) on the classifier's logits.
     """
 
     family = "cross"

@@ -1,7 +1,7 @@
 """The vLLM scorers of the generative model kinds: yes/no (``yesno``) and Rank1-style (``rank1``).
 
-The prompts are :mod:`tierank.hps.prompts`' (the HF backend builds the same texts); the forward pass is a
-vLLM engine's, the scoring step the protocol's (:mod:`tierank.hps.regimes`).  See :mod:`tierank.hps.vllm`.
+The prompts are [`tierank.hps.prompts`][tierank.hps.prompts]' (the HF backend builds the same texts); the forward pass is a
+vLLM engine's, the scoring step the protocol's ([`tierank.hps.regimes`][tierank.hps.regimes]).  See `tierank.hps.vllm`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ __all__ = ["VllmYesNoScorer", "VllmRank1Scorer"]
 class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
     """P(yes) (or the FP32 head's ``z_yes - z_no``) of a causal LM run by vLLM; see the module docstring.
 
-    ``engine_factory(**options)`` builds the engines (default :func:`make_engine`;
+    ``engine_factory(**options)`` builds the engines (default `make_engine`;
     tests pass a fake); ``head`` says whether the pooling engine of the
     ``:head`` level is needed (built lazily, on first use, otherwise).
     """
@@ -200,7 +200,7 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
 
     def head_difference(self, texts: Sequence[str]) -> np.ndarray:
         """``z_yes - z_no`` in FP32: the engine's FP32 last hidden state times the FP32 checkpoint rows
-        (:func:`tierank.hps.regimes.head_fp32_yes_no`), or (``head_method="classify"``) vLLM's own
+        ([`tierank.hps.regimes.head_fp32_yes_no`][tierank.hps.regimes.head_fp32_yes_no]), or (``head_method="classify"``) vLLM's own
         classifier built from the two LM head rows (rows rounded to the model dtype at load)."""
         params = settings.require_vllm().PoolingParams(use_activation=False)
         if self.head_method == "classify":

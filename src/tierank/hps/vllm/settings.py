@@ -1,10 +1,10 @@
 """The vLLM engines' settings (``--backend vllm``), apart from the scorers that use them.
 
-How vLLM is found and imported (:func:`require_vllm`, never at import time: importing this module needs
+How vLLM is found and imported ([`require_vllm`][tierank.hps.vllm.settings.require_vllm], never at import time: importing this module needs
 neither vllm nor torch), the device a vLLM build runs on, the dtype's spelling, the memory fraction of
 one engine (``$TIERANK_VLLM_MEMORY``), vLLM's batch-invariant mode (``$VLLM_BATCH_INVARIANT``), the
-engine options every tierank engine shares (:func:`engine_options`), and starting and shutting down an
-engine (:func:`make_engine`, :func:`close_engine`).
+engine options every tierank engine shares ([`engine_options`][tierank.hps.vllm.settings.engine_options]), and starting and shutting down an
+engine ([`make_engine`][tierank.hps.vllm.settings.make_engine], [`close_engine`][tierank.hps.vllm.settings.close_engine]).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ VLLM_ENV = {"VLLM_LOGGING_STREAM": "ext://sys.stderr", "VLLM_LOGGING_LEVEL": "WA
 
 
 def require_vllm(module: str = "vllm"):
-    """Import ``vllm`` (or a submodule), or raise one :class:`TierankError` line with the install command."""
+    """Import ``vllm`` (or a submodule), or raise one [`TierankError`][tierank.hps.vllm.settings.TierankError] line with the install command."""
     for k, v in VLLM_ENV.items():
         os.environ.setdefault(k, v)
     try:
@@ -170,7 +170,7 @@ def check_batch_invariant(device: str) -> None:
 
 
 def check_engine(device: str) -> None:
-    """The backend's hook (:class:`tierank.hps.registry.Backend`): its settings on ``device``, refused
+    """The backend's hook ([`tierank.hps.registry.Backend`][tierank.hps.registry.Backend]): its settings on ``device``, refused
     before any work (the memory fraction, the batch-invariant mode)."""
     memory_fraction(device)
     check_batch_invariant(device)
@@ -212,7 +212,7 @@ def engine_options(
 
 
 def make_engine(**options):
-    """``vllm.LLM(**options)``; a failure becomes one :class:`TierankError` line."""
+    """``vllm.LLM(**options)``; a failure becomes one [`TierankError`][tierank.hps.vllm.settings.TierankError] line."""
     vllm = require_vllm()
     try:
         return vllm.LLM(**options)

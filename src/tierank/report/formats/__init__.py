@@ -1,16 +1,16 @@
-"""The one door for outputs: every output format, one module each, declared in :data:`CATALOGUE`.
+"""The one door for outputs: every output format, one module each, declared in `CATALOGUE`.
 
 A format is a module of this package that renders the one grouped result,
-:class:`~tierank.report.formats.grouped.ResultTable` (query x measure x statistics for one or several
+[`ResultTable`][tierank.report.formats.grouped.ResultTable] (query x measure x statistics for one or several
 runs), and, when it can, flat records (``tierank ties``, ``sweep``, ``bands``, the leaderboard); it
-registers its renderers with :func:`register`.  The command line's ``--format`` choices and their help
-come from :data:`CATALOGUE` (:func:`names`, :func:`help_text`; ``table`` is the terminal table, drawn by
-:mod:`tierank.report.terminal`), so that a command imports the module of the one format it writes, when
-it writes it (:data:`FORMATS`, every format registered, imports them all).
+registers its renderers with [`register`][tierank.report.formats.register].  The command line's ``--format`` choices and their help
+come from `CATALOGUE` ([`names`][tierank.report.formats.names], [`help_text`][tierank.report.formats.help_text]; ``table`` is the terminal table, drawn by
+`tierank.report.terminal`), so that a command imports the module of the one format it writes, when
+it writes it (`FORMATS`, every format registered, imports them all).
 
 Adding a format: one module here (``render(table, per_query, **options) -> str`` and optionally
 ``records(records, fields, document) -> str``, registered with ``register("name", render, records)``)
-and its line in :data:`CATALOGUE`.
+and its line in `CATALOGUE`.
 
 Examples
 --------
@@ -54,7 +54,7 @@ __all__ = [
 @dataclass(frozen=True)
 class Format:
     """An output format: its ``name`` (the ``--format`` value), one line of ``help``, ``render`` (a
-    :class:`ResultTable` to text; None for the terminal table) and ``records`` (flat records to text;
+    [`ResultTable`][tierank.report.formats.ResultTable] to text; None for the terminal table) and ``records`` (flat records to text;
     None when the format has none: trec_eval's layout); ``order`` places its ``--format`` choice."""
 
     name: str
@@ -77,7 +77,7 @@ CATALOGUE: tuple[tuple[str, str, str, bool], ...] = (
     ("latex", "latex", "a LaTeX table with booktabs rules", True),
 )
 
-#: the statistics ``--format trec_eval`` can print (``--stat``): the result's columns (:mod:`.trec_eval`)
+#: the statistics ``--format trec_eval`` can print (``--stat``): the result's columns (`trec_eval`)
 TREC_STATS = ("oblivious", "expected", "min", "max", "std", "range", "bias")
 
 _DECLARED = {
@@ -88,7 +88,7 @@ _DECLARED = {
 #: the formats registered so far (their modules imported), by name
 _REGISTERED: dict[str, Format] = {}
 
-#: the names :mod:`.grouped` gives this package, imported on first use (the terminal table needs none)
+#: the names `grouped` gives this package, imported on first use (the terminal table needs none)
 _GROUPED = ("ResultTable", "Group", "Block", "jsonable", "num", "num_column")
 
 
@@ -98,7 +98,7 @@ def register(
     records: Callable[..., str] | None = None,
 ) -> Format:
     """Register a format (a module's registration): ``register("name", render, records)`` for a format
-    of :data:`CATALOGUE` (its help and place from there), or a whole :class:`Format`; a name given twice
+    of `CATALOGUE` (its help and place from there), or a whole [`Format`][tierank.report.formats.Format]; a name given twice
     is an error."""
     if isinstance(fmt, str):
         if fmt not in _DECLARED:
@@ -120,7 +120,7 @@ def register(
 
 
 def _load(name: str) -> Format | None:
-    """The registered format ``name``, its module imported first when it is one of :data:`CATALOGUE`."""
+    """The registered format ``name``, its module imported first when it is one of `CATALOGUE`."""
     if name not in _REGISTERED and name in _DECLARED:
         importlib.import_module(f"{__name__}.{_DECLARED[name][0]}")
     return _REGISTERED.get(name)
@@ -184,7 +184,7 @@ def _get(fmt: str, kind: str) -> Format:
 
 
 def render(table, fmt: str, per_query: bool = False, **options) -> str:
-    """``table`` (a :class:`ResultTable`, an :class:`~tierank.results.EvalResult` or ``{run name:
+    """``table`` (a [`ResultTable`][tierank.report.formats.ResultTable], an [`EvalResult`][tierank.results.EvalResult] or ``{run name:
     EvalResult}``) in format ``fmt``; ``options`` go to the format (trec_eval's ``plan``, ``stat``,
     ``summary``, ``runid``)."""
     from .grouped import ResultTable

@@ -1,7 +1,7 @@
 """``tsv`` and ``csv``: one row per (query, measure) and the aggregate rows (``query`` = ``all``), a
 header first; key columns (``run``, or ``subset`` and ``split``) lead, ``method`` and ``se`` end each row.  Written column-wise: each
-statistic column is formatted once (:func:`~tierank.report.formats.grouped.num_column`) and the rows
-joined; text fields are quoted as :mod:`csv` quotes them.
+statistic column is formatted once ([`num_column`][tierank.report.formats.grouped.num_column]) and the rows
+joined; text fields are quoted as `csv` quotes them.
 
 Examples
 --------
@@ -29,7 +29,7 @@ LABELS = ("method", "se")
 
 
 def _quoter(delimiter: str):
-    """A function that writes one text field as :mod:`csv` would inside a row of several fields."""
+    """A function that writes one text field as `csv` would inside a row of several fields."""
 
     @functools.lru_cache(maxsize=1 << 16)
     def quote(s: str) -> str:

@@ -1,11 +1,11 @@
-"""The one grouped result every output format renders: :class:`ResultTable`.
+"""The one grouped result every output format renders: [`ResultTable`][tierank.report.formats.grouped.ResultTable].
 
-A :class:`ResultTable` holds one or several :class:`~tierank.results.EvalResult` (one per run, or per
+A [`ResultTable`][tierank.report.formats.grouped.ResultTable] holds one or several [`EvalResult`][tierank.results.EvalResult] (one per run, or per
 MTEB subset and split), each tagged with its key values (``{"run": name}``, ``{"subset": s, "split":
 t}``, or none for a single result).  Its rows are query x measure x statistics.  Formats read it
-column-wise (:meth:`ResultTable.blocks`: one :class:`Block` of per-query columns per group and
+column-wise ([`ResultTable.blocks`][tierank.report.formats.grouped.ResultTable.blocks]: one [`Block`][tierank.report.formats.grouped.Block] of per-query columns per group and
 measure, each column formatted once); records (dicts) are built only when asked for
-(:meth:`ResultTable.records`), e.g. by a Python caller or a format that needs them.
+([`ResultTable.records`][tierank.report.formats.grouped.ResultTable.records]), e.g. by a Python caller or a format that needs them.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ..marks import SAMPLED_MARK, sampled_note
 
 @dataclass(frozen=True)
 class Group:
-    """One result of a :class:`ResultTable` with its key values (``{"run": "bm25"}``) and, for
+    """One result of a [`ResultTable`][tierank.report.formats.grouped.ResultTable] with its key values (``{"run": "bm25"}``) and, for
     trec_eval's layout, the run's tag (``runid``; None when unknown)."""
 
     keys: dict[str, str]
@@ -67,7 +67,7 @@ class ResultTable:
 
     @classmethod
     def of(cls, results, key: str = "run", runids: dict | None = None) -> ResultTable:
-        """One :class:`EvalResult`, or ``{name: EvalResult}`` (one result: no key column), as a table."""
+        """One [`EvalResult`][tierank.results.EvalResult], or ``{name: EvalResult}`` (one result: no key column), as a table."""
         if isinstance(results, EvalResult):
             return cls([Group({}, results)])
         runids = runids or {}
@@ -162,7 +162,7 @@ _ARROW_TEXT = (1e-4, 1e9)
 def float_reprs(v: np.ndarray, nan: str = "nan") -> list[str]:
     """``repr`` of every value of a float64 column (``nan`` for NaN), about 3x faster than one ``repr``
     per value: Arrow's cast to text where it is ``repr``'s text (values that are not whole numbers,
-    of magnitude in :data:`_ARROW_TEXT`), ``repr`` for the others (whole numbers, very small or large
+    of magnitude in `_ARROW_TEXT`), ``repr`` for the others (whole numbers, very small or large
     values, NaN, infinities).  The test suite checks it against ``repr`` on millions of floats.
 
     >>> float_reprs(np.array([0.1 + 0.2, 1.0, -0.0, 2.5e-05, 123.456, 1e300, float("nan")]), nan="null")
@@ -210,7 +210,7 @@ def json_strings(values: list[str]) -> list[str]:
 
 
 def num_column(v: np.ndarray) -> list[str]:
-    """:func:`num` of every value of a float64 column (formatted once, column-wise)."""
+    """[`num`][tierank.report.formats.grouped.num] of every value of a float64 column (formatted once, column-wise)."""
     return repr_column(v, "")
 
 
@@ -273,8 +273,8 @@ def human_table_format(
     layout: TableLayout, footnote: Callable[[str], str] = lambda note: f"\n{note}\n"
 ) -> tuple[Callable[..., str], Callable[..., str]]:
     """The ``render`` and ``records`` of a format that writes one human table in ``layout`` (Markdown,
-    LaTeX): a :class:`ResultTable` with the statistics right-aligned (4 decimals), a row partly sampled
-    marked (:data:`SAMPLED_MARK`) and ``footnote(sampled_note)`` after the table; flat records with
+    LaTeX): a [`ResultTable`][tierank.report.formats.grouped.ResultTable] with the statistics right-aligned (4 decimals), a row partly sampled
+    marked (`SAMPLED_MARK`) and ``footnote(sampled_note)`` after the table; flat records with
     their numeric fields right-aligned."""
 
     def render(table: ResultTable, per_query: bool, **_) -> str:

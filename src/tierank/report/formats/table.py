@@ -1,4 +1,4 @@
-"""``table``: the terminal table.  Drawn by :mod:`tierank.report.terminal` (rich), not rendered to text
+"""``table``: the terminal table.  Drawn by `tierank.report.terminal` (rich), not rendered to text
 here; registered so that it is one of the ``--format`` choices."""
 
 from . import register

@@ -43,7 +43,7 @@ _COUNTED = ("oblivious", "expected", "min", "max")
 
 
 def _stat_column(s, stat: str) -> np.ndarray:
-    """Per-query values of one statistic of :class:`~tierank.measures.Stats` ``s`` (the result's columns)."""
+    """Per-query values of one statistic of [`Stats`][tierank.measures.Stats] ``s`` (the result's columns)."""
     v = {
         "oblivious": s.oblivious,
         "expected": s.expected,
@@ -72,16 +72,16 @@ def render_trec_eval(
     measure in trec_eval's print order, then (unless ``summary`` is False, trec_eval's ``-n``) the
     ``all`` block: ``runid`` (when ``plan`` asks for it and ``runid`` is known), ``num_q``, then the
     measures.  Measures are named as trec_eval prints them (``P_10``, ``iprec_at_recall_0.10``;
-    :mod:`tierank.measures.names`), the others by their tierank name.  ``stat`` picks the value:
+    [`tierank.measures.names`][tierank.measures.names]), the others by their tierank name.  ``stat`` picks the value:
     ``oblivious`` (the default: what trec_eval prints, under the result's tie-break), ``expected``,
-    ``min``, ``max``, ``std``, ``range`` or ``bias``: the columns of :meth:`EvalResult.records`, and
+    ``min``, ``max``, ``std``, ``range`` or ``bias``: the columns of [`EvalResult.records`][tierank.EvalResult.records], and
     the ``all`` line is that record's aggregate value.  Measures trec_eval prints only in the
     summary (``num_q``, ``gm_map``; ``summary_only``) have no per-query lines.  An ``all`` value
     that is a mean (a sum for counts) is computed as trec_eval computes it, the per-query values
     added in query order and divided once, so that its last printed digit is trec_eval's where the
     exact mean lies on a rounding boundary (e.g. 1177/4000 = 0.29425); it differs from the record's
     aggregate by a few units in the 16th digit at most.  A string measure (``relstring``,
-    :mod:`tierank.measures.relstring`) prints ``'%s'`` per query only: the tie-oblivious ordering's
+    `tierank.measures.relstring`) prints ``'%s'`` per query only: the tie-oblivious ordering's
     string, with ``min`` / ``max`` the pessimistic / optimistic arrangement's, nothing for the others.
 
     Examples
