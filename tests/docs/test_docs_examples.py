@@ -50,7 +50,7 @@ NOT_RUN = {
     "runs the test suite": re.compile(r"python -m pytest"),
     "benchmark": re.compile(r"python benchmarks/"),
 }
-MAX_NOT_RUN = 8
+MAX_NOT_RUN = 9
 
 #: What a block needs beyond tierank's own dependencies: (pattern in the block, modules, install command).
 NEEDS = [
