@@ -11,7 +11,7 @@ from pathlib import Path
 import tierank
 
 SRC = Path(tierank.__file__).resolve().parent
-ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|exc|obj|ref|doc):`")
+ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|exc|obj|ref|doc|math):`")
 
 
 def test_no_sphinx_role_in_the_sources():
@@ -29,4 +29,5 @@ def test_no_sphinx_role_in_the_sources():
 
 def test_the_pattern_finds_a_role():
     assert ROLE.search("see :func:`tierank.evaluate`") and ROLE.search(":py:class:`Run`")
+    assert ROLE.search("with :math:`R = 0`")
     assert not ROLE.search("see [`evaluate`][tierank.evaluate]")

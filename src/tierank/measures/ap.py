@@ -1,39 +1,39 @@
 r"""Average precision, trec_eval's ``map`` / ``map_cut`` (normalised by all N+ relevant).
 
-:math:`AP@k = \frac{1}{N_+}\sum_{i \le k} rel_i \cdot \frac{\sum_{j \le i} rel_j}{i}`.
+`AP@k = \frac{1}{N_+}\sum_{i \le k} rel_i \cdot \frac{\sum_{j \le i} rel_j}{i}`.
 
 Expectation over tie orderings (Yang et al. 2026, App. C, eqs. 23-25): for the
-position :math:`i = c_{n-1} + t + 1` inside group :math:`G_n` (size :math:`m_n`,
-:math:`r_n` relevant, :math:`R_{n-1}` relevant documents in earlier groups),
-:math:`E[rel_i \sum_{j\le i} rel_j] = p_n\,(R_{n-1} + 1 + t\,\frac{r_n-1}{m_n-1})`
-with :math:`p_n = r_n/m_n`, because the other :math:`t` positions of the group
-ahead of :math:`i` hold, given :math:`rel_i = 1`, a sample without replacement
-from the remaining :math:`m_n-1` documents of which :math:`r_n-1` are relevant.
+position `i = c_{n-1} + t + 1` inside group `G_n` (size `m_n`,
+`r_n` relevant, `R_{n-1}` relevant documents in earlier groups),
+`E[rel_i \sum_{j\le i} rel_j] = p_n\,(R_{n-1} + 1 + t\,\frac{r_n-1}{m_n-1})`
+with `p_n = r_n/m_n`, because the other `t` positions of the group
+ahead of `i` hold, given `rel_i = 1`, a sample without replacement
+from the remaining `m_n-1` documents of which `r_n-1` are relevant.
 
 Exact variance (derived for tierank; checked against brute force in the tests).
-The number of relevant documents ranked before group :math:`G_n` is the fixed
-:math:`R_{n-1}`, so :math:`N_+ \cdot AP = \sum_n X_n` with independent terms
+The number of relevant documents ranked before group `G_n` is the fixed
+`R_{n-1}`, so `N_+ \cdot AP = \sum_n X_n` with independent terms
 
 .. math:: X_n = \sum_t w_t x_t (c + N_t), \qquad c = R_{n-1} + 1, \quad N_t = \sum_{s<t} x_s,
 
-over the group's positions :math:`t` (offsets, weight :math:`w_t = 1/\text{rank}`,
-0 past the cutoff) and exchangeable indicators :math:`x_t` with :math:`\sum_t x_t = r`.
-In the centered indicators :math:`y_t = x_t - p`, :math:`p = r/m`, and with
-:math:`D_a = \sum_{t>a} w_t + a w_a` (the weight of the pairs holding index a),
+over the group's positions `t` (offsets, weight `w_t = 1/\text{rank}`,
+0 past the cutoff) and exchangeable indicators `x_t` with `\sum_t x_t = r`.
+In the centered indicators `y_t = x_t - p`, `p = r/m`, and with
+`D_a = \sum_{t>a} w_t + a w_a` (the weight of the pairs holding index a),
 
 .. math:: X - E[X] = \sum_a u_a y_a + (Q - E[Q]), \quad u_a = c\,w_a + p\,D_a,
           \quad Q = \sum_{s<t} w_t y_s y_t,
 
 so, with the central moments of [`tierank.measures.kernels.central_moments`][tierank.measures.kernels.central_moments],
-:math:`S_1=\sum t w_t`, :math:`S_2=\sum t w_t^2`, :math:`P = \sum_a D_a^2 - 2S_2`
-(ordered pairs of pairs sharing one index) and :math:`O = S_1^2 - S_2 - P` (disjoint ones):
+`S_1=\sum t w_t`, `S_2=\sum t w_t^2`, `P = \sum_a D_a^2 - 2S_2`
+(ordered pairs of pairs sharing one index) and `O = S_1^2 - S_2 - P` (disjoint ones):
 
-* :math:`Var[L] = \frac{rs}{m(m-1)} \sum_a (u_a - \bar u)^2`,
-* :math:`Cov[L, Q] = c_3 \sum_a (u_a - \bar u)(D_a - \bar D)`,
-* :math:`Var[Q] = c_{22} S_2 + c_{211} P + c_{1111} O`,
+* `Var[L] = \frac{rs}{m(m-1)} \sum_a (u_a - \bar u)^2`,
+* `Cov[L, Q] = c_3 \sum_a (u_a - \bar u)(D_a - \bar D)`,
+* `Var[Q] = c_{22} S_2 + c_{211} P + c_{1111} O`,
 
-and :math:`Var[AP] = \sum_n (Var[L] + 2 Cov[L,Q] + Var[Q]) / N_+^2`.  Every term is
-centered (no :math:`E[X^2]-E[X]^2`) and carries the factor :math:`rs = r(m-r)`, so a
+and `Var[AP] = \sum_n (Var[L] + 2 Cov[L,Q] + Var[Q]) / N_+^2`.  Every term is
+centered (no `E[X^2]-E[X]^2`) and carries the factor `rs = r(m-r)`, so a
 group that is all relevant or all non-relevant adds exactly 0.
 """
 

@@ -3,40 +3,40 @@ r"""Binary preference, trec_eval's ``bpref`` (Buckley & Voorhees, SIGIR 2004), e
 Definition (trec_eval 10, ``m_bpref.c``).  Judged documents only: a retrieved document whose grade
 is missing or negative (trec_eval's "not in the pool" / "unjudged in the pool") is skipped; one
 with ``0 <= grade < rel`` is *judged non-relevant*, one with ``grade >= rel`` relevant.  With
-:math:`R` relevant and :math:`N_-` judged non-relevant documents in the qrels of the query,
-:math:`D = \min(N_-, R)`, and :math:`n_d` the judged non-relevant documents ranked above the
-relevant document :math:`d`,
+`R` relevant and `N_-` judged non-relevant documents in the qrels of the query,
+`D = \min(N_-, R)`, and `n_d` the judged non-relevant documents ranked above the
+relevant document `d`,
 
 .. math:: bpref = \frac{1}{R} \sum_{d \text{ relevant, retrieved}} f(n_d), \qquad
           f(n) = 1 - \frac{\min(n, R)}{D} \;(f(0) = 1),
 
-over the ranks read (``trec_eval -M``: ``prep.cut(inf)``).  :math:`f` is non-increasing.
+over the ranks read (``trec_eval -M``: ``prep.cut(inf)``).  `f` is non-increasing.
 
-Tie orderings.  In a tie group :math:`G` with :math:`r` relevant and :math:`s` judged
-non-relevant documents, :math:`n_d = B_G + X_d` where :math:`B_G` (judged non-relevant
-documents in earlier groups) does not depend on the ordering and :math:`X_d` counts the
-non-relevant documents of :math:`G` above :math:`d`.  The relative order of the :math:`r + s`
-judged documents is uniform, so :math:`X_d` is uniform on :math:`\{0..s\}` and for two relevant
-documents :math:`P(X_i = a, X_j = b) = 1/((s+1)(s+2))` for :math:`a \ne b`, :math:`2/((s+1)(s+2))`
-for :math:`a = b` (the two relevant documents fall into the :math:`s+1` gaps between the
-non-relevant ones as an ordered pair, :math:`(s+2)(s+1)` equally likely cases; derived for
-tierank, checked by enumeration in the tests).  With :math:`\bar f` and
-:math:`SS = \sum_{x=0}^{s} (f(B_G + x) - \bar f)^2`, the group's sum :math:`Y_G` has
+Tie orderings.  In a tie group `G` with `r` relevant and `s` judged
+non-relevant documents, `n_d = B_G + X_d` where `B_G` (judged non-relevant
+documents in earlier groups) does not depend on the ordering and `X_d` counts the
+non-relevant documents of `G` above `d`.  The relative order of the `r + s`
+judged documents is uniform, so `X_d` is uniform on `\{0..s\}` and for two relevant
+documents `P(X_i = a, X_j = b) = 1/((s+1)(s+2))` for `a \ne b`, `2/((s+1)(s+2))`
+for `a = b` (the two relevant documents fall into the `s+1` gaps between the
+non-relevant ones as an ordered pair, `(s+2)(s+1)` equally likely cases; derived for
+tierank, checked by enumeration in the tests).  With `\bar f` and
+`SS = \sum_{x=0}^{s} (f(B_G + x) - \bar f)^2`, the group's sum `Y_G` has
 
 .. math:: E[Y_G] = r \bar f, \qquad Var[Y_G] = SS \cdot \frac{r (r + s + 1)}{(s+1)(s+2)},
 
-and groups are independent: :math:`E[bpref] = \sum_G E[Y_G]/R`, :math:`Var = \sum_G Var[Y_G]/R^2`.
-Work: :math:`O(\sum_G (s_G + 1))` over the groups holding both classes; ``SS`` is centered
-(two passes), exactly 0 when :math:`f` is constant over the group.
+and groups are independent: `E[bpref] = \sum_G E[Y_G]/R`, `Var = \sum_G Var[Y_G]/R^2`.
+Work: `O(\sum_G (s_G + 1))` over the groups holding both classes; ``SS`` is centered
+(two passes), exactly 0 when `f` is constant over the group.
 
-A group cut by the depth limit (``-M``) keeps a uniformly random subset of :math:`L` of its
-:math:`m` documents: :math:`(K_r, K_s)` is multivariate hypergeometric and, given it, the kept
-relevant documents behave as above with :math:`s = K_s`; the law of total variance gives the
+A group cut by the depth limit (``-M``) keeps a uniformly random subset of `L` of its
+`m` documents: `(K_r, K_s)` is multivariate hypergeometric and, given it, the kept
+relevant documents behave as above with `s = K_s`; the law of total variance gives the
 exact statistics (a loop over the at most one such group per query).
 
 Min / max: every relevant document is moved below / above every judged non-relevant one of its
 group at once (and, for a group cut by the depth limit, past / inside the limit), which minimises
-/ maximises each :math:`n_d` and hence each term, so these arrangements are extremal.
+/ maximises each `n_d` and hence each term, so these arrangements are extremal.
 """
 
 from __future__ import annotations

@@ -1,21 +1,21 @@
 r"""trec_eval's counts and set measures: num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret,
 set_P, set_recall, set_F, set_map (trec_eval 10, ``m_num_*.c``, ``m_set_*.c``).
 
-With :math:`h` the relevant documents retrieved, :math:`n` the documents retrieved (``num_ret``,
-``min(len, -M)``) and :math:`N_+` the relevant documents:
+With `h` the relevant documents retrieved, `n` the documents retrieved (``num_ret``,
+``min(len, -M)``) and `N_+` the relevant documents:
 
-* ``set_P`` :math:`= h/n`, ``set_recall`` :math:`= h/N_+`,
-* ``set_F`` (parameter x, default 1) :math:`= (x+1)PR/(xP+R) = (x+1)h/(xN_+ + n)` (0 when h = 0),
-* ``set_map`` :math:`= h^2/(n N_+)`.
+* ``set_P`` `= h/n`, ``set_recall`` `= h/N_+`,
+* ``set_F`` (parameter x, default 1) `= (x+1)PR/(xP+R) = (x+1)h/(xN_+ + n)` (0 when h = 0),
+* ``set_map`` `= h^2/(n N_+)`.
 
 None of these depends on the order of the retrieved documents, so **without a depth limit no
 tie ordering changes them**: min = max = expected and the variance is exactly 0, computed, not
 assumed.  With ``trec_eval -M`` (``prep.cut(inf)``) a tie group straddling the limit makes
-:math:`h` random: the part of :math:`h` from that group is hypergeometric (a uniformly random
+`h` random: the part of `h` from that group is hypergeometric (a uniformly random
 subset of the group fills the ranks left).  The linear ones (num_rel_ret, set_P, set_recall,
 set_F, num_nonrel_judged_ret) are then position sums with weight 1 up to the limit, so the
 closed forms of `tierank.measures.linear.Linear` give their exact statistics; ``set_map``,
-quadratic in :math:`h`, sums over the hypergeometric law of that one group (exact, centered).
+quadratic in `h`, sums over the hypergeometric law of that one group (exact, centered).
 """
 
 from __future__ import annotations

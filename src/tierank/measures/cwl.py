@@ -7,29 +7,29 @@ Definitions follow ir_measures 0.4 (``ir_measures/measures/{sdcg,inst,nerr}.py``
 * gains: a grade ``g`` (negative and unjudged: 0) is clipped to ``[min_rel, max_rel]`` and scaled
   to ``(g - min_rel) / (max_rel - min_rel)`` in [0, 1]; ``max_rel`` is required, as in ir_measures;
 * the ranking is read to depth `MAX_N` = 1000 (cwl_eval's ``max_n``), padded with gain 0;
-* a C/W/L measure gives a continuation probability :math:`c_i` per rank (0-based :math:`i`); with
-  :math:`C_0 = 1`, :math:`C_i = \prod_{j<i} c_j`, its value is the expected rate of gain
-  :math:`\sum_i C_i g_i / \sum_i C_i` over the :math:`\min(k, 1000)` ranks read.
+* a C/W/L measure gives a continuation probability `c_i` per rank (0-based `i`); with
+  `C_0 = 1`, `C_i = \prod_{j<i} c_j`, its value is the expected rate of gain
+  `\sum_i C_i g_i / \sum_i C_i` over the `\min(k, 1000)` ranks read.
 
 The families:
 
-* ``SDCG@k`` (scaled DCG; cwl's ``NDCGCWLMetric``): :math:`c_i = \log_2(i+2)/\log_2(i+3)` for
-  :math:`i+1 < k`, so :math:`C_i = 1/\log_2(i+2)`: DCG@k over the DCG of k fully relevant documents;
-* ``INSQ(T)`` (Moffat, Scholer & Thomas, ADCS 2012): :math:`c_i = ((i+2T)/(i+1+2T))^2`;
-* ``INST(T)`` (Moffat, Bailey, Scholer & Thomas, ADCS 2015): :math:`c_i = ((i+T+T_i)/(i+1+T+T_i))^2`
-  with :math:`T_i = T - \sum_{j \le i} g_j`;
+* ``SDCG@k`` (scaled DCG; cwl's ``NDCGCWLMetric``): `c_i = \log_2(i+2)/\log_2(i+3)` for
+  `i+1 < k`, so `C_i = 1/\log_2(i+2)`: DCG@k over the DCG of k fully relevant documents;
+* ``INSQ(T)`` (Moffat, Scholer & Thomas, ADCS 2012): `c_i = ((i+2T)/(i+1+2T))^2`;
+* ``INST(T)`` (Moffat, Bailey, Scholer & Thomas, ADCS 2015): `c_i = ((i+T+T_i)/(i+1+T+T_i))^2`
+  with `T_i = T - \sum_{j \le i} g_j`;
 * ``NERR8@k``, ``NERR9@k``, ``NERR10(p)``, ``NERR11(T)`` (Azzopardi, Mackenzie & Moffat, ICTIR 2021,
-  eqs. 8-11): :math:`c_i = (1-g_i)` times 1 (for :math:`i+1 < k`), :math:`(i+1)/(i+2)` (for
-  :math:`i+1 < k`), :math:`p`, :math:`((i+2T)/(i+1+2T))^2`.
+  eqs. 8-11): `c_i = (1-g_i)` times 1 (for `i+1 < k`), `(i+1)/(i+2)` (for
+  `i+1 < k`), `p`, `((i+2T)/(i+1+2T))^2`.
 
-Tie orderings.  SDCG and INSQ do not read the gains in :math:`c`, so they are weighted sums over
+Tie orderings.  SDCG and INSQ do not read the gains in `c`, so they are weighted sums over
 ranks (`tierank.measures.linear.Linear`): every statistic exact.  The NERR family is
-:math:`N/D` with :math:`C_i = \delta_i \prod_{j<i}(1-g_j)` and :math:`\delta` non-increasing in
-rank.  Swapping adjacent documents at ranks :math:`t, t+1` with gains :math:`x > y` so that
-:math:`x` comes first changes :math:`N` by :math:`P_t (x-y)(\delta_t-\delta_{t+1}) \ge 0` and
-:math:`D` by :math:`\delta_{t+1} P_t (y-x) \le 0` (nothing else moves), so :math:`N/D` cannot fall:
+`N/D` with `C_i = \delta_i \prod_{j<i}(1-g_j)` and `\delta` non-increasing in
+rank.  Swapping adjacent documents at ranks `t, t+1` with gains `x > y` so that
+`x` comes first changes `N` by `P_t (x-y)(\delta_t-\delta_{t+1}) \ge 0` and
+`D` by `\delta_{t+1} P_t (y-x) \le 0` (nothing else moves), so `N/D` cannot fall:
 each tie group sorted by gain descending / ascending gives the exact max / min.  Their expectation
-and variance (and INST's, whose :math:`c` reads the running total) have no known closed form: they
+and variance (and INST's, whose `c` reads the running total) have no known closed form: they
 are estimated from ``prep.samples`` uniformly random tie orderings and labelled sampled
 (``Stats(method="sampled")``, as IPrec and GMAP).  INST's min / max are the smallest / largest value
 seen among the sorted arrangements, the policy's and the drawn orderings (attained values; no
@@ -135,7 +135,7 @@ class _CwlLinear(_Cwl, Linear):
         return self.gains(prep)
 
     def cwl_weights(self, i: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
-        """:math:`C_i` at 0-based ranks ``i``."""
+        """`C_i` at 0-based ranks ``i``."""
         raise NotImplementedError
 
     def weights(self, prep: Prepared, rows: np.ndarray):

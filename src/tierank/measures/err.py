@@ -1,43 +1,43 @@
 r"""Expected reciprocal rank, graded (Chapelle, Metzler, Zhang & Grinspan, CIKM 2009), as gdeval computes it.
 
 Definition (``gdeval.pl``, ir_measures' ``gdeval`` provider): with ``MAX_JUDGMENT = 4`` and the
-gain grade :math:`g` of each ranked document (grades <= 0 and unjudged documents count 0),
-:math:`R = (2^g - 1) / 2^{4}` and
+gain grade `g` of each ranked document (grades <= 0 and unjudged documents count 0),
+`R = (2^g - 1) / 2^{4}` and
 
 .. math:: ERR@k = \sum_{i \le k} \frac{1}{i} R_i \prod_{j<i} (1 - R_j),
 
 not normalised.  gdeval refuses grades above 4; so does tierank, unless ``max_grade`` says
-otherwise (``ERR(max_grade=5)`` uses :math:`2^5`).
+otherwise (``ERR(max_grade=5)`` uses `2^5`).
 
 Tie orderings (derived for tierank; checked against enumeration in the tests).  Write
-:math:`q = 1 - R`.  The product over the documents of the groups before a tie group :math:`G`
-does not depend on the ordering (:math:`P_G`), and groups are independent, so
-:math:`ERR = \sum_G P_G X_G` with :math:`X_G = \sum_t w_t R_{\pi(t)} \Pi_t` over the group's
-positions :math:`t` (:math:`w_t = 1/\text{rank}`, 0 past the cutoff) and
-:math:`\Pi_t = \prod_{s<t} q_{\pi(s)}`.  Since :math:`R_{\pi(t)}\Pi_t = \Pi_t - \Pi_{t+1}` and
-documents with :math:`R = 0` do not change :math:`\Pi`, only the :math:`n'` documents with
-:math:`R > 0` matter: they occupy a uniformly random :math:`n'`-subset of the group's :math:`m`
-positions, in a uniformly random order independent of it.  With :math:`p_j` the :math:`j`-th of
-those positions and :math:`Y_j = \Pi'_j - \Pi'_{j+1}` (products over that order),
+`q = 1 - R`.  The product over the documents of the groups before a tie group `G`
+does not depend on the ordering (`P_G`), and groups are independent, so
+`ERR = \sum_G P_G X_G` with `X_G = \sum_t w_t R_{\pi(t)} \Pi_t` over the group's
+positions `t` (`w_t = 1/\text{rank}`, 0 past the cutoff) and
+`\Pi_t = \prod_{s<t} q_{\pi(s)}`.  Since `R_{\pi(t)}\Pi_t = \Pi_t - \Pi_{t+1}` and
+documents with `R = 0` do not change `\Pi`, only the `n'` documents with
+`R > 0` matter: they occupy a uniformly random `n'`-subset of the group's `m`
+positions, in a uniformly random order independent of it.  With `p_j` the `j`-th of
+those positions and `Y_j = \Pi'_j - \Pi'_{j+1}` (products over that order),
 
 .. math:: E[X_G] = \sum_j E[w_{p_j}]\,E[Y_j], \qquad
           E[X_G^2] = \sum_{j,l} E[w_{p_j} w_{p_l}]\,E[Y_j Y_l],
 
-where :math:`E[\Pi'_a \Pi'_b]` (:math:`a \le b`) is the bivariate elementary symmetric *mean*
-:math:`f_{a,b-a}` of :math:`(q^2, q)`: the mean over ordered disjoint subsets :math:`A, B` of sizes
-:math:`a, b-a` of :math:`\prod_A q^2 \prod_B q`.  It is computed by the recurrence over the
+where `E[\Pi'_a \Pi'_b]` (`a \le b`) is the bivariate elementary symmetric *mean*
+`f_{a,b-a}` of `(q^2, q)`: the mean over ordered disjoint subsets `A, B` of sizes
+`a, b-a` of `\prod_A q^2 \prod_B q`.  It is computed by the recurrence over the
 documents, each step a convex combination (so every value stays in [0, 1]; no overflow):
-:math:`f^{(n+1)}_{a,b} = [(n+1-a-b) f^{(n)}_{a,b} + a q^2 f^{(n)}_{a-1,b} + b q f^{(n)}_{a,b-1}]/(n+1)`.
-The order statistics of a random subset give :math:`P(p_j = p) = \binom{p}{j}\binom{m-1-p}{n'-1-j}/\binom{m}{n'}`
-and the joint law of two of them likewise.  :math:`Var[ERR] = \sum_G P_G^2 (E[X_G^2] - E[X_G]^2)`,
+`f^{(n+1)}_{a,b} = [(n+1-a-b) f^{(n)}_{a,b} + a q^2 f^{(n)}_{a-1,b} + b q f^{(n)}_{a,b-1}]/(n+1)`.
+The order statistics of a random subset give `P(p_j = p) = \binom{p}{j}\binom{m-1-p}{n'-1-j}/\binom{m}{n'}`
+and the joint law of two of them likewise.  `Var[ERR] = \sum_G P_G^2 (E[X_G^2] - E[X_G]^2)`,
 over the groups whose values differ (the others add exactly 0).  Cost per such group
-:math:`O(n' J^2 + J^2 T)`, :math:`T` its positions inside the cutoff, :math:`J = \min(n', T)`: the
+`O(n' J^2 + J^2 T)`, `T` its positions inside the cutoff, `J = \min(n', T)`: the
 pair law of two order statistics is summed by repeated prefix sums (hockey-stick identity), every
 term positive and rescaled as it goes, so nothing overflows.
 
-Min / max: swapping adjacent documents with values :math:`x` (first) and :math:`y` changes the
-sum by :math:`(w_t - w_{t+1})(x - y)` and nothing after them, and :math:`w` is non-increasing, so
-sorting each group by grade ascending / descending gives the exact min / max (:math:`P_G \ge 0`).
+Min / max: swapping adjacent documents with values `x` (first) and `y` changes the
+sum by `(w_t - w_{t+1})(x - y)` and nothing after them, and `w` is non-increasing, so
+sorting each group by grade ascending / descending gives the exact min / max (`P_G \ge 0`).
 """
 
 from __future__ import annotations

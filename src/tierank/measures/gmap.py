@@ -1,29 +1,29 @@
 r"""Geometric means over queries: trec_eval's ``gm_map`` (GMAP), on a reusable base.
 
 Definition (trec_eval 10, ``m_gm_map.c`` and ``te_calc_avg_meas_s_gm`` of ``meas_avg.c``): per
-query :math:`X_q = \max(AP_q, 10^{-5})` (``MIN_GEO_MEAN``, trec_eval.h), and over the :math:`n`
-evaluated queries :math:`G = \exp(\frac1n \sum_q \log X_q)`.  With ``-c`` the queries the run
-lacks count :math:`\log 10^{-5}`: they are evaluated here with no documents, AP 0.  trec_eval
+query `X_q = \max(AP_q, 10^{-5})` (``MIN_GEO_MEAN``, trec_eval.h), and over the `n`
+evaluated queries `G = \exp(\frac1n \sum_q \log X_q)`.  With ``-c`` the queries the run
+lacks count `\log 10^{-5}`: they are evaluated here with no documents, AP 0.  trec_eval
 prints it only in the summary (``summary_only``).
 
 Statistics over tie orderings (orderings of different queries are independent):
 
-* **oblivious, min, max: exact.**  :math:`G` is increasing in every :math:`X_q`, and
-  :math:`X_q` in :math:`AP_q`, whose minimum and maximum are attained at the pessimistic and
+* **oblivious, min, max: exact.**  `G` is increasing in every `X_q`, and
+  `X_q` in `AP_q`, whose minimum and maximum are attained at the pessimistic and
   optimistic arrangements (all relevant documents of every tie group last / first).
-* **expected: sampled.**  :math:`E[G] = \prod_q E[X_q^{1/n}]` by independence; each factor is
+* **expected: sampled.**  `E[G] = \prod_q E[X_q^{1/n}]` by independence; each factor is
   estimated from ``prep.samples`` random orderings of its query
-  (`tierank.measures.sampling`), or is exactly :math:`X_q^{1/n}` where the query's AP
-  cannot vary.  We know no exact method for :math:`E[X^{1/n}]`.
-* **std: sampled.**  :math:`Var[G] = \prod_q E[X_q^{2/n}] - \prod_q E[X_q^{1/n}]^2`, computed
-  without cancellation as :math:`E[G]^2 \,\mathrm{expm1}(\sum_q \mathrm{log1p}(v_q / a_q^2))`
-  with :math:`a_q = E[X_q^{1/n}]` and :math:`v_q = Var[X_q^{1/n}]` (sampled, ``ddof=1``;
+  (`tierank.measures.sampling`), or is exactly `X_q^{1/n}` where the query's AP
+  cannot vary.  We know no exact method for `E[X^{1/n}]`.
+* **std: sampled.**  `Var[G] = \prod_q E[X_q^{2/n}] - \prod_q E[X_q^{1/n}]^2`, computed
+  without cancellation as `E[G]^2 \,\mathrm{expm1}(\sum_q \mathrm{log1p}(v_q / a_q^2))`
+  with `a_q = E[X_q^{1/n}]` and `v_q = Var[X_q^{1/n}]` (sampled, ``ddof=1``;
   exactly 0 for a query that cannot vary, so a run where nothing varies has std exactly 0).
 * **se** of the summary's expectation: the delta method over the independent factors,
-  :math:`se(\hat G) = \hat G \sqrt{\sum_q v_q / (S\, a_q^2)}`.
+  `se(\hat G) = \hat G \sqrt{\sum_q v_q / (S\, a_q^2)}`.
 
-Per query the records hold :math:`X_q` (oblivious, min, max exact; expected and variance
-sampled where :math:`X_q` can vary).
+Per query the records hold `X_q` (oblivious, min, max exact; expected and variance
+sampled where `X_q` can vary).
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ MIN_GEO_MEAN = 0.00001
 
 @dataclass
 class GMStats(Stats):
-    """[`Stats`][tierank.measures.gmap.Stats] of :math:`X_q` plus, for the summary, :math:`E[X_q^{1/n}]` and
-    :math:`Var[X_q^{1/n}]` per query for the ``root_n`` queries evaluated together."""
+    """[`Stats`][tierank.measures.gmap.Stats] of `X_q` plus, for the summary, `E[X_q^{1/n}]` and
+    `Var[X_q^{1/n}]` per query for the ``root_n`` queries evaluated together."""
 
     root_mean: np.ndarray | None = None
     root_var: np.ndarray | None = None
@@ -128,7 +128,7 @@ class GeometricMean(Measure):
     def aggregate(self, stats: Stats) -> Aggregate:
         """The geometric mean over queries (see the module docstring); ``linear=False``.
 
-        The sampled expectation needs :math:`E[X_q^{1/n}]` for the ``n`` queries summarised, which
+        The sampled expectation needs `E[X_q^{1/n}]` for the ``n`` queries summarised, which
         `stats` records in [`GMStats`][tierank.measures.gmap.GMStats] for ``prep.nq``; stats of another query set (e.g.
         batches concatenated) give ``expected``, ``std`` and ``se`` NaN, never a wrong number.
         """

@@ -1,13 +1,13 @@
 r"""Geometric mean of bpref over queries, trec_eval's ``gm_bpref`` (trec_eval 10, ``m_gm_bpref.c``).
 
-Definition: per query :math:`X_q = \max(bpref_q, 10^{-5})` (``MIN_GEO_MEAN``), :math:`bpref_q` as
-trec_eval's ``bpref`` ([`tierank.measures.bpref.Bpref`][tierank.measures.bpref.Bpref]), and over the :math:`n` evaluated
-queries :math:`G = \exp(\frac1n \sum_q \log X_q)` (``te_calc_avg_meas_s_gm``); printed in the summary
+Definition: per query `X_q = \max(bpref_q, 10^{-5})` (``MIN_GEO_MEAN``), `bpref_q` as
+trec_eval's ``bpref`` ([`tierank.measures.bpref.Bpref`][tierank.measures.bpref.Bpref]), and over the `n` evaluated
+queries `G = \exp(\frac1n \sum_q \log X_q)` (``te_calc_avg_meas_s_gm``); printed in the summary
 only.  The summary is that of [`tierank.measures.gmap.GeometricMean`][tierank.measures.gmap.GeometricMean] (as ``gm_map``'s):
 
 * **oblivious, min, max: exact**: bpref's own (exact, attained at the extremal arrangements of every
-  tie group at once), floored; :math:`G` is increasing in every :math:`X_q`;
-* **expected, std: sampled**: :math:`E[X_q^{1/n}]` and :math:`Var[X_q^{1/n}]` per query from
+  tie group at once), floored; `G` is increasing in every `X_q`;
+* **expected, std: sampled**: `E[X_q^{1/n}]` and `Var[X_q^{1/n}]` per query from
   ``prep.samples`` uniform orderings of the query's tie groups that hold a relevant document and
   another one (generators keyed by the seed, the query and the group's rank,
   [`tierank.measures.sampling.query_keys`][tierank.measures.sampling.query_keys]), exact where the query's bpref cannot vary.

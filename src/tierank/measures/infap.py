@@ -3,14 +3,14 @@ r"""Inferred AP, trec_eval's ``infAP`` (Yilmaz & Aslam, CIKM 2006), exactly as t
 Definition.  The retrieved documents (ranks read, ``-M``) fall into four classes: *relevant*
 (grade >= rel), *judged non-relevant* (0 <= grade < rel), *pooled but unjudged* (in the qrels with a
 negative grade: a ``-1`` grade marks a pooled document left out of the judged sample) and *not
-pooled* (not in the qrels).  For the relevant document at 0-based rank :math:`j`, with :math:`a`
-relevant, :math:`s` judged non-relevant and :math:`u` pooled-unjudged documents above it and
-:math:`\epsilon = 10^{-5}` (``INFAP_EPSILON``),
+pooled* (not in the qrels).  For the relevant document at 0-based rank `j`, with `a`
+relevant, `s` judged non-relevant and `u` pooled-unjudged documents above it and
+`\epsilon = 10^{-5}` (``INFAP_EPSILON``),
 
 .. math:: T = \frac{1}{j+1} + \frac{j}{j+1} \cdot \frac{a + s + u}{j} \cdot
           \frac{a + \epsilon}{a + s + 2\epsilon} \quad (T = 1 \text{ at } j = 0),
 
-and :math:`infAP = \sum T / N_+`.  The values of single orderings are computed with trec_eval's
+and `infAP = \sum T / N_+`.  The values of single orderings are computed with trec_eval's
 expression, summed in rank order, so they print trec_eval's digits.
 
 Tie orderings.  A document's term depends only on the classes above it, so the groups of a query
@@ -19,16 +19,16 @@ contribute independently (the counts before a group do not depend on the orderin
 * **min, max: exact.**  Moving a judged non-relevant or not-pooled document above a relevant one of
   its group lowers that one's term and leaves the others unchanged (``j`` grows, the estimated
   precision does not), so the maximum puts both classes after every relevant document and the
-  minimum before them all.  What is left, the interleaving of the :math:`r` relevant and :math:`u`
+  minimum before them all.  What is left, the interleaving of the `r` relevant and `u`
   pooled-unjudged documents of the group, is optimised exactly by dynamic programming over the
-  grid of (relevant, unjudged) placed: :math:`O(r (u + 1))` per group
-  (:math:`V_a = \mathrm{cummax}_k (V_{a-1} + T(a - 1, k))`).  A depth limit cutting the group
+  grid of (relevant, unjudged) placed: `O(r (u + 1))` per group
+  (`V_a = \mathrm{cummax}_k (V_{a-1} + T(a - 1, k))`).  A depth limit cutting the group
   counts the terms above it only, which the same arguments cover.
 * **expected, std: sampled** (labelled, as IPrec and GMAP): each group holding a relevant document
   and another class is drawn ``prep.samples`` times (uniform permutations from a generator keyed by
   the seed, the query and the group's rank, [`tierank.measures.sampling.query_keys`][tierank.measures.sampling.query_keys]); its mean
   and variance (``ddof=1``) add up over groups.  We know no polynomial algorithm for the
-  expectation of :math:`T`, a ratio of dependent counts.
+  expectation of `T`, a ratio of dependent counts.
 """
 
 from __future__ import annotations

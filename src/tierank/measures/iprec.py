@@ -1,32 +1,32 @@
 r"""Interpolated precision at recall levels: trec_eval's ``iprec_at_recall`` and ``11pt_avg``.
 
-Definition (trec_eval 10, ``m_iprec_at_recall.c`` and ``m_11pt_avg.c``).  With :math:`N_+`
-relevant documents judged, :math:`n` of them retrieved (ranks read only: ``prep.cut``,
-trec_eval's ``-M``), at 1-based ranks :math:`p_1 < \dots < p_n`, the recall level
-:math:`\rho` becomes the count :math:`c = \mathrm{lround}(\rho N_+)` (C ``lround``: halves away
+Definition (trec_eval 10, ``m_iprec_at_recall.c`` and ``m_11pt_avg.c``).  With `N_+`
+relevant documents judged, `n` of them retrieved (ranks read only: ``prep.cut``,
+trec_eval's ``-M``), at 1-based ranks `p_1 < \dots < p_n`, the recall level
+`\rho` becomes the count `c = \mathrm{lround}(\rho N_+)` (C ``lround``: halves away
 from zero, applied to the double product) and
 
 .. math:: IPrec@\rho = \begin{cases} 0 & c > n \text{ or } n = 0,\\
           \max_{i \ge \max(c, 1)} i / p_i & \text{otherwise.} \end{cases}
 
-trec_eval scans the ranks bottom-up keeping :math:`\max_{j \ge x} prec(j)` over *every* rank
-:math:`j`, but the precision rises only at relevant ranks, so the maximum is attained at one
-of them (and :math:`c = 0` takes the value of :math:`c = 1`).  Unretrieved relevant documents
-count only through :math:`N_+` (they make :math:`c` larger than :math:`n`, giving 0).
+trec_eval scans the ranks bottom-up keeping `\max_{j \ge x} prec(j)` over *every* rank
+`j`, but the precision rises only at relevant ranks, so the maximum is attained at one
+of them (and `c = 0` takes the value of `c = 1`).  Unretrieved relevant documents
+count only through `N_+` (they make `c` larger than `n`, giving 0).
 ``11pt_avg`` is the mean of the 11 levels 0.0, 0.1, ..., 1.0, summed from the highest level
 down as trec_eval does.
 
 Statistics over tie orderings:
 
-* **oblivious, min, max: exact.**  Every term :math:`i/p_i` decreases when a relevant document
-  moves down (its :math:`p_i` grows), and one pushed past the ranks read drops a term of the
-  maximum (or makes :math:`c > n`); so the value is monotone, and the arrangement with every
+* **oblivious, min, max: exact.**  Every term `i/p_i` decreases when a relevant document
+  moves down (its `p_i` grows), and one pushed past the ranks read drops a term of the
+  maximum (or makes `c > n`); so the value is monotone, and the arrangement with every
   tie group's relevant documents last (first) gives the minimum (maximum): all the
-  :math:`p_i` are then simultaneously largest (smallest).  Checked against enumeration of
+  `p_i` are then simultaneously largest (smallest).  Checked against enumeration of
   every ordering in the tests.
 * **expected, var: sampled** (`tierank.measures.sampling`; ``method="sampled"`` with the
   sample count, seed and standard error).  We know of no polynomial exact method: the
-  expectation of a suffix maximum of ratios :math:`i/p_i` couples all the tie groups below
+  expectation of a suffix maximum of ratios `i/p_i` couples all the tie groups below
   the level's rank.  Queries whose value no ordering changes are exact (variance 0).
 
 The 11 standard levels and their average are computed together, once per run and relevance

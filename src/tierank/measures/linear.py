@@ -1,15 +1,15 @@
 r"""Measures that are weighted sums over ranked positions: P, R, R_cap, F1, Hits, Judged, Rprec, nDCG, RBP.
 
-Each is :math:`M = \sum_i w_i\, a_{\pi(i)} / Z` with position weights :math:`w_i`
-(zero past the cutoff), a per-query normaliser :math:`Z` and document values :math:`a`
-(binary relevance or graded gain).  Inside a tie group :math:`G` of size
-:math:`m` the documents are uniformly permuted over the group's positions, so
+Each is `M = \sum_i w_i\, a_{\pi(i)} / Z` with position weights `w_i`
+(zero past the cutoff), a per-query normaliser `Z` and document values `a`
+(binary relevance or graded gain).  Inside a tie group `G` of size
+`m` the documents are uniformly permuted over the group's positions, so
 
 * expectation (McSherry & Najork 2008; Yang et al. 2026, App. C, eqs. 10-17):
-  :math:`E[M] = \sum_G \bar a_G \sum_{i \in G} w_i`;
+  `E[M] = \sum_G \bar a_G \sum_{i \in G} w_i`;
 * variance, exact, groups being independent (the variance of a linear
   permutation statistic, Hoeffding 1951):
-  :math:`Var[M] = \sum_{G, m>1} \frac{1}{m-1}\sum_{d\in G}(a_d-\bar a_G)^2 \sum_{i\in G}(w_i-\bar w_G)^2`,
+  `Var[M] = \sum_{G, m>1} \frac{1}{m-1}\sum_{d\in G}(a_d-\bar a_G)^2 \sum_{i\in G}(w_i-\bar w_G)^2`,
   both sums of squared deviations computed about the group's own values
   ([`tierank.measures.kernels`][tierank.measures.kernels]), so a group of equal values or equal weights
   adds exactly 0;
@@ -17,7 +17,7 @@ Each is :math:`M = \sum_i w_i\, a_{\pi(i)} / Z` with position weights :math:`w_i
   in rank, so the rearrangement inequality makes them extremal).
 
 A family gives position weights [`Linear.weights`][tierank.measures.linear.Linear.weights] and, for a ratio, the per-query
-[`Linear.denominator`][tierank.measures.linear.Linear.denominator] :math:`Z`: sums are divided once at the end, so ratios of counts
+[`Linear.denominator`][tierank.measures.linear.Linear.denominator] `Z`: sums are divided once at the end, so ratios of counts
 (P, R, F1, Rprec, Judged) are one division of exact integer counts.
 """
 

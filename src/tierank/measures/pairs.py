@@ -1,36 +1,36 @@
 r"""ir_measures' Accuracy and Compat: measures of how pairs of documents are ordered.
 
 **Accuracy** (ir_measures 0.4, ``measures/accuracy.py``, ``providers/accuracy_provider.py``): among
-the top k retrieved (the whole list without a cutoff), with :math:`R` relevant documents (grade >=
-``rel``) and :math:`N` others (unjudged included), the share of (relevant, other) pairs ranked
-correctly, :math:`1 - D / (R N)`, :math:`D` the pairs with the other document first.  ir_measures
-reports nothing for a query with :math:`R = 0` (its mean leaves the query out) and fails for
-:math:`N = 0`; tierank gives such a query 0 and 1 respectively, so its mean is over every query.
+the top k retrieved (the whole list without a cutoff), with `R` relevant documents (grade >=
+``rel``) and `N` others (unjudged included), the share of (relevant, other) pairs ranked
+correctly, `1 - D / (R N)`, `D` the pairs with the other document first.  ir_measures
+reports nothing for a query with `R = 0` (its mean leaves the query out) and fails for
+`N = 0`; tierank gives such a query 0 and 1 respectively, so its mean is over every query.
 
-Tie orderings.  Where no tie group holding both kinds straddles the cutoff, :math:`R` and :math:`N`
-are fixed and :math:`D` is a sum over groups: the pairs with the other document in an earlier group,
-plus, inside a group of :math:`r` relevant and :math:`n` other documents, the inversions of a random
-two-class arrangement, a Mann-Whitney count: mean :math:`rn/2`, variance :math:`rn(r+n+1)/12`, 0
-(relevant first) to :math:`rn`; groups independent: every statistic exact.  A query with a mixed
+Tie orderings.  Where no tie group holding both kinds straddles the cutoff, `R` and `N`
+are fixed and `D` is a sum over groups: the pairs with the other document in an earlier group,
+plus, inside a group of `r` relevant and `n` other documents, the inversions of a random
+two-class arrangement, a Mann-Whitney count: mean `rn/2`, variance `rn(r+n+1)/12`, 0
+(relevant first) to `rn`; groups independent: every statistic exact.  A query with a mixed
 group across the cutoff (the counts then vary) is sampled (``method="sampled"``), its min / max the
 extremes seen among the sorted arrangements, the policy's and the drawn orderings.
 
 **Compat** (Clarke, Vtyurina & Smucker, "Assessing top-k preferences", TOIS 2021; ir_measures'
 ``providers/compat_provider.py``): rank-biased overlap (Webber, Moffat & Zobel 2010) between the
-ranking and an ideal ranking, to depth :math:`\max(|ranking|, |ideal|)`:
-:math:`\sum_{d \ge 1} p^{d-1} |A_d \cap I_d| / d \,/\, \sum_d p^{d-1}`, and with ``normalize``
+ranking and an ideal ranking, to depth `\max(|ranking|, |ideal|)`:
+`\sum_{d \ge 1} p^{d-1} |A_d \cap I_d| / d \,/\, \sum_d p^{d-1}`, and with ``normalize``
 divided by the same for the ideal against itself (when positive).  The ideal holds the judged
 documents with grade > 0, by grade descending; ir_measures orders equal grades by run score
 (unretrieved documents scoring 0) then qrels order; tierank puts retrieved documents first, in the
 policy's order, then the unretrieved (the same unless a run has scores <= 0).
 
-Tie orderings.  Position :math:`i` holding a document of ideal rank :math:`r` (0-based) adds
-:math:`S(\max(i, r))`, :math:`S(t) = \sum_{d > t} p^{d-1}/d`: a linear permutation statistic with
-score matrix :math:`c(i, r)` per tie group, so :math:`E` is the group mean and the variance is
-Hoeffding's (1951) :math:`\frac{1}{m-1}\sum_{i,j} (c_{ij} - \bar c_{i\cdot} - \bar c_{\cdot j} +
-\bar c)^2`, :math:`O(m^2)` per group; the ideal of equal-grade tied documents being a block, the
+Tie orderings.  Position `i` holding a document of ideal rank `r` (0-based) adds
+`S(\max(i, r))`, `S(t) = \sum_{d > t} p^{d-1}/d`: a linear permutation statistic with
+score matrix `c(i, r)` per tie group, so `E` is the group mean and the variance is
+Hoeffding's (1951) `\frac{1}{m-1}\sum_{i,j} (c_{ij} - \bar c_{i\cdot} - \bar c_{\cdot j} +
+\bar c)^2`, `O(m^2)` per group; the ideal of equal-grade tied documents being a block, the
 result does not depend on which of them the ideal lists first.  Each prefix overlap
-:math:`|A_d \cap I_d|` is largest (smallest) for every :math:`d` at once when each group is sorted by
+`|A_d \cap I_d|` is largest (smallest) for every `d` at once when each group is sorted by
 ideal rank ascending (descending), so those arrangements are the exact max / min.
 """
 

@@ -1,18 +1,18 @@
 r"""Measures decided by the first relevant document: RR and Success.
 
-Only the first tie group :math:`G^*` holding a relevant document matters.  With
-:math:`m = |G^*|`, :math:`r` relevant documents in it and :math:`c` documents
-ranked above it, the offset :math:`t` of the first relevant document inside
-:math:`G^*` follows the negative hypergeometric law
+Only the first tie group `G^*` holding a relevant document matters.  With
+`m = |G^*|`, `r` relevant documents in it and `c` documents
+ranked above it, the offset `t` of the first relevant document inside
+`G^*` follows the negative hypergeometric law
 
 .. math:: P(T = t) = \binom{m-t-1}{r-1} \Big/ \binom{m}{r}, \qquad t = 0..m-r,
 
 which gives (McSherry & Najork 2008; Yang et al. 2026, App. C, eqs. 18-22, in
-an equivalent form) :math:`E[RR@k] = \sum_{t \le k-c-1} P(t)/(c+t+1)`, and the
-exact variance as :math:`\sum_t P(t) (RR_t - E[RR])^2` (centered: exactly 0 when
+an equivalent form) `E[RR@k] = \sum_{t \le k-c-1} P(t)/(c+t+1)`, and the
+exact variance as `\sum_t P(t) (RR_t - E[RR])^2` (centered: exactly 0 when
 the group is all relevant or lies past the cutoff).  Success@k is Bernoulli with
-:math:`P = 1 - \binom{m-r}{s}/\binom{m}{s}`, :math:`s = \min(m, k - c)`, variance
-:math:`P \cdot (1 - P)` with :math:`1 - P` the probability itself, not a difference.
+`P = 1 - \binom{m-r}{s}/\binom{m}{s}`, `s = \min(m, k - c)`, variance
+`P \cdot (1 - P)` with `1 - P` the probability itself, not a difference.
 Binomials are evaluated in log space from one log-factorial table.
 """
 

@@ -1,7 +1,7 @@
 """trec_eval's ``relstring``: the relevance values of the top N (default 10) as a string, per query.
 
 Definition (trec_eval 10, ``m_relstring.c``): one character per retrieved document of the top
-:math:`\\min(N, n)`: the grade when it is 0..9, ``>`` above 9, ``-`` for a document not in the qrels
+`\\min(N, n)`: the grade when it is 0..9, ``>`` above 9, ``-`` for a document not in the qrels
 (trec_eval's RELVALUE_NONPOOL), ``.`` for a negative grade (``form_res_rels.c`` makes every
 negative grade RELVALUE_UNJUDGED; C's ``<`` for other values is then unreachable).  trec_eval prints it for each query only (``relstring  <tab> qid <tab> '0-12'``),
 never in the summary.

@@ -183,7 +183,7 @@ def query_keys(prep: Prepared, seed: int | None = None) -> np.ndarray:
 def orderings(prep: Prepared, level: int | None, cut: float) -> np.ndarray:
     """Per query, the number of distinct orderings of its relevant documents that the binary measures
     read: the product over its *mixed* tie groups above ``cut`` (holding relevant and non-relevant
-    documents) of :math:`\binom{m}{r}`; int64, ``ENUMERATE + 1`` wherever it exceeds `ENUMERATE`.
+    documents) of `\binom{m}{r}`; int64, ``ENUMERATE + 1`` wherever it exceeds `ENUMERATE`.
     """
 
     def compute():

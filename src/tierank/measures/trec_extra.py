@@ -1,24 +1,24 @@
 r"""trec_eval's relative precision and utility measures: relative_P, set_relative_P, Rprec_mult, utility
 (trec_eval 10, ``m_rel_P.c``, ``m_set_rel_P.c``, ``m_Rprec_mult.c``, ``m_utility.c``).
 
-With :math:`h_k` the relevant documents in the top :math:`k`, :math:`h` those retrieved, :math:`n` the
-documents retrieved (``num_ret``, after ``-M``) and :math:`N_+` the relevant documents:
+With `h_k` the relevant documents in the top `k`, `h` those retrieved, `n` the
+documents retrieved (``num_ret``, after ``-M``) and `N_+` the relevant documents:
 
-* ``relative_P`` at :math:`k` ([`RelP`][tierank.measures.trec_extra.RelP]) :math:`= h_k / \min(k, N_+)` (0 when :math:`N_+ = 0`):
-  precision up to rank :math:`N_+`, recall after it;
-* ``set_relative_P`` ([`SetRelP`][tierank.measures.trec_extra.SetRelP]) :math:`= h / \min(n, N_+)` (0 when either is 0);
-* ``Rprec_mult`` at the multiple :math:`x` ([`RprecMult`][tierank.measures.trec_extra.RprecMult]): precision at rank
-  :math:`c = \lfloor x N_+ + 0.9 \rfloor` (trec_eval's ``(long) (x * num_rel + 0.9)``), i.e.
-  :math:`h_c / c` (0 when :math:`c = 0`), also when fewer than :math:`c` documents are retrieved;
-* ``utility`` ([`Utility`][tierank.measures.trec_extra.Utility]) :math:`= p_1 a + p_2 b + p_3 c + p_4 d` over the contingency table
-  :math:`a = h`, :math:`b = n - h`, :math:`c = N_+ - h`, :math:`d = N - n - N_+ + h` (:math:`N` the
+* ``relative_P`` at `k` ([`RelP`][tierank.measures.trec_extra.RelP]) `= h_k / \min(k, N_+)` (0 when `N_+ = 0`):
+  precision up to rank `N_+`, recall after it;
+* ``set_relative_P`` ([`SetRelP`][tierank.measures.trec_extra.SetRelP]) `= h / \min(n, N_+)` (0 when either is 0);
+* ``Rprec_mult`` at the multiple `x` ([`RprecMult`][tierank.measures.trec_extra.RprecMult]): precision at rank
+  `c = \lfloor x N_+ + 0.9 \rfloor` (trec_eval's ``(long) (x * num_rel + 0.9)``), i.e.
+  `h_c / c` (0 when `c = 0`), also when fewer than `c` documents are retrieved;
+* ``utility`` ([`Utility`][tierank.measures.trec_extra.Utility]) `= p_1 a + p_2 b + p_3 c + p_4 d` over the contingency table
+  `a = h`, `b = n - h`, `c = N_+ - h`, `d = N - n - N_+ + h` (`N` the
   documents in the collection, ``trec_eval -N``, parameter ``ndocs``), averaged over queries as
   trec_eval does.
 
 All four are weighted sums over ranked positions (weight 1 up to a cutoff, the cutoff per query for
 Rprec_mult), divided by a per-query constant, so `tierank.measures.linear.Linear` gives their
-exact expectation, variance, min and max.  Utility is :math:`(p_1 - p_2 - p_3 + p_4) h` plus a constant
-per query: its statistics are those of :math:`h`, scaled, with min and max swapped when the
+exact expectation, variance, min and max.  Utility is `(p_1 - p_2 - p_3 + p_4) h` plus a constant
+per query: its statistics are those of `h`, scaled, with min and max swapped when the
 coefficient is negative.
 """
 

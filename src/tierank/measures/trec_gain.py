@@ -2,33 +2,33 @@ r"""trec_eval 10's experimental gain measures: ``G``, ``binG``, ``ndcg_rel`` and
 
 Definitions (read in trec_eval 10's ``m_G.c``, ``m_binG.c``, ``m_ndcg_rel.c``, ``m_Rndcg.c`` and
 ``gain_init.c``), with trec_eval's default gains: a document's gain is its grade when judged with a
-grade >= 0, else 0; the ideal list :math:`I_0 \ge I_1 \ge \dots` holds the query's positive judged
-grades (:math:`P` of them), :math:`I_j = 0` for :math:`j \ge P`; :math:`n` documents are retrieved
-(after ``-M``), :math:`g_i` is the gain at 0-based rank :math:`i`.
+grade >= 0, else 0; the ideal list `I_0 \ge I_1 \ge \dots` holds the query's positive judged
+grades (`P` of them), `I_j = 0` for `j \ge P`; `n` documents are retrieved
+(after ``-M``), `g_i` is the gain at 0-based rank `i`.
 
-* ``binG`` ([`BinG`][tierank.measures.trec_gain.BinG]): :math:`\frac1{N_+}\sum_{i\ \text{relevant}} 1/\log_2(2 + b_i)`, with
-  :math:`b_i` the non-relevant (or unjudged) documents above :math:`i` and relevance grade >= ``-l``.
-* ``G`` ([`G`][tierank.measures.trec_gain.G]): :math:`\frac1{\sum_j I_j}\sum_{i<n,\ g_i \ne 0} g_i / \log_2(2 + c_i - s_i)`
-  with :math:`s_i = \sum_{j \le i} g_j` and the cost :math:`c_i = \sum_{j \le i} \max(I_j, 1)`.
-* ``ndcg_rel`` ([`nDCG_rel`][tierank.measures.trec_gain.nDCG_rel]): with :math:`D_i` the DCG of ranks :math:`\le i` and
-  :math:`Z_i` the ideal DCG of ranks :math:`\le \min(i, P - 1)`,
-  :math:`\frac1P\big(\sum_{i<n,\ g_i>0} D_i/Z_i + (P - h) D_{n-1}/Z_{P-1}\big)`, :math:`h` the
+* ``binG`` ([`BinG`][tierank.measures.trec_gain.BinG]): `\frac1{N_+}\sum_{i\ \text{relevant}} 1/\log_2(2 + b_i)`, with
+  `b_i` the non-relevant (or unjudged) documents above `i` and relevance grade >= ``-l``.
+* ``G`` ([`G`][tierank.measures.trec_gain.G]): `\frac1{\sum_j I_j}\sum_{i<n,\ g_i \ne 0} g_i / \log_2(2 + c_i - s_i)`
+  with `s_i = \sum_{j \le i} g_j` and the cost `c_i = \sum_{j \le i} \max(I_j, 1)`.
+* ``ndcg_rel`` ([`nDCG_rel`][tierank.measures.trec_gain.nDCG_rel]): with `D_i` the DCG of ranks `\le i` and
+  `Z_i` the ideal DCG of ranks `\le \min(i, P - 1)`,
+  `\frac1P\big(\sum_{i<n,\ g_i>0} D_i/Z_i + (P - h) D_{n-1}/Z_{P-1}\big)`, `h` the
   retrieved documents of positive gain (0 when that sum is not positive).
-* ``Rndcg`` ([`RnDCG`][tierank.measures.trec_gain.RnDCG]): the mean of nDCG at the "R levels": every :math:`k \in [1, P]` where
-  :math:`I_k \ne I_{k-1}`, plus :math:`k = n` (ideal DCG :math:`Z_{P-1}`) when :math:`P + 1 < n`
-  (trec_eval's loop reaches the end of the list only then); 0 when :math:`N_+ = 0`.
+* ``Rndcg`` ([`RnDCG`][tierank.measures.trec_gain.RnDCG]): the mean of nDCG at the "R levels": every `k \in [1, P]` where
+  `I_k \ne I_{k-1}`, plus `k = n` (ideal DCG `Z_{P-1}`) when `P + 1 < n`
+  (trec_eval's loop reaches the end of the list only then); 0 when `N_+ = 0`.
 
 Statistics over tie orderings:
 
-* ``Rndcg`` is a weighted sum over ranks (the checkpoints depend on the qrels and :math:`n`
+* ``Rndcg`` is a weighted sum over ranks (the checkpoints depend on the qrels and `n`
   only), with weights non-increasing in rank: `tierank.measures.linear.Linear`'s closed
   forms give every statistic **exactly**.
 * ``binG``: **exact** without a depth limit through a mixed tie group.  Tie groups are
-  independent; in a group of :math:`r` relevant and :math:`u` other documents below :math:`B`
-  non-relevant ones, a relevant document has :math:`k` of the group's others above it with
-  probability :math:`1/(u+1)` for :math:`k = 0..u`, and two of them have
-  :math:`E[f(k_a) f(k_b)] = (T^2 + T_2)/((u+1)(u+2))` (:math:`T`, :math:`T_2` the sums of
-  :math:`f` and :math:`f^2` over :math:`B..B+u`), which gives the mean and variance of the group's
+  independent; in a group of `r` relevant and `u` other documents below `B`
+  non-relevant ones, a relevant document has `k` of the group's others above it with
+  probability `1/(u+1)` for `k = 0..u`, and two of them have
+  `E[f(k_a) f(k_b)] = (T^2 + T_2)/((u+1)(u+2))` (`T`, `T_2` the sums of
+  `f` and `f^2` over `B..B+u`), which gives the mean and variance of the group's
   sum.  Min and max are the arrangements with the relevant documents last / first.  A query
   whose depth limit (``-M``) cuts through a mixed group is enumerated or sampled as below.
 * ``G`` and ``ndcg_rel`` are not sums over ranks and not monotone in the arrangement, so a query

@@ -2,27 +2,27 @@ r"""trec_eval's measures of the unjudged documents in a run: ``unj`` and ``rbp_r
 
 Definitions (trec_eval 10, ``m_unjudged.c`` and ``m_rbp_resid.c``):
 
-* ``unj.k`` ([`Unj`][tierank.measures.unjudged.Unj], ``Unj@k``): the documents of the top :math:`k` that are not in the qrels
+* ``unj.k`` ([`Unj`][tierank.measures.unjudged.Unj], ``Unj@k``): the documents of the top `k` that are not in the qrels
   or have a negative grade there (trec_eval's "not in the pool" and "unjudged" values), divided by
-  :math:`k`, also when fewer than :math:`k` are retrieved (the missing ones count as judged
+  `k`, also when fewer than `k` are retrieved (the missing ones count as judged
   non-relevant).  trec_eval's default cutoffs are 5, 10 and 20.  Not tierank's ``Judged@k``,
   which divides the judged ones by min(k, retrieved).
 * ``rbp_resid`` ([`RBP_resid`][tierank.measures.unjudged.RBP_resid]): RBP's residual (Moffat & Zobel 2008), the most that the
   unjudged retrieved documents (grade < 0 or not in the qrels) and the ranks past the list could
-  add: :math:`(1-p)\sum_{i\ \text{unjudged}} p^{i} + p^{n}` (0-based ranks, :math:`n` retrieved),
+  add: `(1-p)\sum_{i\ \text{unjudged}} p^{i} + p^{n}` (0-based ranks, `n` retrieved),
   and 0 when no retrieved document is unjudged (trec_eval sets it only then).  Default
-  :math:`p = 0.9` in trec_eval (``rbp_resid.p=0.8`` changes it).
+  `p = 0.9` in trec_eval (``rbp_resid.p=0.8`` changes it).
 
 Statistics over tie orderings, exact:
 
-* ``Unj`` is a sum over ranks with weight 1 up to :math:`k`: `tierank.measures.linear.Linear`.
-* ``RBP_resid`` is :math:`X + c\,[X > 0]` with :math:`X = (1-p)\sum_i p^i u_i` (a
-  [`Linear`][tierank.measures.unjudged.Linear] sum) and :math:`c = p^n` fixed.  Whether any unjudged document is retrieved
+* ``Unj`` is a sum over ranks with weight 1 up to `k`: `tierank.measures.linear.Linear`.
+* ``RBP_resid`` is `X + c\,[X > 0]` with `X = (1-p)\sum_i p^i u_i` (a
+  [`Linear`][tierank.measures.unjudged.Linear] sum) and `c = p^n` fixed.  Whether any unjudged document is retrieved
   depends on the ordering only through a tie group cut by the depth limit (``-M``): with
-  :math:`P_0` the probability that none is above the limit (hypergeometric, 0 or 1 without such
-  a group), :math:`E = E[X] + c(1-P_0)` and, as :math:`E[X\,[X>0]] = E[X]`,
-  :math:`Var = Var[X] + c^2 P_0(1-P_0) + 2cE[X]P_0`.  The value is increasing in :math:`X`, so
-  min and max are those of :math:`X`'s extreme arrangements.
+  `P_0` the probability that none is above the limit (hypergeometric, 0 or 1 without such
+  a group), `E = E[X] + c(1-P_0)` and, as `E[X\,[X>0]] = E[X]`,
+  `Var = Var[X] + c^2 P_0(1-P_0) + 2cE[X]P_0`.  The value is increasing in `X`, so
+  min and max are those of `X`'s extreme arrangements.
 """
 
 from __future__ import annotations
