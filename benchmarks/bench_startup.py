@@ -21,9 +21,10 @@ time (user + system) are both reported: on a machine loaded by other work, CPU t
 
 ``--phases N`` runs ``tierank eval`` (table and jsonl) N more times, each in a fresh process that marks its CPU
 time (``time.process_time``) after each step of the start-up (numpy and pyarrow, ``pyarrow.compute``, the
-rest of ``import tierank``, typer, ``import tierank.cli``) and after the command, and lists the modules of
-note that the command imports as it runs (pyarrow's lazy parts, numpy.ma, pandas, pydantic, rich):
-medians, in milliseconds.
+rest of ``import tierank``, typer, ``import tierank.cli``, pydantic: what typer 0.29 imports to convert any
+option value that is not a flag) and after the command, and lists the modules of note that the command
+imports as it runs (pyarrow's lazy parts, numpy.ma, pandas, rich, ``importlib.metadata``: pydantic's
+plugin loader): medians, in milliseconds.
 """
 
 from __future__ import annotations
@@ -96,6 +97,8 @@ import pyarrow.compute; mark("import pyarrow.compute (Arrow's kernels, as tieran
 import tierank; mark("rest of import tierank")
 import typer; mark("import typer")
 import tierank.cli; mark("rest of import tierank.cli")
+from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter, ValidationInfo
+mark("import pydantic (what typer imports to convert the option values)")
 before = set(sys.modules)
 sys.argv = ["tierank", *sys.argv[1:]]
 sys.stdout = open(os.devnull, "w")
@@ -103,9 +106,9 @@ try:
     tierank.cli.main()
 except SystemExit as e:
     assert not e.code, e.code
-mark("the command (arguments, reading, evaluating, output)")
+mark("the command (typer's pydantic adapters, one per option; reading, evaluating, output)")
 NOTE = ("numpy.ma", "pyarrow.acero", "pyarrow.dataset", "dateutil", "pandas", "rich.console",
-        "rich.table", "tierank.report.formats.grouped", "tierank.io.writers", "pydantic")
+        "rich.table", "tierank.report.formats.grouped", "tierank.io.writers", "importlib.metadata")
 sys.stderr.write(json.dumps({"marks": marks, "imported": [m for m in NOTE if m in sys.modules and m not in before]}))
 """
 
