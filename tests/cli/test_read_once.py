@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from helpers import invoke
 
 import tierank
+from helpers import invoke
 from tierank.cli import eval as eval_cli
 from tierank.io.readers import run_tag
 
@@ -41,7 +41,9 @@ _HOOKED: list[bool] = []
 @contextmanager
 def opens(*paths) -> Iterator[Counter[str]]:
     """How often each of ``paths`` is opened inside the block (by its absolute name)."""
-    if not _HOOKED:  # an audit hook cannot be removed: one for the whole session, idle when nothing is watched
+    if (
+        not _HOOKED
+    ):  # an audit hook cannot be removed: one for the whole session, idle when nothing is watched
         sys.addaudithook(_hook)
         _HOOKED.append(True)
     _OPENS.clear()
