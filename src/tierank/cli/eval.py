@@ -286,8 +286,9 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
         # trec_eval's -c summary of num_rel counts the judgments of grade > 0 whatever -l says
         # (m_num_rel.c): the writer reads that count from NumRel(rel=1)
         evaluated = _with_num_rel_at_one(evaluated)
-    with swap_check(qrels, list(named.values()), USAGE):
-        results = _evaluate(qrels, named, evaluated, options.jobs, settings, options.block_bytes)
+    sources = _sources(named, evaluated, options)
+    with swap_check(qrels, list(sources.values()), USAGE):
+        results = _evaluate(qrels, sources, evaluated, options.jobs, settings, options.block_bytes)
     if not settings.complete and not condensing:
         _note_unjudged_queries(results, qrels)
     if table:
@@ -303,7 +304,7 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
     from ..report.formats import ResultTable, render
 
     trec = options.trec
-    runids = {name: run_tag(path) for name, path in named.items()} if trec and plan.runid else {}
+    runids = {name: run_tag(src) for name, src in sources.items()} if trec and plan.runid else {}
     layout = (
         dict(plan=plan, stat=options.stat or "oblivious", summary=options.summary) if trec else {}
     )
@@ -419,15 +420,34 @@ def _run_files(paths: list[Path]) -> dict[str, Path]:
 AUTO_STREAM_BYTES = STREAM_BYTES
 
 
-def _auto_jobs(path: Path, measures) -> int | None:
+def _sources(named: dict[str, Path], measures, options: EvalOptions) -> dict[str, Any]:
+    """``{name: source}``: the one run of an evaluation that may be in memory (no ``--jobs``, no
+    ``--block-bytes``) opened and read once when it is a text file (`tierank.io.sources.hold`: its role
+    check, the choice to stream it, its reading and its ``runid`` all come from that read), unless it is
+    to be streamed by default (`_auto_jobs`); any other run as its path."""
+    if len(named) != 1 or options.jobs is not None or options.block_bytes is not None:
+        return dict(named)
+    from ..io.sources import hold
+
+    ((name, path),) = named.items()
+    additive = all(m.additive for m in measures.measures)
+    return {name: hold(path, AUTO_STREAM_BYTES if additive else None)}
+
+
+def _auto_jobs(path: Any, measures) -> int | None:
     """``--jobs`` left out: stream a large plain or gzip run file with every core (the same numbers
     to the last bit, bounded memory; `tierank.io.sources.stream_by_default`); a small one, a columnar
-    file, a pipe, or measures whose summary needs every query at once (GMAP) are evaluated in memory."""
+    file, a pipe, or measures whose summary needs every query at once (GMAP) are evaluated in memory.
+    ``path``: a path, or a run file read once (`tierank.io.lexer.Held`), which says whether it streams."""
     import os
 
+    from ..io.lexer import Held
     from ..io.sources import stream_by_default
 
-    if not stream_by_default(path, AUTO_STREAM_BYTES):
+    if isinstance(path, Held):
+        if not path.streams:
+            return None
+    elif not stream_by_default(path, AUTO_STREAM_BYTES):
         return None
     if any(not m.additive for m in measures.measures):
         return None
@@ -436,9 +456,18 @@ def _auto_jobs(path: Path, measures) -> int | None:
     )
 
 
+def _size(path: Any) -> int | None:
+    """The size of the run file ``path`` (a path or a `tierank.io.lexer.Held`), None for a pipe or a folder."""
+    from ..io.lexer import Held
+
+    if isinstance(path, Held):
+        return path.size if path.regular else None
+    return path.stat().st_size if path.is_file() else None
+
+
 def _evaluate(
     qrels: Path,
-    named: dict[str, Path],
+    named: dict[str, Any],
     measures,
     jobs: int | None,
     settings,
@@ -446,11 +475,13 @@ def _evaluate(
 ) -> dict:
     """``{name: EvalResult}``: in memory, or streamed with ``jobs`` workers (one run; a large run file
     streams by default), or ``jobs`` runs at once (default: every core); the qrels are read once.
+    ``named``: each run's path, or the one run read once (`_sources`).
     A live line on stderr when it is a terminal: the phase, or lines, queries and rate when
     streaming, or runs done."""
     import os
 
     from ..evaluate import Evaluator
+    from ..io.lexer import Held
     from .progress import Progress, size_text
 
     with Progress() as prog:
@@ -459,12 +490,16 @@ def _evaluate(
             if jobs is None:
                 jobs = _auto_jobs(path, measures) or (1 if block_bytes else None)
             if jobs is None:
-                size = f" ({size_text(path.stat().st_size)})" if path.is_file() else ""
+                nbytes = _size(path)
+                size = f" ({size_text(nbytes)})" if nbytes is not None else ""
                 prog.phase(f"reading {qrels}")
                 ev = Evaluator(str(qrels), measures, settings)
                 what = f"{path}{size}"
                 return {
-                    name: ev.evaluate(str(path), progress=lambda *step: prog.steps(what, *step))
+                    name: ev.evaluate(
+                        path if isinstance(path, Held) else str(path),
+                        progress=lambda *step: prog.steps(what, *step),
+                    )
                 }
             # worker processes: imported when streaming
             from ..processes import keep_freed_memory

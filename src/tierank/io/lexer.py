@@ -36,10 +36,13 @@ The grammar (also in README "Inputs"):
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import stat
 import zlib
+from collections.abc import Callable
+from typing import BinaryIO
 
 import numpy as np
 
@@ -124,7 +127,20 @@ def read_bytes(path: str | os.PathLike, *, keep: bool = False) -> bytes:
     ``keep=True`` (used by peeks) leaves a non-seekable input's bytes for the
     next call.  Refuses missing paths, directories and unreadable files with a
     [`TierankInputError`][tierank.io.lexer.TierankInputError] naming the path.
+    A [`Held`][tierank.io.lexer.Held] file gives the bytes it holds.
     """
+    if isinstance(path, Held):
+        return path.take(keep)
+    data, _ = _read(path, keep=keep)
+    return b"" if data is None else data  # (never None: no size limit)
+
+
+def _read(
+    path: str | os.PathLike, *, keep: bool = False, stream_over: int | None = None
+) -> tuple[bytes | None, os.stat_result]:
+    """The raw bytes of ``path`` and its status, opened once (see `read_bytes`); with
+    ``stream_over``, None instead of the bytes for a regular file of more than that many bytes of
+    text (gzip counted four times its size: `Held`)."""
     src = str(path)
     path = stdin_or(path)
     st = _stat(path)
@@ -134,16 +150,78 @@ def read_bytes(path: str | os.PathLike, *, keep: bool = False) -> bytes:
         if data is not None:
             if keep:
                 _SPOOL.put(st, data)
-            return data
+            return data, st
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
             st = os.fstat(fh.fileno())
+            if stream_over is not None and stat.S_ISREG(st.st_mode):
+                gz = fh.read(len(GZIP_MAGIC)).startswith(GZIP_MAGIC)
+                if st.st_size * (4 if gz else 1) > stream_over:
+                    return None, st
+                fh.seek(0)
+            data = fh.read()
     except OSError as e:
         raise _fail(src, f"cannot read ({e.strerror or e})") from None
     if keep and not regular:
         _SPOOL.put(st, data)
-    return data
+    return data, st
+
+
+class Held(os.PathLike[str]):
+    """A run file opened once and read whole for the readers that follow (the command line's
+    in-memory evaluation): its size and kind from the one open, its raw bytes until a reader takes
+    them, the error a reader would meet (raised by that reader, in its turn), and, once read, the
+    tag of its last content line ([`run_tag`][tierank.io.readers.run_tag]).
+
+    A regular file of more than ``stream_over`` bytes of text (gzip counted four times its size) is
+    not read: ``streams`` is True and its streaming reader opens it (as
+    `tierank.io.sources.stream_by_default` says; ``-``, standard input, is always read).  It stands for its path
+    everywhere (``os.fspath``, ``str``), so the door (`tierank.io.sources.read`) recognises it as it
+    recognises the path, and messages name the path as given.
+    """
+
+    def __init__(self, path: str | os.PathLike, stream_over: int | None = None):
+        self.path = path
+        self.src = str(path)
+        self.regular = False
+        self.size = 0
+        self.streams = False
+        self.error: TierankInputError | None = None
+        self.raw: bytes | None = None
+        #: the tag of its last content line, once a reader has loaded it (``loaded``)
+        self.tag: str | None = None
+        self.loaded = False
+        if stdin_or(path) is not path:
+            stream_over = None  # ``-``: standard input, read in memory whatever it is
+        try:
+            self.raw, st = _read(path, stream_over=stream_over)
+        except TierankInputError as e:
+            self.error = e
+            return
+        self.regular = stat.S_ISREG(st.st_mode)
+        self.size = st.st_size if self.regular else len(self.raw or b"")
+        self.streams = self.raw is None
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.path)
+
+    def __str__(self) -> str:
+        return self.src
+
+    def __repr__(self) -> str:
+        return f"Held({self.src!r})"
+
+    def take(self, keep: bool = False) -> bytes:
+        """The raw bytes, given once (``keep``: left for the next reader); a file read already (or
+        streamed) is read again from its path."""
+        if self.error is not None:
+            raise self.error
+        data = self.raw
+        if data is None:
+            return read_bytes(self.path, keep=keep)
+        if not keep:
+            self.raw = None
+        return data
 
 
 def gunzip(raw: bytes, src: str) -> bytes:
@@ -214,9 +292,27 @@ def check_compression(head: bytes, src: str, inner: bool = False) -> None:
 
 
 def load(path: str | os.PathLike, *, keep: bool = False) -> bytes:
-    """The content of ``path`` as the readers parse it: decompressed, BOM dropped, [`canonical`][tierank.io.lexer.canonical]."""
+    """The content of ``path`` as the readers parse it: decompressed, BOM dropped, [`canonical`][tierank.io.lexer.canonical].
+
+    A [`Held`][tierank.io.lexer.Held] file keeps the tag of its last content line (``tag``), found
+    where [`run_tag`][tierank.io.readers.run_tag] finds it: in the raw bytes of a plain regular file,
+    else in the content."""
     src = str(path)
     data = read_bytes(path, keep=keep)
+    held = path if isinstance(path, Held) else None
+    plain = held is not None and held.regular and not data.startswith(GZIP_MAGIC)
+    if held is not None and plain:
+        held.tag = last_tag(data)
+    data = content(data, src)
+    if held is not None:
+        if not plain:
+            held.tag = last_tag(data)
+        held.loaded = True
+    return data
+
+
+def content(data: bytes, src: str) -> bytes:
+    """The raw bytes ``data`` of the file ``src`` as the readers parse them (see `load`)."""
     check_compression(data[:16], src)
     if data.startswith(GZIP_MAGIC):
         data = gunzip(data, src)
@@ -224,6 +320,40 @@ def load(path: str | os.PathLike, *, keep: bool = False) -> bytes:
     if data.startswith(BOM):
         data = data[len(BOM) :]
     return canonical(data)
+
+
+def _last(data: bytes) -> str | None:
+    """The tag (6th field) of the last line of ``data`` that is neither blank nor a ``#`` comment
+    (None if that line has fewer fields, or there is none)."""
+    for line in reversed(data.splitlines()):
+        f = line.split()
+        if not f or f[0].startswith(b"#"):
+            continue
+        return f[5].decode("utf-8", "replace") if len(f) >= 6 else None
+    return None
+
+
+def last_tag(data: bytes) -> str | None:
+    """The tag (6th field) of the last content line of a run's bytes ``data``: what trec_eval prints
+    as ``runid`` (`tierank.io.readers.run_tag`); looked for from the end (`tail_tag`).
+
+    >>> last_tag(b"q Q0 d 1 2.0 first\\nq Q0 e 2 1.0 last\\n# comment\\n\\n")
+    'last'
+    """
+    return tail_tag(len(data), lambda start: data[start:])
+
+
+def tail_tag(size: int, tail: Callable[[int], bytes]) -> str | None:
+    """`last_tag` of ``size`` bytes of which ``tail(start)`` gives those from ``start`` to the end:
+    the last 64 KiB looked at, then four times more, until a content line is found."""
+    block = 1 << 16
+    while True:
+        start = max(0, size - block)
+        data = tail(start)
+        tag = _last(data if start == 0 else data[data.find(b"\n") + 1 :])
+        if tag is not None or start == 0:
+            return tag
+        block *= 4
 
 
 # ---------------------------------------------------------------- tokenization
@@ -403,62 +533,70 @@ def _stat(path: str | os.PathLike) -> os.stat_result:
     return st
 
 
-def _prefix(path: str | os.PathLike, size: int) -> tuple[bytes | None, bool]:
-    """At least ``size`` bytes of a regular file's decompressed content (fewer at its end), and whether that is all.
+def _prefix(fh: BinaryIO, src: str, size: int) -> tuple[bytes | None, bool]:
+    """At least ``size`` bytes of the decompressed content of the regular file ``src`` open as ``fh``
+    (fewer at its end), and whether that is all; read from its start.
 
     None (read it all) for a gzip file of several members that end early.
     """
-    src = str(path)
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(size)
-            if not raw.startswith(GZIP_MAGIC):
-                return raw, len(raw) < size
-            d = zlib.decompressobj(wbits=31)
-            out = b""
-            while len(out) < size and raw:
-                out += d.decompress(raw, size - len(out))
-                raw = d.unconsumed_tail or fh.read(1 << 16)
-                if d.eof:  # end of the first member
-                    if d.unused_data or fh.read(1):
-                        return None, True  # several members: the caller reads it all
-                    return out, True
-            return out, not raw
+        fh.seek(0)
+        raw = fh.read(size)
+        if not raw.startswith(GZIP_MAGIC):
+            return raw, len(raw) < size
+        d = zlib.decompressobj(wbits=31)
+        out = b""
+        while len(out) < size and raw:
+            out += d.decompress(raw, size - len(out))
+            raw = d.unconsumed_tail or fh.read(1 << 16)
+            if d.eof:  # end of the first member
+                if d.unused_data or fh.read(1):
+                    return None, True  # several members: the caller reads it all
+                return out, True
+        return out, not raw
     except zlib.error as e:
         raise _fail(src, f"corrupt gzip data ({e})") from None
     except OSError as e:
         raise _fail(src, f"cannot read ({e.strerror or e})") from None
 
 
+def _first_data(fh: BinaryIO, src: str, whole: Callable[[], bytes]) -> bytes:
+    """Canonical whole lines from the start of the regular file ``src`` open as ``fh``, up to its
+    first non-blank line (``whole()``: all its content, where a prefix cannot be decompressed)."""
+    # compressed otherwise than gzip: no line to sniff (the reader says why)
+    check_compression(fh.read(16), src)
+    size = 1 << 16
+    while True:
+        got, complete = _prefix(fh, src, size)
+        if got is None:
+            return whole()
+        data = got
+        if data.startswith(BOM):
+            data = data[len(BOM) :]
+        data = canonical(data)
+        if not complete:
+            data = data[: data.rfind(b"\n") + 1]  # whole lines only
+        if complete or first_line(data) is not None:
+            return data
+        size *= 4
+
+
 def first_fields(path: str | os.PathLike) -> list[str] | None:
     """The fields of the first non-blank line of ``path`` (None if it has none).
 
-    Reads only the start of a regular file; a pipe is read whole and its bytes
-    stay for the reader that follows.  Undecodable bytes show as U+FFFD here
-    only (the readers refuse them).
+    Reads only the start of a regular file (opened once), or of the bytes a
+    [`Held`][tierank.io.lexer.Held] file holds; a pipe is read whole and its
+    bytes stay for the reader that follows.  Undecodable bytes show as U+FFFD
+    here only (the readers refuse them).
     """
-    st = _stat(path)
-    if not stat.S_ISREG(st.st_mode):
-        data, complete = load(path, keep=True), True
+    raw = path.raw if isinstance(path, Held) and path.regular else None
+    if raw is not None:
+        src = str(path)
+        data = _first_data(io.BytesIO(raw), src, lambda: content(raw, src))
+    elif not stat.S_ISREG(_stat(path).st_mode):
+        data = load(path, keep=True)
     else:
-        with open(
-            path, "rb"
-        ) as fh:  # compressed otherwise than gzip: no line to sniff (the reader says why)
-            check_compression(fh.read(16), str(path))
-        size = 1 << 16
-        while True:
-            got, complete = _prefix(path, size)
-            if got is None:
-                data = load(path)
-                break
-            data = got
-            if data.startswith(BOM):
-                data = data[len(BOM) :]
-            data = canonical(data)
-            if not complete:
-                data = data[: data.rfind(b"\n") + 1]  # whole lines only
-            if complete or first_line(data) is not None:
-                break
-            size *= 4
+        with open(path, "rb") as fh:
+            data = _first_data(fh, str(path), lambda: load(path))
     first = first_line(data)
     return None if first is None else first[1].decode("utf-8", "replace").split(" ")

@@ -444,7 +444,8 @@ def run_tag(path: str | os.PathLike) -> str | None:
 
     trec_eval keeps the run_id of the last line that is neither blank nor a ``#`` comment
     (``get_trec_results.c``).  A plain file is read from its end; gzip and pipes are read whole
-    (a pipe's bytes are kept for the reader that follows).  None when no line has 6 fields.
+    (a pipe's bytes are kept for the reader that follows); a [`Held`][tierank.io.lexer.Held] file
+    read already gives the tag its reader found.  None when no line has 6 fields.
 
     Examples
     --------
@@ -454,15 +455,10 @@ def run_tag(path: str | os.PathLike) -> str | None:
     >>> run_tag(p)
     'last'
     """
-
-    def last(data: bytes) -> str | None:
-        for line in reversed(data.splitlines()):
-            f = line.split()
-            if not f or f[0].startswith(b"#"):
-                continue
-            return f[5].decode("utf-8", "replace") if len(f) >= 6 else None
-        return None
-
+    if isinstance(path, lexer.Held):
+        if path.loaded:
+            return path.tag
+        path = path.path
     try:
         st = os.stat(path)
     except OSError:
@@ -470,14 +466,10 @@ def run_tag(path: str | os.PathLike) -> str | None:
     if stat.S_ISREG(st.st_mode):
         with open(path, "rb") as fh:
             if fh.read(2) != lexer.GZIP_MAGIC:
-                size = st.st_size
-                block = 1 << 16
-                while True:
-                    start = max(0, size - block)
+
+                def tail(start: int) -> bytes:
                     fh.seek(start)
-                    data = fh.read(size - start)
-                    tag = last(data if start == 0 else data[data.find(b"\n") + 1 :])
-                    if tag is not None or start == 0:
-                        return tag
-                    block *= 4
-    return last(lexer.load(path, keep=True))
+                    return fh.read(st.st_size - start)
+
+                return lexer.tail_tag(st.st_size, tail)
+    return lexer.last_tag(lexer.load(path, keep=True))

@@ -374,6 +374,19 @@ def stream_by_default(path: str | os.PathLike, limit: int = AUTO_STREAM_BYTES) -
     return p.stat().st_size * (4 if gz else 1) > limit
 
 
+def hold(path: str | os.PathLike, stream_over: int | None = None):
+    """The run source ``path`` for an evaluation in memory: a local text file (plain, gzip, a pipe)
+    opened and read once ([`tierank.io.lexer.Held`][tierank.io.lexer.Held]; its role, its size and
+    the tag of its last line then come from that one read, and its reader takes the bytes), unless
+    it is a regular file of more than ``stream_over`` bytes of text (gzip counted four times its
+    size; see [`stream_by_default`][tierank.io.sources.stream_by_default]): then only opened, to be
+    streamed (``streams``).  Any other source is given back as it is."""
+    kind = kind_of(path, "run")
+    if kind is None or kind.read.get("run") is not _text_run or "://" in str(path):
+        return path
+    return lexer.Held(path, stream_over)
+
+
 # ------------------------------------------------------------------------------------------- roles
 
 
@@ -447,13 +460,11 @@ def input_role(path: str | os.PathLike) -> tuple[str | None, str]:
         if is_partitioned(path):
             return "run", "it is a folder written by tierank.stream.partition()"
         if not os.path.isfile(path):
-            return (
-                None,
-                "",
-            )  # a pipe is read once, by its reader (a peek would hold it all in memory)
+            # a pipe is read once, by its reader (a peek would hold it all in memory)
+            return None, ""
         if is_columnar(path):
             return _columnar_role(path)
-        fields = first_fields(path)
+        fields = first_fields(path)  # a file read once already (`hold`): from its bytes
     except TierankInputError:
         return None, ""
     n = len(fields) if fields else 0
@@ -680,6 +691,7 @@ __all__ = [
     "check_roles",
     "expand_runs",
     "folder_runs",
+    "hold",
     "input_role",
     "kind_of",
     "list_files",
