@@ -124,25 +124,23 @@ def test_equals_pytrec_eval_without_ties():
         assert ours[m] == pytest.approx(stock[m], abs=1e-12), m
 
 
-def test_unsupported_measures_fall_through_and_registration_is_undone():
+def test_registration_is_undone_and_judged_only_is_tie_aware():
     before = list(ir_measures.DefaultPipeline.providers)
     qrels, run = _mixed()
-    lacks = (
-        P(judged_only=True) @ 5
-    )  # precision over the judged documents only (pytrec_eval computes it); tierank lacks it
-    stock = ir_measures.calc_aggregate([RR, lacks], qrels, run)
+    judged = P(judged_only=True) @ 5  # precision over the judged documents only: tierank's too
+    stock = ir_measures.calc_aggregate([RR, judged], qrels, run)
     with tie_aware():
         assert isinstance(ir_measures.DefaultPipeline.providers[0], TierankProvider)
-        got = ir_measures.calc_aggregate([RR, lacks], qrels, run)
+        got = ir_measures.calc_aggregate([RR, judged], qrels, run)
     assert (
         ir_measures.DefaultPipeline.providers == before
         and "tierank" not in ir_measures.providers.registry
     )
     ref = tierank.evaluate(qrels, run, ["RR"], complete=True).aggregate()["expected"][0]
     assert got[RR] == pytest.approx(ref, abs=1e-12) and not math.isclose(got[RR], stock[RR])
-    assert got[lacks] == stock[lacks]  # tierank lacks it: next provider
-    assert not provider.supports(lacks)
-    assert provider.supports(AP(rel=2))
+    ref_j = tierank.evaluate(qrels, run, ["P@5"], complete=True, judged_only=True).aggregate()
+    assert got[judged] == pytest.approx(ref_j["expected"][0], abs=1e-12)
+    assert provider.supports(judged) and provider.supports(AP(rel=2))
     p = register(TierankProvider("max"))
     try:
         assert ir_measures.calc_aggregate([RR], TIE_QRELS, TIE_RUN)[RR] == 1.0
@@ -284,7 +282,7 @@ def test_fallback_to_a_provider_that_is_not_tie_aware_warns_once(monkeypatch):
         with tie_aware():
             ir_measures.calc_aggregate([RR, lacks], qrels, run)
             ir_measures.calc_aggregate([lacks], qrels, run)
-        assert not provider.supports(lacks)
+        assert provider.supports(lacks)  # answered, through ir_measures' own provider
     ours = [w for w in caught if issubclass(w.category, tirm.UntieAwareFallback)]
     assert len(ours) == 1, [str(w.message) for w in caught]
     assert "BPM(T=1000.0,max_rel=1)@5" in str(ours[0].message) and "#18" in str(ours[0].message)
@@ -293,3 +291,70 @@ def test_fallback_to_a_provider_that_is_not_tie_aware_warns_once(monkeypatch):
         monkeypatch.setattr(tirm, "_warned", False)
         assert provider.supports(RR)
     assert not [w for w in caught if issubclass(w.category, tirm.UntieAwareFallback)]
+
+
+def _marked(value) -> bool:
+    from tierank.integrations.ir_measures import TieOblivious
+
+    return isinstance(value, TieOblivious) and not value.tie_aware
+
+
+def test_a_measure_tierank_lacks_is_marked_tie_oblivious_in_the_results(recwarn, tmp_path):
+    """BPM comes from ir_measures' own provider (cwl_eval): its values, per query and aggregated,
+    are ``TieOblivious`` floats naming it; tierank's own values stay plain and tie-aware."""
+    import pickle
+
+    qrels, run = _mixed()
+    bpm = ir_measures.BPM(T=3.0, max_rel=2) @ 5
+    stock = ir_measures.cwl_eval.calc(
+        [bpm], qrels, run
+    )  # the provider ir_measures itself picks for BPM
+    ref = tierank.evaluate(qrels, run, ["RR"], complete=True)
+    for stat in ("expected", "max", "std"):
+        p = TierankProvider(stat)
+        agg, per_query = p.calc([RR, bpm], qrels, run)
+        theirs = {m.query_id: m.value for m in stock.per_query}
+        got = {m.query_id: m.value for m in per_query if m.measure == bpm}
+        assert got == pytest.approx(theirs, abs=1e-12) and len(got) == 4, stat
+        assert all(_marked(v) and v.provider == "cwl_eval" for v in got.values()), stat
+        assert _marked(agg[bpm]) and agg[bpm] == pytest.approx(stock.aggregated[bpm], abs=1e-12)
+        assert not any(_marked(m.value) for m in per_query if m.measure == RR)
+        col = "std" if stat == "std" else stat
+        assert float(agg[RR]) == pytest.approx(ref.aggregate()[col][0], abs=1e-12), stat
+        assert not _marked(agg[RR])
+    # as ir_measures users see it, also through the pipeline and with iterators read twice
+    text = "".join(f"{q} Q0 {d} 0 {s} x\n" for q, ds in run.items() for d, s in ds.items())
+    qrels_iter = iter(list(ir_measures.util.QrelsConverter(qrels).as_namedtuple_iter()))
+    run_iter = ir_measures.read_trec_run(text)
+    with tie_aware():
+        piped = ir_measures.calc_aggregate([RR, bpm], qrels_iter, run_iter)
+    assert _marked(piped[bpm]) and piped[bpm] == pytest.approx(stock.aggregated[bpm], abs=1e-12)
+    assert "TieOblivious(" in repr(piped) and "provider='cwl_eval'" in f"{piped[bpm]}"
+    assert piped[RR] == pytest.approx(ref.aggregate()["expected"][0], abs=1e-12)
+    back = pickle.loads(pickle.dumps(piped[bpm]))
+    assert _marked(back) and back.provider == "cwl_eval" and back == piped[bpm]
+    assert round(piped[bpm], 3) == round(float(piped[bpm]), 3) and not _marked(piped[bpm] + 0)
+    # TREC files (read by ir_measures' reader for the other provider); tierank's own objects refused
+    (tmp_path / "run").write_text(text)
+    (tmp_path / "qrels").write_text(
+        "".join(f"{q} 0 {d} {g}\n" for q, ds in qrels.items() for d, g in ds.items())
+    )
+    files = provider.calc_aggregate([RR, bpm], str(tmp_path / "qrels"), tmp_path / "run")
+    assert _marked(files[bpm]) and files[bpm] == pytest.approx(stock.aggregated[bpm], abs=1e-12)
+    assert files[RR] == pytest.approx(piped[RR], abs=1e-12)
+    with pytest.raises(tierank.TierankInputError, match="run: a tierank Run cannot go"):
+        provider.calc_aggregate([bpm], qrels, tierank.read_run(tmp_path / "run"))
+
+
+def test_a_measure_no_provider_computes_is_refused():
+    from ir_measures.measures.base import Measure
+
+    class _Nobody(Measure):
+        NAME = "Nobody"
+        __name__ = "Nobody"
+        SUPPORTED_PARAMS: dict = {}
+
+    m = _Nobody()
+    assert not provider.supports(m)
+    with pytest.raises(tierank.TierankInputError, match="tierank does not compute Nobody"):
+        provider.calc_aggregate([m], TIE_QRELS, TIE_RUN)

@@ -711,6 +711,27 @@ def test_few_orderings_enumerated_many_sampled_none_exact(monkeypatch):
     assert recs[("few", "IPrecAvg")]["method"] == "sampled"
 
 
+@settings(max_examples=examples(200), deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=4).filter(lambda c: sum(c) <= 8))
+def test_class_arrangements_are_every_distinct_ordering_once(counts):
+    """sampling.class_arrangements: the distinct orderings of a multiset of classes, each once, as many as
+    sampling.arrangement_count says (itertools.permutations, deduplicated, as the reference)."""
+    items = [c for c, k in enumerate(counts) for _ in range(k)]
+    want = set(itertools.permutations(items))
+    assert sampling.arrangement_count(counts) == len(want)
+    rows = sampling.class_arrangements(counts)
+    assert rows.shape == (len(want), len(items))
+    got = [tuple(r) for r in rows.tolist()]
+    assert len(set(got)) == len(got) and set(got) == want
+
+
+def test_arrangement_count_is_capped_and_too_many_are_refused():
+    assert sampling.arrangement_count((7, 7)) == 3432  # C(14, 7)
+    assert sampling.arrangement_count((10, 10)) == sampling.ENUMERATE + 1  # C(20, 10) = 184,756
+    with pytest.raises(ValueError, match="too many"):
+        sampling.class_arrangements((10, 10))
+
+
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(collection())
 def test_orderings_counts_the_distinct_relevance_patterns(data):

@@ -20,7 +20,7 @@ import tierank
 from helpers import examples
 from measures.strategies import collection
 from measures.test_families_exact import ref_bpref
-from measures.test_families_sampled import close_in_law
+from measures.test_families_sampled import close_in_law, sampler_only
 from reference import check_per_query
 from tierank.measures import parse_measure
 
@@ -140,16 +140,21 @@ def reference(measure: str, grades, qgrades, depth=None) -> float:
     raise ValueError(measure)
 
 
-def _in_law(meas, row, vals):
-    """The sampled families' E within 5 standard errors of the exact mean (None: an exact family)."""
-    if meas not in SAMPLED:
-        return None
-    ok, _ = close_in_law(row["expected"], row["std"] ** 2, vals, S)
-    return ok
+def check(res, qs, qrels, measures, depth=None, enumerated=True):
+    """Every query against brute force: a query labelled exact (infAP's and gm_bpref's few orderings
+    enumerated) to TOL, a sampled one within 5 standard errors of the exact mean.  ``enumerated``: the
+    cases have at most 7 documents, so at most ``ENUMERATE`` orderings: none may be sampled."""
+    method = {(r["query"], r["measure"]): r["method"] for r in res.records()}
+    if enumerated:
+        assert {method[k] for k in method if k[1] in SAMPLED and k[0] != "all"} <= {"exact"}
 
+    def in_law(meas, row, vals):
+        if meas not in SAMPLED or method[row.name] == "exact":
+            return None  # checked as exact
+        ok, _ = close_in_law(row["expected"], row["std"] ** 2, vals, S)
+        return ok
 
-def check(res, qs, qrels, measures, depth=None):
-    check_per_query(res, qs, qrels, measures, reference, depth, tol=TOL, sampled=_in_law)
+    check_per_query(res, qs, qrels, measures, reference, depth, tol=TOL, sampled=in_law)
 
 
 @SETTINGS
@@ -172,6 +177,18 @@ def test_depth_limit_through_tie_groups_matches_brute_force(data, depth):
         MEASURES,
         depth,
     )
+
+
+@SETTINGS
+@given(collection(), st.one_of(st.none(), st.integers(1, 6)))
+def test_sampler_matches_brute_force_in_law(data, depth):
+    """infAP's and gm_bpref's sampled path (nothing enumerated): within 5 standard errors of the exact
+    mean and variance over every ordering, labelled sampled wherever the value can vary."""
+    qs, run, qrels = data
+    assume(qrels)
+    with sampler_only():
+        res = tierank.evaluate(qrels, run, SAMPLED, max_depth=depth, samples=S, seed=0)
+    check(res, qs, qrels, SAMPLED, depth, enumerated=False)
 
 
 def test_gm_bpref_summary_is_the_geometric_mean():
@@ -280,20 +297,28 @@ def test_utility_at_its_largest_worths_is_finite(p1, p2):
 
 
 def test_sampled_label_per_query():
-    """infAP and gm_bpref: a query no ordering changes is labelled exact in its record (no ``se``); a
-    query whose value varies is labelled sampled, with a standard error."""
-    run = {"fixed": {"a": 3.0, "b": 2.0, "c": 1.0}, "tied": {f"d{i}": 1.0 for i in range(12)}}
+    """infAP and gm_bpref: a query no ordering changes, or with few orderings (enumerated), is labelled
+    exact in its record (no ``se``); a query whose value varies over more than ``ENUMERATE`` orderings
+    is labelled sampled, with a standard error."""
+    run = {
+        "fixed": {"a": 3.0, "b": 2.0, "c": 1.0},
+        "few": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0},
+        "tied": {f"d{i}": 1.0 for i in range(40)},
+    }
     qrels = {
         "fixed": {"a": 1, "b": 0, "c": -1},
-        "tied": {f"d{i}": int(i % 3 == 0) for i in range(0, 12, 2)},
+        "few": {"a": 1, "b": 0, "c": -1},  # 4! classes orders (d not pooled), 2 of the judged ones
+        # 7 relevant, 13 judged non-relevant, 1 unsampled, 19 not pooled: C(20, 7) = 77,520 orderings
+        # of the judged ones (gm_bpref), far more of all four classes (infAP)
+        "tied": {f"d{i}": int(i % 3 == 0) for i in range(0, 40, 2)},
     }
     qrels["tied"]["d1"] = -1
     res = tierank.evaluate(qrels, run, ["infAP", "GMBpref"], samples=200, seed=0)
     recs = {(r["query"], r["measure"]): r for r in res.records() if r["query"] != "all"}
     for m in ("infAP", "GMBpref"):
-        assert recs[("fixed", m)]["method"] == "exact" and "se" not in recs[("fixed", m)], recs[
-            ("fixed", m)
-        ]
+        for q in ("fixed", "few"):
+            assert recs[(q, m)]["method"] == "exact" and "se" not in recs[(q, m)], recs[(q, m)]
+        assert recs[("few", m)]["std"] > 0, recs[("few", m)]
         assert recs[("tied", m)]["method"] == "sampled" and recs[("tied", m)]["se"] > 0, recs[
             ("tied", m)
         ]

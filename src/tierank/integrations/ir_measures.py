@@ -27,9 +27,14 @@ tierank's names follow ir_measures): ``nDCG@10``, ``RR@10``, ``AP(rel=2)``, ``P@
 intent-aware family on subtopic qrels ([`diversity_part`][tierank.integrations.ir_measures.diversity_part]); ``SetP(relative=True)`` (trec_eval's
 set_relative_P) is tierank's ``SetRelP``, ``NumRet(rel=1)`` (``NumRelRet``) tierank's ``NumRelRet``,
 and ``judged_only=True`` of any family (``P(judged_only=True)@5``) the measure with unjudged
-documents removed first ([`resolve_measure`][tierank.integrations.ir_measures.resolve_measure]).  Others (``BPM``) fall through to the next provider of an ir_measures pipeline, as in ir_measures itself; the first
-time that happens in a process, [`UntieAwareFallback`][tierank.integrations.ir_measures.UntieAwareFallback] is warned (`warnings.warn`): those
-values come from a provider that breaks ties its own way (ir_measures issue #18).
+documents removed first ([`resolve_measure`][tierank.integrations.ir_measures.resolve_measure]).  A measure tierank
+does not compute (``BPM``) is computed by ir_measures' own provider for it (the first of
+``ir_measures.DefaultPipeline`` that supports it, as ir_measures itself would choose), and each of
+its values, per query and aggregated, is a [`TieOblivious`][tierank.integrations.ir_measures.TieOblivious]: a ``float``
+that says so when printed (``TieOblivious(0.25, provider='cwl_eval')``) and names the provider in
+``.provider``, whose value depends on how that provider breaks tied scores (ir_measures issue #18),
+whatever statistic was asked for.  The first time that happens in a process,
+[`UntieAwareFallback`][tierank.integrations.ir_measures.UntieAwareFallback] is also warned (`warnings.warn`).
 
 Inputs are whatever ir_measures accepts (dicts of dicts, pandas DataFrames with ``query_id``,
 ``doc_id``, ``score``/``relevance``, iterators of ``Qrel``/``ScoredDoc`` namedtuples) plus what
@@ -84,7 +89,50 @@ class UntieAwareFallback(UserWarning):
     on how that provider breaks tied scores (ir_measures issue #18)."""
 
 
+class TieOblivious(float):
+    """A value tierank did not compute: ``provider``'s (an ir_measures provider), which depends on how
+    that provider breaks tied scores.  It is a ``float`` (arithmetic, ``round`` and pandas read its
+    number, and give plain floats); printed, and in ``.tie_aware`` and ``.provider``, it says where it
+    comes from.
+
+    >>> v = TieOblivious(0.25, "cwl_eval")
+    >>> v, v + 1, v.tie_aware, v.provider
+    (TieOblivious(0.25, provider='cwl_eval'), 1.25, False, 'cwl_eval')
+    """
+
+    tie_aware = False
+    provider: str
+
+    def __new__(cls, value: float, provider: str) -> TieOblivious:
+        self = super().__new__(cls, value)
+        self.provider = provider
+        return self
+
+    def __getnewargs__(self) -> tuple[float, str]:  # type: ignore[override]
+        return float(self), self.provider
+
+    def __repr__(self) -> str:
+        return f"TieOblivious({float(self)!r}, provider={self.provider!r})"
+
+    __str__ = __repr__
+
+
 _warned = False
+
+
+def delegate(measure) -> Provider | None:
+    """The ir_measures provider that computes ``measure`` for tierank's provider when tierank does not:
+    the first available one of ``ir_measures.DefaultPipeline``, other than tierank's, that supports
+    it (None: none does).
+
+    >>> from ir_measures import BPM, nDCG
+    >>> delegate(BPM(T=1.0, max_rel=1)@5).NAME
+    'cwl_eval'
+    """
+    for p in _irm.DefaultPipeline.providers:
+        if not isinstance(p, TierankProvider) and p.is_available() and p.supports(measure):
+            return p
+    return None
 
 
 def warn_fallback(measure) -> None:
@@ -96,7 +144,7 @@ def warn_fallback(measure) -> None:
     warnings.warn(
         f"tierank does not compute {measure}: its value (and that of any other measure tierank lacks) "
         "comes from another ir_measures provider, which breaks tied scores its own way "
-        "(ir_measures issue #18); this warning is shown once",
+        "(ir_measures issue #18), and is a TieOblivious value naming it; this warning is shown once",
         UntieAwareFallback,
         stacklevel=3,
     )
@@ -207,15 +255,27 @@ class TierankEvaluator(Evaluator):
         measures = list(measures)
         self._diversity, self._subtopics, qrels = diversity_part(measures, qrels)
         self._tierank: dict = {}  # ir_measures measure -> (tierank measure, judged_only)
+        others: dict = {}  # ir_measures provider -> the measures it computes for tierank's
         for m in measures:
             t = resolve_measure(m)
             if t is None and m in self._diversity:
                 continue
             if t is None:
-                raise TierankInputError(
-                    f"tierank does not compute {m}; supported: {', '.join(_supported())}"
-                )
+                p = delegate(m)
+                if p is None:
+                    raise TierankInputError(
+                        f"tierank does not compute {m}; supported: {', '.join(_supported())}"
+                    )
+                others.setdefault(p, []).append(m)
+                continue
             self._tierank[m] = t
+        if others and isinstance(qrels, Iterator):
+            qrels = list(qrels)  # read by tierank and by the other providers
+        #: (provider name, its evaluator) for the measures tierank does not compute
+        self._others = [
+            (p.NAME, p.evaluator(ms, _for_ir_measures(qrels, "qrels"))) for p, ms in others.items()
+        ]
+        self._oblivious = {m: name for name, ev in self._others for m in ev.measures}
         self._qrels = _as_tierank_qrels(qrels) if self._tierank or self._subtopics is None else None
         self._stat = stat
         self._options = options
@@ -228,6 +288,8 @@ class TierankEvaluator(Evaluator):
                 settings = EvalSettings(**{**options, **({"judged_only": True} if judged else {})})
                 self._engines[judged] = Engine(self._qrels, wanted, settings)
         qids = set() if self._qrels is None else set(self._qrels.qid.to_pylist())
+        for _, ev in self._others:
+            qids |= set(ev.qrel_qids)
         super().__init__(
             measures, sorted(qids | set(self._subtopics.judgments if self._subtopics else ()))
         )
@@ -249,6 +311,15 @@ class TierankEvaluator(Evaluator):
         return {judged: engine.evaluate(r) for judged, engine in self._engines.items()}
 
     def _iter_calc(self, run) -> Iterator:
+        if self._others and isinstance(run, Iterator):
+            run = list(run)  # read by tierank and by the other providers
+        yield from self._own(run)
+        for name, ev in self._others:
+            for metric in ev.iter_calc(_for_ir_measures(run, "run")):
+                yield Metric(metric.query_id, metric.measure, TieOblivious(metric.value, name))
+
+    def _own(self, run) -> Iterator:
+        """The metrics tierank computes."""
         if self._subtopics is not None:
             run = _as_tierank_run(run)
             if run is None:
@@ -256,8 +327,8 @@ class TierankEvaluator(Evaluator):
             yield from diversity_metrics(
                 self._diversity, self._subtopics, run, self._stat, self._options
             )
-            if not self._tierank:
-                return
+        if not self._tierank:
+            return
         results = self._results(_as_tierank_run(run))
         if not results:
             return
@@ -269,15 +340,22 @@ class TierankEvaluator(Evaluator):
                 yield Metric(query_id=q, measure=m, value=v)
 
     def _summaries(self, metrics) -> dict:
-        if self._stat != "std":
-            aggs = {m: m.aggregator() for m in self.measures}
-            for metric in metrics:
-                aggs[metric.measure].add(metric.value)
-            return {m: a.result() for m, a in aggs.items()}
-        sq: dict[object, list[float]] = {m: [] for m in self.measures}
+        plain = [m for m in self.measures if self._stat != "std" or m in self._oblivious]
+        aggs = {m: m.aggregator() for m in plain}
+        sq: dict[object, list[float]] = {m: [] for m in self.measures if m not in aggs}
         for metric in metrics:
-            sq[metric.measure].append(metric.value * metric.value)
-        return {m: (math.sqrt(math.fsum(v)) / len(v) if v else float("nan")) for m, v in sq.items()}
+            if metric.measure in aggs:
+                aggs[metric.measure].add(metric.value)
+            else:
+                sq[metric.measure].append(metric.value * metric.value)
+        out: dict = {m: a.result() for m, a in aggs.items()}
+        # std: the standard deviation of the mean over tie orderings
+        out.update(
+            {m: math.sqrt(math.fsum(v)) / len(v) if v else float("nan") for m, v in sq.items()}
+        )
+        for m, name in self._oblivious.items():
+            out[m] = TieOblivious(out[m], name)
+        return {m: out[m] for m in self.measures}
 
     def calc_aggregate(self, run) -> dict:
         """Aggregate per measure: the mean over qrels queries (ir_measures' aggregator); for ``std``
@@ -288,6 +366,20 @@ class TierankEvaluator(Evaluator):
         """``CalcResults(aggregated, per_query)`` as ir_measures returns them."""
         metrics = list(self.iter_calc(run))
         return _irm.CalcResults(self._summaries(metrics), metrics)
+
+
+def _for_ir_measures(data, kind: str):
+    """qrels or a run as ir_measures' own providers read them: a TREC file path read with ir_measures'
+    reader; tierank's ``Qrels``/``Run`` refused (give ir_measures' inputs for a measure tierank lacks)."""
+    if isinstance(data, str) or hasattr(data, "__fspath__"):
+        read = _irm.read_trec_qrels if kind == "qrels" else _irm.read_trec_run
+        return list(read(str(data)))
+    if isinstance(data, (Qrels, Run)):
+        raise TierankInputError(
+            f"{kind}: a tierank {type(data).__name__} cannot go to ir_measures' own providers (for a "
+            "measure tierank does not compute); give a dict, a DataFrame or a file path"
+        )
+    return data
 
 
 def _supported() -> list[str]:
@@ -330,12 +422,16 @@ class TierankProvider(Provider):
         self.options = options
 
     def supports(self, measure) -> bool:
-        """Whether tierank computes ``measure``; if not, the first time in a process, a warning
-        ([`UntieAwareFallback`][tierank.integrations.ir_measures.UntieAwareFallback]) that its value will come from a provider that is not tie-aware."""
+        """Whether this provider answers ``measure``: tierank computes it, or another ir_measures
+        provider does ([`delegate`][tierank.integrations.ir_measures.delegate]), its values then
+        [`TieOblivious`][tierank.integrations.ir_measures.TieOblivious]; in that case, the first time
+        in a process, a warning ([`UntieAwareFallback`][tierank.integrations.ir_measures.UntieAwareFallback]) too."""
         if resolve_measure(measure) is not None or diversity_measure(measure) is not None:
             return True
+        if delegate(measure) is None:
+            return False
         warn_fallback(measure)
-        return False
+        return True
 
     def _evaluator(self, measures, qrels) -> TierankEvaluator:
         return TierankEvaluator(measures, qrels, self.stat, self.options)

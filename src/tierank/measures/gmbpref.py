@@ -7,10 +7,15 @@ only.  The summary is that of [`tierank.measures.gmap.GeometricMean`][tierank.me
 
 * **oblivious, min, max: exact**: bpref's own (exact, attained at the extremal arrangements of every
   tie group at once), floored; `G` is increasing in every `X_q`;
-* **expected, std: sampled**: `E[X_q^{1/n}]` and `Var[X_q^{1/n}]` per query from
-  ``prep.samples`` uniform orderings of the query's tie groups that hold a relevant document and
-  another one (generators keyed by the seed, the query and the group's rank,
-  [`tierank.measures.sampling.query_keys`][tierank.measures.sampling.query_keys]), exact where the query's bpref cannot vary.
+* **expected, std: exact for few orderings, else sampled**: `E[X_q^{1/n}]` and `Var[X_q^{1/n}]`
+  per query over its tie orderings.  Only the groups holding a relevant and another document vary,
+  and in a group wholly above the depth limit only the order of its relevant and judged
+  non-relevant documents (bpref skips the others).  A query with at most
+  ``tierank.measures.sampling.ENUMERATE`` such orderings in all is enumerated, every one once
+  (exact, ``ddof=0``); the others draw ``prep.samples`` uniform orderings of those documents,
+  each group's rows shuffled in place by a generator keyed by the seed, the query and the group's
+  rank ([`tierank.measures.sampling.query_keys`][tierank.measures.sampling.query_keys]) (sampled, ``ddof=1``,
+  labelled per query); a query whose bpref cannot vary is exact.
 """
 
 from __future__ import annotations
@@ -18,12 +23,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..ties import Prepared
+from . import sampling
 from .base import FamilyNames, register
 from .bpref import Bpref
 from .gmap import GeometricMean, GMStats
 from .kernels import ratio
 from .linear import REL
-from .sampling import query_keys
+from .sampling import arrangement_count, class_arrangements, enumerable, query_keys
 
 __all__ = ["GMBpref"]
 
@@ -39,7 +45,7 @@ class GMBpref(GeometricMean):
     names = FamilyNames(trec_eval="gm_bpref", ir_measures=None)
     description = (
         "geometric mean over queries of max(bpref, 1e-5) (trec_eval gm_bpref); "
-        "min/max exact, expectation sampled"
+        "min/max exact, expectation exact for few orderings, else sampled"
     )
     schema = (REL,)
     bounds_refusal = "bpref skips unjudged documents by definition (it is already their bound)"
@@ -55,18 +61,17 @@ class GMBpref(GeometricMean):
         if not len(vary):
             return GMStats(obl, e, lo, hi, v, root_mean=rmean, root_var=rvar, root_n=n)
         S = int(prep.samples)
-        totals = self._sampled_sums(prep, vary, S)
-        for i, q in enumerate(vary):
-            x = np.maximum(totals[i], self.floor)
-            xr = x**root
-            e[q], v[q], se[q] = (
-                min(max(x.mean(), lo[q]), hi[q]),
-                x.var(ddof=1),
-                np.sqrt(x.var(ddof=1) / S),
-            )
-            rmean[q], rvar[q] = xr.mean(), xr.var(ddof=1)
         sampled = np.zeros(n, dtype=bool)
-        sampled[vary] = True
+        for q, (total, exact) in zip(vary.tolist(), self._sums(prep, vary, S)):
+            x = np.maximum(total, self.floor)
+            xr = x**root
+            ddof = 0 if exact else 1
+            e[q], v[q] = min(max(x.mean(), lo[q]), hi[q]), x.var(ddof=ddof)
+            rmean[q], rvar[q] = xr.mean(), xr.var(ddof=ddof)
+            sampled[q] = not exact
+            se[q] = 0.0 if exact else np.sqrt(v[q] / S)
+        if not sampled.any():
+            return GMStats(obl, e, lo, hi, v, root_mean=rmean, root_var=rvar, root_n=n)
         return GMStats(
             obl,
             e,
@@ -83,13 +88,14 @@ class GMBpref(GeometricMean):
             root_n=n,
         )
 
-    def _sampled_sums(self, prep: Prepared, queries: np.ndarray, S: int) -> list[np.ndarray]:
-        """bpref of ``S`` uniform orderings of each of ``queries``: the groups holding a relevant and
-        another document drawn, the others at their one value."""
+    def _sums(self, prep: Prepared, queries: np.ndarray, S: int) -> list[tuple[np.ndarray, bool]]:
+        """Per query of ``queries``: bpref over its tie orderings and whether that is every distinct
+        ordering once (True: at most `ENUMERATE` of them) or ``S`` uniform ones (False).  Only the
+        groups holding a relevant and another document vary; in a group wholly above the depth limit
+        only the order of its judged documents matters (the others are left out of the draws)."""
         rel, non, R, D = Bpref(params=(("rel", self.level),))._classes(prep)
         cut = prep.cut(float("inf"))
         inside = prep.pos < cut
-        cls = np.where(rel, 0, np.where(non, 1, 2))
         cs = np.concatenate(([0], np.cumsum(non & inside)))
         before = cs[:-1] - cs[prep.qstart[prep.qi]]
         f = 1.0 - ratio(np.minimum(before, R[prep.qi]), D[prep.qi])
@@ -97,6 +103,7 @@ class GMBpref(GeometricMean):
         ng = len(prep.gsize)
         g_obl = np.bincount(prep.gid, weights=term, minlength=ng)
         r = np.bincount(prep.gid, weights=rel, minlength=ng).round().astype(np.int64)
+        s = np.bincount(prep.gid, weights=non, minlength=ng).round().astype(np.int64)
         m = prep.gsize.astype(np.int64)
         drawn = (r > 0) & (r < m) & (prep.gpos0 < cut)
         fixed = np.bincount(prep.gq, weights=np.where(drawn, 0.0, g_obl), minlength=prep.nq)
@@ -104,26 +111,57 @@ class GMBpref(GeometricMean):
         groups = np.flatnonzero(drawn)
         starts = np.searchsorted(prep.gq[groups], np.asarray(queries))
         ends = np.searchsorted(prep.gq[groups], np.asarray(queries), side="right")
+        # codes: a judged non-relevant document 1, a relevant one 2^32 (never counted: fewer than 2^32
+        # documents), any other 0; the running sum counts the judged non-relevant documents above
+        codes = np.array([1 << 32, 1, 0], dtype=np.int64)
         out = []
         for q, a, z in zip(queries, starts, ends):
-            total = np.full(S, fixed[q])
+            parts = []  # per group: (judged non-relevant before it, rank of its first, counts, positions read)
+            count = 1
             for gi in groups[a:z]:
-                lo_row, hi_row = prep.gstart[gi], prep.gstart[gi + 1]
-                # relevant documents coded 2^32 (never counted: fewer than 2^32 documents), judged
-                # non-relevant 1: the running sum counts the judged non-relevant documents above
-                codes = np.sort(np.array([1 << 32, 1, 0], dtype=np.int64)[cls[lo_row:hi_row]])
-                B = int(before[lo_row])
-                P0 = int(prep.gpos0[gi])
-                rng = np.random.default_rng([int(qkeys[q]), P0])
-                k = len(codes)
+                P0, k = int(prep.gpos0[gi]), int(m[gi])
                 read = min(k, max(0, int(min(cut, P0 + k)) - P0))
-                step = max(1, (1 << 20) // k)
-                for s0 in range(0, S, step):
-                    cnt = min(step, S - s0)
-                    seq = rng.permuted(np.broadcast_to(codes, (cnt, k)), axis=1)[:, :read]
-                    row, col = np.nonzero(seq == 1 << 32)
-                    nb = B + (np.cumsum(seq, axis=1)[row, col] & 0xFFFFFFFF)
-                    fv = 1.0 - ratio(np.minimum(nb, R[q]), np.full(nb.shape, D[q]))
-                    total[s0 : s0 + cnt] += np.bincount(row, weights=fv, minlength=cnt)
-            out.append(ratio(total, np.full(S, R[q])))
+                comp: tuple[int, ...] = (int(r[gi]), int(s[gi]))
+                if read < k:  # cut inside the group: which documents fall past it matters too
+                    comp = (*comp, k - comp[0] - comp[1])
+                parts.append((int(before[prep.gstart[gi]]), P0, comp, min(read, sum(comp))))
+                count = min(count * arrangement_count(comp), sampling.ENUMERATE + 1)
+                if not enumerable(comp):
+                    count = sampling.ENUMERATE + 1
+            exact = count <= sampling.ENUMERATE
+            if exact:  # every distinct ordering of every group, their sums over the product
+                total = np.full(1, fixed[q])
+                for B, _, comp, read in parts:
+                    seq = codes[class_arrangements(comp)[:, :read]]
+                    total = np.add.outer(total, self._group(seq, B, R[q], D[q])).reshape(-1)
+            else:
+                total = np.full(S, fixed[q])
+                for B, P0, comp, read in parts:
+                    if sum(c > 0 for c in comp) == 1:  # one ordering (no judged non-relevant one)
+                        one = np.repeat(codes[: len(comp)], comp)[None, :read]
+                        total += self._group(one, B, R[q], D[q])
+                        continue
+                    rng = np.random.default_rng([int(qkeys[q]), P0])
+                    group = np.repeat(
+                        codes[::-1], comp[::-1] if len(comp) == 3 else (0, *comp[::-1])
+                    )
+                    k = len(group)
+                    step = max(1, (1 << 20) // k)
+                    block = np.empty((min(step, S), k), dtype=np.int64)
+                    for s0 in range(0, S, step):
+                        cnt = min(step, S - s0)
+                        seq = block[:cnt]
+                        seq[:] = group
+                        rng.permuted(seq, axis=1, out=seq)  # each row shuffled in place
+                        total[s0 : s0 + cnt] += self._group(seq[:, :read], B, R[q], D[q])
+            out.append((ratio(total, np.full(len(total), R[q])), exact))
         return out
+
+    @staticmethod
+    def _group(seq: np.ndarray, B: int, R: float, D: float) -> np.ndarray:
+        """A group's sum of bpref terms in each row of ``seq`` (orderings x positions read, codes),
+        with ``B`` judged non-relevant documents above the group."""
+        row, col = np.nonzero(seq == 1 << 32)
+        nb = B + (np.cumsum(seq, axis=1)[row, col] & 0xFFFFFFFF)
+        fv = 1.0 - ratio(np.minimum(nb, R), np.full(nb.shape, D))
+        return np.bincount(row, weights=fv, minlength=len(seq))

@@ -24,10 +24,16 @@ contribute independently (the counts before a group do not depend on the orderin
   grid of (relevant, unjudged) placed: `O(r (u + 1))` per group
   (`V_a = \mathrm{cummax}_k (V_{a-1} + T(a - 1, k))`).  A depth limit cutting the group
   counts the terms above it only, which the same arguments cover.
-* **expected, std: sampled** (labelled, as IPrec and GMAP): each group holding a relevant document
-  and another class is drawn ``prep.samples`` times (uniform permutations from a generator keyed by
-  the seed, the query and the group's rank, [`tierank.measures.sampling.query_keys`][tierank.measures.sampling.query_keys]); its mean
-  and variance (``ddof=1``) add up over groups.  We know no polynomial algorithm for the
+* **expected, std: exact where a group has few orderings, else sampled** (labelled, as IPrec and
+  GMAP).  The groups' sums are independent, so their means and variances add up over groups.  A
+  group holding a relevant document and another class with at most
+  ``tierank.measures.sampling.ENUMERATE`` distinct orderings of its classes is enumerated, every
+  ordering once (exact: [`class_arrangements`][tierank.measures.sampling.class_arrangements]); so is every
+  group of a query with at most that many orderings in all.  A larger group is drawn ``prep.samples``
+  times (uniform permutations, each row shuffled in place, from a generator keyed by the seed,
+  the query and the group's rank, [`tierank.measures.sampling.query_keys`][tierank.measures.sampling.query_keys]),
+  its mean and variance (``ddof=1``) estimated; a query is labelled sampled where one of its groups
+  is, its standard error from those groups only.  We know no polynomial algorithm for the
   expectation of `T`, a ratio of dependent counts.
 """
 
@@ -39,7 +45,7 @@ from ..ties import Prepared
 from .base import FamilyNames, Measure, Stats, register
 from .kernels import ratio
 from .linear import REL
-from .sampling import query_keys
+from .sampling import class_arrangements, enumerable, query_keys
 
 __all__ = ["InfAP", "INFAP_EPSILON", "terms"]
 
@@ -80,7 +86,7 @@ class InfAP(Measure):
     description = (
         "inferred AP (trec_eval infAP, Yilmaz & Aslam 2006): precision above each relevant document "
         "estimated from the judged sample, pooled documents graded -1 unsampled, unpooled ones "
-        "non-relevant; min/max exact, expectation sampled"
+        "non-relevant; min/max exact, expectation exact for few orderings, else sampled"
     )
     schema = (REL,)
     cutoff_allowed = False
@@ -128,7 +134,8 @@ class InfAP(Measure):
         g_obl = np.bincount(prep.gid, weights=t, minlength=ng)
         lo_g, hi_g = g_obl.copy(), g_obl.copy()
         e_g, v_g = g_obl.copy(), np.zeros(ng)
-        qkeys = query_keys(prep) if len(vary) else None
+        drawn = np.zeros(ng, dtype=bool)  # groups whose mean and variance are estimated
+        qkeys = None
         S = int(prep.samples)
         for gi in vary:
             P0, A, Sb, U = int(pos0[gi]), int(before[0][gi]), int(before[1][gi]), int(before[2][gi])
@@ -138,17 +145,28 @@ class InfAP(Measure):
             if lo_g[gi] == hi_g[gi]:  # no ordering changes it: its one value, exactly
                 e_g[gi] = lo_g[gi]
                 continue
-            assert qkeys is not None
+            counts = (rg, sg, ug, og)
+            if enumerable(counts):  # every distinct ordering once: exact
+                e_g[gi], v_g[gi] = self._enumerate(P0, A, Sb, U, counts, cut)
+                continue
+            if qkeys is None:
+                qkeys = query_keys(prep)
             rng = np.random.default_rng([int(qkeys[prep.gq[gi]]), P0])
-            e_g[gi], v_g[gi] = self._sample(rng, S, P0, A, Sb, U, (rg, sg, ug, og), cut)
+            e_g[gi], v_g[gi] = self._sample(rng, S, P0, A, Sb, U, counts, cut)
+            drawn[gi] = True
         per_q = [np.bincount(prep.gq, weights=x, minlength=prep.nq) for x in (lo_g, hi_g, e_g, v_g)]
         lo, hi = ratio(per_q[0], R), ratio(per_q[1], R)
         if not (lo < hi).any():
             return Stats(obl, obl.copy(), lo, hi, np.zeros(prep.nq))
         expected = np.clip(ratio(per_q[2], R), lo, hi)
-        var = ratio(per_q[3], R * R)
-        sampled = lo < hi
-        var = np.where(sampled, var, 0.0)
+        var = np.where(lo < hi, ratio(per_q[3], R * R), 0.0)
+        sampled = np.bincount(prep.gq, weights=drawn, minlength=prep.nq) > 0
+        if not sampled.any():
+            return Stats(obl, expected, lo, hi, var)
+        # only the drawn groups' means carry a sampling error
+        v_drawn = ratio(
+            np.bincount(prep.gq, weights=np.where(drawn, v_g, 0.0), minlength=prep.nq), R * R
+        )
         return Stats(
             obl,
             expected,
@@ -158,7 +176,7 @@ class InfAP(Measure):
             method="sampled",
             samples=S,
             seed=int(prep.seed),
-            se=np.sqrt(var / S),
+            se=np.where(sampled, np.sqrt(v_drawn / S), 0.0),
             sampled=sampled,
         )
 
@@ -176,31 +194,60 @@ class InfAP(Measure):
         return float(V[-1])
 
     @staticmethod
-    def _sample(rng, S, P0, A, Sb, U, comp, cut) -> tuple[float, float]:
-        """Mean and variance (ddof=1) of a group's sum of terms over ``S`` uniform orderings."""
-        # each document a packed count (21 bits per class): one running sum counts the three classes
+    def _packing(comp) -> tuple[int, np.ndarray] | None:
+        """Bits per class and the packed code of each class (a relevant document 1, a judged
+        non-relevant one ``2^bits``, a pooled-unjudged one ``2^(2 bits)``, a not-pooled one 0): one
+        running sum counts the three classes.  None for a group too large to pack (over 2^21
+        documents)."""
         bits = max(21, int(sum(comp)).bit_length())
         if 3 * bits > 63:  # pragma: no cover - a tie group of over 2^21 documents: counted apart
+            return None
+        return bits, np.array([1, 1 << bits, 1 << (2 * bits), 0], dtype=np.int64)
+
+    @staticmethod
+    def _sums(seq, bits, P0, A, Sb, U) -> np.ndarray:
+        """The group's sum of terms in each row of ``seq`` (orderings x positions read, packed codes)."""
+        mask = (1 << bits) - 1
+        c = np.cumsum(seq, axis=1)
+        row, col = np.nonzero(seq == 1)
+        cc = c[row, col]
+        t = terms(P0 + col, A + (cc & mask) - 1, Sb + ((cc >> bits) & mask), U + (cc >> (2 * bits)))
+        return np.bincount(row, weights=t, minlength=len(seq))
+
+    @staticmethod
+    def _enumerate(P0, A, Sb, U, comp, cut) -> tuple[float, float]:
+        """Exact mean and variance (``ddof=0``) of a group's sum of terms over its distinct orderings
+        (at most `ENUMERATE`, each as likely as any other)."""
+        m = int(sum(comp))
+        read = min(m, max(0, int(min(cut, P0 + m)) - P0))
+        packing = InfAP._packing(comp)
+        assert packing is not None  # at most ENUMERATE orderings: a small group
+        bits, one = packing
+        seq = one[class_arrangements(comp)[:, :read]]
+        total = InfAP._sums(seq, bits, P0, A, Sb, U)
+        return float(total.mean()), float(total.var())
+
+    @staticmethod
+    def _sample(rng, S, P0, A, Sb, U, comp, cut) -> tuple[float, float]:
+        """Mean and variance (ddof=1) of a group's sum of terms over ``S`` uniform orderings."""
+        packing = InfAP._packing(comp)
+        if packing is None:  # pragma: no cover - a tie group of over 2^21 documents
             return InfAP._sample_wide(rng, S, P0, A, Sb, U, comp, cut)
-        one = np.array([1, 1 << bits, 1 << (2 * bits), 0], dtype=np.int64)
+        bits, one = packing
         codes = np.repeat(one, comp)
         m = len(codes)
         total = np.zeros(S)
         step = max(1, (1 << 20) // max(m, 1))
-        mask = (1 << bits) - 1
         read = min(
             m, max(0, int(min(cut, P0 + m)) - P0)
         )  # positions of the group above the depth limit
+        block = np.empty((min(step, S), m), dtype=np.int64)
         for lo in range(0, S, step):
             n = min(step, S - lo)
-            seq = rng.permuted(np.broadcast_to(codes, (n, m)), axis=1)[:, :read]
-            c = np.cumsum(seq, axis=1)
-            row, col = np.nonzero(seq == 1)
-            cc = c[row, col]
-            t = terms(
-                P0 + col, A + (cc & mask) - 1, Sb + ((cc >> bits) & mask), U + (cc >> (2 * bits))
-            )
-            total[lo : lo + n] = np.bincount(row, weights=t, minlength=n)
+            seq = block[:n]
+            seq[:] = codes
+            rng.permuted(seq, axis=1, out=seq)  # each row shuffled in place
+            total[lo : lo + n] = InfAP._sums(seq[:, :read], bits, P0, A, Sb, U)
         return float(total.mean()), float(total.var(ddof=1)) if S > 1 else 0.0
 
     @staticmethod

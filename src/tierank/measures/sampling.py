@@ -46,7 +46,9 @@ standard error of the mean ``sqrt(var / S)``.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -62,6 +64,9 @@ __all__ = [
     "Draws",
     "ENUMERATE",
     "MAX_ENTRIES",
+    "arrangement_count",
+    "class_arrangements",
+    "enumerable",
     "orderings",
     "fixed_draws",
     "random_draws",
@@ -222,6 +227,73 @@ def _combinations(m: int, k: int) -> np.ndarray:
         rows = list(itertools.combinations(range(m), k))
         _COMBINATIONS[key] = np.array(rows, dtype=np.int64).reshape(len(rows), k)
     return _COMBINATIONS[key]
+
+
+def arrangement_count(counts) -> int:
+    """Distinct orderings of a multiset with these multiplicities (``m!`` over the product of their
+    factorials), capped at ``ENUMERATE + 1`` (exact below the cap).
+
+    >>> arrangement_count((2, 1, 1)), arrangement_count((3, 0)), arrangement_count((20, 20)) == ENUMERATE + 1
+    (12, 1, True)
+    """
+    left, total = 0, 1
+    for c in counts:
+        left += int(c)
+        total *= math.comb(left, int(c))
+        if total > ENUMERATE:
+            return ENUMERATE + 1
+    return total
+
+
+def enumerable(counts) -> bool:
+    """Whether a tie group with these class multiplicities is enumerated: at most `ENUMERATE` distinct
+    orderings, held in at most `MAX_ENTRIES` entries (a group of thousands of documents with one of
+    another class is sampled instead).
+
+    >>> enumerable((2, 3)), enumerable((1, 4999)), enumerable((10, 10))
+    (True, False, False)
+    """
+    n = arrangement_count(counts)
+    return n <= ENUMERATE and n * sum(int(c) for c in counts) <= MAX_ENTRIES
+
+
+def class_arrangements(counts) -> np.ndarray:
+    """Every distinct ordering of ``counts[c]`` documents of class ``c`` (c = 0, 1, ...), once each:
+    rows of class indices (int64, read-only, ``arrangement_count(counts)`` rows of ``sum(counts)``
+    columns; at most `ENUMERATE` rows).  Class 0 takes each k-subset of the positions
+    (`_combinations`), class 1 each subset of the positions left, and so on.
+
+    >>> class_arrangements((1, 2)).tolist()
+    [[0, 1, 1], [1, 0, 1], [1, 1, 0]]
+    >>> class_arrangements((2, 1, 1)).shape
+    (12, 4)
+    """
+    key = tuple(int(c) for c in counts)
+    if arrangement_count(key) > ENUMERATE:
+        raise ValueError(f"{arrangement_count(key) - 1}+ orderings of {key}: too many to enumerate")
+    return _arrangements(key)
+
+
+@functools.lru_cache(maxsize=256)
+def _arrangements(key: tuple[int, ...]) -> np.ndarray:
+    m = sum(key)
+    rows = np.full((1, m), len(key) - 1, dtype=np.int64)
+    free = np.broadcast_to(np.arange(m), (1, m))  # per row, the positions not taken yet
+    left = m
+    for c, k in enumerate(key[:-1]):
+        combos = _combinations(left, k)  # (C, k) offsets among the free positions
+        n, C = len(rows), len(combos)
+        rows = np.repeat(rows, C, axis=0)
+        take = np.repeat(free, C, axis=0)
+        pick = np.tile(combos, (n, 1))
+        r = np.arange(n * C)[:, None]
+        rows[r, take[r, pick]] = c
+        keep = np.ones((n * C, left), dtype=bool)
+        keep[r, pick] = False
+        left -= k
+        free = take[keep].reshape(n * C, left)
+    rows.flags.writeable = False
+    return rows
 
 
 def random_draws(
