@@ -161,5 +161,6 @@ def reports(served):
 @pytest.mark.parametrize("kind", [*BUILDS, *KIT_PAGES])
 def test_report_in_the_browser(browser, served, reports, kind, viewport):
     root, base = served
-    problems = check_page(browser, reports[kind], root, base, viewport)
+    # a report's tables have as many columns as the data (rerank's has 14): they scroll in their box
+    problems = check_page(browser, reports[kind], root, base, viewport, tables_fit=False)
     assert not problems, f"report {kind} at {viewport} width:\n" + "\n".join(problems)

@@ -187,6 +187,11 @@ def eval_cmd(
     run_eval(qrels, runs, settings, options)
 
 
+def _shown(value: str) -> str:
+    """``value`` as given, or its repr where it holds a character that would break the one-line error."""
+    return value if value.isprintable() else repr(value)
+
+
 def built(*builders: Callable[[], Any]) -> tuple[Any, ...]:
     """Each value ``builders`` build, or one `TierankInputError` with the problems of all of them."""
     values, problems = [], []
@@ -222,9 +227,9 @@ class EvalOptions:
     def __post_init__(self) -> None:
         problems = []
         if self.rel_format is not None and self.rel_format != "qrels":
-            problems.append(Problem("", None, f"-R {self.rel_format}: {NOT_SUPPORTED}"))
+            problems.append(Problem("", None, f"-R {_shown(self.rel_format)}: {NOT_SUPPORTED}"))
         if self.zscores is not None:
-            problems.append(Problem("", None, f"-Z {self.zscores}: {NOT_SUPPORTED}"))
+            problems.append(Problem("", None, f"-Z {_shown(self.zscores)}: {NOT_SUPPORTED}"))
         if self.stat is not None and not self.trec:
             problems.append(
                 Problem(
