@@ -127,7 +127,7 @@ def read_bytes(path: str | os.PathLike, *, keep: bool = False) -> bytes:
     ``keep=True`` (used by peeks) leaves a non-seekable input's bytes for the
     next call.  Refuses missing paths, directories and unreadable files with a
     [`TierankInputError`][tierank.io.lexer.TierankInputError] naming the path.
-    A [`Held`][tierank.io.lexer.Held] file gives the bytes it holds.
+    A `Held` file gives the bytes it holds.
     """
     if isinstance(path, Held):
         return path.take(keep)
@@ -294,7 +294,7 @@ def check_compression(head: bytes, src: str, inner: bool = False) -> None:
 def load(path: str | os.PathLike, *, keep: bool = False) -> bytes:
     """The content of ``path`` as the readers parse it: decompressed, BOM dropped, [`canonical`][tierank.io.lexer.canonical].
 
-    A [`Held`][tierank.io.lexer.Held] file keeps the tag of its last content line (``tag``), found
+    A `Held` file keeps the tag of its last content line (``tag``), found
     where [`run_tag`][tierank.io.readers.run_tag] finds it: in the raw bytes of a plain regular file,
     else in the content."""
     src = str(path)
@@ -585,7 +585,7 @@ def first_fields(path: str | os.PathLike) -> list[str] | None:
     """The fields of the first non-blank line of ``path`` (None if it has none).
 
     Reads only the start of a regular file (opened once), or of the bytes a
-    [`Held`][tierank.io.lexer.Held] file holds; a pipe is read whole and its
+    `Held` file holds; a pipe is read whole and its
     bytes stay for the reader that follows.  Undecodable bytes show as U+FFFD
     here only (the readers refuse them).
     """

@@ -444,7 +444,7 @@ def run_tag(path: str | os.PathLike) -> str | None:
 
     trec_eval keeps the run_id of the last line that is neither blank nor a ``#`` comment
     (``get_trec_results.c``).  A plain file is read from its end; gzip and pipes are read whole
-    (a pipe's bytes are kept for the reader that follows); a [`Held`][tierank.io.lexer.Held] file
+    (a pipe's bytes are kept for the reader that follows); a `Held` file
     read already gives the tag its reader found.  None when no line has 6 fields.
 
     Examples

@@ -376,7 +376,7 @@ def stream_by_default(path: str | os.PathLike, limit: int = AUTO_STREAM_BYTES) -
 
 def hold(path: str | os.PathLike, stream_over: int | None = None):
     """The run source ``path`` for an evaluation in memory: a local text file (plain, gzip, a pipe)
-    opened and read once ([`tierank.io.lexer.Held`][tierank.io.lexer.Held]; its role, its size and
+    opened and read once (`tierank.io.lexer.Held`; its role, its size and
     the tag of its last line then come from that one read, and its reader takes the bytes), unless
     it is a regular file of more than ``stream_over`` bytes of text (gzip counted four times its
     size; see [`stream_by_default`][tierank.io.sources.stream_by_default]): then only opened, to be
