@@ -29,7 +29,13 @@ from .bpref import Bpref
 from .gmap import GeometricMean, GMStats
 from .kernels import ratio
 from .linear import REL
-from .sampling import arrangement_count, class_arrangements, enumerable, query_keys
+from .sampling import (
+    arrangement_count,
+    class_arrangements,
+    enumerable,
+    query_keys,
+    shuffled_rows,
+)
 
 __all__ = ["GMBpref"]
 
@@ -145,15 +151,8 @@ class GMBpref(GeometricMean):
                     group = np.repeat(
                         codes[::-1], comp[::-1] if len(comp) == 3 else (0, *comp[::-1])
                     )
-                    k = len(group)
-                    step = max(1, (1 << 20) // k)
-                    block = np.empty((min(step, S), k), dtype=np.int64)
-                    for s0 in range(0, S, step):
-                        cnt = min(step, S - s0)
-                        seq = block[:cnt]
-                        seq[:] = group
-                        rng.permuted(seq, axis=1, out=seq)  # each row shuffled in place
-                        total[s0 : s0 + cnt] += self._group(seq[:, :read], B, R[q], D[q])
+                    for s0, seq in shuffled_rows(rng, group.astype(np.int64), S):
+                        total[s0 : s0 + len(seq)] += self._group(seq[:, :read], B, R[q], D[q])
             out.append((ratio(total, np.full(len(total), R[q])), exact))
         return out
 

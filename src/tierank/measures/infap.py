@@ -45,7 +45,7 @@ from ..ties import Prepared
 from .base import FamilyNames, Measure, Stats, register
 from .kernels import ratio
 from .linear import REL
-from .sampling import class_arrangements, enumerable, query_keys
+from .sampling import class_arrangements, enumerable, query_keys, shuffled_rows
 
 __all__ = ["InfAP", "INFAP_EPSILON", "terms"]
 
@@ -237,17 +237,11 @@ class InfAP(Measure):
         codes = np.repeat(one, comp)
         m = len(codes)
         total = np.zeros(S)
-        step = max(1, (1 << 20) // max(m, 1))
         read = min(
             m, max(0, int(min(cut, P0 + m)) - P0)
         )  # positions of the group above the depth limit
-        block = np.empty((min(step, S), m), dtype=np.int64)
-        for lo in range(0, S, step):
-            n = min(step, S - lo)
-            seq = block[:n]
-            seq[:] = codes
-            rng.permuted(seq, axis=1, out=seq)  # each row shuffled in place
-            total[lo : lo + n] = InfAP._sums(seq[:, :read], bits, P0, A, Sb, U)
+        for lo, seq in shuffled_rows(rng, codes.astype(np.int64), S):
+            total[lo : lo + len(seq)] = InfAP._sums(seq[:, :read], bits, P0, A, Sb, U)
         return float(total.mean()), float(total.var(ddof=1)) if S > 1 else 0.0
 
     @staticmethod

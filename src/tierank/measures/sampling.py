@@ -229,6 +229,21 @@ def _combinations(m: int, k: int) -> np.ndarray:
     return _COMBINATIONS[key]
 
 
+def shuffled_rows(
+    rng: np.random.Generator, values: np.ndarray, samples: int
+) -> Iterator[tuple[int, np.ndarray]]:
+    """``samples`` uniform shuffles of ``values``, in blocks of about a million cells:
+    ``(first row, block)`` pairs, each block's rows shuffled in place (the block is reused)."""
+    k = len(values)
+    step = max(1, (1 << 20) // max(k, 1))
+    block = np.empty((min(step, samples), k), dtype=values.dtype)
+    for lo in range(0, samples, step):
+        seq = block[: min(step, samples - lo)]
+        seq[:] = values
+        rng.permuted(seq, axis=1, out=seq)
+        yield lo, seq
+
+
 def arrangement_count(counts) -> int:
     """Distinct orderings of a multiset with these multiplicities (``m!`` over the product of their
     factorials), capped at ``ENUMERATE + 1`` (exact below the cap).
