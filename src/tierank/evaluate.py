@@ -240,7 +240,7 @@ class Evaluator:
             r,
             eval_q,
             tie_break=s.policy,
-            rel_level=s.rel,
+            rel=s.rel,
             complete=eval_complete,
             candidates_only=s.candidates_only,
             measures=tuple(parsed),

@@ -92,20 +92,20 @@ class AP(Measure):
         rows = self._rows(prep)
         qi = prep.qi[rows]
         pos1 = prep.pos[rows] + 1.0
-        nrel = prep.nrel(self.level)
+        nrel = prep.nrel(self.rel)
         # rows are the first min(k, len) positions of each query: contiguous per query
         qfirst = segment_firsts(qi)
         qlen = np.diff(np.append(qfirst, len(qi)))
 
         def value(which: Which) -> np.ndarray:
-            a = prep.arrangement(which, "rel", self.level)[rows].astype(np.float64)
+            a = prep.arrangement(which, "rel", self.rel)[rows].astype(np.float64)
             cs = np.cumsum(a)
             base = np.repeat(cs[qfirst] - a[qfirst], qlen)
             return ratio(np.bincount(qi, weights=a * (cs - base) / pos1, minlength=prep.nq), nrel)
 
         m = prep.gsize_float
-        r = group_counts_float(prep, "rel", self.level)
-        csum = np.concatenate(([0.0], np.cumsum(prep.relevant(self.level))))
+        r = group_counts_float(prep, "rel", self.rel)
+        csum = np.concatenate(([0.0], np.cumsum(prep.relevant(self.rel))))
         before = csum[prep.gstart[:-1]] - csum[prep.qstart[prep.gq]]
         g = prep.gid[rows]
         t = prep.goffset[rows]

@@ -539,7 +539,7 @@ class Measure:
         return self.stats(prep).settled()
 
     @property
-    def level(self) -> int | None:
+    def rel(self) -> int | None:
         """Relevance threshold of a binary measure (None: the evaluation's default)."""
         return dict(self.params).get("rel")
 

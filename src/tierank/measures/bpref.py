@@ -66,15 +66,15 @@ class Bpref(Measure):
     bounds_refusal = "bpref skips unjudged documents by definition (it is already their bound)"
 
     def _classes(self, prep: Prepared):
-        level = prep.rel_level if self.level is None else self.level
+        rel = prep.rel if self.rel is None else self.rel
         g = np.nan_to_num(prep.grade, nan=-np.inf)
-        rel = g >= max(level, 0)
-        non = (g >= 0) & (g < level)
+        is_rel = g >= max(rel, 0)
+        non = (g >= 0) & (g < rel)
         q, jg = prep.judged_grades
         jg = np.asarray(jg, dtype=np.float64)
-        nrel = np.bincount(q, weights=jg >= max(level, 0), minlength=prep.nq)
-        nnon = np.bincount(q, weights=(jg >= 0) & (jg < level), minlength=prep.nq)
-        return rel, non, nrel, np.minimum(nnon, nrel)
+        nrel = np.bincount(q, weights=jg >= max(rel, 0), minlength=prep.nq)
+        nnon = np.bincount(q, weights=(jg >= 0) & (jg < rel), minlength=prep.nq)
+        return is_rel, non, nrel, np.minimum(nnon, nrel)
 
     @staticmethod
     def _f(n, R, D):

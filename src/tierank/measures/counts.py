@@ -104,7 +104,7 @@ class NumRel(Measure):
     is_count = True
 
     def stats(self, prep: Prepared) -> Stats:
-        return _constant(prep.nrel(self.level))
+        return _constant(prep.nrel(self.rel))
 
 
 class _Set(Linear):
@@ -146,9 +146,9 @@ class NumNonRelJudgedRet(_Set):
     bounds_refusal = "it counts judged documents only"
 
     def values(self, prep: Prepared):
-        level = prep.rel_level if self.level is None else self.level
+        rel = prep.rel if self.rel is None else self.rel
         g = np.nan_to_num(prep.grade, nan=-np.inf)
-        return ((g >= 0) & (g < level)).astype(np.float64)
+        return ((g >= 0) & (g < rel)).astype(np.float64)
 
 
 @register
@@ -179,7 +179,7 @@ class SetR(_Set):
     bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
 
     def denominator(self, prep: Prepared):
-        return prep.nrel(self.level)
+        return prep.nrel(self.rel)
 
 
 @register
@@ -206,7 +206,7 @@ class SetF(_Set):
         return np.full(len(rows), self.param("beta") + 1.0)
 
     def denominator(self, prep: Prepared):
-        return self.param("beta") * prep.nrel(self.level) + prep.qret
+        return self.param("beta") * prep.nrel(self.rel) + prep.qret
 
     def stats(self, prep: Prepared) -> Stats:
         """The Linear statistics; the values of single orderings (oblivious, min, max) are computed as
@@ -214,10 +214,10 @@ class SetF(_Set):
         so that a value on a printed rounding tie (118/320 = 0.36875) prints trec_eval's digit.  A value
         no ordering changes is then that one value, bit for bit (Stats.settled)."""
         s = super().stats(prep)
-        h = NumRelRet(params=(("rel", self.level),)).stats(prep)
+        h = NumRelRet(params=(("rel", self.rel),)).stats(prep)
         x = self.param("beta")
         n = prep.qret.astype(np.float64)
-        nrel = prep.nrel(self.level)
+        nrel = prep.nrel(self.rel)
 
         def te(hits):
             p, r = ratio(hits, n), ratio(hits, nrel)
@@ -243,12 +243,12 @@ class SetAP(Measure):
     bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
 
     def stats(self, prep: Prepared) -> Stats:
-        h = NumRelRet(params=(("rel", self.level),)).stats(prep)
-        den = prep.qret.astype(np.float64) * prep.nrel(self.level)
+        h = NumRelRet(params=(("rel", self.rel),)).stats(prep)
+        den = prep.qret.astype(np.float64) * prep.nrel(self.rel)
         # h = h0 + H: H from the (at most one) group straddling the depth limit, hypergeometric
         cut = prep.cut(float("inf"))
         m = prep.gsize.astype(np.int64)
-        r = group_counts(prep, "rel", self.level)
+        r = group_counts(prep, "rel", self.rel)
         inside = prep.gpos0 + m <= cut
         h0 = np.bincount(prep.gq, weights=np.where(inside, r, 0), minlength=prep.nq)
         expected = h0 * h0

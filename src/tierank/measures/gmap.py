@@ -93,7 +93,7 @@ class GeometricMean(Measure):
             return np.vstack([x, x**root])
 
         obl, lo, hi = (
-            values(fixed_draws(prep, prep.arrangement(w, "rel", self.level), cut))
+            values(fixed_draws(prep, prep.arrangement(w, "rel", self.rel), cut))
             for w in ("policy", "pessimistic", "optimistic")
         )
         vary = np.flatnonzero(lo[0] < hi[0])
@@ -101,7 +101,7 @@ class GeometricMean(Measure):
         rmean, rvar = lo[1].copy(), np.zeros(n)
         if not len(vary):
             return GMStats(obl[0], e, lo[0], hi[0], v, root_mean=rmean, root_var=rvar, root_n=n)
-        mu, var, exact = sample_moments(prep, vary, values, self.level, cut)
+        mu, var, exact = sample_moments(prep, vary, values, self.rel, cut)
         e[vary], v[vary] = np.clip(mu[0], lo[0][vary], hi[0][vary]), var[0]
         rmean[vary], rvar[vary] = mu[1], var[1]
         sampled = np.zeros(n, dtype=bool)
@@ -196,4 +196,4 @@ class GMAP(GeometricMean):
     )
 
     def base(self, prep: Prepared, draws: Draws) -> np.ndarray:
-        return ap_values(draws, prep.nrel(self.level))
+        return ap_values(draws, prep.nrel(self.rel))

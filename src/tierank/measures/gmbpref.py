@@ -59,7 +59,7 @@ class GMBpref(GeometricMean):
     def stats(self, prep: Prepared) -> GMStats:
         n = prep.nq
         root = 1.0 / n if n else 1.0
-        b = Bpref(params=(("rel", self.level),)).compute(prep)
+        b = Bpref(params=(("rel", self.rel),)).compute(prep)
         obl, lo, hi = (np.maximum(x, self.floor) for x in (b.oblivious, b.min, b.max))
         vary = np.flatnonzero(lo < hi)
         e, v, se = lo.copy(), np.zeros(n), np.zeros(n)
@@ -99,7 +99,7 @@ class GMBpref(GeometricMean):
         ordering once (True: at most `ENUMERATE` of them) or ``S`` uniform ones (False).  Only the
         groups holding a relevant and another document vary; in a group wholly above the depth limit
         only the order of its judged documents matters (the others are left out of the draws)."""
-        rel, non, R, D = Bpref(params=(("rel", self.level),))._classes(prep)
+        rel, non, R, D = Bpref(params=(("rel", self.rel),))._classes(prep)
         cut = prep.cut(float("inf"))
         inside = prep.pos < cut
         cs = np.concatenate(([0], np.cumsum(non & inside)))

@@ -93,17 +93,17 @@ class InfAP(Measure):
     bounds_refusal = "infAP estimates the unjudged documents from the judged sample by definition"
 
     def _classes(self, prep: Prepared):
-        level = prep.rel_level if self.level is None else self.level
+        rel = prep.rel if self.rel is None else self.rel
         g = prep.grade
         cls = np.full(prep.n, _OUT, dtype=np.int64)
         known = ~np.isnan(g)
         gk = np.where(known, g, 0.0)
         cls[known & (gk < 0)] = _UNJ
-        cls[known & (gk >= 0) & (gk < level)] = _NON
-        cls[known & (gk >= max(level, 0))] = _REL
+        cls[known & (gk >= 0) & (gk < rel)] = _NON
+        cls[known & (gk >= max(rel, 0))] = _REL
         q, jg = prep.judged_grades
         jg = np.asarray(jg, dtype=np.float64)
-        nrel = np.bincount(q, weights=jg >= max(level, 0), minlength=prep.nq)
+        nrel = np.bincount(q, weights=jg >= max(rel, 0), minlength=prep.nq)
         return cls, nrel
 
     def stats(self, prep: Prepared) -> Stats:

@@ -157,15 +157,15 @@ def _average(rows: np.ndarray, out: np.ndarray) -> np.ndarray:
 
 
 def _bundle(
-    prep: Prepared, levels: tuple, level: int | None, average: tuple | None = None
+    prep: Prepared, levels: tuple, rel: int | None, average: tuple | None = None
 ) -> list[Stats]:
     """Stats of every level of ``levels`` (and, for the standard levels, of their average); with
     ``average`` (levels in the order given), only the trec_eval average of those levels."""
-    resolved = prep.rel_level if level is None else level
+    resolved = prep.rel if rel is None else rel
 
     def compute():
         cut = prep.cut(float("inf"))
-        nrel = prep.nrel(level)
+        nrel = prep.nrel(rel)
         with_avg = levels == LEVELS
 
         def values(d):
@@ -180,11 +180,11 @@ def _bundle(
             return out
 
         obl, lo, hi = (
-            values(fixed_draws(prep, prep.arrangement(w, "rel", level), cut))
+            values(fixed_draws(prep, prep.arrangement(w, "rel", rel), cut))
             for w in ("policy", "pessimistic", "optimistic")
         )
         vary = np.flatnonzero((lo < hi).any(axis=0))
-        mu, var, exact = sample_moments(prep, vary, values, level, cut)
+        mu, var, exact = sample_moments(prep, vary, values, rel, cut)
         out = []
         for i in range(len(lo)):
             e, v = lo[i].copy(), np.zeros(prep.nq)
@@ -228,7 +228,7 @@ class IPrec(Measure):
     def stats(self, prep: Prepared) -> Stats:
         r = float(self.required_cutoff)
         levels = LEVELS if r in LEVELS else (r,)
-        return _bundle(prep, levels, self.level)[levels.index(r)]
+        return _bundle(prep, levels, self.rel)[levels.index(r)]
 
 
 @register
@@ -283,5 +283,5 @@ class IPrecAvg(Measure):
     def stats(self, prep: Prepared) -> Stats:
         levels = self.recall_levels()
         if levels is None:
-            return _bundle(prep, LEVELS, self.level)[len(LEVELS)]
-        return _bundle(prep, (), self.level, average=levels)[0]
+            return _bundle(prep, LEVELS, self.rel)[len(LEVELS)]
+        return _bundle(prep, (), self.rel, average=levels)[0]

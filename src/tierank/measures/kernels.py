@@ -181,32 +181,32 @@ def comoment(
     return np.bincount(seg, weights=dx * dy, minlength=nseg) + pad * px * py
 
 
-def group_counts(prep: Prepared, kind: DocKind = "rel", level: int | None = None) -> np.ndarray:
+def group_counts(prep: Prepared, kind: DocKind = "rel", rel: int | None = None) -> np.ndarray:
     """Per tie group, the number of documents with a true binary value (``rel`` at
-    ``level``, or ``judged``), as exact int64."""
+    ``rel``, or ``judged``), as exact int64."""
 
     def compute():
-        a = prep.doc_values(kind, level)
+        a = prep.doc_values(kind, rel)
         return np.bincount(prep.gid, weights=a, minlength=len(prep.gsize)).round().astype(np.int64)
 
-    return prep.cached(("counts", kind, level if kind == "rel" else None), compute)
+    return prep.cached(("counts", kind, rel if kind == "rel" else None), compute)
 
 
 def group_counts_float(
-    prep: Prepared, kind: DocKind = "rel", level: int | None = None
+    prep: Prepared, kind: DocKind = "rel", rel: int | None = None
 ) -> np.ndarray:
     """[`group_counts`][tierank.measures.kernels.group_counts] as float64 (read-only, cached on ``prep``)."""
 
     def compute():
-        r = group_counts(prep, kind, level).astype(np.float64)
+        r = group_counts(prep, kind, rel).astype(np.float64)
         r.flags.writeable = False
         return r
 
-    return prep.cached(("counts_float", kind, level if kind == "rel" else None), compute)
+    return prep.cached(("counts_float", kind, rel if kind == "rel" else None), compute)
 
 
 def group_moments(
-    prep: Prepared, kind: DocKind, level: int | None = None
+    prep: Prepared, kind: DocKind, rel: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per tie group: the sum of the document values and their sum of squared deviations.
 
@@ -216,10 +216,10 @@ def group_moments(
     """
 
     def compute():
-        a = prep.doc_values(kind, level)
+        a = prep.doc_values(kind, rel)
         m = prep.gsize_float
         if a.dtype == bool:
-            r = group_counts_float(prep, kind, level)
+            r = group_counts_float(prep, kind, rel)
             return r, r * (m - r) / m
         s1 = np.bincount(prep.gid, weights=a, minlength=len(m))
         if not np.array_equal(a, np.floor(a)):
@@ -234,7 +234,7 @@ def group_moments(
         s2d = np.bincount(gt, weights=d * d, minlength=len(m))
         return s1, (m * s2d - s1d * s1d) / m
 
-    return prep.cached(("moments", kind, level if kind == "rel" else None), compute)
+    return prep.cached(("moments", kind, rel if kind == "rel" else None), compute)
 
 
 def central_moments(r: np.ndarray, m: np.ndarray) -> dict[str, np.ndarray]:

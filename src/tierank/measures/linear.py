@@ -63,7 +63,7 @@ class Linear(Measure):
 
     def values(self, prep: Prepared) -> np.ndarray | None:
         """Per-row document values (policy order) when the family computes its own (e.g. mapped
-        gains); None (default): ``prep.doc_values(self.kind, self.level)``."""
+        gains); None (default): ``prep.doc_values(self.kind, self.rel)``."""
         return None
 
     def view(self, prep: Prepared):
@@ -94,14 +94,14 @@ class Linear(Measure):
 
         def value(which: Which) -> np.ndarray:
             a = (
-                prep.arrangement(which, self.kind, self.level)
+                prep.arrangement(which, self.kind, self.rel)
                 if own is None
                 else arranged(prep, own, which)
             )[rows]
             return scale(np.bincount(qi, weights=w * a, minlength=prep.nq))
 
         s1, ss_a = (
-            group_moments(prep, self.kind, self.level) if own is None else value_moments(prep, own)
+            group_moments(prep, self.kind, self.rel) if own is None else value_moments(prep, own)
         )
         # only the groups holding rows inside the cutoff have weight: the others would add exact zeros
         # (rows are whole query prefixes, so ``g`` is sorted)
@@ -138,13 +138,13 @@ def value_moments(prep: Prepared, a: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def _filled_counts(
-    prep: Prepared, k: float, level, priority: tuple[str, str, str]
+    prep: Prepared, k: float, rel, priority: tuple[str, str, str]
 ) -> tuple[np.ndarray, np.ndarray]:
     """Judged-relevant and unjudged documents in the top k per query when every tie group
     fills its ranks inside the cutoff in the given priority of classes ``rel``, ``unj``, ``non``."""
     m = prep.gsize
     r = (
-        np.rint(prep.group_sum(prep.relevant(level) & prep.judged)).astype(np.int64)
+        np.rint(prep.group_sum(prep.relevant(rel) & prep.judged)).astype(np.int64)
         if prep.n
         else m * 0
     )
@@ -165,7 +165,7 @@ def _filled_counts(
 
 
 def _hits_ratio_bounds(
-    prep: Prepared, k: float, level, scale: float, offset: float
+    prep: Prepared, k: float, rel, scale: float, offset: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Attained (lower, upper) per query of ``scale * h / (offset + N+)``, h the relevant documents in
     the top k (R: scale 1, offset 0; F1: scale 2, offset k), over tie orderings and every relevance of
@@ -173,10 +173,10 @@ def _hits_ratio_bounds(
     relevant, the others not, groups filling relevant > unjudged > non-relevant.  Lower: unjudged in
     the top k non-relevant, those below relevant (they only raise N+), groups filling non-relevant >
     unjudged > relevant.  Counts are exact integers in float64, so the order of the sums is immaterial."""
-    n_plus, big_u = prep.nrel(level), prep.qlen - prep.qjudged  # unjudged anywhere in the run
-    h, u = _filled_counts(prep, k, level, ("rel", "unj", "non"))
+    n_plus, big_u = prep.nrel(rel), prep.qlen - prep.qjudged  # unjudged anywhere in the run
+    h, u = _filled_counts(prep, k, rel, ("rel", "unj", "non"))
     upper = ratio(scale * (h + u), offset + (n_plus + u))
-    h, u = _filled_counts(prep, k, level, ("non", "unj", "rel"))
+    h, u = _filled_counts(prep, k, rel, ("non", "unj", "rel"))
     return ratio(scale * h, offset + (n_plus + big_u - u)), upper
 
 
@@ -220,11 +220,11 @@ class R(Linear):
         return np.ones(len(rows))
 
     def denominator(self, prep: Prepared):
-        return prep.nrel(self.level)
+        return prep.nrel(self.rel)
 
     def unjudged_bounds(self, prep: Prepared, stats: Stats) -> tuple[np.ndarray, np.ndarray]:
         """R = h / N+ (`_hits_ratio_bounds`)."""
-        return _hits_ratio_bounds(prep, prep.cut(self.k), self.level, scale=1.0, offset=0.0)
+        return _hits_ratio_bounds(prep, prep.cut(self.k), self.rel, scale=1.0, offset=0.0)
 
 
 @register
@@ -246,14 +246,14 @@ class F1(Linear):
         return np.full(len(rows), 2.0)
 
     def denominator(self, prep: Prepared):
-        return self.required_cutoff + prep.nrel(self.level)
+        return self.required_cutoff + prep.nrel(self.rel)
 
     def unjudged_bounds(self, prep: Prepared, stats: Stats) -> tuple[np.ndarray, np.ndarray]:
         """F1 = 2h / (k + N+) (`_hits_ratio_bounds`)."""
         return _hits_ratio_bounds(
             prep,
             prep.cut(self.required_cutoff),
-            self.level,
+            self.rel,
             scale=2.0,
             offset=float(self.required_cutoff),
         )
@@ -309,16 +309,16 @@ class Rprec(Linear):
     bounds_refusal = "its cutoff N+ moves with the relevance of unjudged documents"
 
     def cutoff_per_query(self, prep: Prepared):
-        return prep.nrel(self.level)
+        return prep.nrel(self.rel)
 
     def depth(self, nrel):
-        return nrel(self.level)
+        return nrel(self.rel)
 
     def weights(self, prep: Prepared, rows: np.ndarray):
         return np.ones(len(rows))
 
     def denominator(self, prep: Prepared):
-        return prep.nrel(self.level)
+        return prep.nrel(self.rel)
 
 
 @register
@@ -439,7 +439,7 @@ class R_cap(Linear):
         return np.ones(len(rows))
 
     def denominator(self, prep: Prepared):
-        return np.minimum(float(self.required_cutoff), prep.nrel(self.level))
+        return np.minimum(float(self.required_cutoff), prep.nrel(self.rel))
 
 
 def _mapped(grade: np.ndarray, gains) -> np.ndarray:

@@ -85,7 +85,7 @@ class Accuracy(Measure):
         k = prep.cut(self.k)
         rows = np.flatnonzero(prep.pos < k) if np.isfinite(k) else np.arange(prep.n)
         qi = prep.qi[rows]
-        rel = prep.relevant(self.level).astype(np.float64)
+        rel = prep.relevant(self.rel).astype(np.float64)
 
         def counts(r):  # R, N, D of one arrangement (per-row relevance over ``rows``)
             non = 1.0 - r
@@ -96,7 +96,7 @@ class Accuracy(Measure):
 
         def value(which):
             return self._value(
-                *counts(prep.arrangement(which, "rel", self.level).astype(np.float64)[rows])
+                *counts(prep.arrangement(which, "rel", self.rel).astype(np.float64)[rows])
             )
 
         obl, lo, hi = value("policy"), value("pessimistic"), value("optimistic")
@@ -110,7 +110,7 @@ class Accuracy(Measure):
         inside = np.bincount(g, minlength=ng)
         straddle = (inside > 0) & (inside < prep.gsize) & (r_all > 0) & (n_all > 0)
         R, N, Dmin = counts(
-            prep.arrangement("optimistic", "rel", self.level).astype(np.float64)[rows]
+            prep.arrangement("optimistic", "rel", self.rel).astype(np.float64)[rows]
         )
         ed = (
             Dmin + np.bincount(prep.gq, weights=r_in * n_in / 2.0, minlength=prep.nq)

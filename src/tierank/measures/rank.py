@@ -40,10 +40,10 @@ def first_relevant_rank(prep: Prepared, seq: np.ndarray) -> np.ndarray:
 
 
 def first_relevant_group(
-    prep: Prepared, level: int | None = None
+    prep: Prepared, rel: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per query with a relevant document: (query, group size m, relevant r, rank offset c)."""
-    r_g = group_counts(prep, "rel", level)
+    r_g = group_counts(prep, "rel", rel)
     gidx = np.flatnonzero(r_g > 0)
     gq = prep.gq[gidx]
     first = segment_firsts(gq)
@@ -67,7 +67,7 @@ class _FirstRelevant(Measure):
     def stats(self, prep: Prepared) -> Stats:
         vals = [
             self.of_rank(
-                first_relevant_rank(prep, prep.arrangement(w, "rel", self.level)), prep.cut(self.k)
+                first_relevant_rank(prep, prep.arrangement(w, "rel", self.rel)), prep.cut(self.k)
             )
             for w in ("policy", "pessimistic", "optimistic")
         ]
@@ -92,7 +92,7 @@ class RR(_FirstRelevant):
     def moments(self, prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
         e = np.zeros(prep.nq)
         var = np.zeros(prep.nq)
-        q, m, r, c = first_relevant_group(prep, self.level)
+        q, m, r, c = first_relevant_group(prep, self.rel)
         if len(q):
             kk = np.minimum(prep.cut(self.k), np.iinfo(np.int64).max // 2)
             u = np.minimum(m - r, np.asarray(kk - c - 1, dtype=np.float64)).astype(np.int64)
@@ -144,7 +144,7 @@ class Success(_FirstRelevant):
     def moments(self, prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
         e = np.zeros(prep.nq)
         var = np.zeros(prep.nq)
-        q, m, r, c = first_relevant_group(prep, self.level)
+        q, m, r, c = first_relevant_group(prep, self.rel)
         if len(q):
             s = np.clip(np.minimum(m.astype(np.float64), prep.cut(self.k) - c), 0, None).astype(
                 np.int64

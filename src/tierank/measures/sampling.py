@@ -185,14 +185,14 @@ def query_keys(prep: Prepared, seed: int | None = None) -> np.ndarray:
     return prep.cached(("sampling-keys", prep.seed if seed is None else seed), compute)
 
 
-def orderings(prep: Prepared, level: int | None, cut: float) -> np.ndarray:
+def orderings(prep: Prepared, rel: int | None, cut: float) -> np.ndarray:
     """Per query, the number of distinct orderings of its relevant documents that the binary measures
     read: the product over its *mixed* tie groups above ``cut`` (holding relevant and non-relevant
     documents) of `\binom{m}{r}`; int64, ``ENUMERATE + 1`` wherever it exceeds `ENUMERATE`.
     """
 
     def compute():
-        r_g = group_counts(prep, "rel", level)
+        r_g = group_counts(prep, "rel", rel)
         m_g = prep.gsize.astype(np.int64)
         k_g = np.minimum(r_g, m_g - r_g)
         mixed = (k_g > 0) & (prep.gpos0 < cut)
@@ -214,7 +214,7 @@ def orderings(prep: Prepared, level: int | None, cut: float) -> np.ndarray:
         out[small] = np.minimum(prod[small], over)
         return out
 
-    return prep.cached(("orderings", level, cut), compute)
+    return prep.cached(("orderings", rel, cut), compute)
 
 
 _COMBINATIONS: dict[tuple[int, int], np.ndarray] = {}
@@ -314,7 +314,7 @@ def _arrangements(key: tuple[int, ...]) -> np.ndarray:
 def random_draws(
     prep: Prepared,
     queries: np.ndarray,
-    level: int | None,
+    rel: int | None,
     cut: float,
     enumerate_n: int | None = None,
 ) -> Iterator[tuple[np.ndarray, int, Draws]]:
@@ -331,7 +331,7 @@ def random_draws(
     S = int(prep.samples) if enumerate_n is None else int(enumerate_n)
     if not len(queries):
         return
-    r_g = group_counts(prep, "rel", level)
+    r_g = group_counts(prep, "rel", rel)
     want = np.zeros(prep.nq, dtype=bool)
     want[queries] = True
     gsel = np.flatnonzero((r_g > 0) & want[prep.gq] & (prep.gpos0 < cut))
@@ -471,7 +471,7 @@ def sample_moments(
     prep: Prepared,
     queries: np.ndarray,
     values: Callable[[Draws], np.ndarray],
-    level: int | None,
+    rel: int | None,
     cut: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per query of ``queries``: mean and variance of the rows of ``values(draws)`` (an array
@@ -484,7 +484,7 @@ def sample_moments(
     orderings only (bit for bit, whatever the chunking).
     """
     queries = np.asarray(queries, dtype=np.int64)
-    count = orderings(prep, level, cut)[queries]
+    count = orderings(prep, rel, cut)[queries]
     exact = count <= ENUMERATE
     mean: np.ndarray | None = None
     var: np.ndarray | None = None
@@ -495,7 +495,7 @@ def sample_moments(
         S = int(prep.samples) if n is None else n
         ddof = 0 if n is not None else 1
         pending: dict = {}
-        for chunk, s0, draws in random_draws(prep, qs, level, cut, enumerate_n=n):
+        for chunk, s0, draws in random_draws(prep, qs, rel, cut, enumerate_n=n):
             v = np.atleast_2d(np.asarray(values(draws), dtype=np.float64))
             L = v.shape[0]
             if mean is None or var is None:
@@ -556,7 +556,7 @@ def sampled_stats(
     vmin: np.ndarray,
     vmax: np.ndarray,
     values: Callable[[Draws], np.ndarray],
-    level: int | None,
+    rel: int | None,
     cut: float,
 ) -> Stats:
     """[`Stats`][tierank.measures.sampling.Stats] of a measure with exact ``oblivious``/``min``/``max`` per query and an expectation
@@ -570,7 +570,7 @@ def sampled_stats(
     var = np.zeros(prep.nq)
     sampled = np.zeros(prep.nq, dtype=bool)
     if len(vary):
-        mu, v, exact = sample_moments(prep, vary, lambda d: np.atleast_2d(values(d)), level, cut)
+        mu, v, exact = sample_moments(prep, vary, lambda d: np.atleast_2d(values(d)), rel, cut)
         expected[vary], var[vary] = np.clip(mu[0], vmin[vary], vmax[vary]), v[0]
         sampled[vary] = ~exact
     return labelled(oblivious, expected, vmin, vmax, var, sampled, prep)

@@ -59,7 +59,7 @@ class RelP(Linear):
         return np.ones(len(rows))
 
     def denominator(self, prep: Prepared):
-        return np.minimum(float(self.required_cutoff), prep.nrel(self.level))
+        return np.minimum(float(self.required_cutoff), prep.nrel(self.rel))
 
 
 @register
@@ -78,7 +78,7 @@ class SetRelP(_Set):
     bounds_refusal = _N_PLUS
 
     def denominator(self, prep: Prepared):
-        return np.minimum(prep.qret, prep.nrel(self.level)).astype(np.float64)
+        return np.minimum(prep.qret, prep.nrel(self.rel)).astype(np.float64)
 
 
 @register
@@ -109,16 +109,16 @@ class RprecMult(Linear):
         return np.floor(float(self.required_cutoff) * np.asarray(nrel, dtype=np.float64) + 0.9)
 
     def cutoff_per_query(self, prep: Prepared):
-        return self.ranks(prep.nrel(self.level))
+        return self.ranks(prep.nrel(self.rel))
 
     def depth(self, nrel):
-        return self.ranks(nrel(self.level))
+        return self.ranks(nrel(self.rel))
 
     def weights(self, prep: Prepared, rows: np.ndarray):
         return np.ones(len(rows))
 
     def denominator(self, prep: Prepared):
-        return self.ranks(prep.nrel(self.level))
+        return self.ranks(prep.nrel(self.rel))
 
 
 #: the largest worth |p1|..|p4| of a document in `Utility`: four worths times counts up to 2^53 stay
@@ -166,10 +166,10 @@ class Utility(Linear):
     def stats(self, prep: Prepared) -> Stats:
         """The statistics of h ([`tierank.measures.counts.NumRelRet`][tierank.measures.counts.NumRelRet]), mapped through trec_eval's
         expression (m_utility.c, in doubles, so single orderings print trec_eval's digits)."""
-        h = NumRelRet(params=(("rel", self.level),)).stats(prep)
+        h = NumRelRet(params=(("rel", self.rel),)).stats(prep)
         p1, p2, p3, p4 = (float(self.param(p)) for p in ("p1", "p2", "p3", "p4"))
         n = prep.qret.astype(np.float64)
-        nrel = prep.nrel(self.level).astype(np.float64)
+        nrel = prep.nrel(self.rel).astype(np.float64)
         ndocs = float(self.param("ndocs"))
 
         def te(a):

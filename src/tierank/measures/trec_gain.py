@@ -504,17 +504,17 @@ class BinG(Measure):
         )  # relevant above, same query
         t = (prep.pos[rows] - before).astype(np.float64)  # non-relevant above
         s = np.bincount(q, weights=1.0 / np.log2(2.0 + t), minlength=prep.nq)
-        return ratio(s, prep.nrel(self.level))
+        return ratio(s, prep.nrel(self.rel))
 
     def stats(self, prep: Prepared) -> Stats:
-        level = self.level
+        rel = self.rel
         cut = prep.cut(float("inf"))
-        rel = prep.relevant(level)
-        obl = self._value(prep, rel, cut)
-        lo = self._value(prep, prep.arrangement("pessimistic", "rel", level), cut)
-        hi = self._value(prep, prep.arrangement("optimistic", "rel", level), cut)
+        is_rel = prep.relevant(rel)
+        obl = self._value(prep, is_rel, cut)
+        lo = self._value(prep, prep.arrangement("pessimistic", "rel", rel), cut)
+        hi = self._value(prep, prep.arrangement("optimistic", "rel", rel), cut)
         m = prep.gsize.astype(np.int64)
-        r = np.rint(prep.group_sum(rel.astype(np.float64))).astype(np.int64) if prep.n else m * 0
+        r = np.rint(prep.group_sum(is_rel.astype(np.float64))).astype(np.int64) if prep.n else m * 0
         u = m - r
         mixed = (r > 0) & (u > 0)
         if np.isfinite(cut) and prep.n:
@@ -538,7 +538,7 @@ class BinG(Measure):
         var1 = T2 / (u + 1) - mean1 * mean1
         pair = (T * T + T2) / ((u + 1.0) * (u + 2.0)) - mean1 * mean1
         vg = np.where(mixed, r * var1 + r * (r - 1.0) * pair, 0.0)
-        nrel = prep.nrel(level)
+        nrel = prep.nrel(rel)
         var = ratio(
             np.maximum(np.bincount(prep.gq, weights=vg, minlength=prep.nq), 0.0), nrel * nrel
         )
@@ -561,7 +561,7 @@ class BinG(Measure):
             return np.asarray(ratio(s, np.full(len(s), nrel[q])))
 
         return per_ordering_stats(
-            prep, rel.astype(np.float64), fn, queries, exact_extremes=True, base=stats
+            prep, is_rel.astype(np.float64), fn, queries, exact_extremes=True, base=stats
         )
 
 
@@ -624,7 +624,7 @@ class RnDCG(Linear):
             return out
         # trec_eval averages nDCG over no R level (m_Rndcg.c: sum / num_changed_ideal_gain = 0 / 0)
         start = np.asarray(ideal_gains(prep, self.param("gains"))[1])
-        nan = (prep.nrel(self.level) > 0) & (np.diff(start) == 0)
+        nan = (prep.nrel(self.rel) > 0) & (np.diff(start) == 0)
         if not nan.any():
             return out
 
@@ -649,14 +649,14 @@ class RnDCG(Linear):
 
         def compute():
             w = np.zeros(prep.n)
-            nrel = prep.nrel(self.level)
+            nrel = prep.nrel(self.rel)
             qret = np.asarray(prep.qret, dtype=np.int64)
             todo = np.flatnonzero(nrel > 0)
             for lo in range(0, len(todo), 4096):  # blocks of queries: padded rows stay small
                 self._weights_block(prep, todo[lo : lo + 4096], qret, w, gm)
             return w
 
-        return prep.cached(("RnDCG-weights", self.level, gm), compute)[rows]
+        return prep.cached(("RnDCG-weights", self.rel, gm), compute)[rows]
 
     @staticmethod
     def _weights_block(

@@ -186,10 +186,10 @@ def check_measures(measures, rel: int, n_relevant_given: bool) -> list[Measure]:
             raise TierankInputError(
                 f"measure {str(m)!r}: gain='trec_eval' has no tensor kernel (gain='binary' has)"
             )
-        if n_relevant_given and m.family in NEEDS_N_PLUS and m.level is not None and m.level != rel:
+        if n_relevant_given and m.family in NEEDS_N_PLUS and m.rel is not None and m.rel != rel:
             raise TierankInputError(
                 f"measure {str(m)!r}: n_relevant counts relevant documents at rel={rel}, "
-                f"not at the measure's rel={m.level}"
+                f"not at the measure's rel={m.rel}"
             )
     return parsed
 
@@ -384,7 +384,7 @@ def evaluate(
             mask[lo:hi, ...],
             dtype=cdt,
             tie_break=tie_break,
-            rel_level=rel,
+            rel=rel,
             n_relevant=None if n_relevant is None else n_relevant[lo:hi],
         )
         tied.append(L.tied_share())
@@ -453,12 +453,12 @@ def _idcg(L: K.Layout, m: Measure, k: float, rel: int):
 def _stats(L: K.Layout, m: Measure, rel: int) -> K.RawStats:
     xp = L.xp
     fam = m.family
-    level = rel if m.level is None else m.level
+    rel = rel if m.rel is None else m.rel
     k = m.k
     if fam in ("RR", "Success"):
-        return K.first_relevant_stats(L, fam, k, level)
+        return K.first_relevant_stats(L, fam, k, rel)
     if fam == "AP":
-        return K.ap_stats(L, k, level)
+        return K.ap_stats(L, k, rel)
     B, C = L.shape
     jf = L.f(L.j)
     incut = L.j < min(k, C)
@@ -469,8 +469,8 @@ def _stats(L: K.Layout, m: Measure, rel: int) -> K.RawStats:
         s1, ss = K.value_moments(L, gain)
         opt, pess = L.sorted_values(gain)
         return K.linear_stats(L, w, gain, opt, pess, _idcg(L, m, k, rel), s1, ss)
-    rel_v = L.relevant(level)
-    r, _, nrel = L.counts(level)
+    rel_v = L.relevant(rel)
+    r, _, nrel = L.counts(rel)
     ss = r * (L.size - r) / L.size
     opt, pess = L.arranged(rel_v, r, "optimistic"), L.arranged(rel_v, r, "pessimistic")
     if fam == "RBP":

@@ -65,8 +65,8 @@ class Layout:
     first: Any  # bool: the position starts its group
     size: Any  # compute dtype: group size m
     offset: Any  # compute dtype: t = j - start
-    rel_level: int
-    n_relevant: Any = None  # [B] given N+ at ``rel_level`` (None: counted from the labels)
+    rel: int
+    n_relevant: Any = None  # [B] given N+ at ``rel`` (None: counted from the labels)
     cache: dict = field(default_factory=dict)
 
     @property
@@ -104,18 +104,18 @@ class Layout:
     def f(self, x):
         return self.xp.astype(x, self.dtype)
 
-    def relevant(self, level: int):
-        """Binary relevance at ``level`` (float, 0/1) per position."""
-        key = ("rel", level)
+    def relevant(self, rel: int):
+        """Binary relevance at ``rel`` (float, 0/1) per position."""
+        key = ("rel", rel)
         if key not in self.cache:
-            self.cache[key] = self.f(self.valid & (self.label >= level))
+            self.cache[key] = self.f(self.valid & (self.label >= rel))
         return self.cache[key]
 
-    def counts(self, level: int):
-        """(relevant in the group ``r``, relevant before the group, N+) at ``level``."""
-        key = ("counts", level)
+    def counts(self, rel: int):
+        """(relevant in the group ``r``, relevant before the group, N+) at ``rel``."""
+        key = ("counts", rel)
         if key not in self.cache:
-            px = self.prefix(self.relevant(level))
+            px = self.prefix(self.relevant(rel))
             before = self.gather(px, self.start)
             r = self.gather(px, self.end) - before
             nrel = px[:, -1]
@@ -165,7 +165,7 @@ def ratio(xp, num, den):
 
 
 def layout(
-    xp, scores, labels, valid, *, dtype, tie_break: str, rel_level: int, n_relevant=None
+    xp, scores, labels, valid, *, dtype, tie_break: str, rel: int, n_relevant=None
 ) -> Layout:
     """Sort every row by score (valid candidates first), find the tie groups; ``tie_break``
     ``input`` keeps the input order inside ties, ``reverse`` reverses it."""
@@ -206,7 +206,7 @@ def layout(
         first=new,
         size=xp.astype(end - start, dtype),
         offset=xp.astype(j - start, dtype),
-        rel_level=rel_level,
+        rel=rel,
         n_relevant=n_relevant,
     )
 
@@ -266,17 +266,17 @@ def log_factorials(xp, n: int, dtype, device):
     )
 
 
-def first_relevant_stats(L: Layout, family: str, k: float, level: int) -> RawStats:
+def first_relevant_stats(L: Layout, family: str, k: float, rel: int) -> RawStats:
     """RR@k and Success@k ([`tierank.measures.rank`][tierank.measures.rank]): only the first tie group holding a relevant
     document matters; the offset of the first relevant document in it is negative hypergeometric."""
     xp = L.xp
     B, C = L.shape
     dev = _device(L.valid)
-    rel = L.relevant(level)
-    r_pos, _, _ = L.counts(level)
-    anyrel = xp.max(rel, axis=1) > 0
+    rel_v = L.relevant(rel)
+    r_pos, _, _ = L.counts(rel)
+    anyrel = xp.max(rel_v, axis=1) > 0
     j0 = xp.reshape(
-        xp.argmax(rel, axis=1), (B, 1)
+        xp.argmax(rel_v, axis=1), (B, 1)
     )  # first relevant position (argmax: first maximum)
     c = xp.reshape(L.gather(L.f(L.start), j0), (B,))
     m = xp.reshape(L.gather(L.size, j0), (B,))
@@ -330,12 +330,12 @@ def first_relevant_stats(L: Layout, family: str, k: float, level: int) -> RawSta
     return RawStats(obl, e, worst, best, var)
 
 
-def ap_stats(L: Layout, k: float, level: int) -> RawStats:
+def ap_stats(L: Layout, k: float, rel: int) -> RawStats:
     """AP@k ([`tierank.measures.ap`][tierank.measures.ap]: expectation and the exact variance of its module docstring)."""
     xp = L.xp
     B, C = L.shape
-    rel = L.relevant(level)
-    r, before, nrel = L.counts(level)
+    rel_v = L.relevant(rel)
+    r, before, nrel = L.counts(rel)
     m, t = L.size, L.offset
     pos1 = L.f(L.j) + 1.0
     incut = L.j < min(k, C)
@@ -372,6 +372,6 @@ def ap_stats(L: Layout, k: float, level: int) -> RawStats:
     vg = xp.where(mixed, var_l + 2.0 * cov + var_q, zero)
     var = ratio(xp, L.over_groups(vg), nrel * nrel)
     obl, opt, pess = (
-        value(L.arranged(rel, r, w_)) for w_ in ("oblivious", "optimistic", "pessimistic")
+        value(L.arranged(rel_v, r, w_)) for w_ in ("oblivious", "optimistic", "pessimistic")
     )
     return RawStats(obl, expected, pess, opt, var)

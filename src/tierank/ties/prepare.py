@@ -49,7 +49,7 @@ class Prepared:
     judged_grades: tuple[
         np.ndarray, np.ndarray
     ]  # (query index, grade) of every judgment counted for N+ / ideal DCG
-    rel_level: int  # default minimum grade counted relevant
+    rel: int  # default minimum grade counted relevant
     qlen: np.ndarray  # documents retrieved per query (before pruning)
     qjudged: np.ndarray | None = (
         None  # judged documents retrieved per query (whole run), if counted
@@ -151,18 +151,18 @@ class Prepared:
         """Graded gain max(grade, 0) per row in policy order; unjudged 0."""
         return np.where(self.judged, np.maximum(np.nan_to_num(self.grade), 0.0), 0.0)
 
-    def relevant(self, level: int | None = None) -> np.ndarray:
+    def relevant(self, rel: int | None = None) -> np.ndarray:
         """Binary relevance (judged and grade >= level) per row in policy order."""
-        level = self.rel_level if level is None else level
+        rel = self.rel if rel is None else rel
 
         def compute():
-            rel = self.judged & (np.nan_to_num(self.grade, nan=-np.inf) >= level)
-            return rel | ~self.judged if self.unjudged_relevant else rel
+            r = self.judged & (np.nan_to_num(self.grade, nan=-np.inf) >= rel)
+            return r | ~self.judged if self.unjudged_relevant else r
 
-        return self.cached(("rel", level), compute)
+        return self.cached(("rel", rel), compute)
 
-    def doc_values(self, kind: DocKind, level: int | None = None) -> np.ndarray:
-        """Per-row document values in policy order: ``rel`` (at level), ``judged`` or ``gain``;
+    def doc_values(self, kind: DocKind, rel: int | None = None) -> np.ndarray:
+        """Per-row document values in policy order: ``rel`` (at ``rel``), ``judged`` or ``gain``;
         any other kind is a programming error (``ValueError``).
 
         >>> p = Prepared([], np.zeros(1, np.int64), *(np.zeros(0, np.int64),) * 4, np.zeros(0),
@@ -173,7 +173,7 @@ class Prepared:
         ValueError: unknown document value kind 'grade'; expected one of rel, judged, gain
         """
         if kind == "rel":
-            return self.relevant(level)
+            return self.relevant(rel)
         if kind == "judged":
             return self.judged
         if kind == "gain":
@@ -182,15 +182,15 @@ class Prepared:
             f"unknown document value kind {kind!r}; expected one of {', '.join(DOC_KINDS)}"
         )
 
-    def nrel(self, level: int | None = None) -> np.ndarray:
+    def nrel(self, rel: int | None = None) -> np.ndarray:
         """N+ per query: judgments with grade >= level (qrels, or judged candidates)."""
-        level = self.rel_level if level is None else level
+        rel = self.rel if rel is None else rel
 
         def compute():
             q, g = self.judged_grades
-            return np.bincount(q, weights=(g >= level), minlength=self.nq)
+            return np.bincount(q, weights=(g >= rel), minlength=self.nq)
 
-        return self.cached(("nrel", level), compute)
+        return self.cached(("nrel", rel), compute)
 
     @cached_property
     def ideal(self) -> tuple[np.ndarray, np.ndarray]:
@@ -243,7 +243,7 @@ class Prepared:
     def group_sum(self, values: np.ndarray) -> np.ndarray:
         return np.bincount(self.gid, weights=values, minlength=len(self.gsize))
 
-    def arrangement(self, which: Which, kind: DocKind, level: int | None = None) -> np.ndarray:
+    def arrangement(self, which: Which, kind: DocKind, rel: int | None = None) -> np.ndarray:
         """``rel`` or ``gain`` sequence under ``policy``, ``optimistic`` or ``pessimistic``.
 
         Extremal arrangements reorder each tie group only: for binary relevance the
@@ -256,15 +256,15 @@ class Prepared:
             raise ValueError(
                 f"unknown arrangement {which!r}; expected one of {', '.join(ARRANGEMENTS)}"
             )
-        level = self.rel_level if level is None else level
-        base = self.doc_values(kind, level)
+        rel = self.rel if rel is None else rel
+        base = self.doc_values(kind, rel)
         if which == "policy":
             return base
 
         def compute():
             if base.dtype == bool:
                 r = self.cached(
-                    ("true_in_group", kind, level if kind == "rel" else None),
+                    ("true_in_group", kind, rel if kind == "rel" else None),
                     lambda: np.rint(self.group_sum(base)).astype(np.int64),
                 )
                 # a document alone in its group keeps its value: only tied rows are rearranged
@@ -277,7 +277,7 @@ class Prepared:
                 return out
             return self.sorted_in_groups(base, which)
 
-        return self.cached((which, kind, level if kind == "rel" else None), compute)
+        return self.cached((which, kind, rel if kind == "rel" else None), compute)
 
     def sorted_in_groups(self, a: np.ndarray, which: Which) -> np.ndarray:
         """Per-row values ``a`` (policy order) with each tie group's values sorted descending
@@ -411,7 +411,7 @@ def prepare(
     qrels: Qrels,
     *,
     tie_break: str | TieBreak = "trec_eval",
-    rel_level: int = 1,
+    rel: int = 1,
     complete: bool = False,
     candidates_only: bool = False,
     measures: Sequence[HasDepth] = (),
@@ -451,7 +451,7 @@ def prepare(
     judgments = Judgments(qrels_q_idx, ac.filter(qrels.docid, qkeep), qrels_grade)
 
     # keep the ranks the measures read, whole tie groups
-    depth = _depth(measures, qrels_q_idx, qrels_grade, nq, rel_level)
+    depth = _depth(measures, qrels_q_idx, qrels_grade, nq, rel)
     if np.isfinite(max_depth):
         depth = np.minimum(np.full(nq, float(max_depth)) if depth is None else depth, max_depth)
     summary, n, blocks = lay.summary, lay.n, lay.query_blocks
@@ -521,7 +521,7 @@ def prepare(
         gstart=gstart,
         grade=grade_s,
         judged_grades=judged_grades,
-        rel_level=rel_level,
+        rel=rel,
         qlen=qlen,
         qjudged=qjudged,
         summary=summary,
@@ -533,7 +533,7 @@ def prepare(
 
 
 def _depth(
-    measures: Sequence[HasDepth], q_idx: np.ndarray, grade: np.ndarray, nq: int, rel_level: int
+    measures: Sequence[HasDepth], q_idx: np.ndarray, grade: np.ndarray, nq: int, rel: int
 ) -> np.ndarray | None:
     """Deepest rank (exclusive) any measure reads, per query; None when some read the whole list."""
     if not measures:
@@ -541,8 +541,8 @@ def _depth(
     depth = np.zeros(nq)
     for m in measures:
         d = m.depth(
-            lambda level: np.bincount(
-                q_idx, weights=grade >= (rel_level if level is None else level), minlength=nq
+            lambda own: np.bincount(
+                q_idx, weights=grade >= (rel if own is None else own), minlength=nq
             )
         )
         depth = np.maximum(depth, d)
