@@ -90,8 +90,8 @@ MUTATIONS: list[tuple[str, str, str, str]] = [
     (
         "AP: cumulative relevant scaled",
         "src/tierank/measures/ap.py",
-        "csum = np.concatenate(([0.0], np.cumsum(prep.relevant(self.level))))",
-        "csum = np.concatenate(([0.0], np.cumsum(prep.relevant(self.level)) * 0.999))",
+        "csum = np.concatenate(([0.0], np.cumsum(prep.relevant(self.rel))))",
+        "csum = np.concatenate(([0.0], np.cumsum(prep.relevant(self.rel)) * 0.999))",
     ),
 ]
 #: the tests of the core that the check runs (test folders and the doctests)
