@@ -23,14 +23,14 @@ def infer_systems(
     ranked: list[str],
     o: CompareSettings,
     aggregator: str,
-    tie_draws: np.ndarray | None = None,
+    draws: np.ndarray | None = None,
 ) -> tuple[dict[str, SystemSummary], dict]:
     """The systems' summaries with their CI, ranks and (with ``leaderboard``) rank interval and Tukey
-    group; and ``{"boot": shared bootstrap means or None, "best": systems not separated from the best,
+    group (``draws``: `tie_draws`); and ``{"boot": shared bootstrap means or None, "best": systems not separated from the best,
     "rank_method", "hsd", "notes"}``."""
     E = main.matrix(ranked, "expected")
     nq = E.shape[0]
-    sampled = o.ci != "t" or o.test == "bootstrap" or o.leaderboard
+    sampled = o.leaderboard or replace(o.paired(), ci=o.ci).bootstrap
     boot = inference.bootstrap_means(E, o.resamples, o.seed) if sampled else None
     cis = inference.mean_cis(
         E, ranked, method=o.ci, level=o.level, resamples=o.resamples, seed=o.seed, boot=boot
@@ -42,7 +42,7 @@ def infer_systems(
             + (", rank interval or Tukey HSD group" if o.leaderboard else "")
             + " can be computed (null); they need at least 2 queries"
         )
-    board = _leaderboard(E, ranked, o, boot, tie_draws) if o.leaderboard and nq >= 2 else None
+    board = _leaderboard(E, ranked, o, boot, draws) if o.leaderboard and nq >= 2 else None
     summaries = main.summaries
     rank = inference.competition_ranks(np.array([summaries[n].expected for n in ranked]))
     rank_obl = inference.competition_ranks(np.array([summaries[n].oblivious for n in ranked]))

@@ -33,22 +33,23 @@ def compare_pairs(
     """Every unordered pair of ``ranked``, the higher-ranked first: its tests (on the expected values,
     the oblivious values and, with a band, the banded expected values) and flags, corrected."""
     pair_names = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1 :]]
-    kw: dict[str, Any] = dict(
-        test=o.test,
-        pairs=pair_names,
-        level=o.level,
-        resamples=o.resamples,
-        samples=o.permutations,
-        seed=o.seed,
-    )
+    paired = o.paired()  # the oblivious and the banded values: no interval asked of them
     tests = inference.paired_tests(
-        main.matrix(ranked, "expected"), ranked, ci=o.ci, boot=infer["boot"], **kw
+        main.matrix(ranked, "expected"),
+        ranked,
+        pairs=pair_names,
+        boot=infer["boot"],
+        settings=replace(paired, ci=o.ci),
     )
-    obl = inference.paired_tests(main.matrix(ranked, "oblivious"), ranked, **kw)
+    obl = inference.paired_tests(
+        main.matrix(ranked, "oblivious"), ranked, pairs=pair_names, settings=paired
+    )
     band = (
         None
         if banded is None
-        else inference.paired_tests(banded.matrix(ranked, "expected"), ranked, **kw)
+        else inference.paired_tests(
+            banded.matrix(ranked, "expected"), ranked, pairs=pair_names, settings=paired
+        )
     )
     n = len(next(iter(main.raw.values()))["expected"])
     pairs = [

@@ -12,6 +12,7 @@ from ...errors import TierankInputError
 from ...settings import EvalSettings
 from .. import inference
 from ..banding import check_rho
+from ..paired import REGISTRY as PAIRED_TESTS
 from ..significance import CORRECTIONS
 
 #: the keywords of `compare` that set the evaluation of every system (`EvalSettings`;
@@ -102,9 +103,9 @@ class CompareSettings:
             raise TierankInputError(
                 f"compare: unknown correction {self.correction!r}; accepted: {', '.join(CORRECTIONS)}"
             )
-        if self.test not in inference.TESTS:
+        if self.test not in PAIRED_TESTS:
             raise TierankInputError(
-                f"compare: unknown test {self.test!r}; accepted: {', '.join(inference.TESTS)}"
+                f"compare: unknown test {self.test!r}; accepted: {', '.join(PAIRED_TESTS)}"
             )
         if not _count(self.tie_samples, 0):
             raise TierankInputError(
@@ -120,6 +121,18 @@ class CompareSettings:
             raise TierankInputError(
                 f"inference: jobs must be a positive integer, got {self.jobs!r}"
             )
+
+    def paired(self) -> inference.PairedSettings:
+        """The settings of the pairs' tests ([`paired_tests`][tierank.analysis.inference.paired_tests]):
+        the test, ``level``, ``resamples``, ``permutations`` (its sign flips) and ``seed``; the
+        intervals by Student's t (the comparison's ``ci`` is for the expected values only)."""
+        return inference.PairedSettings(
+            test=self.test,
+            level=self.level,
+            resamples=self.resamples,
+            samples=self.permutations,
+            seed=self.seed,
+        )
 
     def record(self) -> dict[str, Any]:
         """The comparison's part of ``Comparison.settings`` (keys in their stable order)."""
