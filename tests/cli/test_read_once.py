@@ -1,5 +1,6 @@
 """A run file is opened once: ``tierank eval`` in memory (its role check, the choice to stream it, its
-reading and trec_eval's ``runid`` all come from one read) and `tierank.compare`.
+reading and trec_eval's ``runid`` all come from one read), `tierank.compare`, and ``tierank compare``,
+``sweep``, ``ties`` and ``similarity`` (the role check and the reading from one read).
 
 The opens are counted with an audit hook (``sys.addaudithook``: Python's ``open`` and ``os.open``
 report every file they open), for the run files only.
@@ -8,6 +9,7 @@ report every file they open), for the run files only.
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import subprocess
 import sys
@@ -137,6 +139,79 @@ def test_compare_opens_each_run_once(files):
     # a and b are the same run (plain and gzip): equal means
     means = {s.name: s.expected for s in cmp.systems}
     assert means["a"] == means["b"]
+
+
+def _once(*paths) -> dict:
+    return {os.path.abspath(p): 1 for p in paths}
+
+
+@pytest.mark.parametrize("args", [("-m", "AP", "-f", "json"), ("-m", "P@2", "--test", "wilcoxon")])
+def test_compare_command_opens_each_run_once(files, args):
+    """The role check against the qrels reads each run's first line from the bytes its reader takes."""
+    qrels, plain, gz, other = files
+    with opens(plain, gz, other, qrels) as seen:
+        out = invoke("compare", qrels, plain, gz, other, *args).stdout
+    runs = (plain, gz, other)
+    assert {k: v for k, v in seen.items() if k != os.path.abspath(qrels)} == _once(*runs)
+    # the qrels: the layout of the first file, its role (once for every run), its reading
+    assert seen[os.path.abspath(qrels)] == 3, dict(seen)
+    if "json" in args:  # the document the library writes for the same files
+        want = tierank.compare(
+            {"run.txt": plain, "run.txt.gz": gz, "other.txt": other}, qrels, "AP", correction="holm"
+        ).to_dict()
+        got = json.loads(out)
+        assert [s["name"] for s in got["systems"]] == [s["name"] for s in want["systems"]]
+        assert got["systems"] == want["systems"] and got["pairs"] == want["pairs"]
+
+
+def test_compare_command_still_says_swapped_files(files):
+    qrels, plain, _, other = files
+    with opens(plain, other) as seen:
+        res = invoke("compare", "--qrels", plain, qrels, other, check=False)
+    assert res.returncode == 2
+    assert "did you swap QRELS and RUN?" in res.stderr
+    assert seen[os.path.abspath(other)] == 1
+
+
+@pytest.mark.parametrize("kind", ["plain", "gzip"])
+def test_sweep_opens_the_run_once(files, tmp_path, kind):
+    """Its role check, its sweep and the runs --write-runs writes come from one read."""
+    qrels, plain, gz, _ = files
+    run = plain if kind == "plain" else gz
+    folder = tmp_path / "written"
+    with opens(run) as seen:
+        out = invoke(
+            "sweep",
+            qrels,
+            run,
+            "-m",
+            "P@2",
+            "--formats",
+            "fp32,sig1",
+            "-f",
+            "json",
+            "--write-runs",
+            folder,
+        ).stdout
+    assert dict(seen) == _once(run)
+    assert json.loads(out)["settings"]["run"] == str(run)
+    rows = {r["format"]: r for r in json.loads(out)["rows"]}
+    # each written run evaluates to the row of its format
+    for fmt, row in rows.items():
+        (written,) = folder.glob(f"*.{fmt}.run")
+        res = tierank.evaluate(qrels, written, "P@2")
+        assert res.summary(res.measures[0]).expected == row["expected"]
+
+
+def test_ties_and_similarity_open_each_run_once(files):
+    _, plain, gz, other = files
+    with opens(plain, gz, other) as seen:
+        ties = json.loads(invoke("ties", plain, gz, other, "-f", "json").stdout)
+    assert dict(seen) == _once(plain, gz, other)
+    assert [r["name"] for r in ties["runs"]] == ["run.txt", "run.txt.gz", "other.txt"]
+    with opens(plain, other) as seen:
+        invoke("similarity", plain, other)
+    assert dict(seen) == _once(plain, other)
 
 
 def test_eval_reads_a_pipe_once_with_its_runid(files):

@@ -78,8 +78,9 @@ import math
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
@@ -97,7 +98,8 @@ DEFAULT_RESAMPLES = 10_000
 DEFAULT_PERMUTATIONS = 10_000
 #: confidence-interval methods of `mean_cis`
 CI_METHODS = ("t", "percentile", "bca")
-#: paired tests of `paired_tests`: the registered ones (`tierank.analysis.paired`)
+#: the names of the paired tests registered when this module was imported
+#: (`tierank.analysis.paired.REGISTRY`, which `paired_tests` reads)
 TESTS = tuple(PAIRED_TESTS)
 
 
@@ -419,6 +421,13 @@ def _t_ci(X: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarr
 # --- per system -----------------------------------------------------------------------------------
 
 
+def _check_ci_method(method: str) -> None:
+    if method not in CI_METHODS:
+        raise TierankInputError(
+            f"inference: unknown CI method {method!r}; accepted: {', '.join(CI_METHODS)}"
+        )
+
+
 def mean_cis(
     values,
     names=None,
@@ -460,29 +469,43 @@ def mean_cis(
     """
     X, names = _matrix(values, names)
     check_sampling(level, resamples, seed, "resamples")
-    if method not in CI_METHODS:
-        raise TierankInputError(
-            f"inference: unknown CI method {method!r}; accepted: {', '.join(CI_METHODS)}"
-        )
-    n = X.shape[0]
-    mean = X.mean(axis=0)
+    _check_ci_method(method)
     if method == "t":
-        lo, hi, se = _t_ci(X, level)
-        return tuple(
-            MeanCI(
-                name=nm,
-                mean=float(m),
-                ci_low=float(a),
-                ci_high=float(b),
-                ci_method="t",
-                level=level,
-                n=n,
-                se=float(s),
-                method="analytic",
-            )
-            for nm, m, a, b, s in zip(names, mean, lo, hi, se)
-        )
+        return _t_cis(X, names, level)
     theta_b = bootstrap_means(X, resamples, seed) if boot is None else boot
+    return _bootstrap_cis(X, names, theta_b, method, level, (resamples, seed))
+
+
+def _t_cis(X: np.ndarray, names: tuple[str, ...], level: float) -> tuple[MeanCI, ...]:
+    """Student's t interval of every column's mean (`mean_cis` with ``method="t"``)."""
+    lo, hi, se = _t_ci(X, level)
+    return tuple(
+        MeanCI(
+            name=nm,
+            mean=float(m),
+            ci_low=float(a),
+            ci_high=float(b),
+            ci_method="t",
+            level=level,
+            n=X.shape[0],
+            se=float(s),
+            method="analytic",
+        )
+        for nm, m, a, b, s in zip(names, X.mean(axis=0), lo, hi, se)
+    )
+
+
+def _bootstrap_cis(
+    X: np.ndarray,
+    names: tuple[str, ...],
+    theta_b: np.ndarray,
+    method: str,
+    level: float,
+    drawn: tuple[int, int],
+) -> tuple[MeanCI, ...]:
+    """The bootstrap interval ``method`` of every column's mean from its resampled means ``theta_b``
+    (``drawn``: how many resamples, from which seed); ``se`` their standard deviation."""
+    resamples, seed = drawn
     lo, hi = _boot_ci(X, theta_b, method, level)
     se = theta_b.std(axis=0, ddof=1) if resamples > 1 else np.full(X.shape[1], np.nan)
     return tuple(
@@ -493,13 +516,13 @@ def mean_cis(
             ci_high=float(b),
             ci_method=method,
             level=level,
-            n=n,
+            n=X.shape[0],
             se=float(s),
             method="bootstrap",
             samples=int(resamples),
             seed=int(seed),
         )
-        for nm, m, a, b, s in zip(names, mean, lo, hi, se)
+        for nm, m, a, b, s in zip(names, X.mean(axis=0), lo, hi, se)
     )
 
 
@@ -583,18 +606,80 @@ def _dz_ci(dz: np.ndarray, n: int, level: float) -> tuple[np.ndarray, np.ndarray
     return lo, hi
 
 
+@dataclass(frozen=True)
+class PairedSettings:
+    """How [`paired_tests`][tierank.analysis.inference.paired_tests] tests pairs: one frozen value,
+    validated when built.
+
+    Attributes
+    ----------
+    test
+        A registered paired test (`tierank.analysis.paired.REGISTRY`): ``"t"``
+        (``scipy.stats.ttest_rel``), ``"wilcoxon"`` (``scipy.stats.wilcoxon``, its defaults: zero
+        differences dropped, exact or normal as scipy chooses), ``"randomization"`` (Fisher's
+        sign-flip test of the mean difference: exact when at most `EXACT_MAX` differences are
+        nonzero, else ``samples`` Monte Carlo sign flips) or ``"bootstrap"`` (the centred bootstrap
+        distribution of the mean difference: ``p = (1 + #{|dbar* - dbar| >= |dbar|}) / (1 +
+        resamples)``).  Where the test cannot decide (t with one query or equal differences; the
+        bootstrap with at most `EXACT_MAX` nonzero differences) the exact randomization test
+        answers, labelled (``test_used``, ``fallback``).
+    level
+        Confidence level of the mean difference's and the effect size's intervals.
+    ci
+        Method of the mean difference's CI: ``"t"``, ``"percentile"`` or ``"bca"``.
+    resamples, samples, seed
+        Bootstrap resamples, Monte Carlo sign flips and seed.
+
+    Examples
+    --------
+    >>> PairedSettings(test="wilcoxon").ci
+    't'
+    >>> PairedSettings(test="z")
+    Traceback (most recent call last):
+    ...
+    tierank.errors.TierankInputError: inference: unknown test 'z'; accepted: t, wilcoxon, randomization, bootstrap
+    """
+
+    test: str = "t"
+    level: float = 0.95
+    ci: str = "t"
+    resamples: int = DEFAULT_RESAMPLES
+    samples: int = DEFAULT_PERMUTATIONS
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_sampling(self.level, self.resamples, self.seed, "resamples")
+        check_sampling(self.level, self.samples, self.seed, "samples")
+        if self.test not in PAIRED_TESTS:
+            raise TierankInputError(
+                f"inference: unknown test {self.test!r}; accepted: {', '.join(PAIRED_TESTS)}"
+            )
+        _check_ci_method(self.ci)
+
+    @property
+    def bootstrap(self) -> bool:
+        """Whether the pairs need the bootstrap means of the values: a test that draws on them
+        (``PairedTest.bootstrap``) or a bootstrap CI."""
+        return PAIRED_TESTS[self.test].bootstrap or self.ci != "t"
+
+    @classmethod
+    def of(cls, settings: PairedSettings | None, keywords: dict[str, Any]) -> PairedSettings:
+        """``settings`` (default: the defaults) with the fields ``keywords`` names; an unknown
+        keyword is a `TypeError`, as Python's own."""
+        unknown = sorted(set(keywords) - {f.name for f in fields(cls)})
+        if unknown:
+            raise TypeError(f"paired_tests() got an unexpected keyword argument {unknown[0]!r}")
+        return replace(settings, **keywords) if settings is not None else cls(**keywords)
+
+
 def paired_tests(
     values,
     names=None,
     *,
-    test: str = "t",
     pairs=None,
-    level: float = 0.95,
-    ci: str = "t",
-    resamples: int = DEFAULT_RESAMPLES,
-    samples: int = DEFAULT_PERMUTATIONS,
-    seed: int = 0,
     boot: np.ndarray | None = None,
+    settings: PairedSettings | None = None,
+    **keywords: Any,
 ) -> tuple[PairTest, ...]:
     """Paired two-sided tests of pairs of columns of ``values`` (queries x systems), ``a`` minus ``b``.
 
@@ -602,23 +687,16 @@ def paired_tests(
     ----------
     values, names
         As [`mean_cis`][tierank.analysis.inference.mean_cis].
-    test
-        ``"t"`` (``scipy.stats.ttest_rel``), ``"wilcoxon"`` (``scipy.stats.wilcoxon``, its defaults:
-        zero differences dropped, exact or normal as scipy chooses), ``"randomization"`` (Fisher's
-        sign-flip test of the mean difference: exact when at most `EXACT_MAX` differences are
-        nonzero, else ``samples`` Monte Carlo sign flips) or ``"bootstrap"`` (the centred
-        bootstrap distribution of the mean difference: ``p = (1 + #{|dbar* - dbar| >= |dbar|}) /
-        (1 + resamples)``).  Where the test cannot decide (t with one query or equal differences;
-        the bootstrap with at most `EXACT_MAX` nonzero differences) the exact randomization
-        test answers, labelled (``test_used``, ``fallback``).
     pairs
         ``(a, b)`` name pairs; default every pair ``i < j`` in the order of ``names``.
-    ci
-        Method of the mean difference's CI: ``"t"``, ``"percentile"`` or ``"bca"``.
-    resamples, samples, seed
-        Bootstrap resamples, Monte Carlo sign flips and seed.
     boot
         Optional precomputed [`bootstrap_means`][tierank.analysis.inference.bootstrap_means] of ``values`` (same resamples and seed).
+    settings
+        The test, the intervals' level and method, the resamples, sign flips and seed: a
+        [`PairedSettings`][tierank.analysis.inference.PairedSettings] (default: its defaults).
+    keywords
+        Any field of [`PairedSettings`][tierank.analysis.inference.PairedSettings] by name (``test``,
+        ``level``, ``ci``, ``resamples``, ``samples``, ``seed``), applied over ``settings``.
 
     Examples
     --------
@@ -627,48 +705,58 @@ def paired_tests(
     [('t', 0.0526), ('wilcoxon', 0.125), ('randomization', 0.125)]
     """
     X, names = _matrix(values, names)
-    check_sampling(level, resamples, seed, "resamples")
-    check_sampling(level, samples, seed, "samples")
-    if test not in TESTS:
-        raise TierankInputError(f"inference: unknown test {test!r}; accepted: {', '.join(TESTS)}")
-    if ci not in CI_METHODS:
-        raise TierankInputError(
-            f"inference: unknown CI method {ci!r}; accepted: {', '.join(CI_METHODS)}"
-        )
+    s = PairedSettings.of(settings, keywords)
     ij = _pair_columns(names, pairs)
+    ctx = _t_statistics(X, ij, _pairs_of(X, ij, s, boot))
+    return _pair_tests(
+        names, ij, ctx, _decided(PAIRED_TESTS[s.test].implementation(), ctx, s.test), s
+    )
+
+
+def _pairs_of(X: np.ndarray, ij: np.ndarray, s: PairedSettings, boot: np.ndarray | None) -> Pairs:
+    """What every test receives about the pairs ``ij`` of columns of ``X``: their differences, which
+    are all zero, and their bootstrap means where ``s`` needs them (``boot``, or drawn here); the t
+    statistics not yet (`_t_statistics`)."""
     D = X[:, ij[:, 0]] - X[:, ij[:, 1]]  # n x P
     tol = _REL_TOL * np.maximum(1.0, np.abs(X).max(initial=0.0))
     boot_d = None
-    if test == "bootstrap" or ci != "t":
+    if s.bootstrap:
         if boot is None:
-            boot = bootstrap_means(X, resamples, seed)
+            boot = bootstrap_means(X, s.resamples, s.seed)
         boot_d = boot[:, ij[:, 0]] - boot[:, ij[:, 1]]
-    ctx = _t_statistics(
-        X,
-        ij,
-        Pairs(
-            D=D,
-            zero=np.all(np.abs(D) <= tol, axis=0),
-            tol=tol,
-            mean_d=D.mean(axis=0),
-            t=np.zeros(0),
-            t_p=np.zeros(0),
-            samples=samples,
-            resamples=resamples,
-            seed=seed,
-            boot_d=boot_d,
-        ),
+    return Pairs(
+        D=D,
+        zero=np.all(np.abs(D) <= tol, axis=0),
+        tol=tol,
+        mean_d=D.mean(axis=0),
+        t=np.zeros(0),
+        t_p=np.zeros(0),
+        samples=s.samples,
+        resamples=s.resamples,
+        seed=s.seed,
+        boot_d=boot_d,
     )
-    out, used, fallback = _decided(PAIRED_TESTS[test].implementation(), ctx, test)
-    # every difference zero: no evidence at all (the tests are undefined there)
+
+
+def _pair_tests(
+    names: tuple[str, ...],
+    ij: np.ndarray,
+    ctx: Pairs,
+    decided: tuple[Outcome, list[str], list[str | None]],
+    s: PairedSettings,
+) -> tuple[PairTest, ...]:
+    """One [`PairTest`][tierank.analysis.inference.PairTest] per pair from its test's outcome (`_decided`)
+    and its intervals; where every difference is zero, ``p = 1`` and the statistic 0 (no evidence at
+    all: the tests are undefined there)."""
+    out, used, fallback = decided
     p = np.where(ctx.zero, 1.0, out.p)
     stat = np.where(ctx.zero, 0.0, out.statistic)
-    dlo, dhi, dz, elo, ehi = _difference_intervals(ctx, ci, level)
+    dlo, dhi, dz, elo, ehi = _difference_intervals(ctx, s.ci, s.level)
     return tuple(
         PairTest(
             a=names[i],
             b=names[j],
-            test=test,
+            test=s.test,
             statistic=float(stat[k]),
             p=float(p[k]),
             method=out.method[k],
@@ -678,11 +766,11 @@ def paired_tests(
             mean_diff=float(ctx.mean_d[k]),
             diff_ci_low=float(dlo[k]),
             diff_ci_high=float(dhi[k]),
-            diff_ci_method=ci,
+            diff_ci_method=s.ci,
             effect_size=float(dz[k]),
             effect_ci_low=float(elo[k]),
             effect_ci_high=float(ehi[k]),
-            level=level,
+            level=s.level,
             test_used=used[k],
             fallback=fallback[k],
             t=float(ctx.t[k]),
@@ -1025,6 +1113,7 @@ __all__ = [
     "CombinedSE",
     "MeanCI",
     "PairTest",
+    "PairedSettings",
     "RankIntervals",
     "TukeyHSD",
     "bootstrap_means",

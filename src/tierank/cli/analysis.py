@@ -30,6 +30,7 @@ from .common import (
     TieBreakOption,
     choices_enum,
     emit,
+    held,
     input_errors,
     measures_option,
     one_measure,
@@ -48,6 +49,8 @@ SWEEP_MEASURES = ["nDCG@10", "RR@10", "AP@100"]
 #: what `tierank compare --format` writes: its tables, the whole comparison as one JSON document, or
 #: the systems (the leaderboard with --leaderboard) as a Markdown or LaTeX table
 if TYPE_CHECKING:  # built at run time, where typer reads them (see tierank.cli.common.Fmt)
+    from ..io.model import Run
+
     CompareFmt = Enum
 else:
     CompareFmt = choices_enum("CompareFmt", ("table", "json", "markdown", "latex"))
@@ -144,15 +147,13 @@ def _sweep_run_paths(folder: Path, run: Path, fmts: list[str], protect: tuple) -
     return paths
 
 
-def _write_sweep_runs(run: Path, paths: dict[str, Path], protect: tuple) -> None:
-    """Write ``run`` re-expressed in every format of ``paths`` (exact scores, `write_run`)."""
+def _write_sweep_runs(source: Run, paths: dict[str, Path], protect: tuple) -> None:
+    """Write the run ``source`` re-expressed in every format of ``paths`` (exact scores, `write_run`)."""
     import re
 
     from ..analysis.precision import requantize_run
-    from ..io.convert import to_run
     from ..io.writers import write_run
 
-    source = to_run(run)
     for f, path in paths.items():
         q = requantize_run(source, f)
         write_run(
@@ -190,6 +191,7 @@ def sweep_cmd(
     from rich.progress import Progress
 
     from ..analysis.sweep import FIELDS, sweep
+    from ..io.convert import to_run
     from ..io.naming import short_name
     from ..report.formats import render_records
     from ..report.terminal import sweep_table
@@ -198,8 +200,9 @@ def sweep_cmd(
     check_output(output, protect)
     fmts = score_formats(formats)
     run_paths = _sweep_run_paths(write_runs, run, fmts, protect) if write_runs is not None else None
+    (source,) = held([run])  # opened once: its role check, its reading (and --write-runs)
     with (
-        swap_check(qrels, [run], "tierank sweep QRELS RUN"),
+        swap_check(qrels, [source], "tierank sweep QRELS RUN"),
         Progress(
             console=Console(emoji=False, stderr=True),
             disable=not sys.stderr.isatty(),
@@ -207,9 +210,10 @@ def sweep_cmd(
         ) as prog,
     ):
         task = prog.add_task("sweeping formats", total=len(fmts))
+        loaded = to_run(source)
         result = sweep(
             str(qrels),
-            str(run),
+            loaded,
             measure or SWEEP_MEASURES,
             fmts,
             tie_break=tie_break,
@@ -218,7 +222,7 @@ def sweep_cmd(
             progress=lambda f: prog.advance(task),
         )
     if run_paths is not None:
-        _write_sweep_runs(run, run_paths, protect)
+        _write_sweep_runs(loaded, run_paths, protect)
     if fmt is Fmt("table"):
         print_tables([sweep_table(result, short_name(run), tie_break)], output, protect)
     else:
@@ -387,9 +391,10 @@ def compare_cmd(
     measure = one_measure(measure, "nDCG@10")
     protect = (*runs, qrels)
     check_output(output, protect)
-    with swap_check(qrels, runs, COMPARE_USAGE):  # one role check for the runs and the qrels
+    sources = held(runs)  # each run opened once: its role check and its reading
+    with swap_check(qrels, sources, COMPARE_USAGE):  # one role check for the runs and the qrels
         with status("comparing..."):
-            cmp = compare(runs_by_name(runs), str(qrels), measure, settings, options)
+            cmp = compare(runs_by_name(sources), str(qrels), measure, settings, options)
     show_comparison(cmp, fmt.value, output, protect)
 
 

@@ -23,7 +23,7 @@ import sys
 from contextlib import contextmanager, nullcontext
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
@@ -454,11 +454,10 @@ def swap_check(qrels: Path | None, runs: list[Path], usage: str):
     from ..io.sources import check_roles
 
     if qrels is not None:
-        for r in runs:
-            try:
-                check_roles(qrels, r)
-            except TierankInputError as e:
-                raise TierankInputError(f"{e}; usage: {usage}") from None
+        try:
+            check_roles(qrels, *runs)
+        except TierankInputError as e:
+            raise TierankInputError(f"{e}; usage: {usage}") from None
     try:
         yield
     except TierankInputError as e:
@@ -482,6 +481,17 @@ def qrels_and_runs(paths: list[Path], qrels: Path | None, usage: str) -> tuple[P
     if len(paths) < 2:
         raise TierankInputError(f"give the qrels first, then the runs (or --qrels QRELS): {usage}")
     return paths[0], list(paths[1:])
+
+
+def held(paths: list[Path]) -> list[Any]:
+    """The run files ``paths``, each opened and read once for what follows (`tierank.io.sources.hold`):
+    the role check of `swap_check` reads its first line from those bytes, and its reader
+    (`runs_by_name`, `tierank.io.convert.to_run`) takes them; a source that is not a local text file
+    (Parquet, a folder, a URI) stays its path.  Every run's bytes are held until its reader takes
+    them."""
+    from ..io.sources import hold
+
+    return [hold(p) for p in paths]
 
 
 def runs_by_name(paths: list[Path], regimes: str | None = None, duplicates: str = "error") -> dict:

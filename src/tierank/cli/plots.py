@@ -24,6 +24,7 @@ from .common import (
     ScoreFormats,
     TieBreakOption,
     check_figure_stem,
+    held,
     input_errors,
     measures_option,
     one_measure,
@@ -72,9 +73,10 @@ def plot_cutoff_cmd(
     check_figure_stem(output, (qrels, *runs))
     family = one_measure(family, "nDCG")
     check_kmax(kmax)
-    with swap_check(qrels, runs, "tierank plot cutoff QRELS RUN [RUN...] -o STEM"):
+    sources = held(runs)  # each run opened once: its role check and its reading
+    with swap_check(qrels, sources, "tierank plot cutoff QRELS RUN [RUN...] -o STEM"):
         curves = cutoff_curves(
-            str(qrels), runs_by_name(runs, regimes), family, kmax, tie_break=tie_break
+            str(qrels), runs_by_name(sources, regimes), family, kmax, tie_break=tie_break
         )
     save(plot_cutoff(curves), output, (qrels, *runs))
 
@@ -104,8 +106,9 @@ def plot_ranges_cmd(
     qrels, runs = qrels_and_runs(files, qrels, usage)
     check_figure_stem(output, (qrels, *runs))
     measure = one_measure(measure, "nDCG@10")
-    with swap_check(qrels, runs, usage):
-        cmp = compare(runs_by_name(runs, regimes), str(qrels), measure)
+    sources = held(runs)  # each run opened once: its role check and its reading
+    with swap_check(qrels, sources, usage):
+        cmp = compare(runs_by_name(sources, regimes), str(qrels), measure)
     save(plot_ranges(cmp), output, (qrels, *runs))
 
 
@@ -125,8 +128,9 @@ def plot_sweep_cmd(
     require("matplotlib", "tierank plot")
     check_figure_stem(output, (qrels, run))
     measure = one_measure(measure, "nDCG@10")
-    with swap_check(qrels, [run], "tierank plot sweep QRELS RUN -o STEM"):
-        result = sweep(str(qrels), str(run), [measure], score_formats(formats))
+    (source,) = held([run])  # opened once: its role check and its reading
+    with swap_check(qrels, [source], "tierank plot sweep QRELS RUN -o STEM"):
+        result = sweep(str(qrels), source, [measure], score_formats(formats))
     save(plot_sweep(result, measure), output, (qrels, run))
 
 
@@ -172,10 +176,11 @@ def report_eval_cmd(
     require("matplotlib", "tierank report")
     check_output(output, (qrels, run))
     check_kmax(kmax)
-    with swap_check(qrels, [run], "tierank report eval QRELS RUN -o FILE"):
+    (source,) = held([run])  # opened once: its role check and its reading
+    with swap_check(qrels, [source], "tierank report eval QRELS RUN -o FILE"):
         res, curves = evaluate_with_curves(
             str(qrels),
-            str(run),
+            source,
             measure or DEFAULT_MEASURES,
             family,
             kmax,
@@ -201,8 +206,9 @@ def report_sweep_cmd(
     require("matplotlib", "tierank report")
     check_output(output, (qrels, run))
     ms = measure or REPORT_SWEEP_MEASURES
-    with swap_check(qrels, [run], "tierank report sweep QRELS RUN -o FILE"):
-        result = sweep(str(qrels), str(run), ms, score_formats(formats))
+    (source,) = held([run])  # opened once: its role check and its reading
+    with swap_check(qrels, [source], "tierank report sweep QRELS RUN -o FILE"):
+        result = sweep(str(qrels), source, ms, score_formats(formats))
     typer.echo(str(write_report(output, sweep_report(result, ms), protect=(qrels, run))))
 
 
@@ -238,8 +244,9 @@ def report_compare_cmd(
     qrels, runs = qrels_and_runs(files, qrels, usage)
     check_output(output, (qrels, *runs))
     measure = one_measure(measure, "nDCG@10")
-    with swap_check(qrels, runs, usage):
-        cmp = compare(runs_by_name(runs, regimes), str(qrels), measure, band=band)
+    sources = held(runs)  # each run opened once: its role check and its reading
+    with swap_check(qrels, sources, usage):
+        cmp = compare(runs_by_name(sources, regimes), str(qrels), measure, band=band)
     typer.echo(str(write_report(output, compare_report(cmp), protect=(qrels, *runs))))
 
 

@@ -489,17 +489,26 @@ def role_shared(path) -> bool:
     return role_parts(t)[2] is not None
 
 
-def check_roles(qrels: str | os.PathLike, run: str | os.PathLike) -> None:
-    """Refuse a qrels file and a run file given in each other's place, or that cannot be told apart.
+def check_roles(qrels: str | os.PathLike, *runs: str | os.PathLike) -> None:
+    """Refuse a qrels file and a run file given in each other's place, or that cannot be told apart
+    (each of ``runs`` against ``qrels``, whose role is found once).
 
     Raises
     ------
     TierankInputError
-        ``did you swap QRELS and RUN?`` when the qrels look like a run and the run like qrels; a
+        ``did you swap QRELS and RUN?`` when the qrels look like a run and a run like qrels; a
         refusal with the reason when both are tables whose shared ``score`` column holds only small
         integers (either could be the run).
     """
+    if not runs:
+        return
     rq, wq = input_role(qrels)
+    for run in runs:
+        _check_pair(qrels, rq, wq, run)
+
+
+def _check_pair(qrels: str | os.PathLike, rq: str | None, wq: str, run: str | os.PathLike) -> None:
+    """`check_roles` for one run, the qrels' role ``rq`` (why: ``wq``) found already."""
     rr, wr = input_role(run)
     if rq == "run" and rr == "qrels":
         raise TierankInputError(

@@ -41,6 +41,9 @@ class PairedTest:
         The module of this package holding ``run`` (and ``undecidable``).
     help : str
         One line for ``--help``.
+    bootstrap : bool
+        Whether ``run`` reads the query bootstrap's means of the differences (``Pairs.boot_d``, drawn
+        once and shared with the bootstrap confidence intervals).
     """
 
     name: str
@@ -49,13 +52,16 @@ class PairedTest:
     sampled: bool
     module: str
     help: str
+    bootstrap: bool = False
 
     def implementation(self) -> Any:
         """The module holding ``run`` (imported on first use)."""
         return import_module(f"{__name__}.{self.module}")
 
     def to_dict(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if k != "module"}
+        """What the JSON says of the test: its name, display name, statistic label, whether it is
+        sampled, and its help line."""
+        return {k: v for k, v in asdict(self).items() if k not in ("module", "bootstrap")}
 
 
 #: the registered tests, by name, in the order the command line lists them
@@ -102,6 +108,7 @@ register(
         True,
         "bootstrap",
         "paired bootstrap of the mean difference",
+        bootstrap=True,
     )
 )
 
