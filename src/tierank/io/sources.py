@@ -44,10 +44,12 @@ from .lexer import parse_number
 from .model import Qrels, Run
 from .naming import name_runs  # noqa: F401  # re-exported: the runs of a command line, named
 from .readers import first_fields, read_qrels, read_run
+from .subtopics import SubtopicQrels, nested_subtopics, read_subtopic_file
 from .tables import role_parts, table_qrels, table_role, table_run
 
-#: the roles a source is read in
-ROLES = ("run", "qrels", "predictions", "mteb-qrels")
+#: the roles a source is read in (``subtopic-qrels``: the judgments of the intent-aware measures,
+#: ``qid subtopic docid grade``, a [`SubtopicQrels`][tierank.io.subtopics.SubtopicQrels])
+ROLES = ("run", "qrels", "predictions", "mteb-qrels", "subtopic-qrels")
 
 
 @dataclass(frozen=True)
@@ -203,6 +205,7 @@ _FILES: dict[str, Callable] = {
     "run": _text_run,
     "qrels": _text_qrels,
     "mteb-qrels": _through("qrels"),
+    "subtopic-qrels": lambda obj, source, **_: read_subtopic_file(obj),
 }
 _TABLES_ON_DISK: dict[str, Callable] = {
     "run": _columnar_table,
@@ -214,6 +217,14 @@ _TABLES_ON_DISK: dict[str, Callable] = {
 KINDS: list[SourceKind] = [
     SourceKind(
         "built", lambda obj: isinstance(obj, (Run, Qrels)), {"run": _as_is, "qrels": _as_is}
+    ),
+    SourceKind(
+        "subtopics",
+        lambda obj: isinstance(obj, SubtopicQrels),
+        {
+            "subtopic-qrels": lambda obj, source, **_: obj,
+            "qrels": lambda obj, source, **_: (obj.plain(), obj.source),
+        },
     ),
     SourceKind(
         "irds",
@@ -256,6 +267,7 @@ KINDS: list[SourceKind] = [
             "qrels": _as_is,
             "mteb-qrels": lambda obj, source, **_: mteb_json.nested_qrels(obj, source),
             "predictions": _predictions_dict,
+            "subtopic-qrels": lambda obj, source, **_: nested_subtopics(obj, source or "qrels"),
         },
     ),
 ]
@@ -297,6 +309,14 @@ def read(obj, role: str, source: str | None = None, **options):
     [2.0]
     """
     kind = kind_of(obj, role)
+    if role == "subtopic-qrels":
+        # a columnar file, a folder, a dataset: no subtopic column is read from them
+        tabular = _is_path(obj) and (is_columnar(obj) or _local_dir(obj) or irds.recognise(obj))
+        if kind is None or tabular:
+            raise TierankInputError(
+                [Problem(_shown(obj, source), None, f"{_PLAIN} ({_what(obj)} given)")]
+            )
+        return kind.read[role](obj, source, **options)
     if role not in (
         "run",
         "qrels",
@@ -311,6 +331,27 @@ def read(obj, role: str, source: str | None = None, **options):
             else table_run(obj, source or "run", options.get("duplicates", "error"))
         )
     return obj if isinstance(obj, Qrels) else table_qrels(obj, source or "qrels")
+
+
+#: why an input that holds no subtopic is refused where subtopic qrels are needed
+_PLAIN = "the intent-aware measures need subtopic qrels (qid subtopic docid grade)"
+
+
+def _shown(obj, source: str | None) -> str:
+    if source:
+        return source
+    if isinstance(obj, Qrels):
+        return obj.source
+    return os.fspath(obj) if _is_path(obj) else "qrels"
+
+
+def _what(obj) -> str:
+    """An input that cannot hold subtopics, in words."""
+    if isinstance(obj, Qrels):
+        return "plain qrels: one grade per document"
+    if _is_path(obj):
+        return "a columnar file, a folder or a dataset"
+    return f"a {type(obj).__module__.split('.')[0]}.{type(obj).__name__}"
 
 
 # ---------------------------------------------------------------------------------------- streaming
