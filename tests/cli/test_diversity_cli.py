@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from helpers import invoke
-from tierank.measures.diversity import evaluate_diversity
+from tierank.evaluate import evaluate_diversity
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "diversity"
 

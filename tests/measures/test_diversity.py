@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import statistics
 from pathlib import Path
 
@@ -31,9 +32,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import examples
-from tierank.errors import TierankInputError, UnknownMeasure
+from tierank.errors import TierankInputError
 from tierank.io.subtopics import read_subtopic_qrels
-from tierank.measures.diversity import evaluate_diversity, parse_diversity_measure
+from tierank.evaluate import evaluate_diversity
+from tierank.measures.diversity import parse_diversity_measure
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "diversity"
 MEASURES = [
@@ -98,9 +100,10 @@ def _greedy_ideal(judged, subs, rel, alpha):
 def reference(measure, docs, judged):
     """One query, one tie-free ranking ``docs``."""
     m = parse_diversity_measure(measure)
+    rel = 1 if m.level is None else m.level  # the evaluation's rel: 1
     if m.judged_only:
         docs = [d for d in docs if d in judged]
-    J, subs = _matrix(docs, judged, m.rel)
+    J, subs = _matrix(docs, judged, rel)
     A = len(subs)
     if A == 0:
         return 0.0
@@ -113,8 +116,8 @@ def reference(measure, docs, judged):
         dcg = float((_novelty(J, m.alpha) / np.log2(ranks + 1))[:k].sum())
         if m.family == "alpha_DCG":
             return dcg / sum(A * (1 - m.alpha) ** i / math.log2(i + 2) for i in range(k))
-        ideal_docs = _greedy_ideal(judged, subs, m.rel, m.alpha)
-        Ji, _ = _matrix(ideal_docs, judged, m.rel)
+        ideal_docs = _greedy_ideal(judged, subs, rel, m.alpha)
+        Ji, _ = _matrix(ideal_docs, judged, rel)
         ideal = float(
             (_novelty(Ji, m.alpha) / np.log2(np.arange(1, len(ideal_docs) + 1) + 1))[:k].sum()
         )
@@ -134,7 +137,7 @@ def reference(measure, docs, judged):
         run = err_sum(J)
         if m.family == "ERR_IA":
             return run / (A * sum(0.5**i / (i + 1) for i in range(k)))
-        Ji, _ = _matrix(_greedy_ideal(judged, subs, m.rel, 0.5), judged, m.rel)
+        Ji, _ = _matrix(_greedy_ideal(judged, subs, rel, 0.5), judged, rel)
         return run / err_sum(Ji) if run > 0 else 0.0
     if m.family in ("NRBP", "nNRBP"):
 
@@ -144,7 +147,7 @@ def reference(measure, docs, judged):
         run = rbp(J)
         if m.family == "NRBP":
             return (1 - (1 - m.alpha) * m.beta) / A * run
-        Ji, _ = _matrix(_greedy_ideal(judged, subs, m.rel, m.alpha), judged, m.rel)
+        Ji, _ = _matrix(_greedy_ideal(judged, subs, rel, m.alpha), judged, rel)
         return run / rbp(Ji) if run > 0 else 0.0
     if m.family == "P_IA":
         return float(np.mean([J[:k, s].sum() / k for s in range(A)]))
@@ -153,7 +156,7 @@ def reference(measure, docs, judged):
     # AP_IA: mean over intents of AP with R_s relevant documents in the qrels
     aps = []
     for s, name in enumerate(subs):
-        R = sum(1 for g in judged.values() if g.get(name, -math.inf) >= m.rel)
+        R = sum(1 for g in judged.values() if g.get(name, -math.inf) >= rel)
         hits = np.cumsum(J[:, s])
         aps.append(float((J[:, s] * hits / ranks).sum()) / R)
     return float(np.mean(aps))
@@ -303,15 +306,15 @@ def test_names_round_trip():
 @pytest.mark.parametrize(
     "text, reason",
     [
-        ("NRBP@5", "takes no cutoff"),
-        ("P_IA@0", "not a positive integer"),
-        ("alpha_nDCG(alpha=2)@5", "outside [0, 1]"),
-        ("StRecall(alpha=0.5)@5", "unknown parameter"),
+        ("NRBP@5", "NRBP takes no cutoff"),
+        ("P_IA@0", "cutoff must be a positive integer"),
+        ("alpha_nDCG(alpha=2)@5", "alpha must lie in [0, 1], got 2.0"),
+        ("StRecall(alpha=0.5)@5", "unknown parameter 'alpha'; accepted: rel"),
         ("nDCG@5", "unknown intent-aware measure"),
     ],
 )
 def test_bad_measure_names(text, reason):
-    with pytest.raises(UnknownMeasure, match=reason.replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(TierankInputError, match=re.escape(reason)):
         parse_diversity_measure(text)
 
 

@@ -51,7 +51,8 @@ class SubtopicQrels:
 
     def plain(self) -> Qrels:
         """The plain qrels of these judgments: each judged document once, with its largest grade
-        over the subtopics (what the measures that read no subtopic see).
+        over the subtopics (0 for a document judged for no subtopic): what the measures that read
+        no subtopic see.
 
         >>> q = to_subtopic_qrels({"q": {"a": {"1": 0, "2": 1}, "b": {"1": 0}}}).plain()
         >>> q.docid.to_pylist(), q.grade.tolist()
@@ -61,10 +62,9 @@ class SubtopicQrels:
         import pyarrow as pa
 
         rows = [
-            (q, d, max(grades.values()))
+            (q, d, max(grades.values(), default=0.0))
             for q, docs in self.judgments.items()
             for d, grades in docs.items()
-            if grades
         ]
         return Qrels(
             qid=pa.array([r[0] for r in rows], pa.string()),
