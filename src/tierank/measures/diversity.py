@@ -127,6 +127,8 @@ class IntentAware(Measure):
     """
 
     needs_subtopics: ClassVar[bool] = True
+    #: min and max are exact where the orderings are enumerated, else the extremes of those drawn
+    extremes_exact: ClassVar[bool | str] = "as E"
     bounds_refusal: ClassVar[str | None] = (
         "an unjudged document's subtopics are unknown, so no relevance it could have is defined"
     )
@@ -246,6 +248,7 @@ class NNRBP(IntentAware):
 @register
 class PIA(IntentAware):
     family = "P_IA"
+    extremes_exact = True
     pretty = "intent-aware precision"
     description = "precision at k per subtopic, averaged over subtopics"
     schema = (JUDGED_ONLY, REL)
