@@ -395,13 +395,12 @@ def evaluate_diversity(
     [0.5, 0.6362]
     """
     from .io.sources import read
+    from .measures.diversity import parse_diversity_measure
     from .results import DiversityResult
     from .settings import EvalSettings
 
-    from .measures.diversity import parse_diversity_measure
-
     texts = [measures] if isinstance(measures, str) else measures
-    parsed = [parse_diversity_measure(m) for m in texts]  # type: ignore[union-attr, arg-type]
+    parsed = [parse_diversity_measure(m) for m in texts]
     settings = EvalSettings(samples=samples, seed=seed, exact_limit=limit)
     ev = Evaluator(read(qrels, "subtopic-qrels"), parsed, settings, stacklevel=3)
     return DiversityResult(ev.evaluate(run))

@@ -152,7 +152,8 @@ class EvalSettings:
         problems += [Problem("", None, r) for r in reasons if r]
         if problems:
             raise TierankInputError(problems)
-        for name in ("max_depth", "samples", "seed", "rel", "exact_limit"):  # numpy integers as Python's
+        # numpy integers as Python's
+        for name in ("max_depth", "samples", "seed", "rel", "exact_limit"):
             if _integer(values[name]):
                 object.__setattr__(self, name, int(values[name]))
         for name in ("complete", "candidates_only", "judged_only"):

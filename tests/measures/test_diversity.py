@@ -33,8 +33,8 @@ from hypothesis import strategies as st
 
 from helpers import examples
 from tierank.errors import TierankInputError
-from tierank.io.subtopics import read_subtopic_qrels
 from tierank.evaluate import evaluate_diversity
+from tierank.io.subtopics import read_subtopic_qrels
 from tierank.measures.diversity import parse_diversity_measure
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "diversity"
@@ -367,7 +367,16 @@ def test_tierank_eval_on_the_shipped_files_equals_brute_force_and_the_diversity_
     records = [json.loads(line) for line in out.splitlines()]
     per_query = {(r["measure"], r["query"]): r for r in records}
     alias = invoke("diversity", *args, *asked, "-q").stdout.splitlines()
-    assert alias[0].split("\t") == ["measure", "query", "oblivious", "expected", "min", "max", "std", "method"]
+    assert alias[0].split("\t") == [
+        "measure",
+        "query",
+        "oblivious",
+        "expected",
+        "min",
+        "max",
+        "std",
+        "method",
+    ]
     for m in MEASURES:
         name = str(parse_diversity_measure(m))
         for q in ("101", "102"):

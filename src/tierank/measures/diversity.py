@@ -76,7 +76,7 @@ import zlib
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -109,7 +109,9 @@ ALPHA = Param(
     low=0,
     high=1,
 )
-BETA = Param("beta", float, 0.5, "persistence: the chance of reading on to the next rank", low=0, high=1)
+BETA = Param(
+    "beta", float, 0.5, "persistence: the chance of reading on to the next rank", low=0, high=1
+)
 JUDGED_ONLY = Param(
     "judged_only", bool, False, "drop the documents the subtopic qrels do not judge first"
 )
@@ -144,6 +146,11 @@ class IntentAware(Measure):
     @property
     def beta(self) -> float:
         return float(dict(self.params).get("beta", 0.5))
+
+    @property
+    def rank_cutoff(self) -> int | None:
+        """The ``@k`` (always a rank here), or None."""
+        return None if self.cutoff is None else int(self.cutoff)
 
     @property
     def judged_only(self) -> bool:
@@ -303,6 +310,7 @@ def parse_diversity_measure(text: str | Measure) -> IntentAware:
 
 # ------------------------------------------------------------------ values of one ranking
 
+
 def _gains(patterns: Sequence[Pattern], nsub: int, alpha: float) -> list[float]:
     """Novelty-discounted gain of every rank."""
     seen = [0] * nsub
@@ -343,7 +351,7 @@ def diversity_value(m: IntentAware, patterns: Sequence[Pattern], q: _Query) -> f
     if A == 0:
         return 0.0
     n = len(patterns)
-    k = m.cutoff if m.cutoff is not None else n
+    k = m.rank_cutoff if m.rank_cutoff is not None else n
     if k == 0:
         return 0.0  # an empty ranking read to its end
     f = m.family
@@ -439,7 +447,7 @@ def _moments(values: Sequence[float]) -> tuple[float, float]:
 
 def _p_ia(m: IntentAware, groups: list[list[Pattern]], q: _Query, oblivious: float) -> _One:
     n = sum(len(g) for g in groups)
-    k = m.cutoff if m.cutoff is not None else n
+    k = m.rank_cutoff if m.rank_cutoff is not None else n
     if q.nsub == 0 or k == 0:
         return _One(oblivious, 0.0, 0.0, 0.0, 0.0)
     from fractions import Fraction  # imported where used: `tierank eval` imports every family
@@ -471,7 +479,7 @@ def _st_recall(
     m: IntentAware, groups: list[list[Pattern]], q: _Query, oblivious: float, limit: int
 ) -> _One | None:
     n = sum(len(g) for g in groups)
-    k = m.cutoff if m.cutoff is not None else n
+    k = m.rank_cutoff if m.rank_cutoff is not None else n
     A = q.nsub
     if A == 0:
         return _One(oblivious, 0.0, 0.0, 0.0, 0.0)
@@ -547,9 +555,9 @@ def _query_stats(
             return one
     if q.nsub == 0:
         return _One(oblivious, 0.0, 0.0, 0.0, 0.0)
-    if m.cutoff is None and m.cutoff_allowed:
+    if m.rank_cutoff is None and m.cutoff_allowed:
         m = replace(m, cutoff=sum(len(g) for g in groups))  # the same value, now with k fixed
-    use = _depth_groups(groups, m.cutoff)
+    use = _depth_groups(groups, m.rank_cutoff)
     while use and not any(use[-1]):
         use = use[:-1]  # documents below the last relevant one add nothing (k is fixed)
     kinds = sorted({p for g in use for p in g})
@@ -601,7 +609,7 @@ def _batch_values(m: IntentAware, J: np.ndarray, ids: np.ndarray, q: _Query) -> 
         )
     Jb = J[ids]  # (B, n, A)
     f = m.family
-    k = m.cutoff if m.cutoff is not None else n
+    k = m.rank_cutoff if m.rank_cutoff is not None else n
     if k == 0:
         return np.zeros(B)
     if f == "P_IA":
@@ -633,7 +641,6 @@ def _batch_values(m: IntentAware, J: np.ndarray, ids: np.ndarray, q: _Query) -> 
 
 
 # ------------------------------------------------------------------ one query's layout
-
 
 
 def _layout(

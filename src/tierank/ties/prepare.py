@@ -62,7 +62,8 @@ class Prepared:
     samples: int = 1000  # tie orderings drawn by the measures that have no exact method
     seed: int = 0  # seed of those draws
     unevaluated: int = 0  # queries of the run that are not evaluated: the qrels lack them
-    exact_limit: int = 10000  # tie orderings of a query enumerated at most by the measures that enumerate
+    #: tie orderings of a query enumerated at most by the measures that enumerate them
+    exact_limit: int = 10000
     #: the subtopic judgments (``{qid: {docid: {subtopic: grade}}}``) the intent-aware measures read,
     #: and the docid of each row in policy order; None when no measure asked for them
     subtopics: Any = None
