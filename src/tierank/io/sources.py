@@ -4,7 +4,9 @@ A source kind ([`SourceKind`][tierank.io.sources.SourceKind]) says, in one place
 
 * how to **recognise** it (``recognise(obj) -> bool``; kinds are tried in the order of `KINDS`,
   the first that recognises an input and can read it in the asked role wins);
-* how to **read** it in each role it can play (``read[role](obj, source, **options)``): ``"run"`` and
+* how to **read** it in each role it can play (``read[role](obj, source, **options)``; ``"subtopic-qrels"``
+  gives a [`SubtopicQrels`][tierank.io.subtopics.SubtopicQrels], read from a text file, a dict of dicts of dicts or one already
+  built, and refuses any other input with the reason): ``"run"`` and
   ``"qrels"`` give ``(value, source)`` where the value is a [`Run`][tierank.io.sources.Run] / [`Qrels`][tierank.io.sources.Qrels] already
   built or a table / DataFrame / dict of dicts that `tierank.io.tables` validates; ``"predictions"``
   (MTEB's retrieval predictions) gives ``{(subset, split): Run}``; ``"mteb-qrels"`` (the MTEB
@@ -15,7 +17,8 @@ A source kind ([`SourceKind`][tierank.io.sources.SourceKind]) says, in one place
 * what a folder **expands** to (``expand(path) -> (runs, skipped)``) and how runs are **named**
   ([`name_runs`][tierank.io.sources.name_runs]: the shortest distinguishing path suffix, `tierank.io.naming`).
 
-The kinds: ``built`` (a Run / Qrels), ``irds`` (``irds:DATASET_ID``, qrels of an ir_datasets
+The kinds: ``built`` (a Run / Qrels), ``subtopics`` (a
+[`SubtopicQrels`][tierank.io.subtopics.SubtopicQrels]: read as ``subtopic-qrels``, or as qrels by each document's largest grade), ``irds`` (``irds:DATASET_ID``, qrels of an ir_datasets
 dataset, `tierank.io.irds`), ``ranx`` (ranx.Run / ranx.Qrels, through ``to_dict()``),
 ``mteb-task``, ``mteb-jsonl``, ``mteb-json`` (`tierank.io.mteb_json`), ``partition`` (a folder
 written by [`tierank.stream.partition`][tierank.stream.partition]), ``folder`` (a folder of runs), ``columnar``
