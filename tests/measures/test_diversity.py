@@ -485,3 +485,13 @@ def test_settings_the_intent_aware_measures_do_not_follow_are_refused():
     ):
         with pytest.raises(TierankInputError, match=re.escape(reason)):
             tierank.evaluate(DATA / "qrels.txt", DATA / "run.txt", ["alpha_nDCG@5"], **options)
+
+
+def test_streamed_in_blocks_equals_in_memory():
+    """A run evaluated block by block (streaming) gives the records of the run read whole."""
+    from helpers import invoke
+
+    args = [str(DATA / "qrels.txt"), str(DATA / "run-ties.txt"), "-m", "alpha_nDCG@5", "-m", "P@3"]
+    whole = invoke("eval", *args, "-q", "-f", "jsonl").stdout
+    streamed = invoke("eval", *args, "-q", "-f", "jsonl", "-j", "1", "--block-bytes", "64").stdout
+    assert streamed == whole and '"measure": "alpha_nDCG@5"' in whole
