@@ -495,3 +495,27 @@ def test_streamed_in_blocks_equals_in_memory():
     whole = invoke("eval", *args, "-q", "-f", "jsonl").stdout
     streamed = invoke("eval", *args, "-q", "-f", "jsonl", "-j", "1", "--block-bytes", "64").stdout
     assert streamed == whole and '"measure": "alpha_nDCG@5"' in whole
+
+
+def test_the_evaluation_settings_reach_the_intent_aware_measures():
+    """-J (judged_only) is the measures' own judged_only; -c evaluates a qrels query the run lacks
+    as one that retrieved nothing (0)."""
+    import tierank
+
+    qrels, run = DATA / "qrels.txt", DATA / "run-ties.txt"
+    own = tierank.evaluate(
+        qrels, run, ["alpha_nDCG(judged_only=True)@5", "AP_IA(judged_only=True)"]
+    )
+    cut = tierank.evaluate(qrels, run, ["alpha_nDCG@5", "AP_IA"], judged_only=True)
+    assert [own.summary(m) for m in own.measures] == [cut.summary(m) for m in cut.measures]
+    assert own.summary(own.measures[0]) != tierank.evaluate(qrels, run, ["alpha_nDCG@5"]).summary(
+        cut.measures[0]
+    )
+    sq = read_subtopic_qrels(qrels)
+    extra = {**sq.judgments, "103": {"z1": {"1": 1.0}}}
+    res = tierank.evaluate(extra, run, ["alpha_nDCG@5"], complete=True)
+    m = res.measures[0]
+    assert res.qids == ["101", "102", "103"] and res.stats[m].expected[2] == 0.0
+    assert res.stats[m].expected[:2].tolist() == (
+        tierank.evaluate(qrels, run, ["alpha_nDCG@5"]).stats[m].expected.tolist()
+    )
