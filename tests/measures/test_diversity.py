@@ -405,10 +405,11 @@ def test_eval_of_intent_aware_measures_on_plain_qrels_is_one_line_exit_2(tmp_pat
     plain = tmp_path / "plain.qrels"
     plain.write_text("101 0 d1 1\n101 0 d2 0\n")
     three = tmp_path / "three.tsv"
-    three.write_text("101 d1 1\n")
+    three.write_text("".join(f"101 d{i} 1\n" for i in range(30)))
     for qrels, reason in (
         (plain, "plain qrels (the second column is 0 on every line"),
-        (three, "expected 4 columns (qid subtopic docid grade), found 3"),
+        (three, "its first line has 3 fields; the intent-aware measures need subtopic qrels"),
+        (DATA / "run.txt", "is given as the qrels but looks like a run"),
     ):
         res = invoke("eval", str(qrels), str(DATA / "run.txt"), "-m", "alpha_nDCG@5", check=False)
         assert res.returncode == 2

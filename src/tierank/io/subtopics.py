@@ -181,10 +181,19 @@ def nested_subtopics(judgments: Mapping, source: str = "qrels") -> SubtopicQrels
     return sq
 
 
+#: what the intent-aware measures need, in words
+_NEED = "the intent-aware measures need subtopic qrels (qid subtopic docid grade)"
+
+
 def read_subtopic_file(path: str | os.PathLike) -> SubtopicQrels:
-    """[`read_subtopic_qrels`][tierank.io.subtopics.read_subtopic_qrels], refusing plain TREC qrels: a file
-    whose second column is ``0`` on every line is trec_eval's iteration column, not subtopics (TREC
-    numbers subtopics from 1)."""
+    """[`read_subtopic_qrels`][tierank.io.subtopics.read_subtopic_qrels], refusing other layouts in one line: a
+    file whose first line has not 4 fields (BEIR's qrels, a run), or whose second column is ``0`` on
+    every line (trec_eval's iteration column, not subtopics: TREC numbers subtopics from 1)."""
+    fields = lexer.first_fields(path)  # a pipe's bytes stay for the reader
+    if fields is not None and len(fields) != 4:
+        raise TierankInputError(
+            [Problem(str(path), None, f"its first line has {len(fields)} fields; {_NEED}")]
+        )
     sq = read_subtopic_qrels(path)
     if all(s == "0" for docs in sq.judgments.values() for g in docs.values() for s in g):
         raise TierankInputError(
@@ -193,7 +202,7 @@ def read_subtopic_file(path: str | os.PathLike) -> SubtopicQrels:
                     sq.source,
                     None,
                     "plain qrels (the second column is 0 on every line: trec_eval's iteration), "
-                    "but the intent-aware measures need subtopic qrels (qid subtopic docid grade)",
+                    f"but {_NEED}",
                 )
             ]
         )

@@ -35,12 +35,12 @@ How subtopic qrels reach the measures
 -------------------------------------
 The families are in `tierank.measures.REGISTRY` and parsed by
 [`tierank.measures.parse_measure`][tierank.measures.parse_measure] like any other; each sets
-[`needs_subtopics`][tierank.measures.base.Measure.needs_subtopics].  When one is asked for,
+``needs_subtopics``.  When one is asked for,
 [`tierank.evaluate.Evaluator`][tierank.evaluate.Evaluator] reads its qrels in the ``subtopic-qrels`` role of the input
 door ([`tierank.io.sources`][tierank.io.sources]: a ``qid subtopic docid grade`` file, a
 [`SubtopicQrels`][tierank.io.subtopics.SubtopicQrels] or ``{qid: {docid: {subtopic: grade}}}``; plain qrels are refused
 with the reason), evaluates the other measures on their plain form (each document's largest
-grade), and hands the judgments to [`prepare`][tierank.ties.prepare.prepare], which gives the measures the docid
+grade), and hands the judgments to `tierank.ties.prepare`, which gives the measures the docid
 of every row in policy order.  Queries evaluated: those of the run judged in the qrels (all of
 the qrels' with ``complete``).  ``tierank eval QRELS RUN -m alpha_nDCG@10`` and its alias
 ``tierank diversity`` print them.
