@@ -198,4 +198,6 @@ class EvalSettings:
             out["judged_only"] = True
         if self.max_depth is not None:
             out["max_depth"] = self.max_depth
+        if self.exact_limit != EvalSettings.exact_limit:
+            out["exact_limit"] = self.exact_limit
         return out
