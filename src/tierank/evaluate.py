@@ -394,7 +394,6 @@ def evaluate_diversity(
     >>> [round(res.aggregate(m).expected, 4) for m in ["P_IA@2", "alpha_nDCG@2"]]
     [0.5, 0.6362]
     """
-    from .io.sources import read
     from .measures.diversity import parse_diversity_measure
     from .results import DiversityResult
     from .settings import EvalSettings
@@ -402,5 +401,5 @@ def evaluate_diversity(
     texts = [measures] if isinstance(measures, str) else measures
     parsed = [parse_diversity_measure(m) for m in texts]
     settings = EvalSettings(samples=samples, seed=seed, exact_limit=limit)
-    ev = Evaluator(read(qrels, "subtopic-qrels"), parsed, settings, stacklevel=3)
+    ev = Evaluator(qrels, parsed, settings, stacklevel=3)  # the qrels read as subtopic qrels
     return DiversityResult(ev.evaluate(run))
