@@ -81,7 +81,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from ..errors import TierankInputError, UnknownMeasure, quote
-from .base import Measure, Param, Stats, parse_measure, register
+from .base import REGISTRY, Measure, Param, Stats, parse_measure, register
 from .linear import REL
 
 if TYPE_CHECKING:
@@ -280,10 +280,11 @@ class StRecall(IntentAware):
     schema = (REL,)
 
 
-#: family -> (parameters it accepts besides rel, whether @k is accepted), from the registry
+#: family -> (parameters it accepts besides rel, whether @k is accepted), derived from the registry
 FAMILIES: dict[str, tuple[tuple[str, ...], bool]] = {
     cls.family: (tuple(p.name for p in cls.schema if p.name != "rel"), cls.cutoff_allowed)
-    for cls in (AlphaNDCG, AlphaDCG, ERRIA, NERRIA, NRBP, NNRBP, PIA, APIA, StRecall)
+    for cls in dict.fromkeys(REGISTRY.values())
+    if cls.needs_subtopics
 }
 
 
