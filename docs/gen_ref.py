@@ -108,6 +108,9 @@ def cli_reference() -> str:
 _QRELS = {"q1": {"a": 1, "c": 2, "e": 0}, "q2": {"b": 1, "d": 1, "x": 1}}
 _RUN = {"q1": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.5, "e": 0.5, "f": 0.25},
         "q2": {"a": 2.0, "b": 2.0, "c": 2.0, "d": 2.0, "e": 1.0}}
+#: the same judgments with subtopics, for the families that read them (``needs_subtopics``)
+_SUBTOPIC_QRELS = {"q1": {"a": {"1": 1}, "c": {"1": 1, "2": 2}, "e": {"2": 0}},
+                   "q2": {"b": {"1": 1}, "d": {"2": 1}, "x": {"1": 1, "3": 1}}}
 
 
 def _instance(cls) -> str:
@@ -146,13 +149,18 @@ def _methods(cls) -> tuple[str, str]:
     import tierank
     from tierank.measures import sampling
 
+    subtopics = getattr(cls, "needs_subtopics", False)
+    limit = tierank.EvalSettings().exact_limit if subtopics else sampling.ENUMERATE
+
     def labels(enumerate_up_to: int) -> set[str] | None:
         before = sampling.ENUMERATE
         sampling.ENUMERATE = enumerate_up_to
+        extra = {"exact_limit": max(enumerate_up_to, 1)} if subtopics else {}
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                res = tierank.evaluate(_QRELS, _RUN, [_instance(cls)], samples=50, seed=0)
+                res = tierank.evaluate(_SUBTOPIC_QRELS if subtopics else _QRELS, _RUN,
+                                       [_instance(cls)], samples=50, seed=0, **extra)
                 recs = res.records(per_query=not getattr(cls, "summary_only", False))
         except Exception:  # noqa: BLE001 - a family this small run cannot evaluate
             return None
@@ -160,16 +168,18 @@ def _methods(cls) -> tuple[str, str]:
             sampling.ENUMERATE = before
         return {r.get("method", "exact") for r in recs}
 
-    usual, unenumerated = labels(sampling.ENUMERATE), labels(0)
+    usual, unenumerated = labels(limit), labels(0)
     if usual is None or unenumerated is None:
         return "not labelled", "not labelled"
     if usual != {"exact"}:
         e = "sampled"
     elif unenumerated != {"exact"}:  # exact here because its orderings are few enough to enumerate
-        e = f"exact up to {sampling.ENUMERATE:,} orderings, else sampled"
+        e = f"exact up to {limit:,} orderings, else sampled"
     else:
         e = "exact"
-    return e, ("exact" if getattr(cls, "extremes_exact", True) else "sampled")
+    extremes = getattr(cls, "extremes_exact", True)
+    # "as E": the extremes of the orderings enumerated, else of those drawn (inner bounds)
+    return e, ("exact" if extremes is True else e if extremes == "as E" else "sampled")
 
 
 def _about(cls):
@@ -281,22 +291,19 @@ def measure_reference() -> str:
 
 
 def _diversity_reference() -> list[str]:
-    """The intent-aware family (subtopic qrels), from :data:`tierank.measures.diversity.FAMILIES`."""
-    from tierank.measures.diversity import FAMILIES
+    """The families that read subtopic qrels (`Measure.needs_subtopics`), from the registry."""
+    from tierank.measures import REGISTRY, supported
 
-    exact = {"P_IA": ("exact", "exact"), "StRecall": ("exact", "exact by enumeration up to `limit`, else sampled")}
+    fams = [f for f in supported() if getattr(REGISTRY[f], "needs_subtopics", False)]
     out = ["## Intent-aware measures (subtopic qrels) {#intent-aware}", "",
-           "Evaluated by `tierank.evaluate_diversity` and `tierank diversity QRELS RUN` on qrels with a subtopic "
-           "column (`qid subtopic docid grade`; see the [diversity guide](../guides/diversity.md)), and answered by "
-           "tierank's ir_measures provider. Definitions follow ndeval (checked against pyndeval on tie-free runs). "
-           "The other families' statistics are exact by enumerating the distinct orderings when there are at most "
-           "`limit` (default 10,000), else labelled sampled.", "",
-           "| family (ir_measures name) | parameters | cutoff | E, std | min, max |", "|---|---|---|---|---|"]
-    for fam, (params, has_cutoff) in FAMILIES.items():
-        e, mm = exact.get(fam, ("exact up to `limit`, else sampled", "exact up to `limit`, else sampled"))
-        shown = ", ".join(f"`{p}`" for p in ("rel", *params))
-        out.append(f"| `{fam}` | {shown} | {'`@k`' if has_cutoff else 'none'} | {e} | {mm} |")
-    return out + [""]
+           "These families read subtopic qrels (`qid subtopic docid grade`; see the "
+           "[diversity guide](../guides/diversity.md)): " + ", ".join(f"[`{f}`](#{f.lower()})" for f in fams)
+           + ". `tierank eval QRELS RUN -m alpha_nDCG@10` and `tierank.evaluate` read the qrels as subtopic "
+           "qrels when one of them is asked for (plain qrels are refused, with the reason), and evaluate the "
+           "other measures on each document's largest grade. Definitions follow ndeval (checked against "
+           "pyndeval on tie-free runs); their statistics are enumerated exactly up to `exact_limit` "
+           "orderings of a query (default 10,000), else labelled sampled.", ""]
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,10 +19,10 @@ from .version import __version__
 
 if TYPE_CHECKING:
     from .analysis.compare import CompareSettings
+    from .evaluate import evaluate_diversity
     from .io import Qrels, Run, read_qrels, read_run, to_qrels, to_run
     from .io.subtopics import read_subtopic_qrels
     from .measures import Measure, parse_measure, supported
-    from .measures.diversity import evaluate_diversity
     from .report.comparison import compare
     from .results import EvalResult
     from .settings import EvalSettings
@@ -57,7 +57,7 @@ __all__ = [
 _LAZY = {
     "compare": "report.comparison",
     "CompareSettings": "analysis.compare",
-    "evaluate_diversity": "measures.diversity",
+    "evaluate_diversity": "evaluate",
     "read_subtopic_qrels": "io.subtopics",
     "Qrels": "io",
     "Run": "io",

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from .io.model import Qrels, Run
     from .measures.base import Aggregate, Measure, Stats
     from .measures.names import Plan
-    from .results import EvalResult
+    from .results import DiversityResult, EvalResult
     from .settings import UNJUDGED, EvalSettings
 
     Measures: TypeAlias = Iterable[str | Measure | list[Measure]] | str | Measure | Plan
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 # The engine (numpy, pyarrow, the measures) is imported by the functions below on their first call, so
 # that ``import tierank`` (and with it ``tierank --help`` and ``--version``) imports none of it.
 
-__all__ = ["Evaluator", "evaluate", "condense", "EvalSettings", "UNJUDGED"]
+__all__ = ["Evaluator", "evaluate", "evaluate_diversity", "condense", "EvalSettings", "UNJUDGED"]
 
 
 def __getattr__(name: str):
@@ -155,7 +155,33 @@ class Evaluator:
                         for m in refused
                     ]
                 )
-        self.qrels: Qrels = to_qrels(qrels)
+        self.subtopics = None
+        diverse = [m for m in self.measures if m.needs_subtopics]
+        if diverse:
+            self._check_subtopic_settings(diverse)
+            from .io.sources import read
+
+            self.subtopics = read(qrels, "subtopic-qrels")
+            self.qrels: Qrels = self.subtopics.plain()
+        else:
+            self.qrels = to_qrels(qrels)
+
+    def _check_subtopic_settings(self, diverse: list[Measure]) -> None:
+        """Refuse the settings the intent-aware measures do not follow (named with the measures)."""
+        s = self.settings
+        names = ", ".join(map(str, diverse))
+        refused = [
+            text
+            for text, on in (
+                ("max_depth (-M)", s.max_depth is not None),
+                ("candidates_only", s.candidates_only),
+            )
+            if on
+        ]
+        if refused:
+            raise TierankInputError(
+                f"{' and '.join(refused)}: not supported by the intent-aware measures ({names})"
+            )
 
     def judging(self, qids: Any) -> Evaluator:
         """This evaluator with the judgments of the queries ``qids`` (an Arrow array of strings) only."""
@@ -248,6 +274,8 @@ class Evaluator:
             max_depth=s.depth,
             samples=s.samples,
             seed=s.seed,
+            exact_limit=s.exact_limit,
+            subtopics=None if self.subtopics is None else self.subtopics.judgments,
         )
         if prep.nq == 0:
             raise NothingToEvaluate(
@@ -345,3 +373,33 @@ def evaluate(
     return Evaluator(qrels, measures, EvalSettings.of(settings, **options), stacklevel=3).evaluate(
         run
     )
+
+
+def evaluate_diversity(
+    qrels: Any,
+    run: Any,
+    measures: Iterable[str | Measure] | str,
+    *,
+    samples: int = 1000,
+    seed: int = 0,
+    limit: int = 10000,
+) -> DiversityResult:
+    """Intent-aware measures of ``run`` on subtopic ``qrels`` ([`tierank.measures.diversity`][tierank.measures.diversity]):
+    [`evaluate`][tierank.evaluate.evaluate] with ``samples``, ``seed`` and ``exact_limit=limit``, its result looked up by
+    measure string.  ``qrels``: a ``qid subtopic docid grade`` file, a
+    [`tierank.io.subtopics.SubtopicQrels`][tierank.io.subtopics.SubtopicQrels] or ``{qid: {docid: {subtopic: grade}}}``.
+
+    >>> qrels = {"q": {"a": {"1": 1}, "b": {"1": 1, "2": 1}, "c": {"2": 0}}}
+    >>> res = evaluate_diversity(qrels, {"q": {"a": 2.0, "b": 1.0, "c": 1.0}}, ["P_IA@2", "alpha_nDCG@2"])
+    >>> [round(res.aggregate(m).expected, 4) for m in ["P_IA@2", "alpha_nDCG@2"]]
+    [0.5, 0.6362]
+    """
+    from .measures.diversity import parse_diversity_measure
+    from .results import DiversityResult
+    from .settings import EvalSettings
+
+    texts = [measures] if isinstance(measures, str) else measures
+    parsed = [parse_diversity_measure(m) for m in texts]
+    settings = EvalSettings(samples=samples, seed=seed, exact_limit=limit)
+    ev = Evaluator(qrels, parsed, settings, stacklevel=3)  # the qrels read as subtopic qrels
+    return DiversityResult(ev.evaluate(run))

@@ -235,3 +235,48 @@ class EvalResult:
             f"EvalResult({len(self.qids)} queries, measures={[str(m) for m in self.measures]}, "
             f"tie_break={self.settings.get('tie_break')!r})"
         )
+
+
+@dataclass(frozen=True)
+class DiversityResult:
+    """An [`EvalResult`][tierank.results.EvalResult] of intent-aware measures looked up by measure string, as
+    [`tierank.evaluate.evaluate_diversity`][tierank.evaluate.evaluate_diversity] returns it: ``stats`` and the methods take
+    ``"alpha_nDCG@10"`` or its Measure."""
+
+    result: EvalResult
+
+    @property
+    def queries(self) -> list[str]:
+        return self.result.qids
+
+    @property
+    def measures(self) -> list[Measure]:
+        return self.result.measures
+
+    @property
+    def stats(self) -> dict[str, Stats]:
+        """Per-query [`Stats`][tierank.measures.base.Stats] of each measure, keyed by its string form."""
+        return {str(m): s for m, s in self.result.stats.items()}
+
+    def _measure(self, measure: str | Measure) -> Measure:
+        from .measures.diversity import parse_diversity_measure
+
+        return parse_diversity_measure(measure)
+
+    def aggregate(self, measure: str | Measure) -> Aggregate:
+        """The mean over queries (``std``: over tie orderings of the mean, queries independent)."""
+        return self.result.summary(self._measure(measure))
+
+    def per_query(self, measure: str | Measure) -> dict[str, dict[str, float]]:
+        """``{qid: {"oblivious", "expected", "min", "max", "std"}}`` of one measure."""
+        s = self.result.stats[self._measure(measure)]
+        return {
+            q: {
+                "oblivious": float(s.oblivious[i]),
+                "expected": float(s.expected[i]),
+                "min": float(s.min[i]),
+                "max": float(s.max[i]),
+                "std": math.sqrt(float(s.var[i])),
+            }
+            for i, q in enumerate(self.queries)
+        }

@@ -64,6 +64,7 @@ RULES: dict[str, Rule] = {
     "max_depth": _at_least(1, "max_depth must be a positive integer, got {!r}", optional=True),
     "samples": _at_least(2, "samples must be an integer of at least 2, got {!r}"),
     "seed": _at_least(-(1 << 63), "seed must be an integer, got {!r}"),
+    "exact_limit": _at_least(1, "exact_limit must be a positive integer, got {!r}"),
 }
 
 #: the constraints between settings: (the settings read, the rule over them)
@@ -113,6 +114,9 @@ class EvalSettings:
     samples, seed
         Random tie orderings drawn, and their seed, by the measures that have no exact method for
         their expectation (their records say ``method: sampled`` with a standard error ``se``).
+    exact_limit
+        The most distinct tie orderings of one query that the measures without a closed form (the
+        intent-aware family) enumerate exactly; past it they draw ``samples`` orderings.
 
     Every problem is reported at once, with its reason:
 
@@ -134,6 +138,7 @@ class EvalSettings:
     max_depth: int | None = None
     samples: int = 1000
     seed: int = 0
+    exact_limit: int = 10000
 
     def __post_init__(self) -> None:
         problems = []
@@ -147,7 +152,8 @@ class EvalSettings:
         problems += [Problem("", None, r) for r in reasons if r]
         if problems:
             raise TierankInputError(problems)
-        for name in ("max_depth", "samples", "seed", "rel"):  # numpy integers as Python's
+        # numpy integers as Python's
+        for name in ("max_depth", "samples", "seed", "rel", "exact_limit"):
             if _integer(values[name]):
                 object.__setattr__(self, name, int(values[name]))
         for name in ("complete", "candidates_only", "judged_only"):
@@ -192,4 +198,6 @@ class EvalSettings:
             out["judged_only"] = True
         if self.max_depth is not None:
             out["max_depth"] = self.max_depth
+        if self.exact_limit != EvalSettings.exact_limit:
+            out["exact_limit"] = self.exact_limit
         return out

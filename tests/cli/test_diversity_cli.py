@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from helpers import invoke
-from tierank.measures.diversity import evaluate_diversity
+from tierank.evaluate import evaluate_diversity
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "diversity"
 
@@ -44,7 +44,15 @@ def test_prints_the_library_values_per_query_and_averaged():
 @pytest.mark.parametrize(
     "content, message",
     [
-        ("101 1 d1\n", "bad.qrels:1: expected 4 columns (qid subtopic docid grade), found 3"),
+        (
+            "101 1 d1\n",
+            "bad.qrels: its first line has 3 fields; the intent-aware measures need subtopic "
+            "qrels (qid subtopic docid grade)",
+        ),
+        (
+            "101 1 d1 1\n101 1 d2\n",
+            "bad.qrels:2: expected 4 columns (qid subtopic docid grade), found 3",
+        ),
         ("101 1 d1 1\n101 1 d2 x\n", "bad.qrels:2: relevance grade 'x' is not a finite number"),
     ],
 )

@@ -30,11 +30,10 @@ LAZY = (
     "tierank.analysis.inference",
 )
 
-#: imported by no command at start-up, nor by ``tierank eval`` writing to stdout: the diversity measures,
-#: the output writer (and ``secrets``), the output formats' modules (only the one written is imported)
+#: imported by no command at start-up, nor by ``tierank eval`` writing to stdout: the exact rationals of
+#: the intent-aware measures, the output writer (and ``secrets``), the output formats' modules (only
+#: the one written is imported)
 UNUSED_BY_EVAL = (
-    "tierank.measures.diversity",
-    "tierank.io.subtopics",
     "fractions",
     "tierank.io.writers",
     "secrets",
@@ -73,9 +72,10 @@ def test_import_of_the_command_line_is_light():
     ]
 
 
-def test_import_of_the_command_line_imports_no_format_writer_or_diversity_measure():
+def test_import_of_the_command_line_imports_no_format_writer_or_measure():
     mods, _ = _modules("import tierank.cli")
     assert not [m for m in (*UNUSED_BY_EVAL, *FORMAT_MODULES) if m in mods]
+    assert "tierank.measures" not in mods and "tierank.io.subtopics" not in mods
 
 
 @pytest.fixture(scope="module")
@@ -144,11 +144,11 @@ def test_eval_paths_import_no_pandas(small, tmp_path, how):
 @pytest.mark.parametrize("fmt", ["table", "jsonl", "tsv", "json", "trec_eval"])
 def test_small_eval_imports_the_module_of_its_format_only(small, fmt):
     """A fresh ``tierank eval`` to stdout imports the module of the format it writes and no other, nor the
-    output writer or the diversity measures; its output is the output of a process that imported them all."""
+    output writer or the exact rationals; its output is the output of a process that imported them all."""
     qrels, run = small
     argv = ("eval", str(qrels), str(run), "-m", "nDCG@10", "-q", "-f", fmt)
     mods, p = _modules(MAIN, *argv)
-    everything = "import tierank.io.writers, tierank.measures.diversity, tierank.report.formats as f\nf.FORMATS"
+    everything = "import tierank.io.writers, fractions, tierank.report.formats as f\nf.FORMATS"
     _, ref = _modules(f"{everything}\n{MAIN}", *argv)
     assert p.returncode == 0 and ref.returncode == 0, p.stderr + ref.stderr
     assert (p.stdout, p.stderr) == (ref.stdout, ref.stderr) and p.stdout.strip()
@@ -185,9 +185,10 @@ def test_eval_to_a_file_still_checks_it_before_any_work(small, tmp_path):
 def test_the_diversity_names_of_the_package_are_imported_on_first_use():
     code = (
         "import tierank\nassert 'tierank.measures.diversity' not in sys.modules\n"
+        "assert 'tierank.io.subtopics' not in sys.modules\n"
         "assert {'evaluate_diversity', 'read_subtopic_qrels'} <= set(dir(tierank))\n"
         "from tierank import *\n"
-        "from tierank.measures.diversity import evaluate_diversity as e\n"
+        "from tierank.evaluate import evaluate_diversity as e\n"
         "from tierank.io.subtopics import read_subtopic_qrels as r\n"
         "assert tierank.evaluate_diversity is e and tierank.read_subtopic_qrels is r\n"
         "assert evaluate_diversity is e and read_subtopic_qrels is r"

@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import examples
-from tierank.measures.diversity import evaluate_diversity
+from tierank.evaluate import evaluate_diversity
 
 pyndeval = pytest.importorskip(
     "pyndeval",

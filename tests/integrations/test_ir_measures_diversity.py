@@ -30,6 +30,7 @@ from ir_measures import (  # noqa: E402
     nNRBP,
 )
 
+from tierank.evaluate import evaluate_diversity  # noqa: E402
 from tierank.integrations.ir_measures import (  # noqa: E402
     TierankProvider,
     diversity_measure,
@@ -37,7 +38,6 @@ from tierank.integrations.ir_measures import (  # noqa: E402
     subtopic_qrels,
     tie_aware,
 )
-from tierank.measures.diversity import evaluate_diversity  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "diversity"
 MEASURES = [

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from measures import (
     test_bruteforce,
+    test_diversity,
     test_families_exact,
     test_families_irm,
     test_families_sampled,
@@ -28,6 +29,7 @@ BRUTE_FORCE: dict[str, list[str]] = {
     + list(test_trec_gain.STRINGS),
     "tests/measures/test_trec_extra.py": list(test_trec_extra.MEASURES),
     "tests/measures/test_families_irm.py": list(test_families_irm.MEASURES),
+    "tests/measures/test_diversity.py": list(test_diversity.MEASURES),
 }
 
 

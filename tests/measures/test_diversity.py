@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import statistics
 from pathlib import Path
 
@@ -31,9 +32,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import examples
-from tierank.errors import TierankInputError, UnknownMeasure
+from tierank.errors import TierankInputError
+from tierank.evaluate import evaluate_diversity
 from tierank.io.subtopics import read_subtopic_qrels
-from tierank.measures.diversity import evaluate_diversity, parse_diversity_measure
+from tierank.measures.diversity import parse_diversity_measure
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "diversity"
 MEASURES = [
@@ -98,9 +100,10 @@ def _greedy_ideal(judged, subs, rel, alpha):
 def reference(measure, docs, judged):
     """One query, one tie-free ranking ``docs``."""
     m = parse_diversity_measure(measure)
+    rel = 1 if m.level is None else m.level  # the evaluation's rel: 1
     if m.judged_only:
         docs = [d for d in docs if d in judged]
-    J, subs = _matrix(docs, judged, m.rel)
+    J, subs = _matrix(docs, judged, rel)
     A = len(subs)
     if A == 0:
         return 0.0
@@ -113,8 +116,8 @@ def reference(measure, docs, judged):
         dcg = float((_novelty(J, m.alpha) / np.log2(ranks + 1))[:k].sum())
         if m.family == "alpha_DCG":
             return dcg / sum(A * (1 - m.alpha) ** i / math.log2(i + 2) for i in range(k))
-        ideal_docs = _greedy_ideal(judged, subs, m.rel, m.alpha)
-        Ji, _ = _matrix(ideal_docs, judged, m.rel)
+        ideal_docs = _greedy_ideal(judged, subs, rel, m.alpha)
+        Ji, _ = _matrix(ideal_docs, judged, rel)
         ideal = float(
             (_novelty(Ji, m.alpha) / np.log2(np.arange(1, len(ideal_docs) + 1) + 1))[:k].sum()
         )
@@ -134,7 +137,7 @@ def reference(measure, docs, judged):
         run = err_sum(J)
         if m.family == "ERR_IA":
             return run / (A * sum(0.5**i / (i + 1) for i in range(k)))
-        Ji, _ = _matrix(_greedy_ideal(judged, subs, m.rel, 0.5), judged, m.rel)
+        Ji, _ = _matrix(_greedy_ideal(judged, subs, rel, 0.5), judged, rel)
         return run / err_sum(Ji) if run > 0 else 0.0
     if m.family in ("NRBP", "nNRBP"):
 
@@ -144,7 +147,7 @@ def reference(measure, docs, judged):
         run = rbp(J)
         if m.family == "NRBP":
             return (1 - (1 - m.alpha) * m.beta) / A * run
-        Ji, _ = _matrix(_greedy_ideal(judged, subs, m.rel, m.alpha), judged, m.rel)
+        Ji, _ = _matrix(_greedy_ideal(judged, subs, rel, m.alpha), judged, rel)
         return run / rbp(Ji) if run > 0 else 0.0
     if m.family == "P_IA":
         return float(np.mean([J[:k, s].sum() / k for s in range(A)]))
@@ -153,7 +156,7 @@ def reference(measure, docs, judged):
     # AP_IA: mean over intents of AP with R_s relevant documents in the qrels
     aps = []
     for s, name in enumerate(subs):
-        R = sum(1 for g in judged.values() if g.get(name, -math.inf) >= m.rel)
+        R = sum(1 for g in judged.values() if g.get(name, -math.inf) >= rel)
         hits = np.cumsum(J[:, s])
         aps.append(float((J[:, s] * hits / ranks).sum()) / R)
     return float(np.mean(aps))
@@ -303,15 +306,15 @@ def test_names_round_trip():
 @pytest.mark.parametrize(
     "text, reason",
     [
-        ("NRBP@5", "takes no cutoff"),
-        ("P_IA@0", "not a positive integer"),
-        ("alpha_nDCG(alpha=2)@5", "outside [0, 1]"),
-        ("StRecall(alpha=0.5)@5", "unknown parameter"),
+        ("NRBP@5", "NRBP takes no cutoff"),
+        ("P_IA@0", "cutoff must be a positive integer"),
+        ("alpha_nDCG(alpha=2)@5", "alpha must lie in [0, 1], got 2.0"),
+        ("StRecall(alpha=0.5)@5", "unknown parameter 'alpha'; accepted: rel"),
         ("nDCG@5", "unknown intent-aware measure"),
     ],
 )
 def test_bad_measure_names(text, reason):
-    with pytest.raises(UnknownMeasure, match=reason.replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(TierankInputError, match=re.escape(reason)):
         parse_diversity_measure(text)
 
 
@@ -342,3 +345,178 @@ def test_empty_qrels_and_nothing_to_evaluate(tmp_path):
         read_subtopic_qrels(path)
     with pytest.raises(TierankInputError, match="nothing to evaluate"):
         evaluate_diversity({"q": {"a": {"1": 1}}}, {"other": {"a": 1.0}}, ["P_IA@1"])
+
+
+# -- the registry path: tierank eval, the common input door and result ------------------------------
+def _by_orderings(run):
+    """Each query's rankings over every ordering of its tie groups (brute force)."""
+    return {q: list(_all_orderings(docs)) for q, docs in run.items()}
+
+
+@pytest.mark.parametrize("run_file", ["run.txt", "run-ties.txt"])
+def test_tierank_eval_on_the_shipped_files_equals_brute_force_and_the_diversity_alias(run_file):
+    import json
+
+    from helpers import invoke
+
+    qrels = read_subtopic_qrels(DATA / "qrels.txt")
+    orderings = _by_orderings(_read_run(DATA / run_file))
+    args = [str(DATA / "qrels.txt"), str(DATA / run_file)]
+    asked = [x for m in MEASURES for x in ("-m", m)]
+    out = invoke("eval", *args, *asked, "-q", "-f", "jsonl").stdout
+    records = [json.loads(line) for line in out.splitlines()]
+    per_query = {(r["measure"], r["query"]): r for r in records}
+    alias = invoke("diversity", *args, *asked, "-q").stdout.splitlines()
+    assert alias[0].split("\t") == [
+        "measure",
+        "query",
+        "oblivious",
+        "expected",
+        "min",
+        "max",
+        "std",
+        "method",
+    ]
+    for m in MEASURES:
+        name = str(parse_diversity_measure(m))
+        for q in ("101", "102"):
+            values = [reference(m, order, qrels.judgments[q]) for order in orderings[q]]
+            r = per_query[(name, q)]
+            assert r["method"] == "exact"
+            assert r["expected"] == pytest.approx(statistics.fmean(values), abs=1e-12), (m, q)
+            assert r["min"] == pytest.approx(min(values), abs=1e-12), (m, q)
+            assert r["max"] == pytest.approx(max(values), abs=1e-12), (m, q)
+            assert r["std"] == pytest.approx(statistics.pstdev(values), abs=1e-9), (m, q)
+            assert r["oblivious"] == pytest.approx(
+                reference(m, _trec_order(_read_run(DATA / run_file)[q]), qrels.judgments[q]),
+                abs=1e-12,
+            )
+    # the alias prints the same evaluation, rounded, every query and the mean
+    rows = {tuple(line.split("\t")[:2]): line.split("\t")[2:] for line in alias[1:]}
+    for (name, q), r in per_query.items():
+        shown = rows[(name, q)]
+        assert shown[:5] == [f"{r[c]:.4f}" for c in ("oblivious", "expected", "min", "max", "std")]
+        assert shown[5] == r["method"]
+
+
+def test_eval_of_intent_aware_measures_on_plain_qrels_is_one_line_exit_2(tmp_path):
+    from helpers import invoke
+
+    plain = tmp_path / "plain.qrels"
+    plain.write_text("101 0 d1 1\n101 0 d2 0\n")
+    three = tmp_path / "three.tsv"
+    three.write_text("".join(f"101 d{i} 1\n" for i in range(30)))
+    for qrels, reason in (
+        (plain, "plain qrels (the second column is 0 on every line"),
+        (three, "its first line has 3 fields; the intent-aware measures need subtopic qrels"),
+        (DATA / "run.txt", "is given as the qrels but looks like a run"),
+    ):
+        res = invoke("eval", str(qrels), str(DATA / "run.txt"), "-m", "alpha_nDCG@5", check=False)
+        assert res.returncode == 2
+        assert reason in res.stderr and str(qrels) in res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+    # the same qrels serve the plain measures
+    assert invoke("eval", str(plain), str(DATA / "run.txt"), "-m", "P@1").returncode == 0
+
+
+def test_plain_qrels_given_in_python_are_refused_with_the_reason():
+    import tierank
+
+    for qrels, reason in (
+        ({"101": {"d1": 1}}, "grade 1 is not a map of subtopics"),
+        (tierank.to_qrels({"101": {"d1": 1}}), "plain qrels: one grade per document given"),
+    ):
+        with pytest.raises(TierankInputError, match=re.escape(reason)):
+            tierank.evaluate(qrels, DATA / "run.txt", ["alpha_nDCG@5"])
+
+
+def test_subtopic_qrels_are_a_source_role_of_the_input_door():
+    from tierank.io.sources import kind_of, read
+    from tierank.io.subtopics import SubtopicQrels
+
+    path = DATA / "qrels.txt"
+    from_file = read(path, "subtopic-qrels")
+    assert isinstance(from_file, SubtopicQrels)
+    assert read(from_file.judgments, "subtopic-qrels").judgments == from_file.judgments
+    assert read(from_file, "subtopic-qrels") is from_file
+    assert kind_of(from_file, "qrels").name == "subtopics"
+    plain = read(from_file, "qrels")  # each document once, its largest subtopic grade
+    grades = dict(zip(zip(plain.qid.to_pylist(), plain.docid.to_pylist()), plain.grade.tolist()))
+    assert grades == {
+        (q, d): max(g.values()) for q, docs in from_file.judgments.items() for d, g in docs.items()
+    }
+
+
+def test_plain_and_intent_aware_measures_in_one_evaluation():
+    """The plain measures read the subtopic qrels' plain form: the same values as on those qrels."""
+    import tierank
+    from tierank.io.sources import read
+
+    sq = read(DATA / "qrels.txt", "subtopic-qrels")
+    run = DATA / "run-ties.txt"
+    both = tierank.evaluate(sq, run, ["nDCG@5", "alpha_nDCG@5", "AP"])
+    plain = tierank.evaluate(sq.plain(), run, ["nDCG@5", "AP"])
+    for m in plain.measures:
+        assert both.summary(m) == plain.summary(m)
+    alone = tierank.evaluate(sq, run, ["alpha_nDCG@5"])
+    m = tierank.parse_measure("alpha_nDCG@5")
+    assert both.summary(m) == alone.summary(m)
+
+
+def test_sampled_records_carry_method_samples_seed_and_se():
+    import tierank
+
+    res = tierank.evaluate(
+        DATA / "qrels.txt", DATA / "run-ties.txt", ["nERR_IA@5"], exact_limit=1, samples=40, seed=5
+    )
+    rec = res.records(per_query=False)[-1]
+    assert rec["method"] == "sampled" and rec["samples"] == 40 and rec["seed"] == 5
+    assert rec["se"] > 0 and res.settings["exact_limit"] == 1
+    exact = tierank.evaluate(DATA / "qrels.txt", DATA / "run-ties.txt", ["nERR_IA@5"])
+    assert exact.records(per_query=False)[-1]["method"] == "exact"
+
+
+def test_settings_the_intent_aware_measures_do_not_follow_are_refused():
+    import tierank
+
+    for options, reason in (
+        ({"max_depth": 3}, "max_depth (-M): not supported"),
+        ({"candidates_only": True}, "candidates_only: not supported"),
+        ({"unjudged": "bounds"}, "no valid bound for alpha_nDCG@5"),
+    ):
+        with pytest.raises(TierankInputError, match=re.escape(reason)):
+            tierank.evaluate(DATA / "qrels.txt", DATA / "run.txt", ["alpha_nDCG@5"], **options)
+
+
+def test_streamed_in_blocks_equals_in_memory():
+    """A run evaluated block by block (streaming) gives the records of the run read whole."""
+    from helpers import invoke
+
+    args = [str(DATA / "qrels.txt"), str(DATA / "run-ties.txt"), "-m", "alpha_nDCG@5", "-m", "P@3"]
+    whole = invoke("eval", *args, "-q", "-f", "jsonl").stdout
+    streamed = invoke("eval", *args, "-q", "-f", "jsonl", "-j", "1", "--block-bytes", "64").stdout
+    assert streamed == whole and '"measure": "alpha_nDCG@5"' in whole
+
+
+def test_the_evaluation_settings_reach_the_intent_aware_measures():
+    """-J (judged_only) is the measures' own judged_only; -c evaluates a qrels query the run lacks
+    as one that retrieved nothing (0)."""
+    import tierank
+
+    qrels, run = DATA / "qrels.txt", DATA / "run-ties.txt"
+    own = tierank.evaluate(
+        qrels, run, ["alpha_nDCG(judged_only=True)@5", "AP_IA(judged_only=True)"]
+    )
+    cut = tierank.evaluate(qrels, run, ["alpha_nDCG@5", "AP_IA"], judged_only=True)
+    assert [own.summary(m) for m in own.measures] == [cut.summary(m) for m in cut.measures]
+    assert own.summary(own.measures[0]) != tierank.evaluate(qrels, run, ["alpha_nDCG@5"]).summary(
+        cut.measures[0]
+    )
+    sq = read_subtopic_qrels(qrels)
+    extra = {**sq.judgments, "103": {"z1": {"1": 1.0}}}
+    res = tierank.evaluate(extra, run, ["alpha_nDCG@5"], complete=True)
+    m = res.measures[0]
+    assert res.qids == ["101", "102", "103"] and res.stats[m].expected[2] == 0.0
+    assert res.stats[m].expected[:2].tolist() == (
+        tierank.evaluate(qrels, run, ["alpha_nDCG@5"]).stats[m].expected.tolist()
+    )

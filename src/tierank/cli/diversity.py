@@ -1,5 +1,6 @@
 """`tierank diversity QRELS RUN -m alpha_nDCG@10 ...`: intent-aware measures on subtopic qrels
-(`tierank.measures.diversity`)."""
+(`tierank.measures.diversity`), an alias of ``tierank eval`` for them with its own tab-separated
+table (``tierank eval QRELS RUN -m alpha_nDCG@10`` gives every output format)."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def diversity_cmd(
     """Intent-aware (diversity) measures on subtopic qrels, tie-aware: the oblivious value and the expected
     value, min, max and std over tie orderings, per measure (tab-separated), averaged over the run's
     judged queries."""
-    from ..measures.diversity import evaluate_diversity
+    from ..evaluate import evaluate_diversity
 
     res = evaluate_diversity(qrels, run, measure, samples=samples, seed=seed)
     lines = ["\t".join(COLUMNS)]

@@ -78,7 +78,9 @@ def eval_cmd(
     qrels: Annotated[
         Path,
         typer.Argument(
-            metavar="QRELS", help="TREC qrels (qid iter docid grade) or BEIR qrels TSV; .gz ok"
+            metavar="QRELS",
+            help="TREC qrels (qid iter docid grade) or BEIR qrels TSV; subtopic qrels (qid "
+            "subtopic docid grade) for the intent-aware measures (alpha_nDCG, ERR_IA, ...); .gz ok",
         ),
     ],
     runs: Annotated[

@@ -68,7 +68,7 @@ from ..io.model import Qrels, Run
 from ..io.subtopics import SubtopicQrels, read_subtopic_qrels, to_subtopic_qrels
 from ..measures.base import Measure as TierankMeasure
 from ..measures.base import parse_measure
-from ..measures.diversity import DiversityMeasure, evaluate_diversity, parse_diversity_measure
+from ..measures.diversity import IntentAware, parse_diversity_measure
 from ..measures.names import family_names
 from ..settings import EvalSettings
 from . import require
@@ -202,9 +202,12 @@ def resolve_measure(measure) -> tuple[TierankMeasure, bool] | None:
     if head in FAMILIES:
         text = FAMILIES[head] + text[len(head) :]
     try:
-        return parse_measure(text), False
+        found = parse_measure(text)
     except TierankInputError:
-        pass
+        found = None
+    if found is not None:
+        # the intent-aware family reads subtopic qrels: answered apart (`diversity_part`)
+        return None if found.needs_subtopics else (found, False)
     if "judged_only=True" not in text:
         return None
     plain = text.replace(",judged_only=True", "").replace("judged_only=True,", "")
@@ -500,7 +503,7 @@ def tie_aware(stat: str = "expected", **options):
 # ------------------------------------------------------------------ the intent-aware family
 
 
-def diversity_measure(measure) -> DiversityMeasure | None:
+def diversity_measure(measure) -> IntentAware | None:
     """The tierank intent-aware measure for an ir_measures measure, or None when it is not one.
 
     >>> from ir_measures import alpha_nDCG, NRBP, nDCG
@@ -561,7 +564,7 @@ def diversity_metrics(
     measures: dict, qrels: SubtopicQrels, run: Run, stat: str, options: dict
 ) -> Iterator:
     """ir_measures ``Metric`` of every intent-aware measure and judged query of ``run``
-    ([`tierank.measures.diversity.evaluate_diversity`][tierank.measures.diversity.evaluate_diversity]; ``samples`` and ``seed`` from ``options``).
+    (the common [`tierank.evaluate.Evaluator`][tierank.evaluate.Evaluator]; ``samples`` and ``seed`` from ``options``).
     The oblivious order is trec_eval's (score descending, docid descending) whatever ``tie_break``."""
     qids = set(
         run.qid.dictionary_decode().to_pylist()
@@ -571,7 +574,9 @@ def diversity_metrics(
     if not qids.intersection(qrels.judgments):
         return
     kw = {k: options[k] for k in ("samples", "seed") if k in options}
-    res = evaluate_diversity(qrels, run, list(dict.fromkeys(measures.values())), **kw)
+    res = Engine(qrels, list(dict.fromkeys(measures.values())), EvalSettings(**kw)).evaluate(run)
     for m, d in measures.items():
-        for q, values in res.per_query(d).items():
-            yield Metric(query_id=q, measure=m, value=values[stat])
+        s = res.stats[d]
+        vals = np.sqrt(s.var) if stat == "std" else getattr(s, stat)
+        for q, v in zip(res.qids, np.asarray(vals, dtype=np.float64).tolist()):
+            yield Metric(query_id=q, measure=m, value=v)

@@ -4,7 +4,9 @@ A source kind ([`SourceKind`][tierank.io.sources.SourceKind]) says, in one place
 
 * how to **recognise** it (``recognise(obj) -> bool``; kinds are tried in the order of `KINDS`,
   the first that recognises an input and can read it in the asked role wins);
-* how to **read** it in each role it can play (``read[role](obj, source, **options)``): ``"run"`` and
+* how to **read** it in each role it can play (``read[role](obj, source, **options)``; ``"subtopic-qrels"``
+  gives a [`SubtopicQrels`][tierank.io.subtopics.SubtopicQrels], read from a text file, a dict of dicts of dicts or one already
+  built, and refuses any other input with the reason): ``"run"`` and
   ``"qrels"`` give ``(value, source)`` where the value is a [`Run`][tierank.io.sources.Run] / [`Qrels`][tierank.io.sources.Qrels] already
   built or a table / DataFrame / dict of dicts that `tierank.io.tables` validates; ``"predictions"``
   (MTEB's retrieval predictions) gives ``{(subset, split): Run}``; ``"mteb-qrels"`` (the MTEB
@@ -15,7 +17,8 @@ A source kind ([`SourceKind`][tierank.io.sources.SourceKind]) says, in one place
 * what a folder **expands** to (``expand(path) -> (runs, skipped)``) and how runs are **named**
   ([`name_runs`][tierank.io.sources.name_runs]: the shortest distinguishing path suffix, `tierank.io.naming`).
 
-The kinds: ``built`` (a Run / Qrels), ``irds`` (``irds:DATASET_ID``, qrels of an ir_datasets
+The kinds: ``built`` (a Run / Qrels), ``subtopics`` (a
+[`SubtopicQrels`][tierank.io.subtopics.SubtopicQrels]: read as ``subtopic-qrels``, or as qrels by each document's largest grade), ``irds`` (``irds:DATASET_ID``, qrels of an ir_datasets
 dataset, `tierank.io.irds`), ``ranx`` (ranx.Run / ranx.Qrels, through ``to_dict()``),
 ``mteb-task``, ``mteb-jsonl``, ``mteb-json`` (`tierank.io.mteb_json`), ``partition`` (a folder
 written by [`tierank.stream.partition`][tierank.stream.partition]), ``folder`` (a folder of runs), ``columnar``
@@ -44,10 +47,12 @@ from .lexer import parse_number
 from .model import Qrels, Run
 from .naming import name_runs  # noqa: F401  # re-exported: the runs of a command line, named
 from .readers import first_fields, read_qrels, read_run
+from .subtopics import SubtopicQrels, nested_subtopics, read_subtopic_file
 from .tables import role_parts, table_qrels, table_role, table_run
 
-#: the roles a source is read in
-ROLES = ("run", "qrels", "predictions", "mteb-qrels")
+#: the roles a source is read in (``subtopic-qrels``: the judgments of the intent-aware measures,
+#: ``qid subtopic docid grade``, a [`SubtopicQrels`][tierank.io.subtopics.SubtopicQrels])
+ROLES = ("run", "qrels", "predictions", "mteb-qrels", "subtopic-qrels")
 
 
 @dataclass(frozen=True)
@@ -203,6 +208,7 @@ _FILES: dict[str, Callable] = {
     "run": _text_run,
     "qrels": _text_qrels,
     "mteb-qrels": _through("qrels"),
+    "subtopic-qrels": lambda obj, source, **_: read_subtopic_file(obj),
 }
 _TABLES_ON_DISK: dict[str, Callable] = {
     "run": _columnar_table,
@@ -214,6 +220,14 @@ _TABLES_ON_DISK: dict[str, Callable] = {
 KINDS: list[SourceKind] = [
     SourceKind(
         "built", lambda obj: isinstance(obj, (Run, Qrels)), {"run": _as_is, "qrels": _as_is}
+    ),
+    SourceKind(
+        "subtopics",
+        lambda obj: isinstance(obj, SubtopicQrels),
+        {
+            "subtopic-qrels": lambda obj, source, **_: obj,
+            "qrels": lambda obj, source, **_: (obj.plain(), obj.source),
+        },
     ),
     SourceKind(
         "irds",
@@ -256,6 +270,7 @@ KINDS: list[SourceKind] = [
             "qrels": _as_is,
             "mteb-qrels": lambda obj, source, **_: mteb_json.nested_qrels(obj, source),
             "predictions": _predictions_dict,
+            "subtopic-qrels": lambda obj, source, **_: nested_subtopics(obj, source or "qrels"),
         },
     ),
 ]
@@ -297,6 +312,14 @@ def read(obj, role: str, source: str | None = None, **options):
     [2.0]
     """
     kind = kind_of(obj, role)
+    if role == "subtopic-qrels":
+        # a columnar file, a folder, a dataset: no subtopic column is read from them
+        tabular = _is_path(obj) and (is_columnar(obj) or _local_dir(obj) or irds.recognise(obj))
+        if kind is None or tabular:
+            raise TierankInputError(
+                [Problem(_shown(obj, source), None, f"{_PLAIN} ({_what(obj)} given)")]
+            )
+        return kind.read[role](obj, source, **options)
     if role not in (
         "run",
         "qrels",
@@ -311,6 +334,27 @@ def read(obj, role: str, source: str | None = None, **options):
             else table_run(obj, source or "run", options.get("duplicates", "error"))
         )
     return obj if isinstance(obj, Qrels) else table_qrels(obj, source or "qrels")
+
+
+#: why an input that holds no subtopic is refused where subtopic qrels are needed
+_PLAIN = "the intent-aware measures need subtopic qrels (qid subtopic docid grade)"
+
+
+def _shown(obj, source: str | None) -> str:
+    if source:
+        return source
+    if isinstance(obj, Qrels):
+        return obj.source
+    return os.fspath(obj) if _is_path(obj) else "qrels"
+
+
+def _what(obj) -> str:
+    """An input that cannot hold subtopics, in words."""
+    if isinstance(obj, Qrels):
+        return "plain qrels: one grade per document"
+    if _is_path(obj):
+        return "a columnar file, a folder or a dataset"
+    return f"a {type(obj).__module__.split('.')[0]}.{type(obj).__name__}"
 
 
 # ---------------------------------------------------------------------------------------- streaming

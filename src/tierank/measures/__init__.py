@@ -7,7 +7,8 @@
 estimates); ``trec_extra``: RelP, SetRelP, RprecMult, Utility; ``infap``: infAP;
 ``trec_gain``: G, BinG, nDCG_rel, RnDCG; ``unjudged``: Unj, RBP_resid;
 ``relstring``: RelString (trec_eval's measures of the same names); ``cwl``: ir_measures' C/W/L
-families SDCG, INSQ, INST, NERR8-11; ``pairs``: Accuracy, Compat.  The contract a
+families SDCG, INSQ, INST, NERR8-11; ``pairs``: Accuracy, Compat; ``diversity``: the intent-aware
+families on subtopic qrels, alpha_nDCG, alpha_DCG, ERR_IA, nERR_IA, NRBP, nNRBP, P_IA, AP_IA, StRecall.  The contract a
 family implements is [`tierank.measures.base.Measure`][tierank.measures.base.Measure]; shared numeric
 helpers are in [`tierank.measures.kernels`][tierank.measures.kernels].
 
@@ -27,6 +28,7 @@ from . import (  # noqa: F401  (registration; names: trec_eval's names for parse
     bpref,
     counts,
     cwl,
+    diversity,
     err,
     gmap,
     gmbpref,

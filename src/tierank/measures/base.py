@@ -304,7 +304,9 @@ class Measure:
         its names in trec_eval, ir_measures, ranx, MTEB and sentence-transformers ([`FamilyNames`][tierank.measures.base.FamilyNames]).
     ``pretty``, ``definition``, ``citation``
         its name in prose, a one-line definition and the work that defines it (all optional:
-        [`about`][tierank.measures.base.Measure.about] fills in the defaults).
+        [`about`][tierank.measures.base.Measure.about] fills in the defaults);
+    ``needs_subtopics``
+        whether it reads subtopic qrels (the intent-aware families).
 
     Hooks (override where the default does not fit): [`stats`][tierank.measures.base.Measure.stats] (required),
     [`depth`][tierank.measures.base.Measure.depth], [`unjudged_bounds`][tierank.measures.base.Measure.unjudged_bounds], [`residual`][tierank.measures.base.Measure.residual], [`validate`][tierank.measures.base.Measure.validate].
@@ -333,6 +335,10 @@ class Measure:
     definition: ClassVar[str] = ""
     #: the work that defines the measure (authors, year, title, venue); "" (the default): none given
     citation: ClassVar[str] = ""
+    #: the family reads subtopic qrels (``qid subtopic docid grade``, the intent-aware measures of
+    #: `tierank.measures.diversity`): the evaluation reads its qrels as such and hands the judgments
+    #: to it (``Prepared.subtopics``); plain qrels are refused for it
+    needs_subtopics: ClassVar[bool] = False
 
     params: tuple[tuple[str, Any], ...] = ()
     cutoff: int | float | None = None

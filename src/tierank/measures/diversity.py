@@ -1,13 +1,13 @@
-r"""Intent-aware (diversity) measures on subtopic qrels, tie-aware.
+r"""Intent-aware (diversity) measures on subtopic qrels, tie-aware, registered like every family.
 
-Families, with ir_measures' names and parameters (``rel`` = 1: a subtopic judgment counts as
-relevant when its grade is >= ``rel``; ``judged_only`` = False: True drops unjudged documents
-from the run first):
+Families, with ir_measures' names and parameters (``rel``: a subtopic judgment counts as relevant
+when its grade is >= ``rel``, default the evaluation's ``rel``, 1; ``judged_only`` = False: True
+drops unjudged documents from the run first):
 
 | name (aliases) | parameters | value of one ranking ``d_1, d_2, ...`` |
 |---|---|---|
-| alpha_nDCG (α_nDCG) | @k, alpha=0.5, rel, judged_only | ``alpha-DCG@k of the run / of the ideal ranking`` |
-| alpha_DCG (α_DCG) | @k, alpha=0.5, rel, judged_only | ``sum_{i<=k} g_i/log2(i+1) / sum_{i<=k} A(1-a)^{i-1}/log2(i+1)`` |
+| alpha_nDCG | @k, alpha=0.5, rel, judged_only | ``alpha-DCG@k of the run / of the ideal ranking`` |
+| alpha_DCG | @k, alpha=0.5, rel, judged_only | ``sum_{i<=k} g_i/log2(i+1) / sum_{i<=k} A(1-a)^{i-1}/log2(i+1)`` |
 | ERR_IA | @k, rel, judged_only | ``sum_{i<=k} g_i/i / sum_{i<=k} A(1-a)^{i-1}/i, a = 0.5`` |
 | nERR_IA | @k, rel, judged_only | ``sum_{i<=k} g_i/i of the run / of the ideal ranking`` |
 | NRBP | alpha=0.5, beta=0.5, rel | ``(1-(1-a)b)/A sum_i g_i b^{i-1}`` |
@@ -33,169 +33,280 @@ value equals ndeval's (``tests/crosscheck/test_pyndeval.py``, through pyndeval 0
 
 How subtopic qrels reach the measures
 -------------------------------------
-[`tierank.io.subtopics.read_subtopic_qrels`][tierank.io.subtopics.read_subtopic_qrels] reads ``qid subtopic docid grade`` (the plain
-qrels reader drops the second column); [`evaluate_diversity`][tierank.measures.diversity.evaluate_diversity] takes those qrels (or a path,
-or ``{qid: {docid: {subtopic: grade}}}``), a run (a [`tierank.Run`][tierank.Run], a path or
-``{qid: {docid: score}}``) and measure strings, and returns a [`DiversityResult`][tierank.measures.diversity.DiversityResult].  These
-families are not in `tierank.measures.REGISTRY` (their qrels are not plain qrels).
-Queries evaluated: those of the run judged in the qrels.  On the command line:
-``tierank diversity QRELS RUN -m alpha_nDCG@10 ...`` (`tierank.cli.diversity`).
+The families are in `tierank.measures.REGISTRY` and parsed by
+[`tierank.measures.parse_measure`][tierank.measures.parse_measure] like any other; each sets
+``needs_subtopics``.  When one is asked for,
+[`tierank.evaluate.Evaluator`][tierank.evaluate.Evaluator] reads its qrels in the ``subtopic-qrels`` role of the input
+door ([`tierank.io.sources`][tierank.io.sources]: a ``qid subtopic docid grade`` file, a
+[`SubtopicQrels`][tierank.io.subtopics.SubtopicQrels] or ``{qid: {docid: {subtopic: grade}}}``; plain qrels are refused
+with the reason), evaluates the other measures on their plain form (each document's largest
+grade), and hands the judgments to `tierank.ties.prepare`, which gives the measures the docid
+of every row in policy order.  Queries evaluated: those of the run judged in the qrels (all of
+the qrels' with ``complete``).  ``tierank eval QRELS RUN -m alpha_nDCG@10`` and its alias
+``tierank diversity`` print them.
 
 Tie-aware statistics
 --------------------
 Documents of equal score in a query form a tie group; every ordering of every tie group is
-equally likely.  The oblivious value is that of trec_eval's order (score descending, then
-docid descending, as ndeval's ``-traditional``).  The gain of a document depends on the
-documents above it, so there is no closed form for most families; per query:
+equally likely.  The oblivious value is that of the tie-break policy's order (trec_eval's by
+default: score descending, then docid descending, as ndeval's ``-traditional``).  The gain of a
+document depends on the documents above it, so there is no closed form for most families; per
+query:
 
 * **P_IA** is linear in the documents in the top ``k``: E, min, max and variance are exact
   (the tie group across rank ``k`` contributes a sample without replacement of its counts).
 * **StRecall@k**: E and variance are exact (the probability that a subtopic, or a pair of
   subtopics, stays uncovered by the ``n`` places the group across rank ``k`` has in the top
   ``k`` is a ratio of binomials); min and max by enumerating which documents take those places
-  (as multisets of relevance patterns), exact up to ``limit`` such multisets.
+  (as multisets of relevance patterns), exact up to ``exact_limit`` such multisets.
 * **every other family** is enumerated exactly over the distinct orderings (documents of the
   same relevance pattern are interchangeable, groups past rank ``k`` are left out) when there
-  are at most ``limit`` of them; otherwise ``samples`` uniformly random orderings are drawn
-  (``numpy`` generator seeded by ``seed`` and the query id) and the result is labelled
-  ``method="sampled"`` with ``samples``, ``seed`` and the standard error ``se`` of E, as
-  `tierank.measures.sampling` labels IPrec and GMAP; min and max are then the extremes
-  observed among the sampled orderings (inner bounds).
+  are at most ``exact_limit`` of them (an evaluation setting, default 10,000); otherwise
+  ``samples`` uniformly random orderings are drawn (``numpy`` generator seeded by ``seed`` and
+  the query id) and the result is labelled ``method="sampled"`` with ``samples``, ``seed`` and
+  the standard error ``se`` of E, as `tierank.measures.sampling` labels IPrec and GMAP; min and
+  max are then the extremes observed among the sampled orderings (inner bounds).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-import os
-import re
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from fractions import Fraction
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from ..errors import NothingToEvaluate, Problem, TierankInputError, UnknownMeasure, quote
-from ..io import Run, read_run
-from ..io.subtopics import SubtopicQrels, read_subtopic_qrels, to_subtopic_qrels
-from .base import Aggregate, Stats
+from ..errors import TierankInputError, UnknownMeasure, quote
+from .base import REGISTRY, Measure, Param, Stats, parse_measure, register
+from .linear import REL
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..ties import Prepared
 
 __all__ = [
-    "DiversityMeasure",
-    "DiversityResult",
+    "IntentAware",
     "FAMILIES",
-    "evaluate_diversity",
     "parse_diversity_measure",
     "diversity_value",
 ]
 
-#: family -> (parameters it accepts besides rel, whether @k is accepted)
-FAMILIES: dict[str, tuple[tuple[str, ...], bool]] = {
-    "alpha_nDCG": (("alpha", "judged_only"), True),
-    "alpha_DCG": (("alpha", "judged_only"), True),
-    "ERR_IA": (("judged_only",), True),
-    "nERR_IA": (("judged_only",), True),
-    "NRBP": (("alpha", "beta"), False),
-    "nNRBP": (("alpha", "beta"), False),
-    "P_IA": (("judged_only",), True),
-    "AP_IA": (("judged_only",), False),
-    "StRecall": ((), True),
-}
-_ALIASES = {"α_nDCG": "alpha_nDCG", "α_DCG": "alpha_DCG", "MAP_IA": "AP_IA"}
-_DEFAULTS: dict[str, float | bool] = {"alpha": 0.5, "beta": 0.5, "rel": 1, "judged_only": False}
-_SPEC = re.compile(r"^\s*([^\s(@]+)\s*(?:\((.*)\))?\s*(?:@\s*(\S+))?\s*$")
 #: ERR-IA's stopping probability of a relevant document (ndeval's alpha for ERR-IA)
 _ERR_ALPHA = 0.5
 
 Pattern = tuple[int, ...]  # indices of the subtopics a document is relevant to
 
+ALPHA = Param(
+    "alpha",
+    float,
+    0.5,
+    "novelty: a subtopic's gain shrinks by 1 - alpha each time it is seen again",
+    low=0,
+    high=1,
+)
+BETA = Param(
+    "beta", float, 0.5, "persistence: the chance of reading on to the next rank", low=0, high=1
+)
+JUDGED_ONLY = Param(
+    "judged_only", bool, False, "drop the documents the subtopic qrels do not judge first"
+)
 
-@dataclass(frozen=True)
-class DiversityMeasure:
-    """One intent-aware measure: family, cutoff and parameters (ir_measures' string form).
 
-    >>> m = parse_diversity_measure("alpha_nDCG(alpha=0.7)@10")
-    >>> m.family, m.cutoff, m.alpha, str(m)
-    ('alpha_nDCG', 10, 0.7, 'alpha_nDCG(alpha=0.7)@10')
-    >>> str(parse_diversity_measure("MAP_IA")), str(parse_diversity_measure("NRBP(beta=0.8, rel=2)"))
+class IntentAware(Measure):
+    """Base of the intent-aware families: per query, the subtopic patterns of the run's tie groups
+    (from ``prep.subtopics`` and ``prep.docid``), then the statistics of the module's documentation.
+
+    >>> m = parse_measure("alpha_nDCG(alpha=0.7)@10")
+    >>> m.family, m.cutoff, m.alpha, str(m), m.needs_subtopics
+    ('alpha_nDCG', 10, 0.7, 'alpha_nDCG(alpha=0.7)@10', True)
+    >>> str(parse_measure("MAP_IA")), str(parse_measure("NRBP(beta=0.8, rel=2)"))
     ('AP_IA', 'NRBP(beta=0.8,rel=2)')
     """
 
-    family: str
-    cutoff: int | None = None
-    alpha: float = 0.5
-    beta: float = 0.5
-    rel: float = 1
-    judged_only: bool = False
+    needs_subtopics: ClassVar[bool] = True
+    #: min and max are exact where the orderings are enumerated, else the extremes of those drawn
+    extremes_exact: ClassVar[bool | str] = "as E"
+    bounds_refusal: ClassVar[str | None] = (
+        "an unjudged document's subtopics are unknown, so no relevance it could have is defined"
+    )
+    citation: ClassVar[str] = (
+        "Clarke et al., SIGIR 2008; Agrawal et al., WSDM 2009; Clarke, Kolla and Vechtomova, "
+        "ICTIR 2009 (as ndeval 4.5 computes them)"
+    )
 
-    def __str__(self) -> str:
-        params = []
-        for name in ("alpha", "beta", "judged_only", "rel"):
-            value = getattr(self, name)
-            if value != _DEFAULTS[name]:
-                shown = (
-                    value
-                    if not isinstance(value, float)
-                    or not value.is_integer()
-                    or name in ("alpha", "beta")
-                    else int(value)
+    @property
+    def alpha(self) -> float:
+        return float(dict(self.params).get("alpha", 0.5))
+
+    @property
+    def beta(self) -> float:
+        return float(dict(self.params).get("beta", 0.5))
+
+    @property
+    def rank_cutoff(self) -> int | None:
+        """The ``@k`` (always a rank here), or None."""
+        return None if self.cutoff is None else int(self.cutoff)
+
+    @property
+    def judged_only(self) -> bool:
+        return bool(dict(self.params).get("judged_only", False))
+
+    def depth(self, nrel: Callable[[int | None], np.ndarray]) -> float | np.ndarray:
+        """The cutoff (a condensed list, ``judged_only``, reads the whole run)."""
+        return float("inf") if self.judged_only else self.k
+
+    def stats(self, prep: Prepared) -> Stats:
+        if prep.subtopics is None or prep.docid is None:
+            raise TierankInputError(
+                f"measure {quote(str(self))} needs subtopic qrels (qid subtopic docid grade)"
+            )
+        rel = self.level if self.level is not None else prep.rel_level
+        docs = prep.docid.to_pylist()
+        ones = []
+        for i, qid in enumerate(prep.qids):
+            lo, hi = int(prep.qstart[i]), int(prep.qstart[i + 1])
+            cuts = [0, *(np.flatnonzero(np.diff(prep.gid[lo:hi])) + 1).tolist(), hi - lo]
+            ranked = [docs[lo + a : lo + b] for a, b in zip(cuts[:-1], cuts[1:])]
+            groups, q = _layout(prep.subtopics.get(qid, {}), ranked, self, rel)
+            ones.append(
+                _query_stats(
+                    self,
+                    groups,
+                    q,
+                    limit=prep.exact_limit,
+                    samples=prep.samples,
+                    seed=prep.seed,
+                    qid=qid,
                 )
-                params.append(f"{name}={shown}")
-        text = self.family + (f"({','.join(params)})" if params else "")
-        return text + (f"@{self.cutoff}" if self.cutoff is not None else "")
+            )
+        col = {
+            f: np.array([getattr(o, f) for o in ones], dtype=np.float64)
+            for f in ("oblivious", "expected", "min", "max", "var", "se")
+        }
+        s = Stats(col["oblivious"], col["expected"], col["min"], col["max"], col["var"])
+        sampled = np.array([o.sampled for o in ones], dtype=bool)
+        if sampled.any():
+            s = replace(
+                s,
+                method="sampled",
+                samples=prep.samples,
+                seed=prep.seed,
+                se=col["se"],
+                sampled=sampled,
+            )
+        return s
 
 
-def parse_diversity_measure(text: str) -> DiversityMeasure:
-    """Parse an ir_measures-style name, e.g. ``alpha_nDCG@10``, ``NRBP(alpha=0.5,beta=0.8)``.
+@register
+class AlphaNDCG(IntentAware):
+    family = "alpha_nDCG"
+    pretty = "alpha-nDCG"
+    description = "novelty-discounted DCG (alpha-DCG@k) over that of the greedy ideal ranking"
+    schema = (ALPHA, JUDGED_ONLY, REL)
 
-    >>> parse_diversity_measure("P_IA(foo=1)@5")
+
+@register
+class AlphaDCG(IntentAware):
+    family = "alpha_DCG"
+    pretty = "alpha-DCG"
+    description = "novelty-discounted DCG over that of every document relevant to every subtopic"
+    schema = (ALPHA, JUDGED_ONLY, REL)
+
+
+@register
+class ERRIA(IntentAware):
+    family = "ERR_IA"
+    pretty = "intent-aware ERR"
+    description = "ERR's cascade per subtopic, averaged (normalised by the ideal ideal ranking)"
+    schema = (JUDGED_ONLY, REL)
+
+
+@register
+class NERRIA(IntentAware):
+    family = "nERR_IA"
+    pretty = "normalised intent-aware ERR"
+    description = "intent-aware ERR over that of the greedy ideal ranking"
+    schema = (JUDGED_ONLY, REL)
+
+
+@register
+class NRBP(IntentAware):
+    family = "NRBP"
+    pretty = "novelty- and rank-biased precision"
+    description = "RBP with novelty-discounted gains, averaged over subtopics"
+    schema = (ALPHA, BETA, REL)
+    cutoff_allowed = False
+
+
+@register
+class NNRBP(IntentAware):
+    family = "nNRBP"
+    pretty = "normalised NRBP"
+    description = "NRBP over that of the greedy ideal ranking"
+    schema = (ALPHA, BETA, REL)
+    cutoff_allowed = False
+
+
+@register
+class PIA(IntentAware):
+    family = "P_IA"
+    extremes_exact = True
+    pretty = "intent-aware precision"
+    description = "precision at k per subtopic, averaged over subtopics"
+    schema = (JUDGED_ONLY, REL)
+
+
+class APIA(IntentAware):
+    family = "AP_IA"
+    pretty = "intent-aware average precision"
+    description = "average precision per subtopic, averaged over subtopics"
+    schema = (JUDGED_ONLY, REL)
+    cutoff_allowed = False
+
+
+register(APIA, aliases=("MAP_IA",))
+
+
+@register
+class StRecall(IntentAware):
+    family = "StRecall"
+    pretty = "subtopic recall"
+    description = "the share of the subtopics that the top k documents cover"
+    schema = (REL,)
+
+
+#: family -> (parameters it accepts besides rel, whether @k is accepted), derived from the registry
+FAMILIES: dict[str, tuple[tuple[str, ...], bool]] = {
+    cls.family: (tuple(p.name for p in cls.schema if p.name != "rel"), cls.cutoff_allowed)
+    for cls in dict.fromkeys(REGISTRY.values())
+    if cls.needs_subtopics
+}
+
+
+def parse_diversity_measure(text: str | Measure) -> IntentAware:
+    """An intent-aware measure by [`tierank.measures.parse_measure`][tierank.measures.parse_measure] (``α_`` read as ``alpha_``);
+    any other measure is refused.
+
+    >>> str(parse_diversity_measure("α_nDCG@5"))
+    'alpha_nDCG@5'
+    >>> parse_diversity_measure("nDCG@5")
     Traceback (most recent call last):
     ...
-    tierank.errors.UnknownMeasure: measure 'P_IA(foo=1)@5': unknown parameter 'foo' (P_IA accepts rel, judged_only)
+    tierank.errors.UnknownMeasure: measure 'nDCG@5': unknown intent-aware measure (known: alpha_nDCG, alpha_DCG, ERR_IA, nERR_IA, NRBP, nNRBP, P_IA, AP_IA, StRecall)
     """
-
-    def fail(reason: str) -> UnknownMeasure:
-        return UnknownMeasure([Problem("", None, f"measure {quote(text)}: {reason}")])
-
-    m = _SPEC.match(text)
-    if m is None:
-        raise fail("expected FAMILY(PARAM=VALUE,...)@K")
-    family = _ALIASES.get(m.group(1), m.group(1))
-    if family not in FAMILIES:
-        raise fail(f"unknown intent-aware measure (known: {', '.join(FAMILIES)})")
-    accepted, has_cutoff = FAMILIES[family]
-    accepted = ("rel", *accepted)
-    values: dict[str, float | bool] = {}
-    for item in filter(None, (p.strip() for p in (m.group(2) or "").split(","))):
-        name, eq, raw = (s.strip() for s in item.partition("="))
-        if not eq:
-            raise fail(f"parameter {quote(item)} is not NAME=VALUE")
-        if name not in accepted:
-            raise fail(f"unknown parameter {quote(name)} ({family} accepts {', '.join(accepted)})")
-        if name == "judged_only":
-            if raw.lower() not in ("true", "false", "1", "0"):
-                raise fail(f"judged_only={quote(raw)} is not a boolean")
-            values[name] = raw.lower() in ("true", "1")
-            continue
-        try:
-            v = float(raw)
-        except ValueError:
-            raise fail(f"{name}={quote(raw)} is not a number") from None
-        if name in ("alpha", "beta") and not 0 <= v <= 1:
-            raise fail(f"{name}={raw} is outside [0, 1]")
-        if not math.isfinite(v):
-            raise fail(f"{name}={raw} is not finite")
-        values[name] = v
-    cutoff = None
-    if m.group(3) is not None:
-        if not has_cutoff:
-            raise fail(f"{family} takes no cutoff")
-        if not m.group(3).isdigit() or int(m.group(3)) < 1:
-            raise fail(f"cutoff {quote(m.group(3))} is not a positive integer")
-        cutoff = int(m.group(3))
-    return DiversityMeasure(family, cutoff, **values)  # type: ignore[arg-type]
+    if isinstance(text, str) and text.lstrip().startswith("α_"):
+        text = text.replace("α_", "alpha_", 1)
+    m = parse_measure(text)
+    if not isinstance(m, IntentAware):
+        raise UnknownMeasure(
+            f"measure {quote(str(text))}: unknown intent-aware measure (known: {', '.join(FAMILIES)})"
+        )
+    return m
 
 
 # ------------------------------------------------------------------ values of one ranking
@@ -235,13 +346,13 @@ class _Query:
     ideal: tuple[Pattern, ...]
 
 
-def diversity_value(m: DiversityMeasure, patterns: Sequence[Pattern], q: _Query) -> float:
+def diversity_value(m: IntentAware, patterns: Sequence[Pattern], q: _Query) -> float:
     """The value of ``m`` for one ranking given as the subtopic patterns of its documents."""
     A = q.nsub
     if A == 0:
         return 0.0
     n = len(patterns)
-    k = m.cutoff if m.cutoff is not None else n
+    k = m.rank_cutoff if m.rank_cutoff is not None else n
     if k == 0:
         return 0.0  # an empty ranking read to its end
     f = m.family
@@ -335,11 +446,13 @@ def _moments(values: Sequence[float]) -> tuple[float, float]:
     return mean, max(math.fsum((v - mean) ** 2 for v in values) / len(values), 0.0)
 
 
-def _p_ia(m: DiversityMeasure, groups: list[list[Pattern]], q: _Query, oblivious: float) -> _One:
+def _p_ia(m: IntentAware, groups: list[list[Pattern]], q: _Query, oblivious: float) -> _One:
     n = sum(len(g) for g in groups)
-    k = m.cutoff if m.cutoff is not None else n
+    k = m.rank_cutoff if m.rank_cutoff is not None else n
     if q.nsub == 0 or k == 0:
         return _One(oblivious, 0.0, 0.0, 0.0, 0.0)
+    from fractions import Fraction  # imported where used: `tierank eval` imports every family
+
     fixed, start = 0, 0
     e = lo = hi = var = 0.0
     for g in groups:
@@ -364,10 +477,10 @@ def _p_ia(m: DiversityMeasure, groups: list[list[Pattern]], q: _Query, oblivious
 
 
 def _st_recall(
-    m: DiversityMeasure, groups: list[list[Pattern]], q: _Query, oblivious: float, limit: int
+    m: IntentAware, groups: list[list[Pattern]], q: _Query, oblivious: float, limit: int
 ) -> _One | None:
     n = sum(len(g) for g in groups)
-    k = m.cutoff if m.cutoff is not None else n
+    k = m.rank_cutoff if m.rank_cutoff is not None else n
     A = q.nsub
     if A == 0:
         return _One(oblivious, 0.0, 0.0, 0.0, 0.0)
@@ -384,6 +497,8 @@ def _st_recall(
     if not straddle:
         v = len(covered) / A
         return _One(oblivious, v, v, v, 0.0)
+    from fractions import Fraction
+
     size = len(straddle)
     open_ = sorted({s for p in straddle for s in p} - covered)
     total = math.comb(size, take)
@@ -423,7 +538,7 @@ def _st_recall(
 
 
 def _query_stats(
-    m: DiversityMeasure,
+    m: IntentAware,
     groups: list[list[Pattern]],
     q: _Query,
     *,
@@ -441,9 +556,9 @@ def _query_stats(
             return one
     if q.nsub == 0:
         return _One(oblivious, 0.0, 0.0, 0.0, 0.0)
-    if m.cutoff is None and FAMILIES[m.family][1]:
+    if m.rank_cutoff is None and m.cutoff_allowed:
         m = replace(m, cutoff=sum(len(g) for g in groups))  # the same value, now with k fixed
-    use = _depth_groups(groups, m.cutoff)
+    use = _depth_groups(groups, m.rank_cutoff)
     while use and not any(use[-1]):
         use = use[:-1]  # documents below the last relevant one add nothing (k is fixed)
     kinds = sorted({p for g in use for p in g})
@@ -484,7 +599,7 @@ def _query_stats(
 _CHUNK = 1 << 21
 
 
-def _batch_values(m: DiversityMeasure, J: np.ndarray, ids: np.ndarray, q: _Query) -> np.ndarray:
+def _batch_values(m: IntentAware, J: np.ndarray, ids: np.ndarray, q: _Query) -> np.ndarray:
     """The value of ``m`` for every ranking (row) of ``ids``, codes of the rows of ``J`` (pattern x subtopic)."""
     B, n = ids.shape
     A = q.nsub
@@ -495,7 +610,7 @@ def _batch_values(m: DiversityMeasure, J: np.ndarray, ids: np.ndarray, q: _Query
         )
     Jb = J[ids]  # (B, n, A)
     f = m.family
-    k = m.cutoff if m.cutoff is not None else n
+    k = m.rank_cutoff if m.rank_cutoff is not None else n
     if k == 0:
         return np.zeros(B)
     if f == "P_IA":
@@ -526,98 +641,23 @@ def _batch_values(m: DiversityMeasure, J: np.ndarray, ids: np.ndarray, q: _Query
     return np.where(run > 0, run / (ideal if ideal > 0 else 1.0), 0.0)
 
 
-# ------------------------------------------------------------------ evaluation
+# ------------------------------------------------------------------ one query's layout
 
 
-@dataclass(frozen=True)
-class DiversityResult:
-    """Per-query [`Stats`][tierank.measures.base.Stats] of each measure (keyed by its string form)."""
-
-    queries: list[str]
-    measures: list[DiversityMeasure]
-    stats: dict[str, Stats]
-
-    def aggregate(self, measure: str | DiversityMeasure) -> Aggregate:
-        """The mean over queries (``std``: over tie orderings of the mean, queries independent).
-
-        >>> res = evaluate_diversity({"q": {"a": {"1": 1}, "b": {"2": 1}}}, {"q": {"a": 1.0, "b": 1.0}}, ["StRecall@1"])
-        >>> res.aggregate("StRecall@1")
-        Aggregate(oblivious=0.5, expected=0.5, min=0.5, max=0.5, std=0.0, method='exact', se=None, linear=True)
-        """
-        key = (
-            str(measure)
-            if isinstance(measure, DiversityMeasure)
-            else str(parse_diversity_measure(measure))
-        )
-        s = self.stats[key]
-        n = len(self.queries)
-        se = None if s.se is None else float(math.sqrt(float(np.sum(s.se**2)))) / n
-        return Aggregate(
-            float(np.mean(s.oblivious)),
-            float(np.mean(s.expected)),
-            float(np.mean(s.min)),
-            float(np.mean(s.max)),
-            math.sqrt(float(np.sum(s.var))) / n,
-            s.method,
-            se,
-        )
-
-    def per_query(self, measure: str | DiversityMeasure) -> dict[str, dict[str, float]]:
-        """``{qid: {"oblivious", "expected", "min", "max", "std"}}`` of one measure."""
-        key = (
-            str(measure)
-            if isinstance(measure, DiversityMeasure)
-            else str(parse_diversity_measure(measure))
-        )
-        s = self.stats[key]
-        return {
-            q: {
-                "oblivious": float(s.oblivious[i]),
-                "expected": float(s.expected[i]),
-                "min": float(s.min[i]),
-                "max": float(s.max[i]),
-                "std": math.sqrt(float(s.var[i])),
-            }
-            for i, q in enumerate(self.queries)
-        }
-
-
-def _run_dict(run: Run | str | os.PathLike | Mapping) -> dict[str, dict[str, float]]:
-    if isinstance(run, (str, os.PathLike)):
-        run = read_run(run)
-    if isinstance(run, Run):
-        out: dict[str, dict[str, float]] = {}
-        for q, d, s in zip(run.qid.to_pylist(), run.docid.to_pylist(), run.score.tolist()):
-            out.setdefault(q, {})[d] = s
-        return out
-    res: dict[str, dict[str, float]] = {}
-    for q, docs in run.items():
-        for d, s in docs.items():
-            v = float(s)
-            if not math.isfinite(v):
-                raise TierankInputError(
-                    [
-                        Problem(
-                            "run",
-                            None,
-                            f"score {s!r} of query {quote(str(q))}, document "
-                            f"{quote(str(d))} is not a finite number",
-                        )
-                    ]
-                )
-            res.setdefault(str(q), {})[str(d)] = v
-    return res
-
-
-def _prepare(
-    judged: Mapping[str, Mapping[str, float]], docs: Mapping[str, float], m: DiversityMeasure
+def _layout(
+    judged: Mapping[str, Mapping[str, float]],
+    ranked: Sequence[Sequence[str]],
+    m: IntentAware,
+    rel: float,
 ) -> tuple[list[list[Pattern]], _Query]:
-    subs = sorted({s for grades in judged.values() for s, g in grades.items() if g >= m.rel})
+    """The subtopic patterns of one query's tie groups (``ranked``: docids in policy order, group
+    by group) and what the measure needs of the query (``A``, relevant counts, the ideal ranking)."""
+    subs = sorted({s for grades in judged.values() for s, g in grades.items() if g >= rel})
     index = {s: i for i, s in enumerate(subs)}
 
     def pattern(doc: str) -> Pattern:
         grades = judged.get(doc)
-        return tuple(sorted(index[s] for s, g in grades.items() if g >= m.rel)) if grades else ()
+        return tuple(sorted(index[s] for s, g in grades.items() if g >= rel)) if grades else ()
 
     nrel = [0] * len(subs)
     for doc in judged:
@@ -642,77 +682,9 @@ def _prepare(
         ideal.append(pats[d])
         for s in pats[d]:
             weight[s] *= 1.0 - alpha
-    ranked = sorted(
-        ((d, s) for d, s in docs.items() if not m.judged_only or d in judged),
-        key=lambda x: x[0],
-        reverse=True,
-    )
-    ranked.sort(key=lambda x: -x[1])
-    groups: list[list[Pattern]] = []
-    prev = None
-    for d, score in ranked:
-        if prev is None or score != prev:
-            groups.append([])
-        groups[-1].append(pattern(d))
-        prev = score
+    groups = [
+        kept
+        for kept in ([pattern(d) for d in g if not m.judged_only or d in judged] for g in ranked)
+        if kept
+    ]
     return groups, _Query(len(subs), tuple(nrel), tuple(ideal))
-
-
-def evaluate_diversity(
-    qrels: SubtopicQrels | str | os.PathLike | Mapping,
-    run: Run | str | os.PathLike | Mapping,
-    measures: Iterable[str | DiversityMeasure],
-    *,
-    samples: int = 1000,
-    seed: int = 0,
-    limit: int = 10000,
-) -> DiversityResult:
-    """Tie-aware intent-aware measures of ``run`` on subtopic ``qrels`` (see the module docstring).
-
-    ``limit``: largest number of distinct orderings of a query enumerated exactly; beyond it
-    ``samples`` random orderings (seeded by ``seed``) estimate the statistics (labelled sampled).
-
-    >>> qrels = {"q": {"a": {"1": 1}, "b": {"1": 1, "2": 1}, "c": {"2": 0}}}
-    >>> res = evaluate_diversity(qrels, {"q": {"a": 2.0, "b": 1.0, "c": 1.0}}, ["P_IA@2", "alpha_nDCG@2"])
-    >>> [round(res.aggregate(m).expected, 4) for m in ["P_IA@2", "alpha_nDCG@2"]]
-    [0.5, 0.6362]
-    """
-    if samples < 2:
-        raise TierankInputError("samples must be at least 2")
-    if isinstance(qrels, SubtopicQrels):
-        sq = qrels
-    elif isinstance(qrels, (str, os.PathLike)):
-        sq = read_subtopic_qrels(qrels)
-    else:
-        sq = to_subtopic_qrels(qrels)
-    ms = [m if isinstance(m, DiversityMeasure) else parse_diversity_measure(m) for m in measures]
-    if not ms:
-        raise TierankInputError("no measure to evaluate")
-    rd = _run_dict(run)
-    queries = sorted(q for q in rd if q in sq.judgments)
-    if not queries:
-        raise NothingToEvaluate(
-            [
-                Problem(
-                    "", None, f"no query of the run is judged in {sq.source}: nothing to evaluate"
-                )
-            ]
-        )
-    stats: dict[str, Stats] = {}
-    for m in ms:
-        ones = []
-        for q in queries:
-            groups, prep = _prepare(sq.judgments[q], rd[q], m)
-            ones.append(
-                _query_stats(m, groups, prep, limit=limit, samples=samples, seed=seed, qid=q)
-            )
-        sampled = any(o.sampled for o in ones)
-        col = {
-            f: np.array([getattr(o, f) for o in ones], dtype=np.float64)
-            for f in ("oblivious", "expected", "min", "max", "var", "se")
-        }
-        s = Stats(col["oblivious"], col["expected"], col["min"], col["max"], col["var"])
-        if sampled:
-            s = replace(s, method="sampled", samples=samples, seed=seed, se=col["se"])
-        stats[str(m)] = s
-    return DiversityResult(queries, ms, stats)

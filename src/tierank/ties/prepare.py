@@ -62,6 +62,12 @@ class Prepared:
     samples: int = 1000  # tie orderings drawn by the measures that have no exact method
     seed: int = 0  # seed of those draws
     unevaluated: int = 0  # queries of the run that are not evaluated: the qrels lack them
+    #: tie orderings of a query enumerated at most by the measures that enumerate them
+    exact_limit: int = 10000
+    #: the subtopic judgments (``{qid: {docid: {subtopic: grade}}}``) the intent-aware measures read,
+    #: and the docid of each row in policy order; None when no measure asked for them
+    subtopics: Any = None
+    docid: pa.Array | None = None
     _cache: dict[tuple, Any] = field(default_factory=dict, repr=False)
 
     def cut(self, k: float) -> float:
@@ -137,6 +143,7 @@ class Prepared:
             gid=gid,
             gstart=gstart,
             grade=self.grade[rows],
+            docid=None if self.docid is None else ac.take(self.docid, ac.array(rows)),
             qlen=qlen,
             max_depth=float("inf"),
             _cache={},
@@ -419,6 +426,8 @@ def prepare(
     max_depth: float = float("inf"),
     samples: int = 1000,
     seed: int = 0,
+    exact_limit: int = 10000,
+    subtopics: Any = None,
 ) -> Prepared:
     """Join ``run`` with ``qrels`` and lay it out in the policy's total order with tie groups.
 
@@ -433,6 +442,9 @@ def prepare(
     cutoff asked for, extended to the end of the tie group that straddles it (a
     group's composition decides every statistic at the ranks it covers).  The tie
     summary always describes the whole run.
+
+    ``subtopics`` (the judgments of a [`tierank.io.subtopics.SubtopicQrels`][tierank.io.subtopics.SubtopicQrels]) are handed to the
+    intent-aware measures with the docid of every kept row.
     """
     policy = TieBreak.parse(tie_break)
     qrels_q = ac.distinct(qrels.qid, ordered=False)
@@ -529,6 +541,9 @@ def prepare(
         samples=samples,
         seed=seed,
         unevaluated=len(run_q.difference(qrels_q)),
+        exact_limit=exact_limit,
+        subtopics=subtopics,
+        docid=None if subtopics is None else ac.take(docid, ac.array(order)),
     )
 
 
