@@ -100,7 +100,7 @@ def _greedy_ideal(judged, subs, rel, alpha):
 def reference(measure, docs, judged):
     """One query, one tie-free ranking ``docs``."""
     m = parse_diversity_measure(measure)
-    rel = 1 if m.level is None else m.level  # the evaluation's rel: 1
+    rel = 1 if m.rel is None else m.rel  # the evaluation's rel: 1
     if m.judged_only:
         docs = [d for d in docs if d in judged]
     J, subs = _matrix(docs, judged, rel)

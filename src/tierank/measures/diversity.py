@@ -165,7 +165,7 @@ class IntentAware(Measure):
             raise TierankInputError(
                 f"measure {quote(str(self))} needs subtopic qrels (qid subtopic docid grade)"
             )
-        rel = self.level if self.level is not None else prep.rel_level
+        rel = self.rel if self.rel is not None else prep.rel
         docs = prep.docid.to_pylist()
         ones = []
         for i, qid in enumerate(prep.qids):
