@@ -103,8 +103,7 @@ def test_small_eval_imports_no_pandas_and_prints_the_same(small, fmt):
     assert p.returncode == 0 and ref.returncode == 0, p.stderr + ref.stderr
     assert (p.stdout, p.stderr) == (ref.stdout, ref.stderr)
     assert p.stdout.strip()
-    # pydantic: typer converts the option values with it
-    lazy = [m for m in LAZY if m in mods and m != "pydantic"]
+    lazy = [m for m in LAZY if m in mods]
     # nor numpy.ma (10 ms): pa.array of a numpy array (tierank.compute.array instead) and np.unique import it
     assert "numpy.ma" not in mods
     expected = {"table": ["rich.console", "rich.table", "tierank.report.terminal"]}
