@@ -17,14 +17,15 @@ time (user + system) are both reported: on a machine loaded by other work, CPU t
     python benchmarks/bench_startup.py              # 41 repetitions
     python benchmarks/bench_startup.py --reps 11    # quick check
     python benchmarks/bench_startup.py --baseline /path/to/other/src   # also time another checkout
+    python benchmarks/bench_startup.py --baseline SRC --baseline-python OTHER_VENV/bin/python
+        # ... run by another interpreter (another typer, say), with its own floors
     python benchmarks/bench_startup.py --phases 11  # also: where a small run's CPU time goes
 
 ``--phases N`` runs ``tierank eval`` (table and jsonl) N more times, each in a fresh process that marks its CPU
 time (``time.process_time``) after each step of the start-up (numpy and pyarrow, ``pyarrow.compute``, the
-rest of ``import tierank``, typer, ``import tierank.cli``, pydantic: what typer 0.29 imports to convert any
-option value that is not a flag) and after the command, and lists the modules of note that the command
-imports as it runs (pyarrow's lazy parts, numpy.ma, pandas, rich, ``importlib.metadata``: pydantic's
-plugin loader): medians, in milliseconds.
+rest of ``import tierank``, typer, ``import tierank.cli``) and after the command, and lists the modules of
+note that the command imports as it runs (pyarrow's lazy parts, numpy.ma, pandas, rich, pydantic: what
+typer 0.29 imports to convert any option value that is not a flag): medians, in milliseconds.
 """
 
 from __future__ import annotations
@@ -97,8 +98,6 @@ import pyarrow.compute; mark("import pyarrow.compute (Arrow's kernels, as tieran
 import tierank; mark("rest of import tierank")
 import typer; mark("import typer")
 import tierank.cli; mark("rest of import tierank.cli")
-from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter, ValidationInfo
-mark("import pydantic (what typer imports to convert the option values)")
 before = set(sys.modules)
 sys.argv = ["tierank", *sys.argv[1:]]
 sys.stdout = open(os.devnull, "w")
@@ -106,11 +105,22 @@ try:
     tierank.cli.main()
 except SystemExit as e:
     assert not e.code, e.code
-mark("the command (typer's pydantic adapters, one per option; reading, evaluating, output)")
+mark("the command (converting the options; reading, evaluating, output)")
 NOTE = ("numpy.ma", "pyarrow.acero", "pyarrow.dataset", "dateutil", "pandas", "rich.console",
-        "rich.table", "tierank.report.formats.grouped", "tierank.io.writers", "importlib.metadata")
+        "rich.table", "tierank.report.formats.grouped", "tierank.io.writers", "pydantic",
+        "importlib.metadata")
 sys.stderr.write(json.dumps({"marks": marks, "imported": [m for m in NOTE if m in sys.modules and m not in before]}))
 """
+
+
+def typer_version(py: str) -> str:
+    """The version of typer that the interpreter ``py`` imports."""
+    done = subprocess.run(
+        [py, "-c", "from importlib.metadata import version; print(version('typer'))"],
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip() or "?"
 
 
 def phases(py: str, env: dict, qrels: Path, run: Path, reps: int) -> list[str]:
@@ -164,6 +174,12 @@ def main(argv: list[str] | None = None) -> int:
         "--baseline", type=Path, help="another checkout's src folder: its tierank eval is timed too"
     )
     ap.add_argument(
+        "--baseline-python",
+        type=Path,
+        help="the interpreter of the baseline's commands (another environment: another typer, say); "
+        "its own import typer and import numpy, pyarrow are timed as the baseline's floors",
+    )
+    ap.add_argument(
         "--phases",
         type=int,
         default=0,
@@ -171,7 +187,10 @@ def main(argv: list[str] | None = None) -> int:
         help="also N runs that show where a small run's CPU time goes, step by step (default 0: not)",
     )
     args = ap.parse_args(argv)
+    if args.baseline_python is not None and args.baseline is None:
+        ap.error("--baseline-python needs --baseline")
     py = sys.executable
+    base_py = str(args.baseline_python or py)
     with tempfile.TemporaryDirectory(prefix="tierank-startup-") as tmp:
         folder = Path(tmp)
         qrels, run = generate(folder)
@@ -196,17 +215,29 @@ def main(argv: list[str] | None = None) -> int:
             "tierank eval -f jsonl": ([py, *eval_args, "-f", "jsonl"], here),
         }
         if args.baseline is not None:
+            if args.baseline_python is not None:
+                commands["baseline: python -c 'import typer'"] = (
+                    [base_py, "-c", "import typer"],
+                    env,
+                )
+                commands["baseline: python -c 'import numpy, pyarrow'"] = (
+                    [base_py, "-c", "import numpy, pyarrow"],
+                    env,
+                )
             commands["baseline: tierank --help"] = (
-                [py, "-m", "tierank.cli", "--help"],
+                [base_py, "-m", "tierank.cli", "--help"],
                 with_src(args.baseline),
             )
             commands["baseline: tierank --version"] = (
-                [py, "-m", "tierank.cli", "--version"],
+                [base_py, "-m", "tierank.cli", "--version"],
                 with_src(args.baseline),
             )
-            commands["baseline: tierank eval (table)"] = ([py, *eval_args], with_src(args.baseline))
+            commands["baseline: tierank eval (table)"] = (
+                [base_py, *eval_args],
+                with_src(args.baseline),
+            )
             commands["baseline: tierank eval -f jsonl"] = (
-                [py, *eval_args, "-f", "jsonl"],
+                [base_py, *eval_args, "-f", "jsonl"],
                 with_src(args.baseline),
             )
         te = build_trec_eval(folder)
@@ -231,10 +262,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.reps} interleaved repetitions, medians; {os.cpu_count()} cores, load average "
         f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; Python {sys.version.split()[0]}; run: 1,000 lines, 10 queries"
     )
-    floor = statistics.median(walls["python -c 'import numpy, pyarrow'"])
-    floor_cpu = statistics.median(cpus["python -c 'import numpy, pyarrow'"])
-    typer_floor = statistics.median(walls["python -c 'import typer'"])
-    typer_cpu = statistics.median(cpus["python -c 'import typer'"])
+    print(f"typer {typer_version(py)} ({py})")
+    if args.baseline_python is not None:
+        print(f"baseline: typer {typer_version(base_py)} ({base_py})")
     print()
     print(
         "| command | wall (s) | x import typer | x import numpy, pyarrow | CPU (s) | x import typer (CPU) "
@@ -242,6 +272,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name in commands:
+        # the baseline's rows against its own interpreter's floors where it has one
+        prefix = "baseline: " if name.startswith("baseline: ") and args.baseline_python else ""
+        floor = statistics.median(walls[f"{prefix}python -c 'import numpy, pyarrow'"])
+        floor_cpu = statistics.median(cpus[f"{prefix}python -c 'import numpy, pyarrow'"])
+        typer_floor = statistics.median(walls[f"{prefix}python -c 'import typer'"])
+        typer_cpu = statistics.median(cpus[f"{prefix}python -c 'import typer'"])
         w, c = statistics.median(walls[name]), statistics.median(cpus[name])
         print(
             f"| {name} | {w:.3f} | {w / typer_floor:.2f} | {w / floor:.2f} | {c:.3f} | {c / typer_cpu:.2f} "

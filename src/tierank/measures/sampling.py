@@ -53,8 +53,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 
+from ..compute import strings
 from ..io.fingerprint import fingerprint, pair_fingerprint, splitmix64
 from ..ties import Prepared
 from .base import Stats
@@ -180,7 +180,7 @@ def query_keys(prep: Prepared, seed: int | None = None) -> np.ndarray:
         s = np.full(
             prep.nq, np.uint64((prep.seed if seed is None else seed) % (1 << 64)), dtype=np.uint64
         )
-        return pair_fingerprint(splitmix64(s), fingerprint(pa.array(prep.qids, pa.string())))
+        return pair_fingerprint(splitmix64(s), fingerprint(strings(prep.qids)))
 
     return prep.cached(("sampling-keys", prep.seed if seed is None else seed), compute)
 

@@ -133,7 +133,7 @@ def evaluate_task(task, ctx: dict | None = None) -> tuple:
     if check_only:
         return ac.distinct(run.qid), None, len(run), lines
     qids = ac.distinct(run.qid)
-    judged = ctx["evaluator"].judging(pa.array(qids, pa.string()))
+    judged = ctx["evaluator"].judging(ac.strings(qids))
     if len(judged.qrels) == 0:
         return qids, None, len(run), lines
     try:
@@ -164,8 +164,8 @@ def _without_documents(evaluator: Evaluator, source: str) -> EvalResult:
     # nothing to condense in an empty run (condense() refuses an empty result)
     plain = {"judged_only": False, "unjudged": "nonrelevant"} if condensed else {}
     empty = Run(
-        qid=pa.array([], pa.string()),
-        docid=pa.array([], pa.string()),
+        qid=ac.strings([]),
+        docid=ac.strings([]),
         score=np.zeros(0),
         rank=None,
         source=source,
@@ -448,7 +448,7 @@ def evaluate_stream(
         if missing:
             parts.append(
                 _without_documents(
-                    ev.judging(pa.array(missing, pa.string())).under(complete=True), str(run_path)
+                    ev.judging(ac.strings(missing)).under(complete=True), str(run_path)
                 )
             )
     if not parts:
