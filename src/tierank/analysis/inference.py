@@ -85,6 +85,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import TierankInputError
+from .methods import CI_METHODS
 from .paired import REGISTRY as PAIRED_TESTS
 from .paired.base import EXACT_MAX, Outcome, Pairs
 from .paired.base import REL_TOL as _REL_TOL
@@ -96,8 +97,6 @@ from .paired.wilcoxon import WILCOXON_EXACT_MAX, WILCOXON_PERMUTATION_MAX, wilco
 DEFAULT_RESAMPLES = 10_000
 #: default number of permutations (randomized Tukey HSD) and sign-flip samples (randomization test)
 DEFAULT_PERMUTATIONS = 10_000
-#: confidence-interval methods of `mean_cis`
-CI_METHODS = ("t", "percentile", "bca")
 #: the names of the paired tests registered when this module was imported
 #: (`tierank.analysis.paired.REGISTRY`, which `paired_tests` reads)
 TESTS = tuple(PAIRED_TESTS)

@@ -44,12 +44,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import TierankInputError
+from .methods import CORRECTIONS
 
 #: Differences of means at most this large in absolute value count as zero.
 ZERO_TOL = 1e-12
-
-#: the accepted multiple-comparison corrections
-CORRECTIONS = ("bonferroni", "holm", "bh")
 
 
 def adjust_pvalues(pvalues, method: str) -> np.ndarray:

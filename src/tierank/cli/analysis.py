@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from ..analysis.methods import CI_METHODS, CORRECTIONS
 from ..analysis.paired import REGISTRY as PAIRED_TESTS
 from ..analysis.precision import DEFAULT_FORMATS
 from ..errors import TierankInputError
@@ -63,9 +64,9 @@ if TYPE_CHECKING:  # as CompareFmt
     CompareTest = Enum
     CompareCI = Enum
 else:
-    CompareCorrection = choices_enum("CompareCorrection", ("none", "bonferroni", "holm", "bh"))
+    CompareCorrection = choices_enum("CompareCorrection", ("none", *CORRECTIONS))
     CompareTest = choices_enum("CompareTest", tuple(PAIRED_TESTS))
-    CompareCI = choices_enum("CompareCI", ("t", "percentile", "bca"))
+    CompareCI = choices_enum("CompareCI", CI_METHODS)
 
 
 @app.command("ties")
