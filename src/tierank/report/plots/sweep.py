@@ -55,8 +55,6 @@ def plot_sweep(sweep, measure: str, *, title: str | None = None):
     -------
     matplotlib.figure.Figure
     """
-    from matplotlib.lines import Line2D
-
     rows = _sweep_rows(sweep, measure)
     name = rows[0]["measure"]
     fmts = [str(r["format"]) for r in rows]
@@ -70,11 +68,27 @@ def plot_sweep(sweep, measure: str, *, title: str | None = None):
         gridspec_kw={"height_ratios": [1.4, 0.8, 0.8, 0.8]},
     )
     ax_v, ax_r, ax_b, ax_t = axes[:, 0]
+    _value_panel(ax_v, x, fmts, rows, name)
+    _range_bias_panels(ax_r, ax_b, x, fmts, rows)
+    _tie_share_panel(ax_t, x, fmts, rows)
+    _format_axis(fig, ax_t, x, fmts)
+    for ax in (ax_v, ax_r, ax_b, ax_t):
+        ax.grid(axis="x", visible=False)
+    fig.suptitle(
+        _text(_wrap(fig, title or f"{name} across score formats", fig.get_figwidth() - 0.3, 11)),
+        fontsize=11,
+    )
+    return fig
+
+
+def _value_panel(ax, x: np.ndarray, fmts: list[str], rows: list[dict], name: str) -> None:
+    """Panel 1: per format the [min, max] segment, the oblivious circle and the expected triangle."""
+    from matplotlib.lines import Line2D
 
     lo = np.array([_nan(r["min"]) for r in rows])
     hi = np.array([_nan(r["max"]) for r in rows])
     for xi, f, a, b in zip(x, fmts, lo, hi):
-        (seg,) = ax_v.plot(
+        (seg,) = ax.plot(
             [xi, xi],
             [a, b],
             color="#4c72b0",
@@ -86,7 +100,7 @@ def plot_sweep(sweep, measure: str, *, title: str | None = None):
             zorder=2,
         )
         seg.set_gid(f"minmax:{f}")
-    (obl,) = ax_v.plot(
+    (obl,) = ax.plot(
         x,
         [_nan(r["oblivious"]) for r in rows],
         linestyle="none",
@@ -98,7 +112,7 @@ def plot_sweep(sweep, measure: str, *, title: str | None = None):
         zorder=4,
     )
     obl.set_gid("oblivious")
-    (exp_,) = ax_v.plot(
+    (exp_,) = ax.plot(
         x,
         [_nan(r["expected"]) for r in rows],
         linestyle="none",
@@ -108,8 +122,8 @@ def plot_sweep(sweep, measure: str, *, title: str | None = None):
         zorder=5,
     )
     exp_.set_gid("expected")
-    ax_v.set_ylabel(_text(f"mean {name}"))
-    ax_v.legend(
+    ax.set_ylabel(_text(f"mean {name}"))
+    ax.legend(
         handles=[
             Line2D([], [], color="#4c72b0", linewidth=2.2, label="[min, max]"),
             Line2D(
@@ -130,6 +144,9 @@ def plot_sweep(sweep, measure: str, *, title: str | None = None):
         borderaxespad=0.2,
     )
 
+
+def _range_bias_panels(ax_r, ax_b, x: np.ndarray, fmts: list[str], rows: list[dict]) -> None:
+    """Panels 2 and 3: range (max - min) and bias (oblivious - expected) as labelled bars."""
     rng = [_nan(r["range"]) for r in rows]
     bias = [_nan(r["bias"]) for r in rows]
     bars_r = ax_r.bar(x, rng, width=0.6, color="#4c72b0")
@@ -147,21 +164,29 @@ def plot_sweep(sweep, measure: str, *, title: str | None = None):
     ax_r.set_ylabel("range\n(max - min)")
     ax_b.set_ylabel("bias\n(oblivious - expected)")
 
+
+def _tie_share_panel(ax, x: np.ndarray, fmts: list[str], rows: list[dict]) -> None:
+    """Panel 4: the share of documents in ties, labelled bars in percent."""
     share = [100 * _nan(r.get("tie_share")) for r in rows]
-    bars_t = ax_t.bar(x, share, width=0.6, color="#8c8c8c")
+    bars_t = ax.bar(x, share, width=0.6, color="#8c8c8c")
     for f, p in zip(fmts, bars_t.patches):
         p.set_gid(f"tie_share:{f}")
-    ax_t.bar_label(
+    ax.bar_label(
         bars_t,
         labels=[_pct(s / 100) if not np.isnan(s) else "-" for s in share],
         fontsize=8,
         padding=2,
     )
-    ax_t.set_ylabel("docs in ties (%)")
-    ax_t.set_ylim(0, max(max((s for s in share if not np.isnan(s)), default=0) * 1.25, 1))
+    ax.set_ylabel("docs in ties (%)")
+    ax.set_ylim(0, max(max((s for s in share if not np.isnan(s)), default=0) * 1.25, 1))
+
+
+def _format_axis(fig, ax, x: np.ndarray, fmts: list[str]) -> None:
+    """The formats' names under the bottom panel: level where they fit their slot, else tilted (and the
+    canvas widened where the first tilted name would reach left of it); long names shortened in the middle."""
     size = _font_size("xtick.labelsize")
-    slot = (fig.get_figwidth() - 1.4) / len(rows)  # the room of one format under its bar
-    tilt = len(rows) > 6 or max(_text_width(fig, f, size) for f in fmts) > 0.9 * slot
+    slot = (fig.get_figwidth() - 1.4) / len(fmts)  # the room of one format under its bar
+    tilt = len(fmts) > 6 or max(_text_width(fig, f, size) for f in fmts) > 0.9 * slot
     shown = _fit_names(
         fig, fmts, 1.8 if tilt else 0.9 * slot, size
     )  # long names shortened in the middle
@@ -169,14 +194,7 @@ def plot_sweep(sweep, measure: str, *, title: str | None = None):
         reach = 0.87 * _text_width(fig, shown[0], size) - 0.5 * slot - 0.6
         if reach > 0:
             fig.set_size_inches(fig.get_figwidth() + reach, fig.get_figheight())
-    ax_t.set_xticks(
+    ax.set_xticks(
         x, [_text(f) for f in shown], rotation=30 if tilt else 0, ha="right" if tilt else "center"
     )
-    ax_t.set_xlabel("score format")
-    for ax in (ax_v, ax_r, ax_b, ax_t):
-        ax.grid(axis="x", visible=False)
-    fig.suptitle(
-        _text(_wrap(fig, title or f"{name} across score formats", fig.get_figwidth() - 0.3, 11)),
-        fontsize=11,
-    )
-    return fig
+    ax.set_xlabel("score format")
