@@ -66,16 +66,12 @@ def plot_ranges(
     -------
     matplotlib.figure.Figure
     """
-    from matplotlib.lines import Line2D
-
     rows, measure = _system_rows(comparison_or_rows, measure)
     if layout not in ("systems", "range"):
         raise TierankInputError(f"plot_ranges: layout must be 'systems' or 'range', got {layout!r}")
-    order = sorted(range(len(rows)), key=lambda i: (-rows[i]["expected"], i))
-    rows = [rows[i] for i in order]
+    rows = _by_expected(rows)
     n = len(rows)
     mname = measure or "measure"
-    seg_color, obl_color, exp_color = "#4c72b0", "#1f1f1f", "#d62728"
     if layout == "systems":
         fig, axes = _figure(7.2, min(max(1.6 + 0.32 * n, 2.6), 16))
         ax = axes[0, 0]
@@ -86,6 +82,37 @@ def plot_ranges(
         floor = 1e-6
         ys = np.array([max(r["max"] - r["min"], floor) for r in rows])
         ax.set_yscale("log")
+    _draw_ranges(ax, ys, rows)
+    if layout == "systems":
+        beside = _system_names(fig, ax, ys, rows, 7.2, hide=n > 60)
+    else:
+        ax.set_ylabel(_text(f"range of mean {mname} (max - min, log; floored at 1e-6)"))
+        beside = 1.0
+    ax.set_xlabel(_text(xlabel or f"mean {mname}"))
+    fig.legend(handles=_ranges_handles(), loc="outside lower center", ncols=3, frameon=False)
+    _title_beside(
+        fig,
+        ax,
+        title or f"{mname}: tie-aware score ranges of {n} system{'s' if n != 1 else ''}",
+        7.2,
+        beside,
+    )
+    return fig
+
+
+#: Colours of plot_ranges: the [min, max] segment, the oblivious circle's edge, the expected triangle.
+_RANGE_COLORS = ("#4c72b0", "#1f1f1f", "#d62728")
+
+
+def _by_expected(rows: list[dict]) -> list[dict]:
+    """``rows`` by expected mean, best first (input order among equal ones)."""
+    order = sorted(range(len(rows)), key=lambda i: (-rows[i]["expected"], i))
+    return [rows[i] for i in order]
+
+
+def _draw_ranges(ax, ys: np.ndarray, rows: list[dict]) -> None:
+    """Per system at height ``ys`` its [min, max] segment, oblivious circle and expected triangle."""
+    seg_color, obl_color, exp_color = _RANGE_COLORS
     for y, r in zip(ys, rows):
         (seg,) = ax.plot(
             [r["min"], r["max"]],
@@ -121,20 +148,14 @@ def plot_ranges(
         zorder=5,
     )
     exp_.set_gid("expected")
-    if layout == "systems":
-        size = 9 if n <= 30 else 7  # names beyond ~40% of the width are shortened in the middle
-        shown = _fit_names(fig, [r["name"] for r in rows], 0.42 * 7.2, size)
-        ax.set_yticks(ys, [_text(t) for t in shown], fontsize=size)
-        beside = max(_text_width(fig, t, size) for t in shown) + 0.4
-        if n > 60:
-            ax.set_yticks([])
-        ax.set_ylim(-0.7, n - 0.3)
-        ax.grid(axis="y", visible=False)
-    else:
-        ax.set_ylabel(_text(f"range of mean {mname} (max - min, log; floored at 1e-6)"))
-        beside = 1.0
-    ax.set_xlabel(_text(xlabel or f"mean {mname}"))
-    handles = [
+
+
+def _ranges_handles() -> list:
+    """The legend entries of plot_ranges: what the segment, the circle and the triangle mean."""
+    from matplotlib.lines import Line2D
+
+    seg_color, obl_color, exp_color = _RANGE_COLORS
+    return [
         Line2D(
             [],
             [],
@@ -156,18 +177,28 @@ def plot_ranges(
         ),
         Line2D([], [], linestyle="none", marker="^", color=exp_color, label="expected"),
     ]
-    fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
-    ax.set_title(
-        _text(
-            _wrap(
-                fig,
-                title or f"{mname}: tie-aware score ranges of {n} system{'s' if n != 1 else ''}",
-                7.2 - 0.3 - beside,
-                _font_size(),
-            )
-        )
-    )  # centred over the axes, beside the names
-    return fig
+
+
+def _system_names(
+    fig, ax, ys: np.ndarray, rows: list[dict], width: float, hide: bool = False
+) -> float:
+    """The systems' names on the y axis, shortened in the middle beyond ~40% of ``width`` (no ticks at
+    all with ``hide``); returns the room they take beside the axes, in inches."""
+    n = len(rows)
+    size = 9 if n <= 30 else 7  # names beyond ~40% of the width are shortened in the middle
+    shown = _fit_names(fig, [r["name"] for r in rows], 0.42 * width, size)
+    ax.set_yticks(ys, [_text(t) for t in shown], fontsize=size)
+    beside = max(_text_width(fig, t, size) for t in shown) + 0.4
+    if hide:
+        ax.set_yticks([])
+    ax.set_ylim(-0.7, n - 0.3)
+    ax.grid(axis="y", visible=False)
+    return beside
+
+
+def _title_beside(fig, ax, text: str, width: float, beside: float) -> None:
+    """The axes' title, wrapped to the room beside the names (centred over the axes)."""
+    ax.set_title(_text(_wrap(fig, text, width - 0.3 - beside, _font_size())))
 
 
 def _forest_rows(data, measure: str | None) -> tuple[list[dict], str | None, str]:
@@ -233,21 +264,42 @@ def plot_forest(comparison_or_rows, measure: str | None = None, *, title: str | 
     -------
     matplotlib.figure.Figure
     """
-    from matplotlib.lines import Line2D
-
     rows, measure, ci_label = _forest_rows(comparison_or_rows, measure)
     if not rows:
         raise TierankInputError("plot_forest: no systems to draw")
-    order = sorted(range(len(rows)), key=lambda i: (-rows[i]["expected"], i))
-    rows = [rows[i] for i in order]
+    rows = _by_expected(rows)
     n = len(rows)
     mname = measure or "measure"
-    ci_color, tie_color, obl_color = "#1f5fa8", "#e08a1e", "#1f1f1f"
     width = 7.2
     fig, axes = _figure(width, min(max(1.9 + 0.42 * n, 2.8), 16))
     ax = axes[0, 0]
     ys = np.arange(n)[::-1].astype(float)  # best on top
-    off = 0.14
+    oblivious = _draw_forest(ax, ys, rows)
+    beside = _system_names(fig, ax, ys, rows, width)
+    ax.set_xlabel(_text(f"mean {mname} over queries"))
+    handles = _forest_handles(ci_label, oblivious)
+    _, leg_h, _ = _legend_below(fig, [], lambda shown_: [], handles, ncols_first=2)
+    fig.set_size_inches(width, fig.get_figheight() + leg_h * 0.5)
+    _title_beside(
+        fig,
+        ax,
+        title
+        or f"{mname}: {n} system{'s' if n != 1 else ''} by expected mean, "
+        "query-sample CI and tie range",
+        width,
+        beside,
+    )
+    return fig
+
+
+#: Colours of plot_forest: the CI bar and E[M] dot, the tie range, the oblivious circle's edge.
+_FOREST_COLORS = ("#1f5fa8", "#e08a1e", "#1f1f1f")
+
+
+def _draw_forest(ax, ys: np.ndarray, rows: list[dict], off: float = 0.14) -> bool:
+    """Per system at height ``ys``: the CI bar with its E[M] dot just above, the tie range with its
+    oblivious circle just below (``off``); returns whether any system has an oblivious mean."""
+    ci_color, tie_color, obl_color = _FOREST_COLORS
     for y, r in zip(ys, rows):
         (ci,) = ax.plot(
             [r["ci_low"], r["ci_high"]],
@@ -281,26 +333,28 @@ def plot_forest(comparison_or_rows, measure: str | None = None, *, title: str | 
     )
     exp_.set_gid("expected")
     obl_x = [r["oblivious"] for r in rows]
-    if not all(np.isnan(obl_x)):
-        (obl,) = ax.plot(
-            obl_x,
-            ys - off,
-            linestyle="none",
-            marker="o",
-            markersize=4.5,
-            markerfacecolor="white",
-            markeredgecolor=obl_color,
-            markeredgewidth=1.1,
-            zorder=4,
-        )
-        obl.set_gid("oblivious")
-    size = 9 if n <= 30 else 7  # names beyond ~40% of the width are shortened in the middle
-    shown = _fit_names(fig, [r["name"] for r in rows], 0.42 * width, size)
-    ax.set_yticks(ys, [_text(t) for t in shown], fontsize=size)
-    beside = max(_text_width(fig, t, size) for t in shown) + 0.4
-    ax.set_ylim(-0.7, n - 0.3)
-    ax.grid(axis="y", visible=False)
-    ax.set_xlabel(_text(f"mean {mname} over queries"))
+    if all(np.isnan(obl_x)):
+        return False
+    (obl,) = ax.plot(
+        obl_x,
+        ys - off,
+        linestyle="none",
+        marker="o",
+        markersize=4.5,
+        markerfacecolor="white",
+        markeredgecolor=obl_color,
+        markeredgewidth=1.1,
+        zorder=4,
+    )
+    obl.set_gid("oblivious")
+    return True
+
+
+def _forest_handles(ci_label: str, oblivious: bool) -> list:
+    """The legend entries of plot_forest (the oblivious circle only where it is drawn)."""
+    from matplotlib.lines import Line2D
+
+    ci_color, tie_color, obl_color = _FOREST_COLORS
     handles = [
         Line2D(
             [], [], color=ci_color, linewidth=2.4, marker="o", markersize=5.5, label=_text(ci_label)
@@ -315,7 +369,7 @@ def plot_forest(comparison_or_rows, measure: str | None = None, *, title: str | 
             label="[min, max] over tie orderings",
         ),
     ]
-    if not all(np.isnan(obl_x)):
+    if oblivious:
         handles.append(
             Line2D(
                 [],
@@ -329,18 +383,4 @@ def plot_forest(comparison_or_rows, measure: str | None = None, *, title: str | 
                 label="oblivious",
             )
         )
-    _, leg_h, _ = _legend_below(fig, [], lambda shown_: [], handles, ncols_first=2)
-    fig.set_size_inches(width, fig.get_figheight() + leg_h * 0.5)
-    ax.set_title(
-        _text(
-            _wrap(
-                fig,
-                title
-                or f"{mname}: {n} system{'s' if n != 1 else ''} by expected mean, "
-                "query-sample CI and tie range",
-                width - 0.3 - beside,
-                _font_size(),
-            )
-        )
-    )
-    return fig
+    return handles
