@@ -24,13 +24,46 @@ def plot_cutoff(curves: CutoffCurves, title: str | None = None, *, ylabel: str |
     -------
     matplotlib.figure.Figure
     """
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
     from matplotlib.ticker import MaxNLocator
 
     width, height = 7.2, 5.0
     fig, axes = _figure(width, height)
     ax = axes[0, 0]
+    ks = curves.ks
+    look = _draw_curves(ax, curves)
+    # below the axes: runs in the first row(s), what the marks mean from a new row; as many columns as fit,
+    # names shortened in the middle only where one column is too narrow; the canvas grows with the rows
+    _, leg_h, rows = _legend_below(
+        fig,
+        list(look),
+        lambda shown: _run_entries(shown, look),
+        _mark_entries(curves.settings.get("tie_break", "trec_eval")),
+        ncols_first=3 if len(look) <= 3 else 4,
+        columnspacing=1.6,
+    )
+    if rows > 2:
+        fig.set_size_inches(width, height + leg_h * (rows - 2) / rows)
+    ax.set_xlabel("cutoff k")
+    ax.set_ylabel(_text(ylabel or f"mean {curves.family}@k"))
+    ax.set_xlim(ks[0] - 0.5, ks[-1] + 0.5)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, steps=[1, 2, 5, 10]))
+    ax.set_title(
+        _text(
+            _wrap(
+                fig,
+                title
+                or f"{curves.family}@k: expected, oblivious and [min, max] over tie orderings",
+                width - 1.3,
+                _font_size(),
+            )
+        )
+    )  # centred over the axes: about their width
+    return fig
+
+
+def _draw_curves(ax, curves: CutoffCurves) -> dict[str, tuple]:
+    """Per run its [min, max] band, expected line and oblivious markers; returns each run's
+    (colour, line style, share of documents in ties), in the runs' order."""
     ks = curves.ks
     look = {}
     for i, (name, s) in enumerate(curves.series.items()):
@@ -51,22 +84,33 @@ def plot_cutoff(curves: CutoffCurves, title: str | None = None, *, ylabel: str |
             zorder=4,
         )
         obl.set_gid(f"oblivious:{name}")
+    return look
 
-    def entries(shown):
-        return [
-            Line2D(
-                [],
-                [],
-                color=c,
-                linestyle=ls,
-                linewidth=1.8,
-                label=_text(f"{label}  ({_pct(share)} of docs tied)"),
-            )
-            for label, (c, ls, share) in zip(shown, look.values())
-        ]
+
+def _run_entries(shown: list[str], look: dict[str, tuple]) -> list:
+    """The legend entry of each run (under its ``shown`` name): its line and share of tied documents."""
+    from matplotlib.lines import Line2D
+
+    return [
+        Line2D(
+            [],
+            [],
+            color=c,
+            linestyle=ls,
+            linewidth=1.8,
+            label=_text(f"{label}  ({_pct(share)} of docs tied)"),
+        )
+        for label, (c, ls, share) in zip(shown, look.values())
+    ]
+
+
+def _mark_entries(tie_break: str) -> list:
+    """The legend entries saying what the line, the markers and the band mean (in grey)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     grey = "#555555"
-    marks = [
+    return [
         Line2D([], [], color=grey, linewidth=1.8, label="expected over tie orderings"),
         Line2D(
             [],
@@ -75,30 +119,7 @@ def plot_cutoff(curves: CutoffCurves, title: str | None = None, *, ylabel: str |
             linestyle="none",
             marker="x",
             markeredgewidth=1.3,
-            label=_text(f"oblivious (tie-break {curves.settings.get('tie_break', 'trec_eval')})"),
+            label=_text(f"oblivious (tie-break {tie_break})"),
         ),
         Patch(facecolor=grey, alpha=0.25, linewidth=0, label="[min, max] over tie orderings"),
     ]
-    # below the axes: runs in the first row(s), what the marks mean from a new row; as many columns as fit,
-    # names shortened in the middle only where one column is too narrow; the canvas grows with the rows
-    _, leg_h, rows = _legend_below(
-        fig, list(look), entries, marks, ncols_first=3 if len(look) <= 3 else 4, columnspacing=1.6
-    )
-    if rows > 2:
-        fig.set_size_inches(width, height + leg_h * (rows - 2) / rows)
-    ax.set_xlabel("cutoff k")
-    ax.set_ylabel(_text(ylabel or f"mean {curves.family}@k"))
-    ax.set_xlim(ks[0] - 0.5, ks[-1] + 0.5)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True, steps=[1, 2, 5, 10]))
-    ax.set_title(
-        _text(
-            _wrap(
-                fig,
-                title
-                or f"{curves.family}@k: expected, oblivious and [min, max] over tie orderings",
-                width - 1.3,
-                _font_size(),
-            )
-        )
-    )  # centred over the axes: about their width
-    return fig

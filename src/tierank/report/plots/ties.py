@@ -27,9 +27,6 @@ def plot_tie_structure(runs: Mapping, *, title: str | None = None):
     -------
     matplotlib.figure.Figure
     """
-    from matplotlib.lines import Line2D
-    from matplotlib.ticker import MaxNLocator
-
     if not isinstance(runs, Mapping) or not runs:
         raise TierankInputError(
             "plot_tie_structure: give the runs as a non-empty mapping name -> run"
@@ -37,6 +34,33 @@ def plot_tie_structure(runs: Mapping, *, title: str | None = None):
     width, axes_height = 7.2, 4.0
     fig, axes = _figure(width, axes_height)
     ax = axes[0, 0]
+    facts, largest, any_ties = _draw_tie_curves(ax, runs)
+    # under the axes (a legend inside them covers the curves, and long names push it off the canvas)
+    _, leg_h, _ = _legend_below(
+        fig,
+        list(facts),
+        lambda shown: _tie_entries(shown, facts),
+        ncols_first=2 if len(facts) > 1 else 1,
+    )
+    fig.set_size_inches(width, axes_height + leg_h + 0.1)
+    _tie_axes(ax, largest, any_ties)
+    ax.set_title(
+        _text(
+            _wrap(
+                fig,
+                title or "Tie structure: how many documents share a score",
+                width - 1.3,
+                _font_size(),
+            )
+        )
+    )
+    return fig
+
+
+def _draw_tie_curves(ax, runs: Mapping) -> tuple[dict[str, tuple], int, bool]:
+    """Per run its step curve of the number of tie groups of size >= s (an empty line for a run without
+    ties); returns each run's (colour, line style, legend facts), the largest group (at least 2) and
+    whether any run has ties."""
     largest = 2
     any_ties = False
     facts = {}
@@ -67,25 +91,32 @@ def plot_tie_structure(runs: Mapping, *, title: str | None = None):
         else:
             (line,) = ax.plot([], [], color=color, linestyle=style, linewidth=1.6)
         line.set_gid(f"ties:{name}")
+    return facts, largest, any_ties
 
-    def entries(shown):
-        return [
-            Line2D(
-                [],
-                [],
-                color=color,
-                linestyle=style,
-                linewidth=1.6,
-                marker="o" if fact != ": no ties" else None,
-                markersize=3.5,
-                label=_text(label + fact),
-            )
-            for label, (color, style, fact) in zip(shown, facts.values())
-        ]
 
-    # under the axes (a legend inside them covers the curves, and long names push it off the canvas)
-    _, leg_h, _ = _legend_below(fig, list(facts), entries, ncols_first=2 if len(facts) > 1 else 1)
-    fig.set_size_inches(width, axes_height + leg_h + 0.1)
+def _tie_entries(shown: list[str], facts: dict[str, tuple]) -> list:
+    """The legend entry of each run (under its ``shown`` name) with its facts."""
+    from matplotlib.lines import Line2D
+
+    return [
+        Line2D(
+            [],
+            [],
+            color=color,
+            linestyle=style,
+            linewidth=1.6,
+            marker="o" if fact != ": no ties" else None,
+            markersize=3.5,
+            label=_text(label + fact),
+        )
+        for label, (color, style, fact) in zip(shown, facts.values())
+    ]
+
+
+def _tie_axes(ax, largest: int, any_ties: bool) -> None:
+    """Log counts; group sizes on integer ticks up to ``largest``, or a log axis beyond 40."""
+    from matplotlib.ticker import MaxNLocator
+
     ax.set_yscale("log")
     if largest > 40:
         ax.set_xscale("log")
@@ -96,14 +127,3 @@ def plot_tie_structure(runs: Mapping, *, title: str | None = None):
         ax.set_ylim(0.5, 10)
     ax.set_xlabel("tie-group size s (documents sharing one score in one query)")
     ax.set_ylabel("number of tie groups of size ≥ s")
-    ax.set_title(
-        _text(
-            _wrap(
-                fig,
-                title or "Tie structure: how many documents share a score",
-                width - 1.3,
-                _font_size(),
-            )
-        )
-    )
-    return fig
