@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import ast
+import json
+import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tierank.errors import TierankInputError
 from tierank.hps.base import ModelOutputs, Scorer, ScorerBase
-from tierank.hps.protocol import RerankConfig, rerank
+from tierank.hps.command import RerankOptions, show_result
+from tierank.hps.protocol import RERANK_MEASURES, RerankConfig, rerank
 from tierank.hps.variants import parse_variants
 
 from .fakes import factory, write_set
@@ -33,6 +38,73 @@ def test_rerank_takes_a_config_or_its_arguments(tmp_path):
         rerank(config, "yesno:fake")
     with pytest.raises(TypeError):
         rerank(data, "yesno:fake", no_such_option=1)
+
+
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({}, "give -o/--output DIR (runs, table and cache are written there)"),
+        ({"workers": 2}, "--workers needs --ray"),
+        ({"batch_sizes": "1,x"}, "--batch-sizes: '1,x' is not a comma-separated list of integers"),
+        ({"batch_sizes": "0"}, "--batch-sizes: give positive integers, e.g. 1,8,32 (got '0')"),
+        ({"orders": "-1"}, "--orders: give integers, e.g. 1,2 (got '-1')"),
+        ({"padding_sides": " , "}, "--padding-sides: give left and/or right"),
+    ],
+)
+def test_rerank_options_are_checked_when_made(tmp_path, kw, message):
+    if kw:
+        kw = {"output": tmp_path / "o", **kw}
+    with pytest.raises(TierankInputError, match=re.escape(message)):
+        RerankOptions(tmp_path, "yesno:fake", **kw)
+    assert not (tmp_path / "o").exists()
+
+
+def test_rerank_options_make_the_protocol_config_and_its_table(tmp_path, capsys):
+    data = write_set(tmp_path / "data")
+    options = RerankOptions(
+        data,
+        "yesno:fake",
+        regimes="fp32,bf16",
+        measures=("RR@10",),
+        output=tmp_path / "a",
+        device="cpu",
+        batch_sizes="1, 4",
+        orders="0,2",
+    )
+    config = options.config()
+    assert (config.batch_sizes, config.orders, config.padding_sides) == ([1, 4], [0, 2], None)
+    assert (config.out_dir, config.ray, config.measures) == (tmp_path / "a", None, ["RR@10"])
+    assert RerankOptions(data, "yesno:fake", cache=tmp_path / "c").config().measures == list(
+        RERANK_MEASURES
+    )
+    by_options = rerank(replace(config, scorer_factory=factory()))
+    by_args = rerank(
+        data,
+        "yesno:fake",
+        regimes="fp32,bf16",
+        measures=["RR@10"],
+        out_dir=tmp_path / "b",
+        device="cpu",
+        batch_sizes=[1, 4],
+        orders=[0, 2],
+        scorer_factory=factory(),
+    )
+    assert by_options.rows == by_args.rows
+    assert (tmp_path / "a" / "table.tsv").read_bytes() == (
+        tmp_path / "b" / "table.tsv"
+    ).read_bytes()
+    capsys.readouterr()
+    show_result(by_options, "json")
+    assert json.loads(capsys.readouterr().out)["rows"] == json.loads(json.dumps(by_options.rows))
+    show_result(by_options, "table")
+    lines = capsys.readouterr().out.splitlines()
+    variance = by_options.settings["variance"]["variants"]
+    assert lines[-2:] == [
+        f"batch sizes 16,1,4 and candidate orders 0,2: {v}: "
+        f"{variance[v]['changed_share']:.1%} of scores changed; "
+        f"RR@10 E spread {variance[v]['measures']['RR@10']['spread']:.4g}"
+        for v in ("fp32", "bf16")
+    ]
 
 
 class Twice(ScorerBase):

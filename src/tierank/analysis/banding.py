@@ -15,6 +15,7 @@ Examples
 from __future__ import annotations
 
 import math
+import operator
 from fractions import Fraction
 
 import numpy as np
@@ -110,6 +111,20 @@ def _bands(rho: float, depth: int):
         yield b, min(nxt - 1, depth)
 
 
+def _tied_bands(rho: float, depth: int):
+    """The bands of `_bands` with more than one document (a singleton band changes nothing)."""
+    return ((b, e) for b, e in _bands(rho, depth) if e > b)
+
+
+def _worst(kind: str, changes, combine) -> float:
+    """The worst case of ``kind`` from the per-band ``(loss, gain)`` pairs of ``changes``, each side
+    folded with ``combine`` from 0 (``max``: one band decides; ``operator.add``: the bands add up)."""
+    loss = gain = 0.0
+    for band_loss, band_gain in changes:
+        loss, gain = combine(loss, band_loss), combine(gain, band_gain)
+    return loss if kind == "loss" else gain if kind == "gain" else max(loss, gain)
+
+
 def _rr_gain_of_band(b: int, e: int) -> float:
     """Largest E[RR(banded)] - RR(original) with the first relevant document in band [b, e].
 
@@ -132,6 +147,30 @@ def _rr_gain_of_band(b: int, e: int) -> float:
         gain = banded - 1.0 / (b + w - k[0])  # original: first relevant at b+w-k
         best = max(best, float(gain.max()))
     return best
+
+
+def _rr_loss_of_band(b: int, e: int) -> float:
+    """Largest RR(original) - E[RR(banded)] with the first relevant document in band [b, e]: a lone
+    relevant document at b, 1/b against the band's mean reciprocal rank."""
+    return 1.0 / b - float(np.mean(1.0 / np.arange(b, e + 1, dtype=np.float64)))
+
+
+def _rr_changes(rho: float, depth: int, kind: str):
+    """Per band, the largest RR loss and (unless only the loss is asked for) the largest gain."""
+    for b, e in _tied_bands(rho, depth):
+        yield _rr_loss_of_band(b, e), (_rr_gain_of_band(b, e) if kind != "loss" else 0.0)
+
+
+def _rbp_changes(rho: float, p: float, depth: int):
+    """Per band, the sums of the positive and of the negative parts of w_k - m_g (RBP's loss and gain),
+    until the weights underflow (no further band can contribute)."""
+    for b, e in _tied_bands(rho, depth):
+        w = (1.0 - p) * p ** (np.arange(b, e + 1, dtype=np.float64) - 1.0)
+        dev = w - w.mean()
+        # relevant exactly where w_k > m_g (loss), exactly where w_k < m_g (gain)
+        yield float(dev[dev > 0].sum()), -float(dev[dev < 0].sum())
+        if w[-1] == 0.0:
+            return
 
 
 def worst_case_rr(rho: float, depth: int = 1000, kind: str = "loss") -> float:
@@ -214,14 +253,7 @@ def worst_case_rr(rho: float, depth: int = 1000, kind: str = "loss") -> float:
     """
     _check_kind(kind)
     depth = _check_depth(depth)
-    loss = gain = 0.0
-    for b, e in _bands(rho, depth):
-        if e == b:
-            continue
-        loss = max(loss, 1.0 / b - float(np.mean(1.0 / np.arange(b, e + 1, dtype=np.float64))))
-        if kind != "loss":
-            gain = max(gain, _rr_gain_of_band(b, e))
-    return loss if kind == "loss" else gain if kind == "gain" else max(loss, gain)
+    return _worst(kind, _rr_changes(rho, depth, kind), max)
 
 
 def worst_case_rbp(rho: float, p: float, depth: int = 1000, kind: str = "loss") -> float:
@@ -297,17 +329,7 @@ def worst_case_rbp(rho: float, p: float, depth: int = 1000, kind: str = "loss") 
     depth = _check_depth(depth)
     if not 0.0 < p < 1.0:
         raise TierankInputError(f"RBP persistence p must be in (0, 1), got {p}")
-    loss = gain = 0.0
-    for b, e in _bands(rho, depth):
-        if e == b:
-            continue
-        w = (1.0 - p) * p ** (np.arange(b, e + 1, dtype=np.float64) - 1.0)
-        dev = w - w.mean()
-        loss += float(dev[dev > 0].sum())  # relevant exactly where w_k > m_g
-        gain -= float(dev[dev < 0].sum())  # relevant exactly where w_k < m_g
-        if w[-1] == 0.0:  # weights underflowed: nothing further can contribute
-            break
-    return loss if kind == "loss" else gain if kind == "gain" else max(loss, gain)
+    return _worst(kind, _rbp_changes(rho, p, depth), operator.add)
 
 
 PAPER_TABLE2 = (

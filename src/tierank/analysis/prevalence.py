@@ -118,6 +118,53 @@ def _examples(mask_rows: np.ndarray, qid: pa.Array, extra: dict | None = None) -
     return out
 
 
+def _contradiction_rows(lay, rank: np.ndarray) -> np.ndarray:
+    """Rows (0-based) whose rank says the opposite of the (query, score desc, rank asc) order: the
+    first document of a tie group ranked before the group above it."""
+    order = lay.within_ties(rank)
+    sq, sr = lay.sorted_codes, rank[order]
+    contra = (sq[1:] == sq[:-1]) & lay.group_first[1:] & (sr[1:] < sr[:-1])
+    return order[1:][contra]
+
+
+def _largest_groups(lay, qi: np.ndarray, qid: pa.Array, score: np.ndarray, top: int) -> list[dict]:
+    """The ``top`` largest tie groups (size > 1), queries in order of first appearance in the file,
+    then by score."""
+    starts, sizes = lay.group_starts, lay.group_sizes
+    first_row = np.unique(qi, return_index=True)[1]
+    by_file = np.argsort(first_row[lay.sorted_codes[starts]], kind="stable")
+    big = by_file[np.argsort(-sizes[by_file], kind="stable")[:top]]
+    big = big[sizes[big] > 1]
+    group_rows = lay.order[starts[big]]
+    return [
+        {"query": q, "score": float(s), "size": int(z)}
+        for q, s, z in zip(
+            qid.take(pa.array(group_rows)).to_pylist() if len(big) else [],
+            score[group_rows],
+            sizes[big],
+        )
+    ]
+
+
+def _duplicate_rows(run: Run, qid: pa.Array, qi: np.ndarray) -> np.ndarray:
+    """Rows (0-based, sorted) that repeat a (query, document) of an earlier row: equal fingerprints,
+    confirmed on the strings."""
+    key = pair_fingerprint(fingerprint_ids(qid), fingerprint(run.docid))
+    ko = np.argsort(key, kind="stable")
+    cand = np.flatnonzero(key[ko][1:] == key[ko][:-1])
+    if not len(cand):
+        return np.zeros(0, dtype=np.int64)
+    a, b = ko[cand], ko[cand + 1]
+    same = np.asarray(
+        ac.equal(ac.take(run.docid, pa.array(a)), ac.take(run.docid, pa.array(b)))
+    ) & (qi[a] == qi[b])
+    return np.sort(np.maximum(a, b)[same])
+
+
+def _queries_with(qi: np.ndarray, rows: np.ndarray) -> int:
+    return int(len(np.unique(qi[rows])))
+
+
 def analyze_run(run: Run, name: str | None = None, top: int = 5) -> RunTies:
     """Tie statistics and ordering defects of ``run`` (see the module docstring).
 
@@ -129,66 +176,28 @@ def analyze_run(run: Run, name: str | None = None, top: int = 5) -> RunTies:
     (1, 2, 1, 2)
     """
     qid = _plain(run.qid)
-    n = len(run)
     lay = layout(run)
     qi = lay.codes.astype(np.int64)
     score = run.score
-    rank = run.rank if run.rank is not None else np.arange(n, dtype=np.float64)
+    rank = run.rank if run.rank is not None else np.arange(len(run), dtype=np.float64)
     rank = np.where(np.isfinite(rank), rank, np.inf)
-    ties = lay.summary
-
-    # re-sorted by (query, score desc, rank asc): contradictions between adjacent tie groups
-    order = lay.within_ties(rank)
-    sq, sr = lay.sorted_codes, rank[order]
-    same_q = sq[1:] == sq[:-1]
-    contra = same_q & lay.group_first[1:] & (sr[1:] < sr[:-1])
-    contra_rows = order[1:][contra]
-
-    # the largest groups, queries in order of first appearance in the file, then by score
-    starts, sizes = lay.group_starts, lay.group_sizes
-    first_row = np.unique(qi, return_index=True)[1]
-    by_file = np.argsort(first_row[lay.sorted_codes[starts]], kind="stable")
-    big = by_file[np.argsort(-sizes[by_file], kind="stable")[:top]]
-    big = big[sizes[big] > 1]
-    group_rows = lay.order[starts[big]]
-    largest = [
-        {"query": q, "score": float(s), "size": int(z)}
-        for q, s, z in zip(
-            qid.take(pa.array(group_rows)).to_pylist() if len(big) else [],
-            score[group_rows],
-            sizes[big],
-        )
-    ]
-
+    contra_rows = _contradiction_rows(lay, rank)
     # file order: scores should not increase, ranks should not decrease, inside a query
     fq = qi[1:] == qi[:-1]
-    score_up = fq & (score[1:] > score[:-1])
+    score_up_rows = np.flatnonzero(fq & (score[1:] > score[:-1])) + 1
     rank_down = fq & (rank[1:] < rank[:-1])
-    score_up_rows = np.flatnonzero(score_up) + 1
-
-    # duplicates: equal fingerprints, confirmed on the strings
-    key = pair_fingerprint(fingerprint_ids(qid), fingerprint(run.docid))
-    ko = np.argsort(key, kind="stable")
-    cand = np.flatnonzero(key[ko][1:] == key[ko][:-1])
-    dup_rows = np.zeros(0, dtype=np.int64)
-    if len(cand):
-        a, b = ko[cand], ko[cand + 1]
-        same = np.asarray(
-            ac.equal(ac.take(run.docid, pa.array(a)), ac.take(run.docid, pa.array(b)))
-        ) & (qi[a] == qi[b])
-        dup_rows = np.sort(np.maximum(a, b)[same])
-
+    dup_rows = _duplicate_rows(run, qid, qi)
     return RunTies(
         name=name or run.source,
-        ties=ties,
-        largest_groups=largest,
-        contradictions=int(contra.sum()),
-        queries_with_contradictions=int(len(np.unique(qi[contra_rows]))),
-        score_order_violations=int(score_up.sum()),
-        queries_with_score_order_violations=int(len(np.unique(qi[score_up_rows]))),
+        ties=lay.summary,
+        largest_groups=_largest_groups(lay, qi, qid, score, top),
+        contradictions=int(len(contra_rows)),
+        queries_with_contradictions=_queries_with(qi, contra_rows),
+        score_order_violations=int(len(score_up_rows)),
+        queries_with_score_order_violations=_queries_with(qi, score_up_rows),
         rank_order_violations=int(rank_down.sum()),
         duplicates=int(len(dup_rows)),
-        queries_with_duplicates=int(len(np.unique(qi[dup_rows]))),
+        queries_with_duplicates=_queries_with(qi, dup_rows),
         examples={
             "contradictions": _examples(np.sort(contra_rows), qid),
             "score_order_violations": _examples(

@@ -820,39 +820,13 @@ def similarity(
     shared = sorted(set(la.qids) & set(lb.qids))
     only_a = sorted(set(la.qids) - set(lb.qids))
     only_b = sorted(set(lb.qids) - set(la.qids))
-    ca, cb = _docid_codes(ra.docid, rb.docid)
     if (
         la.rows is not None or lb.rows is not None
     ):  # layout keeps every row when no query set is given
         raise AssertionError("layout dropped rows")
-    qa = {q: i for i, q in enumerate(la.qids)}
-    qb = {q: i for i, q in enumerate(lb.qids)}
-    records = []
-    for q in shared:
-        rows_a = la.order[la.query_starts[qa[q]] : la.query_starts[qa[q] + 1]]
-        rows_b = lb.order[lb.query_starts[qb[q]] : lb.query_starts[qb[q] + 1]]
-        x = ranking_from_scores(ca[rows_a], ra.score[rows_a])
-        y = ranking_from_scores(cb[rows_b], rb.score[rows_b])
-        xs = _scores_in_order(x, ca[rows_a], ra.score[rows_a])
-        ys = _scores_in_order(y, cb[rows_b], rb.score[rows_b])
-        rec: dict = {
-            "qid": q,
-            "docs_a": len(x),
-            "docs_b": len(y),
-            "shared": int(len(np.intersect1d(x.items, y.items))),
-        }
-        rec.update(
-            query_similarity(x, y, xs, ys, p=p, depth=depth, k=k, samples=samples, seed=seed)
-        )
-        records.append(rec)
-    mean: dict = {
-        "qid": "mean",
-        "docs_a": _mean([r["docs_a"] for r in records]),
-        "docs_b": _mean([r["docs_b"] for r in records]),
-        "shared": _mean([r["shared"] for r in records]),
-    }
-    for f in MEAN_FIELDS:
-        mean[f] = _mean([r[f] for r in records])
+    options = dict(p=p, depth=depth, k=k, samples=samples, seed=seed)
+    records = _query_records(ra, rb, la, lb, shared, options)
+    mean = _mean_record(records)
     sampled = sum(r.pop("tau_ap_method") == "sampled" for r in records)
     settings = {
         "p": p,
@@ -872,6 +846,39 @@ def similarity(
         "b": getattr(rb, "source", "run_b"),
     }
     return Similarity(records, mean, only_a, only_b, settings)
+
+
+def _query_records(ra, rb, la, lb, shared: list[str], options: dict) -> list[dict]:
+    """One record per query of ``shared``: the document counts and [`query_similarity`][tierank.analysis.similarity.query_similarity]
+    (``options``: its keyword arguments) of the query's rows of both runs."""
+    ca, cb = _docid_codes(ra.docid, rb.docid)
+    qa = {q: i for i, q in enumerate(la.qids)}
+    qb = {q: i for i, q in enumerate(lb.qids)}
+    records = []
+    for q in shared:
+        rows_a = la.order[la.query_starts[qa[q]] : la.query_starts[qa[q] + 1]]
+        rows_b = lb.order[lb.query_starts[qb[q]] : lb.query_starts[qb[q] + 1]]
+        x = ranking_from_scores(ca[rows_a], ra.score[rows_a])
+        y = ranking_from_scores(cb[rows_b], rb.score[rows_b])
+        xs = _scores_in_order(x, ca[rows_a], ra.score[rows_a])
+        ys = _scores_in_order(y, cb[rows_b], rb.score[rows_b])
+        rec: dict = {
+            "qid": q,
+            "docs_a": len(x),
+            "docs_b": len(y),
+            "shared": int(len(np.intersect1d(x.items, y.items))),
+        }
+        rec.update(query_similarity(x, y, xs, ys, **options))
+        records.append(rec)
+    return records
+
+
+def _mean_record(records: list[dict]) -> dict:
+    """The record ``"mean"``: every count and `MEAN_FIELDS` averaged over the queries (NaN left out)."""
+    mean: dict = {"qid": "mean"}
+    for f in ("docs_a", "docs_b", "shared", *MEAN_FIELDS):
+        mean[f] = _mean([r[f] for r in records])
+    return mean
 
 
 def _scores_in_order(r: Ranking, items: np.ndarray, scores: np.ndarray) -> np.ndarray:

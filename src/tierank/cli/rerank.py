@@ -1,53 +1,26 @@
 """`tierank rerank`: the low-precision reranking protocol.
 
-The command parses its options into a `tierank.hps.protocol.RerankConfig`, calls
-`tierank.hps.protocol.rerank`
-(which checks everything before loading a model, and writes every file of
-OUT/) and prints the table.  Its ``--model`` and ``--regimes`` help comes
-from `tierank.hps.registry` and `tierank.hps.variants`.
+The command gathers its options into one `tierank.hps.command.RerankOptions` (checked when made) and
+calls `tierank.hps.command.run_rerank`, which runs `tierank.hps.protocol.rerank` (which checks
+everything before loading a model, and writes every file of OUT/) and prints the table; an interrupt
+exits 130.  Its ``--model`` and ``--regimes`` help comes from `tierank.hps.registry` and
+`tierank.hps.variants`.
 """
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from ..errors import TierankError, TierankInputError
+from ..hps.command import RerankOptions, run_rerank
 from ..hps.protocol import RERANK_MEASURES, RERANK_REGIMES
 from ..hps.registry import backend_help, model_help
 from ..hps.variants import VARIANT_HELP
 from ..io.beir import QUERY_SETS
-from ..report.terminal import rerank_table as _rerank_table
 from .app import app
 from .common import Fmt, TieBreakOption, input_errors, measures_option
-
-
-def _sizes(text: str, option: str = "--batch-sizes", least: int = 1) -> list[int]:
-    try:
-        sizes = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise TierankInputError(
-            f"{option}: {text!r} is not a comma-separated list of integers"
-        ) from None
-    if not sizes or min(sizes) < least:
-        what = "positive integers, e.g. 1,8,32" if least == 1 else "integers, e.g. 1,2"
-        raise TierankInputError(f"{option}: give {what} (got {text!r})")
-    return sizes
-
-
-def _sides(text: str) -> list[str]:
-    """``--padding-sides``: comma-separated sides (checked by the protocol, with the model)."""
-    sides = [x.strip() for x in text.split(",") if x.strip()]
-    if not sides:
-        raise TierankInputError(
-            f"--padding-sides: give left and/or right, e.g. left,right (got {text!r})"
-        )
-    return sides
 
 
 @app.command("rerank")
@@ -170,111 +143,33 @@ def rerank_cmd(
     """The low-precision reranking protocol (the paper's Table 1): score every candidate under every
     precision regime, write one run per regime, report M at FP32 and per regime M_obl, E[M], range,
     bias, tie statistics and scoring time. Scores are cached; an interrupted run resumes."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
+    options = RerankOptions(
+        data,
+        model,
+        candidates=candidates,
+        regimes=regimes,
+        measures=tuple(measure or ()),
+        output=output,
+        qrels=qrels,
+        cache=cache,
+        batch_size=batch_size,
+        queries=queries,
+        depth=depth,
+        max_queries=max_queries,
+        device=device,
+        backend=backend,
+        budget=budget,
+        max_doc_tokens=max_doc_tokens,
+        threads=threads,
+        tie_break=tie_break,
+        fmt=fmt.value,
+        ray=ray,
+        workers=workers,
+        batch_sizes=batch_sizes,
+        orders=orders,
+        padding_sides=padding_sides,
     )
-
-    from ..hps.protocol import TABLE_FIELDS, RerankConfig, rerank
-    from ..report.formats import render_records
-
-    if output is None and cache is None:
-        raise TierankInputError("give -o/--output DIR (runs, table and cache are written there)")
-    if workers is not None and ray is None:
-        raise TierankInputError("--workers needs --ray")
-    if ray is not None:
-        from ..cluster import require_ray
-
-        require_ray()
-    os.environ.setdefault(
-        "TQDM_DISABLE", "1"
-    )  # model loaders' tqdm bars (GGUF dequantization); rich shows progress
-    measures = list(measure or RERANK_MEASURES)
-    console = Console(emoji=False, stderr=True)
-
-    def warn(message: str) -> None:
-        console.print(f"tierank: warning: {message}", markup=False, highlight=False, soft_wrap=True)
-
     try:
-        with Progress(
-            TextColumn("{task.description}", markup=False),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            console=console,
-            disable=not sys.stderr.isatty(),
-        ) as prog:
-
-            def progress(label: str, total: int):
-                task = prog.add_task(f"scoring {label}", total=total)
-                return lambda: prog.advance(task)
-
-            config = RerankConfig(
-                data,
-                model,
-                regimes,
-                measures,
-                out_dir=output,
-                candidates=candidates,
-                qrels=qrels,
-                cache_dir=cache,
-                batch_size=batch_size,
-                queries=queries,
-                depth=depth,
-                max_queries=max_queries,
-                device=device,
-                budget=budget,
-                max_doc_tokens=max_doc_tokens,
-                tie_break=tie_break,
-                progress=progress,
-                threads=threads,
-                warn=warn,
-                ray=None if ray is None else (True if ray == "local" else ray),
-                workers=workers,
-                batch_sizes=None if batch_sizes is None else _sizes(batch_sizes),
-                backend=backend,
-                orders=None if orders is None else _sizes(orders, "--orders", 0),
-                padding_sides=None if padding_sides is None else _sides(padding_sides),
-            )
-            result = rerank(config)
-    except TierankInputError:
-        raise
-    except (
-        TierankError
-    ) as e:  # a model that cannot be loaded, a scorer's bad output: one line, exit 2 (input_errors)
-        raise TierankInputError(str(e)) from None
-    except KeyboardInterrupt:
-        console.print(
-            "tierank: interrupted; scores so far are cached, run the same command to resume",
-            markup=False,
-            highlight=False,
-        )
+        run_rerank(options)
+    except KeyboardInterrupt:  # run_rerank said that the scores so far are cached
         raise typer.Exit(130) from None
-    if fmt is not Fmt("table"):
-        sys.stdout.write(
-            render_records(result.rows, TABLE_FIELDS, fmt.value, document=result.document())
-        )
-        return
-    Console(emoji=False, width=max(Console().width, 180)).print(_rerank_table(result))
-    variance = result.settings.get("variance")
-    if variance:
-        sizes = ",".join(map(str, variance["batch_sizes"]))
-        orders = (
-            f" and candidate orders {','.join(map(str, variance['orders']))}"
-            if variance.get("orders")
-            else ""
-        )
-        if len(variance.get("padding_sides") or []) > 1:
-            orders += f" and padding sides {','.join(variance['padding_sides'])}"
-        for v, row in variance["variants"].items():
-            spreads = ", ".join(
-                f"{m} E spread {x['spread']:.4g}" for m, x in row["measures"].items()
-            )
-            print(
-                f"batch sizes {sizes}{orders}: {v}: {row['changed_share']:.1%} of scores changed; {spreads}"
-            )

@@ -106,14 +106,11 @@ def evaluate_files(
     [`tierank.evaluate`][tierank.evaluate] on the concatenated run, bit for bit.  ``kwargs`` are the settings of
     [`tierank.evaluate`][tierank.evaluate] ([`tierank.settings.EvalSettings`][tierank.settings.EvalSettings]) except ``complete``.
     """
-    import pickle
-
-    from ..io.blocks import BLOCK_BYTES, iter_ranges, lines_before, shift_problems
+    from ..io.blocks import BLOCK_BYTES
     from ..io.convert import to_qrels
-    from ..io.sources import seekable_text
     from ..measures import parse_measures
     from ..settings import EvalSettings
-    from ..stream import CONDENSED_EMPTY, combine_parts
+    from ..stream import combine_parts
 
     if kwargs.get("complete"):
         raise TierankInputError(
@@ -126,49 +123,69 @@ def evaluate_files(
     parsed = parse_measures([measures] if isinstance(measures, str) else list(measures))
     files = list_sources(source)
     q = to_qrels(qrels)
+    items = _block_items(files, block)
+    ray = connect(address, num_cpus)
+    n = workers or max(1, min(len(items), int(ray.cluster_resources().get("CPU", 1))))
+    rows = _evaluate_blocks(ray, items, n, (ray.put(q), parsed, block, settings))
+    parts = _gather_parts(items, rows, source, q)
+    record = dict(
+        parts[0].settings,
+        run=str(source),
+        distributed=f"ray data: {len(files)} files, {len(items)} blocks, {n} workers",
+    )
+    return combine_parts(parts, parts[0].measures, record)
+
+
+def _block_items(files: list[str], block: int) -> list[dict]:
+    """The pipeline's items: per plain text file its byte ranges of about ``block`` bytes at query
+    boundaries, per other file the whole file (``start = end = -1``), numbered in order (``seq``)."""
+    from ..io.blocks import iter_ranges
+    from ..io.sources import seekable_text
+
     items: list[dict] = []
     for f in files:
         spans = list(iter_ranges(f, block)) if seekable_text(f) else [(-1, -1)]
         items.extend({"seq": len(items), "src": f, "start": a, "end": b} for a, b in spans)
-    ray = connect(address, num_cpus)
+    return items
+
+
+def _evaluate_blocks(ray, items: list[dict], workers: int, evaluator_args: tuple) -> list[dict]:
+    """The output rows of `_BlockEvaluator` (``workers`` actors built with ``evaluator_args``) over
+    ``items``, in the items' order."""
     from ray.data import DataContext
 
     DataContext.get_current().enable_progress_bars = False
-    n = workers or max(1, min(len(items), int(ray.cluster_resources().get("CPU", 1))))
     ds = ray.data.from_items(items).map_batches(
         _BlockEvaluator,
         batch_size=1,
-        compute=ray.data.ActorPoolStrategy(size=n),
+        compute=ray.data.ActorPoolStrategy(size=workers),
         num_cpus=1,
-        fn_constructor_args=(ray.put(q), parsed, block, settings),
+        fn_constructor_args=evaluator_args,
     )
-    rows = sorted(ds.take_all(), key=lambda r: r["seq"])
+    return sorted(ds.take_all(), key=lambda r: r["seq"])
+
+
+def _gather_parts(items: list[dict], rows: list[dict], source, q) -> list:
+    """The blocks' per-query statistics, in order, once each block's input error (its lines shifted to
+    the file's), a query in two blocks and an empty result are ruled out."""
+    import pickle
+
+    from ..io.blocks import lines_before, shift_problems
+    from ..stream import CONDENSED_EMPTY
+
     parts: list = []
     owner: dict[str, str] = {}
     condensed_empty = False
     for item, row in zip(items, rows):
         f = item["src"]
-        qids, ps, _, lines, empty = pickle.loads(row["payload"])
+        qids, ps, _, _, empty = pickle.loads(row["payload"])
         condensed_empty |= empty
         if isinstance(qids, TierankInputError):  # the lines before a range are counted only now
             shift = lines_before(f, item["start"]) if item["start"] >= 0 else 0
             raise TierankInputError(shift_problems(qids.problems, shift))
         for x in qids:
             if x in owner:
-                where = owner[x]
-                raise TierankInputError(
-                    [
-                        Problem(
-                            f,
-                            None,
-                            f"query {x!r} is also in {where}: each query must be in one file (tierank.stream.partition "
-                            "groups a run by query)"
-                            if where != f
-                            else f"the run is not grouped by query: query {x!r} appears again after other queries; "
-                            "group it first with tierank.stream.partition() (DuckDB, out of core)",
-                        )
-                    ]
-                )
+                raise TierankInputError([_query_twice(x, f, owner[x])])
             owner[x] = f
         parts.extend(ps)
     if not parts:
@@ -177,9 +194,17 @@ def evaluate_files(
         raise NothingToEvaluate(
             f"no query of {source} is judged in {q.source}: nothing to evaluate"
         )
-    record = dict(
-        parts[0].settings,
-        run=str(source),
-        distributed=f"ray data: {len(files)} files, {len(items)} blocks, {n} workers",
+    return parts
+
+
+def _query_twice(x: str, f: str, where: str) -> Problem:
+    """The problem of query ``x`` of file ``f`` already met in file ``where``."""
+    return Problem(
+        f,
+        None,
+        f"query {x!r} is also in {where}: each query must be in one file (tierank.stream.partition "
+        "groups a run by query)"
+        if where != f
+        else f"the run is not grouped by query: query {x!r} appears again after other queries; "
+        "group it first with tierank.stream.partition() (DuckDB, out of core)",
     )
-    return combine_parts(parts, parts[0].measures, record)

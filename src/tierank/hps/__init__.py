@@ -20,11 +20,14 @@ scoring function is called.  The rooms:
   and the stage functions), `cache` (score cache), `table`
   (Table 1), `output` (OUT/: checks, lock, table files),
   `variance` (run-to-run variance), [`machine`][tierank.hps.machine] (where scores
-  were computed); the BEIR reader is `tierank.io.beir`.
+  were computed); the BEIR reader is `tierank.io.beir`;
+* [`command`][tierank.hps.command]: ``tierank rerank`` as a function, its options as one checked
+  value ([`RerankOptions`][tierank.hps.command.RerankOptions], [`run_rerank`][tierank.hps.command.run_rerank]).
 
 Layers, lowest first (no module imports a later one): ``regimes``, ``quantized``, ``checks``,
 ``variants``; ``registry`` (and ``vllm.settings``); ``base``; ``encodings``, ``prompts``,
-``checkpoints``; the runners; ``cache``, ``output``, ``table``, ``variance``, ``machine``; ``protocol``.
+``checkpoints``; the runners; ``cache``, ``output``, ``table``, ``variance``, ``machine``; ``protocol``;
+``command``.
 """
 
 from tierank.hps.regimes import (

@@ -212,7 +212,8 @@ def sweep_report(sweep, measures: Sequence[str] | None = None, *, title: str | N
         Default: every measure of the sweep, in its order.
     title : str, optional
     """
-    from .plots import _canonical, plot_sweep
+    from .plots import plot_sweep
+    from .plots.sweep import _canonical
 
     rows = sweep.rows
     have = list(dict.fromkeys(r["measure"] for r in rows))
