@@ -192,9 +192,7 @@ def group_counts(prep: Prepared, kind: DocKind = "rel", rel: int | None = None) 
     return prep.cached(("counts", kind, rel if kind == "rel" else None), compute)
 
 
-def group_counts_float(
-    prep: Prepared, kind: DocKind = "rel", rel: int | None = None
-) -> np.ndarray:
+def group_counts_float(prep: Prepared, kind: DocKind = "rel", rel: int | None = None) -> np.ndarray:
     """[`group_counts`][tierank.measures.kernels.group_counts] as float64 (read-only, cached on ``prep``)."""
 
     def compute():
