@@ -98,6 +98,8 @@ PARAMETERS = [
     "ndcg_rel.0=1",
     "Rndcg.2=3",
     "Rndcg.0=0.5,1=3",
+    "ndcg.1=-1,2=4",
+    "ndcg.0=-1,3=-2",
 ]
 PAIRS = {
     "te-rel_level": ("trec_eval/qrels.rel_level", "trec_eval/results.test"),

@@ -57,10 +57,12 @@ def ref_err(grades, k=None, gmax=4):
     return score
 
 
-def ref_ndcg(grades, qgrades, k=None, dcg="log2", gains=None, judged_only=False):
+def ref_ndcg(grades, qgrades, k=None, dcg="log2", gains=None, judged_only=False, negative="zero"):
     """pytrec_eval / ir_measures: grades mapped by ``gains`` (unmapped keep theirs), gain = grade or
     2^grade - 1, negative and unjudged 0; judged_only drops documents whose (mapped) grade is missing
-    or negative before ranking."""
+    or negative before ranking.  ``negative='keep'`` (trec_eval's m_ndcg.c with a gain map): a
+    judgment of grade >= 0 scores its mapped gain even when negative (get_gain), the ideal DCG only
+    the positive ones."""
     gains = gains or {}
 
     def mp(g):
@@ -70,11 +72,17 @@ def ref_ndcg(grades, qgrades, k=None, dcg="log2", gains=None, judged_only=False)
         g = 0 if g is None or g <= 0 else g
         return 2**g - 1 if dcg == "exp-log2" else g
 
-    ranked = [mp(g) for g in grades]
+    def scored(g):  # the gain of a ranked document with original grade g
+        if negative == "keep":
+            return 0.0 if g is None or g < 0 else mp(g)
+        return gain(mp(g))
+
+    ranked = list(grades)
     if judged_only:
-        ranked = [g for g in ranked if g is not None and g >= 0]
+        kept = (lambda g: g is not None and g >= 0) if negative == "keep" else None
+        ranked = [g for g in ranked if (kept or (lambda g: mp(g) is not None and mp(g) >= 0))(g)]
     top = ranked[:k] if k else ranked
-    d = sum(gain(g) / math.log2(i + 2) for i, g in enumerate(top))
+    d = sum(scored(g) / math.log2(i + 2) for i, g in enumerate(top))
     ideal = sorted((gain(mp(g)) for g in qgrades if gain(mp(g)) > 0), reverse=True)
     ideal = ideal[:k] if k else ideal
     z = sum(x / math.log2(i + 2) for i, x in enumerate(ideal))
@@ -127,7 +135,13 @@ def reference(measure: str, grades, qgrades, depth=None):
         return ref_err(grades, k, m.param("max_grade"))
     if fam == "nDCG":
         return ref_ndcg(
-            grades, qgrades, k, m.param("dcg"), dict(m.param("gains") or ()), m.param("judged_only")
+            grades,
+            qgrades,
+            k,
+            m.param("dcg"),
+            dict(m.param("gains") or ()),
+            m.param("judged_only"),
+            m.param("negative"),
         )
     if fam == "R_cap":
         return ref_rcap(grades, qgrades, k)
@@ -153,6 +167,10 @@ EXACT = [
     "nDCG(dcg='exp-log2')",
     "nDCG(gains={0:1,1:1,2:5,3:0})@4",
     "nDCG(gains={-1:2,2:1})",
+    "nDCG(gains={1:-1,2:4},negative='keep')@3",
+    "nDCG(gains={0:-0.5,2:-3},negative='keep')",
+    "nDCG(gains={1:-1,2:4})",
+    "nDCG(gains={1:-2},negative='keep',judged_only=True)@2",
     "nDCG(judged_only=True)@3",
     "nDCG(judged_only=True)",
     "nDCG(dcg='exp-log2',gains={1:3},judged_only=True)@2",

@@ -453,9 +453,13 @@ def _mapped(grade: np.ndarray, gains) -> np.ndarray:
     return out
 
 
-def _gain_of(mapped: np.ndarray, dcg: str) -> np.ndarray:
+def _gain_of(mapped: np.ndarray, dcg: str, grade: np.ndarray | None = None) -> np.ndarray:
     """Gain of each (mapped) grade: the grade (``log2``) or ``2^g - 1`` (``exp-log2``, Burges et al.
-    2005, gdeval); grades <= 0 and unjudged documents give 0 (trec_eval, gdeval)."""
+    2005, gdeval); mapped grades <= 0 and unjudged documents give 0 (gdeval, ir_measures).  With the
+    original ``grade`` (trec_eval's own gain map, ``negative='keep'``), a judgment of grade >= 0 keeps
+    its mapped gain even when negative, and only unjudged documents and negative grades give 0."""
+    if grade is not None:
+        return np.where(np.nan_to_num(grade, nan=-1.0) >= 0, np.nan_to_num(mapped), 0.0)
     g = np.where(np.isnan(mapped), 0.0, np.maximum(np.nan_to_num(mapped), 0.0))
     return np.exp2(g) - 1.0 if dcg == "exp-log2" else g
 
@@ -515,6 +519,14 @@ class nDCG(Linear):
         Param(
             "judged_only", bool, False, "drop unjudged documents before ranking (ranks close up)"
         ),
+        Param(
+            "negative",
+            str,
+            "zero",
+            "a mapped gain below 0: 'zero' (counts 0, as ir_measures and gdeval) or 'keep' (counts "
+            "as mapped, as trec_eval's own gain map ndcg.1=-1; the ideal DCG keeps the positive gains)",
+            choices=("zero", "keep"),
+        ),
     )
     bounds_refusal = (
         "its ideal DCG grows with every unjudged document assumed relevant, so neither "
@@ -524,6 +536,10 @@ class nDCG(Linear):
     @property
     def _plain(self) -> bool:
         return self.param("dcg") == "log2" and self.param("gains") is None
+
+    @property
+    def _keeps_negative(self) -> bool:
+        return self.param("negative") == "keep" and self.param("dcg") == "log2"
 
     def depth(self, nrel):
         return float("inf") if self.param("judged_only") else self.k
@@ -539,13 +555,18 @@ class nDCG(Linear):
                     f"{self}: judged_only with a depth limit (-M) that cuts through a tie "
                     "group is not supported"
                 )
-        mapped = _mapped(prep.grade, self.param("gains"))
-        return prep.condensed((mapped >= 0) & (prep.pos < cut))
+        # trec_eval -J keeps every judgment of grade >= 0, whatever gain its map gives it
+        grade = prep.grade if self._keeps_negative else _mapped(prep.grade, self.param("gains"))
+        return prep.condensed((grade >= 0) & (prep.pos < cut))
 
     def values(self, prep: Prepared):
         if self._plain:
             return None
-        return _gain_of(_mapped(prep.grade, self.param("gains")), self.param("dcg"))
+        return _gain_of(
+            _mapped(prep.grade, self.param("gains")),
+            self.param("dcg"),
+            prep.grade if self._keeps_negative else None,
+        )
 
     def weights(self, prep: Prepared, rows: np.ndarray):
         return 1.0 / np.log2(prep.pos[rows] + 2.0)

@@ -275,11 +275,21 @@ def _fmt_num(x: float) -> str:
     return repr(float(x)).rstrip("0").rstrip(".") if "." in repr(float(x)) else repr(float(x))
 
 
-def _gain_map(family: str, pairs: tuple | None) -> str:
-    """``family`` with trec_eval's gain map ``level=gain,...`` (None: trec_eval's default gains)."""
+def _gain_map(family: str, pairs: tuple | None, negative: bool = False) -> str:
+    """``family`` with trec_eval's gain map ``level=gain,...`` (None: trec_eval's default gains);
+    ``negative``: the family counts a negative gain as 0 unless told ``negative='keep'``, which it is
+    when the map holds one (trec_eval counts it as given)."""
     if pairs is None:
         return family
-    return family + "(gains={" + ",".join(f"{_fmt_num(k)}:{_fmt_num(v)}" for k, v in pairs) + "})"
+    keep = ",negative='keep'" if negative and any(v < 0 for _, v in pairs) else ""
+    return (
+        family
+        + "(gains={"
+        + ",".join(f"{_fmt_num(k)}:{_fmt_num(v)}" for k, v in pairs)
+        + "}"
+        + keep
+        + ")"
+    )
 
 
 #: trec_eval measures whose parameters are not a list of rank cutoffs (the others are derived from the
@@ -292,7 +302,7 @@ _SPECIAL: dict[str, _Spec] = {
             "IPrecAvg" if p is None else "IPrecAvg(levels='" + ",".join(map(_fmt_num, p)) + "')"
         ),
     ),
-    "ndcg": _Spec("pairs", lambda p: _gain_map("nDCG", p)),
+    "ndcg": _Spec("pairs", lambda p: _gain_map("nDCG", p, negative=True)),
     "set_F": _Spec("doubles", lambda p: "SetF" if p is None else f"SetF(beta={_fmt_num(p[0])})"),
     "rbp": _Spec(
         "pairs", lambda p: "RBP(p=" + _fmt_num(dict(p or ()).get("p", 0.9)) + ",gain='trec_eval')"
@@ -763,7 +773,7 @@ def trec_name(m: Measure) -> str | None:
         fam in _GAIN_MAPPED
         and m.cutoff is None
         and dict(m.params).get("gains")
-        and _defaults_only(m, ("gains", "undefined"))
+        and _defaults_only(m, ("gains", "undefined", "negative"))
     ):
         return f"{_GAIN_MAPPED[fam]}_" + ",".join(
             f"{_fmt_num(k)}={_fmt_num(v)}" for k, v in dict(m.params)["gains"]
