@@ -392,7 +392,7 @@ class Measure:
         >>> nDCG(nope=1)
         Traceback (most recent call last):
         ...
-        tierank.errors.TierankInputError: measure 'nDCG': unknown parameter 'nope'; accepted: dcg, gains, judged_only
+        tierank.errors.TierankInputError: measure 'nDCG': unknown parameter 'nope'; accepted: dcg, gains, judged_only, negative
         """
         shown = f"measure {quote(str(self))}"
         values = dict(self.params)
