@@ -10,6 +10,7 @@ that cuts through tie groups.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -23,6 +24,7 @@ from measures.test_families_exact import ref_bpref
 from measures.test_families_sampled import close_in_law, sampler_only
 from reference import check_per_query
 from tierank.measures import parse_measure
+from tierank.measures.infap import expected_sums
 
 TOL = 1e-9
 S = 1000
@@ -319,6 +321,44 @@ def test_sampled_label_per_query():
         for q in ("fixed", "few"):
             assert recs[(q, m)]["method"] == "exact" and "se" not in recs[(q, m)], recs[(q, m)]
         assert recs[("few", m)]["std"] > 0, recs[("few", m)]
-        assert recs[("tied", m)]["method"] == "sampled" and recs[("tied", m)]["se"] > 0, recs[
-            ("tied", m)
-        ]
+    # gm_bpref's expectation is sampled (a standard error); infAP's is exact (summed in closed form,
+    # standard error 0, the same for every seed) and only its std is sampled
+    assert recs[("tied", "GMBpref")]["method"] == "sampled" and recs[("tied", "GMBpref")]["se"] > 0
+    assert recs[("tied", "infAP")]["method"] == "sampled" and recs[("tied", "infAP")]["se"] == 0.0
+    other = tierank.evaluate(qrels, run, ["infAP"], samples=200, seed=1).records()
+    again = {r["query"]: r for r in other if r["query"] != "all"}["tied"]
+    assert again["expected"] == pytest.approx(recs[("tied", "infAP")]["expected"], abs=1e-14)
+    assert again["std"] != recs[("tied", "infAP")]["std"]
+
+
+@st.composite
+def infap_group(draw):
+    """A tie group (classes: 0 relevant, 1 judged non-relevant, 2 pooled-unjudged, 3 not pooled;
+    at most 7 documents) below a fixed prefix of classes, and a depth limit."""
+    group = draw(st.lists(st.integers(0, 3), min_size=1, max_size=7))
+    prefix = draw(st.lists(st.integers(0, 3), max_size=5))
+    cut = draw(st.one_of(st.none(), st.integers(0, len(prefix) + len(group))))
+    return prefix, group, cut
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(infap_group())
+def test_infap_expected_sums_match_every_ordering(case):
+    """The closed-form expectation of a tie group's infAP terms equals the mean of trec_eval's loop
+    (te_infap, a literal port) over every ordering of the group, to 1e-12."""
+    prefix, group, cut = case
+    grade = {0: 1, 1: 0, 2: -1, 3: None}
+
+    def total(ranking):
+        grades = [grade[c] for c in ranking][:cut]
+        return te_infap(grades, 0)  # num_rel 0: the sum of the terms, undivided
+
+    base = total(prefix)
+    perms = list(itertools.permutations(group))
+    want = math.fsum(total(prefix + list(p)) - base for p in perms) / len(perms)
+    above = [prefix.count(c) for c in (0, 1, 2)]
+    comp = [group.count(c) for c in range(4)]
+    got = expected_sums(
+        [len(prefix)], *([a] for a in above), *([c] for c in comp), math.inf if cut is None else cut
+    )[0]
+    assert got == pytest.approx(want, abs=1e-12)

@@ -24,20 +24,27 @@ contribute independently (the counts before a group do not depend on the orderin
   grid of (relevant, unjudged) placed: `O(r (u + 1))` per group
   (`V_a = \mathrm{cummax}_k (V_{a-1} + T(a - 1, k))`).  A depth limit cutting the group
   counts the terms above it only, which the same arguments cover.
-* **expected, std: exact where a group has few orderings, else sampled** (labelled, as IPrec and
-  GMAP).  The groups' sums are independent, so their means and variances add up over groups.  A
-  group holding a relevant document and another class with at most
-  ``tierank.measures.sampling.ENUMERATE`` distinct orderings of its classes is enumerated, every
-  ordering once (exact: [`class_arrangements`][tierank.measures.sampling.class_arrangements]); so is every
-  group of a query with at most that many orderings in all.  A larger group is drawn ``prep.samples``
-  times (uniform permutations, each row shuffled in place, from a generator keyed by the seed,
-  the query and the group's rank, [`tierank.measures.sampling.query_keys`][tierank.measures.sampling.query_keys]),
-  its mean and variance (``ddof=1``) estimated; a query is labelled sampled where one of its groups
-  is, its standard error from those groups only.  We know no polynomial algorithm for the
-  expectation of `T`, a ratio of dependent counts.
+* **expected: exact** (closed form, `expected_sums`).  By linearity it is a sum over the relevant
+  documents; a relevant document's offset in its group is uniform and, given it and the number of
+  judged documents above it (hypergeometric), its term is linear in the relevant and the
+  pooled-unjudged counts above it, whose conditional means are known: `O(m (K + 1))` per group of
+  `m` documents, `K + 1` of them judged.  (A group too large for that table, over
+  `EXACT_CELLS` cells, is sampled as the std below, its mean labelled with a standard error.)
+* **std: exact where a group has few orderings, else sampled** (labelled, as IPrec and GMAP).  The
+  groups' sums are independent, so their variances add up over groups.  A group holding a relevant
+  document and another class with at most ``tierank.measures.sampling.ENUMERATE`` distinct
+  orderings of its classes is enumerated, every ordering once (exact:
+  [`class_arrangements`][tierank.measures.sampling.class_arrangements]).  A larger group is drawn
+  ``prep.samples`` times (uniform permutations, each row shuffled in place, from a generator keyed
+  by the seed, the query and the group's rank,
+  [`tierank.measures.sampling.query_keys`][tierank.measures.sampling.query_keys]), its variance
+  (``ddof=1``) estimated; a query is labelled sampled where one of its groups is, with standard
+  error 0 (its expectation is exact) unless a group's mean was drawn too.
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 import numpy as np
 
@@ -72,6 +79,87 @@ def terms(j, a, s, u) -> np.ndarray:
     return np.where(j == 0, 1.0, t)
 
 
+#: largest table (documents x judged documents) of a tie group whose expectation is summed exactly;
+#: a larger group is sampled
+EXACT_CELLS = 1 << 24
+
+
+def expected_sums(P0, A, Sb, U, r, s, u, o, cut=np.inf) -> np.ndarray:
+    r"""Exact expectation over the uniform orderings of tie groups of the sum of their relevant
+    documents' terms (`terms`), vectorized over groups.
+
+    Group ``g`` starts at 0-based rank ``P0[g]`` below ``A``, ``Sb``, ``U`` relevant, judged
+    non-relevant and pooled-unjudged documents, and holds ``r``, ``s``, ``u``, ``o`` relevant, judged
+    non-relevant, pooled-unjudged and not-pooled documents; only ranks below ``cut`` count.
+
+    By linearity the sum's expectation is ``r`` times one relevant document's.  Its offset `k` in
+    the group is uniform on `0..m-1`; given `k`, the `k` documents above it are a uniform
+    `k`-subset of the `m - 1` others, of which `x` are judged (relevant or non-relevant,
+    hypergeometric: `K = r - 1 + s` judged among `m - 1`).  Given `x`, the relevant ones among
+    them and the pooled-unjudged ones among the `k - x` others are independent hypergeometric
+    counts, with means `x (r-1)/K` and `(k - x) u/(u + o)`, and the term
+
+    .. math:: T = \frac{1}{j+1}\left(1 + (J + U')\,\frac{a + \epsilon}{J + 2\epsilon}\right),
+              \quad J = A + S_b + x,\ a = A + x_r,\ U' = U + x_u,
+
+    is linear in each of them given `x` (`J` fixed): so `E[T \mid k, x]` is `T` at their means,
+    and `E[T] = \frac{1}{m} \sum_k \sum_x P(x \mid k)\, E[T \mid k, x]`.  The hypergeometric
+    probabilities of every `(k, x)` come from the recurrence in `k` (one vectorized step per
+    offset over groups of similar size): `O(m (K + 1))` per group.
+
+    One relevant and one judged non-relevant document tied at the top: the relevant one first (term
+    1) or second (term 1/2 + 1/2 ε/(1 + 2ε)), each with probability 1/2:
+
+    >>> expected_sums([0], [0], [0], [0], [1], [1], [0], [0]).round(9).tolist()
+    [0.7500025]
+    """
+    P0, A, Sb, U, r, s, u, o = (np.asarray(x, dtype=np.int64) for x in (P0, A, Sb, U, r, s, u, o))
+    out = np.zeros(len(P0))
+    m = r + s + u + o
+    go = np.flatnonzero((r > 0) & (P0 < cut))
+    if not len(go):
+        return out
+    bucket = np.array([int(v).bit_length() for v in m[go]])
+    for b in np.unique(bucket):
+        g = go[bucket == b]
+        out[g] = _expected_bucket(P0[g], A[g], Sb[g], U[g], r[g], s[g], u[g], o[g], cut)
+    return out
+
+
+def _expected_bucket(P0, A, Sb, U, r, s, u, o, cut) -> np.ndarray:
+    """`expected_sums` of groups of similar size: the hypergeometric law of the judged documents
+    above one relevant document, offset by offset, for all groups at once (rows: groups, columns:
+    judged documents above)."""
+    m = r + s + u + o
+    N = m - 1  # the other documents of the group
+    K = r - 1 + s  # judged among them
+    F = u + o
+    W = int(K.max()) + 1
+    x = np.arange(W, dtype=np.float64)[None, :]
+    kf, Ff = K.astype(np.float64)[:, None], F.astype(np.float64)[:, None]
+    rel_share = np.where(K > 0, (r - 1) / np.maximum(K, 1), 0.0)[:, None]
+    unj_share = np.where(F > 0, u / np.maximum(F, 1), 0.0)[:, None]
+    Af, Jb, Uf = A[:, None].astype(np.float64), (A + Sb)[:, None].astype(np.float64), U[:, None]
+    P = np.zeros((len(m), W))
+    P[:, 0] = 1.0
+    total = np.zeros(len(m))
+    stop = np.minimum(m, np.maximum(np.minimum(cut, P0 + m) - P0, 0)).astype(np.int64)
+    for k in range(int(stop.max())):
+        live = k < stop
+        J = Jb + x
+        a = Af + x * rel_share
+        Ut = Uf + (k - x) * unj_share
+        j1 = (P0 + k + 1.0)[:, None]
+        T = (1.0 + (J + Ut) * (a + INFAP_EPSILON) / (J + 2 * INFAP_EPSILON)) / j1
+        total += np.where(live, np.einsum("gx,gx->g", P, T), 0.0)
+        # draw the (k + 1)-th document above: judged with probability (K - x) / (N - k)
+        left = np.maximum(N - k, 1).astype(np.float64)[:, None]
+        nxt = P * np.maximum(Ff - (k - x), 0.0) / left
+        nxt[:, 1:] += P[:, :-1] * np.maximum(kf - x[:, :-1], 0.0) / left
+        P = nxt
+    return total * r / m
+
+
 @register
 class InfAP(Measure):
     """Inferred AP (trec_eval infAP): AP estimated from a sample of the pool (-1 grades: unsampled)."""
@@ -86,10 +174,12 @@ class InfAP(Measure):
     description = (
         "inferred AP (trec_eval infAP, Yilmaz & Aslam 2006): precision above each relevant document "
         "estimated from the judged sample, pooled documents graded -1 unsampled, unpooled ones "
-        "non-relevant; min/max exact, expectation exact for few orderings, else sampled"
+        "non-relevant; min/max/expectation exact, std exact for few orderings, else sampled"
     )
     schema = (REL,)
     cutoff_allowed = False
+    #: the expectation is exact (closed form) even where the std is sampled
+    expectation_exact: ClassVar[bool] = True
     bounds_refusal = "infAP estimates the unjudged documents from the judged sample by definition"
 
     def _classes(self, prep: Prepared):
@@ -134,7 +224,16 @@ class InfAP(Measure):
         g_obl = np.bincount(prep.gid, weights=t, minlength=ng)
         lo_g, hi_g = g_obl.copy(), g_obl.copy()
         e_g, v_g = g_obl.copy(), np.zeros(ng)
-        drawn = np.zeros(ng, dtype=bool)  # groups whose mean and variance are estimated
+        # the exact expectation of every group small enough for its table (all in practice)
+        K = r[vary] - 1 + s[vary]
+        summed = (r[vary] + s[vary] + u[vary] + o[vary]) * (K + 1) <= EXACT_CELLS
+        ex = vary[summed]
+        e_g[ex] = expected_sums(
+            pos0[ex], before[0][ex], before[1][ex], before[2][ex], r[ex], s[ex], u[ex], o[ex], cut
+        )
+        exact_mean = np.zeros(ng, dtype=bool)
+        exact_mean[ex] = True
+        drawn = np.zeros(ng, dtype=bool)  # groups whose variance is estimated from samples
         qkeys = None
         S = int(prep.samples)
         for gi in vary:
@@ -147,12 +246,16 @@ class InfAP(Measure):
                 continue
             counts = (rg, sg, ug, og)
             if enumerable(counts):  # every distinct ordering once: exact
-                e_g[gi], v_g[gi] = self._enumerate(P0, A, Sb, U, counts, cut)
+                mean, v_g[gi] = self._enumerate(P0, A, Sb, U, counts, cut)
+                if not exact_mean[gi]:  # pragma: no cover - an enumerable group is small
+                    e_g[gi] = mean
                 continue
             if qkeys is None:
                 qkeys = query_keys(prep)
             rng = np.random.default_rng([int(qkeys[prep.gq[gi]]), P0])
-            e_g[gi], v_g[gi] = self._sample(rng, S, P0, A, Sb, U, counts, cut)
+            mean, v_g[gi] = self._sample(rng, S, P0, A, Sb, U, counts, cut)
+            if not exact_mean[gi]:
+                e_g[gi] = mean
             drawn[gi] = True
         per_q = [np.bincount(prep.gq, weights=x, minlength=prep.nq) for x in (lo_g, hi_g, e_g, v_g)]
         lo, hi = ratio(per_q[0], R), ratio(per_q[1], R)
@@ -163,9 +266,12 @@ class InfAP(Measure):
         sampled = np.bincount(prep.gq, weights=drawn, minlength=prep.nq) > 0
         if not sampled.any():
             return Stats(obl, expected, lo, hi, var)
-        # only the drawn groups' means carry a sampling error
+        # only the means of the groups drawn and not summed carry a sampling error
         v_drawn = ratio(
-            np.bincount(prep.gq, weights=np.where(drawn, v_g, 0.0), minlength=prep.nq), R * R
+            np.bincount(
+                prep.gq, weights=np.where(drawn & ~exact_mean, v_g, 0.0), minlength=prep.nq
+            ),
+            R * R,
         )
         return Stats(
             obl,
