@@ -27,21 +27,21 @@ contribute independently (the counts before a group do not depend on the orderin
 * **expected, std: exact.**  The groups' sums are independent, so their means and variances add up
   over groups.  A group's are computed by laying it out one position at a time, with the
   probability and the first two moments of the sum so far per state (how many relevant,
-  judged non-relevant and pooled-unjudged documents are placed): `group_moments`,
+  judged non-relevant and pooled-unjudged documents are placed): ``group_moments``,
   `O(m (r + 1)(s + 1)(u + 1))` for `m` documents, `r` relevant, `s` judged non-relevant and
   `u` pooled-unjudged.
-* Past that table (over `MOMENT_CELLS` cells: a tie group of thousands of documents of several
+* Past that table (over ``MOMENT_CELLS`` cells: a tie group of thousands of documents of several
   classes) the expectation is still exact, from a closed form: by linearity it is a sum over the
   relevant documents; a relevant document's offset in its group is uniform and, given it and the
   number of judged documents above it (hypergeometric), its term is linear in the relevant and the
-  pooled-unjudged counts above it, whose conditional means are known (`expected_sums`,
+  pooled-unjudged counts above it, whose conditional means are known (``expected_sums``,
   `O(m (r + s))`).  The variance of such a group is enumerated where it has at most
   ``tierank.measures.sampling.ENUMERATE`` distinct orderings of its classes, else estimated from
   ``prep.samples`` uniform orderings (``ddof=1``; rows shuffled in place, from a generator keyed by
   the seed, the query and the group's rank,
   [`tierank.measures.sampling.query_keys`][tierank.measures.sampling.query_keys]) and the query
   labelled sampled, with standard error 0 (its expectation is exact).  Only a group past the
-  closed form's table too (over `EXACT_CELLS` cells) has its mean drawn as well, with a standard
+  closed form's table too (over ``EXACT_CELLS`` cells) has its mean drawn as well, with a standard
   error.
 """
 
@@ -97,7 +97,7 @@ EXACT_CELLS = 1 << 24
 
 def expected_sums(P0, A, Sb, U, r, s, u, o, cut=np.inf) -> np.ndarray:
     r"""Exact expectation over the uniform orderings of tie groups of the sum of their relevant
-    documents' terms (`terms`), vectorized over groups.
+    documents' terms (``terms``), vectorized over groups.
 
     Group ``g`` starts at 0-based rank ``P0[g]`` below ``A``, ``Sb``, ``U`` relevant, judged
     non-relevant and pooled-unjudged documents, and holds ``r``, ``s``, ``u``, ``o`` relevant, judged
@@ -138,7 +138,7 @@ def expected_sums(P0, A, Sb, U, r, s, u, o, cut=np.inf) -> np.ndarray:
 
 
 def _expected_bucket(P0, A, Sb, U, r, s, u, o, cut) -> np.ndarray:
-    """`expected_sums` of groups of similar size: the hypergeometric law of the judged documents
+    """``expected_sums`` of groups of similar size: the hypergeometric law of the judged documents
     above one relevant document, offset by offset, for all groups at once (rows: groups, columns:
     judged documents above)."""
     m = r + s + u + o
@@ -172,16 +172,16 @@ def _expected_bucket(P0, A, Sb, U, r, s, u, o, cut) -> np.ndarray:
 
 
 #: largest state table (documents x (relevant + 1) x (judged non-relevant + 1) x (pooled-unjudged + 1))
-#: of a tie group whose variance is computed exactly (`group_moments`); a larger group is sampled
+#: of a tie group whose variance is computed exactly (``group_moments``); a larger group is sampled
 MOMENT_CELLS = 1 << 22
 
-#: elements of one state array of a batch of groups in `group_moments`
+#: elements of one state array of a batch of groups in ``group_moments``
 _BATCH = 1 << 15
 
 
 def group_moments(P0, A, Sb, U, r, s, u, o, cut=np.inf) -> tuple[np.ndarray, np.ndarray]:
     r"""Exact mean and variance over the uniform orderings of tie groups of the sum of their relevant
-    documents' terms (`terms`), vectorized over groups (arguments as in `expected_sums`).
+    documents' terms (``terms``), vectorized over groups (arguments as in ``expected_sums``).
 
     The group is laid out one position at a time: after `p` documents the state is how many
     relevant (`a`), judged non-relevant (`b`) and pooled-unjudged (`c`) documents were placed (the
@@ -215,7 +215,7 @@ def group_moments(P0, A, Sb, U, r, s, u, o, cut=np.inf) -> tuple[np.ndarray, np.
 
 
 def _moments_batch(P0, A, Sb, U, r, s, u, o, cut) -> tuple[np.ndarray, np.ndarray]:
-    """`group_moments` of groups stepped together: the probability and the two moments in one array
+    """``group_moments`` of groups stepped together: the probability and the two moments in one array
     ``X[k, group, a, b, c]``, padded to the largest counts (a padded state is never reached: its
     probabilities are 0)."""
     G = len(P0)
@@ -322,13 +322,13 @@ class InfAP(Measure):
         lo_g, hi_g = g_obl.copy(), g_obl.copy()
         e_g, v_g = g_obl.copy(), np.zeros(ng)
         m_v = r[vary] + s[vary] + u[vary] + o[vary]
-        # exact mean and variance of every group small enough for its state table (`group_moments`)
+        # exact mean and variance of every group small enough for its state table (``group_moments``)
         exact_var = np.zeros(ng, dtype=bool)
         exact_var[vary[m_v * (r[vary] + 1) * (s[vary] + 1) * (u[vary] + 1) <= MOMENT_CELLS]] = True
         mo = np.flatnonzero(exact_var)
         args = (pos0, before[0], before[1], before[2], r, s, u, o)
         e_g[mo], v_g[mo] = group_moments(*(x[mo] for x in args), cut)
-        # the exact mean of the larger ones small enough for theirs (`expected_sums`)
+        # the exact mean of the larger ones small enough for theirs (``expected_sums``)
         exact_mean = exact_var.copy()
         exact_mean[vary[m_v * (r[vary] + s[vary]) <= EXACT_CELLS]] = True
         ex = np.flatnonzero(exact_mean & ~exact_var)
