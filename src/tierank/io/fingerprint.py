@@ -134,6 +134,23 @@ def fingerprint(arr: pa.Array | pa.ChunkedArray, quick: bool = False) -> np.ndar
     return splitmix64(out, inplace=True)
 
 
+def string_array(values) -> pa.StringArray:
+    """Arrow strings of a sequence of Python strings, built from their UTF-8 buffers (``pa.array``
+    would import pandas, a third of a second, on its first call in a process).
+
+    >>> string_array(["q1", "", "é"]).to_pylist()
+    ['q1', '', 'é']
+    """
+    encoded = [str(v).encode("utf-8") for v in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    if offsets[-1] >= 2**31:  # pragma: no cover - 2 GiB of identifiers
+        raise ValueError("strings over 2 GiB in all: too long for one arrow string array")
+    return pa.StringArray.from_buffers(
+        len(encoded), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(encoded))
+    )
+
+
 def fingerprint_ids(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """Fingerprints of a column with few distinct values (query ids), through its dictionary."""
     enc = arr if pa.types.is_dictionary(arr.type) else ac.dictionary_encode(arr)

@@ -53,9 +53,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 
-from ..io.fingerprint import fingerprint, pair_fingerprint, splitmix64
+from ..io.fingerprint import fingerprint, pair_fingerprint, splitmix64, string_array
 from ..ties import Prepared
 from .base import Stats
 from .kernels import group_counts
@@ -180,7 +179,7 @@ def query_keys(prep: Prepared, seed: int | None = None) -> np.ndarray:
         s = np.full(
             prep.nq, np.uint64((prep.seed if seed is None else seed) % (1 << 64)), dtype=np.uint64
         )
-        return pair_fingerprint(splitmix64(s), fingerprint(pa.array(prep.qids, pa.string())))
+        return pair_fingerprint(splitmix64(s), fingerprint(string_array(prep.qids)))
 
     return prep.cached(("sampling-keys", prep.seed if seed is None else seed), compute)
 
