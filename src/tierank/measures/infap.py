@@ -326,13 +326,15 @@ class InfAP(Measure):
         exact_var = np.zeros(ng, dtype=bool)
         exact_var[vary[m_v * (r[vary] + 1) * (s[vary] + 1) * (u[vary] + 1) <= MOMENT_CELLS]] = True
         mo = np.flatnonzero(exact_var)
-        args = (pos0, before[0], before[1], before[2], r, s, u, o)
-        e_g[mo], v_g[mo] = group_moments(*(x[mo] for x in args), cut)
+        P0_, A_, Sb_, U_ = pos0, before[0], before[1], before[2]
+        e_g[mo], v_g[mo] = group_moments(
+            P0_[mo], A_[mo], Sb_[mo], U_[mo], r[mo], s[mo], u[mo], o[mo], cut
+        )
         # the exact mean of the larger ones small enough for theirs (``expected_sums``)
         exact_mean = exact_var.copy()
         exact_mean[vary[m_v * (r[vary] + s[vary]) <= EXACT_CELLS]] = True
         ex = np.flatnonzero(exact_mean & ~exact_var)
-        e_g[ex] = expected_sums(*(x[ex] for x in args), cut)
+        e_g[ex] = expected_sums(P0_[ex], A_[ex], Sb_[ex], U_[ex], r[ex], s[ex], u[ex], o[ex], cut)
         drawn = np.zeros(ng, dtype=bool)  # groups whose variance is estimated from samples
         qkeys = None
         S = int(prep.samples)
