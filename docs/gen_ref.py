@@ -171,7 +171,9 @@ def _methods(cls) -> tuple[str, str]:
     usual, unenumerated = labels(limit), labels(0)
     if usual is None or unenumerated is None:
         return "not labelled", "not labelled"
-    if usual != {"exact"}:
+    if getattr(cls, "expectation_exact", False) and unenumerated != {"exact"}:
+        e = f"expected exact; std exact up to {sampling.ENUMERATE:,} orderings, else sampled"
+    elif usual != {"exact"}:
         e = "sampled"
     elif unenumerated != {"exact"}:  # exact here because its orderings are few enough to enumerate
         e = f"exact up to {limit:,} orderings, else sampled"

@@ -10,6 +10,7 @@ that cuts through tie groups.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -23,6 +24,7 @@ from measures.test_families_exact import ref_bpref
 from measures.test_families_sampled import close_in_law, sampler_only
 from reference import check_per_query
 from tierank.measures import parse_measure
+from tierank.measures.infap import expected_sums, group_moments
 
 TOL = 1e-9
 S = 1000
@@ -180,14 +182,22 @@ def test_depth_limit_through_tie_groups_matches_brute_force(data, depth):
 
 
 @SETTINGS
-@given(collection(), st.one_of(st.none(), st.integers(1, 6)))
-def test_sampler_matches_brute_force_in_law(data, depth):
-    """infAP's and gm_bpref's sampled path (nothing enumerated): within 5 standard errors of the exact
-    mean and variance over every ordering, labelled sampled wherever the value can vary."""
+@given(collection(), st.one_of(st.none(), st.integers(1, 6)), st.booleans())
+def test_sampler_matches_brute_force_in_law(data, depth, mean_too):
+    """infAP's and gm_bpref's sampled path (nothing enumerated, infAP's exact tables turned off: its
+    std sampled, and its mean too with ``mean_too``): within 5 standard errors of the exact mean and
+    variance over every ordering, labelled sampled wherever the value can vary."""
+    from tierank.measures import infap
+
     qs, run, qrels = data
     assume(qrels)
-    with sampler_only():
-        res = tierank.evaluate(qrels, run, SAMPLED, max_depth=depth, samples=S, seed=0)
+    tables = infap.MOMENT_CELLS, infap.EXACT_CELLS
+    infap.MOMENT_CELLS, infap.EXACT_CELLS = 0, 0 if mean_too else tables[1]
+    try:
+        with sampler_only():
+            res = tierank.evaluate(qrels, run, SAMPLED, max_depth=depth, samples=S, seed=0)
+    finally:
+        infap.MOMENT_CELLS, infap.EXACT_CELLS = tables
     check(res, qs, qrels, SAMPLED, depth, enumerated=False)
 
 
@@ -319,6 +329,87 @@ def test_sampled_label_per_query():
         for q in ("fixed", "few"):
             assert recs[(q, m)]["method"] == "exact" and "se" not in recs[(q, m)], recs[(q, m)]
         assert recs[("few", m)]["std"] > 0, recs[("few", m)]
-        assert recs[("tied", m)]["method"] == "sampled" and recs[("tied", m)]["se"] > 0, recs[
-            ("tied", m)
-        ]
+    # gm_bpref's expectation is sampled (a standard error); infAP's mean and variance are exact
+    # (`group_moments`: no sampling at all, whatever the number of orderings)
+    assert recs[("tied", "GMBpref")]["method"] == "sampled" and recs[("tied", "GMBpref")]["se"] > 0
+    assert recs[("tied", "infAP")]["method"] == "exact" and "se" not in recs[("tied", "infAP")]
+    assert recs[("tied", "infAP")]["std"] > 0
+
+
+def test_infap_past_its_exact_tables_is_sampled_and_labelled(monkeypatch):
+    """A group too large for the variance's state table: its std is sampled (labelled, standard error
+    0, the mean exact and the same for every seed); too large for the mean's table too: the mean is
+    sampled, with a standard error."""
+    from tierank.measures import infap
+
+    run = {"tied": {f"d{i}": 1.0 for i in range(40)}}
+    qrels = {"tied": {f"d{i}": int(i % 3 == 0) for i in range(0, 40, 2)}}
+    qrels["tied"]["d1"] = -1
+    exact = tierank.evaluate(qrels, run, ["infAP"]).records()[0]
+    monkeypatch.setattr(infap, "MOMENT_CELLS", 0)
+    one, two = (
+        tierank.evaluate(qrels, run, ["infAP"], samples=200, seed=k).records()[0] for k in (0, 1)
+    )
+    assert one["method"] == "sampled" and one["se"] == 0.0 and one["std"] != two["std"]
+    assert one["expected"] == pytest.approx(exact["expected"], abs=1e-14)
+    assert two["expected"] == pytest.approx(exact["expected"], abs=1e-14)
+    monkeypatch.setattr(infap, "EXACT_CELLS", 0)
+    drawn = tierank.evaluate(qrels, run, ["infAP"], samples=200, seed=0).records()[0]
+    assert drawn["method"] == "sampled" and drawn["se"] > 0
+    assert abs(drawn["expected"] - exact["expected"]) <= 5 * drawn["se"]
+
+
+@st.composite
+def infap_group(draw):
+    """A tie group (classes: 0 relevant, 1 judged non-relevant, 2 pooled-unjudged, 3 not pooled;
+    at most 7 documents) below a fixed prefix of classes, and a depth limit."""
+    group = draw(st.lists(st.integers(0, 3), min_size=1, max_size=7))
+    prefix = draw(st.lists(st.integers(0, 3), max_size=5))
+    cut = draw(st.one_of(st.none(), st.integers(0, len(prefix) + len(group))))
+    return prefix, group, cut
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(infap_group())
+def test_infap_expected_sums_match_every_ordering(case):
+    """The closed-form expectation of a tie group's infAP terms (`expected_sums`), and the mean and
+    variance of the state recursion (`group_moments`), equal those of trec_eval's loop (te_infap, a
+    literal port) over every ordering of the group, to 1e-12."""
+    prefix, group, cut = case
+    grade = {0: 1, 1: 0, 2: -1, 3: None}
+
+    def total(ranking):
+        grades = [grade[c] for c in ranking][:cut]
+        return te_infap(grades, 0)  # num_rel 0: the sum of the terms, undivided
+
+    base = total(prefix)
+    perms = list(itertools.permutations(group))
+    sums = [total(prefix + list(p)) - base for p in perms]
+    want = math.fsum(sums) / len(perms)
+    want_var = math.fsum((x - want) ** 2 for x in sums) / len(perms)
+    above = [prefix.count(c) for c in (0, 1, 2)]
+    comp = [group.count(c) for c in range(4)]
+    args = [[len(prefix)], *([a] for a in above), *([c] for c in comp)]
+    limit = math.inf if cut is None else cut
+    assert expected_sums(*args, limit)[0] == pytest.approx(want, abs=1e-12)
+    mean, var = group_moments(*args, limit)
+    assert mean[0] == pytest.approx(want, abs=1e-12) and var[0] == pytest.approx(
+        want_var, abs=1e-12
+    )
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.lists(infap_group(), min_size=1, max_size=6))
+def test_infap_group_moments_of_groups_stepped_together(cases):
+    """Groups of different shapes and depth limits in one call: each one's moments as alone."""
+    rows = []
+    for prefix, group, _ in cases:
+        above = [prefix.count(c) for c in (0, 1, 2)]
+        rows.append([len(prefix), *above, *(group.count(c) for c in range(4))])
+    cols = [list(c) for c in zip(*rows)]
+    limit = min((c for _, _, c in cases if c is not None), default=math.inf)
+    mean, var = group_moments(*cols, limit)
+    for i, row in enumerate(rows):
+        one_mean, one_var = group_moments(*([x] for x in row), limit)
+        assert mean[i] == pytest.approx(one_mean[0], abs=1e-13)
+        assert var[i] == pytest.approx(one_var[0], abs=1e-13)

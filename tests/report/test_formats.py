@@ -170,6 +170,27 @@ def test_trec_eval_layout_says_on_stderr_which_printed_statistic_is_sampled(tmp_
     assert "estimated" not in invoke(*args, *files).stderr
 
 
+def test_trec_eval_layout_names_infap_only_for_its_sampled_std(tmp_path, monkeypatch):
+    """infAP's expectation (and so its bias) is exact even where its std is sampled (a tie group past
+    its exact table, here made 0): ``--stat expected`` names no measure on stderr, ``--stat std``
+    names it; the human tables' footnote says so."""
+    from helpers import invoke
+    from tierank.measures import infap
+    from tierank.report.marks import sampled_note
+
+    monkeypatch.setattr(infap, "MOMENT_CELLS", 0)
+    qrels = "".join(f"q 0 d{i} {i % 3 == 0:d}\n" for i in range(0, 40, 2)) + "q 0 d1 -1\n"
+    (tmp_path / "qrels").write_text(qrels)
+    (tmp_path / "run").write_text("".join(f"q Q0 d{i} {i + 1} 0.5 r\n" for i in range(40)))
+    args = ["eval", "-f", "trec_eval", "-m", "infAP", "--samples", "30"]
+    files = [tmp_path / "qrels", tmp_path / "run"]
+    for stat in ("expected", "bias"):
+        assert "estimated" not in invoke(*args, "--stat", stat, *files).stderr
+    assert "--stat std of infAP: estimated from 30" in invoke(*args, "--stat", "std", *files).stderr
+    res = tierank.evaluate(str(tmp_path / "qrels"), str(tmp_path / "run"), ["infAP"], samples=30)
+    assert "expected value of infAP and the bias are exact" in (sampled_note([res]) or "")
+
+
 # -- the registry ---------------------------------------------------------------------------------------
 
 

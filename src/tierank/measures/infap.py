@@ -24,20 +24,30 @@ contribute independently (the counts before a group do not depend on the orderin
   grid of (relevant, unjudged) placed: `O(r (u + 1))` per group
   (`V_a = \mathrm{cummax}_k (V_{a-1} + T(a - 1, k))`).  A depth limit cutting the group
   counts the terms above it only, which the same arguments cover.
-* **expected, std: exact where a group has few orderings, else sampled** (labelled, as IPrec and
-  GMAP).  The groups' sums are independent, so their means and variances add up over groups.  A
-  group holding a relevant document and another class with at most
-  ``tierank.measures.sampling.ENUMERATE`` distinct orderings of its classes is enumerated, every
-  ordering once (exact: [`class_arrangements`][tierank.measures.sampling.class_arrangements]); so is every
-  group of a query with at most that many orderings in all.  A larger group is drawn ``prep.samples``
-  times (uniform permutations, each row shuffled in place, from a generator keyed by the seed,
-  the query and the group's rank, [`tierank.measures.sampling.query_keys`][tierank.measures.sampling.query_keys]),
-  its mean and variance (``ddof=1``) estimated; a query is labelled sampled where one of its groups
-  is, its standard error from those groups only.  We know no polynomial algorithm for the
-  expectation of `T`, a ratio of dependent counts.
+* **expected, std: exact.**  The groups' sums are independent, so their means and variances add up
+  over groups.  A group's are computed by laying it out one position at a time, with the
+  probability and the first two moments of the sum so far per state (how many relevant,
+  judged non-relevant and pooled-unjudged documents are placed): ``group_moments``,
+  `O(m (r + 1)(s + 1)(u + 1))` for `m` documents, `r` relevant, `s` judged non-relevant and
+  `u` pooled-unjudged.
+* Past that table (over ``MOMENT_CELLS`` cells: a tie group of thousands of documents of several
+  classes) the expectation is still exact, from a closed form: by linearity it is a sum over the
+  relevant documents; a relevant document's offset in its group is uniform and, given it and the
+  number of judged documents above it (hypergeometric), its term is linear in the relevant and the
+  pooled-unjudged counts above it, whose conditional means are known (``expected_sums``,
+  `O(m (r + s))`).  The variance of such a group is enumerated where it has at most
+  ``tierank.measures.sampling.ENUMERATE`` distinct orderings of its classes, else estimated from
+  ``prep.samples`` uniform orderings (``ddof=1``; rows shuffled in place, from a generator keyed by
+  the seed, the query and the group's rank,
+  [`tierank.measures.sampling.query_keys`][tierank.measures.sampling.query_keys]) and the query
+  labelled sampled, with standard error 0 (its expectation is exact).  Only a group past the
+  closed form's table too (over ``EXACT_CELLS`` cells) has its mean drawn as well, with a standard
+  error.
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 import numpy as np
 
@@ -47,7 +57,15 @@ from .kernels import ratio
 from .linear import REL
 from .sampling import class_arrangements, enumerable, query_keys, shuffled_rows
 
-__all__ = ["InfAP", "INFAP_EPSILON", "terms"]
+__all__ = [
+    "EXACT_CELLS",
+    "INFAP_EPSILON",
+    "InfAP",
+    "MOMENT_CELLS",
+    "expected_sums",
+    "group_moments",
+    "terms",
+]
 
 #: trec_eval.h ``INFAP_EPSILON``
 INFAP_EPSILON = 0.00001
@@ -72,6 +90,173 @@ def terms(j, a, s, u) -> np.ndarray:
     return np.where(j == 0, 1.0, t)
 
 
+#: largest table (documents x judged documents) of a tie group whose expectation is summed exactly;
+#: a larger group is sampled
+EXACT_CELLS = 1 << 24
+
+
+def expected_sums(P0, A, Sb, U, r, s, u, o, cut=np.inf) -> np.ndarray:
+    r"""Exact expectation over the uniform orderings of tie groups of the sum of their relevant
+    documents' terms (``terms``), vectorized over groups.
+
+    Group ``g`` starts at 0-based rank ``P0[g]`` below ``A``, ``Sb``, ``U`` relevant, judged
+    non-relevant and pooled-unjudged documents, and holds ``r``, ``s``, ``u``, ``o`` relevant, judged
+    non-relevant, pooled-unjudged and not-pooled documents; only ranks below ``cut`` count.
+
+    By linearity the sum's expectation is ``r`` times one relevant document's.  Its offset `k` in
+    the group is uniform on `0..m-1`; given `k`, the `k` documents above it are a uniform
+    `k`-subset of the `m - 1` others, of which `x` are judged (relevant or non-relevant,
+    hypergeometric: `K = r - 1 + s` judged among `m - 1`).  Given `x`, the relevant ones among
+    them and the pooled-unjudged ones among the `k - x` others are independent hypergeometric
+    counts, with means `x (r-1)/K` and `(k - x) u/(u + o)`, and the term
+
+    .. math:: T = \frac{1}{j+1}\left(1 + (J + U')\,\frac{a + \epsilon}{J + 2\epsilon}\right),
+              \quad J = A + S_b + x,\ a = A + x_r,\ U' = U + x_u,
+
+    is linear in each of them given `x` (`J` fixed): so `E[T \mid k, x]` is `T` at their means,
+    and `E[T] = \frac{1}{m} \sum_k \sum_x P(x \mid k)\, E[T \mid k, x]`.  The hypergeometric
+    probabilities of every `(k, x)` come from the recurrence in `k` (one vectorized step per
+    offset over groups of similar size): `O(m (K + 1))` per group.
+
+    One relevant and one judged non-relevant document tied at the top: the relevant one first (term
+    1) or second (term 1/2 + 1/2 ε/(1 + 2ε)), each with probability 1/2:
+
+    >>> expected_sums([0], [0], [0], [0], [1], [1], [0], [0]).round(9).tolist()
+    [0.7500025]
+    """
+    P0, A, Sb, U, r, s, u, o = (np.asarray(x, dtype=np.int64) for x in (P0, A, Sb, U, r, s, u, o))
+    out = np.zeros(len(P0))
+    m = r + s + u + o
+    go = np.flatnonzero((r > 0) & (P0 < cut))
+    if not len(go):
+        return out
+    bucket = np.array([int(v).bit_length() for v in m[go]])
+    for b in np.unique(bucket):
+        g = go[bucket == b]
+        out[g] = _expected_bucket(P0[g], A[g], Sb[g], U[g], r[g], s[g], u[g], o[g], cut)
+    return out
+
+
+def _expected_bucket(P0, A, Sb, U, r, s, u, o, cut) -> np.ndarray:
+    """``expected_sums`` of groups of similar size: the hypergeometric law of the judged documents
+    above one relevant document, offset by offset, for all groups at once (rows: groups, columns:
+    judged documents above)."""
+    m = r + s + u + o
+    N = m - 1  # the other documents of the group
+    K = r - 1 + s  # judged among them
+    F = u + o
+    W = int(K.max()) + 1
+    x = np.arange(W, dtype=np.float64)[None, :]
+    kf, Ff = K.astype(np.float64)[:, None], F.astype(np.float64)[:, None]
+    rel_share = np.where(K > 0, (r - 1) / np.maximum(K, 1), 0.0)[:, None]
+    unj_share = np.where(F > 0, u / np.maximum(F, 1), 0.0)[:, None]
+    Af, Jb, Uf = A[:, None].astype(np.float64), (A + Sb)[:, None].astype(np.float64), U[:, None]
+    P = np.zeros((len(m), W))
+    P[:, 0] = 1.0
+    total = np.zeros(len(m))
+    stop = np.minimum(m, np.maximum(np.minimum(cut, P0 + m) - P0, 0)).astype(np.int64)
+    for k in range(int(stop.max())):
+        live = k < stop
+        J = Jb + x
+        a = Af + x * rel_share
+        Ut = Uf + (k - x) * unj_share
+        j1 = (P0 + k + 1.0)[:, None]
+        T = (1.0 + (J + Ut) * (a + INFAP_EPSILON) / (J + 2 * INFAP_EPSILON)) / j1
+        total += np.where(live, np.einsum("gx,gx->g", P, T), 0.0)
+        # draw the (k + 1)-th document above: judged with probability (K - x) / (N - k)
+        left = np.maximum(N - k, 1).astype(np.float64)[:, None]
+        nxt = P * np.maximum(Ff - (k - x), 0.0) / left
+        nxt[:, 1:] += P[:, :-1] * np.maximum(kf - x[:, :-1], 0.0) / left
+        P = nxt
+    return total * r / m
+
+
+#: largest state table (documents x (relevant + 1) x (judged non-relevant + 1) x (pooled-unjudged + 1))
+#: of a tie group whose variance is computed exactly (``group_moments``); a larger group is sampled
+MOMENT_CELLS = 1 << 22
+
+#: elements of one state array of a batch of groups in ``group_moments``
+_BATCH = 1 << 15
+
+
+def group_moments(P0, A, Sb, U, r, s, u, o, cut=np.inf) -> tuple[np.ndarray, np.ndarray]:
+    r"""Exact mean and variance over the uniform orderings of tie groups of the sum of their relevant
+    documents' terms (``terms``), vectorized over groups (arguments as in ``expected_sums``).
+
+    The group is laid out one position at a time: after `p` documents the state is how many
+    relevant (`a`), judged non-relevant (`b`) and pooled-unjudged (`c`) documents were placed (the
+    not-pooled ones are the rest, `p - a - b - c`), and the next document is of each class with
+    probability its count left over the `m - p` left.  Per state the probability `w`, and `w`
+    times the first and second moments of the sum so far, are carried forward (a relevant
+    document placed adds its term `t`: `M_1 \mathrel{+}= w t`, `M_2 \mathrel{+}= 2 t M_1 + w t^2`).
+    `O(m (r + 1)(s + 1)(u + 1))` per group; groups of similar shape are stepped together.
+
+    >>> mean, var = group_moments([0], [0], [0], [0], [1], [1], [0], [0])
+    >>> mean.round(9).tolist(), var.round(9).tolist()  # terms 1 or 0.5000025, each with probability 1/2
+    ([0.7500025], [0.06249875])
+    """
+    P0, A, Sb, U, r, s, u, o = (np.asarray(x, dtype=np.int64) for x in (P0, A, Sb, U, r, s, u, o))
+    mean, var = np.zeros(len(P0)), np.zeros(len(P0))
+    m = r + s + u + o
+    go = np.flatnonzero((r > 0) & (P0 < cut))
+    if not len(go):
+        return mean, var
+    key = np.stack([r[go], u[go], *(np.frexp(x[go] + 1.0)[1] for x in (s, m))])
+    _, shape = np.unique(key, axis=1, return_inverse=True)
+    for k in np.unique(shape):
+        g = go[shape.reshape(-1) == k]
+        g = g[np.lexsort((m[g], s[g]))]  # chunks of similar shapes
+        size = int((r[g].max() + 1) * (s[g].max() + 1) * (u[g].max() + 1))
+        step = max(1, _BATCH // size)
+        for lo in range(0, len(g), step):
+            h = g[lo : lo + step]
+            mean[h], var[h] = _moments_batch(P0[h], A[h], Sb[h], U[h], r[h], s[h], u[h], o[h], cut)
+    return mean, var
+
+
+def _moments_batch(P0, A, Sb, U, r, s, u, o, cut) -> tuple[np.ndarray, np.ndarray]:
+    """``group_moments`` of groups stepped together: the probability and the two moments in one array
+    ``X[k, group, a, b, c]``, padded to the largest counts (a padded state is never reached: its
+    probabilities are 0)."""
+    G = len(P0)
+    R1, S1, U1 = int(r.max()) + 1, int(s.max()) + 1, int(u.max()) + 1
+    m = r + s + u + o
+    a = np.arange(R1, dtype=np.float64)[None, :, None, None]
+    b = np.arange(S1, dtype=np.float64)[None, None, :, None]
+    c = np.arange(U1, dtype=np.float64)[None, None, None, :]
+
+    def col(x):
+        return np.asarray(x, dtype=np.float64)[:, None, None, None]
+
+    left_r = np.maximum(col(r) - a, 0.0)
+    left_s = np.maximum(col(s) - b, 0.0)
+    left_u = np.maximum(col(u) - c, 0.0)
+    placed = a + b + c
+    # a relevant document placed in state (a, b, c) at 0-based rank j adds (1 + gain) / (j + 1)
+    rel_above = col(A) + a
+    judged = rel_above + col(Sb) + b
+    gain = 1.0 + (judged + col(U) + c) * (rel_above + INFAP_EPSILON) / (judged + 2 * INFAP_EPSILON)
+    X = np.zeros((3, G, R1, S1, U1))
+    X[0, :, 0, 0, 0] = 1.0
+    stop = np.minimum(m, np.maximum(np.minimum(cut, P0 + m) - P0, 0)).astype(np.int64)
+    of, mf = col(o), col(m)
+    for p in range(int(stop.max())):
+        inv_n = 1.0 / np.maximum(mf - p, 1.0)
+        t = gain * col(np.where(p < stop, 1.0 / (P0 + p + 1.0), 0.0))
+        Rl = X * (left_r * inv_n)  # a relevant document next
+        tw = t * Rl[0]
+        Rl[2] += t * (2.0 * Rl[1] + tw)
+        Rl[1] += tw
+        # a not-pooled document next (the state stays), or nothing where the group is all placed
+        N = X * np.where(mf > p, np.maximum(of - (p - placed), 0.0) * inv_n, 1.0)
+        N[:, :, 1:] += Rl[:, :, :-1]
+        N[:, :, :, 1:] += (X * (left_s * inv_n))[:, :, :, :-1]
+        N[:, :, :, :, 1:] += (X * (left_u * inv_n))[:, :, :, :, :-1]
+        X = N
+    e1, e2 = X[1].reshape(G, -1).sum(axis=1), X[2].reshape(G, -1).sum(axis=1)
+    return e1, np.maximum(e2 - e1 * e1, 0.0)
+
+
 @register
 class InfAP(Measure):
     """Inferred AP (trec_eval infAP): AP estimated from a sample of the pool (-1 grades: unsampled)."""
@@ -86,10 +271,12 @@ class InfAP(Measure):
     description = (
         "inferred AP (trec_eval infAP, Yilmaz & Aslam 2006): precision above each relevant document "
         "estimated from the judged sample, pooled documents graded -1 unsampled, unpooled ones "
-        "non-relevant; min/max exact, expectation exact for few orderings, else sampled"
+        "non-relevant; exact (std sampled only for tie groups of thousands of documents)"
     )
     schema = (REL,)
     cutoff_allowed = False
+    #: the expectation is exact (closed form) even where the std is sampled
+    expectation_exact: ClassVar[bool] = True
     bounds_refusal = "infAP estimates the unjudged documents from the judged sample by definition"
 
     def _classes(self, prep: Prepared):
@@ -134,25 +321,45 @@ class InfAP(Measure):
         g_obl = np.bincount(prep.gid, weights=t, minlength=ng)
         lo_g, hi_g = g_obl.copy(), g_obl.copy()
         e_g, v_g = g_obl.copy(), np.zeros(ng)
-        drawn = np.zeros(ng, dtype=bool)  # groups whose mean and variance are estimated
+        m_v = r[vary] + s[vary] + u[vary] + o[vary]
+        # exact mean and variance of every group small enough for its state table (``group_moments``)
+        exact_var = np.zeros(ng, dtype=bool)
+        exact_var[vary[m_v * (r[vary] + 1) * (s[vary] + 1) * (u[vary] + 1) <= MOMENT_CELLS]] = True
+        mo = np.flatnonzero(exact_var)
+        P0_, A_, Sb_, U_ = pos0, before[0], before[1], before[2]
+        e_g[mo], v_g[mo] = group_moments(
+            P0_[mo], A_[mo], Sb_[mo], U_[mo], r[mo], s[mo], u[mo], o[mo], cut
+        )
+        # the exact mean of the larger ones small enough for theirs (``expected_sums``)
+        exact_mean = exact_var.copy()
+        exact_mean[vary[m_v * (r[vary] + s[vary]) <= EXACT_CELLS]] = True
+        ex = np.flatnonzero(exact_mean & ~exact_var)
+        e_g[ex] = expected_sums(P0_[ex], A_[ex], Sb_[ex], U_[ex], r[ex], s[ex], u[ex], o[ex], cut)
+        drawn = np.zeros(ng, dtype=bool)  # groups whose variance is estimated from samples
         qkeys = None
         S = int(prep.samples)
-        for gi in vary:
+        bv = [x[vary] for x in (pos0, before[0], before[1], before[2], r, s, u, o)]
+        hi_g[vary] = self._best(bv[0], bv[1], bv[2], bv[3], bv[4], bv[6], cut, np.maximum)
+        lo_g[vary] = self._best(
+            bv[0] + bv[5] + bv[7], bv[1], bv[2] + bv[5], bv[3], bv[4], bv[6], cut, np.minimum
+        )
+        fixed = vary[lo_g[vary] == hi_g[vary]]  # no ordering changes them: their one value, exactly
+        e_g[fixed], v_g[fixed] = lo_g[fixed], 0.0
+        for gi in vary[(lo_g[vary] < hi_g[vary]) & ~exact_var[vary]]:
             P0, A, Sb, U = int(pos0[gi]), int(before[0][gi]), int(before[1][gi]), int(before[2][gi])
             rg, sg, ug, og = int(r[gi]), int(s[gi]), int(u[gi]), int(o[gi])
-            hi_g[gi] = self._best(P0, A, Sb, U, rg, ug, cut, np.maximum.accumulate)
-            lo_g[gi] = self._best(P0 + sg + og, A, Sb + sg, U, rg, ug, cut, np.minimum.accumulate)
-            if lo_g[gi] == hi_g[gi]:  # no ordering changes it: its one value, exactly
-                e_g[gi] = lo_g[gi]
-                continue
             counts = (rg, sg, ug, og)
             if enumerable(counts):  # every distinct ordering once: exact
-                e_g[gi], v_g[gi] = self._enumerate(P0, A, Sb, U, counts, cut)
+                mean, v_g[gi] = self._enumerate(P0, A, Sb, U, counts, cut)
+                if not exact_mean[gi]:  # pragma: no cover - an enumerable group is small
+                    e_g[gi] = mean
                 continue
             if qkeys is None:
                 qkeys = query_keys(prep)
             rng = np.random.default_rng([int(qkeys[prep.gq[gi]]), P0])
-            e_g[gi], v_g[gi] = self._sample(rng, S, P0, A, Sb, U, counts, cut)
+            mean, v_g[gi] = self._sample(rng, S, P0, A, Sb, U, counts, cut)
+            if not exact_mean[gi]:
+                e_g[gi] = mean
             drawn[gi] = True
         per_q = [np.bincount(prep.gq, weights=x, minlength=prep.nq) for x in (lo_g, hi_g, e_g, v_g)]
         lo, hi = ratio(per_q[0], R), ratio(per_q[1], R)
@@ -163,9 +370,12 @@ class InfAP(Measure):
         sampled = np.bincount(prep.gq, weights=drawn, minlength=prep.nq) > 0
         if not sampled.any():
             return Stats(obl, expected, lo, hi, var)
-        # only the drawn groups' means carry a sampling error
+        # only the means of the groups drawn and not summed carry a sampling error
         v_drawn = ratio(
-            np.bincount(prep.gq, weights=np.where(drawn, v_g, 0.0), minlength=prep.nq), R * R
+            np.bincount(
+                prep.gq, weights=np.where(drawn & ~exact_mean, v_g, 0.0), minlength=prep.nq
+            ),
+            R * R,
         )
         return Stats(
             obl,
@@ -181,17 +391,30 @@ class InfAP(Measure):
         )
 
     @staticmethod
-    def _best(P0, A, Sb, U, r, u, cut, acc) -> float:
-        """The best (``acc`` cummax: largest, cummin: smallest) sum of the terms of ``r`` relevant
-        documents interleaved with ``u`` pooled-unjudged ones from rank ``P0`` on, with ``A``, ``Sb``,
-        ``U`` relevant, judged non-relevant and unjudged documents above them."""
-        k = np.arange(u + 1)
-        V = np.zeros(u + 1)
-        for a in range(r):
-            j = P0 + a + k
-            t = np.where(j < cut, terms(j, A + a, np.full(u + 1, Sb), U + k), 0.0)
-            V = acc(V + t)
-        return float(V[-1])
+    def _best(P0, A, Sb, U, r, u, cut, acc) -> np.ndarray:
+        """Per group, the best (``acc``: `np.maximum`, largest; `np.minimum`, smallest) sum of the
+        terms of ``r`` relevant documents interleaved with ``u`` pooled-unjudged ones from rank ``P0``
+        on, with ``A``, ``Sb``, ``U`` relevant, judged non-relevant and unjudged documents above them
+        (arrays, one entry per group): ``V_a = acc.accumulate_k(V_{a-1} + T(a - 1, k))``, the groups
+        of similar sizes stepped together (a column past a group's ``u`` never reaches its ``V[u]``)."""
+        P0, A, Sb, U, r, u = (np.asarray(x, dtype=np.int64) for x in (P0, A, Sb, U, r, u))
+        out = np.zeros(len(P0))
+        key = np.stack([np.frexp(r + 1.0)[1], np.frexp(u + 1.0)[1]])
+        _, shape = np.unique(key, axis=1, return_inverse=True)
+        for sh in np.unique(shape):
+            g = np.flatnonzero(shape.reshape(-1) == sh)
+            W = int(u[g].max()) + 1
+            for lo in range(0, len(g), max(1, _BATCH // W)):
+                h = g[lo : lo + max(1, _BATCH // W)]
+                k = np.arange(W)[None, :]
+                V = np.zeros((len(h), W))
+                for a in range(int(r[h].max())):
+                    j = P0[h, None] + a + k
+                    t = terms(j, A[h, None] + a, Sb[h, None] + 0 * k, U[h, None] + k)
+                    t = np.where((j < cut) & (a < r[h, None]), t, 0.0)
+                    V = acc.accumulate(V + t, axis=1)
+                out[h] = V[np.arange(len(h)), u[h]]
+        return out
 
     @staticmethod
     def _packing(comp) -> tuple[int, np.ndarray] | None:

@@ -50,6 +50,9 @@ def sampled_note(results: Iterable[EvalResult], mark: str = SAMPLED_MARK) -> str
         if extremes
         else ""
     )
+    exact_mean = [str(m) for m in measures if getattr(m, "expectation_exact", False)]
+    if exact_mean:
+        also += f"; the expected value of {', '.join(exact_mean)} and the bias are exact (only the std is estimated)"
     return (
         f"{mark} sampled: expected, std and bias estimated from {samples} random tie orderings per "
         f"query (seed {seed}) where a query has more than {ENUMERATE:,} orderings{also}; the other "
@@ -74,7 +77,9 @@ def trec_eval_note(results: Iterable[EvalResult], stat: str, name=str) -> str | 
     measures, samples, seed = sampled_measures(results)
     if stat in ("min", "max", "range"):
         measures = [m for m in measures if getattr(m, "sampled_extremes", False)]
-    elif stat not in ("expected", "std", "bias"):
+    elif stat in ("expected", "bias"):
+        measures = [m for m in measures if not getattr(m, "expectation_exact", False)]
+    elif stat != "std":
         measures = []
     if not measures:
         return None

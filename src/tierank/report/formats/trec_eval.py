@@ -119,8 +119,9 @@ def render_trec_eval(
                     specs.append(f"{e.name:<22}".replace("%", "%%") + "\t%s\t'%s'\n")
                     cols.append(result.stats[m].texts[which])
                 continue
-            vals = _stat_column(result.stats[m], stat).tolist()
-            if getattr(m, "is_count", False) or any(x != x for x in vals):
+            column = _stat_column(result.stats[m], stat)
+            vals = column.tolist()
+            if getattr(m, "is_count", False) or bool(np.isnan(column).any()):
                 specs.append(f"{e.name:<22}".replace("%", "%%") + "\t%s\t%s\n")
                 cols.append([_trec_value(x, getattr(m, "is_count", False)) for x in vals])
             else:
