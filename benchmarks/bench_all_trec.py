@@ -123,9 +123,11 @@ def main(argv: list[str] | None = None) -> int:
             "-m",
             "all_trec",
         ]
-        tools["tierank"] = (cli, {**os.environ, "PYTHONPATH": str(REPO / "src")})
+        # byte code written and reused, as an installed wheel has it (the warm-up run writes it)
+        py_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        tools["tierank"] = (cli, {**py_env, "PYTHONPATH": str(REPO / "src")})
         if args.baseline:
-            tools["baseline"] = (cli, {**os.environ, "PYTHONPATH": str(args.baseline)})
+            tools["baseline"] = (cli, {**py_env, "PYTHONPATH": str(args.baseline)})
         times: dict[str, dict[str, list]] = {d: {t: [] for t in tools} for d in data}
         for qrels, run in data.values():  # warm the byte code and the page cache
             for cmd, env in tools.values():
