@@ -59,6 +59,7 @@ from ..errors import TierankInputError, quote
 from ..ties import Prepared, segment_offsets
 from .base import FamilyNames, Measure, Param, Stats, register
 from .kernels import ratio
+from .lattice import Lattice, Levels, chunks, fits, levels
 from .linear import REL, Linear, _mapped
 from .sampling import query_keys
 
@@ -103,6 +104,55 @@ def _multinomial(values: np.ndarray) -> int:
     return math.factorial(len(values)) // math.prod(math.factorial(c) for c in counts)
 
 
+def mixed_groups(prep: Prepared, values: np.ndarray) -> np.ndarray:
+    """Per tie group, whether its ``values`` differ and it starts above the depth limit (the groups
+    whose ordering can change a value)."""
+    if not prep.n:
+        return np.zeros(len(prep.gsize), dtype=bool)
+
+    def compute():
+        lo = np.minimum.reduceat(values, prep.gstart[:-1])
+        hi = np.maximum.reduceat(values, prep.gstart[:-1])
+        return (prep.gsize > 1) & (lo != hi) & (prep.gpos0 < prep.cut(float("inf")))
+
+    return compute()
+
+
+def one_ranking(
+    prep: Prepared,
+    values: np.ndarray,
+    qs: np.ndarray,
+    batch_fn: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+) -> np.ndarray:
+    """Per query of ``qs``, the value of the one ranking ``values`` (per row, in rank order) by
+    ``batch_fn(qs, A, width)``: the queries of similar lengths in padded rows of ``A`` (zero past
+    ``width``, cut at the depth limit), at most 2^22 entries at once."""
+    out = np.zeros(len(qs))
+    if not len(qs) or not prep.n:
+        return out
+    cut = prep.cut(float("inf"))
+    length = np.diff(prep.qstart)[qs]
+    width = np.minimum(length, cut).astype(np.int64) if np.isfinite(cut) else length.astype(np.int64)
+    order = np.argsort(width, kind="stable")
+    qs_s, width = qs[order], width[order]
+    i = 0
+    while i < len(qs_s):  # batches of at most 2^22 entries (rows x widest row: the last one)
+        size = np.arange(1, len(qs_s) - i + 1) * np.maximum(width[i:], 1)
+        j = i + max(1, int(np.searchsorted(size, 1 << 22, side="right")))
+        q, w = qs_s[i:j], width[i:j]
+        n = int(w[-1])
+        col = np.arange(n)
+        inside = col[None, :] < w[:, None]
+        A = np.where(
+            inside,
+            values[np.minimum(prep.qstart[q][:, None] + col[None, :], len(values) - 1)],
+            0.0,
+        )
+        out[order[i:j]] = batch_fn(q, A, w)
+        i = j
+    return out
+
+
 def per_ordering_stats(
     prep: Prepared,
     values: np.ndarray,
@@ -138,38 +188,12 @@ def per_ordering_stats(
     todo = np.arange(nq) if queries is None else np.asarray(queries, dtype=np.int64)
     if batch_fn is not None and len(todo) and prep.n:
         # queries with no tie group of differing values above the cut: one value, computed in batches
-        lo_g = np.minimum.reduceat(values, prep.gstart[:-1]) if len(prep.gsize) else np.zeros(0)
-        hi_g = np.maximum.reduceat(values, prep.gstart[:-1]) if len(prep.gsize) else np.zeros(0)
-        mixed_g = (prep.gsize > 1) & (lo_g != hi_g) & (prep.gpos0 < cut)
-        tied_q = np.bincount(prep.gq[mixed_g], minlength=nq) > 0
+        tied_q = np.bincount(prep.gq[mixed_groups(prep, values)], minlength=nq) > 0
         plain = todo[~tied_q[todo]]
         todo = todo[tied_q[todo]]
-        length = np.diff(prep.qstart)[plain]
-        width = (
-            np.minimum(length, cut).astype(np.int64)
-            if np.isfinite(cut)
-            else length.astype(np.int64)
-        )
-        order = np.argsort(width, kind="stable")
-        plain, width = plain[order], width[order]
-        i = 0
-        while i < len(plain):  # batches of at most 2^22 entries (rows x widest row)
-            j = i + 1
-            while j < len(plain) and (j + 1 - i) * int(width[j]) <= 1 << 22:
-                j += 1
-            qs, w = plain[i:j], width[i:j]
-            n = int(w[-1]) if len(w) else 0
-            col = np.arange(n)
-            inside = col[None, :] < w[:, None]
-            A = np.where(
-                inside,
-                values[np.minimum(prep.qstart[qs][:, None] + col[None, :], len(values) - 1)],
-                0.0,
-            )
-            v = batch_fn(qs, A, w)
-            obl[qs] = ex[qs] = mn[qs] = mx[qs] = v
-            var[qs] = 0.0
-            i = j
+        v = one_ranking(prep, values, plain, batch_fn)
+        obl[plain] = ex[plain] = mn[plain] = mx[plain] = v
+        var[plain] = 0.0
     for q in todo.tolist():
         s, e = int(prep.qstart[q]), int(prep.qstart[q + 1])
         n = e - s if not np.isfinite(cut) else min(e - s, int(cut))
@@ -300,6 +324,95 @@ def _ideal(prep: Prepared, q: int, gains=None) -> np.ndarray:
     return np.asarray(gains[start[q] : start[q + 1]], dtype=np.float64)
 
 
+def _settle(out: Stats, qs, expected, lo, hi, var, varies) -> None:
+    """Write the exact statistics of the queries ``qs`` into ``out`` (in place): where ``varies``
+    is false the one value (the oblivious one, variance 0), else the extremes widened to the
+    oblivious value (an attained one; rounding could leave it out) and the mean clipped to them."""
+    obl = out.oblivious[qs]
+    lo, hi = np.minimum(lo, obl), np.maximum(hi, obl)
+    out.expected[qs] = np.where(varies, np.clip(expected, lo, hi), obl)
+    out.min[qs] = np.where(varies, lo, obl)
+    out.max[qs] = np.where(varies, hi, obl)
+    out.var[qs] = np.where(varies, var, 0.0)
+
+
+def _ndcg_moves(M: np.ndarray, c: tuple[np.ndarray, ...]) -> np.ndarray:
+    """ndcg_rel's lattice move: the moments ``M`` (rows p, U, V, W, UU, VV, WW, UV, UW, VW: the
+    expectations of these products restricted to a state) after adding ``a`` to U, ``b`` to W and
+    ``a`` times the new W to V."""
+    a, b = c
+    p, U, V, W, UU, VV, WW, UV, UW, VW = M
+    ab = a * b
+    return np.stack(
+        [
+            p,
+            U + a * p,
+            V + a * W + ab * p,
+            W + b * p,
+            UU + a * (2.0 * U + a * p),
+            VV + a * a * WW + ab * ab * p + 2.0 * a * VW + 2.0 * ab * V + 2.0 * a * ab * W,
+            WW + b * (2.0 * W + b * p),
+            UV + a * UW + ab * U + a * V + a * a * W + a * ab * p,
+            UW + b * U + a * W + ab * p,
+            VW + b * V + a * WW + 2.0 * ab * W + ab * b * p,
+        ]
+    )
+
+
+class _Rows:
+    """The ranks read of the queries ``vary`` (bool per query), with what G and ndcg_rel read of
+    them: per row (local index ``0..len(rows)``, in rank order) its query ``q``, rank ``pos`` and
+    gain ``y``; per tie group of these queries above the depth limit (``groups``, ascending) its
+    first local row ``gfirst``, the positions read ``steps`` and whether it is ``mixed``; the ideal
+    gains ``ig`` with their query offsets ``istart`` and counts ``P``."""
+
+    def __init__(self, prep: Prepared, values: np.ndarray, vary: np.ndarray, mixed, gm) -> None:
+        cut = prep.cut(float("inf"))
+        self.values = values
+        self.rows = rows = np.flatnonzero(vary[prep.qi] & (prep.pos < cut))
+        self.q = prep.qi[rows]
+        self.pos = prep.pos[rows].astype(np.int64)
+        self.y = values[rows]
+        ig, istart = ideal_gains(prep, gm)
+        self.ig = np.asarray(ig, dtype=np.float64)
+        self.istart = np.asarray(istart, dtype=np.int64)
+        self.P = np.diff(self.istart)
+        gid = prep.gid[rows]
+        new = np.ones(len(gid), dtype=bool)
+        new[1:] = gid[1:] != gid[:-1]
+        self.gfirst = np.flatnonzero(new)
+        self.groups = gid[self.gfirst]
+        self.gq = prep.gq[self.groups]
+        self.size = prep.gsize[self.groups].astype(np.int64)
+        self.steps = np.diff(np.append(self.gfirst, len(rows)))
+        self.mixed = mixed[self.groups]
+        self.group_of_row = np.cumsum(new) - 1
+        self.qfirst = np.searchsorted(self.q, self.q)  # first local row of each row's query
+
+    def prefix(self, x: np.ndarray) -> np.ndarray:
+        """Per row, the sum of ``x`` over its query's rows up to it (inclusive)."""
+        cs = np.cumsum(x)
+        return cs - (cs[self.qfirst] - x[self.qfirst])
+
+    def ideal_prefix(self, x: np.ndarray) -> np.ndarray:
+        """Per row at rank ``i``, the sum of ``x`` (per ideal entry) over its query's first
+        ``min(i + 1, P)`` ideal entries."""
+        cc = np.concatenate(([0.0], np.cumsum(x)))
+        s0 = self.istart[self.q]
+        return cc[s0 + np.minimum(self.pos + 1, self.P[self.q])] - cc[s0]
+
+    def ideal_total(self, x: np.ndarray) -> np.ndarray:
+        """Per query, the sum of ``x`` (per ideal entry) over its ideal entries."""
+        cc = np.concatenate(([0.0], np.cumsum(x)))
+        return cc[self.istart[1:]] - cc[self.istart[:-1]]
+
+    def lattice_groups(self, prep: Prepared) -> tuple[np.ndarray, Levels, np.ndarray]:
+        """The mixed groups (indices into ``groups``), their `levels` and whether each fits."""
+        mg = np.flatnonzero(self.mixed)
+        lv = levels(self.values, prep.gstart[self.groups[mg]], self.size[mg])
+        return mg, lv, fits(lv, self.steps[mg])
+
+
 class _PerOrdering(Measure):
     """A family computed per ordering on the document gains ([`per_ordering_stats`][tierank.measures.trec_gain.per_ordering_stats])."""
 
@@ -322,17 +435,38 @@ class _PerOrdering(Measure):
         raise NotImplementedError
 
     def stats(self, prep: Prepared) -> Stats:
-        batch = (
-            None
-            if type(self).batch_values is _PerOrdering.batch_values
-            else (lambda qs, A, w: self.batch_values(prep, qs, A, w))
+        gm = self.param("gains")
+        values = doc_gains(prep, gm)
+        nq = prep.nq
+        obl = one_ranking(
+            prep, values, np.arange(nq), lambda qs, A, w: self.batch_values(prep, qs, A, w)
         )
+        mixed = mixed_groups(prep, values)
+        vary = (np.bincount(prep.gq[mixed], minlength=nq) > 0) & self.defined(prep)
+        out = Stats(obl, obl.copy(), obl.copy(), obl.copy(), np.zeros(nq))
+        qs = np.flatnonzero(vary)
+        if not len(qs):
+            return out
+        rows = _Rows(prep, values, vary, mixed, gm)
+        fallback = self.exact(prep, rows, out)
+        if not fallback.any():
+            return out
         return per_ordering_stats(
             prep,
-            doc_gains(prep, self.param("gains")),
+            values,
             lambda q, A: self.ordering_values(prep, q, A),
-            batch_fn=batch,
+            queries=np.flatnonzero(fallback),
+            base=out,
         )
+
+    def defined(self, prep: Prepared) -> np.ndarray:  # pragma: no cover
+        """Per query, whether its value can be other than 0 (a positive ideal gain)."""
+        raise NotImplementedError
+
+    def exact(self, prep: Prepared, rows: _Rows, out: Stats) -> np.ndarray:  # pragma: no cover
+        """Fill ``out``'s expected, min, max and var of ``rows``' queries in place and return the
+        queries (bool per query) left to `per_ordering_stats`."""
+        raise NotImplementedError
 
     def validate(self, text: str) -> None:
         _check_gains(self)
@@ -397,6 +531,74 @@ class G(_PerOrdering):
             terms = g / np.log2(2.0 + cost[col] - got[row, col])
         return np.bincount(row, weights=terms, minlength=S) / total
 
+    def defined(self, prep: Prepared) -> np.ndarray:
+        gains, start = ideal_gains(prep, self.param("gains"))
+        cc = np.concatenate(([0.0], np.cumsum(gains)))
+        start = np.asarray(start)
+        return cc[start[1:]] - cc[start[:-1]] > 0.0
+
+    def exact(self, prep: Prepared, r: _Rows, out: Stats) -> np.ndarray:
+        """Tie groups are independent (the gain above a group is the same in every ordering): the
+        query's value is the sum of its fixed rows' terms and of each mixed group's path sum over
+        its lattice, whose moments and extremes are exact."""
+        nq = prep.nq
+        total = r.ideal_total(r.ig)
+        cost = r.ideal_prefix(np.maximum(r.ig, 1.0)) + np.maximum(r.pos + 1 - r.P[r.q], 0)
+        got = r.prefix(r.y)
+        in_mixed = r.mixed[r.group_of_row]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            term = np.where((r.y != 0) & ~in_mixed, r.y / np.log2(2.0 + cost - got), 0.0)
+        fixed = np.bincount(r.q, weights=term, minlength=nq)
+        mg, lv, ok = r.lattice_groups(prep)
+        first = r.gfirst[mg]
+        above = got[first] - r.y[first]  # the gain above each mixed group
+        mean, m2 = np.zeros(len(mg)), np.zeros(len(mg))
+        hi, lo = np.zeros(len(mg)), np.zeros(len(mg))
+        use = np.flatnonzero(ok)
+        for ch in chunks(lv.states[use], r.steps[mg][use]):
+            lat = Lattice.build(lv, r.size[mg], r.steps[mg], use[ch])
+
+            def coef(src, k, g, lvl, lat=lat):
+                gi = lat.order[g]
+                y = lat.level[g, lvl]
+                arg = 2.0 + cost[first[gi] + k] - (above[gi] + lat.total[src] + y)
+                return (y / np.log2(arg),)
+
+            def apply(M, c):
+                t = c[0]
+                return np.stack([M[0], M[1] + t * M[0], M[2] + t * (2.0 * M[1] + t * M[0])])
+
+            M = np.zeros((3, lat.nstates))
+            M[0, lat.off[:-1]] = 1.0
+            ext = np.array([[-np.inf], [np.inf]]) * np.ones(lat.nstates)
+            ext[:, lat.off[:-1]] = 0.0
+            lat.forward(M, coef, apply, ext)
+            sums = lat.group_sum(M)
+            mean[lat.order], m2[lat.order] = sums[1], sums[2]
+            hi[lat.order] = np.maximum.reduceat(ext[0], lat.off[:-1])
+            lo[lat.order] = np.minimum.reduceat(ext[1], lat.off[:-1])
+        var = np.where(hi > lo, np.maximum(m2 - mean * mean, 0.0), 0.0)
+        gq = r.gq[mg]
+        fallback = np.bincount(gq[~ok], minlength=nq) > 0
+        done = np.zeros(nq, dtype=bool)
+        done[r.q] = True
+        done &= ~fallback
+        qs = np.flatnonzero(done)
+
+        def per_query(x):
+            return np.bincount(gq, weights=np.where(ok, x, 0.0), minlength=nq)[qs]
+
+        _settle(
+            out,
+            qs,
+            (fixed[qs] + per_query(mean)) / total[qs],
+            (fixed[qs] + per_query(lo)) / total[qs],
+            (fixed[qs] + per_query(hi)) / total[qs],
+            per_query(var) / (total[qs] * total[qs]),
+            per_query(hi - lo) > 0.0,
+        )
+        return fallback
+
     def batch_values(
         self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray
     ) -> np.ndarray:
@@ -450,6 +652,97 @@ class nDCG_rel(_PerOrdering):
         end = dcg[:, -1] if n else np.zeros(S)
         s = s + (P - h) * end / zc[-1]
         return np.where(s > 0.0, s / P, 0.0)
+
+    def defined(self, prep: Prepared) -> np.ndarray:
+        return np.diff(np.asarray(ideal_gains(prep, self.param("gains"))[1])) > 0
+
+    def exact(self, prep: Prepared, r: _Rows, out: Stats) -> np.ndarray:
+        """With gains >= 0 the value is `(A + \\kappa D_{n-1}) / P`, `A = \\sum_g (V_g + U_g C_g)` over
+        the tie groups `g` in rank order, `U_g = \\sum_{i \\in g,\\ g_i > 0} 1/Z_i`, `W_g = \\sum_{i \\in g}
+        g_i / \\log_2(i + 2)` (the group's DCG), `V_g = \\sum_{i \\in g,\\ g_i > 0} (\\text{DCG of } g
+        \\text{ up to } i) / Z_i`, `C_g = \\sum_{h < g} W_h` and `\\kappa = (P - h) / Z_{P-1}` fixed.
+        The triples `(U_g, V_g, W_g)` of different groups are independent: their means and
+        covariances (exact, from the group's lattice) give the query's mean and variance through
+        the recursion over groups of the module docstring.  Moving a larger gain up never lowers
+        the value, so min and max are the pessimistic and optimistic arrangements'."""
+        nq = prep.nq
+        iq = np.repeat(np.arange(nq), r.P)
+        j = np.arange(len(r.ig)) - r.istart[iq]
+        zl = r.ig / np.log2(j + 2.0)
+        Z = r.ideal_prefix(zl)
+        ZP = r.ideal_total(zl)
+        d = 1.0 / np.log2(r.pos + 2.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv_z = 1.0 / Z
+        a = np.where(r.y > 0, inv_z, 0.0)
+        b = r.y * d
+        h = np.bincount(r.q, weights=r.y > 0, minlength=nq)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kappa = np.where(r.P > 0, (r.P - h) / ZP, 0.0)
+        mg, lv, ok = r.lattice_groups(prep)
+        # a negative gain (the sum may fall below 0, where the value is 0) or a depth limit through
+        # a group of positive and other gains (h varies): left to per_ordering_stats
+        npos = (lv.count * (lv.level > 0)).sum(axis=1)
+        cut_through = (r.steps[mg] < r.size[mg]) & (npos > 0) & (npos < r.size[mg])
+        fallback = np.bincount(r.q, weights=r.y < 0, minlength=nq) > 0
+        fallback |= np.bincount(r.gq[mg], weights=~ok | cut_through, minlength=nq) > 0
+        # the fixed groups' (U, V, W) from the one ranking
+        gr = r.group_of_row
+        cb = np.cumsum(b)
+        inner = cb - (cb[r.gfirst] - b[r.gfirst])[gr]
+        ng = len(r.groups)
+        U = np.bincount(gr, weights=a, minlength=ng)
+        W = np.bincount(gr, weights=b, minlength=ng)
+        V = np.bincount(gr, weights=a * inner, minlength=ng)
+        cov = np.zeros((6, ng))  # UU, VV, WW, UV, UW, VW
+        use = np.flatnonzero(ok & ~cut_through)
+        first = r.gfirst[mg]
+        for ch in chunks(lv.states[use], r.steps[mg][use]):
+            lat = Lattice.build(lv, r.size[mg], r.steps[mg], use[ch])
+
+            def coef(src, k, g, lvl, lat=lat):
+                row = first[lat.order[g]] + k
+                y = lat.level[g, lvl]
+                return (np.where(y > 0, inv_z[row], 0.0), y * d[row])
+
+            M = np.zeros((10, lat.nstates))
+            M[0, lat.off[:-1]] = 1.0
+            lat.forward(M, coef, _ndcg_moves)
+            p_, u, v, w, uu, vv, ww, uv, uw, vw = lat.group_sum(M)
+            gi = mg[lat.order]
+            U[gi], V[gi], W[gi] = u, v, w
+            cov[:, gi] = [uu - u * u, vv - v * v, ww - w * w, uv - u * v, uw - u * w, vw - v * w]
+        kg = kappa[r.gq]
+        V2 = V + kg * W  # V'' = V + kappa W: the group's own terms
+        cUU, cVV, cWW, cUV, cUW, cVW = cov
+        var_v2 = cVV + 2.0 * kg * cVW + kg * kg * cWW
+        c_uv2 = cUV + kg * cUW
+        c_wv2 = cVW + kg * cWW
+        first_g = np.searchsorted(r.gq, r.gq)
+
+        def before(x):  # per group, the sum of x over the earlier groups of its query
+            cs = np.cumsum(x)
+            return cs - x - (cs[first_g] - x[first_g])
+
+        C = before(W)
+        VC = before(cWW)
+        CTC = before(U * VC + c_wv2 + cUW * C)
+        mean_t = np.bincount(r.gq, weights=V2 + U * C, minlength=nq)
+        var_t = np.bincount(
+            r.gq,
+            weights=2.0 * U * CTC + var_v2 + cUU * (VC + C * C) + U * U * VC + 2.0 * c_uv2 * C,
+            minlength=nq,
+        )
+        done = np.zeros(nq, dtype=bool)
+        done[r.q] = True
+        done &= ~fallback
+        qs = np.flatnonzero(done)
+        batch = lambda qs_, A, w: self.batch_values(prep, qs_, A, w)  # noqa: E731
+        hi = one_ranking(prep, prep.sorted_in_groups(r.values, "optimistic"), qs, batch)
+        lo = one_ranking(prep, prep.sorted_in_groups(r.values, "pessimistic"), qs, batch)
+        P = r.P[qs].astype(np.float64)
+        _settle(out, qs, mean_t[qs] / P, lo, hi, np.maximum(var_t[qs], 0.0) / (P * P), lo < hi)
+        return fallback
 
     def batch_values(
         self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray
