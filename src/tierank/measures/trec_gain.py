@@ -181,6 +181,7 @@ def per_ordering_stats(
     )
     se = np.zeros(nq) if base.se is None else np.array(base.se, copy=True)
     sampled = False
+    drawn = base.sampled_queries().copy()  # per query: estimated from random orderings
     cut = prep.cut(float("inf"))
     opt = prep.sorted_in_groups(values, "optimistic")
     pes = prep.sorted_in_groups(values, "pessimistic")
@@ -231,6 +232,7 @@ def per_ordering_stats(
             se[q] = 0.0
             continue
         sampled = True
+        drawn[q] = True
         if keys is None:
             keys = query_keys(prep)
         rng = np.random.default_rng([int(prep.seed) % (1 << 63), int(keys[q])])
@@ -259,6 +261,7 @@ def per_ordering_stats(
             samples=int(prep.samples),
             seed=int(prep.seed),
             se=se,
+            sampled=drawn,
         )
     return Stats(obl, ex, mn, mx, var)
 
@@ -608,8 +611,10 @@ class G(_PerOrdering):
             np.cumsum(full, axis=1)[:, -1] if full.shape[1] else np.zeros(len(qs))
         )  # in order, as per query
         n = A.shape[1]
-        pad, _ = _ideal_rows(prep, qs, n, gm)
-        cost = np.cumsum(np.maximum(pad, 1.0), axis=1)
+        w = min(n, full.shape[1])
+        cost = np.ones((len(qs), n))
+        cost[:, :w] = np.maximum(full[:, :w], 1.0)
+        np.cumsum(cost, axis=1, out=cost)
         got = np.cumsum(A, axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = np.where(A != 0, A / np.log2(2.0 + cost - got), 0.0)
