@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import statistics
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -315,7 +314,9 @@ def test_one_large_tie_group_is_exact(grades):
         row = pq.loc[m]
         assert math.isclose(row["expected"], mu, abs_tol=TOL), (m, row["expected"], mu)
         assert math.isclose(row["std"], sd, abs_tol=TOL), (m, row["std"], sd)
-        assert math.isclose(row["min"], lo, abs_tol=TOL) and math.isclose(row["max"], hi, abs_tol=TOL)
+        assert math.isclose(row["min"], lo, abs_tol=TOL) and math.isclose(
+            row["max"], hi, abs_tol=TOL
+        )
         assert res.summary(parse_measure(m)).method == "exact"
 
 

@@ -48,7 +48,9 @@ class Levels:
     @property
     def states(self) -> np.ndarray:
         """Prefix states per group, `\\prod_l (C_l + 1)` (float: no overflow)."""
-        return np.prod(self.count + 1.0, axis=1) if self.count.shape[1] else np.ones(len(self.zeros))
+        return (
+            np.prod(self.count + 1.0, axis=1) if self.count.shape[1] else np.ones(len(self.zeros))
+        )
 
 
 def levels(values: np.ndarray, first: np.ndarray, size: np.ndarray) -> Levels:

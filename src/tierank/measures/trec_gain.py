@@ -132,7 +132,9 @@ def one_ranking(
         return out
     cut = prep.cut(float("inf"))
     length = np.diff(prep.qstart)[qs]
-    width = np.minimum(length, cut).astype(np.int64) if np.isfinite(cut) else length.astype(np.int64)
+    width = (
+        np.minimum(length, cut).astype(np.int64) if np.isfinite(cut) else length.astype(np.int64)
+    )
     order = np.argsort(width, kind="stable")
     qs_s, width = qs[order], width[order]
     i = 0
