@@ -31,12 +31,44 @@ Statistics over tie orderings:
   `f` and `f^2` over `B..B+u`), which gives the mean and variance of the group's
   sum.  Min and max are the arrangements with the relevant documents last / first.  A query
   whose depth limit (``-M``) cuts through a mixed group is enumerated or sampled as below.
-* ``G`` and ``ndcg_rel`` are not sums over ranks and not monotone in the arrangement, so a query
-  is **enumerated** when its distinct orderings number at most `ENUMERATE` (every statistic
-  exact), and otherwise **sampled** (``method="sampled"``, `tierank.measures.sampling`'s
-  labels): expected and variance from ``prep.samples`` uniformly random orderings (seeded per
-  query), min and max the extremes over those orderings and the policy, optimistic and
-  pessimistic arrangements (attained values, so inner bounds of the true range).
+* ``G`` and ``ndcg_rel`` are not sums over ranks, but inside a tie group each is a sum along a
+  path through the group's lattice of prefix states (`tierank.measures.lattice`: the count of
+  each nonzero gain placed so far), so every statistic is **exact**:
+
+  - ``G``: the gain above a tie group is the same in every ordering, so the groups are
+    independent and the value is the sum of the fixed ranks' terms and of one path sum per mixed
+    group, whose term at in-group position `k` is `g / \log_2(2 + c_i - s_i)` with `s_i` the
+    gain above the group plus the gains of the state plus `g`.  The forward pass gives each
+    group's exact mean and variance (summed over the independent groups) and the max-plus pass
+    its exact largest and smallest sums (G is not monotone in the arrangement: the extremes are
+    not the optimistic / pessimistic ones).  A depth limit through a group stops its path there.
+  - ``ndcg_rel`` with gains >= 0: with `x_i = 1\{g_i > 0\}`, `d_i = 1/\log_2(i + 2)` and the
+    tie groups `1, 2, \dots` in rank order, the sum is
+    `T = \sum_g (V_g + \kappa W_g + U_g C_g)` where `U_g = \sum_{i \in g} x_i / Z_i`,
+    `W_g = \sum_{i \in g} g_i d_i`, `V_g = \sum_{i \in g} (x_i / Z_i) \sum_{j \in g, j \le i}
+    g_j d_j`, `C_g = \sum_{h < g} W_h` and `\kappa = (P - h) / Z_{P-1}` (`h` is the same in
+    every ordering unless a depth limit cuts a group of positive and other gains).  The triples
+    `(U_g, V_g, W_g)` of different groups are independent; each group's means and covariances
+    are exact from its lattice (the moments of `1, U, V, W` and their products, restricted to
+    each state, are closed under a move: `W \mathrel{+}= b`, `U \mathrel{+}= a`,
+    `V \mathrel{+}= a W`).  Going down the groups, `E[T]`, `\mathrm{Var}(T)`, `\mathrm{Var}(C)`
+    and `\mathrm{Cov}(T, C)` follow by a recursion of sums over the earlier groups:
+    with `\Delta_g = V_g + \kappa W_g + U_g C_g`, `\mathrm{Var}(\Delta_g) =
+    \mathrm{Var}(V'_g) + \sigma^2_{U_g}(\mathrm{Var}\,C_g + E[C_g]^2) + E[U_g]^2\mathrm{Var}\,C_g
+    + 2\,\mathrm{Cov}(V'_g, U_g) E[C_g]` (`V'_g = V_g + \kappa W_g`),
+    `\mathrm{Cov}(T_{g-1}, \Delta_g) = E[U_g]\,\mathrm{Cov}(T_{g-1}, C_g)` and
+    `\mathrm{Cov}(T_g, C_{g+1}) = \mathrm{Cov}(T_{g-1}, C_g) + E[U_g]\mathrm{Var}\,C_g +
+    \mathrm{Cov}(W_g, V'_g) + \mathrm{Cov}(W_g, U_g) E[C_g]`.  Moving a larger gain up never
+    lowers the value (it raises every later `D_i` and the nDCG at the two documents swapped), so
+    the min and max are the pessimistic and optimistic arrangements'.
+  - A query with a group whose lattice is too large (`tierank.measures.lattice.fits`: many
+    distinct gains in one group), and for ``ndcg_rel`` one with a negative gain (its sum may fall
+    below 0, where the value is 0) or a depth limit through a group of positive and other gains,
+    is **enumerated** when its distinct orderings number at most `ENUMERATE` (every statistic
+    exact), and otherwise **sampled** (``method="sampled"``, `tierank.measures.sampling`'s
+    labels, per query): expected and variance from ``prep.samples`` uniformly random orderings
+    (seeded per query), min and max the extremes over those orderings and the policy, optimistic
+    and pessimistic arrangements (attained values, so inner bounds of the true range).
 
 ``G``, ``ndcg_rel`` and ``Rndcg`` take trec_eval's gain map (``G.1=2,2=5``, the parameter ``gains``:
 ``G(gains={1:2,2:5})``): a judged document of grade g >= 0 gains ``gains.get(g, g)`` (0 or negative
@@ -515,7 +547,7 @@ class G(_PerOrdering):
     names = FamilyNames(trec_eval="G", ir_measures=None)
     description = (
         "trec_eval's normalized gain G: sum of gain / log2(2 + ideal cost - gain so far) over the "
-        "ideal gain (experimental; sampled for large tie groups)"
+        "ideal gain (experimental; exact over tie orderings, sampled only past the lattice limit)"
     )
 
     def ordering_values(self, prep: Prepared, q: int, A: np.ndarray) -> np.ndarray:
@@ -636,7 +668,8 @@ class nDCG_rel(_PerOrdering):
     names = FamilyNames(trec_eval="ndcg_rel", ir_measures=None)
     description = (
         "trec_eval's ndcg_rel: nDCG at each relevant document, averaged over the relevant "
-        "documents (experimental; sampled for large tie groups)"
+        "documents (experimental; exact over tie orderings, sampled only with negative gains or "
+        "past the lattice limit)"
     )
 
     def ordering_values(self, prep: Prepared, q: int, A: np.ndarray) -> np.ndarray:
@@ -664,14 +697,10 @@ class nDCG_rel(_PerOrdering):
         return np.diff(np.asarray(ideal_gains(prep, self.param("gains"))[1])) > 0
 
     def exact(self, prep: Prepared, r: _Rows, out: Stats) -> np.ndarray:
-        """With gains >= 0 the value is `(A + \\kappa D_{n-1}) / P`, `A = \\sum_g (V_g + U_g C_g)` over
-        the tie groups `g` in rank order, `U_g = \\sum_{i \\in g,\\ g_i > 0} 1/Z_i`, `W_g = \\sum_{i \\in g}
-        g_i / \\log_2(i + 2)` (the group's DCG), `V_g = \\sum_{i \\in g,\\ g_i > 0} (\\text{DCG of } g
-        \\text{ up to } i) / Z_i`, `C_g = \\sum_{h < g} W_h` and `\\kappa = (P - h) / Z_{P-1}` fixed.
-        The triples `(U_g, V_g, W_g)` of different groups are independent: their means and
-        covariances (exact, from the group's lattice) give the query's mean and variance through
-        the recursion over groups of the module docstring.  Moving a larger gain up never lowers
-        the value, so min and max are the pessimistic and optimistic arrangements'."""
+        """The exact statistics of the module docstring (with gains >= 0 and no depth limit through
+        a group of positive and other gains): the groups' `(U_g, V_g, W_g)` from their lattices
+        (the fixed groups' from the one ranking), then the recursion over the groups of each query;
+        min and max the pessimistic and optimistic arrangements'."""
         nq = prep.nq
         iq = np.repeat(np.arange(nq), r.P)
         j = np.arange(len(r.ig)) - r.istart[iq]
