@@ -104,7 +104,8 @@ class Lattice:
     ``level`` / ``count`` / ``stride`` of its nonzero values, ``off`` its first state.  Per state:
     ``sg`` its group, ``cnt`` the count of each level placed, ``placed`` their sum, ``total`` the
     sum of the values placed.  ``moves[l]``: (source, destination) states of placing level ``l``
-    (sources ascending).
+    (sources ascending), with the sources' group ``move_group[l]`` and the documents of level ``l``
+    not yet placed there ``move_left[l]``.
     """
 
     order: np.ndarray
@@ -119,6 +120,8 @@ class Lattice:
     placed: np.ndarray
     total: np.ndarray
     moves: tuple[tuple[np.ndarray, np.ndarray], ...]
+    move_group: tuple[np.ndarray, ...]
+    move_left: tuple[np.ndarray, ...]
 
     @classmethod
     def build(cls, lv: Levels, m: np.ndarray, steps: np.ndarray, order: np.ndarray) -> Lattice:
@@ -142,10 +145,13 @@ class Lattice:
         sg = np.repeat(np.arange(G), nstates)
         local = np.arange(int(off[-1]), dtype=np.int64) - off[sg]
         cnt = (local[:, None] // stride[sg]) % radix[sg] if L else np.zeros((len(sg), 0), np.int64)
-        moves = []
+        moves, move_group, move_left = [], [], []
         for lvl in range(L):
             src = np.flatnonzero(cnt[:, lvl] < count[sg, lvl])
-            moves.append((src, src + stride[sg[src], lvl]))
+            g = sg[src]
+            moves.append((src, src + stride[g, lvl]))
+            move_group.append(g)
+            move_left.append((count[g, lvl] - cnt[src, lvl]).astype(np.float64))
         return cls(
             np.asarray(order),
             np.asarray(m, dtype=np.float64)[order],
@@ -159,6 +165,8 @@ class Lattice:
             cnt.sum(axis=1),
             (cnt * level[sg]).sum(axis=1),
             tuple(moves),
+            tuple(move_group),
+            tuple(move_left),
         )
 
     @property
@@ -179,14 +187,17 @@ class Lattice:
         coef: Callable[[np.ndarray, int, np.ndarray, int], tuple[np.ndarray, ...]],
         apply: Callable[[np.ndarray, tuple[np.ndarray, ...]], np.ndarray],
         extremes: np.ndarray | None = None,
+        reachable_only: bool = True,
     ) -> None:
         """The forward pass, in place.  ``moments`` (rows x states) starts with each group's first
         state set.  Placing level ``l`` at position ``k`` from the reachable states ``src`` (of
         the groups ``g``) has the coefficients ``coef(src, k, g, l)``; ``apply(M, coefs)`` maps the
-        sources' moments ``M`` (rows x len(src)) to the destinations' (before the move's
-        probability).  With ``extremes`` (2 x states: the largest and smallest partial sum reaching
+        sources' moments ``M`` (rows x len(src), a copy it may overwrite) to the destinations'
+        (before the move's probability).  With ``extremes`` (2 x states: the largest and smallest partial sum reaching
         each state; -inf / inf where unreached), the max-plus pass too, the term of a move being
-        its first coefficient.  A zero placed changes nothing but the probability."""
+        its first coefficient.  A zero placed changes nothing but the probability.  With
+        ``reachable_only`` false, ``coef`` is also called for states not reachable at ``k`` (whose
+        moments are 0), which saves masking where its coefficients are finite there."""
         for k in range(int(self.steps[0]) if len(self.steps) else 0):
             n = self.active(k)
             sg = self.sg[:n]
@@ -198,26 +209,27 @@ class Lattice:
                 ext = np.where(left0 > 0, extremes[:, :n], np.array([[-np.inf], [np.inf]]))
             for lvl, (src_all, dst_all) in enumerate(self.moves):
                 j = int(np.searchsorted(src_all, n))
-                src, dst = src_all[:j], dst_all[:j]
-                ok = self.reachable(src, k)
-                src, dst = src[ok], dst[ok]
-                if not len(src):
+                if not j:
                     continue
-                g = self.sg[src]
-                pr = (self.count[g, lvl] - self.cnt[src, lvl]) / rem[src]
+                src, dst = src_all[:j], dst_all[:j]
+                g, left = self.move_group[lvl][:j], self.move_left[lvl][:j]
+                if reachable_only:
+                    placed = self.placed[src]
+                    ok = (placed <= k) & (k - placed <= self.zeros[g])
+                    src, dst, g, left = src[ok], dst[ok], g[ok], left[ok]
+                    if not len(src):
+                        continue
+                pr = left / rem[src]
                 c = coef(src, k, g, lvl)
-                new[:, dst] += apply(moments[:, src], c) * pr
+                moved = apply(moments[:, src], c)  # a copy: apply may work in place
+                moved *= pr
+                new[:, dst] += moved
                 if extremes is not None:
                     ext[0, dst] = np.maximum(ext[0, dst], extremes[0, src] + c[0])
                     ext[1, dst] = np.minimum(ext[1, dst], extremes[1, src] + c[0])
             moments[:, :n] = new
             if extremes is not None:
                 extremes[:, :n] = ext
-
-    def reachable(self, src: np.ndarray, k: int) -> np.ndarray:
-        """Whether the states ``src`` can be reached at position ``k``."""
-        placed = self.placed[src]
-        return (placed <= k) & (k - placed <= self.zeros[self.sg[src]])
 
 
 def chunks(states: np.ndarray, steps: np.ndarray, batch: int = BATCH) -> Iterator[np.ndarray]:

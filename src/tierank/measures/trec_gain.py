@@ -376,24 +376,26 @@ def _settle(out: Stats, qs, expected, lo, hi, var, varies) -> None:
 def _ndcg_moves(M: np.ndarray, c: tuple[np.ndarray, ...]) -> np.ndarray:
     """ndcg_rel's lattice move: the moments ``M`` (rows p, U, V, W, UU, VV, WW, UV, UW, VW: the
     expectations of these products restricted to a state) after adding ``a`` to U, ``b`` to W and
-    ``a`` times the new W to V."""
+    ``a`` times the new W to V.  ``M`` is updated in place (each row from the others' old values)."""
     a, b = c
     p, U, V, W, UU, VV, WW, UV, UW, VW = M
     ab = a * b
-    return np.stack(
-        [
-            p,
-            U + a * p,
-            V + a * W + ab * p,
-            W + b * p,
-            UU + a * (2.0 * U + a * p),
-            VV + a * a * WW + ab * ab * p + 2.0 * a * VW + 2.0 * ab * V + 2.0 * a * ab * W,
-            WW + b * (2.0 * W + b * p),
-            UV + a * UW + ab * U + a * V + a * a * W + a * ab * p,
-            UW + b * U + a * W + ab * p,
-            VW + b * V + a * WW + 2.0 * ab * W + ab * b * p,
-        ]
-    )
+    aa = a * a
+    abp = ab * p
+    # V'^2 = V^2 + a^2 W^2 + 2a VW + 2ab V + 2a^2 b W + (ab)^2
+    VV += aa * WW + 2.0 * (a * VW + ab * V + aa * b * W) + ab * abp
+    # U'V' = UV + a UW + ab U + a V + a^2 W + a^2 b
+    UV += a * (UW + V + a * W + abp) + ab * U
+    # V'W' = VW + b V + a W^2 + 2ab W + a b^2
+    VW += b * V + a * WW + 2.0 * ab * W + b * abp
+    # U'W' = UW + b U + a W + ab
+    UW += b * U + a * W + abp
+    UU += a * (2.0 * U + a * p)
+    WW += b * (2.0 * W + b * p)
+    V += a * W + abp
+    U += a * p
+    W += b * p
+    return M
 
 
 class _Rows:
@@ -736,14 +738,16 @@ class nDCG_rel(_PerOrdering):
         for ch in chunks(lv.states[use], r.steps[mg][use]):
             lat = Lattice.build(lv, r.size[mg], r.steps[mg], use[ch])
 
-            def coef(src, k, g, lvl, lat=lat):
-                row = first[lat.order[g]] + k
+            row0 = first[lat.order]  # the first row of each group of the lattice
+
+            def coef(src, k, g, lvl, lat=lat, row0=row0):
+                row = row0[g] + k
                 y = lat.level[g, lvl]
                 return (np.where(y > 0, inv_z[row], 0.0), y * d[row])
 
             M = np.zeros((10, lat.nstates))
             M[0, lat.off[:-1]] = 1.0
-            lat.forward(M, coef, _ndcg_moves)
+            lat.forward(M, coef, _ndcg_moves, reachable_only=False)
             p_, u, v, w, uu, vv, ww, uv, uw, vw = lat.group_sum(M)
             gi = mg[lat.order]
             U[gi], V[gi], W[gi] = u, v, w
