@@ -139,15 +139,12 @@ def _multinomial(values: np.ndarray) -> int:
 def mixed_groups(prep: Prepared, values: np.ndarray) -> np.ndarray:
     """Per tie group, whether its ``values`` differ and it starts above the depth limit (the groups
     whose ordering can change a value)."""
-    if not prep.n:
-        return np.zeros(len(prep.gsize), dtype=bool)
-
-    def compute():
-        lo = np.minimum.reduceat(values, prep.gstart[:-1])
-        hi = np.maximum.reduceat(values, prep.gstart[:-1])
-        return (prep.gsize > 1) & (lo != hi) & (prep.gpos0 < prep.cut(float("inf")))
-
-    return compute()
+    mixed = np.zeros(len(prep.gsize), dtype=bool)
+    if prep.n > 1:
+        differ = (values[1:] != values[:-1]) & (prep.gid[1:] == prep.gid[:-1])
+        mixed[prep.gid[1:][differ]] = True
+        mixed &= prep.gpos0 < prep.cut(float("inf"))
+    return mixed
 
 
 def one_ranking(
@@ -445,6 +442,18 @@ class _Rows:
         cc = np.concatenate(([0.0], np.cumsum(x)))
         return cc[self.istart[1:]] - cc[self.istart[:-1]]
 
+    def arranged(self, prep: Prepared, which: str) -> np.ndarray:
+        """The document values (per row of the run) with the mixed groups of these queries sorted
+        descending (``optimistic``) or ascending (``pessimistic``)."""
+        mg = self.groups[self.mixed]
+        size = prep.gsize[mg]
+        g = np.repeat(np.arange(len(mg)), size)
+        rows = np.repeat(prep.gstart[mg] - np.cumsum(size) + size, size) + np.arange(len(g))
+        v = self.values[rows]
+        out = self.values.copy()
+        out[rows] = v[np.lexsort((-v if which == "optimistic" else v, g))]
+        return out
+
     def lattice_groups(self, prep: Prepared) -> tuple[np.ndarray, Levels, np.ndarray]:
         """The mixed groups (indices into ``groups``), their `levels` and whether each fits."""
         mg = np.flatnonzero(self.mixed)
@@ -480,7 +489,7 @@ class _PerOrdering(Measure):
         obl = one_ranking(
             prep, values, np.arange(nq), lambda qs, A, w: self.batch_values(prep, qs, A, w)
         )
-        mixed = mixed_groups(prep, values)
+        mixed = prep.cached(("trec-mixed", gm), lambda: mixed_groups(prep, values))
         vary = (np.bincount(prep.gq[mixed], minlength=nq) > 0) & self.defined(prep)
         out = Stats(obl, obl.copy(), obl.copy(), obl.copy(), np.zeros(nq))
         qs = np.flatnonzero(vary)
@@ -778,8 +787,8 @@ class nDCG_rel(_PerOrdering):
         done &= ~fallback
         qs = np.flatnonzero(done)
         batch = lambda qs_, A, w: self.batch_values(prep, qs_, A, w)  # noqa: E731
-        hi = one_ranking(prep, prep.sorted_in_groups(r.values, "optimistic"), qs, batch)
-        lo = one_ranking(prep, prep.sorted_in_groups(r.values, "pessimistic"), qs, batch)
+        hi = one_ranking(prep, r.arranged(prep, "optimistic"), qs, batch)
+        lo = one_ranking(prep, r.arranged(prep, "pessimistic"), qs, batch)
         P = r.P[qs].astype(np.float64)
         _settle(out, qs, mean_t[qs] / P, lo, hi, np.maximum(var_t[qs], 0.0) / (P * P), lo < hi)
         return fallback
