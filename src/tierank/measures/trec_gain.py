@@ -462,7 +462,10 @@ class _Rows:
 
 
 class _PerOrdering(Measure):
-    """A family computed per ordering on the document gains ([`per_ordering_stats`][tierank.measures.trec_gain.per_ordering_stats])."""
+    """G and ndcg_rel: the one ranking's value of every query in batches (`batch_values`), the
+    queries that can vary exact (`exact`, over the lattices of their tie groups), the few left
+    enumerated or sampled per ordering ([`per_ordering_stats`][tierank.measures.trec_gain.per_ordering_stats],
+    `ordering_values`)."""
 
     cutoff_allowed = False
     bounds_refusal: ClassVar[str | None] = _REFUSAL
@@ -478,8 +481,8 @@ class _PerOrdering(Measure):
     def batch_values(
         self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray
     ) -> np.ndarray:  # pragma: no cover
-        """The value of one ranking per query of ``qs`` (rows of ``A``, zero past ``width``); a family
-        that does not override it is computed one query at a time."""
+        """The value of one ranking per query of ``qs`` (rows of ``A``, zero past ``width``): the
+        oblivious values, and ndcg_rel's extreme arrangements."""
         raise NotImplementedError
 
     def stats(self, prep: Prepared) -> Stats:
