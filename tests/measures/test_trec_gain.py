@@ -4,8 +4,9 @@ relstring (measures/relstring.py) against brute force over every tie ordering.
 The reference ports trec_eval 10's C loops literally (m_G.c, m_binG.c, m_ndcg_rel.c, m_Rndcg.c,
 m_unjudged.c, m_rbp_resid.c, with gain_init.c's default gains): one ranked list of qrels values
 (-1 for a document not in the qrels, trec_eval's RELVALUE_NONPOOL) -> the value.  Every statistic
-is compared on the small hypothesis collections, where G and ndcg_rel are enumerated (exact);
-a large tie group checks their sampled path within 5 standard errors.
+is compared on the small hypothesis collections and on larger tie groups (G and ndcg_rel exact from the
+lattice of prefix states); a group past the lattice limit checks their sampled path within 5 standard
+errors.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import math
 import statistics
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -268,34 +268,138 @@ def test_depth_limit_through_tie_groups_matches_brute_force(data, depth):
     check(tierank.evaluate(qrels, run, MEASURES, max_depth=depth), qs, qrels, MEASURES, depth)
 
 
-def test_large_tie_group_is_sampled_within_five_standard_errors():
-    """One group of 12 documents (grades 3, 2, 2, 1, 1, 1, 0 ...): 12!/(1!2!3!6!) = 55440
-    orderings, more than ENUMERATE: G and ndcg_rel are sampled, binG and Rndcg stay exact."""
-    grades = [3, 2, 2, 1, 1, 1, 0, 0, 0, 0, 0, 0]
+def _distinct_orderings(grades):
+    """Every distinct ordering of the multiset ``grades`` (equally likely under a uniformly random
+    ordering of the documents: documents of equal grade are interchangeable)."""
+    from collections import Counter
+
+    counts = Counter(grades)
+    out: list[list] = []
+
+    def rec(prefix: list) -> None:
+        if len(prefix) == len(grades):
+            out.append(list(prefix))
+            return
+        for k in sorted(counts):
+            if counts[k]:
+                counts[k] -= 1
+                rec([*prefix, k])
+                counts[k] += 1
+
+    rec([])
+    return out
+
+
+def _exact(grades, fn):
+    vals = [fn(list(o), grades) for o in _distinct_orderings(grades)]
+    return statistics.fmean(vals), statistics.pstdev(vals), min(vals), max(vals)
+
+
+@pytest.mark.parametrize(
+    "grades",
+    [
+        [3, 2, 2, 1, 1, 0, 0, 0, 0],  # 3,780 orderings
+        pytest.param([3, 2, 2, 1, 1, 1, 0, 0, 0, 0, 0, 0], marks=pytest.mark.full),  # 55,440
+    ],
+)
+def test_one_large_tie_group_is_exact(grades):
+    """One tie group with more orderings than a sample would cover: G and ndcg_rel are exact (the
+    lattice of prefix states), against every distinct ordering."""
     qrels = {"q": {f"d{i}": g for i, g in enumerate(grades)}}
     run = {"q": {f"d{i}": 1.0 for i in range(len(grades))}}
-    rng = np.random.default_rng(7)
-    sims = {m: [] for m in ("G", "nDCG_rel")}
-    for _ in range(20000):
-        perm = [grades[j] for j in rng.permutation(len(grades))]
-        sims["G"].append(te_G(perm, grades))
-        sims["nDCG_rel"].append(te_ndcg_rel(perm, grades))
-    res = tierank.evaluate(qrels, run, ["G", "nDCG_rel", "BinG", "RnDCG"], samples=2000, seed=5)
+    res = tierank.evaluate(qrels, run, ["G", "nDCG_rel", "BinG", "RnDCG"])
     pq = res.per_query().set_index("measure")
-    for m, vals in sims.items():
+    for m, fn in (("G", te_G), ("nDCG_rel", te_ndcg_rel)):
+        mu, sd, lo, hi = _exact(grades, fn)
         row = pq.loc[m]
-        mu, sd = statistics.fmean(vals), statistics.pstdev(vals)
-        assert abs(row["expected"] - mu) <= 5 * sd / math.sqrt(2000) + 5 * sd / math.sqrt(20000), (
-            m,
-            row,
-            mu,
+        assert math.isclose(row["expected"], mu, abs_tol=TOL), (m, row["expected"], mu)
+        assert math.isclose(row["std"], sd, abs_tol=TOL), (m, row["std"], sd)
+        assert math.isclose(row["min"], lo, abs_tol=TOL) and math.isclose(
+            row["max"], hi, abs_tol=TOL
         )
-        assert math.isclose(row["std"], sd, rel_tol=0.1), (m, row["std"], sd)
-        assert min(vals) - 1e-12 <= row["max"] and row["min"] <= max(vals) + 1e-12
-    summary = res.summary(parse_measure("G"))
-    assert summary.method == "sampled"
-    assert res.summary(parse_measure("BinG")).method == "exact"
-    assert res.summary(parse_measure("RnDCG")).method == "exact"
+        assert res.summary(parse_measure(m)).method == "exact"
+
+
+@st.composite
+def _tied_query(draw):
+    """One query of up to 3 tie groups of up to 9 documents (grades None, -1, 0..3) with at most
+    3,000 distinct orderings in all, and judged documents not retrieved."""
+    sizes = draw(st.lists(st.integers(1, 9), min_size=1, max_size=3))
+    grade = st.sampled_from([None, None, -1.0, 0.0, 0.0, 1.0, 1.0, 2.0, 3.0])
+    groups = [draw(st.lists(grade, min_size=m, max_size=m)) for m in sizes]
+    total = 1
+    for g in groups:
+        total *= len(_distinct_orderings([-9 if x is None else x for x in g]))
+    assume(total <= 3000)
+    extra = draw(st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.0]), max_size=3))
+    return groups, extra
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    _tied_query(),
+    st.sampled_from([None, 3, 7]),
+    st.sampled_from(["G", "nDCG_rel", "G(gains={1:3,2:0.5})", "nDCG_rel(gains={0:1,3:7})"]),
+)
+def test_large_tie_groups_match_every_distinct_ordering(data, depth, measure):
+    """Larger tie groups than the collections of `test_match_brute_force`: every statistic of G and
+    ndcg_rel against every distinct ordering of the groups (a gain map with a gain below 1, a
+    zero grade gaining 1; trec_eval -M through a group)."""
+    import itertools
+
+    groups, extra = data
+    qrels, run, keys = {}, {}, []
+    for gi, g in enumerate(groups):
+        for di, grade in enumerate(g):
+            d = f"g{gi}d{di}"
+            run[d] = float(len(groups) - gi)
+            if grade is not None:
+                qrels[d] = grade
+        keys.append([-9 if x is None else int(x) for x in g])
+    for i, grade in enumerate(extra):
+        qrels[f"u{i}"] = grade
+    assume(qrels)
+    qg = list(qrels.values())
+    res = tierank.evaluate({"q": qrels}, {"q": run}, [measure], max_depth=depth)
+    row = res.per_query().set_index("measure").loc[str(parse_measure(measure))]
+
+    def rels(order):  # -9 (not in the qrels) -> None
+        return [None if x == -9 else float(x) for x in order]
+
+    vals = [
+        reference(measure, rels([x for grp in combo for x in grp]), qg, depth)
+        for combo in itertools.product(*(_distinct_orderings(k) for k in keys))
+    ]
+    info = (groups, extra, depth, dict(row))
+    assert math.isclose(row["min"], min(vals), abs_tol=TOL), info
+    assert math.isclose(row["max"], max(vals), abs_tol=TOL), info
+    assert math.isclose(row["expected"], statistics.fmean(vals), abs_tol=TOL), info
+    assert math.isclose(row["std"], statistics.pstdev(vals), abs_tol=TOL), info
+    if min(vals) == max(vals):
+        assert row["std"] == 0.0 and row["expected"] == row["min"] == row["max"], info
+
+
+def test_groups_past_the_lattice_limit_are_sampled_and_labelled(monkeypatch):
+    """A group whose lattice is larger than the limit falls back to the sampled orderings (55,440 of
+    them here), labelled per query: within 5 standard errors of the exact values (the lattice's,
+    checked against every ordering above), its extremes inside the exact range."""
+    from tierank.measures import lattice
+
+    grades = [3, 2, 2, 1, 1, 1, 0, 0, 0, 0, 0, 0]
+    qrels = {"q": {f"d{i}": g for i, g in enumerate(grades)}, "p": {"a": 1}}
+    run = {"q": {f"d{i}": 1.0 for i in range(len(grades))}, "p": {"a": 1.0, "b": 1.0}}
+    exact = tierank.evaluate(qrels, run, ["G", "nDCG_rel"])
+    monkeypatch.setattr(lattice, "MAX_STATES", 4)
+    res = tierank.evaluate(qrels, run, ["G", "nDCG_rel"], samples=2000, seed=5)
+    at = res.qids.index("q")
+    for m in ("G", "nDCG_rel"):
+        s, e = res.stats[parse_measure(m)], exact.stats[parse_measure(m)]
+        assert e.method == "exact" and s.method == "sampled" and s.samples == 2000
+        assert s.sampled_queries()[at] and not s.sampled_queries()[res.qids.index("p")]
+        sd = math.sqrt(e.var[at])
+        assert abs(s.expected[at] - e.expected[at]) <= 5 * sd / math.sqrt(2000), m
+        assert math.isclose(math.sqrt(s.var[at]), sd, rel_tol=0.1), m
+        assert e.min[at] - 1e-12 <= s.min[at] <= s.max[at] <= e.max[at] + 1e-12, m
 
 
 @pytest.mark.parametrize(

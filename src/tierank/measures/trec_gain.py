@@ -31,12 +31,44 @@ Statistics over tie orderings:
   `f` and `f^2` over `B..B+u`), which gives the mean and variance of the group's
   sum.  Min and max are the arrangements with the relevant documents last / first.  A query
   whose depth limit (``-M``) cuts through a mixed group is enumerated or sampled as below.
-* ``G`` and ``ndcg_rel`` are not sums over ranks and not monotone in the arrangement, so a query
-  is **enumerated** when its distinct orderings number at most `ENUMERATE` (every statistic
-  exact), and otherwise **sampled** (``method="sampled"``, `tierank.measures.sampling`'s
-  labels): expected and variance from ``prep.samples`` uniformly random orderings (seeded per
-  query), min and max the extremes over those orderings and the policy, optimistic and
-  pessimistic arrangements (attained values, so inner bounds of the true range).
+* ``G`` and ``ndcg_rel`` are not sums over ranks, but inside a tie group each is a sum along a
+  path through the group's lattice of prefix states (`tierank.measures.lattice`: the count of
+  each nonzero gain placed so far), so every statistic is **exact**:
+
+  - ``G``: the gain above a tie group is the same in every ordering, so the groups are
+    independent and the value is the sum of the fixed ranks' terms and of one path sum per mixed
+    group, whose term at in-group position `k` is `g / \log_2(2 + c_i - s_i)` with `s_i` the
+    gain above the group plus the gains of the state plus `g`.  The forward pass gives each
+    group's exact mean and variance (summed over the independent groups) and the max-plus pass
+    its exact largest and smallest sums (G is not monotone in the arrangement: the extremes are
+    not the optimistic / pessimistic ones).  A depth limit through a group stops its path there.
+  - ``ndcg_rel`` with gains >= 0: with `x_i = 1\{g_i > 0\}`, `d_i = 1/\log_2(i + 2)` and the
+    tie groups `1, 2, \dots` in rank order, the sum is
+    `T = \sum_g (V_g + \kappa W_g + U_g C_g)` where `U_g = \sum_{i \in g} x_i / Z_i`,
+    `W_g = \sum_{i \in g} g_i d_i`, `V_g = \sum_{i \in g} (x_i / Z_i) \sum_{j \in g, j \le i}
+    g_j d_j`, `C_g = \sum_{h < g} W_h` and `\kappa = (P - h) / Z_{P-1}` (`h` is the same in
+    every ordering unless a depth limit cuts a group of positive and other gains).  The triples
+    `(U_g, V_g, W_g)` of different groups are independent; each group's means and covariances
+    are exact from its lattice (the moments of `1, U, V, W` and their products, restricted to
+    each state, are closed under a move: `W \mathrel{+}= b`, `U \mathrel{+}= a`,
+    `V \mathrel{+}= a W`).  Going down the groups, `E[T]`, `\mathrm{Var}(T)`, `\mathrm{Var}(C)`
+    and `\mathrm{Cov}(T, C)` follow by a recursion of sums over the earlier groups:
+    with `\Delta_g = V_g + \kappa W_g + U_g C_g`, `\mathrm{Var}(\Delta_g) =
+    \mathrm{Var}(V'_g) + \sigma^2_{U_g}(\mathrm{Var}\,C_g + E[C_g]^2) + E[U_g]^2\mathrm{Var}\,C_g
+    + 2\,\mathrm{Cov}(V'_g, U_g) E[C_g]` (`V'_g = V_g + \kappa W_g`),
+    `\mathrm{Cov}(T_{g-1}, \Delta_g) = E[U_g]\,\mathrm{Cov}(T_{g-1}, C_g)` and
+    `\mathrm{Cov}(T_g, C_{g+1}) = \mathrm{Cov}(T_{g-1}, C_g) + E[U_g]\mathrm{Var}\,C_g +
+    \mathrm{Cov}(W_g, V'_g) + \mathrm{Cov}(W_g, U_g) E[C_g]`.  Moving a larger gain up never
+    lowers the value (it raises every later `D_i` and the nDCG at the two documents swapped), so
+    the min and max are the pessimistic and optimistic arrangements'.
+  - A query with a group whose lattice is too large (`tierank.measures.lattice.fits`: many
+    distinct gains in one group), and for ``ndcg_rel`` one with a negative gain (its sum may fall
+    below 0, where the value is 0) or a depth limit through a group of positive and other gains,
+    is **enumerated** when its distinct orderings number at most `ENUMERATE` (every statistic
+    exact), and otherwise **sampled** (``method="sampled"``, `tierank.measures.sampling`'s
+    labels, per query): expected and variance from ``prep.samples`` uniformly random orderings
+    (seeded per query), min and max the extremes over those orderings and the policy, optimistic
+    and pessimistic arrangements (attained values, so inner bounds of the true range).
 
 ``G``, ``ndcg_rel`` and ``Rndcg`` take trec_eval's gain map (``G.1=2,2=5``, the parameter ``gains``:
 ``G(gains={1:2,2:5})``): a judged document of grade g >= 0 gains ``gains.get(g, g)`` (0 or negative
@@ -59,6 +91,7 @@ from ..errors import TierankInputError, quote
 from ..ties import Prepared, segment_offsets
 from .base import FamilyNames, Measure, Param, Stats, register
 from .kernels import ratio
+from .lattice import Lattice, Levels, chunks, fits, levels
 from .linear import REL, Linear, _mapped
 from .sampling import query_keys
 
@@ -103,6 +136,54 @@ def _multinomial(values: np.ndarray) -> int:
     return math.factorial(len(values)) // math.prod(math.factorial(c) for c in counts)
 
 
+def mixed_groups(prep: Prepared, values: np.ndarray) -> np.ndarray:
+    """Per tie group, whether its ``values`` differ and it starts above the depth limit (the groups
+    whose ordering can change a value)."""
+    mixed = np.zeros(len(prep.gsize), dtype=bool)
+    if prep.n > 1:
+        differ = (values[1:] != values[:-1]) & (prep.gid[1:] == prep.gid[:-1])
+        mixed[prep.gid[1:][differ]] = True
+        mixed &= prep.gpos0 < prep.cut(float("inf"))
+    return mixed
+
+
+def one_ranking(
+    prep: Prepared,
+    values: np.ndarray,
+    qs: np.ndarray,
+    batch_fn: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+) -> np.ndarray:
+    """Per query of ``qs``, the value of the one ranking ``values`` (per row, in rank order) by
+    ``batch_fn(qs, A, width)``: the queries of similar lengths in padded rows of ``A`` (zero past
+    ``width``, cut at the depth limit), at most 2^22 entries at once."""
+    out = np.zeros(len(qs))
+    if not len(qs) or not prep.n:
+        return out
+    cut = prep.cut(float("inf"))
+    length = np.diff(prep.qstart)[qs]
+    width = (
+        np.minimum(length, cut).astype(np.int64) if np.isfinite(cut) else length.astype(np.int64)
+    )
+    order = np.argsort(width, kind="stable")
+    qs_s, width = qs[order], width[order]
+    i = 0
+    while i < len(qs_s):  # batches of at most 2^22 entries (rows x widest row: the last one)
+        size = np.arange(1, len(qs_s) - i + 1) * np.maximum(width[i:], 1)
+        j = i + max(1, int(np.searchsorted(size, 1 << 22, side="right")))
+        q, w = qs_s[i:j], width[i:j]
+        n = int(w[-1])
+        col = np.arange(n)
+        inside = col[None, :] < w[:, None]
+        A = np.where(
+            inside,
+            values[np.minimum(prep.qstart[q][:, None] + col[None, :], len(values) - 1)],
+            0.0,
+        )
+        out[order[i:j]] = batch_fn(q, A, w)
+        i = j
+    return out
+
+
 def per_ordering_stats(
     prep: Prepared,
     values: np.ndarray,
@@ -131,6 +212,7 @@ def per_ordering_stats(
     )
     se = np.zeros(nq) if base.se is None else np.array(base.se, copy=True)
     sampled = False
+    drawn = base.sampled_queries().copy()  # per query: estimated from random orderings
     cut = prep.cut(float("inf"))
     opt = prep.sorted_in_groups(values, "optimistic")
     pes = prep.sorted_in_groups(values, "pessimistic")
@@ -138,38 +220,12 @@ def per_ordering_stats(
     todo = np.arange(nq) if queries is None else np.asarray(queries, dtype=np.int64)
     if batch_fn is not None and len(todo) and prep.n:
         # queries with no tie group of differing values above the cut: one value, computed in batches
-        lo_g = np.minimum.reduceat(values, prep.gstart[:-1]) if len(prep.gsize) else np.zeros(0)
-        hi_g = np.maximum.reduceat(values, prep.gstart[:-1]) if len(prep.gsize) else np.zeros(0)
-        mixed_g = (prep.gsize > 1) & (lo_g != hi_g) & (prep.gpos0 < cut)
-        tied_q = np.bincount(prep.gq[mixed_g], minlength=nq) > 0
+        tied_q = np.bincount(prep.gq[mixed_groups(prep, values)], minlength=nq) > 0
         plain = todo[~tied_q[todo]]
         todo = todo[tied_q[todo]]
-        length = np.diff(prep.qstart)[plain]
-        width = (
-            np.minimum(length, cut).astype(np.int64)
-            if np.isfinite(cut)
-            else length.astype(np.int64)
-        )
-        order = np.argsort(width, kind="stable")
-        plain, width = plain[order], width[order]
-        i = 0
-        while i < len(plain):  # batches of at most 2^22 entries (rows x widest row)
-            j = i + 1
-            while j < len(plain) and (j + 1 - i) * int(width[j]) <= 1 << 22:
-                j += 1
-            qs, w = plain[i:j], width[i:j]
-            n = int(w[-1]) if len(w) else 0
-            col = np.arange(n)
-            inside = col[None, :] < w[:, None]
-            A = np.where(
-                inside,
-                values[np.minimum(prep.qstart[qs][:, None] + col[None, :], len(values) - 1)],
-                0.0,
-            )
-            v = batch_fn(qs, A, w)
-            obl[qs] = ex[qs] = mn[qs] = mx[qs] = v
-            var[qs] = 0.0
-            i = j
+        v = one_ranking(prep, values, plain, batch_fn)
+        obl[plain] = ex[plain] = mn[plain] = mx[plain] = v
+        var[plain] = 0.0
     for q in todo.tolist():
         s, e = int(prep.qstart[q]), int(prep.qstart[q + 1])
         n = e - s if not np.isfinite(cut) else min(e - s, int(cut))
@@ -207,6 +263,7 @@ def per_ordering_stats(
             se[q] = 0.0
             continue
         sampled = True
+        drawn[q] = True
         if keys is None:
             keys = query_keys(prep)
         rng = np.random.default_rng([int(prep.seed) % (1 << 63), int(keys[q])])
@@ -235,6 +292,7 @@ def per_ordering_stats(
             samples=int(prep.samples),
             seed=int(prep.seed),
             se=se,
+            sampled=drawn,
         )
     return Stats(obl, ex, mn, mx, var)
 
@@ -300,8 +358,114 @@ def _ideal(prep: Prepared, q: int, gains=None) -> np.ndarray:
     return np.asarray(gains[start[q] : start[q + 1]], dtype=np.float64)
 
 
+def _settle(out: Stats, qs, expected, lo, hi, var, varies) -> None:
+    """Write the exact statistics of the queries ``qs`` into ``out`` (in place): where ``varies``
+    is false the one value (the oblivious one, variance 0), else the extremes widened to the
+    oblivious value (an attained one; rounding could leave it out) and the mean clipped to them."""
+    obl = out.oblivious[qs]
+    lo, hi = np.minimum(lo, obl), np.maximum(hi, obl)
+    out.expected[qs] = np.where(varies, np.clip(expected, lo, hi), obl)
+    out.min[qs] = np.where(varies, lo, obl)
+    out.max[qs] = np.where(varies, hi, obl)
+    out.var[qs] = np.where(varies, var, 0.0)
+
+
+def _ndcg_moves(M: np.ndarray, c: tuple[np.ndarray, ...]) -> np.ndarray:
+    """ndcg_rel's lattice move: the moments ``M`` (rows p, U, V, W, UU, VV, WW, UV, UW, VW: the
+    expectations of these products restricted to a state) after adding ``a`` to U, ``b`` to W and
+    ``a`` times the new W to V.  ``M`` is updated in place (each row from the others' old values)."""
+    a, b = c
+    p, U, V, W, UU, VV, WW, UV, UW, VW = M
+    ab = a * b
+    aa = a * a
+    abp = ab * p
+    # V'^2 = V^2 + a^2 W^2 + 2a VW + 2ab V + 2a^2 b W + (ab)^2
+    VV += aa * WW + 2.0 * (a * VW + ab * V + aa * b * W) + ab * abp
+    # U'V' = UV + a UW + ab U + a V + a^2 W + a^2 b
+    UV += a * (UW + V + a * W + abp) + ab * U
+    # V'W' = VW + b V + a W^2 + 2ab W + a b^2
+    VW += b * V + a * WW + 2.0 * ab * W + b * abp
+    # U'W' = UW + b U + a W + ab
+    UW += b * U + a * W + abp
+    UU += a * (2.0 * U + a * p)
+    WW += b * (2.0 * W + b * p)
+    V += a * W + abp
+    U += a * p
+    W += b * p
+    return M
+
+
+class _Rows:
+    """The ranks read of the queries ``vary`` (bool per query), with what G and ndcg_rel read of
+    them: per row (local index ``0..len(rows)``, in rank order) its query ``q``, rank ``pos`` and
+    gain ``y``; per tie group of these queries above the depth limit (``groups``, ascending) its
+    first local row ``gfirst``, the positions read ``steps`` and whether it is ``mixed``; the ideal
+    gains ``ig`` with their query offsets ``istart`` and counts ``P``."""
+
+    def __init__(self, prep: Prepared, values: np.ndarray, vary: np.ndarray, mixed, gm) -> None:
+        cut = prep.cut(float("inf"))
+        self.values = values
+        self.rows = rows = np.flatnonzero(vary[prep.qi] & (prep.pos < cut))
+        self.q = prep.qi[rows]
+        self.pos = prep.pos[rows].astype(np.int64)
+        self.y = values[rows]
+        ig, istart = ideal_gains(prep, gm)
+        self.ig = np.asarray(ig, dtype=np.float64)
+        self.istart = np.asarray(istart, dtype=np.int64)
+        self.P = np.diff(self.istart)
+        gid = prep.gid[rows]
+        new = np.ones(len(gid), dtype=bool)
+        new[1:] = gid[1:] != gid[:-1]
+        self.gfirst = np.flatnonzero(new)
+        self.groups = gid[self.gfirst]
+        self.gq = prep.gq[self.groups]
+        self.size = prep.gsize[self.groups].astype(np.int64)
+        self.steps = np.diff(np.append(self.gfirst, len(rows)))
+        self.mixed = mixed[self.groups]
+        self.group_of_row = np.cumsum(new) - 1
+        self.qfirst = np.searchsorted(self.q, self.q)  # first local row of each row's query
+
+    def prefix(self, x: np.ndarray) -> np.ndarray:
+        """Per row, the sum of ``x`` over its query's rows up to it (inclusive)."""
+        cs = np.cumsum(x)
+        return cs - (cs[self.qfirst] - x[self.qfirst])
+
+    def ideal_prefix(self, x: np.ndarray) -> np.ndarray:
+        """Per row at rank ``i``, the sum of ``x`` (per ideal entry) over its query's first
+        ``min(i + 1, P)`` ideal entries."""
+        cc = np.concatenate(([0.0], np.cumsum(x)))
+        s0 = self.istart[self.q]
+        return cc[s0 + np.minimum(self.pos + 1, self.P[self.q])] - cc[s0]
+
+    def ideal_total(self, x: np.ndarray) -> np.ndarray:
+        """Per query, the sum of ``x`` (per ideal entry) over its ideal entries."""
+        cc = np.concatenate(([0.0], np.cumsum(x)))
+        return cc[self.istart[1:]] - cc[self.istart[:-1]]
+
+    def arranged(self, prep: Prepared, which: str) -> np.ndarray:
+        """The document values (per row of the run) with the mixed groups of these queries sorted
+        descending (``optimistic``) or ascending (``pessimistic``)."""
+        mg = self.groups[self.mixed]
+        size = prep.gsize[mg]
+        g = np.repeat(np.arange(len(mg)), size)
+        rows = np.repeat(prep.gstart[mg] - np.cumsum(size) + size, size) + np.arange(len(g))
+        v = self.values[rows]
+        out = self.values.copy()
+        out[rows] = v[np.lexsort((-v if which == "optimistic" else v, g))]
+        return out
+
+    def lattice_groups(self, prep: Prepared) -> tuple[np.ndarray, Levels, np.ndarray]:
+        """The mixed groups (indices into ``groups``), their `levels` and whether each fits."""
+        mg = np.flatnonzero(self.mixed)
+        lv = levels(self.values, prep.gstart[self.groups[mg]], self.size[mg])
+        return mg, lv, fits(lv, self.steps[mg])
+
+
 class _PerOrdering(Measure):
-    """A family computed per ordering on the document gains ([`per_ordering_stats`][tierank.measures.trec_gain.per_ordering_stats])."""
+    """G and ndcg_rel: the one ranking's value of every query in batches (`batch_values`), the
+    queries that can vary exact (`exact`, over the lattices of their tie groups), the few left
+    enumerated or sampled per ordering ([`per_ordering_stats`][tierank.measures.trec_gain.per_ordering_stats],
+    `ordering_values`)."""
 
     cutoff_allowed = False
     bounds_refusal: ClassVar[str | None] = _REFUSAL
@@ -317,22 +481,43 @@ class _PerOrdering(Measure):
     def batch_values(
         self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray
     ) -> np.ndarray:  # pragma: no cover
-        """The value of one ranking per query of ``qs`` (rows of ``A``, zero past ``width``); a family
-        that does not override it is computed one query at a time."""
+        """The value of one ranking per query of ``qs`` (rows of ``A``, zero past ``width``): the
+        oblivious values, and ndcg_rel's extreme arrangements."""
         raise NotImplementedError
 
     def stats(self, prep: Prepared) -> Stats:
-        batch = (
-            None
-            if type(self).batch_values is _PerOrdering.batch_values
-            else (lambda qs, A, w: self.batch_values(prep, qs, A, w))
+        gm = self.param("gains")
+        values = doc_gains(prep, gm)
+        nq = prep.nq
+        obl = one_ranking(
+            prep, values, np.arange(nq), lambda qs, A, w: self.batch_values(prep, qs, A, w)
         )
+        mixed = prep.cached(("trec-mixed", gm), lambda: mixed_groups(prep, values))
+        vary = (np.bincount(prep.gq[mixed], minlength=nq) > 0) & self.defined(prep)
+        out = Stats(obl, obl.copy(), obl.copy(), obl.copy(), np.zeros(nq))
+        qs = np.flatnonzero(vary)
+        if not len(qs):
+            return out
+        rows = _Rows(prep, values, vary, mixed, gm)
+        fallback = self.exact(prep, rows, out)
+        if not fallback.any():
+            return out
         return per_ordering_stats(
             prep,
-            doc_gains(prep, self.param("gains")),
+            values,
             lambda q, A: self.ordering_values(prep, q, A),
-            batch_fn=batch,
+            queries=np.flatnonzero(fallback),
+            base=out,
         )
+
+    def defined(self, prep: Prepared) -> np.ndarray:  # pragma: no cover
+        """Per query, whether its value can be other than 0 (a positive ideal gain)."""
+        raise NotImplementedError
+
+    def exact(self, prep: Prepared, rows: _Rows, out: Stats) -> np.ndarray:  # pragma: no cover
+        """Fill ``out``'s expected, min, max and var of ``rows``' queries in place and return the
+        queries (bool per query) left to `per_ordering_stats`."""
+        raise NotImplementedError
 
     def validate(self, text: str) -> None:
         _check_gains(self)
@@ -376,7 +561,7 @@ class G(_PerOrdering):
     names = FamilyNames(trec_eval="G", ir_measures=None)
     description = (
         "trec_eval's normalized gain G: sum of gain / log2(2 + ideal cost - gain so far) over the "
-        "ideal gain (experimental; sampled for large tie groups)"
+        "ideal gain (experimental; exact over tie orderings, sampled only past the lattice limit)"
     )
 
     def ordering_values(self, prep: Prepared, q: int, A: np.ndarray) -> np.ndarray:
@@ -397,6 +582,74 @@ class G(_PerOrdering):
             terms = g / np.log2(2.0 + cost[col] - got[row, col])
         return np.bincount(row, weights=terms, minlength=S) / total
 
+    def defined(self, prep: Prepared) -> np.ndarray:
+        gains, start = ideal_gains(prep, self.param("gains"))
+        cc = np.concatenate(([0.0], np.cumsum(gains)))
+        start = np.asarray(start)
+        return cc[start[1:]] - cc[start[:-1]] > 0.0
+
+    def exact(self, prep: Prepared, r: _Rows, out: Stats) -> np.ndarray:
+        """Tie groups are independent (the gain above a group is the same in every ordering): the
+        query's value is the sum of its fixed rows' terms and of each mixed group's path sum over
+        its lattice, whose moments and extremes are exact."""
+        nq = prep.nq
+        total = r.ideal_total(r.ig)
+        cost = r.ideal_prefix(np.maximum(r.ig, 1.0)) + np.maximum(r.pos + 1 - r.P[r.q], 0)
+        got = r.prefix(r.y)
+        in_mixed = r.mixed[r.group_of_row]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            term = np.where((r.y != 0) & ~in_mixed, r.y / np.log2(2.0 + cost - got), 0.0)
+        fixed = np.bincount(r.q, weights=term, minlength=nq)
+        mg, lv, ok = r.lattice_groups(prep)
+        first = r.gfirst[mg]
+        above = got[first] - r.y[first]  # the gain above each mixed group
+        mean, m2 = np.zeros(len(mg)), np.zeros(len(mg))
+        hi, lo = np.zeros(len(mg)), np.zeros(len(mg))
+        use = np.flatnonzero(ok)
+        for ch in chunks(lv.states[use], r.steps[mg][use]):
+            lat = Lattice.build(lv, r.size[mg], r.steps[mg], use[ch])
+
+            def coef(src, k, g, lvl, lat=lat):
+                gi = lat.order[g]
+                y = lat.level[g, lvl]
+                arg = 2.0 + cost[first[gi] + k] - (above[gi] + lat.total[src] + y)
+                return (y / np.log2(arg),)
+
+            def apply(M, c):
+                t = c[0]
+                return np.stack([M[0], M[1] + t * M[0], M[2] + t * (2.0 * M[1] + t * M[0])])
+
+            M = np.zeros((3, lat.nstates))
+            M[0, lat.off[:-1]] = 1.0
+            ext = np.array([[-np.inf], [np.inf]]) * np.ones(lat.nstates)
+            ext[:, lat.off[:-1]] = 0.0
+            lat.forward(M, coef, apply, ext)
+            sums = lat.group_sum(M)
+            mean[lat.order], m2[lat.order] = sums[1], sums[2]
+            hi[lat.order] = np.maximum.reduceat(ext[0], lat.off[:-1])
+            lo[lat.order] = np.minimum.reduceat(ext[1], lat.off[:-1])
+        var = np.where(hi > lo, np.maximum(m2 - mean * mean, 0.0), 0.0)
+        gq = r.gq[mg]
+        fallback = np.bincount(gq[~ok], minlength=nq) > 0
+        done = np.zeros(nq, dtype=bool)
+        done[r.q] = True
+        done &= ~fallback
+        qs = np.flatnonzero(done)
+
+        def per_query(x):
+            return np.bincount(gq, weights=np.where(ok, x, 0.0), minlength=nq)[qs]
+
+        _settle(
+            out,
+            qs,
+            (fixed[qs] + per_query(mean)) / total[qs],
+            (fixed[qs] + per_query(lo)) / total[qs],
+            (fixed[qs] + per_query(hi)) / total[qs],
+            per_query(var) / (total[qs] * total[qs]),
+            per_query(hi - lo) > 0.0,
+        )
+        return fallback
+
     def batch_values(
         self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray
     ) -> np.ndarray:
@@ -406,8 +659,10 @@ class G(_PerOrdering):
             np.cumsum(full, axis=1)[:, -1] if full.shape[1] else np.zeros(len(qs))
         )  # in order, as per query
         n = A.shape[1]
-        pad, _ = _ideal_rows(prep, qs, n, gm)
-        cost = np.cumsum(np.maximum(pad, 1.0), axis=1)
+        w = min(n, full.shape[1])
+        cost = np.ones((len(qs), n))
+        cost[:, :w] = np.maximum(full[:, :w], 1.0)
+        np.cumsum(cost, axis=1, out=cost)
         got = np.cumsum(A, axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = np.where(A != 0, A / np.log2(2.0 + cost - got), 0.0)
@@ -427,7 +682,8 @@ class nDCG_rel(_PerOrdering):
     names = FamilyNames(trec_eval="ndcg_rel", ir_measures=None)
     description = (
         "trec_eval's ndcg_rel: nDCG at each relevant document, averaged over the relevant "
-        "documents (experimental; sampled for large tie groups)"
+        "documents (experimental; exact over tie orderings, sampled only with negative gains or "
+        "past the lattice limit)"
     )
 
     def ordering_values(self, prep: Prepared, q: int, A: np.ndarray) -> np.ndarray:
@@ -450,6 +706,95 @@ class nDCG_rel(_PerOrdering):
         end = dcg[:, -1] if n else np.zeros(S)
         s = s + (P - h) * end / zc[-1]
         return np.where(s > 0.0, s / P, 0.0)
+
+    def defined(self, prep: Prepared) -> np.ndarray:
+        return np.diff(np.asarray(ideal_gains(prep, self.param("gains"))[1])) > 0
+
+    def exact(self, prep: Prepared, r: _Rows, out: Stats) -> np.ndarray:
+        """The exact statistics of the module docstring (with gains >= 0 and no depth limit through
+        a group of positive and other gains): the groups' `(U_g, V_g, W_g)` from their lattices
+        (the fixed groups' from the one ranking), then the recursion over the groups of each query;
+        min and max the pessimistic and optimistic arrangements'."""
+        nq = prep.nq
+        iq = np.repeat(np.arange(nq), r.P)
+        j = np.arange(len(r.ig)) - r.istart[iq]
+        zl = r.ig / np.log2(j + 2.0)
+        Z = r.ideal_prefix(zl)
+        ZP = r.ideal_total(zl)
+        d = 1.0 / np.log2(r.pos + 2.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv_z = 1.0 / Z
+        a = np.where(r.y > 0, inv_z, 0.0)
+        b = r.y * d
+        h = np.bincount(r.q, weights=r.y > 0, minlength=nq)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kappa = np.where(r.P > 0, (r.P - h) / ZP, 0.0)
+        mg, lv, ok = r.lattice_groups(prep)
+        # a negative gain (the sum may fall below 0, where the value is 0) or a depth limit through
+        # a group of positive and other gains (h varies): left to per_ordering_stats
+        npos = (lv.count * (lv.level > 0)).sum(axis=1)
+        cut_through = (r.steps[mg] < r.size[mg]) & (npos > 0) & (npos < r.size[mg])
+        fallback = np.bincount(r.q, weights=r.y < 0, minlength=nq) > 0
+        fallback |= np.bincount(r.gq[mg], weights=~ok | cut_through, minlength=nq) > 0
+        # the fixed groups' (U, V, W) from the one ranking
+        gr = r.group_of_row
+        cb = np.cumsum(b)
+        inner = cb - (cb[r.gfirst] - b[r.gfirst])[gr]
+        ng = len(r.groups)
+        U = np.bincount(gr, weights=a, minlength=ng)
+        W = np.bincount(gr, weights=b, minlength=ng)
+        V = np.bincount(gr, weights=a * inner, minlength=ng)
+        cov = np.zeros((6, ng))  # UU, VV, WW, UV, UW, VW
+        use = np.flatnonzero(ok & ~cut_through)
+        first = r.gfirst[mg]
+        for ch in chunks(lv.states[use], r.steps[mg][use]):
+            lat = Lattice.build(lv, r.size[mg], r.steps[mg], use[ch])
+
+            row0 = first[lat.order]  # the first row of each group of the lattice
+
+            def coef(src, k, g, lvl, lat=lat, row0=row0):
+                row = row0[g] + k
+                y = lat.level[g, lvl]
+                return (np.where(y > 0, inv_z[row], 0.0), y * d[row])
+
+            M = np.zeros((10, lat.nstates))
+            M[0, lat.off[:-1]] = 1.0
+            lat.forward(M, coef, _ndcg_moves, reachable_only=False)
+            p_, u, v, w, uu, vv, ww, uv, uw, vw = lat.group_sum(M)
+            gi = mg[lat.order]
+            U[gi], V[gi], W[gi] = u, v, w
+            cov[:, gi] = [uu - u * u, vv - v * v, ww - w * w, uv - u * v, uw - u * w, vw - v * w]
+        kg = kappa[r.gq]
+        V2 = V + kg * W  # V'' = V + kappa W: the group's own terms
+        cUU, cVV, cWW, cUV, cUW, cVW = cov
+        var_v2 = cVV + 2.0 * kg * cVW + kg * kg * cWW
+        c_uv2 = cUV + kg * cUW
+        c_wv2 = cVW + kg * cWW
+        first_g = np.searchsorted(r.gq, r.gq)
+
+        def before(x):  # per group, the sum of x over the earlier groups of its query
+            cs = np.cumsum(x)
+            return cs - x - (cs[first_g] - x[first_g])
+
+        C = before(W)
+        VC = before(cWW)
+        CTC = before(U * VC + c_wv2 + cUW * C)
+        mean_t = np.bincount(r.gq, weights=V2 + U * C, minlength=nq)
+        var_t = np.bincount(
+            r.gq,
+            weights=2.0 * U * CTC + var_v2 + cUU * (VC + C * C) + U * U * VC + 2.0 * c_uv2 * C,
+            minlength=nq,
+        )
+        done = np.zeros(nq, dtype=bool)
+        done[r.q] = True
+        done &= ~fallback
+        qs = np.flatnonzero(done)
+        batch = lambda qs_, A, w: self.batch_values(prep, qs_, A, w)  # noqa: E731
+        hi = one_ranking(prep, r.arranged(prep, "optimistic"), qs, batch)
+        lo = one_ranking(prep, r.arranged(prep, "pessimistic"), qs, batch)
+        P = r.P[qs].astype(np.float64)
+        _settle(out, qs, mean_t[qs] / P, lo, hi, np.maximum(var_t[qs], 0.0) / (P * P), lo < hi)
+        return fallback
 
     def batch_values(
         self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray
