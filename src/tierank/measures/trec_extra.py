@@ -43,6 +43,7 @@ class RelP(Linear):
     """Relative precision at k (trec_eval relative_P): relevant in the top k / min(k, N+)."""
 
     family = "RelP"
+    batch_cutoffs = True
     pretty = "relative precision at k"
     definition = "precision at k divided by the best precision possible at k"
     citation = "trec_eval 10.0, m_relative_P.c (usnistgov/trec_eval)."
@@ -91,6 +92,7 @@ class RprecMult(Linear):
     """
 
     family = "RprecMult"
+    batch_cutoffs = True
     pretty = "precision at multiples of R"
     definition = "precision at rank x times the number of relevant documents"
     citation = "trec_eval 10.0, m_Rprec_mult.c (usnistgov/trec_eval)."
