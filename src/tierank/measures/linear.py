@@ -138,7 +138,11 @@ class Linear(Measure):
         """Measures of a family with `batch_cutoffs` that differ in their cutoff alone share one
         pass ([`stats_batch`][tierank.measures.linear.Linear.stats_batch]); a subclass with its own `stats` or `compute` is computed alone."""
         cls = type(self)
-        if not cls.batch_cutoffs or cls.stats is not Linear.stats or cls.compute is not Measure.compute:
+        if (
+            not cls.batch_cutoffs
+            or cls.stats is not Linear.stats
+            or cls.compute is not Measure.compute
+        ):
             return None
         return self.params
 
@@ -171,9 +175,7 @@ class Linear(Measure):
             return scale(px.at_rows(w * a))
 
         s1, ss_a = (
-            group_moments(prep, first.kind, first.rel)
-            if own is None
-            else value_moments(prep, own)
+            group_moments(prep, first.kind, first.rel) if own is None else value_moments(prep, own)
         )
         gu = px.groups
         m, s1, ss_a = prep.gsize_float[gu], s1[gu], ss_a[gu]

@@ -74,11 +74,14 @@ def prefix_sums(
     width = int(lens.max()) if nseg else 0
     if nseg * width <= 4 * len(x) + 4096:
         if nseg * width == len(x):  # segments of equal lengths
-            block = x.reshape(nseg, width).copy()
+            flat = x.copy()
         else:
-            block = np.zeros(nseg * width)
-            block[np.arange(len(x), dtype=np.int64) + np.repeat(np.arange(nseg) * width - start[:-1], lens)] = x
-            block = block.reshape(nseg, width)
+            flat = np.zeros(nseg * width)
+            flat[
+                np.arange(len(x), dtype=np.int64)
+                + np.repeat(np.arange(nseg) * width - start[:-1], lens)
+            ] = x
+        block = flat.reshape(nseg, width)
         np.cumsum(block, axis=1, out=block)
         out = []
         for k in counts:
@@ -90,7 +93,9 @@ def prefix_sums(
     return _chained_sums(x, start[:-1], counts)
 
 
-def _chained_sums(x: np.ndarray, start: np.ndarray, counts: Sequence[np.ndarray]) -> list[np.ndarray]:
+def _chained_sums(
+    x: np.ndarray, start: np.ndarray, counts: Sequence[np.ndarray]
+) -> list[np.ndarray]:
     """`prefix_sums` by increasing counts per segment (``start``: each segment's first entry)."""
     nseg = len(start)
     c = np.zeros((len(counts), nseg), np.int64)
@@ -99,7 +104,7 @@ def _chained_sums(x: np.ndarray, start: np.ndarray, counts: Sequence[np.ndarray]
     order = np.argsort(c, axis=0, kind="stable")
     levels = np.take_along_axis(c, order, axis=0)
     sums = np.zeros(c.shape)
-    s = np.zeros(nseg)
+    s: np.ndarray = np.zeros(nseg)
     done = np.zeros(nseg, np.int64)
     segs = np.arange(nseg, dtype=np.int64)
     for i, level in enumerate(levels):

@@ -48,9 +48,7 @@ def first_relevant_group(
     return prep.cached(("first_relevant_group", level), lambda: _first_group(prep, level))
 
 
-def _first_group(
-    prep: Prepared, rel: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _first_group(prep: Prepared, rel: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     r_g = group_counts(prep, "rel", rel)
     gidx = np.flatnonzero(r_g > 0)
     gq = prep.gq[gidx]
