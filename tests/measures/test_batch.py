@@ -57,7 +57,7 @@ def _check(prep, measures) -> None:
             )
 
 
-@settings(max_examples=examples(150), deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     collection(max_queries=4),
     st.sampled_from(FAMILIES),
@@ -112,15 +112,45 @@ def test_judged_only_cutoffs_together_equal_each_alone(data, cutoffs):
     _check(prep, measures)
 
 
-def test_a_batch_is_one_family_with_equal_parameters():
-    """Measures differing in a parameter other than the cutoff, or of another family, are not
-    batched together; a family whose weights are not known to ignore the cutoff is not batched."""
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    collection(max_queries=4),
+    st.lists(
+        st.sampled_from(
+            ["P@1", "P@3", "R@2", "R", "RelP@2", "RelP@8", "Hits@3", "R_cap@2", "Rprec"]
+            + ["RprecMult@0.5", "RprecMult@2", "SetRelP"]
+        ),
+        min_size=2,
+        max_size=6,
+        unique=True,
+    ),
+    st.sampled_from([float("inf"), 3]),
+)
+def test_unit_weight_families_together_equal_each_alone(data, names, depth):
+    """The families whose every rank weighs 1 sum the same counts: one batch across families,
+    each measure divided by its own denominator."""
+    _, run, qrels = data
+    if not qrels:
+        return
+    measures = [parse_measure(n) for n in names]
+    assert len({m.batch_key() for m in measures}) == 1
+    prep = prepare(tierank.to_run(run), tierank.to_qrels(qrels), measures=measures, max_depth=depth)
+    _check(prep, measures)
+
+
+def test_a_batch_shares_its_sums():
+    """Measures are batched only where their sums are the same: one family with equal parameters
+    but the cutoff, or the families with unit weights over the same document values; a family not
+    known to weigh its ranks independently of the cutoff is computed alone."""
     p5, p10 = parse_measure("P@5"), parse_measure("P@10")
-    assert p5.batch_key() == p10.batch_key() is not None
+    assert p5.batch_key() == p10.batch_key() == parse_measure("R@3").batch_key() is not None
     assert parse_measure("P(rel=2)@5").batch_key() != p5.batch_key()
+    assert parse_measure("Judged@5").batch_key() != p5.batch_key()  # judged, not relevant
+    assert parse_measure("F1@5").batch_key() != p5.batch_key()  # weight 2
     assert (
         parse_measure("nDCG(dcg='exp-log2')@5").batch_key() != parse_measure("nDCG@5").batch_key()
     )
+    assert parse_measure("RBP(p=0.5)").batch_key() != parse_measure("RBP(p=0.6)").batch_key()
     assert parse_measure("AP@5").batch_key() == parse_measure("AP").batch_key()
     assert parse_measure("RR@5").batch_key() is None  # computed alone (sharing cached ranks)
 

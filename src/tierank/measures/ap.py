@@ -126,9 +126,13 @@ class AP(Measure):
         """AP and its cutoffs (``map``, ``map_cut``) share one pass ([`stats_batch`][tierank.measures.ap.AP.stats_batch]); a subclass
         with its own `stats` or `compute` is computed alone."""
         cls = type(self)
-        if cls.stats is not AP.stats or cls.compute is not Measure.compute:
+        if (
+            cls.stats is not AP.stats
+            or cls.compute is not Measure.compute
+            or cls.stats_batch.__func__ is not AP.stats_batch.__func__  # type: ignore[attr-defined]
+        ):
             return None
-        return self.params
+        return (cls, self.params)
 
     @classmethod
     def stats_batch(cls, prep: Prepared, measures: Sequence[Measure]) -> list[Stats]:

@@ -540,10 +540,11 @@ class Measure:
         return None
 
     def batch_key(self) -> Hashable | None:
-        """Measures of one class whose keys are equal (and not None) share their work: the engine computes them
-        together with [`compute_batch`][tierank.measures.base.Measure.compute_batch] (e.g. one family's several cutoffs, in one pass
-        over the run).  None (the default): computed alone.  A family that returns a key
-        overrides [`stats_batch`][tierank.measures.base.Measure.stats_batch], whose results must equal those of `stats`."""
+        """Measures whose keys are equal (and not None) share their work: the engine computes them
+        together with the [`compute_batch`][tierank.measures.base.Measure.compute_batch] of the first one's class (e.g. one family's several
+        cutoffs, in one pass over the run).  None (the default): computed alone.  A family that
+        returns a key overrides [`stats_batch`][tierank.measures.base.Measure.stats_batch], whose results must equal those of `stats`;
+        its keys name its class, unless its `stats_batch` serves the other classes giving the same key."""
         return None
 
     @classmethod
@@ -603,11 +604,11 @@ def compute_all(
     >>> steps
     [('P@1', 0, 3), ('RR', 1, 3), ('P@2', 2, 3)]
     """
-    groups: dict[tuple[type, Hashable], list[Measure]] = {}
+    groups: dict[Hashable, list[Measure]] = {}
     for m in measures:
         key = m.batch_key()
         if key is not None:
-            groups.setdefault((type(m), key), []).append(m)
+            groups.setdefault(key, []).append(m)
     out: dict[Measure, Stats] = {}
     for done, m in enumerate(measures):
         if step is not None:
@@ -615,8 +616,8 @@ def compute_all(
         if m in out:
             continue
         key = m.batch_key()
-        batch = groups[type(m), key] if key is not None else [m]
-        out.update(zip(batch, type(m).compute_batch(prep, batch)))
+        batch = groups[key] if key is not None else [m]
+        out.update(zip(batch, type(batch[0]).compute_batch(prep, batch)))
     return {m: out[m] for m in measures}
 
 

@@ -58,6 +58,10 @@ class Linear(Measure):
     #: only truncates the sum): the family's measures that differ in their cutoff alone are
     #: computed in one pass (`batch_key`, `stats_batch`)
     batch_cutoffs: ClassVar[bool] = False
+    #: every position weighs 1 (`weights` gives ones): the sums are counts of the document values
+    #: (`kind` at `rel`), the same for every family that declares it, so their measures share one
+    #: pass too (with `batch_cutoffs`)
+    unit_weights: ClassVar[bool] = False
 
     def cutoff_per_query(self, prep: Prepared) -> np.ndarray | float:
         return self.k
@@ -136,15 +140,21 @@ class Linear(Measure):
 
     def batch_key(self):
         """Measures of a family with `batch_cutoffs` that differ in their cutoff alone share one
-        pass ([`stats_batch`][tierank.measures.linear.Linear.stats_batch]); a subclass with its own `stats` or `compute` is computed alone."""
+        pass ([`stats_batch`][tierank.measures.linear.Linear.stats_batch]); with `unit_weights` too, every such family's measures reading
+        the same document values do (P, R, RelP, Rprec, ... at any cutoffs: their sums are the
+        same counts, divided by their own denominators).  A subclass with its own `stats`,
+        `compute` or `stats_batch` is computed alone."""
         cls = type(self)
         if (
             not cls.batch_cutoffs
             or cls.stats is not Linear.stats
             or cls.compute is not Measure.compute
+            or cls.stats_batch.__func__ is not Linear.stats_batch.__func__  # type: ignore[attr-defined]
         ):
             return None
-        return self.params
+        if cls.unit_weights and cls.values is Linear.values and cls.view is Linear.view:
+            return ("unit weights", self.kind, self.rel)
+        return (cls, self.params)
 
     @classmethod
     def stats_batch(cls, prep: Prepared, measures: Sequence[Measure]) -> list[Stats]:
@@ -273,6 +283,7 @@ class P(Linear):
 
     family = "P"
     batch_cutoffs = True
+    unit_weights = True
     pretty = "precision at k"
     definition = "fraction of the top k that is relevant"
     citation = "Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.3."
@@ -296,6 +307,7 @@ class R(Linear):
 
     family = "R"
     batch_cutoffs = True
+    unit_weights = True
     pretty = "recall at k"
     definition = "fraction of the relevant documents that are in the top k"
     citation = "Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.3."
@@ -355,6 +367,7 @@ class Hits(Linear):
 
     family = "Hits"
     batch_cutoffs = True
+    unit_weights = True
     citation = "ir_measures' Hits (MacAvaney, Macdonald and Ounis (2022). Streamlining evaluation with ir-measures. ECIR 2022)."
     pretty = "hits at k"
     definition = "number of relevant documents in the top k"
@@ -372,6 +385,7 @@ class Judged(Linear):
 
     family = "Judged"
     batch_cutoffs = True
+    unit_weights = True
     pretty = "judged at k"
     definition = "fraction of the top k that is judged (judgment coverage)"
     citation = "Sakai, T. (2007). Alternatives to Bpref. SIGIR 2007."
@@ -391,6 +405,8 @@ class Rprec(Linear):
     """R-precision: precision at rank N+ (trec_eval Rprec)."""
 
     family = "Rprec"
+    batch_cutoffs = True
+    unit_weights = True
     pretty = "R-precision"
     definition = "precision at rank N+, the number of relevant documents"
     citation = "Buckley, C. and Voorhees, E. M. (2000). Evaluating evaluation measure stability. SIGIR 2000."
@@ -523,6 +539,7 @@ class R_cap(Linear):
 
     family = "R_cap"
     batch_cutoffs = True
+    unit_weights = True
     pretty = "capped recall at k"
     definition = "relevant documents in the top k / min(k, N+)"
     citation = (

@@ -44,6 +44,7 @@ class RelP(Linear):
 
     family = "RelP"
     batch_cutoffs = True
+    unit_weights = True
     pretty = "relative precision at k"
     definition = "precision at k divided by the best precision possible at k"
     citation = "trec_eval 10.0, m_relative_P.c (usnistgov/trec_eval)."
@@ -68,6 +69,8 @@ class SetRelP(_Set):
     """Relative set precision (trec_eval set_relative_P): relevant retrieved / min(retrieved, N+)."""
 
     family = "SetRelP"
+    batch_cutoffs = True
+    unit_weights = True
     pretty = "relative set precision"
     definition = "set precision divided by the best precision possible for the set's size"
     citation = "trec_eval 10.0, m_set_relative_P.c (usnistgov/trec_eval)."
@@ -93,6 +96,7 @@ class RprecMult(Linear):
 
     family = "RprecMult"
     batch_cutoffs = True
+    unit_weights = True
     pretty = "precision at multiples of R"
     definition = "precision at rank x times the number of relevant documents"
     citation = "trec_eval 10.0, m_Rprec_mult.c (usnistgov/trec_eval)."
