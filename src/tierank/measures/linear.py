@@ -168,13 +168,27 @@ class Linear(Measure):
         rows = px.rows
         w = first.weights(prep, rows)
         own = first.values(prep)
-        dens = [m.denominator(prep) for m in batch]
+        # per measure, its divisor as `ratio` takes it (where > 0; else the value is 0), and squared
+        divisors = []
+        for m in batch:
+            den = m.denominator(prep)
+            if den is None:
+                divisors.append(None)
+                continue
+            d = np.broadcast_to(np.asarray(den, dtype=np.float64), (prep.nq,))
+            ok = d > 0
+            d2 = d**2
+            divisors.append((ok, np.where(ok, d, 1.0), d2 > 0, np.where(d2 > 0, d2, 1.0)))
 
         def scale(xs, power=1):
-            return [
-                x if den is None else ratio(x, np.broadcast_to(den, x.shape) ** power)
-                for x, den in zip(xs, dens)
-            ]
+            out = []
+            for x, div in zip(xs, divisors):
+                if div is not None:  # ratio(x, den ** power), its division once per column
+                    ok, d = div[2 * (power - 1)], div[2 * (power - 1) + 1]
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        x = np.where(ok, x / d, 0.0)
+                out.append(x)
+            return out
 
         def value(which: Which) -> list[np.ndarray]:
             a = (

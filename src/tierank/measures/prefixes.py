@@ -69,7 +69,9 @@ def prefix_sums(
         # same exact sum, so a difference of running sums is that sum
         cs = np.zeros(len(x) + 1)
         np.cumsum(x, out=cs[1:])
-        return [cs[start[:-1] + k] - cs[start[:-1]] for k in counts]
+        first = start[:-1]
+        base = cs[first]
+        return [cs[first + k] - base for k in counts]
     lens = np.diff(start)
     width = int(lens.max()) if nseg else 0
     if nseg * width <= 4 * len(x) + 4096:
@@ -150,7 +152,17 @@ class Prefixes:
     def __init__(self, prep: Prepared, counts: Sequence[np.ndarray]) -> None:
         nq = prep.nq
         self.nq = nq
-        self.counts = [np.asarray(c, dtype=np.int64) for c in counts]
+        # measures reading the same rows (P@100 and P@200 of short lists, P@5 and R@5) are summed once
+        distinct: dict[bytes, int] = {}
+        self.counts: list[np.ndarray] = []
+        #: per measure, the index of its counts in `counts` (distinct counts)
+        self.which: list[int] = []
+        for c in counts:
+            c = np.asarray(c, dtype=np.int64)
+            i = distinct.setdefault(c.tobytes(), len(distinct))
+            if i == len(self.counts):
+                self.counts.append(c)
+            self.which.append(i)
         top = np.zeros(nq, np.int64)
         for c in self.counts:
             np.maximum(top, c, out=top)
@@ -184,8 +196,8 @@ class Prefixes:
         #: offset of each query's first local group
         self.qgstart = np.zeros(nq + 1, np.int64)
         np.cumsum(per_query, out=self.qgstart[1:])
-        #: per measure: (queries with rows, their last row, its local group, whether that last
-        #: group is read whole)
+        #: per distinct counts: (queries with rows, their last row, its local group, whether that
+        #: last group is read whole)
         self.ends: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         for c in self.counts:
             qs = np.flatnonzero(c > 0)
@@ -194,9 +206,18 @@ class Prefixes:
             full = (last + 1 == self.gstart[j + 1]) & self.whole[j]
             self.ends.append((qs, last, j, full))
 
+    def spread(self, per_counts: list[np.ndarray]) -> list[np.ndarray]:
+        """Per measure, its entry of ``per_counts`` (one per distinct counts; a copy where an
+        earlier measure has it already, so that no two measures share an array)."""
+        out, used = [], set()
+        for i in self.which:
+            out.append(per_counts[i].copy() if i in used else per_counts[i])
+            used.add(i)
+        return out
+
     def at_rows(self, x: np.ndarray) -> list[np.ndarray]:
         """Per measure, the per-query sums of ``x`` (one value per row of ``rows``) over its rows."""
-        return prefix_sums(x, self.qi, self.ustart, self.counts)
+        return self.spread(prefix_sums(x, self.qi, self.ustart, self.counts))
 
     def at_groups(
         self,
@@ -235,4 +256,4 @@ class Prefixes:
                 term[part] = partial(idx, seg, js)
             s[qs] += term
             out.append(s)
-        return out
+        return self.spread(out)
