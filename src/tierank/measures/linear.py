@@ -169,9 +169,9 @@ class Linear(Measure):
         w = first.weights(prep, rows)
         own = first.values(prep)
         # per measure, its divisor as `ratio` takes it (where > 0; else the value is 0), and squared
-        divisors = []
-        for m in batch:
-            den = m.denominator(prep)
+        divisors: list[tuple[np.ndarray, ...] | None] = []
+        for measure in batch:
+            den = measure.denominator(prep)
             if den is None:
                 divisors.append(None)
                 continue
