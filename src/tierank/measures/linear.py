@@ -162,6 +162,8 @@ class Linear(Measure):
         the per-query sums of `stats`, each read at its cutoff from cumulative sums over the rows
         up to the largest one (the same floats as `stats` computes for each alone)."""
         batch = [m for m in measures if isinstance(m, Linear)]
+        if len(batch) != len(measures):
+            raise TypeError("Linear.stats_batch computes Linear measures only")
         first = batch[0]
         prep = first.view(prep)
         px = Prefixes(prep, [row_counts(prep, m.cutoff_per_query(prep)) for m in batch])

@@ -9,10 +9,12 @@ inside each query and read at each cutoff's last row; per-group terms of whole g
 are cumulated over each query's groups, and the group a cutoff cuts through is
 computed apart from its rows inside that cutoff.
 
-Every sum is sequential from 0.0 in row order, as a per-query ``bincount`` over the same rows
-sums: the cutoffs of each query are taken in increasing order, and the sum up to a cutoff is
-the sum up to the one before plus the rows between them, in order ([`prefix_sums`][tierank.measures.prefixes.prefix_sums]).  So each
-cutoff's sums are the same floats, bit for bit, as those of its measure computed alone.
+Every sum is the float a per-query ``bincount`` over the same rows gives (sequential from 0.0,
+in row order), whichever way [`prefix_sums`][tierank.measures.prefixes.prefix_sums] takes: running sums per query, read at each
+cutoff, or the cutoffs of each query in increasing order, the sum up to a cutoff being the sum
+up to the one before plus the rows between them, in order (integer counts, exact in float64,
+by any order).  So each cutoff's sums are the same floats, bit for bit, as those of its measure
+computed alone, and measures reading the same rows (P@5 and R@5) are summed once.
 """
 
 from __future__ import annotations
