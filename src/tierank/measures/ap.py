@@ -150,11 +150,29 @@ class AP(Measure):
         qfirst = segment_firsts(qi)
         qlen = np.diff(np.append(qfirst, len(qi)))
 
-        def value(which: Which) -> list[np.ndarray]:
-            a = prep.arrangement(which, "rel", rel)[rows].astype(np.float64)
+        def terms(seq: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+            """rel_i * (relevant up to i) / i at the rows ``rows[idx]`` (whole query prefixes)."""
+            take, first, lens = rows, qfirst, qlen
+            if idx is not None:
+                take = rows[idx]
+                first = segment_firsts(qi[idx])
+                lens = np.diff(np.append(first, len(idx)))
+            a = seq[take].astype(np.float64)
             cs = np.cumsum(a)
-            base = np.repeat(cs[qfirst] - a[qfirst], qlen)
-            return [ratio(x, nrel) for x in px.at_rows(a * (cs - base) / pos1)]
+            base = np.repeat(cs[first] - a[first], lens)
+            return a * (cs - base) / (pos1 if idx is None else pos1[idx])
+
+        policy = px.at_rows(terms(prep.relevant(rel)))
+        # the extremal arrangements move only the groups holding both relevant and non-relevant
+        # documents: the other queries' sums are the policy's
+
+        def value(which: Which) -> list[np.ndarray]:
+            if which == "policy":
+                sums = policy
+            else:
+                seq = prep.arrangement(which, "rel", rel)
+                sums = px.at_rows_in(changed, lambda idx: terms(seq, idx), policy)
+            return [ratio(x, nrel) for x in sums]
 
         m_all = prep.gsize_float
         r_all = group_counts_float(prep, "rel", rel)
@@ -169,6 +187,7 @@ class AP(Measure):
         gu = px.groups
         m, r, before = m_all[gu], r_all[gu], before_all[gu]
         mixed = (r > 0) & (r < m)
+        changed = px.changed(mixed)
         idx, local, ids = select_segments(px.gl, mixed & px.whole)
         vg = np.zeros(len(m))
         vg[ids] = cls._variance(local, t[idx], pos1[idx], m[ids], r[ids], before[ids])

@@ -192,13 +192,24 @@ class Linear(Measure):
                 out.append(x)
             return out
 
-        def value(which: Which) -> list[np.ndarray]:
-            a = (
+        def arrangement(which: Which) -> np.ndarray:
+            return (
                 prep.arrangement(which, first.kind, first.rel)
                 if own is None
                 else arranged(prep, own, which)
-            )[rows]
-            return scale(px.at_rows(w * a))
+            )
+
+        policy = px.at_rows(w * arrangement("policy")[rows])
+        # the extremal arrangements move only the tie groups whose values differ: the other
+        # queries' sums are the policy's
+        differ = groups_differ(prep, prep.doc_values(first.kind, first.rel) if own is None else own)
+        changed = px.changed(differ[px.groups])
+
+        def value(which: Which) -> list[np.ndarray]:
+            if which == "policy":
+                return scale(policy)
+            a = arrangement(which)
+            return scale(px.at_rows_in(changed, lambda idx: w[idx] * a[rows[idx]], policy))
 
         s1, ss_a = (
             group_moments(prep, first.kind, first.rel) if own is None else value_moments(prep, own)
@@ -240,6 +251,16 @@ def arranged(prep: Prepared, a: np.ndarray, which: Which) -> np.ndarray:
     """Per-row values ``a`` (policy order) under ``policy``, ``optimistic`` (each tie group's
     values sorted descending) or ``pessimistic`` (ascending): [`tierank.ties.Prepared.sorted_in_groups`][tierank.ties.Prepared.sorted_in_groups]."""
     return prep.sorted_in_groups(a, which)
+
+
+def groups_differ(prep: Prepared, a: np.ndarray) -> np.ndarray:
+    """Per tie group, whether its values ``a`` (per row, policy order) are not all equal (exactly):
+    the groups an extremal arrangement reorders ([`tierank.ties.Prepared.sorted_in_groups`][tierank.ties.Prepared.sorted_in_groups])."""
+    out = np.zeros(len(prep.gsize), dtype=bool)
+    if prep.n > 1:
+        d = (a[1:] != a[:-1]) & (prep.gid[1:] == prep.gid[:-1])
+        out[prep.gid[1:][d]] = True
+    return out
 
 
 def value_moments(prep: Prepared, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..ties import Prepared
 
-__all__ = ["Prefixes", "prefix_sums", "row_counts"]
+__all__ = ["Prefixes", "prefix_sums", "ranges", "row_counts"]
 
 
 def row_counts(prep: Prepared, cutoff: float | np.ndarray) -> np.ndarray:
@@ -46,6 +46,17 @@ def row_counts(prep: Prepared, cutoff: float | np.ndarray) -> np.ndarray:
         k = prep.cut(cutoff)
     # rank p < k for an integer p exactly when p < ceil(k)
     return np.minimum(qlen, np.maximum(np.ceil(k), 0.0)).astype(np.int64)
+
+
+def ranges(first: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """The indices ``first[i], first[i] + 1, ..., first[i] + lens[i] - 1`` for each ``i``, in order.
+
+    >>> ranges(np.array([5, 0]), np.array([2, 3])).tolist()
+    [5, 6, 0, 1, 2]
+    """
+    offsets = np.zeros(len(lens), np.int64)
+    np.cumsum(lens[:-1], out=offsets[1:])
+    return np.arange(int(lens.sum()), dtype=np.int64) + np.repeat(first - offsets, lens)
 
 
 def prefix_sums(
@@ -116,11 +127,7 @@ def _chained_sums(
         has = np.flatnonzero(band)
         if len(has):
             b = band[has]
-            offsets = np.zeros(len(b), np.int64)
-            np.cumsum(b[:-1], out=offsets[1:])
-            idx = np.arange(int(b.sum()), dtype=np.int64) + np.repeat(
-                start[has] + done[has] - offsets, b
-            )
+            idx = ranges(start[has] + done[has], b)
             # each segment's sum so far comes first in its bin, then its entries in order
             s = np.bincount(
                 np.concatenate((segs, np.repeat(has, b))),
@@ -221,6 +228,38 @@ class Prefixes:
         """Per measure, the per-query sums of ``x`` (one value per row of ``rows``) over its rows."""
         return self.spread(prefix_sums(x, self.qi, self.ustart, self.counts))
 
+    def at_rows_in(
+        self,
+        changed: np.ndarray,
+        x_of: Callable[[np.ndarray], np.ndarray],
+        like: list[np.ndarray],
+    ) -> list[np.ndarray]:
+        """[`at_rows`][tierank.measures.prefixes.Prefixes.at_rows] of values that differ from those ``like`` was computed from in the
+        queries ``changed`` (bool per query) only: there the sums of ``x_of(idx)`` (the values of
+        the rows ``rows[idx]``, ``idx`` ascending), elsewhere copies of ``like``'s (e.g. an
+        extremal arrangement, which moves only the tie groups whose values differ)."""
+        sel = np.flatnonzero(changed)
+        if not len(sel):
+            return [s.copy() for s in like]
+        lens = self.ustart[sel + 1] - self.ustart[sel]
+        idx = ranges(self.ustart[sel], lens)
+        start = np.zeros(len(sel) + 1, np.int64)
+        np.cumsum(lens, out=start[1:])
+        seg = np.repeat(np.arange(len(sel), dtype=np.int64), lens)
+        sums = prefix_sums(x_of(idx), seg, start, [c[sel] for c in self.counts])
+        out = []
+        for i, s in zip(self.which, like):
+            s = s.copy()
+            s[sel] = sums[i]
+            out.append(s)
+        return out
+
+    def changed(self, groups: np.ndarray) -> np.ndarray:
+        """Per query, whether it holds one of the local ``groups`` (bool per local group)."""
+        out = np.zeros(self.nq, dtype=bool)
+        out[self.gq[groups]] = True
+        return out
+
     def at_groups(
         self,
         whole: np.ndarray,
@@ -250,11 +289,7 @@ class Prefixes:
                 js = j[part]
                 lens = last[part] - self.gstart[js] + 1
                 seg = np.repeat(np.arange(len(js), dtype=np.int64), lens)
-                offsets = np.zeros(len(js), np.int64)
-                np.cumsum(lens[:-1], out=offsets[1:])
-                idx = np.arange(int(lens.sum()), dtype=np.int64) + np.repeat(
-                    self.gstart[js] - offsets, lens
-                )
+                idx = ranges(self.gstart[js], lens)
                 term[part] = partial(idx, seg, js)
             s[qs] += term
             out.append(s)
