@@ -108,13 +108,24 @@ class Linear(Measure):
         def scale(x, power=1):
             return x if den is None else ratio(x, np.broadcast_to(den, x.shape) ** power)
 
+        base = prep.doc_values(self.kind, self.rel) if own is None else own
+        policy = np.bincount(qi, weights=w * base[rows], minlength=prep.nq)
+        # an extremal arrangement reorders only the tie groups whose values differ: it is summed
+        # over the queries holding one (rows inside the cutoff), the others' sums are the policy's
+        changed = np.zeros(prep.nq, dtype=bool)
+        changed[qi[groups_differ(prep, base)[g]]] = True
+        moved = np.flatnonzero(changed[qi])
+
         def value(which: Which) -> np.ndarray:
+            if which == "policy":
+                return scale(policy)
             a = (
                 prep.arrangement(which, self.kind, self.rel)
                 if own is None
                 else arranged(prep, own, which)
-            )[rows]
-            return scale(np.bincount(qi, weights=w * a, minlength=prep.nq))
+            )[rows[moved]]
+            sums = np.bincount(qi[moved], weights=w[moved] * a, minlength=prep.nq)
+            return scale(np.where(changed, sums, policy))
 
         s1, ss_a = (
             group_moments(prep, self.kind, self.rel) if own is None else value_moments(prep, own)
