@@ -150,21 +150,28 @@ class AP(Measure):
         qfirst = segment_firsts(qi)
         qlen = np.diff(np.append(qfirst, len(qi)))
 
+        m_all = prep.gsize_float
+        r_all = group_counts_float(prep, "rel", rel)
+        gu = px.groups
+        m, r = m_all[gu], r_all[gu]
+        # only the groups holding both relevant and non-relevant documents can vary; the extremal
+        # arrangements move only those, so the other queries' sums are the policy's
+        mixed = (r > 0) & (r < m)
+        changed = px.changed(mixed)
+
         def terms(seq: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
             """rel_i * (relevant up to i) / i at the rows ``rows[idx]`` (whole query prefixes)."""
-            take, first, lens = rows, qfirst, qlen
+            take, heads, lens = rows, qfirst, qlen
             if idx is not None:
                 take = rows[idx]
-                first = segment_firsts(qi[idx])
-                lens = np.diff(np.append(first, len(idx)))
+                heads = segment_firsts(qi[idx])
+                lens = np.diff(np.append(heads, len(idx)))
             a = seq[take].astype(np.float64)
             cs = np.cumsum(a)
-            base = np.repeat(cs[first] - a[first], lens)
+            base = np.repeat(cs[heads] - a[heads], lens)
             return a * (cs - base) / (pos1 if idx is None else pos1[idx])
 
         policy = px.at_rows(terms(prep.relevant(rel)))
-        # the extremal arrangements move only the groups holding both relevant and non-relevant
-        # documents: the other queries' sums are the policy's
 
         def value(which: Which) -> list[np.ndarray]:
             if which == "policy":
@@ -174,8 +181,6 @@ class AP(Measure):
                 sums = px.at_rows_in(changed, lambda idx: terms(seq, idx), policy)
             return [ratio(x, nrel) for x in sums]
 
-        m_all = prep.gsize_float
-        r_all = group_counts_float(prep, "rel", rel)
         csum = np.concatenate(([0.0], np.cumsum(prep.relevant(rel))))
         before_all = csum[prep.gstart[:-1]] - csum[prep.qstart[prep.gq]]
         g = prep.gid[rows]
@@ -184,10 +189,7 @@ class AP(Measure):
             frac_g = np.where(m_all > 1, (r_all - 1.0) / (m_all - 1.0), 0.0)
         term = r_all[g] * ((before_all + 1.0)[g] + t * frac_g[g]) / (m_all[g] * pos1)
         expected = [ratio(x, nrel) for x in px.at_rows(term)]
-        gu = px.groups
-        m, r, before = m_all[gu], r_all[gu], before_all[gu]
-        mixed = (r > 0) & (r < m)
-        changed = px.changed(mixed)
+        before = before_all[gu]
         idx, local, ids = select_segments(px.gl, mixed & px.whole)
         vg = np.zeros(len(m))
         vg[ids] = cls._variance(local, t[idx], pos1[idx], m[ids], r[ids], before[ids])
