@@ -231,6 +231,7 @@ class Evaluator:
         from . import compute as ac
         from .io.convert import to_run
         from .io.model import Run
+        from .measures.base import compute_all
         from .results import EvalResult
         from .ties import prepare
 
@@ -282,10 +283,8 @@ class Evaluator:
                 f"no query of {r.source} is judged in {q.source}: nothing to evaluate "
                 "(query ids must match exactly)"
             )
-        stats: dict[Measure, Stats] = {}
-        for done, m in enumerate(parsed):
-            step(str(m), done, len(parsed))
-            stats[m] = m.compute(prep)
+        # one family's several cutoffs share one pass over the run (Measure.batch_key)
+        stats: dict[Measure, Stats] = compute_all(prep, parsed, step)
         bounds: dict[Measure, tuple[np.ndarray, np.ndarray]] = {}
         residual: dict[Measure, np.ndarray] = {}
         if s.unjudged == "bounds":

@@ -39,6 +39,8 @@ group that is all relevant or all non-relevant adds exactly 0.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ..ties import Prepared, Which
@@ -54,6 +56,7 @@ from .kernels import (
     select_segments,
 )
 from .linear import REL
+from .prefixes import Prefixes, row_counts
 
 
 @register
@@ -118,6 +121,87 @@ class AP(Measure):
         vg = self._variance(local, t[idx], pos1[idx], m[mixed], r[mixed], before[mixed])
         var = ratio(np.bincount(prep.gq[mixed], weights=vg, minlength=prep.nq), nrel * nrel)
         return Stats(value("policy"), expected, value("pessimistic"), value("optimistic"), var)
+
+    def batch_key(self):
+        """AP and its cutoffs (``map``, ``map_cut``) share one pass ([`stats_batch`][tierank.measures.ap.AP.stats_batch]); a subclass
+        with its own `stats` or `compute` is computed alone."""
+        cls = type(self)
+        if (
+            cls.stats is not AP.stats
+            or cls.compute is not Measure.compute
+            or cls.stats_batch.__func__ is not AP.stats_batch.__func__  # type: ignore[attr-defined]
+        ):
+            return None
+        return (cls, self.params)
+
+    @classmethod
+    def stats_batch(cls, prep: Prepared, measures: Sequence[Measure]) -> list[Stats]:
+        """The `stats` of several cutoffs in one pass ([`tierank.measures.prefixes`][tierank.measures.prefixes]): the per-row
+        terms of the value and of the expectation do not depend on the cutoff, and are cumulated
+        per query; the variance sums the whole groups' terms and, apart, that of the group each
+        cutoff cuts through (the same floats as `stats` computes for each cutoff alone)."""
+        first = measures[0]
+        rel = first.rel
+        px = Prefixes(prep, [row_counts(prep, prep.cut(m.k)) for m in measures])
+        rows = px.rows
+        qi = px.qi
+        pos1 = prep.pos[rows] + 1.0
+        nrel = prep.nrel(rel)
+        qfirst = segment_firsts(qi)
+        qlen = np.diff(np.append(qfirst, len(qi)))
+
+        m_all = prep.gsize_float
+        r_all = group_counts_float(prep, "rel", rel)
+        gu = px.groups
+        m, r = m_all[gu], r_all[gu]
+        # only the groups holding both relevant and non-relevant documents can vary; the extremal
+        # arrangements move only those, so the other queries' sums are the policy's
+        mixed = (r > 0) & (r < m)
+        changed = px.changed(mixed)
+
+        def terms(seq: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+            """rel_i * (relevant up to i) / i at the rows ``rows[idx]`` (whole query prefixes)."""
+            take, heads, lens = rows, qfirst, qlen
+            if idx is not None:
+                take = rows[idx]
+                heads = segment_firsts(qi[idx])
+                lens = np.diff(np.append(heads, len(idx)))
+            a = seq[take].astype(np.float64)
+            cs = np.cumsum(a)
+            base = np.repeat(cs[heads] - a[heads], lens)
+            return a * (cs - base) / (pos1 if idx is None else pos1[idx])
+
+        policy = px.at_rows(terms(prep.relevant(rel)))
+
+        def value(which: Which) -> list[np.ndarray]:
+            if which == "policy":
+                sums = policy
+            else:
+                seq = prep.arrangement(which, "rel", rel)
+                sums = px.at_rows_in(changed, lambda idx: terms(seq, idx), policy)
+            return [ratio(x, nrel) for x in sums]
+
+        csum = np.concatenate(([0.0], np.cumsum(prep.relevant(rel))))
+        before_all = csum[prep.gstart[:-1]] - csum[prep.qstart[prep.gq]]
+        g = prep.gid[rows]
+        t = prep.goffset[rows]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            frac_g = np.where(m_all > 1, (r_all - 1.0) / (m_all - 1.0), 0.0)
+        term = r_all[g] * ((before_all + 1.0)[g] + t * frac_g[g]) / (m_all[g] * pos1)
+        expected = [ratio(x, nrel) for x in px.at_rows(term)]
+        before = before_all[gu]
+        idx, local, ids = select_segments(px.gl, mixed & px.whole)
+        vg = np.zeros(len(m))
+        vg[ids] = cls._variance(local, t[idx], pos1[idx], m[ids], r[ids], before[ids])
+
+        def part(idx, seg, js):
+            return cls._variance(seg, t[idx], pos1[idx], m[js], r[js], before[js])
+
+        var = [ratio(x, nrel * nrel) for x in px.at_groups(vg, mixed, part)]
+        return [
+            Stats(*x)
+            for x in zip(value("policy"), expected, value("pessimistic"), value("optimistic"), var)
+        ]
 
     @staticmethod
     def _variance(g, t, pos1, m, r, before) -> np.ndarray:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
@@ -539,10 +539,31 @@ class Measure:
         reported with ``unjudged="bounds"``; None (the default) when the family has none."""
         return None
 
+    def batch_key(self) -> Hashable | None:
+        """Measures whose keys are equal (and not None) share their work: the engine computes them
+        together with the [`compute_batch`][tierank.measures.base.Measure.compute_batch] of the first one's class (e.g. one family's several
+        cutoffs, in one pass over the run).  None (the default): computed alone.  A family that
+        returns a key overrides [`stats_batch`][tierank.measures.base.Measure.stats_batch], whose results must equal those of `stats`;
+        its keys name its class, unless its `stats_batch` serves the other classes giving the same key."""
+        return None
+
+    @classmethod
+    def stats_batch(cls, prep: Prepared, measures: Sequence[Measure]) -> list[Stats]:
+        """The [`stats`][tierank.measures.base.Measure.stats] of each of ``measures`` (of this class, with equal `batch_key`), in
+        their order.  Default: one at a time."""
+        return [m.stats(prep) for m in measures]
+
     # -- engine --------------------------------------------------------------------------
     def compute(self, prep: Prepared) -> Stats:
         """[`stats`][tierank.measures.base.Measure.stats], settled ([`Stats.settled`][tierank.measures.base.Stats.settled]).  What the engine calls."""
         return self.stats(prep).settled()
+
+    @classmethod
+    def compute_batch(cls, prep: Prepared, measures: Sequence[Measure]) -> list[Stats]:
+        """[`compute`][tierank.measures.base.Measure.compute] of each of ``measures`` (equal `batch_key`) through [`stats_batch`][tierank.measures.base.Measure.stats_batch]."""
+        if len(measures) == 1:
+            return [measures[0].compute(prep)]
+        return [s.settled() for s in cls.stats_batch(prep, measures)]
 
     @property
     def rel(self) -> int | None:
@@ -560,6 +581,44 @@ class Measure:
     def k(self) -> float:
         """The rank cutoff (inf without one, or when the ``@`` value is not a rank)."""
         return float("inf") if self.cutoff is None or self.cutoff_param is not None else self.cutoff
+
+
+def compute_all(
+    prep: Prepared,
+    measures: Sequence[Measure],
+    step: Callable[[str, int, int], None] | None = None,
+) -> dict[Measure, Stats]:
+    """Each measure's [`Stats`][tierank.measures.base.Stats] on ``prep`` ([`Measure.compute`][tierank.measures.base.Measure.compute]); the measures of equal
+    [`Measure.batch_key`][tierank.measures.base.Measure.batch_key] are computed together ([`Measure.compute_batch`][tierank.measures.base.Measure.compute_batch]) when the first of
+    them is reached.  ``step(str(m), done, total)`` is called as each measure begins, in the order
+    of ``measures`` (a batch's work falls in its first measure's step).
+
+    >>> from tierank.ties import prepare
+    >>> from tierank.io.convert import to_qrels, to_run
+    >>> ms = parse_measures(["P@1", "RR", "P@2"])
+    >>> prep = prepare(to_run({"q": {"a": 1.0, "b": 1.0}}), to_qrels({"q": {"a": 1}}), measures=ms)
+    >>> steps = []
+    >>> stats = compute_all(prep, ms, lambda *a: steps.append(a))
+    >>> {str(m): float(s.expected[0]) for m, s in stats.items()}
+    {'P@1': 0.5, 'RR': 0.75, 'P@2': 0.5}
+    >>> steps
+    [('P@1', 0, 3), ('RR', 1, 3), ('P@2', 2, 3)]
+    """
+    groups: dict[Hashable, list[Measure]] = {}
+    for m in measures:
+        key = m.batch_key()
+        if key is not None:
+            groups.setdefault(key, []).append(m)
+    out: dict[Measure, Stats] = {}
+    for done, m in enumerate(measures):
+        if step is not None:
+            step(str(m), done, len(measures))
+        if m in out:
+            continue
+        key = m.batch_key()
+        batch = groups[key] if key is not None else [m]
+        out.update(zip(batch, type(batch[0]).compute_batch(prep, batch)))
+    return {m: out[m] for m in measures}
 
 
 def _is_type(value: Any, kind: type) -> bool:

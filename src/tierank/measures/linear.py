@@ -23,6 +23,7 @@ A family gives position weights [`Linear.weights`][tierank.measures.linear.Linea
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -30,7 +31,14 @@ import numpy as np
 from ..errors import TierankInputError
 from ..ties import DocKind, Prepared, Which
 from .base import FamilyNames, Measure, Param, Stats, register
-from .kernels import centered, group_moments, ratio, segment_firsts, select_segments
+from .kernels import (
+    centered,
+    group_moments,
+    ratio,
+    segment_firsts,
+    select_segments,
+)
+from .prefixes import Prefixes, row_counts
 
 REL = Param(
     "rel",
@@ -46,6 +54,14 @@ class Linear(Measure):
     """Base of the positional-sum measures: ``sum_i weights_i * value_i / denominator``."""
 
     kind: ClassVar[DocKind] = "rel"  # document value: binary "rel", "judged", or graded "gain"
+    #: the position weights, the document values and the `view` do not depend on the cutoff (it
+    #: only truncates the sum): the family's measures that differ in their cutoff alone are
+    #: computed in one pass (`batch_key`, `stats_batch`)
+    batch_cutoffs: ClassVar[bool] = False
+    #: every position weighs 1 (`weights` gives ones): the sums are counts of the document values
+    #: (`kind` at `rel`), the same for every family that declares it, so their measures share one
+    #: pass too (with `batch_cutoffs`)
+    unit_weights: ClassVar[bool] = False
 
     def cutoff_per_query(self, prep: Prepared) -> np.ndarray | float:
         return self.k
@@ -92,13 +108,24 @@ class Linear(Measure):
         def scale(x, power=1):
             return x if den is None else ratio(x, np.broadcast_to(den, x.shape) ** power)
 
+        base = prep.doc_values(self.kind, self.rel) if own is None else own
+        policy = np.bincount(qi, weights=w * base[rows], minlength=prep.nq)
+        # an extremal arrangement reorders only the tie groups whose values differ: it is summed
+        # over the queries holding one (rows inside the cutoff), the others' sums are the policy's
+        changed = np.zeros(prep.nq, dtype=bool)
+        changed[qi[groups_differ(prep, base)[g]]] = True
+        moved = np.flatnonzero(changed[qi])
+
         def value(which: Which) -> np.ndarray:
+            if which == "policy":
+                return scale(policy)
             a = (
                 prep.arrangement(which, self.kind, self.rel)
                 if own is None
                 else arranged(prep, own, which)
-            )[rows]
-            return scale(np.bincount(qi, weights=w * a, minlength=prep.nq))
+            )[rows[moved]]
+            sums = np.bincount(qi[moved], weights=w[moved] * a, minlength=prep.nq)
+            return scale(np.where(changed, sums, policy))
 
         s1, ss_a = (
             group_moments(prep, self.kind, self.rel) if own is None else value_moments(prep, own)
@@ -122,11 +149,129 @@ class Linear(Measure):
         var = scale(np.bincount(gq[vg_ids], weights=vg, minlength=prep.nq), power=2)
         return Stats(value("policy"), expected, value("pessimistic"), value("optimistic"), var)
 
+    def batch_key(self):
+        """Measures of a family with `batch_cutoffs` that differ in their cutoff alone share one
+        pass ([`stats_batch`][tierank.measures.linear.Linear.stats_batch]); with `unit_weights` too, every such family's measures reading
+        the same document values do (P, R, RelP, Rprec, ... at any cutoffs: their sums are the
+        same counts, divided by their own denominators).  A subclass with its own `stats`,
+        `compute` or `stats_batch` is computed alone."""
+        cls = type(self)
+        if (
+            not cls.batch_cutoffs
+            or cls.stats is not Linear.stats
+            or cls.compute is not Measure.compute
+            or cls.stats_batch.__func__ is not Linear.stats_batch.__func__  # type: ignore[attr-defined]
+        ):
+            return None
+        if cls.unit_weights and cls.values is Linear.values and cls.view is Linear.view:
+            return ("unit weights", self.kind, self.rel)
+        return (cls, self.params)
+
+    @classmethod
+    def stats_batch(cls, prep: Prepared, measures: Sequence[Measure]) -> list[Stats]:
+        """The `stats` of several cutoffs of one family in one pass ([`tierank.measures.prefixes`][tierank.measures.prefixes]):
+        the per-query sums of `stats`, each read at its cutoff from cumulative sums over the rows
+        up to the largest one (the same floats as `stats` computes for each alone)."""
+        batch = [m for m in measures if isinstance(m, Linear)]
+        if len(batch) != len(measures):
+            raise TypeError("Linear.stats_batch computes Linear measures only")
+        first = batch[0]
+        prep = first.view(prep)
+        px = Prefixes(prep, [row_counts(prep, m.cutoff_per_query(prep)) for m in batch])
+        rows = px.rows
+        w = first.weights(prep, rows)
+        own = first.values(prep)
+        # per measure, its divisor as `ratio` takes it (where > 0; else the value is 0), and squared
+        divisors: list[tuple[np.ndarray, ...] | None] = []
+        for measure in batch:
+            den = measure.denominator(prep)
+            if den is None:
+                divisors.append(None)
+                continue
+            d = np.broadcast_to(np.asarray(den, dtype=np.float64), (prep.nq,))
+            ok = d > 0
+            d2 = d**2
+            divisors.append((ok, np.where(ok, d, 1.0), d2 > 0, np.where(d2 > 0, d2, 1.0)))
+
+        def scale(xs, power=1):
+            out = []
+            for x, div in zip(xs, divisors):
+                if div is not None:  # ratio(x, den ** power), its division once per column
+                    ok, d = div[2 * (power - 1)], div[2 * (power - 1) + 1]
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        x = np.where(ok, x / d, 0.0)
+                out.append(x)
+            return out
+
+        def arrangement(which: Which) -> np.ndarray:
+            return (
+                prep.arrangement(which, first.kind, first.rel)
+                if own is None
+                else arranged(prep, own, which)
+            )
+
+        policy = px.at_rows(w * arrangement("policy")[rows])
+        # the extremal arrangements move only the tie groups whose values differ: the other
+        # queries' sums are the policy's
+        differ = groups_differ(prep, prep.doc_values(first.kind, first.rel) if own is None else own)
+        changed = px.changed(differ[px.groups])
+
+        def value(which: Which) -> list[np.ndarray]:
+            if which == "policy":
+                return scale(policy)
+            a = arrangement(which)
+            return scale(px.at_rows_in(changed, lambda idx: w[idx] * a[rows[idx]], policy))
+
+        s1, ss_a = (
+            group_moments(prep, first.kind, first.rel) if own is None else value_moments(prep, own)
+        )
+        gu = px.groups
+        m, s1, ss_a = prep.gsize_float[gu], s1[gu], ss_a[gu]
+        # E: per group (sum of values) x (sum of its weights inside the cutoff) / m
+        sw = np.bincount(px.gl, weights=w, minlength=len(m))
+
+        def part_e(idx, seg, js):
+            return s1[js] * np.bincount(seg, weights=w[idx], minlength=len(js)) / m[js]
+
+        expected = px.at_groups(s1 * sw / m, np.ones(len(m), dtype=bool), part_e)
+        # Var: the groups whose values differ, whole or cut by the cutoff
+        vary = ss_a > 0
+        idx, local, ids = select_segments(px.gl, vary & px.whole)
+        _, ss_w = centered(w[idx], local, len(ids), m[ids])
+        vg = np.zeros(len(m))
+        vg[ids] = ss_a[ids] * ss_w / (m[ids] - 1.0)
+
+        def part_v(idx, seg, js):
+            ss_w = centered(w[idx], seg, len(js), m[js])[1]
+            return ss_a[js] * ss_w / (m[js] - 1.0)
+
+        var = scale(px.at_groups(vg, vary, part_v), power=2)
+        return [
+            Stats(*x)
+            for x in zip(
+                value("policy"),
+                scale(expected),
+                value("pessimistic"),
+                value("optimistic"),
+                var,
+            )
+        ]
+
 
 def arranged(prep: Prepared, a: np.ndarray, which: Which) -> np.ndarray:
     """Per-row values ``a`` (policy order) under ``policy``, ``optimistic`` (each tie group's
     values sorted descending) or ``pessimistic`` (ascending): [`tierank.ties.Prepared.sorted_in_groups`][tierank.ties.Prepared.sorted_in_groups]."""
     return prep.sorted_in_groups(a, which)
+
+
+def groups_differ(prep: Prepared, a: np.ndarray) -> np.ndarray:
+    """Per tie group, whether its values ``a`` (per row, policy order) are not all equal (exactly):
+    the groups an extremal arrangement reorders ([`tierank.ties.Prepared.sorted_in_groups`][tierank.ties.Prepared.sorted_in_groups])."""
+    out = np.zeros(len(prep.gsize), dtype=bool)
+    if prep.n > 1:
+        d = (a[1:] != a[:-1]) & (prep.gid[1:] == prep.gid[:-1])
+        out[prep.gid[1:][d]] = True
+    return out
 
 
 def value_moments(prep: Prepared, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -185,6 +330,8 @@ class P(Linear):
     """Precision at k: relevant documents in the top k, divided by k (also when fewer are retrieved)."""
 
     family = "P"
+    batch_cutoffs = True
+    unit_weights = True
     pretty = "precision at k"
     definition = "fraction of the top k that is relevant"
     citation = "Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.3."
@@ -207,6 +354,8 @@ class R(Linear):
     """Recall at k: relevant documents in the top k over all relevant documents N+."""
 
     family = "R"
+    batch_cutoffs = True
+    unit_weights = True
     pretty = "recall at k"
     definition = "fraction of the relevant documents that are in the top k"
     citation = "Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.3."
@@ -232,6 +381,7 @@ class F1(Linear):
     """F1 at k, harmonic mean of P@k and R@k: 2 |rel in top k| / (k + N+)."""
 
     family = "F1"
+    batch_cutoffs = True
     pretty = "F1 at k"
     definition = "harmonic mean of precision and recall at k"
     citation = (
@@ -264,6 +414,8 @@ class Hits(Linear):
     """Number of relevant documents in the top k (a count, not a rate)."""
 
     family = "Hits"
+    batch_cutoffs = True
+    unit_weights = True
     citation = "ir_measures' Hits (MacAvaney, Macdonald and Ounis (2022). Streamlining evaluation with ir-measures. ECIR 2022)."
     pretty = "hits at k"
     definition = "number of relevant documents in the top k"
@@ -280,6 +432,8 @@ class Judged(Linear):
     """Share of the top k retrieved documents that have a judgment (any grade), as ir_measures."""
 
     family = "Judged"
+    batch_cutoffs = True
+    unit_weights = True
     pretty = "judged at k"
     definition = "fraction of the top k that is judged (judgment coverage)"
     citation = "Sakai, T. (2007). Alternatives to Bpref. SIGIR 2007."
@@ -299,6 +453,8 @@ class Rprec(Linear):
     """R-precision: precision at rank N+ (trec_eval Rprec)."""
 
     family = "Rprec"
+    batch_cutoffs = True
+    unit_weights = True
     pretty = "R-precision"
     definition = "precision at rank N+, the number of relevant documents"
     citation = "Buckley, C. and Voorhees, E. M. (2000). Evaluating evaluation measure stability. SIGIR 2000."
@@ -338,6 +494,7 @@ class RBP(Linear):
     """
 
     family = "RBP"
+    batch_cutoffs = True
     pretty = "rank-biased precision"
     definition = (
         "(1 - p) sum over ranks i of p^(i-1) rel_i: the expected r"
@@ -410,12 +567,18 @@ class RBP(Linear):
 
 def idcg(prep: Prepared, k: float) -> np.ndarray:
     """Ideal DCG at k per query, from the ideal gains sorted descending."""
-    gains, start = prep.ideal
-    counts = np.diff(start)
-    ipos = np.arange(len(gains)) - np.repeat(start[:-1], counts)
+
+    def compute():
+        gains, start = prep.ideal
+        counts = np.diff(start)
+        ipos = np.arange(len(gains)) - np.repeat(start[:-1], counts)
+        iq = np.repeat(np.arange(prep.nq), counts)
+        return iq, ipos, gains / np.log2(ipos + 2.0)
+
+    # the discounted ideal gains, shared by the cutoffs
+    iq, ipos, terms = prep.cached(("idcg_terms",), compute)
     keep = ipos < k
-    iq = np.repeat(np.arange(prep.nq), counts)
-    return np.bincount(iq[keep], weights=gains[keep] / np.log2(ipos[keep] + 2.0), minlength=prep.nq)
+    return np.bincount(iq[keep], weights=terms[keep], minlength=prep.nq)
 
 
 @register
@@ -423,6 +586,8 @@ class R_cap(Linear):
     """Capped recall (BEIR / MTEB): relevant documents in the top k over min(k, N+)."""
 
     family = "R_cap"
+    batch_cutoffs = True
+    unit_weights = True
     pretty = "capped recall at k"
     definition = "relevant documents in the top k / min(k, N+)"
     citation = (
@@ -482,6 +647,7 @@ class nDCG(Linear):
     """
 
     family = "nDCG"
+    batch_cutoffs = True
     pretty = "normalised discounted cumulative gain"
     definition = (
         "DCG at k (gain / log2(rank + 1) summed over ranks) d"

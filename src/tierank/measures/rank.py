@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ties import Prepared
+from ..ties import Prepared, Which
 from .base import FamilyNames, Measure, Stats, register
 from .kernels import group_counts, log_factorials, segment_firsts
 from .linear import REL
@@ -42,7 +42,13 @@ def first_relevant_rank(prep: Prepared, seq: np.ndarray) -> np.ndarray:
 def first_relevant_group(
     prep: Prepared, rel: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per query with a relevant document: (query, group size m, relevant r, rank offset c)."""
+    """Per query with a relevant document: (query, group size m, relevant r, rank offset c);
+    cached on ``prep``."""
+    level = prep.rel if rel is None else rel
+    return prep.cached(("first_relevant_group", level), lambda: _first_group(prep, level))
+
+
+def _first_group(prep: Prepared, rel: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     r_g = group_counts(prep, "rel", rel)
     gidx = np.flatnonzero(r_g > 0)
     gq = prep.gq[gidx]
@@ -65,11 +71,17 @@ class _FirstRelevant(Measure):
         raise NotImplementedError
 
     def stats(self, prep: Prepared) -> Stats:
-        vals = [
-            self.of_rank(
-                first_relevant_rank(prep, prep.arrangement(w, "rel", self.rel)), prep.cut(self.k)
+        level = prep.rel if self.rel is None else self.rel
+
+        def rank(which: Which) -> np.ndarray:
+            # shared by RR and every cutoff of Success (cached on prep)
+            return prep.cached(
+                ("first_relevant_rank", which, level),
+                lambda: first_relevant_rank(prep, prep.arrangement(which, "rel", level)),
             )
-            for w in ("policy", "pessimistic", "optimistic")
+
+        vals = [
+            self.of_rank(rank(w), prep.cut(self.k)) for w in ("policy", "pessimistic", "optimistic")
         ]
         e, v = self.moments(prep)
         return Stats(vals[0], e, vals[1], vals[2], v)

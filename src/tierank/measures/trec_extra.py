@@ -43,6 +43,8 @@ class RelP(Linear):
     """Relative precision at k (trec_eval relative_P): relevant in the top k / min(k, N+)."""
 
     family = "RelP"
+    batch_cutoffs = True
+    unit_weights = True
     pretty = "relative precision at k"
     definition = "precision at k divided by the best precision possible at k"
     citation = "trec_eval 10.0, m_relative_P.c (usnistgov/trec_eval)."
@@ -67,6 +69,8 @@ class SetRelP(_Set):
     """Relative set precision (trec_eval set_relative_P): relevant retrieved / min(retrieved, N+)."""
 
     family = "SetRelP"
+    batch_cutoffs = True
+    unit_weights = True
     pretty = "relative set precision"
     definition = "set precision divided by the best precision possible for the set's size"
     citation = "trec_eval 10.0, m_set_relative_P.c (usnistgov/trec_eval)."
@@ -91,6 +95,8 @@ class RprecMult(Linear):
     """
 
     family = "RprecMult"
+    batch_cutoffs = True
+    unit_weights = True
     pretty = "precision at multiples of R"
     definition = "precision at rank x times the number of relevant documents"
     citation = "trec_eval 10.0, m_Rprec_mult.c (usnistgov/trec_eval)."
