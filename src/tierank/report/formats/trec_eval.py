@@ -1,5 +1,10 @@
 """``trec_eval``: trec_eval's own layout (``trec_eval [-q] [-n]``) and its arithmetic, one statistic
 per line (``--stat``); several runs print one after the other, as trec_eval run once per run would.
+
+The per-query lines are built column-wise, without a Python step per line: every value's text is
+made from its digits in numpy (a table of the 100,000 texts ``0.0000`` to ``9.9999`` for the common
+case), each line is laid out in a fixed-width slot of one byte matrix (name, query, value), and
+Arrow's cast of a string-view array over those slots gathers the lines into one buffer.
 """
 
 from __future__ import annotations
@@ -7,8 +12,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pyarrow as pa
 
+from ... import compute
 from ...errors import TierankInputError
+from ...measures import Measure
 from ...measures.names import plan as measure_plan
 from . import TREC_STATS, register
 from .grouped import ResultTable
@@ -22,6 +30,306 @@ def _trec_value(x: float, count: bool) -> str:
     if x != x:
         return f"{'-nan':>6}"
     return f"{x:6.4f}"
+
+
+#: powers of ten that an int64 holds
+_POW10 = 10 ** np.arange(19, dtype=np.int64)
+#: distance from a half-unit of the fourth decimal under which ``%6.4f`` is decided from the exact
+#: binary value: the spacing of doubles below 2**17, so the double ``v * 1e4`` of a value below 10
+#: (off the exact product by half a spacing at most) rounds as the exact product does
+_NEAR_HALF = 2.0**-36
+
+# Arrow's string view: an int32 length, then the text itself when it has at most 12 bytes, else its
+# first 4 bytes, the index of the data buffer holding it and its offset there (int32 each)
+_INLINE = 12
+#: the data buffers of the lines' views: the names, the queries, the longer value texts
+_HEADS, _QUERIES, _LONG = 0, 1, 2
+#: one string view, copied as one item
+_VIEW = np.dtype((np.void, 16))
+_TABLE: list[np.ndarray] = []
+
+
+def _table() -> np.ndarray:
+    """The string views of the texts ``"0.0000\n"`` to ``"9.9999\n"``, by
+    their value times 10**4."""
+    if not _TABLE:
+        c = np.arange(100_000)
+        t = np.zeros((100_000, 16), dtype=np.uint8)
+        t.view(np.int32)[:, 0] = 7
+        t[:, 4] = 48 + c // 10_000
+        t[:, 5] = ord(".")
+        for i, p in enumerate((1000, 100, 10, 1)):
+            t[:, 6 + i] = 48 + c // p % 10
+        t[:, 10] = ord("\n")
+        _TABLE.append(t.view(_VIEW).ravel())
+    return _TABLE[0]
+
+
+def _views(
+    text: np.ndarray, length: np.ndarray, buffer: int, base: int = 0
+) -> tuple[np.ndarray, bytes]:
+    """The string views of the texts ``text[i, :length[i]]`` (a uint8 matrix, zero
+    after each text): a text of at most 12 bytes in its view, the others one after the other in the
+    returned bytes, data buffer ``buffer`` from offset ``base``."""
+    m, width = text.shape
+    out = np.zeros((m, 16), dtype=np.uint8)
+    out[:, 4 : 4 + min(width, _INLINE)] = text[:, :_INLINE]
+    views = out.view(np.int32)
+    views[:, 0] = length
+    long = np.flatnonzero(length > _INLINE)
+    if not long.size:
+        return out.view(_VIEW).ravel(), b""
+    text, length = text[long], length[long]
+    data = text[np.arange(width) < length[:, None]].tobytes()
+    out[long, 8:] = 0
+    views[long, 2] = buffer
+    views[long, 3] = base + np.cumsum(length) - length
+    return out.view(_VIEW).ravel(), data
+
+
+def _texts(values: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``_trec_value`` of each value (``count``: its count flag) and a newline, left-aligned in the
+    rows of a uint8 matrix (zero after each text), and the length of each text.
+
+    Made digit by digit (a sign, the integer part, four decimals of ``rint(|v| * 1e4)`` where that
+    rounds as the exact binary value does: clear of a half by more than the product's rounding error),
+    NaN as ``  -nan``; Python's formatting for the rest (a value within that error of a rounding
+    boundary, infinities, magnitudes of 2**52 / 10**4 and more: the text of the exact binary value,
+    rounded half to even, as C's ``%6.4f``)."""
+    v = np.asarray(values, dtype=np.float64)
+    count = np.asarray(count, dtype=bool)
+    with np.errstate(invalid="ignore", over="ignore"):
+        a = np.abs(v)
+        x = a * 1e4
+        c = np.rint(x)
+        whole = count & (np.floor(a) == a) & (a < 1e18)
+        clear = ~whole & (np.abs(x - c) < 0.5 - np.spacing(x)) & (x < 2.0**52)
+    nan = np.isnan(v)
+    digit = np.flatnonzero(whole | clear)
+    python = np.flatnonzero(~whole & ~clear & ~nan)
+    w = whole[digit]
+    integer = np.where(w, a[digit], c[digit] // 10_000).astype(np.int64)
+    fraction = np.where(w, 0, c[digit] % 10_000).astype(np.int64)
+    minus = np.where(w, v[digit] < 0, np.signbit(v[digit]))
+    digits = np.searchsorted(_POW10[1:], integer, side="right") + 1
+    d_len = minus + digits + np.where(w, 0, 5) + 1
+    said = [
+        (_trec_value(x, k) + "\n").encode()
+        for x, k in zip(v[python].tolist(), count[python].tolist())
+    ]
+    p_len = np.array([len(t) for t in said], dtype=np.int64)
+    width = max(7, int(d_len.max(initial=0)), int(p_len.max(initial=0)))
+    out = np.zeros((len(v), width), dtype=np.uint8)
+    length = np.full(len(v), 7, dtype=np.int64)
+    out[nan, :7] = np.frombuffer(b"  -nan\n", dtype=np.uint8)
+    if digit.size:
+        # right-aligned first: the sign's column, the integer's digits (leading zeros), the tail
+        # (".dddd\n", or "\n" after an integer); each text then read from its first column
+        m, places = digit.size, int(digits.max())
+        full = np.zeros((m, places + 7), dtype=np.uint8)
+        full[:, 1 : 1 + places] = 48 + integer[:, None] // _POW10[places - 1 :: -1] % 10
+        full[:, 1 + places] = np.where(w, ord("\n"), ord("."))
+        frac = 48 + fraction[:, None] // _POW10[3::-1] % 10
+        full[:, 2 + places : 6 + places] = np.where(w[:, None], 0, frac)
+        full[:, 6 + places] = np.where(w, 0, ord("\n"))
+        first = 1 + places - digits - minus
+        full[np.flatnonzero(minus), first[minus]] = ord("-")
+        at = np.minimum(first[:, None] + np.arange(width), places + 6)
+        made = full[np.arange(m)[:, None], at]
+        made[np.arange(width) >= d_len[:, None]] = 0
+        out[digit] = made
+        length[digit] = d_len
+    if python.size:
+        out[python, : int(p_len.max())] = np.frombuffer(
+            b"".join(t.ljust(int(p_len.max()), b"\0") for t in said), dtype=np.uint8
+        ).reshape(python.size, -1)
+        length[python] = p_len
+    return out, length
+
+
+def _number_views(values: np.ndarray, count: np.ndarray, base: int = 0) -> tuple[np.ndarray, bytes]:
+    """The string views of ``_trec_value`` of each value and a newline (``count``:
+    the count flag of each), the longer texts in the returned bytes (data buffer ``_LONG`` from
+    ``base``).  The common value, ``0 <= v < 9.99995`` and not a count, is read from a table by
+    ``rint(v * 1e4)`` where that is the exact value's rounding; ``_texts`` makes the others."""
+    values = np.asarray(values, dtype=np.float64)
+    count = np.asarray(count, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        x = np.abs(values)
+        x *= 1e4
+        c = np.rint(x)
+        x -= c
+        np.abs(x, out=x)
+        common = x < 0.5 - _NEAR_HALF
+        common &= c < 100_000
+        common &= ~np.signbit(values)
+        if count.any():
+            common &= ~count
+    np.copyto(c, 0, where=~common)
+    views = _table()[c.astype(np.intp).ravel()]
+    if common.all():
+        return views, b""
+    v = values.ravel()
+    count = np.broadcast_to(count, values.shape).ravel()
+    common = common.ravel()
+    rest = np.flatnonzero(~common)
+    text, length = _texts(v[rest], count[rest])
+    views[rest], data = _views(text, length, _LONG, base)
+    return views, data
+
+
+def trec_numbers(values, count=False) -> list[str]:
+    """The text ``--format trec_eval`` prints for each of ``values``, made column-wise as the
+    per-query lines make it: ``%6.4f`` (the exact binary value rounded half to even, as C's printf
+    and Python's ``f"{x:6.4f}"``), a count (``count`` true, per value or for all) that is a whole
+    number as an integer (``%ld``), NaN as ``  -nan``.
+
+    >>> trec_numbers([0.5, 1 / 3, -0.0, 12.345678, float("nan"), float("inf")])
+    ['0.5000', '0.3333', '-0.0000', '12.3457', '  -nan', '   inf']
+    >>> trec_numbers([3.0, 2.5, -4.0], count=True)
+    ['3', '2.5000', '-4']
+    """
+    values = np.asarray(values, dtype=np.float64).ravel()
+    count = np.broadcast_to(np.asarray(count, dtype=bool), values.shape)
+    views, data = _number_views(values, count)
+    empty = pa.py_buffer(b"")
+    text = bytes(_joined(views, [empty, empty, pa.py_buffer(data)])).decode("utf-8")
+    return text.split("\n")[:-1]
+
+
+def _string_views(items: list, base: int = 0) -> tuple[np.ndarray, bytes]:
+    """The string views of ``'%s'`` of each item (trec_eval's string measure) and a newline, the
+    longer ones in the returned bytes (data buffer ``_LONG`` from ``base``)."""
+    offsets, data = _utf8(items)
+    lens = np.diff(offsets)
+    n = len(items)
+    text = np.zeros((n, int(lens.max(initial=0)) + 3), dtype=np.uint8)
+    text[:, 0] = ord("'")
+    text[
+        np.repeat(np.arange(n), lens), 1 + np.arange(len(data)) - np.repeat(offsets[:-1], lens)
+    ] = data
+    text[np.arange(n), lens + 1] = ord("'")
+    text[np.arange(n), lens + 2] = ord("\n")
+    return _views(text, lens + 3, _LONG, base)
+
+
+def _utf8(items: list) -> tuple[np.ndarray, np.ndarray]:
+    """The UTF-8 bytes of strings (other items as f-strings print them), one after the other, and
+    their offsets (int64, from 0)."""
+    try:
+        joined = "".join(items)
+    except TypeError:
+        items = [f"{s}" for s in items]
+        joined = "".join(items)
+    if joined.isascii():
+        data = joined.encode("ascii")
+        lens = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
+    else:
+        encoded = [s.encode("utf-8") for s in items]
+        data = b"".join(encoded)
+        lens = np.fromiter(map(len, encoded), dtype=np.int64, count=len(items))
+    offsets = np.zeros(len(items) + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    return offsets, np.frombuffer(data, dtype=np.uint8)
+
+
+def _query_views(qids: list[str]) -> tuple[np.ndarray, bytes]:
+    """The string views of each query id and a tab, the longer ones in the returned bytes (data
+    buffer ``_QUERIES``)."""
+    offsets, data = _utf8(list(qids))
+    lens = np.diff(offsets)
+    n = len(qids)
+    text = np.zeros((n, int(lens.max(initial=0)) + 1), dtype=np.uint8)
+    text[np.repeat(np.arange(n), lens), np.arange(len(data)) - np.repeat(offsets[:-1], lens)] = data
+    text[np.arange(n), lens] = ord("\t")
+    return _views(text, lens + 1, _QUERIES)
+
+
+#: lines made at a time (one Arrow string array each: 32-bit offsets)
+_CHUNK_LINES = 1 << 20
+
+
+class _Lines:
+    """The per-query lines ``"%-22s\t%s\t%s\n"`` (name, query, value text) of ``names`` and ``qids``,
+    query after query, each query's lines in the order of ``names``.
+
+    ``columns[j]`` holds the values of ``names[j]``: ``(float array, is_count)`` for a number per
+    query, or a list of strings (printed ``'%s'``).  A line is three Arrow string views (its name,
+    its query and a tab, its value's text and a newline), made for every line at once in numpy; the
+    cast of the string-view array to a string array writes the lines one after the other."""
+
+    def __init__(self, names: list[str], qids: list[str], columns: list) -> None:
+        self.n, self.k = len(qids), len(names)
+        heads = [f"{name:<22}\t".encode() for name in names]  # 23 bytes or more: in a buffer
+        text = np.zeros((self.k, max(len(h) for h in heads)), dtype=np.uint8)
+        for j, h in enumerate(heads):
+            text[j, : len(h)] = np.frombuffer(h, dtype=np.uint8)
+        self.heads, heads_data = _views(text, np.array([len(h) for h in heads]), _HEADS)
+        self.queries, queries_data = _query_views(qids)
+        self.buffers = [pa.py_buffer(heads_data), pa.py_buffer(queries_data)]
+        # a string measure's column holds 0 (its views are replaced by the strings')
+        self.strings = [(j, c) for j, c in enumerate(columns) if not isinstance(c, tuple)]
+        self.values = np.zeros((self.n, self.k))
+        self.counts = np.zeros(self.k, dtype=bool)
+        for j, c in enumerate(columns):
+            if isinstance(c, tuple):
+                self.values[:, j] = c[0]
+                self.counts[j] = bool(c[1])
+
+    def pieces(self) -> list:
+        """The lines' UTF-8 bytes, in consecutive pieces (Arrow buffers, or bytes)."""
+        step = max(1, _CHUNK_LINES // max(self.k, 1))
+        return [self._chunk(s, min(self.n, s + step)) for s in range(0, self.n, step)]
+
+    def _chunk(self, s: int, e: int):
+        nq, k = e - s, self.k
+        views = np.empty((nq, k, 3), dtype=_VIEW)
+        views[:, :, 0] = self.heads
+        views[:, :, 1] = self.queries[s:e, None]
+        numbers, data = _number_views(self.values[s:e], self.counts)
+        views[:, :, 2] = numbers.reshape(nq, k)
+        long = [data]
+        for j, items in self.strings:
+            views[:, j, 2], data = _string_views(items[s:e], sum(len(d) for d in long))
+            long.append(data)
+        return _joined(views.ravel(), [*self.buffers, pa.py_buffer(b"".join(long))])
+
+
+_CAST: list[bool] = []
+
+
+def _casts_views() -> bool:
+    """Whether this pyarrow casts a string-view array to a string array (pyarrow 16 and later)."""
+    if not _CAST:
+        try:
+            one = np.array([1, int.from_bytes(b"x\0\0\0", "little"), 0, 0], dtype=np.int32)
+            arr = pa.Array.from_buffers(pa.string_view(), 1, [None, pa.py_buffer(one)])
+            _CAST.append(compute.cast(arr, pa.string()).to_pylist() == ["x"])
+        except (AttributeError, NotImplementedError, pa.ArrowException):
+            _CAST.append(False)
+    return _CAST[0]
+
+
+def _joined(views: np.ndarray, buffers: list):
+    """The texts of the string ``views`` over the data ``buffers``, one after the other (UTF-8
+    bytes): Arrow's cast to a string array, else numpy gathering each text's bytes."""
+    m = len(views)
+    if not m:
+        return b""
+    if _casts_views():
+        arr = pa.Array.from_buffers(pa.string_view(), m, [None, pa.py_buffer(views), *buffers])
+        out = compute.cast(arr, pa.string())
+        return out.buffers()[2].slice(0, int(np.frombuffer(out.buffers()[1], dtype=np.int32)[m]))
+    fields = views.view(np.int32).reshape(m, 4)
+    length = fields[:, 0].astype(np.int64)
+    inline = length <= _INLINE
+    sources = [views.view(np.uint8)] + [np.frombuffer(b, dtype=np.uint8) for b in buffers]
+    base = np.cumsum([0] + [len(x) for x in sources])
+    buffer = np.where(inline, 0, fields[:, 2]).clip(0, len(buffers) - 1)
+    start = np.where(inline, np.arange(m) * 16 + 4, base[1 + buffer] + fields[:, 3])
+    ends = np.cumsum(length)
+    at = np.repeat(start - (ends - length), length) + np.arange(int(ends[-1]))
+    return np.concatenate(sources)[at].tobytes()
 
 
 def _num_rel_complete(result, m, stat: str) -> float | None:
@@ -44,15 +352,14 @@ _COUNTED = ("oblivious", "expected", "min", "max")
 
 def _stat_column(s, stat: str) -> np.ndarray:
     """Per-query values of one statistic of [`Stats`][tierank.measures.Stats] ``s`` (the result's columns)."""
-    v = {
-        "oblivious": s.oblivious,
-        "expected": s.expected,
-        "min": s.min,
-        "max": s.max,
-        "std": np.sqrt(s.var),
-        "range": s.max - s.min,
-        "bias": s.oblivious - s.expected,
-    }[stat]
+    if stat in ("oblivious", "expected", "min", "max"):
+        v = getattr(s, stat)
+    else:
+        v = {
+            "std": np.sqrt,
+            "range": lambda _: s.max - s.min,
+            "bias": lambda _: s.oblivious - s.expected,
+        }[stat](s.var)
     return np.asarray(v, dtype=float)
 
 
@@ -94,19 +401,41 @@ def render_trec_eval(
     map                   |all|0.7500
     P_1                   |all|0.5000
     """
+    return _decoded(
+        trec_eval_pieces(
+            result, plan=plan, stat=stat, per_query=per_query, summary=summary, runid=runid
+        )
+    )
+
+
+def _decoded(pieces: list) -> str:
+    """The text of UTF-8 ``pieces``."""
+    return "".join([str(p, "utf-8") for p in pieces])
+
+
+def trec_eval_pieces(
+    result,
+    *,
+    plan=None,
+    stat: str = "oblivious",
+    per_query: bool = False,
+    summary: bool = True,
+    runid: str | None = None,
+) -> list:
+    """[`render_trec_eval`][tierank.report.formats.trec_eval.render_trec_eval] as UTF-8 bytes, in
+    consecutive pieces (bytes-like: `bytes` or Arrow buffers), as a writer takes them without
+    making one string of them first."""
     if stat not in TREC_STATS:
         raise TierankInputError(f"unknown statistic {stat!r}; accepted: {', '.join(TREC_STATS)}")
     if plan is None:
         plan = measure_plan(result.measures)
     entries = [e for e in plan.printed if e.measure is None or e.measure in result.stats]
     n = len(result.qids)
-    # the aggregate records (a missing value None, NaN in the DataFrame of EvalResult.aggregate): no pandas
-    agg = {row["measure"]: row for row in result.records(per_query=False)}
-    lines: list[str] = []
+    pieces: list = []
+    read: dict = {}  # the per-query values of each measure
     if per_query and n:
-        # one format template per query (every measure's line), applied to all queries in one % operation
-        specs: list[str] = []
-        cols = []
+        names: list[str] = []
+        columns: list = []
         for e in entries:
             m = e.measure
             if m is None or getattr(m, "summary_only", False):
@@ -116,52 +445,66 @@ def render_trec_eval(
             ):  # relstring: '%s' per query, of the stat's ordering
                 which = {"oblivious": "policy", "min": "pessimistic", "max": "optimistic"}.get(stat)
                 if which is not None:
-                    specs.append(f"{e.name:<22}".replace("%", "%%") + "\t%s\t'%s'\n")
-                    cols.append(result.stats[m].texts[which])
+                    names.append(e.name)
+                    columns.append(result.stats[m].texts[which])
                 continue
-            column = _stat_column(result.stats[m], stat)
-            vals = column.tolist()
-            if getattr(m, "is_count", False) or bool(np.isnan(column).any()):
-                specs.append(f"{e.name:<22}".replace("%", "%%") + "\t%s\t%s\n")
-                cols.append([_trec_value(x, getattr(m, "is_count", False)) for x in vals])
-            else:
-                specs.append(f"{e.name:<22}".replace("%", "%%") + "\t%s\t%6.4f\n")
-                cols.append(vals)
-        if cols:
-            args = np.empty((n, 2 * len(cols)), dtype=object)
-            args[:, 0::2] = np.asarray(result.qids, dtype=object)[:, None]
-            for j, c in enumerate(cols):
-                args[:, 2 * j + 1] = c
-            lines.append(
-                ("".join(specs) * n) % tuple(args.ravel().tolist())
-            )  # lines, each with its newline
+            names.append(e.name)
+            read[m] = _stat_column(result.stats[m], stat)
+            columns.append((read[m], getattr(m, "is_count", False)))
+        if names:
+            pieces.extend(_Lines(names, result.qids, columns).pieces())
     if summary:
-        if plan.runid and runid is not None:
-            lines.append(f"{'runid':<22}\tall\t{runid}\n")
-        for e in entries:
-            if e.measure is None:  # num_q without a NumQ family: the number of queries evaluated
-                lines.append(
-                    f"{e.name:<22}\tall\t{n if stat in ('oblivious', 'expected', 'min', 'max') else 0}\n"
-                )
-                continue
-            m = e.measure
-            if getattr(m, "string_valued", False):  # relstring: per query only, as trec_eval
-                continue
-            value = agg[str(m)][stat]
-            value = float("nan") if value is None else value
-            count = getattr(m, "is_count", False)
-            complete = _num_rel_complete(result, m, stat)
-            if complete is not None:
-                value = complete
-            elif stat != "std" and n and m.aggregate(result.stats[m]).linear:
-                # trec_eval's own arithmetic (meas_acc.c, meas_avg.c): the per-query values added in
-                # query order, then one division: the same double, so the same last printed digit
-                col = _stat_column(result.stats[m], stat)
-                value = float(np.cumsum(col)[-1]) / (1 if count else n)
-            lines.append(
-                f"{e.name:<22}\tall\t{_trec_value(value, getattr(e.measure, 'is_count', False))}\n"
-            )
+        pieces.append(_summary(result, entries, plan, stat, runid, read).encode("utf-8"))
+    return pieces
+
+
+def _summary(result, entries, plan, stat: str, runid: str | None, columns: dict) -> str:
+    """The ``all`` lines of [`render_trec_eval`][tierank.report.formats.trec_eval.render_trec_eval]
+    (``columns``: the per-query values already read, by measure)."""
+    n = len(result.qids)
+    lines: list[str] = []
+    if plan.runid and runid is not None:
+        lines.append(f"{'runid':<22}\tall\t{runid}\n")
+    for e in entries:
+        if e.measure is None:  # num_q without a NumQ family: the number of queries evaluated
+            lines.append(f"{e.name:<22}\tall\t{n if stat in _COUNTED else 0}\n")
+            continue
+        m = e.measure
+        if getattr(m, "string_valued", False):  # relstring: per query only, as trec_eval
+            continue
+        count = getattr(m, "is_count", False)
+        # the summary of a family that keeps the base class's is the mean (sum) of each column
+        linear = type(m).aggregate is Measure.aggregate or result.summary(m).linear
+        complete = _num_rel_complete(result, m, stat)
+        if complete is not None:
+            value = complete
+        elif stat != "std" and n and linear:
+            # trec_eval's own arithmetic (meas_acc.c, meas_avg.c): the per-query values added in
+            # query order, then one division: the same double, so the same last printed digit
+            col = columns[m] if m in columns else _stat_column(result.stats[m], stat)
+            value = float(np.cumsum(col)[-1]) / (1 if count else n)
+        else:
+            value = _aggregate(result.summary(m), stat)
+        lines.append(f"{e.name:<22}\tall\t{_trec_value(value, count)}\n")
     return "".join(lines)
+
+
+def _aggregate(agg, stat: str) -> float:
+    """The aggregate record's ``stat`` ([`EvalResult.records`][tierank.EvalResult.records]) of the
+    summary ``agg``: NaN where the record holds no number (NaN, infinite, or a linear summary's
+    ``range`` or ``bias`` over no query)."""
+    if stat in ("range", "bias"):
+        value = (
+            float("nan")
+            if agg.linear
+            else agg.max - agg.min
+            if stat == "range"
+            else agg.oblivious - agg.expected
+        )
+    else:
+        value = getattr(agg, stat)
+    value = float(value)
+    return value if math.isfinite(value) else float("nan")
 
 
 def render(
@@ -175,8 +518,26 @@ def render(
 ) -> str:
     """Every group of ``table`` in trec_eval's layout, one after the other, each with its run's tag
     (``runid``, given here for a single run, or the group's own)."""
-    return "".join(
-        render_trec_eval(
+    return _decoded(
+        render_pieces(table, per_query, plan=plan, stat=stat, summary=summary, runid=runid)
+    )
+
+
+def render_pieces(
+    table: ResultTable,
+    per_query: bool,
+    *,
+    plan=None,
+    stat: str = "oblivious",
+    summary: bool = True,
+    runid: str | None = None,
+) -> list:
+    """[`render`][tierank.report.formats.trec_eval.render] as UTF-8 bytes in consecutive pieces
+    ([`trec_eval_pieces`][tierank.report.formats.trec_eval.trec_eval_pieces])."""
+    return [
+        piece
+        for g in table.groups
+        for piece in trec_eval_pieces(
             g.result,
             plan=plan,
             stat=stat,
@@ -184,8 +545,7 @@ def render(
             summary=summary,
             runid=runid if runid is not None and len(table.groups) == 1 else g.runid,
         )
-        for g in table.groups
-    )
+    ]
 
 
 FORMAT = register("trec_eval", render)
