@@ -352,14 +352,14 @@ _COUNTED = ("oblivious", "expected", "min", "max")
 
 def _stat_column(s, stat: str) -> np.ndarray:
     """Per-query values of one statistic of [`Stats`][tierank.measures.Stats] ``s`` (the result's columns)."""
-    if stat in ("oblivious", "expected", "min", "max"):
+    if stat == "std":
+        v = np.sqrt(s.var)
+    elif stat == "range":
+        v = s.max - s.min
+    elif stat == "bias":
+        v = s.oblivious - s.expected
+    else:  # oblivious, expected, min, max: read as they are
         v = getattr(s, stat)
-    else:
-        v = {
-            "std": np.sqrt,
-            "range": lambda _: s.max - s.min,
-            "bias": lambda _: s.oblivious - s.expected,
-        }[stat](s.var)
     return np.asarray(v, dtype=float)
 
 
