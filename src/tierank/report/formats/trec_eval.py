@@ -140,9 +140,9 @@ def _texts(values: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarra
         out[digit] = made
         length[digit] = d_len
     if python.size:
-        out[python, : int(p_len.max())] = np.frombuffer(
-            b"".join(t.ljust(int(p_len.max()), b"\0") for t in said), dtype=np.uint8
-        ).reshape(python.size, -1)
+        pad = int(p_len.max())
+        joined = b"".join([t.ljust(pad, b"\0") for t in said])
+        out[python, :pad] = np.frombuffer(joined, dtype=np.uint8).reshape(python.size, pad)
         length[python] = p_len
     return out, length
 
@@ -154,7 +154,7 @@ def _number_views(values: np.ndarray, count: np.ndarray, base: int = 0) -> tuple
     ``rint(v * 1e4)`` where that is the exact value's rounding; ``_texts`` makes the others."""
     values = np.asarray(values, dtype=np.float64)
     count = np.asarray(count, dtype=bool)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
         x = np.abs(values)
         x *= 1e4
         c = np.rint(x)
