@@ -50,17 +50,23 @@ _TABLE: list[np.ndarray] = []
 
 
 def _table() -> np.ndarray:
-    """The string views of the texts ``"0.0000\n"`` to ``"9.9999\n"``, by
-    their value times 10**4."""
+    """The string views of the texts ``"0.0000\n"`` to ``"9.9999\n"``, by their value times 10**4,
+    then of ``"0\n"`` to ``"99999\n"`` (a count's), by 100,000 plus their value."""
     if not _TABLE:
         c = np.arange(100_000)
-        t = np.zeros((100_000, 16), dtype=np.uint8)
-        t.view(np.int32)[:, 0] = 7
-        t[:, 4] = 48 + c // 10_000
-        t[:, 5] = ord(".")
+        t = np.zeros((200_000, 16), dtype=np.uint8)
+        t.view(np.int32)[:100_000, 0] = 7
+        t[:100_000, 4] = 48 + c // 10_000
+        t[:100_000, 5] = ord(".")
         for i, p in enumerate((1000, 100, 10, 1)):
-            t[:, 6 + i] = 48 + c // p % 10
-        t[:, 10] = ord("\n")
+            t[:100_000, 6 + i] = 48 + c // p % 10
+        t[:100_000, 10] = ord("\n")
+        digits = np.searchsorted(_POW10[1:], c, side="right") + 1
+        t.view(np.int32)[100_000:, 0] = digits + 1
+        for i in range(5):  # the i-th digit from the left, then the newline
+            place = np.maximum(digits - 1 - i, 0)
+            t[100_000:, 4 + i] = np.where(i < digits, 48 + c // _POW10[place] % 10, 0)
+        t[100_000 + np.arange(100_000), 4 + digits] = ord("\n")
         _TABLE.append(t.view(_VIEW).ravel())
     return _TABLE[0]
 
@@ -148,10 +154,11 @@ def _texts(values: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 def _number_views(values: np.ndarray, count: np.ndarray, base: int = 0) -> tuple[np.ndarray, bytes]:
-    """The string views of ``_trec_value`` of each value and a newline (``count``:
-    the count flag of each), the longer texts in the returned bytes (data buffer ``_LONG`` from
-    ``base``).  The common value, ``0 <= v < 9.99995`` and not a count, is read from a table by
-    ``rint(v * 1e4)`` where that is the exact value's rounding; ``_texts`` makes the others."""
+    """The string views of ``_trec_value`` and a newline of each of ``values`` (queries x measures,
+    ``count``: each measure's count flag), query after query, the longer texts in the returned
+    bytes (data buffer ``_LONG`` from ``base``).  The common value, ``0 <= v < 9.99995`` and not a
+    count, is read from a table by ``rint(v * 1e4)`` where that is the exact value's rounding, a
+    count's whole value below 10**5 from a table of integers; ``_texts`` makes the others."""
     values = np.asarray(values, dtype=np.float64)
     count = np.asarray(count, dtype=bool)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -160,20 +167,23 @@ def _number_views(values: np.ndarray, count: np.ndarray, base: int = 0) -> tuple
         c = np.rint(x)
         x -= c
         np.abs(x, out=x)
-        common = x < 0.5 - _NEAR_HALF
-        common &= c < 100_000
-        common &= ~np.signbit(values)
-        if count.any():
-            common &= ~count
-    np.copyto(c, 0, where=~common)
+        done = x < 0.5 - _NEAR_HALF
+        done &= c < 100_000
+        done &= ~np.signbit(values)
+        counts = np.flatnonzero(count)
+        if counts.size:
+            done[:, counts] = False
+            v = values[:, counts]
+            small = (v >= 0) & (v < 100_000) & (np.floor(v) == v)
+            c[:, counts] = np.where(small, 100_000 + v, 0)
+            done[:, counts] = small
+    np.copyto(c, 0, where=~done)
     views = _table()[c.astype(np.intp).ravel()]
-    if common.all():
+    if done.all():
         return views, b""
-    v = values.ravel()
-    count = np.broadcast_to(count, values.shape).ravel()
-    common = common.ravel()
-    rest = np.flatnonzero(~common)
-    text, length = _texts(v[rest], count[rest])
+    rest = np.flatnonzero(~done.ravel())
+    flat_count = np.broadcast_to(count, values.shape).ravel()
+    text, length = _texts(values.ravel()[rest], flat_count[rest])
     views[rest], data = _views(text, length, _LONG, base)
     return views, data
 
@@ -186,12 +196,12 @@ def trec_numbers(values, count=False) -> list[str]:
 
     >>> trec_numbers([0.5, 1 / 3, -0.0, 12.345678, float("nan"), float("inf")])
     ['0.5000', '0.3333', '-0.0000', '12.3457', '  -nan', '   inf']
-    >>> trec_numbers([3.0, 2.5, -4.0], count=True)
-    ['3', '2.5000', '-4']
+    >>> trec_numbers([3.0, 2.5, -4.0, 123456.0, -0.0], count=True)
+    ['3', '2.5000', '-4', '123456', '0']
     """
     values = np.asarray(values, dtype=np.float64).ravel()
     count = np.broadcast_to(np.asarray(count, dtype=bool), values.shape)
-    views, data = _number_views(values, count)
+    views, data = _number_views(values[None, :], count)  # each value a measure of its own
     empty = pa.py_buffer(b"")
     text = bytes(_joined(views, [empty, empty, pa.py_buffer(data)])).decode("utf-8")
     return text.split("\n")[:-1]
