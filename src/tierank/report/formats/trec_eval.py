@@ -1,10 +1,12 @@
 """``trec_eval``: trec_eval's own layout (``trec_eval [-q] [-n]``) and its arithmetic, one statistic
 per line (``--stat``); several runs print one after the other, as trec_eval run once per run would.
 
-The per-query lines are built column-wise, without a Python step per line: every value's text is
-made from its digits in numpy (a table of the 100,000 texts ``0.0000`` to ``9.9999`` for the common
-case), each line is laid out in a fixed-width slot of one byte matrix (name, query, value), and
-Arrow's cast of a string-view array over those slots gathers the lines into one buffer.
+The per-query lines are made column-wise, without a Python step per line: each value's text comes
+from a table (``0.0000`` to ``9.9999``, counts ``0`` to ``99999``) or is made digit by digit in
+numpy (Python formats only a value within rounding error of a boundary, an infinity or a huge one);
+a line is three Arrow string views (its name, its query, its value's text) and the cast of the
+string-view array to a string array writes all lines into one buffer, which the command line writes
+as it is ([`render_pieces`][tierank.report.formats.trec_eval.render_pieces]).
 """
 
 from __future__ import annotations
