@@ -94,6 +94,14 @@ def test_numbers_are_c_printf(values):
     assert te.trec_numbers(values) == [LIBC(x) for x in values]
 
 
+def test_every_text_of_the_tables():
+    """The two tables whole: 0.0000 to 9.9999, and a count's 0 to 99999 (and the texts after them)."""
+    values = np.arange(100_500) / 10_000
+    assert te.trec_numbers(values) == [f"{v:6.4f}" for v in values.tolist()]
+    counts = np.arange(100_500, dtype=float)
+    assert te.trec_numbers(counts, count=True) == [str(i) for i in range(100_500)]
+
+
 @pytest.mark.full
 def test_every_table_text_and_its_neighbours():
     """The table of the common texts (0.0000 to 9.9999): every boundary k/20000 below 10 and the

@@ -55,20 +55,23 @@ def _table() -> np.ndarray:
     """The string views of the texts ``"0.0000\n"`` to ``"9.9999\n"``, by their value times 10**4,
     then of ``"0\n"`` to ``"99999\n"`` (a count's), by 100,000 plus their value."""
     if not _TABLE:
-        c = np.arange(100_000)
+        # the 5 digits of 0 to 99999, leading zeros kept: each place a repeating pattern
+        ten = np.arange(48, 58, dtype=np.uint8)
+        five = np.empty((100_000, 5), dtype=np.uint8)
+        for k in range(5):
+            five[:, 4 - k] = np.tile(np.repeat(ten, 10**k), 10 ** (4 - k))
         t = np.zeros((200_000, 16), dtype=np.uint8)
         t.view(np.int32)[:100_000, 0] = 7
-        t[:100_000, 4] = 48 + c // 10_000
+        t[:100_000, 4] = five[:, 0]
         t[:100_000, 5] = ord(".")
-        for i, p in enumerate((1000, 100, 10, 1)):
-            t[:100_000, 6 + i] = 48 + c // p % 10
+        t[:100_000, 6:10] = five[:, 1:]
         t[:100_000, 10] = ord("\n")
-        digits = np.searchsorted(_POW10[1:], c, side="right") + 1
-        t.view(np.int32)[100_000:, 0] = digits + 1
-        for i in range(5):  # the i-th digit from the left, then the newline
-            place = np.maximum(digits - 1 - i, 0)
-            t[100_000:, 4 + i] = np.where(i < digits, 48 + c // _POW10[place] % 10, 0)
-        t[100_000 + np.arange(100_000), 4 + digits] = ord("\n")
+        for d in range(1, 6):  # the integers of d digits
+            first, end = (0 if d == 1 else 10 ** (d - 1)), 10**d
+            rows = t[100_000 + first : 100_000 + end]
+            rows.view(np.int32)[:, 0] = d + 1
+            rows[:, 4 : 4 + d] = five[first:end, 5 - d :]
+            rows[:, 4 + d] = ord("\n")
         _TABLE.append(t.view(_VIEW).ravel())
     return _TABLE[0]
 
