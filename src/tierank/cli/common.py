@@ -378,7 +378,7 @@ def status(text: str):
     return nullcontext()
 
 
-def emit(text: str | bytes | Sequence, output: Path | None, protect: tuple) -> None:
+def emit(text: str | bytes | Sequence[Any], output: Path | None, protect: tuple) -> None:
     """``text`` to ``output`` (atomically) or to stdout; text, or UTF-8 bytes (one piece or a
     sequence of bytes-like pieces, written one after the other)."""
     if output is not None:
@@ -387,10 +387,16 @@ def emit(text: str | bytes | Sequence, output: Path | None, protect: tuple) -> N
         write_atomic(output, text, protect=protect)
     elif isinstance(text, str):
         sys.stdout.write(text)
-    else:
-        from ..io.writers import write_stdout
-
-        write_stdout(text)
+    else:  # the bytes to stdout's binary buffer, after its text (no import of the file writer)
+        pieces: Sequence[Any] = [text] if isinstance(text, (bytes, bytearray, memoryview)) else text
+        out = getattr(sys.stdout, "buffer", None)
+        if out is None:
+            sys.stdout.write("".join(str(p, "utf-8") for p in pieces))
+            return
+        sys.stdout.flush()
+        for piece in pieces:
+            out.write(piece)
+        out.flush()
 
 
 def print_tables(tables, output: Path | None, protect: tuple) -> None:
