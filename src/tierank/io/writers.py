@@ -192,7 +192,7 @@ def clean_stale_temps(folder: str | os.PathLike) -> list[Path]:
     return removed
 
 
-def pieces_of(data: str | bytes | Sequence) -> Sequence:
+def _pieces(data: str | bytes | Sequence) -> Sequence:
     """The bytes-like pieces that ``data`` is written as: text encoded as UTF-8, bytes as they are,
     a sequence of pieces (bytes, memoryviews, Arrow buffers) as it is."""
     if isinstance(data, str):
@@ -202,15 +202,15 @@ def pieces_of(data: str | bytes | Sequence) -> Sequence:
     return data
 
 
-def write_stdout(data: str | bytes | Sequence) -> None:
+def _write_stdout(data: str | bytes | Sequence) -> None:
     """``data`` (as [`write_atomic`][tierank.io.writers.write_atomic] takes it) to stdout, as UTF-8
     bytes where stdout has a binary buffer (after what was written to it as text)."""
     out = getattr(sys.stdout, "buffer", None)
     if out is None:
-        sys.stdout.write("".join(str(p, "utf-8") for p in pieces_of(data)))
+        sys.stdout.write("".join(str(p, "utf-8") for p in _pieces(data)))
         return
     sys.stdout.flush()
-    for piece in pieces_of(data):
+    for piece in _pieces(data):
         out.write(piece)
     out.flush()
 
@@ -238,9 +238,9 @@ def write_atomic(
     ['out.txt']
     """
     target = check_output(path, protect)
-    pieces = pieces_of(data)
+    pieces = _pieces(data)
     if target is None:
-        write_stdout(pieces)
+        _write_stdout(pieces)
         return None
     folder = target.parent if str(target.parent) else Path(".")
     clean_stale_temps(folder)
