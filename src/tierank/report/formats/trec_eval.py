@@ -118,44 +118,72 @@ def _texts(values: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarra
     nan = np.isnan(v)
     digit = np.flatnonzero(whole | clear)
     python = np.flatnonzero(~whole & ~clear & ~nan)
-    w = whole[digit]
-    integer = np.where(w, a[digit], c[digit] // 10_000).astype(np.int64)
-    fraction = np.where(w, 0, c[digit] % 10_000).astype(np.int64)
-    minus = np.where(w, v[digit] < 0, np.signbit(v[digit]))
+    # (all rows as a slice where they are all made here: no gathering)
+    sel: np.ndarray | slice = digit if digit.size < len(v) else slice(None)
+    w = whole[sel]
+    integer = np.where(w, a[sel], c[sel] // 10_000).astype(np.int64)
+    fraction = np.where(w, 0, c[sel] % 10_000).astype(np.intp)
+    minus = np.where(w, v[sel] < 0, np.signbit(v[sel]))
     digits = np.searchsorted(_POW10[1:], integer, side="right") + 1
     d_len = minus + digits + np.where(w, 0, 5) + 1
-    said = [
-        (_trec_value(x, k) + "\n").encode()
-        for x, k in zip(v[python].tolist(), count[python].tolist())
-    ]
-    p_len = np.array([len(t) for t in said], dtype=np.int64)
+    said, p_len = _python_texts(v[python], count[python])
     width = max(7, int(d_len.max(initial=0)), int(p_len.max(initial=0)))
     out = np.zeros((len(v), width), dtype=np.uint8)
     length = np.full(len(v), 7, dtype=np.int64)
     out[nan, :7] = np.frombuffer(b"  -nan\n", dtype=np.uint8)
     if digit.size:
-        # right-aligned first: the sign's column, the integer's digits (leading zeros), the tail
-        # (".dddd\n", or "\n" after an integer); each text then read from its first column
-        m, places = digit.size, int(digits.max())
-        full = np.zeros((m, places + 7), dtype=np.uint8)
-        full[:, 1 : 1 + places] = 48 + integer[:, None] // _POW10[places - 1 :: -1] % 10
-        full[:, 1 + places] = np.where(w, ord("\n"), ord("."))
-        frac = 48 + fraction[:, None] // _POW10[3::-1] % 10
-        full[:, 2 + places : 6 + places] = np.where(w[:, None], 0, frac)
-        full[:, 6 + places] = np.where(w, 0, ord("\n"))
-        first = 1 + places - digits - minus
-        full[np.flatnonzero(minus), first[minus]] = ord("-")
-        at = np.minimum(first[:, None] + np.arange(width), places + 6)
-        made = full[np.arange(m)[:, None], at]
-        made[np.arange(width) >= d_len[:, None]] = 0
-        out[digit] = made
+        four = _table().view(np.uint8).reshape(-1, 16)[:10_000, 6:10]  # "0000" to "9999"
+        # the integer's digits, leading zeros kept, four at a time from the table
+        chunks = -(-int(digits.max()) // 4)
+        places = np.empty((digit.size, 4 * chunks), dtype=np.uint8)
+        rest = integer
+        for k in range(chunks - 1, -1, -1):
+            places[:, 4 * k : 4 * k + 4] = four[rest % 10_000]
+            rest = rest // 10_000
+        decimals = four[fraction]
+        # the texts of one layout (sign or not, number of digits, integer or not) at once
+        kind = (minus * 32 + digits) * 2 + w
+        for key in np.flatnonzero(np.bincount(kind)).tolist():
+            found = np.flatnonzero(kind == key)
+            rows: np.ndarray | slice = found if found.size < digit.size else slice(None)
+            at = digit[rows] if isinstance(sel, np.ndarray) else rows
+            sign, d, is_whole = key // 64, key // 2 % 32, key % 2
+            if sign:
+                out[at, 0] = ord("-")
+            out[at, sign : sign + d] = places[rows, 4 * chunks - d :]
+            if is_whole:
+                out[at, sign + d] = ord("\n")
+            else:
+                out[at, sign + d] = ord(".")
+                out[at, sign + d + 1 : sign + d + 5] = decimals[rows]
+                out[at, sign + d + 5] = ord("\n")
         length[digit] = d_len
     if python.size:
-        pad = int(p_len.max())
-        joined = b"".join([t.ljust(pad, b"\0") for t in said])
-        out[python, :pad] = np.frombuffer(joined, dtype=np.uint8).reshape(python.size, pad)
+        out[python, : said.shape[1]] = said
         length[python] = p_len
     return out, length
+
+
+def _python_texts(values: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``_trec_value`` of each value and a newline, by Python's formatting (``"%6.4f"`` of all of
+    them at once), left-aligned in the rows of a uint8 matrix (zero after each text), and their
+    lengths."""
+    values = values.tolist()
+    texts = ("%6.4f\n" * len(values)) % tuple(values)
+    counted = np.flatnonzero(count)
+    if counted.size:  # a count that is a whole number of 10**18 or more: trec_eval's %ld
+        lines = texts.split("\n")[:-1]
+        for i in counted.tolist():
+            lines[i] = _trec_value(values[i], True)
+        texts = "".join(t + "\n" for t in lines)
+    data = np.frombuffer(texts.encode("utf-8"), dtype=np.uint8)
+    ends = np.flatnonzero(data == ord("\n")) + 1
+    lens = np.diff(ends, prepend=0)
+    out = np.zeros((len(values), int(lens.max(initial=0))), dtype=np.uint8)
+    out[
+        np.repeat(np.arange(len(values)), lens), np.arange(len(data)) - np.repeat(ends - lens, lens)
+    ] = data
+    return out, lens
 
 
 def _number_views(values: np.ndarray, count: np.ndarray, base: int = 0) -> tuple[np.ndarray, bytes]:
