@@ -52,8 +52,8 @@ _TABLE: list[np.ndarray] = []
 
 
 def _table() -> np.ndarray:
-    """The string views of the texts ``"0.0000\n"`` to ``"9.9999\n"``, by their value times 10**4,
-    then of ``"0\n"`` to ``"99999\n"`` (a count's), by 100,000 plus their value."""
+    """The string views of the texts ``"0.0000\\n"`` to ``"9.9999\\n"``, by their value times 10**4,
+    then of ``"0\\n"`` to ``"99999\\n"`` (a count's), by 100,000 plus their value."""
     if not _TABLE:
         # the 5 digits of 0 to 99999, leading zeros kept: each place a repeating pattern
         ten = np.arange(48, 58, dtype=np.uint8)
@@ -171,7 +171,7 @@ def _python_texts(values: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np
     values = values.tolist()
     texts = ("%6.4f\n" * len(values)) % tuple(values)
     counted = np.flatnonzero(count)
-    if counted.size:  # a count that is a whole number of 10**18 or more: trec_eval's %ld
+    if counted.size:  # a count: trec_eval's %ld where it is a whole number (10**18 or more here)
         lines = texts.split("\n")[:-1]
         for i in counted.tolist():
             lines[i] = _trec_value(values[i], True)
@@ -293,7 +293,7 @@ _CHUNK_LINES = 1 << 20
 
 
 class _Lines:
-    """The per-query lines ``"%-22s\t%s\t%s\n"`` (name, query, value text) of ``names`` and ``qids``,
+    """The per-query lines ``"%-22s\\t%s\\t%s\\n"`` (name, query, value text) of ``names`` and ``qids``,
     query after query, each query's lines in the order of ``names``.
 
     ``columns[j]`` holds the values of ``names[j]``: ``(float array, is_count)`` for a number per
