@@ -67,6 +67,23 @@ def test_dash_means_stdout(tmp_path, capfd, monkeypatch):
     assert not (tmp_path / "-").exists()  # before: a file named '-'
 
 
+def test_pieces_are_written_one_after_the_other(tmp_path, capfd):
+    """Bytes-like pieces (bytes, memoryview, an Arrow buffer), as trec_eval's layout hands them over:
+    the file holds them in order, the old file stays until the last is written, stdout gets the same."""
+    import pyarrow as pa
+
+    from tierank.cli.common import emit
+
+    pieces = [b"a\tb\n", memoryview(b"\xc3\xa9\n"), pa.py_buffer(b"last\n"), b""]
+    out = write_atomic(tmp_path / "p.txt", pieces)
+    assert out is not None and out.read_bytes() == "a\tb\né\nlast\n".encode()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.txt"]
+    print("text first", end="\n")
+    emit(pieces, None, ())
+    write_atomic("-", pieces)
+    assert capfd.readouterr().out == "text first\n" + "a\tb\né\nlast\n" * 2
+
+
 # -- special files ---------------------------------------------------------------------------------
 
 

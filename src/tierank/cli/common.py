@@ -20,6 +20,7 @@ import errno
 import functools
 import io
 import sys
+from collections.abc import Sequence
 from contextlib import contextmanager, nullcontext
 from enum import Enum
 from pathlib import Path
@@ -377,14 +378,25 @@ def status(text: str):
     return nullcontext()
 
 
-def emit(text: str, output: Path | None, protect: tuple) -> None:
-    """``text`` to ``output`` (atomically) or to stdout."""
+def emit(text: str | bytes | Sequence[Any], output: Path | None, protect: tuple) -> None:
+    """``text`` to ``output`` (atomically) or to stdout; text, or UTF-8 bytes (one piece or a
+    sequence of bytes-like pieces, written one after the other)."""
     if output is not None:
         from ..io.writers import write_atomic
 
         write_atomic(output, text, protect=protect)
-    else:
+    elif isinstance(text, str):
         sys.stdout.write(text)
+    else:  # the bytes to stdout's binary buffer, after its text (no import of the file writer)
+        pieces: Sequence[Any] = [text] if isinstance(text, (bytes, bytearray, memoryview)) else text
+        out = getattr(sys.stdout, "buffer", None)
+        if out is None:
+            sys.stdout.write("".join(str(p, "utf-8") for p in pieces))
+            return
+        sys.stdout.flush()
+        for piece in pieces:
+            out.write(piece)
+        out.flush()
 
 
 def print_tables(tables, output: Path | None, protect: tuple) -> None:

@@ -315,11 +315,13 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
     layout = (
         dict(plan=plan, stat=options.stat or "oblivious", summary=options.summary) if trec else {}
     )
-    emit(
-        render(ResultTable.of(results, runids=runids), options.fmt, options.per_query, **layout),
-        options.output,
-        protect,
-    )
+    grouped = ResultTable.of(results, runids=runids)
+    if trec:  # trec_eval's layout as UTF-8 bytes, written without one string of it all
+        from ..report.formats.trec_eval import render_pieces
+
+        emit(render_pieces(grouped, options.per_query, **layout), options.output, protect)
+    else:
+        emit(render(grouped, options.fmt, options.per_query, **layout), options.output, protect)
     if trec:  # its three columns are its contract: what is an estimate is said on stderr
         from ..report.marks import trec_eval_note
 

@@ -21,7 +21,7 @@ import secrets
 import socket
 import stat
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -192,8 +192,34 @@ def clean_stale_temps(folder: str | os.PathLike) -> list[Path]:
     return removed
 
 
-def write_atomic(path: str | os.PathLike, data: str | bytes, protect: Iterable = ()) -> Path | None:
-    """Write ``data`` (text as UTF-8) to ``path`` atomically; ``"-"`` writes to stdout (returns None).
+def _pieces(data: str | bytes | Sequence) -> Sequence:
+    """The bytes-like pieces that ``data`` is written as: text encoded as UTF-8, bytes as they are,
+    a sequence of pieces (bytes, memoryviews, Arrow buffers) as it is."""
+    if isinstance(data, str):
+        return [data.encode("utf-8")]
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return [data]
+    return data
+
+
+def _write_stdout(data: str | bytes | Sequence) -> None:
+    """``data`` (as [`write_atomic`][tierank.io.writers.write_atomic] takes it) to stdout, as UTF-8
+    bytes where stdout has a binary buffer (after what was written to it as text)."""
+    out = getattr(sys.stdout, "buffer", None)
+    if out is None:
+        sys.stdout.write("".join(str(p, "utf-8") for p in _pieces(data)))
+        return
+    sys.stdout.flush()
+    for piece in _pieces(data):
+        out.write(piece)
+    out.flush()
+
+
+def write_atomic(
+    path: str | os.PathLike, data: str | bytes | Sequence, protect: Iterable = ()
+) -> Path | None:
+    """Write ``data`` (text as UTF-8; bytes; or bytes-like pieces such as Arrow buffers, written one
+    after the other) to ``path`` atomically; ``"-"`` writes to stdout (returns None).
 
     Refuses what [`check_output`][tierank.io.writers.check_output] refuses (inputs in ``protect``, special files, directories, a
     folder that is missing or not writable).  A temporary file ``.NAME.tierank-HOST-PID-XXXXXXXX.tmp`` in
@@ -212,15 +238,9 @@ def write_atomic(path: str | os.PathLike, data: str | bytes, protect: Iterable =
     ['out.txt']
     """
     target = check_output(path, protect)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
+    pieces = _pieces(data)
     if target is None:
-        out = getattr(sys.stdout, "buffer", None)
-        if out is None:
-            sys.stdout.write(payload.decode("utf-8"))
-        else:
-            sys.stdout.flush()
-            out.write(payload)
-            out.flush()
+        _write_stdout(pieces)
         return None
     folder = target.parent if str(target.parent) else Path(".")
     clean_stale_temps(folder)
@@ -233,7 +253,8 @@ def write_atomic(path: str | os.PathLike, data: str | bytes, protect: Iterable =
         _refuse(target, f"cannot write into folder {str(folder)!r}: {e.strerror or e}")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
+            for piece in pieces:
+                fh.write(piece)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)
