@@ -316,8 +316,8 @@ class Judgments:
     Docids are coded by their index among the distinct judged docids (a hash lookup,
     ``pyarrow.compute.index_in``) and each (query, docid) pair becomes one int64 key
     ``query * ndocs + code``.  Keys are found in a dense table of every possible key where that
-    table is small next to the rows looked up, else by a second hash lookup among the judgments'
-    keys.  Where a pair is judged more than once (no reader lets that through), the first
+    table is small next to the rows looked up, else by binary search among the judgments' keys,
+    sorted once.  Where a pair is judged more than once (no reader lets that through), the first
     judgment wins.
 
     >>> j = Judgments(np.array([0, 0, 1]), pa.array(["a", "b", "a"]), np.array([1.0, 0.0, 2.0]))
@@ -340,7 +340,7 @@ class Judgments:
         self.nq = int(self.q.max()) + 1 if len(self.q) else 0
         self.keys = self.q * self.ndocs + codes
         self._table: np.ndarray | None = None
-        self._key_array: pa.Array | None = None
+        self._sorted: tuple[np.ndarray, np.ndarray] | None = None  # distinct keys sorted, their first judgment
 
     def _doc_codes(self, docid: pa.Array) -> np.ndarray:
         """Index of each docid among the judged docids (int64), -1 where none is judged."""
@@ -360,9 +360,18 @@ class Judgments:
                 self._table = np.full(size, -1, dtype=np.int64)
                 self._table[uk] = first
             return self._table[key]
-        if self._key_array is None:
-            self._key_array = ac.array(self.keys, pa.int64())
-        return ac.numpy(ac.fill_null(ac.index_in(ac.array(key, pa.int64()), self._key_array), -1))
+        if self._sorted is None:
+            # the keys sorted once (stable: the first judgment of a pair comes first), each kept once
+            keys = self.keys.astype(np.int32) if size < 2**31 else self.keys
+            order = np.argsort(keys, kind="stable")
+            sk = keys[order]
+            first = np.ones(len(sk), dtype=bool)
+            np.not_equal(sk[1:], sk[:-1], out=first[1:])
+            self._sorted = (sk[first], order[first])
+        sk, idx = self._sorted
+        at = np.searchsorted(sk, key.astype(sk.dtype, copy=False))
+        np.minimum(at, len(sk) - 1, out=at)
+        return np.where(sk[at] == key, idx[at], -1)
 
     def lookup(self, q: np.ndarray, docid: pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
         """Index of the judgment of each (query code, docid) pair, -1 where there is none; with
@@ -553,12 +562,18 @@ def _depth(
     """Deepest rank (exclusive) any measure reads, per query; None when some read the whole list."""
     if not measures:
         return None
+    counts: dict[int, np.ndarray] = {}  # N+ per level, counted once for every measure asking
+
+    def nrel(own: int | None) -> np.ndarray:
+        level = rel if own is None else own
+        if level not in counts:
+            counts[level] = np.bincount(q_idx, weights=grade >= level, minlength=nq)
+        return counts[level]
+
     depth = np.zeros(nq)
     for m in measures:
-        d = m.depth(
-            lambda own: np.bincount(
-                q_idx, weights=grade >= (rel if own is None else own), minlength=nq
-            )
-        )
+        d = m.depth(nrel)
+        if nq and np.ndim(d) == 0 and d == float("inf"):
+            return None  # one reads the whole list
         depth = np.maximum(depth, d)
     return None if np.isinf(depth).any() else depth
