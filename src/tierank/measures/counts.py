@@ -108,13 +108,46 @@ class NumRel(Measure):
 
 
 class _Set(Linear):
-    """Order-free counts over the documents retrieved (up to the depth limit): weight 1 each."""
+    """Order-free counts over the documents retrieved (up to the depth limit): weight `unit` each."""
 
     cutoff_allowed = False
     schema: ClassVar[tuple[Param, ...]] = (REL,)
 
+    def unit(self) -> float:
+        """The weight of every position read."""
+        return 1.0
+
     def weights(self, prep: Prepared, rows: np.ndarray):
-        return np.ones(len(rows))
+        return np.full(len(rows), self.unit())
+
+    def stats(self, prep: Prepared) -> Stats:
+        """Without a depth limit every document retrieved is read whatever the ordering: one count per
+        query (exact integers), the same in every ordering (variance exactly 0).  With one, a tie group
+        cut by the limit makes it vary: the closed forms of `Linear`."""
+        if np.isfinite(prep.cut(float("inf"))):
+            return super().stats(prep)
+        own = self.values(prep)
+        count = hits(prep, self.kind, self.rel) if own is None else per_query(prep, own)
+        den = self.denominator(prep)
+        u = self.unit()
+        total = count if u == 1.0 else count * u
+        v = total if den is None else ratio(total, np.broadcast_to(den, total.shape))
+        return Stats(v, v.copy(), v.copy(), v.copy(), np.zeros(prep.nq))
+
+
+def per_query(prep: Prepared, values: np.ndarray) -> np.ndarray:
+    """Per query, the sum of per-row ``values`` over every row (in row order)."""
+    return np.bincount(prep.qi, weights=values, minlength=prep.nq)
+
+
+def hits(prep: Prepared, kind: str = "rel", rel: int | None = None) -> np.ndarray:
+    """Per query, the documents retrieved with a true binary value (``rel`` at ``rel``, or ``judged``)
+    among every row of ``prep`` (float64 counts, exact; cached on ``prep``)."""
+    level = (prep.rel if rel is None else rel) if kind == "rel" else None
+    return prep.cached(
+        ("query-counts", kind, level),
+        lambda: per_query(prep, prep.doc_values(kind, rel)),  # type: ignore[arg-type]
+    )
 
 
 @register
@@ -202,8 +235,8 @@ class SetF(_Set):
     )
     bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
 
-    def weights(self, prep: Prepared, rows: np.ndarray):
-        return np.full(len(rows), self.param("beta") + 1.0)
+    def unit(self) -> float:
+        return self.param("beta") + 1.0
 
     def denominator(self, prep: Prepared):
         return self.param("beta") * prep.nrel(self.rel) + prep.qret
@@ -245,6 +278,10 @@ class SetAP(Measure):
     def stats(self, prep: Prepared) -> Stats:
         h = NumRelRet(params=(("rel", self.rel),)).stats(prep)
         den = prep.qret.astype(np.float64) * prep.nrel(self.rel)
+        sq = lambda x: ratio(x * x, den)  # noqa: E731
+        if not np.isfinite(prep.cut(float("inf"))):
+            v = sq(h.oblivious)  # every retrieved document read: h is the same in every ordering
+            return Stats(v, v.copy(), v.copy(), v.copy(), np.zeros(prep.nq))
         # h = h0 + H: H from the (at most one) group straddling the depth limit, hypergeometric
         cut = prep.cut(float("inf"))
         m = prep.gsize.astype(np.int64)
@@ -273,7 +310,6 @@ class SetAP(Measure):
             v = np.bincount(seg, weights=p * (val - e[seg]) ** 2, minlength=len(strad))
             expected[q] = e
             var[q] = v
-        sq = lambda x: ratio(x * x, den)  # noqa: E731
         return Stats(
             sq(h.oblivious), ratio(expected, den), sq(h.min), sq(h.max), ratio(var, den * den)
         )
