@@ -30,7 +30,7 @@ import numpy as np
 
 from ..ties import Prepared
 from .base import FamilyNames, Param, Stats, register
-from .counts import NumRelRet, _Set
+from .counts import NumRelRet, _Set, count_stats, flag_cumsum
 from .linear import REL, Linear
 
 __all__ = ["RelP", "SetRelP", "RprecMult", "Utility"]
@@ -60,6 +60,10 @@ class RelP(Linear):
 
     def denominator(self, prep: Prepared):
         return np.minimum(float(self.required_cutoff), prep.nrel(self.rel))
+
+    def stats(self, prep: Prepared) -> Stats:
+        """The relevant documents of the top k ([`tierank.measures.counts.top_counts`][tierank.measures.counts.top_counts]), over min(k, N+)."""
+        return count_stats(prep, flag_cumsum(prep, "rel", self.rel), self.k, self.denominator(prep))
 
 
 @register
@@ -119,6 +123,11 @@ class RprecMult(Linear):
 
     def denominator(self, prep: Prepared):
         return self.ranks(prep.nrel(self.rel))
+
+    def stats(self, prep: Prepared) -> Stats:
+        """The relevant documents of the top c ([`tierank.measures.counts.top_counts`][tierank.measures.counts.top_counts]), over c."""
+        c = self.cutoff_per_query(prep)
+        return count_stats(prep, flag_cumsum(prep, "rel", self.rel), c, c)
 
 
 #: the largest worth |p1|..|p4| of a document in `Utility`: four worths times counts up to 2^53 stay

@@ -15,7 +15,8 @@ Definitions (trec_eval 10, ``m_unjudged.c`` and ``m_rbp_resid.c``):
 
 Statistics over tie orderings, exact:
 
-* ``Unj`` is a sum over ranks with weight 1 up to `k`: `tierank.measures.linear.Linear`.
+* ``Unj`` is a sum over ranks with weight 1 up to `k`: only the tie group cut by rank `k` varies,
+  hypergeometric ([`tierank.measures.counts.top_counts`][tierank.measures.counts.top_counts]).
 * ``RBP_resid`` is `X + c\,[X > 0]` with `X = (1-p)\sum_i p^i u_i` (a
   [`Linear`][tierank.measures.unjudged.Linear] sum) and `c = p^n` fixed.  Whether any unjudged document is retrieved
   depends on the ordering only through a tie group cut by the depth limit (``-M``): with
@@ -31,6 +32,7 @@ import numpy as np
 
 from ..ties import Prepared
 from .base import FamilyNames, Measure, Param, Stats, register
+from .counts import count_stats, row_cumsum
 from .kernels import log_factorials
 from .linear import Linear
 
@@ -65,6 +67,12 @@ class Unj(Linear):
 
     def denominator(self, prep: Prepared):
         return float(self.required_cutoff)
+
+    def stats(self, prep: Prepared) -> Stats:
+        """The unjudged documents of the top k: a count with unit weights ([`tierank.measures.counts.top_counts`][tierank.measures.counts.top_counts]:
+        only the tie group cut by rank k varies, hypergeometric), over k."""
+        cum = row_cumsum(prep, ("unjudged",), lambda: unjudged_rows(prep) > 0)
+        return count_stats(prep, cum, self.k, self.denominator(prep))
 
     def unjudged_bounds(self, prep: Prepared, stats: Stats) -> tuple[np.ndarray, np.ndarray]:
         """It does not depend on the relevance of the unjudged documents: its own min and max."""
