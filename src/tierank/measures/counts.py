@@ -210,7 +210,7 @@ def count_stats(prep: Prepared, cum: np.ndarray, k: float | np.ndarray, den=None
 
 def per_query(prep: Prepared, values: np.ndarray) -> np.ndarray:
     """Per query, the sum of per-row ``values`` over every row (in row order)."""
-    return np.bincount(prep.qi, weights=values, minlength=prep.nq)
+    return np.bincount(prep.qi, weights=values, minlength=prep.nq).astype(np.float64, copy=False)
 
 
 def hits(prep: Prepared, kind: str = "rel", rel: int | None = None) -> np.ndarray:
