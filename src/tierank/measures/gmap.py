@@ -36,9 +36,10 @@ from ..ties import Prepared
 from .base import Aggregate, FamilyNames, Measure, Stats, register
 from .kernels import ratio
 from .linear import REL
-from .sampling import Draws, fixed_draws, sample_moments
+from .counts import flag_cumsum
+from .sampling import Draws, sample_moments
 
-__all__ = ["GMAP", "GeometricMean", "GMStats", "MIN_GEO_MEAN", "ap_values"]
+__all__ = ["GMAP", "GeometricMean", "GMStats", "MIN_GEO_MEAN", "ap_values", "extremal_draws"]
 
 #: trec_eval's floor of the values in a geometric mean (trec_eval.h ``MIN_GEO_MEAN``)
 MIN_GEO_MEAN = 0.00001
@@ -67,6 +68,28 @@ def ap_values(d: Draws, nrel: np.ndarray) -> np.ndarray:
     )
 
 
+def extremal_draws(prep: Prepared, rel: int | None, cut: float) -> tuple[Draws, Draws, Draws]:
+    """[`Draws`][tierank.measures.gmap.Draws] of the ``policy``, ``pessimistic`` and ``optimistic`` arrangements (relevance at
+    ``rel``, ranks below ``cut``): the relevant documents of a tie group take its first or last ranks,
+    in the same order, so each arrangement is found from the relevant rows alone (what
+    [`fixed_draws`][tierank.measures.sampling.fixed_draws] finds from the arrangement's every row)."""
+    c = flag_cumsum(prep, "rel", rel)
+    rows = np.flatnonzero(np.diff(c))  # the relevant rows, ascending
+    g = prep.gid[rows]
+    gs = prep.gstart
+    first = prep.gpos0[g] + (c[rows] - c[gs[g]])  # the group's j-th relevant document at its j-th rank
+    last = first + (prep.gsize[g] - (c[gs[g + 1]] - c[gs[g]]))
+    out = []
+    for pos in (prep.pos[rows], last, first):
+        keep = pos < cut
+        out.append(
+            Draws.build(
+                np.arange(prep.nq), np.arange(prep.nq), prep.qi[rows][keep], pos[keep] + 1.0
+            )
+        )
+    return out[0], out[1], out[2]
+
+
 class GeometricMean(Measure):
     """Base of trec_eval's geometric-mean summaries (``gm_map``; ``gm_bpref`` in [`tierank.measures.gmbpref`][tierank.measures.gmbpref]).
 
@@ -92,10 +115,7 @@ class GeometricMean(Measure):
             x = np.maximum(self.base(prep, d), self.floor)
             return np.vstack([x, x**root])
 
-        obl, lo, hi = (
-            values(fixed_draws(prep, prep.arrangement(w, "rel", self.rel), cut))
-            for w in ("policy", "pessimistic", "optimistic")
-        )
+        obl, lo, hi = (values(d) for d in extremal_draws(prep, self.rel, cut))
         vary = np.flatnonzero(lo[0] < hi[0])
         e, v, se = lo[0].copy(), np.zeros(n), np.zeros(n)
         rmean, rvar = lo[1].copy(), np.zeros(n)
