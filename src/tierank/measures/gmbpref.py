@@ -206,7 +206,7 @@ class GMBpref(GeometricMean):
         groups of `_parts` vary; in a group wholly above the depth limit only the order of its
         judged documents matters (the others are left out of the draws)."""
         R, D, fixed = parts["R"], parts["D"], parts["fixed"]
-        qkeys = query_keys(prep)
+        qkeys = None
         starts = np.searchsorted(parts["q"], np.asarray(queries))
         ends = np.searchsorted(parts["q"], np.asarray(queries), side="right")
         # codes: a judged non-relevant document 1, a relevant one 2^32 (never counted: fewer than 2^32
@@ -238,6 +238,8 @@ class GMBpref(GeometricMean):
                         one = np.repeat(codes[: len(comp)], comp)[None, :read]
                         total += self._group(one, B, R[q], D[q])
                         continue
+                    if qkeys is None:
+                        qkeys = query_keys(prep)
                     rng = np.random.default_rng([int(qkeys[q]), P0])
                     group = np.repeat(
                         codes[::-1], comp[::-1] if len(comp) == 3 else (0, *comp[::-1])
