@@ -40,7 +40,15 @@ def _brute(prep, flags, k):
             for combo in itertools.product(*(set(itertools.permutations(g)) for g in groups))
         ]
         policy = sum(flags[lo : lo + read])
-        out.append((policy, statistics.fmean(counts), statistics.pvariance(counts), min(counts), max(counts)))
+        out.append(
+            (
+                policy,
+                statistics.fmean(counts),
+                statistics.pvariance(counts),
+                min(counts),
+                max(counts),
+            )
+        )
     return out
 
 

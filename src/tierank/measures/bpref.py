@@ -99,7 +99,9 @@ class Bpref(Measure):
     def stats(self, prep: Prepared) -> Stats:
         rel = prep.rel if self.rel is None else self.rel
         s = prep.cached(("bpref-stats", rel), lambda: self._stats(prep))
-        return Stats(s.oblivious.copy(), s.expected.copy(), s.min.copy(), s.max.copy(), s.var.copy())
+        return Stats(
+            s.oblivious.copy(), s.expected.copy(), s.min.copy(), s.max.copy(), s.var.copy()
+        )
 
     def _stats(self, prep: Prepared) -> Stats:
         rel, non, R, D = self._classes(prep)
@@ -134,9 +136,7 @@ class Bpref(Measure):
             rows = rows[prep.pos[rows] < cut]
         qr = prep.qi[rows]
         before = c_non[rows] - c_non[qs[qr]]
-        obl = ratio(
-            np.bincount(qr, weights=self._f(before, R[qr], D[qr]), minlength=prep.nq), R
-        )
+        obl = ratio(np.bincount(qr, weights=self._f(before, R[qr], D[qr]), minlength=prep.nq), R)
 
         full = L == m
         strad = ~full

@@ -34,9 +34,9 @@ import numpy as np
 
 from ..ties import Prepared
 from .base import Aggregate, FamilyNames, Measure, Stats, register
+from .counts import flag_cumsum
 from .kernels import ratio
 from .linear import REL
-from .counts import flag_cumsum
 from .sampling import Draws, sample_moments
 
 __all__ = ["GMAP", "GeometricMean", "GMStats", "MIN_GEO_MEAN", "ap_values", "extremal_draws"]
@@ -77,7 +77,8 @@ def extremal_draws(prep: Prepared, rel: int | None, cut: float) -> tuple[Draws, 
     rows = np.flatnonzero(np.diff(c))  # the relevant rows, ascending
     g = prep.gid[rows]
     gs = prep.gstart
-    first = prep.gpos0[g] + (c[rows] - c[gs[g]])  # the group's j-th relevant document at its j-th rank
+    # the j-th relevant document of a group at its j-th rank, or at its j-th of the last ones
+    first = prep.gpos0[g] + (c[rows] - c[gs[g]])
     last = first + (prep.gsize[g] - (c[gs[g + 1]] - c[gs[g]]))
     out = []
     for pos in (prep.pos[rows], last, first):

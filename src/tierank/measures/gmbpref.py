@@ -221,7 +221,9 @@ class GMBpref(GeometricMean):
                 comp: tuple[int, ...] = (int(parts["r"][i]), int(parts["s"][i]))
                 if read < k:  # cut inside the group: which documents fall past it matters too
                     comp = (*comp, k - comp[0] - comp[1])
-                groups.append((int(parts["B"][i]), int(parts["pos0"][i]), comp, min(read, sum(comp))))
+                groups.append(
+                    (int(parts["B"][i]), int(parts["pos0"][i]), comp, min(read, sum(comp)))
+                )
                 count = min(count * arrangement_count(comp), sampling.ENUMERATE + 1)
                 if not enumerable(comp):
                     count = sampling.ENUMERATE + 1

@@ -340,7 +340,8 @@ class Judgments:
         self.nq = int(self.q.max()) + 1 if len(self.q) else 0
         self.keys = self.q * self.ndocs + codes
         self._table: np.ndarray | None = None
-        self._sorted: tuple[np.ndarray, np.ndarray] | None = None  # distinct keys sorted, their first judgment
+        # the distinct keys sorted, and the first judgment of each
+        self._sorted: tuple[np.ndarray, np.ndarray] | None = None
 
     def _doc_codes(self, docid: pa.Array) -> np.ndarray:
         """Index of each docid among the judged docids (int64), -1 where none is judged."""
