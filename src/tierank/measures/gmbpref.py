@@ -256,6 +256,15 @@ class GMBpref(GeometricMean):
         """A group's sum of bpref terms in each row of ``seq`` (orderings x positions read, codes),
         with ``B`` judged non-relevant documents above the group."""
         row, col = np.nonzero(seq == 1 << 32)
-        nb = B + (np.cumsum(seq, axis=1)[row, col] & 0xFFFFFFFF)
-        fv = 1.0 - ratio(np.minimum(nb, R), np.full(nb.shape, D))
-        return np.bincount(row, weights=fv, minlength=len(seq))
+        r = len(row) // max(len(seq), 1)
+        if r and not (seq == 0).any() and (np.bincount(row, minlength=len(seq)) == r).all():
+            # relevant and judged non-relevant documents only, r relevant ones in every row: the e-th
+            # relevant one of a row has e judged non-relevant ones fewer above it than its column
+            above = col - np.arange(len(col)) % r
+        else:
+            above = np.cumsum(seq, axis=1)[row, col] & 0xFFFFFFFF
+        # f at every count of judged non-relevant documents above that can occur, then looked up
+        top = int(above.max()) + 1 if len(above) else 0
+        nb = B + np.arange(top)
+        table = 1.0 - ratio(np.minimum(nb, R), np.full(nb.shape, D))
+        return np.bincount(row, weights=table[above], minlength=len(seq))
