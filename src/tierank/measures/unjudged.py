@@ -33,7 +33,7 @@ import numpy as np
 from ..ties import Prepared
 from .base import FamilyNames, Measure, Param, Stats, register
 from .counts import count_stats, row_cumsum
-from .kernels import log_factorials
+from .kernels import centered, log_factorials, select_segments
 from .linear import Linear
 
 __all__ = ["Unj", "RBP_resid", "unjudged_rows"]
@@ -95,6 +95,53 @@ class _Unjudged(Linear):
         return (1.0 - p) * np.power(p, prep.pos[rows].astype(np.float64))
 
 
+def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """The rows ``starts[i] .. starts[i] + lens[i] - 1`` of every i, concatenated."""
+    out = np.arange(int(lens.sum()), dtype=np.int64)
+    out += np.repeat(starts - (np.cumsum(lens) - lens), lens)
+    return out
+
+
+def _unjudged_sum(prep: Prepared, p: float) -> Stats:
+    """The statistics of `_Unjudged` (its `Linear` closed forms), from the tie groups holding an
+    unjudged document read alone: every other group adds exact zeros to every sum (which keep their
+    order, so the values are those of `Linear`, bit for bit)."""
+    u = unjudged_rows(prep)
+    cu = row_cumsum(prep, ("unjudged",), lambda: u > 0)
+    gs = prep.gstart
+    cut = prep.cut(float("inf"))
+    G = np.flatnonzero(np.diff(cu[gs]) > 0)
+    if np.isfinite(cut):
+        G = G[prep.gpos0[G] < cut]
+    m = prep.gsize[G].astype(np.int64)
+    L = np.minimum(m, cut - prep.gpos0[G]).astype(np.int64) if np.isfinite(cut) else m
+    U = cu[gs[G + 1]] - cu[gs[G]]
+    q = prep.gq[G]
+    rows = _ranges(gs[G], L)  # the rows read of those groups
+    seg = np.repeat(np.arange(len(G)), L)
+    qr = q[seg]
+    w = (1.0 - p) * np.power(p, prep.pos[rows].astype(np.float64))
+    offset = rows - gs[G][seg]
+
+    def total(a):
+        return np.bincount(qr, weights=w * a, minlength=prep.nq)
+
+    obl = total(u[rows])
+    hi = total((offset < U[seg]).astype(np.float64))  # the unjudged documents first
+    lo = total((offset >= (m - U)[seg]).astype(np.float64))  # last
+    mf = m.astype(np.float64)
+    s1 = U.astype(np.float64)
+    sw = np.bincount(seg, weights=w, minlength=len(G))
+    expected = np.bincount(q, weights=s1 * sw / mf, minlength=prep.nq)
+    # variance: the groups whose documents differ, about each group's own values (`centered`)
+    full = _ranges(gs[G], m)
+    ss_a = centered(u[full], np.repeat(np.arange(len(G)), m), len(G), mf)[1]
+    idx, local, vg = select_segments(seg, ss_a > 0)
+    _, ss_w = centered(w[idx], local, len(vg), mf[vg])
+    var = np.bincount(q[vg], weights=ss_a[vg] * ss_w / (mf[vg] - 1.0), minlength=prep.nq)
+    return Stats(obl, expected, lo, hi, var)
+
+
 @register
 class RBP_resid(Measure):
     """trec_eval's rbp_resid: RBP's residual from the unjudged documents and the ranks past the list."""
@@ -116,7 +163,7 @@ class RBP_resid(Measure):
 
     def stats(self, prep: Prepared) -> Stats:
         p = self.param("p")
-        x = _Unjudged(params=(("p", p),)).stats(prep)
+        x = _unjudged_sum(prep, p)
         c = np.power(p, prep.qret.astype(np.float64))
         u = unjudged_rows(prep)
         cut = prep.cut(float("inf"))
