@@ -79,22 +79,6 @@ class Unj(Linear):
         return stats.min, stats.max
 
 
-class _Unjudged(Linear):
-    """(1-p) sum_i p^i u_i over the unjudged retrieved documents (RBP_resid's sum)."""
-
-    family = "_Unjudged"
-    schema = (
-        Param("p", float, 0.8, "persistence", always_shown=True, low=0.0, high=1.0, open="both"),
-    )
-
-    def values(self, prep: Prepared):
-        return unjudged_rows(prep)
-
-    def weights(self, prep: Prepared, rows: np.ndarray):
-        p = self.param("p")
-        return (1.0 - p) * np.power(p, prep.pos[rows].astype(np.float64))
-
-
 def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     """The rows ``starts[i] .. starts[i] + lens[i] - 1`` of every i, concatenated."""
     out = np.arange(int(lens.sum()), dtype=np.int64)
@@ -103,9 +87,9 @@ def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
 
 
 def _unjudged_sum(prep: Prepared, p: float) -> Stats:
-    """The statistics of `_Unjudged` (its `Linear` closed forms), from the tie groups holding an
-    unjudged document read alone: every other group adds exact zeros to every sum (which keep their
-    order, so the values are those of `Linear`, bit for bit)."""
+    """The statistics of `X = (1-p) sum_i p^i u_i` over the unjudged documents read (`Linear`'s closed
+    forms: weights p^i, values u), from the tie groups holding an unjudged document read alone: every
+    other group adds exact zeros to every sum, which keep their order."""
     u = unjudged_rows(prep)
     cu = row_cumsum(prep, ("unjudged",), lambda: u > 0)
     gs = prep.gstart
