@@ -34,12 +34,11 @@ import numpy as np
 
 from ..ties import Prepared
 from .base import Aggregate, FamilyNames, Measure, Stats, register
-from .counts import flag_cumsum
 from .kernels import ratio
 from .linear import REL
-from .sampling import Draws, sample_moments
+from .sampling import Draws, extremal_draws, sample_moments
 
-__all__ = ["GMAP", "GeometricMean", "GMStats", "MIN_GEO_MEAN", "ap_values", "extremal_draws"]
+__all__ = ["GMAP", "GeometricMean", "GMStats", "MIN_GEO_MEAN", "ap_values"]
 
 #: trec_eval's floor of the values in a geometric mean (trec_eval.h ``MIN_GEO_MEAN``)
 MIN_GEO_MEAN = 0.00001
@@ -66,29 +65,6 @@ def ap_values(d: Draws, nrel: np.ndarray) -> np.ndarray:
     return ratio(
         np.bincount(d.seg, weights=d.count / d.rank, minlength=d.nseg), np.asarray(nrel)[d.query]
     )
-
-
-def extremal_draws(prep: Prepared, rel: int | None, cut: float) -> tuple[Draws, Draws, Draws]:
-    """[`Draws`][tierank.measures.gmap.Draws] of the ``policy``, ``pessimistic`` and ``optimistic`` arrangements (relevance at
-    ``rel``, ranks below ``cut``): the relevant documents of a tie group take its first or last ranks,
-    in the same order, so each arrangement is found from the relevant rows alone (what
-    [`fixed_draws`][tierank.measures.sampling.fixed_draws] finds from the arrangement's every row)."""
-    c = flag_cumsum(prep, "rel", rel)
-    rows = np.flatnonzero(np.diff(c))  # the relevant rows, ascending
-    g = prep.gid[rows]
-    gs = prep.gstart
-    # the j-th relevant document of a group at its j-th rank, or at its j-th of the last ones
-    first = prep.gpos0[g] + (c[rows] - c[gs[g]])
-    last = first + (prep.gsize[g] - (c[gs[g + 1]] - c[gs[g]]))
-    out = []
-    for pos in (prep.pos[rows], last, first):
-        keep = pos < cut
-        out.append(
-            Draws.build(
-                np.arange(prep.nq), np.arange(prep.nq), prep.qi[rows][keep], pos[keep] + 1.0
-            )
-        )
-    return out[0], out[1], out[2]
 
 
 class GeometricMean(Measure):

@@ -58,6 +58,7 @@ from ..compute import strings
 from ..io.fingerprint import fingerprint, pair_fingerprint, splitmix64
 from ..ties import Prepared
 from .base import Stats
+from .counts import flag_cumsum
 from .kernels import group_counts
 
 __all__ = [
@@ -69,6 +70,7 @@ __all__ = [
     "enumerable",
     "orderings",
     "fixed_draws",
+    "extremal_draws",
     "random_draws",
     "labelled",
     "sample_moments",
@@ -171,6 +173,29 @@ def fixed_draws(prep: Prepared, seq: np.ndarray, cut: float) -> Draws:
     keep = seq & (prep.pos < cut) if np.isfinite(cut) else seq
     rows = np.flatnonzero(keep)
     return Draws.build(np.arange(prep.nq), np.arange(prep.nq), prep.qi[rows], prep.pos[rows] + 1.0)
+
+
+def extremal_draws(prep: Prepared, rel: int | None, cut: float) -> tuple[Draws, Draws, Draws]:
+    """[`Draws`][tierank.measures.sampling.Draws] of the ``policy``, ``pessimistic`` and ``optimistic`` arrangements (relevance at
+    ``rel``, ranks below ``cut``): the relevant documents of a tie group take its first or last ranks,
+    in the same order, so each arrangement is found from the relevant rows alone (what
+    [`fixed_draws`][tierank.measures.sampling.fixed_draws] finds from the arrangement's every row)."""
+    c = flag_cumsum(prep, "rel", rel)
+    rows = np.flatnonzero(np.diff(c))  # the relevant rows, ascending
+    g = prep.gid[rows]
+    gs = prep.gstart
+    # the j-th relevant document of a group at its j-th rank, or at its j-th of the last ones
+    first = prep.gpos0[g] + (c[rows] - c[gs[g]])
+    last = first + (prep.gsize[g] - (c[gs[g + 1]] - c[gs[g]]))
+    out = []
+    for pos in (prep.pos[rows], last, first):
+        keep = pos < cut
+        out.append(
+            Draws.build(
+                np.arange(prep.nq), np.arange(prep.nq), prep.qi[rows][keep], pos[keep] + 1.0
+            )
+        )
+    return out[0], out[1], out[2]
 
 
 def query_keys(prep: Prepared, seed: int | None = None) -> np.ndarray:
