@@ -457,7 +457,8 @@ def prepare(
     intent-aware measures with the docid of every kept row.
     """
     policy = TieBreak.parse(tie_break)
-    qrels_q = ac.distinct(qrels.qid, ordered=False)
+    qrels_ids = _encoded(qrels.qid)
+    qrels_q = ac.distinct(qrels_ids, ordered=False)
     run_q = set(ac.distinct(run.qid, ordered=False))
     qids = sorted(qrels_q) if complete else sorted(q for q in qrels_q if q in run_q)
     # run rows of evaluated queries, in the total order by score, tie groups over the whole run
@@ -465,12 +466,14 @@ def prepare(
     value_set, nq, qi = lay.qid_array, lay.nq, lay.codes
     docid = run.docid if lay.rows is None else ac.take(run.docid, ac.array(lay.rows))
 
-    qqi = ac.index_in(qrels.qid, value_set)
-    qkeep = ac.is_valid(qqi)
-    keep_np = ac.numpy(qkeep)
-    qrels_q_idx = ac.numpy(ac.cast(ac.filter(qqi, qkeep), pa.int64()))
-    qrels_grade = np.asarray(qrels.grade)[keep_np] if len(keep_np) else np.asarray(qrels.grade)[:0]
-    judgments = Judgments(qrels_q_idx, ac.filter(qrels.docid, qkeep), qrels_grade)
+    # query code of every judgment (-1: a query not evaluated), looked up once per distinct query id
+    per_id = ac.numpy(ac.fill_null(ac.index_in(qrels_ids.dictionary, value_set), -1))
+    per_id = np.append(per_id.astype(np.int64), -1)  # (a missing id, if any, reads the last: -1)
+    qcode = per_id[ac.numpy(ac.fill_null(qrels_ids.indices, len(per_id) - 1))]
+    keep_np = qcode >= 0
+    qrels_q_idx = qcode[keep_np]
+    qrels_grade = np.asarray(qrels.grade)[keep_np]
+    judgments = Judgments(qrels_q_idx, ac.filter(qrels.docid, ac.array(keep_np)), qrels_grade)
 
     # keep the ranks the measures read, whole tie groups
     depth = _depth(measures, qrels_q_idx, qrels_grade, nq, rel)
@@ -555,6 +558,20 @@ def prepare(
         subtopics=subtopics,
         docid=None if subtopics is None else ac.take(docid, ac.array(order)),
     )
+
+
+def _encoded(ids: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray:
+    """Query ids dictionary-encoded: as they are when they already are, else by
+    [`tierank.io.readers.encode_ids`][tierank.io.readers.encode_ids] (cheap where equal ids come in runs of lines, as in a qrels file)."""
+    if isinstance(ids, pa.ChunkedArray):
+        ids = (
+            ids.unify_dictionaries() if pa.types.is_dictionary(ids.type) else ids
+        ).combine_chunks()
+    if pa.types.is_dictionary(ids.type):
+        return ids
+    from ..io.readers import encode_ids  # (a qrels file's reader has imported it already)
+
+    return encode_ids(ac.decoded(ids))
 
 
 def _depth(
