@@ -458,11 +458,15 @@ def prepare(
     """
     policy = TieBreak.parse(tie_break)
     qrels_ids = _encoded(qrels.qid)
-    qrels_q = ac.distinct(qrels_ids, ordered=False)
-    run_q = set(ac.distinct(run.qid, ordered=False))
-    qids = sorted(qrels_q) if complete else sorted(q for q in qrels_q if q in run_q)
+    # the evaluated queries, sorted (Arrow sorts strings by their UTF-8 bytes: Python's order)
+    qrels_q, run_q = _distinct(qrels_ids), _distinct(_encoded(run.qid))
+    in_run = ac.is_in(qrels_q, run_q)
+    evaluated = qrels_q if complete else ac.filter(qrels_q, in_run)
+    evaluated = ac.take(evaluated, ac.sort_indices(evaluated))
+    qids = evaluated.to_pylist()
+    unevaluated = len(run_q) - int(np.count_nonzero(ac.numpy(ac.is_in(run_q, qrels_q))))
     # run rows of evaluated queries, in the total order by score, tie groups over the whole run
-    lay = layout(run, qids)
+    lay = layout(run, qids, evaluated)
     value_set, nq, qi = lay.qid_array, lay.nq, lay.codes
     docid = run.docid if lay.rows is None else ac.take(run.docid, ac.array(lay.rows))
 
@@ -553,7 +557,7 @@ def prepare(
         max_depth=max_depth,
         samples=samples,
         seed=seed,
-        unevaluated=len(run_q.difference(qrels_q)),
+        unevaluated=unevaluated,
         exact_limit=exact_limit,
         subtopics=subtopics,
         docid=None if subtopics is None else ac.take(docid, ac.array(order)),
@@ -572,6 +576,15 @@ def _encoded(ids: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray:
     from ..io.readers import encode_ids  # (a qrels file's reader has imported it already)
 
     return encode_ids(ac.decoded(ids))
+
+
+def _distinct(ids: pa.DictionaryArray) -> pa.Array:
+    """The distinct values of a dictionary-encoded array, each once (an Arrow array, any order): the
+    dictionary's entries that some row uses, deduplicated."""
+    used = np.zeros(len(ids.dictionary), dtype=bool)
+    used[ac.numpy(ac.call("drop_null", ids.indices))] = True
+    out = ac.unique(ac.filter(ids.dictionary, ac.array(used)))
+    return out if out.type == pa.string() else ac.cast(out, pa.string())
 
 
 def _depth(
