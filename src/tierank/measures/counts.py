@@ -41,6 +41,12 @@ __all__ = [
     "SetR",
     "SetF",
     "SetAP",
+    "row_cumsum",
+    "flag_cumsum",
+    "top_counts",
+    "count_stats",
+    "per_query",
+    "hits",
 ]
 
 
