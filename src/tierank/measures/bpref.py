@@ -71,12 +71,12 @@ class Bpref(Measure):
         rel = prep.rel if self.rel is None else self.rel
 
         def compute():
-            g = np.nan_to_num(prep.grade, nan=-np.inf)
+            g = prep.grade  # (an unjudged document's NaN compares false: neither class)
             is_rel = g >= max(rel, 0)
             non = (g >= 0) & (g < rel)
             q, jg = prep.judged_grades
             jg = np.asarray(jg, dtype=np.float64)
-            nrel = np.bincount(q, weights=jg >= max(rel, 0), minlength=prep.nq)
+            nrel = prep.nrel(max(rel, 0))
             nnon = np.bincount(q, weights=(jg >= 0) & (jg < rel), minlength=prep.nq)
             return is_rel, non, nrel, np.minimum(nnon, nrel)
 

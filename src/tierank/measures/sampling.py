@@ -179,7 +179,11 @@ def extremal_draws(prep: Prepared, rel: int | None, cut: float) -> tuple[Draws, 
     """[`Draws`][tierank.measures.sampling.Draws] of the ``policy``, ``pessimistic`` and ``optimistic`` arrangements (relevance at
     ``rel``, ranks below ``cut``): the relevant documents of a tie group take its first or last ranks,
     in the same order, so each arrangement is found from the relevant rows alone (what
-    [`fixed_draws`][tierank.measures.sampling.fixed_draws] finds from the arrangement's every row)."""
+    [`fixed_draws`][tierank.measures.sampling.fixed_draws] finds from the arrangement's every row).  Cached on ``prep`` (read, never modified)."""
+    return prep.cached(("extremal-draws", rel, cut), lambda: _extremal_draws(prep, rel, cut))
+
+
+def _extremal_draws(prep: Prepared, rel: int | None, cut: float) -> tuple[Draws, Draws, Draws]:
     c = flag_cumsum(prep, "rel", rel)
     rows = np.flatnonzero(np.diff(c))  # the relevant rows, ascending
     g = prep.gid[rows]
