@@ -192,13 +192,13 @@ def _extremal_draws(prep: Prepared, rel: int | None, cut: float) -> tuple[Draws,
     first = prep.gpos0[g] + (c[rows] - c[gs[g]])
     last = first + (prep.gsize[g] - (c[gs[g + 1]] - c[gs[g]]))
     out = []
+    qr, every = prep.qi[rows], np.arange(prep.nq)
     for pos in (prep.pos[rows], last, first):
-        keep = pos < cut
-        out.append(
-            Draws.build(
-                np.arange(prep.nq), np.arange(prep.nq), prep.qi[rows][keep], pos[keep] + 1.0
-            )
-        )
+        if np.isfinite(cut):
+            keep = pos < cut
+            out.append(Draws.build(every, every, qr[keep], pos[keep] + 1.0))
+        else:
+            out.append(Draws.build(every, every, qr, pos + 1.0))
     return out[0], out[1], out[2]
 
 
