@@ -115,9 +115,11 @@ class Bpref(Measure):
             G = G[prep.gpos0[G] < cut]
         q = prep.gq[G]
         m = prep.gsize[G].astype(np.int64)
-        r = c_rel[gs[G + 1]] - c_rel[gs[G]]
-        s = c_non[gs[G + 1]] - c_non[gs[G]]
-        B = c_non[gs[G]] - c_non[qs[q]]  # judged non-relevant documents above the group
+        ga, gb = gs[G], gs[G + 1]
+        r = c_rel[gb] - c_rel[ga]
+        non_a = c_non[ga]
+        s = c_non[gb] - non_a
+        B = non_a - c_non[qs[q]]  # judged non-relevant documents above the group
         pos0 = prep.gpos0[G]
         L = np.minimum(m, cut - pos0).astype(np.int64) if np.isfinite(cut) else m  # ranks read
         Rg, Dg = R[q], D[q]

@@ -312,9 +312,11 @@ class InfAP(Measure):
         ng = len(G)
         gq = prep.gq[G]
         m = prep.gsize[G].astype(np.int64)
-        r, s, u = (c[gs[G + 1]] - c[gs[G]] for c in (c_rel, c_non, c_unj))
+        ga, gb, qa = gs[G], gs[G + 1], qs[gq]  # each group's first row, its end, its query's first
+        at_group = [c[ga] for c in (c_rel, c_non, c_unj)]
+        r, s, u = (c[gb] - ca for c, ca in zip((c_rel, c_non, c_unj), at_group))
         o = m - r - s - u
-        before = [c[gs[G]] - c[qs[gq]] for c in (c_rel, c_non, c_unj)]
+        before = [ca - c[qa] for c, ca in zip((c_rel, c_non, c_unj), at_group)]
         g_obl = np.bincount(np.searchsorted(G, prep.gid[rel_rows]), weights=t, minlength=ng).astype(
             np.float64, copy=False
         )  # (float even where no row is summed)
