@@ -247,17 +247,22 @@ class GMBpref(GeometricMean):
                         codes[::-1], comp[::-1] if len(comp) == 3 else (0, *comp[::-1])
                     )
                     for s0, seq in shuffled_rows(rng, group.astype(np.int64), S):
-                        total[s0 : s0 + len(seq)] += self._group(seq[:, :read], B, R[q], D[q])
+                        total[s0 : s0 + len(seq)] += self._group(
+                            seq[:, :read], B, R[q], D[q], whole=len(comp) == 2
+                        )
             out.append((ratio(total, np.full(len(total), R[q])), exact))
         return out
 
     @staticmethod
-    def _group(seq: np.ndarray, B: int, R: float, D: float) -> np.ndarray:
+    def _group(seq: np.ndarray, B: int, R: float, D: float, whole: bool = False) -> np.ndarray:
         """A group's sum of bpref terms in each row of ``seq`` (orderings x positions read, codes),
-        with ``B`` judged non-relevant documents above the group."""
+        with ``B`` judged non-relevant documents above the group; ``whole``: every row is an ordering
+        of the same relevant and judged non-relevant documents (no other code)."""
         row, col = np.nonzero(seq == 1 << 32)
         r = len(row) // max(len(seq), 1)
-        if r and not (seq == 0).any() and (np.bincount(row, minlength=len(seq)) == r).all():
+        if r and (
+            whole or (not (seq == 0).any() and (np.bincount(row, minlength=len(seq)) == r).all())
+        ):
             # relevant and judged non-relevant documents only, r relevant ones in every row: the e-th
             # relevant one of a row has e judged non-relevant ones fewer above it than its column
             above = col - np.arange(len(col)) % r
