@@ -30,7 +30,7 @@ import numpy as np
 
 from ..ties import Prepared
 from .base import FamilyNames, Param, Stats, register
-from .counts import NumRelRet, _Set, count_stats, flag_cumsum
+from .counts import NumRelRet, _Set
 from .linear import REL, Linear
 
 __all__ = ["RelP", "SetRelP", "RprecMult", "Utility"]
@@ -61,10 +61,6 @@ class RelP(Linear):
     def denominator(self, prep: Prepared):
         return np.minimum(float(self.required_cutoff), prep.nrel(self.rel))
 
-    def stats(self, prep: Prepared) -> Stats:
-        """The relevant documents of the top k ([`tierank.measures.counts.top_counts`][tierank.measures.counts.top_counts]), over min(k, N+)."""
-        return count_stats(prep, flag_cumsum(prep, "rel", self.rel), self.k, self.denominator(prep))
-
 
 @register
 class SetRelP(_Set):
@@ -83,6 +79,10 @@ class SetRelP(_Set):
 
     def denominator(self, prep: Prepared):
         return np.minimum(prep.qret, prep.nrel(self.rel)).astype(np.float64)
+
+    # Linear's own statistics (not the set measures' one count): relative set precision shares the
+    # sums of the other families with unit weights where the engine computes them together
+    stats = Linear.stats
 
 
 @register
@@ -123,11 +123,6 @@ class RprecMult(Linear):
 
     def denominator(self, prep: Prepared):
         return self.ranks(prep.nrel(self.rel))
-
-    def stats(self, prep: Prepared) -> Stats:
-        """The relevant documents of the top c ([`tierank.measures.counts.top_counts`][tierank.measures.counts.top_counts]), over c."""
-        c = self.cutoff_per_query(prep)
-        return count_stats(prep, flag_cumsum(prep, "rel", self.rel), c, c)
 
 
 #: the largest worth |p1|..|p4| of a document in `Utility`: four worths times counts up to 2^53 stay
