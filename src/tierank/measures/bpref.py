@@ -45,6 +45,7 @@ import numpy as np
 
 from ..ties import Prepared
 from .base import FamilyNames, Measure, Stats, register
+from .counts import row_cumsum
 from .kernels import centered, log_factorials, ratio
 from .linear import REL
 
@@ -66,15 +67,29 @@ class Bpref(Measure):
     bounds_refusal = "bpref skips unjudged documents by definition (it is already their bound)"
 
     def _classes(self, prep: Prepared):
+        """(relevant per row, judged non-relevant per row, R per query, D per query), cached on ``prep``."""
         rel = prep.rel if self.rel is None else self.rel
-        g = np.nan_to_num(prep.grade, nan=-np.inf)
-        is_rel = g >= max(rel, 0)
-        non = (g >= 0) & (g < rel)
-        q, jg = prep.judged_grades
-        jg = np.asarray(jg, dtype=np.float64)
-        nrel = np.bincount(q, weights=jg >= max(rel, 0), minlength=prep.nq)
-        nnon = np.bincount(q, weights=(jg >= 0) & (jg < rel), minlength=prep.nq)
-        return is_rel, non, nrel, np.minimum(nnon, nrel)
+
+        def compute():
+            g = prep.grade  # (an unjudged document's NaN compares false: neither class)
+            is_rel = g >= max(rel, 0)
+            non = (g >= 0) & (g < rel)
+            q, jg = prep.judged_grades
+            jg = np.asarray(jg, dtype=np.float64)
+            nrel = prep.nrel(max(rel, 0))
+            nnon = np.bincount(q, weights=(jg >= 0) & (jg < rel), minlength=prep.nq)
+            return is_rel, non, nrel, np.minimum(nnon, nrel)
+
+        return prep.cached(("bpref-classes", rel), compute)
+
+    def _counts(self, prep: Prepared):
+        """Cumulative counts of the relevant and judged non-relevant rows ([`row_cumsum`][tierank.measures.counts.row_cumsum])."""
+        rel = prep.rel if self.rel is None else self.rel
+        is_rel, non, _, _ = self._classes(prep)
+        return (
+            row_cumsum(prep, ("bpref-rel", rel), lambda: is_rel),
+            row_cumsum(prep, ("bpref-non", rel), lambda: non),
+        )
 
     @staticmethod
     def _f(n, R, D):
@@ -82,40 +97,56 @@ class Bpref(Measure):
         return 1.0 - ratio(np.minimum(n, R), D)
 
     def stats(self, prep: Prepared) -> Stats:
+        rel = prep.rel if self.rel is None else self.rel
+        s = prep.cached(("bpref-stats", rel), lambda: self._stats(prep))
+        return Stats(
+            s.oblivious.copy(), s.expected.copy(), s.min.copy(), s.max.copy(), s.var.copy()
+        )
+
+    def _stats(self, prep: Prepared) -> Stats:
         rel, non, R, D = self._classes(prep)
+        c_rel, c_non = self._counts(prep)
         cut = prep.cut(float("inf"))
-        inside = prep.pos < cut
-        offset = np.arange(prep.n, dtype=np.int64) - prep.gstart[prep.gid]
-        m = prep.gsize.astype(np.int64)
-        r = np.bincount(prep.gid, weights=rel, minlength=len(m)).round().astype(np.int64)
-        s = np.bincount(prep.gid, weights=non, minlength=len(m)).round().astype(np.int64)
+        gs, qs = prep.gstart, prep.qstart
+        # only the groups holding a relevant document read add a term: work on those alone (a term
+        # left out is an exact 0.0 in the per-query sums, which keep their order)
+        G = np.flatnonzero(np.diff(c_rel[gs]) > 0)
+        if np.isfinite(cut):
+            G = G[prep.gpos0[G] < cut]
+        q = prep.gq[G]
+        m = prep.gsize[G].astype(np.int64)
+        ga, gb = gs[G], gs[G + 1]
+        r = c_rel[gb] - c_rel[ga]
+        non_a = c_non[ga]
+        s = c_non[gb] - non_a
+        B = non_a - c_non[qs[q]]  # judged non-relevant documents above the group
+        pos0 = prep.gpos0[G]
+        L = np.minimum(m, cut - pos0).astype(np.int64) if np.isfinite(cut) else m  # ranks read
+        Rg, Dg = R[q], D[q]
 
-        def value(rel_a, non_a):
-            rel_a, non_a = rel_a & inside, non_a & inside
-            cs = np.concatenate(([0], np.cumsum(non_a)))
-            before = cs[:-1] - cs[prep.qstart[prep.qi]]
-            terms = np.where(rel_a, self._f(before, R[prep.qi], D[prep.qi]), 0.0)
-            return ratio(np.bincount(prep.qi, weights=terms, minlength=prep.nq), R)
+        def summed(count, fv):
+            """Per query, ``count[g]`` terms ``fv[g]`` per group, added one by one in rank order."""
+            return ratio(
+                np.bincount(np.repeat(q, count), weights=np.repeat(fv, count), minlength=prep.nq), R
+            )
 
-        rg, sg = r[prep.gid], s[prep.gid]
-        mg = m[prep.gid]
-        best = value(offset < rg, offset >= mg - sg)
-        worst = value(offset >= mg - rg, offset < sg)
-        obl = value(rel, non)
+        # the relevant documents first / last in every group (non-relevant last / first)
+        best = summed(np.minimum(r, L), self._f(B, Rg, Dg))
+        worst = summed(np.maximum(0, L - (m - r)), self._f(B + s, Rg, Dg))
+        rows = np.flatnonzero(rel)
+        if np.isfinite(cut):
+            rows = rows[prep.pos[rows] < cut]
+        qr = prep.qi[rows]
+        before = c_non[rows] - c_non[qs[qr]]
+        obl = ratio(np.bincount(qr, weights=self._f(before, R[qr], D[qr]), minlength=prep.nq), R)
 
-        # per group: judged non-relevant documents before it, in the ranks read
-        cs = np.concatenate(([0], np.cumsum(non & inside)))
-        gfirst = prep.gstart[:-1]
-        B = (cs[gfirst] - cs[prep.qstart[prep.gq]]).astype(np.int64)
-        Rg, Dg = R[prep.gq], D[prep.gq]
-        pos0 = prep.gpos0
-        full = pos0 + m <= cut
-        strad = (pos0 < cut) & ~full & (r > 0)
-        e_g = np.zeros(len(m))
-        v_g = np.zeros(len(m))
-        simple = full & (r > 0) & (s == 0)
+        full = L == m
+        strad = ~full
+        e_g = np.zeros(len(G))
+        v_g = np.zeros(len(G))
+        simple = full & (s == 0)
         e_g[simple] = r[simple] * self._f(B[simple], Rg[simple], Dg[simple])
-        mixed = np.flatnonzero(full & (r > 0) & (s > 0))
+        mixed = np.flatnonzero(full & (s > 0))
         if len(mixed):
             lens = s[mixed] + 1
             seg = np.repeat(np.arange(len(mixed)), lens)
@@ -127,10 +158,10 @@ class Bpref(Measure):
             v_g[mixed] = ss * rr * (rr + sm + 1.0) / ((sm + 1.0) * (sm + 2.0))
         for gi in np.flatnonzero(strad):
             e_g[gi], v_g[gi] = self._cut_group(
-                int(m[gi]), int(r[gi]), int(s[gi]), int(cut - pos0[gi]), int(B[gi]), Rg[gi], Dg[gi]
+                int(m[gi]), int(r[gi]), int(s[gi]), int(L[gi]), int(B[gi]), Rg[gi], Dg[gi]
             )
-        expected = ratio(np.bincount(prep.gq, weights=e_g, minlength=prep.nq), R)
-        var = ratio(np.bincount(prep.gq, weights=v_g, minlength=prep.nq), R * R)
+        expected = ratio(np.bincount(q, weights=e_g, minlength=prep.nq), R)
+        var = ratio(np.bincount(q, weights=v_g, minlength=prep.nq), R * R)
         return Stats(obl, expected, worst, best, var)
 
     def _cut_group(self, m, r, s, L, B, R, D) -> tuple[float, float]:

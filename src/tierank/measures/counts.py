@@ -20,6 +20,7 @@ quadratic in `h`, sums over the hypergeometric law of that one group (exact, cen
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import ClassVar
 
@@ -40,6 +41,12 @@ __all__ = [
     "SetR",
     "SetF",
     "SetAP",
+    "row_cumsum",
+    "flag_cumsum",
+    "top_counts",
+    "count_stats",
+    "per_query",
+    "hits",
 ]
 
 
@@ -108,13 +115,118 @@ class NumRel(Measure):
 
 
 class _Set(Linear):
-    """Order-free counts over the documents retrieved (up to the depth limit): weight 1 each."""
+    """Order-free counts over the documents retrieved (up to the depth limit): weight `unit` each."""
 
     cutoff_allowed = False
     schema: ClassVar[tuple[Param, ...]] = (REL,)
 
+    def unit(self) -> float:
+        """The weight of every position read."""
+        return 1.0
+
     def weights(self, prep: Prepared, rows: np.ndarray):
-        return np.ones(len(rows))
+        return np.full(len(rows), self.unit())
+
+    def stats(self, prep: Prepared) -> Stats:
+        """Without a depth limit every document retrieved is read whatever the ordering: one count per
+        query (exact integers), the same in every ordering (variance exactly 0).  With one, a tie group
+        cut by the limit makes it vary: the closed forms of `Linear`."""
+        if np.isfinite(prep.cut(float("inf"))):
+            return super().stats(prep)
+        own = self.values(prep)
+        count = hits(prep, self.kind, self.rel) if own is None else per_query(prep, own)
+        den = self.denominator(prep)
+        u = self.unit()
+        total = count if u == 1.0 else count * u
+        v = total if den is None else ratio(total, np.broadcast_to(den, total.shape))
+        return Stats(v, v.copy(), v.copy(), v.copy(), np.zeros(prep.nq))
+
+
+def row_cumsum(prep: Prepared, key: tuple, flags: Callable[[], np.ndarray]) -> np.ndarray:
+    """``c`` (int64, length n + 1) with ``c[i]`` the rows before row ``i`` whose ``flags()`` (bool per
+    row, policy order) is true: a count over any run of rows is one difference.  Cached on ``prep``
+    under ``("row-cumsum", *key)``."""
+
+    def compute():
+        c = np.zeros(prep.n + 1, dtype=np.int64)
+        np.cumsum(flags(), out=c[1:])
+        c.flags.writeable = False
+        return c
+
+    return prep.cached(("row-cumsum", *key), compute)
+
+
+def flag_cumsum(prep: Prepared, kind: str = "rel", rel: int | None = None) -> np.ndarray:
+    """[`row_cumsum`][tierank.measures.counts.row_cumsum] of a binary document value (``rel`` at ``rel``, or ``judged``)."""
+    level = (prep.rel if rel is None else rel) if kind == "rel" else None
+    return row_cumsum(prep, (kind, level), lambda: prep.doc_values(kind, rel))  # type: ignore[arg-type]
+
+
+def top_counts(
+    prep: Prepared, cum: np.ndarray, k: float | np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    r"""Statistics over tie orderings of `h`, the flagged documents among the first `k` ranks of each
+    query (``k`` a scalar or one per query, capped by the depth limit): (oblivious, expected, min, max,
+    variance), float64, from ``cum`` ([`row_cumsum`][tierank.measures.counts.row_cumsum] of the flags).
+
+    Only the tie group cut by the `k`-th rank (if any) moves `h`: with `m` documents, `U`
+    of them flagged and `L` of its ranks read, its part is hypergeometric, `U L / m` on average with
+    variance `U (m - U) L (m - L) / (m^2 (m - 1))` (the variance of a linear permutation statistic
+    with `L` unit weights); min and max put its flagged documents last or first.  Every other group
+    is read whole or not at all.  O(queries) work after ``cum``.
+    """
+    qs = prep.qstart[:-1]
+    qlen = np.diff(prep.qstart)
+    kq = np.broadcast_to(np.minimum(np.asarray(k, dtype=np.float64), prep.max_depth), qlen.shape)
+    read = qlen.copy()
+    fin = np.isfinite(kq)
+    read[fin] = np.minimum(qlen[fin], np.ceil(kq[fin]))  # the positions below k: ceil(k) of them
+    end = qs + read
+    obl = (cum[end] - cum[qs]).astype(np.float64)
+    lo, hi, e, var = obl.copy(), obl.copy(), obl.copy(), np.zeros(len(obl))
+    q = np.flatnonzero((read < qlen) & (read > 0))
+    if len(q):
+        x = end[q]  # the first row not read
+        g = prep.gid[x - 1]
+        q = q[prep.gid[x] == g]  # the group of the last row read goes on past the cut
+        if len(q):
+            x = end[q]
+            g = prep.gid[x - 1]
+            gs, ge = prep.gstart[g], prep.gstart[g + 1]
+            m, L = ge - gs, x - gs
+            U = cum[ge] - cum[gs]
+            fixed = obl[q] - (cum[x] - cum[gs])
+            lo[q] = fixed + np.maximum(0, L - (m - U))
+            hi[q] = fixed + np.minimum(U, L)
+            e[q] = fixed + (U * L).astype(np.float64) / m
+            mf = m.astype(np.float64)
+            var[q] = (U * (m - U)).astype(np.float64) * (L * (m - L)) / (mf * mf * (mf - 1.0))
+    return obl, e, lo, hi, var
+
+
+def count_stats(prep: Prepared, cum: np.ndarray, k: float | np.ndarray, den=None) -> Stats:
+    """[`Stats`][tierank.measures.counts.Stats] of ``h / den`` ([`top_counts`][tierank.measures.counts.top_counts]; ``den`` per query or scalar, the
+    value 0 where it is not positive), divided as `Linear` divides its sums."""
+    obl, e, lo, hi, var = top_counts(prep, cum, k)
+    if den is None:
+        return Stats(obl, e, lo, hi, var)
+    d = np.broadcast_to(np.asarray(den, dtype=np.float64), obl.shape)
+    return Stats(ratio(obl, d), ratio(e, d), ratio(lo, d), ratio(hi, d), ratio(var, d**2))
+
+
+def per_query(prep: Prepared, values: np.ndarray) -> np.ndarray:
+    """Per query, the sum of per-row ``values`` over every row (in row order)."""
+    return np.bincount(prep.qi, weights=values, minlength=prep.nq).astype(np.float64, copy=False)
+
+
+def hits(prep: Prepared, kind: str = "rel", rel: int | None = None) -> np.ndarray:
+    """Per query, the documents retrieved with a true binary value (``rel`` at ``rel``, or ``judged``)
+    among every row of ``prep`` (float64 counts, exact; cached on ``prep``)."""
+    level = (prep.rel if rel is None else rel) if kind == "rel" else None
+    return prep.cached(
+        ("query-counts", kind, level),
+        lambda: per_query(prep, prep.doc_values(kind, rel)),  # type: ignore[arg-type]
+    )
 
 
 @register
@@ -202,8 +314,8 @@ class SetF(_Set):
     )
     bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
 
-    def weights(self, prep: Prepared, rows: np.ndarray):
-        return np.full(len(rows), self.param("beta") + 1.0)
+    def unit(self) -> float:
+        return self.param("beta") + 1.0
 
     def denominator(self, prep: Prepared):
         return self.param("beta") * prep.nrel(self.rel) + prep.qret
@@ -245,6 +357,10 @@ class SetAP(Measure):
     def stats(self, prep: Prepared) -> Stats:
         h = NumRelRet(params=(("rel", self.rel),)).stats(prep)
         den = prep.qret.astype(np.float64) * prep.nrel(self.rel)
+        sq = lambda x: ratio(x * x, den)  # noqa: E731
+        if not np.isfinite(prep.cut(float("inf"))):
+            v = sq(h.oblivious)  # every retrieved document read: h is the same in every ordering
+            return Stats(v, v.copy(), v.copy(), v.copy(), np.zeros(prep.nq))
         # h = h0 + H: H from the (at most one) group straddling the depth limit, hypergeometric
         cut = prep.cut(float("inf"))
         m = prep.gsize.astype(np.int64)
@@ -273,7 +389,6 @@ class SetAP(Measure):
             v = np.bincount(seg, weights=p * (val - e[seg]) ** 2, minlength=len(strad))
             expected[q] = e
             var[q] = v
-        sq = lambda x: ratio(x * x, den)  # noqa: E731
         return Stats(
             sq(h.oblivious), ratio(expected, den), sq(h.min), sq(h.max), ratio(var, den * den)
         )

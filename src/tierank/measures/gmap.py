@@ -36,7 +36,7 @@ from ..ties import Prepared
 from .base import Aggregate, FamilyNames, Measure, Stats, register
 from .kernels import ratio
 from .linear import REL
-from .sampling import Draws, fixed_draws, sample_moments
+from .sampling import Draws, extremal_draws, sample_moments
 
 __all__ = ["GMAP", "GeometricMean", "GMStats", "MIN_GEO_MEAN", "ap_values"]
 
@@ -92,10 +92,7 @@ class GeometricMean(Measure):
             x = np.maximum(self.base(prep, d), self.floor)
             return np.vstack([x, x**root])
 
-        obl, lo, hi = (
-            values(fixed_draws(prep, prep.arrangement(w, "rel", self.rel), cut))
-            for w in ("policy", "pessimistic", "optimistic")
-        )
+        obl, lo, hi = (values(d) for d in extremal_draws(prep, self.rel, cut))
         vary = np.flatnonzero(lo[0] < hi[0])
         e, v, se = lo[0].copy(), np.zeros(n), np.zeros(n)
         rmean, rvar = lo[1].copy(), np.zeros(n)

@@ -53,6 +53,8 @@ import numpy as np
 
 from ..ties import Prepared
 from .base import FamilyNames, Measure, Stats, register
+from .bpref import Bpref
+from .counts import row_cumsum
 from .kernels import ratio
 from .linear import REL
 from .sampling import class_arrangements, enumerable, query_keys, shuffled_rows
@@ -279,46 +281,47 @@ class InfAP(Measure):
     expectation_exact: ClassVar[bool] = True
     bounds_refusal = "infAP estimates the unjudged documents from the judged sample by definition"
 
-    def _classes(self, prep: Prepared):
+    def _counts(self, prep: Prepared):
+        """Cumulative counts per row of the relevant, judged non-relevant and pooled-unjudged documents
+        (shared with bpref, whose classes the first two are), and N+ per query."""
         rel = prep.rel if self.rel is None else self.rel
-        g = prep.grade
-        cls = np.full(prep.n, _OUT, dtype=np.int64)
-        known = ~np.isnan(g)
-        gk = np.where(known, g, 0.0)
-        cls[known & (gk < 0)] = _UNJ
-        cls[known & (gk >= 0) & (gk < rel)] = _NON
-        cls[known & (gk >= max(rel, 0))] = _REL
-        q, jg = prep.judged_grades
-        jg = np.asarray(jg, dtype=np.float64)
-        nrel = np.bincount(q, weights=jg >= max(rel, 0), minlength=prep.nq)
-        return cls, nrel
+        bp = Bpref(params=(("rel", rel),))
+        c_rel, c_non = bp._counts(prep)
+        c_unj = row_cumsum(prep, ("pooled-unjudged",), lambda: prep.grade < 0)  # (NaN: False)
+        return (c_rel, c_non, c_unj), bp._classes(prep)[2]
 
     def stats(self, prep: Prepared) -> Stats:
-        cls, R = self._classes(prep)
+        (c_rel, c_non, c_unj), R = self._counts(prep)
         cut = prep.cut(float("inf"))
-        inside = prep.pos < cut
-        onehot = [(cls == c) & inside for c in (_REL, _NON, _UNJ)]
-        first = prep.qstart[prep.qi]
-        above = []
-        for x in onehot:
-            cs = np.concatenate(([0], np.cumsum(x)))
-            above.append(cs[:-1] - cs[first])
-        isrel = onehot[0]
-        t = np.where(isrel, terms(prep.pos, *above), 0.0)
-        obl = ratio(np.bincount(prep.qi, weights=t, minlength=prep.nq), R)
+        gs, qs = prep.gstart, prep.qstart
+        # only the groups holding a relevant document read add terms: the others add exact zeros to
+        # every per-query sum (which keep their order), so they are left out
+        G = np.flatnonzero(np.diff(c_rel[gs]) > 0)
+        if np.isfinite(cut):
+            G = G[prep.gpos0[G] < cut]
+        rel_rows = np.flatnonzero(np.diff(c_rel))  # the relevant rows, ascending
+        if np.isfinite(cut):
+            rel_rows = rel_rows[prep.pos[rel_rows] < cut]
+        qr = prep.qi[rel_rows]
+        first = qs[qr]
+        above = [c[rel_rows] - c[first] for c in (c_rel, c_non, c_unj)]
+        t = terms(prep.pos[rel_rows], *above)
+        obl = ratio(np.bincount(qr, weights=t, minlength=prep.nq), R)
 
         # per group: its composition and the counts before it (ranks read)
-        ng = len(prep.gsize)
-        comp = [
-            np.bincount(prep.gid, weights=cls == c, minlength=ng).round().astype(np.int64)
-            for c in (_REL, _NON, _UNJ, _OUT)
-        ]
-        gfirst = prep.gstart[:-1]
-        before = [b[gfirst] if prep.n else np.zeros(0, np.int64) for b in above]
-        pos0 = prep.gpos0
-        r, s, u, o = comp
-        vary = np.flatnonzero((r > 0) & (r < prep.gsize) & (pos0 < cut))
-        g_obl = np.bincount(prep.gid, weights=t, minlength=ng)
+        ng = len(G)
+        gq = prep.gq[G]
+        m = prep.gsize[G].astype(np.int64)
+        ga, gb, qa = gs[G], gs[G + 1], qs[gq]  # each group's first row, its end, its query's first
+        at_group = [c[ga] for c in (c_rel, c_non, c_unj)]
+        r, s, u = (c[gb] - ca for c, ca in zip((c_rel, c_non, c_unj), at_group))
+        o = m - r - s - u
+        before = [ca - c[qa] for c, ca in zip((c_rel, c_non, c_unj), at_group)]
+        g_obl = np.bincount(np.searchsorted(G, prep.gid[rel_rows]), weights=t, minlength=ng).astype(
+            np.float64, copy=False
+        )  # (float even where no row is summed)
+        pos0 = prep.gpos0[G]
+        vary = np.flatnonzero(r < m)
         lo_g, hi_g = g_obl.copy(), g_obl.copy()
         e_g, v_g = g_obl.copy(), np.zeros(ng)
         m_v = r[vary] + s[vary] + u[vary] + o[vary]
@@ -356,25 +359,23 @@ class InfAP(Measure):
                 continue
             if qkeys is None:
                 qkeys = query_keys(prep)
-            rng = np.random.default_rng([int(qkeys[prep.gq[gi]]), P0])
+            rng = np.random.default_rng([int(qkeys[gq[gi]]), P0])
             mean, v_g[gi] = self._sample(rng, S, P0, A, Sb, U, counts, cut)
             if not exact_mean[gi]:
                 e_g[gi] = mean
             drawn[gi] = True
-        per_q = [np.bincount(prep.gq, weights=x, minlength=prep.nq) for x in (lo_g, hi_g, e_g, v_g)]
+        per_q = [np.bincount(gq, weights=x, minlength=prep.nq) for x in (lo_g, hi_g, e_g, v_g)]
         lo, hi = ratio(per_q[0], R), ratio(per_q[1], R)
         if not (lo < hi).any():
             return Stats(obl, obl.copy(), lo, hi, np.zeros(prep.nq))
         expected = np.clip(ratio(per_q[2], R), lo, hi)
         var = np.where(lo < hi, ratio(per_q[3], R * R), 0.0)
-        sampled = np.bincount(prep.gq, weights=drawn, minlength=prep.nq) > 0
+        sampled = np.bincount(gq, weights=drawn, minlength=prep.nq) > 0
         if not sampled.any():
             return Stats(obl, expected, lo, hi, var)
         # only the means of the groups drawn and not summed carry a sampling error
         v_drawn = ratio(
-            np.bincount(
-                prep.gq, weights=np.where(drawn & ~exact_mean, v_g, 0.0), minlength=prep.nq
-            ),
+            np.bincount(gq, weights=np.where(drawn & ~exact_mean, v_g, 0.0), minlength=prep.nq),
             R * R,
         )
         return Stats(

@@ -41,7 +41,7 @@ from ..errors import TierankInputError, quote
 from ..ties import Prepared
 from .base import FamilyNames, Measure, Param, Stats, register
 from .linear import REL
-from .sampling import Draws, fixed_draws, labelled, sample_moments
+from .sampling import Draws, extremal_draws, labelled, sample_moments
 
 __all__ = ["IPrec", "IPrecAvg", "LEVELS", "iprec_values", "average_values", "queue_counts"]
 
@@ -179,10 +179,7 @@ def _bundle(
                 _average(out[: len(levels)], out[len(levels)])
             return out
 
-        obl, lo, hi = (
-            values(fixed_draws(prep, prep.arrangement(w, "rel", rel), cut))
-            for w in ("policy", "pessimistic", "optimistic")
-        )
+        obl, lo, hi = (values(d) for d in extremal_draws(prep, rel, cut))
         vary = np.flatnonzero((lo < hi).any(axis=0))
         mu, var, exact = sample_moments(prep, vary, values, rel, cut)
         out = []

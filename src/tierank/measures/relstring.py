@@ -93,8 +93,18 @@ class RelString(Measure):
         keep = prep.pos < read[prep.qi]
         ends = np.cumsum(read)
         starts = ends - read
-        for which in ("policy", "pessimistic", "optimistic"):
-            k_ = key if which == "policy" else prep.sorted_in_groups(key, which)
-            codes = _chars(k_[keep]).tobytes().decode("ascii")
-            texts[which] = [codes[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
+        read_key = key[keep]
+        codes = _chars(read_key).tobytes().decode("ascii")
+        policy = [codes[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
+        texts["policy"] = policy
+        qread = prep.qi[keep]
+        for which in ("pessimistic", "optimistic"):
+            k_ = prep.sorted_in_groups(key, which)[keep]
+            # only the queries whose string the arrangement changes are cut out again
+            moved = np.flatnonzero(np.bincount(qread[k_ != read_key], minlength=prep.nq))
+            codes = _chars(k_).tobytes().decode("ascii")
+            out = list(policy)
+            for q, a, b in zip(moved.tolist(), starts[moved].tolist(), ends[moved].tolist()):
+                out[q] = codes[a:b]
+            texts[which] = out
         return RelStats(nan, nan.copy(), nan.copy(), nan.copy(), nan.copy(), texts=texts)

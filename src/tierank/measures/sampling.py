@@ -58,6 +58,7 @@ from ..compute import strings
 from ..io.fingerprint import fingerprint, pair_fingerprint, splitmix64
 from ..ties import Prepared
 from .base import Stats
+from .counts import flag_cumsum
 from .kernels import group_counts
 
 __all__ = [
@@ -69,6 +70,7 @@ __all__ = [
     "enumerable",
     "orderings",
     "fixed_draws",
+    "extremal_draws",
     "random_draws",
     "labelled",
     "sample_moments",
@@ -173,6 +175,33 @@ def fixed_draws(prep: Prepared, seq: np.ndarray, cut: float) -> Draws:
     return Draws.build(np.arange(prep.nq), np.arange(prep.nq), prep.qi[rows], prep.pos[rows] + 1.0)
 
 
+def extremal_draws(prep: Prepared, rel: int | None, cut: float) -> tuple[Draws, Draws, Draws]:
+    """[`Draws`][tierank.measures.sampling.Draws] of the ``policy``, ``pessimistic`` and ``optimistic`` arrangements (relevance at
+    ``rel``, ranks below ``cut``): the relevant documents of a tie group take its first or last ranks,
+    in the same order, so each arrangement is found from the relevant rows alone (what
+    [`fixed_draws`][tierank.measures.sampling.fixed_draws] finds from the arrangement's every row).  Cached on ``prep`` (read, never modified)."""
+    return prep.cached(("extremal-draws", rel, cut), lambda: _extremal_draws(prep, rel, cut))
+
+
+def _extremal_draws(prep: Prepared, rel: int | None, cut: float) -> tuple[Draws, Draws, Draws]:
+    c = flag_cumsum(prep, "rel", rel)
+    rows = np.flatnonzero(np.diff(c))  # the relevant rows, ascending
+    g = prep.gid[rows]
+    gs = prep.gstart
+    # the j-th relevant document of a group at its j-th rank, or at its j-th of the last ones
+    first = prep.gpos0[g] + (c[rows] - c[gs[g]])
+    last = first + (prep.gsize[g] - (c[gs[g + 1]] - c[gs[g]]))
+    out = []
+    qr, every = prep.qi[rows], np.arange(prep.nq)
+    for pos in (prep.pos[rows], last, first):
+        if np.isfinite(cut):
+            keep = pos < cut
+            out.append(Draws.build(every, every, qr[keep], pos[keep] + 1.0))
+        else:
+            out.append(Draws.build(every, every, qr, pos + 1.0))
+    return out[0], out[1], out[2]
+
+
 def query_keys(prep: Prepared, seed: int | None = None) -> np.ndarray:
     """uint64 key of every query: a function of the seed and the query id only."""
 
@@ -185,6 +214,21 @@ def query_keys(prep: Prepared, seed: int | None = None) -> np.ndarray:
     return prep.cached(("sampling-keys", prep.seed if seed is None else seed), compute)
 
 
+def _binomials(m: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``C(m, k)`` elementwise (int64, exact): ``prod_{t<k} (m - k + t + 1) / (t + 1)``, each partial
+    product an integer; for the small ``k`` of groups that are enumerated.
+
+    >>> _binomials(np.array([5, 10, 3]), np.array([2, 3, 0])).tolist()
+    [10, 120, 1]
+    """
+    m, k = np.asarray(m, dtype=np.int64), np.asarray(k, dtype=np.int64)
+    c = np.ones(len(m), dtype=np.int64)
+    for t in range(int(k.max()) if len(k) else 0):
+        on = k > t
+        c[on] = c[on] * (m[on] - k[on] + t + 1) // (t + 1)
+    return c
+
+
 def orderings(prep: Prepared, rel: int | None, cut: float) -> np.ndarray:
     """Per query, the number of distinct orderings of its relevant documents that the binary measures
     read: the product over its *mixed* tie groups above ``cut`` (holding relevant and non-relevant
@@ -192,10 +236,12 @@ def orderings(prep: Prepared, rel: int | None, cut: float) -> np.ndarray:
     """
 
     def compute():
-        r_g = group_counts(prep, "rel", rel)
-        m_g = prep.gsize.astype(np.int64)
+        tied = np.flatnonzero(prep.gsize > 1)  # (a group of one document has one ordering)
+        r_g = group_counts(prep, "rel", rel)[tied]
+        m_g = prep.gsize[tied].astype(np.int64)
+        gq = prep.gq[tied]
         k_g = np.minimum(r_g, m_g - r_g)
-        mixed = (k_g > 0) & (prep.gpos0 < cut)
+        mixed = (k_g > 0) & (prep.gpos0[tied] < cut)
         over = ENUMERATE + 1
         c = np.ones(len(m_g), dtype=np.int64)
         # C(m, k) = prod_{t<k} (m - k + t + 1) / (t + 1), exact in integers; C(2k, k) > ENUMERATE from k = 8
@@ -204,13 +250,13 @@ def orderings(prep: Prepared, rel: int | None, cut: float) -> np.ndarray:
             c[on] = c[on] * (m_g[on] - k_g[on] + t + 1) // (t + 1)
         c[mixed & (k_g >= 8)] = over
         c = np.minimum(np.where(mixed, c, 1), over)
-        logs = np.bincount(prep.gq, weights=np.log(c.astype(np.float64)), minlength=prep.nq)
+        logs = np.bincount(gq, weights=np.log(c.astype(np.float64)), minlength=prep.nq)
         small = logs <= np.log(max(ENUMERATE, 1)) + 1e-9
         out = np.full(prep.nq, over, dtype=np.int64)
         # exact products where they are small (every factor <= ENUMERATE, so no overflow)
         prod = np.ones(prep.nq, dtype=np.int64)
-        gsel = np.flatnonzero(mixed & small[prep.gq])
-        np.multiply.at(prod, prep.gq[gsel], c[gsel])
+        gsel = np.flatnonzero(mixed & small[gq])
+        np.multiply.at(prod, gq[gsel], c[gsel])
         out[small] = np.minimum(prod[small], over)
         return out
 
@@ -374,10 +420,7 @@ def _enumerated_marks(
     gm = g[order]  # by query, then rank
     m = prep.gsize[gm].astype(np.int64)
     base2 = base.reshape(len(order), sb)
-    c = np.array(
-        [len(_combinations(int(a), int(b))) for a, b in zip(m.tolist(), kk.tolist())],
-        dtype=np.int64,
-    )
+    c = _binomials(m, kk)
     # stride: product of the counts of the later mixed groups of the same query
     q = prep.gq[gm]
     stride = np.ones(len(gm), dtype=np.int64)

@@ -84,6 +84,10 @@ class SetRelP(_Set):
     def denominator(self, prep: Prepared):
         return np.minimum(prep.qret, prep.nrel(self.rel)).astype(np.float64)
 
+    # Linear's own statistics (not the set measures' one count): relative set precision shares the
+    # sums of the other families with unit weights where the engine computes them together
+    stats = Linear.stats
+
 
 @register
 class RprecMult(Linear):

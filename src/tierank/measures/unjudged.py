@@ -15,7 +15,8 @@ Definitions (trec_eval 10, ``m_unjudged.c`` and ``m_rbp_resid.c``):
 
 Statistics over tie orderings, exact:
 
-* ``Unj`` is a sum over ranks with weight 1 up to `k`: `tierank.measures.linear.Linear`.
+* ``Unj`` is a sum over ranks with weight 1 up to `k`: only the tie group cut by rank `k` varies,
+  hypergeometric ([`tierank.measures.counts.top_counts`][tierank.measures.counts.top_counts]).
 * ``RBP_resid`` is `X + c\,[X > 0]` with `X = (1-p)\sum_i p^i u_i` (a
   [`Linear`][tierank.measures.unjudged.Linear] sum) and `c = p^n` fixed.  Whether any unjudged document is retrieved
   depends on the ordering only through a tie group cut by the depth limit (``-M``): with
@@ -31,7 +32,8 @@ import numpy as np
 
 from ..ties import Prepared
 from .base import FamilyNames, Measure, Param, Stats, register
-from .kernels import log_factorials
+from .counts import count_stats, row_cumsum
+from .kernels import centered, log_factorials, select_segments
 from .linear import Linear
 
 __all__ = ["Unj", "RBP_resid", "unjudged_rows"]
@@ -66,25 +68,62 @@ class Unj(Linear):
     def denominator(self, prep: Prepared):
         return float(self.required_cutoff)
 
+    def stats(self, prep: Prepared) -> Stats:
+        """The unjudged documents of the top k: a count with unit weights ([`tierank.measures.counts.top_counts`][tierank.measures.counts.top_counts]:
+        only the tie group cut by rank k varies, hypergeometric), over k."""
+        cum = row_cumsum(prep, ("unjudged",), lambda: unjudged_rows(prep) > 0)
+        return count_stats(prep, cum, self.k, self.denominator(prep))
+
     def unjudged_bounds(self, prep: Prepared, stats: Stats) -> tuple[np.ndarray, np.ndarray]:
         """It does not depend on the relevance of the unjudged documents: its own min and max."""
         return stats.min, stats.max
 
 
-class _Unjudged(Linear):
-    """(1-p) sum_i p^i u_i over the unjudged retrieved documents (RBP_resid's sum)."""
+def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """The rows ``starts[i] .. starts[i] + lens[i] - 1`` of every i, concatenated."""
+    out = np.arange(int(lens.sum()), dtype=np.int64)
+    out += np.repeat(starts - (np.cumsum(lens) - lens), lens)
+    return out
 
-    family = "_Unjudged"
-    schema = (
-        Param("p", float, 0.8, "persistence", always_shown=True, low=0.0, high=1.0, open="both"),
-    )
 
-    def values(self, prep: Prepared):
-        return unjudged_rows(prep)
+def _unjudged_sum(prep: Prepared, p: float) -> Stats:
+    """The statistics of `X = (1-p) sum_i p^i u_i` over the unjudged documents read (`Linear`'s closed
+    forms: weights p^i, values u), from the tie groups holding an unjudged document read alone: every
+    other group adds exact zeros to every sum, which keep their order."""
+    u = unjudged_rows(prep)
+    cu = row_cumsum(prep, ("unjudged",), lambda: u > 0)
+    gs = prep.gstart
+    cut = prep.cut(float("inf"))
+    G = np.flatnonzero(np.diff(cu[gs]) > 0)
+    if np.isfinite(cut):
+        G = G[prep.gpos0[G] < cut]
+    m = prep.gsize[G].astype(np.int64)
+    L = np.minimum(m, cut - prep.gpos0[G]).astype(np.int64) if np.isfinite(cut) else m
+    U = cu[gs[G + 1]] - cu[gs[G]]
+    q = prep.gq[G]
+    rows = _ranges(gs[G], L)  # the rows read of those groups
+    seg = np.repeat(np.arange(len(G)), L)
+    qr = q[seg]
+    w = (1.0 - p) * np.power(p, prep.pos[rows].astype(np.float64))
+    offset = rows - gs[G][seg]
 
-    def weights(self, prep: Prepared, rows: np.ndarray):
-        p = self.param("p")
-        return (1.0 - p) * np.power(p, prep.pos[rows].astype(np.float64))
+    def total(a):
+        return np.bincount(qr, weights=w * a, minlength=prep.nq)
+
+    obl = total(u[rows])
+    hi = total((offset < U[seg]).astype(np.float64))  # the unjudged documents first
+    lo = total((offset >= (m - U)[seg]).astype(np.float64))  # last
+    mf = m.astype(np.float64)
+    s1 = U.astype(np.float64)
+    sw = np.bincount(seg, weights=w, minlength=len(G))
+    expected = np.bincount(q, weights=s1 * sw / mf, minlength=prep.nq)
+    # variance: the groups whose documents differ, about each group's own values (`centered`)
+    full = _ranges(gs[G], m)
+    ss_a = centered(u[full], np.repeat(np.arange(len(G)), m), len(G), mf)[1]
+    idx, local, vg = select_segments(seg, ss_a > 0)
+    _, ss_w = centered(w[idx], local, len(vg), mf[vg])
+    var = np.bincount(q[vg], weights=ss_a[vg] * ss_w / (mf[vg] - 1.0), minlength=prep.nq)
+    return Stats(obl, expected, lo, hi, var)
 
 
 @register
@@ -108,7 +147,7 @@ class RBP_resid(Measure):
 
     def stats(self, prep: Prepared) -> Stats:
         p = self.param("p")
-        x = _Unjudged(params=(("p", p),)).stats(prep)
+        x = _unjudged_sum(prep, p)
         c = np.power(p, prep.qret.astype(np.float64))
         u = unjudged_rows(prep)
         cut = prep.cut(float("inf"))

@@ -272,7 +272,9 @@ class RunLayout:
         return o
 
 
-def layout(run: Run, qids: Sequence[str] | None = None) -> RunLayout:
+def layout(
+    run: Run, qids: Sequence[str] | None = None, qid_array: pa.Array | None = None
+) -> RunLayout:
     """The [`RunLayout`][tierank.ties.layout.RunLayout] of ``run``: query codes, score order and tie groups.
 
     Parameters
@@ -283,13 +285,16 @@ def layout(run: Run, qids: Sequence[str] | None = None) -> RunLayout:
         and a query without rows is empty.  Default: every query of the run, sorted.
 
     Tie groups are documents of one query with equal scores (``==`` on float64).
+    qid_array : pyarrow.Array, optional
+        ``qids`` as an Arrow string array, where the caller has it (else built from ``qids``).
+
     Nothing is sorted until the order or the groups are asked for, so the query
     codes alone are cheap.
     """
     if qids is None:
         qids = sorted(ac.distinct(run.qid, ordered=False))
     qids = list(qids)
-    value_set = ac.strings(qids)
+    value_set = ac.strings(qids) if qid_array is None else qid_array
     qi = _codes(run.qid, value_set)
     if (qi >= 0).all():
         return RunLayout(qids, qi, None, run.score, value_set)

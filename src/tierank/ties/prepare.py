@@ -316,8 +316,8 @@ class Judgments:
     Docids are coded by their index among the distinct judged docids (a hash lookup,
     ``pyarrow.compute.index_in``) and each (query, docid) pair becomes one int64 key
     ``query * ndocs + code``.  Keys are found in a dense table of every possible key where that
-    table is small next to the rows looked up, else by a second hash lookup among the judgments'
-    keys.  Where a pair is judged more than once (no reader lets that through), the first
+    table is small next to the rows looked up, else by binary search among the judgments' keys,
+    sorted once.  Where a pair is judged more than once (no reader lets that through), the first
     judgment wins.
 
     >>> j = Judgments(np.array([0, 0, 1]), pa.array(["a", "b", "a"]), np.array([1.0, 0.0, 2.0]))
@@ -340,7 +340,8 @@ class Judgments:
         self.nq = int(self.q.max()) + 1 if len(self.q) else 0
         self.keys = self.q * self.ndocs + codes
         self._table: np.ndarray | None = None
-        self._key_array: pa.Array | None = None
+        # the distinct keys sorted, and the first judgment of each
+        self._sorted: tuple[np.ndarray, np.ndarray] | None = None
 
     def _doc_codes(self, docid: pa.Array) -> np.ndarray:
         """Index of each docid among the judged docids (int64), -1 where none is judged."""
@@ -360,9 +361,18 @@ class Judgments:
                 self._table = np.full(size, -1, dtype=np.int64)
                 self._table[uk] = first
             return self._table[key]
-        if self._key_array is None:
-            self._key_array = ac.array(self.keys, pa.int64())
-        return ac.numpy(ac.fill_null(ac.index_in(ac.array(key, pa.int64()), self._key_array), -1))
+        if self._sorted is None:
+            # the keys sorted once (stable: the first judgment of a pair comes first), each kept once
+            keys = self.keys.astype(np.int32) if size < 2**31 else self.keys
+            order = np.argsort(keys, kind="stable")
+            sk = keys[order]
+            first = np.ones(len(sk), dtype=bool)
+            np.not_equal(sk[1:], sk[:-1], out=first[1:])
+            self._sorted = (sk[first], order[first])
+        sk, idx = self._sorted
+        at = np.searchsorted(sk, key.astype(sk.dtype, copy=False))
+        np.minimum(at, len(sk) - 1, out=at)
+        return np.where(sk[at] == key, idx[at], -1)
 
     def lookup(self, q: np.ndarray, docid: pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
         """Index of the judgment of each (query code, docid) pair, -1 where there is none; with
@@ -447,20 +457,27 @@ def prepare(
     intent-aware measures with the docid of every kept row.
     """
     policy = TieBreak.parse(tie_break)
-    qrels_q = ac.distinct(qrels.qid, ordered=False)
-    run_q = set(ac.distinct(run.qid, ordered=False))
-    qids = sorted(qrels_q) if complete else sorted(q for q in qrels_q if q in run_q)
+    qrels_ids = _encoded(qrels.qid)
+    # the evaluated queries, sorted (Arrow sorts strings by their UTF-8 bytes: Python's order)
+    qrels_q, run_q = _distinct(qrels_ids), _distinct(_encoded(run.qid))
+    in_run = ac.is_in(qrels_q, run_q)
+    evaluated = qrels_q if complete else ac.filter(qrels_q, in_run)
+    evaluated = ac.take(evaluated, ac.sort_indices(evaluated))
+    qids = evaluated.to_pylist()
+    unevaluated = len(run_q) - int(np.count_nonzero(ac.numpy(ac.is_in(run_q, qrels_q))))
     # run rows of evaluated queries, in the total order by score, tie groups over the whole run
-    lay = layout(run, qids)
+    lay = layout(run, qids, evaluated)
     value_set, nq, qi = lay.qid_array, lay.nq, lay.codes
     docid = run.docid if lay.rows is None else ac.take(run.docid, ac.array(lay.rows))
 
-    qqi = ac.index_in(qrels.qid, value_set)
-    qkeep = ac.is_valid(qqi)
-    keep_np = ac.numpy(qkeep)
-    qrels_q_idx = ac.numpy(ac.cast(ac.filter(qqi, qkeep), pa.int64()))
-    qrels_grade = np.asarray(qrels.grade)[keep_np] if len(keep_np) else np.asarray(qrels.grade)[:0]
-    judgments = Judgments(qrels_q_idx, ac.filter(qrels.docid, qkeep), qrels_grade)
+    # query code of every judgment (-1: a query not evaluated), looked up once per distinct query id
+    per_id = ac.numpy(ac.fill_null(ac.index_in(qrels_ids.dictionary, value_set), -1))
+    per_id = np.append(per_id.astype(np.int64), -1)  # (a missing id, if any, reads the last: -1)
+    qcode = per_id[ac.numpy(ac.fill_null(qrels_ids.indices, len(per_id) - 1))]
+    keep_np = qcode >= 0
+    qrels_q_idx = qcode[keep_np]
+    qrels_grade = np.asarray(qrels.grade)[keep_np]
+    judgments = Judgments(qrels_q_idx, ac.filter(qrels.docid, ac.array(keep_np)), qrels_grade)
 
     # keep the ranks the measures read, whole tie groups
     depth = _depth(measures, qrels_q_idx, qrels_grade, nq, rel)
@@ -540,11 +557,34 @@ def prepare(
         max_depth=max_depth,
         samples=samples,
         seed=seed,
-        unevaluated=len(run_q.difference(qrels_q)),
+        unevaluated=unevaluated,
         exact_limit=exact_limit,
         subtopics=subtopics,
         docid=None if subtopics is None else ac.take(docid, ac.array(order)),
     )
+
+
+def _encoded(ids: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray:
+    """Query ids dictionary-encoded: as they are when they already are, else by
+    [`tierank.io.readers.encode_ids`][tierank.io.readers.encode_ids] (cheap where equal ids come in runs of lines, as in a qrels file)."""
+    if isinstance(ids, pa.ChunkedArray):
+        ids = (
+            ids.unify_dictionaries() if pa.types.is_dictionary(ids.type) else ids
+        ).combine_chunks()
+    if pa.types.is_dictionary(ids.type):
+        return ids
+    from ..io.readers import encode_ids  # (a qrels file's reader has imported it already)
+
+    return encode_ids(ac.decoded(ids))
+
+
+def _distinct(ids: pa.DictionaryArray) -> pa.Array:
+    """The distinct values of a dictionary-encoded array, each once (an Arrow array, any order): the
+    dictionary's entries that some row uses, deduplicated."""
+    used = np.zeros(len(ids.dictionary), dtype=bool)
+    used[ac.numpy(ac.call("drop_null", ids.indices))] = True
+    out = ac.unique(ac.filter(ids.dictionary, ac.array(used)))
+    return out if out.type == pa.string() else ac.cast(out, pa.string())
 
 
 def _depth(
@@ -553,12 +593,18 @@ def _depth(
     """Deepest rank (exclusive) any measure reads, per query; None when some read the whole list."""
     if not measures:
         return None
+    counts: dict[int, np.ndarray] = {}  # N+ per level, counted once for every measure asking
+
+    def nrel(own: int | None) -> np.ndarray:
+        level = rel if own is None else own
+        if level not in counts:
+            counts[level] = np.bincount(q_idx, weights=grade >= level, minlength=nq)
+        return counts[level]
+
     depth = np.zeros(nq)
     for m in measures:
-        d = m.depth(
-            lambda own: np.bincount(
-                q_idx, weights=grade >= (rel if own is None else own), minlength=nq
-            )
-        )
+        d = m.depth(nrel)
+        if nq and np.ndim(d) == 0 and d == float("inf"):
+            return None  # one reads the whole list
         depth = np.maximum(depth, d)
     return None if np.isinf(depth).any() else depth
