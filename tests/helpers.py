@@ -90,3 +90,26 @@ def examples(full: int) -> int:
     if FULL_TIER or os.environ.get("TIERANK_TEST_TIER") == "full":
         return full
     return min(full, max(DEFAULT_TIER_MIN, round(full * DEFAULT_TIER_SHARE)))
+
+
+def distinct_orderings(values) -> list[list]:
+    """Every distinct ordering of the multiset ``values``, each once (equally likely under a uniformly
+    random ordering of the documents: documents of equal value are interchangeable): the brute-force
+    oracle of the closed forms over tie orderings."""
+    from collections import Counter
+
+    counts = Counter(values)
+    out: list[list] = []
+
+    def rec(prefix: list) -> None:
+        if len(prefix) == len(values):
+            out.append(list(prefix))
+            return
+        for k in sorted(counts):
+            if counts[k]:
+                counts[k] -= 1
+                rec([*prefix, k])
+                counts[k] += 1
+
+    rec([])
+    return out

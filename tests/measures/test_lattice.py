@@ -9,33 +9,14 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections import Counter
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import examples
+from helpers import distinct_orderings, examples
 from tierank.measures import lattice
 from tierank.measures.lattice import Lattice, chunks, fits, levels
-
-
-def _orderings(values: list) -> list[list]:
-    counts = Counter(values)
-    out: list[list] = []
-
-    def rec(prefix: list) -> None:
-        if len(prefix) == len(values):
-            out.append(list(prefix))
-            return
-        for k in sorted(counts):
-            if counts[k]:
-                counts[k] -= 1
-                rec([*prefix, k])
-                counts[k] += 1
-
-    rec([])
-    return out
 
 
 def _term(k, before, y):
@@ -88,7 +69,7 @@ def test_moments_and_extremes_match_every_ordering(groups, data, batch):
         hi[lat.order] = np.maximum.reduceat(ext[0], lat.off[:-1])
         lo[lat.order] = np.minimum.reduceat(ext[1], lat.off[:-1])
     for i, g in enumerate(groups):
-        vals = [_path(o, int(steps[i])) for o in _orderings(g)]
+        vals = [_path(o, int(steps[i])) for o in distinct_orderings(g)]
         mu = statistics.fmean(vals)
         assert math.isclose(mean[i], mu, abs_tol=1e-9), (g, steps[i])
         assert math.isclose(m2[i] - mean[i] ** 2, statistics.pvariance(vals), abs_tol=1e-9)

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import tierank
-from helpers import examples
+from helpers import distinct_orderings, examples
 from measures.strategies import collection
 from reference import check_per_query, ordered, orderings
 from tierank.measures import parse_measure
@@ -268,30 +268,8 @@ def test_depth_limit_through_tie_groups_matches_brute_force(data, depth):
     check(tierank.evaluate(qrels, run, MEASURES, max_depth=depth), qs, qrels, MEASURES, depth)
 
 
-def _distinct_orderings(grades):
-    """Every distinct ordering of the multiset ``grades`` (equally likely under a uniformly random
-    ordering of the documents: documents of equal grade are interchangeable)."""
-    from collections import Counter
-
-    counts = Counter(grades)
-    out: list[list] = []
-
-    def rec(prefix: list) -> None:
-        if len(prefix) == len(grades):
-            out.append(list(prefix))
-            return
-        for k in sorted(counts):
-            if counts[k]:
-                counts[k] -= 1
-                rec([*prefix, k])
-                counts[k] += 1
-
-    rec([])
-    return out
-
-
 def _exact(grades, fn):
-    vals = [fn(list(o), grades) for o in _distinct_orderings(grades)]
+    vals = [fn(list(o), grades) for o in distinct_orderings(grades)]
     return statistics.fmean(vals), statistics.pstdev(vals), min(vals), max(vals)
 
 
@@ -329,7 +307,7 @@ def _tied_query(draw):
     groups = [draw(st.lists(grade, min_size=m, max_size=m)) for m in sizes]
     total = 1
     for g in groups:
-        total *= len(_distinct_orderings([-9 if x is None else x for x in g]))
+        total *= len(distinct_orderings([-9 if x is None else x for x in g]))
     assume(total <= 3000)
     extra = draw(st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.0]), max_size=3))
     return groups, extra
@@ -368,7 +346,7 @@ def test_large_tie_groups_match_every_distinct_ordering(data, depth, measure):
 
     vals = [
         reference(measure, rels([x for grp in combo for x in grp]), qg, depth)
-        for combo in itertools.product(*(_distinct_orderings(k) for k in keys))
+        for combo in itertools.product(*(distinct_orderings(k) for k in keys))
     ]
     info = (groups, extra, depth, dict(row))
     assert math.isclose(row["min"], min(vals), abs_tol=TOL), info
