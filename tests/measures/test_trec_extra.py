@@ -413,3 +413,27 @@ def test_infap_group_moments_of_groups_stepped_together(cases):
         one_mean, one_var = group_moments(*([x] for x in row), limit)
         assert mean[i] == pytest.approx(one_mean[0], abs=1e-13)
         assert var[i] == pytest.approx(one_var[0], abs=1e-13)
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    st.integers(1, 3),
+    st.integers(0, 2),
+    st.lists(
+        st.tuples(st.integers(8, 14), st.integers(31, 62), st.integers(0, 6)),
+        min_size=2,
+        max_size=6,
+    ),
+    st.one_of(st.none(), st.integers(0, 70)),
+)
+def test_infap_group_moments_of_one_shape_with_different_not_pooled_counts(r, u, rest, cut):
+    """Groups stepped in one batch (same relevant and unjudged counts, judged non-relevant counts and
+    sizes of one bit length each) whose not-pooled counts differ: the states each one can reach
+    differ from step to step, and each one's moments are its own, as alone."""
+    rows = [[P0, 0, 1, 0, r, s, u, m - r - s - u] for s, m, P0 in rest]
+    limit = math.inf if cut is None else cut
+    mean, var = group_moments(*(list(c) for c in zip(*rows)), limit)
+    for i, row in enumerate(rows):
+        one_mean, one_var = group_moments(*([x] for x in row), limit)
+        assert mean[i] == pytest.approx(one_mean[0], rel=1e-13, abs=1e-15)
+        assert var[i] == pytest.approx(one_var[0], rel=1e-13, abs=1e-15)

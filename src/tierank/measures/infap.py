@@ -218,44 +218,66 @@ def group_moments(P0, A, Sb, U, r, s, u, o, cut=np.inf) -> tuple[np.ndarray, np.
 
 def _moments_batch(P0, A, Sb, U, r, s, u, o, cut) -> tuple[np.ndarray, np.ndarray]:
     """``group_moments`` of groups stepped together: the probability and the two moments in one array
-    ``X[k, group, a, b, c]``, padded to the largest counts (a padded state is never reached: its
-    probabilities are 0)."""
+    ``X[k, a, b, c, group]``, padded to the largest counts (a padded state is never reached: its
+    probabilities are 0).  Each step reads and writes only the box of relevant and judged
+    non-relevant counts reachable after `p` documents (at most `p` of each, and at least what the
+    not-pooled documents leave); every state outside it holds exact zeros."""
     G = len(P0)
     R1, S1, U1 = int(r.max()) + 1, int(s.max()) + 1, int(u.max()) + 1
     m = r + s + u + o
-    a = np.arange(R1, dtype=np.float64)[None, :, None, None]
-    b = np.arange(S1, dtype=np.float64)[None, None, :, None]
-    c = np.arange(U1, dtype=np.float64)[None, None, None, :]
+    a = np.arange(R1, dtype=np.float64)[:, None, None, None]
+    b = np.arange(S1, dtype=np.float64)[None, :, None, None]
+    c = np.arange(U1, dtype=np.float64)[None, None, :, None]
 
-    def col(x):
-        return np.asarray(x, dtype=np.float64)[:, None, None, None]
+    def row(x):
+        return np.asarray(x, dtype=np.float64)[None, None, None, :]
 
-    left_r = np.maximum(col(r) - a, 0.0)
-    left_s = np.maximum(col(s) - b, 0.0)
-    left_u = np.maximum(col(u) - c, 0.0)
+    left_r = np.maximum(row(r) - a, 0.0)
+    left_s = np.maximum(row(s) - b, 0.0)
+    left_u = np.maximum(row(u) - c, 0.0)
     placed = a + b + c
     # a relevant document placed in state (a, b, c) at 0-based rank j adds (1 + gain) / (j + 1)
-    rel_above = col(A) + a
-    judged = rel_above + col(Sb) + b
-    gain = 1.0 + (judged + col(U) + c) * (rel_above + INFAP_EPSILON) / (judged + 2 * INFAP_EPSILON)
-    X = np.zeros((3, G, R1, S1, U1))
-    X[0, :, 0, 0, 0] = 1.0
+    rel_above = row(A) + a
+    judged = rel_above + row(Sb) + b
+    gain = 1.0 + (judged + row(U) + c) * (rel_above + INFAP_EPSILON) / (judged + 2 * INFAP_EPSILON)
+    X = np.zeros((3, R1, S1, U1, G))
+    X[0, 0, 0, 0, :] = 1.0
+    N = np.zeros_like(X)
     stop = np.minimum(m, np.maximum(np.minimum(cut, P0 + m) - P0, 0)).astype(np.int64)
-    of, mf = col(o), col(m)
+    of, mf = row(o), row(m)
+    rank = 1.0 / (P0[None, :] + np.arange(int(stop.max()))[:, None] + 1.0)
+    rank = np.where(np.arange(len(rank))[:, None] < stop[None, :], rank, 0.0)
+    m_min = int(m.min())
+    box_x, box_n = (0, 1, 0, 1), (0, 0, 0, 0)  # where X and N may hold nonzeros (a from, to, b ...)
     for p in range(int(stop.max())):
+        # reachable after p documents: a <= p, b <= p, and at least min(p, m) - o pooled ones
+        least = int((np.minimum(p, m) - o).min())
+        a0, a1 = max(0, least - (S1 - 1) - (U1 - 1)), min(p, R1 - 1) + 1
+        b0, b1 = max(0, least - (R1 - 1) - (U1 - 1)), min(p, S1 - 1) + 1
+        a2, b2 = min(a1 + 1, R1), min(b1 + 1, S1)  # the box after one more document
+        Xw = X[:, a0:a1, b0:b1]
         inv_n = 1.0 / np.maximum(mf - p, 1.0)
-        t = gain * col(np.where(p < stop, 1.0 / (P0 + p + 1.0), 0.0))
-        Rl = X * (left_r * inv_n)  # a relevant document next
+        t = gain[a0:a1, b0:b1] * row(rank[p])
+        Rl = Xw * (left_r[a0:a1] * inv_n)  # a relevant document next
         tw = t * Rl[0]
         Rl[2] += t * (2.0 * Rl[1] + tw)
         Rl[1] += tw
-        # a not-pooled document next (the state stays), or nothing where the group is all placed
-        N = X * np.where(mf > p, np.maximum(of - (p - placed), 0.0) * inv_n, 1.0)
-        N[:, :, 1:] += Rl[:, :, :-1]
-        N[:, :, :, 1:] += (X * (left_s * inv_n))[:, :, :, :-1]
-        N[:, :, :, :, 1:] += (X * (left_u * inv_n))[:, :, :, :, :-1]
-        X = N
-    e1, e2 = X[1].reshape(G, -1).sum(axis=1), X[2].reshape(G, -1).sum(axis=1)
+        # a not-pooled document next (the state stays), or nothing where the group is all placed;
+        # N past its last box is all zeros, so only its part below the new box is cleared
+        N[:, box_n[0] : a0, box_n[2] : box_n[3]] = 0.0
+        N[:, box_n[0] : box_n[1], box_n[2] : b0] = 0.0
+        Nw = N[:, a0:a2, b0:b2]
+        stay = np.maximum(of - (p - placed[a0:a1, b0:b1]), 0.0) * inv_n
+        if p >= m_min:
+            stay = np.where(mf > p, stay, 1.0)
+        np.multiply(Xw, stay, out=Nw[:, : a1 - a0, : b1 - b0])
+        Nw[:, 1:, : b1 - b0] += Rl[:, : a2 - a0 - 1]
+        bs = b2 - b0 - 1  # the judged non-relevant counts that can grow
+        Nw[:, : a1 - a0, 1:] += Xw[:, :, :bs] * (left_s[:, b0 : b0 + bs] * inv_n)
+        Nw[:, : a1 - a0, : b1 - b0, 1:] += Xw[:, :, :, :-1] * (left_u[:, :, :-1] * inv_n)
+        X, N, box_x, box_n = N, X, (a0, a2, b0, b2), box_x
+    # per group, summed in the order of its states (a, b, c)
+    e1, e2 = (np.ascontiguousarray(X[k].reshape(-1, G).T).sum(axis=1) for k in (1, 2))
     return e1, np.maximum(e2 - e1 * e1, 0.0)
 
 
