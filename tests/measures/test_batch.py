@@ -18,7 +18,7 @@ from helpers import examples
 from measures.strategies import collection
 from tierank.measures import parse_measure
 from tierank.measures.base import compute_all
-from tierank.measures.prefixes import prefix_sums
+from tierank.measures.prefixes import prefix_sums, segment_cumsum, starts_of
 from tierank.ties import prepare
 
 FAMILIES = [
@@ -185,3 +185,21 @@ def test_prefix_sums_are_bincount_sums(shape):
         np.testing.assert_array_equal(
             s, np.bincount(seg[take], weights=ints[take], minlength=len(lens))
         )
+
+
+def test_segment_cumsum_is_each_segment_s_own_cumsum():
+    """`segment_cumsum` equals ``np.cumsum`` over each segment alone, bit for bit, whatever the
+    segments before it hold (magnitudes from 1e-8 to 1e20, empty segments, one long segment among
+    many short ones); `starts_of` gives the bounds of runs of equal keys."""
+    rng = np.random.default_rng(11)
+    lens = np.concatenate(([0, 1, 3, 0, 5, 2, 4, 700], rng.integers(0, 9, 300), [0]))
+    bounds = np.concatenate(([0], np.cumsum(lens)))
+    x = rng.standard_normal(int(bounds[-1])) * 10.0 ** rng.integers(-8, 21, int(bounds[-1]))
+    got = segment_cumsum(x, bounds)
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        np.testing.assert_array_equal(got[a:b], np.cumsum(x[a:b]))
+    keys = np.repeat(np.arange(len(lens)), lens)
+    np.testing.assert_array_equal(
+        starts_of(keys), np.unique(np.append(bounds[:-1][lens > 0], len(x)))
+    )
+    assert segment_cumsum(np.zeros(0), np.array([0, 0])).shape == (0,)

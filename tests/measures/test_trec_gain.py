@@ -531,3 +531,24 @@ def test_rndcg_undefined_nan_is_trec_eval_s_zero_over_zero(data, level, gains):
                 assert math.isnan(y), (q, k)
             else:
                 assert x == y, (q, k, x, y)
+
+
+@SETTINGS
+@given(collection(max_queries=3), st.sampled_from([None, "{1:1.3,2:2.7}"]))
+def test_a_query_s_statistics_do_not_depend_on_the_other_queries(data, gains):
+    """G's and ndcg_rel's exact statistics of a query are the same to the last bit evaluated alone
+    and among other queries (as streaming in blocks evaluates it): the running sums restart at each
+    query."""
+    _, run, qrels = data
+    assume(qrels)
+    measures = [f"G(gains={gains})", f"nDCG_rel(gains={gains})"] if gains else ["G", "nDCG_rel"]
+    together = tierank.evaluate(qrels, run, measures)
+    for q in qrels:
+        if q not in run:
+            continue
+        alone = tierank.evaluate({q: qrels[q]}, {q: run[q]}, measures)
+        i = list(together.qids).index(q)
+        for m in together.measures:
+            a, b = together.stats[m], alone.stats[m]
+            for col in ("oblivious", "expected", "min", "max", "var"):
+                assert getattr(a, col)[i] == getattr(b, col)[0], (q, str(m), col)

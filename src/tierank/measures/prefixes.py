@@ -25,7 +25,7 @@ import numpy as np
 
 from ..ties import Prepared
 
-__all__ = ["Prefixes", "prefix_sums", "ranges", "row_counts"]
+__all__ = ["Prefixes", "prefix_sums", "ranges", "row_counts", "segment_cumsum", "starts_of"]
 
 
 def row_counts(prep: Prepared, cutoff: float | np.ndarray) -> np.ndarray:
@@ -57,6 +57,44 @@ def ranges(first: np.ndarray, lens: np.ndarray) -> np.ndarray:
     offsets = np.zeros(len(lens), np.int64)
     np.cumsum(lens[:-1], out=offsets[1:])
     return np.arange(int(lens.sum()), dtype=np.int64) + np.repeat(first - offsets, lens)
+
+
+def starts_of(keys: np.ndarray) -> np.ndarray:
+    """The bounds of the runs of equal ``keys`` (sorted): each run's first index, then ``len(keys)``."""
+    keys = np.asarray(keys)
+    new = np.ones(len(keys), dtype=bool)
+    new[1:] = keys[1:] != keys[:-1]
+    return np.append(np.flatnonzero(new), len(keys)).astype(np.int64)
+
+
+def segment_cumsum(x: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Per entry, the sum of ``x`` over its segment up to it (inclusive); segment ``s`` is
+    ``x[bounds[s]:bounds[s + 1]]``.  Each segment's sums are the ones ``np.cumsum`` gives over that
+    segment alone, bit for bit (sequential from 0.0), so they do not depend on the other segments: a
+    query's numbers are the same whatever else the run holds, in memory or streamed in blocks.  The
+    segments are summed as rows of one matrix per class of lengths (up to twice the entries).
+
+    >>> segment_cumsum(np.array([0.1, 0.2, 0.3, 1e20, 1.0]), np.array([0, 3, 5])).tolist()
+    [0.1, 0.30000000000000004, 0.6000000000000001, 1e+20, 1e+20]
+    """
+    x = np.asarray(x, dtype=np.float64)
+    bounds = np.asarray(bounds, dtype=np.int64)
+    out = np.empty_like(x)
+    lens = np.diff(bounds)
+    some = np.flatnonzero(lens > 0)
+    if not len(some):
+        return out
+    cls = np.ceil(np.log2(lens[some])).astype(np.int64)  # segments of lengths in (2^(c-1), 2^c]
+    for c in np.unique(cls):
+        segs = some[cls == c]
+        width = int(lens[segs].max())
+        col = np.arange(width)
+        idx = bounds[segs][:, None] + col[None, :]
+        inside = col[None, :] < lens[segs][:, None]
+        mat = np.where(inside, x[np.minimum(idx, len(x) - 1)], 0.0)
+        np.cumsum(mat, axis=1, out=mat)
+        out[idx[inside]] = mat[inside]
+    return out
 
 
 def prefix_sums(

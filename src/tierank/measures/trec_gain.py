@@ -93,6 +93,7 @@ from .base import FamilyNames, Measure, Param, Stats, register
 from .kernels import ratio
 from .lattice import Lattice, Levels, chunks, fits, levels
 from .linear import REL, Linear, _mapped
+from .prefixes import segment_cumsum, starts_of
 from .sampling import query_keys
 
 __all__ = ["G", "BinG", "nDCG_rel", "RnDCG", "ENUMERATE", "per_ordering_stats"]
@@ -423,24 +424,28 @@ class _Rows:
         self.steps = np.diff(np.append(self.gfirst, len(rows)))
         self.mixed = mixed[self.groups]
         self.group_of_row = np.cumsum(new) - 1
-        self.qfirst = np.searchsorted(self.q, self.q)  # first local row of each row's query
+        self.qbounds = starts_of(self.q)  # the rows of each query read
+
+    # every running sum restarts at each query (`segment_cumsum`): a query's numbers do not depend on
+    # the other queries of the run, to the last bit
 
     def prefix(self, x: np.ndarray) -> np.ndarray:
         """Per row, the sum of ``x`` over its query's rows up to it (inclusive)."""
-        cs = np.cumsum(x)
-        return cs - (cs[self.qfirst] - x[self.qfirst])
+        return segment_cumsum(x, self.qbounds)
 
     def ideal_prefix(self, x: np.ndarray) -> np.ndarray:
         """Per row at rank ``i``, the sum of ``x`` (per ideal entry) over its query's first
         ``min(i + 1, P)`` ideal entries."""
-        cc = np.concatenate(([0.0], np.cumsum(x)))
-        s0 = self.istart[self.q]
-        return cc[s0 + np.minimum(self.pos + 1, self.P[self.q])] - cc[s0]
+        cc = segment_cumsum(x, self.istart)
+        k = np.minimum(self.pos + 1, self.P[self.q])
+        at = np.maximum(self.istart[self.q] + k - 1, 0)
+        return np.where(k > 0, cc[np.minimum(at, max(len(cc) - 1, 0))] if len(cc) else 0.0, 0.0)
 
     def ideal_total(self, x: np.ndarray) -> np.ndarray:
         """Per query, the sum of ``x`` (per ideal entry) over its ideal entries."""
-        cc = np.concatenate(([0.0], np.cumsum(x)))
-        return cc[self.istart[1:]] - cc[self.istart[:-1]]
+        cc = segment_cumsum(x, self.istart)
+        last = np.maximum(self.istart[1:] - 1, 0)
+        return np.where(self.P > 0, cc[last] if len(cc) else 0.0, 0.0)
 
     def arranged(self, prep: Prepared, which: str) -> np.ndarray:
         """The document values (per row of the run) with the mixed groups of these queries sorted
@@ -738,8 +743,7 @@ class nDCG_rel(_PerOrdering):
         fallback |= np.bincount(r.gq[mg], weights=~ok | cut_through, minlength=nq) > 0
         # the fixed groups' (U, V, W) from the one ranking
         gr = r.group_of_row
-        cb = np.cumsum(b)
-        inner = cb - (cb[r.gfirst] - b[r.gfirst])[gr]
+        inner = segment_cumsum(b, np.append(r.gfirst, len(b)))
         ng = len(r.groups)
         U = np.bincount(gr, weights=a, minlength=ng)
         W = np.bincount(gr, weights=b, minlength=ng)
@@ -770,11 +774,10 @@ class nDCG_rel(_PerOrdering):
         var_v2 = cVV + 2.0 * kg * cVW + kg * kg * cWW
         c_uv2 = cUV + kg * cUW
         c_wv2 = cVW + kg * cWW
-        first_g = np.searchsorted(r.gq, r.gq)
+        gbounds = starts_of(r.gq)
 
         def before(x):  # per group, the sum of x over the earlier groups of its query
-            cs = np.cumsum(x)
-            return cs - x - (cs[first_g] - x[first_g])
+            return segment_cumsum(x, gbounds) - x
 
         C = before(W)
         VC = before(cWW)
