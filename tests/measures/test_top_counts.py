@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import tierank
 from helpers import examples
 from measures.strategies import collection
+from tierank.measures import parse_measure
 from tierank.measures.counts import flag_cumsum, hits, row_cumsum, top_counts
 from tierank.ties import prepare
 
@@ -101,3 +102,17 @@ def test_cached_counts_are_per_level_and_read_only():
     assert c1.tolist() == [0, 1, 1, 2] and c2.tolist() == [0, 0, 0, 1]
     assert not c1.flags.writeable
     assert hits(prep, "rel", 1).tolist() == [2.0] and hits(prep, "judged").tolist() == [3.0]
+
+
+def test_set_counts_never_hand_out_the_shared_cached_counts():
+    """A result's counts are its own: writing into NumRelRet's values does not change what the other
+    set measures read from the counts cached on the same `Prepared`."""
+    from tierank.io.convert import to_qrels, to_run
+
+    qrels = to_qrels({"q": {"a": 1, "b": 1, "c": 0}})
+    run = to_run({"q": {"a": 0.9, "b": 0.5, "c": 0.5, "d": 0.1}})
+    prep = prepare(run, qrels)
+    s = parse_measure("num_rel_ret").compute(prep)
+    s.oblivious[0] = 99.0
+    assert parse_measure("num_rel_ret").compute(prep).oblivious.tolist() == [2.0]
+    assert parse_measure("set_P").compute(prep).oblivious.tolist() == [0.5]

@@ -137,7 +137,7 @@ class _Set(Linear):
         count = hits(prep, self.kind, self.rel) if own is None else per_query(prep, own)
         den = self.denominator(prep)
         u = self.unit()
-        total = count if u == 1.0 else count * u
+        total = count.copy() if u == 1.0 else count * u  # never the cached counts themselves
         v = total if den is None else ratio(total, np.broadcast_to(den, total.shape))
         return Stats(v, v.copy(), v.copy(), v.copy(), np.zeros(prep.nq))
 
@@ -223,10 +223,13 @@ def hits(prep: Prepared, kind: str = "rel", rel: int | None = None) -> np.ndarra
     """Per query, the documents retrieved with a true binary value (``rel`` at ``rel``, or ``judged``)
     among every row of ``prep`` (float64 counts, exact; cached on ``prep``)."""
     level = (prep.rel if rel is None else rel) if kind == "rel" else None
-    return prep.cached(
-        ("query-counts", kind, level),
-        lambda: per_query(prep, prep.doc_values(kind, rel)),  # type: ignore[arg-type]
-    )
+
+    def compute():
+        c = per_query(prep, prep.doc_values(kind, rel))  # type: ignore[arg-type]
+        c.flags.writeable = False  # shared by every measure reading it
+        return c
+
+    return prep.cached(("query-counts", kind, level), compute)
 
 
 @register
