@@ -69,7 +69,7 @@ def test_dash_means_stdout(tmp_path, capfd, monkeypatch):
 
 def test_pieces_are_written_one_after_the_other(tmp_path, capfd):
     """Bytes-like pieces (bytes, memoryview, an Arrow buffer), as trec_eval's layout hands them over:
-    the file holds them in order, the old file stays until the last is written, stdout gets the same."""
+    the file holds them in order and nothing else is left in its folder; stdout gets the same."""
     import pyarrow as pa
 
     from tierank.cli.common import emit

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import tierank
 from helpers import examples
-from tierank.report.formats import ResultTable, render
+from tierank.report.formats import ResultTable
 from tierank.report.formats import trec_eval as te
 
 
@@ -176,8 +176,12 @@ def test_arrow_string_views_are_used_here():
 
 
 @pytest.mark.parametrize("stat", te.TREC_STATS)
-def test_render_pieces_are_render(stat):
-    """The bytes the command line writes are the text of ``render``: several runs, per query and summary."""
+def test_per_query_lines_are_the_records_formatted_one_by_one(stat):
+    """Every per-query line of the bytes the command line writes, for several runs, is the record's
+    statistic formatted on its own (``%-22s\t%s\t%6.4f``, a count as an integer), in query order;
+    the summary lines follow only without ``-n``."""
+    from tierank.measures.names import plan
+
     qrels = {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"x": 1}, "a-long-query-id-17": {"a": 1}}
     runs = {
         "r1": {
@@ -187,13 +191,26 @@ def test_render_pieces_are_render(stat):
         },
         "r2": {"q1": {"c": 1.0}, "q2": {"y": 1.0}},
     }
-    results = {
-        n: tierank.evaluate(qrels, r, ["num_ret", "P.1", "map", "relstring", "utility", "gm_map"])
-        for n, r in runs.items()
-    }
+    measures = ["num_ret", "P.1", "map", "utility", "ndcg_cut.2"]
+    results = {n: tierank.evaluate(qrels, r, measures) for n, r in runs.items()}
     table = ResultTable.of(results)
-    for per_query, summary in ((True, True), (True, False), (False, True)):
-        text = render(table, "trec_eval", per_query, stat=stat, summary=summary)
-        pieces = te.render_pieces(table, per_query, stat=stat, summary=summary)
-        assert b"".join(bytes(p) for p in pieces).decode("utf-8") == text
-        assert text.count("\n") > 0
+    for summary in (True, False):
+        text = b"".join(
+            bytes(p) for p in te.render_pieces(table, True, stat=stat, summary=summary)
+        ).decode("utf-8")
+        expected = []
+        for res in results.values():
+            rows = {
+                (r["query"], r["measure"]): r
+                for r in res.records(per_query=True)
+                if r["query"] != "all"
+            }
+            printed = [e for e in plan(res.measures).printed if e.measure is not None]
+            for q in sorted({q for q, _ in rows}, key=lambda q: q.encode()):
+                for e in printed:
+                    v = float(rows[q, str(e.measure)][stat])
+                    count = e.measure.is_count and v.is_integer()
+                    expected.append(f"{e.name:<22}\t{q}\t{int(v) if count else format(v, '6.4f')}")
+        per_query = [ln for ln in text.splitlines() if ln.split("\t")[1] != "all"]
+        assert per_query == expected
+        assert any(ln.split("\t")[1] == "all" for ln in text.splitlines()) is summary
