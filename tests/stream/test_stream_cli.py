@@ -233,3 +233,17 @@ def test_per_query_output_of_one_and_two_workers_is_byte_identical(runs, tmp_pat
             _eval(QRELS, reversed_run, *MEASURES, *fmt, "-q", "-j", jobs, "--block-bytes", "25000")
             == want
         )
+
+
+def test_relstring_is_refused_when_streamed_in_one_line(runs):
+    """relstring's strings are kept in memory only: ``-j 2`` refuses it in one line (exit 2), while the
+    in-memory evaluation prints it."""
+    plain, _ = runs
+    res = CliRunner().invoke(
+        app,
+        ["eval", str(QRELS), str(plain), "-q", "-m", "relstring.5", "-f", "trec_eval", "-j", "2"],
+    )
+    assert res.exit_code == 2
+    assert "relstring" in res.output.lower() and "not streamed" in res.output
+    assert "Traceback" not in res.output
+    assert "relstring_5" in _eval(QRELS, plain, "-q", "-m", "relstring.5", "-f", "trec_eval")

@@ -81,6 +81,12 @@ class RelString(Measure):
     #: its value is a string (`RelStats`), printed by --format trec_eval only
     string_valued: ClassVar[bool] = True
 
+    @property
+    def additive(self) -> bool:
+        """False: its strings are kept per query in memory, never merged from streamed blocks (a large
+        run file with relstring is evaluated in memory)."""
+        return False
+
     def stats(self, prep: Prepared) -> Stats:
         k = prep.cut(self.k)
         nan = np.full(prep.nq, np.nan)

@@ -315,6 +315,12 @@ def evaluate_batches(
 ) -> Iterator[EvalResult]:
     """[`iter_evaluate`][tierank.stream.evaluate.iter_evaluate] with an [`tierank.evaluate.Evaluator`][tierank.evaluate.Evaluator] built once (its settings without
     ``complete``)."""
+    strings = [str(m) for m in evaluator.measures if getattr(m, "string_valued", False)]
+    if strings:
+        raise TierankInputError(
+            f"{', '.join(strings)}: a string per query, not streamed; evaluate it in memory "
+            "(without --jobs or --block-bytes)"
+        )
     whole = [str(m) for m in evaluator.measures if not m.additive]
     if whole:
         raise TierankInputError(
