@@ -35,6 +35,7 @@ from .base import FamilyNames, Measure, Param, Stats, register
 from .counts import count_stats, row_cumsum
 from .kernels import centered, log_factorials, select_segments
 from .linear import Linear
+from .prefixes import ranges
 
 __all__ = ["Unj", "RBP_resid", "unjudged_rows"]
 
@@ -79,13 +80,6 @@ class Unj(Linear):
         return stats.min, stats.max
 
 
-def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
-    """The rows ``starts[i] .. starts[i] + lens[i] - 1`` of every i, concatenated."""
-    out = np.arange(int(lens.sum()), dtype=np.int64)
-    out += np.repeat(starts - (np.cumsum(lens) - lens), lens)
-    return out
-
-
 def _unjudged_sum(prep: Prepared, p: float) -> Stats:
     """The statistics of `X = (1-p) sum_i p^i u_i` over the unjudged documents read (`Linear`'s closed
     forms: weights p^i, values u), from the tie groups holding an unjudged document read alone: every
@@ -101,7 +95,7 @@ def _unjudged_sum(prep: Prepared, p: float) -> Stats:
     L = np.minimum(m, cut - prep.gpos0[G]).astype(np.int64) if np.isfinite(cut) else m
     U = cu[gs[G + 1]] - cu[gs[G]]
     q = prep.gq[G]
-    rows = _ranges(gs[G], L)  # the rows read of those groups
+    rows = ranges(gs[G], L)  # the rows read of those groups
     seg = np.repeat(np.arange(len(G)), L)
     qr = q[seg]
     w = (1.0 - p) * np.power(p, prep.pos[rows].astype(np.float64))
@@ -118,7 +112,7 @@ def _unjudged_sum(prep: Prepared, p: float) -> Stats:
     sw = np.bincount(seg, weights=w, minlength=len(G))
     expected = np.bincount(q, weights=s1 * sw / mf, minlength=prep.nq)
     # variance: the groups whose documents differ, about each group's own values (`centered`)
-    full = _ranges(gs[G], m)
+    full = ranges(gs[G], m)
     ss_a = centered(u[full], np.repeat(np.arange(len(G)), m), len(G), mf)[1]
     idx, local, vg = select_segments(seg, ss_a > 0)
     _, ss_w = centered(w[idx], local, len(vg), mf[vg])
