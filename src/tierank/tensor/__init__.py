@@ -428,7 +428,6 @@ def _idcg(L: K.Layout, m: Measure, k: float, rel: int):
     B, C = L.shape
     gain = xp.where(L.valid, _gain(xp, L.label, m), xp.zeros_like(L.label))
     if L.n_relevant is not None:
-        _, _, nrel = L.counts(rel)
         present = xp.sum(L.relevant(rel), axis=1)
         extra = L.n_relevant - present
         width = int(min(float(xp.max(extra)) if B else 0.0, k if math.isfinite(k) else math.inf))
@@ -460,28 +459,24 @@ def _stats(L: K.Layout, m: Measure, rel: int) -> K.RawStats:
     if fam == "AP":
         return K.ap_stats(L, k, rel)
     B, C = L.shape
-    jf = L.f(L.j)
+    jf = L.jf
     incut = L.j < min(k, C)
     zero = xp.zeros_like(jf)
     if fam == "nDCG":
         w = xp.where(incut, 1.0 / xp.log2(jf + 2.0), zero)
         gain = xp.where(L.valid, _gain(xp, L.label, m), xp.zeros_like(L.label))
-        s1, ss = K.value_moments(L, gain)
-        opt, pess = L.sorted_values(gain)
-        return K.linear_stats(L, w, gain, opt, pess, _idcg(L, m, k, rel), s1, ss)
+        return K.linear_stats(L, w, gain, _idcg(L, m, k, rel))
     rel_v = L.relevant(rel)
-    r, _, nrel = L.counts(rel)
-    ss = r * (L.size - r) / L.size
-    opt, pess = L.arranged(rel_v, r, "optimistic"), L.arranged(rel_v, r, "pessimistic")
+    nrel = L.nrel(rel)
     if fam == "RBP":
         p = float(m.param("p"))
         w = xp.where(
             incut, (1.0 - p) * xp.pow(xp.asarray(p, dtype=L.dtype, device=_device(jf)), jf), zero
         )
-        return K.linear_stats(L, w, rel_v, opt, pess, None, r, ss)
+        return K.linear_stats(L, w, rel_v, None, binary_rel=rel)
     if fam == "Rprec":  # precision at rank N+: a cutoff of its own per query
-        w = xp.where(jf < nrel[:, None], xp.ones_like(jf), zero)
-        return K.linear_stats(L, w, rel_v, opt, pess, nrel, r, ss)
+        w = xp.where(jf < nrel[:, None], xp.ones_like(jf), xp.zeros_like(jf))
+        return K.linear_stats(L, w, rel_v, nrel, binary_rel=rel)
     w = xp.where(incut, xp.full_like(jf, 2.0 if fam == "F1" else 1.0), zero)
     den: Any
     if fam == "P":
@@ -494,4 +489,4 @@ def _stats(L: K.Layout, m: Measure, rel: int) -> K.RawStats:
         den = float(m.required_cutoff) + nrel
     else:  # Hits
         den = None
-    return K.linear_stats(L, w, rel_v, opt, pess, den, r, ss)
+    return K.linear_stats(L, w, rel_v, den, binary_rel=rel)
