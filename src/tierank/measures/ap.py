@@ -64,6 +64,7 @@ class AP(Measure):
     """Average precision (trec_eval map; with @k, map_cut_k)."""
 
     family = "AP"
+    tensor_kernel = "ap"
     pretty = "average precision"
     definition = (
         "mean over the relevant documents of the precision at"

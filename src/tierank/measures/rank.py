@@ -59,6 +59,7 @@ def _first_group(prep: Prepared, rel: int) -> tuple[np.ndarray, np.ndarray, np.n
 
 class _FirstRelevant(Measure):
     schema = (REL,)
+    tensor_kernel = "first_relevant"
 
     def of_rank(self, rank: np.ndarray, k: float) -> np.ndarray:  # pragma: no cover - abstract
         """The value of a ranking whose first relevant document is at 0-based ``rank`` (inf: none)."""

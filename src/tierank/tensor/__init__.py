@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import TierankInputError
-from ..measures.base import Measure
+from ..measures.base import REGISTRY, Measure, parse_measure, summarize
 from ..measures.names import plan as measure_plan
 from . import kernels as K
 
@@ -53,8 +53,20 @@ __all__ = [
     "check_measures",
 ]
 
-#: measure families with a tensor kernel (every parameter except those `evaluate` refuses)
-FAMILIES = ("nDCG", "P", "R", "R_cap", "F1", "Hits", "Rprec", "RBP", "RR", "Success", "AP")
+
+def families() -> tuple[str, ...]:
+    """The registered families that declare a tensor kernel
+    ([`Measure.tensor_kernel`][tierank.measures.base.Measure]), sorted: a family registered with one
+    is evaluated here with no other change."""
+    return tuple(sorted(name for name, cls in REGISTRY.items() if cls.tensor_kernel in KERNELS))
+
+
+#: the kernels a family can declare (`tierank.measures.base.Measure.tensor_kernel`)
+KERNELS = ("linear", "first_relevant", "ap")
+
+#: measure families with a tensor kernel (every parameter except those a family's
+#: `tensor_refusal` refuses), derived from the registry when this module is imported
+FAMILIES = families()
 
 #: the families whose value depends on N+ (``n_relevant`` gives it at the evaluation's ``rel`` only)
 NEEDS_N_PLUS = ("R", "R_cap", "F1", "Rprec", "AP")
@@ -94,22 +106,15 @@ class TensorStats:
         are independent), as [`tierank.measures.Measure.aggregate`][tierank.measures.Measure.aggregate]; ``range`` is ``max - min``
         of the means.  NaN for no query."""
         xp = _namespace(self.expected)
-        n = int(self.expected.shape[0])
-        if n == 0:
-            nan = float("nan")
-            return {
-                "oblivious": nan,
-                "expected": nan,
-                "min": nan,
-                "max": nan,
-                "std": nan,
-                "range": nan,
-            }
-        out = {
-            name: float(xp.mean(getattr(self, name)))
-            for name in ("oblivious", "expected", "min", "max")
-        }
-        out["std"] = math.sqrt(float(xp.sum(self.var))) / n
+        out = summarize(
+            xp,
+            parse_measure(self.measure).aggregator,
+            self.oblivious,
+            self.expected,
+            self.min,
+            self.max,
+            self.var,
+        )
         out["range"] = out["max"] - out["min"]
         return out
 
@@ -172,20 +177,15 @@ def check_measures(measures, rel: int, n_relevant_given: bool) -> list[Measure]:
     if not parsed:
         raise TierankInputError("no measure given")
     for m in parsed:
-        if m.family not in FAMILIES:
+        if m.tensor_kernel not in KERNELS:
+            names = families()
             raise TierankInputError(
                 f"measure {str(m)!r}: no tensor kernel for {m.family}; "
-                f"tierank.tensor evaluates {', '.join(FAMILIES)} (tierank.evaluate has the rest)"
+                f"tierank.tensor evaluates {', '.join(names)} (tierank.evaluate has the rest)"
             )
-        params = dict(m.params)
-        if m.family == "nDCG" and params.get("judged_only"):
-            raise TierankInputError(
-                f"measure {str(m)!r}: judged_only does not apply: every candidate has a label"
-            )
-        if m.family == "RBP" and params.get("gain") == "trec_eval":
-            raise TierankInputError(
-                f"measure {str(m)!r}: gain='trec_eval' has no tensor kernel (gain='binary' has)"
-            )
+        why = m.tensor_refusal()
+        if why:
+            raise TierankInputError(f"measure {str(m)!r}: {why}")
         if n_relevant_given and m.family in NEEDS_N_PLUS and m.rel is not None and m.rel != rel:
             raise TierankInputError(
                 f"measure {str(m)!r}: n_relevant counts relevant documents at rel={rel}, "
@@ -412,13 +412,8 @@ def evaluate(
 
 
 def _gain(xp, label, m: Measure):
-    """nDCG's gain of each label: ``gains`` mapped first (unmapped labels keep theirs), then the grade
-    (``dcg='log2'``) or ``2^g - 1`` (``'exp-log2'``); labels <= 0 give 0."""
-    g = label
-    for k, v in dict(m.params).get("gains") or ():
-        g = xp.where(label == float(k), xp.full_like(label, float(v)), g)
-    g = xp.clip(g, 0.0, None)
-    return xp.pow(2.0, g) - 1.0 if dict(m.params).get("dcg") == "exp-log2" else g
+    """The family's gain of each label ([`nDCG.label_gain`][tierank.measures.linear.nDCG.label_gain])."""
+    return m.label_gain(xp, label)  # type: ignore[attr-defined]
 
 
 def _idcg(L: K.Layout, m: Measure, k: float, rel: int):
@@ -450,43 +445,30 @@ def _idcg(L: K.Layout, m: Measure, k: float, rel: int):
 
 
 def _stats(L: K.Layout, m: Measure, rel: int) -> K.RawStats:
+    """One measure's statistics on the chunk ``L``, by the kernel its family declares; a linear
+    family brings its own formulas (`position_weights`, `normalizer`, `rank_cutoff`, and
+    `label_gain` for graded values)."""
     xp = L.xp
-    fam = m.family
     rel = rel if m.rel is None else m.rel
     k = m.k
-    if fam in ("RR", "Success"):
-        return K.first_relevant_stats(L, fam, k, rel)
-    if fam == "AP":
+    if m.tensor_kernel == "first_relevant":
+        return K.first_relevant_stats(L, m.family, k, rel)
+    if m.tensor_kernel == "ap":
         return K.ap_stats(L, k, rel)
     B, C = L.shape
     jf = L.jf
-    incut = L.j < min(k, C)
-    zero = xp.zeros_like(jf)
-    if fam == "nDCG":
-        w = xp.where(incut, 1.0 / xp.log2(jf + 2.0), zero)
+    nrel = L.nrel(rel)
+    cut = m.rank_cutoff(nrel)  # type: ignore[attr-defined]
+    if isinstance(cut, (int, float)):
+        incut = L.j < min(cut, C)
+    else:  # a cutoff of its own per query (Rprec: N+)
+        incut = jf < cut[:, None]
+    w = m.position_weights(xp, jf)  # type: ignore[attr-defined]
+    w = xp.where(incut, w, xp.zeros_like(w))
+    if hasattr(m, "label_gain"):  # graded: the gains, over their ideal ordering
         gain = xp.where(L.valid, _gain(xp, L.label, m), xp.zeros_like(L.label))
         return K.linear_stats(L, w, gain, _idcg(L, m, k, rel))
-    rel_v = L.relevant(rel)
-    nrel = L.nrel(rel)
-    if fam == "RBP":
-        p = float(m.param("p"))
-        w = xp.where(
-            incut, (1.0 - p) * xp.pow(xp.asarray(p, dtype=L.dtype, device=_device(jf)), jf), zero
-        )
-        return K.linear_stats(L, w, rel_v, None, binary_rel=rel)
-    if fam == "Rprec":  # precision at rank N+: a cutoff of its own per query
-        w = xp.where(jf < nrel[:, None], xp.ones_like(jf), xp.zeros_like(jf))
-        return K.linear_stats(L, w, rel_v, nrel, binary_rel=rel)
-    w = xp.where(incut, xp.full_like(jf, 2.0 if fam == "F1" else 1.0), zero)
-    den: Any
-    if fam == "P":
-        den = float(m.required_cutoff)
-    elif fam == "R":
-        den = nrel
-    elif fam == "R_cap":
-        den = xp.minimum(xp.full_like(nrel, float(m.required_cutoff)), nrel)
-    elif fam == "F1":
-        den = float(m.required_cutoff) + nrel
-    else:  # Hits
-        den = None
-    return K.linear_stats(L, w, rel_v, den, binary_rel=rel)
+    den = m.normalizer(xp, nrel, L.row_sum(L.f(L.valid)))  # type: ignore[attr-defined]
+    if getattr(m, "kind", "rel") == "judged":  # every candidate has a label
+        return K.linear_stats(L, w, L.f(L.valid), den)
+    return K.linear_stats(L, w, L.relevant(rel), den, binary_rel=rel)
