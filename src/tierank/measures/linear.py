@@ -774,7 +774,7 @@ class nDCG(Linear):
     def tensor_refusal(self) -> str | None:
         if self.param("judged_only"):
             return "judged_only does not apply: every candidate has a label"
-        if self._keeps_negative and self.param("gains") is not None:
+        if self._keeps_negative and any(v < 0 for _, v in self.param("gains") or ()):
             return "negative='keep' keeps mapped gains below 0, which tensors clip (negative='zero' has a kernel)"
         return None
 

@@ -79,8 +79,9 @@ TIE_BREAKS = ("input", "reverse", "worst", "best")
 
 #: cells (queries x candidates) evaluated at once: a batch is cut into chunks of
 #: ``max(1, DEFAULT_CHUNK_CELLS // candidates)`` queries, so the temporaries stay bounded: measured
-#: (benchmarks/bench_tensor.py, NumPy float64, nDCG@10 + RR@10 + AP + R@100) about 360 bytes per cell,
-#: i.e. about 1.4 GiB for a full chunk, whatever the batch (float32 needs less)
+#: (benchmarks/bench_tensor.py, NumPy float64, nDCG@10 + RR@10 + AP + R@100, 8% of candidates tied)
+#: about 80 bytes per cell, i.e. about 320 MiB for a full chunk, whatever the batch (float32 needs
+#: less; the tied positions' arrays grow with the share of ties)
 DEFAULT_CHUNK_CELLS = 1 << 22
 
 
