@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..measures.kernels import central_moments_in as central_moments
+from ..measures.rank import offset_log_prob, success_moments
 
 __all__ = [
     "Layout",
@@ -514,9 +515,7 @@ def first_relevant_stats(L: Layout, family: str, k: float, rel: int) -> RawStats
         t = xp.reshape(xp.astype(xp.arange(width, device=dev), L.dtype), (1, width))
         mm, rr, cc, uu = (xp.reshape(x, (B, 1)) for x in (m, r, c, u))
         inside = anyrel[:, None] & (t <= uu)
-        logp = (lfac(mm - t - 1.0) - lfac(rr - 1.0) - lfac(mm - t - rr)) - (
-            lfac(mm) - lfac(rr) - lfac(mm - rr)
-        )
+        logp = offset_log_prob(lfac, mm, rr, t)
         p = xp.where(inside, xp.exp(logp), xp.zeros_like(logp))
         inv = 1.0 / (cc + t + 1.0)
         eq = xp.sum(p * inv, axis=1)
@@ -528,15 +527,9 @@ def first_relevant_stats(L: Layout, family: str, k: float, rel: int) -> RawStats
         var = xp.where(anyrel, var, zero)
         return RawStats(obl, eq, worst, best, var)
     # Success: P(no relevant document among the s positions of the group inside the cutoff)
-    s = xp.clip(xp.minimum(m, kk - c), 0.0, None)
-    none_ok = s <= m - r
-    ss = xp.where(none_ok, s, zero)
-    p_none = xp.exp(
-        lfac(m - r) - lfac(xp.where(none_ok, m - r - ss, zero)) - lfac(m) + lfac(m - ss)
-    )
-    p_none = xp.where(s <= 0, xp.ones_like(zero), xp.where(none_ok, p_none, zero))
-    e = xp.where(anyrel, 1.0 - p_none, zero)
-    var = xp.where(anyrel, (1.0 - p_none) * p_none, zero)
+    e, var = success_moments(xp, lfac, m, r, c, kk)
+    e = xp.where(anyrel, e, zero)
+    var = xp.where(anyrel, var, zero)
     return RawStats(obl, e, worst, best, var)
 
 
