@@ -28,7 +28,17 @@ __all__ = ["app", "main", "run"]
 del globals()["app"]
 
 #: the modules that register the commands, in the order of ``tierank --help``
-COMMAND_MODULES = ("eval", "analysis", "similarity", "diversity", "plots", "rerank", "mteb", "misc")
+COMMAND_MODULES = (
+    "eval",
+    "analysis",
+    "similarity",
+    "diversity",
+    "plots",
+    "rerank",
+    "mteb",
+    "misc",
+    "judges",
+)
 
 #: the module of each top-level command (a group's sub-commands are in its module): a command line
 #: imports only its command's module
@@ -46,6 +56,7 @@ COMMANDS = {
     "mteb": "mteb",
     "measures": "misc",
     "example": "misc",
+    "judges": "judges",
 }
 
 #: each command's summary (the first paragraph of its help), in the order of ``tierank --help``: the root
@@ -65,6 +76,7 @@ SUMMARIES: dict[str, str] = {
     "example": "Print the path of a shipped example file or folder (tierank example NAME, NAME one of: run, qrels, askubuntu-run, askubuntu-qrels, trec-run, rag24-run, rag24-qrels, rag24-mini, dir; sources and licences: README.md in `tierank example dir`).",
     "plot": "Figures (PNG and SVG): tierank plot cutoff|ranges|sweep|ties.",
     "report": "One self-contained HTML page: tierank report eval|sweep|compare|rerank.",
+    "judges": "Agreement of relevance judges with a reference: Cohen's kappa (unweighted, linear, quadratic), Krippendorff's alpha (nominal, ordinal, interval), agreement binarised at --rel and the confusion matrix, pooled and per query, with bootstrap CIs over queries; with --runs, how the system ordering moves under each judge.",
 }
 
 

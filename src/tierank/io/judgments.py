@@ -342,25 +342,37 @@ def align(
         scale = (float(reference.grade.min()), float(reference.grade.max()))
     notes: list[str] = []
     problems: list[Problem] = []
-    reference, said = _scaled(reference, scale, out_of_scale, problems)
+    lo, hi = scale
+    said = _scaled(reference, scale, out_of_scale, problems)
     notes += [said] if said else []
     rkey = _keys(reference)
-    order = np.argsort(rkey, kind="stable")
+    inside = (reference.grade >= lo) & (reference.grade <= hi)
+    # pairs the reference had outside the scale and dropped: a judge's grade of them is no extra pair
+    gone = np.sort(rkey[~inside]) if out_of_scale == "drop" else rkey[:0]
+    keep = inside if out_of_scale == "drop" else np.ones(len(rkey), bool)
+    order = np.flatnonzero(keep)[np.argsort(rkey[keep], kind="stable")]
     rkey = rkey[order]
     qid = np.asarray(reference.qid.to_numpy(zero_copy_only=False), dtype=object)[order]
     docid = np.asarray(reference.docid.to_numpy(zero_copy_only=False), dtype=object)[order]
-    ref = reference.grade[order]
+    ref = np.clip(reference.grade[order], lo, hi)
     grades = np.full((len(judges), len(ref)), np.nan)
     for j, (name, q) in enumerate(judges.items()):
-        q, said = _scaled(q, scale, out_of_scale, problems)
+        said = _scaled(q, scale, out_of_scale, problems)
         notes += [said] if said else []
         key = _keys(q)
-        at = np.searchsorted(rkey, key)
-        at[at == len(rkey)] = 0
-        found = rkey[at] == key if len(rkey) else np.zeros(len(key), bool)
-        grades[j, at[found]] = q.grade[found]
-        extra = np.flatnonzero(~found)
-        lacking = np.flatnonzero(np.isnan(grades[j]))
+        found = _member(rkey, key)
+        at = np.searchsorted(rkey, key[found])
+        graded = q.grade[found]
+        if out_of_scale == "drop":
+            ok = (graded >= lo) & (graded <= hi)
+            dropped = np.zeros(len(rkey), bool)
+            dropped[at[~ok]] = True
+            at, graded = at[ok], graded[ok]
+        else:
+            dropped = np.zeros(len(rkey), bool)
+        grades[j, at] = np.clip(graded, lo, hi)
+        extra = np.flatnonzero(~found & ~_member(gone, key))
+        lacking = np.flatnonzero(np.isnan(grades[j]) & ~dropped)
         if len(extra) == 0 and len(lacking) == 0:
             continue
         parts = []
@@ -396,14 +408,39 @@ def align(
     return Judged(qid, docid, ref, grades, tuple(judges), tuple(notes))
 
 
-def _scaled(
-    q: Qrels, scale: tuple[float, float], policy: str, problems: list[Problem]
-) -> tuple[Qrels, str | None]:
+def _scaled(q: Qrels, scale: tuple[float, float], policy: str, problems: list[Problem]) -> str | None:
+    """The note of `check_scale` (its located errors added to ``problems``)."""
     try:
-        return check_scale(q, scale, policy)
+        return check_scale(q, scale, policy)[1]
     except TierankInputError as e:
         problems.extend(e.problems)
-        return q, None
+        return None
+
+
+def _member(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Whether each of ``keys`` is in ``sorted_keys``."""
+    if len(sorted_keys) == 0:
+        return np.zeros(len(keys), bool)
+    at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return sorted_keys[at] == keys
+
+
+#: suffixes left out of a judge's name (``judges/gpt4o.qrels.gz`` is the judge ``gpt4o``)
+NAME_SUFFIXES = (".gz", ".qrels", ".txt", ".tsv", ".trec")
+
+
+def _short(names: list[str]) -> list[str]:
+    """``names`` without `NAME_SUFFIXES`, where they stay distinct and non-empty."""
+    out = []
+    for n in names:
+        stem = n
+        while stem.lower().endswith(NAME_SUFFIXES):
+            cut = stem.rsplit(".", 1)[0]
+            if not cut:
+                break
+            stem = cut
+        out.append(stem)
+    return out if len(set(out)) == len(out) else names
 
 
 def read_judges(
@@ -412,7 +449,7 @@ def read_judges(
     judge_column: bool = False,
 ) -> tuple[dict[str, Qrels], list[str]]:
     """``{judge: Qrels}`` from ``sources``: each a qrels source read through the one input door (named
-    by ``names``, default their shortest distinguishing path suffix), or, with ``judge_column``, text
+    by ``names``, default their shortest distinguishing path suffix without `NAME_SUFFIXES`), or, with ``judge_column``, text
     files of ``qid judge docid grade`` lines (named by that column); and notes.
 
     >>> judges, _ = read_judges([{"q": {"d": 1}}, {"q": {"d": 2.5}}], names=["a", "b"])
@@ -438,7 +475,7 @@ def read_judges(
     if names is None:
         paths = [s for s in sources if isinstance(s, (str, os.PathLike))]
         if len(paths) == len(sources):
-            names = list(name_runs([os.fspath(p) for p in paths]))
+            names = _short(list(name_runs([os.fspath(p) for p in paths])))
         else:
             names = [f"judge{i + 1}" for i in range(len(sources))]
     if len(set(names)) != len(names):
