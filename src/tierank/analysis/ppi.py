@@ -70,8 +70,8 @@ def check_sizes(n: int, big_n: int, what: str = "") -> str | None:
         )
     if n < FEW_LABELED:
         return (
-            f"{where}{n} queries with human labels: PPI's normal interval may cover less than "
-            "nominal with so few"
+            f"{where}{n} queries with human labels (fewer than {FEW_LABELED}): PPI's normal "
+            "interval may cover less than its nominal level with so few"
         )
     return None
 
@@ -172,7 +172,122 @@ def split_queries(
     return labelled, unlabelled
 
 
+#: the fields PPI adds to an aggregate record of ``tierank eval --ppi``
+PPI_FIELDS = (
+    "ppi_mean",
+    "ppi_ci_low",
+    "ppi_ci_high",
+    "ppi_pp_mean",
+    "ppi_pp_ci_low",
+    "ppi_pp_ci_high",
+    "ppi_pp_lambda",
+    "human_mean",
+    "ppi_n_labeled",
+    "ppi_n_unlabeled",
+    "ppi_confidence",
+)
+
+
+def _per_query(result, m) -> dict[str, float]:
+    return dict(zip(result.qids, result.stats[m].expected.tolist(), strict=True))
+
+
+def _labelled(machine: dict[str, float], human: dict[str, float]):
+    lab, unl = split_queries(human, machine)
+    y = np.array([human[q] for q in lab])
+    yhat = np.array([machine[q] for q in lab])
+    yu = np.array([machine[q] for q in unl])
+    return y, yhat, yu
+
+
+def ppi_records(machine, human, confidence: float = 0.95) -> tuple[dict[tuple[str, str], dict], list[str]]:
+    """PPI and PPI++ of every run's mean of every measure: ``machine`` and ``human`` are ``{run:
+    EvalResult}`` of the same runs and measures under the machine's and under the humans' grades; the
+    per-query values are the tie-aware expected values.  Gives ``{(run, measure): fields of
+    `PPI_FIELDS`}`` and notes (a measure whose summary is not a mean over queries is left out, said).
+
+    Raises
+    ------
+    TierankInputError
+        Too few queries with human labels, or none without (`check_sizes`).
+    """
+    out: dict[tuple[str, str], dict] = {}
+    notes: list[str] = []
+    for name, res in machine.items():
+        hres = human[name]
+        for m in res.measures:
+            if m.aggregator != "mean":
+                notes.append(f"--ppi: {m} is summarised by a {m.aggregator}, not a mean: no PPI for it")
+                continue
+            y, yhat, yu = _labelled(_per_query(res, m), _per_query(hres, m))
+            try:
+                warn = check_sizes(len(y), len(yu))
+            except TierankInputError as e:
+                raise TierankInputError(f"--ppi ({name}, {m}): {e.problems[0].reason}") from None
+            if warn and warn not in notes:
+                notes.append(warn)
+            plain = ppi_mean(y, yhat, yu, confidence, lam=1.0)
+            tuned = ppi_mean(y, yhat, yu, confidence, lam=None)
+            out[(name, str(m))] = {
+                "ppi_mean": plain.mean,
+                "ppi_ci_low": plain.ci_low,
+                "ppi_ci_high": plain.ci_high,
+                "ppi_pp_mean": tuned.mean,
+                "ppi_pp_ci_low": tuned.ci_low,
+                "ppi_pp_ci_high": tuned.ci_high,
+                "ppi_pp_lambda": tuned.lam,
+                "human_mean": float(y.mean()),
+                "ppi_n_labeled": plain.n_labeled,
+                "ppi_n_unlabeled": plain.n_unlabeled,
+                "ppi_confidence": confidence,
+            }
+    return out, notes
+
+
+def ppi_pairs(machine, human, confidence: float = 0.95) -> list[dict]:
+    """PPI and PPI++ of the mean difference of every pair of runs (``a`` minus ``b``, in the order
+    given) for every measure whose summary is a mean, over the queries both runs answer."""
+    names = list(machine)
+    out = []
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            for m in machine[a].measures:
+                if m.aggregator != "mean" or m not in machine[b].stats:
+                    continue
+                ma, mb = _per_query(machine[a], m), _per_query(machine[b], m)
+                ha, hb = _per_query(human[a], m), _per_query(human[b], m)
+                shared_m = {q: ma[q] - mb[q] for q in ma.keys() & mb.keys()}
+                shared_h = {q: ha[q] - hb[q] for q in ha.keys() & hb.keys()}
+                y, yhat, yu = _labelled(shared_m, shared_h)
+                try:
+                    check_sizes(len(y), len(yu))
+                except TierankInputError as e:
+                    raise TierankInputError(f"--ppi ({a} - {b}, {m}): {e.problems[0].reason}") from None
+                plain = ppi_mean(y, yhat, yu, confidence, lam=1.0)
+                tuned = ppi_mean(y, yhat, yu, confidence, lam=None)
+                out.append(
+                    {
+                        "a": a,
+                        "b": b,
+                        "measure": str(m),
+                        "ppi_diff": plain.mean,
+                        "ppi_ci_low": plain.ci_low,
+                        "ppi_ci_high": plain.ci_high,
+                        "ppi_pp_diff": tuned.mean,
+                        "ppi_pp_ci_low": tuned.ci_low,
+                        "ppi_pp_ci_high": tuned.ci_high,
+                        "ppi_pp_lambda": tuned.lam,
+                        "ppi_n_labeled": plain.n_labeled,
+                        "ppi_n_unlabeled": plain.n_unlabeled,
+                    }
+                )
+    return out
+
+
 __all__ = [
+    "PPI_FIELDS",
+    "ppi_pairs",
+    "ppi_records",
     "FEW_LABELED",
     "MIN_LABELED",
     "PPIEstimate",
