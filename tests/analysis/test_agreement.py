@@ -21,7 +21,11 @@ from tierank.io.sources import read
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 krippendorff = pytest.importorskip("krippendorff")
 
-WEIGHTS = ((None, "cohen_kappa"), ("linear", "cohen_kappa_linear"), ("quadratic", "cohen_kappa_quadratic"))
+WEIGHTS = (
+    (None, "cohen_kappa"),
+    ("linear", "cohen_kappa_linear"),
+    ("quadratic", "cohen_kappa_quadratic"),
+)
 LEVELS = ("nominal", "ordinal", "interval")
 
 
@@ -44,7 +48,10 @@ def test_kappa_and_alpha_equal_sklearn_and_krippendorff_on_random_grades(data):
     ref = np.array(data.draw(grades_st))
     n = len(ref)
     judges = np.array(
-        [data.draw(st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.0, 2.5]), min_size=n, max_size=n)) for _ in range(3)]
+        [
+            data.draw(st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.0, 2.5]), min_size=n, max_size=n))
+            for _ in range(3)
+        ]
     )
     a = agreement(ref, judges, ["q"] * n, samples=0)
     for j in range(3):
@@ -60,7 +67,9 @@ def test_kappa_and_alpha_equal_sklearn_and_krippendorff_on_random_grades(data):
                 assert np.isnan(rec[field])
         if len(np.unique(np.r_[ref, judges[j]])) > 1:
             for level in LEVELS:
-                expected = krippendorff.alpha(np.vstack([ref, judges[j]]), level_of_measurement=level)
+                expected = krippendorff.alpha(
+                    np.vstack([ref, judges[j]]), level_of_measurement=level
+                )
                 assert rec[f"krippendorff_alpha_{level}"] == pytest.approx(expected, abs=1e-12)
 
 
@@ -75,7 +84,10 @@ def test_binary_agreement_counts_pairs_on_the_same_side_of_rel():
 
 def test_confusion_matrix_rows_are_the_reference():
     a = agreement([0, 0, 1, 2], [[1, 0, 1, 2]], ["q"] * 4, samples=0)
-    assert a.confusion[0].tolist() == sklearn_metrics.confusion_matrix([0, 0, 1, 2], [1, 0, 1, 2]).tolist()
+    assert (
+        a.confusion[0].tolist()
+        == sklearn_metrics.confusion_matrix([0, 0, 1, 2], [1, 0, 1, 2]).tolist()
+    )
 
 
 def _sample():

@@ -55,8 +55,11 @@ def test_tuned_lambda_is_ppi_pythons_and_lies_in_0_1():
     # ppi-python's lam for the mean: gradients Y - theta, identity Hessian, clipped
     theta = ppi_py.ppi_mean_pointestimate(y, yhat, yu, lam=1)
     ref = _calc_lam_glm(
-        (y - theta).reshape(-1, 1), (yhat - theta).reshape(-1, 1), (yu - theta).reshape(-1, 1),
-        np.eye(1), clip=True,
+        (y - theta).reshape(-1, 1),
+        (yhat - theta).reshape(-1, 1),
+        (yu - theta).reshape(-1, 1),
+        np.eye(1),
+        clip=True,
     )
     assert lam == pytest.approx(ref, abs=1e-12)
     assert 0 <= lam <= 1

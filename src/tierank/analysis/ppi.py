@@ -200,7 +200,9 @@ def _labelled(machine: dict[str, float], human: dict[str, float]):
     return y, yhat, yu
 
 
-def ppi_records(machine, human, confidence: float = 0.95) -> tuple[dict[tuple[str, str], dict], list[str]]:
+def ppi_records(
+    machine, human, confidence: float = 0.95
+) -> tuple[dict[tuple[str, str], dict], list[str]]:
     """PPI and PPI++ of every run's mean of every measure: ``machine`` and ``human`` are ``{run:
     EvalResult}`` of the same runs and measures under the machine's and under the humans' grades; the
     per-query values are the tie-aware expected values.  Gives ``{(run, measure): fields of
@@ -217,7 +219,9 @@ def ppi_records(machine, human, confidence: float = 0.95) -> tuple[dict[tuple[st
         hres = human[name]
         for m in res.measures:
             if m.aggregator != "mean":
-                notes.append(f"--ppi: {m} is summarised by a {m.aggregator}, not a mean: no PPI for it")
+                notes.append(
+                    f"--ppi: {m} is summarised by a {m.aggregator}, not a mean: no PPI for it"
+                )
                 continue
             y, yhat, yu = _labelled(_per_query(res, m), _per_query(hres, m))
             try:
@@ -262,7 +266,9 @@ def ppi_pairs(machine, human, confidence: float = 0.95) -> list[dict]:
                 try:
                     check_sizes(len(y), len(yu))
                 except TierankInputError as e:
-                    raise TierankInputError(f"--ppi ({a} - {b}, {m}): {e.problems[0].reason}") from None
+                    raise TierankInputError(
+                        f"--ppi ({a} - {b}, {m}): {e.problems[0].reason}"
+                    ) from None
                 plain = ppi_mean(y, yhat, yu, confidence, lam=1.0)
                 tuned = ppi_mean(y, yhat, yu, confidence, lam=None)
                 out.append(

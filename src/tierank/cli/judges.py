@@ -54,8 +54,10 @@ def agreement_table(result, per_query: bool):
         else "no CI"
     )
     t = Table(
-        title=text(f"agreement with the reference (k: Cohen's kappa, a: Krippendorff's alpha; "
-        f"agree, k bin: binarised at rel={s['rel']:g}; {ci})")
+        title=text(
+            f"agreement with the reference (k: Cohen's kappa, a: Krippendorff's alpha; "
+            f"agree, k bin: binarised at rel={s['rel']:g}; {ci})"
+        )
     )
     t.add_column("judge", no_wrap=True, min_width=min(max(len(j) for j in result.judges), 40))
     if per_query:
@@ -70,7 +72,7 @@ def agreement_table(result, per_query: bool):
         if per_query:
             rows += [r for r in result.per_query if r["judge"] == rec["judge"]]
     for r in rows:
-        cells = [text(r["judge"])] + ([text(r["query"])] if per_query else [])
+        cells: list = [text(r["judge"])] + ([text(r["query"])] if per_query else [])
         for f, _ in TABLE_COLUMNS:
             cell = str(r[f]) if f == "n_pairs" else num(r[f], 3)
             lo = r.get(f"{f}_ci_low")
@@ -152,7 +154,9 @@ def judges_cmd(
     ] = "error",
     rel: Annotated[
         float,
-        typer.Option("--rel", "-l", help="Grade at which agreement is binarised (relevant: >= rel)."),
+        typer.Option(
+            "--rel", "-l", help="Grade at which agreement is binarised (relevant: >= rel)."
+        ),
     ] = 1,
     per_query: Annotated[
         bool, typer.Option("--per-query", "-q", help="Also report every query.")

@@ -43,7 +43,11 @@ def select(source: Path, per_query: int = PER_QUERY) -> dict[str, bytes]:
     """The sample's files (uncompressed bytes, by relative path) cut from the LLMJudge folder ``source``."""
     human = [ln for ln in (source / "test.human.qrels").read_bytes().splitlines(True) if ln.strip()]
     judged = {
-        j: [ln for ln in (source / "judges" / f"{j}.txt").read_bytes().splitlines(True) if ln.strip()]
+        j: [
+            ln
+            for ln in (source / "judges" / f"{j}.txt").read_bytes().splitlines(True)
+            if ln.strip()
+        ]
         for j in JUDGES
     }
     by_query: dict[bytes, list[tuple[str, tuple[bytes, bytes]]]] = {}

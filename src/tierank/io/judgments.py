@@ -92,7 +92,7 @@ def _row_lines(qrels: Qrels) -> np.ndarray | None:
 def _where(qrels: Qrels, rows: np.ndarray) -> list[tuple[str, int | None, str]]:
     """``(source, line or None, what)`` for each of ``rows``: the file's line where known, else the row."""
     lines = _row_lines(qrels)
-    out = []
+    out: list[tuple[str, int | None, str]] = []
     for r in rows.tolist():
         if lines is not None:
             out.append((qrels.source, int(lines[r]), ""))
@@ -222,7 +222,9 @@ def read_judge_column(path: str | os.PathLike) -> tuple[dict[str, Qrels], list[s
         conflict = grade[later] != grade[first]
         if conflict.any():
             log = ProblemLog(src)
-            for a, b in sorted(zip(later[conflict].tolist(), first[conflict].tolist(), strict=True)):
+            for a, b in sorted(
+                zip(later[conflict].tolist(), first[conflict].tolist(), strict=True)
+            ):
                 log.repeated(
                     int(lines[a]),
                     f"judge {quote(str(judge[a]))} grades query {quote(str(qid[a]))} document "
@@ -333,9 +335,7 @@ def align(
         (``missing="error"``): one line per problem, located.
     """
     if missing not in MISSING:
-        raise TierankInputError(
-            f"--missing {quote(missing)}: expected one of {', '.join(MISSING)}"
-        )
+        raise TierankInputError(f"--missing {quote(missing)}: expected one of {', '.join(MISSING)}")
     if not judges:
         raise TierankInputError("no judge to compare with the reference")
     if scale is None:
@@ -408,7 +408,9 @@ def align(
     return Judged(qid, docid, ref, grades, tuple(judges), tuple(notes))
 
 
-def _scaled(q: Qrels, scale: tuple[float, float], policy: str, problems: list[Problem]) -> str | None:
+def _scaled(
+    q: Qrels, scale: tuple[float, float], policy: str, problems: list[Problem]
+) -> str | None:
     """The note of `check_scale` (its located errors added to ``problems``)."""
     try:
         return check_scale(q, scale, policy)[1]
@@ -468,7 +470,11 @@ def read_judges(
             twice = sorted(set(found) & set(out))
             if twice:
                 raise TierankInputError(
-                    [Problem(os.fspath(s), None, f"judge {quote(twice[0])} is in an earlier file too")]
+                    [
+                        Problem(
+                            os.fspath(s), None, f"judge {quote(twice[0])} is in an earlier file too"
+                        )
+                    ]
                 )
             out.update(found)
         return out, notes
