@@ -111,7 +111,7 @@ def ppi_mean(
 
     >>> e = ppi_mean([1.0, 0.0] * 6, [0.8, 0.1] * 6, [0.7, 0.2, 0.6, 0.1], check=False)
     >>> round(float(e.mean), 6), e.method
-    (0.5, 'PPI')
+    (0.45, 'PPI')
     """
     y, yhat, yu = (np.asarray(a, dtype=np.float64) for a in (y, yhat, yhat_unlabeled))
     if y.shape != yhat.shape:
