@@ -157,3 +157,13 @@ def test_all_33_llmjudge_judges_equal_sklearn_and_krippendorff(shared_data, poli
         ok = ~np.isnan(j.grades[k])
         assert a.pooled[k]["n_pairs"] == int(ok.sum())
         _check_against_references(j.reference[ok], j.grades[k][ok], a.pooled[k])
+
+
+def test_the_bootstrap_drawn_in_chunks_gives_the_same_intervals(monkeypatch):
+    import tierank.analysis.agreement as module
+
+    j = _sample()
+    whole = agreement(j.reference, j.grades, j.qid, j.judges, samples=40, seed=2)
+    monkeypatch.setattr(module, "BOOTSTRAP_CHUNK", 7)
+    chunked = agreement(j.reference, j.grades, j.qid, j.judges, samples=40, seed=2)
+    assert chunked.pooled == whole.pooled

@@ -25,6 +25,7 @@ Confidence intervals: percentile bootstrap over queries (the queries resampled w
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,6 +56,8 @@ FIELDS = (
 
 #: bootstrap resamples by default
 DEFAULT_SAMPLES = 1000
+#: bootstrap resamples drawn and summarised at a time (bounded memory)
+BOOTSTRAP_CHUNK = 2000
 
 
 def _codes(reference: np.ndarray, grades: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -221,6 +224,8 @@ def agreement(
         raise TierankInputError(f"confidence {confidence}: must be in (0, 1)")
     if samples < 0:
         raise TierankInputError(f"bootstrap samples {samples}: must be at least 0")
+    if seed < 0:
+        raise TierankInputError(f"seed {seed}: must be at least 0")
     names = tuple(judges) if judges is not None else tuple(f"judge{i + 1}" for i in range(len(g)))
     queries, group = np.unique(np.asarray(qid, dtype=str), return_inverse=True)
     missing = np.isnan(g)
@@ -236,13 +241,22 @@ def agreement(
     lo_hi: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     if samples > 0 and len(queries) >= 2:
         rng = np.random.default_rng(seed)
-        counts = rng.multinomial(len(queries), np.full(len(queries), 1.0 / len(queries)), samples)
         flat = np.swapaxes(cq, 0, 1).reshape(len(queries), -1)  # (queries, judges*k*k)
-        boot = (counts.astype(np.float64) @ flat).reshape(samples, len(names), k, k)
-        bstats = statistics(boot, values, rel)
+        parts: dict[str, list[np.ndarray]] = {s: [] for s in STATISTICS}
+        for start in range(
+            0, samples, BOOTSTRAP_CHUNK
+        ):  # bounded memory: a chunk of resamples at a time
+            size = min(BOOTSTRAP_CHUNK, samples - start)
+            counts = rng.multinomial(len(queries), np.full(len(queries), 1.0 / len(queries)), size)
+            boot = (counts.astype(np.float64) @ flat).reshape(size, len(names), k, k)
+            for s, v in statistics(boot, values, rel).items():
+                parts[s].append(v)
         a = (1 - confidence) / 2
-        for s, v in bstats.items():
-            lo_hi[s] = (np.nanquantile(v, a, axis=0), np.nanquantile(v, 1 - a, axis=0))
+        for s, chunks in parts.items():
+            v = np.concatenate(chunks)
+            with warnings.catch_warnings():  # a judge undefined in every resample: NaN bounds
+                warnings.simplefilter("ignore", RuntimeWarning)
+                lo_hi[s] = (np.nanquantile(v, a, axis=0), np.nanquantile(v, 1 - a, axis=0))
     pooled_records = []
     for j, name in enumerate(names):
         rec: dict = {"judge": name, "query": "all", "n_pairs": int(n_pairs[j])}

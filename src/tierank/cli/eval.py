@@ -273,6 +273,10 @@ class EvalOptions:
                     "trec_eval (no --format trec_eval, --jobs or --block-bytes with it)",
                 )
             )
+        if self.ppi is not None and not self.ppi.exists():
+            from ..errors import quote
+
+            problems.append(Problem("", None, f"--ppi {quote(str(self.ppi))}: no such file"))
         if problems:
             raise TierankInputError(problems)
         if self.jobs is not None and self.jobs < 1:

@@ -11,7 +11,10 @@ import typer
 
 from ..analysis.agreement import DEFAULT_SAMPLES, FIELDS
 from .app import app
-from .common import MAX_RESAMPLES, Fmt, Format, Output, emit, input_errors, note, print_tables
+from .common import Fmt, Format, Output, emit, input_errors, note, print_tables
+
+#: the most bootstrap resamples (each keeps every statistic of every judge: 64 bytes a judge)
+MAX_BOOTSTRAP = 100_000
 
 #: the table's columns: (field, heading)
 TABLE_COLUMNS = (
@@ -166,14 +169,14 @@ def judges_cmd(
         typer.Option(
             "--bootstrap",
             min=0,
-            max=MAX_RESAMPLES,
+            max=MAX_BOOTSTRAP,
             help="Bootstrap resamples of the queries for the CIs (0: none).",
         ),
     ] = DEFAULT_SAMPLES,
     confidence: Annotated[
         float, typer.Option("--confidence", min=0.5, max=0.999, help="Confidence of the CIs.")
     ] = 0.95,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the bootstrap.")] = 0,
     runs: Annotated[
         list[Path] | None,
         typer.Option(
