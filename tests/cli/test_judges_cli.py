@@ -136,7 +136,8 @@ def test_runs_orderings_equal_scipy_on_the_systems_means(tmp_path):
         "-m",
         "P@5",
     )
-    (rec,) = json.loads(r.stdout)["orderings"]
+    doc = json.loads(r.stdout)
+    (rec,) = doc["orderings"]
     judge = tmp_path / "judge.qrels"
     judge.write_text(
         "".join(f"{q} 0 {d} {min(g, 3)}\n" for (q, d), g in _grades(JUDGES[1]).items())
@@ -153,6 +154,11 @@ def test_runs_orderings_equal_scipy_on_the_systems_means(tmp_path):
     rank = lambda v: np.argsort(np.argsort(-np.array(v), kind="stable"), kind="stable")  # noqa: E731
     assert rec["largest_rank_change"] == int(np.abs(rank(ref_means) - rank(jud_means)).max())
     assert rec["systems"] == 4
+    # each system's mean under the reference and under the judge
+    got = {(m["judge"], m["run"]): m["mean"] for m in doc["systems"]}
+    names = [run.name for run in runs]
+    assert [got[("reference", n)] for n in names] == pytest.approx(ref_means, abs=1e-12)
+    assert [got[("RMITIR-llama70B", n)] for n in names] == pytest.approx(jud_means, abs=1e-12)
 
 
 def test_eval_ppi_aggregate_records_equal_ppi_python_on_the_per_query_values(tmp_path):

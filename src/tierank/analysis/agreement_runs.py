@@ -18,6 +18,8 @@ from .similarity import kendall_tau_b, tau_ap
 
 #: the significance level of the paired t-tests
 ALPHA = 0.05
+#: the ``judge`` of the systems' means under the reference
+REFERENCE = "reference"
 
 
 def _ranks(means: np.ndarray) -> np.ndarray:
@@ -60,9 +62,10 @@ def ordering_stats(reference: np.ndarray, judged: np.ndarray, alpha: float = ALP
 
 def orderings(
     judged: Judged, runs: Sequence, measure: str = "nDCG@10", alpha: float = ALPHA
-) -> tuple[list[dict], list[str]]:
+) -> tuple[list[dict], list[dict], list[str]]:
     """One record per judge (`ordering_stats`, with ``judge`` and ``measure``) for ``runs`` (paths or
-    runs) under ``judged``'s reference and judges, and notes."""
+    runs) under ``judged``'s reference and judges; each system's mean under the reference (``judge``
+    `REFERENCE`) and under each judge (over the queries both answer); and notes."""
     from ..evaluate import Evaluator
     from ..io.naming import name_runs
     from ..io.sources import read
@@ -97,13 +100,30 @@ def orderings(
     if answered.sum() < 2:
         raise TierankInputError("--runs: the runs share fewer than 2 of the reference's queries")
     records = []
+    runs_named = list(loaded)
+    means = [
+        {"judge": REFERENCE, "run": r, "measure": measure, "mean": float(v), "queries": int(n)}
+        for r, v, n in zip(
+            runs_named, ref[:, answered].mean(axis=1), [answered.sum()] * len(runs_named)
+        )
+    ]
     for j, name in enumerate(judged.judges):
         jv = values(judged.judge_qrels(j))
         ok = answered & ~np.isnan(jv).any(axis=0)
         records.append(
             {"judge": name, "measure": measure, **ordering_stats(ref[:, ok], jv[:, ok], alpha)}
         )
-    return records, notes
+        means += [
+            {
+                "judge": name,
+                "run": r,
+                "measure": measure,
+                "mean": float(v),
+                "queries": int(ok.sum()),
+            }
+            for r, v in zip(runs_named, jv[:, ok].mean(axis=1))
+        ]
+    return records, means, notes
 
 
-__all__ = ["ALPHA", "ordering_stats", "orderings"]
+__all__ = ["ALPHA", "REFERENCE", "ordering_stats", "orderings"]

@@ -43,6 +43,29 @@ RUN_FIELDS = (
 )
 
 
+#: the fields of a system's mean under a judge (``--runs``)
+MEAN_FIELDS = ("judge", "run", "measure", "mean", "queries")
+
+
+def means_table(means: list[dict]):
+    """Each system's mean under the reference and under each judge (``--runs``): a run a row, a judge a
+    column."""
+    from rich.table import Table
+
+    from ..report.terminal import num, text
+
+    judges = list(dict.fromkeys(m["judge"] for m in means))
+    runs = list(dict.fromkeys(m["run"] for m in means))
+    value = {(m["judge"], m["run"]): m["mean"] for m in means}
+    t = Table(title=text(f"each system's {means[0]['measure']} under the reference and each judge"))
+    t.add_column("run", no_wrap=True)
+    for j in judges:
+        t.add_column(text(j), justify="right", no_wrap=True)
+    for r in runs:
+        t.add_row(text(r), *(num(value[(j, r)]) for j in judges))
+    return t
+
+
 def agreement_table(result, per_query: bool):
     """The rich table of an `Agreement`: the pooled records (kappa with its bootstrap CI), then each
     judge's queries with ``per_query``."""
@@ -223,10 +246,11 @@ def judges_cmd(
         confidence=confidence,
     )
     ordering: list[dict] = []
+    means: list[dict] = []
     if runs:
         from ..analysis.agreement_runs import orderings
 
-        ordering, said = orderings(judged, runs, measure)
+        ordering, means, said = orderings(judged, runs, measure)
         for line in said:
             note(line)
     records = result.pooled + (result.per_query if per_query else [])
@@ -234,16 +258,17 @@ def judges_cmd(
     if how == "table":
         tables = [agreement_table(result, per_query)]
         if ordering:
-            tables.append(runs_table(ordering))
+            tables += [means_table(means), runs_table(ordering)]
         print_tables(tables, output, protect)
     elif how == "json":
         doc = result.to_dict(per_query)
         if ordering:
             doc["orderings"] = ordering
+            doc["systems"] = means
         emit(render_records(records, FIELDS, "json", document=doc), output, protect)
     elif how == "jsonl":
         emit(
-            render_records(records + ordering, FIELDS, "jsonl", stream=records + ordering),
+            render_records(records, FIELDS, "jsonl", stream=records + ordering + means),
             output,
             protect,
         )
@@ -251,4 +276,5 @@ def judges_cmd(
         text = render_records(records, FIELDS, how)
         if ordering:
             text += "\n" + render_records(ordering, RUN_FIELDS, how)
+            text += "\n" + render_records(means, MEAN_FIELDS, how)
         emit(text, output, protect)
