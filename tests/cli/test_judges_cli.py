@@ -214,3 +214,18 @@ def test_eval_ppi_refuses_too_few_human_queries_with_the_reason(tmp_path):
         "only 2 queries have both human and machine labels; PPI's normal interval needs at least 10"
         in r.stderr
     )
+
+
+def test_eval_reads_float_grades_as_floats_and_says_so(tmp_path):
+    qrels = tmp_path / "f.qrels"
+    qrels.write_text("q1 0 a 0.5\nq1 0 b 1.7\nq1 0 c 0\n")
+    run = tmp_path / "f.run"
+    run.write_text("q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\nq1 Q0 c 3 1 t\n")
+    r = invoke("eval", qrels, run, "-m", "P@1", "-m", "P@2", "-m", "nDCG@2", "-f", "jsonl")
+    agg = {x["measure"]: x["expected"] for x in map(json.loads, r.stdout.splitlines())}
+    # 0.5 is below rel=1 (not truncated to 0 and not rounded to 1), 1.7 above it
+    assert (agg["P@1"], agg["P@2"]) == (0.0, 0.5)
+    # the gains are the float grades themselves (trec_eval's linear gain, log2 discount)
+    ideal = 1.7 + 0.5 / np.log2(3)
+    assert agg["nDCG@2"] == pytest.approx((0.5 + 1.7 / np.log2(3)) / ideal, abs=1e-12)
+    assert "2 grades not a whole number, read as floats" in r.stderr

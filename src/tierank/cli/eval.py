@@ -519,6 +519,19 @@ def _size(path: Any) -> int | None:
     return path.stat().st_size if path.is_file() else None
 
 
+def _note_float_grades(ev, settings) -> None:
+    """A note when the qrels hold grades that are not whole numbers: read as floats, never truncated
+    (trec_eval truncates them); the binary measures apply ``rel`` to them."""
+    from ..io.judgments import non_integer
+
+    n = non_integer(ev.qrels.grade)
+    if n:
+        note(
+            f"{ev.qrels.source}: {n} grade{'s' * (n != 1)} not a whole number, read as floats (trec_eval "
+            f"truncates them); binary measures count a grade >= {settings.rel:g} relevant"
+        )
+
+
 def _evaluate(
     qrels: Path,
     named: dict[str, Any],
@@ -548,6 +561,7 @@ def _evaluate(
                 size = f" ({size_text(nbytes)})" if nbytes is not None else ""
                 prog.phase(f"reading {qrels}")
                 ev = Evaluator(str(qrels), measures, settings)
+                _note_float_grades(ev, settings)
                 what = f"{path}{size}"
                 return {
                     name: ev.evaluate(
@@ -580,6 +594,7 @@ def _evaluate(
         keep_freed_memory()  # several runs, one after another in this process with -j 1
         prog.phase(f"reading {qrels}")
         q = Evaluator(str(qrels), measures, settings)
+        _note_float_grades(q, settings)
         total = len(named)
         done = [0]
 
