@@ -142,3 +142,40 @@ def test_parse_scale_refuses_what_is_not_lo_dot_dot_hi():
     for bad in ("3..0", "0-3", "a..b", "0..inf"):
         with pytest.raises(TierankInputError, match="LO..HI"):
             parse_scale(bad)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from helpers import examples  # noqa: E402
+
+_field = st.sampled_from(["q1", "q2", "a", "b", "d1", "d2", "1", "2.5", "-1", "x", "nan", "1e400"])
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.lists(st.lists(_field, min_size=0, max_size=6), min_size=1, max_size=12))
+def test_every_judge_column_file_is_read_whole_or_refused_with_located_lines(
+    tmp_path_factory, rows
+):
+    """Nothing dropped silently: a file is read with one row per distinct (judge, query, document) of
+    its lines, or refused with problems that each name a line of the file."""
+    path = tmp_path_factory.mktemp("j") / "j.txt"
+    path.write_text("".join(" ".join(r) + "\n" for r in rows))
+    try:
+        judges, notes = read_judge_column(path)
+    except TierankInputError as e:
+        assert e.problems
+        if not any(rows):  # a file of blank lines: one problem, the file's
+            assert [p.reason for p in e.problems] == ["empty: no judgment lines"]
+            return
+        assert all(
+            p.line is not None and 1 <= p.line <= len(rows) or p.reason.startswith("...")
+            for p in e.problems
+        ), [str(p) for p in e.problems]
+        return
+    lines = [r for r in rows if r]
+    assert all(len(r) == 4 for r in lines)
+    distinct = {(r[1], r[0], r[2]) for r in lines}
+    assert sum(len(q) for q in judges.values()) == len(distinct)
+    repeats = len(lines) - len(distinct)
+    assert bool(repeats) == bool(notes)
