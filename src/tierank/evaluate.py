@@ -301,6 +301,7 @@ class Evaluator:
             unevaluated=prep.unevaluated,
             bounds=bounds,
             residual=residual,
+            evaluated_under=s,
         )
 
     __call__ = evaluate

@@ -141,6 +141,16 @@ def eval_cmd(
     zscores: Annotated[
         str | None, typer.Option("-Z", hidden=True, help="trec_eval's z-scores: not supported")
     ] = None,
+    manifest: Annotated[
+        Path | None,
+        typer.Option(
+            "--manifest",
+            metavar="FILE",
+            help="Also write a manifest of what made the numbers (the inputs' SHA-256, versions, "
+            "every setting that can change a number, tie profiles, the results; ir_metadata-"
+            "compatible YAML): `tierank verify FILE` recomputes and checks them",
+        ),
+    ] = None,
     block_bytes: Annotated[
         int | None,
         typer.Option(
@@ -173,6 +183,7 @@ def eval_cmd(
             block_bytes=block_bytes,
             rel_format=rel_format,
             zscores=zscores,
+            manifest=manifest,
         ),
         lambda: EvalSettings(
             tie_break=tie_break,
@@ -225,6 +236,7 @@ class EvalOptions:
     block_bytes: int | None = None
     rel_format: str | None = None
     zscores: str | None = None
+    manifest: Path | None = None
 
     def __post_init__(self) -> None:
         problems = []
@@ -279,6 +291,10 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
         from ..io.writers import check_output
 
         check_output(options.output, protect)
+    if options.manifest is not None:
+        from ..io.writers import check_output
+
+        check_output(options.manifest, (*protect, *([options.output] if options.output else [])))
     if settings.judged_only and settings.max_depth is not None:
         note(
             "-J with -M: tierank drops the unjudged documents first, then reads M ranks of the rest; trec_eval "
@@ -298,6 +314,8 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
         results = _evaluate(qrels, sources, evaluated, options.jobs, settings, options.block_bytes)
     if not settings.complete and not condensing:
         _note_unjudged_queries(results, qrels)
+    if options.manifest is not None:
+        _write_manifest(qrels, named, results, evaluated, settings, options, protect)
     if table:
         _print_tables(
             results,
@@ -328,6 +346,25 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
         said = trec_eval_note(results.values(), options.stat or "oblivious", plan.name_of)
         if said is not None:
             note(said)
+
+
+def _write_manifest(qrels, named, results, evaluated, settings, options, protect) -> None:
+    """The manifest of this evaluation (`tierank.provenance`), written atomically to ``--manifest``."""
+    import shlex
+    import sys
+
+    from ..provenance import eval_manifest
+
+    man = eval_manifest(
+        qrels,
+        {name: (named[name], result) for name, result in results.items()},
+        [str(m) for m in evaluated.measures],
+        settings,
+        command=shlex.join(["tierank", *sys.argv[1:]]),
+        base=options.manifest.parent,
+        docs_in_collection=options.docs_in_collection,
+    )
+    man.write(options.manifest, protect=protect)
 
 
 def _print_tables(
