@@ -84,6 +84,8 @@ class EvalResult:
     unevaluated: int = 0
     #: the `tierank.EvalSettings` the result was computed under (for its `manifest`)
     evaluated_under: Any = field(default=None, repr=False, compare=False)
+    #: the narrowest float format that holds every score exactly, where the evaluation was asked for it
+    score_format: str | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.ties, TieSummary):

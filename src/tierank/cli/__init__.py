@@ -28,7 +28,17 @@ __all__ = ["app", "main", "run"]
 del globals()["app"]
 
 #: the modules that register the commands, in the order of ``tierank --help``
-COMMAND_MODULES = ("eval", "analysis", "similarity", "diversity", "plots", "rerank", "mteb", "provenance", "misc")
+COMMAND_MODULES = (
+    "eval",
+    "analysis",
+    "similarity",
+    "diversity",
+    "plots",
+    "rerank",
+    "mteb",
+    "provenance",
+    "misc",
+)
 
 #: the module of each top-level command (a group's sub-commands are in its module): a command line
 #: imports only its command's module

@@ -311,7 +311,15 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
         evaluated = _with_num_rel_at_one(evaluated)
     sources = _sources(named, evaluated, options)
     with swap_check(qrels, list(sources.values()), USAGE):
-        results = _evaluate(qrels, sources, evaluated, options.jobs, settings, options.block_bytes)
+        results = _evaluate(
+            qrels,
+            sources,
+            evaluated,
+            options.jobs,
+            settings,
+            options.block_bytes,
+            score_format=options.manifest is not None,
+        )
     if not settings.complete and not condensing:
         _note_unjudged_queries(results, qrels)
     if options.manifest is not None:
@@ -363,6 +371,7 @@ def _write_manifest(qrels, named, results, evaluated, settings, options, protect
         command=shlex.join(["tierank", *sys.argv[1:]]),
         base=options.manifest.parent,
         docs_in_collection=options.docs_in_collection,
+        reread=False,
     )
     man.write(options.manifest, protect=protect)
 
@@ -518,6 +527,7 @@ def _evaluate(
     jobs: int | None,
     settings,
     block_bytes: int | None = None,
+    score_format: bool = False,
 ) -> dict:
     """``{name: EvalResult}``: in memory, or streamed with ``jobs`` workers (one run; a large run file
     streams by default), or ``jobs`` runs at once (default: every core); the qrels are read once.
@@ -545,6 +555,7 @@ def _evaluate(
                     name: ev.evaluate(
                         path if isinstance(path, Held) else str(path),
                         progress=lambda *step: prog.steps(what, *step),
+                        score_format=score_format,
                     )
                 }
             # worker processes: imported when streaming
