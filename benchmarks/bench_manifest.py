@@ -33,7 +33,9 @@ def write_data(folder: Path, nq: int, nd: int, seed: int = 0) -> tuple[Path, Pat
         for q in range(nq):
             s = rng.random(nd).astype(ml_dtypes.bfloat16).astype(np.float64)
             order = np.argsort(-s, kind="stable")
-            lines = [f"q{q} Q0 {docs[j]} {r + 1} {float(s[j])!r} sys\n" for r, j in enumerate(order)]
+            lines = [
+                f"q{q} Q0 {docs[j]} {r + 1} {float(s[j])!r} sys\n" for r, j in enumerate(order)
+            ]
             rf.writelines(lines)
             judged = rng.choice(nd, nd // 5, replace=False)
             qf.writelines(f"q{q} 0 {docs[j]} {int(rng.integers(0, 3))}\n" for j in judged)
