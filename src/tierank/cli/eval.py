@@ -153,6 +153,16 @@ def eval_cmd(
             "fewer than 10 human-labelled queries",
         ),
     ] = None,
+    manifest: Annotated[
+        Path | None,
+        typer.Option(
+            "--manifest",
+            metavar="FILE",
+            help="Also write a manifest of what made the numbers (the inputs' SHA-256, versions, "
+            "every setting that can change a number, tie profiles, the results; ir_metadata-"
+            "compatible YAML): `tierank verify FILE` recomputes and checks them",
+        ),
+    ] = None,
     block_bytes: Annotated[
         int | None,
         typer.Option(
@@ -186,6 +196,7 @@ def eval_cmd(
             rel_format=rel_format,
             zscores=zscores,
             ppi=ppi,
+            manifest=manifest,
         ),
         lambda: EvalSettings(
             tie_break=tie_break,
@@ -239,6 +250,7 @@ class EvalOptions:
     rel_format: str | None = None
     zscores: str | None = None
     ppi: Path | None = None
+    manifest: Path | None = None
 
     def __post_init__(self) -> None:
         problems = []
@@ -306,6 +318,10 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
         from ..io.writers import check_output
 
         check_output(options.output, protect)
+    if options.manifest is not None:
+        from ..io.writers import check_output
+
+        check_output(options.manifest, (*protect, *([options.output] if options.output else [])))
     if settings.judged_only and settings.max_depth is not None:
         note(
             "-J with -M: tierank drops the unjudged documents first, then reads M ranks of the rest; trec_eval "
@@ -325,9 +341,19 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
         evaluated = _with_num_rel_at_one(evaluated)
     sources = _sources(named, evaluated, options) if options.ppi is None else dict(named)
     with swap_check(qrels, list(sources.values()), USAGE):
-        results = _evaluate(qrels, sources, evaluated, options.jobs, settings, options.block_bytes)
+        results = _evaluate(
+            qrels,
+            sources,
+            evaluated,
+            options.jobs,
+            settings,
+            options.block_bytes,
+            score_format=options.manifest is not None,
+        )
     if not settings.complete and not condensing:
         _note_unjudged_queries(results, qrels)
+    if options.manifest is not None:
+        _write_manifest(qrels, named, results, evaluated, settings, options, protect)
     if options.ppi is not None:  # machine labels in QRELS, human labels for some queries
         from .ppi import write_ppi
 
@@ -373,6 +399,26 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
         said = trec_eval_note(results.values(), options.stat or "oblivious", plan.name_of)
         if said is not None:
             note(said)
+
+
+def _write_manifest(qrels, named, results, evaluated, settings, options, protect) -> None:
+    """The manifest of this evaluation (`tierank.provenance`), written atomically to ``--manifest``."""
+    import shlex
+    import sys
+
+    from ..provenance import eval_manifest
+
+    man = eval_manifest(
+        qrels,
+        {name: (named[name], result) for name, result in results.items()},
+        [str(m) for m in evaluated.measures],
+        settings,
+        command=shlex.join(["tierank", *sys.argv[1:]]),
+        base=options.manifest.parent,
+        docs_in_collection=options.docs_in_collection,
+        reread=False,
+    )
+    man.write(options.manifest, protect=protect)
 
 
 def _print_tables(
@@ -539,6 +585,7 @@ def _evaluate(
     jobs: int | None,
     settings,
     block_bytes: int | None = None,
+    score_format: bool = False,
 ) -> dict:
     """``{name: EvalResult}``: in memory, or streamed with ``jobs`` workers (one run; a large run file
     streams by default), or ``jobs`` runs at once (default: every core); the qrels are read once.
@@ -567,6 +614,7 @@ def _evaluate(
                     name: ev.evaluate(
                         path if isinstance(path, Held) else str(path),
                         progress=lambda *step: prog.steps(what, *step),
+                        score_format=score_format,
                     )
                 }
             # worker processes: imported when streaming
