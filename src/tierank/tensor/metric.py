@@ -22,14 +22,13 @@ Examples
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import Any
 
 from ..errors import TierankInputError
 from ..extras import require
 from ..measures.base import Measure
-from . import check_measures, evaluate, group_flat
+from . import TIE_BREAKS, check_measures, evaluate, group_flat
 
 torch = require("torch", extra="torchmetrics", what="tierank.tensor.metric")
 require("torchmetrics", extra="torchmetrics", what="tierank.tensor.metric")
@@ -47,19 +46,43 @@ class TieAwareRetrieval(Metric):
     std over the orderings of tied scores, per measure (`tierank.tensor.evaluate`).
 
     ``measures``: tierank measure names (``"nDCG@10"``, ``"RR@10"``, ``"AP"``, ``"R@100"``); ``rel``:
-    the minimum target counted relevant; ``tie_break``: the order of the ``/oblivious`` value
-    (`tierank.tensor.TIE_BREAKS`); ``empty_target_action``: a query with no relevant target
-    scores 0 (``"neg"``, torchmetrics' default), 1 (``"pos"``), is left out (``"skip"``) or is an
-    error; ``ignore_index``: targets with this value are dropped, as torchmetrics does.  Other
-    keyword arguments go to ``torchmetrics.Metric``.
+    the minimum target counted relevant by the binary measures (RR, AP, P, R, ...; default 1:
+    torchmetrics' binary targets); ``tie_break``: the order of the ``/oblivious`` value
+    (`tierank.tensor.TIE_BREAKS`); ``empty_target_action``: what a query with nothing to find
+    scores, as in torchmetrics: 0 (``"neg"``, the default), 1 (``"pos"``), left out of the mean
+    (``"skip"``; a mean over no query is 0.0, as torchmetrics returns) or an error; ``ignore_index``:
+    targets with this value are dropped, as torchmetrics does.  Other keyword arguments go to
+    ``torchmetrics.Metric``.
+
+    A query has nothing to find for a measure when no target of it counts: for nDCG, no target with
+    a positive gain (any target > 0, fractional ones included, as torchmetrics' nDCG reads them); for
+    the binary measures, no target >= the measure's ``rel``.  Each measure applies the rule on its
+    own, as separate torchmetrics metrics do; ``tied_share`` is over the queries some measure keeps.
+
+    Definitions that differ from torchmetrics' retrieval metrics (the values agree otherwise,
+    tests/tensor/test_torchmetrics_reference.py):
+
+    * ``AP@k`` is trec_eval's ``map_cut``: the precisions at the relevant ranks within the top k,
+      divided by *all* the query's relevant targets; ``RetrievalMAP(top_k=k)`` divides by the
+      relevant targets *inside* the top k (AP@2 of targets ``[1, 0, 0, 1]`` in score order: 0.5
+      here, 1.0 there).  Without a cutoff (``"AP"``) both are the same.
+    * ``P@k`` always divides by k; ``RetrievalPrecision`` with ``top_k=None`` divides by the
+      query's list length, and with ``adaptive_k=True`` by it when the list is shorter than k.
+    * torchmetrics' MRR, MAP, precision and recall count a relevant target whose prediction is
+      <= 0 as not relevant; here a score is a score (logits may be negative).
+    * The binary measures count a target >= ``rel`` relevant; torchmetrics' count any target > 0.
+
+    The states are this metric's own (``tierank_preds``, ``tierank_target``,
+    ``tierank_indexes``): a ``MetricCollection`` never puts it in a compute group with another
+    metric, so neither reads the other's stored predictions.
     """
 
     is_differentiable = False
     higher_is_better = True
     full_state_update = False
-    preds: Any  # states (add_state): lists of batches, one tensor once synced
-    target: Any
-    indexes: Any
+    tierank_preds: Any  # states (add_state): lists of batches, one tensor once synced
+    tierank_target: Any
+    tierank_indexes: Any
 
     def __init__(
         self,
@@ -72,37 +95,76 @@ class TieAwareRetrieval(Metric):
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
-        self.measures = [str(m) for m in check_measures(measures, rel, False)]
+        if isinstance(rel, bool) or not isinstance(rel, int):
+            raise TierankInputError(f"rel must be an integer, got {rel!r}")
+        if tie_break not in TIE_BREAKS:
+            raise TierankInputError(
+                f"unknown tie_break {tie_break!r}; accepted: {', '.join(TIE_BREAKS)}"
+            )
         if empty_target_action not in EMPTY_TARGET_ACTIONS:
             raise TierankInputError(
                 f"empty_target_action must be one of {', '.join(EMPTY_TARGET_ACTIONS)}, "
                 f"got {empty_target_action!r}"
             )
+        if ignore_index is not None and (
+            isinstance(ignore_index, bool) or not isinstance(ignore_index, int)
+        ):
+            raise TierankInputError(
+                f"ignore_index must be an integer or None, got {ignore_index!r}"
+            )
+        self._parsed = check_measures(measures, rel, False)
+        self.measures = [str(m) for m in self._parsed]
         self.rel, self.tie_break = rel, tie_break
         self.empty_target_action, self.ignore_index = empty_target_action, ignore_index
-        self.add_state("preds", default=[], dist_reduce_fx="cat")
-        self.add_state("target", default=[], dist_reduce_fx="cat")
-        self.add_state("indexes", default=[], dist_reduce_fx="cat")
+        self.add_state("tierank_preds", default=[], dist_reduce_fx="cat")
+        self.add_state("tierank_target", default=[], dist_reduce_fx="cat")
+        self.add_state("tierank_indexes", default=[], dist_reduce_fx="cat")
 
     def update(self, preds, target, indexes) -> None:
         """Add a batch: ``preds`` scores, ``target`` labels and ``indexes`` the query of each entry
-        (any shape, flattened)."""
+        (torch tensors of one shape, flattened)."""
+        for name, x in (("preds", preds), ("target", target), ("indexes", indexes)):
+            if not isinstance(x, torch.Tensor):
+                raise TierankInputError(
+                    f"update(): {name} is a {type(x).__module__}.{type(x).__name__}, not a "
+                    "torch.Tensor (torch.as_tensor converts it)"
+                )
         if preds.shape != target.shape or preds.shape != indexes.shape:
             raise TierankInputError(
                 f"preds, target and indexes must have the same shape, got {tuple(preds.shape)}, "
                 f"{tuple(target.shape)} and {tuple(indexes.shape)}"
             )
+        if preds.dtype == torch.bool or preds.is_complex():
+            raise TierankInputError(f"update(): preds must be real scores, got {preds.dtype}")
+        if target.is_complex():
+            raise TierankInputError(f"update(): target must be real labels, got {target.dtype}")
+        if indexes.is_floating_point() or indexes.is_complex() or indexes.dtype == torch.bool:
+            raise TierankInputError(f"update(): indexes must be integers, got {indexes.dtype}")
         preds, target, indexes = (
             preds.detach().reshape(-1),
             target.detach().reshape(-1),
-            indexes.reshape(-1),
+            indexes.detach().reshape(-1),
         )
         if self.ignore_index is not None:
             keep = target != self.ignore_index
             preds, target, indexes = preds[keep], target[keep], indexes[keep]
-        self.preds.append(preds)
-        self.target.append(target)
-        self.indexes.append(indexes.long())
+        if preds.is_floating_point() and bool(torch.isnan(preds).any()):
+            raise TierankInputError("update(): preds holds NaN")
+        if target.is_floating_point() and not bool(torch.isfinite(target).all()):
+            raise TierankInputError("update(): target holds NaN or inf (targets are finite grades)")
+        self.tierank_preds.append(preds)
+        self.tierank_target.append(target)
+        self.tierank_indexes.append(indexes.long())
+
+    def _has_target(self, m: Measure, labels, mask):
+        """[queries] bool: the query has something to find for ``m`` (see the class docstring)."""
+        if m.family == "nDCG":
+            found = labels > 0
+            for k, v in dict(m.params).get("gains") or ():
+                found = torch.where(labels == float(k), torch.full_like(found, float(v) > 0), found)
+        else:
+            found = labels >= (self.rel if m.rel is None else m.rel)
+        return (mask & found).any(dim=1)
 
     def compute(self) -> dict[str, Any]:
         def cat(state, dtype):  # a list of batches, or one tensor once synced across processes
@@ -110,37 +172,42 @@ class TieAwareRetrieval(Metric):
                 return torch.zeros(0, dtype=dtype, device=self.device)
             return dim_zero_cat(state)
 
-        preds, target = cat(self.preds, torch.float32), cat(self.target, torch.long)
-        indexes = cat(self.indexes, torch.long)
+        if self._update_count and isinstance(self.tierank_preds, list) and not self.tierank_preds:
+            raise TierankInputError(
+                "TieAwareRetrieval was counted as updated but holds no batch: a MetricCollection's "
+                "compute_groups put it with another metric (leave it in a group of its own)"
+            )
+        preds = cat(self.tierank_preds, torch.float32)
+        target = cat(self.tierank_target, torch.long)
+        indexes = cat(self.tierank_indexes, torch.long)
         scores, labels, mask, _ = group_flat(preds, target, indexes)
         res = evaluate(
             scores, labels, self.measures, mask=mask, rel=self.rel, tie_break=self.tie_break
         )
-        has_rel = (
-            (mask & (labels >= self.rel)).any(dim=1)
-            if scores.shape[0]
-            else torch.zeros(0, dtype=torch.bool)
-        )
-        keep = torch.ones_like(has_rel)
-        if self.empty_target_action == "error" and not bool(has_rel.all()):
-            raise TierankInputError("a query has no relevant target (empty_target_action='error')")
-        if self.empty_target_action == "skip":
-            keep = has_rel
-        n = int(keep.sum())
+        B = int(scores.shape[0])
+        kept_any = torch.zeros(B, dtype=torch.bool, device=scores.device)
         out: dict[str, Any] = {}
-        for name in self.measures:
+        for m, name in zip(self._parsed, self.measures):
+            has = self._has_target(m, labels, mask)
+            if self.empty_target_action == "error" and not bool(has.all()):
+                raise TierankInputError(
+                    f"{name}: a query has no relevant target (empty_target_action='error')"
+                )
+            keep = has if self.empty_target_action == "skip" else torch.ones_like(has)
+            kept_any |= keep
+            n = int(keep.sum())
             st = res[name]
             for key in ("expected", "min", "max", "std", "oblivious"):
                 v = getattr(st, "var" if key == "std" else key)
-                if self.empty_target_action == "pos":
-                    fill = 0.0 if key == "std" else 1.0
-                    v = torch.where(has_rel, v, torch.full_like(v, fill))
-                v = v[keep]
-                if key == "std":
-                    agg = torch.sqrt(v.sum()) / n if n else torch.tensor(math.nan, device=v.device)
+                fill = 1.0 if self.empty_target_action == "pos" and key != "std" else 0.0
+                v = torch.where(has, v, torch.full_like(v, fill))[keep]
+                if not n:  # a mean over no query: 0.0, as torchmetrics returns
+                    agg = torch.zeros((), dtype=v.dtype, device=v.device)
+                elif key == "std":
+                    agg = torch.sqrt(v.sum()) / n
                 else:
-                    agg = v.mean() if n else torch.tensor(math.nan, device=v.device)
+                    agg = v.mean()
                 out[name if key == "expected" else f"{name}/{key}"] = agg
-        tied = res.tied_share[keep]
-        out["tied_share"] = tied.mean() if n else torch.tensor(math.nan, device=tied.device)
+        tied = res.tied_share[kept_any]
+        out["tied_share"] = tied.mean() if tied.shape[0] else torch.zeros((), device=tied.device)
         return out
