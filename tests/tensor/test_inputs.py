@@ -90,6 +90,10 @@ def test_numpy_labels_beside_torch_scores_move_to_the_scores():
             "overflows float32 (4 candidates); the largest grade is 61; dtype='float64' allows 509",
         ),
         ({"labels": LABELS * 1e300, "measures": ["nDCG"]}, "overflows float64"),
+        (
+            {"labels": LABELS - 1, "measures": ["nDCG(negative='keep')"]},
+            "negative labels keep a negative gain in tierank.evaluate",
+        ),
     ],
 )
 def test_bad_input_is_one_line(kwargs, message):

@@ -9,7 +9,8 @@ argument and the reason; what a user would expect to work is accepted:
 * NumPy arrays of the ``ml_dtypes`` floating types (``bfloat16``, ``float8_*``) are read as float32,
   which holds each of their values exactly, so their ties are kept;
 * ``dtype`` is ``"float32"``, ``"float64"`` or that floating dtype of the scores' library;
-* labels and ``n_relevant`` are finite; ``n_relevant`` holds whole numbers;
+* labels and ``n_relevant`` are finite; ``nDCG(negative='keep')`` is refused when a label is
+  negative (the tensor kernels give negative labels gain 0); ``n_relevant`` holds whole numbers;
 * nDCG's largest gain (the grade, or ``2^g - 1`` under ``dcg='exp-log2'``) is one whose square,
   summed over a row (the variance), stays finite in the compute dtype.
 
@@ -141,6 +142,7 @@ def prepare(scores, labels, mask, indexes, n_relevant, dtype, measures: list[Mea
                 raise TierankInputError(
                     "labels: inf for a valid candidate (labels are finite grades)"
                 )
+        _check_negative_keep(xp, labels, mask, measures)
         _check_gain_range(xp, scores, labels, mask, dtype, measures)
     return xp, scores, labels, mask, indexes, n_relevant, dtype
 
@@ -150,6 +152,22 @@ def _same_dtype(a, b) -> bool:
         return bool(a == b)
     except (TypeError, ValueError):
         return False
+
+
+def _check_negative_keep(xp, labels, mask, measures: list[Measure]) -> None:
+    """The tensor kernels give a negative label gain 0: ``negative='keep'`` (a negative gain) is
+    refused where a valid label is negative, rather than evaluated as ``'zero'``."""
+    keep = [m for m in measures if m.family == "nDCG" and dict(m.params).get("negative") == "keep"]
+    if not keep or not xp.isdtype(labels.dtype, "numeric") or int(math.prod(labels.shape)) == 0:
+        return
+    neg = labels < 0
+    if mask is not None and tuple(mask.shape) == tuple(labels.shape) and mask.dtype == xp.bool:
+        neg = neg & mask
+    if bool(xp.any(neg)):
+        raise TierankInputError(
+            f"measure {str(keep[0])!r}: negative labels keep a negative gain in tierank.evaluate; "
+            "tierank.tensor gives them 0 (negative='zero')"
+        )
 
 
 def _check_gain_range(xp, scores, labels, mask, dtype, measures: list[Measure]) -> None:
