@@ -349,7 +349,8 @@ def test_ap_at_k_divides_by_every_relevant_target():
         torch.tensor([1, 0, 0, 1]),
         torch.zeros(4, dtype=torch.long),
     )
-    ours, theirs = TieAwareRetrieval(["AP@2", "AP"]), RetrievalMAP(top_k=2)
+    ours = TieAwareRetrieval(["AP@2", "AP"], ap_normaliser="relevant")
+    theirs = RetrievalMAP(top_k=2)
     ours.update(preds, target, idx)
     theirs.update(preds, target, idx)
     got = ours.compute()
@@ -361,3 +362,93 @@ def test_ap_at_k_divides_by_every_relevant_target():
         TieAwareRetrieval.__doc__ is not None
         and "RetrievalMAP(top_k=k)" in TieAwareRetrieval.__doc__
     )
+
+
+def _ap_retrieved_brute(scores, labels, k):
+    """AP@k over the relevant targets in the top k, over every ordering of tied scores (each
+    group's permutations): (values, probability of each) by enumeration."""
+    import itertools
+
+    groups = [
+        [i for i in range(len(scores)) if scores[i] == v] for v in sorted(set(scores), reverse=True)
+    ]
+    values = []
+    for perms in itertools.product(*(itertools.permutations(g) for g in groups)):
+        ranked = [labels[i] for g in perms for i in g][:k]
+        hits, total = 0, 0.0
+        for j, lab in enumerate(ranked):
+            if lab:
+                hits += 1
+                total += hits / (j + 1)
+        values.append(total / hits if hits else 0.0)
+    return np.array(values)
+
+
+def test_ap_retrieved_against_every_ordering():
+    """ap_normaliser='retrieved' (torchmetrics' AP@k) is exact over the orderings of tied scores:
+    expected value, min, max and std against enumeration, and the oblivious value that of the
+    stable sort (input order inside ties)."""
+    from tierank.tensor.metric import ap_retrieved
+
+    rng = np.random.default_rng(8)
+    checked = 0
+    for _ in range(120):
+        n = int(rng.integers(1, 7))
+        scores = rng.integers(0, 3, n).astype(float)
+        labels = rng.integers(0, 2, n)
+        k = int(rng.integers(1, n + 2))
+        got = ap_retrieved(
+            torch.tensor(scores)[None],
+            torch.tensor(labels)[None],
+            torch.ones(1, n, dtype=torch.bool),
+            k,
+            1,
+        )
+        vals = _ap_retrieved_brute(list(scores), list(labels), k)
+        assert float(got.expected[0]) == pytest.approx(vals.mean(), abs=1e-12)
+        assert float(got.min[0]) == pytest.approx(vals.min(), abs=1e-12)
+        assert float(got.max[0]) == pytest.approx(vals.max(), abs=1e-12)
+        assert math.sqrt(float(got.var[0])) == pytest.approx(vals.std(), abs=1e-9)
+        if vals.min() == vals.max():
+            assert float(got.var[0]) == 0.0
+        stable = np.argsort(-scores, kind="stable")
+        assert float(got.oblivious[0]) == pytest.approx(
+            _ap_retrieved_brute(list(range(n, 0, -1)), list(labels[stable]), k)[0], abs=1e-12
+        )
+        checked += vals.max() > vals.min()
+    assert checked > 20  # ties that move the value were among them
+
+
+def test_ap_normaliser_retrieved_is_torchmetrics_map_and_the_default_warns():
+    from torchmetrics.retrieval import RetrievalMAP
+
+    preds, target, idx = data(5, ties=False)
+    target = (target > 0).long()
+    with pytest.warns(UserWarning, match="RetrievalMAP\\(top_k=4\\) divides by those in the top 4"):
+        TieAwareRetrieval(["AP@4"])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = TieAwareRetrieval(["AP@4", "AP"], ap_normaliser="retrieved")
+        plain = TieAwareRetrieval(["AP@4"], ap_normaliser="relevant")
+    theirs = RetrievalMAP(top_k=4)
+    for metric in (ours, plain, theirs):
+        metric.update(preds, target, idx)
+    got = ours.compute()
+    assert float(got["AP@4"]) == pytest.approx(float(theirs.compute()), abs=1e-6)
+    assert float(plain.compute()["AP@4"]) < float(got["AP@4"]) - 0.01
+    with pytest.raises(TierankInputError, match="ap_normaliser must be one of"):
+        TieAwareRetrieval(["AP@4"], ap_normaliser="torchmetrics")
+    # with ties: the expected value lies in [min, max], the tie-break's values are the bounds
+    tied_p, tied_t, tied_i = data(6)
+    stats = {}
+    for tb in ("worst", "best", "input"):
+        m = TieAwareRetrieval(["AP@5"], ap_normaliser="retrieved", tie_break=tb)
+        m.update(tied_p, (tied_t > 0).long(), tied_i)
+        stats[tb] = {k: float(v) for k, v in m.compute().items()}
+    s = stats["input"]
+    assert s["AP@5/min"] < s["AP@5"] < s["AP@5/max"] and s["AP@5/std"] > 0
+    assert stats["worst"]["AP@5/oblivious"] == pytest.approx(s["AP@5/min"], abs=1e-6)
+    assert stats["best"]["AP@5/oblivious"] == pytest.approx(s["AP@5/max"], abs=1e-6)
+    assert s["AP@5/min"] <= s["AP@5/oblivious"] <= s["AP@5/max"]

@@ -10,7 +10,7 @@ where the definitions differ (the docstring of TieAwareRetrieval lists them); ea
 checked too: torchmetrics' value is what the documented definition gives from tierank's own numbers:
 
 * ``ap_normaliser``: ``RetrievalMAP(top_k=k)`` is tierank's ``AP@k / R@k`` (relevant in the top k
-  instead of all relevant);
+  instead of all relevant), and TieAwareRetrieval's ``AP@k`` with ``ap_normaliser="retrieved"``;
 * ``precision_length``: ``RetrievalPrecision`` with ``top_k=None`` is N+ / list length, with
   ``adaptive_k`` and a list shorter than k it is ``P@k * k / length``;
 * ``nonpositive_scores``: torchmetrics' MRR, MAP, precision and recall count a relevant target with
@@ -197,13 +197,23 @@ def compare(variant, idx, preds, target, tally: Counter):
                 per_query["filtered_nplus_R", k] = filt[f"R@{k}"].expected.numpy()
 
     ours = {
-        a: TieAwareRetrieval(names, empty_target_action=a, ignore_index=ignore_index)
+        a: TieAwareRetrieval(
+            names, empty_target_action=a, ignore_index=ignore_index, ap_normaliser="relevant"
+        )
+        for a in ACTIONS
+    }
+    ap_cut = [n for n in names if n.startswith("AP@")]
+    tm_ap = {  # torchmetrics' AP@k definition
+        a: TieAwareRetrieval(
+            ap_cut, empty_target_action=a, ignore_index=ignore_index, ap_normaliser="retrieved"
+        )
         for a in ACTIONS
     }
     for b in range(idx.shape[0]):  # batch by batch, as the class tests feed them
-        for m in ours.values():
+        for m in [*ours.values(), *(tm_ap.values() if ap_cut else ())]:
             m.update(preds[b], target[b], idx[b])
     got = {a: m.compute() for a, m in ours.items()}
+    got_tm_ap = {a: m.compute() for a, m in tm_ap.items()} if ap_cut else {}
 
     for kind, k, adaptive in kinds(variant):
         name = tierank_name(kind, k)
@@ -236,6 +246,10 @@ def compare(variant, idx, preds, target, tally: Counter):
             expect = float(vals.mean()) if vals.size else 0.0
             assert theirs == pytest.approx(expect, abs=1e-5), (variant, kind, k, action, reason)
             mine = float(got[action][name])
+            if kind == "map" and k is not None and variant != "logits":
+                # ap_normaliser="retrieved": torchmetrics' own definition, its value
+                assert float(got_tm_ap[action][name]) == pytest.approx(theirs, abs=1e-5)
+                tally["class AP@k with ap_normaliser='retrieved': equal"] += 1
             if reason is None:
                 assert mine == pytest.approx(theirs, abs=1e-5), (variant, kind, k, action)
                 tally["class: equal"] += 1
@@ -264,6 +278,7 @@ def test_torchmetrics_reference_values():
     assert tally["class ap_normaliser: differs"] > 0  # the difference is real, and accounted for
     assert tally["class precision_length: differs"] > 0
     assert tally["class nonpositive_scores: differs"] > 0
+    assert tally["class AP@k with ap_normaliser='retrieved': equal"] >= 18
 
 
 @pytest.mark.full

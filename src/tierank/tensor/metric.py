@@ -22,6 +22,8 @@ Examples
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -35,10 +37,15 @@ require("torchmetrics", extra="torchmetrics", what="tierank.tensor.metric")
 from torchmetrics import Metric  # noqa: E402
 from torchmetrics.utilities.data import dim_zero_cat  # noqa: E402
 
-__all__ = ["TieAwareRetrieval", "EMPTY_TARGET_ACTIONS"]
+__all__ = ["TieAwareRetrieval", "EMPTY_TARGET_ACTIONS", "AP_NORMALISERS"]
 
 #: what a query without a relevant candidate scores, as torchmetrics' retrieval metrics say it
 EMPTY_TARGET_ACTIONS = ("neg", "pos", "skip", "error")
+
+#: what ``AP@k`` divides by: ``relevant``, every relevant target of the query (trec_eval's
+#: ``map_cut``, tierank's ``AP@k`` everywhere), or ``retrieved``, the relevant targets inside the
+#: top k (torchmetrics' ``RetrievalMAP(top_k=k)``)
+AP_NORMALISERS = ("relevant", "retrieved")
 
 
 class TieAwareRetrieval(Metric):
@@ -92,6 +99,7 @@ class TieAwareRetrieval(Metric):
         tie_break: str = "input",
         empty_target_action: str = "neg",
         ignore_index: int | None = None,
+        ap_normaliser: str | None = None,
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
@@ -114,6 +122,22 @@ class TieAwareRetrieval(Metric):
             )
         self._parsed = check_measures(measures, rel, False)
         self.measures = [str(m) for m in self._parsed]
+        if ap_normaliser not in (None, *AP_NORMALISERS):
+            raise TierankInputError(
+                f"ap_normaliser must be one of {', '.join(AP_NORMALISERS)}, got {ap_normaliser!r}"
+            )
+        ap_cut = [m for m in self._parsed if m.family == "AP" and math.isfinite(m.k)]
+        if ap_cut and ap_normaliser is None:
+            k = int(ap_cut[0].k)
+            warnings.warn(
+                f"{ap_cut[0]} divides by all the query's relevant targets (trec_eval's map_cut); "
+                f"torchmetrics' RetrievalMAP(top_k={k}) divides by those in the top {k}: pass "
+                "ap_normaliser='relevant' (this definition) or 'retrieved' (torchmetrics') to "
+                "choose one",
+                UserWarning,
+                stacklevel=2,
+            )
+        self.ap_normaliser = ap_normaliser or "relevant"
         self.rel, self.tie_break = rel, tie_break
         self.empty_target_action, self.ignore_index = empty_target_action, ignore_index
         self.add_state("tierank_preds", default=[], dist_reduce_fx="cat")
@@ -184,6 +208,14 @@ class TieAwareRetrieval(Metric):
         res = evaluate(
             scores, labels, self.measures, mask=mask, rel=self.rel, tie_break=self.tie_break
         )
+        retrieved = {}
+        if self.ap_normaliser == "retrieved":
+            for m, name in zip(self._parsed, self.measures):
+                if m.family == "AP" and math.isfinite(m.k):
+                    rel = self.rel if m.rel is None else m.rel
+                    retrieved[name] = ap_retrieved(
+                        scores, labels, mask, int(m.k), rel, self.tie_break
+                    )
         B = int(scores.shape[0])
         kept_any = torch.zeros(B, dtype=torch.bool, device=scores.device)
         out: dict[str, Any] = {}
@@ -196,9 +228,9 @@ class TieAwareRetrieval(Metric):
             keep = has if self.empty_target_action == "skip" else torch.ones_like(has)
             kept_any |= keep
             n = int(keep.sum())
-            st = res[name]
+            st = retrieved.get(name) or res[name]
             for key in ("expected", "min", "max", "std", "oblivious"):
-                v = getattr(st, "var" if key == "std" else key)
+                v = getattr(st, "var" if key == "std" else key).to(res.tied_share.dtype)
                 fill = 1.0 if self.empty_target_action == "pos" and key != "std" else 0.0
                 v = torch.where(has, v, torch.full_like(v, fill))[keep]
                 if not n:  # a mean over no query: 0.0, as torchmetrics returns
@@ -211,3 +243,138 @@ class TieAwareRetrieval(Metric):
         tied = res.tied_share[kept_any]
         out["tied_share"] = tied.mean() if tied.shape[0] else torch.zeros((), device=tied.device)
         return out
+
+
+def _sorted_order(scores, mask, reverse: bool = False):
+    """Per row, the positions in descending score order, valid candidates first (a stable sort:
+    ties keep the row's order, or its reverse)."""
+    if reverse:
+        scores, mask = scores.flip(1), mask.flip(1)
+    key = torch.where(mask, scores, torch.full_like(scores, -math.inf))
+    order = torch.argsort(key, dim=1, descending=True, stable=True)
+    order = order.gather(
+        1, torch.argsort((~mask).gather(1, order).to(torch.int8), dim=1, stable=True)
+    )
+    if reverse:
+        order = scores.shape[1] - 1 - order
+    return order
+
+
+def ap_retrieved(scores, labels, mask, k: int, rel: int, tie_break: str = "input"):
+    """``AP@k`` divided by the relevant targets inside the top k (torchmetrics' ``RetrievalMAP``),
+    over the orderings of tied scores: per query ``expected``, ``min``, ``max``, ``var`` and
+    ``oblivious`` (float64 tensors ``[queries]``, in a ``SimpleNamespace``); 0 where no relevant
+    target is in the top k.
+
+    Only the tie group across the cut (from position ``a``, ``m`` candidates of which ``r`` relevant,
+    ``u = k - a`` of its slots inside) makes the divisor ``R_a + h`` vary: ``h``, its relevant
+    targets inside the cut, is hypergeometric, and the sum of precisions splits into ``S`` from the
+    groups above (independent of ``h``) and ``T`` from the ``u`` slots.  The moments of ``T`` given
+    ``h`` are those of ``AP`` (`tierank.tensor.evaluate`) on a virtual row of ``R_a`` relevant
+    targets followed by ``u`` tied slots holding ``h``; those of ``S`` are tierank's ``AP@k`` less
+    ``T``'s.  Then ``E = sum_h P(h) (E S + E[T|h]) / (R_a + h)`` and likewise the second moment;
+    the bounds take each part's bound for each feasible ``h``."""
+    from types import SimpleNamespace
+
+    f64 = torch.float64
+    dev = scores.device
+    B = int(scores.shape[0])
+    s = scores.to(f64)
+    relv = mask & (labels >= rel)
+    nplus = relv.sum(1).to(f64)
+    keff = torch.clamp(mask.sum(1), max=k)
+    zero = torch.zeros(B, dtype=f64, device=dev)
+    if B == 0 or int(keff.max()) == 0:
+        return SimpleNamespace(expected=zero, min=zero, max=zero, var=zero, oblivious=zero)
+    order = _sorted_order(s, mask)
+    s_sorted = s.gather(1, order)
+    pivot = s_sorted.gather(1, torch.clamp(keff - 1, min=0)[:, None])
+    has = keff > 0
+    above = mask & (s > pivot) & has[:, None]
+    group = mask & (s == pivot) & has[:, None]
+    a = above.sum(1)
+    m = group.sum(1)
+    r_g = (group & relv).sum(1)
+    R = (above & relv).sum(1)
+    u = keff - a
+    # the hypergeometric law of h over 0..max
+    H = int(torch.minimum(r_g, u).max()) + 1
+    h = torch.arange(H, device=dev)[None, :]
+    feasible = (h <= torch.minimum(r_g, u)[:, None]) & (u[:, None] - h <= (m - r_g)[:, None])
+    feasible &= has[:, None]
+
+    def lchoose(n, j):
+        n, j = n.to(f64), j.to(f64)
+        return torch.lgamma(n + 1) - torch.lgamma(j + 1) - torch.lgamma(n - j + 1)
+
+    hc = torch.where(feasible, h, torch.zeros_like(h))
+    logp = (
+        lchoose(r_g[:, None], hc)
+        + lchoose((m - r_g)[:, None], u[:, None] - hc)
+        - lchoose(m, u)[:, None]
+    )
+    p = torch.where(feasible, torch.exp(logp), torch.zeros_like(logp))
+    p = p / torch.clamp(p.sum(1, keepdim=True), min=1e-300)
+    # virtual rows: R relevant on distinct scores, a - R others, then u tied slots with h relevant
+    W = int(keff.max())
+    j = torch.arange(W, device=dev)[None, None, :]
+    a3, R3, u3, h3 = a[:, None, None], R[:, None, None], u[:, None, None], h[:, :, None]
+    v_scores = torch.where(j < a3, (W - j).to(f64), torch.zeros((), dtype=f64, device=dev))
+    v_labels = torch.where(j < a3, (j < R3).to(torch.long), ((j - a3) < h3).to(torch.long))
+    v_mask = (j < a3 + u3) & feasible[:, :, None]
+    v_scores, v_labels = v_scores.expand(B, H, W), v_labels.expand(B, H, W)
+    ev = evaluate(
+        v_scores.reshape(B * H, W),
+        v_labels.reshape(B * H, W),
+        ["AP"],
+        mask=v_mask.reshape(B * H, W),
+        dtype="float64",
+    )["AP"]
+    n_h = (R[:, None] + h).to(f64)
+    Rf = R[:, None].to(f64)
+
+    def per_h(x):
+        return x.reshape(B, H).to(f64)
+
+    et_h = torch.where(feasible, n_h * per_h(ev.expected) - Rf, 0.0)
+    vt_h = torch.where(feasible, n_h**2 * per_h(ev.var), 0.0)
+    tmax_h = torch.where(feasible, n_h * per_h(ev.max) - Rf, 0.0)
+    tmin_h = torch.where(feasible, n_h * per_h(ev.min) - Rf, 0.0)
+    et = (p * et_h).sum(1)
+    vt = torch.clamp((p * (vt_h + et_h**2)).sum(1) - et**2, min=0.0)
+    # tierank's AP@k (divided by N+): S + T
+    full = evaluate(s, labels, [f"AP(rel={rel})@{k}"], mask=mask, dtype="float64")[
+        f"AP(rel={rel})@{k}"
+    ]
+    e_s = nplus * full.expected.to(f64) - et
+    v_s = torch.clamp(nplus**2 * full.var.to(f64) - vt, min=0.0)
+    h_hi = torch.minimum(r_g, u).clamp(min=0)
+    h_lo = torch.clamp(u - (m - r_g), min=0)
+    max_s = nplus * full.max.to(f64) - tmax_h.gather(1, h_hi[:, None].clamp(max=H - 1))[:, 0]
+    min_s = nplus * full.min.to(f64) - tmin_h.gather(1, h_lo[:, None].clamp(max=H - 1))[:, 0]
+    pos = feasible & (n_h > 0)
+    inv = torch.where(pos, 1.0 / torch.where(pos, n_h, 1.0), 0.0)
+    num = e_s[:, None] + et_h
+    expected = (p * num * inv).sum(1)
+    second = (p * (v_s[:, None] + num**2 + vt_h) * inv**2).sum(1)
+    var = torch.clamp(second - expected**2, min=0.0)
+    hi_v = torch.where(feasible, (max_s[:, None] + tmax_h) * inv, -math.inf)
+    lo_v = torch.where(feasible, (min_s[:, None] + tmin_h) * inv, math.inf)
+    vmax = torch.where(has, hi_v.max(1).values, zero)
+    vmin = torch.where(has, lo_v.min(1).values, zero)
+    fixed = vmax == vmin  # a value no ordering changes is that value, with std 0
+    expected = torch.where(fixed, vmin, expected)
+    var = torch.where(fixed, zero, var)
+    # the oblivious value: the tie-break's own ordering
+    if tie_break in ("input", "reverse"):
+        o = order if tie_break == "input" else _sorted_order(s, mask, reverse=True)
+        r_sorted = relv.gather(1, o).to(f64)
+        pos_j = torch.arange(r_sorted.shape[1], device=dev)[None, :]
+        r_sorted = torch.where(pos_j < keff[:, None], r_sorted, 0.0)
+        hits = torch.cumsum(r_sorted, 1)
+        total = (r_sorted * hits / (pos_j + 1).to(f64)).sum(1)
+        rk = r_sorted.sum(1)
+        obl = torch.where(rk > 0, total / torch.clamp(rk, min=1.0), zero)
+    else:
+        obl = vmin if tie_break == "worst" else vmax
+    return SimpleNamespace(expected=expected, min=vmin, max=vmax, var=var, oblivious=obl)
