@@ -207,13 +207,13 @@ def compare(variant, idx, preds, target, tally: Counter):
         a: TieAwareRetrieval(
             ap_cut, empty_target_action=a, ignore_index=ignore_index, ap_normaliser="retrieved"
         )
-        for a in ACTIONS
+        for a in (ACTIONS if ap_cut else ())
     }
     for b in range(idx.shape[0]):  # batch by batch, as the class tests feed them
-        for m in [*ours.values(), *(tm_ap.values() if ap_cut else ())]:
+        for m in [*ours.values(), *tm_ap.values()]:
             m.update(preds[b], target[b], idx[b])
     got = {a: m.compute() for a, m in ours.items()}
-    got_tm_ap = {a: m.compute() for a, m in tm_ap.items()} if ap_cut else {}
+    got_tm_ap = {a: m.compute() for a, m in tm_ap.items()}
 
     for kind, k, adaptive in kinds(variant):
         name = tierank_name(kind, k)

@@ -58,8 +58,10 @@ class TieAwareRetrieval(Metric):
     (`tierank.tensor.TIE_BREAKS`); ``empty_target_action``: what a query with nothing to find
     scores, as in torchmetrics: 0 (``"neg"``, the default), 1 (``"pos"``), left out of the mean
     (``"skip"``; a mean over no query is 0.0, as torchmetrics returns) or an error; ``ignore_index``:
-    targets with this value are dropped, as torchmetrics does.  Other keyword arguments go to
-    ``torchmetrics.Metric``.
+    targets with this value are dropped, as torchmetrics does; ``ap_normaliser``: what ``AP@k``
+    divides by (below).  Other keyword arguments go to ``torchmetrics.Metric``.  Bad arguments are
+    refused at construction, bad batches (not torch tensors, NaN scores, NaN or infinite targets,
+    non-integer indexes) at ``update``, each in one line (`tierank.errors.TierankInputError`).
 
     A query has nothing to find for a measure when no target of it counts: for nDCG, no target with
     a positive gain (any target > 0, fractional ones included, as torchmetrics' nDCG reads them); for
@@ -69,10 +71,12 @@ class TieAwareRetrieval(Metric):
     Definitions that differ from torchmetrics' retrieval metrics (the values agree otherwise,
     tests/tensor/test_torchmetrics_reference.py):
 
-    * ``AP@k`` is trec_eval's ``map_cut``: the precisions at the relevant ranks within the top k,
-      divided by *all* the query's relevant targets; ``RetrievalMAP(top_k=k)`` divides by the
-      relevant targets *inside* the top k (AP@2 of targets ``[1, 0, 0, 1]`` in score order: 0.5
-      here, 1.0 there).  Without a cutoff (``"AP"``) both are the same.
+    * ``AP@k`` is by default trec_eval's ``map_cut`` (``ap_normaliser="relevant"``): the precisions
+      at the relevant ranks within the top k, divided by *all* the query's relevant targets;
+      ``RetrievalMAP(top_k=k)`` divides by the relevant targets *inside* the top k (AP@2 of targets
+      ``[1, 0, 0, 1]`` in score order: 0.5 here, 1.0 there).  ``ap_normaliser="retrieved"`` gives
+      torchmetrics' definition, exact over the tied orderings too (`AP_NORMALISERS`); asking for an
+      ``AP@k`` without naming one warns once.  Without a cutoff (``"AP"``) both are the same.
     * ``P@k`` always divides by k; ``RetrievalPrecision`` with ``top_k=None`` divides by the
       query's list length, and with ``adaptive_k=True`` by it when the list is shorter than k.
     * torchmetrics' MRR, MAP, precision and recall count a relevant target whose prediction is
