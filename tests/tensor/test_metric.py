@@ -452,3 +452,16 @@ def test_ap_normaliser_retrieved_is_torchmetrics_map_and_the_default_warns():
     assert stats["worst"]["AP@5/oblivious"] == pytest.approx(s["AP@5/min"], abs=1e-6)
     assert stats["best"]["AP@5/oblivious"] == pytest.approx(s["AP@5/max"], abs=1e-6)
     assert s["AP@5/min"] <= s["AP@5/oblivious"] <= s["AP@5/max"]
+
+
+def test_ap_retrieved_in_chunks_is_the_same(monkeypatch):
+    import tierank.tensor.metric as metric_mod
+
+    preds, target, idx = data(7)
+    scores, labels, mask, _ = tensor.group_flat(preds, (target > 0).long(), idx)
+    whole = metric_mod.ap_retrieved(scores, labels, mask, 5, 1)
+    monkeypatch.setattr(metric_mod, "DEFAULT_CHUNK_CELLS", 60)  # two queries a chunk
+    parts = metric_mod.ap_retrieved(scores, labels, mask, 5, 1)
+    for key in ("expected", "min", "max", "var", "oblivious"):
+        torch.testing.assert_close(getattr(parts, key), getattr(whole, key), rtol=0, atol=1e-12)
+    assert float(whole.var.max()) > 0

@@ -30,7 +30,7 @@ from typing import Any
 from ..errors import TierankInputError
 from ..extras import require
 from ..measures.base import Measure
-from . import TIE_BREAKS, check_measures, evaluate, group_flat
+from . import DEFAULT_CHUNK_CELLS, TIE_BREAKS, check_measures, evaluate, group_flat
 
 torch = require("torch", extra="torchmetrics", what="tierank.tensor.metric")
 require("torchmetrics", extra="torchmetrics", what="tierank.tensor.metric")
@@ -265,6 +265,30 @@ def _sorted_order(scores, mask, reverse: bool = False):
 
 
 def ap_retrieved(scores, labels, mask, k: int, rel: int, tie_break: str = "input"):
+    """`_ap_retrieved_rows` over chunks of queries, so that its virtual rows (at most ``k + 1`` of
+    width ``k`` per query) stay within `tierank.tensor.DEFAULT_CHUNK_CELLS`."""
+    from types import SimpleNamespace
+
+    B, C = (int(d) for d in scores.shape)
+    w = max(1, min(k, C))
+    step = max(1, DEFAULT_CHUNK_CELLS // (w * (w + 1)))
+    if B <= step:
+        return _ap_retrieved_rows(scores, labels, mask, k, rel, tie_break)
+    parts = [
+        _ap_retrieved_rows(
+            scores[lo : lo + step], labels[lo : lo + step], mask[lo : lo + step], k, rel, tie_break
+        )
+        for lo in range(0, B, step)
+    ]
+    return SimpleNamespace(
+        **{
+            key: torch.cat([getattr(p, key) for p in parts])
+            for key in ("expected", "min", "max", "var", "oblivious")
+        }
+    )
+
+
+def _ap_retrieved_rows(scores, labels, mask, k: int, rel: int, tie_break: str = "input"):
     """``AP@k`` divided by the relevant targets inside the top k (torchmetrics' ``RetrievalMAP``),
     over the orderings of tied scores: per query ``expected``, ``min``, ``max``, ``var`` and
     ``oblivious`` (float64 tensors ``[queries]``, in a ``SimpleNamespace``); 0 where no relevant
@@ -320,25 +344,21 @@ def ap_retrieved(scores, labels, mask, k: int, rel: int, tie_break: str = "input
     p = torch.where(feasible, torch.exp(logp), torch.zeros_like(logp))
     p = p / torch.clamp(p.sum(1, keepdim=True), min=1e-300)
     # virtual rows: R relevant on distinct scores, a - R others, then u tied slots with h relevant
+    # only the feasible (query, h) pairs, one virtual row each
     W = int(keff.max())
-    j = torch.arange(W, device=dev)[None, None, :]
-    a3, R3, u3, h3 = a[:, None, None], R[:, None, None], u[:, None, None], h[:, :, None]
-    v_scores = torch.where(j < a3, (W - j).to(f64), torch.zeros((), dtype=f64, device=dev))
-    v_labels = torch.where(j < a3, (j < R3).to(torch.long), ((j - a3) < h3).to(torch.long))
-    v_mask = (j < a3 + u3) & feasible[:, :, None]
-    v_scores, v_labels = v_scores.expand(B, H, W), v_labels.expand(B, H, W)
-    ev = evaluate(
-        v_scores.reshape(B * H, W),
-        v_labels.reshape(B * H, W),
-        ["AP"],
-        mask=v_mask.reshape(B * H, W),
-        dtype="float64",
-    )["AP"]
+    qi, hi = feasible.nonzero(as_tuple=True)
+    j = torch.arange(W, device=dev)[None, :]
+    a_p, R_p, u_p, h_p = a[qi, None], R[qi, None], u[qi, None], hi[:, None]
+    v_scores = torch.where(j < a_p, (W - j).to(f64), torch.zeros((), dtype=f64, device=dev))
+    v_labels = torch.where(j < a_p, (j < R_p).to(torch.long), ((j - a_p) < h_p).to(torch.long))
+    ev = evaluate(v_scores, v_labels, ["AP"], mask=j < a_p + u_p, dtype="float64")["AP"]
     n_h = (R[:, None] + h).to(f64)
     Rf = R[:, None].to(f64)
 
     def per_h(x):
-        return x.reshape(B, H).to(f64)
+        out = torch.zeros((B, H), dtype=f64, device=dev)
+        out[qi, hi] = x.to(f64)
+        return out
 
     et_h = torch.where(feasible, n_h * per_h(ev.expected) - Rf, 0.0)
     vt_h = torch.where(feasible, n_h**2 * per_h(ev.var), 0.0)
