@@ -28,7 +28,9 @@ from .common import (
     Output,
     Rel,
     ScoreFormats,
+    Seed,
     TieBreakOption,
+    Top,
     choices_enum,
     emit,
     held,
@@ -75,7 +77,7 @@ def ties_cmd(
     runs: Annotated[list[Path], typer.Argument(metavar="RUN", help="TREC run files (.gz ok)")],
     fmt: Format = Fmt("table"),
     output: Output = None,
-    top: Annotated[int, typer.Option("--top", help="Largest tie groups listed per run.")] = 3,
+    top: Top = 3,
 ) -> None:
     """Tie prevalence and ordering defects per run and for the set (Yang, Moffat & Turpin, Table 1)."""
     from rich.progress import track
@@ -321,7 +323,7 @@ def compare_cmd(
             "pairs whose order flips.",
         ),
     ] = False,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of every sampled figure.")] = 0,
+    seed: Seed = 0,
     resamples: Annotated[
         int,
         typer.Option(

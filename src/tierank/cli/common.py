@@ -253,7 +253,17 @@ Samples = Annotated[
         f"expectation (their records say method: sampled; at most {MAX_SAMPLES:,}).",
     ),
 ]
-Seed = Annotated[int, typer.Option("--seed", help="Seed of those draws.")]
+#: every ``--seed`` of every command is this one option (numpy's seeds are integers >= 0), and every
+#: ``--top`` is `Top`: each option's range is declared once, here
+Seed = Annotated[
+    int,
+    typer.Option(
+        "--seed",
+        min=0,
+        help="Seed of every random draw (tie orderings, resamples, permutations); an integer >= 0.",
+    ),
+]
+Top = Annotated[int, typer.Option("--top", min=1, help="Largest tie groups listed per run (>= 1).")]
 
 
 def measures_option(default: list[str], trec: bool = False):

@@ -21,6 +21,7 @@ from .common import (
     Fmt,
     Format,
     Output,
+    Seed,
     TieBreakOption,
     emit,
     input_errors,
@@ -85,9 +86,7 @@ def mteb_cmd(
             "--ci", help="Folder: the CIs of E[M] over the queries: t, percentile or bca."
         ),
     ] = CompareCI("t"),
-    seed: Annotated[
-        int, typer.Option("--seed", min=0, help="Folder: seed of every sampled figure.")
-    ] = 0,
+    seed: Seed = 0,
     resamples: Annotated[
         int,
         typer.Option(
