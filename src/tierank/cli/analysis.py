@@ -38,6 +38,7 @@ from .common import (
     measures_option,
     one_measure,
     one_measure_option,
+    output_format,
     print_tables,
     qrels_and_runs,
     runs_by_name,
@@ -74,6 +75,7 @@ else:
 @app.command("ties")
 @input_errors
 def ties_cmd(
+    ctx: typer.Context,
     runs: Annotated[list[Path], typer.Argument(metavar="RUN", help="TREC run files (.gz ok)")],
     fmt: Format = Fmt("table"),
     output: Output = None,
@@ -88,6 +90,7 @@ def ties_cmd(
     from ..report.formats import render_records
     from ..report.terminal import ties_tables
 
+    fmt = output_format(ctx, fmt, output, Fmt)
     check_output(output, tuple(runs))
     loaded = {}
     names = dict(zip(runs, run_names(runs)))
@@ -168,6 +171,7 @@ def _write_sweep_runs(source: Run, paths: dict[str, Path], protect: tuple) -> No
 @app.command("sweep")
 @input_errors
 def sweep_cmd(
+    ctx: typer.Context,
     qrels: Annotated[
         Path, typer.Argument(metavar="QRELS", help="qrels (as tierank eval: QRELS first)")
     ],
@@ -199,6 +203,7 @@ def sweep_cmd(
     from ..report.formats import render_records
     from ..report.terminal import sweep_table
 
+    fmt = output_format(ctx, fmt, output, Fmt)
     protect = (qrels, run)
     check_output(output, protect)
     fmts = score_formats(formats)
@@ -244,6 +249,7 @@ def sweep_cmd(
 @app.command("compare")
 @input_errors
 def compare_cmd(
+    ctx: typer.Context,
     files: Annotated[
         list[Path],
         typer.Argument(
@@ -392,6 +398,7 @@ def compare_cmd(
         tie_samples=tie_samples,
     )
     measure = one_measure(measure, "nDCG@10")
+    fmt = output_format(ctx, fmt, output, CompareFmt)
     protect = (*runs, qrels)
     check_output(output, protect)
     sources = held(runs)  # each run opened once: its role check and its reading

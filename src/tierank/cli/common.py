@@ -104,29 +104,29 @@ def input_errors(command):
     return wrapper
 
 
-#: the output format a file's extension names (``-o FILE`` without ``-f``)
-SUFFIX_FORMATS = {
-    ".tsv": "tsv",
-    ".csv": "csv",
-    ".json": "json",
-    ".jsonl": "jsonl",
-    ".md": "markdown",
-    ".tex": "latex",
-}
-
-
 def output_format(ctx, fmt, output: Path | None, choices):
-    """The format to write: the ``-f`` given; else, with ``-o FILE``, the one FILE's extension names
-    (`SUFFIX_FORMATS`); else the default.  A ``-f`` that contradicts the extension is refused."""
+    """The format a command writes, by the one rule of every ``-o FILE``
+    (`tierank.report.formats.file_format`): the ``-f`` given; else the one FILE's extension names
+    (``.gz`` read through); else the default.  A ``-f`` that contradicts the extension, or an
+    extension naming a format the command does not write, is refused."""
     if output is None or str(output) == "-":
         return fmt
-    want = SUFFIX_FORMATS.get(Path(output).suffix.lower())
-    if want is None or want == fmt.value or want not in {c.value for c in choices}:
+    from ..report.formats import file_format
+
+    want, gz = file_format(output)
+    if want is None or want == fmt.value:
         return fmt
+    offered = [c.value for c in choices]
+    ext = "".join(Path(output).suffixes[-2:]) if gz else Path(output).suffix
     if ctx.get_parameter_source("fmt").name != "DEFAULT":
         raise TierankInputError(
-            f"-o {output}: a {Path(output).suffix} file is written as --format {want}, but "
+            f"-o {output}: a {ext} file is written as --format {want}, but "
             f"--format {fmt.value} is given: drop -f, or name the file otherwise"
+        )
+    if want not in offered:
+        raise TierankInputError(
+            f"-o {output}: a {ext} file is written as --format {want}, which tierank "
+            f"{ctx.command.name} does not write (its formats: {', '.join(offered)}): name the file otherwise"
         )
     return choices(want)
 
@@ -393,8 +393,9 @@ def emit(text: str | bytes | Sequence[Any], output: Path | None, protect: tuple)
     sequence of bytes-like pieces, written one after the other)."""
     if output is not None:
         from ..io.writers import write_atomic
+        from ..report.formats import encoded
 
-        write_atomic(output, text, protect=protect)
+        write_atomic(output, encoded(text, output), protect=protect)
     elif isinstance(text, str):
         sys.stdout.write(text)
     else:  # the bytes to stdout's binary buffer, after its text (no import of the file writer)
@@ -420,7 +421,9 @@ def print_tables(tables, output: Path | None, protect: tuple) -> None:
         console = Console(emoji=False, file=buf, width=160, force_terminal=False, color_system=None)
         for t in tables:
             console.print(t)
-        write_atomic(output, buf.getvalue(), protect=protect)
+        from ..report.formats import encoded
+
+        write_atomic(output, encoded(buf.getvalue(), output), protect=protect)
     else:
         console = Console(emoji=False, width=max(Console().width, 120))
         for t in tables:

@@ -27,6 +27,7 @@ from .common import (
     input_errors,
     measures_option,
     one_measure,
+    output_format,
     print_tables,
     status,
 )
@@ -37,6 +38,7 @@ DEFAULT = ["ndcg_at_10", "mrr_at_10", "map_at_10", "recall_at_100", "precision_a
 @app.command("mteb")
 @input_errors
 def mteb_cmd(
+    ctx: typer.Context,
     qrels: Annotated[
         Path,
         typer.Argument(
@@ -144,6 +146,7 @@ def mteb_cmd(
     """
     from ..settings import EvalSettings
 
+    fmt = output_format(ctx, fmt, output, Fmt)
     options = MtebOptions(
         measures=tuple(measure or ()),
         subset=subset,
