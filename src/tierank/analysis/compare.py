@@ -156,6 +156,12 @@ def compare(
     say so).  With one query the CIs, rank intervals and Tukey groups are None, with the reason in
     ``notes``.
 
+    No p-value is below the least p exact sign-flip randomization can reach on the pair's ``m``
+    nonzero differences, ``2 / 2^m`` (``p_floor``; ``p_test`` keeps the test's own p), whatever the
+    test, Tukey HSD's included; the intervals at ``level`` are null where that floor is not below
+    ``1 - level`` (the systems' CIs and rank intervals by the number of queries, a pair's intervals by
+    its nonzero differences; at 0.95 both need 6), with the reason in ``notes``.
+
     With ``band``, the "original" p-value of a pair is the one on the *unbanded* runs' per-query
     **expected** values (``p``), not the paper's tie-free reference (its rho = 1.0 reads each run in
     file order); ``p_banded`` is the same test on the banded runs' per-query expected values, where a

@@ -309,7 +309,8 @@ def compare_cmd(
             + "; ".join(f"{t.name}: {t.help}" for t in PAIRED_TESTS.values())
             + " (--permutations, --resamples). Where a test cannot decide (t undefined; the bootstrap "
             "with <= 20 nonzero differences) the exact randomization test answers, and the output "
-            "says so.",
+            "says so. No p is below 2/2^m (m nonzero differences: the least p of exact sign flips), "
+            "and no interval is given where that cannot fall below 1 - level.",
         ),
     ] = CompareTest("t"),
     ci: Annotated[
