@@ -101,3 +101,13 @@ def test_gz_with_the_format_named_under_it(tmp_path):
         "eval", QRELS, RUN, "-m", "RR", "-o", tmp_path / "x.tsv.gz", "-f", "csv", check=False
     )
     assert p.returncode == 2 and "a .tsv.gz file is written as --format tsv" in p.stderr
+
+
+@pytest.mark.parametrize("name", ["r.json", "r.md", "r.html.gz"])
+def test_report_refuses_a_name_of_another_format(name, tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / name
+    p = invoke("report", "eval", QRELS, RUN, "-o", out, check=False)
+    assert p.returncode == 2 and not out.exists()
+    (line,) = p.stderr.splitlines()
+    assert line.startswith(f"tierank: error: -o {out}: a .") and "name the file .html" in line

@@ -131,6 +131,22 @@ def output_format(ctx, fmt, output: Path | None, choices):
     return choices(want)
 
 
+def html_output(output: Path) -> None:
+    """The same rule for ``tierank report``'s ``-o FILE``, which writes one HTML page: an extension
+    naming another format (`tierank.report.formats.file_format`: ``.json``, ``.md``, ...) or ``.gz``
+    is refused, as an extension a command does not write is by `output_format`."""
+    from ..report.formats import file_format
+
+    want, gz = file_format(output)
+    if want is not None or gz:
+        ext = "".join(Path(output).suffixes[-2:]) if gz else Path(output).suffix
+        named = f"--format {want}" if want is not None else "gzip"
+        raise TierankInputError(
+            f"-o {output}: a {ext} file is written as {named}, but tierank report writes one "
+            "HTML page: name the file .html"
+        )
+
+
 def note(text: str) -> None:
     """One ``tierank: note: ...`` line on stderr (something left out or ignored; not an error)."""
     from rich.console import Console
