@@ -80,9 +80,10 @@ TIE_BREAKS = ("input", "reverse", "worst", "best")
 
 #: cells (queries x candidates) evaluated at once: a batch is cut into chunks of
 #: ``max(1, DEFAULT_CHUNK_CELLS // candidates)`` queries, so the temporaries stay bounded: measured
-#: (benchmarks/bench_tensor.py, NumPy float64, nDCG@10 + RR@10 + AP + R@100, 8% of candidates tied)
-#: about 80 bytes per cell, i.e. about 320 MiB for a full chunk, whatever the batch (float32 needs
-#: less; the tied positions' arrays grow with the share of ties)
+#: (NumPy float64, nDCG@10 + RR@10 + AP + R@100, tracemalloc) about 80 bytes per cell with 8% of the
+#: candidates tied (benchmarks/bench_tensor.py), up to about 530 when every candidate is tied (the
+#: tied positions' arrays grow with the share of ties): at most about 2.2 GiB for a full chunk,
+#: whatever the batch (float32 needs less)
 DEFAULT_CHUNK_CELLS = 1 << 22
 
 
