@@ -25,7 +25,9 @@ def test_relstring_alone_writes_no_measure_nobody_asked_for(pair, fmt, per_query
     r = invoke("eval", *pair, "-m", "relstring.10", "-f", fmt, *per_query, check=False)
     assert r.returncode == 2 and r.stdout == ""
     assert "Hits" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
-    assert "--format trec_eval" in r.stderr and r.stderr.startswith("tierank: error: -m relstring.10")
+    assert "--format trec_eval" in r.stderr and r.stderr.startswith(
+        "tierank: error: -m relstring.10"
+    )
 
 
 def test_runid_and_relstring_print_only_themselves_in_trec_eval(pair):

@@ -369,7 +369,9 @@ def _plan(texts: list[str], docs_in_collection: int | None, trec: bool, coverage
         note(line)
     measures = plan.measures
     strings = [m for m in measures if getattr(m, "string_valued", False)]
-    if not trec and len(strings) == len(measures):  # runid, relstring ...: nothing this layout writes
+    if not trec and len(strings) == len(
+        measures
+    ):  # runid, relstring ...: nothing this layout writes
         asked = ", ".join(dict.fromkeys(texts))
         raise TierankInputError(
             f"-m {asked}: nothing to write but in --format trec_eval (runid and relstring are "
