@@ -41,3 +41,48 @@ def test_relstring_beside_a_measure_leaves_only_the_string_out(pair):
     r = invoke("eval", *pair, "-m", "relstring.10", "-m", "P@2", "-f", "tsv")
     assert [line.split("\t")[1] for line in r.stdout.splitlines()[1:]] == ["P@2"]
     assert "relstring_10: a string per query" in r.stderr
+
+
+def _one_error(r) -> str:
+    assert r.returncode == 2 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tierank: error: "), r.stderr
+    return lines[0]
+
+
+def test_a_run_gzipped_twice_is_called_compressed_twice_wherever_it_is_given(pair, tmp_path):
+    import gzip
+
+    qrels, run = pair
+    twice = tmp_path / "run.gz"
+    twice.write_bytes(gzip.compress(gzip.compress(run.read_bytes())))
+    for args in ((qrels, twice), (twice, qrels), (qrels, run, twice)):
+        line = _one_error(invoke("eval", *args, "-m", "P@2", check=False))
+        assert "compressed twice" in line and "looks like" not in line, args
+        assert line.startswith(f"tierank: error: {twice}: ")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_bytes_named_run_are_not_a_trec_file(pair, tmp_path, seed):
+    """Random bytes (here with a first line of four fields, the last a number: qrels by its field
+    count) are said to be no TREC file, not qrels given as a run."""
+    import random
+
+    qrels, _ = pair
+    noise = random.Random(seed).randbytes(2000)
+    bad = tmp_path / "x.run"
+    bad.write_bytes(b"\x89\x01\xfe \x02\x9c \xc3\x00\xff 7\n" + noise)
+    for args in ((qrels, bad), (bad, qrels)):
+        line = _one_error(invoke("eval", *args, "-m", "P@2", check=False))
+        assert (
+            line
+            == f"tierank: error: {bad}: not a TREC file: its first line is binary data, not text"
+        )
+
+
+def test_a_latin1_letter_is_still_located_by_the_reader(pair, tmp_path):
+    qrels, _ = pair
+    run = tmp_path / "latin1.run"
+    run.write_bytes("q1 Q0 caf\xe9 1 1.0 t\n".encode("latin-1"))
+    r = invoke("eval", qrels, run, "-m", "P@2", check=False)
+    assert r.returncode == 2 and f"{run}:1:" in r.stderr and "not valid UTF-8" in r.stderr
