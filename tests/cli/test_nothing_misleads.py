@@ -86,3 +86,31 @@ def test_a_latin1_letter_is_still_located_by_the_reader(pair, tmp_path):
     run.write_bytes("q1 Q0 caf\xe9 1 1.0 t\n".encode("latin-1"))
     r = invoke("eval", qrels, run, "-m", "P@2", check=False)
     assert r.returncode == 2 and f"{run}:1:" in r.stderr and "not valid UTF-8" in r.stderr
+
+
+def test_subtopic_qrels_with_plain_measures_are_named_in_one_line(tmp_path):
+    """Subtopic qrels (a document judged once per subtopic) given to plain measures: one line that
+    says what the file is, not one "judged twice" line per repeat and a count of the rest."""
+    lines = [
+        f"q{q} {s} d{d} {(q + s + d) % 3}" for q in range(4) for s in (1, 2, 3) for d in range(10)
+    ]
+    (tmp_path / "sub").write_text("\n".join(lines) + "\n")
+    (tmp_path / "run").write_text(
+        "".join(f"q0 Q0 d{d} {d + 1} {1 - d / 10} t\n" for d in range(10))
+    )
+    line = _one_error(invoke("eval", tmp_path / "sub", tmp_path / "run", "-m", "P@5", check=False))
+    assert line.startswith(f"tierank: error: {tmp_path / 'sub'}:11: document 'd0' judged again")
+    assert "(first at line 1; 80 such lines): subtopic qrels (qid subtopic docid grade)" in line
+    assert "intent-aware" in line and "more problems" not in line
+    ok = invoke("eval", tmp_path / "sub", tmp_path / "run", "-m", "alpha_nDCG@5", "-f", "tsv")
+    assert ok.stdout.splitlines()[1].split("\t")[1] == "alpha_nDCG@5"
+
+
+def test_a_document_judged_twice_under_one_iter_is_still_located(tmp_path):
+    (tmp_path / "q").write_text("q 0 a 1\nq 0 b 0\nq 0 a 2\n")
+    (tmp_path / "run").write_text("q Q0 a 1 1.0 t\n")
+    line = _one_error(invoke("eval", tmp_path / "q", tmp_path / "run", "-m", "P@5", check=False))
+    assert (
+        line
+        == f"tierank: error: {tmp_path / 'q'}:3: document 'a' judged twice for query 'q' (first at line 1)"
+    )
