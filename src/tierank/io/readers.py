@@ -388,10 +388,10 @@ def _qrels_slow(src: str, data: bytes) -> Qrels:
         docids.append(d)
         grades.append(grade)
     if subtopic:
-        line, q, d, first = subtopic[0]
+        at, q, d, first = subtopic[0]
         n = len(subtopic)
         bad(
-            line,
+            at,
             f"document {quote(d)} judged again for query {quote(q)} under another value of column 2 "
             f"(first at line {first}; {n} such line{'s' * (n > 1)}): subtopic qrels (qid subtopic "
             "docid grade), which the intent-aware measures read (alpha_nDCG, ERR_IA, ...); the other "
