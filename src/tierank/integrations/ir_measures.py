@@ -48,6 +48,10 @@ deviations over tie orderings and the aggregate is the standard deviation of the
 ``ir_measures.calc_aggregate`` / ``iter_calc`` and PyTerrier's ``pt.Experiment`` (which calls
 ``ir_measures.iter_calc``) report tie-aware values under the usual measure names;
 [`tie_aware`][tierank.integrations.ir_measures.tie_aware] does the same for a ``with`` block only.
+Registered, it only adds tie-aware values: empty inputs score as ir_measures scores them (no value
+and a NaN aggregate for empty qrels, the defaults for an empty run), a measure a user defined
+(``ir_measures.define``) is left to ir_measures' own providers, and ``Accuracy`` scores the queries
+ir_measures' accuracy provider scores.
 """
 
 from __future__ import annotations
