@@ -104,6 +104,7 @@ def test_a_measure_a_user_defined_is_left_to_ir_measures():
     assert ours == stock and ours[mine] == pytest.approx((2 / 3 + 1 / 3) / 2)
 
 
+@pytest.mark.filterwarnings("ignore:tierank does not compute BPM")  # its once-per-process warning
 def test_a_pipeline_asks_for_the_columns_it_asks_for_without_tierank():
     a = ir_measures.define(lambda q, r: 0, run_inputs=["query_id"], qrel_inputs=["query_id", "x"])
     for ms in ([a], [a, P @ 5], [P @ 5], [ir_measures.BPM(T=1.0, max_rel=1) @ 5]):
