@@ -153,7 +153,7 @@ def reference_lines(names, qids, columns) -> str:
 @settings(
     max_examples=examples(300),
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(layouts(), st.integers(1, 12))
 def test_lines_equal_line_by_line_formatting(monkeypatch, views, layout, chunk):
