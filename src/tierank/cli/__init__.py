@@ -129,7 +129,10 @@ def command_app(argv: list[str]):
 
 
 def main() -> None:
-    """Run the command line in this process (typer's ``SystemExit`` carries the status)."""
+    """Run the command line in this process (typer's ``SystemExit`` carries the status);
+    ``tierank trec_eval ...`` is read as trec_eval reads its arguments, without typer."""
+    if sys.argv[1:2] == ["trec_eval"]:
+        raise SystemExit(import_module(f"{__name__}.trec_eval").run(sys.argv[2:]))
     command_app(sys.argv[1:])()
 
 
