@@ -567,7 +567,7 @@ def render(
 
     >>> import tierank
     >>> res = tierank.evaluate({"q": {"a": 1}}, {"q": {"a": 0.5, "b": 0.4}}, ["P.1"])
-    >>> print(render(ResultTable.of({"bm25": res, "dense": res}), False).replace("\t", "|"), end="")
+    >>> print(render(ResultTable.of({"bm25": res, "dense": res}), False).replace("\\t", "|"), end="")
     run                   |all|bm25
     P_1                   |all|1.0000
     run                   |all|dense
