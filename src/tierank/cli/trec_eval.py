@@ -38,6 +38,8 @@ import re
 import sys
 from dataclasses import dataclass, field
 
+from ..compat.pytrec_eval import NAN_WHEN_EMPTY, empty_is_nan
+
 #: trec_eval's short options (``getopt_long``'s optstring in trec_eval.c)
 SHORT = "hvqm:cl:nD:JN:M:R:T:oZ:"
 #: trec_eval's long options, then tierank's own (``--stat``)
@@ -333,7 +335,7 @@ def _evaluate(a: Args, plan, out, err, argv: list[str]) -> int:
             raise Refused(7, "trec_eval: No queries with both results and relevance info") from None
         runids[name] = run_tag(source) if plan.runid else None
         if a.judged_only:
-            _empty_is_nan(results[name], a.rel)
+            empty_is_nan(results[name], a.rel)
     table = ResultTable.of(results, runids={k: v for k, v in runids.items() if v is not None})
     if not a.complete:
         missing = _first_missing(ev, results)
@@ -352,11 +354,6 @@ def _evaluate(a: Args, plan, out, err, argv: list[str]) -> int:
     return 0
 
 
-#: the families whose value trec_eval divides 0 by 0 for a query that retrieves nothing under ``-J``
-#: (``m_iprec_at_recall.c``, ``m_11pt_avg.c``: ``num_rel_ret / num_ret``), printed ``-nan``
-NAN_WHEN_EMPTY = ("IPrec", "IPrecAvg")
-
-
 def _evaluated(plan, a: Args):
     """The plan evaluated: trec_eval's ``-c -l`` summary of ``num_rel`` reads ``NumRel(rel=1)``;
     with ``-J`` and interpolated precision, ``NumRet`` says which queries retrieve nothing."""
@@ -372,43 +369,6 @@ def _evaluated(plan, a: Args):
         extra.append(Entry("num_ret", parse_measure("NumRet")))
         extra.append(Entry("num_rel", parse_measure(f"NumRel(rel={a.rel})")))
     return replace(plan, entries=(*plan.entries, *extra)) if extra else plan
-
-
-def _empty_is_nan(result, rel: int) -> None:
-    """trec_eval's ``-J`` value of interpolated precision for a query left with no document: its
-    0/0, NaN (printed ``  -nan``, and so is the summary), at each recall level that ``lround``
-    turns into 0 relevant documents, where tierank's measure says 0."""
-    from dataclasses import replace
-
-    import numpy as np
-
-    from ..measures import parse_measure
-
-    num_ret = result.stats.get(parse_measure("NumRet"))
-    num_rel = result.stats.get(parse_measure(f"NumRel(rel={rel})"))
-    if num_ret is None or num_rel is None:
-        return
-    empty = np.asarray(num_ret.oblivious) == 0
-    if not empty.any():
-        return
-    rels = np.asarray(num_rel.oblivious, dtype=float)
-    for m, s in list(result.stats.items()):
-        if m.family not in NAN_WHEN_EMPTY:
-            continue
-        if m.family == "IPrec":
-            levels = [float(m.cutoff)]
-        else:
-            given = dict(m.params).get("levels")
-            levels = [float(x) for x in given.split(",")] if given else [i / 10 for i in range(11)]
-        # C's lround: half away from zero (levels and counts are not negative)
-        zero = np.zeros(len(rels), dtype=bool)
-        for level in levels:
-            zero |= np.floor(level * rels + 0.5) == 0
-        nan = empty & zero
-        if nan.any():
-            fields = ("oblivious", "expected", "min", "max")
-            new = {k: np.where(nan, np.nan, getattr(s, k)) for k in fields}
-            result.stats[m] = replace(s, var=np.where(nan, 0.0, s.var), **new)
 
 
 def _names(runs: list[str]) -> list[str]:
