@@ -463,6 +463,21 @@ def tie_note(results: dict, plan, a: Args, argv: list[str]) -> str | None:
     )
     return (
         f"tierank trec_eval: tied scores move printed values by 0.00005 or more ({where}): "
-        f"{', '.join(moved)}; {queries} of {total} queries have such ties. Expected, min and max "
+        f"{_listed(list(moved))}; {queries} of {total} queries have such ties. Expected, min and max "
         f"over every ordering of the tied documents: tierank eval {shlex.join(argv)}"
     )
+
+
+#: the measures a note names before it counts the rest
+NAMED = 6
+
+
+def _listed(names: list[str]) -> str:
+    """``names`` joined, the first `NAMED` of them and the number of the others.
+
+    >>> _listed(["map", "P_5"]), _listed([f"m{i}" for i in range(9)])
+    ('map, P_5', 'm0, m1, m2, m3, m4, m5 and 3 more')
+    """
+    if len(names) <= NAMED:
+        return ", ".join(names)
+    return f"{', '.join(names[:NAMED])} and {len(names) - NAMED} more"
