@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -98,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             "import numpy, pyarrow",
         ]
         times: dict = {k: [] for k in cmds}
-        for k, c in cmds.items():  # warm the caches
+        for c in cmds.values():  # warm the caches
             _measure(c, env)
         for _ in range(args.reps):
             for k, c in cmds.items():
@@ -112,7 +111,9 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{name:<24} {who:<24} {w:8.3f} {w / base:7.2f}x")
         floor = statistics.median(times["test files, official", "import numpy, pyarrow"])
         ours_small = statistics.median(times["test files, official", "tierank trec_eval"])
-        print(f"tierank trec_eval on the test files / import numpy, pyarrow: {ours_small / floor:.2f}x")
+        print(
+            f"tierank trec_eval on the test files / import numpy, pyarrow: {ours_small / floor:.2f}x"
+        )
         if not args.skip_pytrec:
             import pytrec_eval
 
@@ -124,7 +125,10 @@ def main(argv: list[str] | None = None) -> int:
             lines = sum(map(len, r.values()))
             got: dict = {"pytrec_eval": [], "tierank.compat.pytrec_eval": []}
             for _ in range(max(1, args.reps // 2)):
-                for who, mod in (("pytrec_eval", pytrec_eval), ("tierank.compat.pytrec_eval", compat)):
+                for who, mod in (
+                    ("pytrec_eval", pytrec_eval),
+                    ("tierank.compat.pytrec_eval", compat),
+                ):
                     ev = mod.RelevanceEvaluator(q, ms)
                     t0 = time.perf_counter()
                     ev.evaluate(r)

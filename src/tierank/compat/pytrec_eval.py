@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
+from typing import Any
 
 __all__ = [
     "RelevanceEvaluator",
@@ -102,6 +103,37 @@ def empty_is_nan(result, rel: int) -> None:
             fields = ("oblivious", "expected", "min", "max")
             new = {k: np.where(nan, np.nan, getattr(s, k)) for k in fields}
             result.stats[m] = replace(s, var=np.where(nan, 0.0, s.var), **new)
+
+
+def _table(scores: Any) -> Any:
+    """The run ``{qid: {docid: score}}`` as a tierank run, read column-wise (a dict holds no
+    document twice in a query: nothing to check there); anything else, or a run with a score that
+    is not a finite float, a key that is not a string or a reserved query id, is given back as it
+    is (tierank's reader then says what is wrong, and where)."""
+    if not isinstance(scores, dict) or not all(isinstance(d, dict) for d in scores.values()):
+        return scores
+    import numpy as np
+    import pyarrow as pa
+
+    from ..io.model import Run
+    from ..io.readers import RESERVED_QID
+
+    docs = list(scores.values())
+    lens = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+    total = int(lens.sum())
+    values = [v for d in docs for v in d.values()]
+    if not total or not set(map(type, values)) <= {float} or RESERVED_QID in scores:
+        return scores
+    score = np.fromiter(values, dtype=np.float64, count=total)
+    if not np.isfinite(score).all():
+        return scores
+    try:
+        qids = pa.array(list(scores.keys()), type=pa.string())
+        docids = pa.array([k for d in docs for k in d], type=pa.string())
+    except (pa.ArrowException, TypeError):
+        return scores
+    qid = qids.take(pa.array(np.repeat(np.arange(len(docs)), lens)))
+    return Run(qid=qid, docid=docids, score=score, rank=None, source="run")
 
 
 def _text(measure: str) -> str:
@@ -176,14 +208,14 @@ class RelevanceEvaluator:
         from ..errors import NothingToEvaluate
 
         try:
-            result = self._evaluator.evaluate(scores)
+            result = self._evaluator.evaluate(_table(scores))
         except NothingToEvaluate:
             return None
         if self.judged_docs_only_flag:
             empty_is_nan(result, self.relevance_level)
         return result
 
-    def _columns(self, result, stat: str) -> tuple[list[str], list[list[float]]]:
+    def _columns(self, result, stat: str) -> tuple[list[str], list[Any]]:
         """The names of the per-query entries and, per name, the values of ``stat`` by query."""
         import numpy as np
 
