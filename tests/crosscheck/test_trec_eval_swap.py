@@ -215,3 +215,16 @@ def test_the_tierank_program_dispatches(trec_eval_bin):
     got = subprocess.run([sys.executable, "-m", "tierank", "trec_eval", *args], capture_output=True)
     assert got.returncode == te.returncode == 0, got.stderr
     assert got.stdout == te.stdout
+
+
+@pytest.mark.subprocess
+def test_run_from_stdin(trec_eval_bin):
+    """``-`` as the results file reads standard input, as trec_eval does (runid included)."""
+    run = (DATA / "trec_eval/results.test").read_bytes()
+    args = ["-q", str(DATA / "trec_eval/qrels.test"), "-"]
+    te = subprocess.run([str(trec_eval_bin), *args], input=run, capture_output=True)
+    got = subprocess.run(
+        [sys.executable, "-m", "tierank", "trec_eval", *args], input=run, capture_output=True
+    )
+    assert got.returncode == te.returncode == 0, got.stderr
+    assert got.stdout == te.stdout

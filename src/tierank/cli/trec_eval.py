@@ -328,7 +328,7 @@ def _evaluate(a: Args, plan, out, err, argv: list[str]) -> int:
     names = _names(runs)
     results, runids = {}, {}
     for name, path in zip(names, runs):
-        source = hold(path) if path != "-" else path
+        source = hold(path)
         try:
             results[name] = ev.evaluate(source)
         except NothingToEvaluate:
