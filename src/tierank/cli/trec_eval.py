@@ -8,7 +8,8 @@ refuses as trec_eval refuses, with its messages on stderr and its exit codes:
 * 1: a bad option or a missing argument (``getopt``'s message, then trec_eval's usage), not two
   files, an illegal measure (``trec_eval: illegal measure 'NAME'``);
 * 2: a file that cannot be read or parsed (tierank's located line: file, line, reason), an
-  unknown ``-R`` or ``-T`` format;
+  unknown ``-R`` or ``-T`` format, a measure's bad parameters
+  (``trec_eval: Cannot initialize measure 'NAME'``, after tierank's reason);
 * 4: without ``-c``, a qrels query that the run does not answer
   (``trec_eval: result qid 'Q' not found in qrels``, after the ``-q`` lines of the queries before
   it, as trec_eval 10 does);
@@ -235,6 +236,10 @@ def _plan(a: Args):
             name, dot, params = text.partition(".")
             if "not implemented" in str(e) or "not supported" in str(e):
                 raise Refused(2, f"tierank trec_eval: {e}") from None
+            if dot and params and _known(name):  # trec_eval's init_meas refuses the parameters
+                raise Refused(
+                    2, f"tierank: error: {e}", f"trec_eval: Cannot initialize measure '{name}'"
+                ) from None
             lines = []
             if dot and not params:
                 lines.append(f"trec_eval: improper measure in parameter '{name}'")
@@ -242,6 +247,18 @@ def _plan(a: Args):
             raise Refused(1, *lines) from None
     p = plan(texts).with_docs_in_collection(a.docs_in_collection if a.docs_in_collection else None)
     return p.with_trec_eval_quirks()
+
+
+def _known(name: str) -> bool:
+    """Whether ``name`` alone is a measure or nickname tierank takes."""
+    from ..errors import TierankInputError
+    from ..measures.names import plan
+
+    try:
+        plan([name])
+    except TierankInputError:
+        return False
+    return True
 
 
 def _check_formats(a: Args) -> None:
