@@ -318,12 +318,12 @@ def _run(argv: list[str], out, err) -> int:
     if a.debug is not None:
         print(f"tierank trec_eval: -D {a.debug}: debug output is not written", file=err)
     try:
-        return _evaluate(a, plan, out, err, argv)
+        return _evaluate(a, plan, out, err)
     except TierankInputError as e:
         raise Refused(2, *(f"tierank: error: {p}" for p in e.problems)) from None
 
 
-def _evaluate(a: Args, plan, out, err, argv: list[str]) -> int:
+def _evaluate(a: Args, plan, out, err) -> int:
     from ..errors import NothingToEvaluate
     from ..evaluate import Evaluator
     from ..io.readers import run_tag
@@ -365,7 +365,7 @@ def _evaluate(a: Args, plan, out, err, argv: list[str]) -> int:
     for piece in render_pieces(table, a.per_query, plan=plan, stat=a.stat, summary=a.summary):
         out.write(piece)
     out.flush()
-    said = tie_note(results, plan, a, argv)
+    said = tie_note(results, plan, a)
     if said:
         print(said, file=err)
     return 0
@@ -433,7 +433,7 @@ def _write_before(out, table, plan, a: Args, name: str, qid: str) -> None:
         out.write(line)
 
 
-def tie_note(results: dict, plan, a: Args, argv: list[str]) -> str | None:
+def tie_note(results: dict, plan, a: Args) -> str | None:
     """The note on stderr when a printed value's range over tie orderings reaches `UNCERTAIN`:
     the number of queries, the measures, and the command that shows expected, min and max;
     None when no printed value moves (or when ``--stat`` prints another statistic)."""
@@ -481,7 +481,7 @@ def tie_note(results: dict, plan, a: Args, argv: list[str]) -> str | None:
     return (
         f"tierank trec_eval: tied scores move printed values by 0.00005 or more ({where}): "
         f"{_listed(list(moved))}; {queries} of {total} queries have such ties. Expected, min and max "
-        f"over every ordering of the tied documents: tierank eval {shlex.join(argv)}"
+        f"over every ordering of the tied documents: {shlex.join(eval_command(a))}"
     )
 
 
@@ -498,3 +498,22 @@ def _listed(names: list[str]) -> str:
     if len(names) <= NAMED:
         return ", ".join(names)
     return f"{', '.join(names[:NAMED])} and {len(names) - NAMED} more"
+
+
+def eval_command(a: Args) -> list[str]:
+    """The ``tierank eval`` command line that reports the same evaluation with every statistic
+    (its table: oblivious, expected, min, max, range per measure): trec_eval's flags as
+    ``tierank eval`` takes them, then the files.
+
+    >>> eval_command(parse(["-q", "-l2", "--Judged", "-m", "P.5", "-o", "q", "r"]))
+    ['tierank', 'eval', '-q', '-l', '2', '-J', '-m', 'P.5', 'q', 'r']
+    """
+    out = ["tierank", "eval"]
+    out += ["-q"] * a.per_query + ["-c"] * a.complete
+    out += ["-l", str(a.rel)] if a.rel != 1 else []
+    out += ["-J"] * a.judged_only
+    out += ["-M", str(a.max_depth)] if a.max_depth is not None else []
+    out += ["-N", str(a.docs_in_collection)] if a.docs_in_collection else []
+    for text in a.measures or ["official"]:
+        out += ["-m", text]
+    return out + a.files
