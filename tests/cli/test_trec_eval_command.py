@@ -10,6 +10,7 @@ stdout unchanged) on hand-built runs, and the labels of several runs.
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 
@@ -118,7 +119,21 @@ def test_tie_note_names_the_measures_and_queries(tmp_path):
     assert len(note) == 1
     assert note[0].split("): ")[1].split(";")[0] == "map, P_1"  # num_ret: no ordering moves it
     assert "1 of 2 queries" in note[0]
-    assert f"tierank eval -q -m map -m P.1 -m num_ret {qrels} {run}" in note[0]
+    assert note[0].endswith(f": tierank eval -q -m map -m P.1 -m num_ret {qrels} {run}")
+    # that command runs, and its records hold q1's expected value, min and max
+    from typer.testing import CliRunner
+
+    from tierank.cli import app
+
+    shown = note[0].rsplit(": tierank ", 1)[1].split()  # eval -q -m ... QRELS RUN
+    res = CliRunner().invoke(app, [*shown, "-f", "jsonl"])
+    assert res.exit_code == 0, res.stderr
+    rec = next(
+        r
+        for r in map(json.loads, res.stdout.splitlines())
+        if (r["query"], r["measure"]) == ("q1", "P@1")
+    )
+    assert (rec["expected"], rec["min"], rec["max"]) == (0.5, 0.0, 1.0)
     # stdout is trec_eval's layout whatever is said: trec_eval breaks the tie by docno descending
     # (b before a): P_1 of q1 is 0
     assert b"P_1                   \tq1\t0.0000\n" in out
