@@ -234,3 +234,12 @@ def test_run_from_stdin(trec_eval_bin):
     )
     assert got.returncode == te.returncode == 0, got.stderr
     assert got.stdout == te.stdout
+
+
+@pytest.mark.parametrize("flags", [[], ["-c"], ["-q", "-m", "all_trec", "-c"]], ids=" ".join)
+def test_run_without_a_judged_query(trec_eval_bin, tmp_path, flags):
+    """A run none of whose queries is judged: trec_eval 10 stops at the first qrels query (exit 4)
+    without -c; with -c every qrels query scores as one that retrieved nothing."""
+    run = tmp_path / "other.run"
+    run.write_text("q9 Q0 a 1 1.0 t\n")
+    same_as_trec_eval(trec_eval_bin, [*flags, str(DATA / "trec_eval/qrels.test"), str(run)])

@@ -161,7 +161,7 @@ def atol(text: str) -> int:
 def _getopt_message(err: getopt.GetoptError) -> str:
     """glibc's ``getopt_long`` message for what Python's getopt refused."""
     opt, msg = err.opt, err.msg
-    if len(opt) == 1 or not opt.startswith("-") and len(opt) == 1:
+    if len(opt) == 1:
         if "requires argument" in msg:
             return f"trec_eval: option requires an argument -- '{opt}'"
         return f"trec_eval: invalid option -- '{opt}'"
@@ -349,6 +349,9 @@ def _evaluate(a: Args, plan, out, err) -> int:
         try:
             results[name] = ev.evaluate(source)
         except NothingToEvaluate:
+            if not a.complete:  # trec_eval 10 stops at the first qrels query first
+                first = min(_qrels_queries(ev), key=lambda q: q.encode("utf-8"))
+                raise Refused(4, f"trec_eval: result qid '{first}' not found in qrels") from None
             raise Refused(7, "trec_eval: No queries with both results and relevance info") from None
         runids[name] = run_tag(source) if plan.runid else None
         if a.judged_only:
@@ -401,9 +404,7 @@ def _names(runs: list[str]) -> list[str]:
 def _first_missing(ev, results: dict) -> tuple[str, str] | None:
     """The first (run name, qrels query) in trec_eval's order whose query the run does not answer
     (trec_eval 10 stops there without ``-c``), or None."""
-    from .. import compute as ac
-
-    judged = ac.unique(ac.decoded(ev.qrels.qid)).to_pylist()
+    judged = _qrels_queries(ev)
     for name, result in results.items():
         answered = set(result.qids)
         if len(answered) >= len(judged):
@@ -412,6 +413,13 @@ def _first_missing(ev, results: dict) -> tuple[str, str] | None:
             if qid not in answered:
                 return name, qid
     return None
+
+
+def _qrels_queries(ev) -> list[str]:
+    """The query ids of the evaluator's qrels, each once."""
+    from .. import compute as ac
+
+    return ac.unique(ac.decoded(ev.qrels.qid)).to_pylist()
 
 
 def _write_before(out, table, plan, a: Args, name: str, qid: str) -> None:
