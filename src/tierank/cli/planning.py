@@ -434,7 +434,7 @@ def forest_cmd(
 ) -> None:
     """Forest plot of one pair of systems over collections: each collection's effect with its CI (tie
     variance included), the fixed-effect and random-effects (DerSimonian-Laird, Paule-Mandel) estimates."""
-    from ..report.plots.meta import plot_forest
+    from ..report.plots.meta import plot_meta_forest
 
     require("matplotlib", "tierank forest")
     protect = tuple(folders)
@@ -445,7 +445,7 @@ def forest_cmd(
     m = one_measure(measure, "nDCG@10")
     mc = _collections(folders, _settings(tie_break, rel, complete, candidates_only), m, 1.0 - alpha)
     p = mc.pair(a, b)  # the pair the other way round: an error naming its order
-    save(plot_forest(p, scale=scale.value, level=1.0 - alpha), output, protect)
+    save(plot_meta_forest(p, scale=scale.value, level=1.0 - alpha), output, protect)
 
 
 __all__ = ["collection_folder", "compare_collections_cmd"]

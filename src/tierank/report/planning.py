@@ -49,7 +49,7 @@ def discrimination_table(results: list) -> Table:
             r.values,
             f"{r.separated}/{r.pairs}",
             f"{100 * r.power:.1f}%",
-            f"{num(r.diff_required)} ({num(r.diff_required_median)})",
+            text(f"{num(r.diff_required)} ({num(r.diff_required_median)})"),
         )
     return t
 
@@ -68,7 +68,8 @@ def meta_tables(mc) -> list[Table]:
         title=f"{mc.measure} over {count(len(mc.collections), 'collection')}: per collection, each pair's "
         "mean difference of expected values (a - b) with its standard error",
         caption="se^2 = s_d^2 / n (topic sampling) + sum_q (v_a,q + v_b,q) / n^2 (the tie variance of "
-        "the difference: what a tie-broken difference varies by); d_z = mean / s_d."
+        "the difference: what a tie-broken difference varies by); \\[tie N%]: the tie variance's share of se^2; "
+        "d_z = mean / s_d."
         + ("".join(f"\nnote: {n}" for n in mc.notes)),
         caption_justify="left",
     )
@@ -86,7 +87,7 @@ def meta_tables(mc) -> list[Table]:
             + f" d_z {num(e.dz, 2)}"
             for e in p.effects
         ]
-        head.add_row(text(f"{p.a} vs {p.b}"), *cells)
+        head.add_row(text(f"{p.a} vs {p.b}"), *(text(c) for c in cells))
     pooled = Table(
         title=f"pooled over the collections: fixed effect and random effects (DerSimonian-Laird, "
         f"Paule-Mandel), {lvl} CIs; heterogeneity Q (p), I^2, tau^2",
@@ -136,9 +137,9 @@ def meta_tables(mc) -> list[Table]:
                 "",
                 model,
                 num(r.effect),
-                f"[{num(r.ci_low)}, {num(r.ci_high)}]",
+                text(f"[{num(r.ci_low)}, {num(r.ci_high)}]"),
                 pvalue(r.p),
-                f"{num(z.effect, 2)} [{num(z.ci_low, 2)}, {num(z.ci_high, 2)}]",
+                text(f"{num(z.effect, 2)} [{num(z.ci_low, 2)}, {num(z.ci_high, 2)}]"),
                 "",
                 "",
                 "-" if m is None else f"{m.tau2:.2g}",

@@ -9,7 +9,7 @@ from .style import PALETTE, _figure, _styled, _text
 
 
 @_styled
-def plot_forest(pair, *, scale: str = "diff", level: float = 0.95, title: str | None = None):
+def plot_meta_forest(pair, *, scale: str = "diff", level: float = 0.95, title: str | None = None):
     """Forest plot of one pair over collections (a `tierank.analysis.multi.PairMeta`): each
     collection's effect with its normal CI (square sized by its random-effects weight), then the
     fixed-effect and the two random-effects estimates (diamonds), and 0 as a dashed line.
@@ -107,4 +107,4 @@ def plot_discrimination(results, *, title: str | None = None):
     return fig
 
 
-__all__ = ["plot_discrimination", "plot_forest"]
+__all__ = ["plot_discrimination", "plot_meta_forest"]
