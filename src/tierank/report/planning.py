@@ -69,8 +69,7 @@ def meta_tables(mc) -> list[Table]:
         "mean difference of expected values (a - b) with its standard error",
         caption="se^2 = s_d^2 / n (topic sampling) + sum_q (v_a,q + v_b,q) / n^2 (the tie variance of "
         "the difference: what a tie-broken difference varies by); \\[tie N%]: the tie variance's share of se^2; "
-        "d_z = mean / s_d."
-        + ("".join(f"\nnote: {n}" for n in mc.notes)),
+        "d_z = mean / s_d." + ("".join(f"\nnote: {n}" for n in mc.notes)),
         caption_justify="left",
     )
     head.add_column("pair", no_wrap=True)
