@@ -188,11 +188,11 @@ def test_planning_refusals():
         topic_set_size(0.0)
     with pytest.raises(TierankInputError, match="power must be in"):
         topic_set_size(0.5, power=0.01)
-    with pytest.raises(TierankInputError, match="systems must be an integer >= 2"):
+    with pytest.raises(TierankInputError, match="systems must be an integer in"):
         topic_set_size(0.5, systems=1)
     with pytest.raises(TierankInputError, match="more than"):
         topic_set_size(1e-6)
-    with pytest.raises(TierankInputError, match="topics must be an integer >= 2"):
+    with pytest.raises(TierankInputError, match="topics must be an integer in"):
         minimal_detectable(1)
     with pytest.raises(TierankInputError, match="needs at least two"):
         pilot_variance([[0.1, 0.2]])

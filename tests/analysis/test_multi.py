@@ -226,3 +226,50 @@ def test_shipped_askubuntu_regimes_discriminative_power():
     assert (exp["values"], obl["values"]) == ("expected", "oblivious")
     # the regimes' ties make the oblivious values differ from the expected ones
     assert exp["diff_required"] != obl["diff_required"]
+
+
+HOSTILE = ["-1", "0", "nan", "inf", "-inf", "1e-320", "1e308", "", "/", "x", "99999999999999999999"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("plan", "--effect", "0.5"),
+        ("plan", "--diff", "0.02", "--sd", "0.1", "--systems", "4"),
+        (
+            "discriminative-power",
+            EXAMPLES / "askubuntu-test.qrels.gz",
+            EXAMPLES / "askubuntu-test.bm25.run.gz",
+            "--regimes",
+            "fp32,sig2",
+            "-m",
+            "AP",
+            "--samples",
+            "40",
+        ),
+    ],
+    ids=["plan", "plan-anova", "discriminative-power"],
+)
+def test_hostile_option_values_are_one_line_refusals(args, tmp_path):
+    import typer.main
+
+    from tierank.cli import app
+
+    cmd = typer.main.get_command(app).commands[args[0]]  # type: ignore[attr-defined]
+    opts = [
+        max(p.opts, key=len)
+        for p in cmd.params
+        if getattr(p, "param_type_name", "") == "option"
+        and not (p.is_flag or p.count)
+        and "--help" not in p.opts
+        and max(p.opts, key=len) not in ("--regimes", "--measure")
+    ]
+    for opt in opts:
+        for v in HOSTILE:
+            r = invoke(*args, opt, v, check=False, cwd=tmp_path)
+            assert r.returncode in (0, 2), (opt, v, r.stderr[-500:])
+            if r.returncode == 2:
+                assert r.stderr.startswith("tierank: error: ") and "Traceback" not in r.stderr, (
+                    opt,
+                    v,
+                )

@@ -147,8 +147,8 @@ def _checked(values, names, alpha, samples, seed) -> tuple[np.ndarray, tuple[str
     inference.check_sampling(0.5, samples, seed, "samples")
     if math.floor(samples * alpha) < 1:
         raise TierankInputError(
-            f"discriminative_power: {samples} samples cannot give a p-value below alpha {alpha} "
-            f"(need at least {math.ceil(1 / alpha)})"
+            f"discriminative_power: {samples} samples cannot give a p-value below alpha {alpha}"
+            + (f" (need at least {math.ceil(1 / alpha):,})" if alpha > 1e-9 else "")
         )
     return X, names
 

@@ -49,6 +49,8 @@ from ..errors import TierankInputError
 
 #: the most topics a design may ask for (beyond it the effect is, for any collection, undetectable)
 MAX_TOPICS = 10**9
+#: the most systems a design may compare
+MAX_SYSTEMS = 100_000
 
 
 def _check(alpha: float, power: float, systems: int) -> None:
@@ -59,9 +61,13 @@ def _check(alpha: float, power: float, systems: int) -> None:
             f"planning: power must be in (alpha, 1) = ({alpha}, 1), got {power!r}"
         )
     if not (
-        isinstance(systems, (int, np.integer)) and not isinstance(systems, bool) and systems >= 2
+        isinstance(systems, (int, np.integer))
+        and not isinstance(systems, bool)
+        and 2 <= systems <= MAX_SYSTEMS
     ):
-        raise TierankInputError(f"planning: systems must be an integer >= 2, got {systems!r}")
+        raise TierankInputError(
+            f"planning: systems must be an integer in [2, {MAX_SYSTEMS:,}], got {systems!r}"
+        )
 
 
 def achieved_power(effect: float, topics: int, alpha: float = 0.05, systems: int = 2) -> float:
@@ -87,7 +93,13 @@ def achieved_power(effect: float, topics: int, alpha: float = 0.05, systems: int
     m = float(systems)
     d1, d2 = m - 1.0, m * (n - 1.0)
     crit = float(fdist.isf(alpha, d1, d2))
-    return float(ncf.sf(crit, d1, d2, effect * effect * m * n))
+    out = float(ncf.sf(crit, d1, d2, effect * effect * m * n))
+    if not math.isfinite(out):
+        raise TierankInputError(
+            f"planning: the noncentral F distribution has no value for f = {effect}, {systems} "
+            f"systems and {topics} topics (scipy.stats.ncf): a design out of its numerical range"
+        )
+    return out
 
 
 def topic_set_size(effect: float, alpha: float = 0.05, power: float = 0.8, systems: int = 2) -> int:
@@ -146,10 +158,14 @@ def minimal_detectable(
     from scipy.optimize import brentq
 
     _check(alpha, power, systems)
-    if not (isinstance(topics, (int, np.integer)) and not isinstance(topics, bool) and topics >= 2):
+    if not (
+        isinstance(topics, (int, np.integer))
+        and not isinstance(topics, bool)
+        and 2 <= topics <= MAX_TOPICS
+    ):
         raise TierankInputError(
-            f"minimal_detectable: topics must be an integer >= 2, got {topics!r} (a variance "
-            "over topics needs two)"
+            f"minimal_detectable: topics must be an integer in [2, {MAX_TOPICS:,}], got {topics!r} "
+            "(a variance over topics needs two)"
         )
     if not (isinstance(sd, (int, float, np.floating)) and math.isfinite(sd) and sd > 0):
         raise TierankInputError(f"minimal_detectable: sd must be a finite number > 0, got {sd!r}")
@@ -252,6 +268,7 @@ def pilot_variance(expected, tie_var=None) -> PilotVariance:
 
 
 __all__ = [
+    "MAX_SYSTEMS",
     "MAX_TOPICS",
     "PilotVariance",
     "minimal_detectable",

@@ -57,6 +57,15 @@ Alpha = Annotated[float, typer.Option("--alpha", help="Significance level (two-s
 Fmt2 = Annotated[TableJson, typer.Option("--format", "-f", help="table or json.")]
 
 
+def _stem(stem: Path, protect: tuple) -> None:
+    """A figure's output stem: a file name (STEM.png and STEM.svg are written), checked before any work."""
+    if not stem.name or stem.name in (".", ".."):
+        raise TierankInputError(
+            f"{str(stem) or repr('')}: give a file name stem (STEM.png and STEM.svg are written)"
+        )
+    check_figure_stem(stem, protect)
+
+
 def _settings(tie_break: str, rel: int, complete: bool, candidates_only: bool):
     from ..settings import EvalSettings
 
@@ -290,7 +299,7 @@ def discriminative_power_cmd(
     check_output(output, protect)
     if plot is not None:
         require("matplotlib", "tierank discriminative-power --plot")
-        check_figure_stem(plot, protect)
+        _stem(plot, protect)
     settings = _settings(tie_break, rel, complete, candidates_only)
     sources = held(runs)
     results = []
@@ -438,7 +447,7 @@ def forest_cmd(
 
     require("matplotlib", "tierank forest")
     protect = tuple(folders)
-    check_figure_stem(output, protect)
+    _stem(output, protect)
     a, sep, b = pair.partition(",")
     if not sep or not a or not b:
         raise TierankInputError(f"--pair: give two system names as A,B, got {pair!r}")
