@@ -40,12 +40,18 @@ def test_bootstrap_equals_a_loop_over_pairs_and_resamples():
             continue
         w = z - z.mean()
         ts = np.array([_t(w[r]) for r in idx])
-        ms = np.array([abs(w[r].mean()) for r in idx])
+        signed = np.array([w[r].mean() for r in idx])
+        ms = np.abs(signed)
         assert got.p[pos] == pytest.approx(np.mean(ts >= _t(z)), abs=1e-12)
         assert got.diff[pos] == pytest.approx(abs(z.mean()), abs=1e-15)
         kth = np.argsort(-ts, kind="stable")[k - 1]
         assert ts[kth] == pytest.approx(np.sort(ts)[::-1][k - 1])
         assert got.needed[pos] == pytest.approx(ms[kth], abs=1e-12)
+        lo, hi = np.quantile(signed, [alpha / 2, 1 - alpha / 2])
+        assert got.ci_low[pos] == pytest.approx(z.mean() - hi, abs=1e-12)
+        assert got.ci_high[pos] == pytest.approx(z.mean() - lo, abs=1e-12)
+        assert got.mean_diff[pos] == pytest.approx(z.mean(), abs=1e-15)
+        assert got.dz[pos] == pytest.approx(z.mean() / np.std(z, ddof=1), rel=1e-12)
     assert got.pairs == S * (S - 1) // 2
     assert got.separated == int((got.p < alpha).sum())
     assert 0 < got.separated < got.pairs
@@ -62,6 +68,9 @@ def test_tukey_equals_tierank_tukey_hsd():
     sep = got.p < 0.05
     assert np.all(sep == (got.diff > got.diff_required + 1e-12))
     assert got.diff_required == got.diff_required_median
+    np.testing.assert_allclose(got.ci_high - got.ci_low, 2 * got.diff_required, rtol=1e-12)
+    # Tukey's simultaneous interval excludes 0 exactly where the pair is separated
+    assert np.all(sep == ((got.ci_low > 1e-12) | (got.ci_high < -1e-12)))
 
 
 def test_deterministic_under_seed_and_labelled():

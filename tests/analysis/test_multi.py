@@ -201,6 +201,7 @@ def test_forest_and_discrimination_figures(tmp_path):
     assert (tmp_path / "disc.svg").stat().st_size > 1000
 
 
+@pytest.mark.full
 def test_shipped_askubuntu_regimes_discriminative_power():
     """Real data: the shipped AskUbuntu BM25 run re-expressed in four score formats."""
     q, r = EXAMPLES / "askubuntu-test.qrels.gz", EXAMPLES / "askubuntu-test.bm25.run.gz"
@@ -231,6 +232,7 @@ def test_shipped_askubuntu_regimes_discriminative_power():
 HOSTILE = ["-1", "0", "nan", "inf", "-inf", "1e-320", "1e308", "", "/", "x", "99999999999999999999"]
 
 
+@pytest.mark.full
 @pytest.mark.parametrize(
     "args",
     [

@@ -59,7 +59,10 @@ class Discrimination:
     """A measure's discriminative power on one collection.
 
     ``power`` is ``separated / pairs``; ``p`` the per-pair achieved significance levels (pairs in the
-    order of ``pair_names``), ``diff`` the per-pair absolute mean differences, ``needed`` the per-pair
+    order of ``pair_names``), ``diff`` the per-pair absolute mean differences, ``mean_diff`` the signed
+    ones (``a - b``) with their ``1 - alpha`` interval ``[ci_low, ci_high]`` (bootstrap: the basic
+    bootstrap interval from the same resamples; tukey: the simultaneous interval ``mean_diff +-
+    diff_required``) and Cohen's ``dz``, ``needed`` the per-pair
     estimated differences required; ``diff_required`` the
     estimated difference required (largest over the pairs for the bootstrap), ``diff_required_median``
     its median over the pairs."""
@@ -72,6 +75,10 @@ class Discrimination:
     pair_names: tuple[tuple[str, str], ...]
     p: np.ndarray
     diff: np.ndarray
+    mean_diff: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    dz: np.ndarray
     needed: np.ndarray
     separated: int
     pairs: int
@@ -85,7 +92,7 @@ class Discrimination:
     def to_dict(self, per_pair: bool = False) -> dict[str, Any]:
         """``measure, values, method, method_name, alpha, topics, systems, pairs, separated, power,
         diff_required, diff_required_median, samples, seed`` and, with ``per_pair``, ``pair_results``
-        (``a, b, diff, needed, p, separated``)."""
+        (``a, b, diff, mean_diff, ci_low, ci_high, dz, needed, p, separated``)."""
         out: dict[str, Any] = {
             "measure": self.measure,
             "values": self.values,
@@ -108,11 +115,24 @@ class Discrimination:
                     "a": a,
                     "b": b,
                     "diff": float(d),
+                    "mean_diff": float(md),
+                    "ci_low": _finite(float(lo)),
+                    "ci_high": _finite(float(hi)),
+                    "dz": _finite(float(z)),
                     "needed": _finite(float(nd)),
                     "p": float(p),
                     "separated": bool(p < self.alpha),
                 }
-                for (a, b), d, nd, p in zip(self.pair_names, self.diff, self.needed, self.p)
+                for (a, b), d, md, lo, hi, z, nd, p in zip(
+                    self.pair_names,
+                    self.diff,
+                    self.mean_diff,
+                    self.ci_low,
+                    self.ci_high,
+                    self.dz,
+                    self.needed,
+                    self.p,
+                )
             ]
         return out
 
@@ -177,21 +197,24 @@ def _bootstrap(X: np.ndarray, alpha: float, samples: int, seed: int):
             small, np.where(np.abs(m) > tol, np.inf, 0.0), np.abs(m) / np.where(small, 1.0, se)
         )
         tstar[start : start + len(C)] = tt
-        mstar[start : start + len(C)] = np.abs(m)
+        mstar[start : start + len(C)] = m
         start += len(C)
     hits = (tstar >= t_obs - tol).sum(axis=0)
     p = np.where(live, hits / samples, 1.0)
     k = math.floor(samples * alpha)  # the k-th largest |t*| is the critical value
     order = np.argsort(-tstar, axis=0, kind="stable")[k - 1]
-    need = np.where(live, mstar[order, np.arange(Z.shape[1])], np.nan)  # none for a dead pair
-    return i, j, np.abs(mean), p, need
+    need = np.where(live, np.abs(mstar[order, np.arange(Z.shape[1])]), np.nan)  # none: a dead pair
+    # the basic bootstrap interval of the mean difference (w* is the centred resample of z)
+    q_lo, q_hi = np.quantile(mstar, [alpha / 2, 1 - alpha / 2], axis=0)
+    return i, j, mean, p, need, (mean - q_hi, mean - q_lo), mean / np.where(live, sd, np.nan)
 
 
 def _tukey(X: np.ndarray, alpha: float, samples: int, seed: int, jobs: int | None):
     n, S = X.shape
     i, j = np.triu_indices(S, 1)
     means = X.mean(axis=0)
-    diff = np.abs(means[i] - means[j])
+    signed = means[i] - means[j]
+    diff = np.abs(signed)
     ranges = np.sort(inference.permutation_ranges(X, samples, seed, jobs=jobs))
     tol = REL_TOL * max(1.0, float(np.abs(X).max()))
     hits = samples - np.searchsorted(ranges, diff - tol, side="left")
@@ -200,7 +223,10 @@ def _tukey(X: np.ndarray, alpha: float, samples: int, seed: int, jobs: int | Non
     # the (h + 1)-th largest range
     h = math.ceil(alpha * (1 + samples)) - 2
     need = float(ranges[samples - 1 - h]) if h >= 0 else math.inf
-    return i, j, diff, p, np.full(len(i), need)
+    # Tukey's simultaneous interval: the difference +- the range it must exceed
+    sd = np.std(X[:, i] - X[:, j], axis=0, ddof=1)
+    dz = signed / np.where(sd > 0, sd, np.nan)
+    return i, j, signed, p, np.full(len(i), need), (signed - need, signed + need), dz
 
 
 def discriminative_power(
@@ -248,9 +274,9 @@ def discriminative_power(
         )
     X, names = _checked(values, names, alpha, samples, seed)
     if method == "bootstrap":
-        i, j, diff, p, need = _bootstrap(X, alpha, samples, seed)
+        i, j, mean, p, need, ci, dz = _bootstrap(X, alpha, samples, seed)
     else:
-        i, j, diff, p, need = _tukey(X, alpha, samples, seed, jobs)
+        i, j, mean, p, need, ci, dz = _tukey(X, alpha, samples, seed, jobs)
     sep = int((p < alpha).sum())
     P = len(i)
     return Discrimination(
@@ -261,7 +287,11 @@ def discriminative_power(
         systems=names,
         pair_names=tuple((names[a], names[b]) for a, b in zip(i, j)),
         p=p,
-        diff=diff,
+        diff=np.abs(mean),
+        mean_diff=mean,
+        ci_low=ci[0],
+        ci_high=ci[1],
+        dz=dz,
         needed=need,
         separated=sep,
         pairs=P,
