@@ -133,6 +133,8 @@ def test_compare_over_folders_refusals(tmp_path):
     p = invoke("compare", *folders, check=False)
     assert p.returncode == 2 and "exactly one qrels file" in p.stderr
     assert "Traceback" not in p.stderr
+    p = invoke("compare", *folders, "--leaderboard", "--test", "wilcoxon", check=False)
+    assert p.returncode == 2 and "--test, --leaderboard applies to one collection" in p.stderr
 
 
 def test_plan_command_matches_the_functions(tmp_path):

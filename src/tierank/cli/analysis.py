@@ -380,7 +380,17 @@ def compare_cmd(
         from .planning import compare_collections_cmd
 
         measure_ = one_measure(measure, "nDCG@10")
-        return compare_collections_cmd(files, measure_, fmt.value, output, settings, alpha)
+        unused = {
+            "--band": band is not None,
+            "--correction": correction is not None,
+            "--test": test.value != "t",
+            "--ci": ci.value != "t",
+            "--leaderboard": leaderboard,
+            "--tie-samples": tie_samples > 0,
+        }
+        return compare_collections_cmd(
+            files, measure_, fmt.value, output, settings, alpha, [k for k, v in unused.items() if v]
+        )
     qrels, runs = qrels_and_runs(files, qrels, COMPARE_USAGE)
     options = CompareSettings(
         alpha=alpha,

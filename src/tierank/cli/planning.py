@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -399,7 +400,13 @@ def _collections(folders: list[Path], settings, measure: str, level: float):
 
 
 def compare_collections_cmd(
-    folders: list[Path], measure: str, fmt: str, output: Path | None, settings, alpha: float
+    folders: list[Path],
+    measure: str,
+    fmt: str,
+    output: Path | None,
+    settings,
+    alpha: float,
+    unused: Sequence[str] = (),
 ) -> None:
     """``tierank compare DIR DIR...``: one folder per collection (its qrels and its runs, systems
     matched by file name across folders); per collection each pair's effect, pooled by
@@ -408,6 +415,11 @@ def compare_collections_cmd(
 
     protect = tuple(folders)
     check_output(output, protect)
+    if unused:
+        raise TierankInputError(
+            f"tierank compare over collections: {', '.join(unused)} applies to one collection "
+            "(tierank compare QRELS RUN RUN...), not to a meta-analysis over collection folders"
+        )
     if fmt not in ("table", "json"):
         raise TierankInputError(
             f"tierank compare over collections: --format {fmt} is not available; use table or json"
