@@ -4,6 +4,7 @@ against statsmodels' combine_effects and power solvers."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -226,3 +227,23 @@ def test_power_with_many_topics_is_finite():
 
     z = (norm.isf(0.025) + norm.isf(0.2)) / 100
     assert minimal_detectable(10_000) == pytest.approx(z, rel=1e-3)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.lists(st.tuples(st.floats(-1, 1), st.floats(1e-4, 0.5)), min_size=2, max_size=30))
+def test_dersimonian_laird_equals_statsmodels_on_any_input(rows):
+    y = np.array([r[0] for r in rows])
+    v = np.array([r[1] for r in rows])
+    got = combine_effects(y, v, method="dl")
+    with warnings.catch_warnings():  # its sqrt of a negative variance where tau^2 < 0
+        warnings.simplefilter("ignore", RuntimeWarning)
+        ref = sm_meta.combine_effects(y, v, method_re="chi2", use_t=False)
+    _close(got.fixed.effect, ref.mean_effect_fe)
+    _close(got.q, ref.q)
+    if ref.tau2 > 0:
+        _close(got.tau2, ref.tau2)
+        _close(got.effect, ref.mean_effect_re)
+        _close(got.se, ref.sd_eff_w_re)
+        _close(got.i2, ref.i2)
+    else:  # statsmodels leaves tau^2 (and I^2) negative; here 0 and the fixed-effect result
+        assert got.tau2 == 0.0 and got.i2 == 0.0 and got.effect == got.fixed.effect
