@@ -71,6 +71,7 @@ def test_combine_effects_equals_statsmodels(seed, k, method, sm_method):
     assert got.tau2 > 0 and got.random.effect != got.fixed.effect
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered in sqrt:RuntimeWarning")
 def test_combine_effects_homogeneous_truncates_tau2():
     """Q < k - 1: statsmodels' DerSimonian-Laird tau^2 and I^2 go negative; here they are 0 and the
     random-effects result is the fixed-effect one."""
