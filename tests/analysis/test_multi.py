@@ -65,6 +65,8 @@ def test_refusals_and_notes():
     assert any("tied left out" in n for n in mc.notes)
     with pytest.raises(TierankInputError, match="at least two must be in all"):
         compare_collections({"c1": c1, "c2": (q2, {"good": r2["good"]})}, "AP")
+    with pytest.raises(TierankInputError, match="geometric mean"):
+        compare_collections({"c1": c1, "c2": (q2, r2)}, "GMAP")
     one = ({"q": {"d0": 1}}, {"good": {"q": {"d0": 1.0}}, "bad": {"q": {"d0": 0.5}}})
     with pytest.raises(TierankInputError, match="needs at least two"):
         compare_collections({"c1": c1, "c2": one}, "AP")

@@ -64,13 +64,21 @@ def per_topic(
     runs: Mapping, qrels: Any, measure: str, settings: EvalSettings | None = None
 ) -> PerTopic:
     """Every run of ``runs`` (``{name: run}``, two or more) evaluated on ``measure`` against
-    ``qrels``, on the topics evaluated for every run (as `tierank.analysis.compare.compare` does)."""
+    ``qrels``, on the topics evaluated for every run (as `tierank.analysis.compare.compare` does).
+    A measure summarised by a geometric mean (GMAP) is refused: the analyses here are of means of
+    per-topic values."""
     from .comparison.align import aligned, checked_runs, common_queries, evaluator
 
     converted = checked_runs(runs)
     ev, results, common, dropped = common_queries(
         evaluator(qrels, measure, settings or EvalSettings()), converted
     )
+    m = ev.measures[0]
+    if m.aggregator == "geometric_mean":
+        raise TierankInputError(
+            f"{m} summarises a collection by a geometric mean: its effects, variances and power are "
+            "not those of a mean of per-topic values; use the arithmetic measure (AP for GMAP)"
+        )
     rows = {name: aligned(res, common) for name, res in results.items()}
     names = tuple(converted)
     col = lambda k: np.column_stack([rows[n][k] for n in names])  # noqa: E731
