@@ -33,6 +33,8 @@ from .version import __version__
 
 if TYPE_CHECKING:
     from .analysis.compare import CompareSettings
+    from .analysis.meta import combine_effects
+    from .analysis.planning import topic_set_size
     from .evaluate import evaluate_diversity
     from .io import Qrels, Run, read_qrels, read_run, to_qrels, to_run
     from .io.subtopics import read_subtopic_qrels
@@ -64,6 +66,8 @@ __all__ = [
     "TierankError",
     "TierankInputError",
     "__version__",
+    "combine_effects",
+    "topic_set_size",
 ]
 
 #: public names imported on first use, and their modules: ``import tierank`` (and so the command line's
@@ -85,6 +89,8 @@ _LAZY = {
     "EvalResult": "results",
     "EvalSettings": "settings",
     "TieBreak": "ties",
+    "combine_effects": "analysis.meta",
+    "topic_set_size": "analysis.planning",
 }
 
 

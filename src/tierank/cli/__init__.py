@@ -55,6 +55,7 @@ COMMAND_MODULES = (
     "provenance",
     "misc",
     "judges",
+    "planning",
 )
 
 #: the module of each top-level command (a group's sub-commands are in its module): a command line
@@ -75,6 +76,9 @@ COMMANDS = {
     "measures": "misc",
     "example": "misc",
     "judges": "judges",
+    "plan": "planning",
+    "discriminative-power": "planning",
+    "forest": "planning",
 }
 
 #: each command's summary (the first paragraph of its help), in the order of ``tierank --help``: the root
@@ -94,6 +98,9 @@ SUMMARIES: dict[str, str] = {
     "measures": "List the supported measures (generated from the registry).",
     "example": "Print the path of a shipped example file or folder (tierank example NAME, NAME one of: run, qrels, askubuntu-run, askubuntu-qrels, trec-run, rag24-run, rag24-qrels, rag24-mini, llmjudge-mini, dir; sources and licences: README.md in `tierank example dir`).",
     "judges": "Agreement of relevance judges with a reference: Cohen's kappa (unweighted, linear, quadratic), Krippendorff's alpha (nominal, ordinal, interval), agreement binarised at --rel and the confusion matrix, pooled and per query, with bootstrap CIs over queries; with --runs, how the system ordering moves under each judge.",
+    "plan": "How many topics? The topic set size to detect a difference at --alpha with --power (paired t-test for two systems, one-way ANOVA for more; Sakai's topic set size design), and the minimal detectable difference for given topic counts; the variance from --sd or from pilot runs, their tie variance included.",
+    "discriminative-power": "Discriminative power (Sakai 2006): per measure, the share of system pairs separated at --alpha and the estimated difference required, by the paired bootstrap or randomized Tukey HSD, on the per-topic expected values (and on the oblivious ones).",
+    "forest": "Forest plot of one pair of systems over collections: each collection's effect with its CI (tie variance included), the fixed-effect and random-effects (DerSimonian-Laird, Paule-Mandel) estimates.",
     "plot": "Figures (PNG and SVG): tierank plot cutoff|ranges|sweep|ties.",
     "report": "One self-contained HTML page: tierank report eval|sweep|compare|rerank.",
 }
