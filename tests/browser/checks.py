@@ -1,4 +1,4 @@
-"""What the browser tier checks on every page, at every viewport.
+r"""What the browser tier checks on every page, at every viewport.
 
 :func:`check_page` opens a URL in a fresh page of the given size and returns the list of problems
 found (empty: the page passed):
@@ -43,9 +43,9 @@ VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, 
 #: LaTeX commands that the formulas of the docs use: seen as text outside a code block, a formula
 #: was not typeset
 LATEX_COMMANDS = (
-    "frac", "sum", "prod", "bar", "rho", "lceil", "rceil", "lfloor", "rfloor", "le", "ge", "max",
-    "min", "binom", "mathrm", "Delta", "cdot", "qquad", "quad", "begin", "big", "Big", "text", "in",
-)
+    "frac sum prod bar rho lceil rceil lfloor rfloor le ge max min binom mathrm Delta cdot qquad quad "
+    "begin big Big text in"
+).split()
 
 _PROBE = """async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) { await MathJax.startup.promise; }
@@ -253,7 +253,9 @@ def _text_problems(info: dict) -> list[str]:
             doctest.append(text.strip()[:60])
     found += [f"a formula shown as text: {x!r}" for x in raw[:5]]
     found += [f"a doctest line outside a code block: {x!r}" for x in doctest[:5]]
-    found += [f"stray emphasis (** or * inside a word or an expression): {g!r}" for g in info["glued"]]
+    found += [
+        f"stray emphasis (** or * inside a word or an expression): {g!r}" for g in info["glued"]
+    ]
     for h in info["hiddenDescriptions"][:5]:
         found.append(
             f"description of {h['name']!r} outside the window ({h['left']}..{h['right']}px, "
