@@ -20,8 +20,8 @@ found (empty: the page passed):
 * no Sphinx role left as text (``:func:`x```): docstrings are rendered as Markdown;
 * every formula typeset: each ``.arithmatex`` element (``$...$`` and ``$$...$$`` in the pages and
   docstrings, pymdownx.arithmatex) holds a MathJax rendering of nonzero size and no TeX error; no
-  formula left as text: no ``.. math::``, no ``$...$`` in prose and no LaTeX command (``\frac``,
-  ``\sum``, ...) outside a code block;
+  formula left as text: no ``.. math::`` and no ``$...$`` in prose, and no LaTeX command
+  (``\frac``, ``\sum``, ...) outside a code block;
 * no doctest outside a code block: no ``>>>``, ``# doctest:`` or ``Traceback`` line in a table cell
   (a docstring's example read as an Attributes row) and no ``>>>`` turned into three nested quotes;
 * no stray emphasis: no bold or italic run glued to a letter or digit on either side, which is what
@@ -247,7 +247,8 @@ def _text_problems(info: dict) -> list[str]:
     raw, doctest = [], []
     for t in info["texts"]:
         text = t["text"]
-        if ".. math::" in text or _LATEX.search(text) or (not t["code"] and _DOLLARS.search(text)):
+        prose = not t["code"]
+        if _LATEX.search(text) or (prose and (".. math::" in text or _DOLLARS.search(text))):
             raw.append(text.strip()[:60])
         if (t["cell"] and _DOCTEST.search(text)) or t["quoted"]:
             doctest.append(text.strip()[:60])
