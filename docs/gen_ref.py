@@ -56,7 +56,9 @@ def _commands(cmd, ctx, path: tuple[str, ...]):
             sub = cmd.get_command(ctx, name)
             if sub is None or getattr(sub, "hidden", False):
                 continue
-            yield from _commands(sub, sub.context_class(sub, info_name=name, parent=ctx), path + (name,))
+            yield from _commands(
+                sub, sub.context_class(sub, info_name=name, parent=ctx), path + (name,)
+            )
 
 
 def command_tree():
@@ -72,9 +74,13 @@ def command_tree():
 def cli_reference() -> str:
     """The command-line reference page (markdown), generated from the typer app."""
     root, ctx = command_tree()
-    out = ["# Command-line reference", "",
-           "Generated from the command tree of `tierank.cli` when the site is built (`docs/gen_ref.py`); "
-           "`tierank COMMAND --help` prints the same.", ""]
+    out = [
+        "# Command-line reference",
+        "",
+        "Generated from the command tree of `tierank.cli` when the site is built (`docs/gen_ref.py`); "
+        "`tierank COMMAND --help` prints the same.",
+        "",
+    ]
     entries = list(_commands(root, ctx, ("tierank",)))
     out += ["| command | what it does |", "|---|---|"]
     for path, cmd, _ in entries[1:]:
@@ -106,11 +112,15 @@ def cli_reference() -> str:
 
 #: a small run with ties in every query, relevant and non-relevant documents in the same tie groups
 _QRELS = {"q1": {"a": 1, "c": 2, "e": 0}, "q2": {"b": 1, "d": 1, "x": 1}}
-_RUN = {"q1": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.5, "e": 0.5, "f": 0.25},
-        "q2": {"a": 2.0, "b": 2.0, "c": 2.0, "d": 2.0, "e": 1.0}}
+_RUN = {
+    "q1": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.5, "e": 0.5, "f": 0.25},
+    "q2": {"a": 2.0, "b": 2.0, "c": 2.0, "d": 2.0, "e": 1.0},
+}
 #: the same judgments with subtopics, for the families that read them (``needs_subtopics``)
-_SUBTOPIC_QRELS = {"q1": {"a": {"1": 1}, "c": {"1": 1, "2": 2}, "e": {"2": 0}},
-                   "q2": {"b": {"1": 1}, "d": {"2": 1}, "x": {"1": 1, "3": 1}}}
+_SUBTOPIC_QRELS = {
+    "q1": {"a": {"1": 1}, "c": {"1": 1, "2": 2}, "e": {"2": 0}},
+    "q2": {"b": {"1": 1}, "d": {"2": 1}, "x": {"1": 1, "3": 1}},
+}
 
 
 def _instance(cls) -> str:
@@ -159,8 +169,14 @@ def _methods(cls) -> tuple[str, str]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                res = tierank.evaluate(_SUBTOPIC_QRELS if subtopics else _QRELS, _RUN,
-                                       [_instance(cls)], samples=50, seed=0, **extra)
+                res = tierank.evaluate(
+                    _SUBTOPIC_QRELS if subtopics else _QRELS,
+                    _RUN,
+                    [_instance(cls)],
+                    samples=50,
+                    seed=0,
+                    **extra,
+                )
                 recs = res.records(per_query=not getattr(cls, "summary_only", False))
         except Exception:  # noqa: BLE001 - a family this small run cannot evaluate
             return None
@@ -196,18 +212,27 @@ def _about(cls):
         info = None
     if info is None:
         names = getattr(cls, "names", None)
-        info = FamilyInfo(family=cls.family, pretty=getattr(cls, "pretty", "") or cls.family,
-                          definition=getattr(cls, "definition", "") or getattr(cls, "description", "") or "",
-                          citation=getattr(cls, "citation", "") or "",
-                          names=names if isinstance(names, FamilyNames) else FamilyNames())
+        info = FamilyInfo(
+            family=cls.family,
+            pretty=getattr(cls, "pretty", "") or cls.family,
+            definition=getattr(cls, "definition", "") or getattr(cls, "description", "") or "",
+            citation=getattr(cls, "citation", "") or "",
+            names=names if isinstance(names, FamilyNames) else FamilyNames(),
+        )
     return info
 
 
 def _other_names(info) -> str:
     """``tool `name` ``, ... for the family's names in ranx, MTEB and sentence-transformers."""
     n = info.names
-    shown = [(tool, getattr(n, attr, None)) for tool, attr in
-             (("ranx", "ranx"), ("MTEB", "mteb"), ("sentence-transformers", "sentence_transformers"))]
+    shown = [
+        (tool, getattr(n, attr, None))
+        for tool, attr in (
+            ("ranx", "ranx"),
+            ("MTEB", "mteb"),
+            ("sentence-transformers", "sentence_transformers"),
+        )
+    ]
     return ", ".join(f"{tool} `{name}`" for tool, name in shown if name)
 
 
@@ -216,51 +241,90 @@ def measure_reference() -> str:
     from tierank.measures import REGISTRY, supported
 
     trec = _trec_names()
-    out = ["# Measure reference", "",
-           "Generated from the measure registry (`tierank.measures.REGISTRY`) when the site is built "
-           "(`docs/gen_ref.py`); `tierank measures` prints the same list. Measure strings are written as "
-           "ir_measures writes them, `NAME[(param=value,...)][@cutoff]`; `tierank eval -m` and "
-           "`tierank.evaluate` also take the trec_eval names listed in each family's details. \"Exact\" is a closed form or a "
-           "polynomial algorithm checked against every ordering by the brute-force tests; \"sampled\" is a "
-           "labelled estimate (`method: \"sampled\"`, `samples`, `seed`, standard error `se`; "
-           "`--samples N --seed S`). The exact/sampled column is read from what the engine labels when it "
-           "evaluates each family on a small run with ties.", "",
-           "Each family is also a Python value of `tierank.measures` (`from tierank.measures import nDCG, "
-           "AP, P`, then `nDCG@10`, `P@[5, 10]`, `nDCG(dcg='exp-log2')@10`). The names, definitions and "
-           "citations below are the data each family carries (`Measure.about()`).", "",
-           "| family | what it is | cutoff | E, std | min, max |",
-           "|---|---|---|---|---|"]
+    out = [
+        "# Measure reference",
+        "",
+        "Generated from the measure registry (`tierank.measures.REGISTRY`) when the site is built "
+        "(`docs/gen_ref.py`); `tierank measures` prints the same list. Measure strings are written as "
+        "ir_measures writes them, `NAME[(param=value,...)][@cutoff]`; `tierank eval -m` and "
+        '`tierank.evaluate` also take the trec_eval names listed in each family\'s details. "Exact" is a closed form or a '
+        'polynomial algorithm checked against every ordering by the brute-force tests; "sampled" is a '
+        'labelled estimate (`method: "sampled"`, `samples`, `seed`, standard error `se`; '
+        "`--samples N --seed S`). The exact/sampled column is read from what the engine labels when it "
+        "evaluates each family on a small run with ties.",
+        "",
+        "Each family is also a Python value of `tierank.measures` (`from tierank.measures import nDCG, "
+        "AP, P`, then `nDCG@10`, `P@[5, 10]`, `nDCG(dcg='exp-log2')@10`). The names, definitions and "
+        "citations below are the data each family carries (`Measure.about()`).",
+        "",
+        "| family | what it is | cutoff | E, std | min, max |",
+        "|---|---|---|---|---|",
+    ]
     fams = supported()
     info = {}
     for fam in fams:
         cls = REGISTRY[fam]
         e, mm = _methods(cls)
         cp = cls.cutoff_param
-        at = None if cp is None else f"`@{'r' if cp.name == 'recall' else cp.name}` required (a {cp.description})"
-        cut = (at or "`@k` required") if cls.cutoff_required else "`@k` optional" if cls.cutoff_allowed else "none"
-        short_cut = (f"`@{'r' if cp.name == 'recall' else cp.name}` required" if cp is not None else "`@k` required") \
-            if cls.cutoff_required else "`@k` optional" if cls.cutoff_allowed else "none"
+        at = (
+            None
+            if cp is None
+            else f"`@{'r' if cp.name == 'recall' else cp.name}` required (a {cp.description})"
+        )
+        cut = (
+            (at or "`@k` required")
+            if cls.cutoff_required
+            else "`@k` optional"
+            if cls.cutoff_allowed
+            else "none"
+        )
+        short_cut = (
+            (
+                f"`@{'r' if cp.name == 'recall' else cp.name}` required"
+                if cp is not None
+                else "`@k` required"
+            )
+            if cls.cutoff_required
+            else "`@k` optional"
+            if cls.cutoff_allowed
+            else "none"
+        )
         about = _about(cls)
         info[fam] = (cls, e, mm, cut, about)
-        out.append(f"| [`{fam}`](#{fam.lower()}) | {_cell(_plain(about.pretty))} | {short_cut} | {e} | {mm} |")
+        out.append(
+            f"| [`{fam}`](#{fam.lower()}) | {_cell(_plain(about.pretty))} | {short_cut} | {e} | {mm} |"
+        )
     out.append("")
     for fam in fams:
         cls, e, mm, cut, about = info[fam]
-        out += [f"## `{fam}` {{#{fam.lower()}}}", "", f"**{_plain(about.pretty)}**: {_plain(about.definition)}.", ""]
+        out += [
+            f"## `{fam}` {{#{fam.lower()}}}",
+            "",
+            f"**{_plain(about.pretty)}**: {_plain(about.definition)}.",
+            "",
+        ]
         if cls.description and cls.description != about.definition:
             out += [_plain(cls.description) + ".", ""]
-        facts = [f"- module: `{cls.__module__}`",
-                 f"- cutoff: {cut}",
-                 f"- expectation and standard deviation: **{e}**; minimum and maximum: **{mm}**",
-                 f"- example: `{_instance(cls)}`",
-                 f"- name in tierank: `{fam}` (Python: `from tierank.measures import {fam}`)",
-                 "- name in ir_measures: " + (f"`{about.ir_measures}`" if about.ir_measures else "none"),
-                 "- trec_eval names: " + (", ".join(f"`{n}`" for n in trec[fam]) if trec.get(fam) else
-                                          ", ".join(f"`{n}`" for n in about.trec_eval) or "none")]
+        facts = [
+            f"- module: `{cls.__module__}`",
+            f"- cutoff: {cut}",
+            f"- expectation and standard deviation: **{e}**; minimum and maximum: **{mm}**",
+            f"- example: `{_instance(cls)}`",
+            f"- name in tierank: `{fam}` (Python: `from tierank.measures import {fam}`)",
+            "- name in ir_measures: " + (f"`{about.ir_measures}`" if about.ir_measures else "none"),
+            "- trec_eval names: "
+            + (
+                ", ".join(f"`{n}`" for n in trec[fam])
+                if trec.get(fam)
+                else ", ".join(f"`{n}`" for n in about.trec_eval) or "none"
+            ),
+        ]
         others = _other_names(about)
         if others:
             facts.append(f"- names elsewhere: {others}")
-        facts.append(f"- citation: {_plain(about.citation)}" if about.citation else "- citation: none given")
+        facts.append(
+            f"- citation: {_plain(about.citation)}" if about.citation else "- citation: none given"
+        )
         if cls.is_count:
             facts.append("- a count: the summary is the sum over queries")
         if cls.summary_only:
@@ -282,12 +346,21 @@ def measure_reference() -> str:
         title = "Names, citation and parameters" if cls.schema else "Names and citation"
         details = facts + [""]
         if cls.schema:
-            details += ["| parameter | type | default | accepted | description |", "|---|---|---|---|---|"]
+            details += [
+                "| parameter | type | default | accepted | description |",
+                "|---|---|---|---|---|",
+            ]
             for p in cls.schema:
                 default = "the evaluation's setting" if p.default is None else f"`{p.default}`"
-                details.append(f"| `{p.name}` | {p.type.__name__} | {default} | {_cell(p.range_text())} "
-                               f"| {_cell(p.description)} |")
-        out += [f'??? info "{title}"', ""] + [("    " + line) if line else "" for line in details] + [""]
+                details.append(
+                    f"| `{p.name}` | {p.type.__name__} | {default} | {_cell(p.range_text())} "
+                    f"| {_cell(p.description)} |"
+                )
+        out += (
+            [f'??? info "{title}"', ""]
+            + [("    " + line) if line else "" for line in details]
+            + [""]
+        )
     out += _diversity_reference()
     return "\n".join(out)
 
@@ -297,20 +370,50 @@ def _diversity_reference() -> list[str]:
     from tierank.measures import REGISTRY, supported
 
     fams = [f for f in supported() if getattr(REGISTRY[f], "needs_subtopics", False)]
-    out = ["## Intent-aware measures (subtopic qrels) {#intent-aware}", "",
-           "These families read subtopic qrels (`qid subtopic docid grade`; see the "
-           "[diversity guide](../guides/diversity.md)): " + ", ".join(f"[`{f}`](#{f.lower()})" for f in fams)
-           + ". `tierank eval QRELS RUN -m alpha_nDCG@10` and `tierank.evaluate` read the qrels as subtopic "
-           "qrels when one of them is asked for (plain qrels are refused, with the reason), and evaluate the "
-           "other measures on each document's largest grade. Definitions follow ndeval (checked against "
-           "pyndeval on tie-free runs); their statistics are enumerated exactly up to `exact_limit` "
-           "orderings of a query (default 10,000), else labelled sampled.", ""]
+    out = [
+        "## Intent-aware measures (subtopic qrels) {#intent-aware}",
+        "",
+        "These families read subtopic qrels (`qid subtopic docid grade`; see the "
+        "[diversity guide](../guides/diversity.md)): "
+        + ", ".join(f"[`{f}`](#{f.lower()})" for f in fams)
+        + ". `tierank eval QRELS RUN -m alpha_nDCG@10` and `tierank.evaluate` read the qrels as subtopic "
+        "qrels when one of them is asked for (plain qrels are refused, with the reason), and evaluate the "
+        "other measures on each document's largest grade. Definitions follow ndeval (checked against "
+        "pyndeval on tie-free runs); their statistics are enumerated exactly up to `exact_limit` "
+        "orderings of a query (default 10,000), else labelled sampled.",
+        "",
+    ]
     return out
 
 
 # ---------------------------------------------------------------------------------------------
 
-PAGES = {"reference/cli.md": cli_reference, "reference/measures.md": measure_reference}
+
+def manifest_reference() -> str:
+    """The manifest's keys (``tierank.provenance.manifest.SCHEMA``), one row each."""
+    from tierank.provenance.manifest import SCHEMA, SCHEMA_VERSION
+
+    rows = [
+        "# Manifest schema",
+        "",
+        f"The keys of a manifest (schema {SCHEMA_VERSION}) written by `tierank eval --manifest FILE` "
+        "or `result.manifest.write(FILE)`, generated from `tierank.provenance.manifest.SCHEMA`. "
+        "`[]` marks a list's items, `*` any name. The top-level sections `tag`, `platform`, "
+        "`implementation`, `method` and `data` are ir_metadata's (PRIMAD); `results` and `seal` "
+        "are tierank's. How to use it: [Reproducible numbers](../guides/reproducible.md).",
+        "",
+        "| key | what it holds |",
+        "|---|---|",
+    ]
+    rows += [f"| {_code(path)} | {_cell(meaning)} |" for path, meaning in SCHEMA]
+    return "\n".join(rows)
+
+
+PAGES = {
+    "reference/cli.md": cli_reference,
+    "reference/measures.md": measure_reference,
+    "reference/manifest.md": manifest_reference,
+}
 
 
 def on_files(files, config):

@@ -43,7 +43,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("errors", "extras", "version", "processes", "compute"),
     ("io",),
     ("ties", "measures"),
-    ("results", "evaluate", "settings", "tensor"),
+    ("results", "evaluate", "settings", "tensor", "provenance"),
     ("stream", "cluster"),
     ("analysis",),
     ("report",),

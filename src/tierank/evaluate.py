@@ -212,13 +212,18 @@ class Evaluator:
         return out
 
     def evaluate(
-        self, run: Any, progress: Callable[[str, int, int], None] | None = None
+        self,
+        run: Any,
+        progress: Callable[[str, int, int], None] | None = None,
+        *,
+        score_format: bool = False,
     ) -> EvalResult:
         """Tie-aware evaluation of ``run`` (any input [`tierank.io.convert.to_run`][tierank.io.convert.to_run] takes).
 
         ``progress(step, done, total)``, when given, is called as each step begins: ``"reading"``,
         ``"ties"`` (the tie groups of every query), then each measure by name, with the measures done
-        so far and their number.
+        so far and their number. ``score_format``: also find the narrowest float format that holds
+        every score exactly (the result's ``score_format``, for its manifest).
 
         >>> steps = []
         >>> _ = Evaluator({"q": {"a": 1}}, ["P@1", "RR"]).evaluate(
@@ -301,6 +306,8 @@ class Evaluator:
             unevaluated=prep.unevaluated,
             bounds=bounds,
             residual=residual,
+            evaluated_under=s,
+            score_format=_score_format(r.score) if score_format else None,
         )
 
     __call__ = evaluate
@@ -316,6 +323,12 @@ class Evaluator:
 
     def __repr__(self) -> str:
         return f"Evaluator({self.qrels.source or 'qrels'}, {[str(m) for m in self.measures]}, {self.settings})"
+
+
+def _score_format(scores: Any) -> str:
+    from .provenance.manifest import score_format
+
+    return score_format(scores)
 
 
 def evaluate(

@@ -82,6 +82,10 @@ class EvalResult:
     )  # RBP residual, with unjudged="bounds"
     #: queries of the run that the qrels lack: not evaluated (as trec_eval leaves them out)
     unevaluated: int = 0
+    #: the `tierank.EvalSettings` the result was computed under (for its `manifest`)
+    evaluated_under: Any = field(default=None, repr=False, compare=False)
+    #: the narrowest float format that holds every score exactly, where the evaluation was asked for it
+    score_format: str | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.ties, TieSummary):
@@ -95,6 +99,22 @@ class EvalResult:
                 f"that query in {self.settings.get('run') or 'the run'} and "
                 f"{self.settings.get('qrels') or 'the qrels'}"
             )
+
+    @property
+    def manifest(self):
+        """The [`tierank.provenance.Manifest`][tierank.provenance.Manifest] of this result: its inputs'
+        SHA-256 (where they were files), the versions, every setting that can change a number and
+        the results; ``result.manifest.write(PATH)`` writes it, ``tierank verify PATH`` checks it."""
+        from .provenance.manifest import of_result
+        from .settings import EvalSettings
+
+        settings = self.evaluated_under
+        if settings is None:  # built by hand: the settings its record names
+            known = {
+                k: v for k, v in self.settings.items() if k in EvalSettings.__dataclass_fields__
+            }
+            settings = EvalSettings(**known)
+        return of_result(self, settings, [str(m) for m in self.measures])
 
     def _table(self, m: Measure) -> dict[str, np.ndarray]:
         s = self.stats[m]

@@ -63,7 +63,7 @@ RULES: dict[str, Rule] = {
     "judged_only": _flag("judged_only"),
     "max_depth": _at_least(1, "max_depth must be a positive integer, got {!r}", optional=True),
     "samples": _at_least(2, "samples must be an integer of at least 2, got {!r}"),
-    "seed": _at_least(-(1 << 63), "seed must be an integer, got {!r}"),
+    "seed": _at_least(0, "seed must be an integer >= 0, got {!r}"),
     "exact_limit": _at_least(1, "exact_limit must be a positive integer, got {!r}"),
 }
 

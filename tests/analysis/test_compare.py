@@ -98,7 +98,8 @@ def test_separated_systems_significant_no_flip():
     cmp = compare({"bad": bad, "good": good}, qrels, "RR@10")
     assert [s.name for s in cmp.systems] == ["good", "bad"]
     (pair,) = cmp.pairs
-    assert pair.significant and pair.p < 1e-6 and pair.t > 0
+    assert pair.significant and pair.p_test < 1e-6 and pair.t > 0
+    assert pair.p == pair.p_floor == 2.0**-11  # 12 nonzero differences: exact sign flips' least p
     assert pair.p_oblivious == pytest.approx(pair.p)  # no ties: the same values
     assert not pair.order_flip and not pair.undecidable
     assert pair.flags == ["significant"]

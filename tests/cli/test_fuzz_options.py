@@ -34,6 +34,12 @@ COMMANDS = {
     ("diversity",): [DIVERSITY + "qrels.txt", DIVERSITY + "run-ties.txt", "-m", "alpha_nDCG@5"],
     ("measures",): [],
     ("example",): ["qrels"],
+    ("judges",): [
+        EXAMPLE + "llmjudge-mini/human.qrels.gz",
+        EXAMPLE + "llmjudge-mini/judges/TREMA-CoT.qrels.gz",
+        "--bootstrap",
+        "20",
+    ],
 }
 
 #: values no option should take without a one-line refusal, or should take

@@ -198,3 +198,271 @@ def test_hf_compute_metrics_grouped_candidates():
         compute_metrics(MEASURES, group_size=7)(
             SimpleNamespace(predictions=scores.reshape(-1), label_ids=labels.reshape(-1))
         )
+
+
+def test_a_collection_never_shares_its_state():
+    """In a MetricCollection beside RetrievalNormalizedDCG (the same update signature, the same
+    inputs) the compute groups keep the two apart: torchmetrics' nDCG is its value alone, not one
+    computed on the predictions TieAwareRetrieval stores (bf16 here, as given)."""
+    from torchmetrics import MetricCollection
+    from torchmetrics.retrieval import RetrievalNormalizedDCG
+
+    g = torch.Generator().manual_seed(0)
+    preds = torch.sigmoid(torch.randn(64, 30, generator=g) + 3).to(torch.bfloat16)
+    target = torch.randint(0, 2, (64, 30), generator=g)
+    idx = torch.arange(64)[:, None].expand(64, 30)
+    alone, ours = RetrievalNormalizedDCG(top_k=10), TieAwareRetrieval(["nDCG@10"])
+    alone.update(preds, target, idx)
+    ours.update(preds, target, idx)
+    col = MetricCollection(
+        {"ties": TieAwareRetrieval(["nDCG@10"]), "tm": RetrievalNormalizedDCG(top_k=10)}
+    )
+    for half in (slice(0, 32), slice(32, 64)):  # two steps: the groups are formed after the first
+        col.update(preds[half], target[half], idx[half])
+    got = col.compute()
+    assert all(len(members) == 1 for members in col.compute_groups.values())
+    assert float(got["tm"]) == float(alone.compute())
+    assert float(got["nDCG@10"]) == float(ours.compute()["nDCG@10"])
+
+
+def test_a_forced_compute_group_is_refused():
+    """compute_groups named by hand put the metrics in one group whatever their states: the
+    Metric, left without its batches, says so instead of computing on nothing."""
+    from torchmetrics import MetricCollection
+    from torchmetrics.retrieval import RetrievalNormalizedDCG
+
+    col = MetricCollection(
+        {"tm": RetrievalNormalizedDCG(top_k=10), "ties": TieAwareRetrieval(["nDCG@10"])},
+        compute_groups=[["tm", "ties"]],
+    )
+    preds, target, idx = data(4, ties=False)
+    col.update(preds, target, idx)
+    with pytest.raises(TierankInputError, match="compute_groups put it with another metric"):
+        col.compute()
+
+
+def test_skip_with_every_query_skipped_is_zero_as_torchmetrics():
+    from torchmetrics.retrieval import RetrievalMRR
+
+    preds, target, idx = (
+        torch.tensor([0.3, 0.2, 0.5]),
+        torch.tensor([0, 0, 0]),
+        torch.tensor([0, 0, 1]),
+    )
+    ours = TieAwareRetrieval(["RR@10", "nDCG"], empty_target_action="skip")
+    theirs = RetrievalMRR(top_k=10, empty_target_action="skip")
+    ours.update(preds, target, idx)
+    theirs.update(preds, target, idx)
+    got = ours.compute()
+    assert float(theirs.compute()) == 0.0
+    for key, v in got.items():
+        assert float(v) == 0.0 and not math.isnan(float(v)), key
+
+
+@pytest.mark.parametrize("action", ["neg", "pos", "skip"])
+def test_fractional_targets_are_graded_gains_as_torchmetrics(action):
+    """Targets in (0, 1) are nDCG gains and give the query something to find, whatever the
+    empty_target_action, as in torchmetrics; for the binary measures (target >= rel = 1) the query
+    has nothing to find."""
+    from torchmetrics.retrieval import RetrievalNormalizedDCG
+
+    preds = torch.tensor([0.3, 0.2, 0.1, 0.9, 0.8])
+    target = torch.tensor([0.2, 0.9, 0.0, 0.0, 1.0])
+    idx = torch.tensor([0, 0, 0, 1, 1])
+    ours = TieAwareRetrieval(["nDCG", "RR"], empty_target_action=action)
+    theirs = RetrievalNormalizedDCG(empty_target_action=action)
+    ours.update(preds, target, idx)
+    theirs.update(preds, target, idx)
+    got = ours.compute()
+    assert float(got["nDCG"]) == pytest.approx(float(theirs.compute()), abs=1e-6)
+    assert float(got["nDCG"]) == pytest.approx((0.7482 + 0.6309) / 2, abs=1e-4)
+    assert float(got["RR"]) == {"neg": 0.25, "pos": 0.75, "skip": 0.5}[action]
+
+
+def test_bad_arguments_fail_at_construction_and_update():
+    for kwargs, message in [
+        ({"rel": 1.5}, "rel must be an integer"),
+        ({"rel": True}, "rel must be an integer"),
+        ({"tie_break": "random"}, "unknown tie_break"),
+        ({"ignore_index": -100.0}, "ignore_index must be an integer or None"),
+    ]:
+        with pytest.raises(TierankInputError, match=message):
+            TieAwareRetrieval(["RR"], **kwargs)
+    m = TieAwareRetrieval(["nDCG@10"])
+    p, t, i = torch.tensor([0.5, 0.2]), torch.tensor([1, 0]), torch.tensor([0, 0])
+    for args, message in [
+        ((p.numpy(), t, i), "update\\(\\): preds is a numpy.ndarray, not a torch.Tensor"),
+        ((p, t.tolist(), i), "update\\(\\): target is a builtins.list"),
+        ((p, t, i.float()), "indexes must be integers"),
+        ((p > 0, t, i), "preds must be real scores"),
+        ((torch.tensor([0.5, math.nan]), t, i), "preds holds NaN"),
+        ((p, torch.tensor([math.inf, 0.0]), i), "target holds NaN or inf"),
+        ((p, torch.tensor([math.nan, 0.0]), i), "target holds NaN or inf"),
+    ]:
+        with pytest.raises(TierankInputError, match=message):
+            m.update(*args)
+    m.update(p, t, i)  # nothing bad was stored
+    assert float(m.compute()["nDCG@10"]) == 1.0
+
+
+def test_hf_a_group_of_padding_only_is_no_query():
+    """-100 labels are padding in every layout: a group with nothing but padding is left out of
+    the means with group_size, with groups and with [queries, candidates] predictions alike."""
+    scores = np.array([[0.9, 0.1, 0.5], [0.3, 0.2, 0.1], [0.2, 0.8, 0.4]])
+    labels = np.array([[1, 0, 0], [-100, -100, -100], [0, 0, 1]])
+    pred = SimpleNamespace(predictions=scores.reshape(-1, 1), label_ids=labels.reshape(-1))
+    by_size = compute_metrics(["RR@10"], group_size=3)(pred)
+    by_groups = compute_metrics(["RR@10"], groups=np.repeat([7, 8, 9], 3))(pred)
+    shaped = compute_metrics(["RR@10"])(SimpleNamespace(predictions=scores, label_ids=labels))
+    for got in (by_size, by_groups, shaped):
+        assert got["RR@10"] == pytest.approx((1 + 0.5) / 2)
+        assert got["tied_share"] == 0.0
+
+
+def test_hf_score_column_out_of_range_is_one_line():
+    pred = SimpleNamespace(predictions=np.zeros((6, 2)), label_ids=np.array([1, 0, 0, 1, 0, 0]))
+    with pytest.raises(TierankInputError, match="score_column=5: the predictions have 2 columns"):
+        compute_metrics(["RR@10"], group_size=3, score_column=5)(pred)
+    with pytest.raises(TierankInputError, match="score_column must be an integer"):
+        compute_metrics(["RR@10"], group_size=3, score_column=1.0)
+    assert compute_metrics(["RR@10"], group_size=3, score_column=-2)(pred)["RR@10"] > 0
+
+
+def test_hf_non_finite_labels_are_one_line():
+    pred = SimpleNamespace(
+        predictions=np.array([0.9, 0.1, 0.5]), label_ids=np.array([np.inf, 0.0, 1.0])
+    )
+    with pytest.raises(TierankInputError, match="labels: inf for a valid candidate"):
+        compute_metrics(["nDCG@10"], group_size=3)(pred)
+    pred.label_ids = np.array([2000, 0, 1])
+    with pytest.raises(TierankInputError, match="grade 2000 under \"nDCG\\(dcg='exp-log2'\\)@10\""):
+        compute_metrics(["nDCG(dcg='exp-log2')@10"], group_size=3)(pred)
+
+
+def test_ap_at_k_divides_by_every_relevant_target():
+    """By design (trec_eval's map_cut): AP@k divides by all the query's relevant targets,
+    torchmetrics' RetrievalMAP(top_k=k) by those inside the top k; on tie-free input the two are
+    one factor apart, N+ / (relevant in the top k), as the Metric's docstring says."""
+    from torchmetrics.retrieval import RetrievalMAP
+
+    preds, target, idx = (
+        torch.tensor([0.9, 0.8, 0.7, 0.6]),
+        torch.tensor([1, 0, 0, 1]),
+        torch.zeros(4, dtype=torch.long),
+    )
+    ours = TieAwareRetrieval(["AP@2", "AP"], ap_normaliser="relevant")
+    theirs = RetrievalMAP(top_k=2)
+    ours.update(preds, target, idx)
+    theirs.update(preds, target, idx)
+    got = ours.compute()
+    assert float(got["AP@2"]) == 0.5 and float(theirs.compute()) == 1.0
+    assert float(got["AP@2"]) * 2 / 1 == float(
+        theirs.compute()
+    )  # N+ = 2, one relevant in the top 2
+    assert (
+        TieAwareRetrieval.__doc__ is not None
+        and "RetrievalMAP(top_k=k)" in TieAwareRetrieval.__doc__
+    )
+
+
+def _ap_retrieved_brute(scores, labels, k):
+    """AP@k over the relevant targets in the top k, over every ordering of tied scores (each
+    group's permutations): (values, probability of each) by enumeration."""
+    import itertools
+
+    groups = [
+        [i for i in range(len(scores)) if scores[i] == v] for v in sorted(set(scores), reverse=True)
+    ]
+    values = []
+    for perms in itertools.product(*(itertools.permutations(g) for g in groups)):
+        ranked = [labels[i] for g in perms for i in g][:k]
+        hits, total = 0, 0.0
+        for j, lab in enumerate(ranked):
+            if lab:
+                hits += 1
+                total += hits / (j + 1)
+        values.append(total / hits if hits else 0.0)
+    return np.array(values)
+
+
+def test_ap_retrieved_against_every_ordering():
+    """ap_normaliser='retrieved' (torchmetrics' AP@k) is exact over the orderings of tied scores:
+    expected value, min, max and std against enumeration, and the oblivious value that of the
+    stable sort (input order inside ties)."""
+    from tierank.tensor.metric import ap_retrieved
+
+    rng = np.random.default_rng(8)
+    checked = 0
+    for _ in range(120):
+        n = int(rng.integers(1, 7))
+        scores = rng.integers(0, 3, n).astype(float)
+        labels = rng.integers(0, 2, n)
+        k = int(rng.integers(1, n + 2))
+        got = ap_retrieved(
+            torch.tensor(scores)[None],
+            torch.tensor(labels)[None],
+            torch.ones(1, n, dtype=torch.bool),
+            k,
+            1,
+        )
+        vals = _ap_retrieved_brute(list(scores), list(labels), k)
+        assert float(got.expected[0]) == pytest.approx(vals.mean(), abs=1e-12)
+        assert float(got.min[0]) == pytest.approx(vals.min(), abs=1e-12)
+        assert float(got.max[0]) == pytest.approx(vals.max(), abs=1e-12)
+        assert math.sqrt(float(got.var[0])) == pytest.approx(vals.std(), abs=1e-9)
+        if vals.min() == vals.max():
+            assert float(got.var[0]) == 0.0
+        stable = np.argsort(-scores, kind="stable")
+        assert float(got.oblivious[0]) == pytest.approx(
+            _ap_retrieved_brute(list(range(n, 0, -1)), list(labels[stable]), k)[0], abs=1e-12
+        )
+        checked += vals.max() > vals.min()
+    assert checked > 20  # ties that move the value were among them
+
+
+def test_ap_normaliser_retrieved_is_torchmetrics_map_and_the_default_warns():
+    from torchmetrics.retrieval import RetrievalMAP
+
+    preds, target, idx = data(5, ties=False)
+    target = (target > 0).long()
+    with pytest.warns(UserWarning, match="RetrievalMAP\\(top_k=4\\) divides by those in the top 4"):
+        TieAwareRetrieval(["AP@4"])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = TieAwareRetrieval(["AP@4", "AP"], ap_normaliser="retrieved")
+        plain = TieAwareRetrieval(["AP@4"], ap_normaliser="relevant")
+    theirs = RetrievalMAP(top_k=4)
+    for metric in (ours, plain, theirs):
+        metric.update(preds, target, idx)
+    got = ours.compute()
+    assert float(got["AP@4"]) == pytest.approx(float(theirs.compute()), abs=1e-6)
+    assert float(plain.compute()["AP@4"]) < float(got["AP@4"]) - 0.01
+    with pytest.raises(TierankInputError, match="ap_normaliser must be one of"):
+        TieAwareRetrieval(["AP@4"], ap_normaliser="torchmetrics")
+    # with ties: the expected value lies in [min, max], the tie-break's values are the bounds
+    tied_p, tied_t, tied_i = data(6)
+    stats = {}
+    for tb in ("worst", "best", "input"):
+        m = TieAwareRetrieval(["AP@5"], ap_normaliser="retrieved", tie_break=tb)
+        m.update(tied_p, (tied_t > 0).long(), tied_i)
+        stats[tb] = {k: float(v) for k, v in m.compute().items()}
+    s = stats["input"]
+    assert s["AP@5/min"] < s["AP@5"] < s["AP@5/max"] and s["AP@5/std"] > 0
+    assert stats["worst"]["AP@5/oblivious"] == pytest.approx(s["AP@5/min"], abs=1e-6)
+    assert stats["best"]["AP@5/oblivious"] == pytest.approx(s["AP@5/max"], abs=1e-6)
+    assert s["AP@5/min"] <= s["AP@5/oblivious"] <= s["AP@5/max"]
+
+
+def test_ap_retrieved_in_chunks_is_the_same(monkeypatch):
+    import tierank.tensor.metric as metric_mod
+
+    preds, target, idx = data(7)
+    scores, labels, mask, _ = tensor.group_flat(preds, (target > 0).long(), idx)
+    whole = metric_mod.ap_retrieved(scores, labels, mask, 5, 1)
+    monkeypatch.setattr(metric_mod, "DEFAULT_CHUNK_CELLS", 60)  # two queries a chunk
+    parts = metric_mod.ap_retrieved(scores, labels, mask, 5, 1)
+    for key in ("expected", "min", "max", "var", "oblivious"):
+        torch.testing.assert_close(getattr(parts, key), getattr(whole, key), rtol=0, atol=1e-12)
+    assert float(whole.var.max()) > 0

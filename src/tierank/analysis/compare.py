@@ -75,6 +75,7 @@ from .comparison.settings import (
     compare_settings,
     default_correction,
 )
+from .paired.base import least_supported
 from .significance import (
     CORRECTIONS,
     ZERO_TOL,
@@ -155,6 +156,12 @@ def compare(
     say so).  With one query the CIs, rank intervals and Tukey groups are None, with the reason in
     ``notes``.
 
+    No p-value is below the least p exact sign-flip randomization can reach on the pair's ``m``
+    nonzero differences, ``2 / 2^m`` (``p_floor``; ``p_test`` keeps the test's own p), whatever the
+    test, Tukey HSD's included; the intervals at ``level`` are null where that floor is not below
+    ``1 - level`` (the systems' CIs and rank intervals by the number of queries, a pair's intervals by
+    its nonzero differences; at 0.95 both need 6), with the reason in ``notes``.
+
     With ``band``, the "original" p-value of a pair is the one on the *unbanded* runs' per-query
     **expected** values (``p``), not the paper's tie-free reference (its rho = 1.0 reads each run in
     file order); ``p_banded`` is the same test on the banded runs' per-query expected values, where a
@@ -217,11 +224,15 @@ def _comparison(
 ) -> Comparison:
     """The [`Comparison`][tierank.analysis.compare.Comparison] of the ranked systems and their pairs."""
     col = lambda k: np.array([getattr(summaries[n], k) for n in ranked])  # noqa: E731
-    notes = list(infer["notes"]) + [
-        f"{pc.a} vs {pc.b}: {pc.fallback}; p from the exact randomization test"
-        for pc in pairs
-        if pc.fallback is not None
-    ]
+    notes = (
+        list(infer["notes"])
+        + [
+            f"{pc.a} vs {pc.b}: {pc.fallback}; p from the exact randomization test"
+            for pc in pairs
+            if pc.fallback is not None
+        ]
+        + _floor_notes(pairs, o.level)
+    )
     return Comparison(
         measure=str(m),
         queries=tuple(common),
@@ -244,6 +255,27 @@ def _comparison(
         notes=tuple(notes),
         settings=_settings_record(settings, o, infer),
     )
+
+
+def _floor_notes(pairs: list[PairComparison], level: float) -> list[str]:
+    """What the floor of the paired p-values changed (`PairComparison`'s ``p_floor``): the pairs whose
+    test's p was raised to it, and those left without intervals."""
+    notes = []
+    raised = [pc for pc in pairs if pc.p_test < pc.p_floor]
+    if raised:
+        least = min(pc.p_floor for pc in raised)
+        notes.append(
+            f"{len(raised)} of {len(pairs)} pairs: the test's p is below the least p exact sign-flip "
+            f"randomization reaches on their nonzero differences (2/2^m, here >= {least:.4g}): p is "
+            "raised to it (p_test keeps the test's own)"
+        )
+    bare = sum(pc.p_floor >= 1.0 - level for pc in pairs)
+    if bare:
+        notes.append(
+            f"{bare} of {len(pairs)} pairs: fewer than {least_supported(level)} nonzero differences, "
+            f"no interval of the difference at level {level:g} (null)"
+        )
+    return notes
 
 
 def _settings_record(s: EvalSettings, o: CompareSettings, infer: dict) -> dict[str, Any]:

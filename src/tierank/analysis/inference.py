@@ -87,7 +87,7 @@ import numpy as np
 from ..errors import TierankInputError
 from .methods import CI_METHODS
 from .paired import REGISTRY as PAIRED_TESTS
-from .paired.base import EXACT_MAX, Outcome, Pairs
+from .paired.base import EXACT_MAX, Outcome, Pairs, interval_supported, nonzero, sign_flip_floor
 from .paired.base import REL_TOL as _REL_TOL
 from .paired.base import chunks as _chunks
 from .paired.randomization import randomization as _randomization
@@ -197,6 +197,16 @@ class PairTest:
     t : float
         The paired t statistic, whatever ``test``: 0.0 where every difference is zero, NaN where it
         is undefined (one query, or equal differences).
+    p_test : float
+        The p-value the test computed (scipy's, the sign flips', the bootstrap's), before the floor.
+    p_floor : float
+        The smallest p-value exact sign-flip randomization can reach on the pair's ``m`` nonzero
+        differences, ``2 / 2^m`` (1 where ``m <= 1``; `tierank.analysis.paired.base.sign_flip_floor`):
+        ``p = max(p_test, p_floor)``, so that no test claims from few queries a significance that
+        exact randomization on the same differences could never reach.  The intervals
+        (``diff_ci_*``, ``effect_ci_*``) follow the same rule: NaN where ``p_floor >= 1 - level``
+        (no significance at ``alpha = 1 - level`` is reachable, so no interval can exclude 0
+        honestly).
     """
 
     a: str
@@ -219,6 +229,8 @@ class PairTest:
     test_used: str = ""
     fallback: str | None = None
     t: float = float("nan")
+    p_test: float = float("nan")
+    p_floor: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -232,8 +244,10 @@ class TukeyHSD:
     means : numpy.ndarray
         ``(S,)`` means.
     p : numpy.ndarray
-        ``(S, S)`` symmetric matrix of p-values ``(1 + #{t: range_t >= |mean_i - mean_j|}) / (1 + T)``;
-        1 on the diagonal.
+        ``(S, S)`` symmetric matrix of p-values ``(1 + #{t: range_t >= |mean_i - mean_j|}) / (1 + T)``
+        (``p_test``), each at least the floor of every paired p-value, ``2 / 2^m`` with ``m`` the
+        pair's nonzero per-query differences (`tierank.analysis.paired.base.sign_flip_floor`); 1 on
+        the diagonal.  The groups and ``best`` read ``p``.
     alpha : float
     groups : tuple of str
         Per system (order of ``names``), the compact letter display: systems sharing a letter are
@@ -252,6 +266,7 @@ class TukeyHSD:
     samples: int
     seed: int
     method: str = "monte-carlo"
+    p_test: np.ndarray | None = None
 
     def pvalue(self, a: str, b: str) -> float:
         """The p-value of the pair ``a``, ``b``."""
@@ -700,8 +715,10 @@ def paired_tests(
     Examples
     --------
     >>> X = [[0.9, 0.1], [0.8, 0.3], [0.7, 0.6], [0.6, 0.2]]
-    >>> [(p.test, round(p.p, 4)) for t in TESTS[:3] for p in paired_tests(X, ["A", "B"], test=t)]
-    [('t', 0.0526), ('wilcoxon', 0.125), ('randomization', 0.125)]
+    >>> [(p.test, round(p.p_test, 4), p.p) for t in TESTS[:3] for p in paired_tests(X, ["A", "B"], test=t)]
+    [('t', 0.0526, 0.125), ('wilcoxon', 0.125, 0.125), ('randomization', 0.125, 0.125)]
+
+    4 nonzero differences: no p below ``2 / 2^4`` (`PairTest`'s ``p_floor``), whatever the test.
     """
     X, names = _matrix(values, names)
     s = PairedSettings.of(settings, keywords)
@@ -748,9 +765,15 @@ def _pair_tests(
     and its intervals; where every difference is zero, ``p = 1`` and the statistic 0 (no evidence at
     all: the tests are undefined there)."""
     out, used, fallback = decided
-    p = np.where(ctx.zero, 1.0, out.p)
+    raw = np.where(ctx.zero, 1.0, out.p)
+    m = nonzero(ctx.D, ctx.tol)
+    floor = sign_flip_floor(m)
+    p = np.maximum(raw, floor)  # the floor of every test (NaN stays NaN)
     stat = np.where(ctx.zero, 0.0, out.statistic)
     dlo, dhi, dz, elo, ehi = _difference_intervals(ctx, s.ci, s.level)
+    refused = np.array([not interval_supported(int(mk), s.level) for mk in m], dtype=bool)
+    for arr in (dlo, dhi, elo, ehi):
+        arr[refused] = np.nan
     return tuple(
         PairTest(
             a=names[i],
@@ -773,6 +796,8 @@ def _pair_tests(
             test_used=used[k],
             fallback=fallback[k],
             t=float(ctx.t[k]),
+            p_test=float(raw[k]),
+            p_floor=float(floor[k]),
         )
         for k, (i, j) in enumerate(ij)
     )
@@ -985,7 +1010,11 @@ def tukey_hsd(
     diff = np.abs(means[:, None] - means[None, :])
     tol = _REL_TOL * max(1.0, float(np.abs(X).max()))
     hits = permutations - np.searchsorted(ranges, diff - tol, side="left")
-    p = (1.0 + hits) / (1.0 + permutations)
+    p_test = (1.0 + hits) / (1.0 + permutations)
+    np.fill_diagonal(p_test, 1.0)
+    # the floor of every paired p (`sign_flip_floor` of the pair's nonzero differences)
+    m = np.stack([nonzero(X - X[:, [i]], tol) for i in range(X.shape[1])])  # one row a system
+    p = np.maximum(p_test, sign_flip_floor(m))
     np.fill_diagonal(p, 1.0)
     separated = p < alpha
     groups = letter_groups(means, separated)
@@ -1000,6 +1029,7 @@ def tukey_hsd(
         best=best,
         samples=int(permutations),
         seed=int(seed),
+        p_test=p_test,
     )
 
 

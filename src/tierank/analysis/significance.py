@@ -166,7 +166,7 @@ def adjust_across(comparisons, method: str) -> list:
     >>> qrels = {"q1": {"x": 1}, "q2": {"x": 1}}
     >>> both = adjust_across([compare(runs, qrels, m) for m in ("RR", "P@1")], "bonferroni")
     >>> [(c.measure, round(c.pairs[0].p, 4), round(c.pairs[0].p_adjusted, 4), c.settings["family"]) for c in both]
-    [('RR', 0.2048, 0.4097, 2), ('P@1', 0.2048, 0.4097, 2)]
+    [('RR', 0.5, 1.0, 2), ('P@1', 0.5, 1.0, 2)]
     """
     comparisons = list(comparisons)
     flat = [(i, j) for i, c in enumerate(comparisons) for j in range(len(c.pairs))]

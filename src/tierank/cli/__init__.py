@@ -28,7 +28,18 @@ __all__ = ["app", "main", "run"]
 del globals()["app"]
 
 #: the modules that register the commands, in the order of ``tierank --help``
-COMMAND_MODULES = ("eval", "analysis", "similarity", "diversity", "plots", "rerank", "mteb", "misc")
+COMMAND_MODULES = (
+    "eval",
+    "analysis",
+    "similarity",
+    "diversity",
+    "plots",
+    "rerank",
+    "mteb",
+    "provenance",
+    "misc",
+    "judges",
+)
 
 #: the module of each top-level command (a group's sub-commands are in its module): a command line
 #: imports only its command's module
@@ -44,8 +55,10 @@ COMMANDS = {
     "report": "plots",
     "rerank": "rerank",
     "mteb": "mteb",
+    "verify": "provenance",
     "measures": "misc",
     "example": "misc",
+    "judges": "judges",
 }
 
 #: each command's summary (the first paragraph of its help), in the order of ``tierank --help``: the root
@@ -61,8 +74,10 @@ SUMMARIES: dict[str, str] = {
     "diversity": "Intent-aware (diversity) measures on subtopic qrels, tie-aware: the oblivious value and the expected value, min, max and std over tie orderings, per measure (tab-separated), averaged over the run's judged queries.",
     "rerank": "The low-precision reranking protocol (the paper's Table 1): score every candidate under every precision regime, write one run per regime, report M at FP32 and per regime M_obl, E[M], range, bias, tie statistics and scoring time. Scores are cached; an interrupted run resumes.",
     "mteb": "Evaluate MTEB's saved retrieval PREDICTIONS against QRELS (given first, as in every command) with tie-aware statistics.",
+    "verify": "Recompute a manifest's numbers from its inputs: exit 0 when every number is made again, else 1 with what moved and why.",
     "measures": "List the supported measures (generated from the registry).",
-    "example": "Print the path of a shipped example file or folder (tierank example NAME, NAME one of: run, qrels, askubuntu-run, askubuntu-qrels, trec-run, rag24-run, rag24-qrels, rag24-mini, dir; sources and licences: README.md in `tierank example dir`).",
+    "example": "Print the path of a shipped example file or folder (tierank example NAME, NAME one of: run, qrels, askubuntu-run, askubuntu-qrels, trec-run, rag24-run, rag24-qrels, rag24-mini, llmjudge-mini, dir; sources and licences: README.md in `tierank example dir`).",
+    "judges": "Agreement of relevance judges with a reference: Cohen's kappa (unweighted, linear, quadratic), Krippendorff's alpha (nominal, ordinal, interval), agreement binarised at --rel and the confusion matrix, pooled and per query, with bootstrap CIs over queries; with --runs, how the system ordering moves under each judge.",
     "plot": "Figures (PNG and SVG): tierank plot cutoff|ranges|sweep|ties.",
     "report": "One self-contained HTML page: tierank report eval|sweep|compare|rerank.",
 }

@@ -28,7 +28,9 @@ from .common import (
     Output,
     Rel,
     ScoreFormats,
+    Seed,
     TieBreakOption,
+    Top,
     choices_enum,
     emit,
     held,
@@ -36,6 +38,7 @@ from .common import (
     measures_option,
     one_measure,
     one_measure_option,
+    output_format,
     print_tables,
     qrels_and_runs,
     runs_by_name,
@@ -72,10 +75,11 @@ else:
 @app.command("ties")
 @input_errors
 def ties_cmd(
+    ctx: typer.Context,
     runs: Annotated[list[Path], typer.Argument(metavar="RUN", help="TREC run files (.gz ok)")],
     fmt: Format = Fmt("table"),
     output: Output = None,
-    top: Annotated[int, typer.Option("--top", help="Largest tie groups listed per run.")] = 3,
+    top: Top = 3,
 ) -> None:
     """Tie prevalence and ordering defects per run and for the set (Yang, Moffat & Turpin, Table 1)."""
     from rich.progress import track
@@ -86,6 +90,7 @@ def ties_cmd(
     from ..report.formats import render_records
     from ..report.terminal import ties_tables
 
+    fmt = output_format(ctx, fmt, output, Fmt)
     check_output(output, tuple(runs))
     loaded = {}
     names = dict(zip(runs, run_names(runs)))
@@ -166,6 +171,7 @@ def _write_sweep_runs(source: Run, paths: dict[str, Path], protect: tuple) -> No
 @app.command("sweep")
 @input_errors
 def sweep_cmd(
+    ctx: typer.Context,
     qrels: Annotated[
         Path, typer.Argument(metavar="QRELS", help="qrels (as tierank eval: QRELS first)")
     ],
@@ -197,6 +203,7 @@ def sweep_cmd(
     from ..report.formats import render_records
     from ..report.terminal import sweep_table
 
+    fmt = output_format(ctx, fmt, output, Fmt)
     protect = (qrels, run)
     check_output(output, protect)
     fmts = score_formats(formats)
@@ -242,6 +249,7 @@ def sweep_cmd(
 @app.command("compare")
 @input_errors
 def compare_cmd(
+    ctx: typer.Context,
     files: Annotated[
         list[Path],
         typer.Argument(
@@ -301,7 +309,8 @@ def compare_cmd(
             + "; ".join(f"{t.name}: {t.help}" for t in PAIRED_TESTS.values())
             + " (--permutations, --resamples). Where a test cannot decide (t undefined; the bootstrap "
             "with <= 20 nonzero differences) the exact randomization test answers, and the output "
-            "says so.",
+            "says so. No p is below 2/2^m (m nonzero differences: the least p of exact sign flips), "
+            "and no interval is given where that cannot fall below 1 - level.",
         ),
     ] = CompareTest("t"),
     ci: Annotated[
@@ -321,7 +330,7 @@ def compare_cmd(
             "pairs whose order flips.",
         ),
     ] = False,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of every sampled figure.")] = 0,
+    seed: Seed = 0,
     resamples: Annotated[
         int,
         typer.Option(
@@ -390,6 +399,7 @@ def compare_cmd(
         tie_samples=tie_samples,
     )
     measure = one_measure(measure, "nDCG@10")
+    fmt = output_format(ctx, fmt, output, CompareFmt)
     protect = (*runs, qrels)
     check_output(output, protect)
     sources = held(runs)  # each run opened once: its role check and its reading

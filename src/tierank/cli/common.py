@@ -104,31 +104,47 @@ def input_errors(command):
     return wrapper
 
 
-#: the output format a file's extension names (``-o FILE`` without ``-f``)
-SUFFIX_FORMATS = {
-    ".tsv": "tsv",
-    ".csv": "csv",
-    ".json": "json",
-    ".jsonl": "jsonl",
-    ".md": "markdown",
-    ".tex": "latex",
-}
-
-
 def output_format(ctx, fmt, output: Path | None, choices):
-    """The format to write: the ``-f`` given; else, with ``-o FILE``, the one FILE's extension names
-    (`SUFFIX_FORMATS`); else the default.  A ``-f`` that contradicts the extension is refused."""
+    """The format a command writes, by the one rule of every ``-o FILE``
+    (`tierank.report.formats.file_format`): the ``-f`` given; else the one FILE's extension names
+    (``.gz`` read through); else the default.  A ``-f`` that contradicts the extension, or an
+    extension naming a format the command does not write, is refused."""
     if output is None or str(output) == "-":
         return fmt
-    want = SUFFIX_FORMATS.get(Path(output).suffix.lower())
-    if want is None or want == fmt.value or want not in {c.value for c in choices}:
+    from ..report.formats import file_format
+
+    want, gz = file_format(output)
+    if want is None or want == fmt.value:
         return fmt
+    offered = [c.value for c in choices]
+    ext = "".join(Path(output).suffixes[-2:]) if gz else Path(output).suffix
     if ctx.get_parameter_source("fmt").name != "DEFAULT":
         raise TierankInputError(
-            f"-o {output}: a {Path(output).suffix} file is written as --format {want}, but "
+            f"-o {output}: a {ext} file is written as --format {want}, but "
             f"--format {fmt.value} is given: drop -f, or name the file otherwise"
         )
+    if want not in offered:
+        raise TierankInputError(
+            f"-o {output}: a {ext} file is written as --format {want}, which tierank "
+            f"{ctx.command.name} does not write (its formats: {', '.join(offered)}): name the file otherwise"
+        )
     return choices(want)
+
+
+def html_output(output: Path) -> None:
+    """The same rule for ``tierank report``'s ``-o FILE``, which writes one HTML page: an extension
+    naming another format (`tierank.report.formats.file_format`: ``.json``, ``.md``, ...) or ``.gz``
+    is refused, as an extension a command does not write is by `output_format`."""
+    from ..report.formats import file_format
+
+    want, gz = file_format(output)
+    if want is not None or gz:
+        ext = "".join(Path(output).suffixes[-2:]) if gz else Path(output).suffix
+        named = f"--format {want}" if want is not None else "gzip"
+        raise TierankInputError(
+            f"-o {output}: a {ext} file is written as {named}, but tierank report writes one "
+            "HTML page: name the file .html"
+        )
 
 
 def note(text: str) -> None:
@@ -252,7 +268,17 @@ Samples = Annotated[
         f"expectation (their records say method: sampled; at most {MAX_SAMPLES:,}).",
     ),
 ]
-Seed = Annotated[int, typer.Option("--seed", help="Seed of those draws.")]
+#: every ``--seed`` of every command is this one option (numpy's seeds are integers >= 0), and every
+#: ``--top`` is `Top`: each option's range is declared once, here
+Seed = Annotated[
+    int,
+    typer.Option(
+        "--seed",
+        min=0,
+        help="Seed of every random draw (tie orderings, resamples, permutations); an integer >= 0.",
+    ),
+]
+Top = Annotated[int, typer.Option("--top", min=1, help="Largest tie groups listed per run (>= 1).")]
 
 
 def measures_option(default: list[str], trec: bool = False):
@@ -382,8 +408,9 @@ def emit(text: str | bytes | Sequence[Any], output: Path | None, protect: tuple)
     sequence of bytes-like pieces, written one after the other)."""
     if output is not None:
         from ..io.writers import write_atomic
+        from ..report.formats import encoded
 
-        write_atomic(output, text, protect=protect)
+        write_atomic(output, encoded(text, output), protect=protect)
     elif isinstance(text, str):
         sys.stdout.write(text)
     else:  # the bytes to stdout's binary buffer, after its text (no import of the file writer)
@@ -418,8 +445,9 @@ def print_tables(tables, output: Path | None, protect: tuple, min_width: int = 1
 
     if output is not None:
         from ..io.writers import write_atomic
+        from ..report.formats import encoded
 
-        write_atomic(output, _plain(tables, 160), protect=protect)
+        write_atomic(output, encoded(_plain(tables, 160), output), protect=protect)
         return
     console = Console(emoji=False, width=max(Console().width, min_width))
     if not console.is_terminal:

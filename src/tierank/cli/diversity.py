@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from .app import app
-from .common import MAX_SAMPLES, input_errors
+from .common import MAX_SAMPLES, Seed, input_errors
 
 COLUMNS = ("measure", "query", "oblivious", "expected", "min", "max", "std", "method")
 
@@ -44,7 +44,7 @@ def diversity_cmd(
             help=(f"Tie orderings drawn where too many to enumerate (at most {MAX_SAMPLES:,})."),
         ),
     ] = 1000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the drawn tie orderings.")] = 0,
+    seed: Seed = 0,
 ) -> None:
     """Intent-aware (diversity) measures on subtopic qrels, tie-aware: the oblivious value and the expected
     value, min, max and std over tie orderings, per measure (tab-separated), averaged over the run's

@@ -141,6 +141,28 @@ def eval_cmd(
     zscores: Annotated[
         str | None, typer.Option("-Z", hidden=True, help="trec_eval's z-scores: not supported")
     ] = None,
+    ppi: Annotated[
+        Path | None,
+        typer.Option(
+            "--ppi",
+            metavar="HUMAN_QRELS",
+            help="QRELS are a machine judge's labels for every query, HUMAN_QRELS human labels "
+            "for some: each run's mean is also estimated by prediction-powered inference (PPI and "
+            "power-tuned PPI++, 95% CIs; aggregate records add ppi_mean, ppi_ci_low, ppi_ci_high, "
+            "...), and with several runs each pairwise difference (table, json); refused with "
+            "fewer than 10 human-labelled queries",
+        ),
+    ] = None,
+    manifest: Annotated[
+        Path | None,
+        typer.Option(
+            "--manifest",
+            metavar="FILE",
+            help="Also write a manifest of what made the numbers (the inputs' SHA-256, versions, "
+            "every setting that can change a number, tie profiles, the results; ir_metadata-"
+            "compatible YAML): `tierank verify FILE` recomputes and checks them",
+        ),
+    ] = None,
     block_bytes: Annotated[
         int | None,
         typer.Option(
@@ -173,6 +195,8 @@ def eval_cmd(
             block_bytes=block_bytes,
             rel_format=rel_format,
             zscores=zscores,
+            ppi=ppi,
+            manifest=manifest,
         ),
         lambda: EvalSettings(
             tie_break=tie_break,
@@ -225,6 +249,8 @@ class EvalOptions:
     block_bytes: int | None = None
     rel_format: str | None = None
     zscores: str | None = None
+    ppi: Path | None = None
+    manifest: Path | None = None
 
     def __post_init__(self) -> None:
         problems = []
@@ -250,6 +276,19 @@ class EvalOptions:
                     "always hold the summary)",
                 )
             )
+        if self.ppi is not None and (self.trec or self.jobs or self.block_bytes):
+            problems.append(
+                Problem(
+                    "",
+                    None,
+                    "--ppi evaluates the runs in memory and writes the formats other than "
+                    "trec_eval (no --format trec_eval, --jobs or --block-bytes with it)",
+                )
+            )
+        if self.ppi is not None and not self.ppi.exists():
+            from ..errors import quote
+
+            problems.append(Problem("", None, f"--ppi {quote(str(self.ppi))}: no such file"))
         if problems:
             raise TierankInputError(problems)
         if self.jobs is not None and self.jobs < 1:
@@ -274,11 +313,15 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
         raise TierankInputError(
             "--block-bytes streams one run; several runs are each evaluated in memory"
         )
-    protect = (qrels, *named.values())
+    protect = (qrels, *named.values(), *([options.ppi] if options.ppi is not None else []))
     if options.output is not None:  # io.writers is imported where there is a file to write
         from ..io.writers import check_output
 
         check_output(options.output, protect)
+    if options.manifest is not None:
+        from ..io.writers import check_output
+
+        check_output(options.manifest, (*protect, *([options.output] if options.output else [])))
     if settings.judged_only and settings.max_depth is not None:
         note(
             "-J with -M: tierank drops the unjudged documents first, then reads M ranks of the rest; trec_eval "
@@ -287,17 +330,45 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
     condensing = settings.unjudged == "condensed"
     table = options.fmt == "table"
     plan, evaluated, add_judged = _plan(
-        options.texts, options.docs_in_collection, options.trec, table and not condensing
+        options.texts,
+        options.docs_in_collection,
+        options.trec,
+        table and not condensing and options.ppi is None,
     )
     if options.trec and settings.complete and settings.rel != 1:
         # trec_eval's -c summary of num_rel counts the judgments of grade > 0 whatever -l says
         # (m_num_rel.c): the writer reads that count from NumRel(rel=1)
         evaluated = _with_num_rel_at_one(evaluated)
-    sources = _sources(named, evaluated, options)
+    sources = _sources(named, evaluated, options) if options.ppi is None else dict(named)
     with swap_check(qrels, list(sources.values()), USAGE):
-        results = _evaluate(qrels, sources, evaluated, options.jobs, settings, options.block_bytes)
+        results = _evaluate(
+            qrels,
+            sources,
+            evaluated,
+            options.jobs,
+            settings,
+            options.block_bytes,
+            score_format=options.manifest is not None,
+        )
     if not settings.complete and not condensing:
         _note_unjudged_queries(results, qrels)
+    if options.manifest is not None:
+        _write_manifest(qrels, named, results, evaluated, settings, options, protect)
+    if options.ppi is not None:  # machine labels in QRELS, human labels for some queries
+        from .ppi import write_ppi
+
+        write_ppi(
+            options.ppi,
+            sources,
+            evaluated,
+            settings,
+            results,
+            options.fmt,
+            options.per_query,
+            options.output,
+            (*protect, options.ppi),
+        )
+        return
     if table:
         _print_tables(
             results,
@@ -328,6 +399,26 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
         said = trec_eval_note(results.values(), options.stat or "oblivious", plan.name_of)
         if said is not None:
             note(said)
+
+
+def _write_manifest(qrels, named, results, evaluated, settings, options, protect) -> None:
+    """The manifest of this evaluation (`tierank.provenance`), written atomically to ``--manifest``."""
+    import shlex
+    import sys
+
+    from ..provenance import eval_manifest
+
+    man = eval_manifest(
+        qrels,
+        {name: (named[name], result) for name, result in results.items()},
+        [str(m) for m in evaluated.measures],
+        settings,
+        command=shlex.join(["tierank", *sys.argv[1:]]),
+        base=options.manifest.parent,
+        docs_in_collection=options.docs_in_collection,
+        reread=False,
+    )
+    man.write(options.manifest, protect=protect)
 
 
 def _print_tables(
@@ -474,6 +565,19 @@ def _size(path: Any) -> int | None:
     return path.stat().st_size if path.is_file() else None
 
 
+def _note_float_grades(ev, settings) -> None:
+    """A note when the qrels hold grades that are not whole numbers: read as floats, never truncated
+    (trec_eval truncates them); the binary measures apply ``rel`` to them."""
+    from ..io.judgments import non_integer
+
+    n = non_integer(ev.qrels.grade)
+    if n:
+        note(
+            f"{ev.qrels.source}: {n} grade{'s' * (n != 1)} not a whole number, read as floats (trec_eval "
+            f"truncates them); binary measures count a grade >= {settings.rel:g} relevant"
+        )
+
+
 def _evaluate(
     qrels: Path,
     named: dict[str, Any],
@@ -481,6 +585,7 @@ def _evaluate(
     jobs: int | None,
     settings,
     block_bytes: int | None = None,
+    score_format: bool = False,
 ) -> dict:
     """``{name: EvalResult}``: in memory, or streamed with ``jobs`` workers (one run; a large run file
     streams by default), or ``jobs`` runs at once (default: every core); the qrels are read once.
@@ -503,11 +608,13 @@ def _evaluate(
                 size = f" ({size_text(nbytes)})" if nbytes is not None else ""
                 prog.phase(f"reading {qrels}")
                 ev = Evaluator(str(qrels), measures, settings)
+                _note_float_grades(ev, settings)
                 what = f"{path}{size}"
                 return {
                     name: ev.evaluate(
                         path if isinstance(path, Held) else str(path),
                         progress=lambda *step: prog.steps(what, *step),
+                        score_format=score_format,
                     )
                 }
             # worker processes: imported when streaming
@@ -535,6 +642,7 @@ def _evaluate(
         keep_freed_memory()  # several runs, one after another in this process with -j 1
         prog.phase(f"reading {qrels}")
         q = Evaluator(str(qrels), measures, settings)
+        _note_float_grades(q, settings)
         total = len(named)
         done = [0]
 

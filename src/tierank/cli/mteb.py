@@ -21,11 +21,13 @@ from .common import (
     Fmt,
     Format,
     Output,
+    Seed,
     TieBreakOption,
     emit,
     input_errors,
     measures_option,
     one_measure,
+    output_format,
     print_tables,
     status,
 )
@@ -36,6 +38,7 @@ DEFAULT = ["ndcg_at_10", "mrr_at_10", "map_at_10", "recall_at_100", "precision_a
 @app.command("mteb")
 @input_errors
 def mteb_cmd(
+    ctx: typer.Context,
     qrels: Annotated[
         Path,
         typer.Argument(
@@ -85,9 +88,7 @@ def mteb_cmd(
             "--ci", help="Folder: the CIs of E[M] over the queries: t, percentile or bca."
         ),
     ] = CompareCI("t"),
-    seed: Annotated[
-        int, typer.Option("--seed", min=0, help="Folder: seed of every sampled figure.")
-    ] = 0,
+    seed: Seed = 0,
     resamples: Annotated[
         int,
         typer.Option(
@@ -145,6 +146,7 @@ def mteb_cmd(
     """
     from ..settings import EvalSettings
 
+    fmt = output_format(ctx, fmt, output, Fmt)
     options = MtebOptions(
         measures=tuple(measure or ()),
         subset=subset,

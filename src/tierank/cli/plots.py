@@ -25,6 +25,7 @@ from .common import (
     TieBreakOption,
     check_figure_stem,
     held,
+    html_output,
     input_errors,
     measures_option,
     one_measure,
@@ -174,6 +175,7 @@ def report_eval_cmd(
     from ..report.html import eval_report, write_report
 
     require("matplotlib", "tierank report")
+    html_output(output)
     check_output(output, (qrels, run))
     check_kmax(kmax)
     (source,) = held([run])  # opened once: its role check and its reading
@@ -204,6 +206,7 @@ def report_sweep_cmd(
     from ..report.html import sweep_report, write_report
 
     require("matplotlib", "tierank report")
+    html_output(output)
     check_output(output, (qrels, run))
     ms = measure or REPORT_SWEEP_MEASURES
     (source,) = held([run])  # opened once: its role check and its reading
@@ -242,6 +245,7 @@ def report_compare_cmd(
     require("matplotlib", "tierank report")
     usage = "tierank report compare QRELS RUN RUN... -o FILE"
     qrels, runs = qrels_and_runs(files, qrels, usage)
+    html_output(output)
     check_output(output, (qrels, *runs))
     measure = one_measure(measure, "nDCG@10")
     sources = held(runs)  # each run opened once: its role check and its reading
@@ -260,6 +264,7 @@ def report_rerank_cmd(
     from ..report.html import load_rerank_table, rerank_report, write_report
 
     require("matplotlib", "tierank report")
+    html_output(output)
     check_output(output, (table,))
     doc = load_rerank_table(table)  # strict JSON, rows checked: one line and exit 2 on any fault
     typer.echo(str(write_report(output, rerank_report(doc, source=str(table)), protect=(table,))))

@@ -11,7 +11,17 @@ import typer
 from ..analysis.similarity import DEFAULT_P, FIELDS
 from ..io.writers import check_output
 from .app import app
-from .common import Fmt, Format, Output, emit, input_errors, note, print_tables, swap_check
+from .common import (
+    Fmt,
+    Format,
+    Output,
+    emit,
+    input_errors,
+    note,
+    output_format,
+    print_tables,
+    swap_check,
+)
 
 #: the columns of the table: (field, heading); the RBO range is printed as min-max (the other formats
 #: have every field: the bounds of RBO, the range of the overlap)
@@ -61,6 +71,7 @@ def similarity_table(result, per_query: bool):
 @app.command("similarity")
 @input_errors
 def similarity_cmd(
+    ctx: typer.Context,
     run_a: Annotated[
         Path, typer.Argument(metavar="RUN_A", help="TREC run (.gz ok); the reference of tau-AP")
     ],
@@ -85,6 +96,7 @@ def similarity_cmd(
     from ..analysis.similarity import similarity
     from ..report.formats import render_records
 
+    fmt = output_format(ctx, fmt, output, Fmt)
     protect = (run_a, run_b)
     if output is not None:
         check_output(output, protect)

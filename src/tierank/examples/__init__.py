@@ -15,6 +15,9 @@ name               file
                    TREC RAG 2024 topics x their 20 MS MARCO v2.1 candidate passages, with texts
                    (``queries.jsonl.gz``, ``corpus.jsonl.gz``, ``candidates.run.gz``, ``qrels.txt.gz``;
                    built by `tierank.examples.build_rag24_mini`)
+``llmjudge-mini``  ``llmjudge-mini/``: human and 5 LLM judges' grades of 403 TREC DL 2023 pairs (the
+                   LLMJudge challenge; ``human.qrels.gz``, ``judges/*.qrels.gz``, ``judges.qrels.gz``
+                   with a judge column; built by `tierank.examples.build_llmjudge_mini`)
 ``dir``            the folder itself
 =================  ===================================================================================
 
@@ -51,6 +54,7 @@ FILES = {
     "rag24-run": "trec_eval-results.comment.test.gz",
     "rag24-qrels": "trec_eval-qrels.comment.test.gz",
     "rag24-mini": "rag24-mini",
+    "llmjudge-mini": "llmjudge-mini",
 }
 
 NAMES = (*FILES, "dir")

@@ -199,12 +199,15 @@ def compare(
     per query: ``"expected"`` by default) and ``correction``: ``None`` (ranx's behaviour),
     ``"bonferroni"``, ``"holm"`` or ``"bh"`` (Benjamini-Hochberg), applied per metric across all
     pairs of systems, so ``significant`` means the adjusted p-value is below ``max_p`` (the
-    report's ``p_value`` entries are the adjusted ones).  ``options`` go to [`tierank.evaluate`][tierank.evaluate].
+    report's ``p_value`` entries are the adjusted ones).  Every ``p_value`` is at least ``2 / 2^m``
+    (``m`` queries where the pair differs: the least p exact sign-flip randomization can reach), as
+    in [`tierank.analysis.compare.compare`][tierank.analysis.compare.compare].  ``options`` go to [`tierank.evaluate`][tierank.evaluate].
     """
     from ranx.data_structures import Report
     from ranx.statistical_tests import compute_statistical_significance
 
     from ..analysis.compare import adjust_pvalues
+    from ..analysis.paired.base import sign_flip_floor
 
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
     if len(runs) < 2:
@@ -225,8 +228,14 @@ def compare(
         max_p=max_p,
         random_seed=random_seed,
     )
+    pairs = [frozenset((a, b)) for i, a in enumerate(names) for b in names[i + 1 :]]
+    for p in pairs:  # no p below the least p of exact sign flips on the pair's nonzero differences
+        a, b = sorted(p, key=names.index)
+        for m in metrics:
+            m_nonzero = int(np.count_nonzero(per_query[a][m] != per_query[b][m]))
+            v = max(float(comparisons[p][m]["p_value"]), float(sign_flip_floor(m_nonzero)))
+            comparisons[p][m] = {"p_value": v, "significant": bool(v < max_p)}
     if correction is not None:
-        pairs = [frozenset((a, b)) for i, a in enumerate(names) for b in names[i + 1 :]]
         for m in metrics:
             adj = adjust_pvalues([comparisons[p][m]["p_value"] for p in pairs], correction)
             for p, v in zip(pairs, adj):

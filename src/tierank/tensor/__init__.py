@@ -40,6 +40,7 @@ from typing import Any
 from ..errors import TierankInputError
 from ..measures.base import Measure
 from ..measures.names import plan as measure_plan
+from . import inputs
 from . import kernels as K
 
 __all__ = [
@@ -322,7 +323,9 @@ def evaluate(
     if isinstance(chunk_cells, bool) or not isinstance(chunk_cells, int) or chunk_cells < 1:
         raise TierankInputError(f"chunk_cells must be a positive integer, got {chunk_cells!r}")
     parsed = check_measures(measures, rel, n_relevant is not None)
-    xp = _namespace(scores)
+    xp, scores, labels, mask, indexes, n_relevant, dtype = inputs.prepare(
+        scores, labels, mask, indexes, n_relevant, dtype, parsed
+    )
     queries = None
     if indexes is not None:
         if mask is not None:
@@ -409,6 +412,7 @@ def evaluate(
         e = xp.where(
             (var == 0.0) & (lo_ == hi_), lo_, e
         )  # a value no ordering changes is that value
+        inputs.check_finite(xp, name, (obl, e, lo_, hi_, var))
         if tie_break == "worst":
             obl = lo_
         elif tie_break == "best":

@@ -5,7 +5,9 @@ of logits) per (query, candidate) pair of the evaluation set, and its label.  [`
 builds the function from how the candidates are grouped: ``group_size`` consecutive pairs per query
 (the usual layout of a reranking set: a query's positives and negatives side by side), or the query
 of each pair (``groups``), or predictions already shaped ``[queries, candidates]``.  Labels equal to
-``ignore_index`` (the ``Trainer`` pads with -100) are padding.  The function returns the per-step tie
+``ignore_index`` (the ``Trainer`` pads with -100) are padding, whatever the layout: a candidate so
+labelled is not one, and a query whose candidates are all padding is not a query (it is not counted
+in the means).  The function returns the per-step tie
 report as scalars ([`tierank.tensor.TensorResult.scalars`][tierank.tensor.TensorResult.scalars]), which the ``Trainer`` logs with its
 ``eval_`` prefix: ``eval_nDCG@10`` (the expected value), ``eval_nDCG@10/min``, ``.../max``,
 ``.../std``, ``.../oblivious`` and ``eval_tied_share``.  Nothing of ``transformers`` is imported.
@@ -61,6 +63,8 @@ def compute_metrics(
         raise TierankInputError(f"group_size must be a positive integer, got {group_size!r}")
     if group_size is not None and groups is not None:
         raise TierankInputError("give group_size or groups, not both")
+    if isinstance(score_column, bool) or not isinstance(score_column, (int, np.integer)):
+        raise TierankInputError(f"score_column must be an integer, got {score_column!r}")
     groups_arr = None if groups is None else np.asarray(groups).reshape(-1)
 
     def fn(eval_pred: Any) -> dict[str, float]:
@@ -82,6 +86,11 @@ def compute_metrics(
             scores = preds
         else:
             if preds.ndim == 2:
+                if not -preds.shape[1] <= score_column < preds.shape[1]:
+                    raise TierankInputError(
+                        f"score_column={score_column}: the predictions have {preds.shape[1]} "
+                        "columns per pair"
+                    )
                 preds = preds[:, score_column]
             scores, labels = preds.reshape(-1), labels.reshape(-1)
             if scores.shape != labels.shape:
@@ -109,6 +118,8 @@ def compute_metrics(
                     f"{scores.shape[0]} predictions are not groups of {group_size} candidates"
                 )
             scores, labels, mask = (x.reshape(-1, group_size) for x in (scores, labels, mask))
+        real = mask.any(axis=1)  # a group of padding only is no query
+        scores, labels, mask = scores[real], labels[real], mask[real]
         return evaluate(scores, labels, parsed, mask=mask, rel=rel, tie_break=tie_break).scalars(
             prefix
         )

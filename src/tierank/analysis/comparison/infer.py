@@ -12,6 +12,7 @@ import numpy as np
 from ...evaluate import Evaluator
 from ...io.model import Run
 from .. import inference
+from ..paired.base import interval_supported, least_supported
 from .align import aligned
 from .results import SystemSummary
 from .scales import Evaluated, back, scaled
@@ -36,17 +37,31 @@ def infer_systems(
         E, ranked, method=o.ci, level=o.level, resamples=o.resamples, seed=o.seed, boot=boot
     )
     notes = []
+    supported = interval_supported(nq, o.level)
     if nq < 2:
         notes.append(
             "1 query: no confidence interval"
             + (", rank interval or Tukey HSD group" if o.leaderboard else "")
             + " can be computed (null); they need at least 2 queries"
         )
+    elif not supported:
+        notes.append(
+            f"{nq} queries: no confidence interval"
+            + (" or rank interval" if o.leaderboard else "")
+            + f" at level {o.level:g} (null): exact sign-flip randomization on {nq} values cannot "
+            f"reach p < {1 - o.level:.4g} (its least p is 2/2^{nq} = {2.0 ** (1 - nq):.4g}); "
+            f"they need at least {least_supported(o.level)} queries at this level"
+        )
+    if not supported:
+        cis = tuple(replace(c, ci_low=float("nan"), ci_high=float("nan")) for c in cis)
     board = _leaderboard(E, ranked, o, boot, draws) if o.leaderboard and nq >= 2 else None
+    if board is not None and not supported:  # no rank interval either (the Tukey groups stay)
+        for fields in board["systems"]:
+            fields.update(rank_low=None, rank_high=None)
     summaries = main.summaries
     rank = inference.competition_ranks(np.array([summaries[n].expected for n in ranked]))
     rank_obl = inference.competition_ranks(np.array([summaries[n].oblivious for n in ranked]))
-    to_measure = lambda x: float(back(aggregator, nq, x))  # noqa: E731
+    to_measure = lambda x: float(back(aggregator, nq, x, main.bounds))  # noqa: E731
     out = {
         n: replace(
             summaries[n],

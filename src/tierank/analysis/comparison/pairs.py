@@ -102,7 +102,7 @@ def _pair(
     a, b = names
     pt, pt_obl, pt_band = tests
     sa, sb = main.summaries[a], main.summaries[b]
-    extra = _test_fields(m.aggregator, n, pt, sa, sb)
+    extra = _test_fields(m.aggregator, n, pt, sa, sb, main.bounds)
     if pt_band is not None and banded is not None:
         extra.update(
             p_banded=pt_band.p,
@@ -133,10 +133,17 @@ def _pair(
 
 
 def _test_fields(
-    agg: str, n: int, pt: inference.PairTest, sa: SystemSummary, sb: SystemSummary
+    agg: str,
+    n: int,
+    pt: inference.PairTest,
+    sa: SystemSummary,
+    sb: SystemSummary,
+    bounds: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
     """A pair's fields from its test: the statistic and the intervals on the measure's scale (a ratio
-    of geometric means for a geometric-mean measure)."""
+    of geometric means for a geometric-mean measure, its log within ``+-(hi - lo)`` of the values'
+    ``bounds``)."""
+    spread = None if bounds is None else (bounds[0] - bounds[1], bounds[1] - bounds[0])
     location = inference.PAIRED_TESTS[pt.test_used].statistic is None  # a mean difference
     out: dict[str, Any] = dict(
         test=pt.test,
@@ -150,14 +157,16 @@ def _test_fields(
         effect_size=pt.effect_size,
         effect_ci_low=pt.effect_ci_low,
         effect_ci_high=pt.effect_ci_high,
+        p_test=pt.p_test,
+        p_floor=pt.p_floor,
     )
     if agg == "geometric_mean":  # a difference of log values is a ratio of geometric means
         out.update(
             diff_ci_low=float("nan"),
             diff_ci_high=float("nan"),
             ratio=sa.expected / sb.expected if sb.expected > 0 else float("nan"),
-            ratio_ci_low=float(back(agg, n, pt.diff_ci_low)),
-            ratio_ci_high=float(back(agg, n, pt.diff_ci_high)),
+            ratio_ci_low=float(back(agg, n, pt.diff_ci_low, spread)),
+            ratio_ci_high=float(back(agg, n, pt.diff_ci_high, spread)),
         )
     else:
         out.update(

@@ -70,7 +70,7 @@ class PairComparison:
         minus ``b``.  0.0 when every per-query difference is zero; NaN with a single query.
     p : float
         Two-sided p-value of the pair's ``test`` on the per-query expected values (the paired
-        t-test by default).  1.0 when every per-query difference is zero (the test is undefined
+        t-test by default), floored (``p_floor``).  1.0 when every per-query difference is zero (the test is undefined
         there); NaN with a single query (t).
     p_oblivious : float
         The same test on the per-query oblivious values.
@@ -129,6 +129,14 @@ class PairComparison:
     ratio, ratio_ci_low, ratio_ci_high : float or None
         For a geometric-mean measure (GMAP): ``expected(a) / expected(b)`` and its CI (the log
         difference's CI mapped back with exp); ``diff_ci_low``/``diff_ci_high`` are then null.
+    p_test, p_floor : float
+        The p-value the test computed on the expected values, and the smallest p-value exact
+        sign-flip randomization can reach on the pair's ``m`` nonzero differences, ``2 / 2^m``:
+        ``p = max(p_test, p_floor)`` (every test, every p of the pair: oblivious, banded, Tukey's),
+        so that a pair from few queries is never called significant at an ``alpha`` no exact
+        randomization on the same differences could reach (2 queries: ``p >= 0.5``; 3: ``>= 0.25``;
+        6: ``>= 0.03125``).  The pair's intervals are null where ``p_floor >= 1 - level``
+        ([`PairTest`][tierank.analysis.inference.PairTest]).
     """
 
     a: str
@@ -166,6 +174,8 @@ class PairComparison:
     ratio: float | None = None
     ratio_ci_low: float | None = None
     ratio_ci_high: float | None = None
+    p_test: float = float("nan")
+    p_floor: float = float("nan")
 
     @property
     def flags(self) -> list[str]:

@@ -18,9 +18,21 @@ SCALES = {
     "mean": "per-query values; intervals of the mean",
     "sum": "per-query values (a sum is n times their mean: the same tests); intervals and mean-difference "
     "statistics scaled by n",
-    "geometric_mean": "log of the per-query values (floored as the measure floors them); intervals mapped back "
-    "with exp, pair differences as ratios",
+    "geometric_mean": "log of the per-query values (floored as the measure floors them; for the expected "
+    "values n log E[X_q^(1/n)], whose mean is the log of the expected geometric mean); intervals bounded "
+    "to [log floor, 0] and mapped back with exp, pair differences as ratios",
 }
+
+
+def log_bounds(m) -> tuple[float, float] | None:
+    """The range of a geometric-mean measure's per-query values on the log scale: ``[log floor, 0]``
+    (GMAP and GMBpref average the logs of AP and bpref, floored, in ``[floor, 1]``; so does every
+    term ``n log E[X_q^(1/n)]`` of the expected value, a power mean of ``X_q``); None for the others
+    (their intervals are not bounded)."""
+    if m.aggregator != "geometric_mean":
+        return None
+    floor = float(getattr(m, "floor", 0.0)) or np.finfo(np.float64).tiny
+    return float(np.log(floor)), 0.0
 
 
 def _log_values(m, st, n: int) -> dict[str, np.ndarray]:
@@ -42,10 +54,13 @@ def scaled(m, st: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
     return _log_values(m, st, n) if m.aggregator == "geometric_mean" else st
 
 
-def back(aggregator: str, n: int, x):
+def back(aggregator: str, n: int, x, bounds: tuple[float, float] | None = None):
     """An interval endpoint from the inference scale to the measure's: exp for a geometric mean, n x
-    for a sum, as is for a mean."""
+    for a sum, as is for a mean; first brought into ``bounds`` where given (`log_bounds`: the mean of
+    values in a range lies in it, so no interval of it reaches past it; NaN stays NaN)."""
     x = np.asarray(x, dtype=np.float64)
+    if bounds is not None:
+        x = np.clip(x, *bounds)
     if aggregator == "geometric_mean":
         return np.exp(x)
     return x * n if aggregator == "sum" else x
@@ -89,6 +104,7 @@ class Evaluated:
     summaries: dict[str, SystemSummary]
     raw: dict[str, dict[str, np.ndarray]]
     per: dict[str, dict[str, np.ndarray]]
+    bounds: tuple[float, float] | None = None
 
     @classmethod
     def of(cls, m: Measure, results: dict[str, EvalResult], common: list[str]) -> Evaluated:
@@ -97,6 +113,7 @@ class Evaluated:
             summaries={name: _summary(name, res, common) for name, res in results.items()},
             raw=raw,
             per={name: scaled(m, st, len(common)) for name, st in raw.items()},
+            bounds=log_bounds(m),
         )
 
     def matrix(self, ranked: list[str], key: str) -> np.ndarray:

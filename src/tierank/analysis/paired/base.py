@@ -15,6 +15,57 @@ REL_TOL = 1e-12
 EXACT_MAX = 20
 
 
+def sign_flip_floor(m) -> np.ndarray:
+    """The smallest two-sided p-value the exact sign-flip (randomization) test can reach on ``m``
+    nonzero paired differences, whatever their values: ``2 / 2^m`` (only the observed signs and
+    their negation give the largest ``|sum|``), 1 where ``m <= 1``.  It is the floor of every
+    paired p-value tierank reports (`floored`): no test claims from few queries what exact
+    randomization on the same differences could never reach.
+
+    Examples
+    --------
+    >>> sign_flip_floor([0, 1, 2, 3, 6]).tolist()
+    [1.0, 1.0, 0.5, 0.25, 0.03125]
+    """
+    m = np.asarray(m, dtype=np.float64)
+    return np.minimum(1.0, np.exp2(1.0 - m))
+
+
+def interval_supported(m: int, level: float) -> bool:
+    """Whether an interval at confidence ``level`` from ``m`` values (nonzero differences, or
+    queries) can be given: the exact sign-flip test on ``m`` values can reach ``alpha = 1 - level``
+    (`sign_flip_floor` ``< 1 - level``).  Where it cannot, an interval excluding a value would
+    claim a significance that no exact randomization on the same data could; tierank then gives
+    none (null, with a note).
+
+    Examples
+    --------
+    >>> [interval_supported(m, 0.95) for m in (3, 5, 6)], interval_supported(5, 0.9)
+    ([False, False, True], True)
+    """
+    return bool(sign_flip_floor(m) < 1.0 - level)
+
+
+def least_supported(level: float) -> int:
+    """The fewest values (nonzero differences, queries) with which `interval_supported` gives an
+    interval at ``level``: the least ``m`` with ``2 / 2^m < 1 - level``.
+
+    Examples
+    --------
+    >>> least_supported(0.95), least_supported(0.9), least_supported(0.99)
+    (6, 5, 8)
+    """
+    m = 1
+    while not interval_supported(m, level):
+        m += 1
+    return m
+
+
+def nonzero(D: np.ndarray, tol) -> np.ndarray:
+    """Per column of ``D`` (``n x P``), how many differences are nonzero (beyond ``tol``)."""
+    return (np.abs(D) > tol).sum(axis=0)
+
+
 def chunks(total: int, n: int):
     """Chunk sizes of ``total`` resamples over ``n`` queries (a function of ``n`` only)."""
     size = max(1, CHUNK_CELLS // max(n, 1))

@@ -48,6 +48,9 @@ __all__ = [
     "num_column",
     "help_text",
     "TREC_STATS",
+    "SUFFIXES",
+    "file_format",
+    "encoded",
 ]
 
 
@@ -84,6 +87,53 @@ CATALOGUE: tuple[tuple[str, str, str, bool], ...] = (
 
 #: the statistics ``--format trec_eval`` can print (``--stat``): the result's columns (`trec_eval`)
 TREC_STATS = ("oblivious", "expected", "min", "max", "std", "range", "bias")
+
+#: the format a file's extension names: ``-o FILE`` without ``-f`` writes it, with a ``-f`` that
+#: contradicts it is refused (an extension not listed names no format); a trailing ``.gz`` compresses
+#: whatever the format (`file_format`, `encoded`)
+SUFFIXES = {
+    ".tsv": "tsv",
+    ".csv": "csv",
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".md": "markdown",
+    ".tex": "latex",
+}
+
+
+def file_format(path) -> tuple[str | None, bool]:
+    """The format the file name ``path`` names by its extension (`SUFFIXES`; None where it names none)
+    and whether it ends in ``.gz`` (the output is then gzip-compressed), the extension read under it.
+
+    Examples
+    --------
+    >>> file_format("c.md"), file_format("o.tsv.gz"), file_format("o.gz"), file_format("o.TXT")
+    (('markdown', False), ('tsv', True), (None, True), (None, False))
+    """
+    from pathlib import PurePath
+
+    name = PurePath(str(path))
+    gz = name.suffix.lower() == ".gz"
+    if gz:
+        name = PurePath(name.stem)
+    return SUFFIXES.get(name.suffix.lower()), gz
+
+
+def encoded(text, path) -> str | bytes:
+    """What to write to ``path``: ``text`` (a str, or bytes-like pieces), gzip-compressed where
+    ``path`` ends in ``.gz`` (mtime 0: the same input gives the same bytes), else as it is."""
+    if path is None or not file_format(path)[1]:
+        return text
+    import gzip
+
+    if isinstance(text, str):
+        data = text.encode("utf-8")
+    elif isinstance(text, (bytes, bytearray, memoryview)):
+        data = bytes(text)
+    else:
+        data = b"".join(bytes(piece) for piece in text)
+    return gzip.compress(data, mtime=0)
+
 
 _DECLARED = {
     name: (module, help, records, order)

@@ -1,0 +1,118 @@
+"""``tierank eval MACHINE_QRELS RUN... --ppi HUMAN_QRELS``: the evaluation's records with prediction-powered
+estimates of each run's mean (`tierank.analysis.ppi`), and of each pairwise difference (table, json)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import TierankInputError
+from .common import emit, note, print_tables
+
+
+def _table(records: list[dict], pairs: list[dict], confidence: float):
+    from rich.table import Table
+
+    from ..report.terminal import num, text
+
+    ci = f"{confidence:.0%} CI"
+    t = Table(
+        title=text(
+            "machine labels for every query, human labels for some: prediction-powered means "
+            "(PPI; PPI++ power-tuned; n: queries with human labels + without)"
+        )
+    )
+    heads = ("run", "measure", "E[M]", "human", "n", f"PPI [{ci}]", f"PPI++ [{ci}]", "lambda")
+    for head in heads:
+        t.add_column(head, no_wrap=True, justify="left" if head in ("run", "measure") else "right")
+    for r in records:
+        if r["query"] != "all" or "ppi_mean" not in r:
+            continue
+        t.add_row(
+            text(r["run"]),
+            text(r["measure"]),
+            num(r["expected"], 3),
+            num(r["human_mean"], 3),
+            f"{r['ppi_n_labeled']}+{r['ppi_n_unlabeled']}",
+            f"{num(r['ppi_mean'], 3)} [{num(r['ppi_ci_low'], 3)}, {num(r['ppi_ci_high'], 3)}]",
+            f"{num(r['ppi_pp_mean'], 3)} [{num(r['ppi_pp_ci_low'], 3)}, "
+            f"{num(r['ppi_pp_ci_high'], 3)}]",
+            num(r["ppi_pp_lambda"], 3),
+        )
+    tables = [t]
+    if pairs:
+        p = Table(title=text("pairwise differences (a - b), prediction-powered"))
+        for head in ("a", "b", "measure", "PPI", ci, "PPI++", ci):
+            p.add_column(head, no_wrap=True, justify="left" if head in "ab measure" else "right")
+        for r in pairs:
+            p.add_row(
+                text(r["a"]),
+                text(r["b"]),
+                text(r["measure"]),
+                num(r["ppi_diff"]),
+                f"[{num(r['ppi_ci_low'])}, {num(r['ppi_ci_high'])}]",
+                num(r["ppi_pp_diff"]),
+                f"[{num(r['ppi_pp_ci_low'])}, {num(r['ppi_pp_ci_high'])}]",
+            )
+        tables.append(p)
+    return tables
+
+
+def write_ppi(
+    human: Path,
+    sources: dict,
+    measures,
+    settings,
+    results: dict,
+    fmt: str,
+    per_query: bool,
+    output: Path | None,
+    protect: tuple,
+    confidence: float = 0.95,
+) -> None:
+    """Evaluate every run of ``sources`` under the ``human`` qrels too, and write ``results``' records
+    with the PPI fields added to the aggregate records (`tierank.analysis.ppi.PPI_FIELDS`)."""
+    from ..analysis.ppi import PPI_FIELDS, ppi_pairs, ppi_records
+    from ..evaluate import Evaluator
+    from ..report.formats import render_records
+
+    if fmt == "trec_eval":
+        raise TierankInputError(
+            "--ppi writes its estimates in the other formats; trec_eval's layout has no place for them"
+        )
+    ev = Evaluator(str(human), measures, settings)
+    human_results = {name: ev.evaluate(str(path)) for name, path in sources.items()}
+    found, notes = ppi_records(results, human_results, confidence)
+    pairs = ppi_pairs(results, human_results, confidence) if len(results) > 1 else []
+    for line in notes:
+        note(line)
+    records = []
+    for name, res in results.items():
+        for rec in res.records(per_query=per_query):
+            rec = {"run": name, **rec}
+            if rec["query"] == "all":
+                rec.update(found.get((name, rec["measure"]), {}))
+            records.append(rec)
+    first = next(iter(results.values()))
+    fields = ("run", "query", "measure", *first.columns, *PPI_FIELDS)
+    if fmt == "table":
+        print_tables(_table(records, pairs, confidence), output, protect)
+    elif fmt == "json":
+        from ..report.formats.grouped import jsonable
+
+        doc = {
+            "ppi": {
+                "method": "PPI (lambda 1) and PPI++ (power-tuned lambda), normal intervals",
+                "values": "per-query tie-aware expected values",
+                "labeled": "queries with human and machine labels",
+                "unlabeled": "queries with machine labels only",
+                "confidence": confidence,
+            },
+            "records": records,
+            "pairs": pairs,
+        }
+        emit(json.dumps(jsonable(doc), indent=2, allow_nan=False) + "\n", output, protect)
+    elif fmt == "jsonl":
+        emit(render_records(records, fields, "jsonl", stream=records), output, protect)
+    else:
+        emit(render_records(records, fields, fmt), output, protect)
