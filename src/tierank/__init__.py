@@ -6,10 +6,24 @@
 0.8333
 """
 
-# ruff: noqa: E402  (the package's imports follow the start-up call below, on purpose)
+# ruff: noqa: E402  (the package's imports follow the start-up lines below, on purpose)
+import _signal  # type: ignore[import-not-found]  # built in, loaded by the interpreter: nothing is read before Ctrl-C is held
+
+# first: a Ctrl-C is held until `quiet_interrupt_at_start` knows whether this is the tierank program
+# (then exit 130 without a traceback, also in the imports below) or a Python caller (then the
+# KeyboardInterrupt Python would have raised)
+_held: list | None = None
+try:
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+        _held = []
+        _signal.signal(_signal.SIGINT, lambda signum, frame, held=_held: held.append(signum))
+except ValueError:  # not the main thread: signals are not ours to set
+    _held = None
+
 from .processes import quiet_interrupt_at_start
 
-quiet_interrupt_at_start()  # first: a Ctrl-C in the imports below ends the tierank program without a traceback
+quiet_interrupt_at_start(_held)
+del _held
 
 from typing import TYPE_CHECKING
 

@@ -17,15 +17,31 @@ the commands' own help).
 from __future__ import annotations
 
 import sys
+import types
 from importlib import import_module
-
-from . import app as _root  # the module; its Typer object is ``tierank.cli.app`` (see __getattr__)
 
 __all__ = ["app", "main", "run"]
 
-# ``from . import app`` bound the module `tierank.cli.app` here: the name ``app`` is the Typer
-# object, given by ``__getattr__`` once every command is registered on it.
-del globals()["app"]
+
+class _Package(types.ModuleType):
+    """This package, whose name ``app`` is the Typer object (given by ``__getattr__`` once every
+    command is registered on it), never the submodule `tierank.cli.app` that the import system
+    binds here when it first imports it (typer is imported with it, by a command that uses typer
+    only: ``tierank trec_eval`` does not)."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name == "app" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def _root():
+    """The module `tierank.cli.app` (the root command, typer's), imported on first use."""
+    return import_module(f"{__name__}.app")
+
 
 #: the modules that register the commands, in the order of ``tierank --help``
 COMMAND_MODULES = (
@@ -86,7 +102,7 @@ SUMMARIES: dict[str, str] = {
 def register(names=COMMAND_MODULES):
     """The Typer app with the commands of ``names`` (modules of `tierank.cli`) registered on it;
     registered in the order of ``tierank --help`` whatever the order they were asked for in."""
-    app = _root.app
+    app = _root().app
     for name in names:
         import_module(f"{__name__}.{name}")
     if len(names) > 1:
@@ -117,9 +133,9 @@ def listing():
         no_args_is_help=True,
         pretty_exceptions_enable=False,
         rich_markup_mode=MARKUP,
-        help=_root.app.info.help,
+        help=_root().app.info.help,
     )
-    listed.registered_callback = _root.app.registered_callback
+    listed.registered_callback = _root().app.registered_callback
     for name, summary in SUMMARIES.items():
         listed.command(
             name,
@@ -144,7 +160,10 @@ def command_app(argv: list[str]):
 
 
 def main() -> None:
-    """Run the command line in this process (typer's ``SystemExit`` carries the status)."""
+    """Run the command line in this process (typer's ``SystemExit`` carries the status);
+    ``tierank trec_eval ...`` is read as trec_eval reads its arguments, without typer."""
+    if sys.argv[1:2] == ["trec_eval"]:
+        raise SystemExit(import_module(f"{__name__}.trec_eval").run(sys.argv[2:]))
     command_app(sys.argv[1:])()
 
 

@@ -466,23 +466,41 @@ QRELS_LAYOUT = "3-4 columns: qid iter docid grade, or BEIR's query-id corpus-id 
 def layout(path: Path) -> str | None:
     """``"run"`` or ``"qrels"``: what the first line of the text file ``path`` looks like (a TREC run
     line has 6 fields; a qrels line 4, or 3 in a BEIR qrels TSV); None when it cannot be told (not a
-    regular file, a Parquet/Arrow file, unreadable, another shape)."""
+    regular file, a Parquet/Arrow file, unreadable, not text, another shape)."""
+    kind, _ = _sniff(path)
+    return kind
+
+
+def _sniff(path: Path) -> tuple[str | None, str | None]:
+    """``(layout, why it is no TREC text file)``: the second one line where the file's start says
+    it cannot be one (compressed twice or otherwise, binary data), else None."""
     from ..io.columnar import is_columnar
+    from ..io.lexer import is_text
     from ..io.readers import first_fields
 
     try:
         if not Path(path).is_file() or is_columnar(str(path)):
-            return None
+            return None, None
         fields = first_fields(path)
-    except (TierankInputError, OSError):
-        return None
+    except TierankInputError as e:
+        return None, str(e) if "compress" in str(e) else None
+    except OSError:
+        return None, None
+    if not is_text(fields):  # random or binary bytes, whatever their field count
+        return None, f"{path}: not a TREC file: its first line is binary data, not text"
     n = len(fields) if fields else 0
-    return "run" if n == 6 else "qrels" if n in (3, 4) else None
+    return ("run" if n == 6 else "qrels" if n in (3, 4) else None), None
 
 
 def swapped(qrels: Path | None, runs: list[Path], usage: str) -> str | None:
     """One line when the inputs look given in the wrong places: a run where the qrels go, or qrels
-    where a run goes (``usage``: the command's synopsis, e.g. ``tierank eval QRELS RUN``); else None."""
+    where a run goes (``usage``: the command's synopsis, e.g. ``tierank eval QRELS RUN``); or when
+    one of them is no TREC text file at all (compressed twice, binary data); else None."""
+    bad = [
+        why for p in ([qrels] if qrels is not None else []) + list(runs) if (why := _sniff(p)[1])
+    ]
+    if bad:
+        return bad[0]
     q = layout(qrels) if qrels is not None else None
     wrong = [r for r in runs if layout(r) == "qrels"]
     if q == "run" and wrong:
