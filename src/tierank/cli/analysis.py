@@ -484,4 +484,4 @@ def bands_cmd(
     if fmt is not Fmt("table"):
         emit(render_records(rows, tuple(rows[0]), fmt.value), None, ())
         return
-    Console(emoji=False).print(bands_table(rows, PAPER_TABLE2))
+    print_tables([bands_table(rows, PAPER_TABLE2)], None, (), min_width=0)

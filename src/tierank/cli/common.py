@@ -200,8 +200,7 @@ EvalFormat = Annotated[
     typer.Option(
         "--format",
         "-f",
-        help=f"Output format ({format_help('results')}); trec_eval: trec_eval's own layout "
-        "(measure, query, value), filled with --stat.",
+        help=f"Output format ({format_help('results')}).",
     ),
 ]
 StatOption = Annotated[
@@ -426,24 +425,37 @@ def emit(text: str | bytes | Sequence[Any], output: Path | None, protect: tuple)
         out.flush()
 
 
-def print_tables(tables, output: Path | None, protect: tuple) -> None:
-    """rich tables to the terminal, or as plain text (160 columns, no colours) to ``output`` (``-``: stdout)."""
+def _plain(tables, width: int) -> str:
+    """rich tables as plain text (no colours), with no trailing spaces: rich pads every line of a
+    table's title and caption to the table's width, which a file or a pipe should not keep."""
+    from rich.console import Console
+
+    buf = io.StringIO()
+    console = Console(emoji=False, file=buf, width=width, force_terminal=False, color_system=None)
+    for t in tables:
+        console.print(t)
+    return "".join(line.rstrip() + "\n" for line in buf.getvalue().splitlines())
+
+
+def print_tables(tables, output: Path | None, protect: tuple, min_width: int = 120) -> None:
+    """rich tables to the terminal (at least ``min_width`` columns wide), or as plain text to
+    ``output`` (160 columns; ``-``: stdout) or to a standard output that is not a terminal (a pipe,
+    a file), without trailing spaces."""
     from rich.console import Console
 
     if output is not None:
         from ..io.writers import write_atomic
-
-        buf = io.StringIO()
-        console = Console(emoji=False, file=buf, width=160, force_terminal=False, color_system=None)
-        for t in tables:
-            console.print(t)
         from ..report.formats import encoded
 
-        write_atomic(output, encoded(buf.getvalue(), output), protect=protect)
-    else:
-        console = Console(emoji=False, width=max(Console().width, 120))
-        for t in tables:
-            console.print(t)
+        write_atomic(output, encoded(_plain(tables, 160), output), protect=protect)
+        return
+    console = Console(emoji=False, width=max(Console().width, min_width))
+    if not console.is_terminal:
+        sys.stdout.write(_plain(tables, console.width))
+        sys.stdout.flush()
+        return
+    for t in tables:
+        console.print(t)
 
 
 #: what a line of each input looks like, for the messages of `swapped`
