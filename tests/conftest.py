@@ -3,13 +3,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+# No test depends on the machine's speed: no per-example deadline and no "too slow" health check
+# (a loaded machine, load average 7-9 on two cores, made examples and their generation slow).
 # CI runs derandomized so a run is reproducible; locally hypothesis explores freely.
-settings.register_profile("ci", derandomize=True, print_blob=True)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+UNTIMED = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("untimed", **UNTIMED)
+settings.register_profile("ci", derandomize=True, print_blob=True, **UNTIMED)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "untimed"))
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

@@ -47,7 +47,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("stream", "cluster"),
     ("analysis",),
     ("report",),
-    ("integrations", "hps"),
+    ("integrations", "hps", "compat"),
     ("cli", "examples"),  # examples: shipped data and the script that builds it (uses io)
     ("__init__", "__main__"),  # __main__: `python -m tierank`, the command line
 ]

@@ -6,10 +6,24 @@
 0.8333
 """
 
-# ruff: noqa: E402  (the package's imports follow the start-up call below, on purpose)
+# ruff: noqa: E402  (the package's imports follow the start-up lines below, on purpose)
+import _signal  # type: ignore[import-not-found]  # built in, loaded by the interpreter: nothing is read before Ctrl-C is held
+
+# first: a Ctrl-C is held until `quiet_interrupt_at_start` knows whether this is the tierank program
+# (then exit 130 without a traceback, also in the imports below) or a Python caller (then the
+# KeyboardInterrupt Python would have raised)
+_held: list | None = None
+try:
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+        _held = []
+        _signal.signal(_signal.SIGINT, lambda signum, frame, held=_held: held.append(signum))
+except ValueError:  # not the main thread: signals are not ours to set
+    _held = None
+
 from .processes import quiet_interrupt_at_start
 
-quiet_interrupt_at_start()  # first: a Ctrl-C in the imports below ends the tierank program without a traceback
+quiet_interrupt_at_start(_held)
+del _held
 
 from typing import TYPE_CHECKING
 
@@ -19,6 +33,8 @@ from .version import __version__
 
 if TYPE_CHECKING:
     from .analysis.compare import CompareSettings
+    from .analysis.meta import combine_effects
+    from .analysis.planning import topic_set_size
     from .evaluate import evaluate_diversity
     from .io import Qrels, Run, read_qrels, read_run, to_qrels, to_run
     from .io.subtopics import read_subtopic_qrels
@@ -50,6 +66,8 @@ __all__ = [
     "TierankError",
     "TierankInputError",
     "__version__",
+    "combine_effects",
+    "topic_set_size",
 ]
 
 #: public names imported on first use, and their modules: ``import tierank`` (and so the command line's
@@ -71,6 +89,8 @@ _LAZY = {
     "EvalResult": "results",
     "EvalSettings": "settings",
     "TieBreak": "ties",
+    "combine_effects": "analysis.meta",
+    "topic_set_size": "analysis.planning",
 }
 
 

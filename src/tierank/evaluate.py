@@ -141,7 +141,9 @@ class Evaluator:
         self.plan = plan
         self.measures: list[Measure] = plan.measures
         if not self.measures:
-            raise TierankInputError("no measure given")
+            raise TierankInputError(
+                'no measure given: name one or more (e.g. ["nDCG@10", "RR"]; tierank.supported() lists them)'
+            )
         if self.settings.unjudged == "bounds":
             refused = [m for m in self.measures if m.bounds_refusal]
             if refused:
@@ -358,6 +360,17 @@ def evaluate(
     -------
     EvalResult
         with ``.per_query()``, ``.aggregate()`` (pandas DataFrames) and ``.to_dict()``.
+
+    Raises
+    ------
+    TierankInputError
+        One line naming the input, for an empty run (``{}``, a file without result lines), empty
+        qrels, no measure, or a run none of whose queries is judged (`NothingToEvaluate`).  By design:
+        a mean over no query, or a result without a measure, would be a number or a table that says
+        nothing.  pytrec_eval's ``evaluate({})`` returns ``{}`` and ir_measures scores empty inputs
+        with ``[]`` and NaN; the surfaces that stand in for them
+        ([`tierank.integrations.ir_measures`][tierank.integrations.ir_measures]) return what they
+        return, and the command line refuses with one line (exit 2).
 
     Examples
     --------

@@ -8,9 +8,7 @@ process that writes them ([`tierank.io.writers`][tierank.io.writers], [`tierank.
 only once their maker is gone.
 """
 
-from __future__ import annotations
-
-import os
+import os  # (no ``from __future__ import annotations``: a module, read before Ctrl-C is tierank's)
 
 __all__ = ["alive", "keep_freed_memory", "quiet_interrupt_at_start", "tierank_program"]
 
@@ -82,19 +80,30 @@ def _interrupted_at_start(signum, frame) -> None:
     os._exit(130)
 
 
-def quiet_interrupt_at_start() -> None:
+def quiet_interrupt_at_start(held: list | None = None) -> None:
     """In the ``tierank`` program ([`tierank_program`][tierank.processes.tierank_program]) only, and where Ctrl-C has its usual handler:
     Ctrl-C from now on ends the program with exit 130 and no traceback wherever it lands, also in the
-    first imports, before the command line's own handling begins.  Called first thing by ``import tierank``."""
-    import signal
+    first imports, before the command line's own handling begins.  Called first thing by ``import tierank``.
 
-    if not tierank_program():
-        return
+    ``held``: the Ctrl-Cs ``import tierank`` held since its first line (its handler appends to it; None
+    where it set none): in the program, one there ends it now (exit 130); in a Python caller's process
+    Python's own handler is put back and one there is raised as the ``KeyboardInterrupt`` it would
+    have been.  It imports nothing but the interpreter's built-in ``_signal``."""
+    import _signal  # type: ignore[import-not-found]
+
     try:
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            signal.signal(signal.SIGINT, _interrupted_at_start)
+        if not tierank_program():
+            if held is not None:
+                _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+                if held:
+                    raise KeyboardInterrupt
+            return
+        if held is not None or _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+            _signal.signal(_signal.SIGINT, _interrupted_at_start)
     except ValueError:  # not the main thread: signals are not ours to set
-        pass
+        return
+    if held:  # a Ctrl-C during tierank's first lines: nothing to clean up yet
+        os._exit(130)
 
 
 #: glibc's ``mallopt`` parameters (malloc.h)

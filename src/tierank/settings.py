@@ -93,7 +93,7 @@ class EvalSettings:
         [`tierank.ties.TieBreak`][tierank.ties.TieBreak]).
     rel
         Minimum grade counted relevant by binary measures (trec_eval ``-l``); an integer in
-        [-2**53, 2**53], the range of a measure's own ``rel`` parameter.
+        ``[-2**53, 2**53]``, the range of a measure's own ``rel`` parameter.
     complete
         Average over every qrels query; queries absent from the run score 0 (``trec_eval -c``).
     candidates_only
@@ -118,6 +118,8 @@ class EvalSettings:
         The most distinct tie orderings of one query that the measures without a closed form (the
         intent-aware family) enumerate exactly; past it they draw ``samples`` orderings.
 
+    Examples
+    --------
     Every problem is reported at once, with its reason:
 
     >>> EvalSettings(rel=1, max_depth=0, samples=1)  # doctest: +ELLIPSIS

@@ -38,6 +38,7 @@ run()
 @pytest.mark.parametrize(
     "module",
     [
+        "tierank.processes",
         "tierank.errors",
         "tierank.evaluate",
         "tierank.cli.common",
@@ -94,3 +95,50 @@ def test_interrupt_at_random_moments_of_the_start():
             # handler (the import of `signal` included): no tierank code can catch it yet
             continue
         assert p.returncode in (0, 130) and "Traceback" not in err, (p.returncode, err)
+
+
+# Records every module looked up from tierank's first import until Ctrl-C is tierank's (a Ctrl-C in
+# any of them would still be Python's traceback), then runs ``tierank --version`` as the program.
+BEFORE_THE_HANDLER = """
+import _signal, sys
+sys.orig_argv = [sys.executable, "-m", "tierank.cli", "--version"]
+seen = []
+
+class Record:
+    def find_spec(self, name, path=None, target=None):
+        if seen or name == "tierank":
+            if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+                seen.append(name)
+        return None
+
+sys.meta_path.insert(0, Record())
+import tierank
+sys.meta_path.pop(0)
+print(" ".join(seen))
+print(_signal.getsignal(_signal.SIGINT) is _signal.default_int_handler)
+"""
+
+
+def test_the_handler_is_installed_before_any_other_import():
+    """tierank's first lines hold Ctrl-C before any module is read (not after ``tierank.processes``
+    and ``signal``, whose ``enum`` and friends took milliseconds in which a Ctrl-C gave a traceback)."""
+    p = subprocess.run(
+        [sys.executable, "-c", BEFORE_THE_HANDLER], capture_output=True, text=True, timeout=120
+    )
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["tierank", "False"]
+
+
+def test_a_python_caller_gets_the_interrupt_held_during_the_import():
+    """The same Ctrl-C in a Python caller's ``import tierank``: its KeyboardInterrupt, and Python's own
+    handler back."""
+    code = INTERRUPTED_IMPORT.format(module="tierank.processes").replace(
+        'sys.orig_argv = [sys.executable, "-m", "tierank.cli", *sys.argv[1:]]', ""
+    )
+    code = code.replace(
+        "from tierank.cli import run\nrun()",
+        "try:\n    import tierank\nexcept KeyboardInterrupt:\n    import signal\n"
+        "    print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)",
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (p.returncode, p.stdout, p.stderr) == (0, "True\n", "")

@@ -153,7 +153,7 @@ def reference_lines(names, qids, columns) -> str:
 @settings(
     max_examples=examples(300),
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(layouts(), st.integers(1, 12))
 def test_lines_equal_line_by_line_formatting(monkeypatch, views, layout, chunk):
@@ -213,4 +213,8 @@ def test_per_query_lines_are_the_records_formatted_one_by_one(stat):
                     expected.append(f"{e.name:<22}\t{q}\t{int(v) if count else format(v, '6.4f')}")
         per_query = [ln for ln in text.splitlines() if ln.split("\t")[1] != "all"]
         assert per_query == expected
-        assert any(ln.split("\t")[1] == "all" for ln in text.splitlines()) is summary
+        # several runs: each block opens with its run's name, summary or not
+        labels = [ln for ln in text.splitlines() if ln.startswith("run ")]
+        assert labels == [f"{'run':<22}\tall\t{name}" for name in runs]
+        rest = [ln for ln in text.splitlines() if not ln.startswith("run ")]
+        assert any(ln.split("\t")[1] == "all" for ln in rest) is summary

@@ -57,7 +57,9 @@ def test_ml_dtypes_bfloat16_numpy_keeps_its_ties():
 
 
 def test_numpy_labels_beside_torch_scores_move_to_the_scores():
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip(
+        "torch", reason='torch is not installed: pip install -e ".[torchmetrics]"'
+    )
     ref = tensor.evaluate(SCORES, LABELS, MS)
     res = tensor.evaluate(
         torch.tensor(SCORES), LABELS, MS, mask=np.ones(SCORES.shape, bool), n_relevant=[2, 3]
@@ -121,7 +123,9 @@ def test_inf_label_on_padding_is_padding():
 def test_float64_dtype_objects_are_accepted():
     ref = tensor.evaluate(SCORES.astype(np.float32), LABELS, MS, dtype="float64")
     same(tensor.evaluate(SCORES.astype(np.float32), LABELS, MS, dtype=np.float64), ref)
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip(
+        "torch", reason='torch is not installed: pip install -e ".[torchmetrics]"'
+    )
     res = tensor.evaluate(
         torch.tensor(SCORES, dtype=torch.float32), LABELS, MS, dtype=torch.float64
     )

@@ -14,8 +14,9 @@ from tierank import tensor
 from tierank.errors import TierankInputError
 from tierank.tensor.hf import compute_metrics
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("torchmetrics")
+NO_METRIC = 'tierank.tensor.metric needs torch and torchmetrics: pip install -e ".[torchmetrics]"'
+torch = pytest.importorskip("torch", reason=NO_METRIC)
+pytest.importorskip("torchmetrics", reason=NO_METRIC)
 
 from tierank.tensor.metric import TieAwareRetrieval  # noqa: E402
 

@@ -22,6 +22,9 @@ from reference import brute_stats, ordered, value
 from tierank import tensor
 from tierank.errors import TierankInputError
 
+#: the skip message of the tests on torch tensors: the extra the training-loop guide names
+NO_TORCH = 'torch is not installed: pip install -e ".[torchmetrics]"'
+
 MEASURES = [
     "nDCG@3",
     "nDCG",
@@ -169,7 +172,7 @@ def test_numpy_float32_every_measure_agrees():
 
 @pytest.mark.parametrize("dtype, tol", [("float64", 1e-12), ("float32", 1e-5)])
 def test_torch_cpu_every_measure_agrees(dtype, tol):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=NO_TORCH)
     scores, labels, mask, extra = big_batch(5)
     dt = getattr(torch, dtype)
     present = ((labels >= 1) & mask).sum(axis=1)
@@ -236,7 +239,7 @@ def test_numpy_agrees_with_evaluate(b, ms, rel, tie_break):
 @SETTINGS
 @given(batches(), SOME)
 def test_torch_cpu_agrees_with_evaluate(b, ms):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=NO_TORCH)
     scores, labels, mask, _ = b
     for dt, tol in ((torch.float64, 1e-12), (torch.float32, 1e-5)):
         res = tensor.evaluate(
@@ -417,7 +420,7 @@ def test_half_precision_tensors_keep_their_exact_ties(dtype):
     """bf16 / fp16 score tensors are evaluated as they are: the ties are those of the half-precision
     values (none created or broken), the numbers those of tierank.evaluate on the same values
     written to float64 (exact), computed in float32 (1e-5) or float64 (1e-12)."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=NO_TORCH)
     rng = np.random.default_rng(11)
     q, c = 200, 12
     width = 0.1 if dtype == "bfloat16" else 0.01  # about 25 steps of the half grid (2^-8, 2^-11)
@@ -488,7 +491,7 @@ def test_memory_stays_bounded_by_the_chunk():
 def test_cuda_tensors_stay_on_the_gpu_and_agree_with_the_cpu():
     """Where CUDA is present: results on the GPU, equal to the CPU's (float64: 1e-12), and the peak
     GPU memory beyond the inputs bounded by the chunk, not by the batch."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=NO_TORCH)
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
     rng = np.random.default_rng(14)

@@ -28,8 +28,11 @@ import pytest
 
 from tierank import tensor
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("torchmetrics")
+NO_METRIC = (
+    'the torchmetrics reference needs torch and torchmetrics: pip install -e ".[torchmetrics]"'
+)
+torch = pytest.importorskip("torch", reason=NO_METRIC)
+pytest.importorskip("torchmetrics", reason=NO_METRIC)
 
 from torchmetrics.functional import retrieval as F  # noqa: E402
 from torchmetrics.retrieval import (  # noqa: E402

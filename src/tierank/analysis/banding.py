@@ -198,42 +198,42 @@ def worst_case_rr(rho: float, depth: int = 1000, kind: str = "loss") -> float:
 
     Notes
     -----
-    Both values depend only on the band `[b, e]` (width `w`)
+    Both values depend only on the band $[b, e]$ (width $w$)
     holding the first relevant document, which banding leaves in place, and
     on the relevant documents of that band.
 
-    *Loss.* With the first relevant document at `b` the original RR is
-    `1/b`, the largest possible, and further relevant documents of the
+    *Loss.* With the first relevant document at $b$ the original RR is
+    $1/b$, the largest possible, and further relevant documents of the
     band only raise the banded value; so the worst case is a lone relevant
-    document at `b` (the paper's argument):
+    document at $b$ (the paper's argument):
 
-    .. math::
+    $$
+    L_g = \frac{1}{b_g} - \frac{1}{w_g}\sum_{k=b_g}^{e_g}\frac1k .
+    $$
 
-        L_g = \frac{1}{b_g} - \frac{1}{w_g}\sum_{k=b_g}^{e_g}\frac1k .
-
-    *Gain.* It is *not* a lone relevant document at `e`: with the first
-    relevant document at offset `j`, every later document of the band
+    *Gain.* It is *not* a lone relevant document at $e$: with the first
+    relevant document at offset $j$, every later document of the band
     should be relevant too (they do not change the original RR but raise the
-    banded one), so `G_g = \max_j \big(E[1/(b+M)] - 1/(b+j)\big)`,
-    `M` the offset of the first of `w-j` relevant documents
-    placed uniformly in the band; computed exactly (`O(w^2)` per band,
-    only for ``kind="gain"``/``"abs"``). For `w = 2`, `G = L =
-    1/(2b(b+1))`; e.g. for band [1..3] the best gain is ranks 2 and 3
-    relevant: `5/6 - 1/2 = 1/3`, not `11/18 - 1/3`.
+    banded one), so $G_g = \max_j \big(E[1/(b+M)] - 1/(b+j)\big)$,
+    $M$ the offset of the first of $w-j$ relevant documents
+    placed uniformly in the band; computed exactly ($O(w^2)$ per band,
+    only for ``kind="gain"``/``"abs"``). For $w = 2$,
+    $G = L = 1/(2b(b+1))$; e.g. for band [1..3] the best gain is ranks 2 and 3
+    relevant: $5/6 - 1/2 = 1/3$, not $11/18 - 1/3$.
 
-    The result is `\max_g L_g`, `\max_g G_g`, or the larger of
+    The result is $\max_g L_g$, $\max_g G_g$, or the larger of
     the two (``"abs"``); singleton bands give 0. The maximum is taken over
     all bands. The paper says the loss is largest in the first band with more
-    than one document; that held in a scan of `\rho \in (1, 4]`
+    than one document; that held in a scan of $\rho \in (1, 4]$
     (step 0.001, depth 100,000). The first such band starts at
-    `v = \lfloor 1/(\rho-1) \rfloor + 1`, not at the paper's
-    `1 + \lceil 1/(\rho-1) \rceil` (see [`worst_case_table`][tierank.analysis.banding.worst_case_table]),
-    and for `\rho \le 3` it has exactly two documents, so there
+    $v = \lfloor 1/(\rho-1) \rfloor + 1$, not at the paper's
+    $1 + \lceil 1/(\rho-1) \rceil$ (see [`worst_case_table`][tierank.analysis.banding.worst_case_table]),
+    and for $\rho \le 3$ it has exactly two documents, so there
     ``"gain"`` equals ``"loss"``. For a single band much wider than its start
     the gain can exceed the loss (e.g. band [9..22]); still, over a whole banding ``"abs"`` equalled
-    ``"loss"`` for every `\rho` scanned in `(1, 12)` at depth
+    ``"loss"`` for every $\rho$ scanned in $(1, 12)$ at depth
     1000, with the gain strictly smaller once the first multi-document band
-    has three or more documents (`\rho > 3`).
+    has three or more documents ($\rho > 3$).
 
     Examples
     --------
@@ -285,30 +285,30 @@ def worst_case_rbp(rho: float, p: float, depth: int = 1000, kind: str = "loss") 
 
     Notes
     -----
-    RBP is a sum over relevant documents of `w_k = (1-p)p^{k-1}`; after
-    banding each relevant document of band `g` contributes the band mean
-    `m_g = W_g/(e_g-b_g+1)`, `W_g = \sum_{k=b_g}^{e_g} w_k`.
+    RBP is a sum over relevant documents of $w_k = (1-p)p^{k-1}$; after
+    banding each relevant document of band $g$ contributes the band mean
+    $m_g = W_g/(e_g-b_g+1)$, $W_g = \sum_{k=b_g}^{e_g} w_k$.
     The difference is therefore a sum of independent per-document terms
-    `w_k - m_g`, maximised by making exactly the documents with
-    `w_k > m_g` relevant:
+    $w_k - m_g$, maximised by making exactly the documents with
+    $w_k > m_g$ relevant:
 
-    .. math::
+    $$
+    \Delta\mathrm{RBP} = \sum_g \sum_{k=b_g}^{e_g} (w_k - m_g)^+ .
+    $$
 
-        \Delta\mathrm{RBP} = \sum_g \sum_{k=b_g}^{e_g} (w_k - m_g)^+ .
-
-    As the weights decrease, those documents are the first `t_g` of
-    the band, the paper's construction, with the `t_g` that maximises
+    As the weights decrease, those documents are the first $t_g$ of
+    the band, the paper's construction, with the $t_g$ that maximises
     the paper's per-band expression; the maximisation here is exact over all
-    `0 \le t_g \le e_g-b_g+1`. As `w` is convex, the band mean is
+    $0 \le t_g \le e_g-b_g+1$. As $w$ is convex, the band mean is
     at least the weight at the band's midpoint, so
-    `t_g \le \lfloor (e_g-b_g+1)/2 \rfloor`: the relevant documents
-    end before the band's middle rank `(b_g+e_g)/2`. The paper's
-    printed range `1 \le t_g \le (e_g+b_g)/2` bounds a *count* by that
+    $t_g \le \lfloor (e_g-b_g+1)/2 \rfloor$: the relevant documents
+    end before the band's middle rank $(b_g+e_g)/2$. The paper's
+    printed range $1 \le t_g \le (e_g+b_g)/2$ bounds a *count* by that
     middle *rank*; it is true but loose (it grows with the rank, not with the
-    band width); read as `b_g + t_g - 1 < (e_g+b_g)/2` it is exact.
-    Singleton bands contribute 0 for any `t_g`.
+    band width); read as $b_g + t_g - 1 < (e_g+b_g)/2$ it is exact.
+    Singleton bands contribute 0 for any $t_g$.
 
-    Because `\sum_k (w_k - m_g) = 0` inside each band, the positive
+    Because $\sum_k (w_k - m_g) = 0$ inside each band, the positive
     and negative parts are equal, so the largest gain (the complementary
     relevance vector) equals the largest loss and all three kinds coincide.
 
@@ -365,15 +365,15 @@ def worst_case_table(
     -----
     With the defaults this reproduces all 15 cells of the paper's Table 2 to
     the 4 printed decimals ([`PAPER_TABLE2`][tierank.analysis.banding.PAPER_TABLE2]). It does so with the band
-    recursion the paper defines, `b_{g+1} = \lceil \rho\, b_g \rceil`
+    recursion the paper defines, $b_{g+1} = \lceil \rho\, b_g \rceil$
     ([`band_starts`][tierank.analysis.banding.band_starts]), and with a first multi-document band at
-    `v = \lfloor 1/(\rho-1) \rfloor + 1`. It does *not* follow the
-    paper's closed form `v = 1 + \lceil 1/(\rho-1) \rceil`, which is
-    wrong whenever `1/(\rho-1)` is not an integer: the band starting
-    at `b` is a singleton iff `\lceil \rho b \rceil = b+1` iff
-    `b \le 1/(\rho-1)`, and all bands before the first multi-document
-    band are singletons (`b_g = g`), so `v` is the smallest
-    integer `> 1/(\rho-1)`. For rho = 1.4 the bands are [1], [2],
+    $v = \lfloor 1/(\rho-1) \rfloor + 1$. It does *not* follow the
+    paper's closed form $v = 1 + \lceil 1/(\rho-1) \rceil$, which is
+    wrong whenever $1/(\rho-1)$ is not an integer: the band starting
+    at $b$ is a singleton iff $\lceil \rho b \rceil = b+1$ iff
+    $b \le 1/(\rho-1)$, and all bands before the first multi-document
+    band are singletons ($b_g = g$), so $v$ is the smallest
+    integer $> 1/(\rho-1)$. For rho = 1.4 the bands are [1], [2],
     [3..4], [5..6], ... so v = 3, not 4 (4 is not even a band start); for
     rho = 1.7 (and the paper's own 1.62 example, [1], [2..3], ...) v = 2, not
     3. Table 2's RR entries are those of v = 3 (1/24 = .0417) and v = 2
@@ -382,7 +382,7 @@ def worst_case_table(
     1/(rho-1) is an integer and both forms agree in exact arithmetic.)
 
     The other variants tried do not reproduce the table:
-    `b_{g+1} = b_g + \lceil(\rho-1) b_g\rceil` is the same recursion;
+    $b_{g+1} = b_g + \lceil(\rho-1) b_g\rceil$ is the same recursion;
     ``floor(rho*b)`` and ``round(rho*b)`` (with at least +1) agree only at
     rho = 2, e.g. for rho = 1.4 they give RR .0167 / .0250 against .0417.
 

@@ -17,15 +17,31 @@ the commands' own help).
 from __future__ import annotations
 
 import sys
+import types
 from importlib import import_module
-
-from . import app as _root  # the module; its Typer object is ``tierank.cli.app`` (see __getattr__)
 
 __all__ = ["app", "main", "run"]
 
-# ``from . import app`` bound the module `tierank.cli.app` here: the name ``app`` is the Typer
-# object, given by ``__getattr__`` once every command is registered on it.
-del globals()["app"]
+
+class _Package(types.ModuleType):
+    """This package, whose name ``app`` is the Typer object (given by ``__getattr__`` once every
+    command is registered on it), never the submodule `tierank.cli.app` that the import system
+    binds here when it first imports it (typer is imported with it, by a command that uses typer
+    only: ``tierank trec_eval`` does not)."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name == "app" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def _root():
+    """The module `tierank.cli.app` (the root command, typer's), imported on first use."""
+    return import_module(f"{__name__}.app")
+
 
 #: the modules that register the commands, in the order of ``tierank --help``
 COMMAND_MODULES = (
@@ -39,6 +55,7 @@ COMMAND_MODULES = (
     "provenance",
     "misc",
     "judges",
+    "planning",
 )
 
 #: the module of each top-level command (a group's sub-commands are in its module): a command line
@@ -59,6 +76,9 @@ COMMANDS = {
     "measures": "misc",
     "example": "misc",
     "judges": "judges",
+    "plan": "planning",
+    "discriminative-power": "planning",
+    "forest": "planning",
 }
 
 #: each command's summary (the first paragraph of its help), in the order of ``tierank --help``: the root
@@ -78,6 +98,9 @@ SUMMARIES: dict[str, str] = {
     "measures": "List the supported measures (generated from the registry).",
     "example": "Print the path of a shipped example file or folder (tierank example NAME, NAME one of: run, qrels, askubuntu-run, askubuntu-qrels, trec-run, rag24-run, rag24-qrels, rag24-mini, llmjudge-mini, dir; sources and licences: README.md in `tierank example dir`).",
     "judges": "Agreement of relevance judges with a reference: Cohen's kappa (unweighted, linear, quadratic), Krippendorff's alpha (nominal, ordinal, interval), agreement binarised at --rel and the confusion matrix, pooled and per query, with bootstrap CIs over queries; with --runs, how the system ordering moves under each judge.",
+    "plan": "How many topics? The topic set size to detect a difference at --alpha with --power (paired t-test for two systems, one-way ANOVA for more; Sakai's topic set size design), and the minimal detectable difference for given topic counts; the variance from --sd or from pilot runs, their tie variance included.",
+    "discriminative-power": "Discriminative power (Sakai 2006): per measure, the share of system pairs separated at --alpha and the estimated difference required, by the paired bootstrap or randomized Tukey HSD, on the per-topic expected values (and on the oblivious ones).",
+    "forest": "Forest plot of one pair of systems over collections: each collection's effect with its CI (tie variance included), the fixed-effect and random-effects (DerSimonian-Laird, Paule-Mandel) estimates.",
     "plot": "Figures (PNG and SVG): tierank plot cutoff|ranges|sweep|ties.",
     "report": "One self-contained HTML page: tierank report eval|sweep|compare|rerank.",
 }
@@ -86,7 +109,7 @@ SUMMARIES: dict[str, str] = {
 def register(names=COMMAND_MODULES):
     """The Typer app with the commands of ``names`` (modules of `tierank.cli`) registered on it;
     registered in the order of ``tierank --help`` whatever the order they were asked for in."""
-    app = _root.app
+    app = _root().app
     for name in names:
         import_module(f"{__name__}.{name}")
     if len(names) > 1:
@@ -117,9 +140,9 @@ def listing():
         no_args_is_help=True,
         pretty_exceptions_enable=False,
         rich_markup_mode=MARKUP,
-        help=_root.app.info.help,
+        help=_root().app.info.help,
     )
-    listed.registered_callback = _root.app.registered_callback
+    listed.registered_callback = _root().app.registered_callback
     for name, summary in SUMMARIES.items():
         listed.command(
             name,
@@ -144,7 +167,10 @@ def command_app(argv: list[str]):
 
 
 def main() -> None:
-    """Run the command line in this process (typer's ``SystemExit`` carries the status)."""
+    """Run the command line in this process (typer's ``SystemExit`` carries the status);
+    ``tierank trec_eval ...`` is read as trec_eval reads its arguments, without typer."""
+    if sys.argv[1:2] == ["trec_eval"]:
+        raise SystemExit(import_module(f"{__name__}.trec_eval").run(sys.argv[2:]))
     command_app(sys.argv[1:])()
 
 

@@ -255,7 +255,8 @@ def compare_cmd(
         typer.Argument(
             metavar="FILES",
             help="The qrels, then two or more TREC runs (one per system); with --qrels "
-            "only the runs",
+            "only the runs; or two or more collection folders (each its qrels and runs, systems "
+            "matched by file name): a meta-analysis over the collections",
         ),
     ],
     qrels: Annotated[
@@ -381,10 +382,25 @@ def compare_cmd(
     from ..report.comparison import compare
     from ..settings import EvalSettings
 
-    qrels, runs = qrels_and_runs(files, qrels, COMPARE_USAGE)
     settings = EvalSettings(
         tie_break=tie_break, rel=rel, complete=complete, candidates_only=candidates_only
     )
+    if qrels is None and files and all(f.is_dir() for f in files):  # one folder per collection
+        from .planning import compare_collections_cmd
+
+        measure_ = one_measure(measure, "nDCG@10")
+        unused = {
+            "--band": band is not None,
+            "--correction": correction is not None,
+            "--test": test.value != "t",
+            "--ci": ci.value != "t",
+            "--leaderboard": leaderboard,
+            "--tie-samples": tie_samples > 0,
+        }
+        return compare_collections_cmd(
+            files, measure_, fmt.value, output, settings, alpha, [k for k, v in unused.items() if v]
+        )
+    qrels, runs = qrels_and_runs(files, qrels, COMPARE_USAGE)
     options = CompareSettings(
         alpha=alpha,
         band=band,
@@ -468,4 +484,4 @@ def bands_cmd(
     if fmt is not Fmt("table"):
         emit(render_records(rows, tuple(rows[0]), fmt.value), None, ())
         return
-    Console(emoji=False).print(bands_table(rows, PAPER_TABLE2))
+    print_tables([bands_table(rows, PAPER_TABLE2)], None, (), min_width=0)

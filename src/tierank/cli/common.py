@@ -200,8 +200,7 @@ EvalFormat = Annotated[
     typer.Option(
         "--format",
         "-f",
-        help=f"Output format ({format_help('results')}); trec_eval: trec_eval's own layout "
-        "(measure, query, value), filled with --stat.",
+        help=f"Output format ({format_help('results')}).",
     ),
 ]
 StatOption = Annotated[
@@ -426,24 +425,37 @@ def emit(text: str | bytes | Sequence[Any], output: Path | None, protect: tuple)
         out.flush()
 
 
-def print_tables(tables, output: Path | None, protect: tuple) -> None:
-    """rich tables to the terminal, or as plain text (160 columns, no colours) to ``output`` (``-``: stdout)."""
+def _plain(tables, width: int) -> str:
+    """rich tables as plain text (no colours), with no trailing spaces: rich pads every line of a
+    table's title and caption to the table's width, which a file or a pipe should not keep."""
+    from rich.console import Console
+
+    buf = io.StringIO()
+    console = Console(emoji=False, file=buf, width=width, force_terminal=False, color_system=None)
+    for t in tables:
+        console.print(t)
+    return "".join(line.rstrip() + "\n" for line in buf.getvalue().splitlines())
+
+
+def print_tables(tables, output: Path | None, protect: tuple, min_width: int = 120) -> None:
+    """rich tables to the terminal (at least ``min_width`` columns wide), or as plain text to
+    ``output`` (160 columns; ``-``: stdout) or to a standard output that is not a terminal (a pipe,
+    a file), without trailing spaces."""
     from rich.console import Console
 
     if output is not None:
         from ..io.writers import write_atomic
-
-        buf = io.StringIO()
-        console = Console(emoji=False, file=buf, width=160, force_terminal=False, color_system=None)
-        for t in tables:
-            console.print(t)
         from ..report.formats import encoded
 
-        write_atomic(output, encoded(buf.getvalue(), output), protect=protect)
-    else:
-        console = Console(emoji=False, width=max(Console().width, 120))
-        for t in tables:
-            console.print(t)
+        write_atomic(output, encoded(_plain(tables, 160), output), protect=protect)
+        return
+    console = Console(emoji=False, width=max(Console().width, min_width))
+    if not console.is_terminal:
+        sys.stdout.write(_plain(tables, console.width))
+        sys.stdout.flush()
+        return
+    for t in tables:
+        console.print(t)
 
 
 #: what a line of each input looks like, for the messages of `swapped`
@@ -454,23 +466,41 @@ QRELS_LAYOUT = "3-4 columns: qid iter docid grade, or BEIR's query-id corpus-id 
 def layout(path: Path) -> str | None:
     """``"run"`` or ``"qrels"``: what the first line of the text file ``path`` looks like (a TREC run
     line has 6 fields; a qrels line 4, or 3 in a BEIR qrels TSV); None when it cannot be told (not a
-    regular file, a Parquet/Arrow file, unreadable, another shape)."""
+    regular file, a Parquet/Arrow file, unreadable, not text, another shape)."""
+    kind, _ = _sniff(path)
+    return kind
+
+
+def _sniff(path: Path) -> tuple[str | None, str | None]:
+    """``(layout, why it is no TREC text file)``: the second one line where the file's start says
+    it cannot be one (compressed twice or otherwise, binary data), else None."""
     from ..io.columnar import is_columnar
+    from ..io.lexer import is_text
     from ..io.readers import first_fields
 
     try:
         if not Path(path).is_file() or is_columnar(str(path)):
-            return None
+            return None, None
         fields = first_fields(path)
-    except (TierankInputError, OSError):
-        return None
+    except TierankInputError as e:
+        return None, str(e) if "compress" in str(e) else None
+    except OSError:
+        return None, None
+    if not is_text(fields):  # random or binary bytes, whatever their field count
+        return None, f"{path}: not a TREC file: its first line is binary data, not text"
     n = len(fields) if fields else 0
-    return "run" if n == 6 else "qrels" if n in (3, 4) else None
+    return ("run" if n == 6 else "qrels" if n in (3, 4) else None), None
 
 
 def swapped(qrels: Path | None, runs: list[Path], usage: str) -> str | None:
     """One line when the inputs look given in the wrong places: a run where the qrels go, or qrels
-    where a run goes (``usage``: the command's synopsis, e.g. ``tierank eval QRELS RUN``); else None."""
+    where a run goes (``usage``: the command's synopsis, e.g. ``tierank eval QRELS RUN``); or when
+    one of them is no TREC text file at all (compressed twice, binary data); else None."""
+    bad = [
+        why for p in ([qrels] if qrels is not None else []) + list(runs) if (why := _sniff(p)[1])
+    ]
+    if bad:
+        return bad[0]
     q = layout(qrels) if qrels is not None else None
     wrong = [r for r in runs if layout(r) == "qrels"]
     if q == "run" and wrong:

@@ -460,6 +460,14 @@ def _plan(texts: list[str], docs_in_collection: int | None, trec: bool, coverage
         note(line)
     measures = plan.measures
     strings = [m for m in measures if getattr(m, "string_valued", False)]
+    if not trec and len(strings) == len(
+        measures
+    ):  # runid, relstring ...: nothing this layout writes
+        asked = ", ".join(dict.fromkeys(texts))
+        raise TierankInputError(
+            f"-m {asked}: nothing to write but in --format trec_eval (runid and relstring are "
+            "trec_eval's per-run and per-query lines); add a measure or use --format trec_eval"
+        )
     if strings and not trec:  # relstring is a string per query: only trec_eval's layout prints it
         note(
             f"{', '.join(plan.name_of(m) for m in strings)}: a string per query, printed by --format trec_eval "
@@ -470,8 +478,8 @@ def _plan(texts: list[str], docs_in_collection: int | None, trec: bool, coverage
     judged10 = "Judged@10" in texts or any(str(m) == "Judged@10" for m in measures)
     add_judged = coverage and not judged10
     extra = ["Judged@10"] * add_judged
-    if not measures and not extra:  # only runid / num_q asked for: any measure gives the query set
-        extra = ["Hits@1"]
+    if not measures and not extra:  # trec_eval's runid / relstring alone: any measure gives the
+        extra = ["Hits@1"]  # query set; its layout prints only what was asked (the plan)
     entries = tuple(e for e in plan.entries if e.measure in measures)
     entries += tuple(Entry(t, parse_measure(t)) for t in extra)
     return plan, replace(plan, entries=entries, notes=()), add_judged

@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from ..examples import NAMES as EXAMPLES  # names only: imports nothing heavy
 from .app import app
-from .common import input_errors
+from .common import input_errors, print_tables
 
 
 @app.command("measures")
@@ -18,7 +17,7 @@ def measures_cmd() -> None:
     from ..measures import describe
     from ..report.terminal import measures_table
 
-    Console(emoji=False).print(measures_table(describe()))
+    print_tables([measures_table(describe())], None, (), min_width=0)
 
 
 #: the synopsis of `tierank example`, from the examples registry (`tierank.examples.NAMES`)

@@ -48,6 +48,10 @@ deviations over tie orderings and the aggregate is the standard deviation of the
 ``ir_measures.calc_aggregate`` / ``iter_calc`` and PyTerrier's ``pt.Experiment`` (which calls
 ``ir_measures.iter_calc``) report tie-aware values under the usual measure names;
 [`tie_aware`][tierank.integrations.ir_measures.tie_aware] does the same for a ``with`` block only.
+Registered, it only adds tie-aware values: empty inputs score as ir_measures scores them (no value
+and a NaN aggregate for empty qrels, the defaults for an empty run), a measure a user defined
+(``ir_measures.define``) is left to ir_measures' own providers, and ``Accuracy`` scores the queries
+ir_measures' accuracy provider scores.
 """
 
 from __future__ import annotations
@@ -218,24 +222,40 @@ def resolve_measure(measure) -> tuple[TierankMeasure, bool] | None:
         return None
 
 
-def _as_tierank_qrels(qrels) -> Qrels:
+def _as_tierank_qrels(qrels) -> Qrels | None:
+    """The qrels as tierank reads them; None for empty qrels (ir_measures then scores no query)."""
     if isinstance(qrels, (Qrels, str)) or hasattr(qrels, "__fspath__"):
         return to_qrels(qrels)
+    if _empty(qrels):
+        return None
     conv = QrelsConverter(qrels)
     kind, err = conv.predict_type()
     if kind == "dict_of_dict":
-        return to_qrels(qrels, source="qrels")
-    if kind == "pd_dataframe":
-        return to_qrels(qrels[["query_id", "doc_id", "relevance"]], source="qrels")
-    if kind == "namedtuple_iter":
-        return to_qrels(conv.as_dict_of_dict(), source="qrels")
-    raise TierankInputError(f"qrels: {err}")
+        obj = {q: d for q, d in qrels.items() if len(d)}
+    elif kind == "pd_dataframe":
+        obj = qrels[["query_id", "doc_id", "relevance"]]
+    elif kind == "namedtuple_iter":
+        obj = conv.as_dict_of_dict()
+    else:
+        raise TierankInputError(f"qrels: {err}")
+    return to_qrels(obj, source="qrels") if len(obj) else None
+
+
+def _empty(data) -> bool:
+    """Whether ir_measures' qrels or run ``data`` (a dict, a DataFrame, a list) holds nothing."""
+    return (
+        isinstance(data, (dict, list, tuple))
+        and len(data) == 0
+        or (type(data).__name__ == "DataFrame" and len(data) == 0)
+    )
 
 
 def _as_tierank_run(run) -> Run | None:
     """The run as tierank reads it; None for an empty run (ir_measures scores it with defaults)."""
     if isinstance(run, (Run, str)) or hasattr(run, "__fspath__"):
         return to_run(run)
+    if _empty(run):
+        return None
     conv = RunConverter(run)
     kind, err = conv.predict_type()
     if kind == "dict_of_dict":
@@ -279,18 +299,33 @@ class TierankEvaluator(Evaluator):
             (p.NAME, p.evaluator(ms, _for_ir_measures(qrels, "qrels"))) for p, ms in others.items()
         ]
         self._oblivious = {m: name for name, ev in self._others for m in ev.measures}
-        self._qrels = _as_tierank_qrels(qrels) if self._tierank or self._subtopics is None else None
+        # read only for the measures tierank computes (a runtime measure's qrels need no doc_id)
+        self._qrels = _as_tierank_qrels(qrels) if self._tierank else None
         self._stat = stat
         self._options = options
+        # Accuracy: ir_measures' provider scores a query only when the run has a relevant document in
+        # its top k; tierank reports it when some ordering of the ties has one (Success's max)
+        self._sparse = {
+            m: _retrieves_a_relevant(t)
+            for m, (t, _) in self._tierank.items()
+            if t.family == "Accuracy"
+        }
         # the engines (unjudged documents kept, and removed for judged_only=True): qrels, measures and
         # settings checked once, for every run
         self._engines = {}
         for judged in (False, True):
             wanted = list(dict.fromkeys(t for t, j in self._tierank.values() if j == judged))
-            if wanted:
+            wanted += [
+                s
+                for m, s in self._sparse.items()
+                if self._tierank[m][1] == judged and s not in wanted
+            ]
+            if wanted and self._qrels is not None:
                 settings = EvalSettings(**{**options, **({"judged_only": True} if judged else {})})
                 self._engines[judged] = Engine(self._qrels, wanted, settings)
         qids = set() if self._qrels is None else set(self._qrels.qid.to_pylist())
+        if self._tierank and isinstance(qrels, dict):  # a query without judgments is still scored
+            qids |= set(qrels)
         for _, ev in self._others:
             qids |= set(ev.qrel_qids)
         super().__init__(
@@ -312,6 +347,17 @@ class TierankEvaluator(Evaluator):
         ):
             return {}
         return {judged: engine.evaluate(r) for judged, engine in self._engines.items()}
+
+    def iter_calc(self, run) -> Iterator:
+        """Per-query metrics of ``run``; a qrels query the run lacks gets the measure's default, as
+        ir_measures' ``Evaluator.iter_calc`` does, but for Accuracy (as ir_measures' accuracy provider:
+        a query without a relevant document retrieved has no value)."""
+        expected = {(m, q) for m in self.measures if m not in self._sparse for q in self.qrel_qids}
+        for metric in self._iter_calc(run):
+            expected.discard((metric.measure, metric.query_id))
+            yield metric
+        for measure, query_id in sorted(expected, key=lambda x: (str(x[0]), x[1])):
+            yield Metric(query_id=query_id, measure=measure, value=measure.DEFAULT)
 
     def _iter_calc(self, run) -> Iterator:
         if self._others and isinstance(run, Iterator):
@@ -338,8 +384,12 @@ class TierankEvaluator(Evaluator):
         for m, (t, judged) in self._tierank.items():
             res = results[judged]
             s = res.stats[t]
-            vals = np.sqrt(s.var) if self._stat == "std" else getattr(s, self._stat)
-            for q, v in zip(res.qids, np.asarray(vals, dtype=np.float64).tolist()):
+            vals = np.asarray(np.sqrt(s.var) if self._stat == "std" else getattr(s, self._stat))
+            qids = np.asarray(res.qids, dtype=object)
+            if m in self._sparse:
+                kept = np.asarray(res.stats[self._sparse[m]].max) > 0
+                qids, vals = qids[kept], vals[kept]
+            for q, v in zip(qids.tolist(), vals.astype(np.float64).tolist()):
                 yield Metric(query_id=q, measure=m, value=v)
 
     def _summaries(self, metrics) -> dict:
@@ -369,6 +419,22 @@ class TierankEvaluator(Evaluator):
         """``CalcResults(aggregated, per_query)`` as ir_measures returns them."""
         metrics = list(self.iter_calc(run))
         return _irm.CalcResults(self._summaries(metrics), metrics)
+
+
+def _retrieves_a_relevant(accuracy: TierankMeasure) -> TierankMeasure:
+    """``Success`` at ``accuracy``'s cutoff and grade: its max is positive where some ordering of the
+    ties puts a relevant document in the top k."""
+    params = [] if accuracy.rel is None else [f"rel={accuracy.rel}"]
+    k = accuracy.k
+    cut = "" if k is None or not math.isfinite(k) else f"@{int(k)}"
+    return parse_measure("Success" + (f"({','.join(params)})" if params else "") + cut)
+
+
+def _stock(measure) -> bool:
+    """Whether ``measure`` is one of ir_measures' own measures (its registry's family), not one a user
+    defined (``ir_measures.define``)."""
+    proto = _irm.measures.registry.get(getattr(measure, "NAME", None))
+    return proto is not None and type(proto) is type(measure)
 
 
 def _for_ir_measures(data, kind: str):
@@ -425,22 +491,51 @@ class TierankProvider(Provider):
         self.options = options
 
     def supports(self, measure) -> bool:
-        """Whether this provider answers ``measure``: tierank computes it, or another ir_measures
-        provider does ([`delegate`][tierank.integrations.ir_measures.delegate]), its values then
-        [`TieOblivious`][tierank.integrations.ir_measures.TieOblivious]; in that case, the first time
-        in a process, a warning ([`UntieAwareFallback`][tierank.integrations.ir_measures.UntieAwareFallback]) too."""
-        if resolve_measure(measure) is not None or diversity_measure(measure) is not None:
+        """Whether this provider answers ``measure``: tierank computes it, or it is one of ir_measures'
+        own measures that another ir_measures provider computes
+        ([`delegate`][tierank.integrations.ir_measures.delegate]), its values then that provider's,
+        marked [`TieOblivious`][tierank.integrations.ir_measures.TieOblivious]; in that case, the first
+        time in a process, a warning ([`UntieAwareFallback`][tierank.integrations.ir_measures.UntieAwareFallback])
+        too.  A measure a user defined (``ir_measures.define``) is left to ir_measures' own providers:
+        registered, this provider never answers what it does not compute."""
+        if _computes(measure):
             return True
-        if delegate(measure) is None:
+        if not _stock(measure) or delegate(measure) is None:
             return False
         warn_fallback(measure)
         return True
+
+    def run_inputs(self, measures) -> list[str]:
+        """The run columns ``measures`` need: ir_measures' usual three for tierank's, the delegate's for
+        the others (as ``ir_measures.DefaultPipeline`` would answer without this provider)."""
+        return self._inputs(measures, "run_inputs")
+
+    def qrel_inputs(self, measures) -> list[str]:
+        """The qrels columns ``measures`` need (see `run_inputs`)."""
+        return self._inputs(measures, "qrel_inputs")
+
+    def _inputs(self, measures, kind: str) -> list[str]:
+        measures = list(measures)
+        own = [m for m in measures if _computes(m)]
+        inputs = set(getattr(Provider, kind)(self, own)) if own else set()
+        others: dict = {}
+        for m in measures:
+            if not _computes(m) and (p := delegate(m)) is not None:
+                others.setdefault(p, []).append(m)
+        for p, ms in others.items():
+            inputs.update(getattr(p, kind)(ms))
+        return sorted(inputs)
 
     def _evaluator(self, measures, qrels) -> TierankEvaluator:
         return TierankEvaluator(measures, qrels, self.stat, self.options)
 
     def __repr__(self) -> str:
         return f"TierankProvider({self.stat!r})"
+
+
+def _computes(measure) -> bool:
+    """Whether tierank computes the ir_measures ``measure`` itself."""
+    return resolve_measure(measure) is not None or diversity_measure(measure) is not None
 
 
 #: the expected values over tie orderings
@@ -557,6 +652,8 @@ def diversity_part(measures: list, qrels) -> tuple[dict, SubtopicQrels | None, o
         return {}, None, qrels
     if isinstance(qrels, Iterator):
         qrels = list(qrels)
+    if _empty(qrels):  # no query to score, as in ir_measures
+        return found, None, qrels
     return found, subtopic_qrels(qrels), qrels
 
 

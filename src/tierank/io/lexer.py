@@ -587,7 +587,8 @@ def first_fields(path: str | os.PathLike) -> list[str] | None:
     Reads only the start of a regular file (opened once), or of the bytes a
     `Held` file holds; a pipe is read whole and its
     bytes stay for the reader that follows.  Undecodable bytes show as U+FFFD
-    here only (the readers refuse them).
+    here only (the readers refuse them; [`is_text`][tierank.io.lexer.is_text] tells such a line).
+    Compressed data inside gzip (gzip twice, bzip2 ...) is refused as the readers refuse it.
     """
     raw = path.raw if isinstance(path, Held) and path.regular else None
     if raw is not None:
@@ -598,5 +599,24 @@ def first_fields(path: str | os.PathLike) -> list[str] | None:
     else:
         with open(path, "rb") as fh:
             data = _first_data(fh, str(path), lambda: load(path))
+    check_compression(data[:16], str(path), inner=True)  # gzip content that is compressed again
     first = first_line(data)
     return None if first is None else first[1].decode("utf-8", "replace").split(" ")
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def is_text(fields: list[str] | None) -> bool:
+    """Whether the fields of [`first_fields`][tierank.io.lexer.first_fields] are text: no control
+    characters, and at most a quarter of undecodable bytes (one Latin-1 letter is text in the wrong
+    encoding, which the readers locate; random or binary bytes are no TREC file, whatever their
+    field count).
+
+    >>> is_text(["q1", "0", "d1", "1"]), is_text(["caf\ufffd", "0"]), is_text(["\ufffd\x03", "7"])
+    (True, True, False)
+    """
+    if fields is None:
+        return True
+    line = " ".join(fields)
+    return not _CONTROL.search(line) and 4 * line.count("\ufffd") <= len(line)

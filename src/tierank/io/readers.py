@@ -349,7 +349,9 @@ def _qrels_slow(src: str, data: bytes) -> Qrels:
     qids: list[str] = []
     docids: list[str] = []
     grades: list[float] = []
-    seen: dict[tuple[str, str], int] = {}
+    seen: dict[tuple[str, str], tuple[int, str]] = {}
+    #: documents judged again under another iter value: subtopic qrels (said once, at the end)
+    subtopic: list[tuple[int, str, str, int]] = []
     ncols = 3 if beir else 4
     layout = "query-id corpus-id score" if beir else "qid iter docid grade"
     header_line = data.count(b"\n", 0, start) + 1 if start else 0
@@ -375,12 +377,26 @@ def _qrels_slow(src: str, data: bytes) -> Qrels:
             continue
         prev = seen.get((q, d))
         if prev is not None:
-            bad.repeated(lineno, f"document {quote(d)} judged twice for query {quote(q)}", prev)
+            if not beir and prev[1] != parts[1]:
+                subtopic.append((lineno, q, d, prev[0]))
+            else:
+                what = f"document {quote(d)} judged twice for query {quote(q)}"
+                bad.repeated(lineno, what, prev[0])
             continue
-        seen[(q, d)] = lineno
+        seen[(q, d)] = (lineno, "" if beir else parts[1])
         qids.append(q)
         docids.append(d)
         grades.append(grade)
+    if subtopic:
+        at, q, d, first = subtopic[0]
+        n = len(subtopic)
+        bad(
+            at,
+            f"document {quote(d)} judged again for query {quote(q)} under another value of column 2 "
+            f"(first at line {first}; {n} such line{'s' * (n > 1)}): subtopic qrels (qid subtopic "
+            "docid grade), which the intent-aware measures read (alpha_nDCG, ERR_IA, ...); the other "
+            "measures need one judgment per document and query",
+        )
     bad.raise_if_any()
     if not qids:
         raise TierankInputError([Problem(src, None, "empty qrels: no judgment lines")])

@@ -511,6 +511,8 @@ def input_role(path: str | os.PathLike) -> tuple[str | None, str]:
         fields = first_fields(path)  # a file read once already (`hold`): from its bytes
     except TierankInputError:
         return None, ""
+    if not lexer.is_text(fields):
+        return None, "not a TREC file: its first line is binary data, not text"
     n = len(fields) if fields else 0
     if n == 6:
         return "run", "its first line has 6 fields (qid Q0 docid rank score tag)"
@@ -619,6 +621,8 @@ def _run_or_why(f: Path) -> str | None:
         return None if known else f"cannot be read ({e.problems[0].reason})"
     if fields is None:
         return None if known else "empty file"
+    if not lexer.is_text(fields):
+        return None if known else "not a TREC file: its first line is binary data, not text"
     if len(fields) >= 6 and parse_number(fields[4]) is not None:
         return None
     role = (

@@ -177,6 +177,8 @@ def _values(col: pa.ChunkedArray, source: str, what: str, name: str = "") -> np.
     label = "score" if what == "run" else "grade"
     where = f" {name!r}" if name else ""
     t = col.type
+    if len(col) == 0:  # an empty table (of any column type): said as empty where it is checked
+        return np.zeros(0, dtype=np.float64)
     if col.null_count and not pa.types.is_floating(
         t
     ):  # a missing float is NaN (pandas writes NaN as null)

@@ -6,7 +6,7 @@ group is a contiguous segment, and a per-segment statistic is one ``bincount``.
 
 Variances are computed **without cancellation**: per tie group, from deviations
 about the group's own values (two passes, shifted by the group's first value),
-never as `E[X^2] - E[X]^2`.  A group whose document values are all equal,
+never as $E[X^2] - E[X]^2$.  A group whose document values are all equal,
 or whose positions carry equal weights, therefore contributes exactly ``0.0``,
 so the standard deviation of a measure that no tie ordering can change is
 exactly 0.  Ratios of counts are one division of exact integer counts (a query
@@ -129,13 +129,13 @@ def select_segments(seg: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.n
 def centered(
     x: np.ndarray, seg: np.ndarray, nseg: int, size: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    r"""Per segment: mean and sum of squared deviations `\sum (x - \bar x)^2`.
+    r"""Per segment: mean and sum of squared deviations $\sum (x - \bar x)^2$.
 
     ``x`` holds the values of sorted segments ``seg`` (ids in ``0..nseg-1``); a
     segment of ``size[s]`` entries of which only a prefix is given is padded with
     zeros (the positions past a cutoff have weight 0).  Two passes about the
     segment's first value: a constant segment gives exactly 0, and no
-    `\sum x^2 - (\sum x)^2/m` cancellation happens otherwise.
+    $\sum x^2 - (\sum x)^2/m$ cancellation happens otherwise.
 
     >>> mean, ss = centered(np.array([0.1] * 10 + [0.1, 0.0]), np.array([0] * 10 + [1, 1]), 2, np.array([10, 3]))
     >>> float(ss[0]), round(float(ss[1]), 12)
@@ -157,7 +157,7 @@ def centered(
 def comoment(
     x: np.ndarray, y: np.ndarray, seg: np.ndarray, nseg: int, size: np.ndarray
 ) -> np.ndarray:
-    r"""Per segment: `\sum (x - \bar x)(y - \bar y)`, segments zero-padded to ``size``
+    r"""Per segment: $\sum (x - \bar x)(y - \bar y)$, segments zero-padded to ``size``
     as in [`centered`][tierank.measures.kernels.centered] (two passes about each segment's first values).
 
     >>> float(comoment(np.array([1.0, 2.0]), np.array([3.0, 5.0]), np.array([0, 0]), 1, np.array([3]))[0])
@@ -238,18 +238,18 @@ def group_moments(
 def central_moments(r: np.ndarray, m: np.ndarray) -> dict[str, np.ndarray]:
     r"""Joint central moments of the relevance indicators of a uniformly permuted group.
 
-    ``m`` positions hold ``r`` relevant documents; `y_a = x_a - r/m` at distinct
-    positions a, b, c, d.  With `s = m - r` (closed forms in r and s, each with the
-    factor `rs`, so exactly 0 for an all-relevant or all-non-relevant group):
+    ``m`` positions hold ``r`` relevant documents; $y_a = x_a - r/m$ at distinct
+    positions a, b, c, d.  With $s = m - r$ (closed forms in r and s, each with the
+    factor $rs$, so exactly 0 for an all-relevant or all-non-relevant group):
 
-    * ``k2`` `= E[y_a y_b] = -rs / (m^2 (m-1))`;
-    * ``c3`` `= E[y_a^2 y_b] - E[y_a y_b y_c] = rs(r-s) / (m^2 (m-1)(m-2))`;
-    * ``c22`` `= E[y_a^2 y_b^2] - k_2^2`, ``c211`` `= E[y_a^2 y_b y_c] - k_2^2`,
-      ``c1111`` `= E[y_a y_b y_c y_d] - k_2^2`.
+    * ``k2`` $= E[y_a y_b] = -rs / (m^2 (m-1))$;
+    * ``c3`` $= E[y_a^2 y_b] - E[y_a y_b y_c]$ $= rs(r-s) / (m^2 (m-1)(m-2))$;
+    * ``c22`` $= E[y_a^2 y_b^2] - k_2^2$, ``c211`` $= E[y_a^2 y_b y_c] - k_2^2$,
+      ``c1111`` $= E[y_a y_b y_c y_d] - k_2^2$.
 
     Moments that need more distinct positions than the group has are returned as 0
     (the weight sums they multiply are then exactly 0 too).  Derived with sympy from
-    `E[\prod_{i\le j} x_i] = (r)_j/(m)_j`; the tests check them against enumeration.
+    $E[\prod_{i\le j} x_i] = (r)_j/(m)_j$; the tests check them against enumeration.
 
     >>> cm = central_moments(np.array([1.0]), np.array([2.0]))
     >>> float(cm["k2"][0]), float(cm["c22"][0])

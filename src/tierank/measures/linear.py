@@ -718,7 +718,11 @@ class nDCG(Linear):
             "grade -> gain map, e.g. {0:0,1:1,2:3} (unmapped grades keep their grade)",
         ),
         Param(
-            "judged_only", bool, False, "drop unjudged documents before ranking (ranks close up)"
+            "judged_only",
+            bool,
+            False,
+            "drop unjudged documents and negative (mapped) grades before ranking, ranks closing up "
+            "(as trec_eval -J and ir_measures)",
         ),
         Param(
             "negative",

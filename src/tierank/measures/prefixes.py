@@ -1,9 +1,9 @@
 r"""Several rank cutoffs of one family in one pass over the run ([`Prefixes`][tierank.measures.prefixes.Prefixes]).
 
-A measure at cutoff `k` reads the first `\min(k, n_q)` rows of each query; its sums
+A measure at cutoff $k$ reads the first $\min(k, n_q)$ rows of each query; its sums
 are sums over those rows (the oblivious, optimistic and pessimistic values, a row-wise
 expectation) or over the tie groups they hold (a group-wise expectation, the variance),
-the last group possibly cut by `k`.  For a batch of cutoffs of one family the rows
+the last group possibly cut by $k$.  For a batch of cutoffs of one family the rows
 are read once, up to the largest cutoff of each query: per-row terms are cumulated
 inside each query and read at each cutoff's last row; per-group terms of whole groups
 are cumulated over each query's groups, and the group a cutoff cuts through is
@@ -106,7 +106,7 @@ def prefix_sums(
     in order), bit for bit: counts that stay exact in float64 by any order; else running sums
     per segment, in a matrix of one row per segment (``np.cumsum`` along the rows is sequential)
     or, where the segments' lengths differ too much for one, by increasing counts, each sum the
-    one before plus the entries between (`x` is read once whatever the number of counts).
+    one before plus the entries between ($x$ is read once whatever the number of counts).
 
     >>> x = np.array([0.1, 0.2, 0.3, 1.0, 2.0])
     >>> seg, start = np.array([0, 0, 0, 1, 1]), np.array([0, 3, 5])

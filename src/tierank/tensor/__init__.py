@@ -104,10 +104,14 @@ class TensorStats:
     tie_break: str
 
     def summary(self) -> dict[str, float]:
-        """The mean over queries of each statistic, as Python floats; ``std`` is that of the mean
-        over tie orderings, ``sqrt(sum of the variances) / queries`` (orderings of different queries
-        are independent), as [`tierank.measures.Measure.aggregate`][tierank.measures.Measure.aggregate]; ``range`` is ``max - min``
-        of the means.  NaN for no query."""
+        """The mean over queries of each statistic, as Python floats.
+
+        ``std_of_mean`` is the standard deviation over tie orderings of the *mean* over queries,
+        ``sqrt(sum of the variances) / queries`` (orderings of different queries are independent), as
+        [`tierank.measures.Measure.aggregate`][tierank.measures.Measure.aggregate]; not the mean of the per-query ``std``.
+        ``std`` is the same number under its older name, kept for compatibility (``scalars`` and
+        `tierank.tensor.metric.TieAwareRetrieval` log it as ``MEASURE/std``).  ``range`` is
+        ``max - min`` of the means.  NaN for no query."""
         xp = _namespace(self.expected)
         out = summarize(
             xp,
@@ -118,6 +122,7 @@ class TensorStats:
             self.max,
             self.var,
         )
+        out["std_of_mean"] = out["std"]
         out["range"] = out["max"] - out["min"]
         return out
 
@@ -154,7 +159,8 @@ class TensorResult(Mapping[str, TensorStats]):
     def scalars(self, prefix: str = "") -> dict[str, float]:
         """A per-step tie report as flat scalars for any logger (TensorBoard, W&B, Lightning's
         ``log_dict``): per measure ``MEASURE`` (the expected value), ``MEASURE/min``, ``MEASURE/max``,
-        ``MEASURE/std``, ``MEASURE/oblivious``, and ``tied_share`` (mean over queries of the share
+        ``MEASURE/std`` (the std of the mean: [`summary`][tierank.tensor.TensorStats.summary]'s
+        ``std_of_mean``), ``MEASURE/oblivious``, and ``tied_share`` (mean over queries of the share
         of tied candidates)."""
         out: dict[str, float] = {}
         for name, st in self._stats.items():

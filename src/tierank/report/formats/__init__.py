@@ -75,7 +75,12 @@ CATALOGUE: tuple[tuple[str, str, str, bool], ...] = (
     ("json", "jsondoc", "one JSON document: settings, ties, aggregate (and per_query)", True),
     ("jsonl", "jsonl", "JSON lines: every per-query and aggregate record", True),
     ("csv", "delimited", "comma-separated rows", True),
-    ("trec_eval", "trec_eval", "trec_eval's own layout, one statistic (--stat)", False),
+    (
+        "trec_eval",
+        "trec_eval",
+        "trec_eval's own layout (measure, query, value), one statistic (--stat)",
+        False,
+    ),
     ("markdown", "markdown", "a Markdown table (pipes)", True),
     ("latex", "latex", "a LaTeX table with booktabs rules", True),
 )

@@ -560,7 +560,19 @@ def render(
     runid: str | None = None,
 ) -> str:
     """Every group of ``table`` in trec_eval's layout, one after the other, each with its run's tag
-    (``runid``, given here for a single run, or the group's own)."""
+    (``runid``, given here for a single run, or the group's own).  Several groups: each block
+    begins with a line per key of the group, in the layout's three columns (``run``, ``all``, the
+    run's name), so that a reader of the lines knows which run each block is; one group prints
+    exactly as trec_eval does.
+
+    >>> import tierank
+    >>> res = tierank.evaluate({"q": {"a": 1}}, {"q": {"a": 0.5, "b": 0.4}}, ["P.1"])
+    >>> print(render(ResultTable.of({"bm25": res, "dense": res}), False).replace("\\t", "|"), end="")
+    run                   |all|bm25
+    P_1                   |all|1.0000
+    run                   |all|dense
+    P_1                   |all|1.0000
+    """
     return _decoded(
         render_pieces(table, per_query, plan=plan, stat=stat, summary=summary, runid=runid)
     )
@@ -577,10 +589,11 @@ def render_pieces(
 ) -> list:
     """[`render`][tierank.report.formats.trec_eval.render] as UTF-8 bytes in consecutive pieces
     ([`trec_eval_pieces`][tierank.report.formats.trec_eval.trec_eval_pieces])."""
-    return [
-        piece
-        for g in table.groups
-        for piece in trec_eval_pieces(
+    pieces: list = []
+    for g in table.groups:
+        if len(table.groups) > 1:  # which run the block is: its key lines, in the three columns
+            pieces.append("".join(f"{k:<22}\tall\t{v}\n" for k, v in g.keys.items()).encode())
+        pieces += trec_eval_pieces(
             g.result,
             plan=plan,
             stat=stat,
@@ -588,7 +601,7 @@ def render_pieces(
             summary=summary,
             runid=runid if runid is not None and len(table.groups) == 1 else g.runid,
         )
-    ]
+    return pieces
 
 
 FORMAT = register("trec_eval", render)

@@ -1,0 +1,144 @@
+"""``tierank trec_eval`` against trec_eval 10 and ``tierank.compat.pytrec_eval`` against pytrec_eval,
+side by side in one run (interleaved: one repetition of every command, then the next; medians).
+
+* trec_eval's own test files (``qrels.test``, ``results.test``): ``trec_eval``, ``tierank
+  trec_eval`` and ``python -c "import numpy, pyarrow"`` (the floor of a Python evaluator);
+* AskUbuntu x50 (200,000 lines, ``bench_all_trec.askubuntu_x50``) as it is and with its scores
+  rounded to bfloat16 (ties everywhere): ``-m official``, ``-q -m all_trec`` and ``-m all_trec``;
+* ``RelevanceEvaluator(qrels, {map, ndcg_cut.10, P.5, recall.100}).evaluate(run)`` on a
+  1,000,000-line run dict (AskUbuntu x250), pytrec_eval-terrier against tierank's, in this process.
+
+trec_eval is built from ``tests/vendor/trec_eval-10.0`` (skipped where make or cc is missing).
+
+    python benchmarks/bench_trec_eval_swap.py            # 5 repetitions
+    python benchmarks/bench_trec_eval_swap.py --reps 3 --skip-pytrec
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(REPO / "tests"))
+
+from bench_all_trec import _measure, askubuntu_x50  # noqa: E402
+
+
+def bf16(run: Path, out: Path) -> Path:
+    import numpy as np
+    from ml_dtypes import bfloat16
+
+    rows = [ln.split() for ln in run.read_text().splitlines()]
+    scores = np.array([float(r[4]) for r in rows]).astype(bfloat16).astype(np.float64).tolist()
+    out.write_text("".join(f"{r[0]} Q0 {r[2]} {r[3]} {s!r} {r[5]}\n" for r, s in zip(rows, scores)))
+    return out
+
+
+def _dicts(qrels: Path, run: Path):
+    q: dict = {}
+    r: dict = {}
+    for line in open(qrels):
+        f = line.split()
+        q.setdefault(f[0], {})[f[2]] = int(f[3])
+    for line in open(run):
+        f = line.split()
+        r.setdefault(f[0], {})[f[2]] = float(f[4])
+    return q, r
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--skip-pytrec", action="store_true")
+    args = ap.parse_args(argv)
+    from trec_eval_build import build_trec_eval
+
+    te = str(build_trec_eval())
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    tierank = [sys.executable, "-m", "tierank", "trec_eval"]
+    data = REPO / "tests" / "data" / "trec_eval"
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        import gzip
+
+        small = []
+        for name in ("qrels.test", "results.test"):
+            src = data / f"{name}.gz"
+            dst = folder / name
+            dst.write_bytes(gzip.decompress(src.read_bytes()) if src.exists() else b"")
+            small.append(str(dst))
+        if not Path(small[1]).stat().st_size:  # results.test ships with the package
+            from tierank.examples import path
+
+            Path(small[1]).write_bytes(gzip.open(path("trec-run")).read())
+        qrels, run = askubuntu_x50(folder)
+        tied = bf16(run, folder / "bf16.run")
+        cases = {
+            "test files, official": ([te, *small], [*tierank, *small]),
+            "bf16 -m official": ([te, "-m", "official", str(qrels), str(tied)], None),
+            "bf16 -q -m all_trec": ([te, "-q", "-m", "all_trec", str(qrels), str(tied)], None),
+            "-q -m all_trec": ([te, "-q", "-m", "all_trec", str(qrels), str(run)], None),
+            "-m all_trec": ([te, "-m", "all_trec", str(qrels), str(run)], None),
+        }
+        cmds = {}
+        for name, (te_cmd, ours) in cases.items():
+            cmds[name, "trec_eval"] = te_cmd
+            cmds[name, "tierank trec_eval"] = ours or [*tierank, *te_cmd[1:]]
+        cmds["test files, official", "import numpy, pyarrow"] = [
+            sys.executable,
+            "-c",
+            "import numpy, pyarrow",
+        ]
+        times: dict = {k: [] for k in cmds}
+        for c in cmds.values():  # warm the caches
+            _measure(c, env)
+        for _ in range(args.reps):
+            for k, c in cmds.items():
+                times[k].append(_measure(c, env)[0])
+        print(f"{'case':<24} {'command':<24} {'wall s':>8} {'ratio':>7}")
+        for name in cases:
+            base = statistics.median(times[name, "trec_eval"])
+            for who in ("trec_eval", "tierank trec_eval", "import numpy, pyarrow"):
+                if (name, who) in times:
+                    w = statistics.median(times[name, who])
+                    print(f"{name:<24} {who:<24} {w:8.3f} {w / base:7.2f}x")
+        floor = statistics.median(times["test files, official", "import numpy, pyarrow"])
+        ours_small = statistics.median(times["test files, official", "tierank trec_eval"])
+        print(
+            f"tierank trec_eval on the test files / import numpy, pyarrow: {ours_small / floor:.2f}x"
+        )
+        if not args.skip_pytrec:
+            import pytrec_eval
+
+            import tierank.compat.pytrec_eval as compat
+
+            big_q, big_r = askubuntu_x50(folder, copies=250)
+            q, r = _dicts(big_q, big_r)
+            ms = {"map", "ndcg_cut.10", "P.5", "recall.100"}
+            lines = sum(map(len, r.values()))
+            got: dict = {"pytrec_eval": [], "tierank.compat.pytrec_eval": []}
+            for _ in range(max(1, args.reps // 2)):
+                for who, mod in (
+                    ("pytrec_eval", pytrec_eval),
+                    ("tierank.compat.pytrec_eval", compat),
+                ):
+                    ev = mod.RelevanceEvaluator(q, ms)
+                    t0 = time.perf_counter()
+                    ev.evaluate(r)
+                    got[who].append(time.perf_counter() - t0)
+            base = statistics.median(got["pytrec_eval"])
+            for who, ts in got.items():
+                w = statistics.median(ts)
+                print(f"evaluate, {lines:,} lines  {who:<28} {w:8.3f} {w / base:7.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

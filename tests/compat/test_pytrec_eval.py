@@ -1,0 +1,71 @@
+"""``tierank.compat.pytrec_eval`` on hand-computed cases (pytrec_eval itself:
+``tests/crosscheck/test_pytrec_eval_compat.py``)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+
+import tierank.compat.pytrec_eval as pytrec_eval
+
+QRELS = {"q1": {"a": 1, "b": 0, "c": 2}, "q2": {"x": 1}, "q3": {"z": 1}}
+RUN = {"q1": {"a": 0.5, "b": 0.5, "c": 0.1, "d": 0.0}, "q2": {"y": 1.0, "x": 0.5}, "q9": {"a": 1.0}}
+
+
+def test_keys_and_values_hand_computed():
+    """q1 ranks b, a (tie: docid descending), c, d: AP = (1/2 + 2/3) / 2; q2: y, x: AP 1/2.
+    q3 (not in the run) and q9 (not judged) are absent, as in pytrec_eval."""
+    got = pytrec_eval.RelevanceEvaluator(
+        QRELS, {"map", "P.1,2", "num_q", "runid", "gm_map"}
+    ).evaluate(RUN)
+    assert got.keys() == {"q1", "q2"}
+    assert got["q1"] == pytest.approx(
+        {
+            "runid": 0.0,
+            "num_q": 1.0,
+            "map": 7 / 12,
+            "gm_map": math.log(7 / 12),
+            "P_1": 0.0,
+            "P_2": 0.5,
+        }
+    )
+    assert got["q2"]["map"] == 0.5
+
+
+def test_names_as_pytrec_eval_takes_them():
+    a = pytrec_eval.RelevanceEvaluator(QRELS, {"P_5", "ndcg_cut.10", "recall"}).evaluate(RUN)
+    assert set(a["q1"]) == {"P_5", "ndcg_cut_10"} | {
+        f"recall_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+    }
+
+
+def test_relevance_level_and_judged_only():
+    rl = pytrec_eval.RelevanceEvaluator(QRELS, {"P.3"}, relevance_level=2).evaluate(RUN)
+    assert rl["q1"]["P_3"] == pytest.approx(1 / 3)  # only c (grade 2) counts
+    j = pytrec_eval.RelevanceEvaluator(QRELS, {"num_ret"}, judged_docs_only_flag=True).evaluate(RUN)
+    assert j["q1"]["num_ret"] == 3 and j["q2"]["num_ret"] == 1  # d and y dropped
+
+
+def test_evaluate_ties_is_brute_force_over_orderings():
+    """q1's tie {a, b} at ranks 1-2: the two orderings give P_1 0 or 1 and map 7/12 or 5/6."""
+    t = pytrec_eval.RelevanceEvaluator(QRELS, {"map", "P.1"}).evaluate_ties(RUN)
+    values = {"P_1": [], "map": []}
+    for first, second in itertools.permutations(["a", "b"]):
+        rels = [QRELS["q1"][first] >= 1, QRELS["q1"][second] >= 1, True, False]
+        values["P_1"].append(float(rels[0]))
+        hits = [sum(rels[: i + 1]) / (i + 1) for i, r in enumerate(rels) if r]
+        values["map"].append(sum(hits) / 2)
+    for name, vs in values.items():
+        s = t["q1"][name]
+        mean = sum(vs) / len(vs)
+        assert s["expected"] == pytest.approx(mean)
+        assert (s["min"], s["max"]) == pytest.approx((min(vs), max(vs)))
+        assert s["std"] == pytest.approx(math.sqrt(sum((v - mean) ** 2 for v in vs) / len(vs)))
+    assert t["q2"]["map"] == {"oblivious": 0.5, "expected": 0.5, "min": 0.5, "max": 0.5, "std": 0.0}
+
+
+def test_bad_measure_is_a_value_error():
+    with pytest.raises(ValueError, match="nosuch"):
+        pytrec_eval.RelevanceEvaluator(QRELS, {"nosuch"})
