@@ -22,6 +22,8 @@ from tierank.measures.linear import REL, Linear
 
 from . import test_tensor as tt
 
+NO_TORCH = 'torch is not installed: pip install -e ".[torchmetrics]"'
+
 
 def family_measures() -> list[str]:
     """One or two measures of every family with a tensor kernel: at a cutoff where one is
@@ -65,7 +67,7 @@ def test_every_family_agrees_with_evaluate_on_wide_tied_rows(b, tie_break, rel):
 def test_input_order_inside_ties_on_long_rows(tie_break):
     """200 candidates, three score values: the oblivious value keeps the input order (or its
     reverse) inside every tie, in NumPy and PyTorch, with and without padding."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=NO_TORCH)
     rng = np.random.default_rng(7)
     scores = rng.integers(0, 3, (40, 200)) * 0.5
     labels = rng.integers(0, 3, (40, 200))
