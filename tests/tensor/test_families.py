@@ -96,6 +96,7 @@ class _Harmonic(Linear):
     family = "HarmonicForTest"
     schema = (REL,)
     tensor_kernel: ClassVar[str | None] = "linear"
+    uses_n_plus: ClassVar[bool] = True
 
     def position_weights(self, xp, pos):
         return 1.0 / (pos + 1.0)
@@ -116,6 +117,9 @@ def test_a_family_registered_with_a_tensor_kernel_is_on_tensors():
         res = tensor.evaluate(scores, labels, ms, mask=mask)
         assert tt.check(res, scores, labels, mask, ms, 1e-12) > 0
         assert float(np.max(res["HarmonicForTest"].std)) > 0  # the ties do move it
+        # N+ given at rel=1 does not serve a measure at rel=2: refused, as for R and AP
+        with pytest.raises(TierankInputError, match="n_relevant counts relevant documents"):
+            tensor.evaluate(scores, labels, ["HarmonicForTest(rel=2)"], n_relevant=np.full(80, 9))
     finally:
         del REGISTRY["HarmonicForTest"]
     assert "HarmonicForTest" not in tensor.families()

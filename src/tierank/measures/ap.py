@@ -65,6 +65,7 @@ class AP(Measure):
 
     family = "AP"
     tensor_kernel = "ap"
+    uses_n_plus = True
     pretty = "average precision"
     definition = (
         "mean over the relevant documents of the precision at"

@@ -376,6 +376,9 @@ class Measure:
     #: ``"first_relevant"`` (RR, Success) or ``"ap"``; None (the default): not on tensors.
     #: `tierank.tensor.FAMILIES` is derived from it
     tensor_kernel: ClassVar[str | None] = None
+    #: the value depends on N+, the number of relevant documents at the measure's ``rel`` (R, F1,
+    #: R_cap, Rprec, AP): `tierank.tensor` refuses it where a given N+ counts at another level
+    uses_n_plus: ClassVar[bool] = False
 
     params: tuple[tuple[str, Any], ...] = ()
     cutoff: int | float | None = None

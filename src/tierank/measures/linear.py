@@ -381,6 +381,7 @@ class R(Linear):
     )
     description = "recall at k: |relevant in top k| / N+ (0 when N+ = 0)"
     schema = (REL,)
+    uses_n_plus = True
     tensor_kernel = "linear"
 
     def position_weights(self, xp, pos):
@@ -410,6 +411,7 @@ class F1(Linear):
     schema = (REL,)
     cutoff_required = True
 
+    uses_n_plus = True
     tensor_kernel = "linear"
 
     def position_weights(self, xp, pos):
@@ -486,6 +488,7 @@ class Rprec(Linear):
     cutoff_allowed = False
     bounds_refusal = "its cutoff N+ moves with the relevance of unjudged documents"
 
+    uses_n_plus = True
     tensor_kernel = "linear"
 
     def cutoff_per_query(self, prep: Prepared):
@@ -633,6 +636,7 @@ class R_cap(Linear):
     schema = (REL,)
     cutoff_required = True
     bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
+    uses_n_plus = True
     tensor_kernel = "linear"
 
     def position_weights(self, xp, pos):

@@ -69,8 +69,9 @@ KERNELS = ("linear", "first_relevant", "ap")
 #: `tensor_refusal` refuses), derived from the registry when this module is imported
 FAMILIES = families()
 
-#: the families whose value depends on N+ (``n_relevant`` gives it at the evaluation's ``rel`` only)
-NEEDS_N_PLUS = ("R", "R_cap", "F1", "Rprec", "AP")
+#: the families on tensors whose value depends on N+ (``n_relevant`` gives it at the evaluation's
+#: ``rel`` only), derived from the registry (`Measure.uses_n_plus`)
+NEEDS_N_PLUS = tuple(f for f in FAMILIES if REGISTRY[f].uses_n_plus)
 
 #: the tie-breaks of the oblivious value: ``input`` (the candidates' order in the input row, as a
 #: stable sort leaves it; `tierank.evaluate`'s ``tie_break="input"``), ``reverse`` (the reverse
@@ -195,7 +196,7 @@ def check_measures(measures, rel: int, n_relevant_given: bool) -> list[Measure]:
         why = m.tensor_refusal()
         if why:
             raise TierankInputError(f"measure {str(m)!r}: {why}")
-        if n_relevant_given and m.family in NEEDS_N_PLUS and m.rel is not None and m.rel != rel:
+        if n_relevant_given and m.uses_n_plus and m.rel is not None and m.rel != rel:
             raise TierankInputError(
                 f"measure {str(m)!r}: n_relevant counts relevant documents at rel={rel}, "
                 f"not at the measure's rel={m.rel}"
