@@ -8,7 +8,11 @@ bf16 reranker makes them), graded labels 0..3.  Rows:
 * ``torchmetrics`` RetrievalNormalizedDCG(top_k=10) alone (one value: it averages tied gains), on the same
   torch tensors in the flat preds/target/indexes form it takes;
 * ``tierank.evaluate`` on the same data written as a run and qrels (pandas DataFrames built before
-  the clock starts), the same four measures.
+  the clock starts), the same four measures;
+* per measure: each of the four alone (every statistic, torch CPU) against torchmetrics' metric for
+  the same measure (RetrievalNormalizedDCG, RetrievalMRR, RetrievalMAP, RetrievalRecall), and the
+  four together against the sum of torchmetrics' four.  The issue's setting is one thread:
+  ``OMP_NUM_THREADS=1 python benchmarks/bench_tensor.py --threads 1 --no-gpu``.
 
 GPU mode (when CUDA is available; ``--gpu-only`` skips the CPU part): ``--gpu-queries`` (default
 1,000,000) x C on the GPU, tierank.tensor's four measures with every statistic at each of
@@ -81,6 +85,52 @@ def torchmetrics_ndcg(scores, labels, device):
     return run
 
 
+#: torchmetrics' metric for each measure of MEASURES (binary targets at rel=1 except nDCG's grades)
+TORCHMETRICS = {
+    "nDCG@10": ("RetrievalNormalizedDCG", {"top_k": 10}, False),
+    "RR@10": ("RetrievalMRR", {"top_k": 10}, True),
+    "AP": ("RetrievalMAP", {}, True),
+    "R@100": ("RetrievalRecall", {"top_k": 100}, True),
+}
+
+
+def torchmetrics_metric(measure: str, scores, labels, device):
+    """torchmetrics' metric for ``measure`` (one value: it averages over queries, ties as its sort
+    leaves them), built, updated and computed as one timed call."""
+    import torch
+    import torchmetrics.retrieval as tmr
+
+    name, kwargs, binary = TORCHMETRICS[measure]
+    q, c = scores.shape
+    idx = torch.arange(q, device=device).repeat_interleave(c)
+    preds, target = scores.reshape(-1), labels.reshape(-1)
+    if binary:
+        target = target >= 1
+
+    def run():
+        m = getattr(tmr, name)(**kwargs).to(device)
+        m.update(preds, target, idx)
+        return float(m.compute())
+
+    return run
+
+
+def per_measure(args, scores, labels) -> list[dict]:
+    """Each measure of MEASURES alone, every statistic, against torchmetrics' metric for it, and
+    the four together against torchmetrics' four (the sum of their times), timed side by side."""
+    from tierank import tensor
+
+    out, tm_total = [], 0.0
+    for m in MEASURES:
+        t_tr, _ = best(lambda m=m: tensor.evaluate(scores, labels, [m]), args.repeats)
+        t_tm, _ = best(torchmetrics_metric(m, scores, labels, "cpu"), args.repeats)
+        tm_total += t_tm
+        out.append({"measure": m, "tierank.tensor": t_tr, "torchmetrics": t_tm})
+    t_all, _ = best(lambda: tensor.evaluate(scores, labels, MEASURES), args.repeats)
+    out.append({"measure": " + ".join(MEASURES), "tierank.tensor": t_all, "torchmetrics": tm_total})
+    return out
+
+
 def cpu(args) -> dict:
     import pandas as pd
 
@@ -90,6 +140,7 @@ def cpu(args) -> dict:
     scores, labels = make(args.queries, args.candidates, args.seed)
     q, c = scores.shape
     rows = []
+    measures = per_measure(args, scores, labels)
 
     def tensor_torch():
         return tensor.evaluate(scores, labels, MEASURES)
@@ -131,6 +182,7 @@ def cpu(args) -> dict:
         "shape": [q, c],
         "rows": rows,
         "reference": t_torch,
+        "per_measure": measures,
         "agreement": agree,
         "tied_share": float(np.mean(np.asarray(res.tied_share))),
         "numpy_peak_bytes": peak,
@@ -265,6 +317,15 @@ def main() -> None:
         results["cpu"] = cpu(args)
         print(table("CPU", results["cpu"]))
         c = results["cpu"]
+        print(
+            "\n| measure (every statistic) | tierank.tensor s | torchmetrics s | torchmetrics / "
+            "tierank.tensor |\n|---|---:|---:|---:|"
+        )
+        for r in c["per_measure"]:
+            print(
+                f"| {r['measure']} | {r['tierank.tensor']:.3f} | {r['torchmetrics']:.3f} | "
+                f"{r['torchmetrics'] / r['tierank.tensor']:.1f} |"
+            )
         print(
             f"\nmean share of tied candidates: {c['tied_share']:.3f}; NumPy peak "
             f"{c['numpy_peak_bytes'] / 2**20:.0f} MiB ({c['numpy_peak_bytes_per_cell']:.0f} bytes per cell)"

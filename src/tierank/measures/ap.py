@@ -64,6 +64,8 @@ class AP(Measure):
     """Average precision (trec_eval map; with @k, map_cut_k)."""
 
     family = "AP"
+    tensor_kernel = "ap"
+    uses_n_plus = True
     pretty = "average precision"
     definition = (
         "mean over the relevant documents of the precision at"

@@ -283,6 +283,35 @@ class Aggregate:
     linear: bool = True
 
 
+def summarize(xp: Any, aggregator: str, oblivious, expected, lo, hi, var) -> dict[str, float]:
+    """The summary over queries of per-query statistics (arrays of the array namespace ``xp``), the
+    one rule of every additive `Aggregator`: the mean (``sum`` for counts) of each statistic, and
+    ``std`` that of the summary value itself, exact because orderings in different queries are
+    independent: ``sqrt(sum_q Var_q) / n`` (``sqrt(sum_q Var_q)`` summed); NaN for no query.
+
+    >>> import numpy as np
+    >>> s = summarize(np, "mean", *(np.array([0.5, 1.0]),) * 4, np.array([0.01, 0.03]))
+    >>> s["expected"], round(s["std"], 6)
+    (0.75, 0.1)
+    """
+    if aggregator not in ADDITIVE:
+        raise ValueError(f"summarize: aggregator {aggregator!r} is not additive")
+    n = int(expected.shape[0])
+    if n == 0:
+        nan = float("nan")
+        return dict.fromkeys(("oblivious", "expected", "min", "max", "std"), nan)
+    summed = aggregator == "sum"
+    agg = xp.sum if summed else xp.mean
+    out = {
+        "oblivious": float(agg(oblivious)),
+        "expected": float(agg(expected)),
+        "min": float(agg(lo)),
+        "max": float(agg(hi)),
+    }
+    out["std"] = math.sqrt(float(xp.sum(var))) / (1 if summed else n)
+    return out
+
+
 @dataclass(frozen=True)
 class Measure:
     """Base class of measure families: ``params`` (sorted tuple of (name, value)) and ``cutoff``.
@@ -306,7 +335,10 @@ class Measure:
         its name in prose, a one-line definition and the work that defines it (all optional:
         [`about`][tierank.measures.base.Measure.about] fills in the defaults);
     ``needs_subtopics``
-        whether it reads subtopic qrels (the intent-aware families).
+        whether it reads subtopic qrels (the intent-aware families);
+    ``tensor_kernel``
+        the kernel of `tierank.tensor` that evaluates it over score tensors (None: none), with
+        [`tensor_refusal`][tierank.measures.base.Measure.tensor_refusal] for parameters it cannot take there.
 
     Hooks (override where the default does not fit): [`stats`][tierank.measures.base.Measure.stats] (required),
     [`depth`][tierank.measures.base.Measure.depth], [`unjudged_bounds`][tierank.measures.base.Measure.unjudged_bounds], [`residual`][tierank.measures.base.Measure.residual], [`validate`][tierank.measures.base.Measure.validate].
@@ -339,6 +371,14 @@ class Measure:
     #: `tierank.measures.diversity`): the evaluation reads its qrels as such and hands the judgments
     #: to it (``Prepared.subtopics``); plain qrels are refused for it
     needs_subtopics: ClassVar[bool] = False
+    #: the family's kernel over padded score tensors (`tierank.tensor`): ``"linear"`` (a positional
+    #: sum: `tierank.measures.linear.Linear`'s ``position_weights``, ``normalizer`` and values),
+    #: ``"first_relevant"`` (RR, Success) or ``"ap"``; None (the default): not on tensors.
+    #: `tierank.tensor.FAMILIES` is derived from it
+    tensor_kernel: ClassVar[str | None] = None
+    #: the value depends on N+, the number of relevant documents at the measure's ``rel`` (R, F1,
+    #: R_cap, Rprec, AP): `tierank.tensor` refuses it where a given N+ counts at another level
+    uses_n_plus: ClassVar[bool] = False
 
     params: tuple[tuple[str, Any], ...] = ()
     cutoff: int | float | None = None
@@ -497,6 +537,11 @@ class Measure:
             )
         return stats.min, self.compute(prep.assuming_unjudged_relevant()).max
 
+    def tensor_refusal(self) -> str | None:
+        """Why this measure (with its parameters) has no tensor kernel although its family has one
+        (e.g. a parameter that needs judgments a tensor of labels does not hold); None: it has."""
+        return None
+
     def aggregate(self, stats: Stats) -> Aggregate:
         """Summary over the queries of ``stats``.  Default: the mean of each statistic, with
         ``std`` that of the mean, exact because orderings in different queries are independent:
@@ -507,18 +552,13 @@ class Measure:
         if n == 0:
             nan = float("nan")
             return Aggregate(nan, nan, nan, nan, nan, stats.method)
-        summed = self.aggregator == "sum"
-        div = 1 if summed else n
-        agg = np.sum if summed else np.mean
+        s = summarize(
+            np, self.aggregator, stats.oblivious, stats.expected, stats.min, stats.max, stats.var
+        )
+        div = 1 if self.aggregator == "sum" else n
         se = None if stats.se is None else float(np.sqrt(np.sum(stats.se**2)) / div)
         return Aggregate(
-            float(agg(stats.oblivious)),
-            float(agg(stats.expected)),
-            float(agg(stats.min)),
-            float(agg(stats.max)),
-            float(np.sqrt(np.sum(stats.var)) / div),
-            stats.method,
-            se,
+            s["oblivious"], s["expected"], s["min"], s["max"], s["std"], stats.method, se
         )
 
     @property

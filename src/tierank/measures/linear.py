@@ -18,13 +18,16 @@ Each is `M = \sum_i w_i\, a_{\pi(i)} / Z` with position weights `w_i`
 
 A family gives position weights [`Linear.weights`][tierank.measures.linear.Linear.weights] and, for a ratio, the per-query
 [`Linear.denominator`][tierank.measures.linear.Linear.denominator] `Z`: sums are divided once at the end, so ratios of counts
-(P, R, F1, Rprec, Judged) are one division of exact integer counts.
+(P, R, F1, Rprec, Judged) are one division of exact integer counts.  The families of this module
+write both once, over any array namespace ([`Linear.position_weights`][tierank.measures.linear.Linear.position_weights],
+[`Linear.normalizer`][tierank.measures.linear.Linear.normalizer]): the run layout here and the score tensors of
+`tierank.tensor` call the same formulas.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -66,16 +69,29 @@ class Linear(Measure):
     def cutoff_per_query(self, prep: Prepared) -> np.ndarray | float:
         return self.k
 
-    def weights(
-        self, prep: Prepared, rows: np.ndarray
-    ) -> np.ndarray:  # pragma: no cover - abstract
-        """Weight of each position in ``rows`` (positions inside the cutoff)."""
+    def position_weights(self, xp: Any, pos: Any) -> Any:  # pragma: no cover - abstract
+        """The weight of each 0-based rank ``pos`` (a floating array of the array namespace ``xp``),
+        the cutoff not applied: the one formula of the family's weights, for runs and tensors."""
         raise NotImplementedError
+
+    def normalizer(self, xp: Any, nrel: Any, retrieved: Any) -> Any:
+        """The divisor ``Z`` from the per-query N+ at the family's ``rel`` and the number of
+        retrieved documents (arrays of ``xp``): a number, an array, or None for none (the
+        default).  The one formula of [`denominator`][tierank.measures.linear.Linear.denominator]."""
+        return None
+
+    def rank_cutoff(self, nrel: Any) -> Any:
+        """The cutoff in ranks given N+ per query (default: the measure's own ``k``)."""
+        return self.k
+
+    def weights(self, prep: Prepared, rows: np.ndarray) -> np.ndarray:
+        """Weight of each position in ``rows`` (positions inside the cutoff): `position_weights`."""
+        return self.position_weights(np, prep.pos[rows].astype(np.float64))
 
     def denominator(self, prep: Prepared) -> np.ndarray | float | None:
         """Per-query divisor applied once to the weighted sums (0 or less: the value is 0);
-        None for none."""
-        return None
+        None for none: `normalizer` of ``prep``'s N+ and retrieved counts."""
+        return self.normalizer(np, prep.nrel(self.rel), prep.qret)
 
     def values(self, prep: Prepared) -> np.ndarray | None:
         """Per-row document values (policy order) when the family computes its own (e.g. mapped
@@ -341,11 +357,12 @@ class P(Linear):
     description = "precision at k: |relevant in top k| / k"
     schema = (REL,)
     cutoff_required = True
+    tensor_kernel = "linear"
 
-    def weights(self, prep: Prepared, rows: np.ndarray):
-        return np.ones(len(rows))
+    def position_weights(self, xp, pos):
+        return xp.ones_like(pos)
 
-    def denominator(self, prep: Prepared):
+    def normalizer(self, xp, nrel, retrieved):
         return float(self.required_cutoff)
 
 
@@ -364,12 +381,14 @@ class R(Linear):
     )
     description = "recall at k: |relevant in top k| / N+ (0 when N+ = 0)"
     schema = (REL,)
+    uses_n_plus = True
+    tensor_kernel = "linear"
 
-    def weights(self, prep: Prepared, rows: np.ndarray):
-        return np.ones(len(rows))
+    def position_weights(self, xp, pos):
+        return xp.ones_like(pos)
 
-    def denominator(self, prep: Prepared):
-        return prep.nrel(self.rel)
+    def normalizer(self, xp, nrel, retrieved):
+        return nrel
 
     def unjudged_bounds(self, prep: Prepared, stats: Stats) -> tuple[np.ndarray, np.ndarray]:
         """R = h / N+ (`_hits_ratio_bounds`)."""
@@ -392,11 +411,14 @@ class F1(Linear):
     schema = (REL,)
     cutoff_required = True
 
-    def weights(self, prep: Prepared, rows: np.ndarray):
-        return np.full(len(rows), 2.0)
+    uses_n_plus = True
+    tensor_kernel = "linear"
 
-    def denominator(self, prep: Prepared):
-        return self.required_cutoff + prep.nrel(self.rel)
+    def position_weights(self, xp, pos):
+        return xp.full_like(pos, 2.0)
+
+    def normalizer(self, xp, nrel, retrieved):
+        return self.required_cutoff + nrel
 
     def unjudged_bounds(self, prep: Prepared, stats: Stats) -> tuple[np.ndarray, np.ndarray]:
         """F1 = 2h / (k + N+) (`_hits_ratio_bounds`)."""
@@ -422,9 +444,10 @@ class Hits(Linear):
     names = FamilyNames(ir_measures=None, ranx="hits")
     description = "count of relevant documents in the top k"
     schema = (REL,)
+    tensor_kernel = "linear"
 
-    def weights(self, prep: Prepared, rows: np.ndarray):
-        return np.ones(len(rows))
+    def position_weights(self, xp, pos):
+        return xp.ones_like(pos)
 
 
 @register
@@ -440,12 +463,13 @@ class Judged(Linear):
     description = "judged documents in the top k / min(k, retrieved) (judgment coverage)"
     kind = "judged"
     cutoff_required = True
+    tensor_kernel = "linear"  # on tensors every candidate has a label: judged
 
-    def weights(self, prep: Prepared, rows: np.ndarray):
-        return np.ones(len(rows))
+    def position_weights(self, xp, pos):
+        return xp.ones_like(pos)
 
-    def denominator(self, prep: Prepared):
-        return np.minimum(self.required_cutoff, prep.qret)
+    def normalizer(self, xp, nrel, retrieved):
+        return xp.minimum(xp.full_like(retrieved, self.required_cutoff), retrieved)
 
 
 @register
@@ -464,17 +488,23 @@ class Rprec(Linear):
     cutoff_allowed = False
     bounds_refusal = "its cutoff N+ moves with the relevance of unjudged documents"
 
+    uses_n_plus = True
+    tensor_kernel = "linear"
+
     def cutoff_per_query(self, prep: Prepared):
-        return prep.nrel(self.rel)
+        return self.rank_cutoff(prep.nrel(self.rel))
+
+    def rank_cutoff(self, nrel):
+        return nrel
 
     def depth(self, nrel):
         return nrel(self.rel)
 
-    def weights(self, prep: Prepared, rows: np.ndarray):
-        return np.ones(len(rows))
+    def position_weights(self, xp, pos):
+        return xp.ones_like(pos)
 
-    def denominator(self, prep: Prepared):
-        return prep.nrel(self.rel)
+    def normalizer(self, xp, nrel, retrieved):
+        return nrel
 
 
 @register
@@ -522,6 +552,13 @@ class RBP(Linear):
         ),
     )
 
+    tensor_kernel = "linear"
+
+    def tensor_refusal(self) -> str | None:
+        if self.param("gain") == "trec_eval":
+            return "gain='trec_eval' rescales by the query's top judged grade (gain='binary' has a tensor kernel)"
+        return None
+
     @property
     def bounds_refusal(self) -> str | None:  # type: ignore[override]  # per instance: it depends on the gain
         if self.param("gain") == "trec_eval":
@@ -541,9 +578,9 @@ class RBP(Linear):
         grade = np.where(np.isnan(prep.grade), 0.0, np.maximum(np.nan_to_num(prep.grade), 0.0))
         return grade / top[prep.qi]
 
-    def weights(self, prep: Prepared, rows: np.ndarray):
+    def position_weights(self, xp, pos):
         p = self.param("p")
-        return (1.0 - p) * np.power(p, prep.pos[rows].astype(np.float64))
+        return (1.0 - p) * (p**pos)
 
     def tail(self, prep: Prepared) -> np.ndarray:
         """Weight of the ranks past the list (unretrieved) up to the cutoff: p^len - p^k."""
@@ -599,12 +636,14 @@ class R_cap(Linear):
     schema = (REL,)
     cutoff_required = True
     bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
+    uses_n_plus = True
+    tensor_kernel = "linear"
 
-    def weights(self, prep: Prepared, rows: np.ndarray):
-        return np.ones(len(rows))
+    def position_weights(self, xp, pos):
+        return xp.ones_like(pos)
 
-    def denominator(self, prep: Prepared):
-        return np.minimum(float(self.required_cutoff), prep.nrel(self.rel))
+    def normalizer(self, xp, nrel, retrieved):
+        return xp.minimum(xp.full_like(nrel, float(self.required_cutoff)), nrel)
 
 
 def _mapped(grade: np.ndarray, gains) -> np.ndarray:
@@ -738,16 +777,35 @@ class nDCG(Linear):
             prep.grade if self._keeps_negative else None,
         )
 
-    def weights(self, prep: Prepared, rows: np.ndarray):
-        return 1.0 / np.log2(prep.pos[rows] + 2.0)
+    tensor_kernel = "linear"
+
+    def tensor_refusal(self) -> str | None:
+        if self.param("judged_only"):
+            return "judged_only does not apply: every candidate has a label"
+        if self._keeps_negative and any(v < 0 for _, v in self.param("gains") or ()):
+            return "negative='keep' keeps mapped gains below 0, which tensors clip (negative='zero' has a kernel)"
+        return None
+
+    def label_gain(self, xp: Any, grade: Any) -> Any:
+        """The gain of each (judged, non-NaN) grade, an array of ``xp``: ``gains`` mapped first
+        (unmapped grades keep theirs), then the grade (``dcg='log2'``) or ``2^g - 1``
+        (``'exp-log2'``); mapped grades <= 0 give 0.  The one gain formula of runs and tensors."""
+        g = grade
+        for k, v in self.param("gains") or ():
+            g = xp.where(grade == k, xp.full_like(grade, float(v)), g)
+        g = xp.clip(g, 0.0, None)
+        if self.param("dcg") != "exp-log2":
+            return g
+        return (xp.exp2(g) if hasattr(xp, "exp2") else xp.pow(2.0, g)) - 1.0
+
+    def position_weights(self, xp, pos):
+        return 1.0 / xp.log2(pos + 2.0)
 
     def denominator(self, prep: Prepared):
         if self._plain:
             return idcg(prep, self.k)
         q, g = prep.judged_grades
-        gain = _gain_of(
-            _mapped(np.asarray(g, dtype=np.float64), self.param("gains")), self.param("dcg")
-        )
+        gain = self.label_gain(np, np.asarray(g, dtype=np.float64))
         keep = gain > 0
         iq, ig = q[keep], gain[keep]
         o = np.lexsort((-ig, iq))

@@ -25,7 +25,41 @@ from .base import FamilyNames, Measure, Stats, register
 from .kernels import group_counts, log_factorials, segment_firsts
 from .linear import REL
 
-__all__ = ["RR", "Success", "first_relevant_rank", "first_relevant_group"]
+__all__ = [
+    "RR",
+    "Success",
+    "first_relevant_rank",
+    "first_relevant_group",
+    "offset_log_prob",
+    "success_moments",
+]
+
+
+def offset_log_prob(lfac, m, r, t):
+    """``log P(T = t)`` of the offset ``T`` of the first relevant document in a tie group of ``m``
+    documents, ``r`` of them relevant (negative hypergeometric:
+    ``C(m-t-1, r-1) / C(m, r)``), with ``lfac(x) = log(x!)`` over arrays of any namespace: the
+    one formula of runs and tensors (``t <= m - r``; callers mask the rest)."""
+    return (lfac(m - t - 1) - lfac(r - 1) - lfac(m - t - r)) - (lfac(m) - lfac(r) - lfac(m - r))
+
+
+def success_moments(xp, lfac, m, r, c, k):
+    """Success@k's expectation and variance per query from the first tie group holding a relevant
+    document (``m`` documents, ``r`` relevant, ``c`` ranked above it; arrays of the namespace
+    ``xp``, ``lfac(x) = log(x!)``): ``P = 1 - C(m-r, s)/C(m, s)``, ``s = min(m, k - c)``, variance
+    ``P (1 - P)``.  The one formula of runs and tensors."""
+    zero = xp.zeros_like(m)
+    s = xp.clip(xp.minimum(m, k - c), 0, None)
+    s = xp.astype(s, m.dtype)
+    none_ok = s <= m - r  # possible that the first s positions hold no relevant doc
+    ss = xp.where(none_ok, s, zero)
+    p_none = xp.exp(
+        lfac(m - r) - lfac(xp.where(none_ok, m - r - ss, zero)) - lfac(m) + lfac(m - ss)
+    )
+    p_none = xp.where(
+        s <= 0, xp.ones_like(p_none), xp.where(none_ok, p_none, xp.zeros_like(p_none))
+    )
+    return 1.0 - p_none, (1.0 - p_none) * p_none
 
 
 def first_relevant_rank(prep: Prepared, seq: np.ndarray) -> np.ndarray:
@@ -59,6 +93,7 @@ def _first_group(prep: Prepared, rel: int) -> tuple[np.ndarray, np.ndarray, np.n
 
 class _FirstRelevant(Measure):
     schema = (REL,)
+    tensor_kernel = "first_relevant"
 
     def of_rank(self, rank: np.ndarray, k: float) -> np.ndarray:  # pragma: no cover - abstract
         """The value of a ranking whose first relevant document is at 0-based ``rank`` (inf: none)."""
@@ -115,10 +150,7 @@ class RR(_FirstRelevant):
                 t = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
                 mm, rr, cc = m[rep], r[rep], c[rep]
                 lf = log_factorials(int(m.max()))
-                logp = (lf[mm - t - 1] - lf[rr - 1] - lf[mm - t - rr]) - (
-                    lf[mm] - lf[rr] - lf[mm - rr]
-                )
-                p = np.exp(logp)
+                p = np.exp(offset_log_prob(lf.__getitem__, mm, rr, t))
                 inv = 1.0 / (cc + t + 1.0)
                 n = len(q)
                 eq = np.bincount(rep, weights=p * inv, minlength=n)
@@ -158,14 +190,7 @@ class Success(_FirstRelevant):
         var = np.zeros(prep.nq)
         q, m, r, c = first_relevant_group(prep, self.rel)
         if len(q):
-            s = np.clip(np.minimum(m.astype(np.float64), prep.cut(self.k) - c), 0, None).astype(
-                np.int64
-            )
             lf = log_factorials(int(m.max()))
-            none_ok = s <= m - r  # possible that the first s positions hold no relevant doc
-            ss = np.where(none_ok, s, 0)
-            p_none = np.exp(lf[m - r] - lf[np.where(none_ok, m - r - ss, 0)] - lf[m] + lf[m - ss])
-            p_none = np.where(s <= 0, 1.0, np.where(none_ok, p_none, 0.0))
-            e[q] = 1.0 - p_none
-            var[q] = (1.0 - p_none) * p_none
+            kk = np.minimum(prep.cut(self.k), np.iinfo(np.int64).max // 2)
+            e[q], var[q] = success_moments(np, lf.__getitem__, m, r, c, kk)
         return e, var

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import TierankInputError
-from ..measures.base import Measure
+from ..measures.base import REGISTRY, Measure, parse_measure, summarize
 from ..measures.names import plan as measure_plan
 from . import inputs
 from . import kernels as K
@@ -54,11 +54,24 @@ __all__ = [
     "check_measures",
 ]
 
-#: measure families with a tensor kernel (every parameter except those `evaluate` refuses)
-FAMILIES = ("nDCG", "P", "R", "R_cap", "F1", "Hits", "Rprec", "RBP", "RR", "Success", "AP")
 
-#: the families whose value depends on N+ (``n_relevant`` gives it at the evaluation's ``rel`` only)
-NEEDS_N_PLUS = ("R", "R_cap", "F1", "Rprec", "AP")
+def families() -> tuple[str, ...]:
+    """The registered families that declare a tensor kernel
+    ([`Measure.tensor_kernel`][tierank.measures.base.Measure]), sorted: a family registered with one
+    is evaluated here with no other change."""
+    return tuple(sorted(name for name, cls in REGISTRY.items() if cls.tensor_kernel in KERNELS))
+
+
+#: the kernels a family can declare (`tierank.measures.base.Measure.tensor_kernel`)
+KERNELS = ("linear", "first_relevant", "ap")
+
+#: measure families with a tensor kernel (every parameter except those a family's
+#: `tensor_refusal` refuses), derived from the registry when this module is imported
+FAMILIES = families()
+
+#: the families on tensors whose value depends on N+ (``n_relevant`` gives it at the evaluation's
+#: ``rel`` only), derived from the registry (`Measure.uses_n_plus`)
+NEEDS_N_PLUS = tuple(f for f in FAMILIES if REGISTRY[f].uses_n_plus)
 
 #: the tie-breaks of the oblivious value: ``input`` (the candidates' order in the input row, as a
 #: stable sort leaves it; `tierank.evaluate`'s ``tie_break="input"``), ``reverse`` (the reverse
@@ -68,8 +81,10 @@ TIE_BREAKS = ("input", "reverse", "worst", "best")
 
 #: cells (queries x candidates) evaluated at once: a batch is cut into chunks of
 #: ``max(1, DEFAULT_CHUNK_CELLS // candidates)`` queries, so the temporaries stay bounded: measured
-#: (benchmarks/bench_tensor.py, NumPy float64, nDCG@10 + RR@10 + AP + R@100) about 360 bytes per cell,
-#: i.e. about 1.4 GiB for a full chunk, whatever the batch (float32 needs less)
+#: (NumPy float64, nDCG@10 + RR@10 + AP + R@100, tracemalloc) about 80 bytes per cell with 8% of the
+#: candidates tied (benchmarks/bench_tensor.py), up to about 530 when every candidate is tied (the
+#: tied positions' arrays grow with the share of ties): at most about 2.2 GiB for a full chunk,
+#: whatever the batch (float32 needs less)
 DEFAULT_CHUNK_CELLS = 1 << 22
 
 
@@ -99,23 +114,16 @@ class TensorStats:
         `tierank.tensor.metric.TieAwareRetrieval` log it as ``MEASURE/std``).  ``range`` is
         ``max - min`` of the means.  NaN for no query."""
         xp = _namespace(self.expected)
-        n = int(self.expected.shape[0])
-        if n == 0:
-            nan = float("nan")
-            return {
-                "oblivious": nan,
-                "expected": nan,
-                "min": nan,
-                "max": nan,
-                "std": nan,
-                "std_of_mean": nan,
-                "range": nan,
-            }
-        out = {
-            name: float(xp.mean(getattr(self, name)))
-            for name in ("oblivious", "expected", "min", "max")
-        }
-        out["std"] = out["std_of_mean"] = math.sqrt(float(xp.sum(self.var))) / n
+        out = summarize(
+            xp,
+            parse_measure(self.measure).aggregator,
+            self.oblivious,
+            self.expected,
+            self.min,
+            self.max,
+            self.var,
+        )
+        out["std_of_mean"] = out["std"]
         out["range"] = out["max"] - out["min"]
         return out
 
@@ -179,21 +187,16 @@ def check_measures(measures, rel: int, n_relevant_given: bool) -> list[Measure]:
     if not parsed:
         raise TierankInputError("no measure given")
     for m in parsed:
-        if m.family not in FAMILIES:
+        if m.tensor_kernel not in KERNELS:
+            names = families()
             raise TierankInputError(
                 f"measure {str(m)!r}: no tensor kernel for {m.family}; "
-                f"tierank.tensor evaluates {', '.join(FAMILIES)} (tierank.evaluate has the rest)"
+                f"tierank.tensor evaluates {', '.join(names)} (tierank.evaluate has the rest)"
             )
-        params = dict(m.params)
-        if m.family == "nDCG" and params.get("judged_only"):
-            raise TierankInputError(
-                f"measure {str(m)!r}: judged_only does not apply: every candidate has a label"
-            )
-        if m.family == "RBP" and params.get("gain") == "trec_eval":
-            raise TierankInputError(
-                f"measure {str(m)!r}: gain='trec_eval' has no tensor kernel (gain='binary' has)"
-            )
-        if n_relevant_given and m.family in NEEDS_N_PLUS and m.rel is not None and m.rel != rel:
+        why = m.tensor_refusal()
+        if why:
+            raise TierankInputError(f"measure {str(m)!r}: {why}")
+        if n_relevant_given and m.uses_n_plus and m.rel is not None and m.rel != rel:
             raise TierankInputError(
                 f"measure {str(m)!r}: n_relevant counts relevant documents at rel={rel}, "
                 f"not at the measure's rel={m.rel}"
@@ -422,13 +425,8 @@ def evaluate(
 
 
 def _gain(xp, label, m: Measure):
-    """nDCG's gain of each label: ``gains`` mapped first (unmapped labels keep theirs), then the grade
-    (``dcg='log2'``) or ``2^g - 1`` (``'exp-log2'``); labels <= 0 give 0."""
-    g = label
-    for k, v in dict(m.params).get("gains") or ():
-        g = xp.where(label == float(k), xp.full_like(label, float(v)), g)
-    g = xp.clip(g, 0.0, None)
-    return xp.pow(2.0, g) - 1.0 if dict(m.params).get("dcg") == "exp-log2" else g
+    """The family's gain of each label ([`nDCG.label_gain`][tierank.measures.linear.nDCG.label_gain])."""
+    return m.label_gain(xp, label)  # type: ignore[attr-defined]
 
 
 def _idcg(L: K.Layout, m: Measure, k: float, rel: int):
@@ -438,7 +436,6 @@ def _idcg(L: K.Layout, m: Measure, k: float, rel: int):
     B, C = L.shape
     gain = xp.where(L.valid, _gain(xp, L.label, m), xp.zeros_like(L.label))
     if L.n_relevant is not None:
-        _, _, nrel = L.counts(rel)
         present = xp.sum(L.relevant(rel), axis=1)
         extra = L.n_relevant - present
         width = int(min(float(xp.max(extra)) if B else 0.0, k if math.isfinite(k) else math.inf))
@@ -461,47 +458,30 @@ def _idcg(L: K.Layout, m: Measure, k: float, rel: int):
 
 
 def _stats(L: K.Layout, m: Measure, rel: int) -> K.RawStats:
+    """One measure's statistics on the chunk ``L``, by the kernel its family declares; a linear
+    family brings its own formulas (`position_weights`, `normalizer`, `rank_cutoff`, and
+    `label_gain` for graded values)."""
     xp = L.xp
-    fam = m.family
     rel = rel if m.rel is None else m.rel
     k = m.k
-    if fam in ("RR", "Success"):
-        return K.first_relevant_stats(L, fam, k, rel)
-    if fam == "AP":
+    if m.tensor_kernel == "first_relevant":
+        return K.first_relevant_stats(L, m.family, k, rel)
+    if m.tensor_kernel == "ap":
         return K.ap_stats(L, k, rel)
     B, C = L.shape
-    jf = L.f(L.j)
-    incut = L.j < min(k, C)
-    zero = xp.zeros_like(jf)
-    if fam == "nDCG":
-        w = xp.where(incut, 1.0 / xp.log2(jf + 2.0), zero)
+    jf = L.jf
+    nrel = L.nrel(rel)
+    cut = m.rank_cutoff(nrel)  # type: ignore[attr-defined]
+    if isinstance(cut, (int, float)):
+        incut = L.j < min(cut, C)
+    else:  # a cutoff of its own per query (Rprec: N+)
+        incut = jf < cut[:, None]
+    w = m.position_weights(xp, jf)  # type: ignore[attr-defined]
+    w = xp.where(incut, w, xp.zeros_like(w))
+    if hasattr(m, "label_gain"):  # graded: the gains, over their ideal ordering
         gain = xp.where(L.valid, _gain(xp, L.label, m), xp.zeros_like(L.label))
-        s1, ss = K.value_moments(L, gain)
-        opt, pess = L.sorted_values(gain)
-        return K.linear_stats(L, w, gain, opt, pess, _idcg(L, m, k, rel), s1, ss)
-    rel_v = L.relevant(rel)
-    r, _, nrel = L.counts(rel)
-    ss = r * (L.size - r) / L.size
-    opt, pess = L.arranged(rel_v, r, "optimistic"), L.arranged(rel_v, r, "pessimistic")
-    if fam == "RBP":
-        p = float(m.param("p"))
-        w = xp.where(
-            incut, (1.0 - p) * xp.pow(xp.asarray(p, dtype=L.dtype, device=_device(jf)), jf), zero
-        )
-        return K.linear_stats(L, w, rel_v, opt, pess, None, r, ss)
-    if fam == "Rprec":  # precision at rank N+: a cutoff of its own per query
-        w = xp.where(jf < nrel[:, None], xp.ones_like(jf), zero)
-        return K.linear_stats(L, w, rel_v, opt, pess, nrel, r, ss)
-    w = xp.where(incut, xp.full_like(jf, 2.0 if fam == "F1" else 1.0), zero)
-    den: Any
-    if fam == "P":
-        den = float(m.required_cutoff)
-    elif fam == "R":
-        den = nrel
-    elif fam == "R_cap":
-        den = xp.minimum(xp.full_like(nrel, float(m.required_cutoff)), nrel)
-    elif fam == "F1":
-        den = float(m.required_cutoff) + nrel
-    else:  # Hits
-        den = None
-    return K.linear_stats(L, w, rel_v, opt, pess, den, r, ss)
+        return K.linear_stats(L, w, gain, _idcg(L, m, k, rel))
+    den = m.normalizer(xp, nrel, L.row_sum(L.f(L.valid)))  # type: ignore[attr-defined]
+    if getattr(m, "kind", "rel") == "judged":  # every candidate has a label
+        return K.linear_stats(L, w, L.f(L.valid), den)
+    return K.linear_stats(L, w, L.relevant(rel), den, binary_rel=rel)

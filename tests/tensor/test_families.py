@@ -1,0 +1,153 @@
+"""The families on tensors come from the registry: every family that declares a tensor kernel
+(`Measure.tensor_kernel`) agrees with `tierank.evaluate` on random tied data, a family registered
+with one is evaluated on tensors with no other change, and the summary over queries is the
+measures' own rule.  Rows are wider than a sort's small-row threshold, so the input order inside
+ties is checked where an unstable sort would lose it."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tierank
+from helpers import examples
+from tierank import tensor
+from tierank.errors import TierankInputError
+from tierank.measures import REGISTRY, parse_measure, register
+from tierank.measures.linear import REL, Linear
+
+from . import test_tensor as tt
+
+NO_TORCH = 'torch is not installed: pip install -e ".[torchmetrics]"'
+
+
+def family_measures() -> list[str]:
+    """One or two measures of every family with a tensor kernel: at a cutoff where one is
+    allowed, and without one where none is required."""
+    out = []
+    for fam in tensor.families():
+        cls = REGISTRY[fam]
+        if cls.cutoff_allowed:
+            out.append(f"{fam}@3")
+        if not cls.cutoff_required:
+            out.append(fam)
+    return out
+
+
+FAMILY_MEASURES = family_measures()
+
+
+def test_every_family_with_a_tensor_kernel_is_listed():
+    assert tensor.FAMILIES == tensor.families()
+    for fam in ("nDCG", "P", "R", "R_cap", "F1", "Hits", "Rprec", "RBP", "RR", "Success", "AP"):
+        assert fam in tensor.FAMILIES
+    assert "Judged" in tensor.FAMILIES  # every candidate of a tensor has a label
+    assert "Bpref" not in tensor.FAMILIES  # no kernel: refused in one line
+    with pytest.raises(TierankInputError, match="no tensor kernel for Bpref"):
+        tensor.evaluate(np.zeros((1, 2)), np.zeros((1, 2)), ["Bpref"])
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tt.batches(max_q=6, max_c=40),
+    st.sampled_from(["input", "reverse"]),
+    st.sampled_from([1, 2]),
+)
+def test_every_family_agrees_with_evaluate_on_wide_tied_rows(b, tie_break, rel):
+    scores, labels, mask, _ = b
+    res = tensor.evaluate(scores, labels, FAMILY_MEASURES, mask=mask, rel=rel, tie_break=tie_break)
+    tt.check(res, scores, labels, mask, FAMILY_MEASURES, 1e-12, rel=rel, tie_break=tie_break)
+
+
+@pytest.mark.parametrize("tie_break", ["input", "reverse"])
+def test_input_order_inside_ties_on_long_rows(tie_break):
+    """200 candidates, three score values: the oblivious value keeps the input order (or its
+    reverse) inside every tie, in NumPy and PyTorch, with and without padding."""
+    torch = pytest.importorskip("torch", reason=NO_TORCH)
+    rng = np.random.default_rng(7)
+    scores = rng.integers(0, 3, (40, 200)) * 0.5
+    labels = rng.integers(0, 3, (40, 200))
+    mask = rng.random((40, 200)) < 0.9
+    ms = ["AP", "RR", "nDCG@20", "P@50", "Rprec", "Success@2"]
+    for m in (mask, np.ones_like(mask)):
+        res = tensor.evaluate(scores, labels, ms, mask=m, tie_break=tie_break)
+        assert tt.check(res, scores, labels, m, ms, 1e-12, tie_break=tie_break) > 0
+        res_t = tensor.evaluate(
+            torch.tensor(scores),
+            torch.tensor(labels),
+            ms,
+            mask=torch.tensor(m),
+            tie_break=tie_break,
+        )
+        for name in ms:
+            for s in tt.STATS:
+                np.testing.assert_allclose(
+                    getattr(res_t[name], s).numpy(), getattr(res[name], s), rtol=0, atol=1e-13
+                )
+
+
+class _Harmonic(Linear):
+    """A test family: relevant documents weighted 1/rank, over N+."""
+
+    family = "HarmonicForTest"
+    schema = (REL,)
+    tensor_kernel: ClassVar[str | None] = "linear"
+    uses_n_plus: ClassVar[bool] = True
+
+    def position_weights(self, xp, pos):
+        return 1.0 / (pos + 1.0)
+
+    def normalizer(self, xp, nrel, retrieved):
+        return nrel
+
+
+def test_a_family_registered_with_a_tensor_kernel_is_on_tensors():
+    """One class and one registration: the family is listed, parsed and evaluated on tensors with
+    the numbers of tierank.evaluate (the same formulas)."""
+    assert "HarmonicForTest" not in tensor.families()
+    register(_Harmonic)
+    try:
+        assert "HarmonicForTest" in tensor.families()
+        scores, labels, mask, _ = tt.big_batch(11, q=80, c=30)
+        ms = ["HarmonicForTest", "HarmonicForTest@4", "HarmonicForTest(rel=2)@10"]
+        res = tensor.evaluate(scores, labels, ms, mask=mask)
+        assert tt.check(res, scores, labels, mask, ms, 1e-12) > 0
+        assert float(np.max(res["HarmonicForTest"].std)) > 0  # the ties do move it
+        # N+ given at rel=1 does not serve a measure at rel=2: refused, as for R and AP
+        with pytest.raises(TierankInputError, match="n_relevant counts relevant documents"):
+            tensor.evaluate(scores, labels, ["HarmonicForTest(rel=2)"], n_relevant=np.full(80, 9))
+    finally:
+        del REGISTRY["HarmonicForTest"]
+    assert "HarmonicForTest" not in tensor.families()
+
+
+def test_a_parameter_a_family_refuses_on_tensors_is_one_line():
+    for m, why in (
+        ("nDCG(judged_only=True)@5", "judged_only does not apply"),
+        ("RBP(p=0.8,gain='trec_eval')", "gain='binary' has a tensor kernel"),
+        ("nDCG(gains={1:-1},negative='keep')@5", "negative='zero' has a kernel"),
+    ):
+        with pytest.raises(TierankInputError, match=why):
+            tensor.evaluate(np.zeros((1, 2)), np.zeros((1, 2)), [m])
+
+
+def test_the_summary_is_the_measures_own_rule():
+    """TensorStats.summary and Measure.aggregate (tierank.evaluate) apply one rule: the means, and
+    std = sqrt(sum of the per-query variances) / queries."""
+    scores, labels, mask, _ = tt.big_batch(12, q=120, c=12)
+    mask[:] = True
+    ms = ["AP", "nDCG@5", "RR@3", "Hits@4"]
+    res = tensor.evaluate(scores, labels, ms)
+    run, qrels = tt.as_run(scores, labels, mask)
+    agg = tierank.evaluate(qrels, run, ms, tie_break="input").aggregate().set_index("measure")
+    for m in ms:
+        s = res[m].summary()
+        for key in ("oblivious", "expected", "min", "max", "std"):
+            assert abs(s[key] - float(agg.loc[m, key])) <= 1e-12, (m, key)
+        var = np.asarray(res[m].var)
+        assert s["std"] == pytest.approx(np.sqrt(var.sum()) / len(var), rel=1e-15, abs=0)
+    assert parse_measure("Hits@4").aggregator == "mean"
