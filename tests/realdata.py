@@ -31,6 +31,19 @@ from trec_eval_build import TREC_EVAL_SOURCE
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "data"
 
+#: the (name, qrels, run) pairs of DATA that trec_eval is checked on, relative to DATA: trec_eval's own
+#: test pairs, AskUbuntu and rag24
+TREC_EVAL_PAIRS = [
+    ("te-results", "trec_eval/qrels.test", "trec_eval/results.test"),
+    ("te-rel_level", "trec_eval/qrels.rel_level", "trec_eval/results.test"),
+    ("te-302", "trec_eval/qrels-302.test", "trec_eval/results-302.test"),
+    ("te-trunc", "trec_eval/qrels.test", "trec_eval/results.trunc"),
+    ("te-comment", "trec_eval/qrels.comment.test", "trec_eval/results.comment.test"),
+    ("askubuntu-test", "askubuntu/test.qrels", "askubuntu/test.bm25.run"),
+    ("askubuntu-dev", "askubuntu/dev.qrels", "askubuntu/dev.bm25.run"),
+    ("rag24", "rag24/qrels.txt", "rag24/candidates.run"),
+]
+
 #: files of DATA taken from the package's shipped examples (gzipped there)
 FROM_PACKAGE = {
     "askubuntu/test.bm25.run": "askubuntu-run",

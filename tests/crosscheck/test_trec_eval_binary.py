@@ -51,21 +51,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from realdata import DATA
+from realdata import DATA, TREC_EVAL_PAIRS
 
 ROOT = Path(__file__).resolve().parents[2]
 
 # (name, qrels, run) relative to the real data (tests/realdata.py, laid out as ../shared/data); every run of the folder, with trec_eval's test pairs
-PAIRS = [
-    ("te-results", "trec_eval/qrels.test", "trec_eval/results.test"),
-    ("te-rel_level", "trec_eval/qrels.rel_level", "trec_eval/results.test"),
-    ("te-302", "trec_eval/qrels-302.test", "trec_eval/results-302.test"),
-    ("te-trunc", "trec_eval/qrels.test", "trec_eval/results.trunc"),
-    ("te-comment", "trec_eval/qrels.comment.test", "trec_eval/results.comment.test"),
-    ("askubuntu-test", "askubuntu/test.qrels", "askubuntu/test.bm25.run"),
-    ("askubuntu-dev", "askubuntu/dev.qrels", "askubuntu/dev.bm25.run"),
-    ("rag24", "rag24/qrels.txt", "rag24/candidates.run"),
-]
+PAIRS = TREC_EVAL_PAIRS
 FLAGS = [(), ("-c",), ("-l", "2"), ("-M", "10"), ("-J",)]
 GRADED = {"te-rel_level", "te-comment", "rag24"}  # qrels with grades above 1
 

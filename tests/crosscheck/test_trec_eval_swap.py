@@ -17,20 +17,11 @@ import sys
 
 import pytest
 
-from realdata import DATA
+from realdata import DATA, TREC_EVAL_PAIRS
 from tierank.cli.trec_eval import run as tierank_trec_eval
 
 # (name, qrels, run) relative to the real data
-PAIRS = [
-    ("te-results", "trec_eval/qrels.test", "trec_eval/results.test"),
-    ("te-rel_level", "trec_eval/qrels.rel_level", "trec_eval/results.test"),
-    ("te-302", "trec_eval/qrels-302.test", "trec_eval/results-302.test"),
-    ("te-trunc", "trec_eval/qrels.test", "trec_eval/results.trunc"),
-    ("te-comment", "trec_eval/qrels.comment.test", "trec_eval/results.comment.test"),
-    ("askubuntu-test", "askubuntu/test.qrels", "askubuntu/test.bm25.run"),
-    ("askubuntu-dev", "askubuntu/dev.qrels", "askubuntu/dev.bm25.run"),
-    ("rag24", "rag24/qrels.txt", "rag24/candidates.run"),
-]
+PAIRS = TREC_EVAL_PAIRS
 
 #: the flag sets, as a trec_eval user types them (the files follow, unless the set says FILES)
 FLAG_SETS = [

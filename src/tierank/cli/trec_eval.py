@@ -37,6 +37,7 @@ from __future__ import annotations
 import getopt
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..compat.pytrec_eval import NAN_WHEN_EMPTY, empty_is_nan
@@ -174,6 +175,27 @@ def _getopt_message(err: getopt.GetoptError) -> str:
     return f"trec_eval: unrecognized option '--{opt}'"
 
 
+#: the options without a value: (the field of `Args` they set, the value)
+FLAG_OPTIONS: dict[str, tuple[str, bool]] = {
+    "-h": ("help", True),
+    "-v": ("version", True),
+    "-q": ("per_query", True),
+    "-c": ("complete", True),
+    "-n": ("summary", False),
+    "-J": ("judged_only", True),
+}
+#: the options with a value: (the field of `Args` they set, how the value is read: numbers as C's atol)
+VALUE_OPTIONS: dict[str, tuple[str, Callable[[str], object]]] = {
+    "-l": ("rel", atol),
+    "-N": ("docs_in_collection", atol),
+    "-M": ("max_depth", atol),
+    "-D": ("debug", str),
+    "-R": ("rel_format", str),
+    "-T": ("results_format", str),
+    "-Z": ("zscores", str),
+}
+
+
 def parse(argv: list[str]) -> Args:
     """trec_eval's command line ``argv`` (without the program name), read as its ``getopt_long``
     reads it; a bad option raises `Refused` (exit 1, getopt's message and the usage)."""
@@ -184,34 +206,14 @@ def parse(argv: list[str]) -> Args:
     a = Args(files=files)
     for opt, val in opts:
         o = LONG_SHORT.get(opt, opt)
-        if o == "-h":
-            a.help = True
-        elif o == "-v":
-            a.version = True
-        elif o == "-q":
-            a.per_query = True
+        if o in FLAG_OPTIONS:
+            attr, value = FLAG_OPTIONS[o]
+            setattr(a, attr, value)
+        elif o in VALUE_OPTIONS:
+            attr, convert = VALUE_OPTIONS[o]
+            setattr(a, attr, convert(val))
         elif o == "-m":
             a.measures.append(val)
-        elif o == "-c":
-            a.complete = True
-        elif o == "-l":
-            a.rel = atol(val)
-        elif o == "-n":
-            a.summary = False
-        elif o == "-D":
-            a.debug = val
-        elif o == "-J":
-            a.judged_only = True
-        elif o == "-N":
-            a.docs_in_collection = atol(val)
-        elif o == "-M":
-            a.max_depth = atol(val)
-        elif o == "-R":
-            a.rel_format = val
-        elif o == "-T":
-            a.results_format = val
-        elif o == "-Z":
-            a.zscores = val
         elif o == "--stat":
             if val not in STATS:
                 raise Refused(
