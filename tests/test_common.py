@@ -50,8 +50,13 @@ from tierank.stream import evaluate_stream
 STATS = ("oblivious", "expected", "min", "max", "std")
 #: statistics no order of the documents inside a tie group may change
 TIE_FREE_STATS = ("expected", "min", "max", "std")
-#: small blocks: the synthetic run streams in many query-aligned batches
-BLOCK_BYTES = 1024
+#: a streamed run is cut into about this many blocks (query-aligned batches)
+BLOCKS = 6
+
+
+def block_bytes(run: Path) -> int:
+    """Small blocks: ``run`` streams in several batches over the two workers."""
+    return max(32, run.stat().st_size // BLOCKS)
 
 
 # -- the instances, from the registry ---------------------------------------------------------------
@@ -201,7 +206,18 @@ def _streamed_cases(data, measures: list[Measure], plain: str) -> tuple[dict, di
     ms = [m for m in measures if streams(m)]
     qrels, run = pair(data, ms[0], plain)
     mem = rows(tierank.evaluate(qrels, run, ms))
-    st = rows(evaluate_stream(qrels, run, ms, jobs=2, block_bytes=BLOCK_BYTES))
+    batches: list[tuple[int, int]] = []
+    st = rows(
+        evaluate_stream(
+            qrels,
+            run,
+            ms,
+            jobs=2,
+            block_bytes=block_bytes(run),
+            progress=lambda lines, queries: batches.append((lines, queries)),
+        )
+    )
+    assert len(batches) > 1, f"{run} streamed in one batch"
     return mem, st
 
 
@@ -241,7 +257,7 @@ def _same_records(mem: dict, st: dict, m: Measure) -> int:
 def _refused_streaming(data, m: Measure) -> None:
     qrels, run = pair(data, m)
     with pytest.raises(TierankInputError, match="evaluate it in memory"):
-        evaluate_stream(qrels, run, [m], jobs=2, block_bytes=BLOCK_BYTES)
+        evaluate_stream(qrels, run, [m], jobs=2, block_bytes=block_bytes(run))
 
 
 @pytest.mark.parametrize("m", FIRST)
@@ -273,7 +289,9 @@ def test_the_command_line_streams_the_numbers_of_memory(sub, data):
     ms = [m for ms in INSTANCES.values() for m in ms if m.needs_subtopics == sub and streams(m)]
     qrels, run = pair(data, ms[0])
     args = ["eval", qrels, run, "--format", "jsonl", "-q", "-j", "2"]
-    p = invoke(*args, "--block-bytes", str(BLOCK_BYTES), *[a for m in ms for a in ("-m", str(m))])
+    p = invoke(
+        *args, "--block-bytes", str(block_bytes(run)), *[a for m in ms for a in ("-m", str(m))]
+    )
     got = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
     mem = rows(tierank.evaluate(qrels, run, ms))
     assert len(got) == len(mem)
