@@ -135,23 +135,36 @@ def streams(m: Measure) -> bool:
 
 # -- the data ---------------------------------------------------------------------------------------
 def synthetic(
-    folder: Path, seed: int, queries: int = 12, docs: int = 15, judged: float = 0.8, extra=True
+    folder: Path,
+    seed: int,
+    queries: int = 12,
+    docs: int = 15,
+    judged: float = 0.8,
+    extra: bool = True,
+    subtopics: int = 0,
 ) -> tuple[Path, Path]:
-    """A seeded tied run (five score levels over ``docs`` documents a query) and graded qrels (0-3):
-    a share ``judged`` of the retrieved documents judged, and with ``extra`` up to two relevant
-    documents a query that the run does not retrieve."""
+    """A seeded tied run (five score levels, ``docs // 2`` to ``docs`` documents a query) and graded
+    qrels (0-3): a share ``judged`` of the retrieved documents judged, and with ``extra`` up to two
+    relevant documents a query that the run does not retrieve.  With ``subtopics``, subtopic qrels
+    (``qid subtopic docid grade``): each judged document judged for one to ``subtopics`` of them."""
     rng = np.random.default_rng(seed)
     run, qrels = [], []
     for q in range(queries):
         qid = f"q{q:02d}"
-        scores = rng.integers(0, 5, docs) * 0.25
-        grades = rng.integers(0, 4, docs)
-        for d in range(docs):
+        n = int(rng.integers(docs // 2, docs + 1))
+        scores = rng.integers(0, 5, n) * 0.25
+        grades = rng.integers(0, 4, n)
+        judge = [f"d{d:02d}" for d in range(n) if judged >= 1 or rng.random() < judged]
+        for d in range(n):
             run.append(f"{qid} Q0 d{d:02d} {d + 1} {scores[d]:.2f} syn\n")
-            if judged >= 1 or rng.random() < judged:
-                qrels.append(f"{qid} 0 d{d:02d} {grades[d]}\n")
-        for e in range(int(rng.integers(0, 3)) if extra else 0):
-            qrels.append(f"{qid} 0 x{e} {int(rng.integers(1, 4))}\n")
+        extras = [f"x{e}" for e in range(int(rng.integers(0, 3)) if extra else 0)]
+        for doc in judge + extras:
+            grade = int(grades[int(doc[1:])]) if doc[0] == "d" else int(rng.integers(1, 4))
+            if not subtopics:
+                qrels.append(f"{qid} 0 {doc} {grade}\n")
+                continue
+            for t in rng.choice(subtopics, int(rng.integers(1, subtopics + 1)), replace=False):
+                qrels.append(f"{qid} {t + 1} {doc} {int(rng.integers(0, 3))}\n")
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "qrels").write_text("".join(qrels))
     (folder / "run").write_text("".join(run))
@@ -162,19 +175,26 @@ def synthetic(
 def data(tmp_path_factory) -> dict[str, tuple[Path, Path]]:
     """name -> (qrels, run): ``tiny`` (synthetic, partly judged), ``labelled`` (synthetic, every
     retrieved document judged and nothing else: the tensor path's data), ``askubuntu`` (the shipped
-    test pair, binary, every candidate judged) and ``subtopics`` (tests/data/diversity)."""
+    test pair, binary, every candidate judged); the subtopic qrels beside them, ``subtopics``
+    (tests/data/diversity: two queries) and ``subtopics-large`` (synthetic, three subtopics)."""
     root = tmp_path_factory.mktemp("common")
     return {
         "tiny": synthetic(root / "tiny", seed=48),
         "labelled": synthetic(root / "labelled", seed=49, judged=1.0, extra=False),
         "askubuntu": (DATA / "askubuntu" / "test.qrels", DATA / "askubuntu" / "test.bm25.run"),
         "subtopics": (DATA / "diversity" / "qrels.txt", DATA / "diversity" / "run-ties.txt"),
+        "subtopics-large": synthetic(root / "subtopics", seed=50, queries=8, subtopics=3),
     }
 
 
+#: the subtopic qrels beside each plain pair (for the families that read them)
+SUBTOPICS = {"tiny": "subtopics", "askubuntu": "subtopics-large"}
+
+
 def pair(data, m: Measure, plain: str = "tiny") -> tuple[Path, Path]:
-    """The (qrels, run) ``m`` is evaluated on: what its family declares it reads."""
-    return data["subtopics" if m.needs_subtopics else plain]
+    """The (qrels, run) ``m`` is evaluated on: what its family declares it reads (``plain``, or the
+    subtopic qrels beside it)."""
+    return data[SUBTOPICS[plain] if m.needs_subtopics else plain]
 
 
 def rows(result) -> dict[tuple[str, str], dict[str, Any]]:
@@ -239,8 +259,6 @@ def streamed_rest(data) -> dict[tuple[bool, str], tuple[dict, dict]]:
     out = {}
     for plain in ("tiny", "askubuntu"):
         for sub in (False, True):
-            if sub and plain != "tiny":
-                continue
             out[sub, plain] = _streamed_cases(
                 data, [m for m in every if m.needs_subtopics == sub], plain
             )
@@ -274,8 +292,7 @@ def test_streamed_equals_in_memory(m, data, streamed_first):
 @full
 @pytest.mark.parametrize(
     "m, plain",
-    [pytest.param(p.values[0], "tiny", id=f"{p.id}-tiny") for p in EVERY]
-    + [pytest.param(p.values[0], "askubuntu", id=f"{p.id}-askubuntu") for p in PLAIN],
+    [pytest.param(p.values[0], plain, id=f"{p.id}-{plain}") for plain in SUBTOPICS for p in EVERY],
 )
 def test_streamed_equals_in_memory_for_every_instance(m, plain, data, streamed_rest):
     if not streams(m):
