@@ -146,6 +146,8 @@ class Accuracy(Measure):
             expected[q], var[q] = v.mean(), v.var(ddof=1) if len(v) > 1 else 0.0
             se[q] = np.sqrt(var[q] / len(v))
             lo[q], hi[q] = min(lo[q], hi[q], obl[q], v.min()), max(lo[q], hi[q], obl[q], v.max())
+        drawn = np.zeros(prep.nq, dtype=bool)  # the other queries' statistics are exact
+        drawn[todo] = True
         return Stats(
             obl,
             expected,
@@ -156,6 +158,7 @@ class Accuracy(Measure):
             samples=int(prep.samples),
             seed=int(prep.seed),
             se=se,
+            sampled=drawn,
         )
 
 
