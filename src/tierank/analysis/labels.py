@@ -335,10 +335,21 @@ def evaluate_labels(
     from ..settings import EvalSettings
 
     settings = EvalSettings() if settings is None else settings
+    if settings.unjudged != "nonrelevant" or settings.judged_only:
+        raise TierankInputError(
+            "evaluation over label uncertainty reads unjudged documents as nonrelevant (no "
+            "--unjudged bounds|condensed, no -J)"
+        )
     if samples < 2:
         raise TierankInputError(f"samples {samples}: at least 2 label draws are needed")
-    p = measure_plan([measures] if isinstance(measures, (str, Measure)) else list(measures))
-    ms: list[Measure] = p.measures
+    from ..measures.names import Plan
+
+    if isinstance(measures, Plan):
+        ms: list[Measure] = measures.measures
+    else:
+        ms = measure_plan(
+            [measures] if isinstance(measures, (str, Measure)) else list(measures)
+        ).measures
     if not ms:
         raise TierankInputError("no measure given")
     odd = [str(m) for m in ms if m.aggregator != "mean"]
@@ -402,9 +413,11 @@ def _distributions(
         prep = prepare(
             run,
             dist.qrels(np.arange(len(dist), dtype=np.float64)),
-            tie_break=settings.tie_break,
+            tie_break=settings.policy,
             rel=settings.rel,
             complete=settings.complete,
+            candidates_only=settings.candidates_only,
+            max_depth=settings.depth,
         )
         for m in exact:
             assert isinstance(m, Linear)

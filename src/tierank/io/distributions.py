@@ -289,23 +289,30 @@ def from_panel(judges: Mapping[str, Qrels], top: int) -> LabelDistributions:
     )
 
 
-def write_distributions(d: LabelDistributions, path: str | os.PathLike) -> None:
-    """``d`` as ``qid 0 docid p0 ... pK`` text (gzip where ``path`` ends in ``.gz``), probabilities
-    written with ``repr`` precision."""
-    import gzip
-
-    text = "".join(
-        f"{q} 0 {doc} {' '.join(f'{p:.17g}' for p in row)}\n"
+def format_distributions(d: LabelDistributions) -> str:
+    """``d`` as ``qid 0 docid p0 ... pK`` lines (each probability as Python's ``repr`` writes it)."""
+    return "".join(
+        f"{q} 0 {doc} {' '.join(map(repr, row))}\n"
         for q, doc, row in zip(d.qid, d.docid, d.probs.tolist(), strict=True)
     )
-    opener = gzip.open if os.fspath(path).endswith(".gz") else open
-    with opener(path, "wt", encoding="utf-8") as fh:
-        fh.write(text)
+
+
+def write_distributions(d: LabelDistributions, path: str | os.PathLike) -> None:
+    """``d`` as `format_distributions` text, gzip-compressed (no time stamp) where ``path`` ends in
+    ``.gz``."""
+    import gzip
+
+    data = format_distributions(d).encode()
+    if os.fspath(path).endswith(".gz"):
+        data = gzip.compress(data, 9, mtime=0)
+    with open(path, "wb") as fh:
+        fh.write(data)
 
 
 __all__ = [
     "SUM_TOLERANCE",
     "LabelDistributions",
+    "format_distributions",
     "from_panel",
     "read_distributions",
     "write_distributions",
