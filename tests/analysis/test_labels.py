@@ -148,3 +148,45 @@ def test_panel_is_the_mean_over_judges():
     # the plug-in reads the mean grade 2/3 of x as a grade: below rel 1, not relevant
     assert s.plugin.tolist() == [0.0, 0.0]
     assert (s.method, s.samples, s.se.tolist()) == ("exact", 3, [0.0, 0.0])
+
+
+@settings(max_examples=20)
+@given(cases(), st.sampled_from(EXACT + ["nDCG@2"]), st.sampled_from([None, 2]))
+def test_certain_grades_give_the_engine_and_no_label_variance(case, measure, depth):
+    """Distributions that put all mass on one grade: the engine's tie statistics, var_label 0."""
+    from tierank.settings import EvalSettings
+
+    dist, scores = case
+    rng = np.random.default_rng(len(str(case)))
+    certain, qrels = {}, {}
+    for q, docs in dist.items():
+        certain[q], qrels[q] = {}, {}
+        for d, p in docs.items():
+            k = int(rng.integers(len(p)))
+            certain[q][d] = [float(i == k) for i in range(len(p))]
+            qrels[q][d] = k
+    s = EvalSettings(max_depth=depth)
+    res = evaluate_labels(certain, scores, [measure], samples=3, settings=s)
+    want = evaluate(qrels, scores, [measure], s)
+    (m,) = want.measures
+    got = res[measure]
+    assert res.qids == want.qids
+    assert got.expected.tolist() == pytest.approx(want.stats[m].expected.tolist(), abs=1e-12)
+    assert got.var_tie.tolist() == pytest.approx(want.stats[m].var.tolist(), abs=1e-12)
+    assert got.var_label.tolist() == [0.0] * len(res.qids)
+    assert got.plugin.tolist() == pytest.approx(want.stats[m].expected.tolist(), abs=1e-12)
+
+
+def test_refuses_settings_it_does_not_model():
+    from tierank.errors import TierankInputError
+    from tierank.settings import EvalSettings
+
+    with pytest.raises(TierankInputError, match="unjudged documents as nonrelevant"):
+        evaluate_labels(
+            {"q": {"a": [0.5, 0.5]}},
+            {"q": {"a": 1.0}},
+            ["P@1"],
+            settings=EvalSettings(judged_only=True),
+        )
+    with pytest.raises(TierankInputError, match="aggregated otherwise"):
+        evaluate_labels({"q": {"a": [0.5, 0.5]}}, {"q": {"a": 1.0}}, ["GMAP"])
