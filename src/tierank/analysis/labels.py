@@ -418,6 +418,7 @@ def _distributions(
             complete=settings.complete,
             candidates_only=settings.candidates_only,
             max_depth=settings.depth,
+            measures=tuple(exact),
         )
         for m in exact:
             assert isinstance(m, Linear)
