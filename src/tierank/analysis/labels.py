@@ -175,29 +175,34 @@ def _value_of_grades(m: Linear, k: int, rel: int) -> np.ndarray:
 def _exact(m: Linear, prep: Prepared, dist: LabelDistributions, rel: int):
     """Per query ``(expected, var_tie, var_label)`` of ``m`` (see the module's documentation);
     ``prep``'s grades are the rows' pair indices (NaN: unjudged, value 0)."""
-    n, nq = prep.n, prep.nq
+    nq = prep.nq
     a = _value_of_grades(m, dist.probs.shape[1] - 1, rel)
     mu_pair, m2_pair = dist.probs @ a, dist.probs @ (a * a)
-    judged = ~np.isnan(prep.grade)
-    idx = np.where(judged, np.nan_to_num(prep.grade), 0).astype(np.int64)
-    mu = np.where(judged, mu_pair[idx], 0.0)
-    s2 = np.where(judged, np.maximum(m2_pair[idx] - mu_pair[idx] ** 2, 0.0), 0.0)
     rows = m.rows(prep)
-    w = np.zeros(n)
-    w[rows] = m.weights(prep, rows)
     gid, size = prep.gid, prep.gsize_float
     ng = len(size)
+    # only the tie groups holding a weighted rank add anything: every sum runs over their rows
+    active = np.zeros(ng, bool)
+    active[gid[rows]] = True
+    keep = np.flatnonzero(active[gid])
+    w = np.zeros(prep.n)
+    w[rows] = m.weights(prep, rows)
+    w, gid, qi = w[keep], gid[keep], prep.qi[keep]
+    grade = prep.grade[keep]
+    judged = ~np.isnan(grade)
+    idx = np.where(judged, np.nan_to_num(grade), 0).astype(np.int64)
+    mu = np.where(judged, mu_pair[idx], 0.0)
+    s2 = np.where(judged, np.maximum(m2_pair[idx] - mu_pair[idx] ** 2, 0.0), 0.0)
     wbar = np.bincount(gid, weights=w, minlength=ng) / size
     vw = np.bincount(gid, weights=(w - wbar[gid]) ** 2, minlength=ng) / size
     mubar = np.bincount(gid, weights=mu, minlength=ng) / size
     ss_mu = np.bincount(gid, weights=(mu - mubar[gid]) ** 2, minlength=ng)
     with np.errstate(divide="ignore", invalid="ignore"):
         hoeff = np.where(size > 1, size * vw / (size - 1.0) * ss_mu, 0.0)
-    gq = prep.gq
-    expected = np.bincount(prep.qi, weights=wbar[gid] * mu, minlength=nq)
-    var_label = np.bincount(prep.qi, weights=wbar[gid] ** 2 * s2, minlength=nq)
-    var_tie = np.bincount(gq, weights=hoeff, minlength=nq) + np.bincount(
-        prep.qi, weights=vw[gid] * s2, minlength=nq
+    expected = np.bincount(qi, weights=wbar[gid] * mu, minlength=nq)
+    var_label = np.bincount(qi, weights=wbar[gid] ** 2 * s2, minlength=nq)
+    var_tie = np.bincount(prep.gq, weights=hoeff, minlength=nq) + np.bincount(
+        qi, weights=vw[gid] * s2, minlength=nq
     )
     den = m.denominator(prep)
     if den is not None:
