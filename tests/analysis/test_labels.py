@@ -115,6 +115,9 @@ def test_sampled_within_four_standard_errors(case, measure):
         assert abs(s.expected[i] - e) <= 4 * s.se[i] + 1e-12
         # the tie variance of each draw is exact: its mean is within reach of its own spread
         assert s.var_tie[i] == pytest.approx(vt, abs=0.05)
+    # the aggregate: the mean of the per-query expectations, within 4 of its standard errors
+    mean = np.mean([want[q][0] for q in res.qids])
+    assert abs(s.aggregate["expected"] - mean) <= 4 * s.aggregate["se"] + 1e-12
 
 
 def test_linear_plugin_equals_expected_and_nonlinear_differs():

@@ -425,6 +425,8 @@ def _distributions(
             max_depth=settings.depth,
             measures=tuple(exact),
         )
+        if prep.qids != qids:  # pragma: no cover - the same pairs and run give the same queries
+            raise TierankInputError("the exact path evaluated another set of queries")
         for m in exact:
             assert isinstance(m, Linear)
             e, vt, vl = _exact(m, prep, dist, settings.rel)
