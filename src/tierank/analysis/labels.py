@@ -268,6 +268,13 @@ def _per_draw(
     return {m: (exp[m], var[m], how[m]) for m in measures}
 
 
+def _spread(x: np.ndarray, ddof: int) -> np.ndarray:
+    """The variance over the first axis (divisor ``n - ddof``), exactly 0 where every value is the
+    same (no rounding residue of the mean)."""
+    v = x.var(0, ddof=ddof)
+    return np.where(np.ptp(x, axis=0) == 0, 0.0, v)
+
+
 def _draw(dist: LabelDistributions, samples: int, seed: int) -> np.ndarray:
     """``(samples, pairs)`` grades, each pair's drawn from its distribution (inverse CDF)."""
     rng = np.random.default_rng(seed)
@@ -440,7 +447,7 @@ def _distributions(
         for m in rest:
             e_sq, v_sq, how = per[m]
             e = e_sq.mean(0)
-            vl = e_sq.var(0, ddof=1)
+            vl = _spread(e_sq, 1)
             vt = v_sq.mean(0)
             means = e_sq.mean(1)
             agg = _aggregate(
@@ -448,7 +455,7 @@ def _distributions(
                 vt,
                 vl,
                 plugin[m],
-                np.array([means.var(ddof=1), means.std(ddof=1) / np.sqrt(samples)]),
+                np.array([_spread(means, 1), np.sqrt(_spread(means, 1) / samples)]),
                 False,
             )
             agg["var_tie"] = float(v_sq.sum(1).mean() / nq**2)
@@ -478,9 +485,9 @@ def _panel(judges: dict[str, Qrels], run: Run, ms: list[Measure], settings: Any)
     for m in ms:
         e_sq = np.stack([r.stats[m].expected for r in sets.values()])
         v_sq = np.stack([r.stats[m].var for r in sets.values()])
-        e, vl, vt = e_sq.mean(0), e_sq.var(0), v_sq.mean(0)
+        e, vl, vt = e_sq.mean(0), _spread(e_sq, 0), v_sq.mean(0)
         pl = plugin_res.stats[m].expected
-        agg = _aggregate(e, vt, vl, pl, np.array([e_sq.mean(1).var(), 0.0]), False)
+        agg = _aggregate(e, vt, vl, pl, np.array([_spread(e_sq.mean(1), 0), 0.0]), False)
         agg["var_tie"] = float(v_sq.sum(1).mean() / len(qids) ** 2)
         agg["std"] = float(np.sqrt(agg["var_tie"] + agg["var_label"]))
         out[m] = LabelStats(m, e, vt, vl, pl, np.zeros(len(qids)), agg, "exact", j, None)
