@@ -14,7 +14,7 @@ For every measure ``M`` and query, [`evaluate_labels`][tierank.analysis.labels.e
 
 **Exact** (``method="exact"``) for a measure that is a weighted sum of independent document values
 with a fixed normaliser, ``M = sum_d w_d a_d / Z`` (P, Hits, RBP, Judged: the positional sums of
-[`tierank.measures.linear`][tierank.measures.linear] whose divisor does not depend on the grades).
+`tierank.measures.linear` whose divisor does not depend on the grades).
 The weight ``w_d`` of document ``d`` in a tie group ``G`` of ``m`` documents is the weight of a
 uniformly random position of ``G``: mean ``wbar_G``, variance ``v_G`` (over the group's positions),
 covariance ``-v_G / (m - 1)`` between two documents of ``G``, and independent of the grades.  With
@@ -334,6 +334,8 @@ def evaluate_labels(
     samples, seed
         Grade assignments drawn for the measures without an exact method, and their seed.
 
+    Examples
+    --------
     >>> res = evaluate_labels({"q": {"a": [0.5, 0.5], "b": [0.0, 1.0]}},
     ...                       {"q": {"a": 1.0, "b": 1.0}}, ["P@1", "nDCG@1"], samples=2000)
     >>> p = res["P@1"]
