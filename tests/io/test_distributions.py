@@ -9,10 +9,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tierank.errors import TierankInputError
 from tierank.io.convert import to_qrels
 from tierank.io.distributions import (
+    LabelDistributions,
     from_panel,
     read_distributions,
     write_distributions,
@@ -126,3 +129,28 @@ def test_panel_frequencies_round_trip(tmp_path):
     path = tmp_path / "p.txt.gz"
     write_distributions(d, path)
     assert np.array_equal(read_distributions(path).probs, d.probs)
+
+
+@settings(max_examples=30)
+@given(
+    st.integers(1, 4).flatmap(
+        lambda k: st.lists(
+            st.lists(st.integers(0, 9), min_size=k + 1, max_size=k + 1).filter(sum),
+            min_size=1,
+            max_size=6,
+        )
+    )
+)
+def test_written_distributions_read_back_exactly(tmp_path_factory, rows):
+    probs = np.array([[v / sum(r) for v in r] for r in rows])
+    n = len(rows)
+    d = LabelDistributions(
+        np.array([f"q{i % 2}" for i in range(n)], dtype=object),
+        np.array([f"d{i}" for i in range(n)], dtype=object),
+        probs,
+    )
+    path = tmp_path_factory.mktemp("w") / "d.txt"
+    write_distributions(d, path)
+    back = read_distributions(path)
+    assert np.array_equal(back.probs, probs)
+    assert back.qid.tolist() == d.qid.tolist() and back.docid.tolist() == d.docid.tolist()

@@ -290,11 +290,13 @@ def from_panel(judges: Mapping[str, Qrels], top: int) -> LabelDistributions:
 
 
 def format_distributions(d: LabelDistributions) -> str:
-    """``d`` as ``qid 0 docid p0 ... pK`` lines (each probability as Python's ``repr`` writes it)."""
-    return "".join(
-        f"{q} 0 {doc} {' '.join(map(repr, row))}\n"
-        for q, doc, row in zip(d.qid, d.docid, d.probs.tolist(), strict=True)
-    )
+    """``d`` as ``qid 0 docid p0 ... pK`` lines (each probability in its shortest round-trip form)."""
+    if len(d) == 0:
+        return ""
+    line = np.char.add(np.char.add(d.qid.astype(str), " 0 "), d.docid.astype(str))
+    for col in d.probs.T:
+        line = np.char.add(np.char.add(line, " "), col.astype(str))
+    return "\n".join(line.tolist()) + "\n"
 
 
 def write_distributions(d: LabelDistributions, path: str | os.PathLike) -> None:
