@@ -14,7 +14,7 @@ from tierank import evaluate
 from tierank.analysis.labels import evaluate_labels, exact_family
 from tierank.measures.base import parse_measure
 
-EXACT = ["P@1", "P@3", "Hits@2", "RBP(p=0.5)", "Judged@2", "P@10"]
+EXACT = ["P@1", "P@3", "Hits@2", "RBP(p=0.5)", "Judged@2", "P@10", "P(rel=2)@2"]
 
 
 def brute(dist: dict, scores: dict, measure: str):

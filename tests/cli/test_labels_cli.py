@@ -69,3 +69,14 @@ def test_bad_distributions_are_one_located_line_and_exit_2(tmp_path, run):
 def test_trec_eval_layout_is_refused(run):
     r = invoke("eval", HUMAN, run, "--labels", LABELS, "-f", "trec_eval", check=False)
     assert r.returncode == 2 and "--labels" in r.stderr
+
+
+def test_distributions_of_other_queries_than_qrels_are_refused(tmp_path, run):
+    lines = gzip.decompress(LABELS.read_bytes()).decode().splitlines()
+    fewer = tmp_path / "fewer.txt"
+    fewer.write_text("".join(x + "\n" for x in lines if not x.startswith("q0 ")))
+    r = invoke("eval", HUMAN, run, "--labels", fewer, "-f", "jsonl", check=False)
+    assert r.returncode == 2
+    assert (
+        "query 'q0' of olz.run is evaluated under QRELS and has no label distribution" in r.stderr
+    )

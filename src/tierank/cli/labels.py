@@ -114,14 +114,23 @@ def write_labels(
             settings=settings,
         )
         at = {q: i for i, q in enumerate(found.qids)}
+        if found.qids != results[name].qids:  # one query set, or the aggregates differ
+            only_q = sorted(set(results[name].qids) - set(found.qids))
+            only_l = sorted(set(found.qids) - set(results[name].qids))
+            said = (
+                f"query {only_q[0]!r} of {name} is evaluated under QRELS and has no label "
+                "distribution"
+                if only_q
+                else f"query {only_l[0]!r} of {name} has label distributions and no QRELS judgment"
+            )
+            raise TierankInputError(
+                f"{labels}: {said}; --labels needs the queries QRELS evaluates, no more, no fewer "
+                f"({len(only_q) + len(only_l)} differ)"
+            )
         by_name = {str(m): s for m, s in found.stats.items()}
         for rec in results[name].records(per_query=per_query):
             stats = by_name[rec["measure"]]
-            i = None if rec["query"] == "all" else at.get(rec["query"])
-            if rec["query"] != "all" and i is None:
-                raise TierankInputError(
-                    f"{labels}: query {rec['query']!r} of {name} has no label distribution"
-                )
+            i = None if rec["query"] == "all" else at[rec["query"]]
             records.append({"run": name, **rec, **_added(stats, i)})
     first = next(iter(results.values()))
     fields = ("run", "query", "measure", *first.columns, *LABEL_FIELDS)
