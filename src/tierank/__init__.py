@@ -33,6 +33,7 @@ from .version import __version__
 
 if TYPE_CHECKING:
     from .analysis.compare import CompareSettings
+    from .analysis.labels import evaluate_labels
     from .analysis.meta import combine_effects
     from .analysis.planning import topic_set_size
     from .evaluate import evaluate_diversity
@@ -68,6 +69,7 @@ __all__ = [
     "__version__",
     "combine_effects",
     "topic_set_size",
+    "evaluate_labels",
 ]
 
 #: public names imported on first use, and their modules: ``import tierank`` (and so the command line's
@@ -91,6 +93,7 @@ _LAZY = {
     "TieBreak": "ties",
     "combine_effects": "analysis.meta",
     "topic_set_size": "analysis.planning",
+    "evaluate_labels": "analysis.labels",
 }
 
 

@@ -153,6 +153,18 @@ def eval_cmd(
             "fewer than 10 human-labelled queries",
         ),
     ] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            "--labels",
+            metavar="DISTRIBUTIONS",
+            help="Label distributions (qid 0 docid p0 ... pK per pair, or JSONL/Parquet with qid, "
+            "docid, probs): records add each measure's expectation over grades drawn from them and "
+            "tie orderings (label_expected), its variance split into var_tie and var_label, and "
+            "plugin (the measure on the expected grades); exact for P, Hits, RBP, Judged, sampled "
+            "(--samples, --seed) elsewhere",
+        ),
+    ] = None,
     manifest: Annotated[
         Path | None,
         typer.Option(
@@ -196,6 +208,7 @@ def eval_cmd(
             rel_format=rel_format,
             zscores=zscores,
             ppi=ppi,
+            labels=labels,
             manifest=manifest,
         ),
         lambda: EvalSettings(
@@ -251,6 +264,7 @@ class EvalOptions:
     zscores: str | None = None
     ppi: Path | None = None
     manifest: Path | None = None
+    labels: Path | None = None
 
     def __post_init__(self) -> None:
         problems = []
@@ -289,6 +303,21 @@ class EvalOptions:
             from ..errors import quote
 
             problems.append(Problem("", None, f"--ppi {quote(str(self.ppi))}: no such file"))
+        if self.labels is not None and (
+            self.trec or self.jobs or self.block_bytes or self.ppi is not None
+        ):
+            problems.append(
+                Problem(
+                    "",
+                    None,
+                    "--labels evaluates the runs in memory and writes the formats other than "
+                    "trec_eval (no --format trec_eval, --jobs, --block-bytes or --ppi with it)",
+                )
+            )
+        if self.labels is not None and not self.labels.exists():
+            from ..errors import quote
+
+            problems.append(Problem("", None, f"--labels {quote(str(self.labels))}: no such file"))
         if problems:
             raise TierankInputError(problems)
         if self.jobs is not None and self.jobs < 1:
@@ -314,6 +343,7 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
             "--block-bytes streams one run; several runs are each evaluated in memory"
         )
     protect = (qrels, *named.values(), *([options.ppi] if options.ppi is not None else []))
+    protect += (options.labels,) if options.labels is not None else ()
     if options.output is not None:  # io.writers is imported where there is a file to write
         from ..io.writers import check_output
 
@@ -333,13 +363,14 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
         options.texts,
         options.docs_in_collection,
         options.trec,
-        table and not condensing and options.ppi is None,
+        table and not condensing and options.ppi is None and options.labels is None,
     )
     if options.trec and settings.complete and settings.rel != 1:
         # trec_eval's -c summary of num_rel counts the judgments of grade > 0 whatever -l says
         # (m_num_rel.c): the writer reads that count from NumRel(rel=1)
         evaluated = _with_num_rel_at_one(evaluated)
-    sources = _sources(named, evaluated, options) if options.ppi is None else dict(named)
+    in_memory = options.ppi is None and options.labels is None
+    sources = _sources(named, evaluated, options) if in_memory else dict(named)
     with swap_check(qrels, list(sources.values()), USAGE):
         results = _evaluate(
             qrels,
@@ -367,6 +398,21 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
             options.per_query,
             options.output,
             (*protect, options.ppi),
+        )
+        return
+    if options.labels is not None:  # label distributions: expectation and variance over grades
+        from .labels import write_labels
+
+        write_labels(
+            options.labels,
+            sources,
+            evaluated,
+            settings,
+            results,
+            options.fmt,
+            options.per_query,
+            options.output,
+            protect,
         )
         return
     if table:

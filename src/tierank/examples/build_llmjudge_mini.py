@@ -68,7 +68,23 @@ def select(source: Path, per_query: int = PER_QUERY) -> dict[str, bytes]:
             f = ln.split()
             column.append(b" ".join([f[0], j.encode(), f[2], f[3]]) + b"\n")
     out["judges.qrels"] = b"".join(column)
+    out["labels.txt"] = panel_labels(out["judges.qrels"])
     return out
+
+
+def panel_labels(judge_column: bytes) -> bytes:
+    """The five judges' grade frequencies per pair (grades clipped to 0-3) as label distributions
+    (``qid 0 docid p0 p1 p2 p3``)."""
+    import tempfile
+
+    from tierank.io.distributions import format_distributions, from_panel
+    from tierank.io.judgments import read_judge_column
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "judges.qrels"
+        path.write_bytes(judge_column)
+        judges, _ = read_judge_column(path)
+        return format_distributions(from_panel(judges, 3)).encode()
 
 
 def write(files: dict[str, bytes], out: Path = OUT) -> None:
