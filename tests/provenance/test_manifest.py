@@ -87,7 +87,8 @@ def test_manifest_is_yaml_with_ir_metadata_sections_and_schema_keys(folder: Path
     for section in ("tag", "platform", "implementation", "method", "data"):  # ir_metadata's
         assert section in doc
     assert doc["tag"] == "my-bm25"  # the run's own header's tag
-    assert doc["platform"]["software"]["libraries"]["tierank"] == tierank.__version__
+    libraries = doc["platform"]["software"]["libraries"]
+    assert libraries.get("tierank") == tierank.__version__
     assert doc["method"]["evaluation"]["measures"] == ["nDCG@3", "AP", "RR", "P@2"]
     assert doc["method"]["evaluation"]["settings"]["tie_break"] == "trec_eval"
     run = doc["data"]["runs"][0]
@@ -96,7 +97,8 @@ def test_manifest_is_yaml_with_ir_metadata_sections_and_schema_keys(folder: Path
         "tag": "my-bm25",
         "method": {"automatic": True, "retrieval": [{"name": "bm25"}]},
     }
-    assert run["ties"]["tie groups"] == 2 and run["ties"]["score format"] == "bf16"
+    # 0.9 and 0.8 are not float32 values: the scores need float64
+    assert run["ties"]["tie groups"] == 2 and run["ties"]["score format"] == "fp64"
     unknown = sorted(p for p in _keys(doc) if not _schema_match(p))
     assert unknown == []
 
@@ -298,3 +300,37 @@ def test_trec_eval_layout_and_all_trec_verify(tmp_path: Path) -> None:
     v = verify(tmp_path / "m.yaml")
     assert v.ok, v.causes
     assert v.checked > 300
+
+
+def test_the_cli_records_the_narrowest_score_format(tmp_path: Path) -> None:
+    # 0.875, 0.75, 0.5, 3 and 2 are bfloat16 values: the run could have been scored in bf16
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    bf16 = RUN.replace(" 0.9 ", " 0.875 ").replace(" 0.8 ", " 0.75 ")
+    (tmp_path / "sys.run").write_text(bf16)
+    invoke(
+        "eval",
+        "qrels.txt",
+        "sys.run",
+        "-m",
+        "AP",
+        "-f",
+        "jsonl",
+        "--manifest",
+        "m.yaml",
+        cwd=tmp_path,
+    )
+    assert _load(tmp_path / "m.yaml")["data"]["runs"][0]["ties"]["score format"] == "bf16"
+    (tmp_path / "sys.run").write_text(bf16.replace(" 0.5 ", " 0.1 "))
+    invoke(
+        "eval",
+        "qrels.txt",
+        "sys.run",
+        "-m",
+        "AP",
+        "-f",
+        "jsonl",
+        "--manifest",
+        "m.yaml",
+        cwd=tmp_path,
+    )
+    assert _load(tmp_path / "m.yaml")["data"]["runs"][0]["ties"]["score format"] == "fp64"
