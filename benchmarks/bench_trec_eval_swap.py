@@ -9,9 +9,14 @@ side by side in one run (interleaved: one repetition of every command, then the 
   1,000,000-line run dict (AskUbuntu x250), pytrec_eval-terrier against tierank's, in this process.
 
 trec_eval is built from ``tests/vendor/trec_eval-10.0`` (skipped where make or cc is missing).
+Python's bytecode cache is on (an installed tierank has its ``.pyc`` files; the cache goes to a
+temporary folder, warmed before timing, so that an environment that sets
+``PYTHONDONTWRITEBYTECODE`` does not time the compiler).  ``--baseline SRC`` also times
+``tierank trec_eval`` of another checkout's ``src`` folder in the same run (rows ``baseline``).
 
     python benchmarks/bench_trec_eval_swap.py            # 5 repetitions
     python benchmarks/bench_trec_eval_swap.py --reps 3 --skip-pytrec
+    python benchmarks/bench_trec_eval_swap.py --baseline /path/to/main/src
 """
 
 from __future__ import annotations
@@ -57,15 +62,21 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--skip-pytrec", action="store_true")
+    ap.add_argument(
+        "--baseline", type=Path, default=None, help="src folder of another checkout, timed too"
+    )
     args = ap.parse_args(argv)
     from trec_eval_build import build_trec_eval
 
     te = str(build_trec_eval())
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     tierank = [sys.executable, "-m", "tierank", "trec_eval"]
     data = REPO / "tests" / "data" / "trec_eval"
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
+        py_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        py_env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
+        env = {**py_env, "PYTHONPATH": str(REPO / "src")}
+        base_env = {**py_env, "PYTHONPATH": str(args.baseline)} if args.baseline else None
         import gzip
 
         small = []
@@ -89,23 +100,24 @@ def main(argv: list[str] | None = None) -> int:
         }
         cmds = {}
         for name, (te_cmd, ours) in cases.items():
-            cmds[name, "trec_eval"] = te_cmd
-            cmds[name, "tierank trec_eval"] = ours or [*tierank, *te_cmd[1:]]
-        cmds["test files, official", "import numpy, pyarrow"] = [
-            sys.executable,
-            "-c",
-            "import numpy, pyarrow",
-        ]
+            cmds[name, "trec_eval"] = (te_cmd, env)
+            cmds[name, "tierank trec_eval"] = (ours or [*tierank, *te_cmd[1:]], env)
+            if base_env is not None:
+                cmds[name, "baseline"] = (ours or [*tierank, *te_cmd[1:]], base_env)
+        cmds["test files, official", "import numpy, pyarrow"] = (
+            [sys.executable, "-c", "import numpy, pyarrow"],
+            env,
+        )
         times: dict = {k: [] for k in cmds}
-        for c in cmds.values():  # warm the caches
-            _measure(c, env)
+        for c, e in cmds.values():  # warm the caches (the bytecode cache too)
+            _measure(c, e)
         for _ in range(args.reps):
-            for k, c in cmds.items():
-                times[k].append(_measure(c, env)[0])
+            for k, (c, e) in cmds.items():
+                times[k].append(_measure(c, e)[0])
         print(f"{'case':<24} {'command':<24} {'wall s':>8} {'ratio':>7}")
         for name in cases:
             base = statistics.median(times[name, "trec_eval"])
-            for who in ("trec_eval", "tierank trec_eval", "import numpy, pyarrow"):
+            for who in ("trec_eval", "tierank trec_eval", "baseline", "import numpy, pyarrow"):
                 if (name, who) in times:
                     w = statistics.median(times[name, who])
                     print(f"{name:<24} {who:<24} {w:8.3f} {w / base:7.2f}x")
@@ -114,6 +126,9 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"tierank trec_eval on the test files / import numpy, pyarrow: {ours_small / floor:.2f}x"
         )
+        if base_env is not None:
+            theirs = statistics.median(times["test files, official", "baseline"])
+            print(f"baseline on the test files / import numpy, pyarrow: {theirs / floor:.2f}x")
         if not args.skip_pytrec:
             import pytrec_eval
 
