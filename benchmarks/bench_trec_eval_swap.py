@@ -17,6 +17,7 @@ temporary folder, warmed before timing, so that an environment that sets
     python benchmarks/bench_trec_eval_swap.py            # 5 repetitions
     python benchmarks/bench_trec_eval_swap.py --reps 3 --skip-pytrec
     python benchmarks/bench_trec_eval_swap.py --baseline /path/to/main/src
+        # ... the baseline's compat.pytrec_eval timed in a process of its own, after ours
 """
 
 from __future__ import annotations
@@ -71,6 +72,30 @@ def _dicts(qrels: Path, run: Path):
     return q, r
 
 
+def compat_timing(folder: Path, reps: int, label: str) -> None:
+    """Print the median time of pytrec_eval's and of ``tierank.compat.pytrec_eval``'s ``evaluate`` on
+    AskUbuntu x250 (1,000,000 lines), interleaved in this process, and the ratio."""
+    import pytrec_eval
+
+    import tierank.compat.pytrec_eval as compat
+
+    big_q, big_r = askubuntu_x50(folder, copies=250)
+    q, r = _dicts(big_q, big_r)
+    ms = {"map", "ndcg_cut.10", "P.5", "recall.100"}
+    lines = sum(map(len, r.values()))
+    got: dict = {"pytrec_eval": [], f"{label}tierank.compat.pytrec_eval": []}
+    for _ in range(max(1, reps // 2)):
+        for who, mod in zip(got, (pytrec_eval, compat)):
+            ev = mod.RelevanceEvaluator(q, ms)
+            t0 = time.perf_counter()
+            ev.evaluate(r)
+            got[who].append(time.perf_counter() - t0)
+    base = statistics.median(got["pytrec_eval"])
+    for who, ts in got.items():
+        w = statistics.median(ts)
+        print(f"evaluate, {lines:,} lines  {who:<37} {w:8.3f} {w / base:7.2f}x", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=5)
@@ -78,7 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--baseline", type=Path, default=None, help="src folder of another checkout, timed too"
     )
+    ap.add_argument("--compat-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.compat_only:  # (--baseline's child: the baseline's compat.pytrec_eval)
+        with tempfile.TemporaryDirectory() as tmp:
+            compat_timing(Path(tmp), args.reps, "baseline ")
+        return 0
     from trec_eval_build import build_trec_eval
 
     te = str(build_trec_eval())
@@ -149,28 +179,11 @@ def main(argv: list[str] | None = None) -> int:
             theirs = med(("test files, official", "baseline"))
             print(f"baseline on the test files / import numpy, pyarrow: {theirs / floor:.2f}x")
         if not args.skip_pytrec:
-            import pytrec_eval
-
-            import tierank.compat.pytrec_eval as compat
-
-            big_q, big_r = askubuntu_x50(folder, copies=250)
-            q, r = _dicts(big_q, big_r)
-            ms = {"map", "ndcg_cut.10", "P.5", "recall.100"}
-            lines = sum(map(len, r.values()))
-            got: dict = {"pytrec_eval": [], "tierank.compat.pytrec_eval": []}
-            for _ in range(max(1, args.reps // 2)):
-                for who, mod in (
-                    ("pytrec_eval", pytrec_eval),
-                    ("tierank.compat.pytrec_eval", compat),
-                ):
-                    ev = mod.RelevanceEvaluator(q, ms)
-                    t0 = time.perf_counter()
-                    ev.evaluate(r)
-                    got[who].append(time.perf_counter() - t0)
-            base = statistics.median(got["pytrec_eval"])
-            for who, ts in got.items():
-                w = statistics.median(ts)
-                print(f"evaluate, {lines:,} lines  {who:<28} {w:8.3f} {w / base:7.2f}x")
+            compat_timing(folder, args.reps, "")
+            if base_env is not None:  # the baseline's, in a process of its own
+                sys.stdout.flush()
+                cmd = [sys.executable, __file__, "--compat-only", "--reps", str(args.reps)]
+                subprocess.run(cmd, env=base_env, check=True)
     return 0
 
 
