@@ -462,7 +462,7 @@ def prepare(
     ``subtopics`` (the judgments of a [`tierank.io.subtopics.SubtopicQrels`][tierank.io.subtopics.SubtopicQrels]) are handed to the
     intent-aware measures with the docid of every kept row.
 
-    ``moments=False`` asks for the oblivious value, min and max only ([`Prepared.moments`][tierank.ties.prepare.Prepared.moments]).
+    ``moments=False`` asks for the oblivious value, min and max only (`Prepared.moments`).
     """
     policy = TieBreak.parse(tie_break)
     qrels_ids = _encoded(qrels.qid)
