@@ -12,7 +12,8 @@ trec_eval is built from ``tests/vendor/trec_eval-10.0`` (skipped where make or c
 Python's bytecode cache is on (an installed tierank has its ``.pyc`` files; the cache goes to a
 temporary folder, warmed before timing, so that an environment that sets
 ``PYTHONDONTWRITEBYTECODE`` does not time the compiler).  ``--baseline SRC`` also times
-``tierank trec_eval`` of another checkout's ``src`` folder in the same run (rows ``baseline``).
+``tierank trec_eval`` of another checkout's ``src`` folder in the same run (rows ``baseline``), and
+each case's evaluation alone (CPU time inside one process, after a first run) against it.
 
     python benchmarks/bench_trec_eval_swap.py            # 5 repetitions
     python benchmarks/bench_trec_eval_swap.py --reps 3 --skip-pytrec
@@ -70,6 +71,34 @@ def _dicts(qrels: Path, run: Path):
         f = line.split()
         r.setdefault(f[0], {})[f[2]] = float(f[4])
     return q, r
+
+
+#: a child's code: ``tierank trec_eval ARGV`` run in one process, once to warm it, then timed
+#: (CPU seconds, ``time.process_time``: the evaluation without the start-up); prints the median
+IN_PROCESS = """
+import statistics, sys, time
+from tierank.cli.trec_eval import run
+reps, argv = int(sys.argv[1]), sys.argv[2:]
+def once():
+    with open('/dev/null', 'wb') as out, open('/dev/null', 'w') as err:
+        t = time.process_time()
+        run(argv, out=out, err=err)
+        return time.process_time() - t
+once()
+print(statistics.median(once() for _ in range(reps)))
+"""
+
+
+def in_process(env: dict, argv: list[str], reps: int) -> float:
+    """Median CPU seconds of ``tierank trec_eval argv`` inside one process (after a first run)."""
+    done = subprocess.run(
+        [sys.executable, "-c", IN_PROCESS, str(reps), *argv],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return float(done.stdout.split()[-1])
 
 
 def compat_timing(folder: Path, reps: int, label: str) -> None:
@@ -178,6 +207,13 @@ def main(argv: list[str] | None = None) -> int:
         if base_env is not None:
             theirs = med(("test files, official", "baseline"))
             print(f"baseline on the test files / import numpy, pyarrow: {theirs / floor:.2f}x")
+        if base_env is not None:  # the evaluation alone (no start-up), CPU time in one process
+            print(f"{'case':<24} {'in process, CPU s':>18} {'baseline':>9} {'ratio':>7}")
+            for name, (te_cmd, ours) in cases.items():
+                argv = (ours or [*tierank, *te_cmd[1:]])[len(tierank) :]
+                mine = in_process(env, argv, args.reps)
+                theirs = in_process(base_env, argv, args.reps)
+                print(f"{name:<24} {mine:18.3f} {theirs:9.3f} {mine / theirs:7.2f}x")
         if not args.skip_pytrec:
             compat_timing(folder, args.reps, "")
             if base_env is not None:  # the baseline's, in a process of its own
