@@ -219,13 +219,16 @@ class Evaluator:
         progress: Callable[[str, int, int], None] | None = None,
         *,
         score_format: bool = False,
+        moments: bool = True,
     ) -> EvalResult:
         """Tie-aware evaluation of ``run`` (any input [`tierank.io.convert.to_run`][tierank.io.convert.to_run] takes).
 
         ``progress(step, done, total)``, when given, is called as each step begins: ``"reading"``,
         ``"ties"`` (the tie groups of every query), then each measure by name, with the measures done
         so far and their number. ``score_format``: also find the narrowest float format that holds
-        every score exactly (the result's ``score_format``, for its manifest).
+        every score exactly (the result's ``score_format``, for its manifest). ``moments=False``: the
+        oblivious value, min and max only; the families that can skip their expectation leave
+        ``expected`` and ``var`` NaN where ties move the value ([`tierank.ties.Prepared`][tierank.ties.Prepared]'s ``moments``).
 
         >>> steps = []
         >>> _ = Evaluator({"q": {"a": 1}}, ["P@1", "RR"]).evaluate(
@@ -284,6 +287,7 @@ class Evaluator:
             seed=s.seed,
             exact_limit=s.exact_limit,
             subtopics=None if self.subtopics is None else self.subtopics.judgments,
+            moments=moments,
         )
         if prep.nq == 0:
             raise NothingToEvaluate(

@@ -187,3 +187,33 @@ def test_stat_prints_another_statistic_in_the_layout(tmp_path):
     assert out == b"P_1                   \tall\t0.5000\n"
     code, out, _ = ours("--stat", "range", "-m", "P.1", qrels, run)
     assert out == b"P_1                   \tall\t1.0000\n"
+
+
+@pytest.mark.parametrize(
+    "flags, moments",
+    [([], False), (["--stat", "min"], False), (["--stat", "range"], False)]
+    + [(["--stat", s], True) for s in ("expected", "std", "bias")],
+)
+def test_computes_only_what_is_printed(tmp_path, monkeypatch, flags, moments):
+    """The oblivious values (and the range the note reads, or the extremes ``--stat`` prints) are
+    computed without the expectation and variance over tie orderings; ``--stat expected``, ``std``
+    and ``bias`` compute them."""
+    import tierank.measures.base as base
+
+    seen = []
+    full = base.compute_all
+
+    def spy(prep, measures, step=None):
+        seen.append(prep.moments)
+        return full(prep, measures, step)
+
+    monkeypatch.setattr(base, "compute_all", spy)
+    qrels, run = _files(
+        tmp_path,
+        "q1 Q0 a 1 0.5 t\nq1 Q0 b 2 0.5 t\nq2 Q0 x 1 0.9 t\nq2 Q0 y 2 0.1 t\n",
+        "q1 0 a 1\nq1 0 b 0\nq2 0 x 1\n",
+    )
+    code, out, err = ours("-q", "-m", "all_trec", *flags, qrels, run)
+    assert code == 0, err
+    assert seen == [moments]
+    assert b"map" in out

@@ -116,6 +116,9 @@ UNCERTAIN = 0.00005
 
 #: the statistics ``--stat`` takes
 STATS = ("oblivious", "expected", "min", "max", "std", "range", "bias")
+#: those that need the expectation or the variance over tie orderings (the others, and the note,
+#: read the oblivious value, min and max only)
+MOMENTS = frozenset({"expected", "std", "bias"})
 
 
 class Refused(Exception):
@@ -349,7 +352,7 @@ def _evaluate(a: Args, plan, out, err) -> int:
     for name, path in zip(names, runs):
         source = hold(path)
         try:
-            results[name] = ev.evaluate(source)
+            results[name] = ev.evaluate(source, moments=a.stat in MOMENTS)
         except NothingToEvaluate:
             if not a.complete:  # trec_eval 10 stops at the first qrels query first
                 first = min(_qrels_queries(ev), key=lambda q: q.encode("utf-8"))

@@ -204,11 +204,11 @@ class RelevanceEvaluator:
         except TierankInputError as e:
             raise ValueError(str(e)) from None
 
-    def _result(self, scores: dict):
+    def _result(self, scores: dict, moments: bool = True):
         from ..errors import NothingToEvaluate
 
         try:
-            result = self._evaluator.evaluate(_table(scores))
+            result = self._evaluator.evaluate(_table(scores), moments=moments)
         except NothingToEvaluate:
             return None
         if self.judged_docs_only_flag:
@@ -254,8 +254,9 @@ class RelevanceEvaluator:
 
     def evaluate(self, scores: dict) -> dict[str, dict[str, float]]:
         """``{qid: {measure: value}}`` of the run ``scores`` (``{qid: {docid: score}}``) for every
-        query both in it and in the qrels: pytrec_eval's dict, key for key and value for value."""
-        result = self._result(scores)
+        query both in it and in the qrels: pytrec_eval's dict, key for key and value for value
+        (the oblivious values alone are computed)."""
+        result = self._result(scores, moments=False)
         if result is None:
             return {}
         import numpy as np

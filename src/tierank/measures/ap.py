@@ -108,6 +108,11 @@ class AP(Measure):
             base = np.repeat(cs[qfirst] - a[qfirst], qlen)
             return ratio(np.bincount(qi, weights=a * (cs - base) / pos1, minlength=prep.nq), nrel)
 
+        if not prep.moments:  # the oblivious value and the extremes only
+            nan = np.full(prep.nq, np.nan)
+            return Stats(
+                value("policy"), nan, value("pessimistic"), value("optimistic"), nan.copy()
+            )
         m = prep.gsize_float
         r = group_counts_float(prep, "rel", self.rel)
         csum = np.concatenate(([0.0], np.cumsum(prep.relevant(self.rel))))
@@ -183,6 +188,12 @@ class AP(Measure):
                 sums = px.at_rows_in(changed, lambda idx: terms(seq, idx), policy)
             return [ratio(x, nrel) for x in sums]
 
+        if not prep.moments:  # the oblivious value and the extremes only
+            nan = np.full(prep.nq, np.nan)
+            return [
+                Stats(o, nan.copy(), lo, hi, nan.copy())
+                for o, lo, hi in zip(value("policy"), value("pessimistic"), value("optimistic"))
+            ]
         csum = np.concatenate(([0.0], np.cumsum(prep.relevant(rel))))
         before_all = csum[prep.gstart[:-1]] - csum[prep.qstart[prep.gq]]
         g = prep.gid[rows]

@@ -66,6 +66,9 @@ class GMBpref(GeometricMean):
         rmean, rvar = lo**root, np.zeros(n)
         if not len(vary):
             return GMStats(obl, e, lo, hi, v, root_mean=rmean, root_var=rvar, root_n=n)
+        if not prep.moments:  # the oblivious value and the extremes only
+            e[vary] = v[vary] = np.nan
+            return GMStats(obl, e, lo, hi, v)
         S = int(prep.samples)
         sampled = np.zeros(n, dtype=bool)
         parts = self._parts(prep, vary)

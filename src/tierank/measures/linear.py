@@ -143,6 +143,11 @@ class Linear(Measure):
             sums = np.bincount(qi[moved], weights=w[moved] * a, minlength=prep.nq)
             return scale(np.where(changed, sums, policy))
 
+        if not prep.moments:  # the oblivious value and the extremes only
+            nan = np.full(prep.nq, np.nan)
+            return Stats(
+                value("policy"), nan, value("pessimistic"), value("optimistic"), nan.copy()
+            )
         s1, ss_a = (
             group_moments(prep, self.kind, self.rel) if own is None else value_moments(prep, own)
         )
@@ -238,6 +243,12 @@ class Linear(Measure):
             a = arrangement(which)
             return scale(px.at_rows_in(changed, lambda idx: w[idx] * a[rows[idx]], policy))
 
+        if not prep.moments:  # the oblivious value and the extremes only
+            nan = np.full(prep.nq, np.nan)
+            return [
+                Stats(o, nan.copy(), lo, hi, nan.copy())
+                for o, lo, hi in zip(value("policy"), value("pessimistic"), value("optimistic"))
+            ]
         s1, ss_a = (
             group_moments(prep, first.kind, first.rel) if own is None else value_moments(prep, own)
         )

@@ -524,9 +524,17 @@ def sample_moments(
     ordering once, the mean and the variance (``ddof=0``) exact (third array True).  The others are
     estimated from ``prep.samples`` random orderings (variance ``ddof=1``; False).  Returns three
     arrays, the first two of shape ``(L, len(queries))``.  Each query's numbers depend on its own
-    orderings only (bit for bit, whatever the chunking).
+    orderings only (bit for bit, whatever the chunking).  Without ``prep.moments`` nothing is
+    drawn: the means and variances are NaN (and the third array True).
     """
     queries = np.asarray(queries, dtype=np.int64)
+    if not prep.moments:  # the oblivious value and the extremes only: nothing drawn, NaN
+        empty = np.zeros(0, np.int64)
+        L = np.atleast_2d(
+            np.asarray(values(Draws.build(empty, empty, empty, np.zeros(0))), dtype=np.float64)
+        ).shape[0]
+        nan = np.full((L, len(queries)), np.nan)
+        return nan, nan.copy(), np.ones(len(queries), dtype=bool)
     count = orderings(prep, rel, cut)[queries]
     exact = count <= ENUMERATE
     mean: np.ndarray | None = None

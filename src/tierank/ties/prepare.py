@@ -64,6 +64,11 @@ class Prepared:
     unevaluated: int = 0  # queries of the run that are not evaluated: the qrels lack them
     #: tie orderings of a query enumerated at most by the measures that enumerate them
     exact_limit: int = 10000
+    #: whether the measures compute their expectation and variance over the tie orderings; False:
+    #: the oblivious value, min and max only (what ``tierank trec_eval`` prints and its note reads),
+    #: and the families that can skip their expectation leave ``expected`` and ``var`` NaN where
+    #: ties move the value (the others compute everything)
+    moments: bool = True
     #: the subtopic judgments (``{qid: {docid: {subtopic: grade}}}``) the intent-aware measures read,
     #: and the docid of each row in policy order; None when no measure asked for them
     subtopics: Any = None
@@ -438,6 +443,7 @@ def prepare(
     seed: int = 0,
     exact_limit: int = 10000,
     subtopics: Any = None,
+    moments: bool = True,
 ) -> Prepared:
     """Join ``run`` with ``qrels`` and lay it out in the policy's total order with tie groups.
 
@@ -455,6 +461,8 @@ def prepare(
 
     ``subtopics`` (the judgments of a [`tierank.io.subtopics.SubtopicQrels`][tierank.io.subtopics.SubtopicQrels]) are handed to the
     intent-aware measures with the docid of every kept row.
+
+    ``moments=False`` asks for the oblivious value, min and max only (`Prepared.moments`).
     """
     policy = TieBreak.parse(tie_break)
     qrels_ids = _encoded(qrels.qid)
@@ -560,6 +568,7 @@ def prepare(
         unevaluated=unevaluated,
         exact_limit=exact_limit,
         subtopics=subtopics,
+        moments=moments,
         docid=None if subtopics is None else ac.take(docid, ac.array(order)),
     )
 
