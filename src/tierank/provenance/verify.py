@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import TierankInputError
 from .inputs import sha256_of
-from .manifest import Manifest, result_record, seal, versions
+from .manifest import Manifest, result_record, seal, sealed_settings, versions
 
 #: the relative and absolute tolerance of an exact statistic
 TOLERANCE = 1e-12
@@ -47,6 +48,11 @@ class Verdict:
     def fail(self, line: str) -> None:
         self.ok = False
         self.causes.append(f"{self.manifest}: {line}")
+
+
+#: how a command's numbers are made again: (the verdict, the manifest, the qrels' path, each run's
+#: path by name); each difference a `Verdict.fail` line
+Recompute = Callable[[Verdict, Manifest, str, dict[str, str]], None]
 
 
 def _resolve(path: str | None, base: str, what: str) -> str:
@@ -80,9 +86,10 @@ def _check_input(v: Verdict, rec: dict[str, Any], path: str, what: str) -> None:
 def _check_seal(v: Verdict, man: Manifest) -> None:
     sealed = man["seal"]
     now = seal(man.document)
+    shown_settings = sealed_settings(man["method"]["evaluation"])
     for key, value in now["settings"].items():
         if sealed.get("settings", {}).get(key) != value:
-            shown = man["method"]["evaluation"]["settings"].get(key)
+            shown = shown_settings.get(key)
             v.fail(f"setting {key} edited after the manifest was written (now {shown!r})")
     for key in ("measures", "inputs", "results"):
         if sealed.get(key) != now[key]:
@@ -131,24 +138,27 @@ def _compare(v: Verdict, run: str, recorded: list[dict], now: list[dict]) -> Non
                 v.fail(f"run {run}: {m} per-query values differ (their SHA-256)")
 
 
-def verify(path: str | os.PathLike) -> Verdict:
+def verify(path: str | os.PathLike, recompute: Mapping[str, Recompute] | None = None) -> Verdict:
     """Verify the manifest at ``path``: every input re-read and hashed, every number computed again.
 
-    A manifest that cannot be read, or whose inputs are missing here, raises `TierankInputError`.
+    ``recompute``: how the numbers of the commands beside ``eval`` are made again (the commands'
+    own rooms sit above this one; ``tierank verify`` passes those of ``compare`` and ``judges``,
+    `tierank.cli.provenance.RECOMPUTE`). A manifest that cannot be read, or whose inputs are
+    missing here, raises `TierankInputError`.
     """
-    from ..evaluate import Evaluator
-    from ..measures import parse_measure
-    from ..settings import EvalSettings
-
     p = os.fspath(path)
     man = Manifest.read(p)
     base = os.path.dirname(os.path.abspath(p))
     v = Verdict(p)
     data = man["data"]
     evaluation = man["method"]["evaluation"]
-    if evaluation.get("command") != "eval":
+    command = evaluation.get("command")
+    known = {**RECOMPUTE, **(recompute or {})}
+    again = known.get(command) if isinstance(command, str) else None
+    if again is None:
         raise TierankInputError(
-            f"{p}: a manifest of `{evaluation.get('command')}`: verify recomputes `eval` manifests"
+            f"{p}: a manifest of `{command}`: verify recomputes manifests of "
+            + ", ".join(f"`{c}`" for c in known)
         )
     qrels = _resolve(data["qrels"].get("path"), base, "qrels")
     runs = {r["name"]: (_resolve(r.get("path"), base, f"run {r['name']}"), r) for r in data["runs"]}
@@ -162,10 +172,27 @@ def verify(path: str | os.PathLike) -> Verdict:
         was = recorded_versions.get(lib)
         if was is not None and str(was) != now:
             v.notes.append(f"{lib} {now} here, {was} in the manifest")
+    again(v, man, qrels, {name: path for name, (path, _) in runs.items()})
+    return v
+
+
+def eval_settings(v: Verdict, settings: dict[str, Any]):
+    """The `tierank.EvalSettings` of a manifest's ``settings`` (not understood: an input error)."""
+    from ..settings import EvalSettings
+
     try:
-        settings = EvalSettings(**evaluation["settings"])
+        return EvalSettings(**settings)
     except TypeError as e:
-        raise TierankInputError(f"{p}: settings not understood ({e})") from None
+        raise TierankInputError(f"{v.manifest}: settings not understood ({e})") from None
+
+
+def _recompute_eval(v: Verdict, man: Manifest, qrels: str, runs: dict[str, str]) -> None:
+    """An evaluation's numbers computed again and compared with the manifest's."""
+    from ..evaluate import Evaluator
+    from ..measures import parse_measure
+
+    evaluation = man["method"]["evaluation"]
+    settings = eval_settings(v, evaluation["settings"])
     measures = [parse_measure(m) for m in evaluation["measures"]]
     # canonical names carry every parameter (-N's collection size, trec_eval's quirks) back
     try:
@@ -174,9 +201,9 @@ def verify(path: str | os.PathLike) -> Verdict:
         if v.ok:
             raise
         v.fail(f"qrels not read again ({e.problems[0]})")
-        return v
+        return
     recorded = {r["run"]: r["measures"] for r in man["results"]}
-    for name, (run_path, _) in runs.items():
+    for name, run_path in runs.items():
         try:
             result = ev.evaluate(run_path)
         except (
@@ -187,4 +214,23 @@ def verify(path: str | os.PathLike) -> Verdict:
             v.fail(f"run {name}: not evaluated again ({e.problems[0]})")
             continue
         _compare(v, name, recorded.get(name, []), result_record(result))
-    return v
+
+
+def compare_numbers(v: Verdict, where: str, was: dict, now: dict, tol: float = TOLERANCE) -> None:
+    """Every value of the record ``was`` against ``now``'s: numbers within ``tol``, others equal."""
+    for key, old in was.items():
+        new = now.get(key)
+        numeric = isinstance(old, (int, float)) and not isinstance(old, bool)
+        v.checked += numeric
+        same = (
+            _close(old, new, tol)
+            if numeric and isinstance(new, (int, float)) and not isinstance(new, bool)
+            else old == new
+        )
+        if not same:
+            diff = f" ({new - old:+.6g})" if numeric and isinstance(new, (int, float)) else ""
+            v.fail(f"{where} {key} {old!r} in the manifest, {new!r} now{diff}")
+
+
+#: how each command's numbers are made again
+RECOMPUTE: dict[str, Recompute] = {"eval": _recompute_eval}
