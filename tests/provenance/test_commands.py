@@ -149,3 +149,89 @@ def test_compare_bootstrap_manifest_verifies(tmp_path: Path) -> None:
     assert v.ok, v.causes
     with pytest.raises(TierankInputError, match="verify recomputes manifests of `eval`$"):
         verify(tmp_path / "m.yaml")  # without the commands' own recomputation
+
+
+def _write_judges(folder: Path) -> None:
+    """A reference of 8 queries x 6 documents graded 0..2, two judges that disagree with it on a
+    seeded share of the pairs, and three runs."""
+    _write_collection(folder)
+    rng = np.random.default_rng(11)
+    ref = [line.split() for line in (folder / "qrels.txt").read_text().splitlines()]
+    for judge, share in (("j1", 0.2), ("j2", 0.5)):
+        lines = []
+        for q, _, d, g in ref:
+            grade = int(rng.integers(0, 3)) if rng.random() < share else int(g)
+            lines.append(f"{q} 0 {d} {grade}")
+        (folder / f"{judge}.qrels").write_text("\n".join(lines) + "\n")
+
+
+JUDGES = ("judges", "qrels.txt", "j1.qrels", "j2.qrels", "--bootstrap", "200", "--seed", "3")
+WITH_RUNS = ("--runs", "a.run", "--runs", "b.run", "--runs", "c.run", "-m", "nDCG@5")
+
+
+@pytest.fixture
+def judged(tmp_path: Path) -> Path:
+    """Two judges against a reference, with three runs, and a manifest."""
+    _write_judges(tmp_path)
+    invoke(*JUDGES, *WITH_RUNS, "-f", "json", "-o", "j.json", "--manifest", "m.yaml", cwd=tmp_path)
+    return tmp_path
+
+
+def test_judges_manifest_records_the_agreement(judged: Path) -> None:
+    doc = yaml.safe_load((judged / "m.yaml").read_text())
+    shown = json.loads((judged / "j.json").read_text())
+    ev = doc["method"]["evaluation"]
+    assert ev["command"] == "judges" and ev["measures"] == ["nDCG@5"]
+    assert ev["judges"]["bootstrap"] == 200 and ev["judges"]["seed"] == 3
+    assert [j["path"] for j in doc["data"]["judges"]] == ["j1.qrels", "j2.qrels"]
+    assert [r["name"] for r in doc["data"]["runs"]] == ["a.run", "b.run", "c.run"]
+    assert doc["results"]["agreement"] == [
+        {k: v for k, v in r.items() if k != "query"} for r in shown["judges"]
+    ]
+    assert doc["results"]["agreement"][0]["confusion"]  # the confusion matrix too
+    assert doc["results"]["orderings"] == [
+        {k: r[k] for k in doc["results"]["orderings"][0]} for r in shown["orderings"]
+    ]
+    assert len(doc["results"]["systems"]) == 9  # 3 runs x (reference, j1, j2)
+    unknown = sorted(p for p in _keys(doc) if not _schema_match(p))
+    assert unknown == []
+
+
+def test_judges_manifest_verifies(judged: Path) -> None:
+    out = invoke("verify", "m.yaml", cwd=judged)
+    assert out.stdout.startswith("m.yaml: verified, ")
+    assert verify(judged / "m.yaml", RECOMPUTE).checked > 60
+
+
+def test_judges_a_byte_of_a_judge_changed(judged: Path) -> None:
+    text = (judged / "j1.qrels").read_text()
+    first = text.splitlines()[0]
+    grade = int(first.split()[-1])
+    (judged / "j1.qrels").write_text(text.replace(first, first[:-1] + str((grade + 1) % 3), 1))
+    lines = _failed(judged)
+    assert lines[0].startswith("m.yaml: judge j1.qrels: SHA-256 differs from the manifest's")
+    assert any(line.startswith("m.yaml: agreement j1: cohen_kappa ") for line in lines[1:])
+    assert not any("agreement j2" in line for line in lines)
+
+
+def test_judges_a_setting_edited(judged: Path) -> None:
+    text = (judged / "m.yaml").read_text()
+    assert "  seed: 3\n" in text
+    (judged / "m.yaml").write_text(text.replace("  seed: 3\n", "  seed: 4\n", 1))
+    lines = _failed(judged)
+    assert lines[0] == ("m.yaml: setting judges/seed edited after the manifest was written (now 4)")
+    # a new seed redraws the bootstrap: the intervals move, the point estimates stay
+    assert any("cohen_kappa_ci_low" in line for line in lines[1:])
+    assert not any(": cohen_kappa " in line for line in lines[1:])
+
+
+def test_judges_a_recorded_number_edited(judged: Path) -> None:
+    doc = yaml.safe_load((judged / "m.yaml").read_text())
+    doc["results"]["orderings"][0]["kendall_tau_b"] = 0.25
+    (judged / "m.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    lines = _failed(judged)
+    assert lines[0] == (
+        "m.yaml: the manifest's results edited after it was written (its seal differs)"
+    )
+    assert lines[1].startswith("m.yaml: orderings j1 nDCG@5: kendall_tau_b 0.25 in the manifest, ")
+    assert len(lines) == 2

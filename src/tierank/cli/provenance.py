@@ -95,5 +95,44 @@ def recompute_compare(v: Verdict, man: Manifest, qrels: str, runs: dict[str, str
         compare_numbers(v, where, {k: x for k, x in rec.items() if k in p_keys}, cur, tol)
 
 
+def recompute_judges(v: Verdict, man: Manifest, qrels: str, runs: dict[str, str]) -> None:
+    """The judges' agreement made again from the reference, the judges' files and the runs under
+    the recorded options; each judge's pooled statistics, each ordering and each mean compared
+    (bootstrap intervals are drawn again from the recorded seed: equal to 1e-12)."""
+    import os
+
+    from ..provenance.verify import compare_numbers, resolve
+    from .judges import judge_agreement, judges_results
+
+    evaluation = man["method"]["evaluation"]
+    base = os.path.dirname(os.path.abspath(v.manifest))
+    judges = [resolve(rec.get("path"), base, "judge") for rec in man["data"].get("judges") or []]
+    measure = (evaluation.get("measures") or ["nDCG@10"])[0]
+    try:
+        result, ordering, means, _ = judge_agreement(
+            qrels, judges, list(runs.values()), measure, evaluation.get("judges") or {}
+        )
+    except TierankInputError as e:
+        if v.ok:
+            raise
+        v.fail(f"not computed again ({e.problems[0]})")
+        return
+    except KeyError as e:
+        raise TierankInputError(f"{v.manifest}: judges setting {e} missing") from None
+    now = judges_results(result, ordering, means)
+    was = man["results"]
+    keys = {"agreement": ("judge",), "orderings": ("judge", "measure"), "systems": ("judge", "run")}
+    for section, key in keys.items():
+        current = {tuple(r[k] for k in key): r for r in now.get(section, [])}
+        for rec in was.get(section) or []:
+            ident = tuple(rec.get(k) for k in key)
+            where = f"{section} {' '.join(str(x) for x in ident)}:"
+            cur = current.get(ident)
+            if cur is None:
+                v.fail(f"{where} not computed again")
+                continue
+            compare_numbers(v, where, rec, cur)
+
+
 #: how `tierank verify` makes the numbers of the commands beside ``eval`` again
-RECOMPUTE = {"compare": recompute_compare}
+RECOMPUTE = {"compare": recompute_compare, "judges": recompute_judges}

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
-from .manifest import Manifest, document, qrels_input, run_input, settings_record
+from .manifest import Manifest, document, input_record, qrels_input, run_input, settings_record
 
 if TYPE_CHECKING:
     from ..analysis.compare import Comparison
@@ -125,3 +125,34 @@ def compare_manifest(
         "compare": compare_settings_record(options),
     }
     return document("compare", evaluation, data, comparison_results(comparison), tags, command)
+
+
+def judges_manifest(
+    reference: str | os.PathLike,
+    judges: list,
+    runs: list,
+    settings: Mapping[str, Any],
+    results: dict[str, Any],
+    measures: list[str],
+    *,
+    command: str | None = None,
+    base: str | os.PathLike | None = None,
+) -> Manifest:
+    """The manifest of ``tierank judges``: the reference (``data.qrels``), each judge's file
+    (``data.judges``), the runs of ``--runs`` (``data.runs``, named as the command names them),
+    its options (``settings``, ``method.evaluation.judges``) and ``results`` (each judge's pooled
+    agreement; with runs the orderings and means, evaluated under the default
+    `tierank.EvalSettings`, recorded in ``method.evaluation.settings``)."""
+    from ..io.naming import name_runs
+    from ..settings import EvalSettings
+
+    where = None if base is None else os.fspath(base)
+    named = name_runs([os.fspath(r) for r in runs]) if runs else {}
+    data, tags = _inputs(reference, named, base)
+    data["judges"] = [input_record(j, where) for j in judges]
+    evaluation = {
+        "measures": list(measures),
+        "settings": settings_record(EvalSettings()) if runs else {},
+        "judges": dict(settings),
+    }
+    return document("judges", evaluation, data, results, tags or ["judges"], command)

@@ -127,6 +127,11 @@ SCHEMA: tuple[tuple[str, str], ...] = (
         "data.qrels.files[]",
         "a folder's files, each with path, sha256 and size (the folder's sha256 covers them)",
     ),
+    (
+        "data.judges[].path, sha256, size",
+        "judges: each judge's file (path relative to the manifest's folder, SHA-256, size); the "
+        "reference is data.qrels",
+    ),
     ("data.runs[].name", "the run's name in the results (its shortest distinguishing path suffix)"),
     ("data.runs[].path", "as data.qrels.path"),
     ("data.runs[].sha256", "as data.qrels.sha256"),
@@ -180,6 +185,31 @@ SCHEMA: tuple[tuple[str, str], ...] = (
         "compare: each pair's differences, p-values (the test's own, the floored and the adjusted), "
         "interval of the difference, P(A>B), and how p was found (with samples, seed and se where "
         "sampled)",
+    ),
+    (
+        "method.evaluation.judges.*",
+        "judges: its options (judge_column, scale, out_of_scale, "
+        "missing, rel, bootstrap, confidence, seed)",
+    ),
+    (
+        "results.agreement[].*",
+        "judges: each judge's pooled agreement with the reference (n_pairs, n_queries, Cohen's "
+        "kappa, Krippendorff's alpha, binarised agreement, their bootstrap intervals, the "
+        "confusion matrix), as `-f json` writes it",
+    ),
+    (
+        "results.agreement[].confusion.*",
+        "judges: the confusion matrix (its grades, rows the reference's, columns the judge's, and "
+        "the counts)",
+    ),
+    (
+        "results.orderings[].*",
+        "judges with --runs: how the system ordering moves under each judge (Kendall's tau-b, "
+        "tau-AP, the largest rank change, the significant pairs that flip)",
+    ),
+    (
+        "results.systems[].judge, run, measure, mean, queries",
+        "judges with --runs: each system's mean under the reference and under each judge",
     ),
     (
         "seal.settings.*",

@@ -55,8 +55,8 @@ class Verdict:
 Recompute = Callable[[Verdict, Manifest, str, dict[str, str]], None]
 
 
-def _resolve(path: str | None, base: str, what: str) -> str:
-    """An input's path: relative to the manifest's folder, else as written (from here)."""
+def resolve(path: str | None, base: str, what: str) -> str:
+    """An input's path: relative to the manifest's folder ``base``, else as written (from here)."""
     if path is None:
         raise TierankInputError(f"{what} was given in memory: the manifest cannot be verified")
     for candidate in (os.path.join(base, path), path):
@@ -160,12 +160,14 @@ def verify(path: str | os.PathLike, recompute: Mapping[str, Recompute] | None = 
             f"{p}: a manifest of `{command}`: verify recomputes manifests of "
             + ", ".join(f"`{c}`" for c in known)
         )
-    qrels = _resolve(data["qrels"].get("path"), base, "qrels")
-    runs = {r["name"]: (_resolve(r.get("path"), base, f"run {r['name']}"), r) for r in data["runs"]}
+    qrels = resolve(data["qrels"].get("path"), base, "qrels")
+    runs = {r["name"]: (resolve(r.get("path"), base, f"run {r['name']}"), r) for r in data["runs"]}
     _check_input(v, data["qrels"], qrels, f"qrels {data['qrels']['path']}")
     for name, (run_path, rec) in runs.items():
         shown = name if rec["path"] == name else f"{name} ({rec['path']})"
         _check_input(v, rec, run_path, f"run {shown}")
+    for rec in data.get("judges") or []:
+        _check_input(v, rec, resolve(rec.get("path"), base, "judge"), f"judge {rec['path']}")
     _check_seal(v, man)
     recorded_versions = man.get("platform", {}).get("software", {}).get("libraries", {}) or {}
     for lib, now in versions().items():
