@@ -156,3 +156,69 @@ def judges_manifest(
         "judges": dict(settings),
     }
     return document("judges", evaluation, data, results, tags or ["judges"], command)
+
+
+#: a rerank row's keys left out of the manifest: timings, which no run makes again
+RERANK_TIMINGS = ("model_s", "scoring_ms", "hps_overhead")
+#: the protocol's settings recorded in ``method.evaluation.rerank`` (where present)
+RERANK_SETTINGS = (
+    "model",
+    "family",
+    "source",
+    "variants",
+    "batch_size",
+    "device",
+    "backend",
+    "queries",
+    "candidates",
+    "depth",
+    "max_queries",
+    "batch_sizes",
+    "orders",
+    "padding_sides",
+)
+#: a scorer's settings recorded per variant (``method.evaluation.rerank.scorers``)
+SCORER_SETTINGS = ("scorer", "model_dtype", "similarity", "batch_size", "device", "backend")
+
+
+def _model_record(path: Any, base: str | None) -> dict[str, Any]:
+    """A model's files (a folder: each file's SHA-256; a file: its own), or its name alone where it
+    is not a local path."""
+    if isinstance(path, str) and os.path.exists(path):
+        return input_record(path, base)
+    return {"path": str(path), "sha256": None, "size": None}
+
+
+def rerank_manifest(
+    settings: Mapping[str, Any],
+    rows: list[dict[str, Any]],
+    runs: Mapping[str, Any],
+    *,
+    command: str | None = None,
+    base: str | os.PathLike | None = None,
+) -> Manifest:
+    """The manifest of ``tierank rerank`` from its protocol's result (`ProtocolResult`'s
+    ``settings``, ``rows`` and ``runs``: each variant's written run): the qrels, the candidates, the
+    data folder's and each model's files (SHA-256 of each), each variant's written run; the model,
+    its dtype per variant, device, batch size and backend; and every row of the table but its
+    timings."""
+    from ..settings import EvalSettings
+
+    where = None if base is None else os.fspath(base)
+    data, tags = _inputs(settings.get("qrels_file"), runs, base)
+    data["candidates"] = qrels_input(settings.get("candidates_file"), where)
+    data["collection"] = qrels_input(settings.get("data"), where)
+    scorers = settings.get("scorers") or {}
+    models = sorted({str(s["model"]) for s in scorers.values() if s.get("model") is not None})
+    data["models"] = [_model_record(m, where) for m in models]
+    block = {k: settings[k] for k in RERANK_SETTINGS if settings.get(k) is not None}
+    block["scorers"] = {v: {k: s[k] for k in SCORER_SETTINGS if k in s} for v, s in scorers.items()}
+    evaluation = {
+        "measures": list(settings.get("measures") or []),
+        "settings": settings_record(EvalSettings(tie_break=settings.get("tie_break", "trec_eval"))),
+        "rerank": block,
+    }
+    results = {
+        "rows": [{k: v for k, v in r.items() if k not in RERANK_TIMINGS} for r in rows],
+    }
+    return document("rerank", evaluation, data, results, tags, command)

@@ -96,7 +96,10 @@ SCHEMA: tuple[tuple[str, str], ...] = (
         "implementation.executable.command",
         "the command line, quoted as a shell reads it (null from Python)",
     ),
-    ("method.evaluation.command", "the command whose numbers these are (eval, compare, judges)"),
+    (
+        "method.evaluation.command",
+        "the command whose numbers these are (eval, compare, judges, rerank)",
+    ),
     (
         "method.evaluation.measures[]",
         "every measure evaluated, by canonical name (every parameter written out)",
@@ -132,6 +135,18 @@ SCHEMA: tuple[tuple[str, str], ...] = (
         "judges: each judge's file (path relative to the manifest's folder, SHA-256, size); the "
         "reference is data.qrels",
     ),
+    ("data.candidates.*", "rerank: the first-stage run reranked (path, sha256, size)"),
+    (
+        "data.collection.*",
+        "rerank: the BEIR-layout data folder (path, sha256, size, files: each file's record)",
+    ),
+    ("data.collection.files[].*", "rerank: a data file's path (in the folder), sha256 and size"),
+    (
+        "data.models[].*",
+        "rerank: each model's folder or file (path, sha256, size, files; null sha256: a name "
+        "that is not a local path)",
+    ),
+    ("data.models[].files[].*", "rerank: a model file's path (in the folder), sha256 and size"),
     ("data.runs[].name", "the run's name in the results (its shortest distinguishing path suffix)"),
     ("data.runs[].path", "as data.qrels.path"),
     ("data.runs[].sha256", "as data.qrels.sha256"),
@@ -210,6 +225,20 @@ SCHEMA: tuple[tuple[str, str], ...] = (
     (
         "results.systems[].judge, run, measure, mean, queries",
         "judges with --runs: each system's mean under the reference and under each judge",
+    ),
+    (
+        "method.evaluation.rerank.*",
+        "rerank: model, family, source, variants, batch_size, device, backend, queries, "
+        "candidates (counts) and the run-to-run variance's batch_sizes, orders, padding_sides",
+    ),
+    ("method.evaluation.rerank.scorers.*", "rerank: each scorer (a model group) by its name"),
+    (
+        "method.evaluation.rerank.scorers.*.*",
+        "rerank: each scorer's scorer, model_dtype, similarity, batch_size, device, backend",
+    ),
+    (
+        "results.rows[].*",
+        "rerank: the table's rows (table.json's) without their timings",
     ),
     (
         "seal.settings.*",

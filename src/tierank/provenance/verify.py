@@ -168,6 +168,13 @@ def verify(path: str | os.PathLike, recompute: Mapping[str, Recompute] | None = 
         _check_input(v, rec, run_path, f"run {shown}")
     for rec in data.get("judges") or []:
         _check_input(v, rec, resolve(rec.get("path"), base, "judge"), f"judge {rec['path']}")
+    for key in ("candidates", "collection"):  # rerank's: what the model read
+        rec = data.get(key)
+        if rec and rec.get("sha256") is not None:
+            _check_input(v, rec, resolve(rec["path"], base, key), f"{key} {rec['path']}")
+    for rec in data.get("models") or []:
+        if rec.get("sha256") is not None:
+            _check_input(v, rec, resolve(rec["path"], base, "model"), f"model {rec['path']}")
     _check_seal(v, man)
     recorded_versions = man.get("platform", {}).get("software", {}).get("libraries", {}) or {}
     for lib, now in versions().items():
@@ -234,5 +241,46 @@ def compare_numbers(v: Verdict, where: str, was: dict, now: dict, tol: float = T
             v.fail(f"{where} {key} {old!r} in the manifest, {new!r} now{diff}")
 
 
+def _recompute_rerank(v: Verdict, man: Manifest, qrels: str, runs: dict[str, str]) -> None:
+    """A rerank's table made again from its written runs (one per variant, hashed above): each
+    variant's aggregate statistics of each measure. The model is not run again: its files' and the
+    data's SHA-256 were compared instead (said in the notes)."""
+    from ..evaluate import Evaluator
+
+    evaluation = man["method"]["evaluation"]
+    settings = eval_settings(v, evaluation["settings"])
+    v.notes.append(
+        "rerank: the numbers were made again from the written runs (data.runs), not by running the "
+        "model again; the model's, the data's and the candidates' files were compared by SHA-256"
+    )
+    try:
+        ev = Evaluator(qrels, list(evaluation["measures"]), settings)
+    except TierankInputError as e:
+        if v.ok:
+            raise
+        v.fail(f"qrels not read again ({e.problems[0]})")
+        return
+    rows: dict[str, list[dict]] = {}
+    for row in man["results"].get("rows") or []:
+        if row.get("query", "all") == "all":
+            rows.setdefault(row["variant"], []).append(row)
+    for name, run_path in runs.items():
+        try:
+            result = ev.evaluate(run_path)
+        except TierankInputError as e:
+            if v.ok:
+                raise
+            v.fail(f"run {name}: not evaluated again ({e.problems[0]})")
+            continue
+        now = {r["measure"]: r for r in result.records(per_query=False)}
+        for row in rows.get(name, []):
+            cur = now.get(row["measure"])
+            if cur is None:
+                v.fail(f"variant {name}: {row['measure']} not computed again")
+                continue
+            was = {k: row[k] for k in STATISTICS if k in row}
+            compare_numbers(v, f"variant {name}: {row['measure']}", was, cur)
+
+
 #: how each command's numbers are made again
-RECOMPUTE: dict[str, Recompute] = {"eval": _recompute_eval}
+RECOMPUTE: dict[str, Recompute] = {"eval": _recompute_eval, "rerank": _recompute_rerank}
