@@ -147,7 +147,7 @@ def test_compare_bootstrap_manifest_verifies(tmp_path: Path) -> None:
     assert doc["method"]["evaluation"]["compare"]["resamples"] == 2000
     v = verify(tmp_path / "m.yaml", RECOMPUTE)
     assert v.ok, v.causes
-    with pytest.raises(TierankInputError, match="verify recomputes manifests of `eval`$"):
+    with pytest.raises(TierankInputError, match="verify recomputes manifests of `eval`, `rerank`$"):
         verify(tmp_path / "m.yaml")  # without the commands' own recomputation
 
 
