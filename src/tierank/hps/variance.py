@@ -110,7 +110,10 @@ def batch_variance(
     measures: Sequence,
 ) -> dict:
     """Per variant: ``changed_share`` (candidates whose score differs from the first batch size's, under
-    any other), and per measure ``expected`` by batch size and their ``spread``.
+    any other), and per measure ``expected`` by batch size and their ``spread``, beside the ties'
+    ``tie_range`` (max - min of the measure over tie orderings, by batch size) and ``larger``:
+    ``ties`` where the widest tie range is at least the spread across the settings, else
+    ``settings`` (which of the two moves the number more).
 
     ``scores[bs][variant][qid]`` are the candidates' scores; ``evals[bs][variant]`` the EvalResult.
 
@@ -127,15 +130,22 @@ def batch_variance(
             other = scores[bs][v]
             changed |= np.concatenate([per_q[q] != other[q] for q in per_q]) if per_q else changed
         row: dict = {"changed_share": float(changed.mean()) if total else 0.0, "measures": {}}
+        aggregates = (
+            {bs: evals[bs][v].aggregate().set_index("measure") for bs in batch_sizes}
+            if measures
+            else {}
+        )
         for m in measures:
-            e = {
-                str(bs): float(
-                    evals[bs][v].aggregate().set_index("measure").loc[str(m), "expected"]
-                )
-                for bs in batch_sizes
-            }
+            e = {str(bs): float(aggregates[bs].loc[str(m), "expected"]) for bs in batch_sizes}
+            ties = {str(bs): float(aggregates[bs].loc[str(m), "range"]) for bs in batch_sizes}
             vals = list(e.values())
-            row["measures"][str(m)] = {"expected": e, "spread": max(vals) - min(vals)}
+            spread = max(vals) - min(vals)
+            row["measures"][str(m)] = {
+                "expected": e,
+                "spread": spread,
+                "tie_range": ties,
+                "larger": "ties" if max(ties.values()) >= spread else "settings",
+            }
         out[v] = row
     return out
 

@@ -218,7 +218,9 @@ def rerank_manifest(
         "settings": settings_record(EvalSettings(tie_break=settings.get("tie_break", "trec_eval"))),
         "rerank": block,
     }
-    results = {
+    results: dict[str, Any] = {
         "rows": [{k: v for k, v in r.items() if k not in RERANK_TIMINGS} for r in rows],
     }
+    if settings.get("variance"):  # run-to-run variance (batch sizes, orders, padding sides)
+        results["variance"] = settings["variance"]
     return document("rerank", evaluation, data, results, tags, command)

@@ -241,6 +241,34 @@ SCHEMA: tuple[tuple[str, str], ...] = (
         "rerank: the table's rows (table.json's) without their timings",
     ),
     (
+        "results.variance.batch_sizes, orders, padding_sides, settings",
+        "rerank with --batch-sizes, --orders or --padding-sides: the settings each variant was "
+        "scored under again (as table.json's variance)",
+    ),
+    ("results.variance.variants.*", "rerank: each variant's run-to-run variance"),
+    (
+        "results.variance.variants.*.changed_share, measures",
+        "the share of candidates whose score changed under another setting; the measures",
+    ),
+    ("results.variance.variants.*.measures.*", "each measure's run-to-run variance"),
+    (
+        "results.variance.variants.*.measures.*.expected, tie_range",
+        "E[M] and the tie range (max - min over tie orderings) under each setting",
+    ),
+    (
+        "results.variance.variants.*.measures.*.expected.*",
+        "E[M] under the setting named",
+    ),
+    (
+        "results.variance.variants.*.measures.*.tie_range.*",
+        "the tie range under the setting named",
+    ),
+    (
+        "results.variance.variants.*.measures.*.spread, larger",
+        "the spread of E[M] across the settings, and which moves the number more: ties (the "
+        "widest tie range is at least the spread) or settings",
+    ),
+    (
         "seal.settings.*",
         "a digest of each setting (verify names the setting edited); a command's own block's as "
         "BLOCK/KEY",
