@@ -171,3 +171,57 @@ def test_rerank_batch_size_spread_beside_the_tie_range_in_the_manifest(tmp_path,
     unknown = sorted(p for p in _keys(doc) if not _schema_match(p))
     assert unknown == []
     assert verify(tmp_path / "out" / "m.yaml").ok
+
+
+def test_rerank_repeat_scores_again_under_its_own_cache_keys(tmp_path: Path) -> None:
+    """--repeat 3: every variant scored twice more (each repeat its own cache key, so a re-run scores
+    nothing); a deterministic scorer's repeats move nothing, and the manifest records the spreads."""
+    from tests.hps.fakes import factory
+
+    data = write_set(tmp_path / "set")
+    log: list[str] = []
+    res = rerank_fake(tmp_path / "out", data, repeat=3, factory=factory(log))
+    assert sorted(log) == ["bf16", "bf16", "bf16", "fp32", "fp32", "fp32"]
+    again: list[str] = []
+    rerank_fake(tmp_path / "out", data, repeat=3, factory=factory(again))
+    assert again == []  # every repeat came from the cache
+    var = res.settings["variance"]
+    assert var["repeats"] == 3 and var["settings"] == ["bs=16", "repeat=2", "repeat=3"]
+    for row in var["variants"].values():
+        assert row["changed_share"] == 0.0
+        for m in row["measures"].values():
+            assert m["spreads"] == {"repeat": 0.0}
+            # nothing moves between repeats: the ties decide (ties first on equal)
+            assert m["largest"] == "ties"
+    ranges = {
+        (r["variant"], r["measure"]): var["variants"][r["variant"]]["measures"][r["measure"]][
+            "tie_range"
+        ]["16"]
+        for r in res.rows
+    }
+    assert ranges == {(r["variant"], r["measure"]): r["range"] for r in res.rows}
+    bf16 = var["variants"]["bf16"]["measures"]["nDCG@10"]
+    write_manifest(res, tmp_path / "out" / "m.yaml")
+    doc = yaml.safe_load((tmp_path / "out" / "m.yaml").read_text())
+    assert doc["results"]["variance"]["variants"]["bf16"]["measures"]["nDCG@10"] == bf16
+    assert sorted(p for p in _keys(doc) if not _schema_match(p)) == []
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True])
+def test_rerank_repeat_must_be_a_positive_integer(tmp_path: Path, bad) -> None:
+    from tierank.errors import TierankInputError
+
+    data = write_set(tmp_path / "set")
+    with pytest.raises(TierankInputError, match="repeat: give a positive integer"):
+        rerank_fake(tmp_path / "out", data, repeat=bad)
+
+
+def test_rerank_options_carry_repeat_and_manifest(tmp_path: Path) -> None:
+    from tierank.hps.command import RerankOptions
+
+    opts = RerankOptions(
+        tmp_path, "minilm", output=tmp_path / "o", repeat=3, manifest=tmp_path / "m"
+    )
+    assert opts.config().repeat == 3 and opts.manifest == tmp_path / "m"
+    out = invoke("rerank", "--help")
+    assert "--repeat" in out.stdout and "--manifest" in out.stdout

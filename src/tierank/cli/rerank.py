@@ -139,6 +139,16 @@ def rerank_cmd(
             "the sides equal but for rounding); reported like --batch-sizes",
         ),
     ] = None,
+    repeat: Annotated[
+        int,
+        typer.Option(
+            "--repeat",
+            min=1,
+            help="Run-to-run variance: score every variant N times in all (each repeat under its own "
+            "cache key); table.json 'variance' gets the repeats' spread of E[M] beside the batch "
+            "sizes' and the tie range, and which moves each number most",
+        ),
+    ] = 1,
     manifest: Annotated[
         Path | None,
         typer.Option(
@@ -179,6 +189,7 @@ def rerank_cmd(
         batch_sizes=batch_sizes,
         orders=orders,
         padding_sides=padding_sides,
+        repeat=repeat,
         manifest=manifest,
     )
     try:

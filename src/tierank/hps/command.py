@@ -112,6 +112,7 @@ class RerankOptions:
     orders: str | None = None
     padding_sides: str | None = None
     manifest: Path | None = None
+    repeat: int = 1
 
     def __post_init__(self) -> None:
         if self.output is None and self.cache is None:
@@ -178,6 +179,7 @@ class RerankOptions:
             backend=self.backend,
             orders=self.extra_orders,
             padding_sides=self.extra_sides,
+            repeat=self.repeat,
         )
 
 

@@ -241,7 +241,7 @@ SCHEMA: tuple[tuple[str, str], ...] = (
         "rerank: the table's rows (table.json's) without their timings",
     ),
     (
-        "results.variance.batch_sizes, orders, padding_sides, settings",
+        "results.variance.batch_sizes, orders, padding_sides, repeats, settings",
         "rerank with --batch-sizes, --orders or --padding-sides: the settings each variant was "
         "scored under again (as table.json's variance)",
     ),
@@ -267,6 +267,18 @@ SCHEMA: tuple[tuple[str, str], ...] = (
         "results.variance.variants.*.measures.*.spread, larger",
         "the spread of E[M] across the settings, and which moves the number more: ties (the "
         "widest tie range is at least the spread) or settings",
+    ),
+    (
+        "results.variance.variants.*.measures.*.spreads",
+        "the spread of E[M] per source of change (over the table's setting and that source's)",
+    ),
+    (
+        "results.variance.variants.*.measures.*.spreads.*",
+        "batch sizes, order, padding or repeat: that source's spread",
+    ),
+    (
+        "results.variance.variants.*.measures.*.largest",
+        "which of ties (the widest tie range) and the sources' spreads moves the number most",
     ),
     (
         "seal.settings.*",
