@@ -235,3 +235,15 @@ def test_judges_a_recorded_number_edited(judged: Path) -> None:
     )
     assert lines[1].startswith("m.yaml: orderings j1 nDCG@5: kendall_tau_b 0.25 in the manifest, ")
     assert len(lines) == 2
+
+
+def test_compare_over_collections_refuses_a_manifest(tmp_path: Path) -> None:
+    for name in ("c1", "c2"):
+        (tmp_path / name).mkdir()
+        _write_collection(tmp_path / name)
+    p = invoke("compare", "c1", "c2", "--manifest", "m.yaml", cwd=tmp_path, check=False)
+    assert p.returncode == 2 and not (tmp_path / "m.yaml").exists()
+    assert p.stderr.strip() == (
+        "tierank: error: tierank compare over collections: --manifest applies to one collection "
+        "(tierank compare QRELS RUN RUN...), not to a meta-analysis over collection folders"
+    )

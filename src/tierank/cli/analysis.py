@@ -406,6 +406,7 @@ def compare_cmd(
             "--ci": ci.value != "t",
             "--leaderboard": leaderboard,
             "--tie-samples": tie_samples > 0,
+            "--manifest": manifest is not None,
         }
         return compare_collections_cmd(
             files, measure_, fmt.value, output, settings, alpha, [k for k, v in unused.items() if v]
