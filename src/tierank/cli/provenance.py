@@ -23,8 +23,8 @@ def verify_cmd(
         Path,
         typer.Argument(
             metavar="MANIFEST",
-            help="A manifest written by `tierank eval`, `compare` or `judges` with --manifest FILE "
-            "(or `result.manifest.write`)",
+            help="A manifest written by `tierank eval`, `compare`, `judges` or `rerank` with "
+            "--manifest FILE (or `result.manifest.write`)",
         ),
     ],
 ) -> None:
@@ -32,8 +32,9 @@ def verify_cmd(
 
     Each input is re-read and its SHA-256 compared; the settings and results are checked against
     the manifest's seal (edited after writing?); every number is computed again and compared
-    (exact statistics to 1e-12, sampled ones within 4 standard errors). Versions that differ are
-    noted on stderr; the numbers decide.
+    (exact statistics to 1e-12, sampled ones within 4 standard errors). A rerank's numbers are made
+    again from its written runs, not by running the model again (its files' SHA-256 are compared).
+    Versions that differ are noted on stderr; the numbers decide.
     """
     from ..provenance import verify
 
