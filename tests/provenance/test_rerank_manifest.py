@@ -201,6 +201,9 @@ def test_rerank_repeat_scores_again_under_its_own_cache_keys(tmp_path: Path) -> 
     }
     assert ranges == {(r["variant"], r["measure"]): r["range"] for r in res.rows}
     bf16 = var["variants"]["bf16"]["measures"]["nDCG@10"]
+    from tierank.hps.command import _variance_lines
+
+    assert _variance_lines(var)[0].startswith("batch sizes 16 and 3 repeats: fp32: 0.0% of scores")
     write_manifest(res, tmp_path / "out" / "m.yaml")
     doc = yaml.safe_load((tmp_path / "out" / "m.yaml").read_text())
     assert doc["results"]["variance"]["variants"]["bf16"]["measures"]["nDCG@10"] == bf16

@@ -293,6 +293,8 @@ def _variance_lines(variance: dict | None) -> list[str]:
     )
     if len(variance.get("padding_sides") or []) > 1:
         orders += f" and padding sides {','.join(variance['padding_sides'])}"
+    if (variance.get("repeats") or 1) > 1:
+        orders += f" and {variance['repeats']} repeats"
     lines = []
     for v, row in variance["variants"].items():
         spreads = ", ".join(f"{m} E spread {x['spread']:.4g}" for m, x in row["measures"].items())
