@@ -396,7 +396,7 @@ def manifest_reference() -> str:
     rows = [
         "# Manifest schema",
         "",
-        f"The keys of a manifest (schema {SCHEMA_VERSION}) written by `tierank eval --manifest FILE` "
+        f"The keys of a manifest (schema {SCHEMA_VERSION}) written by `tierank eval`, `compare` or `judges` --manifest FILE "
         "or `result.manifest.write(FILE)`, generated from `tierank.provenance.manifest.SCHEMA`. "
         "`[]` marks a list's items, `*` any name. The top-level sections `tag`, `platform`, "
         "`implementation`, `method` and `data` are ir_metadata's (PRIMAD); `results` and `seal` "

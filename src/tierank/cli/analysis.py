@@ -373,6 +373,16 @@ def compare_cmd(
             f"breakings (at most {MAX_TIE_SAMPLES:,}: each is an evaluation of every run, kept per query).",
         ),
     ] = 0,
+    manifest: Annotated[
+        Path | None,
+        typer.Option(
+            "--manifest",
+            metavar="FILE",
+            help="Also write a manifest of what made the numbers (the inputs' SHA-256, versions, "
+            "every setting, each system's and each pair's numbers) as YAML; check it with "
+            "`tierank verify FILE`.",
+        ),
+    ] = None,
 ) -> None:
     """Systems side by side with E[M] and [min, max]; paired t-tests on per-query expected values; every
     pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable;
@@ -396,6 +406,7 @@ def compare_cmd(
             "--ci": ci.value != "t",
             "--leaderboard": leaderboard,
             "--tie-samples": tie_samples > 0,
+            "--manifest": manifest is not None,
         }
         return compare_collections_cmd(
             files, measure_, fmt.value, output, settings, alpha, [k for k, v in unused.items() if v]
@@ -418,11 +429,34 @@ def compare_cmd(
     fmt = output_format(ctx, fmt, output, CompareFmt)
     protect = (*runs, qrels)
     check_output(output, protect)
+    if manifest is not None:
+        check_output(manifest, (*protect, *([output] if output else [])))
     sources = held(runs)  # each run opened once: its role check and its reading
     with swap_check(qrels, sources, COMPARE_USAGE):  # one role check for the runs and the qrels
         with status("comparing..."):
             cmp = compare(runs_by_name(sources), str(qrels), measure, settings, options)
     show_comparison(cmp, fmt.value, output, protect)
+    if manifest is not None:
+        _write_compare_manifest(manifest, qrels, runs, cmp, settings, options, protect)
+
+
+def _write_compare_manifest(manifest, qrels, runs, cmp, settings, options, protect) -> None:
+    """The manifest of this comparison (`tierank.provenance`), written atomically to ``--manifest``."""
+    import shlex
+
+    from ..io.sources import name_runs
+    from ..provenance.commands import compare_manifest
+
+    man = compare_manifest(
+        qrels,
+        name_runs(runs),
+        cmp,
+        settings,
+        options,
+        command=shlex.join(["tierank", *sys.argv[1:]]),
+        base=manifest.parent,
+    )
+    man.write(manifest, protect=protect)
 
 
 def show_comparison(cmp, fmt: str, output, protect) -> None:

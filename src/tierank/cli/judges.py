@@ -214,45 +214,46 @@ def judges_cmd(
     ] = "nDCG@10",
     fmt: Format = Fmt("table"),
     output: Output = None,
+    manifest: Annotated[
+        Path | None,
+        typer.Option(
+            "--manifest",
+            metavar="FILE",
+            help="Also write a manifest of what made the numbers (the reference's, each judge's "
+            "and each run's SHA-256, versions, every setting, the pooled agreement and the "
+            "orderings) as YAML; check it with `tierank verify FILE`.",
+        ),
+    ] = None,
 ) -> None:
     """Agreement of relevance judges with a reference: Cohen's kappa (unweighted, linear,
     quadratic), Krippendorff's alpha (nominal, ordinal, interval), agreement binarised at --rel and
     the confusion matrix, pooled and per query, with bootstrap CIs over queries; with --runs, how
     the system ordering moves under each judge."""
-    from ..analysis.agreement import agreement
-    from ..io.judgments import align, parse_scale, read_judges
-    from ..io.sources import read
     from ..report.formats import render_records
 
     protect = (reference, *judges, *(runs or ()))
-    if output is not None:
+    if output is not None or manifest is not None:
         from ..io.writers import check_output
 
-        check_output(output, protect)
-    declared = parse_scale(scale) if scale is not None else None
-    ref = read(reference, "qrels", str(reference))
-    found, notes = read_judges(judges, judge_column=judge_column)
-    judged = align(ref, found, missing=missing, scale=declared, out_of_scale=out_of_scale)
-    for line in (*notes, *judged.notes):
-        note(line)
-    result = agreement(
-        judged.reference,
-        judged.grades,
-        judged.qid,
-        judged.judges,
-        rel=rel,
-        samples=samples,
-        seed=seed,
-        confidence=confidence,
+        if output is not None:
+            check_output(output, protect)
+        if manifest is not None:
+            check_output(manifest, (*protect, *([output] if output else [])))
+    settings = {
+        "judge_column": judge_column,
+        "scale": scale,
+        "out_of_scale": out_of_scale,
+        "missing": missing,
+        "rel": rel,
+        "bootstrap": samples,
+        "confidence": confidence,
+        "seed": seed,
+    }
+    result, ordering, means, said = judge_agreement(
+        reference, judges, runs or [], measure, settings
     )
-    ordering: list[dict] = []
-    means: list[dict] = []
-    if runs:
-        from ..analysis.agreement_runs import orderings
-
-        ordering, means, said = orderings(judged, runs, measure)
-        for line in said:
-            note(line)
+    for line in said:
+        note(line)
     records = result.pooled + (result.per_query if per_query else [])
     how = str(getattr(fmt, "value", fmt))
     if how == "table":
@@ -278,3 +279,81 @@ def judges_cmd(
             text += "\n" + render_records(ordering, RUN_FIELDS, how)
             text += "\n" + render_records(means, MEAN_FIELDS, how)
         emit(text, output, protect)
+    if manifest is not None:
+        import shlex
+        import sys
+
+        from ..provenance.commands import judges_manifest
+
+        man = judges_manifest(
+            reference,
+            judges,
+            runs or [],
+            settings,
+            judges_results(result, ordering, means),
+            [measure] if runs else [],
+            command=shlex.join(["tierank", *sys.argv[1:]]),
+            base=manifest.parent,
+        )
+        man.write(manifest, protect=protect)
+
+
+def judge_agreement(
+    reference: Path | str, judges: list, runs: list, measure: str, settings: dict
+) -> tuple:
+    """The agreement of ``judges`` with ``reference`` under ``settings`` (the options of
+    ``tierank judges`` by name: judge_column, scale, out_of_scale, missing, rel, bootstrap,
+    confidence, seed), and with two or more ``runs`` the orderings and means under ``measure``:
+    (the `tierank.analysis.agreement` result, the orderings, the means, the notes)."""
+    from ..analysis.agreement import agreement
+    from ..io.judgments import align, parse_scale, read_judges
+    from ..io.sources import read
+
+    scale = settings["scale"]
+    declared = parse_scale(scale) if scale is not None else None
+    ref = read(reference, "qrels", str(reference))
+    found, notes = read_judges(judges, judge_column=settings["judge_column"])
+    judged = align(
+        ref,
+        found,
+        missing=settings["missing"],
+        scale=declared,
+        out_of_scale=settings["out_of_scale"],
+    )
+    said = [*notes, *judged.notes]
+    result = agreement(
+        judged.reference,
+        judged.grades,
+        judged.qid,
+        judged.judges,
+        rel=settings["rel"],
+        samples=settings["bootstrap"],
+        seed=settings["seed"],
+        confidence=settings["confidence"],
+    )
+    ordering: list[dict] = []
+    means: list[dict] = []
+    if runs:
+        from ..analysis.agreement_runs import orderings
+
+        ordering, means, more = orderings(judged, runs, measure)
+        said += more
+    return result, ordering, means, said
+
+
+def judges_results(result, ordering: list[dict], means: list[dict]) -> dict:
+    """``results`` of a judges manifest: each judge's pooled agreement, and with runs the
+    orderings and each system's mean under each judge."""
+    pooled = result.to_dict(False)["judges"]  # as `-f json` writes them: plain values
+    out: dict = {"agreement": [{k: v for k, v in r.items() if k != "query"} for r in pooled]}
+    if ordering:  # undefined values null, as `-f json` writes them
+        out["orderings"] = [{k: _plain(r.get(k)) for k in RUN_FIELDS} for r in ordering]
+        out["systems"] = [{k: _plain(r.get(k)) for k in MEAN_FIELDS} for r in means]
+    return out
+
+
+def _plain(value):
+    """``value`` as a plain Python value; NaN (undefined) as None."""
+    if hasattr(value, "item"):
+        value = value.item()
+    return None if isinstance(value, float) and value != value else value

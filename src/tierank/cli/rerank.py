@@ -139,6 +139,27 @@ def rerank_cmd(
             "the sides equal but for rounding); reported like --batch-sizes",
         ),
     ] = None,
+    repeat: Annotated[
+        int,
+        typer.Option(
+            "--repeat",
+            min=1,
+            help="Run-to-run variance: score every variant N times in all (each repeat under its own "
+            "cache key); table.json 'variance' gets the repeats' spread of E[M] beside the batch "
+            "sizes' and the tie range, and which moves each number most",
+        ),
+    ] = 1,
+    manifest: Annotated[
+        Path | None,
+        typer.Option(
+            "--manifest",
+            metavar="FILE",
+            help="Also write a manifest of what made the numbers (the data's, the candidates', "
+            "the qrels', each model file's and each written run's SHA-256, the model's dtype per "
+            "regime, device, batch size, backend, versions, the table's numbers) as YAML; "
+            "`tierank verify FILE` evaluates the written runs again.",
+        ),
+    ] = None,
 ) -> None:
     """The low-precision reranking protocol (the paper's Table 1): score every candidate under every
     precision regime, write one run per regime, report M at FP32 and per regime M_obl, E[M], range,
@@ -168,6 +189,8 @@ def rerank_cmd(
         batch_sizes=batch_sizes,
         orders=orders,
         padding_sides=padding_sides,
+        repeat=repeat,
+        manifest=manifest,
     )
     try:
         run_rerank(options)

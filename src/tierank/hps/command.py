@@ -28,7 +28,14 @@ from tierank.hps.protocol import (
 )
 from tierank.io.beir import QUERY_SETS
 
-__all__ = ["RerankOptions", "run_rerank", "show_result", "parse_sizes", "parse_sides"]
+__all__ = [
+    "RerankOptions",
+    "run_rerank",
+    "show_result",
+    "parse_sizes",
+    "parse_sides",
+    "write_manifest",
+]
 
 #: What ``tierank rerank`` prints after an interrupt (the score cache keeps what was scored).
 INTERRUPTED = "tierank: interrupted; scores so far are cached, run the same command to resume"
@@ -104,6 +111,8 @@ class RerankOptions:
     batch_sizes: str | None = None
     orders: str | None = None
     padding_sides: str | None = None
+    manifest: Path | None = None
+    repeat: int = 1
 
     def __post_init__(self) -> None:
         if self.output is None and self.cache is None:
@@ -170,6 +179,7 @@ class RerankOptions:
             backend=self.backend,
             orders=self.extra_orders,
             padding_sides=self.extra_sides,
+            repeat=self.repeat,
         )
 
 
@@ -232,7 +242,27 @@ def run_rerank(options: RerankOptions) -> ProtocolResult:
         console.print(INTERRUPTED, markup=False, highlight=False)
         raise
     show_result(result, options.fmt)
+    if options.manifest is not None:
+        write_manifest(result, options.manifest)
     return result
+
+
+def write_manifest(result: ProtocolResult, path: Path) -> None:
+    """The manifest of a protocol run ([`rerank_manifest`][tierank.provenance.commands.rerank_manifest]:
+    the inputs', the models' and the written runs' SHA-256, the settings, the table's numbers), written
+    atomically to ``path`` (``tierank rerank --manifest``)."""
+    import shlex
+
+    from tierank.provenance.commands import rerank_manifest
+
+    man = rerank_manifest(
+        result.settings,
+        result.rows,
+        result.runs,
+        command=shlex.join(["tierank", *sys.argv[1:]]),
+        base=Path(path).parent,
+    )
+    man.write(path, protect=tuple(result.runs.values()))
 
 
 def show_result(result: ProtocolResult, fmt: str = "table") -> None:
@@ -263,6 +293,8 @@ def _variance_lines(variance: dict | None) -> list[str]:
     )
     if len(variance.get("padding_sides") or []) > 1:
         orders += f" and padding sides {','.join(variance['padding_sides'])}"
+    if (variance.get("repeats") or 1) > 1:
+        orders += f" and {variance['repeats']} repeats"
     lines = []
     for v, row in variance["variants"].items():
         spreads = ", ".join(f"{m} E spread {x['spread']:.4g}" for m, x in row["measures"].items())

@@ -169,6 +169,7 @@ class RerankConfig:
     backend: str = "hf"
     orders: Iterable[int] | None = None
     padding_sides: Iterable[str] | None = None
+    repeat: int = 1
 
 
 @dataclass
@@ -426,6 +427,8 @@ def check(config: RerankConfig) -> Checked:
         extra_orders = [] if c.orders is None else list(dict.fromkeys(int(o) for o in c.orders))
     except (TypeError, ValueError):
         raise TierankInputError(f"orders: give integer seeds, got {c.orders!r}") from None
+    if isinstance(c.repeat, bool) or not isinstance(c.repeat, int) or c.repeat < 1:
+        raise TierankInputError(f"repeat: give a positive integer, got {c.repeat!r}")
     threads = None if c.threads is None else check_positive(c.threads, "threads")
     options = check_options(c.budget, c.max_doc_tokens)
     queries, depth, max_queries = check_selection(c.queries, c.depth, c.max_queries)
@@ -514,7 +517,8 @@ def _factory_for(config: RerankConfig, checked: Checked, batch_size: int) -> Cal
 
 def score(config: RerankConfig, checked: Checked, data: Any) -> Scored:
     """Stage 3: score every candidate under every variant through the score cache (a re-run scores nothing),
-    then (run-to-run variance) under each other batch size, candidate order and padding side."""
+    then (run-to-run variance) under each other batch size, candidate order and padding side, and
+    ``repeat - 1`` more times under the first setting (each repeat its own cache key)."""
     from tierank.hps.variance import realign, shuffle_candidates
 
     ch = checked
@@ -573,6 +577,14 @@ def score(config: RerankConfig, checked: Checked, data: Any) -> Scored:
             ch.batch_size,
             data,
             PaddedFactory(_factory_for(config, ch, ch.batch_size), side),
+        )
+    for r in range(2, config.repeat + 1):  # ... the same setting again, under its own cache key
+        extra[f"repeat={r}"] = extra_setting(
+            f"repeat={r}",
+            {"repeat": r},
+            ch.batch_size,
+            data,
+            _factory_for(config, ch, ch.batch_size),
         )
 
     recs = {
@@ -671,6 +683,7 @@ def run_variance(
         "batch_sizes": [ch.batch_size, *ch.extra_sizes],
         "orders": ch.extra_orders,
         "padding_sides": [ch.default_side, *ch.extra_sides] if ch.default_side else [],
+        "repeats": int(config.repeat),
         "settings": [f"bs={k}" if isinstance(k, int) else k for k in keys],
         "variants": batch_variance(keys, all_scores, all_evals, ch.measures),
     }

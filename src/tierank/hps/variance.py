@@ -110,7 +110,12 @@ def batch_variance(
     measures: Sequence,
 ) -> dict:
     """Per variant: ``changed_share`` (candidates whose score differs from the first batch size's, under
-    any other), and per measure ``expected`` by batch size and their ``spread``.
+    any other), and per measure ``expected`` by batch size and their ``spread``, beside the ties'
+    ``tie_range`` (max - min of the measure over tie orderings, by batch size) and ``larger``:
+    ``ties`` where the widest tie range is at least the spread across the settings, else
+    ``settings`` (which of the two moves the number more); ``spreads``: the spread per source of
+    change (`source_spreads`: batch sizes, order, padding, repeat) and ``largest``: which of the ties
+    and those sources moves the number most.
 
     ``scores[bs][variant][qid]`` are the candidates' scores; ``evals[bs][variant]`` the EvalResult.
 
@@ -127,17 +132,53 @@ def batch_variance(
             other = scores[bs][v]
             changed |= np.concatenate([per_q[q] != other[q] for q in per_q]) if per_q else changed
         row: dict = {"changed_share": float(changed.mean()) if total else 0.0, "measures": {}}
+        aggregates = (
+            {bs: evals[bs][v].aggregate().set_index("measure") for bs in batch_sizes}
+            if measures
+            else {}
+        )
         for m in measures:
-            e = {
-                str(bs): float(
-                    evals[bs][v].aggregate().set_index("measure").loc[str(m), "expected"]
-                )
-                for bs in batch_sizes
-            }
+            e = {str(bs): float(aggregates[bs].loc[str(m), "expected"]) for bs in batch_sizes}
+            ties = {str(bs): float(aggregates[bs].loc[str(m), "range"]) for bs in batch_sizes}
             vals = list(e.values())
-            row["measures"][str(m)] = {"expected": e, "spread": max(vals) - min(vals)}
+            spread = max(vals) - min(vals)
+            spreads = source_spreads(batch_sizes, e)
+            moved = {"ties": max(ties.values()), **spreads}
+            row["measures"][str(m)] = {
+                "expected": e,
+                "spread": spread,
+                "tie_range": ties,
+                "spreads": spreads,
+                "larger": "ties" if max(ties.values()) >= spread else "settings",
+                "largest": max(moved, key=lambda k: moved[k]),  # ties first on equal
+            }
         out[v] = row
     return out
+
+
+def source(key: Any) -> str:
+    """The kind of a run-to-run setting's key: ``batch sizes`` (an int), else its name before ``=``
+    (``order``, ``padding``, ``repeat``).
+
+    >>> source(8), source("order=3"), source("repeat=2")
+    ('batch sizes', 'order', 'repeat')
+    """
+    return "batch sizes" if isinstance(key, int) else str(key).partition("=")[0]
+
+
+def source_spreads(keys: Sequence[Any], expected: Mapping[str, float]) -> dict[str, float]:
+    """The spread (max - min) of E[M] per source of run-to-run change: over the first setting (the
+    table's) and the settings of that source only.
+
+    >>> s = source_spreads([16, 8, "repeat=2"], {"16": 0.5, "8": 0.52, "repeat=2": 0.49})
+    >>> {k: round(v, 6) for k, v in s.items()}
+    {'batch sizes': 0.02, 'repeat': 0.01}
+    """
+    first = expected[str(keys[0])]
+    out: dict[str, list[float]] = {}
+    for k in keys[1:]:
+        out.setdefault(source(k), [first]).append(expected[str(k)])
+    return {name: max(v) - min(v) for name, v in out.items()}
 
 
 def shuffle_candidates(data, seed: int):

@@ -62,6 +62,8 @@ NUMBER_SETTINGS = (
 #: the libraries whose version is recorded (those loaded in the process, among the optional ones)
 LIBRARIES = ("numpy", "pyarrow", "scipy", "pandas")
 OPTIONAL_LIBRARIES = ("torch", "transformers", "sentence_transformers", "vllm", "onnxruntime")
+#: the blocks of ``method.evaluation`` that hold a command's own settings, beside ``settings``
+COMMAND_BLOCKS = ("compare", "judges", "rerank")
 #: the per-query columns the results digest covers
 DIGEST_COLUMNS = ("oblivious", "expected", "min", "max", "var")
 #: the float formats a run's scores are tested against, narrowest first
@@ -94,7 +96,10 @@ SCHEMA: tuple[tuple[str, str], ...] = (
         "implementation.executable.command",
         "the command line, quoted as a shell reads it (null from Python)",
     ),
-    ("method.evaluation.command", "the command whose numbers these are (eval)"),
+    (
+        "method.evaluation.command",
+        "the command whose numbers these are (eval, compare, judges, rerank)",
+    ),
     (
         "method.evaluation.measures[]",
         "every measure evaluated, by canonical name (every parameter written out)",
@@ -106,6 +111,12 @@ SCHEMA: tuple[tuple[str, str], ...] = (
         + " (tierank.EvalSettings)",
     ),
     ("method.evaluation.docs_in_collection", "trec_eval's -N, where given"),
+    (
+        "method.evaluation.compare.*",
+        "compare: every field of tierank.analysis.compare.CompareSettings that can change a number "
+        "(alpha, band, correction, test, ci, level, seed, resamples, permutations, leaderboard, "
+        "tie_samples)",
+    ),
     (
         "data.qrels.path",
         "the qrels' path, relative to the manifest's folder where it lies below it (null: given in memory)",
@@ -119,6 +130,23 @@ SCHEMA: tuple[tuple[str, str], ...] = (
         "data.qrels.files[]",
         "a folder's files, each with path, sha256 and size (the folder's sha256 covers them)",
     ),
+    (
+        "data.judges[].path, sha256, size",
+        "judges: each judge's file (path relative to the manifest's folder, SHA-256, size); the "
+        "reference is data.qrels",
+    ),
+    ("data.candidates.*", "rerank: the first-stage run reranked (path, sha256, size)"),
+    (
+        "data.collection.*",
+        "rerank: the BEIR-layout data folder (path, sha256, size, files: each file's record)",
+    ),
+    ("data.collection.files[].*", "rerank: a data file's path (in the folder), sha256 and size"),
+    (
+        "data.models[].*",
+        "rerank: each model's folder or file (path, sha256, size, files; null sha256: a name "
+        "that is not a local path)",
+    ),
+    ("data.models[].files[].*", "rerank: a model file's path (in the folder), sha256 and size"),
     ("data.runs[].name", "the run's name in the results (its shortest distinguishing path suffix)"),
     ("data.runs[].path", "as data.qrels.path"),
     ("data.runs[].sha256", "as data.qrels.sha256"),
@@ -157,7 +185,106 @@ SCHEMA: tuple[tuple[str, str], ...] = (
         "results[].measures[].per_query_sha256",
         "SHA-256 of the query ids and the per-query oblivious, expected, min, max and variance",
     ),
-    ("seal.settings.*", "a digest of each setting (verify names the setting edited)"),
+    ("results.measure", "compare: the measure compared"),
+    ("results.queries", "compare: the queries compared (those common to every system)"),
+    ("results.dropped_queries", "compare: the queries left out (not in every system)"),
+    (
+        "results.systems[].name, oblivious, expected, min, max, std, ci_low, ci_high, rank, "
+        "rank_oblivious, rank_low, rank_high, group",
+        "compare: each system's aggregate statistics, confidence interval and ranks (as in "
+        "`tierank compare -f json`)",
+    ),
+    (
+        "results.pairs[].a, b, diff_expected, diff_oblivious, p, p_test, p_adjusted, significant, "
+        "diff_ci_low, diff_ci_high, p_a_above, test_used, method, samples, seed, se",
+        "compare: each pair's differences, p-values (the test's own, the floored and the adjusted), "
+        "interval of the difference, P(A>B), and how p was found (with samples, seed and se where "
+        "sampled)",
+    ),
+    (
+        "method.evaluation.judges.*",
+        "judges: its options (judge_column, scale, out_of_scale, "
+        "missing, rel, bootstrap, confidence, seed)",
+    ),
+    (
+        "results.agreement[].*",
+        "judges: each judge's pooled agreement with the reference (n_pairs, n_queries, Cohen's "
+        "kappa, Krippendorff's alpha, binarised agreement, their bootstrap intervals, the "
+        "confusion matrix), as `-f json` writes it",
+    ),
+    (
+        "results.agreement[].confusion.*",
+        "judges: the confusion matrix (its grades, rows the reference's, columns the judge's, and "
+        "the counts)",
+    ),
+    (
+        "results.orderings[].*",
+        "judges with --runs: how the system ordering moves under each judge (Kendall's tau-b, "
+        "tau-AP, the largest rank change, the significant pairs that flip)",
+    ),
+    (
+        "results.systems[].judge, run, measure, mean, queries",
+        "judges with --runs: each system's mean under the reference and under each judge",
+    ),
+    (
+        "method.evaluation.rerank.*",
+        "rerank: model, family, source, variants, batch_size, device, backend, queries, "
+        "candidates (counts) and the run-to-run variance's batch_sizes, orders, padding_sides",
+    ),
+    ("method.evaluation.rerank.scorers.*", "rerank: each scorer (a model group) by its name"),
+    (
+        "method.evaluation.rerank.scorers.*.*",
+        "rerank: each scorer's scorer, model_dtype, similarity, batch_size, device, backend",
+    ),
+    (
+        "results.rows[].*",
+        "rerank: the table's rows (table.json's) without their timings",
+    ),
+    (
+        "results.variance.batch_sizes, orders, padding_sides, repeats, settings",
+        "rerank with --batch-sizes, --orders or --padding-sides: the settings each variant was "
+        "scored under again (as table.json's variance)",
+    ),
+    ("results.variance.variants.*", "rerank: each variant's run-to-run variance"),
+    (
+        "results.variance.variants.*.changed_share, measures",
+        "the share of candidates whose score changed under another setting; the measures",
+    ),
+    ("results.variance.variants.*.measures.*", "each measure's run-to-run variance"),
+    (
+        "results.variance.variants.*.measures.*.expected, tie_range",
+        "E[M] and the tie range (max - min over tie orderings) under each setting",
+    ),
+    (
+        "results.variance.variants.*.measures.*.expected.*",
+        "E[M] under the setting named",
+    ),
+    (
+        "results.variance.variants.*.measures.*.tie_range.*",
+        "the tie range under the setting named",
+    ),
+    (
+        "results.variance.variants.*.measures.*.spread, larger",
+        "the spread of E[M] across the settings, and which moves the number more: ties (the "
+        "widest tie range is at least the spread) or settings",
+    ),
+    (
+        "results.variance.variants.*.measures.*.spreads",
+        "the spread of E[M] per source of change (over the table's setting and that source's)",
+    ),
+    (
+        "results.variance.variants.*.measures.*.spreads.*",
+        "batch sizes, order, padding or repeat: that source's spread",
+    ),
+    (
+        "results.variance.variants.*.measures.*.largest",
+        "which of ties (the widest tie range) and the sources' spreads moves the number most",
+    ),
+    (
+        "seal.settings.*",
+        "a digest of each setting (verify names the setting edited); a command's own block's as "
+        "BLOCK/KEY",
+    ),
     ("seal.measures", "a digest of the measures"),
     ("seal.inputs", "a digest of the inputs' SHA-256"),
     ("seal.results", "a digest of the results"),
@@ -400,18 +527,80 @@ class Manifest(Mapping[str, Any]):
         return cls(doc)
 
 
+def sealed_settings(evaluation: Mapping[str, Any]) -> dict[str, Any]:
+    """Every setting of ``method.evaluation`` by its sealed name: ``settings``' as named, a command's
+    own block's (``compare``, ``judges``) as ``BLOCK/KEY``."""
+    out = dict(evaluation["settings"])
+    for block in COMMAND_BLOCKS:
+        for k, v in (evaluation.get(block) or {}).items():
+            out[f"{block}/{k}"] = v
+    return out
+
+
 def seal(document: Mapping[str, Any]) -> dict[str, Any]:
     """Digests of each setting, of the measures, of each input and of the results."""
     method = document["method"]["evaluation"]
     data = document["data"]
     return {
-        "settings": {k: digest(v)[:16] for k, v in method["settings"].items()},
+        "settings": {k: digest(v)[:16] for k, v in sealed_settings(method).items()},
         "measures": digest(method["measures"])[:16],
         "inputs": digest(
             [data["qrels"]["sha256"], *[(r["name"], r["sha256"]) for r in data["runs"]]]
         )[:16],
         "results": digest(document["results"])[:16],
     }
+
+
+def run_input(name: str, path: Any, base: str | None) -> tuple[dict[str, Any], str]:
+    """A run's record for ``data.runs`` (its path relative to ``base``, SHA-256, size, its own
+    ir_metadata header) and its tag (the header's, else the file's sixth column, else ``name``)."""
+    if not isinstance(path, (str, os.PathLike)) or not os.path.exists(path):  # in memory
+        return {"name": name, "path": None, "sha256": None, "size": None}, name
+    rec: dict[str, Any] = {"name": name, **input_record(path, base)}
+    header = ir_metadata(path)
+    tag = None
+    if header is not None:
+        rec["ir_metadata"] = header
+        tag = header.get("tag")
+    if not isinstance(tag, str) and os.path.isfile(path):
+        from ..io.readers import run_tag
+
+        tag = run_tag(path)
+    return rec, tag if isinstance(tag, str) else name
+
+
+def qrels_input(qrels: str | os.PathLike | None, base: str | None) -> dict[str, Any]:
+    """The qrels' record for ``data.qrels`` (null path, SHA-256 and size: given in memory)."""
+    if qrels is not None and os.path.exists(qrels):
+        return input_record(qrels, base)
+    return {"path": None, "sha256": None, "size": None}
+
+
+def document(
+    command_name: str,
+    evaluation: dict[str, Any],
+    data: dict[str, Any],
+    results: Any,
+    tags: list[str],
+    command: str | None,
+) -> Manifest:
+    """A sealed manifest of ``command_name``'s numbers: ``evaluation`` (measures, settings and the
+    command's own block), ``data`` (qrels, runs, ...) and ``results``."""
+    from ..version import __version__
+
+    doc: dict[str, Any] = {
+        MARK: SCHEMA_VERSION,
+        "tag": tags[0] if len(tags) == 1 else tags,
+        "platform": platform_section(),
+        "implementation": {
+            "executable": {"name": "tierank", "version": __version__, "command": command}
+        },
+        "method": {"evaluation": {"command": command_name, **evaluation}},
+        "data": data,
+        "results": results,
+    }
+    doc["seal"] = seal(doc)
+    return Manifest(doc)
 
 
 def eval_manifest(
@@ -430,26 +619,12 @@ def eval_manifest(
     ``base``: the folder paths are written relative to (the manifest's own); ``scores``: each
     run's scores, for its score format; where neither they nor the result give it, a run file up
     to `SCORE_FORMAT_BYTES` is read again for it when ``reread``."""
-    from ..version import __version__
-
     where = None if base is None else os.fspath(base)
     run_records = []
     tags = []
     for name, (path, result) in runs.items():
-        if path is not None and os.path.exists(path):
-            rec: dict[str, Any] = {"name": name, **input_record(path, where)}
-            header = ir_metadata(path)
-            tag = None
-            if header is not None:
-                rec["ir_metadata"] = header
-                tag = header.get("tag")
-            if not isinstance(tag, str) and os.path.isfile(path):
-                from ..io.readers import run_tag
-
-                tag = run_tag(path)
-            tags.append(tag if isinstance(tag, str) else name)
-        else:  # given in memory: nothing to re-read
-            rec = {"name": name, "path": None, "sha256": None, "size": None}
+        rec, tag = run_input(name, path, where)
+        tags.append(tag)
         ties = dict(result.ties.to_dict())
         profile: dict[str, Any] = {
             "tie groups": ties["groups"],
@@ -468,37 +643,17 @@ def eval_manifest(
             )
         rec["ties"] = profile
         run_records.append(rec)
-    qrels_rec: dict[str, Any]
-    if qrels is not None and os.path.exists(qrels):
-        qrels_rec = input_record(qrels, where)
-    else:
-        qrels_rec = {"path": None, "sha256": None, "size": None}
     evaluation: dict[str, Any] = {
-        "command": "eval",
         "measures": list(measures),
         "settings": settings_record(settings),
     }
     if docs_in_collection is not None:
         evaluation["docs_in_collection"] = docs_in_collection
-    document: dict[str, Any] = {
-        MARK: SCHEMA_VERSION,
-        "tag": tags[0] if len(tags) == 1 else tags,
-        "platform": platform_section(),
-        "implementation": {
-            "executable": {
-                "name": "tierank",
-                "version": __version__,
-                "command": command,
-            }
-        },
-        "method": {"evaluation": evaluation},
-        "data": {"qrels": qrels_rec, "runs": run_records},
-        "results": [
-            {"run": name, "measures": result_record(result)} for name, (_, result) in runs.items()
-        ],
-    }
-    document["seal"] = seal(document)
-    return Manifest(document)
+    results = [
+        {"run": name, "measures": result_record(result)} for name, (_, result) in runs.items()
+    ]
+    data = {"qrels": qrels_input(qrels, where), "runs": run_records}
+    return document("eval", evaluation, data, results, tags, command)
 
 
 def of_result(result: EvalResult, settings: EvalSettings, measures: list[str]) -> Manifest:

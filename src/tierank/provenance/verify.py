@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import TierankInputError
 from .inputs import sha256_of
-from .manifest import Manifest, result_record, seal, versions
+from .manifest import Manifest, result_record, seal, sealed_settings, versions
 
 #: the relative and absolute tolerance of an exact statistic
 TOLERANCE = 1e-12
@@ -49,8 +50,13 @@ class Verdict:
         self.causes.append(f"{self.manifest}: {line}")
 
 
-def _resolve(path: str | None, base: str, what: str) -> str:
-    """An input's path: relative to the manifest's folder, else as written (from here)."""
+#: how a command's numbers are made again: (the verdict, the manifest, the qrels' path, each run's
+#: path by name); each difference a `Verdict.fail` line
+Recompute = Callable[[Verdict, Manifest, str, dict[str, str]], None]
+
+
+def resolve(path: str | None, base: str, what: str) -> str:
+    """An input's path: relative to the manifest's folder ``base``, else as written (from here)."""
     if path is None:
         raise TierankInputError(f"{what} was given in memory: the manifest cannot be verified")
     for candidate in (os.path.join(base, path), path):
@@ -80,9 +86,10 @@ def _check_input(v: Verdict, rec: dict[str, Any], path: str, what: str) -> None:
 def _check_seal(v: Verdict, man: Manifest) -> None:
     sealed = man["seal"]
     now = seal(man.document)
+    shown_settings = sealed_settings(man["method"]["evaluation"])
     for key, value in now["settings"].items():
         if sealed.get("settings", {}).get(key) != value:
-            shown = man["method"]["evaluation"]["settings"].get(key)
+            shown = shown_settings.get(key)
             v.fail(f"setting {key} edited after the manifest was written (now {shown!r})")
     for key in ("measures", "inputs", "results"):
         if sealed.get(key) != now[key]:
@@ -131,41 +138,70 @@ def _compare(v: Verdict, run: str, recorded: list[dict], now: list[dict]) -> Non
                 v.fail(f"run {run}: {m} per-query values differ (their SHA-256)")
 
 
-def verify(path: str | os.PathLike) -> Verdict:
+def verify(path: str | os.PathLike, recompute: Mapping[str, Recompute] | None = None) -> Verdict:
     """Verify the manifest at ``path``: every input re-read and hashed, every number computed again.
 
-    A manifest that cannot be read, or whose inputs are missing here, raises `TierankInputError`.
+    ``recompute``: how the numbers of the commands beside ``eval`` are made again (the commands'
+    own rooms sit above this one; ``tierank verify`` passes those of ``compare`` and ``judges``,
+    `tierank.cli.provenance.RECOMPUTE`). A manifest that cannot be read, or whose inputs are
+    missing here, raises `TierankInputError`.
     """
-    from ..evaluate import Evaluator
-    from ..measures import parse_measure
-    from ..settings import EvalSettings
-
     p = os.fspath(path)
     man = Manifest.read(p)
     base = os.path.dirname(os.path.abspath(p))
     v = Verdict(p)
     data = man["data"]
     evaluation = man["method"]["evaluation"]
-    if evaluation.get("command") != "eval":
+    command = evaluation.get("command")
+    known = {**RECOMPUTE, **(recompute or {})}
+    again = known.get(command) if isinstance(command, str) else None
+    if again is None:
         raise TierankInputError(
-            f"{p}: a manifest of `{evaluation.get('command')}`: verify recomputes `eval` manifests"
+            f"{p}: a manifest of `{command}`: verify recomputes manifests of "
+            + ", ".join(f"`{c}`" for c in known)
         )
-    qrels = _resolve(data["qrels"].get("path"), base, "qrels")
-    runs = {r["name"]: (_resolve(r.get("path"), base, f"run {r['name']}"), r) for r in data["runs"]}
+    qrels = resolve(data["qrels"].get("path"), base, "qrels")
+    runs = {r["name"]: (resolve(r.get("path"), base, f"run {r['name']}"), r) for r in data["runs"]}
     _check_input(v, data["qrels"], qrels, f"qrels {data['qrels']['path']}")
     for name, (run_path, rec) in runs.items():
         shown = name if rec["path"] == name else f"{name} ({rec['path']})"
         _check_input(v, rec, run_path, f"run {shown}")
+    for rec in data.get("judges") or []:
+        _check_input(v, rec, resolve(rec.get("path"), base, "judge"), f"judge {rec['path']}")
+    for key in ("candidates", "collection"):  # rerank's: what the model read
+        rec = data.get(key)
+        if rec and rec.get("sha256") is not None:
+            _check_input(v, rec, resolve(rec["path"], base, key), f"{key} {rec['path']}")
+    for rec in data.get("models") or []:
+        if rec.get("sha256") is not None:
+            _check_input(v, rec, resolve(rec["path"], base, "model"), f"model {rec['path']}")
     _check_seal(v, man)
     recorded_versions = man.get("platform", {}).get("software", {}).get("libraries", {}) or {}
     for lib, now in versions().items():
         was = recorded_versions.get(lib)
         if was is not None and str(was) != now:
             v.notes.append(f"{lib} {now} here, {was} in the manifest")
+    again(v, man, qrels, {name: path for name, (path, _) in runs.items()})
+    return v
+
+
+def eval_settings(v: Verdict, settings: dict[str, Any]):
+    """The `tierank.EvalSettings` of a manifest's ``settings`` (not understood: an input error)."""
+    from ..settings import EvalSettings
+
     try:
-        settings = EvalSettings(**evaluation["settings"])
+        return EvalSettings(**settings)
     except TypeError as e:
-        raise TierankInputError(f"{p}: settings not understood ({e})") from None
+        raise TierankInputError(f"{v.manifest}: settings not understood ({e})") from None
+
+
+def _recompute_eval(v: Verdict, man: Manifest, qrels: str, runs: dict[str, str]) -> None:
+    """An evaluation's numbers computed again and compared with the manifest's."""
+    from ..evaluate import Evaluator
+    from ..measures import parse_measure
+
+    evaluation = man["method"]["evaluation"]
+    settings = eval_settings(v, evaluation["settings"])
     measures = [parse_measure(m) for m in evaluation["measures"]]
     # canonical names carry every parameter (-N's collection size, trec_eval's quirks) back
     try:
@@ -174,9 +210,9 @@ def verify(path: str | os.PathLike) -> Verdict:
         if v.ok:
             raise
         v.fail(f"qrels not read again ({e.problems[0]})")
-        return v
+        return
     recorded = {r["run"]: r["measures"] for r in man["results"]}
-    for name, (run_path, _) in runs.items():
+    for name, run_path in runs.items():
         try:
             result = ev.evaluate(run_path)
         except (
@@ -187,4 +223,64 @@ def verify(path: str | os.PathLike) -> Verdict:
             v.fail(f"run {name}: not evaluated again ({e.problems[0]})")
             continue
         _compare(v, name, recorded.get(name, []), result_record(result))
-    return v
+
+
+def compare_numbers(v: Verdict, where: str, was: dict, now: dict, tol: float = TOLERANCE) -> None:
+    """Every value of the record ``was`` against ``now``'s: numbers within ``tol``, others equal."""
+    for key, old in was.items():
+        new = now.get(key)
+        numeric = isinstance(old, (int, float)) and not isinstance(old, bool)
+        v.checked += numeric
+        same = (
+            _close(old, new, tol)
+            if numeric and isinstance(new, (int, float)) and not isinstance(new, bool)
+            else old == new
+        )
+        if not same:
+            diff = f" ({new - old:+.6g})" if numeric and isinstance(new, (int, float)) else ""
+            v.fail(f"{where} {key} {old!r} in the manifest, {new!r} now{diff}")
+
+
+def _recompute_rerank(v: Verdict, man: Manifest, qrels: str, runs: dict[str, str]) -> None:
+    """A rerank's table made again from its written runs (one per variant, hashed above): each
+    variant's aggregate statistics of each measure. The model is not run again: its files' and the
+    data's SHA-256 were compared instead (said in the notes)."""
+    from ..evaluate import Evaluator
+
+    evaluation = man["method"]["evaluation"]
+    settings = eval_settings(v, evaluation["settings"])
+    v.notes.append(
+        "rerank: the numbers were made again from the written runs (data.runs), not by running the "
+        "model again; the model's, the data's and the candidates' files were compared by SHA-256"
+    )
+    try:
+        ev = Evaluator(qrels, list(evaluation["measures"]), settings)
+    except TierankInputError as e:
+        if v.ok:
+            raise
+        v.fail(f"qrels not read again ({e.problems[0]})")
+        return
+    rows: dict[str, list[dict]] = {}
+    for row in man["results"].get("rows") or []:
+        if row.get("query", "all") == "all":
+            rows.setdefault(row["variant"], []).append(row)
+    for name, run_path in runs.items():
+        try:
+            result = ev.evaluate(run_path)
+        except TierankInputError as e:
+            if v.ok:
+                raise
+            v.fail(f"run {name}: not evaluated again ({e.problems[0]})")
+            continue
+        now = {r["measure"]: r for r in result.records(per_query=False)}
+        for row in rows.get(name, []):
+            cur = now.get(row["measure"])
+            if cur is None:
+                v.fail(f"variant {name}: {row['measure']} not computed again")
+                continue
+            was = {k: row[k] for k in STATISTICS if k in row}
+            compare_numbers(v, f"variant {name}: {row['measure']}", was, cur)
+
+
+#: how each command's numbers are made again
+RECOMPUTE: dict[str, Recompute] = {"eval": _recompute_eval, "rerank": _recompute_rerank}
