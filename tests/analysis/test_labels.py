@@ -106,18 +106,25 @@ def test_exact_matches_brute_force(case, measure):
 @given(cases(), st.sampled_from(["nDCG@2", "AP", "RR"]))
 def test_sampled_within_four_standard_errors(case, measure):
     dist, scores = case
-    res = evaluate_labels(dist, scores, [measure], samples=400, seed=3)
+    samples = 400
+    res = evaluate_labels(dist, scores, [measure], samples=samples, seed=3)
     s = res[measure]
-    assert s.method == "sampled" and s.samples == 400 and s.seed == 3
+    assert s.method == "sampled" and s.samples == samples and s.seed == 3
     want = brute(dist, scores, measure)
+    # each draw's value is exact over ties, so the estimate's true standard error is
+    # sqrt(var_label / samples), known here from brute force: the estimate lies within 5 of them
+    # (the reported se, estimated from the same draws, is not the yardstick: a lucky draw shrinks it)
     for i, q in enumerate(res.qids):
-        e, vt, _ = want[q]
-        assert abs(s.expected[i] - e) <= 4 * s.se[i] + 1e-12
+        e, vt, vl = want[q]
+        true_se = np.sqrt(vl / samples)
+        assert abs(s.expected[i] - e) <= 5 * true_se + 1e-12
+        assert s.se[i] == pytest.approx(true_se, rel=0.5, abs=1e-12)
         # the tie variance of each draw is exact: its mean is within reach of its own spread
         assert s.var_tie[i] == pytest.approx(vt, abs=0.05)
-    # the aggregate: the mean of the per-query expectations, within 4 of its standard errors
+    # the aggregate: the mean of the per-query expectations, the queries' draws independent
     mean = np.mean([want[q][0] for q in res.qids])
-    assert abs(s.aggregate["expected"] - mean) <= 4 * s.aggregate["se"] + 1e-12
+    agg_se = np.sqrt(sum(want[q][2] for q in res.qids) / samples) / len(res.qids)
+    assert abs(s.aggregate["expected"] - mean) <= 5 * agg_se + 1e-12
 
 
 def test_linear_plugin_equals_expected_and_nonlinear_differs():
