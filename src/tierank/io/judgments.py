@@ -309,19 +309,7 @@ def align(
     for j, (name, q) in enumerate(judges.items()):
         said = _scaled(q, scale, out_of_scale, problems)
         notes += [said] if said else []
-        key = _keys(q)
-        found = _member(rkey, key)
-        at = np.searchsorted(rkey, key[found])
-        graded = q.grade[found]
-        if out_of_scale == "drop":
-            ok = (graded >= lo) & (graded <= hi)
-            dropped = np.zeros(len(rkey), bool)
-            dropped[at[~ok]] = True
-            at, graded = at[ok], graded[ok]
-        else:
-            dropped = np.zeros(len(rkey), bool)
-        grades[j, at] = np.clip(graded, lo, hi)
-        extra = np.flatnonzero(~found & ~_member(gone, key))
+        grades[j], dropped, extra = _place(q, rkey, gone, scale, out_of_scale)
         lacking = np.flatnonzero(np.isnan(grades[j]) & ~dropped)
         if len(extra) == 0 and len(lacking) == 0:
             continue
@@ -356,6 +344,27 @@ def align(
             "(kappa takes each distinct grade as a category)"
         )
     return Judged(qid, docid, ref, grades, tuple(judges), tuple(notes))
+
+
+def _place(
+    q: Qrels, rkey: np.ndarray, gone: np.ndarray, scale: tuple[float, float], out_of_scale: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Judge ``q``'s grades on the reference's sorted pairs ``rkey`` (NaN: not graded, clipped to
+    ``scale``), which of them ``out_of_scale="drop"`` left out, and the rows of ``q`` the reference
+    did not grade (those of the reference's dropped pairs ``gone`` aside)."""
+    lo, hi = scale
+    row = np.full(len(rkey), np.nan)
+    key = _keys(q)
+    found = _member(rkey, key)
+    at = np.searchsorted(rkey, key[found])
+    graded = q.grade[found]
+    dropped = np.zeros(len(rkey), bool)
+    if out_of_scale == "drop":
+        ok = (graded >= lo) & (graded <= hi)
+        dropped[at[~ok]] = True
+        at, graded = at[ok], graded[ok]
+    row[at] = np.clip(graded, lo, hi)
+    return row, dropped, np.flatnonzero(~found & ~_member(gone, key))
 
 
 def _scaled(
