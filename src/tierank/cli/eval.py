@@ -165,6 +165,24 @@ def eval_cmd(
             "(--samples, --seed) elsewhere",
         ),
     ] = None,
+    panel: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--panel",
+            metavar="JUDGE_QRELS",
+            help="A judge's qrels (repeatable, 2 or more; with --judge-column, files of qid judge "
+            "docid grade lines): as --labels, over a judge drawn uniformly from the panel (every "
+            "judge enumerated, exact) and tie orderings; every judge must grade every query QRELS "
+            "evaluates",
+        ),
+    ] = None,
+    judge_column: Annotated[
+        bool,
+        typer.Option(
+            "--judge-column",
+            help="--panel files hold qid judge docid grade (several judges a file).",
+        ),
+    ] = False,
     manifest: Annotated[
         Path | None,
         typer.Option(
@@ -210,6 +228,8 @@ def eval_cmd(
             ppi=ppi,
             labels=labels,
             manifest=manifest,
+            panel=tuple(panel or ()),
+            judge_column=judge_column,
         ),
         lambda: EvalSettings(
             tie_break=tie_break,
@@ -265,9 +285,11 @@ class EvalOptions:
     ppi: Path | None = None
     manifest: Path | None = None
     labels: Path | None = None
+    panel: tuple[Path, ...] = ()
+    judge_column: bool = False
 
     def __post_init__(self) -> None:
-        problems = []
+        problems = self._panel_problems()
         if self.rel_format is not None and self.rel_format != "qrels":
             problems.append(Problem("", None, f"-R {_shown(self.rel_format)}: {NOT_SUPPORTED}"))
         if self.zscores is not None:
@@ -323,6 +345,26 @@ class EvalOptions:
         if self.jobs is not None and self.jobs < 1:
             raise TierankInputError(f"--jobs must be at least 1, got {self.jobs}")
 
+    def _panel_problems(self) -> list[Problem]:
+        """``--panel`` and ``--judge-column`` refused with what they cannot go with."""
+        from ..errors import quote
+
+        if not self.panel:
+            said = "--judge-column reads the --panel files; no --panel given"
+            return [Problem("", None, said)] if self.judge_column else []
+        problems = [
+            Problem("", None, f"--panel {quote(str(p))}: no such file")
+            for p in self.panel
+            if not p.exists()
+        ]
+        if self.trec or self.jobs or self.block_bytes or self.ppi or self.labels:
+            said = (
+                "--panel evaluates the runs in memory and writes the formats other than trec_eval "
+                "(no --format trec_eval, --jobs, --block-bytes, --ppi or --labels with it)"
+            )
+            problems.append(Problem("", None, said))
+        return problems
+
     @property
     def trec(self) -> bool:
         """trec_eval's layout."""
@@ -344,6 +386,7 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
         )
     protect = (qrels, *named.values(), *([options.ppi] if options.ppi is not None else []))
     protect += (options.labels,) if options.labels is not None else ()
+    protect += options.panel
     if options.output is not None:  # io.writers is imported where there is a file to write
         from ..io.writers import check_output
 
@@ -359,17 +402,18 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
         )
     condensing = settings.unjudged == "condensed"
     table = options.fmt == "table"
+    labelled = options.labels is not None or bool(options.panel)
     plan, evaluated, add_judged = _plan(
         options.texts,
         options.docs_in_collection,
         options.trec,
-        table and not condensing and options.ppi is None and options.labels is None,
+        table and not condensing and options.ppi is None and not labelled,
     )
     if options.trec and settings.complete and settings.rel != 1:
         # trec_eval's -c summary of num_rel counts the judgments of grade > 0 whatever -l says
         # (m_num_rel.c): the writer reads that count from NumRel(rel=1)
         evaluated = _with_num_rel_at_one(evaluated)
-    in_memory = options.ppi is None and options.labels is None
+    in_memory = options.ppi is None and not labelled
     sources = _sources(named, evaluated, options) if in_memory else dict(named)
     with swap_check(qrels, list(sources.values()), USAGE):
         results = _evaluate(
@@ -386,6 +430,7 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
     if options.manifest is not None:
         _write_manifest(qrels, named, results, evaluated, settings, options, protect)
     if options.ppi is not None:  # machine labels in QRELS, human labels for some queries
+        from .added import Written
         from .ppi import write_ppi
 
         write_ppi(
@@ -394,25 +439,21 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
             evaluated,
             settings,
             results,
-            options.fmt,
-            options.per_query,
-            options.output,
-            (*protect, options.ppi),
+            Written(options.fmt, options.per_query, options.output, (*protect, options.ppi)),
         )
         return
-    if options.labels is not None:  # label distributions: expectation and variance over grades
+    if labelled:  # label distributions or a panel: expectation and variance over grades
+        from .added import Written
         from .labels import write_labels
 
         write_labels(
-            options.labels,
+            options.labels if options.labels is not None else list(options.panel),
             sources,
             evaluated,
             settings,
             results,
-            options.fmt,
-            options.per_query,
-            options.output,
-            protect,
+            Written(options.fmt, options.per_query, options.output, protect),
+            options.judge_column,
         )
         return
     if table:
