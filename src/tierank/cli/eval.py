@@ -4,7 +4,6 @@ No ``from __future__ import annotations`` here: typer reads the command's annota
 string annotations would be evaluated each time (about 3 ms of a small run).
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,25 +12,17 @@ import typer
 
 from ..errors import Problem, TierankInputError
 from ..io.sources import AUTO_STREAM_BYTES as STREAM_BYTES
+from ..settings import EvalSettings
 from .app import app
 from .common import (
     DEFAULT_MEASURES,
     MAX_JOBS,
-    CandidatesOnly,
-    Complete,
     DocsInCollection,
     EvalFmt,
     EvalFormat,
-    JudgedOnly,
-    MaxDepth,
     NoSummary,
     Output,
-    Rel,
-    Samples,
-    Seed,
     StatOption,
-    TieBreakOption,
-    Unjudged,
     emit,
     input_errors,
     measures_option,
@@ -40,6 +31,7 @@ from .common import (
     print_tables,
     swap_check,
 )
+from .options import EVAL_FIELDS, FROM_OPTIONS, Exclusive, Offer, excluded, with_settings
 
 #: what tierank does not take of trec_eval's input options (``-R``, ``-Z``), in one sentence
 NOT_SUPPORTED = (
@@ -73,6 +65,7 @@ def _coverage(result, added: bool):
 
 @app.command("eval")
 @input_errors
+@with_settings(settings=Offer(EvalSettings, EVAL_FIELDS))
 def eval_cmd(
     ctx: typer.Context,
     qrels: Annotated[
@@ -98,28 +91,10 @@ def eval_cmd(
     ] = False,
     fmt: EvalFormat = EvalFmt("table"),
     output: Output = None,
-    tie_break: TieBreakOption = "trec_eval",
-    candidates_only: CandidatesOnly = False,
-    complete: Complete = False,
-    rel: Rel = 1,
-    unjudged: Annotated[
-        Unjudged,
-        typer.Option(
-            "--unjudged",
-            help="Unjudged documents: nonrelevant (trec_eval), bounds (also lower/upper bounds over "
-            "every relevance they could have; refused for AP, nDCG, Rprec), condensed (dropped).",
-        ),
-    ] = Unjudged("nonrelevant"),
-    condensed: Annotated[
-        bool, typer.Option("--condensed", help="Same as --unjudged condensed (Sakai).")
-    ] = False,
-    max_depth: MaxDepth = None,
-    judged_only: JudgedOnly = False,
+    settings: EvalSettings = FROM_OPTIONS,
     docs_in_collection: DocsInCollection = None,
     no_summary: NoSummary = False,
     stat: StatOption = None,
-    samples: Samples = 1000,
-    seed: Seed = 0,
     jobs: Annotated[
         int | None,
         typer.Option(
@@ -191,37 +166,22 @@ def eval_cmd(
     trec_eval's measure names, flags (-q -c -l -M -J -N -n) and, with --format trec_eval, its
     output layout are accepted as trec_eval accepts them.
     """
-    from ..settings import EvalSettings
-
     fmt = output_format(ctx, fmt, output, EvalFmt)
-    options, settings = built(
-        lambda: EvalOptions(
-            fmt=fmt.value,
-            measures=tuple(measure or ()),
-            per_query=per_query,
-            output=output,
-            stat=None if stat is None else stat.value,
-            summary=not no_summary,
-            docs_in_collection=docs_in_collection,
-            jobs=jobs,
-            block_bytes=block_bytes,
-            rel_format=rel_format,
-            zscores=zscores,
-            ppi=ppi,
-            labels=labels,
-            manifest=manifest,
-        ),
-        lambda: EvalSettings(
-            tie_break=tie_break,
-            rel=rel,
-            complete=complete,
-            candidates_only=candidates_only,
-            unjudged="condensed" if condensed else unjudged.value,
-            judged_only=judged_only,
-            max_depth=max_depth,
-            samples=samples,
-            seed=seed,
-        ),
+    options = EvalOptions(
+        fmt=fmt.value,
+        measures=tuple(measure or ()),
+        per_query=per_query,
+        output=output,
+        stat=None if stat is None else stat.value,
+        summary=not no_summary,
+        docs_in_collection=docs_in_collection,
+        jobs=jobs,
+        block_bytes=block_bytes,
+        rel_format=rel_format,
+        zscores=zscores,
+        ppi=ppi,
+        labels=labels,
+        manifest=manifest,
     )
     run_eval(qrels, runs, settings, options)
 
@@ -231,17 +191,20 @@ def _shown(value: str) -> str:
     return value if value.isprintable() else repr(value)
 
 
-def built(*builders: Callable[[], Any]) -> tuple[Any, ...]:
-    """Each value ``builders`` build, or one `TierankInputError` with the problems of all of them."""
-    values, problems = [], []
-    for build in builders:
-        try:
-            values.append(build())
-        except TierankInputError as e:
-            problems += e.problems
-    if problems:
-        raise TierankInputError(problems)
-    return tuple(values)
+#: the options of ``tierank eval`` that exclude others: each evaluates the runs in memory and
+#: writes the formats other than trec_eval
+EXCLUSIVE = (
+    Exclusive(
+        "--ppi",
+        ("--format trec_eval", "--jobs", "--block-bytes"),
+        "evaluates the runs in memory and writes the formats other than trec_eval",
+    ),
+    Exclusive(
+        "--labels",
+        ("--format trec_eval", "--jobs", "--block-bytes", "--ppi"),
+        "evaluates the runs in memory and writes the formats other than trec_eval",
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -290,30 +253,11 @@ class EvalOptions:
                     "always hold the summary)",
                 )
             )
-        if self.ppi is not None and (self.trec or self.jobs or self.block_bytes):
-            problems.append(
-                Problem(
-                    "",
-                    None,
-                    "--ppi evaluates the runs in memory and writes the formats other than "
-                    "trec_eval (no --format trec_eval, --jobs or --block-bytes with it)",
-                )
-            )
+        problems += excluded(EXCLUSIVE, self._given)
         if self.ppi is not None and not self.ppi.exists():
             from ..errors import quote
 
             problems.append(Problem("", None, f"--ppi {quote(str(self.ppi))}: no such file"))
-        if self.labels is not None and (
-            self.trec or self.jobs or self.block_bytes or self.ppi is not None
-        ):
-            problems.append(
-                Problem(
-                    "",
-                    None,
-                    "--labels evaluates the runs in memory and writes the formats other than "
-                    "trec_eval (no --format trec_eval, --jobs, --block-bytes or --ppi with it)",
-                )
-            )
         if self.labels is not None and not self.labels.exists():
             from ..errors import quote
 
@@ -322,6 +266,16 @@ class EvalOptions:
             raise TierankInputError(problems)
         if self.jobs is not None and self.jobs < 1:
             raise TierankInputError(f"--jobs must be at least 1, got {self.jobs}")
+
+    def _given(self, flag: str) -> bool:
+        """Whether the option ``flag`` of `EXCLUSIVE` is given."""
+        return {
+            "--format trec_eval": self.trec,
+            "--jobs": bool(self.jobs),
+            "--block-bytes": bool(self.block_bytes),
+            "--ppi": self.ppi is not None,
+            "--labels": self.labels is not None,
+        }[flag]
 
     @property
     def trec(self) -> bool:
