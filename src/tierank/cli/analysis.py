@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from ..analysis.comparison.settings import CompareSettings
 from ..analysis.methods import CI_METHODS, CORRECTIONS
 from ..analysis.paired import REGISTRY as PAIRED_TESTS
 from ..analysis.precision import DEFAULT_FORMATS
 from ..errors import TierankInputError
 from ..io.writers import check_output
-from .app import app
-from ..analysis.comparison.settings import CompareSettings
 from ..settings import EvalSettings
+from .app import app
 from .common import (
     Fmt,
     Format,
@@ -229,7 +229,9 @@ def sweep_cmd(
     if run_paths is not None:
         _write_sweep_runs(loaded, run_paths, protect)
     if fmt is Fmt("table"):
-        print_tables([sweep_table(result, short_name(run), str(settings.tie_break))], output, protect)
+        print_tables(
+            [sweep_table(result, short_name(run), str(settings.tie_break))], output, protect
+        )
     else:
         emit(
             render_records(

@@ -296,34 +296,24 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
         raise TierankInputError(
             "--block-bytes streams one run; several runs are each evaluated in memory"
         )
-    protect = (qrels, *named.values(), *([options.ppi] if options.ppi is not None else []))
-    protect += (options.labels,) if options.labels is not None else ()
-    if options.output is not None:  # io.writers is imported where there is a file to write
-        from ..io.writers import check_output
-
-        check_output(options.output, protect)
-    if options.manifest is not None:
-        from ..io.writers import check_output
-
-        check_output(options.manifest, (*protect, *([options.output] if options.output else [])))
+    protect = _checked_outputs(qrels, named, options)
     if settings.judged_only and settings.max_depth is not None:
         note(
             "-J with -M: tierank drops the unjudged documents first, then reads M ranks of the rest; trec_eval "
             "reads M ranks, then drops the unjudged documents among them"
         )
     condensing = settings.unjudged == "condensed"
-    table = options.fmt == "table"
+    in_memory = options.ppi is None and options.labels is None
     plan, evaluated, add_judged = _plan(
         options.texts,
         options.docs_in_collection,
         options.trec,
-        table and not condensing and options.ppi is None and options.labels is None,
+        options.fmt == "table" and not condensing and in_memory,
     )
     if options.trec and settings.complete and settings.rel != 1:
         # trec_eval's -c summary of num_rel counts the judgments of grade > 0 whatever -l says
         # (m_num_rel.c): the writer reads that count from NumRel(rel=1)
         evaluated = _with_num_rel_at_one(evaluated)
-    in_memory = options.ppi is None and options.labels is None
     sources = _sources(named, evaluated, options) if in_memory else dict(named)
     with swap_check(qrels, list(sources.values()), USAGE):
         results = _evaluate(
@@ -339,7 +329,32 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
         _note_unjudged_queries(results, qrels)
     if options.manifest is not None:
         _write_manifest(qrels, named, results, evaluated, settings, options, protect)
-    if options.ppi is not None:  # machine labels in QRELS, human labels for some queries
+    if not in_memory:  # --ppi or --labels: estimates beside the tie statistics
+        _write_estimates(sources, evaluated, settings, results, options, protect)
+        return
+    _write_results(results, sources, plan, add_judged if not condensing else None, options, protect)
+
+
+def _checked_outputs(qrels: Path, named: dict[str, Path], options: EvalOptions) -> tuple:
+    """The files no output may overwrite (the inputs), once ``-o`` and ``--manifest`` are checked
+    against them (`tierank.io.writers.check_output`)."""
+    protect = (qrels, *named.values(), *([options.ppi] if options.ppi is not None else []))
+    protect += (options.labels,) if options.labels is not None else ()
+    if options.output is not None:  # io.writers is imported where there is a file to write
+        from ..io.writers import check_output
+
+        check_output(options.output, protect)
+    if options.manifest is not None:
+        from ..io.writers import check_output
+
+        check_output(options.manifest, (*protect, *([options.output] if options.output else [])))
+    return protect
+
+
+def _write_estimates(sources, evaluated, settings, results, options: EvalOptions, protect) -> None:
+    """``--ppi`` (machine labels in QRELS, human labels for some queries) or ``--labels`` (label
+    distributions: expectation and variance over grades), written beside the tie statistics."""
+    if options.ppi is not None:
         from .ppi import write_ppi
 
         write_ppi(
@@ -354,29 +369,28 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
             (*protect, options.ppi),
         )
         return
-    if options.labels is not None:  # label distributions: expectation and variance over grades
-        from .labels import write_labels
+    from .labels import write_labels
 
-        write_labels(
-            options.labels,
-            sources,
-            evaluated,
-            settings,
-            results,
-            options.fmt,
-            options.per_query,
-            options.output,
-            protect,
-        )
-        return
-    if table:
-        _print_tables(
-            results,
-            options.per_query,
-            add_judged if not condensing else None,
-            options.output,
-            protect,
-        )
+    assert options.labels is not None
+    write_labels(
+        options.labels,
+        sources,
+        evaluated,
+        settings,
+        results,
+        options.fmt,
+        options.per_query,
+        options.output,
+        protect,
+    )
+
+
+def _write_results(results, sources, plan, added_judged, options: EvalOptions, protect) -> None:
+    """The results in the format asked for: the terminal tables (with the judgment coverage when
+    ``added_judged`` is not None, see `_print_tables`), trec_eval's layout (its notes on stderr), or
+    a format of `tierank.report.formats`."""
+    if options.fmt == "table":
+        _print_tables(results, options.per_query, added_judged, options.output, protect)
         return
     from ..io.readers import run_tag
     from ..report.formats import ResultTable, render

@@ -39,6 +39,7 @@ __all__ = [
     "built",
     "compare_declarations",
     "excluded",
+    "keywords_of",
     "offers_of",
     "settings_from",
     "with_settings",
@@ -125,7 +126,12 @@ EVAL: dict[str, Setting] = {
             ),
             to_setting=_value,
             to_option=lambda v: common.Unjudged(v),
-            alias=("condensed", "--condensed", "Same as --unjudged condensed (Sakai).", "condensed"),
+            alias=(
+                "condensed",
+                "--condensed",
+                "Same as --unjudged condensed (Sakai).",
+                "condensed",
+            ),
         ),
         Setting("max_depth", common.MaxDepth),
         Setting("judged_only", common.JudgedOnly),
@@ -153,136 +159,144 @@ EVAL_FIELDS = tuple(EVAL)
 def compare_declarations() -> dict[str, Setting]:
     """The options of `tierank.analysis.compare.CompareSettings`, one per field (built on first use:
     their choices come from the registries of tests, intervals and corrections)."""
+    return {s.field: s for s in (*_tests_and_intervals(), *_draws_and_views())}
+
+
+def _tests_and_intervals() -> tuple[Setting, ...]:
+    """The options of the comparison's tests and intervals (`compare_declarations`)."""
     from .analysis import PAIRED_TESTS, CompareCI, CompareCorrection, CompareTest
 
-    return {
-        s.field: s
-        for s in (
-            Setting(
-                "alpha",
-                _option(
-                    ("--alpha",),
-                    "Significance level of the pairs' tests (whichever --test) and of the "
-                    "--leaderboard Tukey HSD groups.",
-                    float,
-                ),
+    return (
+        Setting(
+            "alpha",
+            _option(
+                ("--alpha",),
+                "Significance level of the pairs' tests (whichever --test) and of the "
+                "--leaderboard Tukey HSD groups.",
+                float,
             ),
-            Setting(
-                "band",
-                _option(
-                    ("--band",),
-                    "Also band every run with geometric rank bands RHO > 1 and report which "
-                    "significant pairs stay significant (Yang, Moffat & Turpin, Table 3 / Fig. 4).",
-                    float | None,
-                ),
+        ),
+        Setting(
+            "band",
+            _option(
+                ("--band",),
+                "Also band every run with geometric rank bands RHO > 1 and report which "
+                "significant pairs stay significant (Yang, Moffat & Turpin, Table 3 / Fig. 4).",
+                float | None,
             ),
-            Setting(
-                "correction",
-                _option(
-                    ("--correction",),
-                    "Multiple-comparison correction of the pairs' p-values (whichever --test) "
-                    "across all pairs (Holm, Benjamini-Hochberg, Bonferroni); 'significant' then "
-                    "reads the adjusted p. Default: holm with more than one pair, none with one.",
-                    CompareCorrection | None,
-                ),
-                # none given and "none" are told apart by the command: the default depends on the
-                # number of pairs (`tierank.analysis.compare.default_correction`)
-                to_setting=lambda v: None if v is None or v.value == "none" else v.value,
+        ),
+        Setting(
+            "correction",
+            _option(
+                ("--correction",),
+                "Multiple-comparison correction of the pairs' p-values (whichever --test) "
+                "across all pairs (Holm, Benjamini-Hochberg, Bonferroni); 'significant' then "
+                "reads the adjusted p. Default: holm with more than one pair, none with one.",
+                CompareCorrection | None,
             ),
-            Setting(
-                "test",
-                _option(
-                    ("--test",),
-                    "Paired test on per-query expected values (log values for GMAP-like measures): "
-                    + "; ".join(f"{t.name}: {t.help}" for t in PAIRED_TESTS.values())
-                    + " (--permutations, --resamples). Where a test cannot decide (t undefined; the "
-                    "bootstrap with <= 20 nonzero differences) the exact randomization test "
-                    "answers, and the output says so. No p is below 2/2^m (m nonzero differences: "
-                    "the least p of exact sign flips), and no interval is given where that cannot "
-                    "fall below 1 - level.",
-                    CompareTest,
-                ),
-                to_setting=_value,
-                to_option=lambda v: CompareTest(v),
+            # none given and "none" are told apart by the command: the default depends on the
+            # number of pairs (`tierank.analysis.compare.default_correction`)
+            to_setting=lambda v: None if v is None or v.value == "none" else v.value,
+        ),
+        Setting(
+            "test",
+            _option(
+                ("--test",),
+                "Paired test on per-query expected values (log values for GMAP-like measures): "
+                + "; ".join(f"{t.name}: {t.help}" for t in PAIRED_TESTS.values())
+                + " (--permutations, --resamples). Where a test cannot decide (t undefined; the "
+                "bootstrap with <= 20 nonzero differences) the exact randomization test "
+                "answers, and the output says so. No p is below 2/2^m (m nonzero differences: "
+                "the least p of exact sign flips), and no interval is given where that cannot "
+                "fall below 1 - level.",
+                CompareTest,
             ),
-            Setting(
-                "ci",
-                _option(
-                    ("--ci",),
-                    "Confidence intervals of E[M] and of the differences over the query sample: t, "
-                    "percentile or bca (bootstrap).",
-                    CompareCI,
-                ),
-                to_setting=_value,
-                to_option=lambda v: CompareCI(v),
+            to_setting=_value,
+            to_option=lambda v: CompareTest(v),
+        ),
+        Setting(
+            "ci",
+            _option(
+                ("--ci",),
+                "Confidence intervals of E[M] and of the differences over the query sample: t, "
+                "percentile or bca (bootstrap).",
+                CompareCI,
             ),
-            Setting(
-                "level",
-                _option(
-                    ("--level",),
-                    "Confidence level of the intervals (of E[M], of the differences, the rank "
-                    "intervals), in (0, 1).",
-                    float,
-                ),
+            to_setting=_value,
+            to_option=lambda v: CompareCI(v),
+        ),
+        Setting(
+            "level",
+            _option(
+                ("--level",),
+                "Confidence level of the intervals (of E[M], of the differences, the rank "
+                "intervals), in (0, 1).",
+                float,
             ),
-            Setting("seed", common.Seed),
-            Setting(
-                "resamples",
-                _option(
-                    ("--resamples",),
-                    f"Bootstrap resamples (at most {common.MAX_RESAMPLES:,}: 8 bytes per resample "
-                    "and system are kept).",
-                    int,
-                    min=1,
-                    max=common.MAX_RESAMPLES,
-                ),
+        ),
+    )
+
+
+def _draws_and_views() -> tuple[Setting, ...]:
+    """The options of the comparison's draws, view and threads (`compare_declarations`)."""
+    return (
+        Setting("seed", common.Seed),
+        Setting(
+            "resamples",
+            _option(
+                ("--resamples",),
+                f"Bootstrap resamples (at most {common.MAX_RESAMPLES:,}: 8 bytes per resample "
+                "and system are kept).",
+                int,
+                min=1,
+                max=common.MAX_RESAMPLES,
             ),
-            Setting(
-                "permutations",
-                _option(
-                    ("--permutations",),
-                    "Tukey HSD permutations and Monte Carlo sign flips (at most "
-                    f"{common.MAX_PERMUTATIONS:,}).",
-                    int,
-                    min=1,
-                    max=common.MAX_PERMUTATIONS,
-                ),
+        ),
+        Setting(
+            "permutations",
+            _option(
+                ("--permutations",),
+                "Tukey HSD permutations and Monte Carlo sign flips (at most "
+                f"{common.MAX_PERMUTATIONS:,}).",
+                int,
+                min=1,
+                max=common.MAX_PERMUTATIONS,
             ),
-            Setting(
-                "leaderboard",
-                _option(
-                    ("--leaderboard",),
-                    "Leaderboard view: systems by E[M] with [min, max], CI, ranks by E and by the "
-                    "oblivious value, bootstrap rank intervals, randomized Tukey HSD groups, and "
-                    "the pairs whose order flips.",
-                    bool,
-                ),
+        ),
+        Setting(
+            "leaderboard",
+            _option(
+                ("--leaderboard",),
+                "Leaderboard view: systems by E[M] with [min, max], CI, ranks by E and by the "
+                "oblivious value, bootstrap rank intervals, randomized Tukey HSD groups, and "
+                "the pairs whose order flips.",
+                bool,
             ),
-            Setting(
-                "jobs",
-                _option(
-                    ("--jobs", "-j"),
-                    "Threads sharing the Tukey HSD permutations (same result for any number; "
-                    "default: the CPUs available, at most 2).",
-                    int | None,
-                    min=1,
-                    max=common.MAX_JOBS,
-                ),
+        ),
+        Setting(
+            "jobs",
+            _option(
+                ("--jobs", "-j"),
+                "Threads sharing the Tukey HSD permutations (same result for any number; "
+                "default: the CPUs available, at most 2).",
+                int | None,
+                min=1,
+                max=common.MAX_JOBS,
             ),
-            Setting(
-                "tie_samples",
-                _option(
-                    ("--tie-samples",),
-                    "With --leaderboard: rank intervals also redraw each query's tie ordering from "
-                    f"N random tie breakings (at most {common.MAX_TIE_SAMPLES:,}: each is an "
-                    "evaluation of every run, kept per query).",
-                    int,
-                    min=0,
-                    max=common.MAX_TIE_SAMPLES,
-                ),
+        ),
+        Setting(
+            "tie_samples",
+            _option(
+                ("--tie-samples",),
+                "With --leaderboard: rank intervals also redraw each query's tie ordering from "
+                f"N random tie breakings (at most {common.MAX_TIE_SAMPLES:,}: each is an "
+                "evaluation of every run, kept per query).",
+                int,
+                min=0,
+                max=common.MAX_TIE_SAMPLES,
             ),
-        )
-    }
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -373,6 +387,18 @@ def settings_from(offers: Mapping[str, Offer], values: Mapping[str, Any]) -> dic
         *(functools.partial(lambda o: o.cls(**_keywords(o, values)), offers[n]) for n in names)
     )
     return dict(zip(names, objects))
+
+
+def keywords_of(settings: Any) -> dict[str, Any]:
+    """The fields of the `tierank.EvalSettings` ``settings`` that differ from their defaults, by name,
+    and ``tie_break`` as text: the keywords of the functions that take them one by one
+    ([`tierank.analysis.cutoff.cutoff_curves`][tierank.analysis.cutoff.cutoff_curves])."""
+    out: dict[str, Any] = {"tie_break": str(settings.tie_break)}
+    for f in fields(settings):
+        value = getattr(settings, f.name)
+        if f.name != "tie_break" and value != f.default:
+            out[f.name] = value
+    return out
 
 
 def offers_of(command: Callable[..., Any]) -> Mapping[str, Offer]:
