@@ -324,6 +324,12 @@ def compare_cmd(
     )
 
 
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the option of the parameter ``name`` is given (not left at its default)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name != "DEFAULT"
+
+
 def _one_collection_only(ctx: typer.Context, comparison: CompareSettings) -> list[str]:
     """The options of `ONE_COLLECTION` given a value other than their default."""
     declared = compare_declarations()
@@ -332,7 +338,7 @@ def _one_collection_only(ctx: typer.Context, comparison: CompareSettings) -> lis
         declared[f].flags[0]
         for f in ONE_COLLECTION
         if (
-            ctx.get_parameter_source(f).name != "DEFAULT"
+            _given(ctx, f)
             if f == "correction"
             else getattr(comparison, f) != getattr(default, f)
         )
@@ -346,7 +352,7 @@ def with_default_correction(ctx: typer.Context, comparison, systems: int):
 
     from ..analysis.compare import default_correction
 
-    if ctx.get_parameter_source("correction").name != "DEFAULT":
+    if _given(ctx, "correction"):
         return comparison
     return replace(comparison, correction=default_correction(None, systems))
 

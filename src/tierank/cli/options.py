@@ -56,8 +56,8 @@ def _same(value: Any) -> Any:
 
 
 def _value(choice: Any) -> Any:
-    """A choice Enum's value (None stays None)."""
-    return None if choice is None else choice.value
+    """A choice's value: an Enum's (as typer passes it), or the text (as click parses it)."""
+    return getattr(choice, "value", choice)
 
 
 def _option(flags: tuple[str, ...], help: str, tp: Any, **extra: Any) -> Any:
@@ -196,7 +196,7 @@ def _tests_and_intervals() -> tuple[Setting, ...]:
             ),
             # none given and "none" are told apart by the command: the default depends on the
             # number of pairs (`tierank.analysis.compare.default_correction`)
-            to_setting=lambda v: None if v is None or v.value == "none" else v.value,
+            to_setting=lambda v: None if _value(v) in (None, "none") else _value(v),
         ),
         Setting(
             "test",
