@@ -284,3 +284,48 @@ def test_compare_over_collections_names_the_one_collection_options(tmp_path):
     # the evaluation's settings reach every collection: -M is no one-collection option
     p = invoke("compare", *folders, "-m", "R", "-M", "1", "-f", "json", check=False)
     assert "applies to one collection" not in p.stderr
+
+
+# the decorator
+
+
+def test_with_settings_reports_every_object_s_problems_together():
+    from tierank.cli.options import Offer, compare_declarations, settings_from
+    from tierank.errors import TierankInputError
+
+    offers = {
+        "settings": Offer(EvalSettings, ("max_depth", "samples")),
+        "comparison": Offer(CompareSettings, ("alpha",), compare_declarations),
+    }
+    with pytest.raises(TierankInputError) as e:
+        settings_from(offers, {"max_depth": 0, "samples": 1, "alpha": 2.0})
+    assert [p.reason for p in e.value.problems] == [
+        "max_depth must be a positive integer, got 0",
+        "samples must be an integer of at least 2, got 1",
+        "compare: alpha must be in (0, 1), got 2.0",
+    ]
+
+
+def test_with_settings_refuses_a_command_that_declares_a_setting_s_option_itself():
+    from tierank.cli.options import FROM_OPTIONS, Offer, with_settings
+
+    def body(seed: int = 0, settings: EvalSettings = FROM_OPTIONS) -> None:
+        pass
+
+    with pytest.raises(TypeError, match="'seed', a setting's option"):
+        with_settings(settings=Offer(EvalSettings, ("seed",)))(body)
+    with pytest.raises(TypeError, match="takes no parameter 'other'"):
+        with_settings(other=Offer(EvalSettings, ("rel",)))(body)
+    with pytest.raises(TypeError, match="no declared option 'nope'"):
+        with_settings(settings=Offer(EvalSettings, ("nope",)))(body)
+
+
+def test_exclusive_names_what_it_excludes():
+    from tierank.cli.options import Exclusive, excluded
+
+    one = Exclusive("--a", ("--b",), "does x")
+    three = Exclusive("--a", ("--b", "--c", "--d"), "does x")
+    assert one.message() == "--a does x (no --b with it)"
+    assert three.message() == "--a does x (no --b, --c or --d with it)"
+    given = {"--a", "--c"}.__contains__
+    assert [p.reason for p in excluded((one, three), given)] == [three.message()]

@@ -303,7 +303,7 @@ def _draws_and_views() -> tuple[Setting, ...]:
 class Offer:
     """The fields of the settings class ``cls`` that a command offers as options (declared in
     ``declarations``: a mapping or a function returning one), with the help of some reworded for the
-    command (``help``) and the values it fixes without an option (``fixed``)."""
+    command (``help``)."""
 
     cls: type
     fields: Sequence[str]
@@ -311,7 +311,6 @@ class Offer:
         default_factory=lambda: EVAL
     )
     help: Mapping[str, str] = field(default_factory=dict)
-    fixed: Mapping[str, Any] = field(default_factory=dict)
 
     def settings(self) -> list[Setting]:
         """The declarations of the offered fields, in order."""
@@ -371,7 +370,7 @@ def built(*builders: Callable[[], Any]) -> tuple[Any, ...]:
 
 
 def _keywords(offer: Offer, values: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(offer.fixed)
+    out = {}
     for s in offer.settings():
         out[s.field] = s.to_setting(values[s.param])
         if s.alias is not None and values.get(s.alias[0]):
@@ -436,6 +435,9 @@ def with_settings(**offers: Offer) -> Callable[[Callable[..., Any]], Callable[..
         missing = set(offers) - set(sig.parameters)
         if missing:
             raise TypeError(f"{body.__name__} takes no parameter {sorted(missing)[0]!r}")
+        twice = set(names) & (set(sig.parameters) - set(offers))
+        if twice:  # an option of the command's own under a setting's name: offer the field or not
+            raise TypeError(f"{body.__name__} declares {sorted(twice)[0]!r}, a setting's option")
 
         @functools.wraps(body)
         def command(**kwargs: Any) -> Any:
