@@ -337,11 +337,7 @@ def _one_collection_only(ctx: typer.Context, comparison: CompareSettings) -> lis
     return [
         declared[f].flags[0]
         for f in ONE_COLLECTION
-        if (
-            _given(ctx, f)
-            if f == "correction"
-            else getattr(comparison, f) != getattr(default, f)
-        )
+        if (_given(ctx, f) if f == "correction" else getattr(comparison, f) != getattr(default, f))
     ]
 
 
