@@ -15,6 +15,7 @@ from ..analysis.paired import REGISTRY as PAIRED_TESTS
 from ..analysis.precision import DEFAULT_FORMATS
 from ..errors import TierankInputError
 from ..io.writers import check_output
+from ..report.formats import names as format_names
 from .app import app
 from .common import (
     MAX_JOBS,
@@ -57,7 +58,7 @@ if TYPE_CHECKING:  # built at run time, where typer reads them (see tierank.cli.
 
     CompareFmt = Enum
 else:
-    CompareFmt = choices_enum("CompareFmt", ("table", "json", "markdown", "latex"))
+    CompareFmt = choices_enum("CompareFmt", format_names("records"))
 COMPARE_USAGE = "tierank compare QRELS RUN RUN... (or RUN RUN... --qrels QRELS)"
 
 #: `tierank compare --correction` (none, or a multiple-comparison correction across the pairs),
@@ -293,8 +294,9 @@ def compare_cmd(
         typer.Option(
             "--format",
             "-f",
-            help="table, json (the whole comparison as one document), or markdown or latex (the "
-            "systems, or the leaderboard with --leaderboard, as a table for a document).",
+            help="table, json (the whole comparison as one document), or "
+            + ", ".join(f for f in format_names("records") if f not in ("table", "json"))
+            + " (the systems, or the leaderboard with --leaderboard, as a table).",
         ),
     ] = CompareFmt("table"),
     output: Output = None,
@@ -388,8 +390,7 @@ def compare_cmd(
     pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable;
     P(A>B): the probability that A's mean beats B's when both runs' ties are broken at random.
     One measure per call (-m given twice is an error)."""
-    from ..analysis.compare import CompareSettings, default_correction
-    from ..report.comparison import compare
+    from ..analysis.compare import CompareSettings, compare, default_correction
     from ..settings import EvalSettings
 
     settings = EvalSettings(
@@ -462,14 +463,15 @@ def _write_compare_manifest(manifest, qrels, runs, cmp, settings, options, prote
 def show_comparison(cmp, fmt: str, output, protect) -> None:
     """Write a comparison as ``tierank compare`` does (also ``tierank mteb`` over a folder of models):
     the terminal tables (the leaderboard's for a comparison made with ``leaderboard``), or the text of
-    `tierank.report.comparison.ComparisonReport.render` (json: the whole comparison; markdown,
-    latex: the systems ranked by E[M])."""
+    `tierank.report.comparison.ComparisonReport.render` (json: the whole comparison; the other
+    records formats: the systems ranked by E[M])."""
     from ..report.comparison import ComparisonReport
     from ..report.terminal import compare_tables, leaderboard_tables
 
     report = ComparisonReport.of(cmp)
     if fmt == "table":
-        tables = leaderboard_tables(report) if report.leaderboard else compare_tables(report)
+        c = report.comparison
+        tables = leaderboard_tables(c) if report.leaderboard else compare_tables(c)
         print_tables(tables, output, protect)
     else:
         emit(report.render(fmt), output, protect)
