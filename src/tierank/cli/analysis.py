@@ -385,6 +385,17 @@ def compare_cmd(
             "`tierank verify FILE`.",
         ),
     ] = None,
+    ppi: Annotated[
+        Path | None,
+        typer.Option(
+            "--ppi",
+            metavar="HUMAN_QRELS",
+            help="QRELS are a machine judge's; HUMAN_QRELS judge some of the queries: also each "
+            "system's mean and each pair's mean difference by prediction-powered inference (PPI, and "
+            "power-tuned PPI++, with CIs at the comparison's level; json adds ppi_* fields to systems[] "
+            "and pairs[]). Needs at least 10 human-judged queries and one without.",
+        ),
+    ] = None,
 ) -> None:
     """Systems side by side with E[M] and [min, max]; paired t-tests on per-query expected values; every
     pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable;
@@ -408,6 +419,7 @@ def compare_cmd(
             "--leaderboard": leaderboard,
             "--tie-samples": tie_samples > 0,
             "--manifest": manifest is not None,
+            "--ppi": ppi is not None,
         }
         return compare_collections_cmd(
             files, measure_, fmt.value, output, settings, alpha, [k for k, v in unused.items() if v]
@@ -428,14 +440,27 @@ def compare_cmd(
     )
     measure = one_measure(measure, "nDCG@10")
     fmt = output_format(ctx, fmt, output, CompareFmt)
-    protect = (*runs, qrels)
+    protect = (*runs, qrels, *([ppi] if ppi is not None else []))
     check_output(output, protect)
+    if ppi is not None and manifest is not None:
+        raise TierankInputError(
+            "--ppi and --manifest: a manifest does not record the human qrels yet"
+        )
+    if ppi is not None and not ppi.exists():
+        raise TierankInputError(f"--ppi {ppi}: no such file")
     if manifest is not None:
         check_output(manifest, (*protect, *([output] if output else [])))
     sources = held(runs)  # each run opened once: its role check and its reading
     with swap_check(qrels, sources, COMPARE_USAGE):  # one role check for the runs and the qrels
         with status("comparing..."):
-            cmp = compare(runs_by_name(sources), str(qrels), measure, settings, options)
+            cmp = compare(
+                runs_by_name(sources),
+                str(qrels),
+                measure,
+                settings,
+                options,
+                ppi=None if ppi is None else str(ppi),
+            )
     show_comparison(cmp, fmt.value, output, protect)
     if manifest is not None:
         _write_compare_manifest(manifest, qrels, runs, cmp, settings, options, protect)
@@ -472,6 +497,10 @@ def show_comparison(cmp, fmt: str, output, protect) -> None:
     if fmt == "table":
         c = report.comparison
         tables = leaderboard_tables(c) if report.leaderboard else compare_tables(c)
+        if "ppi" in c.inference:
+            from .ppi import comparison_tables
+
+            tables = [*tables, *comparison_tables(c)]
         print_tables(tables, output, protect)
     else:
         emit(report.render(fmt), output, protect)
