@@ -117,7 +117,7 @@ def tie_draws(
     under ``tie_samples`` independent uniformly random tie orderings, draws x queries x systems.
 
     Each run is prepared once ([`Evaluator.prepared`][tierank.evaluate.Evaluator.prepared]) and its
-    orderings drawn by [`tie_orderings`][tierank.measures.sampling.tie_orderings] (seed: a function of
+    orderings drawn by `tierank.measures.sampling.tie_orderings` (seed: a function of
     ``seed`` and the system's rank, so systems' orderings are independent), the measure computed once
     per chunk of orderings on their tie-free rankings."""
     if not (o.tie_samples and o.leaderboard):

@@ -68,7 +68,7 @@ class CompareSettings:
     tie_samples
         With ``leaderboard``: also redraw each query's tie ordering in every bootstrap resample of the
         rank intervals, from ``tie_samples`` uniformly random tie orderings of each run
-        ([`tie_orderings`][tierank.measures.sampling.tie_orderings], seeded from ``seed`` and the system;
+        (`tierank.measures.sampling.tie_orderings`, seeded from ``seed`` and the system;
         [`bootstrap_tie_means`][tierank.analysis.inference.bootstrap_tie_means]).
         0 (default): query sample only.  Recorded in ``settings`` (``tie_samples``, ``rank_method``).
 

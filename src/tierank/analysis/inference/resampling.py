@@ -49,7 +49,7 @@ def bootstrap_means(values, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -
 def bootstrap_tie_means(draws, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> np.ndarray:
     """``(resamples, S)`` bootstrap means that also redraw each query's tie ordering: ``draws`` is
     ``(N, n, S)``, ``N`` per-query values of every system under independent uniformly random tie
-    orderings ([`tie_orderings`][tierank.measures.sampling.tie_orderings]). Resample ``b`` draws the
+    orderings (`tierank.measures.sampling.tie_orderings`). Resample ``b`` draws the
     queries as [`bootstrap_means`][tierank.analysis.inference.bootstrap_means] does (the same count matrices, [`resample_counts`][tierank.analysis.inference.resample_counts]) and,
     for each query, one of the ``N`` orderings uniformly (``default_rng([seed, 1])``, the same
     index for every system of the query: the systems' orderings are independent draws already).
