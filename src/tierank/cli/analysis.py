@@ -372,7 +372,7 @@ def compare_cmd(
             min=0,
             max=MAX_TIE_SAMPLES,
             help="With --leaderboard: rank intervals also redraw each query's tie ordering from N random tie "
-            f"breakings (at most {MAX_TIE_SAMPLES:,}: each is an evaluation of every run, kept per query).",
+            f"orderings (at most {MAX_TIE_SAMPLES:,}: each a tie-free copy of every run, kept per query).",
         ),
     ] = 0,
     manifest: Annotated[
