@@ -276,6 +276,8 @@ class Evaluator:
     def _prepared(
         self, run: Any, step: Callable[[str, int, int], None], moments: bool
     ) -> tuple[Prepared, Run]:
+        """The [`Prepared`][tierank.ties.Prepared] of ``run`` and the run as read (condensed where the
+        settings condense), ``step`` told as reading and the tie groups begin."""
         import numpy as np
 
         from . import compute as ac
