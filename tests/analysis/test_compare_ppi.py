@@ -109,8 +109,12 @@ def test_too_few_human_queries_refused_few_noted_all_refused():
         tierank.compare(runs, machine, "nDCG@5", ppi=human)
 
 
-def test_a_summary_that_is_not_a_mean_is_refused():
+def test_a_summary_that_is_not_a_mean_is_refused(tmp_path):
     runs, machine, human = _data(labelled=15)
+    missing = {"a": tmp_path / "a.run", "b": tmp_path / "b.run"}  # refused before anything is read
+    for measure in ("GMAP", "NumRet"):
+        with pytest.raises(TierankInputError, match=f"--ppi: {measure} is summarised by a"):
+            tierank.compare(missing, tmp_path / "q.qrels", measure, ppi=tmp_path / "h.qrels")
     with pytest.raises(
         TierankInputError, match=r"GMAP is summarised by a geometric mean, not a mean"
     ):

@@ -67,7 +67,7 @@ from .banding import band_run
 from .comparison.align import checked_runs, common_queries, evaluator
 from .comparison.infer import infer_systems, tie_draws
 from .comparison.pairs import compare_pairs
-from .comparison.ppi import human_values, with_ppi
+from .comparison.ppi import check_measure, human_values, with_ppi
 from .comparison.results import Comparison, PairComparison, SystemSummary
 from .comparison.scales import SCALES, Evaluated
 from .comparison.settings import (
@@ -206,6 +206,8 @@ def compare(
     -1.0
     """
     s, o = compare_settings(settings, options, keywords)
+    if ppi is not None:
+        check_measure(measure)
     converted = checked_runs(runs)
     ev, results, common, dropped = common_queries(evaluator(qrels, measure, s), converted)
     m = ev.measures[0]

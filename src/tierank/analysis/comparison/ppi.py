@@ -13,24 +13,30 @@ import numpy as np
 from ...errors import TierankInputError
 from ...evaluate import Evaluator
 from ...io.model import Run
+from ...measures.names import plan as measure_plan
 from ..ppi import check_sizes, estimates
 from .align import positions
 from .results import PairComparison, SystemSummary
 from .scales import Evaluated
 
 
+def check_measure(measure: Any) -> None:
+    """Refuse, before anything is read, a measure whose summary is not a mean over queries (a sum, a
+    geometric mean): prediction-powered inference estimates means."""
+    for m in measure_plan([measure]).measures:
+        if m.aggregator != "mean":
+            raise TierankInputError(
+                f"--ppi: {m} is summarised by a {m.aggregator.replace('_', ' ')}, not a mean over "
+                "queries: prediction-powered inference estimates means"
+            )
+
+
 def human_values(
     ev: Evaluator, human: Any, runs: dict[str, Run], common: list[str]
 ) -> tuple[list[str], dict[str, np.ndarray]]:
     """The compared queries the ``human`` qrels judge for every system (sorted) and each system's
-    per-query expected values on them under the human grades (the comparison's measure and settings);
-    refused for a measure whose summary is not a mean."""
+    per-query expected values on them under the human grades (the comparison's measure and settings)."""
     m = ev.measures[0]
-    if m.aggregator != "mean":
-        raise TierankInputError(
-            f"--ppi: {m} is summarised by a {m.aggregator.replace('_', ' ')}, not a mean over "
-            "queries: prediction-powered inference estimates means"
-        )
     hev = Evaluator(human, m, ev.settings, stacklevel=4)
     results = {name: hev.evaluate(run) for name, run in runs.items()}
     judged = set(common).intersection(*(set(r.qids) for r in results.values()))
