@@ -16,6 +16,7 @@ from ..analysis.paired import REGISTRY as PAIRED_TESTS
 from ..analysis.precision import DEFAULT_FORMATS
 from ..errors import TierankInputError
 from ..io.writers import check_output
+from ..report.formats import names as format_names
 from ..settings import EvalSettings
 from .app import app
 from .common import (
@@ -57,7 +58,7 @@ if TYPE_CHECKING:  # built at run time, where typer reads them (see tierank.cli.
 
     CompareFmt = Enum
 else:
-    CompareFmt = choices_enum("CompareFmt", ("table", "json", "markdown", "latex"))
+    CompareFmt = choices_enum("CompareFmt", format_names("records"))
 COMPARE_USAGE = "tierank compare QRELS RUN RUN... (or RUN RUN... --qrels QRELS)"
 
 #: `tierank compare --correction` (none, or a multiple-comparison correction across the pairs),
@@ -276,13 +277,25 @@ def compare_cmd(
         typer.Option(
             "--format",
             "-f",
-            help="table, json (the whole comparison as one document), or markdown or latex (the "
-            "systems, or the leaderboard with --leaderboard, as a table for a document).",
+            help="table, json (the whole comparison as one document), or "
+            + ", ".join(f for f in format_names("records") if f not in ("table", "json"))
+            + " (the systems, or the leaderboard with --leaderboard, as a table).",
         ),
     ] = CompareFmt("table"),
     output: Output = None,
     settings: EvalSettings = FROM_OPTIONS,
     comparison: CompareSettings = FROM_OPTIONS,
+    ppi: Annotated[
+        Path | None,
+        typer.Option(
+            "--ppi",
+            metavar="HUMAN_QRELS",
+            help="QRELS are a machine judge's; HUMAN_QRELS judge some of the queries: also each "
+            "system's mean and each pair's mean difference by prediction-powered inference (PPI, and "
+            "power-tuned PPI++, with CIs at the comparison's level; json adds ppi_* fields to systems[] "
+            "and pairs[]). Needs at least 10 human-judged queries and one without.",
+        ),
+    ] = None,
     manifest: Annotated[
         Path | None,
         typer.Option(
@@ -301,7 +314,8 @@ def compare_cmd(
     if qrels is None and files and all(f.is_dir() for f in files):  # one folder per collection
         from .planning import compare_collections_cmd
 
-        unused = _one_collection_only(ctx, comparison) + ["--manifest"] * (manifest is not None)
+        unused = _one_collection_only(ctx, comparison)
+        unused += ["--manifest"] * (manifest is not None) + ["--ppi"] * (ppi is not None)
         return compare_collections_cmd(
             files,
             one_measure(measure, "nDCG@10"),
@@ -321,6 +335,7 @@ def compare_cmd(
         (settings, comparison),
         fmt.value,
         (output, manifest),
+        ppi,
     )
 
 
@@ -353,22 +368,37 @@ def with_default_correction(ctx: typer.Context, comparison, systems: int):
     return replace(comparison, correction=default_correction(None, systems))
 
 
-def compare_runs(qrels: Path, runs: list[Path], measure: str, both, fmt: str, outputs) -> None:
+def compare_runs(
+    qrels: Path, runs: list[Path], measure: str, both, fmt: str, outputs, ppi: Path | None = None
+) -> None:
     """``tierank compare QRELS RUN RUN...`` under ``both`` (the `EvalSettings` and the
     `CompareSettings`), written as ``fmt`` to ``outputs`` (the output, the manifest; each None or a
-    path)."""
-    from ..report.comparison import compare
+    path); with ``ppi`` (human qrels for some queries) also the prediction-powered estimates."""
+    from ..analysis.compare import compare
 
     settings, comparison = both
     output, manifest = outputs
-    protect = (*runs, qrels)
+    protect = (*runs, qrels, *([ppi] if ppi is not None else []))
     check_output(output, protect)
+    if ppi is not None and manifest is not None:
+        raise TierankInputError(
+            "--ppi and --manifest: a manifest does not record the human qrels yet"
+        )
+    if ppi is not None and not ppi.exists():
+        raise TierankInputError(f"--ppi {ppi}: no such file")
     if manifest is not None:
         check_output(manifest, (*protect, *([output] if output else [])))
     sources = held(runs)  # each run opened once: its role check and its reading
     with swap_check(qrels, sources, COMPARE_USAGE):  # one role check for the runs and the qrels
         with status("comparing..."):
-            cmp = compare(runs_by_name(sources), str(qrels), measure, settings, comparison)
+            cmp = compare(
+                runs_by_name(sources),
+                str(qrels),
+                measure,
+                settings,
+                comparison,
+                ppi=None if ppi is None else str(ppi),
+            )
     show_comparison(cmp, fmt, output, protect)
     if manifest is not None:
         _write_compare_manifest(manifest, qrels, runs, cmp, settings, comparison, protect)
@@ -396,14 +426,19 @@ def _write_compare_manifest(manifest, qrels, runs, cmp, settings, options, prote
 def show_comparison(cmp, fmt: str, output, protect) -> None:
     """Write a comparison as ``tierank compare`` does (also ``tierank mteb`` over a folder of models):
     the terminal tables (the leaderboard's for a comparison made with ``leaderboard``), or the text of
-    `tierank.report.comparison.ComparisonReport.render` (json: the whole comparison; markdown,
-    latex: the systems ranked by E[M])."""
+    `tierank.report.comparison.ComparisonReport.render` (json: the whole comparison; the other
+    records formats: the systems ranked by E[M])."""
     from ..report.comparison import ComparisonReport
     from ..report.terminal import compare_tables, leaderboard_tables
 
     report = ComparisonReport.of(cmp)
     if fmt == "table":
-        tables = leaderboard_tables(report) if report.leaderboard else compare_tables(report)
+        c = report.comparison
+        tables = leaderboard_tables(c) if report.leaderboard else compare_tables(c)
+        if "ppi" in c.inference:
+            from .ppi import comparison_tables
+
+            tables = [*tables, *comparison_tables(c)]
         print_tables(tables, output, protect)
     else:
         emit(report.render(fmt), output, protect)

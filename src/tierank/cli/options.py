@@ -289,8 +289,8 @@ def _draws_and_views() -> tuple[Setting, ...]:
             _option(
                 ("--tie-samples",),
                 "With --leaderboard: rank intervals also redraw each query's tie ordering from "
-                f"N random tie breakings (at most {common.MAX_TIE_SAMPLES:,}: each is an "
-                "evaluation of every run, kept per query).",
+                f"N random tie orderings (at most {common.MAX_TIE_SAMPLES:,}: each a tie-free "
+                "copy of every run, kept per query).",
                 int,
                 min=0,
                 max=common.MAX_TIE_SAMPLES,

@@ -1,5 +1,6 @@
 """``tierank eval MACHINE_QRELS RUN... --ppi HUMAN_QRELS``: the evaluation's records with prediction-powered
-estimates of each run's mean (`tierank.analysis.ppi`), and of each pairwise difference (table, json)."""
+estimates of each run's mean (`tierank.analysis.ppi`), and of each pairwise difference (table, json);
+and the tables of ``tierank compare ... --ppi HUMAN_QRELS`` (`comparison_tables`)."""
 
 from __future__ import annotations
 
@@ -99,3 +100,44 @@ def write_ppi(
         about={"ppi": about},
         more={"pairs": pairs},
     )
+
+
+def comparison_tables(cmp) -> list:
+    """The PPI tables of a comparison made with ``ppi`` (``tierank compare --ppi``): each system's
+    PPI and PPI++ mean, then each pair's mean difference, with their intervals."""
+    from rich.table import Table
+
+    from ..report.terminal import num, text
+
+    info = cmp.inference["ppi"]
+    ci = f"{info['confidence']:.0%} CI"
+    t = Table(
+        title=text(
+            f"{cmp.measure}: machine labels for every query, human labels for {info['labeled']} of "
+            f"{info['labeled'] + info['unlabeled']}: prediction-powered means (PPI; PPI++ power-tuned)"
+        )
+    )
+    for head in ("system", "E[M]", "human", f"PPI [{ci}]", f"PPI++ [{ci}]", "lambda"):
+        t.add_column(head, no_wrap=True, justify="left" if head == "system" else "right")
+    for s in cmp.systems:
+        t.add_row(
+            text(s.name),
+            num(s.expected, 3),
+            num(s.human_mean, 3),
+            f"{num(s.ppi_mean, 3)} [{num(s.ppi_ci_low, 3)}, {num(s.ppi_ci_high, 3)}]",
+            f"{num(s.ppi_pp_mean, 3)} [{num(s.ppi_pp_ci_low, 3)}, {num(s.ppi_pp_ci_high, 3)}]",
+            num(s.ppi_pp_lambda, 3),
+        )
+    p = Table(title=text("pairwise differences (a - b), prediction-powered"))
+    for head in ("a", "b", "human", f"PPI [{ci}]", f"PPI++ [{ci}]", "lambda"):
+        p.add_column(head, no_wrap=True, justify="left" if head in ("a", "b") else "right")
+    for r in cmp.pairs:
+        p.add_row(
+            text(r.a),
+            text(r.b),
+            num(r.human_diff),
+            f"{num(r.ppi_diff)} [{num(r.ppi_ci_low)}, {num(r.ppi_ci_high)}]",
+            f"{num(r.ppi_pp_diff)} [{num(r.ppi_pp_ci_low)}, {num(r.ppi_pp_ci_high)}]",
+            num(r.ppi_pp_lambda, 3),
+        )
+    return [t, p]
