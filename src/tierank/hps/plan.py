@@ -48,7 +48,6 @@ __all__ = [
     "RerankConfig",
     "RerankPlan",
     "plan_rerank",
-    "check_options",
     "OutputPlan",
     "plan_output",
     "run_paths",
