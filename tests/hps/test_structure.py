@@ -238,9 +238,10 @@ def test_the_stages_in_a_row_each_do_their_own_part(tmp_path):
         for name, run in scored.extra_runs[key].items():
             qid = np.asarray(run.qid.to_pylist())
             for q in scored.qids:
-                assert sorted(run.score[qid == q].tolist(), reverse=True) == run.score[
-                    qid == q
-                ].tolist()
+                assert (
+                    sorted(run.score[qid == q].tolist(), reverse=True)
+                    == run.score[qid == q].tolist()
+                )
                 assert sorted(run.score[qid == q].tolist()) == sorted(by_variant[name][q].tolist())
 
     result = record(plan, scored)
