@@ -9,7 +9,7 @@ stages ([`tierank.hps.score`][tierank.hps.score], [`tierank.hps.record`][tierank
 The checks, in this order: the model spec, the variants and the backend ([`tierank.hps.registry`][tierank.hps.registry]:
 a hub name fails here; torch is not imported), the padding sides, the model's support of the
 variants, the measures and tie-breaking, the numbers (batch sizes, orders, repeats, threads, the
-model kinds' options: [`tierank.hps.checks`][tierank.hps.checks]), the query selection and the input
+model kinds' options: `tierank.hps.checks`), the query selection and the input
 files (`tierank.io.beir`), OUT/ and every file it will hold (no directory is made before all of this
 passed), then the device (only here is torch imported) and, on the vLLM backend, its engine settings.
 """

@@ -2,7 +2,7 @@
 
 [`score`][tierank.hps.score.score] reads the BEIR-layout set and its candidate run
 (`tierank.io.beir.load_beir`) as a [`RerankPlan`][tierank.hps.plan.RerankPlan] selects it, then scores
-what the score cache ([`tierank.hps.cache`][tierank.hps.cache]) lacks, one variant group (one model
+what the score cache (`tierank.hps.cache`) lacks, one variant group (one model
 load, one forward pass per query) at a time: a re-run scores nothing.  Run-to-run variance scores
 every variant again under each other batch size, candidate order (`tierank.hps.variance.shuffle_candidates`),
 padding side ([`PaddedFactory`][tierank.hps.score.PaddedFactory]) and repeat, each under its own cache key.
