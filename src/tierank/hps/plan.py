@@ -257,9 +257,9 @@ def _sides(
     return default_side, tuple(extra_sides)
 
 
-def _numbers(c: RerankConfig) -> dict[str, Any]:
-    """The batch size, the run-to-run settings, threads, the model kinds' options and the device's
-    spelling, checked (torch is not imported)."""
+def _numbers(c: RerankConfig) -> tuple[dict[str, Any], str]:
+    """The batch size, the run-to-run settings, threads and the model kinds' options (as `RerankPlan`
+    names them), and the device's spelling, checked (torch is not imported)."""
     batch_size = check_batch_size(c.batch_size)
     extra_sizes = [] if c.batch_sizes is None else [check_batch_size(b) for b in c.batch_sizes]
     try:
@@ -275,17 +275,15 @@ def _numbers(c: RerankConfig) -> dict[str, Any]:
         "repeat": c.repeat,
         "threads": None if c.threads is None else check_positive(c.threads, "threads"),
         "options": check_options(c.budget, c.max_doc_tokens),
-        "device": check_device(c.device),
-    }
+    }, check_device(c.device)
 
 
 def _resolved(c: RerankConfig, spec: ModelSpec, backend: str, device: str) -> str:
     """The device the scorers run on (torch is imported here), its engine settings checked."""
     if c.scorer_factory is not None:
         dev = c.device or "cpu"
-    elif (
-        backend != DEFAULT_BACKEND
-    ):  # a backend's scorer resolves its device (a vLLM build runs on one device kind)
+    elif backend != DEFAULT_BACKEND:
+        # a backend's scorer resolves its device (a vLLM build runs on one device kind)
         dev = getattr(scorer_class(spec.family, backend), "resolve_device", resolve_device)(device)
     else:
         dev = resolve_device(device)
@@ -313,13 +311,13 @@ def plan_rerank(config: RerankConfig) -> RerankPlan:
     mlist = [c.measures] if isinstance(c.measures, str) else c.measures
     measures = tuple(parse_measure(m) for m in mlist)
     TieBreak.parse(c.tie_break)
-    numbers = _numbers(c)
+    numbers, spelled = _numbers(c)
     queries, depth, max_queries = check_selection(c.queries, c.depth, c.max_queries)
     qrels_path, cand_path = find_inputs(c.data_dir, c.candidates, c.qrels)
     inputs = (qrels_path, cand_path, *find_texts(c.data_dir))  # plain or .gz: never overwritten
     stems = {v.name: (spec.slug, slug(v.name)) for v in variants}
     output = plan_output(c.out_dir, c.cache_dir, stems, inputs)
-    device = _resolved(c, spec, backend, numbers.pop("device"))
+    device = _resolved(c, spec, backend, spelled)
     return RerankPlan(
         spec=spec,
         variants=variants,
