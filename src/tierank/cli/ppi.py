@@ -3,11 +3,10 @@ estimates of each run's mean (`tierank.analysis.ppi`), and of each pairwise diff
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from ..errors import TierankInputError
-from .common import emit, note, print_tables
+from .added import Written, refuse_trec_eval, with_added, write_added
+from .common import note
 
 
 def _table(records: list[dict], pairs: list[dict], confidence: float):
@@ -64,55 +63,39 @@ def write_ppi(
     measures,
     settings,
     results: dict,
-    fmt: str,
-    per_query: bool,
-    output: Path | None,
-    protect: tuple,
+    to: Written,
     confidence: float = 0.95,
 ) -> None:
     """Evaluate every run of ``sources`` under the ``human`` qrels too, and write ``results``' records
     with the PPI fields added to the aggregate records (`tierank.analysis.ppi.PPI_FIELDS`)."""
     from ..analysis.ppi import PPI_FIELDS, ppi_pairs, ppi_records
     from ..evaluate import Evaluator
-    from ..report.formats import render_records
 
-    if fmt == "trec_eval":
-        raise TierankInputError(
-            "--ppi writes its estimates in the other formats; trec_eval's layout has no place for them"
-        )
+    refuse_trec_eval(to.fmt, "--ppi", "estimates")
     ev = Evaluator(str(human), measures, settings)
     human_results = {name: ev.evaluate(str(path)) for name, path in sources.items()}
     found, notes = ppi_records(results, human_results, confidence)
     pairs = ppi_pairs(results, human_results, confidence) if len(results) > 1 else []
     for line in notes:
         note(line)
-    records = []
-    for name, res in results.items():
-        for rec in res.records(per_query=per_query):
-            rec = {"run": name, **rec}
-            if rec["query"] == "all":
-                rec.update(found.get((name, rec["measure"]), {}))
-            records.append(rec)
-    first = next(iter(results.values()))
-    fields = ("run", "query", "measure", *first.columns, *PPI_FIELDS)
-    if fmt == "table":
-        print_tables(_table(records, pairs, confidence), output, protect)
-    elif fmt == "json":
-        from ..report.formats.grouped import jsonable
-
-        doc = {
-            "ppi": {
-                "method": "PPI (lambda 1) and PPI++ (power-tuned lambda), normal intervals",
-                "values": "per-query tie-aware expected values",
-                "labeled": "queries with human and machine labels",
-                "unlabeled": "queries with machine labels only",
-                "confidence": confidence,
-            },
-            "records": records,
-            "pairs": pairs,
-        }
-        emit(json.dumps(jsonable(doc), indent=2, allow_nan=False) + "\n", output, protect)
-    elif fmt == "jsonl":
-        emit(render_records(records, fields, "jsonl", stream=records), output, protect)
-    else:
-        emit(render_records(records, fields, fmt), output, protect)
+    records = with_added(
+        results,
+        to,
+        lambda name, rec: found.get((name, rec["measure"]), {}) if rec["query"] == "all" else {},
+    )
+    about = {
+        "method": "PPI (lambda 1) and PPI++ (power-tuned lambda), normal intervals",
+        "values": "per-query tie-aware expected values",
+        "labeled": "queries with human and machine labels",
+        "unlabeled": "queries with machine labels only",
+        "confidence": confidence,
+    }
+    write_added(
+        records,
+        PPI_FIELDS,
+        results,
+        to,
+        tables=lambda: _table(records, pairs, confidence),
+        about={"ppi": about},
+        more={"pairs": pairs},
+    )
