@@ -349,7 +349,7 @@ class Evaluator:
 
 
 def _score_format(scores: Any) -> str:
-    from .provenance.manifest import score_format
+    from .provenance.build import score_format
 
     return score_format(scores)
 

@@ -12,7 +12,7 @@ from .app import app
 from .common import input_errors, note
 
 if TYPE_CHECKING:
-    from ..provenance.manifest import Manifest
+    from ..provenance.io import Manifest
     from ..provenance.verify import Verdict
 
 
