@@ -11,8 +11,6 @@ import typer
 from rich.console import Console
 
 from ..analysis.comparison.settings import CompareSettings
-from ..analysis.methods import CI_METHODS, CORRECTIONS
-from ..analysis.paired import REGISTRY as PAIRED_TESTS
 from ..analysis.precision import DEFAULT_FORMATS
 from ..errors import TierankInputError
 from ..io.writers import check_output
@@ -60,17 +58,6 @@ if TYPE_CHECKING:  # built at run time, where typer reads them (see tierank.cli.
 else:
     CompareFmt = choices_enum("CompareFmt", format_names("records"))
 COMPARE_USAGE = "tierank compare QRELS RUN RUN... (or RUN RUN... --qrels QRELS)"
-
-#: `tierank compare --correction` (none, or a multiple-comparison correction across the pairs),
-#: `--test` and `--ci` (tierank.analysis.inference)
-if TYPE_CHECKING:  # as CompareFmt
-    CompareCorrection = Enum
-    CompareTest = Enum
-    CompareCI = Enum
-else:
-    CompareCorrection = choices_enum("CompareCorrection", ("none", *CORRECTIONS))
-    CompareTest = choices_enum("CompareTest", tuple(PAIRED_TESTS))
-    CompareCI = choices_enum("CompareCI", CI_METHODS)
 
 
 @app.command("ties")

@@ -164,7 +164,14 @@ def compare_declarations() -> dict[str, Setting]:
 
 def _tests_and_intervals() -> tuple[Setting, ...]:
     """The options of the comparison's tests and intervals (`compare_declarations`)."""
-    from .analysis import PAIRED_TESTS, CompareCI, CompareCorrection, CompareTest
+    from ..analysis.methods import CI_METHODS, CORRECTIONS
+    from ..analysis.paired import REGISTRY as PAIRED_TESTS
+
+    # `tierank compare --correction` (none, or a multiple-comparison correction across the pairs),
+    # `--test` and `--ci` (tierank.analysis.inference), built where their options are
+    CompareCorrection = common.choices_enum("CompareCorrection", ("none", *CORRECTIONS))
+    CompareTest = common.choices_enum("CompareTest", tuple(PAIRED_TESTS))
+    CompareCI = common.choices_enum("CompareCI", CI_METHODS)
 
     return (
         Setting(
