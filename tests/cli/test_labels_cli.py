@@ -173,7 +173,7 @@ def test_panel_on_the_shipped_judges_matches_python(run):
             "--panel evaluates the runs in memory",
         ),
         (("--panel", "{a}", "--panel", "{b}", "-f", "trec_eval"), "no --format trec_eval"),
-        (("--panel", "{a}", "--panel", "{a}x"), "--panel '{a}x': no such file"),
+        (("--panel", "{a}", "--panel", "no-such.qrels"), "--panel 'no-such.qrels': no such file"),
     ],
 )
 def test_panel_misuse_is_one_line_and_exit_2(tmp_path, extra, said):
