@@ -57,7 +57,7 @@ __all__ = [
 
 def families() -> tuple[str, ...]:
     """The registered families that declare a tensor kernel
-    ([`Measure.tensor_kernel`][tierank.measures.base.Measure]), sorted: a family registered with one
+    ([`Measure.tensor_kernel`][tierank.measures.protocol.Measure]), sorted: a family registered with one
     is evaluated here with no other change."""
     return tuple(sorted(name for name, cls in REGISTRY.items() if cls.tensor_kernel in KERNELS))
 
