@@ -46,9 +46,10 @@ def test_every_family_with_a_tensor_kernel_is_listed():
     for fam in ("nDCG", "P", "R", "R_cap", "F1", "Hits", "Rprec", "RBP", "RR", "Success", "AP"):
         assert fam in tensor.FAMILIES
     assert "Judged" in tensor.FAMILIES  # every candidate of a tensor has a label
-    assert "Bpref" not in tensor.FAMILIES  # no kernel: refused in one line
-    with pytest.raises(TierankInputError, match="no tensor kernel for Bpref"):
-        tensor.evaluate(np.zeros((1, 2)), np.zeros((1, 2)), ["Bpref"])
+    assert "Bpref" in tensor.FAMILIES  # the labels are the judgments
+    assert "infAP" not in tensor.FAMILIES  # no kernel: refused in one line
+    with pytest.raises(TierankInputError, match="no tensor kernel for infAP"):
+        tensor.evaluate(np.zeros((1, 2)), np.zeros((1, 2)), ["infAP"])
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -151,3 +152,19 @@ def test_the_summary_is_the_measures_own_rule():
         var = np.asarray(res[m].var)
         assert s["std"] == pytest.approx(np.sqrt(var.sum()) / len(var), rel=1e-15, abs=0)
     assert parse_measure("Hits@4").aggregator == "mean"
+
+
+@pytest.mark.parametrize("rel", [1, 2])
+def test_bpref_reads_the_labels_as_judgments(rel):
+    """bpref on tensors: a negative label is unjudged (skipped, as trec_eval skips a negative
+    grade), ``0 <= label < rel`` judged non-relevant; the numbers of tierank.evaluate on the same
+    labels written as qrels, tie orderings moving it."""
+    rng = np.random.default_rng(rel)
+    scores = rng.integers(0, 4, (60, 30)) * 0.5
+    labels = rng.integers(-1, 3, (60, 30))
+    mask = rng.random((60, 30)) < 0.9
+    for tie_break in ("input", "reverse"):
+        res = tensor.evaluate(scores, labels, ["Bpref"], mask=mask, rel=rel, tie_break=tie_break)
+        assert tt.check(res, scores, labels, mask, ["Bpref"], 1e-12, rel=rel, tie_break=tie_break)
+        assert float(np.max(res["Bpref"].std)) > 0
+        assert np.all(res["Bpref"].min <= res["Bpref"].expected + 1e-15)

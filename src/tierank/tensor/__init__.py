@@ -63,7 +63,7 @@ def families() -> tuple[str, ...]:
 
 
 #: the kernels a family can declare (`tierank.measures.base.Measure.tensor_kernel`)
-KERNELS = ("linear", "first_relevant", "ap")
+KERNELS = ("linear", "first_relevant", "ap", "bpref")
 
 #: measure families with a tensor kernel (every parameter except those a family's
 #: `tensor_refusal` refuses), derived from the registry when this module is imported
@@ -196,6 +196,11 @@ def check_measures(measures, rel: int, n_relevant_given: bool) -> list[Measure]:
         why = m.tensor_refusal()
         if why:
             raise TierankInputError(f"measure {str(m)!r}: {why}")
+        if n_relevant_given and m.tensor_kernel == "bpref":
+            raise TierankInputError(
+                f"measure {str(m)!r}: bpref counts the judged non-relevant documents of every "
+                "judgment, which n_relevant (lists cut from a larger pool) leaves unknown"
+            )
         if n_relevant_given and m.uses_n_plus and m.rel is not None and m.rel != rel:
             raise TierankInputError(
                 f"measure {str(m)!r}: n_relevant counts relevant documents at rel={rel}, "
@@ -468,6 +473,8 @@ def _stats(L: K.Layout, m: Measure, rel: int) -> K.RawStats:
         return K.first_relevant_stats(L, m.family, k, rel)
     if m.tensor_kernel == "ap":
         return K.ap_stats(L, k, rel)
+    if m.tensor_kernel == "bpref":
+        return K.bpref_stats(L, rel)
     B, C = L.shape
     jf = L.jf
     nrel = L.nrel(rel)

@@ -31,6 +31,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..measures import bpref
 from ..measures.kernels import central_moments_in as central_moments
 from ..measures.rank import offset_log_prob, success_moments
 
@@ -41,6 +42,7 @@ __all__ = [
     "linear_stats",
     "first_relevant_stats",
     "ap_stats",
+    "bpref_stats",
     "central_moments",
     "RawStats",
 ]
@@ -585,4 +587,40 @@ def ap_stats(L: Layout, k: float, rel: int) -> RawStats:
     hi = ratio(xp, base + tot[:, 1], nrel)
     lo = ratio(xp, base + tot[:, 2], nrel)
     var = ratio(xp, tot[:, 3], nrel * nrel)
+    return RawStats(obl, expected, lo, hi, var)
+
+
+def bpref_stats(L: Layout, rel: int) -> RawStats:
+    """bpref ([`tierank.measures.bpref`][tierank.measures.bpref]) with the labels as judgments: a label >= ``rel`` relevant,
+    ``0 <= label < rel`` judged non-relevant, a negative one unjudged (skipped); ``R`` and ``N-``
+    counted from the labels.  Only the tie groups holding a relevant document add terms; their
+    statistics are [`tierank.measures.bpref.group_moments`][tierank.measures.bpref.group_moments]."""
+    xp = L.xp
+    T = L.ties
+    rel_v = L.relevant(max(rel, 0))
+    non_v = L.f(L.valid & (L.label >= 0) & (L.label < rel))
+    R = L.row_sum(rel_v)
+    D = xp.minimum(L.row_sum(non_v), R)
+    above = xp.cumulative_sum(non_v, axis=1) - non_v  # judged non-relevant ranked above
+    terms = rel_v * bpref.preference(xp, above, R[:, None], D[:, None])
+    obl = ratio(xp, L.row_sum(terms), R)
+    if T.n == 0:
+        zero = xp.zeros_like(obl)
+        return RawStats(obl, obl, obl, obl, zero)
+    base = L.row_sum(L.untied(terms))
+    r = T.group_total(T.take(rel_v))
+    s = T.group_total(T.take(non_v))
+    before = T.at_start(T.take(above))
+    Rc, Dc = xp.take(R, T.row), xp.take(D, T.row)
+    e_g, v_g = bpref.group_moments(xp, r, s, before, Rc, Dc)
+    zero = xp.zeros_like(r)
+    head = T.first & (r > 0)
+    best = r * bpref.preference(xp, before, Rc, Dc)
+    worst = r * bpref.preference(xp, before + s, Rc, Dc)
+    parts = [xp.where(head, x, zero) for x in (e_g, best, worst, v_g)]
+    tot = T.row_total(xp.stack(parts, axis=1))
+    expected = ratio(xp, base + tot[:, 0], R)
+    hi = ratio(xp, base + tot[:, 1], R)
+    lo = ratio(xp, base + tot[:, 2], R)
+    var = ratio(xp, tot[:, 3], R * R)
     return RawStats(obl, expected, lo, hi, var)
