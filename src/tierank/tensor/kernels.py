@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..measures import bpref
+from ..measures import ap, bpref
 from ..measures.kernels import central_moments_in as central_moments
 from ..measures.rank import offset_log_prob, success_moments
 
@@ -555,7 +555,6 @@ def ap_stats(L: Layout, k: float, rel: int) -> RawStats:
     ac, r = L.tied_relevant(rel)
     m, t = T.m, T.t
     zero = xp.zeros_like(m)
-    one = xp.ones_like(m)
     before = T.take(cs) - T.group_scan(ac)  # relevant documents ranked before the group: exact
     p1 = xp.astype(T.pos, L.dtype) + 1.0
     inc = T.pos < kk
@@ -565,23 +564,9 @@ def ap_stats(L: Layout, k: float, rel: int) -> RawStats:
     hi_t = xp.where(inc & (t < r), (before + t + 1.0) / p1, zero)
     lo_t = xp.where(inc & (t >= m - r), (before + t - (m - r) + 1.0) / p1, zero)
 
-    upto = T.group_scan(w)  # the group's weights up to and including the entry
-    tw = t * w
-    W, S1, S2 = (T.group_total(x) for x in (w, tw, tw * w))
-    D = (W - upto) + tw
-    shared = T.group_total(D * D) - 2.0 * S2
-    disjoint = S1 * S1 - S2 - shared
-    u = (before + 1.0) * w + (r / m) * D
-    du = u - T.group_total(u) / m
-    dD = D - T.group_total(D) / m
-    cm = central_moments(xp, r, m)
+    vg = ap.group_variance(xp, T.group_total, T.group_scan, t, w, m, r, before, zero)
     mixed = (r > 0) & (r < m)
-    var_l = xp.where(
-        mixed, r * (m - r) / xp.where(mixed, m * (m - 1.0), one), zero
-    ) * T.group_total(du * du)
-    cov = cm["c3"] * T.group_total(du * dD)
-    var_q = cm["c22"] * S2 + cm["c211"] * shared + cm["c1111"] * disjoint
-    vg = xp.where(mixed & T.first, var_l + 2.0 * cov + var_q, zero)
+    vg = xp.where(mixed & T.first, vg, zero)
     tot = T.row_total(xp.stack([e_t, hi_t, lo_t, vg], axis=1))
     expected = ratio(xp, base + tot[:, 0], nrel)
     hi = ratio(xp, base + tot[:, 1], nrel)
