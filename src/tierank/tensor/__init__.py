@@ -39,6 +39,7 @@ from typing import Any
 
 from ..errors import TierankInputError
 from ..measures.base import REGISTRY, Measure, parse_measure, summarize
+from ..measures.linear import ideal_dcg_terms
 from ..measures.names import plan as measure_plan
 from . import inputs
 from . import kernels as K
@@ -458,8 +459,7 @@ def _idcg(L: K.Layout, m: Measure, k: float, rel: int):
     ideal = xp.sort(gain, axis=1, descending=True)
     n = int(ideal.shape[1])
     i = xp.reshape(xp.astype(xp.arange(n, device=_device(gain)), L.dtype), (1, n))
-    w = xp.where(i < min(k, n), 1.0 / xp.log2(i + 2.0), xp.zeros_like(i))
-    return xp.sum(ideal * w, axis=1)
+    return xp.sum(ideal_dcg_terms(xp, ideal, i, k), axis=1)
 
 
 def _stats(L: K.Layout, m: Measure, rel: int) -> K.RawStats:
