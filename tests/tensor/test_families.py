@@ -168,3 +168,46 @@ def test_bpref_reads_the_labels_as_judgments(rel):
         assert tt.check(res, scores, labels, mask, ["Bpref"], 1e-12, rel=rel, tie_break=tie_break)
         assert float(np.max(res["Bpref"].std)) > 0
         assert np.all(res["Bpref"].min <= res["Bpref"].expected + 1e-15)
+
+
+def test_err_on_wide_rows_of_large_tie_groups():
+    """ERR's tie groups of up to ~30 candidates with grades 0..4 (pair laws of many order
+    statistics): the numbers of tierank.evaluate, in NumPy float64 and PyTorch, at and without a
+    cutoff; a grade above max_grade is one line."""
+    rng = np.random.default_rng(5)
+    scores = rng.integers(0, 3, (40, 60)) * 0.5
+    labels = rng.integers(0, 5, (40, 60))
+    mask = rng.random((40, 60)) < 0.9
+    ms = ["ERR", "ERR@20", "ERR(max_grade=5)@7"]
+    for tie_break in ("input", "reverse"):
+        res = tensor.evaluate(scores, labels, ms, mask=mask, tie_break=tie_break)
+        assert tt.check(res, scores, labels, mask, ms, 1e-12, tie_break=tie_break) > 0
+        assert float(np.max(res["ERR"].std)) > 0
+    with pytest.raises(TierankInputError, match="grade 5, above the largest grade 4"):
+        tensor.evaluate(scores, labels + 1, ["ERR"])
+    torch = pytest.importorskip("torch", reason=NO_TORCH)
+    res = tensor.evaluate(scores, labels, ms, mask=mask)
+    res_t = tensor.evaluate(torch.tensor(scores), torch.tensor(labels), ms, mask=torch.tensor(mask))
+    for name in ms:
+        for s in tt.STATS:
+            np.testing.assert_allclose(
+                getattr(res_t[name], s).numpy(), getattr(res[name], s), rtol=0, atol=1e-13
+            )
+
+
+def test_err_and_bpref_under_the_strict_array_api():
+    """ERR's and bpref's kernels use the array API standard only (array_api_strict refuses the rest)."""
+    xps = pytest.importorskip("array_api_strict")
+    rng = np.random.default_rng(6)
+    scores = rng.integers(0, 3, (20, 30)) * 0.5
+    labels = rng.integers(-1, 5, (20, 30))
+    mask = rng.random((20, 30)) < 0.9
+    ms = ["ERR", "ERR@7", "Bpref", "Bpref(rel=2)"]
+    ref = tensor.evaluate(scores, labels, ms, mask=mask)
+    assert tt.check(ref, scores, labels, mask, ms, 1e-12) > 0
+    got = tensor.evaluate(xps.asarray(scores), xps.asarray(labels), ms, mask=xps.asarray(mask))
+    for name in ms:
+        for s in tt.STATS:
+            np.testing.assert_allclose(
+                np.asarray(getattr(got[name], s)), getattr(ref[name], s), rtol=0, atol=1e-13
+            )

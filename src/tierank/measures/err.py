@@ -79,6 +79,7 @@ class ERR(Measure):
     bounds_refusal = (
         "an unjudged document's grade is unknown, and ERR has no bound short of the largest grade"
     )
+    tensor_kernel = "err"
 
     def _r(self, prep: Prepared, gain: np.ndarray) -> np.ndarray:
         gmax = self.param("max_grade")
