@@ -64,7 +64,7 @@ def families() -> tuple[str, ...]:
 
 
 #: the kernels a family can declare (`tierank.measures.base.Measure.tensor_kernel`)
-KERNELS = ("linear", "first_relevant", "ap", "bpref", "err")
+KERNELS = ("linear", "first_relevant", "ap", "bpref", "err", "rbp_resid")
 
 #: measure families with a tensor kernel (every parameter except those a family's
 #: `tensor_refusal` refuses), derived from the registry when this module is imported
@@ -475,6 +475,9 @@ def _stats(L: K.Layout, m: Measure, rel: int) -> K.RawStats:
         return K.ap_stats(L, k, rel)
     if m.tensor_kernel == "bpref":
         return K.bpref_stats(L, rel)
+    if m.tensor_kernel == "rbp_resid":
+        w = m.position_weights(xp, L.jf)  # type: ignore[attr-defined]
+        return K.rbp_resid_stats(L, w, m.param("p"))
     if m.tensor_kernel == "err":
         return K.err_stats(L, k, m.param("max_grade"), str(m))
     B, C = L.shape

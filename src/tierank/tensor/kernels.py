@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import TierankInputError
-from ..measures import ap, bpref, err
+from ..measures import ap, bpref, err, unjudged
 from ..measures.kernels import central_moments_in as central_moments
 from ..measures.rank import offset_log_prob, success_moments
 
@@ -45,6 +45,7 @@ __all__ = [
     "ap_stats",
     "bpref_stats",
     "err_stats",
+    "rbp_resid_stats",
     "central_moments",
     "RawStats",
 ]
@@ -740,3 +741,17 @@ def err_stats(L: Layout, k: float, max_grade: int, name: str = "ERR") -> RawStat
     per = xp.stack([p_before * ex, p_before * p_before * spread], axis=1)
     tot = T.row_total(_at_heads(T, heads, per))
     return RawStats(obl, fixed + tot[:, 0], lo, hi, tot[:, 1])
+
+
+def rbp_resid_stats(L: Layout, weights, p: float) -> RawStats:
+    """RBP_resid ([`tierank.measures.unjudged`][tierank.measures.unjudged]) with a negative label unjudged: the positional sum
+    `X` of the unjudged candidates ([`linear_stats`][tierank.tensor.kernels.linear_stats], RBP's ``weights``), `c = p^n` of the
+    ``n`` candidates, then [`tierank.measures.unjudged.residual_stats`][tierank.measures.unjudged.residual_stats] (no depth limit: whether an
+    unjudged candidate is read does not vary, `P_0` is 0 or 1)."""
+    xp = L.xp
+    u = L.f(L.valid & (L.label < 0))
+    x = linear_stats(L, weights, u, None)
+    c = p ** L.row_sum(L.f(L.valid))
+    p0 = L.f(L.row_sum(u) == 0)
+    out = unjudged.residual_stats(xp, x.oblivious, x.expected, x.min, x.max, x.var, c, p0)
+    return RawStats(*out)
