@@ -229,3 +229,17 @@ def test_rbp_residual_reads_a_negative_label_as_unjudged():
         resid = res["RBP_resid(p=0.8)"]
         assert np.all(resid.expected[::5] == 0) and np.all(resid.std[::5] == 0)
         assert float(np.max(resid.std)) > 0
+
+
+@pytest.mark.parametrize(
+    "m, why",
+    [
+        ("GMAP", "its geometric mean over queries has no closed-form expectation"),
+        ("alpha_nDCG@5", "it reads subtopic judgments"),
+        ("RelString@10", "a string of grades has no expectation"),
+    ],
+)
+def test_a_family_without_a_dense_closed_form_says_why(m, why):
+    with pytest.raises(TierankInputError, match=f"no tensor kernel for .*: {why}") as e:
+        tensor.evaluate(np.zeros((1, 2)), np.zeros((1, 2)), [m])
+    assert "\n" not in str(e.value)

@@ -270,8 +270,17 @@ class Measure:
         return stats.min, self.compute(prep.assuming_unjudged_relevant()).max
 
     def tensor_refusal(self) -> str | None:
-        """Why this measure (with its parameters) has no tensor kernel although its family has one
-        (e.g. a parameter that needs judgments a tensor of labels does not hold); None: it has."""
+        """Why this measure (with its parameters) has no tensor kernel (e.g. a parameter that needs
+        judgments a tensor of labels does not hold, or a family with no dense closed form); None:
+        it has one, or no reason is given.  Default: the reasons common to whole kinds of
+        families (subtopic judgments, a summary that is not additive)."""
+        if self.needs_subtopics:
+            return "it reads subtopic judgments, which a tensor of labels does not hold"
+        if self.aggregator not in ADDITIVE:
+            return (
+                f"its {self.aggregator.replace('_', ' ')} over queries has no closed-form "
+                "expectation over tie orderings (tierank.evaluate estimates it by sampling)"
+            )
         return None
 
     def aggregate(self, stats: Stats) -> Aggregate:

@@ -190,9 +190,11 @@ def check_measures(measures, rel: int, n_relevant_given: bool) -> list[Measure]:
     for m in parsed:
         if m.tensor_kernel not in KERNELS:
             names = families()
+            why = m.tensor_refusal()
             raise TierankInputError(
-                f"measure {str(m)!r}: no tensor kernel for {m.family}; "
-                f"tierank.tensor evaluates {', '.join(names)} (tierank.evaluate has the rest)"
+                f"measure {str(m)!r}: no tensor kernel for {m.family}"
+                + (f": {why}" if why else "")
+                + f"; tierank.tensor evaluates {', '.join(names)} (tierank.evaluate has the rest)"
             )
         why = m.tensor_refusal()
         if why:
