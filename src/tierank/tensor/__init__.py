@@ -334,6 +334,17 @@ def evaluate(
     if isinstance(chunk_cells, bool) or not isinstance(chunk_cells, int) or chunk_cells < 1:
         raise TierankInputError(f"chunk_cells must be a positive integer, got {chunk_cells!r}")
     parsed = check_measures(measures, rel, n_relevant is not None)
+    xp, scores, labels, mask, queries, n_relevant, cdt = _checked_arrays(
+        scores, labels, mask, indexes, n_relevant, dtype, parsed, rel
+    )
+    return _evaluate_chunks(
+        xp, scores, labels, mask, queries, n_relevant, cdt, parsed, rel, tie_break, chunk_cells
+    )
+
+
+def _checked_arrays(scores, labels, mask, indexes, n_relevant, dtype, parsed, rel):
+    """The inputs as padded arrays of one namespace, checked (one line per problem): ``(xp, scores,
+    labels, mask, queries, n_relevant, compute dtype)``."""
     xp, scores, labels, mask, indexes, n_relevant, dtype = inputs.prepare(
         scores, labels, mask, indexes, n_relevant, dtype, parsed
     )
@@ -390,7 +401,15 @@ def evaluate(
                 f"n_relevant must be a whole number of at least the relevant candidates "
                 f"(label >= {rel}) of each query"
             )
+    return xp, scores, labels, mask, queries, n_relevant, cdt
 
+
+def _evaluate_chunks(
+    xp, scores, labels, mask, queries, n_relevant, cdt, parsed, rel, tie_break, chunk_cells
+) -> TensorResult:
+    """Every measure on chunks of at most ``chunk_cells`` cells, concatenated."""
+    dev = _device(scores)
+    B, C = (int(d) for d in scores.shape)
     names = [str(m) for m in parsed]
     parts: dict[str, list[list[Any]]] = {name: [[] for _ in range(5)] for name in names}
     tied = []
