@@ -214,7 +214,7 @@ def test_err_and_bpref_under_the_strict_array_api():
 
 
 def test_rbp_residual_reads_a_negative_label_as_unjudged():
-    """RBP_resid on tensors (trec_eval's rbp_resid: a negative grade is unjudged): the numbers of
+    """RBP_resid and Unj on tensors (trec_eval's rbp_resid and unj: a negative grade is unjudged): the numbers of
     tierank.evaluate on the labels written as qrels, 0 for a query with every candidate judged, and
     RBP's own weights moved by the ties."""
     rng = np.random.default_rng(8)
@@ -222,13 +222,14 @@ def test_rbp_residual_reads_a_negative_label_as_unjudged():
     labels = rng.integers(-1, 3, (40, 20))
     labels[::5] = np.abs(labels[::5])  # every candidate judged
     mask = rng.random((40, 20)) < 0.9
-    ms = ["RBP_resid(p=0.8)", "RBP_resid(p=0.5)", "RBP(p=0.5)"]
+    ms = ["RBP_resid(p=0.8)", "RBP_resid(p=0.5)", "RBP(p=0.5)", "Unj@5", "Unj@30"]
     for tie_break in ("input", "reverse"):
         res = tensor.evaluate(scores, labels, ms, mask=mask, tie_break=tie_break)
         assert tt.check(res, scores, labels, mask, ms, 1e-12, tie_break=tie_break) > 0
         resid = res["RBP_resid(p=0.8)"]
         assert np.all(resid.expected[::5] == 0) and np.all(resid.std[::5] == 0)
         assert float(np.max(resid.std)) > 0
+        assert float(np.max(res["Unj@5"].std)) > 0 and np.all(res["Unj@5"].max[::5] == 0)
 
 
 @pytest.mark.parametrize(

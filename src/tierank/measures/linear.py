@@ -80,6 +80,12 @@ class Linear(Measure):
         default).  The one formula of [`denominator`][tierank.measures.linear.Linear.denominator]."""
         return None
 
+    def label_values(self, xp: Any, label: Any, valid: Any) -> Any:
+        """The document values on tensors from the labels (arrays of ``xp``; 0 where not
+        ``valid``) when the family reads its own (e.g. the unjudged candidates), else None (the
+        default: the binary relevance at the family's ``rel``, or ``valid`` for ``kind='judged'``)."""
+        return None
+
     def rank_cutoff(self, nrel: Any) -> Any:
         """The cutoff in ranks given N+ per query (default: the measure's own ``k``)."""
         return self.k

@@ -62,13 +62,19 @@ class Unj(Linear):
     description = "unjudged documents in the top k / k (trec_eval unj; missing ranks count judged)"
     cutoff_required = True
 
+    #: on tensors a negative label is unjudged (trec_eval's reading of a negative grade)
+    tensor_kernel = "linear"
+
     def values(self, prep: Prepared):
         return unjudged_rows(prep)
 
-    def weights(self, prep: Prepared, rows: np.ndarray):
-        return np.ones(len(rows))
+    def label_values(self, xp: Any, label: Any, valid: Any) -> Any:
+        return xp.astype(valid & (label < 0), label.dtype)
 
-    def denominator(self, prep: Prepared):
+    def position_weights(self, xp: Any, pos: Any) -> Any:
+        return xp.ones_like(pos)
+
+    def normalizer(self, xp: Any, nrel: Any, retrieved: Any) -> Any:
         return float(self.required_cutoff)
 
     def stats(self, prep: Prepared) -> Stats:
