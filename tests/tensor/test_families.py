@@ -129,7 +129,6 @@ def test_a_family_registered_with_a_tensor_kernel_is_on_tensors():
 def test_a_parameter_a_family_refuses_on_tensors_is_one_line():
     for m, why in (
         ("nDCG(judged_only=True)@5", "judged_only does not apply"),
-        ("RBP(p=0.8,gain='trec_eval')", "gain='binary' has a tensor kernel"),
         ("nDCG(gains={1:-1},negative='keep')@5", "negative='zero' has a kernel"),
     ):
         with pytest.raises(TierankInputError, match=why):
@@ -223,6 +222,7 @@ def test_rbp_residual_reads_a_negative_label_as_unjudged():
     labels[::5] = np.abs(labels[::5])  # every candidate judged
     mask = rng.random((40, 20)) < 0.9
     ms = ["RBP_resid(p=0.8)", "RBP_resid(p=0.5)", "RBP(p=0.5)", "Unj@5", "Unj@30"]
+    ms += ["RBP(p=0.8,gain='trec_eval')", "RBP(p=0.5,gain='trec_eval')@5"]
     for tie_break in ("input", "reverse"):
         res = tensor.evaluate(scores, labels, ms, mask=mask, tie_break=tie_break)
         assert tt.check(res, scores, labels, mask, ms, 1e-12, tie_break=tie_break) > 0

@@ -396,8 +396,12 @@ def test_tie_report_scalars():
     [
         ({"measures": ["infAP"]}, "no tensor kernel for infAP"),
         (
+            {"measures": ["RBP(gain='trec_eval')"], "n_relevant": np.array([5, 5])},
+            "it reads every judgment of a query",
+        ),
+        (
             {"measures": ["Bpref"], "n_relevant": np.array([5, 5])},
-            "bpref counts the judged non-relevant documents",
+            "it reads every judgment of a query",
         ),
         ({"measures": ["nDCG(judged_only=True)@10"]}, "judged_only"),
         ({"tie_break": "random"}, "unknown tie_break"),

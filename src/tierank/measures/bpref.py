@@ -102,6 +102,9 @@ class Bpref(Measure):
     bounds_refusal = "bpref skips unjudged documents by definition (it is already their bound)"
     tensor_kernel = "bpref"
 
+    def tensor_reads_every_judgment(self) -> bool:
+        return True  # N-, the judged non-relevant documents
+
     def _classes(self, prep: Prepared):
         """(relevant per row, judged non-relevant per row, R per query, D per query), cached on ``prep``."""
         rel = prep.rel if self.rel is None else self.rel

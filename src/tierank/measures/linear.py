@@ -571,10 +571,16 @@ class RBP(Linear):
 
     tensor_kernel = "linear"
 
-    def tensor_refusal(self) -> str | None:
-        if self.param("gain") == "trec_eval":
-            return "gain='trec_eval' rescales by the query's top judged grade (gain='binary' has a tensor kernel)"
-        return None
+    def tensor_reads_every_judgment(self) -> bool:
+        return self.param("gain") == "trec_eval"  # the query's top judged grade
+
+    def label_values(self, xp: Any, label: Any, valid: Any) -> Any:
+        """``gain='trec_eval'``: each label over max(1, the row's top label), as `values`; else None."""
+        if self.param("gain") != "trec_eval":
+            return None
+        grade = xp.where(valid, xp.clip(label, 0.0, None), xp.zeros_like(label))
+        top = xp.clip(xp.max(grade, axis=1, keepdims=True), 1.0, None)
+        return grade / top
 
     @property
     def bounds_refusal(self) -> str | None:  # type: ignore[override]  # per instance: it depends on the gain

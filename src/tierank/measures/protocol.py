@@ -283,6 +283,13 @@ class Measure:
             )
         return None
 
+    def tensor_reads_every_judgment(self) -> bool:
+        """Whether its tensor kernel reads more of the query's judgments than N+ (e.g. bpref's
+        judged non-relevant count, a top grade): then the labels must hold every judgment, and
+        `tierank.tensor` refuses it with ``n_relevant`` (lists cut from a larger pool).  Default:
+        False."""
+        return False
+
     def aggregate(self, stats: Stats) -> Aggregate:
         """Summary over the queries of ``stats``.  Default: the mean of each statistic, with
         ``std`` that of the mean, exact because orderings in different queries are independent:

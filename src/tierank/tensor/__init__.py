@@ -199,10 +199,10 @@ def check_measures(measures, rel: int, n_relevant_given: bool) -> list[Measure]:
         why = m.tensor_refusal()
         if why:
             raise TierankInputError(f"measure {str(m)!r}: {why}")
-        if n_relevant_given and m.tensor_kernel == "bpref":
+        if n_relevant_given and m.tensor_reads_every_judgment():
             raise TierankInputError(
-                f"measure {str(m)!r}: bpref counts the judged non-relevant documents of every "
-                "judgment, which n_relevant (lists cut from a larger pool) leaves unknown"
+                f"measure {str(m)!r}: it reads every judgment of a query, which the labels do not "
+                "hold when n_relevant says the lists are cut from a larger pool"
             )
         if n_relevant_given and m.uses_n_plus and m.rel is not None and m.rel != rel:
             raise TierankInputError(
