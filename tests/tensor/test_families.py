@@ -27,10 +27,15 @@ NO_TORCH = 'torch is not installed: pip install -e ".[torchmetrics]"'
 
 def family_measures() -> list[str]:
     """One or two measures of every family with a tensor kernel: at a cutoff where one is
-    allowed, and without one where none is required."""
+    allowed, and without one where none is required (the family's ``example`` where it declares
+    one: a required parameter)."""
     out = []
     for fam in tensor.families():
         cls = REGISTRY[fam]
+        example = getattr(cls, "example", None)  # a family with a required parameter shows one
+        if example:
+            out.append(example)
+            continue
         if cls.cutoff_allowed:
             out.append(f"{fam}@3")
         if not cls.cutoff_required:
@@ -260,3 +265,20 @@ def test_the_set_measures_and_relative_precision_on_tensors():
     assert all(float(np.max(res[m].std)) == 0.0 for m in ("SetP", "SetR", "SetRelP", "NumRelRet"))
     assert float(np.max(res["RelP@3"].std)) > 0
     assert res["NumRelRet"].summary()["expected"] == float(((labels >= 2) & mask).sum())
+
+
+def test_the_cwl_weighted_sums_on_tensors():
+    """SDCG and INSQ (cwl_eval's scaled gains, weights that do not read the gains): on tensors with
+    the numbers of tierank.evaluate; the families whose continuation reads the gains (NERR, INST)
+    have no closed form and say so."""
+    rng = np.random.default_rng(9)
+    scores = rng.integers(0, 3, (40, 30)) * 0.5
+    labels = rng.integers(-1, 4, (40, 30))
+    mask = rng.random((40, 30)) < 0.9
+    ms = ["SDCG(max_rel=3)@10", "SDCG(min_rel=1,max_rel=2)@5", "INSQ(T=2.5,max_rel=3)"]
+    res = tensor.evaluate(scores, labels, ms, mask=mask)
+    assert tt.check(res, scores, labels, mask, ms, 1e-12) > 0
+    assert all(float(np.max(res[m].std)) > 0 for m in ms)
+    for m in ("NERR10(max_rel=3)", "INST(max_rel=3)", "IPrec@0.5"):
+        with pytest.raises(TierankInputError, match="no known closed form"):
+            tensor.evaluate(scores, labels, [m], mask=mask)
