@@ -109,7 +109,7 @@ def compare_manifest(
     --------
     >>> from tierank import examples
     >>> from tierank.analysis.compare import CompareSettings
-    >>> from tierank.report.comparison import compare
+    >>> from tierank.analysis.compare import compare
     >>> from tierank.settings import EvalSettings
     >>> runs = {"bm25": examples.path("askubuntu-run"), "bm25 again": examples.path("askubuntu-run")}
     >>> opts = CompareSettings()
