@@ -2,8 +2,9 @@ r"""The tie-aware kernels over padded ``[queries, candidates]`` arrays, written 
 Python array API standard (the namespace of `array_api_compat.array_namespace`).
 
 They evaluate the closed forms of `tierank.measures` (the module docstrings of
-[`tierank.measures.linear`][tierank.measures.linear], [`tierank.measures.rank`][tierank.measures.rank] and [`tierank.measures.ap`][tierank.measures.ap] derive
-them) in a dense layout instead of the flat run of [`tierank.ties.Prepared`][tierank.ties.Prepared]:
+[`tierank.measures.linear`][tierank.measures.linear], [`tierank.measures.rank`][tierank.measures.rank], [`tierank.measures.ap`][tierank.measures.ap],
+[`tierank.measures.bpref`][tierank.measures.bpref], [`tierank.measures.err`][tierank.measures.err] and [`tierank.measures.unjudged`][tierank.measures.unjudged] derive
+them, and write the formulas both layouts call) in a dense layout instead of the flat run of [`tierank.ties.Prepared`][tierank.ties.Prepared]:
 
 * each row is sorted by score, descending (a stable sort, so the tie-oblivious order keeps the input
   order, or its reverse, inside ties); valid candidates first, the padding after them in a block of
