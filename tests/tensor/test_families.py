@@ -252,19 +252,21 @@ def test_a_family_without_a_dense_closed_form_says_why(m, why):
 
 
 def test_the_set_measures_and_relative_precision_on_tensors():
-    """SetP, SetR, SetRelP, NumRelRet and RelP: Linear's hooks, so on tensors with the numbers of
+    """SetP, SetR, SetRelP, NumRelRet, NumNonRelJudgedRet and RelP: Linear's hooks, so on tensors with the numbers of
     tierank.evaluate, N+ counted or given (n_relevant); the set measures read every candidate
     whatever the ordering (std exactly 0), RelP@3 moves with the ties."""
     scores, labels, mask, extra = tt.big_batch(3)
-    ms = ["SetP", "SetR", "SetRelP", "RelP@3", "NumRelRet"]
+    ms = ["SetP", "SetR", "SetRelP", "RelP@3", "NumRelRet", "NumNonRelJudgedRet"]
     present = ((labels >= 1) & mask).sum(axis=1)
     res = tensor.evaluate(scores, labels, ms, mask=mask, n_relevant=present + extra)
     assert tt.check(res, scores, labels, mask, ms, 1e-12, extra=extra) > 0
     res = tensor.evaluate(scores, labels, ms, mask=mask, rel=2)
     assert tt.check(res, scores, labels, mask, ms, 1e-12, rel=2) > 0
-    assert all(float(np.max(res[m].std)) == 0.0 for m in ("SetP", "SetR", "SetRelP", "NumRelRet"))
+    assert all(float(np.max(res[m].std)) == 0.0 for m in ms if m != "RelP@3")
     assert float(np.max(res["RelP@3"].std)) > 0
     assert res["NumRelRet"].summary()["expected"] == float(((labels >= 2) & mask).sum())
+    judged_non = (labels >= 0) & (labels < 2) & mask
+    assert res["NumNonRelJudgedRet"].summary()["expected"] == float(judged_non.sum())
 
 
 def test_the_cwl_weighted_sums_on_tensors():

@@ -266,6 +266,12 @@ class NumNonRelJudgedRet(_Set):
         g = np.nan_to_num(prep.grade, nan=-np.inf)
         return ((g >= 0) & (g < rel)).astype(np.float64)
 
+    #: on tensors: the labels 0 <= label < rel
+    tensor_kernel = "linear"
+
+    def label_values(self, xp: Any, label: Any, valid: Any, rel: int) -> Any:
+        return xp.astype(valid & (label >= 0) & (label < rel), label.dtype)
+
 
 @register
 class SetP(_Set):

@@ -143,7 +143,7 @@ class _CwlLinear(_Cwl, Linear):
     def rank_cutoff(self, nrel: Any) -> Any:
         return min(self.k, float(MAX_N))
 
-    def label_values(self, xp: Any, label: Any, valid: Any) -> Any:
+    def label_values(self, xp: Any, label: Any, valid: Any, rel: int) -> Any:
         g = scaled_gains(label, self.param("min_rel"), self.param("max_rel"), xp)
         return xp.where(valid, g, xp.zeros_like(g))
 

@@ -80,10 +80,11 @@ class Linear(Measure):
         default).  The one formula of [`denominator`][tierank.measures.linear.Linear.denominator]."""
         return None
 
-    def label_values(self, xp: Any, label: Any, valid: Any) -> Any:
+    def label_values(self, xp: Any, label: Any, valid: Any, rel: int) -> Any:
         """The document values on tensors from the labels (arrays of ``xp``; 0 where not
-        ``valid``) when the family reads its own (e.g. the unjudged candidates), else None (the
-        default: the binary relevance at the family's ``rel``, or ``valid`` for ``kind='judged'``)."""
+        ``valid``; ``rel`` the measure's relevance level) when the family reads its own (e.g. the
+        unjudged candidates), else None (the default: the binary relevance at ``rel``, or
+        ``valid`` for ``kind='judged'``)."""
         return None
 
     def rank_cutoff(self, nrel: Any) -> Any:
@@ -574,7 +575,7 @@ class RBP(Linear):
     def tensor_reads_every_judgment(self) -> bool:
         return self.param("gain") == "trec_eval"  # the query's top judged grade
 
-    def label_values(self, xp: Any, label: Any, valid: Any) -> Any:
+    def label_values(self, xp: Any, label: Any, valid: Any, rel: int) -> Any:
         """``gain='trec_eval'``: each label over max(1, the row's top label), as `values`; else None."""
         if self.param("gain") != "trec_eval":
             return None

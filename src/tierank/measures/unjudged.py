@@ -68,7 +68,7 @@ class Unj(Linear):
     def values(self, prep: Prepared):
         return unjudged_rows(prep)
 
-    def label_values(self, xp: Any, label: Any, valid: Any) -> Any:
+    def label_values(self, xp: Any, label: Any, valid: Any, rel: int) -> Any:
         return xp.astype(valid & (label < 0), label.dtype)
 
     def position_weights(self, xp: Any, pos: Any) -> Any:

@@ -515,7 +515,7 @@ def _stats(L: K.Layout, m: Measure, rel: int) -> K.RawStats:
         gain = xp.where(L.valid, _gain(xp, L.label, m), xp.zeros_like(L.label))
         return K.linear_stats(L, w, gain, _idcg(L, m, k, rel))
     den = m.normalizer(xp, nrel, L.row_sum(L.f(L.valid)))  # type: ignore[attr-defined]
-    own = m.label_values(xp, L.label, L.valid)  # type: ignore[attr-defined]
+    own = m.label_values(xp, L.label, L.valid, rel)  # type: ignore[attr-defined]
     if own is not None:  # the family's own values of the labels
         return K.linear_stats(L, w, own, den)
     if getattr(m, "kind", "rel") == "judged":  # every candidate has a label
