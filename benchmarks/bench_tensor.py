@@ -44,6 +44,8 @@ from typing import Any
 import numpy as np
 
 MEASURES = ["nDCG@10", "RR@10", "AP", "R@100"]
+#: families with no torchmetrics peer, timed alone (every statistic, torch CPU): their own rows
+OTHERS = ["ERR@10", "ERR", "RBP(p=0.8)", "Bpref", "RBP_resid(p=0.8)"]
 
 
 def make(q: int, c: int, seed: int, device: str = "cpu"):
@@ -131,6 +133,21 @@ def per_measure(args, scores, labels) -> list[dict]:
     return out
 
 
+def others(args, scores, labels) -> list[dict]:
+    """Each family of OTHERS alone, every statistic (no torchmetrics peer)."""
+    from tierank import tensor
+
+    return [
+        {
+            "measure": m,
+            "tierank.tensor": best(lambda m=m: tensor.evaluate(scores, labels, [m]), args.repeats)[
+                0
+            ],
+        }
+        for m in OTHERS
+    ]
+
+
 def cpu(args) -> dict:
     import pandas as pd
 
@@ -183,6 +200,7 @@ def cpu(args) -> dict:
         "rows": rows,
         "reference": t_torch,
         "per_measure": measures,
+        "others": others(args, scores, labels),
         "agreement": agree,
         "tied_share": float(np.mean(np.asarray(res.tied_share))),
         "numpy_peak_bytes": peak,
@@ -326,6 +344,11 @@ def main() -> None:
                 f"| {r['measure']} | {r['tierank.tensor']:.3f} | {r['torchmetrics']:.3f} | "
                 f"{r['torchmetrics'] / r['tierank.tensor']:.1f} |"
             )
+        print(
+            "\n| other family (every statistic, no torchmetrics peer) | tierank.tensor s |\n|---|---:|"
+        )
+        for r in c["others"]:
+            print(f"| {r['measure']} | {r['tierank.tensor']:.3f} |")
         print(
             f"\nmean share of tied candidates: {c['tied_share']:.3f}; NumPy peak "
             f"{c['numpy_peak_bytes'] / 2**20:.0f} MiB ({c['numpy_peak_bytes_per_cell']:.0f} bytes per cell)"

@@ -275,7 +275,7 @@ class DiversityResult:
 
     @property
     def stats(self) -> dict[str, Stats]:
-        """Per-query [`Stats`][tierank.measures.base.Stats] of each measure, keyed by its string form."""
+        """Per-query [`Stats`][tierank.measures.summary.Stats] of each measure, keyed by its string form."""
         return {str(m): s for m, s in self.result.stats.items()}
 
     def _measure(self, measure: str | Measure) -> Measure:

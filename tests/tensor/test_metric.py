@@ -110,8 +110,8 @@ def test_empty_target_action(action):
 def test_bad_arguments_are_one_line():
     with pytest.raises(TierankInputError, match="empty_target_action must be one of"):
         TieAwareRetrieval(["RR"], empty_target_action="nope")
-    with pytest.raises(TierankInputError, match="no tensor kernel for Bpref"):
-        TieAwareRetrieval(["Bpref"])
+    with pytest.raises(TierankInputError, match="no tensor kernel for infAP"):
+        TieAwareRetrieval(["infAP"])
     m = TieAwareRetrieval(["RR"])
     with pytest.raises(TierankInputError, match="same shape"):
         m.update(torch.zeros(3), torch.zeros(2), torch.zeros(3))

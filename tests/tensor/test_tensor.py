@@ -394,7 +394,15 @@ def test_tie_report_scalars():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"measures": ["Bpref"]}, "no tensor kernel for Bpref"),
+        ({"measures": ["infAP"]}, "no tensor kernel for infAP"),
+        (
+            {"measures": ["RBP(gain='trec_eval')"], "n_relevant": np.array([5, 5])},
+            "it reads every judgment of a query",
+        ),
+        (
+            {"measures": ["Bpref"], "n_relevant": np.array([5, 5])},
+            "it reads every judgment of a query",
+        ),
         ({"measures": ["nDCG(judged_only=True)@10"]}, "judged_only"),
         ({"tie_break": "random"}, "unknown tie_break"),
         ({"mask": np.ones((2, 2), bool)}, "mask must be a boolean array of shape (2, 3)"),

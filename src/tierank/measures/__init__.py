@@ -9,7 +9,7 @@ estimates); ``trec_extra``: RelP, SetRelP, RprecMult, Utility; ``infap``: infAP;
 ``relstring``: RelString (trec_eval's measures of the same names); ``cwl``: ir_measures' C/W/L
 families SDCG, INSQ, INST, NERR8-11; ``pairs``: Accuracy, Compat; ``diversity``: the intent-aware
 families on subtopic qrels, alpha_nDCG, alpha_DCG, ERR_IA, nERR_IA, NRBP, nNRBP, P_IA, AP_IA, StRecall.  The contract a
-family implements is [`tierank.measures.base.Measure`][tierank.measures.base.Measure]; shared numeric
+family implements is [`tierank.measures.base.Measure`][tierank.measures.protocol.Measure]; shared numeric
 helpers are in [`tierank.measures.kernels`][tierank.measures.kernels].
 
 Every registered family is also a Python value of this module, as ir_measures users write them

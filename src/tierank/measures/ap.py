@@ -40,15 +40,14 @@ group that is all relevant or all non-relevant adds exactly 0.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ..ties import Prepared, Which
 from .base import FamilyNames, Measure, Stats, register
 from .kernels import (
-    centered,
-    central_moments,
-    comoment,
+    central_moments_in,
     group_counts_float,
     ratio,
     segment_cumsum,
@@ -218,26 +217,50 @@ class AP(Measure):
 
     @staticmethod
     def _variance(g, t, pos1, m, r, before) -> np.ndarray:
-        """Exact Var[X] of each group (module docstring), centered.  ``g``: group of each row
-        (0..len(m)-1, rows sorted and each group's rows its leading positions inside the cutoff),
-        ``t``: offset in the group, ``pos1``: rank; ``m``, ``r``, ``before`` per group."""
+        """Exact Var[X] of each group (module docstring): [`group_variance`][tierank.measures.ap.group_variance]
+        over bincount sums.  ``g``: group of each row (0..len(m)-1, rows sorted and each group's rows
+        its leading positions inside the cutoff), ``t``: offset in the group, ``pos1``: rank;
+        ``m``, ``r``, ``before`` per group."""
         ng = len(m)
-        w = 1.0 / pos1
-        tf = t.astype(np.float64)
+        count = np.bincount(g, minlength=ng)
 
-        def gsum(x):
-            return np.bincount(g, weights=x, minlength=ng)
+        def total(x):
+            return np.bincount(g, weights=x, minlength=ng)[g]
 
-        W, S1, S2 = gsum(w), gsum(tf * w), gsum(tf * w * w)
-        # weight of the pairs holding each position: later weights in the group plus t w_t
-        # weight of the group's positions up to each one, summed inside the group only (batch-invariant)
-        D = (W[g] - segment_cumsum(w, g)) + tf * w
-        shared = gsum(D * D) - 2.0 * S2
-        disjoint = S1 * S1 - S2 - shared
-        u = (before[g] + 1.0) * w + (r[g] / m[g]) * D
-        cm = central_moments(r, m)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            var_l = np.where(m > 1, r * (m - r) / (m * (m - 1.0)), 0.0) * centered(u, g, ng, m)[1]
-        cov = cm["c3"] * comoment(u, D, g, ng, m)
-        var_q = cm["c22"] * S2 + cm["c211"] * shared + cm["c1111"] * disjoint
-        return var_l + 2.0 * cov + var_q
+        def scan(x):  # inside the group only (batch-invariant)
+            return segment_cumsum(x, g)
+
+        per_row = group_variance(
+            np, total, scan, t.astype(np.float64), 1.0 / pos1, m[g], r[g], before[g], (m - count)[g]
+        )
+        out = np.zeros(ng)
+        first = segment_firsts(g)
+        out[g[first]] = per_row[first]
+        return out
+
+
+def group_variance(xp: Any, total, scan, t, w, m, r, before, pad) -> Any:
+    """Exact Var[X] of a tie group's term of ``N+ AP`` (module docstring), given per entry (arrays of
+    the namespace ``xp``): its offset ``t`` in the group and weight ``w`` (1/rank, 0 past the cutoff),
+    the group's size ``m``, relevant documents ``r``, relevant documents ranked ``before`` it and
+    ``pad``, its positions not given (past the cutoff: weight 0); ``total(x)`` is, per entry, the sum
+    of ``x`` over its group, ``scan(x)`` the inclusive prefix sums inside it.  Every entry gets its
+    group's variance: the one formula of runs and tensors (each reads it once per group)."""
+    tw = t * w
+    W, S1, S2 = total(w), total(tw), total(tw * w)
+    # weight of the pairs holding each position: later weights in the group plus t w_t
+    D = (W - scan(w)) + tw
+    shared = total(D * D) - 2.0 * S2
+    disjoint = S1 * S1 - S2 - shared
+    u = (before + 1.0) * w + (r / m) * D
+    u_bar, d_bar = total(u) / m, total(D) / m
+    du, dD = u - u_bar, D - d_bar
+    # centered about the group's means, the positions not given (u = D = 0) included
+    ss_u = total(du * du) + pad * u_bar * u_bar
+    co = total(du * dD) + pad * u_bar * d_bar
+    cm = central_moments_in(xp, r, m)
+    mixed = (r > 0) & (r < m)
+    one, zero = xp.ones_like(m), xp.zeros_like(m)
+    var_l = xp.where(mixed, r * (m - r) / xp.where(mixed, m * (m - 1.0), one), zero) * ss_u
+    var_q = cm["c22"] * S2 + cm["c211"] * shared + cm["c1111"] * disjoint
+    return var_l + 2.0 * cm["c3"] * co + var_q

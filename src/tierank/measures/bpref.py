@@ -26,8 +26,13 @@ tierank, checked by enumeration in the tests).  With `\bar f` and
 .. math:: E[Y_G] = r \bar f, \qquad Var[Y_G] = SS \cdot \frac{r (r + s + 1)}{(s+1)(s+2)},
 
 and groups are independent: `E[bpref] = \sum_G E[Y_G]/R`, `Var = \sum_G Var[Y_G]/R^2`.
-Work: `O(\sum_G (s_G + 1))` over the groups holding both classes; ``SS`` is centered
-(two passes), exactly 0 when `f` is constant over the group.
+`f(B_G + x) = 1 - (R - d_x)/D` with `d_x = \max(R - B_G - x, 0)`: the first `a = \min(\max(R -
+B_G, 0), s + 1)` of the `s + 1` values `d_x` fall by 1 from `R - B_G`, the others are 0, so
+`\bar f` and `SS = D^{-2}[a(a^2-1)/12 + a(s+1-a)\mu^2/(s+1)]` (`\mu = R - B_G - (a-1)/2`, the mean
+of the falling part; within-part and between-part squares, no difference of sums) are closed forms:
+exactly 0 when `f` is constant over the group, and no work per value
+([`group_moments`][tierank.measures.bpref.group_moments], over any array namespace: the run layout
+here and `tierank.tensor` call it).
 
 A group cut by the depth limit (``-M``) keeps a uniformly random subset of `L` of its
 `m` documents: `(K_r, K_s)` is multivariate hypergeometric and, given it, the kept
@@ -41,15 +46,45 @@ group at once (and, for a group cut by the depth limit, past / inside the limit)
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..ties import Prepared
 from .base import FamilyNames, Measure, Stats, register
 from .counts import row_cumsum
-from .kernels import centered, log_factorials, ratio
+from .kernels import log_factorials, ratio
 from .linear import REL
 
-__all__ = ["Bpref"]
+__all__ = ["Bpref", "group_moments", "preference"]
+
+
+def preference(xp: Any, n: Any, R: Any, D: Any) -> Any:
+    """``f(n) = 1 - min(n, R) / D`` (1 where ``D`` is 0), over arrays of the namespace ``xp``: the
+    term of a relevant document with ``n`` judged non-relevant ones above it."""
+    pos = D > 0
+    num = xp.minimum(n, R)
+    return 1.0 - xp.where(pos, num / xp.where(pos, D, xp.ones_like(D)), xp.zeros_like(num))
+
+
+def group_moments(xp: Any, r: Any, s: Any, before: Any, R: Any, D: Any) -> tuple[Any, Any]:
+    """Per tie group read whole: ``E[Y_G]`` and ``Var[Y_G]`` of the sum of its ``r`` relevant
+    documents' terms, with ``s`` judged non-relevant documents in the group and ``before`` above it,
+    ``R`` and ``D`` of its query (float arrays of ``xp``, integral values): the closed forms of the
+    module docstring, the one formula of runs and tensors."""
+    n = s + 1.0
+    h = R - before
+    a = xp.clip(xp.minimum(h, n), 0.0, None)  # the values of x with before + x < R
+    mu = h - (a - 1.0) / 2.0  # the mean of d over them (where a > 0)
+    mu = xp.where(a > 0, mu, xp.zeros_like(mu))
+    mean_d = a * mu / n
+    ss_d = a * (a * a - 1.0) / 12.0 + a * (n - a) * mu * mu / n
+    pos = D > 0
+    Ds = xp.where(pos, D, xp.ones_like(D))
+    one = xp.ones_like(r)
+    mean_f = xp.where(pos, 1.0 - (R - mean_d) / Ds, one)
+    ss_f = xp.where(pos, ss_d / (Ds * Ds), xp.zeros_like(r))
+    return r * mean_f, ss_f * r * (r + s + 1.0) / ((s + 1.0) * (s + 2.0))
 
 
 @register
@@ -65,6 +100,10 @@ class Bpref(Measure):
     schema = (REL,)
     cutoff_allowed = False
     bounds_refusal = "bpref skips unjudged documents by definition (it is already their bound)"
+    tensor_kernel = "bpref"
+
+    def tensor_reads_every_judgment(self) -> bool:
+        return True  # N-, the judged non-relevant documents
 
     def _classes(self, prep: Prepared):
         """(relevant per row, judged non-relevant per row, R per query, D per query), cached on ``prep``."""
@@ -93,8 +132,8 @@ class Bpref(Measure):
 
     @staticmethod
     def _f(n, R, D):
-        """f(n) = 1 - min(n, R) / D (1 for n = 0)."""
-        return 1.0 - ratio(np.minimum(n, R), D)
+        """f(n) = 1 - min(n, R) / D (1 for n = 0): [`preference`][tierank.measures.bpref.preference]."""
+        return preference(np, np.asarray(n, dtype=np.float64), R, np.asarray(D, dtype=np.float64))
 
     def stats(self, prep: Prepared) -> Stats:
         rel = prep.rel if self.rel is None else self.rel
@@ -140,22 +179,8 @@ class Bpref(Measure):
         before = c_non[rows] - c_non[qs[qr]]
         obl = ratio(np.bincount(qr, weights=self._f(before, R[qr], D[qr]), minlength=prep.nq), R)
 
-        full = L == m
-        strad = ~full
-        e_g = np.zeros(len(G))
-        v_g = np.zeros(len(G))
-        simple = full & (s == 0)
-        e_g[simple] = r[simple] * self._f(B[simple], Rg[simple], Dg[simple])
-        mixed = np.flatnonzero(full & (s > 0))
-        if len(mixed):
-            lens = s[mixed] + 1
-            seg = np.repeat(np.arange(len(mixed)), lens)
-            x = np.arange(int(lens.sum()), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
-            vals = self._f(B[mixed][seg] + x, Rg[mixed][seg], Dg[mixed][seg])
-            mean, ss = centered(vals, seg, len(mixed), lens)
-            rr, sm = r[mixed].astype(np.float64), s[mixed].astype(np.float64)
-            e_g[mixed] = rr * mean
-            v_g[mixed] = ss * rr * (rr + sm + 1.0) / ((sm + 1.0) * (sm + 2.0))
+        strad = L != m
+        e_g, v_g = group_moments(np, *(np.asarray(x, dtype=np.float64) for x in (r, s, B, Rg, Dg)))
         for gi in np.flatnonzero(strad):
             e_g[gi], v_g[gi] = self._cut_group(
                 int(m[gi]), int(r[gi]), int(s[gi]), int(L[gi]), int(B[gi]), Rg[gi], Dg[gi]

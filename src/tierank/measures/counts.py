@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -124,8 +124,8 @@ class _Set(Linear):
         """The weight of every position read."""
         return 1.0
 
-    def weights(self, prep: Prepared, rows: np.ndarray):
-        return np.full(len(rows), self.unit())
+    def position_weights(self, xp: Any, pos: Any) -> Any:
+        return xp.full_like(pos, self.unit())
 
     def stats(self, prep: Prepared) -> Stats:
         """Without a depth limit every document retrieved is read whatever the ordering: one count per
@@ -244,6 +244,7 @@ class NumRelRet(_Set):
     aggregator = "sum"
     description = "relevant documents retrieved (a count)"
     is_count = True
+    tensor_kernel = "linear"
 
 
 @register
@@ -265,6 +266,12 @@ class NumNonRelJudgedRet(_Set):
         g = np.nan_to_num(prep.grade, nan=-np.inf)
         return ((g >= 0) & (g < rel)).astype(np.float64)
 
+    #: on tensors: the labels 0 <= label < rel
+    tensor_kernel = "linear"
+
+    def label_values(self, xp: Any, label: Any, valid: Any, rel: int) -> Any:
+        return xp.astype(valid & (label >= 0) & (label < rel), label.dtype)
+
 
 @register
 class SetP(_Set):
@@ -277,8 +284,10 @@ class SetP(_Set):
     names = FamilyNames(trec_eval="set_P")
     description = "set precision: relevant retrieved / retrieved (trec_eval set_P)"
 
-    def denominator(self, prep: Prepared):
-        return prep.qret
+    tensor_kernel = "linear"
+
+    def normalizer(self, xp: Any, nrel: Any, retrieved: Any) -> Any:
+        return retrieved
 
 
 @register
@@ -293,8 +302,11 @@ class SetR(_Set):
     description = "set recall: relevant retrieved / N+ (trec_eval set_recall)"
     bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
 
-    def denominator(self, prep: Prepared):
-        return prep.nrel(self.rel)
+    tensor_kernel = "linear"
+    uses_n_plus = True
+
+    def normalizer(self, xp: Any, nrel: Any, retrieved: Any) -> Any:
+        return nrel
 
 
 @register

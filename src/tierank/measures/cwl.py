@@ -38,7 +38,7 @@ extremal arrangement is proven for it).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -85,18 +85,21 @@ MAX_REL = Param(
 T_PARAM = Param("T", float, 1.0, "total desired gain (normalized)", low=0.0, high=2**53, open="low")
 
 
-def scaled_gains(grade: np.ndarray, min_rel: int, max_rel: int) -> np.ndarray:
+def scaled_gains(grade: Any, min_rel: int, max_rel: int, xp: Any = np) -> Any:
     """cwl_eval's gains as ir_measures feeds them: unjudged (NaN) and negative grades 0, then
-    clipped to ``[min_rel, max_rel]`` and scaled to [0, 1].
+    clipped to ``[min_rel, max_rel]`` and scaled to [0, 1] (a floating array of the namespace
+    ``xp``: the one formula of runs and tensors).
 
     >>> scaled_gains(np.array([np.nan, -1.0, 0.0, 1.0, 2.0, 5.0]), 0, 2).tolist()
     [0.0, 0.0, 0.0, 0.5, 1.0, 1.0]
     """
-    g = np.where(np.isnan(grade), 0.0, np.maximum(np.nan_to_num(grade), 0.0))
-    g = np.clip(g, min_rel, max_rel)
+    unjudged = xp.isnan(grade)
+    zero = xp.zeros_like(grade)
+    g = xp.where(unjudged, zero, xp.clip(grade, 0.0, None))
+    g = xp.clip(g, float(min_rel), float(max_rel))
     g = (g - min_rel) / float(max_rel - min_rel)
     # an unjudged document has gain 0 whatever min_rel (cwl_eval's worst case), not the clipped value
-    return np.where(np.isnan(grade), 0.0, g)
+    return xp.where(unjudged, zero, g)
 
 
 class _Cwl:
@@ -134,15 +137,20 @@ class _CwlLinear(_Cwl, Linear):
     def values(self, prep: Prepared):
         return self.gains(prep)
 
-    def cwl_weights(self, i: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
-        """`C_i` at 0-based ranks ``i``."""
-        raise NotImplementedError
+    #: on tensors: the labels' scaled gains, the same weights and divisor
+    tensor_kernel = "linear"
 
-    def weights(self, prep: Prepared, rows: np.ndarray):
-        return self.cwl_weights(prep.pos[rows].astype(np.float64))
+    def rank_cutoff(self, nrel: Any) -> Any:
+        return min(self.k, float(MAX_N))
 
-    def denominator(self, prep: Prepared):
-        return float(self.cwl_weights(np.arange(int(min(self.k, MAX_N)), dtype=np.float64)).sum())
+    def label_values(self, xp: Any, label: Any, valid: Any, rel: int) -> Any:
+        g = scaled_gains(label, self.param("min_rel"), self.param("max_rel"), xp)
+        return xp.where(valid, g, xp.zeros_like(g))
+
+    def normalizer(self, xp: Any, nrel: Any, retrieved: Any) -> Any:
+        """The sum of `C_i` over the ranks read (a number)."""
+        ranks = np.arange(int(min(self.k, MAX_N)), dtype=np.float64)
+        return float(self.position_weights(np, ranks).sum())
 
 
 @register
@@ -163,8 +171,8 @@ class SDCG(_CwlLinear):
     schema = (Param("dcg", str, "log2", "DCG formulation", choices=("log2",)), MIN_REL, MAX_REL)
     cutoff_required = True
 
-    def cwl_weights(self, i):
-        return 1.0 / np.log2(i + 2.0)
+    def position_weights(self, xp: Any, pos: Any) -> Any:
+        return 1.0 / xp.log2(pos + 2.0)
 
 
 @register
@@ -184,9 +192,9 @@ class INSQ(_CwlLinear):
     schema = (T_PARAM, MIN_REL, MAX_REL)
     cutoff_allowed = False
 
-    def cwl_weights(self, i):
+    def position_weights(self, xp: Any, pos: Any) -> Any:
         t2 = 2.0 * self.param("T")
-        return (t2 / (i + t2)) ** 2
+        return (t2 / (pos + t2)) ** 2
 
 
 # -- the families whose continuation reads the gains: sampled expectation ---------------------------
@@ -238,6 +246,12 @@ class _CwlSampled(_Cwl, Measure):
 
     bounds_refusal = "an unjudged document's gain is unknown"
     sorted_extremes: ClassVar[bool] = True  # the sorted arrangements are the exact min / max
+
+    def tensor_refusal(self) -> str | None:
+        return (
+            "its continuation reads the gains: its expectation and variance over tie orderings "
+            "have no known closed form (tierank.evaluate estimates them by sampling)"
+        )
 
     @property
     def width(self) -> int:

@@ -42,6 +42,9 @@ sorting each group by grade ascending / descending gives the exact min / max (`P
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import numpy as np
 
 from ..errors import TierankInputError
@@ -49,7 +52,7 @@ from ..ties import Prepared, Which
 from .base import Measure, Param, Stats, register
 from .kernels import log_factorials, segment_cumsum
 
-__all__ = ["ERR"]
+__all__ = ["ERR", "group_moments"]
 
 #: bound on the work arrays of the variance ((groups, J, J, T) entries at once)
 _CHUNK_ENTRIES = 1 << 22
@@ -76,6 +79,7 @@ class ERR(Measure):
     bounds_refusal = (
         "an unjudged document's grade is unknown, and ERR has no bound short of the largest grade"
     )
+    tensor_kernel = "err"
 
     def _r(self, prep: Prepared, gain: np.ndarray) -> np.ndarray:
         gmax = self.param("max_grade")
@@ -139,15 +143,6 @@ class ERR(Measure):
         return Stats(obl, expected, lo, hi, var)
 
 
-def _lcomb(lf, n, k):
-    """log C(n, k), -inf where k < 0 or k > n (broadcasts)."""
-    n = np.asarray(n)
-    k = np.asarray(k)
-    ok = (k >= 0) & (k <= n) & (n >= 0)
-    nn, kk = np.where(ok, n, 0), np.where(ok, k, 0)
-    return np.where(ok, lf[nn] - lf[kk] - lf[nn - kk], -np.inf)
-
-
 def _group_moments(prep: Prepared, mg, m, c, T, r_all) -> tuple[np.ndarray, np.ndarray]:
     """E[X_G] and E[X_G^2] of each mixed group ``mg`` (module docstring)."""
     ex = np.zeros(len(mg))
@@ -177,8 +172,9 @@ def _group_moments(prep: Prepared, mg, m, c, T, r_all) -> tuple[np.ndarray, np.n
 
 
 def _batch(part, J, T, nz, m, c, row_g, rv, pos_nz, lf):
+    """[`group_moments`][tierank.measures.err.group_moments] of the groups ``part``: their q values
+    gathered into a padded matrix."""
     G = len(part)
-    # q values of the non-zero documents of each group in the batch, padded (mask by count)
     n_p = nz[part]
     nmax = int(n_p.max())
     Q = np.ones((G, nmax))
@@ -191,75 +187,140 @@ def _batch(part, J, T, nz, m, c, row_g, rv, pos_nz, lf):
     vals = 1.0 - rv[pick][order]
     slot = np.arange(len(gi)) - np.searchsorted(gi, gi)
     Q[gi, slot] = vals
-    # bivariate symmetric means f[a, b], a + b <= J
-    f = np.zeros((G, J + 1, J + 1))
-    f[:, 0, 0] = 1.0
-    a = np.arange(J + 1)[:, None].astype(np.float64)
-    b = np.arange(J + 1)[None, :].astype(np.float64)
-    for i in range(nmax):
-        active = i < n_p
-        q = Q[:, i][:, None, None]
-        new = (i + 1.0 - a - b) * f
-        new[:, 1:, :] += a[1:, :] * (q * q) * f[:, :-1, :]
-        new[:, :, 1:] += b[:, 1:] * q * f[:, :, :-1]
-        new /= i + 1.0
-        new = np.where(a + b <= i + 1, new, 0.0)
-        f = np.where(active[:, None, None], new, f)
 
-    def g2(x, y):  # E[Pi_x Pi_y]
-        lo_, hi_ = np.minimum(x, y), np.abs(x - y)
-        return f[:, lo_, hi_]
+    def lfac(x):
+        return lf[np.asarray(x).astype(np.int64)]
 
-    j = np.arange(J)
-    ey = f[:, 0, j] - f[:, 0, j + 1]  # (G, J)
-    jj, ll = np.meshgrid(j, j, indexing="ij")
-    eyy = g2(jj, ll) - g2(jj, ll + 1) - g2(jj + 1, ll) + g2(jj + 1, ll + 1)  # (G, J, J)
-    # order statistics of the positions of the n' non-zero documents among the group's m
-    mm, nn, cc = m[part][:, None], n_p[:, None], c[part][:, None]
-    p = np.arange(T)[None, :]
-    w = 1.0 / (cc + p + 1.0)  # (G, T)
-    base = _lcomb(lf, mm, nn)  # (G, 1)
-    jx = j[None, :, None]
-    lp = (
-        _lcomb(lf, p[:, None, :], jx)
-        + _lcomb(lf, (mm - 1 - p)[:, None, :], (nn - 1)[:, :, None] - jx)
-        - base[:, :, None]
-    )
-    pj = np.exp(lp)  # (G, J, T): P(p_j = p)
-    A = (pj * w[:, None, :]).sum(axis=2)
-    # joint: E[w_{p_j} w_{p_l}], j < l, = sum_{p<p'} w_p C(p, j) C(p'-p-1, l-j-1) w_p' C(m-1-p', n'-1-l) / C(m, n').
-    # The middle binomial is summed by repeated prefix sums (hockey stick: C(x, d-1) = sum_{y<x} C(y, d-2)),
-    # O(J^2 T) per group; all terms are positive, each step rescaled by its maximum (log scale kept).
-    M = np.zeros((G, J, J))
-    lw = np.log(w)  # (G, T)
+    f64 = np.float64
     with np.errstate(divide="ignore", invalid="ignore"):
-        lb = lw[:, None, :] + _lcomb(
-            lf, (mm - 1 - p)[:, None, :], (nn - 1)[:, :, None] - jx
-        )  # (G, J, T): l
-        bmax = np.max(lb, axis=2, keepdims=True)
-        bmax = np.where(np.isfinite(bmax), bmax, 0.0)
-        beta = np.exp(lb - bmax)
-        for jv in range(J - 1):
-            la = lw + _lcomb(lf, p, jv)  # (G, T)
-            amax = np.max(la, axis=1, keepdims=True)
-            amax = np.where(np.isfinite(amax), amax, 0.0)
-            acc = np.exp(la - amax)
-            logsc = amax[:, 0].copy()
+        return group_moments(
+            np, lfac, Q, n_p.astype(f64), m[part].astype(f64), c[part].astype(f64), J, T
+        )
+
+
+def device(x: Any) -> Any:
+    """The device of an array (``array_api_compat``, imported when an array of another library than
+    NumPy needs it)."""
+    if isinstance(x, np.ndarray):
+        return "cpu"
+    from array_api_compat import device as of
+
+    return of(x)
+
+
+def _lcomb(xp: Any, lfac, n, k):
+    """log C(n, k), -inf where k < 0 or k > n (integral float arrays of ``xp``; broadcasts)."""
+    ok = (k >= 0) & (k <= n) & (n >= 0)
+    zero = xp.zeros_like(n + k)
+    nn, kk = xp.where(ok, n + zero, zero), xp.where(ok, k + zero, zero)
+    return xp.where(ok, lfac(nn) - lfac(kk) - lfac(nn - kk), xp.full_like(zero, -math.inf))
+
+
+def _symmetric_means(xp: Any, Q, n_p, J: int):
+    """The bivariate elementary symmetric means ``f[a, b]`` (``a + b <= J``) of ``(q^2, q)`` over each
+    group's documents (module docstring), by the recurrence over the documents: ``[G, J+1, J+1]``."""
+    G, nmax = (int(d) for d in Q.shape)
+    dev = device(Q)
+    ar = xp.astype(xp.arange(J + 1, device=dev), Q.dtype)
+    a = xp.reshape(ar, (1, J + 1, 1))
+    b = xp.reshape(ar, (1, 1, J + 1))
+    zero = xp.zeros((1, 1, 1), dtype=Q.dtype, device=dev)
+    f = xp.broadcast_to(xp.where((a == 0) & (b == 0), zero + 1.0, zero), (G, J + 1, J + 1))
+    za = xp.zeros((G, 1, J + 1), dtype=Q.dtype, device=dev)
+    zb = xp.zeros((G, J + 1, 1), dtype=Q.dtype, device=dev)
+    for i in range(nmax):
+        active = xp.reshape(i < n_p, (G, 1, 1))
+        q = xp.reshape(Q[:, i], (G, 1, 1))
+        new = (i + 1.0 - a - b) * f
+        new = new + a * (q * q) * xp.concat([za, f[:, :-1, :]], axis=1)
+        new = new + b * q * xp.concat([zb, f[:, :, :-1]], axis=2)
+        new = new / (i + 1.0)
+        new = xp.where(a + b <= i + 1, new, zero)
+        f = xp.where(active, new, f)
+    return f
+
+
+def _pair_weights(xp: Any, lfac, w, mm, nn, J: int, T: int):
+    """``E[w_{p_j} w_{p_l}]`` for ``j < l`` (``[G, J, J]``, 0 elsewhere): the middle binomial summed by
+    repeated prefix sums (hockey stick: ``C(x, d-1) = sum_{y<x} C(y, d-2)``), every term positive,
+    each step rescaled by its maximum (log scale kept)."""
+    G = int(w.shape[0])
+    dev = device(w)
+    dt = w.dtype
+    p = xp.reshape(xp.astype(xp.arange(T, device=dev), dt), (1, T))
+    jx = xp.reshape(xp.astype(xp.arange(J, device=dev), dt), (1, J, 1))
+    base = _lcomb(xp, lfac, mm, nn)[:, 0]
+    lw = xp.log(w)  # (G, T)
+    lb = xp.reshape(lw, (G, 1, T)) + _lcomb(
+        xp, lfac, xp.reshape(mm - 1.0 - p, (G, 1, T)), xp.reshape(nn - 1.0, (G, 1, 1)) - jx
+    )
+    bmax = xp.max(lb, axis=2, keepdims=True)
+    bmax = xp.where(xp.isfinite(bmax), bmax, xp.zeros_like(bmax))
+    beta = xp.exp(lb - bmax)
+    zg = xp.zeros((G,), dtype=dt, device=dev)
+    z1 = xp.zeros((G, 1), dtype=dt, device=dev)
+    rows = []
+    for jv in range(J):
+        row = [zg] * (jv + 1)
+        if jv < J - 1:
+            la = lw + _lcomb(xp, lfac, p, xp.full_like(p, float(jv)))
+            amax = xp.max(la, axis=1, keepdims=True)
+            amax = xp.where(xp.isfinite(amax), amax, xp.zeros_like(amax))
+            acc = xp.exp(la - amax)
+            logsc = amax[:, 0]
             for lv in range(jv + 1, J):
-                acc = np.concatenate((np.zeros((G, 1)), np.cumsum(acc[:, :-1], axis=1)), axis=1)
-                mx = acc.max(axis=1)
+                acc = xp.concat([z1, xp.cumulative_sum(acc[:, :-1], axis=1)], axis=1)
+                mx = xp.max(acc, axis=1)
                 ok = mx > 0
-                acc[ok] /= mx[ok, None]
-                logsc = logsc + np.where(ok, np.log(np.where(ok, mx, 1.0)), 0.0)
-                tot = (acc * beta[:, lv, :]).sum(axis=1)
-                M[:, jv, lv] = np.where(
-                    tot > 0, np.exp(logsc + bmax[:, lv, 0] - base[:, 0]) * tot, 0.0
-                )
-    upper = jj < ll
-    M = np.where(upper, M, 0.0)
-    M = M + np.transpose(M, (0, 2, 1))
-    diag = (pj * (w * w)[:, None, :]).sum(axis=2)  # E[w_{p_j}^2]
-    M[:, j, j] = diag
-    e = (A * ey).sum(axis=1)
-    e2 = (M * eyy).sum(axis=(1, 2))
-    return e, e2
+                safe = xp.where(ok, mx, xp.ones_like(mx))
+                acc = xp.where(ok[:, None], acc / safe[:, None], acc)
+                logsc = logsc + xp.where(ok, xp.log(safe), zg)
+                tot = xp.sum(acc * beta[:, lv, :], axis=1)
+                val = xp.exp(logsc + bmax[:, lv, 0] - base) * tot
+                row.append(xp.where(tot > 0, val, zg))
+        rows.append(xp.stack(row, axis=1))
+    return xp.stack(rows, axis=1)
+
+
+def group_moments(xp: Any, lfac, Q, n_p, m, c, J: int, T: int) -> tuple[Any, Any]:
+    """``E[X_G]`` and ``E[X_G^2]`` of a batch of mixed tie groups (module docstring), arrays of the
+    namespace ``xp``: ``Q`` ``[G, nmax]`` the ``q = 1 - R`` of each group's documents with ``R > 0``
+    (any value past ``n_p[g]``), ``n_p``, ``m`` and ``c`` per group (their number, the group's size
+    and the documents ranked above it, integral floats), ``J = min(n', T)`` and ``T`` (the group's
+    positions inside the cutoff) equal over the batch; ``lfac(x) = log(x!)``.  The one formula of
+    runs and tensors."""
+    G = int(Q.shape[0])
+    dev = device(Q)
+    dt = Q.dtype
+    f = _symmetric_means(xp, Q, n_p, J)
+    f0 = f[:, 0, :]
+    ey = f0[:, :J] - f0[:, 1 : J + 1]  # (G, J)
+    # E[Pi_x Pi_y] = f[min(x, y), |x - y|], read from the flattened table
+    jj, ll = np.meshgrid(np.arange(J), np.arange(J), indexing="ij")
+    flat = xp.reshape(f, (G, (J + 1) * (J + 1)))
+
+    def g2(x, y):
+        idx = xp.asarray(np.minimum(x, y) * (J + 1) + np.abs(x - y), device=dev)
+        return xp.reshape(xp.take(flat, xp.reshape(idx, (-1,)), axis=1), (G, J, J))
+
+    eyy = g2(jj, ll) - g2(jj, ll + 1) - g2(jj + 1, ll) + g2(jj + 1, ll + 1)  # (G, J, J)
+    # order statistics of the positions of the n' documents with R > 0 among the group's m
+    mm, nn, cc = (xp.reshape(x, (G, 1)) for x in (m, n_p, c))
+    p = xp.reshape(xp.astype(xp.arange(T, device=dev), dt), (1, T))
+    w = 1.0 / (cc + p + 1.0)  # (G, T)
+    jx = xp.reshape(xp.astype(xp.arange(J, device=dev), dt), (1, J, 1))
+    lp = (
+        _lcomb(xp, lfac, xp.reshape(p, (1, 1, T)), jx)
+        + _lcomb(
+            xp, lfac, xp.reshape(mm - 1.0 - p, (G, 1, T)), xp.reshape(nn - 1.0, (G, 1, 1)) - jx
+        )
+        - xp.reshape(_lcomb(xp, lfac, mm, nn), (G, 1, 1))
+    )
+    pj = xp.exp(lp)  # (G, J, T): P(p_j = p)
+    A = xp.sum(pj * xp.reshape(w, (G, 1, T)), axis=2)
+    upper = _pair_weights(xp, lfac, w, mm, nn, J, T)
+    diag = xp.sum(pj * xp.reshape(w * w, (G, 1, T)), axis=2)  # E[w_{p_j}^2]
+    eye = xp.asarray(np.eye(J, dtype=bool), device=dev)
+    M = upper + xp.permute_dims(upper, (0, 2, 1))
+    M = xp.where(eye, xp.reshape(diag, (G, 1, J)), M)
+    return xp.sum(A * ey, axis=1), xp.sum(M * eyy, axis=(1, 2))

@@ -222,6 +222,12 @@ class IPrec(Measure):
     cutoff_param = Param("recall", float, None, "recall level", low=0, high=1)
     bounds_refusal = _REFUSAL
 
+    def tensor_refusal(self) -> str | None:
+        return (
+            "its expectation and variance over tie orderings have no known closed form "
+            "(tierank.evaluate estimates them by sampling)"
+        )
+
     def stats(self, prep: Prepared) -> Stats:
         r = float(self.required_cutoff)
         levels = LEVELS if r in LEVELS else (r,)
@@ -254,6 +260,12 @@ class IPrecAvg(Measure):
     )
     cutoff_allowed = False
     bounds_refusal = _REFUSAL
+
+    def tensor_refusal(self) -> str | None:
+        return (
+            "its expectation and variance over tie orderings have no known closed form "
+            "(tierank.evaluate estimates them by sampling)"
+        )
 
     def validate(self, text: str) -> None:
         self.recall_levels()

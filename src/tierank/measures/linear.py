@@ -80,6 +80,13 @@ class Linear(Measure):
         default).  The one formula of [`denominator`][tierank.measures.linear.Linear.denominator]."""
         return None
 
+    def label_values(self, xp: Any, label: Any, valid: Any, rel: int) -> Any:
+        """The document values on tensors from the labels (arrays of ``xp``; 0 where not
+        ``valid``; ``rel`` the measure's relevance level) when the family reads its own (e.g. the
+        unjudged candidates), else None (the default: the binary relevance at ``rel``, or
+        ``valid`` for ``kind='judged'``)."""
+        return None
+
     def rank_cutoff(self, nrel: Any) -> Any:
         """The cutoff in ranks given N+ per query (default: the measure's own ``k``)."""
         return self.k
@@ -565,10 +572,16 @@ class RBP(Linear):
 
     tensor_kernel = "linear"
 
-    def tensor_refusal(self) -> str | None:
-        if self.param("gain") == "trec_eval":
-            return "gain='trec_eval' rescales by the query's top judged grade (gain='binary' has a tensor kernel)"
-        return None
+    def tensor_reads_every_judgment(self) -> bool:
+        return self.param("gain") == "trec_eval"  # the query's top judged grade
+
+    def label_values(self, xp: Any, label: Any, valid: Any, rel: int) -> Any:
+        """``gain='trec_eval'``: each label over max(1, the row's top label), as `values`; else None."""
+        if self.param("gain") != "trec_eval":
+            return None
+        grade = xp.where(valid, xp.clip(label, 0.0, None), xp.zeros_like(label))
+        top = xp.clip(xp.max(grade, axis=1, keepdims=True), 1.0, None)
+        return grade / top
 
     @property
     def bounds_refusal(self) -> str | None:  # type: ignore[override]  # per instance: it depends on the gain
@@ -613,20 +626,34 @@ class RBP(Linear):
         return np.bincount(prep.qi[rows], weights=w * unj, minlength=prep.nq) + self.tail(prep)
 
 
+def dcg_weights(xp: Any, pos: Any) -> Any:
+    """DCG's discount of each 0-based rank ``pos`` (an array of ``xp``): ``1 / log2(pos + 2)``."""
+    return 1.0 / xp.log2(pos + 2.0)
+
+
+def ideal_dcg_terms(xp: Any, ideal: Any, pos: Any, k: float) -> Any:
+    """The terms of the ideal DCG at ``k``: the ideal gains ``ideal`` (each query's sorted descending)
+    at their 0-based ideal ranks ``pos`` (arrays of ``xp``), discounted
+    ([`dcg_weights`][tierank.measures.linear.dcg_weights]), 0 from rank ``k`` on.  The one formula
+    of runs and tensors; each layout sorts the gains and sums the terms per query."""
+    w = dcg_weights(xp, pos)
+    return xp.where(pos < k, ideal * w, xp.zeros_like(w))
+
+
 def idcg(prep: Prepared, k: float) -> np.ndarray:
-    """Ideal DCG at k per query, from the ideal gains sorted descending."""
+    """Ideal DCG at k per query, from the ideal gains sorted descending
+    ([`ideal_dcg_terms`][tierank.measures.linear.ideal_dcg_terms])."""
 
     def compute():
         gains, start = prep.ideal
         counts = np.diff(start)
-        ipos = np.arange(len(gains)) - np.repeat(start[:-1], counts)
+        ipos = (np.arange(len(gains)) - np.repeat(start[:-1], counts)).astype(np.float64)
         iq = np.repeat(np.arange(prep.nq), counts)
-        return iq, ipos, gains / np.log2(ipos + 2.0)
+        return iq, ipos, np.asarray(gains, dtype=np.float64)
 
-    # the discounted ideal gains, shared by the cutoffs
-    iq, ipos, terms = prep.cached(("idcg_terms",), compute)
-    keep = ipos < k
-    return np.bincount(iq[keep], weights=terms[keep], minlength=prep.nq)
+    # the ideal gains and their ranks, shared by the cutoffs
+    iq, ipos, gains = prep.cached(("idcg_gains",), compute)
+    return np.bincount(iq, weights=ideal_dcg_terms(np, gains, ipos, k), minlength=prep.nq)
 
 
 @register
@@ -810,7 +837,7 @@ class nDCG(Linear):
         return (xp.exp2(g) if hasattr(xp, "exp2") else xp.pow(2.0, g)) - 1.0
 
     def position_weights(self, xp, pos):
-        return 1.0 / xp.log2(pos + 2.0)
+        return dcg_weights(xp, pos)
 
     def denominator(self, prep: Prepared):
         if self._plain:
@@ -822,8 +849,6 @@ class nDCG(Linear):
         o = np.lexsort((-ig, iq))
         iq, ig = iq[o], ig[o]
         start = np.searchsorted(iq, np.arange(prep.nq + 1))
-        ipos = np.arange(len(ig)) - np.repeat(start[:-1], np.diff(start))
-        sel = ipos < self.k
-        return np.bincount(
-            iq[sel].astype(np.int64), weights=ig[sel] / np.log2(ipos[sel] + 2.0), minlength=prep.nq
-        )
+        ipos = (np.arange(len(ig)) - np.repeat(start[:-1], np.diff(start))).astype(np.float64)
+        terms = ideal_dcg_terms(np, ig, ipos, self.k)
+        return np.bincount(iq.astype(np.int64), weights=terms, minlength=prep.nq)

@@ -81,6 +81,9 @@ class RelString(Measure):
     #: its value is a string (`RelStats`), printed by --format trec_eval only
     string_valued: ClassVar[bool] = True
 
+    def tensor_refusal(self) -> str | None:
+        return "a string of grades has no expectation or variance over tie orderings"
+
     @property
     def additive(self) -> bool:
         """False: its strings are kept per query in memory, never merged from streamed blocks (a large

@@ -25,6 +25,7 @@ coefficient is negative.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -57,11 +58,14 @@ class RelP(Linear):
     cutoff_required = True
     bounds_refusal = _N_PLUS
 
-    def weights(self, prep: Prepared, rows: np.ndarray):
-        return np.ones(len(rows))
+    uses_n_plus = True
+    tensor_kernel = "linear"
 
-    def denominator(self, prep: Prepared):
-        return np.minimum(float(self.required_cutoff), prep.nrel(self.rel))
+    def position_weights(self, xp: Any, pos: Any) -> Any:
+        return xp.ones_like(pos)
+
+    def normalizer(self, xp: Any, nrel: Any, retrieved: Any) -> Any:
+        return xp.minimum(xp.full_like(nrel, float(self.required_cutoff)), nrel)
 
 
 @register
@@ -81,8 +85,11 @@ class SetRelP(_Set):
     )
     bounds_refusal = _N_PLUS
 
-    def denominator(self, prep: Prepared):
-        return np.minimum(prep.qret, prep.nrel(self.rel)).astype(np.float64)
+    uses_n_plus = True
+    tensor_kernel = "linear"
+
+    def normalizer(self, xp: Any, nrel: Any, retrieved: Any) -> Any:
+        return xp.minimum(xp.astype(retrieved, nrel.dtype), nrel)
 
     # Linear's own statistics (not the set measures' one count): relative set precision shares the
     # sums of the other families with unit weights where the engine computes them together

@@ -28,6 +28,8 @@ Statistics over tie orderings, exact:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..ties import Prepared
@@ -37,7 +39,7 @@ from .kernels import centered, log_factorials, select_segments
 from .linear import Linear
 from .prefixes import ranges
 
-__all__ = ["Unj", "RBP_resid", "unjudged_rows"]
+__all__ = ["Unj", "RBP_resid", "unjudged_rows", "residual_stats"]
 
 
 def unjudged_rows(prep: Prepared) -> np.ndarray:
@@ -60,13 +62,19 @@ class Unj(Linear):
     description = "unjudged documents in the top k / k (trec_eval unj; missing ranks count judged)"
     cutoff_required = True
 
+    #: on tensors a negative label is unjudged (trec_eval's reading of a negative grade)
+    tensor_kernel = "linear"
+
     def values(self, prep: Prepared):
         return unjudged_rows(prep)
 
-    def weights(self, prep: Prepared, rows: np.ndarray):
-        return np.ones(len(rows))
+    def label_values(self, xp: Any, label: Any, valid: Any, rel: int) -> Any:
+        return xp.astype(valid & (label < 0), label.dtype)
 
-    def denominator(self, prep: Prepared):
+    def position_weights(self, xp: Any, pos: Any) -> Any:
+        return xp.ones_like(pos)
+
+    def normalizer(self, xp: Any, nrel: Any, retrieved: Any) -> Any:
         return float(self.required_cutoff)
 
     def stats(self, prep: Prepared) -> Stats:
@@ -80,9 +88,9 @@ class Unj(Linear):
         return stats.min, stats.max
 
 
-def _unjudged_sum(prep: Prepared, p: float) -> Stats:
+def _unjudged_sum(prep: Prepared, weights) -> Stats:
     """The statistics of `X = (1-p) sum_i p^i u_i` over the unjudged documents read (`Linear`'s closed
-    forms: weights p^i, values u), from the tie groups holding an unjudged document read alone: every
+    forms: ``weights(xp, pos)``, values u), from the tie groups holding an unjudged document read alone: every
     other group adds exact zeros to every sum, which keep their order."""
     u = unjudged_rows(prep)
     cu = row_cumsum(prep, ("unjudged",), lambda: u > 0)
@@ -98,7 +106,7 @@ def _unjudged_sum(prep: Prepared, p: float) -> Stats:
     rows = ranges(gs[G], L)  # the rows read of those groups
     seg = np.repeat(np.arange(len(G)), L)
     qr = q[seg]
-    w = (1.0 - p) * np.power(p, prep.pos[rows].astype(np.float64))
+    w = weights(np, prep.pos[rows].astype(np.float64))
     offset = rows - gs[G][seg]
 
     def total(a):
@@ -120,6 +128,21 @@ def _unjudged_sum(prep: Prepared, p: float) -> Stats:
     return Stats(obl, expected, lo, hi, var)
 
 
+def residual_stats(xp: Any, oblivious, expected, lo, hi, var, c, p0) -> tuple[Any, ...]:
+    """RBP_resid's (oblivious, expected, min, max, variance) per query from those of
+    `X = (1-p) sum_i p^i u_i`, the fixed `c = p^n` and `P_0`, the probability that no unjudged
+    document is read (module docstring), arrays of the namespace ``xp``: the one formula of runs
+    and tensors."""
+    zero = xp.zeros_like(c)
+
+    def val(v):
+        return xp.where(v > 0, v + c, zero)
+
+    e = expected + c * (1.0 - p0)
+    v = var + c * c * p0 * (1.0 - p0) + 2.0 * c * expected * p0
+    return val(oblivious), xp.where(e > 0, e, zero), val(lo), val(hi), xp.clip(v, 0.0, None)
+
+
 @register
 class RBP_resid(Measure):
     """trec_eval's rbp_resid: RBP's residual from the unjudged documents and the ranks past the list."""
@@ -138,10 +161,17 @@ class RBP_resid(Measure):
     )
     cutoff_allowed = False
     bounds_refusal = "it is itself a bound on what the unjudged documents could add"
+    #: on tensors a negative label is unjudged (trec_eval's reading of a negative grade)
+    tensor_kernel = "rbp_resid"
+
+    def position_weights(self, xp: Any, pos: Any) -> Any:
+        """RBP's weight ``(1 - p) p^pos`` of each 0-based rank (an array of ``xp``)."""
+        p = self.param("p")
+        return (1.0 - p) * (p**pos)
 
     def stats(self, prep: Prepared) -> Stats:
         p = self.param("p")
-        x = _unjudged_sum(prep, p)
+        x = _unjudged_sum(prep, self.position_weights)
         c = np.power(p, prep.qret.astype(np.float64))
         u = unjudged_rows(prep)
         cut = prep.cut(float("inf"))
@@ -168,15 +198,4 @@ class RBP_resid(Measure):
             q = prep.gq[strad]
             p0[q] = np.where(fixed[q] == 0, none, 0.0)
 
-        def val(v: np.ndarray) -> np.ndarray:
-            return np.where(v > 0, v + c, 0.0)
-
-        expected = x.expected + c * (1.0 - p0)
-        var = x.var + c * c * p0 * (1.0 - p0) + 2.0 * c * x.expected * p0
-        return Stats(
-            val(x.oblivious),
-            np.where(expected > 0, expected, 0.0),
-            val(x.min),
-            val(x.max),
-            np.maximum(var, 0.0),
-        )
+        return Stats(*residual_stats(np, x.oblivious, x.expected, x.min, x.max, x.var, c, p0))

@@ -39,6 +39,7 @@ from typing import Any
 
 from ..errors import TierankInputError
 from ..measures.base import REGISTRY, Measure, parse_measure, summarize
+from ..measures.linear import ideal_dcg_terms
 from ..measures.names import plan as measure_plan
 from . import inputs
 from . import kernels as K
@@ -57,13 +58,13 @@ __all__ = [
 
 def families() -> tuple[str, ...]:
     """The registered families that declare a tensor kernel
-    ([`Measure.tensor_kernel`][tierank.measures.base.Measure]), sorted: a family registered with one
+    ([`Measure.tensor_kernel`][tierank.measures.protocol.Measure]), sorted: a family registered with one
     is evaluated here with no other change."""
     return tuple(sorted(name for name, cls in REGISTRY.items() if cls.tensor_kernel in KERNELS))
 
 
 #: the kernels a family can declare (`tierank.measures.base.Measure.tensor_kernel`)
-KERNELS = ("linear", "first_relevant", "ap")
+KERNELS = ("linear", "first_relevant", "ap", "bpref", "err", "rbp_resid")
 
 #: measure families with a tensor kernel (every parameter except those a family's
 #: `tensor_refusal` refuses), derived from the registry when this module is imported
@@ -189,13 +190,20 @@ def check_measures(measures, rel: int, n_relevant_given: bool) -> list[Measure]:
     for m in parsed:
         if m.tensor_kernel not in KERNELS:
             names = families()
+            why = m.tensor_refusal()
             raise TierankInputError(
-                f"measure {str(m)!r}: no tensor kernel for {m.family}; "
-                f"tierank.tensor evaluates {', '.join(names)} (tierank.evaluate has the rest)"
+                f"measure {str(m)!r}: no tensor kernel for {m.family}"
+                + (f": {why}" if why else "")
+                + f"; tierank.tensor evaluates {', '.join(names)} (tierank.evaluate has the rest)"
             )
         why = m.tensor_refusal()
         if why:
             raise TierankInputError(f"measure {str(m)!r}: {why}")
+        if n_relevant_given and m.tensor_reads_every_judgment():
+            raise TierankInputError(
+                f"measure {str(m)!r}: it reads every judgment of a query, which the labels do not "
+                "hold when n_relevant says the lists are cut from a larger pool"
+            )
         if n_relevant_given and m.uses_n_plus and m.rel is not None and m.rel != rel:
             raise TierankInputError(
                 f"measure {str(m)!r}: n_relevant counts relevant documents at rel={rel}, "
@@ -326,6 +334,17 @@ def evaluate(
     if isinstance(chunk_cells, bool) or not isinstance(chunk_cells, int) or chunk_cells < 1:
         raise TierankInputError(f"chunk_cells must be a positive integer, got {chunk_cells!r}")
     parsed = check_measures(measures, rel, n_relevant is not None)
+    xp, scores, labels, mask, queries, n_relevant, cdt = _checked_arrays(
+        scores, labels, mask, indexes, n_relevant, dtype, parsed, rel
+    )
+    return _evaluate_chunks(
+        xp, scores, labels, mask, queries, n_relevant, cdt, parsed, rel, tie_break, chunk_cells
+    )
+
+
+def _checked_arrays(scores, labels, mask, indexes, n_relevant, dtype, parsed, rel):
+    """The inputs as padded arrays of one namespace, checked (one line per problem): ``(xp, scores,
+    labels, mask, queries, n_relevant, compute dtype)``."""
     xp, scores, labels, mask, indexes, n_relevant, dtype = inputs.prepare(
         scores, labels, mask, indexes, n_relevant, dtype, parsed
     )
@@ -382,7 +401,15 @@ def evaluate(
                 f"n_relevant must be a whole number of at least the relevant candidates "
                 f"(label >= {rel}) of each query"
             )
+    return xp, scores, labels, mask, queries, n_relevant, cdt
 
+
+def _evaluate_chunks(
+    xp, scores, labels, mask, queries, n_relevant, cdt, parsed, rel, tie_break, chunk_cells
+) -> TensorResult:
+    """Every measure on chunks of at most ``chunk_cells`` cells, concatenated."""
+    dev = _device(scores)
+    B, C = (int(d) for d in scores.shape)
     names = [str(m) for m in parsed]
     parts: dict[str, list[list[Any]]] = {name: [[] for _ in range(5)] for name in names}
     tied = []
@@ -453,8 +480,7 @@ def _idcg(L: K.Layout, m: Measure, k: float, rel: int):
     ideal = xp.sort(gain, axis=1, descending=True)
     n = int(ideal.shape[1])
     i = xp.reshape(xp.astype(xp.arange(n, device=_device(gain)), L.dtype), (1, n))
-    w = xp.where(i < min(k, n), 1.0 / xp.log2(i + 2.0), xp.zeros_like(i))
-    return xp.sum(ideal * w, axis=1)
+    return xp.sum(ideal_dcg_terms(xp, ideal, i, k), axis=1)
 
 
 def _stats(L: K.Layout, m: Measure, rel: int) -> K.RawStats:
@@ -468,6 +494,13 @@ def _stats(L: K.Layout, m: Measure, rel: int) -> K.RawStats:
         return K.first_relevant_stats(L, m.family, k, rel)
     if m.tensor_kernel == "ap":
         return K.ap_stats(L, k, rel)
+    if m.tensor_kernel == "bpref":
+        return K.bpref_stats(L, rel)
+    if m.tensor_kernel == "rbp_resid":
+        w = m.position_weights(xp, L.jf)  # type: ignore[attr-defined]
+        return K.rbp_resid_stats(L, w, m.param("p"))
+    if m.tensor_kernel == "err":
+        return K.err_stats(L, k, m.param("max_grade"), str(m))
     B, C = L.shape
     jf = L.jf
     nrel = L.nrel(rel)
@@ -482,6 +515,9 @@ def _stats(L: K.Layout, m: Measure, rel: int) -> K.RawStats:
         gain = xp.where(L.valid, _gain(xp, L.label, m), xp.zeros_like(L.label))
         return K.linear_stats(L, w, gain, _idcg(L, m, k, rel))
     den = m.normalizer(xp, nrel, L.row_sum(L.f(L.valid)))  # type: ignore[attr-defined]
+    own = m.label_values(xp, L.label, L.valid, rel)  # type: ignore[attr-defined]
+    if own is not None:  # the family's own values of the labels
+        return K.linear_stats(L, w, own, den)
     if getattr(m, "kind", "rel") == "judged":  # every candidate has a label
         return K.linear_stats(L, w, L.f(L.valid), den)
     return K.linear_stats(L, w, L.relevant(rel), den, binary_rel=rel)

@@ -2,8 +2,9 @@ r"""The tie-aware kernels over padded ``[queries, candidates]`` arrays, written 
 Python array API standard (the namespace of `array_api_compat.array_namespace`).
 
 They evaluate the closed forms of `tierank.measures` (the module docstrings of
-[`tierank.measures.linear`][tierank.measures.linear], [`tierank.measures.rank`][tierank.measures.rank] and [`tierank.measures.ap`][tierank.measures.ap] derive
-them) in a dense layout instead of the flat run of [`tierank.ties.Prepared`][tierank.ties.Prepared]:
+[`tierank.measures.linear`][tierank.measures.linear], [`tierank.measures.rank`][tierank.measures.rank], [`tierank.measures.ap`][tierank.measures.ap],
+[`tierank.measures.bpref`][tierank.measures.bpref], [`tierank.measures.err`][tierank.measures.err] and [`tierank.measures.unjudged`][tierank.measures.unjudged] derive
+them, and write the formulas both layouts call) in a dense layout instead of the flat run of [`tierank.ties.Prepared`][tierank.ties.Prepared]:
 
 * each row is sorted by score, descending (a stable sort, so the tie-oblivious order keeps the input
   order, or its reverse, inside ties); valid candidates first, the padding after them in a block of
@@ -31,6 +32,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import TierankInputError
+from ..measures import ap, bpref, err, unjudged
 from ..measures.kernels import central_moments_in as central_moments
 from ..measures.rank import offset_log_prob, success_moments
 
@@ -41,6 +44,9 @@ __all__ = [
     "linear_stats",
     "first_relevant_stats",
     "ap_stats",
+    "bpref_stats",
+    "err_stats",
+    "rbp_resid_stats",
     "central_moments",
     "RawStats",
 ]
@@ -553,7 +559,6 @@ def ap_stats(L: Layout, k: float, rel: int) -> RawStats:
     ac, r = L.tied_relevant(rel)
     m, t = T.m, T.t
     zero = xp.zeros_like(m)
-    one = xp.ones_like(m)
     before = T.take(cs) - T.group_scan(ac)  # relevant documents ranked before the group: exact
     p1 = xp.astype(T.pos, L.dtype) + 1.0
     inc = T.pos < kk
@@ -563,26 +568,191 @@ def ap_stats(L: Layout, k: float, rel: int) -> RawStats:
     hi_t = xp.where(inc & (t < r), (before + t + 1.0) / p1, zero)
     lo_t = xp.where(inc & (t >= m - r), (before + t - (m - r) + 1.0) / p1, zero)
 
-    upto = T.group_scan(w)  # the group's weights up to and including the entry
-    tw = t * w
-    W, S1, S2 = (T.group_total(x) for x in (w, tw, tw * w))
-    D = (W - upto) + tw
-    shared = T.group_total(D * D) - 2.0 * S2
-    disjoint = S1 * S1 - S2 - shared
-    u = (before + 1.0) * w + (r / m) * D
-    du = u - T.group_total(u) / m
-    dD = D - T.group_total(D) / m
-    cm = central_moments(xp, r, m)
+    vg = ap.group_variance(xp, T.group_total, T.group_scan, t, w, m, r, before, zero)
     mixed = (r > 0) & (r < m)
-    var_l = xp.where(
-        mixed, r * (m - r) / xp.where(mixed, m * (m - 1.0), one), zero
-    ) * T.group_total(du * du)
-    cov = cm["c3"] * T.group_total(du * dD)
-    var_q = cm["c22"] * S2 + cm["c211"] * shared + cm["c1111"] * disjoint
-    vg = xp.where(mixed & T.first, var_l + 2.0 * cov + var_q, zero)
+    vg = xp.where(mixed & T.first, vg, zero)
     tot = T.row_total(xp.stack([e_t, hi_t, lo_t, vg], axis=1))
     expected = ratio(xp, base + tot[:, 0], nrel)
     hi = ratio(xp, base + tot[:, 1], nrel)
     lo = ratio(xp, base + tot[:, 2], nrel)
     var = ratio(xp, tot[:, 3], nrel * nrel)
     return RawStats(obl, expected, lo, hi, var)
+
+
+def bpref_stats(L: Layout, rel: int) -> RawStats:
+    """bpref ([`tierank.measures.bpref`][tierank.measures.bpref]) with the labels as judgments: a label >= ``rel`` relevant,
+    ``0 <= label < rel`` judged non-relevant, a negative one unjudged (skipped); ``R`` and ``N-``
+    counted from the labels.  Only the tie groups holding a relevant document add terms; their
+    statistics are [`tierank.measures.bpref.group_moments`][tierank.measures.bpref.group_moments]."""
+    xp = L.xp
+    T = L.ties
+    rel_v = L.relevant(max(rel, 0))
+    non_v = L.f(L.valid & (L.label >= 0) & (L.label < rel))
+    R = L.row_sum(rel_v)
+    D = xp.minimum(L.row_sum(non_v), R)
+    above = xp.cumulative_sum(non_v, axis=1) - non_v  # judged non-relevant ranked above
+    terms = rel_v * bpref.preference(xp, above, R[:, None], D[:, None])
+    obl = ratio(xp, L.row_sum(terms), R)
+    if T.n == 0:
+        zero = xp.zeros_like(obl)
+        return RawStats(obl, obl, obl, obl, zero)
+    base = L.row_sum(L.untied(terms))
+    r = T.group_total(T.take(rel_v))
+    s = T.group_total(T.take(non_v))
+    before = T.at_start(T.take(above))
+    Rc, Dc = xp.take(R, T.row), xp.take(D, T.row)
+    e_g, v_g = bpref.group_moments(xp, r, s, before, Rc, Dc)
+    zero = xp.zeros_like(r)
+    head = T.first & (r > 0)
+    best = r * bpref.preference(xp, before, Rc, Dc)
+    worst = r * bpref.preference(xp, before + s, Rc, Dc)
+    parts = [xp.where(head, x, zero) for x in (e_g, best, worst, v_g)]
+    tot = T.row_total(xp.stack(parts, axis=1))
+    expected = ratio(xp, base + tot[:, 0], R)
+    hi = ratio(xp, base + tot[:, 1], R)
+    lo = ratio(xp, base + tot[:, 2], R)
+    var = ratio(xp, tot[:, 3], R * R)
+    return RawStats(obl, expected, lo, hi, var)
+
+
+def _to_dense(L: Layout, tied_values, dense):
+    """``dense`` (``[B, C]``) with its tied positions replaced by ``tied_values`` (``[n]``, in the
+    order of the tied entries): a gather by each position's rank among the tied ones."""
+    xp = L.xp
+    T = L.ties
+    B, C = L.shape
+    rank = xp.cumulative_sum(xp.reshape(xp.astype(L.tied, xp.int64), (-1,))) - 1
+    back = xp.reshape(xp.take(tied_values, xp.clip(rank, 0, T.n - 1)), (B, C))
+    return xp.where(L.tied, back, dense)
+
+
+def _at_heads(T: Ties, heads, values):
+    """Per tied entry: ``values[i]`` at the ``i``-th entry of ``heads`` (bool ``[n]``), else 0."""
+    xp = T.xp
+    rank = xp.cumulative_sum(xp.astype(heads, xp.int64)) - 1
+    n = int(values.shape[0])
+    got = xp.take(values, xp.clip(rank, 0, max(n - 1, 0)), axis=0) if n else None
+    zero = xp.zeros((T.n, *values.shape[1:]), dtype=values.dtype, device=_device(values))
+    if got is None:
+        return zero
+    cond = heads if len(values.shape) == 1 else heads[:, None]
+    return xp.where(cond, got, zero)
+
+
+def _err_group_moments(L: Layout, q, n_nz, start_nz, m, c, T_in) -> tuple[Any, Any]:
+    """[`tierank.measures.err.group_moments`][tierank.measures.err.group_moments] of the mixed tie groups (one entry each), batched by
+    ``(J, T)`` as the run layout batches them: ``q`` the ``1 - R`` of the tied entries with
+    ``R > 0`` in order, ``start_nz`` each group's first of them."""
+    xp = L.xp
+    _, C = L.shape
+    dev = _device(q)
+    G = int(m.shape[0])
+    lf = log_factorials(xp, C + 1, L.dtype, dev)
+
+    def lfac(x):
+        i = xp.astype(xp.clip(x, 0.0, float(C + 1)), xp.int64)
+        return xp.reshape(xp.take(lf, xp.reshape(i, (-1,))), x.shape)
+
+    J = xp.minimum(n_nz, T_in)
+    keys = xp.astype(J, xp.int64) * (C + 2) + xp.astype(T_in, xp.int64)
+    sels, es, e2s = [], [], []
+    nq = int(q.shape[0])
+    for key in sorted({int(v) for v in xp.unique_values(keys)}):
+        Jb, Tb = divmod(key, C + 2)
+        sel = xp.nonzero(keys == key)[0]
+        sels.append(sel)
+        if Jb <= 0 or Tb <= 0:
+            zero = xp.zeros((int(sel.shape[0]),), dtype=L.dtype, device=dev)
+            es.append(zero)
+            e2s.append(zero)
+            continue
+        n_p = xp.take(n_nz, sel)
+        nmax = int(xp.max(n_p))
+        j = xp.reshape(xp.arange(nmax, dtype=xp.int64, device=dev), (1, nmax))
+        idx = xp.reshape(xp.take(start_nz, sel), (-1, 1)) + j
+        inside = j < xp.reshape(xp.astype(n_p, xp.int64), (-1, 1))
+        picked = xp.take(q, xp.reshape(xp.clip(idx, 0, nq - 1), (-1,)))
+        Q = xp.where(inside, xp.reshape(picked, idx.shape), xp.ones_like(picked[0]))
+        e, e2 = err.group_moments(xp, lfac, Q, n_p, xp.take(m, sel), xp.take(c, sel), Jb, Tb)
+        es.append(e)
+        e2s.append(e2)
+    if not sels:
+        zero = xp.zeros((G,), dtype=L.dtype, device=dev)
+        return zero, zero
+    order = xp.argsort(xp.concat(sels))
+    return xp.take(xp.concat(es), order), xp.take(xp.concat(e2s), order)
+
+
+def err_stats(L: Layout, k: float, max_grade: int, name: str = "ERR") -> RawStats:
+    """ERR@k ([`tierank.measures.err`][tierank.measures.err]): the oblivious value and the extremes (each group's grades
+    sorted) as dense cascades; the expectation and variance of each tie group whose grades differ
+    from [`tierank.measures.err.group_moments`][tierank.measures.err.group_moments], times the (order-free) product over the documents
+    above it."""
+    xp = L.xp
+    B, C = L.shape
+    T = L.ties
+    kk = min(k, C)
+    incut = L.j < kk
+    gain = xp.where(L.valid, xp.clip(L.label, 0.0, None), xp.zeros_like(L.label))
+    read = L.valid & incut
+    if B and bool(xp.any(read & (gain > max_grade))):
+        top = float(xp.max(xp.where(read, gain, xp.zeros_like(gain))))
+        raise TierankInputError(
+            f"measure {name!r}: a candidate has grade {top:g}, above the largest grade {max_grade} "
+            f"(gdeval's MAX_JUDGMENT); use ERR(max_grade=...)"
+        )
+    pow2 = xp.exp2(gain) if hasattr(xp, "exp2") else xp.pow(2.0, gain)
+    R = (pow2 - 1.0) / 2.0**max_grade
+    w = xp.where(incut, 1.0 / (L.jf + 1.0), xp.zeros_like(L.jf))
+
+    def cascade(r):
+        lq = xp.log1p(-r)
+        decay = xp.exp(xp.cumulative_sum(lq, axis=1) - lq)
+        return w * r * decay, decay
+
+    terms, decay = cascade(R)
+    obl = L.row_sum(terms)
+    if T.n == 0:
+        zero = xp.zeros_like(obl)
+        return RawStats(obl, obl, obl, obl, zero)
+    rc = T.take(R)
+    opt, pess = T.sorted_values(rc)
+    hi = L.row_sum(cascade(_to_dense(L, opt, R))[0])
+    lo = L.row_sum(cascade(_to_dense(L, pess, R))[0])
+    mixed = T.at_start(opt) != T.at_start(pess)  # the group's largest and smallest R differ
+    fixed = L.row_sum(
+        xp.where(_to_dense(L, mixed, xp.zeros_like(L.tied)), xp.zeros_like(terms), terms)
+    )
+    heads = T.first & mixed & (T.pos < kk)
+    if not bool(xp.any(heads)):
+        zero = xp.zeros_like(obl)
+        return RawStats(obl, fixed, lo, hi, zero)
+    nz = rc > 0
+    nzf = xp.astype(nz, L.dtype)
+    hix = xp.nonzero(heads)[0]
+    m = xp.take(T.m, hix)
+    c = xp.astype(xp.take(T.pos, hix), L.dtype)
+    T_in = xp.minimum(m, kk - c)
+    n_nz = xp.take(T.group_total(nzf), hix)
+    start_nz = xp.take(xp.cumulative_sum(xp.astype(nz, xp.int64)) - xp.astype(nz, xp.int64), hix)
+    q = xp.take(1.0 - rc, xp.nonzero(nz)[0])
+    ex, ex2 = _err_group_moments(L, q, n_nz, start_nz, m, c, T_in)
+    p_before = xp.take(xp.reshape(decay, (-1,)), xp.take(T.flat, hix))
+    spread = xp.clip(ex2 - ex * ex, 0.0, None)
+    per = xp.stack([p_before * ex, p_before * p_before * spread], axis=1)
+    tot = T.row_total(_at_heads(T, heads, per))
+    return RawStats(obl, fixed + tot[:, 0], lo, hi, tot[:, 1])
+
+
+def rbp_resid_stats(L: Layout, weights, p: float) -> RawStats:
+    """RBP_resid ([`tierank.measures.unjudged`][tierank.measures.unjudged]) with a negative label unjudged: the positional sum
+    `X` of the unjudged candidates ([`linear_stats`][tierank.tensor.kernels.linear_stats], RBP's ``weights``), `c = p^n` of the
+    ``n`` candidates, then [`tierank.measures.unjudged.residual_stats`][tierank.measures.unjudged.residual_stats] (no depth limit: whether an
+    unjudged candidate is read does not vary, `P_0` is 0 or 1)."""
+    xp = L.xp
+    u = L.f(L.valid & (L.label < 0))
+    x = linear_stats(L, weights, u, None)
+    c = p ** L.row_sum(L.f(L.valid))
+    p0 = L.f(L.row_sum(u) == 0)
+    out = unjudged.residual_stats(xp, x.oblivious, x.expected, x.min, x.max, x.var, c, p0)
+    return RawStats(*out)

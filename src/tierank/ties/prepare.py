@@ -26,7 +26,7 @@ ARRANGEMENTS: tuple[str, ...] = get_args(Which)
 
 
 class HasDepth(Protocol):
-    """What `prepare` reads of a measure: the ranks it reads ([`tierank.measures.Measure.depth`][tierank.measures.base.Measure.depth])."""
+    """What `prepare` reads of a measure: the ranks it reads ([`tierank.measures.Measure.depth`][tierank.measures.protocol.Measure.depth])."""
 
     def depth(self, nrel: Callable[[int | None], np.ndarray]) -> float | np.ndarray: ...
 
