@@ -256,7 +256,9 @@ def test_trec_eval_tables_name_the_new_families():
         "Utility": "utility",
     }
     assert family_names("trec_eval_cut")["relative_P"] == "RelP"
-    assert {"infAP", "gm_bpref", "Rprec_mult", "utility", "relative_P", "set_relative_P"} <= set(forms())
+    assert {"infAP", "gm_bpref", "Rprec_mult", "utility", "relative_P", "set_relative_P"} <= set(
+        forms()
+    )
 
 
 def test_utility_needs_four_coefficients():

@@ -514,18 +514,22 @@ def _plan(texts: list[str], docs_in_collection: int | None, trec, coverage: bool
             f"-m {asked}: nothing to write but in --format trec_eval (runid and relstring are "
             "trec_eval's per-run and per-query lines); add a measure or use --format trec_eval"
         )
-    if strings and trec is None:  # relstring: a string per query, printed by trec_eval's layout only
+    if strings and trec is None:  # relstring: a string per query, only trec_eval's layout prints it
         note(
             f"{', '.join(plan.name_of(m) for m in strings)}: a string per query, printed by --format trec_eval "
             "only; left out"
         )
         measures = [m for m in measures if m not in strings]
-    evaluated = replace(plan, entries=tuple(e for e in plan.entries if e.measure in measures), notes=())
-    if coverage:  # the table shows judgment coverage next to the measures when the top 10 is incomplete
+    evaluated = replace(
+        plan, entries=tuple(e for e in plan.entries if e.measure in measures), notes=()
+    )
+    if coverage:  # judgment coverage beside the measures, where the top 10 is incomplete
         evaluated = evaluated.with_coverage()
     if not evaluated.measures:  # trec_eval's runid / relstring alone: any measure gives the
         # query set; its layout prints only what was asked (the plan)
-        evaluated = replace(evaluated, entries=(Entry("Hits@1", parse_measure("Hits@1"), shown=False),))
+        evaluated = replace(
+            evaluated, entries=(Entry("Hits@1", parse_measure("Hits@1"), shown=False),)
+        )
     return plan, evaluated
 
 

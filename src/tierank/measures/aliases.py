@@ -129,9 +129,7 @@ def suggest(text: str, n: int = 3) -> list[str]:
                 rest = f"_{num}{rest}"
             if fam in known:
                 out.append(fam + rest)
-            trec = next(
-                (t for t in (*forms(), *NICKNAMES) if t.lower() == low and t != base), None
-            )
+            trec = next((t for t in (*forms(), *NICKNAMES) if t.lower() == low and t != base), None)
             if trec is not None and not rest:
                 out.append(trec)
     if not out:

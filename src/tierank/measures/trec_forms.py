@@ -217,11 +217,19 @@ class Persistence(TrecForm):
     def rows(self, family: str, text: str | None) -> list[Row]:
         p = dict(() if text is None else pairs(self.name, text, named=True)).get("p", 0.9)
         extra = "".join(f",{k}={v!r}" for k, v in self.fixed)
-        return [(self.name if text is None else f"{self.name}_{text}", f"{family}(p={fmt_num(p)}{extra})", ())]
+        return [
+            (
+                self.name if text is None else f"{self.name}_{text}",
+                f"{family}(p={fmt_num(p)}{extra})",
+                (),
+            )
+        ]
 
     def printed(self, m: Measure) -> str | None:
         if self.fixed and (
-            m.cutoff is not None or any(m.param(k) != v for k, v in self.fixed) or m.param("rel") is not None
+            m.cutoff is not None
+            or any(m.param(k) != v for k, v in self.fixed)
+            or m.param("rel") is not None
         ):
             return None
         p = m.param("p")

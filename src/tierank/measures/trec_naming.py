@@ -7,6 +7,7 @@ nicknames ``official``, ``set`` and ``all_trec``).  Which family a name belongs 
 reads its parameters, is declared by the family (``FamilyNames.trec_eval``, ``trec_eval_cut``,
 ``trec_eval_cutoffs``, ``trec_eval_form``): `forms` derives the index from the registry.
 
+>>> from tierank.measures import parse_measure
 >>> trec_name(parse_measure("nDCG@10")), trec_name(parse_measure("RR")), trec_name(parse_measure("F1@5"))
 ('ndcg_cut_10', 'recip_rank', None)
 >>> NICKNAMES["official"][:6]
@@ -18,7 +19,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .base import REGISTRY, Measure, parse_measure
+from .base import REGISTRY, Measure
 from .trec_forms import Cuts, Plain, TrecForm
 
 # the nicknames that mark a name (measures.c's off_names, set_names, trec_names)
@@ -131,9 +132,9 @@ def family_forms(cls: type[Measure]) -> list[TrecForm]:
 
 
 @lru_cache(maxsize=4)
-def _forms(registered: int) -> dict[str, tuple[str, TrecForm]]:
+def _forms(registered: tuple[type[Measure], ...]) -> dict[str, tuple[str, TrecForm]]:
     out: dict[str, tuple[str, TrecForm]] = {}
-    for cls in dict.fromkeys(REGISTRY.values()):  # each class once (aliases share it)
+    for cls in dict.fromkeys(registered):  # each class once (aliases share it)
         for form in family_forms(cls):
             if form.name in out and out[form.name][0] != cls.family:
                 raise ValueError(
@@ -146,8 +147,8 @@ def _forms(registered: int) -> dict[str, tuple[str, TrecForm]]:
 
 def forms() -> dict[str, tuple[str, TrecForm]]:
     """``{trec_eval name: (family, form)}`` of every registered family (derived from the registry;
-    its size is the cache key, so that a family registered later is seen)."""
-    return _forms(len(REGISTRY))
+    its classes are the cache key, so that a family registered later is seen)."""
+    return _forms(tuple(REGISTRY.values()))
 
 
 _TREC_TEXT = re.compile(r"^\s*([A-Za-z0-9_]+)(?:\.(.*?))?\s*$")
@@ -184,6 +185,7 @@ def trec_name(m: Measure) -> str | None:
     """The name trec_eval prints for measure ``m``, or None when trec_eval has no such measure
     (the first of its family's forms that prints it).
 
+    >>> from tierank.measures import parse_measure
     >>> [trec_name(parse_measure(t)) for t in ("P@5", "AP@100", "R@10", "R", "RBP(p=0.9,gain='trec_eval')",
     ...                                        "RBP(p=0.9)", "P(rel=2)@5")]
     ['P_5', 'map_cut_100', 'recall_10', None, 'rbp', None, None]
