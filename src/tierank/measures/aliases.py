@@ -9,7 +9,6 @@ aliases, trec_eval's printed names, then close spellings).
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from typing import Literal
@@ -133,6 +132,8 @@ def suggest(text: str, n: int = 3) -> list[str]:
             if trec is not None and not rest:
                 out.append(trec)
     if not out:
+        import difflib  # (only an unknown name needs it)
+
         head = re.split(r"[(@.]", text, maxsplit=1)[0]
         tail = text[len(head) :]
         close = difflib.get_close_matches(head, _all_names(), n=n, cutoff=0.7)

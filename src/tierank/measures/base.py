@@ -35,6 +35,7 @@ import numpy as np
 
 from ..errors import TierankInputError, UnknownMeasure, quote
 from ..ties import Prepared
+from .registry import MODULES, Registry
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -779,7 +780,9 @@ def _parse_special(spec: Param, text: str, shown: str) -> Any:
     return kept if kept else None
 
 
-REGISTRY: dict[str, type[Measure]] = {}
+#: every family by name (its aliases too), filled as the family modules are imported
+#: (`tierank.measures.registry`: a name imports its module, a listing all of them)
+REGISTRY: dict[str, type[Measure]] = Registry("tierank.measures", MODULES)
 
 
 def register(cls: type[Measure], aliases: tuple[str, ...] = ()) -> type[Measure]:

@@ -29,7 +29,7 @@ from .trec_naming import (
     RUNID,
     TREC_ORDER,
     UNSUPPORTED_NICKNAMES,
-    forms,
+    form_of,
     is_trec,
     split_text,
     trec_name,
@@ -240,7 +240,7 @@ def _trec_entries(st: _State, name: str, left_out: list[str]) -> list[Entry]:
     """The entries of trec_eval name ``name`` (with its first parameters); what it cannot give
     goes to ``st.errors`` (named directly) or ``left_out`` (through a nickname)."""
     idx = TREC_ORDER.index(name)
-    known = forms().get(name)
+    known = form_of(name)
     if known is None:
         if name in st.explicit:
             st.errors.append(
@@ -295,7 +295,7 @@ def plan(texts: Iterable[str | Measure | list[Measure]]) -> Plan:
         elif item == RUNID:
             runid = True
             continue
-        elif item == "num_q" and "num_q" not in forms():
+        elif item == "num_q" and form_of("num_q") is None:
             found = [Entry("num_q", None, (TREC_ORDER.index("num_q"),))]  # the query count
         else:
             found = _trec_entries(st, item, left_out)

@@ -21,7 +21,6 @@ for a measure of the family, or None when trec_eval has no such measure.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import TierankInputError, quote
@@ -108,12 +107,20 @@ def pairs(name: str, text: str, named: bool = False) -> tuple[tuple, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True)
 class TrecForm:
     """One trec_eval name of a family (``name``) and how it reads its parameters: trec_eval ignores
-    them (the base class, `Plain`)."""
+    them (the base class, `Plain`).  A form is a value of a few fields (plain classes rather than
+    dataclasses: every family module makes its forms at import, on the command line's start-up)."""
 
-    name: str
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        mro = reversed(type(self).__mro__)
+        fields = [getattr(self, f) for c in mro for f in c.__dict__.get("__slots__", ())]
+        return f"{type(self).__name__}({', '.join(map(repr, fields))})"
 
     def rows(self, family: str, text: str | None) -> list[Row]:
         """The lines of ``-m NAME.TEXT`` (``text`` None: ``-m NAME``) for the family ``family``."""
@@ -134,12 +141,17 @@ class TrecForm:
 class Plain(TrecForm):
     """A name without parameters (``map``, ``num_rel``): printed as is."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True)
+
 class Cuts(TrecForm):
     """Rank cutoffs (``P.5,10``: ``P_5``, ``P_10``); ``defaults``: trec_eval's (empty: `LONG_CUTS`)."""
 
-    defaults: tuple[int, ...] = ()
+    __slots__ = ("defaults",)
+
+    def __init__(self, name: str, defaults: tuple[int, ...] = ()) -> None:
+        super().__init__(name)
+        self.defaults = defaults
 
     def rows(self, family: str, text: str | None) -> list[Row]:
         cuts = (self.defaults or LONG_CUTS) if text is None else long_cuts(self.name, text)
@@ -155,11 +167,14 @@ class Cuts(TrecForm):
         return True
 
 
-@dataclass(frozen=True)
 class Levels(TrecForm):
     """Real-valued cutoffs (``iprec_at_recall.0.1``: ``iprec_at_recall_0.10``, ``%3.2f``), sorted."""
 
-    defaults: tuple[float, ...] = ()
+    __slots__ = ("defaults",)
+
+    def __init__(self, name: str, defaults: tuple[float, ...] = ()) -> None:
+        super().__init__(name)
+        self.defaults = defaults
 
     def rows(self, family: str, text: str | None) -> list[Row]:
         if text is None:
@@ -184,13 +199,16 @@ def _joined_map(gains: tuple) -> str:
     return ",".join(f"{fmt_num(k)}:{fmt_num(v)}" for k, v in gains)
 
 
-@dataclass(frozen=True)
 class GainMap(TrecForm):
     """trec_eval's gain map ``NAME.level=gain,...`` (the family's ``gains``); ``negative``: the
     family counts a negative gain as 0 unless told ``negative='keep'``, which it is when the map
     holds one (trec_eval counts it as given)."""
 
-    negative: bool = False
+    __slots__ = ("negative",)
+
+    def __init__(self, name: str, negative: bool = False) -> None:
+        super().__init__(name)
+        self.negative = negative
 
     def rows(self, family: str, text: str | None) -> list[Row]:
         if text is None:
@@ -206,13 +224,16 @@ class GainMap(TrecForm):
         return super().printed(m)
 
 
-@dataclass(frozen=True)
 class Persistence(TrecForm):
     """``NAME.p=x`` (rank-biased measures; trec_eval's default ``p`` 0.9), printed ``NAME_p=x``;
     ``fixed``: the other parameters of the family's measure (``gain='trec_eval'``), which a
     measure must have to be printed under this name."""
 
-    fixed: tuple[tuple[str, object], ...] = ()
+    __slots__ = ("fixed",)
+
+    def __init__(self, name: str, fixed: tuple[tuple[str, object], ...] = ()) -> None:
+        super().__init__(name)
+        self.fixed = fixed
 
     def rows(self, family: str, text: str | None) -> list[Row]:
         p = dict(() if text is None else pairs(self.name, text, named=True)).get("p", 0.9)
@@ -236,11 +257,14 @@ class Persistence(TrecForm):
         return self.name if p == 0.9 else f"{self.name}_p={fmt_num(p)}"
 
 
-@dataclass(frozen=True)
 class LevelList(TrecForm):
     """A list of levels kept as the text given (``11pt_avg.0.25,0.5``: the family's ``param``)."""
 
-    param: str = "levels"
+    __slots__ = ("param",)
+
+    def __init__(self, name: str, param: str = "levels") -> None:
+        super().__init__(name)
+        self.param = param
 
     def rows(self, family: str, text: str | None) -> list[Row]:
         if text is None:
@@ -254,13 +278,19 @@ class LevelList(TrecForm):
         return super().printed(m)
 
 
-@dataclass(frozen=True)
 class FirstNumber(TrecForm):
     """The first number of the text as the family's ``param`` (``set_F.0.5``: ``beta=0.5``);
     ``default``: the value printed under the bare name."""
 
-    param: str = ""
-    default: float = 1.0
+    __slots__ = (
+        "param",
+        "default",
+    )
+
+    def __init__(self, name: str, param: str = "", default: float = 1.0) -> None:
+        super().__init__(name)
+        self.param = param
+        self.default = default
 
     def rows(self, family: str, text: str | None) -> list[Row]:
         if text is None:
@@ -278,12 +308,15 @@ class FirstNumber(TrecForm):
         return self.name if value in (None, self.default) else f"{self.name}_{fmt_num(value)}"
 
 
-@dataclass(frozen=True)
 class Length(TrecForm):
     """A length read as C's ``(long)`` of the first number (``relstring.20``: the family's cutoff
     20; below 1: not supported), ``default`` under the bare name."""
 
-    default: int = 10
+    __slots__ = ("default",)
+
+    def __init__(self, name: str, default: int = 10) -> None:
+        super().__init__(name)
+        self.default = default
 
     def rows(self, family: str, text: str | None) -> list[Row]:
         if text is None:
@@ -295,13 +328,21 @@ class Length(TrecForm):
         return self.name if m.cutoff == self.default else f"{self.name}_{m.cutoff}"
 
 
-@dataclass(frozen=True)
 class Weights(TrecForm):
     """Exactly ``len(params)`` numbers, the family's ``params`` in order (``utility.1,-1,0,0``);
     ``defaults``: their values under the bare name."""
 
-    params: tuple[str, ...] = ()
-    defaults: tuple[float, ...] = ()
+    __slots__ = (
+        "params",
+        "defaults",
+    )
+
+    def __init__(
+        self, name: str, params: tuple[str, ...] = (), defaults: tuple[float, ...] = ()
+    ) -> None:
+        super().__init__(name)
+        self.params = params
+        self.defaults = defaults
 
     def rows(self, family: str, text: str | None) -> list[Row]:
         if text is None:

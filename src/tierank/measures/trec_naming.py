@@ -20,6 +20,7 @@ import re
 from functools import lru_cache
 
 from .base import REGISTRY, Measure
+from .registry import Registry
 from .trec_forms import Cuts, Plain, TrecForm
 
 # the nicknames that mark a name (measures.c's off_names, set_names, trec_names)
@@ -145,6 +146,17 @@ def _forms(registered: tuple[type[Measure], ...]) -> dict[str, tuple[str, TrecFo
     return out
 
 
+def form_of(name: str) -> tuple[str, TrecForm] | None:
+    """``(family, form)`` of trec_eval name ``name``, or None where no family declares it; imports
+    the module that declares it (`tierank.measures.registry`), not every family's."""
+    if isinstance(REGISTRY, Registry):
+        REGISTRY.find(name)
+        found = _forms(tuple(REGISTRY.loaded())).get(name)
+        if found is not None:
+            return found
+    return forms().get(name)
+
+
 def forms() -> dict[str, tuple[str, TrecForm]]:
     """``{trec_eval name: (family, form)}`` of every registered family (derived from the registry;
     its classes are the cache key, so that a family registered later is seen)."""
@@ -229,6 +241,7 @@ __all__ = [
     "NOT_IMPLEMENTED",
     "family_forms",
     "forms",
+    "form_of",
     "split_text",
     "trec_words",
     "is_trec",
