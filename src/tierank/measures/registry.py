@@ -13,6 +13,7 @@ whatever imported them first.
 from __future__ import annotations
 
 import importlib
+import threading
 from typing import Any
 
 #: each family module of ``tierank.measures`` and the names it registers: its families (and their
@@ -67,6 +68,8 @@ class Registry(dict):
         self._modules = tuple(modules)
         self._where = {name: m for m, names in modules.items() for name in names}
         self._all = False
+        self._loading = False
+        self._lock = threading.RLock()
 
     def find(self, name: str) -> bool:
         """Import the module that registers ``name`` (a family, an alias or a trec_eval name of
@@ -95,15 +98,22 @@ class Registry(dict):
         """Import every family module; the families then in the order of `MODULES`."""
         if self._all:
             return
-        self._all = True
-        for module in self._modules:
-            importlib.import_module(f"{self._package}.{module}")
-        rank = {f"{self._package}.{m}": i for i, m in enumerate(self._modules)}
-        items = sorted(
-            dict.items(self), key=lambda kv: rank.get(kv[1].__module__, len(rank))
-        )  # stable: each module's families in their order of registration
-        dict.clear(self)
-        dict.update(self, items)
+        with self._lock:
+            if self._all or self._loading:  # done, or a module of this import asks again
+                return
+            self._loading = True
+            try:
+                for module in self._modules:
+                    importlib.import_module(f"{self._package}.{module}")
+                rank = {f"{self._package}.{m}": i for i, m in enumerate(self._modules)}
+                items = sorted(  # stable: each module's families in their order of registration
+                    dict.items(self), key=lambda kv: rank.get(kv[1].__module__, len(rank))
+                )
+                dict.clear(self)
+                dict.update(self, items)
+                self._all = True
+            finally:
+                self._loading = False
 
     def loaded(self) -> list[Any]:
         """The classes registered so far, without importing anything."""
