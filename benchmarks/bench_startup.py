@@ -22,7 +22,7 @@ time (user + system) are both reported: on a machine loaded by other work, CPU t
     python benchmarks/bench_startup.py --phases 11  # also: where a small run's CPU time goes
 
 ``--phases N`` runs ``tierank eval`` (table and jsonl) N more times, each in a fresh process that marks its CPU
-time (``time.process_time``) after each step of the start-up (numpy and pyarrow, ``pyarrow.compute``, the
+time (``time.process_time``) after each step of the start-up (numpy and pyarrow, ``pyarrow._compute``, the
 rest of ``import tierank``, typer, ``import tierank.cli``) and after the command, and lists the modules of
 note that the command imports as it runs (pyarrow's lazy parts, numpy.ma, pandas, rich, pydantic: what
 typer 0.29 imports to convert any option value that is not a flag): medians, in milliseconds.
@@ -94,7 +94,7 @@ def mark(name):
     marks.append((name, time.process_time() * 1000))
 mark("interpreter")
 import numpy, pyarrow; mark("import numpy, pyarrow")
-import pyarrow.compute; mark("import pyarrow.compute (Arrow's kernels, as tierank.compute)")
+import pyarrow._compute; mark("import pyarrow._compute (Arrow's kernels, as tierank.compute)")
 import tierank; mark("rest of import tierank")
 import typer; mark("import typer")
 import tierank.cli; mark("rest of import tierank.cli")

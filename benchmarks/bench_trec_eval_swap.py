@@ -17,6 +17,7 @@ each case's evaluation alone (CPU time inside one process, after a first run) ag
 
     python benchmarks/bench_trec_eval_swap.py            # 5 repetitions
     python benchmarks/bench_trec_eval_swap.py --reps 3 --skip-pytrec
+    python benchmarks/bench_trec_eval_swap.py --reps 21 --test-files-only   # the start-up alone
     python benchmarks/bench_trec_eval_swap.py --baseline /path/to/main/src
         # ... the baseline's compat.pytrec_eval timed in a process of its own, after ours
 """
@@ -132,6 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--baseline", type=Path, default=None, help="src folder of another checkout, timed too"
     )
+    ap.add_argument(
+        "--test-files-only",
+        action="store_true",
+        help="only trec_eval's test files (the start-up against import numpy, pyarrow); no pytrec_eval",
+    )
     ap.add_argument("--compat-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.compat_only:  # (--baseline's child: the baseline's compat.pytrec_eval)
@@ -161,15 +167,16 @@ def main(argv: list[str] | None = None) -> int:
             from tierank.examples import path
 
             Path(small[1]).write_bytes(gzip.open(path("trec-run")).read())
-        qrels, run = askubuntu_x50(folder)
-        tied = bf16(run, folder / "bf16.run")
-        cases = {
-            "test files, official": ([te, *small], [*tierank, *small]),
-            "bf16 -m official": ([te, "-m", "official", str(qrels), str(tied)], None),
-            "bf16 -q -m all_trec": ([te, "-q", "-m", "all_trec", str(qrels), str(tied)], None),
-            "-q -m all_trec": ([te, "-q", "-m", "all_trec", str(qrels), str(run)], None),
-            "-m all_trec": ([te, "-m", "all_trec", str(qrels), str(run)], None),
-        }
+        cases: dict = {"test files, official": ([te, *small], [*tierank, *small])}
+        if not args.test_files_only:
+            qrels, run = askubuntu_x50(folder)
+            tied = bf16(run, folder / "bf16.run")
+            cases |= {
+                "bf16 -m official": ([te, "-m", "official", str(qrels), str(tied)], None),
+                "bf16 -q -m all_trec": ([te, "-q", "-m", "all_trec", str(qrels), str(tied)], None),
+                "-q -m all_trec": ([te, "-q", "-m", "all_trec", str(qrels), str(run)], None),
+                "-m all_trec": ([te, "-m", "all_trec", str(qrels), str(run)], None),
+            }
         cmds = {}
         for name, (te_cmd, ours) in cases.items():
             cmds[name, "trec_eval"] = (te_cmd, env)
@@ -201,12 +208,19 @@ def main(argv: list[str] | None = None) -> int:
                     )
         floor = med(("test files, official", "import numpy, pyarrow"))
         ours_small = med(("test files, official", "tierank trec_eval"))
+        floor_cpu = med(("test files, official", "import numpy, pyarrow"), 1)
+        ours_cpu = med(("test files, official", "tierank trec_eval"), 1)
         print(
-            f"tierank trec_eval on the test files / import numpy, pyarrow: {ours_small / floor:.2f}x"
+            f"tierank trec_eval on the test files / import numpy, pyarrow: {ours_small / floor:.2f}x "
+            f"(CPU {ours_cpu / floor_cpu:.2f}x)"
         )
         if base_env is not None:
             theirs = med(("test files, official", "baseline"))
-            print(f"baseline on the test files / import numpy, pyarrow: {theirs / floor:.2f}x")
+            theirs_cpu = med(("test files, official", "baseline"), 1)
+            print(
+                f"baseline on the test files / import numpy, pyarrow: {theirs / floor:.2f}x "
+                f"(CPU {theirs_cpu / floor_cpu:.2f}x)"
+            )
         if base_env is not None:  # the evaluation alone (no start-up), CPU time in one process
             print(f"{'case':<24} {'in process, CPU s':>18} {'baseline':>9} {'ratio':>7}")
             for name, (te_cmd, ours) in cases.items():
@@ -214,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
                 mine = in_process(env, argv, args.reps)
                 theirs = in_process(base_env, argv, args.reps)
                 print(f"{name:<24} {mine:18.3f} {theirs:9.3f} {mine / theirs:7.2f}x")
-        if not args.skip_pytrec:
+        if not args.skip_pytrec and not args.test_files_only:
             compat_timing(folder, args.reps, "")
             if base_env is not None:  # the baseline's, in a process of its own
                 sys.stdout.flush()

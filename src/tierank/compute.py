@@ -3,6 +3,9 @@
 Every function calls ``pyarrow.compute.call_function`` with Arrow's kernel of the same name and returns
 exactly what the `pyarrow.compute` function of that name returns (``tests/test_compute.py``
 compares them); the module gathers in one place the few kernels and option objects tierank needs.
+They are taken from ``pyarrow._compute``, where `pyarrow.compute` takes them: importing
+`pyarrow.compute` itself makes a Python wrapper with a docstring for every Arrow kernel (about 40 ms, a
+quarter of ``tierank trec_eval``'s start-up), which tierank does not call.
 Helpers with no namesake there: [`distinct`][tierank.compute.distinct] (the distinct values of a column of ids, each once),
 [`decoded`][tierank.compute.decoded] (a dictionary array decoded, as ``DictionaryArray.dictionary_decode``), and the
 conversions between numpy and Arrow that do not go through pyarrow's pandas layer (which imports
@@ -24,7 +27,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from pyarrow.compute import (
+from pyarrow._compute import (  # what pyarrow.compute imports (see the module's docstring)
     CastOptions,
     ScalarAggregateOptions,
     SetLookupOptions,

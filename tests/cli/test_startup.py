@@ -362,3 +362,18 @@ def test_python_dash_m_runs_the_command_line(module):
     assert (p.returncode, p.stdout, p.stderr) == (0, f"tierank {tierank.__version__}\n", "")
     p = subprocess.run([sys.executable, "-m", module, "measures"], capture_output=True, text=True)
     assert p.returncode == 0 and "nDCG" in p.stdout, p.stderr
+
+
+def test_trec_eval_imports_the_families_it_evaluates_only(small):
+    """``tierank trec_eval`` (trec_eval's official measures) imports the modules of the families it
+    evaluates (measures.lazy), no typer, no pandas, no rich, nor pyarrow.compute (the kernels
+    are called through pyarrow._compute: tierank.compute)."""
+    qrels, run = small
+    mods, p = _modules(MAIN, "trec_eval", str(qrels), str(run))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("\n") > 10
+    families = {m.rpartition(".")[2] for m in mods if m.startswith("tierank.measures.")} & set(
+        __import__("tierank.measures.lazy").measures.lazy.MODULES
+    )
+    assert families == {"linear", "ap", "counts", "bpref", "gmap", "iprec", "rank"}
+    assert not [m for m in ("typer", "pandas", "rich", "click", "pyarrow.compute") if m in mods]

@@ -245,7 +245,8 @@ def test_names(text, want):
 
 
 def test_trec_eval_tables_name_the_new_families():
-    from tierank.measures.names import _specs, family_names
+    from tierank.measures.names import family_names
+    from tierank.measures.trec_naming import forms
 
     plain = {f: n for n, f in family_names("trec_eval").items()}
     assert {f: plain[f] for f in ("infAP", "GMBpref", "SetRelP", "Utility")} == {
@@ -256,7 +257,7 @@ def test_trec_eval_tables_name_the_new_families():
     }
     assert family_names("trec_eval_cut")["relative_P"] == "RelP"
     assert {"infAP", "gm_bpref", "Rprec_mult", "utility", "relative_P", "set_relative_P"} <= set(
-        _specs()
+        forms()
     )
 
 

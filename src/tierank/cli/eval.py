@@ -46,18 +46,20 @@ TREC_DEFAULT = ["official"]
 USAGE = "tierank eval QRELS RUN [RUN...]"
 
 
-def _coverage(result, added: bool):
-    """Judged@10 kept in the table only when unjudged documents can reach the top 10."""
+def _coverage(result, evaluated):
+    """Judged@10 kept in the table only when unjudged documents can reach the top 10 (or when
+    the plan ``evaluated`` shows it: it was asked for)."""
     from dataclasses import replace
 
     from ..measures import parse_measure
+    from ..measures.plans import COVERAGE
 
-    judged10 = parse_measure("Judged@10")
+    judged10 = parse_measure(COVERAGE)
     if judged10 not in result.measures:
         return result, None
     stats = result.stats[judged10]
     if float(stats.min.min()) >= 1.0:
-        if added:
+        if not evaluated.shows(judged10):
             result = replace(result, measures=[m for m in result.measures if m != judged10])
         return result, None
     return result, float(stats.expected.mean())
@@ -346,16 +348,12 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
         )
     condensing = settings.unjudged == "condensed"
     in_memory = options.ppi is None and options.labels is None and not options.panel
-    plan, evaluated, add_judged = _plan(
+    plan, evaluated = _plan(
         options.texts,
         options.docs_in_collection,
-        options.trec,
+        settings if options.trec else None,
         options.fmt == "table" and not condensing and in_memory,
     )
-    if options.trec and settings.complete and settings.rel != 1:
-        # trec_eval's -c summary of num_rel counts the judgments of grade > 0 whatever -l says
-        # (m_num_rel.c): the writer reads that count from NumRel(rel=1)
-        evaluated = _with_num_rel_at_one(evaluated)
     sources = _sources(named, evaluated, options) if in_memory else dict(named)
     with swap_check(qrels, list(sources.values()), USAGE):
         results = _evaluate(
@@ -374,7 +372,7 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
     if not in_memory:  # --ppi, --labels or --panel: estimates beside the tie statistics
         _write_estimates(sources, evaluated, settings, results, options, protect)
         return
-    _write_results(results, sources, plan, add_judged if not condensing else None, options, protect)
+    _write_results(results, sources, plan, evaluated if not condensing else None, options, protect)
 
 
 def _checked_outputs(qrels: Path, named: dict[str, Path], options: EvalOptions) -> tuple:
@@ -425,12 +423,12 @@ def _write_estimates(sources, evaluated, settings, results, options: EvalOptions
     )
 
 
-def _write_results(results, sources, plan, added_judged, options: EvalOptions, protect) -> None:
+def _write_results(results, sources, plan, evaluated, options: EvalOptions, protect) -> None:
     """The results in the format asked for: the terminal tables (with the judgment coverage when
-    ``added_judged`` is not None, see `_print_tables`), trec_eval's layout (its notes on stderr), or
-    a format of `tierank.report.formats`."""
+    the plan ``evaluated`` is not None, see `_print_tables`), trec_eval's layout (its notes on
+    stderr), or a format of `tierank.report.formats`."""
     if options.fmt == "table":
-        _print_tables(results, options.per_query, added_judged, options.output, protect)
+        _print_tables(results, options.per_query, evaluated, options.output, protect)
         return
     from ..io.readers import run_tag
     from ..report.formats import ResultTable, render
@@ -475,19 +473,18 @@ def _write_manifest(qrels, named, results, evaluated, settings, options, protect
     man.write(options.manifest, protect=protect)
 
 
-def _print_tables(
-    results: dict, per_query: bool, added_judged: bool | None, output, protect: tuple
-) -> None:
+def _print_tables(results: dict, per_query: bool, evaluated, output, protect: tuple) -> None:
     """The terminal tables, one per run (titled with its name when there are several); with
-    ``added_judged`` not None, the judgment coverage beside the measures where it is incomplete."""
+    the plan ``evaluated`` not None, the judgment coverage beside the measures where it is
+    incomplete."""
     # rich's tables: imported for this format only
     from ..report.terminal import eval_table, text
 
     tables = []
     for name, result in results.items():
         coverage = None
-        if added_judged is not None:
-            result, coverage = _coverage(result, added_judged)
+        if evaluated is not None:
+            result, coverage = _coverage(result, evaluated)
         table = eval_table(result, per_query, coverage)
         if len(results) > 1:  # the run's name (io.naming), as written, on one line
             table.title = text(f"run {name}")
@@ -496,11 +493,12 @@ def _print_tables(
     print_tables(tables, output, protect)
 
 
-def _plan(texts: list[str], docs_in_collection: int | None, trec: bool, coverage: bool):
+def _plan(texts: list[str], docs_in_collection: int | None, trec, coverage: bool):
     """The ``-m`` texts resolved once: (the plan, printed as asked; the plan evaluated: string-valued
-    measures left out but in trec_eval's layout, ``Judged@10`` added for the table's coverage column
-    when ``coverage`` and not asked for, ``Hits@1`` when nothing else gives the query set; whether
-    ``Judged@10`` was added)."""
+    measures left out but in trec_eval's layout, ``Judged@10`` computed for the table's coverage
+    column when ``coverage`` (shown only where asked for), ``Hits@1`` when nothing else gives the
+    query set).  ``trec``: the settings of ``--format trec_eval`` (None: another format), whose
+    ``-c`` and ``-l`` the plan's counts follow (`Plan.with_trec_eval_counts`)."""
     from dataclasses import replace
 
     from ..measures import parse_measure
@@ -508,13 +506,15 @@ def _plan(texts: list[str], docs_in_collection: int | None, trec: bool, coverage
     from ..measures.names import plan as measure_plan
 
     plan = measure_plan(texts).with_docs_in_collection(docs_in_collection)
-    if trec:
-        plan = plan.with_trec_eval_quirks()
+    if trec is not None:
+        plan = plan.with_trec_eval_quirks().with_trec_eval_counts(
+            complete=trec.complete, rel=trec.rel
+        )
     for line in plan.notes:
         note(line)
     measures = plan.measures
     strings = [m for m in measures if getattr(m, "string_valued", False)]
-    if not trec and len(strings) == len(
+    if trec is None and len(strings) == len(
         measures
     ):  # runid, relstring ...: nothing this layout writes
         asked = ", ".join(dict.fromkeys(texts))
@@ -522,21 +522,23 @@ def _plan(texts: list[str], docs_in_collection: int | None, trec: bool, coverage
             f"-m {asked}: nothing to write but in --format trec_eval (runid and relstring are "
             "trec_eval's per-run and per-query lines); add a measure or use --format trec_eval"
         )
-    if strings and not trec:  # relstring is a string per query: only trec_eval's layout prints it
+    if strings and trec is None:  # relstring: a string per query, only trec_eval's layout prints it
         note(
             f"{', '.join(plan.name_of(m) for m in strings)}: a string per query, printed by --format trec_eval "
             "only; left out"
         )
         measures = [m for m in measures if m not in strings]
-    # the table shows judgment coverage next to the measures when the top 10 is incomplete
-    judged10 = "Judged@10" in texts or any(str(m) == "Judged@10" for m in measures)
-    add_judged = coverage and not judged10
-    extra = ["Judged@10"] * add_judged
-    if not measures and not extra:  # trec_eval's runid / relstring alone: any measure gives the
-        extra = ["Hits@1"]  # query set; its layout prints only what was asked (the plan)
-    entries = tuple(e for e in plan.entries if e.measure in measures)
-    entries += tuple(Entry(t, parse_measure(t)) for t in extra)
-    return plan, replace(plan, entries=entries, notes=()), add_judged
+    evaluated = replace(
+        plan, entries=tuple(e for e in plan.entries if e.measure in measures), notes=()
+    )
+    if coverage:  # judgment coverage beside the measures, where the top 10 is incomplete
+        evaluated = evaluated.with_coverage()
+    if not evaluated.measures:  # trec_eval's runid / relstring alone: any measure gives the
+        # query set; its layout prints only what was asked (the plan)
+        evaluated = replace(
+            evaluated, entries=(Entry("Hits@1", parse_measure("Hits@1"), shown=False),)
+        )
+    return plan, evaluated
 
 
 def _note_unjudged_queries(results: dict, qrels: Path) -> None:
@@ -551,19 +553,6 @@ def _note_unjudged_queries(results: dict, qrels: Path) -> None:
                 f"{name}: {left} of its {total} queries {verb} not in {qrels} and {verb} not evaluated "
                 "(as trec_eval does)"
             )
-
-
-def _with_num_rel_at_one(evaluated):
-    """``evaluated`` with ``NumRel(rel=1)`` added where it holds a NumRel (see `eval_cmd`)."""
-    from dataclasses import replace
-
-    from ..measures import parse_measure
-    from ..measures.names import Entry
-
-    if not any(m.family == "NumRel" for m in evaluated.measures):
-        return evaluated
-    one = parse_measure("NumRel(rel=1)")
-    return replace(evaluated, entries=(*evaluated.entries, Entry("num_rel", one)))
 
 
 def _run_files(paths: list[Path]) -> dict[str, Path]:

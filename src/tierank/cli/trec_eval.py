@@ -40,7 +40,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..compat.pytrec_eval import NAN_WHEN_EMPTY, empty_is_nan
+from ..compat.pytrec_eval import empty_is_nan
 
 #: trec_eval's short options (``getopt_long``'s optstring in trec_eval.c)
 SHORT = "hvqm:cl:nD:JN:M:R:T:oZ:"
@@ -251,7 +251,9 @@ def _plan(a: Args):
             lines.append(f"trec_eval: illegal measure '{name}'")
             raise Refused(1, *lines) from None
     p = plan(texts).with_docs_in_collection(a.docs_in_collection if a.docs_in_collection else None)
-    return p.with_trec_eval_quirks()
+    return p.with_trec_eval_quirks().with_trec_eval_counts(
+        complete=a.complete, rel=a.rel, judged_only=a.judged_only
+    )
 
 
 def _known(name: str) -> bool:
@@ -345,8 +347,7 @@ def _evaluate(a: Args, plan, out, err) -> int:
         unjudged="condensed" if a.judged_only else "nonrelevant",
         max_depth=a.max_depth,
     )
-    evaluated = _evaluated(plan, a)
-    ev = Evaluator(qrels, evaluated, settings)
+    ev = Evaluator(qrels, plan, settings)
     names = _names(runs)
     results, runids = {}, {}
     for name, path in zip(names, runs):
@@ -377,23 +378,6 @@ def _evaluate(a: Args, plan, out, err) -> int:
     if said:
         print(said, file=err)
     return 0
-
-
-def _evaluated(plan, a: Args):
-    """The plan evaluated: trec_eval's ``-c -l`` summary of ``num_rel`` reads ``NumRel(rel=1)``;
-    with ``-J`` and interpolated precision, ``NumRet`` says which queries retrieve nothing."""
-    from dataclasses import replace
-
-    from ..measures import parse_measure
-    from ..measures.names import Entry
-
-    extra = []
-    if a.complete and a.rel != 1 and any(m.family == "NumRel" for m in plan.measures):
-        extra.append(Entry("num_rel", parse_measure("NumRel(rel=1)")))
-    if a.judged_only and any(m.family in NAN_WHEN_EMPTY for m in plan.measures):
-        extra.append(Entry("num_ret", parse_measure("NumRet")))
-        extra.append(Entry("num_rel", parse_measure(f"NumRel(rel={a.rel})")))
-    return replace(plan, entries=(*plan.entries, *extra)) if extra else plan
 
 
 def _names(runs: list[str]) -> list[str]:

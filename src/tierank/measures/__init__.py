@@ -12,8 +12,9 @@ families on subtopic qrels, alpha_nDCG, alpha_DCG, ERR_IA, nERR_IA, NRBP, nNRBP,
 family implements is [`tierank.measures.base.Measure`][tierank.measures.protocol.Measure]; shared numeric
 helpers are in [`tierank.measures.kernels`][tierank.measures.kernels].
 
-Every registered family is also a Python value of this module, as ir_measures users write them
-(derived from `REGISTRY`: a new family's module is imported below, and no other list is kept)::
+The family modules are imported as their names are asked for (`tierank.measures.lazy`: a new
+family's module is listed in its ``MODULES``).  Every registered family is also a Python value of
+this module, as ir_measures users write them (derived from `REGISTRY`)::
 
     from tierank.measures import nDCG, AP, P
     tierank.evaluate(qrels, run, [nDCG@10, AP, P@[5, 10], nDCG(dcg='exp-log2')@10])
@@ -23,27 +24,7 @@ Every registered family is also a Python value of this module, as ir_measures us
 ('nDCG@10', True, [Measure('P@5'), Measure('P@10')])
 """
 
-from . import (  # noqa: F401  (registration; names: trec_eval's names for parse_measure)
-    ap,
-    bpref,
-    counts,
-    cwl,
-    diversity,
-    err,
-    gmap,
-    gmbpref,
-    infap,
-    iprec,
-    linear,
-    names,
-    pairs,
-    rank,
-    relstring,
-    sampling,
-    trec_extra,
-    trec_gain,
-    unjudged,
-)
+from . import names  # noqa: F401  (trec_eval's names for parse_measure)
 from .base import (
     MAX_CUTOFF,
     REGISTRY,

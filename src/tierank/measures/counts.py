@@ -30,6 +30,7 @@ from ..ties import Prepared
 from .base import FamilyNames, Measure, Param, Stats, register
 from .kernels import group_counts, log_factorials, ratio
 from .linear import REL, Linear
+from .trec_forms import FirstNumber
 
 __all__ = [
     "NumQ",
@@ -321,7 +322,7 @@ class SetF(_Set):
     citation = (
         "van Rijsbergen, C. J. (1979). Information Retrieval, 2nd ed. Butterworths (the F measure)."
     )
-    names = FamilyNames(trec_eval="set_F")
+    names = FamilyNames(trec_eval="set_F", trec_eval_form=FirstNumber("set_F", param="beta"))
     description = "set F: (beta+1) P R / (beta P + R) over the retrieved set (trec_eval set_F)"
     schema = (
         Param("beta", float, 1.0, "weight of recall relative to precision", low=0.0, high=1e150),

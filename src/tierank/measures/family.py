@@ -4,6 +4,10 @@ as data ([`FamilyInfo`][tierank.measures.family.FamilyInfo])."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .trec_forms import TrecForm
 
 __all__ = ["FamilyNames", "FamilyInfo"]
 
@@ -22,6 +26,9 @@ class FamilyNames:
         trec_eval's name of the family at rank cutoffs (``map_cut``: ``map_cut.10`` asks, ``map_cut_10`` prints).
     trec_eval_cutoffs : tuple of int
         trec_eval's default cutoffs of `trec_eval_cut` (empty: its long list 5, 10, ..., 1000).
+    trec_eval_form : TrecForm or None
+        how the `trec_eval` name reads its parameters and prints its lines where trec_eval does not
+        ignore them (`tierank.measures.trec_forms`: ``Levels``, ``GainMap``, ``Persistence`` ...).
     ir_measures : str or None
         ir_measures' family name; "" (the default): the tierank family name, which follows ir_measures.
     ranx : str or None
@@ -35,6 +42,7 @@ class FamilyNames:
     trec_eval: str | None = None
     trec_eval_cut: str | None = None
     trec_eval_cutoffs: tuple[int, ...] = ()
+    trec_eval_form: TrecForm | None = None
     ir_measures: str | None = ""
     ranx: str | None = None
     mteb: str | None = None

@@ -42,6 +42,7 @@ from ..ties import Prepared
 from .base import FamilyNames, Measure, Param, Stats, register
 from .linear import REL
 from .sampling import Draws, extremal_draws, labelled, sample_moments
+from .trec_forms import LevelList, Levels
 
 __all__ = ["IPrec", "IPrecAvg", "LEVELS", "iprec_values", "average_values", "queue_counts"]
 
@@ -212,7 +213,10 @@ class IPrec(Measure):
     pretty = "interpolated precision"
     definition = "highest precision at any rank whose recall reaches the given level"
     citation = "Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.4."
-    names = FamilyNames(trec_eval="iprec_at_recall")
+    names = FamilyNames(
+        trec_eval="iprec_at_recall",
+        trec_eval_form=Levels("iprec_at_recall", tuple(i / 10 for i in range(11))),
+    )
     description = (
         "interpolated precision at a recall level (trec_eval iprec_at_recall); "
         "min/max exact, expectation sampled"
@@ -242,7 +246,9 @@ class IPrecAvg(Measure):
     pretty = "11-point interpolated average precision"
     definition = "mean interpolated precision at the recall levels 0, 0.1, ..., 1"
     citation = "Manning, C. D., Raghavan, P. and Schütze, H. (2008). Introduction to Information Retrieval, ch. 8.4."
-    names = FamilyNames(trec_eval="11pt_avg", ir_measures=None)
+    names = FamilyNames(
+        trec_eval="11pt_avg", trec_eval_form=LevelList("11pt_avg"), ir_measures=None
+    )
     description = (
         "mean interpolated precision at the 11 recall levels 0, 0.1, ..., 1 (trec_eval 11pt_avg; "
         "levels='0.25,0.5,0.75': trec_eval's 11pt_avg.0.25,0.5,0.75); min/max exact, expectation "

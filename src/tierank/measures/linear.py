@@ -42,6 +42,7 @@ from .kernels import (
     select_segments,
 )
 from .prefixes import Prefixes, row_counts
+from .trec_forms import GainMap, Persistence
 
 REL = Param(
     "rel",
@@ -552,7 +553,11 @@ class RBP(Linear):
         "Moffat, A. and Zobel, J. (2008). Rank-biased precision for measurement of retrieval "
         "effectiveness. ACM TOIS 27(1)."
     )
-    names = FamilyNames(trec_eval="rbp", ranx="rbp")
+    names = FamilyNames(
+        trec_eval="rbp",
+        trec_eval_form=Persistence("rbp", fixed=(("gain", "trec_eval"),)),
+        ranx="rbp",
+    )
     description = (
         "rank-biased precision (1-p) sum_i p^(i-1) rel_i, binary relevance; gain='trec_eval': "
         "trec_eval's rbp, grades as gains over the query's top grade (trec_eval -m rbp)"
@@ -736,6 +741,7 @@ class nDCG(Linear):
     )
     names = FamilyNames(
         trec_eval="ndcg",
+        trec_eval_form=GainMap("ndcg", negative=True),
         trec_eval_cut="ndcg_cut",
         ranx="ndcg",
         mteb="ndcg",

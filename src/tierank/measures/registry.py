@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import TierankInputError, UnknownMeasure, quote
+from .lazy import MODULES, Registry
 from .params import _NAME_RE, MAX_CUTOFF, _fmt, _split_top
 from .protocol import Measure
 from .summary import AGGREGATORS
@@ -27,7 +28,7 @@ __all__ = [
 
 
 #: the registered families by name (and alias)
-REGISTRY: dict[str, type[Measure]] = {}
+REGISTRY: dict[str, type[Measure]] = Registry("tierank.measures", MODULES)
 
 
 def register(cls: type[Measure], aliases: tuple[str, ...] = ()) -> type[Measure]:

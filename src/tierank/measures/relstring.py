@@ -24,6 +24,7 @@ import numpy as np
 
 from ..ties import Prepared
 from .base import FamilyNames, Measure, Stats, register
+from .trec_forms import Length
 
 __all__ = ["RelString", "RelStats", "relchar"]
 
@@ -71,7 +72,7 @@ class RelString(Measure):
     pretty = "relevance string"
     definition = "the grades of the top k as a string (one character per rank)"
     citation = "trec_eval 10.0, m_relstring.c (usnistgov/trec_eval)."
-    names = FamilyNames(ir_measures=None)
+    names = FamilyNames(trec_eval="relstring", trec_eval_form=Length("relstring"), ir_measures=None)
     description = (
         "trec_eval's relstring: the grades of the top k as a string, tie-oblivious ordering "
         "(--format trec_eval -q only; not a number)"

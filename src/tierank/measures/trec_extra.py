@@ -33,6 +33,7 @@ from ..ties import Prepared
 from .base import FamilyNames, Param, Stats, register
 from .counts import NumRelRet, _Set
 from .linear import REL, Linear
+from .trec_forms import Levels, Weights
 
 __all__ = ["RelP", "SetRelP", "RprecMult", "Utility"]
 
@@ -111,7 +112,11 @@ class RprecMult(Linear):
     pretty = "precision at multiples of R"
     definition = "precision at rank x times the number of relevant documents"
     citation = "trec_eval 10.0, m_Rprec_mult.c (usnistgov/trec_eval)."
-    names = FamilyNames(ir_measures=None)
+    names = FamilyNames(
+        trec_eval="Rprec_mult",
+        trec_eval_form=Levels("Rprec_mult", tuple(i / 5 for i in range(1, 11))),
+        ir_measures=None,
+    )
     description = (
         "precision at rank floor(x N+ + 0.9), x a multiple of N+ (trec_eval Rprec_mult; "
         "RprecMult@1 is Rprec)"
@@ -151,7 +156,11 @@ class Utility(Linear):
     pretty = "set utility"
     definition = "p1 relevant retrieved + p2 non-relevant retrieved + p3 relevant missed + p4 non-relevant missed, scaled"
     citation = "Hull, D. A. and Robertson, S. (2000). The TREC-8 Filtering Track Final Report. TREC-8; trec_eval 10.0, m_utility.c."
-    names = FamilyNames(trec_eval="utility", ir_measures=None)
+    names = FamilyNames(
+        trec_eval="utility",
+        trec_eval_form=Weights("utility", ("p1", "p2", "p3", "p4"), (1.0, -1.0, 0.0, 0.0)),
+        ir_measures=None,
+    )
     description = (
         "set utility p1 a + p2 b + p3 c + p4 d: a relevant retrieved, b non-relevant retrieved, "
         "c relevant not retrieved, d non-relevant not retrieved (of ndocs; trec_eval utility, -N)"

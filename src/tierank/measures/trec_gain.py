@@ -95,6 +95,7 @@ from .lattice import Lattice, Levels, chunks, fits, levels
 from .linear import REL, Linear, _mapped
 from .prefixes import segment_cumsum, starts_of
 from .sampling import query_keys
+from .trec_forms import GainMap
 
 __all__ = ["G", "BinG", "nDCG_rel", "RnDCG", "ENUMERATE", "per_ordering_stats"]
 
@@ -563,7 +564,7 @@ class G(_PerOrdering):
     pretty = "G (trec_eval's normalised gain)"
     definition = "gain of the ranking relative to the ideal ranking's gain, accumulated to the end of the list"
     citation = "trec_eval 10.0, m_G.c (usnistgov/trec_eval)."
-    names = FamilyNames(trec_eval="G", ir_measures=None)
+    names = FamilyNames(trec_eval="G", trec_eval_form=GainMap("G"), ir_measures=None)
     description = (
         "trec_eval's normalized gain G: sum of gain / log2(2 + ideal cost - gain so far) over the "
         "ideal gain (experimental; exact over tie orderings, sampled only past the lattice limit)"
@@ -684,7 +685,7 @@ class nDCG_rel(_PerOrdering):
     pretty = "nDCG over relevant documents"
     definition = "nDCG averaged over the ranks of the relevant documents"
     citation = "trec_eval 10.0, m_ndcg_rel.c (usnistgov/trec_eval)."
-    names = FamilyNames(trec_eval="ndcg_rel", ir_measures=None)
+    names = FamilyNames(trec_eval="ndcg_rel", trec_eval_form=GainMap("ndcg_rel"), ir_measures=None)
     description = (
         "trec_eval's ndcg_rel: nDCG at each relevant document, averaged over the relevant "
         "documents (experimental; exact over tie orderings, sampled only with negative gains or "
@@ -941,7 +942,7 @@ class RnDCG(Linear):
     pretty = "nDCG at R levels"
     definition = "nDCG normalised at the number of relevant documents of each grade"
     citation = "trec_eval 10.0, m_Rndcg.c (usnistgov/trec_eval)."
-    names = FamilyNames(trec_eval="Rndcg", ir_measures=None)
+    names = FamilyNames(trec_eval="Rndcg", trec_eval_form=GainMap("Rndcg"), ir_measures=None)
     description = (
         "trec_eval's Rndcg: mean of nDCG@k over the ranks k where the ideal gain changes "
         "(experimental); 0 for a query with relevant documents but no positive gain, which "

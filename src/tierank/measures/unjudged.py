@@ -38,6 +38,7 @@ from .counts import count_stats, row_cumsum
 from .kernels import centered, log_factorials, select_segments
 from .linear import Linear
 from .prefixes import ranges
+from .trec_forms import Persistence
 
 __all__ = ["Unj", "RBP_resid", "unjudged_rows", "residual_stats"]
 
@@ -151,7 +152,9 @@ class RBP_resid(Measure):
     pretty = "RBP residual"
     definition = "the RBP mass of the unjudged documents: how much RBP could still rise"
     citation = "Moffat, A. and Zobel, J. (2008). Rank-biased precision for measurement of retrieval effectiveness. ACM TOIS 27(1)."
-    names = FamilyNames(trec_eval="rbp_resid", ir_measures=None)
+    names = FamilyNames(
+        trec_eval="rbp_resid", trec_eval_form=Persistence("rbp_resid"), ir_measures=None
+    )
     description = (
         "RBP residual (trec_eval rbp_resid): (1-p) sum of p^(i-1) over unjudged ranks + p^retrieved, "
         "0 with none unjudged"

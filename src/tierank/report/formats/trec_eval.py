@@ -375,18 +375,13 @@ def _joined(views: np.ndarray, buffers: list):
     return np.concatenate(sources)[at].tobytes()
 
 
-def _num_rel_complete(result, m, stat: str) -> float | None:
-    """trec_eval's ``num_rel`` summary under ``-c``: the judgments of grade > 0 of every qrels query,
-    whatever ``-l`` says (m_num_rel.c), read from ``NumRel(rel=1)`` when the result holds it; None
-    where the summary is the sum of the per-query values (without ``-c``, or ``-l 1``)."""
-    if m.family != "NumRel" or not result.settings.get("complete") or stat not in _COUNTED:
+def _summed(result, e, stat: str) -> float | None:
+    """The ``all`` value of entry ``e`` whose plan reads it from another count (``e.summary``:
+    trec_eval's ``-c`` ``num_rel``, [`Plan.with_trec_eval_counts`][tierank.measures.plans.Plan.with_trec_eval_counts]):
+    that count added over the queries; None where the line is summarised as usual."""
+    if e.summary is None or stat not in _COUNTED or e.summary not in result.stats:
         return None
-    from ...measures import parse_measure
-
-    one = parse_measure("NumRel(rel=1)")
-    if one == m or one not in result.stats:
-        return None
-    return float(np.sum(result.stats[one].oblivious))
+    return float(np.sum(result.stats[e.summary].oblivious))
 
 
 #: the statistics of a count that no ordering changes: the count itself
@@ -518,9 +513,9 @@ def _summary(result, entries, plan, stat: str, runid: str | None, columns: dict)
         count = getattr(m, "is_count", False)
         # the summary of a family that keeps the base class's is the mean (sum) of each column
         linear = type(m).aggregate is Measure.aggregate or result.summary(m).linear
-        complete = _num_rel_complete(result, m, stat)
-        if complete is not None:
-            value = complete
+        summed = _summed(result, e, stat)
+        if summed is not None:
+            value = summed
         elif stat != "std" and n and linear:
             # trec_eval's own arithmetic (meas_acc.c, meas_avg.c): the per-query values added in
             # query order, then one division: the same double, so the same last printed digit
