@@ -611,6 +611,7 @@ class G(_PerOrdering):
         mean, m2 = np.zeros(len(mg)), np.zeros(len(mg))
         hi, lo = np.zeros(len(mg)), np.zeros(len(mg))
         use = np.flatnonzero(ok)
+        rows = 3 if prep.moments else 0  # the extremes alone: no moment carried
         for ch in chunks(lv.states[use], r.steps[mg][use]):
             lat = Lattice.build(lv, r.size[mg], r.steps[mg], use[ch])
 
@@ -621,18 +622,23 @@ class G(_PerOrdering):
                 return (y / np.log2(arg),)
 
             def apply(M, c):
+                if not len(M):
+                    return M
                 t = c[0]
                 return np.stack([M[0], M[1] + t * M[0], M[2] + t * (2.0 * M[1] + t * M[0])])
 
-            M = np.zeros((3, lat.nstates))
-            M[0, lat.off[:-1]] = 1.0
+            M = np.zeros((rows, lat.nstates))
+            M[:1, lat.off[:-1]] = 1.0
             ext = np.array([[-np.inf], [np.inf]]) * np.ones(lat.nstates)
             ext[:, lat.off[:-1]] = 0.0
             lat.forward(M, coef, apply, ext)
-            sums = lat.group_sum(M)
-            mean[lat.order], m2[lat.order] = sums[1], sums[2]
+            if rows:
+                sums = lat.group_sum(M)
+                mean[lat.order], m2[lat.order] = sums[1], sums[2]
             hi[lat.order] = np.maximum.reduceat(ext[0], lat.off[:-1])
             lo[lat.order] = np.minimum.reduceat(ext[1], lat.off[:-1])
+        if not prep.moments:
+            mean[:] = m2[:] = np.nan
         var = np.where(hi > lo, np.maximum(m2 - mean * mean, 0.0), 0.0)
         gq = r.gq[mg]
         fallback = np.bincount(gq[~ok], minlength=nq) > 0
@@ -721,6 +727,36 @@ class nDCG_rel(_PerOrdering):
         (the fixed groups' from the one ranking), then the recursion over the groups of each query;
         min and max the pessimistic and optimistic arrangements'."""
         nq = prep.nq
+        mg, lv, ok = r.lattice_groups(prep)
+        # a negative gain (the sum may fall below 0, where the value is 0) or a depth limit through
+        # a group of positive and other gains (h varies): left to per_ordering_stats
+        npos = (lv.count * (lv.level > 0)).sum(axis=1)
+        cut_through = (r.steps[mg] < r.size[mg]) & (npos > 0) & (npos < r.size[mg])
+        fallback = np.bincount(r.q, weights=r.y < 0, minlength=nq) > 0
+        fallback |= np.bincount(r.gq[mg], weights=~ok | cut_through, minlength=nq) > 0
+        done = np.zeros(nq, dtype=bool)
+        done[r.q] = True
+        done &= ~fallback
+        qs = np.flatnonzero(done)
+        batch = lambda qs_, A, w: self.batch_values(prep, qs_, A, w)  # noqa: E731
+        hi = one_ranking(prep, r.arranged(prep, "optimistic"), qs, batch)
+        lo = one_ranking(prep, r.arranged(prep, "pessimistic"), qs, batch)
+        P = r.P[qs].astype(np.float64)
+        if not prep.moments:  # the extremes alone
+            nan = np.full(len(qs), np.nan)
+            _settle(out, qs, nan, lo, hi, nan, lo < hi)
+            return fallback
+        mean_t, var_t = self._moments(r, mg, lv, ok & ~cut_through)
+        _settle(out, qs, mean_t[qs] / P, lo, hi, np.maximum(var_t[qs], 0.0) / (P * P), lo < hi)
+        return fallback
+
+    @staticmethod
+    def _moments(r: _Rows, mg, lv, exact) -> tuple[np.ndarray, np.ndarray]:
+        """Per query, the exact mean and variance of the sum `T` (the module docstring): the
+        groups' `(U_g, V_g, W_g)` (the fixed groups' from the one ranking, the mixed groups ``mg``
+        where ``exact`` from their lattices of levels ``lv``), then the recursion over the groups of
+        each query."""
+        nq = len(r.P)
         iq = np.repeat(np.arange(nq), r.P)
         j = np.arange(len(r.ig)) - r.istart[iq]
         zl = r.ig / np.log2(j + 2.0)
@@ -734,13 +770,6 @@ class nDCG_rel(_PerOrdering):
         h = np.bincount(r.q, weights=r.y > 0, minlength=nq)
         with np.errstate(divide="ignore", invalid="ignore"):
             kappa = np.where(r.P > 0, (r.P - h) / ZP, 0.0)
-        mg, lv, ok = r.lattice_groups(prep)
-        # a negative gain (the sum may fall below 0, where the value is 0) or a depth limit through
-        # a group of positive and other gains (h varies): left to per_ordering_stats
-        npos = (lv.count * (lv.level > 0)).sum(axis=1)
-        cut_through = (r.steps[mg] < r.size[mg]) & (npos > 0) & (npos < r.size[mg])
-        fallback = np.bincount(r.q, weights=r.y < 0, minlength=nq) > 0
-        fallback |= np.bincount(r.gq[mg], weights=~ok | cut_through, minlength=nq) > 0
         # the fixed groups' (U, V, W) from the one ranking
         gr = r.group_of_row
         inner = segment_cumsum(b, np.append(r.gfirst, len(b)))
@@ -749,7 +778,7 @@ class nDCG_rel(_PerOrdering):
         W = np.bincount(gr, weights=b, minlength=ng)
         V = np.bincount(gr, weights=a * inner, minlength=ng)
         cov = np.zeros((6, ng))  # UU, VV, WW, UV, UW, VW
-        use = np.flatnonzero(ok & ~cut_through)
+        use = np.flatnonzero(exact)
         first = r.gfirst[mg]
         for ch in chunks(lv.states[use], r.steps[mg][use]):
             lat = Lattice.build(lv, r.size[mg], r.steps[mg], use[ch])
@@ -788,16 +817,7 @@ class nDCG_rel(_PerOrdering):
             weights=2.0 * U * CTC + var_v2 + cUU * (VC + C * C) + U * U * VC + 2.0 * c_uv2 * C,
             minlength=nq,
         )
-        done = np.zeros(nq, dtype=bool)
-        done[r.q] = True
-        done &= ~fallback
-        qs = np.flatnonzero(done)
-        batch = lambda qs_, A, w: self.batch_values(prep, qs_, A, w)  # noqa: E731
-        hi = one_ranking(prep, r.arranged(prep, "optimistic"), qs, batch)
-        lo = one_ranking(prep, r.arranged(prep, "pessimistic"), qs, batch)
-        P = r.P[qs].astype(np.float64)
-        _settle(out, qs, mean_t[qs] / P, lo, hi, np.maximum(var_t[qs], 0.0) / (P * P), lo < hi)
-        return fallback
+        return mean_t, var_t
 
     def batch_values(
         self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray
@@ -871,6 +891,36 @@ class BinG(Measure):
             # a mixed group across it is enumerated below (its query's statistics are replaced)
             above = np.clip(cut - prep.gpos0, 0, m).astype(np.int64)
             r = np.where(u == 0, np.minimum(r, above), np.where(prep.gpos0 + m <= cut, r, 0))
+        if not prep.moments:  # the oblivious value and the extremes only
+            nan = np.full(prep.nq, np.nan)
+            stats = Stats(obl, nan, lo, hi, nan.copy())
+        else:
+            stats = self._moments(prep, r, u, mixed, obl, lo, hi)
+        if not np.isfinite(cut) or not prep.n:
+            return stats
+        straddle = (prep.gpos0 < cut) & (prep.gpos0 + m > cut) & mixed
+        queries = np.unique(prep.gq[straddle])
+        if not len(queries):
+            return stats
+        nrel = prep.nrel(rel)
+
+        def fn(q: int, A: np.ndarray) -> np.ndarray:
+            relq = A > 0
+            nonrel_above = np.cumsum(
+                ~relq, axis=1
+            )  # inclusive; equal to exclusive at relevant ranks
+            with np.errstate(divide="ignore"):
+                terms = np.where(relq, 1.0 / np.log2(2.0 + nonrel_above), 0.0)
+            s = np.cumsum(terms, axis=1)[:, -1] if A.shape[1] else np.zeros(A.shape[0])
+            return np.asarray(ratio(s, np.full(len(s), nrel[q])))
+
+        return per_ordering_stats(
+            prep, is_rel.astype(np.float64), fn, queries, exact_extremes=True, base=stats
+        )
+
+    def _moments(self, prep: Prepared, r, u, mixed, obl, lo, hi) -> Stats:
+        """The closed-form statistics of the module docstring, ``r`` relevant and ``u`` other
+        documents per group."""
         # non-relevant documents above each group, within its query
         cu = np.cumsum(u) - u
         qfirst = np.searchsorted(prep.gq, prep.gq, side="left")
@@ -886,31 +936,11 @@ class BinG(Measure):
         var1 = T2 / (u + 1) - mean1 * mean1
         pair = (T * T + T2) / ((u + 1.0) * (u + 2.0)) - mean1 * mean1
         vg = np.where(mixed, r * var1 + r * (r - 1.0) * pair, 0.0)
-        nrel = prep.nrel(rel)
+        nrel = prep.nrel(self.rel)
         var = ratio(
             np.maximum(np.bincount(prep.gq, weights=vg, minlength=prep.nq), 0.0), nrel * nrel
         )
-        stats = Stats(obl, ratio(e, nrel), lo, hi, var)
-        if not np.isfinite(cut) or not prep.n:
-            return stats
-        straddle = (prep.gpos0 < cut) & (prep.gpos0 + m > cut) & mixed
-        queries = np.unique(prep.gq[straddle])
-        if not len(queries):
-            return stats
-
-        def fn(q: int, A: np.ndarray) -> np.ndarray:
-            relq = A > 0
-            nonrel_above = np.cumsum(
-                ~relq, axis=1
-            )  # inclusive; equal to exclusive at relevant ranks
-            with np.errstate(divide="ignore"):
-                terms = np.where(relq, 1.0 / np.log2(2.0 + nonrel_above), 0.0)
-            s = np.cumsum(terms, axis=1)[:, -1] if A.shape[1] else np.zeros(A.shape[0])
-            return np.asarray(ratio(s, np.full(len(s), nrel[q])))
-
-        return per_ordering_stats(
-            prep, is_rel.astype(np.float64), fn, queries, exact_extremes=True, base=stats
-        )
+        return Stats(obl, ratio(e, nrel), lo, hi, var)
 
 
 def _checkpoints(ideal: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
