@@ -5,7 +5,8 @@
 ``counts``: NumQ, NumRet, NumRel, NumRelRet, NumNonRelJudgedRet, SetP, SetR, SetF, SetAP;
 ``iprec``: IPrec, IPrecAvg; ``gmap``: GMAP; ``gmbpref``: GMBpref (with ``sampling``, the labelled sampled
 estimates); ``trec_extra``: RelP, SetRelP, RprecMult, Utility; ``infap``: infAP;
-``trec_gain``: G, BinG, nDCG_rel, RnDCG; ``unjudged``: Unj, RBP_resid;
+``trec_gain``: G, nDCG_rel and ``trec_gain_sums``: BinG, RnDCG (sharing ``gains``, ``orderings``);
+``unjudged``: Unj, RBP_resid;
 ``relstring``: RelString (trec_eval's measures of the same names); ``cwl``: ir_measures' C/W/L
 families SDCG, INSQ, INST, NERR8-11; ``pairs``: Accuracy, Compat; ``diversity``: the intent-aware
 families on subtopic qrels, alpha_nDCG, alpha_DCG, ERR_IA, nERR_IA, NRBP, nNRBP, P_IA, AP_IA, StRecall.  The contract a
