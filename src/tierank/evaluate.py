@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .measures.names import Plan
     from .results import DiversityResult, EvalResult
     from .settings import UNJUDGED, EvalSettings
+    from .ties.prepare import Judgments
 
     Measures: TypeAlias = Iterable[str | Measure | list[Measure]] | str | Measure | Plan
 
@@ -185,6 +186,19 @@ class Evaluator:
                 f"{' and '.join(refused)}: not supported by the intent-aware measures ({names})"
             )
 
+    @property
+    def judgments(self) -> Judgments:
+        """The qrels' judgments as every run is joined with them
+        ([`Judgments.of`][tierank.ties.prepare.Judgments.of], keys sorted): built at the first call
+        and kept for every later run."""
+        from .ties.prepare import Judgments
+
+        held = self.__dict__.get("_judgments")
+        if held is None or held[0] is not self.qrels:  # (an evaluator copied with other qrels)
+            held = (self.qrels, Judgments.of(self.qrels).ready())
+            self.__dict__["_judgments"] = held
+        return held[1]
+
     def judging(self, qids: Any) -> Evaluator:
         """This evaluator with the judgments of the queries ``qids`` (an Arrow array of strings) only."""
         import numpy as np
@@ -220,6 +234,7 @@ class Evaluator:
         *,
         score_format: bool = False,
         moments: bool = True,
+        extremes: bool = True,
     ) -> EvalResult:
         """Tie-aware evaluation of ``run`` (any input [`tierank.io.convert.to_run`][tierank.io.convert.to_run] takes).
 
@@ -228,7 +243,9 @@ class Evaluator:
         so far and their number. ``score_format``: also find the narrowest float format that holds
         every score exactly (the result's ``score_format``, for its manifest). ``moments=False``: the
         oblivious value, min and max only; the families that can skip their expectation leave
-        ``expected`` and ``var`` NaN where ties move the value ([`tierank.ties.Prepared`][tierank.ties.Prepared]'s ``moments``).
+        ``expected`` and ``var`` NaN where ties move the value ([`tierank.ties.Prepared`][tierank.ties.Prepared]'s ``moments``);
+        with ``extremes=False`` too, the oblivious value alone (those that can skip them leave
+        ``min`` and ``max`` NaN as well: `Prepared`'s ``extremes``).
 
         >>> steps = []
         >>> _ = Evaluator({"q": {"a": 1}}, ["P@1", "RR"]).evaluate(
@@ -288,6 +305,8 @@ class Evaluator:
             exact_limit=s.exact_limit,
             subtopics=None if self.subtopics is None else self.subtopics.judgments,
             moments=moments,
+            extremes=extremes,
+            judgments=self.judgments if eval_q is q else None,
         )
         if prep.nq == 0:
             raise NothingToEvaluate(

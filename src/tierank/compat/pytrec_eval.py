@@ -203,12 +203,14 @@ class RelevanceEvaluator:
             self._evaluator = Evaluator(to_qrels(query_relevance), evaluated, settings)
         except TierankInputError as e:
             raise ValueError(str(e)) from None
+        if not self.judged_docs_only_flag:  # the judgments each run is joined with, read once here
+            self._evaluator.judgments  # noqa: B018 - (as pytrec_eval reads its qrels in its constructor)
 
-    def _result(self, scores: dict, moments: bool = True):
+    def _result(self, scores: dict, moments: bool = True, extremes: bool = True):
         from ..errors import NothingToEvaluate
 
         try:
-            result = self._evaluator.evaluate(_table(scores), moments=moments)
+            result = self._evaluator.evaluate(_table(scores), moments=moments, extremes=extremes)
         except NothingToEvaluate:
             return None
         if self.judged_docs_only_flag:
@@ -256,7 +258,7 @@ class RelevanceEvaluator:
         """``{qid: {measure: value}}`` of the run ``scores`` (``{qid: {docid: score}}``) for every
         query both in it and in the qrels: pytrec_eval's dict, key for key and value for value
         (the oblivious values alone are computed)."""
-        result = self._result(scores, moments=False)
+        result = self._result(scores, moments=False, extremes=False)
         if result is None:
             return {}
         import numpy as np
