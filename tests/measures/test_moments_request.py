@@ -53,3 +53,27 @@ def test_moments_default_on():
     res = Evaluator(qrels, ["AP", "GMAP"]).evaluate(run)
     for s in res.stats.values():
         assert not np.isnan(s.expected).any() and not np.isnan(s.var).any()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_oblivious_alone_bit_identical(seed):
+    """``extremes=False`` too (what compat's ``evaluate`` asks): the oblivious value bit for bit;
+    AP and the linear families leave min and max NaN where they skip them, the others compute
+    them as always."""
+    qrels, run = _tied(seed)
+    measures = [*resolve(["official"]), *resolve(["nDCG@3", "P@1", "AP@5", "R@4"])]
+    ev = Evaluator(qrels, measures)
+    full, alone = ev.evaluate(run), ev.evaluate(run, moments=False, extremes=False)
+    skipped = set()
+    for m in ev.measures:
+        a, b = full.stats[m], alone.stats[m]
+        x, y = np.asarray(a.oblivious), np.asarray(b.oblivious)
+        assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), m
+        for stat in ("min", "max"):
+            x, y = np.asarray(getattr(a, stat)), np.asarray(getattr(b, stat))
+            if x.dtype.kind != "f":
+                continue
+            assert (np.isnan(y) | (x == y) | (np.isnan(x) & np.isnan(y))).all(), (m, stat)
+            if np.isnan(y).all() and not np.isnan(x).all():
+                skipped.add(m.family)
+    assert {"AP", "P", "nDCG", "R"} <= skipped
