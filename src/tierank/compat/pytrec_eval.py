@@ -132,7 +132,9 @@ def _table(scores: Any) -> Any:
         docids = pa.array([k for d in docs for k in d], type=pa.string())
     except (pa.ArrowException, TypeError):
         return scores
-    qid = qids.take(pa.array(np.repeat(np.arange(len(docs)), lens)))
+    # the query ids dictionary-encoded as they come (a dict's keys are distinct): nothing to encode later
+    codes = pa.array(np.repeat(np.arange(len(docs), dtype=np.int32), lens))
+    qid = pa.DictionaryArray.from_arrays(codes, qids)
     return Run(qid=qid, docid=docids, score=score, rank=None, source="run")
 
 
