@@ -103,6 +103,41 @@ def one_ranking(
     return out
 
 
+def _mixed_spans(prep: Prepared, v: np.ndarray, s: int, e: int, n: int) -> list[tuple[int, int]]:
+    """The tie groups (start, end within the query's rows ``s..e``, values ``v``) that start
+    among the ``n`` ranks read and hold values that differ."""
+    spans = []
+    if e > s:
+        gs = prep.gstart[prep.gid[s] : prep.gid[e - 1] + 2] - s
+        for a, b in zip(gs[:-1].tolist(), gs[1:].tolist()):
+            if a < n and b - a > 1 and v[a:b].min() != v[a:b].max():
+                spans.append((a, b))
+    return spans
+
+
+def _every_ordering(v: np.ndarray, spans: list[tuple[int, int]]) -> np.ndarray:
+    """Every distinct ordering of the groups ``spans`` of ``v``, one per row (the other ranks as
+    they are)."""
+    perms = [
+        np.array(_distinct_perms(tuple(sorted(v[a:b].tolist()))), dtype=np.float64)
+        for a, b in spans
+    ]
+    idx = np.indices([len(p) for p in perms]).reshape(len(perms), -1)
+    A = np.tile(v, (idx.shape[1], 1))
+    for (a, b), p, ix in zip(spans, perms, idx):
+        A[:, a:b] = p[ix]
+    return A
+
+
+def _drawn_orderings(rng, S: int, v: np.ndarray, spans: list[tuple[int, int]]) -> np.ndarray:
+    """``S`` uniformly random orderings of the groups ``spans`` of ``v``, one per row."""
+    A = np.tile(v, (S, 1))
+    for a, b in spans:  # each tie group shuffled in every row at once, in place (no sort)
+        block = A[:, a:b]
+        rng.permuted(block, axis=1, out=block)
+    return A
+
+
 def per_ordering_stats(
     prep: Prepared,
     values: np.ndarray,
@@ -152,12 +187,7 @@ def per_ordering_stats(
         fixed = np.stack([v, opt[s:e], pes[s:e]])[:, :n]
         fv = fn(q, fixed)
         obl[q] = fv[0]
-        spans = []
-        if e > s:
-            gs = prep.gstart[prep.gid[s] : prep.gid[e - 1] + 2] - s
-            for a, b in zip(gs[:-1].tolist(), gs[1:].tolist()):
-                if a < n and b - a > 1 and v[a:b].min() != v[a:b].max():
-                    spans.append((a, b))
+        spans = _mixed_spans(prep, v, s, e, n)
         if not spans:
             ex[q] = mn[q] = mx[q] = fv[0]
             var[q] = 0.0
@@ -168,15 +198,7 @@ def per_ordering_stats(
             if total > ENUMERATE:
                 break
         if total <= ENUMERATE:
-            perms = [
-                np.array(_distinct_perms(tuple(sorted(v[a:b].tolist()))), dtype=np.float64)
-                for a, b in spans
-            ]
-            idx = np.indices([len(p) for p in perms]).reshape(len(perms), -1)
-            A = np.tile(v, (idx.shape[1], 1))
-            for (a, b), p, ix in zip(spans, perms, idx):
-                A[:, a:b] = p[ix]
-            vals = fn(q, A[:, :n])
+            vals = fn(q, _every_ordering(v, spans)[:, :n])
             ex[q], mn[q], mx[q] = vals.mean(), vals.min(), vals.max()
             var[q] = float(np.mean((vals - ex[q]) ** 2))
             se[q] = 0.0
@@ -187,11 +209,7 @@ def per_ordering_stats(
             keys = query_keys(prep)
         rng = np.random.default_rng([int(prep.seed) % (1 << 63), int(keys[q])])
         S = int(prep.samples)
-        A = np.tile(v, (S, 1))
-        for a, b in spans:  # each tie group shuffled in every row at once, in place (no sort)
-            block = A[:, a:b]
-            rng.permuted(block, axis=1, out=block)
-        vals = fn(q, A[:, :n])
+        vals = fn(q, _drawn_orderings(rng, S, v, spans)[:, :n])
         ex[q] = vals.mean()
         var[q] = float(vals.var(ddof=1)) if S > 1 else 0.0
         se[q] = math.sqrt(var[q] / S)
