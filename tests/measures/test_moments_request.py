@@ -9,6 +9,7 @@ import pytest
 
 from tierank.evaluate import Evaluator
 from tierank.measures.names import resolve
+from tierank.settings import EvalSettings
 
 
 def _tied(seed: int) -> tuple[dict, dict]:
@@ -23,11 +24,13 @@ def _tied(seed: int) -> tuple[dict, dict]:
     return qrels, run
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_oblivious_and_extremes_bit_identical(seed):
+@pytest.mark.parametrize("seed,depth", [(0, None), (1, None), (2, None), (0, 5), (3, 7)])
+def test_oblivious_and_extremes_bit_identical(seed, depth):
+    """(``depth``: trec_eval's ``-M``, whose limit cuts through tie groups: binG, G and ndcg_rel
+    enumerate those queries.)"""
     qrels, run = _tied(seed)
     measures = [*resolve(["all_trec"]), *resolve(["nDCG@3", "P@1", "P@2", "AP@5", "R@4"])]
-    ev = Evaluator(qrels, measures)
+    ev = Evaluator(qrels, measures, EvalSettings(max_depth=depth))
     full, fast = ev.evaluate(run), ev.evaluate(run, moments=False)
     skipped = set()
     for m in ev.measures:
