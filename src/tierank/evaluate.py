@@ -189,13 +189,13 @@ class Evaluator:
     @property
     def judgments(self) -> Judgments:
         """The qrels' judgments as every run is joined with them
-        ([`Judgments.of`][tierank.ties.prepare.Judgments.of], keys sorted): built at the first call
-        and kept for every later run."""
+        ([`Judgments.of`][tierank.ties.prepare.Judgments.of]): built at the first call and kept for
+        every later run."""
         from .ties.prepare import Judgments
 
         held = self.__dict__.get("_judgments")
         if held is None or held[0] is not self.qrels:  # (an evaluator copied with other qrels)
-            held = (self.qrels, Judgments.of(self.qrels).ready())
+            held = (self.qrels, Judgments.of(self.qrels))
             self.__dict__["_judgments"] = held
         return held[1]
 

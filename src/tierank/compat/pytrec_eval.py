@@ -206,7 +206,7 @@ class RelevanceEvaluator:
         except TierankInputError as e:
             raise ValueError(str(e)) from None
         if not self.judged_docs_only_flag:  # the judgments each run is joined with, read once here
-            self._evaluator.judgments  # noqa: B018 - (as pytrec_eval reads its qrels in its constructor)
+            self._evaluator.judgments.ready()  # (as pytrec_eval reads its qrels in its constructor)
 
     def _result(self, scores: dict, moments: bool = True, extremes: bool = True):
         from ..errors import NothingToEvaluate

@@ -43,6 +43,7 @@ from . import (  # noqa: F401  (registration; names: trec_eval's names for parse
     sampling,
     trec_extra,
     trec_gain,
+    trec_gain_sums,
     unjudged,
 )
 from .base import (

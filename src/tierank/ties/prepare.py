@@ -356,7 +356,8 @@ class Judgments:
         qids = _distinct(ids)
         qids = ac.take(qids, ac.sort_indices(qids))
         per_id = ac.numpy(ac.fill_null(ac.index_in(ids.dictionary, qids), -1)).astype(np.int64)
-        q = per_id[ac.numpy(ids.indices)]  # (a qrels line has a query id)
+        per_id = np.append(per_id, -1)  # (a missing id, if any, reads the last: -1)
+        q = per_id[ac.numpy(ac.fill_null(ids.indices, len(per_id) - 1))]
         out = cls(q, qrels.docid, np.asarray(qrels.grade))
         out.qids = qids
         return out
@@ -505,9 +506,11 @@ def prepare(
     ``judgments``: ``Judgments.of(qrels)`` built before (an evaluator's, for every run it reads).
     """
     policy = TieBreak.parse(tie_break)
-    qrels_ids = _encoded(qrels.qid)
+    if judgments is None or judgments.qids is None:
+        judgments = Judgments.of(qrels)
+    assert judgments.qids is not None
     # the evaluated queries, sorted (Arrow sorts strings by their UTF-8 bytes: Python's order)
-    qrels_q, run_q = _distinct(qrels_ids), _distinct(_encoded(run.qid))
+    qrels_q, run_q = judgments.qids, _distinct(_encoded(run.qid))
     in_run = ac.is_in(qrels_q, run_q)
     evaluated = qrels_q if complete else ac.filter(qrels_q, in_run)
     evaluated = ac.take(evaluated, ac.sort_indices(evaluated))
@@ -518,18 +521,17 @@ def prepare(
     value_set, nq, qi = lay.qid_array, lay.nq, lay.codes
     docid = run.docid if lay.rows is None else ac.take(run.docid, ac.array(lay.rows))
 
-    # query code of every judgment (-1: a query not evaluated), looked up once per distinct query id
-    per_id = ac.numpy(ac.fill_null(ac.index_in(qrels_ids.dictionary, value_set), -1))
-    per_id = np.append(per_id.astype(np.int64), -1)  # (a missing id, if any, reads the last: -1)
-    qcode = per_id[ac.numpy(ac.fill_null(qrels_ids.indices, len(per_id) - 1))]
+    # each evaluated query's code among the judgments' (every evaluated query is a qrels query), and
+    # the evaluated code of every judgment (-1: a query not evaluated)
+    jcode = ac.numpy(ac.index_in(value_set, judgments.qids)).astype(np.int64)
+    evaluated_code = np.full(len(judgments.qids) + 1, -1, dtype=np.int64)
+    evaluated_code[jcode] = np.arange(nq)
+    qcode = evaluated_code[
+        judgments.q
+    ]  # (a judgment without a query id, if any, reads the last: -1)
     keep_np = qcode >= 0
     qrels_q_idx = qcode[keep_np]
-    qrels_grade = np.asarray(qrels.grade)[keep_np]
-    if judgments is None or judgments.qids is None:
-        judgments = Judgments.of(qrels)
-    assert judgments.qids is not None
-    # each evaluated query's code among the judgments' (every evaluated query is a qrels query)
-    jcode = ac.numpy(ac.index_in(value_set, judgments.qids)).astype(np.int64)
+    qrels_grade = judgments.grade[keep_np]
 
     # keep the ranks the measures read, whole tie groups
     depth = _depth(measures, qrels_q_idx, qrels_grade, nq, rel)
@@ -590,8 +592,6 @@ def prepare(
         # judged documents anywhere in the run, not only in the kept ranks
         found = judgments.lookup(jcode[qi], docid)
         cand = found[found >= 0]
-        evaluated_code = np.full(len(judgments.qids), -1, dtype=np.int64)
-        evaluated_code[jcode] = np.arange(nq)
         cq = evaluated_code[judgments.q[cand]]
         qjudged = np.bincount(cq, minlength=nq)
     judged_grades = (cq, judgments.grade[cand]) if candidates_only else (qrels_q_idx, qrels_grade)
