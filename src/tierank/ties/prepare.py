@@ -526,9 +526,8 @@ def prepare(
     jcode = ac.numpy(ac.index_in(value_set, judgments.qids)).astype(np.int64)
     evaluated_code = np.full(len(judgments.qids) + 1, -1, dtype=np.int64)
     evaluated_code[jcode] = np.arange(nq)
-    qcode = evaluated_code[
-        judgments.q
-    ]  # (a judgment without a query id, if any, reads the last: -1)
+    # (a judgment without a query id, if any, reads the last: -1)
+    qcode = evaluated_code[judgments.q]
     keep_np = qcode >= 0
     qrels_q_idx = qcode[keep_np]
     qrels_grade = judgments.grade[keep_np]
