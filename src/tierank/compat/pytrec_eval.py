@@ -263,11 +263,15 @@ class RelevanceEvaluator:
         result = self._result(scores, moments=False, extremes=False)
         if result is None:
             return {}
+        from itertools import repeat
+
         import numpy as np
 
         names, columns = self._columns(result, "oblivious")
-        rows = np.column_stack(columns).tolist() if columns else [[] for _ in result.qids]
-        return {q: dict(zip(names, row)) for q, row in zip(result.qids, rows)}
+        if not columns:
+            return {q: {} for q in result.qids}
+        rows = zip(*(np.asarray(c).tolist() for c in columns))  # a tuple of floats per query
+        return dict(zip(result.qids, map(dict, map(zip, repeat(names), rows))))
 
     def evaluate_ties(self, scores: dict) -> dict[str, dict[str, dict[str, float]]]:
         """``{qid: {measure: {"oblivious", "expected", "min", "max", "std"}}}``: `evaluate`'s value
