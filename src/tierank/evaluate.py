@@ -189,7 +189,7 @@ class Evaluator:
     @property
     def judgments(self) -> Judgments:
         """The qrels' judgments as every run is joined with them
-        ([`Judgments.of`][tierank.ties.prepare.Judgments.of]): built at the first call and kept for
+        (``tierank.ties.prepare.Judgments.of``): built at the first call and kept for
         every later run."""
         from .ties.prepare import Judgments
 

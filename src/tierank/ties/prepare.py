@@ -344,8 +344,7 @@ class Judgments:
     @classmethod
     def of(cls, qrels: Qrels) -> Judgments:
         """Every judgment of ``qrels``, its query coded by its index among the qrels' query ids
-        sorted (`qids`): built once, it serves any run ([`prepare`][tierank.ties.prepare.prepare]'s
-        ``judgments``).
+        sorted (`qids`): built once, it serves any run (`prepare`'s ``judgments``).
 
         >>> from tierank.io.convert import to_qrels
         >>> j = Judgments.of(to_qrels({"q2": {"a": 1}, "q1": {"a": 0, "b": 2}}))
