@@ -32,7 +32,7 @@ from .evaluate import Evaluator, evaluate  # the engine is imported on their fir
 from .version import __version__
 
 if TYPE_CHECKING:
-    from .analysis.compare import CompareSettings
+    from .analysis.compare import CompareSettings, compare
     from .analysis.labels import evaluate_labels
     from .analysis.meta import combine_effects
     from .analysis.planning import topic_set_size
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from .io import Qrels, Run, read_qrels, read_run, to_qrels, to_run
     from .io.subtopics import read_subtopic_qrels
     from .measures import Measure, parse_measure, supported
-    from .report.comparison import compare
     from .results import EvalResult
     from .settings import EvalSettings
     from .ties import TieBreak
@@ -75,7 +74,7 @@ __all__ = [
 #: public names imported on first use, and their modules: ``import tierank`` (and so the command line's
 #: ``tierank --help`` and ``--version``) imports neither numpy nor pyarrow
 _LAZY = {
-    "compare": "report.comparison",
+    "compare": "analysis.compare",
     "CompareSettings": "analysis.compare",
     "evaluate_diversity": "evaluate",
     "read_subtopic_qrels": "io.subtopics",

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .measures.names import Plan
     from .results import DiversityResult, EvalResult
     from .settings import UNJUDGED, EvalSettings
+    from .ties import Prepared
     from .ties.prepare import Judgments
 
     Measures: TypeAlias = Iterable[str | Measure | list[Measure]] | str | Measure | Plan
@@ -253,18 +254,60 @@ class Evaluator:
         >>> steps
         [('reading', 0, 2), ('ties', 0, 2), ('P@1', 0, 2), ('RR', 1, 2)]
         """
+        from .measures.base import compute_all
+        from .results import EvalResult
+
+        s = self.settings
+        parsed = self.measures
+        step = progress or (lambda what, done, total: None)
+        prep, r = self._prepared(run, step, moments, extremes)
+        # one family's several cutoffs share one pass over the run (Measure.batch_key)
+        stats: dict[Measure, Stats] = compute_all(prep, parsed, step)
+        bounds: dict[Measure, tuple[np.ndarray, np.ndarray]] = {}
+        residual: dict[Measure, np.ndarray] = {}
+        if s.unjudged == "bounds":
+            bounds = {m: m.unjudged_bounds(prep, stats[m]) for m in parsed}
+            residual = {
+                m: res for m, res in ((m, m.residual(prep)) for m in parsed) if res is not None
+            }
+        return EvalResult(
+            measures=list(parsed),
+            qids=prep.qids,
+            stats=stats,
+            ties=prep.summary,
+            settings=s.record(r.source, self.qrels.source),
+            unevaluated=prep.unevaluated,
+            bounds=bounds,
+            residual=residual,
+            evaluated_under=s,
+            score_format=_score_format(r.score) if score_format else None,
+        )
+
+    __call__ = evaluate
+
+    def prepared(self, run: Any, *, moments: bool = True) -> Prepared:
+        """``run`` read and laid out for the measures (the [`tierank.ties.Prepared`][tierank.ties.Prepared] that
+        [`evaluate`][tierank.evaluate.Evaluator.evaluate] computes them on), under these settings."""
+        return self._prepared(run, lambda what, done, total: None, moments)[0]
+
+    def _prepared(
+        self,
+        run: Any,
+        step: Callable[[str, int, int], None],
+        moments: bool,
+        extremes: bool = True,
+    ) -> tuple[Prepared, Run]:
+        """The [`Prepared`][tierank.ties.Prepared] of ``run`` and the run as read (condensed where the
+        settings condense), ``step`` told as reading and the tie groups begin."""
         import numpy as np
 
         from . import compute as ac
         from .io.convert import to_run
         from .io.model import Run
-        from .measures.base import compute_all
-        from .results import EvalResult
         from .ties import prepare
 
         s, q = self.settings, self.qrels
         parsed = self.measures
-        step = progress or (lambda what, done, total: None)
         step("reading", 0, len(parsed))
         r = to_run(run)
         eval_q, eval_complete = q, s.complete
@@ -313,29 +356,7 @@ class Evaluator:
                 f"no query of {r.source} is judged in {q.source}: nothing to evaluate "
                 "(query ids must match exactly)"
             )
-        # one family's several cutoffs share one pass over the run (Measure.batch_key)
-        stats: dict[Measure, Stats] = compute_all(prep, parsed, step)
-        bounds: dict[Measure, tuple[np.ndarray, np.ndarray]] = {}
-        residual: dict[Measure, np.ndarray] = {}
-        if s.unjudged == "bounds":
-            bounds = {m: m.unjudged_bounds(prep, stats[m]) for m in parsed}
-            residual = {
-                m: res for m, res in ((m, m.residual(prep)) for m in parsed) if res is not None
-            }
-        return EvalResult(
-            measures=list(parsed),
-            qids=prep.qids,
-            stats=stats,
-            ties=prep.summary,
-            settings=s.record(r.source, q.source),
-            unevaluated=prep.unevaluated,
-            bounds=bounds,
-            residual=residual,
-            evaluated_under=s,
-            score_format=_score_format(r.score) if score_format else None,
-        )
-
-    __call__ = evaluate
+        return prep, r
 
     def iter_calc(self, run: Any) -> Iterator[dict[str, Any]]:
         """The per-query records of ``run`` ([`tierank.results.EvalResult.records`][tierank.results.EvalResult.records]), one at a time."""
@@ -351,7 +372,7 @@ class Evaluator:
 
 
 def _score_format(scores: Any) -> str:
-    from .provenance.manifest import score_format
+    from .provenance.build import score_format
 
     return score_format(scores)
 

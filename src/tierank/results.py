@@ -105,7 +105,7 @@ class EvalResult:
         """The [`tierank.provenance.Manifest`][tierank.provenance.Manifest] of this result: its inputs'
         SHA-256 (where they were files), the versions, every setting that can change a number and
         the results; ``result.manifest.write(PATH)`` writes it, ``tierank verify PATH`` checks it."""
-        from .provenance.manifest import of_result
+        from .provenance.build import of_result
         from .settings import EvalSettings
 
         settings = self.evaluated_under

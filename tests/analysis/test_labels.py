@@ -160,6 +160,55 @@ def test_panel_is_the_mean_over_judges():
     assert (s.method, s.samples, s.se.tolist()) == ("exact", 3, [0.0, 0.0])
 
 
+@st.composite
+def panels(draw):
+    """2 or 3 judges of the same queries (each judge grades at least one pair of every query, grades
+    0..2), and a run with ties."""
+    nq = draw(st.integers(1, 2))
+    nj = draw(st.integers(2, 3))
+    judges: dict[str, dict] = {f"j{i}": {} for i in range(nj)}
+    scores = {}
+    for qi in range(nq):
+        q = f"q{qi}"
+        docs = [f"d{j}" for j in range(draw(st.integers(1, 4)))]
+        scores[q] = {d: float(draw(st.integers(0, 2))) for d in docs}
+        for qrels in judges.values():
+            graded = [d for d in docs if draw(st.booleans())] or docs[:1]
+            qrels[q] = {d: draw(st.integers(0, 2)) for d in graded}
+    return judges, scores
+
+
+@settings(max_examples=20)
+@given(panels(), st.sampled_from(["P@1", "RBP(p=0.5)", "nDCG@2", "AP", "RR"]))
+def test_panel_matches_brute_force_over_judges_and_orderings(case, measure):
+    """Every judge x every ordering of the tie groups, enumerated (a judge as the distribution that
+    puts all mass on its grades), each judge equally likely; the aggregate over the queries that one
+    judge grades at once."""
+    judges, scores = case
+    res = evaluate_labels(judges, scores, [measure])
+    s = res[measure]
+    per_judge = []
+    for qrels in judges.values():
+        certain = {
+            q: {d: [float(g == k) for k in range(3)] for d, g in docs.items()}
+            for q, docs in qrels.items()
+        }
+        per_judge.append(brute(certain, scores, measure))
+    e = np.array([[w[q][0] for q in res.qids] for w in per_judge])  # (judges, queries)
+    vt = np.array([[w[q][1] for q in res.qids] for w in per_judge])
+    assert all(w[q][2] == pytest.approx(0.0, abs=1e-12) for w in per_judge for q in w)
+    assert s.expected.tolist() == pytest.approx(e.mean(0).tolist(), abs=1e-12)
+    assert s.var_tie.tolist() == pytest.approx(vt.mean(0).tolist(), abs=1e-12)
+    assert s.var_label.tolist() == pytest.approx(e.var(0).tolist(), abs=1e-12)
+    assert s.std.tolist() == pytest.approx(np.sqrt(vt.mean(0) + e.var(0)).tolist(), abs=1e-12)
+    nq = len(res.qids)
+    agg = s.aggregate
+    assert agg["expected"] == pytest.approx(e.mean(), abs=1e-12)
+    assert agg["var_tie"] == pytest.approx(vt.sum(1).mean() / nq**2, abs=1e-12)
+    assert agg["var_label"] == pytest.approx(e.mean(1).var(), abs=1e-12)
+    assert (s.method, s.samples, agg["se"]) == ("exact", len(judges), 0.0)
+
+
 @settings(max_examples=20)
 @given(cases(), st.sampled_from(EXACT + ["nDCG@2"]), st.sampled_from([None, 2]))
 def test_certain_grades_give_the_engine_and_no_label_variance(case, measure, depth):

@@ -11,6 +11,7 @@ import pytest
 
 import tierank
 from helpers import invoke
+from tierank.report.formats import names as format_names
 
 EXAMPLE = tierank.__file__.rsplit("/", 1)[0] + "/examples/"
 QRELS, RUN = EXAMPLE + "figure1.qrels", EXAMPLE + "figure1.run"
@@ -115,14 +116,14 @@ def test_compare_with_one_measure_uses_it(run2):
     ]
 
 
-@pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl"])
+@pytest.mark.parametrize("fmt", ["trec_eval", "xml"])
 def test_compare_format_offers_only_what_it_writes(fmt):
-    """`compare --format` listed csv/tsv/jsonl and refused them after the whole comparison."""
+    """`compare --format` lists the records formats of the catalogue; another is refused before any
+    comparison, naming the choices."""
     p = invoke("compare", RUN, RUN, "--qrels", QRELS, "-f", fmt, check=False)
     assert p.returncode == 2 and "Traceback" not in p.stderr
-    assert f"'{fmt}' is not one of 'table', 'json', 'markdown', 'latex'." in " ".join(
-        p.stderr.replace("│", " ").split()
-    )
+    choices = ", ".join(f"'{f}'" for f in format_names("records"))
+    assert f"'{fmt}' is not one of {choices}." in " ".join(p.stderr.replace("│", " ").split())
 
 
 def _bad_run(tmp_path):

@@ -66,13 +66,30 @@ def test_a_format_contradicting_the_extension_is_refused(name, run2, tmp_path):
     ]
 
 
-def test_an_extension_the_command_does_not_write_is_refused(run2, tmp_path):
+def test_compare_writes_every_records_format_by_its_extension(run2, tmp_path):
     out = tmp_path / "c.tsv"
-    p = invoke(*_args("compare", run2), "-o", out, check=False)
-    assert p.returncode == 2 and not out.exists()
-    (line,) = p.stderr.splitlines()
-    assert line.startswith(f"tierank: error: -o {out}: a .tsv file is written as --format tsv, ")
-    assert "tierank compare does not write" in line
+    invoke(*_args("compare", run2), "-o", out)
+    header = out.read_text().splitlines()[0].split("\t")
+    assert header[:3] == ["name", "expected", "min"]
+
+
+def test_an_extension_the_command_does_not_write_is_refused(tmp_path):
+    from types import SimpleNamespace
+
+    from tierank.cli.common import choices_enum, output_format
+    from tierank.errors import TierankInputError
+
+    only = choices_enum("Only", ("table", "json"))
+    ctx = SimpleNamespace(
+        get_parameter_source=lambda _: SimpleNamespace(name="DEFAULT"),
+        command=SimpleNamespace(name="demo"),
+    )
+    out = tmp_path / "c.tsv"
+    with pytest.raises(TierankInputError) as e:
+        output_format(ctx, only("table"), out, only)
+    (line,) = str(e.value).splitlines()
+    assert line.startswith(f"-o {out}: a .tsv file is written as --format tsv, ")
+    assert "tierank demo does not write (its formats: table, json)" in line
 
 
 @pytest.mark.parametrize(

@@ -186,7 +186,7 @@ def test_family_checks_ask_the_scorer_what_it_supports(tmp_path, monkeypatch):
 @settings(max_examples=examples(60), deadline=None)
 def test_run_rows_are_in_score_order_with_ties_in_candidate_order(lists):
     """The protocol's run rows (ordered by tierank.ties.layout) against sorting by hand."""
-    from tierank.hps.protocol import _ordered
+    from tierank.hps.score import ordered_run as _ordered
 
     qids = [f"q{i}" for i in range(len(lists))]
     assume(any(lists))

@@ -193,3 +193,65 @@ def test_hps_has_no_import_circles_and_no_private_imports_across_modules():
         return False
 
     assert [m for m in graph if reaches(m, m)] == []
+
+
+def test_the_stages_in_a_row_each_do_their_own_part(tmp_path):
+    """plan_rerank checks and makes OUT/'s folders (an immutable plan), score fills the cache alone,
+    record writes nothing, write_outputs writes exactly the files the plan named."""
+    from dataclasses import FrozenInstanceError
+
+    from tierank.hps.output import write_outputs
+    from tierank.hps.plan import plan_rerank
+    from tierank.hps.record import record
+    from tierank.hps.score import score
+
+    data = write_set(tmp_path / "data")
+    out = tmp_path / "out"
+    config = RerankConfig(
+        data,
+        "yesno:fake",
+        regimes="fp32,bf16,bf16->fp32",
+        measures=["RR@10", "nDCG@10"],
+        out_dir=out,
+        device="cpu",
+        batch_sizes=[2],
+        orders=[1],
+        repeat=2,
+        scorer_factory=factory(),
+    )
+
+    def files() -> set[str]:
+        return {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+
+    plan = plan_rerank(config)
+    with pytest.raises(FrozenInstanceError):
+        plan.batch_size = 1  # type: ignore[misc]
+    assert files() == set() and (out / "runs").is_dir() and (out / "cache").is_dir()
+    assert [v.name for v in plan.variants] == ["fp32", "bf16", "bf16->fp32"]
+    assert (plan.extra_sizes, plan.extra_orders, plan.repeat) == ((2,), (1,), 2)
+
+    scored = score(plan)
+    cached = files()
+    assert cached and all(f.startswith("cache/") for f in cached)
+    assert list(scored.extra) == [2, "order=1", "repeat=2"]
+    for key, by_variant in scored.extra.items():  # each setting's rows: its scores, in run order
+        for name, run in scored.extra_runs[key].items():
+            qid = np.asarray(run.qid.to_pylist())
+            for q in scored.qids:
+                assert (
+                    sorted(run.score[qid == q].tolist(), reverse=True)
+                    == run.score[qid == q].tolist()
+                )
+                assert sorted(run.score[qid == q].tolist()) == sorted(by_variant[name][q].tolist())
+
+    result = record(plan, scored)
+    assert files() == cached  # record writes nothing
+    assert result.settings["variance"]["settings"] == ["bs=16", "bs=2", "order=1", "repeat=2"]
+    assert set(result.reasoning) == set(result.runs) == {v.name for v in plan.variants}
+
+    write_outputs(plan, scored, result)
+    planned = {p.relative_to(out).as_posix() for pair in plan.output.files.values() for p in pair}
+    assert files() - cached == planned | {"table.tsv", "table.json"}
+    assert json.loads((out / "table.json").read_text())["rows"] == json.loads(
+        json.dumps(result.rows)
+    )

@@ -1,5 +1,6 @@
-"""tierank.compare: the comparison object a library user gets (tierank.report.comparison), against
-what `tierank compare --format` writes for the same runs, and its settings objects."""
+"""tierank.compare: the comparison a library user gets (tierank.analysis.compare) and its renderings
+(tierank.report.comparison), against what `tierank compare --format` writes for the same runs, and its
+settings objects."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import tierank
 from helpers import invoke
 from tierank.analysis.compare import CompareSettings
 from tierank.analysis.compare import compare as compare_systems
-from tierank.report.comparison import LEADERBOARD_FIELDS, SYSTEM_FIELDS, ComparisonReport
+from tierank.report.comparison import FORMATS, LEADERBOARD_FIELDS, SYSTEM_FIELDS, ComparisonReport
+from tierank.report.formats import names
 
 
 def _runs(tmp_path, systems=3, queries=12, seed=3):
@@ -42,7 +44,7 @@ def _runs(tmp_path, systems=3, queries=12, seed=3):
 def test_to_dict_markdown_and_latex_are_what_the_command_writes(tmp_path, leaderboard):
     qrels, paths = _runs(tmp_path)
     flags = ["--leaderboard", "--resamples", "200", "--permutations", "200"] if leaderboard else []
-    report = tierank.compare(
+    cmp = tierank.compare(
         {p.name: p for p in paths},
         qrels,
         "nDCG@5",
@@ -50,14 +52,16 @@ def test_to_dict_markdown_and_latex_are_what_the_command_writes(tmp_path, leader
         leaderboard=leaderboard,
         **(dict(resamples=200, permutations=200) if leaderboard else {}),
     )
-    assert isinstance(report, ComparisonReport) and report.leaderboard is leaderboard
+    assert tierank.compare is compare_systems
+    report = ComparisonReport(cmp)
+    assert report.leaderboard is leaderboard
 
     def cli(fmt):
         return invoke("compare", qrels, *paths, "-m", "nDCG@5", "-f", fmt, *flags).stdout
 
     doc = json.loads(cli("json"))
-    assert report.to_dict() == doc
-    assert [s["name"] for s in doc["systems"]] == [s.name for s in report.systems]
+    assert cmp.to_dict() == doc
+    assert [s["name"] for s in doc["systems"]] == [s.name for s in cmp.systems]
     assert len(doc["pairs"]) == 3 and doc["pairs"][0]["p_adjusted"] is not None
     assert report.to_markdown() == cli("markdown")
     assert report.to_latex() == cli("latex")
@@ -65,6 +69,18 @@ def test_to_dict_markdown_and_latex_are_what_the_command_writes(tmp_path, leader
     fields = LEADERBOARD_FIELDS if leaderboard else SYSTEM_FIELDS
     assert header == "| " + " | ".join(fields) + " |"
     assert report.to_latex().startswith("\\begin{tabular}{l" + "r" * 8)
+    for fmt in ("tsv", "csv", "jsonl"):  # every records format of the catalogue: the systems
+        assert report.render(fmt) == cli(fmt)
+    assert [json.loads(line)["name"] for line in cli("jsonl").splitlines()] == [
+        s.name for s in cmp.systems
+    ]
+
+
+def test_compare_formats_are_the_catalogue_records_formats():
+    from tierank.cli.analysis import CompareFmt
+
+    assert FORMATS == names("records") and "jsonl" in FORMATS
+    assert tuple(c.value for c in CompareFmt) == FORMATS
 
 
 def test_settings_objects_and_keywords_give_the_same_comparison(tmp_path):

@@ -198,6 +198,83 @@ def _plain(v):
     return v
 
 
+def _check_arguments(
+    ref: np.ndarray, g: np.ndarray, samples: int, seed: int, confidence: float
+) -> None:
+    """Refuse grades of another length than the reference, a confidence outside (0, 1), a negative
+    number of resamples or seed."""
+    if g.shape[1] != len(ref):
+        raise ValueError("grades and reference differ in length")
+    if not 0 < confidence < 1:
+        raise TierankInputError(f"confidence {confidence}: must be in (0, 1)")
+    if samples < 0:
+        raise TierankInputError(f"bootstrap samples {samples}: must be at least 0")
+    if seed < 0:
+        raise TierankInputError(f"seed {seed}: must be at least 0")
+
+
+def _bootstrap(
+    cq: np.ndarray, values: np.ndarray, rel: float, samples: int, seed: int, confidence: float
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per statistic the percentile bounds (per judge) over ``samples`` resamples of the queries of the
+    confusion matrices ``cq`` (``(judges, queries, k, k)``), a chunk of resamples at a time."""
+    nj, nq, k = cq.shape[0], cq.shape[1], len(values)
+    rng = np.random.default_rng(seed)
+    flat = np.swapaxes(cq, 0, 1).reshape(nq, -1)  # (queries, judges*k*k)
+    parts: dict[str, list[np.ndarray]] = {s: [] for s in STATISTICS}
+    for start in range(0, samples, BOOTSTRAP_CHUNK):  # bounded memory
+        size = min(BOOTSTRAP_CHUNK, samples - start)
+        counts = rng.multinomial(nq, np.full(nq, 1.0 / nq), size)
+        boot = (counts.astype(np.float64) @ flat).reshape(size, nj, k, k)
+        for s, v in statistics(boot, values, rel).items():
+            parts[s].append(v)
+    a = (1 - confidence) / 2
+    lo_hi: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for s, chunks in parts.items():
+        v = np.concatenate(chunks)
+        with warnings.catch_warnings():  # a judge undefined in every resample: NaN bounds
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo_hi[s] = (np.nanquantile(v, a, axis=0), np.nanquantile(v, 1 - a, axis=0))
+    return lo_hi
+
+
+def _pooled_records(
+    names: tuple, pooled_c: np.ndarray, cq: np.ndarray, pooled: dict, lo_hi: dict
+) -> list[dict]:
+    """A record per judge over every query: pairs, queries, the statistics and their bounds (NaN: no
+    CI)."""
+    n_pairs = pooled_c.sum(axis=(-2, -1))
+    nq_pairs = cq.sum(axis=(-2, -1))
+    out = []
+    for j, name in enumerate(names):
+        rec: dict = {"judge": name, "query": "all", "n_pairs": int(n_pairs[j])}
+        rec["n_queries"] = int((nq_pairs[j] > 0).sum())
+        for s in STATISTICS:
+            rec[s] = float(pooled[s][j])
+        for s in STATISTICS:
+            lo, hi = lo_hi.get(s, (None, None))
+            rec[f"{s}_ci_low"] = float(lo[j]) if lo is not None else float("nan")
+            rec[f"{s}_ci_high"] = float(hi[j]) if hi is not None else float("nan")
+        out.append(rec)
+    return out
+
+
+def _per_query_records(names: tuple, queries: np.ndarray, cq: np.ndarray, perq: dict) -> list[dict]:
+    """A record per judge and query it graded: pairs and the statistics."""
+    nq_pairs = cq.sum(axis=(-2, -1))
+    return [
+        {
+            "judge": name,
+            "query": str(q),
+            "n_pairs": int(nq_pairs[j, i]),
+            **{s: float(perq[s][j, i]) for s in STATISTICS},
+        }
+        for j, name in enumerate(names)
+        for i, q in enumerate(queries)
+        if nq_pairs[j, i] > 0
+    ]
+
+
 def agreement(
     reference,
     grades,
@@ -218,67 +295,21 @@ def agreement(
     """
     ref = np.asarray(reference, dtype=np.float64)
     g = np.atleast_2d(np.asarray(grades, dtype=np.float64))
-    if g.shape[1] != len(ref):
-        raise ValueError("grades and reference differ in length")
-    if not 0 < confidence < 1:
-        raise TierankInputError(f"confidence {confidence}: must be in (0, 1)")
-    if samples < 0:
-        raise TierankInputError(f"bootstrap samples {samples}: must be at least 0")
-    if seed < 0:
-        raise TierankInputError(f"seed {seed}: must be at least 0")
+    _check_arguments(ref, g, samples, seed, confidence)
     names = tuple(judges) if judges is not None else tuple(f"judge{i + 1}" for i in range(len(g)))
     queries, group = np.unique(np.asarray(qid, dtype=str), return_inverse=True)
     missing = np.isnan(g)
     values, rc, jc = _codes(ref, np.where(missing, ref[None, :], g))
     jc = np.where(missing, -1, jc)
-    k = len(values)
-    cq = _confusions(rc, jc, group, len(queries), k)  # (judges, queries, k, k)
+    cq = _confusions(rc, jc, group, len(queries), len(values))  # (judges, queries, k, k)
     pooled_c = cq.sum(axis=1)
-    pooled = statistics(pooled_c, values, rel)
-    perq = statistics(cq, values, rel)
-    n_pairs = pooled_c.sum(axis=(-2, -1))
-    nq_pairs = cq.sum(axis=(-2, -1))
-    lo_hi: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    if samples > 0 and len(queries) >= 2:
-        rng = np.random.default_rng(seed)
-        flat = np.swapaxes(cq, 0, 1).reshape(len(queries), -1)  # (queries, judges*k*k)
-        parts: dict[str, list[np.ndarray]] = {s: [] for s in STATISTICS}
-        for start in range(
-            0, samples, BOOTSTRAP_CHUNK
-        ):  # bounded memory: a chunk of resamples at a time
-            size = min(BOOTSTRAP_CHUNK, samples - start)
-            counts = rng.multinomial(len(queries), np.full(len(queries), 1.0 / len(queries)), size)
-            boot = (counts.astype(np.float64) @ flat).reshape(size, len(names), k, k)
-            for s, v in statistics(boot, values, rel).items():
-                parts[s].append(v)
-        a = (1 - confidence) / 2
-        for s, chunks in parts.items():
-            v = np.concatenate(chunks)
-            with warnings.catch_warnings():  # a judge undefined in every resample: NaN bounds
-                warnings.simplefilter("ignore", RuntimeWarning)
-                lo_hi[s] = (np.nanquantile(v, a, axis=0), np.nanquantile(v, 1 - a, axis=0))
-    pooled_records = []
-    for j, name in enumerate(names):
-        rec: dict = {"judge": name, "query": "all", "n_pairs": int(n_pairs[j])}
-        rec["n_queries"] = int((nq_pairs[j] > 0).sum())
-        for s in STATISTICS:
-            rec[s] = float(pooled[s][j])
-        for s in STATISTICS:
-            lo, hi = lo_hi.get(s, (None, None))
-            rec[f"{s}_ci_low"] = float(lo[j]) if lo is not None else float("nan")
-            rec[f"{s}_ci_high"] = float(hi[j]) if hi is not None else float("nan")
-        pooled_records.append(rec)
-    per_query = [
-        {
-            "judge": name,
-            "query": str(q),
-            "n_pairs": int(nq_pairs[j, i]),
-            **{s: float(perq[s][j, i]) for s in STATISTICS},
-        }
-        for j, name in enumerate(names)
-        for i, q in enumerate(queries)
-        if nq_pairs[j, i] > 0
-    ]
+    lo_hi = (
+        _bootstrap(cq, values, rel, samples, seed, confidence)
+        if samples > 0 and len(queries) >= 2
+        else {}
+    )
+    pooled_records = _pooled_records(names, pooled_c, cq, statistics(pooled_c, values, rel), lo_hi)
+    per_query = _per_query_records(names, queries, cq, statistics(cq, values, rel))
     settings = {
         "rel": rel,
         "queries": len(queries),

@@ -67,6 +67,7 @@ from .banding import band_run
 from .comparison.align import checked_runs, common_queries, evaluator
 from .comparison.infer import infer_systems, tie_draws
 from .comparison.pairs import compare_pairs
+from .comparison.ppi import check_measure, human_values, with_ppi
 from .comparison.results import Comparison, PairComparison, SystemSummary
 from .comparison.scales import SCALES, Evaluated
 from .comparison.settings import (
@@ -100,6 +101,8 @@ def compare(
     measure: str | Measure,
     settings: EvalSettings | None = None,
     options: CompareSettings | None = None,
+    *,
+    ppi: Any = None,
     **keywords: Any,
 ) -> Comparison:
     """Compare systems on one measure, tie-aware, pair by pair.
@@ -119,6 +122,14 @@ def compare(
     options
         How the systems are compared: a [`CompareSettings`][tierank.analysis.compare.CompareSettings] (the test, intervals, correction,
         band, leaderboard, samples and seed).
+    ppi
+        Human qrels for some of the queries (as [`tierank.evaluate`][tierank.evaluate] accepts them), ``qrels``
+        being a machine judge's for every query: also each system's prediction-powered mean and each
+        pair's prediction-powered mean difference, PPI and PPI++ with their intervals at ``level``
+        ([`tierank.analysis.ppi`][tierank.analysis.ppi]; the pairs' from their per-query differences),
+        on the per-query expected values.  Refused for a measure whose summary is not a mean, with
+        fewer than 10 compared queries judged by the humans, or with none left to the machine alone;
+        fewer than 30 are noted (``tierank eval --ppi``'s thresholds).
     keywords
         Any field of either by name, applied over them: ``tie_break``, ``rel``, ``complete``,
         ``candidates_only`` (... of [`tierank.EvalSettings`][tierank.EvalSettings], but ``seed``) and ``alpha``,
@@ -195,6 +206,8 @@ def compare(
     -1.0
     """
     s, o = compare_settings(settings, options, keywords)
+    if ppi is not None:
+        check_measure(measure)
     converted = checked_runs(runs)
     ev, results, common, dropped = common_queries(evaluator(qrels, measure, s), converted)
     m = ev.measures[0]
@@ -207,6 +220,12 @@ def compare(
     draws = tie_draws(ev, converted, ranked, common, o)
     summaries, infer = infer_systems(main, ranked, o, m.aggregator, draws)
     pairs = compare_pairs(m, ranked, replace(main, summaries=summaries), banded, o, infer)
+    if ppi is not None:
+        labelled, human = human_values(ev, ppi, converted, common)
+        summaries, pairs, infer["ppi"], notes = with_ppi(
+            main, common, labelled, human, summaries, pairs, o.level
+        )
+        infer["notes"] = [*infer["notes"], *notes]
     return _comparison(m, common, dropped, ranked, summaries, pairs, banded, o, infer, ev.settings)
 
 
@@ -251,6 +270,7 @@ def _comparison(
             "scale": "log" if m.aggregator == "geometric_mean" else "linear",
             "on": SCALES[m.aggregator],
             "test": inference.PAIRED_TESTS[o.test].to_dict(),
+            **({"ppi": infer["ppi"]} if "ppi" in infer else {}),
         },
         notes=tuple(notes),
         settings=_settings_record(settings, o, infer),

@@ -162,6 +162,32 @@ def ppi_difference(
     )
 
 
+def estimates(y, yhat, yhat_unlabeled, confidence: float = 0.95, point: str = "mean") -> dict:
+    """PPI (``lam = 1``) and PPI++ (tuned ``lam``) of the mean of ``y`` as record fields:
+    ``ppi_{point}``, ``ppi_ci_low``, ``ppi_ci_high``, ``ppi_pp_{point}``, ``ppi_pp_ci_low``,
+    ``ppi_pp_ci_high``, ``ppi_pp_lambda``, ``ppi_n_labeled``, ``ppi_n_unlabeled`` (``point``: ``mean``
+    for a system, ``diff`` for a pair's per-query differences).  The sizes are not checked here
+    (`check_sizes`).
+
+    >>> f = estimates([1.0, 0.0] * 6, [0.8, 0.1] * 6, [0.7, 0.2, 0.6, 0.1])
+    >>> round(f["ppi_mean"], 6), f["ppi_n_labeled"], f["ppi_n_unlabeled"]
+    (0.45, 12, 4)
+    """
+    plain = ppi_mean(y, yhat, yhat_unlabeled, confidence, lam=1.0, check=False)
+    tuned = ppi_mean(y, yhat, yhat_unlabeled, confidence, lam=None, check=False)
+    return {
+        f"ppi_{point}": plain.mean,
+        "ppi_ci_low": plain.ci_low,
+        "ppi_ci_high": plain.ci_high,
+        f"ppi_pp_{point}": tuned.mean,
+        "ppi_pp_ci_low": tuned.ci_low,
+        "ppi_pp_ci_high": tuned.ci_high,
+        "ppi_pp_lambda": tuned.lam,
+        "ppi_n_labeled": plain.n_labeled,
+        "ppi_n_unlabeled": plain.n_unlabeled,
+    }
+
+
 def split_queries(
     human: dict[str, float], machine: dict[str, float]
 ) -> tuple[list[str], list[str]]:
@@ -230,19 +256,13 @@ def ppi_records(
                 raise TierankInputError(f"--ppi ({name}, {m}): {e.problems[0].reason}") from None
             if warn and warn not in notes:
                 notes.append(warn)
-            plain = ppi_mean(y, yhat, yu, confidence, lam=1.0)
-            tuned = ppi_mean(y, yhat, yu, confidence, lam=None)
+            fields = estimates(y, yhat, yu, confidence)
+            lab = fields.pop("ppi_n_labeled"), fields.pop("ppi_n_unlabeled")
             out[(name, str(m))] = {
-                "ppi_mean": plain.mean,
-                "ppi_ci_low": plain.ci_low,
-                "ppi_ci_high": plain.ci_high,
-                "ppi_pp_mean": tuned.mean,
-                "ppi_pp_ci_low": tuned.ci_low,
-                "ppi_pp_ci_high": tuned.ci_high,
-                "ppi_pp_lambda": tuned.lam,
+                **fields,
                 "human_mean": float(y.mean()),
-                "ppi_n_labeled": plain.n_labeled,
-                "ppi_n_unlabeled": plain.n_unlabeled,
+                "ppi_n_labeled": lab[0],
+                "ppi_n_unlabeled": lab[1],
                 "ppi_confidence": confidence,
             }
     return out, notes
@@ -269,22 +289,12 @@ def ppi_pairs(machine, human, confidence: float = 0.95) -> list[dict]:
                     raise TierankInputError(
                         f"--ppi ({a} - {b}, {m}): {e.problems[0].reason}"
                     ) from None
-                plain = ppi_mean(y, yhat, yu, confidence, lam=1.0)
-                tuned = ppi_mean(y, yhat, yu, confidence, lam=None)
                 out.append(
                     {
                         "a": a,
                         "b": b,
                         "measure": str(m),
-                        "ppi_diff": plain.mean,
-                        "ppi_ci_low": plain.ci_low,
-                        "ppi_ci_high": plain.ci_high,
-                        "ppi_pp_diff": tuned.mean,
-                        "ppi_pp_ci_low": tuned.ci_low,
-                        "ppi_pp_ci_high": tuned.ci_high,
-                        "ppi_pp_lambda": tuned.lam,
-                        "ppi_n_labeled": plain.n_labeled,
-                        "ppi_n_unlabeled": plain.n_unlabeled,
+                        **estimates(y, yhat, yu, confidence, "diff"),
                     }
                 )
     return out
@@ -298,6 +308,7 @@ __all__ = [
     "MIN_LABELED",
     "PPIEstimate",
     "check_sizes",
+    "estimates",
     "ppi_difference",
     "ppi_mean",
     "split_queries",

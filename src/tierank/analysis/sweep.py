@@ -7,10 +7,12 @@ the oblivious value, the exact expectation, min, max, range, bias and std over t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import TierankInputError
 from ..evaluate import evaluate
 from ..io.convert import to_qrels, to_run
+from ..settings import EvalSettings
 from .precision import DEFAULT_FORMATS, requantize_run
 
 FIELDS = (
@@ -46,14 +48,14 @@ def sweep(
     run,
     measures,
     formats=DEFAULT_FORMATS,
+    settings: EvalSettings | None = None,
     *,
-    tie_break: str = "trec_eval",
-    rel: int = 1,
-    complete: bool = False,
-    candidates_only: bool = False,
     progress=None,
+    **options: Any,
 ) -> Sweep:
-    """Evaluate ``run`` once per score format.
+    """Evaluate ``run`` once per score format, under ``settings`` (an `tierank.EvalSettings`) with
+    ``options`` (its fields by name: ``tie_break``, ``rel``, ``complete``, ``candidates_only``, ...)
+    applied over them, as [`tierank.evaluate`][tierank.evaluate] takes them.
 
     Examples
     --------
@@ -64,19 +66,12 @@ def sweep(
     formats = list(formats)
     if not formats:
         raise TierankInputError("sweep: no score format given; the sweep would be empty")
+    settings = EvalSettings.of(settings, **options)
     q = to_qrels(qrels)
     r = to_run(run)
     rows = []
     for fmt in formats:
-        res = evaluate(
-            q,
-            requantize_run(r, fmt),
-            measures,
-            tie_break=tie_break,
-            rel=rel,
-            complete=complete,
-            candidates_only=candidates_only,
-        )
+        res = evaluate(q, requantize_run(r, fmt), measures, settings)
         t = res.ties
         for rec in res.records(per_query=False):
             rows.append(
@@ -96,7 +91,7 @@ def sweep(
         settings={
             "run": r.source,
             "qrels": q.source,
-            "tie_break": tie_break,
+            "tie_break": str(settings.tie_break),
             "formats": list(formats),
             "measures": [str(m) for m in measures],
         },

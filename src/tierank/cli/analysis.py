@@ -10,26 +10,18 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from ..analysis.methods import CI_METHODS, CORRECTIONS
-from ..analysis.paired import REGISTRY as PAIRED_TESTS
+from ..analysis.comparison.settings import CompareSettings
 from ..analysis.precision import DEFAULT_FORMATS
 from ..errors import TierankInputError
 from ..io.writers import check_output
+from ..report.formats import names as format_names
+from ..settings import EvalSettings
 from .app import app
 from .common import (
-    MAX_JOBS,
-    MAX_PERMUTATIONS,
-    MAX_RESAMPLES,
-    MAX_TIE_SAMPLES,
-    CandidatesOnly,
-    Complete,
     Fmt,
     Format,
     Output,
-    Rel,
     ScoreFormats,
-    Seed,
-    TieBreakOption,
     Top,
     choices_enum,
     emit,
@@ -46,6 +38,13 @@ from .common import (
     status,
     swap_check,
 )
+from .options import (
+    EVAL_FIELDS,
+    FROM_OPTIONS,
+    Offer,
+    compare_declarations,
+    with_settings,
+)
 
 #: the measures of `tierank sweep` when no -m is given
 SWEEP_MEASURES = ["nDCG@10", "RR@10", "AP@100"]
@@ -57,19 +56,8 @@ if TYPE_CHECKING:  # built at run time, where typer reads them (see tierank.cli.
 
     CompareFmt = Enum
 else:
-    CompareFmt = choices_enum("CompareFmt", ("table", "json", "markdown", "latex"))
+    CompareFmt = choices_enum("CompareFmt", format_names("records"))
 COMPARE_USAGE = "tierank compare QRELS RUN RUN... (or RUN RUN... --qrels QRELS)"
-
-#: `tierank compare --correction` (none, or a multiple-comparison correction across the pairs),
-#: `--test` and `--ci` (tierank.analysis.inference)
-if TYPE_CHECKING:  # as CompareFmt
-    CompareCorrection = Enum
-    CompareTest = Enum
-    CompareCI = Enum
-else:
-    CompareCorrection = choices_enum("CompareCorrection", ("none", *CORRECTIONS))
-    CompareTest = choices_enum("CompareTest", tuple(PAIRED_TESTS))
-    CompareCI = choices_enum("CompareCI", CI_METHODS)
 
 
 @app.command("ties")
@@ -170,6 +158,7 @@ def _write_sweep_runs(source: Run, paths: dict[str, Path], protect: tuple) -> No
 
 @app.command("sweep")
 @input_errors
+@with_settings(settings=Offer(EvalSettings, EVAL_FIELDS))
 def sweep_cmd(
     ctx: typer.Context,
     qrels: Annotated[
@@ -180,9 +169,7 @@ def sweep_cmd(
     formats: ScoreFormats = ",".join(DEFAULT_FORMATS),
     fmt: Format = Fmt("table"),
     output: Output = None,
-    tie_break: TieBreakOption = "trec_eval",
-    candidates_only: CandidatesOnly = False,
-    rel: Rel = 1,
+    settings: EvalSettings = FROM_OPTIONS,
     write_runs: Annotated[
         Path | None,
         typer.Option(
@@ -224,15 +211,15 @@ def sweep_cmd(
             loaded,
             measure or SWEEP_MEASURES,
             fmts,
-            tie_break=tie_break,
-            rel=rel,
-            candidates_only=candidates_only,
+            settings,
             progress=lambda f: prog.advance(task),
         )
     if run_paths is not None:
         _write_sweep_runs(loaded, run_paths, protect)
     if fmt is Fmt("table"):
-        print_tables([sweep_table(result, short_name(run), tie_break)], output, protect)
+        print_tables(
+            [sweep_table(result, short_name(run), str(settings.tie_break))], output, protect
+        )
     else:
         emit(
             render_records(
@@ -246,8 +233,17 @@ def sweep_cmd(
         )
 
 
+#: the options of ``tierank compare`` that apply to one collection only, not to a meta-analysis
+#: over collection folders (`CompareSettings` fields; ``--correction`` is told by its source)
+ONE_COLLECTION = ("band", "correction", "test", "ci", "level", "leaderboard", "tie_samples")
+
+
 @app.command("compare")
 @input_errors
+@with_settings(
+    settings=Offer(EvalSettings, EVAL_FIELDS),
+    comparison=Offer(CompareSettings, tuple(compare_declarations()), compare_declarations),
+)
 def compare_cmd(
     ctx: typer.Context,
     files: Annotated[
@@ -263,116 +259,30 @@ def compare_cmd(
         Path | None, typer.Option("--qrels", help="The qrels (then every argument is a run).")
     ] = None,
     measure: one_measure_option("nDCG@10") = None,  # type: ignore[valid-type]  # an Annotated type built by a call
-    band: Annotated[
-        float | None,
-        typer.Option(
-            "--band",
-            help="Also band every run with geometric rank bands RHO > 1 and report which significant "
-            "pairs stay significant (Yang, Moffat & Turpin, Table 3 / Fig. 4).",
-        ),
-    ] = None,
-    alpha: Annotated[
-        float,
-        typer.Option(
-            "--alpha",
-            help="Significance level of the pairs' tests (whichever --test) and of the --leaderboard "
-            "Tukey HSD groups.",
-        ),
-    ] = 0.05,
-    correction: Annotated[
-        CompareCorrection | None,
-        typer.Option(
-            "--correction",
-            help="Multiple-comparison correction of the pairs' p-values (whichever --test) across all pairs "
-            "(Holm, Benjamini-Hochberg, Bonferroni); 'significant' then reads the adjusted p. "
-            "Default: holm with more than one pair, none with one.",
-        ),
-    ] = None,
     fmt: Annotated[
         CompareFmt,
         typer.Option(
             "--format",
             "-f",
-            help="table, json (the whole comparison as one document), or markdown or latex (the "
-            "systems, or the leaderboard with --leaderboard, as a table for a document).",
+            help="table, json (the whole comparison as one document), or "
+            + ", ".join(f for f in format_names("records") if f not in ("table", "json"))
+            + " (the systems, or the leaderboard with --leaderboard, as a table).",
         ),
     ] = CompareFmt("table"),
     output: Output = None,
-    tie_break: TieBreakOption = "trec_eval",
-    candidates_only: CandidatesOnly = False,
-    complete: Complete = False,
-    rel: Rel = 1,
-    test: Annotated[
-        CompareTest,
+    settings: EvalSettings = FROM_OPTIONS,
+    comparison: CompareSettings = FROM_OPTIONS,
+    ppi: Annotated[
+        Path | None,
         typer.Option(
-            "--test",
-            help="Paired test on per-query expected values (log values for GMAP-like measures): "
-            + "; ".join(f"{t.name}: {t.help}" for t in PAIRED_TESTS.values())
-            + " (--permutations, --resamples). Where a test cannot decide (t undefined; the bootstrap "
-            "with <= 20 nonzero differences) the exact randomization test answers, and the output "
-            "says so. No p is below 2/2^m (m nonzero differences: the least p of exact sign flips), "
-            "and no interval is given where that cannot fall below 1 - level.",
-        ),
-    ] = CompareTest("t"),
-    ci: Annotated[
-        CompareCI,
-        typer.Option(
-            "--ci",
-            help="Confidence intervals of E[M] and of the differences over the query sample: t, percentile "
-            "or bca (bootstrap).",
-        ),
-    ] = CompareCI("t"),
-    leaderboard: Annotated[
-        bool,
-        typer.Option(
-            "--leaderboard",
-            help="Leaderboard view: systems by E[M] with [min, max], CI, ranks by E and by the "
-            "oblivious value, bootstrap rank intervals, randomized Tukey HSD groups, and the "
-            "pairs whose order flips.",
-        ),
-    ] = False,
-    seed: Seed = 0,
-    resamples: Annotated[
-        int,
-        typer.Option(
-            "--resamples",
-            min=1,
-            max=MAX_RESAMPLES,
-            help=(
-                f"Bootstrap resamples (at most {MAX_RESAMPLES:,}: 8 bytes per resample and system are kept)."
-            ),
-        ),
-    ] = 10_000,
-    permutations: Annotated[
-        int,
-        typer.Option(
-            "--permutations",
-            min=1,
-            max=MAX_PERMUTATIONS,
-            help=f"Tukey HSD permutations and Monte Carlo sign flips (at most {MAX_PERMUTATIONS:,}).",
-        ),
-    ] = 10_000,
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--jobs",
-            "-j",
-            min=1,
-            max=MAX_JOBS,
-            help="Threads sharing the Tukey HSD permutations (same result for any number; "
-            "default: the CPUs available, at most 2).",
+            "--ppi",
+            metavar="HUMAN_QRELS",
+            help="QRELS are a machine judge's; HUMAN_QRELS judge some of the queries: also each "
+            "system's mean and each pair's mean difference by prediction-powered inference (PPI, and "
+            "power-tuned PPI++, with CIs at the comparison's level; json adds ppi_* fields to systems[] "
+            "and pairs[]). Needs at least 10 human-judged queries and one without.",
         ),
     ] = None,
-    tie_samples: Annotated[
-        int,
-        typer.Option(
-            "--tie-samples",
-            min=0,
-            max=MAX_TIE_SAMPLES,
-            help="With --leaderboard: rank intervals also redraw each query's tie ordering from N random tie "
-            f"breakings (at most {MAX_TIE_SAMPLES:,}: each is an evaluation of every run, kept per query).",
-        ),
-    ] = 0,
     manifest: Annotated[
         Path | None,
         typer.Option(
@@ -388,56 +298,97 @@ def compare_cmd(
     pair whose order flips between oblivious and expected values, and every pair the ties leave undecidable;
     P(A>B): the probability that A's mean beats B's when both runs' ties are broken at random.
     One measure per call (-m given twice is an error)."""
-    from ..analysis.compare import CompareSettings, default_correction
-    from ..report.comparison import compare
-    from ..settings import EvalSettings
-
-    settings = EvalSettings(
-        tie_break=tie_break, rel=rel, complete=complete, candidates_only=candidates_only
-    )
     if qrels is None and files and all(f.is_dir() for f in files):  # one folder per collection
         from .planning import compare_collections_cmd
 
-        measure_ = one_measure(measure, "nDCG@10")
-        unused = {
-            "--band": band is not None,
-            "--correction": correction is not None,
-            "--test": test.value != "t",
-            "--ci": ci.value != "t",
-            "--leaderboard": leaderboard,
-            "--tie-samples": tie_samples > 0,
-            "--manifest": manifest is not None,
-        }
+        unused = _one_collection_only(ctx, comparison)
+        unused += ["--manifest"] * (manifest is not None) + ["--ppi"] * (ppi is not None)
         return compare_collections_cmd(
-            files, measure_, fmt.value, output, settings, alpha, [k for k, v in unused.items() if v]
+            files,
+            one_measure(measure, "nDCG@10"),
+            fmt.value,
+            output,
+            settings,
+            comparison.alpha,
+            unused,
         )
     qrels, runs = qrels_and_runs(files, qrels, COMPARE_USAGE)
-    options = CompareSettings(
-        alpha=alpha,
-        band=band,
-        correction=default_correction(None if correction is None else correction.value, len(runs)),
-        test=test.value,
-        ci=ci.value,
-        seed=seed,
-        resamples=resamples,
-        permutations=permutations,
-        leaderboard=leaderboard,
-        jobs=jobs,
-        tie_samples=tie_samples,
-    )
-    measure = one_measure(measure, "nDCG@10")
+    comparison = with_default_correction(ctx, comparison, len(runs))
     fmt = output_format(ctx, fmt, output, CompareFmt)
-    protect = (*runs, qrels)
+    compare_runs(
+        qrels,
+        runs,
+        one_measure(measure, "nDCG@10"),
+        (settings, comparison),
+        fmt.value,
+        (output, manifest),
+        ppi,
+    )
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the option of the parameter ``name`` is given (not left at its default)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name != "DEFAULT"
+
+
+def _one_collection_only(ctx: typer.Context, comparison: CompareSettings) -> list[str]:
+    """The options of `ONE_COLLECTION` given a value other than their default."""
+    declared = compare_declarations()
+    default = CompareSettings()
+    return [
+        declared[f].flags[0]
+        for f in ONE_COLLECTION
+        if (_given(ctx, f) if f == "correction" else getattr(comparison, f) != getattr(default, f))
+    ]
+
+
+def with_default_correction(ctx: typer.Context, comparison, systems: int):
+    """``comparison`` with the correction of `tierank.analysis.compare.default_correction` for
+    ``systems`` systems where ``--correction`` is not given (holm with more than one pair)."""
+    from dataclasses import replace
+
+    from ..analysis.compare import default_correction
+
+    if _given(ctx, "correction"):
+        return comparison
+    return replace(comparison, correction=default_correction(None, systems))
+
+
+def compare_runs(
+    qrels: Path, runs: list[Path], measure: str, both, fmt: str, outputs, ppi: Path | None = None
+) -> None:
+    """``tierank compare QRELS RUN RUN...`` under ``both`` (the `EvalSettings` and the
+    `CompareSettings`), written as ``fmt`` to ``outputs`` (the output, the manifest; each None or a
+    path); with ``ppi`` (human qrels for some queries) also the prediction-powered estimates."""
+    from ..analysis.compare import compare
+
+    settings, comparison = both
+    output, manifest = outputs
+    protect = (*runs, qrels, *([ppi] if ppi is not None else []))
     check_output(output, protect)
+    if ppi is not None and manifest is not None:
+        raise TierankInputError(
+            "--ppi and --manifest: a manifest does not record the human qrels yet"
+        )
+    if ppi is not None and not ppi.exists():
+        raise TierankInputError(f"--ppi {ppi}: no such file")
     if manifest is not None:
         check_output(manifest, (*protect, *([output] if output else [])))
     sources = held(runs)  # each run opened once: its role check and its reading
     with swap_check(qrels, sources, COMPARE_USAGE):  # one role check for the runs and the qrels
         with status("comparing..."):
-            cmp = compare(runs_by_name(sources), str(qrels), measure, settings, options)
-    show_comparison(cmp, fmt.value, output, protect)
+            cmp = compare(
+                runs_by_name(sources),
+                str(qrels),
+                measure,
+                settings,
+                comparison,
+                ppi=None if ppi is None else str(ppi),
+            )
+    show_comparison(cmp, fmt, output, protect)
     if manifest is not None:
-        _write_compare_manifest(manifest, qrels, runs, cmp, settings, options, protect)
+        _write_compare_manifest(manifest, qrels, runs, cmp, settings, comparison, protect)
 
 
 def _write_compare_manifest(manifest, qrels, runs, cmp, settings, options, protect) -> None:
@@ -462,14 +413,19 @@ def _write_compare_manifest(manifest, qrels, runs, cmp, settings, options, prote
 def show_comparison(cmp, fmt: str, output, protect) -> None:
     """Write a comparison as ``tierank compare`` does (also ``tierank mteb`` over a folder of models):
     the terminal tables (the leaderboard's for a comparison made with ``leaderboard``), or the text of
-    `tierank.report.comparison.ComparisonReport.render` (json: the whole comparison; markdown,
-    latex: the systems ranked by E[M])."""
+    `tierank.report.comparison.ComparisonReport.render` (json: the whole comparison; the other
+    records formats: the systems ranked by E[M])."""
     from ..report.comparison import ComparisonReport
     from ..report.terminal import compare_tables, leaderboard_tables
 
     report = ComparisonReport.of(cmp)
     if fmt == "table":
-        tables = leaderboard_tables(report) if report.leaderboard else compare_tables(report)
+        c = report.comparison
+        tables = leaderboard_tables(c) if report.leaderboard else compare_tables(c)
+        if "ppi" in c.inference:
+            from .ppi import comparison_tables
+
+            tables = [*tables, *comparison_tables(c)]
         print_tables(tables, output, protect)
     else:
         emit(report.render(fmt), output, protect)

@@ -9,14 +9,26 @@ from typing import Annotated
 
 import typer
 
+from ..settings import EvalSettings
 from .app import app
-from .common import MAX_SAMPLES, Seed, input_errors
+from .common import MAX_SAMPLES, input_errors
+from .options import FROM_OPTIONS, Offer, with_settings
 
 COLUMNS = ("measure", "query", "oblivious", "expected", "min", "max", "std", "method")
 
 
 @app.command("diversity")
 @input_errors
+@with_settings(
+    settings=Offer(
+        EvalSettings,
+        ("samples", "seed", "exact_limit"),
+        help={
+            "samples": "Tie orderings drawn where too many to enumerate (at most "
+            f"{MAX_SAMPLES:,}).",
+        },
+    )
+)
 def diversity_cmd(
     qrels: Annotated[
         Path,
@@ -35,23 +47,21 @@ def diversity_cmd(
     per_query: Annotated[
         bool, typer.Option("--per-query", "-q", help="Also report every query.")
     ] = False,
-    samples: Annotated[
-        int,
-        typer.Option(
-            "--samples",
-            min=2,
-            max=MAX_SAMPLES,
-            help=(f"Tie orderings drawn where too many to enumerate (at most {MAX_SAMPLES:,})."),
-        ),
-    ] = 1000,
-    seed: Seed = 0,
+    settings: EvalSettings = FROM_OPTIONS,
 ) -> None:
     """Intent-aware (diversity) measures on subtopic qrels, tie-aware: the oblivious value and the expected
     value, min, max and std over tie orderings, per measure (tab-separated), averaged over the run's
     judged queries."""
     from ..evaluate import evaluate_diversity
 
-    res = evaluate_diversity(qrels, run, measure, samples=samples, seed=seed)
+    res = evaluate_diversity(
+        qrels,
+        run,
+        measure,
+        samples=settings.samples,
+        seed=settings.seed,
+        limit=settings.exact_limit,
+    )
     lines = ["\t".join(COLUMNS)]
     for name in res.stats:
         method = res.stats[name].method

@@ -4,7 +4,6 @@ No ``from __future__ import annotations`` here: typer reads the command's annota
 string annotations would be evaluated each time (about 3 ms of a small run).
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,25 +12,17 @@ import typer
 
 from ..errors import Problem, TierankInputError
 from ..io.sources import AUTO_STREAM_BYTES as STREAM_BYTES
+from ..settings import EvalSettings
 from .app import app
 from .common import (
     DEFAULT_MEASURES,
     MAX_JOBS,
-    CandidatesOnly,
-    Complete,
     DocsInCollection,
     EvalFmt,
     EvalFormat,
-    JudgedOnly,
-    MaxDepth,
     NoSummary,
     Output,
-    Rel,
-    Samples,
-    Seed,
     StatOption,
-    TieBreakOption,
-    Unjudged,
     emit,
     input_errors,
     measures_option,
@@ -40,6 +31,7 @@ from .common import (
     print_tables,
     swap_check,
 )
+from .options import EVAL_FIELDS, FROM_OPTIONS, Exclusive, Offer, excluded, with_settings
 
 #: what tierank does not take of trec_eval's input options (``-R``, ``-Z``), in one sentence
 NOT_SUPPORTED = (
@@ -73,6 +65,7 @@ def _coverage(result, added: bool):
 
 @app.command("eval")
 @input_errors
+@with_settings(settings=Offer(EvalSettings, EVAL_FIELDS))
 def eval_cmd(
     ctx: typer.Context,
     qrels: Annotated[
@@ -98,28 +91,10 @@ def eval_cmd(
     ] = False,
     fmt: EvalFormat = EvalFmt("table"),
     output: Output = None,
-    tie_break: TieBreakOption = "trec_eval",
-    candidates_only: CandidatesOnly = False,
-    complete: Complete = False,
-    rel: Rel = 1,
-    unjudged: Annotated[
-        Unjudged,
-        typer.Option(
-            "--unjudged",
-            help="Unjudged documents: nonrelevant (trec_eval), bounds (also lower/upper bounds over "
-            "every relevance they could have; refused for AP, nDCG, Rprec), condensed (dropped).",
-        ),
-    ] = Unjudged("nonrelevant"),
-    condensed: Annotated[
-        bool, typer.Option("--condensed", help="Same as --unjudged condensed (Sakai).")
-    ] = False,
-    max_depth: MaxDepth = None,
-    judged_only: JudgedOnly = False,
+    settings: EvalSettings = FROM_OPTIONS,
     docs_in_collection: DocsInCollection = None,
     no_summary: NoSummary = False,
     stat: StatOption = None,
-    samples: Samples = 1000,
-    seed: Seed = 0,
     jobs: Annotated[
         int | None,
         typer.Option(
@@ -165,6 +140,24 @@ def eval_cmd(
             "(--samples, --seed) elsewhere",
         ),
     ] = None,
+    panel: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--panel",
+            metavar="JUDGE_QRELS",
+            help="A judge's qrels (repeatable, 2 or more; with --judge-column, files of qid judge "
+            "docid grade lines): as --labels, over a judge drawn uniformly from the panel (every "
+            "judge enumerated, exact) and tie orderings; every judge must grade every query QRELS "
+            "evaluates",
+        ),
+    ] = None,
+    judge_column: Annotated[
+        bool,
+        typer.Option(
+            "--judge-column",
+            help="--panel files hold qid judge docid grade (several judges a file).",
+        ),
+    ] = False,
     manifest: Annotated[
         Path | None,
         typer.Option(
@@ -191,37 +184,24 @@ def eval_cmd(
     trec_eval's measure names, flags (-q -c -l -M -J -N -n) and, with --format trec_eval, its
     output layout are accepted as trec_eval accepts them.
     """
-    from ..settings import EvalSettings
-
     fmt = output_format(ctx, fmt, output, EvalFmt)
-    options, settings = built(
-        lambda: EvalOptions(
-            fmt=fmt.value,
-            measures=tuple(measure or ()),
-            per_query=per_query,
-            output=output,
-            stat=None if stat is None else stat.value,
-            summary=not no_summary,
-            docs_in_collection=docs_in_collection,
-            jobs=jobs,
-            block_bytes=block_bytes,
-            rel_format=rel_format,
-            zscores=zscores,
-            ppi=ppi,
-            labels=labels,
-            manifest=manifest,
-        ),
-        lambda: EvalSettings(
-            tie_break=tie_break,
-            rel=rel,
-            complete=complete,
-            candidates_only=candidates_only,
-            unjudged="condensed" if condensed else unjudged.value,
-            judged_only=judged_only,
-            max_depth=max_depth,
-            samples=samples,
-            seed=seed,
-        ),
+    options = EvalOptions(
+        fmt=fmt.value,
+        measures=tuple(measure or ()),
+        per_query=per_query,
+        output=output,
+        stat=None if stat is None else stat.value,
+        summary=not no_summary,
+        docs_in_collection=docs_in_collection,
+        jobs=jobs,
+        block_bytes=block_bytes,
+        rel_format=rel_format,
+        zscores=zscores,
+        ppi=ppi,
+        labels=labels,
+        manifest=manifest,
+        panel=tuple(panel or ()),
+        judge_column=judge_column,
     )
     run_eval(qrels, runs, settings, options)
 
@@ -231,17 +211,25 @@ def _shown(value: str) -> str:
     return value if value.isprintable() else repr(value)
 
 
-def built(*builders: Callable[[], Any]) -> tuple[Any, ...]:
-    """Each value ``builders`` build, or one `TierankInputError` with the problems of all of them."""
-    values, problems = [], []
-    for build in builders:
-        try:
-            values.append(build())
-        except TierankInputError as e:
-            problems += e.problems
-    if problems:
-        raise TierankInputError(problems)
-    return tuple(values)
+#: the options of ``tierank eval`` that exclude others: each evaluates the runs in memory and
+#: writes the formats other than trec_eval
+EXCLUSIVE = (
+    Exclusive(
+        "--ppi",
+        ("--format trec_eval", "--jobs", "--block-bytes"),
+        "evaluates the runs in memory and writes the formats other than trec_eval",
+    ),
+    Exclusive(
+        "--labels",
+        ("--format trec_eval", "--jobs", "--block-bytes", "--ppi"),
+        "evaluates the runs in memory and writes the formats other than trec_eval",
+    ),
+    Exclusive(
+        "--panel",
+        ("--format trec_eval", "--jobs", "--block-bytes", "--ppi", "--labels"),
+        "evaluates the runs in memory and writes the formats other than trec_eval",
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -265,9 +253,11 @@ class EvalOptions:
     ppi: Path | None = None
     manifest: Path | None = None
     labels: Path | None = None
+    panel: tuple[Path, ...] = ()
+    judge_column: bool = False
 
     def __post_init__(self) -> None:
-        problems = []
+        problems = self._panel_problems()
         if self.rel_format is not None and self.rel_format != "qrels":
             problems.append(Problem("", None, f"-R {_shown(self.rel_format)}: {NOT_SUPPORTED}"))
         if self.zscores is not None:
@@ -290,30 +280,11 @@ class EvalOptions:
                     "always hold the summary)",
                 )
             )
-        if self.ppi is not None and (self.trec or self.jobs or self.block_bytes):
-            problems.append(
-                Problem(
-                    "",
-                    None,
-                    "--ppi evaluates the runs in memory and writes the formats other than "
-                    "trec_eval (no --format trec_eval, --jobs or --block-bytes with it)",
-                )
-            )
+        problems += excluded(EXCLUSIVE, self._given)
         if self.ppi is not None and not self.ppi.exists():
             from ..errors import quote
 
             problems.append(Problem("", None, f"--ppi {quote(str(self.ppi))}: no such file"))
-        if self.labels is not None and (
-            self.trec or self.jobs or self.block_bytes or self.ppi is not None
-        ):
-            problems.append(
-                Problem(
-                    "",
-                    None,
-                    "--labels evaluates the runs in memory and writes the formats other than "
-                    "trec_eval (no --format trec_eval, --jobs, --block-bytes or --ppi with it)",
-                )
-            )
         if self.labels is not None and not self.labels.exists():
             from ..errors import quote
 
@@ -322,6 +293,31 @@ class EvalOptions:
             raise TierankInputError(problems)
         if self.jobs is not None and self.jobs < 1:
             raise TierankInputError(f"--jobs must be at least 1, got {self.jobs}")
+
+    def _given(self, flag: str) -> bool:
+        """Whether the option ``flag`` of `EXCLUSIVE` is given."""
+        return {
+            "--format trec_eval": self.trec,
+            "--jobs": bool(self.jobs),
+            "--block-bytes": bool(self.block_bytes),
+            "--ppi": self.ppi is not None,
+            "--labels": self.labels is not None,
+            "--panel": bool(self.panel),
+        }[flag]
+
+    def _panel_problems(self) -> list[Problem]:
+        """``--judge-column`` without ``--panel``, and ``--panel`` files that do not exist (what
+        ``--panel`` cannot go with is in `EXCLUSIVE`)."""
+        from ..errors import quote
+
+        if not self.panel:
+            said = "--judge-column reads the --panel files; no --panel given"
+            return [Problem("", None, said)] if self.judge_column else []
+        return [
+            Problem("", None, f"--panel {quote(str(p))}: no such file")
+            for p in self.panel
+            if not p.exists()
+        ]
 
     @property
     def trec(self) -> bool:
@@ -342,34 +338,24 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
         raise TierankInputError(
             "--block-bytes streams one run; several runs are each evaluated in memory"
         )
-    protect = (qrels, *named.values(), *([options.ppi] if options.ppi is not None else []))
-    protect += (options.labels,) if options.labels is not None else ()
-    if options.output is not None:  # io.writers is imported where there is a file to write
-        from ..io.writers import check_output
-
-        check_output(options.output, protect)
-    if options.manifest is not None:
-        from ..io.writers import check_output
-
-        check_output(options.manifest, (*protect, *([options.output] if options.output else [])))
+    protect = _checked_outputs(qrels, named, options)
     if settings.judged_only and settings.max_depth is not None:
         note(
             "-J with -M: tierank drops the unjudged documents first, then reads M ranks of the rest; trec_eval "
             "reads M ranks, then drops the unjudged documents among them"
         )
     condensing = settings.unjudged == "condensed"
-    table = options.fmt == "table"
+    in_memory = options.ppi is None and options.labels is None and not options.panel
     plan, evaluated, add_judged = _plan(
         options.texts,
         options.docs_in_collection,
         options.trec,
-        table and not condensing and options.ppi is None and options.labels is None,
+        options.fmt == "table" and not condensing and in_memory,
     )
     if options.trec and settings.complete and settings.rel != 1:
         # trec_eval's -c summary of num_rel counts the judgments of grade > 0 whatever -l says
         # (m_num_rel.c): the writer reads that count from NumRel(rel=1)
         evaluated = _with_num_rel_at_one(evaluated)
-    in_memory = options.ppi is None and options.labels is None
     sources = _sources(named, evaluated, options) if in_memory else dict(named)
     with swap_check(qrels, list(sources.values()), USAGE):
         results = _evaluate(
@@ -385,7 +371,36 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
         _note_unjudged_queries(results, qrels)
     if options.manifest is not None:
         _write_manifest(qrels, named, results, evaluated, settings, options, protect)
-    if options.ppi is not None:  # machine labels in QRELS, human labels for some queries
+    if not in_memory:  # --ppi, --labels or --panel: estimates beside the tie statistics
+        _write_estimates(sources, evaluated, settings, results, options, protect)
+        return
+    _write_results(results, sources, plan, add_judged if not condensing else None, options, protect)
+
+
+def _checked_outputs(qrels: Path, named: dict[str, Path], options: EvalOptions) -> tuple:
+    """The files no output may overwrite (the inputs), once ``-o`` and ``--manifest`` are checked
+    against them (`tierank.io.writers.check_output`)."""
+    protect = (qrels, *named.values(), *([options.ppi] if options.ppi is not None else []))
+    protect += (options.labels,) if options.labels is not None else ()
+    protect += options.panel
+    if options.output is not None:  # io.writers is imported where there is a file to write
+        from ..io.writers import check_output
+
+        check_output(options.output, protect)
+    if options.manifest is not None:
+        from ..io.writers import check_output
+
+        check_output(options.manifest, (*protect, *([options.output] if options.output else [])))
+    return protect
+
+
+def _write_estimates(sources, evaluated, settings, results, options: EvalOptions, protect) -> None:
+    """``--ppi`` (machine labels in QRELS, human labels for some queries), ``--labels`` (label
+    distributions) or ``--panel`` (a judge drawn from a panel): expectation and variance over
+    grades, written beside the tie statistics."""
+    from .added import Written
+
+    if options.ppi is not None:
         from .ppi import write_ppi
 
         write_ppi(
@@ -394,35 +409,28 @@ def run_eval(qrels: Path, runs: list[Path], settings, options: EvalOptions) -> N
             evaluated,
             settings,
             results,
-            options.fmt,
-            options.per_query,
-            options.output,
-            (*protect, options.ppi),
+            Written(options.fmt, options.per_query, options.output, (*protect, options.ppi)),
         )
         return
-    if options.labels is not None:  # label distributions: expectation and variance over grades
-        from .labels import write_labels
+    from .labels import write_labels
 
-        write_labels(
-            options.labels,
-            sources,
-            evaluated,
-            settings,
-            results,
-            options.fmt,
-            options.per_query,
-            options.output,
-            protect,
-        )
-        return
-    if table:
-        _print_tables(
-            results,
-            options.per_query,
-            add_judged if not condensing else None,
-            options.output,
-            protect,
-        )
+    write_labels(
+        options.labels if options.labels is not None else list(options.panel),
+        sources,
+        evaluated,
+        settings,
+        results,
+        Written(options.fmt, options.per_query, options.output, protect),
+        options.judge_column,
+    )
+
+
+def _write_results(results, sources, plan, added_judged, options: EvalOptions, protect) -> None:
+    """The results in the format asked for: the terminal tables (with the judgment coverage when
+    ``added_judged`` is not None, see `_print_tables`), trec_eval's layout (its notes on stderr), or
+    a format of `tierank.report.formats`."""
+    if options.fmt == "table":
+        _print_tables(results, options.per_query, added_judged, options.output, protect)
         return
     from ..io.readers import run_tag
     from ..report.formats import ResultTable, render

@@ -229,8 +229,6 @@ def judges_cmd(
     quadratic), Krippendorff's alpha (nominal, ordinal, interval), agreement binarised at --rel and
     the confusion matrix, pooled and per query, with bootstrap CIs over queries; with --runs, how
     the system ordering moves under each judge."""
-    from ..report.formats import render_records
-
     protect = (reference, *judges, *(runs or ()))
     if output is not None or manifest is not None:
         from ..io.writers import check_output
@@ -254,8 +252,25 @@ def judges_cmd(
     )
     for line in said:
         note(line)
-    records = result.pooled + (result.per_query if per_query else [])
     how = str(getattr(fmt, "value", fmt))
+    _write_judges((result, ordering, means), per_query, how, output, protect)
+    if manifest is not None:
+        _write_judges_manifest(
+            manifest,
+            (reference, judges, runs or []),
+            settings,
+            (result, ordering, means),
+            [measure] if runs else [],
+            protect,
+        )
+
+
+def _write_judges(found: tuple, per_query: bool, how: str, output, protect: tuple) -> None:
+    """The agreement, and with runs the orderings and means (``found``), written as ``how``."""
+    from ..report.formats import render_records
+
+    result, ordering, means = found
+    records = result.pooled + (result.per_query if per_query else [])
     if how == "table":
         tables = [agreement_table(result, per_query)]
         if ordering:
@@ -279,23 +294,30 @@ def judges_cmd(
             text += "\n" + render_records(ordering, RUN_FIELDS, how)
             text += "\n" + render_records(means, MEAN_FIELDS, how)
         emit(text, output, protect)
-    if manifest is not None:
-        import shlex
-        import sys
 
-        from ..provenance.commands import judges_manifest
 
-        man = judges_manifest(
-            reference,
-            judges,
-            runs or [],
-            settings,
-            judges_results(result, ordering, means),
-            [measure] if runs else [],
-            command=shlex.join(["tierank", *sys.argv[1:]]),
-            base=manifest.parent,
-        )
-        man.write(manifest, protect=protect)
+def _write_judges_manifest(
+    manifest: Path, inputs: tuple, settings: dict, found: tuple, measures: list, protect: tuple
+) -> None:
+    """The manifest of ``tierank judges`` (`tierank.provenance`), written atomically: ``inputs``
+    the reference, the judges and the runs; ``found`` the agreement, orderings and means."""
+    import shlex
+    import sys
+
+    from ..provenance.commands import judges_manifest
+
+    reference, judges, runs = inputs
+    man = judges_manifest(
+        reference,
+        judges,
+        runs,
+        settings,
+        judges_results(*found),
+        measures,
+        command=shlex.join(["tierank", *sys.argv[1:]]),
+        base=manifest.parent,
+    )
+    man.write(manifest, protect=protect)
 
 
 def judge_agreement(

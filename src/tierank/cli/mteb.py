@@ -2,27 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from ..analysis.comparison.settings import CompareSettings
 from ..errors import TierankInputError
 from ..io.writers import check_output
-from .analysis import CompareCI, CompareTest, show_comparison
+from ..settings import EvalSettings
+from .analysis import show_comparison
 from .app import app
 from .common import (
-    MAX_JOBS,
     MAX_PERMUTATIONS,
     MAX_RESAMPLES,
-    MAX_TIE_SAMPLES,
     Fmt,
     Format,
     Output,
-    Seed,
-    TieBreakOption,
     emit,
     input_errors,
     measures_option,
@@ -31,12 +28,39 @@ from .common import (
     print_tables,
     status,
 )
+from .options import EVAL_FIELDS, FROM_OPTIONS, Offer, compare_declarations, with_settings
 
 DEFAULT = ["ndcg_at_10", "mrr_at_10", "map_at_10", "recall_at_100", "precision_at_10"]
 
 
+#: the fields of `CompareSettings` that ``tierank mteb`` offers (a folder's leaderboard), with the
+#: help of each there
+MTEB_COMPARISON = {
+    "alpha": "Folder: significance level of the pairs' tests and the Tukey HSD groups.",
+    "test": "Folder: the pairs' test on per-query expected values, as tierank compare's.",
+    "ci": "Folder: the CIs of E[M] over the queries: t, percentile or bca.",
+    "level": "Folder: confidence level of the CIs and the rank intervals, in (0, 1).",
+    "seed": None,
+    "resamples": f"Folder: bootstrap resamples (at most {MAX_RESAMPLES:,}).",
+    "permutations": "Folder: Tukey HSD permutations and Monte Carlo sign flips (at most "
+    f"{MAX_PERMUTATIONS:,}).",
+    "tie_samples": "Folder: rank intervals also redraw each query's tie ordering from N random "
+    "tie breakings.",
+    "jobs": "Folder: threads sharing the Tukey HSD permutations (default: up to 2).",
+}
+
+
 @app.command("mteb")
 @input_errors
+@with_settings(
+    settings=Offer(EvalSettings, EVAL_FIELDS),
+    comparison=Offer(
+        CompareSettings,
+        tuple(MTEB_COMPARISON),
+        compare_declarations,
+        help={k: v for k, v in MTEB_COMPARISON.items() if v is not None},
+    ),
+)
 def mteb_cmd(
     ctx: typer.Context,
     qrels: Annotated[
@@ -66,7 +90,6 @@ def mteb_cmd(
     ] = False,
     fmt: Format = Fmt("table"),
     output: Output = None,
-    tie_break: TieBreakOption = "trec_eval",
     ignore_identical_ids: Annotated[
         bool,
         typer.Option(
@@ -75,58 +98,8 @@ def mteb_cmd(
             "ignore_identical_ids, as MTEB applies it before scoring).",
         ),
     ] = False,
-    test: Annotated[
-        CompareTest,
-        typer.Option(
-            "--test",
-            help="Folder: the pairs' test on per-query expected values, as tierank compare's.",
-        ),
-    ] = CompareTest("t"),
-    ci: Annotated[
-        CompareCI,
-        typer.Option(
-            "--ci", help="Folder: the CIs of E[M] over the queries: t, percentile or bca."
-        ),
-    ] = CompareCI("t"),
-    seed: Seed = 0,
-    resamples: Annotated[
-        int,
-        typer.Option(
-            "--resamples",
-            min=1,
-            max=MAX_RESAMPLES,
-            help=(f"Folder: bootstrap resamples (at most {MAX_RESAMPLES:,})."),
-        ),
-    ] = 10_000,
-    permutations: Annotated[
-        int,
-        typer.Option(
-            "--permutations",
-            min=1,
-            max=MAX_PERMUTATIONS,
-            help=f"Folder: Tukey HSD permutations and Monte Carlo sign flips (at most {MAX_PERMUTATIONS:,}).",
-        ),
-    ] = 10_000,
-    tie_samples: Annotated[
-        int,
-        typer.Option(
-            "--tie-samples",
-            min=0,
-            max=MAX_TIE_SAMPLES,
-            help="Folder: rank intervals also redraw each "
-            "query's tie ordering from N random tie breakings.",
-        ),
-    ] = 0,
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--jobs",
-            "-j",
-            min=1,
-            max=MAX_JOBS,
-            help="Folder: threads sharing the Tukey HSD permutations (default: up to 2).",
-        ),
-    ] = None,
+    settings: EvalSettings = FROM_OPTIONS,
+    comparison: CompareSettings = FROM_OPTIONS,
 ) -> None:
     """Evaluate MTEB's saved retrieval PREDICTIONS against QRELS (given first, as in every command) with
     tie-aware statistics.
@@ -144,8 +117,6 @@ def mteb_cmd(
     ranks by E and by the oblivious value, rank intervals, Tukey HSD groups and the pairs whose order
     flips.
     """
-    from ..settings import EvalSettings
-
     fmt = output_format(ctx, fmt, output, Fmt)
     options = MtebOptions(
         measures=tuple(measure or ()),
@@ -155,17 +126,9 @@ def mteb_cmd(
         fmt=fmt.value,
         output=output,
         ignore_identical_ids=ignore_identical_ids,
-        comparison=dict(
-            test=test.value,
-            ci=ci.value,
-            seed=seed,
-            resamples=resamples,
-            permutations=permutations,
-            tie_samples=tie_samples,
-            jobs=jobs,
-        ),
+        comparison=comparison,
     )
-    run_mteb(qrels, predictions, options, EvalSettings(tie_break=tie_break))
+    run_mteb(qrels, predictions, options, settings)
 
 
 @dataclass(frozen=True)
@@ -173,7 +136,8 @@ class MtebOptions:
     """What ``tierank mteb`` reads and writes, beyond the evaluation's settings: the ``-m`` texts (none:
     MTEB's default metrics, or ``ndcg_at_10`` for a leaderboard), the subset and split, the task's
     ``ignore_identical_ids``, the output (``fmt``, ``per_query``, ``output``), and for a folder of
-    models the fields of its `tierank.analysis.compare.CompareSettings` (built only there)."""
+    models its `tierank.analysis.compare.CompareSettings` (a leaderboard, its correction by the
+    number of models)."""
 
     measures: tuple[str, ...] = ()
     subset: str | None = None
@@ -182,7 +146,7 @@ class MtebOptions:
     fmt: str = "table"
     output: Path | None = None
     ignore_identical_ids: bool = False
-    comparison: Mapping[str, Any] = field(default_factory=dict)
+    comparison: CompareSettings = field(default_factory=CompareSettings)
 
 
 def run_mteb(qrels: Path, predictions: Path, options: MtebOptions, settings) -> None:
@@ -233,14 +197,14 @@ def run_mteb(qrels: Path, predictions: Path, options: MtebOptions, settings) -> 
 def _leaderboard(qrels: Path, folder: Path, options: MtebOptions, settings) -> None:
     """``tierank mteb QRELS FOLDER``: the models' leaderboard, rendered as ``tierank compare --leaderboard``
     (p-values Holm-adjusted across the pairs with more than one, as tierank compare's)."""
-    from ..analysis.compare import CompareSettings, default_correction
+    from dataclasses import replace
+
+    from ..analysis.compare import default_correction
     from ..integrations.mteb import compare_predictions, predictions_folder
 
     files = predictions_folder(folder)
-    comparison = CompareSettings(
-        **options.comparison,
-        leaderboard=True,
-        correction=default_correction(None, len(files)),
+    comparison = replace(
+        options.comparison, leaderboard=True, correction=default_correction(None, len(files))
     )
     protect = (*files.values(), qrels)
     check_output(options.output, protect)

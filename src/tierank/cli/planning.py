@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -14,15 +15,12 @@ import typer
 
 from ..errors import TierankInputError
 from ..io.writers import check_output
+from ..settings import EvalSettings
 from .app import app
 from .common import (
-    CandidatesOnly,
-    Complete,
     Output,
     OutStem,
     Regimes,
-    Rel,
-    TieBreakOption,
     check_figure_stem,
     choices_enum,
     emit,
@@ -38,6 +36,7 @@ from .common import (
     status,
     swap_check,
 )
+from .options import EVAL_FIELDS, FROM_OPTIONS, Offer, with_settings
 
 if TYPE_CHECKING:  # built at run time, where typer reads them (see tierank.cli.common.Fmt)
     TableJson = Enum
@@ -67,14 +66,6 @@ def _stem(stem: Path, protect: tuple) -> None:
     check_figure_stem(stem, protect)
 
 
-def _settings(tie_break: str, rel: int, complete: bool, candidates_only: bool):
-    from ..settings import EvalSettings
-
-    return EvalSettings(
-        tie_break=tie_break, rel=rel, complete=complete, candidates_only=candidates_only
-    )
-
-
 def _pilot(qrels: Path, runs: list[Path], measure: str, settings, regimes: str | None):
     from ..analysis.multi import per_topic
 
@@ -91,6 +82,7 @@ def _pilot(qrels: Path, runs: list[Path], measure: str, settings, regimes: str |
 
 @app.command("plan")
 @input_errors
+@with_settings(settings=Offer(EvalSettings, EVAL_FIELDS))
 def plan_cmd(
     files: Annotated[
         list[Path] | None,
@@ -142,18 +134,12 @@ def plan_cmd(
     regimes: Regimes = None,
     fmt: Fmt2 = TableJson("table"),
     output: Output = None,
-    tie_break: TieBreakOption = "trec_eval",
-    rel: Rel = 1,
-    complete: Complete = False,
-    candidates_only: CandidatesOnly = False,
+    settings: EvalSettings = FROM_OPTIONS,
 ) -> None:
     """How many topics? The topic set size to detect a difference at --alpha with --power (paired
     t-test for two systems, one-way ANOVA for more; Sakai's topic set size design), and the minimal
     detectable difference for given topic counts; the variance from --sd or from pilot runs, their tie
     variance included."""
-    from ..analysis import planning as pl
-    from ..report.planning import plan_table
-
     files = list(files or [])
     protect = tuple(files)
     check_output(output, protect)
@@ -163,25 +149,63 @@ def plan_cmd(
         )
     if effect is not None and diff is not None:
         raise TierankInputError("tierank plan: give --effect or --diff, not both")
-    pilot = None
-    if files:
-        if len(files) < 2:
-            raise TierankInputError(
-                f"tierank plan: pilot data is QRELS RUN RUN... (usage: {PLAN_USAGE})"
-            )
-        m = one_measure(measure, "nDCG@10")
-        with status("evaluating the pilot..."):
-            pt = _pilot(
-                files[0],
-                files[1:],
-                m,
-                _settings(tie_break, rel, complete, candidates_only),
-                regimes,
-            )
-        pilot = pl.pilot_variance(pt.expected, pt.var)
-        pilot_rec = {"measure": pt.measure, "systems": list(pt.systems), **pilot.to_dict()}
+    design = _Design(systems, alpha, power)
+    pilot = _plan_pilot(files, one_measure(measure, "nDCG@10"), settings, regimes)
+    sd = _plan_sd(sd, pilot, systems)
+    if diff is not None and sd is None:
+        raise TierankInputError("tierank plan: --diff needs --sd or pilot runs (QRELS RUN RUN...)")
+    rows = _designs(design, effect, diff, sd, topics or [])
+    _write_plan(rows, pilot, design, fmt.value, output, protect)
+
+
+@dataclass(frozen=True)
+class _Design:
+    """What ``tierank plan`` designs for: the systems compared, the level and the power."""
+
+    systems: int
+    alpha: float
+    power: float
+
+    @property
+    def test(self) -> str:
+        return "paired t" if self.systems == 2 else f"one-way ANOVA, {self.systems} systems"
+
+    def row(self, given: str, diff, sd, effect: float, topics: int, achieved: float) -> dict:
+        """One design of the table."""
+        return {
+            "test": self.test,
+            "given": given,
+            "diff": diff,
+            "sd": sd,
+            "effect": effect,
+            "effect_kind": "d_z" if self.systems == 2 else "f",
+            "alpha": self.alpha,
+            "power": self.power,
+            "topics": topics,
+            "achieved_power": achieved,
+        }
+
+
+def _plan_pilot(files: list[Path], measure: str, settings, regimes: str | None):
+    """The pilot's variance and its record (None without pilot data)."""
+    from ..analysis import planning as pl
+
+    if not files:
+        return None
+    if len(files) < 2:
+        raise TierankInputError(
+            f"tierank plan: pilot data is QRELS RUN RUN... (usage: {PLAN_USAGE})"
+        )
+    with status("evaluating the pilot..."):
+        pt = _pilot(files[0], files[1:], measure, settings, regimes)
+    pilot = pl.pilot_variance(pt.expected, pt.var)
+    return pilot, {"measure": pt.measure, "systems": list(pt.systems), **pilot.to_dict()}
+
+
+def _plan_sd(sd: float | None, pilot, systems: int) -> float | None:
+    """``--sd``, or the pilot's; refused when not positive."""
     if sd is None and pilot is not None:
-        sd = math.sqrt(pilot.sigma2_diff if systems == 2 else pilot.sigma2)
+        sd = math.sqrt(pilot[0].sigma2_diff if systems == 2 else pilot[0].sigma2)
     if sd is not None and not (math.isfinite(sd) and sd > 0):
         raise TierankInputError(
             f"tierank plan: the standard deviation must be > 0, got {sd!r}"
@@ -191,49 +215,47 @@ def plan_cmd(
                 else ""
             )
         )
-    if diff is not None and sd is None:
-        raise TierankInputError("tierank plan: --diff needs --sd or pilot runs (QRELS RUN RUN...)")
-    test = "paired t" if systems == 2 else f"one-way ANOVA, {systems} systems"
+    return sd
+
+
+def _designs(design: _Design, effect, diff, sd, topics: list[int]) -> list[dict]:
+    """The table's rows: the topics for ``--effect`` or ``--diff``, the minimal detectable
+    difference for each of ``--topics``."""
+    from ..analysis import planning as pl
+
+    systems, alpha, power = design.systems, design.alpha, design.power
     rows = []
     if effect is not None or diff is not None:
         if diff is not None:
             assert sd is not None
             std = abs(diff) / sd if systems == 2 else pl.range_to_f(abs(diff), sd, systems)
         else:
-            std = float(effect)  # type: ignore[arg-type]
+            std = float(effect)
         n = pl.topic_set_size(std, alpha=alpha, power=power, systems=systems)
-        rows.append(
-            {
-                "test": test,
-                "given": "difference" if diff is not None else "effect",
-                "diff": diff,
-                "sd": sd,
-                "effect": std,
-                "effect_kind": "d_z" if systems == 2 else "f",
-                "alpha": alpha,
-                "power": power,
-                "topics": n,
-                "achieved_power": pl.achieved_power(std, n, alpha, systems),
-            }
-        )
-    for t in topics or []:
+        given = "difference" if diff is not None else "effect"
+        rows.append(design.row(given, diff, sd, std, n, pl.achieved_power(std, n, alpha, systems)))
+    for t in topics:
         mdd_std = pl.minimal_detectable(t, 1.0, alpha, power, systems)
         rows.append(
-            {
-                "test": test,
-                "given": "topics",
-                "diff": None if sd is None else mdd_std * sd,
-                "sd": sd,
-                "effect": mdd_std if systems == 2 else mdd_std / math.sqrt(2 * systems),
-                "effect_kind": "d_z" if systems == 2 else "f",
-                "alpha": alpha,
-                "power": power,
-                "topics": t,
-                "achieved_power": power,
-            }
+            design.row(
+                "topics",
+                None if sd is None else mdd_std * sd,
+                sd,
+                mdd_std if systems == 2 else mdd_std / math.sqrt(2 * systems),
+                t,
+                power,
+            )
         )
-    if fmt.value == "json":
-        doc = {"designs": rows, "pilot": pilot_rec if pilot is not None else None}
+    return rows
+
+
+def _write_plan(rows: list[dict], pilot, design: _Design, fmt: str, output, protect) -> None:
+    """The designs as JSON or as the table, its caption saying where the variance comes from."""
+    from ..report.planning import plan_table
+
+    systems = design.systems
+    if fmt == "json":
+        doc = {"designs": rows, "pilot": pilot[1] if pilot is not None else None}
         emit(json.dumps(doc, indent=2, allow_nan=False) + "\n", output, protect)
         return
     caption = "Topics: the smallest n whose power reaches the target (scipy.stats.nct / ncf). " + (
@@ -242,16 +264,23 @@ def plan_cmd(
         else "diff: the range best - worst (least favourable: f = diff / (sd sqrt(2 m))); sd: within systems. "
     )
     if pilot is not None:
+        var, rec = pilot
         caption += (
-            f"Pilot ({pilot_rec['measure']}, {pilot.systems} systems, {pilot.topics:,} topics): "
-            f"sd^2 = {pilot.sigma2_diff_sampling if systems == 2 else pilot.sigma2_sampling:.6f} (topics) + "
-            f"{(2 if systems == 2 else 1) * pilot.tie:.6f} (tie variance)."
+            f"Pilot ({rec['measure']}, {var.systems} systems, {var.topics:,} topics): "
+            f"sd^2 = {var.sigma2_diff_sampling if systems == 2 else var.sigma2_sampling:.6f} (topics) + "
+            f"{(2 if systems == 2 else 1) * var.tie:.6f} (tie variance)."
         )
     print_tables([plan_table(rows, "topic set size design", caption)], output, protect)
 
 
+#: the fields of `EvalSettings` that ``tierank discriminative-power`` offers: its ``--samples`` and
+#: ``--seed`` are its resamples' and their seed
+DISC_FIELDS = tuple(f for f in EVAL_FIELDS if f not in ("samples", "seed"))
+
+
 @app.command("discriminative-power")
 @input_errors
+@with_settings(settings=Offer(EvalSettings, DISC_FIELDS))
 def discriminative_power_cmd(
     qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="The qrels.")],
     runs: Annotated[
@@ -284,10 +313,7 @@ def discriminative_power_cmd(
     ] = None,
     fmt: Fmt2 = TableJson("table"),
     output: Output = None,
-    tie_break: TieBreakOption = "trec_eval",
-    rel: Rel = 1,
-    complete: Complete = False,
-    candidates_only: CandidatesOnly = False,
+    settings: EvalSettings = FROM_OPTIONS,
 ) -> None:
     """Discriminative power (Sakai 2006): per measure, the share of system pairs separated at --alpha
     and the estimated difference required, by the paired bootstrap or randomized Tukey HSD, on the
@@ -301,7 +327,6 @@ def discriminative_power_cmd(
     if plot is not None:
         require("matplotlib", "tierank discriminative-power --plot")
         _stem(plot, protect)
-    settings = _settings(tie_break, rel, complete, candidates_only)
     sources = held(runs)
     results = []
     with swap_check(qrels, sources, DISC_USAGE):
@@ -434,6 +459,7 @@ def compare_collections_cmd(
 
 @app.command("forest")
 @input_errors
+@with_settings(settings=Offer(EvalSettings, EVAL_FIELDS))
 def forest_cmd(
     folders: Annotated[
         list[Path],
@@ -448,10 +474,7 @@ def forest_cmd(
         ForestScale, typer.Option("--scale", help="diff (mean difference) or dz (Cohen's d_z).")
     ] = ForestScale("diff"),
     alpha: Alpha = 0.05,
-    tie_break: TieBreakOption = "trec_eval",
-    rel: Rel = 1,
-    complete: Complete = False,
-    candidates_only: CandidatesOnly = False,
+    settings: EvalSettings = FROM_OPTIONS,
 ) -> None:
     """Forest plot of one pair of systems over collections: each collection's effect with its CI (tie
     variance included), the fixed-effect and random-effects (DerSimonian-Laird, Paule-Mandel) estimates."""
@@ -464,7 +487,7 @@ def forest_cmd(
     if not sep or not a or not b:
         raise TierankInputError(f"--pair: give two system names as A,B, got {pair!r}")
     m = one_measure(measure, "nDCG@10")
-    mc = _collections(folders, _settings(tie_break, rel, complete, candidates_only), m, 1.0 - alpha)
+    mc = _collections(folders, settings, m, 1.0 - alpha)
     p = mc.pair(a, b)  # the pair the other way round: an error naming its order
     save(plot_meta_forest(p, scale=scale.value, level=1.0 - alpha), output, protect)
 

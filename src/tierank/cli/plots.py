@@ -11,9 +11,11 @@ from typing import Annotated
 
 import typer
 
+from ..analysis.comparison.settings import CompareSettings
 from ..analysis.cutoff import MAX_KMAX, check_kmax
 from ..io.writers import check_output
 from ..measures import supported
+from ..settings import EvalSettings
 from .app import MARKUP, Group, app
 from .common import (
     DEFAULT_MEASURES,
@@ -22,7 +24,6 @@ from .common import (
     OutStem,
     Regimes,
     ScoreFormats,
-    TieBreakOption,
     check_figure_stem,
     held,
     html_output,
@@ -36,6 +37,14 @@ from .common import (
     save,
     score_formats,
     swap_check,
+)
+from .options import (
+    EVAL_FIELDS,
+    FROM_OPTIONS,
+    Offer,
+    compare_declarations,
+    keywords_of,
+    with_settings,
 )
 
 plot_app = typer.Typer(cls=Group, no_args_is_help=True, rich_markup_mode=MARKUP)
@@ -57,6 +66,7 @@ Kmax = Annotated[
 
 @plot_app.command("cutoff")
 @input_errors
+@with_settings(settings=Offer(EvalSettings, EVAL_FIELDS))
 def plot_cutoff_cmd(
     qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels")],
     runs: Annotated[list[Path], typer.Argument(metavar="RUN", help="one or more runs")],
@@ -64,7 +74,7 @@ def plot_cutoff_cmd(
     family: one_measure_option("nDCG", family=True) = None,  # type: ignore[valid-type]  # an Annotated type built by a call
     kmax: Kmax = 20,
     regimes: Regimes = None,
-    tie_break: TieBreakOption = "trec_eval",
+    settings: EvalSettings = FROM_OPTIONS,
 ) -> None:
     """Metric vs cutoff (the first paper's Figure 2): expected line, oblivious markers, [min, max] band."""
     from ..analysis.cutoff import cutoff_curves
@@ -77,13 +87,14 @@ def plot_cutoff_cmd(
     sources = held(runs)  # each run opened once: its role check and its reading
     with swap_check(qrels, sources, "tierank plot cutoff QRELS RUN [RUN...] -o STEM"):
         curves = cutoff_curves(
-            str(qrels), runs_by_name(sources, regimes), family, kmax, tie_break=tie_break
+            str(qrels), runs_by_name(sources, regimes), family, kmax, **keywords_of(settings)
         )
     save(plot_cutoff(curves), output, (qrels, *runs))
 
 
 @plot_app.command("ranges")
 @input_errors
+@with_settings(settings=Offer(EvalSettings, EVAL_FIELDS))
 def plot_ranges_cmd(
     files: Annotated[
         list[Path],
@@ -97,6 +108,7 @@ def plot_ranges_cmd(
     ] = None,
     measure: one_measure_option("nDCG@10") = None,  # type: ignore[valid-type]  # an Annotated type built by a call
     regimes: Regimes = None,
+    settings: EvalSettings = FROM_OPTIONS,
 ) -> None:
     """Every system as a segment from min to max, oblivious and expected marked (second paper's Figure 2)."""
     from ..analysis.compare import compare
@@ -109,18 +121,20 @@ def plot_ranges_cmd(
     measure = one_measure(measure, "nDCG@10")
     sources = held(runs)  # each run opened once: its role check and its reading
     with swap_check(qrels, sources, usage):
-        cmp = compare(runs_by_name(sources, regimes), str(qrels), measure)
+        cmp = compare(runs_by_name(sources, regimes), str(qrels), measure, settings)
     save(plot_ranges(cmp), output, (qrels, *runs))
 
 
 @plot_app.command("sweep")
 @input_errors
+@with_settings(settings=Offer(EvalSettings, EVAL_FIELDS))
 def plot_sweep_cmd(
     qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels")],
     run: Annotated[Path, typer.Argument(metavar="RUN", help="run")],
     output: OutStem,
     measure: one_measure_option("nDCG@10") = None,  # type: ignore[valid-type]  # an Annotated type built by a call
     formats: ScoreFormats = ",".join(FIGURE_FORMATS),
+    settings: EvalSettings = FROM_OPTIONS,
 ) -> None:
     """Range, bias and tie share of a measure against the score format."""
     from ..analysis.sweep import sweep
@@ -131,7 +145,7 @@ def plot_sweep_cmd(
     measure = one_measure(measure, "nDCG@10")
     (source,) = held([run])  # opened once: its role check and its reading
     with swap_check(qrels, [source], "tierank plot sweep QRELS RUN -o STEM"):
-        result = sweep(str(qrels), source, [measure], score_formats(formats))
+        result = sweep(str(qrels), source, [measure], score_formats(formats), settings)
     save(plot_sweep(result, measure), output, (qrels, run))
 
 
@@ -154,6 +168,7 @@ def plot_ties_cmd(
 
 @report_app.command("eval")
 @input_errors
+@with_settings(settings=Offer(EvalSettings, EVAL_FIELDS))
 def report_eval_cmd(
     qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels")],
     run: Annotated[Path, typer.Argument(metavar="RUN", help="run")],
@@ -167,7 +182,7 @@ def report_eval_cmd(
         ),
     ] = "nDCG",
     kmax: Kmax = 20,
-    tie_break: TieBreakOption = "trec_eval",
+    settings: EvalSettings = FROM_OPTIONS,
 ) -> None:
     """An evaluation: aggregate table, ties, the widest per-query ranges, the cutoff figure."""
     from ..analysis.cutoff import evaluate_with_curves
@@ -187,19 +202,21 @@ def report_eval_cmd(
             family,
             kmax,
             name=short_name(run),
-            tie_break=tie_break,
+            **keywords_of(settings),
         )  # one evaluation: table, curves
     typer.echo(str(write_report(output, eval_report(res, curves), protect=(qrels, run))))
 
 
 @report_app.command("sweep")
 @input_errors
+@with_settings(settings=Offer(EvalSettings, EVAL_FIELDS))
 def report_sweep_cmd(
     qrels: Annotated[Path, typer.Argument(metavar="QRELS", help="qrels")],
     run: Annotated[Path, typer.Argument(metavar="RUN", help="run")],
     output: OutHtml,
     measure: measures_option(REPORT_SWEEP_MEASURES) = None,  # type: ignore[valid-type]  # an Annotated type built by a call
     formats: ScoreFormats = ",".join(FIGURE_FORMATS),
+    settings: EvalSettings = FROM_OPTIONS,
 ) -> None:
     """A precision sweep: ties and every measure's range and bias per score format."""
     from ..analysis.sweep import sweep
@@ -211,12 +228,35 @@ def report_sweep_cmd(
     ms = measure or REPORT_SWEEP_MEASURES
     (source,) = held([run])  # opened once: its role check and its reading
     with swap_check(qrels, [source], "tierank report sweep QRELS RUN -o FILE"):
-        result = sweep(str(qrels), source, ms, score_formats(formats))
+        result = sweep(str(qrels), source, ms, score_formats(formats), settings)
     typer.echo(str(write_report(output, sweep_report(result, ms), protect=(qrels, run))))
+
+
+#: the fields of `CompareSettings` that ``tierank report compare`` offers (its page shows no
+#: leaderboard; its p-values are not corrected), with the help of each there
+REPORT_COMPARISON = {
+    "band": "Also band every run with geometric rank bands RHO > 1 (see tierank compare).",
+    "alpha": None,
+    "test": None,
+    "ci": None,
+    "level": None,
+    "seed": None,
+    "resamples": None,
+    "permutations": None,
+}
 
 
 @report_app.command("compare")
 @input_errors
+@with_settings(
+    settings=Offer(EvalSettings, EVAL_FIELDS),
+    comparison=Offer(
+        CompareSettings,
+        tuple(REPORT_COMPARISON),
+        compare_declarations,
+        help={k: v for k, v in REPORT_COMPARISON.items() if v is not None},
+    ),
+)
 def report_compare_cmd(
     files: Annotated[
         list[Path],
@@ -229,14 +269,9 @@ def report_compare_cmd(
         Path | None, typer.Option("--qrels", help="qrels (then every argument is a run)")
     ] = None,
     measure: one_measure_option("nDCG@10") = None,  # type: ignore[valid-type]  # an Annotated type built by a call
-    band: Annotated[
-        float | None,
-        typer.Option(
-            "--band",
-            help="Also band every run with geometric rank bands RHO > 1 (see tierank compare).",
-        ),
-    ] = None,
     regimes: Regimes = None,
+    settings: EvalSettings = FROM_OPTIONS,
+    comparison: CompareSettings = FROM_OPTIONS,
 ) -> None:
     """A system comparison: ranges figure, systems and pairs with flags, band summary."""
     from ..analysis.compare import compare
@@ -250,7 +285,8 @@ def report_compare_cmd(
     measure = one_measure(measure, "nDCG@10")
     sources = held(runs)  # each run opened once: its role check and its reading
     with swap_check(qrels, sources, usage):
-        cmp = compare(runs_by_name(sources, regimes), str(qrels), measure, band=band)
+        named = runs_by_name(sources, regimes)
+        cmp = compare(named, str(qrels), measure, settings, comparison)
     typer.echo(str(write_report(output, compare_report(cmp), protect=(qrels, *runs))))
 
 

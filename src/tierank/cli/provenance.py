@@ -12,7 +12,7 @@ from .app import app
 from .common import input_errors, note
 
 if TYPE_CHECKING:
-    from ..provenance.manifest import Manifest
+    from ..provenance.io import Manifest
     from ..provenance.verify import Verdict
 
 
@@ -53,10 +53,9 @@ def verify_cmd(
 def recompute_compare(v: Verdict, man: Manifest, qrels: str, runs: dict[str, str]) -> None:
     """A comparison made again from its inputs and settings; each system's and pair's numbers compared
     (a sampled p within 4 of its standard errors, every other number to 1e-12)."""
-    from ..analysis.compare import CompareSettings
+    from ..analysis.compare import CompareSettings, compare
     from ..provenance.commands import comparison_results
     from ..provenance.verify import SAMPLED_SE, TOLERANCE, compare_numbers, eval_settings
-    from ..report.comparison import compare
 
     evaluation = man["method"]["evaluation"]
     settings = eval_settings(v, evaluation["settings"])

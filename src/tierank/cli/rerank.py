@@ -19,12 +19,15 @@ from ..hps.protocol import RERANK_MEASURES, RERANK_REGIMES
 from ..hps.registry import backend_help, model_help
 from ..hps.variants import VARIANT_HELP
 from ..io.beir import QUERY_SETS
+from ..settings import EvalSettings
 from .app import app
-from .common import Fmt, TieBreakOption, input_errors, measures_option
+from .common import Fmt, input_errors, measures_option
+from .options import FROM_OPTIONS, Offer, with_settings
 
 
 @app.command("rerank")
 @input_errors
+@with_settings(settings=Offer(EvalSettings, ("tie_break",)))
 def rerank_cmd(
     data: Annotated[
         Path,
@@ -93,7 +96,7 @@ def rerank_cmd(
     threads: Annotated[
         int | None, typer.Option("--threads", help="torch CPU threads (>= 1)")
     ] = None,
-    tie_break: TieBreakOption = "trec_eval",
+    settings: EvalSettings = FROM_OPTIONS,
     fmt: Annotated[
         Fmt, typer.Option("--format", "-f", help="Format of the table on stdout.")
     ] = Fmt("table"),
@@ -182,7 +185,7 @@ def rerank_cmd(
         budget=budget,
         max_doc_tokens=max_doc_tokens,
         threads=threads,
-        tie_break=tie_break,
+        tie_break=str(settings.tie_break),
         fmt=fmt.value,
         ray=ray,
         workers=workers,

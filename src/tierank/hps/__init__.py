@@ -16,18 +16,21 @@ scoring function is called.  The rooms:
   and `tierank.hps.vllm` (``vllm.settings``, the engines' settings apart from the scorers
   ``vllm.generative`` and ``vllm.crossencoder``); they need torch, transformers, ...;
 * [`registry`][tierank.hps.registry]: the model kinds (``--model``), the one place a kind is added;
-* the protocol's stages: [`protocol`][tierank.hps.protocol] ([`RerankConfig`][tierank.hps.protocol.RerankConfig]
-  and the stage functions), `cache` (score cache), `table`
-  (Table 1), `output` (OUT/: checks, lock, table files),
-  `variance` (run-to-run variance), [`machine`][tierank.hps.machine] (where scores
-  were computed); the BEIR reader is `tierank.io.beir`;
+* the protocol's helpers: `cache` (score cache), `table` (Table 1), `variance` (run-to-run
+  variance), [`machine`][tierank.hps.machine] (where scores were computed); the BEIR reader is
+  `tierank.io.beir`;
+* the protocol's stages, one room each: [`plan`][tierank.hps.plan] (every check, once:
+  [`RerankConfig`][tierank.hps.plan.RerankConfig] to an immutable [`RerankPlan`][tierank.hps.plan.RerankPlan]),
+  [`score`][tierank.hps.score], [`record`][tierank.hps.record] and [`output`][tierank.hps.output]
+  (OUT/ written under its lock); [`protocol`][tierank.hps.protocol] runs them in a row
+  ([`rerank`][tierank.hps.protocol.rerank]);
 * [`command`][tierank.hps.command]: ``tierank rerank`` as a function, its options as one checked
   value ([`RerankOptions`][tierank.hps.command.RerankOptions], [`run_rerank`][tierank.hps.command.run_rerank]).
 
 Layers, lowest first (no module imports a later one): ``regimes``, ``quantized``, ``checks``,
 ``variants``; ``registry`` (and ``vllm.settings``); ``base``; ``encodings``, ``prompts``,
-``checkpoints``; the runners; ``cache``, ``output``, ``table``, ``variance``, ``machine``; ``protocol``;
-``command``.
+``checkpoints``; the runners; ``cache``, ``table``, ``variance``, ``machine``; ``plan``; ``score``;
+``record``; ``output``; ``protocol``; ``command``.
 """
 
 from tierank.hps.regimes import (

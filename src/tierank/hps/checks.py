@@ -18,6 +18,7 @@ __all__ = [
     "check_budget",
     "check_device",
     "resolve_device",
+    "check_options",
 ]
 
 
@@ -121,3 +122,16 @@ def check_budget(budget: Any) -> int:
             [Problem("", None, f"reasoning budget must be >= 0 tokens, got {budget!r}")]
         )
     return b
+
+
+def check_options(budget: Any, max_doc_tokens: Any) -> dict:
+    """The protocol options of the model kinds, checked (also those the model ignores: a bad value is a
+    mistake either way).
+
+    >>> check_options(64, 256)
+    {'budget': 64, 'max_doc_tokens': 256}
+    """
+    return {
+        "budget": check_budget(budget),
+        "max_doc_tokens": check_positive(max_doc_tokens, "max doc tokens"),
+    }

@@ -1,10 +1,11 @@
 """``tierank rerank`` as a library function: the command's options as one checked value,
-[`RerankOptions`][tierank.hps.command.RerankOptions], and [`run_rerank`][tierank.hps.command.run_rerank], which runs the protocol
-([`tierank.hps.protocol.rerank`][tierank.hps.protocol.rerank]) on them with a progress display on stderr and prints its table.
+[`RerankOptions`][tierank.hps.command.RerankOptions], and [`run_rerank`][tierank.hps.command.run_rerank], which runs the
+protocol's stages on them (plan, score, record, write: `tierank.hps.protocol`) with a progress display
+on stderr, prints its table and writes its manifest.
 
 The command line only gathers its options into a `RerankOptions` and calls `run_rerank`; a Python
 caller who wants the result without a terminal calls [`rerank`][tierank.hps.protocol.rerank] with a
-[`RerankConfig`][tierank.hps.protocol.RerankConfig] ([`RerankOptions.config`][tierank.hps.command.RerankOptions.config] builds one).
+[`RerankConfig`][tierank.hps.plan.RerankConfig] ([`RerankOptions.config`][tierank.hps.command.RerankOptions.config] builds one).
 """
 
 from __future__ import annotations
@@ -18,14 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from tierank.errors import TierankError, TierankInputError
-from tierank.hps.protocol import (
-    RERANK_MEASURES,
-    RERANK_REGIMES,
-    TABLE_FIELDS,
-    ProtocolResult,
-    RerankConfig,
-    rerank,
-)
+from tierank.hps.output import locked, write_outputs
+from tierank.hps.plan import RERANK_MEASURES, RERANK_REGIMES, RerankConfig, plan_rerank
+from tierank.hps.record import ProtocolResult, manifest, record
+from tierank.hps.score import score
+from tierank.hps.table import TABLE_FIELDS
 from tierank.io.beir import QUERY_SETS
 
 __all__ = [
@@ -78,7 +76,7 @@ def parse_sides(text: str) -> list[str]:
 @dataclass(frozen=True)
 class RerankOptions:
     """The options of ``tierank rerank``, checked when the value is made (what the protocol checks
-    with the model, [`tierank.hps.protocol.check`][tierank.hps.protocol.check], is checked there).
+    with the model, [`tierank.hps.plan.plan_rerank`][tierank.hps.plan.plan_rerank], is checked there).
 
     The fields are the command's options under their names (``measures``: the ``-m`` texts, none for
     `RERANK_MEASURES`; ``output``, ``cache``: ``-o`` and ``--cache``; ``fmt``: ``--format``); the
@@ -151,7 +149,7 @@ class RerankOptions:
         progress: Callable[[str, int], Any] | None = None,
         warn: Callable[[str], Any] | None = None,
     ) -> RerankConfig:
-        """The protocol's [`RerankConfig`][tierank.hps.protocol.RerankConfig] of these options, with the
+        """The protocol's [`RerankConfig`][tierank.hps.plan.RerankConfig] of these options, with the
         ``progress`` and ``warn`` hooks."""
         return RerankConfig(
             self.data,
@@ -213,9 +211,26 @@ def _progress_bars(console) -> Iterator[Callable[[str, int], Callable[[], Any]]]
         yield progress
 
 
+@contextmanager
+def _reported(console) -> Iterator[None]:
+    """A tierank error of the protocol (a model that cannot be loaded, a scorer's bad output) as a
+    [`TierankInputError`][tierank.errors.TierankInputError]; after a ``KeyboardInterrupt`` the line
+    `INTERRUPTED` on ``console``, and the interrupt raised again."""
+    try:
+        yield
+    except TierankInputError:
+        raise
+    except TierankError as e:
+        raise TierankInputError(str(e)) from None
+    except KeyboardInterrupt:
+        console.print(INTERRUPTED, markup=False, highlight=False)
+        raise
+
+
 def run_rerank(options: RerankOptions) -> ProtocolResult:
-    """``tierank rerank``: the protocol on ``options``, every file of OUT/ written, the table on stdout
-    ([`show_result`][tierank.hps.command.show_result]).
+    """``tierank rerank``: the protocol's stages on ``options`` (plan; with OUT/ locked score, record,
+    write), the table on stdout ([`show_result`][tierank.hps.command.show_result]) and, with
+    ``--manifest``, the manifest ([`write_manifest`][tierank.hps.command.write_manifest]).
 
     Progress bars and the score cache's warnings go to stderr.  A tierank error of the protocol (a
     model that cannot be loaded, a scorer's bad output) becomes a [`TierankInputError`][tierank.errors.TierankInputError]
@@ -231,16 +246,13 @@ def run_rerank(options: RerankOptions) -> ProtocolResult:
     def warn(message: str) -> None:
         console.print(f"tierank: warning: {message}", markup=False, highlight=False, soft_wrap=True)
 
-    try:
-        with _progress_bars(console) as progress:
-            result = rerank(options.config(progress, warn))
-    except TierankInputError:
-        raise
-    except TierankError as e:
-        raise TierankInputError(str(e)) from None
-    except KeyboardInterrupt:
-        console.print(INTERRUPTED, markup=False, highlight=False)
-        raise
+    with _reported(console), _progress_bars(console) as progress:
+        config = options.config(progress, warn)
+        plan = plan_rerank(config)
+        with locked(plan.output.dirs):
+            scored = score(plan)
+            result = record(plan, scored)
+            write_outputs(plan, scored, result)
     show_result(result, options.fmt)
     if options.manifest is not None:
         write_manifest(result, options.manifest)
@@ -248,20 +260,12 @@ def run_rerank(options: RerankOptions) -> ProtocolResult:
 
 
 def write_manifest(result: ProtocolResult, path: Path) -> None:
-    """The manifest of a protocol run ([`rerank_manifest`][tierank.provenance.commands.rerank_manifest]:
+    """The manifest of a protocol run ([`tierank.hps.record.manifest`][tierank.hps.record.manifest]:
     the inputs', the models' and the written runs' SHA-256, the settings, the table's numbers), written
-    atomically to ``path`` (``tierank rerank --manifest``)."""
+    atomically to ``path`` (``tierank rerank --manifest``); no written run is overwritten."""
     import shlex
 
-    from tierank.provenance.commands import rerank_manifest
-
-    man = rerank_manifest(
-        result.settings,
-        result.rows,
-        result.runs,
-        command=shlex.join(["tierank", *sys.argv[1:]]),
-        base=Path(path).parent,
-    )
+    man = manifest(result, shlex.join(["tierank", *sys.argv[1:]]), Path(path).parent)
     man.write(path, protect=tuple(result.runs.values()))
 
 

@@ -1,15 +1,17 @@
-"""The protocol's output directory OUT/: its layout, the checks made before any work, its lock, its files.
+"""The rerank protocol's last stage: OUT/ written, under its lock.
 
-Layout (the only writer of OUT/ is [`tierank.hps.protocol.rerank`][tierank.hps.protocol.rerank])::
+[`write_outputs`][tierank.hps.output.write_outputs] writes what the earlier stages made (the layout
+and its checks are planned by [`tierank.hps.plan`][tierank.hps.plan]); [`locked`][tierank.hps.output.locked]
+holds OUT/ from before the set is read until the last file is written.  Layout::
 
     OUT/runs/MODEL.VARIANT.run               one TREC run per variant, exact scores
     OUT/runs/MODEL.VARIANT.reasoning.jsonl   Rank1-style reasoning, one line per (query, document)
     OUT/cache/MODEL__VARIANT__bsN__KEY.jsonl the score cache (tierank.hps.cache)
     OUT/table.tsv, OUT/table.json            Table 1's rows (table.json also settings, runs, ties)
 
-Every target is checked (writable, not special, not one of the inputs) and
-OUT/ is locked before any model is loaded: two runs on one OUT/ would score
-everything twice and interleave their cache lines.
+Every target is checked (writable, not special, not one of the inputs) by
+[`plan_output`][tierank.hps.plan.plan_output] and OUT/ is locked before any model is
+loaded: two runs on one OUT/ would score everything twice and interleave their cache lines.
 """
 
 from __future__ import annotations
@@ -18,77 +20,20 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from tierank.errors import Problem, TierankInputError
+from tierank.hps.plan import RerankPlan
+from tierank.hps.record import ProtocolResult
+from tierank.hps.score import Scored
+from tierank.hps.table import TABLE_FIELDS
 
-__all__ = ["OutputPlan", "plan_output", "locked", "run_paths", "write_table", "LOCK_MESSAGE"]
+__all__ = ["locked", "write_outputs", "write_table", "LOCK_MESSAGE"]
 
 LOCK_MESSAGE = (
     "another `tierank rerank` run is using this directory (it holds its lock); wait for it to finish "
     "or choose another output directory"
 )
-
-
-@dataclass(frozen=True)
-class OutputPlan:
-    """Where one protocol run writes: ``out`` (None without -o), the cache and the runs."""
-
-    out: Path | None
-    cache: Path
-    runs: Path
-
-    @property
-    def dirs(self) -> tuple[Path, ...]:
-        """The directories to lock (OUT/ and a cache directory outside it)."""
-        return tuple(dict.fromkeys(p for p in (self.out, self.cache) if p is not None))
-
-
-#: Appended to the error for an OUT/ (or cache directory) that is a file.
-_WHY = " (rerank writes a directory of files)"
-
-
-def run_paths(runs: Path, model_slug: str, variant_slug: str) -> tuple[Path, Path]:
-    """The run file and the reasoning file of one variant."""
-    stem = f"{model_slug}.{variant_slug}"
-    return runs / f"{stem}.run", runs / f"{stem}.reasoning.jsonl"
-
-
-def plan_output(
-    out_dir, cache_dir, targets: Iterable[str], inputs: Sequence[os.PathLike]
-) -> OutputPlan:
-    """Check OUT/ (and the cache directory) and every file that will be written, then create the directories.
-
-    ``targets`` are file names relative to the runs directory.  Refused with a
-    [`TierankInputError`][tierank.hps.output.TierankInputError], before any directory is created: an OUT/ that
-    is a file or cannot be created or written, and any target that is a
-    special file, a directory or one of ``inputs``.
-    """
-    from tierank.io.writers import check_output, ensure_dir
-
-    out = Path(out_dir) if out_dir is not None else None
-    if cache_dir is not None:
-        cache = Path(cache_dir)
-    elif out is not None:
-        cache = out / "cache"
-    else:
-        raise TierankInputError([Problem("", None, "give an output or a cache directory")])
-    runs = out / "runs" if out is not None else cache / "runs"
-    dirs = [d for d in (out, cache, runs) if d is not None]
-    files = [runs / t for t in targets]
-    if out is not None:
-        files += [out / "table.tsv", out / "table.json"]
-    for d in dirs:
-        ensure_dir(d, create=False, why=_WHY)
-    for f in files:  # those that exist can be refused: check them before anything is created
-        if f.parent.is_dir():
-            check_output(f, protect=tuple(inputs))
-    for d in dirs:
-        ensure_dir(d, why=_WHY)
-    for f in files:
-        check_output(f, protect=tuple(inputs))
-    return OutputPlan(out, cache, runs)
 
 
 @contextmanager
@@ -129,3 +74,29 @@ def write_table(
     write_atomic(
         out / "table.json", json.dumps(jsonable(document), indent=2) + "\n", protect=tuple(inputs)
     )
+
+
+def write_outputs(plan: RerankPlan, scored: Scored, result: ProtocolResult) -> None:
+    """Every file of OUT/, each written atomically: one TREC run per variant with exact scores
+    (``repr``: no tie is created or removed), the reasoning of Rank1-style scorers, and (with OUT/)
+    ``table.tsv`` and ``table.json``; no input file is ever overwritten."""
+    from tierank.io.writers import write_atomic, write_run
+    from tierank.report.formats import jsonable
+
+    names = plan.run_name
+    for v in plan.variants:
+        run, _ = scored.runs[v.name]
+        write_run(
+            result.runs[v.name], run.qid, run.docid, run.score, names[v.name], protect=plan.inputs
+        )
+        if v.name in result.reasoning:
+            lines = [
+                json.dumps({"query": qq, "docid": dd, "score": ss, "reasoning": rr}) + "\n"
+                for qq, r in zip(scored.qids, scored.records[v.name])
+                for dd, ss, rr in zip(r["docids"], r["scores"], r.get("reasoning", []))
+            ]
+            write_atomic(result.reasoning[v.name], "".join(lines), protect=plan.inputs)
+    if plan.output.out is not None:
+        write_table(
+            plan.output.out, jsonable(result.document()), result.rows, TABLE_FIELDS, plan.inputs
+        )

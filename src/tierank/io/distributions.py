@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.csv as pacsv
 
 from ..errors import Problem, ProblemLog, TierankInputError, quote
 from . import lexer
 from .model import Qrels
+from .rows import RowLog, content_lines, fields, space_table
 
 #: how far a row's probabilities may sum from 1
 SUM_TOLERANCE = 1e-6
@@ -72,13 +72,7 @@ def _check(
     src: str, qid: np.ndarray, docid: np.ndarray, probs: np.ndarray, where: np.ndarray | None
 ) -> LabelDistributions:
     """The located checks of the module's documentation; ``where``: each row's line (None: rows)."""
-    log = ProblemLog(src)
-
-    def say(r: int, reason: str) -> None:
-        if where is not None:
-            log(int(where[r]), reason)
-        else:
-            log.add([Problem(src, None, f"row {r + 1}: {reason}")])
+    log = RowLog(src, where)
 
     def pair(r: int) -> str:
         return f"query {quote(str(qid[r]))} document {quote(str(docid[r]))}"
@@ -95,16 +89,13 @@ def _check(
             why = f"probability {probs[r][probs[r] < 0][0]:g} is negative"
         else:
             why = f"probabilities sum to {total[r]:.9g}, not 1 (within {SUM_TOLERANCE:g})"
-        say(r, f"{pair(r)}: {why}")
+        log.row(r, f"{pair(r)}: {why}")
     key = np.char.add(np.char.add(qid.astype(str), "\x1f"), docid.astype(str))
     order = np.argsort(key, kind="stable")
     same = np.flatnonzero(key[order][1:] == key[order][:-1])
     for i in same.tolist():
         first, later = int(order[i]), int(order[i + 1])
-        if where is not None:
-            log.repeated(int(where[later]), f"{pair(later)} is given twice", int(where[first]))
-        else:
-            say(later, f"{pair(later)} is given twice (first at row {first + 1})")
+        log.repeated_row(later, first, f"{pair(later)} is given twice")
     if log:
         raise log.error()
     return LabelDistributions(qid, docid, probs, src)
@@ -113,30 +104,10 @@ def _check(
 def _text(path: str | os.PathLike) -> LabelDistributions:
     src = os.fspath(path)
     data = lexer.load(path)
-    b = np.frombuffer(data, np.uint8)
-    ends = np.flatnonzero(b == 10)
-    starts, stops = np.r_[0, ends + 1], np.r_[ends, len(b)]
-    lines = np.flatnonzero(stops > starts) + 1
+    lines = content_lines(data)
     if len(lines) == 0:
         raise TierankInputError([Problem(src, None, "empty: no label distribution lines")])
-    table = None
-    if lexer.is_utf8(data) and not data.startswith(lexer.BOM):
-        try:
-            table = pacsv.read_csv(
-                pa.py_buffer(data),
-                read_options=pacsv.ReadOptions(autogenerate_column_names=True),
-                parse_options=pacsv.ParseOptions(
-                    delimiter=" ", quote_char=False, ignore_empty_lines=True
-                ),
-                convert_options=pacsv.ConvertOptions(
-                    column_types={"f0": pa.string(), "f1": pa.string(), "f2": pa.string()},
-                    strings_can_be_null=False,
-                    quoted_strings_can_be_null=False,
-                    null_values=[],
-                ),
-            )
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            table = None
+    table = space_table(data, None, {"f0": pa.string(), "f1": pa.string(), "f2": pa.string()})
     if (
         table is None
         or table.num_rows != len(lines)
@@ -160,15 +131,7 @@ def _line_problems(src: str, data: bytes) -> None:
     """Raise with the located lines of ``data`` that are not ``qid 0 docid p0 ... pK`` (the error path)."""
     log = ProblemLog(src)
     width: tuple[int, int] | None = None
-    for lineno, raw in lexer.lines(data):
-        line, why = lexer.decode(raw)
-        if line is None:
-            log(lineno, why or "not UTF-8")
-            continue
-        parts = line.split(" ")
-        if len(parts) < 4:
-            log(lineno, f"expected qid 0 docid p0 ... pK (4 or more fields), found {len(parts)}")
-            continue
+    for lineno, parts in fields(data, log, "qid 0 docid p0 ... pK", 4, at_least=True):
         if width is None:
             width = (len(parts), lineno)
         elif len(parts) != width[0]:
@@ -197,13 +160,9 @@ def _table(table: pa.Table, src: str, where: np.ndarray | None) -> LabelDistribu
     if not (pa.types.is_list(col.type) or pa.types.is_large_list(col.type)):
         raise TierankInputError([Problem(src, None, f"probs is {col.type}, not a list of numbers")])
     sizes = col.value_lengths().fill_null(0).to_numpy(zero_copy_only=False)
-    log = ProblemLog(src)
+    log = RowLog(src, where)
     for r in np.flatnonzero(sizes != sizes[0]).tolist():
-        reason = f"{sizes[r]} probabilities, but the first row has {sizes[0]} (ragged K)"
-        if where is not None:
-            log(int(where[r]), reason)
-        else:
-            log.add([Problem(src, None, f"row {r + 1}: {reason}")])
+        log.row(r, f"{sizes[r]} probabilities, but the first row has {sizes[0]} (ragged K)")
     if sizes[0] < 1:
         log.add([Problem(src, None, "probs of the first row is empty: one per grade 0..K")])
     if log:
@@ -247,10 +206,7 @@ def read_distributions(source) -> LabelDistributions:
         import pyarrow.json as pajson
 
         data = lexer.load(src)
-        b = np.frombuffer(data, np.uint8)
-        ends = np.flatnonzero(b == 10)
-        starts, stops = np.r_[0, ends + 1], np.r_[ends, len(b)]
-        lines = np.flatnonzero(stops > starts) + 1
+        lines = content_lines(data)
         try:
             table = pajson.read_json(pa.py_buffer(data))
         except (pa.ArrowInvalid, pa.ArrowTypeError) as e:

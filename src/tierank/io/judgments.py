@@ -27,11 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.csv as pacsv
 
 from ..errors import Problem, ProblemLog, TierankInputError, quote
 from . import lexer
 from .model import Qrels
+from .rows import RowLog, content_lines, fields, finite_grade, space_table
 
 #: what happens to a grade outside the declared scale
 OUT_OF_SCALE = ("error", "clip", "drop")
@@ -64,16 +64,6 @@ def _local_text(source: str) -> bool:
     return "://" not in source and os.path.isfile(source)
 
 
-def _content_lines(data: bytes) -> np.ndarray:
-    """The 1-based line numbers of the non-blank lines of canonical ``data`` (row ``i`` of a reader's
-    table is on line ``result[i]``)."""
-    b = np.frombuffer(data, np.uint8)
-    ends = np.flatnonzero(b == 10)
-    starts = np.r_[0, ends + 1]
-    stops = np.r_[ends, len(b)]
-    return np.flatnonzero(stops > starts) + 1
-
-
 def _row_lines(qrels: Qrels) -> np.ndarray | None:
     """Each row's line in ``qrels``' file, or None where it was not read from a local text file (or the
     rows do not follow its lines one for one)."""
@@ -83,22 +73,10 @@ def _row_lines(qrels: Qrels) -> np.ndarray | None:
         data = lexer.load(qrels.source)
     except TierankInputError:
         return None
-    lines = _content_lines(data)
+    lines = content_lines(data)
     if len(lines) == len(qrels) + 1:  # a BEIR header line
         lines = lines[1:]
     return lines if len(lines) == len(qrels) else None
-
-
-def _where(qrels: Qrels, rows: np.ndarray) -> list[tuple[str, int | None, str]]:
-    """``(source, line or None, what)`` for each of ``rows``: the file's line where known, else the row."""
-    lines = _row_lines(qrels)
-    out: list[tuple[str, int | None, str]] = []
-    for r in rows.tolist():
-        if lines is not None:
-            out.append((qrels.source, int(lines[r]), ""))
-        else:
-            out.append((qrels.source, None, f"row {r + 1}: "))
-    return out
 
 
 def _pair(qrels: Qrels, r: int) -> str:
@@ -130,13 +108,13 @@ def check_scale(
         return qrels, None
     shown = f"{lo:g}..{hi:g}"
     if out_of_scale == "error":
-        log = ProblemLog(qrels.source)
-        for (src, line, row), r in zip(_where(qrels, bad), bad.tolist(), strict=True):
-            reason = (
-                f"{row}grade {g[r]:g} of {_pair(qrels, r)} is outside the scale {shown} "
-                "(--scale LO..HI declares it; --out-of-scale clip|drop changes such grades, counted)"
+        log = RowLog(qrels.source, _row_lines(qrels))
+        for r in bad.tolist():
+            log.row(
+                r,
+                f"grade {g[r]:g} of {_pair(qrels, r)} is outside the scale {shown} "
+                "(--scale LO..HI declares it; --out-of-scale clip|drop changes such grades, counted)",
             )
-            log.add([Problem(src, line, reason)])
         raise log.error()
     if out_of_scale == "clip":
         fixed = Qrels(qrels.qid, qrels.docid, np.clip(g, lo, hi), qrels.source)
@@ -171,32 +149,14 @@ def read_judge_column(path: str | os.PathLike) -> tuple[dict[str, Qrels], list[s
     """
     src = os.fspath(path)
     data = lexer.load(path)
-    lines = _content_lines(data)
+    lines = content_lines(data)
     if len(lines) == 0:
         raise TierankInputError([Problem(src, None, "empty: no judgment lines")])
-    table = None
-    if lexer.is_utf8(data) and not data.startswith(lexer.BOM):
-        try:
-            table = pacsv.read_csv(
-                pa.py_buffer(data),
-                read_options=pacsv.ReadOptions(column_names=["qid", "judge", "docid", "grade"]),
-                parse_options=pacsv.ParseOptions(
-                    delimiter=" ", quote_char=False, ignore_empty_lines=True
-                ),
-                convert_options=pacsv.ConvertOptions(
-                    column_types={
-                        "qid": pa.string(),
-                        "judge": pa.string(),
-                        "docid": pa.string(),
-                        "grade": pa.float64(),
-                    },
-                    strings_can_be_null=False,
-                    quoted_strings_can_be_null=False,
-                    null_values=[],
-                ),
-            )
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            table = None
+    table = space_table(
+        data,
+        ["qid", "judge", "docid", "grade"],
+        {"qid": pa.string(), "judge": pa.string(), "docid": pa.string(), "grade": pa.float64()},
+    )
     if table is None or table.num_rows != len(lines):
         _judge_lines_problems(src, data)  # raises with the located lines
         raise TierankInputError([Problem(src, None, "cannot be read as qid judge docid grade")])
@@ -253,18 +213,8 @@ def read_judge_column(path: str | os.PathLike) -> tuple[dict[str, Qrels], list[s
 def _judge_lines_problems(src: str, data: bytes) -> None:
     """Raise with the located lines of ``data`` that are not ``qid judge docid grade`` (the error path)."""
     log = ProblemLog(src)
-    for lineno, raw in lexer.lines(data):
-        line, why = lexer.decode(raw)
-        if line is None:
-            log(lineno, why or "not UTF-8")
-            continue
-        parts = line.split(" ")
-        if len(parts) != 4:
-            log(lineno, f"expected 4 columns (qid judge docid grade), found {len(parts)}")
-            continue
-        g = lexer.parse_number(parts[3])
-        if g is None or not np.isfinite(g):
-            log(lineno, f"relevance grade {quote(parts[3])} is not a finite number")
+    for lineno, parts in fields(data, log, "qid judge docid grade", 4):
+        finite_grade(log, lineno, parts[3])
     log.raise_if_any()
 
 
@@ -359,19 +309,7 @@ def align(
     for j, (name, q) in enumerate(judges.items()):
         said = _scaled(q, scale, out_of_scale, problems)
         notes += [said] if said else []
-        key = _keys(q)
-        found = _member(rkey, key)
-        at = np.searchsorted(rkey, key[found])
-        graded = q.grade[found]
-        if out_of_scale == "drop":
-            ok = (graded >= lo) & (graded <= hi)
-            dropped = np.zeros(len(rkey), bool)
-            dropped[at[~ok]] = True
-            at, graded = at[ok], graded[ok]
-        else:
-            dropped = np.zeros(len(rkey), bool)
-        grades[j, at] = np.clip(graded, lo, hi)
-        extra = np.flatnonzero(~found & ~_member(gone, key))
+        grades[j], dropped, extra = _place(q, rkey, gone, scale, out_of_scale)
         lacking = np.flatnonzero(np.isnan(grades[j]) & ~dropped)
         if len(extra) == 0 and len(lacking) == 0:
             continue
@@ -406,6 +344,27 @@ def align(
             "(kappa takes each distinct grade as a category)"
         )
     return Judged(qid, docid, ref, grades, tuple(judges), tuple(notes))
+
+
+def _place(
+    q: Qrels, rkey: np.ndarray, gone: np.ndarray, scale: tuple[float, float], out_of_scale: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Judge ``q``'s grades on the reference's sorted pairs ``rkey`` (NaN: not graded, clipped to
+    ``scale``), which of them ``out_of_scale="drop"`` left out, and the rows of ``q`` the reference
+    did not grade (those of the reference's dropped pairs ``gone`` aside)."""
+    lo, hi = scale
+    row = np.full(len(rkey), np.nan)
+    key = _keys(q)
+    found = _member(rkey, key)
+    at = np.searchsorted(rkey, key[found])
+    graded = q.grade[found]
+    dropped = np.zeros(len(rkey), bool)
+    if out_of_scale == "drop":
+        ok = (graded >= lo) & (graded <= hi)
+        dropped[at[~ok]] = True
+        at, graded = at[ok], graded[ok]
+    row[at] = np.clip(graded, lo, hi)
+    return row, dropped, np.flatnonzero(~found & ~_member(gone, key))
 
 
 def _scaled(

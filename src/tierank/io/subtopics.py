@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from ..errors import Problem, ProblemLog, TierankInputError, quote
 from . import lexer
 from .model import Qrels
+from .rows import fields, finite_grade
 
 __all__ = [
     "SubtopicQrels",
@@ -143,19 +144,10 @@ def read_subtopic_qrels(path: str | os.PathLike) -> SubtopicQrels:
     seen: dict[tuple[str, str, str], int] = {}
     out: dict[str, dict[str, dict[str, float]]] = {}
 
-    for lineno, raw in lexer.lines(data):
-        line, why = lexer.decode(raw)
-        if line is None:
-            bad(lineno, why or "not UTF-8")
-            continue
-        parts = line.split(" ")
-        if len(parts) != 4:
-            bad(lineno, f"expected 4 columns (qid subtopic docid grade), found {len(parts)}")
-            continue
+    for lineno, parts in fields(data, bad, "qid subtopic docid grade", 4):
         q, s, d, g = parts
-        grade = lexer.parse_number(g)
-        if grade is None or not math.isfinite(grade):
-            bad(lineno, f"relevance grade {quote(g)} is not a finite number")
+        grade = finite_grade(bad, lineno, g)
+        if grade is None:
             continue
         prev = seen.get((q, s, d))
         if prev is not None:

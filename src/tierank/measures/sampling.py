@@ -50,10 +50,11 @@ import functools
 import itertools
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .. import compute as ac
 from ..compute import strings
 from ..io.fingerprint import fingerprint, pair_fingerprint, splitmix64
 from ..ties import Prepared
@@ -76,6 +77,7 @@ __all__ = [
     "sample_moments",
     "sampled_stats",
     "query_keys",
+    "tie_orderings",
 ]
 
 #: largest bit map (orderings x relevant-bearing positions) drawn at once; the work arrays of a
@@ -625,3 +627,75 @@ def sampled_stats(
         expected[vary], var[vary] = np.clip(mu[0], vmin[vary], vmax[vary]), v[0]
         sampled[vary] = ~exact
     return labelled(oblivious, expected, vmin, vmax, var, sampled, prep)
+
+
+def tie_orderings(prep: Prepared, samples: int, seed: int) -> Iterator[tuple[int, Prepared]]:
+    """``samples`` uniformly random tie orderings of every query of ``prep``, as tie-free rankings.
+
+    Yields ``(first, rankings)`` chunks: ``rankings`` is a [`Prepared`][tierank.ties.Prepared] of
+    ``count * prep.nq`` queries without ties, query ``s * prep.nq + i`` being ordering ``first + s``
+    of query ``i`` (its documents in that ordering's order, every group of one document), so any
+    measure's ``oblivious`` value on it is its value under that ordering (``moments`` off: nothing
+    else is computed).  Chunks cover the ``samples`` orderings once, in order, each at most about
+    `MAX_ENTRIES` x 4 rows.
+
+    Every tie group is shuffled by sorting its rows on uniform 64-bit keys drawn as the other
+    samplers of this module draw theirs: a function of ``seed``, the query id
+    ([`query_keys`][tierank.measures.sampling.query_keys]), the group's rank, the ordering's index and the
+    row's offset in the group (counter-based splitmix64, whatever the chunking).  Sorting
+    independent uniform keys gives each of a group's ``m!`` orderings probability ``1 / m!`` (up to
+    key collisions, probability below ``m^2 2^-65``), independently across groups, queries and
+    orderings.
+
+    >>> from tierank.ties import prepare
+    >>> from tierank.io.convert import to_qrels, to_run
+    >>> prep = prepare(to_run({"q": {"a": 1.0, "b": 1.0, "c": 0.5}}), to_qrels({"q": {"a": 1}}))
+    >>> [(first, r.nq, r.gsize.tolist()) for first, r in tie_orderings(prep, 2, seed=0)]
+    [(0, 2, [1, 1, 1, 1, 1, 1])]
+    """
+    step = max(1, (MAX_ENTRIES * 4) // max(prep.n, 1))
+    t = prep.tied_rows
+    gkey = pair_fingerprint(
+        query_keys(prep, seed)[prep.qi[t]], prep.gpos0[prep.gid[t]].astype(np.uint64)
+    )
+    rkey = pair_fingerprint(gkey, prep.goffset[t].astype(np.uint64))
+    for first in range(0, int(samples), step):
+        count = min(step, int(samples) - first)
+        yield first, _replicated(prep, t, rkey, first, count)
+
+
+def _replicated(
+    prep: Prepared, t: np.ndarray, rkey: np.ndarray, first: int, count: int
+) -> Prepared:
+    """Orderings ``first .. first+count-1`` of ``prep`` (`tie_orderings`): its rows ``count`` times,
+    the tied rows ``t`` of each copy sorted on their keys (``rkey`` with the ordering's index) within
+    their group, and no tie left."""
+    n, nq = prep.n, prep.nq
+    shift = np.arange(count, dtype=np.int64)[:, None]
+    rows = np.tile(np.arange(n, dtype=np.int64), count)
+    if len(t):
+        with np.errstate(over="ignore"):
+            ordering = np.arange(first, first + count, dtype=np.uint64)[:, None]
+            key = pair_fingerprint(np.broadcast_to(rkey, (count, len(t))), ordering)
+        slots = (shift * n + t[None, :]).reshape(-1)
+        groups = (shift * len(prep.gsize) + prep.gid[t][None, :]).reshape(-1)
+        rows[slots] = rows[slots][np.lexsort((key.reshape(-1), groups))]
+    qi = (shift * nq + prep.qi[None, :]).reshape(-1)
+    jq, jg = prep.judged_grades
+    every = np.arange(n * count + 1, dtype=np.int64)
+    return replace(
+        prep,
+        qids=list(prep.qids) * count,
+        qstart=np.append((shift * n + prep.qstart[None, :-1]).reshape(-1), n * count),
+        qi=qi,
+        pos=np.tile(prep.pos, count),
+        gid=every[:-1],
+        gstart=every,
+        grade=prep.grade[rows],
+        judged_grades=((shift * nq + jq[None, :]).reshape(-1), np.tile(jg, count)),
+        qlen=np.tile(prep.qlen, count),
+        qjudged=None if prep.qjudged is None else np.tile(prep.qjudged, count),
+        docid=None if prep.docid is None else ac.take(prep.docid, ac.array(rows)),
+        moments=False,
+        _cache={},
+    )

@@ -1,7 +1,7 @@
 """The manifests of the commands beside ``eval``: `compare_manifest` (``tierank compare
 --manifest``) and `judges_manifest` (``tierank judges --manifest``).
 
-Each writes the same sections as an evaluation's manifest (`tierank.provenance.manifest`): the
+Each writes the same sections as an evaluation's manifest (`tierank.provenance.manifest`; built by `tierank.provenance.build`): the
 inputs' SHA-256 under ``data``, the evaluation's settings under ``method.evaluation.settings`` and the
 command's own settings in a block beside them (``method.evaluation.compare``,
 ``method.evaluation.judges``), its numbers under ``results``, and the ``seal``.
@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
-from .manifest import Manifest, document, input_record, qrels_input, run_input, settings_record
+from .build import document, input_record, qrels_input, run_input, settings_record
+from .io import Manifest
 
 if TYPE_CHECKING:
     from ..analysis.compare import Comparison
@@ -109,7 +110,7 @@ def compare_manifest(
     --------
     >>> from tierank import examples
     >>> from tierank.analysis.compare import CompareSettings
-    >>> from tierank.report.comparison import compare
+    >>> from tierank.analysis.compare import compare
     >>> from tierank.settings import EvalSettings
     >>> runs = {"bm25": examples.path("askubuntu-run"), "bm25 again": examples.path("askubuntu-run")}
     >>> opts = CompareSettings()

@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import TierankInputError
+from .build import result_record, seal, sealed_settings, versions
 from .inputs import sha256_of
-from .manifest import Manifest, result_record, seal, sealed_settings, versions
+from .io import Manifest
 
 #: the relative and absolute tolerance of an exact statistic
 TOLERANCE = 1e-12

@@ -8,7 +8,7 @@ Builders:
 * [`compare_report`][tierank.report.html.compare_report]: a [`Comparison`][tierank.analysis.compare.Comparison];
 * [`rerank_report`][tierank.report.html.rerank_report]: the rerank protocol's Table 1 (the ``table.json``
   that ``tierank rerank -o DIR`` writes, or a
-  [`ProtocolResult`][tierank.hps.protocol.ProtocolResult]).
+  [`ProtocolResult`][tierank.hps.record.ProtocolResult]).
 
 Each returns one self-contained page (a string); [`write_report`][tierank.report.html.write_report] writes a page
 atomically.  The kit ([`Table`][tierank.report.html.Table], [`FigureBlock`][tierank.report.html.FigureBlock], [`Section`][tierank.report.html.Section],
@@ -562,7 +562,7 @@ def check_rerank_table(doc, source: str = "table.json") -> Mapping:
 def rerank_report(result, *, title: str | None = None, source: str = "table.json") -> str:
     """HTML report of the rerank protocol: per measure a ranges figure and Table 1's rows.
 
-    ``result`` is a [`ProtocolResult`][tierank.hps.protocol.ProtocolResult] or the
+    ``result`` is a [`ProtocolResult`][tierank.hps.record.ProtocolResult] or the
     mapping stored in ``table.json`` (``settings`` and ``rows``), checked with
     [`check_rerank_table`][tierank.report.html.check_rerank_table] (``source`` names it in the errors).
     """

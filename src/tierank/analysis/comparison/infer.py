@@ -11,9 +11,10 @@ import numpy as np
 
 from ...evaluate import Evaluator
 from ...io.model import Run
+from ...measures.sampling import tie_orderings
 from .. import inference
 from ..paired.base import interval_supported, least_supported
-from .align import aligned
+from .align import positions
 from .results import SystemSummary
 from .scales import Evaluated, back, scaled
 from .settings import CompareSettings
@@ -113,14 +114,22 @@ def tie_draws(
     ev: Evaluator, runs: dict[str, Run], ranked: list[str], common: list[str], o: CompareSettings
 ) -> np.ndarray | None:
     """With ``leaderboard`` and ``tie_samples``: the per-query values (inference scale) of every system
-    under ``tie_samples`` independent uniformly random tie orderings, draws x queries x systems."""
+    under ``tie_samples`` independent uniformly random tie orderings, draws x queries x systems.
+
+    Each run is prepared once ([`Evaluator.prepared`][tierank.evaluate.Evaluator.prepared]) and its
+    orderings drawn by `tierank.measures.sampling.tie_orderings` (seed: a function of
+    ``seed`` and the system's rank, so systems' orderings are independent), the measure computed once
+    per chunk of orderings on their tie-free rankings."""
     if not (o.tie_samples and o.leaderboard):
         return None
-    m, n = ev.measures[0], len(common)
-    draws = np.empty((int(o.tie_samples), n, len(ranked)))
+    m, n, S = ev.measures[0], len(common), int(o.tie_samples)
+    draws = np.empty((S, n, len(ranked)))
     for j, name in enumerate(ranked):
-        for k in range(int(o.tie_samples)):
-            rs = int(np.random.SeedSequence([int(o.seed), j, k]).generate_state(1, np.uint64)[0])
-            res = ev.under(tie_break=f"random:{rs}").evaluate(runs[name])
-            draws[k, :, j] = scaled(m, aligned(res, common), n)["oblivious"]
+        prep = ev.prepared(runs[name], moments=False)
+        idx = positions(prep, common)
+        seed = int(np.random.SeedSequence([int(o.seed), j]).generate_state(1, np.uint64)[0])
+        for first, rankings in tie_orderings(prep, S, seed):
+            values = m.compute(rankings).oblivious.reshape(-1, prep.nq)[:, idx]
+            st = {"oblivious": values, "expected": values}
+            draws[first : first + len(values), :, j] = scaled(m, st, n)["oblivious"]
     return draws

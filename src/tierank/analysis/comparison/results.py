@@ -35,6 +35,15 @@ class SystemSummary:
     group : str or None
         With ``leaderboard``: randomized Tukey HSD letters ([`tukey_hsd`][tierank.analysis.inference.tukey_hsd]);
         systems sharing a letter are not separated at ``alpha``.
+    human_mean, ppi_mean, ppi_ci_low, ppi_ci_high : float or None
+        With ``ppi`` (human qrels for some queries): the mean of the per-query expected values under
+        the human grades over the queries they judge, and the prediction-powered estimate of the
+        human mean over all compared queries with its interval at ``level``
+        ([`tierank.analysis.ppi`][tierank.analysis.ppi]: PPI, ``lam = 1``).
+    ppi_pp_mean, ppi_pp_ci_low, ppi_pp_ci_high, ppi_pp_lambda : float or None
+        The same by PPI++ (power-tuned ``lam``, ``ppi_pp_lambda``).
+    ppi_n_labeled, ppi_n_unlabeled : int or None
+        The compared queries with human labels, and those without.
     """
 
     name: str
@@ -53,6 +62,16 @@ class SystemSummary:
     rank_low: int | None = None
     rank_high: int | None = None
     group: str | None = None
+    human_mean: float | None = None
+    ppi_mean: float | None = None
+    ppi_ci_low: float | None = None
+    ppi_ci_high: float | None = None
+    ppi_pp_mean: float | None = None
+    ppi_pp_ci_low: float | None = None
+    ppi_pp_ci_high: float | None = None
+    ppi_pp_lambda: float | None = None
+    ppi_n_labeled: int | None = None
+    ppi_n_unlabeled: int | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +156,14 @@ class PairComparison:
         randomization on the same differences could reach (2 queries: ``p >= 0.5``; 3: ``>= 0.25``;
         6: ``>= 0.03125``).  The pair's intervals are null where ``p_floor >= 1 - level``
         ([`PairTest`][tierank.analysis.inference.PairTest]).
+    human_diff, ppi_diff, ppi_ci_low, ppi_ci_high : float or None
+        With ``ppi``: the mean per-query difference under the human grades (over the queries they
+        judge), and the PPI estimate of the human mean difference, from the per-query differences
+        ``a - b`` (human and machine), with its interval at ``level``.
+    ppi_pp_diff, ppi_pp_ci_low, ppi_pp_ci_high, ppi_pp_lambda : float or None
+        The same by PPI++ (power-tuned ``lam``).
+    ppi_n_labeled, ppi_n_unlabeled : int or None
+        The compared queries with human labels, and those without.
     """
 
     a: str
@@ -176,6 +203,16 @@ class PairComparison:
     ratio_ci_high: float | None = None
     p_test: float = float("nan")
     p_floor: float = float("nan")
+    human_diff: float | None = None
+    ppi_diff: float | None = None
+    ppi_ci_low: float | None = None
+    ppi_ci_high: float | None = None
+    ppi_pp_diff: float | None = None
+    ppi_pp_ci_low: float | None = None
+    ppi_pp_ci_high: float | None = None
+    ppi_pp_lambda: float | None = None
+    ppi_n_labeled: int | None = None
+    ppi_n_unlabeled: int | None = None
 
     @property
     def flags(self) -> list[str]:
@@ -230,7 +267,8 @@ class Comparison:
     inference : dict
         What the tests, intervals, ranks and groups are computed on: ``aggregator`` (the measure's
         summary: ``mean``, ``sum`` or ``geometric_mean``), ``scale`` (``linear`` or ``log``) and ``on``
-        (`SCALES`, in words).
+        (`SCALES`, in words); with ``ppi``, ``ppi`` (the method, the values, the labelled and
+        unlabelled queries and the confidence of the prediction-powered estimates).
     notes : tuple of str
         Why a figure is null or came from another test (one query; a test that fell back to the
         exact randomization test).

@@ -67,8 +67,9 @@ class CompareSettings:
         Threads sharing Tukey HSD's permutations (the same result for any number; ``None``: up to 2).
     tie_samples
         With ``leaderboard``: also redraw each query's tie ordering in every bootstrap resample of the
-        rank intervals, from ``tie_samples`` evaluations of each run under ``random:SEED`` tie breaking
-        (seeds from ``seed``, the draw and the system; [`bootstrap_tie_means`][tierank.analysis.inference.bootstrap_tie_means]).
+        rank intervals, from ``tie_samples`` uniformly random tie orderings of each run
+        (`tierank.measures.sampling.tie_orderings`, seeded from ``seed`` and the system;
+        [`bootstrap_tie_means`][tierank.analysis.inference.bootstrap_tie_means]).
         0 (default): query sample only.  Recorded in ``settings`` (``tie_samples``, ``rank_method``).
 
     Examples
