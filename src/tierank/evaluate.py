@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .results import DiversityResult, EvalResult
     from .settings import UNJUDGED, EvalSettings
     from .ties import Prepared
+    from .ties.prepare import Judgments
 
     Measures: TypeAlias = Iterable[str | Measure | list[Measure]] | str | Measure | Plan
 
@@ -186,6 +187,19 @@ class Evaluator:
                 f"{' and '.join(refused)}: not supported by the intent-aware measures ({names})"
             )
 
+    @property
+    def judgments(self) -> Judgments:
+        """The qrels' judgments as every run is joined with them
+        (``tierank.ties.prepare.Judgments.of``): built at the first call and kept for
+        every later run."""
+        from .ties.prepare import Judgments
+
+        held = self.__dict__.get("_judgments")
+        if held is None or held[0] is not self.qrels:  # (an evaluator copied with other qrels)
+            held = (self.qrels, Judgments.of(self.qrels))
+            self.__dict__["_judgments"] = held
+        return held[1]
+
     def judging(self, qids: Any) -> Evaluator:
         """This evaluator with the judgments of the queries ``qids`` (an Arrow array of strings) only."""
         import numpy as np
@@ -221,6 +235,7 @@ class Evaluator:
         *,
         score_format: bool = False,
         moments: bool = True,
+        extremes: bool = True,
     ) -> EvalResult:
         """Tie-aware evaluation of ``run`` (any input [`tierank.io.convert.to_run`][tierank.io.convert.to_run] takes).
 
@@ -229,7 +244,9 @@ class Evaluator:
         so far and their number. ``score_format``: also find the narrowest float format that holds
         every score exactly (the result's ``score_format``, for its manifest). ``moments=False``: the
         oblivious value, min and max only; the families that can skip their expectation leave
-        ``expected`` and ``var`` NaN where ties move the value ([`tierank.ties.Prepared`][tierank.ties.Prepared]'s ``moments``).
+        ``expected`` and ``var`` NaN where ties move the value ([`tierank.ties.Prepared`][tierank.ties.Prepared]'s ``moments``);
+        with ``extremes=False`` too, the oblivious value alone (those that can skip them leave
+        ``min`` and ``max`` NaN as well: `Prepared`'s ``extremes``).
 
         >>> steps = []
         >>> _ = Evaluator({"q": {"a": 1}}, ["P@1", "RR"]).evaluate(
@@ -243,7 +260,7 @@ class Evaluator:
         s = self.settings
         parsed = self.measures
         step = progress or (lambda what, done, total: None)
-        prep, r = self._prepared(run, step, moments)
+        prep, r = self._prepared(run, step, moments, extremes)
         # one family's several cutoffs share one pass over the run (Measure.batch_key)
         stats: dict[Measure, Stats] = compute_all(prep, parsed, step)
         bounds: dict[Measure, tuple[np.ndarray, np.ndarray]] = {}
@@ -274,7 +291,11 @@ class Evaluator:
         return self._prepared(run, lambda what, done, total: None, moments)[0]
 
     def _prepared(
-        self, run: Any, step: Callable[[str, int, int], None], moments: bool
+        self,
+        run: Any,
+        step: Callable[[str, int, int], None],
+        moments: bool,
+        extremes: bool = True,
     ) -> tuple[Prepared, Run]:
         """The [`Prepared`][tierank.ties.Prepared] of ``run`` and the run as read (condensed where the
         settings condense), ``step`` told as reading and the tie groups begin."""
@@ -327,6 +348,8 @@ class Evaluator:
             exact_limit=s.exact_limit,
             subtopics=None if self.subtopics is None else self.subtopics.judgments,
             moments=moments,
+            extremes=extremes,
+            judgments=self.judgments if eval_q is q else None,
         )
         if prep.nq == 0:
             raise NothingToEvaluate(

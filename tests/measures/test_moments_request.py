@@ -9,6 +9,7 @@ import pytest
 
 from tierank.evaluate import Evaluator
 from tierank.measures.names import resolve
+from tierank.settings import EvalSettings
 
 
 def _tied(seed: int) -> tuple[dict, dict]:
@@ -23,11 +24,13 @@ def _tied(seed: int) -> tuple[dict, dict]:
     return qrels, run
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_oblivious_and_extremes_bit_identical(seed):
+@pytest.mark.parametrize("seed,depth", [(0, None), (1, None), (2, None), (0, 5), (3, 7)])
+def test_oblivious_and_extremes_bit_identical(seed, depth):
+    """(``depth``: trec_eval's ``-M``, whose limit cuts through tie groups: binG, G and ndcg_rel
+    enumerate those queries.)"""
     qrels, run = _tied(seed)
     measures = [*resolve(["all_trec"]), *resolve(["nDCG@3", "P@1", "P@2", "AP@5", "R@4"])]
-    ev = Evaluator(qrels, measures)
+    ev = Evaluator(qrels, measures, EvalSettings(max_depth=depth))
     full, fast = ev.evaluate(run), ev.evaluate(run, moments=False)
     skipped = set()
     for m in ev.measures:
@@ -45,7 +48,7 @@ def test_oblivious_and_extremes_bit_identical(seed):
             assert (np.isnan(y) | (x == y) | (np.isnan(x) & np.isnan(y))).all(), (m, stat)
             if np.isnan(y).any() and not np.isnan(x).all():
                 skipped.add(m.family)
-    assert {"AP", "P", "nDCG", "GMAP", "GMBpref", "IPrec"} <= skipped
+    assert {"AP", "P", "nDCG", "GMAP", "GMBpref", "IPrec", "infAP", "G", "nDCG_rel"} <= skipped
 
 
 def test_moments_default_on():
@@ -53,3 +56,27 @@ def test_moments_default_on():
     res = Evaluator(qrels, ["AP", "GMAP"]).evaluate(run)
     for s in res.stats.values():
         assert not np.isnan(s.expected).any() and not np.isnan(s.var).any()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_oblivious_alone_bit_identical(seed):
+    """``extremes=False`` too (what compat's ``evaluate`` asks): the oblivious value bit for bit;
+    AP and the linear families leave min and max NaN where they skip them, the others compute
+    them as always."""
+    qrels, run = _tied(seed)
+    measures = [*resolve(["official"]), *resolve(["nDCG@3", "P@1", "AP@5", "R@4"])]
+    ev = Evaluator(qrels, measures)
+    full, alone = ev.evaluate(run), ev.evaluate(run, moments=False, extremes=False)
+    skipped = set()
+    for m in ev.measures:
+        a, b = full.stats[m], alone.stats[m]
+        x, y = np.asarray(a.oblivious), np.asarray(b.oblivious)
+        assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), m
+        for stat in ("min", "max"):
+            x, y = np.asarray(getattr(a, stat)), np.asarray(getattr(b, stat))
+            if x.dtype.kind != "f":
+                continue
+            assert (np.isnan(y) | (x == y) | (np.isnan(x) & np.isnan(y))).all(), (m, stat)
+            if np.isnan(y).all() and not np.isnan(x).all():
+                skipped.add(m.family)
+    assert {"AP", "P", "nDCG", "R"} <= skipped

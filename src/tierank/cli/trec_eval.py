@@ -27,204 +27,29 @@ queries, which measures, and the command that shows expected, min and max.  Noth
 when no printed value moves.  ``--stat S`` prints the statistic S (expected, min, max, std, range,
 bias) in the same layout instead of the tie-oblivious value.
 
-The command line is read here without typer, and only what the command prints is computed:
-the oblivious values of the printed measures and, for the note, their range (``--stat``: the
-full statistics).
+The command line is read without typer (`tierank.cli.trec_eval_args`), and only what the command
+prints is computed: the oblivious values of the printed measures and, for the note
+(`tierank.cli.trec_eval_note`), their range (``--stat``: the full statistics).
 """
 
 from __future__ import annotations
 
-import getopt
-import re
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from ..compat.pytrec_eval import empty_is_nan
-
-#: trec_eval's short options (``getopt_long``'s optstring in trec_eval.c)
-SHORT = "hvqm:cl:nD:JN:M:R:T:oZ:"
-#: trec_eval's long options, then tierank's own (``--stat``)
-LONG = [
-    "help",
-    "version",
-    "query_eval_wanted",
-    "measure=",
-    "complete_rel_info_wanted",
-    "level_for_rel=",
-    "nosummary",
-    "Debug_level=",
-    "Judged_docs_only",
-    "Number_docs_in_coll=",
-    "Max_retrieved_per_topic=",
-    "Rel_info_format=",
-    "Results_format=",
-    "Output_old_results_format=",
-    "Zscore=",
-    "stat=",
-]
-#: the long options' short letters
-LONG_SHORT = {
-    "--help": "-h",
-    "--version": "-v",
-    "--query_eval_wanted": "-q",
-    "--measure": "-m",
-    "--complete_rel_info_wanted": "-c",
-    "--level_for_rel": "-l",
-    "--nosummary": "-n",
-    "--Debug_level": "-D",
-    "--Judged_docs_only": "-J",
-    "--Number_docs_in_coll": "-N",
-    "--Max_retrieved_per_topic": "-M",
-    "--Rel_info_format": "-R",
-    "--Results_format": "-T",
-    "--Output_old_results_format": "-o",
-    "--Zscore": "-Z",
-}
-
-#: trec_eval's usage text (trec_eval.c), printed on a bad command line
-USAGE = (
-    "Usage: trec_eval [-h] [-q] {-m measure}* trec_rel_file trec_top_file\n"
-    "   -h: Give full help information, including other options\n"
-    "   -q: In addition to summary evaluation, give evaluation for each query\n"
-    "   -m: calculate and print measures indicated by 'measure'\n"
-    "       ('-m all_qrels' prints all qrels measures, '-m official' is default)\n"
+from .trec_eval_args import (
+    HELP,
+    MOMENTS,
+    TREC_EVAL_VERSION,
+    USAGE,
+    Args,
+    Refused,
+    atol,
+    parse,
 )
+from .trec_eval_note import UNCERTAIN, eval_command, tie_note
 
-HELP = (
-    USAGE
-    + """
-tierank trec_eval: trec_eval 10's command line and output (alias trec_eval='tierank trec_eval').
-
-trec_eval's options: -q (per query), -m measure[.params] (repeatable; official, all_trec, set),
--c (average over every qrels query), -n (no summary), -l N (relevance level), -J (judged
-documents only), -M N (ranks read per query), -N N (documents in the collection), -R qrels,
--T trec_results, -o (obsolete, no effect), -v (version), -h (this help).
-
-tierank's additions: several runs after the qrels (each block labelled by a first line
-'run <TAB> all <TAB> NAME'); --stat S prints S (oblivious, expected, min, max, std, range,
-bias) in the same layout; a note on stderr names the printed values that tied scores move.
-The full tie-aware report: tierank eval QRELS RUN -m MEASURE.
-"""
-)
-
-#: trec_eval's version (what ``trec_eval -v`` says, on stderr)
-TREC_EVAL_VERSION = "10.0"
-
-#: a printed value whose range over tie orderings reaches this is uncertain at its 4th decimal
-UNCERTAIN = 0.00005
-
-#: the statistics ``--stat`` takes
-STATS = ("oblivious", "expected", "min", "max", "std", "range", "bias")
-#: those that need the expectation or the variance over tie orderings (the others, and the note,
-#: read the oblivious value, min and max only)
-MOMENTS = frozenset({"expected", "std", "bias"})
-
-
-class Refused(Exception):
-    """trec_eval's refusal: its message lines (stderr) and exit code."""
-
-    def __init__(self, code: int, *lines: str) -> None:
-        super().__init__("\n".join(lines))
-        self.code = code
-        self.lines = lines
-
-
-@dataclass
-class Args:
-    """A trec_eval command line, read."""
-
-    per_query: bool = False
-    measures: list[str] = field(default_factory=list)
-    complete: bool = False
-    rel: int = 1
-    summary: bool = True
-    judged_only: bool = False
-    docs_in_collection: int | None = None
-    max_depth: int | None = None
-    rel_format: str = "qrels"
-    results_format: str = "trec_results"
-    zscores: str | None = None
-    debug: str | None = None
-    stat: str = "oblivious"
-    help: bool = False
-    version: bool = False
-    files: list[str] = field(default_factory=list)
-
-
-def atol(text: str) -> int:
-    """C's ``atol``: the leading integer of ``text`` (blanks, a sign, digits), 0 where there is none.
-
-    >>> atol("12abc"), atol(" -3"), atol("x"), atol("2.5")
-    (12, -3, 0, 2)
-    """
-    m = re.match(r"\s*([+-]?\d+)", text)
-    return int(m.group(1)) if m else 0
-
-
-def _getopt_message(err: getopt.GetoptError) -> str:
-    """glibc's ``getopt_long`` message for what Python's getopt refused."""
-    opt, msg = err.opt, err.msg
-    if len(opt) == 1:
-        if "requires argument" in msg:
-            return f"trec_eval: option requires an argument -- '{opt}'"
-        return f"trec_eval: invalid option -- '{opt}'"
-    if "not a unique prefix" in msg:
-        return f"trec_eval: option '--{opt}' is ambiguous"
-    if "requires argument" in msg:
-        return f"trec_eval: option '--{opt}' requires an argument"
-    if "must not have an argument" in msg:
-        return f"trec_eval: option '--{opt}' doesn't allow an argument"
-    return f"trec_eval: unrecognized option '--{opt}'"
-
-
-#: the options without a value: (the field of `Args` they set, the value)
-FLAG_OPTIONS: dict[str, tuple[str, bool]] = {
-    "-h": ("help", True),
-    "-v": ("version", True),
-    "-q": ("per_query", True),
-    "-c": ("complete", True),
-    "-n": ("summary", False),
-    "-J": ("judged_only", True),
-}
-#: the options with a value: (the field of `Args` they set, how the value is read: numbers as C's atol)
-VALUE_OPTIONS: dict[str, tuple[str, Callable[[str], object]]] = {
-    "-l": ("rel", atol),
-    "-N": ("docs_in_collection", atol),
-    "-M": ("max_depth", atol),
-    "-D": ("debug", str),
-    "-R": ("rel_format", str),
-    "-T": ("results_format", str),
-    "-Z": ("zscores", str),
-}
-
-
-def parse(argv: list[str]) -> Args:
-    """trec_eval's command line ``argv`` (without the program name), read as its ``getopt_long``
-    reads it; a bad option raises `Refused` (exit 1, getopt's message and the usage)."""
-    try:
-        opts, files = getopt.gnu_getopt(argv, SHORT, LONG)
-    except getopt.GetoptError as err:
-        raise Refused(1, _getopt_message(err), USAGE.rstrip("\n")) from None
-    a = Args(files=files)
-    for opt, val in opts:
-        o = LONG_SHORT.get(opt, opt)
-        if o in FLAG_OPTIONS:
-            attr, value = FLAG_OPTIONS[o]
-            setattr(a, attr, value)
-        elif o in VALUE_OPTIONS:
-            attr, convert = VALUE_OPTIONS[o]
-            setattr(a, attr, convert(val))
-        elif o == "-m":
-            a.measures.append(val)
-        elif o == "--stat":
-            if val not in STATS:
-                raise Refused(
-                    1, f"tierank trec_eval: --stat {val!r}: one of {', '.join(STATS)}", USAGE
-                )
-            a.stat = val
-        # -o: obsolete in trec_eval 10 too (its relation flag is read nowhere): no effect
-    return a
+__all__ = ["run", "parse", "atol", "Args", "Refused", "tie_note", "eval_command", "UNCERTAIN"]
 
 
 def _plan(a: Args):
@@ -428,89 +253,3 @@ def _write_before(out, table, plan, a: Args, name: str, qid: str) -> None:
             if not line.startswith(label):
                 return
         out.write(line)
-
-
-def tie_note(results: dict, plan, a: Args) -> str | None:
-    """The note on stderr when a printed value's range over tie orderings reaches `UNCERTAIN`:
-    the number of queries, the measures, and the command that shows expected, min and max;
-    None when no printed value moves (or when ``--stat`` prints another statistic)."""
-    import numpy as np
-
-    if a.stat != "oblivious":
-        return None
-    moved: dict[str, None] = {}
-    queries = 0
-    total = 0
-    for result in results.values():
-        n = len(result.qids)
-        total += n
-        hit = np.zeros(n, dtype=bool)
-        for e in plan.printed:
-            m = e.measure
-            if m is None or m not in result.stats or getattr(m, "string_valued", False):
-                continue
-            s = result.stats[m]
-            spread = np.asarray(s.max, dtype=float) - np.asarray(s.min, dtype=float)
-            per_query = spread >= UNCERTAIN
-            shown = False
-            if a.per_query and not getattr(m, "summary_only", False) and per_query.any():
-                shown = True
-            if a.summary and n:
-                agg = result.summary(m)
-                whole = agg.max - agg.min
-                if whole == whole and whole >= UNCERTAIN:
-                    shown = True
-            if shown:
-                moved[e.name] = None
-                hit |= per_query
-        queries += int(hit.sum())
-    if not moved:
-        return None
-    import shlex
-
-    where = (
-        "per query and in the summary"
-        if a.per_query and a.summary
-        else "per query"
-        if a.per_query
-        else "in the summary"
-    )
-    return (
-        f"tierank trec_eval: tied scores move printed values by 0.00005 or more ({where}): "
-        f"{_listed(list(moved))}; {queries} of {total} queries have such ties. Expected, min and max "
-        f"over every ordering of the tied documents: {shlex.join(eval_command(a))}"
-    )
-
-
-#: the measures a note names before it counts the rest
-NAMED = 6
-
-
-def _listed(names: list[str]) -> str:
-    """``names`` joined, the first `NAMED` of them and the number of the others.
-
-    >>> _listed(["map", "P_5"]), _listed([f"m{i}" for i in range(9)])
-    ('map, P_5', 'm0, m1, m2, m3, m4, m5 and 3 more')
-    """
-    if len(names) <= NAMED:
-        return ", ".join(names)
-    return f"{', '.join(names[:NAMED])} and {len(names) - NAMED} more"
-
-
-def eval_command(a: Args) -> list[str]:
-    """The ``tierank eval`` command line that reports the same evaluation with every statistic
-    (its table: oblivious, expected, min, max, range per measure): trec_eval's flags as
-    ``tierank eval`` takes them, then the files.
-
-    >>> eval_command(parse(["-q", "-l2", "--Judged", "-m", "P.5", "-o", "q", "r"]))
-    ['tierank', 'eval', '-q', '-l', '2', '-J', '-m', 'P.5', 'q', 'r']
-    """
-    out = ["tierank", "eval"]
-    out += ["-q"] * a.per_query + ["-c"] * a.complete
-    out += ["-l", str(a.rel)] if a.rel != 1 else []
-    out += ["-J"] * a.judged_only
-    out += ["-M", str(a.max_depth)] if a.max_depth is not None else []
-    out += ["-N", str(a.docs_in_collection)] if a.docs_in_collection else []
-    for text in a.measures or ["official"]:
-        out += ["-m", text]
-    return out + a.files

@@ -132,7 +132,9 @@ def _table(scores: Any) -> Any:
         docids = pa.array([k for d in docs for k in d], type=pa.string())
     except (pa.ArrowException, TypeError):
         return scores
-    qid = qids.take(pa.array(np.repeat(np.arange(len(docs)), lens)))
+    # the query ids dictionary-encoded as they come (a dict's keys are distinct): nothing to encode later
+    codes = pa.array(np.repeat(np.arange(len(docs), dtype=np.int32), lens))
+    qid = pa.DictionaryArray.from_arrays(codes, qids)
     return Run(qid=qid, docid=docids, score=score, rank=None, source="run")
 
 
@@ -203,12 +205,14 @@ class RelevanceEvaluator:
             self._evaluator = Evaluator(to_qrels(query_relevance), evaluated, settings)
         except TierankInputError as e:
             raise ValueError(str(e)) from None
+        if not self.judged_docs_only_flag:  # the judgments each run is joined with, read once here
+            self._evaluator.judgments.ready()  # (as pytrec_eval reads its qrels in its constructor)
 
-    def _result(self, scores: dict, moments: bool = True):
+    def _result(self, scores: dict, moments: bool = True, extremes: bool = True):
         from ..errors import NothingToEvaluate
 
         try:
-            result = self._evaluator.evaluate(_table(scores), moments=moments)
+            result = self._evaluator.evaluate(_table(scores), moments=moments, extremes=extremes)
         except NothingToEvaluate:
             return None
         if self.judged_docs_only_flag:
@@ -256,14 +260,18 @@ class RelevanceEvaluator:
         """``{qid: {measure: value}}`` of the run ``scores`` (``{qid: {docid: score}}``) for every
         query both in it and in the qrels: pytrec_eval's dict, key for key and value for value
         (the oblivious values alone are computed)."""
-        result = self._result(scores, moments=False)
+        result = self._result(scores, moments=False, extremes=False)
         if result is None:
             return {}
+        from itertools import repeat
+
         import numpy as np
 
         names, columns = self._columns(result, "oblivious")
-        rows = np.column_stack(columns).tolist() if columns else [[] for _ in result.qids]
-        return {q: dict(zip(names, row)) for q, row in zip(result.qids, rows)}
+        if not columns:
+            return {q: {} for q in result.qids}
+        rows = zip(*(np.asarray(c).tolist() for c in columns))  # a tuple of floats per query
+        return dict(zip(result.qids, map(dict, map(zip, repeat(names), rows))))
 
     def evaluate_ties(self, scores: dict) -> dict[str, dict[str, dict[str, float]]]:
         """``{qid: {measure: {"oblivious", "expected", "min", "max", "std"}}}``: `evaluate`'s value

@@ -109,6 +109,8 @@ class AP(Measure):
 
         if not prep.moments:  # the oblivious value and the extremes only
             nan = np.full(prep.nq, np.nan)
+            if not prep.extremes:  # the oblivious value alone
+                return Stats(value("policy"), nan, nan.copy(), nan.copy(), nan.copy())
             return Stats(
                 value("policy"), nan, value("pessimistic"), value("optimistic"), nan.copy()
             )
@@ -189,6 +191,8 @@ class AP(Measure):
 
         if not prep.moments:  # the oblivious value and the extremes only
             nan = np.full(prep.nq, np.nan)
+            if not prep.extremes:  # the oblivious value alone
+                return [Stats(o, nan, nan.copy(), nan.copy(), nan.copy()) for o in value("policy")]
             return [
                 Stats(o, nan.copy(), lo, hi, nan.copy())
                 for o, lo, hi in zip(value("policy"), value("pessimistic"), value("optimistic"))

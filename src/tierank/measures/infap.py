@@ -346,6 +346,16 @@ class InfAP(Measure):
         vary = np.flatnonzero(r < m)
         lo_g, hi_g = g_obl.copy(), g_obl.copy()
         e_g, v_g = g_obl.copy(), np.zeros(ng)
+        bv = [x[vary] for x in (pos0, before[0], before[1], before[2], r, s, u, o)]
+        hi_g[vary] = self._best(bv[0], bv[1], bv[2], bv[3], bv[4], bv[6], cut, np.maximum)
+        lo_g[vary] = self._best(
+            bv[0] + bv[5] + bv[7], bv[1], bv[2] + bv[5], bv[3], bv[4], bv[6], cut, np.minimum
+        )
+        if not prep.moments:  # the oblivious value and the extremes only
+            nan = np.full(prep.nq, np.nan)
+            lo = ratio(np.bincount(gq, weights=lo_g, minlength=prep.nq), R)
+            hi = ratio(np.bincount(gq, weights=hi_g, minlength=prep.nq), R)
+            return Stats(obl, nan, lo, hi, nan.copy())
         m_v = r[vary] + s[vary] + u[vary] + o[vary]
         # exact mean and variance of every group small enough for its state table (``group_moments``)
         exact_var = np.zeros(ng, dtype=bool)
@@ -363,11 +373,6 @@ class InfAP(Measure):
         drawn = np.zeros(ng, dtype=bool)  # groups whose variance is estimated from samples
         qkeys = None
         S = int(prep.samples)
-        bv = [x[vary] for x in (pos0, before[0], before[1], before[2], r, s, u, o)]
-        hi_g[vary] = self._best(bv[0], bv[1], bv[2], bv[3], bv[4], bv[6], cut, np.maximum)
-        lo_g[vary] = self._best(
-            bv[0] + bv[5] + bv[7], bv[1], bv[2] + bv[5], bv[3], bv[4], bv[6], cut, np.minimum
-        )
         fixed = vary[lo_g[vary] == hi_g[vary]]  # no ordering changes them: their one value, exactly
         e_g[fixed], v_g[fixed] = lo_g[fixed], 0.0
         for gi in vary[(lo_g[vary] < hi_g[vary]) & ~exact_var[vary]]:

@@ -50,7 +50,8 @@ MODULES: dict[str, tuple[str, ...]] = {
         *("RelP", "SetRelP", "RprecMult", "Utility"),
         *("relative_P", "set_relative_P", "Rprec_mult", "utility"),
     ),
-    "trec_gain": ("G", "nDCG_rel", "BinG", "RnDCG", "ndcg_rel", "binG", "Rndcg"),
+    "trec_gain": ("G", "nDCG_rel", "ndcg_rel"),
+    "trec_gain_sums": ("BinG", "RnDCG", "binG", "Rndcg"),
     "unjudged": ("Unj", "RBP_resid", "unj", "rbp_resid"),
 }
 

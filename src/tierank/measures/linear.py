@@ -153,6 +153,8 @@ class Linear(Measure):
 
         if not prep.moments:  # the oblivious value and the extremes only
             nan = np.full(prep.nq, np.nan)
+            if not prep.extremes:  # the oblivious value alone
+                return Stats(value("policy"), nan, nan.copy(), nan.copy(), nan.copy())
             return Stats(
                 value("policy"), nan, value("pessimistic"), value("optimistic"), nan.copy()
             )
@@ -240,6 +242,9 @@ class Linear(Measure):
             )
 
         policy = px.at_rows(w * arrangement("policy")[rows])
+        if not prep.moments and not prep.extremes:  # the oblivious value alone
+            nan = np.full(prep.nq, np.nan)
+            return [Stats(o, nan, nan.copy(), nan.copy(), nan.copy()) for o in scale(policy)]
         # the extremal arrangements move only the tie groups whose values differ: the other
         # queries' sums are the policy's
         differ = groups_differ(prep, prep.doc_values(first.kind, first.rel) if own is None else own)

@@ -69,6 +69,10 @@ class Prepared:
     #: and the families that can skip their expectation leave ``expected`` and ``var`` NaN where
     #: ties move the value (the others compute everything)
     moments: bool = True
+    #: with ``moments`` False, whether the measures compute min and max; False: the oblivious value
+    #: alone (what ``tierank.compat.pytrec_eval``'s ``evaluate`` returns), the families that can skip
+    #: the extremes leave ``min`` and ``max`` NaN too
+    extremes: bool = True
     #: the subtopic judgments (``{qid: {docid: {subtopic: grade}}}``) the intent-aware measures read,
     #: and the docid of each row in policy order; None when no measure asked for them
     subtopics: Any = None
@@ -334,6 +338,35 @@ class Judgments:
 
     #: a dense table of keys is used while it has at most this many entries per row looked up (+ 2**16)
     DENSE_PER_ROW = 4
+    #: the query id of each query code (`of`: the qrels' queries, sorted); None when built from codes
+    qids: pa.Array | None = None
+
+    @classmethod
+    def of(cls, qrels: Qrels) -> Judgments:
+        """Every judgment of ``qrels``, its query coded by its index among the qrels' query ids
+        sorted (`qids`): built once, it serves any run (`prepare`'s ``judgments``).
+
+        >>> from tierank.io.convert import to_qrels
+        >>> j = Judgments.of(to_qrels({"q2": {"a": 1}, "q1": {"a": 0, "b": 2}}))
+        >>> j.qids.to_pylist(), j.grades(np.array([0, 0, 1]), pa.array(["b", "z", "a"])).tolist()
+        (['q1', 'q2'], [2.0, nan, 1.0])
+        """
+        ids = _encoded(qrels.qid)
+        qids = _distinct(ids)
+        qids = ac.take(qids, ac.sort_indices(qids))
+        per_id = ac.numpy(ac.fill_null(ac.index_in(ids.dictionary, qids), -1)).astype(np.int64)
+        per_id = np.append(per_id, -1)  # (a missing id, if any, reads the last: -1)
+        q = per_id[ac.numpy(ac.fill_null(ids.indices, len(per_id) - 1))]
+        out = cls(q, qrels.docid, np.asarray(qrels.grade))
+        out.qids = qids
+        return out
+
+    def ready(self) -> Judgments:
+        """This, with the judgments' keys sorted now (what a lookup among many judgments reads)
+        rather than at the first lookup."""
+        if self._sorted is None and len(self.keys):
+            self._sort()
+        return self
 
     def __init__(self, q: np.ndarray, docid: pa.Array, grade: np.ndarray):
         self.q = np.asarray(q, dtype=np.int64)
@@ -366,18 +399,21 @@ class Judgments:
                 self._table = np.full(size, -1, dtype=np.int64)
                 self._table[uk] = first
             return self._table[key]
-        if self._sorted is None:
-            # the keys sorted once (stable: the first judgment of a pair comes first), each kept once
-            keys = self.keys.astype(np.int32) if size < 2**31 else self.keys
-            order = np.argsort(keys, kind="stable")
-            sk = keys[order]
-            first = np.ones(len(sk), dtype=bool)
-            np.not_equal(sk[1:], sk[:-1], out=first[1:])
-            self._sorted = (sk[first], order[first])
-        sk, idx = self._sorted
+        sk, idx = self._sort() if self._sorted is None else self._sorted
         at = np.searchsorted(sk, key.astype(sk.dtype, copy=False))
         np.minimum(at, len(sk) - 1, out=at)
         return np.where(sk[at] == key, idx[at], -1)
+
+    def _sort(self) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct keys sorted, and the first judgment of each (kept for every later lookup)."""
+        # stable: the first judgment of a pair comes first
+        keys = self.keys.astype(np.int32) if self.nq * self.ndocs < 2**31 else self.keys
+        order = np.argsort(keys, kind="stable")
+        sk = keys[order]
+        first = np.ones(len(sk), dtype=bool)
+        np.not_equal(sk[1:], sk[:-1], out=first[1:])
+        self._sorted = (sk[first], order[first])
+        return self._sorted
 
     def lookup(self, q: np.ndarray, docid: pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
         """Index of the judgment of each (query code, docid) pair, -1 where there is none; with
@@ -444,6 +480,8 @@ def prepare(
     exact_limit: int = 10000,
     subtopics: Any = None,
     moments: bool = True,
+    extremes: bool = True,
+    judgments: Judgments | None = None,
 ) -> Prepared:
     """Join ``run`` with ``qrels`` and lay it out in the policy's total order with tie groups.
 
@@ -462,12 +500,16 @@ def prepare(
     ``subtopics`` (the judgments of a [`tierank.io.subtopics.SubtopicQrels`][tierank.io.subtopics.SubtopicQrels]) are handed to the
     intent-aware measures with the docid of every kept row.
 
-    ``moments=False`` asks for the oblivious value, min and max only (`Prepared.moments`).
+    ``moments=False`` asks for the oblivious value, min and max only (`Prepared.moments`), and
+    with ``extremes=False`` too for the oblivious value alone (`Prepared.extremes`).
+    ``judgments``: ``Judgments.of(qrels)`` built before (an evaluator's, for every run it reads).
     """
     policy = TieBreak.parse(tie_break)
-    qrels_ids = _encoded(qrels.qid)
+    if judgments is None or judgments.qids is None:
+        judgments = Judgments.of(qrels)
+    assert judgments.qids is not None
     # the evaluated queries, sorted (Arrow sorts strings by their UTF-8 bytes: Python's order)
-    qrels_q, run_q = _distinct(qrels_ids), _distinct(_encoded(run.qid))
+    qrels_q, run_q = judgments.qids, _distinct(_encoded(run.qid))
     in_run = ac.is_in(qrels_q, run_q)
     evaluated = qrels_q if complete else ac.filter(qrels_q, in_run)
     evaluated = ac.take(evaluated, ac.sort_indices(evaluated))
@@ -478,14 +520,16 @@ def prepare(
     value_set, nq, qi = lay.qid_array, lay.nq, lay.codes
     docid = run.docid if lay.rows is None else ac.take(run.docid, ac.array(lay.rows))
 
-    # query code of every judgment (-1: a query not evaluated), looked up once per distinct query id
-    per_id = ac.numpy(ac.fill_null(ac.index_in(qrels_ids.dictionary, value_set), -1))
-    per_id = np.append(per_id.astype(np.int64), -1)  # (a missing id, if any, reads the last: -1)
-    qcode = per_id[ac.numpy(ac.fill_null(qrels_ids.indices, len(per_id) - 1))]
+    # each evaluated query's code among the judgments' (every evaluated query is a qrels query), and
+    # the evaluated code of every judgment (-1: a query not evaluated)
+    jcode = ac.numpy(ac.index_in(value_set, judgments.qids)).astype(np.int64)
+    evaluated_code = np.full(len(judgments.qids) + 1, -1, dtype=np.int64)
+    evaluated_code[jcode] = np.arange(nq)
+    # (a judgment without a query id, if any, reads the last: -1)
+    qcode = evaluated_code[judgments.q]
     keep_np = qcode >= 0
     qrels_q_idx = qcode[keep_np]
-    qrels_grade = np.asarray(qrels.grade)[keep_np]
-    judgments = Judgments(qrels_q_idx, ac.filter(qrels.docid, ac.array(keep_np)), qrels_grade)
+    qrels_grade = judgments.grade[keep_np]
 
     # keep the ranks the measures read, whole tie groups
     depth = _depth(measures, qrels_q_idx, qrels_grade, nq, rel)
@@ -540,13 +584,13 @@ def prepare(
     break_ties(order, gid, tied, docid, policy, fingerprint(value_set), qi_s)
 
     # grades of the kept rows: (query, docid) looked up among the judgments; unjudged stays NaN
-    grade_s = judgments.grades(qi_s, docid, order)
+    grade_s = judgments.grades(jcode[qi_s], docid, order)
     qjudged = None
     if candidates_only or count_judged:
         # judged documents anywhere in the run, not only in the kept ranks
-        found = judgments.lookup(qi.astype(np.int64), docid)
+        found = judgments.lookup(jcode[qi], docid)
         cand = found[found >= 0]
-        cq = judgments.q[cand]
+        cq = evaluated_code[judgments.q[cand]]
         qjudged = np.bincount(cq, minlength=nq)
     judged_grades = (cq, judgments.grade[cand]) if candidates_only else (qrels_q_idx, qrels_grade)
     return Prepared(
@@ -569,6 +613,7 @@ def prepare(
         exact_limit=exact_limit,
         subtopics=subtopics,
         moments=moments,
+        extremes=extremes,
         docid=None if subtopics is None else ac.take(docid, ac.array(order)),
     )
 

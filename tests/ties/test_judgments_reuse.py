@@ -1,0 +1,54 @@
+"""An evaluator's judgments (`Evaluator.judgments`, `Judgments.of`) built once and joined with
+every run it reads: the same numbers as a fresh evaluator's, and a copy of it with other qrels
+(`Evaluator.judging`) joins its own."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from tierank.evaluate import Evaluator
+from tierank.io.convert import to_qrels
+from tierank.ties.prepare import Judgments
+
+QRELS = {
+    "q1": {"a": 1, "b": 0, "c": 2},
+    "q2": {"a": 0, "x": 1},
+    "q3": {"y": 1},
+}
+RUNS = [
+    {"q1": {"a": 0.5, "b": 0.5, "c": 0.1, "z": 0.9}, "q2": {"x": 0.2, "a": 0.2}},
+    {"q2": {"a": 0.9, "y": 0.1}, "q3": {"y": 0.3, "a": 0.3}},
+]
+MEASURES = ["AP", "nDCG@2", "P@1", "RR"]
+
+
+def _values(result):
+    return {
+        (str(m), q): (float(s.oblivious[i]), float(s.expected[i]), float(s.min[i]), float(s.max[i]))
+        for m, s in result.stats.items()
+        for i, q in enumerate(result.qids)
+    }
+
+
+def test_one_evaluator_many_runs_equals_fresh_ones():
+    ev = Evaluator(QRELS, MEASURES)
+    for run in RUNS:
+        assert _values(ev.evaluate(run)) == _values(Evaluator(QRELS, MEASURES).evaluate(run))
+    assert ev.judgments is ev.judgments  # built once
+
+
+def test_judging_copy_joins_its_own_qrels():
+    ev = Evaluator(QRELS, MEASURES)
+    ev.judgments  # noqa: B018 - built for the whole qrels first
+    only_q2 = ev.judging(pa.array(["q2"]))
+    fresh = Evaluator({"q2": QRELS["q2"]}, MEASURES)
+    assert _values(only_q2.evaluate(RUNS[1])) == _values(fresh.evaluate(RUNS[1]))
+    assert only_q2.judgments.qids.to_pylist() == ["q2"]
+
+
+def test_judgments_of_codes_queries_sorted():
+    j = Judgments.of(to_qrels(QRELS))
+    assert j.qids.to_pylist() == ["q1", "q2", "q3"]
+    got = j.grades(np.array([0, 1, 2, 2, 0]), pa.array(["c", "x", "y", "a", "zz"]))
+    assert np.array_equal(got, [2.0, 1.0, 1.0, np.nan, np.nan], equal_nan=True)
