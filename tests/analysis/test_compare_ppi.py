@@ -181,5 +181,7 @@ def test_the_command_refuses_with_the_reason(tmp_path):
     ]
     p = invoke("compare", mq, *paths, "--ppi", tmp_path / "missing.qrels", check=False)
     assert p.returncode == 2 and "--ppi" in p.stderr and "no such file" in p.stderr
+    # with a manifest (which records the human qrels), the same reason and no manifest written
     p = invoke("compare", mq, *paths, "--ppi", hq, "--manifest", tmp_path / "m.yaml", check=False)
-    assert p.returncode == 2 and "--ppi and --manifest" in p.stderr
+    assert p.returncode == 2 and "only 5 queries have both" in p.stderr
+    assert not (tmp_path / "m.yaml").exists()

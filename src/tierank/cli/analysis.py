@@ -367,19 +367,16 @@ def compare_runs(
     output, manifest = outputs
     protect = (*runs, qrels, *([ppi] if ppi is not None else []))
     check_output(output, protect)
-    if ppi is not None and manifest is not None:
-        raise TierankInputError(
-            "--ppi and --manifest: a manifest does not record the human qrels yet"
-        )
     if ppi is not None and not ppi.exists():
         raise TierankInputError(f"--ppi {ppi}: no such file")
     if manifest is not None:
         check_output(manifest, (*protect, *([output] if output else [])))
     sources = held(runs)  # each run opened once: its role check and its reading
     with swap_check(qrels, sources, COMPARE_USAGE):  # one role check for the runs and the qrels
+        read = runs_by_name(sources)  # kept for the manifest's tie profiles
         with status("comparing..."):
             cmp = compare(
-                runs_by_name(sources),
+                read,
                 str(qrels),
                 measure,
                 settings,
@@ -388,11 +385,15 @@ def compare_runs(
             )
     show_comparison(cmp, fmt, output, protect)
     if manifest is not None:
-        _write_compare_manifest(manifest, qrels, runs, cmp, settings, comparison, protect)
+        _write_compare_manifest(
+            manifest, qrels, runs, cmp, (settings, comparison), protect, (read, ppi)
+        )
 
 
-def _write_compare_manifest(manifest, qrels, runs, cmp, settings, options, protect) -> None:
-    """The manifest of this comparison (`tierank.provenance`), written atomically to ``--manifest``."""
+def _write_compare_manifest(manifest, qrels, runs, cmp, both, protect, read_ppi) -> None:
+    """The manifest of this comparison (`tierank.provenance`), written atomically to ``--manifest``:
+    ``both`` the settings it was made with, ``read_ppi`` the runs as read (their tie profiles) and
+    the human qrels of ``--ppi`` (or None)."""
     import shlex
 
     from ..io.sources import name_runs
@@ -402,10 +403,11 @@ def _write_compare_manifest(manifest, qrels, runs, cmp, settings, options, prote
         qrels,
         name_runs(runs),
         cmp,
-        settings,
-        options,
+        *both,
         command=shlex.join(["tierank", *sys.argv[1:]]),
         base=manifest.parent,
+        read=read_ppi[0],
+        ppi=read_ppi[1],
     )
     man.write(manifest, protect=protect)
 

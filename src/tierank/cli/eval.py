@@ -460,6 +460,20 @@ def _write_manifest(qrels, named, results, evaluated, settings, options, protect
 
     from ..provenance import eval_manifest
 
+    inputs: list[tuple[str, Path]] = []
+    estimates: dict = {}
+    if options.ppi is not None:
+        inputs, estimates = [("ppi human qrels", options.ppi)], {"kind": "ppi"}
+    elif options.labels is not None or options.panel:
+        inputs = [("labels", options.labels)] if options.labels is not None else []
+        inputs += [("panel judge", judge) for judge in options.panel]
+        estimates = {"kind": "labels" if options.labels is not None else "panel"}
+        estimates["judge_column"] = options.judge_column
+    if estimates:  # the estimates are written beside the manifest's numbers, not in them
+        estimates["note"] = (
+            "verify checks these inputs' SHA-256 (data.estimates) and makes the tie statistics "
+            "of results again; the estimates written beside them are not recorded, nor made again"
+        )
     man = eval_manifest(
         qrels,
         {name: (named[name], result) for name, result in results.items()},
@@ -469,6 +483,8 @@ def _write_manifest(qrels, named, results, evaluated, settings, options, protect
         base=options.manifest.parent,
         docs_in_collection=options.docs_in_collection,
         reread=False,
+        estimates=estimates,
+        estimate_inputs=inputs,
     )
     man.write(options.manifest, protect=protect)
 

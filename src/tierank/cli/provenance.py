@@ -53,10 +53,13 @@ def verify_cmd(
 def recompute_compare(v: Verdict, man: Manifest, qrels: str, runs: dict[str, str]) -> None:
     """A comparison made again from its inputs and settings; each system's and pair's numbers compared
     (a sampled p within 4 of its standard errors, every other number to 1e-12)."""
-    from ..analysis.compare import CompareSettings, compare
-    from ..provenance.commands import comparison_results
-    from ..provenance.verify import SAMPLED_SE, TOLERANCE, compare_numbers, eval_settings
+    import os
 
+    from ..analysis.compare import CompareSettings, compare
+    from ..provenance.commands import PPI_ROLE, comparison_results
+    from ..provenance.verify import SAMPLED_SE, TOLERANCE, compare_numbers, eval_settings, resolve
+
+    base = os.path.dirname(os.path.abspath(v.manifest))
     evaluation = man["method"]["evaluation"]
     settings = eval_settings(v, evaluation["settings"])
     try:
@@ -64,7 +67,9 @@ def recompute_compare(v: Verdict, man: Manifest, qrels: str, runs: dict[str, str
     except TypeError as e:
         raise TierankInputError(f"{v.manifest}: compare settings not understood ({e})") from None
     try:
-        cmp = compare(runs, qrels, evaluation["measures"][0], settings, options)
+        human = [r for r in man["data"].get("estimates") or [] if r["role"] == PPI_ROLE]
+        ppi = resolve(human[0]["path"], base, PPI_ROLE) if human else None
+        cmp = compare(runs, qrels, evaluation["measures"][0], settings, options, ppi=ppi)
     except TierankInputError as e:
         if v.ok:
             raise

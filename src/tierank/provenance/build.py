@@ -240,7 +240,11 @@ def seal(document: Mapping[str, Any]) -> dict[str, Any]:
         "settings": {k: digest(v)[:16] for k, v in sealed_settings(method).items()},
         "measures": digest(method["measures"])[:16],
         "inputs": digest(
-            [data["qrels"]["sha256"], *[(r["name"], r["sha256"]) for r in data["runs"]]]
+            [
+                data["qrels"]["sha256"],
+                *[(r["name"], r["sha256"]) for r in data["runs"]],
+                *[(r["role"], r["sha256"]) for r in data.get("estimates") or []],
+            ]
         )[:16],
         "results": digest(document["results"])[:16],
     }
@@ -269,6 +273,31 @@ def qrels_input(qrels: str | os.PathLike | None, base: str | None) -> dict[str, 
     if qrels is not None and os.path.exists(qrels):
         return input_record(qrels, base)
     return {"path": None, "sha256": None, "size": None}
+
+
+def estimate_records(
+    inputs: Sequence[tuple[str, str | os.PathLike]], base: str | None
+) -> list[dict[str, Any]]:
+    """``data.estimates``: each (role, file) of the inputs an estimate beside the tie statistics
+    reads (``--ppi``'s human qrels, ``--labels``' distributions, each ``--panel`` judge), with its
+    path relative to ``base``, SHA-256 and size."""
+    return [{"role": role, **input_record(path, base)} for role, path in inputs]
+
+
+def tie_profile(ties: Mapping[str, Any], fmt: str | None, why: str | None = None) -> dict[str, Any]:
+    """``data.runs[].ties``: a run's tie counts (a `tierank.ties.TieSummary`'s ``to_dict``) and its
+    score format (None: not inferred, ``why`` then says why)."""
+    profile: dict[str, Any] = {
+        "tie groups": ties["groups"],
+        "tied documents": ties["tied_docs"],
+        "tied share": ties["share"],
+        "largest group": ties["largest"],
+        "queries with ties": ties["queries_with_ties"],
+        "score format": fmt,
+    }
+    if fmt is None and why is not None:
+        profile["score format note"] = why
+    return profile
 
 
 def document(
@@ -309,34 +338,28 @@ def eval_manifest(
     docs_in_collection: int | None = None,
     scores: Mapping[str, Any] | None = None,
     reread: bool = True,
+    estimates: Mapping[str, Any] | None = None,
+    estimate_inputs: Sequence[tuple[str, str | os.PathLike]] = (),
 ) -> Manifest:
     """The manifest of an evaluation: ``runs`` maps each run's name to (its file, its result);
     ``base``: the folder paths are written relative to (the manifest's own); ``scores``: each
     run's scores, for its score format; where neither they nor the result give it, a run file up
-    to `SCORE_FORMAT_BYTES` is read again for it when ``reread``."""
+    to `SCORE_FORMAT_BYTES` is read again for it when ``reread``; ``estimates`` and
+    ``estimate_inputs``: the settings (``method.evaluation.estimates``) and the (role, file) inputs
+    (``data.estimates``, `estimate_records`) of the estimates written beside the tie statistics."""
     where = None if base is None else os.fspath(base)
     run_records = []
     tags = []
     for name, (path, result) in runs.items():
         rec, tag = run_input(name, path, where)
         tags.append(tag)
-        ties = dict(result.ties.to_dict())
-        profile: dict[str, Any] = {
-            "tie groups": ties["groups"],
-            "tied documents": ties["tied_docs"],
-            "tied share": ties["share"],
-            "largest group": ties["largest"],
-            "queries with ties": ties["queries_with_ties"],
-        }
         fmt = result.score_format or _score_format_of(name, path if reread else None, scores)
-        profile["score format"] = fmt
-        if fmt is None:
-            profile["score format note"] = (
-                "not inferred: the run was streamed or evaluated with others (one run in memory is)"
-                if not reread
-                else f"not inferred: only run files up to {SCORE_FORMAT_BYTES // 2**20} MB are read again for it"
-            )
-        rec["ties"] = profile
+        why = (
+            "not inferred: the run was streamed or evaluated with others (one run in memory is)"
+            if not reread
+            else f"not inferred: only run files up to {SCORE_FORMAT_BYTES // 2**20} MB are read again for it"
+        )
+        rec["ties"] = tie_profile(result.ties.to_dict(), fmt, why)
         run_records.append(rec)
     evaluation: dict[str, Any] = {
         "measures": list(measures),
@@ -347,7 +370,11 @@ def eval_manifest(
     results = [
         {"run": name, "measures": result_record(result)} for name, (_, result) in runs.items()
     ]
-    data = {"qrels": qrels_input(qrels, where), "runs": run_records}
+    if estimates:
+        evaluation["estimates"] = dict(estimates)
+    data: dict[str, Any] = {"qrels": qrels_input(qrels, where), "runs": run_records}
+    if estimate_inputs:
+        data["estimates"] = estimate_records(estimate_inputs, where)
     return document("eval", evaluation, data, results, tags, command)
 
 

@@ -14,12 +14,29 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
-from .build import document, input_record, qrels_input, run_input, settings_record
+from .build import (
+    document,
+    estimate_records,
+    input_record,
+    qrels_input,
+    run_input,
+    score_format,
+    settings_record,
+    tie_profile,
+)
 from .io import Manifest
 
 if TYPE_CHECKING:
     from ..analysis.compare import Comparison
     from ..settings import EvalSettings
+
+#: the role of ``compare --ppi``'s human qrels in ``data.estimates``
+PPI_ROLE = "ppi human qrels"
+#: what verify checks of a comparison made with ``--ppi``
+COMPARE_PPI_NOTE = (
+    "verify checks the human qrels' SHA-256 and makes the comparison again with them: every "
+    "prediction-powered number of results is compared"
+)
 
 #: a compared system's numbers recorded (``results.systems[]``)
 SYSTEM_KEYS = (
@@ -101,10 +118,14 @@ def compare_manifest(
     *,
     command: str | None = None,
     base: str | os.PathLike | None = None,
+    read: Mapping[str, Any] | None = None,
+    ppi: str | os.PathLike | None = None,
 ) -> Manifest:
     """The manifest of a comparison (`tierank.compare`): ``runs`` maps each system's name to its
     file (a path; anything else: given in memory); ``options``: the `CompareSettings` it was made with; ``base``: the folder paths are
-    written relative to (the manifest's own).
+    written relative to (the manifest's own); ``read``: each run as the comparison read it (a
+    `tierank.io.model.Run` by name), for its tie profile (``data.runs[].ties``; a run not in it
+    has none); ``ppi``: the human qrels of a prediction-powered comparison (``data.estimates``).
 
     Examples
     --------
@@ -119,12 +140,23 @@ def compare_manifest(
     >>> man["method"]["evaluation"]["command"], man["results"]["pairs"][0]["diff_expected"]
     ('compare', 0.0)
     """
+    from ..ties import layout
+
     data, tags = _inputs(qrels, runs, base)
-    evaluation = {
+    for rec in data["runs"]:
+        run = (read or {}).get(rec["name"])
+        if run is not None:  # the run as compared: its tie groups and score format
+            rec["ties"] = tie_profile(layout(run).summary.to_dict(), score_format(run.score))
+    evaluation: dict[str, Any] = {
         "measures": [comparison.measure],
         "settings": settings_record(settings),
         "compare": compare_settings_record(options),
     }
+    if ppi is not None:
+        evaluation["estimates"] = {"kind": "ppi", "note": COMPARE_PPI_NOTE}
+        data["estimates"] = estimate_records(
+            [(PPI_ROLE, ppi)], None if base is None else os.fspath(base)
+        )
     return document("compare", evaluation, data, comparison_results(comparison), tags, command)
 
 

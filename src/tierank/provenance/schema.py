@@ -29,7 +29,7 @@ NUMBER_SETTINGS = (
 LIBRARIES = ("numpy", "pyarrow", "scipy", "pandas")
 OPTIONAL_LIBRARIES = ("torch", "transformers", "sentence_transformers", "vllm", "onnxruntime")
 #: the blocks of ``method.evaluation`` that hold a command's own settings, beside ``settings``
-COMMAND_BLOCKS = ("compare", "judges", "rerank")
+COMMAND_BLOCKS = ("compare", "judges", "rerank", "estimates")
 #: the per-query columns the results digest covers
 DIGEST_COLUMNS = ("oblivious", "expected", "min", "max", "var")
 #: the float formats a run's scores are tested against, narrowest first
@@ -82,6 +82,25 @@ SCHEMA: tuple[tuple[str, str], ...] = (
         "compare: every field of tierank.analysis.compare.CompareSettings that can change a number "
         "(alpha, band, correction, test, ci, level, seed, resamples, permutations, leaderboard, "
         "tie_samples)",
+    ),
+    (
+        "method.evaluation.estimates.kind",
+        "eval --ppi, --labels, --panel and compare --ppi: the estimate made beside the tie "
+        "statistics (ppi, labels, panel)",
+    ),
+    (
+        "method.evaluation.estimates.judge_column",
+        "eval --labels, --panel: whether the judge was read from a column of the labels",
+    ),
+    (
+        "method.evaluation.estimates.note",
+        "what verify checks of the estimate: its inputs' SHA-256 (data.estimates), and which of "
+        "its numbers it makes again",
+    ),
+    (
+        "data.estimates[].role, path, sha256, size",
+        "the files an estimate read (role: ppi human qrels, labels, panel judge), each with its "
+        "path relative to the manifest's folder, SHA-256 and size",
     ),
     (
         "data.qrels.path",

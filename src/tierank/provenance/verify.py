@@ -167,6 +167,9 @@ def verify(path: str | os.PathLike, recompute: Mapping[str, Recompute] | None = 
     for name, (run_path, rec) in runs.items():
         shown = name if rec["path"] == name else f"{name} ({rec['path']})"
         _check_input(v, rec, run_path, f"run {shown}")
+    for rec in data.get("estimates") or []:  # the files an estimate beside the numbers read
+        where = f"{rec['role']} {rec['path']}"
+        _check_input(v, rec, resolve(rec.get("path"), base, rec["role"]), where)
     for rec in data.get("judges") or []:
         _check_input(v, rec, resolve(rec.get("path"), base, "judge"), f"judge {rec['path']}")
     for key in ("candidates", "collection"):  # rerank's: what the model read
