@@ -4,10 +4,7 @@ as data ([`FamilyInfo`][tierank.measures.family.FamilyInfo])."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .trec_forms import TrecForm
+from typing import Any
 
 __all__ = ["FamilyNames", "FamilyInfo"]
 
@@ -42,7 +39,9 @@ class FamilyNames:
     trec_eval: str | None = None
     trec_eval_cut: str | None = None
     trec_eval_cutoffs: tuple[int, ...] = ()
-    trec_eval_form: TrecForm | None = None
+    trec_eval_form: Any = (
+        None  # a tierank.measures.trec_forms.TrecForm (not imported: it reads Measure)
+    )
     ir_measures: str | None = ""
     ranx: str | None = None
     mteb: str | None = None

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from ..errors import TierankInputError, quote
 
 if TYPE_CHECKING:
-    from .base import Measure
+    from .protocol import Measure
 
 #: trec_eval's default rank cutoffs (``P``, ``recall``, ``ndcg_cut``, ``map_cut`` ...)
 LONG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
