@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...analysis.cutoff import CutoffCurves
 from .layout import _font_size, _legend_below, _wrap
-from .style import LINESTYLES, PALETTE, _figure, _pct, _styled, _text
+from .style import LINESTYLES, PALETTE, _figure, _pct, _points, _styled, _text
 
 
 @_styled
@@ -73,17 +73,18 @@ def _draw_curves(ax, curves: CutoffCurves) -> dict[str, tuple]:
         band.set_gid(f"band:{name}")
         (line,) = ax.plot(ks, s.expected, color=color, linestyle=style, linewidth=1.8, zorder=3)
         line.set_gid(f"expected:{name}")
-        (obl,) = ax.plot(
+        _points(
+            ax,
             ks,
             s.oblivious,
-            linestyle="none",
+            f"oblivious:{name}",
+            vertical=True,
             marker="x",
             markersize=5.5,
             markeredgewidth=1.3,
             color=color,
             zorder=4,
         )
-        obl.set_gid(f"oblivious:{name}")
     return look
 
 
