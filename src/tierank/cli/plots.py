@@ -43,7 +43,7 @@ from .options import (
     EVAL_FIELDS,
     FROM_OPTIONS,
     Offer,
-    compare_declarations,
+    compare_offer,
     keywords_of,
     with_settings,
 )
@@ -281,12 +281,7 @@ REPORT_COMPARISON = {
 @input_errors
 @with_settings(
     settings=Offer(EvalSettings, EVAL_FIELDS),
-    comparison=Offer(
-        CompareSettings,
-        tuple(REPORT_COMPARISON),
-        compare_declarations,
-        help={k: v for k, v in REPORT_COMPARISON.items() if v is not None},
-    ),
+    comparison=compare_offer(REPORT_COMPARISON),
 )
 def report_compare_cmd(
     files: QrelsThenRuns,
