@@ -30,6 +30,7 @@ from .common import (
     html_output,
     input_errors,
     measures_option,
+    named_runs,
     one_measure,
     one_measure_option,
     qrels_and_runs,
@@ -93,9 +94,8 @@ def _compared(
     protect = (qrels, *runs)
     check(output, protect)
     chosen = one_measure(measure, "nDCG@10")
-    sources = held(runs)  # each run opened once: its role check and its reading
-    with swap_check(qrels, sources, usage):
-        cmp = compare(runs_by_name(sources, regimes), str(qrels), chosen, settings, comparison)
+    with named_runs(qrels, runs, usage, regimes) as named:
+        cmp = compare(named, str(qrels), chosen, settings, comparison)
     return cmp, protect
 
 
@@ -128,11 +128,9 @@ def plot_cutoff_cmd(
     check_figure_stem(output, (qrels, *runs))
     family = one_measure(family, "nDCG")
     check_kmax(kmax)
-    sources = held(runs)  # each run opened once: its role check and its reading
-    with swap_check(qrels, sources, "tierank plot cutoff QRELS RUN [RUN...] -o STEM"):
-        curves = cutoff_curves(
-            str(qrels), runs_by_name(sources, regimes), family, kmax, **keywords_of(settings)
-        )
+    usage = "tierank plot cutoff QRELS RUN [RUN...] -o STEM"
+    with named_runs(qrels, runs, usage, regimes) as named:
+        curves = cutoff_curves(str(qrels), named, family, kmax, **keywords_of(settings))
     save(plot_cutoff(curves), output, (qrels, *runs))
 
 
