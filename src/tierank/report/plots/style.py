@@ -138,30 +138,19 @@ def _range_glyphs(ax, at, rows: list[dict], gids, *, vertical: bool = False) -> 
             **cap,
         )
         seg.set_gid(gid)
-    _points(
-        ax,
-        at,
-        [_nan(r["oblivious"]) for r in rows],
-        "oblivious",
-        vertical=vertical,
-        marker="o",
-        markersize=5.5,
-        markerfacecolor="white",
-        markeredgecolor=obl_color,
-        markeredgewidth=1.3,
-        zorder=4,
-    )
-    _points(
-        ax,
-        at,
-        [_nan(r["expected"]) for r in rows],
-        "expected",
-        vertical=vertical,
-        marker="^",
-        markersize=6,
-        color=exp_color,
-        zorder=5,
-    )
+    marks = {
+        "oblivious": {
+            "marker": "o",
+            "markersize": 5.5,
+            "markerfacecolor": "white",
+            "markeredgecolor": obl_color,
+            "markeredgewidth": 1.3,
+            "zorder": 4,
+        },
+        "expected": {"marker": "^", "markersize": 6, "color": exp_color, "zorder": 5},
+    }
+    for key, style in marks.items():
+        _points(ax, at, [_nan(r[key]) for r in rows], key, vertical=vertical, **style)
 
 
 def _range_handles(segment: str, **segment_style) -> list:
