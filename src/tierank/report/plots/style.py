@@ -174,6 +174,17 @@ def _range_handles(segment: str, **segment_style) -> list:
     ]
 
 
+def _run_handles(shown: list[str], looks: dict[str, tuple], **style) -> list:
+    """The legend entry of each run under its ``shown`` name: a line in its colour and line style,
+    labelled with the name and its facts (``looks``: run -> (colour, line style, facts))."""
+    from matplotlib.lines import Line2D
+
+    return [
+        Line2D([], [], color=c, linestyle=ls, label=_text(label + facts), **style)
+        for label, (c, ls, facts) in zip(shown, looks.values())
+    ]
+
+
 def _nan(x) -> float:
     """``x`` as a float, None as NaN (a point matplotlib leaves out)."""
     return float("nan") if x is None else float(x)
