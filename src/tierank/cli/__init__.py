@@ -130,18 +130,9 @@ def listing():
     """A Typer app with the root command and, for each command, a stand-in with its summary: what
     ``tierank``, ``tierank --help`` and ``tierank --version`` need (no command module is imported).
     A stand-in never runs: a command line that names a command gets the real one."""
-    import typer
+    from .app import root_typer
 
-    from .app import MARKUP, Group
-
-    listed = typer.Typer(
-        cls=Group,
-        add_completion=False,
-        no_args_is_help=True,
-        pretty_exceptions_enable=False,
-        rich_markup_mode=MARKUP,
-        help=_root().app.info.help,
-    )
+    listed = root_typer(_root().app.info.help)
     listed.registered_callback = _root().app.registered_callback
     for name, summary in SUMMARIES.items():
         listed.command(

@@ -43,6 +43,7 @@ from .options import (
     FROM_OPTIONS,
     Offer,
     compare_declarations,
+    compare_offer,
     with_settings,
 )
 
@@ -242,7 +243,7 @@ ONE_COLLECTION = ("band", "correction", "test", "ci", "level", "leaderboard", "t
 @input_errors
 @with_settings(
     settings=Offer(EvalSettings, EVAL_FIELDS),
-    comparison=Offer(CompareSettings, tuple(compare_declarations()), compare_declarations),
+    comparison=compare_offer(),
 )
 def compare_cmd(
     ctx: typer.Context,

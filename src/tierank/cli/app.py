@@ -186,14 +186,23 @@ class Group(TyperGroup):
 #: most of the time of ``tierank --help``)
 MARKUP = None
 
-app = typer.Typer(
-    cls=Group,
-    add_completion=False,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=MARKUP,
-    help="Tie-aware evaluation of retrieval runs: oblivious value, exact expectation, "
-    "min, max, range, bias and std over all orderings of tied scores.",
+
+def root_typer(help: str | None) -> typer.Typer:
+    """A Typer app with the root command's settings: `app`, and the stand-in of
+    `tierank.cli.listing`."""
+    return typer.Typer(
+        cls=Group,
+        add_completion=False,
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=MARKUP,
+        help=help,
+    )
+
+
+app = root_typer(
+    "Tie-aware evaluation of retrieval runs: oblivious value, exact expectation, "
+    "min, max, range, bias and std over all orderings of tied scores."
 )
 
 

@@ -540,6 +540,15 @@ def swap_check(qrels: Path | None, runs: list[Path], usage: str):
         raise TierankInputError(hint) from None
 
 
+@contextmanager
+def named_runs(qrels: Path, runs: list[Path], usage: str, regimes: str | None = None):
+    """The runs ``runs`` read and named (`runs_by_name`, with ``regimes``), each opened once
+    (`held`); the block that uses them runs inside their `swap_check`."""
+    sources = held(runs)  # each run opened once: its role check and its reading
+    with swap_check(qrels, sources, usage):
+        yield runs_by_name(sources, regimes)
+
+
 def qrels_and_runs(paths: list[Path], qrels: Path | None, usage: str) -> tuple[Path, list[Path]]:
     """``QRELS RUN RUN...`` as ``tierank eval`` takes them, or ``RUN RUN... --qrels QRELS``."""
     if qrels is not None:

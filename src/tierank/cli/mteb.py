@@ -28,7 +28,7 @@ from .common import (
     print_tables,
     status,
 )
-from .options import EVAL_FIELDS, FROM_OPTIONS, Offer, compare_declarations, with_settings
+from .options import EVAL_FIELDS, FROM_OPTIONS, Offer, compare_offer, with_settings
 
 DEFAULT = ["ndcg_at_10", "mrr_at_10", "map_at_10", "recall_at_100", "precision_at_10"]
 
@@ -54,12 +54,7 @@ MTEB_COMPARISON = {
 @input_errors
 @with_settings(
     settings=Offer(EvalSettings, EVAL_FIELDS),
-    comparison=Offer(
-        CompareSettings,
-        tuple(MTEB_COMPARISON),
-        compare_declarations,
-        help={k: v for k, v in MTEB_COMPARISON.items() if v is not None},
-    ),
+    comparison=compare_offer(MTEB_COMPARISON),
 )
 def mteb_cmd(
     ctx: typer.Context,

@@ -339,6 +339,17 @@ class Offer:
         return f.default_factory()
 
 
+def compare_offer(reworded: Mapping[str, str | None] | None = None) -> Offer:
+    """The comparison settings (`tierank.analysis.compare.CompareSettings`) a command offers: every
+    declared one, or the fields of ``reworded``, the help of those mapped to a string reworded."""
+    from ..analysis.comparison.settings import CompareSettings
+
+    if reworded is None:
+        return Offer(CompareSettings, tuple(compare_declarations()), compare_declarations)
+    help = {k: v for k, v in reworded.items() if v is not None}
+    return Offer(CompareSettings, tuple(reworded), compare_declarations, help=help)
+
+
 def _params(offers: Mapping[str, Offer]) -> list[inspect.Parameter]:
     """The option parameters of ``offers``, one per field (a field two offers share: one)."""
     out: dict[str, inspect.Parameter] = {}

@@ -24,17 +24,15 @@ from .common import (
     check_figure_stem,
     choices_enum,
     emit,
-    held,
     input_errors,
     measures_option,
+    named_runs,
     one_measure,
     one_measure_option,
     print_tables,
     require,
-    runs_by_name,
     save,
     status,
-    swap_check,
 )
 from .options import EVAL_FIELDS, FROM_OPTIONS, Offer, with_settings
 
@@ -69,9 +67,7 @@ def _stem(stem: Path, protect: tuple) -> None:
 def _pilot(qrels: Path, runs: list[Path], measure: str, settings, regimes: str | None):
     from ..analysis.multi import per_topic
 
-    sources = held(runs)
-    with swap_check(qrels, sources, PLAN_USAGE):
-        named = runs_by_name(sources, regimes)
+    with named_runs(qrels, runs, PLAN_USAGE, regimes) as named:
         if len(named) < 2:
             raise TierankInputError(
                 f"tierank plan: a pilot needs at least two runs (or one run with --regimes), got "
@@ -327,10 +323,8 @@ def discriminative_power_cmd(
     if plot is not None:
         require("matplotlib", "tierank discriminative-power --plot")
         _stem(plot, protect)
-    sources = held(runs)
     results = []
-    with swap_check(qrels, sources, DISC_USAGE):
-        named = runs_by_name(sources, regimes)
+    with named_runs(qrels, runs, DISC_USAGE, regimes) as named:
         if len(named) < 2:
             raise TierankInputError(
                 f"tierank discriminative-power: need at least two systems, got {len(named)} "

@@ -6,8 +6,9 @@ exits 2 with the install command when it is missing, before reading any input.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -29,6 +30,7 @@ from .common import (
     html_output,
     input_errors,
     measures_option,
+    named_runs,
     one_measure,
     one_measure_option,
     qrels_and_runs,
@@ -42,7 +44,7 @@ from .options import (
     EVAL_FIELDS,
     FROM_OPTIONS,
     Offer,
-    compare_declarations,
+    compare_offer,
     keywords_of,
     with_settings,
 )
@@ -54,6 +56,48 @@ app.add_typer(report_app, name="report")
 
 #: the measures of `tierank report sweep` when no -m is given
 REPORT_SWEEP_MEASURES = ["nDCG@10", "RR@10"]
+
+QrelsThenRuns = Annotated[
+    list[Path],
+    typer.Argument(
+        metavar="FILES", help="the qrels, then two or more runs (with --qrels: only the runs)"
+    ),
+]
+QrelsOption = Annotated[
+    Path | None, typer.Option("--qrels", help="qrels (then every argument is a run)")
+]
+
+
+def _html_file(output: Path, protect: tuple) -> None:
+    """``-o FILE`` of a command writing one HTML page: its extension, then `check_output`."""
+    html_output(output)
+    check_output(output, protect)
+
+
+def _compared(
+    files: list[Path],
+    qrels: Path | None,
+    usage: str,
+    check: Callable[[Path, tuple], None],
+    output: Path,
+    measure: list[str] | None,
+    regimes: str | None,
+    settings: EvalSettings,
+    comparison: CompareSettings | None = None,
+) -> tuple[Any, tuple]:
+    """The comparison of `tierank plot ranges` and `tierank report compare`: the qrels and the
+    runs from FILES (``--qrels``), the output checked by `check` before any work, each run opened
+    once; returns the comparison and the input files the output must not overwrite."""
+    from ..analysis.compare import compare
+
+    qrels, runs = qrels_and_runs(files, qrels, usage)
+    protect = (qrels, *runs)
+    check(output, protect)
+    chosen = one_measure(measure, "nDCG@10")
+    with named_runs(qrels, runs, usage, regimes) as named:
+        cmp = compare(named, str(qrels), chosen, settings, comparison)
+    return cmp, protect
+
 
 Kmax = Annotated[
     int,
@@ -84,11 +128,9 @@ def plot_cutoff_cmd(
     check_figure_stem(output, (qrels, *runs))
     family = one_measure(family, "nDCG")
     check_kmax(kmax)
-    sources = held(runs)  # each run opened once: its role check and its reading
-    with swap_check(qrels, sources, "tierank plot cutoff QRELS RUN [RUN...] -o STEM"):
-        curves = cutoff_curves(
-            str(qrels), runs_by_name(sources, regimes), family, kmax, **keywords_of(settings)
-        )
+    usage = "tierank plot cutoff QRELS RUN [RUN...] -o STEM"
+    with named_runs(qrels, runs, usage, regimes) as named:
+        curves = cutoff_curves(str(qrels), named, family, kmax, **keywords_of(settings))
     save(plot_cutoff(curves), output, (qrels, *runs))
 
 
@@ -96,33 +138,22 @@ def plot_cutoff_cmd(
 @input_errors
 @with_settings(settings=Offer(EvalSettings, EVAL_FIELDS))
 def plot_ranges_cmd(
-    files: Annotated[
-        list[Path],
-        typer.Argument(
-            metavar="FILES", help="the qrels, then two or more runs (with --qrels: only the runs)"
-        ),
-    ],
+    files: QrelsThenRuns,
     output: OutStem,
-    qrels: Annotated[
-        Path | None, typer.Option("--qrels", help="qrels (then every argument is a run)")
-    ] = None,
+    qrels: QrelsOption = None,
     measure: one_measure_option("nDCG@10") = None,  # type: ignore[valid-type]  # an Annotated type built by a call
     regimes: Regimes = None,
     settings: EvalSettings = FROM_OPTIONS,
 ) -> None:
     """Every system as a segment from min to max, oblivious and expected marked (second paper's Figure 2)."""
-    from ..analysis.compare import compare
     from ..report.plots import plot_ranges
 
     require("matplotlib", "tierank plot")
     usage = "tierank plot ranges QRELS RUN RUN... -o STEM"
-    qrels, runs = qrels_and_runs(files, qrels, usage)
-    check_figure_stem(output, (qrels, *runs))
-    measure = one_measure(measure, "nDCG@10")
-    sources = held(runs)  # each run opened once: its role check and its reading
-    with swap_check(qrels, sources, usage):
-        cmp = compare(runs_by_name(sources, regimes), str(qrels), measure, settings)
-    save(plot_ranges(cmp), output, (qrels, *runs))
+    cmp, protect = _compared(
+        files, qrels, usage, check_figure_stem, output, measure, regimes, settings
+    )
+    save(plot_ranges(cmp), output, protect)
 
 
 @plot_app.command("sweep")
@@ -190,8 +221,7 @@ def report_eval_cmd(
     from ..report.html import eval_report, write_report
 
     require("matplotlib", "tierank report")
-    html_output(output)
-    check_output(output, (qrels, run))
+    _html_file(output, (qrels, run))
     check_kmax(kmax)
     (source,) = held([run])  # opened once: its role check and its reading
     with swap_check(qrels, [source], "tierank report eval QRELS RUN -o FILE"):
@@ -223,8 +253,7 @@ def report_sweep_cmd(
     from ..report.html import sweep_report, write_report
 
     require("matplotlib", "tierank report")
-    html_output(output)
-    check_output(output, (qrels, run))
+    _html_file(output, (qrels, run))
     ms = measure or REPORT_SWEEP_MEASURES
     (source,) = held([run])  # opened once: its role check and its reading
     with swap_check(qrels, [source], "tierank report sweep QRELS RUN -o FILE"):
@@ -250,44 +279,26 @@ REPORT_COMPARISON = {
 @input_errors
 @with_settings(
     settings=Offer(EvalSettings, EVAL_FIELDS),
-    comparison=Offer(
-        CompareSettings,
-        tuple(REPORT_COMPARISON),
-        compare_declarations,
-        help={k: v for k, v in REPORT_COMPARISON.items() if v is not None},
-    ),
+    comparison=compare_offer(REPORT_COMPARISON),
 )
 def report_compare_cmd(
-    files: Annotated[
-        list[Path],
-        typer.Argument(
-            metavar="FILES", help="the qrels, then two or more runs (with --qrels: only the runs)"
-        ),
-    ],
+    files: QrelsThenRuns,
     output: OutHtml,
-    qrels: Annotated[
-        Path | None, typer.Option("--qrels", help="qrels (then every argument is a run)")
-    ] = None,
+    qrels: QrelsOption = None,
     measure: one_measure_option("nDCG@10") = None,  # type: ignore[valid-type]  # an Annotated type built by a call
     regimes: Regimes = None,
     settings: EvalSettings = FROM_OPTIONS,
     comparison: CompareSettings = FROM_OPTIONS,
 ) -> None:
     """A system comparison: ranges figure, systems and pairs with flags, band summary."""
-    from ..analysis.compare import compare
     from ..report.html import compare_report, write_report
 
     require("matplotlib", "tierank report")
     usage = "tierank report compare QRELS RUN RUN... -o FILE"
-    qrels, runs = qrels_and_runs(files, qrels, usage)
-    html_output(output)
-    check_output(output, (qrels, *runs))
-    measure = one_measure(measure, "nDCG@10")
-    sources = held(runs)  # each run opened once: its role check and its reading
-    with swap_check(qrels, sources, usage):
-        named = runs_by_name(sources, regimes)
-        cmp = compare(named, str(qrels), measure, settings, comparison)
-    typer.echo(str(write_report(output, compare_report(cmp), protect=(qrels, *runs))))
+    cmp, protect = _compared(
+        files, qrels, usage, _html_file, output, measure, regimes, settings, comparison
+    )
+    typer.echo(str(write_report(output, compare_report(cmp), protect=protect)))
 
 
 @report_app.command("rerank")
@@ -300,8 +311,7 @@ def report_rerank_cmd(
     from ..report.html import load_rerank_table, rerank_report, write_report
 
     require("matplotlib", "tierank report")
-    html_output(output)
-    check_output(output, (table,))
+    _html_file(output, (table,))
     doc = load_rerank_table(table)  # strict JSON, rows checked: one line and exit 2 on any fault
     typer.echo(str(write_report(output, rerank_report(doc, source=str(table)), protect=(table,))))
 

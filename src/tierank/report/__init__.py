@@ -61,27 +61,5 @@ def __getattr__(name: str):
     return value
 
 
-__all__ = [
-    "CurveSeries",
-    "CutoffCurves",
-    "cutoff_curves",
-    "plot_cutoff",
-    "plot_ranges",
-    "plot_sweep",
-    "tie_group_sizes",
-    "tie_ccdf",
-    "plot_tie_structure",
-    "figure_bytes",
-    "save_figure",
-    "MissingMatplotlib",
-    "formats",
-    "Section",
-    "Table",
-    "FigureBlock",
-    "render_report",
-    "eval_report",
-    "sweep_report",
-    "compare_report",
-    "rerank_report",
-    "write_report",
-]
+#: every name of `_HOMES`, and the output formats' module
+__all__ = [*_HOMES, "formats"]

@@ -9,7 +9,7 @@ import numpy as np
 
 from ...errors import TierankInputError
 from .layout import _fit_names, _font_size, _legend_below, _text_width, _wrap
-from .style import _figure, _styled, _text
+from .style import _figure, _points, _range_glyphs, _range_handles, _styled, _text
 
 
 def _system_rows(data, measure: str | None) -> tuple[list[dict], str | None]:
@@ -100,10 +100,6 @@ def plot_ranges(
     return fig
 
 
-#: Colours of plot_ranges: the [min, max] segment, the oblivious circle's edge, the expected triangle.
-_RANGE_COLORS = ("#4c72b0", "#1f1f1f", "#d62728")
-
-
 def _by_expected(rows: list[dict]) -> list[dict]:
     """``rows`` by expected mean, best first (input order among equal ones)."""
     order = sorted(range(len(rows)), key=lambda i: (-rows[i]["expected"], i))
@@ -112,71 +108,12 @@ def _by_expected(rows: list[dict]) -> list[dict]:
 
 def _draw_ranges(ax, ys: np.ndarray, rows: list[dict]) -> None:
     """Per system at height ``ys`` its [min, max] segment, oblivious circle and expected triangle."""
-    seg_color, obl_color, exp_color = _RANGE_COLORS
-    for y, r in zip(ys, rows):
-        (seg,) = ax.plot(
-            [r["min"], r["max"]],
-            [y, y],
-            color=seg_color,
-            linewidth=2.2,
-            solid_capstyle="butt",
-            marker="|",
-            markersize=7,
-            markeredgewidth=1.2,
-            zorder=2,
-        )
-        seg.set_gid(f"range:{r['name']}")
-    (obl,) = ax.plot(
-        [r["oblivious"] for r in rows],
-        ys,
-        linestyle="none",
-        marker="o",
-        markersize=5.5,
-        markerfacecolor="white",
-        markeredgecolor=obl_color,
-        markeredgewidth=1.3,
-        zorder=4,
-    )
-    obl.set_gid("oblivious")
-    (exp_,) = ax.plot(
-        [r["expected"] for r in rows],
-        ys,
-        linestyle="none",
-        marker="^",
-        markersize=6,
-        color=exp_color,
-        zorder=5,
-    )
-    exp_.set_gid("expected")
+    _range_glyphs(ax, ys, rows, [f"range:{r['name']}" for r in rows])
 
 
 def _ranges_handles() -> list:
     """The legend entries of plot_ranges: what the segment, the circle and the triangle mean."""
-    from matplotlib.lines import Line2D
-
-    seg_color, obl_color, exp_color = _RANGE_COLORS
-    return [
-        Line2D(
-            [],
-            [],
-            color=seg_color,
-            linewidth=2.2,
-            marker="|",
-            markersize=7,
-            label="[min, max] over tie orderings",
-        ),
-        Line2D(
-            [],
-            [],
-            linestyle="none",
-            marker="o",
-            markerfacecolor="white",
-            markeredgecolor=obl_color,
-            markeredgewidth=1.3,
-            label="oblivious",
-        ),
-        Line2D([], [], linestyle="none", marker="^", color=exp_color, label="expected"),
-    ]
+    return _range_handles("[min, max] over tie orderings", marker="|", markersize=7)
 
 
 def _system_names(
@@ -322,23 +259,24 @@ def _draw_forest(ax, ys: np.ndarray, rows: list[dict], off: float = 0.14) -> boo
             zorder=2,
         )
         tie.set_gid(f"ties:{r['name']}")
-    (exp_,) = ax.plot(
-        [r["expected"] for r in rows],
+    _points(
+        ax,
         ys + off,
-        linestyle="none",
+        [r["expected"] for r in rows],
+        "expected",
         marker="o",
         markersize=5.5,
         color=ci_color,
         zorder=5,
     )
-    exp_.set_gid("expected")
     obl_x = [r["oblivious"] for r in rows]
     if all(np.isnan(obl_x)):
         return False
-    (obl,) = ax.plot(
-        obl_x,
+    _points(
+        ax,
         ys - off,
-        linestyle="none",
+        obl_x,
+        "oblivious",
         marker="o",
         markersize=4.5,
         markerfacecolor="white",
@@ -346,7 +284,6 @@ def _draw_forest(ax, ys: np.ndarray, rows: list[dict], off: float = 0.14) -> boo
         markeredgewidth=1.1,
         zorder=4,
     )
-    obl.set_gid("oblivious")
     return True
 
 

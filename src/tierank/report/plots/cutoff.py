@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...analysis.cutoff import CutoffCurves
 from .layout import _font_size, _legend_below, _wrap
-from .style import LINESTYLES, PALETTE, _figure, _pct, _styled, _text
+from .style import LINESTYLES, PALETTE, _figure, _pct, _points, _run_handles, _styled, _text
 
 
 @_styled
@@ -36,7 +36,7 @@ def plot_cutoff(curves: CutoffCurves, title: str | None = None, *, ylabel: str |
     _, leg_h, rows = _legend_below(
         fig,
         list(look),
-        lambda shown: _run_entries(shown, look),
+        lambda shown: _run_handles(shown, look, linewidth=1.8),
         _mark_entries(curves.settings.get("tie_break", "trec_eval")),
         ncols_first=3 if len(look) <= 3 else 4,
         columnspacing=1.6,
@@ -63,45 +63,29 @@ def plot_cutoff(curves: CutoffCurves, title: str | None = None, *, ylabel: str |
 
 def _draw_curves(ax, curves: CutoffCurves) -> dict[str, tuple]:
     """Per run its [min, max] band, expected line and oblivious markers; returns each run's
-    (colour, line style, share of documents in ties), in the runs' order."""
+    (colour, line style, its share of documents in ties as the legend says it), in the runs' order."""
     ks = curves.ks
     look = {}
     for i, (name, s) in enumerate(curves.series.items()):
         color, style = PALETTE[i % len(PALETTE)], LINESTYLES[i % len(LINESTYLES)]
-        look[name] = (color, style, s.ties.get("share", 0.0))
+        look[name] = (color, style, f"  ({_pct(s.ties.get('share', 0.0))} of docs tied)")
         band = ax.fill_between(ks, s.min, s.max, color=color, alpha=0.16, linewidth=0, zorder=1)
         band.set_gid(f"band:{name}")
         (line,) = ax.plot(ks, s.expected, color=color, linestyle=style, linewidth=1.8, zorder=3)
         line.set_gid(f"expected:{name}")
-        (obl,) = ax.plot(
+        _points(
+            ax,
             ks,
             s.oblivious,
-            linestyle="none",
+            f"oblivious:{name}",
+            vertical=True,
             marker="x",
             markersize=5.5,
             markeredgewidth=1.3,
             color=color,
             zorder=4,
         )
-        obl.set_gid(f"oblivious:{name}")
     return look
-
-
-def _run_entries(shown: list[str], look: dict[str, tuple]) -> list:
-    """The legend entry of each run (under its ``shown`` name): its line and share of tied documents."""
-    from matplotlib.lines import Line2D
-
-    return [
-        Line2D(
-            [],
-            [],
-            color=c,
-            linestyle=ls,
-            linewidth=1.8,
-            label=_text(f"{label}  ({_pct(share)} of docs tied)"),
-        )
-        for label, (c, ls, share) in zip(shown, look.values())
-    ]
 
 
 def _mark_entries(tie_break: str) -> list:

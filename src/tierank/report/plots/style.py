@@ -102,3 +102,89 @@ def _pct(x: float) -> str:
     if x < 0.001:
         return "<0.1%"
     return f"{100 * x:.1f}%"
+
+
+#: Colours of a tie range glyph: the [min, max] segment, the oblivious circle's edge, the expected triangle.
+RANGE_COLORS = ("#4c72b0", "#1f1f1f", "#d62728")
+
+
+def _points(ax, at, values, gid: str, *, vertical: bool = False, **style):
+    """Markers alone (no line) at ``values`` along the value axis, ``at`` across it (the x axis
+    when ``vertical``), with the SVG id ``gid``; returns the line."""
+    xy = (at, values) if vertical else (values, at)
+    (line,) = ax.plot(*xy, linestyle="none", **style)
+    line.set_gid(gid)
+    return line
+
+
+def _range_glyphs(ax, at, rows: list[dict], gids, *, vertical: bool = False) -> None:
+    """Per row at position ``at`` its [min, max] segment (SVG id from ``gids``), then across all rows
+    the oblivious circles and expected triangles: the glyph of a tie range (values read through
+    `_nan`, so that a missing one is not drawn)."""
+    seg_color, obl_color, exp_color = RANGE_COLORS
+    cap = (
+        {"marker": "_", "markersize": 9, "markeredgewidth": 1.3}
+        if vertical
+        else {"marker": "|", "markersize": 7, "markeredgewidth": 1.2}
+    )
+    for p, r, gid in zip(at, rows, gids):
+        ends, place = [_nan(r["min"]), _nan(r["max"])], [p, p]
+        (seg,) = ax.plot(
+            *((place, ends) if vertical else (ends, place)),
+            color=seg_color,
+            linewidth=2.2,
+            solid_capstyle="butt",
+            zorder=2,
+            **cap,
+        )
+        seg.set_gid(gid)
+    marks = {
+        "oblivious": {
+            "marker": "o",
+            "markersize": 5.5,
+            "markerfacecolor": "white",
+            "markeredgecolor": obl_color,
+            "markeredgewidth": 1.3,
+            "zorder": 4,
+        },
+        "expected": {"marker": "^", "markersize": 6, "color": exp_color, "zorder": 5},
+    }
+    for key, style in marks.items():
+        _points(ax, at, [_nan(r[key]) for r in rows], key, vertical=vertical, **style)
+
+
+def _range_handles(segment: str, **segment_style) -> list:
+    """The legend entries of `_range_glyphs`: the segment (labelled ``segment``), circle and triangle."""
+    from matplotlib.lines import Line2D
+
+    seg_color, obl_color, exp_color = RANGE_COLORS
+    return [
+        Line2D([], [], color=seg_color, linewidth=2.2, label=segment, **segment_style),
+        Line2D(
+            [],
+            [],
+            linestyle="none",
+            marker="o",
+            markerfacecolor="white",
+            markeredgecolor=obl_color,
+            markeredgewidth=1.3,
+            label="oblivious",
+        ),
+        Line2D([], [], linestyle="none", marker="^", color=exp_color, label="expected"),
+    ]
+
+
+def _run_handles(shown: list[str], looks: dict[str, tuple], **style) -> list:
+    """The legend entry of each run under its ``shown`` name: a line in its colour and line style,
+    labelled with the name and its facts (``looks``: run -> (colour, line style, facts))."""
+    from matplotlib.lines import Line2D
+
+    return [
+        Line2D([], [], color=c, linestyle=ls, label=_text(label + facts), **style)
+        for label, (c, ls, facts) in zip(shown, looks.values())
+    ]
+
+
+def _nan(x) -> float:
+    """``x`` as a float, None as NaN (a point matplotlib leaves out)."""
+    return float("nan") if x is None else float(x)

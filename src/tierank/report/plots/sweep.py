@@ -6,7 +6,7 @@ import numpy as np
 
 from ...errors import TierankInputError
 from .layout import _fit_names, _font_size, _text_width, _wrap
-from .style import _figure, _pct, _short, _styled, _text
+from .style import _figure, _nan, _pct, _range_glyphs, _range_handles, _short, _styled, _text
 
 
 def _canonical(measure: str) -> str:
@@ -28,10 +28,6 @@ def _sweep_rows(sweep, measure: str) -> list[dict]:
             f"plot_sweep: measure {measure!r} is not in the sweep (it has: {have})"
         )
     return out
-
-
-def _nan(x) -> float:
-    return np.nan if x is None else float(x)
 
 
 @_styled
@@ -83,60 +79,10 @@ def plot_sweep(sweep, measure: str, *, title: str | None = None):
 
 def _value_panel(ax, x: np.ndarray, fmts: list[str], rows: list[dict], name: str) -> None:
     """Panel 1: per format the [min, max] segment, the oblivious circle and the expected triangle."""
-    from matplotlib.lines import Line2D
-
-    lo = np.array([_nan(r["min"]) for r in rows])
-    hi = np.array([_nan(r["max"]) for r in rows])
-    for xi, f, a, b in zip(x, fmts, lo, hi):
-        (seg,) = ax.plot(
-            [xi, xi],
-            [a, b],
-            color="#4c72b0",
-            linewidth=2.2,
-            marker="_",
-            markersize=9,
-            markeredgewidth=1.3,
-            solid_capstyle="butt",
-            zorder=2,
-        )
-        seg.set_gid(f"minmax:{f}")
-    (obl,) = ax.plot(
-        x,
-        [_nan(r["oblivious"]) for r in rows],
-        linestyle="none",
-        marker="o",
-        markersize=5.5,
-        markerfacecolor="white",
-        markeredgecolor="#1f1f1f",
-        markeredgewidth=1.3,
-        zorder=4,
-    )
-    obl.set_gid("oblivious")
-    (exp_,) = ax.plot(
-        x,
-        [_nan(r["expected"]) for r in rows],
-        linestyle="none",
-        marker="^",
-        markersize=6,
-        color="#d62728",
-        zorder=5,
-    )
-    exp_.set_gid("expected")
+    _range_glyphs(ax, x, rows, [f"minmax:{f}" for f in fmts], vertical=True)
     ax.set_ylabel(_text(f"mean {name}"))
     ax.legend(
-        handles=[
-            Line2D([], [], color="#4c72b0", linewidth=2.2, label="[min, max]"),
-            Line2D(
-                [],
-                [],
-                linestyle="none",
-                marker="o",
-                markerfacecolor="white",
-                markeredgecolor="#1f1f1f",
-                label="oblivious",
-            ),
-            Line2D([], [], linestyle="none", marker="^", color="#d62728", label="expected"),
-        ],
+        handles=_range_handles("[min, max]"),
         ncols=3,
         loc="lower right",
         bbox_to_anchor=(1.0, 1.0),

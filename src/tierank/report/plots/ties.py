@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from ...analysis.tie_curves import tie_structure
 from ...errors import TierankInputError
 from .layout import _font_size, _legend_below, _wrap
-from .style import LINESTYLES, PALETTE, _figure, _pct, _styled, _text
+from .style import LINESTYLES, PALETTE, _figure, _pct, _run_handles, _styled, _text
 
 
 @_styled
@@ -95,22 +95,12 @@ def _draw_tie_curves(ax, runs: Mapping) -> tuple[dict[str, tuple], int, bool]:
 
 
 def _tie_entries(shown: list[str], facts: dict[str, tuple]) -> list:
-    """The legend entry of each run (under its ``shown`` name) with its facts."""
-    from matplotlib.lines import Line2D
-
-    return [
-        Line2D(
-            [],
-            [],
-            color=color,
-            linestyle=style,
-            linewidth=1.6,
-            marker="o" if fact != ": no ties" else None,
-            markersize=3.5,
-            label=_text(label + fact),
-        )
-        for label, (color, style, fact) in zip(shown, facts.values())
-    ]
+    """The legend entry of each run (under its ``shown`` name) with its facts, marked where it has ties."""
+    handles = _run_handles(shown, facts, linewidth=1.6, markersize=3.5)
+    for handle, (_, _, fact) in zip(handles, facts.values()):
+        if fact != ": no ties":
+            handle.set_marker("o")
+    return handles
 
 
 def _tie_axes(ax, largest: int, any_ties: bool) -> None:
