@@ -54,6 +54,7 @@ __all__ = [
     "read_texts",
     "JudgeResult",
     "judge",
+    "check_settings",
     "mode_grades",
     "write_labels",
     "write_grades",
@@ -247,6 +248,29 @@ def _cache_problem(rec: Mapping[str, Any], n_docs: int, width: int) -> str | Non
     return None
 
 
+def check_settings(
+    model: str = "smollm2",
+    regime: str = "bf16->fp32:head",
+    scale: str = "0-3",
+    batch_size: int = 8,
+    max_doc_tokens: int = 256,
+    device: str = "cpu",
+    source: bool = True,
+) -> tuple[ModelSpec, Variant, LabelScale, int, int, str]:
+    """The judge's settings checked before anything is read or loaded: the model spec, the variant (one
+    the ``yesno`` kind supports), the scale, batch size, document truncation and the resolved device
+    (``source``: the model's source must be a named one or exist on disk)."""
+    from tierank.hps.checks import check_batch_size, check_device, check_positive, resolve_device
+
+    spec = label_model(model)
+    variant: Variant = parse_variant(regime)
+    sc = parse_scale(scale)
+    batch_size = check_batch_size(batch_size)
+    max_doc_tokens = check_positive(max_doc_tokens, "max doc tokens")
+    check_model(spec, [variant], source=source)
+    return spec, variant, sc, batch_size, max_doc_tokens, resolve_device(check_device(device))
+
+
 def judge(
     pool: Mapping[str, Sequence[str]],
     queries: Mapping[str, str],
@@ -278,24 +302,31 @@ def judge(
     (1, 4)
     """
     from tierank.hps.cache import ScoreCache
-    from tierank.hps.checks import check_batch_size, check_device, check_positive, resolve_device
 
-    spec = label_model(model)
-    variant: Variant = parse_variant(regime)
-    sc = parse_scale(scale)
-    batch_size = check_batch_size(batch_size)
-    max_doc_tokens = check_positive(max_doc_tokens, "max doc tokens")
-    check_model(spec, [variant], source=scorer is None)
-    dev = resolve_device(check_device(device))
-    if scorer is None:
-        scorer = scorer_class(spec.family)(
-            spec.source,
-            model_dtype=variant.model_dtype,
-            batch_size=batch_size,
-            max_doc_tokens=max_doc_tokens,
-            device=dev,
-            label_tokens=sc.tokens,
-        )
+    spec, variant, sc, batch_size, max_doc_tokens, dev = check_settings(
+        model, regime, scale, batch_size, max_doc_tokens, device, source=scorer is None
+    )
+    loaded: list[Any] = [] if scorer is None else [scorer]
+
+    def model() -> Any:  # loaded on the first pair the cache does not hold
+        if not loaded:
+            loaded.append(
+                scorer_class(spec.family)(
+                    spec.source,
+                    model_dtype=variant.model_dtype,
+                    batch_size=batch_size,
+                    max_doc_tokens=max_doc_tokens,
+                    device=dev,
+                    label_tokens=sc.tokens,
+                )
+            )
+        if len(loaded[0].label_ids) != len(sc.tokens):
+            raise TierankInputError(
+                f"the scorer reads {len(loaded[0].label_ids)} answer tokens; scale {sc.name} needs "
+                f"{len(sc.tokens)} ({', '.join(sc.tokens)})"
+            )
+        return loaded[0]
+
     prompt_digest = hashlib.sha1(sc.template().encode()).hexdigest()[:12]
     cache = None
     if cache_dir is not None:
@@ -320,16 +351,17 @@ def judge(
                 )
                 rec = None
         if rec is None:
+            m = model()
             if sc.prompt == "graded":
-                texts = [scorer.graded_prompt(queries[q], docs[d], sc.top) for d in docids]
+                texts = [m.graded_prompt(queries[q], docs[d], sc.top) for d in docids]
             else:
-                texts = [scorer.prompt(queries[q], docs[d]) for d in docids]
+                texts = [m.prompt(queries[q], docs[d]) for d in docids]
             t0 = time.perf_counter()
-            probs = np.asarray(scorer.label_distributions(texts, variant), dtype=np.float64)
+            probs = np.asarray(m.label_distributions(texts, variant), dtype=np.float64)
             spent = time.perf_counter() - t0
             model_s += spent
             if cache is not None:
-                cache.set_metadata(scorer.metadata())
+                cache.set_metadata(m.metadata())
                 cache.append(
                     {
                         "query": q,
@@ -351,7 +383,7 @@ def judge(
     labels = LabelDistributions(
         np.asarray(qids, dtype=object), np.asarray(dids, dtype=object), probs_all, source
     )
-    meta = scorer.metadata()
+    meta = loaded[0].metadata() if loaded else (cache.metadata if cache is not None else None) or {}
     head = (
         "fp32"
         if variant.level == "head" or variant.model_dtype == "fp32"
