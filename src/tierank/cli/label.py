@@ -5,7 +5,7 @@ distribution layout, and optionally its most probable grades as qrels and a mani
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -21,10 +21,8 @@ def _summary(labels, grades) -> str:
     from rich.console import Console
     from rich.table import Table
 
-    t = Table(
-        title=f"{len(labels)} pairs of {len(set(labels.qid.tolist()))} queries: "
-        "mean probability of each grade, pairs whose most probable grade it is"
-    )
+    n_q = len(set(labels.qid.tolist()))
+    t = Table(title=f"{len(labels)} pairs, {n_q} quer{'y' if n_q == 1 else 'ies'}")
     for head in ("grade", "mean p", "most probable"):
         t.add_column(head, justify="right")
     mean = labels.probs.mean(axis=0) if len(labels) else np.zeros(labels.probs.shape[1])
@@ -208,7 +206,7 @@ def label_cmd(
         from ..provenance.manifest import document, input_record
 
         base = str(manifest.parent)
-        inputs = {
+        inputs: dict[str, Any] = {
             "qrels": input_record(pool, base),  # the pool (qrels or run): the pairs judged
             "runs": [],
             "pool": input_record(pool, base),

@@ -165,9 +165,7 @@ def read_pool(
         if keep is None or (q, d) in keep:
             pool.setdefault(q, []).append(d)
     if not pool:
-        raise TierankInputError(
-            [Problem(os.fspath(path), None, f"no pair is also in {os.fspath(within)}")]
-        )
+        raise TierankInputError([Problem(os.fspath(path), None, f"no pair is also in {within}")])
     return pool
 
 
@@ -308,7 +306,7 @@ def judge(
     )
     loaded: list[Any] = [] if scorer is None else [scorer]
 
-    def model() -> Any:  # loaded on the first pair the cache does not hold
+    def load() -> Any:  # loaded on the first pair the cache does not hold
         if not loaded:
             loaded.append(
                 scorer_class(spec.family)(
@@ -351,7 +349,7 @@ def judge(
                 )
                 rec = None
         if rec is None:
-            m = model()
+            m = load()
             if sc.prompt == "graded":
                 texts = [m.graded_prompt(queries[q], docs[d], sc.top) for d in docids]
             else:
@@ -385,9 +383,7 @@ def judge(
     )
     meta = loaded[0].metadata() if loaded else (cache.metadata if cache is not None else None) or {}
     head = (
-        "fp32"
-        if variant.level == "head" or variant.model_dtype == "fp32"
-        else variant.model_dtype
+        "fp32" if variant.level == "head" or variant.model_dtype == "fp32" else variant.model_dtype
     )
     settings = {
         "model": spec.name,

@@ -42,7 +42,9 @@ RANK1_PROMPT = (
 
 #: The graded judge's system line and prompt (UMBRELA-style, Upadhyay et al., 2024: the four grades of the TREC
 #: RAG 2024 assessors); the model answers with one grade digit, whose next-token probability is read.
-GRADED_SYSTEM = "You are a search quality rater. You judge how well a passage answers a search query."
+GRADED_SYSTEM = (
+    "You are a search quality rater. You judge how well a passage answers a search query."
+)
 GRADED_PROMPT = (
     "Grade the passage for the query on a scale of 0 to {top}:\n"
     "0 = the passage has nothing to do with the query;\n"
