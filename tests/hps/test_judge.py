@@ -145,6 +145,7 @@ def pairs():
     return pool, qt, dt
 
 
+@pytest.mark.full  # loads SmolLM2 (seconds on two cores)
 def test_smollm2_grades_are_distributions_with_the_head_in_fp32(smollm2, pairs):
     import torch
 
@@ -173,6 +174,7 @@ def test_smollm2_grades_are_distributions_with_the_head_in_fp32(smollm2, pairs):
     assert not np.array_equal(head.labels.probs, res["bf16->fp32"].labels.probs)
 
 
+@pytest.mark.full  # loads SmolLM2 (seconds on two cores)
 def test_smollm2_yes_no_scale_is_the_rerankers_p_yes(smollm2, pairs):
     import torch
 
@@ -197,6 +199,7 @@ def test_smollm2_yes_no_scale_is_the_rerankers_p_yes(smollm2, pairs):
     np.testing.assert_allclose(head.labels.probs[:, 1], torch.sigmoid(z).numpy(), rtol=1e-5)
 
 
+@pytest.mark.full  # loads SmolLM2 (seconds on two cores)
 def test_label_command_writes_reads_back_and_resumes(smollm2, tmp_path, monkeypatch):
     import tierank.hps.judge as judge_mod
 
