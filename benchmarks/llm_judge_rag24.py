@@ -67,6 +67,7 @@ def main() -> None:
         help="judge only the judged pairs among each query's top DEPTH candidates (default: all 20)",
     )  # fmt: skip
     ap.add_argument("--max-doc-tokens", type=int, default=256)
+    ap.add_argument("--max-queries", type=int, default=None, help="only the first N judged queries")
     args = ap.parse_args()
     if not args.data.is_dir():
         raise SystemExit(f"no rag24 data at {args.data} (the team's ../shared/data)")
@@ -97,6 +98,7 @@ def main() -> None:
             "label", qrels, "--within", within, "--data", str(args.data), "--model", "smollm2",
             "--regime", regime, "-b", str(args.batch_size), "--cache", str(out / "cache"),
             "--max-doc-tokens", str(args.max_doc_tokens),
+            *(["--max-queries", str(args.max_queries)] if args.max_queries else []),
             "-o", str(out / f"labels-{s}.tsv"), "--grades", str(g),
             "--manifest", str(out / f"labels-{s}.yaml"), *extra,
         )  # fmt: skip
