@@ -10,11 +10,12 @@ Steps, each a ``tierank`` command (printed before it runs, so every figure can b
 2. ``tierank judges QRELS GRADES... --missing drop``: Cohen's kappa (unweighted, linear, quadratic)
    and Krippendorff's alpha (nominal, ordinal, interval) of each regime's grades against NIST's, over
    the judged candidate pairs;
-3. prediction-powered inference: the machine grades for all 31 judged queries, NIST's grades for
+3. prediction-powered inference: the machine grades for every judged query (30), NIST's grades for
    half of them (every other query, sorted by id): ``tierank eval MACHINE RUN... --ppi HUMAN_HALF``
    for the first-stage candidates, the judge's own ranking (expected grade) and, where the models
    extra is installed, a MiniLM rerank (``tierank rerank --data DATA --model minilm --regimes fp32``);
-   beside it ``tierank eval QRELS RUN...`` with every NIST grade, the number PPI estimates.
+   beside it ``tierank eval NIST RUN...`` with every NIST grade of those queries, the number PPI
+   estimates.
 
     python benchmarks/llm_judge_rag24.py                       # both regimes (CPU: tens of minutes)
     python benchmarks/llm_judge_rag24.py --regimes fp32 --out /tmp/judge
@@ -121,6 +122,7 @@ def main() -> None:
 
     # 3. PPI: machine grades everywhere, NIST's for every other judged query
     judged = sorted({ln.split()[0] for ln in Path(grades[0]).read_text().splitlines()})
+    judged_set = set(judged)
     half = set(judged[::2])
     human = out / "nist-half.qrels"
     human.write_text(
@@ -138,7 +140,14 @@ def main() -> None:
         runs += sorted(str(r) for r in (minilm / "runs").glob("*"))
     for machine in grades:
         sh("eval", machine, *runs, "-m", args.measure, "--ppi", str(human))
-    sh("eval", qrels, *runs, "-m", args.measure)
+    # what PPI estimates: the mean under every NIST grade over the machine-labelled queries
+    nist = out / "nist-judged.qrels"
+    nist.write_text(
+        "".join(
+            ln + "\n" for ln in Path(qrels).read_text().splitlines() if ln.split()[0] in judged_set
+        )
+    )
+    sh("eval", str(nist), *runs, "-m", args.measure)
 
 
 if __name__ == "__main__":
