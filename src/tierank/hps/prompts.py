@@ -19,6 +19,8 @@ __all__ = [
     "DEFAULT_SYSTEM",
     "DEFAULT_INSTRUCTION",
     "RANK1_PROMPT",
+    "GRADED_SYSTEM",
+    "GRADED_PROMPT",
     "resolve_token",
     "YesNoPrompts",
     "Rank1Prompts",
@@ -36,6 +38,22 @@ RANK1_PROMPT = (
     "Answer only with 'true' or 'false'.\n"
     "Query: {query}\n"
     "Passage: {passage}"
+)
+
+#: The graded judge's system line and prompt (UMBRELA-style, Upadhyay et al., 2024: the four grades of the TREC
+#: RAG 2024 assessors); the model answers with one grade digit, whose next-token probability is read.
+GRADED_SYSTEM = (
+    "You are a search quality rater. You judge how well a passage answers a search query."
+)
+GRADED_PROMPT = (
+    "Grade the passage for the query on a scale of 0 to {top}:\n"
+    "0 = the passage has nothing to do with the query;\n"
+    "1 = the passage is on the topic of the query but does not answer it;\n"
+    "2 = the passage partly answers the query, or the answer is unclear or buried in other text;\n"
+    "3 = the passage is devoted to the query and holds the exact answer.\n"
+    "Query: {query}\n"
+    "Passage: {passage}\n"
+    "Answer with the grade only, one digit from 0 to {top}."
 )
 
 
@@ -88,6 +106,20 @@ class YesNoPrompts:
     def pair_texts(self, query: str, docs: Sequence[str]) -> tuple[list[str], list[str] | None]:
         """Final prompt texts (whose last position is the answer slot) and reasoning, if any."""
         return [self.prompt(query, d) for d in docs], None
+
+    def graded_prompt(self, query: str, doc: str, top: int = 3) -> str:
+        """The graded judge prompt (`GRADED_PROMPT`, grades ``0..top``) in the chat template: the next
+        token after it is the answer slot, read over the grade digits."""
+        user = GRADED_PROMPT.format(query=query, passage=self.truncate(doc), top=top)
+        messages = [
+            {"role": "system", "content": GRADED_SYSTEM},
+            {"role": "user", "content": user},
+        ]
+        if getattr(self.tokenizer, "chat_template", None):
+            return self.tokenizer.apply_chat_template(
+                messages, tokenize=False, add_generation_prompt=True
+            )
+        return f"{GRADED_SYSTEM}\n\n{user}\nGrade:"
 
 
 class Rank1Prompts(YesNoPrompts):

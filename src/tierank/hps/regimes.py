@@ -48,6 +48,8 @@ __all__ = [
     "softmax2_scores",
     "yes_no_scores",
     "head_fp32_yes_no",
+    "grade_probabilities",
+    "head_fp32_grades",
 ]
 
 DTYPES = ("fp32", "fp16", "bf16")
@@ -270,3 +272,49 @@ def head_fp32_yes_no(last_hidden: Any, lm_head_weight: Any, yes_id: int, no_id: 
     rows = w[[int(yes_id), int(no_id)]].to(torch.float32)
     z = h @ rows.T
     return _to_numpy(z[:, 0] - z[:, 1])
+
+
+def _distribution(p: Any) -> np.ndarray:
+    """Probabilities as FP64 rows renormalised to sum to 1 (a no-op to ~1e-7 after an FP32 softmax; after
+    a BF16 or FP16 softmax it takes out the rounding of the low-precision sum)."""
+    out = _to_numpy(p)
+    return out / out.sum(axis=1, keepdims=True)
+
+
+def grade_probabilities(last_logits: Any, token_ids: Any, regime: Regime | str) -> np.ndarray:
+    """Per row the softmax over the logits of the grade tokens ``token_ids`` (grade ``k``'s token at
+    ``token_ids[k]``) of the last position: the next-token probabilities renormalised over the grades.
+
+    ``last_logits`` is ``(n, vocab)``; the result ``(n, len(token_ids))`` in FP64, each row summing to 1.
+    Under HPS (``bf16->fp32``) the grade logits are upcast before the softmax; at ``bf16`` the softmax
+    runs in BF16 (and the row is renormalised in FP64).
+    """
+    regime = as_regime(regime)
+    t = _as_tensor(last_logits)
+    if t.ndim != 2:
+        raise TierankInputError(
+            [Problem("", None, f"expected logits of shape (n, vocab), got {tuple(t.shape)}")]
+        )
+    z = _prepare(t[:, [int(i) for i in token_ids]], regime)
+    return _distribution(_torch().softmax(z, dim=-1))
+
+
+def head_fp32_grades(last_hidden: Any, rows: Any) -> np.ndarray:
+    """Per row the FP32 softmax over the grade logits computed in FP32 from the LM head's input
+    ``last_hidden`` ``(n, hidden)`` and the grade tokens' FP32 LM-head rows ``rows`` ``(K + 1, hidden)``
+    (taken before any cast to the model dtype): the head in FP32, as HPS's ``:head`` level computes
+    yes-minus-no.  The result ``(n, K + 1)`` in FP64, each row summing to 1."""
+    torch = _torch()
+    h = _as_tensor(last_hidden).to(torch.float32)
+    w = _as_tensor(rows).to(torch.float32)
+    if h.ndim != 2 or w.ndim != 2 or h.shape[1] != w.shape[1]:
+        raise TierankInputError(
+            [
+                Problem(
+                    "",
+                    None,
+                    f"shapes do not match: hidden {tuple(h.shape)}, grade rows {tuple(w.shape)}",
+                )
+            ]
+        )
+    return _distribution(torch.softmax(h @ w.T, dim=-1))

@@ -123,6 +123,7 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
         max_doc_tokens: int = 256,
         device: str = "cpu",
         padding_side: str = "left",
+        label_tokens: Sequence[str] = (),
     ):
         check_dtype(model_dtype)
         self.padding_side = padding_side
@@ -139,6 +140,8 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.yes_id = resolve_token(self.tokenizer, yes_token)
         self.no_id = resolve_token(self.tokenizer, no_token)
+        #: the answer tokens of `label_distributions` (grade k's token at k), when asked for
+        self.label_ids = [resolve_token(self.tokenizer, t) for t in label_tokens]
         import torch
 
         head = self.model.get_output_embeddings()
@@ -148,6 +151,9 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
             .to(torch.float32)
             .clone()
             .to(self.device)
+        )
+        self.label_rows = (
+            head.weight.detach()[self.label_ids].to(torch.float32).clone().to(self.device)
         )
         self.model.to(device=self.device, dtype=torch_dtype(model_dtype))
         self.model.eval()
@@ -310,6 +316,30 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
         if variant.level == "head":
             return head_fp32_yes_no(hidden, self.head_rows, 0, 1)
         return yes_no_scores(logits, self.yes_id, self.no_id, variant.regime)
+
+    def label_distributions(self, texts: Sequence[str], variant: Variant) -> Any:
+        """Per prompt text the probability of each grade: the next-token probabilities of the answer
+        tokens ``label_tokens`` (grade ``k``'s at ``k``) at the answer slot, renormalised over them.
+
+        ``variant`` names the model dtype and where the softmax runs: ``<dtype>`` in the model dtype,
+        ``<dtype>->fp32`` the grade logits upcast to FP32, ``<dtype>->fp32:head`` the grade logits
+        computed in FP32 from the LM head's input and the FP32 head rows (taken before the cast), as
+        the ``:head`` level of the scores.  Returns ``(len(texts), len(label_tokens))`` FP64 rows that
+        sum to 1 (`tierank.hps.regimes.grade_probabilities`, `tierank.hps.regimes.head_fp32_grades`).
+        """
+        import numpy as np
+
+        from tierank.hps.regimes import grade_probabilities, head_fp32_grades
+
+        if not self.label_ids:
+            raise TierankError("label_distributions needs the scorer made with label_tokens")
+        self.check_variants([variant])
+        if not texts:
+            return np.zeros((0, len(self.label_ids)))
+        logits, hidden = self.last_position(texts)
+        if variant.level == "head":
+            return head_fp32_grades(hidden, self.label_rows)
+        return grade_probabilities(logits, self.label_ids, variant.regime)
 
     def metadata(self) -> dict:
         return {

@@ -1,0 +1,471 @@
+"""An LLM as the relevance judge: label distributions of a pool's pairs from a generative model.
+
+For each (query, document) pair of a pool (a qrels or a run file), a causal LM reads a judge prompt
+and the next token's probabilities over the grade tokens, renormalised over them, give the pair's
+label distribution ``p0 .. pK``:
+
+``scale="0-3"``
+    the graded prompt (`tierank.hps.prompts.GRADED_PROMPT`, UMBRELA-style: the four grades of the
+    TREC RAG 2024 assessors); the answer tokens are the digits ``0`` .. ``3``;
+``scale="0-1"`` (also ``yes-no``)
+    the yes/no prompt of the ``yesno`` reranker; ``p0 = P(no)``, ``p1 = P(yes)`` (two-way softmax).
+
+The model, its dtype and where the softmax runs come from the HPS machinery: a generative model kind of
+`tierank.hps.registry` (``smollm2``, ``smollm2-yesno`` or ``yesno:PATH``) and one variant of
+`tierank.hps.variants` (default ``bf16->fp32:head``: the model in BF16, the grade logits computed in
+FP32 from the LM head's input and the FP32 head rows, softmax in FP32; ``fp32``: all in FP32; ``bf16``:
+softmax in BF16, each row renormalised in FP64).  Scores can be cached per query in the rerank
+protocol's score cache (`tierank.hps.cache.ScoreCache`, one more field ``probs``), so an interrupted
+run resumes.
+
+The result is a `tierank.io.distributions.LabelDistributions` in the pool's order, written as
+``qid 0 docid p0 .. pK`` text, JSONL or Parquet (`write_labels`) and read back by
+`tierank.io.distributions.read_distributions`; `tierank eval --labels` evaluates runs under it, and
+its most probable grades (`LabelDistributions.qrels` of `mode_grades`) are machine qrels for
+``tierank judges`` and ``tierank eval --ppi``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tierank.errors import Problem, TierankInputError, quote
+from tierank.hps.prompts import DEFAULT_INSTRUCTION, DEFAULT_SYSTEM, GRADED_PROMPT, GRADED_SYSTEM
+from tierank.hps.registry import ModelSpec, cache_key, check_model, parse_model, scorer_class
+from tierank.hps.variants import Variant, parse_variant
+from tierank.io.distributions import SUM_TOLERANCE, LabelDistributions
+
+__all__ = [
+    "LabelScale",
+    "SCALES",
+    "parse_scale",
+    "label_model",
+    "read_pool",
+    "read_texts",
+    "JudgeResult",
+    "judge",
+    "check_settings",
+    "mode_grades",
+    "write_labels",
+    "write_grades",
+]
+
+#: at most this many located problems are listed for a pool
+MAX_PROBLEMS = 20
+
+
+@dataclass(frozen=True)
+class LabelScale:
+    """A grade scale ``0..K`` of the judge: the answer token of each grade and the prompt asking for it."""
+
+    name: str
+    tokens: tuple[str, ...]  # grade k's answer token at k
+    prompt: str  # "graded" or "yesno"
+
+    @property
+    def top(self) -> int:
+        return len(self.tokens) - 1
+
+    def template(self) -> str:
+        """The prompt's fixed text (what the cache key and the manifest record)."""
+        if self.prompt == "graded":
+            return GRADED_SYSTEM + "\n" + GRADED_PROMPT
+        return DEFAULT_SYSTEM + "\n" + DEFAULT_INSTRUCTION
+
+
+SCALES: dict[str, LabelScale] = {
+    "0-3": LabelScale("0-3", ("0", "1", "2", "3"), "graded"),
+    "0-1": LabelScale("0-1", ("no", "yes"), "yesno"),
+}
+_ALIASES = {"yes-no": "0-1", "yesno": "0-1", "0..3": "0-3", "0..1": "0-1"}
+
+
+def parse_scale(text: Any) -> LabelScale:
+    """The scale named ``text``: ``0-3`` (graded prompt) or ``0-1`` / ``yes-no`` (yes/no prompt).
+
+    >>> parse_scale("yes-no").tokens
+    ('no', 'yes')
+    >>> parse_scale("0-4")
+    Traceback (most recent call last):
+    ...
+    tierank.errors.TierankInputError: unknown scale '0-4'; accepted: 0-3, 0-1 (yes-no)
+    """
+    t = str(text).strip().lower()
+    t = _ALIASES.get(t, t)
+    if t not in SCALES:
+        raise TierankInputError(
+            [Problem("", None, f"unknown scale {text!r}; accepted: 0-3, 0-1 (yes-no)")]
+        )
+    return SCALES[t]
+
+
+def label_model(text: str) -> ModelSpec:
+    """The generative model of ``text``: ``smollm2`` (SmolLM2-135M-Instruct), a named ``yesno`` model or
+    ``yesno:PATH``; another model kind cannot give next-token probabilities and is refused.
+
+    >>> label_model("smollm2")
+    ModelSpec(family='yesno', source='smollm2', name='smollm2')
+    >>> label_model("minilm")
+    Traceback (most recent call last):
+    ...
+    tierank.errors.TierankInputError: model 'minilm' is a biencoder model; the judge needs a generative one: smollm2, smollm2-yesno or yesno:PATH
+    """
+    if str(text).strip().lower() == "smollm2":
+        return ModelSpec("yesno", "smollm2", "smollm2")
+    spec = parse_model(text)
+    if spec.family != "yesno":
+        raise TierankInputError(
+            [
+                Problem(
+                    "",
+                    None,
+                    f"model {text!r} is a {spec.family} model; the judge needs a generative one: "
+                    "smollm2, smollm2-yesno or yesno:PATH",
+                )
+            ]
+        )
+    return spec
+
+
+def _pairs(path: str | os.PathLike) -> tuple[list[str], list[str]]:
+    from tierank.io.readers import first_fields, read_qrels, read_run
+
+    fields = first_fields(path)
+    if fields is None:
+        raise TierankInputError([Problem(os.fspath(path), None, "empty: no pair to judge")])
+    table = read_run(path) if len(fields) == 6 else read_qrels(path)
+    return [str(q) for q in table.qid.to_pylist()], [str(d) for d in table.docid.to_pylist()]
+
+
+def read_pool(
+    path: str | os.PathLike, within: str | os.PathLike | None = None
+) -> dict[str, list[str]]:
+    """The pairs to judge, ``{qid: [docid, ...]}`` in the file's order: a qrels file (``qid 0 docid
+    grade``; the grades are not read into the judge) or a TREC run (``qid Q0 docid rank score tag``;
+    every retrieved pair).  ``within`` (a qrels or run file too) keeps only the pairs it also holds (the
+    judged candidates: qrels within a candidate run).  Read through tierank's readers, so every problem
+    is a located line; nothing left to judge is an error."""
+    qid, docid = _pairs(path)
+    keep = None
+    if within is not None:
+        wq, wd = _pairs(within)
+        keep = set(zip(wq, wd, strict=True))
+    pool: dict[str, list[str]] = {}
+    for q, d in zip(qid, docid, strict=True):
+        if keep is None or (q, d) in keep:
+            pool.setdefault(q, []).append(d)
+    if not pool:
+        raise TierankInputError([Problem(os.fspath(path), None, f"no pair is also in {within}")])
+    return pool
+
+
+def read_texts(
+    pool: Mapping[str, Sequence[str]],
+    data: str | os.PathLike | None = None,
+    queries: str | os.PathLike | None = None,
+    docs: str | os.PathLike | None = None,
+) -> tuple[dict[str, str], dict[str, str], tuple[Path, Path]]:
+    """The texts of the pool's queries and documents from ``queries.jsonl`` and ``corpus.jsonl`` (BEIR
+    layout, plain or gzip) of ``data``, or the files ``queries`` / ``docs`` (which win).  A document's text
+    is its title and text.  A pooled query or document without a text is a located error (the file and
+    the pair's id)."""
+    from tierank.io.beir import find_texts, read_jsonl
+
+    if data is not None:
+        dq, dd = find_texts(data)
+    elif queries is None or docs is None:
+        raise TierankInputError(
+            [Problem("", None, "give --data DIR, or both --queries FILE and --docs FILE")]
+        )
+    qfile = Path(queries) if queries is not None else dq
+    dfile = Path(docs) if docs is not None else dd
+    need_q = set(pool)
+    need_d = {d for ds in pool.values() for d in ds}
+    qtexts = {
+        str(r["_id"]): str(r.get("text", ""))
+        for r in read_jsonl(qfile, lambda r: str(r["_id"]) in need_q)
+    }
+    dtexts = {}
+    for r in read_jsonl(dfile, lambda r: str(r["_id"]) in need_d):
+        title, text = str(r.get("title") or ""), str(r.get("text") or "")
+        dtexts[str(r["_id"])] = f"{title} {text}".strip() if title else text
+    problems = [
+        Problem(str(qfile), None, f"query {quote(q)} is in the pool but has no text here")
+        for q in sorted(need_q - set(qtexts))
+    ]
+    problems += [
+        Problem(str(dfile), None, f"document {quote(d)} is in the pool but has no text here")
+        for d in sorted(need_d - set(dtexts))
+    ]
+    if problems:
+        more = len(problems) - MAX_PROBLEMS
+        shown = problems[:MAX_PROBLEMS]
+        if more > 0:
+            shown.append(Problem("", None, f"{more} more pairs without a text"))
+        raise TierankInputError(shown)
+    return qtexts, dtexts, (qfile, dfile)
+
+
+@dataclass
+class JudgeResult:
+    """What `judge` returns: the label distributions (the pool's order), the judge's settings and
+    where the time went (``model_s``: the forward passes of the queries scored now; ``cached``: the
+    queries taken from the cache)."""
+
+    labels: LabelDistributions
+    settings: dict[str, Any] = field(default_factory=dict)
+    model_s: float = 0.0
+    cached: int = 0
+
+
+def _cache_problem(rec: Mapping[str, Any], n_docs: int, width: int) -> str | None:
+    """Why a cached record's ``probs`` cannot be used (None: they can)."""
+    probs = rec.get("probs")
+    if not isinstance(probs, list) or len(probs) != n_docs:
+        return "probs is not one row per document"
+    for row in probs:
+        if not isinstance(row, list) or len(row) != width:
+            return f"a probs row does not hold {width} probabilities"
+        if not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
+            for x in row
+        ):
+            return "a probability is not a finite non-negative number"
+        if abs(sum(row) - 1.0) > SUM_TOLERANCE:
+            return "a probs row does not sum to 1"
+    return None
+
+
+def check_settings(
+    model: str = "smollm2",
+    regime: str = "bf16->fp32:head",
+    scale: str = "0-3",
+    batch_size: int = 8,
+    max_doc_tokens: int = 256,
+    device: str = "cpu",
+    source: bool = True,
+) -> tuple[ModelSpec, Variant, LabelScale, int, int, str]:
+    """The judge's settings checked before anything is read or loaded: the model spec, the variant (one
+    the ``yesno`` kind supports), the scale, batch size, document truncation and the resolved device
+    (``source``: the model's source must be a named one or exist on disk)."""
+    from tierank.hps.checks import check_batch_size, check_device, check_positive, resolve_device
+
+    spec = label_model(model)
+    variant: Variant = parse_variant(regime)
+    sc = parse_scale(scale)
+    batch_size = check_batch_size(batch_size)
+    max_doc_tokens = check_positive(max_doc_tokens, "max doc tokens")
+    check_model(spec, [variant], source=source)
+    return spec, variant, sc, batch_size, max_doc_tokens, resolve_device(check_device(device))
+
+
+def judge(
+    pool: Mapping[str, Sequence[str]],
+    queries: Mapping[str, str],
+    docs: Mapping[str, str],
+    *,
+    model: str = "smollm2",
+    regime: str = "bf16->fp32:head",
+    scale: str = "0-3",
+    batch_size: int = 8,
+    max_doc_tokens: int = 256,
+    device: str = "cpu",
+    cache_dir: str | os.PathLike | None = None,
+    scorer: Any = None,
+    progress: Callable[[int], Any] | None = None,
+    warn: Callable[[str], Any] | None = None,
+    source: str = "judge",
+) -> JudgeResult:
+    """Label distributions of the ``pool``'s pairs (``{qid: [docid, ...]}``) judged by ``model``.
+
+    ``regime``: one variant of `tierank.hps.variants` the yes/no model kind supports (default
+    ``bf16->fp32:head``); ``scale``: see the module docstring; ``batch_size`` prompts per forward pass;
+    ``max_doc_tokens`` the document's truncation.  ``cache_dir`` keeps each query's probabilities (a
+    re-run with the same settings scores nothing).  ``scorer``: an already loaded `YesNoScorer` made
+    with the scale's ``label_tokens`` and the regime's dtype (else it is loaded here).  ``progress`` is
+    called with the number of pairs after each query.
+
+    >>> from tierank.hps.judge import judge  # doctest: +SKIP
+    >>> judge({"q": ["d"]}, {"q": "tie"}, {"d": "a tie"}).labels.probs.shape  # doctest: +SKIP
+    (1, 4)
+    """
+    from tierank.hps.cache import ScoreCache
+
+    spec, variant, sc, batch_size, max_doc_tokens, dev = check_settings(
+        model, regime, scale, batch_size, max_doc_tokens, device, source=scorer is None
+    )
+    loaded: list[Any] = [] if scorer is None else [scorer]
+
+    def load() -> Any:  # loaded on the first pair the cache does not hold
+        if not loaded:
+            loaded.append(
+                scorer_class(spec.family)(
+                    spec.source,
+                    model_dtype=variant.model_dtype,
+                    batch_size=batch_size,
+                    max_doc_tokens=max_doc_tokens,
+                    device=dev,
+                    label_tokens=sc.tokens,
+                )
+            )
+        if len(loaded[0].label_ids) != len(sc.tokens):
+            raise TierankInputError(
+                f"the scorer reads {len(loaded[0].label_ids)} answer tokens; scale {sc.name} needs "
+                f"{len(sc.tokens)} ({', '.join(sc.tokens)})"
+            )
+        return loaded[0]
+
+    prompt_digest = hashlib.sha1(sc.template().encode()).hexdigest()[:12]
+    cache = None
+    if cache_dir is not None:
+        key = cache_key(spec, variant, batch_size, dev, {"max_doc_tokens": max_doc_tokens})
+        key.update({"task": "label", "scale": sc.name, "prompt": prompt_digest})
+        cache = ScoreCache(cache_dir, key, warn=warn)
+    qids: list[str] = []
+    dids: list[str] = []
+    rows: list[np.ndarray] = []
+    model_s, cached, done = 0.0, 0, 0
+    for q, docids in pool.items():
+        docids = list(docids)
+        rec = cache.get(q, docids) if cache is not None else None
+        if rec is not None:
+            why = _cache_problem(rec, len(docids), len(sc.tokens))
+            if why is None:
+                probs = np.asarray(rec["probs"], dtype=np.float64).reshape(len(docids), -1)
+                cached += 1
+            else:
+                (warn or (lambda m: None))(
+                    f"{cache.path if cache else ''}: query {q!r}: unusable cached labels ({why}); judged again"
+                )
+                rec = None
+        if rec is None:
+            m = load()
+            if sc.prompt == "graded":
+                texts = [m.graded_prompt(queries[q], docs[d], sc.top) for d in docids]
+            else:
+                texts = [m.prompt(queries[q], docs[d]) for d in docids]
+            t0 = time.perf_counter()
+            probs = np.asarray(m.label_distributions(texts, variant), dtype=np.float64)
+            spent = time.perf_counter() - t0
+            model_s += spent
+            if cache is not None:
+                cache.set_metadata(m.metadata())
+                cache.append(
+                    {
+                        "query": q,
+                        "docids": docids,
+                        "scores": (probs @ np.arange(probs.shape[1])).tolist(),
+                        "probs": probs.tolist(),
+                        "model_s": spent,
+                        "scoring_s": 0.0,
+                    }
+                )
+        qids += [q] * len(docids)
+        dids += docids
+        rows.append(probs)
+        done += len(docids)
+        if progress is not None:
+            progress(done)
+    width = len(sc.tokens)
+    probs_all = np.vstack(rows) if rows else np.zeros((0, width))
+    labels = LabelDistributions(
+        np.asarray(qids, dtype=object), np.asarray(dids, dtype=object), probs_all, source
+    )
+    meta = loaded[0].metadata() if loaded else (cache.metadata if cache is not None else None) or {}
+    head = (
+        "fp32" if variant.level == "head" or variant.model_dtype == "fp32" else variant.model_dtype
+    )
+    settings = {
+        "model": spec.name,
+        "model_file": str(meta.get("model", spec.source)),
+        "regime": variant.name,
+        "model_dtype": variant.model_dtype,
+        "head_dtype": head,
+        "softmax_dtype": variant.scoring_dtype if variant.level != "head" else "fp32",
+        "scale": sc.name,
+        "answer_tokens": list(sc.tokens),
+        "prompt": sc.prompt,
+        "prompt_sha1": prompt_digest,
+        "batch_size": batch_size,
+        "max_doc_tokens": max_doc_tokens,
+        "device": str(dev),
+    }
+    return JudgeResult(labels, settings, model_s, cached)
+
+
+def mode_grades(labels: LabelDistributions) -> np.ndarray:
+    """Per pair the most probable grade (the lowest of equally probable ones): the judge's hard label."""
+    return np.argmax(labels.probs, axis=1).astype(np.float64)
+
+
+def _jsonl(labels: LabelDistributions) -> bytes:
+    lines = [
+        json.dumps({"qid": q, "docid": d, "probs": p})
+        for q, d, p in zip(
+            labels.qid.tolist(), labels.docid.tolist(), labels.probs.tolist(), strict=True
+        )
+    ]
+    return ("\n".join(lines) + "\n").encode() if lines else b""
+
+
+def write_labels(
+    labels: LabelDistributions, path: str | os.PathLike, protect: Sequence[Any] = ()
+) -> None:
+    """Write ``labels`` in the layout its name says: ``.jsonl`` (``.jsonl.gz``) and ``.parquet`` with the
+    fields ``qid, docid, probs``, else ``qid 0 docid p0 .. pK`` text (gzip where it ends in ``.gz``); the
+    numbers in their shortest round-trip form, so `read_distributions` gives them back exactly.  Written
+    atomically; ``protect``: inputs it must not overwrite."""
+    import gzip
+
+    from tierank.io.distributions import format_distributions
+    from tierank.io.writers import write_atomic
+
+    p = os.fspath(path)
+    low = p.lower()
+    if low.endswith(".parquet"):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.table(
+            {
+                "qid": pa.array(labels.qid.tolist(), pa.string()),
+                "docid": pa.array(labels.docid.tolist(), pa.string()),
+                "probs": pa.array(labels.probs.tolist(), pa.list_(pa.float64())),
+            }
+        )
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink)
+        write_atomic(p, sink.getvalue().to_pybytes(), protect=protect)
+        return
+    data = (
+        _jsonl(labels)
+        if low.endswith((".jsonl", ".jsonl.gz"))
+        else format_distributions(labels).encode()
+    )
+    if low.endswith(".gz"):
+        data = gzip.compress(data, 9, mtime=0)
+    write_atomic(p, data, protect=protect)
+
+
+def write_grades(
+    labels: LabelDistributions, path: str | os.PathLike, protect: Sequence[Any] = ()
+) -> None:
+    """The most probable grade of each pair (`mode_grades`) as TREC qrels ``qid 0 docid grade``."""
+    from tierank.io.writers import write_atomic
+
+    g = mode_grades(labels).astype(np.int64)
+    lines = [
+        f"{q} 0 {d} {k}"
+        for q, d, k in zip(labels.qid.tolist(), labels.docid.tolist(), g.tolist(), strict=True)
+    ]
+    write_atomic(os.fspath(path), ("\n".join(lines) + "\n") if lines else "", protect=protect)
