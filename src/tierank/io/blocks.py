@@ -39,86 +39,102 @@ def _raw_blocks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
     compressed otherwise (bzip2, xz, zstd, zip, or gzip twice) is refused as the in-memory reader
     refuses it ([`lexer.check_compression`][tierank.io.blocks.lexer.check_compression])."""
     src = str(path)
+    with _opened(path, src) as fh:
+        step = max(1, min(_READ, size))
+        head = fh.read(max(step, 64))  # enough to see the gzip magic, whatever the block size
+        if head.startswith(lexer.GZIP_MAGIC):
+            yield from _gunzipped(fh, head, step, src)
+            return
+        lexer.check_compression(head[:_SNIFF], src)
+        chunk = head
+        while chunk:
+            yield chunk
+            chunk = fh.read(size)
+
+
+def _opened(path: str | os.PathLike, src: str):
+    """``path`` open for reading bytes: a local file, ``-`` (standard input) or any filesystem pyarrow
+    supports (s3://, gs://, hdfs://, file://); else [`TierankInputError`][tierank.errors.TierankInputError] in one line."""
     try:
-        if "://" in src:  # any filesystem pyarrow supports (s3://, gs://, hdfs://, file://)
+        if "://" in src:
             import pyarrow.fs as pafs
 
             fs, inner = pafs.FileSystem.from_uri(src)
-            fh = fs.open_input_stream(inner, compression=None)
-        else:
-            fh = open(lexer.stdin_or(path), "rb")
+            return fs.open_input_stream(inner, compression=None)
+        return open(lexer.stdin_or(path), "rb")
     except (OSError, ValueError) as e:
         raise TierankInputError(
             [Problem(src, None, f"cannot read ({getattr(e, 'strerror', None) or e})")]
         ) from None
-    with fh:
-        step = max(1, min(_READ, size))
-        head = fh.read(max(step, 64))  # enough to see the gzip magic, whatever the block size
-        if not head.startswith(lexer.GZIP_MAGIC):
-            lexer.check_compression(head[:_SNIFF], src)
-            chunk = head
-            while chunk:
-                yield chunk
-                chunk = fh.read(size)
-            return
-        d = zlib.decompressobj(wbits=31)
-        raw = head
-        read = len(head)  # compressed bytes read so far
-        first: bytes | None = (
-            b""  # the first decompressed bytes, held until there are enough to check
-        )
-        while True:
+
+
+def _gunzipped(fh, head: bytes, step: int, src: str) -> Iterator[bytes]:
+    """The decompressed bytes of the gzip data in ``fh`` (its first bytes ``head`` already read), every
+    member in turn, read ``step`` bytes at a time; data compressed again inside is refused."""
+    d = zlib.decompressobj(wbits=31)
+    raw = head
+    read = len(head)  # compressed bytes read so far
+    first: bytes | None = b""  # the first decompressed bytes, held until there are enough to check
+    while True:
+        if not raw:
+            raw = fh.read(step)
             if not raw:
-                raw = fh.read(step)
-                if not raw:
-                    break
-                read += len(raw)
-            try:
-                out = d.decompress(raw)
-            except zlib.error as e:
-                raise TierankInputError([Problem(src, None, f"corrupt gzip data ({e})")]) from None
-            raw = b""
-            if out and first is not None:
-                first += out
-                out = b""
-                if len(first) >= _SNIFF:
-                    lexer.check_compression(first[:_SNIFF], src, inner=True)
-                    out, first = first, None
-            if out:
-                yield out
-            if d.eof:  # as lexer.gunzip: another member, or zero padding to the end, or nothing
-                rest = d.unused_data
-                end = read - len(rest)  # where this member ends in the file
-                while len(rest) < len(lexer.GZIP_MAGIC):
-                    more = fh.read(step)
-                    if not more:
-                        break
-                    read += len(more)
-                    rest += more
-                if rest.startswith(lexer.GZIP_MAGIC):
-                    d = zlib.decompressobj(wbits=31)
-                    raw = rest
-                    continue
-                while rest:
-                    if rest.strip(b"\x00"):
-                        raise TierankInputError(
-                            [
-                                Problem(
-                                    src,
-                                    None,
-                                    f"unexpected data after the end of the gzip stream (at byte {end:,})",
-                                )
-                            ]
-                        )
-                    rest = fh.read(step)
                 break
-        if first:  # fewer decompressed bytes than the check looks at
-            lexer.check_compression(first, src, inner=True)
-            yield first
-        if not d.eof:
+            read += len(raw)
+        try:
+            out = d.decompress(raw)
+        except zlib.error as e:
+            raise TierankInputError([Problem(src, None, f"corrupt gzip data ({e})")]) from None
+        raw = b""
+        if out and first is not None:
+            first += out
+            out = b""
+            if len(first) >= _SNIFF:
+                lexer.check_compression(first[:_SNIFF], src, inner=True)
+                out, first = first, None
+        if out:
+            yield out
+        if d.eof:  # as lexer.gunzip: another member, or zero padding to the end, or nothing
+            member, read = _next_member(fh, d.unused_data, read, step, src)
+            if member is None:
+                break
+            d = zlib.decompressobj(wbits=31)
+            raw = member
+    if first:  # fewer decompressed bytes than the check looks at
+        lexer.check_compression(first, src, inner=True)
+        yield first
+    if not d.eof:
+        raise TierankInputError(
+            [Problem(src, None, "truncated gzip data: the compressed stream ends early")]
+        )
+
+
+def _next_member(fh, rest: bytes, read: int, step: int, src: str) -> tuple[bytes | None, int]:
+    """After a gzip member (``rest``: the bytes read past its end; ``read``: the compressed bytes read so
+    far): the start of the next member and the bytes read, or None at the end of the data (zero padding
+    to the end of the file is allowed; anything else is refused)."""
+    end = read - len(rest)  # where this member ends in the file
+    while len(rest) < len(lexer.GZIP_MAGIC):
+        more = fh.read(step)
+        if not more:
+            break
+        read += len(more)
+        rest += more
+    if rest.startswith(lexer.GZIP_MAGIC):
+        return rest, read
+    while rest:
+        if rest.strip(b"\x00"):
             raise TierankInputError(
-                [Problem(src, None, "truncated gzip data: the compressed stream ends early")]
+                [
+                    Problem(
+                        src,
+                        None,
+                        f"unexpected data after the end of the gzip stream (at byte {end:,})",
+                    )
+                ]
             )
+        rest = fh.read(step)
+    return None, read
 
 
 def _parse(src: str, data: bytes, first_line: int, ranks: bool = True) -> Run:

@@ -74,6 +74,108 @@ def _tie_table(ties: Mapping, caption: str | None = None) -> Table:
     )
 
 
+def _eval_aggregate(result, tb: str, cols: list) -> Section:
+    """The aggregate section of an eval report: the means table with a ranges figure."""
+    from .plots import plot_ranges
+
+    agg = result.records(per_query=False)
+    return Section(
+        "Aggregate",
+        paragraphs=[f"Means over {len(result.qids)} queries. " + _EXPLAIN.format(tb=repr(tb))],
+        figures=[
+            FigureBlock(
+                plot_ranges(
+                    [
+                        {
+                            "name": r["measure"],
+                            **{k: r[k] for k in ("min", "max", "oblivious", "expected")},
+                        }
+                        for r in agg
+                    ],
+                    xlabel="mean over queries",
+                    title="Tie-aware range of every measure",
+                ),
+                caption="Each measure from its pessimal to its optimal tie ordering (segment), "
+                "oblivious value (circle) and expected value (triangle).",
+            )
+        ]
+        if agg and all(r["min"] is not None and r["max"] is not None for r in agg)
+        else [],
+        tables=[Table(agg, columns=["measure", *cols], labels=_STAT_LABELS)],
+    )
+
+
+def _eval_ties(result) -> Section:
+    """The tie summary section of an eval report."""
+    ties = result.ties
+    share = ties.get("share", 0.0)
+    return Section(
+        "Ties",
+        paragraphs=[
+            f"{ties.get('tied_docs', 0):,} of {ties.get('docs', 0):,} documents ({_pct(share)}) share their "
+            f"score with another document of the same query, in {ties.get('groups', 0):,} tie groups "
+            f"across {ties.get('queries_with_ties', 0):,} of {ties.get('queries', 0):,} queries; the "
+            f"largest group has {ties.get('largest', 0):,} documents."
+        ],
+        tables=[_tie_table(ties)],
+    )
+
+
+def _eval_curves(curves) -> Section:
+    """The cutoff section of an eval report: the figure, its numbers in a collapsed table."""
+    from .plots import plot_cutoff
+
+    return Section(
+        f"{curves.family}@k for k = 1..{int(curves.ks[-1])}",
+        figures=[
+            FigureBlock(
+                plot_cutoff(curves),
+                caption="Line: expected value; x: oblivious value; shaded: [min, max] over tie "
+                "orderings. Means over queries.",
+            )
+        ],
+        tables=[
+            Table(
+                curves.records(),
+                columns=[
+                    "run",
+                    "k",
+                    "oblivious",
+                    "expected",
+                    "min",
+                    "max",
+                    "range",
+                    "bias",
+                    "std",
+                ],
+                caption="the numbers behind the figure",
+                collapsed=True,
+            )
+        ],
+    )
+
+
+def _eval_per_query(result, per_query: int, cols: list) -> Section:
+    """The ``per_query`` (query, measure) rows of an eval report with the widest range."""
+    rows = [r for r in result.records(per_query=True) if r["query"] != "all"]
+    rows.sort(key=lambda r: -(r["range"] if r["range"] is not None else -1.0))
+    return Section(
+        "Most tie-affected queries",
+        paragraphs=[
+            f"The (query, measure) pairs with the widest range over tie orderings, widest first "
+            f"({min(per_query, len(rows))} of {len(rows)})."
+        ],
+        tables=[
+            Table(
+                rows,
+                columns=["query", "measure", *cols],
+                labels=_STAT_LABELS,
+                max_rows=int(per_query),
+            )
+        ],
+    )
+
+
 def eval_report(
     result, curves=None, *, per_query: int | None = PER_QUERY_ROWS, title: str | None = None
 ) -> str:
@@ -96,103 +198,14 @@ def eval_report(
     -------
     str
     """
-    from .plots import plot_cutoff, plot_ranges
-
     st = result.settings
     tb = st.get("tie_break", "trec_eval")
     cols = list(result.columns)
-    agg = result.records(per_query=False)
-    sections = [
-        Section(
-            "Aggregate",
-            paragraphs=[f"Means over {len(result.qids)} queries. " + _EXPLAIN.format(tb=repr(tb))],
-            figures=[
-                FigureBlock(
-                    plot_ranges(
-                        [
-                            {
-                                "name": r["measure"],
-                                **{k: r[k] for k in ("min", "max", "oblivious", "expected")},
-                            }
-                            for r in agg
-                        ],
-                        xlabel="mean over queries",
-                        title="Tie-aware range of every measure",
-                    ),
-                    caption="Each measure from its pessimal to its optimal tie ordering (segment), "
-                    "oblivious value (circle) and expected value (triangle).",
-                )
-            ]
-            if agg and all(r["min"] is not None and r["max"] is not None for r in agg)
-            else [],
-            tables=[Table(agg, columns=["measure", *cols], labels=_STAT_LABELS)],
-        )
-    ]
-    ties = result.ties
-    share = ties.get("share", 0.0)
-    sections.append(
-        Section(
-            "Ties",
-            paragraphs=[
-                f"{ties.get('tied_docs', 0):,} of {ties.get('docs', 0):,} documents ({_pct(share)}) share their "
-                f"score with another document of the same query, in {ties.get('groups', 0):,} tie groups "
-                f"across {ties.get('queries_with_ties', 0):,} of {ties.get('queries', 0):,} queries; the "
-                f"largest group has {ties.get('largest', 0):,} documents."
-            ],
-            tables=[_tie_table(ties)],
-        )
-    )
+    sections = [_eval_aggregate(result, tb, cols), _eval_ties(result)]
     if curves is not None:
-        sections.append(
-            Section(
-                f"{curves.family}@k for k = 1..{int(curves.ks[-1])}",
-                figures=[
-                    FigureBlock(
-                        plot_cutoff(curves),
-                        caption="Line: expected value; x: oblivious value; shaded: [min, max] over tie "
-                        "orderings. Means over queries.",
-                    )
-                ],
-                tables=[
-                    Table(
-                        curves.records(),
-                        columns=[
-                            "run",
-                            "k",
-                            "oblivious",
-                            "expected",
-                            "min",
-                            "max",
-                            "range",
-                            "bias",
-                            "std",
-                        ],
-                        caption="the numbers behind the figure",
-                        collapsed=True,
-                    )
-                ],
-            )
-        )
+        sections.append(_eval_curves(curves))
     if per_query:
-        rows = [r for r in result.records(per_query=True) if r["query"] != "all"]
-        rows.sort(key=lambda r: -(r["range"] if r["range"] is not None else -1.0))
-        sections.append(
-            Section(
-                "Most tie-affected queries",
-                paragraphs=[
-                    f"The (query, measure) pairs with the widest range over tie orderings, widest first "
-                    f"({min(per_query, len(rows))} of {len(rows)})."
-                ],
-                tables=[
-                    Table(
-                        rows,
-                        columns=["query", "measure", *cols],
-                        labels=_STAT_LABELS,
-                        max_rows=int(per_query),
-                    )
-                ],
-            )
-        )
+        sections.append(_eval_per_query(result, per_query, cols))
     sub = f"run {st.get('run', '?')} · qrels {st.get('qrels', '?')} · tie-break {tb}"
     extras = [f"{k}={st[k]}" for k in ("rel", "complete", "candidates_only", "unjudged") if k in st]
     if extras:
@@ -284,64 +297,57 @@ _FOREST_CAPTION = (
 )
 
 
-def compare_report(comparison, *, title: str | None = None) -> str:
-    """HTML report of a [`Comparison`][tierank.analysis.compare.Comparison].
-
-    The ranges figure (one segment per system), the forest plot (each system's CI over queries beside its
-    tie range, [`plot_forest`][tierank.report.plots.plot_forest]), the systems table, the pairs table
-    (flags as words, flagged pairs highlighted) and, with a band, the band summary.
-    """
+def _compare_systems(c, tb: str) -> Section:
+    """The systems section of a compare report: the ranges figure, the forest plot and the systems table."""
     from .plots import plot_forest, plot_ranges
 
-    c = comparison
-    tb = c.settings.get("tie_break", "trec_eval")
     sys_cols = ["name", "oblivious", "expected", "min", "max", "range", "bias", "std"]
     sys_rows = [{k: getattr(s, k) for k in sys_cols} for s in c.systems]
     if c.banded_systems is not None:
         for r, b in zip(sys_rows, c.banded_systems):
             r["expected_banded"] = b.expected
         sys_cols.append("expected_banded")
-    nflip = sum(p.order_flip for p in c.pairs)
-    nund = sum(p.undecidable for p in c.pairs)
-    sections = [
-        Section(
-            "Systems",
-            paragraphs=[
-                {"sum": "Sums", "geometric_mean": "Geometric means"}.get(
-                    c.inference.get("aggregator", "mean"), "Means"
-                )
-                + f" of {c.measure} over the {len(c.queries)} queries common to all systems"
-                + (f" ({c.dropped_queries} others left out). " if c.dropped_queries else ". ")
-                + _EXPLAIN.format(tb=repr(tb)),
-                f"Kendall's tau between the system orders by oblivious and by expected mean: "
-                f"{format_value(c.kendall_tau)}; by min and by max mean: {format_value(c.kendall_tau_min_max)}.",
-            ],
-            figures=[
-                FigureBlock(
-                    plot_ranges(c),
-                    caption="Each system from its pessimal to its optimal tie ordering "
-                    "(segment), oblivious (circle) and expected (triangle) mean; "
-                    "overlapping segments cannot be ordered from these scores.",
-                )
-            ]
-            + (
-                [FigureBlock(plot_forest(c), caption=_FOREST_CAPTION)]
-                if all(s.ci_low is not None and s.ci_high is not None for s in c.systems)
-                else []
-            ),
-            tables=[
-                Table(
-                    sys_rows,
-                    columns=sys_cols,
-                    labels={
-                        "name": "system",
-                        **_STAT_LABELS,
-                        "expected_banded": f"expected band{c.band:g}" if c.band is not None else "",
-                    },
-                )
-            ],
-        )
-    ]
+    return Section(
+        "Systems",
+        paragraphs=[
+            {"sum": "Sums", "geometric_mean": "Geometric means"}.get(
+                c.inference.get("aggregator", "mean"), "Means"
+            )
+            + f" of {c.measure} over the {len(c.queries)} queries common to all systems"
+            + (f" ({c.dropped_queries} others left out). " if c.dropped_queries else ". ")
+            + _EXPLAIN.format(tb=repr(tb)),
+            f"Kendall's tau between the system orders by oblivious and by expected mean: "
+            f"{format_value(c.kendall_tau)}; by min and by max mean: {format_value(c.kendall_tau_min_max)}.",
+        ],
+        figures=[
+            FigureBlock(
+                plot_ranges(c),
+                caption="Each system from its pessimal to its optimal tie ordering "
+                "(segment), oblivious (circle) and expected (triangle) mean; "
+                "overlapping segments cannot be ordered from these scores.",
+            )
+        ]
+        + (
+            [FigureBlock(plot_forest(c), caption=_FOREST_CAPTION)]
+            if all(s.ci_low is not None and s.ci_high is not None for s in c.systems)
+            else []
+        ),
+        tables=[
+            Table(
+                sys_rows,
+                columns=sys_cols,
+                labels={
+                    "name": "system",
+                    **_STAT_LABELS,
+                    "expected_banded": f"expected band{c.band:g}" if c.band is not None else "",
+                },
+            )
+        ],
+    )
+
+
+def _compare_pairs(c) -> Section:
+    """The pairs section of a compare report: the pairs table, flags as words, flagged pairs highlighted."""
     # the chosen test's statistic under its own header: t or W; none for the sampled tests (theirs is Δ expected)
     from ..analysis.paired import REGISTRY
 
@@ -372,64 +378,79 @@ def compare_report(comparison, *, title: str | None = None) -> str:
             }
         )
         classes.append("flag" if (p.order_flip or p.undecidable) else None)
-    sections.append(
-        Section(
-            "Pairs",
-            paragraphs=[
-                f"{len(c.pairs)} pairs, A ranked above B by expected mean: {nflip} flipped (the oblivious means "
-                f"order them the other way round), {nund} undecidable (their [min, max] intervals overlap, so tie "
-                f"orderings alone could reverse or level them). Two-sided paired {test.display} over queries on "
-                f"expected values (p) and oblivious ones (p obl); significant: p < {c.alpha:g}. "
-                "Highlighted: flipped or undecidable pairs."
-                + (
-                    f" Tests and intervals on {c.inference.get('on')}."
-                    if c.inference.get("aggregator", "mean") != "mean"
-                    else ""
-                )
-                + (" Notes: " + "; ".join(c.notes) + "." if c.notes else "")
-            ],
-            tables=[
-                Table(
-                    pair_rows,
-                    columns=pair_cols,
-                    row_classes=classes,
-                    labels={
-                        "a": "A",
-                        "b": "B",
-                        "diff_expected": "Δ expected",
-                        "diff_oblivious": "Δ oblivious",
-                        "p_oblivious": "p obl",
-                        "statistic": stat or "",
-                        "p_banded": f"p band{c.band:g}" if c.band is not None else "",
-                    },
-                    formats={
-                        "statistic": lambda v: "-" if v is None or math.isnan(v) else f"{v:.3f}",
-                        "p": _p_value,
-                        "p_oblivious": _p_value,
-                        "p_banded": _p_value,
-                    },
-                )
-            ],
-        )
-    )
-    if c.band_summary is not None:
-        bs = {k: v for k, v in c.band_summary.items() if not isinstance(v, (dict, list, tuple))}
-        sections.append(
-            Section(
-                f"Rank bands (rho = {c.band:g})",
-                paragraphs=[
-                    "Significance of the pairs before and after scoring every run into "
-                    "geometric rank bands (Yang, Moffat & Turpin, Figure 4)."
-                ],
-                tables=[
-                    Table(
-                        [bs],
-                        labels={k: k.replace("pct_", "% ").replace("_", " ") for k in bs},
-                        formats={"rho": lambda v: f"{v:g}", "alpha": lambda v: f"{v:g}"},
-                    )
-                ],
+    nflip = sum(p.order_flip for p in c.pairs)
+    nund = sum(p.undecidable for p in c.pairs)
+    return Section(
+        "Pairs",
+        paragraphs=[
+            f"{len(c.pairs)} pairs, A ranked above B by expected mean: {nflip} flipped (the oblivious means "
+            f"order them the other way round), {nund} undecidable (their [min, max] intervals overlap, so tie "
+            f"orderings alone could reverse or level them). Two-sided paired {test.display} over queries on "
+            f"expected values (p) and oblivious ones (p obl); significant: p < {c.alpha:g}. "
+            "Highlighted: flipped or undecidable pairs."
+            + (
+                f" Tests and intervals on {c.inference.get('on')}."
+                if c.inference.get("aggregator", "mean") != "mean"
+                else ""
             )
-        )
+            + (" Notes: " + "; ".join(c.notes) + "." if c.notes else "")
+        ],
+        tables=[
+            Table(
+                pair_rows,
+                columns=pair_cols,
+                row_classes=classes,
+                labels={
+                    "a": "A",
+                    "b": "B",
+                    "diff_expected": "Δ expected",
+                    "diff_oblivious": "Δ oblivious",
+                    "p_oblivious": "p obl",
+                    "statistic": stat or "",
+                    "p_banded": f"p band{c.band:g}" if c.band is not None else "",
+                },
+                formats={
+                    "statistic": lambda v: "-" if v is None or math.isnan(v) else f"{v:.3f}",
+                    "p": _p_value,
+                    "p_oblivious": _p_value,
+                    "p_banded": _p_value,
+                },
+            )
+        ],
+    )
+
+
+def _compare_bands(c) -> Section:
+    """The rank bands section of a compare report: the band summary."""
+    bs = {k: v for k, v in c.band_summary.items() if not isinstance(v, (dict, list, tuple))}
+    return Section(
+        f"Rank bands (rho = {c.band:g})",
+        paragraphs=[
+            "Significance of the pairs before and after scoring every run into "
+            "geometric rank bands (Yang, Moffat & Turpin, Figure 4)."
+        ],
+        tables=[
+            Table(
+                [bs],
+                labels={k: k.replace("pct_", "% ").replace("_", " ") for k in bs},
+                formats={"rho": lambda v: f"{v:g}", "alpha": lambda v: f"{v:g}"},
+            )
+        ],
+    )
+
+
+def compare_report(comparison, *, title: str | None = None) -> str:
+    """HTML report of a [`Comparison`][tierank.analysis.compare.Comparison].
+
+    The ranges figure (one segment per system), the forest plot (each system's CI over queries beside its
+    tie range, [`plot_forest`][tierank.report.plots.plot_forest]), the systems table, the pairs table
+    (flags as words, flagged pairs highlighted) and, with a band, the band summary.
+    """
+    c = comparison
+    tb = c.settings.get("tie_break", "trec_eval")
+    sections = [_compare_systems(c, tb), _compare_pairs(c)]
+    if c.band_summary is not None:
+        sections.append(_compare_bands(c))
     return render_report(
         title or f"tierank compare: {c.measure}",
         sections,
@@ -559,21 +580,46 @@ def check_rerank_table(doc, source: str = "table.json") -> Mapping:
     return doc
 
 
-def rerank_report(result, *, title: str | None = None, source: str = "table.json") -> str:
-    """HTML report of the rerank protocol: per measure a ranges figure and Table 1's rows.
+#: the columns of a rerank report's tables, their labels and cell formats
+_RERANK_COLS = [
+    "variant",
+    "fp32",
+    "oblivious",
+    "expected",
+    "min",
+    "max",
+    "range",
+    "bias",
+    "tied_share",
+    "tie_groups",
+    "max_group",
+    "model_s",
+    "scoring_ms",
+    "hps_overhead",
+]
+_RERANK_LABELS = {
+    "variant": "regime",
+    "fp32": "FP32",
+    **_STAT_LABELS,
+    "tied_share": "tied",
+    "tie_groups": "groups",
+    "max_group": "largest",
+    "model_s": "model s",
+    "scoring_ms": "scoring ms",
+    "hps_overhead": "HPS overhead",
+}
+_RERANK_FORMATS = {
+    "tied_share": _pct,
+    "hps_overhead": _or_dash("{:+.3%}"),
+    "model_s": _or_dash("{:.2f}"),
+    "scoring_ms": _or_dash("{:.2f}"),
+    "tie_groups": _or_dash("{:,}"),
+    "max_group": _or_dash("{:,}"),
+}
 
-    ``result`` is a [`ProtocolResult`][tierank.hps.record.ProtocolResult] or the
-    mapping stored in ``table.json`` (``settings`` and ``rows``), checked with
-    [`check_rerank_table`][tierank.report.html.check_rerank_table] (``source`` names it in the errors).
-    """
-    from .plots import plot_ranges
 
-    if isinstance(result, Mapping) or not (hasattr(result, "settings") and hasattr(result, "rows")):
-        doc = result
-    else:
-        doc = {"settings": result.settings, "rows": result.rows}
-    check_rerank_table(doc, source)
-    st, rows = doc["settings"], doc["rows"]
+def _rerank_setting(st: Mapping) -> Section:
+    """A rerank report's setting section: the model, the data, the columns explained."""
     tb = st.get("tie_break", "trec_eval")
     setting = (
         f"Model {st.get('model')} ({st.get('family')}), {st.get('queries')} queries, {st.get('candidates')} "
@@ -581,78 +627,66 @@ def rerank_report(result, *, title: str | None = None, source: str = "table.json
         + (f", reasoning budget {st['budget']} tokens" if "budget" in st else "")
         + "."
     )
-    sections = [
-        Section(
-            "Setting",
-            paragraphs=[
-                setting,
-                "FP32: the measure of the fp32 regime. " + _EXPLAIN.format(tb=repr(tb)),
-                "tied: share of candidates in tie groups; model s: the forward pass, summed over queries; scoring ms: the "
-                "scoring step alone; HPS overhead: the FP32 scoring step's extra time over its low-precision twin, "
-                "relative to the forward pass (negative: FP32 scoring was faster).",
-            ],
-        )
+    return Section(
+        "Setting",
+        paragraphs=[
+            setting,
+            "FP32: the measure of the fp32 regime. " + _EXPLAIN.format(tb=repr(tb)),
+            "tied: share of candidates in tie groups; model s: the forward pass, summed over queries; scoring ms: the "
+            "scoring step alone; HPS overhead: the FP32 scoring step's extra time over its low-precision twin, "
+            "relative to the forward pass (negative: FP32 scoring was faster).",
+        ],
+    )
+
+
+def _rerank_measure(m: str, rows: list) -> Section:
+    """A rerank report's section of measure ``m``: its ranges figure and its rows."""
+    from .plots import plot_ranges
+
+    mrows = [r for r in rows if r["measure"] == m]
+    ranges = [
+        {"name": r["variant"], **{k: r[k] for k in ("min", "max", "oblivious", "expected")}}
+        for r in mrows
     ]
-    cols = [
-        "variant",
-        "fp32",
-        "oblivious",
-        "expected",
-        "min",
-        "max",
-        "range",
-        "bias",
-        "tied_share",
-        "tie_groups",
-        "max_group",
-        "model_s",
-        "scoring_ms",
-        "hps_overhead",
-    ]
-    labels = {
-        "variant": "regime",
-        "fp32": "FP32",
-        **_STAT_LABELS,
-        "tied_share": "tied",
-        "tie_groups": "groups",
-        "max_group": "largest",
-        "model_s": "model s",
-        "scoring_ms": "scoring ms",
-        "hps_overhead": "HPS overhead",
-    }
-    formats = {
-        "tied_share": _pct,
-        "hps_overhead": _or_dash("{:+.3%}"),
-        "model_s": _or_dash("{:.2f}"),
-        "scoring_ms": _or_dash("{:.2f}"),
-        "tie_groups": _or_dash("{:,}"),
-        "max_group": _or_dash("{:,}"),
-    }
-    for m in dict.fromkeys(r["measure"] for r in rows):
-        mrows = [r for r in rows if r["measure"] == m]
-        ranges = [
-            {"name": r["variant"], **{k: r[k] for k in ("min", "max", "oblivious", "expected")}}
-            for r in mrows
-        ]
-        classes = [
-            "flag" if (r.get("range") or 0) > 0 else None for r in mrows
-        ]  # range is optional
-        sections.append(
-            Section(
-                m,
-                paragraphs=[f"Highlighted: regimes whose ties leave {m} undetermined (range > 0)."],
-                figures=[
-                    FigureBlock(
-                        plot_ranges(ranges, m),
-                        caption=f"{m} per regime: [min, max] over tie orderings, "
-                        "oblivious (circle), expected (triangle).",
-                    )
-                ],
-                tables=[
-                    Table(mrows, columns=cols, labels=labels, formats=formats, row_classes=classes)
-                ],
+    classes = ["flag" if (r.get("range") or 0) > 0 else None for r in mrows]  # range is optional
+    return Section(
+        m,
+        paragraphs=[f"Highlighted: regimes whose ties leave {m} undetermined (range > 0)."],
+        figures=[
+            FigureBlock(
+                plot_ranges(ranges, m),
+                caption=f"{m} per regime: [min, max] over tie orderings, "
+                "oblivious (circle), expected (triangle).",
             )
-        )
+        ],
+        tables=[
+            Table(
+                mrows,
+                columns=_RERANK_COLS,
+                labels=_RERANK_LABELS,
+                formats=_RERANK_FORMATS,
+                row_classes=classes,
+            )
+        ],
+    )
+
+
+def rerank_report(result, *, title: str | None = None, source: str = "table.json") -> str:
+    """HTML report of the rerank protocol: per measure a ranges figure and Table 1's rows.
+
+    ``result`` is a [`ProtocolResult`][tierank.hps.record.ProtocolResult] or the
+    mapping stored in ``table.json`` (``settings`` and ``rows``), checked with
+    [`check_rerank_table`][tierank.report.html.check_rerank_table] (``source`` names it in the errors).
+    """
+    if isinstance(result, Mapping) or not (hasattr(result, "settings") and hasattr(result, "rows")):
+        doc = result
+    else:
+        doc = {"settings": result.settings, "rows": result.rows}
+    check_rerank_table(doc, source)
+    st, rows = doc["settings"], doc["rows"]
+    sections = [_rerank_setting(st)]
+    for m in dict.fromkeys(r["measure"] for r in rows):
+        sections.append(_rerank_measure(m, rows))
     return render_report(
         title or f"tierank rerank: {st.get('model')}",
         sections,

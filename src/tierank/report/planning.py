@@ -60,10 +60,8 @@ def _method_line(d) -> str:
     return METHODS[d.method]
 
 
-def meta_tables(mc) -> list[Table]:
-    """Per pair, the per-collection effects and the pooled effects of ``tierank compare`` over
-    collections (a `tierank.analysis.multi.MultiComparison`)."""
-    lvl = f"{100 * mc.level:g}%"
+def _effects_table(mc) -> Table:
+    """Per pair, the per-collection effects (mean difference, its standard error, d_z)."""
     head = Table(
         title=f"{mc.measure} over {count(len(mc.collections), 'collection')}: per collection, each pair's "
         "mean difference of expected values (a - b) with its standard error",
@@ -87,6 +85,12 @@ def meta_tables(mc) -> list[Table]:
             for e in p.effects
         ]
         head.add_row(text(f"{p.a} vs {p.b}"), *(text(c) for c in cells))
+    return head
+
+
+def _pooled_table(mc) -> Table:
+    """Per pair, the pooled effects: plain mean, fixed effect, random effects (DL, PM)."""
+    lvl = f"{100 * mc.level:g}%"
     pooled = Table(
         title=f"pooled over the collections: fixed effect and random effects (DerSimonian-Laird, "
         f"Paule-Mandel), {lvl} CIs; heterogeneity Q (p), I^2, tau^2",
@@ -98,52 +102,63 @@ def meta_tables(mc) -> list[Table]:
     for c in ("pair", "model", "effect", "CI", "p", "d_z [CI]", "Q (p)", "I^2", "tau^2"):
         pooled.add_column(c, justify="left" if c in ("pair", "model") else "right")
     for p in mc.pairs:
-        name = text(f"{p.a} vs {p.b}")
-        if not p.meta:
-            pooled.add_row(name, "plain", num(p.plain_mean), "-", "-", "-", "-", "-", "-")
-            pooled.add_row("", text(p.reason or "-"), *["-"] * 7)
-            continue
-        rows = [
-            ("plain", None, None, None),
-            ("fixed", p.meta["diff"]["dl"].fixed, p.meta["dz"]["dl"].fixed, None),
-            (
-                "random DL",
-                p.meta["diff"]["dl"].random,
-                p.meta["dz"]["dl"].random,
-                p.meta["diff"]["dl"],
-            ),
-            (
-                "random PM",
-                p.meta["diff"]["pm"].random,
-                p.meta["dz"]["pm"].random,
-                p.meta["diff"]["pm"],
-            ),
-        ]
-        het = p.meta["diff"]["dl"]
-        for model, r, z, m in rows:
-            if r is None:
-                pooled.add_row(
-                    name,
-                    model,
-                    num(p.plain_mean),
-                    *["-"] * 3,
-                    f"{het.q:.2f} ({het.q_p:.2g})",
-                    f"{100 * het.i2:.0f}%",
-                    "-",
-                )
-                continue
+        _add_pooled_rows(pooled, p)
+    return pooled
+
+
+def _add_pooled_rows(pooled: Table, p) -> None:
+    """Pair ``p``'s rows of the pooled table (its reason where it has no meta-analysis)."""
+    name = text(f"{p.a} vs {p.b}")
+    if not p.meta:
+        pooled.add_row(name, "plain", num(p.plain_mean), "-", "-", "-", "-", "-", "-")
+        pooled.add_row("", text(p.reason or "-"), *["-"] * 7)
+        return
+    rows = [
+        ("plain", None, None, None),
+        ("fixed", p.meta["diff"]["dl"].fixed, p.meta["dz"]["dl"].fixed, None),
+        (
+            "random DL",
+            p.meta["diff"]["dl"].random,
+            p.meta["dz"]["dl"].random,
+            p.meta["diff"]["dl"],
+        ),
+        (
+            "random PM",
+            p.meta["diff"]["pm"].random,
+            p.meta["dz"]["pm"].random,
+            p.meta["diff"]["pm"],
+        ),
+    ]
+    het = p.meta["diff"]["dl"]
+    for model, r, z, m in rows:
+        if r is None:
             pooled.add_row(
-                "",
+                name,
                 model,
-                num(r.effect),
-                text(f"[{num(r.ci_low)}, {num(r.ci_high)}]"),
-                pvalue(r.p),
-                text(f"{num(z.effect, 2)} [{num(z.ci_low, 2)}, {num(z.ci_high, 2)}]"),
-                "",
-                "",
-                "-" if m is None else f"{m.tau2:.2g}",
+                num(p.plain_mean),
+                *["-"] * 3,
+                f"{het.q:.2f} ({het.q_p:.2g})",
+                f"{100 * het.i2:.0f}%",
+                "-",
             )
-    return [head, pooled]
+            continue
+        pooled.add_row(
+            "",
+            model,
+            num(r.effect),
+            text(f"[{num(r.ci_low)}, {num(r.ci_high)}]"),
+            pvalue(r.p),
+            text(f"{num(z.effect, 2)} [{num(z.ci_low, 2)}, {num(z.ci_high, 2)}]"),
+            "",
+            "",
+            "-" if m is None else f"{m.tau2:.2g}",
+        )
+
+
+def meta_tables(mc) -> list[Table]:
+    """Per pair, the per-collection effects and the pooled effects of ``tierank compare`` over
+    collections (a `tierank.analysis.multi.MultiComparison`)."""
+    return [_effects_table(mc), _pooled_table(mc)]
 
 
 def _ci(r) -> str:

@@ -20,7 +20,7 @@ Examples
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rich.console import RenderableType
@@ -310,25 +310,8 @@ def _inference_note(c) -> str:
     return out + (" Notes: " + "; ".join(escape(n) for n in notes) + "." if notes else "")
 
 
-def compare_tables(comparison) -> list[Table]:
-    """The tables of ``tierank compare`` (a [`Comparison`][tierank.analysis.compare.Comparison]): systems, pairs
-    (their flags as words), and the band summary if any.
-
-    Examples
-    --------
-    >>> import io
-    >>> from rich.console import Console
-    >>> from tierank.analysis.compare import compare
-    >>> cmp = compare({"A": {"q": {"x": 2.0, "y": 1.0}}, "B": {"q": {"x": 1.0, "y": 1.0}}},
-    ...               {"q": {"x": 1}}, "P@1")
-    >>> console = Console(width=160, record=True, file=io.StringIO())
-    >>> for table in compare_tables(cmp):
-    ...     console.print(table)
-    >>> text = console.export_text()
-    >>> "undecidable" in text and "tierank compare: P@1" in text
-    True
-    """
-    c = comparison
+def _compare_systems(c) -> Table:
+    """The systems table of ``tierank compare``."""
     policy = escape(str(c.settings.get("tie_break", "trec_eval")))
     systems = Table(
         title=f"tierank compare: {c.measure}, {len(c.queries)} queries",
@@ -356,32 +339,42 @@ def compare_tables(comparison) -> list[Table]:
         if c.banded_systems is not None:
             row.append(num(c.banded_systems[i].expected))
         systems.add_row(*row)
+    return systems
 
+
+def _pairs_caption(c, corr, shortened: bool) -> str:
+    """The caption of the compare pairs table: the test, the flags and the columns explained (``corr``: the
+    correction, if any; ``shortened``: whether the pairs show shortened names)."""
+    return (
+        f"Two-sided paired {_test(c).display} over queries: "
+        f"p on expected values, p obl on oblivious "
+        f"ones; significant: {'p adj' if corr else 'p'} < {c.alpha:g}. FLIP: the oblivious "
+        "means order the pair the other way round. undecidable: the \\[min, max] intervals "
+        "of the means overlap, so tie orderings alone could reverse or level the comparison. "
+        "P(A>B): probability that "
+        "A's mean is above B's when both runs' ties are broken uniformly at random "
+        "(independently): normal approximation from the exact mean and variance of the "
+        "difference, and ≥ bound: Cantelli's distribution-free lower bound; both exact (1 or 0) "
+        "where no tie can change the difference or the \\[min, max] intervals do not overlap."
+        + (
+            f" p adj: p adjusted across all {c.settings.get('family', len(c.pairs))} "
+            f"{'tests' if 'family' in c.settings else 'pairs'} ({_CORRECTION_NAMES.get(corr, corr)})."
+            if corr
+            else ""
+        )
+        + (" A, B: the systems' names less what all of them share (…)." if shortened else "")
+        + _inference_note(c)
+    )
+
+
+def _compare_pairs(c) -> Table:
+    """The pairs table of ``tierank compare``, their flags as words."""
     corr = c.settings.get("correction")
     labels = distinct_labels([s.name for s in c.systems])
     shortened = any(k != v for k, v in labels.items())
     pairs = Table(
         title=f"pairs (A ranked above B by expected {c.measure})",
-        caption=(
-            f"Two-sided paired {_test(c).display} over queries: "
-            f"p on expected values, p obl on oblivious "
-            f"ones; significant: {'p adj' if corr else 'p'} < {c.alpha:g}. FLIP: the oblivious "
-            "means order the pair the other way round. undecidable: the \\[min, max] intervals "
-            "of the means overlap, so tie orderings alone could reverse or level the comparison. "
-            "P(A>B): probability that "
-            "A's mean is above B's when both runs' ties are broken uniformly at random "
-            "(independently): normal approximation from the exact mean and variance of the "
-            "difference, and ≥ bound: Cantelli's distribution-free lower bound; both exact (1 or 0) "
-            "where no tie can change the difference or the \\[min, max] intervals do not overlap."
-            + (
-                f" p adj: p adjusted across all {c.settings.get('family', len(c.pairs))} "
-                f"{'tests' if 'family' in c.settings else 'pairs'} ({_CORRECTION_NAMES.get(corr, corr)})."
-                if corr
-                else ""
-            )
-            + (" A, B: the systems' names less what all of them share (…)." if shortened else "")
-            + _inference_note(c)
-        ),
+        caption=_pairs_caption(c, corr, shortened),
         caption_justify="left",
     )
     # the chosen test's statistic: t or W; none for the sampled tests (theirs is Δ expected)
@@ -416,50 +409,54 @@ def compare_tables(comparison) -> list[Table]:
             row.append(pvalue(p.p_banded_adjusted if corr else p.p_banded))
         row.append(", ".join(p.flags))
         pairs.add_row(*row)
-    tables = [systems, pairs]
-
-    if c.band_summary is not None:
-        b = c.band_summary
-        band = Table(
-            title=f"significance before vs after banding (rho = {b['rho']:g}, alpha = {b['alpha']:g})",
-            caption=(
-                "before: the unbanded runs' per-query expected values; after: the banded runs' "
-                "(documents of a rank band tied). Percentages of all pairs."
-            ),
-            caption_justify="left",
-        )
-        for name in ("", "significant after", "not significant after"):
-            band.add_column(name, justify="left" if not name else "right")
-        cell = lambda k: f"{b[k]} ({b['pct_' + k]:.1f}%)"  # noqa: E731
-        band.add_row("significant before", cell("kept"), cell("false_negatives") + " false neg.")
-        band.add_row(
-            "not significant before", cell("false_positives") + " false pos.", cell("neither")
-        )
-        tables.append(band)
-    return tables
+    return pairs
 
 
-def leaderboard_tables(comparison) -> list[Table]:
-    """The tables of ``tierank compare --leaderboard``: systems sorted by E[M] with the tie interval,
-    the CI over queries, ranks by expected and by oblivious mean, the bootstrap rank interval and the
-    Tukey HSD group letters; then every pair whose order flips between oblivious and expected means.
+def _band_summary(b: Mapping) -> Table:
+    """Significance before vs after banding, of ``band_summary`` ``b``."""
+    band = Table(
+        title=f"significance before vs after banding (rho = {b['rho']:g}, alpha = {b['alpha']:g})",
+        caption=(
+            "before: the unbanded runs' per-query expected values; after: the banded runs' "
+            "(documents of a rank band tied). Percentages of all pairs."
+        ),
+        caption_justify="left",
+    )
+    for name in ("", "significant after", "not significant after"):
+        band.add_column(name, justify="left" if not name else "right")
+    cell = lambda k: f"{b[k]} ({b['pct_' + k]:.1f}%)"  # noqa: E731
+    band.add_row("significant before", cell("kept"), cell("false_negatives") + " false neg.")
+    band.add_row("not significant before", cell("false_positives") + " false pos.", cell("neither"))
+    return band
+
+
+def compare_tables(comparison) -> list[Table]:
+    """The tables of ``tierank compare`` (a [`Comparison`][tierank.analysis.compare.Comparison]): systems, pairs
+    (their flags as words), and the band summary if any.
 
     Examples
     --------
     >>> import io
     >>> from rich.console import Console
     >>> from tierank.analysis.compare import compare
-    >>> runs = {"A": {"q1": {"x": 2.0, "y": 1.0}, "q2": {"x": 2.0, "y": 1.0}, "q3": {"x": 1.0, "y": 1.0}},
-    ...         "B": {"q1": {"y": 2.0, "x": 1.0}, "q2": {"x": 1.0, "y": 1.0}, "q3": {"y": 2.0, "x": 1.0}}}
-    >>> cmp = compare(runs, {q: {"x": 1} for q in ("q1", "q2", "q3")}, "P@1", leaderboard=True,
-    ...               resamples=200, permutations=200)
+    >>> cmp = compare({"A": {"q": {"x": 2.0, "y": 1.0}}, "B": {"q": {"x": 1.0, "y": 1.0}}},
+    ...               {"q": {"x": 1}}, "P@1")
     >>> console = Console(width=160, record=True, file=io.StringIO())
-    >>> for table in leaderboard_tables(cmp):
+    >>> for table in compare_tables(cmp):
     ...     console.print(table)
-    >>> "leaderboard: P@1" in console.export_text()
+    >>> text = console.export_text()
+    >>> "undecidable" in text and "tierank compare: P@1" in text
     True
     """
     c = comparison
+    tables = [_compare_systems(c), _compare_pairs(c)]
+    if c.band_summary is not None:
+        tables.append(_band_summary(c.band_summary))
+    return tables
+
+
+def _leaderboard(c) -> Table:
+    """The leaderboard table of ``tierank compare --leaderboard``: systems sorted by E[M]."""
     st = c.settings
     ci_name = {"t": "Student t", "percentile": "bootstrap percentile", "bca": "bootstrap BCa"}.get(
         st.get("ci"), st.get("ci")
@@ -516,7 +513,13 @@ def leaderboard_tables(comparison) -> list[Table]:
             interval,
             s.group or "",
         )
+    return board
+
+
+def _order_flips(c) -> Table:
+    """Every pair whose order flips between oblivious and expected means."""
     flips = [p for p in c.pairs if p.order_flip]
+    st = c.settings
     corr = st.get("correction")
     out = Table(
         title=f"pairs whose order flips ({len(flips)} of {len(c.pairs)})",
@@ -542,7 +545,31 @@ def leaderboard_tables(comparison) -> list[Table]:
             num(p.diff_oblivious),
             pvalue(p.p_adjusted if corr else p.p),
         )
-    return [board, out]
+    return out
+
+
+def leaderboard_tables(comparison) -> list[Table]:
+    """The tables of ``tierank compare --leaderboard``: systems sorted by E[M] with the tie interval,
+    the CI over queries, ranks by expected and by oblivious mean, the bootstrap rank interval and the
+    Tukey HSD group letters; then every pair whose order flips between oblivious and expected means.
+
+    Examples
+    --------
+    >>> import io
+    >>> from rich.console import Console
+    >>> from tierank.analysis.compare import compare
+    >>> runs = {"A": {"q1": {"x": 2.0, "y": 1.0}, "q2": {"x": 2.0, "y": 1.0}, "q3": {"x": 1.0, "y": 1.0}},
+    ...         "B": {"q1": {"y": 2.0, "x": 1.0}, "q2": {"x": 1.0, "y": 1.0}, "q3": {"y": 2.0, "x": 1.0}}}
+    >>> cmp = compare(runs, {q: {"x": 1} for q in ("q1", "q2", "q3")}, "P@1", leaderboard=True,
+    ...               resamples=200, permutations=200)
+    >>> console = Console(width=160, record=True, file=io.StringIO())
+    >>> for table in leaderboard_tables(cmp):
+    ...     console.print(table)
+    >>> "leaderboard: P@1" in console.export_text()
+    True
+    """
+    c = comparison
+    return [_leaderboard(c), _order_flips(c)]
 
 
 # tierank bands

@@ -315,18 +315,7 @@ def evaluate_batches(
 ) -> Iterator[EvalResult]:
     """[`iter_evaluate`][tierank.stream.evaluate.iter_evaluate] with an [`tierank.evaluate.Evaluator`][tierank.evaluate.Evaluator] built once (its settings without
     ``complete``)."""
-    strings = [str(m) for m in evaluator.measures if getattr(m, "string_valued", False)]
-    if strings:
-        raise TierankInputError(
-            f"{', '.join(strings)}: a string per query, not streamed; evaluate it in memory "
-            "(without --jobs or --block-bytes)"
-        )
-    whole = [str(m) for m in evaluator.measures if not m.additive]
-    if whole:
-        raise TierankInputError(
-            f"{', '.join(whole)}: the summary over queries is not a sum of per-query terms "
-            "(it needs every query at once); evaluate it in memory (tierank.evaluate)"
-        )
+    _check_streamable(evaluator)
     src = str(run_path)
     check = GroupCheck(src, queries_seen)
     # after a refusal the rest of the file is only parsed, for its problems: the in-memory reader
@@ -351,13 +340,8 @@ def evaluate_batches(
     for qids, res, rows, lines in _in_order(tasks(), jobs, (evaluator,)):
         task = sent.popleft()
         if isinstance(qids, TierankInputError):  # located from the first line of its range or block
-            shift = 0
-            if task[0] == "range":
-                counter = counter or LineCounter(task[1])
-                shift = counter.before(task[2])
-            elif task[0] == "text" and task[3] is None:
-                shift = text_lines
-            problems.add(shift_problems(qids.problems, shift))
+            counter = counter or (LineCounter(task[1]) if task[0] == "range" else None)
+            problems.add(shift_problems(qids.problems, _lines_before(task, counter, text_lines)))
             failed[0] = True
             qids = res
         text_lines += lines or 0
@@ -387,16 +371,52 @@ def evaluate_batches(
                 notes["condensed_empty"] = True
         elif res is not None:
             yield res
-    if (
-        problems
-    ):  # the in-memory reader's problems (a run not grouped also says so: it cannot be streamed)
+    _raise_refusals(problems, evaluation, ungrouped)
+    if not any_rows:
+        raise EmptyRun([Problem(src, None, EMPTY_RUN)])
+
+
+def _check_streamable(evaluator: Evaluator) -> None:
+    """Refuse the measures a stream cannot evaluate: string-valued ones, and those whose summary over
+    queries is not a sum of per-query terms."""
+    strings = [str(m) for m in evaluator.measures if getattr(m, "string_valued", False)]
+    if strings:
+        raise TierankInputError(
+            f"{', '.join(strings)}: a string per query, not streamed; evaluate it in memory "
+            "(without --jobs or --block-bytes)"
+        )
+    whole = [str(m) for m in evaluator.measures if not m.additive]
+    if whole:
+        raise TierankInputError(
+            f"{', '.join(whole)}: the summary over queries is not a sum of per-query terms "
+            "(it needs every query at once); evaluate it in memory (tierank.evaluate)"
+        )
+
+
+def _lines_before(task: tuple, counter: LineCounter | None, text_lines: int) -> int:
+    """The run lines before ``task``'s range or block, to locate its problems: counted by ``counter``
+    for a byte range, ``text_lines`` (those of the text blocks so far) for a text block of no known
+    start, else 0."""
+    if task[0] == "range":
+        assert counter is not None
+        return counter.before(task[2])
+    if task[0] == "text" and task[3] is None:
+        return text_lines
+    return 0
+
+
+def _raise_refusals(
+    problems: ProblemLog, evaluation: list[TierankInputError], ungrouped: list[TierankInputError]
+) -> None:
+    """Raise what the stream refused, if anything: the bad lines (the in-memory reader's problems; a
+    run not grouped also says so: it cannot be streamed), else the first error of an evaluation or of
+    the grouping."""
+    if problems:
         raise TierankInputError(
             problems.error().problems + [p for e in ungrouped for p in e.problems]
         )
     if evaluation or ungrouped:
         raise (evaluation or ungrouped)[0]
-    if not any_rows:
-        raise EmptyRun([Problem(src, None, EMPTY_RUN)])
 
 
 def evaluate_stream(

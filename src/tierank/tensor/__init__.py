@@ -334,17 +334,26 @@ def evaluate(
     if isinstance(chunk_cells, bool) or not isinstance(chunk_cells, int) or chunk_cells < 1:
         raise TierankInputError(f"chunk_cells must be a positive integer, got {chunk_cells!r}")
     parsed = check_measures(measures, rel, n_relevant is not None)
-    xp, scores, labels, mask, queries, n_relevant, cdt = _checked_arrays(
-        scores, labels, mask, indexes, n_relevant, dtype, parsed, rel
-    )
-    return _evaluate_chunks(
-        xp, scores, labels, mask, queries, n_relevant, cdt, parsed, rel, tie_break, chunk_cells
-    )
+    batch = _checked_arrays(scores, labels, mask, indexes, n_relevant, dtype, parsed, rel)
+    return _evaluate_chunks(batch, parsed, rel, tie_break, chunk_cells)
 
 
-def _checked_arrays(scores, labels, mask, indexes, n_relevant, dtype, parsed, rel):
-    """The inputs as padded arrays of one namespace, checked (one line per problem): ``(xp, scores,
-    labels, mask, queries, n_relevant, compute dtype)``."""
+@dataclass(frozen=True)
+class _Batch:
+    """Checked inputs of `evaluate`: padded ``[queries, candidates]`` arrays of namespace ``xp``, the
+    query ids of flat input (else None), ``n_relevant`` if given, and the compute dtype ``cdt``."""
+
+    xp: Any
+    scores: Any
+    labels: Any
+    mask: Any
+    queries: Any
+    n_relevant: Any
+    cdt: Any
+
+
+def _checked_arrays(scores, labels, mask, indexes, n_relevant, dtype, parsed, rel) -> _Batch:
+    """The inputs as padded arrays of one namespace, checked (one line per problem)."""
     xp, scores, labels, mask, indexes, n_relevant, dtype = inputs.prepare(
         scores, labels, mask, indexes, n_relevant, dtype, parsed
     )
@@ -401,13 +410,13 @@ def _checked_arrays(scores, labels, mask, indexes, n_relevant, dtype, parsed, re
                 f"n_relevant must be a whole number of at least the relevant candidates "
                 f"(label >= {rel}) of each query"
             )
-    return xp, scores, labels, mask, queries, n_relevant, cdt
+    return _Batch(xp, scores, labels, mask, queries, n_relevant, cdt)
 
 
-def _evaluate_chunks(
-    xp, scores, labels, mask, queries, n_relevant, cdt, parsed, rel, tie_break, chunk_cells
-) -> TensorResult:
+def _evaluate_chunks(batch: _Batch, parsed, rel, tie_break, chunk_cells) -> TensorResult:
     """Every measure on chunks of at most ``chunk_cells`` cells, concatenated."""
+    xp, scores, labels, mask = batch.xp, batch.scores, batch.labels, batch.mask
+    n_relevant, cdt = batch.n_relevant, batch.cdt
     dev = _device(scores)
     B, C = (int(d) for d in scores.shape)
     names = [str(m) for m in parsed]
@@ -435,20 +444,22 @@ def _evaluate_chunks(
     def cat(chunks):
         return xp.concat(chunks) if chunks else xp.zeros((0,), dtype=cdt, device=dev)
 
-    out: dict[str, TensorStats] = {}
-    for name in names:
-        obl, e, lo_, hi_, var = (cat(c) for c in parts[name])
-        var = xp.clip(var, 0.0, None)
-        e = xp.where(
-            (var == 0.0) & (lo_ == hi_), lo_, e
-        )  # a value no ordering changes is that value
-        inputs.check_finite(xp, name, (obl, e, lo_, hi_, var))
-        if tie_break == "worst":
-            obl = lo_
-        elif tie_break == "best":
-            obl = hi_
-        out[name] = TensorStats(name, obl, e, lo_, hi_, xp.sqrt(var), var, tie_break)
-    return TensorResult(out, cat(tied), queries)
+    out = {name: _joined(xp, name, [cat(c) for c in parts[name]], tie_break) for name in names}
+    return TensorResult(out, cat(tied), batch.queries)
+
+
+def _joined(xp, name: str, stats: list, tie_break: str) -> TensorStats:
+    """Measure ``name``'s statistics from its concatenated ``[oblivious, expected, min, max, var]``, checked
+    finite; the oblivious value of ``worst`` and ``best`` is the min and the max."""
+    obl, e, lo_, hi_, var = stats
+    var = xp.clip(var, 0.0, None)
+    e = xp.where((var == 0.0) & (lo_ == hi_), lo_, e)  # a value no ordering changes is that value
+    inputs.check_finite(xp, name, (obl, e, lo_, hi_, var))
+    if tie_break == "worst":
+        obl = lo_
+    elif tie_break == "best":
+        obl = hi_
+    return TensorStats(name, obl, e, lo_, hi_, xp.sqrt(var), var, tie_break)
 
 
 def _gain(xp, label, m: Measure):

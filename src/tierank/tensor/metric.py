@@ -305,16 +305,58 @@ def _ap_retrieved_rows(scores, labels, mask, k: int, rel: int, tie_break: str = 
     from types import SimpleNamespace
 
     f64 = torch.float64
-    dev = scores.device
     B = int(scores.shape[0])
     s = scores.to(f64)
     relv = mask & (labels >= rel)
     nplus = relv.sum(1).to(f64)
     keff = torch.clamp(mask.sum(1), max=k)
-    zero = torch.zeros(B, dtype=f64, device=dev)
+    zero = torch.zeros(B, dtype=f64, device=scores.device)
     if B == 0 or int(keff.max()) == 0:
         return SimpleNamespace(expected=zero, min=zero, max=zero, var=zero, oblivious=zero)
     order = _sorted_order(s, mask)
+    has, a, m, r_g, R, u = _cut_group(s, mask, relv, keff, order)
+    h, feasible, p = _cut_hypergeometric(r_g, m, u, has)
+    H = int(h.shape[1])
+    et_h, vt_h, tmax_h, tmin_h = _cut_slot_moments(a, R, u, h, feasible, int(keff.max()))
+    et = (p * et_h).sum(1)
+    vt = torch.clamp((p * (vt_h + et_h**2)).sum(1) - et**2, min=0.0)
+    # tierank's AP@k (divided by N+): S + T
+    full = evaluate(s, labels, [f"AP(rel={rel})@{k}"], mask=mask, dtype="float64")[
+        f"AP(rel={rel})@{k}"
+    ]
+    e_s = nplus * full.expected.to(f64) - et
+    v_s = torch.clamp(nplus**2 * full.var.to(f64) - vt, min=0.0)
+    h_hi = torch.minimum(r_g, u).clamp(min=0)
+    h_lo = torch.clamp(u - (m - r_g), min=0)
+    max_s = nplus * full.max.to(f64) - tmax_h.gather(1, h_hi[:, None].clamp(max=H - 1))[:, 0]
+    min_s = nplus * full.min.to(f64) - tmin_h.gather(1, h_lo[:, None].clamp(max=H - 1))[:, 0]
+    n_h = (R[:, None] + h).to(f64)
+    pos = feasible & (n_h > 0)
+    inv = torch.where(pos, 1.0 / torch.where(pos, n_h, 1.0), 0.0)
+    num = e_s[:, None] + et_h
+    expected = (p * num * inv).sum(1)
+    second = (p * (v_s[:, None] + num**2 + vt_h) * inv**2).sum(1)
+    var = torch.clamp(second - expected**2, min=0.0)
+    hi_v = torch.where(feasible, (max_s[:, None] + tmax_h) * inv, -math.inf)
+    lo_v = torch.where(feasible, (min_s[:, None] + tmin_h) * inv, math.inf)
+    vmax = torch.where(has, hi_v.max(1).values, zero)
+    vmin = torch.where(has, lo_v.min(1).values, zero)
+    fixed = vmax == vmin  # a value no ordering changes is that value, with std 0
+    expected = torch.where(fixed, vmin, expected)
+    var = torch.where(fixed, zero, var)
+    # the oblivious value: the tie-break's own ordering
+    if tie_break in ("input", "reverse"):
+        o = order if tie_break == "input" else _sorted_order(s, mask, reverse=True)
+        obl = _ap_retrieved_in_order(relv, o, keff)
+    else:
+        obl = vmin if tie_break == "worst" else vmax
+    return SimpleNamespace(expected=expected, min=vmin, max=vmax, var=var, oblivious=obl)
+
+
+def _cut_group(s, mask, relv, keff, order):
+    """The tie group across the cut ``keff`` of every query (``order``: the rows sorted by score): whether
+    the query has a cut, the candidates above the group ``a``, the group's size ``m`` and relevant ``r_g``,
+    the relevant above it ``R`` and the group's slots inside the cut ``u``."""
     s_sorted = s.gather(1, order)
     pivot = s_sorted.gather(1, torch.clamp(keff - 1, min=0)[:, None])
     has = keff > 0
@@ -324,10 +366,16 @@ def _ap_retrieved_rows(scores, labels, mask, k: int, rel: int, tie_break: str = 
     m = group.sum(1)
     r_g = (group & relv).sum(1)
     R = (above & relv).sum(1)
-    u = keff - a
-    # the hypergeometric law of h over 0..max
+    return has, a, m, r_g, R, keff - a
+
+
+def _cut_hypergeometric(r_g, m, u, has):
+    """The hypergeometric law of ``h``, the relevant of a group of ``m`` (``r_g`` relevant) in its ``u``
+    slots inside the cut, over ``h = 0..max``: ``h`` (``[1, H]``), which ``h`` are feasible per query and
+    their probabilities (``[queries, H]``)."""
+    f64 = torch.float64
     H = int(torch.minimum(r_g, u).max()) + 1
-    h = torch.arange(H, device=dev)[None, :]
+    h = torch.arange(H, device=r_g.device)[None, :]
     feasible = (h <= torch.minimum(r_g, u)[:, None]) & (u[:, None] - h <= (m - r_g)[:, None])
     feasible &= has[:, None]
 
@@ -343,9 +391,17 @@ def _ap_retrieved_rows(scores, labels, mask, k: int, rel: int, tie_break: str = 
     )
     p = torch.where(feasible, torch.exp(logp), torch.zeros_like(logp))
     p = p / torch.clamp(p.sum(1, keepdim=True), min=1e-300)
-    # virtual rows: R relevant on distinct scores, a - R others, then u tied slots with h relevant
-    # only the feasible (query, h) pairs, one virtual row each
-    W = int(keff.max())
+    return h, feasible, p
+
+
+def _cut_slot_moments(a, R, u, h, feasible, W: int):
+    """The moments and bounds of ``T``, the sum of precisions at the ``u`` slots inside the cut, given
+    ``h`` (``[queries, H]``: expected, variance, max and min; 0 where ``h`` is not feasible), from ``AP``
+    on one virtual row per feasible (query, h) of width ``W``: ``R`` relevant on distinct scores,
+    ``a - R`` others, then ``u`` tied slots with ``h`` relevant."""
+    f64 = torch.float64
+    dev = a.device
+    B, H = int(a.shape[0]), int(h.shape[1])
     qi, hi = feasible.nonzero(as_tuple=True)
     j = torch.arange(W, device=dev)[None, :]
     a_p, R_p, u_p, h_p = a[qi, None], R[qi, None], u[qi, None], hi[:, None]
@@ -364,41 +420,17 @@ def _ap_retrieved_rows(scores, labels, mask, k: int, rel: int, tie_break: str = 
     vt_h = torch.where(feasible, n_h**2 * per_h(ev.var), 0.0)
     tmax_h = torch.where(feasible, n_h * per_h(ev.max) - Rf, 0.0)
     tmin_h = torch.where(feasible, n_h * per_h(ev.min) - Rf, 0.0)
-    et = (p * et_h).sum(1)
-    vt = torch.clamp((p * (vt_h + et_h**2)).sum(1) - et**2, min=0.0)
-    # tierank's AP@k (divided by N+): S + T
-    full = evaluate(s, labels, [f"AP(rel={rel})@{k}"], mask=mask, dtype="float64")[
-        f"AP(rel={rel})@{k}"
-    ]
-    e_s = nplus * full.expected.to(f64) - et
-    v_s = torch.clamp(nplus**2 * full.var.to(f64) - vt, min=0.0)
-    h_hi = torch.minimum(r_g, u).clamp(min=0)
-    h_lo = torch.clamp(u - (m - r_g), min=0)
-    max_s = nplus * full.max.to(f64) - tmax_h.gather(1, h_hi[:, None].clamp(max=H - 1))[:, 0]
-    min_s = nplus * full.min.to(f64) - tmin_h.gather(1, h_lo[:, None].clamp(max=H - 1))[:, 0]
-    pos = feasible & (n_h > 0)
-    inv = torch.where(pos, 1.0 / torch.where(pos, n_h, 1.0), 0.0)
-    num = e_s[:, None] + et_h
-    expected = (p * num * inv).sum(1)
-    second = (p * (v_s[:, None] + num**2 + vt_h) * inv**2).sum(1)
-    var = torch.clamp(second - expected**2, min=0.0)
-    hi_v = torch.where(feasible, (max_s[:, None] + tmax_h) * inv, -math.inf)
-    lo_v = torch.where(feasible, (min_s[:, None] + tmin_h) * inv, math.inf)
-    vmax = torch.where(has, hi_v.max(1).values, zero)
-    vmin = torch.where(has, lo_v.min(1).values, zero)
-    fixed = vmax == vmin  # a value no ordering changes is that value, with std 0
-    expected = torch.where(fixed, vmin, expected)
-    var = torch.where(fixed, zero, var)
-    # the oblivious value: the tie-break's own ordering
-    if tie_break in ("input", "reverse"):
-        o = order if tie_break == "input" else _sorted_order(s, mask, reverse=True)
-        r_sorted = relv.gather(1, o).to(f64)
-        pos_j = torch.arange(r_sorted.shape[1], device=dev)[None, :]
-        r_sorted = torch.where(pos_j < keff[:, None], r_sorted, 0.0)
-        hits = torch.cumsum(r_sorted, 1)
-        total = (r_sorted * hits / (pos_j + 1).to(f64)).sum(1)
-        rk = r_sorted.sum(1)
-        obl = torch.where(rk > 0, total / torch.clamp(rk, min=1.0), zero)
-    else:
-        obl = vmin if tie_break == "worst" else vmax
-    return SimpleNamespace(expected=expected, min=vmin, max=vmax, var=var, oblivious=obl)
+    return et_h, vt_h, tmax_h, tmin_h
+
+
+def _ap_retrieved_in_order(relv, order, keff):
+    """``AP@k`` divided by the relevant targets inside the top ``keff`` of every query, its rows in
+    ``order`` (0 where none is)."""
+    f64 = torch.float64
+    r_sorted = relv.gather(1, order).to(f64)
+    pos_j = torch.arange(r_sorted.shape[1], device=relv.device)[None, :]
+    r_sorted = torch.where(pos_j < keff[:, None], r_sorted, 0.0)
+    hits = torch.cumsum(r_sorted, 1)
+    total = (r_sorted * hits / (pos_j + 1).to(f64)).sum(1)
+    rk = r_sorted.sum(1)
+    return torch.where(rk > 0, total / torch.clamp(rk, min=1.0), torch.zeros_like(rk))

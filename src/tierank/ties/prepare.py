@@ -13,7 +13,7 @@ import pyarrow as pa
 from .. import compute as ac
 from ..io.fingerprint import fingerprint
 from ..io.model import Qrels, Run
-from .layout import layout, segment_offsets
+from .layout import RunLayout, layout, segment_offsets
 from .policy import TieBreak, break_ties
 from .summary import TieSummary
 
@@ -508,24 +508,13 @@ def prepare(
     if judgments is None or judgments.qids is None:
         judgments = Judgments.of(qrels)
     assert judgments.qids is not None
-    # the evaluated queries, sorted (Arrow sorts strings by their UTF-8 bytes: Python's order)
-    qrels_q, run_q = judgments.qids, _distinct(_encoded(run.qid))
-    in_run = ac.is_in(qrels_q, run_q)
-    evaluated = qrels_q if complete else ac.filter(qrels_q, in_run)
-    evaluated = ac.take(evaluated, ac.sort_indices(evaluated))
+    evaluated, unevaluated = _evaluated_queries(judgments.qids, run, complete)
     qids = evaluated.to_pylist()
-    unevaluated = len(run_q) - int(np.count_nonzero(ac.numpy(ac.is_in(run_q, qrels_q))))
     # run rows of evaluated queries, in the total order by score, tie groups over the whole run
     lay = layout(run, qids, evaluated)
-    value_set, nq, qi = lay.qid_array, lay.nq, lay.codes
+    value_set, nq, qi, summary = lay.qid_array, lay.nq, lay.codes, lay.summary
     docid = run.docid if lay.rows is None else ac.take(run.docid, ac.array(lay.rows))
-
-    # each evaluated query's code among the judgments' (every evaluated query is a qrels query), and
-    # the evaluated code of every judgment (-1: a query not evaluated)
-    jcode = ac.numpy(ac.index_in(value_set, judgments.qids)).astype(np.int64)
-    evaluated_code = np.full(len(judgments.qids) + 1, -1, dtype=np.int64)
-    evaluated_code[jcode] = np.arange(nq)
-    # (a judgment without a query id, if any, reads the last: -1)
+    jcode, evaluated_code = _judgment_codes(judgments, value_set, nq)
     qcode = evaluated_code[judgments.q]
     keep_np = qcode >= 0
     qrels_q_idx = qcode[keep_np]
@@ -535,45 +524,8 @@ def prepare(
     depth = _depth(measures, qrels_q_idx, qrels_grade, nq, rel)
     if np.isfinite(max_depth):
         depth = np.minimum(np.full(nq, float(max_depth)) if depth is None else depth, max_depth)
-    summary, n, blocks = lay.summary, lay.n, lay.query_blocks
-    if depth is not None and blocks is not None:
-        # rows grouped by query, scores non-increasing: each query's ranks are a block of file rows,
-        # so the ranks read are cut from the file rows directly (nothing of the whole run is permuted)
-        first, qlen = blocks
-        new = lay.file_group_first
-        assert new is not None
-        starts = (
-            lay.file_group_starts
-        )  # a query block ends where the next block's first group starts
-        assert starts is not None
-        order = _kept_rows(first, first + qlen, depth, new, starts, n)  # file rows
-        del starts
-        qi_s = lay.codes[order]
-        new = new[order]  # every kept query starts with a whole group: its first row starts one
-        del lay
-    else:
-        score_order = (
-            lay._order
-        )  # None if already in score order; reordered in place below (the layout is ours)
-        qi_s, new, starts, qstart, n = (
-            lay.sorted_codes,
-            lay.group_first,
-            lay.group_starts,
-            lay.query_starts,
-            lay.n,
-        )
-        qlen = np.diff(qstart)
-        del lay
-        if depth is not None:
-            kept = _kept_rows(qstart[:-1], qstart[1:], depth, new, starts, n)
-            del starts
-            order = kept if score_order is None else score_order[kept]
-            qi_s = qi_s[kept]
-            new = new[kept]  # every kept query starts with a whole group: its first row starts one
-            del kept
-        else:
-            del starts
-            order = np.arange(n, dtype=np.int64) if score_order is None else score_order
+    order, qi_s, new, qlen = _ranks_kept(lay, depth)
+    del lay
     gid = np.cumsum(new) - 1
     gstart = np.append(np.flatnonzero(new), len(new)).astype(np.int64)
     del new
@@ -586,13 +538,12 @@ def prepare(
     # grades of the kept rows: (query, docid) looked up among the judgments; unjudged stays NaN
     grade_s = judgments.grades(jcode[qi_s], docid, order)
     qjudged = None
+    judged_grades = (qrels_q_idx, qrels_grade)
     if candidates_only or count_judged:
-        # judged documents anywhere in the run, not only in the kept ranks
-        found = judgments.lookup(jcode[qi], docid)
-        cand = found[found >= 0]
-        cq = evaluated_code[judgments.q[cand]]
+        cq, cgrade = _run_judgments(judgments, jcode[qi], docid, evaluated_code)
         qjudged = np.bincount(cq, minlength=nq)
-    judged_grades = (cq, judgments.grade[cand]) if candidates_only else (qrels_q_idx, qrels_grade)
+        if candidates_only:
+            judged_grades = (cq, cgrade)
     return Prepared(
         qids=qids,
         qstart=qstart,
@@ -616,6 +567,81 @@ def prepare(
         extremes=extremes,
         docid=None if subtopics is None else ac.take(docid, ac.array(order)),
     )
+
+
+def _evaluated_queries(qrels_q: pa.Array, run: Run, complete: bool) -> tuple[pa.Array, int]:
+    """The evaluated query ids, sorted (Arrow sorts strings by their UTF-8 bytes: Python's order): the
+    qrels queries ``qrels_q`` the run has (every one with ``complete``); and how many run queries the
+    qrels lack."""
+    run_q = _distinct(_encoded(run.qid))
+    in_run = ac.is_in(qrels_q, run_q)
+    evaluated = qrels_q if complete else ac.filter(qrels_q, in_run)
+    evaluated = ac.take(evaluated, ac.sort_indices(evaluated))
+    unevaluated = len(run_q) - int(np.count_nonzero(ac.numpy(ac.is_in(run_q, qrels_q))))
+    return evaluated, unevaluated
+
+
+def _judgment_codes(
+    judgments: Judgments, value_set: pa.Array, nq: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each evaluated query's code among the judgments' (every evaluated query is a qrels query),
+    and the evaluated code of every judgments' query (-1: a query not evaluated; one more entry,
+    -1, read by a judgment without a query id)."""
+    assert judgments.qids is not None
+    jcode = ac.numpy(ac.index_in(value_set, judgments.qids)).astype(np.int64)
+    evaluated_code = np.full(len(judgments.qids) + 1, -1, dtype=np.int64)
+    evaluated_code[jcode] = np.arange(nq)
+    return jcode, evaluated_code
+
+
+def _ranks_kept(
+    lay: RunLayout, depth: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The kept rows of the layout, in the total order by score: their run rows, query codes, whether
+    each starts a tie group, and every query's length in the whole run (``depth``: the ranks read per
+    query, None for all)."""
+    n, blocks = lay.n, lay.query_blocks
+    if depth is not None and blocks is not None:
+        # rows grouped by query, scores non-increasing: each query's ranks are a block of file rows,
+        # so the ranks read are cut from the file rows directly (nothing of the whole run is permuted)
+        first, qlen = blocks
+        new = lay.file_group_first
+        starts = (
+            lay.file_group_starts
+        )  # a query block ends where the next block's first group starts
+        assert new is not None and starts is not None
+        order = _kept_rows(first, first + qlen, depth, new, starts, n)  # file rows
+        # every kept query starts with a whole group: its first row starts one
+        return order, lay.codes[order], new[order], qlen
+    score_order = lay._order  # None if already in score order
+    qi_s, new, starts, qstart = (
+        lay.sorted_codes,
+        lay.group_first,
+        lay.group_starts,
+        lay.query_starts,
+    )
+    qlen = np.diff(qstart)
+    if depth is None:
+        return (
+            (np.arange(n, dtype=np.int64) if score_order is None else score_order),
+            qi_s,
+            new,
+            qlen,
+        )
+    kept = _kept_rows(qstart[:-1], qstart[1:], depth, new, starts, n)
+    order = kept if score_order is None else score_order[kept]
+    # every kept query starts with a whole group: its first row starts one
+    return order, qi_s[kept], new[kept], qlen
+
+
+def _run_judgments(
+    judgments: Judgments, jq: np.ndarray, docid: pa.Array, evaluated_code: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The judged documents anywhere in the run, not only in the kept ranks (``jq``: the judgments'
+    code of each row's query): their evaluated query codes and grades."""
+    found = judgments.lookup(jq, docid)
+    cand = found[found >= 0]
+    return evaluated_code[judgments.q[cand]], judgments.grade[cand]
 
 
 def _encoded(ids: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray:
