@@ -57,7 +57,7 @@ from .bpref import Bpref
 from .counts import row_cumsum
 from .kernels import ratio
 from .linear import REL
-from .sampling import class_arrangements, enumerable, query_keys, shuffled_rows
+from .sampling import class_arrangements, enumerable, labelled, query_keys, shuffled_rows
 
 __all__ = [
     "EXACT_CELLS",
@@ -405,18 +405,8 @@ class InfAP(Measure):
             np.bincount(gq, weights=np.where(drawn & ~exact_mean, v_g, 0.0), minlength=prep.nq),
             R * R,
         )
-        return Stats(
-            obl,
-            expected,
-            lo,
-            hi,
-            var,
-            method="sampled",
-            samples=S,
-            seed=int(prep.seed),
-            se=np.where(sampled, np.sqrt(v_drawn / S), 0.0),
-            sampled=sampled,
-        )
+        se = np.where(sampled, np.sqrt(v_drawn / S), 0.0)
+        return labelled(obl, expected, lo, hi, var, sampled, prep, se=se)
 
     @staticmethod
     def _best(P0, A, Sb, U, r, u, cut, acc) -> np.ndarray:

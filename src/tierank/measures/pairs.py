@@ -42,6 +42,7 @@ from ..ties import Prepared
 from .base import FamilyNames, Measure, Param, Stats, register
 from .cwl import orderings_of
 from .kernels import segment_cumsum
+from .sampling import labelled
 
 __all__ = ["Accuracy", "Compat"]
 
@@ -148,18 +149,7 @@ class Accuracy(Measure):
             lo[q], hi[q] = min(lo[q], hi[q], obl[q], v.min()), max(lo[q], hi[q], obl[q], v.max())
         drawn = np.zeros(prep.nq, dtype=bool)  # the other queries' statistics are exact
         drawn[todo] = True
-        return Stats(
-            obl,
-            expected,
-            lo,
-            hi,
-            var,
-            method="sampled",
-            samples=int(prep.samples),
-            seed=int(prep.seed),
-            se=se,
-            sampled=drawn,
-        )
+        return labelled(obl, expected, lo, hi, var, drawn, prep, se=se)
 
 
 @register
