@@ -26,7 +26,7 @@ write both once, over any array namespace ([`Linear.position_weights`][tierank.m
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -52,6 +52,29 @@ REL = Param(
     low=-(2**53),
     high=2**53,
 )
+
+
+def without_moments(prep: Prepared, value: Callable[[Which], np.ndarray]) -> Stats:
+    """[`Stats`][tierank.measures.base.Stats] when ``prep`` asks for no moments: ``value("policy")``,
+    and ``value("pessimistic")`` / ``value("optimistic")`` as min / max when it asks for the
+    extremes (NaN otherwise); expected and var NaN."""
+    nan = np.full(prep.nq, np.nan)
+    if not prep.extremes:  # the oblivious value alone
+        return Stats(value("policy"), nan, nan.copy(), nan.copy(), nan.copy())
+    return Stats(value("policy"), nan, value("pessimistic"), value("optimistic"), nan.copy())
+
+
+def without_moments_batch(
+    prep: Prepared, value: Callable[[Which], Sequence[np.ndarray]]
+) -> list[Stats]:
+    """`without_moments` for several measures at once: ``value(which)`` gives one array per measure."""
+    nan = np.full(prep.nq, np.nan)
+    if not prep.extremes:  # the oblivious value alone
+        return [Stats(o, nan, nan.copy(), nan.copy(), nan.copy()) for o in value("policy")]
+    return [
+        Stats(o, nan.copy(), lo, hi, nan.copy())
+        for o, lo, hi in zip(value("policy"), value("pessimistic"), value("optimistic"))
+    ]
 
 
 class Linear(Measure):
@@ -152,12 +175,7 @@ class Linear(Measure):
             return scale(np.where(changed, sums, policy))
 
         if not prep.moments:  # the oblivious value and the extremes only
-            nan = np.full(prep.nq, np.nan)
-            if not prep.extremes:  # the oblivious value alone
-                return Stats(value("policy"), nan, nan.copy(), nan.copy(), nan.copy())
-            return Stats(
-                value("policy"), nan, value("pessimistic"), value("optimistic"), nan.copy()
-            )
+            return without_moments(prep, value)
         s1, ss_a = (
             group_moments(prep, self.kind, self.rel) if own is None else value_moments(prep, own)
         )
@@ -256,12 +274,8 @@ class Linear(Measure):
             a = arrangement(which)
             return scale(px.at_rows_in(changed, lambda idx: w[idx] * a[rows[idx]], policy))
 
-        if not prep.moments:  # the oblivious value and the extremes only
-            nan = np.full(prep.nq, np.nan)
-            return [
-                Stats(o, nan.copy(), lo, hi, nan.copy())
-                for o, lo, hi in zip(value("policy"), value("pessimistic"), value("optimistic"))
-            ]
+        if not prep.moments:  # the extremes only (the oblivious value alone returned above)
+            return without_moments_batch(prep, value)
         s1, ss_a = (
             group_moments(prep, first.kind, first.rel) if own is None else value_moments(prep, own)
         )

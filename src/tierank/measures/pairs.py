@@ -42,6 +42,7 @@ from ..ties import Prepared
 from .base import FamilyNames, Measure, Param, Stats, register
 from .cwl import orderings_of
 from .kernels import segment_cumsum
+from .linear import REL
 from .sampling import labelled
 
 __all__ = ["Accuracy", "Compat"]
@@ -65,16 +66,7 @@ class Accuracy(Measure):
         "share of (relevant, other) pairs among the top k with the relevant one first "
         "(ir_measures; 0 without a relevant document, 1 without another)"
     )
-    schema = (
-        Param(
-            "rel",
-            int,
-            None,
-            "minimum grade counted relevant (default: the evaluation's rel, 1)",
-            low=-(2**53),
-            high=2**53,
-        ),
-    )
+    schema = (REL,)
     bounds_refusal = "an unjudged document's relevance moves both the pairs and their count"
 
     def _value(self, R, N, D):
