@@ -230,27 +230,10 @@ class Linear(Measure):
         rows = px.rows
         w = first.weights(prep, rows)
         own = first.values(prep)
-        # per measure, its divisor as `ratio` takes it (where > 0; else the value is 0), and squared
-        divisors: list[tuple[np.ndarray, ...] | None] = []
-        for measure in batch:
-            den = measure.denominator(prep)
-            if den is None:
-                divisors.append(None)
-                continue
-            d = np.broadcast_to(np.asarray(den, dtype=np.float64), (prep.nq,))
-            ok = d > 0
-            d2 = d**2
-            divisors.append((ok, np.where(ok, d, 1.0), d2 > 0, np.where(d2 > 0, d2, 1.0)))
+        divisors = _divisors(prep, batch)
 
         def scale(xs, power=1):
-            out = []
-            for x, div in zip(xs, divisors):
-                if div is not None:  # ratio(x, den ** power), its division once per column
-                    ok, d = div[2 * (power - 1)], div[2 * (power - 1) + 1]
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        x = np.where(ok, x / d, 0.0)
-                out.append(x)
-            return out
+            return _scaled(xs, divisors, power)
 
         def arrangement(which: Which) -> np.ndarray:
             return (
@@ -279,27 +262,8 @@ class Linear(Measure):
         s1, ss_a = (
             group_moments(prep, first.kind, first.rel) if own is None else value_moments(prep, own)
         )
-        gu = px.groups
-        m, s1, ss_a = prep.gsize_float[gu], s1[gu], ss_a[gu]
-        # E: per group (sum of values) x (sum of its weights inside the cutoff) / m
-        sw = np.bincount(px.gl, weights=w, minlength=len(m))
-
-        def part_e(idx, seg, js):
-            return s1[js] * np.bincount(seg, weights=w[idx], minlength=len(js)) / m[js]
-
-        expected = px.at_groups(s1 * sw / m, np.ones(len(m), dtype=bool), part_e)
-        # Var: the groups whose values differ, whole or cut by the cutoff
-        vary = ss_a > 0
-        idx, local, ids = select_segments(px.gl, vary & px.whole)
-        _, ss_w = centered(w[idx], local, len(ids), m[ids])
-        vg = np.zeros(len(m))
-        vg[ids] = ss_a[ids] * ss_w / (m[ids] - 1.0)
-
-        def part_v(idx, seg, js):
-            ss_w = centered(w[idx], seg, len(js), m[js])[1]
-            return ss_a[js] * ss_w / (m[js] - 1.0)
-
-        var = scale(px.at_groups(vg, vary, part_v), power=2)
+        expected, var_sums = _prefix_moments(prep, px, w, s1, ss_a)
+        var = scale(var_sums, power=2)
         return [
             Stats(*x)
             for x in zip(
@@ -310,6 +274,65 @@ class Linear(Measure):
                 var,
             )
         ]
+
+
+def _divisors(prep: Prepared, batch: Sequence[Linear]) -> list[tuple[np.ndarray, ...] | None]:
+    """Per measure, its divisor as `ratio` takes it (where > 0; else the value is 0), and squared:
+    ``(ok, d, ok2, d2)``, or None for a measure without a denominator."""
+    divisors: list[tuple[np.ndarray, ...] | None] = []
+    for measure in batch:
+        den = measure.denominator(prep)
+        if den is None:
+            divisors.append(None)
+            continue
+        d = np.broadcast_to(np.asarray(den, dtype=np.float64), (prep.nq,))
+        ok = d > 0
+        d2 = d**2
+        divisors.append((ok, np.where(ok, d, 1.0), d2 > 0, np.where(d2 > 0, d2, 1.0)))
+    return divisors
+
+
+def _scaled(
+    xs: Sequence[np.ndarray], divisors: Sequence[tuple[np.ndarray, ...] | None], power: int = 1
+) -> list[np.ndarray]:
+    """Each ``xs[i]`` divided by measure i's divisor to ``power`` (`ratio`, its division once per column)."""
+    out = []
+    for x, div in zip(xs, divisors):
+        if div is not None:
+            ok, d = div[2 * (power - 1)], div[2 * (power - 1) + 1]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                x = np.where(ok, x / d, 0.0)
+        out.append(x)
+    return out
+
+
+def _prefix_moments(
+    prep: Prepared, px: Prefixes, w: np.ndarray, s1: np.ndarray, ss_a: np.ndarray
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per measure of ``px``, the per-query sums (before division) of the expectation and the
+    variance over tie orderings of ``sum_i w_i a_i``, from each tie group's value sum ``s1`` and
+    sum of squared deviations ``ss_a``."""
+    gu = px.groups
+    m, s1, ss_a = prep.gsize_float[gu], s1[gu], ss_a[gu]
+    # E: per group (sum of values) x (sum of its weights inside the cutoff) / m
+    sw = np.bincount(px.gl, weights=w, minlength=len(m))
+
+    def part_e(idx, seg, js):
+        return s1[js] * np.bincount(seg, weights=w[idx], minlength=len(js)) / m[js]
+
+    expected = px.at_groups(s1 * sw / m, np.ones(len(m), dtype=bool), part_e)
+    # Var: the groups whose values differ, whole or cut by the cutoff
+    vary = ss_a > 0
+    idx, local, ids = select_segments(px.gl, vary & px.whole)
+    _, ss_w = centered(w[idx], local, len(ids), m[ids])
+    vg = np.zeros(len(m))
+    vg[ids] = ss_a[ids] * ss_w / (m[ids] - 1.0)
+
+    def part_v(idx, seg, js):
+        ss_w = centered(w[idx], seg, len(js), m[js])[1]
+        return ss_a[js] * ss_w / (m[js] - 1.0)
+
+    return expected, px.at_groups(vg, vary, part_v)
 
 
 def arranged(prep: Prepared, a: np.ndarray, which: Which) -> np.ndarray:
