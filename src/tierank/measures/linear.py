@@ -93,10 +93,13 @@ class Linear(Measure):
     def cutoff_per_query(self, prep: Prepared) -> np.ndarray | float:
         return self.k
 
-    def position_weights(self, xp: Any, pos: Any) -> Any:  # pragma: no cover - abstract
+    def position_weights(self, xp: Any, pos: Any) -> Any:
         """The weight of each 0-based rank ``pos`` (a floating array of the array namespace ``xp``),
-        the cutoff not applied: the one formula of the family's weights, for runs and tensors."""
-        raise NotImplementedError
+        the cutoff not applied: the one formula of the family's weights, for runs and tensors
+        (ones with `unit_weights`; every other family writes its own)."""
+        if self.unit_weights:
+            return xp.ones_like(pos)
+        raise NotImplementedError  # pragma: no cover - abstract
 
     def normalizer(self, xp: Any, nrel: Any, retrieved: Any) -> Any:
         """The divisor ``Z`` from the per-query N+ at the family's ``rel`` and the number of
@@ -420,9 +423,6 @@ class P(Linear):
     cutoff_required = True
     tensor_kernel = "linear"
 
-    def position_weights(self, xp, pos):
-        return xp.ones_like(pos)
-
     def normalizer(self, xp, nrel, retrieved):
         return float(self.required_cutoff)
 
@@ -444,9 +444,6 @@ class R(Linear):
     schema = (REL,)
     uses_n_plus = True
     tensor_kernel = "linear"
-
-    def position_weights(self, xp, pos):
-        return xp.ones_like(pos)
 
     def normalizer(self, xp, nrel, retrieved):
         return nrel
@@ -507,9 +504,6 @@ class Hits(Linear):
     schema = (REL,)
     tensor_kernel = "linear"
 
-    def position_weights(self, xp, pos):
-        return xp.ones_like(pos)
-
 
 @register
 class Judged(Linear):
@@ -525,9 +519,6 @@ class Judged(Linear):
     kind = "judged"
     cutoff_required = True
     tensor_kernel = "linear"  # on tensors every candidate has a label: judged
-
-    def position_weights(self, xp, pos):
-        return xp.ones_like(pos)
 
     def normalizer(self, xp, nrel, retrieved):
         return xp.minimum(xp.full_like(retrieved, self.required_cutoff), retrieved)
@@ -560,9 +551,6 @@ class Rprec(Linear):
 
     def depth(self, nrel):
         return nrel(self.rel)
-
-    def position_weights(self, xp, pos):
-        return xp.ones_like(pos)
 
     def normalizer(self, xp, nrel, retrieved):
         return nrel
@@ -723,9 +711,6 @@ class R_cap(Linear):
     bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
     uses_n_plus = True
     tensor_kernel = "linear"
-
-    def position_weights(self, xp, pos):
-        return xp.ones_like(pos)
 
     def normalizer(self, xp, nrel, retrieved):
         return xp.minimum(xp.full_like(nrel, float(self.required_cutoff)), nrel)
