@@ -12,19 +12,14 @@ from typing import Any
 from ..errors import TierankInputError
 from ..evaluate import evaluate
 from ..io.convert import to_qrels, to_run
+from ..results import COLUMNS
 from ..settings import EvalSettings
 from .precision import DEFAULT_FORMATS, requantize_run
 
 FIELDS = (
     "format",
     "measure",
-    "oblivious",
-    "expected",
-    "min",
-    "max",
-    "range",
-    "bias",
-    "std",
+    *COLUMNS,
     "tie_share",
     "tie_groups",
     "largest_group",

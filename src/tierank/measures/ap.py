@@ -54,7 +54,7 @@ from .kernels import (
     segment_firsts,
     select_segments,
 )
-from .linear import REL
+from .linear import REL, without_moments, without_moments_batch
 from .prefixes import Prefixes, row_counts
 
 
@@ -108,12 +108,7 @@ class AP(Measure):
             return ratio(np.bincount(qi, weights=a * (cs - base) / pos1, minlength=prep.nq), nrel)
 
         if not prep.moments:  # the oblivious value and the extremes only
-            nan = np.full(prep.nq, np.nan)
-            if not prep.extremes:  # the oblivious value alone
-                return Stats(value("policy"), nan, nan.copy(), nan.copy(), nan.copy())
-            return Stats(
-                value("policy"), nan, value("pessimistic"), value("optimistic"), nan.copy()
-            )
+            return without_moments(prep, value)
         m = prep.gsize_float
         r = group_counts_float(prep, "rel", self.rel)
         csum = np.concatenate(([0.0], np.cumsum(prep.relevant(self.rel))))
@@ -190,13 +185,7 @@ class AP(Measure):
             return [ratio(x, nrel) for x in sums]
 
         if not prep.moments:  # the oblivious value and the extremes only
-            nan = np.full(prep.nq, np.nan)
-            if not prep.extremes:  # the oblivious value alone
-                return [Stats(o, nan, nan.copy(), nan.copy(), nan.copy()) for o in value("policy")]
-            return [
-                Stats(o, nan.copy(), lo, hi, nan.copy())
-                for o, lo, hi in zip(value("policy"), value("pessimistic"), value("optimistic"))
-            ]
+            return without_moments_batch(prep, value)
         csum = np.concatenate(([0.0], np.cumsum(prep.relevant(rel))))
         before_all = csum[prep.gstart[:-1]] - csum[prep.qstart[prep.gq]]
         g = prep.gid[rows]

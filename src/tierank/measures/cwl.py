@@ -66,6 +66,9 @@ MAX_N = 1000
 #: bound on the entries of one matrix of sampled rankings (orderings x ranks)
 _CHUNK_ENTRIES = 1 << 21
 
+#: the references every C/W/L family cites (the framework and cwl_eval)
+_CWL_EVAL = "Moffat, A., Bailey, P., Scholer, F. and Thomas, P. (2017). Incorporating user expectations and behavior into the measurement of search effectiveness. ACM TOIS 35(3); Azzopardi, L., Thomas, P. and Moffat, A. (2019). cwl_eval: An evaluation tool for information retrieval. SIGIR 2019."
+
 MIN_REL = Param(
     "min_rel",
     int,
@@ -161,7 +164,7 @@ class SDCG(_CwlLinear):
     family = "SDCG"
     pretty = "scaled DCG"
     definition = "DCG at k scaled by the DCG of k documents of the top grade (C/W/L framework)"
-    citation = "Moffat, A., Bailey, P., Scholer, F. and Thomas, P. (2017). Incorporating user expectations and behavior into the measurement of search effectiveness. ACM TOIS 35(3); Azzopardi, L., Thomas, P. and Moffat, A. (2019). cwl_eval: An evaluation tool for information retrieval. SIGIR 2019."
+    citation = _CWL_EVAL
     example = "SDCG(max_rel=3)@10"  # max_rel is required
     names = FamilyNames(ir_measures="SDCG")
     description = (
@@ -182,7 +185,10 @@ class INSQ(_CwlLinear):
     family = "INSQ"
     pretty = "INSQ"
     definition = "C/W/L measure whose user expects T relevant documents (Moffat et al. 2012's INSQ)"
-    citation = "Moffat, A., Scholer, F. and Thomas, P. (2012). Models and metrics: IR evaluation as a user process. ADCS 2012; Moffat, A., Bailey, P., Scholer, F. and Thomas, P. (2017). Incorporating user expectations and behavior into the measurement of search effectiveness. ACM TOIS 35(3); Azzopardi, L., Thomas, P. and Moffat, A. (2019). cwl_eval: An evaluation tool for information retrieval. SIGIR 2019."
+    citation = (
+        "Moffat, A., Scholer, F. and Thomas, P. (2012). Models and metrics: IR evaluation as a user process. ADCS 2012; "
+        + _CWL_EVAL
+    )
     example = "INSQ(max_rel=3)"  # max_rel is required
     names = FamilyNames(ir_measures="INSQ")
     description = (
@@ -409,7 +415,10 @@ class INST(_CwlSampled):
     family = "INST"
     pretty = "INST"
     definition = "adaptive C/W/L measure whose user stops after finding T relevant documents"
-    citation = "Moffat, A., Bailey, P., Scholer, F. and Thomas, P. (2015). INST: An adaptive metric for information retrieval evaluation. ADCS 2015; Moffat, A., Bailey, P., Scholer, F. and Thomas, P. (2017). Incorporating user expectations and behavior into the measurement of search effectiveness. ACM TOIS 35(3); Azzopardi, L., Thomas, P. and Moffat, A. (2019). cwl_eval: An evaluation tool for information retrieval. SIGIR 2019."
+    citation = (
+        "Moffat, A., Bailey, P., Scholer, F. and Thomas, P. (2015). INST: An adaptive metric for information retrieval evaluation. ADCS 2015; "
+        + _CWL_EVAL
+    )
     example = "INST(max_rel=3)"  # max_rel is required
     names = FamilyNames(ir_measures="INST")
     description = (

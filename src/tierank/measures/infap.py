@@ -47,6 +47,7 @@ contribute independently (the counts before a group do not depend on the orderin
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -57,7 +58,7 @@ from .bpref import Bpref
 from .counts import row_cumsum
 from .kernels import ratio
 from .linear import REL
-from .sampling import class_arrangements, enumerable, query_keys, shuffled_rows
+from .sampling import class_arrangements, enumerable, labelled, query_keys, shuffled_rows
 
 __all__ = [
     "EXACT_CELLS",
@@ -281,6 +282,28 @@ def _moments_batch(P0, A, Sb, U, r, s, u, o, cut) -> tuple[np.ndarray, np.ndarra
     return e1, np.maximum(e2 - e1 * e1, 0.0)
 
 
+@dataclass(frozen=True)
+class _Groups:
+    """The tie groups infAP reads (those holding a relevant document inside the cutoff), one entry
+    each: query, first rank, relevant / judged non-relevant / pooled-unjudged documents before it in
+    its query, its relevant / judged non-relevant / pooled-unjudged / other documents, its policy
+    terms and its smallest / largest ones, and the groups whose orderings can differ."""
+
+    gq: np.ndarray
+    pos0: np.ndarray
+    rel_before: np.ndarray
+    non_before: np.ndarray
+    unj_before: np.ndarray
+    r: np.ndarray
+    s: np.ndarray
+    u: np.ndarray
+    o: np.ndarray
+    obl: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    vary: np.ndarray
+
+
 @register
 class InfAP(Measure):
     """Inferred AP (trec_eval infAP): AP estimated from a sample of the pool (-1 grades: unsampled)."""
@@ -313,85 +336,18 @@ class InfAP(Measure):
         return (c_rel, c_non, c_unj), bp._classes(prep)[2]
 
     def stats(self, prep: Prepared) -> Stats:
-        (c_rel, c_non, c_unj), R = self._counts(prep)
+        counts, R = self._counts(prep)
         cut = prep.cut(float("inf"))
-        gs, qs = prep.gstart, prep.qstart
-        # only the groups holding a relevant document read add terms: the others add exact zeros to
-        # every per-query sum (which keep their order), so they are left out
-        G = np.flatnonzero(np.diff(c_rel[gs]) > 0)
-        if np.isfinite(cut):
-            G = G[prep.gpos0[G] < cut]
-        rel_rows = np.flatnonzero(np.diff(c_rel))  # the relevant rows, ascending
-        if np.isfinite(cut):
-            rel_rows = rel_rows[prep.pos[rel_rows] < cut]
-        qr = prep.qi[rel_rows]
-        first = qs[qr]
-        above = [c[rel_rows] - c[first] for c in (c_rel, c_non, c_unj)]
-        t = terms(prep.pos[rel_rows], *above)
-        obl = ratio(np.bincount(qr, weights=t, minlength=prep.nq), R)
-
-        # per group: its composition and the counts before it (ranks read)
-        ng = len(G)
-        gq = prep.gq[G]
-        m = prep.gsize[G].astype(np.int64)
-        ga, gb, qa = gs[G], gs[G + 1], qs[gq]  # each group's first row, its end, its query's first
-        at_group = [c[ga] for c in (c_rel, c_non, c_unj)]
-        r, s, u = (c[gb] - ca for c, ca in zip((c_rel, c_non, c_unj), at_group))
-        o = m - r - s - u
-        before = [ca - c[qa] for c, ca in zip((c_rel, c_non, c_unj), at_group)]
-        g_obl = np.bincount(np.searchsorted(G, prep.gid[rel_rows]), weights=t, minlength=ng).astype(
-            np.float64, copy=False
-        )  # (float even where no row is summed)
-        pos0 = prep.gpos0[G]
-        vary = np.flatnonzero(r < m)
-        lo_g, hi_g = g_obl.copy(), g_obl.copy()
-        e_g, v_g = g_obl.copy(), np.zeros(ng)
-        bv = [x[vary] for x in (pos0, before[0], before[1], before[2], r, s, u, o)]
-        hi_g[vary] = self._best(bv[0], bv[1], bv[2], bv[3], bv[4], bv[6], cut, np.maximum)
-        lo_g[vary] = self._best(
-            bv[0] + bv[5] + bv[7], bv[1], bv[2] + bv[5], bv[3], bv[4], bv[6], cut, np.minimum
-        )
+        obl, rel_rows, t = self._oblivious(prep, counts, R, cut)
+        g = self._read_groups(prep, counts, rel_rows, t, cut)
         if not prep.moments:  # the oblivious value and the extremes only
             nan = np.full(prep.nq, np.nan)
-            lo = ratio(np.bincount(gq, weights=lo_g, minlength=prep.nq), R)
-            hi = ratio(np.bincount(gq, weights=hi_g, minlength=prep.nq), R)
+            lo = ratio(np.bincount(g.gq, weights=g.lo, minlength=prep.nq), R)
+            hi = ratio(np.bincount(g.gq, weights=g.hi, minlength=prep.nq), R)
             return Stats(obl, nan, lo, hi, nan.copy())
-        m_v = r[vary] + s[vary] + u[vary] + o[vary]
-        # exact mean and variance of every group small enough for its state table (``group_moments``)
-        exact_var = np.zeros(ng, dtype=bool)
-        exact_var[vary[m_v * (r[vary] + 1) * (s[vary] + 1) * (u[vary] + 1) <= MOMENT_CELLS]] = True
-        mo = np.flatnonzero(exact_var)
-        P0_, A_, Sb_, U_ = pos0, before[0], before[1], before[2]
-        e_g[mo], v_g[mo] = group_moments(
-            P0_[mo], A_[mo], Sb_[mo], U_[mo], r[mo], s[mo], u[mo], o[mo], cut
-        )
-        # the exact mean of the larger ones small enough for theirs (``expected_sums``)
-        exact_mean = exact_var.copy()
-        exact_mean[vary[m_v * (r[vary] + s[vary]) <= EXACT_CELLS]] = True
-        ex = np.flatnonzero(exact_mean & ~exact_var)
-        e_g[ex] = expected_sums(P0_[ex], A_[ex], Sb_[ex], U_[ex], r[ex], s[ex], u[ex], o[ex], cut)
-        drawn = np.zeros(ng, dtype=bool)  # groups whose variance is estimated from samples
-        qkeys = None
-        S = int(prep.samples)
-        fixed = vary[lo_g[vary] == hi_g[vary]]  # no ordering changes them: their one value, exactly
-        e_g[fixed], v_g[fixed] = lo_g[fixed], 0.0
-        for gi in vary[(lo_g[vary] < hi_g[vary]) & ~exact_var[vary]]:
-            P0, A, Sb, U = int(pos0[gi]), int(before[0][gi]), int(before[1][gi]), int(before[2][gi])
-            rg, sg, ug, og = int(r[gi]), int(s[gi]), int(u[gi]), int(o[gi])
-            counts = (rg, sg, ug, og)
-            if enumerable(counts):  # every distinct ordering once: exact
-                mean, v_g[gi] = self._enumerate(P0, A, Sb, U, counts, cut)
-                if not exact_mean[gi]:  # pragma: no cover - an enumerable group is small
-                    e_g[gi] = mean
-                continue
-            if qkeys is None:
-                qkeys = query_keys(prep)
-            rng = np.random.default_rng([int(qkeys[gq[gi]]), P0])
-            mean, v_g[gi] = self._sample(rng, S, P0, A, Sb, U, counts, cut)
-            if not exact_mean[gi]:
-                e_g[gi] = mean
-            drawn[gi] = True
-        per_q = [np.bincount(gq, weights=x, minlength=prep.nq) for x in (lo_g, hi_g, e_g, v_g)]
+        e_g, v_g, drawn, exact_mean = self._group_moments(prep, g, cut)
+        gq = g.gq
+        per_q = [np.bincount(gq, weights=x, minlength=prep.nq) for x in (g.lo, g.hi, e_g, v_g)]
         lo, hi = ratio(per_q[0], R), ratio(per_q[1], R)
         if not (lo < hi).any():
             return Stats(obl, obl.copy(), lo, hi, np.zeros(prep.nq))
@@ -405,18 +361,97 @@ class InfAP(Measure):
             np.bincount(gq, weights=np.where(drawn & ~exact_mean, v_g, 0.0), minlength=prep.nq),
             R * R,
         )
-        return Stats(
-            obl,
-            expected,
-            lo,
-            hi,
-            var,
-            method="sampled",
-            samples=S,
-            seed=int(prep.seed),
-            se=np.where(sampled, np.sqrt(v_drawn / S), 0.0),
-            sampled=sampled,
+        se = np.where(sampled, np.sqrt(v_drawn / int(prep.samples)), 0.0)
+        return labelled(obl, expected, lo, hi, var, sampled, prep, se=se)
+
+    @staticmethod
+    def _oblivious(prep: Prepared, counts, R: np.ndarray, cut: float):
+        """The policy's value per query, with the relevant rows read (ascending) and their terms."""
+        c_rel, c_non, c_unj = counts
+        rel_rows = np.flatnonzero(np.diff(c_rel))  # the relevant rows, ascending
+        if np.isfinite(cut):
+            rel_rows = rel_rows[prep.pos[rel_rows] < cut]
+        qr = prep.qi[rel_rows]
+        first = prep.qstart[qr]
+        above = [c[rel_rows] - c[first] for c in (c_rel, c_non, c_unj)]
+        t = terms(prep.pos[rel_rows], *above)
+        return ratio(np.bincount(qr, weights=t, minlength=prep.nq), R), rel_rows, t
+
+    def _read_groups(
+        self, prep: Prepared, counts, rel_rows: np.ndarray, t: np.ndarray, cut: float
+    ) -> _Groups:
+        """The tie groups holding a relevant document read: their composition, the counts before
+        them, their policy terms and their extremal ones (the other groups add exact zeros to every
+        per-query sum, which keep their order, so they are left out)."""
+        c_rel, c_non, c_unj = counts
+        gs, qs = prep.gstart, prep.qstart
+        G = np.flatnonzero(np.diff(c_rel[gs]) > 0)
+        if np.isfinite(cut):
+            G = G[prep.gpos0[G] < cut]
+        ng = len(G)
+        gq = prep.gq[G]
+        m = prep.gsize[G].astype(np.int64)
+        ga, gb, qa = gs[G], gs[G + 1], qs[gq]  # each group's first row, its end, its query's first
+        at_group = [c[ga] for c in counts]
+        r, s, u = (c[gb] - ca for c, ca in zip(counts, at_group))
+        o = m - r - s - u
+        before = [ca - c[qa] for c, ca in zip(counts, at_group)]
+        g_obl = np.bincount(np.searchsorted(G, prep.gid[rel_rows]), weights=t, minlength=ng).astype(
+            np.float64, copy=False
+        )  # (float even where no row is summed)
+        pos0 = prep.gpos0[G]
+        vary = np.flatnonzero(r < m)
+        lo_g, hi_g = g_obl.copy(), g_obl.copy()
+        bv = [x[vary] for x in (pos0, before[0], before[1], before[2], r, s, u, o)]
+        hi_g[vary] = self._best(bv[0], bv[1], bv[2], bv[3], bv[4], bv[6], cut, np.maximum)
+        lo_g[vary] = self._best(
+            bv[0] + bv[5] + bv[7], bv[1], bv[2] + bv[5], bv[3], bv[4], bv[6], cut, np.minimum
         )
+        return _Groups(
+            gq, pos0, before[0], before[1], before[2], r, s, u, o, g_obl, lo_g, hi_g, vary
+        )
+
+    def _group_moments(self, prep: Prepared, g: _Groups, cut: float):
+        """Per group read, the mean and variance of its terms over its orderings: exact from the
+        state table where it fits (``group_moments``), the exact mean alone for larger ones
+        (``expected_sums``), enumerated for few orderings, else sampled.  Also which groups were
+        drawn, and which have an exact mean."""
+        r, s, u, o, vary = g.r, g.s, g.u, g.o, g.vary
+        P0_, A_, Sb_, U_ = g.pos0, g.rel_before, g.non_before, g.unj_before
+        e_g, v_g = g.obl.copy(), np.zeros(len(g.obl))
+        m_v = r[vary] + s[vary] + u[vary] + o[vary]
+        exact_var = np.zeros(len(g.obl), dtype=bool)
+        exact_var[vary[m_v * (r[vary] + 1) * (s[vary] + 1) * (u[vary] + 1) <= MOMENT_CELLS]] = True
+        mo = np.flatnonzero(exact_var)
+        e_g[mo], v_g[mo] = group_moments(
+            P0_[mo], A_[mo], Sb_[mo], U_[mo], r[mo], s[mo], u[mo], o[mo], cut
+        )
+        exact_mean = exact_var.copy()
+        exact_mean[vary[m_v * (r[vary] + s[vary]) <= EXACT_CELLS]] = True
+        ex = np.flatnonzero(exact_mean & ~exact_var)
+        e_g[ex] = expected_sums(P0_[ex], A_[ex], Sb_[ex], U_[ex], r[ex], s[ex], u[ex], o[ex], cut)
+        drawn = np.zeros(len(g.obl), dtype=bool)  # groups whose variance is estimated from samples
+        qkeys = None
+        S = int(prep.samples)
+        lo_g, hi_g = g.lo, g.hi
+        fixed = vary[lo_g[vary] == hi_g[vary]]  # no ordering changes them: their one value, exactly
+        e_g[fixed], v_g[fixed] = lo_g[fixed], 0.0
+        for gi in vary[(lo_g[vary] < hi_g[vary]) & ~exact_var[vary]]:
+            P0, A, Sb, U = int(P0_[gi]), int(A_[gi]), int(Sb_[gi]), int(U_[gi])
+            counts = (int(r[gi]), int(s[gi]), int(u[gi]), int(o[gi]))
+            if enumerable(counts):  # every distinct ordering once: exact
+                mean, v_g[gi] = self._enumerate(P0, A, Sb, U, counts, cut)
+                if not exact_mean[gi]:  # pragma: no cover - an enumerable group is small
+                    e_g[gi] = mean
+                continue
+            if qkeys is None:
+                qkeys = query_keys(prep)
+            rng = np.random.default_rng([int(qkeys[g.gq[gi]]), P0])
+            mean, v_g[gi] = self._sample(rng, S, P0, A, Sb, U, counts, cut)
+            if not exact_mean[gi]:
+                e_g[gi] = mean
+            drawn[gi] = True
+        return e_g, v_g, drawn, exact_mean
 
     @staticmethod
     def _best(P0, A, Sb, U, r, u, cut, acc) -> np.ndarray:

@@ -26,7 +26,7 @@ write both once, over any array namespace ([`Linear.position_weights`][tierank.m
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -54,6 +54,29 @@ REL = Param(
 )
 
 
+def without_moments(prep: Prepared, value: Callable[[Which], np.ndarray]) -> Stats:
+    """[`Stats`][tierank.measures.base.Stats] when ``prep`` asks for no moments: ``value("policy")``,
+    and ``value("pessimistic")`` / ``value("optimistic")`` as min / max when it asks for the
+    extremes (NaN otherwise); expected and var NaN."""
+    nan = np.full(prep.nq, np.nan)
+    if not prep.extremes:  # the oblivious value alone
+        return Stats(value("policy"), nan, nan.copy(), nan.copy(), nan.copy())
+    return Stats(value("policy"), nan, value("pessimistic"), value("optimistic"), nan.copy())
+
+
+def without_moments_batch(
+    prep: Prepared, value: Callable[[Which], Sequence[np.ndarray]]
+) -> list[Stats]:
+    """`without_moments` for several measures at once: ``value(which)`` gives one array per measure."""
+    nan = np.full(prep.nq, np.nan)
+    if not prep.extremes:  # the oblivious value alone
+        return [Stats(o, nan, nan.copy(), nan.copy(), nan.copy()) for o in value("policy")]
+    return [
+        Stats(o, nan.copy(), lo, hi, nan.copy())
+        for o, lo, hi in zip(value("policy"), value("pessimistic"), value("optimistic"))
+    ]
+
+
 class Linear(Measure):
     """Base of the positional-sum measures: ``sum_i weights_i * value_i / denominator``."""
 
@@ -70,10 +93,13 @@ class Linear(Measure):
     def cutoff_per_query(self, prep: Prepared) -> np.ndarray | float:
         return self.k
 
-    def position_weights(self, xp: Any, pos: Any) -> Any:  # pragma: no cover - abstract
+    def position_weights(self, xp: Any, pos: Any) -> Any:
         """The weight of each 0-based rank ``pos`` (a floating array of the array namespace ``xp``),
-        the cutoff not applied: the one formula of the family's weights, for runs and tensors."""
-        raise NotImplementedError
+        the cutoff not applied: the one formula of the family's weights, for runs and tensors
+        (ones with `unit_weights`; every other family writes its own)."""
+        if self.unit_weights:
+            return xp.ones_like(pos)
+        raise NotImplementedError  # pragma: no cover - abstract
 
     def normalizer(self, xp: Any, nrel: Any, retrieved: Any) -> Any:
         """The divisor ``Z`` from the per-query N+ at the family's ``rel`` and the number of
@@ -152,12 +178,7 @@ class Linear(Measure):
             return scale(np.where(changed, sums, policy))
 
         if not prep.moments:  # the oblivious value and the extremes only
-            nan = np.full(prep.nq, np.nan)
-            if not prep.extremes:  # the oblivious value alone
-                return Stats(value("policy"), nan, nan.copy(), nan.copy(), nan.copy())
-            return Stats(
-                value("policy"), nan, value("pessimistic"), value("optimistic"), nan.copy()
-            )
+            return without_moments(prep, value)
         s1, ss_a = (
             group_moments(prep, self.kind, self.rel) if own is None else value_moments(prep, own)
         )
@@ -212,27 +233,10 @@ class Linear(Measure):
         rows = px.rows
         w = first.weights(prep, rows)
         own = first.values(prep)
-        # per measure, its divisor as `ratio` takes it (where > 0; else the value is 0), and squared
-        divisors: list[tuple[np.ndarray, ...] | None] = []
-        for measure in batch:
-            den = measure.denominator(prep)
-            if den is None:
-                divisors.append(None)
-                continue
-            d = np.broadcast_to(np.asarray(den, dtype=np.float64), (prep.nq,))
-            ok = d > 0
-            d2 = d**2
-            divisors.append((ok, np.where(ok, d, 1.0), d2 > 0, np.where(d2 > 0, d2, 1.0)))
+        divisors = _divisors(prep, batch)
 
         def scale(xs, power=1):
-            out = []
-            for x, div in zip(xs, divisors):
-                if div is not None:  # ratio(x, den ** power), its division once per column
-                    ok, d = div[2 * (power - 1)], div[2 * (power - 1) + 1]
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        x = np.where(ok, x / d, 0.0)
-                out.append(x)
-            return out
+            return _scaled(xs, divisors, power)
 
         def arrangement(which: Which) -> np.ndarray:
             return (
@@ -256,36 +260,13 @@ class Linear(Measure):
             a = arrangement(which)
             return scale(px.at_rows_in(changed, lambda idx: w[idx] * a[rows[idx]], policy))
 
-        if not prep.moments:  # the oblivious value and the extremes only
-            nan = np.full(prep.nq, np.nan)
-            return [
-                Stats(o, nan.copy(), lo, hi, nan.copy())
-                for o, lo, hi in zip(value("policy"), value("pessimistic"), value("optimistic"))
-            ]
+        if not prep.moments:  # the extremes only (the oblivious value alone returned above)
+            return without_moments_batch(prep, value)
         s1, ss_a = (
             group_moments(prep, first.kind, first.rel) if own is None else value_moments(prep, own)
         )
-        gu = px.groups
-        m, s1, ss_a = prep.gsize_float[gu], s1[gu], ss_a[gu]
-        # E: per group (sum of values) x (sum of its weights inside the cutoff) / m
-        sw = np.bincount(px.gl, weights=w, minlength=len(m))
-
-        def part_e(idx, seg, js):
-            return s1[js] * np.bincount(seg, weights=w[idx], minlength=len(js)) / m[js]
-
-        expected = px.at_groups(s1 * sw / m, np.ones(len(m), dtype=bool), part_e)
-        # Var: the groups whose values differ, whole or cut by the cutoff
-        vary = ss_a > 0
-        idx, local, ids = select_segments(px.gl, vary & px.whole)
-        _, ss_w = centered(w[idx], local, len(ids), m[ids])
-        vg = np.zeros(len(m))
-        vg[ids] = ss_a[ids] * ss_w / (m[ids] - 1.0)
-
-        def part_v(idx, seg, js):
-            ss_w = centered(w[idx], seg, len(js), m[js])[1]
-            return ss_a[js] * ss_w / (m[js] - 1.0)
-
-        var = scale(px.at_groups(vg, vary, part_v), power=2)
+        expected, var_sums = _prefix_moments(prep, px, w, s1, ss_a)
+        var = scale(var_sums, power=2)
         return [
             Stats(*x)
             for x in zip(
@@ -296,6 +277,65 @@ class Linear(Measure):
                 var,
             )
         ]
+
+
+def _divisors(prep: Prepared, batch: Sequence[Linear]) -> list[tuple[np.ndarray, ...] | None]:
+    """Per measure, its divisor as `ratio` takes it (where > 0; else the value is 0), and squared:
+    ``(ok, d, ok2, d2)``, or None for a measure without a denominator."""
+    divisors: list[tuple[np.ndarray, ...] | None] = []
+    for measure in batch:
+        den = measure.denominator(prep)
+        if den is None:
+            divisors.append(None)
+            continue
+        d = np.broadcast_to(np.asarray(den, dtype=np.float64), (prep.nq,))
+        ok = d > 0
+        d2 = d**2
+        divisors.append((ok, np.where(ok, d, 1.0), d2 > 0, np.where(d2 > 0, d2, 1.0)))
+    return divisors
+
+
+def _scaled(
+    xs: Sequence[np.ndarray], divisors: Sequence[tuple[np.ndarray, ...] | None], power: int = 1
+) -> list[np.ndarray]:
+    """Each ``xs[i]`` divided by measure i's divisor to ``power`` (`ratio`, its division once per column)."""
+    out = []
+    for x, div in zip(xs, divisors):
+        if div is not None:
+            ok, d = div[2 * (power - 1)], div[2 * (power - 1) + 1]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                x = np.where(ok, x / d, 0.0)
+        out.append(x)
+    return out
+
+
+def _prefix_moments(
+    prep: Prepared, px: Prefixes, w: np.ndarray, s1: np.ndarray, ss_a: np.ndarray
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per measure of ``px``, the per-query sums (before division) of the expectation and the
+    variance over tie orderings of ``sum_i w_i a_i``, from each tie group's value sum ``s1`` and
+    sum of squared deviations ``ss_a``."""
+    gu = px.groups
+    m, s1, ss_a = prep.gsize_float[gu], s1[gu], ss_a[gu]
+    # E: per group (sum of values) x (sum of its weights inside the cutoff) / m
+    sw = np.bincount(px.gl, weights=w, minlength=len(m))
+
+    def part_e(idx, seg, js):
+        return s1[js] * np.bincount(seg, weights=w[idx], minlength=len(js)) / m[js]
+
+    expected = px.at_groups(s1 * sw / m, np.ones(len(m), dtype=bool), part_e)
+    # Var: the groups whose values differ, whole or cut by the cutoff
+    vary = ss_a > 0
+    idx, local, ids = select_segments(px.gl, vary & px.whole)
+    _, ss_w = centered(w[idx], local, len(ids), m[ids])
+    vg = np.zeros(len(m))
+    vg[ids] = ss_a[ids] * ss_w / (m[ids] - 1.0)
+
+    def part_v(idx, seg, js):
+        ss_w = centered(w[idx], seg, len(js), m[js])[1]
+        return ss_a[js] * ss_w / (m[js] - 1.0)
+
+    return expected, px.at_groups(vg, vary, part_v)
 
 
 def arranged(prep: Prepared, a: np.ndarray, which: Which) -> np.ndarray:
@@ -383,9 +423,6 @@ class P(Linear):
     cutoff_required = True
     tensor_kernel = "linear"
 
-    def position_weights(self, xp, pos):
-        return xp.ones_like(pos)
-
     def normalizer(self, xp, nrel, retrieved):
         return float(self.required_cutoff)
 
@@ -407,9 +444,6 @@ class R(Linear):
     schema = (REL,)
     uses_n_plus = True
     tensor_kernel = "linear"
-
-    def position_weights(self, xp, pos):
-        return xp.ones_like(pos)
 
     def normalizer(self, xp, nrel, retrieved):
         return nrel
@@ -470,9 +504,6 @@ class Hits(Linear):
     schema = (REL,)
     tensor_kernel = "linear"
 
-    def position_weights(self, xp, pos):
-        return xp.ones_like(pos)
-
 
 @register
 class Judged(Linear):
@@ -488,9 +519,6 @@ class Judged(Linear):
     kind = "judged"
     cutoff_required = True
     tensor_kernel = "linear"  # on tensors every candidate has a label: judged
-
-    def position_weights(self, xp, pos):
-        return xp.ones_like(pos)
 
     def normalizer(self, xp, nrel, retrieved):
         return xp.minimum(xp.full_like(retrieved, self.required_cutoff), retrieved)
@@ -523,9 +551,6 @@ class Rprec(Linear):
 
     def depth(self, nrel):
         return nrel(self.rel)
-
-    def position_weights(self, xp, pos):
-        return xp.ones_like(pos)
 
     def normalizer(self, xp, nrel, retrieved):
         return nrel
@@ -686,9 +711,6 @@ class R_cap(Linear):
     bounds_refusal = "an unjudged document assumed relevant raises N+ and can lower it"
     uses_n_plus = True
     tensor_kernel = "linear"
-
-    def position_weights(self, xp, pos):
-        return xp.ones_like(pos)
 
     def normalizer(self, xp, nrel, retrieved):
         return xp.minimum(xp.full_like(nrel, float(self.required_cutoff)), nrel)

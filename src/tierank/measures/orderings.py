@@ -14,7 +14,7 @@ import numpy as np
 
 from ..ties import Prepared
 from .base import Stats
-from .sampling import query_keys
+from .sampling import labelled, query_keys
 
 __all__ = ["ENUMERATE", "mixed_groups", "one_ranking", "per_ordering_stats"]
 
@@ -219,16 +219,5 @@ def per_ordering_stats(
             mn[q], mx[q] = min(vals.min(), fv.min()), max(vals.max(), fv.max())
         ex[q] = min(max(ex[q], mn[q]), mx[q])
     if sampled or base.method == "sampled":
-        return Stats(
-            obl,
-            ex,
-            mn,
-            mx,
-            var,
-            method="sampled",
-            samples=int(prep.samples),
-            seed=int(prep.seed),
-            se=se,
-            sampled=drawn,
-        )
+        return labelled(obl, ex, mn, mx, var, drawn, prep, se=se)
     return Stats(obl, ex, mn, mx, var)

@@ -42,6 +42,8 @@ from ..ties import Prepared
 from .base import FamilyNames, Measure, Param, Stats, register
 from .cwl import orderings_of
 from .kernels import segment_cumsum
+from .linear import REL
+from .sampling import labelled
 
 __all__ = ["Accuracy", "Compat"]
 
@@ -64,16 +66,7 @@ class Accuracy(Measure):
         "share of (relevant, other) pairs among the top k with the relevant one first "
         "(ir_measures; 0 without a relevant document, 1 without another)"
     )
-    schema = (
-        Param(
-            "rel",
-            int,
-            None,
-            "minimum grade counted relevant (default: the evaluation's rel, 1)",
-            low=-(2**53),
-            high=2**53,
-        ),
-    )
+    schema = (REL,)
     bounds_refusal = "an unjudged document's relevance moves both the pairs and their count"
 
     def _value(self, R, N, D):
@@ -148,18 +141,7 @@ class Accuracy(Measure):
             lo[q], hi[q] = min(lo[q], hi[q], obl[q], v.min()), max(lo[q], hi[q], obl[q], v.max())
         drawn = np.zeros(prep.nq, dtype=bool)  # the other queries' statistics are exact
         drawn[todo] = True
-        return Stats(
-            obl,
-            expected,
-            lo,
-            hi,
-            var,
-            method="sampled",
-            samples=int(prep.samples),
-            seed=int(prep.seed),
-            se=se,
-            sampled=drawn,
-        )
+        return labelled(obl, expected, lo, hi, var, drawn, prep, se=se)
 
 
 @register

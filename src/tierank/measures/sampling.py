@@ -582,13 +582,15 @@ def labelled(
     var: np.ndarray,
     sampled: np.ndarray,
     prep: Prepared,
+    se: np.ndarray | None = None,
 ) -> Stats:
     """[`Stats`][tierank.measures.sampling.Stats] labelled by what was sampled: ``sampled`` per query (True: ``expected`` and ``var``
-    estimated from ``prep.samples`` orderings, their standard error ``sqrt(var / samples)``; False:
-    exact, standard error 0); ``method="exact"`` when no query was sampled."""
+    estimated from ``prep.samples`` orderings, their standard error ``sqrt(var / samples)`` unless
+    ``se`` gives it; False: exact, standard error 0); ``method="exact"`` when no query was sampled."""
     if not sampled.any():
         return Stats(oblivious, expected, vmin, vmax, var)
-    se = np.where(sampled, np.sqrt(np.where(sampled, var, 0.0) / prep.samples), 0.0)
+    if se is None:
+        se = np.where(sampled, np.sqrt(np.where(sampled, var, 0.0) / prep.samples), 0.0)
     return Stats(
         oblivious,
         expected,

@@ -62,9 +62,6 @@ class RelP(Linear):
     uses_n_plus = True
     tensor_kernel = "linear"
 
-    def position_weights(self, xp: Any, pos: Any) -> Any:
-        return xp.ones_like(pos)
-
     def normalizer(self, xp: Any, nrel: Any, retrieved: Any) -> Any:
         return xp.minimum(xp.full_like(nrel, float(self.required_cutoff)), nrel)
 

@@ -137,20 +137,7 @@ def mean_cis(
 def _t_cis(X: np.ndarray, names: tuple[str, ...], level: float) -> tuple[MeanCI, ...]:
     """Student's t interval of every column's mean (`mean_cis` with ``method="t"``)."""
     lo, hi, se = t_interval(X, level)
-    return tuple(
-        MeanCI(
-            name=nm,
-            mean=float(m),
-            ci_low=float(a),
-            ci_high=float(b),
-            ci_method="t",
-            level=level,
-            n=X.shape[0],
-            se=float(s),
-            method="analytic",
-        )
-        for nm, m, a, b, s in zip(names, X.mean(axis=0), lo, hi, se)
-    )
+    return _column_cis(X, names, (lo, hi, se), "t", level, "analytic")
 
 
 def _bootstrap_cis(
@@ -166,21 +153,37 @@ def _bootstrap_cis(
     resamples, seed = drawn
     lo, hi = bootstrap_interval(X, theta_b, method, level)
     se = theta_b.std(axis=0, ddof=1) if resamples > 1 else np.full(X.shape[1], np.nan)
+    return _column_cis(
+        X, names, (lo, hi, se), method, level, "bootstrap", int(resamples), int(seed)
+    )
+
+
+def _column_cis(
+    X: np.ndarray,
+    names: tuple[str, ...],
+    bounds: tuple[np.ndarray, np.ndarray, np.ndarray],
+    ci_method: str,
+    level: float,
+    method: str,
+    samples: int | None = None,
+    seed: int | None = None,
+) -> tuple[MeanCI, ...]:
+    """One `MeanCI` per column of ``X`` from its interval ``bounds`` (low, high, standard error)."""
     return tuple(
         MeanCI(
             name=nm,
             mean=float(m),
             ci_low=float(a),
             ci_high=float(b),
-            ci_method=method,
+            ci_method=ci_method,
             level=level,
             n=X.shape[0],
             se=float(s),
-            method="bootstrap",
-            samples=int(resamples),
-            seed=int(seed),
+            method=method,
+            samples=samples,
+            seed=seed,
         )
-        for nm, m, a, b, s in zip(names, X.mean(axis=0), lo, hi, se)
+        for nm, m, a, b, s in zip(names, X.mean(axis=0), *bounds)
     )
 
 
