@@ -205,7 +205,7 @@ def test_label_command_writes_reads_back_and_resumes(smollm2, tmp_path, monkeypa
 
     loads = []
 
-    def factory(_family):
+    def factory(_family, _backend="hf"):
         def make(*a, **k):
             loads.append(k)
             return smollm2

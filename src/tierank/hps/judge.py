@@ -14,7 +14,9 @@ The model, its dtype and where the softmax runs come from the HPS machinery: a g
 `tierank.hps.registry` (``smollm2``, ``smollm2-yesno`` or ``yesno:PATH``) and one variant of
 `tierank.hps.variants` (default ``bf16->fp32:head``: the model in BF16, the grade logits computed in
 FP32 from the LM head's input and the FP32 head rows, softmax in FP32; ``fp32``: all in FP32; ``bf16``:
-softmax in BF16, each row renormalised in FP64).  Scores can be cached per query in the rerank
+softmax in BF16, each row renormalised in FP64).  The forward pass runs on a backend of the registry:
+``hf`` (transformers, in this process; the default) or ``vllm`` (a vLLM engine asked for the raw logits
+of the grade tokens alone; the ``:head`` level from its pooling engine's last hidden state).  Scores can be cached per query in the rerank
 protocol's score cache (`tierank.hps.cache.ScoreCache`, one more field ``probs``), so an interrupted
 run resumes.
 
@@ -39,9 +41,17 @@ from typing import Any
 
 import numpy as np
 
-from tierank.errors import Problem, TierankInputError, quote
+from tierank.errors import Problem, TierankError, TierankInputError, quote
 from tierank.hps.prompts import DEFAULT_INSTRUCTION, DEFAULT_SYSTEM, GRADED_PROMPT, GRADED_SYSTEM
-from tierank.hps.registry import ModelSpec, cache_key, check_model, parse_model, scorer_class
+from tierank.hps.registry import (
+    ModelSpec,
+    cache_key,
+    check_backend,
+    check_engine,
+    check_model,
+    parse_model,
+    scorer_class,
+)
 from tierank.hps.variants import Variant, parse_variant
 from tierank.io.distributions import SUM_TOLERANCE, LabelDistributions
 
@@ -254,10 +264,12 @@ def check_settings(
     max_doc_tokens: int = 256,
     device: str = "cpu",
     source: bool = True,
+    backend: str = "hf",
 ) -> tuple[ModelSpec, Variant, LabelScale, int, int, str]:
     """The judge's settings checked before anything is read or loaded: the model spec, the variant (one
-    the ``yesno`` kind supports), the scale, batch size, document truncation and the resolved device
-    (``source``: the model's source must be a named one or exist on disk)."""
+    the ``yesno`` kind supports), the scale, batch size, document truncation, the backend (``hf`` or
+    ``vllm``: installed) and the resolved device (the vLLM build's for ``vllm``) (``source``: the model's
+    source must be a named one or exist on disk)."""
     from tierank.hps.checks import check_batch_size, check_device, check_positive, resolve_device
 
     spec = label_model(model)
@@ -265,8 +277,19 @@ def check_settings(
     sc = parse_scale(scale)
     batch_size = check_batch_size(batch_size)
     max_doc_tokens = check_positive(max_doc_tokens, "max doc tokens")
-    check_model(spec, [variant], source=source)
-    return spec, variant, sc, batch_size, max_doc_tokens, resolve_device(check_device(device))
+    backend = check_backend(backend)
+    device = check_device(device)
+    try:
+        check_model(spec, [variant], source=source, backend=backend)
+        if backend == "hf":
+            return spec, variant, sc, batch_size, max_doc_tokens, resolve_device(device)
+        dev = scorer_class(spec.family, backend).resolve_device(device)
+        check_engine(backend, dev)
+    except TierankInputError:
+        raise
+    except TierankError as e:  # a backend that is not installed: one line
+        raise TierankInputError(str(e)) from None
+    return spec, variant, sc, batch_size, max_doc_tokens, dev
 
 
 def judge(
@@ -285,6 +308,7 @@ def judge(
     progress: Callable[[int], Any] | None = None,
     warn: Callable[[str], Any] | None = None,
     source: str = "judge",
+    backend: str = "hf",
 ) -> JudgeResult:
     """Label distributions of the ``pool``'s pairs (``{qid: [docid, ...]}``) judged by ``model``.
 
@@ -292,8 +316,9 @@ def judge(
     ``bf16->fp32:head``); ``scale``: see the module docstring; ``batch_size`` prompts per forward pass;
     ``max_doc_tokens`` the document's truncation.  ``cache_dir`` keeps each query's probabilities (a
     re-run with the same settings scores nothing).  ``scorer``: an already loaded `YesNoScorer` made
-    with the scale's ``label_tokens`` and the regime's dtype (else it is loaded here).  ``progress`` is
-    called with the number of pairs after each query.
+    with the scale's ``label_tokens`` and the regime's dtype (else it is loaded here, on ``backend``:
+    ``hf`` or ``vllm``, and closed at the end).  ``progress`` is called with the number of pairs after
+    each query.
 
     >>> from tierank.hps.judge import judge  # doctest: +SKIP
     >>> judge({"q": ["d"]}, {"q": "tie"}, {"d": "a tie"}).labels.probs.shape  # doctest: +SKIP
@@ -302,14 +327,15 @@ def judge(
     from tierank.hps.cache import ScoreCache
 
     spec, variant, sc, batch_size, max_doc_tokens, dev = check_settings(
-        model, regime, scale, batch_size, max_doc_tokens, device, source=scorer is None
+        model, regime, scale, batch_size, max_doc_tokens, device, scorer is None, backend
     )
+    backend = check_backend(backend)
     loaded: list[Any] = [] if scorer is None else [scorer]
 
     def load() -> Any:  # loaded on the first pair the cache does not hold
         if not loaded:
             loaded.append(
-                scorer_class(spec.family)(
+                scorer_class(spec.family, backend)(
                     spec.source,
                     model_dtype=variant.model_dtype,
                     batch_size=batch_size,
@@ -328,54 +354,58 @@ def judge(
     prompt_digest = hashlib.sha1(sc.template().encode()).hexdigest()[:12]
     cache = None
     if cache_dir is not None:
-        key = cache_key(spec, variant, batch_size, dev, {"max_doc_tokens": max_doc_tokens})
+        key = cache_key(spec, variant, batch_size, dev, {"max_doc_tokens": max_doc_tokens}, backend)
         key.update({"task": "label", "scale": sc.name, "prompt": prompt_digest})
         cache = ScoreCache(cache_dir, key, warn=warn)
     qids: list[str] = []
     dids: list[str] = []
     rows: list[np.ndarray] = []
     model_s, cached, done = 0.0, 0, 0
-    for q, docids in pool.items():
-        docids = list(docids)
-        rec = cache.get(q, docids) if cache is not None else None
-        if rec is not None:
-            why = _cache_problem(rec, len(docids), len(sc.tokens))
-            if why is None:
-                probs = np.asarray(rec["probs"], dtype=np.float64).reshape(len(docids), -1)
-                cached += 1
-            else:
-                (warn or (lambda m: None))(
-                    f"{cache.path if cache else ''}: query {q!r}: unusable cached labels ({why}); judged again"
-                )
-                rec = None
-        if rec is None:
-            m = load()
-            if sc.prompt == "graded":
-                texts = [m.graded_prompt(queries[q], docs[d], sc.top) for d in docids]
-            else:
-                texts = [m.prompt(queries[q], docs[d]) for d in docids]
-            t0 = time.perf_counter()
-            probs = np.asarray(m.label_distributions(texts, variant), dtype=np.float64)
-            spent = time.perf_counter() - t0
-            model_s += spent
-            if cache is not None:
-                cache.set_metadata(m.metadata())
-                cache.append(
-                    {
-                        "query": q,
-                        "docids": docids,
-                        "scores": (probs @ np.arange(probs.shape[1])).tolist(),
-                        "probs": probs.tolist(),
-                        "model_s": spent,
-                        "scoring_s": 0.0,
-                    }
-                )
-        qids += [q] * len(docids)
-        dids += docids
-        rows.append(probs)
-        done += len(docids)
-        if progress is not None:
-            progress(done)
+    try:
+        for q, docids in pool.items():
+            docids = list(docids)
+            rec = cache.get(q, docids) if cache is not None else None
+            if rec is not None:
+                why = _cache_problem(rec, len(docids), len(sc.tokens))
+                if why is None:
+                    probs = np.asarray(rec["probs"], dtype=np.float64).reshape(len(docids), -1)
+                    cached += 1
+                else:
+                    (warn or (lambda m: None))(
+                        f"{cache.path if cache else ''}: query {q!r}: unusable cached labels ({why}); judged again"
+                    )
+                    rec = None
+            if rec is None:
+                m = load()
+                if sc.prompt == "graded":
+                    texts = [m.graded_prompt(queries[q], docs[d], sc.top) for d in docids]
+                else:
+                    texts = [m.prompt(queries[q], docs[d]) for d in docids]
+                t0 = time.perf_counter()
+                probs = np.asarray(m.label_distributions(texts, variant), dtype=np.float64)
+                spent = time.perf_counter() - t0
+                model_s += spent
+                if cache is not None:
+                    cache.set_metadata(m.metadata())
+                    cache.append(
+                        {
+                            "query": q,
+                            "docids": docids,
+                            "scores": (probs @ np.arange(probs.shape[1])).tolist(),
+                            "probs": probs.tolist(),
+                            "model_s": spent,
+                            "scoring_s": 0.0,
+                        }
+                    )
+            qids += [q] * len(docids)
+            dids += docids
+            rows.append(probs)
+            done += len(docids)
+            if progress is not None:
+                progress(done)
+    finally:
+        if scorer is None and loaded:  # what the judge loaded (a vLLM engine: its processes)
+            loaded[0].close()
     width = len(sc.tokens)
     probs_all = np.vstack(rows) if rows else np.zeros((0, width))
     labels = LabelDistributions(
@@ -399,6 +429,7 @@ def judge(
         "batch_size": batch_size,
         "max_doc_tokens": max_doc_tokens,
         "device": str(dev),
+        "backend": backend,
     }
     return JudgeResult(labels, settings, model_s, cached)
 

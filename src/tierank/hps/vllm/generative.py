@@ -24,11 +24,16 @@ from tierank.hps.prompts import (
     YesNoPrompts,
     resolve_token,
 )
-from tierank.hps.regimes import head_fp32_yes_no, yes_no_scores
+from tierank.hps.regimes import (
+    grade_probabilities,
+    head_fp32_grades,
+    head_fp32_yes_no,
+    yes_no_scores,
+)
 from tierank.hps.variants import Variant
 from tierank.hps.vllm import settings
 from tierank.hps.vllm.base import VllmScorerBase
-from tierank.hps.vllm.outputs import answer_logits, head_logits
+from tierank.hps.vllm.outputs import answer_logits, head_logits, token_logits
 
 __all__ = ["VllmYesNoScorer", "VllmRank1Scorer"]
 
@@ -39,6 +44,7 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
     ``engine_factory(**options)`` builds the engines (default `make_engine`;
     tests pass a fake); ``head`` says whether the pooling engine of the
     ``:head`` level is needed (built lazily, on first use, otherwise).
+    ``label_tokens``: the answer tokens of `label_distributions` (grade ``k``'s at ``k``).
     """
 
     family = "yesno"
@@ -56,6 +62,7 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
         system: str | None = None,
         instruction: str | None = None,
         head_method: str = "hidden",
+        label_tokens: Sequence[str] = (),
     ):
         check_dtype(model_dtype)
         self.model_dtype = model_dtype
@@ -73,6 +80,8 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
             self.init_tokenizer(self.model_dir)
         self.yes_id = resolve_token(self.tokenizer, self.yes_word)
         self.no_id = resolve_token(self.tokenizer, self.no_word)
+        #: the answer tokens of `label_distributions` (grade k's token at k), when asked for
+        self.label_ids = [resolve_token(self.tokenizer, t) for t in label_tokens]
         self.max_len = max(512, self.max_doc_tokens + self._extra_tokens() + 256)
         self.head_method = head_method
         if head_method not in ("hidden", "classify"):
@@ -86,6 +95,7 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
         self._llm: Any = None
         self._pool: Any = None
         self._rows: Any = None
+        self._label_rows: Any = None
 
     def _extra_tokens(self) -> int:
         return 0
@@ -105,6 +115,7 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
         batch_size: int,
         device: str,
         max_doc_tokens: int = 256,
+        label_tokens: Sequence[str] = (),
         **_: Any,
     ) -> VllmYesNoScorer:
         return cls(
@@ -113,6 +124,7 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
             batch_size=batch_size,
             max_doc_tokens=max_doc_tokens,
             device=device,
+            label_tokens=label_tokens,
         )
 
     # ---------------------------------------------------------------- engines
@@ -187,6 +199,13 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
             self._rows = checkpoint_rows(self.model_dir, [self.yes_id, self.no_id])
         return self._rows
 
+    @property
+    def label_rows(self):
+        """The FP32 rows of the grade tokens (``label_tokens``) of the LM head, read from the checkpoint."""
+        if self._label_rows is None:
+            self._label_rows = checkpoint_rows(self.model_dir, self.label_ids)
+        return self._label_rows
+
     def _sampling(self, **kw):
         return settings.require_vllm().SamplingParams(**kw)
 
@@ -197,6 +216,23 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
         )
         outs = self.llm.generate(self.token_ids(texts), params, use_tqdm=False)
         return answer_logits(outs, self.yes_id, self.no_id)
+
+    def grade_logits(self, texts: Sequence[str]) -> np.ndarray:
+        """``(n, K + 1)`` raw logits of the grade tokens ``label_tokens`` (grade ``k``'s at ``k``) at the
+        answer slot: the model dtype's values, as FP32 numbers (`answer_logits` for any tokens)."""
+        params = self._sampling(
+            max_tokens=1, temperature=0.0, logprob_token_ids=list(self.label_ids)
+        )
+        outs = self.llm.generate(self.token_ids(texts), params, use_tqdm=False)
+        return token_logits(outs, self.label_ids)
+
+    def last_hidden(self, texts: Sequence[str]) -> np.ndarray:
+        """``(n, hidden)`` the LM head's input at the last position, from the pooling engine (``LAST``, no
+        activation)."""
+        params = settings.require_vllm().PoolingParams(use_activation=False)
+        return head_logits(
+            self.pool.embed(self.token_ids(texts), pooling_params=params, use_tqdm=False)
+        )
 
     def head_difference(self, texts: Sequence[str]) -> np.ndarray:
         """``z_yes - z_no`` in FP32: the engine's FP32 last hidden state times the FP32 checkpoint rows
@@ -216,10 +252,38 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
 
             t = torch.as_tensor(z, dtype=torch.float32)
             return (t[:, 1] - t[:, 0]).double().numpy()
-        hidden = head_logits(
-            self.pool.embed(self.token_ids(texts), pooling_params=params, use_tqdm=False)
+        return head_fp32_yes_no(self.last_hidden(texts).astype(np.float32), self.head_rows, 0, 1)
+
+    def label_distributions(self, texts: Sequence[str], variant: Variant) -> np.ndarray:
+        """Per prompt text the probability of each grade, as the HF scorer's
+        ([`YesNoScorer.label_distributions`][tierank.hps.hf.generative.YesNoScorer.label_distributions]):
+        the raw logits of the grade tokens ``label_tokens`` at the answer slot (the engine asked for those
+        tokens alone), softmaxed over them as ``variant`` says
+        ([`grade_probabilities`][tierank.hps.regimes.grade_probabilities]), or at the ``:head`` level the
+        grade logits computed in FP32 from the pooling engine's last hidden state and the grade tokens'
+        FP32 checkpoint rows ([`head_fp32_grades`][tierank.hps.regimes.head_fp32_grades]).  Returns
+        ``(len(texts), len(label_tokens))`` FP64 rows that sum to 1."""
+        if not self.label_ids:
+            raise TierankError("label_distributions needs the scorer made with label_tokens")
+        self.check_variants([variant])
+        if not texts:
+            return np.zeros((0, len(self.label_ids)))
+        if variant.level == "head":
+            if self.head_method != "hidden":
+                raise TierankInputError(
+                    [
+                        Problem(
+                            "",
+                            None,
+                            "label distributions at the :head level need head_method='hidden' "
+                            "(the classify head holds the no/yes rows only)",
+                        )
+                    ]
+                )
+            return head_fp32_grades(self.last_hidden(texts).astype(np.float32), self.label_rows)
+        return grade_probabilities(
+            self.grade_logits(texts), range(len(self.label_ids)), variant.regime
         )
-        return head_fp32_yes_no(hidden.astype(np.float32), self.head_rows, 0, 1)
 
     # ---------------------------------------------------------------- scoring
 
@@ -262,6 +326,7 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
             "max_doc_tokens": self.max_doc_tokens,
             "yes_id": self.yes_id,
             "no_id": self.no_id,
+            **({"label_ids": list(self.label_ids)} if self.label_ids else {}),
             "device": str(self.device),
             "logprobs_mode": "raw_logits",
             "head": (

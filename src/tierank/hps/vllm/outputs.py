@@ -10,7 +10,7 @@ import numpy as np
 
 from tierank.errors import TierankError
 
-__all__ = ["answer_logits", "logprob_scores", "head_logits"]
+__all__ = ["answer_logits", "token_logits", "logprob_scores", "head_logits"]
 
 
 def _logprob_value(entry: Any) -> float:
@@ -18,7 +18,8 @@ def _logprob_value(entry: Any) -> float:
 
 
 def answer_logits(outputs: Sequence[Any], yes_id: int, no_id: int) -> np.ndarray:
-    """``(n, 2)`` float64 array ``[value(no), value(yes)]`` from vLLM ``RequestOutput`` objects.
+    """``(n, 2)`` float64 array ``[value(no), value(yes)]`` from vLLM ``RequestOutput`` objects
+    (`token_logits` of ``[no_id, yes_id]``).
 
     ``value`` is what the engine put in the first generated position's
     logprobs dict (``outputs[i].outputs[0].logprobs[0]``, token id ->
@@ -31,6 +32,20 @@ def answer_logits(outputs: Sequence[Any], yes_id: int, no_id: int) -> np.ndarray
     >>> answer_logits([out], yes_id=9, no_id=7)
     array([[-1.5 ,  2.25]])
     """
+    return token_logits(outputs, [no_id, yes_id])
+
+
+def token_logits(outputs: Sequence[Any], token_ids: Sequence[int]) -> np.ndarray:
+    """``(n, len(token_ids))`` float64 array: per output the value of each of ``token_ids`` (in that
+    order) at the first generated position, as `answer_logits` reads the two answer tokens; a token
+    the engine did not return is an error.
+
+    >>> from types import SimpleNamespace as NS
+    >>> out = NS(outputs=[NS(logprobs=[{5: NS(logprob=0.5), 6: NS(logprob=-1.0), 8: 3.0}])])
+    >>> token_logits([out], [8, 5, 6])
+    array([[ 3. ,  0.5, -1. ]])
+    """
+    ids = [int(t) for t in token_ids]
     rows = []
     for i, out in enumerate(outputs):
         try:
@@ -39,13 +54,13 @@ def answer_logits(outputs: Sequence[Any], yes_id: int, no_id: int) -> np.ndarray
             raise TierankError(
                 f"vLLM output {i} carries no logprobs (SamplingParams(logprobs=...) not set?)"
             ) from None
-        missing = [t for t in (no_id, yes_id) if t not in first]
+        missing = [t for t in ids if t not in first]
         if missing:
             raise TierankError(
                 f"vLLM output {i}: no logprob for answer token(s) {missing}; got {sorted(first)[:8]}"
             )
-        rows.append((_logprob_value(first[no_id]), _logprob_value(first[yes_id])))
-    return np.asarray(rows, dtype=np.float64).reshape(-1, 2)
+        rows.append([_logprob_value(first[t]) for t in ids])
+    return np.asarray(rows, dtype=np.float64).reshape(-1, len(ids))
 
 
 def logprob_scores(logprobs_2: Any) -> np.ndarray:
