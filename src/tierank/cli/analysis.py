@@ -369,7 +369,9 @@ def compare_runs(
     protect = (*runs, qrels, *([ppi] if ppi is not None else []))
     check_output(output, protect)
     if ppi is not None and not ppi.exists():
-        raise TierankInputError(f"--ppi {ppi}: no such file")
+        from ..errors import quote
+
+        raise TierankInputError(f"--ppi {quote(str(ppi))}: no such file")
     if manifest is not None:
         check_output(manifest, (*protect, *([output] if output else [])))
     sources = held(runs)  # each run opened once: its role check and its reading
