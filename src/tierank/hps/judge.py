@@ -189,7 +189,8 @@ def read_texts(
     layout, plain or gzip) of ``data``, or the files ``queries`` / ``docs`` (which win).  A document's text
     is its title and text.  A pooled query or document without a text is a located error (the file and
     the pair's id)."""
-    from tierank.io.beir import find_texts, read_jsonl
+    from tierank.io.beir import find_texts
+    from tierank.io.beir import read_texts as texts_of
 
     if data is not None:
         dq, dd = find_texts(data)
@@ -201,14 +202,7 @@ def read_texts(
     dfile = Path(docs) if docs is not None else dd
     need_q = set(pool)
     need_d = {d for ds in pool.values() for d in ds}
-    qtexts = {
-        str(r["_id"]): str(r.get("text", ""))
-        for r in read_jsonl(qfile, lambda r: str(r["_id"]) in need_q)
-    }
-    dtexts = {}
-    for r in read_jsonl(dfile, lambda r: str(r["_id"]) in need_d):
-        title, text = str(r.get("title") or ""), str(r.get("text") or "")
-        dtexts[str(r["_id"])] = f"{title} {text}".strip() if title else text
+    qtexts, dtexts = texts_of(qfile, dfile, need_q, need_d)
     problems = [
         Problem(str(qfile), None, f"query {quote(q)} is in the pool but has no text here")
         for q in sorted(need_q - set(qtexts))

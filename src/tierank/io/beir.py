@@ -33,6 +33,7 @@ __all__ = [
     "read_jsonl",
     "find_inputs",
     "find_texts",
+    "read_texts",
     "QRELS_NAMES",
     "CANDIDATE_NAMES",
     "QUERY_SETS",
@@ -188,6 +189,23 @@ def find_texts(data_dir: str | os.PathLike) -> tuple[Path, Path]:
     return _find(data, ("queries.jsonl",), "queries"), _find(data, ("corpus.jsonl",), "corpus")
 
 
+def read_texts(
+    queries: Path, docs: Path, need_q: set[str], need_d: set[str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The texts of the queries ``need_q`` in ``queries`` and of the documents ``need_d`` in ``docs``
+    (BEIR JSONL; a document's title, if any, before its text); ids not found are left out, for the
+    caller to name."""
+    qtexts = {
+        str(r["_id"]): str(r.get("text", ""))
+        for r in read_jsonl(queries, lambda r: str(r["_id"]) in need_q)
+    }
+    dtexts = {}
+    for r in read_jsonl(docs, lambda r: str(r["_id"]) in need_d):
+        title, text = str(r.get("title") or ""), str(r.get("text") or "")
+        dtexts[str(r["_id"])] = f"{title} {text}".strip() if title else text
+    return qtexts, dtexts
+
+
 def find_inputs(data_dir: str | os.PathLike, candidates=None, qrels=None) -> tuple[Path, Path]:
     """The qrels and candidate-run paths of a BEIR directory (given paths win)."""
     data = Path(data_dir)
@@ -249,14 +267,7 @@ def load_beir(
     need_q = set(cands)
     need_d = {d for ds in cands.values() for d in ds}
     qfile, cfile = find_texts(data)
-    qtexts = {
-        str(r["_id"]): str(r.get("text", ""))
-        for r in read_jsonl(qfile, lambda r: str(r["_id"]) in need_q)
-    }
-    docs = {}
-    for r in read_jsonl(cfile, lambda r: str(r["_id"]) in need_d):
-        title, text = str(r.get("title") or ""), str(r.get("text") or "")
-        docs[str(r["_id"])] = f"{title} {text}".strip() if title else text
+    qtexts, docs = read_texts(qfile, cfile, need_q, need_d)
     problems = [
         Problem(str(qfile), None, f"query {q!r} has candidates but no text")
         for q in sorted(need_q - set(qtexts))
