@@ -358,39 +358,15 @@ def judge(
     try:
         for q, docids in pool.items():
             docids = list(docids)
-            rec = cache.get(q, docids) if cache is not None else None
-            if rec is not None:
-                why = _cache_problem(rec, len(docids), len(sc.tokens))
-                if why is None:
-                    probs = np.asarray(rec["probs"], dtype=np.float64).reshape(len(docids), -1)
-                    cached += 1
-                else:
-                    (warn or (lambda m: None))(
-                        f"{cache.path if cache else ''}: query {q!r}: unusable cached labels ({why}); judged again"
-                    )
-                    rec = None
-            if rec is None:
+            probs = _cached_probs(cache, q, docids, len(sc.tokens), warn)
+            if probs is not None:
+                cached += 1
+            else:
                 m = load()
-                if sc.prompt == "graded":
-                    texts = [m.graded_prompt(queries[q], docs[d], sc.top) for d in docids]
-                else:
-                    texts = [m.prompt(queries[q], docs[d]) for d in docids]
-                t0 = time.perf_counter()
-                probs = np.asarray(m.label_distributions(texts, variant), dtype=np.float64)
-                spent = time.perf_counter() - t0
+                probs, spent = _judged(m, sc, variant, queries[q], [docs[d] for d in docids])
                 model_s += spent
                 if cache is not None:
-                    cache.set_metadata(m.metadata())
-                    cache.append(
-                        {
-                            "query": q,
-                            "docids": docids,
-                            "scores": (probs @ np.arange(probs.shape[1])).tolist(),
-                            "probs": probs.tolist(),
-                            "model_s": spent,
-                            "scoring_s": 0.0,
-                        }
-                    )
+                    _cache_labels(cache, m, q, docids, probs, spent)
             qids += [q] * len(docids)
             dids += docids
             rows.append(probs)
@@ -406,16 +382,10 @@ def judge(
         np.asarray(qids, dtype=object), np.asarray(dids, dtype=object), probs_all, source
     )
     meta = loaded[0].metadata() if loaded else (cache.metadata if cache is not None else None) or {}
-    head = (
-        "fp32" if variant.level == "head" or variant.model_dtype == "fp32" else variant.model_dtype
-    )
     settings = {
         "model": spec.name,
         "model_file": str(meta.get("model", spec.source)),
-        "regime": variant.name,
-        "model_dtype": variant.model_dtype,
-        "head_dtype": head,
-        "softmax_dtype": variant.scoring_dtype if variant.level != "head" else "fp32",
+        **_dtypes(variant),
         "scale": sc.name,
         "answer_tokens": list(sc.tokens),
         "prompt": sc.prompt,
@@ -426,6 +396,59 @@ def judge(
         "backend": backend,
     }
     return JudgeResult(labels, settings, model_s, cached)
+
+
+def _cached_probs(cache, q: str, docids: list[str], width: int, warn) -> np.ndarray | None:
+    """The query's probabilities from ``cache`` (None: not there, or unusable, which ``warn`` says)."""
+    rec = cache.get(q, docids) if cache is not None else None
+    if rec is None:
+        return None
+    why = _cache_problem(rec, len(docids), width)
+    if why is not None:
+        (warn or (lambda m: None))(
+            f"{cache.path}: query {q!r}: unusable cached labels ({why}); judged again"
+        )
+        return None
+    return np.asarray(rec["probs"], dtype=np.float64).reshape(len(docids), -1)
+
+
+def _judged(m, sc: LabelScale, variant: Variant, query: str, docs: list[str]):
+    """One query's label distributions from the scorer ``m`` (float64 rows) and the seconds spent."""
+    if sc.prompt == "graded":
+        texts = [m.graded_prompt(query, d, sc.top) for d in docs]
+    else:
+        texts = [m.prompt(query, d) for d in docs]
+    t0 = time.perf_counter()
+    probs = np.asarray(m.label_distributions(texts, variant), dtype=np.float64)
+    return probs, time.perf_counter() - t0
+
+
+def _cache_labels(cache, m, q: str, docids: list[str], probs: np.ndarray, spent: float) -> None:
+    """One query's probabilities kept in ``cache`` (its score: the expected grade)."""
+    cache.set_metadata(m.metadata())
+    cache.append(
+        {
+            "query": q,
+            "docids": docids,
+            "scores": (probs @ np.arange(probs.shape[1])).tolist(),
+            "probs": probs.tolist(),
+            "model_s": spent,
+            "scoring_s": 0.0,
+        }
+    )
+
+
+def _dtypes(variant: Variant) -> dict[str, str]:
+    """Where the regime runs each step: the model, the grade head, the softmax."""
+    head = (
+        "fp32" if variant.level == "head" or variant.model_dtype == "fp32" else variant.model_dtype
+    )
+    return {
+        "regime": variant.name,
+        "model_dtype": variant.model_dtype,
+        "head_dtype": head,
+        "softmax_dtype": variant.scoring_dtype if variant.level != "head" else "fp32",
+    }
 
 
 def mode_grades(labels: LabelDistributions) -> np.ndarray:
