@@ -119,6 +119,36 @@ def test_label_errors_are_located(tmp_path):
     assert "qrels" in _err(stray, "--data", MINI, "-o", stray)  # the pool is never overwritten
 
 
+def test_a_cached_query_is_read_back_or_judged_again_with_a_warning():
+    """The score cache's record of a query is used when its probabilities are one valid row per
+    document; otherwise a warning names the cache, the query and why, and the query is judged again."""
+    from tierank.hps import judge as judge_mod
+
+    class Cache:
+        path = "cache/scores.jsonl"
+
+        def __init__(self, probs):
+            self.rec = {"probs": probs}
+
+        def get(self, q, docids):
+            return self.rec
+
+    said: list[str] = []
+    good = [[0.25, 0.75], [1.0, 0.0]]
+    got = judge_mod._cached_probs(Cache(good), "q1", ["a", "b"], 2, said.append)
+    assert got.dtype == np.float64 and got.tolist() == good and not said
+    for bad, why in (
+        ([[0.5, 0.6], [1.0, 0.0]], "a probs row does not sum to 1"),
+        ([[0.5, 0.5]], "probs is not one row per document"),
+        ([[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]], "a probs row does not hold 2 probabilities"),
+    ):
+        assert judge_mod._cached_probs(Cache(bad), "q1", ["a", "b"], 2, said.append) is None
+        assert said.pop() == (
+            f"cache/scores.jsonl: query 'q1': unusable cached labels ({why}); judged again"
+        )
+    assert judge_mod._cached_probs(None, "q1", ["a"], 2, said.append) is None and not said
+
+
 def test_a_model_that_cannot_be_loaded_is_one_line(tmp_path, monkeypatch):
     """A tierank error while the model loads (here: the offline SmolLM2 package missing, as
     `tierank.hps.checkpoints.smollm2_gguf` says it) is one line and exit 2, not a traceback."""
