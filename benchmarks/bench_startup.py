@@ -285,7 +285,26 @@ def main(argv: list[str] | None = None) -> int:
         )
     for line in breakdown:
         print(line)
+    print(unindexed())
     return 0
+
+
+def unindexed() -> str:
+    """The family modules that the lazy registry's index (``tierank.measures.lazy.MODULES``) does
+    not list: a name of theirs is found by importing every module of ``tierank.measures``, a
+    start-up cost of ``tierank eval -m NAME`` (correct either way; listing them spares it)."""
+    import pkgutil
+
+    import tierank.measures
+    from tierank.measures.lazy import MODULES
+
+    registered = {cls.__module__.rpartition(".")[2] for cls in tierank.measures.REGISTRY.values()}
+    modules = {m.name for m in pkgutil.iter_modules(tierank.measures.__path__)}
+    missing = sorted((registered & modules) - set(MODULES))
+    return (
+        "family modules outside the lazy index (measures/lazy.py MODULES; a lookup of their names "
+        f"imports every family module): {', '.join(missing) or 'none'}"
+    )
 
 
 if __name__ == "__main__":

@@ -15,22 +15,28 @@ from tierank.measures.lazy import MODULES, Registry
 from tierank.measures.trec_naming import family_forms
 
 
-def test_the_index_is_the_registry():
-    """Every registered name, alias and declared trec_eval name is listed under the module that
-    registers it, and every listed name is one of these (add a new family's names to MODULES)."""
+def test_every_entry_of_the_index_is_true():
+    """Each module of MODULES registers exactly the names listed under it (its families, their
+    aliases, the trec_eval names they declare).  A family module MODULES does not list is no error
+    (its names are found by importing every module: a start-up cost, which
+    ``benchmarks/bench_startup.py`` can report, not a wrong answer)."""
     REGISTRY.load_all()  # type: ignore[attr-defined]
     declared: dict[str, set[str]] = {m: set() for m in MODULES}
     for name, cls in REGISTRY.items():
         module = cls.__module__.rpartition(".")[2]
-        assert module in MODULES, f"{cls.__module__} is not in measures.lazy.MODULES"
+        if cls.__module__ != f"tierank.measures.{module}" or module not in MODULES:
+            continue  # a module the index does not list
         declared[module].add(name)
         declared[module].update(f.name for f in family_forms(cls))
     assert {m: set(names) for m, names in MODULES.items()} == declared
 
 
 def test_the_listing_is_in_the_index_order():
+    """The indexed modules' families first, in MODULES' order; the others' after them."""
     modules = list(dict.fromkeys(cls.__module__.rpartition(".")[2] for cls in REGISTRY.values()))
-    assert modules == list(MODULES)
+    indexed = [m for m in modules if m in MODULES]
+    assert indexed == list(MODULES)
+    assert modules[: len(indexed)] == indexed
 
 
 @pytest.fixture

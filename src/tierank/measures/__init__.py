@@ -12,8 +12,8 @@ families on subtopic qrels, alpha_nDCG, alpha_DCG, ERR_IA, nERR_IA, NRBP, nNRBP,
 family implements is [`tierank.measures.base.Measure`][tierank.measures.protocol.Measure]; shared numeric
 helpers are in [`tierank.measures.kernels`][tierank.measures.kernels].
 
-The family modules are imported as their names are asked for (`tierank.measures.lazy`: a new
-family's module is listed in its ``MODULES``).  Every registered family is also a Python value of
+The family modules are imported as their names are asked for (`tierank.measures.lazy`; a new
+family's module is found without being listed in its ``MODULES``).  Every registered family is also a Python value of
 this module, as ir_measures users write them (derived from `REGISTRY`)::
 
     from tierank.measures import nDCG, AP, P

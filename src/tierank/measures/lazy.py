@@ -6,10 +6,10 @@ first.
 
 `MODULES` says which module registers which names.  It only saves imports: a name it does not know
 imports every module of the package (those it lists, then the others), so a new family's module
-needs no line here to be found (``tests/measures/test_registry.py`` says what to add for the
-start-up's sake).  Once every module is imported, the
-families are listed in the order of `MODULES` (each module's in its order of registration),
-whatever imported them first.
+needs no line here to be found; listing it only spares that start-up cost
+(``benchmarks/bench_startup.py`` names the family modules it does not list).  Once every module is
+imported, the families are listed in the order of `MODULES` (each module's in its order of
+registration), then those of the modules it does not list, whatever imported them first.
 """
 
 from __future__ import annotations

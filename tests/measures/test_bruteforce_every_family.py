@@ -1,0 +1,117 @@
+"""Every registered family's tie statistics against brute force over the orderings, derived from the
+registry (so a new family's module is checked with no line written here).
+
+For each family's instances (the common suite's `instances`: its defaults or ``example``, then a
+cutoff and a parameter moved off its default) and a few fixed queries with heavy ties, graded and
+unjudged documents and a relevant document the run does not retrieve, every ordering of every tie
+group (``reference.orderings``) is written as an untied query of its own; the family's value on each
+is its value on that ranking.  Its expected value, min, max and std on the tied query are then the
+mean, min, max and population std over those rankings: exactly (1e-9) for an exact method, within
+the sampling error it reports (``se``) for a labelled estimate.  This checks each family's closed
+forms for ties against its own definition of a ranking's value; the references written from the
+textbook definitions (``tests/measures/test_bruteforce_registry.py``) check that value itself.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+import pytest
+
+import tierank
+from reference import orderings
+from tierank.measures import REGISTRY, Measure
+
+#: (docid, score, grade or None for unjudged) per query, and judged documents the run does not
+#: retrieve; a query whose tie groups hold equal grades only (q3) has std exactly 0
+CASES: dict[str, tuple[list[tuple[str, float, Any]], dict[str, int]]] = {
+    "q0": (
+        [
+            ("a", 3.0, 2),
+            ("b", 3.0, None),
+            ("c", 3.0, 0),
+            ("d", 2.0, 1),
+            ("e", 2.0, None),
+            ("f", 1.0, 3),
+            ("g", 1.0, 0),
+        ],
+        {"x": 1},
+    ),
+    "q1": ([("a", 2.0, 0), ("b", 2.0, 1), ("c", 2.0, 0), ("d", 2.0, 2), ("e", 1.0, None)], {}),
+    "q2": ([("a", 1.0, 0), ("b", 1.0, None), ("c", 0.0, 0)], {}),
+    "q3": ([("a", 1.0, 1), ("b", 1.0, 1), ("c", 0.5, 0)], {"y": 2}),
+}
+TOL = 1e-9
+
+
+def family_instances() -> dict[str, list[Measure]]:
+    """family -> its instances, as the common suite derives them (imported here: one rule)."""
+    from test_common import families, instances
+
+    return {f: instances(c) for f, c in sorted(families().items())}
+
+
+def _collection(subtopics: bool) -> tuple[dict, dict, dict]:
+    """The tied run, the untied run of every ordering (query ``q~i``), and qrels for both."""
+    tied: dict[str, dict[str, float]] = {}
+    untied: dict[str, dict[str, float]] = {}
+    qrels: dict[str, dict[str, Any]] = {}
+    origin: dict[str, str] = {}
+    for q, (docs, extra) in CASES.items():
+        judged = {d: g for d, _, g in docs if g is not None} | extra
+        grades = {d: {"1": g, "2": g - 1} for d, g in judged.items()} if subtopics else dict(judged)
+        tied[q], qrels[q] = {d: s for d, s, _ in docs}, grades
+        for i, ranking in enumerate(orderings(docs)):
+            name = f"{q}~{i}"
+            untied[name] = {d: float(len(ranking) - r) for r, (d, _, _) in enumerate(ranking)}
+            qrels[name], origin[name] = grades, q
+    return tied, untied, {"qrels": qrels, "origin": origin}
+
+
+def _check(measures: list[Measure], subtopics: bool) -> int:
+    tied, untied, info = _collection(subtopics)
+    qrels, origin = info["qrels"], info["origin"]
+    got = {(r["query"], r["measure"]): r for r in tierank.evaluate(qrels, tied, measures).records()}
+    values: dict[tuple[str, str], list[float]] = {}
+    for r in tierank.evaluate(qrels, untied, measures).records():
+        if r["query"] != "all":
+            values.setdefault((origin[r["query"]], r["measure"]), []).append(r["oblivious"])
+    checked = 0
+    for (q, m), vals in values.items():
+        row = got[q, m]
+        want = {
+            "expected": statistics.fmean(vals),
+            "min": min(vals),
+            "max": max(vals),
+            "std": statistics.pstdev(vals),
+        }
+        if row.get("method", "exact") == "exact":
+            for stat, v in want.items():
+                assert math.isclose(row[stat], v, abs_tol=TOL), (q, m, stat, row[stat], v)
+            if want["min"] == want["max"]:
+                assert row["std"] == 0.0, (q, m)  # a quantity that cannot vary is exactly 0
+        else:  # a labelled estimate: within its reported error
+            assert abs(row["expected"] - want["expected"]) <= 6 * row["se"] + TOL, (q, m, row)
+            assert row["min"] >= want["min"] - TOL and row["max"] <= want["max"] + TOL, (q, m)
+        checked += 1
+    return checked
+
+
+#: the families with statistics over orderings (a string-valued one, RelString, has none)
+INSTANCES = {
+    f: ms for f, ms in family_instances().items() if not getattr(ms[0], "string_valued", False)
+}
+
+
+@pytest.mark.parametrize("family", sorted(INSTANCES, key=str.lower))
+def test_the_tie_statistics_are_those_of_every_ordering(family):
+    measures = INSTANCES[family]
+    assert _check(measures, subtopics=measures[0].needs_subtopics) > 0
+
+
+def test_every_registered_family_with_statistics_is_enumerated():
+    assert set(INSTANCES) == {
+        cls.family for cls in REGISTRY.values() if not getattr(cls, "string_valued", False)
+    }
