@@ -34,7 +34,7 @@ DCG discounts it, over k."""
 
 from __future__ import annotations
 
-from .base import register
+from .base import FamilyNames, register
 from .linear import REL, Linear
 
 
@@ -45,6 +45,7 @@ class DiscP(Linear):
     family = "DiscP"
     description = "discounted precision at k: sum_{i<=k} rel_i / log2(i+1) / k, binary relevance"
     pretty = "discounted precision at k"
+    names = FamilyNames(ir_measures=None)  # no other tool has it (the default claims ir_measures')
     schema = (REL,)
     cutoff_required = True
     batch_cutoffs = True  # the weights do not depend on k: one pass for several cutoffs
@@ -97,6 +98,7 @@ DOCS = {
 def test_a_module_is_found_listed_and_parsed(new_family):
     cls = REGISTRY["DiscP"]
     assert cls.__module__ == new_family and cls.tensor_kernel == "linear"
+    assert cls.about().ir_measures is None  # not offered to ir_measures' provider
     assert "DiscP" in supported()
     assert [row for row in describe() if row[0] == "DiscP"] == [
         ("DiscP", f"rel=None ({cls.schema[0].description}); @k required", cls.description)
@@ -191,4 +193,5 @@ def test_the_measure_reference_describes_it(new_family):
     assert (
         "| [`DiscP`](#discp) | discounted precision at k | `@k` required | exact | exact |" in page
     )
-    assert "## `DiscP` {#discp}" in page and "| `rel` |" in page.split("## `DiscP`")[1]
+    section = page.split("## `DiscP` {#discp}")[1].split("\n## ")[0]
+    assert "| `rel` |" in section and "- name in ir_measures: none" in section
