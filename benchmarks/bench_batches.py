@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     n_lines = len(r.score)
 
     def fresh():
-        return prepare(r, ev.qrels, measures=tuple(measures))
+        return prepare(r, ev.qrels, ev.settings, measures=tuple(measures))
 
     def family(m) -> str:
         return "unit weights (P, R, RelP, Rprec, ...)" if m.family in UNIT else m.family

@@ -299,6 +299,8 @@ class Evaluator:
     ) -> tuple[Prepared, Run]:
         """The [`Prepared`][tierank.ties.Prepared] of ``run`` and the run as read (condensed where the
         settings condense), ``step`` told as reading and the tie groups begin."""
+        from dataclasses import replace
+
         import numpy as np
 
         from . import compute as ac
@@ -336,16 +338,8 @@ class Evaluator:
         prep = prepare(
             r,
             eval_q,
-            tie_break=s.policy,
-            rel=s.rel,
-            complete=eval_complete,
-            candidates_only=s.candidates_only,
+            s if eval_complete == s.complete else replace(s, complete=eval_complete),
             measures=tuple(parsed),
-            count_judged=s.unjudged == "bounds",
-            max_depth=s.depth,
-            samples=s.samples,
-            seed=s.seed,
-            exact_limit=s.exact_limit,
             subtopics=None if self.subtopics is None else self.subtopics.judgments,
             moments=moments,
             extremes=extremes,

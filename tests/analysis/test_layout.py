@@ -20,6 +20,7 @@ from tierank.analysis.banding import band_run
 from tierank.analysis.precision import requantize_run
 from tierank.analysis.prevalence import analyze_run
 from tierank.io.model import Run
+from tierank.settings import EvalSettings
 from tierank.ties import RunLayout, TieSummary, layout, prepare
 
 # ----------------------------------------------------------------------------------------- worked examples
@@ -272,7 +273,7 @@ def test_extremal_gain_arrangements_sort_groups_whose_gains_differ_by_little():
     (row,) = tierank.evaluate(qrels, run, ["nDCG@1"], tie_break="docno").records(per_query=False)
     assert row["max"] == 1.0 and row["min"] == 1.0 / 1.0000001
     assert row["min"] <= row["expected"] <= row["max"]
-    prep = prepare(tierank.to_run(run), tierank.to_qrels(qrels))
+    prep = prepare(tierank.to_run(run), tierank.to_qrels(qrels), EvalSettings())
     assert prep.arrangement("optimistic", "gain").tolist() == [1.0000001, 1.0]
     assert prep.arrangement("pessimistic", "gain").tolist() == [1.0, 1.0000001]
     assert prep.arrangement("optimistic", "gain") is prep.arrangement(

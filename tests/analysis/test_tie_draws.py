@@ -124,10 +124,11 @@ def test_orderings_do_not_depend_on_the_chunking():
     or in several (a run larger than a chunk), the same rankings."""
     import tierank.measures.sampling as sampling
     from tierank.io.convert import to_qrels, to_run
+    from tierank.settings import EvalSettings
     from tierank.ties import prepare
 
     run = {"q": {f"d{i}": float(i // 4) for i in range(12)}, "r": {"x": 1.0, "y": 1.0}}
-    prep = prepare(to_run(run), to_qrels({"q": {"d1": 1}, "r": {"x": 1}}))
+    prep = prepare(to_run(run), to_qrels({"q": {"d1": 1}, "r": {"x": 1}}), EvalSettings())
     whole = np.concatenate([r.grade for _, r in tie_orderings(prep, 40, seed=9)])
     old = sampling.MAX_ENTRIES
     try:

@@ -19,7 +19,14 @@ from measures.strategies import collection
 from tierank.measures import parse_measure
 from tierank.measures.base import compute_all
 from tierank.measures.prefixes import prefix_sums, segment_cumsum, starts_of
+from tierank.settings import EvalSettings
 from tierank.ties import prepare
+
+
+def _depth(depth: float) -> int | None:
+    """``EvalSettings.max_depth`` of a depth (None: no limit)."""
+    return None if depth == float("inf") else int(depth)
+
 
 FAMILIES = [
     "P",
@@ -73,10 +80,9 @@ def test_cutoffs_together_equal_each_alone(data, family, cutoffs, depth, policy)
     prep = prepare(
         tierank.to_run(run),
         tierank.to_qrels(qrels),
-        tie_break=policy,
+        # complete: qrels queries the run lacks have no rows
+        EvalSettings(tie_break=policy, max_depth=_depth(depth), complete=True),
         measures=measures,
-        max_depth=depth,
-        complete=True,  # qrels queries the run lacks: no rows
     )
     assert len({m.batch_key() for m in measures}) == 1 and measures[0].batch_key() is not None
     _check(prep, measures)
@@ -96,7 +102,9 @@ def test_per_query_cutoffs_together_equal_each_alone(data, mults, rel):
     if not qrels:
         return
     measures = list(dict.fromkeys(parse_measure(f"RprecMult(rel={rel})@{x}") for x in mults))
-    prep = prepare(tierank.to_run(run), tierank.to_qrels(qrels), measures=measures, complete=True)
+    prep = prepare(
+        tierank.to_run(run), tierank.to_qrels(qrels), EvalSettings(complete=True), measures=measures
+    )
     _check(prep, measures)
 
 
@@ -108,7 +116,7 @@ def test_judged_only_cutoffs_together_equal_each_alone(data, cutoffs):
     if not qrels:
         return
     measures = _measures("nDCG(judged_only=True)", cutoffs)
-    prep = prepare(tierank.to_run(run), tierank.to_qrels(qrels), measures=measures)
+    prep = prepare(tierank.to_run(run), tierank.to_qrels(qrels), EvalSettings(), measures=measures)
     _check(prep, measures)
 
 
@@ -134,7 +142,12 @@ def test_unit_weight_families_together_equal_each_alone(data, names, depth):
         return
     measures = [parse_measure(n) for n in names]
     assert len({m.batch_key() for m in measures}) == 1
-    prep = prepare(tierank.to_run(run), tierank.to_qrels(qrels), measures=measures, max_depth=depth)
+    prep = prepare(
+        tierank.to_run(run),
+        tierank.to_qrels(qrels),
+        EvalSettings(max_depth=_depth(depth)),
+        measures=measures,
+    )
     _check(prep, measures)
 
 

@@ -519,6 +519,7 @@ def test_sampler_against_the_exact_ap_expectation_and_variance():
         from tierank.measures import parse_measure
         from tierank.measures.gmap import ap_values
         from tierank.measures.sampling import fixed_draws, sampled_stats
+        from tierank.settings import EvalSettings
         from tierank.ties import prepare
 
         rng = np.random.default_rng(11)
@@ -529,7 +530,10 @@ def test_sampler_against_the_exact_ap_expectation_and_variance():
             qrels[f"q{q}"] = {f"d{i}": int(rng.random() < 0.3) for i in range(n)} | {"unret": 1}
         ap = parse_measure("AP")
         prep = prepare(
-            tierank.to_run(run), tierank.to_qrels(qrels), measures=(ap,), samples=4000, seed=2
+            tierank.to_run(run),
+            tierank.to_qrels(qrels),
+            EvalSettings(samples=4000, seed=2),
+            measures=(ap,),
         )
         exact = ap.compute(prep)
         nrel = prep.nrel()
@@ -736,12 +740,13 @@ def test_arrangement_count_is_capped_and_too_many_are_refused():
 @given(collection())
 def test_orderings_counts_the_distinct_relevance_patterns(data):
     """sampling.orderings: per query, the number of distinct relevant-rank patterns over every ordering."""
+    from tierank.settings import EvalSettings  # noqa: PLC0415
     from tierank.ties import prepare  # noqa: PLC0415
 
     qs, run, qrels = data
     assume(qrels)
     res = tierank.evaluate(qrels, run, ["AP"])
-    prep = prepare(tierank.to_run(run), tierank.to_qrels(qrels))
+    prep = prepare(tierank.to_run(run), tierank.to_qrels(qrels), EvalSettings())
     got = dict(zip(prep.qids, sampling.orderings(prep, None, np.inf).tolist()))
     for i, (docs, _extra) in enumerate(qs):
         q = f"q{i}"

@@ -84,9 +84,10 @@ def test_prevalence_and_table1_read_the_same_summary():
 
 def test_unknown_kinds_are_refused():
     from tierank import to_qrels
+    from tierank.settings import EvalSettings
     from tierank.ties import prepare
 
-    p = prepare(to_run(RUN), to_qrels({"q1": {"a": 1}, "q2": {"x": 1}}))
+    p = prepare(to_run(RUN), to_qrels({"q1": {"a": 1}, "q2": {"x": 1}}), EvalSettings())
     with pytest.raises(ValueError, match="unknown document value kind 'grades'"):
         p.doc_values("grades")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown arrangement 'best'"):

@@ -16,11 +16,13 @@ from helpers import examples
 from measures.strategies import collection
 from tierank.measures import parse_measure
 from tierank.measures.counts import flag_cumsum, hits, row_cumsum, top_counts
+from tierank.settings import EvalSettings
 from tierank.ties import prepare
 
 
 def _prepared(run, qrels, max_depth):
-    return prepare(tierank.to_run(run), tierank.to_qrels(qrels), max_depth=max_depth)
+    depth = None if max_depth == float("inf") else max_depth
+    return prepare(tierank.to_run(run), tierank.to_qrels(qrels), EvalSettings(max_depth=depth))
 
 
 def _brute(prep, flags, k):
@@ -111,7 +113,7 @@ def test_set_counts_never_hand_out_the_shared_cached_counts():
 
     qrels = to_qrels({"q": {"a": 1, "b": 1, "c": 0}})
     run = to_run({"q": {"a": 0.9, "b": 0.5, "c": 0.5, "d": 0.1}})
-    prep = prepare(run, qrels)
+    prep = prepare(run, qrels, EvalSettings())
     s = parse_measure("num_rel_ret").compute(prep)
     s.oblivious[0] = 99.0
     assert parse_measure("num_rel_ret").compute(prep).oblivious.tolist() == [2.0]

@@ -425,14 +425,7 @@ def _distributions(
     exact = [m for m in ms if exact_family(m)]
     if exact:
         prep = prepare(
-            run,
-            dist.qrels(np.arange(len(dist), dtype=np.float64)),
-            tie_break=settings.policy,
-            rel=settings.rel,
-            complete=settings.complete,
-            candidates_only=settings.candidates_only,
-            max_depth=settings.depth,
-            measures=tuple(exact),
+            run, dist.qrels(np.arange(len(dist), dtype=np.float64)), settings, measures=tuple(exact)
         )
         if prep.qids != qids:  # pragma: no cover - the same pairs and run give the same queries
             raise TierankInputError("the exact path evaluated another set of queries")

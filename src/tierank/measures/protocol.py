@@ -384,8 +384,10 @@ def compute_all(
     >>> from tierank.ties import prepare
     >>> from tierank.io.convert import to_qrels, to_run
     >>> from tierank.measures import parse_measures
+    >>> from tierank.settings import EvalSettings
     >>> ms = parse_measures(["P@1", "RR", "P@2"])
-    >>> prep = prepare(to_run({"q": {"a": 1.0, "b": 1.0}}), to_qrels({"q": {"a": 1}}), measures=ms)
+    >>> run, qrels = to_run({"q": {"a": 1.0, "b": 1.0}}), to_qrels({"q": {"a": 1}})
+    >>> prep = prepare(run, qrels, EvalSettings(), measures=ms)
     >>> steps = []
     >>> stats = compute_all(prep, ms, lambda *a: steps.append(a))
     >>> {str(m): float(s.expected[0]) for m, s in stats.items()}

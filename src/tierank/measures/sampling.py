@@ -651,7 +651,9 @@ def tie_orderings(prep: Prepared, samples: int, seed: int) -> Iterator[tuple[int
 
     >>> from tierank.ties import prepare
     >>> from tierank.io.convert import to_qrels, to_run
-    >>> prep = prepare(to_run({"q": {"a": 1.0, "b": 1.0, "c": 0.5}}), to_qrels({"q": {"a": 1}}))
+    >>> from tierank.settings import EvalSettings
+    >>> run, qrels = to_run({"q": {"a": 1.0, "b": 1.0, "c": 0.5}}), to_qrels({"q": {"a": 1}})
+    >>> prep = prepare(run, qrels, EvalSettings())
     >>> [(first, r.nq, r.gsize.tolist()) for first, r in tie_orderings(prep, 2, seed=0)]
     [(0, 2, [1, 1, 1, 1, 1, 1])]
     """

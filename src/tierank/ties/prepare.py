@@ -31,6 +31,31 @@ class HasDepth(Protocol):
     def depth(self, nrel: Callable[[int | None], np.ndarray]) -> float | np.ndarray: ...
 
 
+class PrepareSettings(Protocol):
+    """What `prepare` reads of the evaluation's settings: [`tierank.settings.EvalSettings`][tierank.settings.EvalSettings]
+    (the tie-break ``policy``, ``rel``, ``complete``, ``candidates_only``, ``unjudged``, the ranks
+    read at most ``depth``, ``samples``, ``seed`` and ``exact_limit``)."""
+
+    @property
+    def policy(self) -> TieBreak: ...
+    @property
+    def rel(self) -> int: ...
+    @property
+    def complete(self) -> bool: ...
+    @property
+    def candidates_only(self) -> bool: ...
+    @property
+    def unjudged(self) -> str: ...
+    @property
+    def depth(self) -> float: ...
+    @property
+    def samples(self) -> int: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def exact_limit(self) -> int: ...
+
+
 @dataclass
 class Prepared:
     """A run joined with its qrels, in the policy's total order, with tie groups.
@@ -467,17 +492,9 @@ def _kept_rows(
 def prepare(
     run: Run,
     qrels: Qrels,
+    settings: PrepareSettings,
     *,
-    tie_break: str | TieBreak = "trec_eval",
-    rel: int = 1,
-    complete: bool = False,
-    candidates_only: bool = False,
     measures: Sequence[HasDepth] = (),
-    count_judged: bool = False,
-    max_depth: float = float("inf"),
-    samples: int = 1000,
-    seed: int = 0,
-    exact_limit: int = 10000,
     subtopics: Any = None,
     moments: bool = True,
     extremes: bool = True,
@@ -485,12 +502,15 @@ def prepare(
 ) -> Prepared:
     """Join ``run`` with ``qrels`` and lay it out in the policy's total order with tie groups.
 
-    Queries evaluated: those in both run and qrels (trec_eval's default), or with
-    ``complete=True`` every qrels query (absent from the run: no documents, so every
-    measure is 0 for it), as ``trec_eval -c``.
-
-    ``candidates_only`` counts relevant documents and ideal gains only among judged
-    documents present in the run (the reranking convention of MTEB and ``trm``).
+    ``settings`` ([`tierank.settings.EvalSettings`][tierank.settings.EvalSettings]) gives the
+    tie-break of the oblivious value (``policy``), the relevance level ``rel``, the ranks read at
+    most (``depth``: trec_eval's ``-M``), and the ``samples``, ``seed`` and ``exact_limit`` of the
+    measures without a closed form.  Queries evaluated: those in both run and qrels (trec_eval's
+    default), or with ``settings.complete`` every qrels query (absent from the run: no documents, so
+    every measure is 0 for it), as ``trec_eval -c``.  ``settings.candidates_only`` counts relevant
+    documents and ideal gains only among judged documents present in the run (the reranking
+    convention of MTEB and ``trm``); with ``settings.unjudged == "bounds"`` the judged documents of
+    each query's run are counted too (`Prepared.qjudged`, for the bounds over unjudged documents).
 
     With ``measures``, only the ranks they can read are kept: per query the deepest
     cutoff asked for, extended to the end of the tie group that straddles it (a
@@ -503,8 +523,17 @@ def prepare(
     ``moments=False`` asks for the oblivious value, min and max only (`Prepared.moments`), and
     with ``extremes=False`` too for the oblivious value alone (`Prepared.extremes`).
     ``judgments``: ``Judgments.of(qrels)`` built before (an evaluator's, for every run it reads).
+
+    >>> from tierank import to_qrels, to_run
+    >>> from tierank.settings import EvalSettings
+    >>> prep = prepare(to_run({"q": {"a": 1.0, "b": 1.0, "c": 0.5}}), to_qrels({"q": {"b": 1}}),
+    ...                EvalSettings(tie_break="docno"))
+    >>> prep.qids, prep.gsize.tolist(), prep.grade.tolist()
+    (['q'], [2, 1], [nan, 1.0, nan])
     """
-    policy = TieBreak.parse(tie_break)
+    policy, rel, complete = settings.policy, settings.rel, settings.complete
+    candidates_only, count_judged = settings.candidates_only, settings.unjudged == "bounds"
+    max_depth = settings.depth
     if judgments is None or judgments.qids is None:
         judgments = Judgments.of(qrels)
     assert judgments.qids is not None
@@ -558,10 +587,10 @@ def prepare(
         qjudged=qjudged,
         summary=summary,
         max_depth=max_depth,
-        samples=samples,
-        seed=seed,
+        samples=settings.samples,
+        seed=settings.seed,
         unevaluated=unevaluated,
-        exact_limit=exact_limit,
+        exact_limit=settings.exact_limit,
         subtopics=subtopics,
         moments=moments,
         extremes=extremes,
