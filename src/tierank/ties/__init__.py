@@ -29,14 +29,23 @@ The package, one job per module (everything public is re-exported here):
 * `tierank.ties.policy`: the tie-break policies ([`TieBreak`][tierank.ties.TieBreak]);
 * `tierank.ties.summary`: the tie statistics ([`TieSummary`][tierank.ties.TieSummary], with [`TieSummary.combine`][tierank.ties.TieSummary.combine]);
 * `tierank.ties.layout`: query codes, score order and tie groups ([`RunLayout`][tierank.ties.RunLayout], `layout`);
-* `tierank.ties.prepare`: the measure input, a run joined with its qrels ([`Prepared`][tierank.ties.Prepared], `prepare`).
+* `tierank.ties.prepare`: the measure input, a run joined with its qrels ([`Prepared`][tierank.ties.Prepared], `prepare`, which reads the evaluation's settings through `PrepareSettings`).
 """
 
 from __future__ import annotations
 
 from .layout import RunLayout, layout, segment_offsets
 from .policy import POLICIES, TieBreak, TieBreakKind, break_ties
-from .prepare import ARRANGEMENTS, DOC_KINDS, DocKind, HasDepth, Prepared, Which, prepare
+from .prepare import (
+    ARRANGEMENTS,
+    DOC_KINDS,
+    DocKind,
+    HasDepth,
+    Prepared,
+    PrepareSettings,
+    Which,
+    prepare,
+)
 from .summary import TieSummary
 
 __all__ = [
@@ -53,6 +62,7 @@ __all__ = [
     "DOC_KINDS",
     "ARRANGEMENTS",
     "HasDepth",
+    "PrepareSettings",
     "segment_offsets",
     "break_ties",
 ]
