@@ -27,7 +27,8 @@ from reference import orderings
 from tierank import tensor
 from tierank.measures import REGISTRY, describe, parse_measure, supported
 
-#: the contributor's module, as it would be saved as ``src/tierank/measures/discp.py``
+#: the contributor's module, as it would be saved as ``src/tierank/measures/discp.py`` (a family name of
+#: its own in this test, so that a real ``DiscP`` never collides with it)
 MODULE = '''\
 """Discounted precision at k: the relevant documents of the top k, each discounted by its rank as
 DCG discounts it, over k."""
@@ -39,10 +40,10 @@ from .linear import REL, Linear
 
 
 @register
-class DiscP(Linear):
+class DiscPForTest(Linear):
     """Discounted precision at k: sum over the top k of rel_i / log2(i + 1), divided by k."""
 
-    family = "DiscP"
+    family = "DiscPForTest"
     description = "discounted precision at k: sum_{i<=k} rel_i / log2(i+1) / k, binary relevance"
     pretty = "discounted precision at k"
     names = FamilyNames(ir_measures=None)  # no other tool has it (the default claims ir_measures')
@@ -96,29 +97,33 @@ DOCS = {
 
 
 def test_a_module_is_found_listed_and_parsed(new_family):
-    cls = REGISTRY["DiscP"]
+    cls = REGISTRY["DiscPForTest"]
     assert cls.__module__ == new_family and cls.tensor_kernel == "linear"
     assert cls.about().ir_measures is None  # not offered to ir_measures' provider
-    assert "DiscP" in supported()
-    assert [row for row in describe() if row[0] == "DiscP"] == [
-        ("DiscP", f"rel=None ({cls.schema[0].description}); @k required", cls.description)
+    assert "DiscPForTest" in supported()
+    assert [row for row in describe() if row[0] == "DiscPForTest"] == [
+        ("DiscPForTest", f"rel=None ({cls.schema[0].description}); @k required", cls.description)
     ]
     modules = list(dict.fromkeys(c.__module__ for c in REGISTRY.values()))
     assert modules[-1] == new_family  # after the modules of the index
-    m = parse_measure("DiscP(rel=2)@5")
+    m = parse_measure("DiscPForTest(rel=2)@5")
     assert (str(m), m.param("rel"), m.cutoff, parse_measure(str(m)) == m) == (
-        "DiscP(rel=2)@5",
+        "DiscPForTest(rel=2)@5",
         2,
         5,
         True,
     )
-    with pytest.raises(tierank.errors.TierankInputError, match="DiscP needs a cutoff"):
-        parse_measure("DiscP")
-    assert "DiscP" in tierank.measures.families()
-    assert "DiscP" in tensor.families()  # tierank.tensor.FAMILIES, as made when it is imported
+    with pytest.raises(tierank.errors.TierankInputError, match="DiscPForTest needs a cutoff"):
+        parse_measure("DiscPForTest")
+    assert "DiscPForTest" in tierank.measures.families()
+    assert (
+        "DiscPForTest" in tensor.families()
+    )  # tierank.tensor.FAMILIES, as made when it is imported
 
 
-@pytest.mark.parametrize("measure, level", [("DiscP@2", 1), ("DiscP@4", 1), ("DiscP(rel=2)@9", 2)])
+@pytest.mark.parametrize(
+    "measure, level", [("DiscPForTest@2", 1), ("DiscPForTest@4", 1), ("DiscPForTest(rel=2)@9", 2)]
+)
 def test_its_statistics_are_those_of_every_ordering(new_family, measure, level):
     run = {q: {d: float(s) for d, s, _ in docs} for q, docs in DOCS.items()}
     qrels = {q: {d: g for d, _, g in docs if g is not None} for q, docs in DOCS.items()}
@@ -146,8 +151,8 @@ def test_the_generic_checks_take_it(new_family, tmp_path):
     from measures.test_bruteforce_every_family import _check
     from test_common import _streamed_cases, instances, synthetic
 
-    ms = instances(REGISTRY["DiscP"])
-    assert [str(m) for m in ms] == ["DiscP@5", "DiscP(rel=2)@5"]
+    ms = instances(REGISTRY["DiscPForTest"])
+    assert [str(m) for m in ms] == ["DiscPForTest@5", "DiscPForTest(rel=2)@5"]
     assert all(parse_measure(str(m)) == m for m in ms)
     assert _check(ms, subtopics=False) == 2 * 4  # two instances, four queries
     data = {"tiny": synthetic(tmp_path / "tiny", seed=48)}
@@ -161,26 +166,26 @@ def test_tensors_give_the_numbers_of_a_run(new_family, tmp_path):
 
     qrels, run = synthetic(tmp_path / "labelled", seed=49, judged=1.0, extra=False)
     qids, scores, labels, mask = _tensor_layout(qrels, run)
-    ms = ["DiscP@3", "DiscP(rel=2)@10"]
+    ms = ["DiscPForTest@3", "DiscPForTest(rel=2)@10"]
     got = tensor.evaluate(scores, labels, ms, mask=mask, tie_break="reverse")
     want = {(r["query"], r["measure"]): r for r in tierank.evaluate(qrels, run, ms).records()}
     for m in ms:
         for i, q in enumerate(qids):
             for key in ("oblivious", "expected", "min", "max", "std"):
                 assert abs(float(getattr(got[m], key)[i]) - want[q, m][key]) <= TOL, (m, q, key)
-    assert np.any(np.asarray(got["DiscP@3"].std) > 0)
+    assert np.any(np.asarray(got["DiscPForTest@3"].std) > 0)
 
 
 def test_the_command_line_lists_and_evaluates_it(new_family):
     listed = invoke("measures").stdout
-    assert "DiscP" in listed and "discounted precision at k" in listed
+    assert "DiscPForTest" in listed and "discounted precision at k" in listed
     qrels, run = DATA / "askubuntu" / "test.qrels", DATA / "askubuntu" / "test.bm25.run"
-    p = invoke("eval", str(qrels), str(run), "-m", "DiscP@5", "--format", "jsonl", "-q")
+    p = invoke("eval", str(qrels), str(run), "-m", "DiscPForTest@5", "--format", "jsonl", "-q")
     got = [json.loads(line) for line in p.stdout.splitlines()]
-    want = tierank.evaluate(qrels, run, ["DiscP@5"]).records()
+    want = tierank.evaluate(qrels, run, ["DiscPForTest@5"]).records()
     assert len(got) == len(want) > 1
     for r, w in zip(got, want):
-        assert r["measure"] == "DiscP@5"
+        assert r["measure"] == "DiscPForTest@5"
         assert all(r[k] == w[k] for k in ("query", "oblivious", "expected", "min", "max", "std"))
 
 
@@ -191,7 +196,8 @@ def test_the_measure_reference_describes_it(new_family):
     spec.loader.exec_module(gen)
     page = gen.measure_reference()
     assert (
-        "| [`DiscP`](#discp) | discounted precision at k | `@k` required | exact | exact |" in page
+        "| [`DiscPForTest`](#discpfortest) | discounted precision at k | `@k` required | exact | exact |"
+        in page
     )
-    section = page.split("## `DiscP` {#discp}")[1].split("\n## ")[0]
+    section = page.split("## `DiscPForTest` {#discpfortest}")[1].split("\n## ")[0]
     assert "| `rel` |" in section and "- name in ir_measures: none" in section
