@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
+from itertools import chain
 from typing import Any
 
 __all__ = [
@@ -68,7 +69,10 @@ def _table(scores: Any) -> Any:
     document twice in a query: nothing to check there); anything else, or a run with a score that
     is not a finite float, a key that is not a string or a reserved query id, is given back as it
     is (tierank's reader then says what is wrong, and where)."""
-    if not isinstance(scores, dict) or not all(isinstance(d, dict) for d in scores.values()):
+    if not isinstance(scores, dict):
+        return scores
+    docs = list(scores.values())
+    if not set(map(type, docs)) <= {dict} and not all(isinstance(d, dict) for d in docs):
         return scores
     import numpy as np
     import pyarrow as pa
@@ -76,18 +80,17 @@ def _table(scores: Any) -> Any:
     from ..io.model import Run
     from ..io.readers import RESERVED_QID
 
-    docs = list(scores.values())
     lens = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
     total = int(lens.sum())
-    values = [v for d in docs for v in d.values()]
+    values = list(chain.from_iterable(map(dict.values, docs)))
     if not total or not set(map(type, values)) <= {float} or RESERVED_QID in scores:
         return scores
     score = np.fromiter(values, dtype=np.float64, count=total)
     if not np.isfinite(score).all():
         return scores
     try:
-        qids = pa.array(list(scores.keys()), type=pa.string())
-        docids = pa.array([k for d in docs for k in d], type=pa.string())
+        qids = pa.array(list(scores), type=pa.string())
+        docids = pa.array(list(chain.from_iterable(docs)), type=pa.string())
     except (pa.ArrowException, TypeError):
         return scores
     # the query ids dictionary-encoded as they come (a dict's keys are distinct): nothing to encode later
