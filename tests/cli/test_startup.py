@@ -367,7 +367,8 @@ def test_python_dash_m_runs_the_command_line(module):
 def test_trec_eval_imports_the_families_it_evaluates_only(small):
     """``tierank trec_eval`` (trec_eval's official measures) imports the modules of the families it
     evaluates (measures.lazy), no typer, no pandas, no rich, nor pyarrow.compute (the kernels
-    are called through pyarrow._compute: tierank.compute)."""
+    are called through pyarrow._compute: tierank.compute), nor the modules of the source kinds
+    that a text file is not (MTEB's JSON, subtopics, byte blocks)."""
     qrels, run = small
     mods, p = _modules(MAIN, "trec_eval", str(qrels), str(run))
     assert p.returncode == 0, p.stderr
@@ -377,3 +378,5 @@ def test_trec_eval_imports_the_families_it_evaluates_only(small):
     )
     assert families == {"linear", "ap", "counts", "bpref", "gmap", "iprec", "rank"}
     assert not [m for m in ("typer", "pandas", "rich", "click", "pyarrow.compute") if m in mods]
+    kinds = ("mteb_json", "strict_json", "subtopics", "blocks")
+    assert not [m for m in kinds if f"tierank.io.{m}" in mods]

@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 
 import tierank
-from tierank.compat import pytrec_eval as compat
 from tierank.errors import TierankInputError
 from tierank.measures import REGISTRY, parse_measure
 from tierank.measures.base import FamilyNames, Measure, Param, register
-from tierank.measures.plans import NAN_WHEN_EMPTY, plan
+from tierank.measures.plans import plan
 from tierank.measures.trec_forms import GainMap, Plain
 from tierank.measures.trec_naming import (
     NICKNAMES,
@@ -142,7 +141,6 @@ def test_the_counts_of_c_and_j_are_computed_not_printed():
         plan(["num_rel"]).entries
     )
     assert plan(["map"]).with_trec_eval_counts(judged_only=True, rel=2) == plan(["map"])
-    assert NAN_WHEN_EMPTY == compat.NAN_WHEN_EMPTY
 
 
 def test_the_c_summary_of_num_rel_reads_the_plans_count():

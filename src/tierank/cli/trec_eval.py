@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import sys
 
-from ..compat.pytrec_eval import empty_is_nan
+from ..measures.plans import empty_is_nan
 from .trec_eval_args import (
     HELP,
     MOMENTS,
@@ -186,7 +186,7 @@ def _evaluate(a: Args, plan, out, err) -> int:
             raise Refused(7, "trec_eval: No queries with both results and relevance info") from None
         runids[name] = run_tag(source) if plan.runid else None
         if a.judged_only:
-            empty_is_nan(results[name], a.rel)
+            empty_is_nan(results[name].stats, a.rel)
     table = ResultTable.of(results, runids={k: v for k, v in runids.items() if v is not None})
     if not a.complete:
         missing = _first_missing(ev, results)

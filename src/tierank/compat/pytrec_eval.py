@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
+from itertools import chain
 from typing import Any
 
 __all__ = [
@@ -63,54 +64,15 @@ _LOG = {"gm_map", "gm_bpref"}
 _MIN_GEO_MEAN = 0.00001
 
 
-#: the families whose value trec_eval divides 0 by 0 for a query that retrieves nothing under ``-J``
-#: (``m_iprec_at_recall.c``, ``m_11pt_avg.c``: ``num_rel_ret / num_ret``), printed ``-nan``
-NAN_WHEN_EMPTY = ("IPrec", "IPrecAvg")
-
-
-def empty_is_nan(result, rel: int) -> None:
-    """trec_eval's (and pytrec_eval's) ``-J`` value of interpolated precision for a query left with no document: its
-    0/0, NaN (printed ``  -nan``, and so is the summary), at each recall level that ``lround``
-    turns into 0 relevant documents, where tierank's measure says 0."""
-    from dataclasses import replace
-
-    import numpy as np
-
-    from ..measures import parse_measure
-
-    num_ret = result.stats.get(parse_measure("NumRet"))
-    num_rel = result.stats.get(parse_measure(f"NumRel(rel={rel})"))
-    if num_ret is None or num_rel is None:
-        return
-    empty = np.asarray(num_ret.oblivious) == 0
-    if not empty.any():
-        return
-    rels = np.asarray(num_rel.oblivious, dtype=float)
-    for m, s in list(result.stats.items()):
-        if m.family not in NAN_WHEN_EMPTY:
-            continue
-        if m.family == "IPrec":
-            levels = [float(m.cutoff)]
-        else:
-            given = dict(m.params).get("levels")
-            levels = [float(x) for x in given.split(",")] if given else [i / 10 for i in range(11)]
-        # C's lround: half away from zero (levels and counts are not negative)
-        zero = np.zeros(len(rels), dtype=bool)
-        for level in levels:
-            zero |= np.floor(level * rels + 0.5) == 0
-        nan = empty & zero
-        if nan.any():
-            fields = ("oblivious", "expected", "min", "max")
-            new = {k: np.where(nan, np.nan, getattr(s, k)) for k in fields}
-            result.stats[m] = replace(s, var=np.where(nan, 0.0, s.var), **new)
-
-
 def _table(scores: Any) -> Any:
     """The run ``{qid: {docid: score}}`` as a tierank run, read column-wise (a dict holds no
     document twice in a query: nothing to check there); anything else, or a run with a score that
     is not a finite float, a key that is not a string or a reserved query id, is given back as it
     is (tierank's reader then says what is wrong, and where)."""
-    if not isinstance(scores, dict) or not all(isinstance(d, dict) for d in scores.values()):
+    if not isinstance(scores, dict):
+        return scores
+    docs = list(scores.values())
+    if not set(map(type, docs)) <= {dict} and not all(isinstance(d, dict) for d in docs):
         return scores
     import numpy as np
     import pyarrow as pa
@@ -118,18 +80,17 @@ def _table(scores: Any) -> Any:
     from ..io.model import Run
     from ..io.readers import RESERVED_QID
 
-    docs = list(scores.values())
     lens = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
     total = int(lens.sum())
-    values = [v for d in docs for v in d.values()]
+    values = list(chain.from_iterable(map(dict.values, docs)))
     if not total or not set(map(type, values)) <= {float} or RESERVED_QID in scores:
         return scores
     score = np.fromiter(values, dtype=np.float64, count=total)
     if not np.isfinite(score).all():
         return scores
     try:
-        qids = pa.array(list(scores.keys()), type=pa.string())
-        docids = pa.array([k for d in docs for k in d], type=pa.string())
+        qids = pa.array(list(scores), type=pa.string())
+        docids = pa.array(list(chain.from_iterable(docs)), type=pa.string())
     except (pa.ArrowException, TypeError):
         return scores
     # the query ids dictionary-encoded as they come (a dict's keys are distinct): nothing to encode later
@@ -185,17 +146,16 @@ class RelevanceEvaluator:
         self.relevance_level = int(relevance_level)
         self.judged_docs_only_flag = bool(judged_docs_only_flag)
         try:
-            p = plan(texts)
+            p = plan(texts).with_trec_eval_counts(
+                rel=self.relevance_level, judged_only=self.judged_docs_only_flag
+            )
         except TierankInputError as e:
             raise ValueError(str(e)) from None
         self._entries = list(p.printed)
         if p.runid and not any(e.name == "runid" for e in self._entries):
             self._entries.insert(0, Entry("runid", None))
-        evaluated = [e.measure for e in self._entries if e.measure is not None]
-        if not evaluated or (
-            self.judged_docs_only_flag and any(m.family in NAN_WHEN_EMPTY for m in evaluated)
-        ):  # the query set (only runid / num_q asked for); who retrieves nothing under -J
-            evaluated += resolve(["num_ret", f"NumRel(rel={self.relevance_level})"])
+        # the query set alone when only runid / num_q is asked for: the counts give it
+        evaluated = p.measures or resolve(["num_ret", f"NumRel(rel={self.relevance_level})"])
         settings = EvalSettings(
             rel=self.relevance_level,
             judged_only=self.judged_docs_only_flag,
@@ -210,13 +170,14 @@ class RelevanceEvaluator:
 
     def _result(self, scores: dict, moments: bool = True, extremes: bool = True):
         from ..errors import NothingToEvaluate
+        from ..measures.plans import empty_is_nan
 
         try:
             result = self._evaluator.evaluate(_table(scores), moments=moments, extremes=extremes)
         except NothingToEvaluate:
             return None
         if self.judged_docs_only_flag:
-            empty_is_nan(result, self.relevance_level)
+            empty_is_nan(result.stats, self.relevance_level)
         return result
 
     def _columns(self, result, stat: str) -> tuple[list[str], list[Any]]:

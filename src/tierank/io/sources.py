@@ -33,6 +33,7 @@ Adding a source is one module with its reader plus one [`SourceKind`][tierank.io
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,15 +41,36 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..errors import Problem, TierankInputError
-from . import irds, lexer, mteb_json
-from .blocks import BLOCK_BYTES, cut_blocks, iter_batches, iter_ranges, open_random
+from . import irds, lexer
 from .columnar import PARQUET, is_columnar, is_partitioned, read_partitioned, read_table
 from .lexer import parse_number
 from .model import Qrels, Run
 from .naming import name_runs  # noqa: F401  # re-exported: the runs of a command line, named
 from .readers import first_fields, read_qrels, read_run
-from .subtopics import SubtopicQrels, nested_subtopics, read_subtopic_file
 from .tables import role_parts, table_qrels, table_role, table_run
+
+# The kinds' own modules (MTEB's JSON, subtopics, byte blocks) are imported where a kind reads or
+# splits, so that reading a text file pays for none of them.
+
+
+def _mteb_json():
+    from . import mteb_json
+
+    return mteb_json
+
+
+def _subtopics():
+    from . import subtopics
+
+    return subtopics
+
+
+def _is_subtopic_qrels(obj) -> bool:
+    """Whether ``obj`` is a `tierank.io.subtopics.SubtopicQrels` (none exists before its module is
+    imported, so the module is not imported to say no)."""
+    module = sys.modules.get(f"{__package__}.subtopics")
+    return module is not None and isinstance(obj, module.SubtopicQrels)
+
 
 #: the roles a source is read in (``subtopic-qrels``: the judgments of the intent-aware measures,
 #: ``qid subtopic docid grade``, a [`SubtopicQrels`][tierank.io.subtopics.SubtopicQrels])
@@ -91,6 +113,8 @@ def seekable_text(src: str) -> bool:
         return False
     if "://" in src and src.startswith(("http://", "https://")):
         return False
+    from .blocks import open_random
+
     try:
         fh, _ = open_random(src)
     except TierankInputError:
@@ -108,11 +132,15 @@ def _text_qrels(obj, source, **_):
 
 
 def _ranges(src: str, block_bytes: int, workers: int = 1) -> Iterator[tuple]:
+    from .blocks import iter_ranges
+
     for start, end in iter_ranges(src, block_bytes, tail=workers if workers > 1 else 0):
         yield ("range", src, start, end)
 
 
 def _text_blocks(src: str, block_bytes: int, workers: int = 1) -> Iterator[tuple]:
+    from .blocks import cut_blocks
+
     for block in cut_blocks(src, block_bytes):
         yield ("text", src, block, None)  # its lines are counted where it is parsed (a worker)
 
@@ -179,7 +207,7 @@ def _json_path(suffix: str) -> Callable[[object], bool]:
 def _predictions_file(
     obj, source, ignore_identical_ids: bool = False, skip_first_result: bool = False
 ):
-    return mteb_json.read_predictions(
+    return _mteb_json().read_predictions(
         obj,
         source or os.fspath(obj),
         ignore_identical_ids=ignore_identical_ids,
@@ -191,8 +219,9 @@ def _predictions_dict(
     obj, source, ignore_identical_ids: bool = False, skip_first_result: bool = False
 ):
     src = source or "predictions"
-    return mteb_json.columns_of(
-        mteb_json.load_predictions(obj, source=src), src, ignore_identical_ids, skip_first_result
+    mteb = _mteb_json()
+    return mteb.columns_of(
+        mteb.load_predictions(obj, source=src), src, ignore_identical_ids, skip_first_result
     )
 
 
@@ -208,7 +237,7 @@ _FILES: dict[str, Callable] = {
     "run": _text_run,
     "qrels": _text_qrels,
     "mteb-qrels": _through("qrels"),
-    "subtopic-qrels": lambda obj, source, **_: read_subtopic_file(obj),
+    "subtopic-qrels": lambda obj, source, **_: _subtopics().read_subtopic_file(obj),
 }
 _TABLES_ON_DISK: dict[str, Callable] = {
     "run": _columnar_table,
@@ -223,7 +252,7 @@ KINDS: list[SourceKind] = [
     ),
     SourceKind(
         "subtopics",
-        lambda obj: isinstance(obj, SubtopicQrels),
+        _is_subtopic_qrels,
         {
             "subtopic-qrels": lambda obj, source, **_: obj,
             "qrels": lambda obj, source, **_: (obj.plain(), obj.source),
@@ -237,11 +266,19 @@ KINDS: list[SourceKind] = [
     SourceKind("ranx", _ranx, {"run": _ranx_dict, "qrels": _ranx_dict}),
     SourceKind(
         "mteb-task",
-        mteb_json.is_task,
-        {"mteb-qrels": lambda obj, source, **_: mteb_json.task_qrels(obj)},
+        lambda obj: not isinstance(obj, (str, os.PathLike, Mapping)) and _mteb_json().is_task(obj),
+        {"mteb-qrels": lambda obj, source, **_: _mteb_json().task_qrels(obj)},
     ),
-    SourceKind("mteb-jsonl", _json_path(".jsonl"), {"mteb-qrels": mteb_json.jsonl_qrels}),
-    SourceKind("mteb-json", _json_path(".json"), {"mteb-qrels": mteb_json.json_qrels}),
+    SourceKind(
+        "mteb-jsonl",
+        _json_path(".jsonl"),
+        {"mteb-qrels": lambda obj, source, **o: _mteb_json().jsonl_qrels(obj, source, **o)},
+    ),
+    SourceKind(
+        "mteb-json",
+        _json_path(".json"),
+        {"mteb-qrels": lambda obj, source, **o: _mteb_json().json_qrels(obj, source, **o)},
+    ),
     SourceKind("mteb-predictions", _is_path, {"predictions": _predictions_file}),
     SourceKind(
         "partition",
@@ -268,9 +305,11 @@ KINDS: list[SourceKind] = [
         {
             "run": _as_is,
             "qrels": _as_is,
-            "mteb-qrels": lambda obj, source, **_: mteb_json.nested_qrels(obj, source),
+            "mteb-qrels": lambda obj, source, **_: _mteb_json().nested_qrels(obj, source),
             "predictions": _predictions_dict,
-            "subtopic-qrels": lambda obj, source, **_: nested_subtopics(obj, source or "qrels"),
+            "subtopic-qrels": lambda obj, source, **_: _subtopics().nested_subtopics(
+                obj, source or "qrels"
+            ),
         },
     ),
 ]
@@ -278,7 +317,7 @@ KINDS: list[SourceKind] = [
 #: how an input no kind recognises is read in the roles that give more than a run or qrels (refused, named)
 _UNKNOWN: dict[str, Callable] = {
     "predictions": _predictions_dict,
-    "mteb-qrels": lambda obj, source, **_: mteb_json.nested_qrels(obj, source),
+    "mteb-qrels": lambda obj, source, **_: _mteb_json().nested_qrels(obj, source),
 }
 
 
@@ -366,23 +405,31 @@ def stream_kind(src: str | os.PathLike) -> SourceKind | None:
     return next((k for k in KINDS if k.split is not None and k.recognise(str(src))), None)
 
 
-def tasks(run_path, block_bytes: int = BLOCK_BYTES, workers: int = 1) -> Iterator[tuple]:
+def tasks(run_path, block_bytes: int | None = None, workers: int = 1) -> Iterator[tuple]:
     """The tasks [`tierank.stream`][tierank.stream] evaluates a run source in, split as its kind says (any other
     path is read as text, decompressed and cut on the fly).  ``workers``: how many processes will
     evaluate them (a plain file's last ranges then shrink, so that the workers finish together:
-    [`tierank.io.blocks.iter_ranges`][tierank.io.blocks.iter_ranges])."""
+    [`tierank.io.blocks.iter_ranges`][tierank.io.blocks.iter_ranges]).  ``block_bytes``: default
+    `tierank.io.blocks.BLOCK_BYTES`."""
+    from .blocks import BLOCK_BYTES
+
     src = str(run_path)
     kind = stream_kind(src)
+    block_bytes = BLOCK_BYTES if block_bytes is None else block_bytes
     yield from (kind.split if kind is not None and kind.split is not None else _text_blocks)(
         src, block_bytes, workers
     )
 
 
-def batches_of(run_path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[Run]:
+def batches_of(run_path: str | os.PathLike, block_bytes: int | None = None) -> Iterator[Run]:
     """Query-aligned batches of any run source: a TREC text file ([`tierank.io.blocks.iter_batches`][tierank.io.blocks.iter_batches]),
     a folder written by [`tierank.stream.partition`][tierank.stream.partition] (one batch per Parquet file, each holding whole
     queries), or one Parquet/Arrow file (read whole: columnar files are compact; split them with
-    [`tierank.stream.partition`][tierank.stream.partition])."""
+    [`tierank.stream.partition`][tierank.stream.partition]).  ``block_bytes``: default
+    `tierank.io.blocks.BLOCK_BYTES`."""
+    from .blocks import BLOCK_BYTES, iter_batches
+
+    block_bytes = BLOCK_BYTES if block_bytes is None else block_bytes
     text = str(run_path)
     split = next(
         (

@@ -45,6 +45,53 @@ NAN_WHEN_EMPTY = ("IPrec", "IPrecAvg")
 COVERAGE = "Judged@10"
 
 
+def empty_is_nan(stats: dict, rel: int) -> None:
+    """trec_eval's (and pytrec_eval's) ``-J`` value of interpolated precision for a query left with
+    no document: its 0/0, NaN (printed ``  -nan``, and so is the summary), at each recall level that
+    ``lround`` turns into 0 relevant documents, where tierank's measure says 0.  ``stats`` (a
+    result's measure -> `Stats`, changed in place) holds the counts that
+    [`Plan.with_trec_eval_counts`][tierank.measures.plans.Plan.with_trec_eval_counts] adds under ``-J``.
+
+    >>> import numpy as np
+    >>> from tierank.measures.summary import Stats
+    >>> def s(*v):
+    ...     a = np.array(v, dtype=float)
+    ...     return Stats(a, a, a, a, np.zeros(len(a)))
+    >>> stats = {parse_measure("NumRet"): s(0, 3), parse_measure("NumRel(rel=1)"): s(2, 2),
+    ...          parse_measure("IPrec@0.1"): s(0, 0.5)}
+    >>> empty_is_nan(stats, rel=1)
+    >>> stats[parse_measure("IPrec@0.1")].oblivious.tolist()
+    [nan, 0.5]
+    """
+    import numpy as np
+
+    num_ret = stats.get(parse_measure("NumRet"))
+    num_rel = stats.get(parse_measure(f"NumRel(rel={rel})"))
+    if num_ret is None or num_rel is None:
+        return
+    empty = np.asarray(num_ret.oblivious) == 0
+    if not empty.any():
+        return
+    rels = np.asarray(num_rel.oblivious, dtype=float)
+    for m, s in list(stats.items()):
+        if m.family not in NAN_WHEN_EMPTY:
+            continue
+        if m.family == "IPrec":
+            levels = [float(m.cutoff)]
+        else:
+            given = dict(m.params).get("levels")
+            levels = [float(x) for x in given.split(",")] if given else [i / 10 for i in range(11)]
+        # C's lround: half away from zero (levels and counts are not negative)
+        zero = np.zeros(len(rels), dtype=bool)
+        for level in levels:
+            zero |= np.floor(level * rels + 0.5) == 0
+        nan = empty & zero
+        if nan.any():
+            fields = ("oblivious", "expected", "min", "max")
+            new = {k: np.where(nan, np.nan, getattr(s, k)) for k in fields}
+            stats[m] = replace(s, var=np.where(nan, 0.0, s.var), **new)
+
+
 @dataclass(frozen=True)
 class Entry:
     """One line kind of trec_eval's output: the printed ``name`` and the tierank ``measure``
@@ -346,4 +393,4 @@ class _Installed(TrecNames):
 use_trec_names(_Installed())
 
 
-__all__ = ["NAN_WHEN_EMPTY", "COVERAGE", "Entry", "Plan", "plan", "resolve"]
+__all__ = ["NAN_WHEN_EMPTY", "COVERAGE", "empty_is_nan", "Entry", "Plan", "plan", "resolve"]
