@@ -29,6 +29,8 @@ from .ties import TieSummary
 #: the ``query`` value of the aggregate records, reserved: no evaluated query may have this id
 AGGREGATE = RESERVED_QID
 COLUMNS = ("oblivious", "expected", "min", "max", "range", "bias", "std")
+#: the statistic columns but ``std`` (tables that show the spread over tie orderings as the range alone)
+COLUMNS_BUT_STD = tuple(c for c in COLUMNS if c != "std")
 EXTRA = ("lower", "upper", "residual")
 
 
