@@ -29,7 +29,31 @@ from .ties import TieSummary
 #: the ``query`` value of the aggregate records, reserved: no evaluated query may have this id
 AGGREGATE = RESERVED_QID
 COLUMNS = ("oblivious", "expected", "min", "max", "range", "bias", "std")
+#: the columns computed from the others (`statistic`): ``range = max - min``, ``bias = oblivious - expected``
+DERIVED = ("range", "bias")
+#: the statistic columns but ``std`` (tables that show the spread over tie orderings as the range alone)
+COLUMNS_BUT_STD = tuple(c for c in COLUMNS if c != "std")
 EXTRA = ("lower", "upper", "residual")
+
+
+def statistic(s: Any, column: str) -> Any:
+    """Column ``column`` (one of `COLUMNS`) of per-query [`Stats`][tierank.measures.Stats] or a summary
+    [`Aggregate`][tierank.measures.Aggregate] (anything with ``oblivious, expected, min, max`` and ``std``
+    or ``var``): ``range = max - min``, ``bias = oblivious - expected``, ``std`` as it is or the
+    square root of ``var``, the others as they are.
+
+    >>> from tierank.measures import Aggregate
+    >>> a = Aggregate(0.75, 0.5, 0.25, 1.0, 0.125, "exact")
+    >>> [statistic(a, c) for c in COLUMNS]
+    [0.75, 0.5, 0.25, 1.0, 0.75, 0.25, 0.125]
+    """
+    if column == "range":
+        return s.max - s.min
+    if column == "bias":
+        return s.oblivious - s.expected
+    if column == "std" and not hasattr(s, "std"):
+        return np.sqrt(s.var)
+    return getattr(s, column)
 
 
 def jsonable(x: Any) -> Any:
@@ -118,15 +142,7 @@ class EvalResult:
 
     def _table(self, m: Measure) -> dict[str, np.ndarray]:
         s = self.stats[m]
-        out = {
-            "oblivious": s.oblivious,
-            "expected": s.expected,
-            "min": s.min,
-            "max": s.max,
-            "range": s.max - s.min,
-            "bias": s.oblivious - s.expected,
-            "std": np.sqrt(s.var),
-        }
+        out = {c: statistic(s, c) for c in COLUMNS}
         if self.bounds:
             out["lower"], out["upper"] = self.bounds[m]
             nan = np.full(len(self.qids), np.nan)
@@ -173,9 +189,11 @@ class EvalResult:
             agg = np.sum if m.aggregator == "sum" else np.mean
             for c in self.columns:
                 row[c] = float(agg(t[c])) if n and a.linear else float("nan")
-            row.update(oblivious=a.oblivious, expected=a.expected, min=a.min, max=a.max, std=a.std)
-            if not a.linear:
-                row.update(range=a.max - a.min, bias=a.oblivious - a.expected)
+            for (
+                c
+            ) in COLUMNS:  # a linear summary's range and bias: the summaries of the per-query ones
+                if not (a.linear and c in DERIVED):
+                    row[c] = statistic(a, c)
             rows.append(row)
         return rows
 

@@ -31,8 +31,10 @@ from ..errors import TierankInputError
 from ..evaluate import evaluate
 from ..io.convert import to_qrels, to_run
 from ..measures import parse_measure, parse_measures
+from ..results import COLUMNS, DERIVED, statistic
 
-STATS = ("expected", "oblivious", "min", "max", "std")
+#: the columns of a curve (the others derived from them: `tierank.results.DERIVED`)
+STATS = tuple(c for c in COLUMNS if c not in DERIVED)
 
 
 @dataclass(frozen=True)
@@ -86,22 +88,15 @@ class CutoffCurves:
         """Flat rows ``run, k, measure, oblivious, expected, min, max, range, bias, std`` (NaN -> None)."""
         out = []
         for name, s in self.series.items():
+            cols = {c: statistic(s, c) for c in COLUMNS}
             for i, k in enumerate(self.ks.tolist()):
-                vals = {
-                    c: float(getattr(s, c)[i])
-                    for c in ("oblivious", "expected", "min", "max", "std")
-                }
-                vals["range"] = vals["max"] - vals["min"]
-                vals["bias"] = vals["oblivious"] - vals["expected"]
+                vals = {c: float(cols[c][i]) for c in COLUMNS}
                 out.append(
                     {
                         "run": name,
                         "k": int(k),
                         "measure": f"{self.family}@{k}",
-                        **{
-                            c: (None if np.isnan(vals[c]) else vals[c])
-                            for c in ("oblivious", "expected", "min", "max", "range", "bias", "std")
-                        },
+                        **{c: (None if np.isnan(v) else v) for c, v in vals.items()},
                     }
                 )
         return out

@@ -99,6 +99,18 @@ def _compared(
     return cmp, protect
 
 
+def _swept(
+    qrels: Path, run: Path, measures: list[str], formats: str, settings: EvalSettings, usage: str
+):
+    """The sweep of `tierank plot sweep` and `tierank report sweep`: the run opened once (its role
+    check and its reading), re-expressed in every score format of ``formats``."""
+    from ..analysis.sweep import sweep
+
+    (source,) = held([run])
+    with swap_check(qrels, [source], usage):
+        return sweep(str(qrels), source, measures, score_formats(formats), settings)
+
+
 Kmax = Annotated[
     int,
     typer.Option(
@@ -168,15 +180,14 @@ def plot_sweep_cmd(
     settings: EvalSettings = FROM_OPTIONS,
 ) -> None:
     """Range, bias and tie share of a measure against the score format."""
-    from ..analysis.sweep import sweep
     from ..report.plots import plot_sweep
 
     require("matplotlib", "tierank plot")
     check_figure_stem(output, (qrels, run))
     measure = one_measure(measure, "nDCG@10")
-    (source,) = held([run])  # opened once: its role check and its reading
-    with swap_check(qrels, [source], "tierank plot sweep QRELS RUN -o STEM"):
-        result = sweep(str(qrels), source, [measure], score_formats(formats), settings)
+    result = _swept(
+        qrels, run, [measure], formats, settings, "tierank plot sweep QRELS RUN -o STEM"
+    )
     save(plot_sweep(result, measure), output, (qrels, run))
 
 
@@ -249,15 +260,12 @@ def report_sweep_cmd(
     settings: EvalSettings = FROM_OPTIONS,
 ) -> None:
     """A precision sweep: ties and every measure's range and bias per score format."""
-    from ..analysis.sweep import sweep
     from ..report.html import sweep_report, write_report
 
     require("matplotlib", "tierank report")
     _html_file(output, (qrels, run))
     ms = measure or REPORT_SWEEP_MEASURES
-    (source,) = held([run])  # opened once: its role check and its reading
-    with swap_check(qrels, [source], "tierank report sweep QRELS RUN -o FILE"):
-        result = sweep(str(qrels), source, ms, score_formats(formats), settings)
+    result = _swept(qrels, run, ms, formats, settings, "tierank report sweep QRELS RUN -o FILE")
     typer.echo(str(write_report(output, sweep_report(result, ms), protect=(qrels, run))))
 
 

@@ -10,6 +10,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..report.formats import TREC_STATS
+
 #: trec_eval's short options (``getopt_long``'s optstring in trec_eval.c)
 SHORT = "hvqm:cl:nD:JN:M:R:T:oZ:"
 #: trec_eval's long options, then tierank's own (``--stat``)
@@ -79,8 +81,8 @@ The full tie-aware report: tierank eval QRELS RUN -m MEASURE.
 #: trec_eval's version (what ``trec_eval -v`` says, on stderr)
 TREC_EVAL_VERSION = "10.0"
 
-#: the statistics ``--stat`` takes
-STATS = ("oblivious", "expected", "min", "max", "std", "range", "bias")
+#: the statistics ``--stat`` takes: those ``--format trec_eval`` prints
+STATS = TREC_STATS
 #: those that need the expectation or the variance over tie orderings (the others, and the note,
 #: read the oblivious value, min and max only)
 MOMENTS = frozenset({"expected", "std", "bias"})

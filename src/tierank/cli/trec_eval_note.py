@@ -16,6 +16,8 @@ def tie_note(results: dict, plan, a: Args) -> str | None:
     None when no printed value moves (or when ``--stat`` prints another statistic)."""
     import numpy as np
 
+    from ..results import statistic
+
     if a.stat != "oblivious":
         return None
     moved: dict[str, None] = {}
@@ -30,14 +32,14 @@ def tie_note(results: dict, plan, a: Args) -> str | None:
             if m is None or m not in result.stats or getattr(m, "string_valued", False):
                 continue
             s = result.stats[m]
-            spread = np.asarray(s.max, dtype=float) - np.asarray(s.min, dtype=float)
+            spread = np.asarray(statistic(s, "range"), dtype=float)
             per_query = spread >= UNCERTAIN
             shown = False
             if a.per_query and not getattr(m, "summary_only", False) and per_query.any():
                 shown = True
             if a.summary and n:
                 agg = result.summary(m)
-                whole = agg.max - agg.min
+                whole = statistic(agg, "range")
                 if whole == whole and whole >= UNCERTAIN:
                     shown = True
             if shown:

@@ -18,35 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tierank.report.table1 import FIELDS, STATS, TIES
+
 __all__ = ["TABLE_FIELDS", "RBO_P", "tie_stats", "table_rows", "fp32_similarity"]
-
-TABLE_FIELDS = (
-    "query",
-    "variant",
-    "measure",
-    "fp32",
-    "oblivious",
-    "expected",
-    "range",
-    "bias",
-    "min",
-    "max",
-    "std",
-    "tied_share",
-    "tie_groups",
-    "mean_group",
-    "max_group",
-    "model_s",
-    "scoring_ms",
-    "hps_overhead",
-    "queries",
-    "rbo_fp32",
-    "rbo_fp32_min",
-    "rbo_fp32_max",
-)
-
-#: RBO's persistence in Table 1's similarity to FP32 (`fp32_similarity`)
-RBO_P = 0.9
 
 #: Table 1's similarity columns and the `tierank.analysis.similarity.similarity` means they hold
 SIMILARITY_COLUMNS = {
@@ -54,6 +28,11 @@ SIMILARITY_COLUMNS = {
     "rbo_fp32_min": "rbo_lo",
     "rbo_fp32_max": "rbo_hi",
 }
+#: Table 1's columns: ``query``, a row's columns (`tierank.report.table1.FIELDS`), the similarity columns
+TABLE_FIELDS = ("query", *FIELDS, *SIMILARITY_COLUMNS)
+
+#: RBO's persistence in Table 1's similarity to FP32 (`fp32_similarity`)
+RBO_P = 0.9
 
 
 def tie_stats(run) -> dict:
@@ -132,17 +111,8 @@ def table_rows(
                     "variant": v.name,
                     "measure": str(m),
                     "fp32": fp32_val,
-                    "oblivious": a["oblivious"],
-                    "expected": a["expected"],
-                    "range": a["range"],
-                    "bias": a["bias"],
-                    "min": a["min"],
-                    "max": a["max"],
-                    "std": a["std"],
-                    "tied_share": st["tied_share"],
-                    "tie_groups": st["tie_groups"],
-                    "mean_group": st["mean_group"],
-                    "max_group": st["max_group"],
+                    **{c: a[c] for c in STATS},
+                    **{c: st[c] for c in TIES},
                     "model_s": t["model_s"],
                     "scoring_ms": 1000 * t["scoring_s"],
                     "hps_overhead": overhead,

@@ -13,17 +13,8 @@ from __future__ import annotations
 from .family import FamilyInfo, FamilyNames
 from .params import MAX_CUTOFF, Param
 from .protocol import Measure, compute_all
-from .registry import (
-    REGISTRY,
-    TrecNames,
-    describe,
-    flat_measures,
-    parse_measure,
-    parse_measures,
-    register,
-    supported,
-    use_trec_names,
-)
+from .registry import *  # noqa: F403  (re-exported: every name of its __all__)
+from .registry import __all__ as _registry_names
 from .summary import ADDITIVE, AGGREGATORS, Aggregate, Aggregator, Stats, summarize
 
 __all__ = [
@@ -39,13 +30,5 @@ __all__ = [
     "summarize",
     "Measure",
     "compute_all",
-    "REGISTRY",
-    "register",
-    "parse_measure",
-    "parse_measures",
-    "flat_measures",
-    "TrecNames",
-    "use_trec_names",
-    "supported",
-    "describe",
+    *_registry_names,
 ]

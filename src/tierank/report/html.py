@@ -23,6 +23,8 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ..results import COLUMNS, COLUMNS_BUT_STD
+from . import table1
 from .page import CSS, FigureBlock, Section, Table, format_value, render_report  # noqa: F401  (re-exported)
 from .page import p_value as _p_value
 from .page import percent as _pct
@@ -41,15 +43,6 @@ def write_report(path: str | os.PathLike, html: str, *, protect: tuple = ()) -> 
 
 # builders
 
-_STAT_LABELS = {
-    "oblivious": "oblivious",
-    "expected": "expected",
-    "min": "min",
-    "max": "max",
-    "range": "range",
-    "bias": "bias",
-    "std": "std",
-}
 _EXPLAIN = (
     "oblivious: the value under the tie-break {tb}; expected: the exact mean over all orderings of tied "
     "documents; min / max: the pessimal and optimal tie orderings; range = max - min; "
@@ -85,13 +78,7 @@ def _eval_aggregate(result, tb: str, cols: list) -> Section:
         figures=[
             FigureBlock(
                 plot_ranges(
-                    [
-                        {
-                            "name": r["measure"],
-                            **{k: r[k] for k in ("min", "max", "oblivious", "expected")},
-                        }
-                        for r in agg
-                    ],
+                    [{**r, "name": r["measure"]} for r in agg],
                     xlabel="mean over queries",
                     title="Tie-aware range of every measure",
                 ),
@@ -101,7 +88,7 @@ def _eval_aggregate(result, tb: str, cols: list) -> Section:
         ]
         if agg and all(r["min"] is not None and r["max"] is not None for r in agg)
         else [],
-        tables=[Table(agg, columns=["measure", *cols], labels=_STAT_LABELS)],
+        tables=[Table(agg, columns=["measure", *cols])],
     )
 
 
@@ -137,17 +124,7 @@ def _eval_curves(curves) -> Section:
         tables=[
             Table(
                 curves.records(),
-                columns=[
-                    "run",
-                    "k",
-                    "oblivious",
-                    "expected",
-                    "min",
-                    "max",
-                    "range",
-                    "bias",
-                    "std",
-                ],
+                columns=["run", "k", *COLUMNS],
                 caption="the numbers behind the figure",
                 collapsed=True,
             )
@@ -169,7 +146,6 @@ def _eval_per_query(result, per_query: int, cols: list) -> Section:
             Table(
                 rows,
                 columns=["query", "measure", *cols],
-                labels=_STAT_LABELS,
                 max_rows=int(per_query),
             )
         ],
@@ -268,7 +244,7 @@ def sweep_report(sweep, measures: Sequence[str] | None = None, *, title: str | N
             ],
         )
     ]
-    cols = ["format", "oblivious", "expected", "min", "max", "range", "bias", "std"]
+    cols = ["format", *COLUMNS]
     for m in measures:
         mrows = [r for r in rows if r["measure"] == m]
         sections.append(
@@ -282,7 +258,7 @@ def sweep_report(sweep, measures: Sequence[str] | None = None, *, title: str | N
                         "share of documents in ties.",
                     )
                 ],
-                tables=[Table(mrows, columns=cols, labels=_STAT_LABELS)],
+                tables=[Table(mrows, columns=cols)],
             )
         )
     sub = f"run {st.get('run', '?')} · qrels {st.get('qrels', '?')} · tie-break {st.get('tie_break', 'trec_eval')}"
@@ -301,7 +277,7 @@ def _compare_systems(c, tb: str) -> Section:
     """The systems section of a compare report: the ranges figure, the forest plot and the systems table."""
     from .plots import plot_forest, plot_ranges
 
-    sys_cols = ["name", "oblivious", "expected", "min", "max", "range", "bias", "std"]
+    sys_cols = ["name", *COLUMNS]
     sys_rows = [{k: getattr(s, k) for k in sys_cols} for s in c.systems]
     if c.banded_systems is not None:
         for r, b in zip(sys_rows, c.banded_systems):
@@ -338,7 +314,6 @@ def _compare_systems(c, tb: str) -> Section:
                 columns=sys_cols,
                 labels={
                     "name": "system",
-                    **_STAT_LABELS,
                     "expected_banded": f"expected band{c.band:g}" if c.band is not None else "",
                 },
             )
@@ -486,23 +461,9 @@ def _or_dash(spec: str):
 
 
 #: what every row of a rerank table needs (`check_rerank_table`): text, and numbers
-RERANK_TEXT = ("variant", "measure")
-RERANK_NUMBERS = ("oblivious", "expected", "min", "max")
+RERANK_TEXT, RERANK_NUMBERS = table1.TEXT, table1.NUMBERS
 #: the columns a rerank row may have, numbers or null (NaN) where present
-RERANK_OPTIONAL = (
-    "fp32",
-    "range",
-    "bias",
-    "std",
-    "tied_share",
-    "tie_groups",
-    "mean_group",
-    "max_group",
-    "model_s",
-    "scoring_ms",
-    "hps_overhead",
-    "queries",
-)
+RERANK_OPTIONAL = table1.OPTIONAL
 
 
 def _number(v, optional: bool) -> bool:
@@ -584,23 +545,15 @@ def check_rerank_table(doc, source: str = "table.json") -> Mapping:
 _RERANK_COLS = [
     "variant",
     "fp32",
-    "oblivious",
-    "expected",
-    "min",
-    "max",
-    "range",
-    "bias",
+    *COLUMNS_BUT_STD,
     "tied_share",
     "tie_groups",
     "max_group",
-    "model_s",
-    "scoring_ms",
-    "hps_overhead",
+    *table1.TIMES,
 ]
 _RERANK_LABELS = {
     "variant": "regime",
     "fp32": "FP32",
-    **_STAT_LABELS,
     "tied_share": "tied",
     "tie_groups": "groups",
     "max_group": "largest",
@@ -644,10 +597,7 @@ def _rerank_measure(m: str, rows: list) -> Section:
     from .plots import plot_ranges
 
     mrows = [r for r in rows if r["measure"] == m]
-    ranges = [
-        {"name": r["variant"], **{k: r[k] for k in ("min", "max", "oblivious", "expected")}}
-        for r in mrows
-    ]
+    ranges = [{**r, "name": r["variant"]} for r in mrows]
     classes = ["flag" if (r.get("range") or 0) > 0 else None for r in mrows]  # range is optional
     return Section(
         m,

@@ -28,6 +28,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from ..results import COLUMNS, COLUMNS_BUT_STD
+from . import table1
 from .marks import SAMPLED_MARK, sampled_note
 
 
@@ -116,8 +118,7 @@ def eval_table(result, per_query: bool, coverage: float | None = None) -> Table:
     if per_query:
         table.add_column("query")
     cols = result.columns
-    for name in ("measure", *cols):
-        table.add_column(name, justify="left" if name == "measure" else "right")
+    _columns(table, ("measure", *cols), ("measure",))
     counts = {str(m) for m in result.measures if getattr(m, "is_count", False)}
     for r in result.records(per_query=per_query):
         integral = r["measure"] in counts
@@ -207,6 +208,21 @@ def ties_tables(report) -> list[Table]:
     return [t1, t2]
 
 
+def _columns(t: Table, heads: Sequence[str], left: Sequence[str]) -> None:
+    """``heads`` as the columns of ``t``: those in ``left`` left-justified, the others right."""
+    for h in heads:
+        t.add_column(h, justify="left" if h in left else "right")
+
+
+def _group_starts(rows: Sequence[Mapping], key: str):
+    """``(first, row)`` for every row: ``first`` where the row's ``key`` differs from the previous row's
+    (the rows of a group after its first show the key as blank)."""
+    prev = None
+    for r in rows:
+        yield r[key] != prev, r
+        prev = r[key]
+
+
 # tierank sweep
 
 
@@ -221,31 +237,16 @@ def sweep_table(result, run_name: str, tie_break: str) -> Table:
         ),
         caption_justify="left",
     )
-    for h in (
-        "format",
-        "ties %",
-        "largest",
-        "measure",
-        "oblivious",
-        "expected",
-        "min",
-        "max",
-        "range",
-        "bias",
-    ):
-        t.add_column(h, justify="left" if h in ("format", "measure") else "right")
-    prev = None
-    for r in result.rows:
-        first_row = r["format"] != prev
+    _columns(t, ("format", "ties %", "largest", "measure", *COLUMNS_BUT_STD), ("format", "measure"))
+    for first_row, r in _group_starts(result.rows, "format"):
         t.add_row(
             r["format"] if first_row else "",
             f"{100 * r['tie_share']:.1f}" if first_row else "",
             f"{r['largest_group']:,}" if first_row else "",
             r["measure"],
-            *(value(r[c]) for c in ("oblivious", "expected", "min", "max", "range", "bias")),
+            *(value(r[c]) for c in COLUMNS_BUT_STD),
             end_section=False,
         )
-        prev = r["format"]
     return t
 
 
@@ -329,13 +330,12 @@ def _compare_systems(c) -> Table:
     systems.add_column(
         "system", **_name_column([s.name for s in c.systems])
     )  # a name is never cut short
-    cols = ("oblivious", "expected", "min", "max", "range", "bias", "std")
-    for name in cols:
+    for name in COLUMNS:
         systems.add_column(name, justify="right")
     if c.banded_systems is not None:
         systems.add_column(f"expected band{c.band:g}", justify="right")
     for i, s in enumerate(c.systems):
-        row: list[RenderableType] = [text(s.name), *(num(getattr(s, k)) for k in cols)]
+        row: list[RenderableType] = [text(s.name), *(num(getattr(s, k)) for k in COLUMNS)]
         if c.banded_systems is not None:
             row.append(num(c.banded_systems[i].expected))
         systems.add_row(*row)
@@ -490,17 +490,20 @@ def _leaderboard(c) -> Table:
         ),
         caption_justify="left",
     )
-    for name in (
-        "system",
-        "E[M]",
-        "\\[min, max]",
-        "CI",
-        "rank",
-        "rank obl",
-        "rank interval",
-        "group",
-    ):
-        board.add_column(name, justify="left" if name in ("system", "group") else "right")
+    _columns(
+        board,
+        (
+            "system",
+            "E[M]",
+            "\\[min, max]",
+            "CI",
+            "rank",
+            "rank obl",
+            "rank interval",
+            "group",
+        ),
+        ("system", "group"),
+    )
     for s in c.systems:
         interval = "" if s.rank_low is None else f"{s.rank_low}-{s.rank_high}"
         board.add_row(
@@ -636,34 +639,33 @@ def rerank_table(result) -> Table:
         "low-precision twin, relative to the forward pass.",
         caption_justify="left",
     )
-    for h in (
-        "measure",
-        "regime",
-        "FP32",
-        "M_obl",
-        "E[M]",
-        "range",
-        "bias",
-        "tied %",
-        "groups",
-        "mean",
-        "max",
-        "model s",
-        "score ms",
-        "HPS overhead",
-    ):
-        t.add_column(h, justify="left" if h in ("measure", "regime") else "right")
-    prev = None
-    for r in result.rows:
+    _columns(
+        t,
+        (
+            "measure",
+            "regime",
+            "FP32",
+            "M_obl",
+            "E[M]",
+            "range",
+            "bias",
+            "tied %",
+            "groups",
+            "mean",
+            "max",
+            "model s",
+            "score ms",
+            "HPS overhead",
+        ),
+        ("measure", "regime"),
+    )
+    for first_row, r in _group_starts(result.rows, "measure"):
         ov = r["hps_overhead"]
         t.add_row(
-            r["measure"] if r["measure"] != prev else "",
+            r["measure"] if first_row else "",
             r["variant"],
             value(r["fp32"]),
-            value(r["oblivious"]),
-            value(r["expected"]),
-            value(r["range"]),
-            value(r["bias"]),
+            *(value(r[c]) for c in table1.STATS[:4]),
             f"{100 * r['tied_share']:.1f}",
             f"{r['tie_groups']:,}",
             f"{r['mean_group']:.2f}",
@@ -672,7 +674,6 @@ def rerank_table(result) -> Table:
             f"{r['scoring_ms']:.2f}",
             "-" if ov is None else f"{100 * ov:+.3f}%",
         )
-        prev = r["measure"]
     return t
 
 

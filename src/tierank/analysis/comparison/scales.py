@@ -9,7 +9,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from ...measures.base import Measure
-from ...results import EvalResult
+from ...results import COLUMNS, EvalResult, statistic
 from .align import aligned, positions
 from .results import SystemSummary
 
@@ -86,13 +86,7 @@ def _summary(name: str, result, queries: list[str]) -> SystemSummary:
     a = m.aggregate(stats)
     return SystemSummary(
         name=name,
-        oblivious=a.oblivious,
-        expected=a.expected,
-        min=a.min,
-        max=a.max,
-        range=a.max - a.min,
-        bias=a.oblivious - a.expected,
-        std=a.std,
+        **{c: statistic(a, c) for c in COLUMNS},
     )
 
 

@@ -20,6 +20,7 @@ from ... import compute
 from ...errors import TierankInputError
 from ...measures import Measure
 from ...measures.names import plan as measure_plan
+from ...results import DERIVED, statistic
 from . import TREC_STATS, register
 from .grouped import ResultTable
 
@@ -390,15 +391,7 @@ _COUNTED = ("oblivious", "expected", "min", "max")
 
 def _stat_column(s, stat: str) -> np.ndarray:
     """Per-query values of one statistic of [`Stats`][tierank.measures.Stats] ``s`` (the result's columns)."""
-    if stat == "std":
-        v = np.sqrt(s.var)
-    elif stat == "range":
-        v = s.max - s.min
-    elif stat == "bias":
-        v = s.oblivious - s.expected
-    else:  # oblivious, expected, min, max: read as they are
-        v = getattr(s, stat)
-    return np.asarray(v, dtype=float)
+    return np.asarray(statistic(s, stat), dtype=float)
 
 
 def render_trec_eval(
@@ -531,16 +524,7 @@ def _aggregate(agg, stat: str) -> float:
     """The aggregate record's ``stat`` ([`EvalResult.records`][tierank.EvalResult.records]) of the
     summary ``agg``: NaN where the record holds no number (NaN, infinite, or a linear summary's
     ``range`` or ``bias`` over no query)."""
-    if stat in ("range", "bias"):
-        value = (
-            float("nan")
-            if agg.linear
-            else agg.max - agg.min
-            if stat == "range"
-            else agg.oblivious - agg.expected
-        )
-    else:
-        value = getattr(agg, stat)
+    value = float("nan") if agg.linear and stat in DERIVED else statistic(agg, stat)
     value = float(value)
     return value if math.isfinite(value) else float("nan")
 
