@@ -27,8 +27,8 @@ from reference import orderings
 from tierank import tensor
 from tierank.measures import REGISTRY, describe, parse_measure, supported
 
-#: the contributor's module, as it would be saved as ``src/tierank/measures/discp.py`` (a family name of
-#: its own in this test, so that a real ``DiscP`` never collides with it)
+#: the contributor's module, as it would be saved under ``src/tierank/measures/`` (here as
+#: ``discp_contrib.py``, with a family name of its own, so that a real ``DiscP`` never collides with it)
 MODULE = '''\
 """Discounted precision at k: the relevant documents of the top k, each discounted by its rank as
 DCG discounts it, over k."""

@@ -72,7 +72,8 @@ def _table(scores: Any) -> Any:
     if not isinstance(scores, dict):
         return scores
     docs = list(scores.values())
-    if not set(map(type, docs)) <= {dict} and not all(isinstance(d, dict) for d in docs):
+    plain = set(map(type, docs)) <= {dict}  # (then dict.values is each one's values: one pass)
+    if not plain and not all(isinstance(d, dict) for d in docs):
         return scores
     import numpy as np
     import pyarrow as pa
@@ -82,7 +83,9 @@ def _table(scores: Any) -> Any:
 
     lens = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
     total = int(lens.sum())
-    values = list(chain.from_iterable(map(dict.values, docs)))
+    values = list(
+        chain.from_iterable(map(dict.values, docs) if plain else (d.values() for d in docs))
+    )
     if not total or not set(map(type, values)) <= {float} or RESERVED_QID in scores:
         return scores
     score = np.fromiter(values, dtype=np.float64, count=total)
