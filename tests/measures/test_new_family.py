@@ -148,13 +148,16 @@ def test_its_statistics_are_those_of_every_ordering(new_family, measure, level):
 def test_the_generic_checks_take_it(new_family, tmp_path):
     """The common suite's instances (name round trip, streamed == in memory) and the registry-wide
     brute force over orderings."""
-    from measures.test_bruteforce_every_family import _check
+    from measures.test_bruteforce_every_family import _check, family_instances
     from test_common import _streamed_cases, instances, synthetic
 
     ms = instances(REGISTRY["DiscPForTest"])
     assert [str(m) for m in ms] == ["DiscPForTest@5", "DiscPForTest(rel=2)@5"]
     assert all(parse_measure(str(m)) == m for m in ms)
-    assert _check(ms, subtopics=False) == 2 * 4  # two instances, four queries
+    brute = family_instances()["DiscPForTest"]  # and a cutoff inside a tie group
+    assert [str(m) for m in brute] == [*map(str, ms), "DiscPForTest@2"]
+    checked, moved = _check(brute, subtopics=False)
+    assert checked == 3 * 4 and moved > 0  # three instances, four queries
     data = {"tiny": synthetic(tmp_path / "tiny", seed=48)}
     mem, streamed = _streamed_cases(data, ms, "tiny")
     keys = [k for k in mem if k[1] in {str(m) for m in ms}]
