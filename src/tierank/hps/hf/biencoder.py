@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from tierank.errors import Problem, TierankError, TierankInputError
+from tierank.errors import Problem, TierankInputError
 from tierank.hps.base import ModelOutputs, ScorerBase
-from tierank.hps.checkpoints import load_offline_error, local_model, minilm_dir, quiet_loading
+from tierank.hps.checkpoints import OfflineLoading, local_model, minilm_dir
 from tierank.hps.checks import check_batch_size, check_dtype, resolve_device
 from tierank.hps.encodings import bounded_text
 from tierank.hps.quantized import quantized_scores
@@ -104,17 +104,11 @@ class BiEncoderScorer(ScorerBase):
         if not isinstance(model, (str, os.PathLike)):
             return model, type(model).__name__
         name = local_model(model)
-        quiet_loading()
-        try:
+        needs = "BiEncoderScorer needs sentence-transformers: pip install sentence-transformers"
+        with OfflineLoading(name, needs):
             from sentence_transformers import SentenceTransformer
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise TierankError(
-                "BiEncoderScorer needs sentence-transformers: pip install sentence-transformers"
-            ) from exc
-        try:
+
             st = SentenceTransformer(name, device=self.device, local_files_only=True)
-        except (OSError, ValueError) as exc:
-            raise load_offline_error(name, exc) from exc
         return st, name
 
     def _bounded(self, text: str) -> str:
