@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import Problem, TierankInputError, quote
+from ..errors import Problem, ProblemLog, TierankInputError, quote
 from .lexer import GZIP_MAGIC
 
 __all__ = [
@@ -216,24 +216,20 @@ def pool_texts(
 ) -> tuple[dict[str, str], dict[str, str]]:
     """The texts ([`read_texts`][tierank.io.beir.read_texts]) of the queries and documents of ``pool``
     (``{qid: [docid, ...]}``).  A query or document without one is a located error: its file, its id and
-    ``query_missing`` / ``doc_missing``; the first `MAX_PROBLEMS` such lines, then how many more."""
+    ``query_missing`` / ``doc_missing``; the first ones, then how many more ([`ProblemLog`][tierank.errors.ProblemLog])."""
     need_q = set(pool)
     need_d = {d for ds in pool.values() for d in ds}
     qtexts, dtexts = read_texts(queries, docs, need_q, need_d)
-    problems = [
+    log = ProblemLog("")
+    log.add(
         Problem(str(queries), None, f"query {quote(q)} {query_missing}")
         for q in sorted(need_q - set(qtexts))
-    ]
-    problems += [
+    )
+    log.add(
         Problem(str(docs), None, f"document {quote(d)} {doc_missing}")
         for d in sorted(need_d - set(dtexts))
-    ]
-    if problems:
-        more = len(problems) - MAX_PROBLEMS
-        shown = problems[:MAX_PROBLEMS]
-        if more > 0:
-            shown.append(Problem("", None, f"{more} more pairs without a text"))
-        raise TierankInputError(shown)
+    )
+    log.raise_if_any()
     return qtexts, dtexts
 
 
