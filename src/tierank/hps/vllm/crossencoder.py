@@ -7,12 +7,10 @@ scoring step is the HF path's.  See `tierank.hps.vllm`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from tierank.errors import TierankError
 from tierank.hps.base import ModelOutputs
-from tierank.hps.checkpoints import model_folder
 from tierank.hps.checks import check_batch_size, check_dtype
 from tierank.hps.encodings import pair_ids
 from tierank.hps.regimes import sigmoid_scores, softmax2_scores
@@ -47,14 +45,7 @@ class VllmCrossScorer(VllmScorerBase):
         self.model_dtype = model_dtype
         self.batch_size = check_batch_size(batch_size)
         self.max_length = int(max_length)
-        self._factory = engine_factory or settings.make_engine
-        self.device = device if engine_factory is not None else settings.resolve_vllm_device(device)
-        self.model_dir = Path(model) if tokenizer is not None else model_folder(str(model), "cross")
-        self.model_name = str(self.model_dir)
-        if tokenizer is not None:
-            self.tokenizer = tokenizer
-        else:
-            self.init_tokenizer(self.model_dir)
+        self.init_source(model, "cross", device, engine_factory, tokenizer)
         self._pool: Any = None
 
     def close(self) -> None:

@@ -7,14 +7,13 @@ vLLM engine's, the scoring step the protocol's ([`tierank.hps.regimes`][tierank.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from tierank.errors import Problem, TierankError, TierankInputError
 from tierank.hps.base import ModelOutputs
-from tierank.hps.checkpoints import checkpoint_rows, model_folder
+from tierank.hps.checkpoints import checkpoint_rows
 from tierank.hps.checks import check_batch_size, check_budget, check_dtype, check_positive
 from tierank.hps.generative import GenerativeScorer
 from tierank.hps.prompts import (
@@ -66,14 +65,7 @@ class VllmYesNoScorer(GenerativeScorer, VllmScorerBase):
         self.max_doc_tokens = check_positive(max_doc_tokens, "max doc tokens")
         self.system = DEFAULT_SYSTEM if system is None else system
         self.instruction = DEFAULT_INSTRUCTION if instruction is None else instruction
-        self._factory = engine_factory or settings.make_engine
-        self.device = device if engine_factory is not None else settings.resolve_vllm_device(device)
-        self.model_dir = Path(model) if tokenizer is not None else model_folder(str(model))
-        self.model_name = str(self.model_dir)
-        if tokenizer is not None:
-            self.tokenizer = tokenizer
-        else:
-            self.init_tokenizer(self.model_dir)
+        self.init_source(model, "causal", device, engine_factory, tokenizer)
         self.yes_id = resolve_token(self.tokenizer, self.yes_word)
         self.no_id = resolve_token(self.tokenizer, self.no_word)
         self.label_ids = [resolve_token(self.tokenizer, t) for t in label_tokens]
