@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from tierank.hps.checks import check_batch_size, check_dtype
 from tierank.hps.registry import supports
 from tierank.hps.variants import Variant
 
@@ -114,8 +115,16 @@ class ScorerBase:
     family: str = ""
     model_dtype: str = "fp32"
     device: str = "cpu"
+    batch_size: int
     #: The padding sides the scorer offers, its default first (none: nothing to vary).
     padding_sides: ClassVar[tuple[str, ...]] = ()
+
+    def init_run(self, model_dtype: str, batch_size: Any) -> None:
+        """Check and record the dtype the model runs in and the batch size (both change low-precision
+        results, so every scorer records them)."""
+        check_dtype(model_dtype)
+        self.model_dtype = model_dtype
+        self.batch_size = check_batch_size(batch_size)
 
     @classmethod
     def supports(cls, variant: Variant) -> bool:

@@ -25,7 +25,7 @@ import numpy as np
 from tierank.errors import Problem, TierankInputError
 from tierank.hps.base import ModelOutputs, ScorerBase
 from tierank.hps.checkpoints import OfflineLoading, local_model, minilm_dir
-from tierank.hps.checks import check_batch_size, check_dtype, resolve_device
+from tierank.hps.checks import resolve_device
 from tierank.hps.encodings import bounded_text
 from tierank.hps.quantized import quantized_scores
 from tierank.hps.regimes import pairwise_scores, torch_dtype
@@ -65,9 +65,7 @@ class BiEncoderScorer(ScorerBase):
         normalize: bool = True,
         device: str = "cpu",
     ):
-        check_dtype(model_dtype)
-        self.model_dtype = model_dtype
-        self.batch_size = check_batch_size(batch_size)
+        self.init_run(model_dtype, batch_size)
         self.normalize = bool(normalize)
         self.device = resolve_device(device)
         if isinstance(model_path_or_name, str) and model_path_or_name == "minilm":

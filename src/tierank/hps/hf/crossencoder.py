@@ -20,7 +20,7 @@ from typing import Any
 from tierank.errors import TierankError
 from tierank.hps.base import ModelOutputs, ScorerBase
 from tierank.hps.checkpoints import OfflineLoading, model_folder
-from tierank.hps.checks import check_batch_size, check_dtype, resolve_device
+from tierank.hps.checks import resolve_device
 from tierank.hps.encodings import bounded_pair_text
 from tierank.hps.regimes import Regime, sigmoid_scores, softmax2_scores, torch_dtype
 from tierank.hps.variants import Variant
@@ -53,9 +53,7 @@ class CrossEncoderScorer(ScorerBase):
         max_length: int = 512,
         device: str = "cpu",
     ):
-        check_dtype(model_dtype)
-        self.model_dtype = model_dtype
-        self.batch_size = check_batch_size(batch_size)
+        self.init_run(model_dtype, batch_size)
         self.max_length = int(max_length)
         self.device = resolve_device(device)
         self.model, self.tokenizer, self.model_name = self._load(model)

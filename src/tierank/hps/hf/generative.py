@@ -47,9 +47,7 @@ from tierank.errors import Problem, TierankInputError
 from tierank.hps.base import ModelOutputs
 from tierank.hps.checkpoints import OfflineLoading, local_model, smollm2_gguf
 from tierank.hps.checks import (
-    check_batch_size,
     check_budget,
-    check_dtype,
     check_positive,
     resolve_device,
 )
@@ -126,10 +124,8 @@ class YesNoScorer(GenerativeScorer):
         padding_side: str = "left",
         label_tokens: Sequence[str] = (),
     ):
-        check_dtype(model_dtype)
+        self.init_run(model_dtype, batch_size)
         self.padding_side = padding_side
-        self.model_dtype = model_dtype
-        self.batch_size = check_batch_size(batch_size)
         self.system = system
         self.instruction = instruction
         self.max_doc_tokens = check_positive(max_doc_tokens, "max doc tokens")

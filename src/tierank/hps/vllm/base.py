@@ -59,6 +59,13 @@ class VllmScorerBase(ScorerBase):
         else:
             self.init_tokenizer(self.model_dir)
 
+    def engine_options(self, max_len: int, **options: Any) -> dict[str, Any]:
+        """The options of an engine for this scorer's model, dtype, batch size and device, with ``max_len``
+        tokens per sequence and ``options`` ([`engine_options`][tierank.hps.vllm.settings.engine_options])."""
+        return settings.engine_options(
+            self.model_dir, self.model_dtype, self.batch_size, max_len, str(self.device), **options
+        )
+
     def init_tokenizer(self, model_dir: Path) -> None:
         from transformers import AutoTokenizer
 

@@ -11,7 +11,6 @@ from typing import Any
 
 from tierank.errors import TierankError
 from tierank.hps.base import ModelOutputs
-from tierank.hps.checks import check_batch_size, check_dtype
 from tierank.hps.encodings import pair_ids
 from tierank.hps.regimes import sigmoid_scores, softmax2_scores
 from tierank.hps.variants import Variant
@@ -41,9 +40,7 @@ class VllmCrossScorer(VllmScorerBase):
         engine_factory: Callable[..., Any] | None = None,
         tokenizer: Any = None,
     ):
-        check_dtype(model_dtype)
-        self.model_dtype = model_dtype
-        self.batch_size = check_batch_size(batch_size)
+        self.init_run(model_dtype, batch_size)
         self.max_length = int(max_length)
         self.init_source(model, "cross", device, engine_factory, tokenizer)
         self._pool: Any = None
@@ -63,12 +60,8 @@ class VllmCrossScorer(VllmScorerBase):
     def pool(self):
         if self._pool is None:
             self._pool = self._factory(
-                **settings.engine_options(
-                    self.model_dir,
-                    self.model_dtype,
-                    self.batch_size,
+                **self.engine_options(
                     self.max_length,
-                    str(self.device),
                     runner="pooling",
                     convert="classify",
                     hf_overrides={"head_dtype": settings.vllm_dtype(self.model_dtype)},

@@ -14,7 +14,7 @@ import numpy as np
 from tierank.errors import Problem, TierankError, TierankInputError
 from tierank.hps.base import ModelOutputs
 from tierank.hps.checkpoints import checkpoint_rows
-from tierank.hps.checks import check_batch_size, check_budget, check_dtype, check_positive
+from tierank.hps.checks import check_budget, check_positive
 from tierank.hps.generative import GenerativeScorer
 from tierank.hps.prompts import (
     DEFAULT_INSTRUCTION,
@@ -59,9 +59,7 @@ class VllmYesNoScorer(GenerativeScorer, VllmScorerBase):
         head_method: str = "hidden",
         label_tokens: Sequence[str] = (),
     ):
-        check_dtype(model_dtype)
-        self.model_dtype = model_dtype
-        self.batch_size = check_batch_size(batch_size)
+        self.init_run(model_dtype, batch_size)
         self.max_doc_tokens = check_positive(max_doc_tokens, "max doc tokens")
         self.system = DEFAULT_SYSTEM if system is None else system
         self.instruction = DEFAULT_INSTRUCTION if instruction is None else instruction
@@ -100,14 +98,7 @@ class VllmYesNoScorer(GenerativeScorer, VllmScorerBase):
         """The generating engine (logits of the answer tokens; Rank1's reasoning)."""
         if self._llm is None:
             self._llm = self._factory(
-                **settings.engine_options(
-                    self.model_dir,
-                    self.model_dtype,
-                    self.batch_size,
-                    self.max_len,
-                    str(self.device),
-                    logprobs_mode="raw_logits",
-                )
+                **self.engine_options(self.max_len, logprobs_mode="raw_logits")
             )
         return self._llm
 
@@ -133,13 +124,8 @@ class VllmYesNoScorer(GenerativeScorer, VllmScorerBase):
                     hf_overrides={"head_dtype": "float32"},
                     pooler_config=pooler,
                 )
-            opts = settings.engine_options(
-                self.model_dir,
-                self.model_dtype,
-                self.batch_size,
-                self.max_len,
-                str(self.device),
-                **opts,
+            opts = self.engine_options(
+                self.max_len, **opts
             )  # its own refusals (settings) are not the pooling runner's failure
             try:
                 self._pool = self._factory(**opts)
