@@ -116,6 +116,7 @@ class ScorerBase:
     model_dtype: str = "fp32"
     device: str = "cpu"
     batch_size: int
+    model_name: str
     #: The padding sides the scorer offers, its default first (none: nothing to vary).
     padding_sides: ClassVar[tuple[str, ...]] = ()
 
@@ -193,6 +194,18 @@ class ScorerBase:
     def metadata(self) -> dict:
         """JSON-able description of the scorer (its subclasses say more)."""
         return {"scorer": self.family, "model_dtype": self.model_dtype, "device": str(self.device)}
+
+    def described(self, **settings: Any) -> dict:
+        """The metadata of a loaded model: scorer, model, dtype, batch size, then the scorer's own
+        ``settings``, then the device."""
+        return {
+            "scorer": self.family,
+            "model": self.model_name,
+            "model_dtype": self.model_dtype,
+            "batch_size": self.batch_size,
+            **settings,
+            "device": str(self.device),
+        }
 
     def close(self) -> None:
         """Free the model; nothing to do for an in-process model (garbage collection frees it)."""

@@ -89,13 +89,6 @@ class GenerativeScorer(YesNoPrompts, ScorerBase):
 
     def metadata(self) -> dict:
         """What both backends record: model, dtype, batch size, truncation, answer tokens, device."""
-        return {
-            "scorer": self.family,
-            "model": self.model_name,
-            "model_dtype": self.model_dtype,
-            "batch_size": self.batch_size,
-            "max_doc_tokens": self.max_doc_tokens,
-            "yes_id": self.yes_id,
-            "no_id": self.no_id,
-            "device": str(self.device),
-        }
+        return self.described(
+            max_doc_tokens=self.max_doc_tokens, yes_id=self.yes_id, no_id=self.no_id
+        )

@@ -129,12 +129,4 @@ class CrossEncoderScorer(ScorerBase):
         return self._score_logits(values, variant.regime)
 
     def metadata(self) -> dict:
-        return {
-            "scorer": self.family,
-            "model": self.model_name,
-            "model_dtype": self.model_dtype,
-            "batch_size": self.batch_size,
-            "max_length": self.max_length,
-            "num_labels": self.num_labels,
-            "device": str(self.device),
-        }
+        return self.described(max_length=self.max_length, num_labels=self.num_labels)

@@ -98,9 +98,5 @@ class VllmCrossScorer(VllmScorerBase):
         return {
             "scorer": self.family,
             "backend": "vllm",
-            "model": self.model_name,
-            "model_dtype": self.model_dtype,
-            "batch_size": self.batch_size,
-            "max_length": self.max_length,
-            "device": str(self.device),
+            **self.described(max_length=self.max_length),
         }
