@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from tierank.hps.checks import check_batch_size, check_dtype
 from tierank.hps.registry import supports
 from tierank.hps.variants import Variant
 
@@ -114,8 +115,17 @@ class ScorerBase:
     family: str = ""
     model_dtype: str = "fp32"
     device: str = "cpu"
+    batch_size: int
+    model_name: str
     #: The padding sides the scorer offers, its default first (none: nothing to vary).
     padding_sides: ClassVar[tuple[str, ...]] = ()
+
+    def init_run(self, model_dtype: str, batch_size: Any) -> None:
+        """Check and record the dtype the model runs in and the batch size (both change low-precision
+        results, so every scorer records them)."""
+        check_dtype(model_dtype)
+        self.model_dtype = model_dtype
+        self.batch_size = check_batch_size(batch_size)
 
     @classmethod
     def supports(cls, variant: Variant) -> bool:
@@ -184,6 +194,18 @@ class ScorerBase:
     def metadata(self) -> dict:
         """JSON-able description of the scorer (its subclasses say more)."""
         return {"scorer": self.family, "model_dtype": self.model_dtype, "device": str(self.device)}
+
+    def described(self, **settings: Any) -> dict:
+        """The metadata of a loaded model: scorer, model, dtype, batch size, then the scorer's own
+        ``settings``, then the device."""
+        return {
+            "scorer": self.family,
+            "model": self.model_name,
+            "model_dtype": self.model_dtype,
+            "batch_size": self.batch_size,
+            **settings,
+            "device": str(self.device),
+        }
 
     def close(self) -> None:
         """Free the model; nothing to do for an in-process model (garbage collection frees it)."""

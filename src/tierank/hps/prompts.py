@@ -124,8 +124,8 @@ class YesNoPrompts:
 
 class Rank1Prompts(YesNoPrompts):
     """What a Rank1-style scorer adds to a yes/no one, on any backend: Rank1's prompt (``template``) in the
-    chat template followed by ``<think>``, the texts the answer is read from (prompt, greedy reasoning from
-    the backend's [`reason`][tierank.hps.prompts.Rank1Prompts.reason], then ``</think>``) and the metadata."""
+    chat template followed by ``<think>``, the texts the answer is read from (prompt, greedy reasoning
+    ([`reason`][tierank.hps.prompts.Rank1Prompts.reason], the backend generating), then ``</think>``) and the metadata."""
 
     template: str = RANK1_PROMPT
     budget: int
@@ -141,7 +141,14 @@ class Rank1Prompts(YesNoPrompts):
         return head + "<think>\n"
 
     def reason(self, prompts: Sequence[str]) -> list[str]:
-        """Greedy continuations of at most ``budget`` tokens, cut at ``</think>`` (the backend generates)."""
+        """Greedy continuations of at most ``budget`` tokens (the backend's
+        [`continuations`][tierank.hps.prompts.Rank1Prompts.continuations]), cut at ``</think>``; none at budget 0."""
+        if self.budget == 0:
+            return ["" for _ in prompts]
+        return [text.split("</think>")[0].strip() for text in self.continuations(prompts)]
+
+    def continuations(self, prompts: Sequence[str]) -> list[str]:
+        """The backend's greedy generation: the text of at most ``budget`` new tokens after each prompt."""
         raise NotImplementedError
 
     def pair_texts(self, query: str, docs: Sequence[str]) -> tuple[list[str], list[str] | None]:

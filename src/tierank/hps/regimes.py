@@ -256,22 +256,30 @@ def head_fp32_yes_no(last_hidden: Any, lm_head_weight: Any, yes_id: int, no_id: 
     saturate confident scores back into ties.  This level can separate
     documents whose BF16 logits are already tied.
     """
+    z = _fp32_head(last_hidden, lm_head_weight, "lm_head", [int(yes_id), int(no_id)])
+    return _to_numpy(z[:, 0] - z[:, 1])
+
+
+def _fp32_head(last_hidden: Any, weight: Any, name: str, rows: list[int] | None = None) -> Any:
+    """The logits ``(n, len(rows))`` of the LM head's input ``last_hidden`` ``(n, hidden)`` times the rows
+    ``rows`` (all: None) of ``weight`` ``(m, hidden)`` (named ``name`` when the shapes do not match),
+    both upcast to FP32 and multiplied in FP32."""
     torch = _torch()
     h = _as_tensor(last_hidden).to(torch.float32)
-    w = _as_tensor(lm_head_weight)
+    w = _as_tensor(weight)
     if h.ndim != 2 or w.ndim != 2 or h.shape[1] != w.shape[1]:
         raise TierankInputError(
             [
                 Problem(
                     "",
                     None,
-                    f"shapes do not match: hidden {tuple(h.shape)}, lm_head {tuple(w.shape)}",
+                    f"shapes do not match: hidden {tuple(h.shape)}, {name} {tuple(w.shape)}",
                 )
             ]
         )
-    rows = w[[int(yes_id), int(no_id)]].to(torch.float32)
-    z = h @ rows.T
-    return _to_numpy(z[:, 0] - z[:, 1])
+    if rows is not None:
+        w = w[rows]
+    return h @ w.to(torch.float32).T
 
 
 def _distribution(p: Any) -> np.ndarray:
@@ -304,17 +312,4 @@ def head_fp32_grades(last_hidden: Any, rows: Any) -> np.ndarray:
     ``last_hidden`` ``(n, hidden)`` and the grade tokens' FP32 LM-head rows ``rows`` ``(K + 1, hidden)``
     (taken before any cast to the model dtype): the head in FP32, as HPS's ``:head`` level computes
     yes-minus-no.  The result ``(n, K + 1)`` in FP64, each row summing to 1."""
-    torch = _torch()
-    h = _as_tensor(last_hidden).to(torch.float32)
-    w = _as_tensor(rows).to(torch.float32)
-    if h.ndim != 2 or w.ndim != 2 or h.shape[1] != w.shape[1]:
-        raise TierankInputError(
-            [
-                Problem(
-                    "",
-                    None,
-                    f"shapes do not match: hidden {tuple(h.shape)}, grade rows {tuple(w.shape)}",
-                )
-            ]
-        )
-    return _distribution(torch.softmax(h @ w.T, dim=-1))
+    return _distribution(_torch().softmax(_fp32_head(last_hidden, rows, "grade rows"), dim=-1))

@@ -16,14 +16,14 @@ import gzip
 import json
 import os
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..errors import Problem, TierankInputError
+from ..errors import Problem, ProblemLog, TierankInputError, quote
 from .lexer import GZIP_MAGIC
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "find_inputs",
     "find_texts",
     "read_texts",
+    "pool_texts",
     "QRELS_NAMES",
     "CANDIDATE_NAMES",
     "QUERY_SETS",
@@ -206,6 +207,32 @@ def read_texts(
     return qtexts, dtexts
 
 
+def pool_texts(
+    queries: Path,
+    docs: Path,
+    pool: Mapping[str, Sequence[str]],
+    query_missing: str = "has candidates but no text",
+    doc_missing: str = "is a candidate but not in the corpus",
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The texts ([`read_texts`][tierank.io.beir.read_texts]) of the queries and documents of ``pool``
+    (``{qid: [docid, ...]}``).  A query or document without one is a located error: its file, its id and
+    ``query_missing`` / ``doc_missing``; the first ones, then how many more ([`ProblemLog`][tierank.errors.ProblemLog])."""
+    need_q = set(pool)
+    need_d = {d for ds in pool.values() for d in ds}
+    qtexts, dtexts = read_texts(queries, docs, need_q, need_d)
+    log = ProblemLog("")
+    log.add(
+        Problem(str(queries), None, f"query {quote(q)} {query_missing}")
+        for q in sorted(need_q - set(qtexts))
+    )
+    log.add(
+        Problem(str(docs), None, f"document {quote(d)} {doc_missing}")
+        for d in sorted(need_d - set(dtexts))
+    )
+    log.raise_if_any()
+    return qtexts, dtexts
+
+
 def find_inputs(data_dir: str | os.PathLike, candidates=None, qrels=None) -> tuple[Path, Path]:
     """The qrels and candidate-run paths of a BEIR directory (given paths win)."""
     data = Path(data_dir)
@@ -264,18 +291,6 @@ def load_beir(
             ]
         )
 
-    need_q = set(cands)
-    need_d = {d for ds in cands.values() for d in ds}
     qfile, cfile = find_texts(data)
-    qtexts, docs = read_texts(qfile, cfile, need_q, need_d)
-    problems = [
-        Problem(str(qfile), None, f"query {q!r} has candidates but no text")
-        for q in sorted(need_q - set(qtexts))
-    ]
-    problems += [
-        Problem(str(cfile), None, f"document {d!r} is a candidate but not in the corpus")
-        for d in sorted(need_d - set(docs))
-    ]
-    if problems:
-        raise TierankInputError(problems[:MAX_PROBLEMS])
+    qtexts, docs = pool_texts(qfile, cfile, cands)
     return BeirSet(qtexts, docs, cands, qr, qrels_path, cand_path, qfile, cfile)

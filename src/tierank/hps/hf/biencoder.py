@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from tierank.errors import Problem, TierankError, TierankInputError
+from tierank.errors import Problem, TierankInputError
 from tierank.hps.base import ModelOutputs, ScorerBase
-from tierank.hps.checkpoints import load_offline_error, local_model, minilm_dir, quiet_loading
-from tierank.hps.checks import check_batch_size, check_dtype, resolve_device
+from tierank.hps.checkpoints import OfflineLoading, local_model, minilm_dir
+from tierank.hps.checks import resolve_device
 from tierank.hps.encodings import bounded_text
 from tierank.hps.quantized import quantized_scores
 from tierank.hps.regimes import pairwise_scores, torch_dtype
@@ -65,9 +65,7 @@ class BiEncoderScorer(ScorerBase):
         normalize: bool = True,
         device: str = "cpu",
     ):
-        check_dtype(model_dtype)
-        self.model_dtype = model_dtype
-        self.batch_size = check_batch_size(batch_size)
+        self.init_run(model_dtype, batch_size)
         self.normalize = bool(normalize)
         self.device = resolve_device(device)
         if isinstance(model_path_or_name, str) and model_path_or_name == "minilm":
@@ -104,17 +102,11 @@ class BiEncoderScorer(ScorerBase):
         if not isinstance(model, (str, os.PathLike)):
             return model, type(model).__name__
         name = local_model(model)
-        quiet_loading()
-        try:
+        needs = "BiEncoderScorer needs sentence-transformers: pip install sentence-transformers"
+        with OfflineLoading(name, needs):
             from sentence_transformers import SentenceTransformer
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise TierankError(
-                "BiEncoderScorer needs sentence-transformers: pip install sentence-transformers"
-            ) from exc
-        try:
+
             st = SentenceTransformer(name, device=self.device, local_files_only=True)
-        except (OSError, ValueError) as exc:
-            raise load_offline_error(name, exc) from exc
         return st, name
 
     def _bounded(self, text: str) -> str:

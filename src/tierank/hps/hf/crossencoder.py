@@ -19,8 +19,8 @@ from typing import Any
 
 from tierank.errors import TierankError
 from tierank.hps.base import ModelOutputs, ScorerBase
-from tierank.hps.checkpoints import load_offline_error, model_folder, quiet_loading
-from tierank.hps.checks import check_batch_size, check_dtype, resolve_device
+from tierank.hps.checkpoints import OfflineLoading, model_folder
+from tierank.hps.checks import resolve_device
 from tierank.hps.encodings import bounded_pair_text
 from tierank.hps.regimes import Regime, sigmoid_scores, softmax2_scores, torch_dtype
 from tierank.hps.variants import Variant
@@ -53,9 +53,7 @@ class CrossEncoderScorer(ScorerBase):
         max_length: int = 512,
         device: str = "cpu",
     ):
-        check_dtype(model_dtype)
-        self.model_dtype = model_dtype
-        self.batch_size = check_batch_size(batch_size)
+        self.init_run(model_dtype, batch_size)
         self.max_length = int(max_length)
         self.device = resolve_device(device)
         self.model, self.tokenizer, self.model_name = self._load(model)
@@ -78,22 +76,17 @@ class CrossEncoderScorer(ScorerBase):
     def _load(self, model: Any):
         if isinstance(model, tuple):
             return model[0], model[1], type(model[0]).__name__
-        quiet_loading()
-        try:
+        needs = "CrossEncoderScorer needs torch and transformers: pip install 'tierank[models]'"
+        with OfflineLoading(str(model), needs) as loading:
             import torch
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise TierankError(
-                "CrossEncoderScorer needs torch and transformers: pip install 'tierank[models]'"
-            ) from exc
-        name = str(model_folder(str(model), "cross"))  # "smollm2": its yes-no head as a classifier
-        try:
+
+            # "smollm2": its yes-no head as a classifier
+            name = loading.name = str(model_folder(str(model), "cross"))
             tok = AutoTokenizer.from_pretrained(name, local_files_only=True)
             lm = AutoModelForSequenceClassification.from_pretrained(
                 name, local_files_only=True, dtype=torch.float32
             )
-        except (OSError, ValueError) as exc:
-            raise load_offline_error(name, exc) from exc
         return lm, tok, name
 
     def _bounded(self, text: str) -> str:
@@ -136,12 +129,4 @@ class CrossEncoderScorer(ScorerBase):
         return self._score_logits(values, variant.regime)
 
     def metadata(self) -> dict:
-        return {
-            "scorer": self.family,
-            "model": self.model_name,
-            "model_dtype": self.model_dtype,
-            "batch_size": self.batch_size,
-            "max_length": self.max_length,
-            "num_labels": self.num_labels,
-            "device": str(self.device),
-        }
+        return self.described(max_length=self.max_length, num_labels=self.num_labels)

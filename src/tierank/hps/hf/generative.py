@@ -43,22 +43,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from tierank.errors import Problem, TierankError, TierankInputError
-from tierank.hps.base import ModelOutputs, ScorerBase
-from tierank.hps.checkpoints import load_offline_error, local_model, quiet_loading, smollm2_gguf
+from tierank.errors import Problem, TierankInputError
+from tierank.hps.base import ModelOutputs
+from tierank.hps.checkpoints import OfflineLoading, local_model, smollm2_gguf
 from tierank.hps.checks import (
-    check_batch_size,
     check_budget,
-    check_dtype,
     check_positive,
     resolve_device,
 )
+from tierank.hps.generative import GenerativeScorer
 from tierank.hps.prompts import (
     DEFAULT_INSTRUCTION,
     DEFAULT_SYSTEM,
     RANK1_PROMPT,
     Rank1Prompts,
-    YesNoPrompts,
     resolve_token,
 )
 from tierank.hps.regimes import head_fp32_yes_no, torch_dtype, yes_no_scores
@@ -84,7 +82,7 @@ def uses_rope(config: Any) -> bool:
     return False
 
 
-class YesNoScorer(YesNoPrompts, ScorerBase):
+class YesNoScorer(GenerativeScorer):
     """Score (query, document) pairs by P(yes) of a causal LM.
 
     Parameters
@@ -108,6 +106,7 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
     """
 
     family = "yesno"
+    spec_options: ClassVar[tuple[str, ...]] = ("max_doc_tokens", "padding_side")
     #: The padding sides this scorer offers, its default first (read by `tierank.hps.protocol.rerank`).
     padding_sides: ClassVar[tuple[str, ...]] = PADDING_SIDES
 
@@ -125,10 +124,8 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
         padding_side: str = "left",
         label_tokens: Sequence[str] = (),
     ):
-        check_dtype(model_dtype)
+        self.init_run(model_dtype, batch_size)
         self.padding_side = padding_side
-        self.model_dtype = model_dtype
-        self.batch_size = check_batch_size(batch_size)
         self.system = system
         self.instruction = instruction
         self.max_doc_tokens = check_positive(max_doc_tokens, "max doc tokens")
@@ -140,45 +137,17 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.yes_id = resolve_token(self.tokenizer, yes_token)
         self.no_id = resolve_token(self.tokenizer, no_token)
-        #: the answer tokens of `label_distributions` (grade k's token at k), when asked for
         self.label_ids = [resolve_token(self.tokenizer, t) for t in label_tokens]
         import torch
 
-        head = self.model.get_output_embeddings()
+        weight = self.model.get_output_embeddings().weight.detach()
         # FP32 rows taken before the cast to the model dtype
-        self.head_rows = (
-            head.weight.detach()[[self.yes_id, self.no_id]]
-            .to(torch.float32)
-            .clone()
-            .to(self.device)
-        )
-        self.label_rows = (
-            head.weight.detach()[self.label_ids].to(torch.float32).clone().to(self.device)
+        self.head_rows, self.label_rows = (
+            weight[ids].to(torch.float32).clone().to(self.device)
+            for ids in ([self.yes_id, self.no_id], self.label_ids)
         )
         self.model.to(device=self.device, dtype=torch_dtype(model_dtype))
         self.model.eval()
-
-    @classmethod
-    def from_spec(
-        cls,
-        source: str,
-        group: str,
-        *,
-        batch_size: int,
-        device: str,
-        max_doc_tokens: int = 256,
-        padding_side: str = "left",
-        **_: Any,
-    ) -> YesNoScorer:
-        """The scorer of one variant group (the model in dtype ``group``)."""
-        return cls(
-            source,
-            model_dtype=group,
-            batch_size=batch_size,
-            max_doc_tokens=max_doc_tokens,
-            device=device,
-            padding_side=padding_side,
-        )
 
     @property
     def padding_side(self) -> str:
@@ -221,15 +190,11 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
             )
         name = str(model)
         path = smollm2_gguf() if name == "smollm2" else Path(local_model(name))
-        quiet_loading()
-        try:
+        needs = "YesNoScorer needs torch and transformers (and gguf, accelerate for GGUF files)"
+        with OfflineLoading(name, needs):
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise TierankError(
-                "YesNoScorer needs torch and transformers (and gguf, accelerate for GGUF files)"
-            ) from exc
-        try:
+
             if path.suffix == ".gguf":
                 kw = {"gguf_file": path.name}
                 src = str(path.parent)
@@ -239,8 +204,6 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
             lm = AutoModelForCausalLM.from_pretrained(
                 src, local_files_only=True, dtype=torch.float32, **kw
             )
-        except (OSError, ValueError) as exc:
-            raise load_offline_error(name, exc) from exc
         return lm, tok, str(path)
 
     def forward(self, pairs: Sequence[tuple[str, str]]):
@@ -317,40 +280,18 @@ class YesNoScorer(YesNoPrompts, ScorerBase):
             return head_fp32_yes_no(hidden, self.head_rows, 0, 1)
         return yes_no_scores(logits, self.yes_id, self.no_id, variant.regime)
 
-    def label_distributions(self, texts: Sequence[str], variant: Variant) -> Any:
-        """Per prompt text the probability of each grade: the next-token probabilities of the answer
-        tokens ``label_tokens`` (grade ``k``'s at ``k``) at the answer slot, renormalised over them.
+    def grade_slot_logits(self, texts: Sequence[str]) -> tuple[Any, Sequence[int]]:
+        """The answer slot's logits ``(n, vocab)`` (model dtype) and the grade tokens' columns."""
+        return self.last_position(texts)[0], self.label_ids
 
-        ``variant`` names the model dtype and where the softmax runs: ``<dtype>`` in the model dtype,
-        ``<dtype>->fp32`` the grade logits upcast to FP32, ``<dtype>->fp32:head`` the grade logits
-        computed in FP32 from the LM head's input and the FP32 head rows (taken before the cast), as
-        the ``:head`` level of the scores.  Returns ``(len(texts), len(label_tokens))`` FP64 rows that
-        sum to 1 (`tierank.hps.regimes.grade_probabilities`, `tierank.hps.regimes.head_fp32_grades`).
-        """
-        import numpy as np
-
-        from tierank.hps.regimes import grade_probabilities, head_fp32_grades
-
-        if not self.label_ids:
-            raise TierankError("label_distributions needs the scorer made with label_tokens")
-        self.check_variants([variant])
-        if not texts:
-            return np.zeros((0, len(self.label_ids)))
-        logits, hidden = self.last_position(texts)
-        if variant.level == "head":
-            return head_fp32_grades(hidden, self.label_rows)
-        return grade_probabilities(logits, self.label_ids, variant.regime)
+    def grade_head_inputs(self, texts: Sequence[str]) -> tuple[Any, Any]:
+        """The LM head's input at the answer slot and the grade tokens' FP32 head rows (taken before the cast)."""
+        return self.last_position(texts)[1], self.label_rows
 
     def metadata(self) -> dict:
+        meta = super().metadata()
         return {
-            "scorer": self.family,
-            "model": self.model_name,
-            "model_dtype": self.model_dtype,
-            "batch_size": self.batch_size,
-            "max_doc_tokens": self.max_doc_tokens,
-            "yes_id": self.yes_id,
-            "no_id": self.no_id,
-            "device": str(self.device),
+            **meta,
             **({} if self.padding_side == "left" else {"padding_side": self.padding_side}),
         }
 
@@ -378,6 +319,7 @@ class Rank1Scorer(Rank1Prompts, YesNoScorer):
     """
 
     family = "rank1"
+    spec_options: ClassVar[tuple[str, ...]] = ("max_doc_tokens", "padding_side", "budget")
 
     def __init__(
         self,
@@ -404,36 +346,10 @@ class Rank1Scorer(Rank1Prompts, YesNoScorer):
             padding_side=padding_side,
         )
 
-    @classmethod
-    def from_spec(
-        cls,
-        source: str,
-        group: str,
-        *,
-        batch_size: int,
-        device: str,
-        max_doc_tokens: int = 256,
-        padding_side: str = "left",
-        budget: int = 64,
-        **_: Any,
-    ) -> Rank1Scorer:
-        """The scorer of one variant group (the model in dtype ``group``)."""
-        return cls(
-            source,
-            model_dtype=group,
-            batch_size=batch_size,
-            budget=budget,
-            max_doc_tokens=max_doc_tokens,
-            device=device,
-            padding_side=padding_side,
-        )
-
-    def reason(self, prompts: Sequence[str]) -> list[str]:
-        """Greedy reasoning continuations (at most ``budget`` tokens, cut at ``</think>``)."""
+    def continuations(self, prompts: Sequence[str]) -> list[str]:
+        """Greedy continuations of at most ``budget`` tokens (``generate``, left-padded, in batches)."""
         import torch
 
-        if self.budget == 0:
-            return ["" for _ in prompts]
         out: list[str] = []
         with torch.inference_mode():
             for i in range(0, len(prompts), self.batch_size):
@@ -456,6 +372,5 @@ class Rank1Scorer(Rank1Prompts, YesNoScorer):
                     top_k=None,
                 )
                 new = gen[:, enc["input_ids"].shape[1] :]
-                for row in self.tokenizer.batch_decode(new, skip_special_tokens=True):
-                    out.append(row.split("</think>")[0].strip())
+                out.extend(self.tokenizer.batch_decode(new, skip_special_tokens=True))
         return out

@@ -7,13 +7,10 @@ scoring step is the HF path's.  See `tierank.hps.vllm`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from tierank.errors import TierankError
 from tierank.hps.base import ModelOutputs
-from tierank.hps.checkpoints import model_folder
-from tierank.hps.checks import check_batch_size, check_dtype
 from tierank.hps.encodings import pair_ids
 from tierank.hps.regimes import sigmoid_scores, softmax2_scores
 from tierank.hps.variants import Variant
@@ -43,18 +40,9 @@ class VllmCrossScorer(VllmScorerBase):
         engine_factory: Callable[..., Any] | None = None,
         tokenizer: Any = None,
     ):
-        check_dtype(model_dtype)
-        self.model_dtype = model_dtype
-        self.batch_size = check_batch_size(batch_size)
+        self.init_run(model_dtype, batch_size)
         self.max_length = int(max_length)
-        self._factory = engine_factory or settings.make_engine
-        self.device = device if engine_factory is not None else settings.resolve_vllm_device(device)
-        self.model_dir = Path(model) if tokenizer is not None else model_folder(str(model), "cross")
-        self.model_name = str(self.model_dir)
-        if tokenizer is not None:
-            self.tokenizer = tokenizer
-        else:
-            self.init_tokenizer(self.model_dir)
+        self.init_source(model, "cross", device, engine_factory, tokenizer)
         self._pool: Any = None
 
     def close(self) -> None:
@@ -72,12 +60,8 @@ class VllmCrossScorer(VllmScorerBase):
     def pool(self):
         if self._pool is None:
             self._pool = self._factory(
-                **settings.engine_options(
-                    self.model_dir,
-                    self.model_dtype,
-                    self.batch_size,
+                **self.engine_options(
                     self.max_length,
-                    str(self.device),
                     runner="pooling",
                     convert="classify",
                     hf_overrides={"head_dtype": settings.vllm_dtype(self.model_dtype)},
@@ -114,9 +98,5 @@ class VllmCrossScorer(VllmScorerBase):
         return {
             "scorer": self.family,
             "backend": "vllm",
-            "model": self.model_name,
-            "model_dtype": self.model_dtype,
-            "batch_size": self.batch_size,
-            "max_length": self.max_length,
-            "device": str(self.device),
+            **self.described(max_length=self.max_length),
         }

@@ -7,29 +7,23 @@ vLLM engine's, the scoring step the protocol's ([`tierank.hps.regimes`][tierank.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from tierank.errors import Problem, TierankError, TierankInputError
 from tierank.hps.base import ModelOutputs
-from tierank.hps.checkpoints import checkpoint_rows, model_folder
-from tierank.hps.checks import check_batch_size, check_budget, check_dtype, check_positive
+from tierank.hps.checkpoints import checkpoint_rows
+from tierank.hps.checks import check_budget, check_positive
+from tierank.hps.generative import GenerativeScorer
 from tierank.hps.prompts import (
     DEFAULT_INSTRUCTION,
     DEFAULT_SYSTEM,
     RANK1_PROMPT,
     Rank1Prompts,
-    YesNoPrompts,
     resolve_token,
 )
-from tierank.hps.regimes import (
-    grade_probabilities,
-    head_fp32_grades,
-    head_fp32_yes_no,
-    yes_no_scores,
-)
+from tierank.hps.regimes import head_fp32_yes_no, yes_no_scores
 from tierank.hps.variants import Variant
 from tierank.hps.vllm import settings
 from tierank.hps.vllm.base import VllmScorerBase
@@ -38,7 +32,7 @@ from tierank.hps.vllm.outputs import answer_logits, head_logits, token_logits
 __all__ = ["VllmYesNoScorer", "VllmRank1Scorer"]
 
 
-class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
+class VllmYesNoScorer(GenerativeScorer, VllmScorerBase):
     """P(yes) (or the FP32 head's ``z_yes - z_no``) of a causal LM run by vLLM; see the module docstring.
 
     ``engine_factory(**options)`` builds the engines (default `make_engine`;
@@ -48,6 +42,7 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
     """
 
     family = "yesno"
+    spec_options: ClassVar[tuple[str, ...]] = ("max_doc_tokens", "label_tokens")
     yes_word, no_word = "yes", "no"
 
     def __init__(
@@ -64,23 +59,13 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
         head_method: str = "hidden",
         label_tokens: Sequence[str] = (),
     ):
-        check_dtype(model_dtype)
-        self.model_dtype = model_dtype
-        self.batch_size = check_batch_size(batch_size)
+        self.init_run(model_dtype, batch_size)
         self.max_doc_tokens = check_positive(max_doc_tokens, "max doc tokens")
         self.system = DEFAULT_SYSTEM if system is None else system
         self.instruction = DEFAULT_INSTRUCTION if instruction is None else instruction
-        self._factory = engine_factory or settings.make_engine
-        self.device = device if engine_factory is not None else settings.resolve_vllm_device(device)
-        self.model_dir = Path(model) if tokenizer is not None else model_folder(str(model))
-        self.model_name = str(self.model_dir)
-        if tokenizer is not None:
-            self.tokenizer = tokenizer
-        else:
-            self.init_tokenizer(self.model_dir)
+        self.init_source(model, "causal", device, engine_factory, tokenizer)
         self.yes_id = resolve_token(self.tokenizer, self.yes_word)
         self.no_id = resolve_token(self.tokenizer, self.no_word)
-        #: the answer tokens of `label_distributions` (grade k's token at k), when asked for
         self.label_ids = [resolve_token(self.tokenizer, t) for t in label_tokens]
         self.max_len = max(512, self.max_doc_tokens + self._extra_tokens() + 256)
         self.head_method = head_method
@@ -106,27 +91,6 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
         settings.close_engine(self._pool)
         self._llm = self._pool = None
 
-    @classmethod
-    def from_spec(
-        cls,
-        source: str,
-        group: str,
-        *,
-        batch_size: int,
-        device: str,
-        max_doc_tokens: int = 256,
-        label_tokens: Sequence[str] = (),
-        **_: Any,
-    ) -> VllmYesNoScorer:
-        return cls(
-            source,
-            model_dtype=group,
-            batch_size=batch_size,
-            max_doc_tokens=max_doc_tokens,
-            device=device,
-            label_tokens=label_tokens,
-        )
-
     # ---------------------------------------------------------------- engines
 
     @property
@@ -134,14 +98,7 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
         """The generating engine (logits of the answer tokens; Rank1's reasoning)."""
         if self._llm is None:
             self._llm = self._factory(
-                **settings.engine_options(
-                    self.model_dir,
-                    self.model_dtype,
-                    self.batch_size,
-                    self.max_len,
-                    str(self.device),
-                    logprobs_mode="raw_logits",
-                )
+                **self.engine_options(self.max_len, logprobs_mode="raw_logits")
             )
         return self._llm
 
@@ -167,13 +124,8 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
                     hf_overrides={"head_dtype": "float32"},
                     pooler_config=pooler,
                 )
-            opts = settings.engine_options(
-                self.model_dir,
-                self.model_dtype,
-                self.batch_size,
-                self.max_len,
-                str(self.device),
-                **opts,
+            opts = self.engine_options(
+                self.max_len, **opts
             )  # its own refusals (settings) are not the pooling runner's failure
             try:
                 self._pool = self._factory(**opts)
@@ -254,36 +206,26 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
             return (t[:, 1] - t[:, 0]).double().numpy()
         return head_fp32_yes_no(self.last_hidden(texts).astype(np.float32), self.head_rows, 0, 1)
 
-    def label_distributions(self, texts: Sequence[str], variant: Variant) -> np.ndarray:
-        """Per prompt text the probability of each grade, as the HF scorer's
-        ([`YesNoScorer.label_distributions`][tierank.hps.hf.generative.YesNoScorer.label_distributions]):
-        the raw logits of the grade tokens ``label_tokens`` at the answer slot (the engine asked for those
-        tokens alone), softmaxed over them as ``variant`` says
-        ([`grade_probabilities`][tierank.hps.regimes.grade_probabilities]), or at the ``:head`` level the
-        grade logits computed in FP32 from the pooling engine's last hidden state and the grade tokens'
-        FP32 checkpoint rows ([`head_fp32_grades`][tierank.hps.regimes.head_fp32_grades]).  Returns
-        ``(len(texts), len(label_tokens))`` FP64 rows that sum to 1."""
-        if not self.label_ids:
-            raise TierankError("label_distributions needs the scorer made with label_tokens")
-        self.check_variants([variant])
-        if not texts:
-            return np.zeros((0, len(self.label_ids)))
-        if variant.level == "head":
-            if self.head_method != "hidden":
-                raise TierankInputError(
-                    [
-                        Problem(
-                            "",
-                            None,
-                            "label distributions at the :head level need head_method='hidden' "
-                            "(the classify head holds the no/yes rows only)",
-                        )
-                    ]
-                )
-            return head_fp32_grades(self.last_hidden(texts).astype(np.float32), self.label_rows)
-        return grade_probabilities(
-            self.grade_logits(texts), range(len(self.label_ids)), variant.regime
-        )
+    def grade_slot_logits(self, texts: Sequence[str]) -> tuple[np.ndarray, Sequence[int]]:
+        """The grade tokens' raw logits at the answer slot (`grade_logits`: the engine asked for those
+        tokens alone, so grade ``k``'s column is ``k``)."""
+        return self.grade_logits(texts), range(len(self.label_ids))
+
+    def grade_head_inputs(self, texts: Sequence[str]) -> tuple[np.ndarray, Any]:
+        """The pooling engine's FP32 last hidden state and the grade tokens' FP32 checkpoint rows
+        (``head_method="hidden"``: the classify head holds the no/yes rows only)."""
+        if self.head_method != "hidden":
+            raise TierankInputError(
+                [
+                    Problem(
+                        "",
+                        None,
+                        "label distributions at the :head level need head_method='hidden' "
+                        "(the classify head holds the no/yes rows only)",
+                    )
+                ]
+            )
+        return self.last_hidden(texts).astype(np.float32), self.label_rows
 
     # ---------------------------------------------------------------- scoring
 
@@ -320,14 +262,8 @@ class VllmYesNoScorer(YesNoPrompts, VllmScorerBase):
             "scorer": self.family,
             "backend": "vllm",
             "vllm": settings.vllm_version(),
-            "model": self.model_name,
-            "model_dtype": self.model_dtype,
-            "batch_size": self.batch_size,
-            "max_doc_tokens": self.max_doc_tokens,
-            "yes_id": self.yes_id,
-            "no_id": self.no_id,
+            **super().metadata(),
             **({"label_ids": list(self.label_ids)} if self.label_ids else {}),
-            "device": str(self.device),
             "logprobs_mode": "raw_logits",
             "head": (
                 "pooling embed (LAST, head_dtype float32) x FP32 checkpoint rows"
@@ -341,6 +277,7 @@ class VllmRank1Scorer(Rank1Prompts, VllmYesNoScorer):
     """Rank1-style on vLLM: greedy reasoning up to ``budget`` tokens (stop at ``</think>``), then true/false."""
 
     family = "rank1"
+    spec_options: ClassVar[tuple[str, ...]] = ("max_doc_tokens", "budget")
     yes_word, no_word = "true", "false"
     generates = True
 
@@ -372,33 +309,10 @@ class VllmRank1Scorer(Rank1Prompts, VllmYesNoScorer):
     def _extra_tokens(self) -> int:
         return self.budget
 
-    @classmethod
-    def from_spec(
-        cls,
-        source: str,
-        group: str,
-        *,
-        batch_size: int,
-        device: str,
-        max_doc_tokens: int = 256,
-        budget: int = 64,
-        **_: Any,
-    ) -> VllmRank1Scorer:
-        return cls(
-            source,
-            model_dtype=group,
-            batch_size=batch_size,
-            budget=budget,
-            max_doc_tokens=max_doc_tokens,
-            device=device,
-        )
-
-    def reason(self, prompts: Sequence[str]) -> list[str]:
-        """Greedy continuations of at most ``budget`` tokens, cut at ``</think>`` (as the HF scorer cuts them)."""
-        if self.budget == 0:
-            return ["" for _ in prompts]
+    def continuations(self, prompts: Sequence[str]) -> list[str]:
+        """Greedy continuations of at most ``budget`` tokens, stopped at ``</think>``."""
         params = self._sampling(
             max_tokens=self.budget, temperature=0.0, stop=["</think>"], skip_special_tokens=True
         )
         outs = self.llm.generate(self.token_ids(prompts), params, use_tqdm=False)
-        return [o.outputs[0].text.split("</think>")[0].strip() for o in outs]
+        return [o.outputs[0].text for o in outs]
