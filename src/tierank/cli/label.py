@@ -34,6 +34,58 @@ def _summary(labels, grades) -> str:
     return buf.getvalue()
 
 
+def _check_targets(targets: list[Path], protect: tuple[Path, ...]) -> None:
+    """The files ``label`` writes: distinct (``-`` is stdout), and none of them an input."""
+    from ..errors import Problem, TierankInputError
+    from ..io.writers import check_output
+
+    named = [str(t.resolve()) for t in targets if str(t) != "-"]
+    if len(set(named)) < len(named):
+        raise TierankInputError([Problem("", None, "-o, --grades and --manifest must differ")])
+    for t in targets:
+        check_output(t, protect)
+
+
+def _write_manifest(
+    manifest: Path,
+    result: Any,
+    queries: int,
+    inputs: dict[str, Path | None],
+    written: tuple[Path, Path | None],
+    protect: tuple[Path, ...],
+) -> None:
+    """The manifest of a ``label`` run: the pool's (as its qrels: the pairs judged), the texts',
+    the model file's and the written files' SHA-256, the judge's settings and the grades' summary."""
+    import shlex
+    import sys
+
+    from ..hps.judge import mode_grades
+    from ..provenance.manifest import document, input_record
+
+    base = str(manifest.parent)
+    labels, s = result.labels, result.settings
+    pool = inputs["pool"]
+    assert pool is not None
+    record: dict[str, Any] = {"qrels": input_record(pool, base), "runs": []}
+    record.update({k: input_record(v, base) for k, v in inputs.items() if v is not None})
+    model_file = Path(s["model_file"])
+    record["models"] = [input_record(model_file, base)] if model_file.exists() else []
+    output, grades = written
+    record["outputs"] = [input_record(p, base) for p in written if p is not None and str(p) != "-"]
+    g = mode_grades(labels)
+    results = {
+        "pairs": len(labels),
+        "queries": queries,
+        "mean_probs": [float(x) for x in labels.probs.mean(axis=0)] if len(labels) else [],
+        "most_probable_counts": [int((g == k).sum()) for k in range(labels.probs.shape[1])],
+    }
+    evaluation = {"measures": [], "settings": dict(s)}  # the judge's settings, sealed
+    man = document(
+        "label", evaluation, record, results, ["label"], shlex.join(["tierank", *sys.argv[1:]])
+    )
+    man.write(manifest, protect=(*protect, output, *([grades] if grades else [])))
+
+
 @app.command("label")
 @input_errors
 def label_cmd(
@@ -148,9 +200,10 @@ def label_cmd(
     generative model's next-token probabilities over the grade tokens, renormalised, with the grade
     logits computed in FP32 (HPS's head); written as label distributions for `tierank eval --labels`,
     and with --grades the most probable grades as qrels."""
-    from ..errors import Problem, TierankError, TierankInputError
+    from ..errors import TierankError, TierankInputError
     from ..hps.checks import check_positive
     from ..hps.judge import (
+        JudgeSettings,
         check_settings,
         judge,
         read_pool,
@@ -158,17 +211,11 @@ def label_cmd(
         write_grades,
         write_labels,
     )
-    from ..io.writers import check_output
 
     protect = tuple(p for p in (pool, within, queries, docs) if p is not None)
-    targets = [output, *(p for p in (grades, manifest) if p is not None)]
-    if len({str(t.resolve()) for t in targets if str(t) != "-"}) < sum(
-        1 for t in targets if str(t) != "-"
-    ):
-        raise TierankInputError([Problem("", None, "-o, --grades and --manifest must differ")])
-    for t in targets:
-        check_output(t, protect)
-    check_settings(model, regime, scale, batch_size, max_doc_tokens, device, backend=backend)
+    _check_targets([output, *(p for p in (grades, manifest) if p is not None)], protect)
+    settings = JudgeSettings(model, regime, scale, batch_size, max_doc_tokens, device, backend)
+    check_settings(settings)
     if max_queries is not None:
         check_positive(max_queries, "--max-queries")
     if threads is not None:
@@ -181,19 +228,7 @@ def label_cmd(
     qtexts, dtexts, (qfile, dfile) = read_texts(pairs, data, queries, docs)
     try:  # a model that cannot be loaded (a missing offline package, a bad file): one line, exit 2
         result = judge(
-            pairs,
-            qtexts,
-            dtexts,
-            model=model,
-            regime=regime,
-            scale=scale,
-            batch_size=batch_size,
-            max_doc_tokens=max_doc_tokens,
-            device=device,
-            cache_dir=cache,
-            warn=note,
-            source=str(output),
-            backend=backend,
+            pairs, qtexts, dtexts, settings, cache_dir=cache, warn=note, source=str(output)
         )
     except TierankInputError:
         raise
@@ -215,41 +250,5 @@ def label_cmd(
     if str(output) != "-":
         typer.echo(summary, nl=False)
     if manifest is not None:
-        import shlex
-        import sys
-
-        from ..provenance.manifest import document, input_record
-
-        base = str(manifest.parent)
-        inputs: dict[str, Any] = {
-            "qrels": input_record(pool, base),  # the pool (qrels or run): the pairs judged
-            "runs": [],
-            "pool": input_record(pool, base),
-            "queries": input_record(qfile, base),
-            "corpus": input_record(dfile, base),
-        }
-        if within is not None:
-            inputs["within"] = input_record(within, base)
-        model_file = Path(s["model_file"])
-        inputs["models"] = [input_record(model_file, base)] if model_file.exists() else []
-        outputs = [input_record(output, base)] if str(output) != "-" else []
-        if grades is not None:
-            outputs.append(input_record(grades, base))
-        inputs["outputs"] = outputs
-        g = mode_grades(labels)
-        results = {
-            "pairs": len(labels),
-            "queries": len(pairs),
-            "mean_probs": [float(x) for x in labels.probs.mean(axis=0)] if len(labels) else [],
-            "most_probable_counts": [int((g == k).sum()) for k in range(labels.probs.shape[1])],
-        }
-        evaluation = {"measures": [], "settings": dict(s)}  # the judge's settings, sealed
-        man = document(
-            "label",
-            evaluation,
-            inputs,
-            results,
-            ["label"],
-            shlex.join(["tierank", *sys.argv[1:]]),
-        )
-        man.write(manifest, protect=(*protect, output, *([grades] if grades else [])))
+        inputs = {"pool": pool, "queries": qfile, "corpus": dfile, "within": within}
+        _write_manifest(manifest, result, len(pairs), inputs, (output, grades), protect)

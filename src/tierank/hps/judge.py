@@ -35,7 +35,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,7 @@ __all__ = [
     "read_pool",
     "read_texts",
     "JudgeResult",
+    "JudgeSettings",
     "judge",
     "check_settings",
     "mode_grades",
@@ -231,15 +232,32 @@ def _cache_problem(rec: Mapping[str, Any], n_docs: int, width: int) -> str | Non
     return None
 
 
+@dataclass(frozen=True)
+class JudgeSettings:
+    """What decides a judge's labels: the model (a name of `tierank.hps.registry` or a folder),
+    the regime (a variant the yes/no model kind supports), the scale, prompts per forward pass, the
+    document's truncation in tokens, the device and the backend (``hf`` or ``vllm``)."""
+
+    model: str = "smollm2"
+    regime: str = "bf16->fp32:head"
+    scale: str = "0-3"
+    batch_size: int = 8
+    max_doc_tokens: int = 256
+    device: str = "cpu"
+    backend: str = "hf"
+
+    @classmethod
+    def of(cls, settings: JudgeSettings | None = None, **options: Any) -> JudgeSettings:
+        """``settings`` (default: the defaults) with ``options`` (its field names) changed.
+
+        >>> JudgeSettings.of(scale="0-1").scale, JudgeSettings.of(JudgeSettings(model="m")).model
+        ('0-1', 'm')
+        """
+        return replace(settings or cls(), **options)
+
+
 def check_settings(
-    model: str = "smollm2",
-    regime: str = "bf16->fp32:head",
-    scale: str = "0-3",
-    batch_size: int = 8,
-    max_doc_tokens: int = 256,
-    device: str = "cpu",
-    source: bool = True,
-    backend: str = "hf",
+    settings: JudgeSettings, source: bool = True
 ) -> tuple[ModelSpec, Variant, LabelScale, int, int, str]:
     """The judge's settings checked before anything is read or loaded: the model spec, the variant (one
     the ``yesno`` kind supports), the scale, batch size, document truncation, the backend (``hf`` or
@@ -247,13 +265,13 @@ def check_settings(
     source must be a named one or exist on disk)."""
     from tierank.hps.checks import check_batch_size, check_device, check_positive, resolve_device
 
-    spec = label_model(model)
-    variant: Variant = parse_variant(regime)
-    sc = parse_scale(scale)
-    batch_size = check_batch_size(batch_size)
-    max_doc_tokens = check_positive(max_doc_tokens, "max doc tokens")
-    backend = check_backend(backend)
-    device = check_device(device)
+    spec = label_model(settings.model)
+    variant: Variant = parse_variant(settings.regime)
+    sc = parse_scale(settings.scale)
+    batch_size = check_batch_size(settings.batch_size)
+    max_doc_tokens = check_positive(settings.max_doc_tokens, "max doc tokens")
+    backend = check_backend(settings.backend)
+    device = check_device(settings.device)
     try:
         check_model(spec, [variant], source=source, backend=backend)
         if backend == "hf":
@@ -271,25 +289,18 @@ def judge(
     pool: Mapping[str, Sequence[str]],
     queries: Mapping[str, str],
     docs: Mapping[str, str],
+    settings: JudgeSettings | None = None,
     *,
-    model: str = "smollm2",
-    regime: str = "bf16->fp32:head",
-    scale: str = "0-3",
-    batch_size: int = 8,
-    max_doc_tokens: int = 256,
-    device: str = "cpu",
     cache_dir: str | os.PathLike | None = None,
     scorer: Any = None,
     progress: Callable[[int], Any] | None = None,
     warn: Callable[[str], Any] | None = None,
     source: str = "judge",
-    backend: str = "hf",
+    **options: Any,
 ) -> JudgeResult:
-    """Label distributions of the ``pool``'s pairs (``{qid: [docid, ...]}``) judged by ``model``.
-
-    ``regime``: one variant of `tierank.hps.variants` the yes/no model kind supports (default
-    ``bf16->fp32:head``); ``scale``: see the module docstring; ``batch_size`` prompts per forward pass;
-    ``max_doc_tokens`` the document's truncation.  ``cache_dir`` keeps each query's probabilities (a
+    """Label distributions of the ``pool``'s pairs (``{qid: [docid, ...]}``) judged under
+    ``settings`` (a `JudgeSettings`; ``options``: its fields, changed: ``model=``, ``regime=``,
+    ``scale=``, ...; the scale: see the module docstring).  ``cache_dir`` keeps each query's probabilities (a
     re-run with the same settings scores nothing).  ``scorer``: an already loaded `YesNoScorer` made
     with the scale's ``label_tokens`` and the regime's dtype (else it is loaded here, on ``backend``:
     ``hf`` or ``vllm``, and closed at the end).  ``progress`` is called with the number of pairs after
@@ -301,10 +312,9 @@ def judge(
     """
     from tierank.hps.cache import ScoreCache
 
-    spec, variant, sc, batch_size, max_doc_tokens, dev = check_settings(
-        model, regime, scale, batch_size, max_doc_tokens, device, scorer is None, backend
-    )
-    backend = check_backend(backend)
+    settings = JudgeSettings.of(settings, **options)
+    spec, variant, sc, batch_size, max_doc_tokens, dev = check_settings(settings, scorer is None)
+    backend = check_backend(settings.backend)
     loaded: list[Any] = [] if scorer is None else [scorer]
 
     def load() -> Any:  # loaded on the first pair the cache does not hold
@@ -363,7 +373,7 @@ def judge(
         np.asarray(qids, dtype=object), np.asarray(dids, dtype=object), probs_all, source
     )
     meta = loaded[0].metadata() if loaded else (cache.metadata if cache is not None else None) or {}
-    settings = {
+    record = {
         "model": spec.name,
         "model_file": str(meta.get("model", spec.source)),
         **_dtypes(variant),
@@ -376,7 +386,7 @@ def judge(
         "device": str(dev),
         "backend": backend,
     }
-    return JudgeResult(labels, settings, model_s, cached)
+    return JudgeResult(labels, record, model_s, cached)
 
 
 def _cached_probs(cache, q: str, docids: list[str], width: int, warn) -> np.ndarray | None:
