@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .build import (
     document,
@@ -27,8 +27,18 @@ from .build import (
 from .io import Manifest
 
 if TYPE_CHECKING:
-    from ..analysis.compare import Comparison
     from ..settings import EvalSettings
+
+
+class Compared(Protocol):
+    """What a manifest reads of a comparison ([`tierank.analysis.compare.Comparison`][tierank.analysis.compare.Comparison]
+    is one): its measure and its records (so that this room imports nothing of the analysis)."""
+
+    @property
+    def measure(self) -> Any: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
 
 #: the role of ``compare --ppi``'s human qrels in ``data.estimates``
 PPI_ROLE = "ppi human qrels"
@@ -83,7 +93,7 @@ def compare_settings_record(options: Any) -> dict[str, Any]:
     return {f.name: getattr(options, f.name) for f in fields(options) if f.name not in COMPARE_SKIP}
 
 
-def comparison_results(comparison: Comparison) -> dict[str, Any]:
+def comparison_results(comparison: Compared) -> dict[str, Any]:
     """``results`` of a comparison: the queries compared, each system's and each pair's numbers."""
     rec = comparison.to_dict()
     return {
@@ -112,7 +122,7 @@ def _inputs(
 def compare_manifest(
     qrels: str | os.PathLike | None,
     runs: Mapping[str, Any],
-    comparison: Comparison,
+    comparison: Compared,
     settings: EvalSettings,
     options: Any,
     *,
