@@ -189,9 +189,8 @@ class EvalResult:
             agg = np.sum if m.aggregator == "sum" else np.mean
             for c in self.columns:
                 row[c] = float(agg(t[c])) if n and a.linear else float("nan")
-            for (
-                c
-            ) in COLUMNS:  # a linear summary's range and bias: the summaries of the per-query ones
+            # a linear summary's range and bias: the summaries of the per-query ones
+            for c in COLUMNS:
                 if not (a.linear and c in DERIVED):
                     row[c] = statistic(a, c)
             rows.append(row)

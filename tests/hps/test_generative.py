@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tierank.errors import TierankError, TierankInputError
+from tierank.errors import Problem, TierankError, TierankInputError
 from tierank.hps.checkpoints import OfflineLoading
 from tierank.hps.generative import GenerativeScorer
 from tierank.hps.hf.generative import Rank1Scorer, YesNoScorer
@@ -80,9 +80,14 @@ def test_reason_cuts_every_backends_continuation_at_think():
 
 
 def test_offline_loading_names_the_model_or_the_missing_library():
-    with pytest.raises(TierankError, match=r"^needs x: pip install x$"):
+    with pytest.raises(TierankError, match=r"^needs x: pip install x \(missing: y\)$"):
         with OfflineLoading("m", "needs x: pip install x"):
-            raise ModuleNotFoundError("No module named 'x'")
+            raise ModuleNotFoundError("No module named 'y'", name="y")
+    located = TierankInputError([Problem("cfg.json", 3, "bad dtype")])
+    with pytest.raises(TierankInputError) as err:  # a located line goes through as it is
+        with OfflineLoading("m", "needs x"):
+            raise located
+    assert err.value is located
     with pytest.raises(TierankError, match=r"cannot load model '/models/cross'.*\[OSError: gone\]"):
         with OfflineLoading("m", "needs x") as loading:
             loading.name = "/models/cross"  # the folder, once resolved

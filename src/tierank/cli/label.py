@@ -50,11 +50,12 @@ def _write_manifest(
     manifest: Path,
     result: Any,
     queries: int,
+    pool: Path,
     inputs: dict[str, Path | None],
     written: tuple[Path, Path | None],
     protect: tuple[Path, ...],
 ) -> None:
-    """The manifest of a ``label`` run: the pool's (as its qrels: the pairs judged), the texts',
+    """The manifest of a ``label`` run: the ``pool``'s (as its qrels: the pairs judged), the texts',
     the model file's and the written files' SHA-256, the judge's settings and the grades' summary."""
     import shlex
     import sys
@@ -64,9 +65,8 @@ def _write_manifest(
 
     base = str(manifest.parent)
     labels, s = result.labels, result.settings
-    pool = inputs["pool"]
-    assert pool is not None
     record: dict[str, Any] = {"qrels": input_record(pool, base), "runs": []}
+    record["pool"] = input_record(pool, base)
     record.update({k: input_record(v, base) for k, v in inputs.items() if v is not None})
     model_file = Path(s["model_file"])
     record["models"] = [input_record(model_file, base)] if model_file.exists() else []
@@ -214,7 +214,15 @@ def label_cmd(
 
     protect = tuple(p for p in (pool, within, queries, docs) if p is not None)
     _check_targets([output, *(p for p in (grades, manifest) if p is not None)], protect)
-    settings = JudgeSettings(model, regime, scale, batch_size, max_doc_tokens, device, backend)
+    settings = JudgeSettings(
+        model=model,
+        regime=regime,
+        scale=scale,
+        batch_size=batch_size,
+        max_doc_tokens=max_doc_tokens,
+        device=device,
+        backend=backend,
+    )
     check_settings(settings)
     if max_queries is not None:
         check_positive(max_queries, "--max-queries")
@@ -250,5 +258,5 @@ def label_cmd(
     if str(output) != "-":
         typer.echo(summary, nl=False)
     if manifest is not None:
-        inputs = {"pool": pool, "queries": qfile, "corpus": dfile, "within": within}
-        _write_manifest(manifest, result, len(pairs), inputs, (output, grades), protect)
+        inputs = {"queries": qfile, "corpus": dfile, "within": within}
+        _write_manifest(manifest, result, len(pairs), pool, inputs, (output, grades), protect)

@@ -85,8 +85,9 @@ def load_offline_error(what: str, exc: BaseException | None = None) -> TierankEr
 class OfflineLoading:
     """Around a runner's import of its model library and its loading of the local model ``name``
     (`quiet_loading` on entry): the library missing is a ``TierankError`` saying what the runner ``needs``
-    (and how to install it), a model that cannot be read from disk (``OSError``, ``ValueError``) the
-    `load_offline_error` naming ``name`` (which the block may set once it has resolved the folder).
+    (and how to install it) and which module is missing, a model that cannot be read from disk
+    (``OSError``, ``ValueError``) the `load_offline_error` naming ``name`` (which the block may set once
+    it has resolved the folder); a `TierankError` raised in the block (a located line) goes through.
 
     >>> with OfflineLoading("x", needs="the x library: pip install x"):  # doctest: +SKIP
     ...     import x
@@ -101,8 +102,11 @@ class OfflineLoading:
         return self
 
     def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
-        if isinstance(exc, ImportError):
-            raise TierankError(self.needs) from exc
+        if exc is None or isinstance(exc, TierankError):  # none, or already one located line
+            return
+        if isinstance(exc, ImportError):  # the module missing named (a library the model needs too)
+            missing = f" (missing: {exc.name})" if exc.name else ""
+            raise TierankError(self.needs + missing) from exc
         if isinstance(exc, (OSError, ValueError)):
             raise load_offline_error(self.name, exc) from exc
 

@@ -35,7 +35,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -248,11 +248,28 @@ class JudgeSettings:
 
     @classmethod
     def of(cls, settings: JudgeSettings | None = None, **options: Any) -> JudgeSettings:
-        """``settings`` (default: the defaults) with ``options`` (its field names) changed.
+        """``settings`` (default: the defaults) with ``options`` (its field names) changed; a name
+        that is not a field, or settings of another type, is a ``TypeError`` naming it.
 
         >>> JudgeSettings.of(scale="0-1").scale, JudgeSettings.of(JudgeSettings(model="m")).model
         ('0-1', 'm')
+        >>> JudgeSettings.of(modle="m")
+        Traceback (most recent call last):
+        ...
+        TypeError: judge: unknown setting 'modle'; the settings are model, regime, scale, batch_size, max_doc_tokens, device, backend
         """
+        if settings is not None and not isinstance(settings, cls):
+            raise TypeError(
+                f"judge: settings must be a JudgeSettings, not {type(settings).__name__}"
+            )
+        names = [f.name for f in fields(cls)]
+        unknown = [k for k in options if k not in names]
+        if unknown:
+            listed = ", ".join(map(repr, unknown))
+            raise TypeError(
+                f"judge: unknown setting{'s' if len(unknown) > 1 else ''} {listed}; "
+                f"the settings are {', '.join(names)}"
+            )
         return replace(settings or cls(), **options)
 
 

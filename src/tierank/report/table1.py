@@ -11,13 +11,11 @@ them ([`tierank.report.html.rerank_report`][tierank.report.html.rerank_report],
 
 from __future__ import annotations
 
-from ..results import COLUMNS
-
 __all__ = ["STATS", "TIES", "TIMES", "FIELDS", "TEXT", "NUMBERS", "OPTIONAL"]
 
 #: the statistic columns (`tierank.results.COLUMNS`) in Table 1's order: the values and what the
-#: ties change (range, bias) first, then min, max and std
-STATS = tuple(sorted(COLUMNS, key=lambda c: c in ("min", "max", "std")))
+#: ties change (range, bias) first, then min, max and std (a test checks they are COLUMNS)
+STATS = ("oblivious", "expected", "range", "bias", "min", "max", "std")
 #: the tie statistics of a variant's scores (named as `tierank.ties.summary.TieSummary.table1_fields` names them)
 TIES = ("tied_share", "tie_groups", "mean_group", "max_group")
 #: the forward pass, the scoring step and HPS's overhead
@@ -26,6 +24,6 @@ TIMES = ("model_s", "scoring_ms", "hps_overhead")
 FIELDS = ("variant", "measure", "fp32", *STATS, *TIES, *TIMES, "queries")
 #: what every row needs: text, and numbers
 TEXT = ("variant", "measure")
-NUMBERS = COLUMNS[:4]
+NUMBERS = ("oblivious", "expected", "min", "max")
 #: the columns a row may have, numbers or null (NaN) where present
 OPTIONAL = tuple(f for f in FIELDS if f not in (*TEXT, *NUMBERS))

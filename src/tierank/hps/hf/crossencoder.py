@@ -77,12 +77,12 @@ class CrossEncoderScorer(ScorerBase):
         if isinstance(model, tuple):
             return model[0], model[1], type(model[0]).__name__
         needs = "CrossEncoderScorer needs torch and transformers: pip install 'tierank[models]'"
-        with OfflineLoading(str(model), needs) as loading:
+        # "smollm2": its yes-no head as a classifier (the folder built outside the loading's errors)
+        name = str(model_folder(str(model), "cross"))
+        with OfflineLoading(name, needs):
             import torch
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-            # "smollm2": its yes-no head as a classifier
-            name = loading.name = str(model_folder(str(model), "cross"))
             tok = AutoTokenizer.from_pretrained(name, local_files_only=True)
             lm = AutoModelForSequenceClassification.from_pretrained(
                 name, local_files_only=True, dtype=torch.float32
