@@ -69,3 +69,42 @@ def test_evaluate_ties_is_brute_force_over_orderings():
 def test_bad_measure_is_a_value_error():
     with pytest.raises(ValueError, match="nosuch"):
         pytrec_eval.RelevanceEvaluator(QRELS, {"nosuch"})
+
+
+def test_whole_numbers_and_bools_read_as_pytrec_eval_reads_them():
+    """pytrec_eval takes any number as a score, a bool as 0 or 1: the same values as the floats."""
+    ev = pytrec_eval.RelevanceEvaluator(QRELS, {"map", "P.1"})
+    floats = {"q1": {"a": 1.0, "b": 1.0, "c": 0.0, "d": 0.0}, "q2": {"y": 2.0, "x": 1.0}}
+    mixed = {"q1": {"a": True, "b": 1, "c": False, "d": 0.0}, "q2": {"y": 2, "x": 1}}
+    assert ev.evaluate(mixed) == ev.evaluate(floats)
+    # b before a and d before c (docid descending): AP (1/2 + 2/4) / 2
+    assert ev.evaluate(floats)["q1"] == {"map": 0.5, "P_1": 0.0}
+
+
+def test_a_score_that_is_not_a_number_is_refused_with_its_place():
+    ev = pytrec_eval.RelevanceEvaluator(QRELS, {"map"})
+    with pytest.raises(ValueError, match="query 'q1', document 'b'.*not a number"):
+        ev.evaluate({"q1": {"a": 1.0, "b": "high"}})
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        ev.evaluate({"q1": {"a": 1.0, "b": float("nan")}})
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_garbage_collector_is_left_as_it_was(enabled):
+    import gc
+
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        got = pytrec_eval.RelevanceEvaluator(QRELS, {"P.2"}).evaluate(RUN)
+        assert gc.isenabled() is enabled
+        assert got == {"q1": {"P_2": 0.5}, "q2": {"P_2": 0.5}}
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def test_measure_names_any_characters_become_keys_as_they_are():
+    """Each query's dict is built from the names as values, never as program text."""
+    got = pytrec_eval.RelevanceEvaluator(QRELS, {"iprec_at_recall.0.10", "P.1"}).evaluate(RUN)
+    assert set(got["q1"]) == {"iprec_at_recall_0.10", "P_1"}
+    assert list(got) == ["q1", "q2"]

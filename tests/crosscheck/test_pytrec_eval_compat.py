@@ -90,3 +90,30 @@ def test_all_measures_at_once(read_qrels_dict, read_run_dict):
             ours.compute_aggregated_measure(m, [v[m] for v in got.values()]),
             pytrec_eval.compute_aggregated_measure(m, [v[m] for v in theirs.values()]),
         )
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_shuffled_dicts_and_whole_number_scores(read_qrels_dict, read_run_dict, seed):
+    """A run dict as a script builds it: each query's documents in no order, the queries in no order,
+    the scores whole numbers (ints, a bool among them) that tie often; the same dicts as pytrec_eval,
+    whose ties fall as trec_eval's (score, then docid, descending)."""
+    import random
+
+    rng = random.Random(seed)
+    q, r = read_qrels_dict("askubuntu/test.qrels"), read_run_dict("askubuntu/test.bm25.run")
+    shuffled = {}
+    for qid in rng.sample(list(r), len(r)):
+        docs = list(r[qid].items())
+        rng.shuffle(docs)
+        shuffled[qid] = {d: int(s // 5) for d, s in docs}
+    first = next(iter(shuffled.values()))
+    first[next(iter(first))] = True  # pytrec_eval reads a bool as its number, and so does tierank
+    assert any(len(set(d.values())) < len(d) for d in shuffled.values())  # ties to break
+    measures = {"map", "ndcg_cut.10", "P.5", "recall.100", "recip_rank", "bpref"}
+    theirs = pytrec_eval.RelevanceEvaluator(q, measures).evaluate(shuffled)
+    got = ours.RelevanceEvaluator(q, measures).evaluate(shuffled)
+    assert got.keys() == theirs.keys()
+    for qid, values in theirs.items():
+        assert got[qid].keys() == values.keys()
+        for key, value in values.items():
+            assert _same(got[qid][key], value), (qid, key, got[qid][key], value)

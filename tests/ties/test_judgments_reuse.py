@@ -52,3 +52,19 @@ def test_judgments_of_codes_queries_sorted():
     assert j.qids.to_pylist() == ["q1", "q2", "q3"]
     got = j.grades(np.array([0, 1, 2, 2, 0]), pa.array(["c", "x", "y", "a", "zz"]))
     assert np.array_equal(got, [2.0, 1.0, 1.0, np.nan, np.nan], equal_nan=True)
+
+
+def test_judgments_ordered_by_grade_give_the_same_numbers():
+    """`Judgments.ready` orders the judgments by query and grade once, so that the ideal rankings need
+    no sort: the same floats, and the same ideal gains, as judgments read in file order."""
+    qrels = {"q2": {"a": 0, "b": 2, "c": 1, "d": 2}, "q1": {"x": 1, "y": 3, "z": 0}, "q3": {"w": 1}}
+    run = {"q1": {"x": 0.5, "y": 0.5, "v": 0.4}, "q2": {"a": 0.9, "c": 0.9, "d": 0.1, "b": 0.0}}
+    measures = ["nDCG", "nDCG@2", "AP", "Rprec", "P@2"]
+    plain, ordered = Evaluator(qrels, measures), Evaluator(qrels, measures)
+    assert plain.judgments.by_grade is None
+    ordered.judgments.ready()
+    q, g = ordered.judgments.by_grade
+    assert q.tolist() == [0, 0, 0, 1, 1, 1, 1, 2] and g.tolist() == [3, 1, 0, 2, 2, 1, 0, 1]
+    assert _values(ordered.evaluate(run)) == _values(plain.evaluate(run))
+    a, b = plain.prepared(run).ideal, ordered.prepared(run).ideal
+    assert [x.tolist() for x in a] == [x.tolist() for x in b] == [[3, 1, 2, 2, 1], [0, 2, 5]]

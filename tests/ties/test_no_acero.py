@@ -58,7 +58,8 @@ def _joined(q, d, jq, jd, jg):
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("encode", ["plain", "dictionary", "large"])
 @pytest.mark.parametrize("dense", [True, False])
-def test_lookup_matches_a_join(seed, encode, dense, monkeypatch):
+@pytest.mark.parametrize("docs", [16, 80], ids=["mostly judged", "mostly unjudged"])
+def test_lookup_matches_a_join(seed, encode, dense, docs, monkeypatch):
     if not dense:  # keys looked up by hash, not in the dense table
         monkeypatch.setattr(Judgments, "DENSE_PER_ROW", -(1 << 40))
     rng = np.random.default_rng(seed)
@@ -66,7 +67,10 @@ def test_lookup_matches_a_join(seed, encode, dense, monkeypatch):
     jd = [f"d{x}" for x in rng.integers(0, 15, 40)]  # repeated pairs too
     jg = rng.integers(-1, 3, 40).astype(np.float64)
     q = rng.integers(0, 5, 200)
-    d = [f"d{x}" for x in rng.integers(0, 25, 200)]
+    d = [f"d{x}" for x in rng.integers(0, docs, 200)]
+    # (a pair nothing judges: most of them with 80 docids, looked up apart; few with 16)
+    unknown = sum(int(a) > 3 or b not in set(jd) for a, b in zip(q, d))
+    assert (unknown > 100) == (docs == 80)
     docid = pa.array(d)
     if encode == "dictionary":
         docid = docid.dictionary_encode()

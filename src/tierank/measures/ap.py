@@ -95,20 +95,23 @@ class AP(Measure):
     def stats(self, prep: Prepared) -> Stats:
         rows = self._rows(prep)
         qi = prep.qi[rows]
-        pos1 = prep.pos[rows] + 1.0
+        pos = prep.pos[rows]
         nrel = prep.nrel(self.rel)
-        # rows are the first min(k, len) positions of each query: contiguous per query
-        qfirst = segment_firsts(qi)
-        qlen = np.diff(np.append(qfirst, len(qi)))
 
         def value(which: Which) -> np.ndarray:
-            a = prep.arrangement(which, "rel", self.rel)[rows].astype(np.float64)
-            cs = np.cumsum(a)
-            base = np.repeat(cs[qfirst] - a[qfirst], qlen)
-            return ratio(np.bincount(qi, weights=a * (cs - base) / pos1, minlength=prep.nq), nrel)
+            # rel_i * (relevant up to i) / i: a sum over the relevant rows, in row order (the other
+            # rows' terms are 0.0, which leave a sum as it is); rows are the first min(k, len)
+            # positions of each query, so a query's relevant rows come together
+            hit = np.flatnonzero(prep.arrangement(which, "rel", self.rel)[rows])
+            hq = qi[hit]
+            earlier = np.zeros(prep.nq + 1, np.int64)  # relevant rows of the queries before
+            np.cumsum(np.bincount(hq, minlength=prep.nq), out=earlier[1:])
+            count = np.arange(1, len(hit) + 1, dtype=np.float64) - earlier[hq]  # relevant up to i
+            return ratio(np.bincount(hq, weights=count / (pos[hit] + 1.0), minlength=prep.nq), nrel)
 
         if not prep.moments:  # the oblivious value and the extremes only
             return without_moments(prep, value)
+        pos1 = pos + 1.0
         m = prep.gsize_float
         r = group_counts_float(prep, "rel", self.rel)
         csum = np.concatenate(([0.0], np.cumsum(prep.relevant(self.rel))))

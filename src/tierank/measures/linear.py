@@ -94,8 +94,9 @@ class Linear(Measure):
         return self.k
 
     def position_weights(self, xp: Any, pos: Any) -> Any:
-        """The weight of each 0-based rank ``pos`` (a floating array of the array namespace ``xp``),
-        the cutoff not applied: the one formula of the family's weights, for runs and tensors
+        """The weight of each 0-based rank ``pos`` (a floating array of the array namespace ``xp``;
+        elementwise: a rank's weight depends on that rank alone), the cutoff not applied: the one
+        formula of the family's weights, for runs and tensors
         (ones with `unit_weights`; every other family writes its own)."""
         if self.unit_weights:
             return xp.ones_like(pos)
@@ -119,8 +120,13 @@ class Linear(Measure):
         return self.k
 
     def weights(self, prep: Prepared, rows: np.ndarray) -> np.ndarray:
-        """Weight of each position in ``rows`` (positions inside the cutoff): `position_weights`."""
-        return self.position_weights(np, prep.pos[rows].astype(np.float64))
+        """Weight of each position in ``rows`` (positions inside the cutoff): `position_weights`,
+        computed once per rank and read for each row where the rows outnumber the ranks."""
+        pos = prep.pos[rows]
+        ranks = int(pos.max()) + 1 if len(pos) else 0
+        if 4 * ranks < len(pos):
+            return self.position_weights(np, np.arange(ranks, dtype=np.float64))[pos]
+        return self.position_weights(np, pos.astype(np.float64))
 
     def denominator(self, prep: Prepared) -> np.ndarray | float | None:
         """Per-query divisor applied once to the weighted sums (0 or less: the value is 0);
@@ -160,6 +166,8 @@ class Linear(Measure):
 
         base = prep.doc_values(self.kind, self.rel) if own is None else own
         policy = np.bincount(qi, weights=w * base[rows], minlength=prep.nq)
+        if not prep.extremes:  # the oblivious value alone
+            return without_moments(prep, lambda which: scale(policy))
         # an extremal arrangement reorders only the tie groups whose values differ: it is summed
         # over the queries holding one (rows inside the cutoff), the others' sums are the policy's
         changed = np.zeros(prep.nq, dtype=bool)
@@ -231,7 +239,6 @@ class Linear(Measure):
         prep = first.view(prep)
         px = Prefixes(prep, [row_counts(prep, m.cutoff_per_query(prep)) for m in batch])
         rows = px.rows
-        w = first.weights(prep, rows)
         own = first.values(prep)
         divisors = _divisors(prep, batch)
 
@@ -245,10 +252,14 @@ class Linear(Measure):
                 else arranged(prep, own, which)
             )
 
-        policy = px.at_rows(w * arrangement("policy")[rows])
+        if first.unit_weights:  # (the sums are counts of the values: no product to take)
+            policy = px.at_rows(arrangement("policy")[rows])
+        else:
+            policy = px.at_rows(first.weights(prep, rows) * arrangement("policy")[rows])
         if not prep.moments and not prep.extremes:  # the oblivious value alone
             nan = np.full(prep.nq, np.nan)
             return [Stats(o, nan, nan.copy(), nan.copy(), nan.copy()) for o in scale(policy)]
+        w = first.weights(prep, rows)
         # the extremal arrangements move only the tie groups whose values differ: the other
         # queries' sums are the policy's
         differ = groups_differ(prep, prep.doc_values(first.kind, first.rel) if own is None else own)

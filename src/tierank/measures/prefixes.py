@@ -20,6 +20,7 @@ computed alone, and measures reading the same rows (P@5 and R@5) are summed once
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cached_property
 
 import numpy as np
 
@@ -114,8 +115,9 @@ def prefix_sums(
     [[0.6000000000000001, 1.0], [0.1, 0.0]]
     """
     nseg = len(start) - 1
+    counting = np.asarray(x).dtype == bool  # (0/1 values: counts by construction)
     x = np.asarray(x, dtype=np.float64)
-    if len(x) and np.array_equal(np.floor(x), x) and np.abs(x).sum() < 2.0**53:
+    if len(x) and (counting or (np.array_equal(np.floor(x), x) and np.abs(x).sum() < 2.0**53)):
         # integers whose sums stay exact in float64 (counts): every order of summing gives the
         # same exact sum, so a difference of running sums is that sum
         cs = np.zeros(len(x) + 1)
@@ -216,42 +218,80 @@ class Prefixes:
         ustart = np.zeros(nq + 1, np.int64)
         np.cumsum(top, out=ustart[1:])
         self.ustart = ustart
-        ng = len(prep.gsize)
-        if np.array_equal(top, np.diff(prep.qstart)):  # every row
+        self._prep, self._top = prep, top
+        self._every = bool(np.array_equal(top, np.diff(prep.qstart)))
+        if self._every:  # every row
             self.rows = np.arange(prep.n, dtype=np.int64)
-            self.qi, self.gl = prep.qi, prep.gid
-            self.groups = np.arange(ng, dtype=np.int64)
-            self.gq, self.gstart = prep.gq, prep.gstart
-            self.whole = np.ones(ng, dtype=bool)
-            per_query = np.bincount(prep.gq, minlength=nq) if ng else np.zeros(nq, np.int64)
-        else:  # a prefix of each query, and the groups it touches
+            self.qi = prep.qi
+        else:  # a prefix of each query
             self.rows = np.flatnonzero(prep.pos < top[prep.qi])
             self.qi = prep.qi[self.rows]
-            lim = top[prep.gq]
-            touched = prep.gpos0 < lim
-            self.groups = np.flatnonzero(touched)
-            self.gq = prep.gq[self.groups]
-            per_query = np.bincount(self.gq, minlength=nq)
-            skipped = np.zeros(nq + 1, np.int64)  # groups of the earlier queries left out
-            np.cumsum(np.bincount(prep.gq, minlength=nq) - per_query, out=skipped[1:])
-            self.gl = prep.gid[self.rows] - skipped[self.qi]
-            shift = prep.qstart[:-1] - ustart[:-1]  # row of prep minus index in rows, per query
-            self.gstart = np.append(
-                prep.gstart[self.groups] - shift[self.gq], len(self.rows)
-            ).astype(np.int64)
-            self.whole = (prep.gpos0 + prep.gsize)[self.groups] <= lim[self.groups]
-        #: offset of each query's first local group
-        self.qgstart = np.zeros(nq + 1, np.int64)
-        np.cumsum(per_query, out=self.qgstart[1:])
-        #: per distinct counts: (queries with rows, their last row, its local group, whether that
-        #: last group is read whole)
-        self.ends: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    # the tie groups the rows touch: only the extremes and the moments read them (`at_rows` does not)
+    @cached_property
+    def _groups(self) -> tuple[np.ndarray, ...]:
+        """(gl, groups, gq, gstart, whole, per_query): see the class."""
+        prep, top, nq = self._prep, self._top, self.nq
+        ng = len(prep.gsize)
+        if self._every:
+            gl = prep.gid
+            groups = np.arange(ng, dtype=np.int64)
+            gq, gstart = prep.gq, prep.gstart
+            whole = np.ones(ng, dtype=bool)
+            per_query = np.bincount(prep.gq, minlength=nq) if ng else np.zeros(nq, np.int64)
+            return gl, groups, gq, gstart, whole, per_query
+        lim = top[prep.gq]
+        touched = prep.gpos0 < lim
+        groups = np.flatnonzero(touched)
+        gq = prep.gq[groups]
+        per_query = np.bincount(gq, minlength=nq)
+        skipped = np.zeros(nq + 1, np.int64)  # groups of the earlier queries left out
+        np.cumsum(np.bincount(prep.gq, minlength=nq) - per_query, out=skipped[1:])
+        gl = prep.gid[self.rows] - skipped[self.qi]
+        shift = prep.qstart[:-1] - self.ustart[:-1]  # row of prep minus index in rows, per query
+        gstart = np.append(prep.gstart[groups] - shift[gq], len(self.rows)).astype(np.int64)
+        whole = (prep.gpos0 + prep.gsize)[groups] <= lim[groups]
+        return gl, groups, gq, gstart, whole, per_query
+
+    @property
+    def gl(self) -> np.ndarray:
+        return self._groups[0]
+
+    @property
+    def groups(self) -> np.ndarray:
+        return self._groups[1]
+
+    @property
+    def gq(self) -> np.ndarray:
+        return self._groups[2]
+
+    @property
+    def gstart(self) -> np.ndarray:
+        return self._groups[3]
+
+    @property
+    def whole(self) -> np.ndarray:
+        return self._groups[4]
+
+    @cached_property
+    def qgstart(self) -> np.ndarray:
+        """Offset of each query's first local group."""
+        out = np.zeros(self.nq + 1, np.int64)
+        np.cumsum(self._groups[5], out=out[1:])
+        return out
+
+    @cached_property
+    def ends(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """Per distinct counts: (queries with rows, their last row, its local group, whether that
+        last group is read whole)."""
+        out = []
         for c in self.counts:
             qs = np.flatnonzero(c > 0)
-            last = ustart[qs] + c[qs] - 1
+            last = self.ustart[qs] + c[qs] - 1
             j = self.gl[last]
             full = (last + 1 == self.gstart[j + 1]) & self.whole[j]
-            self.ends.append((qs, last, j, full))
+            out.append((qs, last, j, full))
+        return out
 
     def spread(self, per_counts: list[np.ndarray]) -> list[np.ndarray]:
         """Per measure, its entry of ``per_counts`` (one per distinct counts; a copy where an

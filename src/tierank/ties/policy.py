@@ -76,19 +76,20 @@ def break_ties(
     tied: np.ndarray,
     docid: pa.Array,
     policy: TieBreak,
-    qfp: np.ndarray,
+    qids: pa.Array,
     qi_s: np.ndarray,
 ) -> None:
     """Reorder, in place, the rows of each tie group (rows ``tied`` of ``order``) by the policy.
 
     ``random:SEED`` orders a group by a seeded fingerprint of (query, docid): a pure
     function of the seed and the documents, whatever the file order or the ranks
-    the measures read.
+    the measures read (``qids``: the query id of each code of ``qi_s``).
     """
     if policy.kind == "input" or not len(tied):
         return  # the score order is stable: file order inside ties
     g = gid[tied]
     if policy.kind == "random":
+        qfp = fingerprint(qids)
         seeded = pair_fingerprint(qfp, np.full(len(qfp), policy.seed, dtype=np.uint64))
         key = pair_fingerprint(
             seeded[qi_s[tied]], fingerprint(ac.take(docid, ac.array(order[tied])))

@@ -11,7 +11,6 @@ import numpy as np
 import pyarrow as pa
 
 from .. import compute as ac
-from ..io.fingerprint import fingerprint
 from ..io.model import Qrels, Run
 from .layout import RunLayout, layout, segment_offsets
 from .policy import TieBreak, break_ties
@@ -190,14 +189,15 @@ class Prepared:
     @cached_property
     def gain(self) -> np.ndarray:
         """Graded gain max(grade, 0) per row in policy order; unjudged 0."""
-        return np.where(self.judged, np.maximum(np.nan_to_num(self.grade), 0.0), 0.0)
+        return np.fmax(self.grade, 0.0)  # (fmax: NaN, unjudged, gives the 0)
 
     def relevant(self, rel: int | None = None) -> np.ndarray:
         """Binary relevance (judged and grade >= level) per row in policy order."""
         rel = self.rel if rel is None else rel
 
         def compute():
-            r = self.judged & (np.nan_to_num(self.grade, nan=-np.inf) >= rel)
+            with np.errstate(invalid="ignore"):
+                r = self.grade >= rel  # (NaN, unjudged, is not)
             return r | ~self.judged if self.unjudged_relevant else r
 
         return self.cached(("rel", rel), compute)
@@ -239,8 +239,13 @@ class Prepared:
         q, g = self.judged_grades
         keep = g > 0
         iq, ig = q[keep], g[keep]
-        o = np.lexsort((-ig, iq))
-        return ig[o], segment_offsets(iq[o], self.nq)
+        d = np.diff(iq)
+        if not (
+            (d > 0) | ((d == 0) & (ig[1:] <= ig[:-1]))
+        ).all():  # (in order: `Judgments.by_grade`)
+            o = np.lexsort((-ig, iq))
+            iq, ig = iq[o], ig[o]
+        return ig, segment_offsets(iq, self.nq)
 
     @property
     def nq(self) -> int:
@@ -365,6 +370,9 @@ class Judgments:
     DENSE_PER_ROW = 4
     #: the query id of each query code (`of`: the qrels' queries, sorted); None when built from codes
     qids: pa.Array | None = None
+    #: the judgments' (query codes, grades) by query, then grade descending (stable), as `ready`
+    #: orders them for every run to come: the ideal rankings then need no sort; None before
+    by_grade: tuple[np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def of(cls, qrels: Qrels) -> Judgments:
@@ -388,9 +396,12 @@ class Judgments:
 
     def ready(self) -> Judgments:
         """This, with the judgments' keys sorted now (what a lookup among many judgments reads)
-        rather than at the first lookup."""
+        rather than at the first lookup, and the judgments ordered by grade once (`by_grade`)."""
         if self._sorted is None and len(self.keys):
             self._sort()
+        if self.by_grade is None:
+            order = np.lexsort((-self.grade.astype(np.float64), self.q))
+            self.by_grade = (self.q[order], self.grade[order])
         return self
 
     def __init__(self, q: np.ndarray, docid: pa.Array, grade: np.ndarray):
@@ -403,25 +414,27 @@ class Judgments:
         self.nq = int(self.q.max()) + 1 if len(self.q) else 0
         self.keys = self.q * self.ndocs + codes
         self._table: np.ndarray | None = None
+        self._grade_or_nan: np.ndarray | None = None
         # the distinct keys sorted, and the first judgment of each
         self._sorted: tuple[np.ndarray, np.ndarray] | None = None
 
     def _doc_codes(self, docid: pa.Array) -> np.ndarray:
-        """Index of each docid among the judged docids (int64), -1 where none is judged."""
+        """Index of each docid among the judged docids (int32), -1 where none is judged."""
         if pa.types.is_dictionary(docid.type):
             return self._doc_codes(docid.dictionary)[ac.numpy(docid.indices)]
         docs = self.docs if self.docs.type == docid.type else ac.cast(self.docs, docid.type)
-        return ac.numpy(ac.fill_null(ac.index_in(docid, docs), -1)).astype(np.int64)
+        return ac.numpy(ac.fill_null(ac.index_in(docid, docs), -1))  # (int32)
 
     def _find(self, key: np.ndarray) -> np.ndarray:
-        """Index of the judgment of each key (all valid keys: ``0 <= key < nq * ndocs``), -1 for none."""
+        """Index of the judgment of each key (``0 <= key < nq * ndocs``, or -1 for a pair that cannot
+        be judged), -1 for none."""
         size = self.nq * self.ndocs
         if self._table is not None or size <= self.DENSE_PER_ROW * len(key) + (1 << 16):
             if self._table is None:
                 uk, first = np.unique(
                     self.keys, return_index=True
                 )  # the first judgment of each pair
-                self._table = np.full(size, -1, dtype=np.int64)
+                self._table = np.full(size + 1, -1, dtype=np.int64)  # (key -1 reads the last: -1)
                 self._table[uk] = first
             return self._table[key]
         sk, idx = self._sort() if self._sorted is None else self._sorted
@@ -443,9 +456,8 @@ class Judgments:
     def lookup(self, q: np.ndarray, docid: pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
         """Index of the judgment of each (query code, docid) pair, -1 where there is none; with
         ``rows``, the docids are ``docid[rows]`` (``q`` is aligned with ``rows``)."""
-        out = np.full(len(q), -1, dtype=np.int64)
         if not len(self.keys) or not len(q):
-            return out
+            return np.full(len(q), -1, dtype=np.int64)
         if rows is None:
             code = self._doc_codes(docid)
         elif 2 * len(rows) >= len(docid):  # most rows: code every docid once, then read them
@@ -453,40 +465,49 @@ class Judgments:
         else:
             code = self._doc_codes(ac.take(docid, ac.array(rows)))
         q = np.asarray(q, dtype=np.int64)
-        sel = np.flatnonzero((code >= 0) & (q < self.nq))
-        out[sel] = self._find(q[sel] * self.ndocs + code[sel])
-        return out
+        key = q * self.ndocs
+        key += code
+        unknown = (code < 0) | (q >= self.nq)  # a docid or a query nothing judges
+        if 2 * np.count_nonzero(unknown) > len(key):  # mostly (a deep run): look up the others only
+            out = np.full(len(key), -1, dtype=np.int64)
+            known = np.flatnonzero(~unknown)
+            out[known] = self._find(key[known])
+            return out
+        key[unknown] = -1
+        return self._find(key)
 
     def grades(self, q: np.ndarray, docid: pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
         """float64 grade of each (query code, docid) pair, NaN where unjudged (``rows``: as [`lookup`][tierank.ties.prepare.Judgments.lookup])."""
-        found = self.lookup(q, docid, rows)
-        out = np.full(len(q), np.nan)
-        hit = found >= 0
-        out[hit] = self.grade[found[hit]]
-        return out
+        if self._grade_or_nan is None:  # (-1, no judgment, reads the last: NaN)
+            self._grade_or_nan = np.append(self.grade.astype(np.float64), np.nan)
+        return self._grade_or_nan[self.lookup(q, docid, rows)]
 
 
 def _kept_rows(
     first: np.ndarray,
     qend: np.ndarray,
-    depth: np.ndarray,
+    depth: np.ndarray | None,
     new: np.ndarray,
     starts: np.ndarray,
     n: int,
-) -> np.ndarray:
-    """The rows the measures can read: each query's (rows ``first`` to ``qend``) first ``depth`` ranks,
-    extended to the end of the tie group that straddles the cutoff (``new``: the rows that start a group,
-    ``starts``: where the groups start, ``n``: the rows in all)."""
-    b = first + np.minimum(depth, qend - first).astype(np.int64)  # first rank not read
-    straddle = b < qend
-    if n:  # (no row at all: a run with no document, as -c evaluates the queries it lacks)
-        straddle &= ~new[np.minimum(b, n - 1)]
-    nxt = np.searchsorted(starts, b, side="right")  # end of the group holding rank b
-    end = np.where(straddle, np.append(starts, n)[nxt], b)
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows the measures can read: each query's (rows ``first`` to ``qend``) first ``depth`` ranks
+    (None: all), extended to the end of the tie group that straddles the cutoff (``new``: the rows
+    that start a group, ``starts``: where the groups start, ``n``: the rows in all); and how many
+    of each query's."""
+    if depth is None:
+        end = qend
+    else:
+        b = first + np.minimum(depth, qend - first).astype(np.int64)  # first rank not read
+        straddle = b < qend
+        if n:  # (no row at all: a run with no document, as -c evaluates the queries it lacks)
+            straddle &= ~new[np.minimum(b, n - 1)]
+        nxt = np.searchsorted(starts, b, side="right")  # end of the group holding rank b
+        end = np.where(straddle, np.append(starts, n)[nxt], b)
     sizes = end - first
     kept = np.arange(int(sizes.sum()), dtype=np.int64)
     kept += np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
-    return kept
+    return kept, sizes
 
 
 def prepare(
@@ -537,17 +558,18 @@ def prepare(
     if judgments is None or judgments.qids is None:
         judgments = Judgments.of(qrels)
     assert judgments.qids is not None
-    evaluated, unevaluated = _evaluated_queries(judgments.qids, run, complete)
+    evaluated, unevaluated, jcode = _evaluated_queries(judgments.qids, run, complete)
     qids = evaluated.to_pylist()
     # run rows of evaluated queries, in the total order by score, tie groups over the whole run
     lay = layout(run, qids, evaluated)
     value_set, nq, qi, summary = lay.qid_array, lay.nq, lay.codes, lay.summary
     docid = run.docid if lay.rows is None else ac.take(run.docid, ac.array(lay.rows))
-    jcode, evaluated_code = _judgment_codes(judgments, value_set, nq)
-    qcode = evaluated_code[judgments.q]
+    evaluated_code = _judgment_codes(jcode, len(judgments.qids), nq)
+    jq, jgrade = judgments.by_grade or (judgments.q, judgments.grade)
+    qcode = evaluated_code[jq]  # (codes in the same order: an order by query stays one)
     keep_np = qcode >= 0
     qrels_q_idx = qcode[keep_np]
-    qrels_grade = judgments.grade[keep_np]
+    qrels_grade = jgrade[keep_np]
 
     # keep the ranks the measures read, whole tie groups
     depth = _depth(measures, qrels_q_idx, qrels_grade, nq, rel)
@@ -558,11 +580,11 @@ def prepare(
     gid = np.cumsum(new) - 1
     gstart = np.append(np.flatnonzero(new), len(new)).astype(np.int64)
     del new
-    qi_s = qi_s.astype(np.int64)
+    qi_s = qi_s.astype(np.int64, copy=False)
     qstart = segment_offsets(qi_s, nq)
     pos = np.arange(len(qi_s), dtype=np.int64) - qstart[qi_s]
     tied = np.flatnonzero(np.diff(gstart)[gid] > 1)
-    break_ties(order, gid, tied, docid, policy, fingerprint(value_set), qi_s)
+    break_ties(order, gid, tied, docid, policy, value_set, qi_s)
 
     # grades of the kept rows: (query, docid) looked up among the judgments; unjudged stays NaN
     grade_s = judgments.grades(jcode[qi_s], docid, order)
@@ -598,29 +620,31 @@ def prepare(
     )
 
 
-def _evaluated_queries(qrels_q: pa.Array, run: Run, complete: bool) -> tuple[pa.Array, int]:
+def _evaluated_queries(
+    qrels_q: pa.Array, run: Run, complete: bool
+) -> tuple[pa.Array, int, np.ndarray]:
     """The evaluated query ids, sorted (Arrow sorts strings by their UTF-8 bytes: Python's order): the
-    qrels queries ``qrels_q`` the run has (every one with ``complete``); and how many run queries the
-    qrels lack."""
+    qrels queries ``qrels_q`` (distinct and sorted, as [`Judgments.of`][tierank.ties.prepare.Judgments.of]
+    gives them) the run has (every one with ``complete``); how many run queries the qrels lack; and
+    the index of each evaluated query among ``qrels_q`` (int64)."""
     run_q = _distinct(_encoded(run.qid))
-    in_run = ac.is_in(qrels_q, run_q)
-    evaluated = qrels_q if complete else ac.filter(qrels_q, in_run)
-    evaluated = ac.take(evaluated, ac.sort_indices(evaluated))
-    unevaluated = len(run_q) - int(np.count_nonzero(ac.numpy(ac.is_in(run_q, qrels_q))))
-    return evaluated, unevaluated
+    at = ac.numpy(ac.fill_null(ac.index_in(run_q, qrels_q), -1))  # each run query among the qrels'
+    found = at[at >= 0]
+    unevaluated = len(run_q) - len(found)
+    if complete:
+        return qrels_q, unevaluated, np.arange(len(qrels_q), dtype=np.int64)
+    in_run = np.zeros(len(qrels_q), dtype=bool)
+    in_run[found] = True
+    return ac.filter(qrels_q, ac.array(in_run)), unevaluated, np.flatnonzero(in_run)
 
 
-def _judgment_codes(
-    judgments: Judgments, value_set: pa.Array, nq: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each evaluated query's code among the judgments' (every evaluated query is a qrels query),
-    and the evaluated code of every judgments' query (-1: a query not evaluated; one more entry,
-    -1, read by a judgment without a query id)."""
-    assert judgments.qids is not None
-    jcode = ac.numpy(ac.index_in(value_set, judgments.qids)).astype(np.int64)
-    evaluated_code = np.full(len(judgments.qids) + 1, -1, dtype=np.int64)
+def _judgment_codes(jcode: np.ndarray, njudged: int, nq: int) -> np.ndarray:
+    """The evaluated code of every judgments' query, from each evaluated query's code among the
+    judgments' ``jcode`` (-1: a query not evaluated; one more entry, -1, read by a judgment without a
+    query id)."""
+    evaluated_code = np.full(njudged + 1, -1, dtype=np.int64)
     evaluated_code[jcode] = np.arange(nq)
-    return jcode, evaluated_code
+    return evaluated_code
 
 
 def _ranks_kept(
@@ -630,7 +654,7 @@ def _ranks_kept(
     each starts a tie group, and every query's length in the whole run (``depth``: the ranks read per
     query, None for all)."""
     n, blocks = lay.n, lay.query_blocks
-    if depth is not None and blocks is not None:
+    if blocks is not None:
         # rows grouped by query, scores non-increasing: each query's ranks are a block of file rows,
         # so the ranks read are cut from the file rows directly (nothing of the whole run is permuted)
         first, qlen = blocks
@@ -639,9 +663,9 @@ def _ranks_kept(
             lay.file_group_starts
         )  # a query block ends where the next block's first group starts
         assert new is not None and starts is not None
-        order = _kept_rows(first, first + qlen, depth, new, starts, n)  # file rows
+        order, sizes = _kept_rows(first, first + qlen, depth, new, starts, n)  # file rows
         # every kept query starts with a whole group: its first row starts one
-        return order, lay.codes[order], new[order], qlen
+        return order, np.repeat(np.arange(len(qlen)), sizes), new[order], qlen
     score_order = lay._order  # None if already in score order
     qi_s, new, starts, qstart = (
         lay.sorted_codes,
@@ -657,7 +681,7 @@ def _ranks_kept(
             new,
             qlen,
         )
-    kept = _kept_rows(qstart[:-1], qstart[1:], depth, new, starts, n)
+    kept, _ = _kept_rows(qstart[:-1], qstart[1:], depth, new, starts, n)
     order = kept if score_order is None else score_order[kept]
     # every kept query starts with a whole group: its first row starts one
     return order, qi_s[kept], new[kept], qlen
@@ -691,7 +715,8 @@ def _distinct(ids: pa.DictionaryArray) -> pa.Array:
     """The distinct values of a dictionary-encoded array, each once (an Arrow array, any order): the
     dictionary's entries that some row uses, deduplicated."""
     used = np.zeros(len(ids.dictionary), dtype=bool)
-    used[ac.numpy(ac.call("drop_null", ids.indices))] = True
+    indices = ids.indices if not ids.null_count else ac.call("drop_null", ids.indices)
+    used[ac.numpy(indices)] = True
     out = ac.unique(ac.filter(ids.dictionary, ac.array(used)))
     return out if out.type == pa.string() else ac.cast(out, pa.string())
 
