@@ -104,7 +104,18 @@ def test_the_garbage_collector_is_left_as_it_was(enabled):
 
 
 def test_measure_names_any_characters_become_keys_as_they_are():
-    """Each query's dict is built from the names as values, never as program text."""
+    """Each query's dict display holds the names as string literals, never as program text."""
     got = pytrec_eval.RelevanceEvaluator(QRELS, {"iprec_at_recall.0.10", "P.1"}).evaluate(RUN)
     assert set(got["q1"]) == {"iprec_at_recall_0.10", "P_1"}
     assert list(got) == ["q1", "q2"]
+    from tierank.compat.pytrec_eval import _by_query
+
+    names = ['__import__("os").getcwd()', "}", "'\"", "\\", "é\n", "P_5"]
+    columns = [[float(i), -float(i)] for i in range(len(names))]
+    want = {q: {n: c[j] for n, c in zip(names, columns)} for j, q in enumerate(["a", "b"])}
+    assert _by_query(["a", "b"], names, columns) == want
+    assert _by_query(["a", "b"], [1, "x"], [[1.0, 2.0], [3.0, 4.0]]) == {
+        "a": {1: 1.0, "x": 3.0},
+        "b": {1: 2.0, "x": 4.0},
+    }
+    assert _by_query(["a"], [], []) == {"a": {}}

@@ -156,8 +156,6 @@ class Linear(Measure):
         rows = self.rows(prep)
         w = self.weights(prep, rows)
         qi = prep.qi[rows]
-        g = prep.gid[rows]
-        m = prep.gsize_float
         den = self.denominator(prep)
         own = self.values(prep)
 
@@ -168,6 +166,8 @@ class Linear(Measure):
         policy = np.bincount(qi, weights=w * base[rows], minlength=prep.nq)
         if not prep.extremes:  # the oblivious value alone
             return without_moments(prep, lambda which: scale(policy))
+        g = prep.gid[rows]
+        m = prep.gsize_float
         # an extremal arrangement reorders only the tie groups whose values differ: it is summed
         # over the queries holding one (rows inside the cutoff), the others' sums are the policy's
         changed = np.zeros(prep.nq, dtype=bool)

@@ -253,25 +253,11 @@ class Prefixes:
         whole = (prep.gpos0 + prep.gsize)[groups] <= lim[groups]
         return gl, groups, gq, gstart, whole, per_query
 
-    @property
-    def gl(self) -> np.ndarray:
-        return self._groups[0]
-
-    @property
-    def groups(self) -> np.ndarray:
-        return self._groups[1]
-
-    @property
-    def gq(self) -> np.ndarray:
-        return self._groups[2]
-
-    @property
-    def gstart(self) -> np.ndarray:
-        return self._groups[3]
-
-    @property
-    def whole(self) -> np.ndarray:
-        return self._groups[4]
+    gl = property(lambda self: self._groups[0], doc="The local group of each row.")
+    groups = property(lambda self: self._groups[1], doc="The `prep` group of each local group.")
+    gq = property(lambda self: self._groups[2], doc="The query of each local group.")
+    gstart = property(lambda self: self._groups[3], doc="Each local group's first row (+ end).")
+    whole = property(lambda self: self._groups[4], doc="Whether each local group is read whole.")
 
     @cached_property
     def qgstart(self) -> np.ndarray:

@@ -273,7 +273,10 @@ class RunLayout:
 
 
 def layout(
-    run: Run, qids: Sequence[str] | None = None, qid_array: pa.Array | None = None
+    run: Run,
+    qids: Sequence[str] | None = None,
+    qid_array: pa.Array | None = None,
+    codes: np.ndarray | None = None,
 ) -> RunLayout:
     """The [`RunLayout`][tierank.ties.layout.RunLayout] of ``run``: query codes, score order and tie groups.
 
@@ -287,6 +290,9 @@ def layout(
     Tie groups are documents of one query with equal scores (``==`` on float64).
     qid_array : pyarrow.Array, optional
         ``qids`` as an Arrow string array, where the caller has it (else built from ``qids``).
+    codes : numpy.ndarray, optional
+        The code of every run row among ``qids`` (int32, -1 for a query not among them), where the
+        caller has found them already (else looked up here).
 
     Nothing is sorted until the order or the groups are asked for, so the query
     codes alone are cheap.
@@ -295,7 +301,7 @@ def layout(
         qids = sorted(ac.distinct(run.qid, ordered=False))
     qids = list(qids)
     value_set = ac.strings(qids) if qid_array is None else qid_array
-    qi = _codes(run.qid, value_set)
+    qi = _codes(run.qid, value_set) if codes is None else codes
     if (qi >= 0).all():
         return RunLayout(qids, qi, None, run.score, value_set)
     rows = np.flatnonzero(qi >= 0)

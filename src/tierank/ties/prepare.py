@@ -558,10 +558,10 @@ def prepare(
     if judgments is None or judgments.qids is None:
         judgments = Judgments.of(qrels)
     assert judgments.qids is not None
-    evaluated, unevaluated, jcode = _evaluated_queries(judgments.qids, run, complete)
+    evaluated, unevaluated, jcode, row_codes = _evaluated_queries(judgments.qids, run, complete)
     qids = evaluated.to_pylist()
     # run rows of evaluated queries, in the total order by score, tie groups over the whole run
-    lay = layout(run, qids, evaluated)
+    lay = layout(run, qids, evaluated, codes=row_codes)
     value_set, nq, qi, summary = lay.qid_array, lay.nq, lay.codes, lay.summary
     docid = run.docid if lay.rows is None else ac.take(run.docid, ac.array(lay.rows))
     evaluated_code = _judgment_codes(jcode, len(judgments.qids), nq)
@@ -579,15 +579,19 @@ def prepare(
     del lay
     gid = np.cumsum(new) - 1
     gstart = np.append(np.flatnonzero(new), len(new)).astype(np.int64)
+    alone = new.copy()  # a row that starts its group and is followed by another group's start
+    alone[:-1] &= new[1:]
     del new
     qi_s = qi_s.astype(np.int64, copy=False)
     qstart = segment_offsets(qi_s, nq)
     pos = np.arange(len(qi_s), dtype=np.int64) - qstart[qi_s]
-    tied = np.flatnonzero(np.diff(gstart)[gid] > 1)
+    tied = np.flatnonzero(~alone)
+    del alone
     break_ties(order, gid, tied, docid, policy, value_set, qi_s)
 
     # grades of the kept rows: (query, docid) looked up among the judgments; unjudged stays NaN
-    grade_s = judgments.grades(jcode[qi_s], docid, order)
+    every = len(jcode) == len(judgments.qids)  # every judged query evaluated: the same codes
+    grade_s = judgments.grades(qi_s if every else jcode[qi_s], docid, order)
     qjudged = None
     judged_grades = (qrels_q_idx, qrels_grade)
     if candidates_only or count_judged:
@@ -622,20 +626,38 @@ def prepare(
 
 def _evaluated_queries(
     qrels_q: pa.Array, run: Run, complete: bool
-) -> tuple[pa.Array, int, np.ndarray]:
+) -> tuple[pa.Array, int, np.ndarray, np.ndarray]:
     """The evaluated query ids, sorted (Arrow sorts strings by their UTF-8 bytes: Python's order): the
     qrels queries ``qrels_q`` (distinct and sorted, as [`Judgments.of`][tierank.ties.prepare.Judgments.of]
-    gives them) the run has (every one with ``complete``); how many run queries the qrels lack; and
-    the index of each evaluated query among ``qrels_q`` (int64)."""
-    run_q = _distinct(_encoded(run.qid))
-    at = ac.numpy(ac.fill_null(ac.index_in(run_q, qrels_q), -1))  # each run query among the qrels'
-    found = at[at >= 0]
-    unevaluated = len(run_q) - len(found)
+    gives them) the run has (every one with ``complete``); how many run queries the qrels lack; the
+    index of each evaluated query among ``qrels_q`` (int64); and the evaluated code of every run row
+    (int32, -1 for a query not evaluated), from one lookup of the run's distinct query ids."""
+    ids = _encoded(run.qid)
+    entries = (
+        ids.dictionary
+        if ids.dictionary.type == pa.string()
+        else ac.cast(ids.dictionary, pa.string())
+    )
+    at = ac.numpy(ac.fill_null(ac.index_in(entries, qrels_q), -1))  # each id among the qrels'
+    # (a row without a query id reads one more entry, neither used nor evaluated)
+    rows = ac.numpy(ids.indices if not ids.null_count else ac.fill_null(ids.indices, len(entries)))
+    used = np.zeros(len(entries) + 1, dtype=bool)
+    used[rows] = True
+    used = used[:-1]
+    lacking = used & (at < 0)
+    unevaluated = len(ac.unique(ac.filter(entries, ac.array(lacking)))) if lacking.any() else 0
     if complete:
-        return qrels_q, unevaluated, np.arange(len(qrels_q), dtype=np.int64)
-    in_run = np.zeros(len(qrels_q), dtype=bool)
-    in_run[found] = True
-    return ac.filter(qrels_q, ac.array(in_run)), unevaluated, np.flatnonzero(in_run)
+        evaluated, jcode = qrels_q, np.arange(len(qrels_q), dtype=np.int64)
+    else:
+        in_run = np.zeros(len(qrels_q), dtype=bool)
+        in_run[at[used & (at >= 0)]] = True
+        evaluated, jcode = ac.filter(qrels_q, ac.array(in_run)), np.flatnonzero(in_run)
+    code = np.full(
+        len(qrels_q) + 1, -1, dtype=np.int32
+    )  # (-1, not among the qrels', reads the last)
+    code[jcode] = np.arange(len(jcode), dtype=np.int32)
+    entry_code = np.append(code[at], -1).astype(np.int32, copy=False)
+    return evaluated, unevaluated, jcode, entry_code[rows]
 
 
 def _judgment_codes(jcode: np.ndarray, njudged: int, nq: int) -> np.ndarray:
