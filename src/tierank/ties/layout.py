@@ -19,9 +19,9 @@ def segment_offsets(codes: np.ndarray, n: int) -> np.ndarray:
     return np.searchsorted(codes, np.arange(n + 1), side="left").astype(np.int64)
 
 
-def _query_blocks(qi: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """(first row, length) of every query's block in file order when the rows are grouped by query
-    with scores non-increasing inside each query (checked in O(n)); None otherwise or without rows."""
+def _grouped(qi: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(first row, length) of every query's block in file order when each query's rows come together
+    (checked in O(n)); None otherwise or without rows."""
     n = len(qi)
     if n == 0:
         return None
@@ -29,11 +29,32 @@ def _query_blocks(qi: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.nda
     starts = np.concatenate(([0], change))
     if len(starts) != _distinct_sorted(np.sort(qi[starts])):  # (np.unique imports numpy.ma: 10 ms)
         return None
-    ok = score[1:] <= score[:-1]
-    ok[change - 1] = True  # a new query may start with any score
-    if not ok.all():
-        return None
     return starts, np.diff(np.append(starts, n))
+
+
+def _query_blocks(qi: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(first row, length) of every query's block in file order when the rows are grouped by query
+    with scores non-increasing inside each query (checked in O(n)); None otherwise or without rows."""
+    grouped = _grouped(qi)
+    if grouped is None:
+        return None
+    ok = score[1:] <= score[:-1]
+    ok[grouped[0][1:] - 1] = True  # a new query may start with any score
+    return grouped if ok.all() else None
+
+
+def _sorted_blocks(score: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray | None:
+    """The rows in file order with each block's rows (``starts``, ``lens``) in score order,
+    descending, file order inside ties: every block sorted at once, one stable sort per row of a
+    matrix of the blocks (None where their lengths differ too much for one matrix)."""
+    n, width = len(score), int(lens.max())
+    if len(starts) * width > 2 * n + 4096:
+        return None
+    col = np.arange(width, dtype=np.int64)
+    inside = col[None, :] < lens[:, None]  # (a prefix of each block's row)
+    idx = starts[:, None] + col[None, :]
+    keys = np.where(inside, -score[np.minimum(idx, n - 1)], np.inf)  # the padding sorts last
+    return np.take_along_axis(idx, np.argsort(keys, axis=1, kind="stable"), axis=1)[inside]
 
 
 def _score_order(
@@ -43,22 +64,29 @@ def _score_order(
 
     Runs are normally grouped by query with scores non-increasing inside each
     query; that is checked in O(n) (``blocks``: `_query_blocks`, if already known)
-    and then only the query blocks are permuted.  Anything else is sorted with one stable lexsort.
+    and then only the query blocks are permuted.  Rows grouped by query in another order (a dict
+    of each query's documents, in no order) are sorted inside their blocks, all blocks at once;
+    anything else is sorted with one stable lexsort.
     """
     n = len(qi)
     if n == 0:
         return None
     if blocks is None:
         blocks = _query_blocks(qi, score)
+    within = None  # the rows with each block in score order, where that needed a sort
     if blocks is None:
-        return np.lexsort((-score, qi))
+        blocks = _grouped(qi)
+        within = None if blocks is None else _sorted_blocks(score, *blocks)
+        if within is None:
+            return np.lexsort((-score, qi))
     starts, lens = blocks
     if (np.diff(qi[starts]) > 0).all():
-        return None
+        return within
     border = np.argsort(qi[starts], kind="stable")
     lens_o = lens[border]
     shift = starts[border] - (np.cumsum(lens_o) - lens_o)
-    return np.arange(n, dtype=np.int64) + np.repeat(shift, lens_o)
+    order = np.arange(n, dtype=np.int64) + np.repeat(shift, lens_o)
+    return order if within is None else within[order]
 
 
 def _distinct_sorted(codes: np.ndarray) -> int:
