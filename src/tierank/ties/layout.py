@@ -77,7 +77,7 @@ def _score_order(
     if blocks is None:
         blocks = _grouped(qi)
         within = None if blocks is None else _sorted_blocks(score, *blocks)
-        if within is None:
+        if blocks is None or within is None:
             return np.lexsort((-score, qi))
     starts, lens = blocks
     if (np.diff(qi[starts]) > 0).all():
