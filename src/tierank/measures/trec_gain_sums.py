@@ -245,10 +245,18 @@ class RnDCG(Linear):
         tail = np.zeros((Q, K + 1))
         for j in range(K - 1, -1, -1):
             tail[:, j] = np.where(j < kcount, tail[:, j + 1] + inv[:, j], 0.0)
-        # every retrieved row of these queries: its rank i, the first checkpoint with k > i
+        # every retrieved row of these queries: its rank i, the first checkpoint with k > i (the
+        # checkpoints k <= i: one event at each checkpoint's rank k < n, counted by a running sum)
         counts = np.where(kcount > 0, n, 0)
         rows_q = np.repeat(np.arange(Q), counts)
         first = np.repeat(prep.qstart[qs].astype(np.int64), counts)
-        i = np.arange(len(rows_q)) - np.repeat(np.cumsum(counts) - counts, counts)
-        at = (ks[rows_q] <= i[:, None]).sum(axis=1)
-        w[first + i] = tail[rows_q, at] / np.log2(i.astype(np.float64) + 2.0) / kcount[rows_q]
+        off = np.cumsum(counts) - counts  # each query's first entry
+        i = np.arange(len(rows_q)) - np.repeat(off, counts)
+        inside = ks < counts[:, None]
+        cq, cj = np.nonzero(inside)
+        events = np.cumsum(np.bincount(off[cq] + ks[cq, cj], minlength=len(rows_q)))
+        per_q = inside.sum(axis=1)
+        at = events[: len(rows_q)] - np.repeat(np.cumsum(per_q) - per_q, counts)
+        ranks = int(i.max()) + 1 if len(i) else 0
+        log_rank = np.log2(np.arange(ranks, dtype=np.float64) + 2.0)  # once per rank
+        w[first + i] = tail[rows_q, at] / log_rank[i] / kcount[rows_q]
