@@ -217,6 +217,7 @@ class GainRows:
         self.mixed = mixed[self.groups]
         self.group_of_row = np.cumsum(new) - 1
         self.qbounds = starts_of(self.q)  # the rows of each query read
+        self._lattice: tuple[np.ndarray, Levels, np.ndarray] | None = None
 
     # every running sum restarts at each query (`segment_cumsum`): a query's numbers do not depend on
     # the other queries of the run, to the last bit
@@ -252,10 +253,20 @@ class GainRows:
         return out
 
     def lattice_groups(self, prep: Prepared) -> tuple[np.ndarray, Levels, np.ndarray]:
-        """The mixed groups (indices into ``groups``), their `levels` and whether each fits."""
-        mg = np.flatnonzero(self.mixed)
-        lv = levels(self.values, prep.gstart[self.groups[mg]], self.size[mg])
-        return mg, lv, fits(lv, self.steps[mg])
+        """The mixed groups (indices into ``groups``), their `levels` and whether each fits (found
+        once per `GainRows`)."""
+        if self._lattice is None:
+            mg = np.flatnonzero(self.mixed)
+            lv = levels(self.values, prep.gstart[self.groups[mg]], self.size[mg])
+            self._lattice = (mg, lv, fits(lv, self.steps[mg]))
+        return self._lattice
+
+    @classmethod
+    def of(cls, prep: Prepared, values: np.ndarray, vary: np.ndarray, mixed, gm) -> GainRows:
+        """`GainRows` of the gain map ``gm`` (``values`` its document gains, ``mixed`` its mixed
+        groups) and the queries ``vary``, kept in ``prep``'s cache (G and ndcg_rel read the same)."""
+        key = ("trec-gain-rows", gm, np.packbits(vary).tobytes())
+        return prep.cached(key, lambda: cls(prep, values, vary, mixed, gm))
 
 
 class PerOrdering(Measure):
@@ -294,7 +305,7 @@ class PerOrdering(Measure):
         qs = np.flatnonzero(vary)
         if not len(qs):
             return out
-        rows = GainRows(prep, values, vary, mixed, gm)
+        rows = GainRows.of(prep, values, vary, mixed, gm)
         fallback = self.exact(prep, rows, out)
         if not fallback.any():
             return out

@@ -178,7 +178,7 @@ class G(PerOrdering):
         query's value is the sum of its fixed rows' terms and of each mixed group's path sum over
         its lattice, whose moments and extremes are exact."""
         nq = prep.nq
-        total = r.ideal_total(r.ig)
+        total = ideal_totals(prep, self.param("gains"))  # (`GainRows.ideal_total` of ``r.ig``)
         cost = r.ideal_prefix(np.maximum(r.ig, 1.0)) + np.maximum(r.pos + 1 - r.P[r.q], 0)
         got = r.prefix(r.y)
         in_mixed = r.mixed[r.group_of_row]

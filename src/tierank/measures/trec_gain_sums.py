@@ -14,6 +14,7 @@ from .gains import GAINS, REFUSAL, P_max, check_gains, doc_gains, ideal_gains, i
 from .kernels import ratio
 from .linear import REL, Linear
 from .orderings import per_ordering_stats
+from .prefixes import starts_of
 from .trec_forms import GainMap
 
 __all__ = ["BinG", "RnDCG"]
@@ -41,11 +42,12 @@ class BinG(Measure):
         inside = rel & (prep.pos < cut) if np.isfinite(cut) else rel
         rows = np.flatnonzero(inside)
         q = prep.qi[rows]
-        before = np.arange(len(rows)) - np.searchsorted(
-            q, q, side="left"
-        )  # relevant above, same query
-        t = (prep.pos[rows] - before).astype(np.float64)  # non-relevant above
-        s = np.bincount(q, weights=1.0 / np.log2(2.0 + t), minlength=prep.nq)
+        bounds = starts_of(q)  # the relevant rows of each query
+        before = np.arange(len(rows)) - np.repeat(bounds[:-1], np.diff(bounds))  # relevant above
+        t = prep.pos[rows] - before  # non-relevant above
+        top = int(t.max()) + 1 if len(t) else 0
+        f = 1.0 / np.log2(2.0 + np.arange(top, dtype=np.float64))  # once per count
+        s = np.bincount(q, weights=f[t], minlength=prep.nq)
         return ratio(s, prep.nrel(self.rel))
 
     def stats(self, prep: Prepared) -> Stats:
