@@ -26,6 +26,7 @@ __all__ = [
     "RankedRows",
     "check_gains",
     "doc_gains",
+    "ideal_costs",
     "ideal_gains",
     "ideal_rows",
     "ideal_running",
@@ -168,6 +169,18 @@ def ideal_totals(prep: Prepared, gains) -> np.ndarray:
         return np.where(np.diff(istart) > 0, cc[last] if len(cc) else 0.0, 0.0)
 
     return prep.cached(("trec-ideal-total", gains), compute)
+
+
+def ideal_costs(prep: Prepared, gains) -> np.ndarray | None:
+    """Per ideal entry (`ideal_gains` under ``gains``), the sum of max(ideal gain, 1) over its
+    query's entries up to it (G's cost), where those are whole numbers whose sums are exact in
+    float64 by any order (`running_sums`); else None."""
+
+    def compute():
+        x = np.maximum(np.asarray(ideal_gains(prep, gains)[0], dtype=np.float64), 1.0)
+        return ideal_running(prep, x, gains) if _whole_numbers(x) else None
+
+    return prep.cached(("trec-ideal-costs", gains), compute)
 
 
 def ideal_running(prep: Prepared, x: np.ndarray, gains) -> np.ndarray:

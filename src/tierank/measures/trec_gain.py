@@ -87,6 +87,7 @@ from .gains import (
     GainRows,
     PerOrdering,
     RankedRows,
+    ideal_costs,
     ideal_gains,
     ideal_running,
     ideal_totals,
@@ -242,9 +243,11 @@ class G(PerOrdering):
         return fallback
 
     def ranking_values(self, prep: Prepared, values: np.ndarray, rows: RankedRows) -> np.ndarray:
-        """`ordering_values` of one ranking per query, over the rows read: the cost and the gain
-        so far are running sums per query (as ``np.cumsum`` along the query's ranks), the terms of
-        the documents of nonzero gain are added per query in rank order (``np.bincount``: the same
+        """`ordering_values` of one ranking per query, over the rows read: the gain so far is a
+        running sum per query over the documents of nonzero gain (a zero adds +0.0), the cost one
+        over every rank (as ``np.cumsum`` along the query's ranks; with whole-number ideal gains,
+        exact, the ideal list's running sum plus the ranks past it), read at the documents of
+        nonzero gain, whose terms are added per query in rank order (``np.bincount``: the same
         double as the sum over every rank, a zero gain adding +0.0)."""
         gm = self.param("gains")
         ig, istart = ideal_gains(prep, gm)
@@ -252,18 +255,25 @@ class G(PerOrdering):
         istart = np.asarray(istart, dtype=np.int64)
         qs = rows.queries
         P = np.diff(istart)[qs]
-        q, pos = rows.q, rows.pos
-        ideal_at = pos < P[q]  # ranks inside the ideal list: cost max(ideal gain, 1), past it 1
-        at = np.where(ideal_at, istart[qs][q] + pos, 0)
-        c = np.where(ideal_at, np.maximum(ig[at], 1.0), 1.0) if len(ig) else np.ones(len(pos))
-        cost = running_sums(c, rows.bounds)
         y = values[rows.rows]
-        got = running_sums(y, rows.bounds)
         nz = np.flatnonzero(y != 0)
+        q, pos, y = rows.q[nz], rows.pos[nz], y[nz]
+        got = running_sums(y, starts_of(q))
+        cc = ideal_costs(prep, gm)
+        if cc is not None:  # whole numbers: the sum up to the rank, exact
+            k = np.minimum(pos + 1, P[q])  # the ideal entries up to the rank, then ranks of cost 1
+            at = np.minimum(np.maximum(istart[qs][q] + k - 1, 0), max(len(cc) - 1, 0))
+            cost = np.where(k > 0, cc[at] if len(cc) else 0.0, 0.0) + (pos + 1 - k)
+        else:  # the running sum over every rank, read at the documents of nonzero gain
+            q_all, pos_all = rows.q, rows.pos
+            ideal_at = pos_all < P[q_all]  # inside the ideal list: max(ideal gain, 1), past it 1
+            at = np.where(ideal_at, istart[qs][q_all] + pos_all, 0)
+            c = np.where(ideal_at, np.maximum(ig[at], 1.0), 1.0) if len(ig) else 1.0 + 0 * pos_all
+            cost = running_sums(c, rows.bounds)[nz]
         total = ideal_totals(prep, gm)[qs]
         with np.errstate(divide="ignore", invalid="ignore"):
-            terms = y[nz] / np.log2(2.0 + cost[nz] - got[nz])
-            out = np.bincount(q[nz], weights=terms, minlength=len(qs)) / total
+            terms = y / np.log2(2.0 + cost - got)
+            out = np.bincount(q, weights=terms, minlength=len(qs)) / total
         return np.where((total > 0.0) & (rows.width > 0), out, 0.0)
 
 
