@@ -242,7 +242,11 @@ class GainRows:
     def ideal_prefix(self, x: np.ndarray) -> np.ndarray:
         """Per row at rank ``i``, the sum of ``x`` (per ideal entry) over its query's first
         ``min(i + 1, P)`` ideal entries."""
-        cc = running_sums(x, self.istart)
+        return self.ideal_read(running_sums(x, self.istart))
+
+    def ideal_read(self, cc: np.ndarray) -> np.ndarray:
+        """Per row at rank ``i``, ``cc`` (per ideal entry: a running sum over its query's entries)
+        at its query's entry ``min(i + 1, P)`` (0.0 for none)."""
         k = np.minimum(self.pos + 1, self.P[self.q])
         at = np.maximum(self.istart[self.q] + k - 1, 0)
         return np.where(k > 0, cc[np.minimum(at, max(len(cc) - 1, 0))] if len(cc) else 0.0, 0.0)

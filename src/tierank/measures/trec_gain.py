@@ -180,12 +180,15 @@ class G(PerOrdering):
         its lattice, whose moments and extremes are exact."""
         nq = prep.nq
         total = ideal_totals(prep, self.param("gains"))  # (`GainRows.ideal_total` of ``r.ig``)
-        cost = r.ideal_prefix(np.maximum(r.ig, 1.0)) + np.maximum(r.pos + 1 - r.P[r.q], 0)
+        cc = ideal_costs(prep, self.param("gains"))  # (whole numbers: ``r.ig``'s, kept)
+        ideal_cost = r.ideal_prefix(np.maximum(r.ig, 1.0)) if cc is None else r.ideal_read(cc)
+        cost = ideal_cost + np.maximum(r.pos + 1 - r.P[r.q], 0)
         got = r.prefix(r.y)
-        in_mixed = r.mixed[r.group_of_row]
+        # the fixed rows' terms (a row of gain 0 or of a mixed group would add +0.0: left out)
+        at = np.flatnonzero((r.y != 0) & ~r.mixed[r.group_of_row])
         with np.errstate(divide="ignore", invalid="ignore"):
-            term = np.where((r.y != 0) & ~in_mixed, r.y / np.log2(2.0 + cost - got), 0.0)
-        fixed = np.bincount(r.q, weights=term, minlength=nq)
+            term = r.y[at] / np.log2(2.0 + cost[at] - got[at])
+        fixed = np.bincount(r.q[at], weights=term, minlength=nq)
         mg, lv, ok = r.lattice_groups(prep)
         first = r.gfirst[mg]
         above = got[first] - r.y[first]  # the gain above each mixed group
