@@ -231,6 +231,7 @@ class GainRows:
         self.group_of_row = np.cumsum(new) - 1
         self.qbounds = starts_of(self.q)  # the rows of each query read
         self._lattice: tuple[np.ndarray, Levels, np.ndarray] | None = None
+        self._arranged: dict[str, np.ndarray] | None = None
 
     # every running sum restarts at each query (`segment_cumsum`): a query's numbers do not depend on
     # the other queries of the run, to the last bit
@@ -259,15 +260,21 @@ class GainRows:
 
     def arranged(self, prep: Prepared, which: str) -> np.ndarray:
         """The document values (per row of the run) with the mixed groups of these queries sorted
-        descending (``optimistic``) or ascending (``pessimistic``)."""
-        mg = self.groups[self.mixed]
-        size = prep.gsize[mg]
-        g = np.repeat(np.arange(len(mg)), size)
-        rows = np.repeat(prep.gstart[mg] - np.cumsum(size) + size, size) + np.arange(len(g))
-        v = self.values[rows]
-        out = self.values.copy()
-        out[rows] = v[np.lexsort((-v if which == "optimistic" else v, g))]
-        return out
+        descending (``optimistic``) or ascending (``pessimistic``); kept, never modified."""
+        if self._arranged is None:  # both at once: one sort, the descending order reversed
+            mg = self.groups[self.mixed]
+            size = prep.gsize[mg]
+            g = np.repeat(np.arange(len(mg)), size)
+            offset = np.repeat(np.cumsum(size) - size, size)  # each group's first entry
+            j = np.arange(len(g))
+            rows = np.repeat(prep.gstart[mg], size) + (j - offset)
+            v = self.values[rows]
+            asc = v[np.lexsort((v, g))]
+            lo, hi = self.values.copy(), self.values.copy()
+            lo[rows] = asc
+            hi[rows] = asc[2 * offset + np.repeat(size, size) - 1 - j]  # (equal values: either)
+            self._arranged = {"pessimistic": lo, "optimistic": hi}
+        return self._arranged[which]
 
     def lattice_groups(self, prep: Prepared) -> tuple[np.ndarray, Levels, np.ndarray]:
         """The mixed groups (indices into ``groups``), their `levels` and whether each fits (found
