@@ -228,17 +228,19 @@ class RnDCG(Linear):
             col[None, :] < P[:, None]
         )  # k = col + 1 in 1..P with I_k != I_{k-1}
         extra = (P + 1 < n) & (P > 0)  # the end of the list, at n
-        kcount = is_k.sum(axis=1) + extra
+        changes = is_k.sum(axis=1)
+        kcount = changes + extra
         K = int(kcount.max()) if Q else 0
         if K == 0:
             return
-        # checkpoints (k, 1 / z_k) of each query, left-aligned in rows of K
-        slot = np.cumsum(is_k, axis=1) - 1
+        # checkpoints (k, 1 / z_k) of each query, left-aligned in rows of K (row-major: each
+        # checkpoint's slot is its index among its row's)
         ks = np.full((Q, K), np.iinfo(np.int64).max)
         inv = np.zeros((Q, K))
         rq, rc = np.nonzero(is_k)
-        ks[rq, slot[rq, rc]] = rc + 1
-        inv[rq, slot[rq, rc]] = 1.0 / zc[rq, rc]
+        slot = np.arange(len(rq)) - np.repeat(np.cumsum(changes) - changes, changes)
+        ks[rq, slot] = rc + 1
+        inv[rq, slot] = 1.0 / zc[rq, rc]
         e = np.flatnonzero(extra)
         last = kcount[e] - 1
         ks[e, last] = n[e]
@@ -261,4 +263,5 @@ class RnDCG(Linear):
         at = events[: len(rows_q)] - np.repeat(np.cumsum(per_q) - per_q, counts)
         ranks = int(i.max()) + 1 if len(i) else 0
         log_rank = np.log2(np.arange(ranks, dtype=np.float64) + 2.0)  # once per rank
-        w[first + i] = tail[rows_q, at] / log_rank[i] / kcount[rows_q]
+        kq = kcount.astype(np.float64)  # (the float each division by it converts to)
+        w[first + i] = tail.ravel()[rows_q * (K + 1) + at] / log_rank[i] / kq[rows_q]
