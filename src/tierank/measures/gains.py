@@ -154,8 +154,9 @@ class RankedRows:
 
     @classmethod
     def every(cls, prep: Prepared) -> RankedRows:
-        """The rows read of every query (kept in ``prep``'s cache)."""
-        return prep.cached(("ranked-rows",), lambda: cls(prep, np.arange(prep.nq)))
+        """The rows read of every query (not kept: arrays over the whole run held to the end of an
+        evaluation slow the families after it)."""
+        return cls(prep, np.arange(prep.nq))
 
 
 def ideal_totals(prep: Prepared, gains) -> np.ndarray:
@@ -231,7 +232,6 @@ class GainRows:
         self.group_of_row = np.cumsum(new) - 1
         self.qbounds = starts_of(self.q)  # the rows of each query read
         self._lattice: tuple[np.ndarray, Levels, np.ndarray] | None = None
-        self._arranged: dict[str, np.ndarray] | None = None
 
     # every running sum restarts at each query (`segment_cumsum`): a query's numbers do not depend on
     # the other queries of the run, to the last bit
@@ -258,23 +258,23 @@ class GainRows:
         last = np.maximum(self.istart[1:] - 1, 0)
         return np.where(self.P > 0, cc[last] if len(cc) else 0.0, 0.0)
 
-    def arranged(self, prep: Prepared, which: str) -> np.ndarray:
+    def arranged(self, prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
         """The document values (per row of the run) with the mixed groups of these queries sorted
-        descending (``optimistic``) or ascending (``pessimistic``); kept, never modified."""
-        if self._arranged is None:  # both at once: one sort, the descending order reversed
-            mg = self.groups[self.mixed]
-            size = prep.gsize[mg]
-            g = np.repeat(np.arange(len(mg)), size)
-            offset = np.repeat(np.cumsum(size) - size, size)  # each group's first entry
-            j = np.arange(len(g))
-            rows = np.repeat(prep.gstart[mg], size) + (j - offset)
-            v = self.values[rows]
-            asc = v[np.lexsort((v, g))]
-            lo, hi = self.values.copy(), self.values.copy()
-            lo[rows] = asc
-            hi[rows] = asc[2 * offset + np.repeat(size, size) - 1 - j]  # (equal values: either)
-            self._arranged = {"pessimistic": lo, "optimistic": hi}
-        return self._arranged[which]
+        ascending (pessimistic) and descending (optimistic): one sort, the descending order the
+        ascending one reversed per group (equal values: either first).  Not kept (full-length
+        arrays)."""
+        mg = self.groups[self.mixed]
+        size = prep.gsize[mg]
+        g = np.repeat(np.arange(len(mg)), size)
+        offset = np.repeat(np.cumsum(size) - size, size)  # each group's first entry
+        j = np.arange(len(g))
+        rows = np.repeat(prep.gstart[mg], size) + (j - offset)
+        v = self.values[rows]
+        asc = v[np.lexsort((v, g))]
+        lo, hi = self.values.copy(), self.values.copy()
+        lo[rows] = asc
+        hi[rows] = asc[2 * offset + np.repeat(size, size) - 1 - j]
+        return lo, hi
 
     def lattice_groups(self, prep: Prepared) -> tuple[np.ndarray, Levels, np.ndarray]:
         """The mixed groups (indices into ``groups``), their `levels` and whether each fits (found

@@ -338,8 +338,9 @@ class nDCG_rel(PerOrdering):
         done &= ~fallback
         qs = np.flatnonzero(done)
         read = RankedRows(prep, qs)
-        hi = self.ranking_values(prep, r.arranged(prep, "optimistic"), read)
-        lo = self.ranking_values(prep, r.arranged(prep, "pessimistic"), read)
+        pessimistic, optimistic = r.arranged(prep)
+        hi = self.ranking_values(prep, optimistic, read)
+        lo = self.ranking_values(prep, pessimistic, read)
         P = r.P[qs].astype(np.float64)
         if not prep.moments:  # the extremes alone
             nan = np.full(len(qs), np.nan)
