@@ -552,3 +552,68 @@ def test_a_query_s_statistics_do_not_depend_on_the_other_queries(data, gains):
             a, b = together.stats[m], alone.stats[m]
             for col in ("oblivious", "expected", "min", "max", "var"):
                 assert getattr(a, col)[i] == getattr(b, col)[0], (q, str(m), col)
+
+
+# -- the one ranking's value and the running sums, bit for bit -------------------------------------
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.lists(st.integers(0, 6), min_size=1, max_size=12),
+    st.data(),
+)
+def test_running_sums_are_segment_cumsum_bit_for_bit(lens, data):
+    """`running_sums` gives `segment_cumsum`'s floats, sign of zero included, for whole numbers
+    (one running sum over everything, differenced) and for fractions (per segment)."""
+    import numpy as np
+
+    from tierank.measures.gains import running_sums
+    from tierank.measures.prefixes import segment_cumsum
+
+    n = sum(lens)
+    elements = data.draw(
+        st.sampled_from(
+            [
+                st.integers(-3, 5).map(float),
+                st.sampled_from([0.0, -0.0, 1.0, 2.0]),
+                st.floats(-10, 10, allow_nan=False, width=64),
+                st.sampled_from([0.1, 0.2, 0.7, 1e16, -1e16, 3.0]),
+            ]
+        )
+    )
+    x = np.array(data.draw(st.lists(elements, min_size=n, max_size=n)), dtype=np.float64)
+    bounds = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
+    got, want = running_sums(x, bounds), segment_cumsum(x, bounds)
+    assert got.tobytes() == want.tobytes(), (x.tolist(), lens, got.tolist(), want.tolist())
+
+
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    collection(max_queries=4),
+    st.sampled_from(["G", "nDCG_rel"]),
+    st.sampled_from([None, "{1:1.3,2:2.7}", "{0:2,1:-1}", "{1:0.1,2:0.7,3:0.35}"]),
+    st.sampled_from([None, 1, 3]),
+)
+def test_the_one_ranking_s_value_is_ordering_values_bit_for_bit(data, family, gains, depth):
+    """G's and ndcg_rel's value of one ranking per query (`ranking_values`: running sums over the
+    rows read of every query at once) is the float `ordering_values` gives for that query's
+    ranking alone, bit for bit, for the policy's and the extremal arrangements."""
+    import numpy as np
+
+    from tierank.measures.gains import RankedRows, doc_gains
+    from tierank.settings import EvalSettings
+    from tierank.ties import prepare
+
+    _, run, qrels = data
+    assume(qrels)
+    m = parse_measure(f"{family}(gains={gains})" if gains else family)
+    settings_ = EvalSettings(complete=True, max_depth=depth)
+    prep = prepare(tierank.to_run(run), tierank.to_qrels(qrels), settings_, measures=[m])
+    values = doc_gains(prep, m.param("gains"))
+    cut = prep.cut(float("inf"))
+    for which in ("policy", "optimistic", "pessimistic"):
+        a = prep.sorted_in_groups(values, which)
+        got = m.ranking_values(prep, a, RankedRows.every(prep))
+        for q in range(prep.nq):
+            s, e = int(prep.qstart[q]), int(prep.qstart[q + 1])
+            n = int(min(e - s, cut))
+            want = m.ordering_values(prep, q, a[s:e][None, :n])[0]
+            assert np.float64(got[q]).tobytes() == np.float64(want).tobytes(), (q, which)

@@ -179,6 +179,9 @@ class Bpref(Measure):
         before = c_non[rows] - c_non[qs[qr]]
         obl = ratio(np.bincount(qr, weights=self._f(before, R[qr], D[qr]), minlength=prep.nq), R)
 
+        if not prep.moments:  # the oblivious value and the extremes only
+            nan = np.full(prep.nq, np.nan)
+            return Stats(obl, nan, worst, best, nan.copy())
         strad = L != m
         e_g, v_g = group_moments(np, *(np.asarray(x, dtype=np.float64) for x in (r, s, B, Rg, Dg)))
         for gi in np.flatnonzero(strad):

@@ -462,10 +462,11 @@ class InfAP(Measure):
         of similar sizes stepped together (a column past a group's ``u`` never reaches its ``V[u]``)."""
         P0, A, Sb, U, r, u = (np.asarray(x, dtype=np.int64) for x in (P0, A, Sb, U, r, u))
         out = np.zeros(len(P0))
-        key = np.stack([np.frexp(r + 1.0)[1], np.frexp(u + 1.0)[1]])
-        _, shape = np.unique(key, axis=1, return_inverse=True)
-        for sh in np.unique(shape):
-            g = np.flatnonzero(shape.reshape(-1) == sh)
+        # the groups of equal (bit length of r + 1, of u + 1), as one integer key (exponents < 2^10)
+        key = (np.frexp(r + 1.0)[1].astype(np.int64) << 10) + np.frexp(u + 1.0)[1]
+        order = np.argsort(key, kind="stable")
+        bounds = np.flatnonzero(np.diff(key[order])) + 1
+        for g in np.split(order, bounds) if len(order) else ():
             W = int(u[g].max()) + 1
             for lo in range(0, len(g), max(1, _BATCH // W)):
                 h = g[lo : lo + max(1, _BATCH // W)]

@@ -56,6 +56,31 @@ def _chars(key: np.ndarray) -> np.ndarray:
     return out.astype(np.uint8)
 
 
+def _extremes(prep: Prepared, key: np.ndarray, read: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``key`` (per row) with each tie group's values sorted ascending (pessimistic) and descending
+    (optimistic), as ``prep.sorted_in_groups`` sorts them, in the groups that start inside the
+    ``read`` ranks of their query (the others hold no rank read) and whose values differ: one sort
+    for both, the descending order each group's ascending one reversed (equal values are the same
+    character whichever of them comes first)."""
+    lo, hi = key.copy(), key.copy()
+    if prep.n < 2:
+        return lo, hi
+    gid = prep.gid
+    differ = (key[1:] != key[:-1]) & (gid[1:] == gid[:-1])
+    mixed = np.zeros(len(prep.gsize), dtype=bool)
+    mixed[gid[1:][differ]] = True
+    mixed &= prep.gpos0 < read[prep.gq]
+    t = np.flatnonzero(mixed[gid])
+    if not len(t):
+        return lo, hi
+    g = gid[t]
+    asc = key[t][np.lexsort((key[t], g))]
+    lo[t] = asc
+    # the row of each group's rows in reverse: local index i -> size - 1 - i
+    hi[t] = asc[np.arange(len(t)) + prep.gstart[g + 1] + prep.gstart[g] - 1 - 2 * t]
+    return lo, hi
+
+
 @dataclass
 class RelStats(Stats):
     """[`Stats`][tierank.measures.relstring.Stats] (all NaN) plus the strings per query of the ``policy`` (tie-oblivious),
@@ -108,8 +133,8 @@ class RelString(Measure):
         policy = [codes[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
         texts["policy"] = policy
         qread = prep.qi[keep]
-        for which in ("pessimistic", "optimistic"):
-            k_ = prep.sorted_in_groups(key, which)[keep]
+        for which, k_ in zip(("pessimistic", "optimistic"), _extremes(prep, key, read)):
+            k_ = k_[keep]
             # only the queries whose string the arrangement changes are cut out again
             moved = np.flatnonzero(np.bincount(qread[k_ != read_key], minlength=prep.nq))
             codes = _chars(k_).tobytes().decode("ascii")

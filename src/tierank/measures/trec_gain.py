@@ -83,9 +83,20 @@ import numpy as np
 
 from ..ties import Prepared
 from .base import FamilyNames, Stats, register
-from .gains import GainRows, P_max, PerOrdering, ideal_gains, ideal_rows, query_ideal, settle
+from .gains import (
+    GainRows,
+    PerOrdering,
+    RankedRows,
+    ideal_costs,
+    ideal_gains,
+    ideal_running,
+    ideal_totals,
+    query_ideal,
+    running_sums,
+    settle,
+)
 from .lattice import Lattice, chunks
-from .orderings import ENUMERATE, one_ranking, per_ordering_stats
+from .orderings import ENUMERATE, per_ordering_stats
 from .prefixes import segment_cumsum, starts_of
 from .trec_forms import GainMap
 from .trec_gain_sums import BinG, RnDCG
@@ -168,13 +179,16 @@ class G(PerOrdering):
         query's value is the sum of its fixed rows' terms and of each mixed group's path sum over
         its lattice, whose moments and extremes are exact."""
         nq = prep.nq
-        total = r.ideal_total(r.ig)
-        cost = r.ideal_prefix(np.maximum(r.ig, 1.0)) + np.maximum(r.pos + 1 - r.P[r.q], 0)
+        total = ideal_totals(prep, self.param("gains"))  # (`GainRows.ideal_total` of ``r.ig``)
+        cc = ideal_costs(prep, self.param("gains"))  # (whole numbers: ``r.ig``'s, kept)
+        ideal_cost = r.ideal_prefix(np.maximum(r.ig, 1.0)) if cc is None else r.ideal_read(cc)
+        cost = ideal_cost + np.maximum(r.pos + 1 - r.P[r.q], 0)
         got = r.prefix(r.y)
-        in_mixed = r.mixed[r.group_of_row]
+        # the fixed rows' terms (a row of gain 0 or of a mixed group would add +0.0: left out)
+        at = np.flatnonzero((r.y != 0) & ~r.mixed[r.group_of_row])
         with np.errstate(divide="ignore", invalid="ignore"):
-            term = np.where((r.y != 0) & ~in_mixed, r.y / np.log2(2.0 + cost - got), 0.0)
-        fixed = np.bincount(r.q, weights=term, minlength=nq)
+            term = r.y[at] / np.log2(2.0 + cost[at] - got[at])
+        fixed = np.bincount(r.q[at], weights=term, minlength=nq)
         mg, lv, ok = r.lattice_groups(prep)
         first = r.gfirst[mg]
         above = got[first] - r.y[first]  # the gain above each mixed group
@@ -231,24 +245,39 @@ class G(PerOrdering):
         )
         return fallback
 
-    def batch_values(
-        self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray
-    ) -> np.ndarray:
+    def ranking_values(self, prep: Prepared, values: np.ndarray, rows: RankedRows) -> np.ndarray:
+        """`ordering_values` of one ranking per query, over the rows read: the gain so far is a
+        running sum per query over the documents of nonzero gain (a zero adds +0.0), the cost one
+        over every rank (as ``np.cumsum`` along the query's ranks; with whole-number ideal gains,
+        exact, the ideal list's running sum plus the ranks past it), read at the documents of
+        nonzero gain, whose terms are added per query in rank order (``np.bincount``: the same
+        double as the sum over every rank, a zero gain adding +0.0)."""
         gm = self.param("gains")
-        full, P = ideal_rows(prep, qs, int(P_max(prep, qs, gm)), gm)
-        total = (
-            np.cumsum(full, axis=1)[:, -1] if full.shape[1] else np.zeros(len(qs))
-        )  # in order, as per query
-        n = A.shape[1]
-        w = min(n, full.shape[1])
-        cost = np.ones((len(qs), n))
-        cost[:, :w] = np.maximum(full[:, :w], 1.0)
-        np.cumsum(cost, axis=1, out=cost)
-        got = np.cumsum(A, axis=1)
+        ig, istart = ideal_gains(prep, gm)
+        ig = np.asarray(ig, dtype=np.float64)
+        istart = np.asarray(istart, dtype=np.int64)
+        qs = rows.queries
+        P = np.diff(istart)[qs]
+        y = values[rows.rows]
+        nz = np.flatnonzero(y != 0)
+        q, pos, y = rows.q[nz], rows.pos[nz], y[nz]
+        got = running_sums(y, starts_of(q))
+        cc = ideal_costs(prep, gm)
+        if cc is not None:  # whole numbers: the sum up to the rank, exact
+            k = np.minimum(pos + 1, P[q])  # the ideal entries up to the rank, then ranks of cost 1
+            at = np.minimum(np.maximum(istart[qs][q] + k - 1, 0), max(len(cc) - 1, 0))
+            cost = np.where(k > 0, cc[at] if len(cc) else 0.0, 0.0) + (pos + 1 - k)
+        else:  # the running sum over every rank, read at the documents of nonzero gain
+            q_all, pos_all = rows.q, rows.pos
+            ideal_at = pos_all < P[q_all]  # inside the ideal list: max(ideal gain, 1), past it 1
+            at = np.where(ideal_at, istart[qs][q_all] + pos_all, 0)
+            c = np.where(ideal_at, np.maximum(ig[at], 1.0), 1.0) if len(ig) else 1.0 + 0 * pos_all
+            cost = running_sums(c, rows.bounds)[nz]
+        total = ideal_totals(prep, gm)[qs]
         with np.errstate(divide="ignore", invalid="ignore"):
-            terms = np.where(A != 0, A / np.log2(2.0 + cost - got), 0.0)
-            out = (np.cumsum(terms, axis=1)[:, -1] if n else np.zeros(len(qs))) / total
-        return np.where((total > 0.0) & (width > 0), out, 0.0)
+            terms = y / np.log2(2.0 + cost - got)
+            out = np.bincount(q, weights=terms, minlength=len(qs)) / total
+        return np.where((total > 0.0) & (rows.width > 0), out, 0.0)
 
 
 @register
@@ -308,9 +337,10 @@ class nDCG_rel(PerOrdering):
         done[r.q] = True
         done &= ~fallback
         qs = np.flatnonzero(done)
-        batch = lambda qs_, A, w: self.batch_values(prep, qs_, A, w)  # noqa: E731
-        hi = one_ranking(prep, r.arranged(prep, "optimistic"), qs, batch)
-        lo = one_ranking(prep, r.arranged(prep, "pessimistic"), qs, batch)
+        read = RankedRows(prep, qs)
+        pessimistic, optimistic = r.arranged(prep)
+        hi = self.ranking_values(prep, optimistic, read)
+        lo = self.ranking_values(prep, pessimistic, read)
         P = r.P[qs].astype(np.float64)
         if not prep.moments:  # the extremes alone
             nan = np.full(len(qs), np.nan)
@@ -389,27 +419,41 @@ class nDCG_rel(PerOrdering):
         )
         return mean_t, var_t
 
-    def batch_values(
-        self, prep: Prepared, qs: np.ndarray, A: np.ndarray, width: np.ndarray
-    ) -> np.ndarray:
-        Q, n = A.shape
+    def ranking_values(self, prep: Prepared, values: np.ndarray, rows: RankedRows) -> np.ndarray:
+        """`ordering_values` of one ranking per query, over the rows read: the DCG is a running sum
+        per query over the documents of nonzero gain (the others add +0.0), the nDCG at the
+        documents of positive gain is added per query in rank order (``np.bincount``)."""
         gm = self.param("gains")
-        full, P = ideal_rows(prep, qs, max(P_max(prep, qs, gm), 1), gm)
+        ig, istart = ideal_gains(prep, gm)
+        ig = np.asarray(ig, dtype=np.float64)
+        istart = np.asarray(istart, dtype=np.int64)
+        qs = rows.queries
+        nq = len(qs)
+        P = np.diff(istart)[qs]
+        y = values[rows.rows]
+        nz = np.flatnonzero(y != 0)
+        q, pos, y = rows.q[nz], rows.pos[nz], y[nz]
+        top = int(pos.max()) + 1 if len(pos) else 0
+        log_rank = np.log2(np.arange(top, dtype=np.float64) + 2.0)  # once per rank
+        dcg = running_sums(y / log_rank[pos], starts_of(q))
+
+        def ideal_dcg():  # the ideal DCG at each ideal rank, per query (running sums over its list)
+            j = np.arange(len(ig)) - np.repeat(istart[:-1], np.diff(istart))
+            return ideal_running(prep, ig / np.log2(j.astype(np.float64) + 2.0), gm)
+
+        zc = prep.cached(("ndcg_rel-ideal-dcg", gm), ideal_dcg)
+        up = y > 0  # (a positive gain: the query has an ideal list, P >= 1)
+        qp = q[up]
+        z = zc[istart[qs][qp] + np.minimum(pos[up], P[qp] - 1)]
+        end = np.zeros(nq)  # the DCG at the last rank read: at its last document of nonzero gain
+        if len(q):
+            last = np.append(q[1:] != q[:-1], True)
+            end[q[last]] = dcg[last]
+        has = P > 0
+        z_last = np.where(has, zc[np.maximum(istart[qs] + P - 1, 0)] if len(zc) else 0.0, 0.0)
         with np.errstate(divide="ignore", invalid="ignore"):
-            zc = np.cumsum(
-                full / np.log2(np.arange(full.shape[1], dtype=np.float64) + 2.0)[None, :], axis=1
-            )
-            rows = np.arange(Q)[:, None]
-            z = zc[rows, np.minimum(np.arange(n)[None, :], np.maximum(P - 1, 0)[:, None])]
-            dcg = np.cumsum(
-                np.where(A != 0, A / np.log2(np.arange(n, dtype=np.float64) + 2.0)[None, :], 0.0),
-                axis=1,
-            )
-            pos = A > 0
-            s = np.cumsum(np.where(pos, dcg / z, 0.0), axis=1)[:, -1] if n else np.zeros(Q)
-            h = pos.sum(axis=1)
-            end = dcg[rows[:, 0], np.maximum(width - 1, 0)] if n else np.zeros(Q)
-            end = np.where(width > 0, end, 0.0)
-            s = s + (P - h) * end / zc[rows[:, 0], np.maximum(P - 1, 0)]
+            s = np.bincount(qp, weights=dcg[up] / z, minlength=nq)
+            h = np.bincount(qp, minlength=nq)
+            s = s + (P - h) * end / z_last
             out = np.where(s > 0.0, s / P, 0.0)
-        return np.where(P > 0, out, 0.0)
+        return np.where(has, out, 0.0)

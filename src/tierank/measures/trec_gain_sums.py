@@ -14,6 +14,7 @@ from .gains import GAINS, REFUSAL, P_max, check_gains, doc_gains, ideal_gains, i
 from .kernels import ratio
 from .linear import REL, Linear
 from .orderings import per_ordering_stats
+from .prefixes import starts_of
 from .trec_forms import GainMap
 
 __all__ = ["BinG", "RnDCG"]
@@ -41,11 +42,12 @@ class BinG(Measure):
         inside = rel & (prep.pos < cut) if np.isfinite(cut) else rel
         rows = np.flatnonzero(inside)
         q = prep.qi[rows]
-        before = np.arange(len(rows)) - np.searchsorted(
-            q, q, side="left"
-        )  # relevant above, same query
-        t = (prep.pos[rows] - before).astype(np.float64)  # non-relevant above
-        s = np.bincount(q, weights=1.0 / np.log2(2.0 + t), minlength=prep.nq)
+        bounds = starts_of(q)  # the relevant rows of each query
+        before = np.arange(len(rows)) - np.repeat(bounds[:-1], np.diff(bounds))  # relevant above
+        t = prep.pos[rows] - before  # non-relevant above
+        top = int(t.max()) + 1 if len(t) else 0
+        f = 1.0 / np.log2(2.0 + np.arange(top, dtype=np.float64))  # once per count
+        s = np.bincount(q, weights=f[t], minlength=prep.nq)
         return ratio(s, prep.nrel(self.rel))
 
     def stats(self, prep: Prepared) -> Stats:
@@ -226,17 +228,19 @@ class RnDCG(Linear):
             col[None, :] < P[:, None]
         )  # k = col + 1 in 1..P with I_k != I_{k-1}
         extra = (P + 1 < n) & (P > 0)  # the end of the list, at n
-        kcount = is_k.sum(axis=1) + extra
+        changes = is_k.sum(axis=1)
+        kcount = changes + extra
         K = int(kcount.max()) if Q else 0
         if K == 0:
             return
-        # checkpoints (k, 1 / z_k) of each query, left-aligned in rows of K
-        slot = np.cumsum(is_k, axis=1) - 1
+        # checkpoints (k, 1 / z_k) of each query, left-aligned in rows of K (row-major: each
+        # checkpoint's slot is its index among its row's)
         ks = np.full((Q, K), np.iinfo(np.int64).max)
         inv = np.zeros((Q, K))
         rq, rc = np.nonzero(is_k)
-        ks[rq, slot[rq, rc]] = rc + 1
-        inv[rq, slot[rq, rc]] = 1.0 / zc[rq, rc]
+        slot = np.arange(len(rq)) - np.repeat(np.cumsum(changes) - changes, changes)
+        ks[rq, slot] = rc + 1
+        inv[rq, slot] = 1.0 / zc[rq, rc]
         e = np.flatnonzero(extra)
         last = kcount[e] - 1
         ks[e, last] = n[e]
@@ -245,10 +249,19 @@ class RnDCG(Linear):
         tail = np.zeros((Q, K + 1))
         for j in range(K - 1, -1, -1):
             tail[:, j] = np.where(j < kcount, tail[:, j + 1] + inv[:, j], 0.0)
-        # every retrieved row of these queries: its rank i, the first checkpoint with k > i
+        # every retrieved row of these queries: its rank i, the first checkpoint with k > i (the
+        # checkpoints k <= i: one event at each checkpoint's rank k < n, counted by a running sum)
         counts = np.where(kcount > 0, n, 0)
         rows_q = np.repeat(np.arange(Q), counts)
         first = np.repeat(prep.qstart[qs].astype(np.int64), counts)
-        i = np.arange(len(rows_q)) - np.repeat(np.cumsum(counts) - counts, counts)
-        at = (ks[rows_q] <= i[:, None]).sum(axis=1)
-        w[first + i] = tail[rows_q, at] / np.log2(i.astype(np.float64) + 2.0) / kcount[rows_q]
+        off = np.cumsum(counts) - counts  # each query's first entry
+        i = np.arange(len(rows_q)) - np.repeat(off, counts)
+        inside = ks < counts[:, None]
+        cq, cj = np.nonzero(inside)
+        events = np.cumsum(np.bincount(off[cq] + ks[cq, cj], minlength=len(rows_q)))
+        per_q = inside.sum(axis=1)
+        at = events[: len(rows_q)] - np.repeat(np.cumsum(per_q) - per_q, counts)
+        ranks = int(i.max()) + 1 if len(i) else 0
+        log_rank = np.log2(np.arange(ranks, dtype=np.float64) + 2.0)  # once per rank
+        kq = kcount.astype(np.float64)  # (the float each division by it converts to)
+        w[first + i] = tail.ravel()[rows_q * (K + 1) + at] / log_rank[i] / kq[rows_q]
