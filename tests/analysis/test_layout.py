@@ -207,18 +207,28 @@ def test_grouped_runs_equal_brute_force(run):
     assert lay.summary.to_dict() == want["summary"]
 
 
-def test_a_grouped_run_is_sorted_block_by_block():
-    """Blocks of equal lengths, scores in no order: one matrix sort, no lexsort (monkeypatched out)."""
+def test_a_grouped_run_is_sorted_block_by_block(monkeypatch):
+    """Blocks of equal lengths, scores in no order: one matrix sort, no lexsort (taken away)."""
     run = tierank.to_run(
         {"q2": {"a": 1.0, "b": 3.0, "c": 1.0}, "q1": {"x": 0.5, "y": 0.7, "z": 0.5}}
     )
-    real = np.lexsort
-    try:
-        np.lexsort = None  # type: ignore[assignment]
-        order = layout(run).order.tolist()
-    finally:
-        np.lexsort = real
+    monkeypatch.setattr(np, "lexsort", None)
+    order = layout(run).order.tolist()
     assert order == [4, 3, 5, 1, 0, 2]  # q1: y, x, z (tie: file order); q2: b, a, c
+
+
+@pytest.mark.parametrize("last", [False, True], ids=["NaN first", "NaN last in the run"])
+def test_nan_scores_of_a_grouped_run_go_where_a_lexsort_puts_them(last):
+    """A Run built directly is not checked for NaN scores (the readers refuse them): block by block,
+    they still sort as the one lexsort does (last in their query), the padding after them."""
+    qid = ["qa", "qa", "qb", "qb", "qb"]
+    score = np.array([np.nan, 1.0, 0.5, 0.1, 0.9])
+    if last:
+        qid, score = qid[::-1], score[::-1].copy()
+    run = Run(qid=pa.array(qid), docid=pa.array([f"d{i}" for i in range(5)]), score=score)
+    lay = layout(run)
+    codes = np.array([lay.qids.index(q) for q in qid])
+    assert lay.order.tolist() == np.lexsort((-score, codes)).tolist()
 
 
 @settings(max_examples=examples(150), deadline=None)

@@ -18,6 +18,7 @@ import math
 import statistics
 from typing import Any
 
+import numpy as np
 import pytest
 
 import tierank
@@ -142,3 +143,33 @@ def test_the_tie_statistics_are_those_of_every_ordering(family):
     checked, moved = _check(measures, subtopics=measures[0].needs_subtopics)
     assert checked > 0
     assert (moved > 0) != (family in ORDER_FREE), (family, moved)
+
+
+def _stats(result) -> dict:
+    return {
+        (str(m), k): np.asarray(getattr(s, k), dtype=float)
+        for m, s in result.stats.items()
+        for k in ("oblivious", "expected", "min", "max", "var")
+    }
+
+
+@pytest.mark.parametrize("family", sorted(INSTANCES, key=str.lower))
+def test_each_mode_gives_the_full_statistics_it_computes(family):
+    """`Evaluator.evaluate`'s modes (``moments``, ``extremes``) compute less, never other numbers: a
+    statistic a mode gives (not NaN) is the full mode's, bit for bit, and each mode gives the
+    statistics it asks for (the oblivious value always; the expected value and var with
+    ``moments``; min and max with ``moments`` or ``extremes``)."""
+    measures = INSTANCES[family]
+    subtopics = measures[0].needs_subtopics
+    tied, _, info = _collection(subtopics)
+    ev = tierank.Evaluator(info["qrels"], measures)
+    full = _stats(ev.evaluate(tied))
+    for moments, extremes in ((True, False), (False, True), (False, False)):
+        got = _stats(ev.evaluate(tied, moments=moments, extremes=extremes))
+        asked = {"oblivious"} | ({"expected", "var", "min", "max"} if moments else set())
+        asked |= {"min", "max"} if extremes else set()
+        for (m, k), v in got.items():
+            given = ~np.isnan(v)
+            assert np.array_equal(v[given], full[m, k][given]), (m, k, moments, extremes)
+            if k in asked:
+                assert np.array_equal(v, full[m, k], equal_nan=True), (m, k, moments, extremes)

@@ -68,3 +68,15 @@ def test_judgments_ordered_by_grade_give_the_same_numbers():
     assert _values(ordered.evaluate(run)) == _values(plain.evaluate(run))
     a, b = plain.prepared(run).ideal, ordered.prepared(run).ideal
     assert [x.tolist() for x in a] == [x.tolist() for x in b] == [[3, 1, 2, 2, 1], [0, 2, 5]]
+
+
+def test_a_grade_of_minus_zero_gains_plus_zero():
+    """A qrels grade of -0.0 is a gain of 0.0: the sums, the batched cutoffs' differences of running
+    sums among them, give +0.0, never -0.0 (which trec_eval's layout would print as -0.0000)."""
+    result = Evaluator({"q1": {"d1": -0.0, "d0": 3.0}}, ["nDCG", "nDCG@3", "nDCG@5"]).evaluate(
+        {"q1": {"d1": 0.4}}
+    )
+    for m, s in result.stats.items():
+        for k in ("oblivious", "expected", "min", "max"):
+            v = float(getattr(s, k)[0])
+            assert v == 0.0 and np.copysign(1.0, v) == 1.0, (str(m), k, v)

@@ -118,7 +118,8 @@ def _by_query(qids: list[str], names: list[str], columns: list[list[float]]) -> 
     code = f"{{q: {{{display}}} for q, {''.join(v + ', ' for v in values)} in rows}}"
     scope: dict[str, Any] = {"__builtins__": {}, "rows": zip(qids, *columns)}
     # the collector is held off while the dicts are made: they hold floats and strings only, so no
-    # cycle is created, and a pass every few hundred dicts costs a third of the time
+    # cycle is created, and a pass every few hundred dicts costs a third of the time (the switch is
+    # the interpreter's: a thread that turns it on meanwhile only costs this the time again)
     collecting = gc.isenabled()
     gc.disable()
     try:

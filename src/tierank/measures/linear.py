@@ -164,7 +164,7 @@ class Linear(Measure):
 
         base = prep.doc_values(self.kind, self.rel) if own is None else own
         policy = np.bincount(qi, weights=w * base[rows], minlength=prep.nq)
-        if not prep.extremes:  # the oblivious value alone
+        if not prep.moments and not prep.extremes:  # the oblivious value alone
             return without_moments(prep, lambda which: scale(policy))
         g = prep.gid[rows]
         m = prep.gsize_float

@@ -53,7 +53,9 @@ def _sorted_blocks(score: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> n
     col = np.arange(width, dtype=np.int64)
     inside = col[None, :] < lens[:, None]  # (a prefix of each block's row)
     idx = starts[:, None] + col[None, :]
-    keys = np.where(inside, -score[np.minimum(idx, n - 1)], np.inf)  # the padding sorts last
+    # the padding is NaN, which sorts last, after a NaN score of the block's own (a stable sort
+    # keeps the earlier columns first), as a lexsort puts NaN scores last in their query
+    keys = np.where(inside, -score[np.minimum(idx, n - 1)], np.nan)
     return np.take_along_axis(idx, np.argsort(keys, axis=1, kind="stable"), axis=1)[inside]
 
 

@@ -189,7 +189,8 @@ class Prepared:
     @cached_property
     def gain(self) -> np.ndarray:
         """Graded gain max(grade, 0) per row in policy order; unjudged 0."""
-        return np.fmax(self.grade, 0.0)  # (fmax: NaN, unjudged, gives the 0)
+        # fmax: NaN (unjudged) gives 0; + 0.0 turns a grade of -0.0 into 0.0
+        return np.fmax(self.grade, 0.0) + 0.0
 
     def relevant(self, rel: int | None = None) -> np.ndarray:
         """Binary relevance (judged and grade >= level) per row in policy order."""
