@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .results import DiversityResult, EvalResult
     from .settings import UNJUDGED, EvalSettings
     from .ties import Prepared
-    from .ties.prepare import Judgments
+    from .ties.judgments import Judgments
 
     Measures: TypeAlias = Iterable[str | Measure | list[Measure]] | str | Measure | Plan
 
@@ -59,7 +59,7 @@ def condense(run: Run, qrels: Qrels, negative_unjudged: bool = False) -> Run:
 
     from . import compute as ac
     from .io.model import Run
-    from .ties.prepare import Judgments
+    from .ties.judgments import Judgments
 
     rq = ac.decoded(run.qid)
     qid, docid = qrels.qid, qrels.docid
@@ -190,9 +190,9 @@ class Evaluator:
     @property
     def judgments(self) -> Judgments:
         """The qrels' judgments as every run is joined with them
-        (``tierank.ties.prepare.Judgments.of``): built at the first call and kept for
+        (``tierank.ties.judgments.Judgments.of``): built at the first call and kept for
         every later run."""
-        from .ties.prepare import Judgments
+        from .ties.judgments import Judgments
 
         held = self.__dict__.get("_judgments")
         if held is None or held[0] is not self.qrels:  # (an evaluator copied with other qrels)

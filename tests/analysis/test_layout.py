@@ -157,24 +157,6 @@ def brute(qid: list, score: list, qids: list | None = None) -> dict:
     }
 
 
-@settings(max_examples=examples(200), deadline=None)
-@given(runs())
-def test_layout_equals_brute_force(run):
-    qid, score = run.qid.to_pylist(), run.score.tolist()
-    want = brute(qid, score)
-    lay = layout(run)
-    assert lay.qids == want["qids"]
-    assert lay.codes.tolist() == want["codes"]
-    assert lay.order.tolist() == want["order"]
-    assert lay.sorted_codes.tolist() == sorted(want["codes"])
-    assert lay.group_sizes.tolist() == want["sizes"]
-    assert lay.group_starts.tolist() == list(itertools.accumulate(want["sizes"], initial=0))[:-1]
-    assert lay.tied_sizes().tolist() == want["tied"]
-    assert lay.query_starts.tolist() == want["query_starts"]
-    assert lay.ranks().tolist() == want["ranks"]
-    assert lay.summary.to_dict() == want["summary"]
-
-
 @st.composite
 def grouped_runs(draw):
     """Each query's rows together, the queries in any order, the scores in any order inside each
@@ -195,14 +177,20 @@ def grouped_runs(draw):
     )
 
 
-@settings(max_examples=examples(200), deadline=None)
-@given(grouped_runs())
-def test_grouped_runs_equal_brute_force(run):
+@settings(max_examples=examples(300), deadline=None)
+@given(runs() | grouped_runs())
+def test_layout_equals_brute_force(run):
     qid, score = run.qid.to_pylist(), run.score.tolist()
     want = brute(qid, score)
     lay = layout(run)
+    assert lay.qids == want["qids"]
+    assert lay.codes.tolist() == want["codes"]
     assert lay.order.tolist() == want["order"]
+    assert lay.sorted_codes.tolist() == sorted(want["codes"])
     assert lay.group_sizes.tolist() == want["sizes"]
+    assert lay.group_starts.tolist() == list(itertools.accumulate(want["sizes"], initial=0))[:-1]
+    assert lay.tied_sizes().tolist() == want["tied"]
+    assert lay.query_starts.tolist() == want["query_starts"]
     assert lay.ranks().tolist() == want["ranks"]
     assert lay.summary.to_dict() == want["summary"]
 

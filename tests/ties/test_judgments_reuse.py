@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from tierank.evaluate import Evaluator
 from tierank.io.convert import to_qrels
-from tierank.ties.prepare import Judgments
+from tierank.ties.judgments import Judgments
 
 QRELS = {
     "q1": {"a": 1, "b": 0, "c": 2},

@@ -1,6 +1,6 @@
 """The judgments are looked up without Arrow's join (issue 26): ``tierank eval`` imports neither
 ``pyarrow.acero`` nor ``pyarrow.dataset`` (and with them the S3 filesystem), and the lookup
-(:class:`tierank.ties.prepare.Judgments`) finds exactly the pairs a join finds.
+(:class:`tierank.ties.judgments.Judgments`) finds exactly the pairs a join finds.
 
 Asserted on ``sys.modules`` of a fresh interpreter, as ``tests/cli/test_startup.py`` does.
 """
@@ -18,7 +18,7 @@ import pytest
 from tierank.errors import NoJudgedDocuments
 from tierank.evaluate import condense
 from tierank.io.model import Qrels, Run
-from tierank.ties.prepare import Judgments
+from tierank.ties.judgments import Judgments
 
 HEAVY = ("pyarrow.acero", "pyarrow._acero", "pyarrow.dataset", "pyarrow._dataset", "pyarrow._s3fs")
 

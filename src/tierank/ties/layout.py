@@ -32,15 +32,18 @@ def _grouped(qi: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     return starts, np.diff(np.append(starts, n))
 
 
+def _descending(score: np.ndarray, starts: np.ndarray) -> bool:
+    """Whether the scores do not increase inside each block (``starts``: the blocks' first rows)."""
+    ok = score[1:] <= score[:-1]
+    ok[starts[1:] - 1] = True  # a new query may start with any score
+    return bool(ok.all())
+
+
 def _query_blocks(qi: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """(first row, length) of every query's block in file order when the rows are grouped by query
     with scores non-increasing inside each query (checked in O(n)); None otherwise or without rows."""
     grouped = _grouped(qi)
-    if grouped is None:
-        return None
-    ok = score[1:] <= score[:-1]
-    ok[grouped[0][1:] - 1] = True  # a new query may start with any score
-    return grouped if ok.all() else None
+    return grouped if grouped is not None and _descending(score, grouped[0]) else None
 
 
 def _sorted_blocks(score: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray | None:
@@ -73,14 +76,15 @@ def _score_order(
     n = len(qi)
     if n == 0:
         return None
-    if blocks is None:
-        blocks = _query_blocks(qi, score)
     within = None  # the rows with each block in score order, where that needed a sort
     if blocks is None:
         blocks = _grouped(qi)
-        within = None if blocks is None else _sorted_blocks(score, *blocks)
-        if blocks is None or within is None:
+        if blocks is None:
             return np.lexsort((-score, qi))
+        if not _descending(score, blocks[0]):
+            within = _sorted_blocks(score, *blocks)
+            if within is None:
+                return np.lexsort((-score, qi))
     starts, lens = blocks
     if (np.diff(qi[starts]) > 0).all():
         return within
