@@ -59,33 +59,40 @@ def _joined(q, d, jq, jd, jg):
 @pytest.mark.parametrize("encode", ["plain", "dictionary", "large"])
 @pytest.mark.parametrize("dense", [True, False])
 @pytest.mark.parametrize("docs", [16, 80], ids=["mostly judged", "mostly unjudged"])
-def test_lookup_matches_a_join(seed, encode, dense, docs, monkeypatch):
-    if not dense:  # keys looked up by hash, not in the dense table
+@pytest.mark.parametrize("wide", [False, True], ids=["int32 keys", "int64 keys"])
+def test_lookup_matches_a_join(seed, encode, dense, docs, wide, monkeypatch):
+    if not dense or wide:  # keys looked up by hash, not in the dense table
         monkeypatch.setattr(Judgments, "DENSE_PER_ROW", -(1 << 40))
     rng = np.random.default_rng(seed)
     jq = rng.integers(0, 4, 40)
     jd = [f"d{x}" for x in rng.integers(0, 15, 40)]  # repeated pairs too
     jg = rng.integers(-1, 3, 40).astype(np.float64)
     q = rng.integers(0, 5, 200)
+    if wide:  # query codes far apart: keys past 2**31
+        jq, q = jq * 2**29, q * 2**29
     d = [f"d{x}" for x in rng.integers(0, docs, 200)]
     # (a pair nothing judges: most of them with 80 docids, looked up apart; few with 16)
-    unknown = sum(int(a) > 3 or b not in set(jd) for a, b in zip(q, d))
+    unknown = sum(int(a) > 3 * (2**29 if wide else 1) or b not in set(jd) for a, b in zip(q, d))
     assert (unknown > 100) == (docs == 80)
     docid = pa.array(d)
     if encode == "dictionary":
         docid = docid.dictionary_encode()
     elif encode == "large":
         docid = docid.cast(pa.large_string())
-    j = Judgments(jq, pa.array(jd), jg)
     want = _joined(q, d, jq, jd, jg)
+    grade = np.array([jg[i] if i >= 0 else np.nan for i in want])
+    j = Judgments(jq, pa.array(jd), jg)
+    assert (j.nq * j.ndocs >= 2**31) == wide
+    np.testing.assert_array_equal(
+        j.grades(q, docid), grade
+    )  # (grades first: its own sorted grades)
     assert j.lookup(q, docid).tolist() == want
-    got = j.grades(q, docid)
-    np.testing.assert_array_equal(got, np.array([jg[i] if i >= 0 else np.nan for i in want]))
     for rows in (
         np.arange(0, 200, 7),
         rng.permutation(200)[:150],
     ):  # few rows (taken), most rows (read)
         assert j.lookup(q[rows], docid, rows).tolist() == [want[i] for i in rows]
+        np.testing.assert_array_equal(j.grades(q[rows], docid, rows), grade[rows])
 
 
 def test_lookup_without_judgments():

@@ -77,7 +77,9 @@ class Judgments:
         self.nq = int(self.q.max()) + 1 if len(self.q) else 0
         self.keys = self.q * self.ndocs + codes
         self._table: np.ndarray | None = None
-        self._grade_or_nan: np.ndarray | None = None
+        # float64 grade of each judgment, then NaN (what key -1 reads)
+        self._grade_or_nan = np.append(self.grade.astype(np.float64), np.nan)
+        self._sorted_grades: np.ndarray | None = None  # the grades of the sorted keys' judgments
         # the distinct keys sorted, and the first judgment of each
         self._sorted: tuple[np.ndarray, np.ndarray] | None = None
 
@@ -88,9 +90,9 @@ class Judgments:
         docs = self.docs if self.docs.type == docid.type else ac.cast(self.docs, docid.type)
         return ac.numpy(ac.fill_null(ac.index_in(docid, docs), -1))  # (int32)
 
-    def _find(self, key: np.ndarray) -> np.ndarray:
+    def _find(self, key: np.ndarray, grades: bool = False) -> np.ndarray:
         """Index of the judgment of each key (``0 <= key < nq * ndocs``, or -1 for a pair that cannot
-        be judged), -1 for none."""
+        be judged), -1 for none; with ``grades``, its float64 grade instead, NaN for none."""
         size = self.nq * self.ndocs
         if self._table is not None or size <= self.DENSE_PER_ROW * len(key) + (1 << 16):
             if self._table is None:
@@ -99,11 +101,17 @@ class Judgments:
                 )  # the first judgment of each pair
                 self._table = np.full(size + 1, -1, dtype=np.int64)  # (key -1 reads the last: -1)
                 self._table[uk] = first
-            return self._table[key]
+            found = self._table[key]
+            return self._grade_or_nan[found] if grades else found
         sk, idx = self._sort() if self._sorted is None else self._sorted
         at = np.searchsorted(sk, key.astype(sk.dtype, copy=False))
         np.minimum(at, len(sk) - 1, out=at)
-        return np.where(sk[at] == key, idx[at], -1)
+        hit = sk[at] == key
+        if not grades:
+            return np.where(hit, idx[at], -1)
+        if self._sorted_grades is None:  # (the grades in key order: one gather less per lookup)
+            self._sorted_grades = self.grade[idx].astype(np.float64)
+        return np.where(hit, self._sorted_grades[at], np.nan)
 
     def _sort(self) -> tuple[np.ndarray, np.ndarray]:
         """The distinct keys sorted, and the first judgment of each (kept for every later lookup)."""
@@ -119,31 +127,41 @@ class Judgments:
     def lookup(self, q: np.ndarray, docid: pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
         """Index of the judgment of each (query code, docid) pair, -1 where there is none; with
         ``rows``, the docids are ``docid[rows]`` (``q`` is aligned with ``rows``)."""
+        return self._lookup(q, docid, rows, grades=False)
+
+    def grades(self, q: np.ndarray, docid: pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
+        """float64 grade of each (query code, docid) pair, NaN where unjudged (``rows``: as [`lookup`][tierank.ties.judgments.Judgments.lookup])."""
+        return self._lookup(q, docid, rows, grades=True)
+
+    def _lookup(
+        self, q: np.ndarray, docid: pa.Array, rows: np.ndarray | None, grades: bool
+    ) -> np.ndarray:
         if not len(self.keys) or not len(q):
-            return np.full(len(q), -1, dtype=np.int64)
+            return np.full(
+                len(q), np.nan if grades else -1, dtype=np.float64 if grades else np.int64
+            )
         if rows is None:
             code = self._doc_codes(docid)
         elif 2 * len(rows) >= len(docid):  # most rows: code every docid once, then read them
             code = self._doc_codes(docid)[rows]
         else:
             code = self._doc_codes(ac.take(docid, ac.array(rows)))
-        q = np.asarray(q, dtype=np.int64)
-        key = q * self.ndocs
+        # keys in int32 where every key and every query code's first key fit it (the sorted keys'
+        # type: no conversion for the search)
+        small = (self.nq + 1) * self.ndocs < 2**31
+        key: np.ndarray = np.asarray(q).astype(np.int32 if small else np.int64)
+        unknown = (code < 0) | (key >= self.nq)  # a docid or a query nothing judges
+        np.minimum(key, self.nq, out=key)
+        key *= self.ndocs
         key += code
-        unknown = (code < 0) | (q >= self.nq)  # a docid or a query nothing judges
+        missing = np.nan if grades else -1
         if 2 * np.count_nonzero(unknown) > len(key):  # mostly (a deep run): look up the others only
-            out = np.full(len(key), -1, dtype=np.int64)
+            out = np.full(len(key), missing, dtype=np.float64 if grades else np.int64)
             known = np.flatnonzero(~unknown)
-            out[known] = self._find(key[known])
+            out[known] = self._find(key[known], grades)
             return out
         key[unknown] = -1
-        return self._find(key)
-
-    def grades(self, q: np.ndarray, docid: pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
-        """float64 grade of each (query code, docid) pair, NaN where unjudged (``rows``: as [`lookup`][tierank.ties.judgments.Judgments.lookup])."""
-        if self._grade_or_nan is None:  # (-1, no judgment, reads the last: NaN)
-            self._grade_or_nan = np.append(self.grade.astype(np.float64), np.nan)
-        return self._grade_or_nan[self.lookup(q, docid, rows)]
+        return self._find(key, grades)
 
 
 def _encoded(ids: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray:

@@ -509,9 +509,7 @@ def _evaluated_queries(
     at = ac.numpy(ac.fill_null(ac.index_in(entries, qrels_q), -1))  # each id among the qrels'
     # (a row without a query id reads one more entry, neither used nor evaluated)
     rows = ac.numpy(ids.indices if not ids.null_count else ac.fill_null(ids.indices, len(entries)))
-    used = np.zeros(len(entries) + 1, dtype=bool)
-    used[rows] = True
-    used = used[:-1]
+    used = np.bincount(rows, minlength=len(entries) + 1)[:-1] > 0
     lacking = used & (at < 0)
     unevaluated = len(ac.unique(ac.filter(entries, ac.array(lacking)))) if lacking.any() else 0
     if complete:
