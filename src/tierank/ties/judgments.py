@@ -109,8 +109,7 @@ class Judgments:
         hit = sk[at] == key
         if not grades:
             return np.where(hit, idx[at], -1)
-        if self._sorted_grades is None:  # (the grades in key order: one gather less per lookup)
-            self._sorted_grades = self.grade[idx].astype(np.float64)
+        assert self._sorted_grades is not None
         return np.where(hit, self._sorted_grades[at], np.nan)
 
     def _sort(self) -> tuple[np.ndarray, np.ndarray]:
@@ -122,6 +121,8 @@ class Judgments:
         first = np.ones(len(sk), dtype=bool)
         np.not_equal(sk[1:], sk[:-1], out=first[1:])
         self._sorted = (sk[first], order[first])
+        # the grades in key order (a lookup of grades then gathers once)
+        self._sorted_grades = self._grade_or_nan[self._sorted[1]]
         return self._sorted
 
     def lookup(self, q: np.ndarray, docid: pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
