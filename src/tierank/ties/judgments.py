@@ -106,11 +106,10 @@ class Judgments:
         sk, idx = self._sort() if self._sorted is None else self._sorted
         at = np.searchsorted(sk, key.astype(sk.dtype, copy=False))
         np.minimum(at, len(sk) - 1, out=at)
-        hit = sk[at] == key
-        if not grades:
-            return np.where(hit, idx[at], -1)
         assert self._sorted_grades is not None
-        return np.where(hit, self._sorted_grades[at], np.nan)
+        out = (self._sorted_grades if grades else idx)[at]
+        np.copyto(out, np.nan if grades else -1, where=sk[at] != key)  # (a key not found)
+        return out
 
     def _sort(self) -> tuple[np.ndarray, np.ndarray]:
         """The distinct keys sorted, and the first judgment of each (kept for every later lookup)."""

@@ -445,14 +445,16 @@ def prepare(
         depth = np.minimum(np.full(nq, float(max_depth)) if depth is None else depth, max_depth)
     order, qi_s, new, qlen = _ranks_kept(lay, depth)
     del lay
-    gid = np.cumsum(new) - 1
-    gstart = np.append(np.flatnonzero(new), len(new)).astype(np.int64)
+    gid = np.cumsum(new)
+    gid -= 1
+    gstart = np.flatnonzero(np.append(new, True)).astype(np.int64, copy=False)  # (and n)
     alone = new.copy()  # a row that starts its group and is followed by another group's start
     alone[:-1] &= new[1:]
     del new
     qi_s = qi_s.astype(np.int64, copy=False)
     qstart = segment_offsets(qi_s, nq)
-    pos = np.arange(len(qi_s), dtype=np.int64) - qstart[qi_s]
+    pos = np.arange(len(qi_s), dtype=np.int64)
+    pos -= qstart[qi_s]
     tied = np.flatnonzero(~alone)
     del alone
     break_ties(order, gid, tied, docid, policy, value_set, qi_s)
