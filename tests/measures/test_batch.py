@@ -198,6 +198,13 @@ def test_prefix_sums_are_bincount_sums(shape):
         np.testing.assert_array_equal(
             s, np.bincount(seg[take], weights=ints[take], minlength=len(lens))
         )
+    flags = x > 0  # 0/1 values: integer running counts, given as float64
+    for k, s in zip(counts, prefix_sums(flags, seg, start, counts)):
+        take = pos < k[seg]
+        assert s.dtype == np.float64
+        np.testing.assert_array_equal(
+            s, np.bincount(seg[take], weights=flags[take], minlength=len(lens))
+        )
 
 
 def test_segment_cumsum_is_each_segment_s_own_cumsum():

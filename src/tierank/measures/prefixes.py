@@ -115,14 +115,18 @@ def prefix_sums(
     [[0.6000000000000001, 1.0], [0.1, 0.0]]
     """
     nseg = len(start) - 1
-    counting = np.asarray(x).dtype == bool  # (0/1 values: counts by construction)
+    first = start[:-1]
+    if np.asarray(x).dtype == bool:  # 0/1 values: counts, by an integer running count
+        cn = np.zeros(len(x) + 1, dtype=np.int32 if len(x) < 2**31 else np.int64)
+        np.cumsum(x, out=cn[1:])
+        cbase = cn[first]
+        return [(cn[first + k] - cbase).astype(np.float64) for k in counts]
     x = np.asarray(x, dtype=np.float64)
-    if len(x) and (counting or (np.array_equal(np.floor(x), x) and np.abs(x).sum() < 2.0**53)):
+    if len(x) and np.array_equal(np.floor(x), x) and np.abs(x).sum() < 2.0**53:
         # integers whose sums stay exact in float64 (counts): every order of summing gives the
         # same exact sum, so a difference of running sums is that sum
         cs = np.zeros(len(x) + 1)
         np.cumsum(x, out=cs[1:])
-        first = start[:-1]
         base = cs[first]
         return [cs[first + k] - base for k in counts]
     lens = np.diff(start)
