@@ -19,8 +19,8 @@ class Judgments:
     ``pyarrow.compute.index_in``) and each (query, docid) pair becomes one int64 key
     ``query * ndocs + code``.  Keys are found in a dense table of every possible key where that
     table is small next to the rows looked up, else by binary search among the judgments' keys,
-    sorted once.  Where a pair is judged more than once (no reader lets that through), the first
-    judgment wins.
+    sorted once (with the grades in the same order, which `grades` reads).  Where a pair is judged
+    more than once (no reader lets that through), the first judgment wins.
 
     >>> j = Judgments(np.array([0, 0, 1]), pa.array(["a", "b", "a"]), np.array([1.0, 0.0, 2.0]))
     >>> j.lookup(np.array([0, 1, 1, 0]), pa.array(["b", "a", "c", "z"])).tolist()
