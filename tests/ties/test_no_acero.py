@@ -61,7 +61,7 @@ def _joined(q, d, jq, jd, jg):
 @pytest.mark.parametrize("docs", [16, 80], ids=["mostly judged", "mostly unjudged"])
 @pytest.mark.parametrize("wide", [False, True], ids=["int32 keys", "int64 keys"])
 def test_lookup_matches_a_join(seed, encode, dense, docs, wide, monkeypatch):
-    if not dense or wide:  # keys looked up by hash, not in the dense table
+    if not dense or wide:  # keys found by binary search, not in the dense table
         monkeypatch.setattr(Judgments, "DENSE_PER_ROW", -(1 << 40))
     rng = np.random.default_rng(seed)
     jq = rng.integers(0, 4, 40)
@@ -144,3 +144,18 @@ def test_condense_keeps_the_rows_a_join_keeps(seed, negative_unjudged):
         np.sort(t.join(qt, keys=["q", "d"], join_type="left semi").column("i").to_numpy()).tolist()
         == want
     )
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_query_codes_past_the_judged_ones_are_unjudged(dense, monkeypatch):
+    """A query code nothing judges reads no judgment, however large (no wrap to a judged query's
+    key in the keys' int32)."""
+    if not dense:
+        monkeypatch.setattr(Judgments, "DENSE_PER_ROW", -(1 << 40))
+    j = Judgments(np.array([0, 1]), pa.array(["a", "b"]), np.array([1.0, 2.0]))
+    q = np.array([0, 1, 2, 2**31, 2**32, 2**32 + 1, 1])
+    docid = pa.array(["a", "b", "a", "a", "a", "b", "a"])
+    np.testing.assert_array_equal(
+        j.grades(q, docid), [1.0, 2.0, np.nan, np.nan, np.nan, np.nan, np.nan]
+    )
+    assert j.lookup(q, docid).tolist() == [0, 1, -1, -1, -1, -1, -1]

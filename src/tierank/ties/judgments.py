@@ -62,6 +62,8 @@ class Judgments:
         rather than at the first lookup, and the judgments ordered by grade once (`by_grade`)."""
         if self._sorted is None and len(self.keys):
             self._sort()
+        if self._sorted is not None:
+            self._key_grades()
         if self.by_grade is None:
             order = np.lexsort((-self.grade.astype(np.float64), self.q))
             self.by_grade = (self.q[order], self.grade[order])
@@ -77,8 +79,7 @@ class Judgments:
         self.nq = int(self.q.max()) + 1 if len(self.q) else 0
         self.keys = self.q * self.ndocs + codes
         self._table: np.ndarray | None = None
-        # float64 grade of each judgment, then NaN (what key -1 reads)
-        self._grade_or_nan = np.append(self.grade.astype(np.float64), np.nan)
+        self._grade_or_nan: np.ndarray | None = None  # float64 grades, then NaN (what -1 reads)
         self._sorted_grades: np.ndarray | None = None  # the grades of the sorted keys' judgments
         # the distinct keys sorted, and the first judgment of each
         self._sorted: tuple[np.ndarray, np.ndarray] | None = None
@@ -102,26 +103,42 @@ class Judgments:
                 self._table = np.full(size + 1, -1, dtype=np.int64)  # (key -1 reads the last: -1)
                 self._table[uk] = first
             found = self._table[key]
-            return self._grade_or_nan[found] if grades else found
+            return self._grades_or_nan()[found] if grades else found
         sk, idx = self._sort() if self._sorted is None else self._sorted
         at = np.searchsorted(sk, key.astype(sk.dtype, copy=False))
         np.minimum(at, len(sk) - 1, out=at)
-        assert self._sorted_grades is not None
-        out = (self._sorted_grades if grades else idx)[at]
+        out = (self._key_grades() if grades else idx)[at]
         np.copyto(out, np.nan if grades else -1, where=sk[at] != key)  # (a key not found)
         return out
+
+    def _grades_or_nan(self) -> np.ndarray:
+        """The float64 grade of each judgment, then NaN (what index -1 reads); built once."""
+        if self._grade_or_nan is None:
+            self._grade_or_nan = np.append(self.grade.astype(np.float64), np.nan)
+        return self._grade_or_nan
+
+    def _key_grades(self) -> np.ndarray:
+        """The float64 grade of each sorted key's judgment (a lookup of grades then gathers once);
+        built once, after `_sort`."""
+        if self._sorted_grades is None:
+            assert self._sorted is not None
+            self._sorted_grades = self._grades_or_nan()[self._sorted[1]]
+        return self._sorted_grades
+
+    def _int32(self) -> bool:
+        """Whether every key fits int32, and every query code's first key (the sorted keys' type, and
+        a lookup's: no conversion for the search)."""
+        return (self.nq + 1) * self.ndocs < 2**31
 
     def _sort(self) -> tuple[np.ndarray, np.ndarray]:
         """The distinct keys sorted, and the first judgment of each (kept for every later lookup)."""
         # stable: the first judgment of a pair comes first
-        keys = self.keys.astype(np.int32) if self.nq * self.ndocs < 2**31 else self.keys
+        keys = self.keys.astype(np.int32) if self._int32() else self.keys
         order = np.argsort(keys, kind="stable")
         sk = keys[order]
         first = np.ones(len(sk), dtype=bool)
         np.not_equal(sk[1:], sk[:-1], out=first[1:])
         self._sorted = (sk[first], order[first])
-        # the grades in key order (a lookup of grades then gathers once)
-        self._sorted_grades = self._grade_or_nan[self._sorted[1]]
         return self._sorted
 
     def lookup(self, q: np.ndarray, docid: pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
@@ -146,12 +163,11 @@ class Judgments:
             code = self._doc_codes(docid)[rows]
         else:
             code = self._doc_codes(ac.take(docid, ac.array(rows)))
-        # keys in int32 where every key and every query code's first key fit it (the sorted keys'
-        # type: no conversion for the search)
-        small = (self.nq + 1) * self.ndocs < 2**31
-        key: np.ndarray = np.asarray(q).astype(np.int32 if small else np.int64)
-        unknown = (code < 0) | (key >= self.nq)  # a docid or a query nothing judges
-        np.minimum(key, self.nq, out=key)
+        q = np.asarray(q)
+        unknown = (code < 0) | (q >= self.nq)  # a docid or a query nothing judges
+        # the query codes past the judged ones as nq (then key -1), in the sorted keys' type
+        key: np.ndarray = np.empty(len(q), dtype=np.int32 if self._int32() else np.int64)
+        np.minimum(q, self.nq, out=key, casting="unsafe")
         key *= self.ndocs
         key += code
         missing = np.nan if grades else -1
