@@ -289,8 +289,9 @@ def _query_views(qids: list[str]) -> tuple[np.ndarray, bytes]:
     return _views(text, lens + 1, _QUERIES)
 
 
-#: lines made at a time (one Arrow string array each: 32-bit offsets)
-_CHUNK_LINES = 1 << 20
+#: lines made at a time (one Arrow string array each: 32-bit offsets); a few MB of string views,
+#: which the next chunk's reuse (larger chunks were slower: each asks fresh memory of the system)
+_CHUNK_LINES = 1 << 16
 
 
 class _Lines:
