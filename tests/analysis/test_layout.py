@@ -161,7 +161,8 @@ def brute(qid: list, score: list, qids: list | None = None) -> dict:
 def grouped_runs(draw):
     """Each query's rows together, the queries in any order, the scores in any order inside each
     (a dict of dicts as a script builds it): sorted block by block, or by one lexsort where the
-    blocks' lengths differ too much for one matrix (a long block among short ones)."""
+    blocks' lengths differ too much for one matrix (a long block among short ones); or each block's
+    scores already non-increasing (the layout then reads the groups in file order)."""
     queries = draw(st.lists(st.sampled_from(QIDS), unique=True, max_size=len(QIDS)))
     lengths = [draw(st.integers(1, 6)) for _ in queries]
     if queries and draw(st.booleans()):
@@ -170,6 +171,11 @@ def grouped_runs(draw):
     score = draw(
         st.lists(st.sampled_from(SCORES), min_size=len(qid), max_size=len(qid))  # ties, -0.0
     )
+    if draw(st.booleans()):  # each block's scores non-increasing (the run in the score order)
+        at = 0
+        for k in lengths:
+            score[at : at + k] = sorted(score[at : at + k], reverse=True)
+            at += k
     return Run(
         qid=pa.array(qid, pa.string()),
         docid=pa.array([f"d{i}" for i in range(len(qid))]),

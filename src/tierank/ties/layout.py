@@ -256,28 +256,32 @@ class RunLayout:
     @cached_property
     def summary(self) -> TieSummary:
         """The [`TieSummary`][tierank.ties.summary.TieSummary] of the kept rows."""
-        n, fstarts = self.n, self.file_group_starts
-        starts: np.ndarray
-        sizes: np.ndarray
-        if fstarts is not None:  # in file order: the same groups (whole query blocks are permuted)
-            starts = fstarts
-            sizes = np.diff(starts, append=n)
-            multi = sizes > 1
+        n, new, fstarts = self.n, self.file_group_first, self.file_group_starts
+        if new is not None and fstarts is not None and n:
+            # in file order: the same groups (whole query blocks are permuted); a group of two or
+            # more rows starts where the next row starts none, and ends at the next group's start
+            multi = new.copy()
+            multi[:-1] &= ~new[1:]
+            multi[-1] = False
+            tied_starts = np.flatnonzero(multi)
+            ends = np.append(fstarts, n)[np.searchsorted(fstarts, tied_starts, side="right")]
+            tied_sizes = ends - tied_starts
             with_ties = int(
-                np.count_nonzero(np.bincount(self.codes[starts[multi]], minlength=self.nq))
+                np.count_nonzero(np.bincount(self.codes[tied_starts], minlength=self.nq))
             )
+            largest = int(tied_sizes.max()) if len(tied_sizes) else 1
         else:
             starts, sizes = self.group_starts, self.group_sizes
-            multi = sizes > 1
-            with_ties = _distinct_sorted(self.sorted_codes[starts[multi]])
-        tied = int(sizes[multi].sum())
+            tied_starts, tied_sizes = starts[sizes > 1], sizes[sizes > 1]
+            with_ties = _distinct_sorted(self.sorted_codes[tied_starts])
+            largest = int(sizes.max()) if n else 0
         return TieSummary.of(
             docs=int(n),
             queries=int(self.nq),
             queries_with_ties=with_ties,
-            groups=int(np.count_nonzero(multi)),
-            tied_docs=tied,
-            largest=int(sizes.max()) if n else 0,
+            groups=len(tied_starts),
+            tied_docs=int(tied_sizes.sum()),
+            largest=largest,
         )
 
     def tied_sizes(self) -> np.ndarray:
