@@ -290,7 +290,7 @@ def _query_views(qids: list[str]) -> tuple[np.ndarray, bytes]:
 
 
 #: lines made at a time (one Arrow string array each: 32-bit offsets); a few MB of string views,
-#: which the next chunk's reuse (larger chunks were slower: each asks fresh memory of the system)
+#: which the next chunk reuses (larger chunks were slower: each asked the system for fresh memory)
 _CHUNK_LINES = 1 << 16
 
 
