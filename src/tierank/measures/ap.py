@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ties import Prepared, Which
+from ..ties import Prepared, Which, running_count
 from .base import FamilyNames, Measure, Stats, register
 from .kernels import (
     central_moments_in,
@@ -114,7 +114,7 @@ class AP(Measure):
         pos1 = pos + 1.0
         m = prep.gsize_float
         r = group_counts_float(prep, "rel", self.rel)
-        csum = np.concatenate(([0.0], np.cumsum(prep.relevant(self.rel))))
+        csum = running_count(prep.relevant(self.rel)).astype(np.float64)
         before = csum[prep.gstart[:-1]] - csum[prep.qstart[prep.gq]]
         g = prep.gid[rows]
         t = prep.goffset[rows]
@@ -189,7 +189,7 @@ class AP(Measure):
 
         if not prep.moments:  # the oblivious value and the extremes only
             return without_moments_batch(prep, value)
-        csum = np.concatenate(([0.0], np.cumsum(prep.relevant(rel))))
+        csum = running_count(prep.relevant(rel)).astype(np.float64)
         before_all = csum[prep.gstart[:-1]] - csum[prep.qstart[prep.gq]]
         g = prep.gid[rows]
         t = prep.goffset[rows]

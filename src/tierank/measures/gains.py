@@ -10,7 +10,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..errors import TierankInputError, quote
-from ..ties import Prepared, segment_offsets
+from ..ties import Prepared, running_count, segment_offsets
 from .base import Measure, Param, Stats
 from .lattice import Levels, fits, levels
 from .linear import _mapped
@@ -229,7 +229,8 @@ class GainRows:
         self.size = prep.gsize[self.groups].astype(np.int64)
         self.steps = np.diff(np.append(self.gfirst, len(rows)))
         self.mixed = mixed[self.groups]
-        self.group_of_row = np.cumsum(new) - 1
+        self.group_of_row = running_count(new)[1:].astype(np.int64)
+        self.group_of_row -= 1
         self.qbounds = starts_of(self.q)  # the rows of each query read
         self._lattice: tuple[np.ndarray, Levels, np.ndarray] | None = None
 

@@ -24,7 +24,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..ties import Prepared
+from ..ties import Prepared, running_count
 
 __all__ = ["Prefixes", "prefix_sums", "ranges", "row_counts", "segment_cumsum", "starts_of"]
 
@@ -117,8 +117,7 @@ def prefix_sums(
     nseg = len(start) - 1
     first = start[:-1]
     if np.asarray(x).dtype == bool:  # 0/1 values: counts, by an integer running count
-        cn = np.zeros(len(x) + 1, dtype=np.int32 if len(x) < 2**31 else np.int64)
-        np.cumsum(x, out=cn[1:])
+        cn = running_count(x)
         cbase = cn[first]
         return [(cn[first + k] - cbase).astype(np.float64) for k in counts]
     x = np.asarray(x, dtype=np.float64)

@@ -34,7 +34,7 @@ The package, one job per module (everything public is re-exported here):
 
 from __future__ import annotations
 
-from .layout import RunLayout, layout, segment_offsets
+from .layout import RunLayout, layout, running_count, segment_offsets
 from .policy import POLICIES, TieBreak, TieBreakKind, break_ties
 from .prepare import (
     ARRANGEMENTS,
@@ -64,5 +64,6 @@ __all__ = [
     "HasDepth",
     "PrepareSettings",
     "segment_offsets",
+    "running_count",
     "break_ties",
 ]

@@ -19,6 +19,19 @@ def segment_offsets(codes: np.ndarray, n: int) -> np.ndarray:
     return np.searchsorted(codes, np.arange(n + 1), side="left").astype(np.int64)
 
 
+def running_count(flags: np.ndarray) -> np.ndarray:
+    """How many of the boolean ``flags`` are true before each entry and in all (length n + 1, from
+    0): int32 where no count can pass it (numpy counts booleans into int32 several times faster
+    than into int64), else int64.
+
+    >>> running_count(np.array([True, False, True])).tolist()
+    [0, 1, 1, 2]
+    """
+    out = np.zeros(len(flags) + 1, dtype=np.int32 if len(flags) < 2**31 else np.int64)
+    np.cumsum(flags, out=out[1:])
+    return out
+
+
 def _grouped(qi: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """(first row, length) of every query's block in file order when each query's rows come together
     (checked in O(n)); None otherwise or without rows."""

@@ -13,7 +13,7 @@ import pyarrow as pa
 from .. import compute as ac
 from ..io.model import Qrels, Run
 from .judgments import Judgments, _encoded
-from .layout import RunLayout, layout, segment_offsets
+from .layout import RunLayout, layout, running_count, segment_offsets
 from .policy import TieBreak, break_ties
 from .summary import TieSummary
 
@@ -445,7 +445,7 @@ def prepare(
         depth = np.minimum(np.full(nq, float(max_depth)) if depth is None else depth, max_depth)
     order, qi_s, new, qlen = _ranks_kept(lay, depth)
     del lay
-    gid = np.cumsum(new)
+    gid = running_count(new)[1:].astype(np.int64)  # the groups started up to each row, less one
     gid -= 1
     gstart = np.flatnonzero(np.append(new, True)).astype(np.int64, copy=False)  # (and n)
     alone = new.copy()  # a row that starts its group and is followed by another group's start
